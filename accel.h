@@ -1,0 +1,2136 @@
+/* accel.h — one small shape for CPUs and GPUs: devices, buffers, programs, timeline signals, queues.
+   Single-header C library. Core API + CPU backend. Version 0.1.0. MIT license (end of file).
+
+   ==== Quick start =============================================================================
+
+       #define ACCEL_IMPLEMENTATION      // in exactly one .c file
+       #include "accel.h"
+
+       static void saxpy(const accel_dispatch* d) {            // one work group per call
+           float* y = (float*)d->buffers[0]; const float* x = (const float*)d->buffers[1];
+           float a; memcpy(&a, &d->constants[0], 4);
+           uint32_t i0 = d->group_id[0] * d->group_size[0];
+           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->global_size[0]; i++) y[i] += a * x[i];
+       }
+       accel_device* dev; accel_buffer *x, *y; accel_program* prog; accel_queue* q; accel_signal* done;
+       accel_device_create(NULL, &dev);                                    // CPU backend, all cores
+       accel_buffer_create(dev, &(accel_buffer_desc){ .size = n * 4 }, &x); // ... and y
+       accel_program_create(dev, &(accel_program_desc){ .name = "saxpy", .cpu = saxpy,
+                            .buffer_count = 2, .constant_count = 1 }, &prog);
+       accel_signal_create(dev, 0, &done);
+       accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q);
+       accel_queue_exec(q, prog, (accel_buffer*[]){ y, x }, 2, &a_bits, 1, accel_exec_1d(n, 256));
+       accel_queue_signal(q, done, 1);
+       accel_queue_submit(q);                                  // returns at once
+       accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER);         // y is ready
+       // destroy everything; accel_device_destroy(dev) last
+
+   ==== What accel does NOT do ==================================================================
+   - No graphics, no images/textures, no shader compiler (CPU kernels are C functions; GPU backends
+     take SPIR-V / PTX / cubin / CUDA C).
+   - No automatic dependency tracking between queues: order them with signals.
+   - No hidden global state: everything hangs off a device.
+
+   ==== Config macros (define before including the implementation) ==============================
+   | macro                     | effect                                                              |
+   |---------------------------|---------------------------------------------------------------------|
+   | ACCEL_IMPLEMENTATION      | compile the implementation into this translation unit (once)        |
+   | ACCEL_STATIC              | every function `static` (two copies may live in one program)        |
+   | ACCEL_API                 | decoration of public declarations (default `extern`)                |
+   | ACCEL_NO_THREADS          | no threads at all (automatic on __wasi__ and on Emscripten without   |
+   |                           | pthreads): batches run inside submit or when a signal unblocks them |
+   | ACCEL_USE_PTHREADS        | use the pthread shim instead of C11 <threads.h> (automatic where     |
+   |                           | <threads.h> is missing, e.g. macOS; use it for ThreadSanitizer)     |
+   | ACCEL_CPU_SPIN_NS         | how long idle CPU-backend threads and host waits spin before they   |
+   |                           | sleep (default 50000 ns; 0 sleeps at once)                          |
+   | ACCEL_CPU_INLINE_GROUPS   | an exec with at most this many work groups runs on the queue's own  |
+   |                           | thread with no hand-off to the pool (default 1)                     |
+
+   ==== Devices =================================================================================
+   A device is one backend instance on one physical device. `accel_device_create(NULL, &dev)` makes a
+   CPU device with one worker per core. `accel_device_create_any` tries a list of backends in order
+   (e.g. { accel_vulkan_backend(), accel_cpu_backend() }) and logs why each skipped one failed.
+   Destroying a device waits for all its queues, then releases every object still alive on it (the
+   handles become invalid).
+
+   ==== Queues and batches ======================================================================
+   A queue is an in-order stream. Recording calls (wait, signal, exec, copy, fill, update, barrier)
+   append to the current batch and return nothing; `accel_queue_submit` hands the batch to the device
+   and returns at once. A bad argument while recording is logged, remembered, and returned by the next
+   submit, which then discards the whole batch: nothing of it runs, nothing it would signal is
+   signalled. Each command starts after the previous one completed and its writes are visible.
+   ACCEL_QUEUE_COPY queues take every command but `exec` and run concurrently with compute queues.
+
+   On the CPU backend each queue has its own executor thread; `exec` splits the work groups across
+   the device's pool of `cpu_threads` lanes (the executor takes part); a kernel receives one work group
+   per call and must skip items with id >= global_size. `accel_dispatch.worker` is a lane index in
+   0..cpu_threads-1, unique among the kernel calls running at the same moment on that device, so it can
+   index per-worker scratch.
+
+   ==== Signals =================================================================================
+   A signal is a monotonic 64-bit counter (0..ACCEL_SIGNAL_MAX). `set` and a queue's `signal` store
+   max(current, value). A wait returns ACCEL_OK once value >= v, ACCEL_TIMEOUT when the timeout (ns;
+   0 polls, ACCEL_WAIT_FOREVER never) passes first, ACCEL_ERROR_SIGNAL_FAILED once the signal is failed.
+   `accel_signal_fail` is sticky and poisons every wait; a queue blocked on a failed signal drops the
+   rest of its batch and fails every signal the rest of that batch would have signalled, so failure
+   flows down a pipeline. A failed signal's value reads above ACCEL_SIGNAL_MAX.
+   Release/acquire: everything a queue wrote before `signal(s, v)` is visible to whoever observes
+   s >= v. A queue may wait on a signal of another device or backend.
+
+   ==== Memory and ownership ====================================================================
+   Every create call hands the caller one reference; destroy drops it. Objects that submitted work still
+   uses (buffers, programs, signals) are freed when that work completes, so destroying them early is
+   legal. `host_ptr` buffers wrap caller memory (CPU backend only): the caller keeps ownership and must
+   keep it alive until the buffer is released. `accel_queue_update` copies its data at record time.
+
+   ==== Thread safety ===========================================================================
+   Devices, buffers, programs and signals may be used from any thread. A queue is recorded by one thread
+   at a time (external synchronisation); different queues on different threads need nothing.
+
+   ==== Errors and logging ======================================================================
+   Functions return accel_result; nothing aborts on user input, driver failure or out-of-memory. The
+   detail (which call, which argument, which driver code) goes to the device's logger; the default
+   logger prints errors and warnings to stderr. Out of memory is ACCEL_ERROR_OUT_OF_MEMORY with nothing
+   leaked.
+
+   ==== Backends and run-time loading ===========================================================
+   The CPU backend is always here. accel_cuda.h and accel_vulkan.h add GPU backends that load their
+   drivers with dlopen/LoadLibrary at run time; where the driver is missing they return
+   ACCEL_ERROR_UNAVAILABLE with the reason in the log, so one binary runs with or without a GPU.
+
+   ==== No-threads and WASM builds ==============================================================
+   With ACCEL_NO_THREADS the CPU backend runs a batch inside `submit` when its waits are satisfied,
+   otherwise parks it; setting a signal runs the parked batches it unblocks. A host wait (timeout > 0)
+   that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of hanging; a poll returns
+   ACCEL_TIMEOUT. cpu_threads is always 1.
+
+   ==== Allocators ==============================================================================
+   `accel_device_desc.allocator` receives every host allocation the library makes for that device, with
+   size and alignment; free receives the size back. Zero means malloc/free.
+
+   ==== Versioning ==============================================================================
+   ACCEL_VERSION_MAJOR/MINOR/PATCH. Within a major version, new desc fields mean "old behaviour" at zero.
+*/
+#ifndef ACCEL_H_INCLUDED
+#define ACCEL_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define ACCEL_VERSION_MAJOR 0
+#define ACCEL_VERSION_MINOR 1
+#define ACCEL_VERSION_PATCH 0
+
+#ifndef ACCEL_API
+#  ifdef ACCEL_STATIC
+#    define ACCEL_API static
+#  else
+#    define ACCEL_API extern
+#  endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== results ==== */
+typedef enum accel_result {
+    ACCEL_OK = 0,
+    ACCEL_TIMEOUT = 1,                    /* a wait ended before the value was reached; not an error */
+    ACCEL_ERROR_INVALID_ARGUMENT = -1,
+    ACCEL_ERROR_OUT_OF_MEMORY = -2,       /* host or device memory */
+    ACCEL_ERROR_UNAVAILABLE = -3,         /* driver/library not found, stub driver, or no such device */
+    ACCEL_ERROR_UNSUPPORTED = -4,         /* the device cannot do this (format, feature, queue type) */
+    ACCEL_ERROR_SIGNAL_FAILED = -5,       /* the awaited signal was failed with accel_signal_fail */
+    ACCEL_ERROR_DEVICE_LOST = -6,         /* sticky: the device is unusable; recreate it */
+    ACCEL_ERROR_DEADLOCK = -7,            /* the wait can never complete (nothing submitted will signal it) */
+    ACCEL_ERROR_COMPILE = -8,             /* program build failed; the log carries the compiler output */
+    ACCEL_ERROR_BACKEND = -9              /* a driver call failed; the log names the call and its code */
+} accel_result;
+
+/* A static string naming r ("ACCEL_OK", ...); "unknown accel_result" for other values. Any thread. */
+ACCEL_API const char* accel_result_string(accel_result r);
+
+/* ==== opaque objects ==== */
+typedef struct accel_backend accel_backend;   /* a backend's function table */
+typedef struct accel_device  accel_device;
+typedef struct accel_buffer  accel_buffer;
+typedef struct accel_program accel_program;
+typedef struct accel_signal  accel_signal;
+typedef struct accel_queue   accel_queue;
+
+/* ==== backends ==== */
+/* The CPU backend (always available). */
+ACCEL_API const accel_backend* accel_cpu_backend(void);
+/* "cpu", "cuda", "vulkan"; NULL for NULL. */
+ACCEL_API const char* accel_backend_name(const accel_backend* b);
+/* Number of devices the backend can open. ACCEL_ERROR_UNAVAILABLE (count = 0) when the driver is
+   missing, with the reason logged to stderr; ACCEL_ERROR_INVALID_ARGUMENT for NULL arguments. */
+ACCEL_API accel_result accel_backend_device_count(const accel_backend* b, uint32_t* count);
+
+/* ==== devices ==== */
+typedef enum accel_log_level { ACCEL_LOG_ERROR, ACCEL_LOG_WARN, ACCEL_LOG_INFO, ACCEL_LOG_DEBUG } accel_log_level;
+typedef struct accel_logger {
+    void (*log_fn)(accel_log_level level, const char* message, void* user);  /* any thread */
+    void* user;
+} accel_logger;
+typedef struct accel_allocator {
+    void* (*alloc_fn)(size_t size, size_t align, void* user);   /* NULL on failure; any thread */
+    void  (*free_fn)(void* ptr, size_t size, void* user);
+    void* user;
+} accel_allocator;
+typedef struct accel_device_desc {
+    const accel_backend* backend;   /* NULL: the CPU backend */
+    uint32_t device_index;          /* which device of that backend */
+    uint32_t cpu_threads;           /* CPU backend: worker lanes, 0 = one per core (1 without threads) */
+    accel_allocator allocator;      /* zero: malloc/free. Host-side allocations only */
+    accel_logger logger;            /* zero: errors and warnings to stderr */
+    bool debug;                     /* extra validation and hang diagnostics */
+    const char* label;
+} accel_device_desc;
+
+/* Creates a device. desc NULL = all defaults. Errors: INVALID_ARGUMENT (out NULL, bad desc),
+   OUT_OF_MEMORY, UNAVAILABLE (no such device / driver missing), BACKEND. *out is NULL on failure. */
+ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_device** out);
+/* Tries backends[0..count-1] in order with desc (its backend field is ignored); the first that yields
+   a device wins, and the log says why each one before it was skipped. Returns the last error when all
+   fail (UNAVAILABLE when every one was unavailable). */
+ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backends, uint32_t count,
+                                               const accel_device_desc* desc, accel_device** out);
+/* Waits for all queues of the device, then releases it and every object still alive on it. NULL is a
+   no-op. Not concurrently with other calls on the same device's objects. */
+ACCEL_API void accel_device_destroy(accel_device* dev);
+
+typedef enum accel_device_type { ACCEL_DEVICE_CPU, ACCEL_DEVICE_GPU_DISCRETE, ACCEL_DEVICE_GPU_INTEGRATED, ACCEL_DEVICE_OTHER } accel_device_type;
+typedef enum accel_program_format {
+    ACCEL_FORMAT_CPU = 1u << 0, ACCEL_FORMAT_SPIRV = 1u << 1, ACCEL_FORMAT_PTX = 1u << 2,
+    ACCEL_FORMAT_CUBIN = 1u << 3, ACCEL_FORMAT_CUDA_SOURCE = 1u << 4
+} accel_program_format;
+typedef struct accel_device_info {
+    const char* backend;            /* "cpu", "cuda", "vulkan" */
+    char name[128];                 /* "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)", "cpu: 16 threads" */
+    accel_device_type type;
+    uint64_t memory_bytes;          /* device memory (CPU: physical RAM; 0 when unknown) */
+    uint32_t max_group_size[3], max_group_invocations, max_group_count[3];
+    uint32_t max_buffers, max_constants;     /* per exec */
+    uint32_t formats;               /* accel_program_format bits this device runs */
+    bool separate_copy_queue;       /* ACCEL_QUEUE_COPY is a real DMA engine */
+    bool host_mapped_device_memory; /* ACCEL_MEMORY_DEVICE buffers can be mapped (CPU, unified memory) */
+    uint32_t compute_capability;    /* CUDA: 90 for sm_90; else 0 */
+} accel_device_info;
+/* Fills *out. INVALID_ARGUMENT for NULL; DEVICE_LOST when lost. Any thread. */
+ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out);
+
+/* ==== buffers ==== */
+typedef enum accel_memory { ACCEL_MEMORY_DEVICE = 0, ACCEL_MEMORY_HOST = 1 } accel_memory;
+typedef struct accel_buffer_desc {
+    size_t size;                    /* bytes, > 0 */
+    accel_memory memory;
+    void* host_ptr;                 /* CPU backend only: wrap caller memory (no copy); caller keeps ownership */
+    const char* label;
+} accel_buffer_desc;
+/* Errors: INVALID_ARGUMENT (NULL, size 0, bad memory kind), OUT_OF_MEMORY, UNSUPPORTED (host_ptr on a
+   backend that cannot wrap), DEVICE_LOST. Contents are zero unless host_ptr is given. */
+ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out);
+/* Drops the caller's reference; memory is freed once no submitted work uses it. NULL is a no-op. */
+ACCEL_API void   accel_buffer_destroy(accel_buffer* buf);
+ACCEL_API size_t accel_buffer_size(const accel_buffer* buf);   /* 0 for NULL */
+/* Host pointer, or NULL when not host-visible (or buf is NULL). Valid until the buffer is released. */
+ACCEL_API void*  accel_buffer_map(accel_buffer* buf);
+/* Blocking copies between host memory and the buffer, at call time (not ordered with queues: order
+   them with signals). INVALID_ARGUMENT for NULL, size 0, or offset+size beyond the buffer. */
+ACCEL_API accel_result accel_buffer_write(accel_buffer* buf, size_t offset, const void* src, size_t size);
+ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void* dst, size_t size);
+
+/* ==== programs ==== */
+typedef struct accel_dispatch {      /* what a CPU kernel sees: one work group */
+    uint32_t group_id[3], group_count[3], group_size[3];
+    uint32_t global_size[3];         /* items with id >= global_size must be skipped */
+    void* const* buffers;            /* base pointers, in binding order */
+    const size_t* buffer_sizes;
+    const uint32_t* constants;
+    uint32_t buffer_count, constant_count;
+    uint32_t worker;                 /* 0 .. cpu_threads-1, for per-worker scratch */
+} accel_dispatch;
+typedef void (*accel_cpu_kernel)(const accel_dispatch* d);
+
+typedef struct accel_program_desc {
+    const char* name;                /* entry point (SPIR-V, PTX, cubin, CUDA C); label for CPU */
+    accel_cpu_kernel cpu;
+    const uint32_t* spirv; size_t spirv_size;          /* bytes */
+    const char* ptx;                                   /* NUL-terminated */
+    const void* cubin; size_t cubin_size;
+    const char* cuda_source;                           /* compiled at run time with NVRTC */
+    uint32_t buffer_count;           /* Vulkan: set 0, storage buffers at bindings 0..n-1; CUDA: first n params (pointers) */
+    uint32_t constant_count;         /* 32-bit words. Vulkan: push constants; CUDA: the next params, 4 bytes each */
+} accel_program_desc;
+/* Picks the format this device runs. Errors: INVALID_ARGUMENT (NULL, no format at all, counts above the
+   device limits), UNSUPPORTED (only formats this device cannot run), COMPILE, OUT_OF_MEMORY.
+   An exec must pass exactly buffer_count buffers and constant_count constants. */
+ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out);
+ACCEL_API void accel_program_destroy(accel_program* prog);     /* NULL is a no-op; freed after its work */
+
+/* ==== signals ==== */
+/* values are 0 .. ACCEL_SIGNAL_MAX (2^63-1); the top half is reserved for failure */
+#define ACCEL_SIGNAL_MAX   ((uint64_t)0x7fffffffffffffffull)
+#define ACCEL_WAIT_FOREVER UINT64_MAX          /* timeout_ns: 0 polls, UINT64_MAX never times out */
+/* INVALID_ARGUMENT for NULL or initial > ACCEL_SIGNAL_MAX; OUT_OF_MEMORY; DEVICE_LOST. */
+ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, accel_signal** out);
+ACCEL_API void     accel_signal_destroy(accel_signal* s);     /* NULL is a no-op; freed after its work */
+/* Current value; above ACCEL_SIGNAL_MAX once failed; 0 for NULL. */
+ACCEL_API uint64_t accel_signal_value(const accel_signal* s);
+/* Host signal: value = max(value, v). INVALID_ARGUMENT for NULL or v > ACCEL_SIGNAL_MAX;
+   SIGNAL_FAILED when the signal is failed (it stays failed). */
+ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value);
+/* OK once value >= v; TIMEOUT when timeout_ns passes first; SIGNAL_FAILED once failed; DEADLOCK in a
+   no-threads build when nothing can reach v; INVALID_ARGUMENT for NULL or v > ACCEL_SIGNAL_MAX. */
+ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64_t timeout_ns);
+/* Waits for all (wait_all) or any of signals[i] >= values[i]. Wait any: OK when one is reached
+   (*first_reached = lowest such index), SIGNAL_FAILED when none is reached and one is failed
+   (*first_reached = its index). Wait all: OK when all are reached, SIGNAL_FAILED as soon as one is
+   failed. TIMEOUT, DEADLOCK and INVALID_ARGUMENT as for accel_signal_wait (count 0 is invalid). */
+ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
+                                              bool wait_all, uint64_t timeout_ns, uint32_t* first_reached /* may be NULL */);
+/* Poisons s: every wait on it fails, now and later. reason must be an error (< 0); the first reason
+   wins. INVALID_ARGUMENT for NULL or reason >= 0. */
+ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason);
+
+/* ==== queues ==== */
+typedef enum accel_queue_type { ACCEL_QUEUE_COMPUTE = 0, ACCEL_QUEUE_COPY = 1 } accel_queue_type;
+typedef struct accel_exec_params { uint32_t global_size[3], local_size[3]; } accel_exec_params;  /* 0 counts as 1 */
+ACCEL_API accel_exec_params accel_exec_1d(uint32_t global, uint32_t local);
+ACCEL_API accel_exec_params accel_exec_2d(uint32_t gx, uint32_t gy, uint32_t lx, uint32_t ly);
+ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32_t local[3]);
+
+/* INVALID_ARGUMENT (NULL, bad type), UNSUPPORTED, OUT_OF_MEMORY, BACKEND (thread creation), DEVICE_LOST. */
+ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out);
+/* Discards the unsubmitted batch, finishes submitted work, releases the queue. NULL is a no-op. */
+ACCEL_API void accel_queue_destroy(accel_queue* q);
+/* Recording calls: append to the current batch; errors are returned by the next submit.
+   wait/signal: v <= ACCEL_SIGNAL_MAX. exec: COMPUTE queues only, exact buffer and constant counts,
+   local_size within the device limits. copy: non-overlapping when src == dst. fill: offset and size
+   multiples of 4. Sizes > 0 and offset+size within the buffer everywhere. */
+ACCEL_API void accel_queue_wait(accel_queue* q, accel_signal* s, uint64_t value);
+ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t value);
+ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
+                                const uint32_t* constants, uint32_t constant_count, accel_exec_params params);
+ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset, accel_buffer* src, size_t src_offset, size_t size);
+ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern);
+ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset, const void* data, size_t size);  /* data copied now */
+ACCEL_API void accel_queue_barrier(accel_queue* q);
+/* Hands the batch to the device and returns at once. Returns the first recording error (and discards
+   the batch: nothing of it runs), OUT_OF_MEMORY, DEVICE_LOST, or OK (also for an empty batch). */
+ACCEL_API accel_result accel_queue_submit(accel_queue* q);
+/* Submits, then waits for everything submitted to this queue. Returns the submit error if any, else
+   OK / TIMEOUT / DEADLOCK (no-threads: a parked batch that nothing can unblock) / DEVICE_LOST. */
+ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACCEL_H_INCLUDED */
+
+/* ============================================================================================== */
+/*                                       IMPLEMENTATION                                           */
+/* ============================================================================================== */
+#if defined(ACCEL_IMPLEMENTATION) && !defined(ACCEL_IMPLEMENTATION_INCLUDED)
+#define ACCEL_IMPLEMENTATION_INCLUDED
+
+/* ==== config ==== */
+#if !defined(ACCEL_NO_THREADS) && (defined(__wasi__) || (defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)))
+#  define ACCEL_NO_THREADS
+#endif
+#if !defined(ACCEL_NO_THREADS)
+#  if defined(_WIN32)
+#    define ACCEL_I_WIN32_THREADS
+#  elif defined(ACCEL_USE_PTHREADS) || defined(__STDC_NO_THREADS__) || defined(__APPLE__)
+#    define ACCEL_I_PTHREADS
+#  else
+#    define ACCEL_I_C11_THREADS
+#  endif
+#endif
+#ifndef ACCEL_CPU_SPIN_NS
+#  define ACCEL_CPU_SPIN_NS 50000u
+#endif
+#ifndef ACCEL_CPU_INLINE_GROUPS
+#  define ACCEL_CPU_INLINE_GROUPS 1u
+#endif
+#define ACCEL_I_CPU_MAX_BUFFERS   64u
+#define ACCEL_I_CPU_MAX_CONSTANTS 64u
+#define ACCEL_I_FAILED_BIT ((uint64_t)1 << 63)
+#define ACCEL_I_FOREVER    UINT64_MAX
+
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <time.h>
+#include <stdatomic.h>
+#if defined(_WIN32)
+#  ifndef WIN32_LEAN_AND_MEAN
+#    define WIN32_LEAN_AND_MEAN
+#  endif
+#  include <windows.h>
+#elif !defined(__wasi__)
+#  include <unistd.h>
+#endif
+#if defined(ACCEL_I_C11_THREADS)
+#  include <threads.h>
+#elif defined(ACCEL_I_PTHREADS)
+#  include <pthread.h>
+#  include <sched.h>
+#endif
+
+typedef _Atomic(uint32_t) accel_i_a32;
+typedef _Atomic(uint64_t) accel_i_a64;
+
+/* ==== platform: time and spinning ==== */
+/* Monotonic nanoseconds where the platform exposes a monotonic clock (POSIX with CLOCK_MONOTONIC
+   visible, Win32); else the C11 wall clock. */
+static uint64_t accel_i_now_ns(void) {
+#if defined(_WIN32)
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f); QueryPerformanceCounter(&c);
+    return (uint64_t)((double)c.QuadPart * (1e9 / (double)f.QuadPart));
+#else
+    struct timespec ts;
+#  if defined(CLOCK_MONOTONIC) && !defined(__wasi__)
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+#  else
+    timespec_get(&ts, TIME_UTC);
+#  endif
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+#endif
+}
+
+/* now + timeout, saturating; ACCEL_I_FOREVER stays forever. */
+static uint64_t accel_i_deadline(uint64_t timeout_ns) {
+    uint64_t now;
+    if (timeout_ns == ACCEL_I_FOREVER) return ACCEL_I_FOREVER;
+    now = accel_i_now_ns();
+    return timeout_ns > ACCEL_I_FOREVER - 1 - now ? ACCEL_I_FOREVER - 1 : now + timeout_ns;
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#  define ACCEL_I_RELAX() __builtin_ia32_pause()
+#elif defined(__GNUC__) && (defined(__aarch64__) || defined(__arm__))
+#  define ACCEL_I_RELAX() __asm__ __volatile__("yield" ::: "memory")
+#elif defined(_WIN32)
+#  define ACCEL_I_RELAX() YieldProcessor()
+#else
+#  define ACCEL_I_RELAX() ((void)0)
+#endif
+
+/* ==== platform: threads ==== */
+/* A mutex, a condition variable and a thread, with one implementation per platform: C11 <threads.h>,
+   pthreads (macOS, ThreadSanitizer builds) and Win32; no-threads builds get inert stand-ins. */
+typedef struct accel_i_thread accel_i_thread;
+typedef void (*accel_i_thread_fn)(void* arg);
+
+#if defined(ACCEL_I_C11_THREADS)
+typedef mtx_t accel_i_mutex;
+typedef cnd_t accel_i_cond;
+struct accel_i_thread { thrd_t handle; accel_i_thread_fn fn; void* arg; };
+static bool accel_i_mutex_init(accel_i_mutex* m) { return mtx_init(m, mtx_plain) == thrd_success; }
+static void accel_i_mutex_destroy(accel_i_mutex* m) { mtx_destroy(m); }
+static void accel_i_mutex_lock(accel_i_mutex* m) { mtx_lock(m); }
+static void accel_i_mutex_unlock(accel_i_mutex* m) { mtx_unlock(m); }
+static bool accel_i_cond_init(accel_i_cond* c) { return cnd_init(c) == thrd_success; }
+static void accel_i_cond_destroy(accel_i_cond* c) { cnd_destroy(c); }
+static void accel_i_cond_wait(accel_i_cond* c, accel_i_mutex* m) { cnd_wait(c, m); }
+static void accel_i_cond_broadcast(accel_i_cond* c) { cnd_broadcast(c); }
+static void accel_i_cond_timedwait(accel_i_cond* c, accel_i_mutex* m, uint64_t ns) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    ns += (uint64_t)ts.tv_nsec;
+    ts.tv_sec += (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    cnd_timedwait(c, m, &ts);
+}
+static int accel_i_thread_entry(void* p) { accel_i_thread* t = (accel_i_thread*)p; t->fn(t->arg); return 0; }
+static accel_result accel_i_thread_start(accel_i_thread* t, accel_i_thread_fn fn, void* arg) {
+    int r;
+    t->fn = fn; t->arg = arg;
+    r = thrd_create(&t->handle, accel_i_thread_entry, t);
+    return r == thrd_success ? ACCEL_OK : r == thrd_nomem ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_BACKEND;
+}
+static void accel_i_thread_join(accel_i_thread* t) { thrd_join(t->handle, NULL); }
+static void accel_i_yield(void) { thrd_yield(); }
+
+#elif defined(ACCEL_I_PTHREADS)
+typedef pthread_mutex_t accel_i_mutex;
+typedef pthread_cond_t accel_i_cond;
+struct accel_i_thread { pthread_t handle; accel_i_thread_fn fn; void* arg; };
+static bool accel_i_mutex_init(accel_i_mutex* m) { return pthread_mutex_init(m, NULL) == 0; }
+static void accel_i_mutex_destroy(accel_i_mutex* m) { pthread_mutex_destroy(m); }
+static void accel_i_mutex_lock(accel_i_mutex* m) { pthread_mutex_lock(m); }
+static void accel_i_mutex_unlock(accel_i_mutex* m) { pthread_mutex_unlock(m); }
+static bool accel_i_cond_init(accel_i_cond* c) { return pthread_cond_init(c, NULL) == 0; }
+static void accel_i_cond_destroy(accel_i_cond* c) { pthread_cond_destroy(c); }
+static void accel_i_cond_wait(accel_i_cond* c, accel_i_mutex* m) { pthread_cond_wait(c, m); }
+static void accel_i_cond_broadcast(accel_i_cond* c) { pthread_cond_broadcast(c); }
+static void accel_i_cond_timedwait(accel_i_cond* c, accel_i_mutex* m, uint64_t ns) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    ns += (uint64_t)ts.tv_nsec;
+    ts.tv_sec += (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    pthread_cond_timedwait(c, m, &ts);
+}
+static void* accel_i_thread_entry(void* p) { accel_i_thread* t = (accel_i_thread*)p; t->fn(t->arg); return NULL; }
+static accel_result accel_i_thread_start(accel_i_thread* t, accel_i_thread_fn fn, void* arg) {
+    int r;
+    t->fn = fn; t->arg = arg;
+    r = pthread_create(&t->handle, NULL, accel_i_thread_entry, t);
+    return r == 0 ? ACCEL_OK : ACCEL_ERROR_OUT_OF_MEMORY;
+}
+static void accel_i_thread_join(accel_i_thread* t) { pthread_join(t->handle, NULL); }
+static void accel_i_yield(void) { sched_yield(); }
+
+#elif defined(ACCEL_I_WIN32_THREADS)
+typedef SRWLOCK accel_i_mutex;
+typedef CONDITION_VARIABLE accel_i_cond;
+struct accel_i_thread { HANDLE handle; accel_i_thread_fn fn; void* arg; };
+static bool accel_i_mutex_init(accel_i_mutex* m) { InitializeSRWLock(m); return true; }
+static void accel_i_mutex_destroy(accel_i_mutex* m) { (void)m; }
+static void accel_i_mutex_lock(accel_i_mutex* m) { AcquireSRWLockExclusive(m); }
+static void accel_i_mutex_unlock(accel_i_mutex* m) { ReleaseSRWLockExclusive(m); }
+static bool accel_i_cond_init(accel_i_cond* c) { InitializeConditionVariable(c); return true; }
+static void accel_i_cond_destroy(accel_i_cond* c) { (void)c; }
+static void accel_i_cond_wait(accel_i_cond* c, accel_i_mutex* m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
+static void accel_i_cond_broadcast(accel_i_cond* c) { WakeAllConditionVariable(c); }
+static void accel_i_cond_timedwait(accel_i_cond* c, accel_i_mutex* m, uint64_t ns) {
+    uint64_t ms = (ns + 999999u) / 1000000u;
+    SleepConditionVariableSRW(c, m, ms >= INFINITE ? INFINITE - 1 : (DWORD)ms, 0);
+}
+static DWORD WINAPI accel_i_thread_entry(LPVOID p) { accel_i_thread* t = (accel_i_thread*)p; t->fn(t->arg); return 0; }
+static accel_result accel_i_thread_start(accel_i_thread* t, accel_i_thread_fn fn, void* arg) {
+    t->fn = fn; t->arg = arg;
+    t->handle = CreateThread(NULL, 0, accel_i_thread_entry, t, 0, NULL);
+    return t->handle ? ACCEL_OK : ACCEL_ERROR_OUT_OF_MEMORY;
+}
+static void accel_i_thread_join(accel_i_thread* t) { WaitForSingleObject(t->handle, INFINITE); CloseHandle(t->handle); }
+static void accel_i_yield(void) { SwitchToThread(); }
+
+#else /* ACCEL_NO_THREADS: one thread; locks are inert */
+typedef struct accel_i_mutex { int unused; } accel_i_mutex;
+typedef struct accel_i_cond { int unused; } accel_i_cond;
+struct accel_i_thread { int unused; };
+static bool accel_i_mutex_init(accel_i_mutex* m) { (void)m; return true; }
+static void accel_i_mutex_destroy(accel_i_mutex* m) { (void)m; }
+static void accel_i_mutex_lock(accel_i_mutex* m) { (void)m; }
+static void accel_i_mutex_unlock(accel_i_mutex* m) { (void)m; }
+static bool accel_i_cond_init(accel_i_cond* c) { (void)c; return true; }
+static void accel_i_cond_destroy(accel_i_cond* c) { (void)c; }
+static void accel_i_yield(void) { }
+#endif
+
+/* A short critical section: an atomic flag, spinning then yielding. */
+static void accel_i_spin_lock(accel_i_a32* l) {
+    uint32_t n = 0;
+    while (atomic_exchange_explicit(l, 1u, memory_order_acquire)) {
+        while (atomic_load_explicit(l, memory_order_relaxed)) {
+            if ((++n & 63u) != 0) ACCEL_I_RELAX(); else accel_i_yield();
+        }
+    }
+}
+static void accel_i_spin_unlock(accel_i_a32* l) { atomic_store_explicit(l, 0u, memory_order_release); }
+
+/* ==== core: events ==== */
+/* An event is a 64-bit word that only grows, which threads wait on until it reaches a target:
+   spin first (cheap wake-up), then sleep on a condition variable. It backs CPU signals, queue
+   executors (word = batches submitted), queue completion, and the worker pool. Waiters are callbacks
+   run when the word changes: wait_many uses them, and no-threads builds use them to run parked
+   batches. The sleepers count lets a raise skip the lock when nobody sleeps (seq_cst on both sides:
+   the raiser stores the word then reads sleepers; a sleeper counts itself then re-reads the word). */
+typedef struct accel_i_waiter accel_i_waiter;
+struct accel_i_waiter { accel_i_waiter* next; void (*wake)(accel_i_waiter* w); };
+
+typedef struct accel_i_event {
+    accel_i_a64 word;
+    accel_i_a32 sleepers;        /* sleeping threads + registered waiters */
+    accel_i_mutex lock;
+    accel_i_cond cond;
+    accel_i_waiter* waiters;     /* guarded by lock */
+} accel_i_event;
+
+static bool accel_i_event_init(accel_i_event* ev, uint64_t value) {
+    atomic_init(&ev->word, value);
+    atomic_init(&ev->sleepers, 0u);
+    ev->waiters = NULL;
+    if (!accel_i_mutex_init(&ev->lock)) return false;
+    if (!accel_i_cond_init(&ev->cond)) { accel_i_mutex_destroy(&ev->lock); return false; }
+    return true;
+}
+static void accel_i_event_destroy(accel_i_event* ev) {
+    accel_i_cond_destroy(&ev->cond);
+    accel_i_mutex_destroy(&ev->lock);
+}
+static uint64_t accel_i_event_value(const accel_i_event* ev) {
+    return atomic_load_explicit((accel_i_a64*)&ev->word, memory_order_acquire);
+}
+
+static void accel_i_event_notify(accel_i_event* ev) {
+    if (atomic_load(&ev->sleepers) == 0) return;
+#if defined(ACCEL_NO_THREADS)
+    {   /* one thread: waiters are one-shot; detach them first, since a wake may re-register */
+        accel_i_waiter* w = ev->waiters;
+        ev->waiters = NULL;
+        while (w) {
+            accel_i_waiter* next = w->next;
+            atomic_fetch_sub(&ev->sleepers, 1u);
+            w->next = NULL;
+            w->wake(w);
+            w = next;
+        }
+    }
+#else
+    accel_i_mutex_lock(&ev->lock);
+    accel_i_cond_broadcast(&ev->cond);
+    for (accel_i_waiter* w = ev->waiters; w; w = w->next) w->wake(w);
+    accel_i_mutex_unlock(&ev->lock);
+#endif
+}
+
+/* word = max(word, v), except that a word with the failed bit never changes again. */
+static void accel_i_event_raise(accel_i_event* ev, uint64_t v) {
+    uint64_t old = atomic_load(&ev->word);
+    while (old < v && !(old & ACCEL_I_FAILED_BIT)) {
+        if (atomic_compare_exchange_weak(&ev->word, &old, v)) { accel_i_event_notify(ev); return; }
+    }
+}
+static void accel_i_event_add(accel_i_event* ev, uint64_t n) {
+    atomic_fetch_add(&ev->word, n);
+    accel_i_event_notify(ev);
+}
+
+static void accel_i_waiter_add(accel_i_event* ev, accel_i_waiter* w) {
+    accel_i_mutex_lock(&ev->lock);
+    w->next = ev->waiters;
+    ev->waiters = w;
+    atomic_fetch_add(&ev->sleepers, 1u);
+    accel_i_mutex_unlock(&ev->lock);
+}
+static void accel_i_waiter_remove(accel_i_event* ev, accel_i_waiter* w) {
+    accel_i_mutex_lock(&ev->lock);
+    for (accel_i_waiter** p = &ev->waiters; *p; p = &(*p)->next) {
+        if (*p == w) { *p = w->next; atomic_fetch_sub(&ev->sleepers, 1u); break; }
+    }
+    accel_i_mutex_unlock(&ev->lock);
+}
+
+#if !defined(ACCEL_NO_THREADS)
+/* Spins until word >= target, for at most ACCEL_CPU_SPIN_NS or until the deadline. */
+static bool accel_i_event_spin(const accel_i_event* ev, uint64_t target, uint64_t deadline) {
+    uint64_t end = accel_i_now_ns() + ACCEL_CPU_SPIN_NS;
+    if (end > deadline) end = deadline;
+    for (uint32_t i = 1;; i++) {
+        if (accel_i_event_value(ev) >= target) return true;
+        ACCEL_I_RELAX();
+        if ((i & 31u) == 0 && accel_i_now_ns() >= end) return false;
+    }
+}
+#endif
+
+/* Waits until word >= target or the deadline (absolute, accel_i_now_ns) passes. Without threads
+   nothing can change the word while we wait, so it only checks. */
+static bool accel_i_event_wait(accel_i_event* ev, uint64_t target, uint64_t deadline) {
+    if (accel_i_event_value(ev) >= target) return true;
+#if defined(ACCEL_NO_THREADS)
+    (void)deadline;
+    return false;
+#else
+    bool reached = false;
+    if (accel_i_event_spin(ev, target, deadline)) return true;
+    accel_i_mutex_lock(&ev->lock);
+    atomic_fetch_add(&ev->sleepers, 1u);
+    for (;;) {
+        uint64_t now;
+        if (atomic_load(&ev->word) >= target) { reached = true; break; }
+        now = accel_i_now_ns();
+        if (now >= deadline) break;
+        if (deadline == ACCEL_I_FOREVER) accel_i_cond_wait(&ev->cond, &ev->lock);
+        else accel_i_cond_timedwait(&ev->cond, &ev->lock, deadline - now);
+    }
+    atomic_fetch_sub(&ev->sleepers, 1u);
+    accel_i_mutex_unlock(&ev->lock);
+    return reached;
+#endif
+}
+
+/* ==== core: backend interface ==== */
+/* A backend is a table of functions. The core validates every argument once (so backends trust
+   them), keeps the objects' shared state (below), and records commands into batches; a backend turns
+   a submitted batch into work. Backend objects embed these base structs as their first member. */
+typedef enum accel_i_kind { ACCEL_I_BUFFER, ACCEL_I_PROGRAM, ACCEL_I_SIGNAL, ACCEL_I_QUEUE } accel_i_kind;
+
+typedef struct accel_i_object accel_i_object;
+struct accel_i_object {
+    accel_device* device;
+    accel_i_a32 refs;              /* the caller's handle + one per recorded command using it */
+    accel_i_kind kind;
+    accel_i_object *prev, *next;   /* the device's live objects */
+    char label[48];
+};
+
+typedef enum accel_i_cmd_kind {
+    ACCEL_I_CMD_WAIT, ACCEL_I_CMD_SIGNAL, ACCEL_I_CMD_EXEC, ACCEL_I_CMD_COPY,
+    ACCEL_I_CMD_FILL, ACCEL_I_CMD_UPDATE, ACCEL_I_CMD_BARRIER
+} accel_i_cmd_kind;
+
+typedef struct accel_i_cmd {
+    accel_i_cmd_kind kind;
+    union {
+        struct { accel_signal* signal; uint64_t value; } sig;                 /* wait, signal */
+        struct { accel_program* program; size_t buffers, constants;          /* arena offsets */
+                 uint32_t buffer_count, constant_count; accel_exec_params params; } exec;
+        struct { accel_buffer* dst; accel_buffer* src; size_t dst_offset, src_offset, size; } copy;
+        struct { accel_buffer* dst; size_t offset, size; uint32_t pattern; } fill;
+        struct { accel_buffer* dst; size_t offset, size, data; } update;   /* data: arena offset */
+    } u;
+} accel_i_cmd;
+
+typedef struct accel_i_batch accel_i_batch;
+struct accel_i_batch {
+    accel_i_batch* next;           /* FIFO / free-list link */
+    accel_i_cmd* cmds; uint32_t count, cap;
+    unsigned char* arena; size_t arena_used, arena_cap;   /* exec bindings, constants, update data */
+    uint32_t pc;                   /* next command to run (a parked batch resumes here) */
+};
+
+struct accel_backend {
+    const char* name;
+    bool shares_host_memory;       /* buffers/programs of any device of this backend work on any other */
+    accel_result (*device_count)(const accel_backend* b, uint32_t* count);
+    accel_result (*device_create)(const accel_backend* b, const accel_device_desc* desc, accel_device** out);
+    void (*device_destroy)(accel_device* dev);
+    accel_result (*buffer_create)(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out);
+    void (*buffer_free)(accel_buffer* buf);
+    accel_result (*buffer_io)(accel_buffer* buf, size_t offset, void* host, size_t size, bool write);
+    accel_result (*program_create)(accel_device* dev, const accel_program_desc* desc, accel_program** out);
+    void (*program_free)(accel_program* prog);
+    accel_result (*signal_create)(accel_device* dev, uint64_t initial, accel_signal** out);
+    void (*signal_free)(accel_signal* s);
+    uint64_t (*signal_value)(const accel_signal* s);
+    void (*signal_raise)(accel_signal* s, uint64_t value);       /* max; a failed value is final */
+    /* all signals of this backend; returns OK / TIMEOUT / SIGNAL_FAILED / DEADLOCK (see accel_i_wait_check) */
+    accel_result (*signal_wait_many)(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                     uint64_t timeout_ns, uint32_t* first);
+    accel_result (*queue_create)(accel_device* dev, accel_queue_type type, accel_queue** out);
+    void (*queue_destroy)(accel_queue* q);                        /* finishes submitted work, frees */
+    accel_result (*queue_submit)(accel_queue* q, accel_i_batch* b);  /* takes the batch */
+    accel_result (*queue_wait_idle)(accel_queue* q, uint64_t timeout_ns);
+};
+
+struct accel_device {
+    const accel_backend* backend;
+    accel_allocator allocator;
+    accel_logger logger;
+    bool debug;
+    char label[64];
+    accel_device_info info;        /* filled by the backend at create; validation reads the limits */
+    accel_i_a32 lost;
+    accel_i_a32 objects_lock;
+    accel_i_object* objects;
+};
+struct accel_buffer  { accel_i_object obj; size_t size; accel_memory memory; void* mapped; };
+struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
+struct accel_signal  { accel_i_object obj; };
+struct accel_queue {
+    accel_i_object obj;
+    accel_queue_type type;
+    accel_i_batch* rec;            /* batch being recorded (NULL until the first command) */
+    accel_result rec_error;        /* first recording error since the last submit */
+    accel_i_a32 free_lock;
+    accel_i_batch* free_batches;   /* recycled batches, capacity kept */
+    uint32_t free_count;
+};
+
+/* ==== core: allocation and logging ==== */
+static void* accel_i_default_alloc(size_t size, size_t align, void* user) {
+    unsigned char* raw;
+    uintptr_t p;
+    (void)user;
+    if (size > SIZE_MAX - align - sizeof(void*)) return NULL;
+    raw = (unsigned char*)malloc(size + align + sizeof(void*));
+    if (!raw) return NULL;
+    p = ((uintptr_t)(raw + sizeof(void*)) + align - 1) & ~(uintptr_t)(align - 1);
+    memcpy((void*)(p - sizeof(void*)), &raw, sizeof raw);
+    return (void*)p;
+}
+static void accel_i_default_free(void* ptr, size_t size, void* user) {
+    void* raw;
+    (void)size; (void)user;
+    if (!ptr) return;
+    memcpy(&raw, (unsigned char*)ptr - sizeof(void*), sizeof raw);
+    free(raw);
+}
+static void* accel_i_alloc(const accel_allocator* a, size_t size, size_t align) {
+    if (align < sizeof(void*)) align = sizeof(void*);
+    return a->alloc_fn(size, align, a->user);
+}
+static void accel_i_free(const accel_allocator* a, void* ptr, size_t size) {
+    if (ptr) a->free_fn(ptr, size, a->user);
+}
+
+static void accel_i_default_log(accel_log_level level, const char* message, void* user) {
+    (void)user;
+    if (level <= ACCEL_LOG_WARN)
+        fprintf(stderr, "accel: %s: %s\n", level == ACCEL_LOG_ERROR ? "error" : "warning", message);
+}
+static void accel_i_vlog(const accel_logger* lg, accel_log_level level, const char* fmt, va_list ap) {
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (lg && lg->log_fn) lg->log_fn(level, msg, lg->user);
+    else accel_i_default_log(level, msg, NULL);
+}
+#if defined(__GNUC__)
+#  define ACCEL_I_PRINTF(f, a) __attribute__((format(printf, f, a), unused))
+#else
+#  define ACCEL_I_PRINTF(f, a)
+#endif
+static void accel_i_log_to(const accel_logger* lg, accel_log_level level, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+static void accel_i_log_to(const accel_logger* lg, accel_log_level level, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    accel_i_vlog(lg, level, fmt, ap);
+    va_end(ap);
+}
+static void accel_i_log(accel_device* dev, accel_log_level level, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+static void accel_i_log(accel_device* dev, accel_log_level level, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    accel_i_vlog(&dev->logger, level, fmt, ap);
+    va_end(ap);
+}
+/* Logs an error and returns it: `return accel_i_fail(dev, ACCEL_ERROR_..., "...", ...);` */
+static accel_result accel_i_fail(accel_device* dev, accel_result r, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+static accel_result accel_i_fail(accel_device* dev, accel_result r, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    accel_i_vlog(&dev->logger, ACCEL_LOG_ERROR, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+static void accel_i_copy_label(char* dst, size_t cap, const char* src) {
+    size_t n = src ? strlen(src) : 0;
+    if (n >= cap) n = cap - 1;
+    if (n) memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/* ==== core: objects ==== */
+static void accel_i_device_init(accel_device* dev, const accel_backend* b, const accel_device_desc* d) {
+    memset(dev, 0, sizeof *dev);
+    dev->backend = b;
+    dev->allocator = d->allocator;
+    dev->logger = d->logger;
+    dev->debug = d->debug;
+    accel_i_copy_label(dev->label, sizeof dev->label, d->label);
+    atomic_init(&dev->lost, 0u);
+    atomic_init(&dev->objects_lock, 0u);
+}
+static void* accel_i_dev_alloc(accel_device* dev, size_t size) { return accel_i_alloc(&dev->allocator, size, 16); }
+static void accel_i_dev_free(accel_device* dev, void* p, size_t size) { accel_i_free(&dev->allocator, p, size); }
+
+static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind, const char* label) {
+    o->device = dev;
+    atomic_init(&o->refs, 1u);
+    o->kind = kind;
+    accel_i_copy_label(o->label, sizeof o->label, label);
+    accel_i_spin_lock(&dev->objects_lock);
+    o->prev = NULL;
+    o->next = dev->objects;
+    if (dev->objects) dev->objects->prev = o;
+    dev->objects = o;
+    accel_i_spin_unlock(&dev->objects_lock);
+}
+static void accel_i_object_unlink(accel_i_object* o) {
+    accel_device* dev = o->device;
+    accel_i_spin_lock(&dev->objects_lock);
+    if (o->prev) o->prev->next = o->next; else dev->objects = o->next;
+    if (o->next) o->next->prev = o->prev;
+    accel_i_spin_unlock(&dev->objects_lock);
+}
+static void accel_i_object_free(accel_i_object* o) {
+    const accel_backend* b = o->device->backend;
+    accel_i_object_unlink(o);
+    switch (o->kind) {
+    case ACCEL_I_BUFFER:  b->buffer_free((accel_buffer*)o); break;
+    case ACCEL_I_PROGRAM: b->program_free((accel_program*)o); break;
+    case ACCEL_I_SIGNAL:  b->signal_free((accel_signal*)o); break;
+    case ACCEL_I_QUEUE:   b->queue_destroy((accel_queue*)o); break;
+    }
+}
+static void accel_i_retain(void* obj) { atomic_fetch_add_explicit(&((accel_i_object*)obj)->refs, 1u, memory_order_relaxed); }
+static void accel_i_release(void* obj) {
+    accel_i_object* o = (accel_i_object*)obj;
+    if (atomic_fetch_sub_explicit(&o->refs, 1u, memory_order_acq_rel) == 1u) accel_i_object_free(o);
+}
+static bool accel_i_lost(accel_device* dev) { return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0; }
+
+/* ==== core: results and backends ==== */
+ACCEL_API const char* accel_result_string(accel_result r) {
+    switch (r) {
+    case ACCEL_OK: return "ACCEL_OK";
+    case ACCEL_TIMEOUT: return "ACCEL_TIMEOUT";
+    case ACCEL_ERROR_INVALID_ARGUMENT: return "ACCEL_ERROR_INVALID_ARGUMENT";
+    case ACCEL_ERROR_OUT_OF_MEMORY: return "ACCEL_ERROR_OUT_OF_MEMORY";
+    case ACCEL_ERROR_UNAVAILABLE: return "ACCEL_ERROR_UNAVAILABLE";
+    case ACCEL_ERROR_UNSUPPORTED: return "ACCEL_ERROR_UNSUPPORTED";
+    case ACCEL_ERROR_SIGNAL_FAILED: return "ACCEL_ERROR_SIGNAL_FAILED";
+    case ACCEL_ERROR_DEVICE_LOST: return "ACCEL_ERROR_DEVICE_LOST";
+    case ACCEL_ERROR_DEADLOCK: return "ACCEL_ERROR_DEADLOCK";
+    case ACCEL_ERROR_COMPILE: return "ACCEL_ERROR_COMPILE";
+    case ACCEL_ERROR_BACKEND: return "ACCEL_ERROR_BACKEND";
+    }
+    return "unknown accel_result";
+}
+
+ACCEL_API const char* accel_backend_name(const accel_backend* b) { return b ? b->name : NULL; }
+
+ACCEL_API accel_result accel_backend_device_count(const accel_backend* b, uint32_t* count) {
+    if (count) *count = 0;
+    if (!b || !count) return ACCEL_ERROR_INVALID_ARGUMENT;
+    return b->device_count(b, count);
+}
+
+/* ==== core: devices ==== */
+ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_device** out) {
+    accel_device_desc d;
+    if (!out) return ACCEL_ERROR_INVALID_ARGUMENT;
+    *out = NULL;
+    if (desc) d = *desc; else memset(&d, 0, sizeof d);
+    if (!d.backend) d.backend = accel_cpu_backend();
+    if (!d.allocator.alloc_fn != !d.allocator.free_fn) {
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create: allocator needs both alloc_fn and free_fn");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    if (!d.allocator.alloc_fn) {
+        d.allocator.alloc_fn = accel_i_default_alloc;
+        d.allocator.free_fn = accel_i_default_free;
+        d.allocator.user = NULL;
+    }
+    return d.backend->device_create(d.backend, &d, out);
+}
+
+ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backends, uint32_t count,
+                                               const accel_device_desc* desc, accel_device** out) {
+    accel_device_desc d;
+    accel_result last = ACCEL_ERROR_UNAVAILABLE;
+    bool all_unavailable = true;
+    if (out) *out = NULL;
+    if (desc) d = *desc; else memset(&d, 0, sizeof d);
+    if (!backends || count == 0 || !out) {
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create_any: backends, count and out are required");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        accel_result r;
+        if (!backends[i]) { last = ACCEL_ERROR_INVALID_ARGUMENT; all_unavailable = false; continue; }
+        d.backend = backends[i];
+        r = accel_device_create(&d, out);
+        if (r == ACCEL_OK) return ACCEL_OK;
+        accel_i_log_to(&d.logger, ACCEL_LOG_WARN, "accel_device_create_any: skipping backend '%s': %s",
+                       backends[i]->name, accel_result_string(r));
+        if (r != ACCEL_ERROR_UNAVAILABLE) all_unavailable = false;
+        last = r;
+    }
+    return all_unavailable ? ACCEL_ERROR_UNAVAILABLE : last;
+}
+
+/* Takes the first live object of a kind (queues) or any live object (kind < 0) off the device. */
+static accel_i_object* accel_i_first_object(accel_device* dev, int kind) {
+    accel_i_object* o;
+    accel_i_spin_lock(&dev->objects_lock);
+    for (o = dev->objects; o && kind >= 0 && (int)o->kind != kind; o = o->next) {}
+    accel_i_spin_unlock(&dev->objects_lock);
+    return o;
+}
+ACCEL_API void accel_device_destroy(accel_device* dev) {
+    accel_i_object* o;
+    if (!dev) return;
+    while ((o = accel_i_first_object(dev, ACCEL_I_QUEUE)) != NULL) accel_i_object_free(o);   /* waits */
+    while ((o = accel_i_first_object(dev, -1)) != NULL) accel_i_object_free(o);
+    dev->backend->device_destroy(dev);
+}
+
+ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out) {
+    if (!dev || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
+    *out = dev->info;
+    return ACCEL_OK;
+}
+
+/* ==== core: buffers ==== */
+static bool accel_i_range_ok(size_t total, size_t offset, size_t size) {
+    return size > 0 && offset <= total && size <= total - offset;
+}
+
+ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
+    if (out) *out = NULL;
+    if (!dev || !desc || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
+    if (desc->size == 0) return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: size is 0");
+    if (desc->memory != ACCEL_MEMORY_DEVICE && desc->memory != ACCEL_MEMORY_HOST)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: unknown memory kind %d", (int)desc->memory);
+    return dev->backend->buffer_create(dev, desc, out);
+}
+ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_release(buf); }
+ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
+ACCEL_API void* accel_buffer_map(accel_buffer* buf) { return buf ? buf->mapped : NULL; }
+
+static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* host, size_t size, bool write) {
+    const char* fn = write ? "accel_buffer_write" : "accel_buffer_read";
+    if (!buf) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!host) return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
+    if (!accel_i_range_ok(buf->size, offset, size))
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu + size %zu outside buffer '%s' of %zu bytes",
+                            fn, offset, size, buf->obj.label, buf->size);
+    if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    return buf->obj.device->backend->buffer_io(buf, offset, host, size, write);
+}
+ACCEL_API accel_result accel_buffer_write(accel_buffer* buf, size_t offset, const void* src, size_t size) {
+    return accel_i_buffer_io(buf, offset, (void*)(uintptr_t)src, size, true);
+}
+ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void* dst, size_t size) {
+    return accel_i_buffer_io(buf, offset, dst, size, false);
+}
+
+/* ==== core: programs ==== */
+ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out) {
+    if (out) *out = NULL;
+    if (!dev || !desc || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
+    if (!desc->cpu && !desc->spirv && !desc->ptx && !desc->cubin && !desc->cuda_source)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create '%s': the desc carries no program format",
+                            desc->name ? desc->name : "");
+    if ((desc->spirv && desc->spirv_size == 0) || (desc->cubin && desc->cubin_size == 0))
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create: spirv/cubin given with size 0");
+    if (desc->buffer_count > dev->info.max_buffers || desc->constant_count > dev->info.max_constants)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create: %u buffers / %u constants exceed the device limits (%u / %u)",
+                            desc->buffer_count, desc->constant_count, dev->info.max_buffers, dev->info.max_constants);
+    return dev->backend->program_create(dev, desc, out);
+}
+ACCEL_API void accel_program_destroy(accel_program* prog) { if (prog) accel_i_release(prog); }
+
+/* ==== core: signals ==== */
+static bool accel_i_failed(uint64_t v) { return (v & ACCEL_I_FAILED_BIT) != 0; }
+
+ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
+    if (out) *out = NULL;
+    if (!dev || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
+    if (initial > ACCEL_SIGNAL_MAX)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_create: initial value above ACCEL_SIGNAL_MAX");
+    return dev->backend->signal_create(dev, initial, out);
+}
+ACCEL_API void accel_signal_destroy(accel_signal* s) { if (s) accel_i_release(s); }
+ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
+    return s ? s->obj.device->backend->signal_value(s) : 0;
+}
+ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
+    if (!s) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (value > ACCEL_SIGNAL_MAX)
+        return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_set '%s': value above ACCEL_SIGNAL_MAX", s->obj.label);
+    if (accel_i_failed(accel_signal_value(s))) return ACCEL_ERROR_SIGNAL_FAILED;
+    s->obj.device->backend->signal_raise(s, value);
+    return ACCEL_OK;
+}
+/* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). */
+static uint64_t accel_i_failed_value(accel_result reason) { return ACCEL_I_FAILED_BIT | (uint64_t)(uint32_t)(-(int)reason); }
+ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
+    if (!s) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if ((int)reason >= 0)
+        return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_fail '%s': reason %d is not an error", s->obj.label, (int)reason);
+    s->obj.device->backend->signal_raise(s, accel_i_failed_value(reason));
+    return ACCEL_OK;
+}
+
+/* Where a wait on these signals stands: OK (all / any reached), SIGNAL_FAILED (all: one failed; any:
+   none reached and one failed), TIMEOUT (not yet). *first gets the deciding index. */
+static accel_result accel_i_wait_check(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint32_t* first) {
+    uint32_t failed = UINT32_MAX, reached = UINT32_MAX, pending = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t cur = s[i]->obj.device->backend->signal_value(s[i]);
+        if (accel_i_failed(cur)) { if (failed == UINT32_MAX) failed = i; }
+        else if (cur >= v[i]) { if (reached == UINT32_MAX) reached = i; }
+        else pending++;
+    }
+    if (all) {
+        if (failed != UINT32_MAX) { *first = failed; return ACCEL_ERROR_SIGNAL_FAILED; }
+        if (pending == 0) { *first = 0; return ACCEL_OK; }
+        return ACCEL_TIMEOUT;
+    }
+    if (reached != UINT32_MAX) { *first = reached; return ACCEL_OK; }
+    if (failed != UINT32_MAX) { *first = failed; return ACCEL_ERROR_SIGNAL_FAILED; }
+    return ACCEL_TIMEOUT;
+}
+
+/* Signals of several backends: poll, backing off from spinning to short sleeps. */
+static accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                       uint64_t timeout_ns, uint32_t* first) {
+    uint64_t deadline = accel_i_deadline(timeout_ns), pause_ns = 1000;
+    for (;;) {
+        accel_result r = accel_i_wait_check(s, v, n, all, first);
+        if (r != ACCEL_TIMEOUT || accel_i_now_ns() >= deadline) return r;
+        for (uint32_t i = 0; i < n; i++) {   /* give each backend a short blocking wait */
+            uint32_t f;
+            if (!accel_i_failed(accel_signal_value(s[i])) && accel_signal_value(s[i]) < v[i]) {
+                s[i]->obj.device->backend->signal_wait_many(&s[i], &v[i], 1, true, pause_ns, &f);
+                break;
+            }
+        }
+        if (pause_ns < 1000000) pause_ns *= 2;
+    }
+}
+
+static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64_t* v, uint32_t n) {
+    if (!s || !v || n == 0) return ACCEL_ERROR_INVALID_ARGUMENT;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!s[i]) return ACCEL_ERROR_INVALID_ARGUMENT;
+        if (v[i] > ACCEL_SIGNAL_MAX)
+            return accel_i_fail(s[i]->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_wait: value above ACCEL_SIGNAL_MAX on '%s'", s[i]->obj.label);
+    }
+    return ACCEL_OK;
+}
+
+ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
+                                              bool wait_all, uint64_t timeout_ns, uint32_t* first_reached) {
+    uint32_t first = 0;
+    accel_result r = accel_i_check_wait_args(signals, values, count);
+    const accel_backend* b;
+    if (r != ACCEL_OK) return r;
+    b = signals[0]->obj.device->backend;
+    for (uint32_t i = 1; i < count; i++) if (signals[i]->obj.device->backend != b) b = NULL;
+    r = b ? b->signal_wait_many(signals, values, count, wait_all, timeout_ns, &first)
+          : accel_i_wait_mixed(signals, values, count, wait_all, timeout_ns, &first);
+    if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
+    return r;
+}
+ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64_t timeout_ns) {
+    return accel_signal_wait_many(&s, &value, 1, true, timeout_ns, NULL);
+}
+
+/* ==== core: recording ==== */
+static accel_i_batch* accel_i_batch_new(accel_device* dev) {
+    accel_i_batch* b = (accel_i_batch*)accel_i_dev_alloc(dev, sizeof *b);
+    if (b) memset(b, 0, sizeof *b);
+    return b;
+}
+static void accel_i_batch_free(accel_device* dev, accel_i_batch* b) {
+    accel_i_dev_free(dev, b->cmds, (size_t)b->cap * sizeof *b->cmds);
+    accel_i_dev_free(dev, b->arena, b->arena_cap);
+    accel_i_dev_free(dev, b, sizeof *b);
+}
+
+/* Drops the references the batch's commands hold. */
+static void accel_i_batch_release(accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        accel_i_cmd* c = &b->cmds[i];
+        switch (c->kind) {
+        case ACCEL_I_CMD_WAIT: case ACCEL_I_CMD_SIGNAL: accel_i_release(c->u.sig.signal); break;
+        case ACCEL_I_CMD_EXEC: {
+            accel_buffer** bufs = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers);
+            for (uint32_t j = 0; j < c->u.exec.buffer_count; j++) accel_i_release(bufs[j]);
+            accel_i_release(c->u.exec.program);
+            break;
+        }
+        case ACCEL_I_CMD_COPY: accel_i_release(c->u.copy.dst); accel_i_release(c->u.copy.src); break;
+        case ACCEL_I_CMD_FILL: accel_i_release(c->u.fill.dst); break;
+        case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
+        case ACCEL_I_CMD_BARRIER: break;
+        }
+    }
+    b->count = 0;
+    b->pc = 0;
+    b->arena_used = 0;
+}
+
+/* Releases what the batch holds and keeps it for reuse (a few, small ones), else frees it.
+   Any thread: executors recycle while the recording thread takes. */
+static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
+    accel_device* dev = q->obj.device;
+    accel_i_batch_release(b);
+    if (b->arena_cap <= ((size_t)1 << 20)) {
+        accel_i_spin_lock(&q->free_lock);
+        if (q->free_count < 4) {
+            b->next = q->free_batches;
+            q->free_batches = b;
+            q->free_count++;
+            b = NULL;
+        }
+        accel_i_spin_unlock(&q->free_lock);
+    }
+    if (b) accel_i_batch_free(dev, b);
+}
+static accel_i_batch* accel_i_batch_take(accel_queue* q) {
+    accel_i_batch* b;
+    accel_i_spin_lock(&q->free_lock);
+    b = q->free_batches;
+    if (b) { q->free_batches = b->next; q->free_count--; }
+    accel_i_spin_unlock(&q->free_lock);
+    if (!b) b = accel_i_batch_new(q->obj.device);
+    if (b) b->next = NULL;
+    return b;
+}
+
+/* Remembers the first recording error of the batch and logs every one. */
+static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    accel_i_vlog(&q->obj.device->logger, ACCEL_LOG_ERROR, fmt, ap);
+    va_end(ap);
+    if (q->rec_error == ACCEL_OK) q->rec_error = r;
+}
+
+/* Grows an array through the device allocator (which has no realloc). */
+static bool accel_i_grow(accel_device* dev, void** p, size_t* cap_bytes, size_t need_bytes) {
+    size_t cap = *cap_bytes ? *cap_bytes : 256;
+    void* n;
+    while (cap < need_bytes) { if (cap > SIZE_MAX / 2) return false; cap *= 2; }
+    if (cap == *cap_bytes) return true;
+    n = accel_i_dev_alloc(dev, cap);
+    if (!n) return false;
+    if (*p) { memcpy(n, *p, *cap_bytes); accel_i_dev_free(dev, *p, *cap_bytes); }
+    *p = n;
+    *cap_bytes = cap;
+    return true;
+}
+
+/* Appends a command (and `arena` bytes of arena space, offset in *arena_off); NULL on OOM. */
+static accel_i_cmd* accel_i_rec_push(accel_queue* q, accel_i_cmd_kind kind, size_t arena, size_t* arena_off, const char* fn) {
+    accel_device* dev = q->obj.device;
+    accel_i_batch* b = q->rec;
+    size_t cap_bytes;
+    accel_i_cmd* c;
+    if (!b && (b = q->rec = accel_i_batch_take(q)) == NULL) goto oom;
+    cap_bytes = (size_t)b->cap * sizeof *b->cmds;
+    if (b->count == b->cap) {
+        if (b->cap >= UINT32_MAX / 2 || !accel_i_grow(dev, (void**)&b->cmds, &cap_bytes, cap_bytes + sizeof *b->cmds)) goto oom;
+        b->cap = (uint32_t)(cap_bytes / sizeof *b->cmds);
+    }
+    if (arena) {
+        size_t off = (b->arena_used + 15u) & ~(size_t)15u;
+        if (arena > SIZE_MAX - off || !accel_i_grow(dev, (void**)&b->arena, &b->arena_cap, off + arena)) goto oom;
+        *arena_off = off;
+        b->arena_used = off + arena;
+    }
+    c = &b->cmds[b->count++];
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    return c;
+oom:
+    accel_i_rec_error(q, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory while recording", fn);
+    return NULL;
+}
+
+/* Can this queue's device use an object of `other`? */
+static bool accel_i_same_device(accel_queue* q, accel_device* other) {
+    accel_device* dev = q->obj.device;
+    return other == dev || (other->backend == dev->backend && dev->backend->shares_host_memory);
+}
+static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size, const char* fn) {
+    if (!buf) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer is NULL", fn); return false; }
+    if (!accel_i_same_device(q, buf->obj.device)) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer '%s' belongs to another device", fn, buf->obj.label);
+        return false;
+    }
+    if (!accel_i_range_ok(buf->size, offset, size)) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu + size %zu outside buffer '%s' of %zu bytes",
+                          fn, offset, size, buf->obj.label, buf->size);
+        return false;
+    }
+    return true;
+}
+static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_signal* s, uint64_t value, const char* fn) {
+    accel_i_cmd* c;
+    if (!q) return;
+    if (!s) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: signal is NULL", fn); return; }
+    if (value > ACCEL_SIGNAL_MAX) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: value %llu on '%s' is above ACCEL_SIGNAL_MAX",
+                          fn, (unsigned long long)value, s->obj.label);
+        return;
+    }
+    if ((c = accel_i_rec_push(q, kind, 0, NULL, fn)) == NULL) return;
+    accel_i_retain(s);
+    c->u.sig.signal = s;
+    c->u.sig.value = value;
+}
+ACCEL_API void accel_queue_wait(accel_queue* q, accel_signal* s, uint64_t value) {
+    accel_i_rec_signal(q, ACCEL_I_CMD_WAIT, s, value, "accel_queue_wait");
+}
+ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t value) {
+    accel_i_rec_signal(q, ACCEL_I_CMD_SIGNAL, s, value, "accel_queue_signal");
+}
+
+/* Normalises params (0 counts as 1) and checks them against the device limits. */
+static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p) {
+    const accel_device_info* info = &q->obj.device->info;
+    uint64_t invocations = 1;
+    for (int d = 0; d < 3; d++) {
+        uint64_t groups;
+        if (p->global_size[d] == 0) p->global_size[d] = 1;
+        if (p->local_size[d] == 0) p->local_size[d] = 1;
+        groups = ((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d];
+        invocations *= p->local_size[d];
+        if (p->local_size[d] > info->max_group_size[d] || groups > info->max_group_count[d]) {
+            accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_exec: dimension %d: local size %u (max %u), %llu groups (max %u)",
+                              d, p->local_size[d], info->max_group_size[d], (unsigned long long)groups, info->max_group_count[d]);
+            return false;
+        }
+    }
+    if (invocations > info->max_group_invocations) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_exec: %llu invocations per group (max %u)",
+                          (unsigned long long)invocations, info->max_group_invocations);
+        return false;
+    }
+    return true;
+}
+static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
+                                 const uint32_t* constants, uint32_t constant_count) {
+    const char* fn = "accel_queue_exec";
+    if (q->type != ACCEL_QUEUE_COMPUTE) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: exec on a COPY queue", fn); return false; }
+    if (!p) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program is NULL", fn); return false; }
+    if (!accel_i_same_device(q, p->obj.device)) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program '%s' belongs to another device", fn, p->obj.label);
+        return false;
+    }
+    if (buffer_count != p->buffer_count || constant_count != p->constant_count) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program '%s' takes %u buffers and %u constants, got %u and %u",
+                          fn, p->obj.label, p->buffer_count, p->constant_count, buffer_count, constant_count);
+        return false;
+    }
+    if ((buffer_count && !buffers) || (constant_count && !constants)) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffers or constants array is NULL", fn);
+        return false;
+    }
+    for (uint32_t i = 0; i < buffer_count; i++)
+        if (!accel_i_rec_buffer_ok(q, buffers[i], 0, buffers[i] ? buffers[i]->size : 1, fn)) return false;
+    return true;
+}
+ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
+                                const uint32_t* constants, uint32_t constant_count, accel_exec_params params) {
+    size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u, off = 0;
+    accel_i_cmd* c;
+    if (!q || !accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count)) return;
+    if (!accel_i_exec_params_ok(q, &params)) return;
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_c + 1, &off, "accel_queue_exec")) == NULL) return;
+    if (bytes_b) memcpy(q->rec->arena + off, buffers, bytes_b);
+    if (bytes_c) memcpy(q->rec->arena + off + bytes_b, constants, bytes_c);
+    for (uint32_t i = 0; i < buffer_count; i++) accel_i_retain(buffers[i]);
+    accel_i_retain(p);
+    c->u.exec.program = p;
+    c->u.exec.buffers = off;
+    c->u.exec.constants = off + bytes_b;
+    c->u.exec.buffer_count = buffer_count;
+    c->u.exec.constant_count = constant_count;
+    c->u.exec.params = params;
+}
+ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset, accel_buffer* src, size_t src_offset, size_t size) {
+    const char* fn = "accel_queue_copy";
+    accel_i_cmd* c;
+    if (!q || !accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_buffer_ok(q, src, src_offset, size, fn)) return;
+    if (dst == src && dst_offset < src_offset + size && src_offset < dst_offset + size) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: overlapping ranges in buffer '%s'", fn, dst->obj.label);
+        return;
+    }
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_COPY, 0, NULL, fn)) == NULL) return;
+    accel_i_retain(dst); accel_i_retain(src);
+    c->u.copy.dst = dst; c->u.copy.src = src;
+    c->u.copy.dst_offset = dst_offset; c->u.copy.src_offset = src_offset; c->u.copy.size = size;
+}
+ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern) {
+    const char* fn = "accel_queue_fill";
+    accel_i_cmd* c;
+    if (!q || !accel_i_rec_buffer_ok(q, dst, offset, size, fn)) return;
+    if ((offset | size) & 3u) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu and size %zu must be multiples of 4", fn, offset, size);
+        return;
+    }
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_FILL, 0, NULL, fn)) == NULL) return;
+    accel_i_retain(dst);
+    c->u.fill.dst = dst; c->u.fill.offset = offset; c->u.fill.size = size; c->u.fill.pattern = pattern;
+}
+ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset, const void* data, size_t size) {
+    const char* fn = "accel_queue_update";
+    size_t off = 0;
+    accel_i_cmd* c;
+    if (!q || !accel_i_rec_buffer_ok(q, dst, offset, size, fn)) return;
+    if (!data) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: data is NULL", fn); return; }
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_UPDATE, size, &off, fn)) == NULL) return;
+    memcpy(q->rec->arena + off, data, size);
+    accel_i_retain(dst);
+    c->u.update.dst = dst; c->u.update.offset = offset; c->u.update.size = size; c->u.update.data = off;
+}
+ACCEL_API void accel_queue_barrier(accel_queue* q) {
+    if (q) accel_i_rec_push(q, ACCEL_I_CMD_BARRIER, 0, NULL, "accel_queue_barrier");
+}
+
+ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
+    accel_i_batch* b;
+    accel_result r;
+    if (!q) return ACCEL_ERROR_INVALID_ARGUMENT;
+    b = q->rec;
+    r = q->rec_error;
+    q->rec = NULL;
+    q->rec_error = ACCEL_OK;
+    if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
+    if (r != ACCEL_OK || !b || b->count == 0) {   /* all or nothing: a bad batch runs nothing */
+        if (b) accel_i_batch_recycle(q, b);
+        return r;
+    }
+    return q->obj.device->backend->queue_submit(q, b);
+}
+ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
+    accel_result r, w;
+    if (!q) return ACCEL_ERROR_INVALID_ARGUMENT;
+    r = accel_queue_submit(q);
+    w = q->obj.device->backend->queue_wait_idle(q, timeout_ns);
+    return r != ACCEL_OK ? r : w;
+}
+
+ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out) {
+    accel_result r;
+    if (out) *out = NULL;
+    if (!dev || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (type != ACCEL_QUEUE_COMPUTE && type != ACCEL_QUEUE_COPY)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_create: unknown queue type %d", (int)type);
+    if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
+    r = dev->backend->queue_create(dev, type, out);
+    return r;
+}
+/* Core part of a backend's queue creation: the recording state. */
+static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type) {
+    q->type = type;
+    q->rec = NULL;
+    q->rec_error = ACCEL_OK;
+    atomic_init(&q->free_lock, 0u);
+    q->free_batches = NULL;
+    q->free_count = 0;
+    accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE, type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
+}
+/* Core part of a backend's queue teardown: drops the unsubmitted batch and the recycled ones. */
+static void accel_i_queue_fini(accel_queue* q) {
+    accel_device* dev = q->obj.device;
+    if (q->rec) { accel_i_batch_release(q->rec); accel_i_batch_free(dev, q->rec); q->rec = NULL; }
+    while (q->free_batches) {
+        accel_i_batch* b = q->free_batches;
+        q->free_batches = b->next;
+        accel_i_batch_free(dev, b);
+    }
+    q->free_count = 0;
+}
+ACCEL_API void accel_queue_destroy(accel_queue* q) { if (q) accel_i_object_free(&q->obj); }
+
+ACCEL_API accel_exec_params accel_exec_1d(uint32_t global, uint32_t local) {
+    accel_exec_params p = { { global, 1, 1 }, { local, 1, 1 } };
+    return p;
+}
+ACCEL_API accel_exec_params accel_exec_2d(uint32_t gx, uint32_t gy, uint32_t lx, uint32_t ly) {
+    accel_exec_params p = { { gx, gy, 1 }, { lx, ly, 1 } };
+    return p;
+}
+ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32_t local[3]) {
+    accel_exec_params p = { { 1, 1, 1 }, { 1, 1, 1 } };
+    for (int d = 0; d < 3; d++) {
+        if (global) p.global_size[d] = global[d];
+        if (local) p.local_size[d] = local[d];
+    }
+    return p;
+}
+
+/* ==== cpu: device and worker pool ==== */
+/* A CPU device has `cpu_threads` lanes: whoever runs kernel groups (a pool worker or a queue's
+   executor) holds one, so `accel_dispatch.worker` (the lane) is unique among concurrent kernel calls
+   and at most cpu_threads groups run at once. The pool has cpu_threads-1 workers and one job slot;
+   the executor that takes the slot publishes a job and works on it too. Work is claimed in chunks of
+   groups through one 64-bit word (generation << 32 | next chunk), so a late worker can never claim
+   a chunk of a newer job. An executor that finds the slot taken runs its grid alone. */
+typedef struct accel_i_cpu_job {
+    accel_cpu_kernel fn;
+    accel_dispatch tmpl;          /* everything but group_id and worker */
+    uint64_t groups, chunk;       /* total groups; groups per chunk */
+    accel_i_a32 chunks;
+} accel_i_cpu_job;
+
+typedef struct accel_i_cpu_device accel_i_cpu_device;
+typedef struct accel_i_cpu_worker { accel_i_thread thread; accel_i_cpu_device* dev; } accel_i_cpu_worker;
+struct accel_i_cpu_device {
+    accel_device base;
+    uint32_t lanes_n;
+    accel_i_a32* lanes;           /* 1 = taken */
+    uint32_t workers_n;           /* started */
+    accel_i_cpu_worker* workers;
+    accel_i_a32 pool_owner;       /* the job slot: 1 = an executor is running a job */
+    accel_i_a32 stop;
+    accel_i_event gen;            /* job generation: workers wait on it */
+    accel_i_event done;           /* chunks finished in the current job */
+    accel_i_a64 claim;
+    accel_i_cpu_job job;
+    accel_i_a32 next_hint;        /* spreads queues over lanes */
+};
+typedef struct accel_i_cpu_buffer  { accel_buffer base; bool owned; } accel_i_cpu_buffer;
+typedef struct accel_i_cpu_program { accel_program base; accel_cpu_kernel fn; } accel_i_cpu_program;
+typedef struct accel_i_cpu_signal  { accel_signal base; accel_i_event ev; } accel_i_cpu_signal;
+
+static const accel_backend accel_i_cpu_backend_table;
+static accel_i_cpu_device* accel_i_cpu_dev(accel_device* d) { return (accel_i_cpu_device*)d; }
+static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == &accel_i_cpu_backend_table; }
+static accel_i_event* accel_i_cpu_signal_event(accel_signal* s) { return &((accel_i_cpu_signal*)s)->ev; }
+
+static uint32_t accel_i_cpu_cores(void) {
+#if defined(ACCEL_NO_THREADS)
+    return 1;
+#elif defined(_WIN32)
+    SYSTEM_INFO si;
+    GetSystemInfo(&si);
+    return si.dwNumberOfProcessors ? (uint32_t)si.dwNumberOfProcessors : 1u;
+#else
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (uint32_t)n : 1u;
+#endif
+}
+static uint64_t accel_i_cpu_memory(void) {
+#if defined(_WIN32)
+    MEMORYSTATUSEX ms;
+    ms.dwLength = sizeof ms;
+    return GlobalMemoryStatusEx(&ms) ? (uint64_t)ms.ullTotalPhys : 0;
+#elif defined(__wasi__) || defined(__wasm__)
+    return (uint64_t)__builtin_wasm_memory_size(0) * 65536u;
+#elif defined(_SC_PHYS_PAGES)
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+#else
+    return 0;
+#endif
+}
+
+static bool accel_i_cpu_lane_try(accel_i_cpu_device* dev, uint32_t hint, uint32_t* lane) {
+    for (uint32_t k = 0; k < dev->lanes_n; k++) {
+        uint32_t i = (hint + k) % dev->lanes_n;
+        if (!atomic_load_explicit(&dev->lanes[i], memory_order_relaxed) &&
+            !atomic_exchange_explicit(&dev->lanes[i], 1u, memory_order_acquire)) { *lane = i; return true; }
+    }
+    return false;
+}
+static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
+    uint32_t lane = 0, n = 0;
+    while (!accel_i_cpu_lane_try(dev, hint, &lane)) { if ((++n & 15u) != 0) ACCEL_I_RELAX(); else accel_i_yield(); }
+    return lane;
+}
+static void accel_i_cpu_lane_give(accel_i_cpu_device* dev, uint32_t lane) {
+    atomic_store_explicit(&dev->lanes[lane], 0u, memory_order_release);
+}
+
+/* Runs groups [first, first+count) of a job, in linear order (x fastest). */
+static void accel_i_cpu_run_groups(const accel_i_cpu_job* job, uint64_t first, uint64_t count, uint32_t lane) {
+    accel_dispatch d = job->tmpl;
+    uint64_t cx = d.group_count[0], cy = d.group_count[1], row = first / cx;
+    d.worker = lane;
+    d.group_id[0] = (uint32_t)(first % cx);
+    d.group_id[1] = (uint32_t)(row % cy);
+    d.group_id[2] = (uint32_t)(row / cy);
+    for (uint64_t i = 0; i < count; i++) {
+        job->fn(&d);
+        if (++d.group_id[0] == cx) {
+            d.group_id[0] = 0;
+            if (++d.group_id[1] == cy) { d.group_id[1] = 0; d.group_id[2]++; }
+        }
+    }
+}
+
+/* Claims and runs chunks of job `gen` until none is left. */
+static void accel_i_cpu_job_work(accel_i_cpu_device* dev, uint32_t gen, uint32_t lane) {
+    for (;;) {
+        uint64_t v = atomic_load_explicit(&dev->claim, memory_order_acquire), first, n;
+        if ((uint32_t)(v >> 32) != gen || (uint32_t)v >= atomic_load_explicit(&dev->job.chunks, memory_order_relaxed)) return;
+        if (!atomic_compare_exchange_weak_explicit(&dev->claim, &v, v + 1, memory_order_acq_rel, memory_order_relaxed)) continue;
+        first = (uint64_t)(uint32_t)v * dev->job.chunk;   /* the job cannot change until this chunk is done */
+        n = dev->job.groups - first < dev->job.chunk ? dev->job.groups - first : dev->job.chunk;
+        accel_i_cpu_run_groups(&dev->job, first, n, lane);
+        accel_i_event_add(&dev->done, 1);
+    }
+}
+
+#if !defined(ACCEL_NO_THREADS)
+static void accel_i_cpu_worker_main(void* arg) {
+    accel_i_cpu_worker* w = (accel_i_cpu_worker*)arg;
+    accel_i_cpu_device* dev = w->dev;
+    uint32_t hint = (uint32_t)(w - dev->workers) + 1u;
+    uint64_t seen = 0;
+    for (;;) {
+        uint32_t lane;
+        accel_i_event_wait(&dev->gen, seen + 1, ACCEL_I_FOREVER);
+        seen = accel_i_event_value(&dev->gen);
+        if (atomic_load(&dev->stop)) return;
+        if (accel_i_cpu_lane_try(dev, hint, &lane)) {
+            accel_i_cpu_job_work(dev, (uint32_t)seen, lane);
+            accel_i_cpu_lane_give(dev, lane);
+        }
+    }
+}
+#endif
+
+/* Publishes the job to the pool (the caller owns the slot), works on it, waits for the rest. */
+static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane) {
+    uint64_t target = (uint64_t)(dev->workers_n + 1u) * 16u;
+    uint64_t chunk = (job->groups + target - 1) / target;
+    uint64_t chunks = (job->groups + chunk - 1) / chunk;
+    uint64_t gen = accel_i_event_value(&dev->gen) + 1;
+    dev->job.fn = job->fn;
+    dev->job.tmpl = job->tmpl;
+    dev->job.groups = job->groups;
+    dev->job.chunk = chunk;
+    atomic_store_explicit(&dev->job.chunks, (uint32_t)chunks, memory_order_relaxed);
+    atomic_store(&dev->done.word, 0u);
+    atomic_store_explicit(&dev->claim, (uint64_t)(uint32_t)gen << 32, memory_order_release);
+    accel_i_event_raise(&dev->gen, gen);
+    accel_i_cpu_job_work(dev, (uint32_t)gen, lane);
+    accel_i_event_wait(&dev->done, chunks, ACCEL_I_FOREVER);
+}
+
+/* Runs a whole grid: inline when tiny or when the pool is busy, else across the pool. */
+static void accel_i_cpu_run_grid(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t hint) {
+    uint32_t lane = accel_i_cpu_lane_take(dev, hint);
+    if (job->groups <= ACCEL_CPU_INLINE_GROUPS || dev->workers_n == 0 ||
+        atomic_exchange_explicit(&dev->pool_owner, 1u, memory_order_acquire)) {
+        accel_i_cpu_run_groups(job, 0, job->groups, lane);
+    } else {
+        accel_i_cpu_pool_run(dev, job, lane);
+        atomic_store_explicit(&dev->pool_owner, 0u, memory_order_release);
+    }
+    accel_i_cpu_lane_give(dev, lane);
+}
+
+static void accel_i_cpu_fill_info(accel_i_cpu_device* dev) {
+    accel_device_info* info = &dev->base.info;
+    memset(info, 0, sizeof *info);
+    info->backend = "cpu";
+    snprintf(info->name, sizeof info->name, "cpu: %u thread%s", dev->lanes_n, dev->lanes_n == 1 ? "" : "s");
+    info->type = ACCEL_DEVICE_CPU;
+    info->memory_bytes = accel_i_cpu_memory();
+    info->max_group_size[0] = 1024; info->max_group_size[1] = 1024; info->max_group_size[2] = 64;
+    info->max_group_invocations = 1024;
+    info->max_group_count[0] = UINT32_MAX; info->max_group_count[1] = 65535; info->max_group_count[2] = 65535;
+    info->max_buffers = ACCEL_I_CPU_MAX_BUFFERS;
+    info->max_constants = ACCEL_I_CPU_MAX_CONSTANTS;
+    info->formats = ACCEL_FORMAT_CPU;
+    info->separate_copy_queue = false;
+    info->host_mapped_device_memory = true;
+}
+
+/* Stops the started workers and frees what was made; also the failure path of create. */
+static void accel_i_cpu_device_free(accel_i_cpu_device* dev, bool events_ok) {
+    accel_allocator a = dev->base.allocator;
+#if !defined(ACCEL_NO_THREADS)
+    if (dev->workers_n) {
+        atomic_store(&dev->stop, 1u);
+        accel_i_event_add(&dev->gen, 1);
+        for (uint32_t i = 0; i < dev->workers_n; i++) accel_i_thread_join(&dev->workers[i].thread);
+    }
+#endif
+    if (dev->workers) accel_i_free(&a, dev->workers, (size_t)(dev->lanes_n - 1u) * sizeof *dev->workers);
+    if (dev->lanes) accel_i_free(&a, dev->lanes, (size_t)dev->lanes_n * sizeof *dev->lanes);
+    if (events_ok) { accel_i_event_destroy(&dev->gen); accel_i_event_destroy(&dev->done); }
+    accel_i_free(&a, dev, sizeof *dev);
+}
+
+static accel_result accel_i_cpu_start_workers(accel_i_cpu_device* dev) {
+#if defined(ACCEL_NO_THREADS)
+    (void)dev;
+    return ACCEL_OK;
+#else
+    uint32_t n = dev->lanes_n - 1u;
+    if (n == 0) return ACCEL_OK;
+    dev->workers = (accel_i_cpu_worker*)accel_i_dev_alloc(&dev->base, (size_t)n * sizeof *dev->workers);
+    if (!dev->workers) return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_device_create: out of memory for %u workers", n);
+    for (uint32_t i = 0; i < n; i++) {
+        accel_result r;
+        dev->workers[i].dev = dev;
+        r = accel_i_thread_start(&dev->workers[i].thread, accel_i_cpu_worker_main, &dev->workers[i]);
+        if (r != ACCEL_OK) return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);
+        dev->workers_n = i + 1;
+    }
+    return ACCEL_OK;
+#endif
+}
+
+static accel_result accel_i_cpu_device_create(const accel_backend* b, const accel_device_desc* d, accel_device** out) {
+    uint32_t lanes = d->cpu_threads ? d->cpu_threads : accel_i_cpu_cores();
+    accel_i_cpu_device* dev;
+    accel_result r;
+    if (d->device_index != 0) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: the cpu backend has one device; no device %u", d->device_index);
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
+    if (lanes > 4096) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: cpu_threads %u is above 4096", lanes);
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+#if defined(ACCEL_NO_THREADS)
+    lanes = 1;
+#endif
+    dev = (accel_i_cpu_device*)accel_i_alloc(&d->allocator, sizeof *dev, 64);
+    if (!dev) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    memset(dev, 0, sizeof *dev);
+    accel_i_device_init(&dev->base, b, d);
+    dev->lanes_n = lanes;
+    atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->claim, 0u);
+    atomic_init(&dev->next_hint, 0u); atomic_init(&dev->job.chunks, 0u);
+    if (!accel_i_event_init(&dev->gen, 0)) { accel_i_cpu_device_free(dev, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!accel_i_event_init(&dev->done, 0)) {
+        accel_i_event_destroy(&dev->gen);
+        accel_i_cpu_device_free(dev, false);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    dev->lanes = (accel_i_a32*)accel_i_dev_alloc(&dev->base, (size_t)lanes * sizeof *dev->lanes);
+    if (!dev->lanes) {
+        accel_i_cpu_device_free(dev, true);
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    for (uint32_t i = 0; i < lanes; i++) atomic_init(&dev->lanes[i], 0u);
+    accel_i_cpu_fill_info(dev);
+    if ((r = accel_i_cpu_start_workers(dev)) != ACCEL_OK) { accel_i_cpu_device_free(dev, true); return r; }
+    *out = &dev->base;
+    return ACCEL_OK;
+}
+static void accel_i_cpu_device_destroy(accel_device* d) { accel_i_cpu_device_free(accel_i_cpu_dev(d), true); }
+static accel_result accel_i_cpu_device_count(const accel_backend* b, uint32_t* count) { (void)b; *count = 1; return ACCEL_OK; }
+
+/* ==== cpu: buffers and programs ==== */
+static accel_result accel_i_cpu_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
+    accel_i_cpu_buffer* buf = (accel_i_cpu_buffer*)accel_i_dev_alloc(dev, sizeof *buf);
+    if (!buf) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
+    memset(buf, 0, sizeof *buf);
+    buf->owned = desc->host_ptr == NULL;
+    buf->base.mapped = desc->host_ptr ? desc->host_ptr : accel_i_alloc(&dev->allocator, desc->size, 64);
+    if (!buf->base.mapped) {
+        accel_i_dev_free(dev, buf, sizeof *buf);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of memory for %zu bytes", desc->size);
+    }
+    if (buf->owned) memset(buf->base.mapped, 0, desc->size);
+    buf->base.size = desc->size;
+    buf->base.memory = desc->memory;
+    accel_i_object_init(&buf->base.obj, dev, ACCEL_I_BUFFER, desc->label);
+    *out = &buf->base;
+    return ACCEL_OK;
+}
+static void accel_i_cpu_buffer_free(accel_buffer* b) {
+    accel_i_cpu_buffer* buf = (accel_i_cpu_buffer*)b;
+    accel_device* dev = b->obj.device;
+    if (buf->owned) accel_i_free(&dev->allocator, b->mapped, b->size);
+    accel_i_dev_free(dev, buf, sizeof *buf);
+}
+static accel_result accel_i_cpu_buffer_io(accel_buffer* b, size_t offset, void* host, size_t size, bool write) {
+    unsigned char* p = (unsigned char*)b->mapped + offset;
+    if (write) memmove(p, host, size); else memmove(host, p, size);
+    return ACCEL_OK;
+}
+
+static accel_result accel_i_cpu_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out) {
+    accel_i_cpu_program* p;
+    if (!desc->cpu)
+        return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED, "accel_program_create '%s': no CPU function in the desc, and the cpu backend runs no other format",
+                            desc->name ? desc->name : "");
+    p = (accel_i_cpu_program*)accel_i_dev_alloc(dev, sizeof *p);
+    if (!p) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
+    memset(p, 0, sizeof *p);
+    p->fn = desc->cpu;
+    p->base.buffer_count = desc->buffer_count;
+    p->base.constant_count = desc->constant_count;
+    accel_i_object_init(&p->base.obj, dev, ACCEL_I_PROGRAM, desc->name);
+    *out = &p->base;
+    return ACCEL_OK;
+}
+static void accel_i_cpu_program_free(accel_program* p) { accel_i_dev_free(p->obj.device, p, sizeof(accel_i_cpu_program)); }
+
+/* ==== cpu: signals ==== */
+static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
+    accel_i_cpu_signal* s = (accel_i_cpu_signal*)accel_i_dev_alloc(dev, sizeof *s);
+    if (!s) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
+    memset(s, 0, sizeof *s);
+    if (!accel_i_event_init(&s->ev, initial)) {
+        accel_i_dev_free(dev, s, sizeof *s);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed");
+    }
+    accel_i_object_init(&s->base.obj, dev, ACCEL_I_SIGNAL, "signal");
+    *out = &s->base;
+    return ACCEL_OK;
+}
+static void accel_i_cpu_signal_free(accel_signal* s) {
+    accel_i_event_destroy(accel_i_cpu_signal_event(s));
+    accel_i_dev_free(s->obj.device, s, sizeof(accel_i_cpu_signal));
+}
+static uint64_t accel_i_cpu_signal_value(const accel_signal* s) {
+    return accel_i_event_value(&((const accel_i_cpu_signal*)s)->ev);
+}
+static void accel_i_cpu_signal_raise(accel_signal* s, uint64_t v) { accel_i_event_raise(accel_i_cpu_signal_event(s), v); }
+
+#if !defined(ACCEL_NO_THREADS)
+/* wait_many over several CPU signals: a waiter on each signal bumps one local event. */
+typedef struct accel_i_multi_waiter { accel_i_waiter w; accel_i_event* target; } accel_i_multi_waiter;
+static void accel_i_multi_wake(accel_i_waiter* w) { accel_i_event_add(((accel_i_multi_waiter*)w)->target, 1); }
+
+static accel_result accel_i_cpu_wait_multi(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                           uint64_t deadline, uint32_t* first) {
+    accel_i_multi_waiter local_w[8], *w = local_w;
+    accel_device* dev = s[0]->obj.device;
+    accel_i_event local;
+    accel_result r;
+    if (n > 8) w = (accel_i_multi_waiter*)accel_i_dev_alloc(dev, (size_t)n * sizeof *w);
+    if (!w || !accel_i_event_init(&local, 0)) {   /* cannot register: fall back to polling */
+        if (w && w != local_w) accel_i_dev_free(dev, w, (size_t)n * sizeof *w);
+        uint64_t now = accel_i_now_ns();
+        return accel_i_wait_mixed(s, v, n, all, deadline == ACCEL_I_FOREVER ? ACCEL_I_FOREVER : deadline > now ? deadline - now : 0, first);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        w[i].w.wake = accel_i_multi_wake;
+        w[i].target = &local;
+        accel_i_waiter_add(accel_i_cpu_signal_event(s[i]), &w[i].w);
+    }
+    for (;;) {
+        uint64_t seen = accel_i_event_value(&local);
+        r = accel_i_wait_check(s, v, n, all, first);
+        if (r != ACCEL_TIMEOUT || !accel_i_event_wait(&local, seen + 1, deadline)) break;
+    }
+    if (r == ACCEL_TIMEOUT) r = accel_i_wait_check(s, v, n, all, first);
+    for (uint32_t i = 0; i < n; i++) accel_i_waiter_remove(accel_i_cpu_signal_event(s[i]), &w[i].w);
+    accel_i_event_destroy(&local);
+    if (w != local_w) accel_i_dev_free(dev, w, (size_t)n * sizeof *w);
+    return r;
+}
+#endif
+
+static accel_result accel_i_cpu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                                 uint64_t timeout_ns, uint32_t* first) {
+    accel_result r = accel_i_wait_check(s, v, n, all, first);
+    if (r != ACCEL_TIMEOUT || timeout_ns == 0) return r;
+#if defined(ACCEL_NO_THREADS)
+    accel_i_log(s[0]->obj.device, ACCEL_LOG_WARN, "accel_signal_wait: no-threads build and nothing submitted can reach value %llu on '%s': deadlock",
+                (unsigned long long)v[0], s[0]->obj.label);
+    return ACCEL_ERROR_DEADLOCK;
+#else
+    if (n == 1) {
+        accel_i_event_wait(accel_i_cpu_signal_event(s[0]), v[0], accel_i_deadline(timeout_ns));
+        return accel_i_wait_check(s, v, n, all, first);
+    }
+    return accel_i_cpu_wait_multi(s, v, n, all, accel_i_deadline(timeout_ns), first);
+#endif
+}
+
+/* ==== cpu: queue executor ==== */
+/* Each queue runs its batches in order: on its own executor thread, or (no threads) inside submit and
+   inside the accel_signal_set that unblocks a parked batch. Both paths share accel_i_cpu_run_batch. */
+typedef struct accel_i_cpu_queue {
+    accel_queue base;
+    accel_i_a32 fifo_lock;
+    accel_i_batch *head, *tail;   /* submitted, not finished */
+    accel_i_event work;           /* batches submitted */
+    accel_i_event done;           /* batches finished */
+    uint32_t lane_hint;
+#if defined(ACCEL_NO_THREADS)
+    accel_i_waiter park;          /* registered on the signal the head batch waits for */
+    accel_i_event* parked_on;
+    bool pumping, repump;
+#else
+    accel_i_a32 stop;
+    accel_i_thread thread;
+#endif
+} accel_i_cpu_queue;
+
+static void accel_i_cpu_fifo_push(accel_i_cpu_queue* q, accel_i_batch* b) {
+    b->next = NULL;
+    accel_i_spin_lock(&q->fifo_lock);
+    if (q->tail) q->tail->next = b; else q->head = b;
+    q->tail = b;
+    accel_i_spin_unlock(&q->fifo_lock);
+}
+static accel_i_batch* accel_i_cpu_fifo_pop(accel_i_cpu_queue* q) {
+    accel_i_batch* b;
+    accel_i_spin_lock(&q->fifo_lock);
+    b = q->head;
+    if (b && (q->head = b->next) == NULL) q->tail = NULL;
+    accel_i_spin_unlock(&q->fifo_lock);
+    return b;
+}
+
+/* A batch stopped by a failed wait: fail every signal the rest of it would have signalled. */
+static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_value) {
+    for (uint32_t i = from; i < b->count; i++) {
+        accel_i_cmd* c = &b->cmds[i];
+        if (c->kind == ACCEL_I_CMD_SIGNAL) c->u.sig.signal->obj.device->backend->signal_raise(c->u.sig.signal, failed_value);
+    }
+}
+
+/* The wait command: ACCEL_OK when reached, ACCEL_ERROR_SIGNAL_FAILED when failed, ACCEL_TIMEOUT
+   when the batch must park (no-threads only). */
+static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
+    uint64_t cur;
+#if defined(ACCEL_NO_THREADS)
+    cur = accel_signal_value(s);
+    if (!accel_i_failed(cur) && cur < v) {
+        if (accel_i_is_cpu_signal(s)) {
+            q->parked_on = accel_i_cpu_signal_event(s);
+            accel_i_waiter_add(q->parked_on, &q->park);
+        }
+        return ACCEL_TIMEOUT;
+    }
+#else
+    (void)q;
+    if (accel_i_is_cpu_signal(s)) accel_i_event_wait(accel_i_cpu_signal_event(s), v, ACCEL_I_FOREVER);
+    else accel_signal_wait(s, v, ACCEL_WAIT_FOREVER);
+    cur = accel_signal_value(s);
+#endif
+    return accel_i_failed(cur) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
+}
+
+static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c) {
+    void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
+    size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
+    accel_buffer* const* bufs = (accel_buffer* const*)(void*)(b->arena + c->u.exec.buffers);
+    const accel_exec_params* p = &c->u.exec.params;
+    accel_i_cpu_job job;
+    memset(&job, 0, sizeof job);
+    for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) { ptrs[i] = bufs[i]->mapped; sizes[i] = bufs[i]->size; }
+    job.fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
+    job.groups = 1;
+    for (int d = 0; d < 3; d++) {
+        job.tmpl.group_size[d] = p->local_size[d];
+        job.tmpl.global_size[d] = p->global_size[d];
+        job.tmpl.group_count[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
+        job.groups *= job.tmpl.group_count[d];
+    }
+    job.tmpl.buffers = ptrs;
+    job.tmpl.buffer_sizes = sizes;
+    job.tmpl.constants = (const uint32_t*)(const void*)(b->arena + c->u.exec.constants);
+    job.tmpl.buffer_count = c->u.exec.buffer_count;
+    job.tmpl.constant_count = c->u.exec.constant_count;
+    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint);
+}
+
+static void accel_i_cpu_fill(unsigned char* dst, size_t size, uint32_t pattern) {
+    unsigned char block[256];
+    for (size_t i = 0; i < sizeof block; i += 4) memcpy(block + i, &pattern, 4);
+    while (size) {
+        size_t n = size < sizeof block ? size : sizeof block;
+        memcpy(dst, block, n);
+        dst += n;
+        size -= n;
+    }
+}
+
+/* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). */
+static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
+    for (; b->pc < b->count; b->pc++) {
+        accel_i_cmd* c = &b->cmds[b->pc];
+        switch (c->kind) {
+        case ACCEL_I_CMD_WAIT: {
+            accel_result r = accel_i_cpu_wait_cmd(q, c->u.sig.signal, c->u.sig.value);
+            if (r == ACCEL_TIMEOUT) return false;
+            if (r != ACCEL_OK) {   /* drop the rest, pass the failure on */
+                accel_i_fail_rest(b, b->pc + 1, accel_signal_value(c->u.sig.signal));
+                b->pc = b->count;
+                return true;
+            }
+            break;
+        }
+        case ACCEL_I_CMD_SIGNAL:
+            c->u.sig.signal->obj.device->backend->signal_raise(c->u.sig.signal, c->u.sig.value);
+            break;
+        case ACCEL_I_CMD_EXEC:
+            accel_i_cpu_exec(q, b, c);
+            break;
+        case ACCEL_I_CMD_COPY:
+            memmove((unsigned char*)c->u.copy.dst->mapped + c->u.copy.dst_offset,
+                    (const unsigned char*)c->u.copy.src->mapped + c->u.copy.src_offset, c->u.copy.size);
+            break;
+        case ACCEL_I_CMD_FILL:
+            accel_i_cpu_fill((unsigned char*)c->u.fill.dst->mapped + c->u.fill.offset, c->u.fill.size, c->u.fill.pattern);
+            break;
+        case ACCEL_I_CMD_UPDATE:
+            memcpy((unsigned char*)c->u.update.dst->mapped + c->u.update.offset, b->arena + c->u.update.data, c->u.update.size);
+            break;
+        case ACCEL_I_CMD_BARRIER:
+            atomic_thread_fence(memory_order_seq_cst);
+            break;
+        }
+    }
+    return true;
+}
+
+/* A finished batch: release what it held, count it, wake whoever waits for the queue. */
+static void accel_i_cpu_batch_done(accel_i_cpu_queue* q, accel_i_batch* b) {
+    accel_i_batch_recycle(&q->base, b);
+    accel_i_event_add(&q->done, 1);
+}
+
+#if !defined(ACCEL_NO_THREADS)
+static void accel_i_cpu_executor_main(void* arg) {
+    accel_i_cpu_queue* q = (accel_i_cpu_queue*)arg;
+    uint64_t taken = 0;
+    for (;;) {
+        accel_i_batch* b;
+        accel_i_event_wait(&q->work, taken + 1, ACCEL_I_FOREVER);
+        if (atomic_load(&q->stop)) return;
+        taken++;
+        b = accel_i_cpu_fifo_pop(q);
+        accel_i_cpu_run_batch(q, b);
+        accel_i_cpu_batch_done(q, b);
+    }
+}
+#else
+/* ==== cpu: no-threads ==== */
+static void accel_i_cpu_pump(accel_i_cpu_queue* q);
+static void accel_i_cpu_park_wake(accel_i_waiter* w) {
+    accel_i_cpu_queue* q = (accel_i_cpu_queue*)(void*)((unsigned char*)w - offsetof(accel_i_cpu_queue, park));
+    q->parked_on = NULL;
+    accel_i_cpu_pump(q);
+}
+/* Runs the queue's batches until one parks. Re-entrant calls (a batch that unblocks its own queue)
+   only ask the running pump to go round again. */
+static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
+    if (q->pumping) { q->repump = true; return; }
+    if (q->parked_on) return;   /* still waiting; its signal will call back */
+    q->pumping = true;
+    do {
+        q->repump = false;
+        while (q->head) {
+            if (!accel_i_cpu_run_batch(q, q->head)) break;
+            accel_i_cpu_batch_done(q, accel_i_cpu_fifo_pop(q));
+        }
+    } while (q->repump && !q->parked_on);
+    q->pumping = false;
+}
+/* Destroying a queue whose batches can never run: drop them and fail what they would signal. */
+static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
+    accel_i_batch* b;
+    if (q->parked_on) { accel_i_waiter_remove(q->parked_on, &q->park); q->parked_on = NULL; }
+    if (q->head)
+        accel_i_log(q->base.obj.device, ACCEL_LOG_WARN, "accel_queue_destroy: dropping batches parked on signals nothing can set; their signals fail");
+    while ((b = accel_i_cpu_fifo_pop(q)) != NULL) {
+        accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEADLOCK));
+        accel_i_cpu_batch_done(q, b);
+    }
+}
+#endif
+
+static accel_result accel_i_cpu_queue_submit(accel_queue* base, accel_i_batch* b) {
+    accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
+    accel_i_cpu_fifo_push(q, b);
+    accel_i_event_add(&q->work, 1);
+#if defined(ACCEL_NO_THREADS)
+    accel_i_cpu_pump(q);
+#endif
+    return ACCEL_OK;
+}
+
+static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t timeout_ns) {
+    accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
+    uint64_t submitted = accel_i_event_value(&q->work);
+#if defined(ACCEL_NO_THREADS)
+    if (accel_i_event_value(&q->done) >= submitted) return ACCEL_OK;
+    if (timeout_ns == 0) return ACCEL_TIMEOUT;
+    accel_i_log(base->obj.device, ACCEL_LOG_WARN, "accel_queue_finish: a batch waits on a signal that nothing submitted can reach: deadlock");
+    return ACCEL_ERROR_DEADLOCK;
+#else
+    if (timeout_ns == 0) return accel_i_event_value(&q->done) >= submitted ? ACCEL_OK : ACCEL_TIMEOUT;
+    return accel_i_event_wait(&q->done, submitted, accel_i_deadline(timeout_ns)) ? ACCEL_OK : ACCEL_TIMEOUT;
+#endif
+}
+
+static void accel_i_cpu_queue_free(accel_i_cpu_queue* q) {
+    accel_device* dev = q->base.obj.device;
+    accel_i_event_destroy(&q->work);
+    accel_i_event_destroy(&q->done);
+    accel_i_dev_free(dev, q, sizeof *q);
+}
+
+static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out) {
+    accel_i_cpu_queue* q = (accel_i_cpu_queue*)accel_i_dev_alloc(dev, sizeof *q);
+    if (!q) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
+    memset(q, 0, sizeof *q);
+    q->base.obj.device = dev;
+    atomic_init(&q->fifo_lock, 0u);
+    if (!accel_i_event_init(&q->work, 0)) { accel_i_dev_free(dev, q, sizeof *q); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!accel_i_event_init(&q->done, 0)) {
+        accel_i_event_destroy(&q->work);
+        accel_i_dev_free(dev, q, sizeof *q);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    q->lane_hint = atomic_fetch_add(&accel_i_cpu_dev(dev)->next_hint, 1u);
+#if defined(ACCEL_NO_THREADS)
+    q->park.wake = accel_i_cpu_park_wake;
+#else
+    {
+        accel_result r;
+        atomic_init(&q->stop, 0u);
+        r = accel_i_thread_start(&q->thread, accel_i_cpu_executor_main, q);
+        if (r != ACCEL_OK) {
+            accel_i_cpu_queue_free(q);
+            return accel_i_fail(dev, r, "accel_queue_create: starting the executor thread failed");
+        }
+    }
+#endif
+    accel_i_queue_init(&q->base, dev, type);
+    *out = &q->base;
+    return ACCEL_OK;
+}
+
+static void accel_i_cpu_queue_destroy(accel_queue* base) {
+    accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
+#if defined(ACCEL_NO_THREADS)
+    accel_i_cpu_drop_parked(q);
+#else
+    accel_i_cpu_queue_wait_idle(base, ACCEL_WAIT_FOREVER);
+    atomic_store(&q->stop, 1u);
+    accel_i_event_add(&q->work, 1);
+    accel_i_thread_join(&q->thread);
+#endif
+    accel_i_queue_fini(base);
+    accel_i_cpu_queue_free(q);
+}
+
+/* ==== cpu: backend table ==== */
+static const accel_backend accel_i_cpu_backend_table = {
+    "cpu", true,
+    accel_i_cpu_device_count, accel_i_cpu_device_create, accel_i_cpu_device_destroy,
+    accel_i_cpu_buffer_create, accel_i_cpu_buffer_free, accel_i_cpu_buffer_io,
+    accel_i_cpu_program_create, accel_i_cpu_program_free,
+    accel_i_cpu_signal_create, accel_i_cpu_signal_free, accel_i_cpu_signal_value, accel_i_cpu_signal_raise,
+    accel_i_cpu_signal_wait_many,
+    accel_i_cpu_queue_create, accel_i_cpu_queue_destroy, accel_i_cpu_queue_submit, accel_i_cpu_queue_wait_idle
+};
+ACCEL_API const accel_backend* accel_cpu_backend(void) { return &accel_i_cpu_backend_table; }
+
+#endif /* ACCEL_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------------------------------
+MIT License
+
+Copyright (c) 2026 the accel authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy of this software and
+associated documentation files (the "Software"), to deal in the Software without restriction, including
+without limitation the rights to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is furnished to do so, subject to the
+following conditions:
+
+The above copyright notice and this permission notice shall be included in all copies or substantial
+portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT NOT
+LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO
+EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER
+IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE
+USE OR OTHER DEALINGS IN THE SOFTWARE.
+------------------------------------------------------------------------------------------------------
+*/
