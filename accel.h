@@ -61,6 +61,11 @@
    signalled. Each command starts after the previous one completed and its writes are visible.
    ACCEL_QUEUE_COPY queues take every command but `exec` and run concurrently with compute queues.
 
+   Limits (CPU backend; see accel_device_info): 64 buffers and 64 constants per exec, at most 1024
+   invocations per group (1024 x 1024 x 64), group counts up to 2^32-1 x 65535 x 65535.
+   A batch that waits forever on a signal nobody sets keeps its queue (and a destroy of that queue or
+   device) waiting: fail the signal to unblock it.
+
    On the CPU backend each queue has its own executor thread; `exec` splits the work groups across
    the device's pool of `cpu_threads` lanes (the executor takes part); a kernel receives one work group
    per call and must skip items with id >= global_size. `accel_dispatch.worker` is a lane index in
@@ -73,7 +78,11 @@
    0 polls, ACCEL_WAIT_FOREVER never) passes first, ACCEL_ERROR_SIGNAL_FAILED once the signal is failed.
    `accel_signal_fail` is sticky and poisons every wait; a queue blocked on a failed signal drops the
    rest of its batch and fails every signal the rest of that batch would have signalled, so failure
-   flows down a pipeline. A failed signal's value reads above ACCEL_SIGNAL_MAX.
+   flows down a pipeline. A failed signal's value reads ACCEL_SIGNAL_MAX + 1 + (-reason), i.e. above
+   ACCEL_SIGNAL_MAX, and the reason travels with it down the pipeline.
+   Host waits spin for ACCEL_CPU_SPIN_NS, then sleep. Timeouts use a monotonic clock where the
+   platform exposes one (POSIX with _POSIX_C_SOURCE >= 199309L or _GNU_SOURCE, Win32); under a strict
+   -std=c11 on glibc the C11 wall clock is used instead.
    Release/acquire: everything a queue wrote before `signal(s, v)` is visible to whoever observes
    s >= v. A queue may wait on a signal of another device or backend.
 
@@ -97,12 +106,18 @@
    The CPU backend is always here. accel_cuda.h and accel_vulkan.h add GPU backends that load their
    drivers with dlopen/LoadLibrary at run time; where the driver is missing they return
    ACCEL_ERROR_UNAVAILABLE with the reason in the log, so one binary runs with or without a GPU.
+   A backend is a table of functions (struct accel_backend, in the implementation section): the core
+   validates every argument and records batches; the backend runs them. Backend implementations
+   (ACCEL_CUDA_IMPLEMENTATION, ACCEL_VULKAN_IMPLEMENTATION) go in the translation unit that defines
+   ACCEL_IMPLEMENTATION.
 
    ==== No-threads and WASM builds ==============================================================
    With ACCEL_NO_THREADS the CPU backend runs a batch inside `submit` when its waits are satisfied,
    otherwise parks it; setting a signal runs the parked batches it unblocks. A host wait (timeout > 0)
    that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of hanging; a poll returns
-   ACCEL_TIMEOUT. cpu_threads is always 1.
+   ACCEL_TIMEOUT; accel_queue_finish likewise. Destroying a queue whose batch is still parked drops it
+   and fails the signals it would have signalled (reason ACCEL_ERROR_DEADLOCK). cpu_threads is always 1.
+   Build for WASI with: clang --target=wasm32-wasi (no threads, no dlopen: the CPU backend only).
 
    ==== Allocators ==============================================================================
    `accel_device_desc.allocator` receives every host allocation the library makes for that device, with
