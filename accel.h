@@ -138,7 +138,9 @@
 #define ACCEL_VERSION_PATCH 0
 
 #ifndef ACCEL_API
-#  ifdef ACCEL_STATIC
+#  if defined(ACCEL_STATIC) && defined(__GNUC__)
+#    define ACCEL_API static __attribute__((unused))
+#  elif defined(ACCEL_STATIC)
 #    define ACCEL_API static
 #  else
 #    define ACCEL_API extern
@@ -608,12 +610,14 @@ static void accel_i_event_notify(accel_i_event* ev) {
 #endif
 }
 
-/* word = max(word, v), except that a word with the failed bit never changes again. */
-static void accel_i_event_raise(accel_i_event* ev, uint64_t v) {
-    uint64_t old = atomic_load(&ev->word);
+/* word = max(word, v), except that a word with the failed bit never changes again. Returns the
+   previous word. */
+static uint64_t accel_i_event_raise(accel_i_event* ev, uint64_t v) {
+    uint64_t old = atomic_load_explicit(&ev->word, memory_order_relaxed);
     while (old < v && !(old & ACCEL_I_FAILED_BIT)) {
-        if (atomic_compare_exchange_weak(&ev->word, &old, v)) { accel_i_event_notify(ev); return; }
+        if (atomic_compare_exchange_weak(&ev->word, &old, v)) { accel_i_event_notify(ev); break; }
     }
+    return old;
 }
 static void accel_i_event_add(accel_i_event* ev, uint64_t n) {
     atomic_fetch_add(&ev->word, n);
@@ -637,13 +641,23 @@ static void accel_i_waiter_remove(accel_i_event* ev, accel_i_waiter* w) {
 
 #if !defined(ACCEL_NO_THREADS)
 /* Spins until word >= target, for at most ACCEL_CPU_SPIN_NS or until the deadline. */
+/* Spins until word >= target, for at most ACCEL_CPU_SPIN_NS or until the deadline. The first
+   stretch is a pure spin with no clock reads (a partner on another core answers within it); after
+   that each round also yields, because on an oversubscribed or virtual machine the thread we wait
+   for is often queued behind us on the same core, and a pure spin would keep it off for the whole
+   spin budget. */
 static bool accel_i_event_spin(const accel_i_event* ev, uint64_t target, uint64_t deadline) {
-    uint64_t end = accel_i_now_ns() + ACCEL_CPU_SPIN_NS;
-    if (end > deadline) end = deadline;
+    uint64_t start = 0;
     for (uint32_t i = 1;; i++) {
         if (accel_i_event_value(ev) >= target) return true;
         ACCEL_I_RELAX();
-        if ((i & 31u) == 0 && accel_i_now_ns() >= end) return false;
+        if ((i & 63u) == 0) {
+            uint64_t now = accel_i_now_ns();
+            if (start == 0) start = now;
+            else if (now - start >= ACCEL_CPU_SPIN_NS) return false;
+            if (now >= deadline) return false;
+            if (i >= 128u) accel_i_yield();
+        }
     }
 }
 #endif
@@ -709,7 +723,7 @@ typedef struct accel_i_cmd {
 typedef struct accel_i_batch accel_i_batch;
 struct accel_i_batch {
     accel_i_batch* next;           /* FIFO / free-list link */
-    accel_i_cmd* cmds; uint32_t count, cap;
+    accel_i_cmd* cmds; uint32_t count; size_t cmds_bytes;   /* cmds_bytes: allocated size */
     unsigned char* arena; size_t arena_used, arena_cap;   /* exec bindings, constants, update data */
     uint32_t pc;                   /* next command to run (a parked batch resumes here) */
 };
@@ -728,7 +742,7 @@ struct accel_backend {
     accel_result (*signal_create)(accel_device* dev, uint64_t initial, accel_signal** out);
     void (*signal_free)(accel_signal* s);
     uint64_t (*signal_value)(const accel_signal* s);
-    void (*signal_raise)(accel_signal* s, uint64_t value);       /* max; a failed value is final */
+    uint64_t (*signal_raise)(accel_signal* s, uint64_t value);   /* max; a failed value is final; returns the old value */
     /* all signals of this backend; returns OK / TIMEOUT / SIGNAL_FAILED / DEADLOCK (see accel_i_wait_check) */
     accel_result (*signal_wait_many)(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                      uint64_t timeout_ns, uint32_t* first);
@@ -1050,9 +1064,7 @@ ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
     if (!s) return ACCEL_ERROR_INVALID_ARGUMENT;
     if (value > ACCEL_SIGNAL_MAX)
         return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_set '%s': value above ACCEL_SIGNAL_MAX", s->obj.label);
-    if (accel_i_failed(accel_signal_value(s))) return ACCEL_ERROR_SIGNAL_FAILED;
-    s->obj.device->backend->signal_raise(s, value);
-    return ACCEL_OK;
+    return accel_i_failed(s->obj.device->backend->signal_raise(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
 /* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). */
 static uint64_t accel_i_failed_value(accel_result reason) { return ACCEL_I_FAILED_BIT | (uint64_t)(uint32_t)(-(int)reason); }
@@ -1136,7 +1148,7 @@ static accel_i_batch* accel_i_batch_new(accel_device* dev) {
     return b;
 }
 static void accel_i_batch_free(accel_device* dev, accel_i_batch* b) {
-    accel_i_dev_free(dev, b->cmds, (size_t)b->cap * sizeof *b->cmds);
+    accel_i_dev_free(dev, b->cmds, b->cmds_bytes);
     accel_i_dev_free(dev, b->arena, b->arena_cap);
     accel_i_dev_free(dev, b, sizeof *b);
 }
@@ -1220,13 +1232,10 @@ static bool accel_i_grow(accel_device* dev, void** p, size_t* cap_bytes, size_t 
 static accel_i_cmd* accel_i_rec_push(accel_queue* q, accel_i_cmd_kind kind, size_t arena, size_t* arena_off, const char* fn) {
     accel_device* dev = q->obj.device;
     accel_i_batch* b = q->rec;
-    size_t cap_bytes;
     accel_i_cmd* c;
     if (!b && (b = q->rec = accel_i_batch_take(q)) == NULL) goto oom;
-    cap_bytes = (size_t)b->cap * sizeof *b->cmds;
-    if (b->count == b->cap) {
-        if (b->cap >= UINT32_MAX / 2 || !accel_i_grow(dev, (void**)&b->cmds, &cap_bytes, cap_bytes + sizeof *b->cmds)) goto oom;
-        b->cap = (uint32_t)(cap_bytes / sizeof *b->cmds);
+    if (((size_t)b->count + 1) * sizeof *b->cmds > b->cmds_bytes) {
+        if (b->count >= UINT32_MAX / 2 || !accel_i_grow(dev, (void**)&b->cmds, &b->cmds_bytes, ((size_t)b->count + 1) * sizeof *b->cmds)) goto oom;
     }
     if (arena) {
         size_t off = (b->arena_used + 15u) & ~(size_t)15u;
@@ -1787,7 +1796,7 @@ static void accel_i_cpu_signal_free(accel_signal* s) {
 static uint64_t accel_i_cpu_signal_value(const accel_signal* s) {
     return accel_i_event_value(&((const accel_i_cpu_signal*)s)->ev);
 }
-static void accel_i_cpu_signal_raise(accel_signal* s, uint64_t v) { accel_i_event_raise(accel_i_cpu_signal_event(s), v); }
+static uint64_t accel_i_cpu_signal_raise(accel_signal* s, uint64_t v) { return accel_i_event_raise(accel_i_cpu_signal_event(s), v); }
 
 #if !defined(ACCEL_NO_THREADS)
 /* wait_many over several CPU signals: a waiter on each signal bumps one local event. */

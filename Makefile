@@ -1,0 +1,186 @@
+# accel — build and test (GNU make).
+#
+#   make run         build the examples (gcc -std=c11 -O2) and run each on the CPU backend
+#   make test        the test suite in every configuration below, summed up into one line
+#   make test-asan   the suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test-tsan   the suite under ThreadSanitizer (pthread shim: TSan crashes in C11 thrd_create)
+#   make bench       build and run bench/cpu.c (gcc -O2 -fopenmp; BENCH_ARGS=--quick for a short run)
+#   make clean
+#
+# Everything goes to build/, one sub-directory per configuration; `-j` is safe. The test targets build
+# with `make -k` first and then run what was built: a test program that failed to build counts as one
+# failed test, so one broken configuration does not hide the results of the others.
+# ACCEL_TEST_BACKEND (cpu|vulkan|cuda, default cpu) picks the backend the tests run on.
+
+GCC      ?= gcc
+GXX      ?= g++
+CLANG    ?= clang
+NODE     ?= node
+GLSLC    ?= glslc
+SPIRVVAL ?= spirv-val
+
+BUILD    := build
+WARN     := -Wall -Wextra -Wpedantic -Werror -Wstrict-prototypes -Wmissing-prototypes -Wshadow
+TESTFLAGS := -std=c11 -O1 -g $(WARN) -I. -I$(BUILD)/kernels
+LIBS     := -lpthread -lm
+SAN_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+SAN_TSAN := -fsanitize=thread
+
+# wasm32-wasi: Debian's lld-14 installs the wasm linker as wasm-ld-14; clang takes an absolute path.
+WASI_SYSROOT ?= /usr
+ifndef WASM_LD
+WASM_LD  := $(shell for p in wasm-ld wasm-ld-14 wasm-ld-15 wasm-ld-16; do command -v $$p && break; done)
+endif
+WASMFLAGS = --target=wasm32-wasi -nostdlibinc -isystem $(WASI_SYSROOT)/include/wasm32-wasi \
+            -std=c11 -O1 $(WARN) -I. -I$(BUILD)/kernels $(if $(WASM_LD),-fuse-ld=$(WASM_LD))
+WASMLIBS := -lm
+NODE_WASI  = $(NODE) --no-warnings $(shell $(NODE) --experimental-wasi-unstable-preview1 -e 0 >/dev/null 2>&1 \
+             && echo --experimental-wasi-unstable-preview1) tests/wasi_run.mjs
+
+HEADERS  := $(wildcard accel*.h) $(wildcard tests/*.h)
+TESTS    := $(basename $(notdir $(wildcard tests/test_*.c)))
+KERNELS  := $(basename $(notdir $(wildcard tests/kernels/*.comp)))
+# Without glslc the tests build with ACCEL_TEST_NO_SPIRV (CPU kernels only) and the SPIR-V checks skip.
+HAVE_GLSLC := $(shell command -v $(GLSLC) >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_GLSLC),1)
+KERNEL_INCS := $(KERNELS:%=$(BUILD)/kernels/%.spv.inc)
+else
+KERNEL_INCS :=
+TESTFLAGS += -DACCEL_TEST_NO_SPIRV
+endif
+EXAMPLES := $(basename $(notdir $(wildcard examples/*.c)))
+# the threaded tests that `make test-tsan` runs (override: make test-tsan TSAN_TESTS="test_signals")
+TSAN_TESTS ?= $(filter-out test_nothreads%,$(TESTS))
+
+export ACCEL_TEST_BACKEND ?= cpu
+
+# when make was started without -j, the build step still uses every core
+NPROC    := $(shell nproc 2>/dev/null || echo 2)
+SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
+
+.PHONY: all run test test-asan test-tsan bench clean examples build-test build-asan build-tsan FORCE
+.DELETE_ON_ERROR:
+
+all: examples build-test
+
+# ---- test kernels: GLSL compute -> SPIR-V (validated) -> C initialiser list -------------------
+$(BUILD)/kernels/%.spv: tests/kernels/%.comp
+	@mkdir -p $(@D)
+	$(GLSLC) -fshader-stage=compute --target-env=vulkan1.2 -o $@ $<
+	$(SPIRVVAL) --target-env vulkan1.2 $@
+
+$(BUILD)/kernels/%.spv.inc: tests/kernels/%.comp $(BUILD)/kernels/%.spv
+	@mkdir -p $(@D)
+	$(GLSLC) -fshader-stage=compute --target-env=vulkan1.2 -mfmt=c -o $@ $<
+
+.SECONDARY: $(KERNEL_INCS) $(KERNEL_INCS:.inc=)
+
+# ---- test configurations ------------------------------------------------------------------------
+# $(call test_config,NAME,COMPILER AND FLAGS,LIBS,SUFFIX,TESTS): rules for build/NAME/test_*SUFFIX
+# build/NAME/flags holds the command line; it changes (and everything rebuilds) when the flags change.
+define test_config
+$(1)_BINS := $$(patsubst %,$(BUILD)/$(1)/%$(4),$(5))
+$(BUILD)/$(1)/flags: FORCE
+	@mkdir -p $$(@D)
+	@echo '$(2) $(3)' | cmp -s - $$@ || echo '$(2) $(3)' > $$@
+$(BUILD)/$(1)/%$(4): tests/%.c $$(HEADERS) $$(KERNEL_INCS) $(BUILD)/$(1)/flags
+	@mkdir -p $$(@D)
+	@rm -f $$@
+	$(2) -o $$@ $$< $(3)
+endef
+FORCE:
+
+$(eval $(call test_config,gcc,$(GCC) $(TESTFLAGS),$(LIBS),,$(TESTS)))
+$(eval $(call test_config,clang,$(CLANG) $(TESTFLAGS),$(LIBS),,$(TESTS)))
+$(eval $(call test_config,pthreads,$(GCC) $(TESTFLAGS) -DACCEL_USE_PTHREADS,$(LIBS),,$(TESTS)))
+$(eval $(call test_config,nothreads,$(GCC) $(TESTFLAGS) -DACCEL_NO_THREADS,$(LIBS),,$(TESTS)))
+$(eval $(call test_config,wasm,$(CLANG) $(WASMFLAGS),$(WASMLIBS),.wasm,$(TESTS)))
+$(eval $(call test_config,asan,$(GCC) $(TESTFLAGS) $(SAN_ASAN),$(LIBS),,$(TESTS)))
+$(eval $(call test_config,asan-nothreads,$(CLANG) $(TESTFLAGS) $(SAN_ASAN) -DACCEL_NO_THREADS,$(LIBS),,$(TESTS)))
+$(eval $(call test_config,tsan,$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS,$(LIBS),,$(TSAN_TESTS)))
+
+# ---- compile checks: public header as C99 / C++11 / C++17, implementation as C17, ACCEL_STATIC x2 --
+CHK := $(BUILD)/checks
+$(CHK)/header.c:
+	@mkdir -p $(@D)
+	printf '#include "accel.h"\n#include "accel.h"\n' > $@
+$(CHK)/impl.c:
+	@mkdir -p $(@D)
+	printf '#include "accel.h"\n#define ACCEL_IMPLEMENTATION\n#include "accel.h"\n#include "accel.h"\n' > $@
+$(CHK)/static_%.c:
+	@mkdir -p $(@D)
+	printf '#define ACCEL_STATIC\n#define ACCEL_IMPLEMENTATION\n#include "accel.h"\nconst char* check_$*(void);\nconst char* check_$*(void) { return accel_result_string(ACCEL_OK); }\n' > $@
+$(CHK)/static_main.c:
+	@mkdir -p $(@D)
+	printf 'const char* check_a(void);\nconst char* check_b(void);\nint main(void) { return check_a()[0] && check_b()[0] ? 0 : 1; }\n' > $@
+CHECK_SRCS := $(CHK)/header.c $(CHK)/impl.c $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c
+
+EXAMPLE_KERNELS := $(wildcard examples/kernels/*.comp)
+CHECKS = \
+  $(foreach k,$(EXAMPLE_KERNELS),$(if $(HAVE_GLSLC),--cmd $(notdir $(k)) \
+    '$(GLSLC) -fshader-stage=compute --target-env=vulkan1.2 -o $(CHK)/$(notdir $(k)).spv $(k) && $(SPIRVVAL) --target-env vulkan1.2 $(CHK)/$(notdir $(k)).spv',\
+    --skip $(notdir $(k)) '$(GLSLC) not found')) \
+  $(foreach e,$(EXAMPLES),--cmd $(e).c-warnings '$(GCC) -std=c11 -O2 -c -o /dev/null $(WARN) -I. examples/$(e).c && $(CLANG) -std=c11 -fsyntax-only $(WARN) -I. examples/$(e).c') \
+  --cmd c99-header   '$(GCC) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/header.c' \
+  --cmd c++11-header '$(GXX) -std=c++11 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/header.c' \
+  --cmd c++17-header '$(GXX) -std=c++17 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/header.c' \
+  --cmd c17-impl     '$(GCC) -std=c17 -O2 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/impl.o' \
+  --cmd clang-c17-impl '$(CLANG) -std=c17 -O2 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/impl-clang.o' \
+  --cmd static-twice '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c -o $(CHK)/static_twice $(LIBS) && $(CHK)/static_twice'
+
+# ---- the test targets ---------------------------------------------------------------------------
+TEST_CONFIGS := gcc clang pthreads nothreads wasm
+build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS)
+build-asan: $(asan_BINS) $(asan-nothreads_BINS)
+build-tsan: $(tsan_BINS)
+
+RUN_TESTS = tests/run.sh
+config_args = --config $(1) --runner "$(2)" $($(1)_BINS)
+
+test:
+	-@$(SUBMAKE) build-test
+	@echo "==== running the tests (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
+	@$(RUN_TESTS) $(call config_args,gcc,) $(call config_args,clang,) $(call config_args,pthreads,) \
+	  $(call config_args,nothreads,) $(call config_args,wasm,$(NODE_WASI)) --config checks --runner "" $(CHECKS)
+
+test-asan:
+	-@$(SUBMAKE) build-asan
+	@echo "==== running the tests under ASan+UBSan (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
+	@ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1} \
+	 UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1} \
+	 $(RUN_TESTS) $(call config_args,asan,) $(call config_args,asan-nothreads,)
+
+# TSan of clang 14 cannot handle the mmap randomisation of newer kernels; run without it where allowed.
+test-tsan:
+	-@$(SUBMAKE) build-tsan
+	@echo "==== running the threaded tests under TSan, pthread shim (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
+	@if setarch "$$(uname -m)" -R true 2>/dev/null; then norand="setarch $$(uname -m) -R"; else norand=""; fi; \
+	 TSAN_OPTIONS=$${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:history_size=4} \
+	 $(RUN_TESTS) --config tsan --runner "$$norand" $(tsan_BINS)
+
+# ---- examples and bench ---------------------------------------------------------------------------
+# the examples document themselves as ./build/NAME
+EXAMPLE_BINS := $(EXAMPLES:%=$(BUILD)/%)
+$(EXAMPLE_BINS): $(BUILD)/%: examples/%.c $(wildcard accel*.h) $(wildcard examples/*.h) Makefile
+	@mkdir -p $(@D)
+	$(GCC) -std=c11 -O2 -Wall -Wextra -I. -o $@ $< $(LIBS)
+
+examples: $(EXAMPLE_BINS)
+
+run: examples
+	@set -e; for e in $(EXAMPLES); do \
+	  echo "==== $(BUILD)/$$e cpu"; \
+	  $(BUILD)/$$e cpu || { echo "==== $$e FAILED (exit $$?)"; exit 1; }; \
+	done; echo "==== all examples ran: $(EXAMPLES)"
+
+# make bench BENCH_ARGS=--quick: a few seconds (the CI smoke run)
+BENCH_ARGS ?=
+$(BUILD)/bench_cpu: bench/cpu.c $(wildcard accel*.h) $(wildcard bench/*.h) Makefile
+	@mkdir -p $(@D)
+	$(GCC) -std=c11 -O2 -fopenmp -Wall -Wextra -I. -o $@ $< $(LIBS)
+
+bench: $(BUILD)/bench_cpu
+	$(BUILD)/bench_cpu $(BENCH_ARGS)
+
+clean:
+	rm -rf $(BUILD)
