@@ -1,0 +1,114 @@
+/* examples/common.h — what every accel example shares: the backend argument, error checks, a clock.
+   Include it after `#define ACCEL_IMPLEMENTATION` + `#include "accel.h"`.
+
+   Usage of every example:   ./build/NAME [cpu|vulkan|cuda|any]     (default: cpu)
+   The GPU backends are compiled in with -DACCEL_EXAMPLE_HAVE_VULKAN / -DACCEL_EXAMPLE_HAVE_CUDA. */
+#ifndef ACCEL_EXAMPLE_COMMON_H
+#define ACCEL_EXAMPLE_COMMON_H
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef ACCEL_EXAMPLE_HAVE_VULKAN
+#  define ACCEL_VULKAN_IMPLEMENTATION
+#  include "accel_vulkan.h"
+#endif
+#ifdef ACCEL_EXAMPLE_HAVE_CUDA
+#  define ACCEL_CUDA_IMPLEMENTATION
+#  include "accel_cuda.h"
+#endif
+
+/* Evaluates an accel call; on failure prints where, what and why, and jumps to the `done:` label of
+   the calling function (which destroys the device, and with it everything still alive on it). */
+#define EX_CHECK(call)                                                                             \
+    do {                                                                                           \
+        accel_result ex_r_ = (call);                                                               \
+        if (ex_r_ != ACCEL_OK) {                                                                   \
+            fprintf(stderr, "%s:%d: %s -> %s\n", __FILE__, __LINE__, #call,                       \
+                    accel_result_string(ex_r_));                                                   \
+            goto done;                                                                             \
+        }                                                                                          \
+    } while (0)
+
+/* Creates the device named by argv[1] ("cpu" when absent) with `desc` (may be NULL) and fills *info.
+   Returns 0 on success, else the exit code for main: 2 for a bad argument or a backend that is not
+   compiled into this binary, 1 when the device cannot be created. */
+static int ex_open_device(int argc, char** argv, const accel_device_desc* desc, accel_device** dev,
+                          accel_device_info* info) {
+    const char* want = argc > 1 ? argv[1] : "cpu";
+    const accel_backend* list[3];
+    uint32_t count = 0;
+    accel_device_desc d = desc ? *desc : (accel_device_desc){ 0 };
+    accel_result r;
+
+    *dev = NULL;
+    if (argc > 2 || !strcmp(want, "-h") || !strcmp(want, "--help")) {
+        fprintf(stderr, "usage: %s [cpu|vulkan|cuda|any]   (default: cpu)\n", argv[0]);
+        return 2;
+    }
+    if (!strcmp(want, "cpu")) {
+        list[count++] = accel_cpu_backend();
+    } else if (!strcmp(want, "vulkan")) {
+#ifdef ACCEL_EXAMPLE_HAVE_VULKAN
+        list[count++] = accel_vulkan_backend();
+#endif
+    } else if (!strcmp(want, "cuda")) {
+#ifdef ACCEL_EXAMPLE_HAVE_CUDA
+        list[count++] = accel_cuda_backend();
+#endif
+    } else if (!strcmp(want, "any")) {
+#ifdef ACCEL_EXAMPLE_HAVE_CUDA
+        list[count++] = accel_cuda_backend();
+#endif
+#ifdef ACCEL_EXAMPLE_HAVE_VULKAN
+        list[count++] = accel_vulkan_backend();
+#endif
+        list[count++] = accel_cpu_backend();
+    } else {
+        fprintf(stderr, "%s: unknown backend '%s' (expected cpu, vulkan, cuda or any)\n", argv[0], want);
+        return 2;
+    }
+    if (count == 0) {
+        fprintf(stderr, "%s: the %s backend is not built into this binary "
+                        "(rebuild with -DACCEL_EXAMPLE_HAVE_%s)\n",
+                argv[0], want, !strcmp(want, "cuda") ? "CUDA" : "VULKAN");
+        return 2;
+    }
+    if (!strcmp(want, "any")) {
+        r = accel_device_create_any(list, count, &d, dev);   /* the log says why each one was skipped */
+    } else {
+        d.backend = list[0];
+        r = accel_device_create(&d, dev);
+    }
+    if (r != ACCEL_OK) {
+        fprintf(stderr, "%s: no %s device: %s\n", argv[0], want, accel_result_string(r));
+        return 1;
+    }
+    r = accel_device_info_get(*dev, info);
+    if (r != ACCEL_OK) {
+        fprintf(stderr, "%s: accel_device_info_get -> %s\n", argv[0], accel_result_string(r));
+        accel_device_destroy(*dev);
+        *dev = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+/* Seconds from an arbitrary origin (C11 timespec_get; good to a microsecond or so). */
+static inline double ex_seconds(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A small integer hash, written the same way in the C, GLSL and CUDA kernels so that every backend
+   produces bit-identical results that the host can check exactly. */
+static inline uint32_t ex_hash(uint32_t x) {
+    x ^= x >> 16; x *= 0x7feb352du;
+    x ^= x >> 15; x *= 0x846ca68bu;
+    x ^= x >> 16;
+    return x;
+}
+
+#endif /* ACCEL_EXAMPLE_COMMON_H */

@@ -1,0 +1,391 @@
+/* tests/test.h — the tiny harness of the accel test suite. Header-only, C11.
+
+   A test program is one translation unit:
+
+       #define ACCEL_IMPLEMENTATION
+       #include "accel.h"
+       #include "test.h"
+
+       TEST(signal_set_is_max) {
+           accel_device* dev; accel_signal* s;
+           REQUIRE_OK(test_device_create(&dev));
+           ...
+           CHECK_EQ_U64(accel_signal_value(s), 5);
+           accel_device_destroy(dev);
+       }
+
+       int main(int argc, char** argv) {
+           test_begin(argc, argv);       // argv[1], if given, runs only tests whose name contains it
+           RUN(signal_set_is_max);
+           return test_end();            // prints "N passed, N failed, N skipped"; 0 / 1 / 77
+       }
+
+   CHECK* macros report `file:line: CHECK failed: expr` with the values and let the test go on;
+   REQUIRE* macros do the same and return from the test function (use them where going on would
+   crash, e.g. after a failed create). SKIP("why") ends the test as skipped.
+
+   Backend: env ACCEL_TEST_BACKEND = cpu (default) | vulkan | cuda. vulkan needs the program built with
+   -DACCEL_TEST_HAVE_VULKAN, cuda with -DACCEL_TEST_HAVE_CUDA. When the requested backend is not compiled
+   in or its device cannot be created (ACCEL_ERROR_UNAVAILABLE), every test is skipped and the program
+   exits 77. Env ACCEL_TEST_VERBOSE=1 echoes every message the library logs.
+
+   Threads for tests: test_thread_start / test_thread_join (C11 <threads.h>, or pthreads with
+   ACCEL_USE_PTHREADS). Not available with ACCEL_NO_THREADS (TEST_HAVE_THREADS is 0 there). */
+#ifndef ACCEL_TEST_H_INCLUDED
+#define ACCEL_TEST_H_INCLUDED
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef ACCEL_TEST_HAVE_VULKAN
+#  define ACCEL_VULKAN_IMPLEMENTATION
+#  include "accel_vulkan.h"
+#endif
+#ifdef ACCEL_TEST_HAVE_CUDA
+#  define ACCEL_CUDA_IMPLEMENTATION
+#  include "accel_cuda.h"
+#endif
+
+#if defined(ACCEL_NO_THREADS) || defined(__wasi__) || (defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__))
+#  define TEST_HAVE_THREADS 0
+#else
+#  define TEST_HAVE_THREADS 1
+#  if defined(ACCEL_USE_PTHREADS) || defined(__APPLE__)
+#    include <pthread.h>
+#    define TEST_USE_PTHREADS 1
+#  else
+#    include <threads.h>
+#  endif
+#endif
+
+/* ==== state ==== */
+typedef struct test_state {
+    int passed, failed, skipped;
+    const char* filter;
+    const char* current;
+    atomic_int current_failed;        /* CHECKs may fail on helper threads */
+    int current_skipped;
+    int all_skip;                     /* the backend is not here: skip everything */
+    char all_skip_reason[256];
+    const accel_backend* backend;
+    const char* backend_name;
+    int verbose;
+} test_state;
+static test_state test_g;
+
+/* ==== time ==== */
+/* Wall clock in ns (C11 timespec_get; good enough for the >= 1 ms checks the tests make). */
+static inline uint64_t test_now_ns(void) {
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ==== capturing logger ==== */
+#define TEST_LOG_KEEP 32
+typedef struct test_log_state {
+    atomic_flag lock;
+    atomic_int count[4];              /* per accel_log_level */
+    int next;
+    char messages[TEST_LOG_KEEP][256];
+} test_log_state;
+static test_log_state test_log_g = { ATOMIC_FLAG_INIT, { 0, 0, 0, 0 }, 0, { { 0 } } };
+
+static inline void test_log_fn(accel_log_level level, const char* message, void* user) {
+    (void)user;
+    if ((int)level >= 0 && (int)level < 4) atomic_fetch_add(&test_log_g.count[level], 1);
+    while (atomic_flag_test_and_set(&test_log_g.lock)) { /* spin: messages are short */ }
+    snprintf(test_log_g.messages[test_log_g.next % TEST_LOG_KEEP], sizeof test_log_g.messages[0], "%s",
+             message ? message : "(null)");
+    test_log_g.next++;
+    atomic_flag_clear(&test_log_g.lock);
+    if (test_g.verbose) fprintf(stderr, "  [accel log %d] %s\n", (int)level, message ? message : "(null)");
+}
+static inline accel_logger test_logger(void) {
+    accel_logger l;
+    l.log_fn = test_log_fn;
+    l.user = NULL;
+    return l;
+}
+/* Forget what was logged so far. */
+static inline void test_log_reset(void) {
+    while (atomic_flag_test_and_set(&test_log_g.lock)) { }
+    for (int i = 0; i < 4; i++) atomic_store(&test_log_g.count[i], 0);
+    test_log_g.next = 0;
+    memset(test_log_g.messages, 0, sizeof test_log_g.messages);
+    atomic_flag_clear(&test_log_g.lock);
+}
+/* Messages logged at `level` since the last reset. */
+static inline int test_log_count(accel_log_level level) { return atomic_load(&test_log_g.count[level]); }
+/* 1 when one of the last TEST_LOG_KEEP messages contains `needle`. */
+static inline int test_log_contains(const char* needle) {
+    int found = 0;
+    while (atomic_flag_test_and_set(&test_log_g.lock)) { }
+    for (int i = 0; i < TEST_LOG_KEEP && !found; i++) found = strstr(test_log_g.messages[i], needle) != NULL;
+    atomic_flag_clear(&test_log_g.lock);
+    return found;
+}
+static inline void test_log_print_last(void) {
+    while (atomic_flag_test_and_set(&test_log_g.lock)) { }
+    if (test_log_g.next > 0)
+        fprintf(stderr, "    last accel log: %s\n", test_log_g.messages[(test_log_g.next - 1) % TEST_LOG_KEEP]);
+    atomic_flag_clear(&test_log_g.lock);
+}
+
+/* ==== checks ==== */
+static inline void test_fail_head(const char* file, int line, const char* expr) {
+    atomic_fetch_add(&test_g.current_failed, 1);
+    fprintf(stderr, "%s:%d: CHECK failed: %s  [test %s]\n", file, line, expr, test_g.current ? test_g.current : "?");
+}
+static inline int test_check_true(int ok, const char* file, int line, const char* expr) {
+    if (!ok) { test_fail_head(file, line, expr); test_log_print_last(); }
+    return ok;
+}
+static inline int test_check_i64(long long a, long long b, const char* file, int line, const char* expr) {
+    if (a == b) return 1;
+    test_fail_head(file, line, expr);
+    fprintf(stderr, "    got %lld, expected %lld\n", a, b);
+    return 0;
+}
+static inline int test_check_u64(unsigned long long a, unsigned long long b, const char* file, int line, const char* expr) {
+    if (a == b) return 1;
+    test_fail_head(file, line, expr);
+    fprintf(stderr, "    got %llu (0x%llx), expected %llu (0x%llx)\n", a, a, b, b);
+    return 0;
+}
+static inline int test_check_result(accel_result a, accel_result b, const char* file, int line, const char* expr) {
+    if (a == b) return 1;
+    test_fail_head(file, line, expr);
+    fprintf(stderr, "    got %s (%d), expected %s (%d)\n", accel_result_string(a), (int)a, accel_result_string(b), (int)b);
+    test_log_print_last();
+    return 0;
+}
+static inline int test_check_str(const char* a, const char* b, const char* file, int line, const char* expr) {
+    if (a == b || (a && b && strcmp(a, b) == 0)) return 1;
+    test_fail_head(file, line, expr);
+    fprintf(stderr, "    got \"%s\", expected \"%s\"\n", a ? a : "(null)", b ? b : "(null)");
+    return 0;
+}
+
+#define CHECK(expr)              test_check_true(!!(expr), __FILE__, __LINE__, #expr)
+#define CHECK_EQ_INT(a, b)       test_check_i64((long long)(a), (long long)(b), __FILE__, __LINE__, #a " == " #b)
+#define CHECK_EQ_U64(a, b)       test_check_u64((unsigned long long)(a), (unsigned long long)(b), __FILE__, __LINE__, #a " == " #b)
+#define CHECK_EQ_STR(a, b)       test_check_str((a), (b), __FILE__, __LINE__, #a " == " #b)
+#define CHECK_RESULT(expr, want) test_check_result((expr), (want), __FILE__, __LINE__, #expr " == " #want)
+#define CHECK_OK(expr)           CHECK_RESULT(expr, ACCEL_OK)
+#define REQUIRE(expr)              do { if (!CHECK(expr)) return; } while (0)
+#define REQUIRE_EQ_INT(a, b)       do { if (!CHECK_EQ_INT(a, b)) return; } while (0)
+#define REQUIRE_RESULT(expr, want) do { if (!CHECK_RESULT(expr, want)) return; } while (0)
+#define REQUIRE_OK(expr)           REQUIRE_RESULT(expr, ACCEL_OK)
+#define SKIP(why) do { test_g.current_skipped = 1; fprintf(stderr, "SKIP %s: %s\n", test_g.current, (why)); return; } while (0)
+/* 1 when a CHECK of the current test already failed (to stop a loop from printing thousands). */
+#define TEST_FAILED_SO_FAR() (atomic_load(&test_g.current_failed) != 0)
+
+/* ==== backends and devices ==== */
+static inline int test_backend_is_cpu(void) { return test_g.backend == accel_cpu_backend(); }
+
+/* Fills the fields of *desc the tests always want (backend, capturing logger) where zero. */
+static inline void test_device_desc_fill(accel_device_desc* desc) {
+    if (!desc->backend) desc->backend = test_g.backend;
+    if (!desc->logger.log_fn) desc->logger = test_logger();
+}
+static inline accel_result test_device_create_desc(accel_device_desc desc, accel_device** out) {
+    test_device_desc_fill(&desc);
+    return accel_device_create(&desc, out);
+}
+/* A device of the backend under test, with the capturing logger. */
+static inline accel_result test_device_create(accel_device** out) {
+    accel_device_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.label = "test";
+    return test_device_create_desc(desc, out);
+}
+
+/* ==== counting allocator (fails on demand, checks sizes on free) ==== */
+typedef struct test_alloc_state {
+    atomic_long allocs, frees, outstanding;  /* outstanding = allocs - frees */
+    atomic_long fail_after;                  /* < 0: never fail; else succeed this many more times, then fail */
+    atomic_long failures;                    /* allocations refused */
+    atomic_long size_mismatch, bad_align;    /* free got another size than alloc; align not a power of 2 */
+    size_t refuse_above;                     /* refuse any single allocation above this (0: no limit) */
+} test_alloc_state;
+
+typedef struct test_alloc_head { void* base; size_t size; } test_alloc_head;
+
+static inline void* test_alloc_fn(size_t size, size_t align, void* user) {
+    test_alloc_state* st = (test_alloc_state*)user;
+    if (align == 0 || (align & (align - 1)) != 0) { atomic_fetch_add(&st->bad_align, 1); return NULL; }
+    if (st->refuse_above && size > st->refuse_above) { atomic_fetch_add(&st->failures, 1); return NULL; }
+    if (atomic_load(&st->fail_after) >= 0 && atomic_fetch_sub(&st->fail_after, 1) <= 0) {
+        atomic_store(&st->fail_after, 0);
+        atomic_fetch_add(&st->failures, 1);
+        return NULL;
+    }
+    if (align < sizeof(test_alloc_head)) align = sizeof(test_alloc_head);
+    if (align < 16) align = 16;
+    if (size > SIZE_MAX - align - sizeof(test_alloc_head)) { atomic_fetch_add(&st->failures, 1); return NULL; }
+    unsigned char* base = (unsigned char*)malloc(size + align + sizeof(test_alloc_head));
+    if (!base) { atomic_fetch_add(&st->failures, 1); return NULL; }
+    uintptr_t p = ((uintptr_t)base + sizeof(test_alloc_head) + align - 1) & ~(uintptr_t)(align - 1);
+    test_alloc_head head = { base, size };
+    memcpy((unsigned char*)p - sizeof head, &head, sizeof head);
+    atomic_fetch_add(&st->allocs, 1);
+    atomic_fetch_add(&st->outstanding, 1);
+    return (void*)p;
+}
+static inline void test_free_fn(void* ptr, size_t size, void* user) {
+    test_alloc_state* st = (test_alloc_state*)user;
+    if (!ptr) return;
+    test_alloc_head head;
+    memcpy(&head, (unsigned char*)ptr - sizeof head, sizeof head);
+    if (head.size != size) atomic_fetch_add(&st->size_mismatch, 1);
+    atomic_fetch_add(&st->frees, 1);
+    atomic_fetch_sub(&st->outstanding, 1);
+    free(head.base);
+}
+static inline void test_alloc_init(test_alloc_state* st) {
+    memset(st, 0, sizeof *st);
+    atomic_store(&st->fail_after, -1);
+}
+static inline accel_allocator test_allocator(test_alloc_state* st) {
+    accel_allocator a;
+    a.alloc_fn = test_alloc_fn;
+    a.free_fn = test_free_fn;
+    a.user = st;
+    return a;
+}
+
+/* ==== host threads ==== */
+#if TEST_HAVE_THREADS
+typedef struct test_thread {
+#  ifdef TEST_USE_PTHREADS
+    pthread_t t;
+#  else
+    thrd_t t;
+#  endif
+    void (*fn)(void*);
+    void* arg;
+} test_thread;
+#  ifdef TEST_USE_PTHREADS
+static inline void* test_thread_main(void* p) { test_thread* t = (test_thread*)p; t->fn(t->arg); return NULL; }
+static inline int test_thread_start(test_thread* t, void (*fn)(void*), void* arg) {
+    t->fn = fn; t->arg = arg;
+    return pthread_create(&t->t, NULL, test_thread_main, t) == 0;
+}
+static inline void test_thread_join(test_thread* t) { pthread_join(t->t, NULL); }
+#  else
+static inline int test_thread_main(void* p) { test_thread* t = (test_thread*)p; t->fn(t->arg); return 0; }
+static inline int test_thread_start(test_thread* t, void (*fn)(void*), void* arg) {
+    t->fn = fn; t->arg = arg;
+    return thrd_create(&t->t, test_thread_main, t) == thrd_success;
+}
+static inline void test_thread_join(test_thread* t) { thrd_join(t->t, NULL); }
+#  endif
+#endif
+
+/* ==== running ==== */
+static inline void test_begin(int argc, char** argv) {
+    const char* want = getenv("ACCEL_TEST_BACKEND");
+    const char* verbose = getenv("ACCEL_TEST_VERBOSE");
+    test_g.verbose = verbose && verbose[0] && strcmp(verbose, "0") != 0;
+    test_g.filter = argc > 1 ? argv[1] : NULL;
+    if (!want || !want[0]) want = "cpu";
+    test_g.backend_name = want;
+    if (strcmp(want, "cpu") == 0) test_g.backend = accel_cpu_backend();
+#ifdef ACCEL_TEST_HAVE_VULKAN
+    else if (strcmp(want, "vulkan") == 0) test_g.backend = accel_vulkan_backend();
+#endif
+#ifdef ACCEL_TEST_HAVE_CUDA
+    else if (strcmp(want, "cuda") == 0) test_g.backend = accel_cuda_backend();
+#endif
+    if (!test_g.backend) {
+        test_g.all_skip = 1;
+        snprintf(test_g.all_skip_reason, sizeof test_g.all_skip_reason,
+                 "backend \"%s\" is not compiled into this test program", want);
+        return;
+    }
+    accel_device* dev = NULL;
+    accel_result r = test_device_create(&dev);
+    if (r == ACCEL_ERROR_UNAVAILABLE) {
+        test_g.all_skip = 1;
+        snprintf(test_g.all_skip_reason, sizeof test_g.all_skip_reason, "backend \"%s\" is unavailable here", want);
+    } else if (r != ACCEL_OK) {
+        fprintf(stderr, "warning: creating a %s device failed: %s\n", want, accel_result_string(r));
+    }
+    accel_device_destroy(dev);
+    test_log_reset();
+}
+
+static inline void test_run(const char* name, void (*fn)(void)) {
+    if (test_g.filter && !strstr(name, test_g.filter)) return;
+    if (test_g.all_skip) {
+        fprintf(stderr, "SKIP %s: %s\n", name, test_g.all_skip_reason);
+        test_g.skipped++;
+        return;
+    }
+    test_g.current = name;
+    atomic_store(&test_g.current_failed, 0);
+    test_g.current_skipped = 0;
+    test_log_reset();
+    uint64_t t0 = test_now_ns();
+    fn();
+    double ms = (double)(test_now_ns() - t0) / 1e6;
+    if (atomic_load(&test_g.current_failed)) {
+        test_g.failed++;
+        fprintf(stderr, "FAIL %s (%.1f ms)\n", name, ms);
+    } else if (test_g.current_skipped) {
+        test_g.skipped++;
+    } else {
+        test_g.passed++;
+        if (test_g.verbose) fprintf(stderr, "ok   %s (%.1f ms)\n", name, ms);
+    }
+    test_g.current = NULL;
+}
+#define TEST(name) static void name(void)
+#define RUN(name) test_run(#name, name)
+
+/* Prints the summary line (last line of output) and returns the exit code: 0 all passed (or passed +
+   skipped), 1 any failure, 77 everything skipped. */
+static inline int test_end(void) {
+    fflush(stderr);
+    printf("%d passed, %d failed, %d skipped\n", test_g.passed, test_g.failed, test_g.skipped);
+    fflush(stdout);
+    if (test_g.failed) return 1;
+    if (test_g.passed == 0 && test_g.skipped > 0) return 77;
+    return 0;
+}
+
+
+/* ==== small helpers used by several programs ==== */
+static inline accel_result test_buffer_create(accel_device* dev, size_t size, accel_memory memory, accel_buffer** out) {
+    accel_buffer_desc d;
+    memset(&d, 0, sizeof d);
+    d.size = size;
+    d.memory = memory;
+    return accel_buffer_create(dev, &d, out);
+}
+/* Writes count uint32 words of `value` at word 0 (blocking). */
+static inline accel_result test_buffer_set_u32(accel_buffer* buf, size_t count, uint32_t value) {
+    uint32_t chunk[256];
+    for (size_t i = 0; i < 256; i++) chunk[i] = value;
+    for (size_t done = 0; done < count;) {
+        size_t n = count - done < 256 ? count - done : 256;
+        accel_result r = accel_buffer_write(buf, done * 4, chunk, n * 4);
+        if (r != ACCEL_OK) return r;
+        done += n;
+    }
+    return ACCEL_OK;
+}
+/* Reads word i (blocking); 0xFFFFFFFF... on error is indistinguishable, so tests check the read result. */
+static inline uint32_t test_buffer_u32(accel_buffer* buf, size_t i) {
+    uint32_t v = 0xFEEDFACEu;
+    if (accel_buffer_read(buf, i * 4, &v, 4) != ACCEL_OK) return 0xBADBAD00u;
+    return v;
+}
+static inline uint32_t test_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+#endif /* ACCEL_TEST_H_INCLUDED */

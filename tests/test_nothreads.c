@@ -1,0 +1,249 @@
+/* tests/test_nothreads.c — ACCEL_NO_THREADS semantics: batches run inside submit, parked batches run
+   when a signal unblocks them, impossible waits report ACCEL_ERROR_DEADLOCK at once.
+   Built without ACCEL_NO_THREADS (and not on WASI), every test here is skipped. */
+#define ACCEL_IMPLEMENTATION
+#include "accel.h"
+#include "test.h"
+#include "kernels.h"
+
+#if defined(ACCEL_NO_THREADS) || defined(__wasi__)
+#  define NT_ACTIVE 1
+#else
+#  define NT_ACTIVE 0
+#endif
+#define NT_ONLY() do { if (!NT_ACTIVE) SKIP("built with threads (define ACCEL_NO_THREADS)"); } while (0)
+
+TEST(nt_submit_runs_batch_inline) {
+    NT_ONLY();
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* b;
+    accel_program* p;
+    accel_signal* s;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 400, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(test_program_create(dev, TK_FILL_INDEX, &p));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    uint32_t k[2] = { 10, 100 };
+    accel_queue_exec(q, p, &b, 1, k, 2, accel_exec_1d(100, 16));
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));
+    /* no wait at all: it already ran */
+    CHECK_EQ_U64(accel_signal_value(s), 1);
+    CHECK_EQ_U64(test_buffer_u32(b, 99), 109);
+    accel_device_destroy(dev);
+}
+
+TEST(nt_cpu_threads_is_one) {
+    NT_ONLY();
+    if (!test_backend_is_cpu()) SKIP("CPU backend only");
+    accel_device* dev;
+    accel_device_desc d;
+    memset(&d, 0, sizeof d);
+    d.cpu_threads = 8;
+    REQUIRE_OK(test_device_create_desc(d, &dev));
+    accel_queue* q;
+    accel_program* p;
+    accel_buffer* b;
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_PROBE, &p));
+    REQUIRE_OK(test_buffer_create(dev, (16 + 32) * 4, ACCEL_MEMORY_HOST, &b));
+    uint32_t c0 = 0;
+    accel_queue_exec(q, p, &b, 1, &c0, 1, accel_exec_1d(32, 1));
+    CHECK_OK(accel_queue_submit(q));
+    for (int g = 0; g < 32; g++) CHECK_EQ_U64(test_buffer_u32(b, 16 + (size_t)g), 1);   /* worker 0 */
+    accel_device_destroy(dev);
+}
+
+TEST(nt_parked_batch_runs_on_host_set) {
+    NT_ONLY();
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* b;
+    accel_signal *gate, *s;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    accel_queue_fill(q, b, 0, 4, 1);                 /* before the wait: runs in submit */
+    accel_queue_wait(q, gate, 2);
+    accel_queue_fill(q, b, 4, 4, 2);
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_EQ_U64(test_buffer_u32(b, 0), 1);
+    CHECK_EQ_U64(test_buffer_u32(b, 1), 0);
+    CHECK_EQ_U64(accel_signal_value(s), 0);
+    /* nothing can unblock it: waits say so instead of hanging */
+    uint64_t t0 = test_now_ns();
+    CHECK_RESULT(accel_signal_wait(s, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_DEADLOCK);
+    CHECK_RESULT(accel_signal_wait(s, 1, 5000000000ull), ACCEL_ERROR_DEADLOCK);
+    CHECK(test_now_ns() - t0 < 1000000000ull);       /* at once, not after the timeout */
+    CHECK_RESULT(accel_signal_wait(s, 1, 0), ACCEL_TIMEOUT);
+    CHECK_RESULT(accel_queue_finish(q, ACCEL_WAIT_FOREVER), ACCEL_ERROR_DEADLOCK);
+    CHECK_RESULT(accel_queue_finish(q, 1000000), ACCEL_ERROR_DEADLOCK);
+    CHECK_RESULT(accel_queue_finish(q, 0), ACCEL_TIMEOUT);
+    /* a set below the awaited value does not run it */
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_EQ_U64(accel_signal_value(s), 0);
+    CHECK_EQ_U64(test_buffer_u32(b, 1), 0);
+    /* the set that reaches it runs it before returning */
+    CHECK_OK(accel_signal_set(gate, 2));
+    CHECK_EQ_U64(accel_signal_value(s), 1);
+    CHECK_EQ_U64(test_buffer_u32(b, 1), 2);
+    CHECK_OK(accel_signal_wait(s, 1, ACCEL_WAIT_FOREVER));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(dev);
+}
+
+/* A later batch of the same queue stays behind a parked one (in order), even with no wait of its own. */
+TEST(nt_parked_batch_keeps_queue_order) {
+    NT_ONLY();
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* b;
+    accel_signal *gate, *s;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 16, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    accel_queue_wait(q, gate, 1);
+    accel_queue_fill(q, b, 0, 4, 1);
+    CHECK_OK(accel_queue_submit(q));
+    accel_queue_fill(q, b, 0, 4, 2);
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_EQ_U64(test_buffer_u32(b, 0), 0);
+    CHECK_EQ_U64(accel_signal_value(s), 0);
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_EQ_U64(test_buffer_u32(b, 0), 2);
+    CHECK_EQ_U64(accel_signal_value(s), 1);
+    accel_device_destroy(dev);
+}
+
+/* Parked batches unblocked by a queue's signal, in a chain across queues (and a second device). */
+TEST(nt_chain_across_queues) {
+    NT_ONLY();
+    accel_device *dev, *dev2;
+    accel_queue *q1, *q2, *q3;
+    accel_buffer* b;
+    accel_signal *h, *a, *c, *d;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(test_device_create(&dev2));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q1));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COPY, &q2));
+    REQUIRE_OK(accel_queue_create(dev2, ACCEL_QUEUE_COMPUTE, &q3));
+    REQUIRE_OK(test_buffer_create(dev, 16, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(accel_signal_create(dev, 0, &h));
+    REQUIRE_OK(accel_signal_create(dev, 0, &a));
+    REQUIRE_OK(accel_signal_create(dev, 0, &c));
+    REQUIRE_OK(accel_signal_create(dev2, 0, &d));
+    /* submitted last-to-first */
+    accel_queue_wait(q3, c, 1);
+    accel_queue_signal(q3, d, 1);
+    CHECK_OK(accel_queue_submit(q3));
+    accel_queue_wait(q2, a, 1);
+    accel_queue_fill(q2, b, 4, 4, 22);
+    accel_queue_signal(q2, c, 1);
+    CHECK_OK(accel_queue_submit(q2));
+    accel_queue_wait(q1, h, 1);
+    accel_queue_fill(q1, b, 0, 4, 11);
+    accel_queue_signal(q1, a, 1);
+    CHECK_OK(accel_queue_submit(q1));
+    CHECK_EQ_U64(accel_signal_value(d), 0);
+    CHECK_RESULT(accel_signal_wait(d, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_DEADLOCK);
+    CHECK_OK(accel_signal_set(h, 1));
+    CHECK_EQ_U64(accel_signal_value(a), 1);
+    CHECK_EQ_U64(accel_signal_value(c), 1);
+    CHECK_EQ_U64(accel_signal_value(d), 1);
+    CHECK_EQ_U64(test_buffer_u32(b, 0), 11);
+    CHECK_EQ_U64(test_buffer_u32(b, 1), 22);
+    accel_device_destroy(dev2);
+    accel_device_destroy(dev);
+}
+
+/* A wait whose value an already parked batch will reach is not a deadlock: the batch is runnable. */
+TEST(nt_wait_satisfiable_by_parked_work) {
+    NT_ONLY();
+    accel_device* dev;
+    accel_queue *q1, *q2;
+    accel_signal *a, *s;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q1));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q2));
+    REQUIRE_OK(accel_signal_create(dev, 0, &a));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    accel_queue_wait(q1, a, 1);
+    accel_queue_signal(q1, s, 1);
+    CHECK_OK(accel_queue_submit(q1));
+    accel_queue_signal(q2, a, 1);          /* runs at submit and unblocks q1 */
+    CHECK_OK(accel_queue_submit(q2));
+    CHECK_EQ_U64(accel_signal_value(s), 1);
+    CHECK_OK(accel_signal_wait(s, 1, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(dev);
+}
+
+TEST(nt_wait_many_deadlock) {
+    NT_ONLY();
+    accel_device* dev;
+    accel_signal* s[2];
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s[0]));
+    REQUIRE_OK(accel_signal_create(dev, 5, &s[1]));
+    uint64_t v[2] = { 1, 6 };
+    CHECK_RESULT(accel_signal_wait_many(s, v, 2, false, ACCEL_WAIT_FOREVER, NULL), ACCEL_ERROR_DEADLOCK);
+    CHECK_RESULT(accel_signal_wait_many(s, v, 2, true, 1000, NULL), ACCEL_ERROR_DEADLOCK);
+    CHECK_RESULT(accel_signal_wait_many(s, v, 2, false, 0, NULL), ACCEL_TIMEOUT);
+    v[1] = 5;
+    uint32_t first = 9;
+    CHECK_OK(accel_signal_wait_many(s, v, 2, false, ACCEL_WAIT_FOREVER, &first));
+    CHECK_EQ_INT(first, 1);
+    CHECK_RESULT(accel_signal_wait_many(s, v, 2, true, ACCEL_WAIT_FOREVER, NULL), ACCEL_ERROR_DEADLOCK);
+    accel_device_destroy(dev);
+}
+
+/* Failing the signal a parked batch waits on drops it and fails what it would signal, right away. */
+TEST(nt_fail_parked_batch) {
+    NT_ONLY();
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* b;
+    accel_signal *gate, *s, *later;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 16, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(accel_signal_create(dev, 0, &later));
+    accel_queue_wait(q, gate, 1);
+    accel_queue_fill(q, b, 0, 4, 5);
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));
+    accel_queue_fill(q, b, 4, 4, 6);
+    accel_queue_signal(q, later, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_fail(gate, ACCEL_ERROR_BACKEND));
+    CHECK(accel_signal_value(s) > ACCEL_SIGNAL_MAX);
+    CHECK_RESULT(accel_signal_wait(s, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+    CHECK_EQ_U64(test_buffer_u32(b, 0), 0);
+    /* the next batch of the queue is no longer held back */
+    CHECK_EQ_U64(accel_signal_value(later), 1);
+    CHECK_EQ_U64(test_buffer_u32(b, 1), 6);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(dev);
+}
+
+int main(int argc, char** argv) {
+    test_begin(argc, argv);
+    RUN(nt_submit_runs_batch_inline);
+    RUN(nt_cpu_threads_is_one);
+    RUN(nt_parked_batch_runs_on_host_set);
+    RUN(nt_parked_batch_keeps_queue_order);
+    RUN(nt_chain_across_queues);
+    RUN(nt_wait_satisfiable_by_parked_work);
+    RUN(nt_wait_many_deadlock);
+    RUN(nt_fail_parked_batch);
+    return test_end();
+}

@@ -1,0 +1,594 @@
+/* tests/test_queues.c — queues: recording, in-order execution, exec shapes, copy/fill/update,
+   COPY queues ordered by signals, finish, destroy with pending work, device destroy with live objects. */
+#define ACCEL_IMPLEMENTATION
+#include "accel.h"
+#include "test.h"
+#include "kernels.h"
+
+#define SENTINEL 0xDEADBEEFu
+
+TEST(queue_create_and_destroy) {
+    accel_device* dev;
+    accel_queue *c = NULL, *k = NULL, *bad = NULL;
+    REQUIRE_OK(test_device_create(&dev));
+    CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &c));
+    CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COPY, &k));
+    CHECK_RESULT(accel_queue_create(dev, (accel_queue_type)7, &bad), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK_RESULT(accel_queue_create(NULL, ACCEL_QUEUE_COMPUTE, &bad), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK_RESULT(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, NULL), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK_OK(accel_queue_submit(c));                        /* empty batch */
+    CHECK_OK(accel_queue_finish(c, 0));
+    CHECK_OK(accel_queue_finish(k, ACCEL_WAIT_FOREVER));
+    accel_queue_barrier(c);                                 /* a batch of just a barrier */
+    CHECK_OK(accel_queue_finish(c, ACCEL_WAIT_FOREVER));
+    accel_queue_destroy(c);
+    accel_queue_destroy(k);
+    accel_queue_destroy(NULL);
+    accel_device_destroy(dev);
+}
+
+TEST(fill_pattern) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* buf;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &buf));
+    unsigned char bytes[64];
+    REQUIRE_OK(accel_buffer_read(buf, 0, bytes, 64));
+    for (int i = 0; i < 64; i++) CHECK_EQ_INT(bytes[i], 0);    /* new buffers are zero */
+    accel_queue_fill(q, buf, 8, 32, 0x11223344u);
+    accel_queue_fill(q, buf, 60, 4, 0xCAFEF00Du);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    REQUIRE_OK(accel_buffer_read(buf, 0, bytes, 64));
+    for (int i = 0; i < 16; i++) {
+        uint32_t w;
+        memcpy(&w, bytes + 4 * i, 4);
+        uint32_t want = (i >= 2 && i < 10) ? 0x11223344u : i == 15 ? 0xCAFEF00Du : 0u;
+        CHECK_EQ_U64(w, want);
+    }
+    accel_device_destroy(dev);
+}
+
+TEST(update_copies_data_at_record_time) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* buf;
+    accel_signal* gate;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    enum { N = 16384 };   /* 64 KiB: large updates too */
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &buf));
+    uint32_t* data = (uint32_t*)malloc(N * 4);
+    REQUIRE(data != NULL);
+    for (uint32_t i = 0; i < N; i++) data[i] = i * 3u + 1u;
+    uint32_t small[3] = { 10, 20, 30 };
+    accel_queue_update(q, buf, 0, data, N * 4);
+    accel_queue_update(q, buf, 8, small, sizeof small);
+    for (uint32_t i = 0; i < N; i++) data[i] = 0xBAD;          /* modify after recording, before submit */
+    small[0] = small[1] = small[2] = 0xBAD;
+    accel_queue_wait(q, gate, 1);
+    uint32_t late = 77;
+    accel_queue_update(q, buf, 4, &late, 4);
+    CHECK_OK(accel_queue_submit(q));
+    late = 0xBAD;                                              /* modify after submit, before it runs */
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    REQUIRE_OK(accel_buffer_read(buf, 0, data, N * 4));
+    CHECK_EQ_U64(data[0], 1);
+    CHECK_EQ_U64(data[1], 77);
+    CHECK_EQ_U64(data[2], 10);
+    CHECK_EQ_U64(data[3], 20);
+    CHECK_EQ_U64(data[4], 30);
+    for (uint32_t i = 5; i < N && !TEST_FAILED_SO_FAR(); i++) CHECK_EQ_U64(data[i], i * 3u + 1u);
+    free(data);
+    accel_device_destroy(dev);
+}
+
+TEST(copy_with_offsets) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer *a, *b;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 100, ACCEL_MEMORY_DEVICE, &a));
+    REQUIRE_OK(test_buffer_create(dev, 100, ACCEL_MEMORY_HOST, &b));
+    unsigned char src[100], got[100];
+    for (int i = 0; i < 100; i++) src[i] = (unsigned char)(i + 1);
+    REQUIRE_OK(accel_buffer_write(a, 0, src, 100));
+    accel_queue_copy(q, b, 3, a, 50, 13);          /* odd offsets and size */
+    accel_queue_copy(q, a, 0, a, 90, 10);          /* same buffer, not overlapping */
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    REQUIRE_OK(accel_buffer_read(b, 0, got, 100));
+    for (int i = 0; i < 100; i++) CHECK_EQ_INT(got[i], (i >= 3 && i < 16) ? 50 + (i - 3) + 1 : 0);
+    REQUIRE_OK(accel_buffer_read(a, 0, got, 100));
+    for (int i = 0; i < 100; i++) CHECK_EQ_INT(got[i], i < 10 ? 91 + i : i + 1);
+    /* whole buffer, adjacent ranges in one buffer */
+    accel_queue_copy(q, a, 0, a, 50, 50);
+    accel_queue_copy(q, b, 0, a, 0, 100);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    REQUIRE_OK(accel_buffer_read(b, 0, got, 100));
+    for (int i = 0; i < 100; i++) CHECK_EQ_INT(got[i], (i % 50) + 51);
+    accel_device_destroy(dev);
+}
+
+TEST(exec_saxpy) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer *x, *y;
+    accel_program* p;
+    enum { N = 1000 };
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_SAXPY, &p));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &x));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &y));
+    float hx[N], hy[N];
+    for (int i = 0; i < N; i++) { hx[i] = (float)i; hy[i] = 1.0f; }
+    REQUIRE_OK(accel_buffer_write(x, 0, hx, sizeof hx));
+    REQUIRE_OK(accel_buffer_write(y, 0, hy, sizeof hy));
+    uint32_t c[2] = { test_f32_bits(2.0f), N };
+    accel_buffer* bufs[2] = { y, x };
+    accel_queue_exec(q, p, bufs, 2, c, 2, accel_exec_1d(N, 64));
+    c[0] = test_f32_bits(0.5f);                    /* constants are copied at record time too */
+    accel_queue_exec(q, p, bufs, 2, c, 2, accel_exec_1d(N, 128));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    REQUIRE_OK(accel_buffer_read(y, 0, hy, sizeof hy));
+    for (int i = 0; i < N && !TEST_FAILED_SO_FAR(); i++) CHECK(hy[i] == 1.0f + 2.5f * (float)i);
+    accel_device_destroy(dev);
+}
+
+/* 1D with global sizes that are not multiples of the group size: items past the end are skipped. */
+TEST(exec_1d_partial_groups) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* buf;
+    accel_program* p;
+    enum { CAP = 1024 };
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_FILL_INDEX, &p));
+    REQUIRE_OK(test_buffer_create(dev, CAP * 4, ACCEL_MEMORY_HOST, &buf));
+    static const uint32_t cases[][2] = { { 1000, 64 }, { 1, 64 }, { 1, 1 }, { 65, 64 }, { 7, 3 }, { 1023, 1 }, { 100, 0 }, { 999, 1000 } };
+    static uint32_t got[CAP];
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        uint32_t n = cases[t][0], local = cases[t][1], c = 1000u * (uint32_t)(t + 1);
+        REQUIRE_OK(test_buffer_set_u32(buf, CAP, SENTINEL));
+        uint32_t k[2] = { c, n };
+        accel_queue_exec(q, p, &buf, 1, k, 2, accel_exec_1d(n, local));
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        REQUIRE_OK(accel_buffer_read(buf, 0, got, sizeof got));
+        int bad = 0;
+        for (uint32_t i = 0; i < CAP; i++) bad += got[i] != (i < n ? i + c : SENTINEL);
+        if (!CHECK_EQ_INT(bad, 0)) fprintf(stderr, "    case global %u local %u\n", n, local);
+    }
+    accel_device_destroy(dev);
+}
+
+static void check_group_ids(accel_device* dev, accel_queue* q, accel_program* p, const uint32_t g[3], const uint32_t l[3],
+                            accel_exec_params params) {
+    size_t n = (size_t)g[0] * g[1] * g[2];
+    accel_buffer* buf;
+    if (!CHECK_OK(test_buffer_create(dev, (n + 64) * 4, ACCEL_MEMORY_DEVICE, &buf))) return;
+    if (!CHECK_OK(test_buffer_set_u32(buf, n + 64, SENTINEL))) return;
+    accel_queue_exec(q, p, &buf, 1, g, 3, params);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    uint32_t* got = (uint32_t*)malloc((n + 64) * 4);
+    if (!CHECK(got != NULL)) return;
+    CHECK_OK(accel_buffer_read(buf, 0, got, (n + 64) * 4));
+    int bad = 0;
+    for (uint32_t z = 0; z < g[2]; z++)
+        for (uint32_t y = 0; y < g[1]; y++)
+            for (uint32_t x = 0; x < g[0]; x++) {
+                uint32_t want = test_group_code(x / l[0], y / l[1], z / l[2]);
+                uint32_t have = got[((size_t)z * g[1] + y) * g[0] + x];
+                if (have != want && bad++ < 3)
+                    fprintf(stderr, "    item (%u,%u,%u): got 0x%08x, expected 0x%08x\n", x, y, z, have, want);
+            }
+    for (size_t i = n; i < n + 64; i++) bad += got[i] != SENTINEL;
+    if (!CHECK_EQ_INT(bad, 0))
+        fprintf(stderr, "    global %u x %u x %u, local %u x %u x %u\n", g[0], g[1], g[2], l[0], l[1], l[2]);
+    free(got);
+    accel_buffer_destroy(buf);
+}
+
+TEST(exec_2d_and_3d_partial_groups) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_program* p;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_GROUP_IDS, &p));
+    {
+        uint32_t g[3] = { 37, 11, 1 }, l[3] = { 8, 4, 1 };
+        check_group_ids(dev, q, p, g, l, accel_exec_2d(37, 11, 8, 4));
+    }
+    {
+        uint32_t g[3] = { 16, 16, 1 }, l[3] = { 16, 16, 1 };     /* exact multiple, one group */
+        check_group_ids(dev, q, p, g, l, accel_exec_2d(16, 16, 16, 16));
+    }
+    {
+        uint32_t g[3] = { 13, 7, 5 }, l[3] = { 4, 2, 3 };
+        check_group_ids(dev, q, p, g, l, accel_exec_3d(g, l));
+    }
+    {
+        uint32_t g[3] = { 1, 9, 17 }, l[3] = { 1, 4, 4 };
+        check_group_ids(dev, q, p, g, l, accel_exec_3d(g, l));
+    }
+    {
+        /* zeros count as 1 */
+        uint32_t g[3] = { 10, 1, 1 }, l[3] = { 4, 1, 1 };
+        accel_exec_params params;
+        memset(&params, 0, sizeof params);
+        params.global_size[0] = 10;
+        params.local_size[0] = 4;
+        check_group_ids(dev, q, p, g, l, params);
+    }
+    accel_device_destroy(dev);
+}
+
+TEST(exec_param_helpers) {
+    accel_exec_params a = accel_exec_1d(100, 32);
+    CHECK_EQ_INT(a.global_size[0], 100);
+    CHECK_EQ_INT(a.local_size[0], 32);
+    for (int i = 1; i < 3; i++) {
+        CHECK(a.global_size[i] <= 1);
+        CHECK(a.local_size[i] <= 1);
+    }
+    accel_exec_params b = accel_exec_2d(5, 6, 7, 8);
+    CHECK_EQ_INT(b.global_size[0], 5);
+    CHECK_EQ_INT(b.global_size[1], 6);
+    CHECK_EQ_INT(b.local_size[0], 7);
+    CHECK_EQ_INT(b.local_size[1], 8);
+    CHECK(b.global_size[2] <= 1);
+    CHECK(b.local_size[2] <= 1);
+    uint32_t g[3] = { 9, 10, 11 }, l[3] = { 1, 2, 3 };
+    accel_exec_params c = accel_exec_3d(g, l);
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_INT(c.global_size[i], g[i]);
+        CHECK_EQ_INT(c.local_size[i], l[i]);
+    }
+}
+
+/* What a CPU kernel sees, and that `worker` is a valid, exclusive lane. */
+TEST(exec_dispatch_fields_cpu) {
+    if (!test_backend_is_cpu()) SKIP("CPU backend semantics");
+    accel_device* dev;
+    accel_queue* q;
+    accel_program* p;
+    accel_buffer* buf;
+    accel_device_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.cpu_threads = 3;
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+#ifdef ACCEL_NO_THREADS
+    const uint32_t lanes = 1;
+#else
+    const uint32_t lanes = 3;
+#endif
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_PROBE, &p));
+    enum { GROUPS = 6 * 5 * 4 };
+    REQUIRE_OK(test_buffer_create(dev, (16 + GROUPS) * 4, ACCEL_MEMORY_HOST, &buf));
+    atomic_store(&test_probe_overlap, 0);
+    uint32_t g[3] = { 23, 10, 4 }, l[3] = { 4, 2, 1 };       /* 6 x 5 x 4 groups */
+    uint32_t c0 = 0x5EED;
+    for (int rep = 0; rep < 20; rep++) accel_queue_exec(q, p, &buf, 1, &c0, 1, accel_exec_3d(g, l));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    uint32_t got[16 + GROUPS];
+    REQUIRE_OK(accel_buffer_read(buf, 0, got, sizeof got));
+    CHECK_EQ_INT(got[0], 6);
+    CHECK_EQ_INT(got[1], 5);
+    CHECK_EQ_INT(got[2], 4);
+    for (int k = 0; k < 3; k++) {
+        CHECK_EQ_INT(got[3 + k], l[k]);
+        CHECK_EQ_INT(got[6 + k], g[k]);
+    }
+    CHECK_EQ_INT(got[9], 1);
+    CHECK_EQ_INT(got[10], 1);
+    CHECK_EQ_INT(got[11], (16 + GROUPS) * 4);
+    CHECK_EQ_INT(got[12], 1);
+    CHECK_EQ_U64(got[13], 0x5EED);
+    for (int i = 0; i < GROUPS; i++) {
+        CHECK(got[16 + i] >= 1 && got[16 + i] <= lanes);    /* worker + 1 */
+        if (TEST_FAILED_SO_FAR()) break;
+    }
+    CHECK_EQ_INT(atomic_load(&test_probe_overlap), 0);
+    accel_device_destroy(dev);
+}
+
+/* A slow exec followed by a copy of its output: the copy sees the finished result. */
+TEST(in_order_slow_exec_then_copy) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_program* p;
+    accel_buffer *out, *dst;
+    accel_signal* done;
+    enum { N = 2048, ITERS = 3000 };
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_SLOW, &p));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &out));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &dst));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    uint32_t k[3] = { N, ITERS, 0x1234 };
+    accel_queue_exec(q, p, &out, 1, k, 3, accel_exec_1d(N, 32));
+    accel_queue_copy(q, dst, 0, out, 0, N * 4);
+    accel_queue_fill(q, out, 0, N * 4, 0);        /* and a fill after the copy must not leak into dst */
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));
+    static uint32_t got[N];
+    REQUIRE_OK(accel_buffer_read(dst, 0, got, sizeof got));
+    int bad = 0;
+    for (uint32_t i = 0; i < N; i++) bad += got[i] != test_slow_hash(i ^ 0x1234u, ITERS);
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_U64(test_buffer_u32(out, 5), 0);
+    accel_device_destroy(dev);
+}
+
+/* Across batches of one queue too, and a barrier between dependent commands. */
+TEST(in_order_across_batches) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_program* p;
+    accel_buffer* buf;
+    enum { N = 256, ROUNDS = 100 };
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &p));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &buf));
+    uint32_t n = N;
+    for (int r = 0; r < ROUNDS; r++) {
+        accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_1d(N, 16));
+        accel_queue_barrier(q);
+        accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_1d(N, 64));
+        CHECK_OK(accel_queue_submit(q));
+    }
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    uint32_t got[N];
+    REQUIRE_OK(accel_buffer_read(buf, 0, got, sizeof got));
+    for (int i = 0; i < N && !TEST_FAILED_SO_FAR(); i++) CHECK_EQ_INT(got[i], 2 * ROUNDS);
+    accel_device_destroy(dev);
+}
+
+/* COPY queue concurrent with COMPUTE, ordered by one signal's values:
+   compute: fill_index A, signal 1 | copy: wait 1, copy A->B, signal 2 | compute: wait 2, add_one B, signal 3 */
+TEST(copy_queue_ordered_with_compute) {
+    accel_device* dev;
+    accel_queue *qc, *qk;
+    accel_program *fill, *add;
+    accel_buffer *a, *b;
+    accel_signal* s;
+    enum { N = 5000 };
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qc));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COPY, &qk));
+    REQUIRE_OK(test_program_create(dev, TK_FILL_INDEX, &fill));
+    REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &add));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &a));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &b));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    for (uint32_t round = 0; round < 20; round++) {
+        uint64_t base = round * 3ull;
+        uint32_t kf[2] = { round * 100000u, N }, ka = N;
+        /* record the consumers first so that they really wait */
+        accel_queue_wait(qk, s, base + 1);
+        accel_queue_copy(qk, b, 0, a, 0, N * 4);
+        accel_queue_signal(qk, s, base + 2);
+        CHECK_OK(accel_queue_submit(qk));
+        accel_queue_exec(qc, fill, &a, 1, kf, 2, accel_exec_1d(N, 64));
+        accel_queue_signal(qc, s, base + 1);
+        accel_queue_wait(qc, s, base + 2);
+        accel_queue_exec(qc, add, &b, 1, &ka, 1, accel_exec_1d(N, 64));
+        accel_queue_signal(qc, s, base + 3);
+        CHECK_OK(accel_queue_submit(qc));
+        CHECK_OK(accel_signal_wait(s, base + 3, ACCEL_WAIT_FOREVER));
+        int bad = 0;
+        static uint32_t got[N];
+        REQUIRE_OK(accel_buffer_read(b, 0, got, sizeof got));
+        for (uint32_t i = 0; i < N; i++) bad += got[i] != i + round * 100000u + 1u;
+        REQUIRE_EQ_INT(bad, 0);
+    }
+    /* a COPY queue takes fill, update, barrier, signal */
+    uint32_t word = 42;
+    accel_queue_fill(qk, a, 0, 16, 9);
+    accel_queue_update(qk, a, 16, &word, 4);
+    accel_queue_barrier(qk);
+    accel_queue_copy(qk, b, 0, a, 0, 20);
+    accel_queue_signal(qk, s, 1000);
+    CHECK_OK(accel_queue_submit(qk));
+    CHECK_OK(accel_signal_wait(s, 1000, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(b, 3), 9);
+    CHECK_EQ_U64(test_buffer_u32(b, 4), 42);
+    accel_device_destroy(dev);
+}
+
+TEST(finish_waits_and_times_out) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* buf;
+    accel_signal* gate;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 16, ACCEL_MEMORY_HOST, &buf));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    accel_queue_fill(q, buf, 0, 16, 5);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));      /* finish submits too */
+    CHECK_EQ_U64(test_buffer_u32(buf, 3), 5);
+    accel_queue_wait(q, gate, 1);
+    accel_queue_fill(q, buf, 0, 16, 6);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_RESULT(accel_queue_finish(q, 0), ACCEL_TIMEOUT);
+#if TEST_HAVE_THREADS
+    uint64_t t0 = test_now_ns();
+    CHECK_RESULT(accel_queue_finish(q, 2000000), ACCEL_TIMEOUT);
+    CHECK(test_now_ns() - t0 >= 1800000);
+#else
+    CHECK_RESULT(accel_queue_finish(q, 2000000), ACCEL_ERROR_DEADLOCK);
+#endif
+    CHECK_EQ_U64(test_buffer_u32(buf, 0), 5);
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(buf, 0), 6);
+    CHECK_RESULT(accel_queue_finish(NULL, 0), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK_RESULT(accel_queue_submit(NULL), ACCEL_ERROR_INVALID_ARGUMENT);
+    accel_device_destroy(dev);
+}
+
+/* Destroying a queue finishes its submitted work and discards the unsubmitted batch. */
+TEST(queue_destroy_with_pending_work) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_program* p;
+    accel_buffer *out, *flag;
+    enum { N = 1024, ITERS = 2000 };
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_SLOW, &p));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &out));
+    REQUIRE_OK(test_buffer_create(dev, 4, ACCEL_MEMORY_HOST, &flag));
+    for (uint32_t b = 0; b < 4; b++) {
+        uint32_t k[3] = { N, ITERS, b };
+        accel_queue_exec(q, p, &out, 1, k, 3, accel_exec_1d(N, 64));
+        CHECK_OK(accel_queue_submit(q));
+    }
+    accel_queue_fill(q, flag, 0, 4, 0xFFFFFFFFu);    /* never submitted */
+    accel_queue_destroy(q);
+    static uint32_t got[N];
+    REQUIRE_OK(accel_buffer_read(out, 0, got, sizeof got));
+    int bad = 0;
+    for (uint32_t i = 0; i < N; i++) bad += got[i] != test_slow_hash(i ^ 3u, ITERS);
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_U64(test_buffer_u32(flag, 0), 0);
+    accel_device_destroy(dev);
+}
+
+#if TEST_HAVE_THREADS
+typedef struct destroy_arg { accel_queue* q; atomic_int done; } destroy_arg;
+static void destroy_main(void* p) {
+    destroy_arg* a = (destroy_arg*)p;
+    accel_queue_destroy(a->q);
+    atomic_store(&a->done, 1);
+}
+#endif
+
+/* A queue destroyed while blocked on a host signal returns once the signal is set. */
+TEST(queue_destroy_waits_for_blocked_batch) {
+#if TEST_HAVE_THREADS
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* buf;
+    accel_signal* gate;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 16, ACCEL_MEMORY_HOST, &buf));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    accel_queue_wait(q, gate, 1);
+    accel_queue_fill(q, buf, 0, 16, 0x77);
+    CHECK_OK(accel_queue_submit(q));
+    destroy_arg a;
+    a.q = q;
+    atomic_init(&a.done, 0);
+    test_thread th;
+    REQUIRE(test_thread_start(&th, destroy_main, &a));
+    CHECK_OK(accel_signal_set(gate, 1));
+    test_thread_join(&th);
+    CHECK_EQ_INT(atomic_load(&a.done), 1);
+    CHECK_EQ_U64(test_buffer_u32(buf, 2), 0x77);      /* destroy finished the batch, it did not drop it */
+    accel_device_destroy(dev);
+#else
+    SKIP("no threads");
+#endif
+}
+
+/* Destroying the device releases every object still alive (ASan checks for leaks), after finishing
+   the submitted work. */
+TEST(device_destroy_releases_live_objects) {
+    accel_device* dev;
+    accel_queue *q, *k;
+    accel_program* p;
+    accel_buffer *a, *b;
+    accel_signal* s;
+    test_alloc_state st;
+    test_alloc_init(&st);
+    accel_device_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.allocator = test_allocator(&st);
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COPY, &k));
+    REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &p));
+    REQUIRE_OK(test_buffer_create(dev, 4096, ACCEL_MEMORY_DEVICE, &a));
+    REQUIRE_OK(test_buffer_create(dev, 4096, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    uint32_t n = 1024;
+    accel_queue_exec(q, p, &a, 1, &n, 1, accel_exec_1d(1024, 64));
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));
+    accel_queue_wait(k, s, 1);
+    accel_queue_copy(k, b, 0, a, 0, 4096);
+    CHECK_OK(accel_queue_submit(k));
+    accel_queue_fill(q, a, 0, 16, 1);                 /* recorded, never submitted */
+    CHECK(atomic_load(&st.outstanding) > 0);
+    accel_device_destroy(dev);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);    /* everything went back through the allocator */
+    CHECK_EQ_INT(atomic_load(&st.size_mismatch), 0);
+    CHECK_EQ_INT(atomic_load(&st.bad_align), 0);
+}
+
+TEST(independent_queues_run_concurrently) {
+    accel_device* dev;
+    accel_queue* q[4];
+    accel_program* p;
+    accel_buffer* buf[4];
+    accel_signal* s;
+    enum { N = 4096 };
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(test_program_create(dev, TK_FILL_INDEX, &p));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    for (int i = 0; i < 4; i++) {
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q[i]));
+        REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &buf[i]));
+    }
+    /* all four wait on one gate: they are released together and run side by side */
+    for (int i = 0; i < 4; i++) {
+        uint32_t k[2] = { (uint32_t)i << 20, N };
+        accel_queue_wait(q[i], s, 1);
+        accel_queue_exec(q[i], p, &buf[i], 1, k, 2, accel_exec_1d(N, 32));
+        CHECK_OK(accel_queue_submit(q[i]));
+    }
+    CHECK_OK(accel_signal_set(s, 1));
+    for (int i = 0; i < 4; i++) {
+        CHECK_OK(accel_queue_finish(q[i], ACCEL_WAIT_FOREVER));
+        static uint32_t got[N];
+        REQUIRE_OK(accel_buffer_read(buf[i], 0, got, sizeof got));
+        int bad = 0;
+        for (uint32_t j = 0; j < N; j++) bad += got[j] != j + ((uint32_t)i << 20);
+        CHECK_EQ_INT(bad, 0);
+    }
+    accel_device_destroy(dev);
+}
+
+int main(int argc, char** argv) {
+    test_begin(argc, argv);
+    RUN(queue_create_and_destroy);
+    RUN(fill_pattern);
+    RUN(update_copies_data_at_record_time);
+    RUN(copy_with_offsets);
+    RUN(exec_saxpy);
+    RUN(exec_1d_partial_groups);
+    RUN(exec_2d_and_3d_partial_groups);
+    RUN(exec_param_helpers);
+    RUN(exec_dispatch_fields_cpu);
+    RUN(in_order_slow_exec_then_copy);
+    RUN(in_order_across_batches);
+    RUN(copy_queue_ordered_with_compute);
+    RUN(finish_waits_and_times_out);
+    RUN(queue_destroy_with_pending_work);
+    RUN(queue_destroy_waits_for_blocked_batch);
+    RUN(device_destroy_releases_live_objects);
+    RUN(independent_queues_run_concurrently);
+    return test_end();
+}
