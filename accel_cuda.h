@@ -629,16 +629,16 @@ static accel_result accel_i_nvrtc_compile(const char* source, const char* name, 
     }
     rc = *is_cubin ? accel_i_nvrtc.GetCUBINSize(prog, &size) : accel_i_nvrtc.GetPTXSize(prog, &size);
     if (rc == 0 && size > 0) {
-        *image = (char*)accel_i_alloc(a, size + 1, 16);
+        *image = (char*)accel_i_alloc(a, size, 16);   /* NVRTC's PTX size counts its NUL */
         if (!*image) r = ACCEL_ERROR_OUT_OF_MEMORY;
         else if ((rc = *is_cubin ? accel_i_nvrtc.GetCUBIN(prog, *image) : accel_i_nvrtc.GetPTX(prog, *image)) != 0) r = ACCEL_ERROR_BACKEND;
-        else { (*image)[size] = '\0'; *image_size = size + 1; }
+        else { if (!*is_cubin) (*image)[size - 1] = '\0'; *image_size = size; }
     } else {
         r = ACCEL_ERROR_BACKEND;
     }
     if (r != ACCEL_OK) {
         accel_i_log_to(lg, ACCEL_LOG_ERROR, "accel_cuda: fetching the compiled '%s' from NVRTC failed (%s)", name, accel_result_string(r));
-        if (*image) accel_i_free(a, *image, size + 1);
+        if (*image) accel_i_free(a, *image, size);
         *image = NULL;
     }
     accel_i_nvrtc.DestroyProgram(&prog);
