@@ -91,7 +91,8 @@
    Each queue owns one non-blocking CUDA stream (COPY queues too, so they overlap with compute on the
    copy engines) and one executor thread that turns submitted batches into stream work in order:
      exec    -> cuLaunchKernel (grid = ceil(global / local))
-     copy    -> cuMemcpyDtoDAsync (HOST buffers through their device pointers)
+     copy    -> cuMemcpyAsync on the buffers' device pointers (unified addressing: a HOST buffer's
+                pinned memory is recognised, so host<->device copies use the copy engines)
      fill    -> cuMemsetD32Async
      update  -> the data (copied at record time) goes into pinned staging memory owned by the batch,
                 then cuMemcpyHtoDAsync; the staging lives until the batch completes
@@ -261,6 +262,7 @@ enum {
     X(MemcpyHtoDAsync, 3020, (accel_cu_deviceptr dst, const void* src, size_t bytes, accel_cu_stream stream)) \
     X(MemcpyDtoHAsync, 3020, (void* dst, accel_cu_deviceptr src, size_t bytes, accel_cu_stream stream)) \
     X(MemcpyDtoDAsync, 3020, (accel_cu_deviceptr dst, accel_cu_deviceptr src, size_t bytes, accel_cu_stream stream)) \
+    X(MemcpyAsync, 4000, (accel_cu_deviceptr dst, accel_cu_deviceptr src, size_t bytes, accel_cu_stream stream)) \
     X(MemsetD8Async, 3020, (accel_cu_deviceptr dst, unsigned char value, size_t count, accel_cu_stream stream)) \
     X(MemsetD32Async, 3020, (accel_cu_deviceptr dst, unsigned int value, size_t count, accel_cu_stream stream)) \
     X(ModuleLoadDataEx, 2010, (accel_cu_module* module, const void* image, unsigned int n, int* options, void** values)) \
@@ -1293,9 +1295,10 @@ static void accel_i_cu_run_batch(accel_i_cu_queue* q, accel_i_batch* b) {
             cr = accel_i_cu_exec(q, b, c); call = "cuLaunchKernel";
             break;
         case ACCEL_I_CMD_COPY:
-            cr = accel_i_cu.MemcpyDtoDAsync(((accel_i_cu_buffer*)c->u.copy.dst)->dptr + c->u.copy.dst_offset,
-                                            ((accel_i_cu_buffer*)c->u.copy.src)->dptr + c->u.copy.src_offset, c->u.copy.size, q->stream);
-            call = "cuMemcpyDtoDAsync";
+            /* unified addressing: the driver sees which side is pinned host memory and picks the engine */
+            cr = accel_i_cu.MemcpyAsync(((accel_i_cu_buffer*)c->u.copy.dst)->dptr + c->u.copy.dst_offset,
+                                        ((accel_i_cu_buffer*)c->u.copy.src)->dptr + c->u.copy.src_offset, c->u.copy.size, q->stream);
+            call = "cuMemcpyAsync";
             break;
         case ACCEL_I_CMD_FILL:
             cr = accel_i_cu.MemsetD32Async(((accel_i_cu_buffer*)c->u.fill.dst)->dptr + c->u.fill.offset, c->u.fill.pattern,
