@@ -35,10 +35,12 @@ static const char* test_toolkit_file(const char* rel, char* buf, size_t cap) {
     }
     return NULL;
 }
+#if TEST_CUDA_LOADER
 static const char* test_stub_path(char* buf, size_t cap) {
     const char* p = test_toolkit_file("lib64/stubs/libcuda.so", buf, cap);
     return p ? p : test_toolkit_file("targets/x86_64-linux/lib/stubs/libcuda.so", buf, cap);
 }
+#endif
 /* NVRTC: env ACCEL_NVRTC_LIBRARY, else the toolkit's, else NULL (the backend's default search). */
 static const char* test_nvrtc_path(char* buf, size_t cap) {
     const char* env = getenv("ACCEL_NVRTC_LIBRARY");
@@ -173,7 +175,7 @@ TEST(nvrtc_compiles_every_test_kernel) {
     a = test_allocator(&st);
     accel_cuda_set_library(NULL, test_nvrtc_path(buf, sizeof buf));
     r = accel_cuda_compile_source(test_k_add_one_cuda, "add_one.cu", 0, &a, &lg, &ptx, &size);
-    if (r == ACCEL_ERROR_UNAVAILABLE) { accel_cuda_set_library(NULL, NULL); SKIP("NVRTC (libnvrtc.so) is not installed"); }
+    if (r == ACCEL_ERROR_UNAVAILABLE) { accel_cuda_set_library(NULL, NULL); SKIP(TEST_CUDA_LOADER ? "NVRTC (libnvrtc.so) is not installed" : "no dynamic loading in this build"); }
     CHECK_OK(r);
     accel_cuda_free_ptx(&a, ptx, size);
     for (int k = 0; k < TK_COUNT; k++) {
@@ -224,7 +226,7 @@ TEST(nvrtc_compile_error_is_reported) {
     a = test_allocator(&st);
     accel_cuda_set_library(NULL, test_nvrtc_path(buf, sizeof buf));
     r = accel_cuda_compile_source(bad, "broken.cu", 0, &a, &lg, &ptx, &size);
-    if (r == ACCEL_ERROR_UNAVAILABLE) { accel_cuda_set_library(NULL, NULL); SKIP("NVRTC (libnvrtc.so) is not installed"); }
+    if (r == ACCEL_ERROR_UNAVAILABLE) { accel_cuda_set_library(NULL, NULL); SKIP(TEST_CUDA_LOADER ? "NVRTC (libnvrtc.so) is not installed" : "no dynamic loading in this build"); }
     CHECK_RESULT(r, ACCEL_ERROR_COMPILE);
     CHECK(ptx == NULL);
     CHECK_EQ_U64(size, 0);
@@ -254,6 +256,89 @@ TEST(nvrtc_missing_is_unavailable) {
     CHECK(test_log_contains("NVRTC unavailable"));
 }
 
+/* ==== with a driver only (skip elsewhere) ==== */
+/* A CUDA device from the default search, or NULL (the test then skips). */
+static accel_device* test_cuda_device(void) {
+    accel_device_desc d = test_cuda_desc();
+    accel_device* dev = NULL;
+    accel_cuda_set_library(NULL, NULL);
+    if (accel_device_create(&d, &dev) != ACCEL_OK) return NULL;
+    test_log_reset();
+    return dev;
+}
+
+static const char test_bad_ptx[] =
+    ".version 7.0\n.target sm_70\n.address_size 64\n"
+    ".visible .entry bad()\n{\n    this_is_not_ptx %r1;\n    ret;\n}\n";
+
+TEST(ptx_jit_error_goes_to_the_log) {
+    accel_device* dev = test_cuda_device();
+    accel_program* p = NULL;
+    accel_device_info info;
+    if (!dev) SKIP("no CUDA device here");
+    REQUIRE_OK(accel_device_info_get(dev, &info));
+    CHECK_EQ_STR(info.backend, "cuda");
+    CHECK(info.separate_copy_queue);
+    CHECK(info.compute_capability >= 50);
+    CHECK(info.formats & ACCEL_FORMAT_PTX);
+    CHECK(info.max_group_invocations >= 256);
+    CHECK_RESULT(accel_program_create(dev, &(accel_program_desc){ .name = "bad", .ptx = test_bad_ptx }, &p), ACCEL_ERROR_COMPILE);
+    CHECK(p == NULL);
+    CHECK(test_log_contains("cuModuleLoadDataEx(PTX)"));
+    /* a program with only a CPU function cannot run here */
+    CHECK_RESULT(accel_program_create(dev, &(accel_program_desc){ .name = "x", .cpu = test_k_add_one, .buffer_count = 1, .constant_count = 1 }, &p),
+                 ACCEL_ERROR_UNSUPPORTED);
+    /* the same CUDA C source twice: both work (the second comes from the cache) */
+    if (info.formats & ACCEL_FORMAT_CUDA_SOURCE) {
+        accel_program *a = NULL, *b = NULL;
+        CHECK_OK(test_program_create(dev, TK_ADD_ONE, &a));
+        CHECK_OK(test_program_create(dev, TK_ADD_ONE, &b));
+        accel_program_destroy(a);
+        accel_program_destroy(b);
+    }
+    accel_device_destroy(dev);
+}
+
+/* An out-of-bounds store: the device is lost, the pending signal fails, waits return (no hang), every
+   later call says DEVICE_LOST. Runs last: a lost primary context stays broken in this process. */
+static const char test_oob_ptx[] =
+    ".version 7.0\n.target sm_70\n.address_size 64\n"
+    ".visible .entry oob(.param .u64 p)\n{\n"
+    "    .reg .u64 %a;\n    .reg .u32 %v;\n"
+    "    ld.param.u64 %a, [p];\n    cvta.to.global.u64 %a, %a;\n"
+    "    add.u64 %a, %a, 0x100000000000;\n    mov.u32 %v, 7;\n    st.global.u32 [%a], %v;\n    ret;\n}\n";
+
+TEST(out_of_bounds_kernel_loses_the_device) {
+    accel_device* dev = test_cuda_device();
+    accel_program* p;
+    accel_buffer* buf;
+    accel_queue* q;
+    accel_signal *done, *later;
+    accel_device_info info;
+    uint64_t t0;
+    if (!dev) SKIP("no CUDA device here");
+    REQUIRE_OK(accel_program_create(dev, &(accel_program_desc){ .name = "oob", .ptx = test_oob_ptx, .buffer_count = 1 }, &p));
+    REQUIRE_OK(test_buffer_create(dev, 4096, ACCEL_MEMORY_DEVICE, &buf));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(accel_signal_create(dev, 0, &later));
+    accel_queue_exec(q, p, &buf, 1, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    t0 = test_now_ns();
+    CHECK_RESULT(accel_signal_wait(done, 1, 30000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+    CHECK(test_now_ns() - t0 < 30000000000ull);
+    CHECK_EQ_U64(accel_signal_value(done), ACCEL_SIGNAL_MAX + 1 + (uint64_t)(-(int)ACCEL_ERROR_DEVICE_LOST));
+    CHECK_RESULT(accel_signal_wait(later, 1, 30000000000ull), ACCEL_ERROR_SIGNAL_FAILED);   /* every signal of the device */
+    CHECK(test_log_contains("device lost"));
+    CHECK_RESULT(accel_device_info_get(dev, &info), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_RESULT(test_buffer_create(dev, 64, ACCEL_MEMORY_DEVICE, &buf), ACCEL_ERROR_DEVICE_LOST);
+    accel_queue_fill(q, buf, 0, 64, 1);
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_RESULT(accel_queue_finish(q, 30000000000ull), ACCEL_ERROR_DEVICE_LOST);
+    accel_device_destroy(dev);   /* must not hang */
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     /* these tests are about the CUDA backend's unavailable paths: they run whatever the backend under
@@ -267,5 +352,7 @@ int main(int argc, char** argv) {
     RUN(nvrtc_compiles_every_test_kernel);
     RUN(nvrtc_compile_error_is_reported);
     RUN(stub_found_by_search_is_refused);
+    RUN(ptx_jit_error_goes_to_the_log);
+    RUN(out_of_bounds_kernel_loses_the_device);
     return test_end();
 }
