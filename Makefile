@@ -55,6 +55,17 @@ EXAMPLES := $(basename $(notdir $(wildcard examples/*.c)))
 # the suite built with the CUDA backend (-DACCEL_TEST_HAVE_CUDA) and run with ACCEL_TEST_BACKEND=cuda:
 # without a driver every program skips (exit 77); test_cuda.c runs in the other configurations
 CUDA_SUITE := $(filter-out test_cuda,$(TESTS))
+# tests/mock_cuda.c: a fake CUDA driver + NVRTC on the CPU. The cuda suite runs through it as
+# `cuda-mock` (signal points by the progress word) and `cuda-mock-ring` (the event ring), and
+# test_cuda.c's GPU-only tests (JIT error log, out-of-bounds kernel -> DEVICE_LOST) too: this checks
+# the backend's host side (loading, executors, waits, signal points, lifetimes, failures) without a GPU.
+MOCK_LIB := $(BUILD)/mock/libcuda_mock.so
+MOCK_ENV  = env ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB)
+cuda-mock_BINS := $(cuda_BINS)
+cuda-mock-ring_BINS := $(cuda_BINS)
+$(MOCK_LIB): tests/mock_cuda.c
+	@mkdir -p $(@D)
+	$(GCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -pthread -o $@ $<
 # the threaded tests that `make test-tsan` runs (override: make test-tsan TSAN_TESTS="test_signals")
 TSAN_TESTS ?= $(filter-out test_nothreads%,$(TESTS))
 
@@ -101,6 +112,7 @@ $(eval $(call test_config,clang,$(CLANG) $(TESTFLAGS),$(LIBS),,$(TESTS)))
 $(eval $(call test_config,pthreads,$(GCC) $(TESTFLAGS) -DACCEL_USE_PTHREADS,$(LIBS),,$(TESTS)))
 $(eval $(call test_config,nothreads,$(GCC) $(TESTFLAGS) -DACCEL_NO_THREADS,$(LIBS),,$(TESTS)))
 $(eval $(call test_config,cuda,$(GCC) $(TESTFLAGS) -DACCEL_TEST_HAVE_CUDA,$(LIBS),,$(CUDA_SUITE)))
+$(eval $(call test_config,asan-cuda,$(GCC) $(TESTFLAGS) $(SAN_ASAN) -DACCEL_TEST_HAVE_CUDA,$(LIBS),,$(CUDA_SUITE)))
 $(eval $(call test_config,wasm,$(CLANG) $(WASMFLAGS),$(WASMLIBS),.wasm,$(TESTS)))
 $(eval $(call test_config,asan,$(GCC) $(TESTFLAGS) $(SAN_ASAN),$(LIBS),,$(TESTS)))
 $(eval $(call test_config,asan-nothreads,$(CLANG) $(TESTFLAGS) $(SAN_ASAN) -DACCEL_NO_THREADS,$(LIBS),,$(TESTS)))
@@ -150,8 +162,8 @@ CHECKS = \
 
 # ---- the test targets ---------------------------------------------------------------------------
 TEST_CONFIGS := gcc clang pthreads nothreads cuda wasm
-build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS)
-build-asan: $(asan_BINS) $(asan-nothreads_BINS)
+build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS) $(MOCK_LIB)
+build-asan: $(asan_BINS) $(asan-nothreads_BINS) $(asan-cuda_BINS) $(MOCK_LIB)
 build-tsan: $(tsan_BINS)
 
 RUN_TESTS = tests/run.sh
@@ -162,6 +174,8 @@ test:
 	@echo "==== running the tests (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
 	@$(RUN_TESTS) $(call config_args,gcc,) $(call config_args,clang,) $(call config_args,pthreads,) \
 	  $(call config_args,nothreads,) $(call config_args,cuda,env ACCEL_TEST_BACKEND=cuda) \
+	  $(call config_args,cuda-mock,$(MOCK_ENV)) --runner "env ACCEL_CUDA_LIBRARY=$(MOCK_LIB)" $(BUILD)/gcc/test_cuda \
+	  $(call config_args,cuda-mock-ring,$(MOCK_ENV) ACCEL_CUDA_NO_MEMOPS=1) \
 	  $(call config_args,wasm,$(NODE_WASI)) --config checks --runner "" $(CHECKS)
 
 test-asan:
@@ -169,7 +183,7 @@ test-asan:
 	@echo "==== running the tests under ASan+UBSan (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
 	@ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1} \
 	 UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1} \
-	 $(RUN_TESTS) $(call config_args,asan,) $(call config_args,asan-nothreads,)
+	 $(RUN_TESTS) $(call config_args,asan,) $(call config_args,asan-nothreads,) $(call config_args,asan-cuda,$(MOCK_ENV))
 
 # TSan of clang 14 cannot handle the mmap randomisation of newer kernels; run without it where allowed.
 test-tsan:
