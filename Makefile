@@ -61,8 +61,8 @@ CUDA_SUITE := $(filter-out test_cuda,$(TESTS))
 # the backend's host side (loading, executors, waits, signal points, lifetimes, failures) without a GPU.
 MOCK_LIB := $(BUILD)/mock/libcuda_mock.so
 MOCK_ENV  = env ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB)
-cuda-mock_BINS := $(cuda_BINS)
-cuda-mock-ring_BINS := $(cuda_BINS)
+cuda-mock_BINS = $(cuda_BINS)
+cuda-mock-ring_BINS = $(cuda_BINS)
 $(MOCK_LIB): tests/mock_cuda.c
 	@mkdir -p $(@D)
 	$(GCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -pthread -o $@ $<

@@ -46,6 +46,7 @@
    |                             | has 64-bit stream memory operations (to test the fallback)       |
    | accel_cuda_set_library()    | the same overrides from code (take precedence over the env)      |
    | ACCEL_CUDA_MIN_DRIVER       | oldest driver accepted, as CUDA_VERSION (default 11070: CUDA 11.7) |
+   | ACCEL_CUDA_POLL_MAX_NS      | longest pause between two polls of in-flight work (default 250 us) |
 
    Default search: Linux libcuda.so.1, then libcuda.so (a library found under a `stubs/` directory is
    refused: that is the toolkit's link stub, not a driver); Windows nvcuda.dll. NVRTC: libnvrtc.so.13,
@@ -95,7 +96,8 @@
                 pinned memory is recognised, so host<->device copies use the copy engines)
      fill    -> cuMemsetD32Async
      update  -> the data (copied at record time) goes into pinned staging memory owned by the batch,
-                then cuMemcpyHtoDAsync; the staging lives until the batch completes
+                then cuMemcpyHtoDAsync; the staging lives until the batch completes (then the queue
+                keeps one block for the next batch's updates)
      barrier -> nothing: a stream runs each command after the previous one completed, and the signal
                 points below fence the stream's writes for the host and other queues
      signal  -> a signal point (below)
@@ -119,7 +121,8 @@
    the device lacks 64-bit stream memory operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
    = 0) a signal point records an event instead, from a ring of events keyed by sequence number. A
    signal point with no GPU work since the previous one shares its sequence number (no GPU round trip).
-   Reached points are reaped by the queue's executor (spinning, then backing off up to 1 ms while
+   Reached points are reaped by the queue's executor (spinning, then backing off up to
+   ACCEL_CUDA_POLL_MAX_NS while
    work is in flight) and by every thread that waits on a CUDA signal or finishes a queue, so a waiter
    sees its value as soon as it polls. A batch's object references (buffers, programs, signals, the
    staging memory) are released when its last point is reached, so destroying objects still used by
@@ -189,6 +192,9 @@ ACCEL_API void accel_cuda_free_ptx(const accel_allocator* allocator, char* ptx, 
 
 #ifndef ACCEL_CUDA_MIN_DRIVER
 #  define ACCEL_CUDA_MIN_DRIVER 11070
+#endif
+#ifndef ACCEL_CUDA_POLL_MAX_NS
+#  define ACCEL_CUDA_POLL_MAX_NS 250000u
 #endif
 
 #if defined(ACCEL_NO_THREADS) || defined(__wasi__) || defined(__EMSCRIPTEN__)
@@ -717,6 +723,7 @@ struct accel_i_cu_queue {
     uint64_t issued;               /* executor: last sequence number written to the stream */
     bool dirty;                    /* executor: GPU work enqueued since the last point */
     void* staging; size_t staging_size, staging_used;   /* executor: the running batch's update staging */
+    void* staging_cache; size_t staging_cache_size;     /* one finished batch's staging, kept for reuse (ring_lock) */
     accel_i_a32 ring_lock;         /* guards ring, ring_cap, ring_head, ring_count */
     accel_i_cu_point* ring;
     uint32_t ring_cap, ring_head, ring_count;
@@ -1066,7 +1073,17 @@ static void accel_i_cu_program_free(accel_program* prog) {
 static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
     if (e->signal)
         e->signal->obj.device->backend->signal_raise(e->signal, lost ? accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST) : e->value);
-    if (e->staging) accel_i_cu.MemFreeHost(e->staging);
+    if (e->staging) {   /* keep the larger of it and the cached block for the next batch */
+        void* drop = e->staging;
+        accel_i_spin_lock(&q->ring_lock);
+        if (e->staging_size > q->staging_cache_size) {
+            drop = q->staging_cache;
+            q->staging_cache = e->staging;
+            q->staging_cache_size = e->staging_size;
+        }
+        accel_i_spin_unlock(&q->ring_lock);
+        if (drop) accel_i_cu.MemFreeHost(drop);
+    }
     if (e->batch) {
         accel_i_batch_recycle(&q->base, e->batch);
         accel_i_event_add(&q->done, 1);
@@ -1203,7 +1220,7 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
         if (pending && step > slice) step = slice;
         r = accel_i_cpu_signal_wait_many(s, v, n, all, step, first);
         if (r != ACCEL_TIMEOUT) return r;
-        if (pending && slice < 1000000u) slice *= 2;
+        if (pending && slice < ACCEL_CUDA_POLL_MAX_NS) slice *= 2;
     }
 }
 
@@ -1236,7 +1253,7 @@ static accel_result accel_i_cu_wait_cmd(accel_i_cu_queue* q, accel_signal* s, ui
         if (accel_i_lost(q->base.obj.device)) return ACCEL_ERROR_DEVICE_LOST;
         pending = accel_i_cu_reap(q);
         accel_signal_wait(s, v, pending ? slice : ACCEL_WAIT_FOREVER);
-        if (slice < 1000000u) slice *= 2;
+        if (slice < ACCEL_CUDA_POLL_MAX_NS) slice *= 2;
     }
 }
 
@@ -1248,6 +1265,15 @@ static accel_result accel_i_cu_staging(accel_i_cu_queue* q, const accel_i_batch*
     for (uint32_t i = at; i < b->count; i++)
         if (b->cmds[i].kind == ACCEL_I_CMD_UPDATE) need += (b->cmds[i].u.update.size + 15u) & ~(size_t)15u;
     q->staging_used = 0;
+    accel_i_spin_lock(&q->ring_lock);
+    if (q->staging_cache && q->staging_cache_size >= need) {
+        q->staging = q->staging_cache;
+        q->staging_size = q->staging_cache_size;
+        q->staging_cache = NULL;
+        q->staging_cache_size = 0;
+    }
+    accel_i_spin_unlock(&q->ring_lock);
+    if (q->staging) return ACCEL_OK;
     if (accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&q->staging, need, ACCEL_CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc (update staging)") != ACCEL_OK) {
         q->staging = NULL;
         return ACCEL_ERROR_OUT_OF_MEMORY;
@@ -1346,12 +1372,12 @@ static void accel_i_cu_executor_main(void* arg) {
         }
         if (atomic_load(&q->stop) && !pending) return;
         if (!pending) { accel_i_event_wait(&q->work, taken + 1, ACCEL_I_FOREVER); slice = 2000; continue; }
-        if (slice >= 64000u && !accel_i_lost(&dev->base)) {   /* long waits: notice a dead device */
+        if (slice >= 32000u && !accel_i_lost(&dev->base)) {   /* long waits: notice a dead device */
             accel_cu_result cr = accel_i_cu.StreamQuery(q->stream);
             if (cr != ACCEL_CU_SUCCESS && cr != ACCEL_CU_ERROR_NOT_READY) accel_i_cu_check(dev, cr, "cuStreamQuery");
         }
         accel_i_event_wait(&q->work, taken + 1, accel_i_deadline(slice));
-        if (slice < 1000000u) slice *= 2;
+        if (slice < ACCEL_CUDA_POLL_MAX_NS) slice *= 2;
     }
 }
 
@@ -1372,7 +1398,7 @@ static accel_result accel_i_cu_queue_wait_idle(accel_queue* base, uint64_t timeo
         now = accel_i_now_ns();
         if (timeout_ns == 0 || now >= deadline) return ACCEL_TIMEOUT;
         accel_i_event_wait(&q->done, submitted, pending && deadline - now > slice ? now + slice : deadline);
-        if (pending && slice < 1000000u) slice *= 2;
+        if (pending && slice < ACCEL_CUDA_POLL_MAX_NS) slice *= 2;
     }
 }
 
@@ -1382,6 +1408,7 @@ static void accel_i_cu_queue_free(accel_i_cu_queue* q, bool events) {
     accel_i_dev_free(d, q->ring, (size_t)q->ring_cap * sizeof *q->ring);
     if (q->stream) accel_i_cu.StreamDestroy(q->stream);
     if (q->progress) accel_i_cu.MemFreeHost((void*)(uintptr_t)q->progress);
+    if (q->staging_cache) accel_i_cu.MemFreeHost(q->staging_cache);
     if (events) { accel_i_event_destroy(&q->work); accel_i_event_destroy(&q->done); }
     accel_i_dev_free(d, q, sizeof *q);
 }
