@@ -66,6 +66,12 @@ cuda-mock-ring_BINS = $(cuda_BINS)
 $(MOCK_LIB): tests/mock_cuda.c
 	@mkdir -p $(@D)
 	$(GCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -pthread -o $@ $<
+# the mock instrumented for ThreadSanitizer (clang: gcc's libtsan cannot be dlopen'ed), so that its
+# stream threads' writes and atomics are seen by the TSan run of the CUDA backend
+MOCK_TSAN_LIB := $(BUILD)/mock/libcuda_mock_tsan.so
+$(MOCK_TSAN_LIB): tests/mock_cuda.c
+	@mkdir -p $(@D)
+	$(CLANG) -std=gnu11 -O1 -g -Wall -Wextra -Werror $(SAN_TSAN) -shared -fPIC -pthread -o $@ $<
 # the threaded tests that `make test-tsan` runs (override: make test-tsan TSAN_TESTS="test_signals")
 TSAN_TESTS ?= $(filter-out test_nothreads%,$(TESTS))
 
@@ -117,6 +123,7 @@ $(eval $(call test_config,wasm,$(CLANG) $(WASMFLAGS),$(WASMLIBS),.wasm,$(TESTS))
 $(eval $(call test_config,asan,$(GCC) $(TESTFLAGS) $(SAN_ASAN),$(LIBS),,$(TESTS)))
 $(eval $(call test_config,asan-nothreads,$(CLANG) $(TESTFLAGS) $(SAN_ASAN) -DACCEL_NO_THREADS,$(LIBS),,$(TESTS)))
 $(eval $(call test_config,tsan,$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS,$(LIBS),,$(TSAN_TESTS)))
+$(eval $(call test_config,tsan-cuda,$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS -DACCEL_TEST_HAVE_CUDA,$(LIBS),,$(filter-out test_cuda,$(TSAN_TESTS))))
 
 # ---- compile checks: public header as C99 / C++11 / C++17, implementation as C17, ACCEL_STATIC x2 --
 CHK := $(BUILD)/checks
@@ -164,7 +171,7 @@ CHECKS = \
 TEST_CONFIGS := gcc clang pthreads nothreads cuda wasm
 build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS) $(MOCK_LIB)
 build-asan: $(asan_BINS) $(asan-nothreads_BINS) $(asan-cuda_BINS) $(MOCK_LIB)
-build-tsan: $(tsan_BINS)
+build-tsan: $(tsan_BINS) $(tsan-cuda_BINS) $(MOCK_TSAN_LIB)
 
 RUN_TESTS = tests/run.sh
 config_args = --config $(1) --runner "$(2)" $($(1)_BINS)
@@ -191,7 +198,8 @@ test-tsan:
 	@echo "==== running the threaded tests under TSan, pthread shim (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
 	@if setarch "$$(uname -m)" -R true 2>/dev/null; then norand="setarch $$(uname -m) -R"; else norand=""; fi; \
 	 TSAN_OPTIONS=$${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:history_size=4} \
-	 $(RUN_TESTS) --config tsan --runner "$$norand" $(tsan_BINS)
+	 $(RUN_TESTS) --config tsan --runner "$$norand" $(tsan_BINS) \
+	   --config tsan-cuda --runner "$$norand env ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_TSAN_LIB)" $(tsan-cuda_BINS)
 
 # ---- examples and bench ---------------------------------------------------------------------------
 # the examples document themselves as ./build/NAME

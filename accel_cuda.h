@@ -1104,7 +1104,7 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
         e = q->ring[q->ring_head];
         accel_i_spin_unlock(&q->ring_lock);
         if (!reached && dev->memops) {
-            reached = *q->progress >= e.seq;
+            reached = atomic_load_explicit((accel_i_a64*)(uintptr_t)q->progress, memory_order_acquire) >= e.seq;
         } else if (!reached) {
             reached = e.seq <= q->reached;
             if (!reached && e.recorded) {
@@ -1426,7 +1426,7 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     if (r == ACCEL_OK) r = accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&word, 64, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc");
     if (r == ACCEL_OK) {
         q->progress = (volatile uint64_t*)word;
-        *q->progress = 0;
+        atomic_init((accel_i_a64*)word, 0u);
         r = accel_i_cu_check(dev, accel_i_cu.MemHostGetDevicePointer(&q->progress_dptr, word, 0), "cuMemHostGetDevicePointer");
     }
     if (r != ACCEL_OK) { accel_i_cu_queue_free(q, false); return r; }
@@ -1436,11 +1436,13 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
         accel_i_cu_queue_free(q, false);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
+    accel_i_queue_init(&q->base, d, type);   /* before the executor starts: it reads the object */
     if ((r = accel_i_thread_start(&q->thread, accel_i_cu_executor_main, q)) != ACCEL_OK) {
+        accel_i_object_unlink(&q->base.obj);
+        accel_i_queue_fini(&q->base);
         accel_i_cu_queue_free(q, true);
         return accel_i_fail(d, r, "accel_queue_create: starting the executor thread failed");
     }
-    accel_i_queue_init(&q->base, d, type);
     accel_i_spin_lock(&dev->queues_lock);
     q->next_queue = dev->queues;
     dev->queues = q;
