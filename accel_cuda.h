@@ -143,6 +143,14 @@
    As in accel.h: objects from any thread, one recording thread per queue. Nothing aborts; every driver
    error is logged with the CUDA call, the error name and code; every host allocation of the backend
    goes through the device allocator (pinned memory comes from the driver).
+
+   ==== Testing =================================================================================
+   Without a GPU (make test): the unavailable paths, NVRTC compiling the suite's kernels, and the whole
+   conformance suite through tests/mock_cuda.c, a CPU fake of the driver and NVRTC loaded with
+   ACCEL_CUDA_LIBRARY (also under ASan and TSan). That proves the host side, not a GPU: on a machine
+   with an NVIDIA GPU run `make gpu-check` (bench/gpu_check.sh): the suite on the real driver in both
+   signal-point modes, the out-of-bounds kernel that must end in DEVICE_LOST, compute-sanitizer, the
+   examples with `cuda`, and bench/cuda.c.
 */
 #ifndef ACCEL_CUDA_H_INCLUDED
 #define ACCEL_CUDA_H_INCLUDED
