@@ -90,7 +90,9 @@
 
    ==== Queues ==================================================================================
    Each queue owns one non-blocking CUDA stream (COPY queues too, so they overlap with compute on the
-   copy engines) and one executor thread that turns submitted batches into stream work in order:
+   copy engines) and one executor thread. A submitted batch that cannot block (all its waits reached
+   or failed at submit) on a queue with nothing pending is turned into stream work at once on the
+   submitting thread; any other goes to the executor, which turns batches into stream work in order:
      exec    -> cuLaunchKernel (grid = ceil(global / local))
      copy    -> cuMemcpyAsync on the buffers' device pointers (unified addressing: a HOST buffer's
                 pinned memory is recognised, so host<->device copies use the copy engines)
@@ -739,7 +741,9 @@ struct accel_i_cu_queue {
     uint64_t reached;              /* event ring mode: highest completed seq (reaper only) */
     accel_i_a32 fifo_lock;
     accel_i_batch *head, *tail;    /* submitted, not yet taken by the executor */
-    accel_i_event work, done;      /* batches submitted / finished */
+    accel_i_event work, done;      /* executor wake-ups (batches handed over, or pokes) / batches finished */
+    accel_i_a64 submitted;         /* batches submitted, by either path */
+    accel_i_a32 enqueue_lock;      /* held while a batch is turned into stream work (one at a time) */
     accel_i_a32 stop;
     accel_i_thread thread;
 };
@@ -1374,9 +1378,13 @@ static void accel_i_cu_executor_main(void* arg) {
     for (;;) {
         bool pending = accel_i_cu_reap(q);
         if (accel_i_event_value(&q->work) > taken) {
-            accel_i_batch* b = accel_i_cu_fifo_pop(q);
+            accel_i_batch* b;
+            accel_i_spin_lock(&q->enqueue_lock);    /* popped and run under the lock: see submit */
+            b = accel_i_cu_fifo_pop(q);
+            if (b) accel_i_cu_run_batch(q, b);
+            accel_i_spin_unlock(&q->enqueue_lock);
             taken++;
-            if (b) { accel_i_cu_run_batch(q, b); slice = 2000; continue; }
+            if (b) { slice = 2000; continue; }
         }
         if (atomic_load(&q->stop) && !pending) return;
         if (!pending) { accel_i_event_wait(&q->work, taken + 1, ACCEL_I_FOREVER); slice = 2000; continue; }
@@ -1389,8 +1397,38 @@ static void accel_i_cu_executor_main(void* arg) {
     }
 }
 
+/* Would the batch block in a wait? (a signal below its value and not failed at submit time) */
+static bool accel_i_cu_batch_may_block(const accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        if (c->kind == ACCEL_I_CMD_WAIT) {
+            uint64_t cur = accel_signal_value(c->u.sig.signal);
+            if (!accel_i_failed(cur) && cur < c->u.sig.value) return true;
+        }
+    }
+    return false;
+}
+
+/* Submit: a batch that cannot block, on a queue with nothing queued and nothing being enqueued, goes
+   into the stream right here on the caller's thread (no hand-off: the launch costs what a raw launch
+   costs); the executor is only poked to watch its points. Anything else goes to the executor. The
+   executor pops and runs under enqueue_lock, so an empty FIFO with the lock free means nothing of this
+   queue is between the FIFO and the stream. */
 static accel_result accel_i_cu_queue_submit(accel_queue* base, accel_i_batch* b) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
+    atomic_fetch_add(&q->submitted, 1u);
+    if (!accel_i_cu_batch_may_block(b) && !atomic_exchange_explicit(&q->enqueue_lock, 1u, memory_order_acquire)) {
+        bool direct;
+        accel_i_spin_lock(&q->fifo_lock);
+        direct = q->head == NULL;
+        accel_i_spin_unlock(&q->fifo_lock);
+        if (direct) {
+            accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
+            accel_i_cu_run_batch(q, b);
+        }
+        accel_i_spin_unlock(&q->enqueue_lock);
+        if (direct) { accel_i_event_add(&q->work, 1); return ACCEL_OK; }   /* poke: watch the new points */
+    }
     accel_i_cu_fifo_push(q, b);
     accel_i_event_add(&q->work, 1);
     return ACCEL_OK;
@@ -1398,7 +1436,7 @@ static accel_result accel_i_cu_queue_submit(accel_queue* base, accel_i_batch* b)
 
 static accel_result accel_i_cu_queue_wait_idle(accel_queue* base, uint64_t timeout_ns) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
-    uint64_t submitted = accel_i_event_value(&q->work), deadline = accel_i_deadline(timeout_ns), slice = 2000;
+    uint64_t submitted = atomic_load(&q->submitted), deadline = accel_i_deadline(timeout_ns), slice = 2000;
     for (;;) {
         bool pending = accel_i_cu_reap(q);
         uint64_t now;
@@ -1429,6 +1467,8 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     if (!q) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
     memset(q, 0, sizeof *q);
     q->base.obj.device = d;
+    atomic_init(&q->submitted, 0u);
+    atomic_init(&q->enqueue_lock, 0u);
     accel_i_cu_enter(dev);
     r = accel_i_cu_check(dev, accel_i_cu.StreamCreate(&q->stream, ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     if (r == ACCEL_OK) r = accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&word, 64, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc");
