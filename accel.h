@@ -383,7 +383,11 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 #include <stdio.h>
 #include <stdarg.h>
 #include <time.h>
-#include <stdatomic.h>
+#if defined(__cplusplus)
+#  include <atomic>
+#else
+#  include <stdatomic.h>
+#endif
 #if defined(_WIN32)
 #  ifndef WIN32_LEAN_AND_MEAN
 #    define WIN32_LEAN_AND_MEAN
@@ -399,8 +403,22 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 #  include <sched.h>
 #endif
 
+#if defined(__cplusplus)
+/* C++ translation units (engines without C files): the same atomics through <atomic>. The C11 generic
+   functions have std:: twins with the same names and arguments. */
+typedef std::atomic<uint32_t> accel_i_a32;
+typedef std::atomic<uint64_t> accel_i_a64;
+using std::atomic_init; using std::atomic_load; using std::atomic_store; using std::atomic_exchange;
+using std::atomic_fetch_add; using std::atomic_fetch_sub; using std::atomic_compare_exchange_weak;
+using std::atomic_load_explicit; using std::atomic_store_explicit; using std::atomic_exchange_explicit;
+using std::atomic_fetch_add_explicit; using std::atomic_fetch_sub_explicit;
+using std::atomic_compare_exchange_weak_explicit; using std::atomic_thread_fence;
+using std::memory_order_relaxed; using std::memory_order_acquire; using std::memory_order_release;
+using std::memory_order_acq_rel; using std::memory_order_seq_cst;
+#else
 typedef _Atomic(uint32_t) accel_i_a32;
 typedef _Atomic(uint64_t) accel_i_a64;
+#endif
 
 /* ==== platform: time and spinning ==== */
 /* Monotonic nanoseconds where the platform exposes a monotonic clock (POSIX with CLOCK_MONOTONIC
@@ -852,7 +870,7 @@ static void accel_i_copy_label(char* dst, size_t cap, const char* src) {
 
 /* ==== core: objects ==== */
 static void accel_i_device_init(accel_device* dev, const accel_backend* b, const accel_device_desc* d) {
-    memset(dev, 0, sizeof *dev);
+    memset((void*)dev, 0, sizeof *dev);
     dev->backend = b;
     dev->allocator = d->allocator;
     dev->logger = d->logger;
@@ -1501,9 +1519,8 @@ typedef struct accel_i_cpu_buffer  { accel_buffer base; bool owned; } accel_i_cp
 typedef struct accel_i_cpu_program { accel_program base; accel_cpu_kernel fn; } accel_i_cpu_program;
 typedef struct accel_i_cpu_signal  { accel_signal base; accel_i_event ev; } accel_i_cpu_signal;
 
-static const accel_backend accel_i_cpu_backend_table;
 static accel_i_cpu_device* accel_i_cpu_dev(accel_device* d) { return (accel_i_cpu_device*)d; }
-static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == &accel_i_cpu_backend_table; }
+static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == accel_cpu_backend(); }
 static accel_i_event* accel_i_cpu_signal_event(accel_signal* s) { return &((accel_i_cpu_signal*)s)->ev; }
 
 static uint32_t accel_i_cpu_cores(void) {
@@ -1703,7 +1720,7 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    memset(dev, 0, sizeof *dev);
+    memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, d);
     dev->lanes_n = lanes;
     atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->claim, 0u);
@@ -1733,7 +1750,7 @@ static accel_result accel_i_cpu_device_count(const accel_backend* b, uint32_t* c
 static accel_result accel_i_cpu_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
     accel_i_cpu_buffer* buf = (accel_i_cpu_buffer*)accel_i_dev_alloc(dev, sizeof *buf);
     if (!buf) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
-    memset(buf, 0, sizeof *buf);
+    memset((void*)buf, 0, sizeof *buf);
     buf->owned = desc->host_ptr == NULL;
     buf->base.mapped = desc->host_ptr ? desc->host_ptr : accel_i_alloc(&dev->allocator, desc->size, 64);
     if (!buf->base.mapped) {
@@ -1766,7 +1783,7 @@ static accel_result accel_i_cpu_program_create(accel_device* dev, const accel_pr
                             desc->name ? desc->name : "");
     p = (accel_i_cpu_program*)accel_i_dev_alloc(dev, sizeof *p);
     if (!p) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
-    memset(p, 0, sizeof *p);
+    memset((void*)p, 0, sizeof *p);
     p->fn = desc->cpu;
     p->base.buffer_count = desc->buffer_count;
     p->base.constant_count = desc->constant_count;
@@ -1780,7 +1797,7 @@ static void accel_i_cpu_program_free(accel_program* p) { accel_i_dev_free(p->obj
 static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
     accel_i_cpu_signal* s = (accel_i_cpu_signal*)accel_i_dev_alloc(dev, sizeof *s);
     if (!s) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
-    memset(s, 0, sizeof *s);
+    memset((void*)s, 0, sizeof *s);
     if (!accel_i_event_init(&s->ev, initial)) {
         accel_i_dev_free(dev, s, sizeof *s);
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed");
@@ -1922,7 +1939,7 @@ static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel
     accel_buffer* const* bufs = (accel_buffer* const*)(void*)(b->arena + c->u.exec.buffers);
     const accel_exec_params* p = &c->u.exec.params;
     accel_i_cpu_job job;
-    memset(&job, 0, sizeof job);
+    memset((void*)&job, 0, sizeof job);
     for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) { ptrs[i] = bufs[i]->mapped; sizes[i] = bufs[i]->size; }
     job.fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
     job.groups = 1;
@@ -2080,7 +2097,7 @@ static void accel_i_cpu_queue_free(accel_i_cpu_queue* q) {
 static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)accel_i_dev_alloc(dev, sizeof *q);
     if (!q) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
-    memset(q, 0, sizeof *q);
+    memset((void*)q, 0, sizeof *q);
     q->base.obj.device = dev;
     atomic_init(&q->fifo_lock, 0u);
     if (!accel_i_event_init(&q->work, 0)) { accel_i_dev_free(dev, q, sizeof *q); return ACCEL_ERROR_OUT_OF_MEMORY; }
