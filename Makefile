@@ -99,6 +99,18 @@ $(eval $(call test_config,asan,$(GCC) $(TESTFLAGS) $(SAN_ASAN),$(LIBS),,$(TESTS)
 $(eval $(call test_config,asan-nothreads,$(CLANG) $(TESTFLAGS) $(SAN_ASAN) -DACCEL_NO_THREADS,$(LIBS),,$(TESTS)))
 $(eval $(call test_config,tsan,$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS,$(LIBS),,$(TSAN_TESTS)))
 
+# C++: the implementation compiled as C++17 (g++ / clang++, <atomic>), the C test programs linked against
+# it (they include accel.h with ACCEL_IMPLEMENTATION_INCLUDED, so only their declarations are used).
+CXX_IMPL_FLAGS := -x c++ -std=c++17 -O1 -g -Wall -Wextra -Wpedantic -Werror -I.
+$(eval $(call test_config,cxx,$(GCC) $(TESTFLAGS) -DACCEL_IMPLEMENTATION_INCLUDED,$(BUILD)/cxx/accel_impl.o $(LIBS) -lstdc++,,$(TESTS)))
+$(eval $(call test_config,clangxx,$(CLANG) $(TESTFLAGS) -DACCEL_IMPLEMENTATION_INCLUDED,$(BUILD)/clangxx/accel_impl.o $(LIBS) -lstdc++,,$(TESTS)))
+$(cxx_BINS): $(BUILD)/cxx/accel_impl.o
+$(clangxx_BINS): $(BUILD)/clangxx/accel_impl.o
+$(BUILD)/cxx/accel_impl.o: $(BUILD)/checks/impl.c accel.h $(BUILD)/cxx/flags
+	$(GXX) $(CXX_IMPL_FLAGS) -c -o $@ $<
+$(BUILD)/clangxx/accel_impl.o: $(BUILD)/checks/impl.c accel.h $(BUILD)/clangxx/flags
+	$(CLANG)++ $(CXX_IMPL_FLAGS) -c -o $@ $<
+
 # ---- compile checks: public header as C99 / C++11 / C++17, implementation as C17, ACCEL_STATIC x2 --
 CHK := $(BUILD)/checks
 $(CHK)/header.c:
@@ -113,7 +125,18 @@ $(CHK)/static_%.c:
 $(CHK)/static_main.c:
 	@mkdir -p $(@D)
 	printf 'const char* check_a(void);\nconst char* check_b(void);\nint main(void) { return check_a()[0] && check_b()[0] ? 0 : 1; }\n' > $@
-CHECK_SRCS := $(CHK)/header.c $(CHK)/impl.c $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c
+# every header of the library implemented in one translation unit (the GPU backend headers where present)
+ALL_HEADERS := $(wildcard accel.h accel_vulkan.h accel_cuda.h)
+$(CHK)/all_in_one.c: FORCE
+	@mkdir -p $(@D)
+	@{ echo '#define ACCEL_IMPLEMENTATION'; echo '#define ACCEL_VULKAN_IMPLEMENTATION'; echo '#define ACCEL_CUDA_IMPLEMENTATION'; \
+	   for h in $(ALL_HEADERS); do echo "#include \"$$h\""; done; \
+	   echo 'int main(void) { return accel_backend_name(accel_cpu_backend())[0] == 99 ? 0 : 1; }'; } > $@.tmp
+	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+CHECK_SRCS := $(CHK)/header.c $(CHK)/impl.c $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c $(CHK)/all_in_one.c
+TCC      ?= tcc
+HAVE_TCC := $(shell command -v $(TCC) >/dev/null 2>&1 && echo 1)
+VULKAN_INC_OK := $(if $(wildcard accel_vulkan.h),$(shell printf '\043include <vulkan/vulkan_core.h>\n' | $(GCC) -E -x c - >/dev/null 2>&1 && echo 1),1)
 
 EXAMPLE_KERNELS := $(wildcard examples/kernels/*.comp)
 CHECKS = \
@@ -126,10 +149,20 @@ CHECKS = \
   --cmd c++17-header '$(GXX) -std=c++17 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/header.c' \
   --cmd c17-impl     '$(GCC) -std=c17 -O2 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/impl.o' \
   --cmd clang-c17-impl '$(CLANG) -std=c17 -O2 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/impl-clang.o' \
-  --cmd static-twice '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c -o $(CHK)/static_twice $(LIBS) && $(CHK)/static_twice'
+  --cmd static-twice '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c -o $(CHK)/static_twice $(LIBS) && $(CHK)/static_twice' \
+  --cmd clang-c99-header '$(CLANG) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/header.c' \
+  --cmd c11-impl     '$(GCC) -std=c11 -O2 -c $(WARN) -I. $(CHK)/impl.c -o /dev/null' \
+  --cmd clang-c11-impl '$(CLANG) -std=c11 -O2 -c $(WARN) -I. $(CHK)/impl.c -o /dev/null' \
+  --cmd c11-impl-pthreads-nothreads '$(GCC) -std=c11 -c $(WARN) -DACCEL_USE_PTHREADS -I. $(CHK)/impl.c -o /dev/null && $(CLANG) -std=c17 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/impl.c -o /dev/null' \
+  --cmd c++17-impl   '$(GXX) -x c++ -std=c++17 -O2 -c -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/impl.c -o /dev/null && $(GXX) -x c++ -std=c++17 -c -Wall -Wextra -Werror -DACCEL_NO_THREADS -I. $(CHK)/impl.c -o /dev/null' \
+  --cmd clang++17-impl '$(CLANG)++ -x c++ -std=c++17 -O2 -c -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/impl.c -o /dev/null && $(CLANG)++ -x c++ -std=c++17 -c -Wall -Wextra -Werror -DACCEL_USE_PTHREADS -I. $(CHK)/impl.c -o /dev/null' \
+  --cmd c++11-impl   '$(GXX) -x c++ -std=c++11 -c -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/impl.c -o /dev/null' \
+  $(if $(VULKAN_INC_OK),--cmd all-in-one-tu '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/all_in_one.c -o $(CHK)/all_in_one $(LIBS) -ldl && $(CHK)/all_in_one',--skip all-in-one-tu 'vulkan/vulkan_core.h not found') \
+  --cmd nm-exports-only-accel 'tests/check_exports.sh "$(GCC) -std=c11 -O2 $(WARN) -I." $(CHK)/impl.c $(CHK)/exports.o' \
+  $(if $(HAVE_TCC),--cmd tcc-header '$(TCC) -I. -c $(CHK)/header.c -o /dev/null',--skip tcc-header '$(TCC) not found')
 
 # ---- the test targets ---------------------------------------------------------------------------
-TEST_CONFIGS := gcc clang pthreads nothreads wasm
+TEST_CONFIGS := gcc clang pthreads nothreads wasm cxx clangxx
 build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS)
 build-asan: $(asan_BINS) $(asan-nothreads_BINS)
 build-tsan: $(tsan_BINS)
@@ -141,7 +174,8 @@ test:
 	-@$(SUBMAKE) build-test
 	@echo "==== running the tests (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
 	@$(RUN_TESTS) $(call config_args,gcc,) $(call config_args,clang,) $(call config_args,pthreads,) \
-	  $(call config_args,nothreads,) $(call config_args,wasm,$(NODE_WASI)) --config checks --runner "" $(CHECKS)
+	  $(call config_args,nothreads,) $(call config_args,wasm,$(NODE_WASI)) \
+	  $(call config_args,cxx,) $(call config_args,clangxx,) --config checks --runner "" $(CHECKS)
 
 test-asan:
 	-@$(SUBMAKE) build-asan
