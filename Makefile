@@ -58,7 +58,7 @@ export ACCEL_TEST_BACKEND ?= cpu
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all run test test-asan test-tsan bench clean examples build-test build-asan build-tsan FORCE
+.PHONY: all run test test-asan test-tsan bench clean examples build-test build-asan build-tsan FORCE fuzz build-fuzz
 .DELETE_ON_ERROR:
 
 all: examples build-test
@@ -191,6 +191,30 @@ test-tsan:
 	@if setarch "$$(uname -m)" -R true 2>/dev/null; then norand="setarch $$(uname -m) -R"; else norand=""; fi; \
 	 TSAN_OPTIONS=$${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:history_size=4} \
 	 $(RUN_TESTS) --config tsan --runner "$$norand" $(tsan_BINS)
+
+# ---- API fuzzer (libFuzzer, clang): make fuzz FUZZ_SECONDS=60 --------------------------------------
+# tests/fuzz_api.c with ASan+UBSan, threaded and ACCEL_NO_THREADS, each run FUZZ_SECONDS from the seed
+# corpus tests/fuzz_corpus/. Without libFuzzer (clang's compiler-rt) both count as skipped.
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -std=c11 -g -O1 $(WARN) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. -Itests
+FUZZ_BINS := $(BUILD)/fuzz/fuzz_api $(BUILD)/fuzz/fuzz_api_nothreads
+$(BUILD)/fuzz/fuzz_api: tests/fuzz_api.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(LIBS)
+$(BUILD)/fuzz/fuzz_api_nothreads: tests/fuzz_api.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_FLAGS) -DACCEL_NO_THREADS -o $@ $< $(LIBS)
+build-fuzz: $(FUZZ_BINS)
+
+fuzz:
+	@mkdir -p $(BUILD)/fuzz
+	@if printf 'int LLVMFuzzerTestOneInput(const unsigned char* d, unsigned long n);\nint LLVMFuzzerTestOneInput(const unsigned char* d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
+	     | $(CLANG) -fsanitize=fuzzer -x c - -o $(BUILD)/fuzz/probe >/dev/null 2>&1; then \
+	   $(SUBMAKE) build-fuzz; \
+	   echo "==== fuzzing the API for $(FUZZ_SECONDS)s per build (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"; \
+	   tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS); \
+	 else echo "==== $(CLANG) cannot link -fsanitize=fuzzer (libclang-rt-14-dev): fuzzing skipped"; \
+	   echo "0 passed, 0 failed, 2 skipped"; fi
 
 # ---- examples and bench ---------------------------------------------------------------------------
 # the examples document themselves as ./build/NAME
