@@ -58,7 +58,7 @@ export ACCEL_TEST_BACKEND ?= cpu
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all run test test-asan test-tsan bench clean examples build-test build-asan build-tsan FORCE fuzz build-fuzz
+.PHONY: all run test test-asan test-tsan bench clean examples build-test build-asan build-tsan FORCE fuzz build-fuzz soak soak-tsan
 .DELETE_ON_ERROR:
 
 all: examples build-test
@@ -215,6 +215,27 @@ fuzz:
 	   tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS); \
 	 else echo "==== $(CLANG) cannot link -fsanitize=fuzzer (libclang-rt-14-dev): fuzzing skipped"; \
 	   echo "0 passed, 0 failed, 2 skipped"; fi
+
+# ---- soak: random pipelines, several queues and host threads, signal failure injection --------------
+# make soak SOAK_SECONDS=60 (ASan+UBSan build, C11 threads); make soak-tsan SOAK_SECONDS=30 (TSan, pthread
+# shim). tests/soak.c prints its seed (SOAK_SEED=... reproduces a run) and its own summary line.
+SOAK_SECONDS ?= 60
+$(BUILD)/soak/soak: tests/soak.c $(HEADERS) $(KERNEL_INCS)
+	@mkdir -p $(@D)
+	$(GCC) $(TESTFLAGS) $(SAN_ASAN) -o $@ $< $(LIBS)
+$(BUILD)/soak/soak-tsan: tests/soak.c $(HEADERS) $(KERNEL_INCS)
+	@mkdir -p $(@D)
+	$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS -o $@ $< $(LIBS)
+
+soak: $(BUILD)/soak/soak
+	@echo "==== soak for $(SOAK_SECONDS)s under ASan+UBSan (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
+	@ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1} \
+	 SOAK_SECONDS=$(SOAK_SECONDS) $(BUILD)/soak/soak
+soak-tsan: $(BUILD)/soak/soak-tsan
+	@echo "==== soak for $(SOAK_SECONDS)s under TSan, pthread shim (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
+	@if setarch "$$(uname -m)" -R true 2>/dev/null; then norand="setarch $$(uname -m) -R"; else norand=""; fi; \
+	 TSAN_OPTIONS=$${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:history_size=4} \
+	 SOAK_SECONDS=$(SOAK_SECONDS) $$norand $(BUILD)/soak/soak-tsan
 
 # ---- examples and bench ---------------------------------------------------------------------------
 # the examples document themselves as ./build/NAME
