@@ -85,6 +85,11 @@
    -std=c11 on glibc the C11 wall clock is used instead.
    Release/acquire: everything a queue wrote before `signal(s, v)` is visible to whoever observes
    s >= v. A queue may wait on a signal of another device or backend.
+   Hang diagnostics (device desc `debug = true`): a host wait (accel_signal_wait*, accel_queue_finish)
+   that times out, or ends in ACCEL_ERROR_DEADLOCK, logs a warning naming every queue of the device that
+   is blocked and the (signal, value) it waits for; a host wait for a value that no queue has been
+   submitted to signal (and the signal has not reached) logs a warning when it starts. Neither changes
+   what the wait returns. Without debug none of this costs anything but a branch.
 
    ==== Memory and ownership ====================================================================
    Every create call hands the caller one reference; destroy drops it. Objects that submitted work still
@@ -783,7 +788,7 @@ struct accel_device {
 };
 struct accel_buffer  { accel_i_object obj; size_t size; accel_memory memory; void* mapped; };
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
-struct accel_signal  { accel_i_object obj; };
+struct accel_signal  { accel_i_object obj; accel_i_a64 promised; };   /* promised: debug only, see accel_i_debug_promise */
 struct accel_queue {
     accel_i_object obj;
     accel_queue_type type;
@@ -1072,7 +1077,9 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
     if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
     if (initial > ACCEL_SIGNAL_MAX)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_create: initial value above ACCEL_SIGNAL_MAX");
-    return dev->backend->signal_create(dev, initial, out);
+    accel_result r = dev->backend->signal_create(dev, initial, out);
+    if (r == ACCEL_OK) atomic_init(&(*out)->promised, initial);
+    return r;
 }
 ACCEL_API void accel_signal_destroy(accel_signal* s) { if (s) accel_i_release(s); }
 ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
@@ -1132,6 +1139,46 @@ static accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v
     }
 }
 
+/* ==== core: hang diagnostics (debug devices) ==== */
+/* With debug on, submit records in each signal the highest value a submitted batch will signal it to
+   (`promised`; it never goes down, and a dropped batch fails the signal anyway). A host wait for more
+   than both the current and the promised value can only end through accel_signal_set, work submitted
+   later, or the timeout: worth a warning, since it is the usual shape of a hang. */
+static void accel_i_debug_promise(const accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        uint64_t old;
+        if (c->kind != ACCEL_I_CMD_SIGNAL) continue;
+        old = atomic_load(&c->u.sig.signal->promised);
+        while (old < c->u.sig.value && !atomic_compare_exchange_weak(&c->u.sig.signal->promised, &old, c->u.sig.value)) {}
+    }
+}
+/* kept out of line: the hot path only tests dev->debug (and inlining it trips a gcc 12 -O2
+   -Wstringop-overflow false positive on the atomic load) */
+#if defined(__GNUC__)
+#  define ACCEL_I_COLD __attribute__((noinline, cold))
+#else
+#  define ACCEL_I_COLD
+#endif
+static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all) {
+    uint32_t pending = 0, unreachable = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t cur = accel_signal_value(s[i]);
+        if (accel_i_failed(cur) || cur >= v[i]) { if (!all) return; continue; }
+        pending++;
+        if (atomic_load(&s[i]->promised) < v[i]) unreachable++;
+    }
+    if (unreachable == 0 || (!all && unreachable < pending)) return;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t cur = accel_signal_value(s[i]), promised = atomic_load(&s[i]->promised);
+        if (accel_i_failed(cur) || cur >= v[i] || promised >= v[i]) continue;
+        accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
+                    "accel_signal_wait: nothing submitted can reach signal %p ('%s') >= %llu: it is at %llu and the highest "
+                    "value a submitted queue signals it to is %llu; only accel_signal_set or later work can end this wait",
+                    (void*)s[i], s[i]->obj.label, (unsigned long long)v[i], (unsigned long long)cur, (unsigned long long)promised);
+    }
+}
+
 static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64_t* v, uint32_t n) {
     if (!s || !v || n == 0) return ACCEL_ERROR_INVALID_ARGUMENT;
     for (uint32_t i = 0; i < n; i++) {
@@ -1150,6 +1197,7 @@ ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, cons
     if (r != ACCEL_OK) return r;
     b = signals[0]->obj.device->backend;
     for (uint32_t i = 1; i < count; i++) if (signals[i]->obj.device->backend != b) b = NULL;
+    if (timeout_ns != 0 && signals[0]->obj.device->debug) accel_i_debug_unreachable(signals, values, count, wait_all);
     r = b ? b->signal_wait_many(signals, values, count, wait_all, timeout_ns, &first)
           : accel_i_wait_mixed(signals, values, count, wait_all, timeout_ns, &first);
     if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
@@ -1425,6 +1473,7 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
         if (b) accel_i_batch_recycle(q, b);
         return r;
     }
+    if (q->obj.device->debug) accel_i_debug_promise(b);
     return q->obj.device->backend->queue_submit(q, b);
 }
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
@@ -1850,6 +1899,8 @@ static accel_result accel_i_cpu_wait_multi(accel_signal* const* s, const uint64_
 }
 #endif
 
+static ACCEL_I_COLD void accel_i_cpu_debug_hang(accel_device* dev, const char* what, accel_signal* const* s,
+                                                const uint64_t* v, uint32_t n, uint64_t timeout_ns);
 static accel_result accel_i_cpu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                                  uint64_t timeout_ns, uint32_t* first) {
     accel_result r = accel_i_wait_check(s, v, n, all, first);
@@ -1857,14 +1908,18 @@ static accel_result accel_i_cpu_signal_wait_many(accel_signal* const* s, const u
 #if defined(ACCEL_NO_THREADS)
     accel_i_log(s[0]->obj.device, ACCEL_LOG_WARN, "accel_signal_wait: no-threads build and nothing submitted can reach value %llu on '%s': deadlock",
                 (unsigned long long)v[0], s[0]->obj.label);
-    return ACCEL_ERROR_DEADLOCK;
+    r = ACCEL_ERROR_DEADLOCK;
 #else
     if (n == 1) {
         accel_i_event_wait(accel_i_cpu_signal_event(s[0]), v[0], accel_i_deadline(timeout_ns));
-        return accel_i_wait_check(s, v, n, all, first);
+        r = accel_i_wait_check(s, v, n, all, first);
+    } else {
+        r = accel_i_cpu_wait_multi(s, v, n, all, accel_i_deadline(timeout_ns), first);
     }
-    return accel_i_cpu_wait_multi(s, v, n, all, accel_i_deadline(timeout_ns), first);
 #endif
+    if (r != ACCEL_OK && r != ACCEL_ERROR_SIGNAL_FAILED && s[0]->obj.device->debug)
+        accel_i_cpu_debug_hang(s[0]->obj.device, "accel_signal_wait", s, v, n, timeout_ns);
+    return r;
 }
 
 /* ==== cpu: queue executor ==== */
@@ -1884,6 +1939,8 @@ typedef struct accel_i_cpu_queue {
 #else
     accel_i_a32 stop;
     accel_i_thread thread;
+    accel_signal* dbg_wait;       /* debug devices: the signal the executor is blocked on (fifo_lock) */
+    uint64_t dbg_value;
 #endif
 } accel_i_cpu_queue;
 
@@ -1911,6 +1968,17 @@ static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_v
     }
 }
 
+#if !defined(ACCEL_NO_THREADS)
+/* Debug devices: publish what the executor is blocked on, for accel_i_cpu_debug_hang. Cleared before
+   the batch can release the signal, so a reader holding fifo_lock may look at it. */
+static void accel_i_cpu_debug_blocked(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
+    accel_i_spin_lock(&q->fifo_lock);
+    q->dbg_wait = s;
+    q->dbg_value = v;
+    accel_i_spin_unlock(&q->fifo_lock);
+}
+#endif
+
 /* The wait command: ACCEL_OK when reached, ACCEL_ERROR_SIGNAL_FAILED when failed, ACCEL_TIMEOUT
    when the batch must park (no-threads only). */
 static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
@@ -1925,9 +1993,11 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
         return ACCEL_TIMEOUT;
     }
 #else
-    (void)q;
+    bool dbg = q->base.obj.device->debug;
+    if (dbg) accel_i_cpu_debug_blocked(q, s, v);
     if (accel_i_is_cpu_signal(s)) accel_i_event_wait(accel_i_cpu_signal_event(s), v, ACCEL_I_FOREVER);
     else accel_signal_wait(s, v, ACCEL_WAIT_FOREVER);
+    if (dbg) accel_i_cpu_debug_blocked(q, NULL, 0);
     cur = accel_signal_value(s);
 #endif
     return accel_i_failed(cur) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
@@ -2080,11 +2150,63 @@ static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t time
     if (accel_i_event_value(&q->done) >= submitted) return ACCEL_OK;
     if (timeout_ns == 0) return ACCEL_TIMEOUT;
     accel_i_log(base->obj.device, ACCEL_LOG_WARN, "accel_queue_finish: a batch waits on a signal that nothing submitted can reach: deadlock");
+    if (base->obj.device->debug) accel_i_cpu_debug_hang(base->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
     return ACCEL_ERROR_DEADLOCK;
 #else
     if (timeout_ns == 0) return accel_i_event_value(&q->done) >= submitted ? ACCEL_OK : ACCEL_TIMEOUT;
-    return accel_i_event_wait(&q->done, submitted, accel_i_deadline(timeout_ns)) ? ACCEL_OK : ACCEL_TIMEOUT;
+    if (accel_i_event_wait(&q->done, submitted, accel_i_deadline(timeout_ns))) return ACCEL_OK;
+    if (base->obj.device->debug) accel_i_cpu_debug_hang(base->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
+    return ACCEL_TIMEOUT;
 #endif
+}
+
+/* ==== cpu: hang diagnostics ==== */
+/* Appends to out what one queue is blocked on (the executor's published wait; without threads, the
+   parked batch's wait command) and how many of its batches are unfinished. */
+static size_t accel_i_cpu_debug_queue(accel_i_cpu_queue* q, char* out, size_t cap) {
+    accel_signal* s = NULL;
+    uint64_t v = 0, pending = accel_i_event_value(&q->work) - accel_i_event_value(&q->done);
+    int len;
+    accel_i_spin_lock(&q->fifo_lock);
+#if defined(ACCEL_NO_THREADS)
+    if (q->parked_on && q->head && q->head->pc < q->head->count && q->head->cmds[q->head->pc].kind == ACCEL_I_CMD_WAIT) {
+        s = q->head->cmds[q->head->pc].u.sig.signal;
+        v = q->head->cmds[q->head->pc].u.sig.value;
+    }
+#else
+    s = q->dbg_wait;
+    v = q->dbg_value;
+#endif
+    if (s)
+        len = snprintf(out, cap, " queue %p ('%s', %llu unfinished batches) waits for signal %p ('%s') >= %llu (it is at %llu);",
+                       (void*)q, q->base.obj.label, (unsigned long long)pending, (void*)s, s->obj.label,
+                       (unsigned long long)v, (unsigned long long)accel_signal_value(s));
+    else if (pending)
+        len = snprintf(out, cap, " queue %p ('%s', %llu unfinished batches) is running;", (void*)q, q->base.obj.label,
+                       (unsigned long long)pending);
+    else
+        len = 0;
+    accel_i_spin_unlock(&q->fifo_lock);
+    return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
+}
+/* A host wait on `dev` timed out (or deadlocked): log which queues are blocked on which (signal, value).
+   The device's object list is held while reading: a queue is unlinked from it before it is freed. */
+static ACCEL_I_COLD void accel_i_cpu_debug_hang(accel_device* dev, const char* what, accel_signal* const* s,
+                                                const uint64_t* v, uint32_t n, uint64_t timeout_ns) {
+    char blocked[400];
+    size_t used = 0;
+    blocked[0] = '\0';
+    accel_i_spin_lock(&dev->objects_lock);
+    for (accel_i_object* o = dev->objects; o && used + 1 < sizeof blocked; o = o->next)
+        if (o->kind == ACCEL_I_QUEUE) used += accel_i_cpu_debug_queue((accel_i_cpu_queue*)(void*)o, blocked + used, sizeof blocked - used);
+    accel_i_spin_unlock(&dev->objects_lock);
+    if (s)
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: gave up after %llu ns waiting for signal %p >= %llu (it is at %llu)%s; blocked:%s",
+                    what, (unsigned long long)timeout_ns, (void*)s[0], (unsigned long long)v[0], (unsigned long long)accel_signal_value(s[0]),
+                    n > 1 ? " and others" : "", used ? blocked : " no queue of this device");
+    else
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: gave up after %llu ns; blocked:%s", what, (unsigned long long)timeout_ns,
+                    used ? blocked : " no queue of this device");
 }
 
 static void accel_i_cpu_queue_free(accel_i_cpu_queue* q) {
