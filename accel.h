@@ -831,13 +831,21 @@ static void accel_i_default_log(accel_log_level level, const char* message, void
     if (level <= ACCEL_LOG_WARN)
         fprintf(stderr, "accel: %s: %s\n", level == ACCEL_LOG_ERROR ? "error" : "warning", message);
 }
+/* mingw-w64: msvcrt's vsnprintf knows no %zu (and returns -1 when it truncates); use mingw's C99 one. */
+#if defined(__MINGW32__)
+#  define ACCEL_I_VSNPRINTF __mingw_vsnprintf
+#else
+#  define ACCEL_I_VSNPRINTF vsnprintf
+#endif
 static void accel_i_vlog(const accel_logger* lg, accel_log_level level, const char* fmt, va_list ap) {
     char msg[512];
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    ACCEL_I_VSNPRINTF(msg, sizeof msg, fmt, ap);
     if (lg && lg->log_fn) lg->log_fn(level, msg, lg->user);
     else accel_i_default_log(level, msg, NULL);
 }
-#if defined(__GNUC__)
+#if defined(__MINGW32__)
+#  define ACCEL_I_PRINTF(f, a) __attribute__((format(gnu_printf, f, a), unused))
+#elif defined(__GNUC__)
 #  define ACCEL_I_PRINTF(f, a) __attribute__((format(printf, f, a), unused))
 #else
 #  define ACCEL_I_PRINTF(f, a)
@@ -2182,7 +2190,7 @@ static size_t accel_i_cpu_debug_queue(accel_i_cpu_queue* q, char* out, size_t ca
                        (void*)q, q->base.obj.label, (unsigned long long)pending, (void*)s, s->obj.label,
                        (unsigned long long)v, (unsigned long long)accel_signal_value(s));
     else if (pending)
-        len = snprintf(out, cap, " queue %p ('%s', %llu unfinished batches) is running;", (void*)q, q->base.obj.label,
+        len = snprintf(out, cap, " queue %p ('%s', %llu unfinished batches) has not reached a wait;", (void*)q, q->base.obj.label,
                        (unsigned long long)pending);
     else
         len = 0;
