@@ -104,6 +104,22 @@ $(eval $(call test_config,tsan,$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTH
 CXX_IMPL_FLAGS := -x c++ -std=c++17 -O1 -g -Wall -Wextra -Wpedantic -Werror -I.
 $(eval $(call test_config,cxx,$(GCC) $(TESTFLAGS) -DACCEL_IMPLEMENTATION_INCLUDED,$(BUILD)/cxx/accel_impl.o $(LIBS) -lstdc++,,$(TESTS)))
 $(eval $(call test_config,clangxx,$(CLANG) $(TESTFLAGS) -DACCEL_IMPLEMENTATION_INCLUDED,$(BUILD)/clangxx/accel_impl.o $(LIBS) -lstdc++,,$(TESTS)))
+# Windows: mingw-w64 cross build (Win32 thread shim), run under wine. Emscripten with -pthread (the
+# threaded CPU backend on Web Workers), run under node. Each is skipped when its tools are missing.
+MINGW_CC ?= x86_64-w64-mingw32-gcc
+WINE     ?= wine
+EMCC     ?= emcc
+HAVE_MINGW := $(shell command -v $(MINGW_CC) >/dev/null 2>&1 && command -v $(WINE) >/dev/null 2>&1 && echo 1)
+HAVE_EMCC  := $(shell command -v $(EMCC) >/dev/null 2>&1 && echo 1)
+WINE_RUN   := env WINEPREFIX=$(abspath $(BUILD))/wine WINEDEBUG=-all $(WINE)
+# emscripten 3.1.6 finds its acorn module through NODE_PATH with a non-Debian node; a node with fetch()
+# (>= 18) makes its loader fetch the .wasm by path, which fails: --no-experimental-fetch
+EMCC_ENV   := env NODE_PATH=$${NODE_PATH:-/usr/share/nodejs}
+EMFLAGS    := -pthread -sPROXY_TO_PTHREAD -sEXIT_RUNTIME=1 -sNODERAWFS=1 -sINITIAL_MEMORY=268435456
+EM_RUN      = $(NODE) $(shell $(NODE) --no-experimental-fetch -e 0 >/dev/null 2>&1 && echo --no-experimental-fetch)
+$(eval $(call test_config,mingw,$(MINGW_CC) $(TESTFLAGS) -D_WIN32_WINNT=0x0600,-static-libgcc,.exe,$(TESTS)))
+$(eval $(call test_config,emscripten,$(EMCC_ENV) $(EMCC) $(TESTFLAGS) $(EMFLAGS),,.js,$(TESTS)))
+
 $(cxx_BINS): $(BUILD)/cxx/accel_impl.o
 $(clangxx_BINS): $(BUILD)/clangxx/accel_impl.o
 $(BUILD)/cxx/accel_impl.o: $(BUILD)/checks/impl.c accel.h $(BUILD)/cxx/flags
@@ -162,7 +178,7 @@ CHECKS = \
   $(if $(HAVE_TCC),--cmd tcc-header '$(TCC) -I. -c $(CHK)/header.c -o /dev/null',--skip tcc-header '$(TCC) not found')
 
 # ---- the test targets ---------------------------------------------------------------------------
-TEST_CONFIGS := gcc clang pthreads nothreads wasm cxx clangxx
+TEST_CONFIGS := gcc clang pthreads nothreads wasm cxx clangxx $(if $(HAVE_MINGW),mingw) $(if $(HAVE_EMCC),emscripten)
 build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS)
 build-asan: $(asan_BINS) $(asan-nothreads_BINS)
 build-tsan: $(tsan_BINS)
@@ -175,7 +191,10 @@ test:
 	@echo "==== running the tests (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
 	@$(RUN_TESTS) $(call config_args,gcc,) $(call config_args,clang,) $(call config_args,pthreads,) \
 	  $(call config_args,nothreads,) $(call config_args,wasm,$(NODE_WASI)) \
-	  $(call config_args,cxx,) $(call config_args,clangxx,) --config checks --runner "" $(CHECKS)
+	  $(call config_args,cxx,) $(call config_args,clangxx,) \
+	  $(if $(HAVE_MINGW),$(call config_args,mingw,$(WINE_RUN)),--config mingw --skip mingw-wine '$(MINGW_CC) or $(WINE) not found') \
+	  $(if $(HAVE_EMCC),$(call config_args,emscripten,$(EM_RUN)),--config emscripten --skip emscripten-pthreads '$(EMCC) not found') \
+	  --config checks --runner "" $(CHECKS)
 
 test-asan:
 	-@$(SUBMAKE) build-asan
