@@ -1099,8 +1099,9 @@ ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
         return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_set '%s': value above ACCEL_SIGNAL_MAX", s->obj.label);
     return accel_i_failed(s->obj.device->backend->signal_raise(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
-/* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). */
-static uint64_t accel_i_failed_value(accel_result reason) { return ACCEL_I_FAILED_BIT | (uint64_t)(uint32_t)(-(int)reason); }
+/* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). Negated as unsigned: any
+   negative reason, INT_MIN included, is defined behaviour. */
+static uint64_t accel_i_failed_value(accel_result reason) { return ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)reason); }
 ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
     if (!s) return ACCEL_ERROR_INVALID_ARGUMENT;
     if ((int)reason >= 0)
