@@ -336,7 +336,8 @@ static void fz_op_set_fail(fz* f, fz_in* in, int fail) {
     accel_signal* s = fz_pick_signal(f, in, &i);
     accel_result r;
     if (fail) {
-        accel_result reason = (accel_result)((int)fz_u8(in) - 12);
+        uint8_t rk = fz_u8(in);   /* mostly near the real codes; 0xFF: any 32-bit value (INT_MIN found a bug) */
+        accel_result reason = rk == 0xFFu ? (accel_result)(int32_t)fz_u32(in) : (accel_result)((int)rk - 12);
         r = accel_signal_fail(s, reason);
         FZ_EXPECT(r == (!s || (int)reason >= 0 ? ACCEL_ERROR_INVALID_ARGUMENT : ACCEL_OK), r, reason);
         if (s && r == ACCEL_OK) FZ_EXPECT(accel_signal_value(s) > ACCEL_SIGNAL_MAX, accel_signal_value(s), 0);
