@@ -175,7 +175,9 @@ CHECKS = \
   --cmd c++11-impl   '$(GXX) -x c++ -std=c++11 -c -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/impl.c -o /dev/null' \
   $(if $(VULKAN_INC_OK),--cmd all-in-one-tu '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/all_in_one.c -o $(CHK)/all_in_one $(LIBS) -ldl && $(CHK)/all_in_one',--skip all-in-one-tu 'vulkan/vulkan_core.h not found') \
   --cmd nm-exports-only-accel 'tests/check_exports.sh "$(GCC) -std=c11 -O2 $(WARN) -I." $(CHK)/impl.c $(CHK)/exports.o' \
-  $(if $(HAVE_TCC),--cmd tcc-header '$(TCC) -I. -c $(CHK)/header.c -o /dev/null',--skip tcc-header '$(TCC) not found')
+  $(if $(HAVE_TCC),--cmd tcc-header '$(TCC) -I. -c $(CHK)/header.c -o /dev/null',--skip tcc-header '$(TCC) not found') \
+  $(if $(HAVE_MINGW),--cmd mingw-c++17-and-nothreads-impl '$(MINGW_CC:gcc=g++) -x c++ -std=c++17 -c -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/impl.c -o /dev/null && $(MINGW_CC) -std=c11 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/impl.c -o /dev/null',--skip mingw-c++17-and-nothreads-impl '$(MINGW_CC) not found') \
+  $(if $(HAVE_EMCC),--cmd emscripten-no-pthreads-impl '$(EMCC_ENV) $(EMCC) -std=c11 -c $(WARN) -I. $(CHK)/impl.c -o /dev/null',--skip emscripten-no-pthreads-impl '$(EMCC) not found')
 
 # ---- the test targets ---------------------------------------------------------------------------
 TEST_CONFIGS := gcc clang pthreads nothreads wasm cxx clangxx $(if $(HAVE_MINGW),mingw) $(if $(HAVE_EMCC),emscripten)

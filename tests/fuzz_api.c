@@ -75,8 +75,10 @@ static size_t fz_size(fz_in* in) {
     }
 }
 static uint64_t fz_timeout(fz_in* in) {
-    static const uint64_t t[4] = { 0, 1000, 20000, 200000 };
-    return t[fz_u8(in) & 3u];
+    /* polls, waits inside the spin phase (ACCEL_CPU_SPIN_NS = 50 us), and now and then one long
+       enough to sleep on the condition variable */
+    static const uint64_t t[8] = { 0, 0, 1000, 1000, 20000, 20000, 50000, 200000 };
+    return t[fz_u8(in) & 7u];
 }
 
 /* ==== checks ==== */
