@@ -58,7 +58,7 @@ export ACCEL_TEST_BACKEND ?= cpu
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all run test test-asan test-tsan bench clean examples build-test build-asan build-tsan FORCE fuzz build-fuzz soak soak-tsan
+.PHONY: all run test test-asan test-tsan bench clean examples build-test build-asan build-tsan FORCE fuzz build-fuzz soak soak-tsan test-valgrind
 .DELETE_ON_ERROR:
 
 all: examples build-test
@@ -212,6 +212,19 @@ test-tsan:
 	@if setarch "$$(uname -m)" -R true 2>/dev/null; then norand="setarch $$(uname -m) -R"; else norand=""; fi; \
 	 TSAN_OPTIONS=$${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:history_size=4} \
 	 $(RUN_TESTS) --config tsan --runner "$$norand" $(tsan_BINS)
+
+# ---- valgrind memcheck: the failure-path tests (allocation sweep, fuzz replay, regressions, hang
+# diagnostics) with the pthread shim and without threads; a memcheck error or a definite leak fails.
+VALGRIND ?= valgrind
+VALGRIND_TESTS ?= test_alloc test_fuzz_replay test_hardening test_debug
+VALGRIND_RUN := $(VALGRIND) -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect
+test-valgrind:
+	@if command -v $(VALGRIND) >/dev/null 2>&1; then \
+	   $(SUBMAKE) $(VALGRIND_TESTS:%=$(BUILD)/pthreads/%) $(VALGRIND_TESTS:%=$(BUILD)/nothreads/%); \
+	   echo "==== the failure-path tests under valgrind memcheck (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"; \
+	   $(RUN_TESTS) --config valgrind-pthreads --runner "$(VALGRIND_RUN)" $(VALGRIND_TESTS:%=$(BUILD)/pthreads/%) \
+	     --config valgrind-nothreads --runner "$(VALGRIND_RUN)" $(VALGRIND_TESTS:%=$(BUILD)/nothreads/%); \
+	 else echo "==== $(VALGRIND) not found: skipped"; echo "0 passed, 0 failed, 1 skipped"; fi
 
 # ---- API fuzzer (libFuzzer, clang): make fuzz FUZZ_SECONDS=60 --------------------------------------
 # tests/fuzz_api.c with ASan+UBSan, threaded and ACCEL_NO_THREADS, each run FUZZ_SECONDS from the seed
