@@ -37,7 +37,7 @@ WASMLIBS := -lm
 NODE_WASI  = $(NODE) --no-warnings $(shell $(NODE) --experimental-wasi-unstable-preview1 -e 0 >/dev/null 2>&1 \
              && echo --experimental-wasi-unstable-preview1) tests/wasi_run.mjs
 
-HEADERS  := $(wildcard accel*.h) $(wildcard tests/*.h)
+HEADERS  := $(wildcard accel*.h) $(wildcard tests/*.h) tests/fuzz_api.c   # test_fuzz_replay.c includes fuzz_api.c
 TESTS    := $(basename $(notdir $(wildcard tests/test_*.c)))
 KERNELS  := $(basename $(notdir $(wildcard tests/kernels/*.comp)))
 # Without glslc the tests build with ACCEL_TEST_NO_SPIRV (CPU kernels only) and the SPIR-V checks skip.
