@@ -87,9 +87,9 @@
    s >= v. A queue may wait on a signal of another device or backend.
    Hang diagnostics (device desc `debug = true`): a host wait (accel_signal_wait*, accel_queue_finish)
    that times out, or ends in ACCEL_ERROR_DEADLOCK, logs a warning naming every queue of the device that
-   is blocked and the (signal, value) it waits for; a host wait for a value that no queue has been
-   submitted to signal (and the signal has not reached) logs a warning when it starts. Neither changes
-   what the wait returns. Without debug none of this costs anything but a branch.
+   is blocked and the (signal, value) it waits for; a host wait for a value that no queue (of a debug
+   device) has been submitted to signal, and the signal has not reached, logs a warning when it starts.
+   Neither changes what the wait returns. Without debug none of this costs anything but a branch.
 
    ==== Memory and ownership ====================================================================
    Every create call hands the caller one reference; destroy drops it. Objects that submitted work still
