@@ -40,8 +40,11 @@ WASMLIBS := -lm
 NODE_WASI  = $(NODE) --no-warnings $(shell $(NODE) --experimental-wasi-unstable-preview1 -e 0 >/dev/null 2>&1 \
              && echo --experimental-wasi-unstable-preview1) tests/wasi_run.mjs
 
-HEADERS  := $(wildcard accel*.h) $(wildcard tests/*.h)
+HEADERS  := $(wildcard accel*.h) $(wildcard tests/*.h) tests/fuzz_api.c   # test_fuzz_replay.c includes fuzz_api.c
 TESTS    := $(basename $(notdir $(wildcard tests/test_*.c)))
+# the suite without the GPU backends' own programs: for configurations that link the core alone (C++)
+# or run the CPU suite on another platform (mingw + wine)
+CORE_TESTS := $(filter-out test_cuda test_vulkan,$(TESTS))
 KERNELS  := $(basename $(notdir $(wildcard tests/kernels/*.comp)))
 # Without glslc the tests build with ACCEL_TEST_NO_SPIRV (CPU kernels only) and the SPIR-V checks skip.
 HAVE_GLSLC := $(shell command -v $(GLSLC) >/dev/null 2>&1 && echo 1)
@@ -81,7 +84,7 @@ export ACCEL_TEST_BACKEND ?= cpu
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all run test test-asan test-tsan bench bench-cuda gpu-check clean examples build-test build-asan build-tsan FORCE
+.PHONY: all run test test-asan test-tsan bench bench-cuda gpu-check clean examples build-test build-asan build-tsan FORCE fuzz build-fuzz soak soak-tsan test-valgrind
 .DELETE_ON_ERROR:
 
 all: examples build-test
@@ -125,6 +128,34 @@ $(eval $(call test_config,asan-nothreads,$(CLANG) $(TESTFLAGS) $(SAN_ASAN) -DACC
 $(eval $(call test_config,tsan,$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS,$(LIBS),,$(TSAN_TESTS)))
 $(eval $(call test_config,tsan-cuda,$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS -DACCEL_TEST_HAVE_CUDA,$(LIBS),,$(filter-out test_cuda,$(TSAN_TESTS))))
 
+# C++: the implementation compiled as C++17 (g++ / clang++, <atomic>), the C test programs linked against
+# it (they include accel.h with ACCEL_IMPLEMENTATION_INCLUDED, so only their declarations are used).
+CXX_IMPL_FLAGS := -x c++ -std=c++17 -O1 -g -Wall -Wextra -Wpedantic -Werror -I.
+$(eval $(call test_config,cxx,$(GCC) $(TESTFLAGS) -DACCEL_IMPLEMENTATION_INCLUDED,$(BUILD)/cxx/accel_impl.o $(LIBS) -lstdc++,,$(CORE_TESTS)))
+$(eval $(call test_config,clangxx,$(CLANG) $(TESTFLAGS) -DACCEL_IMPLEMENTATION_INCLUDED,$(BUILD)/clangxx/accel_impl.o $(LIBS) -lstdc++,,$(CORE_TESTS)))
+# Windows: mingw-w64 cross build (Win32 thread shim), run under wine. Emscripten with -pthread (the
+# threaded CPU backend on Web Workers), run under node. Each is skipped when its tools are missing.
+MINGW_CC ?= x86_64-w64-mingw32-gcc
+WINE     ?= wine
+EMCC     ?= emcc
+HAVE_MINGW := $(shell command -v $(MINGW_CC) >/dev/null 2>&1 && command -v $(WINE) >/dev/null 2>&1 && echo 1)
+HAVE_EMCC  := $(shell command -v $(EMCC) >/dev/null 2>&1 && echo 1)
+WINE_RUN   := env WINEPREFIX=$(abspath $(BUILD))/wine WINEDEBUG=-all $(WINE)
+# emscripten 3.1.6 finds its acorn module through NODE_PATH with a non-Debian node; a node with fetch()
+# (>= 18) makes its loader fetch the .wasm by path, which fails: --no-experimental-fetch
+EMCC_ENV   := env NODE_PATH=$${NODE_PATH:-/usr/share/nodejs}
+EMFLAGS    := -pthread -sPROXY_TO_PTHREAD -sEXIT_RUNTIME=1 -sNODERAWFS=1 -sINITIAL_MEMORY=268435456
+EM_RUN      = $(NODE) $(shell $(NODE) --no-experimental-fetch -e 0 >/dev/null 2>&1 && echo --no-experimental-fetch)
+$(eval $(call test_config,mingw,$(MINGW_CC) $(TESTFLAGS) -D_WIN32_WINNT=0x0600,-static-libgcc,.exe,$(CORE_TESTS)))
+$(eval $(call test_config,emscripten,$(EMCC_ENV) $(EMCC) $(TESTFLAGS) $(EMFLAGS),,.js,$(TESTS)))
+
+$(cxx_BINS): $(BUILD)/cxx/accel_impl.o
+$(clangxx_BINS): $(BUILD)/clangxx/accel_impl.o
+$(BUILD)/cxx/accel_impl.o: $(BUILD)/checks/impl.c accel.h $(BUILD)/cxx/flags
+	$(GXX) $(CXX_IMPL_FLAGS) -c -o $@ $<
+$(BUILD)/clangxx/accel_impl.o: $(BUILD)/checks/impl.c accel.h $(BUILD)/clangxx/flags
+	$(CLANG)++ $(CXX_IMPL_FLAGS) -c -o $@ $<
+
 # ---- compile checks: public header as C99 / C++11 / C++17, implementation as C17, ACCEL_STATIC x2 --
 CHK := $(BUILD)/checks
 $(CHK)/header.c:
@@ -145,8 +176,19 @@ $(CHK)/cuda_header.c:
 $(CHK)/cuda_impl.c:
 	@mkdir -p $(@D)
 	printf '#define ACCEL_IMPLEMENTATION\n#include "accel.h"\n#define ACCEL_CUDA_IMPLEMENTATION\n#include "accel_cuda.h"\n#include "accel_cuda.h"\n' > $@
-CHECK_SRCS := $(CHK)/header.c $(CHK)/impl.c $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c \
+# every header of the library implemented in one translation unit (the GPU backend headers where present)
+ALL_HEADERS := $(wildcard accel.h accel_vulkan.h accel_cuda.h)
+$(CHK)/all_in_one.c: FORCE
+	@mkdir -p $(@D)
+	@{ echo '#define ACCEL_IMPLEMENTATION'; echo '#define ACCEL_VULKAN_IMPLEMENTATION'; echo '#define ACCEL_CUDA_IMPLEMENTATION'; \
+	   for h in $(ALL_HEADERS); do echo "#include \"$$h\""; done; \
+	   echo 'int main(void) { return accel_backend_name(accel_cpu_backend())[0] == 99 ? 0 : 1; }'; } > $@.tmp
+	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+CHECK_SRCS := $(CHK)/header.c $(CHK)/impl.c $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c $(CHK)/all_in_one.c \
               $(CHK)/cuda_header.c $(CHK)/cuda_impl.c
+TCC      ?= tcc
+HAVE_TCC := $(shell command -v $(TCC) >/dev/null 2>&1 && echo 1)
+VULKAN_INC_OK := $(if $(wildcard accel_vulkan.h),$(shell printf '\043include <vulkan/vulkan_core.h>\n' | $(GCC) -E -x c - >/dev/null 2>&1 && echo 1),1)
 
 EXAMPLE_KERNELS := $(wildcard examples/kernels/*.comp)
 CHECKS = \
@@ -166,10 +208,23 @@ CHECKS = \
   --cmd bench-cuda-builds-and-smoke-runs '$(MAKE) --no-print-directory -s $(BUILD)/bench_cuda && $(BUILD)/bench_cuda --quick' \
   --cmd examples-cuda-without-driver '$(MAKE) --no-print-directory -s examples && for e in $(EXAMPLES); do ACCEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1 $(BUILD)/$$e cuda >$(CHK)/$$e.cuda.out 2>&1; rc=$$?; [ $$rc = 1 ] && grep -q "no cuda device: ACCEL_ERROR_UNAVAILABLE" $(CHK)/$$e.cuda.out && grep -q "accel_cuda: unavailable" $(CHK)/$$e.cuda.out || { echo "$$e cuda: exit $$rc"; cat $(CHK)/$$e.cuda.out; exit 1; }; done' \
   --cmd examples-cuda-on-mock '$(MAKE) --no-print-directory -s examples $(MOCK_LIB) && for e in $(EXAMPLES); do ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB) $(BUILD)/$$e cuda || exit 1; done' \
-  --cmd static-twice '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c -o $(CHK)/static_twice $(LIBS) && $(CHK)/static_twice'
+  --cmd static-twice '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c -o $(CHK)/static_twice $(LIBS) && $(CHK)/static_twice' \
+  --cmd clang-c99-header '$(CLANG) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/header.c' \
+  --cmd c11-impl     '$(GCC) -std=c11 -O2 -c $(WARN) -I. $(CHK)/impl.c -o /dev/null' \
+  --cmd clang-c11-impl '$(CLANG) -std=c11 -O2 -c $(WARN) -I. $(CHK)/impl.c -o /dev/null' \
+  --cmd c11-impl-pthreads-nothreads '$(GCC) -std=c11 -c $(WARN) -DACCEL_USE_PTHREADS -I. $(CHK)/impl.c -o /dev/null && $(CLANG) -std=c17 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/impl.c -o /dev/null' \
+  --cmd c++17-impl   '$(GXX) -x c++ -std=c++17 -O2 -c -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/impl.c -o /dev/null && $(GXX) -x c++ -std=c++17 -c -Wall -Wextra -Werror -DACCEL_NO_THREADS -I. $(CHK)/impl.c -o /dev/null' \
+  --cmd clang++17-impl '$(CLANG)++ -x c++ -std=c++17 -O2 -c -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/impl.c -o /dev/null && $(CLANG)++ -x c++ -std=c++17 -c -Wall -Wextra -Werror -DACCEL_USE_PTHREADS -I. $(CHK)/impl.c -o /dev/null' \
+  --cmd c++11-impl   '$(GXX) -x c++ -std=c++11 -c -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/impl.c -o /dev/null' \
+  $(if $(VULKAN_INC_OK),--cmd all-in-one-tu '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/all_in_one.c -o $(CHK)/all_in_one $(LIBS) -ldl && $(CHK)/all_in_one',--skip all-in-one-tu 'vulkan/vulkan_core.h not found') \
+  --cmd nm-exports-only-accel 'tests/check_exports.sh "$(GCC) -std=c11 -O2 $(WARN) -I." $(CHK)/impl.c $(CHK)/exports.o' \
+  $(if $(HAVE_TCC),--cmd tcc-header '$(TCC) -I. -c $(CHK)/header.c -o /dev/null',--skip tcc-header '$(TCC) not found') \
+  $(if $(HAVE_MINGW),--cmd mingw-c++17-and-nothreads-impl '$(MINGW_CC:gcc=g++) -x c++ -std=c++17 -c -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/impl.c -o /dev/null && $(MINGW_CC) -std=c11 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/impl.c -o /dev/null',--skip mingw-c++17-and-nothreads-impl '$(MINGW_CC) not found') \
+  $(if $(HAVE_EMCC),--cmd emscripten-no-pthreads-impl '$(EMCC_ENV) $(EMCC) -std=c11 -c $(WARN) -I. $(CHK)/impl.c -o /dev/null',--skip emscripten-no-pthreads-impl '$(EMCC) not found')
+
 
 # ---- the test targets ---------------------------------------------------------------------------
-TEST_CONFIGS := gcc clang pthreads nothreads cuda wasm
+TEST_CONFIGS := gcc clang pthreads nothreads cuda wasm cxx clangxx $(if $(HAVE_MINGW),mingw) $(if $(HAVE_EMCC),emscripten)
 build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS) $(MOCK_LIB)
 build-asan: $(asan_BINS) $(asan-nothreads_BINS) $(asan-cuda_BINS) $(MOCK_LIB)
 build-tsan: $(tsan_BINS) $(tsan-cuda_BINS) $(MOCK_TSAN_LIB)
@@ -184,7 +239,11 @@ test:
 	  $(call config_args,nothreads,) $(call config_args,cuda,env ACCEL_TEST_BACKEND=cuda) \
 	  $(call config_args,cuda-mock,$(MOCK_ENV)) --runner "env ACCEL_CUDA_LIBRARY=$(MOCK_LIB)" $(BUILD)/gcc/test_cuda \
 	  $(call config_args,cuda-mock-ring,$(MOCK_ENV) ACCEL_CUDA_NO_MEMOPS=1) \
-	  $(call config_args,wasm,$(NODE_WASI)) --config checks --runner "" $(CHECKS)
+	  $(call config_args,wasm,$(NODE_WASI)) \
+	  $(call config_args,cxx,) $(call config_args,clangxx,) \
+	  $(if $(HAVE_MINGW),$(call config_args,mingw,$(WINE_RUN)),--config mingw --skip mingw-wine '$(MINGW_CC) or $(WINE) not found') \
+	  $(if $(HAVE_EMCC),$(call config_args,emscripten,$(EM_RUN)),--config emscripten --skip emscripten-pthreads '$(EMCC) not found') \
+	  --config checks --runner "" $(CHECKS)
 
 test-asan:
 	-@$(SUBMAKE) build-asan
@@ -201,6 +260,64 @@ test-tsan:
 	 TSAN_OPTIONS=$${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:history_size=4} \
 	 $(RUN_TESTS) --config tsan --runner "$$norand" $(tsan_BINS) \
 	   --config tsan-cuda --runner "$$norand env ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_TSAN_LIB)" $(tsan-cuda_BINS)
+
+# ---- valgrind memcheck: the failure-path tests (allocation sweep, fuzz replay, regressions, hang
+# diagnostics) with the pthread shim and without threads; a memcheck error or a definite leak fails.
+VALGRIND ?= valgrind
+VALGRIND_TESTS ?= test_alloc test_fuzz_replay test_hardening test_debug
+VALGRIND_RUN := $(VALGRIND) -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite,indirect
+test-valgrind:
+	@if command -v $(VALGRIND) >/dev/null 2>&1; then \
+	   $(SUBMAKE) $(VALGRIND_TESTS:%=$(BUILD)/pthreads/%) $(VALGRIND_TESTS:%=$(BUILD)/nothreads/%); \
+	   echo "==== the failure-path tests under valgrind memcheck (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"; \
+	   $(RUN_TESTS) --config valgrind-pthreads --runner "$(VALGRIND_RUN)" $(VALGRIND_TESTS:%=$(BUILD)/pthreads/%) \
+	     --config valgrind-nothreads --runner "$(VALGRIND_RUN)" $(VALGRIND_TESTS:%=$(BUILD)/nothreads/%); \
+	 else echo "==== $(VALGRIND) not found: skipped"; echo "0 passed, 0 failed, 1 skipped"; fi
+
+# ---- API fuzzer (libFuzzer, clang): make fuzz FUZZ_SECONDS=60 --------------------------------------
+# tests/fuzz_api.c with ASan+UBSan, threaded and ACCEL_NO_THREADS, each run FUZZ_SECONDS from the seed
+# corpus tests/fuzz_corpus/. Without libFuzzer (clang's compiler-rt) both count as skipped.
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -std=c11 -g -O1 $(WARN) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. -Itests
+FUZZ_BINS := $(BUILD)/fuzz/fuzz_api $(BUILD)/fuzz/fuzz_api_nothreads
+$(BUILD)/fuzz/fuzz_api: tests/fuzz_api.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(LIBS)
+$(BUILD)/fuzz/fuzz_api_nothreads: tests/fuzz_api.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_FLAGS) -DACCEL_NO_THREADS -o $@ $< $(LIBS)
+build-fuzz: $(FUZZ_BINS)
+
+fuzz:
+	@mkdir -p $(BUILD)/fuzz
+	@if printf 'int LLVMFuzzerTestOneInput(const unsigned char* d, unsigned long n);\nint LLVMFuzzerTestOneInput(const unsigned char* d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
+	     | $(CLANG) -fsanitize=fuzzer -x c - -o $(BUILD)/fuzz/probe >/dev/null 2>&1; then \
+	   $(SUBMAKE) build-fuzz; \
+	   echo "==== fuzzing the API for $(FUZZ_SECONDS)s per build (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"; \
+	   tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS); \
+	 else echo "==== $(CLANG) cannot link -fsanitize=fuzzer (libclang-rt-14-dev): fuzzing skipped"; \
+	   echo "0 passed, 0 failed, 2 skipped"; fi
+
+# ---- soak: random pipelines, several queues and host threads, signal failure injection --------------
+# make soak SOAK_SECONDS=60 (ASan+UBSan build, C11 threads); make soak-tsan SOAK_SECONDS=30 (TSan, pthread
+# shim). tests/soak.c prints its seed (SOAK_SEED=... reproduces a run) and its own summary line.
+SOAK_SECONDS ?= 60
+$(BUILD)/soak/soak: tests/soak.c $(HEADERS) $(KERNEL_INCS)
+	@mkdir -p $(@D)
+	$(GCC) $(TESTFLAGS) $(SAN_ASAN) -o $@ $< $(LIBS)
+$(BUILD)/soak/soak-tsan: tests/soak.c $(HEADERS) $(KERNEL_INCS)
+	@mkdir -p $(@D)
+	$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS -o $@ $< $(LIBS)
+
+soak: $(BUILD)/soak/soak
+	@echo "==== soak for $(SOAK_SECONDS)s under ASan+UBSan (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
+	@ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1} \
+	 SOAK_SECONDS=$(SOAK_SECONDS) $(BUILD)/soak/soak
+soak-tsan: $(BUILD)/soak/soak-tsan
+	@echo "==== soak for $(SOAK_SECONDS)s under TSan, pthread shim (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
+	@if setarch "$$(uname -m)" -R true 2>/dev/null; then norand="setarch $$(uname -m) -R"; else norand=""; fi; \
+	 TSAN_OPTIONS=$${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:history_size=4} \
+	 SOAK_SECONDS=$(SOAK_SECONDS) $$norand $(BUILD)/soak/soak-tsan
 
 # ---- examples and bench ---------------------------------------------------------------------------
 # the examples document themselves as ./build/NAME

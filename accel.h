@@ -88,6 +88,11 @@
    -std=c11 on glibc the C11 wall clock is used instead.
    Release/acquire: everything a queue wrote before `signal(s, v)` is visible to whoever observes
    s >= v. A queue may wait on a signal of another device or backend.
+   Hang diagnostics (device desc `debug = true`): a host wait (accel_signal_wait*, accel_queue_finish)
+   that times out, or ends in ACCEL_ERROR_DEADLOCK, logs a warning naming every queue of the device that
+   is blocked and the (signal, value) it waits for; a host wait for a value that no queue (of a debug
+   device) has been submitted to signal, and the signal has not reached, logs a warning when it starts.
+   Neither changes what the wait returns. Without debug none of this costs anything but a branch.
 
    ==== Memory and ownership ====================================================================
    Every create call hands the caller one reference; destroy drops it. Objects that submitted work still
@@ -386,7 +391,11 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 #include <stdio.h>
 #include <stdarg.h>
 #include <time.h>
-#include <stdatomic.h>
+#if defined(__cplusplus)
+#  include <atomic>
+#else
+#  include <stdatomic.h>
+#endif
 #if defined(_WIN32)
 #  ifndef WIN32_LEAN_AND_MEAN
 #    define WIN32_LEAN_AND_MEAN
@@ -402,8 +411,23 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 #  include <sched.h>
 #endif
 
+#if defined(__cplusplus)
+/* C++ translation units (engines without C files): the same atomics through <atomic>. The C11 generic
+   functions have std:: twins with the same names and arguments. */
+typedef std::atomic<uint32_t> accel_i_a32;
+typedef std::atomic<uint64_t> accel_i_a64;
+using std::atomic_init; using std::atomic_load; using std::atomic_store; using std::atomic_exchange;
+using std::atomic_fetch_add; using std::atomic_fetch_sub; using std::atomic_compare_exchange_weak;
+using std::atomic_compare_exchange_strong;
+using std::atomic_load_explicit; using std::atomic_store_explicit; using std::atomic_exchange_explicit;
+using std::atomic_fetch_add_explicit; using std::atomic_fetch_sub_explicit;
+using std::atomic_compare_exchange_weak_explicit; using std::atomic_thread_fence;
+using std::memory_order_relaxed; using std::memory_order_acquire; using std::memory_order_release;
+using std::memory_order_acq_rel; using std::memory_order_seq_cst;
+#else
 typedef _Atomic(uint32_t) accel_i_a32;
 typedef _Atomic(uint64_t) accel_i_a64;
+#endif
 
 /* ==== platform: time and spinning ==== */
 /* Monotonic nanoseconds where the platform exposes a monotonic clock (POSIX with CLOCK_MONOTONIC
@@ -854,7 +878,7 @@ struct accel_device {
 };
 struct accel_buffer  { accel_i_object obj; size_t size; accel_memory memory; void* mapped; };
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
-struct accel_signal  { accel_i_object obj; };
+struct accel_signal  { accel_i_object obj; accel_i_a64 promised; };   /* promised: debug only, see accel_i_debug_promise */
 struct accel_queue {
     accel_i_object obj;
     accel_queue_type type;
@@ -897,13 +921,21 @@ static void accel_i_default_log(accel_log_level level, const char* message, void
     if (level <= ACCEL_LOG_WARN)
         fprintf(stderr, "accel: %s: %s\n", level == ACCEL_LOG_ERROR ? "error" : "warning", message);
 }
+/* mingw-w64: msvcrt's vsnprintf knows no %zu (and returns -1 when it truncates); use mingw's C99 one. */
+#if defined(__MINGW32__)
+#  define ACCEL_I_VSNPRINTF __mingw_vsnprintf
+#else
+#  define ACCEL_I_VSNPRINTF vsnprintf
+#endif
 static void accel_i_vlog(const accel_logger* lg, accel_log_level level, const char* fmt, va_list ap) {
     char msg[512];
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    ACCEL_I_VSNPRINTF(msg, sizeof msg, fmt, ap);
     if (lg && lg->log_fn) lg->log_fn(level, msg, lg->user);
     else accel_i_default_log(level, msg, NULL);
 }
-#if defined(__GNUC__)
+#if defined(__MINGW32__)
+#  define ACCEL_I_PRINTF(f, a) __attribute__((format(gnu_printf, f, a), unused))
+#elif defined(__GNUC__)
 #  define ACCEL_I_PRINTF(f, a) __attribute__((format(printf, f, a), unused))
 #else
 #  define ACCEL_I_PRINTF(f, a)
@@ -941,7 +973,7 @@ static void accel_i_copy_label(char* dst, size_t cap, const char* src) {
 
 /* ==== core: objects ==== */
 static void accel_i_device_init(accel_device* dev, const accel_backend* b, const accel_device_desc* d) {
-    memset(dev, 0, sizeof *dev);
+    memset((void*)dev, 0, sizeof *dev);
     dev->backend = b;
     dev->allocator = d->allocator;
     dev->logger = d->logger;
@@ -1143,7 +1175,9 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
     if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
     if (initial > ACCEL_SIGNAL_MAX)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_create: initial value above ACCEL_SIGNAL_MAX");
-    return dev->backend->signal_create(dev, initial, out);
+    accel_result r = dev->backend->signal_create(dev, initial, out);
+    if (r == ACCEL_OK) atomic_init(&(*out)->promised, initial);
+    return r;
 }
 ACCEL_API void accel_signal_destroy(accel_signal* s) { if (s) accel_i_release(s); }
 ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
@@ -1155,8 +1189,9 @@ ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
         return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_set '%s': value above ACCEL_SIGNAL_MAX", s->obj.label);
     return accel_i_failed(s->obj.device->backend->signal_raise(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
-/* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). */
-static uint64_t accel_i_failed_value(accel_result reason) { return ACCEL_I_FAILED_BIT | (uint64_t)(uint32_t)(-(int)reason); }
+/* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). Negated as unsigned: any
+   negative reason, INT_MIN included, is defined behaviour. */
+static uint64_t accel_i_failed_value(accel_result reason) { return ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)reason); }
 ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
     if (!s) return ACCEL_ERROR_INVALID_ARGUMENT;
     if ((int)reason >= 0)
@@ -1203,6 +1238,46 @@ static accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v
     }
 }
 
+/* ==== core: hang diagnostics (debug devices) ==== */
+/* With debug on, submit records in each signal the highest value a submitted batch will signal it to
+   (`promised`; it never goes down, and a dropped batch fails the signal anyway). A host wait for more
+   than both the current and the promised value can only end through accel_signal_set, work submitted
+   later, or the timeout: worth a warning, since it is the usual shape of a hang. */
+static void accel_i_debug_promise(const accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        uint64_t old;
+        if (c->kind != ACCEL_I_CMD_SIGNAL) continue;
+        old = atomic_load(&c->u.sig.signal->promised);
+        while (old < c->u.sig.value && !atomic_compare_exchange_weak(&c->u.sig.signal->promised, &old, c->u.sig.value)) {}
+    }
+}
+/* kept out of line: the hot path only tests dev->debug (and inlining it trips a gcc 12 -O2
+   -Wstringop-overflow false positive on the atomic load) */
+#if defined(__GNUC__)
+#  define ACCEL_I_COLD __attribute__((noinline, cold))
+#else
+#  define ACCEL_I_COLD
+#endif
+static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all) {
+    uint32_t pending = 0, unreachable = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t cur = accel_signal_value(s[i]);
+        if (accel_i_failed(cur) || cur >= v[i]) { if (!all) return; continue; }
+        pending++;
+        if (atomic_load(&s[i]->promised) < v[i]) unreachable++;
+    }
+    if (unreachable == 0 || (!all && unreachable < pending)) return;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t cur = accel_signal_value(s[i]), promised = atomic_load(&s[i]->promised);
+        if (accel_i_failed(cur) || cur >= v[i] || promised >= v[i]) continue;
+        accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
+                    "accel_signal_wait: nothing submitted can reach signal %p ('%s') >= %llu: it is at %llu and the highest "
+                    "value a submitted queue signals it to is %llu; only accel_signal_set or later work can end this wait",
+                    (void*)s[i], s[i]->obj.label, (unsigned long long)v[i], (unsigned long long)cur, (unsigned long long)promised);
+    }
+}
+
 static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64_t* v, uint32_t n) {
     if (!s || !v || n == 0) return ACCEL_ERROR_INVALID_ARGUMENT;
     for (uint32_t i = 0; i < n; i++) {
@@ -1221,6 +1296,7 @@ ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, cons
     if (r != ACCEL_OK) return r;
     b = signals[0]->obj.device->backend;
     for (uint32_t i = 1; i < count; i++) if (signals[i]->obj.device->backend != b) b = NULL;
+    if (timeout_ns != 0 && signals[0]->obj.device->debug) accel_i_debug_unreachable(signals, values, count, wait_all);
     r = b ? b->signal_wait_many(signals, values, count, wait_all, timeout_ns, &first)
           : accel_i_wait_mixed(signals, values, count, wait_all, timeout_ns, &first);
     if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
@@ -1496,6 +1572,7 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
         if (b) accel_i_batch_recycle(q, b);
         return r;
     }
+    if (q->obj.device->debug) accel_i_debug_promise(b);
     return q->obj.device->backend->queue_submit(q, b);
 }
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
@@ -1590,9 +1667,8 @@ typedef struct accel_i_cpu_buffer  { accel_buffer base; bool owned; } accel_i_cp
 typedef struct accel_i_cpu_program { accel_program base; accel_cpu_kernel fn; } accel_i_cpu_program;
 typedef struct accel_i_cpu_signal  { accel_signal base; accel_i_event ev; } accel_i_cpu_signal;
 
-static const accel_backend accel_i_cpu_backend_table;
 static accel_i_cpu_device* accel_i_cpu_dev(accel_device* d) { return (accel_i_cpu_device*)d; }
-static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == &accel_i_cpu_backend_table; }
+static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == accel_cpu_backend(); }
 static accel_i_event* accel_i_cpu_signal_event(accel_signal* s) { return &((accel_i_cpu_signal*)s)->ev; }
 
 static uint32_t accel_i_cpu_cores(void) {
@@ -1792,7 +1868,7 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    memset(dev, 0, sizeof *dev);
+    memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, d);
     dev->lanes_n = lanes;
     atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->claim, 0u);
@@ -1822,7 +1898,7 @@ static accel_result accel_i_cpu_device_count(const accel_backend* b, uint32_t* c
 static accel_result accel_i_cpu_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
     accel_i_cpu_buffer* buf = (accel_i_cpu_buffer*)accel_i_dev_alloc(dev, sizeof *buf);
     if (!buf) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
-    memset(buf, 0, sizeof *buf);
+    memset((void*)buf, 0, sizeof *buf);
     buf->owned = desc->host_ptr == NULL;
     buf->base.mapped = desc->host_ptr ? desc->host_ptr : accel_i_alloc(&dev->allocator, desc->size, 64);
     if (!buf->base.mapped) {
@@ -1855,7 +1931,7 @@ static accel_result accel_i_cpu_program_create(accel_device* dev, const accel_pr
                             desc->name ? desc->name : "");
     p = (accel_i_cpu_program*)accel_i_dev_alloc(dev, sizeof *p);
     if (!p) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
-    memset(p, 0, sizeof *p);
+    memset((void*)p, 0, sizeof *p);
     p->fn = desc->cpu;
     p->base.buffer_count = desc->buffer_count;
     p->base.constant_count = desc->constant_count;
@@ -1869,7 +1945,7 @@ static void accel_i_cpu_program_free(accel_program* p) { accel_i_dev_free(p->obj
 static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
     accel_i_cpu_signal* s = (accel_i_cpu_signal*)accel_i_dev_alloc(dev, sizeof *s);
     if (!s) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
-    memset(s, 0, sizeof *s);
+    memset((void*)s, 0, sizeof *s);
     if (!accel_i_event_init(&s->ev, initial)) {
         accel_i_dev_free(dev, s, sizeof *s);
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed");
@@ -1922,6 +1998,8 @@ static accel_result accel_i_cpu_wait_multi(accel_signal* const* s, const uint64_
 }
 #endif
 
+static ACCEL_I_COLD void accel_i_cpu_debug_hang(accel_device* dev, const char* what, accel_signal* const* s,
+                                                const uint64_t* v, uint32_t n, uint64_t timeout_ns);
 static accel_result accel_i_cpu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                                  uint64_t timeout_ns, uint32_t* first) {
     accel_result r = accel_i_wait_check(s, v, n, all, first);
@@ -1929,14 +2007,18 @@ static accel_result accel_i_cpu_signal_wait_many(accel_signal* const* s, const u
 #if defined(ACCEL_NO_THREADS)
     accel_i_log(s[0]->obj.device, ACCEL_LOG_WARN, "accel_signal_wait: no-threads build and nothing submitted can reach value %llu on '%s': deadlock",
                 (unsigned long long)v[0], s[0]->obj.label);
-    return ACCEL_ERROR_DEADLOCK;
+    r = ACCEL_ERROR_DEADLOCK;
 #else
     if (n == 1) {
         accel_i_event_wait(accel_i_cpu_signal_event(s[0]), v[0], accel_i_deadline(timeout_ns));
-        return accel_i_wait_check(s, v, n, all, first);
+        r = accel_i_wait_check(s, v, n, all, first);
+    } else {
+        r = accel_i_cpu_wait_multi(s, v, n, all, accel_i_deadline(timeout_ns), first);
     }
-    return accel_i_cpu_wait_multi(s, v, n, all, accel_i_deadline(timeout_ns), first);
 #endif
+    if (r != ACCEL_OK && r != ACCEL_ERROR_SIGNAL_FAILED && s[0]->obj.device->debug)
+        accel_i_cpu_debug_hang(s[0]->obj.device, "accel_signal_wait", s, v, n, timeout_ns);
+    return r;
 }
 
 /* ==== cpu: queue executor ==== */
@@ -1957,6 +2039,8 @@ typedef struct accel_i_cpu_queue {
 #else
     accel_i_a32 stop;
     accel_i_thread thread;
+    accel_signal* dbg_wait;       /* debug devices: the signal the executor is blocked on (fifo_lock) */
+    uint64_t dbg_value;
 #endif
 } accel_i_cpu_queue;
 
@@ -1984,6 +2068,17 @@ static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_v
     }
 }
 
+#if !defined(ACCEL_NO_THREADS)
+/* Debug devices: publish what the executor is blocked on, for accel_i_cpu_debug_hang. Cleared before
+   the batch can release the signal, so a reader holding fifo_lock may look at it. */
+static void accel_i_cpu_debug_blocked(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
+    accel_i_spin_lock(&q->fifo_lock);
+    q->dbg_wait = s;
+    q->dbg_value = v;
+    accel_i_spin_unlock(&q->fifo_lock);
+}
+#endif
+
 /* The wait command: ACCEL_OK when reached, ACCEL_ERROR_SIGNAL_FAILED when failed, ACCEL_TIMEOUT
    when the batch must park (no-threads only). */
 static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
@@ -1998,8 +2093,11 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
         return ACCEL_TIMEOUT;
     }
 #else
+    bool dbg = q->base.obj.device->debug;
+    if (dbg) accel_i_cpu_debug_blocked(q, s, v);
     if (accel_i_is_cpu_signal(s)) accel_i_event_wait_own(accel_i_cpu_signal_event(s), v, &q->own);
     else accel_signal_wait(s, v, ACCEL_WAIT_FOREVER);
+    if (dbg) accel_i_cpu_debug_blocked(q, NULL, 0);
     cur = accel_signal_value(s);
 #endif
     return accel_i_failed(cur) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
@@ -2011,7 +2109,7 @@ static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel
     accel_buffer* const* bufs = (accel_buffer* const*)(void*)(b->arena + c->u.exec.buffers);
     const accel_exec_params* p = &c->u.exec.params;
     accel_i_cpu_job job;
-    memset(&job, 0, sizeof job);
+    memset((void*)&job, 0, sizeof job);
     for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) { ptrs[i] = bufs[i]->mapped; sizes[i] = bufs[i]->size; }
     job.fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
     job.groups = 1;
@@ -2152,11 +2250,67 @@ static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t time
     if (accel_i_event_value(&q->done) >= submitted) return ACCEL_OK;
     if (timeout_ns == 0) return ACCEL_TIMEOUT;
     accel_i_log(base->obj.device, ACCEL_LOG_WARN, "accel_queue_finish: a batch waits on a signal that nothing submitted can reach: deadlock");
+    if (base->obj.device->debug) accel_i_cpu_debug_hang(base->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
     return ACCEL_ERROR_DEADLOCK;
 #else
     if (timeout_ns == 0) return accel_i_event_value(&q->done) >= submitted ? ACCEL_OK : ACCEL_TIMEOUT;
-    return accel_i_event_wait(&q->done, submitted, accel_i_deadline(timeout_ns)) ? ACCEL_OK : ACCEL_TIMEOUT;
+    if (accel_i_event_wait(&q->done, submitted, accel_i_deadline(timeout_ns))) return ACCEL_OK;
+    if (base->obj.device->debug) accel_i_cpu_debug_hang(base->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
+    return ACCEL_TIMEOUT;
 #endif
+}
+
+/* ==== cpu: hang diagnostics ==== */
+/* Appends to out what one queue is blocked on (the executor's published wait; without threads, the
+   parked batch's wait command) and how many of its batches are unfinished. */
+static size_t accel_i_cpu_debug_queue(accel_i_cpu_queue* q, char* out, size_t cap) {
+    accel_signal* s = NULL;
+    uint64_t v = 0, pending = accel_i_event_value(&q->work) - accel_i_event_value(&q->done);
+    int len;
+    accel_i_spin_lock(&q->fifo_lock);
+#if defined(ACCEL_NO_THREADS)
+    if (q->parked_on && q->head && q->head->pc < q->head->count && q->head->cmds[q->head->pc].kind == ACCEL_I_CMD_WAIT) {
+        s = q->head->cmds[q->head->pc].u.sig.signal;
+        v = q->head->cmds[q->head->pc].u.sig.value;
+    }
+#else
+    s = q->dbg_wait;
+    v = q->dbg_value;
+#endif
+    if (s)
+        len = snprintf(out, cap, " queue %p ('%s', %llu unfinished batches) waits for signal %p ('%s') >= %llu (it is at %llu);",
+                       (void*)q, q->base.obj.label, (unsigned long long)pending, (void*)s, s->obj.label,
+                       (unsigned long long)v, (unsigned long long)accel_signal_value(s));
+    else if (pending)
+        len = snprintf(out, cap, " queue %p ('%s', %llu unfinished batches) has not reached a wait;", (void*)q, q->base.obj.label,
+                       (unsigned long long)pending);
+    else
+        len = 0;
+    accel_i_spin_unlock(&q->fifo_lock);
+    return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
+}
+/* A host wait on `dev` timed out (or deadlocked): log which queues are blocked on which (signal, value).
+   The device's object list is held while reading: a queue is unlinked from it before it is freed.
+   Other backends reuse the CPU signals (and so reach this), but their queues are not CPU queues: only
+   a CPU device's queues are described. */
+static ACCEL_I_COLD void accel_i_cpu_debug_hang(accel_device* dev, const char* what, accel_signal* const* s,
+                                                const uint64_t* v, uint32_t n, uint64_t timeout_ns) {
+    char blocked[400];
+    size_t used = 0;
+    bool cpu_queues = dev->backend == accel_cpu_backend();
+    blocked[0] = '\0';
+    if (!cpu_queues) used = (size_t)snprintf(blocked, sizeof blocked, " (the %s backend does not describe its queues)", dev->backend->name);
+    accel_i_spin_lock(&dev->objects_lock);
+    for (accel_i_object* o = dev->objects; cpu_queues && o && used + 1 < sizeof blocked; o = o->next)
+        if (o->kind == ACCEL_I_QUEUE) used += accel_i_cpu_debug_queue((accel_i_cpu_queue*)(void*)o, blocked + used, sizeof blocked - used);
+    accel_i_spin_unlock(&dev->objects_lock);
+    if (s)
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: gave up after %llu ns waiting for signal %p >= %llu (it is at %llu)%s; blocked:%s",
+                    what, (unsigned long long)timeout_ns, (void*)s[0], (unsigned long long)v[0], (unsigned long long)accel_signal_value(s[0]),
+                    n > 1 ? " and others" : "", used ? blocked : " no queue of this device");
+    else
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: gave up after %llu ns; blocked:%s", what, (unsigned long long)timeout_ns,
+                    used ? blocked : " no queue of this device");
 }
 
 static void accel_i_cpu_queue_free(accel_i_cpu_queue* q) {
@@ -2169,7 +2323,7 @@ static void accel_i_cpu_queue_free(accel_i_cpu_queue* q) {
 static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)accel_i_dev_alloc(dev, sizeof *q);
     if (!q) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
-    memset(q, 0, sizeof *q);
+    memset((void*)q, 0, sizeof *q);
     q->base.obj.device = dev;
     atomic_init(&q->fifo_lock, 0u);
     if (!accel_i_event_init(&q->work, 0)) { accel_i_dev_free(dev, q, sizeof *q); return ACCEL_ERROR_OUT_OF_MEMORY; }

@@ -29,8 +29,8 @@
    in or its device cannot be created (ACCEL_ERROR_UNAVAILABLE), every test is skipped and the program
    exits 77. Env ACCEL_TEST_VERBOSE=1 echoes every message the library logs.
 
-   Threads for tests: test_thread_start / test_thread_join (C11 <threads.h>, or pthreads with
-   ACCEL_USE_PTHREADS). Not available with ACCEL_NO_THREADS (TEST_HAVE_THREADS is 0 there). */
+   Threads for tests: test_thread_start / test_thread_join (C11 <threads.h>, pthreads with
+   ACCEL_USE_PTHREADS, Win32 threads on Windows). Not available with ACCEL_NO_THREADS (TEST_HAVE_THREADS is 0 there). */
 #ifndef ACCEL_TEST_H_INCLUDED
 #define ACCEL_TEST_H_INCLUDED
 
@@ -50,11 +50,20 @@
 #  include "accel_cuda.h"
 #endif
 
+#if defined(_WIN32)
+#  ifndef WIN32_LEAN_AND_MEAN
+#    define WIN32_LEAN_AND_MEAN
+#  endif
+#  include <windows.h>
+#endif
+
 #if defined(ACCEL_NO_THREADS) || defined(__wasi__) || (defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__))
 #  define TEST_HAVE_THREADS 0
 #else
 #  define TEST_HAVE_THREADS 1
-#  if defined(ACCEL_USE_PTHREADS) || defined(__APPLE__)
+#  if defined(_WIN32)
+#    define TEST_USE_WIN32 1
+#  elif defined(ACCEL_USE_PTHREADS) || defined(__APPLE__)
 #    include <pthread.h>
 #    define TEST_USE_PTHREADS 1
 #  else
@@ -80,9 +89,16 @@ static test_state test_g;
 /* ==== time ==== */
 /* Wall clock in ns (C11 timespec_get; good enough for the >= 1 ms checks the tests make). */
 static inline uint64_t test_now_ns(void) {
+#if defined(_WIN32)   /* mingw-w64's msvcrt has no timespec_get */
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (uint64_t)((double)c.QuadPart * (1e9 / (double)f.QuadPart));
+#else
     struct timespec ts;
     timespec_get(&ts, TIME_UTC);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
 }
 
 /* ==== capturing logger ==== */
@@ -262,7 +278,9 @@ static inline accel_allocator test_allocator(test_alloc_state* st) {
 /* ==== host threads ==== */
 #if TEST_HAVE_THREADS
 typedef struct test_thread {
-#  ifdef TEST_USE_PTHREADS
+#  if defined(TEST_USE_WIN32)
+    HANDLE t;
+#  elif defined(TEST_USE_PTHREADS)
     pthread_t t;
 #  else
     thrd_t t;
@@ -270,7 +288,15 @@ typedef struct test_thread {
     void (*fn)(void*);
     void* arg;
 } test_thread;
-#  ifdef TEST_USE_PTHREADS
+#  if defined(TEST_USE_WIN32)
+static inline DWORD WINAPI test_thread_main(LPVOID p) { test_thread* t = (test_thread*)p; t->fn(t->arg); return 0; }
+static inline int test_thread_start(test_thread* t, void (*fn)(void*), void* arg) {
+    t->fn = fn; t->arg = arg;
+    t->t = CreateThread(NULL, 0, test_thread_main, t, 0, NULL);
+    return t->t != NULL;
+}
+static inline void test_thread_join(test_thread* t) { WaitForSingleObject(t->t, INFINITE); CloseHandle(t->t); }
+#  elif defined(TEST_USE_PTHREADS)
 static inline void* test_thread_main(void* p) { test_thread* t = (test_thread*)p; t->fn(t->arg); return NULL; }
 static inline int test_thread_start(test_thread* t, void (*fn)(void*), void* arg) {
     t->fn = fn; t->arg = arg;
@@ -318,6 +344,21 @@ static inline void test_begin(int argc, char** argv) {
     }
     accel_device_destroy(dev);
     test_log_reset();
+}
+
+/* Call after test_begin: every test of this program is skipped, with `why`, unless the backend under
+   test is one of the space-separated names in `backends` (e.g. "cpu vulkan"). For programs whose
+   expectations are written for some backends only. */
+static inline void test_only_backends(const char* backends, const char* why) {
+    const char* p = backends;
+    size_t n = strlen(test_g.backend_name);
+    if (test_g.all_skip) return;
+    while ((p = strstr(p, test_g.backend_name)) != NULL) {
+        if ((p == backends || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ')) return;
+        p += n;
+    }
+    test_g.all_skip = 1;
+    snprintf(test_g.all_skip_reason, sizeof test_g.all_skip_reason, "not on the %s backend: %s", test_g.backend_name, why);
 }
 
 static inline void test_run(const char* name, void (*fn)(void)) {
