@@ -5,12 +5,19 @@
 #   make test-asan   the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan   the suite under ThreadSanitizer (pthread shim: TSan crashes in C11 thrd_create)
 #   make bench       build and run bench/cpu.c (gcc -O2 -fopenmp; BENCH_ARGS=--quick for a short run)
+#   make test-vulkan the suite on the Vulkan backend only (validation layer on, then sync validation)
+#   make run-vulkan  the examples on the Vulkan backend (built with -DACCEL_EXAMPLE_HAVE_VULKAN)
+#   make bench-vulkan  bench/vulkan.c: accel vs raw Vulkan on the same device (BENCH_ARGS=--quick)
 #   make clean
 #
 # Everything goes to build/, one sub-directory per configuration; `-j` is safe. The test targets build
 # with `make -k` first and then run what was built: a test program that failed to build counts as one
 # failed test, so one broken configuration does not hide the results of the others.
 # ACCEL_TEST_BACKEND (cpu|vulkan|cuda, default cpu) picks the backend the tests run on.
+# The vulkan configurations (part of `make test`) build the same tests with -DACCEL_TEST_HAVE_VULKAN plus
+# tests/test_vulkan.c and run them with ACCEL_TEST_BACKEND=vulkan on lavapipe (VK_DRIVER_FILES pinned
+# to it where it is installed; override with LVP_ICD=), the validation layer on, then once more with
+# synchronization validation. They skip when the Vulkan headers or glslc are missing.
 
 GCC      ?= gcc
 GXX      ?= g++
@@ -38,7 +45,8 @@ NODE_WASI  = $(NODE) --no-warnings $(shell $(NODE) --experimental-wasi-unstable-
              && echo --experimental-wasi-unstable-preview1) tests/wasi_run.mjs
 
 HEADERS  := $(wildcard accel*.h) $(wildcard tests/*.h)
-TESTS    := $(basename $(notdir $(wildcard tests/test_*.c)))
+TESTS    := $(filter-out test_vulkan,$(basename $(notdir $(wildcard tests/test_*.c))))
+VK_TESTS := $(TESTS) test_vulkan
 KERNELS  := $(basename $(notdir $(wildcard tests/kernels/*.comp)))
 # Without glslc the tests build with ACCEL_TEST_NO_SPIRV (CPU kernels only) and the SPIR-V checks skip.
 HAVE_GLSLC := $(shell command -v $(GLSLC) >/dev/null 2>&1 && echo 1)
@@ -58,7 +66,8 @@ export ACCEL_TEST_BACKEND ?= cpu
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all run test test-asan test-tsan bench clean examples build-test build-asan build-tsan FORCE
+.PHONY: all run test test-asan test-tsan bench clean examples build-test build-asan build-tsan FORCE \
+        test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan
 .DELETE_ON_ERROR:
 
 all: examples build-test
@@ -98,6 +107,24 @@ $(eval $(call test_config,wasm,$(CLANG) $(WASMFLAGS),$(WASMLIBS),.wasm,$(TESTS))
 $(eval $(call test_config,asan,$(GCC) $(TESTFLAGS) $(SAN_ASAN),$(LIBS),,$(TESTS)))
 $(eval $(call test_config,asan-nothreads,$(CLANG) $(TESTFLAGS) $(SAN_ASAN) -DACCEL_NO_THREADS,$(LIBS),,$(TESTS)))
 $(eval $(call test_config,tsan,$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS,$(LIBS),,$(TSAN_TESTS)))
+$(eval $(call test_config,vulkan,$(GCC) $(TESTFLAGS) -DACCEL_TEST_HAVE_VULKAN,$(LIBS) -ldl,,$(VK_TESTS)))
+
+# ---- Vulkan: what is here, and how the tests run -------------------------------------------------
+HAVE_VK_HEADERS := $(shell printf '\043include <vulkan/vulkan_core.h>\n' | $(GCC) -E -x c - >/dev/null 2>&1 && echo 1)
+HAVE_VULKAN := $(if $(and $(HAVE_VK_HEADERS),$(HAVE_GLSLC)),1)
+LVP_ICD  ?= $(firstword $(wildcard /usr/share/vulkan/icd.d/lvp_icd.*.json))
+VK_LAYER := $(firstword $(wildcard /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json))
+VK_ENV    = env ACCEL_TEST_BACKEND=vulkan $(if $(LVP_ICD),VK_DRIVER_FILES=$(LVP_ICD)) \
+            $(if $(VK_LAYER),VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation)
+VK_SYNC_ENV = $(VK_ENV) $(if $(VK_LAYER),VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT)
+ifeq ($(HAVE_VULKAN),1)
+VK_BUILD := $(vulkan_BINS)
+VK_RUNS   = $(call config_args,vulkan,$(VK_ENV)) --config vulkan-sync --runner "$(VK_SYNC_ENV)" $(vulkan_BINS)
+else
+VK_BUILD :=
+VK_RUNS   = --config vulkan --skip vulkan-suite 'no Vulkan headers or no glslc' \
+            --config vulkan-sync --skip vulkan-sync-suite 'no Vulkan headers or no glslc'
+endif
 
 # ---- compile checks: public header as C99 / C++11 / C++17, implementation as C17, ACCEL_STATIC x2 --
 CHK := $(BUILD)/checks
@@ -113,7 +140,14 @@ $(CHK)/static_%.c:
 $(CHK)/static_main.c:
 	@mkdir -p $(@D)
 	printf 'const char* check_a(void);\nconst char* check_b(void);\nint main(void) { return check_a()[0] && check_b()[0] ? 0 : 1; }\n' > $@
-CHECK_SRCS := $(CHK)/header.c $(CHK)/impl.c $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c
+$(CHK)/vk_header.c:
+	@mkdir -p $(@D)
+	printf '#include "accel.h"\n#include "accel_vulkan.h"\n#include "accel_vulkan.h"\n' > $@
+$(CHK)/vk_impl.c:
+	@mkdir -p $(@D)
+	printf '#define ACCEL_IMPLEMENTATION\n#include "accel.h"\n#define ACCEL_VULKAN_IMPLEMENTATION\n#include "accel_vulkan.h"\n#include "accel_vulkan.h"\n' > $@
+CHECK_SRCS := $(CHK)/header.c $(CHK)/impl.c $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c \
+              $(CHK)/vk_header.c $(CHK)/vk_impl.c
 
 EXAMPLE_KERNELS := $(wildcard examples/kernels/*.comp)
 CHECKS = \
@@ -126,11 +160,22 @@ CHECKS = \
   --cmd c++17-header '$(GXX) -std=c++17 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/header.c' \
   --cmd c17-impl     '$(GCC) -std=c17 -O2 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/impl.o' \
   --cmd clang-c17-impl '$(CLANG) -std=c17 -O2 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/impl-clang.o' \
+  $(if $(HAVE_VK_HEADERS),\
+    --cmd vk-c99-header '$(GCC) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/vk_header.c' \
+    --cmd vk-clang-c99-header '$(CLANG) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/vk_header.c' \
+    --cmd vk-c++11-header '$(GXX) -std=c++11 -x c++ -fsyntax-only $(filter-out -Wstrict-prototypes -Wmissing-prototypes,$(WARN)) -I. $(CHK)/vk_header.c' \
+    --cmd vk-clang-c++11-header '$(CLANG) -std=c++11 -x c++ -fsyntax-only $(filter-out -Wstrict-prototypes -Wmissing-prototypes,$(WARN)) -I. $(CHK)/vk_header.c' \
+    --cmd vk-c11-impl '$(GCC) -std=c11 -O2 -c $(WARN) -I. $(CHK)/vk_impl.c -o $(CHK)/vk_impl.o' \
+    --cmd vk-clang-c11-impl '$(CLANG) -std=c11 -O2 -c $(WARN) -I. $(CHK)/vk_impl.c -o $(CHK)/vk_impl-clang.o' \
+    --cmd vk-pthreads-impl '$(GCC) -std=c11 -O2 -c $(WARN) -DACCEL_USE_PTHREADS -I. $(CHK)/vk_impl.c -o $(CHK)/vk_impl-pt.o' \
+    --cmd vk-nothreads-stub '$(GCC) -std=c11 -O2 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/vk_impl.c -o $(CHK)/vk_impl-nt.o',\
+    --skip vk-headers 'no <vulkan/vulkan_core.h>') \
   --cmd static-twice '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c -o $(CHK)/static_twice $(LIBS) && $(CHK)/static_twice'
 
 # ---- the test targets ---------------------------------------------------------------------------
 TEST_CONFIGS := gcc clang pthreads nothreads wasm
-build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS)
+build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS) $(VK_BUILD)
+build-vulkan: $(VK_BUILD) $(CHECK_SRCS)
 build-asan: $(asan_BINS) $(asan-nothreads_BINS)
 build-tsan: $(tsan_BINS)
 
@@ -141,7 +186,12 @@ test:
 	-@$(SUBMAKE) build-test
 	@echo "==== running the tests (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
 	@$(RUN_TESTS) $(call config_args,gcc,) $(call config_args,clang,) $(call config_args,pthreads,) \
-	  $(call config_args,nothreads,) $(call config_args,wasm,$(NODE_WASI)) --config checks --runner "" $(CHECKS)
+	  $(call config_args,nothreads,) $(call config_args,wasm,$(NODE_WASI)) $(VK_RUNS) --config checks --runner "" $(CHECKS)
+
+test-vulkan:
+	-@$(SUBMAKE) build-vulkan
+	@echo "==== running the tests on the Vulkan backend (LVP_ICD=$(LVP_ICD))"
+	@$(RUN_TESTS) $(VK_RUNS)
 
 test-asan:
 	-@$(SUBMAKE) build-asan
@@ -181,6 +231,40 @@ $(BUILD)/bench_cpu: bench/cpu.c $(wildcard accel*.h) $(wildcard bench/*.h) Makef
 
 bench: $(BUILD)/bench_cpu
 	$(BUILD)/bench_cpu $(BENCH_ARGS)
+
+# ---- Vulkan examples and bench ---------------------------------------------------------------------
+# The example kernels compiled like the test kernels; the examples built with -DACCEL_EXAMPLE_HAVE_VULKAN
+# into build/vulkan/NAME and run with the `vulkan` argument (lavapipe pinned where installed).
+EX_KERNELS := $(basename $(notdir $(wildcard examples/kernels/*.comp)))
+EX_KINCS   := $(EX_KERNELS:%=$(BUILD)/examples/kernels/%.spv.inc)
+$(BUILD)/examples/kernels/%.spv: examples/kernels/%.comp
+	@mkdir -p $(@D)
+	$(GLSLC) -fshader-stage=compute --target-env=vulkan1.2 -o $@ $<
+	$(SPIRVVAL) --target-env vulkan1.2 $@
+$(BUILD)/examples/kernels/%.spv.inc: examples/kernels/%.comp $(BUILD)/examples/kernels/%.spv
+	@mkdir -p $(@D)
+	$(GLSLC) -fshader-stage=compute --target-env=vulkan1.2 -mfmt=c -o $@ $<
+.SECONDARY: $(EX_KINCS) $(EX_KINCS:.inc=)
+
+VK_EXAMPLE_BINS := $(EXAMPLES:%=$(BUILD)/vulkan/%)
+$(VK_EXAMPLE_BINS): $(BUILD)/vulkan/%: examples/%.c $(wildcard accel*.h) $(wildcard examples/*.h) $(EX_KINCS) Makefile
+	@mkdir -p $(@D)
+	$(GCC) -std=c11 -O2 $(WARN) -DACCEL_EXAMPLE_HAVE_VULKAN -I. -I$(BUILD)/examples/kernels -o $@ $< $(LIBS) -ldl
+examples-vulkan: $(VK_EXAMPLE_BINS)
+
+VK_RUN_ENV = $(if $(LVP_ICD),VK_DRIVER_FILES=$(LVP_ICD))
+run-vulkan: examples-vulkan
+	@set -e; for e in $(EXAMPLES); do \
+	  echo "==== $(BUILD)/vulkan/$$e vulkan"; \
+	  $(VK_RUN_ENV) $(BUILD)/vulkan/$$e vulkan || { echo "==== $$e FAILED on vulkan (exit $$?)"; exit 1; }; \
+	done; echo "==== all examples ran on vulkan: $(EXAMPLES)"
+
+$(BUILD)/bench_vulkan: bench/vulkan.c $(wildcard accel*.h) $(wildcard bench/*.h) $(KERNEL_INCS) Makefile
+	@mkdir -p $(@D)
+	$(GCC) -std=c11 -O2 $(WARN) -I. -I$(BUILD)/kernels -o $@ $< $(LIBS) -ldl
+
+bench-vulkan: $(BUILD)/bench_vulkan
+	$(VK_RUN_ENV) $(BUILD)/bench_vulkan $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD)
