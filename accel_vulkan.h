@@ -485,8 +485,8 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL accel_i_vk_debug_cb(VkDebugUtilsMessageSev
     const char* msg = data && data->pMessage ? data->pMessage : "(no message)";
     if (types & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT))
         accel_i_log(&dev->base, level, ACCEL_I_VK_PREFIX " %s", msg);
-    else
-        accel_i_log(&dev->base, level, "vulkan loader: %s", msg);
+    else   /* loader chatter (layers enabled from the environment, ...): errors stay errors */
+        accel_i_log(&dev->base, level == ACCEL_LOG_ERROR ? ACCEL_LOG_ERROR : ACCEL_LOG_INFO, "vulkan loader: %s", msg);
     return VK_FALSE;
 }
 
