@@ -261,7 +261,7 @@ run-vulkan: examples-vulkan
 
 $(BUILD)/bench_vulkan: bench/vulkan.c $(wildcard accel*.h) $(wildcard bench/*.h) $(KERNEL_INCS) Makefile
 	@mkdir -p $(@D)
-	$(GCC) -std=c11 -O2 $(WARN) -I. -I$(BUILD)/kernels -o $@ $< $(LIBS) -ldl
+	$(GCC) -std=c11 -O2 $(WARN) -I. -Ibench -I$(BUILD)/kernels -o $@ $< $(LIBS) -ldl
 
 bench-vulkan: $(BUILD)/bench_vulkan
 	$(VK_RUN_ENV) $(BUILD)/bench_vulkan $(BENCH_ARGS)
