@@ -83,18 +83,22 @@
    ==== Signals: design =========================================================================
    A signal is a timeline VkSemaphore plus a 64-bit host word. Its value is max(host word, semaphore
    counter), unless the host word holds a failed value (bit 63 set; accel.h's encoding), which then wins.
-   - Host set raises the host word (compare-exchange, max) and bumps the device's "wake" timeline
-     semaphore; it never calls vkSignalSemaphore on the signal's semaphore, because Vulkan requires every
-     signal of a timeline to be larger than the current value AND than every pending signal operation,
-     which accel's "max, lower values are ignored" semantics cannot promise when the host and queues race.
+   - Host set raises the host word (compare-exchange, max). When no GPU signal operation is pending on
+     the semaphore (everything ever submitted to it was reached), the semaphore is also signalled from
+     the host to that value (vkSignalSemaphore), under the device's submit lock, so native waits on it
+     wake. Otherwise it is left alone: Vulkan requires every signal of a timeline to be larger than its
+     current value AND than every pending signal operation, which accel's "max, lower values are
+     ignored" semantics cannot promise when the host and queues race.
    - A queue signal becomes a native signal operation of its segment's vkQueueSubmit when its value is
      above every value ever submitted to that semaphore (the common case: increasing values); otherwise
      (a lower or equal value still pending elsewhere), for a signal of another device or backend, or a
      value farther than maxTimelineSemaphoreValueDifference, the queue's worker thread waits for the
      segment to complete and then sets the signal from the host.
-   - Host wait (accel_signal_wait / wait_many) is one vkWaitSemaphores(WAIT_ANY) over the signals still
-     pending plus the wake semaphore, in a loop that re-checks the values: a host set or a failure wakes it,
-     so wait_many any/all of one device is one call per change.
+   - Host wait (accel_signal_wait / wait_many) publishes its target in the signal, then calls
+     vkWaitSemaphores on the semaphores still short of their values (WAIT_ANY for wait-any, all of them
+     for wait-all: one call when the signals share a device), in slices of ACCEL_I_VK_SLICE_NS (2 ms),
+     re-checking the values after each return. Only one semaphore per signal is ever waited on: Mesa
+     22.3's lavapipe polls when a WAIT_ANY spans several semaphores and sometimes misses wake-ups.
    - A queue `wait`: at submit, a wait that is already satisfied costs nothing (when the semaphore counter
      reached it, i.e. a GPU producer, it is also put in the submit's wait operations, which gives the
      memory dependency). A wait not yet satisfied, or on a signal of another device or backend, is never
@@ -106,9 +110,12 @@
      down a pipeline: a GPU wait cannot be failed, so no GPU ever waits on something that might fail.
      The cost: a GPU-to-GPU hand-over between two queues (or a host set releasing a queue) goes through
      one host thread wake-up instead of staying on the GPU.
-   - accel_signal_fail stores the failed value in the host word and bumps the wake semaphore.
-   - Device loss (VK_ERROR_DEVICE_LOST from any call) sets the core's sticky lost flag, fails every signal
-     of the device with ACCEL_ERROR_DEVICE_LOST and wakes every waiter; host waits return.
+   - accel_signal_fail stores the failed value in the host word and, as a host set does, signals the
+     semaphore to the largest value a host waiter published (when nothing is pending on it), so waiters
+     wake and see the failure; else they see it when the pending operation lands or a slice ends.
+   - Device loss (VK_ERROR_DEVICE_LOST from any call) sets the core's sticky lost flag and fails every
+     signal of the device with ACCEL_ERROR_DEVICE_LOST; host waits return (vkWaitSemaphores reports the
+     loss, or the next slice sees the flag).
    Lifetime: a submitted segment keeps its batch (and through it the buffers, programs and signals it
    uses) until the queue's completion timeline shows the GPU finished it; completed work is reclaimed at
    the next submit, finish, or by the worker.
@@ -372,9 +379,7 @@ typedef struct accel_i_vk_device {
     accel_i_a32 next_hwq;
     bool push_desc, map_device;
     uint64_t max_diff;            /* maxTimelineSemaphoreValueDifference */
-    VkSemaphore wake;             /* host-signalled only: bumped on every host set / fail */
-    accel_i_a64 wake_val;
-    accel_i_mutex wake_lock, io_lock;
+    accel_i_mutex io_lock;
     accel_i_mutex submit_lock;    /* deciding native signal operations + vkQueueSubmit, device-wide */
     bool locks_inited;
     VkCommandPool io_pool;        /* staging copies of accel_buffer_read/write (io_lock) */
@@ -407,7 +412,7 @@ typedef struct accel_i_vk_program {
 typedef struct accel_i_vk_signal {
     accel_signal base;
     VkSemaphore sem;
-    accel_i_a64 host;             /* host-set maximum, or the failed value */
+    accel_i_event host;           /* host-set maximum, or the failed value (accel.h's event: max, failure final) */
     uint64_t submitted;           /* largest value handed to the GPU as a signal operation (device submit_lock) */
 } accel_i_vk_signal;
 
@@ -496,14 +501,6 @@ static VkResult accel_i_vk_timeline(accel_i_vk_device* dev, uint64_t initial, Vk
     VkSemaphoreCreateInfo ci = { VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type, 0 };
     return dev->vk.CreateSemaphore(dev->device, &ci, NULL, out);
 }
-/* Wakes every host waiter of the device (they re-check their values). */
-static void accel_i_vk_wake(accel_i_vk_device* dev) {
-    VkSemaphoreSignalInfo si = { VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, NULL, dev->wake, 0 };
-    accel_i_mutex_lock(&dev->wake_lock);
-    si.value = atomic_fetch_add(&dev->wake_val, 1u) + 1u;
-    dev->vk.SignalSemaphore(dev->device, &si);   /* fails only on a lost device, where waits return anyway */
-    accel_i_mutex_unlock(&dev->wake_lock);
-}
 static uint64_t accel_i_vk_counter(accel_i_vk_device* dev, VkSemaphore sem) {
     uint64_t v = 0;
     VkResult vr = dev->vk.GetSemaphoreCounterValue(dev->device, sem, &v);
@@ -523,20 +520,17 @@ static VkResult accel_i_vk_wait_sem(accel_i_vk_device* dev, VkSemaphore sem, uin
 }
 static uint64_t accel_i_vk_signal_value(const accel_signal* base) {
     accel_i_vk_signal* s = (accel_i_vk_signal*)(uintptr_t)base;
-    uint64_t h = atomic_load(&s->host), c;
+    uint64_t h = accel_i_event_value(&s->host), c;
     if (accel_i_failed(h)) return h;
     c = accel_i_vk_counter(accel_i_vk_dev(base->obj.device), s->sem);
-    h = atomic_load(&s->host);   /* a failure (e.g. device loss) may have landed meanwhile */
+    h = accel_i_event_value(&s->host);   /* a failure (e.g. device loss) may have landed meanwhile */
     if (accel_i_failed(h)) return h;
     return c > h ? c : h;
 }
+/* Host set / fail: the host word takes the value (max; a failed value is final) and wakes its host
+   waiters. The semaphore is never signalled from the host (see "Signals: design"). */
 static uint64_t accel_i_vk_signal_raise(accel_signal* base, uint64_t v) {
-    accel_i_vk_signal* s = (accel_i_vk_signal*)base;
-    uint64_t old = atomic_load(&s->host);
-    while (old < v && !accel_i_failed(old)) {
-        if (atomic_compare_exchange_weak(&s->host, &old, v)) { accel_i_vk_wake(accel_i_vk_dev(base->obj.device)); break; }
-    }
-    return old;
+    return accel_i_event_raise(&((accel_i_vk_signal*)base)->host, v);
 }
 static accel_result accel_i_vk_signal_create(accel_device* d, uint64_t initial, accel_signal** out) {
     accel_i_vk_device* dev = accel_i_vk_dev(d);
@@ -544,12 +538,13 @@ static accel_result accel_i_vk_signal_create(accel_device* d, uint64_t initial, 
     VkResult vr;
     if (!s) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
     memset(s, 0, sizeof *s);
+    if (!accel_i_event_init(&s->host, initial)) { accel_i_dev_free(d, s, sizeof *s); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed"); }
     vr = accel_i_vk_timeline(dev, 0, &s->sem);
     if (vr != VK_SUCCESS) {
+        accel_i_event_destroy(&s->host);
         accel_i_dev_free(d, s, sizeof *s);
         return accel_i_vk_fail(dev, vr, "vkCreateSemaphore", "accel_signal_create");
     }
-    atomic_init(&s->host, initial);
     accel_i_object_init(&s->base.obj, d, ACCEL_I_SIGNAL, "signal");
     *out = &s->base;
     return ACCEL_OK;
@@ -558,30 +553,33 @@ static void accel_i_vk_signal_free(accel_signal* base) {
     accel_i_vk_signal* s = (accel_i_vk_signal*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
     dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
+    accel_i_event_destroy(&s->host);
     accel_i_dev_free(&dev->base, s, sizeof *s);
 }
 
-/* Host wait over signals of one device: vkWaitSemaphores(ANY) on the unreached ones plus the wake
-   semaphore, re-checking after every return. */
+/* Host wait over signals of one device, in slices of at most ACCEL_I_VK_SLICE_NS, re-checking the
+   values after each: while a GPU signal operation is pending on an unreached signal, vkWaitSemaphores on
+   those semaphores (WAIT_ANY for wait-any; all of them for wait-all: one call); otherwise only the host
+   can move the value, and the wait is on the first unreached signal's host event (spin, then condition
+   variable; a host set or failure wakes it at once). */
 static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                     uint64_t timeout_ns, uint32_t* first) {
     accel_i_vk_device* dev = accel_i_vk_dev(s[0]->obj.device);
-    VkSemaphore local_s[9], *sems = local_s;
-    uint64_t local_v[9], *vals = local_v, deadline = accel_i_deadline(timeout_ns);
+    VkSemaphore local_s[8], *sems = local_s;
+    uint64_t local_v[8], *vals = local_v, deadline = accel_i_deadline(timeout_ns);
     accel_result r = ACCEL_TIMEOUT;
     if (n > 8) {
-        sems = (VkSemaphore*)accel_i_dev_alloc(&dev->base, (n + 1) * sizeof *sems);
-        vals = (uint64_t*)accel_i_dev_alloc(&dev->base, (n + 1) * sizeof *vals);
+        sems = (VkSemaphore*)accel_i_dev_alloc(&dev->base, n * sizeof *sems);
+        vals = (uint64_t*)accel_i_dev_alloc(&dev->base, n * sizeof *vals);
         if (!sems || !vals) {   /* fall back to polling */
-            accel_i_dev_free(&dev->base, sems, (n + 1) * sizeof *sems);
-            accel_i_dev_free(&dev->base, vals, (n + 1) * sizeof *vals);
+            accel_i_dev_free(&dev->base, sems, n * sizeof *sems);
+            accel_i_dev_free(&dev->base, vals, n * sizeof *vals);
             return accel_i_wait_mixed(s, v, n, all, timeout_ns, first);
         }
     }
     for (;;) {
-        uint64_t w = atomic_load(&dev->wake_val), now, wait_ns;
-        uint32_t k = 0;
-        bool capped = false;
+        uint64_t now, slice;
+        uint32_t k = 0, host_only = UINT32_MAX, unreached = 0;
         VkSemaphoreWaitInfo wi;
         VkResult vr;
         r = accel_i_wait_check(s, v, n, all, first);
@@ -589,26 +587,33 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
         if (accel_i_lost(&dev->base)) { r = ACCEL_ERROR_DEVICE_LOST; break; }
         now = accel_i_now_ns();
         if (now >= deadline) break;
+        slice = deadline == ACCEL_I_FOREVER ? ACCEL_I_VK_SLICE_NS : deadline - now;
+        if (slice > ACCEL_I_VK_SLICE_NS) slice = ACCEL_I_VK_SLICE_NS;
+        accel_i_mutex_lock(&dev->submit_lock);
         for (uint32_t i = 0; i < n; i++) {
             accel_i_vk_signal* vs = (accel_i_vk_signal*)s[i];
             uint64_t c = accel_i_vk_counter(dev, vs->sem);
-            if (c >= v[i]) continue;
-            if (v[i] - c > dev->max_diff) { capped = true; continue; }   /* cannot wait natively that far */
-            sems[k] = vs->sem;
-            vals[k++] = v[i];
+            if (c >= v[i] || accel_i_event_value(&vs->host) >= v[i]) continue;
+            unreached++;
+            if (vs->submitted > c && v[i] - c <= dev->max_diff) { sems[k] = vs->sem; vals[k++] = v[i]; }
+            else if (host_only == UINT32_MAX) host_only = i;
         }
-        sems[k] = dev->wake;
-        vals[k++] = w + 1;
+        accel_i_mutex_unlock(&dev->submit_lock);
+        if (k == 0 && host_only == UINT32_MAX) continue;   /* reached meanwhile */
+        if (host_only != UINT32_MAX && (k == 0 || all)) {
+            /* wait-all: this one must be reached anyway; wait-any with nothing pending on the GPU */
+            if (k != 0 || unreached > 1) slice = slice < 200000u ? slice : 200000u;
+            accel_i_event_wait(&((accel_i_vk_signal*)s[host_only])->host, v[host_only], accel_i_now_ns() + slice);
+            continue;
+        }
+        if (host_only != UINT32_MAX && slice > 200000u) slice = 200000u;   /* any: the host may move one meanwhile */
         memset(&wi, 0, sizeof wi);
         wi.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
-        wi.flags = VK_SEMAPHORE_WAIT_ANY_BIT;
+        wi.flags = all ? 0 : VK_SEMAPHORE_WAIT_ANY_BIT;
         wi.semaphoreCount = k;
         wi.pSemaphores = sems;
         wi.pValues = vals;
-        wait_ns = deadline == ACCEL_I_FOREVER ? UINT64_MAX : deadline - now;
-        if (capped && wait_ns > 1000000u) wait_ns = 1000000u;
-        if (wait_ns > ACCEL_I_VK_SLICE_NS) wait_ns = ACCEL_I_VK_SLICE_NS;
-        vr = dev->vk.WaitSemaphores(dev->device, &wi, wait_ns);
+        vr = dev->vk.WaitSemaphores(dev->device, &wi, slice);
         if (vr != VK_SUCCESS && vr != VK_TIMEOUT) {
             r = accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "accel_signal_wait");
             if (r == ACCEL_ERROR_DEVICE_LOST) break;
@@ -618,8 +623,8 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
         }
     }
     if (sems != local_s) {
-        accel_i_dev_free(&dev->base, sems, (n + 1) * sizeof *sems);
-        accel_i_dev_free(&dev->base, vals, (n + 1) * sizeof *vals);
+        accel_i_dev_free(&dev->base, sems, n * sizeof *sems);
+        accel_i_dev_free(&dev->base, vals, n * sizeof *vals);
     }
     return r;
 }
@@ -637,13 +642,10 @@ static void accel_i_vk_mark_lost(accel_i_vk_device* dev) {
     accel_i_spin_lock(&dev->base.objects_lock);
     for (accel_i_object* o = dev->base.objects; o; o = o->next) {
         if (o->kind == ACCEL_I_SIGNAL) {
-            accel_i_vk_signal* s = (accel_i_vk_signal*)o;
-            uint64_t old = atomic_load(&s->host), fv = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
-            while (!accel_i_failed(old) && !atomic_compare_exchange_weak(&s->host, &old, fv)) {}
+            accel_i_event_raise(&((accel_i_vk_signal*)o)->host, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
         }
     }
-    accel_i_spin_unlock(&dev->base.objects_lock);
-    accel_i_vk_wake(dev);
+    accel_i_spin_unlock(&dev->base.objects_lock);   /* waiters: vkWaitSemaphores returns DEVICE_LOST, or a slice ends */
 }
 
 /* ==== vulkan: memory and buffers ==== */
@@ -1776,9 +1778,8 @@ static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t com
     VkResult vr;
     if (missing) return accel_i_fail(&dev->base, ACCEL_ERROR_UNAVAILABLE, "vulkan: the device lacks %s", missing);
     if (dev->push_desc && !dev->vk.CmdPushDescriptorSetKHR) dev->push_desc = false;
-    if (!accel_i_mutex_init(&dev->wake_lock)) return ACCEL_ERROR_OUT_OF_MEMORY;
-    if (!accel_i_mutex_init(&dev->io_lock)) { accel_i_mutex_destroy(&dev->wake_lock); return ACCEL_ERROR_OUT_OF_MEMORY; }
-    if (!accel_i_mutex_init(&dev->submit_lock)) { accel_i_mutex_destroy(&dev->io_lock); accel_i_mutex_destroy(&dev->wake_lock); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!accel_i_mutex_init(&dev->io_lock)) return ACCEL_ERROR_OUT_OF_MEMORY;
+    if (!accel_i_mutex_init(&dev->submit_lock)) { accel_i_mutex_destroy(&dev->io_lock); return ACCEL_ERROR_OUT_OF_MEMORY; }
     dev->locks_inited = true;
     dev->hwq_count = compute_queues;
     for (uint32_t i = 0; i < compute_queues + (copy_own_queue ? 1u : 0u); i++) {
@@ -1793,9 +1794,7 @@ static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t com
     dev->copy_hwq = copy_own_queue ? compute_queues : (compute_queues > 1 ? compute_queues - 1 : 0);
     if (copy_own_queue && copy_family == dev->compute_family) dev->copy_family = dev->compute_family;
     atomic_init(&dev->next_hwq, 0u);
-    atomic_init(&dev->wake_val, 0u);
     accel_i_vk_fill_info(dev);
-    if ((vr = accel_i_vk_timeline(dev, 0, &dev->wake)) != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateSemaphore", "accel_device_create");
     if ((vr = accel_i_vk_timeline(dev, 0, &dev->io_sem)) != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateSemaphore", "accel_device_create");
     memset(&pi, 0, sizeof pi);
     pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
@@ -1812,12 +1811,10 @@ static void accel_i_vk_device_free(accel_i_vk_device* dev) {
         if (dev->vk.DeviceWaitIdle) dev->vk.DeviceWaitIdle(dev->device);
         if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
         if (dev->io_sem) dev->vk.DestroySemaphore(dev->device, dev->io_sem, NULL);
-        if (dev->wake) dev->vk.DestroySemaphore(dev->device, dev->wake, NULL);
         if (dev->own_device && dev->vk.DestroyDevice) dev->vk.DestroyDevice(dev->device, NULL);
     }
     for (uint32_t i = 0; i < dev->hwq_inited; i++) accel_i_mutex_destroy(&dev->hwq[i].lock);
     if (dev->locks_inited) {
-        accel_i_mutex_destroy(&dev->wake_lock);
         accel_i_mutex_destroy(&dev->io_lock);
         accel_i_mutex_destroy(&dev->submit_lock);
     }
