@@ -83,22 +83,22 @@
    ==== Signals: design =========================================================================
    A signal is a timeline VkSemaphore plus a 64-bit host word. Its value is max(host word, semaphore
    counter), unless the host word holds a failed value (bit 63 set; accel.h's encoding), which then wins.
-   - Host set raises the host word (compare-exchange, max). When no GPU signal operation is pending on
-     the semaphore (everything ever submitted to it was reached), the semaphore is also signalled from
-     the host to that value (vkSignalSemaphore), under the device's submit lock, so native waits on it
-     wake. Otherwise it is left alone: Vulkan requires every signal of a timeline to be larger than its
-     current value AND than every pending signal operation, which accel's "max, lower values are
-     ignored" semantics cannot promise when the host and queues race.
+   - Host set raises the host word (accel.h's event: compare-exchange max, then a condition-variable
+     wake of host waiters). It never calls vkSignalSemaphore on the signal's semaphore: Vulkan requires
+     every signal of a timeline to be larger than its current value AND than every pending signal
+     operation, which accel's "max, lower values are ignored" semantics cannot promise when the host and
+     queues race (and the 1.3.239 validation layer keeps host signals "pending" until a wait retires them).
    - A queue signal becomes a native signal operation of its segment's vkQueueSubmit when its value is
      above every value ever submitted to that semaphore (the common case: increasing values); otherwise
      (a lower or equal value still pending elsewhere), for a signal of another device or backend, or a
      value farther than maxTimelineSemaphoreValueDifference, the queue's worker thread waits for the
      segment to complete and then sets the signal from the host.
-   - Host wait (accel_signal_wait / wait_many) publishes its target in the signal, then calls
-     vkWaitSemaphores on the semaphores still short of their values (WAIT_ANY for wait-any, all of them
-     for wait-all: one call when the signals share a device), in slices of ACCEL_I_VK_SLICE_NS (2 ms),
-     re-checking the values after each return. Only one semaphore per signal is ever waited on: Mesa
-     22.3's lavapipe polls when a WAIT_ANY spans several semaphores and sometimes misses wake-ups.
+   - Host wait (accel_signal_wait / wait_many): while a GPU signal operation is pending on an unreached
+     signal, vkWaitSemaphores on those semaphores (WAIT_ANY for wait-any; all in one call for wait-all
+     when the signals share a device); otherwise only the host can move the value, and the wait sleeps on
+     the signal's host event, which a host set, a failure, or the submission of a GPU signal operation to
+     that signal wakes. Every wait is cut into slices of 2 ms with a re-check in between (Mesa 22.3's
+     lavapipe misses some wake-ups of vkWaitSemaphores, and polls when WAIT_ANY spans semaphores).
    - A queue `wait`: at submit, a wait that is already satisfied costs nothing (when the semaphore counter
      reached it, i.e. a GPU producer, it is also put in the submit's wait operations, which gives the
      memory dependency). A wait not yet satisfied, or on a signal of another device or backend, is never
@@ -110,9 +110,8 @@
      down a pipeline: a GPU wait cannot be failed, so no GPU ever waits on something that might fail.
      The cost: a GPU-to-GPU hand-over between two queues (or a host set releasing a queue) goes through
      one host thread wake-up instead of staying on the GPU.
-   - accel_signal_fail stores the failed value in the host word and, as a host set does, signals the
-     semaphore to the largest value a host waiter published (when nothing is pending on it), so waiters
-     wake and see the failure; else they see it when the pending operation lands or a slice ends.
+   - accel_signal_fail stores the failed value in the host word, which wakes its host-event waiters;
+     semaphore waiters see it when their slice ends (at most 2 ms) or the pending operation lands.
    - Device loss (VK_ERROR_DEVICE_LOST from any call) sets the core's sticky lost flag and fails every
      signal of the device with ACCEL_ERROR_DEVICE_LOST; host waits return (vkWaitSemaphores reports the
      loss, or the next slice sees the flag).
@@ -122,8 +121,8 @@
 
    ==== Thread safety ===========================================================================
    As in accel.h. Internally: a mutex per VkQueue around vkQueueSubmit, a mutex per program around its
-   pipeline cache, a mutex per signal around its submitted maximum, a mutex per queue around its worker
-   hand-off. accel_vulkan_device_adopt: the engine must not submit to the adopted VkQueue while accel may
+   pipeline cache, a device-wide mutex around deciding native signal operations + vkQueueSubmit, a mutex
+   per queue around its worker hand-off, accel.h's event (mutex + condition variable) per signal. accel_vulkan_device_adopt: the engine must not submit to the adopted VkQueue while accel may
    (accel takes its own lock, which the engine cannot see).
 
    ==== Errors ==================================================================================
@@ -413,7 +412,8 @@ typedef struct accel_i_vk_signal {
     accel_signal base;
     VkSemaphore sem;
     accel_i_event host;           /* host-set maximum, or the failed value (accel.h's event: max, failure final) */
-    uint64_t submitted;           /* largest value handed to the GPU as a signal operation (device submit_lock) */
+    accel_i_a64 submitted;        /* largest value handed to the GPU as a signal operation (written under the
+                                     device submit_lock; host-event waiters are notified when it grows) */
 } accel_i_vk_signal;
 
 /* One submitted segment, kept until the queue's timeline reaches `value`. */
@@ -538,6 +538,7 @@ static accel_result accel_i_vk_signal_create(accel_device* d, uint64_t initial, 
     VkResult vr;
     if (!s) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
     memset(s, 0, sizeof *s);
+    atomic_init(&s->submitted, 0u);
     if (!accel_i_event_init(&s->host, initial)) { accel_i_dev_free(d, s, sizeof *s); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed"); }
     vr = accel_i_vk_timeline(dev, 0, &s->sem);
     if (vr != VK_SUCCESS) {
@@ -555,6 +556,17 @@ static void accel_i_vk_signal_free(accel_signal* base) {
     dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
     accel_i_event_destroy(&s->host);
     accel_i_dev_free(&dev->base, s, sizeof *s);
+}
+
+/* Sleeps on the signal's host event until its word reaches v, a GPU signal operation is submitted to
+   it (submitted grows past `seen`: the caller then waits on the semaphore), or `ns` pass. */
+static void accel_i_vk_host_wait(accel_i_vk_signal* s, uint64_t v, uint64_t seen, uint64_t ns) {
+    accel_i_event* ev = &s->host;
+    accel_i_mutex_lock(&ev->lock);
+    atomic_fetch_add(&ev->sleepers, 1u);
+    if (atomic_load(&ev->word) < v && atomic_load(&s->submitted) == seen) accel_i_cond_timedwait(&ev->cond, &ev->lock, ns);
+    atomic_fetch_sub(&ev->sleepers, 1u);
+    accel_i_mutex_unlock(&ev->lock);
 }
 
 /* Host wait over signals of one device, in slices of at most ACCEL_I_VK_SLICE_NS, re-checking the
@@ -580,6 +592,7 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
     for (;;) {
         uint64_t now, slice;
         uint32_t k = 0, host_only = UINT32_MAX, unreached = 0;
+        uint64_t host_sub = 0;
         VkSemaphoreWaitInfo wi;
         VkResult vr;
         r = accel_i_wait_check(s, v, n, all, first);
@@ -595,15 +608,15 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
             uint64_t c = accel_i_vk_counter(dev, vs->sem);
             if (c >= v[i] || accel_i_event_value(&vs->host) >= v[i]) continue;
             unreached++;
-            if (vs->submitted > c && v[i] - c <= dev->max_diff) { sems[k] = vs->sem; vals[k++] = v[i]; }
-            else if (host_only == UINT32_MAX) host_only = i;
+            if (atomic_load(&vs->submitted) > c && v[i] - c <= dev->max_diff) { sems[k] = vs->sem; vals[k++] = v[i]; }
+            else if (host_only == UINT32_MAX) { host_only = i; host_sub = atomic_load(&vs->submitted); }
         }
         accel_i_mutex_unlock(&dev->submit_lock);
         if (k == 0 && host_only == UINT32_MAX) continue;   /* reached meanwhile */
         if (host_only != UINT32_MAX && (k == 0 || all)) {
             /* wait-all: this one must be reached anyway; wait-any with nothing pending on the GPU */
             if (k != 0 || unreached > 1) slice = slice < 200000u ? slice : 200000u;
-            accel_i_event_wait(&((accel_i_vk_signal*)s[host_only])->host, v[host_only], accel_i_now_ns() + slice);
+            accel_i_vk_host_wait((accel_i_vk_signal*)s[host_only], v[host_only], host_sub, slice);
             continue;
         }
         if (host_only != UINT32_MAX && slice > 200000u) slice = 200000u;   /* any: the host may move one meanwhile */
@@ -1298,7 +1311,7 @@ static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, ui
             if (b->cmds[j].kind == ACCEL_I_CMD_SIGNAL && b->cmds[j].u.sig.signal == s && b->cmds[j].u.sig.value > v) v = b->cmds[j].u.sig.value;
         if (s->obj.device == &dev->base) {
             accel_i_vk_signal* vs = (accel_i_vk_signal*)s;
-            if (v > vs->submitted && (dev->max_diff == UINT64_MAX || v - accel_i_vk_counter(dev, vs->sem) <= dev->max_diff)) {
+            if (v > atomic_load(&vs->submitted) && (dev->max_diff == UINT64_MAX || v - accel_i_vk_counter(dev, vs->sem) <= dev->max_diff)) {
                 q->sems[nw + ns] = vs->sem;
                 q->vals[nw + ns] = v;
                 ns++;
@@ -1345,7 +1358,9 @@ static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, ui
                 const accel_i_cmd* c = &b->cmds[i];
                 if (c->kind == ACCEL_I_CMD_SIGNAL && c->u.sig.signal->obj.device == &dev->base &&
                     ((accel_i_vk_signal*)c->u.sig.signal)->sem == q->sems[nw + k]) {
-                    ((accel_i_vk_signal*)c->u.sig.signal)->submitted = q->vals[nw + k];
+                    accel_i_vk_signal* vs = (accel_i_vk_signal*)c->u.sig.signal;
+                    atomic_store(&vs->submitted, q->vals[nw + k]);
+                    accel_i_event_notify(&vs->host);   /* host-event waiters move to the semaphore */
                     break;
                 }
             }
