@@ -151,7 +151,7 @@ static int raw_open(raw_t* r) {
     VkPushConstantRange pcr = { VK_SHADER_STAGE_COMPUTE_BIT, 0, 8 };
     VkPipelineLayoutCreateInfo pl = { VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, NULL, 0, 1, &r->dsl, 1, &pcr };
     vcheck(r->CreatePipelineLayout(r->dev, &pl, NULL, &r->layout), "vkCreatePipelineLayout");
-    r->saxpy = raw_pipeline(r, k_saxpy_spv, sizeof k_saxpy_spv, 256);
+    r->saxpy = raw_pipeline(r, k_saxpy_spv, sizeof k_saxpy_spv, 512);   /* 16M / 512 groups fit the 65535 limit */
     r->add_one = raw_pipeline(r, k_add_one_spv, sizeof k_add_one_spv, 64);
     r->done = raw_timeline(r);
     r->gate = raw_timeline(r);
@@ -315,11 +315,11 @@ static void fig_saxpy(acc_t* a, raw_t* r) {
     uint32_t k[2];
     memcpy(&k[0], &alpha, 4);
     k[1] = (uint32_t)n;
-    uint32_t groups = (uint32_t)((n + 255) / 256);
+    uint32_t groups = (uint32_t)((n + 511) / 512);
     double as[MAX_ROUNDS], rs[MAX_ROUNDS];
     for (int i = 0; i < cfg.rounds; i++) {
         uint64_t t0 = bench_now_ns();
-        accel_queue_exec(a->q, a->saxpy, (accel_buffer*[]){ ay, ax }, 2, k, 2, accel_exec_1d((uint32_t)n, 256));
+        accel_queue_exec(a->q, a->saxpy, (accel_buffer*[]){ ay, ax }, 2, k, 2, accel_exec_1d((uint32_t)n, 512));
         accel_queue_signal(a->q, a->done, ++a->done_val);
         check(accel_queue_submit(a->q), "submit");
         check(accel_signal_wait(a->done, a->done_val, ACCEL_WAIT_FOREVER), "wait");
