@@ -1268,8 +1268,10 @@ static bool accel_i_vk_scratch(accel_i_vk_queue* q, size_t n) {
 
 /* Submits one segment: waits [wfrom, from) (all satisfied), commands [from, to). With `worker`, signals
    that cannot be native are set from the host once the segment completed; without it such a segment
-   is not submitted and ACCEL_I_VK_HANDOFF returned. */
-static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, uint32_t wfrom, uint32_t from, uint32_t to, bool worker) {
+   is not submitted and ACCEL_I_VK_HANDOFF returned. `pre`: the segment's commands, already recorded
+   (the worker records before it waits, so that a released wait goes straight to vkQueueSubmit). */
+static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, uint32_t wfrom, uint32_t from, uint32_t to, bool worker,
+                                       accel_i_vk_entry* pre) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     VkPipelineStageFlags stages[16];
     VkTimelineSemaphoreSubmitInfo ti;
@@ -1283,9 +1285,11 @@ static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, ui
         if (b->cmds[i].kind == ACCEL_I_CMD_SIGNAL) nsig_cmds++;
         else ncmd++;
     }
-    if (!accel_i_vk_scratch(q, (size_t)(from - wfrom) + nsig_cmds + 1))
+    if (!accel_i_vk_scratch(q, (size_t)(from - wfrom) + nsig_cmds + 1)) {
+        if (pre) accel_i_vk_entry_release(q, pre);
         return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory");
-    if ((e = accel_i_vk_entry_take(q)) == NULL)
+    }
+    if ((e = pre ? pre : accel_i_vk_entry_take(q)) == NULL)
         return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory");
     later_vals = q->vals + (q->vals_bytes / sizeof *q->vals) / 2;
     /* waits: the ones a GPU producer reached become wait operations (memory dependency) */
@@ -1327,8 +1331,8 @@ static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, ui
         q->later[nlater] = s;
         later_vals[nlater++] = v;
     }
-    if (nlater && !worker) { accel_i_mutex_unlock(&dev->submit_lock); accel_i_vk_entry_spare(q, e); return ACCEL_I_VK_HANDOFF; }
-    if (ncmd) r = accel_i_vk_record(q, e, b, from, to);
+    if (nlater && !worker) { accel_i_mutex_unlock(&dev->submit_lock); accel_i_vk_entry_release(q, e); return ACCEL_I_VK_HANDOFF; }
+    if (ncmd && !pre) r = accel_i_vk_record(q, e, b, from, to);
     if (r != ACCEL_OK) {
         accel_i_mutex_unlock(&dev->submit_lock);
         e->batches = NULL;
@@ -1401,15 +1405,21 @@ static accel_result accel_i_vk_run(accel_i_vk_queue* q, accel_i_batch* b, bool w
     accel_device* d = q->base.obj.device;
     accel_result r = ACCEL_OK;
     while (b->pc < b->count) {
-        uint32_t wfrom = b->pc, from = wfrom, to;
+        uint32_t wfrom = b->pc, from = wfrom, to, ncmd = 0;
         uint64_t failed = 0;
+        accel_i_vk_entry* pre = NULL;
         while (from < b->count && b->cmds[from].kind == ACCEL_I_CMD_WAIT) from++;
+        for (to = from; to < b->count && b->cmds[to].kind != ACCEL_I_CMD_WAIT; to++) ncmd += b->cmds[to].kind != ACCEL_I_CMD_SIGNAL;
         for (uint32_t i = wfrom; i < from && !failed; i++) {
             accel_signal* s = b->cmds[i].u.sig.signal;
             uint64_t v = b->cmds[i].u.sig.value, cur = accel_signal_value(s);
             if (!accel_i_failed(cur) && cur < v) {
                 accel_result wr;
                 if (!worker) return ACCEL_I_VK_HANDOFF;
+                if (!pre && ncmd && (pre = accel_i_vk_entry_take(q)) != NULL && accel_i_vk_record(q, pre, b, from, to) != ACCEL_OK) {
+                    accel_i_vk_entry_release(q, pre);   /* recorded again (and reported) at submission */
+                    pre = NULL;
+                }
                 wr = accel_signal_wait(s, v, ACCEL_WAIT_FOREVER);
                 cur = accel_signal_value(s);
                 if (wr != ACCEL_OK && wr != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur)) cur = accel_i_failed_value(wr);
@@ -1418,12 +1428,12 @@ static accel_result accel_i_vk_run(accel_i_vk_queue* q, accel_i_batch* b, bool w
         }
         if (!failed && accel_i_lost(d)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         if (failed) {   /* drop the rest, pass the failure on */
+            if (pre) accel_i_vk_entry_release(q, pre);
             accel_i_fail_rest(b, from, failed);
             b->pc = b->count;
             break;
         }
-        for (to = from; to < b->count && b->cmds[to].kind != ACCEL_I_CMD_WAIT; to++) {}
-        r = accel_i_vk_segment(q, b, wfrom, from, to, worker);
+        r = accel_i_vk_segment(q, b, wfrom, from, to, worker, pre);
         if (r == ACCEL_I_VK_HANDOFF) { b->pc = wfrom; return r; }
         if (r != ACCEL_OK) {
             if (!worker && wfrom == 0) break;     /* nothing ran: the caller reports it */
