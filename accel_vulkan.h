@@ -569,6 +569,9 @@ static void accel_i_vk_signal_free(accel_signal* base) {
    it (submitted grows past `seen`: the caller then waits on the semaphore), or `ns` pass. */
 static void accel_i_vk_host_wait(accel_i_vk_signal* s, uint64_t v, uint64_t seen, uint64_t ns) {
     accel_i_event* ev = &s->host;
+    /* spin first, as accel.h's events do: a host set in the next few microseconds is caught without a
+       sleep and a wake-up (bounded by ACCEL_CPU_SPIN_NS, so an idle waiter burns no CPU) */
+    if (accel_i_event_spin(ev, v, accel_i_now_ns() + ns)) return;
     accel_i_mutex_lock(&ev->lock);
     atomic_fetch_add(&ev->sleepers, 1u);
     if (atomic_load(&ev->word) < v && atomic_load(&s->submitted) == seen) accel_i_cond_timedwait(&ev->cond, &ev->lock, ns);
@@ -1198,7 +1201,7 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     size_t update_bytes = 0, update_off = 0;
     uint32_t execs = 0, bindings = 0;
     unsigned char* staging = NULL;
-    bool first = true;
+    bool first = true, idle = false;
     accel_result r = ACCEL_OK;
     VkResult vr;
     for (uint32_t i = from; i < to; i++) {
@@ -1218,12 +1221,19 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
         if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateDescriptorPool", "accel_queue_submit");
     }
     if ((e->cb = accel_i_vk_cb_take(q)) == VK_NULL_HANDLE) return ACCEL_ERROR_OUT_OF_MEMORY;
+    {   /* the queue's earlier segments all complete: nothing of this queue to order the first command after */
+        uint64_t last;
+        accel_i_spin_lock(&q->list_lock);
+        last = q->last;
+        accel_i_spin_unlock(&q->list_lock);
+        idle = accel_i_vk_counter(dev, q->done) >= last;
+    }
     vr = dev->vk.BeginCommandBuffer(e->cb, &bi);
     if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_submit");
     for (uint32_t i = from; i < to && r == ACCEL_OK; i++) {
         const accel_i_cmd* c = &b->cmds[i];
         if (c->kind == ACCEL_I_CMD_SIGNAL || c->kind == ACCEL_I_CMD_WAIT) continue;
-        if (first || c->kind != ACCEL_I_CMD_BARRIER) ACCEL_I_VK_FULL_BARRIER(dev, e->cb);   /* in order, writes visible */
+        if ((first && !idle) || (!first && c->kind != ACCEL_I_CMD_BARRIER)) ACCEL_I_VK_FULL_BARRIER(dev, e->cb);   /* in order, writes visible */
         first = false;
         switch (c->kind) {
         case ACCEL_I_CMD_EXEC:
