@@ -201,6 +201,18 @@ TEST(fixed_group_size_mismatch_is_invalid) {
 }
 
 /* ==== signals of another backend ==== */
+/* A Vulkan device and a one-thread CPU device (both with the capturing logger); on failure neither. */
+static accel_result vk_and_cpu_devices(accel_device** vk, accel_device** cpu) {
+    accel_device_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.backend = accel_cpu_backend();
+    cd.cpu_threads = 1;
+    accel_result r = test_device_create(vk);
+    if (r != ACCEL_OK) return r;
+    if ((r = test_device_create_desc(cd, cpu)) != ACCEL_OK) { accel_device_destroy(*vk); *vk = NULL; }
+    return r;
+}
+
 TEST(vulkan_queue_waits_on_cpu_signal) {
     VK_ONLY();
     enum { N = 1000 };
@@ -209,12 +221,7 @@ TEST(vulkan_queue_waits_on_cpu_signal) {
     accel_buffer* b;
     accel_signal *gate, *done, *cpu_out;
     accel_program* fill;
-    accel_device_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.backend = accel_cpu_backend();
-    cd.cpu_threads = 1;
-    REQUIRE_OK(test_device_create(&vk));
-    REQUIRE_OK(test_device_create_desc(cd, &cpu));
+    REQUIRE_OK(vk_and_cpu_devices(&vk, &cpu));
     REQUIRE_OK(accel_signal_create(cpu, 0, &gate));
     REQUIRE_OK(accel_signal_create(cpu, 0, &cpu_out));
     REQUIRE_OK(accel_signal_create(vk, 0, &done));
@@ -261,12 +268,7 @@ TEST(cpu_queue_waits_on_vulkan_signal) {
     accel_queue *vq, *cq;
     accel_signal *vs, *cs;
     accel_buffer* cb;
-    accel_device_desc cd;
-    memset(&cd, 0, sizeof cd);
-    cd.backend = accel_cpu_backend();
-    cd.cpu_threads = 1;
-    REQUIRE_OK(test_device_create(&vk));
-    REQUIRE_OK(test_device_create_desc(cd, &cpu));
+    REQUIRE_OK(vk_and_cpu_devices(&vk, &cpu));
     REQUIRE_OK(accel_signal_create(vk, 0, &vs));
     REQUIRE_OK(accel_signal_create(cpu, 0, &cs));
     REQUIRE_OK(accel_queue_create(vk, ACCEL_QUEUE_COMPUTE, &vq));
