@@ -1109,7 +1109,11 @@ static void accel_i_vk_reclaim(accel_i_vk_queue* q, bool force) {
     uint64_t done = force ? UINT64_MAX : 0;
     accel_i_vk_entry *list = NULL, **tail = &list;
     if (!force) {
-        if (!q->first) return;   /* racy peek; a missed entry waits for the next reclaim */
+        bool any;
+        accel_i_spin_lock(&q->list_lock);
+        any = q->first != NULL;
+        accel_i_spin_unlock(&q->list_lock);
+        if (!any) return;
         done = accel_i_vk_counter(dev, q->done);
         if (accel_i_lost(&dev->base)) done = UINT64_MAX;
     }
