@@ -571,7 +571,16 @@ static void accel_i_vk_host_wait(accel_i_vk_signal* s, uint64_t v, uint64_t seen
     accel_i_event* ev = &s->host;
     /* spin first, as accel.h's events do: a host set in the next few microseconds is caught without a
        sleep and a wake-up (bounded by ACCEL_CPU_SPIN_NS, so an idle waiter burns no CPU) */
-    if (accel_i_event_spin(ev, v, accel_i_now_ns() + ns)) return;
+    uint64_t start = accel_i_now_ns();
+    for (uint32_t i = 1;; i++) {
+        if (accel_i_event_value(ev) >= v || atomic_load(&s->submitted) != seen) return;
+        ACCEL_I_RELAX();
+        if ((i & 63u) == 0) {
+            uint64_t now = accel_i_now_ns();
+            if (now - start >= ACCEL_CPU_SPIN_NS || now - start >= ns) break;
+            accel_i_yield();   /* the thread we wait for may share our core */
+        }
+    }
     accel_i_mutex_lock(&ev->lock);
     atomic_fetch_add(&ev->sleepers, 1u);
     if (atomic_load(&ev->word) < v && atomic_load(&s->submitted) == seen) accel_i_cond_timedwait(&ev->cond, &ev->lock, ns);
