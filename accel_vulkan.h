@@ -75,8 +75,9 @@
    another queue of the compute family, else the same VkQueue. Every VkQueue has a mutex around
    vkQueueSubmit. A batch becomes one command buffer per segment (a `wait` in the middle of a batch starts a
    new segment), with a full memory barrier (ALL_COMMANDS, memory write -> memory read/write) before every
-   command, so commands of a queue run in order, each seeing the writes of the ones before, across batches
-   as well; each segment ends with a barrier to the host. Commands of one segment end in one vkQueueSubmit
+   command (the first one's is left out when everything the queue submitted before has completed), so
+   commands of a queue run in order, each seeing the writes of the ones before, across batches as well;
+   each segment ends with a barrier to the host. Commands of one segment end in one vkQueueSubmit
    whose signal operations carry the segment's queue signals (so a `signal` fires when its segment is done,
    not earlier: a command recorded after a signal but before the next wait delays it).
 
