@@ -8,6 +8,9 @@
 #   make test-vulkan the suite on the Vulkan backend only (validation layer on, then sync validation)
 #   make run-vulkan  the examples on the Vulkan backend (built with -DACCEL_EXAMPLE_HAVE_VULKAN)
 #   make bench-vulkan  bench/vulkan.c: accel vs raw Vulkan on the same device (BENCH_ARGS=--quick)
+#   make bench-cuda  build and run bench/cuda.c (the CUDA backend next to raw driver calls; needs a GPU,
+#                    prints why and exits 0 without one)
+#   make gpu-check   everything a machine with an NVIDIA GPU should run (bench/gpu_check.sh)
 #   make clean
 #
 # Everything goes to build/, one sub-directory per configuration; `-j` is safe. The test targets build
@@ -29,7 +32,7 @@ SPIRVVAL ?= spirv-val
 BUILD    := build
 WARN     := -Wall -Wextra -Wpedantic -Werror -Wstrict-prototypes -Wmissing-prototypes -Wshadow
 TESTFLAGS := -std=c11 -O1 -g $(WARN) -I. -I$(BUILD)/kernels
-LIBS     := -lpthread -lm
+LIBS     := -lpthread -lm -ldl
 SAN_ASAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 SAN_TSAN := -fsanitize=thread
 
@@ -46,7 +49,7 @@ NODE_WASI  = $(NODE) --no-warnings $(shell $(NODE) --experimental-wasi-unstable-
 
 HEADERS  := $(wildcard accel*.h) $(wildcard tests/*.h)
 TESTS    := $(filter-out test_vulkan,$(basename $(notdir $(wildcard tests/test_*.c))))
-VK_TESTS := $(TESTS) test_vulkan
+VK_TESTS := $(filter-out test_cuda,$(TESTS)) test_vulkan
 KERNELS  := $(basename $(notdir $(wildcard tests/kernels/*.comp)))
 # Without glslc the tests build with ACCEL_TEST_NO_SPIRV (CPU kernels only) and the SPIR-V checks skip.
 HAVE_GLSLC := $(shell command -v $(GLSLC) >/dev/null 2>&1 && echo 1)
@@ -57,6 +60,26 @@ KERNEL_INCS :=
 TESTFLAGS += -DACCEL_TEST_NO_SPIRV
 endif
 EXAMPLES := $(basename $(notdir $(wildcard examples/*.c)))
+# the suite built with the CUDA backend (-DACCEL_TEST_HAVE_CUDA) and run with ACCEL_TEST_BACKEND=cuda:
+# without a driver every program skips (exit 77); test_cuda.c runs in the other configurations
+CUDA_SUITE := $(filter-out test_cuda,$(TESTS))
+# tests/mock_cuda.c: a fake CUDA driver + NVRTC on the CPU. The cuda suite runs through it as
+# `cuda-mock` (signal points by the progress word) and `cuda-mock-ring` (the event ring), and
+# test_cuda.c's GPU-only tests (JIT error log, out-of-bounds kernel -> DEVICE_LOST) too: this checks
+# the backend's host side (loading, executors, waits, signal points, lifetimes, failures) without a GPU.
+MOCK_LIB := $(BUILD)/mock/libcuda_mock.so
+MOCK_ENV  = env ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB)
+cuda-mock_BINS = $(cuda_BINS)
+cuda-mock-ring_BINS = $(cuda_BINS)
+$(MOCK_LIB): tests/mock_cuda.c
+	@mkdir -p $(@D)
+	$(GCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -pthread -o $@ $<
+# the mock instrumented for ThreadSanitizer (clang: gcc's libtsan cannot be dlopen'ed), so that its
+# stream threads' writes and atomics are seen by the TSan run of the CUDA backend
+MOCK_TSAN_LIB := $(BUILD)/mock/libcuda_mock_tsan.so
+$(MOCK_TSAN_LIB): tests/mock_cuda.c
+	@mkdir -p $(@D)
+	$(CLANG) -std=gnu11 -O1 -g -Wall -Wextra -Werror $(SAN_TSAN) -shared -fPIC -pthread -o $@ $<
 # the threaded tests that `make test-tsan` runs (override: make test-tsan TSAN_TESTS="test_signals")
 TSAN_TESTS ?= $(filter-out test_nothreads%,$(TESTS))
 
@@ -66,7 +89,7 @@ export ACCEL_TEST_BACKEND ?= cpu
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all run test test-asan test-tsan bench clean examples build-test build-asan build-tsan FORCE \
+.PHONY: all run test test-asan test-tsan bench bench-cuda gpu-check clean examples build-test build-asan build-tsan FORCE \
         test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan
 .DELETE_ON_ERROR:
 
@@ -103,10 +126,13 @@ $(eval $(call test_config,gcc,$(GCC) $(TESTFLAGS),$(LIBS),,$(TESTS)))
 $(eval $(call test_config,clang,$(CLANG) $(TESTFLAGS),$(LIBS),,$(TESTS)))
 $(eval $(call test_config,pthreads,$(GCC) $(TESTFLAGS) -DACCEL_USE_PTHREADS,$(LIBS),,$(TESTS)))
 $(eval $(call test_config,nothreads,$(GCC) $(TESTFLAGS) -DACCEL_NO_THREADS,$(LIBS),,$(TESTS)))
+$(eval $(call test_config,cuda,$(GCC) $(TESTFLAGS) -DACCEL_TEST_HAVE_CUDA,$(LIBS),,$(CUDA_SUITE)))
+$(eval $(call test_config,asan-cuda,$(GCC) $(TESTFLAGS) $(SAN_ASAN) -DACCEL_TEST_HAVE_CUDA,$(LIBS),,$(CUDA_SUITE)))
 $(eval $(call test_config,wasm,$(CLANG) $(WASMFLAGS),$(WASMLIBS),.wasm,$(TESTS)))
 $(eval $(call test_config,asan,$(GCC) $(TESTFLAGS) $(SAN_ASAN),$(LIBS),,$(TESTS)))
 $(eval $(call test_config,asan-nothreads,$(CLANG) $(TESTFLAGS) $(SAN_ASAN) -DACCEL_NO_THREADS,$(LIBS),,$(TESTS)))
 $(eval $(call test_config,tsan,$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS,$(LIBS),,$(TSAN_TESTS)))
+$(eval $(call test_config,tsan-cuda,$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS -DACCEL_TEST_HAVE_CUDA,$(LIBS),,$(filter-out test_cuda,$(TSAN_TESTS))))
 $(eval $(call test_config,vulkan,$(GCC) $(TESTFLAGS) -DACCEL_TEST_HAVE_VULKAN,$(LIBS) -ldl,,$(VK_TESTS)))
 
 # ---- Vulkan: what is here, and how the tests run -------------------------------------------------
@@ -146,15 +172,21 @@ $(CHK)/vk_header.c:
 $(CHK)/vk_impl.c:
 	@mkdir -p $(@D)
 	printf '#define ACCEL_IMPLEMENTATION\n#include "accel.h"\n#define ACCEL_VULKAN_IMPLEMENTATION\n#include "accel_vulkan.h"\n#include "accel_vulkan.h"\n' > $@
+$(CHK)/cuda_header.c:
+	@mkdir -p $(@D)
+	printf '#include "accel.h"\n#include "accel_cuda.h"\n#include "accel_cuda.h"\n' > $@
+$(CHK)/cuda_impl.c:
+	@mkdir -p $(@D)
+	printf '#define ACCEL_IMPLEMENTATION\n#include "accel.h"\n#define ACCEL_CUDA_IMPLEMENTATION\n#include "accel_cuda.h"\n#include "accel_cuda.h"\n' > $@
 CHECK_SRCS := $(CHK)/header.c $(CHK)/impl.c $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c \
-              $(CHK)/vk_header.c $(CHK)/vk_impl.c
+              $(CHK)/cuda_header.c $(CHK)/cuda_impl.c $(CHK)/vk_header.c $(CHK)/vk_impl.c
 
 EXAMPLE_KERNELS := $(wildcard examples/kernels/*.comp)
 CHECKS = \
   $(foreach k,$(EXAMPLE_KERNELS),$(if $(HAVE_GLSLC),--cmd $(notdir $(k)) \
     '$(GLSLC) -fshader-stage=compute --target-env=vulkan1.2 -o $(CHK)/$(notdir $(k)).spv $(k) && $(SPIRVVAL) --target-env vulkan1.2 $(CHK)/$(notdir $(k)).spv',\
     --skip $(notdir $(k)) '$(GLSLC) not found')) \
-  $(foreach e,$(EXAMPLES),--cmd $(e).c-warnings '$(GCC) -std=c11 -O2 -c -o /dev/null $(WARN) -I. examples/$(e).c && $(CLANG) -std=c11 -fsyntax-only $(WARN) -I. examples/$(e).c') \
+  $(foreach e,$(EXAMPLES),--cmd $(e).c-warnings '$(GCC) -std=c11 -O2 -c -o /dev/null $(WARN) -I. examples/$(e).c && $(CLANG) -std=c11 -fsyntax-only $(WARN) -I. examples/$(e).c && $(GCC) -std=c11 -O2 -c -o /dev/null $(WARN) -DACCEL_EXAMPLE_HAVE_CUDA -I. examples/$(e).c && $(CLANG) -std=c11 -fsyntax-only $(WARN) -DACCEL_EXAMPLE_HAVE_CUDA -I. examples/$(e).c') \
   --cmd c99-header   '$(GCC) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/header.c' \
   --cmd c++11-header '$(GXX) -std=c++11 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/header.c' \
   --cmd c++17-header '$(GXX) -std=c++17 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/header.c' \
@@ -170,14 +202,21 @@ CHECKS = \
     --cmd vk-pthreads-impl '$(GCC) -std=c11 -O2 -c $(WARN) -DACCEL_USE_PTHREADS -I. $(CHK)/vk_impl.c -o $(CHK)/vk_impl-pt.o' \
     --cmd vk-nothreads-stub '$(GCC) -std=c11 -O2 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/vk_impl.c -o $(CHK)/vk_impl-nt.o',\
     --skip vk-headers 'no <vulkan/vulkan_core.h>') \
+  --cmd cuda-c99-header       '$(GCC) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/cuda_header.c && $(CLANG) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/cuda_header.c' \
+  --cmd cuda-c++11-header     '$(GXX) -std=c++11 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/cuda_header.c && $(CLANG) -std=c++11 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/cuda_header.c' \
+  --cmd cuda-c11-impl         '$(GCC) -std=c11 -O2 -c $(WARN) -I. $(CHK)/cuda_impl.c -o $(CHK)/cuda_impl.o && $(GCC) -std=c11 -O2 -c $(WARN) -DACCEL_USE_PTHREADS -I. $(CHK)/cuda_impl.c -o $(CHK)/cuda_impl_pt.o' \
+  --cmd clang-cuda-c11-impl   '$(CLANG) -std=c11 -O2 -c $(WARN) -I. $(CHK)/cuda_impl.c -o $(CHK)/cuda_impl_clang.o && $(CLANG) -std=c11 -O2 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/cuda_impl.c -o $(CHK)/cuda_impl_nt.o' \
+  --cmd bench-cuda-builds-and-smoke-runs '$(MAKE) --no-print-directory -s $(BUILD)/bench_cuda && $(BUILD)/bench_cuda --quick' \
+  --cmd examples-cuda-without-driver '$(MAKE) --no-print-directory -s examples && for e in $(EXAMPLES); do ACCEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1 $(BUILD)/$$e cuda >$(CHK)/$$e.cuda.out 2>&1; rc=$$?; [ $$rc = 1 ] && grep -q "no cuda device: ACCEL_ERROR_UNAVAILABLE" $(CHK)/$$e.cuda.out && grep -q "accel_cuda: unavailable" $(CHK)/$$e.cuda.out || { echo "$$e cuda: exit $$rc"; cat $(CHK)/$$e.cuda.out; exit 1; }; done' \
+  --cmd examples-cuda-on-mock '$(MAKE) --no-print-directory -s examples $(MOCK_LIB) && for e in $(EXAMPLES); do ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB) $(BUILD)/$$e cuda || exit 1; done' \
   --cmd static-twice '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c -o $(CHK)/static_twice $(LIBS) && $(CHK)/static_twice'
 
 # ---- the test targets ---------------------------------------------------------------------------
-TEST_CONFIGS := gcc clang pthreads nothreads wasm
-build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS) $(VK_BUILD)
+TEST_CONFIGS := gcc clang pthreads nothreads cuda wasm
+build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS) $(MOCK_LIB) $(VK_BUILD)
 build-vulkan: $(VK_BUILD) $(CHECK_SRCS)
-build-asan: $(asan_BINS) $(asan-nothreads_BINS)
-build-tsan: $(tsan_BINS)
+build-asan: $(asan_BINS) $(asan-nothreads_BINS) $(asan-cuda_BINS) $(MOCK_LIB)
+build-tsan: $(tsan_BINS) $(tsan-cuda_BINS) $(MOCK_TSAN_LIB)
 
 RUN_TESTS = tests/run.sh
 config_args = --config $(1) --runner "$(2)" $($(1)_BINS)
@@ -186,7 +225,10 @@ test:
 	-@$(SUBMAKE) build-test
 	@echo "==== running the tests (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
 	@$(RUN_TESTS) $(call config_args,gcc,) $(call config_args,clang,) $(call config_args,pthreads,) \
-	  $(call config_args,nothreads,) $(call config_args,wasm,$(NODE_WASI)) $(VK_RUNS) --config checks --runner "" $(CHECKS)
+	  $(call config_args,nothreads,) $(call config_args,cuda,env ACCEL_TEST_BACKEND=cuda) \
+	  $(call config_args,cuda-mock,$(MOCK_ENV)) --runner "env ACCEL_CUDA_LIBRARY=$(MOCK_LIB)" $(BUILD)/gcc/test_cuda \
+	  $(call config_args,cuda-mock-ring,$(MOCK_ENV) ACCEL_CUDA_NO_MEMOPS=1) \
+	  $(call config_args,wasm,$(NODE_WASI)) $(VK_RUNS) --config checks --runner "" $(CHECKS)
 
 test-vulkan:
 	-@$(SUBMAKE) build-vulkan
@@ -198,7 +240,7 @@ test-asan:
 	@echo "==== running the tests under ASan+UBSan (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
 	@ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1} \
 	 UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1} \
-	 $(RUN_TESTS) $(call config_args,asan,) $(call config_args,asan-nothreads,)
+	 $(RUN_TESTS) $(call config_args,asan,) $(call config_args,asan-nothreads,) $(call config_args,asan-cuda,$(MOCK_ENV))
 
 # TSan of clang 14 cannot handle the mmap randomisation of newer kernels; run without it where allowed.
 test-tsan:
@@ -206,14 +248,15 @@ test-tsan:
 	@echo "==== running the threaded tests under TSan, pthread shim (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
 	@if setarch "$$(uname -m)" -R true 2>/dev/null; then norand="setarch $$(uname -m) -R"; else norand=""; fi; \
 	 TSAN_OPTIONS=$${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:history_size=4} \
-	 $(RUN_TESTS) --config tsan --runner "$$norand" $(tsan_BINS)
+	 $(RUN_TESTS) --config tsan --runner "$$norand" $(tsan_BINS) \
+	   --config tsan-cuda --runner "$$norand env ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_TSAN_LIB)" $(tsan-cuda_BINS)
 
 # ---- examples and bench ---------------------------------------------------------------------------
 # the examples document themselves as ./build/NAME
 EXAMPLE_BINS := $(EXAMPLES:%=$(BUILD)/%)
 $(EXAMPLE_BINS): $(BUILD)/%: examples/%.c $(wildcard accel*.h) $(wildcard examples/*.h) Makefile
 	@mkdir -p $(@D)
-	$(GCC) -std=c11 -O2 -Wall -Wextra -I. -o $@ $< $(LIBS)
+	$(GCC) -std=c11 -O2 -Wall -Wextra -DACCEL_EXAMPLE_HAVE_CUDA -I. -o $@ $< $(LIBS)
 
 examples: $(EXAMPLE_BINS)
 
@@ -231,6 +274,16 @@ $(BUILD)/bench_cpu: bench/cpu.c $(wildcard accel*.h) $(wildcard bench/*.h) Makef
 
 bench: $(BUILD)/bench_cpu
 	$(BUILD)/bench_cpu $(BENCH_ARGS)
+
+$(BUILD)/bench_cuda: bench/cuda.c $(wildcard accel*.h) $(wildcard bench/*.h) Makefile
+	@mkdir -p $(@D)
+	$(GCC) -std=c11 -O2 $(WARN) -I. -o $@ $< $(LIBS)
+
+bench-cuda: $(BUILD)/bench_cuda
+	$(BUILD)/bench_cuda $(BENCH_ARGS)
+
+gpu-check:
+	bench/gpu_check.sh
 
 # ---- Vulkan examples and bench ---------------------------------------------------------------------
 # The example kernels compiled like the test kernels; the examples built with -DACCEL_EXAMPLE_HAVE_VULKAN

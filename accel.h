@@ -42,7 +42,10 @@
    | ACCEL_USE_PTHREADS        | use the pthread shim instead of C11 <threads.h> (automatic where     |
    |                           | <threads.h> is missing, e.g. macOS; use it for ThreadSanitizer)     |
    | ACCEL_CPU_SPIN_NS         | how long idle CPU-backend threads and host waits spin before they   |
-   |                           | sleep (default 50000 ns; 0 sleeps at once)                          |
+   |                           | sleep (default 200000 ns; 0 sleeps at once). Keep it above the cost |
+   |                           | of waking a sleeping thread (tens to hundreds of us on virtual      |
+   |                           | machines), or a host thread that sleeps is woken onto the CPU of    |
+   |                           | the executor that woke it and the two share one CPU from then on    |
    | ACCEL_CPU_INLINE_GROUPS   | an exec with at most this many work groups runs on the queue's own  |
    |                           | thread with no hand-off to the pool (default 1)                     |
 
@@ -368,7 +371,7 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 #  endif
 #endif
 #ifndef ACCEL_CPU_SPIN_NS
-#  define ACCEL_CPU_SPIN_NS 50000u
+#  define ACCEL_CPU_SPIN_NS 200000u
 #endif
 #ifndef ACCEL_CPU_INLINE_GROUPS
 #  define ACCEL_CPU_INLINE_GROUPS 1u
@@ -543,6 +546,60 @@ static void accel_i_cond_destroy(accel_i_cond* c) { (void)c; }
 static void accel_i_yield(void) { }
 #endif
 
+/* ==== platform: cpu placement ==== */
+/* On Linux, a woken thread is often placed on the CPU of the thread that woke it, even when another
+   CPU is idle; once there, two threads that hand work back and forth (a host thread and a queue's
+   executor) stay there, because each runs whenever the other yields, and a pair of always-hot threads
+   is never moved by the load balancer. Every hand-off then costs a context switch (~2 us on virtual
+   machines) instead of a cache-line transfer. accel's own threads (executors, pool workers) therefore
+   step off a shared CPU when they notice one: after a sleep, when they woke up on the waker's CPU,
+   and while spinning, when a yield switched to another thread and the awaited value was there when
+   it came back. The kernel keeps a woken thread on its previous CPU when that CPU is idle, so one
+   move is usually enough; moves are at most one per millisecond per thread. User threads are never
+   moved; the original affinity mask is restored at once. Raw system calls, because glibc hides sched_getcpu and
+   sched_setaffinity under a strict -std=c11. Elsewhere these are no-ops. */
+#if defined(__linux__) && !defined(ACCEL_NO_THREADS)
+#  include <sys/syscall.h>
+#  if !defined(__cplusplus)
+long syscall(long number, ...);   /* <unistd.h> declares it only with _DEFAULT_SOURCE / _GNU_SOURCE */
+#  endif
+#  define ACCEL_I_CPU_MASK_WORDS 16   /* 1024 CPUs */
+static uint32_t accel_i_cpu_id(void) {   /* the calling thread's CPU + 1; 0 when unknown */
+    unsigned cpu = 0;
+    return syscall(SYS_getcpu, &cpu, (void*)0, (void*)0) == 0 ? cpu + 1u : 0u;
+}
+/* Moves the calling thread off CPU cpu_id (as returned by accel_i_cpu_id) if it runs there and may
+   run elsewhere. */
+static void accel_i_cpu_leave(uint32_t cpu_id) {
+    unsigned long mask[ACCEL_I_CPU_MASK_WORDS], away[ACCEL_I_CPU_MASK_WORDS];
+    const unsigned bits = 8u * sizeof mask[0];
+    unsigned cpu = cpu_id - 1u, allowed = 0;
+    long n;
+    if (cpu_id == 0 || cpu >= ACCEL_I_CPU_MASK_WORDS * bits || accel_i_cpu_id() != cpu_id) return;
+    memset(mask, 0, sizeof mask);
+    n = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
+    if (n <= 0) return;
+    memcpy(away, mask, sizeof away);
+    away[cpu / bits] &= ~(1ul << (cpu % bits));
+    for (unsigned i = 0; i < ACCEL_I_CPU_MASK_WORDS; i++)
+        for (unsigned long w = away[i]; w; w &= w - 1) allowed++;
+    if (allowed == 0) return;   /* pinned to this one CPU: stay */
+    if (syscall(SYS_sched_setaffinity, 0, (size_t)n, away) == 0) syscall(SYS_sched_setaffinity, 0, (size_t)n, mask);
+}
+#elif !defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_cpu_id(void) { return 0; }
+static void accel_i_cpu_leave(uint32_t cpu_id) { (void)cpu_id; }
+#endif
+/* An accel-owned thread's placement state: when it last moved (0: never). NULL for user threads. */
+typedef struct accel_i_own { uint64_t moved_ns; } accel_i_own;
+#if !defined(ACCEL_NO_THREADS)
+static void accel_i_own_leave(accel_i_own* own, uint32_t cpu_id, uint64_t now) {
+    if (!own || cpu_id == 0 || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
+    own->moved_ns = now;
+    accel_i_cpu_leave(cpu_id);
+}
+#endif
+
 /* A short critical section: an atomic flag, spinning then yielding. */
 static void accel_i_spin_lock(accel_i_a32* l) {
     uint32_t n = 0;
@@ -567,6 +624,7 @@ struct accel_i_waiter { accel_i_waiter* next; void (*wake)(accel_i_waiter* w); }
 typedef struct accel_i_event {
     accel_i_a64 word;
     accel_i_a32 sleepers;        /* sleeping threads + registered waiters */
+    accel_i_a32 waker_cpu;       /* CPU (+1) of the last raise that woke sleepers; 0 unknown */
     accel_i_mutex lock;
     accel_i_cond cond;
     accel_i_waiter* waiters;     /* guarded by lock */
@@ -575,6 +633,7 @@ typedef struct accel_i_event {
 static bool accel_i_event_init(accel_i_event* ev, uint64_t value) {
     atomic_init(&ev->word, value);
     atomic_init(&ev->sleepers, 0u);
+    atomic_init(&ev->waker_cpu, 0u);
     ev->waiters = NULL;
     if (!accel_i_mutex_init(&ev->lock)) return false;
     if (!accel_i_cond_init(&ev->cond)) { accel_i_mutex_destroy(&ev->lock); return false; }
@@ -603,6 +662,7 @@ static void accel_i_event_notify(accel_i_event* ev) {
         }
     }
 #else
+    atomic_store_explicit(&ev->waker_cpu, accel_i_cpu_id(), memory_order_relaxed);
     accel_i_mutex_lock(&ev->lock);
     accel_i_cond_broadcast(&ev->cond);
     for (accel_i_waiter* w = ev->waiters; w; w = w->next) w->wake(w);
@@ -611,9 +671,15 @@ static void accel_i_event_notify(accel_i_event* ev) {
 }
 
 /* word = max(word, v), except that a word with the failed bit never changes again. Returns the
-   previous word. */
+   previous word. The first compare-exchange guesses that the word is v - 1 (timelines mostly count
+   up by one) instead of loading it first: a load would fetch the cache line shared from the waiter
+   that spins on it and the exchange would then have to upgrade it, two transfers instead of one. A
+   wrong guess costs one more exchange on a line we already own. */
 static uint64_t accel_i_event_raise(accel_i_event* ev, uint64_t v) {
-    uint64_t old = atomic_load_explicit(&ev->word, memory_order_relaxed);
+    uint64_t old = v - 1;
+    if (v == 0 || (v & ACCEL_I_FAILED_BIT)) old = atomic_load_explicit(&ev->word, memory_order_relaxed);
+    else if (atomic_compare_exchange_strong(&ev->word, &old, v)) { accel_i_event_notify(ev); return old; }
+    /* old is the current word now */
     while (old < v && !(old & ACCEL_I_FAILED_BIT)) {
         if (atomic_compare_exchange_weak(&ev->word, &old, v)) { accel_i_event_notify(ev); break; }
     }
@@ -646,7 +712,7 @@ static void accel_i_waiter_remove(accel_i_event* ev, accel_i_waiter* w) {
    that each round also yields, because on an oversubscribed or virtual machine the thread we wait
    for is often queued behind us on the same core, and a pure spin would keep it off for the whole
    spin budget. */
-static bool accel_i_event_spin(const accel_i_event* ev, uint64_t target, uint64_t deadline) {
+static bool accel_i_event_spin(const accel_i_event* ev, uint64_t target, uint64_t deadline, accel_i_own* own) {
     uint64_t start = 0;
     for (uint32_t i = 1;; i++) {
         if (accel_i_event_value(ev) >= target) return true;
@@ -656,22 +722,33 @@ static bool accel_i_event_spin(const accel_i_event* ev, uint64_t target, uint64_
             if (start == 0) start = now;
             else if (now - start >= ACCEL_CPU_SPIN_NS) return false;
             if (now >= deadline) return false;
-            if (i >= 128u) accel_i_yield();
+            if (i >= 128u) {
+                accel_i_yield();
+                /* the yield ran another thread (a no-op yield is ~0.3 us) and that thread raised the
+                   word: whoever we wait for shares our CPU */
+                if (own && accel_i_event_value(ev) >= target) {
+                    uint64_t after = accel_i_now_ns();
+                    if (after - now > 1000u) accel_i_own_leave(own, accel_i_cpu_id(), after);
+                    return true;
+                }
+            }
         }
     }
 }
 #endif
 
 /* Waits until word >= target or the deadline (absolute, accel_i_now_ns) passes. Without threads
-   nothing can change the word while we wait, so it only checks. */
-static bool accel_i_event_wait(accel_i_event* ev, uint64_t target, uint64_t deadline) {
+   nothing can change the word while we wait, so it only checks. `own`: the caller is one of accel's
+   threads, which steps off a CPU it shares with the thread it waits for (see platform: cpu
+   placement); NULL for user threads. */
+static bool accel_i_event_sleep(accel_i_event* ev, uint64_t target, uint64_t deadline, accel_i_own* own) {
     if (accel_i_event_value(ev) >= target) return true;
 #if defined(ACCEL_NO_THREADS)
-    (void)deadline;
+    (void)deadline; (void)own;
     return false;
 #else
-    bool reached = false;
-    if (accel_i_event_spin(ev, target, deadline)) return true;
+    bool reached = false, slept = false;
+    if (accel_i_event_spin(ev, target, deadline, own)) return true;
     accel_i_mutex_lock(&ev->lock);
     atomic_fetch_add(&ev->sleepers, 1u);
     for (;;) {
@@ -681,11 +758,23 @@ static bool accel_i_event_wait(accel_i_event* ev, uint64_t target, uint64_t dead
         if (now >= deadline) break;
         if (deadline == ACCEL_I_FOREVER) accel_i_cond_wait(&ev->cond, &ev->lock);
         else accel_i_cond_timedwait(&ev->cond, &ev->lock, deadline - now);
+        slept = true;
     }
     atomic_fetch_sub(&ev->sleepers, 1u);
     accel_i_mutex_unlock(&ev->lock);
+    if (own && slept && reached) accel_i_own_leave(own, atomic_load_explicit(&ev->waker_cpu, memory_order_relaxed), accel_i_now_ns());
     return reached;
 #endif
+}
+#if !defined(ACCEL_NO_THREADS)
+/* A user's thread waiting (never moved). */
+static bool accel_i_event_wait(accel_i_event* ev, uint64_t target, uint64_t deadline) {
+    return accel_i_event_sleep(ev, target, deadline, NULL);
+}
+#endif
+/* An executor or pool worker waiting, with no deadline. */
+static void accel_i_event_wait_own(accel_i_event* ev, uint64_t target, accel_i_own* own) {
+    accel_i_event_sleep(ev, target, ACCEL_I_FOREVER, own);
 }
 
 /* ==== core: backend interface ==== */
@@ -1482,7 +1571,7 @@ typedef struct accel_i_cpu_job {
 } accel_i_cpu_job;
 
 typedef struct accel_i_cpu_device accel_i_cpu_device;
-typedef struct accel_i_cpu_worker { accel_i_thread thread; accel_i_cpu_device* dev; } accel_i_cpu_worker;
+typedef struct accel_i_cpu_worker { accel_i_thread thread; accel_i_cpu_device* dev; accel_i_own own; } accel_i_cpu_worker;
 struct accel_i_cpu_device {
     accel_device base;
     uint32_t lanes_n;
@@ -1588,7 +1677,7 @@ static void accel_i_cpu_worker_main(void* arg) {
     uint64_t seen = 0;
     for (;;) {
         uint32_t lane;
-        accel_i_event_wait(&dev->gen, seen + 1, ACCEL_I_FOREVER);
+        accel_i_event_wait_own(&dev->gen, seen + 1, &w->own);
         seen = accel_i_event_value(&dev->gen);
         if (atomic_load(&dev->stop)) return;
         if (accel_i_cpu_lane_try(dev, hint, &lane)) {
@@ -1600,7 +1689,7 @@ static void accel_i_cpu_worker_main(void* arg) {
 #endif
 
 /* Publishes the job to the pool (the caller owns the slot), works on it, waits for the rest. */
-static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane) {
+static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane, accel_i_own* own) {
     uint64_t target = (uint64_t)(dev->workers_n + 1u) * 16u;
     uint64_t chunk = (job->groups + target - 1) / target;
     uint64_t chunks = (job->groups + chunk - 1) / chunk;
@@ -1614,17 +1703,17 @@ static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job*
     atomic_store_explicit(&dev->claim, (uint64_t)(uint32_t)gen << 32, memory_order_release);
     accel_i_event_raise(&dev->gen, gen);
     accel_i_cpu_job_work(dev, (uint32_t)gen, lane);
-    accel_i_event_wait(&dev->done, chunks, ACCEL_I_FOREVER);
+    accel_i_event_wait_own(&dev->done, chunks, own);
 }
 
 /* Runs a whole grid: inline when tiny or when the pool is busy, else across the pool. */
-static void accel_i_cpu_run_grid(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t hint) {
+static void accel_i_cpu_run_grid(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t hint, accel_i_own* own) {
     uint32_t lane = accel_i_cpu_lane_take(dev, hint);
     if (job->groups <= ACCEL_CPU_INLINE_GROUPS || dev->workers_n == 0 ||
         atomic_exchange_explicit(&dev->pool_owner, 1u, memory_order_acquire)) {
         accel_i_cpu_run_groups(job, 0, job->groups, lane);
     } else {
-        accel_i_cpu_pool_run(dev, job, lane);
+        accel_i_cpu_pool_run(dev, job, lane, own);
         atomic_store_explicit(&dev->pool_owner, 0u, memory_order_release);
     }
     accel_i_cpu_lane_give(dev, lane);
@@ -1860,6 +1949,7 @@ typedef struct accel_i_cpu_queue {
     accel_i_event work;           /* batches submitted */
     accel_i_event done;           /* batches finished */
     uint32_t lane_hint;
+    accel_i_own own;              /* the executor thread's placement */
 #if defined(ACCEL_NO_THREADS)
     accel_i_waiter park;          /* registered on the signal the head batch waits for */
     accel_i_event* parked_on;
@@ -1908,8 +1998,7 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
         return ACCEL_TIMEOUT;
     }
 #else
-    (void)q;
-    if (accel_i_is_cpu_signal(s)) accel_i_event_wait(accel_i_cpu_signal_event(s), v, ACCEL_I_FOREVER);
+    if (accel_i_is_cpu_signal(s)) accel_i_event_wait_own(accel_i_cpu_signal_event(s), v, &q->own);
     else accel_signal_wait(s, v, ACCEL_WAIT_FOREVER);
     cur = accel_signal_value(s);
 #endif
@@ -1937,7 +2026,7 @@ static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel
     job.tmpl.constants = (const uint32_t*)(const void*)(b->arena + c->u.exec.constants);
     job.tmpl.buffer_count = c->u.exec.buffer_count;
     job.tmpl.constant_count = c->u.exec.constant_count;
-    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint);
+    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, &q->own);
 }
 
 static void accel_i_cpu_fill(unsigned char* dst, size_t size, uint32_t pattern) {
@@ -2002,7 +2091,7 @@ static void accel_i_cpu_executor_main(void* arg) {
     uint64_t taken = 0;
     for (;;) {
         accel_i_batch* b;
-        accel_i_event_wait(&q->work, taken + 1, ACCEL_I_FOREVER);
+        accel_i_event_wait_own(&q->work, taken + 1, &q->own);
         if (atomic_load(&q->stop)) return;
         taken++;
         b = accel_i_cpu_fifo_pop(q);

@@ -44,7 +44,7 @@
 #ifdef ACCEL_CPU_SPIN_NS
 #  define BENCH_SPIN_NS ((uint64_t)(ACCEL_CPU_SPIN_NS))
 #else
-#  define BENCH_SPIN_NS ((uint64_t)50000)
+#  define BENCH_SPIN_NS ((uint64_t)200000)
 #endif
 #define BENCH_SETTLE_NS  ((uint64_t)30000000)      /* 30 ms between blocks of different thread pools */
 #define BENCH_WAIT_NS    ((uint64_t)20000000000ull) /* 20 s: a wait that takes longer is a failure */

@@ -1,0 +1,1593 @@
+/* accel_cuda.h — the CUDA backend of accel: NVIDIA GPUs through the CUDA driver API, loaded at run time.
+   Single-header C library; needs accel.h. Version 0.1.0. MIT license (end of file).
+
+   ==== Quick start =============================================================================
+
+       #define ACCEL_IMPLEMENTATION          // in exactly one .c file
+       #include "accel.h"
+       #define ACCEL_CUDA_IMPLEMENTATION     // in the same file
+       #include "accel_cuda.h"
+
+       static const char saxpy_cu[] =
+           "extern \"C\" __global__ void saxpy(float* y, const float* x, unsigned a_bits, unsigned n) {\n"
+           "    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+           "    if (i < n) y[i] += __uint_as_float(a_bits) * x[i];\n"
+           "}\n";
+       const accel_backend* order[] = { accel_cuda_backend(), accel_cpu_backend() };
+       accel_device* dev;
+       accel_device_create_any(order, 2, NULL, &dev);      // the log says why CUDA was skipped
+       accel_program_create(dev, &(accel_program_desc){ .name = "saxpy", .cpu = saxpy_cpu,
+                            .cuda_source = saxpy_cu, .buffer_count = 2, .constant_count = 2 }, &prog);
+       // ... buffers, queue, exec, signal, submit, wait: exactly as with the CPU backend (see accel.h)
+
+   Build: cc -std=c11 app.c -lpthread -lm -ldl. No CUDA toolkit, no CUDA headers and no -lcuda are needed:
+   the driver (libcuda.so.1 / nvcuda.dll) is opened at run time, and NVRTC (libnvrtc.so.*) only when a
+   program brings CUDA C source. Without a driver every CUDA call reports ACCEL_ERROR_UNAVAILABLE with the
+   reason in the log, so one binary runs with or without a GPU.
+
+   ==== What it does NOT do =====================================================================
+   - No native GPU-side waits on signals yet (see "Queues" below): a queue that must wait for a signal
+     not reached at submit time waits on the host, in its executor thread, then hands the rest of the
+     batch to the GPU. cuStreamWaitValue64 is resolved (and used by bench/cuda.c) but not by queues.
+   - No registration of CPU-backend signal words with cuMemHostRegister: waits on foreign signals are
+     host waits.
+   - No CUDA graphs, no multi-GPU peer copies (a buffer is used by queues of its own device only), no
+     host_ptr wrapping (ACCEL_ERROR_UNSUPPORTED), no mapping of DEVICE buffers.
+   - No ACCEL_NO_THREADS, WASI or Emscripten support: there the backend reports UNAVAILABLE.
+
+   ==== Config ==================================================================================
+   | macro / variable            | effect                                                            |
+   |-----------------------------|-------------------------------------------------------------------|
+   | ACCEL_CUDA_IMPLEMENTATION   | compile the backend into this translation unit (with             |
+   |                             | ACCEL_IMPLEMENTATION, after accel.h)                             |
+   | env ACCEL_CUDA_LIBRARY      | path of the driver library to open instead of the default search |
+   | env ACCEL_NVRTC_LIBRARY     | path of the NVRTC library to open instead of the default search  |
+   | env ACCEL_CUDA_NO_MEMOPS=1  | use the event ring for queue signal points even where the device |
+   |                             | has 64-bit stream memory operations (to test the fallback)       |
+   | accel_cuda_set_library()    | the same overrides from code (take precedence over the env)      |
+   | ACCEL_CUDA_MIN_DRIVER       | oldest driver accepted, as CUDA_VERSION (default 11070: CUDA 11.7) |
+   | ACCEL_CUDA_POLL_MAX_NS      | longest pause between two polls of in-flight work (default 250 us) |
+
+   Default search: Linux libcuda.so.1, then libcuda.so (a library found under a `stubs/` directory is
+   refused: that is the toolkit's link stub, not a driver); Windows nvcuda.dll. NVRTC: libnvrtc.so.13,
+   .12, .11.2, libnvrtc.so, then /usr/local/cuda/lib64/libnvrtc.so (Windows nvrtc64_130_0.dll, ...).
+
+   ==== Run-time loading ========================================================================
+   The driver is loaded once per process, under a lock, and kept while any CUDA device lives (and after:
+   libcuda is never unloaded, it does not support it). Only cuGetProcAddress is looked up by name
+   (cuGetProcAddress_v2 of CUDA 12, else the 11.3 one); every other entry point is resolved through it
+   at the ABI version that the ACCEL_I_CU_FUNCS X-macro table records, into members of one struct
+   (cu.Init, cu.LaunchKernel, ...). Asking by base name and version is what keeps the versioned
+   functions right: e.g. cuStreamWriteValue64 at 11070 is the "_v2" memory operation that CUDA 11.7
+   added under the name cuStreamWriteValue64_v2 and CUDA 12.0 renamed to cuStreamWriteValue64.
+   Not available, each with its own log message and ACCEL_ERROR_UNAVAILABLE:
+     - the library is missing (or the override path cannot be opened);
+     - the library is the toolkit's stub (found under stubs/, or cuInit returns 34,
+       CUDA_ERROR_STUB_LIBRARY);
+     - the driver is too old (cuDriverGetVersion below ACCEL_CUDA_MIN_DRIVER, or an entry point is
+       missing);
+     - no device (cuInit returns CUDA_ERROR_NO_DEVICE, the count is 0, or device_index is too high).
+
+   ==== Devices and memory ======================================================================
+   A device is the primary context of one CUDA device (shared with the CUDA runtime and other libraries
+   in the process). accel_device_info: name, total memory, compute capability (90 for sm_90), group
+   limits from the device attributes, GPU_INTEGRATED / GPU_DISCRETE, separate_copy_queue = true,
+   formats PTX | CUBIN, plus CUDA_SOURCE when NVRTC can be loaded.
+   ACCEL_MEMORY_DEVICE = cuMemAlloc (zeroed at create); ACCEL_MEMORY_HOST = pinned, device-mapped host
+   memory (cuMemHostAlloc PORTABLE | DEVICEMAP): accel_buffer_map returns it, kernels use it through its
+   device pointer, and it stays mapped for the buffer's life. accel_buffer_read/write on DEVICE buffers
+   copy through a private stream of the device and wait for it.
+
+   ==== Programs ================================================================================
+   A program desc may carry cubin/fatbin, PTX and CUDA C source; they are tried in that order and the
+   first that loads wins. PTX is JIT-compiled by the driver (its error log goes to the logger).
+   CUDA C is compiled by NVRTC for the device's own architecture (a cubin for sm_XY when NVRTC knows
+   it, else PTX for the newest compute_XY it knows below the device), with the compiler log in the
+   logger and ACCEL_ERROR_COMPILE on failure; the result is cached per device by source text, so the
+   same source compiles once per device. The kernel is looked up by desc->name: declare it
+   `extern "C"`. Its parameters are the buffers' device pointers in exec order, then the 32-bit
+   constants (4 bytes each). accel_cuda_compile_source() runs the same NVRTC path without a device.
+
+   ==== Queues ==================================================================================
+   Each queue owns one non-blocking CUDA stream (COPY queues too, so they overlap with compute on the
+   copy engines) and one executor thread. A submitted batch that cannot block (all its waits reached
+   or failed at submit) on a queue with nothing pending is turned into stream work at once on the
+   submitting thread; any other goes to the executor, which turns batches into stream work in order:
+     exec    -> cuLaunchKernel (grid = ceil(global / local))
+     copy    -> cuMemcpyAsync on the buffers' device pointers (unified addressing: a HOST buffer's
+                pinned memory is recognised, so host<->device copies use the copy engines)
+     fill    -> cuMemsetD32Async
+     update  -> the data (copied at record time) goes into pinned staging memory owned by the batch,
+                then cuMemcpyHtoDAsync; the staging lives until the batch completes (then the queue
+                keeps one block for the next batch's updates)
+     barrier -> nothing: a stream runs each command after the previous one completed, and the signal
+                points below fence the stream's writes for the host and other queues
+     signal  -> a signal point (below)
+     wait    -> nothing when the signal is already reached at that point of the batch; when it is
+                failed the rest of the batch is dropped and every signal it would have signalled is
+                failed with the same value; otherwise the executor waits on the host (spinning, then
+                backing off) and only then enqueues the rest of the batch.
+   Why waits are host-gated: a GPU cannot be told to skip work that is already in its stream, but the
+   contract says a queue blocked on a failed signal runs nothing more of that batch. Gating the rest
+   of the batch behind a host check is the one mechanism that keeps that promise; waits already
+   satisfied at submit cost nothing.
+
+   ==== Signals and signal points ===============================================================
+   A CUDA signal is a host-side 64-bit timeline word with the CPU backend's wake-up machinery (spin,
+   then sleep on a condition variable): host set and fail are atomic max / final failure, exactly as
+   on the CPU. The GPU never writes a signal word directly, because a stream memory write stores a
+   value instead of a max: a late GPU write could lower a signal that the host raised, or overwrite a
+   failure. Instead, each queue has a 64-bit progress word in pinned, device-mapped host memory. A
+   signal point writes the queue's next sequence number into it with cuStreamWriteValue64 (which fences
+   all earlier work of the stream), and the host turns reached points into signal raises in order. When
+   the device lacks 64-bit stream memory operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
+   = 0) a signal point records an event instead, from a ring of events keyed by sequence number. A
+   signal point with no GPU work since the previous one shares its sequence number (no GPU round trip).
+   Reached points are reaped by the queue's executor (spinning, then backing off up to
+   ACCEL_CUDA_POLL_MAX_NS while
+   work is in flight) and by every thread that waits on a CUDA signal or finishes a queue, so a waiter
+   sees its value as soon as it polls. A batch's object references (buffers, programs, signals, the
+   staging memory) are released when its last point is reached, so destroying objects still used by
+   submitted work is legal.
+   Foreign signals: a CUDA queue may wait on a signal of any backend (host wait in the executor); any
+   backend may wait on a CUDA signal.
+
+   ==== Device loss =============================================================================
+   A sticky context error (illegal address, launch failure, misaligned address, ECC, ...) from any
+   call, from a stream query or from an event query makes the device lost: accel's lost flag is set
+   (every later call returns ACCEL_ERROR_DEVICE_LOST), every signal of the device is failed with
+   ACCEL_ERROR_DEVICE_LOST, queued batches are dropped (their signals fail) and in-flight ones are
+   released, so every wait returns. Errors that are not sticky (e.g. a launch with too many resources)
+   are logged with the call name and the driver's error name, fail the rest of that batch with
+   ACCEL_ERROR_BACKEND, and leave the device usable.
+
+   ==== Thread safety, errors, allocation =======================================================
+   As in accel.h: objects from any thread, one recording thread per queue. Nothing aborts; every driver
+   error is logged with the CUDA call, the error name and code; every host allocation of the backend
+   goes through the device allocator (pinned memory comes from the driver).
+
+   ==== Testing =================================================================================
+   Without a GPU (make test): the unavailable paths, NVRTC compiling the suite's kernels, and the whole
+   conformance suite through tests/mock_cuda.c, a CPU fake of the driver and NVRTC loaded with
+   ACCEL_CUDA_LIBRARY (also under ASan and TSan). That proves the host side, not a GPU: on a machine
+   with an NVIDIA GPU run `make gpu-check` (bench/gpu_check.sh): the suite on the real driver in both
+   signal-point modes, the out-of-bounds kernel that must end in DEVICE_LOST, compute-sanitizer, the
+   examples with `cuda`, and bench/cuda.c.
+*/
+#ifndef ACCEL_CUDA_H_INCLUDED
+#define ACCEL_CUDA_H_INCLUDED
+
+#include "accel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The CUDA backend. Always returns the table; devices report UNAVAILABLE where there is no driver. */
+ACCEL_API const accel_backend* accel_cuda_backend(void);
+
+/* Overrides the library paths: cuda_path for the driver, nvrtc_path for NVRTC; NULL restores the default
+   (env ACCEL_CUDA_LIBRARY / ACCEL_NVRTC_LIBRARY, then the default search). The strings are copied.
+   Applies to the next load: a driver or NVRTC that has already been loaded stays. Call it before
+   creating CUDA devices, not concurrently with them. */
+ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path);
+
+/* Compiles CUDA C `source` with NVRTC to PTX, through the path the backend uses, without a device.
+   compute_capability: e.g. 90 for compute_90; 0 = NVRTC's default architecture. name: the program's
+   name in the compiler's messages (NULL: "accel.cu"). On success *ptx is a NUL-terminated PTX text of
+   *ptx_size bytes (NUL included), allocated with `allocator` (NULL: malloc); release it with
+   accel_cuda_free_ptx. The compiler log goes to `logger` (NULL: stderr). Returns OK, INVALID_ARGUMENT
+   (NULL source/ptx/ptx_size), UNAVAILABLE (NVRTC cannot be loaded: reason logged), COMPILE (the log
+   carries the compiler output), OUT_OF_MEMORY. Any thread. */
+ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char* name, uint32_t compute_capability,
+                                                 const accel_allocator* allocator, const accel_logger* logger,
+                                                 char** ptx, size_t* ptx_size);
+/* Frees what accel_cuda_compile_source returned (same allocator; NULL ptx is a no-op). */
+ACCEL_API void accel_cuda_free_ptx(const accel_allocator* allocator, char* ptx, size_t ptx_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACCEL_CUDA_H_INCLUDED */
+
+/* ============================================================================================== */
+/*                                       IMPLEMENTATION                                           */
+/* ============================================================================================== */
+#if defined(ACCEL_CUDA_IMPLEMENTATION) && !defined(ACCEL_CUDA_IMPLEMENTATION_INCLUDED)
+#define ACCEL_CUDA_IMPLEMENTATION_INCLUDED
+
+#if !defined(ACCEL_IMPLEMENTATION_INCLUDED)
+#  error "accel_cuda.h: define ACCEL_IMPLEMENTATION and include accel.h before ACCEL_CUDA_IMPLEMENTATION"
+#endif
+
+#ifndef ACCEL_CUDA_MIN_DRIVER
+#  define ACCEL_CUDA_MIN_DRIVER 11070
+#endif
+#ifndef ACCEL_CUDA_POLL_MAX_NS
+#  define ACCEL_CUDA_POLL_MAX_NS 250000u
+#endif
+
+#if defined(ACCEL_NO_THREADS) || defined(__wasi__) || defined(__EMSCRIPTEN__)
+#  define ACCEL_I_CU_NO_LOADER
+#endif
+#if !defined(ACCEL_I_CU_NO_LOADER) && !defined(_WIN32)
+#  include <dlfcn.h>
+#endif
+#if defined(_WIN32)
+#  define ACCEL_I_CUDAAPI __stdcall
+#else
+#  define ACCEL_I_CUDAAPI
+#endif
+
+/* ==== cuda: driver declarations ==== */
+/* The few driver types and constants the backend uses, declared here under accel_cu_* names (values
+   from the CUDA driver API reference). */
+typedef int accel_cu_result;
+typedef int accel_cu_device;
+#if defined(_WIN64) || defined(__LP64__) || defined(_LP64)
+typedef unsigned long long accel_cu_deviceptr;
+#else
+typedef unsigned int accel_cu_deviceptr;
+#endif
+typedef struct accel_cu_context_s* accel_cu_context;
+typedef struct accel_cu_module_s*  accel_cu_module;
+typedef struct accel_cu_function_s* accel_cu_function;
+typedef struct accel_cu_stream_s*  accel_cu_stream;
+typedef struct accel_cu_event_s*   accel_cu_event;
+
+enum {
+    ACCEL_CU_SUCCESS = 0, ACCEL_CU_ERROR_OUT_OF_MEMORY = 2, ACCEL_CU_ERROR_DEINITIALIZED = 4,
+    ACCEL_CU_ERROR_STUB_LIBRARY = 34, ACCEL_CU_ERROR_NO_DEVICE = 100, ACCEL_CU_ERROR_NO_BINARY_FOR_GPU = 209,
+    ACCEL_CU_ERROR_ECC_UNCORRECTABLE = 214, ACCEL_CU_ERROR_INVALID_PTX = 218,
+    ACCEL_CU_ERROR_UNSUPPORTED_PTX_VERSION = 222, ACCEL_CU_ERROR_NOT_FOUND = 500,
+    ACCEL_CU_ERROR_NOT_READY = 600, ACCEL_CU_ERROR_ILLEGAL_ADDRESS = 700, ACCEL_CU_ERROR_LAUNCH_TIMEOUT = 702,
+    ACCEL_CU_ERROR_CONTEXT_IS_DESTROYED = 709, ACCEL_CU_ERROR_ASSERT = 710,
+    ACCEL_CU_ERROR_HARDWARE_STACK_ERROR = 714, ACCEL_CU_ERROR_LAUNCH_FAILED = 719
+};
+enum {
+    ACCEL_CU_ATTR_MAX_THREADS_PER_BLOCK = 1, ACCEL_CU_ATTR_MAX_BLOCK_DIM_X = 2, ACCEL_CU_ATTR_MAX_GRID_DIM_X = 5,
+    ACCEL_CU_ATTR_INTEGRATED = 18, ACCEL_CU_ATTR_CAN_MAP_HOST_MEMORY = 19,
+    ACCEL_CU_ATTR_CC_MAJOR = 75, ACCEL_CU_ATTR_CC_MINOR = 76, ACCEL_CU_ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS = 122
+};
+enum {
+    ACCEL_CU_STREAM_NON_BLOCKING = 1, ACCEL_CU_EVENT_DISABLE_TIMING = 2,
+    ACCEL_CU_MEMHOSTALLOC_PORTABLE = 1, ACCEL_CU_MEMHOSTALLOC_DEVICEMAP = 2,
+    ACCEL_CU_STREAM_WAIT_VALUE_GEQ = 0, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT = 0,
+    ACCEL_CU_JIT_ERROR_LOG_BUFFER = 5, ACCEL_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+};
+
+/* The driver entry points: X(member, ABI version to resolve at, parameters). All return a result code.
+   Optional ones (may be missing without making the driver unusable) are listed in accel_i_cu_optional. */
+#define ACCEL_I_CU_FUNCS(X) \
+    X(Init, 2000, (unsigned int flags)) \
+    X(DriverGetVersion, 2020, (int* version)) \
+    X(GetErrorName, 6000, (accel_cu_result error, const char** name)) \
+    X(DeviceGetCount, 2000, (int* count)) \
+    X(DeviceGet, 2000, (accel_cu_device* device, int ordinal)) \
+    X(DeviceGetName, 2000, (char* name, int len, accel_cu_device device)) \
+    X(DeviceGetAttribute, 2000, (int* value, int attribute, accel_cu_device device)) \
+    X(DeviceTotalMem, 3020, (size_t* bytes, accel_cu_device device)) \
+    X(DevicePrimaryCtxRetain, 7000, (accel_cu_context* ctx, accel_cu_device device)) \
+    X(DevicePrimaryCtxRelease, 11000, (accel_cu_device device)) \
+    X(CtxSetCurrent, 4000, (accel_cu_context ctx)) \
+    X(MemAlloc, 3020, (accel_cu_deviceptr* ptr, size_t bytes)) \
+    X(MemFree, 3020, (accel_cu_deviceptr ptr)) \
+    X(MemHostAlloc, 2020, (void** ptr, size_t bytes, unsigned int flags)) \
+    X(MemFreeHost, 2000, (void* ptr)) \
+    X(MemHostGetDevicePointer, 3020, (accel_cu_deviceptr* dptr, void* host, unsigned int flags)) \
+    X(MemcpyHtoDAsync, 3020, (accel_cu_deviceptr dst, const void* src, size_t bytes, accel_cu_stream stream)) \
+    X(MemcpyDtoHAsync, 3020, (void* dst, accel_cu_deviceptr src, size_t bytes, accel_cu_stream stream)) \
+    X(MemcpyDtoDAsync, 3020, (accel_cu_deviceptr dst, accel_cu_deviceptr src, size_t bytes, accel_cu_stream stream)) \
+    X(MemcpyAsync, 4000, (accel_cu_deviceptr dst, accel_cu_deviceptr src, size_t bytes, accel_cu_stream stream)) \
+    X(MemsetD8Async, 3020, (accel_cu_deviceptr dst, unsigned char value, size_t count, accel_cu_stream stream)) \
+    X(MemsetD32Async, 3020, (accel_cu_deviceptr dst, unsigned int value, size_t count, accel_cu_stream stream)) \
+    X(ModuleLoadDataEx, 2010, (accel_cu_module* module, const void* image, unsigned int n, int* options, void** values)) \
+    X(ModuleUnload, 2000, (accel_cu_module module)) \
+    X(ModuleGetFunction, 2000, (accel_cu_function* fn, accel_cu_module module, const char* name)) \
+    X(LaunchKernel, 4000, (accel_cu_function fn, unsigned int gx, unsigned int gy, unsigned int gz, \
+                           unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared, \
+                           accel_cu_stream stream, void** params, void** extra)) \
+    X(StreamCreate, 2000, (accel_cu_stream* stream, unsigned int flags)) \
+    X(StreamDestroy, 4000, (accel_cu_stream stream)) \
+    X(StreamQuery, 2000, (accel_cu_stream stream)) \
+    X(StreamSynchronize, 2000, (accel_cu_stream stream)) \
+    X(EventCreate, 2000, (accel_cu_event* event, unsigned int flags)) \
+    X(EventDestroy, 4000, (accel_cu_event event)) \
+    X(EventRecord, 2000, (accel_cu_event event, accel_cu_stream stream)) \
+    X(EventQuery, 2000, (accel_cu_event event)) \
+    X(StreamWriteValue64, 11070, (accel_cu_stream stream, accel_cu_deviceptr addr, uint64_t value, unsigned int flags)) \
+    X(StreamWaitValue64, 11070, (accel_cu_stream stream, accel_cu_deviceptr addr, uint64_t value, unsigned int flags))
+
+typedef struct accel_i_cu_lib {
+#define ACCEL_I_CU_MEMBER(name, version, params) accel_cu_result (ACCEL_I_CUDAAPI *name) params;
+    ACCEL_I_CU_FUNCS(ACCEL_I_CU_MEMBER)
+#undef ACCEL_I_CU_MEMBER
+} accel_i_cu_lib;
+static const char* const accel_i_cu_optional[] = { "GetErrorName", "StreamWriteValue64", "StreamWaitValue64" };
+
+/* NVRTC, looked up by name (it has no versioned lookup). */
+typedef struct accel_i_nvrtc_program_s* accel_i_nvrtc_program;
+#define ACCEL_I_NVRTC_FUNCS(X) \
+    X(CreateProgram, (accel_i_nvrtc_program* prog, const char* src, const char* name, int n_headers, \
+                      const char* const* headers, const char* const* include_names)) \
+    X(DestroyProgram, (accel_i_nvrtc_program* prog)) \
+    X(CompileProgram, (accel_i_nvrtc_program prog, int n_options, const char* const* options)) \
+    X(GetProgramLogSize, (accel_i_nvrtc_program prog, size_t* size)) \
+    X(GetProgramLog, (accel_i_nvrtc_program prog, char* log)) \
+    X(GetPTXSize, (accel_i_nvrtc_program prog, size_t* size)) \
+    X(GetPTX, (accel_i_nvrtc_program prog, char* ptx)) \
+    X(GetCUBINSize, (accel_i_nvrtc_program prog, size_t* size)) \
+    X(GetCUBIN, (accel_i_nvrtc_program prog, char* cubin)) \
+    X(Version, (int* major, int* minor)) \
+    X(GetNumSupportedArchs, (int* n)) \
+    X(GetSupportedArchs, (int* archs))
+typedef struct accel_i_nvrtc_lib {
+#define ACCEL_I_NVRTC_MEMBER(name, params) int (*name) params;
+    ACCEL_I_NVRTC_FUNCS(ACCEL_I_NVRTC_MEMBER)
+#undef ACCEL_I_NVRTC_MEMBER
+    const char* (*GetErrorString)(int result);
+} accel_i_nvrtc_lib;
+#define ACCEL_I_NVRTC_ERROR_COMPILATION 6
+
+#if !defined(ACCEL_I_CU_NO_LOADER)
+/* ==== cuda: process-wide library state ==== */
+/* One driver and one NVRTC per process, loaded under a lock on first use and kept (libcuda must not be
+   unloaded). A failed attempt is not remembered: the next one tries again (the override may change). */
+typedef struct accel_i_cu_state {
+    accel_i_a32 lock;
+    bool loaded, nvrtc_loaded;
+    uint32_t refs;                 /* live CUDA devices */
+    int driver_version;
+    void* handle;
+    void* nvrtc_handle;
+    char path[512], nvrtc_path[512];   /* overrides from accel_cuda_set_library; "" = none */
+} accel_i_cu_state;
+static accel_i_cu_state accel_i_cu_g;
+static accel_i_cu_lib accel_i_cu;      /* the driver's entry points: accel_i_cu.Init, ... */
+static accel_i_nvrtc_lib accel_i_nvrtc;
+
+ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) {
+    accel_i_spin_lock(&accel_i_cu_g.lock);
+    accel_i_copy_label(accel_i_cu_g.path, sizeof accel_i_cu_g.path, cuda_path);
+    accel_i_copy_label(accel_i_cu_g.nvrtc_path, sizeof accel_i_cu_g.nvrtc_path, nvrtc_path);
+    accel_i_spin_unlock(&accel_i_cu_g.lock);
+}
+
+/* The driver's name for a result ("CUDA_ERROR_ILLEGAL_ADDRESS"), or "CUDA error". */
+static const char* accel_i_cu_error_name(accel_cu_result r) {
+    const char* s = NULL;
+    if (accel_i_cu.GetErrorName && accel_i_cu.GetErrorName(r, &s) == ACCEL_CU_SUCCESS && s) return s;
+    return r == ACCEL_CU_SUCCESS ? "CUDA_SUCCESS" : "CUDA error";
+}
+
+#if defined(_WIN32)
+static void* accel_i_dl_open(const char* path) { return (void*)LoadLibraryA(path); }
+static void* accel_i_dl_sym(void* h, const char* name) {
+    FARPROC p = GetProcAddress((HMODULE)h, name);
+    void* v;
+    memcpy(&v, &p, sizeof v);
+    return v;
+}
+static void accel_i_dl_close(void* h) { FreeLibrary((HMODULE)h); }
+static const char* accel_i_dl_error(void) { return "LoadLibrary failed"; }
+#else
+static void* accel_i_dl_open(const char* path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
+static void* accel_i_dl_sym(void* h, const char* name) { return dlsym(h, name); }
+static void accel_i_dl_close(void* h) { dlclose(h); }
+static const char* accel_i_dl_error(void) { const char* e = dlerror(); return e ? e : "unknown error"; }
+#endif
+
+/* The file a loaded symbol comes from (Linux: /proc/self/maps), to refuse the toolkit's stub. */
+static bool accel_i_dl_file_of(const void* sym, char* out, size_t cap) {
+#  if defined(__linux__)
+    char line[768];
+    FILE* f = fopen("/proc/self/maps", "r");
+    bool found = false;
+    if (!f) return false;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi;
+        char* path;
+        if (sscanf(line, "%llx-%llx", &lo, &hi) != 2) continue;
+        if ((uintptr_t)sym < lo || (uintptr_t)sym >= hi) continue;
+        path = strchr(line, '/');
+        if (!path) break;
+        path[strcspn(path, "\n")] = '\0';
+        accel_i_copy_label(out, cap, path);
+        found = true;
+    }
+    fclose(f);
+    return found;
+#  else
+    (void)sym; (void)out; (void)cap;
+    return false;
+#  endif
+}
+
+typedef accel_cu_result (ACCEL_I_CUDAAPI *accel_i_cu_gpa2_fn)(const char*, void**, int, uint64_t, int*);
+typedef accel_cu_result (ACCEL_I_CUDAAPI *accel_i_cu_gpa1_fn)(const char*, void**, int, uint64_t);
+
+/* Opens the driver library: the override, else the default search. Logs why on failure. */
+static void* accel_i_cu_open(const accel_logger* lg, const char* override_path) {
+#if defined(_WIN32)
+    static const char* const names[] = { "nvcuda.dll" };
+#else
+    static const char* const names[] = { "libcuda.so.1", "libcuda.so" };
+#endif
+    char file[512];
+    bool refused = false;
+    void* h;
+    if (override_path && override_path[0]) {
+        h = accel_i_dl_open(override_path);
+        if (!h)
+            accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: the CUDA driver library '%s' (override) cannot be loaded: %s",
+                           override_path, accel_i_dl_error());
+        return h;
+    }
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if ((h = accel_i_dl_open(names[i])) == NULL) continue;
+        file[0] = '\0';
+        if (accel_i_dl_file_of(accel_i_dl_sym(h, "cuGetProcAddress"), file, sizeof file) && strstr(file, "/stubs/")) {
+            accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: refusing %s = %s: a library under stubs/ is the CUDA toolkit's link stub, not a driver",
+                           names[i], file);
+            accel_i_dl_close(h);
+            refused = true;
+            continue;
+        }
+        return h;
+    }
+    if (refused)
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: only the CUDA toolkit's stub library was found (under stubs/): no NVIDIA driver is installed");
+    else
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: the CUDA driver library (%s) was not found: no NVIDIA driver is installed "
+                       "(set ACCEL_CUDA_LIBRARY to its path if it is elsewhere)", names[0]);
+    return NULL;
+}
+
+/* Resolves every entry point through cuGetProcAddress. Returns the first failing code; *missing names
+   a required entry point that the driver lacks. */
+static accel_cu_result accel_i_cu_resolve(void* gpa, bool v2, const char** missing) {
+    static const struct { const char* name; const char* member; int version; size_t offset; } table[] = {
+#define ACCEL_I_CU_ENTRY(name, version, params) { "cu" #name, #name, version, offsetof(accel_i_cu_lib, name) },
+        ACCEL_I_CU_FUNCS(ACCEL_I_CU_ENTRY)
+#undef ACCEL_I_CU_ENTRY
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        void* fn = NULL;
+        int status = 0;
+        accel_cu_result r;
+        bool optional = false;
+        if (v2) { accel_i_cu_gpa2_fn f; memcpy(&f, &gpa, sizeof f); r = f(table[i].name, &fn, table[i].version, 0, &status); }
+        else    { accel_i_cu_gpa1_fn f; memcpy(&f, &gpa, sizeof f); r = f(table[i].name, &fn, table[i].version, 0); }
+        if (r == ACCEL_CU_ERROR_STUB_LIBRARY) return r;
+        for (size_t k = 0; k < sizeof accel_i_cu_optional / sizeof accel_i_cu_optional[0]; k++)
+            if (strcmp(accel_i_cu_optional[k], table[i].member) == 0) optional = true;
+        if ((r != ACCEL_CU_SUCCESS || !fn) && !optional) { *missing = table[i].name; return r != ACCEL_CU_SUCCESS ? r : ACCEL_CU_ERROR_NOT_FOUND; }
+        memcpy((unsigned char*)&accel_i_cu + table[i].offset, &fn, sizeof fn);
+    }
+    return ACCEL_CU_SUCCESS;
+}
+
+/* Loads and initialises the driver (lock held). Logs the precise reason on failure. */
+static accel_result accel_i_cu_load_locked(const accel_logger* lg) {
+    const char* override_path = accel_i_cu_g.path[0] ? accel_i_cu_g.path : getenv("ACCEL_CUDA_LIBRARY");
+    const char* missing = NULL;
+    void *h, *gpa;
+    bool v2 = true;
+    accel_cu_result r;
+    int version = 0;
+    if ((h = accel_i_cu_open(lg, override_path)) == NULL) return ACCEL_ERROR_UNAVAILABLE;
+    gpa = accel_i_dl_sym(h, "cuGetProcAddress_v2");
+    if (!gpa) { v2 = false; gpa = accel_i_dl_sym(h, "cuGetProcAddress"); }
+    if (!gpa) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: the CUDA driver is too old (no cuGetProcAddress; CUDA 11.3 or newer is needed, %d.%d for this build)",
+                       ACCEL_CUDA_MIN_DRIVER / 1000, ACCEL_CUDA_MIN_DRIVER % 1000 / 10);
+        accel_i_dl_close(h);
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
+    memset(&accel_i_cu, 0, sizeof accel_i_cu);
+    r = accel_i_cu_resolve(gpa, v2, &missing);
+    if (r == ACCEL_CU_SUCCESS) r = accel_i_cu.Init(0);
+    if (r == ACCEL_CU_ERROR_STUB_LIBRARY) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: %s is the CUDA toolkit's stub library (cuInit returned CUDA_ERROR_STUB_LIBRARY, 34), not a driver",
+                       override_path && override_path[0] ? override_path : "the loaded libcuda");
+    } else if (missing) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: the CUDA driver is too old: it lacks %s (cuGetProcAddress returned %d)", missing, r);
+    } else if (r == ACCEL_CU_ERROR_NO_DEVICE) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: no CUDA device (cuInit returned CUDA_ERROR_NO_DEVICE)");
+    } else if (r != ACCEL_CU_SUCCESS) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: cuInit failed: %s (%d)", accel_i_cu_error_name(r), r);
+    } else if ((r = accel_i_cu.DriverGetVersion(&version)) != ACCEL_CU_SUCCESS || version < ACCEL_CUDA_MIN_DRIVER) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: the CUDA driver is too old: it supports CUDA %d.%d, accel_cuda needs %d.%d",
+                       version / 1000, version % 1000 / 10, ACCEL_CUDA_MIN_DRIVER / 1000, ACCEL_CUDA_MIN_DRIVER % 1000 / 10);
+        r = -1;
+    }
+    if (r != ACCEL_CU_SUCCESS) {
+        memset(&accel_i_cu, 0, sizeof accel_i_cu);
+        accel_i_dl_close(h);
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
+    accel_i_cu_g.handle = h;
+    accel_i_cu_g.driver_version = version;
+    accel_i_cu_g.loaded = true;
+    return ACCEL_OK;
+}
+
+/* Takes a reference on the driver, loading it on first use. */
+static accel_result accel_i_cu_acquire(const accel_logger* lg) {
+    accel_result r = ACCEL_OK;
+    accel_i_spin_lock(&accel_i_cu_g.lock);
+    if (!accel_i_cu_g.loaded) r = accel_i_cu_load_locked(lg);
+    if (r == ACCEL_OK) accel_i_cu_g.refs++;
+    accel_i_spin_unlock(&accel_i_cu_g.lock);
+    return r;
+}
+static void accel_i_cu_release_lib(void) {
+    accel_i_spin_lock(&accel_i_cu_g.lock);
+    accel_i_cu_g.refs--;   /* the library stays loaded: libcuda does not support being unloaded */
+    accel_i_spin_unlock(&accel_i_cu_g.lock);
+}
+
+/* Loads NVRTC on first use (any thread). UNAVAILABLE with the reason logged when it cannot. */
+static accel_result accel_i_nvrtc_load(const accel_logger* lg) {
+    accel_result r = ACCEL_OK;
+    accel_i_spin_lock(&accel_i_cu_g.lock);
+    if (!accel_i_cu_g.nvrtc_loaded) {
+#if defined(_WIN32)
+        static const char* const names[] = { "nvrtc64_130_0.dll", "nvrtc64_120_0.dll", "nvrtc64_112_0.dll" };
+#else
+        static const char* const names[] = { "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so",
+                                              "/usr/local/cuda/lib64/libnvrtc.so" };
+#endif
+        const char* over = accel_i_cu_g.nvrtc_path[0] ? accel_i_cu_g.nvrtc_path : getenv("ACCEL_NVRTC_LIBRARY");
+        void* h = NULL;
+        if (over && over[0]) h = accel_i_dl_open(over);
+        else for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; i++) h = accel_i_dl_open(names[i]);
+        if (!h) {
+            accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: NVRTC unavailable: %s%s cannot be loaded (set ACCEL_NVRTC_LIBRARY): %s",
+                           over && over[0] ? over : names[0], over && over[0] ? "" : " and the other known names", accel_i_dl_error());
+            r = ACCEL_ERROR_UNAVAILABLE;
+        } else {
+            memset(&accel_i_nvrtc, 0, sizeof accel_i_nvrtc);
+#define ACCEL_I_NVRTC_SYM(name, params) { void* p = accel_i_dl_sym(h, "nvrtc" #name); memcpy(&accel_i_nvrtc.name, &p, sizeof p); }
+            ACCEL_I_NVRTC_FUNCS(ACCEL_I_NVRTC_SYM)
+#undef ACCEL_I_NVRTC_SYM
+            { void* p = accel_i_dl_sym(h, "nvrtcGetErrorString"); memcpy(&accel_i_nvrtc.GetErrorString, &p, sizeof p); }
+            if (!accel_i_nvrtc.CreateProgram || !accel_i_nvrtc.DestroyProgram || !accel_i_nvrtc.CompileProgram ||
+                !accel_i_nvrtc.GetProgramLogSize || !accel_i_nvrtc.GetProgramLog || !accel_i_nvrtc.GetPTXSize ||
+                !accel_i_nvrtc.GetPTX || !accel_i_nvrtc.Version) {
+                accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: NVRTC unavailable: the loaded library lacks nvrtcCreateProgram/nvrtcCompileProgram/nvrtcGetPTX");
+                accel_i_dl_close(h);
+                r = ACCEL_ERROR_UNAVAILABLE;
+            } else {
+                accel_i_cu_g.nvrtc_handle = h;
+                accel_i_cu_g.nvrtc_loaded = true;
+            }
+        }
+    }
+    accel_i_spin_unlock(&accel_i_cu_g.lock);
+    return r;
+}
+
+/* ==== cuda: NVRTC compilation ==== */
+/* Sends a multi-line text to the logger one line at a time (the logger truncates long messages). */
+static void accel_i_cu_log_lines(const accel_logger* lg, accel_log_level level, const char* prefix, const char* text) {
+    int lines = 0;
+    while (text && *text && lines < 100) {
+        size_t n = strcspn(text, "\n");
+        if (n > 0) { accel_i_log_to(lg, level, "%s%.*s", prefix, (int)n, text); lines++; }
+        text += n;
+        if (*text == '\n') text++;
+    }
+}
+
+/* The architecture NVRTC should target for compute capability cc: the newest it supports <= cc
+   (0 when it knows none; cc itself when it cannot tell). *exact: cc itself is supported. */
+static uint32_t accel_i_nvrtc_arch(uint32_t cc, bool* exact) {
+    int n = 0, archs[128];
+    uint32_t best = 0;
+    *exact = false;
+    if (!accel_i_nvrtc.GetNumSupportedArchs || !accel_i_nvrtc.GetSupportedArchs ||
+        accel_i_nvrtc.GetNumSupportedArchs(&n) != 0 || n <= 0 || n > 128 || accel_i_nvrtc.GetSupportedArchs(archs) != 0)
+        return cc;
+    for (int i = 0; i < n; i++) {
+        if ((uint32_t)archs[i] == cc) *exact = true;
+        if ((uint32_t)archs[i] <= cc && (uint32_t)archs[i] > best) best = (uint32_t)archs[i];
+    }
+    return best;
+}
+
+/* Compiles source; cc 0 = NVRTC's default target. want_cubin: a cubin for sm_cc when NVRTC supports
+   exactly cc (else PTX). The image (PTX NUL-terminated) is allocated with a; *is_cubin says which. */
+static accel_result accel_i_nvrtc_compile(const char* source, const char* name, uint32_t cc, bool want_cubin,
+                                          const accel_allocator* a, const accel_logger* lg,
+                                          char** image, size_t* image_size, bool* is_cubin) {
+    accel_i_nvrtc_program prog = NULL;
+    char opt[64], prefix[160];
+    const char* opts[1];
+    int nopts = 0, rc;
+    bool exact = false;
+    size_t size = 0, log_size = 0;
+    accel_result r;
+    *image = NULL; *image_size = 0; *is_cubin = false;
+    if ((r = accel_i_nvrtc_load(lg)) != ACCEL_OK) return r;
+    if (!name) name = "accel.cu";
+    if (cc) {
+        uint32_t arch = accel_i_nvrtc_arch(cc, &exact);
+        if (arch == 0) {
+            int major = 0, minor = 0;
+            accel_i_nvrtc.Version(&major, &minor);
+            accel_i_log_to(lg, ACCEL_LOG_ERROR, "accel_cuda: NVRTC %d.%d cannot target compute capability %u.%u: '%s' not compiled",
+                           major, minor, cc / 10, cc % 10, name);
+            return ACCEL_ERROR_COMPILE;
+        }
+        *is_cubin = want_cubin && exact && accel_i_nvrtc.GetCUBINSize && accel_i_nvrtc.GetCUBIN;
+        snprintf(opt, sizeof opt, "--gpu-architecture=%s_%u", *is_cubin ? "sm" : "compute", arch);
+        opts[nopts++] = opt;
+    }
+    if ((rc = accel_i_nvrtc.CreateProgram(&prog, source, name, 0, NULL, NULL)) != 0) {
+        accel_i_log_to(lg, ACCEL_LOG_ERROR, "accel_cuda: nvrtcCreateProgram('%s') failed: %s (%d)", name,
+                       accel_i_nvrtc.GetErrorString ? accel_i_nvrtc.GetErrorString(rc) : "NVRTC error", rc);
+        return rc == 1 ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_BACKEND;
+    }
+    rc = accel_i_nvrtc.CompileProgram(prog, nopts, opts);
+    snprintf(prefix, sizeof prefix, "accel_cuda: nvrtc %s: ", name);
+    if (accel_i_nvrtc.GetProgramLogSize(prog, &log_size) == 0 && log_size > 1) {
+        char* log = (char*)accel_i_alloc(a, log_size, 1);
+        if (log && accel_i_nvrtc.GetProgramLog(prog, log) == 0) {
+            log[log_size - 1] = '\0';
+            accel_i_cu_log_lines(lg, rc == 0 ? ACCEL_LOG_WARN : ACCEL_LOG_ERROR, prefix, log);
+        }
+        accel_i_free(a, log, log_size);
+    }
+    if (rc != 0) {
+        accel_i_log_to(lg, ACCEL_LOG_ERROR, "accel_cuda: nvrtcCompileProgram('%s'%s%s) failed: %s (%d)", name, nopts ? ", " : "", nopts ? opt : "",
+                       accel_i_nvrtc.GetErrorString ? accel_i_nvrtc.GetErrorString(rc) : "NVRTC error", rc);
+        accel_i_nvrtc.DestroyProgram(&prog);
+        return rc == ACCEL_I_NVRTC_ERROR_COMPILATION ? ACCEL_ERROR_COMPILE : rc == 1 ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_BACKEND;
+    }
+    rc = *is_cubin ? accel_i_nvrtc.GetCUBINSize(prog, &size) : accel_i_nvrtc.GetPTXSize(prog, &size);
+    if (rc == 0 && size > 0) {
+        *image = (char*)accel_i_alloc(a, size, 16);   /* NVRTC's PTX size counts its NUL */
+        if (!*image) r = ACCEL_ERROR_OUT_OF_MEMORY;
+        else if ((rc = *is_cubin ? accel_i_nvrtc.GetCUBIN(prog, *image) : accel_i_nvrtc.GetPTX(prog, *image)) != 0) r = ACCEL_ERROR_BACKEND;
+        else { if (!*is_cubin) (*image)[size - 1] = '\0'; *image_size = size; }
+    } else {
+        r = ACCEL_ERROR_BACKEND;
+    }
+    if (r != ACCEL_OK) {
+        accel_i_log_to(lg, ACCEL_LOG_ERROR, "accel_cuda: fetching the compiled '%s' from NVRTC failed (%s)", name, accel_result_string(r));
+        if (*image) accel_i_free(a, *image, size);
+        *image = NULL;
+    }
+    accel_i_nvrtc.DestroyProgram(&prog);
+    return r;
+}
+
+static const accel_allocator* accel_i_cu_allocator_or_default(const accel_allocator* a, accel_allocator* tmp) {
+    if (a && a->alloc_fn && a->free_fn) return a;
+    tmp->alloc_fn = accel_i_default_alloc;
+    tmp->free_fn = accel_i_default_free;
+    tmp->user = NULL;
+    return tmp;
+}
+
+ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char* name, uint32_t compute_capability,
+                                                 const accel_allocator* allocator, const accel_logger* logger,
+                                                 char** ptx, size_t* ptx_size) {
+    accel_allocator tmp;
+    bool is_cubin = false;
+    accel_logger none;
+    if (ptx) *ptx = NULL;
+    if (ptx_size) *ptx_size = 0;
+    if (!source || !ptx || !ptx_size) return ACCEL_ERROR_INVALID_ARGUMENT;
+    memset(&none, 0, sizeof none);
+    return accel_i_nvrtc_compile(source, name, compute_capability, false, accel_i_cu_allocator_or_default(allocator, &tmp),
+                                 logger ? logger : &none, ptx, ptx_size, &is_cubin);
+}
+ACCEL_API void accel_cuda_free_ptx(const accel_allocator* allocator, char* ptx, size_t ptx_size) {
+    accel_allocator tmp;
+    if (ptx) accel_i_free(accel_i_cu_allocator_or_default(allocator, &tmp), ptx, ptx_size);
+}
+
+/* ==== cuda: objects ==== */
+typedef struct accel_i_cu_queue accel_i_cu_queue;
+typedef struct accel_i_cu_cache_entry accel_i_cu_cache_entry;
+struct accel_i_cu_cache_entry {    /* a compiled CUDA C source */
+    accel_i_cu_cache_entry* next;
+    char* source; size_t source_size;
+    char* image; size_t image_size;
+};
+typedef struct accel_i_cu_device {
+    accel_device base;
+    accel_cu_device cudev;
+    accel_cu_context ctx;
+    uint32_t cc;                   /* compute capability, 90 for sm_90 */
+    bool memops;                   /* signal points by cuStreamWriteValue64 (else the event ring) */
+    accel_cu_stream io;            /* blocking buffer reads/writes and create-time fills */
+    accel_i_mutex io_lock;
+    accel_i_a32 queues_lock;       /* guards the queue list (reapers walk it) */
+    accel_i_cu_queue* queues;
+    accel_i_mutex cache_lock;
+    accel_i_cu_cache_entry* cache;
+} accel_i_cu_device;
+typedef struct accel_i_cu_buffer { accel_buffer base; accel_cu_deviceptr dptr; } accel_i_cu_buffer;
+typedef struct accel_i_cu_program { accel_program base; accel_cu_module module; accel_cu_function fn; } accel_i_cu_program;
+
+/* A signal point: the GPU reaches it when the queue's progress word reaches seq (or its event
+   completes); then the host raises the signal and/or releases the finished batch. */
+typedef struct accel_i_cu_point {
+    uint64_t seq;
+    accel_signal* signal; uint64_t value;
+    accel_i_batch* batch;          /* set on a batch's last point */
+    void* staging; size_t staging_size;   /* the batch's pinned update data */
+    accel_cu_event ev;             /* event ring mode: this slot's event (kept for reuse) */
+    bool recorded;                 /* event ring mode: ev was recorded for this point */
+} accel_i_cu_point;
+
+struct accel_i_cu_queue {
+    accel_queue base;
+    accel_i_cu_queue* next_queue;  /* the device's list */
+    accel_cu_stream stream;
+    volatile uint64_t* progress;   /* pinned, device-mapped: the last sequence number the GPU passed */
+    accel_cu_deviceptr progress_dptr;
+    uint64_t issued;               /* executor: last sequence number written to the stream */
+    bool dirty;                    /* executor: GPU work enqueued since the last point */
+    void* staging; size_t staging_size, staging_used;   /* executor: the running batch's update staging */
+    void* staging_cache; size_t staging_cache_size;     /* one finished batch's staging, kept for reuse (ring_lock) */
+    accel_i_a32 ring_lock;         /* guards ring, ring_cap, ring_head, ring_count */
+    accel_i_cu_point* ring;
+    uint32_t ring_cap, ring_head, ring_count;
+    accel_i_a32 reap_lock;         /* one reaper at a time, so points apply in order */
+    uint64_t reached;              /* event ring mode: highest completed seq (reaper only) */
+    accel_i_a32 fifo_lock;
+    accel_i_batch *head, *tail;    /* submitted, not yet taken by the executor */
+    accel_i_event work, done;      /* executor wake-ups (batches handed over, or pokes) / batches finished */
+    accel_i_a64 submitted;         /* batches submitted, by either path */
+    accel_i_a32 enqueue_lock;      /* held while a batch is turned into stream work (one at a time) */
+    accel_i_a32 stop;
+    accel_i_thread thread;
+};
+
+static accel_i_cu_device* accel_i_cu_dev(accel_device* d) { return (accel_i_cu_device*)d; }
+static void accel_i_cu_enter(accel_i_cu_device* dev) { accel_i_cu.CtxSetCurrent(dev->ctx); }
+
+static bool accel_i_cu_sticky(accel_cu_result r) {
+    return r == ACCEL_CU_ERROR_ILLEGAL_ADDRESS || r == ACCEL_CU_ERROR_LAUNCH_TIMEOUT || r == ACCEL_CU_ERROR_CONTEXT_IS_DESTROYED ||
+           (r >= ACCEL_CU_ERROR_ASSERT && r <= ACCEL_CU_ERROR_LAUNCH_FAILED && r != 711 && r != 712 && r != 713) ||
+           r == ACCEL_CU_ERROR_ECC_UNCORRECTABLE || r == ACCEL_CU_ERROR_DEINITIALIZED;
+}
+
+/* ==== cuda: device loss ==== */
+/* Marks the device lost (once), logs why, and fails every signal of the device so that waits return. */
+static void accel_i_cu_lose(accel_i_cu_device* dev, accel_cu_result r, const char* call) {
+    accel_device* d = &dev->base;
+    uint64_t failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
+    if (atomic_exchange(&d->lost, 1u)) return;
+    accel_i_log(d, ACCEL_LOG_ERROR, "accel_cuda: device lost: %s returned %s (%d); every pending signal of the device fails",
+                call, accel_i_cu_error_name(r), r);
+    accel_i_spin_lock(&d->objects_lock);
+    for (accel_i_object* o = d->objects; o; o = o->next)
+        if (o->kind == ACCEL_I_SIGNAL) accel_i_cpu_signal_raise((accel_signal*)o, failed);
+    accel_i_spin_unlock(&d->objects_lock);
+}
+/* Maps a failed driver call to an accel_result, logging it; sticky errors lose the device. */
+static accel_result accel_i_cu_check(accel_i_cu_device* dev, accel_cu_result r, const char* call) {
+    if (r == ACCEL_CU_SUCCESS) return ACCEL_OK;
+    if (accel_i_cu_sticky(r)) { accel_i_cu_lose(dev, r, call); return ACCEL_ERROR_DEVICE_LOST; }
+    accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_cuda: %s failed: %s (%d)", call, accel_i_cu_error_name(r), r);
+    return r == ACCEL_CU_ERROR_OUT_OF_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_BACKEND;
+}
+
+/* ==== cuda: devices ==== */
+static accel_result accel_i_cu_device_count(const accel_backend* b, uint32_t* count) {
+    accel_logger lg;
+    int n = 0;
+    accel_cu_result r;
+    (void)b;
+    memset(&lg, 0, sizeof lg);
+    if (accel_i_cu_acquire(&lg) != ACCEL_OK) return ACCEL_ERROR_UNAVAILABLE;
+    r = accel_i_cu.DeviceGetCount(&n);
+    accel_i_cu_release_lib();
+    if (r != ACCEL_CU_SUCCESS) {
+        accel_i_log_to(&lg, ACCEL_LOG_ERROR, "accel_cuda: cuDeviceGetCount failed: %s (%d)", accel_i_cu_error_name(r), r);
+        return ACCEL_ERROR_BACKEND;
+    }
+    *count = n > 0 ? (uint32_t)n : 0;
+    return ACCEL_OK;
+}
+
+static int accel_i_cu_attr(accel_i_cu_device* dev, int attr) {
+    int v = 0;
+    if (accel_i_cu.DeviceGetAttribute(&v, attr, dev->cudev) != ACCEL_CU_SUCCESS) v = 0;
+    return v;
+}
+
+static void accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
+    accel_device_info* info = &dev->base.info;
+    size_t mem = 0;
+    memset(info, 0, sizeof *info);
+    info->backend = "cuda";
+    if (accel_i_cu.DeviceGetName(info->name, (int)sizeof info->name, dev->cudev) != ACCEL_CU_SUCCESS)
+        snprintf(info->name, sizeof info->name, "CUDA device");
+    info->name[sizeof info->name - 1] = '\0';
+    info->type = accel_i_cu_attr(dev, ACCEL_CU_ATTR_INTEGRATED) ? ACCEL_DEVICE_GPU_INTEGRATED : ACCEL_DEVICE_GPU_DISCRETE;
+    if (accel_i_cu.DeviceTotalMem(&mem, dev->cudev) == ACCEL_CU_SUCCESS) info->memory_bytes = mem;
+    for (int d = 0; d < 3; d++) {
+        info->max_group_size[d] = (uint32_t)accel_i_cu_attr(dev, ACCEL_CU_ATTR_MAX_BLOCK_DIM_X + d);
+        info->max_group_count[d] = (uint32_t)accel_i_cu_attr(dev, ACCEL_CU_ATTR_MAX_GRID_DIM_X + d);
+    }
+    info->max_group_invocations = (uint32_t)accel_i_cu_attr(dev, ACCEL_CU_ATTR_MAX_THREADS_PER_BLOCK);
+    info->max_buffers = 64;
+    info->max_constants = 64;
+    info->formats = ACCEL_FORMAT_PTX | ACCEL_FORMAT_CUBIN | (nvrtc ? ACCEL_FORMAT_CUDA_SOURCE : 0u);
+    info->separate_copy_queue = true;
+    info->host_mapped_device_memory = false;
+    info->compute_capability = dev->cc;
+}
+
+static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bool locks) {
+    accel_allocator a = dev->base.allocator;
+    while (dev->cache) {
+        accel_i_cu_cache_entry* e = dev->cache;
+        dev->cache = e->next;
+        accel_i_free(&a, e->source, e->source_size);
+        accel_i_free(&a, e->image, e->image_size);
+        accel_i_free(&a, e, sizeof *e);
+    }
+    if (io) accel_i_cu.StreamDestroy(dev->io);
+    if (ctx) accel_i_cu.DevicePrimaryCtxRelease(dev->cudev);
+    if (locks) { accel_i_mutex_destroy(&dev->io_lock); accel_i_mutex_destroy(&dev->cache_lock); }
+    accel_i_free(&a, dev, sizeof *dev);
+    accel_i_cu_release_lib();
+}
+
+static accel_result accel_i_cu_device_create(const accel_backend* b, const accel_device_desc* d, accel_device** out) {
+    accel_i_cu_device* dev;
+    accel_cu_device cudev = 0;
+    accel_cu_result cr;
+    int n = 0;
+    bool nvrtc;
+    const char* no_memops = getenv("ACCEL_CUDA_NO_MEMOPS");
+    if (accel_i_cu_acquire(&d->logger) != ACCEL_OK) return ACCEL_ERROR_UNAVAILABLE;
+    if ((cr = accel_i_cu.DeviceGetCount(&n)) != ACCEL_CU_SUCCESS || n <= 0 || d->device_index >= (uint32_t)n) {
+        if (cr != ACCEL_CU_SUCCESS) accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_cuda: unavailable: cuDeviceGetCount failed: %s (%d)", accel_i_cu_error_name(cr), cr);
+        else accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_cuda: unavailable: no CUDA device %u (the driver reports %d)", d->device_index, n);
+        accel_i_cu_release_lib();
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
+    accel_i_cu.DeviceGet(&cudev, (int)d->device_index);
+    dev = (accel_i_cu_device*)accel_i_alloc(&d->allocator, sizeof *dev, 64);
+    if (!dev) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
+        accel_i_cu_release_lib();
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    memset(dev, 0, sizeof *dev);
+    accel_i_device_init(&dev->base, b, d);
+    atomic_init(&dev->queues_lock, 0u);
+    dev->cudev = cudev;
+    if ((cr = accel_i_cu.DevicePrimaryCtxRetain(&dev->ctx, cudev)) != ACCEL_CU_SUCCESS) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_cuda: cuDevicePrimaryCtxRetain(device %u) failed: %s (%d)", d->device_index, accel_i_cu_error_name(cr), cr);
+        accel_i_cu_device_free(dev, false, false, false);
+        return cr == ACCEL_CU_ERROR_OUT_OF_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_UNAVAILABLE;
+    }
+    accel_i_cu_enter(dev);
+    if (!accel_i_cu_attr(dev, ACCEL_CU_ATTR_CAN_MAP_HOST_MEMORY)) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_cuda: unavailable: device %u cannot map host memory", d->device_index);
+        accel_i_cu_device_free(dev, true, false, false);
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
+    if ((cr = accel_i_cu.StreamCreate(&dev->io, ACCEL_CU_STREAM_NON_BLOCKING)) != ACCEL_CU_SUCCESS) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_cuda: cuStreamCreate failed: %s (%d)", accel_i_cu_error_name(cr), cr);
+        accel_i_cu_device_free(dev, true, false, false);
+        return cr == ACCEL_CU_ERROR_OUT_OF_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_BACKEND;
+    }
+    if (!accel_i_mutex_init(&dev->io_lock)) { accel_i_cu_device_free(dev, true, true, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!accel_i_mutex_init(&dev->cache_lock)) {
+        accel_i_mutex_destroy(&dev->io_lock);
+        accel_i_cu_device_free(dev, true, true, false);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    dev->cc = (uint32_t)(accel_i_cu_attr(dev, ACCEL_CU_ATTR_CC_MAJOR) * 10 + accel_i_cu_attr(dev, ACCEL_CU_ATTR_CC_MINOR));
+    dev->memops = accel_i_cu.StreamWriteValue64 && accel_i_cu_attr(dev, ACCEL_CU_ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS) &&
+                  !(no_memops && no_memops[0] && strcmp(no_memops, "0") != 0);
+    nvrtc = accel_i_nvrtc_load(&d->logger) == ACCEL_OK;
+    accel_i_cu_fill_info(dev, nvrtc);
+    accel_i_log(&dev->base, ACCEL_LOG_INFO, "accel_cuda: device %u: %s, sm_%u, driver CUDA %d.%d, signal points by %s%s",
+                d->device_index, dev->base.info.name, dev->cc, accel_i_cu_g.driver_version / 1000, accel_i_cu_g.driver_version % 1000 / 10,
+                dev->memops ? "cuStreamWriteValue64" : "an event ring", nvrtc ? ", NVRTC loaded" : ", no NVRTC (CUDA C source unsupported)");
+    *out = &dev->base;
+    return ACCEL_OK;
+}
+static void accel_i_cu_device_destroy(accel_device* d) {
+    accel_i_cu_device* dev = accel_i_cu_dev(d);
+    accel_i_cu_enter(dev);
+    accel_i_cu_device_free(dev, true, true, true);
+}
+
+/* ==== cuda: buffers ==== */
+static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer_desc* desc, accel_buffer** out) {
+    accel_i_cu_device* dev = accel_i_cu_dev(d);
+    accel_i_cu_buffer* buf;
+    accel_cu_result cr;
+    accel_result r;
+    if (desc->host_ptr)
+        return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "accel_buffer_create: the cuda backend cannot wrap host_ptr memory");
+    buf = (accel_i_cu_buffer*)accel_i_dev_alloc(d, sizeof *buf);
+    if (!buf) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
+    memset(buf, 0, sizeof *buf);
+    accel_i_cu_enter(dev);
+    if (desc->memory == ACCEL_MEMORY_HOST) {
+        void* p = NULL;
+        cr = accel_i_cu.MemHostAlloc(&p, desc->size, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP);
+        if ((r = accel_i_cu_check(dev, cr, "cuMemHostAlloc")) == ACCEL_OK) {
+            cr = accel_i_cu.MemHostGetDevicePointer(&buf->dptr, p, 0);
+            if ((r = accel_i_cu_check(dev, cr, "cuMemHostGetDevicePointer")) != ACCEL_OK) accel_i_cu.MemFreeHost(p);
+            else { memset(p, 0, desc->size); buf->base.mapped = p; }
+        }
+    } else {
+        cr = accel_i_cu.MemAlloc(&buf->dptr, desc->size);
+        if ((r = accel_i_cu_check(dev, cr, "cuMemAlloc")) == ACCEL_OK) {
+            accel_i_mutex_lock(&dev->io_lock);
+            cr = accel_i_cu.MemsetD8Async(buf->dptr, 0, desc->size, dev->io);
+            if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.StreamSynchronize(dev->io);
+            accel_i_mutex_unlock(&dev->io_lock);
+            if ((r = accel_i_cu_check(dev, cr, "cuMemsetD8Async")) != ACCEL_OK) accel_i_cu.MemFree(buf->dptr);
+        }
+    }
+    if (r != ACCEL_OK) {
+        accel_i_dev_free(d, buf, sizeof *buf);
+        if (r == ACCEL_ERROR_OUT_OF_MEMORY)
+            accel_i_log(d, ACCEL_LOG_ERROR, "accel_buffer_create: out of %s memory for %zu bytes", desc->memory == ACCEL_MEMORY_HOST ? "pinned host" : "device", desc->size);
+        return r;
+    }
+    buf->base.size = desc->size;
+    buf->base.memory = desc->memory;
+    accel_i_object_init(&buf->base.obj, d, ACCEL_I_BUFFER, desc->label);
+    *out = &buf->base;
+    return ACCEL_OK;
+}
+static void accel_i_cu_buffer_free(accel_buffer* b) {
+    accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
+    accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
+    accel_i_cu_enter(dev);
+    if (b->mapped) accel_i_cu.MemFreeHost(b->mapped);
+    else accel_i_cu.MemFree(buf->dptr);
+    accel_i_dev_free(&dev->base, buf, sizeof *buf);
+}
+static accel_result accel_i_cu_buffer_io(accel_buffer* b, size_t offset, void* host, size_t size, bool write) {
+    accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
+    accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
+    accel_cu_result cr;
+    if (b->mapped) {
+        unsigned char* p = (unsigned char*)b->mapped + offset;
+        if (write) memmove(p, host, size); else memmove(host, p, size);
+        return ACCEL_OK;
+    }
+    accel_i_cu_enter(dev);
+    accel_i_mutex_lock(&dev->io_lock);
+    cr = write ? accel_i_cu.MemcpyHtoDAsync(buf->dptr + offset, host, size, dev->io)
+               : accel_i_cu.MemcpyDtoHAsync(host, buf->dptr + offset, size, dev->io);
+    if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.StreamSynchronize(dev->io);
+    accel_i_mutex_unlock(&dev->io_lock);
+    return accel_i_cu_check(dev, cr, write ? "accel_buffer_write: cuMemcpyHtoDAsync" : "accel_buffer_read: cuMemcpyDtoHAsync");
+}
+
+/* ==== cuda: programs ==== */
+/* Loads a module image (cubin, fatbin or PTX) and finds the kernel. PTX JIT errors go to the log. */
+static accel_result accel_i_cu_module_load(accel_i_cu_device* dev, const void* image, const char* what, const char* name,
+                                           accel_i_cu_program* p) {
+    char log[4096];
+    int options[2] = { ACCEL_CU_JIT_ERROR_LOG_BUFFER, ACCEL_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
+    void* values[2];
+    accel_cu_result cr;
+    log[0] = '\0';
+    values[0] = log;
+    values[1] = (void*)(uintptr_t)sizeof log;
+    cr = accel_i_cu.ModuleLoadDataEx(&p->module, image, 2, options, values);
+    if (cr != ACCEL_CU_SUCCESS) {
+        log[sizeof log - 1] = '\0';
+        accel_i_cu_log_lines(&dev->base.logger, ACCEL_LOG_ERROR, "accel_cuda: JIT: ", log);
+        if (accel_i_cu_sticky(cr)) { accel_i_cu_lose(dev, cr, "cuModuleLoadDataEx"); return ACCEL_ERROR_DEVICE_LOST; }
+        accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_program_create '%s': cuModuleLoadDataEx(%s) failed: %s (%d)%s", name, what,
+                    accel_i_cu_error_name(cr), cr, cr == ACCEL_CU_ERROR_UNSUPPORTED_PTX_VERSION ?
+                    " (the PTX is newer than the driver: use an NVRTC/toolkit no newer than the driver)" : "");
+        return cr == ACCEL_CU_ERROR_OUT_OF_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY :
+               cr == ACCEL_CU_ERROR_NO_BINARY_FOR_GPU ? ACCEL_ERROR_UNSUPPORTED : ACCEL_ERROR_COMPILE;
+    }
+    cr = accel_i_cu.ModuleGetFunction(&p->fn, p->module, name);
+    if (cr != ACCEL_CU_SUCCESS) {
+        accel_i_cu.ModuleUnload(p->module);
+        p->module = NULL;
+        accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_program_create: no kernel '%s' in the %s (cuModuleGetFunction: %s; declare it extern \"C\")",
+                    name, what, accel_i_cu_error_name(cr));
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    return ACCEL_OK;
+}
+
+/* The compiled image of a CUDA C source: from the device's cache, or compiled now and cached. */
+static accel_result accel_i_cu_source_image(accel_i_cu_device* dev, const char* source, const char* name, const char** image) {
+    accel_i_cu_cache_entry* e;
+    accel_result r = ACCEL_OK;
+    size_t n = strlen(source) + 1;
+    bool cubin;
+    accel_i_mutex_lock(&dev->cache_lock);
+    for (e = dev->cache; e; e = e->next)
+        if (e->source_size == n && memcmp(e->source, source, n) == 0) break;
+    if (!e) {
+        e = (accel_i_cu_cache_entry*)accel_i_dev_alloc(&dev->base, sizeof *e);
+        if (!e) r = ACCEL_ERROR_OUT_OF_MEMORY;
+        else {
+            memset(e, 0, sizeof *e);
+            e->source = (char*)accel_i_dev_alloc(&dev->base, n);
+            if (!e->source) r = ACCEL_ERROR_OUT_OF_MEMORY;
+            else {
+                memcpy(e->source, source, n);
+                e->source_size = n;
+                r = accel_i_nvrtc_compile(source, name, dev->cc, true, &dev->base.allocator, &dev->base.logger, &e->image, &e->image_size, &cubin);
+            }
+            if (r == ACCEL_OK) { e->next = dev->cache; dev->cache = e; }
+            else {
+                accel_i_dev_free(&dev->base, e->source, e->source_size);
+                accel_i_dev_free(&dev->base, e, sizeof *e);
+                e = NULL;
+            }
+        }
+        if (r == ACCEL_ERROR_OUT_OF_MEMORY) accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_program_create '%s': out of host memory", name);
+    }
+    accel_i_mutex_unlock(&dev->cache_lock);
+    *image = e ? e->image : NULL;
+    return r;
+}
+
+static accel_result accel_i_cu_program_create(accel_device* d, const accel_program_desc* desc, accel_program** out) {
+    accel_i_cu_device* dev = accel_i_cu_dev(d);
+    accel_i_cu_program* p;
+    accel_result r = ACCEL_ERROR_UNSUPPORTED;
+    if (!desc->cubin && !desc->ptx && !desc->cuda_source)
+        return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "accel_program_create '%s': no cubin, PTX or CUDA C source in the desc (the cuda backend runs no other format)",
+                            desc->name ? desc->name : "");
+    if (!desc->name || !desc->name[0])
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create: the cuda backend needs desc->name, the kernel's entry point");
+    p = (accel_i_cu_program*)accel_i_dev_alloc(d, sizeof *p);
+    if (!p) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
+    memset(p, 0, sizeof *p);
+    accel_i_cu_enter(dev);
+    if (desc->cubin) r = accel_i_cu_module_load(dev, desc->cubin, "cubin", desc->name, p);
+    if (!p->module && desc->ptx && r != ACCEL_ERROR_DEVICE_LOST) r = accel_i_cu_module_load(dev, desc->ptx, "PTX", desc->name, p);
+    if (!p->module && desc->cuda_source && r != ACCEL_ERROR_DEVICE_LOST) {
+        const char* image = NULL;
+        if ((r = accel_i_cu_source_image(dev, desc->cuda_source, desc->name, &image)) == ACCEL_OK)
+            r = accel_i_cu_module_load(dev, image, "compiled CUDA C", desc->name, p);
+        else if (r == ACCEL_ERROR_UNAVAILABLE) {
+            accel_i_log(d, ACCEL_LOG_ERROR, "accel_program_create '%s': CUDA C source needs NVRTC, which is unavailable", desc->name);
+            r = ACCEL_ERROR_UNSUPPORTED;
+        }
+    }
+    if (!p->module) { accel_i_dev_free(d, p, sizeof *p); return r; }
+    p->base.buffer_count = desc->buffer_count;
+    p->base.constant_count = desc->constant_count;
+    accel_i_object_init(&p->base.obj, d, ACCEL_I_PROGRAM, desc->name);
+    *out = &p->base;
+    return ACCEL_OK;
+}
+static void accel_i_cu_program_free(accel_program* prog) {
+    accel_i_cu_program* p = (accel_i_cu_program*)prog;
+    accel_i_cu_device* dev = accel_i_cu_dev(prog->obj.device);
+    accel_i_cu_enter(dev);
+    accel_i_cu.ModuleUnload(p->module);
+    accel_i_dev_free(&dev->base, p, sizeof *p);
+}
+
+/* ==== cuda: signal points and reaping ==== */
+/* Applies one reached point: raise its signal (failed when the device is lost), release its batch. */
+static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
+    if (e->signal)
+        e->signal->obj.device->backend->signal_raise(e->signal, lost ? accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST) : e->value);
+    if (e->staging) {   /* keep the larger of it and the cached block for the next batch */
+        void* drop = e->staging;
+        accel_i_spin_lock(&q->ring_lock);
+        if (e->staging_size > q->staging_cache_size) {
+            drop = q->staging_cache;
+            q->staging_cache = e->staging;
+            q->staging_cache_size = e->staging_size;
+        }
+        accel_i_spin_unlock(&q->ring_lock);
+        if (drop) accel_i_cu.MemFreeHost(drop);
+    }
+    if (e->batch) {
+        accel_i_batch_recycle(&q->base, e->batch);
+        accel_i_event_add(&q->done, 1);
+    }
+}
+
+/* Applies the queue's reached points in order. Returns true while points remain in flight. */
+static bool accel_i_cu_reap(accel_i_cu_queue* q) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    bool pending;
+    if (atomic_exchange_explicit(&q->reap_lock, 1u, memory_order_acquire)) return true;
+    accel_i_cu_enter(dev);
+    for (;;) {
+        accel_i_cu_point e;
+        bool lost = accel_i_lost(&dev->base), reached = lost;
+        accel_i_spin_lock(&q->ring_lock);
+        if (q->ring_count == 0) { accel_i_spin_unlock(&q->ring_lock); break; }
+        e = q->ring[q->ring_head];
+        accel_i_spin_unlock(&q->ring_lock);
+        if (!reached && dev->memops) {
+            reached = atomic_load_explicit((accel_i_a64*)(uintptr_t)q->progress, memory_order_acquire) >= e.seq;
+        } else if (!reached) {
+            reached = e.seq <= q->reached;
+            if (!reached && e.recorded) {
+                accel_cu_result cr = accel_i_cu.EventQuery(e.ev);
+                if (cr == ACCEL_CU_SUCCESS) { q->reached = e.seq; reached = true; }
+                else if (cr != ACCEL_CU_ERROR_NOT_READY) { accel_i_cu_check(dev, cr, "cuEventQuery"); reached = true; }
+            }
+        }
+        if (!reached) break;
+        atomic_thread_fence(memory_order_acquire);
+        accel_i_spin_lock(&q->ring_lock);
+        q->ring[q->ring_head].signal = NULL;
+        q->ring[q->ring_head].batch = NULL;
+        q->ring[q->ring_head].staging = NULL;
+        q->ring[q->ring_head].recorded = false;
+        q->ring_head = (q->ring_head + 1) % q->ring_cap;
+        q->ring_count--;
+        accel_i_spin_unlock(&q->ring_lock);
+        accel_i_cu_point_apply(q, &e, accel_i_lost(&dev->base));
+    }
+    accel_i_spin_lock(&q->ring_lock);
+    pending = q->ring_count > 0;
+    accel_i_spin_unlock(&q->ring_lock);
+    atomic_store_explicit(&q->reap_lock, 0u, memory_order_release);
+    return pending;
+}
+/* Reaps every queue of the device (waiters do this so that they see values as soon as they poll). */
+static bool accel_i_cu_reap_device(accel_i_cu_device* dev) {
+    bool pending = false;
+    accel_i_spin_lock(&dev->queues_lock);
+    for (accel_i_cu_queue* q = dev->queues; q; q = q->next_queue) pending |= accel_i_cu_reap(q);
+    accel_i_spin_unlock(&dev->queues_lock);
+    return pending;
+}
+
+/* Grows the ring (executor, ring_lock held). Keeps every slot's event for reuse. */
+static bool accel_i_cu_ring_grow(accel_i_cu_queue* q) {
+    accel_device* d = q->base.obj.device;
+    uint32_t cap = q->ring_cap ? q->ring_cap * 2 : 16;
+    accel_i_cu_point* n = (accel_i_cu_point*)accel_i_dev_alloc(d, (size_t)cap * sizeof *n);
+    if (!n) return false;
+    memset(n, 0, (size_t)cap * sizeof *n);
+    for (uint32_t i = 0; i < q->ring_cap; i++) n[i] = q->ring[(q->ring_head + i) % q->ring_cap];
+    accel_i_dev_free(d, q->ring, (size_t)q->ring_cap * sizeof *q->ring);
+    q->ring = n;
+    q->ring_head = 0;
+    q->ring_cap = cap;
+    return true;
+}
+
+/* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
+   enqueued since the last point, else the last point's sequence number. When the ring cannot grow or
+   the point cannot be enqueued, waits for the stream and applies the point at once. */
+static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t value, accel_i_batch* batch) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    accel_i_cu_point e, *slot = NULL;
+    accel_cu_result cr = ACCEL_CU_SUCCESS;
+    memset(&e, 0, sizeof e);
+    e.signal = s; e.value = value; e.batch = batch;
+    if (batch) { e.staging = q->staging; e.staging_size = q->staging_size; q->staging = NULL; q->staging_size = q->staging_used = 0; }
+    accel_i_spin_lock(&q->ring_lock);
+    if (q->ring_count < q->ring_cap || accel_i_cu_ring_grow(q)) slot = &q->ring[(q->ring_head + q->ring_count) % q->ring_cap];
+    accel_i_spin_unlock(&q->ring_lock);
+    if (slot && !accel_i_lost(&dev->base)) {   /* only the executor touches slots beyond the count */
+        e.ev = slot->ev;
+        e.seq = q->issued;
+        if (q->dirty) {
+            e.seq = q->issued + 1;
+            if (dev->memops) cr = accel_i_cu.StreamWriteValue64(q->stream, q->progress_dptr, e.seq, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
+            else {
+                if (!e.ev) cr = accel_i_cu.EventCreate(&e.ev, ACCEL_CU_EVENT_DISABLE_TIMING);
+                if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventRecord(e.ev, q->stream);
+                e.recorded = cr == ACCEL_CU_SUCCESS;
+            }
+            if (cr == ACCEL_CU_SUCCESS) { q->issued = e.seq; q->dirty = false; }
+        }
+        if (cr == ACCEL_CU_SUCCESS) {
+            accel_i_spin_lock(&q->ring_lock);
+            *slot = e;
+            q->ring_count++;
+            accel_i_spin_unlock(&q->ring_lock);
+            return;
+        }
+        slot->ev = e.ev;
+        accel_i_cu_check(dev, cr, dev->memops ? "cuStreamWriteValue64" : "cuEventRecord");
+    }
+    /* fallback: everything before the point completes first (or the device is lost) */
+    while (accel_i_cu_reap(q)) accel_i_yield();
+    if (!accel_i_lost(&dev->base)) {
+        cr = accel_i_cu.StreamSynchronize(q->stream);
+        if (cr != ACCEL_CU_SUCCESS) accel_i_cu_check(dev, cr, "cuStreamSynchronize");
+    }
+    accel_i_cu_point_apply(q, &e, accel_i_lost(&dev->base));
+}
+
+/* ==== cuda: signals ==== */
+/* Signals are the CPU backend's host events (see the header's design notes); a wait also reaps the
+   points of the signals' devices, backing off from spinning to 1 ms slices while work is in flight. */
+static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                                uint64_t timeout_ns, uint32_t* first) {
+    uint64_t deadline = accel_i_deadline(timeout_ns), slice = 2000;
+    for (;;) {
+        bool pending = false;
+        uint64_t now, step;
+        accel_result r;
+        for (uint32_t i = 0; i < n; i++)
+            if (i == 0 || s[i]->obj.device != s[i - 1]->obj.device) pending |= accel_i_cu_reap_device(accel_i_cu_dev(s[i]->obj.device));
+        r = accel_i_wait_check(s, v, n, all, first);
+        if (r != ACCEL_TIMEOUT || timeout_ns == 0) return r;
+        now = accel_i_now_ns();
+        if (now >= deadline) return ACCEL_TIMEOUT;
+        step = deadline == ACCEL_I_FOREVER && !pending ? ACCEL_WAIT_FOREVER : deadline - now;
+        if (pending && step > slice) step = slice;
+        r = accel_i_cpu_signal_wait_many(s, v, n, all, step, first);
+        if (r != ACCEL_TIMEOUT) return r;
+        if (pending && slice < ACCEL_CUDA_POLL_MAX_NS) slice *= 2;
+    }
+}
+
+/* ==== cuda: queue executor ==== */
+static void accel_i_cu_fifo_push(accel_i_cu_queue* q, accel_i_batch* b) {
+    b->next = NULL;
+    accel_i_spin_lock(&q->fifo_lock);
+    if (q->tail) q->tail->next = b; else q->head = b;
+    q->tail = b;
+    accel_i_spin_unlock(&q->fifo_lock);
+}
+static accel_i_batch* accel_i_cu_fifo_pop(accel_i_cu_queue* q) {
+    accel_i_batch* b;
+    accel_i_spin_lock(&q->fifo_lock);
+    b = q->head;
+    if (b && (q->head = b->next) == NULL) q->tail = NULL;
+    accel_i_spin_unlock(&q->fifo_lock);
+    return b;
+}
+
+/* The executor's wait command: host wait, reaping this queue's points meanwhile. OK when reached,
+   SIGNAL_FAILED when failed, DEVICE_LOST when this device is lost. */
+static accel_result accel_i_cu_wait_cmd(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
+    uint64_t slice = 2000;
+    for (;;) {
+        uint64_t cur = accel_signal_value(s);
+        bool pending;
+        if (accel_i_failed(cur)) return ACCEL_ERROR_SIGNAL_FAILED;
+        if (cur >= v) return ACCEL_OK;
+        if (accel_i_lost(q->base.obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+        pending = accel_i_cu_reap(q);
+        accel_signal_wait(s, v, pending ? slice : ACCEL_WAIT_FOREVER);
+        if (slice < ACCEL_CUDA_POLL_MAX_NS) slice *= 2;
+    }
+}
+
+/* Pinned staging for the batch's updates, sized for all of them at the first update. */
+static accel_result accel_i_cu_staging(accel_i_cu_queue* q, const accel_i_batch* b, size_t at) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    size_t need = 0;
+    if (q->staging) return ACCEL_OK;
+    for (uint32_t i = at; i < b->count; i++)
+        if (b->cmds[i].kind == ACCEL_I_CMD_UPDATE) need += (b->cmds[i].u.update.size + 15u) & ~(size_t)15u;
+    q->staging_used = 0;
+    accel_i_spin_lock(&q->ring_lock);
+    if (q->staging_cache && q->staging_cache_size >= need) {
+        q->staging = q->staging_cache;
+        q->staging_size = q->staging_cache_size;
+        q->staging_cache = NULL;
+        q->staging_cache_size = 0;
+    }
+    accel_i_spin_unlock(&q->ring_lock);
+    if (q->staging) return ACCEL_OK;
+    if (accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&q->staging, need, ACCEL_CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc (update staging)") != ACCEL_OK) {
+        q->staging = NULL;
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    q->staging_size = need;
+    return ACCEL_OK;
+}
+
+static accel_cu_result accel_i_cu_exec(accel_i_cu_queue* q, accel_i_batch* b, const accel_i_cmd* c) {
+    accel_buffer* const* bufs = (accel_buffer* const*)(void*)(b->arena + c->u.exec.buffers);
+    uint32_t* constants = (uint32_t*)(void*)(b->arena + c->u.exec.constants);
+    const accel_exec_params* p = &c->u.exec.params;
+    accel_cu_deviceptr ptrs[64];
+    void* params[128];
+    uint32_t grid[3];
+    uint32_t nb = c->u.exec.buffer_count, nc = c->u.exec.constant_count;
+    for (uint32_t i = 0; i < nb; i++) { ptrs[i] = ((accel_i_cu_buffer*)bufs[i])->dptr; params[i] = &ptrs[i]; }
+    for (uint32_t i = 0; i < nc; i++) params[nb + i] = &constants[i];
+    for (int d = 0; d < 3; d++) grid[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
+    return accel_i_cu.LaunchKernel(((accel_i_cu_program*)c->u.exec.program)->fn, grid[0], grid[1], grid[2],
+                                   p->local_size[0], p->local_size[1], p->local_size[2], 0, q->stream, params, NULL);
+}
+
+/* Turns one batch into stream work (see "Queues" in the header), then adds its last point. */
+static void accel_i_cu_run_batch(accel_i_cu_queue* q, accel_i_batch* b) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    uint64_t failed = 0;
+    uint32_t pc;
+    for (pc = 0; pc < b->count && !failed; pc++) {
+        accel_i_cmd* c = &b->cmds[pc];
+        accel_cu_result cr = ACCEL_CU_SUCCESS;
+        const char* call = NULL;
+        if (accel_i_lost(&dev->base)) { failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST); break; }
+        switch (c->kind) {
+        case ACCEL_I_CMD_WAIT: {
+            accel_result r = accel_i_cu_wait_cmd(q, c->u.sig.signal, c->u.sig.value);
+            if (r == ACCEL_ERROR_SIGNAL_FAILED) failed = accel_signal_value(c->u.sig.signal);
+            else if (r != ACCEL_OK) failed = accel_i_failed_value(r);
+            break;
+        }
+        case ACCEL_I_CMD_SIGNAL:
+            accel_i_cu_point_add(q, c->u.sig.signal, c->u.sig.value, NULL);
+            break;
+        case ACCEL_I_CMD_EXEC:
+            cr = accel_i_cu_exec(q, b, c); call = "cuLaunchKernel";
+            break;
+        case ACCEL_I_CMD_COPY:
+            /* unified addressing: the driver sees which side is pinned host memory and picks the engine */
+            cr = accel_i_cu.MemcpyAsync(((accel_i_cu_buffer*)c->u.copy.dst)->dptr + c->u.copy.dst_offset,
+                                        ((accel_i_cu_buffer*)c->u.copy.src)->dptr + c->u.copy.src_offset, c->u.copy.size, q->stream);
+            call = "cuMemcpyAsync";
+            break;
+        case ACCEL_I_CMD_FILL:
+            cr = accel_i_cu.MemsetD32Async(((accel_i_cu_buffer*)c->u.fill.dst)->dptr + c->u.fill.offset, c->u.fill.pattern,
+                                           c->u.fill.size / 4, q->stream);
+            call = "cuMemsetD32Async";
+            break;
+        case ACCEL_I_CMD_UPDATE: {
+            unsigned char* stage;
+            if (accel_i_cu_staging(q, b, pc) != ACCEL_OK) { failed = accel_i_failed_value(ACCEL_ERROR_OUT_OF_MEMORY); break; }
+            stage = (unsigned char*)q->staging + q->staging_used;
+            memcpy(stage, b->arena + c->u.update.data, c->u.update.size);
+            q->staging_used += (c->u.update.size + 15u) & ~(size_t)15u;
+            cr = accel_i_cu.MemcpyHtoDAsync(((accel_i_cu_buffer*)c->u.update.dst)->dptr + c->u.update.offset, stage, c->u.update.size, q->stream);
+            call = "cuMemcpyHtoDAsync";
+            break;
+        }
+        case ACCEL_I_CMD_BARRIER:
+            break;   /* stream order, and the points' fences, already give it */
+        }
+        if (call) {
+            if (cr == ACCEL_CU_SUCCESS) q->dirty = true;
+            else {
+                accel_result r = accel_i_cu_check(dev, cr, call);
+                if (c->kind == ACCEL_I_CMD_EXEC) accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_cuda: launching '%s' on a %s failed; the rest of the batch is dropped",
+                                                             c->u.exec.program->obj.label, q->base.obj.label);
+                failed = accel_i_failed_value(r);
+            }
+        }
+    }
+    if (failed) accel_i_fail_rest(b, pc, failed);   /* drop the rest, pass the failure on */
+    accel_i_cu_point_add(q, NULL, 0, b);
+}
+
+static void accel_i_cu_executor_main(void* arg) {
+    accel_i_cu_queue* q = (accel_i_cu_queue*)arg;
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    uint64_t taken = 0, slice = 2000;
+    accel_i_cu_enter(dev);
+    for (;;) {
+        bool pending = accel_i_cu_reap(q);
+        if (accel_i_event_value(&q->work) > taken) {
+            accel_i_batch* b;
+            accel_i_spin_lock(&q->enqueue_lock);    /* popped and run under the lock: see submit */
+            b = accel_i_cu_fifo_pop(q);
+            if (b) accel_i_cu_run_batch(q, b);
+            accel_i_spin_unlock(&q->enqueue_lock);
+            taken++;
+            if (b) { slice = 2000; continue; }
+        }
+        if (atomic_load(&q->stop) && !pending) return;
+        if (!pending) { accel_i_event_wait(&q->work, taken + 1, ACCEL_I_FOREVER); slice = 2000; continue; }
+        if (slice >= 32000u && !accel_i_lost(&dev->base)) {   /* long waits: notice a dead device */
+            accel_cu_result cr = accel_i_cu.StreamQuery(q->stream);
+            if (cr != ACCEL_CU_SUCCESS && cr != ACCEL_CU_ERROR_NOT_READY) accel_i_cu_check(dev, cr, "cuStreamQuery");
+        }
+        accel_i_event_wait(&q->work, taken + 1, accel_i_deadline(slice));
+        if (slice < ACCEL_CUDA_POLL_MAX_NS) slice *= 2;
+    }
+}
+
+/* Would the batch block in a wait? (a signal below its value and not failed at submit time) */
+static bool accel_i_cu_batch_may_block(const accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        if (c->kind == ACCEL_I_CMD_WAIT) {
+            uint64_t cur = accel_signal_value(c->u.sig.signal);
+            if (!accel_i_failed(cur) && cur < c->u.sig.value) return true;
+        }
+    }
+    return false;
+}
+
+/* Submit: a batch that cannot block, on a queue with nothing queued and nothing being enqueued, goes
+   into the stream right here on the caller's thread (no hand-off: the launch costs what a raw launch
+   costs); the executor is only poked to watch its points. Anything else goes to the executor. The
+   executor pops and runs under enqueue_lock, so an empty FIFO with the lock free means nothing of this
+   queue is between the FIFO and the stream. */
+static accel_result accel_i_cu_queue_submit(accel_queue* base, accel_i_batch* b) {
+    accel_i_cu_queue* q = (accel_i_cu_queue*)base;
+    atomic_fetch_add(&q->submitted, 1u);
+    if (!accel_i_cu_batch_may_block(b) && !atomic_exchange_explicit(&q->enqueue_lock, 1u, memory_order_acquire)) {
+        bool direct;
+        accel_i_spin_lock(&q->fifo_lock);
+        direct = q->head == NULL;
+        accel_i_spin_unlock(&q->fifo_lock);
+        if (direct) {
+            accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
+            accel_i_cu_run_batch(q, b);
+        }
+        accel_i_spin_unlock(&q->enqueue_lock);
+        if (direct) { accel_i_event_add(&q->work, 1); return ACCEL_OK; }   /* poke: watch the new points */
+    }
+    accel_i_cu_fifo_push(q, b);
+    accel_i_event_add(&q->work, 1);
+    return ACCEL_OK;
+}
+
+static accel_result accel_i_cu_queue_wait_idle(accel_queue* base, uint64_t timeout_ns) {
+    accel_i_cu_queue* q = (accel_i_cu_queue*)base;
+    uint64_t submitted = atomic_load(&q->submitted), deadline = accel_i_deadline(timeout_ns), slice = 2000;
+    for (;;) {
+        bool pending = accel_i_cu_reap(q);
+        uint64_t now;
+        if (accel_i_event_value(&q->done) >= submitted) return accel_i_lost(base->obj.device) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
+        now = accel_i_now_ns();
+        if (timeout_ns == 0 || now >= deadline) return ACCEL_TIMEOUT;
+        accel_i_event_wait(&q->done, submitted, pending && deadline - now > slice ? now + slice : deadline);
+        if (pending && slice < ACCEL_CUDA_POLL_MAX_NS) slice *= 2;
+    }
+}
+
+static void accel_i_cu_queue_free(accel_i_cu_queue* q, bool events) {
+    accel_device* d = q->base.obj.device;
+    for (uint32_t i = 0; i < q->ring_cap; i++) if (q->ring[i].ev) accel_i_cu.EventDestroy(q->ring[i].ev);
+    accel_i_dev_free(d, q->ring, (size_t)q->ring_cap * sizeof *q->ring);
+    if (q->stream) accel_i_cu.StreamDestroy(q->stream);
+    if (q->progress) accel_i_cu.MemFreeHost((void*)(uintptr_t)q->progress);
+    if (q->staging_cache) accel_i_cu.MemFreeHost(q->staging_cache);
+    if (events) { accel_i_event_destroy(&q->work); accel_i_event_destroy(&q->done); }
+    accel_i_dev_free(d, q, sizeof *q);
+}
+
+static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type type, accel_queue** out) {
+    accel_i_cu_device* dev = accel_i_cu_dev(d);
+    accel_i_cu_queue* q = (accel_i_cu_queue*)accel_i_dev_alloc(d, sizeof *q);
+    void* word = NULL;
+    accel_result r;
+    if (!q) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
+    memset(q, 0, sizeof *q);
+    q->base.obj.device = d;
+    atomic_init(&q->submitted, 0u);
+    atomic_init(&q->enqueue_lock, 0u);
+    accel_i_cu_enter(dev);
+    r = accel_i_cu_check(dev, accel_i_cu.StreamCreate(&q->stream, ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    if (r == ACCEL_OK) r = accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&word, 64, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc");
+    if (r == ACCEL_OK) {
+        q->progress = (volatile uint64_t*)word;
+        atomic_init((accel_i_a64*)word, 0u);
+        r = accel_i_cu_check(dev, accel_i_cu.MemHostGetDevicePointer(&q->progress_dptr, word, 0), "cuMemHostGetDevicePointer");
+    }
+    if (r != ACCEL_OK) { accel_i_cu_queue_free(q, false); return r; }
+    if (!accel_i_event_init(&q->work, 0)) { accel_i_cu_queue_free(q, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!accel_i_event_init(&q->done, 0)) {
+        accel_i_event_destroy(&q->work);
+        accel_i_cu_queue_free(q, false);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    accel_i_queue_init(&q->base, d, type);   /* before the executor starts: it reads the object */
+    if ((r = accel_i_thread_start(&q->thread, accel_i_cu_executor_main, q)) != ACCEL_OK) {
+        accel_i_object_unlink(&q->base.obj);
+        accel_i_queue_fini(&q->base);
+        accel_i_cu_queue_free(q, true);
+        return accel_i_fail(d, r, "accel_queue_create: starting the executor thread failed");
+    }
+    accel_i_spin_lock(&dev->queues_lock);
+    q->next_queue = dev->queues;
+    dev->queues = q;
+    accel_i_spin_unlock(&dev->queues_lock);
+    *out = &q->base;
+    return ACCEL_OK;
+}
+
+static void accel_i_cu_queue_destroy(accel_queue* base) {
+    accel_i_cu_queue* q = (accel_i_cu_queue*)base;
+    accel_i_cu_device* dev = accel_i_cu_dev(base->obj.device);
+    accel_i_cu_queue_wait_idle(base, ACCEL_WAIT_FOREVER);
+    atomic_store(&q->stop, 1u);
+    accel_i_event_add(&q->work, 1);
+    accel_i_thread_join(&q->thread);
+    accel_i_spin_lock(&dev->queues_lock);
+    for (accel_i_cu_queue** p = &dev->queues; *p; p = &(*p)->next_queue)
+        if (*p == q) { *p = q->next_queue; break; }
+    accel_i_spin_unlock(&dev->queues_lock);
+    accel_i_cu_enter(dev);
+    while (accel_i_cu_reap(q)) accel_i_yield();   /* nothing is left; makes sure of it */
+    accel_i_queue_fini(base);
+    accel_i_cu_queue_free(q, true);
+}
+
+/* ==== cuda: backend table ==== */
+static const accel_backend accel_i_cu_backend_table = {
+    "cuda", false,
+    accel_i_cu_device_count, accel_i_cu_device_create, accel_i_cu_device_destroy,
+    accel_i_cu_buffer_create, accel_i_cu_buffer_free, accel_i_cu_buffer_io,
+    accel_i_cu_program_create, accel_i_cu_program_free,
+    accel_i_cpu_signal_create, accel_i_cpu_signal_free, accel_i_cpu_signal_value, accel_i_cpu_signal_raise,
+    accel_i_cu_signal_wait_many,
+    accel_i_cu_queue_create, accel_i_cu_queue_destroy, accel_i_cu_queue_submit, accel_i_cu_queue_wait_idle
+};
+ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
+
+#else /* ACCEL_I_CU_NO_LOADER: no threads or no dynamic loading; the backend is always unavailable */
+/* ==== cuda: unavailable build ==== */
+static accel_result accel_i_cu_device_count(const accel_backend* b, uint32_t* count) {
+    accel_logger lg;
+    (void)b; (void)count;
+    memset(&lg, 0, sizeof lg);
+    accel_i_log_to(&lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: this build has no threads or no dynamic loading (WASI, Emscripten, ACCEL_NO_THREADS)");
+    return ACCEL_ERROR_UNAVAILABLE;
+}
+static accel_result accel_i_cu_device_create(const accel_backend* b, const accel_device_desc* d, accel_device** out) {
+    (void)b; (void)out;
+    accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_cuda: unavailable: this build has no threads or no dynamic loading (WASI, Emscripten, ACCEL_NO_THREADS)");
+    return ACCEL_ERROR_UNAVAILABLE;
+}
+/* no device is ever created, so the other entries are never called */
+static const accel_backend accel_i_cu_backend_table = {
+    "cuda", false, accel_i_cu_device_count, accel_i_cu_device_create, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+};
+ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
+ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) { (void)cuda_path; (void)nvrtc_path; }
+ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char* name, uint32_t compute_capability,
+                                                 const accel_allocator* allocator, const accel_logger* logger,
+                                                 char** ptx, size_t* ptx_size) {
+    accel_logger none;
+    (void)name; (void)compute_capability; (void)allocator;
+    if (ptx) *ptx = NULL;
+    if (ptx_size) *ptx_size = 0;
+    if (!source || !ptx || !ptx_size) return ACCEL_ERROR_INVALID_ARGUMENT;
+    memset(&none, 0, sizeof none);
+    accel_i_log_to(logger ? logger : &none, ACCEL_LOG_WARN, "accel_cuda: NVRTC unavailable: this build has no threads or no dynamic loading");
+    return ACCEL_ERROR_UNAVAILABLE;
+}
+ACCEL_API void accel_cuda_free_ptx(const accel_allocator* allocator, char* ptx, size_t ptx_size) {
+    if (ptx && allocator && allocator->free_fn) allocator->free_fn(ptx, ptx_size, allocator->user);
+    else if (ptx) accel_i_default_free(ptx, ptx_size, NULL);
+}
+#endif /* ACCEL_I_CU_NO_LOADER */
+
+#endif /* ACCEL_CUDA_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------------------------------
+MIT License
+
+Copyright (c) 2026 the accel authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy of this software and
+associated documentation files (the "Software"), to deal in the Software without restriction, including
+without limitation the rights to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is furnished to do so, subject to the
+following conditions:
+
+The above copyright notice and this permission notice shall be included in all copies or substantial
+portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT NOT
+LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO
+EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER
+IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE
+USE OR OTHER DEALINGS IN THE SOFTWARE.
+------------------------------------------------------------------------------------------------------
+*/

@@ -1,0 +1,275 @@
+/* bench/cuda.c — the CUDA backend of accel next to raw CUDA driver calls, measured in the same run.
+
+   Build and run (Linux; no CUDA headers, no -lcuda: the driver is loaded at run time):
+       gcc -std=c11 -O2 -I. bench/cuda.c -o build/bench_cuda -lpthread -lm -ldl
+       ./build/bench_cuda            # full run
+       ./build/bench_cuda --quick    # a few seconds (CI smoke run)
+   Without a driver it prints why and exits 0.
+
+   Figures (accel | raw driver baseline, the same loaded driver and the same primary context):
+     1. launch+sync round trip of an empty kernel: exec + signal + submit + host wait |
+        cuLaunchKernel + cuStreamSynchronize                                     target ratio <= 1.05
+     2. 10,000 launches of the empty kernel in one batch, launches per second |
+        10,000 cuLaunchKernel + cuStreamSynchronize                              target ratio >= 0.95
+     3. device-to-device copy bandwidth (256 MiB): accel_queue_copy | cuMemcpyDtoDAsync  >= 0.95
+     4. pinned host-to-device bandwidth (256 MiB): accel_queue_copy from a HOST buffer |
+        cuMemcpyHtoDAsync from cuMemHostAlloc memory                             target ratio >= 0.95
+     5. host -> GPU -> host signal ping-pong: the host sets s1 = i, a queue waits s1 >= i and signals
+        s2 = i, the host waits s2 >= i | a stream pre-loaded with cuStreamWaitValue64(w1 >= i) +
+        cuStreamWriteValue64(w2, i) on pinned words, the host writes w1 and spins on w2
+                                                                                 target ratio <= 1.05
+        (accel gates waits on the host, so a wait+signal batch with no GPU work between them never
+        goes through the GPU: the row says so; figure 5 needs 64-bit stream memory operations for
+        its raw baseline.)
+   Method: the two sides alternate in rounds after a warm-up; each reports its median. Results are
+   checked (copied data, signal values); the bench exits 1 when a check fails, 0 otherwise. */
+#define _GNU_SOURCE 1
+#define ACCEL_IMPLEMENTATION
+#include "accel.h"
+#define ACCEL_CUDA_IMPLEMENTATION
+#include "accel_cuda.h"
+#include "bench/bench.h"
+
+#define BENCH_ROUNDS_MAX 64
+#define BENCH_WAIT_NS    ((uint64_t)20000000000ull)   /* 20 s: a wait that takes longer is a failure */
+
+static const char bench_empty_ptx[] =
+    ".version 7.0\n"
+    ".target sm_70\n"
+    ".address_size 64\n"
+    ".visible .entry empty()\n"
+    "{\n"
+    "    ret;\n"
+    "}\n";
+
+typedef struct bench_cuda {
+    bool quick;
+    int rounds;
+    accel_device* dev;
+    accel_queue *q, *copy_q;
+    accel_signal* s;
+    uint64_t s_value;
+    accel_program* empty;
+    /* raw side */
+    accel_cu_context ctx;
+    accel_cu_stream stream;
+    accel_cu_module module;
+    accel_cu_function fn;
+} bench_cuda;
+
+static int bench_cu_ok(accel_cu_result r, const char* what) {
+    if (r == ACCEL_CU_SUCCESS) return 1;
+    bench_fail("%s: %s (%d)", what, accel_i_cu_error_name(r), r);
+    return 0;
+}
+static int bench_accel_ok(accel_result r, const char* what) {
+    if (r == ACCEL_OK) return 1;
+    bench_fail("%s: %s", what, accel_result_string(r));
+    return 0;
+}
+
+/* accel: exec(s) + signal + submit + wait. Returns ns. */
+static double bench_accel_launches(bench_cuda* b, uint32_t n) {
+    uint64_t t0 = bench_now_ns();
+    for (uint32_t i = 0; i < n; i++) accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_signal(b->q, b->s, ++b->s_value);
+    if (!bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit")) return 0;
+    if (!bench_accel_ok(accel_signal_wait(b->s, b->s_value, BENCH_WAIT_NS), "accel_signal_wait")) return 0;
+    return (double)(bench_now_ns() - t0);
+}
+static double bench_raw_launches(bench_cuda* b, uint32_t n) {
+    uint64_t t0 = bench_now_ns();
+    for (uint32_t i = 0; i < n; i++)
+        if (!bench_cu_ok(accel_i_cu.LaunchKernel(b->fn, 1, 1, 1, 1, 1, 1, 0, b->stream, NULL, NULL), "cuLaunchKernel")) return 0;
+    if (!bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) return 0;
+    return (double)(bench_now_ns() - t0);
+}
+/* Figure 1 and 2: medians over rounds of (iters round trips) or (one batch of n launches). */
+static void bench_launch_figures(bench_cuda* b) {
+    double a[BENCH_ROUNDS_MAX], r[BENCH_ROUNDS_MAX];
+    uint32_t iters = b->quick ? 20 : 200, batch = 10000;
+    bench_accel_launches(b, 10);
+    bench_raw_launches(b, 10);
+    for (int k = 0; k < b->rounds; k++) {
+        double ta = 0, tr = 0;
+        for (uint32_t i = 0; i < iters; i++) ta += bench_accel_launches(b, 1);
+        for (uint32_t i = 0; i < iters; i++) tr += bench_raw_launches(b, 1);
+        a[k] = ta / iters;
+        r[k] = tr / iters;
+    }
+    bench_row_add("launch_sync_latency", "1 launch+sync round trip", "ns", bench_median(a, (size_t)b->rounds), "cuLaunchKernel+sync",
+                  bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_LE, 1.05);
+    for (int k = 0; k < b->rounds; k++) {
+        a[k] = (double)batch / bench_accel_launches(b, batch) * 1e3;   /* million launches per second */
+        r[k] = (double)batch / bench_raw_launches(b, batch) * 1e3;
+    }
+    bench_row_add("batch_10k_launches", "2 10,000 launches in one batch", "Mlps", bench_median(a, (size_t)b->rounds),
+                  "cuLaunchKernel loop", bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_GE, 0.95);
+}
+
+/* Figures 3 and 4: bandwidth of one big copy, accel vs raw, GB/s (bytes copied / time). */
+static void bench_copy_figures(bench_cuda* b) {
+    size_t bytes = b->quick ? ((size_t)32 << 20) : ((size_t)256 << 20);
+    accel_buffer *src = NULL, *dst = NULL, *host = NULL;
+    accel_cu_deviceptr rsrc = 0, rdst = 0;
+    void* rhost = NULL;
+    double a[BENCH_ROUNDS_MAX], r[BENCH_ROUNDS_MAX];
+    uint32_t probe = 0;
+    if (!bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = bytes, .label = "src" }, &src), "buffer src") ||
+        !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = bytes, .label = "dst" }, &dst), "buffer dst") ||
+        !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = bytes, .memory = ACCEL_MEMORY_HOST, .label = "host" }, &host), "buffer host") ||
+        !bench_cu_ok(accel_i_cu.MemAlloc(&rsrc, bytes), "cuMemAlloc") || !bench_cu_ok(accel_i_cu.MemAlloc(&rdst, bytes), "cuMemAlloc") ||
+        !bench_cu_ok(accel_i_cu.MemHostAlloc(&rhost, bytes, ACCEL_CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc"))
+        goto out;
+    memset(accel_buffer_map(host), 0x5a, bytes);
+    memset(rhost, 0x5a, bytes);
+    accel_queue_fill(b->q, src, 0, bytes, 0xC0FFEE00u);
+    accel_queue_finish(b->q, BENCH_WAIT_NS);
+    for (int k = 0; k < b->rounds; k++) {
+        uint64_t t0 = bench_now_ns();
+        accel_queue_copy(b->q, dst, 0, src, 0, bytes);
+        accel_queue_signal(b->q, b->s, ++b->s_value);
+        accel_queue_submit(b->q);
+        if (!bench_accel_ok(accel_signal_wait(b->s, b->s_value, BENCH_WAIT_NS), "d2d wait")) goto out;
+        a[k] = (double)bytes / (double)(bench_now_ns() - t0);
+        t0 = bench_now_ns();
+        if (!bench_cu_ok(accel_i_cu.MemcpyDtoDAsync(rdst, rsrc, bytes, b->stream), "cuMemcpyDtoDAsync") ||
+            !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) goto out;
+        r[k] = (double)bytes / (double)(bench_now_ns() - t0);
+    }
+    if (accel_buffer_read(dst, bytes - 4, &probe, 4) != ACCEL_OK || probe != 0xC0FFEE00u) bench_fail("d2d copy: last word %08x", probe);
+    bench_row_add("d2d_bandwidth", "3 device-to-device copy", "GB/s", bench_median(a, (size_t)b->rounds), "cuMemcpyDtoDAsync",
+                  bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_GE, 0.95);
+    for (int k = 0; k < b->rounds; k++) {
+        uint64_t t0 = bench_now_ns();
+        accel_queue_copy(b->copy_q, dst, 0, host, 0, bytes);
+        accel_queue_signal(b->copy_q, b->s, ++b->s_value);
+        accel_queue_submit(b->copy_q);
+        if (!bench_accel_ok(accel_signal_wait(b->s, b->s_value, BENCH_WAIT_NS), "h2d wait")) goto out;
+        a[k] = (double)bytes / (double)(bench_now_ns() - t0);
+        t0 = bench_now_ns();
+        if (!bench_cu_ok(accel_i_cu.MemcpyHtoDAsync(rdst, rhost, bytes, b->stream), "cuMemcpyHtoDAsync") ||
+            !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) goto out;
+        r[k] = (double)bytes / (double)(bench_now_ns() - t0);
+    }
+    if (accel_buffer_read(dst, 0, &probe, 4) != ACCEL_OK || probe != 0x5a5a5a5au) bench_fail("h2d copy: first word %08x", probe);
+    bench_row_add("h2d_pinned_bandwidth", "4 pinned host-to-device copy", "GB/s", bench_median(a, (size_t)b->rounds), "cuMemcpyHtoDAsync",
+                  bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_GE, 0.95);
+out:
+    accel_buffer_destroy(src);
+    accel_buffer_destroy(dst);
+    accel_buffer_destroy(host);
+    if (rsrc) accel_i_cu.MemFree(rsrc);
+    if (rdst) accel_i_cu.MemFree(rdst);
+    if (rhost) accel_i_cu.MemFreeHost(rhost);
+}
+
+/* Figure 5: host -> GPU -> host ping-pong, round trip ns. */
+static void bench_pingpong(bench_cuda* b) {
+    uint32_t iters = b->quick ? 200 : 2000;
+    accel_signal *s1 = NULL, *s2 = NULL;
+    void* words = NULL;
+    volatile uint64_t *w1, *w2;
+    accel_cu_deviceptr d1 = 0;
+    double a[BENCH_ROUNDS_MAX], r[BENCH_ROUNDS_MAX];
+    uint64_t base = 0;
+    bool raw = accel_i_cu.StreamWaitValue64 && accel_i_cu_dev(b->dev)->memops;
+    if (!raw) { printf("bench_cuda: figure 5 skipped: the device has no 64-bit stream memory operations for the raw baseline\n"); return; }
+    if (!bench_accel_ok(accel_signal_create(b->dev, 0, &s1), "signal") || !bench_accel_ok(accel_signal_create(b->dev, 0, &s2), "signal") ||
+        !bench_cu_ok(accel_i_cu.MemHostAlloc(&words, 128, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc") ||
+        !bench_cu_ok(accel_i_cu.MemHostGetDevicePointer(&d1, words, 0), "cuMemHostGetDevicePointer"))
+        goto out;
+    w1 = (volatile uint64_t*)words;
+    w2 = (volatile uint64_t*)words + 8;
+    *w1 = 0; *w2 = 0;
+    for (int k = 0; k < b->rounds; k++) {
+        uint64_t t0;
+        for (uint32_t i = 1; i <= iters; i++) {   /* all batches up front, like the raw stream */
+            accel_queue_wait(b->q, s1, base + i);
+            accel_queue_signal(b->q, s2, base + i);
+            accel_queue_submit(b->q);
+        }
+        t0 = bench_now_ns();
+        for (uint32_t i = 1; i <= iters; i++) {
+            accel_signal_set(s1, base + i);
+            if (accel_signal_wait(s2, base + i, BENCH_WAIT_NS) != ACCEL_OK) { bench_fail("ping-pong: accel wait"); goto out; }
+        }
+        a[k] = (double)(bench_now_ns() - t0) / iters;
+        for (uint32_t i = 1; i <= iters; i++) {
+            if (!bench_cu_ok(accel_i_cu.StreamWaitValue64(b->stream, d1, base + i, ACCEL_CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue64") ||
+                !bench_cu_ok(accel_i_cu.StreamWriteValue64(b->stream, d1 + 64, base + i, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT), "cuStreamWriteValue64"))
+                goto out;
+        }
+        t0 = bench_now_ns();
+        for (uint32_t i = 1; i <= iters; i++) {
+            uint64_t spin_start = bench_now_ns();
+            *w1 = base + i;
+            while (*w2 < base + i) {
+                bench_cpu_relax();
+                if (bench_now_ns() - spin_start > BENCH_WAIT_NS) { bench_fail("ping-pong: raw wait"); goto out; }
+            }
+        }
+        r[k] = (double)(bench_now_ns() - t0) / iters;
+        base += iters;
+    }
+    if (accel_signal_value(s2) != base) bench_fail("ping-pong: s2 = %llu, expected %llu", (unsigned long long)accel_signal_value(s2), (unsigned long long)base);
+    {
+        bench_row* row = bench_row_add("signal_pingpong", "5 host->GPU->host ping-pong", "ns", bench_median(a, (size_t)b->rounds),
+                                       "WaitValue64+WriteValue64", bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_LE, 1.05);
+        bench_row_extra(row, "accel_host_gated", 1);
+    }
+out:
+    accel_queue_finish(b->q, BENCH_WAIT_NS);
+    if (words) { accel_i_cu.StreamSynchronize(b->stream); accel_i_cu.MemFreeHost(words); }
+    accel_signal_destroy(s1);
+    accel_signal_destroy(s2);
+}
+
+int main(int argc, char** argv) {
+    bench_cuda b;
+    accel_device_info info;
+    accel_result r;
+    uint64_t start = bench_now_ns();
+    memset(&b, 0, sizeof b);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) b.quick = true;
+        else { fprintf(stderr, "usage: %s [--quick]\n", argv[0]); return 2; }
+    }
+    b.rounds = b.quick ? 3 : 15;
+    r = accel_device_create(&(accel_device_desc){ .backend = accel_cuda_backend(), .label = "bench" }, &b.dev);
+    if (r != ACCEL_OK) {
+        printf("bench_cuda: no CUDA device (%s; the reason is logged above): nothing to measure\n", accel_result_string(r));
+        return 0;
+    }
+    accel_device_info_get(b.dev, &info);
+    if (!bench_accel_ok(accel_queue_create(b.dev, ACCEL_QUEUE_COMPUTE, &b.q), "queue") ||
+        !bench_accel_ok(accel_queue_create(b.dev, ACCEL_QUEUE_COPY, &b.copy_q), "copy queue") ||
+        !bench_accel_ok(accel_signal_create(b.dev, 0, &b.s), "signal") ||
+        !bench_accel_ok(accel_program_create(b.dev, &(accel_program_desc){ .name = "empty", .ptx = bench_empty_ptx }, &b.empty), "program"))
+        goto done;
+    /* the raw side: the same driver, the primary context, its own stream and module */
+    if (!bench_cu_ok(accel_i_cu.DevicePrimaryCtxRetain(&b.ctx, accel_i_cu_dev(b.dev)->cudev), "cuDevicePrimaryCtxRetain")) goto done;
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    if (!bench_cu_ok(accel_i_cu.StreamCreate(&b.stream, ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate") ||
+        !bench_cu_ok(accel_i_cu.ModuleLoadDataEx(&b.module, bench_empty_ptx, 0, NULL, NULL), "cuModuleLoadDataEx") ||
+        !bench_cu_ok(accel_i_cu.ModuleGetFunction(&b.fn, b.module, "empty"), "cuModuleGetFunction"))
+        goto done;
+    bench_launch_figures(&b);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    bench_copy_figures(&b);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    bench_pingpong(&b);
+    {
+        char heading[256];
+        snprintf(heading, sizeof heading, "accel CUDA backend vs raw driver calls on %s (sm_%u)%s, %.1f s", info.name,
+                 info.compute_capability, b.quick ? ", --quick" : "", (double)(bench_now_ns() - start) / 1e9);
+        int missed = bench_report(heading);
+        printf("%d target(s) missed, %d verification failure(s)\n", missed, bench_failures());
+    }
+done:
+    if (b.module) accel_i_cu.ModuleUnload(b.module);
+    if (b.stream) accel_i_cu.StreamDestroy(b.stream);
+    if (b.ctx) accel_i_cu.DevicePrimaryCtxRelease(accel_i_cu_dev(b.dev)->cudev);
+    accel_device_destroy(b.dev);
+    return bench_failures() ? 1 : 0;
+}

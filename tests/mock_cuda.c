@@ -1,0 +1,413 @@
+/* tests/mock_cuda.c — a fake CUDA driver (and NVRTC) on the CPU, so that CI without a GPU can run the
+   conformance suite through the CUDA backend's host-side machinery: run-time loading through
+   cuGetProcAddress, executor threads, host-gated waits, signal points (progress word or event ring),
+   reaping, object lifetimes, failure propagation and device loss.
+
+   Built as a shared library (gcc -shared -fPIC -pthread) and loaded with
+       ACCEL_CUDA_LIBRARY=build/mock/libcuda_mock.so ACCEL_NVRTC_LIBRARY=build/mock/libcuda_mock.so
+   Each stream is a worker thread that runs its operations in order, asynchronously to the caller.
+   Device memory is host memory (device pointer = host address). "Compiling" keeps the source text; a
+   module finds its kernels by name in a table of C twins of the CUDA C kernels of tests/kernels.h and
+   of the examples, run block by block and thread by thread. The kernel "oob" makes the context fail
+   with CUDA_ERROR_ILLEGAL_ADDRESS (sticky), like an out-of-bounds store on a GPU.
+   It proves nothing about a real GPU: only that the backend's host side keeps the contract. */
+#define _GNU_SOURCE 1
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MOCK_API __attribute__((visibility("default")))
+typedef int CUresult;
+typedef unsigned long long dptr_t;
+
+static atomic_int mock_sticky;   /* a sticky context error, 0 when none */
+
+/* ==== kernels ==== */
+typedef struct mock_thread_ctx { uint32_t tid[3], bid[3], bdim[3], gdim[3]; } mock_thread_ctx;
+typedef void (*mock_kernel_fn)(const mock_thread_ctx* t, void* const* bufs, const uint32_t* c);
+typedef struct mock_kernel { const char* name; uint32_t buffers, constants; mock_kernel_fn fn; } mock_kernel;
+
+static uint32_t gx(const mock_thread_ctx* t) { return t->bid[0] * t->bdim[0] + t->tid[0]; }
+static void k_saxpy(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t); float a;
+    memcpy(&a, &c[0], 4);
+    if (i < c[1]) ((float*)b[0])[i] += a * ((const float*)b[1])[i];
+}
+static void k_fill_index(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    if (i < c[1]) ((uint32_t*)b[0])[i] = i + c[0];
+}
+static void k_add_one(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    if (i < c[0]) ((uint32_t*)b[0])[i] += 1u;
+}
+static void k_copy_u32(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    if (i < c[0]) ((uint32_t*)b[0])[i] = ((const uint32_t*)b[1])[i];
+}
+static void k_group_ids(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t x = gx(t), y = t->bid[1] * t->bdim[1] + t->tid[1], z = t->bid[2] * t->bdim[2] + t->tid[2];
+    if (x >= c[0] || y >= c[1] || z >= c[2]) return;
+    ((uint32_t*)b[0])[(z * c[1] + y) * c[0] + x] = 0x80000000u | t->bid[0] | (t->bid[1] << 10) | (t->bid[2] << 20);
+}
+static void k_slow(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t), x;
+    if (i >= c[0]) return;
+    x = i ^ c[2];
+    for (uint32_t k = 0; k < c[1]; k++) { x = x * 1664525u + 1013904223u; x ^= x >> 13; }
+    ((uint32_t*)b[0])[i] = x;
+}
+static void k_probe(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t* out = (uint32_t*)b[0], g;
+    if (t->tid[0] + t->tid[1] + t->tid[2] != 0) return;
+    g = (t->bid[2] * t->gdim[1] + t->bid[1]) * t->gdim[0] + t->bid[0];
+    if (g == 0) {
+        for (int k = 0; k < 3; k++) { out[k] = t->gdim[k]; out[3 + k] = t->bdim[k]; }
+        out[13] = c[0];
+    }
+    out[16 + g] = 1;
+}
+static uint32_t ex_hash(uint32_t x) {
+    x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
+    return x;
+}
+static void k_crunch(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t), v;
+    if (i >= c[1]) return;
+    v = ((const uint32_t*)b[0])[i];
+    for (uint32_t r = 0; r < c[2]; r++) v = ex_hash(v + r);
+    ((uint32_t*)b[1])[(size_t)c[0] * c[1] + i] = v;
+}
+typedef struct particle { int32_t x, y, vx, vy; } particle;
+static int32_t clamp_speed(int32_t v) { return v > 4096 ? 4096 : v < -4096 ? -4096 : v; }
+static void k_simulate(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    particle* ps = (particle*)b[0];
+    const int32_t* fp = (const int32_t*)b[1];   /* frame, gravity, wind, pad */
+    particle p;
+    if (i >= c[0]) return;
+    p = ps[i];
+    p.vx = clamp_speed(p.vx + fp[2]);
+    p.vy = clamp_speed(p.vy + fp[1]);
+    p.x += p.vx; p.y += p.vy;
+    if (p.x < 0) { p.x = -p.x; p.vx = -p.vx; } else if (p.x >= (1 << 20)) { p.x = 2 * ((1 << 20) - 1) - p.x; p.vx = -p.vx; }
+    if (p.y < 0) { p.y = -p.y; p.vy = -p.vy; } else if (p.y >= (1 << 20)) { p.y = 2 * ((1 << 20) - 1) - p.y; p.vy = -p.vy; }
+    ps[i] = p;
+    atomic_fetch_add((_Atomic uint32_t*)&((uint32_t*)b[2])[t->bid[0]],
+                     (uint32_t)p.x * 7u + (uint32_t)p.y * 13u + (uint32_t)p.vx * 17u + (uint32_t)p.vy * 19u);
+}
+static void k_empty(const mock_thread_ctx* t, void* const* b, const uint32_t* c) { (void)t; (void)b; (void)c; }
+static void k_oob(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    (void)t; (void)b; (void)c;
+    int zero = 0;
+    atomic_compare_exchange_strong(&mock_sticky, &zero, 700);   /* CUDA_ERROR_ILLEGAL_ADDRESS */
+}
+static const mock_kernel mock_kernels[] = {
+    { "saxpy", 2, 2, k_saxpy }, { "fill_index", 1, 2, k_fill_index }, { "add_one", 1, 1, k_add_one },
+    { "copy_u32", 2, 1, k_copy_u32 }, { "group_ids", 1, 3, k_group_ids }, { "slow", 1, 3, k_slow },
+    { "probe", 1, 1, k_probe }, { "crunch", 2, 3, k_crunch }, { "simulate", 3, 1, k_simulate },
+    { "empty", 0, 0, k_empty }, { "oob", 1, 0, k_oob },
+};
+
+/* ==== streams: a worker thread running operations in order ==== */
+typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_EVENT } op_kind;
+typedef struct mock_event { atomic_ullong recorded, completed; } mock_event;
+typedef struct op {
+    struct op* next;
+    op_kind kind;
+    void* dst; const void* src; size_t n; uint32_t value; uint64_t v64;
+    const mock_kernel* k; uint32_t grid[3], block[3]; void* bufs[64]; uint32_t consts[64];
+    mock_event* ev; unsigned long long ev_gen;
+} op;
+typedef struct mock_stream {
+    pthread_mutex_t lock; pthread_cond_t cond, idle;
+    op *head, *tail;
+    int busy, stop;
+    pthread_t thread;
+} mock_stream;
+
+static void run_op(op* o) {
+    if (atomic_load(&mock_sticky)) return;   /* a dead context runs nothing more */
+    switch (o->kind) {
+    case OP_COPY: memmove(o->dst, o->src, o->n); break;
+    case OP_SET8: memset(o->dst, (int)o->value, o->n); break;
+    case OP_SET32: for (size_t i = 0; i < o->n; i++) memcpy((unsigned char*)o->dst + 4 * i, &o->value, 4); break;
+    case OP_LAUNCH: {
+        mock_thread_ctx t;
+        memcpy(t.gdim, o->grid, sizeof t.gdim);
+        memcpy(t.bdim, o->block, sizeof t.bdim);
+        for (t.bid[2] = 0; t.bid[2] < o->grid[2]; t.bid[2]++)
+        for (t.bid[1] = 0; t.bid[1] < o->grid[1]; t.bid[1]++)
+        for (t.bid[0] = 0; t.bid[0] < o->grid[0]; t.bid[0]++)
+        for (t.tid[2] = 0; t.tid[2] < o->block[2]; t.tid[2]++)
+        for (t.tid[1] = 0; t.tid[1] < o->block[1]; t.tid[1]++)
+        for (t.tid[0] = 0; t.tid[0] < o->block[0]; t.tid[0]++) o->k->fn(&t, o->bufs, o->consts);
+        break;
+    }
+    case OP_WRITE64: atomic_thread_fence(memory_order_seq_cst); atomic_store((_Atomic uint64_t*)o->dst, o->v64); break;
+    case OP_WAIT64:
+        while ((int64_t)(atomic_load((_Atomic uint64_t*)o->dst) - o->v64) < 0 && !atomic_load(&mock_sticky)) sched_yield();
+        break;
+    case OP_EVENT: atomic_store(&o->ev->completed, o->ev_gen); break;
+    }
+}
+static void* stream_main(void* arg) {
+    mock_stream* s = (mock_stream*)arg;
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        op* o;
+        while (!s->head && !s->stop) pthread_cond_wait(&s->cond, &s->lock);
+        if (!s->head) break;
+        o = s->head;
+        s->head = o->next;
+        if (!s->head) s->tail = NULL;
+        s->busy = 1;
+        pthread_mutex_unlock(&s->lock);
+        run_op(o);
+        free(o);
+        pthread_mutex_lock(&s->lock);
+        s->busy = 0;
+        if (!s->head) pthread_cond_broadcast(&s->idle);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+static CUresult push(mock_stream* s, op* o) {
+    if (atomic_load(&mock_sticky)) { free(o); return atomic_load(&mock_sticky); }
+    o->next = NULL;
+    pthread_mutex_lock(&s->lock);
+    if (s->tail) s->tail->next = o; else s->head = o;
+    s->tail = o;
+    pthread_cond_signal(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+static op* new_op(op_kind k) { op* o = (op*)calloc(1, sizeof *o); if (o) o->kind = k; return o; }
+
+/* ==== the driver API ==== */
+static CUresult mInit(unsigned f) { (void)f; return 0; }
+static CUresult mDriverGetVersion(int* v) { *v = 12040; return 0; }
+static CUresult mGetErrorName(CUresult r, const char** s) {
+    *s = r == 0 ? "CUDA_SUCCESS" : r == 600 ? "CUDA_ERROR_NOT_READY" : r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" :
+         r == 218 ? "CUDA_ERROR_INVALID_PTX" : r == 500 ? "CUDA_ERROR_NOT_FOUND" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_UNKNOWN";
+    return 0;
+}
+static CUresult mDeviceGetCount(int* n) { *n = 1; return 0; }
+static CUresult mDeviceGet(int* d, int i) { *d = i; return i == 0 ? 0 : 101; }
+static CUresult mDeviceGetName(char* name, int len, int d) { (void)d; snprintf(name, (size_t)len, "accel mock GPU (CPU)"); return 0; }
+static CUresult mDeviceGetAttribute(int* v, int a, int d) {
+    (void)d;
+    switch (a) {
+    case 1: *v = 1024; break; case 2: *v = 1024; break; case 3: *v = 1024; break; case 4: *v = 64; break;
+    case 5: *v = 2147483647; break; case 6: *v = 65535; break; case 7: *v = 65535; break;
+    case 18: *v = 0; break; case 19: *v = 1; break; case 75: *v = 9; break; case 76: *v = 0; break;
+    case 122: *v = 1; break;
+    default: *v = 0; break;
+    }
+    return 0;
+}
+static CUresult mDeviceTotalMem(size_t* b, int d) { (void)d; *b = (size_t)1 << 30; return 0; }
+static int mock_ctx_token;
+static CUresult mPrimaryCtxRetain(void** ctx, int d) { (void)d; *ctx = &mock_ctx_token; return 0; }
+static CUresult mPrimaryCtxRelease(int d) { (void)d; return 0; }
+static CUresult mCtxSetCurrent(void* ctx) { (void)ctx; return 0; }
+static CUresult mMemAlloc(dptr_t* p, size_t n) {
+    void* m = NULL;
+    if (posix_memalign(&m, 256, n ? n : 1) != 0) return 2;
+    *p = (dptr_t)(uintptr_t)m;
+    return 0;
+}
+static CUresult mMemFree(dptr_t p) { free((void*)(uintptr_t)p); return atomic_load(&mock_sticky); }
+static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) { (void)f; *p = calloc(1, n ? n : 1); return *p ? 0 : 2; }
+static CUresult mMemFreeHost(void* p) { free(p); return 0; }
+static CUresult mMemHostGetDevicePointer(dptr_t* d, void* h, unsigned f) { (void)f; *d = (dptr_t)(uintptr_t)h; return 0; }
+static CUresult copy_op(void* dst, const void* src, size_t n, mock_stream* s) {
+    op* o = new_op(OP_COPY);
+    if (!o) return 2;
+    o->dst = dst; o->src = src; o->n = n;
+    return push(s, o);
+}
+static CUresult mMemcpyHtoDAsync(dptr_t d, const void* h, size_t n, mock_stream* s) { return copy_op((void*)(uintptr_t)d, h, n, s); }
+static CUresult mMemcpyDtoHAsync(void* h, dptr_t d, size_t n, mock_stream* s) { return copy_op(h, (const void*)(uintptr_t)d, n, s); }
+static CUresult mMemcpyDtoDAsync(dptr_t d, dptr_t sr, size_t n, mock_stream* s) { return copy_op((void*)(uintptr_t)d, (const void*)(uintptr_t)sr, n, s); }
+static CUresult mMemsetD8Async(dptr_t d, unsigned char v, size_t n, mock_stream* s) {
+    op* o = new_op(OP_SET8);
+    if (!o) return 2;
+    o->dst = (void*)(uintptr_t)d; o->value = v; o->n = n;
+    return push(s, o);
+}
+static CUresult mMemsetD32Async(dptr_t d, unsigned v, size_t n, mock_stream* s) {
+    op* o = new_op(OP_SET32);
+    if (!o) return 2;
+    o->dst = (void*)(uintptr_t)d; o->value = v; o->n = n;
+    return push(s, o);
+}
+typedef struct mock_module { char* text; } mock_module;
+static CUresult mModuleLoadDataEx(mock_module** m, const void* image, unsigned n, int* opts, void** vals) {
+    const char* text = (const char*)image;
+    if (strstr(text, "this_is_not_ptx")) {
+        for (unsigned i = 0; i < n; i++)
+            if (opts[i] == 5) snprintf((char*)vals[i], 4096, "ptxas application ptx input, line 5; error   : Unknown modifier 'this_is_not_ptx'");
+        return 218;
+    }
+    *m = (mock_module*)calloc(1, sizeof **m);
+    if (!*m) return 2;
+    if (memcmp(text, "\177ELF", 4) == 0) {   /* a cubin (from a real NVRTC): its names, NULs made newlines */
+        const unsigned char* e = (const unsigned char*)image;
+        uint64_t shoff;
+        uint16_t shentsize, shnum;
+        size_t size;
+        memcpy(&shoff, e + 0x28, 8); memcpy(&shentsize, e + 0x3A, 2); memcpy(&shnum, e + 0x3C, 2);
+        size = (size_t)shoff + (size_t)shentsize * shnum;
+        (*m)->text = (char*)malloc(size + 1);
+        if (!(*m)->text) { free(*m); return 2; }
+        for (size_t i = 0; i < size; i++) (*m)->text[i] = e[i] ? (char)e[i] : '\n';
+        (*m)->text[size] = '\0';
+        return 0;
+    }
+    (*m)->text = strdup(text);
+    return 0;
+}
+static CUresult mModuleUnload(mock_module* m) { free(m->text); free(m); return 0; }
+static CUresult mModuleGetFunction(const mock_kernel** f, mock_module* m, const char* name) {
+    for (size_t i = 0; i < sizeof mock_kernels / sizeof mock_kernels[0]; i++)
+        if (strcmp(mock_kernels[i].name, name) == 0 && strstr(m->text, name)) { *f = &mock_kernels[i]; return 0; }
+    return 500;
+}
+static CUresult mLaunchKernel(const mock_kernel* k, unsigned gx_, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                              unsigned shared, mock_stream* s, void** params, void** extra) {
+    op* o;
+    (void)shared; (void)extra;
+    if (bx * by * bz > 1024 || bx == 0 || by == 0 || bz == 0) return 1;
+    if (!(o = new_op(OP_LAUNCH))) return 2;
+    o->k = k;
+    o->grid[0] = gx_; o->grid[1] = gy; o->grid[2] = gz; o->block[0] = bx; o->block[1] = by; o->block[2] = bz;
+    for (uint32_t i = 0; i < k->buffers; i++) { dptr_t d; memcpy(&d, params[i], 8); o->bufs[i] = (void*)(uintptr_t)d; }
+    for (uint32_t i = 0; i < k->constants; i++) memcpy(&o->consts[i], params[k->buffers + i], 4);
+    return push(s, o);
+}
+static CUresult mStreamCreate(mock_stream** ps, unsigned f) {
+    mock_stream* s = (mock_stream*)calloc(1, sizeof *s);
+    (void)f;
+    if (!s) return 2;
+    pthread_mutex_init(&s->lock, NULL); pthread_cond_init(&s->cond, NULL); pthread_cond_init(&s->idle, NULL);
+    if (pthread_create(&s->thread, NULL, stream_main, s) != 0) { free(s); return 2; }
+    *ps = s;
+    return 0;
+}
+static CUresult mStreamSynchronize(mock_stream* s) {
+    pthread_mutex_lock(&s->lock);
+    while (s->head || s->busy) pthread_cond_wait(&s->idle, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+    return atomic_load(&mock_sticky);
+}
+static CUresult mStreamDestroy(mock_stream* s) {
+    mStreamSynchronize(s);
+    pthread_mutex_lock(&s->lock);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->thread, NULL);
+    free(s);
+    return 0;
+}
+static CUresult mStreamQuery(mock_stream* s) {
+    int busy;
+    if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
+    pthread_mutex_lock(&s->lock);
+    busy = s->head || s->busy;
+    pthread_mutex_unlock(&s->lock);
+    return busy ? 600 : 0;
+}
+static CUresult mEventCreate(mock_event** e, unsigned f) { (void)f; *e = (mock_event*)calloc(1, sizeof **e); return *e ? 0 : 2; }
+static CUresult mEventDestroy(mock_event* e) { free(e); return 0; }
+static CUresult mEventRecord(mock_event* e, mock_stream* s) {
+    op* o = new_op(OP_EVENT);
+    if (!o) return 2;
+    o->ev = e;
+    o->ev_gen = atomic_fetch_add(&e->recorded, 1) + 1;
+    return push(s, o);
+}
+static CUresult mEventQuery(mock_event* e) {
+    if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
+    return atomic_load(&e->completed) >= atomic_load(&e->recorded) ? 0 : 600;
+}
+static CUresult mStreamWriteValue64(mock_stream* s, dptr_t a, uint64_t v, unsigned f) {
+    op* o = new_op(OP_WRITE64);
+    (void)f;
+    if (!o) return 2;
+    o->dst = (void*)(uintptr_t)a; o->v64 = v;
+    return push(s, o);
+}
+static CUresult mStreamWaitValue64(mock_stream* s, dptr_t a, uint64_t v, unsigned f) {
+    op* o = new_op(OP_WAIT64);
+    (void)f;
+    if (!o) return 2;
+    o->dst = (void*)(uintptr_t)a; o->v64 = v;
+    return push(s, o);
+}
+
+static const struct { const char* name; void* fn; } mock_table[] = {
+    { "cuInit", (void*)mInit }, { "cuDriverGetVersion", (void*)mDriverGetVersion }, { "cuGetErrorName", (void*)mGetErrorName },
+    { "cuDeviceGetCount", (void*)mDeviceGetCount }, { "cuDeviceGet", (void*)mDeviceGet }, { "cuDeviceGetName", (void*)mDeviceGetName },
+    { "cuDeviceGetAttribute", (void*)mDeviceGetAttribute }, { "cuDeviceTotalMem", (void*)mDeviceTotalMem },
+    { "cuDevicePrimaryCtxRetain", (void*)mPrimaryCtxRetain }, { "cuDevicePrimaryCtxRelease", (void*)mPrimaryCtxRelease },
+    { "cuCtxSetCurrent", (void*)mCtxSetCurrent }, { "cuMemAlloc", (void*)mMemAlloc }, { "cuMemFree", (void*)mMemFree },
+    { "cuMemHostAlloc", (void*)mMemHostAlloc }, { "cuMemFreeHost", (void*)mMemFreeHost },
+    { "cuMemHostGetDevicePointer", (void*)mMemHostGetDevicePointer }, { "cuMemcpyHtoDAsync", (void*)mMemcpyHtoDAsync },
+    { "cuMemcpyDtoHAsync", (void*)mMemcpyDtoHAsync }, { "cuMemcpyDtoDAsync", (void*)mMemcpyDtoDAsync },
+    { "cuMemcpyAsync", (void*)mMemcpyDtoDAsync }, { "cuMemsetD8Async", (void*)mMemsetD8Async },
+    { "cuMemsetD32Async", (void*)mMemsetD32Async }, { "cuModuleLoadDataEx", (void*)mModuleLoadDataEx },
+    { "cuModuleUnload", (void*)mModuleUnload }, { "cuModuleGetFunction", (void*)mModuleGetFunction },
+    { "cuLaunchKernel", (void*)mLaunchKernel }, { "cuStreamCreate", (void*)mStreamCreate }, { "cuStreamDestroy", (void*)mStreamDestroy },
+    { "cuStreamQuery", (void*)mStreamQuery }, { "cuStreamSynchronize", (void*)mStreamSynchronize },
+    { "cuEventCreate", (void*)mEventCreate }, { "cuEventDestroy", (void*)mEventDestroy }, { "cuEventRecord", (void*)mEventRecord },
+    { "cuEventQuery", (void*)mEventQuery }, { "cuStreamWriteValue64", (void*)mStreamWriteValue64 },
+    { "cuStreamWaitValue64", (void*)mStreamWaitValue64 },
+};
+MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status);
+MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status) {
+    (void)version; (void)flags;
+    for (size_t i = 0; i < sizeof mock_table / sizeof mock_table[0]; i++)
+        if (strcmp(mock_table[i].name, name) == 0) { *fn = mock_table[i].fn; if (status) *status = 0; return 0; }
+    *fn = NULL;
+    if (status) *status = 1;
+    return 500;
+}
+
+/* ==== NVRTC: "compiles" by keeping the source; fails on sources that mention undeclared_thing ==== */
+typedef struct mock_prog { char* src; char* name; int failed; } mock_prog;
+MOCK_API int nvrtcCreateProgram(mock_prog** p, const char* src, const char* name, int nh, const char* const* h, const char* const* in);
+MOCK_API int nvrtcCreateProgram(mock_prog** p, const char* src, const char* name, int nh, const char* const* h, const char* const* in) {
+    (void)nh; (void)h; (void)in;
+    *p = (mock_prog*)calloc(1, sizeof **p);
+    (*p)->src = strdup(src);
+    (*p)->name = strdup(name ? name : "prog");
+    return 0;
+}
+MOCK_API int nvrtcDestroyProgram(mock_prog** p);
+MOCK_API int nvrtcDestroyProgram(mock_prog** p) { free((*p)->src); free((*p)->name); free(*p); *p = NULL; return 0; }
+MOCK_API int nvrtcCompileProgram(mock_prog* p, int n, const char* const* o);
+MOCK_API int nvrtcCompileProgram(mock_prog* p, int n, const char* const* o) {
+    (void)n; (void)o;
+    p->failed = strstr(p->src, "undeclared_thing") != NULL;
+    return p->failed ? 6 : 0;
+}
+static void mock_log(mock_prog* p, char* out, size_t cap) {
+    if (p->failed) snprintf(out, cap, "%s(2): error: identifier \"undeclared_thing\" is undefined\n\n1 error detected in the compilation of \"%s\".\n", p->name, p->name);
+    else if (cap) out[0] = '\0';
+}
+MOCK_API int nvrtcGetProgramLogSize(mock_prog* p, size_t* n);
+MOCK_API int nvrtcGetProgramLogSize(mock_prog* p, size_t* n) { char buf[512]; mock_log(p, buf, sizeof buf); *n = strlen(buf) + 1; return 0; }
+MOCK_API int nvrtcGetProgramLog(mock_prog* p, char* log);
+MOCK_API int nvrtcGetProgramLog(mock_prog* p, char* log) { char buf[512]; mock_log(p, buf, sizeof buf); memcpy(log, buf, strlen(buf) + 1); return 0; }
+MOCK_API int nvrtcGetPTXSize(mock_prog* p, size_t* n);
+MOCK_API int nvrtcGetPTXSize(mock_prog* p, size_t* n) { *n = strlen(p->src) + 1; return 0; }
+MOCK_API int nvrtcGetPTX(mock_prog* p, char* out);
+MOCK_API int nvrtcGetPTX(mock_prog* p, char* out) { memcpy(out, p->src, strlen(p->src) + 1); return 0; }
+MOCK_API int nvrtcVersion(int* major, int* minor);
+MOCK_API int nvrtcVersion(int* major, int* minor) { *major = 12; *minor = 4; return 0; }

@@ -1,0 +1,362 @@
+/* test_cuda.c — the CUDA backend where there is no GPU: the precise UNAVAILABLE reasons (library missing,
+   the toolkit's stub through the override, a stub found by the default search refused), NVRTC compiling
+   every CUDA C kernel of tests/kernels.h to PTX without a device, an NVRTC compile error, and
+   accel_device_create_any falling back to the CPU. On a machine with a driver the suite itself runs on
+   CUDA (ACCEL_TEST_BACKEND=cuda); these tests force the unavailable paths with the library override.
+   Tests that need the CUDA toolkit's files (the stub libcuda, NVRTC) skip when they are absent. */
+#define ACCEL_IMPLEMENTATION
+#include "accel.h"
+#ifndef ACCEL_TEST_HAVE_CUDA
+#  define ACCEL_TEST_HAVE_CUDA
+#endif
+#include "test.h"
+#include "kernels.h"
+
+#if defined(__linux__) && !defined(ACCEL_NO_THREADS) && !defined(__wasi__)
+#  include <dlfcn.h>
+#  define TEST_CUDA_LOADER 1
+#else
+#  define TEST_CUDA_LOADER 0
+#endif
+
+static int test_file_exists(const char* path) {
+    FILE* f = fopen(path, "rb");
+    if (!f) return 0;
+    fclose(f);
+    return 1;
+}
+/* The first existing file among $CUDA_HOME/<rel> (or $CUDA_PATH), /usr/local/cuda/<rel>. */
+static const char* test_toolkit_file(const char* rel, char* buf, size_t cap) {
+    const char* roots[3] = { getenv("CUDA_HOME"), getenv("CUDA_PATH"), "/usr/local/cuda" };
+    for (int i = 0; i < 3; i++) {
+        if (!roots[i] || !roots[i][0]) continue;
+        snprintf(buf, cap, "%s/%s", roots[i], rel);
+        if (test_file_exists(buf)) return buf;
+    }
+    return NULL;
+}
+#if TEST_CUDA_LOADER
+static const char* test_stub_path(char* buf, size_t cap) {
+    const char* p = test_toolkit_file("lib64/stubs/libcuda.so", buf, cap);
+    return p ? p : test_toolkit_file("targets/x86_64-linux/lib/stubs/libcuda.so", buf, cap);
+}
+#endif
+/* NVRTC: env ACCEL_NVRTC_LIBRARY, else the toolkit's, else NULL (the backend's default search). */
+static const char* test_nvrtc_path(char* buf, size_t cap) {
+    const char* env = getenv("ACCEL_NVRTC_LIBRARY");
+    const char* p;
+    if (env && env[0]) return env;
+    if ((p = test_toolkit_file("lib64/libnvrtc.so", buf, cap)) != NULL) return p;
+    return NULL;
+}
+
+static accel_device_desc test_cuda_desc(void) {
+    accel_device_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = accel_cuda_backend();
+    d.logger = test_logger();
+    return d;
+}
+
+TEST(backend_name_and_table) {
+    CHECK_EQ_STR(accel_backend_name(accel_cuda_backend()), "cuda");
+    CHECK(accel_cuda_backend() == accel_cuda_backend());
+    CHECK(accel_cuda_backend() != accel_cpu_backend());
+}
+
+TEST(library_missing_is_unavailable) {
+    accel_device_desc d = test_cuda_desc();
+    accel_device* dev = (accel_device*)&d;
+    uint32_t count = 99;
+    accel_cuda_set_library("/nonexistent/accel-test/libcuda.so.1", NULL);
+    CHECK_RESULT(accel_device_create(&d, &dev), ACCEL_ERROR_UNAVAILABLE);
+    CHECK(dev == NULL);
+    CHECK(test_log_count(ACCEL_LOG_WARN) >= 1);
+#if TEST_CUDA_LOADER
+    CHECK(test_log_contains("/nonexistent/accel-test/libcuda.so.1"));
+    CHECK(test_log_contains("cannot be loaded"));
+#else
+    CHECK(test_log_contains("no dynamic loading"));
+#endif
+    CHECK_RESULT(accel_backend_device_count(accel_cuda_backend(), &count), ACCEL_ERROR_UNAVAILABLE);
+    CHECK_EQ_U64(count, 0);
+    CHECK_RESULT(accel_backend_device_count(accel_cuda_backend(), NULL), ACCEL_ERROR_INVALID_ARGUMENT);
+    accel_cuda_set_library(NULL, NULL);
+}
+
+TEST(stub_through_override_is_reported_as_stub) {
+#if TEST_CUDA_LOADER
+    char buf[512];
+    const char* stub = test_stub_path(buf, sizeof buf);
+    accel_device_desc d = test_cuda_desc();
+    accel_device* dev = NULL;
+    if (!stub) SKIP("the CUDA toolkit's stub libcuda.so is not installed (/usr/local/cuda/lib64/stubs)");
+    accel_cuda_set_library(stub, NULL);
+    CHECK_RESULT(accel_device_create(&d, &dev), ACCEL_ERROR_UNAVAILABLE);
+    CHECK(dev == NULL);
+    CHECK(test_log_contains("stub library"));
+    CHECK(test_log_contains("CUDA_ERROR_STUB_LIBRARY"));
+    CHECK(!test_log_contains("not found"));
+    accel_cuda_set_library(NULL, NULL);
+#else
+    SKIP("no dynamic loading in this build");
+#endif
+}
+
+/* The default search must not accept a libcuda that lives under stubs/. The stub is loaded first by the
+   test, so the backend's dlopen("libcuda.so.1") finds it by its soname. */
+TEST(stub_found_by_search_is_refused) {
+#if TEST_CUDA_LOADER
+    char buf[512];
+    const char* stub = test_stub_path(buf, sizeof buf);
+    void* preloaded;
+    accel_device_desc d = test_cuda_desc();
+    accel_device* dev = NULL;
+    if (!stub) SKIP("the CUDA toolkit's stub libcuda.so is not installed (/usr/local/cuda/lib64/stubs)");
+    if (getenv("ACCEL_CUDA_LIBRARY")) SKIP("ACCEL_CUDA_LIBRARY is set: the default search is not used");
+    preloaded = dlopen(stub, RTLD_NOW | RTLD_LOCAL);
+    if (!preloaded) SKIP("the stub libcuda.so cannot be loaded here");
+    accel_cuda_set_library(NULL, NULL);
+    if (accel_device_create(&d, &dev) == ACCEL_OK) {   /* a real driver was found as libcuda.so */
+        accel_device_destroy(dev);
+        dlclose(preloaded);
+        SKIP("a real CUDA driver is installed beside the stub");
+    }
+    CHECK(dev == NULL);
+    CHECK(test_log_contains("refusing libcuda.so.1"));
+    CHECK(test_log_contains("/stubs/"));
+    CHECK(test_log_contains("only the CUDA toolkit's stub library was found"));
+    dlclose(preloaded);
+#else
+    SKIP("no dynamic loading in this build");
+#endif
+}
+
+TEST(create_any_falls_back_to_cpu) {
+    const accel_backend* order[2] = { accel_cuda_backend(), accel_cpu_backend() };
+    accel_device_desc d = test_cuda_desc();
+    accel_device* dev = NULL;
+    accel_device_info info;
+    accel_buffer* buf;
+    accel_cuda_set_library("/nonexistent/accel-test/libcuda.so.1", NULL);
+    d.backend = NULL;
+    d.cpu_threads = 2;
+    REQUIRE_OK(accel_device_create_any(order, 2, &d, &dev));
+    REQUIRE(dev != NULL);
+    REQUIRE_OK(accel_device_info_get(dev, &info));
+    CHECK_EQ_STR(info.backend, "cpu");
+    CHECK(test_log_contains("skipping backend 'cuda': ACCEL_ERROR_UNAVAILABLE"));
+#if TEST_CUDA_LOADER
+    CHECK(test_log_contains("cannot be loaded"));
+#endif
+    /* the CPU device works */
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_DEVICE, &buf));
+    CHECK_OK(test_buffer_set_u32(buf, 16, 0x5a5a5a5au));
+    CHECK_EQ_U64(test_buffer_u32(buf, 15), 0x5a5a5a5au);
+    accel_device_destroy(dev);
+    /* only CUDA in the list: UNAVAILABLE */
+    CHECK_RESULT(accel_device_create_any(order, 1, &d, &dev), ACCEL_ERROR_UNAVAILABLE);
+    CHECK(dev == NULL);
+    accel_cuda_set_library(NULL, NULL);
+}
+
+/* Every CUDA C kernel of the suite compiles to PTX with NVRTC, for the default target and for sm_75
+   and sm_90, through accel_cuda_compile_source (the backend's own compile path). */
+TEST(nvrtc_compiles_every_test_kernel) {
+    char buf[512];
+    test_alloc_state st;
+    accel_allocator a;
+    accel_logger lg = test_logger();
+    const uint32_t ccs[3] = { 0, 75, 90 };
+    char* ptx = NULL;
+    size_t size = 0;
+    accel_result r;
+    test_alloc_init(&st);
+    a = test_allocator(&st);
+    accel_cuda_set_library(NULL, test_nvrtc_path(buf, sizeof buf));
+    r = accel_cuda_compile_source(test_k_add_one_cuda, "add_one.cu", 0, &a, &lg, &ptx, &size);
+    if (r == ACCEL_ERROR_UNAVAILABLE) { accel_cuda_set_library(NULL, NULL); SKIP(TEST_CUDA_LOADER ? "NVRTC (libnvrtc.so) is not installed" : "no dynamic loading in this build"); }
+    CHECK_OK(r);
+    accel_cuda_free_ptx(&a, ptx, size);
+    for (int k = 0; k < TK_COUNT; k++) {
+        accel_program_desc d = test_kernel_desc((test_kernel)k);
+        char entry[64];
+        snprintf(entry, sizeof entry, ".entry %s(", d.name);
+        for (int c = 0; c < 3; c++) {
+            ptx = NULL;
+            size = 0;
+            r = accel_cuda_compile_source(d.cuda_source, d.name, ccs[c], &a, &lg, &ptx, &size);
+            if (!CHECK_OK(r)) { fprintf(stderr, "    kernel %s, cc %u\n", d.name, ccs[c]); continue; }
+            CHECK(ptx != NULL);
+            CHECK(size > 1 && ptx[size - 1] == '\0' && strlen(ptx) == size - 1);
+            CHECK(strstr(ptx, ".version") != NULL);
+            CHECK(strstr(ptx, entry) != NULL);
+            if (ccs[c]) {
+                char target[32];
+                snprintf(target, sizeof target, ".target sm_%u", ccs[c]);
+                CHECK(strstr(ptx, target) != NULL);
+            }
+            /* every parameter is there: buffers as 64-bit pointers, then 32-bit constants */
+            for (uint32_t p = 0; p < d.buffer_count + d.constant_count; p++) {
+                char param[96];
+                snprintf(param, sizeof param, ".param .%s %s_param_%u", p < d.buffer_count ? "u64" : "u32", d.name, p);
+                if (!CHECK(strstr(ptx, param) != NULL)) fprintf(stderr, "    kernel %s: no '%s'\n", d.name, param);
+            }
+            accel_cuda_free_ptx(&a, ptx, size);
+        }
+    }
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+    CHECK_EQ_INT(atomic_load(&st.size_mismatch), 0);
+    accel_cuda_set_library(NULL, NULL);
+}
+
+TEST(nvrtc_compile_error_is_reported) {
+    char buf[512];
+    test_alloc_state st;
+    accel_allocator a;
+    accel_logger lg = test_logger();
+    char* ptx = (char*)buf;
+    size_t size = 7;
+    accel_result r;
+    static const char bad[] =
+        "extern \"C\" __global__ void broken(unsigned* out) {\n"
+        "    out[threadIdx.x] = undeclared_thing + 1;\n"
+        "}\n";
+    test_alloc_init(&st);
+    a = test_allocator(&st);
+    accel_cuda_set_library(NULL, test_nvrtc_path(buf, sizeof buf));
+    r = accel_cuda_compile_source(bad, "broken.cu", 0, &a, &lg, &ptx, &size);
+    if (r == ACCEL_ERROR_UNAVAILABLE) { accel_cuda_set_library(NULL, NULL); SKIP(TEST_CUDA_LOADER ? "NVRTC (libnvrtc.so) is not installed" : "no dynamic loading in this build"); }
+    CHECK_RESULT(r, ACCEL_ERROR_COMPILE);
+    CHECK(ptx == NULL);
+    CHECK_EQ_U64(size, 0);
+    CHECK(test_log_count(ACCEL_LOG_ERROR) >= 2);
+    CHECK(test_log_contains("undeclared_thing"));           /* the compiler's own words */
+    CHECK(test_log_contains("broken.cu"));
+    CHECK(test_log_contains("nvrtcCompileProgram"));
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+    /* bad arguments */
+    CHECK_RESULT(accel_cuda_compile_source(NULL, "x", 0, &a, &lg, &ptx, &size), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK_RESULT(accel_cuda_compile_source(bad, "x", 0, &a, &lg, NULL, &size), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK_RESULT(accel_cuda_compile_source(bad, "x", 0, &a, &lg, &ptx, NULL), ACCEL_ERROR_INVALID_ARGUMENT);
+    accel_cuda_set_library(NULL, NULL);
+}
+
+TEST(nvrtc_missing_is_unavailable) {
+    accel_logger lg = test_logger();
+    char* ptx = NULL;
+    size_t size = 0;
+    accel_cuda_set_library(NULL, "/nonexistent/accel-test/libnvrtc.so");
+    accel_result r = accel_cuda_compile_source(test_k_add_one_cuda, NULL, 0, NULL, &lg, &ptx, &size);
+    accel_cuda_set_library(NULL, NULL);
+    /* a process that already loaded NVRTC keeps it (the override applies to the next load) */
+    if (r == ACCEL_OK) { accel_cuda_free_ptx(NULL, ptx, size); SKIP("NVRTC was already loaded by an earlier test"); }
+    CHECK_RESULT(r, ACCEL_ERROR_UNAVAILABLE);
+    CHECK(ptx == NULL);
+    CHECK(test_log_contains("NVRTC unavailable"));
+}
+
+/* ==== with a driver only (skip elsewhere) ==== */
+/* A CUDA device from the default search, or NULL (the test then skips). */
+static accel_device* test_cuda_device(void) {
+    accel_device_desc d = test_cuda_desc();
+    accel_device* dev = NULL;
+    accel_cuda_set_library(NULL, NULL);
+    if (accel_device_create(&d, &dev) != ACCEL_OK) return NULL;
+    test_log_reset();
+    return dev;
+}
+
+static const char test_bad_ptx[] =
+    ".version 7.0\n.target sm_70\n.address_size 64\n"
+    ".visible .entry bad()\n{\n    this_is_not_ptx %r1;\n    ret;\n}\n";
+
+TEST(ptx_jit_error_goes_to_the_log) {
+    accel_device* dev = test_cuda_device();
+    accel_program* p = NULL;
+    accel_device_info info;
+    if (!dev) SKIP("no CUDA device here");
+    REQUIRE_OK(accel_device_info_get(dev, &info));
+    CHECK_EQ_STR(info.backend, "cuda");
+    CHECK(info.separate_copy_queue);
+    CHECK(info.compute_capability >= 50);
+    CHECK(info.formats & ACCEL_FORMAT_PTX);
+    CHECK(info.max_group_invocations >= 256);
+    CHECK_RESULT(accel_program_create(dev, &(accel_program_desc){ .name = "bad", .ptx = test_bad_ptx }, &p), ACCEL_ERROR_COMPILE);
+    CHECK(p == NULL);
+    CHECK(test_log_contains("cuModuleLoadDataEx(PTX)"));
+    /* a program with only a CPU function cannot run here */
+    CHECK_RESULT(accel_program_create(dev, &(accel_program_desc){ .name = "x", .cpu = test_k_add_one, .buffer_count = 1, .constant_count = 1 }, &p),
+                 ACCEL_ERROR_UNSUPPORTED);
+    /* the same CUDA C source twice: both work (the second comes from the cache) */
+    if (info.formats & ACCEL_FORMAT_CUDA_SOURCE) {
+        accel_program *a = NULL, *b = NULL;
+        CHECK_OK(test_program_create(dev, TK_ADD_ONE, &a));
+        CHECK_OK(test_program_create(dev, TK_ADD_ONE, &b));
+        accel_program_destroy(a);
+        accel_program_destroy(b);
+    }
+    accel_device_destroy(dev);
+}
+
+/* An out-of-bounds store: the device is lost, the pending signal fails, waits return (no hang), every
+   later call says DEVICE_LOST. Runs last: a lost primary context stays broken in this process. */
+static const char test_oob_ptx[] =
+    ".version 7.0\n.target sm_70\n.address_size 64\n"
+    ".visible .entry oob(.param .u64 p)\n{\n"
+    "    .reg .u64 %a;\n    .reg .u32 %v;\n"
+    "    ld.param.u64 %a, [p];\n    cvta.to.global.u64 %a, %a;\n"
+    "    add.u64 %a, %a, 0x100000000000;\n    mov.u32 %v, 7;\n    st.global.u32 [%a], %v;\n    ret;\n}\n";
+
+TEST(out_of_bounds_kernel_loses_the_device) {
+    accel_device* dev = test_cuda_device();
+    accel_program* p;
+    accel_buffer* buf;
+    accel_queue* q;
+    accel_signal *done, *later;
+    accel_device_info info;
+    uint64_t t0;
+    if (!dev) SKIP("no CUDA device here");
+    REQUIRE_OK(accel_program_create(dev, &(accel_program_desc){ .name = "oob", .ptx = test_oob_ptx, .buffer_count = 1 }, &p));
+    REQUIRE_OK(test_buffer_create(dev, 4096, ACCEL_MEMORY_DEVICE, &buf));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(accel_signal_create(dev, 0, &later));
+    accel_queue_exec(q, p, &buf, 1, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    t0 = test_now_ns();
+    CHECK_RESULT(accel_signal_wait(done, 1, 30000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+    CHECK(test_now_ns() - t0 < 30000000000ull);
+    CHECK_EQ_U64(accel_signal_value(done), ACCEL_SIGNAL_MAX + 1 + (uint64_t)(-(int)ACCEL_ERROR_DEVICE_LOST));
+    CHECK_RESULT(accel_signal_wait(later, 1, 30000000000ull), ACCEL_ERROR_SIGNAL_FAILED);   /* every signal of the device */
+    CHECK(test_log_contains("device lost"));
+    CHECK_RESULT(accel_device_info_get(dev, &info), ACCEL_ERROR_DEVICE_LOST);
+    {
+        accel_buffer* more = NULL;
+        CHECK_RESULT(test_buffer_create(dev, 64, ACCEL_MEMORY_DEVICE, &more), ACCEL_ERROR_DEVICE_LOST);
+        CHECK(more == NULL);
+    }
+    accel_queue_fill(q, buf, 0, 64, 1);
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_RESULT(accel_queue_finish(q, 30000000000ull), ACCEL_ERROR_DEVICE_LOST);
+    accel_device_destroy(dev);   /* must not hang */
+}
+
+int main(int argc, char** argv) {
+    test_begin(argc, argv);
+    /* these tests are about the CUDA backend's unavailable paths: they run whatever the backend under
+       test is (they pick their backends themselves) */
+    test_g.all_skip = 0;
+    RUN(backend_name_and_table);
+    RUN(library_missing_is_unavailable);
+    RUN(stub_through_override_is_reported_as_stub);
+    RUN(create_any_falls_back_to_cpu);
+    RUN(nvrtc_missing_is_unavailable);
+    RUN(nvrtc_compiles_every_test_kernel);
+    RUN(nvrtc_compile_error_is_reported);
+    RUN(stub_found_by_search_is_refused);
+    RUN(ptx_jit_error_goes_to_the_log);
+    RUN(out_of_bounds_kernel_loses_the_device);
+    return test_end();
+}
