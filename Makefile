@@ -5,6 +5,9 @@
 #   make test-asan   the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan   the suite under ThreadSanitizer (pthread shim: TSan crashes in C11 thrd_create)
 #   make bench       build and run bench/cpu.c (gcc -O2 -fopenmp; BENCH_ARGS=--quick for a short run)
+#   make test-vulkan the suite on the Vulkan backend only (validation layer on, then sync validation)
+#   make run-vulkan  the examples on the Vulkan backend (built with -DACCEL_EXAMPLE_HAVE_VULKAN)
+#   make bench-vulkan  bench/vulkan.c: accel vs raw Vulkan on the same device (BENCH_ARGS=--quick)
 #   make bench-cuda  build and run bench/cuda.c (the CUDA backend next to raw driver calls; needs a GPU,
 #                    prints why and exits 0 without one)
 #   make gpu-check   everything a machine with an NVIDIA GPU should run (bench/gpu_check.sh)
@@ -14,6 +17,10 @@
 # with `make -k` first and then run what was built: a test program that failed to build counts as one
 # failed test, so one broken configuration does not hide the results of the others.
 # ACCEL_TEST_BACKEND (cpu|vulkan|cuda, default cpu) picks the backend the tests run on.
+# The vulkan configurations (part of `make test`) build the same tests with -DACCEL_TEST_HAVE_VULKAN plus
+# tests/test_vulkan.c and run them with ACCEL_TEST_BACKEND=vulkan on lavapipe (VK_DRIVER_FILES pinned
+# to it where it is installed; override with LVP_ICD=), the validation layer on, then once more with
+# synchronization validation. They skip when the Vulkan headers or glslc are missing.
 
 GCC      ?= gcc
 GXX      ?= g++
@@ -41,10 +48,11 @@ NODE_WASI  = $(NODE) --no-warnings $(shell $(NODE) --experimental-wasi-unstable-
              && echo --experimental-wasi-unstable-preview1) tests/wasi_run.mjs
 
 HEADERS  := $(wildcard accel*.h) $(wildcard tests/*.h) tests/fuzz_api.c   # test_fuzz_replay.c includes fuzz_api.c
-TESTS    := $(basename $(notdir $(wildcard tests/test_*.c)))
+TESTS    := $(filter-out test_vulkan,$(basename $(notdir $(wildcard tests/test_*.c))))
+VK_TESTS := $(filter-out test_cuda,$(TESTS)) test_vulkan
 # the suite without the GPU backends' own programs: for configurations that link the core alone (C++)
 # or run the CPU suite on another platform (mingw + wine)
-CORE_TESTS := $(filter-out test_cuda test_vulkan,$(TESTS))
+CORE_TESTS := $(filter-out test_cuda,$(TESTS))
 KERNELS  := $(basename $(notdir $(wildcard tests/kernels/*.comp)))
 # Without glslc the tests build with ACCEL_TEST_NO_SPIRV (CPU kernels only) and the SPIR-V checks skip.
 HAVE_GLSLC := $(shell command -v $(GLSLC) >/dev/null 2>&1 && echo 1)
@@ -84,7 +92,8 @@ export ACCEL_TEST_BACKEND ?= cpu
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all run test test-asan test-tsan bench bench-cuda gpu-check clean examples build-test build-asan build-tsan FORCE fuzz build-fuzz soak soak-tsan test-valgrind
+.PHONY: all run test test-asan test-tsan bench bench-cuda gpu-check clean examples build-test build-asan build-tsan FORCE \
+        fuzz build-fuzz soak soak-tsan test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan
 .DELETE_ON_ERROR:
 
 all: examples build-test
@@ -127,6 +136,24 @@ $(eval $(call test_config,asan,$(GCC) $(TESTFLAGS) $(SAN_ASAN),$(LIBS),,$(TESTS)
 $(eval $(call test_config,asan-nothreads,$(CLANG) $(TESTFLAGS) $(SAN_ASAN) -DACCEL_NO_THREADS,$(LIBS),,$(TESTS)))
 $(eval $(call test_config,tsan,$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS,$(LIBS),,$(TSAN_TESTS)))
 $(eval $(call test_config,tsan-cuda,$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS -DACCEL_TEST_HAVE_CUDA,$(LIBS),,$(filter-out test_cuda,$(TSAN_TESTS))))
+$(eval $(call test_config,vulkan,$(GCC) $(TESTFLAGS) -DACCEL_TEST_HAVE_VULKAN,$(LIBS) -ldl,,$(VK_TESTS)))
+
+# ---- Vulkan: what is here, and how the tests run -------------------------------------------------
+HAVE_VK_HEADERS := $(shell printf '\043include <vulkan/vulkan_core.h>\n' | $(GCC) -E -x c - >/dev/null 2>&1 && echo 1)
+HAVE_VULKAN := $(if $(and $(HAVE_VK_HEADERS),$(HAVE_GLSLC)),1)
+LVP_ICD  ?= $(firstword $(wildcard /usr/share/vulkan/icd.d/lvp_icd.*.json))
+VK_LAYER := $(firstword $(wildcard /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json))
+VK_ENV    = env ACCEL_TEST_BACKEND=vulkan $(if $(LVP_ICD),VK_DRIVER_FILES=$(LVP_ICD)) \
+            $(if $(VK_LAYER),VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation)
+VK_SYNC_ENV = $(VK_ENV) $(if $(VK_LAYER),VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT)
+ifeq ($(HAVE_VULKAN),1)
+VK_BUILD := $(vulkan_BINS)
+VK_RUNS   = $(call config_args,vulkan,$(VK_ENV)) --config vulkan-sync --runner "$(VK_SYNC_ENV)" $(vulkan_BINS)
+else
+VK_BUILD :=
+VK_RUNS   = --config vulkan --skip vulkan-suite 'no Vulkan headers or no glslc' \
+            --config vulkan-sync --skip vulkan-sync-suite 'no Vulkan headers or no glslc'
+endif
 
 # C++: the implementation compiled as C++17 (g++ / clang++, <atomic>), the C test programs linked against
 # it (they include accel.h with ACCEL_IMPLEMENTATION_INCLUDED, so only their declarations are used).
@@ -170,6 +197,12 @@ $(CHK)/static_%.c:
 $(CHK)/static_main.c:
 	@mkdir -p $(@D)
 	printf 'const char* check_a(void);\nconst char* check_b(void);\nint main(void) { return check_a()[0] && check_b()[0] ? 0 : 1; }\n' > $@
+$(CHK)/vk_header.c:
+	@mkdir -p $(@D)
+	printf '#include "accel.h"\n#include "accel_vulkan.h"\n#include "accel_vulkan.h"\n' > $@
+$(CHK)/vk_impl.c:
+	@mkdir -p $(@D)
+	printf '#define ACCEL_IMPLEMENTATION\n#include "accel.h"\n#define ACCEL_VULKAN_IMPLEMENTATION\n#include "accel_vulkan.h"\n#include "accel_vulkan.h"\n' > $@
 $(CHK)/cuda_header.c:
 	@mkdir -p $(@D)
 	printf '#include "accel.h"\n#include "accel_cuda.h"\n#include "accel_cuda.h"\n' > $@
@@ -185,7 +218,7 @@ $(CHK)/all_in_one.c: FORCE
 	   echo 'int main(void) { return accel_backend_name(accel_cpu_backend())[0] == 99 ? 0 : 1; }'; } > $@.tmp
 	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 CHECK_SRCS := $(CHK)/header.c $(CHK)/impl.c $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c $(CHK)/all_in_one.c \
-              $(CHK)/cuda_header.c $(CHK)/cuda_impl.c
+              $(CHK)/cuda_header.c $(CHK)/cuda_impl.c $(CHK)/vk_header.c $(CHK)/vk_impl.c
 TCC      ?= tcc
 HAVE_TCC := $(shell command -v $(TCC) >/dev/null 2>&1 && echo 1)
 VULKAN_INC_OK := $(if $(wildcard accel_vulkan.h),$(shell printf '\043include <vulkan/vulkan_core.h>\n' | $(GCC) -E -x c - >/dev/null 2>&1 && echo 1),1)
@@ -201,6 +234,16 @@ CHECKS = \
   --cmd c++17-header '$(GXX) -std=c++17 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/header.c' \
   --cmd c17-impl     '$(GCC) -std=c17 -O2 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/impl.o' \
   --cmd clang-c17-impl '$(CLANG) -std=c17 -O2 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/impl-clang.o' \
+  $(if $(HAVE_VK_HEADERS),\
+    --cmd vk-c99-header '$(GCC) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/vk_header.c' \
+    --cmd vk-clang-c99-header '$(CLANG) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/vk_header.c' \
+    --cmd vk-c++11-header '$(GXX) -std=c++11 -x c++ -fsyntax-only $(filter-out -Wstrict-prototypes -Wmissing-prototypes,$(WARN)) -I. $(CHK)/vk_header.c' \
+    --cmd vk-clang-c++11-header '$(CLANG) -std=c++11 -x c++ -fsyntax-only $(filter-out -Wstrict-prototypes -Wmissing-prototypes,$(WARN)) -I. $(CHK)/vk_header.c' \
+    --cmd vk-c11-impl '$(GCC) -std=c11 -O2 -c $(WARN) -I. $(CHK)/vk_impl.c -o $(CHK)/vk_impl.o' \
+    --cmd vk-clang-c11-impl '$(CLANG) -std=c11 -O2 -c $(WARN) -I. $(CHK)/vk_impl.c -o $(CHK)/vk_impl-clang.o' \
+    --cmd vk-pthreads-impl '$(GCC) -std=c11 -O2 -c $(WARN) -DACCEL_USE_PTHREADS -I. $(CHK)/vk_impl.c -o $(CHK)/vk_impl-pt.o' \
+    --cmd vk-nothreads-stub '$(GCC) -std=c11 -O2 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/vk_impl.c -o $(CHK)/vk_impl-nt.o',\
+    --skip vk-headers 'no <vulkan/vulkan_core.h>') \
   --cmd cuda-c99-header       '$(GCC) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/cuda_header.c && $(CLANG) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/cuda_header.c' \
   --cmd cuda-c++11-header     '$(GXX) -std=c++11 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/cuda_header.c && $(CLANG) -std=c++11 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/cuda_header.c' \
   --cmd cuda-c11-impl         '$(GCC) -std=c11 -O2 -c $(WARN) -I. $(CHK)/cuda_impl.c -o $(CHK)/cuda_impl.o && $(GCC) -std=c11 -O2 -c $(WARN) -DACCEL_USE_PTHREADS -I. $(CHK)/cuda_impl.c -o $(CHK)/cuda_impl_pt.o' \
@@ -225,7 +268,8 @@ CHECKS = \
 
 # ---- the test targets ---------------------------------------------------------------------------
 TEST_CONFIGS := gcc clang pthreads nothreads cuda wasm cxx clangxx $(if $(HAVE_MINGW),mingw) $(if $(HAVE_EMCC),emscripten)
-build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS) $(MOCK_LIB)
+build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS) $(MOCK_LIB) $(VK_BUILD)
+build-vulkan: $(VK_BUILD) $(CHECK_SRCS)
 build-asan: $(asan_BINS) $(asan-nothreads_BINS) $(asan-cuda_BINS) $(MOCK_LIB)
 build-tsan: $(tsan_BINS) $(tsan-cuda_BINS) $(MOCK_TSAN_LIB)
 
@@ -243,7 +287,12 @@ test:
 	  $(call config_args,cxx,) $(call config_args,clangxx,) \
 	  $(if $(HAVE_MINGW),$(call config_args,mingw,$(WINE_RUN)),--config mingw --skip mingw-wine '$(MINGW_CC) or $(WINE) not found') \
 	  $(if $(HAVE_EMCC),$(call config_args,emscripten,$(EM_RUN)),--config emscripten --skip emscripten-pthreads '$(EMCC) not found') \
-	  --config checks --runner "" $(CHECKS)
+	  $(VK_RUNS) --config checks --runner "" $(CHECKS)
+
+test-vulkan:
+	-@$(SUBMAKE) build-vulkan
+	@echo "==== running the tests on the Vulkan backend (LVP_ICD=$(LVP_ICD))"
+	@$(RUN_TESTS) $(VK_RUNS)
 
 test-asan:
 	-@$(SUBMAKE) build-asan
@@ -352,6 +401,40 @@ bench-cuda: $(BUILD)/bench_cuda
 
 gpu-check:
 	bench/gpu_check.sh
+
+# ---- Vulkan examples and bench ---------------------------------------------------------------------
+# The example kernels compiled like the test kernels; the examples built with -DACCEL_EXAMPLE_HAVE_VULKAN
+# into build/vulkan/NAME and run with the `vulkan` argument (lavapipe pinned where installed).
+EX_KERNELS := $(basename $(notdir $(wildcard examples/kernels/*.comp)))
+EX_KINCS   := $(EX_KERNELS:%=$(BUILD)/examples/kernels/%.spv.inc)
+$(BUILD)/examples/kernels/%.spv: examples/kernels/%.comp
+	@mkdir -p $(@D)
+	$(GLSLC) -fshader-stage=compute --target-env=vulkan1.2 -o $@ $<
+	$(SPIRVVAL) --target-env vulkan1.2 $@
+$(BUILD)/examples/kernels/%.spv.inc: examples/kernels/%.comp $(BUILD)/examples/kernels/%.spv
+	@mkdir -p $(@D)
+	$(GLSLC) -fshader-stage=compute --target-env=vulkan1.2 -mfmt=c -o $@ $<
+.SECONDARY: $(EX_KINCS) $(EX_KINCS:.inc=)
+
+VK_EXAMPLE_BINS := $(EXAMPLES:%=$(BUILD)/vulkan/%)
+$(VK_EXAMPLE_BINS): $(BUILD)/vulkan/%: examples/%.c $(wildcard accel*.h) $(wildcard examples/*.h) $(EX_KINCS) Makefile
+	@mkdir -p $(@D)
+	$(GCC) -std=c11 -O2 $(WARN) -DACCEL_EXAMPLE_HAVE_VULKAN -I. -I$(BUILD)/examples/kernels -o $@ $< $(LIBS) -ldl
+examples-vulkan: $(VK_EXAMPLE_BINS)
+
+VK_RUN_ENV = $(if $(LVP_ICD),VK_DRIVER_FILES=$(LVP_ICD))
+run-vulkan: examples-vulkan
+	@set -e; for e in $(EXAMPLES); do \
+	  echo "==== $(BUILD)/vulkan/$$e vulkan"; \
+	  $(VK_RUN_ENV) $(BUILD)/vulkan/$$e vulkan || { echo "==== $$e FAILED on vulkan (exit $$?)"; exit 1; }; \
+	done; echo "==== all examples ran on vulkan: $(EXAMPLES)"
+
+$(BUILD)/bench_vulkan: bench/vulkan.c $(wildcard accel*.h) $(wildcard bench/*.h) $(KERNEL_INCS) Makefile
+	@mkdir -p $(@D)
+	$(GCC) -std=c11 -O2 $(WARN) -I. -Ibench -I$(BUILD)/kernels -o $@ $< $(LIBS) -ldl
+
+bench-vulkan: $(BUILD)/bench_vulkan
+	$(VK_RUN_ENV) $(BUILD)/bench_vulkan $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD)

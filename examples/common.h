@@ -13,6 +13,12 @@
 #ifdef ACCEL_EXAMPLE_HAVE_VULKAN
 #  define ACCEL_VULKAN_IMPLEMENTATION
 #  include "accel_vulkan.h"
+/* The SPIR-V of examples/kernels/NAME.comp, compiled by the build (`make run-vulkan`:
+   glslc -mfmt=c into build/examples/kernels/NAME.spv.inc; add -Ibuild/examples/kernels). Use
+   EX_SPIRV(name) inside an accel_program_desc; without Vulkan it adds nothing. */
+#  define EX_SPIRV(name) .spirv = ex_##name##_spv, .spirv_size = sizeof ex_##name##_spv,
+#else
+#  define EX_SPIRV(name)
 #endif
 #ifdef ACCEL_EXAMPLE_HAVE_CUDA
 #  define ACCEL_CUDA_IMPLEMENTATION

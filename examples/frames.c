@@ -23,6 +23,12 @@
 #include "accel.h"
 #include "common.h"
 
+#ifdef ACCEL_EXAMPLE_HAVE_VULKAN
+static const uint32_t ex_simulate_spv[] =
+#include "simulate.spv.inc"
+;
+#endif
+
 #include <stdlib.h>
 
 #define FRAMES_IN_FLIGHT 3u
@@ -139,7 +145,7 @@ int main(int argc, char** argv) {
             .size = sizeof stats_words, .memory = ACCEL_MEMORY_HOST, .label = "stats" }, &stats[s]));
     }
     EX_CHECK(accel_program_create(dev, &(accel_program_desc){
-        .name = "simulate", .cpu = simulate_cpu, .cuda_source = simulate_cuda,
+        .name = "simulate", .cpu = simulate_cpu, EX_SPIRV(simulate) .cuda_source = simulate_cuda,
         .buffer_count = 3, .constant_count = 1 }, &simulate));
     EX_CHECK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &queue));
     EX_CHECK(accel_signal_create(dev, 0, &frame_done));

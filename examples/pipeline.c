@@ -25,6 +25,12 @@
 #include "accel.h"
 #include "common.h"
 
+#ifdef ACCEL_EXAMPLE_HAVE_VULKAN
+static const uint32_t ex_crunch_spv[] =
+#include "crunch.spv.inc"
+;
+#endif
+
 #include <stdlib.h>
 
 #define CHUNKS       16u
@@ -164,7 +170,7 @@ int main(int argc, char** argv) {
     EX_CHECK(accel_buffer_create(p.dev, &(accel_buffer_desc){ .size = CHUNKS * chunk_bytes, .label = "out" },
                                  &p.out));
     EX_CHECK(accel_program_create(p.dev, &(accel_program_desc){
-        .name = "crunch", .cpu = crunch_cpu, .cuda_source = crunch_cuda,
+        .name = "crunch", .cpu = crunch_cpu, EX_SPIRV(crunch) .cuda_source = crunch_cuda,
         .buffer_count = 2, .constant_count = 3 }, &p.crunch));
 
     /* The producer's data: written straight into the host-visible staging buffer. */

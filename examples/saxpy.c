@@ -15,6 +15,12 @@
 #include "accel.h"
 #include "common.h"
 
+#ifdef ACCEL_EXAMPLE_HAVE_VULKAN
+static const uint32_t ex_saxpy_spv[] =
+#include "saxpy.spv.inc"
+;
+#endif
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -78,7 +84,7 @@ int main(int argc, char** argv) {
 
     /* 2. The kernel, in every format we have; the device picks the one it runs. */
     EX_CHECK(accel_program_create(dev, &(accel_program_desc){
-        .name = "saxpy", .cpu = saxpy_cpu, .cuda_source = saxpy_cuda,
+        .name = "saxpy", .cpu = saxpy_cpu, EX_SPIRV(saxpy) .cuda_source = saxpy_cuda,
         .buffer_count = 2, .constant_count = 2 }, &prog));
 
     /* 3. Record, submit (returns at once), wait on the signal the batch raises at its end. */

@@ -28,6 +28,8 @@
    -DACCEL_TEST_HAVE_VULKAN, cuda with -DACCEL_TEST_HAVE_CUDA. When the requested backend is not compiled
    in or its device cannot be created (ACCEL_ERROR_UNAVAILABLE), every test is skipped and the program
    exits 77. Env ACCEL_TEST_VERBOSE=1 echoes every message the library logs.
+   Vulkan validation: any message logged with the "[vulkan-validation]" prefix (accel_vulkan.h routes the
+   validation layer's messages there) fails the test that was running.
 
    Threads for tests: test_thread_start / test_thread_join (C11 <threads.h>, pthreads with
    ACCEL_USE_PTHREADS, Win32 threads on Windows). Not available with ACCEL_NO_THREADS (TEST_HAVE_THREADS is 0 there). */
@@ -106,14 +108,19 @@ static inline uint64_t test_now_ns(void) {
 typedef struct test_log_state {
     atomic_flag lock;
     atomic_int count[4];              /* per accel_log_level */
+    atomic_int validation;            /* Vulkan validation-layer messages */
     int next;
     char messages[TEST_LOG_KEEP][256];
 } test_log_state;
-static test_log_state test_log_g = { ATOMIC_FLAG_INIT, { 0, 0, 0, 0 }, 0, { { 0 } } };
+static test_log_state test_log_g = { ATOMIC_FLAG_INIT, { 0, 0, 0, 0 }, 0, 0, { { 0 } } };
 
 static inline void test_log_fn(accel_log_level level, const char* message, void* user) {
     (void)user;
     if ((int)level >= 0 && (int)level < 4) atomic_fetch_add(&test_log_g.count[level], 1);
+    if (message && strstr(message, "[vulkan-validation]")) {
+        atomic_fetch_add(&test_log_g.validation, 1);
+        fprintf(stderr, "  validation message: %s\n", message);
+    }
     while (atomic_flag_test_and_set(&test_log_g.lock)) { /* spin: messages are short */ }
     snprintf(test_log_g.messages[test_log_g.next % TEST_LOG_KEEP], sizeof test_log_g.messages[0], "%s",
              message ? message : "(null)");
@@ -375,6 +382,10 @@ static inline void test_run(const char* name, void (*fn)(void)) {
     uint64_t t0 = test_now_ns();
     fn();
     double ms = (double)(test_now_ns() - t0) / 1e6;
+    if (atomic_exchange(&test_log_g.validation, 0) != 0) {
+        fprintf(stderr, "%s: the Vulkan validation layer reported problems (above)  [test %s]\n", name, name);
+        atomic_fetch_add(&test_g.current_failed, 1);
+    }
     if (atomic_load(&test_g.current_failed)) {
         test_g.failed++;
         fprintf(stderr, "FAIL %s (%.1f ms)\n", name, ms);

@@ -1,0 +1,2064 @@
+/* accel_vulkan.h — the Vulkan backend of accel: the whole accel API on any Vulkan 1.2 device (or 1.1 with
+   VK_KHR_timeline_semaphore), with the loader opened at run time (no -lvulkan). Version 0.1.0. MIT license
+   (end of file). Needs accel.h; the implementation lives in the same translation unit as accel.h's.
+
+   ==== Quick start =============================================================================
+
+       #define ACCEL_IMPLEMENTATION
+       #include "accel.h"
+       #define ACCEL_VULKAN_IMPLEMENTATION       // needs the Vulkan headers (libvulkan-dev), not the library
+       #include "accel_vulkan.h"
+
+       static const uint32_t saxpy_spv[] = { ... };   // glslc -mfmt=c saxpy.comp (see tests/kernels/)
+       accel_device* dev;
+       const accel_backend* order[] = { accel_vulkan_backend(), accel_cpu_backend() };
+       accel_device_create_any(order, 2, NULL, &dev);     // Vulkan where there is a driver, else the CPU
+       accel_program_create(dev, &(accel_program_desc){ .name = "main", .spirv = saxpy_spv,
+                            .spirv_size = sizeof saxpy_spv, .cpu = saxpy_cpu,
+                            .buffer_count = 2, .constant_count = 2 }, &prog);
+       // ... buffers, queues, signals: exactly as with the CPU backend (see accel.h)
+
+   Build: `cc -std=c11 app.c -lpthread` (plus -ldl on glibc older than 2.34). No -lvulkan: the program runs
+   where there is no Vulkan at all, and accel_device_create returns ACCEL_ERROR_UNAVAILABLE with the reason in
+   the log (library not found, no driver, no device with timeline semaphores and a compute queue).
+
+   ==== What it does NOT do =====================================================================
+   - No shader compilation: programs are SPIR-V (compile GLSL/HLSL with glslc or dxc at build time).
+   - No images, samplers, uniform buffers, or more than one descriptor set: a program sees storage buffers
+     at set 0, bindings 0..buffer_count-1, and `constant_count` 32-bit words of push constants.
+   - No memory sub-allocator: one VkDeviceMemory per buffer (fine for the hundreds of buffers accel
+     programs use; a program with tens of thousands of live buffers hits maxMemoryAllocationCount).
+   - No no-threads build: with ACCEL_NO_THREADS, on WASI and on Emscripten the backend is a stub whose
+     every device is ACCEL_ERROR_UNAVAILABLE (and nothing is dlopen'ed there).
+
+   ==== Config macros and environment ===========================================================
+   | ACCEL_VULKAN_IMPLEMENTATION | compile the implementation (after accel.h's, same .c file)       |
+   | ACCEL_VULKAN_MAX_QUEUES     | VkQueues taken from the compute family (default 4)               |
+   | env ACCEL_VULKAN_LIBRARY    | path or name of the loader to open instead of the default names  |
+   | env ACCEL_VULKAN_VALIDATION | 1: enable VK_LAYER_KHRONOS_validation (as `debug = true` does)   |
+   | env ACCEL_VULKAN_NO_PUSH_DESCRIPTORS | 1: use descriptor pools even where push descriptors exist |
+   | env ACCEL_VULKAN_NO_MAP_DEVICE | 1: never map ACCEL_MEMORY_DEVICE (read/write use staging)     |
+   The last two exist to test the fallback paths on drivers that would not take them.
+
+   ==== Devices =================================================================================
+   `device_index` counts the physical devices that can run the backend (Vulkan 1.2 or 1.1 +
+   VK_KHR_timeline_semaphore, timeline semaphores enabled, a compute queue family), in the loader's order.
+   Loaders tried: $ACCEL_VULKAN_LIBRARY, then libvulkan.so.1, libvulkan.so (Linux/BSD), vulkan-1.dll
+   (Windows), libvulkan.1.dylib, libvulkan.dylib, libMoltenVK.dylib (macOS). The default loader is one
+   process-wide handle with a reference count (one per device), opened by the first device and closed by
+   the last. With `debug = true` (or ACCEL_VULKAN_VALIDATION=1) the validation layer is enabled when it is
+   installed; VK_EXT_debug_utils messages go to the device's logger, validation ones prefixed with
+   "[vulkan-validation]" (errors at ACCEL_LOG_ERROR, warnings at ACCEL_LOG_WARN). Layers enabled from the
+   environment (VK_INSTANCE_LAYERS) report the same way.
+   accel_vulkan_device_adopt builds a device on an engine's own VkInstance / VkDevice / VkQueue.
+
+   ==== Memory ==================================================================================
+   ACCEL_MEMORY_DEVICE takes a DEVICE_LOCAL memory type; when that type is also HOST_VISIBLE + COHERENT
+   (integrated GPUs, lavapipe, resizable BAR) the buffer is mapped too and accel_buffer_map returns it
+   (info.host_mapped_device_memory says so). ACCEL_MEMORY_HOST takes HOST_VISIBLE + COHERENT memory
+   (HOST_CACHED where offered), mapped for its whole life. accel_buffer_read/write copy through the mapping
+   where there is one, else through a staging buffer and a copy on the device's first VkQueue (blocking).
+
+   ==== Programs ================================================================================
+   SPIR-V only. The entry point is `name` when the module has one of that name, else its only GLCompute
+   entry point. The work-group size comes from the shader: a dimension declared with a specialization
+   constant (GLSL `local_size_x_id = 0` etc., which makes gl_WorkGroupSize a spec-constant composite) is
+   specialised to the exec's local size (one VkPipeline per program and local size, cached); a fixed
+   dimension runs at the shader's size, and an exec whose local size there is neither that size nor 1 (0
+   counts as 1 and means "the shader's") is ACCEL_ERROR_INVALID_ARGUMENT at submit. The group count is
+   ceil(global / local) per dimension. Descriptors are pushed (VK_KHR_push_descriptor) where the device has
+   it, else allocated from a descriptor pool per submission.
+
+   ==== Queues ==================================================================================
+   ACCEL_QUEUE_COMPUTE takes a VkQueue of a compute family (round robin over up to ACCEL_VULKAN_MAX_QUEUES);
+   ACCEL_QUEUE_COPY a transfer-only family's queue where the device has one (separate_copy_queue), else
+   another queue of the compute family, else the same VkQueue. Every VkQueue has a mutex around
+   vkQueueSubmit. A batch becomes one command buffer per segment (a `wait` in the middle of a batch starts a
+   new segment), with a full memory barrier (ALL_COMMANDS, memory write -> memory read/write) before every
+   command (the first one's is left out when everything the queue submitted before has completed), so
+   commands of a queue run in order, each seeing the writes of the ones before, across batches as well;
+   each segment ends with a barrier to the host. Commands of one segment end in one vkQueueSubmit
+   whose signal operations carry the segment's queue signals (so a `signal` fires when its segment is done,
+   not earlier: a command recorded after a signal but before the next wait delays it).
+
+   ==== Signals: design =========================================================================
+   A signal is a timeline VkSemaphore plus a 64-bit host word. Its value is max(host word, semaphore
+   counter), unless the host word holds a failed value (bit 63 set; accel.h's encoding), which then wins.
+   - Host set raises the host word (accel.h's event: compare-exchange max, then a condition-variable
+     wake of host waiters). It never calls vkSignalSemaphore on the signal's semaphore: Vulkan requires
+     every signal of a timeline to be larger than its current value AND than every pending signal
+     operation, which accel's "max, lower values are ignored" semantics cannot promise when the host and
+     queues race (and the 1.3.239 validation layer keeps host signals "pending" until a wait retires them).
+   - A queue signal becomes a native signal operation of its segment's vkQueueSubmit when its value is
+     above every value ever submitted to that semaphore (the common case: increasing values); otherwise
+     (a lower or equal value still pending elsewhere), for a signal of another device or backend, or a
+     value farther than maxTimelineSemaphoreValueDifference, the queue's worker thread waits for the
+     segment to complete and then sets the signal from the host.
+   - Host wait (accel_signal_wait / wait_many): while a GPU signal operation is pending on an unreached
+     signal, vkWaitSemaphores on those semaphores (WAIT_ANY for wait-any; all in one call for wait-all
+     when the signals share a device); otherwise only the host can move the value, and the wait sleeps on
+     the signal's host event, which a host set, a failure, or the submission of a GPU signal operation to
+     that signal wakes. Every wait is cut into slices of 2 ms with a re-check in between (Mesa 22.3's
+     lavapipe misses some wake-ups of vkWaitSemaphores, and polls when WAIT_ANY spans semaphores).
+   - A queue `wait`: at submit, a wait that is already satisfied costs nothing (when the semaphore counter
+     reached it, i.e. a GPU producer, it is also put in the submit's wait operations, which gives the
+     memory dependency). A wait not yet satisfied, or on a signal of another device or backend, is never
+     handed to the GPU: the batch, from that segment on, goes to the queue's worker thread (one per queue),
+     which waits on the host (vkWaitSemaphores, or accel_signal_wait for a foreign signal), then either
+     submits the segment or, when the signal failed, drops the rest of the batch and fails every signal it
+     would have signalled, exactly as the CPU backend does. Batches submitted while the worker holds
+     earlier ones are queued behind them, so the queue stays in order. This is what makes failure flow
+     down a pipeline: a GPU wait cannot be failed, so no GPU ever waits on something that might fail.
+     The cost: a GPU-to-GPU hand-over between two queues (or a host set releasing a queue) goes through
+     one host thread wake-up instead of staying on the GPU.
+   - accel_signal_fail stores the failed value in the host word, which wakes its host-event waiters;
+     semaphore waiters see it when their slice ends (at most 2 ms) or the pending operation lands.
+   - Device loss (VK_ERROR_DEVICE_LOST from any call) sets the core's sticky lost flag and fails every
+     signal of the device with ACCEL_ERROR_DEVICE_LOST; host waits return (vkWaitSemaphores reports the
+     loss, or the next slice sees the flag).
+   Lifetime: a submitted segment keeps its batch (and through it the buffers, programs and signals it
+   uses) until the queue's completion timeline shows the GPU finished it; completed work is reclaimed at
+   the next submit, finish, or by the worker.
+
+   ==== Thread safety ===========================================================================
+   As in accel.h. Internally: a mutex per VkQueue around vkQueueSubmit, a mutex per program around its
+   pipeline cache, a device-wide mutex around deciding native signal operations + vkQueueSubmit, a mutex
+   per queue around its worker hand-off, accel.h's event (mutex + condition variable) per signal. accel_vulkan_device_adopt: the engine must not submit to the adopted VkQueue while accel may
+   (accel takes its own lock, which the engine cannot see).
+
+   ==== Errors ==================================================================================
+   Every failing Vulkan call is logged with its name and VkResult. VK_ERROR_OUT_OF_{HOST,DEVICE}_MEMORY ->
+   ACCEL_ERROR_OUT_OF_MEMORY, VK_ERROR_DEVICE_LOST -> ACCEL_ERROR_DEVICE_LOST (sticky), anything else ->
+   ACCEL_ERROR_BACKEND. A driver error in a part of a batch that the worker submits after accel_queue_submit
+   returned fails the signals that part would have signalled. Nothing aborts.
+*/
+#ifndef ACCEL_VULKAN_H_INCLUDED
+#define ACCEL_VULKAN_H_INCLUDED
+
+#include "accel.h"
+#ifndef VK_NO_PROTOTYPES
+#  define VK_NO_PROTOTYPES
+#endif
+#include <vulkan/vulkan_core.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The Vulkan backend's table, for accel_device_desc.backend / accel_device_create_any. Never NULL (in
+   builds without threads or dlopen it is a stub whose devices are all ACCEL_ERROR_UNAVAILABLE). */
+ACCEL_API const accel_backend* accel_vulkan_backend(void);
+
+/* What accel_vulkan_device_adopt needs to know about an engine's Vulkan objects. accel does not take
+   ownership of any of them: they must outlive the accel device, and the engine destroys them. */
+typedef struct accel_vulkan_adopt_desc {
+    VkInstance instance;
+    VkPhysicalDevice physical_device;
+    VkDevice device;                 /* created with timeline semaphores enabled (Vulkan 1.2 feature or KHR) */
+    uint32_t queue_family;           /* a family with VK_QUEUE_COMPUTE_BIT */
+    uint32_t queue_index;            /* accel's queues (COMPUTE and COPY) all submit to this VkQueue */
+    PFN_vkGetInstanceProcAddr get_instance_proc_addr;   /* required */
+    uint32_t api_version;            /* the device's Vulkan version as created (VK_API_VERSION_1_x); 0: 1.2 */
+    bool push_descriptors;           /* VK_KHR_push_descriptor was enabled on the device */
+} accel_vulkan_adopt_desc;
+
+/* Builds an accel device on the engine's VkDevice. `desc` (may be NULL) gives the allocator, logger,
+   label and debug flag; its backend and device_index are ignored. Returns ACCEL_ERROR_INVALID_ARGUMENT for
+   a missing handle, ACCEL_ERROR_UNSUPPORTED when the device lacks timeline semaphores or the family lacks
+   compute, ACCEL_ERROR_OUT_OF_MEMORY / ACCEL_ERROR_BACKEND as their names say; *out is NULL on failure.
+   accel_device_destroy on the result waits for accel's work and destroys only what accel created.
+   Any thread. */
+ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, const accel_vulkan_adopt_desc* vk,
+                                                 accel_device** out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ACCEL_VULKAN_H_INCLUDED */
+
+/* ============================================================================================== */
+/*                                       IMPLEMENTATION                                           */
+/* ============================================================================================== */
+#if defined(ACCEL_VULKAN_IMPLEMENTATION) && !defined(ACCEL_VULKAN_IMPLEMENTATION_INCLUDED)
+#define ACCEL_VULKAN_IMPLEMENTATION_INCLUDED
+#if !defined(ACCEL_IMPLEMENTATION_INCLUDED)
+#  error "accel_vulkan.h: the implementation needs accel.h's implementation first, in the same file (#define ACCEL_IMPLEMENTATION, #include \"accel.h\")"
+#endif
+
+#if defined(ACCEL_NO_THREADS) || defined(__wasi__) || defined(__EMSCRIPTEN__)
+/* ==== vulkan: stub (no threads, no dlopen) ==== */
+static accel_result accel_i_vk_stub_count(const accel_backend* b, uint32_t* count) {
+    (void)b;
+    *count = 0;
+    accel_i_log_to(NULL, ACCEL_LOG_WARN, "vulkan: not available in this build (no threads or no dynamic loading)");
+    return ACCEL_ERROR_UNAVAILABLE;
+}
+static accel_result accel_i_vk_stub_create(const accel_backend* b, const accel_device_desc* d, accel_device** out) {
+    (void)b;
+    *out = NULL;
+    accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "vulkan: not available in this build (no threads or no dynamic loading)");
+    return ACCEL_ERROR_UNAVAILABLE;
+}
+static const accel_backend accel_i_vk_backend_table = {
+    "vulkan", false, accel_i_vk_stub_count, accel_i_vk_stub_create,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+};
+ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
+ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, const accel_vulkan_adopt_desc* vk,
+                                                 accel_device** out) {
+    (void)vk;
+    if (out) *out = NULL;
+    accel_i_log_to(desc ? &desc->logger : NULL, ACCEL_LOG_WARN, "vulkan: not available in this build");
+    return ACCEL_ERROR_UNAVAILABLE;
+}
+#else
+
+#if defined(_WIN32)
+#  define ACCEL_I_VK_DLOPEN(name) ((void*)LoadLibraryA(name))
+#  define ACCEL_I_VK_DLSYM(h, name) ((void*)(uintptr_t)GetProcAddress((HMODULE)(h), name))
+#  define ACCEL_I_VK_DLCLOSE(h) FreeLibrary((HMODULE)(h))
+#else
+#  include <dlfcn.h>
+#  define ACCEL_I_VK_DLOPEN(name) dlopen(name, RTLD_NOW | RTLD_LOCAL)
+#  define ACCEL_I_VK_DLSYM(h, name) dlsym(h, name)
+#  define ACCEL_I_VK_DLCLOSE(h) dlclose(h)
+#endif
+#ifndef ACCEL_VULKAN_MAX_QUEUES
+#  define ACCEL_VULKAN_MAX_QUEUES 4
+#endif
+#define ACCEL_I_VK_MAX_BUFFERS 32u
+#define ACCEL_I_VK_PREFIX "[vulkan-validation]"
+/* Every blocking vkWaitSemaphores is cut into slices of this length and the values re-checked in
+   between: Mesa 22.3's lavapipe misses about 1% of wake-ups when several threads wait on timelines, and
+   a wait must not hang on a driver's lost wake-up. */
+#define ACCEL_I_VK_SLICE_NS 2000000u
+
+/* ==== vulkan: entry points ==== */
+/* One list: G = global (loader), I = instance, D = device. The tables hold them as members (vk.Name). */
+#define ACCEL_I_VK_FUNCS(G, I, D) \
+    G(EnumerateInstanceVersion) G(EnumerateInstanceExtensionProperties) G(EnumerateInstanceLayerProperties) \
+    G(CreateInstance) \
+    I(DestroyInstance) I(EnumeratePhysicalDevices) I(GetPhysicalDeviceProperties) I(GetPhysicalDeviceProperties2) \
+    I(GetPhysicalDeviceFeatures2) I(GetPhysicalDeviceQueueFamilyProperties) I(GetPhysicalDeviceMemoryProperties) \
+    I(EnumerateDeviceExtensionProperties) I(CreateDevice) I(GetDeviceProcAddr) \
+    I(CreateDebugUtilsMessengerEXT) I(DestroyDebugUtilsMessengerEXT) \
+    D(DestroyDevice) D(GetDeviceQueue) D(DeviceWaitIdle) D(QueueSubmit) \
+    D(CreateBuffer) D(DestroyBuffer) D(GetBufferMemoryRequirements) D(AllocateMemory) D(FreeMemory) \
+    D(BindBufferMemory) D(MapMemory) D(UnmapMemory) \
+    D(CreateShaderModule) D(DestroyShaderModule) D(CreateDescriptorSetLayout) D(DestroyDescriptorSetLayout) \
+    D(CreatePipelineLayout) D(DestroyPipelineLayout) D(CreateComputePipelines) D(DestroyPipeline) \
+    D(CreateDescriptorPool) D(DestroyDescriptorPool) D(AllocateDescriptorSets) D(UpdateDescriptorSets) \
+    D(CreateCommandPool) D(DestroyCommandPool) D(AllocateCommandBuffers) D(FreeCommandBuffers) \
+    D(BeginCommandBuffer) D(EndCommandBuffer) D(CmdPipelineBarrier) D(CmdBindPipeline) \
+    D(CmdBindDescriptorSets) D(CmdPushConstants) D(CmdDispatch) D(CmdCopyBuffer) D(CmdFillBuffer) \
+    D(CmdPushDescriptorSetKHR) \
+    D(CreateSemaphore) D(DestroySemaphore) D(GetSemaphoreCounterValue) D(WaitSemaphores) D(SignalSemaphore)
+
+#define ACCEL_I_VK_MEMBER(name) PFN_vk##name name;
+#define ACCEL_I_VK_NONE(name)
+typedef struct accel_i_vk_itab {   /* global + instance level */
+    PFN_vkGetInstanceProcAddr GetInstanceProcAddr;
+    ACCEL_I_VK_FUNCS(ACCEL_I_VK_MEMBER, ACCEL_I_VK_MEMBER, ACCEL_I_VK_NONE)
+} accel_i_vk_itab;
+typedef struct accel_i_vk_dtab {   /* device level */
+    ACCEL_I_VK_FUNCS(ACCEL_I_VK_NONE, ACCEL_I_VK_NONE, ACCEL_I_VK_MEMBER)
+} accel_i_vk_dtab;
+
+static void accel_i_vk_load_global(accel_i_vk_itab* t) {
+#define ACCEL_I_VK_LOAD_G(name) t->name = (PFN_vk##name)(void (*)(void))t->GetInstanceProcAddr(VK_NULL_HANDLE, "vk" #name);
+    ACCEL_I_VK_FUNCS(ACCEL_I_VK_LOAD_G, ACCEL_I_VK_NONE, ACCEL_I_VK_NONE)
+#undef ACCEL_I_VK_LOAD_G
+}
+static void accel_i_vk_load_instance(accel_i_vk_itab* t, VkInstance inst) {
+#define ACCEL_I_VK_LOAD_I(name) t->name = (PFN_vk##name)(void (*)(void))t->GetInstanceProcAddr(inst, "vk" #name);
+    ACCEL_I_VK_FUNCS(ACCEL_I_VK_NONE, ACCEL_I_VK_LOAD_I, ACCEL_I_VK_NONE)
+#undef ACCEL_I_VK_LOAD_I
+    if (!t->GetPhysicalDeviceProperties2)
+        t->GetPhysicalDeviceProperties2 = (PFN_vkGetPhysicalDeviceProperties2)(void (*)(void))t->GetInstanceProcAddr(inst, "vkGetPhysicalDeviceProperties2KHR");
+    if (!t->GetPhysicalDeviceFeatures2)
+        t->GetPhysicalDeviceFeatures2 = (PFN_vkGetPhysicalDeviceFeatures2)(void (*)(void))t->GetInstanceProcAddr(inst, "vkGetPhysicalDeviceFeatures2KHR");
+}
+/* Returns the name of the first required device entry point that is missing, or NULL. */
+static const char* accel_i_vk_load_device(const accel_i_vk_itab* it, accel_i_vk_dtab* t, VkDevice device) {
+#define ACCEL_I_VK_LOAD_D(name) t->name = (PFN_vk##name)(void (*)(void))it->GetDeviceProcAddr(device, "vk" #name);
+    ACCEL_I_VK_FUNCS(ACCEL_I_VK_NONE, ACCEL_I_VK_NONE, ACCEL_I_VK_LOAD_D)
+#undef ACCEL_I_VK_LOAD_D
+    if (!t->GetSemaphoreCounterValue) t->GetSemaphoreCounterValue = (PFN_vkGetSemaphoreCounterValue)(void (*)(void))it->GetDeviceProcAddr(device, "vkGetSemaphoreCounterValueKHR");
+    if (!t->WaitSemaphores) t->WaitSemaphores = (PFN_vkWaitSemaphores)(void (*)(void))it->GetDeviceProcAddr(device, "vkWaitSemaphoresKHR");
+    if (!t->SignalSemaphore) t->SignalSemaphore = (PFN_vkSignalSemaphore)(void (*)(void))it->GetDeviceProcAddr(device, "vkSignalSemaphoreKHR");
+#define ACCEL_I_VK_REQ_D(name) if (!t->name && strcmp(#name, "CmdPushDescriptorSetKHR") != 0) return "vk" #name;
+    ACCEL_I_VK_FUNCS(ACCEL_I_VK_NONE, ACCEL_I_VK_NONE, ACCEL_I_VK_REQ_D)
+#undef ACCEL_I_VK_REQ_D
+    return NULL;
+}
+
+/* ==== vulkan: loader library ==== */
+/* The default loader: one process-wide handle, opened by the first device and closed with the last.
+   An override path (ACCEL_VULKAN_LIBRARY) gets a handle of its own per device. */
+typedef struct accel_i_vk_lib_slot { accel_i_a32 lock; uint32_t refs; void* handle; } accel_i_vk_lib_slot;
+static accel_i_vk_lib_slot accel_i_vk_lib_g;
+
+static void* accel_i_vk_open_default(char* tried, size_t cap) {
+    static const char* const names[] = {
+#if defined(_WIN32)
+        "vulkan-1.dll",
+#elif defined(__APPLE__)
+        "libvulkan.1.dylib", "libvulkan.dylib", "libMoltenVK.dylib",
+#else
+        "libvulkan.so.1", "libvulkan.so",
+#endif
+    };
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void* h = ACCEL_I_VK_DLOPEN(names[i]);
+        if (h) return h;
+        used += (size_t)snprintf(tried + used, used < cap ? cap - used : 0, "%s%s", i ? ", " : "", names[i]);
+        if (used >= cap) used = cap - 1;
+    }
+    return NULL;
+}
+/* Opens the loader and finds vkGetInstanceProcAddr. *shared: the handle is the process-wide one. */
+static accel_result accel_i_vk_lib_open(const accel_logger* lg, void** handle, bool* shared, PFN_vkGetInstanceProcAddr* gipa) {
+    const char* path = getenv("ACCEL_VULKAN_LIBRARY");
+    char tried[256] = { 0 };
+    void* h;
+    *handle = NULL;
+    *shared = !(path && path[0]);
+    if (*shared) {
+        accel_i_spin_lock(&accel_i_vk_lib_g.lock);
+        if (!accel_i_vk_lib_g.handle) accel_i_vk_lib_g.handle = accel_i_vk_open_default(tried, sizeof tried);
+        h = accel_i_vk_lib_g.handle;
+        if (h) accel_i_vk_lib_g.refs++;
+        accel_i_spin_unlock(&accel_i_vk_lib_g.lock);
+    } else {
+        h = ACCEL_I_VK_DLOPEN(path);
+        snprintf(tried, sizeof tried, "%s (from ACCEL_VULKAN_LIBRARY)", path);
+    }
+    if (!h) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: the Vulkan loader library was not found (tried %s)", tried);
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
+    *handle = h;
+    {   /* object pointer -> function pointer without a cast ISO C forbids */
+        void* sym = ACCEL_I_VK_DLSYM(h, "vkGetInstanceProcAddr");
+        memcpy(gipa, &sym, sizeof sym < sizeof *gipa ? sizeof sym : sizeof *gipa);
+    }
+    if (!*gipa) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: %s has no vkGetInstanceProcAddr: not a Vulkan loader", *shared ? "the loader" : path);
+        return ACCEL_ERROR_UNAVAILABLE;   /* the caller closes it */
+    }
+    return ACCEL_OK;
+}
+static void accel_i_vk_lib_close(void* handle, bool shared) {
+    if (!handle) return;
+    if (!shared) { ACCEL_I_VK_DLCLOSE(handle); return; }
+    accel_i_spin_lock(&accel_i_vk_lib_g.lock);
+    if (--accel_i_vk_lib_g.refs == 0) {
+        ACCEL_I_VK_DLCLOSE(accel_i_vk_lib_g.handle);
+        accel_i_vk_lib_g.handle = NULL;
+    }
+    accel_i_spin_unlock(&accel_i_vk_lib_g.lock);
+}
+
+/* ==== vulkan: objects ==== */
+typedef struct accel_i_vk_hwq { VkQueue queue; uint32_t family; accel_i_mutex lock; } accel_i_vk_hwq;
+
+typedef struct accel_i_vk_device {
+    accel_device base;
+    accel_i_vk_itab vki;
+    accel_i_vk_dtab vk;
+    void* lib; bool lib_shared;
+    VkInstance instance; bool own_instance;
+    VkDebugUtilsMessengerEXT messenger;
+    VkPhysicalDevice phys;
+    VkDevice device; bool own_device;
+    VkPhysicalDeviceMemoryProperties mem;
+    uint32_t compute_family, copy_family;
+    accel_i_vk_hwq hwq[ACCEL_VULKAN_MAX_QUEUES + 1];
+    uint32_t hwq_count, hwq_inited, copy_hwq;
+    accel_i_a32 next_hwq;
+    bool push_desc, map_device;
+    uint64_t max_diff;            /* maxTimelineSemaphoreValueDifference */
+    accel_i_mutex io_lock;
+    accel_i_mutex submit_lock;    /* deciding native signal operations + vkQueueSubmit, device-wide */
+    bool locks_inited;
+    VkCommandPool io_pool;        /* staging copies of accel_buffer_read/write (io_lock) */
+    VkSemaphore io_sem;
+    uint64_t io_val;
+} accel_i_vk_device;
+
+typedef struct accel_i_vk_buffer {
+    accel_buffer base;
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+} accel_i_vk_buffer;
+
+typedef struct accel_i_vk_pipe { uint32_t size[3]; VkPipeline pipeline; } accel_i_vk_pipe;
+typedef struct accel_i_vk_program {
+    accel_program base;
+    VkShaderModule module;
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout layout;
+    char entry[64];
+    uint32_t fixed[3];            /* the shader's size per dimension */
+    bool spec[3];                 /* dimension set by a specialization constant */
+    uint32_t spec_id[3];
+    accel_i_mutex lock;           /* the pipeline cache */
+    accel_i_vk_pipe* pipes;
+    size_t pipes_bytes;
+    uint32_t pipe_count;
+} accel_i_vk_program;
+
+typedef struct accel_i_vk_signal {
+    accel_signal base;
+    VkSemaphore sem;
+    accel_i_event host;           /* host-set maximum, or the failed value (accel.h's event: max, failure final) */
+    accel_i_a64 submitted;        /* largest value handed to the GPU as a signal operation (written under the
+                                     device submit_lock; host-event waiters are notified when it grows) */
+} accel_i_vk_signal;
+
+/* One submitted segment, kept until the queue's timeline reaches `value`. */
+typedef struct accel_i_vk_entry accel_i_vk_entry;
+struct accel_i_vk_entry {
+    accel_i_vk_entry* next;
+    uint64_t value;
+    VkCommandBuffer cb;
+    VkBuffer staging; VkDeviceMemory staging_mem;
+    VkDescriptorPool pool;
+    accel_i_batch* batches;       /* batches that end with this segment */
+};
+
+typedef struct accel_i_vk_queue {
+    accel_queue base;
+    accel_i_vk_hwq* hwq;
+    VkCommandPool pool;           /* used only by whoever is `active` */
+    VkSemaphore done;             /* completion timeline: one value per submitted segment */
+    accel_i_mutex lock;           /* fifo, active, stop, cond */
+    accel_i_cond cond;
+    accel_i_batch *head, *tail;   /* batches handed to the worker */
+    bool active, stop;
+    accel_i_thread thread;
+    accel_i_a32 list_lock;        /* entries, spare entries, free command buffers, last */
+    accel_i_vk_entry *first, *last_entry, *spare;
+    VkCommandBuffer* free_cbs; size_t free_cbs_bytes; uint32_t free_cb_count;
+    uint64_t last;                /* last value submitted on `done` */
+    /* scratch of the active submitter: wait/signal operations of one segment */
+    VkSemaphore* sems; uint64_t* vals; accel_signal** later; size_t sems_bytes, vals_bytes, later_bytes;
+} accel_i_vk_queue;
+
+static accel_i_vk_device* accel_i_vk_dev(accel_device* d) { return (accel_i_vk_device*)d; }
+static const accel_backend accel_i_vk_backend_table;
+
+/* ==== vulkan: errors ==== */
+static const char* accel_i_vk_result_name(VkResult r) {
+    switch (r) {
+    case VK_SUCCESS: return "VK_SUCCESS";
+    case VK_NOT_READY: return "VK_NOT_READY";
+    case VK_TIMEOUT: return "VK_TIMEOUT";
+    case VK_INCOMPLETE: return "VK_INCOMPLETE";
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+    case VK_ERROR_FORMAT_NOT_SUPPORTED: return "VK_ERROR_FORMAT_NOT_SUPPORTED";
+    case VK_ERROR_FRAGMENTED_POOL: return "VK_ERROR_FRAGMENTED_POOL";
+    case VK_ERROR_OUT_OF_POOL_MEMORY: return "VK_ERROR_OUT_OF_POOL_MEMORY";
+    case VK_ERROR_INVALID_SHADER_NV: return "VK_ERROR_INVALID_SHADER_NV";
+    default: return "VkResult";
+    }
+}
+static void accel_i_vk_mark_lost(accel_i_vk_device* dev);
+/* Logs a failed call and maps its VkResult to an accel_result. */
+static accel_result accel_i_vk_fail(accel_i_vk_device* dev, VkResult vr, const char* call, const char* what) {
+    accel_result r = vr == VK_ERROR_OUT_OF_HOST_MEMORY || vr == VK_ERROR_OUT_OF_DEVICE_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY
+                   : vr == VK_ERROR_DEVICE_LOST ? ACCEL_ERROR_DEVICE_LOST : ACCEL_ERROR_BACKEND;
+    accel_i_log(&dev->base, ACCEL_LOG_ERROR, "vulkan: %s: %s failed: %s (%d)", what, call, accel_i_vk_result_name(vr), (int)vr);
+    if (r == ACCEL_ERROR_DEVICE_LOST) accel_i_vk_mark_lost(dev);
+    return r;
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL accel_i_vk_debug_cb(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                          VkDebugUtilsMessageTypeFlagsEXT types,
+                                                          const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+    accel_i_vk_device* dev = (accel_i_vk_device*)user;
+    accel_log_level level = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? ACCEL_LOG_ERROR : ACCEL_LOG_WARN;
+    const char* msg = data && data->pMessage ? data->pMessage : "(no message)";
+    const char* id = data && data->pMessageIdName ? data->pMessageIdName : "";
+    if (!strcmp(id, "UNASSIGNED-VkSemaphore-state-timeout")) {
+        /* the 1.3.239 layer's own state tracker timing out under load ("most likely a validation bug",
+           it says): reported, but not as a validation error of the application */
+        accel_i_log(&dev->base, ACCEL_LOG_WARN, "vulkan validation layer (its known tracker timeout, not an application error): %s", msg);
+        return VK_FALSE;
+    }
+    if (types & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT))
+        accel_i_log(&dev->base, level, ACCEL_I_VK_PREFIX " %s", msg);
+    else   /* loader chatter (layers enabled from the environment, ...): errors stay errors */
+        accel_i_log(&dev->base, level == ACCEL_LOG_ERROR ? ACCEL_LOG_ERROR : ACCEL_LOG_INFO, "vulkan loader: %s", msg);
+    return VK_FALSE;
+}
+
+/* ==== vulkan: signals ==== */
+static VkResult accel_i_vk_timeline(accel_i_vk_device* dev, uint64_t initial, VkSemaphore* out) {
+    VkSemaphoreTypeCreateInfo type = { VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, NULL, VK_SEMAPHORE_TYPE_TIMELINE, initial };
+    VkSemaphoreCreateInfo ci = { VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type, 0 };
+    return dev->vk.CreateSemaphore(dev->device, &ci, NULL, out);
+}
+static uint64_t accel_i_vk_counter(accel_i_vk_device* dev, VkSemaphore sem) {
+    uint64_t v = 0;
+    VkResult vr = dev->vk.GetSemaphoreCounterValue(dev->device, sem, &v);
+    if (vr != VK_SUCCESS) { accel_i_vk_fail(dev, vr, "vkGetSemaphoreCounterValue", "signal value"); return 0; }
+    return v;
+}
+/* Waits until the timeline `sem` reaches `value` (sliced, see ACCEL_I_VK_SLICE_NS). */
+static VkResult accel_i_vk_wait_sem(accel_i_vk_device* dev, VkSemaphore sem, uint64_t value, uint64_t timeout_ns) {
+    uint64_t deadline = accel_i_deadline(timeout_ns);
+    VkSemaphoreWaitInfo wi = { VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, NULL, 0, 1, &sem, &value };
+    for (;;) {
+        uint64_t now = accel_i_now_ns(), slice = deadline > now ? deadline - now : 0;
+        VkResult vr = dev->vk.WaitSemaphores(dev->device, &wi, slice < ACCEL_I_VK_SLICE_NS ? slice : ACCEL_I_VK_SLICE_NS);
+        if (vr != VK_TIMEOUT) return vr;
+        if (accel_i_now_ns() >= deadline) return VK_TIMEOUT;
+    }
+}
+static uint64_t accel_i_vk_signal_value(const accel_signal* base) {
+    accel_i_vk_signal* s = (accel_i_vk_signal*)(uintptr_t)base;
+    uint64_t h = accel_i_event_value(&s->host), c;
+    if (accel_i_failed(h)) return h;
+    c = accel_i_vk_counter(accel_i_vk_dev(base->obj.device), s->sem);
+    h = accel_i_event_value(&s->host);   /* a failure (e.g. device loss) may have landed meanwhile */
+    if (accel_i_failed(h)) return h;
+    return c > h ? c : h;
+}
+/* Host set / fail: the host word takes the value (max; a failed value is final) and wakes its host
+   waiters. The semaphore is never signalled from the host (see "Signals: design"). */
+static uint64_t accel_i_vk_signal_raise(accel_signal* base, uint64_t v) {
+    return accel_i_event_raise(&((accel_i_vk_signal*)base)->host, v);
+}
+static accel_result accel_i_vk_signal_create(accel_device* d, uint64_t initial, accel_signal** out) {
+    accel_i_vk_device* dev = accel_i_vk_dev(d);
+    accel_i_vk_signal* s = (accel_i_vk_signal*)accel_i_dev_alloc(d, sizeof *s);
+    VkResult vr;
+    if (!s) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
+    memset(s, 0, sizeof *s);
+    atomic_init(&s->submitted, 0u);
+    if (!accel_i_event_init(&s->host, initial)) { accel_i_dev_free(d, s, sizeof *s); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed"); }
+    vr = accel_i_vk_timeline(dev, 0, &s->sem);
+    if (vr != VK_SUCCESS) {
+        accel_i_event_destroy(&s->host);
+        accel_i_dev_free(d, s, sizeof *s);
+        return accel_i_vk_fail(dev, vr, "vkCreateSemaphore", "accel_signal_create");
+    }
+    accel_i_object_init(&s->base.obj, d, ACCEL_I_SIGNAL, "signal");
+    *out = &s->base;
+    return ACCEL_OK;
+}
+static void accel_i_vk_signal_free(accel_signal* base) {
+    accel_i_vk_signal* s = (accel_i_vk_signal*)base;
+    accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
+    dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
+    accel_i_event_destroy(&s->host);
+    accel_i_dev_free(&dev->base, s, sizeof *s);
+}
+
+/* Sleeps on the signal's host event until its word reaches v, a GPU signal operation is submitted to
+   it (submitted grows past `seen`: the caller then waits on the semaphore), or `ns` pass. */
+static void accel_i_vk_host_wait(accel_i_vk_signal* s, uint64_t v, uint64_t seen, uint64_t ns) {
+    accel_i_event* ev = &s->host;
+    /* spin first, as accel.h's events do: a host set in the next few microseconds is caught without a
+       sleep and a wake-up (bounded by ACCEL_CPU_SPIN_NS, so an idle waiter burns no CPU) */
+    uint64_t start = accel_i_now_ns();
+    for (uint32_t i = 1;; i++) {
+        if (accel_i_event_value(ev) >= v || atomic_load(&s->submitted) != seen) return;
+        ACCEL_I_RELAX();
+        if ((i & 63u) == 0) {
+            uint64_t now = accel_i_now_ns();
+            if (now - start >= ACCEL_CPU_SPIN_NS || now - start >= ns) break;
+            accel_i_yield();   /* the thread we wait for may share our core */
+        }
+    }
+    accel_i_mutex_lock(&ev->lock);
+    atomic_fetch_add(&ev->sleepers, 1u);
+    if (atomic_load(&ev->word) < v && atomic_load(&s->submitted) == seen) accel_i_cond_timedwait(&ev->cond, &ev->lock, ns);
+    atomic_fetch_sub(&ev->sleepers, 1u);
+    accel_i_mutex_unlock(&ev->lock);
+}
+
+/* Host wait over signals of one device, in slices of at most ACCEL_I_VK_SLICE_NS, re-checking the
+   values after each: while a GPU signal operation is pending on an unreached signal, vkWaitSemaphores on
+   those semaphores (WAIT_ANY for wait-any; all of them for wait-all: one call); otherwise only the host
+   can move the value, and the wait is on the first unreached signal's host event (spin, then condition
+   variable; a host set or failure wakes it at once). */
+static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                    uint64_t timeout_ns, uint32_t* first) {
+    accel_i_vk_device* dev = accel_i_vk_dev(s[0]->obj.device);
+    VkSemaphore local_s[8], *sems = local_s;
+    uint64_t local_v[8], *vals = local_v, deadline = accel_i_deadline(timeout_ns);
+    accel_result r = ACCEL_TIMEOUT;
+    if (n > 8) {
+        sems = (VkSemaphore*)accel_i_dev_alloc(&dev->base, n * sizeof *sems);
+        vals = (uint64_t*)accel_i_dev_alloc(&dev->base, n * sizeof *vals);
+        if (!sems || !vals) {   /* fall back to polling */
+            accel_i_dev_free(&dev->base, sems, n * sizeof *sems);
+            accel_i_dev_free(&dev->base, vals, n * sizeof *vals);
+            return accel_i_wait_mixed(s, v, n, all, timeout_ns, first);
+        }
+    }
+    for (;;) {
+        uint64_t now, slice;
+        uint32_t k = 0, host_only = UINT32_MAX, unreached = 0;
+        uint64_t host_sub = 0;
+        VkSemaphoreWaitInfo wi;
+        VkResult vr;
+        r = accel_i_wait_check(s, v, n, all, first);
+        if (r != ACCEL_TIMEOUT) break;
+        if (accel_i_lost(&dev->base)) { r = ACCEL_ERROR_DEVICE_LOST; break; }
+        now = accel_i_now_ns();
+        if (now >= deadline) break;
+        slice = deadline == ACCEL_I_FOREVER ? ACCEL_I_VK_SLICE_NS : deadline - now;
+        if (slice > ACCEL_I_VK_SLICE_NS) slice = ACCEL_I_VK_SLICE_NS;
+        for (uint32_t i = 0; i < n; i++) {   /* submitted is read before the counter: no false "pending" */
+            accel_i_vk_signal* vs = (accel_i_vk_signal*)s[i];
+            uint64_t sub = atomic_load(&vs->submitted), c = accel_i_vk_counter(dev, vs->sem);
+            if (c >= v[i] || accel_i_event_value(&vs->host) >= v[i]) continue;
+            unreached++;
+            if (sub > c && v[i] - c <= dev->max_diff) { sems[k] = vs->sem; vals[k++] = v[i]; }
+            else if (host_only == UINT32_MAX) { host_only = i; host_sub = sub; }
+        }
+        if (k == 0 && host_only == UINT32_MAX) continue;   /* reached meanwhile */
+        if (host_only != UINT32_MAX && (k == 0 || all)) {
+            /* wait-all: this one must be reached anyway; wait-any with nothing pending on the GPU */
+            if (k != 0 || unreached > 1) slice = slice < 200000u ? slice : 200000u;
+            accel_i_vk_host_wait((accel_i_vk_signal*)s[host_only], v[host_only], host_sub, slice);
+            continue;
+        }
+        if (host_only != UINT32_MAX && slice > 200000u) slice = 200000u;   /* any: the host may move one meanwhile */
+        memset(&wi, 0, sizeof wi);
+        wi.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
+        wi.flags = all ? 0 : VK_SEMAPHORE_WAIT_ANY_BIT;
+        wi.semaphoreCount = k;
+        wi.pSemaphores = sems;
+        wi.pValues = vals;
+        vr = dev->vk.WaitSemaphores(dev->device, &wi, slice);
+        if (vr != VK_SUCCESS && vr != VK_TIMEOUT) {
+            r = accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "accel_signal_wait");
+            if (r == ACCEL_ERROR_DEVICE_LOST) break;
+            r = accel_i_wait_check(s, v, n, all, first);
+            if (r == ACCEL_TIMEOUT) r = ACCEL_ERROR_BACKEND;
+            break;
+        }
+    }
+    if (sems != local_s) {
+        accel_i_dev_free(&dev->base, sems, n * sizeof *sems);
+        accel_i_dev_free(&dev->base, vals, n * sizeof *vals);
+    }
+    return r;
+}
+static accel_result accel_i_vk_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                                uint64_t timeout_ns, uint32_t* first) {
+    for (uint32_t i = 1; i < n; i++)
+        if (s[i]->obj.device != s[0]->obj.device) return accel_i_wait_mixed(s, v, n, all, timeout_ns, first);
+    return accel_i_vk_wait(s, v, n, all, timeout_ns, first);
+}
+
+/* Device loss: sticky flag, every signal of the device failed, every waiter woken. */
+static void accel_i_vk_mark_lost(accel_i_vk_device* dev) {
+    if (atomic_exchange(&dev->base.lost, 1u) != 0) return;
+    accel_i_log(&dev->base, ACCEL_LOG_ERROR, "vulkan: device lost; every call on this device now returns ACCEL_ERROR_DEVICE_LOST");
+    accel_i_spin_lock(&dev->base.objects_lock);
+    for (accel_i_object* o = dev->base.objects; o; o = o->next) {
+        if (o->kind == ACCEL_I_SIGNAL) {
+            accel_i_event_raise(&((accel_i_vk_signal*)o)->host, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
+        }
+    }
+    accel_i_spin_unlock(&dev->base.objects_lock);   /* waiters: vkWaitSemaphores returns DEVICE_LOST, or a slice ends */
+}
+
+/* ==== vulkan: memory and buffers ==== */
+/* The memory type among `bits` with all of `need`, preferring one with all of `want`; -1 if none. */
+static int accel_i_vk_mem_type(const accel_i_vk_device* dev, uint32_t bits, VkMemoryPropertyFlags need, VkMemoryPropertyFlags want) {
+    int fallback = -1;
+    for (uint32_t i = 0; i < dev->mem.memoryTypeCount; i++) {
+        VkMemoryPropertyFlags f = dev->mem.memoryTypes[i].propertyFlags;
+        if (!(bits & (1u << i)) || (f & need) != need) continue;
+        if ((f & want) == want) return (int)i;
+        if (fallback < 0) fallback = (int)i;
+    }
+    return fallback;
+}
+
+/* A VkBuffer with its own memory; *mapped set when the memory is host-visible and coherent and
+   `map` is asked. */
+static accel_result accel_i_vk_make_buffer(accel_i_vk_device* dev, VkDeviceSize size, bool host, bool map, const char* what,
+                                           VkBuffer* buf, VkDeviceMemory* mem, void** mapped) {
+    const VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    uint32_t families[2] = { dev->compute_family, dev->copy_family };
+    VkBufferCreateInfo bi;
+    VkMemoryRequirements req;
+    VkMemoryAllocateInfo ai;
+    VkResult vr;
+    int type;
+    *buf = VK_NULL_HANDLE; *mem = VK_NULL_HANDLE; *mapped = NULL;
+    memset(&bi, 0, sizeof bi);
+    bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    bi.size = size;
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    if (dev->copy_family != dev->compute_family) {
+        bi.sharingMode = VK_SHARING_MODE_CONCURRENT;
+        bi.queueFamilyIndexCount = 2;
+        bi.pQueueFamilyIndices = families;
+    }
+    vr = dev->vk.CreateBuffer(dev->device, &bi, NULL, buf);
+    if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateBuffer", what);
+    dev->vk.GetBufferMemoryRequirements(dev->device, *buf, &req);
+    type = host ? accel_i_vk_mem_type(dev, req.memoryTypeBits, hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
+                : accel_i_vk_mem_type(dev, req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (type < 0) {
+        dev->vk.DestroyBuffer(dev->device, *buf, NULL);
+        *buf = VK_NULL_HANDLE;
+        return accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED, "vulkan: %s: no suitable memory type", what);
+    }
+    memset(&ai, 0, sizeof ai);
+    ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    ai.allocationSize = req.size;
+    ai.memoryTypeIndex = (uint32_t)type;
+    vr = dev->vk.AllocateMemory(dev->device, &ai, NULL, mem);
+    if (vr == VK_SUCCESS) vr = dev->vk.BindBufferMemory(dev->device, *buf, *mem, 0);
+    if (vr == VK_SUCCESS && map && (dev->mem.memoryTypes[type].propertyFlags & hv) == hv)
+        vr = dev->vk.MapMemory(dev->device, *mem, 0, VK_WHOLE_SIZE, 0, mapped);
+    if (vr != VK_SUCCESS) {
+        accel_result r = accel_i_vk_fail(dev, vr, "vkAllocateMemory/vkBindBufferMemory/vkMapMemory", what);
+        dev->vk.DestroyBuffer(dev->device, *buf, NULL);
+        if (*mem) dev->vk.FreeMemory(dev->device, *mem, NULL);
+        *buf = VK_NULL_HANDLE; *mem = VK_NULL_HANDLE; *mapped = NULL;
+        return r;
+    }
+    return ACCEL_OK;
+}
+static void accel_i_vk_drop_buffer(accel_i_vk_device* dev, VkBuffer buf, VkDeviceMemory mem) {
+    if (buf) dev->vk.DestroyBuffer(dev->device, buf, NULL);
+    if (mem) dev->vk.FreeMemory(dev->device, mem, NULL);   /* unmaps implicitly */
+}
+
+static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size);
+
+/* New buffers read as zeros, as on the CPU backend. */
+static accel_result accel_i_vk_buffer_create(accel_device* d, const accel_buffer_desc* desc, accel_buffer** out) {
+    accel_i_vk_device* dev = accel_i_vk_dev(d);
+    accel_i_vk_buffer* b;
+    accel_result r;
+    bool host = desc->memory == ACCEL_MEMORY_HOST;
+    if (desc->host_ptr)
+        return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "accel_buffer_create: host_ptr wrapping is a CPU backend feature");
+    b = (accel_i_vk_buffer*)accel_i_dev_alloc(d, sizeof *b);
+    if (!b) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
+    memset(b, 0, sizeof *b);
+    r = accel_i_vk_make_buffer(dev, desc->size, host, host || dev->map_device, "accel_buffer_create", &b->buffer, &b->memory, &b->base.mapped);
+    if (r == ACCEL_OK && b->base.mapped) memset(b->base.mapped, 0, desc->size);
+    else if (r == ACCEL_OK) {
+        accel_i_mutex_lock(&dev->io_lock);
+        r = accel_i_vk_io_copy(dev, VK_NULL_HANDLE, 0, b->buffer, 0, desc->size);
+        accel_i_mutex_unlock(&dev->io_lock);
+        if (r != ACCEL_OK) accel_i_vk_drop_buffer(dev, b->buffer, b->memory);
+    }
+    if (r != ACCEL_OK) { accel_i_dev_free(d, b, sizeof *b); return r; }
+    b->base.size = desc->size;
+    b->base.memory = desc->memory;
+    accel_i_object_init(&b->base.obj, d, ACCEL_I_BUFFER, desc->label ? desc->label : "buffer");
+    *out = &b->base;
+    return ACCEL_OK;
+}
+static void accel_i_vk_buffer_free(accel_buffer* base) {
+    accel_i_vk_buffer* b = (accel_i_vk_buffer*)base;
+    accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
+    accel_i_vk_drop_buffer(dev, b->buffer, b->memory);
+    accel_i_dev_free(&dev->base, b, sizeof *b);
+}
+
+/* A one-off copy between a buffer and a staging buffer (or, src == NULL, a zero fill), on the first
+   VkQueue, waited for. Callers hold io_lock. */
+static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size) {
+    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, dev->io_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
+    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT };
+    VkMemoryBarrier hb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT };
+    VkBufferCopy region = { src_off, dst_off, size };
+    VkTimelineSemaphoreSubmitInfo ti;
+    VkSubmitInfo si;
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    accel_i_vk_hwq* hq = &dev->hwq[0];
+    uint64_t value;
+    VkResult vr = dev->vk.AllocateCommandBuffers(dev->device, &ai, &cb);
+    if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", "buffer read/write");
+    dev->vk.BeginCommandBuffer(cb, &bi);
+    dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    if (src) dev->vk.CmdCopyBuffer(cb, src, dst, 1, &region);
+    else dev->vk.CmdFillBuffer(cb, dst, dst_off, VK_WHOLE_SIZE, 0);
+    dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0, NULL);
+    vr = dev->vk.EndCommandBuffer(cb);
+    if (vr != VK_SUCCESS) { dev->vk.FreeCommandBuffers(dev->device, dev->io_pool, 1, &cb); return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "buffer read/write"); }
+    value = ++dev->io_val;
+    memset(&ti, 0, sizeof ti);
+    ti.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+    ti.signalSemaphoreValueCount = 1;
+    ti.pSignalSemaphoreValues = &value;
+    memset(&si, 0, sizeof si);
+    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    si.pNext = &ti;
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    si.signalSemaphoreCount = 1;
+    si.pSignalSemaphores = &dev->io_sem;
+    accel_i_mutex_lock(&hq->lock);
+    vr = dev->vk.QueueSubmit(hq->queue, 1, &si, VK_NULL_HANDLE);
+    accel_i_mutex_unlock(&hq->lock);
+    if (vr == VK_SUCCESS) {
+        vr = accel_i_vk_wait_sem(dev, dev->io_sem, value, ACCEL_WAIT_FOREVER);
+        if (vr == VK_SUCCESS) { dev->vk.FreeCommandBuffers(dev->device, dev->io_pool, 1, &cb); return ACCEL_OK; }
+        return accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "buffer read/write");   /* cb leaks with a lost device only */
+    }
+    dev->io_val--;
+    dev->vk.FreeCommandBuffers(dev->device, dev->io_pool, 1, &cb);
+    return accel_i_vk_fail(dev, vr, "vkQueueSubmit", "buffer read/write");
+}
+
+static accel_result accel_i_vk_buffer_io(accel_buffer* base, size_t offset, void* host, size_t size, bool write) {
+    accel_i_vk_buffer* b = (accel_i_vk_buffer*)base;
+    accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
+    const size_t chunk_max = (size_t)64 << 20;
+    VkBuffer st; VkDeviceMemory sm; void* sp;
+    size_t chunk = size < chunk_max ? size : chunk_max;
+    accel_result r;
+    if (base->mapped) {
+        if (write) memcpy((unsigned char*)base->mapped + offset, host, size);
+        else memcpy(host, (const unsigned char*)base->mapped + offset, size);
+        return ACCEL_OK;
+    }
+    r = accel_i_vk_make_buffer(dev, chunk, true, true, write ? "accel_buffer_write (staging)" : "accel_buffer_read (staging)", &st, &sm, &sp);
+    if (r != ACCEL_OK) return r;
+    if (!sp) { accel_i_vk_drop_buffer(dev, st, sm); return accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED, "vulkan: staging memory is not mappable"); }
+    accel_i_mutex_lock(&dev->io_lock);
+    for (size_t done = 0; done < size && r == ACCEL_OK; done += chunk) {
+        size_t n = size - done < chunk ? size - done : chunk;
+        if (write) {
+            memcpy(sp, (const unsigned char*)host + done, n);
+            r = accel_i_vk_io_copy(dev, st, 0, b->buffer, offset + done, n);
+        } else {
+            r = accel_i_vk_io_copy(dev, b->buffer, offset + done, st, 0, n);
+            if (r == ACCEL_OK) memcpy((unsigned char*)host + done, sp, n);
+        }
+    }
+    accel_i_mutex_unlock(&dev->io_lock);
+    accel_i_vk_drop_buffer(dev, st, sm);
+    return r;
+}
+
+/* ==== vulkan: programs ==== */
+/* What accel needs from a SPIR-V module: the entry point and, per dimension, the work-group size and
+   whether a specialization constant sets it. Returns false for a module it cannot read. */
+typedef struct accel_i_spv_info {
+    char entry[64];
+    uint32_t size[3];
+    bool spec[3];
+    uint32_t spec_id[3];
+} accel_i_spv_info;
+
+static bool accel_i_spv_parse(accel_device* dev, const uint32_t* w, size_t words, const char* want, accel_i_spv_info* out) {
+    uint32_t entry_id = 0, entries = 0, wg_builtin = 0;
+    uint32_t size_ids[3] = { 0, 0, 0 };
+    bool by_name = false, have_ids = false;
+    memset(out, 0, sizeof *out);
+    out->size[0] = out->size[1] = out->size[2] = 1;
+    if (words < 5 || w[0] != 0x07230203u) { accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: not a SPIR-V module (bad magic)"); return false; }
+    /* pass 1: entry points, execution modes, decorations of the WorkgroupSize builtin */
+    for (size_t i = 5; i < words;) {
+        uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
+        if (len == 0 || i + len > words) { accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: truncated SPIR-V"); return false; }
+        if (op == 15 && len >= 4 && w[i + 1] == 5) {             /* OpEntryPoint GLCompute id "name" */
+            const char* name = (const char*)(const void*)&w[i + 3];
+            size_t maxlen = (size_t)(len - 3) * 4, nlen = 0;
+            while (nlen < maxlen && name[nlen]) nlen++;
+            entries++;
+            if (!by_name && (entries == 1 || (want && nlen == strlen(want) && memcmp(name, want, nlen) == 0))) {
+                by_name = want && nlen == strlen(want) && memcmp(name, want, nlen) == 0;
+                entry_id = w[i + 2];
+                if (nlen >= sizeof out->entry) nlen = sizeof out->entry - 1;
+                memcpy(out->entry, name, nlen);
+                out->entry[nlen] = '\0';
+            }
+        }
+        i += len;
+    }
+    if (entries == 0) { accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: the SPIR-V module has no GLCompute entry point"); return false; }
+    if (entries > 1 && !by_name) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: the SPIR-V module has %u compute entry points and none is named '%s'", entries, want ? want : "");
+        return false;
+    }
+    for (size_t i = 5; i < words; i += w[i] >> 16) {
+        uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
+        if (op == 16 && len >= 6 && w[i + 1] == entry_id && w[i + 2] == 17) {          /* LocalSize x y z */
+            for (int d = 0; d < 3; d++) out->size[d] = w[i + 3 + d];
+        } else if (op == 331 && len >= 6 && w[i + 1] == entry_id && w[i + 2] == 38) {  /* LocalSizeId */
+            for (int d = 0; d < 3; d++) size_ids[d] = w[i + 3 + d];
+            have_ids = true;
+        } else if (op == 71 && len >= 4 && w[i + 2] == 11 && w[i + 3] == 25) {       /* BuiltIn WorkgroupSize */
+            wg_builtin = w[i + 1];
+        }
+    }
+    if (wg_builtin) {   /* the composite that defines gl_WorkGroupSize wins over the execution mode */
+        for (size_t i = 5; i < words; i += w[i] >> 16) {
+            uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
+            if ((op == 51 || op == 44) && len >= 6 && w[i + 2] == wg_builtin) {
+                for (int d = 0; d < 3; d++) size_ids[d] = w[i + 3 + d];
+                have_ids = true;
+            }
+        }
+    }
+    if (have_ids) {     /* resolve each component: its value, and its SpecId when it has one */
+        for (size_t i = 5; i < words; i += w[i] >> 16) {
+            uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
+            for (int d = 0; d < 3; d++) {
+                if (!size_ids[d]) continue;
+                if ((op == 43 || op == 50) && len >= 4 && w[i + 2] == size_ids[d]) out->size[d] = w[i + 3];  /* OpConstant / OpSpecConstant */
+                if (op == 71 && len >= 4 && w[i + 1] == size_ids[d] && w[i + 2] == 1) { out->spec[d] = true; out->spec_id[d] = w[i + 3]; }
+            }
+        }
+    }
+    return true;
+}
+
+static void accel_i_vk_program_release(accel_i_vk_device* dev, accel_i_vk_program* p) {
+    for (uint32_t i = 0; i < p->pipe_count; i++) dev->vk.DestroyPipeline(dev->device, p->pipes[i].pipeline, NULL);
+    accel_i_dev_free(&dev->base, p->pipes, p->pipes_bytes);
+    if (p->layout) dev->vk.DestroyPipelineLayout(dev->device, p->layout, NULL);
+    if (p->set_layout) dev->vk.DestroyDescriptorSetLayout(dev->device, p->set_layout, NULL);
+    if (p->module) dev->vk.DestroyShaderModule(dev->device, p->module, NULL);
+    accel_i_mutex_destroy(&p->lock);
+    accel_i_dev_free(&dev->base, p, sizeof *p);
+}
+
+static accel_result accel_i_vk_program_create(accel_device* d, const accel_program_desc* desc, accel_program** out) {
+    accel_i_vk_device* dev = accel_i_vk_dev(d);
+    VkDescriptorSetLayoutBinding binds[ACCEL_I_VK_MAX_BUFFERS];
+    VkDescriptorSetLayoutCreateInfo dl;
+    VkPushConstantRange pcr = { VK_SHADER_STAGE_COMPUTE_BIT, 0, desc->constant_count * 4u };
+    VkPipelineLayoutCreateInfo pl;
+    VkShaderModuleCreateInfo mi;
+    accel_i_spv_info info;
+    accel_i_vk_program* p;
+    VkResult vr;
+    if (!desc->spirv)
+        return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "accel_program_create '%s': the Vulkan backend runs SPIR-V and the desc has none",
+                            desc->name ? desc->name : "");
+    if (desc->spirv_size % 4 != 0)
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create '%s': spirv_size %zu is not a multiple of 4",
+                            desc->name ? desc->name : "", desc->spirv_size);
+    if (!accel_i_spv_parse(d, desc->spirv, desc->spirv_size / 4, desc->name, &info)) return ACCEL_ERROR_INVALID_ARGUMENT;
+    p = (accel_i_vk_program*)accel_i_dev_alloc(d, sizeof *p);
+    if (!p) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
+    memset(p, 0, sizeof *p);
+    if (!accel_i_mutex_init(&p->lock)) { accel_i_dev_free(d, p, sizeof *p); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: mutex init failed"); }
+    memcpy(p->entry, info.entry, sizeof p->entry);
+    for (int k = 0; k < 3; k++) { p->fixed[k] = info.size[k]; p->spec[k] = info.spec[k]; p->spec_id[k] = info.spec_id[k]; }
+    memset(&mi, 0, sizeof mi);
+    mi.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+    mi.codeSize = desc->spirv_size;
+    mi.pCode = desc->spirv;
+    vr = dev->vk.CreateShaderModule(dev->device, &mi, NULL, &p->module);
+    if (vr != VK_SUCCESS) { accel_i_vk_program_release(dev, p); return accel_i_vk_fail(dev, vr, "vkCreateShaderModule", "accel_program_create"); }
+    for (uint32_t i = 0; i < desc->buffer_count; i++) {
+        binds[i].binding = i;
+        binds[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        binds[i].descriptorCount = 1;
+        binds[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+        binds[i].pImmutableSamplers = NULL;
+    }
+    memset(&dl, 0, sizeof dl);
+    dl.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+    dl.flags = dev->push_desc ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0;
+    dl.bindingCount = desc->buffer_count;
+    dl.pBindings = binds;
+    vr = dev->vk.CreateDescriptorSetLayout(dev->device, &dl, NULL, &p->set_layout);
+    if (vr != VK_SUCCESS) { accel_i_vk_program_release(dev, p); return accel_i_vk_fail(dev, vr, "vkCreateDescriptorSetLayout", "accel_program_create"); }
+    memset(&pl, 0, sizeof pl);
+    pl.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+    pl.setLayoutCount = 1;
+    pl.pSetLayouts = &p->set_layout;
+    pl.pushConstantRangeCount = desc->constant_count ? 1 : 0;
+    pl.pPushConstantRanges = &pcr;
+    vr = dev->vk.CreatePipelineLayout(dev->device, &pl, NULL, &p->layout);
+    if (vr != VK_SUCCESS) { accel_i_vk_program_release(dev, p); return accel_i_vk_fail(dev, vr, "vkCreatePipelineLayout", "accel_program_create"); }
+    p->base.buffer_count = desc->buffer_count;
+    p->base.constant_count = desc->constant_count;
+    accel_i_object_init(&p->base.obj, d, ACCEL_I_PROGRAM, desc->name ? desc->name : "program");
+    *out = &p->base;
+    return ACCEL_OK;
+}
+static void accel_i_vk_program_free(accel_program* base) {
+    accel_i_vk_program_release(accel_i_vk_dev(base->obj.device), (accel_i_vk_program*)base);
+}
+
+/* The work-group size an exec runs with: the exec's where the shader lets it be specialised, else
+   the shader's (an exec local size of 1 — or 0 — takes it); false on a real mismatch. */
+static bool accel_i_vk_group_size(const accel_i_vk_program* p, const accel_exec_params* e, uint32_t size[3]) {
+    for (int d = 0; d < 3; d++) {
+        if (p->spec[d]) size[d] = e->local_size[d];
+        else if (e->local_size[d] == p->fixed[d] || e->local_size[d] == 1) size[d] = p->fixed[d];
+        else return false;
+    }
+    return true;
+}
+
+/* The pipeline of program p for a work-group size, created on first use. */
+static accel_result accel_i_vk_pipeline(accel_i_vk_device* dev, accel_i_vk_program* p, const uint32_t size[3], VkPipeline* out) {
+    VkSpecializationMapEntry map[3];
+    uint32_t data[3], n = 0;
+    VkSpecializationInfo spec;
+    VkComputePipelineCreateInfo ci;
+    accel_result r = ACCEL_OK;
+    VkResult vr;
+    accel_i_mutex_lock(&p->lock);
+    for (uint32_t i = 0; i < p->pipe_count; i++) {
+        if (!memcmp(p->pipes[i].size, size, sizeof p->pipes[i].size)) { *out = p->pipes[i].pipeline; accel_i_mutex_unlock(&p->lock); return ACCEL_OK; }
+    }
+    if (!accel_i_grow(&dev->base, (void**)&p->pipes, &p->pipes_bytes, (p->pipe_count + 1) * sizeof *p->pipes)) {
+        accel_i_mutex_unlock(&p->lock);
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory (pipeline cache)");
+    }
+    for (int d = 0; d < 3; d++) {
+        if (!p->spec[d]) continue;
+        map[n].constantID = p->spec_id[d];
+        map[n].offset = n * 4u;
+        map[n].size = 4;
+        data[n++] = size[d];
+    }
+    spec.mapEntryCount = n;
+    spec.pMapEntries = map;
+    spec.dataSize = n * 4u;
+    spec.pData = data;
+    memset(&ci, 0, sizeof ci);
+    ci.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = p->module;
+    ci.stage.pName = p->entry;
+    ci.stage.pSpecializationInfo = n ? &spec : NULL;
+    ci.layout = p->layout;
+    ci.basePipelineIndex = -1;
+    vr = dev->vk.CreateComputePipelines(dev->device, VK_NULL_HANDLE, 1, &ci, NULL, out);
+    if (vr != VK_SUCCESS) {
+        r = accel_i_vk_fail(dev, vr, "vkCreateComputePipelines", "accel_queue_submit");
+        if (r == ACCEL_ERROR_BACKEND) r = ACCEL_ERROR_COMPILE;
+    } else {
+        memcpy(p->pipes[p->pipe_count].size, size, sizeof p->pipes[0].size);
+        p->pipes[p->pipe_count++].pipeline = *out;
+    }
+    accel_i_mutex_unlock(&p->lock);
+    return r;
+}
+
+/* ==== vulkan: queue bookkeeping ==== */
+#define ACCEL_I_VK_HANDOFF ((accel_result)1000)   /* private: the rest of the batch goes to the worker */
+
+static accel_i_vk_entry* accel_i_vk_entry_take(accel_i_vk_queue* q) {
+    accel_i_vk_entry* e;
+    accel_i_spin_lock(&q->list_lock);
+    e = q->spare;
+    if (e) q->spare = e->next;
+    accel_i_spin_unlock(&q->list_lock);
+    if (!e) e = (accel_i_vk_entry*)accel_i_dev_alloc(q->base.obj.device, sizeof *e);
+    if (e) memset(e, 0, sizeof *e);
+    return e;
+}
+static void accel_i_vk_entry_spare(accel_i_vk_queue* q, accel_i_vk_entry* e) {
+    accel_i_spin_lock(&q->list_lock);
+    e->next = q->spare;
+    q->spare = e;
+    accel_i_spin_unlock(&q->list_lock);
+}
+static VkCommandBuffer accel_i_vk_cb_take(accel_i_vk_queue* q) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, q->pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+    VkResult vr;
+    accel_i_spin_lock(&q->list_lock);
+    if (q->free_cb_count) cb = q->free_cbs[--q->free_cb_count];
+    accel_i_spin_unlock(&q->list_lock);
+    if (cb) return cb;
+    vr = dev->vk.AllocateCommandBuffers(dev->device, &ai, &cb);
+    if (vr != VK_SUCCESS) { accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", "accel_queue_submit"); return VK_NULL_HANDLE; }
+    return cb;
+}
+/* Keeps a command buffer for reuse (the pool frees it otherwise, at queue destroy). */
+static void accel_i_vk_cb_give(accel_i_vk_queue* q, VkCommandBuffer cb) {
+    accel_i_spin_lock(&q->list_lock);
+    if ((q->free_cb_count + 1) * sizeof cb <= q->free_cbs_bytes) q->free_cbs[q->free_cb_count++] = cb;
+    accel_i_spin_unlock(&q->list_lock);
+}
+/* Releases what an entry holds (its GPU work is complete, or the device is gone). */
+static void accel_i_vk_entry_release(accel_i_vk_queue* q, accel_i_vk_entry* e) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    if (e->cb) accel_i_vk_cb_give(q, e->cb);
+    accel_i_vk_drop_buffer(dev, e->staging, e->staging_mem);
+    if (e->pool) dev->vk.DestroyDescriptorPool(dev->device, e->pool, NULL);
+    while (e->batches) {
+        accel_i_batch* b = e->batches;
+        e->batches = b->next;
+        accel_i_batch_recycle(&q->base, b);
+    }
+    accel_i_vk_entry_spare(q, e);
+}
+/* Releases every entry the GPU finished (all of them with force: the device is lost or idle). */
+static void accel_i_vk_reclaim(accel_i_vk_queue* q, bool force) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    uint64_t done = force ? UINT64_MAX : 0;
+    accel_i_vk_entry *list = NULL, **tail = &list;
+    if (!force) {
+        bool any;
+        accel_i_spin_lock(&q->list_lock);
+        any = q->first != NULL;
+        accel_i_spin_unlock(&q->list_lock);
+        if (!any) return;
+        done = accel_i_vk_counter(dev, q->done);
+        if (accel_i_lost(&dev->base)) done = UINT64_MAX;
+    }
+    accel_i_spin_lock(&q->list_lock);
+    while (q->first && q->first->value <= done) {
+        accel_i_vk_entry* e = q->first;
+        q->first = e->next;
+        if (!q->first) q->last_entry = NULL;
+        e->next = NULL;
+        *tail = e;
+        tail = &e->next;
+    }
+    accel_i_spin_unlock(&q->list_lock);
+    while (list) {
+        accel_i_vk_entry* e = list;
+        list = e->next;
+        accel_i_vk_entry_release(q, e);
+    }
+}
+/* A batch that is done being submitted: its references go when its last segment completes. */
+static void accel_i_vk_retire(accel_i_vk_queue* q, accel_i_batch* b) {
+    accel_i_spin_lock(&q->list_lock);
+    if (q->last_entry) {
+        b->next = q->last_entry->batches;
+        q->last_entry->batches = b;
+        b = NULL;
+    }
+    accel_i_spin_unlock(&q->list_lock);
+    if (b) accel_i_batch_recycle(&q->base, b);
+}
+
+/* ==== vulkan: recording ==== */
+static void accel_i_vk_barrier(accel_i_vk_device* dev, VkCommandBuffer cb, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, dst_access };
+    dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, dst_stage, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+#define ACCEL_I_VK_FULL_BARRIER(dev, cb) \
+    accel_i_vk_barrier(dev, cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT)
+
+static accel_result accel_i_vk_record_exec(accel_i_vk_queue* q, accel_i_vk_entry* e, VkDescriptorPool pool,
+                                           const accel_i_batch* b, const accel_i_cmd* c) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    accel_i_vk_program* p = (accel_i_vk_program*)c->u.exec.program;
+    accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
+    const accel_exec_params* ep = &c->u.exec.params;
+    VkDescriptorBufferInfo infos[ACCEL_I_VK_MAX_BUFFERS];
+    VkWriteDescriptorSet writes[ACCEL_I_VK_MAX_BUFFERS];
+    uint32_t size[3], n = c->u.exec.buffer_count, groups[3];
+    VkPipeline pipe;
+    accel_result r;
+    (void)e;
+    accel_i_vk_group_size(p, ep, size);   /* validated at submit */
+    if ((r = accel_i_vk_pipeline(dev, p, size, &pipe)) != ACCEL_OK) return r;
+    for (uint32_t i = 0; i < n; i++) {
+        infos[i].buffer = ((accel_i_vk_buffer*)bufs[i])->buffer;
+        infos[i].offset = 0;
+        infos[i].range = VK_WHOLE_SIZE;
+        memset(&writes[i], 0, sizeof writes[i]);
+        writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+        writes[i].dstBinding = i;
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+    }
+    dev->vk.CmdBindPipeline(e->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+    if (n && dev->push_desc) {
+        dev->vk.CmdPushDescriptorSetKHR(e->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, n, writes);
+    } else if (n) {
+        VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, pool, 1, &p->set_layout };
+        VkDescriptorSet set;
+        VkResult vr = dev->vk.AllocateDescriptorSets(dev->device, &ai, &set);
+        if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkAllocateDescriptorSets", "accel_queue_submit");
+        for (uint32_t i = 0; i < n; i++) writes[i].dstSet = set;
+        dev->vk.UpdateDescriptorSets(dev->device, n, writes, 0, NULL);
+        dev->vk.CmdBindDescriptorSets(e->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, NULL);
+    }
+    if (c->u.exec.constant_count)
+        dev->vk.CmdPushConstants(e->cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, c->u.exec.constant_count * 4u,
+                                 b->arena + c->u.exec.constants);
+    for (int d = 0; d < 3; d++) groups[d] = (uint32_t)(((uint64_t)ep->global_size[d] + size[d] - 1) / size[d]);
+    dev->vk.CmdDispatch(e->cb, groups[0], groups[1], groups[2]);
+    return ACCEL_OK;
+}
+
+/* Records commands [from, to) of b into e->cb (with what they need: staging, descriptor pool). */
+static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b, uint32_t from, uint32_t to) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
+    size_t update_bytes = 0, update_off = 0;
+    uint32_t execs = 0, bindings = 0;
+    unsigned char* staging = NULL;
+    bool first = true, idle = false;
+    accel_result r = ACCEL_OK;
+    VkResult vr;
+    for (uint32_t i = from; i < to; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        if (c->kind == ACCEL_I_CMD_UPDATE) update_bytes += (c->u.update.size + 15u) & ~(size_t)15u;
+        if (c->kind == ACCEL_I_CMD_EXEC) { execs++; bindings += c->u.exec.buffer_count; }
+    }
+    if (update_bytes) {
+        r = accel_i_vk_make_buffer(dev, update_bytes, true, true, "accel_queue_update (staging)", &e->staging, &e->staging_mem, (void**)&staging);
+        if (r != ACCEL_OK) return r;
+        if (!staging) return accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED, "vulkan: staging memory is not mappable");
+    }
+    if (!dev->push_desc && bindings) {
+        VkDescriptorPoolSize ps = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, bindings };
+        VkDescriptorPoolCreateInfo pi = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, execs, 1, &ps };
+        vr = dev->vk.CreateDescriptorPool(dev->device, &pi, NULL, &e->pool);
+        if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateDescriptorPool", "accel_queue_submit");
+    }
+    if ((e->cb = accel_i_vk_cb_take(q)) == VK_NULL_HANDLE) return ACCEL_ERROR_OUT_OF_MEMORY;
+    {   /* the queue's earlier segments all complete: nothing of this queue to order the first command after */
+        uint64_t last;
+        accel_i_spin_lock(&q->list_lock);
+        last = q->last;
+        accel_i_spin_unlock(&q->list_lock);
+        idle = accel_i_vk_counter(dev, q->done) >= last;
+    }
+    vr = dev->vk.BeginCommandBuffer(e->cb, &bi);
+    if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_submit");
+    for (uint32_t i = from; i < to && r == ACCEL_OK; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        if (c->kind == ACCEL_I_CMD_SIGNAL || c->kind == ACCEL_I_CMD_WAIT) continue;
+        if ((first && !idle) || (!first && c->kind != ACCEL_I_CMD_BARRIER)) ACCEL_I_VK_FULL_BARRIER(dev, e->cb);   /* in order, writes visible */
+        first = false;
+        switch (c->kind) {
+        case ACCEL_I_CMD_EXEC:
+            r = accel_i_vk_record_exec(q, e, e->pool, b, c);
+            break;
+        case ACCEL_I_CMD_COPY: {
+            VkBufferCopy region = { c->u.copy.src_offset, c->u.copy.dst_offset, c->u.copy.size };
+            dev->vk.CmdCopyBuffer(e->cb, ((accel_i_vk_buffer*)c->u.copy.src)->buffer, ((accel_i_vk_buffer*)c->u.copy.dst)->buffer, 1, &region);
+            break;
+        }
+        case ACCEL_I_CMD_FILL:
+            dev->vk.CmdFillBuffer(e->cb, ((accel_i_vk_buffer*)c->u.fill.dst)->buffer, c->u.fill.offset, c->u.fill.size, c->u.fill.pattern);
+            break;
+        case ACCEL_I_CMD_UPDATE: {
+            VkBufferCopy region = { update_off, c->u.update.offset, c->u.update.size };
+            memcpy(staging + update_off, b->arena + c->u.update.data, c->u.update.size);
+            dev->vk.CmdCopyBuffer(e->cb, e->staging, ((accel_i_vk_buffer*)c->u.update.dst)->buffer, 1, &region);
+            update_off += (c->u.update.size + 15u) & ~(size_t)15u;
+            break;
+        }
+        case ACCEL_I_CMD_BARRIER:   /* a full barrier that the host and other queues see too */
+            accel_i_vk_barrier(dev, e->cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                               VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+            break;
+        default: break;
+        }
+    }
+    accel_i_vk_barrier(dev, e->cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+    vr = dev->vk.EndCommandBuffer(e->cb);
+    if (r == ACCEL_OK && vr != VK_SUCCESS) r = accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "accel_queue_submit");
+    return r;
+}
+
+/* ==== vulkan: submission ==== */
+/* Grows the submitter's scratch for n wait/signal operations. */
+static bool accel_i_vk_scratch(accel_i_vk_queue* q, size_t n) {
+    accel_device* d = q->base.obj.device;
+    return accel_i_grow(d, (void**)&q->sems, &q->sems_bytes, n * sizeof *q->sems) &&
+           accel_i_grow(d, (void**)&q->vals, &q->vals_bytes, n * 2 * sizeof *q->vals) &&
+           accel_i_grow(d, (void**)&q->later, &q->later_bytes, n * sizeof *q->later);
+}
+
+/* Submits one segment: waits [wfrom, from) (all satisfied), commands [from, to). With `worker`, signals
+   that cannot be native are set from the host once the segment completed; without it such a segment
+   is not submitted and ACCEL_I_VK_HANDOFF returned. `pre`: the segment's commands, already recorded
+   (the worker records before it waits, so that a released wait goes straight to vkQueueSubmit). */
+static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, uint32_t wfrom, uint32_t from, uint32_t to, bool worker,
+                                       accel_i_vk_entry* pre) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    VkPipelineStageFlags stages[16];
+    VkTimelineSemaphoreSubmitInfo ti;
+    VkSubmitInfo si;
+    accel_i_vk_entry* e;
+    uint32_t nw = 0, ns = 0, nlater = 0, ncmd = 0, nsig_cmds = 0;
+    uint64_t value, *later_vals;
+    accel_result r = ACCEL_OK;
+    VkResult vr;
+    for (uint32_t i = from; i < to; i++) {
+        if (b->cmds[i].kind == ACCEL_I_CMD_SIGNAL) nsig_cmds++;
+        else ncmd++;
+    }
+    if (!accel_i_vk_scratch(q, (size_t)(from - wfrom) + nsig_cmds + 1)) {
+        if (pre) accel_i_vk_entry_release(q, pre);
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory");
+    }
+    if ((e = pre ? pre : accel_i_vk_entry_take(q)) == NULL)
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory");
+    later_vals = q->vals + (q->vals_bytes / sizeof *q->vals) / 2;
+    /* waits: the ones a GPU producer reached become wait operations (memory dependency) */
+    for (uint32_t i = wfrom; i < from; i++) {
+        accel_signal* s = b->cmds[i].u.sig.signal;
+        uint64_t v = b->cmds[i].u.sig.value;
+        accel_i_vk_signal* vs = (accel_i_vk_signal*)s;
+        uint32_t k;
+        if (s->obj.device != &dev->base || accel_i_vk_counter(dev, vs->sem) < v || nw >= 16) continue;
+        for (k = 0; k < nw && q->sems[k] != vs->sem; k++) {}
+        if (k == nw) { q->sems[nw] = vs->sem; q->vals[nw] = v; stages[nw++] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT; }
+        else if (q->vals[k] < v) q->vals[k] = v;
+    }
+    accel_i_mutex_lock(&dev->submit_lock);
+    /* signals: one operation per semaphore with the segment's largest value, when it is above every value
+       submitted to it; the rest are set from the host later */
+    for (uint32_t i = from; i < to; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        accel_signal* s;
+        uint64_t v;
+        bool seen = false;
+        if (c->kind != ACCEL_I_CMD_SIGNAL) continue;
+        s = c->u.sig.signal;
+        v = c->u.sig.value;
+        for (uint32_t j = from; j < i && !seen; j++) seen = b->cmds[j].kind == ACCEL_I_CMD_SIGNAL && b->cmds[j].u.sig.signal == s;
+        if (seen) continue;
+        for (uint32_t j = i + 1; j < to; j++)
+            if (b->cmds[j].kind == ACCEL_I_CMD_SIGNAL && b->cmds[j].u.sig.signal == s && b->cmds[j].u.sig.value > v) v = b->cmds[j].u.sig.value;
+        if (s->obj.device == &dev->base) {
+            accel_i_vk_signal* vs = (accel_i_vk_signal*)s;
+            if (v > atomic_load(&vs->submitted) && (dev->max_diff == UINT64_MAX || v - accel_i_vk_counter(dev, vs->sem) <= dev->max_diff)) {
+                q->sems[nw + ns] = vs->sem;
+                q->vals[nw + ns] = v;
+                ns++;
+                continue;
+            }
+            { uint64_t cur = accel_signal_value(s); if (!accel_i_failed(cur) && cur >= v) continue; }
+        }
+        q->later[nlater] = s;
+        later_vals[nlater++] = v;
+    }
+    if (nlater && !worker) { accel_i_mutex_unlock(&dev->submit_lock); accel_i_vk_entry_release(q, e); return ACCEL_I_VK_HANDOFF; }
+    if (ncmd && !pre) r = accel_i_vk_record(q, e, b, from, to);
+    if (r != ACCEL_OK) {
+        accel_i_mutex_unlock(&dev->submit_lock);
+        e->batches = NULL;
+        accel_i_vk_entry_release(q, e);
+        return r;
+    }
+    value = q->last + 1;
+    q->sems[nw + ns] = q->done;
+    q->vals[nw + ns] = value;
+    memset(&ti, 0, sizeof ti);
+    ti.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+    ti.waitSemaphoreValueCount = nw;
+    ti.pWaitSemaphoreValues = q->vals;
+    ti.signalSemaphoreValueCount = ns + 1;
+    ti.pSignalSemaphoreValues = q->vals + nw;
+    memset(&si, 0, sizeof si);
+    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    si.pNext = &ti;
+    si.waitSemaphoreCount = nw;
+    si.pWaitSemaphores = q->sems;
+    si.pWaitDstStageMask = stages;
+    si.commandBufferCount = e->cb ? 1 : 0;
+    si.pCommandBuffers = &e->cb;
+    si.signalSemaphoreCount = ns + 1;
+    si.pSignalSemaphores = q->sems + nw;
+    accel_i_mutex_lock(&q->hwq->lock);
+    vr = dev->vk.QueueSubmit(q->hwq->queue, 1, &si, VK_NULL_HANDLE);
+    accel_i_mutex_unlock(&q->hwq->lock);
+    if (vr == VK_SUCCESS) {
+        for (uint32_t k = 0; k < ns; k++) {   /* remember what each semaphore will reach */
+            for (uint32_t i = from; i < to; i++) {
+                const accel_i_cmd* c = &b->cmds[i];
+                if (c->kind == ACCEL_I_CMD_SIGNAL && c->u.sig.signal->obj.device == &dev->base &&
+                    ((accel_i_vk_signal*)c->u.sig.signal)->sem == q->sems[nw + k]) {
+                    accel_i_vk_signal* vs = (accel_i_vk_signal*)c->u.sig.signal;
+                    atomic_store(&vs->submitted, q->vals[nw + k]);
+                    accel_i_event_notify(&vs->host);   /* host-event waiters move to the semaphore */
+                    break;
+                }
+            }
+        }
+    }
+    accel_i_mutex_unlock(&dev->submit_lock);
+    if (vr != VK_SUCCESS) {
+        r = accel_i_vk_fail(dev, vr, "vkQueueSubmit", "accel_queue_submit");
+        accel_i_vk_entry_release(q, e);
+        return r;
+    }
+    e->value = value;
+    accel_i_spin_lock(&q->list_lock);
+    q->last = value;
+    if (q->last_entry) q->last_entry->next = e; else q->first = e;
+    q->last_entry = e;
+    accel_i_spin_unlock(&q->list_lock);
+    if (nlater) {   /* worker: wait for the segment, then set the rest from the host */
+        vr = accel_i_vk_wait_sem(dev, q->done, value, ACCEL_WAIT_FOREVER);
+        if (vr != VK_SUCCESS) r = accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "queue signal");
+        for (uint32_t k = 0; k < nlater; k++)
+            q->later[k]->obj.device->backend->signal_raise(q->later[k], r == ACCEL_OK ? later_vals[k] : accel_i_failed_value(r));
+    }
+    return ACCEL_OK;
+}
+
+/* Runs b from b->pc, segment by segment. worker = false (inside accel_queue_submit): never blocks, and
+   returns ACCEL_I_VK_HANDOFF (b->pc at the segment) when the rest must wait on the host. worker = true:
+   waits on the host for each unreached signal; a failed one drops the rest of the batch and fails
+   what it would have signalled. Errors before anything of the batch was submitted drop it silently
+   (accel_queue_submit returns them: all or nothing); later ones fail the rest's signals. */
+static accel_result accel_i_vk_run(accel_i_vk_queue* q, accel_i_batch* b, bool worker) {
+    accel_device* d = q->base.obj.device;
+    accel_result r = ACCEL_OK;
+    while (b->pc < b->count) {
+        uint32_t wfrom = b->pc, from = wfrom, to, ncmd = 0;
+        uint64_t failed = 0;
+        accel_i_vk_entry* pre = NULL;
+        while (from < b->count && b->cmds[from].kind == ACCEL_I_CMD_WAIT) from++;
+        for (to = from; to < b->count && b->cmds[to].kind != ACCEL_I_CMD_WAIT; to++) ncmd += b->cmds[to].kind != ACCEL_I_CMD_SIGNAL;
+        for (uint32_t i = wfrom; i < from && !failed; i++) {
+            accel_signal* s = b->cmds[i].u.sig.signal;
+            uint64_t v = b->cmds[i].u.sig.value, cur = accel_signal_value(s);
+            if (!accel_i_failed(cur) && cur < v) {
+                accel_result wr;
+                if (!worker) return ACCEL_I_VK_HANDOFF;
+                if (!pre && ncmd && (pre = accel_i_vk_entry_take(q)) != NULL && accel_i_vk_record(q, pre, b, from, to) != ACCEL_OK) {
+                    accel_i_vk_entry_release(q, pre);   /* recorded again (and reported) at submission */
+                    pre = NULL;
+                }
+                wr = accel_signal_wait(s, v, ACCEL_WAIT_FOREVER);
+                cur = accel_signal_value(s);
+                if (wr != ACCEL_OK && wr != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur)) cur = accel_i_failed_value(wr);
+            }
+            if (accel_i_failed(cur)) failed = cur;
+        }
+        if (!failed && accel_i_lost(d)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
+        if (failed) {   /* drop the rest, pass the failure on */
+            if (pre) accel_i_vk_entry_release(q, pre);
+            accel_i_fail_rest(b, from, failed);
+            b->pc = b->count;
+            break;
+        }
+        r = accel_i_vk_segment(q, b, wfrom, from, to, worker, pre);
+        if (r == ACCEL_I_VK_HANDOFF) { b->pc = wfrom; return r; }
+        if (r != ACCEL_OK) {
+            if (!worker && wfrom == 0) break;     /* nothing ran: the caller reports it */
+            accel_i_log(d, ACCEL_LOG_ERROR, "vulkan: %s while submitting the rest of a batch; its signals fail", accel_result_string(r));
+            accel_i_fail_rest(b, from, accel_i_failed_value(r));
+            b->pc = b->count;
+            break;
+        }
+        b->pc = to;
+    }
+    accel_i_vk_retire(q, b);
+    return r;
+}
+
+/* ==== vulkan: queues ==== */
+/* Checks what only the backend can check before anything of the batch runs: work-group sizes against
+   the shaders, and the pipelines (created here, so that a compile failure fails the submit). */
+static accel_result accel_i_vk_validate(accel_i_vk_queue* q, const accel_i_batch* b) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    const accel_device_info* info = &dev->base.info;
+    for (uint32_t i = 0; i < b->count; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        accel_i_vk_program* p;
+        const accel_exec_params* ep;
+        uint32_t size[3];
+        uint64_t inv = 1;
+        VkPipeline pipe;
+        accel_result r;
+        if (c->kind != ACCEL_I_CMD_EXEC) continue;
+        p = (accel_i_vk_program*)c->u.exec.program;
+        ep = &c->u.exec.params;
+        if (!accel_i_vk_group_size(p, ep, size))
+            return accel_i_fail(&dev->base, ACCEL_ERROR_INVALID_ARGUMENT,
+                                "accel_queue_submit: exec of '%s' with local size %u x %u x %u, but the shader's work-group size is fixed at %u x %u x %u",
+                                p->base.obj.label, ep->local_size[0], ep->local_size[1], ep->local_size[2], p->fixed[0], p->fixed[1], p->fixed[2]);
+        for (int d = 0; d < 3; d++) {
+            uint64_t groups = ((uint64_t)ep->global_size[d] + size[d] - 1) / size[d];
+            inv *= size[d];
+            if (size[d] > info->max_group_size[d] || groups > info->max_group_count[d])
+                return accel_i_fail(&dev->base, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_submit: exec of '%s': work-group size %u or %llu groups in dimension %d exceed the device limits",
+                                    p->base.obj.label, size[d], (unsigned long long)groups, d);
+        }
+        if (inv > info->max_group_invocations)
+            return accel_i_fail(&dev->base, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_submit: exec of '%s': %llu invocations per group (max %u)",
+                                p->base.obj.label, (unsigned long long)inv, info->max_group_invocations);
+        if ((r = accel_i_vk_pipeline(dev, p, size, &pipe)) != ACCEL_OK) return r;
+    }
+    return ACCEL_OK;
+}
+
+static accel_result accel_i_vk_queue_submit(accel_queue* base, accel_i_batch* b) {
+    accel_i_vk_queue* q = (accel_i_vk_queue*)base;
+    accel_result r = accel_i_vk_validate(q, b);
+    if (r != ACCEL_OK) { accel_i_batch_recycle(base, b); return r; }
+    accel_i_vk_reclaim(q, false);
+    b->next = NULL;
+    accel_i_mutex_lock(&q->lock);
+    if (q->head || q->active) {   /* the worker holds earlier work: stay behind it */
+        if (q->tail) q->tail->next = b; else q->head = b;
+        q->tail = b;
+        accel_i_cond_broadcast(&q->cond);
+        accel_i_mutex_unlock(&q->lock);
+        return ACCEL_OK;
+    }
+    q->active = true;
+    accel_i_mutex_unlock(&q->lock);
+    r = accel_i_vk_run(q, b, false);
+    accel_i_mutex_lock(&q->lock);
+    if (r == ACCEL_I_VK_HANDOFF) {   /* oldest work of the queue: to the front */
+        b->next = q->head;
+        q->head = b;
+        if (!q->tail) q->tail = b;
+        r = ACCEL_OK;
+    }
+    q->active = false;
+    accel_i_cond_broadcast(&q->cond);
+    accel_i_mutex_unlock(&q->lock);
+    return r;
+}
+
+static void accel_i_vk_worker_main(void* arg) {
+    accel_i_vk_queue* q = (accel_i_vk_queue*)arg;
+    accel_i_mutex_lock(&q->lock);
+    for (;;) {
+        accel_i_batch* b;
+        while (!q->stop && (!q->head || q->active)) accel_i_cond_wait(&q->cond, &q->lock);
+        if (!q->head || q->active) break;   /* stopping */
+        b = q->head;
+        if ((q->head = b->next) == NULL) q->tail = NULL;
+        b->next = NULL;
+        q->active = true;
+        accel_i_mutex_unlock(&q->lock);
+        accel_i_vk_run(q, b, true);
+        accel_i_vk_reclaim(q, false);
+        accel_i_mutex_lock(&q->lock);
+        q->active = false;
+        accel_i_cond_broadcast(&q->cond);
+    }
+    accel_i_mutex_unlock(&q->lock);
+}
+
+static accel_result accel_i_vk_queue_wait_idle(accel_queue* base, uint64_t timeout_ns) {
+    accel_i_vk_queue* q = (accel_i_vk_queue*)base;
+    accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
+    uint64_t deadline = accel_i_deadline(timeout_ns), target, now;
+    VkResult vr;
+    accel_i_mutex_lock(&q->lock);
+    while (q->head || q->active) {
+        now = accel_i_now_ns();
+        if (now >= deadline) { accel_i_mutex_unlock(&q->lock); return ACCEL_TIMEOUT; }
+        if (deadline == ACCEL_I_FOREVER) accel_i_cond_wait(&q->cond, &q->lock);
+        else accel_i_cond_timedwait(&q->cond, &q->lock, deadline - now);
+    }
+    accel_i_mutex_unlock(&q->lock);
+    accel_i_spin_lock(&q->list_lock);
+    target = q->last;
+    accel_i_spin_unlock(&q->list_lock);
+    if (accel_i_lost(&dev->base)) return ACCEL_ERROR_DEVICE_LOST;
+    now = accel_i_now_ns();
+    vr = accel_i_vk_wait_sem(dev, q->done, target, deadline == ACCEL_I_FOREVER ? ACCEL_WAIT_FOREVER : deadline > now ? deadline - now : 0);
+    if (vr == VK_TIMEOUT) return ACCEL_TIMEOUT;
+    if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "accel_queue_finish");
+    accel_i_vk_reclaim(q, false);
+    return ACCEL_OK;
+}
+
+static void accel_i_vk_queue_release(accel_i_vk_queue* q) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    accel_device* d = &dev->base;
+    while (q->spare) { accel_i_vk_entry* e = q->spare; q->spare = e->next; accel_i_dev_free(d, e, sizeof *e); }
+    if (q->pool) dev->vk.DestroyCommandPool(dev->device, q->pool, NULL);   /* frees its command buffers */
+    if (q->done) dev->vk.DestroySemaphore(dev->device, q->done, NULL);
+    accel_i_dev_free(d, q->free_cbs, q->free_cbs_bytes);
+    accel_i_dev_free(d, q->sems, q->sems_bytes);
+    accel_i_dev_free(d, q->vals, q->vals_bytes);
+    accel_i_dev_free(d, q->later, q->later_bytes);
+    accel_i_cond_destroy(&q->cond);
+    accel_i_mutex_destroy(&q->lock);
+    accel_i_dev_free(d, q, sizeof *q);
+}
+
+static accel_result accel_i_vk_queue_create(accel_device* d, accel_queue_type type, accel_queue** out) {
+    accel_i_vk_device* dev = accel_i_vk_dev(d);
+    accel_i_vk_queue* q = (accel_i_vk_queue*)accel_i_dev_alloc(d, sizeof *q);
+    VkCommandPoolCreateInfo pi;
+    accel_result r;
+    VkResult vr;
+    if (!q) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
+    memset(q, 0, sizeof *q);
+    q->base.obj.device = d;
+    if (!accel_i_mutex_init(&q->lock)) { accel_i_dev_free(d, q, sizeof *q); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: mutex init failed"); }
+    if (!accel_i_cond_init(&q->cond)) { accel_i_mutex_destroy(&q->lock); accel_i_dev_free(d, q, sizeof *q); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: condition init failed"); }
+    atomic_init(&q->list_lock, 0u);
+    if (type == ACCEL_QUEUE_COPY) q->hwq = &dev->hwq[dev->copy_hwq];
+    else q->hwq = &dev->hwq[atomic_fetch_add(&dev->next_hwq, 1u) % dev->hwq_count];
+    /* room for a few recycled command buffers, and one spare entry */
+    if (!accel_i_grow(d, (void**)&q->free_cbs, &q->free_cbs_bytes, 16 * sizeof(VkCommandBuffer)) || !accel_i_vk_scratch(q, 8)) {
+        accel_i_vk_queue_release(q);
+        return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
+    }
+    memset(&pi, 0, sizeof pi);
+    pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pi.queueFamilyIndex = q->hwq->family;
+    vr = dev->vk.CreateCommandPool(dev->device, &pi, NULL, &q->pool);
+    if (vr == VK_SUCCESS) vr = accel_i_vk_timeline(dev, 0, &q->done);
+    if (vr != VK_SUCCESS) { accel_i_vk_queue_release(q); return accel_i_vk_fail(dev, vr, "vkCreateCommandPool/vkCreateSemaphore", "accel_queue_create"); }
+    r = accel_i_thread_start(&q->thread, accel_i_vk_worker_main, q);
+    if (r != ACCEL_OK) { accel_i_vk_queue_release(q); return accel_i_fail(d, r, "accel_queue_create: starting the worker thread failed"); }
+    accel_i_queue_init(&q->base, d, type);
+    *out = &q->base;
+    return ACCEL_OK;
+}
+
+static void accel_i_vk_queue_destroy(accel_queue* base) {
+    accel_i_vk_queue* q = (accel_i_vk_queue*)base;
+    accel_i_vk_queue_wait_idle(base, ACCEL_WAIT_FOREVER);
+    accel_i_mutex_lock(&q->lock);
+    q->stop = true;
+    accel_i_cond_broadcast(&q->cond);
+    accel_i_mutex_unlock(&q->lock);
+    accel_i_thread_join(&q->thread);
+    accel_i_vk_reclaim(q, true);   /* everything completed (or the device is lost) */
+    accel_i_queue_fini(base);
+    accel_i_vk_queue_release(q);
+}
+
+/* ==== vulkan: devices ==== */
+static bool accel_i_vk_env_on(const char* name) {
+    const char* v = getenv(name);
+    return v && v[0] && strcmp(v, "0") != 0;
+}
+static bool accel_i_vk_has_ext(const VkExtensionProperties* e, uint32_t n, const char* name) {
+    for (uint32_t i = 0; i < n; i++) if (!strcmp(e[i].extensionName, name)) return true;
+    return false;
+}
+
+/* Instance (with validation and debug utils when asked / available). */
+static accel_result accel_i_vk_make_instance(accel_i_vk_device* dev, const accel_logger* lg, bool validation) {
+    accel_i_vk_itab* t = &dev->vki;
+    VkApplicationInfo app;
+    VkInstanceCreateInfo ci;
+    VkDebugUtilsMessengerCreateInfoEXT mi;
+    VkExtensionProperties* exts = NULL;
+    VkLayerProperties* layers = NULL;
+    uint32_t next = 0, nlay = 0, version = VK_API_VERSION_1_0;
+    const char* enabled_ext[2];
+    const char* enabled_layer[1];
+    uint32_t ne = 0, nl = 0;
+    bool debug_utils = false;
+    accel_result r = ACCEL_OK;
+    VkResult vr;
+    accel_i_vk_load_global(t);
+    if (!t->CreateInstance || !t->EnumerateInstanceExtensionProperties) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: the loader lacks vkCreateInstance");
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
+    if (t->EnumerateInstanceVersion) t->EnumerateInstanceVersion(&version);
+    if (version < VK_API_VERSION_1_1) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: the loader supports Vulkan %u.%u only (1.1 or newer needed)", VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version));
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
+    if (t->EnumerateInstanceExtensionProperties(NULL, &next, NULL) == VK_SUCCESS && next) {
+        exts = (VkExtensionProperties*)accel_i_dev_alloc(&dev->base, next * sizeof *exts);
+        if (!exts) return ACCEL_ERROR_OUT_OF_MEMORY;
+        if (t->EnumerateInstanceExtensionProperties(NULL, &next, exts) != VK_SUCCESS) next = 0;
+        debug_utils = accel_i_vk_has_ext(exts, next, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+        accel_i_dev_free(&dev->base, exts, next * sizeof *exts);
+    }
+    if (validation && t->EnumerateInstanceLayerProperties && t->EnumerateInstanceLayerProperties(&nlay, NULL) == VK_SUCCESS && nlay) {
+        bool found = false;
+        layers = (VkLayerProperties*)accel_i_dev_alloc(&dev->base, nlay * sizeof *layers);
+        if (!layers) return ACCEL_ERROR_OUT_OF_MEMORY;
+        if (t->EnumerateInstanceLayerProperties(&nlay, layers) == VK_SUCCESS)
+            for (uint32_t i = 0; i < nlay; i++) found = found || !strcmp(layers[i].layerName, "VK_LAYER_KHRONOS_validation");
+        accel_i_dev_free(&dev->base, layers, nlay * sizeof *layers);
+        if (found) { enabled_layer[nl++] = "VK_LAYER_KHRONOS_validation"; debug_utils = true; }
+        else accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: validation asked for, but VK_LAYER_KHRONOS_validation is not installed");
+    } else if (validation) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: validation asked for, but no layer is installed");
+    }
+    if (debug_utils) enabled_ext[ne++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+    memset(&app, 0, sizeof app);
+    app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+    app.pApplicationName = dev->base.label[0] ? dev->base.label : "accel";
+    app.pEngineName = "accel";
+    app.apiVersion = version >= VK_API_VERSION_1_2 ? VK_API_VERSION_1_2 : VK_API_VERSION_1_1;
+    memset(&mi, 0, sizeof mi);
+    mi.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+    mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    mi.pfnUserCallback = accel_i_vk_debug_cb;
+    mi.pUserData = dev;
+    memset(&ci, 0, sizeof ci);
+    ci.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+    ci.pNext = debug_utils ? &mi : NULL;
+    ci.pApplicationInfo = &app;
+    ci.enabledLayerCount = nl;
+    ci.ppEnabledLayerNames = enabled_layer;
+    ci.enabledExtensionCount = ne;
+    ci.ppEnabledExtensionNames = enabled_ext;
+    vr = t->CreateInstance(&ci, NULL, &dev->instance);
+    if (vr != VK_SUCCESS) {
+        dev->instance = VK_NULL_HANDLE;
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: no usable Vulkan driver: vkCreateInstance failed: %s (%d)", accel_i_vk_result_name(vr), (int)vr);
+        return vr == VK_ERROR_OUT_OF_HOST_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_UNAVAILABLE;
+    }
+    dev->own_instance = true;
+    accel_i_vk_load_instance(t, dev->instance);
+    if (!t->EnumeratePhysicalDevices || !t->CreateDevice || !t->GetDeviceProcAddr || !t->GetPhysicalDeviceFeatures2 || !t->GetPhysicalDeviceProperties2) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: the instance lacks Vulkan 1.1 entry points");
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
+    if (debug_utils && t->CreateDebugUtilsMessengerEXT &&
+        t->CreateDebugUtilsMessengerEXT(dev->instance, &mi, NULL, &dev->messenger) != VK_SUCCESS)
+        dev->messenger = VK_NULL_HANDLE;
+    return r;
+}
+
+/* Can the backend run on this physical device? Fills the compute family; *why says why not. */
+static bool accel_i_vk_suitable(accel_i_vk_device* dev, VkPhysicalDevice pd, uint32_t* compute, const char** why) {
+    accel_i_vk_itab* t = &dev->vki;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceTimelineSemaphoreFeatures tl = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, NULL, VK_FALSE };
+    VkPhysicalDeviceFeatures2 f2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &tl, { 0 } };
+    VkQueueFamilyProperties fam[32];
+    uint32_t nfam = 32;
+    t->GetPhysicalDeviceProperties(pd, &props);
+    if (props.apiVersion < VK_API_VERSION_1_1) { *why = "Vulkan 1.0 only"; return false; }
+    t->GetPhysicalDeviceFeatures2(pd, &f2);
+    if (!tl.timelineSemaphore) { *why = "no timeline semaphores"; return false; }
+    t->GetPhysicalDeviceQueueFamilyProperties(pd, &nfam, NULL);
+    if (nfam > 32) nfam = 32;
+    t->GetPhysicalDeviceQueueFamilyProperties(pd, &nfam, fam);
+    for (uint32_t i = 0; i < nfam; i++) {
+        if (fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT) { *compute = i; return true; }
+    }
+    *why = "no compute queue family";
+    return false;
+}
+
+/* The index-th suitable physical device, or UNAVAILABLE (with the reason logged). */
+static accel_result accel_i_vk_pick(accel_i_vk_device* dev, const accel_logger* lg, uint32_t index, uint32_t* count, uint32_t* compute) {
+    VkPhysicalDevice local[16];
+    uint32_t n = 16, found = 0;
+    const char* why = NULL;
+    VkResult vr = dev->vki.EnumeratePhysicalDevices(dev->instance, &n, local);
+    if (vr != VK_SUCCESS && vr != VK_INCOMPLETE) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: vkEnumeratePhysicalDevices failed: %s (%d)", accel_i_vk_result_name(vr), (int)vr);
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t fam;
+        if (!accel_i_vk_suitable(dev, local[i], &fam, &why)) continue;
+        if (found == index && compute) { dev->phys = local[i]; *compute = fam; }
+        found++;
+    }
+    if (count) *count = found;
+    if (n == 0) { accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: the driver reports no physical device"); return ACCEL_ERROR_UNAVAILABLE; }
+    if (found == 0) { accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: no device can run accel (%s)", why ? why : "?"); return ACCEL_ERROR_UNAVAILABLE; }
+    if (compute && index >= found) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: device_index %u, but only %u device(s)", index, found);
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
+    return ACCEL_OK;
+}
+
+static void accel_i_vk_fill_info(accel_i_vk_device* dev) {
+    accel_device_info* info = &dev->base.info;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceTimelineSemaphoreProperties tp = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES, NULL, 0 };
+    VkPhysicalDevicePushDescriptorPropertiesKHR pp = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR, &tp, 0 };
+    VkPhysicalDeviceProperties2 p2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &pp, { 0 } };
+    uint64_t heap = 0;
+    dev->vki.GetPhysicalDeviceProperties2(dev->phys, &p2);
+    props = p2.properties;
+    dev->vki.GetPhysicalDeviceMemoryProperties(dev->phys, &dev->mem);
+    memset(info, 0, sizeof *info);
+    info->backend = "vulkan";
+    accel_i_copy_label(info->name, sizeof info->name, props.deviceName);
+    info->type = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? ACCEL_DEVICE_GPU_DISCRETE
+               : props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? ACCEL_DEVICE_GPU_INTEGRATED
+               : props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? ACCEL_DEVICE_CPU : ACCEL_DEVICE_OTHER;
+    for (uint32_t i = 0; i < dev->mem.memoryHeapCount; i++)
+        if ((dev->mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && dev->mem.memoryHeaps[i].size > heap) heap = dev->mem.memoryHeaps[i].size;
+    info->memory_bytes = heap;
+    for (int d = 0; d < 3; d++) {
+        info->max_group_size[d] = props.limits.maxComputeWorkGroupSize[d];
+        info->max_group_count[d] = props.limits.maxComputeWorkGroupCount[d];
+    }
+    info->max_group_invocations = props.limits.maxComputeWorkGroupInvocations;
+    info->max_buffers = props.limits.maxPerStageDescriptorStorageBuffers;
+    if (dev->push_desc && pp.maxPushDescriptors && info->max_buffers > pp.maxPushDescriptors) info->max_buffers = pp.maxPushDescriptors;
+    if (info->max_buffers > ACCEL_I_VK_MAX_BUFFERS) info->max_buffers = ACCEL_I_VK_MAX_BUFFERS;
+    info->max_constants = props.limits.maxPushConstantsSize / 4u;
+    info->formats = ACCEL_FORMAT_SPIRV;
+    info->separate_copy_queue = dev->copy_family != dev->compute_family;
+    {
+        const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        int first_local = accel_i_vk_mem_type(dev, ~0u, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+        dev->map_device = !accel_i_vk_env_on("ACCEL_VULKAN_NO_MAP_DEVICE") && first_local >= 0 &&
+                          (dev->mem.memoryTypes[first_local].propertyFlags & want) == want;
+    }
+    info->host_mapped_device_memory = dev->map_device;
+    dev->max_diff = tp.maxTimelineSemaphoreValueDifference ? tp.maxTimelineSemaphoreValueDifference : UINT64_MAX;
+}
+
+/* Device-level state shared by the create and adopt paths: entry points, queues, internal objects. */
+static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t compute_queues, uint32_t copy_family, bool copy_own_queue) {
+    VkCommandPoolCreateInfo pi;
+    const char* missing = accel_i_vk_load_device(&dev->vki, &dev->vk, dev->device);
+    VkResult vr;
+    if (missing) return accel_i_fail(&dev->base, ACCEL_ERROR_UNAVAILABLE, "vulkan: the device lacks %s", missing);
+    if (dev->push_desc && !dev->vk.CmdPushDescriptorSetKHR) dev->push_desc = false;
+    if (!accel_i_mutex_init(&dev->io_lock)) return ACCEL_ERROR_OUT_OF_MEMORY;
+    if (!accel_i_mutex_init(&dev->submit_lock)) { accel_i_mutex_destroy(&dev->io_lock); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    dev->locks_inited = true;
+    dev->hwq_count = compute_queues;
+    for (uint32_t i = 0; i < compute_queues + (copy_own_queue ? 1u : 0u); i++) {
+        accel_i_vk_hwq* h = &dev->hwq[i];
+        bool copy = i == compute_queues;
+        h->family = copy ? copy_family : dev->compute_family;
+        dev->vk.GetDeviceQueue(dev->device, h->family, copy ? 0 : i, &h->queue);
+        if (!accel_i_mutex_init(&h->lock)) return ACCEL_ERROR_OUT_OF_MEMORY;
+        dev->hwq_inited++;
+    }
+    dev->copy_family = copy_family;
+    dev->copy_hwq = copy_own_queue ? compute_queues : (compute_queues > 1 ? compute_queues - 1 : 0);
+    if (copy_own_queue && copy_family == dev->compute_family) dev->copy_family = dev->compute_family;
+    atomic_init(&dev->next_hwq, 0u);
+    accel_i_vk_fill_info(dev);
+    if ((vr = accel_i_vk_timeline(dev, 0, &dev->io_sem)) != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateSemaphore", "accel_device_create");
+    memset(&pi, 0, sizeof pi);
+    pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pi.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+    pi.queueFamilyIndex = dev->hwq[0].family;
+    if ((vr = dev->vk.CreateCommandPool(dev->device, &pi, NULL, &dev->io_pool)) != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkCreateCommandPool", "accel_device_create");
+    return ACCEL_OK;
+}
+
+/* Releases whatever the device got so far (every create failure path, and destroy). */
+static void accel_i_vk_device_free(accel_i_vk_device* dev) {
+    if (dev->device) {
+        if (dev->vk.DeviceWaitIdle) dev->vk.DeviceWaitIdle(dev->device);
+        if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
+        if (dev->io_sem) dev->vk.DestroySemaphore(dev->device, dev->io_sem, NULL);
+        if (dev->own_device && dev->vk.DestroyDevice) dev->vk.DestroyDevice(dev->device, NULL);
+    }
+    for (uint32_t i = 0; i < dev->hwq_inited; i++) accel_i_mutex_destroy(&dev->hwq[i].lock);
+    if (dev->locks_inited) {
+        accel_i_mutex_destroy(&dev->io_lock);
+        accel_i_mutex_destroy(&dev->submit_lock);
+    }
+    if (dev->messenger && dev->vki.DestroyDebugUtilsMessengerEXT) dev->vki.DestroyDebugUtilsMessengerEXT(dev->instance, dev->messenger, NULL);
+    if (dev->instance && dev->own_instance) dev->vki.DestroyInstance(dev->instance, NULL);
+    accel_i_vk_lib_close(dev->lib, dev->lib_shared);
+    accel_i_dev_free(&dev->base, dev, sizeof *dev);
+}
+
+static accel_result accel_i_vk_device_create(const accel_backend* b, const accel_device_desc* d, accel_device** out) {
+    accel_i_vk_device* dev = (accel_i_vk_device*)accel_i_alloc(&d->allocator, sizeof *dev, 16);
+    VkQueueFamilyProperties fam[32];
+    VkExtensionProperties* exts = NULL;
+    uint32_t nfam = 32, next = 0, compute_n, copy_family, ne = 0;
+    bool copy_own = false;
+    float prio[ACCEL_VULKAN_MAX_QUEUES] = { 0 };
+    VkDeviceQueueCreateInfo qci[2];
+    VkPhysicalDeviceTimelineSemaphoreFeatures tl = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, NULL, VK_TRUE };
+    VkPhysicalDeviceFeatures2 f2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &tl, { 0 } };
+    VkDeviceCreateInfo ci;
+    const char* enabled[2];
+    VkPhysicalDeviceProperties props;
+    accel_result r;
+    VkResult vr;
+    if (!dev) { accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory"); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    memset(dev, 0, sizeof *dev);
+    accel_i_device_init(&dev->base, b, d);
+    r = accel_i_vk_lib_open(&dev->base.logger, &dev->lib, &dev->lib_shared, &dev->vki.GetInstanceProcAddr);
+    if (r == ACCEL_OK) r = accel_i_vk_make_instance(dev, &dev->base.logger, d->debug || accel_i_vk_env_on("ACCEL_VULKAN_VALIDATION"));
+    if (r == ACCEL_OK) r = accel_i_vk_pick(dev, &dev->base.logger, d->device_index, NULL, &dev->compute_family);
+    if (r != ACCEL_OK) { accel_i_vk_device_free(dev); return r; }
+    dev->vki.GetPhysicalDeviceProperties(dev->phys, &props);
+    dev->vki.GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nfam, NULL);
+    if (nfam > 32) nfam = 32;
+    dev->vki.GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nfam, fam);
+    compute_n = fam[dev->compute_family].queueCount < ACCEL_VULKAN_MAX_QUEUES ? fam[dev->compute_family].queueCount : ACCEL_VULKAN_MAX_QUEUES;
+    copy_family = dev->compute_family;
+    for (uint32_t i = 0; i < nfam; i++) {
+        if ((fam[i].queueFlags & VK_QUEUE_TRANSFER_BIT) && !(fam[i].queueFlags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT)) && fam[i].queueCount) {
+            copy_family = i;
+            copy_own = true;
+            break;
+        }
+    }
+    if (dev->vki.EnumerateDeviceExtensionProperties(dev->phys, NULL, &next, NULL) == VK_SUCCESS && next) {
+        exts = (VkExtensionProperties*)accel_i_dev_alloc(&dev->base, next * sizeof *exts);
+        if (!exts) { accel_i_vk_device_free(dev); accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory"); return ACCEL_ERROR_OUT_OF_MEMORY; }
+        if (dev->vki.EnumerateDeviceExtensionProperties(dev->phys, NULL, &next, exts) != VK_SUCCESS) next = 0;
+        dev->push_desc = accel_i_vk_has_ext(exts, next, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) && !accel_i_vk_env_on("ACCEL_VULKAN_NO_PUSH_DESCRIPTORS");
+        if (props.apiVersion < VK_API_VERSION_1_2 && accel_i_vk_has_ext(exts, next, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME))
+            enabled[ne++] = VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME;
+        accel_i_dev_free(&dev->base, exts, next * sizeof *exts);
+    }
+    if (dev->push_desc) enabled[ne++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+    memset(qci, 0, sizeof qci);
+    qci[0].sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+    qci[0].queueFamilyIndex = dev->compute_family;
+    qci[0].queueCount = compute_n;
+    qci[0].pQueuePriorities = prio;
+    qci[1] = qci[0];
+    qci[1].queueFamilyIndex = copy_family;
+    qci[1].queueCount = 1;
+    memset(&ci, 0, sizeof ci);
+    ci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+    ci.pNext = &f2;
+    ci.queueCreateInfoCount = copy_own ? 2 : 1;
+    ci.pQueueCreateInfos = qci;
+    ci.enabledExtensionCount = ne;
+    ci.ppEnabledExtensionNames = enabled;
+    vr = dev->vki.CreateDevice(dev->phys, &ci, NULL, &dev->device);
+    if (vr != VK_SUCCESS) {
+        dev->device = VK_NULL_HANDLE;
+        r = accel_i_vk_fail(dev, vr, "vkCreateDevice", "accel_device_create");
+        accel_i_vk_device_free(dev);
+        return r;
+    }
+    dev->own_device = true;
+    r = accel_i_vk_device_setup(dev, compute_n, copy_family, copy_own);
+    if (r != ACCEL_OK) {
+        if (r == ACCEL_ERROR_OUT_OF_MEMORY) accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
+        accel_i_vk_device_free(dev);
+        return r;
+    }
+    *out = &dev->base;
+    return ACCEL_OK;
+}
+
+static void accel_i_vk_device_destroy(accel_device* d) { accel_i_vk_device_free(accel_i_vk_dev(d)); }
+
+static accel_result accel_i_vk_device_count(const accel_backend* b, uint32_t* count) {
+    accel_device_desc d;
+    accel_i_vk_device* dev;
+    accel_result r;
+    memset(&d, 0, sizeof d);
+    d.allocator.alloc_fn = accel_i_default_alloc;
+    d.allocator.free_fn = accel_i_default_free;
+    dev = (accel_i_vk_device*)accel_i_alloc(&d.allocator, sizeof *dev, 16);
+    if (!dev) return ACCEL_ERROR_OUT_OF_MEMORY;
+    memset(dev, 0, sizeof *dev);
+    accel_i_device_init(&dev->base, b, &d);
+    r = accel_i_vk_lib_open(NULL, &dev->lib, &dev->lib_shared, &dev->vki.GetInstanceProcAddr);
+    if (r == ACCEL_OK) r = accel_i_vk_make_instance(dev, NULL, false);
+    if (r == ACCEL_OK) r = accel_i_vk_pick(dev, NULL, 0, count, NULL);
+    accel_i_vk_device_free(dev);
+    return r;
+}
+
+ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, const accel_vulkan_adopt_desc* vk, accel_device** out) {
+    accel_device_desc d;
+    accel_i_vk_device* dev;
+    VkQueueFamilyProperties fam[32];
+    uint32_t nfam = 32;
+    accel_result r;
+    if (out) *out = NULL;
+    if (desc) d = *desc; else memset(&d, 0, sizeof d);
+    if (!d.allocator.alloc_fn != !d.allocator.free_fn) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!d.allocator.alloc_fn) { d.allocator.alloc_fn = accel_i_default_alloc; d.allocator.free_fn = accel_i_default_free; d.allocator.user = NULL; }
+    if (!vk || !out || !vk->instance || !vk->physical_device || !vk->device || !vk->get_instance_proc_addr) {
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_vulkan_device_adopt: instance, physical_device, device, get_instance_proc_addr and out are required");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    dev = (accel_i_vk_device*)accel_i_alloc(&d.allocator, sizeof *dev, 16);
+    if (!dev) { accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_vulkan_device_adopt: out of host memory"); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    memset(dev, 0, sizeof *dev);
+    accel_i_device_init(&dev->base, &accel_i_vk_backend_table, &d);
+    dev->vki.GetInstanceProcAddr = vk->get_instance_proc_addr;
+    dev->instance = vk->instance;
+    dev->phys = vk->physical_device;
+    dev->device = vk->device;
+    dev->compute_family = vk->queue_family;
+    dev->push_desc = vk->push_descriptors && !accel_i_vk_env_on("ACCEL_VULKAN_NO_PUSH_DESCRIPTORS");
+    accel_i_vk_load_global(&dev->vki);
+    accel_i_vk_load_instance(&dev->vki, dev->instance);
+    if (!dev->vki.GetDeviceProcAddr || !dev->vki.GetPhysicalDeviceQueueFamilyProperties || !dev->vki.GetPhysicalDeviceProperties2) {
+        dev->device = VK_NULL_HANDLE;
+        accel_i_vk_device_free(dev);
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_vulkan_device_adopt: get_instance_proc_addr does not resolve the instance's entry points");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    dev->vki.GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nfam, NULL);
+    if (nfam > 32) nfam = 32;
+    dev->vki.GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nfam, fam);
+    if (vk->queue_family >= nfam || !(fam[vk->queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT) || vk->queue_index >= fam[vk->queue_family].queueCount) {
+        dev->device = VK_NULL_HANDLE;
+        accel_i_vk_device_free(dev);
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_vulkan_device_adopt: queue family %u / index %u is not a compute queue of the device", vk->queue_family, vk->queue_index);
+        return ACCEL_ERROR_UNSUPPORTED;
+    }
+    /* one VkQueue, the engine's: hwq[0] is it (compute and copy) */
+    r = accel_i_vk_device_setup(dev, 1, vk->queue_family, false);
+    if (r == ACCEL_OK && vk->queue_index != 0) dev->vk.GetDeviceQueue(dev->device, vk->queue_family, vk->queue_index, &dev->hwq[0].queue);
+    if (r != ACCEL_OK) { accel_i_vk_device_free(dev); return r; }
+    *out = &dev->base;
+    return ACCEL_OK;
+}
+
+/* ==== vulkan: backend table ==== */
+static const accel_backend accel_i_vk_backend_table = {
+    "vulkan", false,
+    accel_i_vk_device_count, accel_i_vk_device_create, accel_i_vk_device_destroy,
+    accel_i_vk_buffer_create, accel_i_vk_buffer_free, accel_i_vk_buffer_io,
+    accel_i_vk_program_create, accel_i_vk_program_free,
+    accel_i_vk_signal_create, accel_i_vk_signal_free, accel_i_vk_signal_value, accel_i_vk_signal_raise,
+    accel_i_vk_signal_wait_many,
+    accel_i_vk_queue_create, accel_i_vk_queue_destroy, accel_i_vk_queue_submit, accel_i_vk_queue_wait_idle
+};
+ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
+
+#endif /* threads and dlopen */
+#endif /* ACCEL_VULKAN_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------------------------------
+MIT License
+
+Copyright (c) 2026 the accel authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy of this software and
+associated documentation files (the "Software"), to deal in the Software without restriction, including
+without limitation the rights to use, copy, modify, merge, publish, distribute, sublicense, and/or sell
+copies of the Software, and to permit persons to whom the Software is furnished to do so, subject to the
+following conditions:
+
+The above copyright notice and this permission notice shall be included in all copies or substantial
+portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT NOT
+LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO
+EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER LIABILITY, WHETHER
+IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE
+USE OR OTHER DEALINGS IN THE SOFTWARE.
+------------------------------------------------------------------------------------------------------
+*/

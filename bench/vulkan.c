@@ -1,0 +1,431 @@
+/* bench/vulkan.c — the accel Vulkan backend next to raw Vulkan code doing the same work, on the same
+   physical device, in one run:
+
+     1 dispatch + wait round trip        (latency: accel <= 1.10x raw)
+     2 1,000 dispatches in one batch     (throughput, dispatches/s: accel >= 0.95x raw)
+     3 SAXPY over 16M floats             (throughput, GB/s: accel >= 0.95x raw)
+     4 host-set signal -> GPU wait       (latency from the host setting a signal that a queue waits on
+                                          to that queue's completion: accel <= 1.10x raw)
+
+   The raw side is what a Vulkan programmer writes by hand: its own VkInstance/VkDevice, a timeline
+   semaphore, a command buffer recorded per submission (as accel records one per batch), push
+   descriptors, a memory barrier between dependent dispatches, and for figure 4 a native GPU wait on the
+   timeline that the host signals. Rounds alternate accel and raw; each figure is the median.
+
+     make bench-vulkan                      (pins lavapipe where it is installed)
+     ./build/bench_vulkan [--quick]         (--quick: small sizes, a few seconds; the CI smoke run)
+
+   Prints the table of bench.h and one BENCH {...} line per figure. Exit status 1 when a result was
+   wrong (the targets are reported, not enforced). Linux only (dlopen). */
+#include "bench.h"            /* first: it asks for the POSIX clocks */
+#define ACCEL_IMPLEMENTATION
+#include "accel.h"
+#define ACCEL_VULKAN_IMPLEMENTATION
+#include "accel_vulkan.h"
+#include <dlfcn.h>
+
+static const uint32_t k_saxpy_spv[] =
+#include "saxpy.spv.inc"
+;
+static const uint32_t k_add_one_spv[] =
+#include "add_one.spv.inc"
+;
+
+typedef struct cfg_t { bool quick; int rounds; int latency_iters; uint32_t batch; size_t saxpy_n; } cfg_t;
+static cfg_t cfg;
+
+static void check(accel_result r, const char* what) {
+    if (r != ACCEL_OK) { fprintf(stderr, "bench: %s -> %s\n", what, accel_result_string(r)); exit(1); }
+}
+static void vcheck(VkResult r, const char* what) {
+    if (r != VK_SUCCESS) { fprintf(stderr, "bench: raw %s -> VkResult %d\n", what, (int)r); exit(1); }
+}
+
+/* ==== raw Vulkan ==== */
+#define RAW_FUNCS(X) \
+    X(CreateInstance) X(DestroyInstance) X(EnumeratePhysicalDevices) X(GetPhysicalDeviceQueueFamilyProperties) \
+    X(GetPhysicalDeviceMemoryProperties) X(EnumerateDeviceExtensionProperties) X(CreateDevice) X(GetDeviceProcAddr) \
+    X(DestroyDevice) X(GetDeviceQueue) X(QueueSubmit) X(DeviceWaitIdle) X(CreateBuffer) X(DestroyBuffer) \
+    X(GetBufferMemoryRequirements) X(AllocateMemory) X(FreeMemory) X(BindBufferMemory) X(MapMemory) \
+    X(CreateShaderModule) X(DestroyShaderModule) X(CreateDescriptorSetLayout) X(DestroyDescriptorSetLayout) \
+    X(CreatePipelineLayout) X(DestroyPipelineLayout) X(CreateComputePipelines) X(DestroyPipeline) \
+    X(CreateCommandPool) X(DestroyCommandPool) X(AllocateCommandBuffers) X(BeginCommandBuffer) X(EndCommandBuffer) \
+    X(CmdPipelineBarrier) X(CmdBindPipeline) X(CmdPushConstants) X(CmdDispatch) X(CmdPushDescriptorSetKHR) \
+    X(CreateSemaphore) X(DestroySemaphore) X(WaitSemaphores) X(SignalSemaphore)
+typedef struct raw_t {
+    void* lib;
+    PFN_vkGetInstanceProcAddr gipa;
+#define RAW_MEMBER(n) PFN_vk##n n;
+    RAW_FUNCS(RAW_MEMBER)
+    VkInstance inst;
+    VkPhysicalDevice phys;
+    VkDevice dev;
+    VkQueue queue;
+    uint32_t family;
+    VkPhysicalDeviceMemoryProperties mem;
+    VkCommandPool pool;
+    VkCommandBuffer cb;
+    VkSemaphore done, gate;
+    uint64_t done_val, gate_val;
+    VkDescriptorSetLayout dsl;
+    VkPipelineLayout layout;
+    VkPipeline saxpy, add_one;
+} raw_t;
+
+static void raw_load(raw_t* r) {
+#define RAW_LOAD(n) { PFN_vkVoidFunction f_ = r->dev && r->GetDeviceProcAddr && strcmp(#n, "GetDeviceProcAddr") ? r->GetDeviceProcAddr(r->dev, "vk" #n) : NULL; \
+                      if (!f_) { f_ = r->gipa(r->inst, "vk" #n); } \
+                      memcpy(&r->n, &f_, sizeof f_); }
+    RAW_FUNCS(RAW_LOAD)
+}
+static VkPipeline raw_pipeline(raw_t* r, const uint32_t* spv, size_t size, uint32_t local) {
+    VkShaderModuleCreateInfo mi = { VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, NULL, 0, size, spv };
+    VkShaderModule m;
+    vcheck(r->CreateShaderModule(r->dev, &mi, NULL, &m), "vkCreateShaderModule");
+    VkSpecializationMapEntry e = { 0, 0, 4 };
+    VkSpecializationInfo si = { 1, &e, 4, &local };
+    VkComputePipelineCreateInfo ci;
+    memset(&ci, 0, sizeof ci);
+    ci.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = m;
+    ci.stage.pName = "main";
+    ci.stage.pSpecializationInfo = &si;
+    ci.layout = r->layout;
+    VkPipeline p;
+    vcheck(r->CreateComputePipelines(r->dev, VK_NULL_HANDLE, 1, &ci, NULL, &p), "vkCreateComputePipelines");
+    r->DestroyShaderModule(r->dev, m, NULL);
+    return p;
+}
+static VkSemaphore raw_timeline(raw_t* r) {
+    VkSemaphoreTypeCreateInfo t = { VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, NULL, VK_SEMAPHORE_TYPE_TIMELINE, 0 };
+    VkSemaphoreCreateInfo ci = { VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &t, 0 };
+    VkSemaphore s;
+    vcheck(r->CreateSemaphore(r->dev, &ci, NULL, &s), "vkCreateSemaphore");
+    return s;
+}
+static int raw_open(raw_t* r) {
+    memset(r, 0, sizeof *r);
+    const char* path = getenv("ACCEL_VULKAN_LIBRARY");
+    r->lib = dlopen(path && path[0] ? path : "libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!r->lib) return 0;
+    void* sym = dlsym(r->lib, "vkGetInstanceProcAddr");
+    memcpy(&r->gipa, &sym, sizeof sym);
+    raw_load(r);
+    VkApplicationInfo app = { VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "raw", 1, "raw", 1, VK_API_VERSION_1_2 };
+    VkInstanceCreateInfo ici = { VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app, 0, NULL, 0, NULL };
+    vcheck(r->CreateInstance(&ici, NULL, &r->inst), "vkCreateInstance");
+    raw_load(r);
+    uint32_t n = 1;
+    r->EnumeratePhysicalDevices(r->inst, &n, &r->phys);
+    if (n == 0) return 0;
+    VkQueueFamilyProperties fam[16];
+    uint32_t nf = 16;
+    r->GetPhysicalDeviceQueueFamilyProperties(r->phys, &nf, fam);
+    for (r->family = 0; r->family < nf && !(fam[r->family].queueFlags & VK_QUEUE_COMPUTE_BIT); r->family++) {}
+    r->GetPhysicalDeviceMemoryProperties(r->phys, &r->mem);
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = { VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, r->family, 1, &prio };
+    VkPhysicalDeviceVulkan12Features f12;
+    memset(&f12, 0, sizeof f12);
+    f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    f12.timelineSemaphore = VK_TRUE;
+    const char* ext = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+    VkDeviceCreateInfo dci = { VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f12, 0, 1, &qci, 0, NULL, 1, &ext, NULL };
+    vcheck(r->CreateDevice(r->phys, &dci, NULL, &r->dev), "vkCreateDevice (needs VK_KHR_push_descriptor)");
+    raw_load(r);
+    r->GetDeviceQueue(r->dev, r->family, 0, &r->queue);
+    VkCommandPoolCreateInfo pci = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, r->family };
+    vcheck(r->CreateCommandPool(r->dev, &pci, NULL, &r->pool), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, r->pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+    vcheck(r->AllocateCommandBuffers(r->dev, &ai, &r->cb), "vkAllocateCommandBuffers");
+    VkDescriptorSetLayoutBinding b[2];
+    for (uint32_t i = 0; i < 2; i++) {
+        b[i].binding = i; b[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER; b[i].descriptorCount = 1;
+        b[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT; b[i].pImmutableSamplers = NULL;
+    }
+    VkDescriptorSetLayoutCreateInfo dl = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO, NULL,
+                                           VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR, 2, b };
+    vcheck(r->CreateDescriptorSetLayout(r->dev, &dl, NULL, &r->dsl), "vkCreateDescriptorSetLayout");
+    VkPushConstantRange pcr = { VK_SHADER_STAGE_COMPUTE_BIT, 0, 8 };
+    VkPipelineLayoutCreateInfo pl = { VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, NULL, 0, 1, &r->dsl, 1, &pcr };
+    vcheck(r->CreatePipelineLayout(r->dev, &pl, NULL, &r->layout), "vkCreatePipelineLayout");
+    r->saxpy = raw_pipeline(r, k_saxpy_spv, sizeof k_saxpy_spv, 512);   /* 16M / 512 groups fit the 65535 limit */
+    r->add_one = raw_pipeline(r, k_add_one_spv, sizeof k_add_one_spv, 64);
+    r->done = raw_timeline(r);
+    r->gate = raw_timeline(r);
+    return 1;
+}
+typedef struct raw_buf { VkBuffer b; VkDeviceMemory m; void* p; } raw_buf;
+static raw_buf raw_buffer(raw_t* r, size_t size) {
+    raw_buf rb;
+    VkBufferCreateInfo bi = { VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, NULL, 0, size,
+                              VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT, VK_SHARING_MODE_EXCLUSIVE, 0, NULL };
+    vcheck(r->CreateBuffer(r->dev, &bi, NULL, &rb.b), "vkCreateBuffer");
+    VkMemoryRequirements req;
+    r->GetBufferMemoryRequirements(r->dev, rb.b, &req);
+    uint32_t type = 0, want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    for (uint32_t i = 0; i < r->mem.memoryTypeCount; i++)
+        if ((req.memoryTypeBits & (1u << i)) && (r->mem.memoryTypes[i].propertyFlags & want) == want) { type = i; break; }
+    VkMemoryAllocateInfo ai = { VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, req.size, type };
+    vcheck(r->AllocateMemory(r->dev, &ai, NULL, &rb.m), "vkAllocateMemory");
+    vcheck(r->BindBufferMemory(r->dev, rb.b, rb.m, 0), "vkBindBufferMemory");
+    vcheck(r->MapMemory(r->dev, rb.m, 0, VK_WHOLE_SIZE, 0, &rb.p), "vkMapMemory");
+    return rb;
+}
+static void raw_buffer_free(raw_t* r, raw_buf* b) { r->DestroyBuffer(r->dev, b->b, NULL); r->FreeMemory(r->dev, b->m, NULL); }
+
+static void raw_barrier(raw_t* r) {
+    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT };
+    r->CmdPipelineBarrier(r->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+/* Records `count` dispatches of `pipe` over buffers (with barriers between) and submits; the submit
+   waits on gate >= gate_wait when gate_wait != 0 and signals done. Returns the done value. */
+static uint64_t raw_submit(raw_t* r, VkPipeline pipe, const raw_buf* bufs, uint32_t nbufs, const uint32_t* k,
+                           uint32_t groups, uint32_t count, uint64_t gate_wait) {
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
+    VkDescriptorBufferInfo info[2];
+    VkWriteDescriptorSet w[2];
+    for (uint32_t i = 0; i < nbufs; i++) {
+        info[i].buffer = bufs[i].b; info[i].offset = 0; info[i].range = VK_WHOLE_SIZE;
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET; w[i].dstBinding = i; w[i].descriptorCount = 1;
+        w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER; w[i].pBufferInfo = &info[i];
+    }
+    vcheck(r->BeginCommandBuffer(r->cb, &bi), "vkBeginCommandBuffer");
+    for (uint32_t c = 0; c < count; c++) {
+        if (c) raw_barrier(r);
+        r->CmdBindPipeline(r->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+        r->CmdPushDescriptorSetKHR(r->cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->layout, 0, nbufs, w);
+        r->CmdPushConstants(r->cb, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, k);
+        r->CmdDispatch(r->cb, groups, 1, 1);
+    }
+    VkMemoryBarrier hb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT };
+    r->CmdPipelineBarrier(r->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0, NULL);
+    vcheck(r->EndCommandBuffer(r->cb), "vkEndCommandBuffer");
+    uint64_t value = ++r->done_val;
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    VkTimelineSemaphoreSubmitInfo ti = { VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO, NULL, gate_wait ? 1u : 0u, &gate_wait, 1, &value };
+    VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, &ti, gate_wait ? 1u : 0u, &r->gate, &stage, 1, &r->cb, 1, &r->done };
+    vcheck(r->QueueSubmit(r->queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");
+    return value;
+}
+static void raw_wait(raw_t* r, uint64_t value) {
+    VkSemaphoreWaitInfo wi = { VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, NULL, 0, 1, &r->done, &value };
+    vcheck(r->WaitSemaphores(r->dev, &wi, UINT64_MAX), "vkWaitSemaphores");
+}
+
+/* ==== the accel side ==== */
+typedef struct acc_t {
+    accel_device* dev;
+    accel_queue* q;
+    accel_program *saxpy, *add_one;
+    accel_signal *done, *gate;
+    uint64_t done_val, gate_val;
+} acc_t;
+static accel_program* acc_program(accel_device* dev, const uint32_t* spv, size_t size, uint32_t nb, uint32_t nc) {
+    accel_program* p;
+    check(accel_program_create(dev, &(accel_program_desc){ .name = "main", .spirv = spv, .spirv_size = size,
+                                                           .buffer_count = nb, .constant_count = nc }, &p), "accel_program_create");
+    return p;
+}
+
+/* ==== figures ==== */
+#define MAX_ROUNDS 64
+static double ns_since(uint64_t t0) { return (double)(bench_now_ns() - t0); }
+
+static void fig_roundtrip(acc_t* a, raw_t* r) {
+    accel_buffer* ab;
+    check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = 256 }, &ab), "buffer");
+    raw_buf rb = raw_buffer(r, 256);
+    memset(rb.p, 0, 256);
+    uint32_t n = 64, k[2] = { 64, 0 };
+    int iters = cfg.latency_iters, total = iters * cfg.rounds;
+    double* as = calloc((size_t)total, sizeof *as);
+    double* rs = calloc((size_t)total, sizeof *rs);
+    for (int i = 0; i < total; i++) {
+        uint64_t t0 = bench_now_ns();
+        accel_queue_exec(a->q, a->add_one, &ab, 1, &n, 1, accel_exec_1d(64, 64));
+        accel_queue_signal(a->q, a->done, ++a->done_val);
+        check(accel_queue_submit(a->q), "submit");
+        check(accel_signal_wait(a->done, a->done_val, ACCEL_WAIT_FOREVER), "wait");
+        as[i] = ns_since(t0);
+        t0 = bench_now_ns();
+        raw_wait(r, raw_submit(r, r->add_one, &rb, 1, k, 1, 1, 0));
+        rs[i] = ns_since(t0);
+    }
+    uint32_t got = 0;
+    check(accel_buffer_read(ab, 0, &got, 4), "read");
+    if (got != (uint32_t)total) bench_fail("roundtrip: accel buffer holds %u, expected %d", got, total);
+    if (((uint32_t*)rb.p)[0] != (uint32_t)total) bench_fail("roundtrip: raw buffer holds %u", ((uint32_t*)rb.p)[0]);
+    double am = bench_median(as, (size_t)total), rm = bench_median(rs, (size_t)total);
+    bench_row* row = bench_row_add("roundtrip", "1 dispatch + wait round trip", "ns", am, "raw vulkan", rm,
+                                   BENCH_TARGET_RATIO, BENCH_LE, 1.10);
+    bench_row_extra(row, "samples", total);
+    free(as); free(rs);
+    accel_buffer_destroy(ab);
+    raw_buffer_free(r, &rb);
+}
+
+static void fig_batch(acc_t* a, raw_t* r) {
+    uint32_t N = cfg.batch, n = 64, k[2] = { 64, 0 };
+    accel_buffer* ab;
+    check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = 256 }, &ab), "buffer");
+    raw_buf rb = raw_buffer(r, 256);
+    memset(rb.p, 0, 256);
+    double as[MAX_ROUNDS], rs[MAX_ROUNDS];
+    for (int i = 0; i < cfg.rounds; i++) {
+        uint64_t t0 = bench_now_ns();
+        for (uint32_t c = 0; c < N; c++) accel_queue_exec(a->q, a->add_one, &ab, 1, &n, 1, accel_exec_1d(64, 64));
+        accel_queue_signal(a->q, a->done, ++a->done_val);
+        check(accel_queue_submit(a->q), "submit");
+        check(accel_signal_wait(a->done, a->done_val, ACCEL_WAIT_FOREVER), "wait");
+        as[i] = (double)N / (ns_since(t0) / 1e9);
+        t0 = bench_now_ns();
+        raw_wait(r, raw_submit(r, r->add_one, &rb, 1, k, 1, N, 0));
+        rs[i] = (double)N / (ns_since(t0) / 1e9);
+    }
+    uint32_t got = 0, want = N * (uint32_t)cfg.rounds;
+    check(accel_buffer_read(ab, 0, &got, 4), "read");
+    if (got != want) bench_fail("batch: accel buffer holds %u, expected %u", got, want);
+    if (((uint32_t*)rb.p)[63] != want) bench_fail("batch: raw buffer holds %u, expected %u", ((uint32_t*)rb.p)[63], want);
+    double am = bench_median(as, (size_t)cfg.rounds), rm = bench_median(rs, (size_t)cfg.rounds);
+    bench_row* row = bench_row_add("batch_dispatch", "2 1000 dispatches in a batch, /s", "/s", am, "raw vulkan", rm,
+                                   BENCH_TARGET_RATIO, BENCH_GE, 0.95);
+    bench_row_extra(row, "dispatches", N);
+    accel_buffer_destroy(ab);
+    raw_buffer_free(r, &rb);
+}
+
+static void fig_saxpy(acc_t* a, raw_t* r) {
+    size_t n = cfg.saxpy_n, bytes = n * 4;
+    accel_buffer *ax, *ay;
+    check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = bytes }, &ax), "buffer x");
+    check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = bytes }, &ay), "buffer y");
+    raw_buf rb[2] = { raw_buffer(r, bytes), raw_buffer(r, bytes) };   /* y, x */
+    float* hx = malloc(bytes);
+    float* hy = malloc(bytes);
+    for (size_t i = 0; i < n; i++) { hx[i] = (float)(i & 1023); hy[i] = 1.0f; }
+    check(accel_buffer_write(ax, 0, hx, bytes), "write x");
+    check(accel_buffer_write(ay, 0, hy, bytes), "write y");
+    memcpy(rb[1].p, hx, bytes);
+    memcpy(rb[0].p, hy, bytes);
+    float alpha = 0.5f;
+    uint32_t k[2];
+    memcpy(&k[0], &alpha, 4);
+    k[1] = (uint32_t)n;
+    uint32_t groups = (uint32_t)((n + 511) / 512);
+    double as[MAX_ROUNDS], rs[MAX_ROUNDS];
+    for (int i = 0; i < cfg.rounds; i++) {
+        uint64_t t0 = bench_now_ns();
+        accel_queue_exec(a->q, a->saxpy, (accel_buffer*[]){ ay, ax }, 2, k, 2, accel_exec_1d((uint32_t)n, 512));
+        accel_queue_signal(a->q, a->done, ++a->done_val);
+        check(accel_queue_submit(a->q), "submit");
+        check(accel_signal_wait(a->done, a->done_val, ACCEL_WAIT_FOREVER), "wait");
+        as[i] = 12.0 * (double)n / ns_since(t0);
+        t0 = bench_now_ns();
+        raw_wait(r, raw_submit(r, r->saxpy, rb, 2, k, groups, 1, 0));
+        rs[i] = 12.0 * (double)n / ns_since(t0);
+    }
+    check(accel_buffer_read(ay, 0, hy, bytes), "read y");
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i += 997) {
+        float want = 1.0f + (float)cfg.rounds * 0.5f * (float)(i & 1023);
+        bad += hy[i] != want || ((float*)rb[0].p)[i] != want;
+    }
+    if (bad) bench_fail("saxpy: %zu sampled elements wrong", bad);
+    double am = bench_median(as, (size_t)cfg.rounds), rm = bench_median(rs, (size_t)cfg.rounds);
+    bench_row* row = bench_row_add("saxpy", "3 SAXPY, GB/s (12 B/elem)", "GB/s", am, "raw vulkan", rm,
+                                   BENCH_TARGET_RATIO, BENCH_GE, 0.95);
+    bench_row_extra(row, "elements", (double)n);
+    free(hx); free(hy);
+    accel_buffer_destroy(ax); accel_buffer_destroy(ay);
+    raw_buffer_free(r, &rb[0]); raw_buffer_free(r, &rb[1]);
+}
+
+static void fig_host_signal(acc_t* a, raw_t* r) {
+    accel_buffer* ab;
+    check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = 256 }, &ab), "buffer");
+    raw_buf rb = raw_buffer(r, 256);
+    memset(rb.p, 0, 256);
+    uint32_t n = 64, k[2] = { 64, 0 };
+    int total = cfg.latency_iters * cfg.rounds;
+    double* as = calloc((size_t)total, sizeof *as);
+    double* rs = calloc((size_t)total, sizeof *rs);
+    for (int i = 0; i < total; i++) {
+        accel_queue_wait(a->q, a->gate, ++a->gate_val);
+        accel_queue_exec(a->q, a->add_one, &ab, 1, &n, 1, accel_exec_1d(64, 64));
+        accel_queue_signal(a->q, a->done, ++a->done_val);
+        check(accel_queue_submit(a->q), "submit");
+        bench_sleep_ns(20000);                       /* let the queue block on the gate */
+        uint64_t t0 = bench_now_ns();
+        check(accel_signal_set(a->gate, a->gate_val), "set");
+        check(accel_signal_wait(a->done, a->done_val, ACCEL_WAIT_FOREVER), "wait");
+        as[i] = ns_since(t0);
+        uint64_t v = raw_submit(r, r->add_one, &rb, 1, k, 1, 1, ++r->gate_val);
+        bench_sleep_ns(20000);
+        t0 = bench_now_ns();
+        VkSemaphoreSignalInfo si = { VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, NULL, r->gate, r->gate_val };
+        vcheck(r->SignalSemaphore(r->dev, &si), "vkSignalSemaphore");
+        raw_wait(r, v);
+        rs[i] = ns_since(t0);
+    }
+    uint32_t got = 0;
+    check(accel_buffer_read(ab, 0, &got, 4), "read");
+    if (got != (uint32_t)total) bench_fail("host signal: accel buffer holds %u, expected %d", got, total);
+    double am = bench_median(as, (size_t)total), rm = bench_median(rs, (size_t)total);
+    bench_row* row = bench_row_add("host_signal_gpu_wait", "4 host set -> GPU wait -> done", "ns", am, "raw vulkan", rm,
+                                   BENCH_TARGET_RATIO, BENCH_LE, 1.10);
+    bench_row_extra(row, "samples", total);
+    free(as); free(rs);
+    accel_buffer_destroy(ab);
+    raw_buffer_free(r, &rb);
+}
+
+int main(int argc, char** argv) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) cfg.quick = true;
+        else { printf("usage: %s [--quick]\n", argv[0]); return strcmp(argv[i], "--help") == 0 ? 0 : 2; }
+    }
+    if (cfg.quick) { cfg.rounds = 3; cfg.latency_iters = 20; cfg.batch = 1000; cfg.saxpy_n = (size_t)1 << 20; }
+    else { cfg.rounds = 7; cfg.latency_iters = 100; cfg.batch = 1000; cfg.saxpy_n = (size_t)16 << 20; }
+    uint64_t start = bench_now_ns();
+    acc_t a;
+    memset(&a, 0, sizeof a);
+    accel_result res = accel_device_create(&(accel_device_desc){ .backend = accel_vulkan_backend(), .label = "bench" }, &a.dev);
+    if (res == ACCEL_ERROR_UNAVAILABLE) { printf("bench_vulkan: no Vulkan device here (see the log above); nothing to measure\n"); return 0; }
+    check(res, "accel_device_create(vulkan)");
+    raw_t r;
+    if (!raw_open(&r)) { fprintf(stderr, "bench: raw Vulkan setup failed\n"); return 1; }
+    accel_device_info info;
+    check(accel_device_info_get(a.dev, &info), "info");
+    printf("accel %d.%d.%d Vulkan benchmark%s on %s, %d rounds\n", ACCEL_VERSION_MAJOR, ACCEL_VERSION_MINOR, ACCEL_VERSION_PATCH,
+           cfg.quick ? " (--quick)" : "", info.name, cfg.rounds);
+    check(accel_queue_create(a.dev, ACCEL_QUEUE_COMPUTE, &a.q), "queue");
+    check(accel_signal_create(a.dev, 0, &a.done), "signal");
+    check(accel_signal_create(a.dev, 0, &a.gate), "signal");
+    a.saxpy = acc_program(a.dev, k_saxpy_spv, sizeof k_saxpy_spv, 2, 2);
+    a.add_one = acc_program(a.dev, k_add_one_spv, sizeof k_add_one_spv, 1, 1);
+    printf("1 round trip ...\n"); fflush(stdout); fig_roundtrip(&a, &r);
+    printf("2 batch ...\n"); fflush(stdout); fig_batch(&a, &r);
+    printf("3 saxpy ...\n"); fflush(stdout); fig_saxpy(&a, &r);
+    printf("4 host signal -> GPU wait ...\n"); fflush(stdout); fig_host_signal(&a, &r);
+    accel_device_destroy(a.dev);
+    r.DeviceWaitIdle(r.dev);
+    r.DestroyPipeline(r.dev, r.saxpy, NULL);
+    r.DestroyPipeline(r.dev, r.add_one, NULL);
+    r.DestroyPipelineLayout(r.dev, r.layout, NULL);
+    r.DestroyDescriptorSetLayout(r.dev, r.dsl, NULL);
+    r.DestroySemaphore(r.dev, r.done, NULL);
+    r.DestroySemaphore(r.dev, r.gate, NULL);
+    r.DestroyCommandPool(r.dev, r.pool, NULL);
+    r.DestroyDevice(r.dev, NULL);
+    r.DestroyInstance(r.inst, NULL);
+    char heading[200];
+    snprintf(heading, sizeof heading, "accel Vulkan backend vs raw Vulkan on %s (%s%.1f s)", info.name,
+             cfg.quick ? "--quick, " : "", (double)(bench_now_ns() - start) / 1e9);
+    int missed = bench_report(heading);
+    printf("%d target(s) missed, %d verification failure(s)\n", missed, bench_failures());
+    return bench_failures() ? 1 : 0;
+}

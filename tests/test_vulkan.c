@@ -1,0 +1,532 @@
+/* tests/test_vulkan.c — what only the Vulkan backend has: the unavailable paths (no loader, no driver),
+   create_any's fallback, adopting an engine's VkDevice, waits on signals of the CPU backend, work-group
+   sizes fixed by the shader, the descriptor-pool and staging fallbacks, device info.
+   Built only with -DACCEL_TEST_HAVE_VULKAN (the vulkan configurations of the Makefile); every test skips
+   unless ACCEL_TEST_BACKEND=vulkan. */
+#define _POSIX_C_SOURCE 200809L   /* setenv, unsetenv */
+#define ACCEL_IMPLEMENTATION
+#include "accel.h"
+#include "test.h"
+#include "kernels.h"
+
+#ifndef ACCEL_TEST_HAVE_VULKAN
+#  error "tests/test_vulkan.c needs -DACCEL_TEST_HAVE_VULKAN"
+#endif
+#if defined(_WIN32)
+#  error "tests/test_vulkan.c: POSIX only (setenv, dlopen)"
+#endif
+#include <dlfcn.h>
+
+#ifndef ACCEL_TEST_NO_SPIRV
+static const uint32_t test_k_fixed_size_spv[] =
+#include "fixed_size.spv.inc"
+;
+#endif
+
+#define VK_ONLY() do { if (test_g.backend != accel_vulkan_backend()) SKIP("Vulkan backend only (ACCEL_TEST_BACKEND=vulkan)"); } while (0)
+
+/* Sets (value != NULL) or removes an environment variable, keeping the old value for env_restore. */
+typedef struct env_saved { const char* name; char old[512]; int had; } env_saved;
+static void env_set(env_saved* e, const char* name, const char* value) {
+    const char* o = getenv(name);
+    e->name = name;
+    e->had = o != NULL;
+    snprintf(e->old, sizeof e->old, "%s", o ? o : "");
+    if (value) setenv(name, value, 1); else unsetenv(name);
+}
+static void env_restore(const env_saved* e) {
+    if (e->had) setenv(e->name, e->old, 1); else unsetenv(e->name);
+}
+
+/* ==== unavailable paths ==== */
+TEST(missing_loader_is_unavailable) {
+    VK_ONLY();
+    env_saved e;
+    accel_device* dev = (accel_device*)&e;
+    uint32_t n = 99;
+    env_set(&e, "ACCEL_VULKAN_LIBRARY", "/nonexistent/libvulkan-missing.so.1");
+    uint64_t t0 = test_now_ns();
+    CHECK_RESULT(test_device_create(&dev), ACCEL_ERROR_UNAVAILABLE);
+    CHECK(dev == NULL);
+    CHECK(test_now_ns() - t0 < 2000000000ull);                 /* quickly */
+    CHECK(test_log_contains("loader library was not found"));
+    CHECK(test_log_contains("libvulkan-missing.so.1"));
+    CHECK_RESULT(accel_backend_device_count(accel_vulkan_backend(), &n), ACCEL_ERROR_UNAVAILABLE);
+    CHECK_EQ_U64(n, 0);
+    env_restore(&e);
+    /* and back to normal */
+    REQUIRE_OK(test_device_create(&dev));
+    accel_device_destroy(dev);
+}
+
+TEST(no_driver_is_unavailable) {
+    VK_ONLY();
+    env_saved e1, e2;
+    accel_device* dev = NULL;
+    env_set(&e1, "VK_DRIVER_FILES", "/nonexistent/no_icd.json");
+    env_set(&e2, "VK_ICD_FILENAMES", "/nonexistent/no_icd.json");
+    uint64_t t0 = test_now_ns();
+    CHECK_RESULT(test_device_create(&dev), ACCEL_ERROR_UNAVAILABLE);
+    CHECK(dev == NULL);
+    CHECK(test_now_ns() - t0 < 5000000000ull);
+    CHECK(test_log_contains("no usable Vulkan driver") || test_log_contains("no physical device"));
+    env_restore(&e2);
+    env_restore(&e1);
+    REQUIRE_OK(test_device_create(&dev));
+    accel_device_destroy(dev);
+}
+
+TEST(device_index_out_of_range_is_unavailable) {
+    VK_ONLY();
+    uint32_t n = 0;
+    REQUIRE_OK(accel_backend_device_count(accel_vulkan_backend(), &n));
+    CHECK(n >= 1);
+    accel_device_desc d;
+    memset(&d, 0, sizeof d);
+    d.device_index = n;
+    accel_device* dev = NULL;
+    CHECK_RESULT(test_device_create_desc(d, &dev), ACCEL_ERROR_UNAVAILABLE);
+    CHECK(test_log_contains("device_index"));
+}
+
+TEST(create_any_prefers_vulkan_then_falls_back) {
+    VK_ONLY();
+    const accel_backend* order[2] = { accel_vulkan_backend(), accel_cpu_backend() };
+    accel_device_desc d;
+    memset(&d, 0, sizeof d);
+    d.logger = test_logger();
+    accel_device* dev = NULL;
+    accel_device_info info;
+    REQUIRE_OK(accel_device_create_any(order, 2, &d, &dev));
+    REQUIRE_OK(accel_device_info_get(dev, &info));
+    CHECK_EQ_STR(info.backend, "vulkan");
+    accel_device_destroy(dev);
+    /* without a loader: the CPU, and the log says why Vulkan was skipped */
+    env_saved e;
+    env_set(&e, "ACCEL_VULKAN_LIBRARY", "/nonexistent/libvulkan.so.1");
+    test_log_reset();
+    REQUIRE_OK(accel_device_create_any(order, 2, &d, &dev));
+    REQUIRE_OK(accel_device_info_get(dev, &info));
+    CHECK_EQ_STR(info.backend, "cpu");
+    CHECK(test_log_contains("skipping backend 'vulkan'"));
+    accel_device_destroy(dev);
+    env_restore(&e);
+}
+
+/* ==== device info, program formats ==== */
+TEST(device_info_is_filled) {
+    VK_ONLY();
+    accel_device* dev;
+    accel_device_info info;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_device_info_get(dev, &info));
+    CHECK_EQ_STR(info.backend, "vulkan");
+    CHECK(info.name[0] != '\0');
+    CHECK(info.formats == ACCEL_FORMAT_SPIRV);
+    CHECK(info.max_buffers >= 4);
+    CHECK(info.max_constants >= 32);
+    CHECK(info.max_group_invocations >= 128);
+    for (int d = 0; d < 3; d++) CHECK(info.max_group_size[d] >= 1 && info.max_group_count[d] >= 1);
+    CHECK(info.memory_bytes > 0);
+    CHECK_EQ_U64(info.compute_capability, 0);
+    /* a CPU-only program, a wrapped host pointer: not for this backend */
+    accel_program_desc pd;
+    memset(&pd, 0, sizeof pd);
+    pd.name = "cpu_only";
+    pd.cpu = test_k_add_one;
+    pd.buffer_count = 1;
+    pd.constant_count = 1;
+    accel_program* p = NULL;
+    CHECK_RESULT(accel_program_create(dev, &pd, &p), ACCEL_ERROR_UNSUPPORTED);
+    CHECK(p == NULL);
+    static uint32_t mem[16];
+    accel_buffer_desc bd;
+    memset(&bd, 0, sizeof bd);
+    bd.size = sizeof mem;
+    bd.host_ptr = mem;
+    accel_buffer* b = NULL;
+    CHECK_RESULT(accel_buffer_create(dev, &bd, &b), ACCEL_ERROR_UNSUPPORTED);
+    /* garbage SPIR-V */
+    static const uint32_t junk[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+    pd.cpu = NULL;
+    pd.spirv = junk;
+    pd.spirv_size = sizeof junk;
+    CHECK_RESULT(accel_program_create(dev, &pd, &p), ACCEL_ERROR_INVALID_ARGUMENT);
+    accel_device_destroy(dev);
+}
+
+/* ==== work-group size fixed by the shader ==== */
+TEST(fixed_group_size_mismatch_is_invalid) {
+    VK_ONLY();
+#ifdef ACCEL_TEST_NO_SPIRV
+    SKIP("built without SPIR-V");
+#else
+    enum { N = 100 };
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* b;
+    accel_signal* s;
+    accel_program* p;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    accel_program_desc pd = test_kernel_desc_make("main", NULL, test_k_fixed_size_spv, sizeof test_k_fixed_size_spv, NULL, 1, 1);
+    REQUIRE_OK(accel_program_create(dev, &pd, &p));
+    uint32_t n = N;
+    /* 64 is not the shader's 32: the submit fails and nothing of the batch runs */
+    accel_queue_exec(q, p, &b, 1, &n, 1, accel_exec_1d(N, 64));
+    accel_queue_signal(q, s, 1);
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_log_contains("fixed at 32"));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(accel_signal_value(s), 0);
+    CHECK_EQ_U64(test_buffer_u32(b, 5), 0);
+    /* the shader's own size, and 0 (= "the shader's") both run, covering the whole global size */
+    accel_queue_exec(q, p, &b, 1, &n, 1, accel_exec_1d(N, 32));
+    accel_queue_signal(q, s, 2);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_wait(s, 2, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(b, 99), 297);
+    REQUIRE_OK(test_buffer_set_u32(b, N, 0));
+    accel_queue_exec(q, p, &b, 1, &n, 1, accel_exec_1d(N, 0));
+    accel_queue_signal(q, s, 3);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    int bad = 0;
+    for (uint32_t i = 0; i < N; i++) bad += test_buffer_u32(b, i) != i * 3u;
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_U64(accel_signal_value(s), 3);
+    accel_device_destroy(dev);
+#endif
+}
+
+/* ==== signals of another backend ==== */
+/* A Vulkan device and a one-thread CPU device (both with the capturing logger); on failure neither. */
+static accel_result vk_and_cpu_devices(accel_device** vk, accel_device** cpu) {
+    accel_device_desc cd;
+    memset(&cd, 0, sizeof cd);
+    cd.backend = accel_cpu_backend();
+    cd.cpu_threads = 1;
+    accel_result r = test_device_create(vk);
+    if (r != ACCEL_OK) return r;
+    if ((r = test_device_create_desc(cd, cpu)) != ACCEL_OK) { accel_device_destroy(*vk); *vk = NULL; }
+    return r;
+}
+
+TEST(vulkan_queue_waits_on_cpu_signal) {
+    VK_ONLY();
+    enum { N = 1000 };
+    accel_device *vk, *cpu;
+    accel_queue* q;
+    accel_buffer* b;
+    accel_signal *gate, *done, *cpu_out;
+    accel_program* fill;
+    REQUIRE_OK(vk_and_cpu_devices(&vk, &cpu));
+    REQUIRE_OK(accel_signal_create(cpu, 0, &gate));
+    REQUIRE_OK(accel_signal_create(cpu, 0, &cpu_out));
+    REQUIRE_OK(accel_signal_create(vk, 0, &done));
+    REQUIRE_OK(accel_queue_create(vk, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(vk, N * 4, ACCEL_MEMORY_DEVICE, &b));
+    REQUIRE_OK(test_program_create(vk, TK_FILL_INDEX, &fill));
+    uint32_t k[2] = { 7, N };
+    accel_queue_wait(q, gate, 1);                        /* a CPU-backend signal, set by the host below */
+    accel_queue_exec(q, fill, &b, 1, k, 2, accel_exec_1d(N, 64));
+    accel_queue_signal(q, done, 1);
+    accel_queue_signal(q, cpu_out, 5);                   /* and a Vulkan queue setting a CPU signal */
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_RESULT(accel_signal_wait(done, 1, 20000000ull), ACCEL_TIMEOUT);   /* blocked on the gate */
+    CHECK_EQ_U64(test_buffer_u32(b, 10), 0);
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));
+    CHECK_OK(accel_signal_wait(cpu_out, 5, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(accel_signal_value(cpu_out), 5);
+    CHECK_EQ_U64(test_buffer_u32(b, 10), 17);
+    CHECK_EQ_U64(test_buffer_u32(b, N - 1), N - 1 + 7);
+    /* wait_many over both backends */
+    accel_signal* both[2] = { gate, done };
+    uint64_t vals[2] = { 1, 1 };
+    CHECK_OK(accel_signal_wait_many(both, vals, 2, true, 0, NULL));
+    /* a failed CPU signal: the Vulkan batch behind it is dropped and its signals fail */
+    accel_queue_wait(q, gate, 2);
+    accel_queue_fill(q, b, 0, 16, 0xDEADu);
+    accel_queue_signal(q, done, 2);
+    accel_queue_signal(q, cpu_out, 6);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_fail(gate, ACCEL_ERROR_BACKEND));
+    CHECK_RESULT(accel_signal_wait(done, 2, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+    CHECK_RESULT(accel_signal_wait(cpu_out, 6, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+    CHECK_EQ_U64(accel_signal_value(done), accel_signal_value(gate));   /* the reason travels */
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(b, 0), 7);                             /* the fill never ran */
+    accel_device_destroy(vk);
+    accel_device_destroy(cpu);
+}
+
+TEST(cpu_queue_waits_on_vulkan_signal) {
+    VK_ONLY();
+    accel_device *vk, *cpu;
+    accel_queue *vq, *cq;
+    accel_signal *vs, *cs;
+    accel_buffer* cb;
+    REQUIRE_OK(vk_and_cpu_devices(&vk, &cpu));
+    REQUIRE_OK(accel_signal_create(vk, 0, &vs));
+    REQUIRE_OK(accel_signal_create(cpu, 0, &cs));
+    REQUIRE_OK(accel_queue_create(vk, ACCEL_QUEUE_COMPUTE, &vq));
+    REQUIRE_OK(accel_queue_create(cpu, ACCEL_QUEUE_COMPUTE, &cq));
+    REQUIRE_OK(test_buffer_create(cpu, 64, ACCEL_MEMORY_HOST, &cb));
+    accel_queue_wait(cq, vs, 3);
+    accel_queue_fill(cq, cb, 0, 64, 0x5151u);
+    accel_queue_signal(cq, cs, 1);
+    CHECK_OK(accel_queue_submit(cq));
+    accel_queue_signal(vq, vs, 3);                   /* a Vulkan queue releases the CPU queue */
+    CHECK_OK(accel_queue_submit(vq));
+    CHECK_OK(accel_signal_wait(cs, 1, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(cb, 15), 0x5151u);
+    accel_device_destroy(cpu);
+    accel_device_destroy(vk);
+}
+
+/* Two queues of one Vulkan device: a value lower than one already submitted by the other queue still
+   counts when its own queue reaches it (max semantics), not only when the higher one lands. */
+TEST(lower_value_from_second_queue) {
+    VK_ONLY();
+    accel_device* dev;
+    accel_queue *qa, *qb;
+    accel_signal *s, *gate;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qa));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qb));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    accel_queue_wait(qa, gate, 1);                   /* qa will signal 10, but only after the gate */
+    accel_queue_signal(qa, s, 10);
+    CHECK_OK(accel_queue_submit(qa));
+    accel_queue_signal(qb, s, 10);                   /* qb: 10 first, then 4 (ignored: lower) */
+    CHECK_OK(accel_queue_submit(qb));
+    CHECK_OK(accel_signal_wait(s, 10, ACCEL_WAIT_FOREVER));
+    accel_queue_signal(qb, s, 4);
+    CHECK_OK(accel_queue_finish(qb, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(accel_signal_value(s), 10);
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_queue_finish(qa, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(accel_signal_value(s), 10);
+    /* host set above what queues signal, then a queue signal below it: max */
+    CHECK_OK(accel_signal_set(s, 50));
+    accel_queue_signal(qa, s, 20);
+    CHECK_OK(accel_queue_finish(qa, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(accel_signal_value(s), 50);
+    accel_queue_signal(qa, s, 60);
+    CHECK_OK(accel_queue_finish(qa, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(accel_signal_value(s), 60);
+    accel_device_destroy(dev);
+}
+
+/* ==== fallbacks: descriptor pools instead of push descriptors, staging instead of mapping ==== */
+TEST(descriptor_pool_and_staging_fallbacks) {
+    VK_ONLY();
+    enum { N = 5000 };
+    env_saved e1, e2;
+    env_set(&e1, "ACCEL_VULKAN_NO_PUSH_DESCRIPTORS", "1");
+    env_set(&e2, "ACCEL_VULKAN_NO_MAP_DEVICE", "1");
+    accel_device* dev;
+    accel_device_info info;
+    accel_queue* q;
+    accel_buffer *x, *y;
+    accel_program* p;
+    accel_signal* s;
+    accel_result r = test_device_create(&dev);
+    env_restore(&e2);
+    env_restore(&e1);
+    REQUIRE_OK(r);
+    REQUIRE_OK(accel_device_info_get(dev, &info));
+    CHECK(!info.host_mapped_device_memory);
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &x));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &y));
+    CHECK(accel_buffer_map(x) == NULL);
+    REQUIRE_OK(test_program_create(dev, TK_SAXPY, &p));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    CHECK_EQ_U64(test_buffer_u32(y, N - 1), 0);      /* zeroed without a mapping */
+    static float hx[N], hy[N], got[N];
+    for (int i = 0; i < N; i++) { hx[i] = (float)i; hy[i] = 1.0f; }
+    REQUIRE_OK(accel_buffer_write(x, 0, hx, sizeof hx));
+    REQUIRE_OK(accel_buffer_write(y, 0, hy, sizeof hy));
+    uint32_t k[2] = { test_f32_bits(2.0f), N };
+    for (int rep = 0; rep < 3; rep++) {
+        accel_queue_exec(q, p, (accel_buffer*[]){ y, x }, 2, k, 2, accel_exec_1d(N, 128));
+        accel_queue_signal(q, s, (uint64_t)rep + 1);
+    }
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_wait(s, 3, ACCEL_WAIT_FOREVER));
+    REQUIRE_OK(accel_buffer_read(y, 0, got, sizeof got));
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += got[i] != 1.0f + 6.0f * (float)i;
+    CHECK_EQ_INT(bad, 0);
+    /* an unaligned partial read and write through staging */
+    uint8_t bytes[7] = { 1, 2, 3, 4, 5, 6, 7 }, back[7] = { 0 };
+    REQUIRE_OK(accel_buffer_write(x, 3, bytes, sizeof bytes));
+    REQUIRE_OK(accel_buffer_read(x, 3, back, sizeof back));
+    CHECK(memcmp(bytes, back, sizeof bytes) == 0);
+    accel_device_destroy(dev);
+}
+
+/* ==== adopting an engine's VkDevice ==== */
+typedef struct raw_vk {
+    void* lib;
+    PFN_vkGetInstanceProcAddr gipa;
+    PFN_vkDestroyInstance DestroyInstance;
+    PFN_vkDestroyDevice DestroyDevice;
+    VkInstance instance;
+    VkPhysicalDevice phys;
+    VkDevice device;
+    uint32_t family;
+    bool push;
+} raw_vk;
+
+static int raw_vk_open(raw_vk* v) {
+    memset(v, 0, sizeof *v);
+    v->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!v->lib) return 0;
+    void* sym = dlsym(v->lib, "vkGetInstanceProcAddr");
+    memcpy(&v->gipa, &sym, sizeof sym);
+    if (!v->gipa) return 0;
+#define RAW_I(name) PFN_vk##name name; { PFN_vkVoidFunction f_ = v->gipa(v->instance, "vk" #name); memcpy(&name, &f_, sizeof f_); }
+    RAW_I(CreateInstance)
+    VkApplicationInfo app = { VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "engine", 1, "engine", 1, VK_API_VERSION_1_2 };
+    VkInstanceCreateInfo ici = { VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app, 0, NULL, 0, NULL };
+    if (!CreateInstance || CreateInstance(&ici, NULL, &v->instance) != VK_SUCCESS) return 0;
+    RAW_I(DestroyInstance)
+    RAW_I(EnumeratePhysicalDevices)
+    RAW_I(GetPhysicalDeviceQueueFamilyProperties)
+    RAW_I(EnumerateDeviceExtensionProperties)
+    RAW_I(CreateDevice)
+    RAW_I(GetDeviceProcAddr)
+    v->DestroyInstance = DestroyInstance;
+    uint32_t n = 1;
+    if (EnumeratePhysicalDevices(v->instance, &n, &v->phys) < 0 || n == 0) return 0;
+    VkQueueFamilyProperties fam[16];
+    uint32_t nf = 16;
+    GetPhysicalDeviceQueueFamilyProperties(v->phys, &nf, fam);
+    v->family = UINT32_MAX;
+    for (uint32_t i = 0; i < nf && v->family == UINT32_MAX; i++) if (fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT) v->family = i;
+    if (v->family == UINT32_MAX) return 0;
+    VkExtensionProperties ext[256];
+    uint32_t ne = 256;
+    EnumerateDeviceExtensionProperties(v->phys, NULL, &ne, ext);
+    for (uint32_t i = 0; i < ne; i++) if (!strcmp(ext[i].extensionName, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME)) v->push = true;
+    const char* exts[1] = { VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME };
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = { VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, v->family, 1, &prio };
+    VkPhysicalDeviceVulkan12Features f12;
+    memset(&f12, 0, sizeof f12);
+    f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    f12.timelineSemaphore = VK_TRUE;
+    VkDeviceCreateInfo dci = { VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f12, 0, 1, &qci, 0, NULL, v->push ? 1u : 0u, exts, NULL };
+    if (CreateDevice(v->phys, &dci, NULL, &v->device) != VK_SUCCESS) return 0;
+    PFN_vkVoidFunction f = GetDeviceProcAddr(v->device, "vkDestroyDevice");
+    memcpy(&v->DestroyDevice, &f, sizeof f);
+#undef RAW_I
+    return 1;
+}
+static void raw_vk_close(raw_vk* v) {
+    if (v->device && v->DestroyDevice) v->DestroyDevice(v->device, NULL);
+    if (v->instance && v->DestroyInstance) v->DestroyInstance(v->instance, NULL);
+    if (v->lib) dlclose(v->lib);
+}
+
+TEST(adopt_engine_device) {
+    VK_ONLY();
+    enum { N = 777 };
+    raw_vk v;
+    if (!raw_vk_open(&v)) { raw_vk_close(&v); SKIP("could not create a raw VkDevice here"); }
+    accel_vulkan_adopt_desc ad;
+    memset(&ad, 0, sizeof ad);
+    ad.instance = v.instance;
+    ad.physical_device = v.phys;
+    ad.device = v.device;
+    ad.queue_family = v.family;
+    ad.queue_index = 0;
+    ad.get_instance_proc_addr = v.gipa;
+    ad.api_version = VK_API_VERSION_1_2;
+    ad.push_descriptors = v.push;
+    accel_device_desc d;
+    memset(&d, 0, sizeof d);
+    d.logger = test_logger();
+    accel_device* dev = NULL;
+    /* bad arguments first */
+    CHECK_RESULT(accel_vulkan_device_adopt(&d, NULL, &dev), ACCEL_ERROR_INVALID_ARGUMENT);
+    accel_vulkan_adopt_desc bad = ad;
+    bad.queue_family = 99;
+    CHECK_RESULT(accel_vulkan_device_adopt(&d, &bad, &dev), ACCEL_ERROR_UNSUPPORTED);
+    CHECK(dev == NULL);
+    REQUIRE_OK(accel_vulkan_device_adopt(&d, &ad, &dev));
+    accel_device_info info;
+    REQUIRE_OK(accel_device_info_get(dev, &info));
+    CHECK_EQ_STR(info.backend, "vulkan");
+    accel_queue *q, *c;
+    accel_buffer *b, *b2;
+    accel_program* p;
+    accel_signal* s;
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COPY, &c));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &b));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &b2));
+    REQUIRE_OK(test_program_create(dev, TK_FILL_INDEX, &p));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    uint32_t k[2] = { 1000, N };
+    accel_queue_exec(q, p, &b, 1, k, 2, accel_exec_1d(N, 64));
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));
+    accel_queue_wait(c, s, 1);
+    accel_queue_copy(c, b2, 0, b, 0, N * 4);
+    accel_queue_signal(c, s, 2);
+    CHECK_OK(accel_queue_submit(c));
+    CHECK_OK(accel_signal_wait(s, 2, ACCEL_WAIT_FOREVER));
+    int bad_words = 0;
+    for (uint32_t i = 0; i < N; i++) bad_words += test_buffer_u32(b2, i) != i + 1000;
+    CHECK_EQ_INT(bad_words, 0);
+    accel_device_destroy(dev);
+    raw_vk_close(&v);                                 /* the engine's objects are still the engine's */
+}
+
+/* ==== debug = true: the validation layer is enabled by accel itself ==== */
+TEST(debug_device_runs_clean) {
+    VK_ONLY();
+    accel_device_desc d;
+    memset(&d, 0, sizeof d);
+    d.debug = true;
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* b;
+    accel_signal* s;
+    REQUIRE_OK(test_device_create_desc(d, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &b));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    uint32_t word = 0x1234u;
+    accel_queue_fill(q, b, 0, 256, 9);
+    accel_queue_update(q, b, 6, &word, 2);            /* unaligned: staged */
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(b, 0), 9);
+    CHECK_EQ_U64(test_buffer_u32(b, 1), 0x12340009u);
+    CHECK_EQ_U64(accel_signal_value(s), 1);
+    accel_device_destroy(dev);
+}
+
+int main(int argc, char** argv) {
+    test_begin(argc, argv);
+    RUN(missing_loader_is_unavailable);
+    RUN(no_driver_is_unavailable);
+    RUN(device_index_out_of_range_is_unavailable);
+    RUN(create_any_prefers_vulkan_then_falls_back);
+    RUN(device_info_is_filled);
+    RUN(fixed_group_size_mismatch_is_invalid);
+    RUN(vulkan_queue_waits_on_cpu_signal);
+    RUN(cpu_queue_waits_on_vulkan_signal);
+    RUN(lower_value_from_second_queue);
+    RUN(descriptor_pool_and_staging_fallbacks);
+    RUN(adopt_engine_device);
+    RUN(debug_device_runs_clean);
+    return test_end();
+}
