@@ -1369,6 +1369,29 @@ static accel_i_batch* accel_i_batch_take(accel_queue* q) {
     return b;
 }
 
+/* A queue's submitted batches, oldest first, for backends whose executor takes them in order. Push
+   and pop from any thread; `lock` also guards whatever else a backend keeps beside the batches. */
+typedef struct accel_i_fifo { accel_i_a32 lock; accel_i_batch *head, *tail; } accel_i_fifo;
+static void accel_i_fifo_init(accel_i_fifo* f) {
+    atomic_init(&f->lock, 0u);
+    f->head = f->tail = NULL;
+}
+static void accel_i_fifo_push(accel_i_fifo* f, accel_i_batch* b) {
+    b->next = NULL;
+    accel_i_spin_lock(&f->lock);
+    if (f->tail) f->tail->next = b; else f->head = b;
+    f->tail = b;
+    accel_i_spin_unlock(&f->lock);
+}
+static accel_i_batch* accel_i_fifo_pop(accel_i_fifo* f) {
+    accel_i_batch* b;
+    accel_i_spin_lock(&f->lock);
+    b = f->head;
+    if (b && (f->head = b->next) == NULL) f->tail = NULL;
+    accel_i_spin_unlock(&f->lock);
+    return b;
+}
+
 /* Remembers the first recording error of the batch and logs every one. */
 static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, ...) {
@@ -2026,8 +2049,7 @@ static accel_result accel_i_cpu_signal_wait_many(accel_signal* const* s, const u
    inside the accel_signal_set that unblocks a parked batch. Both paths share accel_i_cpu_run_batch. */
 typedef struct accel_i_cpu_queue {
     accel_queue base;
-    accel_i_a32 fifo_lock;
-    accel_i_batch *head, *tail;   /* submitted, not finished */
+    accel_i_fifo fifo;            /* submitted, not finished */
     accel_i_event work;           /* batches submitted */
     accel_i_event done;           /* batches finished */
     uint32_t lane_hint;
@@ -2039,26 +2061,11 @@ typedef struct accel_i_cpu_queue {
 #else
     accel_i_a32 stop;
     accel_i_thread thread;
-    accel_signal* dbg_wait;       /* debug devices: the signal the executor is blocked on (fifo_lock) */
+    accel_signal* dbg_wait;       /* debug devices: the signal the executor is blocked on (fifo.lock) */
     uint64_t dbg_value;
 #endif
 } accel_i_cpu_queue;
 
-static void accel_i_cpu_fifo_push(accel_i_cpu_queue* q, accel_i_batch* b) {
-    b->next = NULL;
-    accel_i_spin_lock(&q->fifo_lock);
-    if (q->tail) q->tail->next = b; else q->head = b;
-    q->tail = b;
-    accel_i_spin_unlock(&q->fifo_lock);
-}
-static accel_i_batch* accel_i_cpu_fifo_pop(accel_i_cpu_queue* q) {
-    accel_i_batch* b;
-    accel_i_spin_lock(&q->fifo_lock);
-    b = q->head;
-    if (b && (q->head = b->next) == NULL) q->tail = NULL;
-    accel_i_spin_unlock(&q->fifo_lock);
-    return b;
-}
 
 /* A batch stopped by a failed wait: fail every signal the rest of it would have signalled. */
 static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_value) {
@@ -2070,12 +2077,12 @@ static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_v
 
 #if !defined(ACCEL_NO_THREADS)
 /* Debug devices: publish what the executor is blocked on, for accel_i_cpu_debug_hang. Cleared before
-   the batch can release the signal, so a reader holding fifo_lock may look at it. */
+   the batch can release the signal, so a reader holding fifo.lock may look at it. */
 static void accel_i_cpu_debug_blocked(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
-    accel_i_spin_lock(&q->fifo_lock);
+    accel_i_spin_lock(&q->fifo.lock);
     q->dbg_wait = s;
     q->dbg_value = v;
-    accel_i_spin_unlock(&q->fifo_lock);
+    accel_i_spin_unlock(&q->fifo.lock);
 }
 #endif
 
@@ -2192,7 +2199,7 @@ static void accel_i_cpu_executor_main(void* arg) {
         accel_i_event_wait_own(&q->work, taken + 1, &q->own);
         if (atomic_load(&q->stop)) return;
         taken++;
-        b = accel_i_cpu_fifo_pop(q);
+        b = accel_i_fifo_pop(&q->fifo);
         accel_i_cpu_run_batch(q, b);
         accel_i_cpu_batch_done(q, b);
     }
@@ -2213,9 +2220,9 @@ static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
     q->pumping = true;
     do {
         q->repump = false;
-        while (q->head) {
-            if (!accel_i_cpu_run_batch(q, q->head)) break;
-            accel_i_cpu_batch_done(q, accel_i_cpu_fifo_pop(q));
+        while (q->fifo.head) {
+            if (!accel_i_cpu_run_batch(q, q->fifo.head)) break;
+            accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
         }
     } while (q->repump && !q->parked_on);
     q->pumping = false;
@@ -2224,9 +2231,9 @@ static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
 static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
     accel_i_batch* b;
     if (q->parked_on) { accel_i_waiter_remove(q->parked_on, &q->park); q->parked_on = NULL; }
-    if (q->head)
+    if (q->fifo.head)
         accel_i_log(q->base.obj.device, ACCEL_LOG_WARN, "accel_queue_destroy: dropping batches parked on signals nothing can set; their signals fail");
-    while ((b = accel_i_cpu_fifo_pop(q)) != NULL) {
+    while ((b = accel_i_fifo_pop(&q->fifo)) != NULL) {
         accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEADLOCK));
         accel_i_cpu_batch_done(q, b);
     }
@@ -2235,7 +2242,7 @@ static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
 
 static accel_result accel_i_cpu_queue_submit(accel_queue* base, accel_i_batch* b) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
-    accel_i_cpu_fifo_push(q, b);
+    accel_i_fifo_push(&q->fifo, b);
     accel_i_event_add(&q->work, 1);
 #if defined(ACCEL_NO_THREADS)
     accel_i_cpu_pump(q);
@@ -2267,11 +2274,11 @@ static size_t accel_i_cpu_debug_queue(accel_i_cpu_queue* q, char* out, size_t ca
     accel_signal* s = NULL;
     uint64_t v = 0, pending = accel_i_event_value(&q->work) - accel_i_event_value(&q->done);
     int len;
-    accel_i_spin_lock(&q->fifo_lock);
+    accel_i_spin_lock(&q->fifo.lock);
 #if defined(ACCEL_NO_THREADS)
-    if (q->parked_on && q->head && q->head->pc < q->head->count && q->head->cmds[q->head->pc].kind == ACCEL_I_CMD_WAIT) {
-        s = q->head->cmds[q->head->pc].u.sig.signal;
-        v = q->head->cmds[q->head->pc].u.sig.value;
+    if (q->parked_on && q->fifo.head && q->fifo.head->pc < q->fifo.head->count && q->fifo.head->cmds[q->fifo.head->pc].kind == ACCEL_I_CMD_WAIT) {
+        s = q->fifo.head->cmds[q->fifo.head->pc].u.sig.signal;
+        v = q->fifo.head->cmds[q->fifo.head->pc].u.sig.value;
     }
 #else
     s = q->dbg_wait;
@@ -2286,7 +2293,7 @@ static size_t accel_i_cpu_debug_queue(accel_i_cpu_queue* q, char* out, size_t ca
                        (unsigned long long)pending);
     else
         len = 0;
-    accel_i_spin_unlock(&q->fifo_lock);
+    accel_i_spin_unlock(&q->fifo.lock);
     return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
 }
 /* A host wait on `dev` timed out (or deadlocked): log which queues are blocked on which (signal, value).
@@ -2325,7 +2332,7 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
     if (!q) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
     memset((void*)q, 0, sizeof *q);
     q->base.obj.device = dev;
-    atomic_init(&q->fifo_lock, 0u);
+    accel_i_fifo_init(&q->fifo);
     if (!accel_i_event_init(&q->work, 0)) { accel_i_dev_free(dev, q, sizeof *q); return ACCEL_ERROR_OUT_OF_MEMORY; }
     if (!accel_i_event_init(&q->done, 0)) {
         accel_i_event_destroy(&q->work);

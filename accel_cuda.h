@@ -739,8 +739,7 @@ struct accel_i_cu_queue {
     uint32_t ring_cap, ring_head, ring_count;
     accel_i_a32 reap_lock;         /* one reaper at a time, so points apply in order */
     uint64_t reached;              /* event ring mode: highest completed seq (reaper only) */
-    accel_i_a32 fifo_lock;
-    accel_i_batch *head, *tail;    /* submitted, not yet taken by the executor */
+    accel_i_fifo fifo;             /* submitted, not yet taken by the executor */
     accel_i_event work, done;      /* executor wake-ups (batches handed over, or pokes) / batches finished */
     accel_i_a64 submitted;         /* batches submitted, by either path */
     accel_i_a32 enqueue_lock;      /* held while a batch is turned into stream work (one at a time) */
@@ -1237,21 +1236,6 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
 }
 
 /* ==== cuda: queue executor ==== */
-static void accel_i_cu_fifo_push(accel_i_cu_queue* q, accel_i_batch* b) {
-    b->next = NULL;
-    accel_i_spin_lock(&q->fifo_lock);
-    if (q->tail) q->tail->next = b; else q->head = b;
-    q->tail = b;
-    accel_i_spin_unlock(&q->fifo_lock);
-}
-static accel_i_batch* accel_i_cu_fifo_pop(accel_i_cu_queue* q) {
-    accel_i_batch* b;
-    accel_i_spin_lock(&q->fifo_lock);
-    b = q->head;
-    if (b && (q->head = b->next) == NULL) q->tail = NULL;
-    accel_i_spin_unlock(&q->fifo_lock);
-    return b;
-}
 
 /* The executor's wait command: host wait, reaping this queue's points meanwhile. OK when reached,
    SIGNAL_FAILED when failed, DEVICE_LOST when this device is lost. */
@@ -1380,7 +1364,7 @@ static void accel_i_cu_executor_main(void* arg) {
         if (accel_i_event_value(&q->work) > taken) {
             accel_i_batch* b;
             accel_i_spin_lock(&q->enqueue_lock);    /* popped and run under the lock: see submit */
-            b = accel_i_cu_fifo_pop(q);
+            b = accel_i_fifo_pop(&q->fifo);
             if (b) accel_i_cu_run_batch(q, b);
             accel_i_spin_unlock(&q->enqueue_lock);
             taken++;
@@ -1419,9 +1403,9 @@ static accel_result accel_i_cu_queue_submit(accel_queue* base, accel_i_batch* b)
     atomic_fetch_add(&q->submitted, 1u);
     if (!accel_i_cu_batch_may_block(b) && !atomic_exchange_explicit(&q->enqueue_lock, 1u, memory_order_acquire)) {
         bool direct;
-        accel_i_spin_lock(&q->fifo_lock);
-        direct = q->head == NULL;
-        accel_i_spin_unlock(&q->fifo_lock);
+        accel_i_spin_lock(&q->fifo.lock);
+        direct = q->fifo.head == NULL;
+        accel_i_spin_unlock(&q->fifo.lock);
         if (direct) {
             accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
             accel_i_cu_run_batch(q, b);
@@ -1429,7 +1413,7 @@ static accel_result accel_i_cu_queue_submit(accel_queue* base, accel_i_batch* b)
         accel_i_spin_unlock(&q->enqueue_lock);
         if (direct) { accel_i_event_add(&q->work, 1); return ACCEL_OK; }   /* poke: watch the new points */
     }
-    accel_i_cu_fifo_push(q, b);
+    accel_i_fifo_push(&q->fifo, b);
     accel_i_event_add(&q->work, 1);
     return ACCEL_OK;
 }
