@@ -228,7 +228,7 @@ CHECKS = \
   $(foreach k,$(EXAMPLE_KERNELS),$(if $(HAVE_GLSLC),--cmd $(notdir $(k)) \
     '$(GLSLC) -fshader-stage=compute --target-env=vulkan1.2 -o $(CHK)/$(notdir $(k)).spv $(k) && $(SPIRVVAL) --target-env vulkan1.2 $(CHK)/$(notdir $(k)).spv',\
     --skip $(notdir $(k)) '$(GLSLC) not found')) \
-  $(foreach e,$(EXAMPLES),--cmd $(e).c-warnings '$(GCC) -std=c11 -O2 -c -o /dev/null $(WARN) -I. examples/$(e).c && $(CLANG) -std=c11 -fsyntax-only $(WARN) -I. examples/$(e).c && $(GCC) -std=c11 -O2 -c -o /dev/null $(WARN) -DACCEL_EXAMPLE_HAVE_CUDA -I. examples/$(e).c && $(CLANG) -std=c11 -fsyntax-only $(WARN) -DACCEL_EXAMPLE_HAVE_CUDA -I. examples/$(e).c') \
+  $(foreach e,$(EXAMPLES),--cmd $(e).c-warnings '$(GCC) -std=c11 -O2 -c -o $(CHK)/scratch.o $(WARN) -I. examples/$(e).c && $(CLANG) -std=c11 -fsyntax-only $(WARN) -I. examples/$(e).c && $(GCC) -std=c11 -O2 -c -o $(CHK)/scratch.o $(WARN) -DACCEL_EXAMPLE_HAVE_CUDA -I. examples/$(e).c && $(CLANG) -std=c11 -fsyntax-only $(WARN) -DACCEL_EXAMPLE_HAVE_CUDA -I. examples/$(e).c') \
   --cmd c99-header   '$(GCC) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/header.c' \
   --cmd c++11-header '$(GXX) -std=c++11 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/header.c' \
   --cmd c++17-header '$(GXX) -std=c++17 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/header.c' \
@@ -253,17 +253,18 @@ CHECKS = \
   --cmd examples-cuda-on-mock '$(MAKE) --no-print-directory -s examples $(MOCK_LIB) && for e in $(EXAMPLES); do ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB) $(BUILD)/$$e cuda || exit 1; done' \
   --cmd static-twice '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c -o $(CHK)/static_twice $(LIBS) && $(CHK)/static_twice' \
   --cmd clang-c99-header '$(CLANG) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/header.c' \
-  --cmd c11-impl     '$(GCC) -std=c11 -O2 -c $(WARN) -I. $(CHK)/impl.c -o /dev/null' \
-  --cmd clang-c11-impl '$(CLANG) -std=c11 -O2 -c $(WARN) -I. $(CHK)/impl.c -o /dev/null' \
-  --cmd c11-impl-pthreads-nothreads '$(GCC) -std=c11 -c $(WARN) -DACCEL_USE_PTHREADS -I. $(CHK)/impl.c -o /dev/null && $(CLANG) -std=c17 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/impl.c -o /dev/null' \
-  --cmd c++17-impl   '$(GXX) -x c++ -std=c++17 -O2 -c -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/impl.c -o /dev/null && $(GXX) -x c++ -std=c++17 -c -Wall -Wextra -Werror -DACCEL_NO_THREADS -I. $(CHK)/impl.c -o /dev/null' \
-  --cmd clang++17-impl '$(CLANG)++ -x c++ -std=c++17 -O2 -c -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/impl.c -o /dev/null && $(CLANG)++ -x c++ -std=c++17 -c -Wall -Wextra -Werror -DACCEL_USE_PTHREADS -I. $(CHK)/impl.c -o /dev/null' \
-  --cmd c++11-impl   '$(GXX) -x c++ -std=c++11 -c -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/impl.c -o /dev/null' \
+  --cmd c11-impl     '$(GCC) -std=c11 -O2 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/scratch.o' \
+  --cmd clang-c11-impl '$(CLANG) -std=c11 -O2 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/scratch.o' \
+  --cmd c11-impl-pthreads-nothreads '$(GCC) -std=c11 -c $(WARN) -DACCEL_USE_PTHREADS -I. $(CHK)/impl.c -o $(CHK)/scratch.o && $(CLANG) -std=c17 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/impl.c -o $(CHK)/scratch.o' \
+  --cmd c++17-impl   '$(GXX) -x c++ -std=c++17 -O2 -c -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/impl.c -o $(CHK)/scratch.o && $(GXX) -x c++ -std=c++17 -c -Wall -Wextra -Werror -DACCEL_NO_THREADS -I. $(CHK)/impl.c -o $(CHK)/scratch.o' \
+  --cmd clang++17-impl '$(CLANG)++ -x c++ -std=c++17 -O2 -c -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/impl.c -o $(CHK)/scratch.o && $(CLANG)++ -x c++ -std=c++17 -c -Wall -Wextra -Werror -DACCEL_USE_PTHREADS -I. $(CHK)/impl.c -o $(CHK)/scratch.o' \
+  --cmd c++11-impl   '$(GXX) -x c++ -std=c++11 -c -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/impl.c -o $(CHK)/scratch.o' \
   $(if $(VULKAN_INC_OK),--cmd all-in-one-tu '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/all_in_one.c -o $(CHK)/all_in_one $(LIBS) -ldl && $(CHK)/all_in_one',--skip all-in-one-tu 'vulkan/vulkan_core.h not found') \
+  $(if $(VULKAN_INC_OK),--cmd all-in-one-tu-c++17 '$(GXX) -x c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -Wshadow -c -I. $(CHK)/all_in_one.c -o $(CHK)/scratch.o && $(CLANG)++ -x c++ -std=c++11 -Wall -Wextra -Wpedantic -Werror -Wshadow -c -I. $(CHK)/all_in_one.c -o $(CHK)/scratch.o',--skip all-in-one-tu-c++17 'vulkan/vulkan_core.h not found') \
   --cmd nm-exports-only-accel 'tests/check_exports.sh "$(GCC) -std=c11 -O2 $(WARN) -I." $(CHK)/impl.c $(CHK)/exports.o' \
-  $(if $(HAVE_TCC),--cmd tcc-header '$(TCC) -I. -c $(CHK)/header.c -o /dev/null',--skip tcc-header '$(TCC) not found') \
-  $(if $(HAVE_MINGW),--cmd mingw-c++17-and-nothreads-impl '$(MINGW_CC:gcc=g++) -x c++ -std=c++17 -c -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/impl.c -o /dev/null && $(MINGW_CC) -std=c11 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/impl.c -o /dev/null',--skip mingw-c++17-and-nothreads-impl '$(MINGW_CC) not found') \
-  $(if $(HAVE_EMCC),--cmd emscripten-no-pthreads-impl '$(EMCC_ENV) $(EMCC) -std=c11 -c $(WARN) -I. $(CHK)/impl.c -o /dev/null',--skip emscripten-no-pthreads-impl '$(EMCC) not found')
+  $(if $(HAVE_TCC),--cmd tcc-header '$(TCC) -I. -c $(CHK)/header.c -o $(CHK)/scratch.o',--skip tcc-header '$(TCC) not found') \
+  $(if $(HAVE_MINGW),--cmd mingw-c++17-and-nothreads-impl '$(MINGW_CC:gcc=g++) -x c++ -std=c++17 -c -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/impl.c -o $(CHK)/scratch.o && $(MINGW_CC) -std=c11 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/impl.c -o $(CHK)/scratch.o',--skip mingw-c++17-and-nothreads-impl '$(MINGW_CC) not found') \
+  $(if $(HAVE_EMCC),--cmd emscripten-no-pthreads-impl '$(EMCC_ENV) $(EMCC) -std=c11 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/scratch.o',--skip emscripten-no-pthreads-impl '$(EMCC) not found')
 
 
 # ---- the test targets ---------------------------------------------------------------------------

@@ -804,7 +804,7 @@ static int accel_i_cu_attr(accel_i_cu_device* dev, int attr) {
 static void accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
     accel_device_info* info = &dev->base.info;
     size_t mem = 0;
-    memset(info, 0, sizeof *info);
+    memset((void*)info, 0, sizeof *info);
     info->backend = "cuda";
     if (accel_i_cu.DeviceGetName(info->name, (int)sizeof info->name, dev->cudev) != ACCEL_CU_SUCCESS)
         snprintf(info->name, sizeof info->name, "CUDA device");
@@ -818,7 +818,7 @@ static void accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
     info->max_group_invocations = (uint32_t)accel_i_cu_attr(dev, ACCEL_CU_ATTR_MAX_THREADS_PER_BLOCK);
     info->max_buffers = 64;
     info->max_constants = 64;
-    info->formats = ACCEL_FORMAT_PTX | ACCEL_FORMAT_CUBIN | (nvrtc ? ACCEL_FORMAT_CUDA_SOURCE : 0u);
+    info->formats = (uint32_t)ACCEL_FORMAT_PTX | (uint32_t)ACCEL_FORMAT_CUBIN | (nvrtc ? (uint32_t)ACCEL_FORMAT_CUDA_SOURCE : 0u);
     info->separate_copy_queue = true;
     info->host_mapped_device_memory = false;
     info->compute_capability = dev->cc;
@@ -861,7 +861,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
         accel_i_cu_release_lib();
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    memset(dev, 0, sizeof *dev);
+    memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, d);
     atomic_init(&dev->queues_lock, 0u);
     dev->cudev = cudev;
@@ -914,7 +914,7 @@ static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer
         return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "accel_buffer_create: the cuda backend cannot wrap host_ptr memory");
     buf = (accel_i_cu_buffer*)accel_i_dev_alloc(d, sizeof *buf);
     if (!buf) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
-    memset(buf, 0, sizeof *buf);
+    memset((void*)buf, 0, sizeof *buf);
     accel_i_cu_enter(dev);
     if (desc->memory == ACCEL_MEMORY_HOST) {
         void* p = NULL;
@@ -1018,7 +1018,7 @@ static accel_result accel_i_cu_source_image(accel_i_cu_device* dev, const char* 
         e = (accel_i_cu_cache_entry*)accel_i_dev_alloc(&dev->base, sizeof *e);
         if (!e) r = ACCEL_ERROR_OUT_OF_MEMORY;
         else {
-            memset(e, 0, sizeof *e);
+            memset((void*)e, 0, sizeof *e);
             e->source = (char*)accel_i_dev_alloc(&dev->base, n);
             if (!e->source) r = ACCEL_ERROR_OUT_OF_MEMORY;
             else {
@@ -1051,7 +1051,7 @@ static accel_result accel_i_cu_program_create(accel_device* d, const accel_progr
         return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create: the cuda backend needs desc->name, the kernel's entry point");
     p = (accel_i_cu_program*)accel_i_dev_alloc(d, sizeof *p);
     if (!p) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
-    memset(p, 0, sizeof *p);
+    memset((void*)p, 0, sizeof *p);
     accel_i_cu_enter(dev);
     if (desc->cubin) r = accel_i_cu_module_load(dev, desc->cubin, "cubin", desc->name, p);
     if (!p->module && desc->ptx && r != ACCEL_ERROR_DEVICE_LOST) r = accel_i_cu_module_load(dev, desc->ptx, "PTX", desc->name, p);
@@ -1449,7 +1449,7 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     void* word = NULL;
     accel_result r;
     if (!q) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
-    memset(q, 0, sizeof *q);
+    memset((void*)q, 0, sizeof *q);
     q->base.obj.device = d;
     atomic_init(&q->submitted, 0u);
     atomic_init(&q->enqueue_lock, 0u);

@@ -447,7 +447,6 @@ typedef struct accel_i_vk_queue {
 } accel_i_vk_queue;
 
 static accel_i_vk_device* accel_i_vk_dev(accel_device* d) { return (accel_i_vk_device*)d; }
-static const accel_backend accel_i_vk_backend_table;
 
 /* ==== vulkan: errors ==== */
 static const char* accel_i_vk_result_name(VkResult r) {
@@ -545,7 +544,7 @@ static accel_result accel_i_vk_signal_create(accel_device* d, uint64_t initial, 
     accel_i_vk_signal* s = (accel_i_vk_signal*)accel_i_dev_alloc(d, sizeof *s);
     VkResult vr;
     if (!s) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
-    memset(s, 0, sizeof *s);
+    memset((void*)s, 0, sizeof *s);
     atomic_init(&s->submitted, 0u);
     if (!accel_i_event_init(&s->host, initial)) { accel_i_dev_free(d, s, sizeof *s); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed"); }
     vr = accel_i_vk_timeline(dev, 0, &s->sem);
@@ -757,7 +756,7 @@ static accel_result accel_i_vk_buffer_create(accel_device* d, const accel_buffer
         return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "accel_buffer_create: host_ptr wrapping is a CPU backend feature");
     b = (accel_i_vk_buffer*)accel_i_dev_alloc(d, sizeof *b);
     if (!b) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
-    memset(b, 0, sizeof *b);
+    memset((void*)b, 0, sizeof *b);
     r = accel_i_vk_make_buffer(dev, desc->size, host, host || dev->map_device, "accel_buffer_create", &b->buffer, &b->memory, &b->base.mapped);
     if (r == ACCEL_OK && b->base.mapped) memset(b->base.mapped, 0, desc->size);
     else if (r == ACCEL_OK) {
@@ -872,7 +871,7 @@ static bool accel_i_spv_parse(accel_device* dev, const uint32_t* w, size_t words
     uint32_t entry_id = 0, entries = 0, wg_builtin = 0;
     uint32_t size_ids[3] = { 0, 0, 0 };
     bool by_name = false, have_ids = false;
-    memset(out, 0, sizeof *out);
+    memset((void*)out, 0, sizeof *out);
     out->size[0] = out->size[1] = out->size[2] = 1;
     if (words < 5 || w[0] != 0x07230203u) { accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: not a SPIR-V module (bad magic)"); return false; }
     /* pass 1: entry points, execution modes, decorations of the WorkgroupSize builtin */
@@ -961,7 +960,7 @@ static accel_result accel_i_vk_program_create(accel_device* d, const accel_progr
     if (!accel_i_spv_parse(d, desc->spirv, desc->spirv_size / 4, desc->name, &info)) return ACCEL_ERROR_INVALID_ARGUMENT;
     p = (accel_i_vk_program*)accel_i_dev_alloc(d, sizeof *p);
     if (!p) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
-    memset(p, 0, sizeof *p);
+    memset((void*)p, 0, sizeof *p);
     if (!accel_i_mutex_init(&p->lock)) { accel_i_dev_free(d, p, sizeof *p); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: mutex init failed"); }
     memcpy(p->entry, info.entry, sizeof p->entry);
     for (int k = 0; k < 3; k++) { p->fixed[k] = info.size[k]; p->spec[k] = info.spec[k]; p->spec_id[k] = info.spec_id[k]; }
@@ -1072,7 +1071,7 @@ static accel_i_vk_entry* accel_i_vk_entry_take(accel_i_vk_queue* q) {
     if (e) q->spare = e->next;
     accel_i_spin_unlock(&q->list_lock);
     if (!e) e = (accel_i_vk_entry*)accel_i_dev_alloc(q->base.obj.device, sizeof *e);
-    if (e) memset(e, 0, sizeof *e);
+    if (e) memset((void*)e, 0, sizeof *e);
     return e;
 }
 static void accel_i_vk_entry_spare(accel_i_vk_queue* q, accel_i_vk_entry* e) {
@@ -1606,7 +1605,7 @@ static accel_result accel_i_vk_queue_create(accel_device* d, accel_queue_type ty
     accel_result r;
     VkResult vr;
     if (!q) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
-    memset(q, 0, sizeof *q);
+    memset((void*)q, 0, sizeof *q);
     q->base.obj.device = d;
     if (!accel_i_mutex_init(&q->lock)) { accel_i_dev_free(d, q, sizeof *q); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: mutex init failed"); }
     if (!accel_i_cond_init(&q->cond)) { accel_i_mutex_destroy(&q->lock); accel_i_dev_free(d, q, sizeof *q); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: condition init failed"); }
@@ -1742,7 +1741,10 @@ static bool accel_i_vk_suitable(accel_i_vk_device* dev, VkPhysicalDevice pd, uin
     accel_i_vk_itab* t = &dev->vki;
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceTimelineSemaphoreFeatures tl = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, NULL, VK_FALSE };
-    VkPhysicalDeviceFeatures2 f2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &tl, { 0 } };
+    VkPhysicalDeviceFeatures2 f2;
+    memset((void*)&f2, 0, sizeof f2);
+    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f2.pNext = &tl;
     VkQueueFamilyProperties fam[32];
     uint32_t nfam = 32;
     t->GetPhysicalDeviceProperties(pd, &props);
@@ -1790,12 +1792,15 @@ static void accel_i_vk_fill_info(accel_i_vk_device* dev) {
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceTimelineSemaphoreProperties tp = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES, NULL, 0 };
     VkPhysicalDevicePushDescriptorPropertiesKHR pp = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR, &tp, 0 };
-    VkPhysicalDeviceProperties2 p2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &pp, { 0 } };
+    VkPhysicalDeviceProperties2 p2;
+    memset((void*)&p2, 0, sizeof p2);
+    p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    p2.pNext = &pp;
     uint64_t heap = 0;
     dev->vki.GetPhysicalDeviceProperties2(dev->phys, &p2);
     props = p2.properties;
     dev->vki.GetPhysicalDeviceMemoryProperties(dev->phys, &dev->mem);
-    memset(info, 0, sizeof *info);
+    memset((void*)info, 0, sizeof *info);
     info->backend = "vulkan";
     accel_i_copy_label(info->name, sizeof info->name, props.deviceName);
     info->type = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? ACCEL_DEVICE_GPU_DISCRETE
@@ -1887,14 +1892,17 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     float prio[ACCEL_VULKAN_MAX_QUEUES] = { 0 };
     VkDeviceQueueCreateInfo qci[2];
     VkPhysicalDeviceTimelineSemaphoreFeatures tl = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, NULL, VK_TRUE };
-    VkPhysicalDeviceFeatures2 f2 = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &tl, { 0 } };
+    VkPhysicalDeviceFeatures2 f2;
+    memset((void*)&f2, 0, sizeof f2);
+    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f2.pNext = &tl;
     VkDeviceCreateInfo ci;
     const char* enabled[2];
     VkPhysicalDeviceProperties props;
     accel_result r;
     VkResult vr;
     if (!dev) { accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory"); return ACCEL_ERROR_OUT_OF_MEMORY; }
-    memset(dev, 0, sizeof *dev);
+    memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, d);
     r = accel_i_vk_lib_open(&dev->base.logger, &dev->lib, &dev->lib_shared, &dev->vki.GetInstanceProcAddr);
     if (r == ACCEL_OK) r = accel_i_vk_make_instance(dev, &dev->base.logger, d->debug || accel_i_vk_env_on("ACCEL_VULKAN_VALIDATION"));
@@ -1967,7 +1975,7 @@ static accel_result accel_i_vk_device_count(const accel_backend* b, uint32_t* co
     d.allocator.free_fn = accel_i_default_free;
     dev = (accel_i_vk_device*)accel_i_alloc(&d.allocator, sizeof *dev, 16);
     if (!dev) return ACCEL_ERROR_OUT_OF_MEMORY;
-    memset(dev, 0, sizeof *dev);
+    memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, &d);
     r = accel_i_vk_lib_open(NULL, &dev->lib, &dev->lib_shared, &dev->vki.GetInstanceProcAddr);
     if (r == ACCEL_OK) r = accel_i_vk_make_instance(dev, NULL, false);
@@ -1992,8 +2000,8 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
     }
     dev = (accel_i_vk_device*)accel_i_alloc(&d.allocator, sizeof *dev, 16);
     if (!dev) { accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_vulkan_device_adopt: out of host memory"); return ACCEL_ERROR_OUT_OF_MEMORY; }
-    memset(dev, 0, sizeof *dev);
-    accel_i_device_init(&dev->base, &accel_i_vk_backend_table, &d);
+    memset((void*)dev, 0, sizeof *dev);
+    accel_i_device_init(&dev->base, accel_vulkan_backend(), &d);
     dev->vki.GetInstanceProcAddr = vk->get_instance_proc_addr;
     dev->instance = vk->instance;
     dev->phys = vk->physical_device;
