@@ -514,6 +514,108 @@ TEST(debug_device_runs_clean) {
     accel_device_destroy(dev);
 }
 
+/* Device loss, injected through the adopt path: accel resolves every entry point through the caller's
+   vkGetInstanceProcAddr, so the test hands it one that passes the driver's functions through, except
+   vkQueueSubmit, which answers VK_ERROR_DEVICE_LOST once armed (lavapipe cannot be made to lose a
+   device through the API). */
+static PFN_vkGetInstanceProcAddr lost_real_gipa;
+static PFN_vkGetDeviceProcAddr lost_real_gdpa;
+static PFN_vkQueueSubmit lost_real_submit;
+static atomic_int lost_armed, lost_submits_refused;
+static VKAPI_ATTR VkResult VKAPI_CALL lost_submit(VkQueue queue, uint32_t n, const VkSubmitInfo* info, VkFence fence) {
+    if (atomic_load(&lost_armed)) { atomic_fetch_add(&lost_submits_refused, 1); return VK_ERROR_DEVICE_LOST; }
+    return lost_real_submit(queue, n, info, fence);
+}
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL lost_gdpa(VkDevice device, const char* name) {
+    PFN_vkVoidFunction f = lost_real_gdpa(device, name);
+    if (f && strcmp(name, "vkQueueSubmit") == 0) {
+        memcpy(&lost_real_submit, &f, sizeof f);
+        PFN_vkQueueSubmit mine = lost_submit;
+        memcpy(&f, &mine, sizeof f);
+    }
+    return f;
+}
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL lost_gipa(VkInstance instance, const char* name) {
+    PFN_vkVoidFunction f = lost_real_gipa(instance, name);
+    if (f && strcmp(name, "vkGetDeviceProcAddr") == 0) {
+        memcpy(&lost_real_gdpa, &f, sizeof f);
+        PFN_vkGetDeviceProcAddr mine = lost_gdpa;
+        memcpy(&f, &mine, sizeof f);
+    }
+    return f;
+}
+
+TEST(device_lost_is_sticky_and_fails_signals) {
+    VK_ONLY();
+    enum { N = 256 };
+    raw_vk v;
+    if (!raw_vk_open(&v)) { raw_vk_close(&v); SKIP("could not create a raw VkDevice here"); }
+    lost_real_gipa = v.gipa;
+    atomic_store(&lost_armed, 0);
+    atomic_store(&lost_submits_refused, 0);
+    accel_vulkan_adopt_desc ad;
+    memset(&ad, 0, sizeof ad);
+    ad.instance = v.instance;
+    ad.physical_device = v.phys;
+    ad.device = v.device;
+    ad.queue_family = v.family;
+    ad.get_instance_proc_addr = lost_gipa;
+    ad.api_version = VK_API_VERSION_1_2;
+    ad.push_descriptors = v.push;
+    accel_device_desc d;
+    memset(&d, 0, sizeof d);
+    d.logger = test_logger();
+    accel_device* dev = NULL;
+    accel_queue* q = NULL;
+    accel_buffer* b = NULL;
+    accel_program* p = NULL;
+    accel_signal *done = NULL, *idle = NULL, *extra = NULL;
+    if (!CHECK_OK(accel_vulkan_device_adopt(&d, &ad, &dev))) { raw_vk_close(&v); return; }
+    CHECK(lost_real_submit != NULL);
+    CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    CHECK_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &b));
+    CHECK_OK(test_program_create(dev, TK_FILL_INDEX, &p));
+    CHECK_OK(accel_signal_create(dev, 0, &done));
+    CHECK_OK(accel_signal_create(dev, 0, &idle));
+    if (TEST_FAILED_SO_FAR()) { accel_device_destroy(dev); raw_vk_close(&v); return; }
+    /* a healthy batch first */
+    uint32_t k[2] = { 7, N };
+    accel_queue_exec(q, p, &b, 1, k, 2, accel_exec_1d(N, 64));
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_wait(done, 1, 10ull * 1000000000ull));
+    CHECK_EQ_U64(test_buffer_u32(b, N - 1), N - 1 + 7);
+    /* the driver loses the device at the next submit */
+    atomic_store(&lost_armed, 1);
+    k[0] = 100;
+    accel_queue_exec(q, p, &b, 1, k, 2, accel_exec_1d(N, 64));
+    accel_queue_signal(q, done, 2);
+    accel_result r = accel_queue_submit(q);
+    CHECK(r == ACCEL_OK || r == ACCEL_ERROR_DEVICE_LOST);
+    /* the wait returns instead of hanging, and the signal is failed */
+    r = accel_signal_wait(done, 2, 10ull * 1000000000ull);
+    CHECK(r == ACCEL_ERROR_SIGNAL_FAILED || r == ACCEL_ERROR_DEVICE_LOST);
+    CHECK(atomic_load(&lost_submits_refused) >= 1);
+    CHECK(accel_signal_value(done) > ACCEL_SIGNAL_MAX);
+    /* every pending signal of the device is failed, even one no batch signals */
+    CHECK(accel_signal_value(idle) > ACCEL_SIGNAL_MAX);
+    CHECK(accel_signal_wait(idle, 1, 1000000) != ACCEL_TIMEOUT);
+    /* sticky: everything on the device answers DEVICE_LOST from now on */
+    accel_device_info info;
+    accel_buffer* b2 = NULL;
+    CHECK_RESULT(accel_device_info_get(dev, &info), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_RESULT(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &b2), ACCEL_ERROR_DEVICE_LOST);
+    CHECK(b2 == NULL);
+    CHECK_RESULT(accel_signal_create(dev, 0, &extra), ACCEL_ERROR_DEVICE_LOST);
+    accel_queue_fill(q, b, 0, 64, 0u);
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_DEVICE_LOST);
+    CHECK(test_log_contains("VK_ERROR_DEVICE_LOST"));
+    /* destroy returns (the engine's device itself is fine: accel only believes it lost) */
+    atomic_store(&lost_armed, 0);
+    accel_device_destroy(dev);
+    raw_vk_close(&v);
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(missing_loader_is_unavailable);
@@ -527,6 +629,7 @@ int main(int argc, char** argv) {
     RUN(lower_value_from_second_queue);
     RUN(descriptor_pool_and_staging_fallbacks);
     RUN(adopt_engine_device);
+    RUN(device_lost_is_sticky_and_fails_signals);
     RUN(debug_device_runs_clean);
     return test_end();
 }
