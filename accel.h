@@ -74,6 +74,10 @@
    per call and must skip items with id >= global_size. `accel_dispatch.worker` is a lane index in
    0..cpu_threads-1, unique among the kernel calls running at the same moment on that device, so it can
    index per-worker scratch.
+   Idle executors and workers spin for ACCEL_CPU_SPIN_NS, then sleep. On Linux an executor or worker
+   that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
+   its waker's CPU, and two threads that yield to each other are never separated by the scheduler)
+   moves itself off that CPU once, by setting its affinity away and back; your threads are never moved.
 
    ==== Signals =================================================================================
    A signal is a monotonic 64-bit counter (0..ACCEL_SIGNAL_MAX). `set` and a queue's `signal` store
