@@ -584,8 +584,8 @@ static void accel_i_yield(void) { }
    and while spinning, when a yield switched to another thread and the awaited value was there when
    it came back. The kernel keeps a woken thread on its previous CPU when that CPU is idle, so one
    move is usually enough; moves are at most one per millisecond per thread. User threads are never
-   moved; the original affinity mask is restored at once. Raw system calls, because glibc hides sched_getcpu and
-   sched_setaffinity under a strict -std=c11. Elsewhere these are no-ops. */
+   moved; the original affinity mask is restored at once. Raw system calls, because glibc hides
+   sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are no-ops. */
 #if defined(__linux__) && !defined(ACCEL_NO_THREADS)
 #  include <sys/syscall.h>
 #  if !defined(__cplusplus)
@@ -621,10 +621,13 @@ static void accel_i_cpu_leave(uint32_t cpu_id) { (void)cpu_id; }
 /* An accel-owned thread's placement state: when it last moved (0: never). NULL for user threads. */
 typedef struct accel_i_own { uint64_t moved_ns; } accel_i_own;
 #if !defined(ACCEL_NO_THREADS)
+#  define ACCEL_I_CPU_HERE UINT32_MAX   /* for accel_i_own_leave: the CPU the caller runs on */
+/* Moves an own thread off cpu_id (or ACCEL_I_CPU_HERE), at most once per millisecond; the CPU is only
+   looked up (a system call) once the rate limit lets the move happen. */
 static void accel_i_own_leave(accel_i_own* own, uint32_t cpu_id, uint64_t now) {
     if (!own || cpu_id == 0 || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
     own->moved_ns = now;
-    accel_i_cpu_leave(cpu_id);
+    accel_i_cpu_leave(cpu_id == ACCEL_I_CPU_HERE ? accel_i_cpu_id() : cpu_id);
 }
 #endif
 
@@ -756,7 +759,7 @@ static bool accel_i_event_spin(const accel_i_event* ev, uint64_t target, uint64_
                    word: whoever we wait for shares our CPU */
                 if (own && accel_i_event_value(ev) >= target) {
                     uint64_t after = accel_i_now_ns();
-                    if (after - now > 1000u) accel_i_own_leave(own, accel_i_cpu_id(), after);
+                    if (after - now > 1000u) accel_i_own_leave(own, ACCEL_I_CPU_HERE, after);
                     return true;
                 }
             }
@@ -867,6 +870,9 @@ struct accel_backend {
     void (*queue_destroy)(accel_queue* q);                        /* finishes submitted work, frees */
     accel_result (*queue_submit)(accel_queue* q, accel_i_batch* b);  /* takes the batch */
     accel_result (*queue_wait_idle)(accel_queue* q, uint64_t timeout_ns);
+    /* debug hang reports: appends what q is blocked on to out (at most cap bytes, NUL-terminated) and
+       returns the length appended; NULL when the backend does not describe its queues */
+    size_t (*queue_describe)(accel_queue* q, char* out, size_t cap);
 };
 
 struct accel_device {
@@ -1280,6 +1286,29 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
                     "value a submitted queue signals it to is %llu; only accel_signal_set or later work can end this wait",
                     (void*)s[i], s[i]->obj.label, (unsigned long long)v[i], (unsigned long long)cur, (unsigned long long)promised);
     }
+}
+
+/* A host wait on `dev` timed out (or deadlocked): log which queues are blocked on which (signal, value),
+   as far as the backend describes its queues. The device's object list is held while reading: a queue
+   is unlinked from it before it is freed. */
+static ACCEL_I_COLD void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s,
+                                            const uint64_t* v, uint32_t n, uint64_t timeout_ns) {
+    char blocked[400];
+    size_t used = 0;
+    blocked[0] = '\0';
+    if (!dev->backend->queue_describe)
+        used = (size_t)snprintf(blocked, sizeof blocked, " (the %s backend does not describe its queues)", dev->backend->name);
+    accel_i_spin_lock(&dev->objects_lock);
+    for (accel_i_object* o = dev->objects; dev->backend->queue_describe && o && used + 1 < sizeof blocked; o = o->next)
+        if (o->kind == ACCEL_I_QUEUE) used += dev->backend->queue_describe((accel_queue*)(void*)o, blocked + used, sizeof blocked - used);
+    accel_i_spin_unlock(&dev->objects_lock);
+    if (s)
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: gave up after %llu ns waiting for signal %p >= %llu (it is at %llu)%s; blocked:%s",
+                    what, (unsigned long long)timeout_ns, (void*)s[0], (unsigned long long)v[0], (unsigned long long)accel_signal_value(s[0]),
+                    n > 1 ? " and others" : "", used ? blocked : " no queue of this device");
+    else
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: gave up after %llu ns; blocked:%s", what, (unsigned long long)timeout_ns,
+                    used ? blocked : " no queue of this device");
 }
 
 static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64_t* v, uint32_t n) {
@@ -2026,8 +2055,6 @@ static accel_result accel_i_cpu_wait_multi(accel_signal* const* s, const uint64_
 }
 #endif
 
-static ACCEL_I_COLD void accel_i_cpu_debug_hang(accel_device* dev, const char* what, accel_signal* const* s,
-                                                const uint64_t* v, uint32_t n, uint64_t timeout_ns);
 static accel_result accel_i_cpu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                                  uint64_t timeout_ns, uint32_t* first) {
     accel_result r = accel_i_wait_check(s, v, n, all, first);
@@ -2045,7 +2072,7 @@ static accel_result accel_i_cpu_signal_wait_many(accel_signal* const* s, const u
     }
 #endif
     if (r != ACCEL_OK && r != ACCEL_ERROR_SIGNAL_FAILED && s[0]->obj.device->debug)
-        accel_i_cpu_debug_hang(s[0]->obj.device, "accel_signal_wait", s, v, n, timeout_ns);
+        accel_i_debug_hang(s[0]->obj.device, "accel_signal_wait", s, v, n, timeout_ns);
     return r;
 }
 
@@ -2081,7 +2108,7 @@ static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_v
 }
 
 #if !defined(ACCEL_NO_THREADS)
-/* Debug devices: publish what the executor is blocked on, for accel_i_cpu_debug_hang. Cleared before
+/* Debug devices: publish what the executor is blocked on, for accel_i_debug_hang. Cleared before
    the batch can release the signal, so a reader holding fifo.lock may look at it. */
 static void accel_i_cpu_debug_blocked(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
     accel_i_spin_lock(&q->fifo.lock);
@@ -2262,12 +2289,12 @@ static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t time
     if (accel_i_event_value(&q->done) >= submitted) return ACCEL_OK;
     if (timeout_ns == 0) return ACCEL_TIMEOUT;
     accel_i_log(base->obj.device, ACCEL_LOG_WARN, "accel_queue_finish: a batch waits on a signal that nothing submitted can reach: deadlock");
-    if (base->obj.device->debug) accel_i_cpu_debug_hang(base->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
+    if (base->obj.device->debug) accel_i_debug_hang(base->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
     return ACCEL_ERROR_DEADLOCK;
 #else
     if (timeout_ns == 0) return accel_i_event_value(&q->done) >= submitted ? ACCEL_OK : ACCEL_TIMEOUT;
     if (accel_i_event_wait(&q->done, submitted, accel_i_deadline(timeout_ns))) return ACCEL_OK;
-    if (base->obj.device->debug) accel_i_cpu_debug_hang(base->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
+    if (base->obj.device->debug) accel_i_debug_hang(base->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
     return ACCEL_TIMEOUT;
 #endif
 }
@@ -2275,7 +2302,8 @@ static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t time
 /* ==== cpu: hang diagnostics ==== */
 /* Appends to out what one queue is blocked on (the executor's published wait; without threads, the
    parked batch's wait command) and how many of its batches are unfinished. */
-static size_t accel_i_cpu_debug_queue(accel_i_cpu_queue* q, char* out, size_t cap) {
+static size_t accel_i_cpu_queue_describe(accel_queue* base, char* out, size_t cap) {
+    accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
     accel_signal* s = NULL;
     uint64_t v = 0, pending = accel_i_event_value(&q->work) - accel_i_event_value(&q->done);
     int len;
@@ -2300,29 +2328,6 @@ static size_t accel_i_cpu_debug_queue(accel_i_cpu_queue* q, char* out, size_t ca
         len = 0;
     accel_i_spin_unlock(&q->fifo.lock);
     return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
-}
-/* A host wait on `dev` timed out (or deadlocked): log which queues are blocked on which (signal, value).
-   The device's object list is held while reading: a queue is unlinked from it before it is freed.
-   Other backends reuse the CPU signals (and so reach this), but their queues are not CPU queues: only
-   a CPU device's queues are described. */
-static ACCEL_I_COLD void accel_i_cpu_debug_hang(accel_device* dev, const char* what, accel_signal* const* s,
-                                                const uint64_t* v, uint32_t n, uint64_t timeout_ns) {
-    char blocked[400];
-    size_t used = 0;
-    bool cpu_queues = dev->backend == accel_cpu_backend();
-    blocked[0] = '\0';
-    if (!cpu_queues) used = (size_t)snprintf(blocked, sizeof blocked, " (the %s backend does not describe its queues)", dev->backend->name);
-    accel_i_spin_lock(&dev->objects_lock);
-    for (accel_i_object* o = dev->objects; cpu_queues && o && used + 1 < sizeof blocked; o = o->next)
-        if (o->kind == ACCEL_I_QUEUE) used += accel_i_cpu_debug_queue((accel_i_cpu_queue*)(void*)o, blocked + used, sizeof blocked - used);
-    accel_i_spin_unlock(&dev->objects_lock);
-    if (s)
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: gave up after %llu ns waiting for signal %p >= %llu (it is at %llu)%s; blocked:%s",
-                    what, (unsigned long long)timeout_ns, (void*)s[0], (unsigned long long)v[0], (unsigned long long)accel_signal_value(s[0]),
-                    n > 1 ? " and others" : "", used ? blocked : " no queue of this device");
-    else
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: gave up after %llu ns; blocked:%s", what, (unsigned long long)timeout_ns,
-                    used ? blocked : " no queue of this device");
 }
 
 static void accel_i_cpu_queue_free(accel_i_cpu_queue* q) {
@@ -2385,7 +2390,8 @@ static const accel_backend accel_i_cpu_backend_table = {
     accel_i_cpu_program_create, accel_i_cpu_program_free,
     accel_i_cpu_signal_create, accel_i_cpu_signal_free, accel_i_cpu_signal_value, accel_i_cpu_signal_raise,
     accel_i_cpu_signal_wait_many,
-    accel_i_cpu_queue_create, accel_i_cpu_queue_destroy, accel_i_cpu_queue_submit, accel_i_cpu_queue_wait_idle
+    accel_i_cpu_queue_create, accel_i_cpu_queue_destroy, accel_i_cpu_queue_submit, accel_i_cpu_queue_wait_idle,
+    accel_i_cpu_queue_describe
 };
 ACCEL_API const accel_backend* accel_cpu_backend(void) { return &accel_i_cpu_backend_table; }
 
