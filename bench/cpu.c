@@ -284,19 +284,35 @@ static void fig_pingpong(accel_device* dev) {
     free(a); free(f); free(c);
 }
 
+/* The rig figures 2 and 3 share: a compute queue, a signal, and a one-buffer program whose 64-byte
+   buffer the kernel counts into (mapped: the figures check the counter). */
+typedef struct counter_rig { accel_queue* q; accel_signal* s; accel_buffer* buf; accel_program* prog; uint32_t* counter; } counter_rig;
+static counter_rig counter_rig_open(accel_device* dev, accel_cpu_kernel kernel) {
+    counter_rig r;
+    check(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &r.q), "accel_queue_create");
+    check(accel_signal_create(dev, 0, &r.s), "accel_signal_create");
+    check(accel_buffer_create(dev, &(accel_buffer_desc){ .size = 64 }, &r.buf), "accel_buffer_create");
+    check(accel_program_create(dev, &(accel_program_desc){ .name = "count", .cpu = kernel, .buffer_count = 1 }, &r.prog),
+          "accel_program_create");
+    r.counter = (uint32_t*)accel_buffer_map(r.buf);
+    if (!r.counter) { fprintf(stderr, "bench: buffer not mappable\n"); exit(2); }
+    return r;
+}
+static void counter_rig_close(counter_rig* r) {
+    accel_program_destroy(r->prog);
+    accel_buffer_destroy(r->buf);
+    accel_signal_destroy(r->s);
+    accel_queue_destroy(r->q);
+}
+
 /* ==== figure 2: submit-to-complete latency of a one-group exec ==== */
 static void fig_exec_latency(accel_device* dev) {
-    accel_queue* q;
-    accel_signal* s;
-    accel_buffer* buf;
-    accel_program* prog;
-    check(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q), "accel_queue_create");
-    check(accel_signal_create(dev, 0, &s), "accel_signal_create");
-    check(accel_buffer_create(dev, &(accel_buffer_desc){ .size = 64 }, &buf), "accel_buffer_create");
-    check(accel_program_create(dev, &(accel_program_desc){ .name = "count", .cpu = k_count_cpu, .buffer_count = 1 }, &prog),
-          "accel_program_create");
-    uint32_t* counter = (uint32_t*)accel_buffer_map(buf);
-    if (!counter) { fprintf(stderr, "bench: buffer not mappable\n"); exit(2); }
+    counter_rig rig = counter_rig_open(dev, k_count_cpu);
+    accel_queue* q = rig.q;
+    accel_signal* s = rig.s;
+    accel_buffer* buf = rig.buf;
+    accel_program* prog = rig.prog;
+    uint32_t* counter = rig.counter;
     uint64_t same_cpu = 0, slow = 0;
 
     const uint32_t warm = cfg.latency_iters / 5 + 5, K = cfg.latency_iters;
@@ -352,25 +368,17 @@ static void fig_exec_latency(accel_device* dev) {
     bench_row_extra(r, "accel_over_20us_pct", 100.0 * (double)slow / (double)ns);
     bench_row_extra(r, "accel_kernel_on_host_cpu_pct", 100.0 * (double)same_cpu / (double)ns);
     free(a); free(o);
-    accel_program_destroy(prog);
-    accel_buffer_destroy(buf);
-    accel_signal_destroy(s);
-    accel_queue_destroy(q);
+    counter_rig_close(&rig);
 }
 
 /* ==== figure 3: many one-group execs in one batch ==== */
 static void fig_batch(accel_device* dev) {
-    accel_queue* q;
-    accel_signal* s;
-    accel_buffer* buf;
-    accel_program* prog;
-    check(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q), "accel_queue_create");
-    check(accel_signal_create(dev, 0, &s), "accel_signal_create");
-    check(accel_buffer_create(dev, &(accel_buffer_desc){ .size = 64 }, &buf), "accel_buffer_create");
-    check(accel_program_create(dev, &(accel_program_desc){ .name = "count", .cpu = k_count, .buffer_count = 1 }, &prog),
-          "accel_program_create");
-    uint32_t* counter = (uint32_t*)accel_buffer_map(buf);
-    if (!counter) { fprintf(stderr, "bench: buffer not mappable\n"); exit(2); }
+    counter_rig rig = counter_rig_open(dev, k_count);
+    accel_queue* q = rig.q;
+    accel_signal* s = rig.s;
+    accel_buffer* buf = rig.buf;
+    accel_program* prog = rig.prog;
+    uint32_t* counter = rig.counter;
 
     /* the baseline: the same kernel through a function pointer the compiler cannot see through */
     uint32_t direct_counter[16] = { 0 };
@@ -426,10 +434,7 @@ static void fig_batch(accel_device* dev) {
     bench_row_extra(r, "accel_execute_ns", runm);        /* per command, from submit's return to the wait's */
     bench_row_extra(r, "commands", N);
     free(a); free(rec); free(run); free(sub); free(b);
-    accel_program_destroy(prog);
-    accel_buffer_destroy(buf);
-    accel_signal_destroy(s);
-    accel_queue_destroy(q);
+    counter_rig_close(&rig);
 }
 
 /* ==== figure 4: SAXPY vs OpenMP vs memcpy ==== */
