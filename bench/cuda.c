@@ -12,11 +12,13 @@
      2. 10,000 launches of the empty kernel in one batch, launches per second |
         10,000 cuLaunchKernel + cuStreamSynchronize                              target ratio >= 0.95
      3. device-to-device copy bandwidth (256 MiB): accel_queue_copy | cuMemcpyDtoDAsync  >= 0.95
+        (and, for information, raw cuMemcpyAsync on the same pointers)
      4. pinned host-to-device bandwidth (256 MiB): accel_queue_copy from a HOST buffer |
         cuMemcpyHtoDAsync from cuMemHostAlloc memory                             target ratio >= 0.95
      5. host -> GPU -> host signal ping-pong: the host sets s1 = i, a queue waits s1 >= i and signals
-        s2 = i, the host waits s2 >= i | a stream pre-loaded with cuStreamWaitValue64(w1 >= i) +
-        cuStreamWriteValue64(w2, i) on pinned words, the host writes w1 and spins on w2
+        s2 = i, the host waits s2 >= i | a stream loaded with cuStreamWaitValue64(w1 >= i) +
+        cuStreamWriteValue64(w2, i) on pinned words, the host writes w1 and spins on w2 (each side
+        keeps 32 rounds enqueued ahead: a blocked stream takes only so much before enqueueing blocks)
                                                                                  target ratio <= 1.05
         (accel gates waits on the host, so a wait+signal batch with no GPU work between them never
         goes through the GPU: the row says so; figure 5 needs 64-bit stream memory operations for
@@ -113,7 +115,7 @@ static void bench_copy_figures(bench_cuda* b) {
     accel_buffer *src = NULL, *dst = NULL, *host = NULL;
     accel_cu_deviceptr rsrc = 0, rdst = 0;
     void* rhost = NULL;
-    double a[BENCH_ROUNDS_MAX], r[BENCH_ROUNDS_MAX];
+    double a[BENCH_ROUNDS_MAX], r[BENCH_ROUNDS_MAX], u[BENCH_ROUNDS_MAX];
     uint32_t probe = 0;
     if (!bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = bytes, .label = "src" }, &src), "buffer src") ||
         !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = bytes, .label = "dst" }, &dst), "buffer dst") ||
@@ -136,10 +138,16 @@ static void bench_copy_figures(bench_cuda* b) {
         if (!bench_cu_ok(accel_i_cu.MemcpyDtoDAsync(rdst, rsrc, bytes, b->stream), "cuMemcpyDtoDAsync") ||
             !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) goto out;
         r[k] = (double)bytes / (double)(bench_now_ns() - t0);
+        t0 = bench_now_ns();
+        if (!bench_cu_ok(accel_i_cu.MemcpyAsync(rdst, rsrc, bytes, b->stream), "cuMemcpyAsync") ||
+            !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) goto out;
+        u[k] = (double)bytes / (double)(bench_now_ns() - t0);
     }
     if (accel_buffer_read(dst, bytes - 4, &probe, 4) != ACCEL_OK || probe != 0xC0FFEE00u) bench_fail("d2d copy: last word %08x", probe);
     bench_row_add("d2d_bandwidth", "3 device-to-device copy", "GB/s", bench_median(a, (size_t)b->rounds), "cuMemcpyDtoDAsync",
                   bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_GE, 0.95);
+    bench_row_add("d2d_memcpyasync", "3 raw cuMemcpyAsync (unified)", "GB/s", bench_median(u, (size_t)b->rounds), "cuMemcpyDtoDAsync",
+                  bench_median(r, (size_t)b->rounds), BENCH_TARGET_NONE, BENCH_GE, 0);
     for (int k = 0; k < b->rounds; k++) {
         uint64_t t0 = bench_now_ns();
         accel_queue_copy(b->copy_q, dst, 0, host, 0, bytes);
@@ -164,6 +172,19 @@ out:
     if (rhost) accel_i_cu.MemFreeHost(rhost);
 }
 
+/* Figure 5's round i on each side: a queue waits s1 >= v and signals s2 = v | the raw stream waits for
+   word 1 >= v and writes v to word 2 (64 bytes further). */
+#define BENCH_PINGPONG_AHEAD 32u
+static void bench_pingpong_accel_enqueue(bench_cuda* b, accel_signal* s1, accel_signal* s2, uint64_t v) {
+    accel_queue_wait(b->q, s1, v);
+    accel_queue_signal(b->q, s2, v);
+    accel_queue_submit(b->q);
+}
+static int bench_pingpong_raw_enqueue(bench_cuda* b, accel_cu_deviceptr words, uint64_t v) {
+    return bench_cu_ok(accel_i_cu.StreamWaitValue64(b->stream, words, v, ACCEL_CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue64") &&
+           bench_cu_ok(accel_i_cu.StreamWriteValue64(b->stream, words + 64, v, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT), "cuStreamWriteValue64");
+}
+
 /* Figure 5: host -> GPU -> host ping-pong, round trip ns. */
 static void bench_pingpong(bench_cuda* b) {
     uint32_t iters = b->quick ? 200 : 2000;
@@ -184,29 +205,37 @@ static void bench_pingpong(bench_cuda* b) {
     *w1 = 0; *w2 = 0;
     for (int k = 0; k < b->rounds; k++) {
         uint64_t t0;
-        for (uint32_t i = 1; i <= iters; i++) {   /* all batches up front, like the raw stream */
-            accel_queue_wait(b->q, s1, base + i);
-            accel_queue_signal(b->q, s2, base + i);
-            accel_queue_submit(b->q);
-        }
+        /* both sides keep BENCH_PINGPONG_AHEAD rounds enqueued ahead of the host: a stream blocked in a
+           wait takes only so many more operations before the call that enqueues one blocks too */
+        for (uint32_t i = 1; i <= BENCH_PINGPONG_AHEAD; i++) bench_pingpong_accel_enqueue(b, s1, s2, base + i);
         t0 = bench_now_ns();
         for (uint32_t i = 1; i <= iters; i++) {
             accel_signal_set(s1, base + i);
-            if (accel_signal_wait(s2, base + i, BENCH_WAIT_NS) != ACCEL_OK) { bench_fail("ping-pong: accel wait"); goto out; }
+            if (accel_signal_wait(s2, base + i, BENCH_WAIT_NS) != ACCEL_OK) {
+                bench_fail("ping-pong: accel wait");
+                accel_signal_fail(s1, ACCEL_ERROR_BACKEND);   /* release the batches still queued */
+                goto out;
+            }
+            if (i + BENCH_PINGPONG_AHEAD <= iters) bench_pingpong_accel_enqueue(b, s1, s2, base + i + BENCH_PINGPONG_AHEAD);
         }
         a[k] = (double)(bench_now_ns() - t0) / iters;
-        for (uint32_t i = 1; i <= iters; i++) {
-            if (!bench_cu_ok(accel_i_cu.StreamWaitValue64(b->stream, d1, base + i, ACCEL_CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue64") ||
-                !bench_cu_ok(accel_i_cu.StreamWriteValue64(b->stream, d1 + 64, base + i, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT), "cuStreamWriteValue64"))
-                goto out;
-        }
+        for (uint32_t i = 1; i <= BENCH_PINGPONG_AHEAD; i++)
+            if (!bench_pingpong_raw_enqueue(b, d1, base + i)) goto out;
         t0 = bench_now_ns();
         for (uint32_t i = 1; i <= iters; i++) {
             uint64_t spin_start = bench_now_ns();
             *w1 = base + i;
             while (*w2 < base + i) {
                 bench_cpu_relax();
-                if (bench_now_ns() - spin_start > BENCH_WAIT_NS) { bench_fail("ping-pong: raw wait"); goto out; }
+                if (bench_now_ns() - spin_start > BENCH_WAIT_NS) {
+                    bench_fail("ping-pong: raw wait");
+                    *w1 = UINT64_MAX;   /* release the stream's remaining waits, so the synchronize below returns */
+                    goto out;
+                }
+            }
+            if (i + BENCH_PINGPONG_AHEAD <= iters && !bench_pingpong_raw_enqueue(b, d1, base + i + BENCH_PINGPONG_AHEAD)) {
+                *w1 = UINT64_MAX;
+                goto out;
             }
         }
         r[k] = (double)(bench_now_ns() - t0) / iters;
@@ -236,6 +265,7 @@ int main(int argc, char** argv) {
         else { fprintf(stderr, "usage: %s [--quick]\n", argv[0]); return 2; }
     }
     b.rounds = b.quick ? 3 : 15;
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* a run cut off by a time limit still shows what it printed */
     r = accel_device_create(&(accel_device_desc){ .backend = accel_cuda_backend(), .label = "bench" }, &b.dev);
     if (r != ACCEL_OK) {
         printf("bench_cuda: no CUDA device (%s; the reason is logged above): nothing to measure\n", accel_result_string(r));
@@ -254,10 +284,13 @@ int main(int argc, char** argv) {
         !bench_cu_ok(accel_i_cu.ModuleLoadDataEx(&b.module, bench_empty_ptx, 0, NULL, NULL), "cuModuleLoadDataEx") ||
         !bench_cu_ok(accel_i_cu.ModuleGetFunction(&b.fn, b.module, "empty"), "cuModuleGetFunction"))
         goto done;
+    fprintf(stderr, "bench_cuda: figures 1-2 (launches)\n");
     bench_launch_figures(&b);
     accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figures 3-4 (copies)\n");
     bench_copy_figures(&b);
     accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figure 5 (ping-pong)\n");
     bench_pingpong(&b);
     {
         char heading[256];
