@@ -442,9 +442,16 @@ typedef struct accel_i_vk_queue {
     accel_i_vk_entry *first, *last_entry, *spare;
     VkCommandBuffer* free_cbs; size_t free_cbs_bytes; uint32_t free_cb_count;
     uint64_t last;                /* last value submitted on `done` */
-    /* scratch of the active submitter: wait/signal operations of one segment */
-    VkSemaphore* sems; uint64_t* vals; accel_signal** later; size_t sems_bytes, vals_bytes, later_bytes;
 } accel_i_vk_queue;
+
+/* What a submitted batch needs to run to its end, set aside by accel_queue_submit before anything of
+   it runs (so that the worker, which runs the rest of a batch that waits on the host, never allocates:
+   an allocation failure there could not be reported by the submit that already returned). It lives
+   in the batch's arena, after the recorded data; the arrays follow it. */
+typedef struct accel_i_vk_plan {
+    accel_i_vk_entry* reserved;   /* one entry per segment not yet submitted */
+    uint32_t cap;                 /* semaphores per segment: sems[cap], vals[2 * cap], later[cap] */
+} accel_i_vk_plan;
 
 static accel_i_vk_device* accel_i_vk_dev(accel_device* d) { return (accel_i_vk_device*)d; }
 
@@ -1064,7 +1071,8 @@ static accel_result accel_i_vk_pipeline(accel_i_vk_device* dev, accel_i_vk_progr
 /* ==== vulkan: queue bookkeeping ==== */
 #define ACCEL_I_VK_HANDOFF ((accel_result)1000)   /* private: the rest of the batch goes to the worker */
 
-static accel_i_vk_entry* accel_i_vk_entry_take(accel_i_vk_queue* q) {
+/* A spare entry of the queue, or a new one (NULL: out of memory). */
+static accel_i_vk_entry* accel_i_vk_entry_new(accel_i_vk_queue* q) {
     accel_i_vk_entry* e;
     accel_i_spin_lock(&q->list_lock);
     e = q->spare;
@@ -1099,8 +1107,9 @@ static void accel_i_vk_cb_give(accel_i_vk_queue* q, VkCommandBuffer cb) {
     if ((q->free_cb_count + 1) * sizeof cb <= q->free_cbs_bytes) q->free_cbs[q->free_cb_count++] = cb;
     accel_i_spin_unlock(&q->list_lock);
 }
-/* Releases what an entry holds (its GPU work is complete, or the device is gone). */
-static void accel_i_vk_entry_release(accel_i_vk_queue* q, accel_i_vk_entry* e) {
+/* Releases what an entry holds (its GPU work is complete, or the device is gone, or it was never
+   submitted) and clears it. */
+static void accel_i_vk_entry_clear(accel_i_vk_queue* q, accel_i_vk_entry* e) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     if (e->cb) accel_i_vk_cb_give(q, e->cb);
     accel_i_vk_drop_buffer(dev, e->staging, e->staging_mem);
@@ -1110,6 +1119,10 @@ static void accel_i_vk_entry_release(accel_i_vk_queue* q, accel_i_vk_entry* e) {
         e->batches = b->next;
         accel_i_batch_recycle(&q->base, b);
     }
+    memset((void*)e, 0, sizeof *e);
+}
+static void accel_i_vk_entry_release(accel_i_vk_queue* q, accel_i_vk_entry* e) {
+    accel_i_vk_entry_clear(q, e);
     accel_i_vk_entry_spare(q, e);
 }
 /* Releases every entry the GPU finished (all of them with force: the device is lost or idle). */
@@ -1142,8 +1155,64 @@ static void accel_i_vk_reclaim(accel_i_vk_queue* q, bool force) {
         accel_i_vk_entry_release(q, e);
     }
 }
+/* The batch's plan (see accel_i_vk_plan), at the 16-byte boundary after its recorded data. */
+static accel_i_vk_plan* accel_i_vk_plan_of(const accel_i_batch* b) {
+    return (accel_i_vk_plan*)(void*)(b->arena + ((b->arena_used + 15u) & ~(size_t)15u));
+}
+/* The plan's entry for the next segment (set aside at submit), and its way back when that segment
+   was not submitted after all (handed to the worker, or failed). */
+static accel_i_vk_entry* accel_i_vk_entry_take(accel_i_batch* b) {
+    accel_i_vk_plan* plan = accel_i_vk_plan_of(b);
+    accel_i_vk_entry* e = plan->reserved;
+    if (e) plan->reserved = e->next;
+    if (e) e->next = NULL;
+    return e;
+}
+static void accel_i_vk_entry_untake(accel_i_vk_queue* q, accel_i_batch* b, accel_i_vk_entry* e) {
+    accel_i_vk_plan* plan = accel_i_vk_plan_of(b);
+    accel_i_vk_entry_clear(q, e);
+    e->next = plan->reserved;
+    plan->reserved = e;
+}
+/* Sets aside, before anything of b runs, the entries and the semaphore arrays its segments need.
+   On failure the entries it took wait in the queue's spare list. */
+static accel_result accel_i_vk_plan_make(accel_i_vk_queue* q, accel_i_batch* b) {
+    accel_device* d = q->base.obj.device;
+    size_t at = (b->arena_used + 15u) & ~(size_t)15u, cap = 1, seg = 0;
+    uint32_t segments = 0, waits = 0;
+    accel_i_vk_plan* plan;
+    for (uint32_t i = 0; i <= b->count; i++) {   /* a segment: waits, then commands up to the next wait */
+        bool wait = i < b->count && b->cmds[i].kind == ACCEL_I_CMD_WAIT;
+        if (i == b->count || (wait && i > 0 && b->cmds[i - 1].kind != ACCEL_I_CMD_WAIT)) {
+            if (i > 0) segments++;
+            if (seg + waits + 1 > cap) cap = seg + waits + 1;
+            seg = waits = 0;
+        }
+        if (wait) waits++;
+        else if (i < b->count && b->cmds[i].kind == ACCEL_I_CMD_SIGNAL) seg++;
+    }
+    if (!accel_i_grow(d, (void**)&b->arena, &b->arena_cap,
+                      at + sizeof *plan + cap * (sizeof(VkSemaphore) + 2 * sizeof(uint64_t) + sizeof(accel_signal*))))
+        return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory");
+    plan = accel_i_vk_plan_of(b);
+    plan->reserved = NULL;
+    plan->cap = (uint32_t)cap;
+    for (uint32_t k = 0; k < segments; k++) {
+        accel_i_vk_entry* e = accel_i_vk_entry_new(q);
+        if (!e) {
+            while ((e = accel_i_vk_entry_take(b)) != NULL) accel_i_vk_entry_spare(q, e);
+            return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory");
+        }
+        e->next = plan->reserved;
+        plan->reserved = e;
+    }
+    return ACCEL_OK;
+}
+
 /* A batch that is done being submitted: its references go when its last segment completes. */
 static void accel_i_vk_retire(accel_i_vk_queue* q, accel_i_batch* b) {
+    accel_i_vk_entry* e;
+    while ((e = accel_i_vk_entry_take(b)) != NULL) accel_i_vk_entry_spare(q, e);
     accel_i_spin_lock(&q->list_lock);
     if (q->last_entry) {
         b->next = q->last_entry->batches;
@@ -1282,13 +1351,6 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
 
 /* ==== vulkan: submission ==== */
 /* Grows the submitter's scratch for n wait/signal operations. */
-static bool accel_i_vk_scratch(accel_i_vk_queue* q, size_t n) {
-    accel_device* d = q->base.obj.device;
-    return accel_i_grow(d, (void**)&q->sems, &q->sems_bytes, n * sizeof *q->sems) &&
-           accel_i_grow(d, (void**)&q->vals, &q->vals_bytes, n * 2 * sizeof *q->vals) &&
-           accel_i_grow(d, (void**)&q->later, &q->later_bytes, n * sizeof *q->later);
-}
-
 /* Submits one segment: waits [wfrom, from) (all satisfied), commands [from, to). With `worker`, signals
    that cannot be native are set from the host once the segment completed; without it such a segment
    is not submitted and ACCEL_I_VK_HANDOFF returned. `pre`: the segment's commands, already recorded
@@ -1300,21 +1362,18 @@ static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, ui
     VkTimelineSemaphoreSubmitInfo ti;
     VkSubmitInfo si;
     accel_i_vk_entry* e;
-    uint32_t nw = 0, ns = 0, nlater = 0, ncmd = 0, nsig_cmds = 0;
-    uint64_t value, *later_vals;
+    accel_i_vk_plan* plan = accel_i_vk_plan_of(b);
+    VkSemaphore* sems = (VkSemaphore*)(void*)(plan + 1);
+    uint64_t* vals = (uint64_t*)(void*)(sems + plan->cap);
+    uint64_t* later_vals = vals + plan->cap;
+    accel_signal** later = (accel_signal**)(void*)(later_vals + plan->cap);
+    uint32_t nw = 0, ns = 0, nlater = 0, ncmd = 0;
+    uint64_t value;
     accel_result r = ACCEL_OK;
     VkResult vr;
-    for (uint32_t i = from; i < to; i++) {
-        if (b->cmds[i].kind == ACCEL_I_CMD_SIGNAL) nsig_cmds++;
-        else ncmd++;
-    }
-    if (!accel_i_vk_scratch(q, (size_t)(from - wfrom) + nsig_cmds + 1)) {
-        if (pre) accel_i_vk_entry_release(q, pre);
-        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory");
-    }
-    if ((e = pre ? pre : accel_i_vk_entry_take(q)) == NULL)
-        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory");
-    later_vals = q->vals + (q->vals_bytes / sizeof *q->vals) / 2;
+    for (uint32_t i = from; i < to; i++) ncmd += b->cmds[i].kind != ACCEL_I_CMD_SIGNAL;
+    if ((e = pre ? pre : accel_i_vk_entry_take(b)) == NULL)   /* cannot happen: the plan holds one per segment */
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: no entry set aside for a segment");
     /* waits: the ones a GPU producer reached become wait operations (memory dependency) */
     for (uint32_t i = wfrom; i < from; i++) {
         accel_signal* s = b->cmds[i].u.sig.signal;
@@ -1322,9 +1381,9 @@ static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, ui
         accel_i_vk_signal* vs = (accel_i_vk_signal*)s;
         uint32_t k;
         if (s->obj.device != &dev->base || accel_i_vk_counter(dev, vs->sem) < v || nw >= 16) continue;
-        for (k = 0; k < nw && q->sems[k] != vs->sem; k++) {}
-        if (k == nw) { q->sems[nw] = vs->sem; q->vals[nw] = v; stages[nw++] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT; }
-        else if (q->vals[k] < v) q->vals[k] = v;
+        for (k = 0; k < nw && sems[k] != vs->sem; k++) {}
+        if (k == nw) { sems[nw] = vs->sem; vals[nw] = v; stages[nw++] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT; }
+        else if (vals[k] < v) vals[k] = v;
     }
     accel_i_mutex_lock(&dev->submit_lock);
     /* signals: one operation per semaphore with the segment's largest value, when it is above every value
@@ -1344,43 +1403,42 @@ static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, ui
         if (s->obj.device == &dev->base) {
             accel_i_vk_signal* vs = (accel_i_vk_signal*)s;
             if (v > atomic_load(&vs->submitted) && (dev->max_diff == UINT64_MAX || v - accel_i_vk_counter(dev, vs->sem) <= dev->max_diff)) {
-                q->sems[nw + ns] = vs->sem;
-                q->vals[nw + ns] = v;
+                sems[nw + ns] = vs->sem;
+                vals[nw + ns] = v;
                 ns++;
                 continue;
             }
             { uint64_t cur = accel_signal_value(s); if (!accel_i_failed(cur) && cur >= v) continue; }
         }
-        q->later[nlater] = s;
+        later[nlater] = s;
         later_vals[nlater++] = v;
     }
-    if (nlater && !worker) { accel_i_mutex_unlock(&dev->submit_lock); accel_i_vk_entry_release(q, e); return ACCEL_I_VK_HANDOFF; }
+    if (nlater && !worker) { accel_i_mutex_unlock(&dev->submit_lock); accel_i_vk_entry_untake(q, b, e); return ACCEL_I_VK_HANDOFF; }
     if (ncmd && !pre) r = accel_i_vk_record(q, e, b, from, to);
     if (r != ACCEL_OK) {
         accel_i_mutex_unlock(&dev->submit_lock);
-        e->batches = NULL;
-        accel_i_vk_entry_release(q, e);
+        accel_i_vk_entry_untake(q, b, e);
         return r;
     }
     value = q->last + 1;
-    q->sems[nw + ns] = q->done;
-    q->vals[nw + ns] = value;
+    sems[nw + ns] = q->done;
+    vals[nw + ns] = value;
     memset(&ti, 0, sizeof ti);
     ti.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
     ti.waitSemaphoreValueCount = nw;
-    ti.pWaitSemaphoreValues = q->vals;
+    ti.pWaitSemaphoreValues = vals;
     ti.signalSemaphoreValueCount = ns + 1;
-    ti.pSignalSemaphoreValues = q->vals + nw;
+    ti.pSignalSemaphoreValues = vals + nw;
     memset(&si, 0, sizeof si);
     si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
     si.pNext = &ti;
     si.waitSemaphoreCount = nw;
-    si.pWaitSemaphores = q->sems;
+    si.pWaitSemaphores = sems;
     si.pWaitDstStageMask = stages;
     si.commandBufferCount = e->cb ? 1 : 0;
     si.pCommandBuffers = &e->cb;
     si.signalSemaphoreCount = ns + 1;
-    si.pSignalSemaphores = q->sems + nw;
+    si.pSignalSemaphores = sems + nw;
     accel_i_mutex_lock(&q->hwq->lock);
     vr = dev->vk.QueueSubmit(q->hwq->queue, 1, &si, VK_NULL_HANDLE);
     accel_i_mutex_unlock(&q->hwq->lock);
@@ -1389,9 +1447,9 @@ static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, ui
             for (uint32_t i = from; i < to; i++) {
                 const accel_i_cmd* c = &b->cmds[i];
                 if (c->kind == ACCEL_I_CMD_SIGNAL && c->u.sig.signal->obj.device == &dev->base &&
-                    ((accel_i_vk_signal*)c->u.sig.signal)->sem == q->sems[nw + k]) {
+                    ((accel_i_vk_signal*)c->u.sig.signal)->sem == sems[nw + k]) {
                     accel_i_vk_signal* vs = (accel_i_vk_signal*)c->u.sig.signal;
-                    atomic_store(&vs->submitted, q->vals[nw + k]);
+                    atomic_store(&vs->submitted, vals[nw + k]);
                     accel_i_event_notify(&vs->host);   /* host-event waiters move to the semaphore */
                     break;
                 }
@@ -1401,7 +1459,7 @@ static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, ui
     accel_i_mutex_unlock(&dev->submit_lock);
     if (vr != VK_SUCCESS) {
         r = accel_i_vk_fail(dev, vr, "vkQueueSubmit", "accel_queue_submit");
-        accel_i_vk_entry_release(q, e);
+        accel_i_vk_entry_untake(q, b, e);
         return r;
     }
     e->value = value;
@@ -1414,7 +1472,7 @@ static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, ui
         vr = accel_i_vk_wait_sem(dev, q->done, value, ACCEL_WAIT_FOREVER);
         if (vr != VK_SUCCESS) r = accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "queue signal");
         for (uint32_t k = 0; k < nlater; k++)
-            q->later[k]->obj.device->backend->signal_raise(q->later[k], r == ACCEL_OK ? later_vals[k] : accel_i_failed_value(r));
+            later[k]->obj.device->backend->signal_raise(later[k], r == ACCEL_OK ? later_vals[k] : accel_i_failed_value(r));
     }
     return ACCEL_OK;
 }
@@ -1439,8 +1497,8 @@ static accel_result accel_i_vk_run(accel_i_vk_queue* q, accel_i_batch* b, bool w
             if (!accel_i_failed(cur) && cur < v) {
                 accel_result wr;
                 if (!worker) return ACCEL_I_VK_HANDOFF;
-                if (!pre && ncmd && (pre = accel_i_vk_entry_take(q)) != NULL && accel_i_vk_record(q, pre, b, from, to) != ACCEL_OK) {
-                    accel_i_vk_entry_release(q, pre);   /* recorded again (and reported) at submission */
+                if (!pre && ncmd && (pre = accel_i_vk_entry_take(b)) != NULL && accel_i_vk_record(q, pre, b, from, to) != ACCEL_OK) {
+                    accel_i_vk_entry_untake(q, b, pre);   /* recorded again (and reported) at submission */
                     pre = NULL;
                 }
                 wr = accel_signal_wait(s, v, ACCEL_WAIT_FOREVER);
@@ -1451,7 +1509,7 @@ static accel_result accel_i_vk_run(accel_i_vk_queue* q, accel_i_batch* b, bool w
         }
         if (!failed && accel_i_lost(d)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         if (failed) {   /* drop the rest, pass the failure on */
-            if (pre) accel_i_vk_entry_release(q, pre);
+            if (pre) accel_i_vk_entry_untake(q, b, pre);
             accel_i_fail_rest(b, from, failed);
             b->pc = b->count;
             break;
@@ -1510,6 +1568,7 @@ static accel_result accel_i_vk_validate(accel_i_vk_queue* q, const accel_i_batch
 static accel_result accel_i_vk_queue_submit(accel_queue* base, accel_i_batch* b) {
     accel_i_vk_queue* q = (accel_i_vk_queue*)base;
     accel_result r = accel_i_vk_validate(q, b);
+    if (r == ACCEL_OK) r = accel_i_vk_plan_make(q, b);
     if (r != ACCEL_OK) { accel_i_batch_recycle(base, b); return r; }
     accel_i_vk_reclaim(q, false);
     b->next = NULL;
@@ -1590,9 +1649,6 @@ static void accel_i_vk_queue_release(accel_i_vk_queue* q) {
     if (q->pool) dev->vk.DestroyCommandPool(dev->device, q->pool, NULL);   /* frees its command buffers */
     if (q->done) dev->vk.DestroySemaphore(dev->device, q->done, NULL);
     accel_i_dev_free(d, q->free_cbs, q->free_cbs_bytes);
-    accel_i_dev_free(d, q->sems, q->sems_bytes);
-    accel_i_dev_free(d, q->vals, q->vals_bytes);
-    accel_i_dev_free(d, q->later, q->later_bytes);
     accel_i_cond_destroy(&q->cond);
     accel_i_mutex_destroy(&q->lock);
     accel_i_dev_free(d, q, sizeof *q);
@@ -1612,8 +1668,8 @@ static accel_result accel_i_vk_queue_create(accel_device* d, accel_queue_type ty
     atomic_init(&q->list_lock, 0u);
     if (type == ACCEL_QUEUE_COPY) q->hwq = &dev->hwq[dev->copy_hwq];
     else q->hwq = &dev->hwq[atomic_fetch_add(&dev->next_hwq, 1u) % dev->hwq_count];
-    /* room for a few recycled command buffers, and one spare entry */
-    if (!accel_i_grow(d, (void**)&q->free_cbs, &q->free_cbs_bytes, 16 * sizeof(VkCommandBuffer)) || !accel_i_vk_scratch(q, 8)) {
+    /* room for a few recycled command buffers */
+    if (!accel_i_grow(d, (void**)&q->free_cbs, &q->free_cbs_bytes, 16 * sizeof(VkCommandBuffer))) {
         accel_i_vk_queue_release(q);
         return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
     }
