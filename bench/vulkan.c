@@ -165,11 +165,19 @@ static raw_buf raw_buffer(raw_t* r, size_t size) {
     vcheck(r->CreateBuffer(r->dev, &bi, NULL, &rb.b), "vkCreateBuffer");
     VkMemoryRequirements req;
     r->GetBufferMemoryRequirements(r->dev, rb.b, &req);
-    uint32_t type = 0, want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    for (uint32_t i = 0; i < r->mem.memoryTypeCount; i++)
-        if ((req.memoryTypeBits & (1u << i)) && (r->mem.memoryTypes[i].propertyFlags & want) == want) { type = i; break; }
-    VkMemoryAllocateInfo ai = { VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, req.size, type };
-    vcheck(r->AllocateMemory(r->dev, &ai, NULL, &rb.m), "vkAllocateMemory");
+    /* mapped memory, device-local where the GPU offers such a type (a discrete GPU's BAR: what accel's
+       DEVICE buffers are on the GPU side), else host memory */
+    VkMemoryPropertyFlags mapped = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    VkMemoryPropertyFlags wants[2] = { mapped | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, mapped };
+    VkResult vr = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+    for (int w = 0; w < 2 && vr != VK_SUCCESS; w++) {
+        for (uint32_t i = 0; i < r->mem.memoryTypeCount && vr != VK_SUCCESS; i++) {
+            if (!(req.memoryTypeBits & (1u << i)) || (r->mem.memoryTypes[i].propertyFlags & wants[w]) != wants[w]) continue;
+            VkMemoryAllocateInfo ai = { VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, req.size, i };
+            vr = r->AllocateMemory(r->dev, &ai, NULL, &rb.m);
+        }
+    }
+    vcheck(vr, "vkAllocateMemory");
     vcheck(r->BindBufferMemory(r->dev, rb.b, rb.m, 0), "vkBindBufferMemory");
     vcheck(r->MapMemory(r->dev, rb.m, 0, VK_WHOLE_SIZE, 0, &rb.p), "vkMapMemory");
     return rb;
