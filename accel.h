@@ -97,6 +97,8 @@
    is blocked and the (signal, value) it waits for; a host wait for a value that no queue (of a debug
    device) has been submitted to signal, and the signal has not reached, logs a warning when it starts.
    Neither changes what the wait returns. Without debug none of this costs anything but a branch.
+   Every backend reports (CPU, CUDA, Vulkan: a GPU queue names the wait its executor or worker holds
+   on the host, which is where accel's GPU queues wait for signals not yet reached at submit).
 
    ==== Memory and ownership ====================================================================
    Every create call hands the caller one reference; destroy drops it. Objects that submitted work still
@@ -1288,6 +1290,49 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
     }
 }
 
+/* One queue's part of a hang report: the (signal, value) it is blocked on (s: NULL when none) and how
+   many of its batches are unfinished. Returns the length written (at most cap - 1). Backends call it
+   from their queue_describe. */
+static size_t accel_i_describe_queue(char* out, size_t cap, const accel_queue* q, uint64_t pending, accel_signal* s, uint64_t v) {
+    int len;
+    if (s)
+        len = snprintf(out, cap, " queue %p ('%s', %llu unfinished batches) waits for signal %p ('%s') >= %llu (it is at %llu);",
+                       (const void*)q, q->obj.label, (unsigned long long)pending, (void*)s, s->obj.label,
+                       (unsigned long long)v, (unsigned long long)accel_signal_value(s));
+    else if (pending)
+        len = snprintf(out, cap, " queue %p ('%s', %llu unfinished batches) has not reached a wait;", (const void*)q, q->obj.label,
+                       (unsigned long long)pending);
+    else
+        len = 0;
+    return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
+}
+
+#if !defined(ACCEL_NO_THREADS)
+/* What a queue's executor (or worker) is blocked on, published on debug devices for the hang report.
+   The executor clears it before its batch can release the signal, and the report reads it under the
+   same lock, so the signal it names is alive while it is read. */
+typedef struct accel_i_blocked { accel_i_a32 lock; accel_signal* s; uint64_t v; } accel_i_blocked;
+static void accel_i_blocked_set(accel_i_blocked* b, accel_signal* s, uint64_t v) {
+    accel_i_spin_lock(&b->lock);
+    b->s = s;
+    b->v = v;
+    accel_i_spin_unlock(&b->lock);
+}
+static size_t accel_i_blocked_describe(accel_i_blocked* b, char* out, size_t cap, const accel_queue* q, uint64_t pending) {
+    size_t len;
+    accel_i_spin_lock(&b->lock);
+    len = accel_i_describe_queue(out, cap, q, pending, b->s, b->v);
+    accel_i_spin_unlock(&b->lock);
+    return len;
+}
+/* A wait inside the library (an executor waiting for a wait command's signal): the signal's backend
+   wait, without the public wait's debug reports, which are about the user's waits. */
+static accel_result accel_i_wait_internal(accel_signal* s, uint64_t v, uint64_t timeout_ns) {
+    uint32_t first;
+    return s->obj.device->backend->signal_wait_many(&s, &v, 1, true, timeout_ns, &first);
+}
+#endif
+
 /* A host wait on `dev` timed out (or deadlocked): log which queues are blocked on which (signal, value),
    as far as the backend describes its queues. The device's object list is held while reading: a queue
    is unlinked from it before it is freed. */
@@ -1333,6 +1378,8 @@ ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, cons
     r = b ? b->signal_wait_many(signals, values, count, wait_all, timeout_ns, &first)
           : accel_i_wait_mixed(signals, values, count, wait_all, timeout_ns, &first);
     if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
+    if (((r == ACCEL_TIMEOUT && timeout_ns != 0) || r == ACCEL_ERROR_DEADLOCK) && signals[0]->obj.device->debug)
+        accel_i_debug_hang(signals[0]->obj.device, "accel_signal_wait", signals, values, count, timeout_ns);
     return r;
 }
 ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64_t timeout_ns) {
@@ -1636,6 +1683,8 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
     if (!q) return ACCEL_ERROR_INVALID_ARGUMENT;
     r = accel_queue_submit(q);
     w = q->obj.device->backend->queue_wait_idle(q, timeout_ns);
+    if (((w == ACCEL_TIMEOUT && timeout_ns != 0) || w == ACCEL_ERROR_DEADLOCK) && q->obj.device->debug)
+        accel_i_debug_hang(q->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
     return r != ACCEL_OK ? r : w;
 }
 
@@ -2071,8 +2120,6 @@ static accel_result accel_i_cpu_signal_wait_many(accel_signal* const* s, const u
         r = accel_i_cpu_wait_multi(s, v, n, all, accel_i_deadline(timeout_ns), first);
     }
 #endif
-    if (r != ACCEL_OK && r != ACCEL_ERROR_SIGNAL_FAILED && s[0]->obj.device->debug)
-        accel_i_debug_hang(s[0]->obj.device, "accel_signal_wait", s, v, n, timeout_ns);
     return r;
 }
 
@@ -2093,8 +2140,7 @@ typedef struct accel_i_cpu_queue {
 #else
     accel_i_a32 stop;
     accel_i_thread thread;
-    accel_signal* dbg_wait;       /* debug devices: the signal the executor is blocked on (fifo.lock) */
-    uint64_t dbg_value;
+    accel_i_blocked blocked;      /* debug devices: what the executor waits for */
 #endif
 } accel_i_cpu_queue;
 
@@ -2106,17 +2152,6 @@ static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_v
         if (c->kind == ACCEL_I_CMD_SIGNAL) c->u.sig.signal->obj.device->backend->signal_raise(c->u.sig.signal, failed_value);
     }
 }
-
-#if !defined(ACCEL_NO_THREADS)
-/* Debug devices: publish what the executor is blocked on, for accel_i_debug_hang. Cleared before
-   the batch can release the signal, so a reader holding fifo.lock may look at it. */
-static void accel_i_cpu_debug_blocked(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
-    accel_i_spin_lock(&q->fifo.lock);
-    q->dbg_wait = s;
-    q->dbg_value = v;
-    accel_i_spin_unlock(&q->fifo.lock);
-}
-#endif
 
 /* The wait command: ACCEL_OK when reached, ACCEL_ERROR_SIGNAL_FAILED when failed, ACCEL_TIMEOUT
    when the batch must park (no-threads only). */
@@ -2133,10 +2168,10 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
     }
 #else
     bool dbg = q->base.obj.device->debug;
-    if (dbg) accel_i_cpu_debug_blocked(q, s, v);
+    if (dbg) accel_i_blocked_set(&q->blocked, s, v);
     if (accel_i_is_cpu_signal(s)) accel_i_event_wait_own(accel_i_cpu_signal_event(s), v, &q->own);
-    else accel_signal_wait(s, v, ACCEL_WAIT_FOREVER);
-    if (dbg) accel_i_cpu_debug_blocked(q, NULL, 0);
+    else accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
+    if (dbg) accel_i_blocked_set(&q->blocked, NULL, 0);
     cur = accel_signal_value(s);
 #endif
     return accel_i_failed(cur) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
@@ -2289,12 +2324,10 @@ static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t time
     if (accel_i_event_value(&q->done) >= submitted) return ACCEL_OK;
     if (timeout_ns == 0) return ACCEL_TIMEOUT;
     accel_i_log(base->obj.device, ACCEL_LOG_WARN, "accel_queue_finish: a batch waits on a signal that nothing submitted can reach: deadlock");
-    if (base->obj.device->debug) accel_i_debug_hang(base->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
     return ACCEL_ERROR_DEADLOCK;
 #else
     if (timeout_ns == 0) return accel_i_event_value(&q->done) >= submitted ? ACCEL_OK : ACCEL_TIMEOUT;
     if (accel_i_event_wait(&q->done, submitted, accel_i_deadline(timeout_ns))) return ACCEL_OK;
-    if (base->obj.device->debug) accel_i_debug_hang(base->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
     return ACCEL_TIMEOUT;
 #endif
 }
@@ -2304,30 +2337,22 @@ static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t time
    parked batch's wait command) and how many of its batches are unfinished. */
 static size_t accel_i_cpu_queue_describe(accel_queue* base, char* out, size_t cap) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
-    accel_signal* s = NULL;
-    uint64_t v = 0, pending = accel_i_event_value(&q->work) - accel_i_event_value(&q->done);
-    int len;
-    accel_i_spin_lock(&q->fifo.lock);
+    uint64_t pending = accel_i_event_value(&q->work) - accel_i_event_value(&q->done);
 #if defined(ACCEL_NO_THREADS)
+    accel_signal* s = NULL;
+    uint64_t v = 0;
+    size_t len;
+    accel_i_spin_lock(&q->fifo.lock);
     if (q->parked_on && q->fifo.head && q->fifo.head->pc < q->fifo.head->count && q->fifo.head->cmds[q->fifo.head->pc].kind == ACCEL_I_CMD_WAIT) {
         s = q->fifo.head->cmds[q->fifo.head->pc].u.sig.signal;
         v = q->fifo.head->cmds[q->fifo.head->pc].u.sig.value;
     }
-#else
-    s = q->dbg_wait;
-    v = q->dbg_value;
-#endif
-    if (s)
-        len = snprintf(out, cap, " queue %p ('%s', %llu unfinished batches) waits for signal %p ('%s') >= %llu (it is at %llu);",
-                       (void*)q, q->base.obj.label, (unsigned long long)pending, (void*)s, s->obj.label,
-                       (unsigned long long)v, (unsigned long long)accel_signal_value(s));
-    else if (pending)
-        len = snprintf(out, cap, " queue %p ('%s', %llu unfinished batches) has not reached a wait;", (void*)q, q->base.obj.label,
-                       (unsigned long long)pending);
-    else
-        len = 0;
+    len = accel_i_describe_queue(out, cap, base, pending, s, v);
     accel_i_spin_unlock(&q->fifo.lock);
-    return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
+    return len;
+#else
+    return accel_i_blocked_describe(&q->blocked, out, cap, base, pending);
+#endif
 }
 
 static void accel_i_cpu_queue_free(accel_i_cpu_queue* q) {
@@ -2356,6 +2381,7 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
     {
         accel_result r;
         atomic_init(&q->stop, 0u);
+        atomic_init(&q->blocked.lock, 0u);
         r = accel_i_thread_start(&q->thread, accel_i_cpu_executor_main, q);
         if (r != ACCEL_OK) {
             accel_i_cpu_queue_free(q);

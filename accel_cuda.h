@@ -745,6 +745,7 @@ struct accel_i_cu_queue {
     accel_i_a32 enqueue_lock;      /* held while a batch is turned into stream work (one at a time) */
     accel_i_a32 stop;
     accel_i_thread thread;
+    accel_i_blocked blocked;       /* debug devices: what the executor waits for */
 };
 
 static accel_i_cu_device* accel_i_cu_dev(accel_device* d) { return (accel_i_cu_device*)d; }
@@ -1238,7 +1239,7 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
         if (now >= deadline) return ACCEL_TIMEOUT;
         step = deadline == ACCEL_I_FOREVER && !pending ? ACCEL_WAIT_FOREVER : deadline - now;
         if (pending && step > slice) step = slice;
-        r = accel_i_cpu_signal_wait_many(s, v, n, all, step, first);
+        r = accel_i_cpu_signal_wait_many(s, v, n, all, step, first);   /* host words: the CPU backend's wait */
         if (r != ACCEL_TIMEOUT) return r;
     }
 }
@@ -1249,15 +1250,20 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
    SIGNAL_FAILED when failed, DEVICE_LOST when this device is lost. */
 static accel_result accel_i_cu_wait_cmd(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
     uint64_t since = accel_i_now_ns();
+    bool dbg = q->base.obj.device->debug;
+    accel_result r;
+    if (dbg) accel_i_blocked_set(&q->blocked, s, v);
     for (;;) {
         uint64_t cur = accel_signal_value(s);
         bool pending;
-        if (accel_i_failed(cur)) return ACCEL_ERROR_SIGNAL_FAILED;
-        if (cur >= v) return ACCEL_OK;
-        if (accel_i_lost(q->base.obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+        if (accel_i_failed(cur)) { r = ACCEL_ERROR_SIGNAL_FAILED; break; }
+        if (cur >= v) { r = ACCEL_OK; break; }
+        if (accel_i_lost(q->base.obj.device)) { r = ACCEL_ERROR_DEVICE_LOST; break; }
         pending = accel_i_cu_reap(q);
-        accel_signal_wait(s, v, pending ? accel_i_cu_poll_slice(since) : ACCEL_WAIT_FOREVER);
+        accel_i_wait_internal(s, v, pending ? accel_i_cu_poll_slice(since) : ACCEL_WAIT_FOREVER);
     }
+    if (dbg) accel_i_blocked_set(&q->blocked, NULL, 0);
+    return r;
 }
 
 /* Pinned staging for the batch's updates, sized for all of them at the first update. */
@@ -1411,6 +1417,12 @@ static void accel_i_cu_executor_main(void* arg) {
     }
 }
 
+/* Hang report (debug devices): what the executor waits for, and the batches not yet finished. */
+static size_t accel_i_cu_queue_describe(accel_queue* base, char* out, size_t cap) {
+    accel_i_cu_queue* q = (accel_i_cu_queue*)base;
+    return accel_i_blocked_describe(&q->blocked, out, cap, base, atomic_load(&q->submitted) - accel_i_event_value(&q->done));
+}
+
 /* Would the batch block in a wait? (a signal below its value and not failed at submit time) */
 static bool accel_i_cu_batch_may_block(const accel_i_batch* b) {
     for (uint32_t i = 0; i < b->count; i++) {
@@ -1483,6 +1495,7 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     q->base.obj.device = d;
     atomic_init(&q->submitted, 0u);
     atomic_init(&q->enqueue_lock, 0u);
+    atomic_init(&q->blocked.lock, 0u);
     accel_i_cu_enter(dev);
     r = accel_i_cu_check(dev, accel_i_cu.StreamCreate(&q->stream, ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     if (r == ACCEL_OK) r = accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&word, 64, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc");
@@ -1539,7 +1552,7 @@ static const accel_backend accel_i_cu_backend_table = {
     accel_i_cpu_signal_create, accel_i_cpu_signal_free, accel_i_cpu_signal_value, accel_i_cpu_signal_raise,
     accel_i_cu_signal_wait_many,
     accel_i_cu_queue_create, accel_i_cu_queue_destroy, accel_i_cu_queue_submit, accel_i_cu_queue_wait_idle,
-    NULL   /* queue_describe */
+    accel_i_cu_queue_describe
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 

@@ -444,6 +444,7 @@ typedef struct accel_i_vk_queue {
     accel_i_vk_entry *first, *last_entry, *spare;
     VkCommandBuffer* free_cbs; size_t free_cbs_bytes; uint32_t free_cb_count;
     uint64_t last;                /* last value submitted on `done` */
+    accel_i_blocked blocked;      /* debug devices: what the worker waits for */
 } accel_i_vk_queue;
 
 /* What a submitted batch needs to run to its end, set aside by accel_queue_submit before anything of
@@ -1531,7 +1532,9 @@ static accel_result accel_i_vk_run(accel_i_vk_queue* q, accel_i_batch* b, bool w
                     accel_i_vk_entry_untake(q, b, pre);   /* recorded again (and reported) at submission */
                     pre = NULL;
                 }
-                wr = accel_signal_wait(s, v, ACCEL_WAIT_FOREVER);
+                if (d->debug) accel_i_blocked_set(&q->blocked, s, v);
+                wr = accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
+                if (d->debug) accel_i_blocked_set(&q->blocked, NULL, 0);
                 cur = accel_signal_value(s);
                 if (wr != ACCEL_OK && wr != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur)) cur = accel_i_failed_value(wr);
             }
@@ -1626,6 +1629,17 @@ static accel_result accel_i_vk_queue_submit(accel_queue* base, accel_i_batch* b)
     return r;
 }
 
+/* Hang report (debug devices): what the worker waits for, and the batches it holds. */
+static size_t accel_i_vk_queue_describe(accel_queue* base, char* out, size_t cap) {
+    accel_i_vk_queue* q = (accel_i_vk_queue*)base;
+    uint64_t held = 0;
+    accel_i_mutex_lock(&q->lock);
+    for (const accel_i_batch* b = q->head; b; b = b->next) held++;
+    held += q->active;
+    accel_i_mutex_unlock(&q->lock);
+    return accel_i_blocked_describe(&q->blocked, out, cap, base, held);
+}
+
 static void accel_i_vk_worker_main(void* arg) {
     accel_i_vk_queue* q = (accel_i_vk_queue*)arg;
     accel_i_mutex_lock(&q->lock);
@@ -1696,6 +1710,7 @@ static accel_result accel_i_vk_queue_create(accel_device* d, accel_queue_type ty
     if (!accel_i_mutex_init(&q->lock)) { accel_i_dev_free(d, q, sizeof *q); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: mutex init failed"); }
     if (!accel_i_cond_init(&q->cond)) { accel_i_mutex_destroy(&q->lock); accel_i_dev_free(d, q, sizeof *q); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: condition init failed"); }
     atomic_init(&q->list_lock, 0u);
+    atomic_init(&q->blocked.lock, 0u);
     if (type == ACCEL_QUEUE_COPY) q->hwq = &dev->hwq[dev->copy_hwq];
     else q->hwq = &dev->hwq[atomic_fetch_add(&dev->next_hwq, 1u) % dev->hwq_count];
     /* room for a few recycled command buffers */
@@ -2128,7 +2143,7 @@ static const accel_backend accel_i_vk_backend_table = {
     accel_i_vk_signal_create, accel_i_vk_signal_free, accel_i_vk_signal_value, accel_i_vk_signal_raise,
     accel_i_vk_signal_wait_many,
     accel_i_vk_queue_create, accel_i_vk_queue_destroy, accel_i_vk_queue_submit, accel_i_vk_queue_wait_idle,
-    NULL   /* queue_describe */
+    accel_i_vk_queue_describe
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 
