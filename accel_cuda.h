@@ -125,7 +125,7 @@
    signal point with no GPU work since the previous one shares its sequence number (no GPU round trip).
    Reached points are reaped by the queue's executor and by every thread that waits on a CUDA signal
    or finishes a queue, so a waiter sees its value as soon as it polls. While work is in flight they
-   poll every 1/32 of the time waited so far (at least 2 us, at most ACCEL_CUDA_POLL_MAX_NS): noticing
+   poll every 1/32 of the time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS): noticing
    a completion late adds at most ~3% to a wait. A batch's object references (buffers, programs, signals, the
    staging memory) are released when its last point is reached, so destroying objects still used by
    submitted work is legal.
@@ -1103,12 +1103,12 @@ static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, boo
 }
 
 /* How long a poller of in-flight work pauses before it polls again, after waiting since `since`:
-   1/32 of the time waited so far (so noticing late adds at most ~3% to any wait), at least 2 us, at
+   1/32 of the time waited so far (so noticing late adds at most ~3% to any wait), at least 0.25 us, at
    most ACCEL_CUDA_POLL_MAX_NS. A pause that doubled each time cost 25% of the copy bandwidth on an
    H100 (a 36 us copy was noticed after 62 us); with this one, copies measure 0.98-1.00x raw. */
 static uint64_t accel_i_cu_poll_slice(uint64_t since) {
     uint64_t s = (accel_i_now_ns() - since) / 32u;
-    return s < 2000u ? 2000u : s > ACCEL_CUDA_POLL_MAX_NS ? ACCEL_CUDA_POLL_MAX_NS : s;
+    return s < 250u ? 250u : s > ACCEL_CUDA_POLL_MAX_NS ? ACCEL_CUDA_POLL_MAX_NS : s;
 }
 
 /* Applies the queue's reached points in order. Returns true while points remain in flight. */
