@@ -44,9 +44,9 @@
    `device_index` counts the physical devices that can run the backend (Vulkan 1.2 or 1.1 +
    VK_KHR_timeline_semaphore, timeline semaphores enabled, a compute queue family), in the loader's order.
    Loaders tried: $ACCEL_VULKAN_LIBRARY, then libvulkan.so.1, libvulkan.so (Linux/BSD), vulkan-1.dll
-   (Windows), libvulkan.1.dylib, libvulkan.dylib, libMoltenVK.dylib (macOS). The default loader is one
-   process-wide handle with a reference count (one per device), opened by the first device and closed by
-   the last. With `debug = true` (or ACCEL_VULKAN_VALIDATION=1) the validation layer is enabled when it is
+   (Windows), libvulkan.1.dylib, libvulkan.dylib, libMoltenVK.dylib (macOS). The loader is opened by the first
+   device and stays loaded for the life of the process (unloading it with the last device and loading
+   it again made NVIDIA's driver stop loading after some dozens of cycles). With `debug = true` (or ACCEL_VULKAN_VALIDATION=1) the validation layer is enabled when it is
    installed; VK_EXT_debug_utils messages go to the device's logger, validation ones prefixed with
    "[vulkan-validation]" (errors at ACCEL_LOG_ERROR, warnings at ACCEL_LOG_WARN). Layers enabled from the
    environment (VK_INSTANCE_LAYERS) report the same way.
@@ -295,9 +295,12 @@ static const char* accel_i_vk_load_device(const accel_i_vk_itab* it, accel_i_vk_
 }
 
 /* ==== vulkan: loader library ==== */
-/* The default loader: one process-wide handle, opened by the first device and closed with the last.
-   An override path (ACCEL_VULKAN_LIBRARY) gets a handle of its own per device. */
-typedef struct accel_i_vk_lib_slot { accel_i_a32 lock; uint32_t refs; void* handle; } accel_i_vk_lib_slot;
+/* The default loader: one process-wide handle, opened by the first device. A loader, once opened,
+   stays loaded for the life of the process (an override path, ACCEL_VULKAN_LIBRARY, too: opening it
+   again only counts a reference): NVIDIA's driver, unloaded with the loader when the last device went
+   and loaded again by the next, stopped loading after some dozens of cycles on an H100
+   (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER), as libcuda is never unloaded either. */
+typedef struct accel_i_vk_lib_slot { accel_i_a32 lock; void* handle; } accel_i_vk_lib_slot;
 static accel_i_vk_lib_slot accel_i_vk_lib_g;
 
 static void* accel_i_vk_open_default(char* tried, size_t cap) {
@@ -319,18 +322,17 @@ static void* accel_i_vk_open_default(char* tried, size_t cap) {
     }
     return NULL;
 }
-/* Opens the loader and finds vkGetInstanceProcAddr. *shared: the handle is the process-wide one. */
-static accel_result accel_i_vk_lib_open(const accel_logger* lg, void** handle, bool* shared, PFN_vkGetInstanceProcAddr* gipa) {
+/* Opens the loader (see above: it stays loaded) and finds vkGetInstanceProcAddr. */
+static accel_result accel_i_vk_lib_open(const accel_logger* lg, PFN_vkGetInstanceProcAddr* gipa) {
     const char* path = getenv("ACCEL_VULKAN_LIBRARY");
     char tried[256] = { 0 };
+    bool shared = !(path && path[0]);
     void* h;
-    *handle = NULL;
-    *shared = !(path && path[0]);
-    if (*shared) {
+    *gipa = NULL;
+    if (shared) {
         accel_i_spin_lock(&accel_i_vk_lib_g.lock);
         if (!accel_i_vk_lib_g.handle) accel_i_vk_lib_g.handle = accel_i_vk_open_default(tried, sizeof tried);
         h = accel_i_vk_lib_g.handle;
-        if (h) accel_i_vk_lib_g.refs++;
         accel_i_spin_unlock(&accel_i_vk_lib_g.lock);
     } else {
         h = ACCEL_I_VK_DLOPEN(path);
@@ -340,26 +342,16 @@ static accel_result accel_i_vk_lib_open(const accel_logger* lg, void** handle, b
         accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: the Vulkan loader library was not found (tried %s)", tried);
         return ACCEL_ERROR_UNAVAILABLE;
     }
-    *handle = h;
     {   /* object pointer -> function pointer without a cast ISO C forbids */
         void* sym = ACCEL_I_VK_DLSYM(h, "vkGetInstanceProcAddr");
         memcpy(gipa, &sym, sizeof sym < sizeof *gipa ? sizeof sym : sizeof *gipa);
     }
     if (!*gipa) {
-        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: %s has no vkGetInstanceProcAddr: not a Vulkan loader", *shared ? "the loader" : path);
-        return ACCEL_ERROR_UNAVAILABLE;   /* the caller closes it */
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: %s has no vkGetInstanceProcAddr: not a Vulkan loader", shared ? "the loader" : path);
+        if (!shared) ACCEL_I_VK_DLCLOSE(h);   /* not a loader: nothing of it is in use */
+        return ACCEL_ERROR_UNAVAILABLE;
     }
     return ACCEL_OK;
-}
-static void accel_i_vk_lib_close(void* handle, bool shared) {
-    if (!handle) return;
-    if (!shared) { ACCEL_I_VK_DLCLOSE(handle); return; }
-    accel_i_spin_lock(&accel_i_vk_lib_g.lock);
-    if (--accel_i_vk_lib_g.refs == 0) {
-        ACCEL_I_VK_DLCLOSE(accel_i_vk_lib_g.handle);
-        accel_i_vk_lib_g.handle = NULL;
-    }
-    accel_i_spin_unlock(&accel_i_vk_lib_g.lock);
 }
 
 /* ==== vulkan: objects ==== */
@@ -369,7 +361,6 @@ typedef struct accel_i_vk_device {
     accel_device base;
     accel_i_vk_itab vki;
     accel_i_vk_dtab vk;
-    void* lib; bool lib_shared;
     VkInstance instance; bool own_instance;
     VkDebugUtilsMessengerEXT messenger;
     VkPhysicalDevice phys;
@@ -1980,7 +1971,6 @@ static void accel_i_vk_device_free(accel_i_vk_device* dev) {
     }
     if (dev->messenger && dev->vki.DestroyDebugUtilsMessengerEXT) dev->vki.DestroyDebugUtilsMessengerEXT(dev->instance, dev->messenger, NULL);
     if (dev->instance && dev->own_instance) dev->vki.DestroyInstance(dev->instance, NULL);
-    accel_i_vk_lib_close(dev->lib, dev->lib_shared);
     accel_i_dev_free(&dev->base, dev, sizeof *dev);
 }
 
@@ -2005,7 +1995,7 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     if (!dev) { accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory"); return ACCEL_ERROR_OUT_OF_MEMORY; }
     memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, d);
-    r = accel_i_vk_lib_open(&dev->base.logger, &dev->lib, &dev->lib_shared, &dev->vki.GetInstanceProcAddr);
+    r = accel_i_vk_lib_open(&dev->base.logger, &dev->vki.GetInstanceProcAddr);
     if (r == ACCEL_OK) r = accel_i_vk_make_instance(dev, &dev->base.logger, d->debug || accel_i_vk_env_on("ACCEL_VULKAN_VALIDATION"));
     if (r == ACCEL_OK) r = accel_i_vk_pick(dev, &dev->base.logger, d->device_index, NULL, &dev->compute_family);
     if (r != ACCEL_OK) { accel_i_vk_device_free(dev); return r; }
@@ -2078,7 +2068,7 @@ static accel_result accel_i_vk_device_count(const accel_backend* b, uint32_t* co
     if (!dev) return ACCEL_ERROR_OUT_OF_MEMORY;
     memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, &d);
-    r = accel_i_vk_lib_open(NULL, &dev->lib, &dev->lib_shared, &dev->vki.GetInstanceProcAddr);
+    r = accel_i_vk_lib_open(NULL, &dev->vki.GetInstanceProcAddr);
     if (r == ACCEL_OK) r = accel_i_vk_make_instance(dev, NULL, false);
     if (r == ACCEL_OK) r = accel_i_vk_pick(dev, NULL, 0, count, NULL);
     accel_i_vk_device_free(dev);
