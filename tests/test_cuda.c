@@ -299,6 +299,52 @@ TEST(ptx_jit_error_goes_to_the_log) {
     accel_device_destroy(dev);
 }
 
+/* A cubin in the program desc (as a program built offline with nvcc carries it): NVRTC makes one for
+   the device's own architecture, the program runs and computes. Skips where NVRTC cannot make a cubin
+   for this device (no NVRTC, or the mock's, which makes PTX only). */
+TEST(cubin_from_the_desc_runs) {
+    accel_device* dev = test_cuda_device();
+    accel_device_info info;
+    accel_program* p = NULL;
+    accel_buffer* buf = NULL;
+    accel_queue* q = NULL;
+    accel_signal* done = NULL;
+    accel_allocator a;
+    accel_logger lg = test_logger();
+    test_alloc_state st;
+    char* image = NULL;
+    size_t size = 0;
+    bool is_cubin = false;
+    uint32_t n = 1000, host[1000];
+    if (!dev) SKIP("no CUDA device here");
+    test_alloc_init(&st);
+    a = test_allocator(&st);
+    REQUIRE_OK(accel_device_info_get(dev, &info));
+    if (accel_i_nvrtc_compile(test_k_add_one_cuda, "add_one", info.compute_capability, true, &a, &lg, &image, &size, &is_cubin) != ACCEL_OK ||
+        !is_cubin) {
+        if (image) accel_i_free(&a, image, size);
+        accel_device_destroy(dev);
+        SKIP("NVRTC made no cubin for this device");
+    }
+    CHECK(size > 4 && memcmp(image, "\177ELF", 4) == 0);
+    CHECK_OK(accel_program_create(dev, &(accel_program_desc){ .name = "add_one", .cubin = image, .cubin_size = size,
+                                                               .buffer_count = 1, .constant_count = 1 }, &p));
+    accel_i_free(&a, image, size);   /* the driver copied the image */
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+    for (uint32_t i = 0; i < n; i++) host[i] = 3u * i;
+    if (p && CHECK_OK(test_buffer_create(dev, sizeof host, ACCEL_MEMORY_DEVICE, &buf)) && CHECK_OK(accel_buffer_write(buf, 0, host, sizeof host)) &&
+        CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) && CHECK_OK(accel_signal_create(dev, 0, &done))) {
+        accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_1d(n, 128));
+        accel_queue_signal(q, done, 1);
+        CHECK_OK(accel_queue_submit(q));
+        CHECK_OK(accel_signal_wait(done, 1, 10000000000ull));
+        CHECK_OK(accel_buffer_read(buf, 0, host, sizeof host));
+        for (uint32_t i = 0; i < n; i++)
+            if (!CHECK_EQ_U64(host[i], 3u * i + 1u)) break;
+    }
+    accel_device_destroy(dev);   /* destroys what is left */
+}
+
 /* An out-of-bounds store: the device is lost, the pending signal fails, waits return (no hang), every
    later call says DEVICE_LOST. Runs last: a lost primary context stays broken in this process. */
 static const char test_oob_ptx[] =
@@ -357,6 +403,7 @@ int main(int argc, char** argv) {
     RUN(nvrtc_compile_error_is_reported);
     RUN(stub_found_by_search_is_refused);
     RUN(ptx_jit_error_goes_to_the_log);
+    RUN(cubin_from_the_desc_runs);
     RUN(out_of_bounds_kernel_loses_the_device);
     return test_end();
 }
