@@ -173,7 +173,7 @@ WINE_RUN   := env WINEPREFIX=$(abspath $(BUILD))/wine WINEDEBUG=-all $(WINE)
 EMCC_ENV   := env NODE_PATH=$${NODE_PATH:-/usr/share/nodejs}
 EMFLAGS    := -pthread -sPROXY_TO_PTHREAD -sEXIT_RUNTIME=1 -sNODERAWFS=1 -sINITIAL_MEMORY=268435456
 EM_RUN      = $(NODE) $(shell $(NODE) --no-experimental-fetch -e 0 >/dev/null 2>&1 && echo --no-experimental-fetch)
-$(eval $(call test_config,mingw,$(MINGW_CC) $(TESTFLAGS) -D_WIN32_WINNT=0x0600,-static-libgcc,.exe,$(CORE_TESTS)))
+$(eval $(call test_config,mingw,$(MINGW_CC) $(TESTFLAGS) -D_WIN32_WINNT=0x0600,-static-libgcc,.exe,$(CORE_TESTS) test_cuda))
 $(eval $(call test_config,emscripten,$(EMCC_ENV) $(EMCC) $(TESTFLAGS) $(EMFLAGS),,.js,$(TESTS)))
 
 $(cxx_BINS): $(BUILD)/cxx/accel_impl.o
