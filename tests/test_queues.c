@@ -503,6 +503,40 @@ TEST(queue_destroy_waits_for_blocked_batch) {
 #endif
 }
 
+/* One batch of several segments (each starts with a wait on an unset gate), each segment with more
+   signals than fit a small fixed array: the queue runs it to its end as the host opens the gates one
+   by one, each segment's commands and signals in order, nothing of a later segment early. */
+TEST(batch_of_gated_segments_with_many_signals) {
+    enum { SEGMENTS = 4, SIGNALS = 20 };
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* buf;
+    accel_signal* gate[SEGMENTS];
+    accel_signal* sig[SIGNALS];
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 4 * SEGMENTS, ACCEL_MEMORY_HOST, &buf));
+    for (int g = 0; g < SEGMENTS; g++) REQUIRE_OK(accel_signal_create(dev, 0, &gate[g]));
+    for (int k = 0; k < SIGNALS; k++) REQUIRE_OK(accel_signal_create(dev, 0, &sig[k]));
+    accel_queue_fill(q, buf, 0, 4 * SEGMENTS, 0);
+    for (int g = 0; g < SEGMENTS; g++) {
+        accel_queue_wait(q, gate[g], 1);
+        accel_queue_fill(q, buf, 4 * (size_t)g, 4, 100u + (uint32_t)g);
+        for (int k = 0; k < SIGNALS; k++) accel_queue_signal(q, sig[k], (uint64_t)(g + 1) * 100u + (uint64_t)k);
+    }
+    CHECK_OK(accel_queue_submit(q));
+    for (int g = 0; g < SEGMENTS; g++) {
+        CHECK_RESULT(accel_signal_wait(sig[SIGNALS - 1], (uint64_t)(g + 1) * 100u, 0), ACCEL_TIMEOUT);   /* not before its gate */
+        CHECK_OK(accel_signal_set(gate[g], 1));
+        for (int k = 0; k < SIGNALS; k++) CHECK_OK(accel_signal_wait(sig[k], (uint64_t)(g + 1) * 100u + (uint64_t)k, 10000000000ull));
+        CHECK_EQ_U64(test_buffer_u32(buf, (size_t)g), 100u + (uint32_t)g);
+        if (g + 1 < SEGMENTS) CHECK_EQ_U64(test_buffer_u32(buf, (size_t)g + 1), 0);
+    }
+    CHECK_OK(accel_queue_finish(q, 10000000000ull));
+    for (int k = 0; k < SIGNALS; k++) CHECK_EQ_U64(accel_signal_value(sig[k]), (uint64_t)SEGMENTS * 100u + (uint64_t)k);
+    accel_device_destroy(dev);
+}
+
 /* Destroying the device releases every object still alive (ASan checks for leaks), after finishing
    the submitted work. */
 TEST(device_destroy_releases_live_objects) {
@@ -588,6 +622,7 @@ int main(int argc, char** argv) {
     RUN(finish_waits_and_times_out);
     RUN(queue_destroy_with_pending_work);
     RUN(queue_destroy_waits_for_blocked_batch);
+    RUN(batch_of_gated_segments_with_many_signals);
     RUN(device_destroy_releases_live_objects);
     RUN(independent_queues_run_concurrently);
     return test_end();
