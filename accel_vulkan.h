@@ -44,9 +44,10 @@
    `device_index` counts the physical devices that can run the backend (Vulkan 1.2 or 1.1 +
    VK_KHR_timeline_semaphore, timeline semaphores enabled, a compute queue family), in the loader's order.
    Loaders tried: $ACCEL_VULKAN_LIBRARY, then libvulkan.so.1, libvulkan.so (Linux/BSD), vulkan-1.dll
-   (Windows), libvulkan.1.dylib, libvulkan.dylib, libMoltenVK.dylib (macOS). The loader is opened by the first
-   device and stays loaded for the life of the process (unloading it with the last device and loading
-   it again made NVIDIA's driver stop loading after some dozens of cycles). With `debug = true` (or ACCEL_VULKAN_VALIDATION=1) the validation layer is enabled when it is
+   (Windows), libvulkan.1.dylib, libvulkan.dylib, libMoltenVK.dylib (macOS). The loader is opened by
+   the first device and stays loaded for the life of the process (unloading it with the last device
+   and loading it again made NVIDIA's driver stop loading after some dozens of cycles). With
+   `debug = true` (or ACCEL_VULKAN_VALIDATION=1) the validation layer is enabled when it is
    installed; VK_EXT_debug_utils messages go to the device's logger, validation ones prefixed with
    "[vulkan-validation]" (errors at ACCEL_LOG_ERROR, warnings at ACCEL_LOG_WARN). Layers enabled from the
    environment (VK_INSTANCE_LAYERS) report the same way.
@@ -79,9 +80,10 @@
    barrier over the stages the segment uses (compute shader and/or transfer: write -> read/write), so
    commands of a queue run in order, each seeing the writes of the ones before, across batches as well;
    each segment ends with a barrier to the host. A queue's batch of 1000 dispatches runs at 0.96-1.00x
-   the rate of the same dispatches recorded by hand on an H100 (bench/vulkan.c). Commands of one segment end in one vkQueueSubmit
-   whose signal operations carry the segment's queue signals (so a `signal` fires when its segment is done,
-   not earlier: a command recorded after a signal but before the next wait delays it).
+   the rate of the same dispatches recorded by hand on an H100 (bench/vulkan.c). Commands of one
+   segment end in one vkQueueSubmit whose signal operations carry the segment's queue signals (so a
+   `signal` fires when its segment is done, not earlier: a command recorded after a signal but before
+   the next wait delays it).
 
    ==== Signals: design =========================================================================
    A signal is a timeline VkSemaphore plus a 64-bit host word. Its value is max(host word, semaphore
