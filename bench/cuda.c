@@ -109,6 +109,21 @@ static void bench_launch_figures(bench_cuda* b) {
                   "cuLaunchKernel loop", bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_GE, 0.95);
 }
 
+/* One copy through accel (copy + signal + submit + wait), GB/s; 0 when a call failed. */
+static double bench_accel_copy_gbps(bench_cuda* b, accel_queue* q, accel_buffer* dst, accel_buffer* src, size_t bytes) {
+    uint64_t t0 = bench_now_ns();
+    accel_queue_copy(q, dst, 0, src, 0, bytes);
+    accel_queue_signal(q, b->s, ++b->s_value);
+    accel_queue_submit(q);
+    if (!bench_accel_ok(accel_signal_wait(b->s, b->s_value, BENCH_WAIT_NS), "copy wait")) return 0;
+    return (double)bytes / (double)(bench_now_ns() - t0);
+}
+/* A raw copy enqueued at t0 (its result cr), then cuStreamSynchronize: GB/s; 0 when a call failed. */
+static double bench_raw_copy_gbps(bench_cuda* b, uint64_t t0, accel_cu_result cr, const char* what, size_t bytes) {
+    if (!bench_cu_ok(cr, what) || !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) return 0;
+    return (double)bytes / (double)(bench_now_ns() - t0);
+}
+
 /* Figures 3 and 4: bandwidth of one big copy, accel vs raw, GB/s (bytes copied / time). */
 static void bench_copy_figures(bench_cuda* b) {
     size_t bytes = b->quick ? ((size_t)32 << 20) : ((size_t)256 << 20);
@@ -128,20 +143,12 @@ static void bench_copy_figures(bench_cuda* b) {
     accel_queue_fill(b->q, src, 0, bytes, 0xC0FFEE00u);
     accel_queue_finish(b->q, BENCH_WAIT_NS);
     for (int k = 0; k < b->rounds; k++) {
-        uint64_t t0 = bench_now_ns();
-        accel_queue_copy(b->q, dst, 0, src, 0, bytes);
-        accel_queue_signal(b->q, b->s, ++b->s_value);
-        accel_queue_submit(b->q);
-        if (!bench_accel_ok(accel_signal_wait(b->s, b->s_value, BENCH_WAIT_NS), "d2d wait")) goto out;
-        a[k] = (double)bytes / (double)(bench_now_ns() - t0);
+        uint64_t t0;
+        if ((a[k] = bench_accel_copy_gbps(b, b->q, dst, src, bytes)) == 0) goto out;
         t0 = bench_now_ns();
-        if (!bench_cu_ok(accel_i_cu.MemcpyDtoDAsync(rdst, rsrc, bytes, b->stream), "cuMemcpyDtoDAsync") ||
-            !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) goto out;
-        r[k] = (double)bytes / (double)(bench_now_ns() - t0);
+        if ((r[k] = bench_raw_copy_gbps(b, t0, accel_i_cu.MemcpyDtoDAsync(rdst, rsrc, bytes, b->stream), "cuMemcpyDtoDAsync", bytes)) == 0) goto out;
         t0 = bench_now_ns();
-        if (!bench_cu_ok(accel_i_cu.MemcpyAsync(rdst, rsrc, bytes, b->stream), "cuMemcpyAsync") ||
-            !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) goto out;
-        u[k] = (double)bytes / (double)(bench_now_ns() - t0);
+        if ((u[k] = bench_raw_copy_gbps(b, t0, accel_i_cu.MemcpyAsync(rdst, rsrc, bytes, b->stream), "cuMemcpyAsync", bytes)) == 0) goto out;
     }
     if (accel_buffer_read(dst, bytes - 4, &probe, 4) != ACCEL_OK || probe != 0xC0FFEE00u) bench_fail("d2d copy: last word %08x", probe);
     bench_row_add("d2d_bandwidth", "3 device-to-device copy", "GB/s", bench_median(a, (size_t)b->rounds), "cuMemcpyDtoDAsync",
@@ -149,16 +156,10 @@ static void bench_copy_figures(bench_cuda* b) {
     bench_row_add("d2d_memcpyasync", "3 raw cuMemcpyAsync (unified)", "GB/s", bench_median(u, (size_t)b->rounds), "cuMemcpyDtoDAsync",
                   bench_median(r, (size_t)b->rounds), BENCH_TARGET_NONE, BENCH_GE, 0);
     for (int k = 0; k < b->rounds; k++) {
-        uint64_t t0 = bench_now_ns();
-        accel_queue_copy(b->copy_q, dst, 0, host, 0, bytes);
-        accel_queue_signal(b->copy_q, b->s, ++b->s_value);
-        accel_queue_submit(b->copy_q);
-        if (!bench_accel_ok(accel_signal_wait(b->s, b->s_value, BENCH_WAIT_NS), "h2d wait")) goto out;
-        a[k] = (double)bytes / (double)(bench_now_ns() - t0);
+        uint64_t t0;
+        if ((a[k] = bench_accel_copy_gbps(b, b->copy_q, dst, host, bytes)) == 0) goto out;
         t0 = bench_now_ns();
-        if (!bench_cu_ok(accel_i_cu.MemcpyHtoDAsync(rdst, rhost, bytes, b->stream), "cuMemcpyHtoDAsync") ||
-            !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) goto out;
-        r[k] = (double)bytes / (double)(bench_now_ns() - t0);
+        if ((r[k] = bench_raw_copy_gbps(b, t0, accel_i_cu.MemcpyHtoDAsync(rdst, rhost, bytes, b->stream), "cuMemcpyHtoDAsync", bytes)) == 0) goto out;
     }
     if (accel_buffer_read(dst, 0, &probe, 4) != ACCEL_OK || probe != 0x5a5a5a5au) bench_fail("h2d copy: first word %08x", probe);
     bench_row_add("h2d_pinned_bandwidth", "4 pinned host-to-device copy", "GB/s", bench_median(a, (size_t)b->rounds), "cuMemcpyHtoDAsync",
