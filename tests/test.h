@@ -420,6 +420,16 @@ static inline accel_result test_buffer_create(accel_device* dev, size_t size, ac
     d.memory = memory;
     return accel_buffer_create(dev, &d, out);
 }
+/* The usual scene of a queue test: a device, a compute queue, a HOST buffer of `bytes`, a signal
+   `gate` at 0 and, when s is not NULL, another at 0. 0 when a call failed (checked; *dev is then
+   NULL or the device to destroy). */
+static inline int test_queue_scene(size_t bytes, accel_device** dev, accel_queue** q, accel_buffer** buf, accel_signal** gate,
+                                   accel_signal** s) {
+    *dev = NULL;
+    return CHECK_OK(test_device_create(dev)) && CHECK_OK(accel_queue_create(*dev, ACCEL_QUEUE_COMPUTE, q)) &&
+           CHECK_OK(test_buffer_create(*dev, bytes, ACCEL_MEMORY_HOST, buf)) && CHECK_OK(accel_signal_create(*dev, 0, gate)) &&
+           (!s || CHECK_OK(accel_signal_create(*dev, 0, s)));
+}
 /* Writes count uint32 words of `value` at word 0 (blocking). */
 static inline accel_result test_buffer_set_u32(accel_buffer* buf, size_t count, uint32_t value) {
     uint32_t chunk[256];

@@ -62,11 +62,7 @@ TEST(nt_parked_batch_runs_on_host_set) {
     accel_queue* q;
     accel_buffer* b;
     accel_signal *gate, *s;
-    REQUIRE_OK(test_device_create(&dev));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
-    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &b));
-    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
-    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    if (!test_queue_scene(64, &dev, &q, &b, &gate, &s)) { accel_device_destroy(dev); return; }
     accel_queue_fill(q, b, 0, 4, 1);                 /* before the wait: runs in submit */
     accel_queue_wait(q, gate, 2);
     accel_queue_fill(q, b, 4, 4, 2);
@@ -104,11 +100,7 @@ TEST(nt_parked_batch_keeps_queue_order) {
     accel_queue* q;
     accel_buffer* b;
     accel_signal *gate, *s;
-    REQUIRE_OK(test_device_create(&dev));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
-    REQUIRE_OK(test_buffer_create(dev, 16, ACCEL_MEMORY_HOST, &b));
-    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
-    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    if (!test_queue_scene(16, &dev, &q, &b, &gate, &s)) { accel_device_destroy(dev); return; }
     accel_queue_wait(q, gate, 1);
     accel_queue_fill(q, b, 0, 4, 1);
     CHECK_OK(accel_queue_submit(q));
@@ -211,11 +203,7 @@ TEST(nt_fail_parked_batch) {
     accel_queue* q;
     accel_buffer* b;
     accel_signal *gate, *s, *later;
-    REQUIRE_OK(test_device_create(&dev));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
-    REQUIRE_OK(test_buffer_create(dev, 16, ACCEL_MEMORY_HOST, &b));
-    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
-    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    if (!test_queue_scene(16, &dev, &q, &b, &gate, &s)) { accel_device_destroy(dev); return; }
     REQUIRE_OK(accel_signal_create(dev, 0, &later));
     accel_queue_wait(q, gate, 1);
     accel_queue_fill(q, b, 0, 4, 5);

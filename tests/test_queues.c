@@ -410,10 +410,7 @@ TEST(finish_waits_and_times_out) {
     accel_queue* q;
     accel_buffer* buf;
     accel_signal* gate;
-    REQUIRE_OK(test_device_create(&dev));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
-    REQUIRE_OK(test_buffer_create(dev, 16, ACCEL_MEMORY_HOST, &buf));
-    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    if (!test_queue_scene(16, &dev, &q, &buf, &gate, NULL)) { accel_device_destroy(dev); return; }
     accel_queue_fill(q, buf, 0, 16, 5);
     CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));      /* finish submits too */
     CHECK_EQ_U64(test_buffer_u32(buf, 3), 5);
@@ -481,10 +478,7 @@ TEST(queue_destroy_waits_for_blocked_batch) {
     accel_queue* q;
     accel_buffer* buf;
     accel_signal* gate;
-    REQUIRE_OK(test_device_create(&dev));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
-    REQUIRE_OK(test_buffer_create(dev, 16, ACCEL_MEMORY_HOST, &buf));
-    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    if (!test_queue_scene(16, &dev, &q, &buf, &gate, NULL)) { accel_device_destroy(dev); return; }
     accel_queue_wait(q, gate, 1);
     accel_queue_fill(q, buf, 0, 16, 0x77);
     CHECK_OK(accel_queue_submit(q));
