@@ -329,7 +329,10 @@ ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason);
 
 /* ==== queues ==== */
 typedef enum accel_queue_type { ACCEL_QUEUE_COMPUTE = 0, ACCEL_QUEUE_COPY = 1 } accel_queue_type;
-typedef struct accel_exec_params { uint32_t global_size[3], local_size[3]; } accel_exec_params;  /* 0 counts as 1 */
+/* Items per dimension (global) and per work group (local). A local size of 0 counts as 1; a global size
+   of 0 in any dimension makes the exec a no-op on every backend (nothing runs; its arguments are still
+   checked and an error is still returned by the next submit). */
+typedef struct accel_exec_params { uint32_t global_size[3], local_size[3]; } accel_exec_params;
 ACCEL_API accel_exec_params accel_exec_1d(uint32_t global, uint32_t local);
 ACCEL_API accel_exec_params accel_exec_2d(uint32_t gx, uint32_t gy, uint32_t lx, uint32_t ly);
 ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32_t local[3]);
@@ -643,6 +646,10 @@ static void accel_i_spin_lock(accel_i_a32* l) {
     }
 }
 static void accel_i_spin_unlock(accel_i_a32* l) { atomic_store_explicit(l, 0u, memory_order_release); }
+static void accel_i_atomic_max(accel_i_a64* a, uint64_t v) {
+    uint64_t old = atomic_load_explicit(a, memory_order_relaxed);
+    while (old < v && !atomic_compare_exchange_weak(a, &old, v)) {}
+}
 
 /* ==== core: events ==== */
 /* An event is a 64-bit word that only grows, which threads wait on until it reaches a target:
@@ -820,6 +827,7 @@ typedef struct accel_i_object accel_i_object;
 struct accel_i_object {
     accel_device* device;
     accel_i_a32 refs;              /* the caller's handle + one per recorded command using it */
+    accel_i_a32 handle;            /* 1 while the caller's handle holds its reference */
     accel_i_kind kind;
     accel_i_object *prev, *next;   /* the device's live objects */
     char label[48];
@@ -885,12 +893,14 @@ struct accel_device {
     char label[64];
     accel_device_info info;        /* filled by the backend at create; validation reads the limits */
     accel_i_a32 lost;
+    accel_i_a32 refs;              /* the caller's handle + one per live object (see core: objects) */
     accel_i_a32 objects_lock;
     accel_i_object* objects;
 };
 struct accel_buffer  { accel_i_object obj; size_t size; accel_memory memory; void* mapped; };
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
-struct accel_signal  { accel_i_object obj; accel_i_a64 promised; };   /* promised: debug only, see accel_i_debug_promise */
+/* promised: debug only, see accel_i_debug_promise; wanted: the highest value a recorded wait asks for */
+struct accel_signal  { accel_i_object obj; accel_i_a64 promised, wanted; };
 struct accel_queue {
     accel_i_object obj;
     accel_queue_type type;
@@ -992,16 +1002,24 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     dev->debug = d->debug;
     accel_i_copy_label(dev->label, sizeof dev->label, d->label);
     atomic_init(&dev->lost, 0u);
+    atomic_init(&dev->refs, 1u);
     atomic_init(&dev->objects_lock, 0u);
 }
 static void* accel_i_dev_alloc(accel_device* dev, size_t size) { return accel_i_alloc(&dev->allocator, size, 16); }
 static void accel_i_dev_free(accel_device* dev, void* p, size_t size) { accel_i_free(&dev->allocator, p, size); }
 
+/* Lifetimes. An object holds one reference for the caller's handle and one per recorded command that
+   uses it, so work keeps alive what it uses, across devices too: a batch of device A may hold a signal
+   or buffer of device B. A device holds one reference for its handle and one per live object, so B's
+   backend state outlives accel_device_destroy(B) until the last object that A's work holds is
+   released, by whichever thread releases it. */
 static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind, const char* label) {
     o->device = dev;
     atomic_init(&o->refs, 1u);
+    atomic_init(&o->handle, 1u);
     o->kind = kind;
     accel_i_copy_label(o->label, sizeof o->label, label);
+    atomic_fetch_add_explicit(&dev->refs, 1u, memory_order_relaxed);
     accel_i_spin_lock(&dev->objects_lock);
     o->prev = NULL;
     o->next = dev->objects;
@@ -1009,7 +1027,12 @@ static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_ki
     dev->objects = o;
     accel_i_spin_unlock(&dev->objects_lock);
 }
-static void accel_i_object_unlink(accel_i_object* o) {
+static void accel_i_device_release(accel_device* dev) {
+    if (atomic_fetch_sub_explicit(&dev->refs, 1u, memory_order_acq_rel) == 1u) dev->backend->device_destroy(dev);
+}
+/* Takes o off its device's list. A create that fails after accel_i_object_init undoes it with this and
+   accel_i_device_release(dev). */
+static void accel_i_object_unlist(accel_i_object* o) {
     accel_device* dev = o->device;
     accel_i_spin_lock(&dev->objects_lock);
     if (o->prev) o->prev->next = o->next; else dev->objects = o->next;
@@ -1017,19 +1040,33 @@ static void accel_i_object_unlink(accel_i_object* o) {
     accel_i_spin_unlock(&dev->objects_lock);
 }
 static void accel_i_object_free(accel_i_object* o) {
-    const accel_backend* b = o->device->backend;
-    accel_i_object_unlink(o);
+    accel_device* dev = o->device;
+    const accel_backend* b = dev->backend;
+    accel_i_object_unlist(o);
     switch (o->kind) {
     case ACCEL_I_BUFFER:  b->buffer_free((accel_buffer*)o); break;
     case ACCEL_I_PROGRAM: b->program_free((accel_program*)o); break;
     case ACCEL_I_SIGNAL:  b->signal_free((accel_signal*)o); break;
     case ACCEL_I_QUEUE:   b->queue_destroy((accel_queue*)o); break;
     }
+    accel_i_device_release(dev);
 }
 static void accel_i_retain(void* obj) { atomic_fetch_add_explicit(&((accel_i_object*)obj)->refs, 1u, memory_order_relaxed); }
+/* A reference to an object found on its device's list, unless its last one is being dropped. */
+static bool accel_i_try_retain(accel_i_object* o) {
+    uint32_t n = atomic_load_explicit(&o->refs, memory_order_relaxed);
+    while (n != 0)
+        if (atomic_compare_exchange_weak_explicit(&o->refs, &n, n + 1u, memory_order_relaxed, memory_order_relaxed)) return true;
+    return false;
+}
 static void accel_i_release(void* obj) {
     accel_i_object* o = (accel_i_object*)obj;
     if (atomic_fetch_sub_explicit(&o->refs, 1u, memory_order_acq_rel) == 1u) accel_i_object_free(o);
+}
+/* A caller's destroy: drops the handle's reference (once). */
+static void accel_i_handle_drop(void* obj) {
+    accel_i_object* o = (accel_i_object*)obj;
+    if (atomic_exchange(&o->handle, 0u)) accel_i_release(o);
 }
 static bool accel_i_lost(accel_device* dev) { return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0; }
 
@@ -1103,20 +1140,55 @@ ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backe
     return all_unavailable ? ACCEL_ERROR_UNAVAILABLE : last;
 }
 
-/* Takes the first live object of a kind (queues) or any live object (kind < 0) off the device. */
-static accel_i_object* accel_i_first_object(accel_device* dev, int kind) {
+/* Takes the handle's reference of the first object of a kind (queues), or of any kind (kind < 0),
+   whose handle the caller has not destroyed; NULL when none is left. */
+static accel_i_object* accel_i_take_handle(accel_device* dev, int kind) {
     accel_i_object* o;
     accel_i_spin_lock(&dev->objects_lock);
-    for (o = dev->objects; o && kind >= 0 && (int)o->kind != kind; o = o->next) {}
+    for (o = dev->objects; o; o = o->next)
+        if ((kind < 0 || (int)o->kind == kind) && atomic_exchange(&o->handle, 0u)) break;
     accel_i_spin_unlock(&dev->objects_lock);
     return o;
 }
+/* A signal of dev that other devices' batches still hold once the destroy dropped every handle, and
+   that is below the highest value a recorded wait asks of it; retained. NULL when none is left. */
+static accel_signal* accel_i_next_orphan(accel_device* dev) {
+    accel_i_object* o;
+    accel_i_spin_lock(&dev->objects_lock);
+    for (o = dev->objects; o; o = o->next) {
+        accel_signal* s = (accel_signal*)(void*)o;
+        uint64_t cur;
+        if (o->kind != ACCEL_I_SIGNAL) continue;
+        cur = dev->backend->signal_value(s);
+        if (!(cur & ACCEL_I_FAILED_BIT) && cur < atomic_load(&s->wanted) && accel_i_try_retain(o)) break;
+    }
+    accel_i_spin_unlock(&dev->objects_lock);
+    return (accel_signal*)(void*)o;
+}
+/* Nobody can set those signals any more (their handles went with the device): fail them, so that
+   the queues waiting on them go on instead of hanging. */
+static void accel_i_fail_orphans(accel_device* dev) {
+    accel_signal* s;
+    while ((s = accel_i_next_orphan(dev)) != NULL) {
+        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: signal %p ('%s') is still held by another device's queue, "
+                    "which waits for %llu; it is at %llu and nothing can set it now: failing it with ACCEL_ERROR_DEVICE_LOST",
+                    (void*)s, s->obj.label, (unsigned long long)atomic_load(&s->wanted),
+                    (unsigned long long)dev->backend->signal_value(s));
+        dev->backend->signal_raise(s, ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)ACCEL_ERROR_DEVICE_LOST));
+        accel_i_release(s);
+    }
+}
+static void accel_i_queue_settle(accel_queue* q, const char* fn);
 ACCEL_API void accel_device_destroy(accel_device* dev) {
     accel_i_object* o;
     if (!dev) return;
-    while ((o = accel_i_first_object(dev, ACCEL_I_QUEUE)) != NULL) accel_i_object_free(o);   /* waits */
-    while ((o = accel_i_first_object(dev, -1)) != NULL) accel_i_object_free(o);
-    dev->backend->device_destroy(dev);
+    while ((o = accel_i_take_handle(dev, ACCEL_I_QUEUE)) != NULL) {   /* waits for each queue */
+        accel_i_queue_settle((accel_queue*)(void*)o, "accel_device_destroy");
+        accel_i_release(o);
+    }
+    while ((o = accel_i_take_handle(dev, -1)) != NULL) accel_i_release(o);
+    accel_i_fail_orphans(dev);
+    accel_i_device_release(dev);   /* now, or when other devices' work releases its last object */
 }
 
 ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out) {
@@ -1140,7 +1212,7 @@ ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: unknown memory kind %d", (int)desc->memory);
     return dev->backend->buffer_create(dev, desc, out);
 }
-ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_release(buf); }
+ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_handle_drop(buf); }
 ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
 ACCEL_API void* accel_buffer_map(accel_buffer* buf) { return buf ? buf->mapped : NULL; }
 
@@ -1176,7 +1248,7 @@ ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_progr
                             desc->buffer_count, desc->constant_count, dev->info.max_buffers, dev->info.max_constants);
     return dev->backend->program_create(dev, desc, out);
 }
-ACCEL_API void accel_program_destroy(accel_program* prog) { if (prog) accel_i_release(prog); }
+ACCEL_API void accel_program_destroy(accel_program* prog) { if (prog) accel_i_handle_drop(prog); }
 
 /* ==== core: signals ==== */
 static bool accel_i_failed(uint64_t v) { return (v & ACCEL_I_FAILED_BIT) != 0; }
@@ -1188,18 +1260,28 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
     if (initial > ACCEL_SIGNAL_MAX)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_create: initial value above ACCEL_SIGNAL_MAX");
     accel_result r = dev->backend->signal_create(dev, initial, out);
-    if (r == ACCEL_OK) atomic_init(&(*out)->promised, initial);
+    if (r == ACCEL_OK) { atomic_init(&(*out)->promised, initial); atomic_init(&(*out)->wanted, 0u); }
     return r;
 }
-ACCEL_API void accel_signal_destroy(accel_signal* s) { if (s) accel_i_release(s); }
+ACCEL_API void accel_signal_destroy(accel_signal* s) { if (s) accel_i_handle_drop(s); }
 ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
     return s ? s->obj.device->backend->signal_value(s) : 0;
+}
+/* A host set or fail may be what lets a destroy of the signal's queue or device go on (the documented
+   remedy for a queue blocked on a signal nobody sets): the destroy may then drop the signal's last
+   other reference while the raise still wakes its waiters. The raise holds its own reference. */
+static uint64_t accel_i_signal_raise_held(accel_signal* s, uint64_t value) {
+    uint64_t old;
+    accel_i_retain(s);
+    old = s->obj.device->backend->signal_raise(s, value);
+    accel_i_release(s);
+    return old;
 }
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
     if (!s) return ACCEL_ERROR_INVALID_ARGUMENT;
     if (value > ACCEL_SIGNAL_MAX)
         return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_set '%s': value above ACCEL_SIGNAL_MAX", s->obj.label);
-    return accel_i_failed(s->obj.device->backend->signal_raise(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
+    return accel_i_failed(accel_i_signal_raise_held(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
 /* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). Negated as unsigned: any
    negative reason, INT_MIN included, is defined behaviour. */
@@ -1208,7 +1290,7 @@ ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
     if (!s) return ACCEL_ERROR_INVALID_ARGUMENT;
     if ((int)reason >= 0)
         return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_fail '%s': reason %d is not an error", s->obj.label, (int)reason);
-    s->obj.device->backend->signal_raise(s, accel_i_failed_value(reason));
+    accel_i_signal_raise_held(s, accel_i_failed_value(reason));
     return ACCEL_OK;
 }
 
@@ -1258,10 +1340,7 @@ static accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v
 static void accel_i_debug_promise(const accel_i_batch* b) {
     for (uint32_t i = 0; i < b->count; i++) {
         const accel_i_cmd* c = &b->cmds[i];
-        uint64_t old;
-        if (c->kind != ACCEL_I_CMD_SIGNAL) continue;
-        old = atomic_load(&c->u.sig.signal->promised);
-        while (old < c->u.sig.value && !atomic_compare_exchange_weak(&c->u.sig.signal->promised, &old, c->u.sig.value)) {}
+        if (c->kind == ACCEL_I_CMD_SIGNAL) accel_i_atomic_max(&c->u.sig.signal->promised, c->u.sig.value);
     }
 }
 /* kept out of line: the hot path only tests dev->debug (and inlining it trips a gcc 12 -O2
@@ -1549,6 +1628,7 @@ static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_sign
     }
     if ((c = accel_i_rec_push(q, kind, 0, NULL, fn)) == NULL) return;
     accel_i_retain(s);
+    if (kind == ACCEL_I_CMD_WAIT) accel_i_atomic_max(&s->wanted, value);
     c->u.sig.signal = s;
     c->u.sig.value = value;
 }
@@ -1559,13 +1639,13 @@ ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t valu
     accel_i_rec_signal(q, ACCEL_I_CMD_SIGNAL, s, value, "accel_queue_signal");
 }
 
-/* Normalises params (0 counts as 1) and checks them against the device limits. */
+/* Normalises params (a local size of 0 counts as 1) and checks them against the device limits. A global
+   size of 0 gives 0 groups in that dimension (the exec is a no-op) and is checked like any other. */
 static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p) {
     const accel_device_info* info = &q->obj.device->info;
     uint64_t invocations = 1;
     for (int d = 0; d < 3; d++) {
         uint64_t groups;
-        if (p->global_size[d] == 0) p->global_size[d] = 1;
         if (p->local_size[d] == 0) p->local_size[d] = 1;
         groups = ((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d];
         invocations *= p->local_size[d];
@@ -1610,6 +1690,7 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
     accel_i_cmd* c;
     if (!q || !accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count)) return;
     if (!accel_i_exec_params_ok(q, &params)) return;
+    if (!params.global_size[0] || !params.global_size[1] || !params.global_size[2]) return;   /* no work: a no-op */
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_c + 1, &off, "accel_queue_exec")) == NULL) return;
     if (bytes_b) memcpy(q->rec->arena + off, buffers, bytes_b);
     if (bytes_c) memcpy(q->rec->arena + off + bytes_b, constants, bytes_c);
@@ -1719,7 +1800,33 @@ static void accel_i_queue_fini(accel_queue* q) {
     }
     q->free_count = 0;
 }
-ACCEL_API void accel_queue_destroy(accel_queue* q) { if (q) accel_i_object_free(&q->obj); }
+/* A destroy waits for the queue's submitted work; a batch blocked on a signal that nobody sets keeps
+   it waiting forever. Never silently: after a second, then at doubling intervals (up to a minute),
+   log what the queue waits for and the remedy. No-threads builds never wait here (the backend drops
+   parked batches and says so). */
+static void accel_i_queue_settle(accel_queue* q, const char* fn) {
+#if defined(ACCEL_NO_THREADS)
+    (void)q; (void)fn;
+#else
+    accel_device* dev = q->obj.device;
+    uint64_t step = 1000000000u, waited = 0;
+    while (dev->backend->queue_wait_idle(q, step) == ACCEL_TIMEOUT) {
+        char what[320];
+        size_t n = dev->backend->queue_describe ? dev->backend->queue_describe(q, what, sizeof what) : 0;
+        waited += step;
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: still waiting after %llu s for queue %p ('%s') to finish its submitted work:%s "
+                    "a batch blocked on a signal nobody sets waits forever: fail that signal (accel_signal_fail) or set it "
+                    "from another thread", fn, (unsigned long long)(waited / 1000000000u), (void*)q, q->obj.label,
+                    n ? what : " (the backend does not say what it waits for);");
+        if (step < 32000000000u) step *= 2;
+    }
+#endif
+}
+ACCEL_API void accel_queue_destroy(accel_queue* q) {
+    if (!q) return;
+    accel_i_queue_settle(q, "accel_queue_destroy");
+    accel_i_handle_drop(q);
+}
 
 ACCEL_API accel_exec_params accel_exec_1d(uint32_t global, uint32_t local) {
     accel_exec_params p = { { global, 1, 1 }, { local, 1, 1 } };
@@ -1767,6 +1874,10 @@ struct accel_i_cpu_device {
     accel_i_a64 claim;
     accel_i_cpu_job job;
     accel_i_a32 next_hint;        /* spreads queues over lanes */
+#if defined(ACCEL_NO_THREADS)
+    struct accel_i_cpu_queue *ready_head, *ready_tail;   /* queues that may run (see cpu: no-threads) */
+    bool draining;                /* a loop is running the ready list */
+#endif
 };
 typedef struct accel_i_cpu_buffer  { accel_buffer base; bool owned; } accel_i_cpu_buffer;
 typedef struct accel_i_cpu_program { accel_program base; accel_cpu_kernel fn; } accel_i_cpu_program;
@@ -2136,7 +2247,8 @@ typedef struct accel_i_cpu_queue {
 #if defined(ACCEL_NO_THREADS)
     accel_i_waiter park;          /* registered on the signal the head batch waits for */
     accel_i_event* parked_on;
-    bool pumping, repump;
+    struct accel_i_cpu_queue* ready_next;   /* on the device's ready list */
+    bool ready;
 #else
     accel_i_a32 stop;
     accel_i_thread thread;
@@ -2167,12 +2279,14 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
         return ACCEL_TIMEOUT;
     }
 #else
-    bool dbg = q->base.obj.device->debug;
-    if (dbg) accel_i_blocked_set(&q->blocked, s, v);
-    if (accel_i_is_cpu_signal(s)) accel_i_event_wait_own(accel_i_cpu_signal_event(s), v, &q->own);
-    else accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
-    if (dbg) accel_i_blocked_set(&q->blocked, NULL, 0);
     cur = accel_signal_value(s);
+    if (!accel_i_failed(cur) && cur < v) {   /* published in every build: a destroy that waits reports it */
+        accel_i_blocked_set(&q->blocked, s, v);
+        if (accel_i_is_cpu_signal(s)) accel_i_event_wait_own(accel_i_cpu_signal_event(s), v, &q->own);
+        else accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
+        accel_i_blocked_set(&q->blocked, NULL, 0);
+        cur = accel_signal_value(s);
+    }
 #endif
     return accel_i_failed(cur) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
@@ -2273,26 +2387,41 @@ static void accel_i_cpu_executor_main(void* arg) {
 }
 #else
 /* ==== cpu: no-threads ==== */
-static void accel_i_cpu_pump(accel_i_cpu_queue* q);
+/* Runs the queue's batches until one parks (its signal will call back). */
+static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
+    while (!q->parked_on && q->fifo.head) {
+        if (!accel_i_cpu_run_batch(q, q->fifo.head)) break;
+        accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
+    }
+}
+/* A queue that may run (submitted to, or its parked batch unblocked) goes on its device's ready list,
+   and one loop per device runs the list. So a chain of queues that unblock one another runs in that
+   loop, not in nested calls one deep per queue (20,000 queues overflowed the stack), and a kernel that
+   sets a signal releasing another queue of its device does not run that queue's exec inside itself,
+   where it would wait forever for the device's one lane, which the kernel holds: the loop takes the
+   queue once the kernel's batch is done or parked. Nesting only goes as deep as the number of devices
+   a chain crosses. */
+static void accel_i_cpu_ready(accel_i_cpu_queue* q) {
+    accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
+    if (!q->ready) {
+        q->ready = true;
+        q->ready_next = NULL;
+        if (dev->ready_tail) dev->ready_tail->ready_next = q; else dev->ready_head = q;
+        dev->ready_tail = q;
+    }
+    if (dev->draining) return;
+    dev->draining = true;
+    while ((q = dev->ready_head) != NULL) {
+        if ((dev->ready_head = q->ready_next) == NULL) dev->ready_tail = NULL;
+        q->ready = false;
+        accel_i_cpu_pump(q);
+    }
+    dev->draining = false;
+}
 static void accel_i_cpu_park_wake(accel_i_waiter* w) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)(void*)((unsigned char*)w - offsetof(accel_i_cpu_queue, park));
     q->parked_on = NULL;
-    accel_i_cpu_pump(q);
-}
-/* Runs the queue's batches until one parks. Re-entrant calls (a batch that unblocks its own queue)
-   only ask the running pump to go round again. */
-static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
-    if (q->pumping) { q->repump = true; return; }
-    if (q->parked_on) return;   /* still waiting; its signal will call back */
-    q->pumping = true;
-    do {
-        q->repump = false;
-        while (q->fifo.head) {
-            if (!accel_i_cpu_run_batch(q, q->fifo.head)) break;
-            accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
-        }
-    } while (q->repump && !q->parked_on);
-    q->pumping = false;
+    accel_i_cpu_ready(q);
 }
 /* Destroying a queue whose batches can never run: drop them and fail what they would signal. */
 static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
@@ -2312,7 +2441,7 @@ static accel_result accel_i_cpu_queue_submit(accel_queue* base, accel_i_batch* b
     accel_i_fifo_push(&q->fifo, b);
     accel_i_event_add(&q->work, 1);
 #if defined(ACCEL_NO_THREADS)
-    accel_i_cpu_pump(q);
+    accel_i_cpu_ready(q);
 #endif
     return ACCEL_OK;
 }

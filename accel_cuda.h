@@ -1250,9 +1250,8 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
    SIGNAL_FAILED when failed, DEVICE_LOST when this device is lost. */
 static accel_result accel_i_cu_wait_cmd(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
     uint64_t since = accel_i_now_ns();
-    bool dbg = q->base.obj.device->debug;
     accel_result r;
-    if (dbg) accel_i_blocked_set(&q->blocked, s, v);
+    accel_i_blocked_set(&q->blocked, s, v);   /* every build: a destroy that waits reports it */
     for (;;) {
         uint64_t cur = accel_signal_value(s);
         bool pending;
@@ -1262,7 +1261,7 @@ static accel_result accel_i_cu_wait_cmd(accel_i_cu_queue* q, accel_signal* s, ui
         pending = accel_i_cu_reap(q);
         accel_i_wait_internal(s, v, pending ? accel_i_cu_poll_slice(since) : ACCEL_WAIT_FOREVER);
     }
-    if (dbg) accel_i_blocked_set(&q->blocked, NULL, 0);
+    accel_i_blocked_set(&q->blocked, NULL, 0);
     return r;
 }
 
@@ -1513,7 +1512,8 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     }
     accel_i_queue_init(&q->base, d, type);   /* before the executor starts: it reads the object */
     if ((r = accel_i_thread_start(&q->thread, accel_i_cu_executor_main, q)) != ACCEL_OK) {
-        accel_i_object_unlink(&q->base.obj);
+        accel_i_object_unlist(&q->base.obj);
+        accel_i_device_release(d);
         accel_i_queue_fini(&q->base);
         accel_i_cu_queue_free(q, true);
         return accel_i_fail(d, r, "accel_queue_create: starting the executor thread failed");

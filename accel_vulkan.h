@@ -1525,9 +1525,9 @@ static accel_result accel_i_vk_run(accel_i_vk_queue* q, accel_i_batch* b, bool w
                     accel_i_vk_entry_untake(q, b, pre);   /* recorded again (and reported) at submission */
                     pre = NULL;
                 }
-                if (d->debug) accel_i_blocked_set(&q->blocked, s, v);
+                accel_i_blocked_set(&q->blocked, s, v);   /* every build: a destroy that waits reports it */
                 wr = accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
-                if (d->debug) accel_i_blocked_set(&q->blocked, NULL, 0);
+                accel_i_blocked_set(&q->blocked, NULL, 0);
                 cur = accel_signal_value(s);
                 if (wr != ACCEL_OK && wr != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur)) cur = accel_i_failed_value(wr);
             }

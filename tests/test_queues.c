@@ -217,14 +217,61 @@ TEST(exec_2d_and_3d_partial_groups) {
         check_group_ids(dev, q, p, g, l, accel_exec_3d(g, l));
     }
     {
-        /* zeros count as 1 */
+        /* a local size of 0 counts as 1 (a global size of 0 is a no-op: exec_zero_global_is_noop) */
         uint32_t g[3] = { 10, 1, 1 }, l[3] = { 4, 1, 1 };
         accel_exec_params params;
         memset(&params, 0, sizeof params);
-        params.global_size[0] = 10;
+        params.global_size[0] = 10; params.global_size[1] = 1; params.global_size[2] = 1;
         params.local_size[0] = 4;
         check_group_ids(dev, q, p, g, l, params);
     }
+    accel_device_destroy(dev);
+}
+
+/* A global size of 0 in any dimension makes the exec a no-op on every backend (a local size of 0 still
+   counts as 1); the arguments are still checked. Before: 0 counted as 1 and the kernel ran once. */
+TEST(exec_zero_global_is_noop) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_program* p;
+    accel_buffer* buf;
+    accel_signal* s;
+    enum { N = 256 };
+    uint32_t n = N;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &p));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &buf));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(test_buffer_set_u32(buf, N, 7));
+    accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_1d(0, 64));
+    accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_1d(0, 0));
+    accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_2d(N, 0, 64, 1));
+    {
+        uint32_t g[3] = { N, 1, 0 }, l[3] = { 64, 1, 1 };
+        accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_3d(g, l));
+    }
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(accel_signal_value(s), 1);
+    int bad = 0;
+    for (uint32_t i = 0; i < N; i++) bad += test_buffer_u32(buf, i) != 7;
+    CHECK_EQ_INT(bad, 0);
+    /* a batch of nothing but no-op execs submits fine and runs nothing */
+    accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_1d(0, 64));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(buf, 0), 7);
+    /* still validated: wrong counts, a local size above the limit */
+    accel_queue_exec(q, p, &buf, 1, NULL, 0, accel_exec_1d(0, 64));
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
+    accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_1d(0, 1u << 20));
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
+    /* and a real exec after them runs once */
+    accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_1d(N, 64));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    bad = 0;
+    for (uint32_t i = 0; i < N; i++) bad += test_buffer_u32(buf, i) != 8;
+    CHECK_EQ_INT(bad, 0);
     accel_device_destroy(dev);
 }
 
@@ -608,6 +655,7 @@ int main(int argc, char** argv) {
     RUN(exec_saxpy);
     RUN(exec_1d_partial_groups);
     RUN(exec_2d_and_3d_partial_groups);
+    RUN(exec_zero_global_is_noop);
     RUN(exec_param_helpers);
     RUN(exec_dispatch_fields_cpu);
     RUN(in_order_slow_exec_then_copy);
