@@ -899,8 +899,9 @@ struct accel_device {
 };
 struct accel_buffer  { accel_i_object obj; size_t size; accel_memory memory; void* mapped; };
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
-/* promised: debug only, see accel_i_debug_promise; wanted: the highest value a recorded wait asks for */
-struct accel_signal  { accel_i_object obj; accel_i_a64 promised, wanted; };
+/* promised: debug only, see accel_i_debug_promise. wanted / recorded: the highest value a recorded wait
+   asks for / a recorded signal command sets (see accel_i_next_orphan) */
+struct accel_signal  { accel_i_object obj; accel_i_a64 promised, wanted, recorded; };
 struct accel_queue {
     accel_i_object obj;
     accel_queue_type type;
@@ -1151,7 +1152,8 @@ static accel_i_object* accel_i_take_handle(accel_device* dev, int kind) {
     return o;
 }
 /* A signal of dev that other devices' batches still hold once the destroy dropped every handle, and
-   that is below the highest value a recorded wait asks of it; retained. NULL when none is left. */
+   that is below the highest value a recorded wait asks of it with no recorded signal command to reach
+   that value; retained. NULL when none is left. */
 static accel_signal* accel_i_next_orphan(accel_device* dev) {
     accel_i_object* o;
     accel_i_spin_lock(&dev->objects_lock);
@@ -1160,7 +1162,8 @@ static accel_signal* accel_i_next_orphan(accel_device* dev) {
         uint64_t cur;
         if (o->kind != ACCEL_I_SIGNAL) continue;
         cur = dev->backend->signal_value(s);
-        if (!(cur & ACCEL_I_FAILED_BIT) && cur < atomic_load(&s->wanted) && accel_i_try_retain(o)) break;
+        if (!(cur & ACCEL_I_FAILED_BIT) && cur < atomic_load(&s->wanted) && atomic_load(&s->recorded) < atomic_load(&s->wanted) &&
+            accel_i_try_retain(o)) break;
     }
     accel_i_spin_unlock(&dev->objects_lock);
     return (accel_signal*)(void*)o;
@@ -1260,7 +1263,7 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
     if (initial > ACCEL_SIGNAL_MAX)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_create: initial value above ACCEL_SIGNAL_MAX");
     accel_result r = dev->backend->signal_create(dev, initial, out);
-    if (r == ACCEL_OK) { atomic_init(&(*out)->promised, initial); atomic_init(&(*out)->wanted, 0u); }
+    if (r == ACCEL_OK) { atomic_init(&(*out)->promised, initial); atomic_init(&(*out)->wanted, 0u); atomic_init(&(*out)->recorded, 0u); }
     return r;
 }
 ACCEL_API void accel_signal_destroy(accel_signal* s) { if (s) accel_i_handle_drop(s); }
@@ -1628,7 +1631,7 @@ static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_sign
     }
     if ((c = accel_i_rec_push(q, kind, 0, NULL, fn)) == NULL) return;
     accel_i_retain(s);
-    if (kind == ACCEL_I_CMD_WAIT) accel_i_atomic_max(&s->wanted, value);
+    accel_i_atomic_max(kind == ACCEL_I_CMD_WAIT ? &s->wanted : &s->recorded, value);
     c->u.sig.signal = s;
     c->u.sig.value = value;
 }
@@ -1814,10 +1817,9 @@ static void accel_i_queue_settle(accel_queue* q, const char* fn) {
         char what[320];
         size_t n = dev->backend->queue_describe ? dev->backend->queue_describe(q, what, sizeof what) : 0;
         waited += step;
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: still waiting after %llu s for queue %p ('%s') to finish its submitted work:%s "
-                    "a batch blocked on a signal nobody sets waits forever: fail that signal (accel_signal_fail) or set it "
-                    "from another thread", fn, (unsigned long long)(waited / 1000000000u), (void*)q, q->obj.label,
-                    n ? what : " (the backend does not say what it waits for);");
+        if (n == 0) snprintf(what, sizeof what, " queue %p ('%s') has unfinished work", (void*)q, q->obj.label);
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: still waiting after %llu s; fail (accel_signal_fail) or set from another thread "
+                    "the signal it waits for:%s", fn, (unsigned long long)(waited / 1000000000u), what);
         if (step < 32000000000u) step *= 2;
     }
 #endif

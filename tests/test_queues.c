@@ -481,6 +481,76 @@ TEST(finish_waits_and_times_out) {
     accel_device_destroy(dev);
 }
 
+#if TEST_HAVE_THREADS
+/* After delay_ns (measured on a signal of a device of its own), sets or fails a signal. */
+typedef struct late_arg { accel_signal* s; uint64_t delay_ns, value; int fail; accel_result r; } late_arg;
+static void late_main(void* p) {
+    late_arg* a = (late_arg*)p;
+    accel_device* clock_dev;
+    accel_signal* never;
+    accel_device_desc d;
+    memset(&d, 0, sizeof d);
+    d.cpu_threads = 1;
+    a->r = accel_device_create(&d, &clock_dev);
+    if (a->r != ACCEL_OK) return;
+    if ((a->r = accel_signal_create(clock_dev, 0, &never)) == ACCEL_OK) accel_signal_wait(never, 1, a->delay_ns);
+    accel_device_destroy(clock_dev);
+    if (a->r == ACCEL_OK) a->r = a->fail ? accel_signal_fail(a->s, ACCEL_ERROR_BACKEND) : accel_signal_set(a->s, a->value);
+}
+/* Destroys the queue (or its device) while it waits for `gate` >= 5, which another thread sets (or
+   fails) after delay_ns; returns how long the destroy took. */
+static uint64_t destroy_while_blocked(int device, int fail, uint64_t delay_ns, char* gate_name, size_t cap) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_signal* gate;
+    late_arg a;
+    test_thread th;
+    uint64_t t0, dt;
+    if (!CHECK_OK(test_device_create(&dev))) return 0;
+    if (!CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) || !CHECK_OK(accel_signal_create(dev, 0, &gate))) {
+        accel_device_destroy(dev);
+        return 0;
+    }
+    snprintf(gate_name, cap, "signal %p", (void*)gate);
+    accel_queue_wait(q, gate, 5);
+    CHECK_OK(accel_queue_submit(q));
+    a.s = gate; a.delay_ns = delay_ns; a.value = 5; a.fail = fail; a.r = ACCEL_ERROR_BACKEND;
+    if (!CHECK(test_thread_start(&th, late_main, &a))) { accel_signal_fail(gate, ACCEL_ERROR_BACKEND); accel_device_destroy(dev); return 0; }
+    t0 = test_now_ns();
+    if (device) accel_device_destroy(dev);
+    else accel_queue_destroy(q);
+    dt = test_now_ns() - t0;
+    test_thread_join(&th);
+    CHECK_OK(a.r);
+    if (!device) accel_device_destroy(dev);
+    return dt;
+}
+#endif
+
+/* A destroy that waits for a queue blocked on a signal nobody sets says so after a second, in every
+   build (not only on debug devices), with the queue, the signal, the value and the remedy, and again at
+   a growing interval. Before: it waited silently. */
+TEST(destroy_of_blocked_queue_logs_what_it_waits_for) {
+#if TEST_HAVE_THREADS
+    char gate[64];
+    uint64_t dt = destroy_while_blocked(0, 0, 3300000000ull, gate, sizeof gate);
+    CHECK(dt >= 3000000000ull);
+    CHECK(test_log_contains("accel_queue_destroy: still waiting after 1 s; fail (accel_signal_fail) or set"));
+    CHECK(test_log_contains("accel_queue_destroy: still waiting after 3 s; fail (accel_signal_fail) or set"));
+    CHECK(!test_log_contains("still waiting after 2 s"));   /* 1 s, then 2 s more */
+    CHECK(test_log_contains(gate));
+    CHECK(test_log_contains(">= 5 (it is at 0)"));
+    test_log_reset();
+    dt = destroy_while_blocked(1, 1, 1300000000ull, gate, sizeof gate);   /* the device, unblocked by a fail */
+    CHECK(dt >= 1000000000ull);
+    CHECK(test_log_contains("accel_device_destroy: still waiting after 1 s; fail"));
+    CHECK(test_log_contains(gate));
+    CHECK(!test_log_contains("after 3 s"));
+#else
+    SKIP("no threads: a destroy drops parked batches instead of waiting (test_nothreads)");
+#endif
+}
+
 /* Destroying a queue finishes its submitted work and discards the unsubmitted batch. */
 TEST(queue_destroy_with_pending_work) {
     accel_device* dev;
@@ -664,6 +734,7 @@ int main(int argc, char** argv) {
     RUN(finish_waits_and_times_out);
     RUN(queue_destroy_with_pending_work);
     RUN(queue_destroy_waits_for_blocked_batch);
+    RUN(destroy_of_blocked_queue_logs_what_it_waits_for);
     RUN(batch_of_gated_segments_with_many_signals);
     RUN(device_destroy_releases_live_objects);
     RUN(independent_queues_run_concurrently);
