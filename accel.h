@@ -54,7 +54,9 @@
    CPU device with one worker per core. `accel_device_create_any` tries a list of backends in order
    (e.g. { accel_vulkan_backend(), accel_cpu_backend() }) and logs why each skipped one failed.
    Destroying a device waits for all its queues, then releases every object still alive on it (the
-   handles become invalid).
+   handles become invalid). An object that another device's batches still hold (a signal a queue of
+   device A waits on or signals, a CPU buffer another CPU device copies from) outlives the destroy, with
+   what it needs of its device, until those batches are released (see Memory and ownership).
 
    ==== Queues and batches ======================================================================
    A queue is an in-order stream. Recording calls (wait, signal, exec, copy, fill, update, barrier)
@@ -67,7 +69,11 @@
    Limits (CPU backend; see accel_device_info): 64 buffers and 64 constants per exec, at most 1024
    invocations per group (1024 x 1024 x 64), group counts up to 2^32-1 x 65535 x 65535.
    A batch that waits forever on a signal nobody sets keeps its queue (and a destroy of that queue or
-   device) waiting: fail the signal to unblock it.
+   device) waiting: fail (or set) the signal from another thread to unblock it. Such a destroy is never
+   silent: in every build, after 1 s it logs a warning naming the queue, the signal and value it waits
+   for and that remedy, and again after 3, 7, 15, 31 s and every 32 s from then on.
+   An exec with a global size of 0 in any dimension is a no-op on every backend (its arguments are still
+   checked); a local size of 0 counts as 1.
 
    On the CPU backend each queue has its own executor thread; `exec` splits the work groups across
    the device's pool of `cpu_threads` lanes (the executor takes part); a kernel receives one work group
@@ -101,14 +107,27 @@
    on the host, which is where accel's GPU queues wait for signals not yet reached at submit).
 
    ==== Memory and ownership ====================================================================
-   Every create call hands the caller one reference; destroy drops it. Objects that submitted work still
-   uses (buffers, programs, signals) are freed when that work completes, so destroying them early is
-   legal. `host_ptr` buffers wrap caller memory (CPU backend only): the caller keeps ownership and must
+   Every create call hands the caller one reference; destroy drops it. Objects that recorded or submitted
+   work still uses (buffers, programs, signals) are freed when that work is released (completed, or
+   discarded), so destroying them early is legal. This holds across devices: when a batch of device A
+   holds a signal or buffer of device B, destroying that object and then B frees neither; the object,
+   and the part of B it needs, go when A's batch is released (by whichever thread releases it). A
+   signal of B that A's batches hold and wait on for a value it has not reached, with no recorded
+   signal command left to reach it, can no longer be set by anyone once B is destroyed: B's destroy
+   fails it (reason ACCEL_ERROR_DEVICE_LOST, with a warning), so the waiting queue drops the rest of its
+   batch and fails what it would signal instead of hanging. `host_ptr` buffers wrap caller memory (CPU backend only): the caller keeps ownership and must
    keep it alive until the buffer is released. `accel_queue_update` copies its data at record time.
 
    ==== Thread safety ===========================================================================
    Devices, buffers, programs and signals may be used from any thread. A queue is recorded by one thread
    at a time (external synchronisation); different queues on different threads need nothing.
+   Destroys: while accel_device_destroy or accel_queue_destroy waits for a queue, other threads may call
+   accel_signal_set, accel_signal_fail and accel_signal_value on the signals that queue waits for (that
+   is how one unblocks it), and anything on other devices' objects. Each set or fail holds its own
+   reference to the signal while it runs, so the destroy may free the signal as soon as the call has
+   raised it. No other call may use an object the destroy releases (the device's objects, or the queue)
+   once the destroy has started, and a signal handle must not be used after its device's destroy
+   returned.
 
    ==== Errors and logging ======================================================================
    Functions return accel_result; nothing aborts on user input, driver failure or out-of-memory. The
@@ -127,7 +146,10 @@
 
    ==== No-threads and WASM builds ==============================================================
    With ACCEL_NO_THREADS the CPU backend runs a batch inside `submit` when its waits are satisfied,
-   otherwise parks it; setting a signal runs the parked batches it unblocks. A host wait (timeout > 0)
+   otherwise parks it; setting a signal runs the parked batches it unblocks. Runnable queues go on
+   their device's list and one loop runs them, so a chain of queues that unblock one another (of any
+   length) runs without nesting, and a signal set inside a kernel runs the batches it unblocks on that
+   kernel's device after the kernel's batch has finished or parked (on another device, at once). A host wait (timeout > 0)
    that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of hanging; a poll returns
    ACCEL_TIMEOUT; accel_queue_finish likewise. Destroying a queue whose batch is still parked drops it
    and fails the signals it would have signalled (reason ACCEL_ERROR_DEADLOCK). cpu_threads is always 1.
@@ -229,8 +251,11 @@ ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_
    fail (UNAVAILABLE when every one was unavailable). */
 ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backends, uint32_t count,
                                                const accel_device_desc* desc, accel_device** out);
-/* Waits for all queues of the device, then releases it and every object still alive on it. NULL is a
-   no-op. Not concurrently with other calls on the same device's objects. */
+/* Waits for all queues of the device (logging what a blocked one waits for after 1 s, then at a growing
+   interval), then releases it and every object still alive on it; objects that other devices' batches
+   still hold, and the device state they need, are freed when those batches are released. NULL is a
+   no-op. Any thread; concurrently with it, only accel_signal_set / _fail / _value on the signals its
+   queues wait for (the remedy for a blocked queue; see Thread safety), not other calls on its objects. */
 ACCEL_API void accel_device_destroy(accel_device* dev);
 
 typedef enum accel_device_type { ACCEL_DEVICE_CPU, ACCEL_DEVICE_GPU_DISCRETE, ACCEL_DEVICE_GPU_INTEGRATED, ACCEL_DEVICE_OTHER } accel_device_type;
@@ -324,7 +349,8 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
 ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
                                               bool wait_all, uint64_t timeout_ns, uint32_t* first_reached /* may be NULL */);
 /* Poisons s: every wait on it fails, now and later. reason must be an error (< 0); the first reason
-   wins. INVALID_ARGUMENT for NULL or reason >= 0. */
+   wins. INVALID_ARGUMENT for NULL or reason >= 0. Any thread, also while a destroy waits for a queue
+   blocked on s (set and fail hold their own reference to s while they run). */
 ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason);
 
 /* ==== queues ==== */
@@ -339,7 +365,8 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 
 /* INVALID_ARGUMENT (NULL, bad type), UNSUPPORTED, OUT_OF_MEMORY, BACKEND (thread creation), DEVICE_LOST. */
 ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out);
-/* Discards the unsubmitted batch, finishes submitted work, releases the queue. NULL is a no-op. */
+/* Discards the unsubmitted batch, finishes submitted work (logging what it waits for after 1 s, then at
+   a growing interval, as accel_device_destroy does), releases the queue. NULL is a no-op. */
 ACCEL_API void accel_queue_destroy(accel_queue* q);
 /* Recording calls: append to the current batch; errors are returned by the next submit.
    wait/signal: v <= ACCEL_SIGNAL_MAX. exec: COMPUTE queues only, exact buffer and constant counts,
@@ -1804,7 +1831,7 @@ static void accel_i_queue_fini(accel_queue* q) {
     q->free_count = 0;
 }
 /* A destroy waits for the queue's submitted work; a batch blocked on a signal that nobody sets keeps
-   it waiting forever. Never silently: after a second, then at doubling intervals (up to a minute),
+   it waiting forever. Never silently: after a second, then at doubling intervals (up to 32 s),
    log what the queue waits for and the remedy. No-threads builds never wait here (the backend drops
    parked batches and says so). */
 static void accel_i_queue_settle(accel_queue* q, const char* fn) {
