@@ -170,7 +170,9 @@ typedef struct accel_vulkan_adopt_desc {
    label and debug flag; its backend and device_index are ignored. Returns ACCEL_ERROR_INVALID_ARGUMENT for
    a missing handle, ACCEL_ERROR_UNSUPPORTED when the device lacks timeline semaphores or the family lacks
    compute, ACCEL_ERROR_OUT_OF_MEMORY / ACCEL_ERROR_BACKEND as their names say; *out is NULL on failure.
-   accel_device_destroy on the result waits for accel's work and destroys only what accel created.
+   accel_device_destroy on the result waits for accel's work and destroys only what accel created; when
+   another device's batches still hold one of its signals, that signal (and the device state it needs)
+   is destroyed when those batches are released, so finish them before destroying the VkDevice.
    Any thread. */
 ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, const accel_vulkan_adopt_desc* vk,
                                                  accel_device** out);
