@@ -926,8 +926,8 @@ struct accel_device {
 };
 struct accel_buffer  { accel_i_object obj; size_t size; accel_memory memory; void* mapped; };
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
-/* promised: debug only, see accel_i_debug_promise. wanted / recorded: the highest value a recorded wait
-   asks for / a recorded signal command sets (see accel_i_next_orphan) */
+/* promised: debug only, see accel_i_debug_promise. wanted / recorded: the highest value a wait / signal
+   command recorded on another device's queue asks for / sets (see accel_i_next_orphan) */
 struct accel_signal  { accel_i_object obj; accel_i_a64 promised, wanted, recorded; };
 struct accel_queue {
     accel_i_object obj;
@@ -1179,8 +1179,9 @@ static accel_i_object* accel_i_take_handle(accel_device* dev, int kind) {
     return o;
 }
 /* A signal of dev that other devices' batches still hold once the destroy dropped every handle, and
-   that is below the highest value a recorded wait asks of it with no recorded signal command to reach
-   that value; retained. NULL when none is left. */
+   that is below the highest value a wait recorded on another device's queue asks of it, with no signal
+   command recorded on another device's queue to reach that value (dev's own batches are all done or
+   discarded by now); retained. NULL when none is left. */
 static accel_signal* accel_i_next_orphan(accel_device* dev) {
     accel_i_object* o;
     accel_i_spin_lock(&dev->objects_lock);
@@ -1658,7 +1659,8 @@ static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_sign
     }
     if ((c = accel_i_rec_push(q, kind, 0, NULL, fn)) == NULL) return;
     accel_i_retain(s);
-    accel_i_atomic_max(kind == ACCEL_I_CMD_WAIT ? &s->wanted : &s->recorded, value);
+    if (s->obj.device != q->obj.device)   /* only other devices' batches outlive the signal's device */
+        accel_i_atomic_max(kind == ACCEL_I_CMD_WAIT ? &s->wanted : &s->recorded, value);
     c->u.sig.signal = s;
     c->u.sig.value = value;
 }
