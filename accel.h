@@ -112,11 +112,12 @@
    discarded), so destroying them early is legal. This holds across devices: when a batch of device A
    holds a signal or buffer of device B, destroying that object and then B frees neither; the object,
    and the part of B it needs, go when A's batch is released (by whichever thread releases it). A
-   signal of B that A's batches hold and wait on for a value it has not reached, with no recorded
-   signal command left to reach it, can no longer be set by anyone once B is destroyed: B's destroy
-   fails it (reason ACCEL_ERROR_DEVICE_LOST, with a warning), so the waiting queue drops the rest of its
-   batch and fails what it would signal instead of hanging. `host_ptr` buffers wrap caller memory (CPU backend only): the caller keeps ownership and must
-   keep it alive until the buffer is released. `accel_queue_update` copies its data at record time.
+   signal of B that other devices' batches wait on for a value it has not reached, with no signal
+   command recorded on another device's queue to reach it, can no longer be set by anyone once B is
+   destroyed: B's destroy fails it (reason ACCEL_ERROR_DEVICE_LOST, with a warning), so the waiting
+   queue drops the rest of its batch and fails what it would signal instead of hanging.
+   `host_ptr` buffers wrap caller memory (CPU backend only): the caller keeps ownership and must keep
+   it alive until the buffer is released. `accel_queue_update` copies its data at record time.
 
    ==== Thread safety ===========================================================================
    Devices, buffers, programs and signals may be used from any thread. A queue is recorded by one thread
@@ -149,9 +150,9 @@
    otherwise parks it; setting a signal runs the parked batches it unblocks. Runnable queues go on
    their device's list and one loop runs them, so a chain of queues that unblock one another (of any
    length) runs without nesting, and a signal set inside a kernel runs the batches it unblocks on that
-   kernel's device after the kernel's batch has finished or parked (on another device, at once). A host wait (timeout > 0)
-   that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of hanging; a poll returns
-   ACCEL_TIMEOUT; accel_queue_finish likewise. Destroying a queue whose batch is still parked drops it
+   kernel's device after the kernel's batch has finished or parked (on another device, at once).
+   A host wait (timeout > 0) that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of
+   hanging; a poll returns ACCEL_TIMEOUT; accel_queue_finish likewise. Destroying a queue whose batch is still parked drops it
    and fails the signals it would have signalled (reason ACCEL_ERROR_DEADLOCK). cpu_threads is always 1.
    Build for WASI with: clang --target=wasm32-wasi (no threads, no dlopen: the CPU backend only).
 
@@ -1084,7 +1085,8 @@ static void accel_i_retain(void* obj) { atomic_fetch_add_explicit(&((accel_i_obj
 static bool accel_i_try_retain(accel_i_object* o) {
     uint32_t n = atomic_load_explicit(&o->refs, memory_order_relaxed);
     while (n != 0)
-        if (atomic_compare_exchange_weak_explicit(&o->refs, &n, n + 1u, memory_order_relaxed, memory_order_relaxed)) return true;
+        if (atomic_compare_exchange_weak_explicit(&o->refs, &n, n + 1u, memory_order_relaxed, memory_order_relaxed))
+            return true;
     return false;
 }
 static void accel_i_release(void* obj) {
@@ -1187,11 +1189,11 @@ static accel_signal* accel_i_next_orphan(accel_device* dev) {
     accel_i_spin_lock(&dev->objects_lock);
     for (o = dev->objects; o; o = o->next) {
         accel_signal* s = (accel_signal*)(void*)o;
-        uint64_t cur;
+        uint64_t cur, wanted;
         if (o->kind != ACCEL_I_SIGNAL) continue;
         cur = dev->backend->signal_value(s);
-        if (!(cur & ACCEL_I_FAILED_BIT) && cur < atomic_load(&s->wanted) && atomic_load(&s->recorded) < atomic_load(&s->wanted) &&
-            accel_i_try_retain(o)) break;
+        wanted = atomic_load(&s->wanted);
+        if (!(cur & ACCEL_I_FAILED_BIT) && cur < wanted && atomic_load(&s->recorded) < wanted && accel_i_try_retain(o)) break;
     }
     accel_i_spin_unlock(&dev->objects_lock);
     return (accel_signal*)(void*)o;
@@ -1201,8 +1203,9 @@ static accel_signal* accel_i_next_orphan(accel_device* dev) {
 static void accel_i_fail_orphans(accel_device* dev) {
     accel_signal* s;
     while ((s = accel_i_next_orphan(dev)) != NULL) {
-        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: signal %p ('%s') is still held by another device's queue, "
-                    "which waits for %llu; it is at %llu and nothing can set it now: failing it with ACCEL_ERROR_DEVICE_LOST",
+        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: signal %p ('%s') is still held by another device's "
+                    "queue, which waits for %llu; it is at %llu and nothing can set it now: failing it with "
+                    "ACCEL_ERROR_DEVICE_LOST",
                     (void*)s, s->obj.label, (unsigned long long)atomic_load(&s->wanted),
                     (unsigned long long)dev->backend->signal_value(s));
         dev->backend->signal_raise(s, ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)ACCEL_ERROR_DEVICE_LOST));
@@ -1291,7 +1294,11 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
     if (initial > ACCEL_SIGNAL_MAX)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_create: initial value above ACCEL_SIGNAL_MAX");
     accel_result r = dev->backend->signal_create(dev, initial, out);
-    if (r == ACCEL_OK) { atomic_init(&(*out)->promised, initial); atomic_init(&(*out)->wanted, 0u); atomic_init(&(*out)->recorded, 0u); }
+    if (r == ACCEL_OK) {
+        atomic_init(&(*out)->promised, initial);
+        atomic_init(&(*out)->wanted, 0u);
+        atomic_init(&(*out)->recorded, 0u);
+    }
     return r;
 }
 ACCEL_API void accel_signal_destroy(accel_signal* s) { if (s) accel_i_handle_drop(s); }
@@ -1847,8 +1854,8 @@ static void accel_i_queue_settle(accel_queue* q, const char* fn) {
         size_t n = dev->backend->queue_describe ? dev->backend->queue_describe(q, what, sizeof what) : 0;
         waited += step;
         if (n == 0) snprintf(what, sizeof what, " queue %p ('%s') has unfinished work", (void*)q, q->obj.label);
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: still waiting after %llu s; fail (accel_signal_fail) or set from another thread "
-                    "the signal it waits for:%s", fn, (unsigned long long)(waited / 1000000000u), what);
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: still waiting after %llu s; fail (accel_signal_fail) or set from another "
+                    "thread the signal it waits for:%s", fn, (unsigned long long)(waited / 1000000000u), what);
         if (step < 32000000000u) step *= 2;
     }
 #endif

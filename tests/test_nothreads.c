@@ -240,7 +240,8 @@ TEST(nt_deep_chain_runs_in_a_loop) {
     REQUIRE(q && s);
     if (!CHECK_OK(test_device_create(&dev))) { free(q); free(s); return; }
     for (int i = 0; i <= N && !TEST_FAILED_SO_FAR(); i++) CHECK_OK(accel_signal_create(dev, 0, &s[i]));
-    for (int i = 0; i < N && !TEST_FAILED_SO_FAR(); i++, made++) CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COPY, &q[i]));
+    for (int i = 0; i < N && !TEST_FAILED_SO_FAR(); i++, made++)
+        CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COPY, &q[i]));
     for (int i = 0; i < made && !TEST_FAILED_SO_FAR(); i++) {
         accel_queue_wait(q[i], s[i], 1);
         accel_queue_signal(q[i], s[i + 1], 1);

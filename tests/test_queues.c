@@ -491,11 +491,14 @@ static void late_main(void* p) {
     accel_device_desc d;
     memset(&d, 0, sizeof d);
     d.cpu_threads = 1;
-    a->r = accel_device_create(&d, &clock_dev);
-    if (a->r != ACCEL_OK) return;
-    if ((a->r = accel_signal_create(clock_dev, 0, &never)) == ACCEL_OK) accel_signal_wait(never, 1, a->delay_ns);
-    accel_device_destroy(clock_dev);
-    if (a->r == ACCEL_OK) a->r = a->fail ? accel_signal_fail(a->s, ACCEL_ERROR_BACKEND) : accel_signal_set(a->s, a->value);
+    accel_result r = accel_device_create(&d, &clock_dev);
+    if (r == ACCEL_OK) {
+        if ((r = accel_signal_create(clock_dev, 0, &never)) == ACCEL_OK) accel_signal_wait(never, 1, a->delay_ns);
+        accel_device_destroy(clock_dev);
+    }
+    /* unblocks the destroy in any case; a failed clock fails the test */
+    a->r = a->fail || r != ACCEL_OK ? accel_signal_fail(a->s, ACCEL_ERROR_BACKEND) : accel_signal_set(a->s, a->value);
+    if (r != ACCEL_OK) a->r = r;
 }
 /* Destroys the queue (or its device) while it waits for `gate` >= 5, which another thread sets (or
    fails) after delay_ns; returns how long the destroy took. */
