@@ -324,12 +324,17 @@ test-valgrind:
 	     --config valgrind-nothreads --runner "$(VALGRIND_RUN)" $(VALGRIND_TESTS:%=$(BUILD)/nothreads/%); \
 	 else echo "==== $(VALGRIND) not found: skipped"; echo "0 passed, 0 failed, 1 skipped"; fi
 
-# ---- API fuzzer (libFuzzer, clang): make fuzz FUZZ_SECONDS=60 --------------------------------------
-# tests/fuzz_api.c with ASan+UBSan, threaded and ACCEL_NO_THREADS, each run FUZZ_SECONDS from the seed
-# corpus tests/fuzz_corpus/. Without libFuzzer (clang's compiler-rt) both count as skipped.
+# ---- fuzzers (libFuzzer, clang): make fuzz FUZZ_SECONDS=60 ------------------------------------------
+# tests/fuzz_api.c with ASan+UBSan, threaded and ACCEL_NO_THREADS, from the seed corpus tests/fuzz_corpus/;
+# tests/fuzz_spirv.c (the SPIR-V checks of accel_program_create, and lavapipe's accel_program_create where
+# installed) from tests/fuzz_spirv_corpus/, built where the Vulkan headers are. Each runs FUZZ_SECONDS.
+# Without libFuzzer (clang's compiler-rt) each counts as skipped.
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS := -std=c11 -g -O1 $(WARN) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. -Itests
-FUZZ_BINS := $(BUILD)/fuzz/fuzz_api $(BUILD)/fuzz/fuzz_api_nothreads
+FUZZ_BINS := $(BUILD)/fuzz/fuzz_api $(BUILD)/fuzz/fuzz_api_nothreads $(if $(HAVE_VK_HEADERS),$(BUILD)/fuzz/fuzz_spirv)
+$(BUILD)/fuzz/fuzz_spirv: tests/fuzz_spirv.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(LIBS)
 $(BUILD)/fuzz/fuzz_api: tests/fuzz_api.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(LIBS)
@@ -343,10 +348,10 @@ fuzz:
 	@if printf 'int LLVMFuzzerTestOneInput(const unsigned char* d, unsigned long n);\nint LLVMFuzzerTestOneInput(const unsigned char* d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
 	     | $(CLANG) -fsanitize=fuzzer -x c - -o $(BUILD)/fuzz/probe >/dev/null 2>&1; then \
 	   $(SUBMAKE) build-fuzz; \
-	   echo "==== fuzzing the API for $(FUZZ_SECONDS)s per build (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"; \
-	   tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS); \
+	   echo "==== fuzzing for $(FUZZ_SECONDS)s per build (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"; \
+	   $(if $(LVP_ICD),VK_DRIVER_FILES=$(LVP_ICD)) tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS); \
 	 else echo "==== $(CLANG) cannot link -fsanitize=fuzzer (libclang-rt-14-dev): fuzzing skipped"; \
-	   echo "0 passed, 0 failed, 2 skipped"; fi
+	   echo "0 passed, 0 failed, $(words $(FUZZ_BINS)) skipped"; fi
 
 # ---- soak: random pipelines, several queues and host threads, signal failure injection --------------
 # make soak SOAK_SECONDS=60 (ASan+UBSan build, C11 threads); make soak-tsan SOAK_SECONDS=30 (TSan, pthread
