@@ -92,7 +92,7 @@ export ACCEL_TEST_BACKEND ?= cpu
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all run test test-asan test-tsan bench bench-cuda gpu-check clean examples build-test build-asan build-tsan FORCE \
+.PHONY: all run test test-asan test-tsan bench bench-cuda gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
         fuzz build-fuzz soak soak-tsan test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan
 .DELETE_ON_ERROR:
 
@@ -407,6 +407,11 @@ bench-cuda: $(BUILD)/bench_cuda
 
 gpu-check:
 	bench/gpu_check.sh
+
+# what bench/gpu_check.sh builds and runs, one "KIND PATH" a line: the CUDA suite, then the examples
+gpu-check-list:
+	@for b in $(cuda_BINS); do echo "suite $$b"; done
+	@for b in $(EXAMPLE_BINS); do echo "example $$b"; done
 
 # ---- Vulkan examples and bench ---------------------------------------------------------------------
 # The example kernels compiled like the test kernels; the examples built with -DACCEL_EXAMPLE_HAVE_VULKAN
