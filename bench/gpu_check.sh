@@ -81,9 +81,9 @@ if (( list )); then
 fi
 
 # no CUDA device: say why (accel's log) and skip every GPU step
-probe=$(ACCEL_TEST_BACKEND=cuda timeout -k 10 120 build/cuda/test_programs device_info_is_sane 2>&1)
+probe=$(ACCEL_TEST_BACKEND=cuda ACCEL_TEST_VERBOSE=1 timeout -k 10 120 build/cuda/test_programs device_info_is_sane 2>&1)
 if [[ $? == 77 && $probe == *"is unavailable here"* ]]; then
-    echo "$probe" | grep -m 5 -E 'unavailable|accel_cuda' | sed 's/^/  /'
+    echo "$probe" | grep -m 6 -E 'unavailable|accel_cuda' | sed 's/^ */  /'
     echo "gpu_check: no CUDA device here: all steps skipped (the ${#bins[@]} programs are built)"
     exit 77
 fi
