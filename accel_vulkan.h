@@ -62,7 +62,29 @@
 
    ==== Programs ================================================================================
    SPIR-V only. The entry point is `name` when the module has one of that name, else its only GLCompute
-   entry point. The work-group size comes from the shader: a dimension declared with a specialization
+   entry point; names of any length are kept whole. accel_program_create checks the module before any of
+   it reaches the driver (drivers crash on malformed modules) and refuses, with a log line naming the
+   word and opcode:
+   - ACCEL_ERROR_INVALID_ARGUMENT: a bad header (magic, a version that is not SPIR-V 1.0 to 1.6, id bound
+     0 or above 4194304, schema not 0), an instruction whose word count is 0 or runs past the end, an
+     opcode accel does not know (the core opcodes of SPIR-V 1.6 plus the KHR/AMD ones a compute shader
+     uses: subgroup, integer dot product, cooperative matrix, shader clock, DecorateString) or with fewer
+     operands than it requires, a result id of 0 or not below the bound, the sections of the module out of
+     the spec's order (2.4: capabilities ... types and globals, then functions, each closed by
+     OpFunctionEnd, exactly one OpMemoryModel), an entry-point name without its NUL, no GLCompute entry
+     point, or one naming an id that is not an OpFunction with a body. This is a structural check, not
+     spirv-val: a well-formed module whose instructions mean nothing can still fail at submit.
+   - ACCEL_ERROR_COMPILE: SPIR-V newer than the device takes (1.3 on Vulkan 1.1, 1.5 on 1.2, which accel
+     creates its devices with; an adopted device: by accel_vulkan_adopt_desc.api_version, 1.3 -> 1.6).
+   - ACCEL_ERROR_INVALID_ARGUMENT when the shader needs more than the desc gives: a storage-buffer binding
+     of set 0 at or above buffer_count, or a push-constant block (from its first byte to the end of its
+     last member) larger than constant_count * 4 bytes; the log names both numbers. Fewer is fine: a
+     shader may leave bindings unused and read fewer constants than the exec passes (the layout declares
+     buffer_count bindings and constant_count words; Vulkan allows a layout larger than the shader). What
+     the shader "uses" is every such variable of the module (SPIR-V before 1.4), or those in the entry
+     point's interface (1.4 and later). A descriptor accel cannot bind is refused the same way: a uniform
+     buffer, an image or sampler, a set other than 0, an array of buffers at one binding.
+   The work-group size comes from the shader: a dimension declared with a specialization
    constant (GLSL `local_size_x_id = 0` etc., which makes gl_WorkGroupSize a spec-constant composite) is
    specialised to the exec's local size (one VkPipeline per program and local size, cached); a fixed
    dimension runs at the shader's size, and an exec whose local size there is neither that size nor 1 (0
@@ -162,7 +184,7 @@ typedef struct accel_vulkan_adopt_desc {
     uint32_t queue_family;           /* a family with VK_QUEUE_COMPUTE_BIT */
     uint32_t queue_index;            /* accel's queues (COMPUTE and COPY) all submit to this VkQueue */
     PFN_vkGetInstanceProcAddr get_instance_proc_addr;   /* required */
-    uint32_t api_version;            /* the device's Vulkan version as created (VK_API_VERSION_1_x); 0: 1.2 */
+    uint32_t api_version;            /* the device's Vulkan version as created (VK_API_VERSION_1_x); 0: 1.2; sets the newest SPIR-V programs may use */
     bool push_descriptors;           /* VK_KHR_push_descriptor was enabled on the device */
 } accel_vulkan_adopt_desc;
 
