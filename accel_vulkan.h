@@ -1186,7 +1186,7 @@ static bool accel_i_spv_size(const uint32_t* w, size_t words, uint32_t id, uint3
         if (!accel_i_spv_size(w, words, w[at + 2], 0, false, depth + 1, &inner) || w[at + 3] == 0) return false;
         if (!stride) { *out = inner * w[at + 3]; return true; }
         len_at = accel_i_spv_def(w, words, w[at + 2]);
-        rows = (len_at && (w[len_at] & 0xffffu) == 23) ? w[len_at + 3] : 1;
+        rows = (len_at && (w[len_at] & 0xffffu) == 23 && w[len_at + 3]) ? w[len_at + 3] : 1;
         *out = row_major ? (rows - 1) * stride + inner / rows * w[at + 3] : (uint64_t)(w[at + 3] - 1) * stride + inner;
         return true;
     case 28:                                                                           /* OpTypeArray */
