@@ -17,6 +17,7 @@
 #  error "tests/test_vulkan.c: POSIX only (setenv, dlopen)"
 #endif
 #include <dlfcn.h>
+#include <dirent.h>
 
 #ifndef ACCEL_TEST_NO_SPIRV
 static const uint32_t test_k_fixed_size_spv[] =
@@ -301,6 +302,40 @@ TEST(program_counts_checked_against_shader) {
     accel_program_destroy(p);
     accel_device_destroy(dev);
 #endif
+}
+
+/* The SPIR-V fuzzer's corpus (tests/fuzz_spirv_corpus/: seeds, and regress-* inputs that once found a
+   problem) through accel_program_create with every buffer and constant the device allows: nothing
+   crashes, and every seed (a valid module) is taken. Run from the repository root (as run.sh does). */
+TEST(spirv_corpus_replays) {
+    VK_ONLY();
+    static uint32_t words[16384];
+    accel_device* dev;
+    accel_device_info info;
+    int files = 0, refused = 0;
+    DIR* dir = opendir("tests/fuzz_spirv_corpus");
+    if (!dir) SKIP("tests/fuzz_spirv_corpus not found (run from the repository root)");
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_device_info_get(dev, &info));
+    for (struct dirent* e; (e = readdir(dir)) != NULL;) {
+        char path[512];
+        accel_program* p = NULL;
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "tests/fuzz_spirv_corpus/%s", e->d_name);
+        FILE* f = fopen(path, "rb");
+        if (!f) continue;
+        size_t bytes = fread(words, 1, sizeof words, f);
+        fclose(f);
+        accel_program_desc d = test_kernel_desc_make(NULL, NULL, words, bytes & ~(size_t)3, NULL, info.max_buffers, info.max_constants);
+        accel_result r = accel_program_create(dev, &d, &p);
+        if (r == ACCEL_OK) accel_program_destroy(p);
+        else if (strncmp(e->d_name, "regress-", 8) != 0) { refused++; fprintf(stderr, "  seed %s refused: %s\n", e->d_name, accel_result_string(r)); }
+        files++;
+    }
+    closedir(dir);
+    CHECK(files >= 9);
+    CHECK_EQ_INT(refused, 0);
+    accel_device_destroy(dev);
 }
 
 /* ==== signals of another backend ==== */
@@ -729,6 +764,7 @@ int main(int argc, char** argv) {
     RUN(fixed_group_size_mismatch_is_invalid);
     RUN(long_entry_point_name_runs);
     RUN(program_counts_checked_against_shader);
+    RUN(spirv_corpus_replays);
     RUN(vulkan_queue_waits_on_cpu_signal);
     RUN(cpu_queue_waits_on_vulkan_signal);
     RUN(lower_value_from_second_queue);
