@@ -10,7 +10,8 @@
 #   make bench-vulkan  bench/vulkan.c: accel vs raw Vulkan on the same device (BENCH_ARGS=--quick)
 #   make bench-cuda  build and run bench/cuda.c (the CUDA backend next to raw driver calls; needs a GPU,
 #                    prints why and exits 0 without one)
-#   make gpu-check   everything a machine with an NVIDIA GPU should run (bench/gpu_check.sh)
+#   make gpu-check   everything a machine with an NVIDIA GPU should run (bench/gpu_check.sh; builds what it
+#                    runs, from a fresh clone too; exit 77 where no CUDA device can be opened)
 #   make clean
 #
 # Everything goes to build/, one sub-directory per configuration; `-j` is safe. The test targets build
