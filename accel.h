@@ -323,7 +323,9 @@ typedef struct accel_program_desc {
     uint32_t constant_count;         /* 32-bit words. Vulkan: push constants; CUDA: the next params, 4 bytes each */
 } accel_program_desc;
 /* Picks the format this device runs. Errors: INVALID_ARGUMENT (NULL, no format at all, counts above the
-   device limits), UNSUPPORTED (only formats this device cannot run), COMPILE, OUT_OF_MEMORY.
+   device limits; Vulkan: a malformed SPIR-V module, or a shader that uses a binding at or above
+   buffer_count or more than constant_count words of push constants — fewer is fine), UNSUPPORTED (only
+   formats this device cannot run), COMPILE, OUT_OF_MEMORY. Names (the entry point) of any length.
    An exec must pass exactly buffer_count buffers and constant_count constants. */
 ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out);
 ACCEL_API void accel_program_destroy(accel_program* prog);     /* NULL is a no-op; freed after its work */
