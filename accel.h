@@ -890,6 +890,7 @@ struct accel_i_batch {
     uint32_t pc;                   /* next command to run (a parked batch resumes here) */
     /* GPU backends (core: batch walk): in the device's list of batches with waits on the device */
     accel_i_batch *dnext, *dprev;
+    accel_queue* dqueue;           /* the queue it was submitted on (hang reports) */
     bool dlisted;
 };
 typedef struct accel_i_segment { uint32_t wfrom, from, to; } accel_i_segment;   /* waits [wfrom, from), commands [from, to) */
@@ -2011,8 +2012,10 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
    under the lock), and so on for the signals of this device failed that way (a work list through
    accel_signal.fail_next, no recursion, no allocation); then, outside the lock, each failure is
    published to the device. Signals of other devices are raised afterwards through accel_i_raise. */
-static void accel_i_dwait_add(accel_i_batch* b, accel_device* dev) {
+static void accel_i_dwait_add(accel_i_batch* b, accel_queue* q) {
+    accel_device* dev = q->obj.device;
     if (b->dlisted) return;
+    b->dqueue = q;
     accel_i_spin_lock(&dev->dwait_lock);
     b->dprev = NULL;
     b->dnext = dev->dwaits;
@@ -2179,7 +2182,7 @@ static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment
         uint32_t at = 0;
         int k = accel_i_classify(q, b, sg, &device, &at, failed);
         if (k == ACCEL_I_SEG_READY && device) {
-            accel_i_dwait_add(b, q->obj.device);
+            accel_i_dwait_add(b, q);
             if ((*failed = accel_i_recheck(b, sg)) != 0) return ACCEL_I_SEG_FAILED;
         }
         if (k != ACCEL_I_SEG_GATED) return k;
@@ -2325,15 +2328,39 @@ static accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns
     now = accel_i_now_ns();
     return q->obj.device->backend->queue_drain(q, deadline == ACCEL_I_FOREVER ? ACCEL_WAIT_FOREVER : deadline > now ? deadline - now : 0);
 }
-/* Hang report of GPU queues: the worker's gated wait, and the batches it holds. */
+/* The first device wait of q's batches in flight that is not reached yet (dwait_lock held). */
+static const accel_i_cmd* accel_i_dwait_pending(accel_device* dev, const accel_queue* q) {
+    for (const accel_i_batch* b = dev->dwaits; b; b = b->dnext) {
+        if (b->dqueue != q) continue;
+        for (uint32_t i = 0; i < b->count; i++) {
+            const accel_i_cmd* c = &b->cmds[i];
+            uint64_t cur;
+            if (c->kind != ACCEL_I_CMD_WAIT || !(c->flags & ACCEL_I_CMD_ON_DEVICE)) continue;
+            cur = accel_signal_value(c->u.sig.signal);
+            if (!accel_i_failed(cur) && cur < c->u.sig.value) return c;
+        }
+    }
+    return NULL;
+}
+/* Hang report of GPU queues: the worker's gated wait and the batches it holds, or else a wait handed to
+   the device that is not reached. */
 static size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap) {
     accel_i_walker* w = q->walker;
+    accel_device* dev = q->obj.device;
+    const accel_i_cmd* c;
     uint64_t held = 0;
+    size_t len;
     accel_i_mutex_lock(&w->lock);
     for (const accel_i_batch* b = w->head; b; b = b->next) held++;
     held += w->active;
     accel_i_mutex_unlock(&w->lock);
-    return accel_i_blocked_describe(&w->blocked, out, cap, q, held);
+    len = accel_i_blocked_describe(&w->blocked, out, cap, q, held);
+    if (len) return len;
+    accel_i_spin_lock(&dev->dwait_lock);
+    if ((c = accel_i_dwait_pending(dev, q)) != NULL)
+        len = accel_i_describe_queue(out, cap, q, 1, c->u.sig.signal, c->u.sig.value);
+    accel_i_spin_unlock(&dev->dwait_lock);
+    return len;
 }
 static void accel_i_walker_free(accel_device* dev, accel_i_walker* w) {
     accel_i_cond_destroy(&w->cond);

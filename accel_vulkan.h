@@ -466,6 +466,7 @@ typedef struct accel_i_vk_queue {
     VkSemaphore done;             /* completion timeline: one value per submitted segment */
     accel_i_a32 list_lock;        /* entries, spare entries, free command buffers, last */
     accel_i_vk_entry *first, *last_entry, *spare;
+    uint32_t spare_count;
     VkCommandBuffer* free_cbs; size_t free_cbs_bytes; uint32_t free_cb_count;
     uint64_t last;                /* last value submitted on `done` */
 } accel_i_vk_queue;
@@ -1562,17 +1563,18 @@ static accel_i_vk_entry* accel_i_vk_entry_new(accel_i_vk_queue* q) {
     accel_i_vk_entry* e;
     accel_i_spin_lock(&q->list_lock);
     e = q->spare;
-    if (e) q->spare = e->next;
+    if (e) { q->spare = e->next; q->spare_count--; }
     accel_i_spin_unlock(&q->list_lock);
     if (!e) e = (accel_i_vk_entry*)accel_i_dev_alloc(q->base.obj.device, sizeof *e);
     if (e) memset((void*)e, 0, sizeof *e);
     return e;
 }
+/* Keeps an entry for reuse, at most 64 (a burst's entries are freed afterwards). */
 static void accel_i_vk_entry_spare(accel_i_vk_queue* q, accel_i_vk_entry* e) {
     accel_i_spin_lock(&q->list_lock);
-    e->next = q->spare;
-    q->spare = e;
+    if (q->spare_count < 64) { e->next = q->spare; q->spare = e; q->spare_count++; e = NULL; }
     accel_i_spin_unlock(&q->list_lock);
+    if (e) accel_i_dev_free(q->base.obj.device, e, sizeof *e);
 }
 static VkCommandBuffer accel_i_vk_cb_take(accel_i_vk_queue* q) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
@@ -1587,11 +1589,15 @@ static VkCommandBuffer accel_i_vk_cb_take(accel_i_vk_queue* q) {
     if (vr != VK_SUCCESS) { accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", "accel_queue_submit"); return VK_NULL_HANDLE; }
     return cb;
 }
-/* Keeps a command buffer for reuse (the pool frees it otherwise, at queue destroy). */
+/* Keeps a command buffer for reuse, up to the room set aside at queue creation (16); frees the rest,
+   so that a burst of segments does not keep its command buffers for the life of the queue. */
 static void accel_i_vk_cb_give(accel_i_vk_queue* q, VkCommandBuffer cb) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    bool kept = false;
     accel_i_spin_lock(&q->list_lock);
-    if ((q->free_cb_count + 1) * sizeof cb <= q->free_cbs_bytes) q->free_cbs[q->free_cb_count++] = cb;
+    if ((q->free_cb_count + 1) * sizeof cb <= q->free_cbs_bytes) { q->free_cbs[q->free_cb_count++] = cb; kept = true; }
     accel_i_spin_unlock(&q->list_lock);
+    if (!kept) dev->vk.FreeCommandBuffers(dev->device, q->pool, 1, &cb);
 }
 /* Releases what an entry holds (its GPU work is complete, or the device is gone, or it was never
    submitted) and clears it. */

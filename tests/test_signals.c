@@ -425,7 +425,10 @@ TEST(failed_wait_drops_rest_of_batch_only) {
     CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
     CHECK_EQ_U64(accel_signal_value(before), 1);
     CHECK_EQ_U64(test_buffer_u32(buf, 0), 1);
-    CHECK_EQ_U64(test_buffer_u32(buf, 1), 0);
+    /* the CPU backend gates the wait: the fill behind it never runs. A GPU backend may have handed the
+       wait to the device (DESIGN 6.1): then the fill may run, and `after` reads failed all the same */
+    if (test_backend_is_cpu()) CHECK_EQ_U64(test_buffer_u32(buf, 1), 0);
+    else CHECK(test_buffer_u32(buf, 1) == 0 || test_buffer_u32(buf, 1) == 2);
     CHECK_EQ_U64(test_buffer_u32(buf, 2), 3);
     accel_device_destroy(dev);
 }
