@@ -1380,7 +1380,7 @@ static void accel_i_cu_run_batch(accel_i_cu_queue* q, accel_i_batch* b) {
             else {
                 accel_result r = accel_i_cu_check(dev, cr, call);
                 if (c->kind == ACCEL_I_CMD_EXEC) accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_cuda: launching '%s' on a %s failed; the rest of the batch is dropped",
-                                                             c->u.exec.program->obj.label, q->base.obj.label);
+                                                             c->u.exec.program->obj.label, accel_i_label(&q->base.obj));
                 failed = accel_i_failed_value(r);
             }
         }
