@@ -1340,8 +1340,9 @@ static void accel_i_debug_promise(const accel_i_batch* b) {
 #else
 #  define ACCEL_I_COLD
 #endif
-/* The forgotten submit: names a queue of s's device whose unsubmitted batch signals s to >= v. Reads
-   the queues' recordings from the waiting thread: a debugging aid for the single-thread mistake. */
+/* The forgotten submit: names a queue of s's device whose unsubmitted batch signals s to >= v (out:
+   "" when none). Reads the queues' recordings from the waiting thread: a debugging aid for the
+   single-thread mistake of recording and waiting without accel_queue_submit. */
 static void accel_i_debug_unsubmitted(accel_signal* s, uint64_t v, char* out, size_t cap) {
     accel_device* dev = s->obj.device;
     out[0] = '\0';
@@ -1350,8 +1351,8 @@ static void accel_i_debug_unsubmitted(accel_signal* s, uint64_t v, char* out, si
         const accel_i_batch* b = o->kind == ACCEL_I_QUEUE ? ((const accel_queue*)(const void*)o)->rec : NULL;
         for (uint32_t i = 0; b && i < b->count && !out[0]; i++)
             if (b->cmds[i].kind == ACCEL_I_CMD_SIGNAL && b->cmds[i].u.sig.signal == s && b->cmds[i].u.sig.value >= v)
-                snprintf(out, cap, "; queue %p%s%s%s has recorded accel_queue_signal(%llu) on it but not submitted it "
-                         "(accel_queue_submit missing?)", (void*)o, ACCEL_I_LABEL(o), (unsigned long long)b->cmds[i].u.sig.value);
+                snprintf(out, cap, "queue %p%s%s%s holds an unsubmitted accel_queue_signal(%llu) on it (forgotten accel_queue_submit?)",
+                         (void*)o, ACCEL_I_LABEL(o), (unsigned long long)b->cmds[i].u.sig.value);
     }
     accel_i_spin_unlock(&dev->objects_lock);
 }
@@ -1369,11 +1370,16 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
         if (accel_i_failed(cur) || cur >= v[i] || promised >= v[i]) continue;
         char held[200];
         accel_i_debug_unsubmitted(s[i], v[i], held, sizeof held);
-        accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
-                    "accel_signal_wait: nothing submitted can reach signal %p%s%s%s >= %llu: it is at %llu and the highest "
-                    "value a submitted queue signals it to is %llu; only accel_signal_set or later work can end this wait%s",
-                    (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i], (unsigned long long)cur,
-                    (unsigned long long)promised, held);
+        if (held[0])
+            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN, "accel_signal_wait: nothing submitted can reach signal %p%s%s%s >= %llu "
+                        "(it is at %llu): %s", (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i],
+                        (unsigned long long)cur, held);
+        else
+            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
+                        "accel_signal_wait: nothing submitted can reach signal %p%s%s%s >= %llu: it is at %llu and the highest "
+                        "value a submitted queue signals it to is %llu; only accel_signal_set or later work can end this wait",
+                        (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i], (unsigned long long)cur,
+                        (unsigned long long)promised);
     }
 }
 
