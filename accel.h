@@ -3,27 +3,97 @@
 
    ==== Quick start =============================================================================
 
-       #define ACCEL_IMPLEMENTATION      // in exactly one .c file
-       #include "accel.h"
+   A complete program: y = a*x + y on the CPU backend, every return code checked.
 
-       static void saxpy(const accel_dispatch* d) {            // one work group per call
-           float* y = (float*)d->buffers[0]; const float* x = (const float*)d->buffers[1];
-           float a; memcpy(&a, &d->constants[0], 4);
+   ---- begin quickstart.c (tests/check_quickstart.sh compiles and runs it as C and C++) ----
+       #define ACCEL_IMPLEMENTATION           // in exactly one .c or .cpp file
+       #include "accel.h"
+       #include <stdio.h>
+       #include <string.h>
+
+       // y = a*x + y. A CPU kernel is called once per work group; constants are 32-bit words,
+       // so the float a travels as its bits: constants = { a_bits, n }.
+       static void saxpy(const accel_dispatch* d) {
+           float* y = (float*)d->buffers[0];
+           const float* x = (const float*)d->buffers[1];
+           float a;
+           memcpy(&a, &d->constants[0], sizeof a);
            uint32_t i0 = d->group_id[0] * d->group_size[0];
-           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->global_size[0]; i++) y[i] += a * x[i];
+           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->constants[1]; i++) y[i] = a * x[i] + y[i];
        }
-       accel_device* dev; accel_buffer *x, *y; accel_program* prog; accel_queue* q; accel_signal* done;
-       accel_device_create(NULL, &dev);                                    // CPU backend, all cores
-       accel_buffer_create(dev, &(accel_buffer_desc){ .size = n * 4 }, &x); // ... and y
-       accel_program_create(dev, &(accel_program_desc){ .name = "saxpy", .cpu = saxpy,
-                            .buffer_count = 2, .constant_count = 1 }, &prog);
-       accel_signal_create(dev, 0, &done);
-       accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q);
-       accel_queue_exec(q, prog, (accel_buffer*[]){ y, x }, 2, &a_bits, 1, accel_exec_1d(n, 256));
-       accel_queue_signal(q, done, 1);
-       accel_queue_submit(q);                                  // returns at once
-       accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER);         // y is ready
-       // destroy everything; accel_device_destroy(dev) last
+
+       #define CHECK(call) do { accel_result r_ = (call); if (r_ != ACCEL_OK) { \
+           fprintf(stderr, "%s -> %s\n", #call, accel_result_string(r_)); goto done; } } while (0)
+
+       int main(void) {
+           enum { n = 1000 };
+           float x[n], y[n], a = 2.0f;
+           uint32_t constants[2];                    // { a_bits, n }
+           accel_device* dev = NULL;
+           accel_buffer *bx = NULL, *by = NULL, *args[2];
+           accel_program* prog = NULL;
+           accel_queue* q = NULL;
+           accel_signal* done = NULL;
+           accel_device_desc dd;                     // every desc is valid zeroed (C and C++ alike)
+           accel_buffer_desc bd;
+           accel_program_desc pd;
+           accel_device_info info;
+           int ok = 0;
+
+           for (int i = 0; i < n; i++) { x[i] = (float)i; y[i] = 1.0f; }
+           memcpy(&constants[0], &a, sizeof a);
+           constants[1] = n;
+
+           memset(&dd, 0, sizeof dd);
+           dd.debug = true;                          // while developing: hang reports, checks (see below)
+           CHECK(accel_device_create(&dd, &dev));    // the CPU backend, one lane per core
+           CHECK(accel_device_info_get(dev, &info));
+           memset(&bd, 0, sizeof bd);
+           bd.size = sizeof x;
+           CHECK(accel_buffer_create(dev, &bd, &bx));
+           CHECK(accel_buffer_create(dev, &bd, &by));
+           CHECK(accel_buffer_write(bx, 0, x, sizeof x));
+           CHECK(accel_buffer_write(by, 0, y, sizeof y));
+           memset(&pd, 0, sizeof pd);
+           pd.name = "saxpy";
+           pd.cpu = saxpy;
+           pd.buffer_count = 2;
+           pd.constant_count = 2;
+           CHECK(accel_program_create(dev, &pd, &prog));
+           CHECK(accel_signal_create(dev, 0, &done));
+           CHECK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+
+           args[0] = by;                             // binding 0 = y, binding 1 = x
+           args[1] = bx;
+           accel_queue_exec(q, prog, args, 2, constants, 2, accel_exec_1d(n, 256));
+           accel_queue_signal(q, done, 1);
+           CHECK(accel_queue_submit(q));             // returns at once (or the first recording error)
+           CHECK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));   // y is ready
+           CHECK(accel_buffer_read(by, 0, y, sizeof y));
+           ok = 1;
+           for (int i = 0; i < n; i++) ok &= y[i] == a * (float)i + 1.0f;
+           printf("saxpy on %s (%s): %s\n", info.name, info.backend, ok ? "OK" : "WRONG");
+       done:
+           accel_device_destroy(dev);                // waits, then releases everything created on it
+           return ok ? 0 : 1;
+       }
+   ---- end quickstart.c ----
+
+   Build (C, or C++ with the same file):
+       cc  -std=gnu11 -I. app.c -o app -lpthread -lm -ldl      # or -std=c11 -D_POSIX_C_SOURCE=199309L
+       c++ -std=c++11 -I. -x c++ app.c -o app -lpthread -ldl
+   -std=gnu11 (or _POSIX_C_SOURCE) gives timeouts the monotonic clock; a strict -std=c11 uses the wall
+   clock. The implementation needs C11 (atomics, threads) or C++11; the declarations alone compile as C99.
+
+   While developing, create the device with `.debug = true` (as above). Then a host wait that cannot
+   end says why, for example for a recorded but never submitted batch:
+       accel: warning: accel_signal_wait: nothing submitted can reach signal 0x5581... 'done' >= 1 (it is
+       at 0): queue 0x5581... 'main' holds an unsubmitted accel_queue_signal(1) on it (forgotten
+       accel_queue_submit?)
+   and a wait that times out names every blocked queue and the (signal, value) it waits for. Label queues
+   and signals (accel_queue_set_label, accel_signal_set_label) to read names instead of addresses.
+   Every invalid argument is logged too (the call and the argument), debug or not.
+   examples/failure.c shows a failed signal flowing down a pipeline and these reports.
 
    ==== What accel does NOT do ==================================================================
    - No graphics, no images/textures, no shader compiler (CPU kernels are C functions; GPU backends
