@@ -183,8 +183,13 @@
    ==== Errors and logging ======================================================================
    Functions return accel_result; nothing aborts on user input, driver failure or out-of-memory. The
    detail (which call, which argument, which driver code) goes to the device's logger; the default
-   logger prints errors and warnings to stderr. Out of memory is ACCEL_ERROR_OUT_OF_MEMORY with nothing
-   leaked.
+   logger prints errors and warnings to stderr. Every ACCEL_ERROR_INVALID_ARGUMENT logs one error line
+   naming the call and the argument (a NULL handle that leaves no device to log to goes to stderr). Out
+   of memory is ACCEL_ERROR_OUT_OF_MEMORY with nothing leaked. Log lines and hang reports name objects by
+   address and label: buffers take `.label` in their desc, programs their `.name`, queues and signals
+   accel_queue_set_label / accel_signal_set_label (copied); an object without a label shows its address
+   alone. accel_device_create_any logs an unavailable backend as a warning (the backend's reason) and
+   an info line, never as an error: falling back is normal.
 
    ==== Backends and run-time loading ===========================================================
    The CPU backend is always here. accel_cuda.h and accel_vulkan.h add GPU backends that load their

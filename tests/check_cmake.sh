@@ -15,6 +15,7 @@ shift
 what=("$@")
 (( ${#what[@]} )) || what=(c cxx mixed fetch)
 CMAKE=${CMAKE:-cmake}
+unset MAKEFLAGS MFLAGS MAKELEVEL   # the consumers build on their own, not under the calling make
 rm -rf "$out"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
