@@ -751,7 +751,10 @@ ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char*
     accel_logger none;
     if (ptx) *ptx = NULL;
     if (ptx_size) *ptx_size = 0;
-    if (!source || !ptx || !ptx_size) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!source || !ptx || !ptx_size) {
+        accel_i_log_to(logger, ACCEL_LOG_ERROR, "accel_cuda_compile_source: %s is NULL", !source ? "source" : !ptx ? "ptx" : "ptx_size");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
     memset(&none, 0, sizeof none);
     return accel_i_nvrtc_compile(source, name, compute_capability, false, accel_i_cu_allocator_or_default(allocator, &tmp),
                                  logger ? logger : &none, ptx, ptx_size, &is_cubin);
@@ -1656,7 +1659,10 @@ ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char*
     (void)name; (void)compute_capability; (void)allocator;
     if (ptx) *ptx = NULL;
     if (ptx_size) *ptx_size = 0;
-    if (!source || !ptx || !ptx_size) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!source || !ptx || !ptx_size) {
+        accel_i_log_to(logger, ACCEL_LOG_ERROR, "accel_cuda_compile_source: %s is NULL", !source ? "source" : !ptx ? "ptx" : "ptx_size");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
     memset(&none, 0, sizeof none);
     accel_i_log_to(logger ? logger : &none, ACCEL_LOG_WARN, "accel_cuda: NVRTC unavailable: this build has no threads or no dynamic loading");
     return ACCEL_ERROR_UNAVAILABLE;
