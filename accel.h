@@ -992,6 +992,12 @@ struct accel_queue {
     accel_i_a32 free_lock;
     accel_i_batch* free_batches;   /* recycled batches, capacity kept */
     uint32_t free_count;
+    /* debug devices: the last signal commands recorded since the last submit, for the forgotten-submit
+       report of other threads' waits (which must not read `rec`); the signals are only compared */
+    accel_i_a32 unsubmitted_lock;
+    uint32_t unsubmitted_n;
+    accel_signal* unsubmitted_s[4];
+    uint64_t unsubmitted_v[4];
 };
 
 /* ==== core: allocation and logging ==== */
@@ -1415,19 +1421,33 @@ static void accel_i_debug_promise(const accel_i_batch* b) {
 #else
 #  define ACCEL_I_COLD
 #endif
-/* The forgotten submit: names a queue of s's device whose unsubmitted batch signals s to >= v (out:
-   "" when none). Reads the queues' recordings from the waiting thread: a debugging aid for the
-   single-thread mistake of recording and waiting without accel_queue_submit. */
+/* Debug devices: remembers (the last four) signal commands of the batch being recorded, for
+   accel_i_debug_unsubmitted; a submit (or a discarded batch) forgets them (s NULL). */
+static void accel_i_debug_recorded(accel_queue* q, accel_signal* s, uint64_t v) {
+    accel_i_spin_lock(&q->unsubmitted_lock);
+    if (!s) q->unsubmitted_n = 0;
+    else {
+        q->unsubmitted_s[q->unsubmitted_n % 4] = s;
+        q->unsubmitted_v[q->unsubmitted_n % 4] = v;
+        q->unsubmitted_n++;
+    }
+    accel_i_spin_unlock(&q->unsubmitted_lock);
+}
+/* The forgotten submit: names a queue of s's device with a recorded, unsubmitted signal of s to >= v
+   (out: "" when none). Any thread: reads what accel_i_debug_recorded kept, never the recordings. */
 static void accel_i_debug_unsubmitted(accel_signal* s, uint64_t v, char* out, size_t cap) {
     accel_device* dev = s->obj.device;
     out[0] = '\0';
-    accel_i_spin_lock(&dev->objects_lock);
+    accel_i_spin_lock(&dev->objects_lock);   /* a queue is unlinked before it is freed */
     for (accel_i_object* o = dev->objects; o && !out[0]; o = o->next) {
-        const accel_i_batch* b = o->kind == ACCEL_I_QUEUE ? ((const accel_queue*)(const void*)o)->rec : NULL;
-        for (uint32_t i = 0; b && i < b->count && !out[0]; i++)
-            if (b->cmds[i].kind == ACCEL_I_CMD_SIGNAL && b->cmds[i].u.sig.signal == s && b->cmds[i].u.sig.value >= v)
+        accel_queue* q = (accel_queue*)(void*)o;
+        if (o->kind != ACCEL_I_QUEUE) continue;
+        accel_i_spin_lock(&q->unsubmitted_lock);
+        for (uint32_t i = 0; i < q->unsubmitted_n && i < 4 && !out[0]; i++)
+            if (q->unsubmitted_s[i] == s && q->unsubmitted_v[i] >= v)
                 snprintf(out, cap, "queue %p%s%s%s holds an unsubmitted accel_queue_signal(%llu) on it (forgotten accel_queue_submit?)",
-                         (void*)o, ACCEL_I_LABEL(o), (unsigned long long)b->cmds[i].u.sig.value);
+                         (void*)o, ACCEL_I_LABEL(o), (unsigned long long)q->unsubmitted_v[i]);
+        accel_i_spin_unlock(&q->unsubmitted_lock);
     }
     accel_i_spin_unlock(&dev->objects_lock);
 }
@@ -1728,6 +1748,7 @@ static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_sign
     accel_i_retain(s);
     c->u.sig.signal = s;
     c->u.sig.value = value;
+    if (kind == ACCEL_I_CMD_SIGNAL && q->obj.device->debug) accel_i_debug_recorded(q, s, value);
 }
 ACCEL_API void accel_queue_wait(accel_queue* q, accel_signal* s, uint64_t value) {
     accel_i_rec_signal(q, ACCEL_I_CMD_WAIT, s, value, "accel_queue_wait");
@@ -1852,6 +1873,7 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     r = q->rec_error;
     q->rec = NULL;
     q->rec_error = ACCEL_OK;
+    if (q->obj.device->debug) accel_i_debug_recorded(q, NULL, 0);
     if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
     if (r != ACCEL_OK || !b || b->count == 0) {   /* all or nothing: a bad batch runs nothing */
         if (b) accel_i_batch_recycle(q, b);
@@ -1890,6 +1912,8 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     atomic_init(&q->free_lock, 0u);
     q->free_batches = NULL;
     q->free_count = 0;
+    atomic_init(&q->unsubmitted_lock, 0u);
+    q->unsubmitted_n = 0;
     accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE, type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
 }
 /* Core part of a backend's queue teardown: drops the unsubmitted batch and the recycled ones. */
