@@ -280,7 +280,7 @@ CHECKS = \
   --cmd quickstart-cuda '$(MAKE) --no-print-directory -s $(MOCK_LIB) && MOCK_LIB=$(MOCK_LIB) tests/check_quickstart.sh $(CHK)/quickstart cuda' \
   $(if $(HAVE_VULKAN),--cmd quickstart-vulkan 'LVP_ICD=$(LVP_ICD) tests/check_quickstart.sh $(CHK)/quickstart vulkan',--skip quickstart-vulkan 'no Vulkan headers or no glslc') \
   $(if $(HAVE_CMAKE),--cmd cmake-c-c++-mixed-fetchcontent 'CMAKE=$(CMAKE) tests/check_cmake.sh $(CHK)/cmake',--skip cmake-c-c++-mixed-fetchcontent '$(CMAKE) not found') \
-  --cmd c99-impl-stops-with-a-clear-error '! $(GCC) -std=c99 -c -I. $(CHK)/impl.c -o $(CHK)/scratch.o 2>$(CHK)/c99.err && grep -q "the implementation (ACCEL_IMPLEMENTATION) needs C11 or C++11" $(CHK)/c99.err && ! $(CLANG) -std=c99 -c -I. $(CHK)/impl.c -o $(CHK)/scratch.o 2>$(CHK)/c99.err && grep -q "needs C11 or C++11" $(CHK)/c99.err' \
+  --cmd c99-impl-stops-with-a-clear-error '! $(GCC) -std=c99 -c -I. $(CHK)/impl.c -o $(CHK)/scratch.o 2>$(CHK)/c99.err && grep -q "the implementation (ACCEL_IMPLEMENTATION) needs C11 or C++11: use -std=gnu11" $(CHK)/c99.err && ! $(CLANG) -std=c99 -c -I. $(CHK)/impl.c -o $(CHK)/scratch.o 2>$(CHK)/c99.err && grep -q "needs C11 or C++11" $(CHK)/c99.err' \
   --cmd example-build-lines-in-a-fresh-copy 'tests/check_build_lines.sh $(CHK)/fresh' \
   $(if $(HAVE_WASI),--cmd run-wasm '$(MAKE) --no-print-directory -s run-wasm',--skip run-wasm 'no wasi-libc or no wasm-ld') \
   $(if $(HAVE_EMCC),--cmd emscripten-example-by-the-readme '$(EMCC_ENV) $(EMCC) -std=gnu11 -O2 -I. examples/saxpy.c -o $(CHK)/saxpy_em.js -sALLOW_MEMORY_GROWTH=1 && $(EM_RUN) $(CHK)/saxpy_em.js | grep "OK$$"',--skip emscripten-example-by-the-readme '$(EMCC) not found') \

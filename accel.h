@@ -456,10 +456,11 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 /* ==== config ==== */
 #if defined(__cplusplus) ? (__cplusplus < 201103L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201103L)) \
                          : (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L)
-#  error "accel.h: the implementation (ACCEL_IMPLEMENTATION) needs C11 or C++11: compile this file with -std=c11 or -std=gnu11 (gnu11 also gives the monotonic clock), or as C++11 or later. The declarations alone compile as C99."
+/* C99 and older: say what is needed instead of failing on C11 names (TIME_UTC, _Atomic, threads) */
+#  error "accel.h: the implementation (ACCEL_IMPLEMENTATION) needs C11 or C++11: use -std=gnu11 or -std=c11"
 #endif
 #if !defined(__cplusplus) && defined(__STDC_NO_ATOMICS__)
-#  error "accel.h: the implementation needs C11 atomics (<stdatomic.h>), which this compiler does not provide (__STDC_NO_ATOMICS__); compile the implementation file as C++11 or with a compiler that has them (gcc, clang)"
+#  error "accel.h: the implementation needs C11 atomics; this compiler has none (__STDC_NO_ATOMICS__): use C++11"
 #endif
 #if !defined(ACCEL_NO_THREADS) && (defined(__wasi__) || (defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)))
 #  define ACCEL_NO_THREADS
@@ -1278,7 +1279,8 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
     if (!buf) return accel_i_invalid(NULL, fn, "buffer is NULL");
     if (!host) return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
     if (!accel_i_range_ok(buf->size, offset, size))
-        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "%s: offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
                             fn, offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
     if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
     return buf->obj.device->backend->buffer_io(buf, offset, host, size, write);
@@ -1328,7 +1330,8 @@ ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
     if (!s) return accel_i_invalid(NULL, "accel_signal_set", "signal is NULL");
     if (value > ACCEL_SIGNAL_MAX)
-        return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_set: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
+        return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_signal_set: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
                             (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
     return accel_i_failed(s->obj.device->backend->signal_raise(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
@@ -1356,7 +1359,8 @@ static uint64_t accel_i_failed_value(accel_result reason) { return ACCEL_I_FAILE
 ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
     if (!s) return accel_i_invalid(NULL, "accel_signal_fail", "signal is NULL");
     if ((int)reason >= 0)
-        return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_fail: reason %d is not an error (signal %p%s%s%s)",
+        return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_signal_fail: reason %d is not an error (signal %p%s%s%s)",
                             (int)reason, (void*)s, ACCEL_I_LABEL(&s->obj));
     s->obj.device->backend->signal_raise(s, accel_i_failed_value(reason));
     return ACCEL_OK;
@@ -1445,8 +1449,8 @@ static void accel_i_debug_unsubmitted(accel_signal* s, uint64_t v, char* out, si
         accel_i_spin_lock(&q->unsubmitted_lock);
         for (uint32_t i = 0; i < q->unsubmitted_n && i < 4 && !out[0]; i++)
             if (q->unsubmitted_s[i] == s && q->unsubmitted_v[i] >= v)
-                snprintf(out, cap, "queue %p%s%s%s holds an unsubmitted accel_queue_signal(%llu) on it (forgotten accel_queue_submit?)",
-                         (void*)o, ACCEL_I_LABEL(o), (unsigned long long)q->unsubmitted_v[i]);
+                snprintf(out, cap, "queue %p%s%s%s holds an unsubmitted accel_queue_signal(%llu) on it "
+                         "(forgotten accel_queue_submit?)", (void*)o, ACCEL_I_LABEL(o), (unsigned long long)q->unsubmitted_v[i]);
         accel_i_spin_unlock(&q->unsubmitted_lock);
     }
     accel_i_spin_unlock(&dev->objects_lock);
