@@ -2378,8 +2378,12 @@ struct accel_i_walker {
 static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
     accel_result r;
     uint64_t cur;
+    const accel_backend* be = q->obj.device->backend;
     accel_i_blocked_set(&q->walker->blocked, s, v);   /* every build: a destroy that waits reports it */
-    r = accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
+    do {   /* meanwhile the worker still reaps its queue's work (the value may come from it) */
+        uint64_t poll = be->queue_poll ? be->queue_poll(q) : 0;
+        r = accel_i_wait_internal(s, v, poll ? poll : ACCEL_WAIT_FOREVER);
+    } while (r == ACCEL_TIMEOUT);
     accel_i_blocked_set(&q->walker->blocked, NULL, 0);
     cur = accel_signal_value(s);
     if (r != ACCEL_OK && r != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur)) cur = accel_i_failed_value(r);
