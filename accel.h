@@ -2225,6 +2225,7 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
    under the lock), and so on for the signals of this device failed that way (a work list through
    accel_signal.fail_next, no recursion, no allocation); then, outside the lock, each failure is
    published to the device. Signals of other devices are raised afterwards through accel_i_raise. */
+#if !defined(ACCEL_NO_THREADS)   /* only the batch walk adds */
 static void accel_i_dwait_add(accel_i_batch* b, accel_queue* q) {
     accel_device* dev = q->obj.device;
     if (b->dlisted) return;
@@ -2239,6 +2240,7 @@ static void accel_i_dwait_add(accel_i_batch* b, accel_queue* q) {
     accel_i_spin_unlock(&dev->dwait_lock);
     atomic_thread_fence(memory_order_seq_cst);   /* then the caller re-reads its waits' signals */
 }
+#endif
 static void accel_i_dwait_remove(accel_i_batch* b, accel_device* dev) {
     if (!b->dlisted) return;
     accel_i_spin_lock(&dev->dwait_lock);
@@ -2323,6 +2325,7 @@ static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64
    queue stays in order. No host thread wakes for a batch whose waits all go to the device. */
 #define ACCEL_I_HANDOFF ((accel_result)1000)   /* private: the rest of the batch goes to the queue's worker */
 
+#if !defined(ACCEL_NO_THREADS)   /* GPU backends need threads: no-threads builds have none to walk */
 /* The next segment of b from b->pc. */
 static accel_i_segment accel_i_next_segment(const accel_i_batch* b) {
     accel_i_segment sg;
@@ -2361,7 +2364,6 @@ static uint64_t accel_i_recheck(accel_i_batch* b, const accel_i_segment* sg) {
     return 0;
 }
 
-#if !defined(ACCEL_NO_THREADS)
 /* A queue's worker: the batches handed to it, oldest first, and who is walking. */
 struct accel_i_walker {
     accel_queue* q;
@@ -2389,7 +2391,6 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
     if (r != ACCEL_OK && r != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur)) cur = accel_i_failed_value(r);
     return accel_i_failed(cur) ? cur : 0;
 }
-#endif
 
 /* Makes a segment ready: classifies its waits, gating on the host when allowed. Returns READY,
    GATED (may_block false: hand off) or FAILED (*failed). */
@@ -2404,9 +2405,7 @@ static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment
         }
         if (k != ACCEL_I_SEG_GATED) return k;
         if (!may_block) return k;
-#if !defined(ACCEL_NO_THREADS)
         if ((*failed = accel_i_gate(q, b->cmds[at].u.sig.signal, b->cmds[at].u.sig.value)) != 0) return ACCEL_I_SEG_FAILED;
-#endif
     }
 }
 
@@ -2439,6 +2438,8 @@ static accel_result accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_bloc
     d->backend->batch_submitted(q, b);
     return r;
 }
+
+#endif
 
 /* The device finished b (or b never reached it): its references go, and it leaves the dwaits list. */
 static void accel_i_batch_complete(accel_queue* q, accel_i_batch* b) {
