@@ -116,6 +116,28 @@
    logger prints errors and warnings to stderr. Out of memory is ACCEL_ERROR_OUT_OF_MEMORY with nothing
    leaked.
 
+   ==== Profiling ===============================================================================
+   accel_queue_timestamp records a command that writes the moment the commands before it completed, in
+   nanoseconds on the host clock accel uses for timeouts and traces, which accel_host_time_ns reads:
+   CLOCK_MONOTONIC on POSIX where <time.h> declares it at the implementation's compile (gnu modes,
+   _POSIX_C_SOURCE, C++ on glibc), QueryPerformanceCounter on Windows, else timespec_get(TIME_UTC) (strict
+   -std=c11 on glibc, WASI: a wall clock, which an NTP step can move). Compare timestamps with
+   accel_host_time_ns readings, not with a clock of your own.
+   The trace: set accel_device_desc.trace_path (or the environment variable ACCEL_TRACE=path) and the
+   device writes a Chrome trace-event JSON file that ui.perfetto.dev and chrome://tracing open:
+     - process "host": a track per host thread, with its submit, finish and wait spans and its
+       accel_signal_set calls;
+     - process "<backend> device": a track per queue, with each command's execution span, named by the
+       program (exec) or the command (copy, fill, update, barrier, timestamp, wait, signal), args with
+       groups, invocations and bytes;
+     - an instant per signal value reached (args: value), and a flow arrow from the signal that reached
+       a value to every wait (queue or host) it released.
+   Times are microseconds of the clock above (3 decimals: nanoseconds). Events are kept in a fixed buffer
+   of 4096 (about 0.5 MiB) that is written out whenever it fills and at accel_device_destroy, so a long
+   run never grows memory; a "trace flush" span on the host track shows where writing it out cost
+   time. A file that cannot be opened is a warning, and the device runs untraced. Off, tracing costs
+   a branch per command; on, two clock readings and a locked append per command.
+
    ==== Backends and run-time loading ===========================================================
    The CPU backend is always here. accel_cuda.h and accel_vulkan.h add GPU backends that load their
    drivers with dlopen/LoadLibrary at run time; where the driver is missing they return
@@ -219,6 +241,9 @@ typedef struct accel_device_desc {
     accel_logger logger;            /* zero: errors and warnings to stderr */
     bool debug;                     /* extra validation and hang diagnostics */
     const char* label;
+    /* Chrome trace-event JSON written here (see "Profiling" above); NULL: the environment variable
+       ACCEL_TRACE if set, else no trace. The string is read at create only. */
+    const char* trace_path;
 } accel_device_desc;
 
 /* Creates a device. desc NULL = all defaults. Errors: INVALID_ARGUMENT (out NULL, bad desc),
@@ -350,6 +375,14 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
 ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern);
 ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset, const void* data, size_t size);  /* data copied now */
 ACCEL_API void accel_queue_barrier(accel_queue* q);
+/* Records a command that writes, when the commands before it have completed, a uint64_t: that moment in
+   nanoseconds on the host's monotonic clock (see "Profiling"; device clocks converted), at dst + offset.
+   Any queue type. offset must be a multiple of 8 (GPUs write the value as one 64-bit store) and
+   offset + 8 within dst; dst a buffer this queue's device can use. Errors (NULL, range, alignment,
+   another device's buffer) are recording errors, returned by the next submit. */
+ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t offset);
+/* Now, in nanoseconds on the clock of timestamps and traces (see "Profiling"). Any thread. */
+ACCEL_API uint64_t accel_host_time_ns(void);
 /* Hands the batch to the device and returns at once. Returns the first recording error (and discards
    the batch: nothing of it runs), OUT_OF_MEMORY, DEVICE_LOST, or OK (also for an empty batch). */
 ACCEL_API accel_result accel_queue_submit(accel_queue* q);
@@ -827,7 +860,7 @@ struct accel_i_object {
 
 typedef enum accel_i_cmd_kind {
     ACCEL_I_CMD_WAIT, ACCEL_I_CMD_SIGNAL, ACCEL_I_CMD_EXEC, ACCEL_I_CMD_COPY,
-    ACCEL_I_CMD_FILL, ACCEL_I_CMD_UPDATE, ACCEL_I_CMD_BARRIER
+    ACCEL_I_CMD_FILL, ACCEL_I_CMD_UPDATE, ACCEL_I_CMD_BARRIER, ACCEL_I_CMD_TIMESTAMP
 } accel_i_cmd_kind;
 
 typedef struct accel_i_cmd {
@@ -839,6 +872,7 @@ typedef struct accel_i_cmd {
         struct { accel_buffer* dst; accel_buffer* src; size_t dst_offset, src_offset, size; } copy;
         struct { accel_buffer* dst; size_t offset, size; uint32_t pattern; } fill;
         struct { accel_buffer* dst; size_t offset, size, data; } update;   /* data: arena offset */
+        struct { accel_buffer* dst; size_t offset; } stamp;                  /* timestamp */
     } u;
 } accel_i_cmd;
 
@@ -877,6 +911,12 @@ struct accel_backend {
     size_t (*queue_describe)(accel_queue* q, char* out, size_t cap);
 };
 
+/* Tracing (see "core: trace"): where a signal last reached a value, so that a wait can draw its flow
+   arrow from there. */
+typedef struct accel_i_trace accel_i_trace;
+typedef struct accel_i_trace_mark { uint64_t value, t; uint32_t track; } accel_i_trace_mark;
+#define ACCEL_I_TRACE_MARKS 4u
+
 struct accel_device {
     const accel_backend* backend;
     accel_allocator allocator;
@@ -887,10 +927,17 @@ struct accel_device {
     accel_i_a32 lost;
     accel_i_a32 objects_lock;
     accel_i_object* objects;
+    accel_i_trace* trace;          /* NULL: not tracing (the one branch tracing costs when off) */
 };
 struct accel_buffer  { accel_i_object obj; size_t size; accel_memory memory; void* mapped; };
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
-struct accel_signal  { accel_i_object obj; accel_i_a64 promised; };   /* promised: debug only, see accel_i_debug_promise */
+struct accel_signal {
+    accel_i_object obj;
+    accel_i_a64 promised;          /* debug only, see accel_i_debug_promise */
+    accel_i_trace_mark marks[ACCEL_I_TRACE_MARKS];   /* tracing: the last values reached; under the trace lock */
+    uint32_t mark_next;
+    uint32_t trace_id;             /* tracing: "#n" names an unlabelled signal in the trace */
+};
 struct accel_queue {
     accel_i_object obj;
     accel_queue_type type;
@@ -899,6 +946,7 @@ struct accel_queue {
     accel_i_a32 free_lock;
     accel_i_batch* free_batches;   /* recycled batches, capacity kept */
     uint32_t free_count;
+    uint32_t trace_track;          /* tracing: the queue's track in the trace */
 };
 
 /* ==== core: allocation and logging ==== */
@@ -1033,6 +1081,297 @@ static void accel_i_release(void* obj) {
 }
 static bool accel_i_lost(accel_device* dev) { return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0; }
 
+/* ==== core: trace ==== */
+/* The trace recorder, shared by every backend (the kit functions a backend calls are marked "kit").
+   Chrome trace-event JSON: {"traceEvents":[...]} with complete spans ("X"), thread-scoped instants
+   ("i"), flow starts and ends ("s", "f" with an id; "f" binds to the enclosing slice, "bp":"e") and
+   thread names ("M"). Process 1 is the host (a track per host thread that calls accel), process 2 the
+   device (a track per queue). Events wait in a fixed array and are written out when it fills and at
+   accel_device_destroy: memory stays bounded. All under one mutex; names are copied, since the objects
+   they name may be gone when the events are written. */
+#define ACCEL_I_TRACE_EVENTS 4096u
+#define ACCEL_I_TRACE_HOST 0x80000000u   /* track bit: a host thread's track, else a queue's */
+
+typedef struct accel_i_trace_arg { const char* key; uint64_t value; } accel_i_trace_arg;   /* key: static */
+typedef struct accel_i_trace_event {
+    uint64_t t0, t1, id;              /* ns; t1: spans; id: flows */
+    accel_i_trace_arg args[3];        /* key NULL: unused */
+    uint32_t track;
+    char ph;                          /* 'X', 'i', 's', 'f', 'M' (thread name: label) */
+    const char* what;                 /* static: "copy", "wait", ...; the name is "what label" */
+    char label[48];
+} accel_i_trace_event;
+struct accel_i_trace {
+    FILE* file;
+    accel_i_mutex lock;
+    accel_i_trace_event* events;
+    uint32_t count, queues, signals;
+    uint64_t flows, host_named;       /* flow ids handed out; host threads 1..64 named so far (bits) */
+    bool written;                     /* an event is in the file already: a comma goes before the next */
+};
+
+#if defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_host_thread(void) { return 1; }
+#else
+#  if defined(__cplusplus)
+#    define ACCEL_I_THREAD_LOCAL thread_local
+#  elif defined(_MSC_VER)
+#    define ACCEL_I_THREAD_LOCAL __declspec(thread)
+#  else
+#    define ACCEL_I_THREAD_LOCAL _Thread_local
+#  endif
+/* A small number per host thread (1, 2, ...): the host track of the calling thread. Process-wide, as
+   threads are (the one piece of global state tracing has). */
+static uint32_t accel_i_host_thread(void) {
+    static accel_i_a32 next;
+    static ACCEL_I_THREAD_LOCAL uint32_t mine;
+    if (!mine) mine = atomic_fetch_add(&next, 1u) + 1u;
+    return mine;
+}
+#endif
+
+static void accel_i_trace_str(FILE* f, const char* s) {   /* a JSON string body */
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+        else fputc(ch, f);
+    }
+}
+static void accel_i_trace_us(FILE* f, const char* key, uint64_t ns) {   /* exact: no doubles */
+    fprintf(f, ",\"%s\":%llu.%03u", key, (unsigned long long)(ns / 1000u), (unsigned)(ns % 1000u));
+}
+static void accel_i_trace_write(accel_i_trace* t, const accel_i_trace_event* e) {
+    FILE* f = t->file;
+    bool host = (e->track & ACCEL_I_TRACE_HOST) != 0;
+    fputs(t->written ? ",\n{\"name\":\"" : "{\"name\":\"", f);
+    t->written = true;
+    if (e->what) fputs(e->what, f);
+    if (e->what && e->label[0] && e->ph != 'M') fputc(' ', f);
+    if (e->ph != 'M') accel_i_trace_str(f, e->label);
+    fprintf(f, "\",\"cat\":\"accel\",\"ph\":\"%c\",\"pid\":%u,\"tid\":%u", e->ph, host ? 1u : 2u,
+            (unsigned)(e->track & ~ACCEL_I_TRACE_HOST));
+    if (e->ph == 'M') { fputs(",\"args\":{\"name\":\"", f); accel_i_trace_str(f, e->label); fputs("\"}}", f); return; }
+    accel_i_trace_us(f, "ts", e->t0);
+    if (e->ph == 'X') accel_i_trace_us(f, "dur", e->t1 - e->t0);
+    if (e->ph == 'i') fputs(",\"s\":\"t\"", f);
+    if (e->ph == 's' || e->ph == 'f') fprintf(f, ",\"id\":%llu", (unsigned long long)e->id);
+    if (e->ph == 'f') fputs(",\"bp\":\"e\"", f);
+    for (int i = 0; i < 3 && e->args[i].key; i++)
+        fprintf(f, "%s\"%s\":%llu", i ? "," : ",\"args\":{", e->args[i].key, (unsigned long long)e->args[i].value);
+    fputs(e->args[0].key ? "}}" : "}", f);
+}
+/* Lock held: writes the buffered events out. */
+static void accel_i_trace_flush(accel_i_trace* t) {
+    for (uint32_t i = 0; i < t->count; i++) accel_i_trace_write(t, &t->events[i]);
+    t->count = 0;
+}
+/* Lock held: appends an event (writing the buffer out first when it is full). */
+static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, char ph, uint32_t track, const char* what,
+                                              const char* label, uint64_t t0, uint64_t t1) {
+    accel_i_trace_event* e;
+    if (t->count == ACCEL_I_TRACE_EVENTS) {
+        uint64_t f0 = accel_i_now_ns();
+        accel_i_trace_flush(t);
+        e = &t->events[t->count++];   /* the flush itself, so the cost it added shows */
+        memset(e, 0, sizeof *e);
+        e->ph = 'X'; e->track = ACCEL_I_TRACE_HOST | accel_i_host_thread(); e->what = "trace flush";
+        e->t0 = f0; e->t1 = accel_i_now_ns();
+    }
+    e = &t->events[t->count++];
+    e->t0 = t0; e->t1 = t1 > t0 ? t1 : t0; e->id = 0;
+    e->args[0].key = e->args[1].key = e->args[2].key = NULL;
+    e->track = track; e->ph = ph; e->what = what;
+    accel_i_copy_label(e->label, sizeof e->label, label);
+    return e;
+}
+
+/* kit: the calling host thread's track (named in the trace the first time it appears). */
+static uint32_t accel_i_trace_host(accel_device* dev) {
+    accel_i_trace* t = dev->trace;
+    uint32_t n = accel_i_host_thread();
+    accel_i_mutex_lock(&t->lock);
+    if (n <= 64 && !(t->host_named & ((uint64_t)1 << (n - 1)))) {
+        char name[32];
+        snprintf(name, sizeof name, "host thread %u", (unsigned)n);
+        t->host_named |= (uint64_t)1 << (n - 1);
+        accel_i_trace_put(t, 'M', ACCEL_I_TRACE_HOST | n, "thread_name", name, 0, 0);
+    }
+    accel_i_mutex_unlock(&t->lock);
+    return ACCEL_I_TRACE_HOST | n;
+}
+/* kit: a span [t0, t1] on a track, named "what label" (either may be empty), with up to 3 args. */
+static void accel_i_trace_span(accel_device* dev, uint32_t track, const char* what, const char* label,
+                               uint64_t t0, uint64_t t1, const accel_i_trace_arg* args, uint32_t n) {
+    accel_i_trace* t = dev->trace;
+    accel_i_trace_event* e;
+    accel_i_mutex_lock(&t->lock);
+    e = accel_i_trace_put(t, 'X', track, what, label, t0, t1);
+    for (uint32_t i = 0; i < n && i < 3; i++) e->args[i] = args[i];
+    accel_i_mutex_unlock(&t->lock);
+}
+/* Lock held: an event about signal s, named "what <label>" or, unlabelled, "what #n". */
+static accel_i_trace_event* accel_i_trace_put_signal(accel_i_trace* t, char ph, uint32_t track, const char* what,
+                                                     const accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
+    accel_i_trace_event* e = accel_i_trace_put(t, ph, track, what, s->obj.label, t0, t1);
+    if (!s->obj.label[0] || strcmp(s->obj.label, "signal") == 0) snprintf(e->label, sizeof e->label, "#%u", (unsigned)s->trace_id);
+    e->args[0].key = "value"; e->args[0].value = v;
+    return e;
+}
+/* Lock held: a flow arrow from (from, t_from) to the slice enclosing (to, t_to). */
+static void accel_i_trace_flow_locked(accel_i_trace* t, uint32_t from, uint64_t t_from, uint32_t to, uint64_t t_to) {
+    uint64_t id = ++t->flows;
+    accel_i_trace_put(t, 's', from, "flow", NULL, t_from, t_from)->id = id;
+    accel_i_trace_put(t, 'f', to, "flow", NULL, t_to, t_to)->id = id;
+}
+/* kit: s reaches v at t0 on a track: the span [t0, t1] of whatever raises it ("what": "signal" for a
+   queue's signal command, "set" for accel_signal_set), an instant, and the mark waits link to. Call it
+   BEFORE the raise becomes visible: a wait it releases looks for the mark as soon as it wakes. */
+static void accel_i_trace_instant(accel_device* dev, uint32_t track, const char* what, accel_signal* s, uint64_t v,
+                                  uint64_t t0, uint64_t t1) {
+    accel_i_trace* t = dev->trace;
+    accel_i_trace_mark* m;
+    accel_i_mutex_lock(&t->lock);
+    accel_i_trace_put_signal(t, 'X', track, what, s, v, t0, t1);
+    accel_i_trace_put_signal(t, 'i', track, NULL, s, v, t0, t0);
+    m = &s->marks[s->mark_next++ % ACCEL_I_TRACE_MARKS];
+    m->value = v; m->t = t0; m->track = track;
+    accel_i_mutex_unlock(&t->lock);
+}
+/* Lock held: the flow arrow to (track, t) from the mark of the lowest value >= v that s reached. */
+static void accel_i_trace_link_locked(accel_device* dev, accel_signal* s, uint64_t v, uint32_t track, uint64_t t) {
+    const accel_i_trace_mark* best = NULL;
+    for (uint32_t i = 0; s->obj.device == dev && i < ACCEL_I_TRACE_MARKS; i++) {
+        const accel_i_trace_mark* m = &s->marks[i];
+        if (m->t && m->value >= v && (!best || m->value < best->value)) best = m;
+    }
+    if (best) accel_i_trace_flow_locked(dev->trace, best->track, best->t, track, t);
+}
+/* A host wait on signals[0..n) of the first one's device, from t0 to now: one span, a flow per signal. */
+static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0) {
+    accel_device* dev = s[0]->obj.device;
+    uint32_t track = accel_i_trace_host(dev);
+    accel_i_trace_event* e;
+    accel_i_mutex_lock(&dev->trace->lock);
+    if (n == 1) accel_i_trace_put_signal(dev->trace, 'X', track, "wait", s[0], v[0], t0, accel_i_now_ns());
+    else {
+        e = accel_i_trace_put(dev->trace, 'X', track, "wait many", NULL, t0, accel_i_now_ns());
+        e->args[0].key = "signals"; e->args[0].value = n;
+    }
+    for (uint32_t i = 0; i < n; i++) accel_i_trace_link_locked(dev, s[i], v[i], track, t0);
+    accel_i_mutex_unlock(&dev->trace->lock);
+}
+/* kit: a wait for s >= v that ended at t1 (span [t0, t1] named "what label"), with the flow arrow from
+   the mark of the lowest value >= v that s reached (none when s reached it untraced: set before the
+   trace began, its initial value, or a signal of another device). */
+static void accel_i_trace_waited(accel_device* dev, uint32_t track, const char* what, accel_signal* s, uint64_t v,
+                                 uint64_t t0, uint64_t t1) {
+    accel_i_trace* t = dev->trace;
+    accel_i_mutex_lock(&t->lock);
+    accel_i_trace_put_signal(t, 'X', track, what, s, v, t0, t1);
+    accel_i_trace_link_locked(dev, s, v, track, t0);
+    accel_i_mutex_unlock(&t->lock);
+}
+/* kit: a command of batch b that ran on q's device from t0 to t1 (device times converted to the host
+   clock). Waits and signals get their flows and marks. */
+static void accel_i_trace_cmd(accel_queue* q, const accel_i_batch* b, const accel_i_cmd* c, uint64_t t0, uint64_t t1) {
+    accel_device* dev = q->obj.device;
+    accel_i_trace_arg a[3] = { { NULL, 0 }, { NULL, 0 }, { NULL, 0 } };
+    const char* what = NULL;
+    const char* label = NULL;
+    uint32_t n = 1;
+    switch (c->kind) {
+    case ACCEL_I_CMD_WAIT: accel_i_trace_waited(dev, q->trace_track, "wait", c->u.sig.signal, c->u.sig.value, t0, t1); return;
+    case ACCEL_I_CMD_SIGNAL: accel_i_trace_instant(dev, q->trace_track, "signal", c->u.sig.signal, c->u.sig.value, t0, t1); return;
+    case ACCEL_I_CMD_EXEC: {
+        const accel_exec_params* p = &c->u.exec.params;
+        a[0].key = "groups"; a[0].value = 1;
+        a[1].key = "invocations"; a[1].value = 1;
+        for (int d = 0; d < 3; d++) {
+            a[0].value *= ((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d];
+            a[1].value *= p->global_size[d];
+        }
+        a[2].key = "buffers"; a[2].value = c->u.exec.buffer_count;
+        label = c->u.exec.program->obj.label;
+        if (!label[0]) what = "exec";
+        n = 3;
+        break;
+    }
+    case ACCEL_I_CMD_COPY: what = "copy"; a[0].key = "bytes"; a[0].value = c->u.copy.size; break;
+    case ACCEL_I_CMD_FILL: what = "fill"; a[0].key = "bytes"; a[0].value = c->u.fill.size; break;
+    case ACCEL_I_CMD_UPDATE: what = "update"; a[0].key = "bytes"; a[0].value = c->u.update.size; break;
+    case ACCEL_I_CMD_BARRIER: what = "barrier"; n = 0; break;
+    case ACCEL_I_CMD_TIMESTAMP: what = "timestamp"; a[0].key = "offset"; a[0].value = c->u.stamp.offset; break;
+    }
+    (void)b;
+    accel_i_trace_span(dev, q->trace_track, what, label, t0, t1, a, n);
+}
+
+/* Device create: opens the trace when asked for (desc, then ACCEL_TRACE). OUT_OF_MEMORY; a file that
+   will not open is a warning and no trace. */
+static accel_result accel_i_trace_open(accel_device* dev, const accel_device_desc* d) {
+    const char* path = d->trace_path ? d->trace_path : getenv("ACCEL_TRACE");
+    accel_i_trace* t;
+    if (!path || !path[0]) return ACCEL_OK;
+    t = (accel_i_trace*)accel_i_dev_alloc(dev, sizeof *t);
+    if (!t) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_device_create: out of host memory for the trace");
+    memset((void*)t, 0, sizeof *t);
+    t->events = (accel_i_trace_event*)accel_i_dev_alloc(dev, ACCEL_I_TRACE_EVENTS * sizeof *t->events);
+    if (!t->events || !accel_i_mutex_init(&t->lock)) {
+        accel_i_dev_free(dev, t->events, ACCEL_I_TRACE_EVENTS * sizeof *t->events);
+        accel_i_dev_free(dev, t, sizeof *t);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_device_create: out of host memory for the trace");
+    }
+    if ((t->file = fopen(path, "w")) == NULL) {
+        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: cannot open the trace file '%s'; tracing is off", path);
+        accel_i_mutex_destroy(&t->lock);
+        accel_i_dev_free(dev, t->events, ACCEL_I_TRACE_EVENTS * sizeof *t->events);
+        accel_i_dev_free(dev, t, sizeof *t);
+        return ACCEL_OK;
+    }
+    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", t->file);
+    fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"host\"}},\n", t->file);
+    fprintf(t->file, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"%s device ", dev->backend->name);
+    accel_i_trace_str(t->file, dev->label);
+    fputs("\"}}", t->file);
+    t->written = true;
+    dev->trace = t;
+    return ACCEL_OK;
+}
+/* Device destroy (every queue finished): writes the rest and closes the file. */
+static void accel_i_trace_close(accel_device* dev) {
+    accel_i_trace* t = dev->trace;
+    if (!t) return;
+    accel_i_trace_flush(t);
+    fputs("\n]}\n", t->file);
+    if (ferror(t->file) | fclose(t->file))
+        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: writing the trace file failed; it is incomplete");
+    accel_i_mutex_destroy(&t->lock);
+    accel_i_dev_free(dev, t->events, ACCEL_I_TRACE_EVENTS * sizeof *t->events);
+    accel_i_dev_free(dev, t, sizeof *t);
+    dev->trace = NULL;
+}
+/* Signal create: its number in the trace. */
+static void accel_i_trace_signal(accel_signal* s) {
+    accel_i_trace* t = s->obj.device->trace;
+    s->trace_id = 0;
+    if (!t) return;
+    accel_i_mutex_lock(&t->lock);
+    s->trace_id = ++t->signals;
+    accel_i_mutex_unlock(&t->lock);
+}
+/* Queue create: the queue's track, named "<label> <n>". */
+static void accel_i_trace_queue(accel_queue* q) {
+    accel_i_trace* t = q->obj.device->trace;
+    char name[64];
+    if (!t) return;
+    accel_i_mutex_lock(&t->lock);
+    q->trace_track = ++t->queues;
+    snprintf(name, sizeof name, "%s %u", q->obj.label, (unsigned)q->trace_track);
+    accel_i_trace_put(t, 'M', q->trace_track, "thread_name", name, 0, 0);
+    accel_i_mutex_unlock(&t->lock);
+}
+
 /* ==== core: results and backends ==== */
 ACCEL_API const char* accel_result_string(accel_result r) {
     switch (r) {
@@ -1062,6 +1401,7 @@ ACCEL_API accel_result accel_backend_device_count(const accel_backend* b, uint32
 /* ==== core: devices ==== */
 ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_device** out) {
     accel_device_desc d;
+    accel_result r;
     if (!out) return ACCEL_ERROR_INVALID_ARGUMENT;
     *out = NULL;
     if (desc) d = *desc; else memset(&d, 0, sizeof d);
@@ -1075,7 +1415,12 @@ ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_
         d.allocator.free_fn = accel_i_default_free;
         d.allocator.user = NULL;
     }
-    return d.backend->device_create(d.backend, &d, out);
+    r = d.backend->device_create(d.backend, &d, out);
+    if (r == ACCEL_OK && (r = accel_i_trace_open(*out, &d)) != ACCEL_OK) {
+        accel_device_destroy(*out);
+        *out = NULL;
+    }
+    return r;
 }
 
 ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backends, uint32_t count,
@@ -1116,6 +1461,7 @@ ACCEL_API void accel_device_destroy(accel_device* dev) {
     if (!dev) return;
     while ((o = accel_i_first_object(dev, ACCEL_I_QUEUE)) != NULL) accel_i_object_free(o);   /* waits */
     while ((o = accel_i_first_object(dev, -1)) != NULL) accel_i_object_free(o);
+    accel_i_trace_close(dev);
     dev->backend->device_destroy(dev);
 }
 
@@ -1188,17 +1534,29 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
     if (initial > ACCEL_SIGNAL_MAX)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_create: initial value above ACCEL_SIGNAL_MAX");
     accel_result r = dev->backend->signal_create(dev, initial, out);
-    if (r == ACCEL_OK) atomic_init(&(*out)->promised, initial);
+    if (r == ACCEL_OK) {
+        atomic_init(&(*out)->promised, initial);
+        memset((void*)(*out)->marks, 0, sizeof (*out)->marks);
+        (*out)->mark_next = 0;
+        accel_i_trace_signal(*out);
+    }
     return r;
 }
 ACCEL_API void accel_signal_destroy(accel_signal* s) { if (s) accel_i_release(s); }
 ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
     return s ? s->obj.device->backend->signal_value(s) : 0;
 }
+static accel_result accel_i_signal_set_traced(accel_signal* s, uint64_t value) {
+    accel_device* dev = s->obj.device;
+    uint64_t t0 = accel_i_now_ns();
+    accel_i_trace_instant(dev, accel_i_trace_host(dev), "set", s, value, t0, accel_i_now_ns());   /* before: see accel_i_trace_instant */
+    return accel_i_failed(dev->backend->signal_raise(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
+}
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
     if (!s) return ACCEL_ERROR_INVALID_ARGUMENT;
     if (value > ACCEL_SIGNAL_MAX)
         return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_set '%s': value above ACCEL_SIGNAL_MAX", s->obj.label);
+    if (s->obj.device->trace) return accel_i_signal_set_traced(s, value);
     return accel_i_failed(s->obj.device->backend->signal_raise(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
 /* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). Negated as unsigned: any
@@ -1371,13 +1729,16 @@ ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, cons
     uint32_t first = 0;
     accel_result r = accel_i_check_wait_args(signals, values, count);
     const accel_backend* b;
+    uint64_t t0;
     if (r != ACCEL_OK) return r;
+    t0 = signals[0]->obj.device->trace ? accel_i_now_ns() : 0;
     b = signals[0]->obj.device->backend;
     for (uint32_t i = 1; i < count; i++) if (signals[i]->obj.device->backend != b) b = NULL;
     if (timeout_ns != 0 && signals[0]->obj.device->debug) accel_i_debug_unreachable(signals, values, count, wait_all);
     r = b ? b->signal_wait_many(signals, values, count, wait_all, timeout_ns, &first)
           : accel_i_wait_mixed(signals, values, count, wait_all, timeout_ns, &first);
     if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
+    if (t0) accel_i_trace_host_wait(signals, values, count, t0);
     if (((r == ACCEL_TIMEOUT && timeout_ns != 0) || r == ACCEL_ERROR_DEADLOCK) && signals[0]->obj.device->debug)
         accel_i_debug_hang(signals[0]->obj.device, "accel_signal_wait", signals, values, count, timeout_ns);
     return r;
@@ -1413,6 +1774,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_COPY: accel_i_release(c->u.copy.dst); accel_i_release(c->u.copy.src); break;
         case ACCEL_I_CMD_FILL: accel_i_release(c->u.fill.dst); break;
         case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
+        case ACCEL_I_CMD_TIMESTAMP: accel_i_release(c->u.stamp.dst); break;
         case ACCEL_I_CMD_BARRIER: break;
         }
     }
@@ -1661,7 +2023,33 @@ ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offs
 ACCEL_API void accel_queue_barrier(accel_queue* q) {
     if (q) accel_i_rec_push(q, ACCEL_I_CMD_BARRIER, 0, NULL, "accel_queue_barrier");
 }
+ACCEL_API uint64_t accel_host_time_ns(void) { return accel_i_now_ns(); }
+ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t offset) {
+    const char* fn = "accel_queue_timestamp";
+    accel_i_cmd* c;
+    if (!q || !accel_i_rec_buffer_ok(q, dst, offset, 8, fn)) return;
+    if (offset & 7u) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu must be a multiple of 8", fn, offset);
+        return;
+    }
+    if (q->obj.device->backend != accel_cpu_backend()) {   /* until the GPU backends translate it (issue 15) */
+        accel_i_rec_error(q, ACCEL_ERROR_UNSUPPORTED, "%s: not on the %s backend yet", fn, q->obj.device->backend->name);
+        return;
+    }
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_TIMESTAMP, 0, NULL, fn)) == NULL) return;
+    accel_i_retain(dst);
+    c->u.stamp.dst = dst; c->u.stamp.offset = offset;
+}
 
+/* Submit with a host span (the batch is the backend's once handed over: its size is read before). */
+static accel_result accel_i_submit_traced(accel_queue* q, accel_i_batch* b) {
+    accel_device* dev = q->obj.device;
+    accel_i_trace_arg a = { "commands", b->count };
+    uint64_t t0 = accel_i_now_ns();
+    accel_result r = dev->backend->queue_submit(q, b);
+    accel_i_trace_span(dev, accel_i_trace_host(dev), "submit", q->obj.label, t0, accel_i_now_ns(), &a, 1);
+    return r;
+}
 ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     accel_i_batch* b;
     accel_result r;
@@ -1676,13 +2064,17 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
         return r;
     }
     if (q->obj.device->debug) accel_i_debug_promise(b);
+    if (q->obj.device->trace) return accel_i_submit_traced(q, b);
     return q->obj.device->backend->queue_submit(q, b);
 }
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
     accel_result r, w;
+    uint64_t t0;
     if (!q) return ACCEL_ERROR_INVALID_ARGUMENT;
     r = accel_queue_submit(q);
+    t0 = q->obj.device->trace ? accel_i_now_ns() : 0;
     w = q->obj.device->backend->queue_wait_idle(q, timeout_ns);
+    if (t0) accel_i_trace_span(q->obj.device, accel_i_trace_host(q->obj.device), "finish", q->obj.label, t0, accel_i_now_ns(), NULL, 0);
     if (((w == ACCEL_TIMEOUT && timeout_ns != 0) || w == ACCEL_ERROR_DEADLOCK) && q->obj.device->debug)
         accel_i_debug_hang(q->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
     return r != ACCEL_OK ? r : w;
@@ -1707,6 +2099,8 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     q->free_batches = NULL;
     q->free_count = 0;
     accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE, type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
+    q->trace_track = 0;
+    accel_i_trace_queue(q);
 }
 /* Core part of a backend's queue teardown: drops the unsubmitted batch and the recycled ones. */
 static void accel_i_queue_fini(accel_queue* q) {
@@ -2212,8 +2606,17 @@ static void accel_i_cpu_fill(unsigned char* dst, size_t size, uint32_t pattern) 
     }
 }
 
-/* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). */
+/* A command that ran from t0 to now: its trace span; returns now. */
+static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c, uint64_t t0) {
+    uint64_t t1 = accel_i_now_ns();
+    accel_i_trace_cmd(&q->base, b, c, t0, t1);
+    return t1;
+}
+/* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). With a
+   trace, each command's span is its start and end on the host clock (the CPU device's clock). */
 static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
+    bool trace = q->base.obj.device->trace != NULL;
+    uint64_t t0 = trace ? accel_i_now_ns() : 0;   /* a command starts where the one before ended */
     for (; b->pc < b->count; b->pc++) {
         accel_i_cmd* c = &b->cmds[b->pc];
         switch (c->kind) {
@@ -2221,15 +2624,17 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             accel_result r = accel_i_cpu_wait_cmd(q, c->u.sig.signal, c->u.sig.value);
             if (r == ACCEL_TIMEOUT) return false;
             if (r != ACCEL_OK) {   /* drop the rest, pass the failure on */
+                if (trace) accel_i_trace_cmd(&q->base, b, c, t0, accel_i_now_ns());
                 accel_i_fail_rest(b, b->pc + 1, accel_signal_value(c->u.sig.signal));
                 b->pc = b->count;
                 return true;
             }
             break;
         }
-        case ACCEL_I_CMD_SIGNAL:
+        case ACCEL_I_CMD_SIGNAL:   /* traced before the raise: a waiter it wakes finds the mark */
+            if (trace) t0 = accel_i_cpu_traced(q, b, c, t0);
             c->u.sig.signal->obj.device->backend->signal_raise(c->u.sig.signal, c->u.sig.value);
-            break;
+            continue;
         case ACCEL_I_CMD_EXEC:
             accel_i_cpu_exec(q, b, c);
             break;
@@ -2246,7 +2651,13 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
         case ACCEL_I_CMD_BARRIER:
             atomic_thread_fence(memory_order_seq_cst);
             break;
+        case ACCEL_I_CMD_TIMESTAMP: {
+            uint64_t now = accel_i_now_ns();
+            memcpy((unsigned char*)c->u.stamp.dst->mapped + c->u.stamp.offset, &now, sizeof now);
+            break;
         }
+        }
+        if (trace) t0 = accel_i_cpu_traced(q, b, c, t0);
     }
     return true;
 }
