@@ -934,7 +934,8 @@ struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count
 struct accel_signal {
     accel_i_object obj;
     accel_i_a64 promised;          /* debug only, see accel_i_debug_promise */
-    accel_i_trace_mark marks[ACCEL_I_TRACE_MARKS];   /* tracing: the last values reached; under the trace lock */
+    accel_i_a32 mark_lock;         /* tracing: marks, mark_next */
+    accel_i_trace_mark marks[ACCEL_I_TRACE_MARKS];   /* tracing: the last values reached */
     uint32_t mark_next;
     uint32_t trace_id;             /* tracing: "#n" names an unlabelled signal in the trace */
 };
@@ -947,6 +948,7 @@ struct accel_queue {
     accel_i_batch* free_batches;   /* recycled batches, capacity kept */
     uint32_t free_count;
     uint32_t trace_track;          /* tracing: the queue's track in the trace */
+    struct accel_i_trace_buf* trace_buf;   /* tracing: where the queue's events go */
 };
 
 /* ==== core: allocation and logging ==== */
@@ -1082,32 +1084,51 @@ static void accel_i_release(void* obj) {
 static bool accel_i_lost(accel_device* dev) { return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0; }
 
 /* ==== core: trace ==== */
-/* The trace recorder, shared by every backend (the kit functions a backend calls are marked "kit").
+/* The trace recorder, shared by every backend (the functions marked "kit" are for backends too).
    Chrome trace-event JSON: {"traceEvents":[...]} with complete spans ("X"), thread-scoped instants
-   ("i"), flow starts and ends ("s", "f" with an id; "f" binds to the enclosing slice, "bp":"e") and
-   thread names ("M"). Process 1 is the host (a track per host thread that calls accel), process 2 the
-   device (a track per queue). Events wait in a fixed array and are written out when it fills and at
-   accel_device_destroy: memory stays bounded. All under one mutex; names are copied, since the objects
-   they name may be gone when the events are written. */
-#define ACCEL_I_TRACE_EVENTS 4096u
+   ("i"), flows ("s" and "f" with an id; "f" binds to the enclosing slice, "bp":"e") and thread names
+   ("M"). Process 1 is the host (a track per host thread that calls accel), process 2 the device (a
+   track per queue). Recording is cheap and formats nothing: an event keeps raw values (and a copy of
+   the name: the object may be gone when it is written), and the writer expands it. Each queue records
+   into a buffer of its own (its executor is the only writer, so no line of it moves between the
+   executor's core and the host thread's) and the host threads into the device's; a full buffer is
+   written out at once, so memory stays bounded: 4096 + 1024 per queue events of 120 bytes. */
+#define ACCEL_I_TRACE_HOST_EVENTS  4096u
+#define ACCEL_I_TRACE_QUEUE_EVENTS 1024u
 #define ACCEL_I_TRACE_HOST 0x80000000u   /* track bit: a host thread's track, else a queue's */
 
-typedef struct accel_i_trace_arg { const char* key; uint64_t value; } accel_i_trace_arg;   /* key: static */
+typedef enum accel_i_tev {
+    ACCEL_I_TEV_NAME,     /* a track's name: label */
+    ACCEL_I_TEV_SPAN,     /* "what label"; key: the name of arg a[0], NULL: no args */
+    ACCEL_I_TEV_EXEC,     /* program label; a: global and local sizes, 2 per word; aux: buffers */
+    ACCEL_I_TEV_SIGNAL,   /* signal reached a[0]: the span "what <signal>" and the instant "<signal>" */
+    ACCEL_I_TEV_WAIT,     /* the span "what <signal>" for a[0], and (a[2] != 0) a flow as FLOW's */
+    ACCEL_I_TEV_FLOW      /* a flow with id a[2] from (from, a[1]) to the slice at (track, t0) */
+} accel_i_tev;
 typedef struct accel_i_trace_event {
-    uint64_t t0, t1, id;              /* ns; t1: spans; id: flows */
-    accel_i_trace_arg args[3];        /* key NULL: unused */
-    uint32_t track;
-    char ph;                          /* 'X', 'i', 's', 'f', 'M' (thread name: label) */
-    const char* what;                 /* static: "copy", "wait", ...; the name is "what label" */
+    uint64_t t0, t1, a[3];            /* ns on the host clock */
+    const char* what;                 /* static */
+    const char* key;                  /* static */
+    uint32_t track, from, aux;        /* aux: a signal's number ("#n" when unlabelled), EXEC's buffers */
+    uint8_t ev;
     char label[48];
 } accel_i_trace_event;
+typedef struct accel_i_trace_buf {
+    accel_i_a32 lock;                 /* spin: a few stores per event; the rare write-out under it */
+    uint32_t count, cap, index;       /* index: flow ids are index << 40 | n */
+    uint64_t flows;
+    uint64_t flushed;                 /* when the last write-out ended */
+    accel_i_trace_event* events;
+} accel_i_trace_buf;
 struct accel_i_trace {
     FILE* file;
-    accel_i_mutex lock;
-    accel_i_trace_event* events;
-    uint32_t count, queues, signals;
-    uint64_t flows, host_named;       /* flow ids handed out; host threads 1..64 named so far (bits) */
-    bool written;                     /* an event is in the file already: a comma goes before the next */
+    accel_i_a32 file_lock;            /* the file, out, out_len and `written` */
+    bool written;                     /* an event is in the file: a comma goes before the next */
+    char* out;                        /* ACCEL_I_TRACE_OUT bytes of JSON on their way to the file */
+    size_t out_len;
+    accel_i_trace_buf host;           /* host threads' events (and a queue's whose buffer was refused) */
+    accel_i_a32 queues, signals;      /* tracks and signal numbers handed out */
+    accel_i_a64 host_named;           /* host threads 1..64 named so far (bits) */
 };
 
 #if defined(ACCEL_NO_THREADS)
@@ -1120,7 +1141,7 @@ static uint32_t accel_i_host_thread(void) { return 1; }
 #  else
 #    define ACCEL_I_THREAD_LOCAL _Thread_local
 #  endif
-/* A small number per host thread (1, 2, ...): the host track of the calling thread. Process-wide, as
+/* A small number per host thread (1, 2, ...): the calling thread's host track. Process-wide, as
    threads are (the one piece of global state tracing has). */
 static uint32_t accel_i_host_thread(void) {
     static accel_i_a32 next;
@@ -1130,183 +1151,307 @@ static uint32_t accel_i_host_thread(void) {
 }
 #endif
 
-static void accel_i_trace_str(FILE* f, const char* s) {   /* a JSON string body */
+/* ---- writing ---- */
+/* The writer formats into t->out (no stdio formatting: fprintf made writing an event cost 600 ns, 5x
+   the dispatch it describes) and hands full blocks to fwrite. Under the file lock. */
+#define ACCEL_I_TRACE_OUT 16384u
+static void accel_i_trace_drain(accel_i_trace* t) {
+    if (t->out_len) fwrite(t->out, 1, t->out_len, t->file);
+    t->out_len = 0;
+}
+static void accel_i_trace_raw(accel_i_trace* t, const char* s, size_t n) {
+    if (t->out_len + n > ACCEL_I_TRACE_OUT) accel_i_trace_drain(t);
+    if (n > ACCEL_I_TRACE_OUT) { fwrite(s, 1, n, t->file); return; }
+    memcpy(t->out + t->out_len, s, n);
+    t->out_len += n;
+}
+static void accel_i_trace_put_s(accel_i_trace* t, const char* s) { accel_i_trace_raw(t, s, strlen(s)); }
+static void accel_i_trace_put_u(accel_i_trace* t, uint64_t v) {
+    char d[24];
+    size_t n = sizeof d;
+    do { d[--n] = (char)('0' + v % 10u); v /= 10u; } while (v);
+    accel_i_trace_raw(t, d + n, sizeof d - n);
+}
+static void accel_i_trace_str(accel_i_trace* t, const char* s) {   /* a JSON string body */
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
+        char esc[8];
+        if (ch == '"' || ch == '\\') { esc[0] = '\\'; esc[1] = (char)ch; accel_i_trace_raw(t, esc, 2); }
+        else if (ch < 0x20) { snprintf(esc, sizeof esc, "\\u%04x", ch); accel_i_trace_raw(t, esc, 6); }
+        else accel_i_trace_raw(t, s, 1);
     }
 }
-static void accel_i_trace_us(FILE* f, const char* key, uint64_t ns) {   /* exact: no doubles */
-    fprintf(f, ",\"%s\":%llu.%03u", key, (unsigned long long)(ns / 1000u), (unsigned)(ns % 1000u));
+static void accel_i_trace_us(accel_i_trace* t, const char* key, uint64_t ns) {   /* ,"key":us.nnn exactly */
+    char frac[4] = { '.', (char)('0' + ns / 100u % 10u), (char)('0' + ns / 10u % 10u), (char)('0' + ns % 10u) };
+    accel_i_trace_put_s(t, key);
+    accel_i_trace_put_u(t, ns / 1000u);
+    accel_i_trace_raw(t, frac, 4);
+}
+static void accel_i_trace_pid_tid(accel_i_trace* t, uint32_t track) {
+    accel_i_trace_put_s(t, (track & ACCEL_I_TRACE_HOST) ? ",\"pid\":1,\"tid\":" : ",\"pid\":2,\"tid\":");
+    accel_i_trace_put_u(t, track & ~ACCEL_I_TRACE_HOST);
+}
+/* Opens one JSON event: {"name":"what label","cat":"accel","ph":"P","pid":..,"tid":..,"ts":t */
+static void accel_i_trace_head(accel_i_trace* t, const char* what, const char* label, char ph, uint32_t track, uint64_t ts) {
+    char p[] = "\",\"cat\":\"accel\",\"ph\":\"?\"";
+    accel_i_trace_put_s(t, t->written ? ",\n{\"name\":\"" : "{\"name\":\"");
+    t->written = true;
+    if (what) accel_i_trace_put_s(t, what);
+    if (what && label[0]) accel_i_trace_raw(t, " ", 1);
+    accel_i_trace_str(t, label);
+    p[sizeof p - 3] = ph;
+    accel_i_trace_raw(t, p, sizeof p - 1);
+    accel_i_trace_pid_tid(t, track);
+    accel_i_trace_us(t, ",\"ts\":", ts);
+}
+static void accel_i_trace_arg1(accel_i_trace* t, const char* key, uint64_t v) {   /* ,"args":{"key":v} */
+    accel_i_trace_put_s(t, ",\"args\":{\"");
+    accel_i_trace_put_s(t, key);
+    accel_i_trace_put_s(t, "\":");
+    accel_i_trace_put_u(t, v);
+    accel_i_trace_raw(t, "}", 1);
+}
+static void accel_i_trace_flow_out(accel_i_trace* t, const accel_i_trace_event* e) {
+    accel_i_trace_head(t, "flow", "", 's', e->from, e->a[1]);
+    accel_i_trace_put_s(t, ",\"id\":");
+    accel_i_trace_put_u(t, e->a[2]);
+    accel_i_trace_raw(t, "}", 1);
+    accel_i_trace_head(t, "flow", "", 'f', e->track, e->t0);
+    accel_i_trace_put_s(t, ",\"id\":");
+    accel_i_trace_put_u(t, e->a[2]);
+    accel_i_trace_put_s(t, ",\"bp\":\"e\"}");
+}
+static void accel_i_trace_exec_out(accel_i_trace* t, const accel_i_trace_event* e, const char* name) {
+    uint64_t groups = 1, items = 1;
+    for (int d = 0; d < 3; d++) {   /* a: gx gy | gz lx | ly lz */
+        uint64_t g = (e->a[d / 2] >> (32 * (d % 2))) & 0xffffffffu;
+        uint64_t l = (e->a[1 + (d + 1) / 2] >> (32 * ((d + 1) % 2))) & 0xffffffffu;
+        groups *= (g + l - 1) / l;
+        items *= g;
+    }
+    accel_i_trace_head(t, name[0] ? NULL : "exec", name, 'X', e->track, e->t0);
+    accel_i_trace_us(t, ",\"dur\":", e->t1 - e->t0);
+    accel_i_trace_put_s(t, ",\"args\":{\"groups\":");
+    accel_i_trace_put_u(t, groups);
+    accel_i_trace_put_s(t, ",\"invocations\":");
+    accel_i_trace_put_u(t, items);
+    accel_i_trace_put_s(t, ",\"buffers\":");
+    accel_i_trace_put_u(t, e->aux);
+    accel_i_trace_put_s(t, "}}");
 }
 static void accel_i_trace_write(accel_i_trace* t, const accel_i_trace_event* e) {
-    FILE* f = t->file;
-    bool host = (e->track & ACCEL_I_TRACE_HOST) != 0;
-    fputs(t->written ? ",\n{\"name\":\"" : "{\"name\":\"", f);
-    t->written = true;
-    if (e->what) fputs(e->what, f);
-    if (e->what && e->label[0] && e->ph != 'M') fputc(' ', f);
-    if (e->ph != 'M') accel_i_trace_str(f, e->label);
-    fprintf(f, "\",\"cat\":\"accel\",\"ph\":\"%c\",\"pid\":%u,\"tid\":%u", e->ph, host ? 1u : 2u,
-            (unsigned)(e->track & ~ACCEL_I_TRACE_HOST));
-    if (e->ph == 'M') { fputs(",\"args\":{\"name\":\"", f); accel_i_trace_str(f, e->label); fputs("\"}}", f); return; }
-    accel_i_trace_us(f, "ts", e->t0);
-    if (e->ph == 'X') accel_i_trace_us(f, "dur", e->t1 - e->t0);
-    if (e->ph == 'i') fputs(",\"s\":\"t\"", f);
-    if (e->ph == 's' || e->ph == 'f') fprintf(f, ",\"id\":%llu", (unsigned long long)e->id);
-    if (e->ph == 'f') fputs(",\"bp\":\"e\"", f);
-    for (int i = 0; i < 3 && e->args[i].key; i++)
-        fprintf(f, "%s\"%s\":%llu", i ? "," : ",\"args\":{", e->args[i].key, (unsigned long long)e->args[i].value);
-    fputs(e->args[0].key ? "}}" : "}", f);
-}
-/* Lock held: writes the buffered events out. */
-static void accel_i_trace_flush(accel_i_trace* t) {
-    for (uint32_t i = 0; i < t->count; i++) accel_i_trace_write(t, &t->events[i]);
-    t->count = 0;
-}
-/* Lock held: appends an event (writing the buffer out first when it is full). */
-static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, char ph, uint32_t track, const char* what,
-                                              const char* label, uint64_t t0, uint64_t t1) {
-    accel_i_trace_event* e;
-    if (t->count == ACCEL_I_TRACE_EVENTS) {
-        uint64_t f0 = accel_i_now_ns();
-        accel_i_trace_flush(t);
-        e = &t->events[t->count++];   /* the flush itself, so the cost it added shows */
-        memset(e, 0, sizeof *e);
-        e->ph = 'X'; e->track = ACCEL_I_TRACE_HOST | accel_i_host_thread(); e->what = "trace flush";
-        e->t0 = f0; e->t1 = accel_i_now_ns();
+    char sig[48];
+    const char* name = e->label;
+    if ((e->ev == ACCEL_I_TEV_SIGNAL || e->ev == ACCEL_I_TEV_WAIT) && (!name[0] || strcmp(name, "signal") == 0)) {
+        snprintf(sig, sizeof sig, "#%u", (unsigned)e->aux);   /* an unlabelled signal */
+        name = sig;
     }
-    e = &t->events[t->count++];
-    e->t0 = t0; e->t1 = t1 > t0 ? t1 : t0; e->id = 0;
-    e->args[0].key = e->args[1].key = e->args[2].key = NULL;
-    e->track = track; e->ph = ph; e->what = what;
+    switch ((accel_i_tev)e->ev) {
+    case ACCEL_I_TEV_NAME:
+        accel_i_trace_put_s(t, t->written ? ",\n{\"name\":\"thread_name\",\"ph\":\"M\"" : "{\"name\":\"thread_name\",\"ph\":\"M\"");
+        t->written = true;
+        accel_i_trace_pid_tid(t, e->track);
+        accel_i_trace_put_s(t, ",\"args\":{\"name\":\"");
+        accel_i_trace_str(t, name);
+        accel_i_trace_put_s(t, "\"}}");
+        return;
+    case ACCEL_I_TEV_FLOW: accel_i_trace_flow_out(t, e); return;
+    case ACCEL_I_TEV_EXEC: accel_i_trace_exec_out(t, e, name); return;
+    default: break;
+    }
+    accel_i_trace_head(t, e->what, name, 'X', e->track, e->t0);
+    accel_i_trace_us(t, ",\"dur\":", e->t1 - e->t0);
+    if (e->key) accel_i_trace_arg1(t, e->key, e->a[0]);
+    accel_i_trace_raw(t, "}", 1);
+    if (e->ev == ACCEL_I_TEV_SIGNAL) {
+        accel_i_trace_head(t, NULL, name, 'i', e->track, e->t0);
+        accel_i_trace_put_s(t, ",\"s\":\"t\"");
+        accel_i_trace_arg1(t, "value", e->a[0]);
+        accel_i_trace_raw(t, "}", 1);
+    }
+    if (e->ev == ACCEL_I_TEV_WAIT && e->a[2]) accel_i_trace_flow_out(t, e);
+}
+/* Lock of b held: writes its events out. */
+static void accel_i_trace_flush(accel_i_trace* t, accel_i_trace_buf* b) {
+    accel_i_spin_lock(&t->file_lock);
+    for (uint32_t i = 0; i < b->count; i++) accel_i_trace_write(t, &b->events[i]);
+    accel_i_trace_drain(t);
+    accel_i_spin_unlock(&t->file_lock);
+    b->count = 0;
+}
+
+/* ---- recording ---- */
+/* Lock of b held: a new event (b written out first when full: a "trace flush" span then shows what it
+   cost; *after, when given, gets the time it ended). */
+static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
+                                              const char* what, const char* label, uint64_t t0, uint64_t t1) {
+    accel_i_trace_event* e;
+    if (b->count == b->cap) {
+        uint64_t f0 = accel_i_now_ns();
+        accel_i_trace_flush(t, b);
+        e = &b->events[b->count++];
+        memset(e, 0, sizeof *e);
+        e->ev = ACCEL_I_TEV_SPAN; e->track = track; e->what = "trace flush";
+        e->t0 = f0 > t1 ? f0 : t1; e->t1 = b->flushed = accel_i_now_ns();
+    }
+    e = &b->events[b->count++];
+    e->ev = (uint8_t)ev; e->track = track; e->what = what; e->key = NULL;
+    e->t0 = t0; e->t1 = t1 > t0 ? t1 : t0;
     accel_i_copy_label(e->label, sizeof e->label, label);
     return e;
 }
+/* When what ended at t1 lets the next command start: after a write-out that came between. */
+static uint64_t accel_i_trace_end(const accel_i_trace_buf* b, uint64_t t1) { return b->flushed > t1 ? b->flushed : t1; }
 
-/* kit: the calling host thread's track (named in the trace the first time it appears). */
+/* kit: the calling host thread's track (named in the trace the first time it shows). */
 static uint32_t accel_i_trace_host(accel_device* dev) {
     accel_i_trace* t = dev->trace;
     uint32_t n = accel_i_host_thread();
-    accel_i_mutex_lock(&t->lock);
-    if (n <= 64 && !(t->host_named & ((uint64_t)1 << (n - 1)))) {
+    uint64_t bit = n <= 64 ? (uint64_t)1 << (n - 1) : 0;
+    if (bit && !(atomic_load_explicit(&t->host_named, memory_order_relaxed) & bit)) {
         char name[32];
         snprintf(name, sizeof name, "host thread %u", (unsigned)n);
-        t->host_named |= (uint64_t)1 << (n - 1);
-        accel_i_trace_put(t, 'M', ACCEL_I_TRACE_HOST | n, "thread_name", name, 0, 0);
+        accel_i_spin_lock(&t->host.lock);
+        if (!(atomic_load_explicit(&t->host_named, memory_order_relaxed) & bit)) {
+            atomic_store_explicit(&t->host_named, atomic_load_explicit(&t->host_named, memory_order_relaxed) | bit,
+                                  memory_order_relaxed);
+            accel_i_trace_put(t, &t->host, ACCEL_I_TEV_NAME, ACCEL_I_TRACE_HOST | n, NULL, name, 0, 0);
+        }
+        accel_i_spin_unlock(&t->host.lock);
     }
-    accel_i_mutex_unlock(&t->lock);
     return ACCEL_I_TRACE_HOST | n;
 }
-/* kit: a span [t0, t1] on a track, named "what label" (either may be empty), with up to 3 args. */
-static void accel_i_trace_span(accel_device* dev, uint32_t track, const char* what, const char* label,
-                               uint64_t t0, uint64_t t1, const accel_i_trace_arg* args, uint32_t n) {
+/* kit: a span [t0, t1] named "what label" (either may be empty; label NULL too) on the calling host
+   thread's track, with one arg (key NULL: none). */
+static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label, uint64_t t0, uint64_t t1,
+                                    const char* key, uint64_t value) {
     accel_i_trace* t = dev->trace;
+    uint32_t track = accel_i_trace_host(dev);
     accel_i_trace_event* e;
-    accel_i_mutex_lock(&t->lock);
-    e = accel_i_trace_put(t, 'X', track, what, label, t0, t1);
-    for (uint32_t i = 0; i < n && i < 3; i++) e->args[i] = args[i];
-    accel_i_mutex_unlock(&t->lock);
+    accel_i_spin_lock(&t->host.lock);
+    e = accel_i_trace_put(t, &t->host, ACCEL_I_TEV_SPAN, track, what, label, t0, t1);
+    e->key = key; e->a[0] = value;
+    accel_i_spin_unlock(&t->host.lock);
 }
-/* Lock held: an event about signal s, named "what <label>" or, unlabelled, "what #n". */
-static accel_i_trace_event* accel_i_trace_put_signal(accel_i_trace* t, char ph, uint32_t track, const char* what,
-                                                     const accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
-    accel_i_trace_event* e = accel_i_trace_put(t, ph, track, what, s->obj.label, t0, t1);
-    if (!s->obj.label[0] || strcmp(s->obj.label, "signal") == 0) snprintf(e->label, sizeof e->label, "#%u", (unsigned)s->trace_id);
-    e->args[0].key = "value"; e->args[0].value = v;
+/* Where a signal's events go: its marks (below) name the track a flow starts on. */
+static accel_i_trace_event* accel_i_trace_put_signal(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
+                                                     const char* what, const accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
+    accel_i_trace_event* e = accel_i_trace_put(t, b, ev, track, what, s->obj.label, t0, t1);
+    e->key = "value"; e->a[0] = v; e->a[2] = 0; e->aux = s->trace_id;
     return e;
 }
-/* Lock held: a flow arrow from (from, t_from) to the slice enclosing (to, t_to). */
-static void accel_i_trace_flow_locked(accel_i_trace* t, uint32_t from, uint64_t t_from, uint32_t to, uint64_t t_to) {
-    uint64_t id = ++t->flows;
-    accel_i_trace_put(t, 's', from, "flow", NULL, t_from, t_from)->id = id;
-    accel_i_trace_put(t, 'f', to, "flow", NULL, t_to, t_to)->id = id;
-}
-/* kit: s reaches v at t0 on a track: the span [t0, t1] of whatever raises it ("what": "signal" for a
-   queue's signal command, "set" for accel_signal_set), an instant, and the mark waits link to. Call it
-   BEFORE the raise becomes visible: a wait it releases looks for the mark as soon as it wakes. */
-static void accel_i_trace_instant(accel_device* dev, uint32_t track, const char* what, accel_signal* s, uint64_t v,
-                                  uint64_t t0, uint64_t t1) {
-    accel_i_trace* t = dev->trace;
+/* s reaches v at t0 on a track (buffer b): the span [t0, t1] of what raises it ("signal": a queue's
+   command, "set": accel_signal_set), its instant, and the mark the waits it releases link to. Call it
+   BEFORE the raise is visible: a wait it releases looks for the mark as soon as it wakes. */
+static void accel_i_trace_reached(accel_device* dev, accel_i_trace_buf* b, uint32_t track, const char* what,
+                                  accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
     accel_i_trace_mark* m;
-    accel_i_mutex_lock(&t->lock);
-    accel_i_trace_put_signal(t, 'X', track, what, s, v, t0, t1);
-    accel_i_trace_put_signal(t, 'i', track, NULL, s, v, t0, t0);
+    accel_i_spin_lock(&b->lock);
+    accel_i_trace_put_signal(dev->trace, b, ACCEL_I_TEV_SIGNAL, track, what, s, v, t0, t1);
+    accel_i_spin_unlock(&b->lock);
+    accel_i_spin_lock(&s->mark_lock);
     m = &s->marks[s->mark_next++ % ACCEL_I_TRACE_MARKS];
     m->value = v; m->t = t0; m->track = track;
-    accel_i_mutex_unlock(&t->lock);
+    accel_i_spin_unlock(&s->mark_lock);
 }
-/* Lock held: the flow arrow to (track, t) from the mark of the lowest value >= v that s reached. */
-static void accel_i_trace_link_locked(accel_device* dev, accel_signal* s, uint64_t v, uint32_t track, uint64_t t) {
-    const accel_i_trace_mark* best = NULL;
-    for (uint32_t i = 0; s->obj.device == dev && i < ACCEL_I_TRACE_MARKS; i++) {
+/* The mark of the lowest value >= v that s reached on dev (false: none; s reached it untraced: its
+   initial value, a set before the trace began, a signal of another device). */
+static bool accel_i_trace_mark_of(accel_device* dev, accel_signal* s, uint64_t v, accel_i_trace_mark* out) {
+    bool found = false;
+    if (s->obj.device != dev) return false;
+    accel_i_spin_lock(&s->mark_lock);
+    for (uint32_t i = 0; i < ACCEL_I_TRACE_MARKS; i++) {
         const accel_i_trace_mark* m = &s->marks[i];
-        if (m->t && m->value >= v && (!best || m->value < best->value)) best = m;
+        if (m->t && m->value >= v && (!found || m->value < out->value)) { *out = *m; found = true; }
     }
-    if (best) accel_i_trace_flow_locked(dev->trace, best->track, best->t, track, t);
+    accel_i_spin_unlock(&s->mark_lock);
+    return found;
+}
+/* A wait for s >= v from t0 to t1 on a track (buffer b): its span, with the flow arrow from the mark. */
+static void accel_i_trace_waited(accel_device* dev, accel_i_trace_buf* b, uint32_t track, const char* what,
+                                 accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
+    accel_i_trace_mark m;
+    bool linked = accel_i_trace_mark_of(dev, s, v, &m);
+    accel_i_trace_event* e;
+    accel_i_spin_lock(&b->lock);
+    e = accel_i_trace_put_signal(dev->trace, b, ACCEL_I_TEV_WAIT, track, what, s, v, t0, t1);
+    if (linked) { e->from = m.track; e->a[1] = m.t; e->a[2] = ((uint64_t)b->index << 40) | ++b->flows; }
+    accel_i_spin_unlock(&b->lock);
 }
 /* A host wait on signals[0..n) of the first one's device, from t0 to now: one span, a flow per signal. */
 static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0) {
     accel_device* dev = s[0]->obj.device;
-    uint32_t track = accel_i_trace_host(dev);
-    accel_i_trace_event* e;
-    accel_i_mutex_lock(&dev->trace->lock);
-    if (n == 1) accel_i_trace_put_signal(dev->trace, 'X', track, "wait", s[0], v[0], t0, accel_i_now_ns());
-    else {
-        e = accel_i_trace_put(dev->trace, 'X', track, "wait many", NULL, t0, accel_i_now_ns());
-        e->args[0].key = "signals"; e->args[0].value = n;
-    }
-    for (uint32_t i = 0; i < n; i++) accel_i_trace_link_locked(dev, s[i], v[i], track, t0);
-    accel_i_mutex_unlock(&dev->trace->lock);
-}
-/* kit: a wait for s >= v that ended at t1 (span [t0, t1] named "what label"), with the flow arrow from
-   the mark of the lowest value >= v that s reached (none when s reached it untraced: set before the
-   trace began, its initial value, or a signal of another device). */
-static void accel_i_trace_waited(accel_device* dev, uint32_t track, const char* what, accel_signal* s, uint64_t v,
-                                 uint64_t t0, uint64_t t1) {
     accel_i_trace* t = dev->trace;
-    accel_i_mutex_lock(&t->lock);
-    accel_i_trace_put_signal(t, 'X', track, what, s, v, t0, t1);
-    accel_i_trace_link_locked(dev, s, v, track, t0);
-    accel_i_mutex_unlock(&t->lock);
+    uint32_t track = accel_i_trace_host(dev);
+    if (n == 1) { accel_i_trace_waited(dev, &t->host, track, "wait", s[0], v[0], t0, accel_i_now_ns()); return; }
+    accel_i_trace_host_span(dev, "wait many", NULL, t0, accel_i_now_ns(), "signals", n);
+    for (uint32_t i = 0; i < n; i++) {
+        accel_i_trace_mark m;
+        if (!accel_i_trace_mark_of(dev, s[i], v[i], &m)) continue;
+        accel_i_spin_lock(&t->host.lock);
+        accel_i_trace_event* e = accel_i_trace_put(t, &t->host, ACCEL_I_TEV_FLOW, track, NULL, NULL, t0, t0);
+        e->from = m.track; e->a[1] = m.t; e->a[2] = ++t->host.flows;
+        accel_i_spin_unlock(&t->host.lock);
+    }
 }
-/* kit: a command of batch b that ran on q's device from t0 to t1 (device times converted to the host
-   clock). Waits and signals get their flows and marks. */
-static void accel_i_trace_cmd(accel_queue* q, const accel_i_batch* b, const accel_i_cmd* c, uint64_t t0, uint64_t t1) {
+/* kit: a command of q that ran on the device from t0 to t1 (device times converted to the host clock).
+   Waits and signals get their flows and marks; a signal is recorded before it is raised (see
+   accel_i_trace_reached). Returns when the next command may start: t1, or later when the trace was
+   written out meanwhile. */
+static uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1) {
     accel_device* dev = q->obj.device;
-    accel_i_trace_arg a[3] = { { NULL, 0 }, { NULL, 0 }, { NULL, 0 } };
+    accel_i_trace_buf* b = q->trace_buf;
+    accel_i_trace_event* e;
     const char* what = NULL;
-    const char* label = NULL;
-    uint32_t n = 1;
     switch (c->kind) {
-    case ACCEL_I_CMD_WAIT: accel_i_trace_waited(dev, q->trace_track, "wait", c->u.sig.signal, c->u.sig.value, t0, t1); return;
-    case ACCEL_I_CMD_SIGNAL: accel_i_trace_instant(dev, q->trace_track, "signal", c->u.sig.signal, c->u.sig.value, t0, t1); return;
+    case ACCEL_I_CMD_WAIT: accel_i_trace_waited(dev, b, q->trace_track, "wait", c->u.sig.signal, c->u.sig.value, t0, t1); break;
+    case ACCEL_I_CMD_SIGNAL: accel_i_trace_reached(dev, b, q->trace_track, "signal", c->u.sig.signal, c->u.sig.value, t0, t1); break;
     case ACCEL_I_CMD_EXEC: {
         const accel_exec_params* p = &c->u.exec.params;
-        a[0].key = "groups"; a[0].value = 1;
-        a[1].key = "invocations"; a[1].value = 1;
-        for (int d = 0; d < 3; d++) {
-            a[0].value *= ((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d];
-            a[1].value *= p->global_size[d];
-        }
-        a[2].key = "buffers"; a[2].value = c->u.exec.buffer_count;
-        label = c->u.exec.program->obj.label;
-        if (!label[0]) what = "exec";
-        n = 3;
-        break;
+        accel_i_spin_lock(&b->lock);
+        e = accel_i_trace_put(dev->trace, b, ACCEL_I_TEV_EXEC, q->trace_track, NULL, c->u.exec.program->obj.label, t0, t1);
+        e->a[0] = p->global_size[0] | (uint64_t)p->global_size[1] << 32;
+        e->a[1] = p->global_size[2] | (uint64_t)p->local_size[0] << 32;
+        e->a[2] = p->local_size[1] | (uint64_t)p->local_size[2] << 32;
+        e->aux = c->u.exec.buffer_count;
+        t1 = accel_i_trace_end(b, t1);
+        accel_i_spin_unlock(&b->lock);
+        return t1;
     }
-    case ACCEL_I_CMD_COPY: what = "copy"; a[0].key = "bytes"; a[0].value = c->u.copy.size; break;
-    case ACCEL_I_CMD_FILL: what = "fill"; a[0].key = "bytes"; a[0].value = c->u.fill.size; break;
-    case ACCEL_I_CMD_UPDATE: what = "update"; a[0].key = "bytes"; a[0].value = c->u.update.size; break;
-    case ACCEL_I_CMD_BARRIER: what = "barrier"; n = 0; break;
-    case ACCEL_I_CMD_TIMESTAMP: what = "timestamp"; a[0].key = "offset"; a[0].value = c->u.stamp.offset; break;
+    case ACCEL_I_CMD_COPY: what = "copy"; break;
+    case ACCEL_I_CMD_FILL: what = "fill"; break;
+    case ACCEL_I_CMD_UPDATE: what = "update"; break;
+    case ACCEL_I_CMD_BARRIER: what = "barrier"; break;
+    case ACCEL_I_CMD_TIMESTAMP: what = "timestamp"; break;
     }
-    (void)b;
-    accel_i_trace_span(dev, q->trace_track, what, label, t0, t1, a, n);
+    if (!what) return t1;   /* wait, signal: their end moves with a flush only by nanoseconds */
+    accel_i_spin_lock(&b->lock);
+    e = accel_i_trace_put(dev->trace, b, ACCEL_I_TEV_SPAN, q->trace_track, what, NULL, t0, t1);
+    switch (c->kind) {
+    case ACCEL_I_CMD_COPY: e->key = "bytes"; e->a[0] = c->u.copy.size; break;
+    case ACCEL_I_CMD_FILL: e->key = "bytes"; e->a[0] = c->u.fill.size; break;
+    case ACCEL_I_CMD_UPDATE: e->key = "bytes"; e->a[0] = c->u.update.size; break;
+    case ACCEL_I_CMD_TIMESTAMP: e->key = "offset"; e->a[0] = c->u.stamp.offset; break;
+    default: break;
+    }
+    t1 = accel_i_trace_end(b, t1);
+    accel_i_spin_unlock(&b->lock);
+    return t1;
 }
 
+/* ---- lifetime ---- */
+static bool accel_i_trace_buf_init(accel_device* dev, accel_i_trace_buf* b, uint32_t cap, uint32_t index) {
+    atomic_init(&b->lock, 0u);
+    b->count = 0; b->cap = cap; b->index = index; b->flows = 0; b->flushed = 0;
+    b->events = (accel_i_trace_event*)accel_i_dev_alloc(dev, (size_t)cap * sizeof *b->events);
+    return b->events != NULL;
+}
+static void accel_i_trace_buf_fini(accel_device* dev, accel_i_trace_buf* b) {
+    accel_i_spin_lock(&b->lock);
+    accel_i_trace_flush(dev->trace, b);
+    accel_i_spin_unlock(&b->lock);
+    accel_i_dev_free(dev, b->events, (size_t)b->cap * sizeof *b->events);
+}
 /* Device create: opens the trace when asked for (desc, then ACCEL_TRACE). OUT_OF_MEMORY; a file that
    will not open is a warning and no trace. */
 static accel_result accel_i_trace_open(accel_device* dev, const accel_device_desc* d) {
@@ -1314,62 +1459,80 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
     accel_i_trace* t;
     if (!path || !path[0]) return ACCEL_OK;
     t = (accel_i_trace*)accel_i_dev_alloc(dev, sizeof *t);
-    if (!t) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_device_create: out of host memory for the trace");
-    memset((void*)t, 0, sizeof *t);
-    t->events = (accel_i_trace_event*)accel_i_dev_alloc(dev, ACCEL_I_TRACE_EVENTS * sizeof *t->events);
-    if (!t->events || !accel_i_mutex_init(&t->lock)) {
-        accel_i_dev_free(dev, t->events, ACCEL_I_TRACE_EVENTS * sizeof *t->events);
+    if (t) memset((void*)t, 0, sizeof *t);
+    if (t && (t->out = (char*)accel_i_dev_alloc(dev, ACCEL_I_TRACE_OUT)) == NULL) { accel_i_dev_free(dev, t, sizeof *t); t = NULL; }
+    if (!t || !accel_i_trace_buf_init(dev, &t->host, ACCEL_I_TRACE_HOST_EVENTS, 0)) {
+        if (t) accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
         accel_i_dev_free(dev, t, sizeof *t);
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_device_create: out of host memory for the trace");
     }
+    atomic_init(&t->file_lock, 0u); atomic_init(&t->queues, 0u); atomic_init(&t->signals, 0u);
+    atomic_init(&t->host_named, 0u);
     if ((t->file = fopen(path, "w")) == NULL) {
         accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: cannot open the trace file '%s'; tracing is off", path);
-        accel_i_mutex_destroy(&t->lock);
-        accel_i_dev_free(dev, t->events, ACCEL_I_TRACE_EVENTS * sizeof *t->events);
+        accel_i_dev_free(dev, t->host.events, (size_t)t->host.cap * sizeof *t->host.events);
+        accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
         accel_i_dev_free(dev, t, sizeof *t);
         return ACCEL_OK;
     }
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", t->file);
-    fputs("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"host\"}},\n", t->file);
-    fprintf(t->file, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"%s device ", dev->backend->name);
-    accel_i_trace_str(t->file, dev->label);
-    fputs("\"}}", t->file);
+    accel_i_trace_put_s(t, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+                           "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"host\"}},\n"
+                           "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"");
+    accel_i_trace_put_s(t, dev->backend->name);
+    accel_i_trace_put_s(t, " device ");
+    accel_i_trace_str(t, dev->label);
+    accel_i_trace_put_s(t, "\"}}");
     t->written = true;
     dev->trace = t;
     return ACCEL_OK;
 }
-/* Device destroy (every queue finished): writes the rest and closes the file. */
+/* Device destroy (every queue is gone, its buffer written): writes the rest and closes the file. */
 static void accel_i_trace_close(accel_device* dev) {
     accel_i_trace* t = dev->trace;
     if (!t) return;
-    accel_i_trace_flush(t);
-    fputs("\n]}\n", t->file);
+    accel_i_trace_buf_fini(dev, &t->host);
+    accel_i_trace_put_s(t, "\n]}\n");
+    accel_i_trace_drain(t);
     if (ferror(t->file) | fclose(t->file))
         accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: writing the trace file failed; it is incomplete");
-    accel_i_mutex_destroy(&t->lock);
-    accel_i_dev_free(dev, t->events, ACCEL_I_TRACE_EVENTS * sizeof *t->events);
+    accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
     accel_i_dev_free(dev, t, sizeof *t);
     dev->trace = NULL;
 }
-/* Signal create: its number in the trace. */
+/* Signal create: its number in the trace ("#n" names it while it has no label). */
 static void accel_i_trace_signal(accel_signal* s) {
     accel_i_trace* t = s->obj.device->trace;
-    s->trace_id = 0;
-    if (!t) return;
-    accel_i_mutex_lock(&t->lock);
-    s->trace_id = ++t->signals;
-    accel_i_mutex_unlock(&t->lock);
+    atomic_init(&s->mark_lock, 0u);
+    memset((void*)s->marks, 0, sizeof s->marks);
+    s->mark_next = 0;
+    s->trace_id = t ? atomic_fetch_add(&t->signals, 1u) + 1u : 0;
 }
-/* Queue create: the queue's track, named "<label> <n>". */
+/* Queue create: the queue's track, named "<label> <n>", and its buffer (refused: the host's). */
 static void accel_i_trace_queue(accel_queue* q) {
-    accel_i_trace* t = q->obj.device->trace;
+    accel_device* dev = q->obj.device;
+    accel_i_trace* t = dev->trace;
+    accel_i_trace_buf* b;
     char name[64];
+    q->trace_track = 0;
+    q->trace_buf = NULL;
     if (!t) return;
-    accel_i_mutex_lock(&t->lock);
-    q->trace_track = ++t->queues;
+    q->trace_track = atomic_fetch_add(&t->queues, 1u) + 1u;
+    b = (accel_i_trace_buf*)accel_i_dev_alloc(dev, sizeof *b);
+    if (b && !accel_i_trace_buf_init(dev, b, ACCEL_I_TRACE_QUEUE_EVENTS, q->trace_track)) { accel_i_dev_free(dev, b, sizeof *b); b = NULL; }
+    if (!b) accel_i_log(dev, ACCEL_LOG_WARN, "accel_queue_create: out of host memory for a trace buffer; this queue shares the host's");
+    q->trace_buf = b ? b : &t->host;
     snprintf(name, sizeof name, "%s %u", q->obj.label, (unsigned)q->trace_track);
-    accel_i_trace_put(t, 'M', q->trace_track, "thread_name", name, 0, 0);
-    accel_i_mutex_unlock(&t->lock);
+    accel_i_spin_lock(&q->trace_buf->lock);
+    accel_i_trace_put(t, q->trace_buf, ACCEL_I_TEV_NAME, q->trace_track, NULL, name, 0, 0);
+    accel_i_spin_unlock(&q->trace_buf->lock);
+}
+/* Queue teardown (its work done): writes its buffer out and frees it. */
+static void accel_i_trace_queue_fini(accel_queue* q) {
+    accel_device* dev = q->obj.device;
+    if (!q->trace_buf || q->trace_buf == &dev->trace->host) return;
+    accel_i_trace_buf_fini(dev, q->trace_buf);
+    accel_i_dev_free(dev, q->trace_buf, sizeof *q->trace_buf);
+    q->trace_buf = NULL;
 }
 
 /* ==== core: results and backends ==== */
@@ -1536,8 +1699,6 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
     accel_result r = dev->backend->signal_create(dev, initial, out);
     if (r == ACCEL_OK) {
         atomic_init(&(*out)->promised, initial);
-        memset((void*)(*out)->marks, 0, sizeof (*out)->marks);
-        (*out)->mark_next = 0;
         accel_i_trace_signal(*out);
     }
     return r;
@@ -1549,7 +1710,7 @@ ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
 static accel_result accel_i_signal_set_traced(accel_signal* s, uint64_t value) {
     accel_device* dev = s->obj.device;
     uint64_t t0 = accel_i_now_ns();
-    accel_i_trace_instant(dev, accel_i_trace_host(dev), "set", s, value, t0, accel_i_now_ns());   /* before: see accel_i_trace_instant */
+    accel_i_trace_reached(dev, &dev->trace->host, accel_i_trace_host(dev), "set", s, value, t0, accel_i_now_ns());   /* before the raise */
     return accel_i_failed(dev->backend->signal_raise(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
@@ -2044,10 +2205,10 @@ ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t o
 /* Submit with a host span (the batch is the backend's once handed over: its size is read before). */
 static accel_result accel_i_submit_traced(accel_queue* q, accel_i_batch* b) {
     accel_device* dev = q->obj.device;
-    accel_i_trace_arg a = { "commands", b->count };
+    uint32_t count = b->count;
     uint64_t t0 = accel_i_now_ns();
     accel_result r = dev->backend->queue_submit(q, b);
-    accel_i_trace_span(dev, accel_i_trace_host(dev), "submit", q->obj.label, t0, accel_i_now_ns(), &a, 1);
+    accel_i_trace_host_span(dev, "submit", q->obj.label, t0, accel_i_now_ns(), "commands", count);
     return r;
 }
 ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
@@ -2074,7 +2235,7 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
     r = accel_queue_submit(q);
     t0 = q->obj.device->trace ? accel_i_now_ns() : 0;
     w = q->obj.device->backend->queue_wait_idle(q, timeout_ns);
-    if (t0) accel_i_trace_span(q->obj.device, accel_i_trace_host(q->obj.device), "finish", q->obj.label, t0, accel_i_now_ns(), NULL, 0);
+    if (t0) accel_i_trace_host_span(q->obj.device, "finish", q->obj.label, t0, accel_i_now_ns(), NULL, 0);
     if (((w == ACCEL_TIMEOUT && timeout_ns != 0) || w == ACCEL_ERROR_DEADLOCK) && q->obj.device->debug)
         accel_i_debug_hang(q->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
     return r != ACCEL_OK ? r : w;
@@ -2099,7 +2260,6 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     q->free_batches = NULL;
     q->free_count = 0;
     accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE, type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
-    q->trace_track = 0;
     accel_i_trace_queue(q);
 }
 /* Core part of a backend's queue teardown: drops the unsubmitted batch and the recycled ones. */
@@ -2112,6 +2272,7 @@ static void accel_i_queue_fini(accel_queue* q) {
         accel_i_batch_free(dev, b);
     }
     q->free_count = 0;
+    accel_i_trace_queue_fini(q);
 }
 ACCEL_API void accel_queue_destroy(accel_queue* q) { if (q) accel_i_object_free(&q->obj); }
 
@@ -2606,11 +2767,9 @@ static void accel_i_cpu_fill(unsigned char* dst, size_t size, uint32_t pattern) 
     }
 }
 
-/* A command that ran from t0 to now: its trace span; returns now. */
-static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c, uint64_t t0) {
-    uint64_t t1 = accel_i_now_ns();
-    accel_i_trace_cmd(&q->base, b, c, t0, t1);
-    return t1;
+/* A command that ran from t0 to now: its trace span; returns when the next one starts. */
+static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_cmd* c, uint64_t t0) {
+    return accel_i_trace_cmd(&q->base, c, t0, accel_i_now_ns());
 }
 /* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). With a
    trace, each command's span is its start and end on the host clock (the CPU device's clock). */
@@ -2624,15 +2783,16 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             accel_result r = accel_i_cpu_wait_cmd(q, c->u.sig.signal, c->u.sig.value);
             if (r == ACCEL_TIMEOUT) return false;
             if (r != ACCEL_OK) {   /* drop the rest, pass the failure on */
-                if (trace) accel_i_trace_cmd(&q->base, b, c, t0, accel_i_now_ns());
+                if (trace) accel_i_trace_cmd(&q->base, c, t0, accel_i_now_ns());
                 accel_i_fail_rest(b, b->pc + 1, accel_signal_value(c->u.sig.signal));
                 b->pc = b->count;
                 return true;
             }
             break;
         }
-        case ACCEL_I_CMD_SIGNAL:   /* traced before the raise: a waiter it wakes finds the mark */
-            if (trace) t0 = accel_i_cpu_traced(q, b, c, t0);
+        case ACCEL_I_CMD_SIGNAL:   /* traced before the raise (a waiter it wakes finds the mark), as an
+                                      instant: a clock reading is a sixth of a small dispatch's cost */
+            if (trace) accel_i_trace_cmd(&q->base, c, t0, t0);
             c->u.sig.signal->obj.device->backend->signal_raise(c->u.sig.signal, c->u.sig.value);
             continue;
         case ACCEL_I_CMD_EXEC:
@@ -2657,7 +2817,7 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             break;
         }
         }
-        if (trace) t0 = accel_i_cpu_traced(q, b, c, t0);
+        if (trace) t0 = accel_i_cpu_traced(q, c, t0);
     }
     return true;
 }

@@ -268,9 +268,9 @@ static uint64_t jns(const jval* o, const char* key) {   /* a µs field, in ns */
     const jval* v = jget(o, key);
     return v && v->type == J_NUM ? v->ns : UINT64_MAX;
 }
-static long jint(const jval* o, const char* key) {
+static long long jint(const jval* o, const char* key) {
     const jval* v = jget(o, key);
-    return v && v->type == J_NUM ? (long)v->num : -1;
+    return v && v->type == J_NUM ? (long long)v->num : -1;
 }
 static uint64_t jarg(const jval* e, const char* key) {
     const jval* v = jget(jget(e, "args"), key);
@@ -283,7 +283,7 @@ static void trace_path(char* out, size_t cap, const char* what) {
 }
 
 /* The events of one track (pid, tid) with phase ph, sorted by ts (stable). */
-static int track_events(const jval* evs, long pid, long tid, char ph, const jval** out, int cap) {
+static int track_events(const jval* evs, long long pid, long long tid, char ph, const jval** out, int cap) {
     int n = 0;
     for (int i = 0; i < evs->n; i++) {
         const jval* e = &evs->items[i];
@@ -295,7 +295,7 @@ static int track_events(const jval* evs, long pid, long tid, char ph, const jval
     }
     return n;
 }
-static long track_named(const jval* evs, long pid, const char* name) {
+static long long track_named(const jval* evs, long pid, const char* name) {
     for (int i = 0; i < evs->n; i++) {
         const jval* e = &evs->items[i];
         if (strcmp(jstr(e, "ph"), "M") == 0 && strcmp(jstr(e, "name"), "thread_name") == 0 && jint(e, "pid") == pid &&
@@ -304,17 +304,18 @@ static long track_named(const jval* evs, long pid, const char* name) {
     return -1;
 }
 /* Spans of a track: in submission order (names as expected) and never overlapping. */
-static void check_track(const jval* evs, long tid, const char* const* want, int n_want) {
+static void check_track(const jval* evs, long long tid, const char* const* want, int n_want) {
     const jval* spans[256];
     int n = track_events(evs, 2, tid, 'X', spans, 256);
     CHECK_EQ_INT(n, n_want);
     for (int i = 0; i < n && i < n_want; i++) {
-        if (!CHECK_EQ_STR(jstr(spans[i], "name"), want[i])) fprintf(stderr, "    track %ld, span %d\n", tid, i);
+        if (!CHECK_EQ_STR(jstr(spans[i], "name"), want[i])) fprintf(stderr, "    track %lld, span %d\n", tid, i);
         if (i > 0) CHECK(jns(spans[i - 1], "ts") + jns(spans[i - 1], "dur") <= jns(spans[i], "ts"));
     }
 }
-/* Every wait span (queue or host) has exactly one flow ending at its start, from the start of the span
-   that signalled the value it waited for; every flow has both ends. Returns the number of flows. */
+/* Every wait span (queue or host) has a flow ending at its start, from the start of the span that
+   signalled the value it waited for; every flow has both ends. Returns the number of flows (the
+   caller checks it is one per wait). */
 static int check_flows(const jval* evs) {
     int flows = 0;
     for (int i = 0; i < evs->n; i++) {
@@ -326,23 +327,23 @@ static int check_flows(const jval* evs) {
             if (strcmp(jstr(&evs->items[j], "ph"), "s") == 0 && jint(&evs->items[j], "id") == jint(f, "id")) s = &evs->items[j];
         if (!CHECK(s != NULL)) continue;
         CHECK_EQ_STR(jstr(f, "bp"), "e");
-        const jval *from = NULL, *to = NULL;
+        /* a wait span starts where the flow ends, and the span that reached the value it waited for
+           (same signal, same value) starts where the flow starts. A coarse clock (WASI) may start
+           several spans at one ts: any pair that fits counts. */
+        int pairs = 0;
         for (int j = 0; j < evs->n; j++) {
-            const jval* e = &evs->items[j];
-            if (strcmp(jstr(e, "ph"), "X") != 0) continue;
-            const char* n = jstr(e, "name");   /* a coarse clock (WASI) may start several spans at one ts */
-            if (jint(e, "pid") == jint(s, "pid") && jint(e, "tid") == jint(s, "tid") && jns(e, "ts") == jns(s, "ts") &&
-                (!strncmp(n, "signal ", 7) || !strncmp(n, "set ", 4))) from = e;
-            if (jint(e, "pid") == jint(f, "pid") && jint(e, "tid") == jint(f, "tid") && jns(e, "ts") == jns(f, "ts") &&
-                !strncmp(n, "wait ", 5)) to = e;
+            const jval* to = &evs->items[j];
+            if (strcmp(jstr(to, "ph"), "X") != 0 || strncmp(jstr(to, "name"), "wait ", 5) != 0) continue;
+            if (jint(to, "pid") != jint(f, "pid") || jint(to, "tid") != jint(f, "tid") || jns(to, "ts") != jns(f, "ts")) continue;
+            for (int k = 0; k < evs->n; k++) {
+                const jval* from = &evs->items[k];
+                const char* fn = jstr(from, "name");
+                if (strcmp(jstr(from, "ph"), "X") != 0 || (strncmp(fn, "signal ", 7) != 0 && strncmp(fn, "set ", 4) != 0)) continue;
+                if (jint(from, "pid") != jint(s, "pid") || jint(from, "tid") != jint(s, "tid") || jns(from, "ts") != jns(s, "ts")) continue;
+                pairs += strcmp(strchr(fn, ' ') + 1, jstr(to, "name") + 5) == 0 && jarg(from, "value") == jarg(to, "value");
+            }
         }
-        if (!CHECK(from && to)) continue;
-        const char* fn = jstr(from, "name");
-        const char* tn = jstr(to, "name");
-        CHECK(strncmp(tn, "wait ", 5) == 0);
-        CHECK(strncmp(fn, "signal ", 7) == 0 || strncmp(fn, "set ", 4) == 0);
-        CHECK_EQ_STR(strchr(fn, ' ') + 1, strchr(tn, ' ') + 1);     /* the same signal */
-        CHECK_EQ_U64(jarg(from, "value"), jarg(to, "value"));      /* the value it waited for */
+        if (!CHECK(pairs >= 1)) fprintf(stderr, "    flow %lld\n", jint(f, "id"));
     }
     for (int i = 0; i < evs->n; i++) {   /* every wait got its flow */
         const jval* w = &evs->items[i];
@@ -353,7 +354,7 @@ static int check_flows(const jval* evs) {
             in += strcmp(jstr(f, "ph"), "f") == 0 && jint(f, "pid") == jint(w, "pid") && jint(f, "tid") == jint(w, "tid") &&
                   jns(f, "ts") == jns(w, "ts");
         }
-        if (!CHECK_EQ_INT(in, 1)) fprintf(stderr, "    wait span '%s'\n", jstr(w, "name"));
+        if (!CHECK(in >= 1)) fprintf(stderr, "    wait span '%s'\n", jstr(w, "name"));   /* (the caller counts them) */
     }
     return flows;
 }
@@ -406,7 +407,7 @@ TEST(trace_of_a_two_queue_pipeline) {
     if (!CHECK(ok)) { jfree(&root); remove(path); return; }
     const jval* evs = jget(&root, "traceEvents");
     REQUIRE(evs && evs->type == J_ARR);
-    long tc = track_named(evs, 2, "compute queue 1"), tk = track_named(evs, 2, "copy queue 2");
+    long long tc = track_named(evs, 2, "compute queue 1"), tk = track_named(evs, 2, "copy queue 2");
     CHECK(tc > 0 && tk > 0 && tc != tk);
     int tracks = 0;
     for (int i = 0; i < evs->n; i++)
