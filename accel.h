@@ -1479,7 +1479,7 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
                            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"host\"}},\n"
                            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"");
     accel_i_trace_put_s(t, dev->backend->name);
-    accel_i_trace_put_s(t, " device ");
+    accel_i_trace_put_s(t, dev->label[0] ? " device " : " device");
     accel_i_trace_str(t, dev->label);
     accel_i_trace_put_s(t, "\"}}");
     t->written = true;
