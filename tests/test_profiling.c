@@ -442,6 +442,65 @@ TEST(trace_of_a_two_queue_pipeline) {
     remove(path);
 }
 
+/* A host set releases a queue's wait (the flow starts on the host thread's track); a failed signal's
+   wait is a span with no flow, and the file stays whole. */
+TEST(trace_of_host_sets_and_failures) {
+    char path[96];
+    accel_device* dev;
+    accel_device_desc desc;
+    accel_queue* q;
+    accel_signal *gate, *bad, *done;
+    if (!test_backend_is_cpu()) SKIP("device spans are traced on the CPU backend so far");
+    trace_path(path, sizeof path, "sets");
+    memset(&desc, 0, sizeof desc);
+    desc.trace_path = path;
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));   /* #1 */
+    REQUIRE_OK(accel_signal_create(dev, 0, &bad));    /* #2 */
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));   /* #3 */
+    accel_queue_wait(q, gate, 1);
+    accel_queue_signal(q, done, 1);
+    accel_queue_wait(q, bad, 1);
+    accel_queue_signal(q, done, 2);                   /* never: the failure passes on */
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));
+    CHECK_OK(accel_signal_fail(bad, ACCEL_ERROR_BACKEND));
+    CHECK_RESULT(accel_signal_wait(done, 2, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+    accel_device_destroy(dev);
+
+    jval root;
+    if (!CHECK(jparse_file(path, &root))) { jfree(&root); remove(path); return; }
+    const jval* evs = jget(&root, "traceEvents");
+    REQUIRE(evs && evs->type == J_ARR);
+    long long tq = track_named(evs, 2, "compute queue 1");
+    const jval* spans[16];
+    int n = track_events(evs, 2, tq, 'X', spans, 16);
+    REQUIRE_EQ_INT(n, 3);                             /* the rest of the batch was dropped */
+    CHECK_EQ_STR(jstr(spans[0], "name"), "wait #1");
+    CHECK_EQ_STR(jstr(spans[1], "name"), "signal #3");
+    CHECK_EQ_STR(jstr(spans[2], "name"), "wait #2");
+    int from_host = 0, into_failed = 0;
+    for (int i = 0; i < evs->n; i++) {
+        const jval* f = &evs->items[i];
+        if (strcmp(jstr(f, "ph"), "f") != 0) continue;
+        into_failed += jint(f, "tid") == tq && jns(f, "ts") == jns(spans[2], "ts");
+        for (int j = 0; j < evs->n; j++) {
+            const jval* s = &evs->items[j];
+            from_host += strcmp(jstr(s, "ph"), "s") == 0 && jint(s, "id") == jint(f, "id") && jint(s, "pid") == 1 &&
+                         jint(f, "pid") == 2 && jns(f, "ts") == jns(spans[0], "ts");
+        }
+    }
+    CHECK_EQ_INT(from_host, 1);                       /* set #1 (host) -> wait #1 (queue) */
+    CHECK_EQ_INT(into_failed, 0);
+    int sets = 0;
+    for (int i = 0; i < evs->n; i++) sets += strcmp(jstr(&evs->items[i], "name"), "set #1") == 0 && jint(&evs->items[i], "pid") == 1;
+    CHECK_EQ_INT(sets, 1);
+    jfree(&root);
+    remove(path);
+}
+
 /* More events than the buffer holds: written out as it fills (a "trace flush" span), still one valid
    file with every command in it. */
 TEST(trace_longer_than_its_buffer) {
@@ -517,6 +576,7 @@ int main(int argc, char** argv) {
     RUN(timestamps_bracket_a_kernel_of_known_duration);
     RUN(timestamp_recording_errors);
     RUN(trace_of_a_two_queue_pipeline);
+    RUN(trace_of_host_sets_and_failures);
     RUN(trace_longer_than_its_buffer);
     RUN(trace_open_failures);
     return test_end();
