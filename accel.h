@@ -152,11 +152,21 @@
        groups, invocations and bytes;
      - an instant per signal value reached (args: value), and a flow arrow from the signal that reached
        a value to every wait (queue or host) it released.
-   Times are microseconds of the clock above (3 decimals: nanoseconds). Events are kept in a fixed buffer
-   of 4096 (about 0.5 MiB) that is written out whenever it fills and at accel_device_destroy, so a long
-   run never grows memory; a "trace flush" span on the host track shows where writing it out cost
-   time. A file that cannot be opened is a warning, and the device runs untraced. Off, tracing costs
-   a branch per command; on, two clock readings and a locked append per command.
+   Signals without a label are named "#n" (n: creation order on the device). Times are microseconds of
+   the clock above (3 decimals: nanoseconds). Events wait in fixed buffers (4096 for the host threads,
+   1024 per queue, 120 bytes each) that are written out whenever one fills and at
+   accel_device_destroy, so a long run never grows memory; a "trace flush" span on the track that
+   filled it shows what writing it out cost. A file that cannot be opened is a warning, and the device
+   runs untraced. Off, tracing costs a branch per command and per host call. On, a command costs a
+   clock reading and an append to its queue's buffer (a signal command no reading: it is an instant at
+   the end of the command before it), a host call two readings and an append; a wait also reads where
+   its signal was reached, for the flow. Measured on the CPU backend (bench/cpu.c figure 2t, a shared
+   2-core VM): a one-group exec + signal round trip of ~1.2 us takes ~0.4-0.6 us more traced, mostly
+   clock readings (~40-100 ns each) and the signal's mark moving between the two cores; on a GPU
+   round trip (10-50 us) that is a few percent.
+   GPU backends: the device spans of CUDA and Vulkan queues come with their timestamps
+   (issue 15, after the v0.2 batch walk); until then a GPU device's trace has its host side only, and
+   accel_queue_timestamp on a GPU queue is a recording error (ACCEL_ERROR_UNSUPPORTED).
 
    ==== Backends and run-time loading ===========================================================
    The CPU backend is always here. accel_cuda.h and accel_vulkan.h add GPU backends that load their
@@ -412,7 +422,8 @@ ACCEL_API void accel_queue_barrier(accel_queue* q);
    nanoseconds on the host's monotonic clock (see "Profiling"; device clocks converted), at dst + offset.
    Any queue type. offset must be a multiple of 8 (GPUs write the value as one 64-bit store) and
    offset + 8 within dst; dst a buffer this queue's device can use. Errors (NULL, range, alignment,
-   another device's buffer) are recording errors, returned by the next submit. */
+   another device's buffer) are recording errors, returned by the next submit; so is UNSUPPORTED on the
+   CUDA and Vulkan backends until their timestamps land. Recording thread (as every recording call). */
 ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t offset);
 /* Now, in nanoseconds on the clock of timestamps and traces (see "Profiling"). Any thread. */
 ACCEL_API uint64_t accel_host_time_ns(void);
