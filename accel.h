@@ -1197,7 +1197,7 @@ typedef struct accel_i_trace_buf {
     accel_i_a32 lock;                 /* spin: a few stores per event; the rare write-out under it */
     uint32_t count, cap, index;       /* index: flow ids are index << 40 | n */
     uint64_t flows;
-    uint64_t flushed;                 /* when the last write-out ended */
+    accel_i_a64 flushed;              /* when the last write-out ended (read without the lock) */
     accel_i_trace_event* events;
 } accel_i_trace_buf;
 struct accel_i_trace {
@@ -1366,22 +1366,30 @@ static void accel_i_trace_flush(accel_i_trace* t, accel_i_trace_buf* b) {
 static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
                                               const char* what, const char* label, uint64_t t0, uint64_t t1) {
     accel_i_trace_event* e;
+    accel_i_trace_event* flush = NULL;
+    uint64_t f0 = 0;
     if (b->count == b->cap) {
-        uint64_t f0 = accel_i_now_ns();
+        f0 = accel_i_now_ns();
         accel_i_trace_flush(t, b);
-        e = &b->events[b->count++];
-        memset(e, 0, sizeof *e);
-        e->ev = ACCEL_I_TEV_SPAN; e->track = track; e->what = "trace flush";
-        e->t0 = f0 > t1 ? f0 : t1; e->t1 = b->flushed = accel_i_now_ns();
     }
     e = &b->events[b->count++];
+    if (f0) {   /* after the event that found the buffer full, in the buffer's order too */
+        flush = &b->events[b->count++];
+        memset(flush, 0, sizeof *flush);
+        flush->ev = ACCEL_I_TEV_SPAN; flush->track = track; flush->what = "trace flush";
+        flush->t0 = f0 > t1 ? f0 : t1; flush->t1 = accel_i_now_ns();
+        atomic_store_explicit(&b->flushed, flush->t1, memory_order_relaxed);
+    }
     e->ev = (uint8_t)ev; e->track = track; e->what = what; e->key = NULL;
     e->t0 = t0; e->t1 = t1 > t0 ? t1 : t0;
     accel_i_copy_label(e->label, sizeof e->label, label);
     return e;
 }
 /* When what ended at t1 lets the next command start: after a write-out that came between. */
-static uint64_t accel_i_trace_end(const accel_i_trace_buf* b, uint64_t t1) { return b->flushed > t1 ? b->flushed : t1; }
+static uint64_t accel_i_trace_end(accel_i_trace_buf* b, uint64_t t1) {
+    uint64_t f = atomic_load_explicit(&b->flushed, memory_order_relaxed);
+    return f > t1 ? f : t1;
+}
 
 /* kit: the calling host thread's track (named in the trace the first time it shows). */
 static uint32_t accel_i_trace_host(accel_device* dev) {
@@ -1481,48 +1489,43 @@ static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, u
 static uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1) {
     accel_device* dev = q->obj.device;
     accel_i_trace_buf* b = q->trace_buf ? q->trace_buf : &dev->trace->host;
-    accel_i_trace_event* e;
     const char* what = NULL;
+    const char* key = NULL;
+    uint64_t value = 0;
+    accel_i_trace_event* e;
     switch (c->kind) {
     case ACCEL_I_CMD_WAIT: accel_i_trace_waited(dev, b, q->trace_track, "wait", c->u.sig.signal, c->u.sig.value, t0, t1); break;
     case ACCEL_I_CMD_SIGNAL: accel_i_trace_reached(dev, b, q->trace_track, "signal", c->u.sig.signal, c->u.sig.value, t0, t1); break;
-    case ACCEL_I_CMD_EXEC: {
-        const accel_exec_params* p = &c->u.exec.params;
-        accel_i_spin_lock(&b->lock);
-        e = accel_i_trace_put(dev->trace, b, ACCEL_I_TEV_EXEC, q->trace_track, NULL, c->u.exec.program->obj.label, t0, t1);
-        e->a[0] = p->global_size[0] | (uint64_t)p->global_size[1] << 32;
-        e->a[1] = p->global_size[2] | (uint64_t)p->local_size[0] << 32;
-        e->a[2] = p->local_size[1] | (uint64_t)p->local_size[2] << 32;
-        e->aux = c->u.exec.buffer_count;
-        t1 = accel_i_trace_end(b, t1);
-        accel_i_spin_unlock(&b->lock);
-        return t1;
-    }
-    case ACCEL_I_CMD_COPY: what = "copy"; break;
-    case ACCEL_I_CMD_FILL: what = "fill"; break;
-    case ACCEL_I_CMD_UPDATE: what = "update"; break;
+    case ACCEL_I_CMD_EXEC: break;
+    case ACCEL_I_CMD_COPY: what = "copy"; key = "bytes"; value = c->u.copy.size; break;
+    case ACCEL_I_CMD_FILL: what = "fill"; key = "bytes"; value = c->u.fill.size; break;
+    case ACCEL_I_CMD_UPDATE: what = "update"; key = "bytes"; value = c->u.update.size; break;
     case ACCEL_I_CMD_BARRIER: what = "barrier"; break;
-    case ACCEL_I_CMD_TIMESTAMP: what = "timestamp"; break;
+    case ACCEL_I_CMD_TIMESTAMP: what = "timestamp"; key = "offset"; value = c->u.stamp.offset; break;
     }
-    if (!what) return t1;   /* wait, signal: their end moves with a flush only by nanoseconds */
-    accel_i_spin_lock(&b->lock);
-    e = accel_i_trace_put(dev->trace, b, ACCEL_I_TEV_SPAN, q->trace_track, what, NULL, t0, t1);
-    switch (c->kind) {
-    case ACCEL_I_CMD_COPY: e->key = "bytes"; e->a[0] = c->u.copy.size; break;
-    case ACCEL_I_CMD_FILL: e->key = "bytes"; e->a[0] = c->u.fill.size; break;
-    case ACCEL_I_CMD_UPDATE: e->key = "bytes"; e->a[0] = c->u.update.size; break;
-    case ACCEL_I_CMD_TIMESTAMP: e->key = "offset"; e->a[0] = c->u.stamp.offset; break;
-    default: break;
+    if (what || c->kind == ACCEL_I_CMD_EXEC) {
+        accel_i_spin_lock(&b->lock);
+        if (what) {
+            e = accel_i_trace_put(dev->trace, b, ACCEL_I_TEV_SPAN, q->trace_track, what, NULL, t0, t1);
+            e->key = key; e->a[0] = value;
+        } else {   /* named by the program; the writer works out groups and invocations */
+            const accel_exec_params* p = &c->u.exec.params;
+            e = accel_i_trace_put(dev->trace, b, ACCEL_I_TEV_EXEC, q->trace_track, NULL, c->u.exec.program->obj.label, t0, t1);
+            e->a[0] = p->global_size[0] | (uint64_t)p->global_size[1] << 32;
+            e->a[1] = p->global_size[2] | (uint64_t)p->local_size[0] << 32;
+            e->a[2] = p->local_size[1] | (uint64_t)p->local_size[2] << 32;
+            e->aux = c->u.exec.buffer_count;
+        }
+        accel_i_spin_unlock(&b->lock);
     }
-    t1 = accel_i_trace_end(b, t1);
-    accel_i_spin_unlock(&b->lock);
-    return t1;
+    return accel_i_trace_end(b, t1);
 }
 
 /* ---- lifetime ---- */
 static bool accel_i_trace_buf_init(accel_device* dev, accel_i_trace_buf* b, uint32_t cap, uint32_t index) {
     atomic_init(&b->lock, 0u);
-    b->count = 0; b->cap = cap; b->index = index; b->flows = 0; b->flushed = 0;
+    b->count = 0; b->cap = cap; b->index = index; b->flows = 0;
+    atomic_init(&b->flushed, 0u);
     b->events = (accel_i_trace_event*)accel_i_dev_alloc(dev, (size_t)cap * sizeof *b->events);
     return b->events != NULL;
 }
