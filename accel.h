@@ -1361,8 +1361,8 @@ static void accel_i_trace_flush(accel_i_trace* t, accel_i_trace_buf* b) {
 }
 
 /* ---- recording ---- */
-/* Lock of b held: a new event (b written out first when full: a "trace flush" span then shows what it
-   cost; *after, when given, gets the time it ended). */
+/* Lock of b held: a new event, [t0, t1] on a track. A full b is written out first; a "trace flush" span
+   right after the new event then shows what that cost, and b->flushed when it ended. */
 static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
                                               const char* what, const char* label, uint64_t t0, uint64_t t1) {
     accel_i_trace_event* e;
@@ -1421,7 +1421,8 @@ static void accel_i_trace_host_span(accel_device* dev, const char* what, const c
     e->key = key; e->a[0] = value;
     accel_i_spin_unlock(&t->host.lock);
 }
-/* Where a signal's events go: its marks (below) name the track a flow starts on. */
+/* Lock of b held: an event about s reaching or waiting for v (the writer names it by s's label or
+   number). */
 static accel_i_trace_event* accel_i_trace_put_signal(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
                                                      const char* what, const accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
     accel_i_trace_event* e = accel_i_trace_put(t, b, ev, track, what, s->obj.label, t0, t1);
