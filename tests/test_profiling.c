@@ -442,8 +442,8 @@ TEST(trace_of_a_two_queue_pipeline) {
     remove(path);
 }
 
-/* A host set releases a queue's wait (the flow starts on the host thread's track); a failed signal's
-   wait is a span with no flow, and the file stays whole. */
+/* A host set releases a queue's wait (the flow starts on the host thread's track); a wait_many gets a
+   flow from each signal; a failed signal's wait is a span with no flow, and the file stays whole. */
 TEST(trace_of_host_sets_and_failures) {
     char path[96];
     accel_device* dev;
@@ -466,6 +466,9 @@ TEST(trace_of_host_sets_and_failures) {
     CHECK_OK(accel_queue_submit(q));
     CHECK_OK(accel_signal_set(gate, 1));
     CHECK_OK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));
+    accel_signal* both[2] = { done, gate };
+    uint64_t values[2] = { 1, 1 };
+    CHECK_OK(accel_signal_wait_many(both, values, 2, true, ACCEL_WAIT_FOREVER, NULL));
     CHECK_OK(accel_signal_fail(bad, ACCEL_ERROR_BACKEND));
     CHECK_RESULT(accel_signal_wait(done, 2, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
     accel_device_destroy(dev);
@@ -481,11 +484,12 @@ TEST(trace_of_host_sets_and_failures) {
     CHECK_EQ_STR(jstr(spans[0], "name"), "wait #1");
     CHECK_EQ_STR(jstr(spans[1], "name"), "signal #3");
     CHECK_EQ_STR(jstr(spans[2], "name"), "wait #2");
-    int from_host = 0, into_queue = 0;
+    int from_host = 0, into_queue = 0, into_host = 0;
     for (int i = 0; i < evs->n; i++) {
         const jval* f = &evs->items[i];
         if (strcmp(jstr(f, "ph"), "f") != 0) continue;
         into_queue += jint(f, "pid") == 2 && jint(f, "tid") == tq;
+        into_host += jint(f, "pid") == 1;
         for (int j = 0; j < evs->n; j++) {
             const jval* s = &evs->items[j];
             from_host += strcmp(jstr(s, "ph"), "s") == 0 && jint(s, "id") == jint(f, "id") && jint(s, "pid") == 1 &&
@@ -494,6 +498,10 @@ TEST(trace_of_host_sets_and_failures) {
     }
     CHECK_EQ_INT(from_host, 1);                       /* set #1 (host) -> wait #1 (queue) */
     CHECK_EQ_INT(into_queue, 1);                      /* none into the failed wait */
+    CHECK_EQ_INT(into_host, 3);                       /* wait #3 (done >= 1), and wait many: #3 and #1 */
+    int many = 0;
+    for (int i = 0; i < evs->n; i++) many += strcmp(jstr(&evs->items[i], "name"), "wait many") == 0 && jarg(&evs->items[i], "signals") == 2;
+    CHECK_EQ_INT(many, 1);
     int sets = 0;
     for (int i = 0; i < evs->n; i++) sets += strcmp(jstr(&evs->items[i], "name"), "set #1") == 0 && jint(&evs->items[i], "pid") == 1;
     CHECK_EQ_INT(sets, 1);
