@@ -382,6 +382,9 @@ TEST(trace_of_a_two_queue_pipeline) {
     REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &add));
     REQUIRE_OK(accel_signal_create(dev, 0, &uploaded));
     REQUIRE_OK(accel_signal_create(dev, 0, &computed));
+    CHECK_OK(accel_signal_set_label(uploaded, "uploaded"));
+    CHECK_OK(accel_signal_set_label(computed, "computed"));
+    CHECK_OK(accel_queue_set_label(copy, "uploads"));   /* the track takes the new name */
     memset(host, 0, sizeof host);
     for (uint32_t i = 1; i <= FRAMES; i++) {
         uint32_t n = 64;
@@ -409,30 +412,37 @@ TEST(trace_of_a_two_queue_pipeline) {
     REQUIRE(evs && evs->type == J_ARR);
     long long tc = track_named(evs, 2, "compute queue 1"), tk = track_named(evs, 2, "copy queue 2");
     CHECK(tc > 0 && tk > 0 && tc != tk);
+    CHECK_EQ_INT(track_named(evs, 2, "uploads 2"), tk);
+    long long tids[8];
     int tracks = 0;
-    for (int i = 0; i < evs->n; i++)
-        tracks += strcmp(jstr(&evs->items[i], "name"), "thread_name") == 0 && jint(&evs->items[i], "pid") == 2;
-    CHECK_EQ_INT(tracks, 2);   /* one track per queue */
+    for (int i = 0; i < evs->n; i++) {   /* one track per queue */
+        const jval* e = &evs->items[i];
+        bool seen = false;
+        if (strcmp(jstr(e, "name"), "thread_name") != 0 || jint(e, "pid") != 2) continue;
+        for (int j = 0; j < tracks; j++) seen |= tids[j] == jint(e, "tid");
+        if (!seen && tracks < 8) tids[tracks++] = jint(e, "tid");
+    }
+    CHECK_EQ_INT(tracks, 2);
     const char* want_c[4 * FRAMES];
     const char* want_k[3 * FRAMES];
     int nc = 0, nk = 0;
     for (int i = 1; i <= FRAMES; i++) {
-        if (i > 1) want_k[nk++] = "wait #2";
-        want_k[nk++] = "update"; want_k[nk++] = "signal #1";
-        want_c[nc++] = "wait #1"; want_c[nc++] = "add_one"; want_c[nc++] = "copy"; want_c[nc++] = "signal #2";
+        if (i > 1) want_k[nk++] = "wait computed";
+        want_k[nk++] = "update"; want_k[nk++] = "signal uploaded";
+        want_c[nc++] = "wait uploaded"; want_c[nc++] = "add_one"; want_c[nc++] = "copy"; want_c[nc++] = "signal computed";
     }
     check_track(evs, tc, want_c, nc);
     check_track(evs, tk, want_k, nk);
     const jval* inst[64];
     CHECK_EQ_INT(track_events(evs, 2, tc, 'i', inst, 64), FRAMES);   /* an instant per value reached */
     CHECK_EQ_INT(track_events(evs, 2, tk, 'i', inst, 64), FRAMES);
-    for (int i = 0; i < FRAMES; i++) { CHECK_EQ_STR(jstr(inst[i], "name"), "#1"); CHECK_EQ_U64(jarg(inst[i], "value"), (uint64_t)i + 1); }
+    for (int i = 0; i < FRAMES; i++) { CHECK_EQ_STR(jstr(inst[i], "name"), "uploaded"); CHECK_EQ_U64(jarg(inst[i], "value"), (uint64_t)i + 1); }
     int submits = 0, host_waits = 0;
     for (int i = 0; i < evs->n; i++) {
         const jval* e = &evs->items[i];
         if (jint(e, "pid") != 1 || strcmp(jstr(e, "ph"), "X") != 0) continue;
         submits += strncmp(jstr(e, "name"), "submit ", 7) == 0;
-        host_waits += strcmp(jstr(e, "name"), "wait #2") == 0;
+        host_waits += strcmp(jstr(e, "name"), "wait computed") == 0;
     }
     CHECK_EQ_INT(submits, 2 * FRAMES);
     CHECK_EQ_INT(host_waits, 1);
