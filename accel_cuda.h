@@ -1589,6 +1589,7 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
         break;
     }
     case ACCEL_I_CMD_BARRIER: return 0;   /* stream order, and the points' fences, already give it */
+    case ACCEL_I_CMD_TIMESTAMP: return 0;   /* refused at recording until CUDA timestamps land (issue 15) */
     }
     if (cr == ACCEL_CU_SUCCESS) { q->dirty = true; return 0; }
     if (c->kind == ACCEL_I_CMD_EXEC)
