@@ -48,11 +48,15 @@
    |                           | the executor that woke it and the two share one CPU from then on    |
    | ACCEL_CPU_INLINE_GROUPS   | an exec with at most this many work groups runs on the queue's own  |
    |                           | thread with no hand-off to the pool (default 1)                     |
+   | ACCEL_CPU_MOVE_OFF        | 1 (default): on Linux an executor or worker that shares a CPU with  |
+   |                           | the thread it hands work to steps off it, when the device has fewer |
+   |                           | lanes than allowed CPUs (see Queues); 0: accel never moves threads  |
 
    ==== Devices =================================================================================
    A device is one backend instance on one physical device. `accel_device_create(NULL, &dev)` makes a
-   CPU device with one worker per core. `accel_device_create_any` tries a list of backends in order
-   (e.g. { accel_vulkan_backend(), accel_cpu_backend() }) and logs why each skipped one failed.
+   CPU device with one lane per CPU the process may use. `accel_device_create_any` tries a list of
+   backends in order (e.g. { accel_vulkan_backend(), accel_cpu_backend() }) and logs why each skipped
+   one failed.
    Destroying a device waits for all its queues, then releases every object still alive on it (the
    handles become invalid).
 
@@ -78,6 +82,11 @@
    that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
    its waker's CPU, and two threads that yield to each other are never separated by the scheduler)
    moves itself off that CPU once, by setting its affinity away and back; your threads are never moved.
+   It does so only when the device has fewer lanes than the process may use CPUs: with one lane per
+   allowed CPU there is no free CPU to go to, and a move would only stack two busy lanes on one core.
+   ACCEL_CPU_MOVE_OFF 0 switches moves off altogether. `cpu_threads = 0` means one lane per CPU in the
+   process's affinity mask (`taskset`, `sched_setaffinity`, a Win32 process affinity mask), read when
+   the device is created; without a mask, one per online core.
 
    ==== Signals =================================================================================
    A signal is a monotonic 64-bit counter (0..ACCEL_SIGNAL_MAX). `set` and a queue's `signal` store
@@ -214,7 +223,8 @@ typedef struct accel_allocator {
 typedef struct accel_device_desc {
     const accel_backend* backend;   /* NULL: the CPU backend */
     uint32_t device_index;          /* which device of that backend */
-    uint32_t cpu_threads;           /* CPU backend: worker lanes, 0 = one per core (1 without threads) */
+    uint32_t cpu_threads;           /* CPU backend: worker lanes, 0 = one per CPU the process may use
+                                       (its affinity mask; 1 without threads) */
     accel_allocator allocator;      /* zero: malloc/free. Host-side allocations only */
     accel_logger logger;            /* zero: errors and warnings to stderr */
     bool debug;                     /* extra validation and hang diagnostics */
@@ -386,6 +396,9 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 #endif
 #ifndef ACCEL_CPU_INLINE_GROUPS
 #  define ACCEL_CPU_INLINE_GROUPS 1u
+#endif
+#ifndef ACCEL_CPU_MOVE_OFF
+#  define ACCEL_CPU_MOVE_OFF 1
 #endif
 #define ACCEL_I_CPU_MAX_BUFFERS   64u
 #define ACCEL_I_CPU_MAX_CONSTANTS 64u
@@ -586,8 +599,12 @@ static void accel_i_yield(void) { }
    and while spinning, when a yield switched to another thread and the awaited value was there when
    it came back. The kernel keeps a woken thread on its previous CPU when that CPU is idle, so one
    move is usually enough; moves are at most one per millisecond per thread. User threads are never
-   moved; the original affinity mask is restored at once. Raw system calls, because glibc hides
-   sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are no-ops. */
+   moved; the original affinity mask is restored at once. Moves happen only on devices with fewer
+   lanes than allowed CPUs (accel_i_own.moves; ACCEL_CPU_MOVE_OFF 0: never): when every allowed CPU
+   has a lane, "off" can only mean onto another busy lane's CPU, which halved the speed of a 2-lane
+   device on 2 allowed CPUs (issue 11: 30-35% of a model's token time). Raw system calls, because
+   glibc hides sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are
+   no-ops, and the allowed-CPU count comes from the process affinity mask (Win32) or the online cores. */
 #if defined(__linux__) && !defined(ACCEL_NO_THREADS)
 #  include <sys/syscall.h>
 #  if !defined(__cplusplus)
@@ -616,18 +633,41 @@ static void accel_i_cpu_leave(uint32_t cpu_id) {
     if (allowed == 0) return;   /* pinned to this one CPU: stay */
     if (syscall(SYS_sched_setaffinity, 0, (size_t)n, away) == 0) syscall(SYS_sched_setaffinity, 0, (size_t)n, mask);
 }
+/* The number of CPUs in the calling thread's affinity mask; 0 when unknown. */
+static uint32_t accel_i_cpu_mask_count(void) {
+    unsigned long mask[ACCEL_I_CPU_MASK_WORDS];
+    uint32_t n = 0;
+    memset(mask, 0, sizeof mask);
+    if (syscall(SYS_sched_getaffinity, 0, sizeof mask, mask) <= 0) return 0;
+    for (unsigned i = 0; i < ACCEL_I_CPU_MASK_WORDS; i++)
+        for (unsigned long w = mask[i]; w; w &= w - 1) n++;
+    return n;
+}
 #elif !defined(ACCEL_NO_THREADS)
 static uint32_t accel_i_cpu_id(void) { return 0; }
 static void accel_i_cpu_leave(uint32_t cpu_id) { (void)cpu_id; }
 #endif
-/* An accel-owned thread's placement state: when it last moved (0: never). NULL for user threads. */
-typedef struct accel_i_own { uint64_t moved_ns; } accel_i_own;
+#if defined(_WIN32) && !defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_cpu_mask_count(void) {   /* the process's mask (its processor group) */
+    DWORD_PTR proc = 0, sys = 0;
+    uint32_t n = 0;
+    if (!GetProcessAffinityMask(GetCurrentProcess(), &proc, &sys)) return 0;
+    for (; proc; proc &= proc - 1) n++;
+    return n;
+}
+#elif !defined(__linux__) && !defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_cpu_mask_count(void) { return 0; }
+#endif
+/* An accel-owned thread's placement state: whether it may move (ACCEL_CPU_MOVE_OFF, and the device has
+   fewer lanes than the process has CPUs: with one lane per allowed CPU, "off this CPU" can only mean
+   onto another busy lane's CPU) and when it last moved (0: never). NULL for user threads. */
+typedef struct accel_i_own { uint64_t moved_ns; bool moves; } accel_i_own;
 #if !defined(ACCEL_NO_THREADS)
 #  define ACCEL_I_CPU_HERE UINT32_MAX   /* for accel_i_own_leave: the CPU the caller runs on */
 /* Moves an own thread off cpu_id (or ACCEL_I_CPU_HERE), at most once per millisecond; the CPU is only
    looked up (a system call) once the rate limit lets the move happen. */
 static void accel_i_own_leave(accel_i_own* own, uint32_t cpu_id, uint64_t now) {
-    if (!own || cpu_id == 0 || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
+    if (!own || !own->moves || cpu_id == 0 || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
     own->moved_ns = now;
     accel_i_cpu_leave(cpu_id == ACCEL_I_CPU_HERE ? accel_i_cpu_id() : cpu_id);
 }
@@ -1767,6 +1807,7 @@ struct accel_i_cpu_device {
     accel_i_a64 claim;
     accel_i_cpu_job job;
     accel_i_a32 next_hint;        /* spreads queues over lanes */
+    bool moves;                   /* own threads may step off a shared CPU (see cpu placement) */
 };
 typedef struct accel_i_cpu_buffer  { accel_buffer base; bool owned; } accel_i_cpu_buffer;
 typedef struct accel_i_cpu_program { accel_program base; accel_cpu_kernel fn; } accel_i_cpu_program;
@@ -1776,16 +1817,25 @@ static accel_i_cpu_device* accel_i_cpu_dev(accel_device* d) { return (accel_i_cp
 static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == accel_cpu_backend(); }
 static accel_i_event* accel_i_cpu_signal_event(accel_signal* s) { return &((accel_i_cpu_signal*)s)->ev; }
 
-static uint32_t accel_i_cpu_cores(void) {
-#if defined(ACCEL_NO_THREADS)
-    return 1;
-#elif defined(_WIN32)
+#if !defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_cpu_online(void) {
+#  if defined(_WIN32)
     SYSTEM_INFO si;
     GetSystemInfo(&si);
     return si.dwNumberOfProcessors ? (uint32_t)si.dwNumberOfProcessors : 1u;
-#else
+#  else
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (uint32_t)n : 1u;
+#  endif
+}
+#endif
+/* The CPUs the process may use: its affinity mask (Linux, Win32), else the online cores. */
+static uint32_t accel_i_cpu_cores(void) {
+#if defined(ACCEL_NO_THREADS)
+    return 1;
+#else
+    uint32_t n = accel_i_cpu_mask_count();
+    return n ? n : accel_i_cpu_online();
 #endif
 }
 static uint64_t accel_i_cpu_memory(void) {
@@ -1837,11 +1887,15 @@ static void accel_i_cpu_run_groups(const accel_i_cpu_job* job, uint64_t first, u
     }
 }
 
-/* Claims and runs chunks of job `gen` until none is left. */
+#define ACCEL_I_CPU_CLOSED 0xffffffffu   /* claim index of a generation being published */
+/* Claims and runs chunks of job `gen` until none is left. The claim word is only ever advanced by a
+   CAS from a value of the same generation, so a claim won is a chunk of job `gen`, which cannot change
+   until that chunk is done. */
 static void accel_i_cpu_job_work(accel_i_cpu_device* dev, uint32_t gen, uint32_t lane) {
     for (;;) {
         uint64_t v = atomic_load_explicit(&dev->claim, memory_order_acquire), first, n;
-        if ((uint32_t)(v >> 32) != gen || (uint32_t)v >= atomic_load_explicit(&dev->job.chunks, memory_order_relaxed)) return;
+        /* acquire: a worker that sees a newer job's chunk count also sees its generation retired */
+        if ((uint32_t)(v >> 32) != gen || (uint32_t)v >= atomic_load_explicit(&dev->job.chunks, memory_order_acquire)) return;
         if (!atomic_compare_exchange_weak_explicit(&dev->claim, &v, v + 1, memory_order_acq_rel, memory_order_relaxed)) continue;
         first = (uint64_t)(uint32_t)v * dev->job.chunk;   /* the job cannot change until this chunk is done */
         n = dev->job.groups - first < dev->job.chunk ? dev->job.groups - first : dev->job.chunk;
@@ -1875,11 +1929,15 @@ static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job*
     uint64_t chunk = (job->groups + target - 1) / target;
     uint64_t chunks = (job->groups + chunk - 1) / chunk;
     uint64_t gen = accel_i_event_value(&dev->gen) + 1;
+    /* Retire the old generation first: a worker still in the previous job's claim loop can then no
+       longer win a claim, whatever bound it reads, so it never runs a chunk of a half-written job
+       (the index ACCEL_I_CPU_CLOSED is above any chunk count). */
+    atomic_store_explicit(&dev->claim, (uint64_t)(uint32_t)gen << 32 | ACCEL_I_CPU_CLOSED, memory_order_seq_cst);
     dev->job.fn = job->fn;
     dev->job.tmpl = job->tmpl;
     dev->job.groups = job->groups;
     dev->job.chunk = chunk;
-    atomic_store_explicit(&dev->job.chunks, (uint32_t)chunks, memory_order_relaxed);
+    atomic_store_explicit(&dev->job.chunks, (uint32_t)chunks, memory_order_release);
     atomic_store(&dev->done.word, 0u);
     atomic_store_explicit(&dev->claim, (uint64_t)(uint32_t)gen << 32, memory_order_release);
     accel_i_event_raise(&dev->gen, gen);
@@ -1946,6 +2004,7 @@ static accel_result accel_i_cpu_start_workers(accel_i_cpu_device* dev) {
         accel_result r;
         dev->workers[i].dev = dev;
         dev->workers[i].own.moved_ns = 0;
+        dev->workers[i].own.moves = dev->moves;
         r = accel_i_thread_start(&dev->workers[i].thread, accel_i_cpu_worker_main, &dev->workers[i]);
         if (r != ACCEL_OK) return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);
         dev->workers_n = i + 1;
@@ -1977,6 +2036,7 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
     memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, d);
     dev->lanes_n = lanes;
+    dev->moves = ACCEL_CPU_MOVE_OFF && lanes < accel_i_cpu_cores();
     atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->claim, 0u);
     atomic_init(&dev->next_hint, 0u); atomic_init(&dev->job.chunks, 0u);
     if (!accel_i_event_init(&dev->gen, 0)) { accel_i_cpu_device_free(dev, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
@@ -2382,6 +2442,7 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
         accel_result r;
         atomic_init(&q->stop, 0u);
         atomic_init(&q->blocked.lock, 0u);
+        q->own.moves = accel_i_cpu_dev(dev)->moves;
         r = accel_i_thread_start(&q->thread, accel_i_cpu_executor_main, q);
         if (r != ACCEL_OK) {
             accel_i_cpu_queue_free(q);
