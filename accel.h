@@ -114,6 +114,15 @@
    uses (buffers, programs, signals) are freed when that work completes, so destroying them early is
    legal. `host_ptr` buffers wrap caller memory (CPU backend only): the caller keeps ownership and must
    keep it alive until the buffer is released. `accel_queue_update` copies its data at record time.
+   With `read_only = true` the wrapped memory may be const (a model file mapped read-only): accel never
+   writes it (copy/fill/update into it, and accel_buffer_write, are refused), kernels must not either.
+   A view (`accel_buffer_view_create(buf, offset, size, &view)`) is a buffer that aliases a range of
+   another: one weight tensor of a packed file, one row of a KV cache, bound without a buffer per slice
+   or offset constants. It works everywhere a buffer does, with offsets relative to the view; a view
+   of a view aliases the root buffer; a view holds a reference on its root, so the root's memory lives
+   until its last view (and the work using them) is gone. Offsets must be multiples of
+   accel_device_info.buffer_offset_alignment (CPU 1, Vulkan the device's storage-buffer offset
+   alignment, CUDA 256); a view out of range or misaligned is refused with a log line.
 
    ==== Thread safety ===========================================================================
    Devices, buffers, programs and signals may be used from any thread. A queue is recorded by one thread
@@ -259,6 +268,8 @@ typedef struct accel_device_info {
     bool separate_copy_queue;       /* ACCEL_QUEUE_COPY is a real DMA engine */
     bool host_mapped_device_memory; /* ACCEL_MEMORY_DEVICE buffers can be mapped (CPU, unified memory) */
     uint32_t compute_capability;    /* CUDA: 90 for sm_90; else 0 */
+    uint32_t buffer_offset_alignment; /* accel_buffer_view_create offsets: 1 on the CPU, the device's
+                                       minStorageBufferOffsetAlignment on Vulkan, 256 on CUDA */
 } accel_device_info;
 /* Fills *out. INVALID_ARGUMENT for NULL; DEVICE_LOST when lost. Any thread. */
 ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out);
@@ -268,8 +279,12 @@ typedef enum accel_memory { ACCEL_MEMORY_DEVICE = 0, ACCEL_MEMORY_HOST = 1 } acc
 typedef struct accel_buffer_desc {
     size_t size;                    /* bytes, > 0 */
     accel_memory memory;
-    void* host_ptr;                 /* CPU backend only: wrap caller memory (no copy); caller keeps ownership */
+    const void* host_ptr;           /* CPU backend only: wrap caller memory (no copy); caller keeps ownership */
     const char* label;
+    bool read_only;                 /* with host_ptr: the memory may be const (an mmap'd read-only file);
+                                       copy/fill/update into it (or a view of it) and accel_buffer_write
+                                       are refused; kernels bound to it must not write it, and
+                                       accel_buffer_map's pointer is for reading only */
 } accel_buffer_desc;
 /* Errors: INVALID_ARGUMENT (NULL, size 0, bad memory kind), OUT_OF_MEMORY, UNSUPPORTED (host_ptr on a
    backend that cannot wrap), DEVICE_LOST. Contents are zero unless host_ptr is given. */
@@ -283,6 +298,15 @@ ACCEL_API void*  accel_buffer_map(accel_buffer* buf);
    them with signals). INVALID_ARGUMENT for NULL, size 0, or offset+size beyond the buffer. */
 ACCEL_API accel_result accel_buffer_write(accel_buffer* buf, size_t offset, const void* src, size_t size);
 ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void* dst, size_t size);
+/* A buffer that aliases bytes [offset, offset + size) of buf: usable wherever a buffer is (exec
+   bindings, copy, fill, update, read/write, map; offsets are relative to the view). A view of a view
+   is a view of the root buffer. The view holds a reference on the root: destroying the root's handle
+   first is fine, its memory lives until the last view and the work using them are gone. Destroy it
+   with accel_buffer_destroy. offset must be a multiple of accel_device_info.buffer_offset_alignment
+   (counted in the root buffer). A view of a read_only buffer is read_only. Errors: INVALID_ARGUMENT
+   (NULL, size 0, the range outside buf, a misaligned offset; logged), OUT_OF_MEMORY, DEVICE_LOST.
+   Any thread. */
+ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out);
 
 /* ==== programs ==== */
 typedef struct accel_dispatch {      /* what a CPU kernel sees: one work group */
@@ -928,7 +952,17 @@ struct accel_device {
     accel_i_a32 objects_lock;
     accel_i_object* objects;
 };
-struct accel_buffer  { accel_i_object obj; size_t size; accel_memory memory; void* mapped; };
+/* A view (root != NULL) aliases [offset, offset + size) of its root, holds one reference on it, and
+   is never seen by a backend's buffer_create/buffer_free/buffer_io; exec bindings may be views
+   (resolve them with accel_i_buffer_root + offset), copy/fill/update commands never are (the core
+   records the root and the offset within it). */
+struct accel_buffer  {
+    accel_i_object obj; size_t size; accel_memory memory; void* mapped;
+    accel_buffer* root; size_t offset;   /* views: the root buffer and the offset in it; roots: NULL, 0 */
+    bool read_only;                       /* wraps const memory: nothing accel runs writes it */
+};
+/* The buffer that owns the memory: buf itself, or a view's root. */
+static accel_buffer* accel_i_buffer_root(accel_buffer* buf) { return buf->root ? buf->root : buf; }
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
 struct accel_signal  { accel_i_object obj; accel_i_a64 promised; };   /* promised: debug only, see accel_i_debug_promise */
 struct accel_queue {
@@ -1056,11 +1090,17 @@ static void accel_i_object_unlink(accel_i_object* o) {
     if (o->next) o->next->prev = o->prev;
     accel_i_spin_unlock(&dev->objects_lock);
 }
+static void accel_i_release(void* obj);
+static void accel_i_view_free(accel_buffer* view) {
+    accel_buffer* root = view->root;
+    accel_i_dev_free(view->obj.device, view, sizeof *view);
+    accel_i_release(root);
+}
 static void accel_i_object_free(accel_i_object* o) {
     const accel_backend* b = o->device->backend;
     accel_i_object_unlink(o);
     switch (o->kind) {
-    case ACCEL_I_BUFFER:  b->buffer_free((accel_buffer*)o); break;
+    case ACCEL_I_BUFFER:  if (((accel_buffer*)o)->root) accel_i_view_free((accel_buffer*)o); else b->buffer_free((accel_buffer*)o); break;
     case ACCEL_I_PROGRAM: b->program_free((accel_program*)o); break;
     case ACCEL_I_SIGNAL:  b->signal_free((accel_signal*)o); break;
     case ACCEL_I_QUEUE:   b->queue_destroy((accel_queue*)o); break;
@@ -1172,13 +1212,55 @@ static bool accel_i_range_ok(size_t total, size_t offset, size_t size) {
 }
 
 ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
+    accel_result r;
     if (out) *out = NULL;
     if (!dev || !desc || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
     if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
     if (desc->size == 0) return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: size is 0");
     if (desc->memory != ACCEL_MEMORY_DEVICE && desc->memory != ACCEL_MEMORY_HOST)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: unknown memory kind %d", (int)desc->memory);
-    return dev->backend->buffer_create(dev, desc, out);
+    if (desc->read_only && !desc->host_ptr)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: read_only without host_ptr");
+    r = dev->backend->buffer_create(dev, desc, out);
+    if (r == ACCEL_OK) (*out)->read_only = desc->read_only;
+    return r;
+}
+
+static bool accel_i_view_args_ok(accel_buffer* buf, size_t offset, size_t size) {
+    accel_device* dev = buf->obj.device;
+    size_t align = dev->info.buffer_offset_alignment ? dev->info.buffer_offset_alignment : 1u;
+    if (!accel_i_range_ok(buf->size, offset, size)) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: offset %zu + size %zu outside buffer '%s' of %zu bytes",
+                    offset, size, buf->obj.label, buf->size);
+        return false;
+    }
+    if ((buf->offset + offset) % align != 0) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: offset %zu (%zu in the root buffer) is not a multiple "
+                    "of buffer_offset_alignment %zu", offset, buf->offset + offset, align);
+        return false;
+    }
+    return true;
+}
+ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out) {
+    accel_buffer *root, *view;
+    if (out) *out = NULL;
+    if (!buf || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    if (!accel_i_view_args_ok(buf, offset, size)) return ACCEL_ERROR_INVALID_ARGUMENT;
+    root = accel_i_buffer_root(buf);
+    view = (accel_buffer*)accel_i_dev_alloc(buf->obj.device, sizeof *view);
+    if (!view) return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_view_create: out of host memory");
+    memset((void*)view, 0, sizeof *view);
+    accel_i_retain(root);
+    view->root = root;
+    view->offset = buf->offset + offset;
+    view->size = size;
+    view->memory = root->memory;
+    view->read_only = root->read_only;
+    view->mapped = root->mapped ? (unsigned char*)root->mapped + view->offset : NULL;
+    accel_i_object_init(&view->obj, root->obj.device, ACCEL_I_BUFFER, buf->obj.label);
+    *out = view;
+    return ACCEL_OK;
 }
 ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_release(buf); }
 ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
@@ -1191,8 +1273,10 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
     if (!accel_i_range_ok(buf->size, offset, size))
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu + size %zu outside buffer '%s' of %zu bytes",
                             fn, offset, size, buf->obj.label, buf->size);
+    if (write && buf->read_only)
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer '%s' is read_only", fn, buf->obj.label);
     if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
-    return buf->obj.device->backend->buffer_io(buf, offset, host, size, write);
+    return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size, write);
 }
 ACCEL_API accel_result accel_buffer_write(accel_buffer* buf, size_t offset, const void* src, size_t size) {
     return accel_i_buffer_io(buf, offset, (void*)(uintptr_t)src, size, true);
@@ -1662,10 +1746,26 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
     c->u.exec.constant_count = constant_count;
     c->u.exec.params = params;
 }
+/* A view as its root and the offset in it: what copy/fill/update commands record. */
+static void accel_i_rec_resolve(accel_buffer** buf, size_t* offset) {
+    *offset += (*buf)->offset;
+    *buf = accel_i_buffer_root(*buf);
+}
+/* The same for a command's destination, which must not be read_only. */
+static bool accel_i_rec_target(accel_queue* q, accel_buffer** buf, size_t* offset, const char* fn) {
+    if ((*buf)->read_only) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer '%s' is read_only", fn, (*buf)->obj.label);
+        return false;
+    }
+    accel_i_rec_resolve(buf, offset);
+    return true;
+}
 ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset, accel_buffer* src, size_t src_offset, size_t size) {
     const char* fn = "accel_queue_copy";
     accel_i_cmd* c;
     if (!q || !accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_buffer_ok(q, src, src_offset, size, fn)) return;
+    if (!accel_i_rec_target(q, &dst, &dst_offset, fn)) return;
+    accel_i_rec_resolve(&src, &src_offset);
     if (dst == src && dst_offset < src_offset + size && src_offset < dst_offset + size) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: overlapping ranges in buffer '%s'", fn, dst->obj.label);
         return;
@@ -1678,7 +1778,7 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
 ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern) {
     const char* fn = "accel_queue_fill";
     accel_i_cmd* c;
-    if (!q || !accel_i_rec_buffer_ok(q, dst, offset, size, fn)) return;
+    if (!q || !accel_i_rec_buffer_ok(q, dst, offset, size, fn) || !accel_i_rec_target(q, &dst, &offset, fn)) return;
     if ((offset | size) & 3u) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu and size %zu must be multiples of 4", fn, offset, size);
         return;
@@ -1691,7 +1791,7 @@ ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offs
     const char* fn = "accel_queue_update";
     size_t off = 0;
     accel_i_cmd* c;
-    if (!q || !accel_i_rec_buffer_ok(q, dst, offset, size, fn)) return;
+    if (!q || !accel_i_rec_buffer_ok(q, dst, offset, size, fn) || !accel_i_rec_target(q, &dst, &offset, fn)) return;
     if (!data) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: data is NULL", fn); return; }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_UPDATE, size, &off, fn)) == NULL) return;
     memcpy(q->rec->arena + off, data, size);
@@ -1973,6 +2073,7 @@ static void accel_i_cpu_fill_info(accel_i_cpu_device* dev) {
     info->formats = ACCEL_FORMAT_CPU;
     info->separate_copy_queue = false;
     info->host_mapped_device_memory = true;
+    info->buffer_offset_alignment = 1;
 }
 
 /* Stops the started workers and frees what was made; also the failure path of create. */
@@ -2066,7 +2167,7 @@ static accel_result accel_i_cpu_buffer_create(accel_device* dev, const accel_buf
     if (!buf) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
     memset((void*)buf, 0, sizeof *buf);
     buf->owned = desc->host_ptr == NULL;
-    buf->base.mapped = desc->host_ptr ? desc->host_ptr : accel_i_alloc(&dev->allocator, desc->size, 64);
+    buf->base.mapped = desc->host_ptr ? (void*)(uintptr_t)desc->host_ptr : accel_i_alloc(&dev->allocator, desc->size, 64);
     if (!buf->base.mapped) {
         accel_i_dev_free(dev, buf, sizeof *buf);
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of memory for %zu bytes", desc->size);
