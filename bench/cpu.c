@@ -706,7 +706,7 @@ static void fig_overhead_lanes(uint32_t lanes) {
         o[round] = overhead_omp_run(&omp_counter, (int)lanes);
     }
     if (r.counter[0] != (uint32_t)R * OVERHEAD_EXECS) bench_fail("overhead: %u execs counted, %u run", r.counter[0], (uint32_t)R * OVERHEAD_EXECS);
-    char fig[32], title[96];
+    char fig[32], title[48];
     snprintf(fig, sizeof fig, "exec_overhead_%u", lanes);
     snprintf(title, sizeof title, "7 exec 4096 groups, %u lanes%s", lanes, lanes > cfg.threads ? " (over)" : "");
     bench_row* row = bench_row_add(fig, title, "ns", bench_median(a + 1, (size_t)R - 1), "omp parallel for",
