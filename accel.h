@@ -1882,29 +1882,38 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 /* A CPU device has `cpu_threads` lanes: whoever runs kernel groups (a pool worker or a queue's
    executor) holds one, so `accel_dispatch.worker` (the lane) is unique among concurrent kernel calls
    and at most cpu_threads groups run at once. The pool has cpu_threads-1 workers and one job slot;
-   the executor that takes the slot publishes a job and works on it too. Work is claimed in chunks of
-   groups through one 64-bit word (generation << 32 | next chunk), so a late worker can never claim
-   a chunk of a newer job. An executor that finds the slot taken runs its grid alone. */
+   the executor that takes the slot publishes a job and works on it too. A job is cut into up to 16
+   chunks of groups per lane, and each lane gets a contiguous range of them in a word of its own
+   cache line (generation << 32 | next chunk << 16 | end chunk): a lane claims its own chunks with an
+   uncontended CAS, then steals from the other lanes' words, so an exec costs a few cache-line
+   transfers per lane instead of two contended atomics per chunk (measured: issue 11), and a lane
+   that is descheduled still has its range finished by the others. A word carries its generation and
+   its bound, so a late worker can never claim a chunk of a newer job, and the job cannot change while
+   a claimed chunk is uncounted. An executor that finds the slot taken runs its grid alone. */
 typedef struct accel_i_cpu_job {
     accel_cpu_kernel fn;
     accel_dispatch tmpl;          /* everything but group_id and worker */
     uint64_t groups, chunk;       /* total groups; groups per chunk */
-    accel_i_a32 chunks;
 } accel_i_cpu_job;
+typedef struct accel_i_cpu_lane {  /* one cache line per lane */
+    accel_i_a32 taken;            /* 1 = a thread holds the lane */
+    accel_i_a64 work;             /* the lane's range of the current job's chunks (see above) */
+    unsigned char pad[64 - 16];
+} accel_i_cpu_lane;
+#define ACCEL_I_CPU_MAX_CHUNKS 65535u   /* chunk indices are 16-bit fields of accel_i_cpu_lane.work */
 
 typedef struct accel_i_cpu_device accel_i_cpu_device;
 typedef struct accel_i_cpu_worker { accel_i_thread thread; accel_i_cpu_device* dev; accel_i_own own; } accel_i_cpu_worker;
 struct accel_i_cpu_device {
     accel_device base;
     uint32_t lanes_n;
-    accel_i_a32* lanes;           /* 1 = taken */
+    accel_i_cpu_lane* lanes;      /* lanes_n of them, 64-byte aligned */
     uint32_t workers_n;           /* started */
     accel_i_cpu_worker* workers;
     accel_i_a32 pool_owner;       /* the job slot: 1 = an executor is running a job */
     accel_i_a32 stop;
     accel_i_event gen;            /* job generation: workers wait on it */
     accel_i_event done;           /* chunks finished in the current job */
-    accel_i_a64 claim;
     accel_i_cpu_job job;
     accel_i_a32 next_hint;        /* spreads queues over lanes */
     bool moves;                   /* own threads may step off a shared CPU (see cpu placement) */
@@ -1956,8 +1965,8 @@ static uint64_t accel_i_cpu_memory(void) {
 static bool accel_i_cpu_lane_try(accel_i_cpu_device* dev, uint32_t hint, uint32_t* lane) {
     for (uint32_t k = 0; k < dev->lanes_n; k++) {
         uint32_t i = (hint + k) % dev->lanes_n;
-        if (!atomic_load_explicit(&dev->lanes[i], memory_order_relaxed) &&
-            !atomic_exchange_explicit(&dev->lanes[i], 1u, memory_order_acquire)) { *lane = i; return true; }
+        if (!atomic_load_explicit(&dev->lanes[i].taken, memory_order_relaxed) &&
+            !atomic_exchange_explicit(&dev->lanes[i].taken, 1u, memory_order_acquire)) { *lane = i; return true; }
     }
     return false;
 }
@@ -1967,7 +1976,7 @@ static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
     return lane;
 }
 static void accel_i_cpu_lane_give(accel_i_cpu_device* dev, uint32_t lane) {
-    atomic_store_explicit(&dev->lanes[lane], 0u, memory_order_release);
+    atomic_store_explicit(&dev->lanes[lane].taken, 0u, memory_order_release);
 }
 
 /* Runs groups [first, first+count) of a job, in linear order (x fastest). */
@@ -1987,21 +1996,32 @@ static void accel_i_cpu_run_groups(const accel_i_cpu_job* job, uint64_t first, u
     }
 }
 
-#define ACCEL_I_CPU_CLOSED 0xffffffffu   /* claim index of a generation being published */
-/* Claims and runs chunks of job `gen` until none is left. The claim word is only ever advanced by a
-   CAS from a value of the same generation, so a claim won is a chunk of job `gen`, which cannot change
-   until that chunk is done. */
-static void accel_i_cpu_job_work(accel_i_cpu_device* dev, uint32_t gen, uint32_t lane) {
+/* Claims the next chunk of job `gen` from lane `slot`'s range. */
+static bool accel_i_cpu_claim(accel_i_cpu_device* dev, uint32_t slot, uint32_t gen, uint64_t* chunk) {
+    accel_i_a64* w = &dev->lanes[slot].work;
+    uint64_t v = atomic_load_explicit(w, memory_order_acquire);
     for (;;) {
-        uint64_t v = atomic_load_explicit(&dev->claim, memory_order_acquire), first, n;
-        /* acquire: a worker that sees a newer job's chunk count also sees its generation retired */
-        if ((uint32_t)(v >> 32) != gen || (uint32_t)v >= atomic_load_explicit(&dev->job.chunks, memory_order_acquire)) return;
-        if (!atomic_compare_exchange_weak_explicit(&dev->claim, &v, v + 1, memory_order_acq_rel, memory_order_relaxed)) continue;
-        first = (uint64_t)(uint32_t)v * dev->job.chunk;   /* the job cannot change until this chunk is done */
-        n = dev->job.groups - first < dev->job.chunk ? dev->job.groups - first : dev->job.chunk;
-        accel_i_cpu_run_groups(&dev->job, first, n, lane);
-        accel_i_event_add(&dev->done, 1);
+        uint32_t next = (uint32_t)(v >> 16) & 0xffffu, end = (uint32_t)v & 0xffffu;
+        if ((uint32_t)(v >> 32) != gen || next >= end) return false;
+        if (atomic_compare_exchange_weak_explicit(w, &v, v + 0x10000u, memory_order_acq_rel, memory_order_acquire)) {
+            *chunk = next;
+            return true;
+        }
     }
+}
+/* Runs chunks of job `gen`, its own lane's range first, then the others', and counts them done in
+   one add (one atomic per worker and job, not per chunk). */
+static void accel_i_cpu_job_work(accel_i_cpu_device* dev, uint32_t gen, uint32_t lane) {
+    uint64_t ran = 0, c;
+    for (uint32_t k = 0; k < dev->lanes_n; k++) {
+        uint32_t slot = lane + k < dev->lanes_n ? lane + k : lane + k - dev->lanes_n;
+        while (accel_i_cpu_claim(dev, slot, gen, &c)) {
+            uint64_t first = c * dev->job.chunk;
+            accel_i_cpu_run_groups(&dev->job, first, dev->job.groups - first < dev->job.chunk ? dev->job.groups - first : dev->job.chunk, lane);
+            ran++;
+        }
+    }
+    if (ran) accel_i_event_add(&dev->done, ran);
 }
 
 #if !defined(ACCEL_NO_THREADS)
@@ -2023,23 +2043,21 @@ static void accel_i_cpu_worker_main(void* arg) {
 }
 #endif
 
-/* Publishes the job to the pool (the caller owns the slot), works on it, waits for the rest. */
+/* Publishes the job to the pool (the caller owns the slot): the job first, then each lane's range of
+   chunks with release (a claim acquires it); works on it, waits for the rest. */
 static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane, accel_i_own* own) {
-    uint64_t target = (uint64_t)(dev->workers_n + 1u) * 16u;
-    uint64_t chunk = (job->groups + target - 1) / target;
-    uint64_t chunks = (job->groups + chunk - 1) / chunk;
-    uint64_t gen = accel_i_event_value(&dev->gen) + 1;
-    /* Retire the old generation first: a worker still in the previous job's claim loop can then no
-       longer win a claim, whatever bound it reads, so it never runs a chunk of a half-written job
-       (the index ACCEL_I_CPU_CLOSED is above any chunk count). */
-    atomic_store_explicit(&dev->claim, (uint64_t)(uint32_t)gen << 32 | ACCEL_I_CPU_CLOSED, memory_order_seq_cst);
-    dev->job.fn = job->fn;
-    dev->job.tmpl = job->tmpl;
-    dev->job.groups = job->groups;
+    uint64_t target = (uint64_t)dev->lanes_n * 16u;
+    uint64_t chunk, chunks, gen = accel_i_event_value(&dev->gen) + 1, tag = (uint64_t)(uint32_t)gen << 32;
+    if (target > ACCEL_I_CPU_MAX_CHUNKS) target = ACCEL_I_CPU_MAX_CHUNKS;
+    chunk = (job->groups + target - 1) / target;
+    chunks = (job->groups + chunk - 1) / chunk;
+    dev->job = *job;
     dev->job.chunk = chunk;
-    atomic_store_explicit(&dev->job.chunks, (uint32_t)chunks, memory_order_release);
-    atomic_store(&dev->done.word, 0u);
-    atomic_store_explicit(&dev->claim, (uint64_t)(uint32_t)gen << 32, memory_order_release);
+    atomic_store_explicit(&dev->done.word, 0u, memory_order_relaxed);
+    for (uint32_t i = 0; i < dev->lanes_n; i++) {
+        uint64_t from = chunks * i / dev->lanes_n, to = chunks * (i + 1u) / dev->lanes_n;
+        atomic_store_explicit(&dev->lanes[i].work, tag | from << 16 | to, memory_order_release);
+    }
     accel_i_event_raise(&dev->gen, gen);
     accel_i_cpu_job_work(dev, (uint32_t)gen, lane);
     accel_i_event_wait_own(&dev->done, chunks, own);
@@ -2138,21 +2156,20 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
     accel_i_device_init(&dev->base, b, d);
     dev->lanes_n = lanes;
     dev->moves = ACCEL_CPU_MOVE_OFF && lanes < accel_i_cpu_cores();
-    atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->claim, 0u);
-    atomic_init(&dev->next_hint, 0u); atomic_init(&dev->job.chunks, 0u);
+    atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->next_hint, 0u);
     if (!accel_i_event_init(&dev->gen, 0)) { accel_i_cpu_device_free(dev, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
     if (!accel_i_event_init(&dev->done, 0)) {
         accel_i_event_destroy(&dev->gen);
         accel_i_cpu_device_free(dev, false);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    dev->lanes = (accel_i_a32*)accel_i_dev_alloc(&dev->base, (size_t)lanes * sizeof *dev->lanes);
+    dev->lanes = (accel_i_cpu_lane*)accel_i_alloc(&dev->base.allocator, (size_t)lanes * sizeof *dev->lanes, 64);
     if (!dev->lanes) {
         accel_i_cpu_device_free(dev, true);
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    for (uint32_t i = 0; i < lanes; i++) atomic_init(&dev->lanes[i], 0u);
+    for (uint32_t i = 0; i < lanes; i++) { atomic_init(&dev->lanes[i].taken, 0u); atomic_init(&dev->lanes[i].work, 0u); }
     accel_i_cpu_fill_info(dev);
     if ((r = accel_i_cpu_start_workers(dev)) != ACCEL_OK) { accel_i_cpu_device_free(dev, true); return r; }
     *out = &dev->base;
