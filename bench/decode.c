@@ -58,14 +58,17 @@ static void weights_make(void) {
 }
 
 /* ==== the math, shared by both sides ==== */
-static void rmsnorm(float* out, const float* x, const float* w) {
+/* Out of line, so that both sides run the same machine code (inlined into the OpenMP loops with the
+   sizes known, the compiler would specialise them for that side only). */
+#define SHARED __attribute__((noinline))
+SHARED static void rmsnorm(float* out, const float* x, const float* w) {
     float ss = 0;
     for (int i = 0; i < DIM; i++) ss += x[i] * x[i];
     ss = 1.0f / sqrtf(ss / DIM + 1e-5f);
     for (int i = 0; i < DIM; i++) out[i] = w[i] * (ss * x[i]);
 }
 /* out[r] = w[r, :] . x for rows [r0, r1) of a rows x n matrix */
-static void matmul_rows(float* out, const float* x, const float* w, int n, int r0, int r1) {
+SHARED static void matmul_rows(float* out, const float* x, const float* w, int n, int r0, int r1) {
     for (int r = r0; r < r1; r++) {
         const float* wr = w + (size_t)r * n;
         float s = 0;
@@ -73,7 +76,7 @@ static void matmul_rows(float* out, const float* x, const float* w, int n, int r
         out[r] = s;
     }
 }
-static void rope(float* q, float* k, int pos) {
+SHARED static void rope(float* q, float* k, int pos) {
     for (int i = 0; i < DIM; i += 2) {
         float f = 1.0f / powf(10000.0f, (float)(i % HD) / (float)HD), a = (float)pos * f, c = cosf(a), s = sinf(a);
         float q0 = q[i], q1 = q[i + 1], k0 = k[i], k1 = k[i + 1];
@@ -82,7 +85,7 @@ static void rope(float* q, float* k, int pos) {
     }
 }
 /* one head: scores over positions 0..pos of the layer's cache, softmax, weighted sum of values */
-static void attend_head(float* out, const float* q, const float* kc, const float* vc, int h, int pos) {
+SHARED static void attend_head(float* out, const float* q, const float* kc, const float* vc, int h, int pos) {
     float att[CTX], mx = -1e30f, sum = 0;
     for (int t = 0; t <= pos; t++) {
         float s = 0;
@@ -97,7 +100,7 @@ static void attend_head(float* out, const float* q, const float* kc, const float
         out[h * HD + i] = v / sum;
     }
 }
-static void swiglu_rows(float* h1, const float* h3, int r0, int r1) {
+SHARED static void swiglu_rows(float* h1, const float* h3, int r0, int r1) {
     for (int i = r0; i < r1; i++) h1[i] = h1[i] / (1.0f + expf(-h1[i])) * h3[i];
 }
 static int argmax(const float* v, int n) {
