@@ -303,7 +303,10 @@ ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void*
    is a view of the root buffer. The view holds a reference on the root: destroying the root's handle
    first is fine, its memory lives until the last view and the work using them are gone. Destroy it
    with accel_buffer_destroy. offset must be a multiple of accel_device_info.buffer_offset_alignment
-   (counted in the root buffer). A view of a read_only buffer is read_only. Errors: INVALID_ARGUMENT
+   (counted in the root buffer). A view of a read_only buffer is read_only. Bound to a kernel, a view
+   sets where the binding starts (CPU: accel_dispatch.buffers[i], with buffer_sizes[i] the view's
+   size; CUDA: the pointer; Vulkan: the descriptor offset, range to the end of the root); the
+   kernel's bounds come from its constants as with any buffer. Errors: INVALID_ARGUMENT
    (NULL, size 0, the range outside buf, a misaligned offset; logged), OUT_OF_MEMORY, DEVICE_LOST.
    Any thread. */
 ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out);
