@@ -1103,7 +1103,10 @@ static void accel_i_object_free(accel_i_object* o) {
     const accel_backend* b = o->device->backend;
     accel_i_object_unlink(o);
     switch (o->kind) {
-    case ACCEL_I_BUFFER:  if (((accel_buffer*)o)->root) accel_i_view_free((accel_buffer*)o); else b->buffer_free((accel_buffer*)o); break;
+    case ACCEL_I_BUFFER:
+        if (((accel_buffer*)o)->root) accel_i_view_free((accel_buffer*)o);
+        else b->buffer_free((accel_buffer*)o);
+        break;
     case ACCEL_I_PROGRAM: b->program_free((accel_program*)o); break;
     case ACCEL_I_SIGNAL:  b->signal_free((accel_signal*)o); break;
     case ACCEL_I_QUEUE:   b->queue_destroy((accel_queue*)o); break;
@@ -2019,8 +2022,8 @@ static void accel_i_cpu_job_work(accel_i_cpu_device* dev, uint32_t gen, uint32_t
     for (uint32_t k = 0; k < dev->lanes_n; k++) {
         uint32_t slot = lane + k < dev->lanes_n ? lane + k : lane + k - dev->lanes_n;
         while (accel_i_cpu_claim(dev, slot, gen, &c)) {
-            uint64_t first = c * dev->job.chunk;
-            accel_i_cpu_run_groups(&dev->job, first, dev->job.groups - first < dev->job.chunk ? dev->job.groups - first : dev->job.chunk, lane);
+            uint64_t first = c * dev->job.chunk, left = dev->job.groups - first;
+            accel_i_cpu_run_groups(&dev->job, first, left < dev->job.chunk ? left : dev->job.chunk, lane);
             ran++;
         }
     }
@@ -2172,7 +2175,10 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    for (uint32_t i = 0; i < lanes; i++) { atomic_init(&dev->lanes[i].taken, 0u); atomic_init(&dev->lanes[i].work, 0u); }
+    for (uint32_t i = 0; i < lanes; i++) {
+        atomic_init(&dev->lanes[i].taken, 0u);
+        atomic_init(&dev->lanes[i].work, 0u);
+    }
     accel_i_cpu_fill_info(dev);
     if ((r = accel_i_cpu_start_workers(dev)) != ACCEL_OK) { accel_i_cpu_device_free(dev, true); return r; }
     *out = &dev->base;
@@ -2187,7 +2193,8 @@ static accel_result accel_i_cpu_buffer_create(accel_device* dev, const accel_buf
     if (!buf) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
     memset((void*)buf, 0, sizeof *buf);
     buf->owned = desc->host_ptr == NULL;
-    buf->base.mapped = desc->host_ptr ? (void*)(uintptr_t)desc->host_ptr : accel_i_alloc(&dev->allocator, desc->size, 64);
+    buf->base.mapped = desc->host_ptr ? (void*)(uintptr_t)desc->host_ptr   /* read_only: never written by accel */
+                                      : accel_i_alloc(&dev->allocator, desc->size, 64);
     if (!buf->base.mapped) {
         accel_i_dev_free(dev, buf, sizeof *buf);
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of memory for %zu bytes", desc->size);
