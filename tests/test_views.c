@@ -206,6 +206,38 @@ TEST(view_outlives_its_root_handle_and_frees_it_last) {
     CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
 }
 
+/* A queue of device A copies from a view of device B's buffer (CPU devices share host memory); the
+   view, its root and B are destroyed before the copy runs: the batch keeps what it needs. */
+TEST(view_of_another_devices_buffer_outlives_that_device) {
+    accel_device *a = NULL, *b = NULL;
+    accel_queue* q = NULL;
+    accel_signal* gate = NULL;
+    accel_buffer *root = NULL, *view = NULL, *dst = NULL;
+    uint32_t words[4] = { 11, 22, 33, 44 };
+    if (!test_backend_is_cpu()) SKIP("buffers of one device used by another: CPU devices share host memory");
+    REQUIRE_OK(test_device_create(&a));
+    if (CHECK_OK(test_device_create(&b)) && CHECK_OK(accel_queue_create(a, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(accel_signal_create(a, 0, &gate)) &&
+        CHECK_OK(test_buffer_create(b, 64, ACCEL_MEMORY_HOST, &root)) &&
+        CHECK_OK(accel_buffer_write(root, 16, words, sizeof words)) &&
+        CHECK_OK(accel_buffer_view_create(root, 16, 16, &view)) &&
+        CHECK_OK(test_buffer_create(a, 16, ACCEL_MEMORY_HOST, &dst))) {
+        accel_queue_wait(q, gate, 1);
+        accel_queue_copy(q, dst, 0, view, 4, 12);
+        CHECK_OK(accel_queue_submit(q));
+        accel_buffer_destroy(view);
+        accel_buffer_destroy(root);
+        accel_device_destroy(b);
+        b = NULL;
+        CHECK_OK(accel_signal_set(gate, 1));
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(test_buffer_u32(dst, 0), 22);
+        CHECK_EQ_U64(test_buffer_u32(dst, 2), 44);
+    }
+    accel_device_destroy(b);
+    accel_device_destroy(a);
+}
+
 /* ==== refused views ==== */
 TEST(view_out_of_range_and_misaligned_refused) {
     view_scene sc;
@@ -295,6 +327,7 @@ int main(int argc, char** argv) {
     RUN(view_copy_between_overlapping_views_refused);
     RUN(view_of_a_view_is_a_view_of_the_root);
     RUN(view_outlives_its_root_handle_and_frees_it_last);
+    RUN(view_of_another_devices_buffer_outlives_that_device);
     RUN(view_out_of_range_and_misaligned_refused);
     RUN(read_only_wrap_of_const_memory);
     return test_end();
