@@ -104,12 +104,12 @@ static uint32_t pool_device_lanes(uint32_t cpu_threads) {
     accel_device_desc desc;
     accel_device* dev = NULL;
     accel_device_info info;
-    unsigned lanes = 0;
+    uint32_t lanes = 0;
     memset(&desc, 0, sizeof desc);
     desc.backend = accel_cpu_backend();
     desc.cpu_threads = cpu_threads;
     if (!CHECK_OK(test_device_create_desc(desc, &dev))) return 0;
-    if (CHECK_OK(accel_device_info_get(dev, &info))) CHECK(sscanf(info.name, "cpu: %u thread", &lanes) == 1);
+    if (CHECK_OK(accel_device_info_get(dev, &info))) lanes = info.cpu_threads;
     accel_device_destroy(dev);
     return lanes;
 }
