@@ -118,11 +118,15 @@
    |                           | the executor that woke it and the two share one CPU from then on    |
    | ACCEL_CPU_INLINE_GROUPS   | an exec with at most this many work groups runs on the queue's own  |
    |                           | thread with no hand-off to the pool (default 1)                     |
+   | ACCEL_CPU_MOVE_OFF        | 1 (default): on Linux an executor or worker that shares a CPU with  |
+   |                           | the thread it hands work to steps off it, when the device has fewer |
+   |                           | lanes than allowed CPUs (see Queues); 0: accel never moves threads  |
 
    ==== Devices =================================================================================
    A device is one backend instance on one physical device. `accel_device_create(NULL, &dev)` makes a
-   CPU device with one worker per core. `accel_device_create_any` tries a list of backends in order
-   (e.g. { accel_vulkan_backend(), accel_cpu_backend() }) and logs why each skipped one failed.
+   CPU device with one lane per CPU the process may use. `accel_device_create_any` tries a list of
+   backends in order (e.g. { accel_vulkan_backend(), accel_cpu_backend() }) and logs why each skipped
+   one failed.
    Destroying a device waits for all its queues, then releases every object still alive on it (the
    handles become invalid). An object that another device's batches still hold (a signal a queue of
    device A waits on or signals, a CPU buffer another CPU device copies from) outlives the destroy, with
@@ -154,6 +158,11 @@
    that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
    its waker's CPU, and two threads that yield to each other are never separated by the scheduler)
    moves itself off that CPU once, by setting its affinity away and back; your threads are never moved.
+   It does so only when the device has fewer lanes than the process may use CPUs: with one lane per
+   allowed CPU there is no free CPU to go to, and a move would only stack two busy lanes on one core.
+   ACCEL_CPU_MOVE_OFF 0 switches moves off altogether. `cpu_threads = 0` means one lane per CPU in the
+   process's affinity mask (`taskset`, `sched_setaffinity`, a Win32 process affinity mask), read when
+   the device is created; without a mask, one per online core.
 
    ==== Signals =================================================================================
    A signal is a monotonic 64-bit counter (0..ACCEL_SIGNAL_MAX). `set` and a queue's `signal` store
@@ -188,6 +197,15 @@
    queue drops the rest of its batch and fails what it would signal instead of hanging.
    `host_ptr` buffers wrap caller memory (CPU backend only): the caller keeps ownership and must keep
    it alive until the buffer is released. `accel_queue_update` copies its data at record time.
+   With `read_only = true` the wrapped memory may be const (a model file mapped read-only): accel never
+   writes it (copy/fill/update into it, and accel_buffer_write, are refused), kernels must not either.
+   A view (`accel_buffer_view_create(buf, offset, size, &view)`) is a buffer that aliases a range of
+   another: one weight tensor of a packed file, one row of a KV cache, bound without a buffer per slice
+   or offset constants. It works everywhere a buffer does, with offsets relative to the view; a view
+   of a view aliases the root buffer; a view holds a reference on its root, so the root's memory lives
+   until its last view (and the work using them) is gone. Offsets must be multiples of
+   accel_device_info.buffer_offset_alignment (CPU 1, Vulkan the device's storage-buffer offset
+   alignment, CUDA 256); a view out of range or misaligned is refused with a log line.
 
    ==== Thread safety ===========================================================================
    Devices, buffers, programs and signals may be used from any thread. A queue is recorded by one thread
@@ -344,7 +362,8 @@ typedef struct accel_allocator {
 typedef struct accel_device_desc {
     const accel_backend* backend;   /* NULL: the CPU backend */
     uint32_t device_index;          /* which device of that backend */
-    uint32_t cpu_threads;           /* CPU backend: worker lanes, 0 = one per core (1 without threads) */
+    uint32_t cpu_threads;           /* CPU backend: worker lanes, 0 = one per CPU the process may use
+                                       (its affinity mask; 1 without threads) */
     accel_allocator allocator;      /* zero: malloc/free. Host-side allocations only */
     accel_logger logger;            /* zero: errors and warnings to stderr */
     bool debug;                     /* extra validation and hang diagnostics */
@@ -387,6 +406,8 @@ typedef struct accel_device_info {
     uint32_t compute_capability;    /* CUDA: 90 for sm_90; else 0 */
     uint32_t cpu_threads;           /* CPU backend: worker lanes an exec is split across (accel_dispatch.worker
                                        runs 0..cpu_threads-1; 1 without threads); 0 on other backends */
+    uint32_t buffer_offset_alignment; /* accel_buffer_view_create offsets: 1 on the CPU, the device's
+                                       minStorageBufferOffsetAlignment on Vulkan, 256 on CUDA */
 } accel_device_info;
 /* Fills *out. INVALID_ARGUMENT for NULL; DEVICE_LOST when lost. Any thread. */
 ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out);
@@ -396,8 +417,12 @@ typedef enum accel_memory { ACCEL_MEMORY_DEVICE = 0, ACCEL_MEMORY_HOST = 1 } acc
 typedef struct accel_buffer_desc {
     size_t size;                    /* bytes, > 0 */
     accel_memory memory;
-    void* host_ptr;                 /* CPU backend only: wrap caller memory (no copy); caller keeps ownership */
+    const void* host_ptr;           /* CPU backend only: wrap caller memory (no copy); caller keeps ownership */
     const char* label;
+    bool read_only;                 /* with host_ptr: the memory may be const (an mmap'd read-only file);
+                                       copy/fill/update into it (or a view of it) and accel_buffer_write
+                                       are refused; kernels bound to it must not write it, and
+                                       accel_buffer_map's pointer is for reading only */
 } accel_buffer_desc;
 /* Errors: INVALID_ARGUMENT (NULL, size 0, bad memory kind), OUT_OF_MEMORY, UNSUPPORTED (host_ptr on a
    backend that cannot wrap), DEVICE_LOST. Contents are zero unless host_ptr is given. */
@@ -411,6 +436,18 @@ ACCEL_API void*  accel_buffer_map(accel_buffer* buf);
    them with signals). INVALID_ARGUMENT for NULL, size 0, or offset+size beyond the buffer. */
 ACCEL_API accel_result accel_buffer_write(accel_buffer* buf, size_t offset, const void* src, size_t size);
 ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void* dst, size_t size);
+/* A buffer that aliases bytes [offset, offset + size) of buf: usable wherever a buffer is (exec
+   bindings, copy, fill, update, read/write, map; offsets are relative to the view). A view of a view
+   is a view of the root buffer. The view holds a reference on the root: destroying the root's handle
+   first is fine, its memory lives until the last view and the work using them are gone. Destroy it
+   with accel_buffer_destroy. offset must be a multiple of accel_device_info.buffer_offset_alignment
+   (counted in the root buffer). A view of a read_only buffer is read_only. Bound to a kernel, a view
+   sets where the binding starts (CPU: accel_dispatch.buffers[i], with buffer_sizes[i] the view's
+   size; CUDA: the pointer; Vulkan: the descriptor offset, range to the end of the root); the
+   kernel's bounds come from its constants as with any buffer. Errors: INVALID_ARGUMENT
+   (NULL, size 0, the range outside buf, a misaligned offset; logged), OUT_OF_MEMORY, DEVICE_LOST.
+   Any thread. */
+ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out);
 
 /* ==== programs ==== */
 typedef struct accel_dispatch {      /* what a CPU kernel sees: one work group */
@@ -556,6 +593,9 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 #endif
 #ifndef ACCEL_CPU_INLINE_GROUPS
 #  define ACCEL_CPU_INLINE_GROUPS 1u
+#endif
+#ifndef ACCEL_CPU_MOVE_OFF
+#  define ACCEL_CPU_MOVE_OFF 1
 #endif
 #define ACCEL_I_CPU_MAX_BUFFERS   64u
 #define ACCEL_I_CPU_MAX_CONSTANTS 64u
@@ -756,8 +796,12 @@ static void accel_i_yield(void) { }
    and while spinning, when a yield switched to another thread and the awaited value was there when
    it came back. The kernel keeps a woken thread on its previous CPU when that CPU is idle, so one
    move is usually enough; moves are at most one per millisecond per thread. User threads are never
-   moved; the original affinity mask is restored at once. Raw system calls, because glibc hides
-   sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are no-ops. */
+   moved; the original affinity mask is restored at once. Moves happen only on devices with fewer
+   lanes than allowed CPUs (accel_i_own.moves; ACCEL_CPU_MOVE_OFF 0: never): when every allowed CPU
+   has a lane, "off" can only mean onto another busy lane's CPU, which halved the speed of a 2-lane
+   device on 2 allowed CPUs (issue 11: 30-35% of a model's token time). Raw system calls, because
+   glibc hides sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are
+   no-ops, and the allowed-CPU count comes from the process affinity mask (Win32) or the online cores. */
 #if defined(__linux__) && !defined(ACCEL_NO_THREADS)
 #  include <sys/syscall.h>
 #  if !defined(__cplusplus)
@@ -786,18 +830,41 @@ static void accel_i_cpu_leave(uint32_t cpu_id) {
     if (allowed == 0) return;   /* pinned to this one CPU: stay */
     if (syscall(SYS_sched_setaffinity, 0, (size_t)n, away) == 0) syscall(SYS_sched_setaffinity, 0, (size_t)n, mask);
 }
+/* The number of CPUs in the calling thread's affinity mask; 0 when unknown. */
+static uint32_t accel_i_cpu_mask_count(void) {
+    unsigned long mask[ACCEL_I_CPU_MASK_WORDS];
+    uint32_t n = 0;
+    memset(mask, 0, sizeof mask);
+    if (syscall(SYS_sched_getaffinity, 0, sizeof mask, mask) <= 0) return 0;
+    for (unsigned i = 0; i < ACCEL_I_CPU_MASK_WORDS; i++)
+        for (unsigned long w = mask[i]; w; w &= w - 1) n++;
+    return n;
+}
 #elif !defined(ACCEL_NO_THREADS)
 static uint32_t accel_i_cpu_id(void) { return 0; }
 static void accel_i_cpu_leave(uint32_t cpu_id) { (void)cpu_id; }
 #endif
-/* An accel-owned thread's placement state: when it last moved (0: never). NULL for user threads. */
-typedef struct accel_i_own { uint64_t moved_ns; } accel_i_own;
+#if defined(_WIN32) && !defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_cpu_mask_count(void) {   /* the process's mask (its processor group) */
+    DWORD_PTR proc = 0, sys = 0;
+    uint32_t n = 0;
+    if (!GetProcessAffinityMask(GetCurrentProcess(), &proc, &sys)) return 0;
+    for (; proc; proc &= proc - 1) n++;
+    return n;
+}
+#elif !defined(__linux__) && !defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_cpu_mask_count(void) { return 0; }
+#endif
+/* An accel-owned thread's placement state: whether it may move (ACCEL_CPU_MOVE_OFF, and the device has
+   fewer lanes than the process has CPUs: with one lane per allowed CPU, "off this CPU" can only mean
+   onto another busy lane's CPU) and when it last moved (0: never). NULL for user threads. */
+typedef struct accel_i_own { uint64_t moved_ns; bool moves; } accel_i_own;
 #if !defined(ACCEL_NO_THREADS)
 #  define ACCEL_I_CPU_HERE UINT32_MAX   /* for accel_i_own_leave: the CPU the caller runs on */
 /* Moves an own thread off cpu_id (or ACCEL_I_CPU_HERE), at most once per millisecond; the CPU is only
    looked up (a system call) once the rate limit lets the move happen. */
 static void accel_i_own_leave(accel_i_own* own, uint32_t cpu_id, uint64_t now) {
-    if (!own || cpu_id == 0 || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
+    if (!own || !own->moves || cpu_id == 0 || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
     own->moved_ns = now;
     accel_i_cpu_leave(cpu_id == ACCEL_I_CPU_HERE ? accel_i_cpu_id() : cpu_id);
 }
@@ -1102,7 +1169,17 @@ struct accel_device {
     accel_i_batch* dwaits;
     accel_i_trace* trace;          /* NULL: not tracing (the one branch tracing costs when off) */
 };
-struct accel_buffer  { accel_i_object obj; size_t size; accel_memory memory; void* mapped; };
+/* A view (root != NULL) aliases [offset, offset + size) of its root, holds one reference on it, and
+   is never seen by a backend's buffer_create/buffer_free/buffer_io; exec bindings may be views
+   (resolve them with accel_i_buffer_root + offset), copy/fill/update commands never are (the core
+   records the root and the offset within it). */
+struct accel_buffer  {
+    accel_i_object obj; size_t size; accel_memory memory; void* mapped;
+    accel_buffer* root; size_t offset;   /* views: the root buffer and the offset in it; roots: NULL, 0 */
+    bool read_only;                       /* wraps const memory: nothing accel runs writes it */
+};
+/* The buffer that owns the memory: buf itself, or a view's root. */
+static accel_buffer* accel_i_buffer_root(accel_buffer* buf) { return buf->root ? buf->root : buf; }
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
 /* promised: debug only, see accel_i_debug_promise. wanted / recorded: the highest value a wait / signal
    command recorded on another device's queue asks for / sets (see accel_i_next_orphan) */
@@ -1331,13 +1408,22 @@ static void accel_i_object_undo(accel_i_object* o) {
     accel_i_object_unlist(o);
     accel_i_device_release(dev);
 }
+static void accel_i_release(void* obj);
+static void accel_i_view_free(accel_buffer* view) {
+    accel_buffer* root = view->root;
+    accel_i_dev_free(view->obj.device, view, sizeof *view);
+    accel_i_release(root);
+}
 static void accel_i_object_free(accel_i_object* o) {
     accel_device* dev = o->device;
     const accel_backend* b = dev->backend;
     accel_i_object_unlist(o);
     if (o->label_set) accel_i_free(&dev->allocator, o->label_set, strlen(o->label_set) + 1);
     switch (o->kind) {
-    case ACCEL_I_BUFFER:  b->buffer_free((accel_buffer*)o); break;
+    case ACCEL_I_BUFFER:
+        if (((accel_buffer*)o)->root) accel_i_view_free((accel_buffer*)o);
+        else b->buffer_free((accel_buffer*)o);
+        break;
     case ACCEL_I_PROGRAM: b->program_free((accel_program*)o); break;
     case ACCEL_I_SIGNAL:  b->signal_free((accel_signal*)o); break;
     case ACCEL_I_QUEUE:   b->queue_destroy((accel_queue*)o); break;
@@ -1995,7 +2081,49 @@ ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer
     if (desc->size == 0) return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: size is 0");
     if (desc->memory != ACCEL_MEMORY_DEVICE && desc->memory != ACCEL_MEMORY_HOST)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: unknown memory kind %d", (int)desc->memory);
-    return dev->backend->buffer_create(dev, desc, out);
+    if (desc->read_only && !desc->host_ptr)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: read_only without host_ptr");
+    r = dev->backend->buffer_create(dev, desc, out);
+    if (r == ACCEL_OK) (*out)->read_only = desc->read_only;
+    return r;
+}
+
+static bool accel_i_view_args_ok(accel_buffer* buf, size_t offset, size_t size) {
+    accel_device* dev = buf->obj.device;
+    size_t align = dev->info.buffer_offset_alignment ? dev->info.buffer_offset_alignment : 1u;
+    if (!accel_i_range_ok(buf->size, offset, size)) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
+                    offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
+        return false;
+    }
+    if ((buf->offset + offset) % align != 0) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: offset %zu (%zu in the root buffer) is not a multiple "
+                    "of buffer_offset_alignment %zu", offset, buf->offset + offset, align);
+        return false;
+    }
+    return true;
+}
+ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out) {
+    accel_buffer *root, *view;
+    if (out) *out = NULL;
+    if (!buf) return accel_i_invalid(NULL, "accel_buffer_view_create", "buffer is NULL");
+    if (!out) return accel_i_invalid(buf->obj.device, "accel_buffer_view_create", "out is NULL");
+    if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    if (!accel_i_view_args_ok(buf, offset, size)) return ACCEL_ERROR_INVALID_ARGUMENT;
+    root = accel_i_buffer_root(buf);
+    view = (accel_buffer*)accel_i_dev_alloc(buf->obj.device, sizeof *view);
+    if (!view) return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_view_create: out of host memory");
+    memset((void*)view, 0, sizeof *view);
+    accel_i_retain(root);
+    view->root = root;
+    view->offset = buf->offset + offset;
+    view->size = size;
+    view->memory = root->memory;
+    view->read_only = root->read_only;
+    view->mapped = root->mapped ? (unsigned char*)root->mapped + view->offset : NULL;
+    accel_i_object_init(&view->obj, root->obj.device, ACCEL_I_BUFFER, accel_i_label(&buf->obj));
+    *out = view;
+    return ACCEL_OK;
 }
 ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_handle_drop(buf); }
 ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
@@ -2009,8 +2137,11 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "%s: offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
                             fn, offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
+    if (write && buf->read_only)
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn,
+                            ACCEL_I_LABEL(&buf->obj));
     if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
-    return buf->obj.device->backend->buffer_io(buf, offset, host, size, write);
+    return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size, write);
 }
 ACCEL_API accel_result accel_buffer_write(accel_buffer* buf, size_t offset, const void* src, size_t size) {
     return accel_i_buffer_io(buf, offset, (void*)(uintptr_t)src, size, true);
@@ -2608,11 +2739,27 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
     c->u.exec.constant_count = constant_count;
     c->u.exec.params = params;
 }
+/* A view as its root and the offset in it: what copy/fill/update commands record. */
+static void accel_i_rec_resolve(accel_buffer** buf, size_t* offset) {
+    *offset += (*buf)->offset;
+    *buf = accel_i_buffer_root(*buf);
+}
+/* The same for a command's destination, which must not be read_only. */
+static bool accel_i_rec_target(accel_queue* q, accel_buffer** buf, size_t* offset, const char* fn) {
+    if ((*buf)->read_only) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&(*buf)->obj));
+        return false;
+    }
+    accel_i_rec_resolve(buf, offset);
+    return true;
+}
 ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset, accel_buffer* src, size_t src_offset, size_t size) {
     const char* fn = "accel_queue_copy";
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     if (!accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_buffer_ok(q, src, src_offset, size, fn)) return;
+    if (!accel_i_rec_target(q, &dst, &dst_offset, fn)) return;
+    accel_i_rec_resolve(&src, &src_offset);
     if (dst == src && dst_offset < src_offset + size && src_offset < dst_offset + size) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: overlapping ranges in buffer%s%s%s", fn, ACCEL_I_LABEL(&dst->obj));
         return;
@@ -2626,7 +2773,7 @@ ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset
     const char* fn = "accel_queue_fill";
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn)) return;
+    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn) || !accel_i_rec_target(q, &dst, &offset, fn)) return;
     if ((offset | size) & 3u) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu and size %zu must be multiples of 4", fn, offset, size);
         return;
@@ -2640,7 +2787,7 @@ ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offs
     size_t off = 0;
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn)) return;
+    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn) || !accel_i_rec_target(q, &dst, &offset, fn)) return;
     if (!data) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: data is NULL", fn); return; }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_UPDATE, size, &off, fn)) == NULL) return;
     memcpy(q->rec->arena + off, data, size);
@@ -3202,31 +3349,41 @@ static void accel_i_walker_stop(accel_queue* q) {
 /* A CPU device has `cpu_threads` lanes: whoever runs kernel groups (a pool worker or a queue's
    executor) holds one, so `accel_dispatch.worker` (the lane) is unique among concurrent kernel calls
    and at most cpu_threads groups run at once. The pool has cpu_threads-1 workers and one job slot;
-   the executor that takes the slot publishes a job and works on it too. Work is claimed in chunks of
-   groups through one 64-bit word (generation << 32 | next chunk), so a late worker can never claim
-   a chunk of a newer job. An executor that finds the slot taken runs its grid alone. */
+   the executor that takes the slot publishes a job and works on it too. A job is cut into up to 16
+   chunks of groups per lane, and each lane gets a contiguous range of them in a word of its own
+   cache line (generation << 32 | next chunk << 16 | end chunk): a lane claims its own chunks with an
+   uncontended CAS, then steals from the other lanes' words, so an exec costs a few cache-line
+   transfers per lane instead of two contended atomics per chunk (measured: issue 11), and a lane
+   that is descheduled still has its range finished by the others. A word carries its generation and
+   its bound, so a late worker can never claim a chunk of a newer job, and the job cannot change while
+   a claimed chunk is uncounted. An executor that finds the slot taken runs its grid alone. */
 typedef struct accel_i_cpu_job {
     accel_cpu_kernel fn;
     accel_dispatch tmpl;          /* everything but group_id and worker */
     uint64_t groups, chunk;       /* total groups; groups per chunk */
-    accel_i_a32 chunks;
 } accel_i_cpu_job;
+typedef struct accel_i_cpu_lane {  /* one cache line per lane */
+    accel_i_a32 taken;            /* 1 = a thread holds the lane */
+    accel_i_a64 work;             /* the lane's range of the current job's chunks (see above) */
+    unsigned char pad[64 - 16];
+} accel_i_cpu_lane;
+#define ACCEL_I_CPU_MAX_CHUNKS 65535u   /* chunk indices are 16-bit fields of accel_i_cpu_lane.work */
 
 typedef struct accel_i_cpu_device accel_i_cpu_device;
 typedef struct accel_i_cpu_worker { accel_i_thread thread; accel_i_cpu_device* dev; accel_i_own own; } accel_i_cpu_worker;
 struct accel_i_cpu_device {
     accel_device base;
     uint32_t lanes_n;
-    accel_i_a32* lanes;           /* 1 = taken */
+    accel_i_cpu_lane* lanes;      /* lanes_n of them, 64-byte aligned */
     uint32_t workers_n;           /* started */
     accel_i_cpu_worker* workers;
     accel_i_a32 pool_owner;       /* the job slot: 1 = an executor is running a job */
     accel_i_a32 stop;
     accel_i_event gen;            /* job generation: workers wait on it */
     accel_i_event done;           /* chunks finished in the current job */
-    accel_i_a64 claim;
     accel_i_cpu_job job;
     accel_i_a32 next_hint;        /* spreads queues over lanes */
+    bool moves;                   /* own threads may step off a shared CPU (see cpu placement) */
 #if defined(ACCEL_NO_THREADS)
     struct accel_i_cpu_queue *ready_head, *ready_tail;   /* queues that may run (see cpu: no-threads) */
     bool draining;                /* a loop is running the ready list */
@@ -3240,16 +3397,25 @@ static accel_i_cpu_device* accel_i_cpu_dev(accel_device* d) { return (accel_i_cp
 static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == accel_cpu_backend(); }
 static accel_i_event* accel_i_cpu_signal_event(accel_signal* s) { return &((accel_i_host_signal*)s)->ev; }
 
-static uint32_t accel_i_cpu_cores(void) {
-#if defined(ACCEL_NO_THREADS)
-    return 1;
-#elif defined(_WIN32)
+#if !defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_cpu_online(void) {
+#  if defined(_WIN32)
     SYSTEM_INFO si;
     GetSystemInfo(&si);
     return si.dwNumberOfProcessors ? (uint32_t)si.dwNumberOfProcessors : 1u;
-#else
+#  else
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (uint32_t)n : 1u;
+#  endif
+}
+#endif
+/* The CPUs the process may use: its affinity mask (Linux, Win32), else the online cores. */
+static uint32_t accel_i_cpu_cores(void) {
+#if defined(ACCEL_NO_THREADS)
+    return 1;
+#else
+    uint32_t n = accel_i_cpu_mask_count();
+    return n ? n : accel_i_cpu_online();
 #endif
 }
 static uint64_t accel_i_cpu_memory(void) {
@@ -3270,8 +3436,8 @@ static uint64_t accel_i_cpu_memory(void) {
 static bool accel_i_cpu_lane_try(accel_i_cpu_device* dev, uint32_t hint, uint32_t* lane) {
     for (uint32_t k = 0; k < dev->lanes_n; k++) {
         uint32_t i = (hint + k) % dev->lanes_n;
-        if (!atomic_load_explicit(&dev->lanes[i], memory_order_relaxed) &&
-            !atomic_exchange_explicit(&dev->lanes[i], 1u, memory_order_acquire)) { *lane = i; return true; }
+        if (!atomic_load_explicit(&dev->lanes[i].taken, memory_order_relaxed) &&
+            !atomic_exchange_explicit(&dev->lanes[i].taken, 1u, memory_order_acquire)) { *lane = i; return true; }
     }
     return false;
 }
@@ -3281,7 +3447,7 @@ static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
     return lane;
 }
 static void accel_i_cpu_lane_give(accel_i_cpu_device* dev, uint32_t lane) {
-    atomic_store_explicit(&dev->lanes[lane], 0u, memory_order_release);
+    atomic_store_explicit(&dev->lanes[lane].taken, 0u, memory_order_release);
 }
 
 /* Runs groups [first, first+count) of a job, in linear order (x fastest). */
@@ -3301,17 +3467,32 @@ static void accel_i_cpu_run_groups(const accel_i_cpu_job* job, uint64_t first, u
     }
 }
 
-/* Claims and runs chunks of job `gen` until none is left. */
-static void accel_i_cpu_job_work(accel_i_cpu_device* dev, uint32_t gen, uint32_t lane) {
+/* Claims the next chunk of job `gen` from lane `slot`'s range. */
+static bool accel_i_cpu_claim(accel_i_cpu_device* dev, uint32_t slot, uint32_t gen, uint64_t* chunk) {
+    accel_i_a64* w = &dev->lanes[slot].work;
+    uint64_t v = atomic_load_explicit(w, memory_order_acquire);
     for (;;) {
-        uint64_t v = atomic_load_explicit(&dev->claim, memory_order_acquire), first, n;
-        if ((uint32_t)(v >> 32) != gen || (uint32_t)v >= atomic_load_explicit(&dev->job.chunks, memory_order_relaxed)) return;
-        if (!atomic_compare_exchange_weak_explicit(&dev->claim, &v, v + 1, memory_order_acq_rel, memory_order_relaxed)) continue;
-        first = (uint64_t)(uint32_t)v * dev->job.chunk;   /* the job cannot change until this chunk is done */
-        n = dev->job.groups - first < dev->job.chunk ? dev->job.groups - first : dev->job.chunk;
-        accel_i_cpu_run_groups(&dev->job, first, n, lane);
-        accel_i_event_add(&dev->done, 1);
+        uint32_t next = (uint32_t)(v >> 16) & 0xffffu, end = (uint32_t)v & 0xffffu;
+        if ((uint32_t)(v >> 32) != gen || next >= end) return false;
+        if (atomic_compare_exchange_weak_explicit(w, &v, v + 0x10000u, memory_order_acq_rel, memory_order_acquire)) {
+            *chunk = next;
+            return true;
+        }
     }
+}
+/* Runs chunks of job `gen`, its own lane's range first, then the others', and counts them done in
+   one add (one atomic per worker and job, not per chunk). */
+static void accel_i_cpu_job_work(accel_i_cpu_device* dev, uint32_t gen, uint32_t lane) {
+    uint64_t ran = 0, c;
+    for (uint32_t k = 0; k < dev->lanes_n; k++) {
+        uint32_t slot = lane + k < dev->lanes_n ? lane + k : lane + k - dev->lanes_n;
+        while (accel_i_cpu_claim(dev, slot, gen, &c)) {
+            uint64_t first = c * dev->job.chunk, left = dev->job.groups - first;
+            accel_i_cpu_run_groups(&dev->job, first, left < dev->job.chunk ? left : dev->job.chunk, lane);
+            ran++;
+        }
+    }
+    if (ran) accel_i_event_add(&dev->done, ran);
 }
 
 #if !defined(ACCEL_NO_THREADS)
@@ -3333,19 +3514,21 @@ static void accel_i_cpu_worker_main(void* arg) {
 }
 #endif
 
-/* Publishes the job to the pool (the caller owns the slot), works on it, waits for the rest. */
+/* Publishes the job to the pool (the caller owns the slot): the job first, then each lane's range of
+   chunks with release (a claim acquires it); works on it, waits for the rest. */
 static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane, accel_i_own* own) {
-    uint64_t target = (uint64_t)(dev->workers_n + 1u) * 16u;
-    uint64_t chunk = (job->groups + target - 1) / target;
-    uint64_t chunks = (job->groups + chunk - 1) / chunk;
-    uint64_t gen = accel_i_event_value(&dev->gen) + 1;
-    dev->job.fn = job->fn;
-    dev->job.tmpl = job->tmpl;
-    dev->job.groups = job->groups;
+    uint64_t target = (uint64_t)dev->lanes_n * 16u;
+    uint64_t chunk, chunks, gen = accel_i_event_value(&dev->gen) + 1, tag = (uint64_t)(uint32_t)gen << 32;
+    if (target > ACCEL_I_CPU_MAX_CHUNKS) target = ACCEL_I_CPU_MAX_CHUNKS;
+    chunk = (job->groups + target - 1) / target;
+    chunks = (job->groups + chunk - 1) / chunk;
+    dev->job = *job;
     dev->job.chunk = chunk;
-    atomic_store_explicit(&dev->job.chunks, (uint32_t)chunks, memory_order_relaxed);
-    atomic_store(&dev->done.word, 0u);
-    atomic_store_explicit(&dev->claim, (uint64_t)(uint32_t)gen << 32, memory_order_release);
+    atomic_store_explicit(&dev->done.word, 0u, memory_order_relaxed);
+    for (uint32_t i = 0; i < dev->lanes_n; i++) {
+        uint64_t from = chunks * i / dev->lanes_n, to = chunks * (i + 1u) / dev->lanes_n;
+        atomic_store_explicit(&dev->lanes[i].work, tag | from << 16 | to, memory_order_release);
+    }
     accel_i_event_raise(&dev->gen, gen);
     accel_i_cpu_job_work(dev, (uint32_t)gen, lane);
     accel_i_event_wait_own(&dev->done, chunks, own);
@@ -3380,6 +3563,7 @@ static void accel_i_cpu_fill_info(accel_i_cpu_device* dev) {
     info->separate_copy_queue = false;
     info->host_mapped_device_memory = true;
     info->cpu_threads = dev->lanes_n;
+    info->buffer_offset_alignment = 1;
 }
 
 /* Stops the started workers and frees what was made; also the failure path of create. */
@@ -3411,6 +3595,7 @@ static accel_result accel_i_cpu_start_workers(accel_i_cpu_device* dev) {
         accel_result r;
         dev->workers[i].dev = dev;
         dev->workers[i].own.moved_ns = 0;
+        dev->workers[i].own.moves = dev->moves;
         r = accel_i_thread_start(&dev->workers[i].thread, accel_i_cpu_worker_main, &dev->workers[i]);
         if (r != ACCEL_OK) return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);
         dev->workers_n = i + 1;
@@ -3442,21 +3627,24 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
     memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, d);
     dev->lanes_n = lanes;
-    atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->claim, 0u);
-    atomic_init(&dev->next_hint, 0u); atomic_init(&dev->job.chunks, 0u);
+    dev->moves = ACCEL_CPU_MOVE_OFF && lanes < accel_i_cpu_cores();
+    atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->next_hint, 0u);
     if (!accel_i_event_init(&dev->gen, 0)) { accel_i_cpu_device_free(dev, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
     if (!accel_i_event_init(&dev->done, 0)) {
         accel_i_event_destroy(&dev->gen);
         accel_i_cpu_device_free(dev, false);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    dev->lanes = (accel_i_a32*)accel_i_dev_alloc(&dev->base, (size_t)lanes * sizeof *dev->lanes);
+    dev->lanes = (accel_i_cpu_lane*)accel_i_alloc(&dev->base.allocator, (size_t)lanes * sizeof *dev->lanes, 64);
     if (!dev->lanes) {
         accel_i_cpu_device_free(dev, true);
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    for (uint32_t i = 0; i < lanes; i++) atomic_init(&dev->lanes[i], 0u);
+    for (uint32_t i = 0; i < lanes; i++) {
+        atomic_init(&dev->lanes[i].taken, 0u);
+        atomic_init(&dev->lanes[i].work, 0u);
+    }
     accel_i_cpu_fill_info(dev);
     if ((r = accel_i_cpu_start_workers(dev)) != ACCEL_OK) { accel_i_cpu_device_free(dev, true); return r; }
     *out = &dev->base;
@@ -3471,7 +3659,8 @@ static accel_result accel_i_cpu_buffer_create(accel_device* dev, const accel_buf
     if (!buf) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
     memset((void*)buf, 0, sizeof *buf);
     buf->owned = desc->host_ptr == NULL;
-    buf->base.mapped = desc->host_ptr ? desc->host_ptr : accel_i_alloc(&dev->allocator, desc->size, 64);
+    buf->base.mapped = desc->host_ptr ? (void*)(uintptr_t)desc->host_ptr   /* read_only: never written by accel */
+                                      : accel_i_alloc(&dev->allocator, desc->size, 64);
     if (!buf->base.mapped) {
         accel_i_dev_free(dev, buf, sizeof *buf);
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of memory for %zu bytes", desc->size);
@@ -3880,6 +4069,7 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
         accel_result r;
         atomic_init(&q->stop, 0u);
         atomic_init(&q->blocked.lock, 0u);
+        q->own.moves = accel_i_cpu_dev(dev)->moves;
         r = accel_i_thread_start(&q->thread, accel_i_cpu_executor_main, q);
         if (r != ACCEL_OK) {
             accel_i_cpu_queue_free(q);
