@@ -2807,10 +2807,6 @@ ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t o
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu must be a multiple of 8", fn, offset);
         return;
     }
-    if (q->obj.device->backend != accel_cpu_backend()) {   /* until the GPU backends translate it (issue 15) */
-        accel_i_rec_error(q, ACCEL_ERROR_UNSUPPORTED, "%s: not on the %s backend yet", fn, q->obj.device->backend->name);
-        return;
-    }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_TIMESTAMP, 0, NULL, fn)) == NULL) return;
     accel_i_retain(dst);
     c->u.stamp.dst = dst; c->u.stamp.offset = offset;

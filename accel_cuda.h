@@ -1685,6 +1685,11 @@ static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
 
 static accel_result accel_i_cu_queue_submit(accel_queue* base, accel_i_batch* b) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
+    for (uint32_t i = 0; i < b->count; i++)
+        if (b->cmds[i].kind == ACCEL_I_CMD_TIMESTAMP) {   /* until CUDA timestamps land (issue 15) */
+            accel_i_batch_recycle(base, b);
+            return accel_i_fail(base->obj.device, ACCEL_ERROR_UNSUPPORTED, "accel_queue_timestamp: not on the cuda backend yet");
+        }
     atomic_fetch_add(&q->submitted, 1u);
     return accel_i_walker_submit(base, b);
 }

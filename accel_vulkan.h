@@ -347,7 +347,7 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
     I(DestroyInstance) I(EnumeratePhysicalDevices) I(GetPhysicalDeviceProperties) I(GetPhysicalDeviceProperties2) \
     I(GetPhysicalDeviceFeatures2) I(GetPhysicalDeviceQueueFamilyProperties) I(GetPhysicalDeviceMemoryProperties) \
     I(EnumerateDeviceExtensionProperties) I(CreateDevice) I(GetDeviceProcAddr) \
-    I(CreateDebugUtilsMessengerEXT) I(DestroyDebugUtilsMessengerEXT) \
+    I(CreateDebugUtilsMessengerEXT) I(DestroyDebugUtilsMessengerEXT) I(GetPhysicalDeviceCalibrateableTimeDomainsEXT) \
     D(DestroyDevice) D(GetDeviceQueue) D(DeviceWaitIdle) D(QueueSubmit) \
     D(CreateBuffer) D(DestroyBuffer) D(GetBufferMemoryRequirements) D(AllocateMemory) D(FreeMemory) \
     D(BindBufferMemory) D(MapMemory) D(UnmapMemory) \
@@ -358,7 +358,9 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
     D(BeginCommandBuffer) D(EndCommandBuffer) D(CmdPipelineBarrier) D(CmdBindPipeline) \
     D(CmdBindDescriptorSets) D(CmdPushConstants) D(CmdDispatch) D(CmdCopyBuffer) D(CmdFillBuffer) \
     D(CmdPushDescriptorSetKHR) \
-    D(CreateSemaphore) D(DestroySemaphore) D(GetSemaphoreCounterValue) D(WaitSemaphores) D(SignalSemaphore)
+    D(CreateSemaphore) D(DestroySemaphore) D(GetSemaphoreCounterValue) D(WaitSemaphores) D(SignalSemaphore) \
+    D(CreateQueryPool) D(DestroyQueryPool) D(CmdResetQueryPool) D(CmdWriteTimestamp) D(GetQueryPoolResults) \
+    D(GetCalibratedTimestampsEXT)
 
 #define ACCEL_I_VK_MEMBER(name) PFN_vk##name name;
 #define ACCEL_I_VK_NONE(name)
@@ -392,7 +394,8 @@ static const char* accel_i_vk_load_device(const accel_i_vk_itab* it, accel_i_vk_
     if (!t->GetSemaphoreCounterValue) t->GetSemaphoreCounterValue = (PFN_vkGetSemaphoreCounterValue)(void (*)(void))it->GetDeviceProcAddr(device, "vkGetSemaphoreCounterValueKHR");
     if (!t->WaitSemaphores) t->WaitSemaphores = (PFN_vkWaitSemaphores)(void (*)(void))it->GetDeviceProcAddr(device, "vkWaitSemaphoresKHR");
     if (!t->SignalSemaphore) t->SignalSemaphore = (PFN_vkSignalSemaphore)(void (*)(void))it->GetDeviceProcAddr(device, "vkSignalSemaphoreKHR");
-#define ACCEL_I_VK_REQ_D(name) if (!t->name && strcmp(#name, "CmdPushDescriptorSetKHR") != 0) return "vk" #name;
+#define ACCEL_I_VK_REQ_D(name) \
+    if (!t->name && strcmp(#name, "CmdPushDescriptorSetKHR") != 0 && strcmp(#name, "GetCalibratedTimestampsEXT") != 0) return "vk" #name;
     ACCEL_I_VK_FUNCS(ACCEL_I_VK_NONE, ACCEL_I_VK_NONE, ACCEL_I_VK_REQ_D)
 #undef ACCEL_I_VK_REQ_D
     return NULL;
@@ -462,7 +465,10 @@ static accel_result accel_i_vk_lib_open(const accel_logger* lg, PFN_vkGetInstanc
 /* A VkQueue, and how many accel queues submit to it (`users`, under the device's submit_lock): a device
    wait that only the host can release is put on a VkQueue only when it has one user, since it holds up
    everything submitted to that VkQueue after it (see accel_i_vk_wait_on_device). */
-typedef struct accel_i_vk_hwq { VkQueue queue; uint32_t family; accel_i_mutex lock; uint32_t users; } accel_i_vk_hwq;
+typedef struct accel_i_vk_hwq {
+    VkQueue queue; uint32_t family; accel_i_mutex lock; uint32_t users;
+    uint32_t stamp_bits;          /* the family's timestampValidBits (0: no timestamps on it) */
+} accel_i_vk_hwq;
 
 typedef struct accel_i_vk_device {
     accel_device base;
@@ -487,6 +493,11 @@ typedef struct accel_i_vk_device {
     VkCommandPool io_pool;        /* staging copies of accel_buffer_read/write (io_lock) */
     VkSemaphore io_sem;
     uint64_t io_val;
+    /* timestamps (see "Timestamps"): ticks to ns, and how device ticks meet the host clock */
+    double stamp_period;          /* timestampPeriod: ns per tick */
+    bool cal_ext;                 /* VK_EXT_calibrated_timestamps with DEVICE + CLOCK_MONOTONIC domains */
+    bool cal_done;                /* paired calibration taken (io_lock): cal_host ns <-> cal_raw ticks */
+    uint64_t cal_host, cal_raw, cal_error;
 } accel_i_vk_device;
 
 typedef struct accel_i_vk_buffer {
@@ -534,6 +545,8 @@ struct accel_i_vk_entry {
     VkCommandBuffer cb;
     VkBuffer staging; VkDeviceMemory staging_mem;
     VkDescriptorPool pool;
+    VkQueryPool stamps;           /* the segment's timestamps, one query each (nstamps) */
+    uint32_t nstamps;
     accel_i_batch* batches;       /* batches that end with this segment */
 };
 
@@ -1004,26 +1017,15 @@ static void accel_i_vk_buffer_free(accel_buffer* base) {
 
 /* A one-off copy between a buffer and a staging buffer (or, src == NULL, a zero fill), on the first
    VkQueue, waited for. Callers hold io_lock. */
-static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size) {
-    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, dev->io_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
-    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
-    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT };
-    VkMemoryBarrier hb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT };
-    VkBufferCopy region = { src_off, dst_off, size };
+/* Ends cb (of io_pool), submits it to the first VkQueue and waits for it; frees it (io_lock held).
+   *t0 / *t1 (may be NULL): the host clock just before the submit and just after the wait returned. */
+static accel_result accel_i_vk_io_run(accel_i_vk_device* dev, VkCommandBuffer cb, const char* what, uint64_t* t0, uint64_t* t1) {
     VkTimelineSemaphoreSubmitInfo ti;
     VkSubmitInfo si;
-    VkCommandBuffer cb = VK_NULL_HANDLE;
     accel_i_vk_hwq* hq = &dev->hwq[0];
-    uint64_t value;
-    VkResult vr = dev->vk.AllocateCommandBuffers(dev->device, &ai, &cb);
-    if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", "buffer read/write");
-    dev->vk.BeginCommandBuffer(cb, &bi);
-    dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
-    if (src) dev->vk.CmdCopyBuffer(cb, src, dst, 1, &region);
-    else dev->vk.CmdFillBuffer(cb, dst, dst_off, VK_WHOLE_SIZE, 0);
-    dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0, NULL);
-    vr = dev->vk.EndCommandBuffer(cb);
-    if (vr != VK_SUCCESS) { dev->vk.FreeCommandBuffers(dev->device, dev->io_pool, 1, &cb); return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "buffer read/write"); }
+    uint64_t value, before;
+    VkResult vr = dev->vk.EndCommandBuffer(cb);
+    if (vr != VK_SUCCESS) { dev->vk.FreeCommandBuffers(dev->device, dev->io_pool, 1, &cb); return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", what); }
     value = ++dev->io_val;
     memset(&ti, 0, sizeof ti);
     ti.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
@@ -1037,16 +1039,41 @@ static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkD
     si.signalSemaphoreCount = 1;
     si.pSignalSemaphores = &dev->io_sem;
     accel_i_mutex_lock(&hq->lock);
+    before = accel_i_now_ns();
     vr = dev->vk.QueueSubmit(hq->queue, 1, &si, VK_NULL_HANDLE);
     accel_i_mutex_unlock(&hq->lock);
     if (vr == VK_SUCCESS) {
         vr = accel_i_vk_wait_sem(dev, dev->io_sem, value, ACCEL_WAIT_FOREVER);
+        if (t1) *t1 = accel_i_now_ns();
+        if (t0) *t0 = before;
         if (vr == VK_SUCCESS) { dev->vk.FreeCommandBuffers(dev->device, dev->io_pool, 1, &cb); return ACCEL_OK; }
-        return accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "buffer read/write");   /* cb leaks with a lost device only */
+        return accel_i_vk_fail(dev, vr, "vkWaitSemaphores", what);   /* cb leaks with a lost device only */
     }
     dev->io_val--;
     dev->vk.FreeCommandBuffers(dev->device, dev->io_pool, 1, &cb);
-    return accel_i_vk_fail(dev, vr, "vkQueueSubmit", "buffer read/write");
+    return accel_i_vk_fail(dev, vr, "vkQueueSubmit", what);
+}
+/* A new command buffer of io_pool, begun (io_lock held). */
+static accel_result accel_i_vk_io_begin(accel_i_vk_device* dev, const char* what, VkCommandBuffer* cb) {
+    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, dev->io_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
+    VkResult vr = dev->vk.AllocateCommandBuffers(dev->device, &ai, cb);
+    if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", what);
+    dev->vk.BeginCommandBuffer(*cb, &bi);
+    return ACCEL_OK;
+}
+static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size) {
+    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT };
+    VkMemoryBarrier hb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT };
+    VkBufferCopy region = { src_off, dst_off, size };
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    accel_result r = accel_i_vk_io_begin(dev, "buffer read/write", &cb);
+    if (r != ACCEL_OK) return r;
+    dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    if (src) dev->vk.CmdCopyBuffer(cb, src, dst, 1, &region);
+    else dev->vk.CmdFillBuffer(cb, dst, dst_off, VK_WHOLE_SIZE, 0);
+    dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0, NULL);
+    return accel_i_vk_io_run(dev, cb, "buffer read/write", NULL, NULL);
 }
 
 static accel_result accel_i_vk_buffer_io(accel_buffer* base, size_t offset, void* host, size_t size, bool write) {
@@ -1687,6 +1714,7 @@ static void accel_i_vk_entry_clear(accel_i_vk_queue* q, accel_i_vk_entry* e) {
     if (e->cb) accel_i_vk_cb_give(q, e->cb);
     accel_i_vk_drop_buffer(dev, e->staging, e->staging_mem);
     if (e->pool) dev->vk.DestroyDescriptorPool(dev->device, e->pool, NULL);
+    if (e->stamps) dev->vk.DestroyQueryPool(dev->device, e->stamps, NULL);
     while (e->batches) {
         accel_i_batch* b = e->batches;
         e->batches = b->next;
@@ -1883,7 +1911,7 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
     size_t update_bytes = 0, update_off = 0;
-    uint32_t execs = 0, bindings = 0;
+    uint32_t execs = 0, bindings = 0, stamp = 0;
     unsigned char* staging = NULL;
     accel_i_vk_scope scope = accel_i_vk_scope_of(b, from, to);
     bool first = true, idle = false;
@@ -1893,6 +1921,7 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
         const accel_i_cmd* c = &b->cmds[i];
         if (c->kind == ACCEL_I_CMD_UPDATE) update_bytes += (c->u.update.size + 15u) & ~(size_t)15u;
         if (c->kind == ACCEL_I_CMD_EXEC) { execs++; bindings += c->u.exec.buffer_count; }
+        e->nstamps += c->kind == ACCEL_I_CMD_TIMESTAMP;
     }
     if (update_bytes) {
         r = accel_i_vk_make_buffer(dev, update_bytes, true, true, "accel_queue_update (staging)", &e->staging, &e->staging_mem, (void**)&staging);
@@ -1905,6 +1934,11 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
         vr = dev->vk.CreateDescriptorPool(dev->device, &pi, NULL, &e->pool);
         if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateDescriptorPool", "accel_queue_submit");
     }
+    if (e->nstamps) {
+        VkQueryPoolCreateInfo qi = { VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, NULL, 0, VK_QUERY_TYPE_TIMESTAMP, e->nstamps, 0 };
+        vr = dev->vk.CreateQueryPool(dev->device, &qi, NULL, &e->stamps);
+        if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateQueryPool", "accel_queue_timestamp");
+    }
     if ((e->cb = accel_i_vk_cb_take(q)) == VK_NULL_HANDLE) return ACCEL_ERROR_OUT_OF_MEMORY;
     {   /* the queue's earlier segments all complete: nothing of this queue to order the first command after */
         uint64_t last;
@@ -1915,11 +1949,13 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     }
     vr = dev->vk.BeginCommandBuffer(e->cb, &bi);
     if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_submit");
+    if (e->nstamps) dev->vk.CmdResetQueryPool(e->cb, e->stamps, 0, e->nstamps);
     for (uint32_t i = from; i < to && r == ACCEL_OK; i++) {
         const accel_i_cmd* c = &b->cmds[i];
         if (c->kind == ACCEL_I_CMD_SIGNAL || c->kind == ACCEL_I_CMD_WAIT) continue;
         if (first && !idle) ACCEL_I_VK_FULL_BARRIER(dev, e->cb);   /* after the queue's earlier segments */
-        else if (!first && c->kind != ACCEL_I_CMD_BARRIER) accel_i_vk_barrier_within(dev, e->cb, &scope);   /* in order, writes visible */
+        else if (!first && c->kind != ACCEL_I_CMD_BARRIER && c->kind != ACCEL_I_CMD_TIMESTAMP)
+            accel_i_vk_barrier_within(dev, e->cb, &scope);   /* in order, writes visible */
         first = false;
         switch (c->kind) {
         case ACCEL_I_CMD_EXEC:
@@ -1943,6 +1979,9 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
         case ACCEL_I_CMD_BARRIER:   /* a full barrier that the host and other queues see too */
             accel_i_vk_barrier(dev, e->cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
                                VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+            break;
+        case ACCEL_I_CMD_TIMESTAMP:   /* when every earlier command completed; the host converts it (accel_i_vk_stamps_write) */
+            dev->vk.CmdWriteTimestamp(e->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, e->stamps, stamp++);
             break;
         default: break;
         }
@@ -2060,33 +2099,115 @@ static VkResult accel_i_vk_seg_submit(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     }
     return VK_SUCCESS;
 }
-/* The worker: waits for the segment, then raises what its signal operations could not. */
-static void accel_i_vk_seg_later(accel_i_vk_queue* q, const accel_i_vk_ops* o, uint64_t value) {
+/* ---- timestamps (see "Timestamps" in the header) ---- */
+/* A pair of readings, host ns <-> device ticks: VK_EXT_calibrated_timestamps at every call where the
+   device has it; else one paired reading, taken once (io_lock held): a timestamp written by a tiny
+   submission, matched to the middle of the host readings around it (best of 3, error half the
+   narrowest bracket). */
+static accel_result accel_i_vk_calibrate(accel_i_vk_device* dev, uint64_t* host, uint64_t* raw) {
+    if (dev->cal_ext) {
+        VkCalibratedTimestampInfoEXT ci[2] = { { VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_DEVICE_EXT },
+                                               { VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT } };
+        uint64_t ts[2], dev_max = 0;
+        VkResult vr = dev->vk.GetCalibratedTimestampsEXT(dev->device, 2, ci, ts, &dev_max);
+        if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkGetCalibratedTimestampsEXT", "accel_queue_timestamp");
+        *raw = ts[0]; *host = ts[1];
+        return ACCEL_OK;
+    }
+    for (int i = 0; i < 3 && !dev->cal_done; i++) {
+        VkQueryPoolCreateInfo qi = { VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, NULL, 0, VK_QUERY_TYPE_TIMESTAMP, 1, 0 };
+        VkQueryPool pool;
+        VkCommandBuffer cb = VK_NULL_HANDLE;
+        uint64_t t0 = 0, t1 = 0, tick = 0;
+        accel_result r;
+        VkResult vr = dev->vk.CreateQueryPool(dev->device, &qi, NULL, &pool);
+        if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateQueryPool", "accel_queue_timestamp (calibration)");
+        r = accel_i_vk_io_begin(dev, "accel_queue_timestamp (calibration)", &cb);
+        if (r == ACCEL_OK) {
+            dev->vk.CmdResetQueryPool(cb, pool, 0, 1);
+            dev->vk.CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, 0);
+            r = accel_i_vk_io_run(dev, cb, "accel_queue_timestamp (calibration)", &t0, &t1);
+        }
+        if (r == ACCEL_OK && (vr = dev->vk.GetQueryPoolResults(dev->device, pool, 0, 1, 8, &tick, 8, VK_QUERY_RESULT_64_BIT)) != VK_SUCCESS)
+            r = accel_i_vk_fail(dev, vr, "vkGetQueryPoolResults", "accel_queue_timestamp (calibration)");
+        dev->vk.DestroyQueryPool(dev->device, pool, NULL);
+        if (r != ACCEL_OK) return r;
+        if (i == 0 || (t1 - t0) / 2 < dev->cal_error) { dev->cal_error = (t1 - t0) / 2; dev->cal_host = t0 + (t1 - t0) / 2; dev->cal_raw = tick; }
+    }
+    dev->cal_done = true;
+    *host = dev->cal_host; *raw = dev->cal_raw;
+    return ACCEL_OK;
+}
+/* A device reading (valid `bits` of it) on the host clock, from the pair (host, raw). */
+static uint64_t accel_i_vk_stamp_ns(const accel_i_vk_device* dev, uint64_t tick, uint32_t bits, uint64_t host, uint64_t raw) {
+    uint64_t mask = bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1u;
+    uint64_t ahead = (tick - raw) & mask, behind = (raw - tick) & mask;   /* the nearer way round */
+    if (ahead <= behind) return host + (uint64_t)((double)ahead * dev->stamp_period + 0.5);
+    behind = (uint64_t)((double)behind * dev->stamp_period + 0.5);
+    return behind < host ? host - behind : 0;
+}
+/* The segment completed: its timestamps, converted, into their buffers (before any signal after them
+   is raised). */
+static accel_result accel_i_vk_stamps_write(accel_i_vk_queue* q, const accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_segment* sg) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
-    VkResult vr = accel_i_vk_wait_sem(dev, q->done, value, ACCEL_WAIT_FOREVER);
+    uint64_t host = 0, raw = 0;
+    uint32_t k = 0;
+    accel_result r;
+    accel_i_mutex_lock(&dev->io_lock);
+    r = accel_i_vk_calibrate(dev, &host, &raw);
+    accel_i_mutex_unlock(&dev->io_lock);
+    for (uint32_t i = sg->from; i < sg->to && r == ACCEL_OK; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        uint64_t tick = 0, ns;
+        VkResult vr;
+        if (c->kind != ACCEL_I_CMD_TIMESTAMP) continue;
+        vr = dev->vk.GetQueryPoolResults(dev->device, e->stamps, k++, 1, 8, &tick, 8, VK_QUERY_RESULT_64_BIT);
+        if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkGetQueryPoolResults", "accel_queue_timestamp");
+        ns = accel_i_vk_stamp_ns(dev, tick, q->hwq->stamp_bits, host, raw);
+        r = accel_i_vk_buffer_io(c->u.stamp.dst, c->u.stamp.offset, &ns, 8, true);
+    }
+    return r;
+}
+
+/* The worker: waits for the segment, writes its timestamps, then raises what its signal operations
+   could not. */
+static void accel_i_vk_seg_later(accel_i_vk_queue* q, const accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_segment* sg,
+                                 const accel_i_vk_ops* o) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    VkResult vr = accel_i_vk_wait_sem(dev, q->done, e->value, ACCEL_WAIT_FOREVER);
     accel_result r = vr == VK_SUCCESS ? ACCEL_OK : accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "queue signal");
+    if (r == ACCEL_OK && e->nstamps) r = accel_i_vk_stamps_write(q, e, b, sg);
     for (uint32_t k = 0; k < o->nlater; k++) accel_i_raise(o->later[k], r == ACCEL_OK ? o->later_vals[k] : accel_i_failed_value(r));
 }
 /* segment_submit (core: batch walk): one vkQueueSubmit with the segment's command buffer, its waits
    (device waits and reached GPU waits) and its signals. Signals that cannot be native operations are
    raised by the host once the segment completed: the worker does that (ACCEL_I_HANDOFF inside
-   accel_queue_submit, which must not block). */
+   accel_queue_submit, which must not block). A segment with timestamps has all its signals raised so,
+   after the host wrote the timestamps; its entry joins the queue's list only then (a reclaim would
+   free its query pool). */
 static accel_result accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg, bool may_block) {
     accel_i_vk_queue* q = (accel_i_vk_queue*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
     accel_i_vk_ops o = accel_i_vk_ops_of(b);
     accel_i_vk_entry* e;
-    uint32_t ncmd = 0;
+    uint32_t ncmd = 0, nstamps = 0;
     uint64_t value;
     accel_result r = ACCEL_OK;
     VkResult vr;
-    for (uint32_t i = sg->from; i < sg->to; i++) ncmd += b->cmds[i].kind != ACCEL_I_CMD_SIGNAL;
+    for (uint32_t i = sg->from; i < sg->to; i++) {
+        ncmd += b->cmds[i].kind != ACCEL_I_CMD_SIGNAL;
+        nstamps += b->cmds[i].kind == ACCEL_I_CMD_TIMESTAMP;
+    }
     if ((e = accel_i_vk_entry_take(b)) == NULL)   /* cannot happen: the plan holds one per segment */
         return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: no entry set aside for a segment");
     accel_i_mutex_lock(&dev->submit_lock);
     accel_i_vk_seg_waits(dev, b, sg, &o);
     accel_i_vk_seg_signals(q, b, sg, &o);
-    if (o.nlater && !may_block) r = ACCEL_I_HANDOFF;
+    if (nstamps) {   /* every signal after the host wrote the timestamps */
+        for (uint32_t k = 0; k < o.ns; k++) { o.later[o.nlater] = &o.sigs[k]->base; o.later_vals[o.nlater++] = o.vals[o.nw + k]; }
+        o.ns = 0;
+    }
+    if ((o.nlater || nstamps) && !may_block) r = ACCEL_I_HANDOFF;
     else if (ncmd) r = accel_i_vk_record(q, e, b, sg->from, sg->to);
     if (r != ACCEL_OK) {
         accel_i_mutex_unlock(&dev->submit_lock);
@@ -2103,10 +2224,12 @@ static accel_result accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* 
     e->value = value;
     accel_i_spin_lock(&q->list_lock);
     q->last = value;
+    accel_i_spin_unlock(&q->list_lock);
+    if (o.nlater || nstamps) accel_i_vk_seg_later(q, e, b, sg, &o);
+    accel_i_spin_lock(&q->list_lock);
     if (q->last_entry) q->last_entry->next = e; else q->first = e;
     q->last_entry = e;
     accel_i_spin_unlock(&q->list_lock);
-    if (o.nlater) accel_i_vk_seg_later(q, &o, value);
     return ACCEL_OK;
 }
 
@@ -2124,6 +2247,9 @@ static accel_result accel_i_vk_validate(accel_i_vk_queue* q, const accel_i_batch
         uint64_t inv = 1;
         VkPipeline pipe;
         accel_result r;
+        if (c->kind == ACCEL_I_CMD_TIMESTAMP && !q->hwq->stamp_bits)
+            return accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED, "accel_queue_timestamp: the queue family (%u) of %s has no timestamps (timestampValidBits 0)",
+                                q->hwq->family, accel_i_label(&q->base.obj));
         if (c->kind != ACCEL_I_CMD_EXEC) continue;
         p = (accel_i_vk_program*)c->u.exec.program;
         ep = &c->u.exec.params;
@@ -2433,6 +2559,31 @@ static void accel_i_vk_fill_info(accel_i_vk_device* dev) {
     dev->max_diff = tp.maxTimelineSemaphoreValueDifference ? tp.maxTimelineSemaphoreValueDifference : UINT64_MAX;
 }
 
+/* Timestamps: each VkQueue's valid bits, the tick period, and whether VK_EXT_calibrated_timestamps (when
+   enabled: cal_ext on entry) pairs the device's clock with the host clock accel reads (CLOCK_MONOTONIC;
+   elsewhere the paired reading of accel_i_vk_calibrate). */
+static void accel_i_vk_stamps_setup(accel_i_vk_device* dev) {
+    VkQueueFamilyProperties fam[32];
+    VkPhysicalDeviceProperties props;
+    VkTimeDomainEXT domains[8];
+    uint32_t nfam = 32, nd = 8, found = 0;
+    dev->vki.GetPhysicalDeviceProperties(dev->phys, &props);
+    dev->stamp_period = props.limits.timestampPeriod > 0 ? (double)props.limits.timestampPeriod : 1.0;
+    dev->vki.GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nfam, NULL);
+    if (nfam > 32) nfam = 32;
+    dev->vki.GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nfam, fam);
+    for (uint32_t i = 0; i < dev->hwq_inited; i++)
+        dev->hwq[i].stamp_bits = dev->hwq[i].family < nfam ? fam[dev->hwq[i].family].timestampValidBits : 0;
+#if defined(_WIN32) || !defined(CLOCK_MONOTONIC) || defined(__wasi__)
+    dev->cal_ext = false;   /* accel's clock is not CLOCK_MONOTONIC here */
+#endif
+    if (dev->cal_ext && (!dev->vk.GetCalibratedTimestampsEXT || !dev->vki.GetPhysicalDeviceCalibrateableTimeDomainsEXT ||
+                         dev->vki.GetPhysicalDeviceCalibrateableTimeDomainsEXT(dev->phys, &nd, domains) < 0)) nd = 0;
+    for (uint32_t i = 0; dev->cal_ext && i < nd; i++)
+        found |= domains[i] == VK_TIME_DOMAIN_DEVICE_EXT ? 1u : domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT ? 2u : 0u;
+    dev->cal_ext = dev->cal_ext && found == 3u;
+}
+
 /* Device-level state shared by the create and adopt paths: entry points, queues, internal objects. */
 static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t compute_queues, uint32_t copy_family, bool copy_own_queue) {
     VkCommandPoolCreateInfo pi;
@@ -2452,6 +2603,7 @@ static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t com
         if (!accel_i_mutex_init(&h->lock)) return ACCEL_ERROR_OUT_OF_MEMORY;
         dev->hwq_inited++;
     }
+    accel_i_vk_stamps_setup(dev);
     dev->copy_family = copy_family;
     dev->copy_hwq = copy_own_queue ? compute_queues : (compute_queues > 1 ? compute_queues - 1 : 0);
     if (copy_own_queue && copy_family == dev->compute_family) dev->copy_family = dev->compute_family;
@@ -2499,7 +2651,7 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     f2.pNext = &tl;
     VkDeviceCreateInfo ci;
-    const char* enabled[2];
+    const char* enabled[3];
     VkPhysicalDeviceProperties props;
     accel_result r;
     VkResult vr;
@@ -2531,6 +2683,8 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
         dev->push_desc = accel_i_vk_has_ext(exts, next, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) && !accel_i_vk_env_on("ACCEL_VULKAN_NO_PUSH_DESCRIPTORS");
         if (props.apiVersion < VK_API_VERSION_1_2 && accel_i_vk_has_ext(exts, next, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME))
             enabled[ne++] = VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME;
+        dev->cal_ext = accel_i_vk_has_ext(exts, next, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) && !accel_i_vk_env_on("ACCEL_VULKAN_NO_CALIBRATED_TIMESTAMPS");
+        if (dev->cal_ext) enabled[ne++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
         accel_i_dev_free(&dev->base, exts, next * sizeof *exts);
     }
     if (dev->push_desc) enabled[ne++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
