@@ -367,6 +367,8 @@ enum {
     X(EventDestroy, 4000, (accel_cu_event event)) \
     X(EventRecord, 2000, (accel_cu_event event, accel_cu_stream stream)) \
     X(EventQuery, 2000, (accel_cu_event event)) \
+    X(EventSynchronize, 2000, (accel_cu_event event)) \
+    X(EventElapsedTime, 2000, (float* ms, accel_cu_event start, accel_cu_event end)) \
     X(StreamWriteValue64, 11070, (accel_cu_stream stream, accel_cu_deviceptr addr, uint64_t value, unsigned int flags)) \
     X(StreamWaitValue64, 11070, (accel_cu_stream stream, accel_cu_deviceptr addr, uint64_t value, unsigned int flags))
 
@@ -813,6 +815,10 @@ typedef struct accel_i_cu_device {
     accel_i_cu_cache_entry* cache;
     accel_i_a32 words_lock;        /* guards blocks (see cuda: pinned words) */
     struct accel_i_cu_block* blocks;
+    /* timestamps (io_lock): an event recorded on the idle io stream at host time cal_host (taken at
+       cal_at), the reference the timestamps' events are measured from */
+    accel_cu_event cal_ev;
+    uint64_t cal_host, cal_at;
 } accel_i_cu_device;
 /* An 8-byte word in pinned, device-mapped host memory: the host reads and writes it at `host`, a stream
    at `dptr` (cuStreamWaitValue64 / cuStreamWriteValue64). */
@@ -843,6 +849,10 @@ typedef struct accel_i_cu_point {
     void* staging; size_t staging_size;   /* the batch's pinned update data */
     accel_cu_event ev;             /* event ring mode: this slot's event (kept for reuse) */
     bool recorded;                 /* event ring mode: ev was recorded for this point */
+    const accel_i_cmd* stamp;      /* a timestamp: written (converted) when the point is reached, */
+    uint64_t stamp_enq;            /* no earlier than when it was enqueued */
+    accel_cu_event sev;            /* its timing event (this slot's, kept for reuse) */
+    bool stamp_recorded;           /* sev was recorded for this point */
 } accel_i_cu_point;
 
 struct accel_i_cu_queue {
@@ -866,6 +876,7 @@ struct accel_i_cu_queue {
     accel_i_event done;            /* batches finished */
     accel_i_a64 submitted;         /* batches submitted */
     accel_i_a64 poll_since;        /* when work was last enqueued (the worker's polling pace) */
+    accel_i_a32 stamps_pending;    /* timestamp points not applied yet: later points are not GPU-watchable */
 };
 
 static accel_i_cu_device* accel_i_cu_dev(accel_device* d) { return (accel_i_cu_device*)d; }
@@ -1036,6 +1047,7 @@ static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bo
         accel_i_free(&a, e->image, e->image_size);
         accel_i_free(&a, e, sizeof *e);
     }
+    if (io && dev->cal_ev) accel_i_cu.EventDestroy(dev->cal_ev);
     if (io) accel_i_cu.StreamDestroy(dev->io);
     if (ctx) accel_i_cu.DevicePrimaryCtxRelease(dev->cudev);
     if (locks) { accel_i_mutex_destroy(&dev->io_lock); accel_i_mutex_destroy(&dev->cache_lock); }
@@ -1284,8 +1296,57 @@ static void accel_i_cu_program_free(accel_program* prog) {
 }
 
 /* ==== cuda: signal points and reaping ==== */
+/* ---- timestamps (see "Timestamps" in the header) ---- */
+/* The reference event (io_lock held): recorded on the idle io stream between two host readings, at
+   their middle (recorded again, up to 3 times, while they are 20 us or more apart); taken again once a
+   second (cuEventElapsedTime's float keeps ~0.1 us over a few seconds). */
+static accel_result accel_i_cu_calibrate(accel_i_cu_device* dev) {
+    accel_cu_result cr = ACCEL_CU_SUCCESS;
+    if (dev->cal_ev && accel_i_now_ns() - dev->cal_at < 1000000000u) return ACCEL_OK;
+    if (!dev->cal_ev) cr = accel_i_cu.EventCreate(&dev->cal_ev, 0);
+    if (cr != ACCEL_CU_SUCCESS) { dev->cal_ev = NULL; return accel_i_cu_check(dev, cr, "cuEventCreate (timestamps)"); }
+    for (int i = 0; i < 3; i++) {
+        uint64_t t0 = accel_i_now_ns(), t1;
+        cr = accel_i_cu.EventRecord(dev->cal_ev, dev->io);
+        if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventSynchronize(dev->cal_ev);
+        t1 = accel_i_now_ns();
+        if (cr != ACCEL_CU_SUCCESS) { dev->cal_at = 0; return accel_i_cu_check(dev, cr, "cuEventRecord/cuEventSynchronize (timestamps)"); }
+        dev->cal_host = t0 + (t1 - t0) / 2;
+        dev->cal_at = t1;
+        if (t1 - t0 < 20000u) break;
+    }
+    return ACCEL_OK;
+}
+/* A reached timestamp point: its event's time on the host clock into dst (before any later point of the
+   queue raises its signal). Without a recorded event (the fallback of accel_i_cu_point_add, after a
+   stream synchronize): now. */
+static void accel_i_cu_stamp_write(accel_i_cu_queue* q, const accel_i_cu_point* e) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    accel_buffer* dst = e->stamp->u.stamp.dst;
+    uint64_t ns = accel_i_now_ns();
+    float ms = 0;
+    accel_cu_result cr = ACCEL_CU_SUCCESS;
+    accel_i_mutex_lock(&dev->io_lock);
+    if (e->stamp_recorded && accel_i_cu_calibrate(dev) == ACCEL_OK) {
+        cr = accel_i_cu.EventElapsedTime(&ms, dev->cal_ev, e->sev);
+        if (cr == ACCEL_CU_SUCCESS) {
+            double d = (double)ms * 1e6;
+            uint64_t t = d >= 0 ? dev->cal_host + (uint64_t)(d + 0.5) : dev->cal_host - (uint64_t)(-d + 0.5);
+            ns = t < e->stamp_enq ? e->stamp_enq : t < ns ? t : ns;   /* within [enqueued, reaped]: the truth is */
+        }
+    }
+    if (dst->memory == ACCEL_MEMORY_HOST) memcpy((unsigned char*)dst->mapped + e->stamp->u.stamp.offset, &ns, 8);
+    else if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.MemcpyHtoDAsync(((accel_i_cu_buffer*)dst)->dptr + e->stamp->u.stamp.offset, &ns, 8, dev->io);
+    if (cr == ACCEL_CU_SUCCESS && dst->memory != ACCEL_MEMORY_HOST) cr = accel_i_cu.StreamSynchronize(dev->io);
+    accel_i_mutex_unlock(&dev->io_lock);
+    if (cr != ACCEL_CU_SUCCESS) accel_i_cu_check(dev, cr, "accel_queue_timestamp (cuEventElapsedTime / cuMemcpyHtoDAsync)");
+}
 /* Applies one reached point: raise its signal (failed when the device is lost), release its batch. */
 static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
+    if (e->stamp) {
+        if (!lost) accel_i_cu_stamp_write(q, e);
+        atomic_fetch_sub(&q->stamps_pending, 1u);
+    }
     if (e->signal) accel_i_raise(e->signal, lost ? accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST) : e->value);
     if (e->staging) {   /* keep the larger of it and the cached block for the next batch */
         void* drop = e->staging;
@@ -1343,6 +1404,8 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
         q->ring[q->ring_head].batch = NULL;
         q->ring[q->ring_head].staging = NULL;
         q->ring[q->ring_head].recorded = false;
+        q->ring[q->ring_head].stamp = NULL;
+        q->ring[q->ring_head].stamp_recorded = false;
         q->ring_head = (q->ring_head + 1) % q->ring_cap;
         q->ring_count--;
         accel_i_spin_unlock(&q->ring_lock);
@@ -1384,6 +1447,7 @@ static void accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     accel_i_cu_mark* m;
     if (s->obj.device != q->base.obj.device) return;
+    if (atomic_load(&q->stamps_pending)) return;   /* a GPU wait would pass before the host wrote the timestamp */
     accel_i_spin_lock(&cs->point_lock);
     if (cs->points_count == ACCEL_I_CU_POINTS) {   /* the oldest goes */
         uint64_t v = cs->points[cs->points_head].value;
@@ -1400,18 +1464,26 @@ static void accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
 /* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
    enqueued since the last point, else the last point's sequence number. When the ring cannot grow or
    the point cannot be enqueued, waits for the stream and applies the point at once. */
-static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t value, accel_i_batch* batch) {
+static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t value, accel_i_batch* batch, const accel_i_cmd* stamp) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     accel_i_cu_point e, *slot = NULL;
     accel_cu_result cr = ACCEL_CU_SUCCESS;
     memset(&e, 0, sizeof e);
-    e.signal = s; e.value = value; e.batch = batch;
+    e.signal = s; e.value = value; e.batch = batch; e.stamp = stamp;
+    if (stamp) { atomic_fetch_add(&q->stamps_pending, 1u); e.stamp_enq = accel_i_now_ns(); }
     if (batch) { e.staging = q->staging; e.staging_size = q->staging_size; q->staging = NULL; q->staging_size = q->staging_used = 0; }
     accel_i_spin_lock(&q->ring_lock);
     if (q->ring_count < q->ring_cap || accel_i_cu_ring_grow(q)) slot = &q->ring[(q->ring_head + q->ring_count) % q->ring_cap];
     accel_i_spin_unlock(&q->ring_lock);
     if (slot && !accel_i_lost(&dev->base)) {   /* only the executor touches slots beyond the count */
         e.ev = slot->ev;
+        e.sev = slot->sev;
+        if (stamp) {   /* its timing event, then a point of its own after it */
+            if (!e.sev) cr = accel_i_cu.EventCreate(&e.sev, 0);
+            if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventRecord(e.sev, q->stream);
+            e.stamp_recorded = cr == ACCEL_CU_SUCCESS;
+            q->dirty = true;
+        }
         e.seq = q->issued;
         if (q->dirty) {
             e.seq = q->issued + 1;
@@ -1432,6 +1504,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             return;
         }
         slot->ev = e.ev;
+        slot->sev = e.sev;
         accel_i_cu_check(dev, cr, dev->memops ? "cuStreamWriteValue64" : "cuEventRecord");
     }
     /* fallback: everything before the point completes first (or the device is lost) */
@@ -1574,7 +1647,7 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
     const char* call = NULL;
     switch (c->kind) {
     case ACCEL_I_CMD_WAIT: return 0;   /* the walk already took care of it (accel_i_cu_device_wait) */
-    case ACCEL_I_CMD_SIGNAL: accel_i_cu_point_add(q, c->u.sig.signal, c->u.sig.value, NULL); return 0;
+    case ACCEL_I_CMD_SIGNAL: accel_i_cu_point_add(q, c->u.sig.signal, c->u.sig.value, NULL, NULL); return 0;
     case ACCEL_I_CMD_EXEC: cr = accel_i_cu_exec(q, b, c); call = "cuLaunchKernel"; break;
     case ACCEL_I_CMD_COPY: cr = accel_i_cu_copy(q, c, &call); break;
     case ACCEL_I_CMD_FILL:
@@ -1593,7 +1666,7 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
         break;
     }
     case ACCEL_I_CMD_BARRIER: return 0;   /* stream order, and the points' fences, already give it */
-    case ACCEL_I_CMD_TIMESTAMP: return 0;   /* refused at recording until CUDA timestamps land (issue 15) */
+    case ACCEL_I_CMD_TIMESTAMP: accel_i_cu_point_add(q, NULL, 0, NULL, c); return 0;   /* the reaper writes it */
     }
     if (cr == ACCEL_CU_SUCCESS) { q->dirty = true; return 0; }
     if (c->kind == ACCEL_I_CMD_EXEC)
@@ -1663,7 +1736,7 @@ static accel_result accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* 
 static void accel_i_cu_batch_submitted(accel_queue* base, accel_i_batch* b) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
-    accel_i_cu_point_add(q, NULL, 0, b);
+    accel_i_cu_point_add(q, NULL, 0, b, NULL);
     accel_i_walker_poke(base);
 }
 /* queue_poll (the queue's worker, idle): applies reached points; in flight, polls again after
@@ -1685,11 +1758,6 @@ static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
 
 static accel_result accel_i_cu_queue_submit(accel_queue* base, accel_i_batch* b) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
-    for (uint32_t i = 0; i < b->count; i++)
-        if (b->cmds[i].kind == ACCEL_I_CMD_TIMESTAMP) {   /* until CUDA timestamps land (issue 15) */
-            accel_i_batch_recycle(base, b);
-            return accel_i_fail(base->obj.device, ACCEL_ERROR_UNSUPPORTED, "accel_queue_timestamp: not on the cuda backend yet");
-        }
     atomic_fetch_add(&q->submitted, 1u);
     return accel_i_walker_submit(base, b);
 }
@@ -1712,7 +1780,10 @@ static accel_result accel_i_cu_queue_drain(accel_queue* base, uint64_t timeout_n
 static void accel_i_cu_queue_free(accel_i_cu_queue* q, bool events) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     accel_device* d = &dev->base;
-    for (uint32_t i = 0; i < q->ring_cap; i++) if (q->ring[i].ev) accel_i_cu.EventDestroy(q->ring[i].ev);
+    for (uint32_t i = 0; i < q->ring_cap; i++) {
+        if (q->ring[i].ev) accel_i_cu.EventDestroy(q->ring[i].ev);
+        if (q->ring[i].sev) accel_i_cu.EventDestroy(q->ring[i].sev);
+    }
     accel_i_dev_free(d, q->ring, (size_t)q->ring_cap * sizeof *q->ring);
     if (q->stream) accel_i_cu.StreamDestroy(q->stream);
     if (q->progress.host) accel_i_cu_word_give(dev, &q->progress);   /* keeps its value: see cuda: pinned words */
@@ -1730,6 +1801,7 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     q->base.obj.device = d;
     atomic_init(&q->submitted, 0u);
     atomic_init(&q->poll_since, 0u);
+    atomic_init(&q->stamps_pending, 0u);
     accel_i_cu_enter(dev);
     r = accel_i_cu_check(dev, accel_i_cu.StreamCreate(&q->stream, ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     if (r == ACCEL_OK) r = accel_i_cu_word_take(dev, &q->progress);

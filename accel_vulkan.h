@@ -545,8 +545,9 @@ struct accel_i_vk_entry {
     VkCommandBuffer cb;
     VkBuffer staging; VkDeviceMemory staging_mem;
     VkDescriptorPool pool;
-    VkQueryPool stamps;           /* the segment's timestamps, one query each (nstamps) */
+    VkQueryPool stamps;           /* the segment's timestamps, one query each (nstamps), */
     uint32_t nstamps;
+    uint64_t stamp_t0;            /* no earlier than its submission */
     accel_i_batch* batches;       /* batches that end with this segment */
 };
 
@@ -2150,7 +2151,7 @@ static uint64_t accel_i_vk_stamp_ns(const accel_i_vk_device* dev, uint64_t tick,
    is raised). */
 static accel_result accel_i_vk_stamps_write(accel_i_vk_queue* q, const accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_segment* sg) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
-    uint64_t host = 0, raw = 0;
+    uint64_t host = 0, raw = 0, now = accel_i_now_ns();
     uint32_t k = 0;
     accel_result r;
     accel_i_mutex_lock(&dev->io_lock);
@@ -2164,6 +2165,7 @@ static accel_result accel_i_vk_stamps_write(accel_i_vk_queue* q, const accel_i_v
         vr = dev->vk.GetQueryPoolResults(dev->device, e->stamps, k++, 1, 8, &tick, 8, VK_QUERY_RESULT_64_BIT);
         if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkGetQueryPoolResults", "accel_queue_timestamp");
         ns = accel_i_vk_stamp_ns(dev, tick, q->hwq->stamp_bits, host, raw);
+        ns = ns < e->stamp_t0 ? e->stamp_t0 : ns > now ? now : ns;   /* within [submitted, completed]: the truth is */
         r = accel_i_vk_buffer_io(c->u.stamp.dst, c->u.stamp.offset, &ns, 8, true);
     }
     return r;
@@ -2215,6 +2217,7 @@ static accel_result accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* 
         return r;
     }
     value = q->last + 1;
+    if (nstamps) e->stamp_t0 = accel_i_now_ns();
     vr = accel_i_vk_seg_submit(q, e, &o, value);
     accel_i_mutex_unlock(&dev->submit_lock);
     if (vr != VK_SUCCESS) {

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MOCK_API __attribute__((visibility("default")))
 typedef int CUresult;
@@ -115,7 +116,7 @@ static const mock_kernel mock_kernels[] = {
 
 /* ==== streams: a worker thread running operations in order ==== */
 typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_EVENT } op_kind;
-typedef struct mock_event { atomic_ullong recorded, completed; } mock_event;
+typedef struct mock_event { atomic_ullong recorded, completed, at_ns; } mock_event;   /* at_ns: when it last completed */
 typedef struct op {
     struct op* next;
     op_kind kind;
@@ -152,7 +153,13 @@ static void run_op(op* o) {
     case OP_WAIT64:
         while ((int64_t)(atomic_load((_Atomic uint64_t*)o->dst) - o->v64) < 0 && !atomic_load(&mock_sticky)) sched_yield();
         break;
-    case OP_EVENT: atomic_store(&o->ev->completed, o->ev_gen); break;
+    case OP_EVENT: {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        atomic_store(&o->ev->at_ns, (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+        atomic_store(&o->ev->completed, o->ev_gen);
+        break;
+    }
     }
 }
 static void* stream_main(void* arg) {
@@ -336,6 +343,17 @@ static CUresult mEventQuery(mock_event* e) {
     if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
     return atomic_load(&e->completed) >= atomic_load(&e->recorded) ? 0 : 600;
 }
+static CUresult mEventSynchronize(mock_event* e) {
+    while (atomic_load(&e->completed) < atomic_load(&e->recorded) && !atomic_load(&mock_sticky)) sched_yield();
+    return atomic_load(&mock_sticky);
+}
+/* Both recorded and completed (else CUDA_ERROR_NOT_READY, 600); milliseconds between them. */
+static CUresult mEventElapsedTime(float* ms, mock_event* a, mock_event* b) {
+    if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
+    if (!atomic_load(&a->recorded) || !atomic_load(&b->recorded) || mEventQuery(a) || mEventQuery(b)) return 600;
+    *ms = (float)(((double)atomic_load(&b->at_ns) - (double)atomic_load(&a->at_ns)) / 1e6);
+    return 0;
+}
 static CUresult mStreamWriteValue64(mock_stream* s, dptr_t a, uint64_t v, unsigned f) {
     op* o = new_op(OP_WRITE64);
     (void)f;
@@ -366,7 +384,8 @@ static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuLaunchKernel", (void*)mLaunchKernel }, { "cuStreamCreate", (void*)mStreamCreate }, { "cuStreamDestroy", (void*)mStreamDestroy },
     { "cuStreamQuery", (void*)mStreamQuery }, { "cuStreamSynchronize", (void*)mStreamSynchronize },
     { "cuEventCreate", (void*)mEventCreate }, { "cuEventDestroy", (void*)mEventDestroy }, { "cuEventRecord", (void*)mEventRecord },
-    { "cuEventQuery", (void*)mEventQuery }, { "cuStreamWriteValue64", (void*)mStreamWriteValue64 },
+    { "cuEventQuery", (void*)mEventQuery }, { "cuEventSynchronize", (void*)mEventSynchronize },
+    { "cuEventElapsedTime", (void*)mEventElapsedTime }, { "cuStreamWriteValue64", (void*)mStreamWriteValue64 },
     { "cuStreamWaitValue64", (void*)mStreamWaitValue64 },
 };
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status);
