@@ -1809,6 +1809,14 @@ static uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t
     return accel_i_trace_end(b, t1);
 }
 
+#if !defined(ACCEL_NO_THREADS)
+/* GPU backends: the waits of a segment the batch walk drops (one failed) end now, on the queue's track. */
+static void accel_i_trace_waits_failed(accel_queue* q, const accel_i_batch* b, const accel_i_segment* sg) {
+    uint64_t t = accel_i_now_ns();
+    for (uint32_t i = sg->wfrom; i < sg->from; i++) t = accel_i_trace_cmd(q, &b->cmds[i], t, t);
+}
+#endif
+
 /* ---- lifetime ---- */
 static bool accel_i_trace_buf_init(accel_device* dev, accel_i_trace_buf* b, uint32_t cap, uint32_t index) {
     atomic_init(&b->lock, 0u);
@@ -3140,7 +3148,11 @@ static accel_result accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_bloc
         int k = accel_i_ready(q, b, &sg, may_block, &failed);
         if (k == ACCEL_I_SEG_GATED) return ACCEL_I_HANDOFF;
         if (k == ACCEL_I_SEG_READY && accel_i_lost(d)) { k = ACCEL_I_SEG_FAILED; failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST); }
-        if (k == ACCEL_I_SEG_FAILED) { accel_i_fail_rest(b, sg.from, failed); break; }
+        if (k == ACCEL_I_SEG_FAILED) {
+            if (d->trace) accel_i_trace_waits_failed(q, b, &sg);
+            accel_i_fail_rest(b, sg.from, failed);
+            break;
+        }
         r = d->backend->segment_submit(q, b, &sg, may_block);
         if (r == ACCEL_I_HANDOFF) return r;
         if (r != ACCEL_OK) {

@@ -1913,6 +1913,7 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
     size_t update_bytes = 0, update_off = 0;
     uint32_t execs = 0, bindings = 0, stamp = 0;
+    bool traced = dev->base.trace != NULL && q->hwq->stamp_bits;   /* a family without timestamps: host times (accel_i_vk_query_ns) */
     unsigned char* staging = NULL;
     accel_i_vk_scope scope = accel_i_vk_scope_of(b, from, to);
     bool first = true, idle = false;
@@ -1922,8 +1923,9 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
         const accel_i_cmd* c = &b->cmds[i];
         if (c->kind == ACCEL_I_CMD_UPDATE) update_bytes += (c->u.update.size + 15u) & ~(size_t)15u;
         if (c->kind == ACCEL_I_CMD_EXEC) { execs++; bindings += c->u.exec.buffer_count; }
-        e->nstamps += c->kind == ACCEL_I_CMD_TIMESTAMP;
+        e->nstamps += c->kind == ACCEL_I_CMD_TIMESTAMP || (traced && c->kind != ACCEL_I_CMD_SIGNAL);
     }
+    e->nstamps += traced;   /* traced: the start, then the end of every command */
     if (update_bytes) {
         r = accel_i_vk_make_buffer(dev, update_bytes, true, true, "accel_queue_update (staging)", &e->staging, &e->staging_mem, (void**)&staging);
         if (r != ACCEL_OK) return r;
@@ -1951,6 +1953,7 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     vr = dev->vk.BeginCommandBuffer(e->cb, &bi);
     if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_submit");
     if (e->nstamps) dev->vk.CmdResetQueryPool(e->cb, e->stamps, 0, e->nstamps);
+    if (traced) dev->vk.CmdWriteTimestamp(e->cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, e->stamps, stamp++);
     for (uint32_t i = from; i < to && r == ACCEL_OK; i++) {
         const accel_i_cmd* c = &b->cmds[i];
         if (c->kind == ACCEL_I_CMD_SIGNAL || c->kind == ACCEL_I_CMD_WAIT) continue;
@@ -1981,11 +1984,10 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
             accel_i_vk_barrier(dev, e->cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
                                VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
             break;
-        case ACCEL_I_CMD_TIMESTAMP:   /* when every earlier command completed; the host converts it (accel_i_vk_stamps_write) */
-            dev->vk.CmdWriteTimestamp(e->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, e->stamps, stamp++);
-            break;
-        default: break;
+        default: break;   /* a timestamp: the reading below */
         }
+        /* when every earlier command completed; the host converts it (accel_i_vk_seg_host) */
+        if (c->kind == ACCEL_I_CMD_TIMESTAMP || traced) dev->vk.CmdWriteTimestamp(e->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, e->stamps, stamp++);
     }
     accel_i_vk_barrier(dev, e->cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
     vr = dev->vk.EndCommandBuffer(e->cb);
@@ -2147,52 +2149,75 @@ static uint64_t accel_i_vk_stamp_ns(const accel_i_vk_device* dev, uint64_t tick,
     behind = (uint64_t)((double)behind * dev->stamp_period + 0.5);
     return behind < host ? host - behind : 0;
 }
-/* The segment completed: its timestamps, converted, into their buffers (before any signal after them
-   is raised). */
-static accel_result accel_i_vk_stamps_write(accel_i_vk_queue* q, const accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_segment* sg) {
+/* The segment's clock readings, converted: (host, raw) the calibration, [t0, now] where the truth lies
+   (its submission, its completion seen by the host). */
+typedef struct accel_i_vk_clock { uint64_t host, raw, t0, now; } accel_i_vk_clock;
+static accel_result accel_i_vk_query_ns(accel_i_vk_queue* q, const accel_i_vk_entry* e, uint32_t k, const accel_i_vk_clock* ck, uint64_t* ns) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
-    uint64_t host = 0, raw = 0, now = accel_i_now_ns();
-    uint32_t k = 0;
+    uint64_t tick = 0, t;
+    VkResult vr;
+    if (!e->stamps) { *ns = ck->now; return ACCEL_OK; }   /* traced on a family without timestamps: the host's view */
+    vr = dev->vk.GetQueryPoolResults(dev->device, e->stamps, k, 1, 8, &tick, 8, VK_QUERY_RESULT_64_BIT);
+    if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkGetQueryPoolResults", "accel_queue_timestamp / trace");
+    t = accel_i_vk_stamp_ns(dev, tick, q->hwq->stamp_bits, ck->host, ck->raw);
+    *ns = t < ck->t0 ? ck->t0 : t > ck->now ? ck->now : t;
+    return ACCEL_OK;
+}
+/* The segment completed (the worker, before it raises the signals after it): its timestamps, converted,
+   into their buffers; traced, every command's span on the queue's track (waits from the submission to
+   the first command's start, each command between the readings around it, signals at the end: their
+   marks before the raises, for the flows of the waits they release; a signal failed meanwhile, by a
+   failed wait the device was handed, has none). */
+static accel_result accel_i_vk_seg_host(accel_i_vk_queue* q, const accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_segment* sg) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    bool traced = dev->base.trace != NULL;
+    accel_i_vk_clock ck;
+    uint64_t t = 0, t1 = 0;
+    uint32_t k = traced ? 1u : 0u;
     accel_result r;
+    ck.t0 = e->stamp_t0;
+    ck.now = accel_i_now_ns();
     accel_i_mutex_lock(&dev->io_lock);
-    r = accel_i_vk_calibrate(dev, &host, &raw);
+    r = accel_i_vk_calibrate(dev, &ck.host, &ck.raw);
     accel_i_mutex_unlock(&dev->io_lock);
+    if (r == ACCEL_OK && traced) r = accel_i_vk_query_ns(q, e, 0, &ck, &t);
+    for (uint32_t i = sg->wfrom; i < sg->from && r == ACCEL_OK && traced; i++) accel_i_trace_cmd(&q->base, &b->cmds[i], ck.t0, t);
     for (uint32_t i = sg->from; i < sg->to && r == ACCEL_OK; i++) {
         const accel_i_cmd* c = &b->cmds[i];
-        uint64_t tick = 0, ns;
-        VkResult vr;
-        if (c->kind != ACCEL_I_CMD_TIMESTAMP) continue;
-        vr = dev->vk.GetQueryPoolResults(dev->device, e->stamps, k++, 1, 8, &tick, 8, VK_QUERY_RESULT_64_BIT);
-        if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkGetQueryPoolResults", "accel_queue_timestamp");
-        ns = accel_i_vk_stamp_ns(dev, tick, q->hwq->stamp_bits, host, raw);
-        ns = ns < e->stamp_t0 ? e->stamp_t0 : ns > now ? now : ns;   /* within [submitted, completed]: the truth is */
-        r = accel_i_vk_buffer_io(c->u.stamp.dst, c->u.stamp.offset, &ns, 8, true);
+        if (c->kind == ACCEL_I_CMD_SIGNAL || (!traced && c->kind != ACCEL_I_CMD_TIMESTAMP)) continue;
+        if ((r = accel_i_vk_query_ns(q, e, k++, &ck, &t1)) != ACCEL_OK) break;
+        if (c->kind == ACCEL_I_CMD_TIMESTAMP) r = accel_i_vk_buffer_io(c->u.stamp.dst, c->u.stamp.offset, &t1, 8, true);
+        if (traced) t = accel_i_trace_cmd(&q->base, c, t, t1);
+    }
+    for (uint32_t i = sg->from; i < sg->to && r == ACCEL_OK && traced; i++) {   /* failed meanwhile: never reached */
+        const accel_i_cmd* c = &b->cmds[i];
+        if (c->kind == ACCEL_I_CMD_SIGNAL && !accel_i_failed(accel_signal_value(c->u.sig.signal))) t = accel_i_trace_cmd(&q->base, c, t, t);
     }
     return r;
 }
 
-/* The worker: waits for the segment, writes its timestamps, then raises what its signal operations
-   could not. */
+/* The worker: waits for the segment, writes its timestamps and trace, then raises what its signal
+   operations could not. */
 static void accel_i_vk_seg_later(accel_i_vk_queue* q, const accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_segment* sg,
-                                 const accel_i_vk_ops* o) {
+                                 const accel_i_vk_ops* o, bool host) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     VkResult vr = accel_i_vk_wait_sem(dev, q->done, e->value, ACCEL_WAIT_FOREVER);
     accel_result r = vr == VK_SUCCESS ? ACCEL_OK : accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "queue signal");
-    if (r == ACCEL_OK && e->nstamps) r = accel_i_vk_stamps_write(q, e, b, sg);
+    if (r == ACCEL_OK && host) r = accel_i_vk_seg_host(q, e, b, sg);
     for (uint32_t k = 0; k < o->nlater; k++) accel_i_raise(o->later[k], r == ACCEL_OK ? o->later_vals[k] : accel_i_failed_value(r));
 }
 /* segment_submit (core: batch walk): one vkQueueSubmit with the segment's command buffer, its waits
    (device waits and reached GPU waits) and its signals. Signals that cannot be native operations are
    raised by the host once the segment completed: the worker does that (ACCEL_I_HANDOFF inside
-   accel_queue_submit, which must not block). A segment with timestamps has all its signals raised so,
-   after the host wrote the timestamps; its entry joins the queue's list only then (a reclaim would
-   free its query pool). */
+   accel_queue_submit, which must not block). A segment with timestamps (every segment, traced) has all
+   its signals raised so, after the host wrote the timestamps (and the trace); its entry joins the
+   queue's list only then (a reclaim would free its query pool). */
 static accel_result accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg, bool may_block) {
     accel_i_vk_queue* q = (accel_i_vk_queue*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
     accel_i_vk_ops o = accel_i_vk_ops_of(b);
     accel_i_vk_entry* e;
-    uint32_t ncmd = 0, nstamps = 0;
+    uint32_t ncmd = 0, nstamps = dev->base.trace != NULL;
     uint64_t value;
     accel_result r = ACCEL_OK;
     VkResult vr;
@@ -2205,12 +2230,12 @@ static accel_result accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* 
     accel_i_mutex_lock(&dev->submit_lock);
     accel_i_vk_seg_waits(dev, b, sg, &o);
     accel_i_vk_seg_signals(q, b, sg, &o);
-    if (nstamps) {   /* every signal after the host wrote the timestamps */
+    if (nstamps) {   /* every signal after the host wrote the timestamps (and the trace) */
         for (uint32_t k = 0; k < o.ns; k++) { o.later[o.nlater] = &o.sigs[k]->base; o.later_vals[o.nlater++] = o.vals[o.nw + k]; }
         o.ns = 0;
     }
     if ((o.nlater || nstamps) && !may_block) r = ACCEL_I_HANDOFF;
-    else if (ncmd) r = accel_i_vk_record(q, e, b, sg->from, sg->to);
+    else if (ncmd || nstamps) r = accel_i_vk_record(q, e, b, sg->from, sg->to);
     if (r != ACCEL_OK) {
         accel_i_mutex_unlock(&dev->submit_lock);
         accel_i_vk_entry_untake(q, b, e);
@@ -2228,7 +2253,7 @@ static accel_result accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* 
     accel_i_spin_lock(&q->list_lock);
     q->last = value;
     accel_i_spin_unlock(&q->list_lock);
-    if (o.nlater || nstamps) accel_i_vk_seg_later(q, e, b, sg, &o);
+    if (o.nlater || nstamps) accel_i_vk_seg_later(q, e, b, sg, &o, nstamps != 0);
     accel_i_spin_lock(&q->list_lock);
     if (q->last_entry) q->last_entry->next = e; else q->first = e;
     q->last_entry = e;
