@@ -849,8 +849,8 @@ typedef struct accel_i_cu_point {
     void* staging; size_t staging_size;   /* the batch's pinned update data */
     accel_cu_event ev;             /* event ring mode: this slot's event (kept for reuse) */
     bool recorded;                 /* event ring mode: ev was recorded for this point */
-    const accel_i_cmd* stamp;      /* a timestamp: written (converted) when the point is reached, */
-    uint64_t stamp_enq;            /* no earlier than when it was enqueued */
+    const accel_i_cmd* stamp;      /* a timestamp, or (traced) any command: its end, which sev marks, */
+    uint64_t stamp_enq;            /* no earlier than when it was enqueued (see accel_i_cu_stamp_apply) */
     accel_cu_event sev;            /* its timing event (this slot's, kept for reuse) */
     bool stamp_recorded;           /* sev was recorded for this point */
 } accel_i_cu_point;
@@ -877,6 +877,7 @@ struct accel_i_cu_queue {
     accel_i_a64 submitted;         /* batches submitted */
     accel_i_a64 poll_since;        /* when work was last enqueued (the worker's polling pace) */
     accel_i_a32 stamps_pending;    /* timestamp points not applied yet: later points are not GPU-watchable */
+    uint64_t trace_t;              /* traced: where the queue's last span ended (reaper only) */
 };
 
 static accel_i_cu_device* accel_i_cu_dev(accel_device* d) { return (accel_i_cu_device*)d; }
@@ -1317,36 +1318,66 @@ static accel_result accel_i_cu_calibrate(accel_i_cu_device* dev) {
     }
     return ACCEL_OK;
 }
-/* A reached timestamp point: its event's time on the host clock into dst (before any later point of the
-   queue raises its signal). Without a recorded event (the fallback of accel_i_cu_point_add, after a
-   stream synchronize): now. */
-static void accel_i_cu_stamp_write(accel_i_cu_queue* q, const accel_i_cu_point* e) {
-    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
-    accel_buffer* dst = e->stamp->u.stamp.dst;
+/* A reached timestamp point: its event's time on the host clock, within [enqueued, now] (where the truth
+   is). Without a recorded event (the fallback of accel_i_cu_point_add, after a stream synchronize): now. */
+static uint64_t accel_i_cu_stamp_ns(accel_i_cu_device* dev, const accel_i_cu_point* e) {
     uint64_t ns = accel_i_now_ns();
     float ms = 0;
-    accel_cu_result cr = ACCEL_CU_SUCCESS;
+    accel_cu_result cr;
     accel_i_mutex_lock(&dev->io_lock);
     if (e->stamp_recorded && accel_i_cu_calibrate(dev) == ACCEL_OK) {
         cr = accel_i_cu.EventElapsedTime(&ms, dev->cal_ev, e->sev);
         if (cr == ACCEL_CU_SUCCESS) {
             double d = (double)ms * 1e6;
             uint64_t t = d >= 0 ? dev->cal_host + (uint64_t)(d + 0.5) : dev->cal_host - (uint64_t)(-d + 0.5);
-            ns = t < e->stamp_enq ? e->stamp_enq : t < ns ? t : ns;   /* within [enqueued, reaped]: the truth is */
+            ns = t < e->stamp_enq ? e->stamp_enq : t < ns ? t : ns;
+        } else {
+            accel_i_cu_check(dev, cr, "cuEventElapsedTime (timestamps)");
         }
     }
-    if (dst->memory == ACCEL_MEMORY_HOST) memcpy((unsigned char*)dst->mapped + e->stamp->u.stamp.offset, &ns, 8);
-    else if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.MemcpyHtoDAsync(((accel_i_cu_buffer*)dst)->dptr + e->stamp->u.stamp.offset, &ns, 8, dev->io);
-    if (cr == ACCEL_CU_SUCCESS && dst->memory != ACCEL_MEMORY_HOST) cr = accel_i_cu.StreamSynchronize(dev->io);
     accel_i_mutex_unlock(&dev->io_lock);
-    if (cr != ACCEL_CU_SUCCESS) accel_i_cu_check(dev, cr, "accel_queue_timestamp (cuEventElapsedTime / cuMemcpyHtoDAsync)");
+    return ns;
 }
-/* Applies one reached point: raise its signal (failed when the device is lost), release its batch. */
-static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
+/* Writes a timestamp's value into its buffer (HOST: the pinned mapping; DEVICE: a copy on the io stream). */
+static void accel_i_cu_stamp_write(accel_i_cu_device* dev, const accel_i_cmd* c, uint64_t ns) {
+    accel_buffer* dst = c->u.stamp.dst;
+    accel_cu_result cr;
+    if (dst->memory == ACCEL_MEMORY_HOST) { memcpy((unsigned char*)dst->mapped + c->u.stamp.offset, &ns, 8); return; }
+    accel_i_mutex_lock(&dev->io_lock);
+    cr = accel_i_cu.MemcpyHtoDAsync(((accel_i_cu_buffer*)dst)->dptr + c->u.stamp.offset, &ns, 8, dev->io);
+    if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.StreamSynchronize(dev->io);
+    accel_i_mutex_unlock(&dev->io_lock);
+    if (cr != ACCEL_CU_SUCCESS) accel_i_cu_check(dev, cr, "accel_queue_timestamp (cuMemcpyHtoDAsync)");
+}
+/* A reached point's timestamp (before any later point of the queue raises its signal) and trace: the
+   command's span from where the queue's last one ended (or its enqueueing) to its end; a signal's span
+   at that end, before the raise (its mark must be there for the waits it releases); none for a signal
+   that failed meanwhile (a failed wait the device was handed). */
+static void accel_i_cu_stamp_apply(accel_i_cu_queue* q, const accel_i_cu_point* e, bool lost) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    bool traced = dev->base.trace != NULL && !lost;
     if (e->stamp) {
-        if (!lost) accel_i_cu_stamp_write(q, e);
+        uint64_t t = lost ? 0 : accel_i_cu_stamp_ns(dev, e);
+        if (!lost && e->stamp->kind == ACCEL_I_CMD_TIMESTAMP) accel_i_cu_stamp_write(dev, e->stamp, t);
+        if (traced) {
+            uint64_t t0 = q->trace_t > e->stamp_enq ? q->trace_t : e->stamp_enq;
+            q->trace_t = accel_i_trace_cmd(&q->base, e->stamp, t0, t);   /* ended before t0 (a write-out): empty at t0 */
+        }
         atomic_fetch_sub(&q->stamps_pending, 1u);
     }
+    if (traced && e->signal && !accel_i_failed(accel_signal_value(e->signal))) {
+        accel_i_cmd c;
+        memset(&c, 0, sizeof c);
+        c.kind = ACCEL_I_CMD_SIGNAL;
+        c.u.sig.signal = e->signal;
+        c.u.sig.value = e->value;
+        q->trace_t = accel_i_trace_cmd(&q->base, &c, q->trace_t, q->trace_t);
+    }
+}
+/* Applies one reached point: its timestamp and trace, then raise its signal (failed when the device is
+   lost), release its batch. */
+static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
+    accel_i_cu_stamp_apply(q, e, lost);
     if (e->signal) accel_i_raise(e->signal, lost ? accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST) : e->value);
     if (e->staging) {   /* keep the larger of it and the cached block for the next batch */
         void* drop = e->staging;
@@ -1665,10 +1696,16 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
         call = "cuMemcpyHtoDAsync";
         break;
     }
-    case ACCEL_I_CMD_BARRIER: return 0;   /* stream order, and the points' fences, already give it */
+    case ACCEL_I_CMD_BARRIER:   /* stream order, and the points' fences, already give it */
+        if (dev->base.trace) accel_i_cu_point_add(q, NULL, 0, NULL, c);
+        return 0;
     case ACCEL_I_CMD_TIMESTAMP: accel_i_cu_point_add(q, NULL, 0, NULL, c); return 0;   /* the reaper writes it */
     }
-    if (cr == ACCEL_CU_SUCCESS) { q->dirty = true; return 0; }
+    if (cr == ACCEL_CU_SUCCESS) {
+        q->dirty = true;
+        if (dev->base.trace) accel_i_cu_point_add(q, NULL, 0, NULL, c);   /* its end, for its span */
+        return 0;
+    }
     if (c->kind == ACCEL_I_CMD_EXEC)
         accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_cuda: launching '%s' on %s failed; the rest of the batch is dropped",
                     c->u.exec.program->obj.label, accel_i_label(&q->base.obj));
@@ -1722,6 +1759,7 @@ static accel_result accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* 
         cr = accel_i_cu_device_wait(q, c->u.sig.signal, c->u.sig.value);
         if (cr != ACCEL_CU_SUCCESS) failed = accel_i_failed_value(accel_i_cu_check(dev, cr, "cuStreamWaitValue64"));
     }
+    for (uint32_t i = sg->wfrom; i < sg->from && !failed && dev->base.trace; i++) accel_i_cu_point_add(q, NULL, 0, NULL, &b->cmds[i]);
     for (uint32_t pc = sg->from; pc < sg->to && !failed; pc++) {
         if (accel_i_lost(&dev->base)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         else failed = accel_i_cu_cmd(q, b, pc);
