@@ -1361,7 +1361,7 @@ static void accel_i_cu_stamp_apply(accel_i_cu_queue* q, const accel_i_cu_point* 
         if (!lost && e->stamp->kind == ACCEL_I_CMD_TIMESTAMP) accel_i_cu_stamp_write(dev, e->stamp, t);
         if (traced) {
             uint64_t t0 = q->trace_t > e->stamp_enq ? q->trace_t : e->stamp_enq;
-            q->trace_t = accel_i_trace_cmd(&q->base, e->stamp, t0, t);   /* ended before t0 (a write-out): empty at t0 */
+            q->trace_t = accel_i_trace_cmd(&q->base, e->stamp, t0, t > t0 ? t : t0);   /* ended before t0: empty at t0 */
         }
         atomic_fetch_sub(&q->stamps_pending, 1u);
     }

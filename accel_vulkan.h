@@ -2187,7 +2187,7 @@ static accel_result accel_i_vk_seg_host(accel_i_vk_queue* q, const accel_i_vk_en
         if (c->kind == ACCEL_I_CMD_SIGNAL || (!traced && c->kind != ACCEL_I_CMD_TIMESTAMP)) continue;
         if ((r = accel_i_vk_query_ns(q, e, k++, &ck, &t1)) != ACCEL_OK) break;
         if (c->kind == ACCEL_I_CMD_TIMESTAMP) r = accel_i_vk_buffer_io(c->u.stamp.dst, c->u.stamp.offset, &t1, 8, true);
-        if (traced) t = accel_i_trace_cmd(&q->base, c, t, t1);
+        if (traced) t = accel_i_trace_cmd(&q->base, c, t, t1 > t ? t1 : t);   /* ended before t (a write-out): empty at t */
     }
     for (uint32_t i = sg->from; i < sg->to && r == ACCEL_OK && traced; i++) {   /* failed meanwhile: never reached */
         const accel_i_cmd* c = &b->cmds[i];
