@@ -38,13 +38,14 @@ static bool stamps_supported(accel_device* dev) {
 TEST(timestamps_monotonic_between_host_readings) {
     accel_device* dev;
     accel_queue *q, *k;
-    accel_buffer* b;
+    accel_buffer *b, *d;
     accel_signal* s;
     REQUIRE_OK(test_device_create(&dev));
     if (!stamps_supported(dev)) { accel_device_destroy(dev); SKIP("timestamps are not on this backend yet"); }
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COPY, &k));
-    REQUIRE_OK(test_buffer_create(dev, 8 * 16, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(test_buffer_create(dev, 8 * 17, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(test_buffer_create(dev, 16, ACCEL_MEMORY_DEVICE, &d));
     REQUIRE_OK(accel_signal_create(dev, 0, &s));
     uint64_t before = host_ns();
     for (int i = 0; i < 8; i++) accel_queue_timestamp(q, b, 8u * (unsigned)i);   /* compute queue: 0..7 */
@@ -52,11 +53,16 @@ TEST(timestamps_monotonic_between_host_readings) {
     CHECK_OK(accel_queue_submit(q));
     accel_queue_wait(k, s, 1);                                                  /* copy queue: 8..15, after */
     for (int i = 8; i < 16; i++) accel_queue_timestamp(k, b, 8u * (unsigned)i);
+    accel_queue_timestamp(k, d, 8);                                             /* 16: into DEVICE memory, */
+    accel_queue_signal(k, s, 2);
+    CHECK_OK(accel_queue_submit(k));
+    accel_queue_wait(q, s, 2);
+    accel_queue_copy(q, b, 8 * 16, d, 8, 8);                                    /* there before the signal after it */
     CHECK_OK(accel_queue_finish(k, ACCEL_WAIT_FOREVER));
     CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
     uint64_t after = host_ns();
     uint64_t prev = before;
-    for (int i = 0; i < 16; i++) {
+    for (int i = 0; i < 17; i++) {
         uint64_t t = read_u64(b, 8u * (unsigned)i);
         if (!CHECK(t >= prev)) fprintf(stderr, "    timestamp %d: %llu < %llu\n", i, (unsigned long long)t, (unsigned long long)prev);
         prev = t;
