@@ -257,9 +257,13 @@
    2-core VM): a one-group exec + signal round trip of ~1.2 us takes ~0.4-0.6 us more traced, mostly
    clock readings (~40-100 ns each) and the signal's mark moving between the two cores; on a GPU
    round trip (10-50 us) that is a few percent.
-   GPU backends: the device spans of CUDA and Vulkan queues come with their timestamps
-   (issue 15, after the v0.2 batch walk); until then a GPU device's trace has its host side only, and
-   accel_queue_timestamp on a GPU queue is a recording error (ACCEL_ERROR_UNSUPPORTED).
+   GPU backends: device times (Vulkan timestamp queries, CUDA events) are converted to this clock by
+   the host once the work completed, and written (timestamps) or recorded (the trace's spans) before
+   any signal after them is raised; a command of the same queue right after a timestamp may run before
+   the value is written (read it after a signal that follows it). Per command spans on both; tracing a
+   GPU queue makes it complete each segment (Vulkan) or each command (CUDA) on the host before the next
+   signal is raised, which costs host round trips. How accurate the conversion is, and what each costs:
+   accel_vulkan.h and accel_cuda.h, "Timestamps and the trace".
 
    ==== Backends and run-time loading ===========================================================
    The CPU backend is always here. accel_cuda.h and accel_vulkan.h add GPU backends that load their
@@ -544,8 +548,9 @@ ACCEL_API void accel_queue_barrier(accel_queue* q);
    nanoseconds on the host's monotonic clock (see "Profiling"; device clocks converted), at dst + offset.
    Any queue type. offset must be a multiple of 8 (GPUs write the value as one 64-bit store) and
    offset + 8 within dst; dst a buffer this queue's device can use. Errors (NULL, range, alignment,
-   another device's buffer) are recording errors, returned by the next submit; so is UNSUPPORTED on the
-   CUDA and Vulkan backends until their timestamps land. Recording thread (as every recording call). */
+   another device's buffer) are recording errors, returned by the next submit; a Vulkan queue whose
+   family has no timestamps refuses it at submit (UNSUPPORTED). On GPUs the value is there once a signal
+   recorded after it is reached (see "Profiling"). Recording thread (as every recording call). */
 ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t offset);
 /* Now, in nanoseconds on the clock of timestamps and traces (see "Profiling"). Any thread. */
 ACCEL_API uint64_t accel_host_time_ns(void);

@@ -204,6 +204,26 @@
    Foreign signals: a CUDA queue may wait on a signal of any backend (host wait in the executor); any
    backend may wait on a CUDA signal.
 
+   ==== Timestamps and the trace ================================================================
+   accel_queue_timestamp records a timing event on the stream (cuEventRecord), then a signal point of
+   its own; the reaper that reaches the point converts the event's time to the host clock and writes it
+   (a HOST buffer through its pinned mapping, a DEVICE buffer by a copy on the io stream) before it
+   applies any later point of the queue, so every signal after the timestamp is raised after the value
+   is there. A signal point that follows a timestamp not yet written is not one a GPU wait may watch (the
+   wait watches the signal's mirror, which the host raises after the write). Commands of the same queue
+   after the timestamp may run before the host wrote it: read the value after a signal that follows it
+   (on the host, or on a queue that waits for that signal). Conversion: cuEventElapsedTime from a
+   reference event recorded on the idle io stream between two host readings (their middle; recorded
+   again, up to 3 times, while they are 20 us or more apart; taken again once a second), clamped to
+   [when the timestamp was enqueued, when the host saw it reached]. Accuracy: half the reference's
+   bracket (a few us on a GPU; tens of us on the mock under load) plus the events' resolution (~0.5 us).
+   Traced (accel_device_desc.trace_path / ACCEL_TRACE), every command and every wait of a segment gets
+   such a timing event and point after it, and the reaper records its span (from where the queue's last
+   span ended, or its enqueueing, to its end) and a signal's span and mark before raising it; while
+   traced points are pending, GPU waits watch the signals' mirrors (so a flow's source is recorded before
+   the wait it releases). Cost: one event record and one point per command; waits between queues go
+   through the host.
+
    ==== Device loss =============================================================================
    A sticky context error (illegal address, launch failure, misaligned address, ECC, ...) from any
    call, from a stream query or from an event query makes the device lost: accel's lost flag is set

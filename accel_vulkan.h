@@ -223,6 +223,31 @@
    uses) until the queue's completion timeline shows the GPU finished it; completed work is reclaimed at
    the next submit, finish, or by the worker.
 
+   ==== Timestamps and the trace ================================================================
+   accel_queue_timestamp becomes vkCmdWriteTimestamp (BOTTOM_OF_PIPE: when every earlier command of the
+   queue completed) into a query pool of the segment. A segment with timestamps raises all its signals
+   from the host: the queue's worker waits for the segment, reads the queries, converts them to the host
+   clock, writes them into their buffers (through the mapping, or a staging copy), and only then raises
+   the signals; so any signal after a timestamp is observed after the value is there. The queue's next
+   segment is submitted after that too, but a command of the SAME segment after the timestamp may run
+   before the host wrote it: read the value after a signal that follows it. The cost: the queue's
+   device idles between that segment and the next (a host round trip); other queues run on. A queue
+   whose family has timestampValidBits 0 (some transfer-only families) refuses the command at submit
+   with ACCEL_ERROR_UNSUPPORTED and a log line. Conversion: ticks * timestampPeriod from a pair of
+   readings, VK_EXT_calibrated_timestamps (DEVICE + CLOCK_MONOTONIC, taken again for every segment; its
+   error is the driver's maxDeviation, nanoseconds on lavapipe) where the device has it and accel's
+   clock is CLOCK_MONOTONIC; else one paired reading taken at the first timestamp (a timestamp written
+   by a one-command submission, matched to the middle of the host readings around it, the narrowest of
+   3: half that bracket, typically 5-50 us, plus drift between the clocks since then). Either way the
+   value is clamped to [the segment's submission, when the host saw it complete], where the truth is.
+   ACCEL_VULKAN_NO_CALIBRATED_TIMESTAMPS=1 forces the paired reading (to test it).
+   Traced (accel_device_desc.trace_path / ACCEL_TRACE), every segment is written so: a timestamp at its
+   start and after every command, converted by the worker into a span per command (waits from the
+   submission to the first command's start, signals at the end, recorded before they are raised so
+   that the flows of the waits they release find them). Tracing thus serializes each queue with its
+   host worker (a round trip per segment): the spans show the device's work, the gaps between a queue's
+   segments are the tracing's.
+
    ==== Thread safety ===========================================================================
    As in accel.h. Internally: a mutex per VkQueue around vkQueueSubmit, a mutex per program around its
    pipeline cache, a device-wide mutex around deciding native signal operations + vkQueueSubmit, a mutex
