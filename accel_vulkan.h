@@ -1043,15 +1043,17 @@ static void accel_i_vk_buffer_free(accel_buffer* base) {
 
 /* A one-off copy between a buffer and a staging buffer (or, src == NULL, a zero fill), on the first
    VkQueue, waited for. Callers hold io_lock. */
-/* Ends cb (of io_pool), submits it to the first VkQueue and waits for it; frees it (io_lock held).
-   *t0 / *t1 (may be NULL): the host clock just before the submit and just after the wait returned. */
-static accel_result accel_i_vk_io_run(accel_i_vk_device* dev, VkCommandBuffer cb, const char* what, uint64_t* t0, uint64_t* t1) {
+/* Ends cb (of `pool`, a pool of hq's family), submits it to hq and waits for it (on io_sem); frees it
+   (io_lock held). *t0 / *t1 (may be NULL): the host clock just before the submit and just after the
+   wait returned. accel_buffer_read/write run on the first VkQueue with io_pool; a queue's worker runs
+   on its own VkQueue with its pool (nothing another queue hands the device can hold that up). */
+static accel_result accel_i_vk_io_run(accel_i_vk_device* dev, accel_i_vk_hwq* hq, VkCommandPool pool, VkCommandBuffer cb, const char* what,
+                                      uint64_t* t0, uint64_t* t1) {
     VkTimelineSemaphoreSubmitInfo ti;
     VkSubmitInfo si;
-    accel_i_vk_hwq* hq = &dev->hwq[0];
     uint64_t value, before;
     VkResult vr = dev->vk.EndCommandBuffer(cb);
-    if (vr != VK_SUCCESS) { dev->vk.FreeCommandBuffers(dev->device, dev->io_pool, 1, &cb); return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", what); }
+    if (vr != VK_SUCCESS) { dev->vk.FreeCommandBuffers(dev->device, pool, 1, &cb); return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", what); }
     value = ++dev->io_val;
     memset(&ti, 0, sizeof ti);
     ti.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
@@ -1072,34 +1074,39 @@ static accel_result accel_i_vk_io_run(accel_i_vk_device* dev, VkCommandBuffer cb
         vr = accel_i_vk_wait_sem(dev, dev->io_sem, value, ACCEL_WAIT_FOREVER);
         if (t1) *t1 = accel_i_now_ns();
         if (t0) *t0 = before;
-        if (vr == VK_SUCCESS) { dev->vk.FreeCommandBuffers(dev->device, dev->io_pool, 1, &cb); return ACCEL_OK; }
+        if (vr == VK_SUCCESS) { dev->vk.FreeCommandBuffers(dev->device, pool, 1, &cb); return ACCEL_OK; }
         return accel_i_vk_fail(dev, vr, "vkWaitSemaphores", what);   /* cb leaks with a lost device only */
     }
     dev->io_val--;
-    dev->vk.FreeCommandBuffers(dev->device, dev->io_pool, 1, &cb);
+    dev->vk.FreeCommandBuffers(dev->device, pool, 1, &cb);
     return accel_i_vk_fail(dev, vr, "vkQueueSubmit", what);
 }
-/* A new command buffer of io_pool, begun (io_lock held). */
-static accel_result accel_i_vk_io_begin(accel_i_vk_device* dev, const char* what, VkCommandBuffer* cb) {
-    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, dev->io_pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+/* A new command buffer of `pool`, begun (io_lock held). */
+static accel_result accel_i_vk_io_begin(accel_i_vk_device* dev, VkCommandPool pool, const char* what, VkCommandBuffer* cb) {
+    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
     VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
     VkResult vr = dev->vk.AllocateCommandBuffers(dev->device, &ai, cb);
     if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", what);
     dev->vk.BeginCommandBuffer(*cb, &bi);
     return ACCEL_OK;
 }
-static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size) {
+/* A copy (src NULL: a zero fill of dst from dst_off) on hq with pool, waited for (io_lock held). */
+static accel_result accel_i_vk_copy_run(accel_i_vk_device* dev, accel_i_vk_hwq* hq, VkCommandPool pool,
+                                        VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size) {
     VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT };
     VkMemoryBarrier hb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT };
     VkBufferCopy region = { src_off, dst_off, size };
     VkCommandBuffer cb = VK_NULL_HANDLE;
-    accel_result r = accel_i_vk_io_begin(dev, "buffer read/write", &cb);
+    accel_result r = accel_i_vk_io_begin(dev, pool, "buffer read/write", &cb);
     if (r != ACCEL_OK) return r;
     dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
     if (src) dev->vk.CmdCopyBuffer(cb, src, dst, 1, &region);
     else dev->vk.CmdFillBuffer(cb, dst, dst_off, VK_WHOLE_SIZE, 0);
     dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0, NULL);
-    return accel_i_vk_io_run(dev, cb, "buffer read/write", NULL, NULL);
+    return accel_i_vk_io_run(dev, hq, pool, cb, "buffer read/write", NULL, NULL);
+}
+static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size) {
+    return accel_i_vk_copy_run(dev, &dev->hwq[0], dev->io_pool, src, src_off, dst, dst_off, size);
 }
 
 static accel_result accel_i_vk_buffer_io(accel_buffer* base, size_t offset, void* host, size_t size, bool write) {
@@ -2132,7 +2139,8 @@ static VkResult accel_i_vk_seg_submit(accel_i_vk_queue* q, accel_i_vk_entry* e, 
    device has it; else one paired reading, taken once (io_lock held): a timestamp written by a tiny
    submission, matched to the middle of the host readings around it (best of 3, error half the
    narrowest bracket). */
-static accel_result accel_i_vk_calibrate(accel_i_vk_device* dev, uint64_t* host, uint64_t* raw) {
+static accel_result accel_i_vk_calibrate(accel_i_vk_queue* q, uint64_t* host, uint64_t* raw) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     if (dev->cal_ext) {
         VkCalibratedTimestampInfoEXT ci[2] = { { VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_DEVICE_EXT },
                                                { VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT } };
@@ -2150,11 +2158,11 @@ static accel_result accel_i_vk_calibrate(accel_i_vk_device* dev, uint64_t* host,
         accel_result r;
         VkResult vr = dev->vk.CreateQueryPool(dev->device, &qi, NULL, &pool);
         if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateQueryPool", "accel_queue_timestamp (calibration)");
-        r = accel_i_vk_io_begin(dev, "accel_queue_timestamp (calibration)", &cb);
+        r = accel_i_vk_io_begin(dev, q->pool, "accel_queue_timestamp (calibration)", &cb);
         if (r == ACCEL_OK) {
             dev->vk.CmdResetQueryPool(cb, pool, 0, 1);
             dev->vk.CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, 0);
-            r = accel_i_vk_io_run(dev, cb, "accel_queue_timestamp (calibration)", &t0, &t1);
+            r = accel_i_vk_io_run(dev, q->hwq, q->pool, cb, "accel_queue_timestamp (calibration)", &t0, &t1);
         }
         if (r == ACCEL_OK && (vr = dev->vk.GetQueryPoolResults(dev->device, pool, 0, 1, 8, &tick, 8, VK_QUERY_RESULT_64_BIT)) != VK_SUCCESS)
             r = accel_i_vk_fail(dev, vr, "vkGetQueryPoolResults", "accel_queue_timestamp (calibration)");
@@ -2188,6 +2196,27 @@ static accel_result accel_i_vk_query_ns(accel_i_vk_queue* q, const accel_i_vk_en
     *ns = t < ck->t0 ? ck->t0 : t > ck->now ? ck->now : t;
     return ACCEL_OK;
 }
+/* A timestamp's value into its buffer: through the mapping, else by a copy from staging on the queue's
+   own VkQueue (the worker's: nothing only a host raise releases can wait there ahead of it, see
+   accel_i_vk_wait_on_device; the first VkQueue of accel_buffer_write could hold such a wait). */
+static accel_result accel_i_vk_stamp_put(accel_i_vk_queue* q, const accel_i_cmd* c, uint64_t ns) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    accel_buffer* dst = c->u.stamp.dst;
+    VkBuffer st; VkDeviceMemory sm; void* sp;
+    accel_result r;
+    if (dst->mapped) { memcpy((unsigned char*)dst->mapped + c->u.stamp.offset, &ns, 8); return ACCEL_OK; }
+    r = accel_i_vk_make_buffer(dev, 8, true, true, "accel_queue_timestamp (staging)", &st, &sm, &sp);
+    if (r != ACCEL_OK) return r;
+    if (!sp) r = accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED, "vulkan: staging memory is not mappable");
+    if (r == ACCEL_OK) {
+        memcpy(sp, &ns, 8);
+        accel_i_mutex_lock(&dev->io_lock);
+        r = accel_i_vk_copy_run(dev, q->hwq, q->pool, st, 0, ((accel_i_vk_buffer*)dst)->buffer, c->u.stamp.offset, 8);
+        accel_i_mutex_unlock(&dev->io_lock);
+    }
+    accel_i_vk_drop_buffer(dev, st, sm);
+    return r;
+}
 /* The segment completed (the worker, before it raises the signals after it): its timestamps, converted,
    into their buffers; traced, every command's span on the queue's track (waits from the submission to
    the first command's start, each command between the readings around it, signals at the end: their
@@ -2203,7 +2232,7 @@ static accel_result accel_i_vk_seg_host(accel_i_vk_queue* q, const accel_i_vk_en
     ck.t0 = e->stamp_t0;
     ck.now = accel_i_now_ns();
     accel_i_mutex_lock(&dev->io_lock);
-    r = accel_i_vk_calibrate(dev, &ck.host, &ck.raw);
+    r = accel_i_vk_calibrate(q, &ck.host, &ck.raw);
     accel_i_mutex_unlock(&dev->io_lock);
     if (r == ACCEL_OK && traced) r = accel_i_vk_query_ns(q, e, 0, &ck, &t);
     for (uint32_t i = sg->wfrom; i < sg->from && r == ACCEL_OK && traced; i++) accel_i_trace_cmd(&q->base, &b->cmds[i], ck.t0, t);
@@ -2211,7 +2240,7 @@ static accel_result accel_i_vk_seg_host(accel_i_vk_queue* q, const accel_i_vk_en
         const accel_i_cmd* c = &b->cmds[i];
         if (c->kind == ACCEL_I_CMD_SIGNAL || (!traced && c->kind != ACCEL_I_CMD_TIMESTAMP)) continue;
         if ((r = accel_i_vk_query_ns(q, e, k++, &ck, &t1)) != ACCEL_OK) break;
-        if (c->kind == ACCEL_I_CMD_TIMESTAMP) r = accel_i_vk_buffer_io(c->u.stamp.dst, c->u.stamp.offset, &t1, 8, true);
+        if (c->kind == ACCEL_I_CMD_TIMESTAMP) r = accel_i_vk_stamp_put(q, c, t1);
         if (traced) t = accel_i_trace_cmd(&q->base, c, t, t1 > t ? t1 : t);   /* ended before t (a write-out): empty at t */
     }
     for (uint32_t i = sg->from; i < sg->to && r == ACCEL_OK && traced; i++) {   /* failed meanwhile: never reached */
