@@ -350,6 +350,16 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
 ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern);
 ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset, const void* data, size_t size);  /* data copied now */
 ACCEL_API void accel_queue_barrier(accel_queue* q);
+/* Records a host call: fn(user) runs on a library thread once the commands recorded before it on q
+   have completed (their writes visible to fn), and the commands after it start when fn returns (they
+   see what fn wrote to host-visible memory). Works on every queue type and backend; runs at most once,
+   and not at all when the batch is discarded or dropped (a recording error, a failed wait before it, a
+   lost device). fn must not block on this queue (a wait for a signal that this queue signals later, or
+   accel_queue_finish of q) and must not record on q; it may submit to other queues and set signals.
+   Where it runs: CPU backend, the queue's executor thread; no-threads builds, inline when the batch
+   reaches it, which is inside accel_queue_submit or inside the accel_signal_set / accel_signal_fail
+   that unblocks the batch. A NULL fn is a recording error (INVALID_ARGUMENT at submit). */
+ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user);
 /* Hands the batch to the device and returns at once. Returns the first recording error (and discards
    the batch: nothing of it runs), OUT_OF_MEMORY, DEVICE_LOST, or OK (also for an empty batch). */
 ACCEL_API accel_result accel_queue_submit(accel_queue* q);
@@ -827,7 +837,8 @@ struct accel_i_object {
 
 typedef enum accel_i_cmd_kind {
     ACCEL_I_CMD_WAIT, ACCEL_I_CMD_SIGNAL, ACCEL_I_CMD_EXEC, ACCEL_I_CMD_COPY,
-    ACCEL_I_CMD_FILL, ACCEL_I_CMD_UPDATE, ACCEL_I_CMD_BARRIER
+    ACCEL_I_CMD_FILL, ACCEL_I_CMD_UPDATE, ACCEL_I_CMD_BARRIER,
+    ACCEL_I_CMD_HOST_CALL          /* a host step: needs the host after the commands before it completed */
 } accel_i_cmd_kind;
 
 typedef struct accel_i_cmd {
@@ -839,6 +850,7 @@ typedef struct accel_i_cmd {
         struct { accel_buffer* dst; accel_buffer* src; size_t dst_offset, src_offset, size; } copy;
         struct { accel_buffer* dst; size_t offset, size; uint32_t pattern; } fill;
         struct { accel_buffer* dst; size_t offset, size, data; } update;   /* data: arena offset */
+        struct { void (*fn)(void* user); void* user; } host;               /* host call */
     } u;
 } accel_i_cmd;
 
@@ -1413,7 +1425,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_COPY: accel_i_release(c->u.copy.dst); accel_i_release(c->u.copy.src); break;
         case ACCEL_I_CMD_FILL: accel_i_release(c->u.fill.dst); break;
         case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
-        case ACCEL_I_CMD_BARRIER: break;
+        case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: break;
         }
     }
     b->count = 0;
@@ -1661,7 +1673,24 @@ ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offs
 ACCEL_API void accel_queue_barrier(accel_queue* q) {
     if (q) accel_i_rec_push(q, ACCEL_I_CMD_BARRIER, 0, NULL, "accel_queue_barrier");
 }
+ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user) {
+    accel_i_cmd* c;
+    if (!q) return;
+    if (!fn) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_host_call: fn is NULL"); return; }
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_HOST_CALL, 0, NULL, "accel_queue_host_call")) == NULL) return;
+    c->u.host.fn = fn;
+    c->u.host.user = user;
+}
 
+/* INTERIM, until the core's host steps (issue 12's seam) run host calls on the GPU backends: only the
+   CPU backend runs them; elsewhere a batch with one is UNSUPPORTED (all or nothing). */
+static accel_result accel_i_host_calls_ok(accel_queue* q, const accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count; i++)
+        if (b->cmds[i].kind == ACCEL_I_CMD_HOST_CALL)
+            return accel_i_fail(q->obj.device, ACCEL_ERROR_UNSUPPORTED, "accel_queue_submit: accel_queue_host_call is not yet supported on the %s backend",
+                                q->obj.device->backend->name);
+    return ACCEL_OK;
+}
 ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     accel_i_batch* b;
     accel_result r;
@@ -1671,6 +1700,7 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     q->rec = NULL;
     q->rec_error = ACCEL_OK;
     if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
+    if (r == ACCEL_OK && b && q->obj.device->backend != accel_cpu_backend()) r = accel_i_host_calls_ok(q, b);
     if (r != ACCEL_OK || !b || b->count == 0) {   /* all or nothing: a bad batch runs nothing */
         if (b) accel_i_batch_recycle(q, b);
         return r;
@@ -2245,6 +2275,9 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             break;
         case ACCEL_I_CMD_BARRIER:
             atomic_thread_fence(memory_order_seq_cst);
+            break;
+        case ACCEL_I_CMD_HOST_CALL:   /* the commands before it ran on this thread (kernels: joined) */
+            c->u.host.fn(c->u.host.user);
             break;
         }
     }

@@ -1408,6 +1408,8 @@ static void accel_i_cu_run_batch(accel_i_cu_queue* q, accel_i_batch* b) {
         }
         case ACCEL_I_CMD_BARRIER:
             break;   /* stream order, and the points' fences, already give it */
+        case ACCEL_I_CMD_HOST_CALL:
+            break;   /* never here: refused at submit until the core's host steps run them */
         }
         if (call) {
             if (cr == ACCEL_CU_SUCCESS) q->dirty = true;
