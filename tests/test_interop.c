@@ -379,6 +379,419 @@ TEST(cuda_raw_kernel_on_accel_stream_in_borrowed_memory) {
 }
 #endif
 
+/* ==== Vulkan: a raw-Vulkan "engine" that shares its device, buffers and semaphores with accel ==== */
+#if defined(ACCEL_TEST_HAVE_VULKAN) && TEST_RAW_DRIVERS
+#define VK_ONLY() do { if (test_g.backend != accel_vulkan_backend()) SKIP("Vulkan backend only (ACCEL_TEST_BACKEND=vulkan)"); } while (0)
+#define ENG_DEVICE_FUNCS(X) X(DestroyDevice) X(GetDeviceQueue) X(CreateBuffer) X(DestroyBuffer) X(GetBufferMemoryRequirements) \
+    X(AllocateMemory) X(FreeMemory) X(BindBufferMemory) X(MapMemory) X(CreateSemaphore) X(DestroySemaphore)                  \
+    X(GetSemaphoreCounterValue) X(SignalSemaphore) X(WaitSemaphores) X(CreateCommandPool) X(DestroyCommandPool)              \
+    X(AllocateCommandBuffers) X(BeginCommandBuffer) X(EndCommandBuffer) X(CmdCopyBuffer) X(CmdPipelineBarrier)               \
+    X(QueueSubmit) X(DeviceWaitIdle)
+typedef struct eng {
+    void* lib;
+    PFN_vkGetInstanceProcAddr gipa;
+    PFN_vkDestroyInstance DestroyInstance;
+    PFN_vkDestroyDebugUtilsMessengerEXT DestroyMessenger;
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    VkPhysicalDevice phys;
+    VkPhysicalDeviceMemoryProperties mem;
+    VkDevice device;
+    uint32_t family, queue_index;   /* the engine's own VkQueue: another one than accel's where the family has two */
+    VkQueue queue;
+    VkCommandPool pool;
+#define ENG_MEMBER(name) PFN_vk##name name;
+    ENG_DEVICE_FUNCS(ENG_MEMBER)
+#undef ENG_MEMBER
+} eng;
+
+/* Validation messages about the engine's instance fail the running test, as accel's own do. */
+static VKAPI_ATTR VkBool32 VKAPI_CALL eng_debug(VkDebugUtilsMessageSeverityFlagBitsEXT sev, VkDebugUtilsMessageTypeFlagsEXT type,
+                                                const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+    char msg[240];   /* test_log_fn keeps 256 bytes */
+    (void)type; (void)user;
+    if (!(sev & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT))) return VK_FALSE;
+    snprintf(msg, sizeof msg, "[vulkan-validation] engine: %s", data && data->pMessage ? data->pMessage : "?");
+    test_log_fn(ACCEL_LOG_ERROR, msg, NULL);
+    return VK_FALSE;
+}
+static void* eng_proc(eng* e, const char* name) {
+    PFN_vkVoidFunction f = e->gipa(e->instance, name);
+    void* p;
+    memcpy(&p, &f, sizeof p);
+    return p;
+}
+static int eng_instance(eng* e) {
+    const char* ext[1] = { VK_EXT_DEBUG_UTILS_EXTENSION_NAME };
+    VkApplicationInfo app = { VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "engine", 1, "engine", 1, VK_API_VERSION_1_2 };
+    VkInstanceCreateInfo ici = { VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app, 0, NULL, 1, ext };
+    VkDebugUtilsMessengerCreateInfoEXT mci;
+    PFN_vkCreateInstance CreateInstance;
+    PFN_vkCreateDebugUtilsMessengerEXT CreateMessenger;
+    void* sym = dlsym(e->lib, "vkGetInstanceProcAddr");
+    memcpy(&e->gipa, &sym, sizeof sym);
+    if (!e->gipa) return 0;
+    sym = eng_proc(e, "vkCreateInstance");
+    memcpy(&CreateInstance, &sym, sizeof sym);
+    if (CreateInstance(&ici, NULL, &e->instance) != VK_SUCCESS) {
+        ici.enabledExtensionCount = 0;   /* no debug utils here: run without the messenger */
+        if (CreateInstance(&ici, NULL, &e->instance) != VK_SUCCESS) return 0;
+    }
+    sym = eng_proc(e, "vkDestroyInstance");
+    memcpy(&e->DestroyInstance, &sym, sizeof sym);
+    sym = ici.enabledExtensionCount ? eng_proc(e, "vkCreateDebugUtilsMessengerEXT") : NULL;
+    memcpy(&CreateMessenger, &sym, sizeof sym);
+    sym = ici.enabledExtensionCount ? eng_proc(e, "vkDestroyDebugUtilsMessengerEXT") : NULL;
+    memcpy(&e->DestroyMessenger, &sym, sizeof sym);
+    memset(&mci, 0, sizeof mci);
+    mci.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
+    mci.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
+    mci.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
+    mci.pfnUserCallback = eng_debug;
+    if (CreateMessenger && e->DestroyMessenger) CreateMessenger(e->instance, &mci, NULL, &e->messenger);
+    return 1;
+}
+static int eng_device(eng* e) {
+    PFN_vkEnumeratePhysicalDevices Enumerate;
+    PFN_vkGetPhysicalDeviceQueueFamilyProperties Families;
+    PFN_vkGetPhysicalDeviceMemoryProperties MemProps;
+    PFN_vkCreateDevice CreateDevice;
+    PFN_vkGetDeviceProcAddr gdpa;
+    VkQueueFamilyProperties fam[16];
+    uint32_t n = 1, nf = 16, count = 0;
+    float prio[2] = { 1.0f, 1.0f };
+    VkPhysicalDeviceVulkan12Features f12;
+    void* sym;
+#define ENG_I(var, name) sym = eng_proc(e, name); memcpy(&var, &sym, sizeof sym); if (!sym) return 0;
+    ENG_I(Enumerate, "vkEnumeratePhysicalDevices") ENG_I(Families, "vkGetPhysicalDeviceQueueFamilyProperties")
+    ENG_I(MemProps, "vkGetPhysicalDeviceMemoryProperties") ENG_I(CreateDevice, "vkCreateDevice") ENG_I(gdpa, "vkGetDeviceProcAddr")
+#undef ENG_I
+    if (Enumerate(e->instance, &n, &e->phys) < 0 || n == 0) return 0;
+    MemProps(e->phys, &e->mem);
+    Families(e->phys, &nf, fam);
+    e->family = UINT32_MAX;
+    for (uint32_t i = 0; i < nf && e->family == UINT32_MAX; i++)
+        if (fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT) { e->family = i; count = fam[i].queueCount < 2 ? fam[i].queueCount : 2; }
+    if (e->family == UINT32_MAX) return 0;
+    e->queue_index = count - 1;
+    VkDeviceQueueCreateInfo qci = { VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, e->family, count, prio };
+    memset(&f12, 0, sizeof f12);
+    f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    f12.timelineSemaphore = VK_TRUE;
+    VkDeviceCreateInfo dci = { VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, &f12, 0, 1, &qci, 0, NULL, 0, NULL, NULL };
+    if (CreateDevice(e->phys, &dci, NULL, &e->device) != VK_SUCCESS) return 0;
+#define ENG_LOAD(name) { PFN_vkVoidFunction f_ = gdpa(e->device, "vk" #name); memcpy(&e->name, &f_, sizeof f_); if (!f_) return 0; }
+    ENG_DEVICE_FUNCS(ENG_LOAD)
+#undef ENG_LOAD
+    e->GetDeviceQueue(e->device, e->family, e->queue_index, &e->queue);
+    VkCommandPoolCreateInfo pci = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL, 0, e->family };
+    return e->CreateCommandPool(e->device, &pci, NULL, &e->pool) == VK_SUCCESS;
+}
+static int eng_open(eng* e) {
+    memset(e, 0, sizeof *e);
+    e->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    return e->lib && eng_instance(e) && eng_device(e);
+}
+static void eng_close(eng* e) {
+    if (e->device) {
+        e->DeviceWaitIdle(e->device);
+        if (e->pool) e->DestroyCommandPool(e->device, e->pool, NULL);
+        e->DestroyDevice(e->device, NULL);
+    }
+    if (e->messenger) e->DestroyMessenger(e->instance, e->messenger, NULL);
+    if (e->instance) e->DestroyInstance(e->instance, NULL);
+    if (e->lib) dlclose(e->lib);
+}
+/* An accel device on the engine's VkDevice (accel's queues on queue 0 of the family). */
+static accel_result eng_adopt(eng* e, accel_device** out) {
+    accel_vulkan_adopt_desc ad;
+    accel_device_desc d;
+    memset(&ad, 0, sizeof ad);
+    ad.instance = e->instance;
+    ad.physical_device = e->phys;
+    ad.device = e->device;
+    ad.queue_family = e->family;
+    ad.queue_index = 0;
+    ad.get_instance_proc_addr = e->gipa;
+    ad.api_version = VK_API_VERSION_1_2;
+    memset(&d, 0, sizeof d);
+    d.logger = test_logger();
+    return accel_vulkan_device_adopt(&d, &ad, out);
+}
+/* A storage/transfer buffer with its own memory; host-visible and mapped when *mapped is asked. */
+static int eng_buffer(eng* e, VkDeviceSize size, VkBuffer* buf, VkDeviceMemory* mem, void** mapped) {
+    VkBufferCreateInfo bi = { VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, NULL, 0, size,
+                              VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                              VK_SHARING_MODE_EXCLUSIVE, 0, NULL };
+    VkMemoryPropertyFlags need = mapped ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT : 0;
+    VkMemoryRequirements req;
+    uint32_t type = UINT32_MAX;
+    if (e->CreateBuffer(e->device, &bi, NULL, buf) != VK_SUCCESS) return 0;
+    e->GetBufferMemoryRequirements(e->device, *buf, &req);
+    for (uint32_t i = 0; i < e->mem.memoryTypeCount && type == UINT32_MAX; i++)
+        if ((req.memoryTypeBits & (1u << i)) && (e->mem.memoryTypes[i].propertyFlags & need) == need) type = i;
+    VkMemoryAllocateInfo ai = { VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, req.size, type };
+    if (type == UINT32_MAX || e->AllocateMemory(e->device, &ai, NULL, mem) != VK_SUCCESS) return 0;
+    if (e->BindBufferMemory(e->device, *buf, *mem, 0) != VK_SUCCESS) return 0;
+    return !mapped || e->MapMemory(e->device, *mem, 0, VK_WHOLE_SIZE, 0, mapped) == VK_SUCCESS;
+}
+static VkSemaphore eng_timeline(eng* e, uint64_t initial) {
+    VkSemaphoreTypeCreateInfo type = { VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, NULL, VK_SEMAPHORE_TYPE_TIMELINE, initial };
+    VkSemaphoreCreateInfo ci = { VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type, 0 };
+    VkSemaphore s = VK_NULL_HANDLE;
+    return e->CreateSemaphore(e->device, &ci, NULL, &s) == VK_SUCCESS ? s : VK_NULL_HANDLE;
+}
+/* A command buffer that copies src to dst and makes the copy visible to the host. */
+static VkCommandBuffer eng_copy_cb(eng* e, VkBuffer src, VkBuffer dst, VkDeviceSize size) {
+    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, e->pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
+    VkMemoryBarrier in = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_TRANSFER_READ_BIT };
+    VkMemoryBarrier out = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT };
+    VkBufferCopy region = { 0, 0, size };
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    if (e->AllocateCommandBuffers(e->device, &ai, &cb) != VK_SUCCESS) return VK_NULL_HANDLE;
+    e->BeginCommandBuffer(cb, &bi);
+    e->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &in, 0, NULL, 0, NULL);
+    e->CmdCopyBuffer(cb, src, dst, 1, &region);
+    e->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &out, 0, NULL, 0, NULL);
+    return e->EndCommandBuffer(cb) == VK_SUCCESS ? cb : VK_NULL_HANDLE;
+}
+/* One vkQueueSubmit on the engine's queue: wait `wait` >= wv (if any), run cb (if any), signal `sig` = sv. */
+static VkResult eng_submit(eng* e, VkCommandBuffer cb, VkSemaphore wait, uint64_t wv, VkSemaphore sig, uint64_t sv) {
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    VkTimelineSemaphoreSubmitInfo ti = { VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO, NULL, wait ? 1u : 0u, &wv, 1, &sv };
+    VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, &ti, wait ? 1u : 0u, &wait, &stage, cb ? 1u : 0u, &cb, 1, &sig };
+    return e->QueueSubmit(e->queue, 1, &si, VK_NULL_HANDLE);
+}
+/* The engine waits on its own semaphore from the host (never on accel's). */
+static int eng_wait(eng* e, VkSemaphore s, uint64_t v, uint64_t ns) {
+    VkSemaphoreWaitInfo wi = { VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, NULL, 0, 1, &s, &v };
+    return e->WaitSemaphores(e->device, &wi, ns) == VK_SUCCESS;
+}
+static uint64_t eng_value(eng* e, VkSemaphore s) {
+    uint64_t v = 0;
+    e->GetSemaphoreCounterValue(e->device, s, &v);
+    return v;
+}
+#define ENG_OPEN(e) do { if (!eng_open(e)) { eng_close(e); SKIP("could not create the engine's VkDevice here"); } } while (0)
+
+TEST(vulkan_getters_and_wrap_errors) {
+    VK_ONLY();
+    accel_device *dev, *cpu;
+    accel_buffer *b, *cb;
+    accel_signal *s, *cs;
+    accel_buffer* wb = (accel_buffer*)&wb;
+    accel_signal* ws = (accel_signal*)&ws;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_device_create(&(accel_device_desc){ .logger = test_logger() }, &cpu));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &b));
+    REQUIRE_OK(test_buffer_create(cpu, 256, ACCEL_MEMORY_DEVICE, &cb));
+    REQUIRE_OK(accel_signal_create(dev, 3, &s));
+    REQUIRE_OK(accel_signal_create(cpu, 0, &cs));
+    CHECK(accel_vulkan_buffer_handle(b) != VK_NULL_HANDLE);
+    CHECK(accel_vulkan_signal_semaphore(s) != VK_NULL_HANDLE);
+    CHECK(accel_vulkan_buffer_handle(NULL) == VK_NULL_HANDLE && accel_vulkan_buffer_handle(cb) == VK_NULL_HANDLE);
+    CHECK(accel_vulkan_signal_semaphore(NULL) == VK_NULL_HANDLE && accel_vulkan_signal_semaphore(cs) == VK_NULL_HANDLE);
+    CHECK_RESULT(accel_vulkan_buffer_wrap(cpu, accel_vulkan_buffer_handle(b), 256, &wb), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(wb == NULL);
+    CHECK(test_log_contains("not a Vulkan device"));
+    CHECK_RESULT(accel_vulkan_signal_wrap(cpu, accel_vulkan_signal_semaphore(s), &ws), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(ws == NULL);
+    wb = (accel_buffer*)&wb;
+    ws = (accel_signal*)&ws;
+    CHECK_RESULT(accel_vulkan_buffer_wrap(dev, VK_NULL_HANDLE, 256, &wb), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(wb == NULL);
+    CHECK_RESULT(accel_vulkan_buffer_wrap(dev, accel_vulkan_buffer_handle(b), 0, &wb), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK_RESULT(accel_vulkan_signal_wrap(dev, VK_NULL_HANDLE, &ws), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(ws == NULL);
+    CHECK_RESULT(accel_vulkan_signal_wrap(NULL, accel_vulkan_signal_semaphore(s), &ws), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK_RESULT(accel_vulkan_buffer_wrap(dev, accel_vulkan_buffer_handle(b), 256, NULL), ACCEL_ERROR_INVALID_ARGUMENT);
+    /* a wrapped signal of accel's own semaphore reads its counter, and its handle is that semaphore */
+    accel_signal_set(s, 4);
+    REQUIRE_OK(accel_vulkan_signal_wrap(dev, accel_vulkan_signal_semaphore(s), &ws));
+    CHECK(accel_vulkan_signal_semaphore(ws) == accel_vulkan_signal_semaphore(s));
+    accel_signal_destroy(ws);                           /* does not destroy s's semaphore */
+    CHECK_OK(accel_signal_wait(s, 4, 1000000000ull));
+    accel_device_destroy(cpu);
+    accel_device_destroy(dev);
+}
+
+/* The engine's own submit signals its semaphore (once its gate opens); an accel queue that waits on the
+   wrapped semaphore runs after it, and not before. */
+TEST(vulkan_accel_waits_on_engine_semaphore) {
+    VK_ONLY();
+    enum { N = 1024 };
+    eng e;
+    accel_device* dev = NULL;
+    accel_queue* q;
+    accel_buffer* buf;
+    accel_program* p;
+    accel_signal *ws, *done;
+    VkSemaphore sem, gate;
+    uint32_t k[2] = { 500, N };
+    ENG_OPEN(&e);
+    sem = eng_timeline(&e, 0);
+    gate = eng_timeline(&e, 0);
+    REQUIRE(sem && gate);
+    REQUIRE_OK(eng_adopt(&e, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &buf));
+    REQUIRE_OK(test_program_create(dev, TK_FILL_INDEX, &p));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(accel_vulkan_signal_wrap(dev, sem, &ws));
+    CHECK(accel_vulkan_signal_semaphore(ws) == sem);
+    CHECK_EQ_U64(accel_signal_value(ws), 0);
+    /* the engine: wait for its gate, signal sem = 7 (submitted before accel's work, which may share the VkQueue) */
+    REQUIRE(eng_submit(&e, VK_NULL_HANDLE, gate, 1, sem, 7) == VK_SUCCESS);
+    accel_queue_wait(q, ws, 7);
+    accel_queue_exec(q, p, &buf, 1, k, 2, accel_exec_1d(N, 64));
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    test_pause_ms(30);
+    CHECK_EQ_U64(accel_signal_value(done), 0);          /* held behind the engine's semaphore */
+    CHECK_RESULT(accel_signal_wait(ws, 7, 0), ACCEL_TIMEOUT);
+    REQUIRE(e.SignalSemaphore(e.device, &(VkSemaphoreSignalInfo){ VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, NULL, gate, 1 }) == VK_SUCCESS);
+    CHECK_OK(accel_signal_wait(ws, 7, 10000000000ull));   /* a host wait on the engine's semaphore */
+    CHECK_OK(accel_signal_wait(done, 1, 10000000000ull));
+    CHECK_EQ_U64(accel_signal_value(ws), 7);
+    CHECK_EQ_U64(((const uint32_t*)accel_buffer_map(buf))[N - 1], 500 + N - 1);
+    accel_device_destroy(dev);
+    e.DestroySemaphore(e.device, gate, NULL);
+    e.DestroySemaphore(e.device, sem, NULL);           /* still the engine's: accel did not destroy it */
+    eng_close(&e);
+}
+
+/* accel computes into the engine's buffer and signals; the engine's own submit waits on accel's exported
+   semaphore on the GPU, copies the result to its readback buffer and signals its own semaphore. The
+   engine never waits on accel from the host. */
+TEST(vulkan_engine_waits_on_accel_semaphore) {
+    VK_ONLY();
+    enum { N = 2048 };
+    eng e;
+    accel_device* dev = NULL;
+    accel_queue* q;
+    accel_buffer* wb;
+    accel_program* p;
+    accel_signal* s;
+    VkBuffer ebuf, rbuf;
+    VkDeviceMemory emem, rmem;
+    void* rmap = NULL;
+    VkSemaphore done;
+    VkCommandBuffer cb;
+    uint32_t k[2] = { 77, N };
+    ENG_OPEN(&e);
+    REQUIRE(eng_buffer(&e, N * 4, &ebuf, &emem, NULL) && eng_buffer(&e, N * 4, &rbuf, &rmem, &rmap));
+    REQUIRE((done = eng_timeline(&e, 0)) != VK_NULL_HANDLE);
+    REQUIRE((cb = eng_copy_cb(&e, ebuf, rbuf, N * 4)) != VK_NULL_HANDLE);
+    REQUIRE_OK(eng_adopt(&e, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_FILL_INDEX, &p));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(accel_vulkan_buffer_wrap(dev, ebuf, N * 4, &wb));
+    CHECK(accel_vulkan_buffer_handle(wb) == ebuf);
+    CHECK_EQ_U64(accel_buffer_size(wb), N * 4);
+    CHECK(accel_buffer_map(wb) == NULL);
+    accel_queue_exec(q, p, &wb, 1, k, 2, accel_exec_1d(N, 64));
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));                   /* nothing to wait for: submitted right here */
+    REQUIRE(eng_submit(&e, cb, accel_vulkan_signal_semaphore(s), 1, done, 1) == VK_SUCCESS);
+    CHECK(eng_wait(&e, done, 1, 10000000000ull));
+    if (!CHECK_EQ_U64(eng_value(&e, done), 1))          /* don't leave the engine's wait pending */
+        accel_signal_set(s, 1);
+    CHECK_EQ_U64(((const uint32_t*)rmap)[0], 77);
+    CHECK_EQ_U64(((const uint32_t*)rmap)[N - 1], 77 + N - 1);
+    CHECK_EQ_U64(test_buffer_u32(wb, 5), 82);           /* accel reads it too (through staging) */
+    accel_buffer_destroy(wb);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(dev);
+    e.DestroySemaphore(e.device, done, NULL);
+    e.DestroyBuffer(e.device, ebuf, NULL);             /* the engine's: accel did not destroy it */
+    e.DestroyBuffer(e.device, rbuf, NULL);
+    e.FreeMemory(e.device, emem, NULL);
+    e.FreeMemory(e.device, rmem, NULL);
+    eng_close(&e);
+}
+
+/* Failing an accel signal raises its exported semaphore above every waitable value: an engine submit
+   waiting on it is released (never stuck), and accel_signal_value reads failed. */
+TEST(vulkan_failed_signal_releases_engine_wait) {
+    VK_ONLY();
+    SKIP("INTERIM: a failure raises the semaphore with issue 12's signal changes");
+    eng e;
+    accel_device* dev = NULL;
+    accel_signal* s;
+    VkSemaphore done;
+    ENG_OPEN(&e);
+    REQUIRE((done = eng_timeline(&e, 0)) != VK_NULL_HANDLE);
+    REQUIRE_OK(eng_adopt(&e, &dev));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE(eng_submit(&e, VK_NULL_HANDLE, accel_vulkan_signal_semaphore(s), 5, done, 1) == VK_SUCCESS);
+    CHECK_OK(accel_signal_fail(s, ACCEL_ERROR_BACKEND));
+    CHECK(eng_wait(&e, done, 1, 10000000000ull));
+    CHECK(eng_value(&e, accel_vulkan_signal_semaphore(s)) > ACCEL_SIGNAL_MAX);
+    CHECK_EQ_U64(accel_signal_value(s), ACCEL_SIGNAL_MAX + 1 + (uint64_t)(-(int)ACCEL_ERROR_BACKEND));
+    CHECK_RESULT(accel_signal_wait(s, 1, 0), ACCEL_ERROR_SIGNAL_FAILED);
+    if (eng_value(&e, done) < 1) {   /* failed above: release the engine's wait before destroying s */
+        VkSemaphoreSignalInfo si = { VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, NULL, accel_vulkan_signal_semaphore(s), 5 };
+        e.SignalSemaphore(e.device, &si);
+        eng_wait(&e, done, 1, 10000000000ull);
+    }
+    accel_device_destroy(dev);
+    e.DestroySemaphore(e.device, done, NULL);
+    eng_close(&e);
+}
+
+/* Wrappers destroyed while accel's work still uses them, and wrappers left to accel_device_destroy:
+   the engine's buffer and semaphore outlive them and stay usable by the engine (the validation layer
+   reports any use of a destroyed handle). */
+TEST(vulkan_wrapped_objects_outlive_their_wrappers) {
+    VK_ONLY();
+    enum { N = 512 };
+    eng e;
+    accel_device* dev = NULL;
+    accel_queue* q;
+    accel_buffer *wb, *wb2;
+    accel_signal *ws, *ws2;
+    VkBuffer ebuf, rbuf;
+    VkDeviceMemory emem, rmem;
+    void* rmap = NULL;
+    VkSemaphore sem;
+    VkCommandBuffer cb;
+    ENG_OPEN(&e);
+    REQUIRE(eng_buffer(&e, N * 4, &ebuf, &emem, NULL) && eng_buffer(&e, N * 4, &rbuf, &rmem, &rmap));
+    REQUIRE((sem = eng_timeline(&e, 10)) != VK_NULL_HANDLE);
+    REQUIRE((cb = eng_copy_cb(&e, ebuf, rbuf, N * 4)) != VK_NULL_HANDLE);
+    REQUIRE_OK(eng_adopt(&e, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_vulkan_buffer_wrap(dev, ebuf, N * 4, &wb));
+    REQUIRE_OK(accel_vulkan_signal_wrap(dev, sem, &ws));
+    CHECK_EQ_U64(accel_signal_value(ws), 10);           /* the semaphore's counter */
+    accel_queue_fill(q, wb, 0, N * 4, 0xabcd);
+    accel_queue_signal(q, ws, 11);                      /* accel signals the engine's semaphore */
+    CHECK_OK(accel_queue_submit(q));
+    accel_buffer_destroy(wb);                           /* still in use by the submitted batch */
+    accel_signal_destroy(ws);
+    CHECK(eng_wait(&e, sem, 11, 10000000000ull));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    /* the engine's objects are intact: it signals its semaphore and copies its buffer */
+    REQUIRE(eng_submit(&e, cb, sem, 11, sem, 12) == VK_SUCCESS);
+    CHECK(eng_wait(&e, sem, 12, 10000000000ull));
+    CHECK_EQ_U64(((const uint32_t*)rmap)[N - 1], 0xabcd);
+    /* wrappers still alive at accel_device_destroy: released with the device, the objects stay */
+    REQUIRE_OK(accel_vulkan_buffer_wrap(dev, ebuf, N * 4, &wb2));
+    REQUIRE_OK(accel_vulkan_signal_wrap(dev, sem, &ws2));
+    CHECK_EQ_U64(accel_signal_value(ws2), 12);
+    accel_device_destroy(dev);
+    CHECK_EQ_U64(eng_value(&e, sem), 12);
+    e.DestroySemaphore(e.device, sem, NULL);
+    e.DestroyBuffer(e.device, ebuf, NULL);
+    e.DestroyBuffer(e.device, rbuf, NULL);
+    e.FreeMemory(e.device, emem, NULL);
+    e.FreeMemory(e.device, rmem, NULL);
+    eng_close(&e);
+}
+#endif
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(host_calls_run_in_queue_order_between_commands);
@@ -392,6 +805,13 @@ int main(int argc, char** argv) {
 #if defined(ACCEL_TEST_HAVE_CUDA) && TEST_RAW_DRIVERS && !defined(ACCEL_I_CU_NO_LOADER)
     RUN(cuda_getters_and_wrap_errors);
     RUN(cuda_raw_kernel_on_accel_stream_in_borrowed_memory);
+#endif
+#if defined(ACCEL_TEST_HAVE_VULKAN) && TEST_RAW_DRIVERS
+    RUN(vulkan_getters_and_wrap_errors);
+    RUN(vulkan_accel_waits_on_engine_semaphore);
+    RUN(vulkan_engine_waits_on_accel_semaphore);
+    RUN(vulkan_failed_signal_releases_engine_wait);
+    RUN(vulkan_wrapped_objects_outlive_their_wrappers);
 #endif
     return test_end();
 }
