@@ -63,6 +63,9 @@
    submit, which then discards the whole batch: nothing of it runs, nothing it would signal is
    signalled. Each command starts after the previous one completed and its writes are visible.
    ACCEL_QUEUE_COPY queues take every command but `exec` and run concurrently with compute queues.
+   `accel_queue_host_call(q, fn, user)` records a call of fn on a library thread between two commands:
+   after the ones before it completed, before the ones after it start (a point to hand results to
+   host code, or to launch foreign GPU work on a queue's native stream, see accel_cuda.h).
 
    Limits (CPU backend; see accel_device_info): 64 buffers and 64 constants per exec, at most 1024
    invocations per group (1024 x 1024 x 64), group counts up to 2^32-1 x 65535 x 65535.
@@ -131,6 +134,8 @@
    that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of hanging; a poll returns
    ACCEL_TIMEOUT; accel_queue_finish likewise. Destroying a queue whose batch is still parked drops it
    and fails the signals it would have signalled (reason ACCEL_ERROR_DEADLOCK). cpu_threads is always 1.
+   A host call (accel_queue_host_call) runs inline when its batch reaches it: inside accel_queue_submit,
+   or inside the accel_signal_set / accel_signal_fail that unblocks the batch.
    Build for WASI with: clang --target=wasm32-wasi (no threads, no dlopen: the CPU backend only).
 
    ==== Allocators ==============================================================================

@@ -141,6 +141,13 @@
    are logged with the call name and the driver's error name, fail the rest of that batch with
    ACCEL_ERROR_BACKEND, and leave the device usable.
 
+   ==== Interop =================================================================================
+   Code that also calls the driver or libraries on CUDA streams (cuBLAS, cuDNN, a framework) gets the
+   native handles: accel_cuda_device_context (the primary context), accel_cuda_queue_stream (the
+   queue's stream: work launched on it runs in stream order with accel's), accel_cuda_buffer_pointer
+   (a buffer's CUdeviceptr); and lends accel its memory with accel_cuda_buffer_wrap (accel never frees
+   it). No CUDA type appears in the public part: pointers are uint64_t, the context and stream void*.
+
    ==== Thread safety, errors, allocation =======================================================
    As in accel.h: objects from any thread, one recording thread per queue. Nothing aborts; every driver
    error is logged with the CUDA call, the error name and code; every host allocation of the backend

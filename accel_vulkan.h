@@ -124,6 +124,17 @@
    uses) until the queue's completion timeline shows the GPU finished it; completed work is reclaimed at
    the next submit, finish, or by the worker.
 
+   ==== Interop: an engine's buffers and semaphores =============================================
+   For an engine that owns its Vulkan objects (examples/engine.c does all of this): build accel on its
+   VkDevice (accel_vulkan_device_adopt), hand accel its buffers (accel_vulkan_buffer_wrap) and timeline
+   semaphores (accel_vulkan_signal_wrap), and take accel's semaphores into its own submits
+   (accel_vulkan_signal_semaphore; accel_vulkan_buffer_handle for accel's buffers). The engine keeps
+   ownership of what it wrapped: destroying a wrapper, or the accel device, never destroys the engine's
+   object. A wrapped signal's value is max(its host word, the semaphore's counter); host waits on it
+   watch the semaphore itself (in 2 ms slices), since the engine may signal it at any time.
+   The public part of this header does not need the Vulkan headers (see "Vulkan types in the public
+   part" below): code that only passes handles through can include it without them.
+
    ==== Thread safety ===========================================================================
    As in accel.h. Internally: a mutex per VkQueue around vkQueueSubmit, a mutex per program around its
    pipeline cache, a device-wide mutex around deciding native signal operations + vkQueueSubmit, a mutex
