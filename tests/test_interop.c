@@ -348,6 +348,8 @@ TEST(cuda_raw_kernel_on_accel_stream_in_borrowed_memory) {
     CHECK_EQ_U64(accel_cuda_buffer_pointer(w), mem);
     CHECK_EQ_U64(accel_buffer_size(w), N * 4);
     CHECK(accel_buffer_map(w) == NULL);
+    accel_queue_copy(q, out, 0, w, 8, N * 4);           /* the wrapped size is validated like any buffer's */
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
     accel_queue_fill(q, w, 0, N * 4, 5);
     accel_queue_signal(q, s, 1);
     CHECK_OK(accel_queue_submit(q));
@@ -691,6 +693,8 @@ TEST(vulkan_engine_waits_on_accel_semaphore) {
     CHECK(accel_vulkan_buffer_handle(wb) == ebuf);
     CHECK_EQ_U64(accel_buffer_size(wb), N * 4);
     CHECK(accel_buffer_map(wb) == NULL);
+    accel_queue_fill(q, wb, 4, N * 4, 0);               /* the wrapped size is validated like any buffer's */
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
     accel_queue_exec(q, p, &wb, 1, k, 2, accel_exec_1d(N, 64));
     accel_queue_signal(q, s, 1);
     CHECK_OK(accel_queue_submit(q));                   /* nothing to wait for: submitted right here */
