@@ -352,9 +352,10 @@ ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer
                                                 accel_buffer** out);
 /* The timeline VkSemaphore behind s (for a wrapped signal, the engine's own). An engine's vkQueueSubmit
    may wait on it for a value v: it reaches v however s reaches v (a queue signal, accel_signal_set, or a
-   failure: a failed signal raises its semaphore above ACCEL_SIGNAL_MAX, i.e. above every value anyone can
-   wait for, so an engine waiting on it is never stuck; "Signals: design" says which value). 0 if s is
-   NULL or not a Vulkan signal. */
+   failure: a failed signal raises its semaphore to ACCEL_SIGNAL_MAX, at or above every value anyone can
+   wait for, or as far toward it as the device's maxTimelineSemaphoreValueDifference allows, beyond which
+   no valid wait can be; so an engine waiting on it is never stuck, while accel_signal_value reads the
+   failed value). 0 if s is NULL or not a Vulkan signal. */
 ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s);
 /* An engine's own timeline semaphore (created on d's VkDevice) as an accel signal: its value is the
    semaphore's counter (at least its current value now); accel queues wait on it on the GPU, signal it,
