@@ -379,6 +379,66 @@ TEST(cuda_raw_kernel_on_accel_stream_in_borrowed_memory) {
     CHECK(cu.MemFree(mem) == 0);
     dlclose(cu.lib);
 }
+
+/* The documented way to put foreign work between two accel commands: a host call that launches it on
+   accel's stream (the commands before it are complete; the ones after it are enqueued after it). */
+typedef struct raw_launch { raw_cu* cu; void* fn; uint64_t mem; uint32_t n; void* stream; int result; } raw_launch;
+static void raw_launch_call(void* user) {
+    raw_launch* l = (raw_launch*)user;
+    void* params[2] = { &l->mem, &l->n };
+    l->result = l->cu->LaunchKernel(l->fn, (l->n + 127) / 128, 1, 1, 128, 1, 1, 0, l->stream, params, NULL);
+}
+TEST(cuda_host_call_launches_a_raw_kernel_between_commands) {
+    enum { N = 777 };
+    if (test_g.backend != accel_cuda_backend()) SKIP("CUDA backend only (ACCEL_TEST_BACKEND=cuda)");
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer *w, *out;
+    accel_signal* s;
+    accel_device_info info;
+    raw_cu cu;
+    raw_launch l;
+    uint64_t mem = 0;
+    void* mod = NULL;
+    char* ptx = NULL;
+    size_t ptx_size = 0;
+    accel_logger lg = test_logger();
+    accel_result r;
+    if (!raw_cu_open(&cu)) { if (cu.lib) dlclose(cu.lib); SKIP("the driver library does not export the plain entry points"); }
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_device_info_get(dev, &info));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &out));
+    REQUIRE(cu.CtxSetCurrent(accel_cuda_device_context(dev)) == 0);
+    REQUIRE(cu.MemAlloc(&mem, N * 4) == 0);
+    REQUIRE_OK(accel_cuda_buffer_wrap(dev, mem, N * 4, &w));
+    REQUIRE_OK(accel_cuda_compile_source(test_k_add_one_cuda, "add_one", info.compute_capability, NULL, &lg, &ptx, &ptx_size));
+    CHECK(cu.ModuleLoadData(&mod, ptx) == 0);
+    accel_cuda_free_ptx(NULL, ptx, ptx_size);
+    REQUIRE(mod != NULL);
+    memset(&l, 0, sizeof l);
+    l.cu = &cu; l.mem = mem; l.n = N; l.stream = accel_cuda_queue_stream(q); l.result = -1;
+    CHECK(cu.ModuleGetFunction(&l.fn, mod, "add_one") == 0);
+    for (int round = 1; round <= 3; round++) {          /* fill, raw +1, copy out: out = 10 + round, three times */
+        accel_queue_fill(q, w, 0, N * 4, 10u + (uint32_t)round - 1u);
+        accel_queue_host_call(q, raw_launch_call, &l);
+        accel_queue_copy(q, out, 0, w, 0, N * 4);
+        accel_queue_signal(q, s, (uint64_t)round);
+        r = accel_queue_submit(q);
+        if (r != ACCEL_OK) break;
+        CHECK_OK(accel_signal_wait(s, (uint64_t)round, 10000000000ull));
+        CHECK_EQ_INT(l.result, 0);
+        CHECK_EQ_U64(test_buffer_u32(out, 0), 10u + (uint32_t)round);
+        CHECK_EQ_U64(test_buffer_u32(out, N - 1), 10u + (uint32_t)round);
+    }
+    accel_device_destroy(dev);
+    cu.ModuleUnload(mod);
+    CHECK(cu.MemFree(mem) == 0);
+    dlclose(cu.lib);
+    HOST_CALLS_HERE(r);
+    CHECK_OK(r);
+}
 #endif
 
 /* ==== Vulkan: a raw-Vulkan "engine" that shares its device, buffers and semaphores with accel ==== */
@@ -809,6 +869,7 @@ int main(int argc, char** argv) {
 #if defined(ACCEL_TEST_HAVE_CUDA) && TEST_RAW_DRIVERS && !defined(ACCEL_I_CU_NO_LOADER)
     RUN(cuda_getters_and_wrap_errors);
     RUN(cuda_raw_kernel_on_accel_stream_in_borrowed_memory);
+    RUN(cuda_host_call_launches_a_raw_kernel_between_commands);
 #endif
 #if defined(ACCEL_TEST_HAVE_VULKAN) && TEST_RAW_DRIVERS
     RUN(vulkan_getters_and_wrap_errors);
