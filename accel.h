@@ -214,6 +214,38 @@
    alone. accel_device_create_any logs an unavailable backend as a warning (the backend's reason) and
    an info line, never as an error: falling back is normal.
 
+   ==== Profiling ===============================================================================
+   accel_queue_timestamp records a command that writes the moment the commands before it completed, in
+   nanoseconds on the host clock accel uses for timeouts and traces, which accel_host_time_ns reads:
+   CLOCK_MONOTONIC on POSIX where <time.h> declares it at the implementation's compile (gnu modes,
+   _POSIX_C_SOURCE, C++ on glibc), QueryPerformanceCounter on Windows, else timespec_get(TIME_UTC) (strict
+   -std=c11 on glibc, WASI: a wall clock, which an NTP step can move). Compare timestamps with
+   accel_host_time_ns readings, not with a clock of your own.
+   The trace: set accel_device_desc.trace_path (or the environment variable ACCEL_TRACE=path) and the
+   device writes a Chrome trace-event JSON file that ui.perfetto.dev and chrome://tracing open:
+     - process "host": a track per host thread, with its submit, finish and wait spans and its
+       accel_signal_set calls;
+     - process "<backend> device": a track per queue, with each command's execution span, named by the
+       program (exec) or the command (copy, fill, update, barrier, timestamp, wait, signal), args with
+       groups, invocations and bytes;
+     - an instant per signal value reached (args: value), and a flow arrow from the signal that reached
+       a value to every wait (queue or host) it released.
+   Signals without a label are named "#n" (n: creation order on the device). Times are microseconds of
+   the clock above (3 decimals: nanoseconds). Events wait in fixed buffers (4096 for the host threads,
+   1024 per queue, 120 bytes each) that are written out whenever one fills and at
+   accel_device_destroy, so a long run never grows memory; a "trace flush" span on the track that
+   filled it shows what writing it out cost. A file that cannot be opened is a warning, and the device
+   runs untraced. Off, tracing costs a branch per command and per host call. On, a command costs a
+   clock reading and an append to its queue's buffer (a signal command no reading: it is an instant at
+   the end of the command before it), a host call two readings and an append; a wait also reads where
+   its signal was reached, for the flow. Measured on the CPU backend (bench/cpu.c figure 2t, a shared
+   2-core VM): a one-group exec + signal round trip of ~1.2 us takes ~0.4-0.6 us more traced, mostly
+   clock readings (~40-100 ns each) and the signal's mark moving between the two cores; on a GPU
+   round trip (10-50 us) that is a few percent.
+   GPU backends: the device spans of CUDA and Vulkan queues come with their timestamps
+   (issue 15, after the v0.2 batch walk); until then a GPU device's trace has its host side only, and
+   accel_queue_timestamp on a GPU queue is a recording error (ACCEL_ERROR_UNSUPPORTED).
+
    ==== Backends and run-time loading ===========================================================
    The CPU backend is always here. accel_cuda.h and accel_vulkan.h add GPU backends that load their
    drivers with dlopen/LoadLibrary at run time; where the driver is missing they return
@@ -322,6 +354,9 @@ typedef struct accel_device_desc {
     accel_logger logger;            /* zero: errors and warnings to stderr */
     bool debug;                     /* extra validation and hang diagnostics */
     const char* label;
+    /* Chrome trace-event JSON written here (see "Profiling" above); NULL: the environment variable
+       ACCEL_TRACE if set, else no trace. The string is read at create only. */
+    const char* trace_path;
 } accel_device_desc;
 
 /* Creates a device. desc NULL = all defaults. Errors: INVALID_ARGUMENT (out NULL, bad desc),
@@ -481,8 +516,20 @@ ACCEL_API void accel_queue_barrier(accel_queue* q);
    accel_queue_finish of q) and must not record on q; it may submit to other queues and set signals.
    Where it runs: CPU backend, the queue's executor thread; no-threads builds, inline when the batch
    reaches it, which is inside accel_queue_submit or inside the accel_signal_set / accel_signal_fail
-   that unblocks the batch. A NULL fn is a recording error (INVALID_ARGUMENT at submit). */
+   that unblocks the batch; CUDA and Vulkan, the queue's worker thread, once the device finished the
+   commands before it (their work ends there; a GPU wait before it whose signal failed drops it, as on
+   the CPU). Costs on a GPU queue: one device round trip and a host thread wake-up, like a host-gated
+   wait. A NULL fn is a recording error (INVALID_ARGUMENT at submit). */
 ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user);
+/* Records a command that writes, when the commands before it have completed, a uint64_t: that moment in
+   nanoseconds on the host's monotonic clock (see "Profiling"; device clocks converted), at dst + offset.
+   Any queue type. offset must be a multiple of 8 (GPUs write the value as one 64-bit store) and
+   offset + 8 within dst; dst a buffer this queue's device can use. Errors (NULL, range, alignment,
+   another device's buffer) are recording errors, returned by the next submit; so is UNSUPPORTED on the
+   CUDA and Vulkan backends until their timestamps land. Recording thread (as every recording call). */
+ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t offset);
+/* Now, in nanoseconds on the clock of timestamps and traces (see "Profiling"). Any thread. */
+ACCEL_API uint64_t accel_host_time_ns(void);
 /* Hands the batch to the device and returns at once. Returns the first recording error (and discards
    the batch: nothing of it runs), OUT_OF_MEMORY, DEVICE_LOST, or OK (also for an empty batch). */
 ACCEL_API accel_result accel_queue_submit(accel_queue* q);
@@ -974,12 +1021,14 @@ struct accel_i_object {
 
 typedef enum accel_i_cmd_kind {
     ACCEL_I_CMD_WAIT, ACCEL_I_CMD_SIGNAL, ACCEL_I_CMD_EXEC, ACCEL_I_CMD_COPY,
-    ACCEL_I_CMD_FILL, ACCEL_I_CMD_UPDATE, ACCEL_I_CMD_BARRIER,
+    ACCEL_I_CMD_FILL, ACCEL_I_CMD_UPDATE, ACCEL_I_CMD_BARRIER, ACCEL_I_CMD_TIMESTAMP,
     ACCEL_I_CMD_HOST_CALL          /* a host step: needs the host after the commands before it completed */
 } accel_i_cmd_kind;
 
+#define ACCEL_I_CMD_ON_DEVICE 1u     /* accel_i_cmd.flags: a wait the core handed to the device (core: batch walk) */
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
+    uint32_t flags;
     union {
         struct { accel_signal* signal; uint64_t value; } sig;                 /* wait, signal */
         struct { accel_program* program; size_t buffers, constants;          /* arena offsets */
@@ -987,6 +1036,7 @@ typedef struct accel_i_cmd {
         struct { accel_buffer* dst; accel_buffer* src; size_t dst_offset, src_offset, size; } copy;
         struct { accel_buffer* dst; size_t offset, size; uint32_t pattern; } fill;
         struct { accel_buffer* dst; size_t offset, size, data; } update;   /* data: arena offset */
+        struct { accel_buffer* dst; size_t offset; } stamp;                  /* timestamp */
         struct { void (*fn)(void* user); void* user; } host;               /* host call */
     } u;
 } accel_i_cmd;
@@ -997,7 +1047,13 @@ struct accel_i_batch {
     accel_i_cmd* cmds; uint32_t count; size_t cmds_bytes;   /* cmds_bytes: allocated size */
     unsigned char* arena; size_t arena_used, arena_cap;   /* exec bindings, constants, update data */
     uint32_t pc;                   /* next command to run (a parked batch resumes here) */
+    /* GPU backends (core: batch walk): in the device's list of batches with waits on the device */
+    accel_i_batch *dnext, *dprev;
+    accel_queue* dqueue;           /* the queue it was submitted on (hang reports) */
+    bool dlisted;
 };
+typedef struct accel_i_segment { uint32_t wfrom, from, to; } accel_i_segment;   /* waits [wfrom, from), commands [from, to) */
+typedef struct accel_i_walker accel_i_walker;
 
 struct accel_backend {
     const char* name;
@@ -1024,7 +1080,31 @@ struct accel_backend {
     /* debug hang reports: appends what q is blocked on to out (at most cap bytes, NUL-terminated) and
        returns the length appended; NULL when the backend does not describe its queues */
     size_t (*queue_describe)(accel_queue* q, char* out, size_t cap);
+    /* ---- GPU backends only (NULL on the CPU backend): the core walks their batches, see "core: batch
+       walk". A backend turns one segment at a time into native work and reports completion. ---- */
+    /* can q's device itself wait for s >= v (s not reached, not failed)? true: the wait goes into the
+       segment as a device wait (flagged ACCEL_I_CMD_ON_DEVICE); false: the core gates it on the host */
+    bool (*wait_on_device)(accel_queue* q, accel_signal* s, uint64_t v);
+    /* turns a segment into native work. may_block false (inside accel_queue_submit): must not block;
+       returns ACCEL_I_HANDOFF to have the queue's worker call it again with may_block true */
+    accel_result (*segment_submit)(accel_queue* q, accel_i_batch* b, const accel_i_segment* seg, bool may_block);
+    /* b has no segment left to submit: call accel_i_batch_complete(q, b) once the device finished it */
+    void (*batch_submitted)(accel_queue* q, accel_i_batch* b);
+    /* waits until everything submitted on q so far completed on the device (host steps, finish) */
+    accel_result (*queue_drain)(accel_queue* q, uint64_t timeout_ns);
+    /* the device side of a raise (after the host word took v): what the device watches reaches v
+       (Vulkan: the timeline semaphore; CUDA: the signal's device-mapped word). May be NULL */
+    void (*signal_publish)(accel_signal* s, uint64_t v);
+    /* the queue's worker, idle: reap completed work; returns 0 when nothing is in flight, else how long
+       to sleep before polling again (ns). May be NULL (completion found lazily) */
+    uint64_t (*queue_poll)(accel_queue* q);
 };
+
+/* Tracing (see "core: trace"): where a signal last reached a value, so that a wait can draw its flow
+   arrow from there. */
+typedef struct accel_i_trace accel_i_trace;
+typedef struct accel_i_trace_mark { uint64_t value, t; uint32_t track; } accel_i_trace_mark;
+#define ACCEL_I_TRACE_MARKS 4u
 
 struct accel_device {
     const accel_backend* backend;
@@ -1037,12 +1117,25 @@ struct accel_device {
     accel_i_a32 refs;              /* the caller's handle + one per live object (see core: objects) */
     accel_i_a32 objects_lock;
     accel_i_object* objects;
+    /* batches in flight that handed a wait to the device (core: failure after hand-off) */
+    accel_i_a32 dwait_lock, dwait_count;
+    accel_i_batch* dwaits;
+    accel_i_trace* trace;          /* NULL: not tracing (the one branch tracing costs when off) */
 };
 struct accel_buffer  { accel_i_object obj; size_t size; accel_memory memory; void* mapped; };
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
 /* promised: debug only, see accel_i_debug_promise. wanted / recorded: the highest value a wait / signal
    command recorded on another device's queue asks for / sets (see accel_i_next_orphan) */
-struct accel_signal  { accel_i_object obj; accel_i_a64 promised, wanted, recorded; };
+struct accel_signal {
+    accel_i_object obj;
+    accel_i_a64 promised, wanted, recorded;
+    accel_signal* fail_next;       /* core: failure after hand-off (under the device's dwait_lock) */
+    uint64_t fail_before;          /* its value just before that failure */
+    accel_i_a32 mark_lock;         /* tracing: marks, mark_next */
+    accel_i_trace_mark marks[ACCEL_I_TRACE_MARKS];   /* tracing: the last values reached */
+    uint32_t mark_next;
+    uint32_t trace_id;             /* tracing: "#n" names an unlabelled signal in the trace */
+};
 struct accel_queue {
     accel_i_object obj;
     accel_queue_type type;
@@ -1051,13 +1144,72 @@ struct accel_queue {
     accel_i_a32 free_lock;
     accel_i_batch* free_batches;   /* recycled batches, capacity kept */
     uint32_t free_count;
+    uint32_t trace_track;          /* tracing: the queue's track in the trace */
+    struct accel_i_trace_buf* trace_buf;   /* tracing: where the queue's events go (NULL: the host's) */
     /* debug devices: the last signal commands recorded since the last submit, for the forgotten-submit
        report of other threads' waits (which must not read `rec`); the signals are only compared */
     accel_i_a32 unsubmitted_lock;
     uint32_t unsubmitted_n;
     accel_signal* unsubmitted_s[4];
     uint64_t unsubmitted_v[4];
+    accel_i_walker* walker;        /* GPU backends: the core's batch walk and worker thread */
 };
+
+/* ==== core: backend kit ==== */
+/* What a backend header (accel_cuda.h, accel_vulkan.h) may call from the core, beside the platform
+   layer (accel_i_mutex_*, accel_i_cond_*, accel_i_thread_*, accel_i_now_ns, accel_i_deadline, the
+   spin lock and accel_i_event_*). Nothing else of accel.h's implementation, and no accel_i_cpu_*. */
+#if defined(__MINGW32__)
+#  define ACCEL_I_PRINTF(f, a) __attribute__((format(gnu_printf, f, a), unused))
+#elif defined(__GNUC__)
+#  define ACCEL_I_PRINTF(f, a) __attribute__((format(printf, f, a), unused))
+#else
+#  define ACCEL_I_PRINTF(f, a)
+#endif
+#if defined(__GNUC__)
+#  define ACCEL_I_KIT static __attribute__((unused))
+#else
+#  define ACCEL_I_KIT static
+#endif
+/* objects: the base part of a backend's object, and its release */
+ACCEL_I_KIT void accel_i_device_init(accel_device* dev, const accel_backend* b, const accel_device_desc* d);
+ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind, const char* label);
+ACCEL_I_KIT void accel_i_object_undo(accel_i_object* o);    /* a create that fails after object_init */
+ACCEL_I_KIT void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type);   /* recording state */
+ACCEL_I_KIT void accel_i_queue_fini(accel_queue* q);                                              /* drops unsubmitted batches */
+/* memory and logging: every host allocation through the device's allocator; errors logged and returned */
+ACCEL_I_KIT void* accel_i_dev_alloc(accel_device* dev, size_t size);
+ACCEL_I_KIT void  accel_i_dev_free(accel_device* dev, void* p, size_t size);
+ACCEL_I_KIT bool  accel_i_grow(accel_device* dev, void** p, size_t* cap_bytes, size_t need_bytes);
+ACCEL_I_KIT void  accel_i_log(accel_device* dev, accel_log_level level, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+ACCEL_I_KIT accel_result accel_i_fail(accel_device* dev, accel_result r, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+ACCEL_I_KIT bool accel_i_lost(accel_device* dev);                     /* the sticky device-lost flag */
+ACCEL_I_KIT const char* accel_i_label(const accel_i_object* o);       /* for log lines: the label, quoted, or empty */
+/* signals: values, failure encoding, raising (host word, then device side, then failure flow) */
+ACCEL_I_KIT bool     accel_i_failed(uint64_t v);
+ACCEL_I_KIT uint64_t accel_i_failed_value(accel_result reason);
+ACCEL_I_KIT uint64_t accel_i_raise(accel_signal* s, uint64_t v);      /* every raise of a signal */
+ACCEL_I_KIT void     accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_value);
+ACCEL_I_KIT accel_result accel_i_wait_check(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint32_t* first);
+ACCEL_I_KIT accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint64_t timeout_ns, uint32_t* first);
+/* host signals: a 64-bit host word with accel.h's event machinery (the CPU backend's signals; CUDA's,
+   with `size` bytes of its own around them) */
+ACCEL_I_KIT accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size, accel_signal** out);
+ACCEL_I_KIT void     accel_i_host_signal_destroy(accel_signal* s, size_t size);
+ACCEL_I_KIT uint64_t accel_i_host_signal_value(const accel_signal* s);
+ACCEL_I_KIT uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v);
+ACCEL_I_KIT accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint64_t timeout_ns, uint32_t* first);
+/* batches: the walk (core: batch walk) and completion */
+ACCEL_I_KIT void accel_i_batch_complete(accel_queue* q, accel_i_batch* b);   /* the device finished b */
+#if !defined(ACCEL_NO_THREADS)
+ACCEL_I_KIT accel_result accel_i_walker_start(accel_queue* q);               /* queue create: its worker */
+ACCEL_I_KIT void accel_i_walker_stop(accel_queue* q);                        /* queue destroy: finishes, stops */
+ACCEL_I_KIT accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b);   /* queue_submit */
+ACCEL_I_KIT accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns);   /* queue_wait_idle */
+ACCEL_I_KIT size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap);        /* queue_describe */
+ACCEL_I_KIT void accel_i_walker_poke(accel_queue* q);       /* new in-flight work for queue_poll to watch */
+ACCEL_I_KIT accel_result accel_i_wait_internal(accel_signal* s, uint64_t v, uint64_t timeout_ns);   /* no hang reports */
+#endif
 
 /* ==== core: allocation and logging ==== */
 static void* accel_i_default_alloc(size_t size, size_t align, void* user) {
@@ -1103,13 +1255,6 @@ static void accel_i_vlog(const accel_logger* lg, accel_log_level level, const ch
     if (lg && lg->log_fn) lg->log_fn(level, msg, lg->user);
     else accel_i_default_log(level, msg, NULL);
 }
-#if defined(__MINGW32__)
-#  define ACCEL_I_PRINTF(f, a) __attribute__((format(gnu_printf, f, a), unused))
-#elif defined(__GNUC__)
-#  define ACCEL_I_PRINTF(f, a) __attribute__((format(printf, f, a), unused))
-#else
-#  define ACCEL_I_PRINTF(f, a)
-#endif
 static void accel_i_log_to(const accel_logger* lg, accel_log_level level, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 static void accel_i_log_to(const accel_logger* lg, accel_log_level level, const char* fmt, ...) {
     va_list ap;
@@ -1163,6 +1308,8 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     atomic_init(&dev->lost, 0u);
     atomic_init(&dev->refs, 1u);
     atomic_init(&dev->objects_lock, 0u);
+    atomic_init(&dev->dwait_lock, 0u);
+    atomic_init(&dev->dwait_count, 0u);
 }
 static void* accel_i_dev_alloc(accel_device* dev, size_t size) { return accel_i_alloc(&dev->allocator, size, 16); }
 static void accel_i_dev_free(accel_device* dev, void* p, size_t size) { accel_i_free(&dev->allocator, p, size); }
@@ -1199,6 +1346,11 @@ static void accel_i_object_unlist(accel_i_object* o) {
     if (o->next) o->next->prev = o->prev;
     accel_i_spin_unlock(&dev->objects_lock);
 }
+static void accel_i_object_undo(accel_i_object* o) {
+    accel_device* dev = o->device;
+    accel_i_object_unlist(o);
+    accel_i_device_release(dev);
+}
 static void accel_i_object_free(accel_i_object* o) {
     accel_device* dev = o->device;
     const accel_backend* b = dev->backend;
@@ -1232,6 +1384,470 @@ static void accel_i_handle_drop(void* obj) {
 }
 static bool accel_i_lost(accel_device* dev) { return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0; }
 
+/* ==== core: trace ==== */
+/* The trace recorder, shared by every backend (the functions marked "kit" are for backends too).
+   Chrome trace-event JSON: {"traceEvents":[...]} with complete spans ("X"), thread-scoped instants
+   ("i"), flows ("s" and "f" with an id; "f" binds to the enclosing slice, "bp":"e") and thread names
+   ("M"). Process 1 is the host (a track per host thread that calls accel), process 2 the device (a
+   track per queue). Recording is cheap and formats nothing: an event keeps raw values (and a copy of
+   the name: the object may be gone when it is written), and the writer expands it. Each queue records
+   into a buffer of its own (its executor is the only writer, so no line of it moves between the
+   executor's core and the host thread's) and the host threads into the device's; a full buffer is
+   written out at once, so memory stays bounded: 4096 + 1024 per queue events of 120 bytes. */
+#define ACCEL_I_TRACE_HOST_EVENTS  4096u
+#define ACCEL_I_TRACE_QUEUE_EVENTS 1024u
+#define ACCEL_I_TRACE_HOST 0x80000000u   /* track bit: a host thread's track, else a queue's */
+
+typedef enum accel_i_tev {
+    ACCEL_I_TEV_NAME,     /* a track's name: label */
+    ACCEL_I_TEV_SPAN,     /* "what label"; key: the name of arg a[0], NULL: no args */
+    ACCEL_I_TEV_EXEC,     /* program label; a: global and local sizes, 2 per word; aux: buffers */
+    ACCEL_I_TEV_SIGNAL,   /* signal reached a[0]: the span "what <signal>" and the instant "<signal>" */
+    ACCEL_I_TEV_WAIT,     /* the span "what <signal>" for a[0], and (a[2] != 0) a flow as FLOW's */
+    ACCEL_I_TEV_FLOW      /* a flow with id a[2] from (from, a[1]) to the slice at (track, t0) */
+} accel_i_tev;
+typedef struct accel_i_trace_event {
+    uint64_t t0, t1, a[3];            /* ns on the host clock */
+    const char* what;                 /* static */
+    const char* key;                  /* static */
+    uint32_t track, from, aux;        /* aux: a signal's number ("#n" when unlabelled), EXEC's buffers */
+    uint8_t ev;
+    char label[48];
+} accel_i_trace_event;
+typedef struct accel_i_trace_buf {
+    accel_i_a32 lock;                 /* spin: a few stores per event; the rare write-out under it */
+    uint32_t count, cap, index;       /* index: flow ids are index << 40 | n */
+    uint64_t flows;
+    accel_i_a64 flushed;              /* when the last write-out ended (read without the lock) */
+    accel_i_trace_event* events;
+} accel_i_trace_buf;
+struct accel_i_trace {
+    FILE* file;
+    accel_i_a32 file_lock;            /* the file, out, out_len and `written` */
+    bool written;                     /* an event is in the file: a comma goes before the next */
+    char* out;                        /* ACCEL_I_TRACE_OUT bytes of JSON on their way to the file */
+    size_t out_len;
+    accel_i_trace_buf host;           /* host threads' events (and a queue's whose buffer was refused) */
+    accel_i_a32 queues, signals;      /* tracks and signal numbers handed out */
+    accel_i_a64 host_named;           /* host threads 1..64 named so far (bits) */
+};
+
+#if defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_host_thread(void) { return 1; }
+#else
+#  if defined(__cplusplus)
+#    define ACCEL_I_THREAD_LOCAL thread_local
+#  elif defined(_MSC_VER)
+#    define ACCEL_I_THREAD_LOCAL __declspec(thread)
+#  else
+#    define ACCEL_I_THREAD_LOCAL _Thread_local
+#  endif
+/* A small number per host thread (1, 2, ...): the calling thread's host track. Process-wide, as
+   threads are (the one piece of global state tracing has). */
+static uint32_t accel_i_host_thread(void) {
+    static accel_i_a32 next;
+    static ACCEL_I_THREAD_LOCAL uint32_t mine;
+    if (!mine) mine = atomic_fetch_add(&next, 1u) + 1u;
+    return mine;
+}
+#endif
+
+/* ---- writing ---- */
+/* The writer formats into t->out (no stdio formatting: fprintf made writing an event cost 600 ns, 5x
+   the dispatch it describes) and hands full blocks to fwrite. Under the file lock. */
+#define ACCEL_I_TRACE_OUT 16384u
+static void accel_i_trace_drain(accel_i_trace* t) {
+    if (t->out_len) fwrite(t->out, 1, t->out_len, t->file);
+    t->out_len = 0;
+}
+static void accel_i_trace_raw(accel_i_trace* t, const char* s, size_t n) {
+    if (t->out_len + n > ACCEL_I_TRACE_OUT) accel_i_trace_drain(t);
+    if (n > ACCEL_I_TRACE_OUT) { fwrite(s, 1, n, t->file); return; }
+    memcpy(t->out + t->out_len, s, n);
+    t->out_len += n;
+}
+static void accel_i_trace_put_s(accel_i_trace* t, const char* s) { accel_i_trace_raw(t, s, strlen(s)); }
+static void accel_i_trace_put_u(accel_i_trace* t, uint64_t v) {
+    char d[24];
+    size_t n = sizeof d;
+    do { d[--n] = (char)('0' + v % 10u); v /= 10u; } while (v);
+    accel_i_trace_raw(t, d + n, sizeof d - n);
+}
+static void accel_i_trace_str(accel_i_trace* t, const char* s) {   /* a JSON string body */
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        char esc[8];
+        if (ch == '"' || ch == '\\') { esc[0] = '\\'; esc[1] = (char)ch; accel_i_trace_raw(t, esc, 2); }
+        else if (ch < 0x20) { snprintf(esc, sizeof esc, "\\u%04x", ch); accel_i_trace_raw(t, esc, 6); }
+        else accel_i_trace_raw(t, s, 1);
+    }
+}
+static void accel_i_trace_us(accel_i_trace* t, const char* key, uint64_t ns) {   /* ,"key":us.nnn exactly */
+    char frac[4] = { '.', (char)('0' + ns / 100u % 10u), (char)('0' + ns / 10u % 10u), (char)('0' + ns % 10u) };
+    accel_i_trace_put_s(t, key);
+    accel_i_trace_put_u(t, ns / 1000u);
+    accel_i_trace_raw(t, frac, 4);
+}
+static void accel_i_trace_pid_tid(accel_i_trace* t, uint32_t track) {
+    accel_i_trace_put_s(t, (track & ACCEL_I_TRACE_HOST) ? ",\"pid\":1,\"tid\":" : ",\"pid\":2,\"tid\":");
+    accel_i_trace_put_u(t, track & ~ACCEL_I_TRACE_HOST);
+}
+/* Opens one JSON event: {"name":"what label","cat":"accel","ph":"P","pid":..,"tid":..,"ts":t */
+static void accel_i_trace_head(accel_i_trace* t, const char* what, const char* label, char ph, uint32_t track, uint64_t ts) {
+    char p[] = "\",\"cat\":\"accel\",\"ph\":\"?\"";
+    accel_i_trace_put_s(t, t->written ? ",\n{\"name\":\"" : "{\"name\":\"");
+    t->written = true;
+    if (what) accel_i_trace_put_s(t, what);
+    if (what && label[0]) accel_i_trace_raw(t, " ", 1);
+    accel_i_trace_str(t, label);
+    p[sizeof p - 3] = ph;
+    accel_i_trace_raw(t, p, sizeof p - 1);
+    accel_i_trace_pid_tid(t, track);
+    accel_i_trace_us(t, ",\"ts\":", ts);
+}
+static void accel_i_trace_arg1(accel_i_trace* t, const char* key, uint64_t v) {   /* ,"args":{"key":v} */
+    accel_i_trace_put_s(t, ",\"args\":{\"");
+    accel_i_trace_put_s(t, key);
+    accel_i_trace_put_s(t, "\":");
+    accel_i_trace_put_u(t, v);
+    accel_i_trace_raw(t, "}", 1);
+}
+static void accel_i_trace_flow_out(accel_i_trace* t, const accel_i_trace_event* e) {
+    accel_i_trace_head(t, "flow", "", 's', e->from, e->a[1]);
+    accel_i_trace_put_s(t, ",\"id\":");
+    accel_i_trace_put_u(t, e->a[2]);
+    accel_i_trace_raw(t, "}", 1);
+    accel_i_trace_head(t, "flow", "", 'f', e->track, e->t0);
+    accel_i_trace_put_s(t, ",\"id\":");
+    accel_i_trace_put_u(t, e->a[2]);
+    accel_i_trace_put_s(t, ",\"bp\":\"e\"}");
+}
+static void accel_i_trace_exec_out(accel_i_trace* t, const accel_i_trace_event* e, const char* name) {
+    uint64_t groups = 1, items = 1;
+    for (int d = 0; d < 3; d++) {   /* a: gx gy | gz lx | ly lz */
+        uint64_t g = (e->a[d / 2] >> (32 * (d % 2))) & 0xffffffffu;
+        uint64_t l = (e->a[1 + (d + 1) / 2] >> (32 * ((d + 1) % 2))) & 0xffffffffu;
+        groups *= (g + l - 1) / l;
+        items *= g;
+    }
+    accel_i_trace_head(t, name[0] ? NULL : "exec", name, 'X', e->track, e->t0);
+    accel_i_trace_us(t, ",\"dur\":", e->t1 - e->t0);
+    accel_i_trace_put_s(t, ",\"args\":{\"groups\":");
+    accel_i_trace_put_u(t, groups);
+    accel_i_trace_put_s(t, ",\"invocations\":");
+    accel_i_trace_put_u(t, items);
+    accel_i_trace_put_s(t, ",\"buffers\":");
+    accel_i_trace_put_u(t, e->aux);
+    accel_i_trace_put_s(t, "}}");
+}
+static void accel_i_trace_write(accel_i_trace* t, const accel_i_trace_event* e) {
+    char sig[48];
+    const char* name = e->label;
+    if ((e->ev == ACCEL_I_TEV_SIGNAL || e->ev == ACCEL_I_TEV_WAIT) && (!name[0] || strcmp(name, "signal") == 0)) {
+        snprintf(sig, sizeof sig, "#%u", (unsigned)e->aux);   /* an unlabelled signal */
+        name = sig;
+    }
+    switch ((accel_i_tev)e->ev) {
+    case ACCEL_I_TEV_NAME:
+        accel_i_trace_put_s(t, t->written ? ",\n{\"name\":\"thread_name\",\"ph\":\"M\"" : "{\"name\":\"thread_name\",\"ph\":\"M\"");
+        t->written = true;
+        accel_i_trace_pid_tid(t, e->track);
+        accel_i_trace_put_s(t, ",\"args\":{\"name\":\"");
+        accel_i_trace_str(t, name);
+        accel_i_trace_put_s(t, "\"}}");
+        return;
+    case ACCEL_I_TEV_FLOW: accel_i_trace_flow_out(t, e); return;
+    case ACCEL_I_TEV_EXEC: accel_i_trace_exec_out(t, e, name); return;
+    default: break;
+    }
+    accel_i_trace_head(t, e->what, name, 'X', e->track, e->t0);
+    accel_i_trace_us(t, ",\"dur\":", e->t1 - e->t0);
+    if (e->key) accel_i_trace_arg1(t, e->key, e->a[0]);
+    accel_i_trace_raw(t, "}", 1);
+    if (e->ev == ACCEL_I_TEV_SIGNAL) {
+        accel_i_trace_head(t, NULL, name, 'i', e->track, e->t0);
+        accel_i_trace_put_s(t, ",\"s\":\"t\"");
+        accel_i_trace_arg1(t, "value", e->a[0]);
+        accel_i_trace_raw(t, "}", 1);
+    }
+    if (e->ev == ACCEL_I_TEV_WAIT && e->a[2]) accel_i_trace_flow_out(t, e);
+}
+/* Lock of b held: writes its events out. */
+static void accel_i_trace_flush(accel_i_trace* t, accel_i_trace_buf* b) {
+    accel_i_spin_lock(&t->file_lock);
+    for (uint32_t i = 0; i < b->count; i++) accel_i_trace_write(t, &b->events[i]);
+    accel_i_trace_drain(t);
+    accel_i_spin_unlock(&t->file_lock);
+    b->count = 0;
+}
+
+/* ---- recording ---- */
+/* Lock of b held: a new event, [t0, t1] on a track. A full b is written out first; a "trace flush" span
+   right after the new event then shows what that cost, and b->flushed when it ended. */
+static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
+                                              const char* what, const char* label, uint64_t t0, uint64_t t1) {
+    accel_i_trace_event* e;
+    accel_i_trace_event* flush = NULL;
+    uint64_t f0 = 0;
+    if (b->count == b->cap) {
+        f0 = accel_i_now_ns();
+        accel_i_trace_flush(t, b);
+    }
+    e = &b->events[b->count++];
+    if (f0) {   /* after the event that found the buffer full, in the buffer's order too */
+        flush = &b->events[b->count++];
+        memset(flush, 0, sizeof *flush);
+        flush->ev = ACCEL_I_TEV_SPAN; flush->track = track; flush->what = "trace flush";
+        flush->t0 = f0 > t1 ? f0 : t1; flush->t1 = accel_i_now_ns();
+        atomic_store_explicit(&b->flushed, flush->t1, memory_order_relaxed);
+    }
+    e->ev = (uint8_t)ev; e->track = track; e->what = what; e->key = NULL;
+    e->t0 = t0; e->t1 = t1 > t0 ? t1 : t0;
+    accel_i_copy_label(e->label, sizeof e->label, label);
+    return e;
+}
+/* When what ended at t1 lets the next command start: after a write-out that came between. */
+static uint64_t accel_i_trace_end(accel_i_trace_buf* b, uint64_t t1) {
+    uint64_t f = atomic_load_explicit(&b->flushed, memory_order_relaxed);
+    return f > t1 ? f : t1;
+}
+
+/* kit: the calling host thread's track (named in the trace the first time it shows). */
+static uint32_t accel_i_trace_host(accel_device* dev) {
+    accel_i_trace* t = dev->trace;
+    uint32_t n = accel_i_host_thread();
+    uint64_t bit = n <= 64 ? (uint64_t)1 << (n - 1) : 0;
+    if (bit && !(atomic_load_explicit(&t->host_named, memory_order_relaxed) & bit)) {
+        char name[32];
+        snprintf(name, sizeof name, "host thread %u", (unsigned)n);
+        accel_i_spin_lock(&t->host.lock);
+        if (!(atomic_load_explicit(&t->host_named, memory_order_relaxed) & bit)) {
+            atomic_store_explicit(&t->host_named, atomic_load_explicit(&t->host_named, memory_order_relaxed) | bit,
+                                  memory_order_relaxed);
+            accel_i_trace_put(t, &t->host, ACCEL_I_TEV_NAME, ACCEL_I_TRACE_HOST | n, NULL, name, 0, 0);
+        }
+        accel_i_spin_unlock(&t->host.lock);
+    }
+    return ACCEL_I_TRACE_HOST | n;
+}
+/* kit: a span [t0, t1] named "what label" (either may be empty; label NULL too) on the calling host
+   thread's track, with one arg (key NULL: none). */
+static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label, uint64_t t0, uint64_t t1,
+                                    const char* key, uint64_t value) {
+    accel_i_trace* t = dev->trace;
+    uint32_t track = accel_i_trace_host(dev);
+    accel_i_trace_event* e;
+    accel_i_spin_lock(&t->host.lock);
+    e = accel_i_trace_put(t, &t->host, ACCEL_I_TEV_SPAN, track, what, label, t0, t1);
+    e->key = key; e->a[0] = value;
+    accel_i_spin_unlock(&t->host.lock);
+}
+/* Lock of b held: an event about s reaching or waiting for v (the writer names it by s's label or
+   number). */
+static accel_i_trace_event* accel_i_trace_put_signal(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
+                                                     const char* what, const accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
+    accel_i_trace_event* e = accel_i_trace_put(t, b, ev, track, what, accel_i_label(&s->obj), t0, t1);
+    e->key = "value"; e->a[0] = v; e->a[2] = 0; e->aux = s->trace_id;
+    return e;
+}
+/* s reaches v at t0 on a track (buffer b): the span [t0, t1] of what raises it ("signal": a queue's
+   command, "set": accel_signal_set), its instant, and the mark the waits it releases link to. Call it
+   BEFORE the raise is visible: a wait it releases looks for the mark as soon as it wakes. */
+static void accel_i_trace_reached(accel_device* dev, accel_i_trace_buf* b, uint32_t track, const char* what,
+                                  accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
+    accel_i_trace_mark* m;
+    accel_i_spin_lock(&b->lock);
+    accel_i_trace_put_signal(dev->trace, b, ACCEL_I_TEV_SIGNAL, track, what, s, v, t0, t1);
+    accel_i_spin_unlock(&b->lock);
+    accel_i_spin_lock(&s->mark_lock);
+    m = &s->marks[s->mark_next++ % ACCEL_I_TRACE_MARKS];
+    m->value = v; m->t = t0; m->track = track;
+    accel_i_spin_unlock(&s->mark_lock);
+}
+/* The mark of the lowest value >= v that s reached on dev (false: none; s reached it untraced: its
+   initial value, a set before the trace began, a signal of another device). */
+static bool accel_i_trace_mark_of(accel_device* dev, accel_signal* s, uint64_t v, accel_i_trace_mark* out) {
+    bool found = false;
+    if (s->obj.device != dev) return false;
+    accel_i_spin_lock(&s->mark_lock);
+    for (uint32_t i = 0; i < ACCEL_I_TRACE_MARKS; i++) {
+        const accel_i_trace_mark* m = &s->marks[i];
+        if (m->t && m->value >= v && (!found || m->value < out->value)) { *out = *m; found = true; }
+    }
+    accel_i_spin_unlock(&s->mark_lock);
+    return found;
+}
+/* A wait for s >= v from t0 to t1 on a track (buffer b): its span, with the flow arrow from the mark. */
+static void accel_i_trace_waited(accel_device* dev, accel_i_trace_buf* b, uint32_t track, const char* what,
+                                 accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
+    accel_i_trace_mark m;
+    bool linked = accel_i_trace_mark_of(dev, s, v, &m);
+    accel_i_trace_event* e;
+    accel_i_spin_lock(&b->lock);
+    e = accel_i_trace_put_signal(dev->trace, b, ACCEL_I_TEV_WAIT, track, what, s, v, t0, t1);
+    if (linked) { e->from = m.track; e->a[1] = m.t; e->a[2] = ((uint64_t)b->index << 40) | ++b->flows; }
+    accel_i_spin_unlock(&b->lock);
+}
+/* A host wait on signals[0..n) of the first one's device, from t0 to now: one span, a flow per signal. */
+static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0) {
+    accel_device* dev = s[0]->obj.device;
+    accel_i_trace* t = dev->trace;
+    uint32_t track = accel_i_trace_host(dev);
+    if (n == 1) { accel_i_trace_waited(dev, &t->host, track, "wait", s[0], v[0], t0, accel_i_now_ns()); return; }
+    accel_i_trace_host_span(dev, "wait many", NULL, t0, accel_i_now_ns(), "signals", n);
+    for (uint32_t i = 0; i < n; i++) {
+        accel_i_trace_mark m;
+        if (!accel_i_trace_mark_of(dev, s[i], v[i], &m)) continue;
+        accel_i_spin_lock(&t->host.lock);
+        accel_i_trace_event* e = accel_i_trace_put(t, &t->host, ACCEL_I_TEV_FLOW, track, NULL, NULL, t0, t0);
+        e->from = m.track; e->a[1] = m.t; e->a[2] = ++t->host.flows;
+        accel_i_spin_unlock(&t->host.lock);
+    }
+}
+/* kit: a command of q that ran on the device from t0 to t1 (device times converted to the host clock).
+   Waits and signals get their flows and marks; a signal is recorded before it is raised (see
+   accel_i_trace_reached). Returns when the next command may start: t1, or later when the trace was
+   written out meanwhile. */
+static uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1) {
+    accel_device* dev = q->obj.device;
+    accel_i_trace_buf* b = q->trace_buf ? q->trace_buf : &dev->trace->host;
+    const char* what = NULL;
+    const char* key = NULL;
+    uint64_t value = 0;
+    accel_i_trace_event* e;
+    switch (c->kind) {
+    case ACCEL_I_CMD_WAIT: accel_i_trace_waited(dev, b, q->trace_track, "wait", c->u.sig.signal, c->u.sig.value, t0, t1); break;
+    case ACCEL_I_CMD_SIGNAL: accel_i_trace_reached(dev, b, q->trace_track, "signal", c->u.sig.signal, c->u.sig.value, t0, t1); break;
+    case ACCEL_I_CMD_EXEC: break;
+    case ACCEL_I_CMD_COPY: what = "copy"; key = "bytes"; value = c->u.copy.size; break;
+    case ACCEL_I_CMD_FILL: what = "fill"; key = "bytes"; value = c->u.fill.size; break;
+    case ACCEL_I_CMD_UPDATE: what = "update"; key = "bytes"; value = c->u.update.size; break;
+    case ACCEL_I_CMD_BARRIER: what = "barrier"; break;
+    case ACCEL_I_CMD_TIMESTAMP: what = "timestamp"; key = "offset"; value = c->u.stamp.offset; break;
+    case ACCEL_I_CMD_HOST_CALL: what = "host call"; break;
+    }
+    if (what || c->kind == ACCEL_I_CMD_EXEC) {
+        accel_i_spin_lock(&b->lock);
+        if (what) {
+            e = accel_i_trace_put(dev->trace, b, ACCEL_I_TEV_SPAN, q->trace_track, what, NULL, t0, t1);
+            e->key = key; e->a[0] = value;
+        } else {   /* named by the program; the writer works out groups and invocations */
+            const accel_exec_params* p = &c->u.exec.params;
+            e = accel_i_trace_put(dev->trace, b, ACCEL_I_TEV_EXEC, q->trace_track, NULL, accel_i_label(&c->u.exec.program->obj), t0, t1);
+            e->a[0] = p->global_size[0] | (uint64_t)p->global_size[1] << 32;
+            e->a[1] = p->global_size[2] | (uint64_t)p->local_size[0] << 32;
+            e->a[2] = p->local_size[1] | (uint64_t)p->local_size[2] << 32;
+            e->aux = c->u.exec.buffer_count;
+        }
+        accel_i_spin_unlock(&b->lock);
+    }
+    return accel_i_trace_end(b, t1);
+}
+
+/* ---- lifetime ---- */
+static bool accel_i_trace_buf_init(accel_device* dev, accel_i_trace_buf* b, uint32_t cap, uint32_t index) {
+    atomic_init(&b->lock, 0u);
+    b->count = 0; b->cap = cap; b->index = index; b->flows = 0;
+    atomic_init(&b->flushed, 0u);
+    b->events = (accel_i_trace_event*)accel_i_dev_alloc(dev, (size_t)cap * sizeof *b->events);
+    return b->events != NULL;
+}
+static void accel_i_trace_buf_fini(accel_device* dev, accel_i_trace_buf* b) {
+    accel_i_spin_lock(&b->lock);
+    accel_i_trace_flush(dev->trace, b);
+    accel_i_spin_unlock(&b->lock);
+    accel_i_dev_free(dev, b->events, (size_t)b->cap * sizeof *b->events);
+}
+/* Device create: opens the trace when asked for (desc, then ACCEL_TRACE). OUT_OF_MEMORY; a file that
+   will not open is a warning and no trace. */
+static accel_result accel_i_trace_open(accel_device* dev, const accel_device_desc* d) {
+    const char* path = d->trace_path ? d->trace_path : getenv("ACCEL_TRACE");
+    accel_i_trace* t;
+    if (!path || !path[0]) return ACCEL_OK;
+    t = (accel_i_trace*)accel_i_dev_alloc(dev, sizeof *t);
+    if (t) memset((void*)t, 0, sizeof *t);
+    if (t && (t->out = (char*)accel_i_dev_alloc(dev, ACCEL_I_TRACE_OUT)) == NULL) { accel_i_dev_free(dev, t, sizeof *t); t = NULL; }
+    if (!t || !accel_i_trace_buf_init(dev, &t->host, ACCEL_I_TRACE_HOST_EVENTS, 0)) {
+        if (t) accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
+        accel_i_dev_free(dev, t, sizeof *t);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_device_create: out of host memory for the trace");
+    }
+    atomic_init(&t->file_lock, 0u); atomic_init(&t->queues, 0u); atomic_init(&t->signals, 0u);
+    atomic_init(&t->host_named, 0u);
+    if ((t->file = fopen(path, "w")) == NULL) {
+        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: cannot open the trace file '%s'; tracing is off", path);
+        accel_i_dev_free(dev, t->host.events, (size_t)t->host.cap * sizeof *t->host.events);
+        accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
+        accel_i_dev_free(dev, t, sizeof *t);
+        return ACCEL_OK;
+    }
+    accel_i_trace_put_s(t, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+                           "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"host\"}},\n"
+                           "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"");
+    accel_i_trace_put_s(t, dev->backend->name);
+    accel_i_trace_put_s(t, dev->label[0] ? " device " : " device");
+    accel_i_trace_str(t, dev->label);
+    accel_i_trace_put_s(t, "\"}}");
+    t->written = true;
+    dev->trace = t;
+    return ACCEL_OK;
+}
+/* Device destroy (every queue is gone, its buffer written): writes the rest and closes the file. */
+static void accel_i_trace_close(accel_device* dev) {
+    accel_i_trace* t = dev->trace;
+    if (!t) return;
+    accel_i_trace_buf_fini(dev, &t->host);
+    accel_i_trace_put_s(t, "\n]}\n");
+    accel_i_trace_drain(t);
+    if (ferror(t->file) | fclose(t->file))
+        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: writing the trace file failed; it is incomplete");
+    accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
+    accel_i_dev_free(dev, t, sizeof *t);
+    dev->trace = NULL;
+}
+/* Signal create: its number in the trace ("#n" names it while it has no label). */
+static void accel_i_trace_signal(accel_signal* s) {
+    accel_i_trace* t = s->obj.device->trace;
+    atomic_init(&s->mark_lock, 0u);
+    memset((void*)s->marks, 0, sizeof s->marks);
+    s->mark_next = 0;
+    s->trace_id = t ? atomic_fetch_add(&t->signals, 1u) + 1u : 0;
+}
+/* The queue's track name, "<label> <n>" (again after accel_queue_set_label: the last one counts). */
+static void accel_i_trace_queue_name(accel_queue* q) {
+    accel_i_trace* t = q->obj.device->trace;
+    accel_i_trace_buf* b = q->trace_buf ? q->trace_buf : &t->host;
+    char name[64];
+    snprintf(name, sizeof name, "%s %u", accel_i_label(&q->obj), (unsigned)q->trace_track);
+    accel_i_spin_lock(&b->lock);
+    accel_i_trace_put(t, b, ACCEL_I_TEV_NAME, q->trace_track, NULL, name, 0, 0);
+    accel_i_spin_unlock(&b->lock);
+}
+/* Queue create: the queue's track and its buffer (refused: NULL, the host's is used). */
+static void accel_i_trace_queue(accel_queue* q) {
+    accel_device* dev = q->obj.device;
+    accel_i_trace* t = dev->trace;
+    accel_i_trace_buf* b;
+    q->trace_track = 0;
+    q->trace_buf = NULL;
+    if (!t) return;
+    q->trace_track = atomic_fetch_add(&t->queues, 1u) + 1u;
+    b = (accel_i_trace_buf*)accel_i_dev_alloc(dev, sizeof *b);
+    if (b && !accel_i_trace_buf_init(dev, b, ACCEL_I_TRACE_QUEUE_EVENTS, q->trace_track)) { accel_i_dev_free(dev, b, sizeof *b); b = NULL; }
+    if (!b) accel_i_log(dev, ACCEL_LOG_WARN, "accel_queue_create: out of host memory for a trace buffer; this queue shares the host's");
+    q->trace_buf = b;
+    accel_i_trace_queue_name(q);
+}
+/* Queue teardown (its work done): writes its buffer out and frees it. */
+static void accel_i_trace_queue_fini(accel_queue* q) {
+    accel_device* dev = q->obj.device;
+    if (!q->trace_buf) return;
+    if (dev->trace) accel_i_trace_buf_fini(dev, q->trace_buf);   /* else: outlived the trace; its events are lost */
+    else accel_i_dev_free(dev, q->trace_buf->events, (size_t)q->trace_buf->cap * sizeof *q->trace_buf->events);
+    accel_i_dev_free(dev, q->trace_buf, sizeof *q->trace_buf);
+    q->trace_buf = NULL;
+}
+
 /* ==== core: results and backends ==== */
 ACCEL_API const char* accel_result_string(accel_result r) {
     switch (r) {
@@ -1261,6 +1877,7 @@ ACCEL_API accel_result accel_backend_device_count(const accel_backend* b, uint32
 /* ==== core: devices ==== */
 ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_device** out) {
     accel_device_desc d;
+    accel_result r;
     if (desc) d = *desc; else memset(&d, 0, sizeof d);
     if (!out) {
         accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create: out is NULL");
@@ -1277,7 +1894,12 @@ ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_
         d.allocator.free_fn = accel_i_default_free;
         d.allocator.user = NULL;
     }
-    return d.backend->device_create(d.backend, &d, out);
+    r = d.backend->device_create(d.backend, &d, out);
+    if (r == ACCEL_OK && (r = accel_i_trace_open(*out, &d)) != ACCEL_OK) {
+        accel_device_destroy(*out);
+        *out = NULL;
+    }
+    return r;
 }
 
 ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backends, uint32_t count,
@@ -1349,7 +1971,7 @@ static void accel_i_fail_orphans(accel_device* dev) {
                     "ACCEL_ERROR_DEVICE_LOST",
                     (void*)s, ACCEL_I_LABEL(&s->obj), (unsigned long long)atomic_load(&s->wanted),
                     (unsigned long long)dev->backend->signal_value(s));
-        dev->backend->signal_raise(s, ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)ACCEL_ERROR_DEVICE_LOST));
+        accel_i_raise(s, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
         accel_i_release(s);
     }
 }
@@ -1363,6 +1985,7 @@ ACCEL_API void accel_device_destroy(accel_device* dev) {
     }
     while ((o = accel_i_take_handle(dev, -1)) != NULL) accel_i_release(o);
     accel_i_fail_orphans(dev);
+    accel_i_trace_close(dev);      /* its queues are gone, their events written */
     accel_i_device_release(dev);   /* now, or when other devices' work releases its last object */
 }
 
@@ -1449,6 +2072,7 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
         atomic_init(&(*out)->promised, initial);
         atomic_init(&(*out)->wanted, 0u);
         atomic_init(&(*out)->recorded, 0u);
+        accel_i_trace_signal(*out);
     }
     return r;
 }
@@ -1462,9 +2086,15 @@ ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
 static uint64_t accel_i_signal_raise_held(accel_signal* s, uint64_t value) {
     uint64_t old;
     accel_i_retain(s);
-    old = s->obj.device->backend->signal_raise(s, value);
+    old = accel_i_raise(s, value);
     accel_i_release(s);
     return old;
+}
+static accel_result accel_i_signal_set_traced(accel_signal* s, uint64_t value) {
+    accel_device* dev = s->obj.device;
+    uint64_t t0 = accel_i_now_ns();
+    accel_i_trace_reached(dev, &dev->trace->host, accel_i_trace_host(dev), "set", s, value, t0, accel_i_now_ns());   /* before the raise */
+    return accel_i_failed(accel_i_signal_raise_held(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
     if (!s) return accel_i_invalid(NULL, "accel_signal_set", "signal is NULL");
@@ -1472,6 +2102,7 @@ ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
         return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_signal_set: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
                             (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
+    if (s->obj.device->trace) return accel_i_signal_set_traced(s, value);
     return accel_i_failed(accel_i_signal_raise_held(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
 /* Replaces an object's label with a copy of `label` (device allocator); NULL or "" removes it. */
@@ -1540,6 +2171,36 @@ static accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v
             }
         }
         if (pause_ns < 1000000) pause_ns *= 2;
+    }
+}
+
+/* ==== core: raising signals ==== */
+/* Every raise goes through accel_i_raise: the backend's host word first (readers and host waiters see
+   the value at once), then the device side (signal_publish: what device-side waiters watch). A raise
+   that fails a signal first fails the work that handed a wait on it to the device (DESIGN 6.1: that
+   work may still run, and every signal it signals reads failed with the same reason), and only then
+   publishes the failure to the device, so no device waiter is released before what it releases
+   reads failed. */
+static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64_t failed);
+static uint64_t accel_i_raise(accel_signal* s, uint64_t v) {
+    accel_device* dev = s->obj.device;
+    const accel_backend* be = dev->backend;
+    uint64_t before = 0, old;
+    bool fail = accel_i_failed(v), scan;
+    atomic_thread_fence(memory_order_seq_cst);   /* pairs with the walk's registration: see accel_i_dwait_add */
+    scan = fail && atomic_load(&dev->dwait_count) != 0;
+    if (scan) before = be->signal_value(s);
+    old = be->signal_raise(s, v);
+    if (accel_i_failed(old) || (!fail && old >= v)) return old;   /* nothing changed */
+    if (scan) { atomic_thread_fence(memory_order_seq_cst); accel_i_fail_device_waiters(s, before, v); }
+    else if (be->signal_publish) be->signal_publish(s, v);
+    return old;
+}
+/* A batch stopped by a failed wait (or an error): fail every signal the rest of it would have signalled. */
+static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_value) {
+    for (uint32_t i = from; i < b->count; i++) {
+        accel_i_cmd* c = &b->cmds[i];
+        if (c->kind == ACCEL_I_CMD_SIGNAL) accel_i_raise(c->u.sig.signal, failed_value);
     }
 }
 
@@ -1705,13 +2366,16 @@ ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, cons
     uint32_t first = 0;
     accel_result r = accel_i_check_wait_args(signals, values, count);
     const accel_backend* b;
+    uint64_t t0;
     if (r != ACCEL_OK) return r;
+    t0 = signals[0]->obj.device->trace ? accel_i_now_ns() : 0;
     b = signals[0]->obj.device->backend;
     for (uint32_t i = 1; i < count; i++) if (signals[i]->obj.device->backend != b) b = NULL;
     if (timeout_ns != 0 && signals[0]->obj.device->debug) accel_i_debug_unreachable(signals, values, count, wait_all);
     r = b ? b->signal_wait_many(signals, values, count, wait_all, timeout_ns, &first)
           : accel_i_wait_mixed(signals, values, count, wait_all, timeout_ns, &first);
     if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
+    if (t0) accel_i_trace_host_wait(signals, values, count, t0);
     if (((r == ACCEL_TIMEOUT && timeout_ns != 0) || r == ACCEL_ERROR_DEADLOCK) && signals[0]->obj.device->debug)
         accel_i_debug_hang(signals[0]->obj.device, "accel_signal_wait", signals, values, count, timeout_ns);
     return r;
@@ -1747,6 +2411,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_COPY: accel_i_release(c->u.copy.dst); accel_i_release(c->u.copy.src); break;
         case ACCEL_I_CMD_FILL: accel_i_release(c->u.fill.dst); break;
         case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
+        case ACCEL_I_CMD_TIMESTAMP: accel_i_release(c->u.stamp.dst); break;
         case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: break;
         }
     }
@@ -2009,21 +2674,39 @@ ACCEL_API void accel_queue_barrier(accel_queue* q) {
 }
 ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user) {
     accel_i_cmd* c;
-    if (!q) return;
+    if (!q) { accel_i_invalid(NULL, "accel_queue_host_call", "queue is NULL"); return; }
     if (!fn) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_host_call: fn is NULL"); return; }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_HOST_CALL, 0, NULL, "accel_queue_host_call")) == NULL) return;
     c->u.host.fn = fn;
     c->u.host.user = user;
 }
 
-/* INTERIM, until the core's host steps (issue 12's seam) run host calls on the GPU backends: only the
-   CPU backend runs them; elsewhere a batch with one is UNSUPPORTED (all or nothing). */
-static accel_result accel_i_host_calls_ok(accel_queue* q, const accel_i_batch* b) {
-    for (uint32_t i = 0; i < b->count; i++)
-        if (b->cmds[i].kind == ACCEL_I_CMD_HOST_CALL)
-            return accel_i_fail(q->obj.device, ACCEL_ERROR_UNSUPPORTED, "accel_queue_submit: accel_queue_host_call is not yet supported on the %s backend",
-                                q->obj.device->backend->name);
-    return ACCEL_OK;
+ACCEL_API uint64_t accel_host_time_ns(void) { return accel_i_now_ns(); }
+ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t offset) {
+    const char* fn = "accel_queue_timestamp";
+    accel_i_cmd* c;
+    if (!q || !accel_i_rec_buffer_ok(q, dst, offset, 8, fn)) return;
+    if (offset & 7u) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu must be a multiple of 8", fn, offset);
+        return;
+    }
+    if (q->obj.device->backend != accel_cpu_backend()) {   /* until the GPU backends translate it (issue 15) */
+        accel_i_rec_error(q, ACCEL_ERROR_UNSUPPORTED, "%s: not on the %s backend yet", fn, q->obj.device->backend->name);
+        return;
+    }
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_TIMESTAMP, 0, NULL, fn)) == NULL) return;
+    accel_i_retain(dst);
+    c->u.stamp.dst = dst; c->u.stamp.offset = offset;
+}
+
+/* Submit with a host span (the batch is the backend's once handed over: its size is read before). */
+static accel_result accel_i_submit_traced(accel_queue* q, accel_i_batch* b) {
+    accel_device* dev = q->obj.device;
+    uint32_t count = b->count;
+    uint64_t t0 = accel_i_now_ns();
+    accel_result r = dev->backend->queue_submit(q, b);
+    accel_i_trace_host_span(dev, "submit", accel_i_label(&q->obj), t0, accel_i_now_ns(), "commands", count);
+    return r;
 }
 ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     accel_i_batch* b;
@@ -2035,27 +2718,33 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     q->rec_error = ACCEL_OK;
     if (q->obj.device->debug) accel_i_debug_recorded(q, NULL, 0);
     if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
-    if (r == ACCEL_OK && b && q->obj.device->backend != accel_cpu_backend()) r = accel_i_host_calls_ok(q, b);
     if (r != ACCEL_OK || !b || b->count == 0) {   /* all or nothing: a bad batch runs nothing */
         if (b) accel_i_batch_recycle(q, b);
         return r;
     }
     if (q->obj.device->debug) accel_i_debug_promise(b);
+    if (q->obj.device->trace) return accel_i_submit_traced(q, b);
     return q->obj.device->backend->queue_submit(q, b);
 }
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
     accel_result r, w;
+    uint64_t t0;
     if (!q) return accel_i_invalid(NULL, "accel_queue_finish", "queue is NULL");
     r = accel_queue_submit(q);
+    t0 = q->obj.device->trace ? accel_i_now_ns() : 0;
     w = q->obj.device->backend->queue_wait_idle(q, timeout_ns);
+    if (t0) accel_i_trace_host_span(q->obj.device, "finish", accel_i_label(&q->obj), t0, accel_i_now_ns(), NULL, 0);
     if (((w == ACCEL_TIMEOUT && timeout_ns != 0) || w == ACCEL_ERROR_DEADLOCK) && q->obj.device->debug)
         accel_i_debug_hang(q->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
     return r != ACCEL_OK ? r : w;
 }
 
 ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label) {
+    accel_result r;
     if (!q) return accel_i_invalid(NULL, "accel_queue_set_label", "queue is NULL");
-    return accel_i_set_label(&q->obj, label, "accel_queue_set_label");
+    r = accel_i_set_label(&q->obj, label, "accel_queue_set_label");
+    if (r == ACCEL_OK && q->obj.device->trace) accel_i_trace_queue_name(q);   /* its track's new name */
+    return r;
 }
 ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out) {
     accel_result r;
@@ -2076,6 +2765,7 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     atomic_init(&q->unsubmitted_lock, 0u);
     q->unsubmitted_n = 0;
     accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE, type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
+    accel_i_trace_queue(q);
 }
 /* Core part of a backend's queue teardown: drops the unsubmitted batch and the recycled ones. */
 static void accel_i_queue_fini(accel_queue* q) {
@@ -2087,6 +2777,7 @@ static void accel_i_queue_fini(accel_queue* q) {
         accel_i_batch_free(dev, b);
     }
     q->free_count = 0;
+    accel_i_trace_queue_fini(q);
 }
 /* A destroy waits for the queue's submitted work; a batch blocked on a signal that nobody sets keeps
    it waiting forever. Never silently: after a second, then at doubling intervals (up to 32 s),
@@ -2132,6 +2823,440 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
     return p;
 }
 
+/* ==== core: failure after hand-off ==== */
+/* A batch whose segment handed a wait to the device stays in its device's `dwaits` list until it
+   completes. Failing a signal walks that list: every listed batch with a device wait on the signal for
+   a value it had not reached before the failure gets the rest of its signals failed (host words only,
+   under the lock), and so on for the signals of this device failed that way (a work list through
+   accel_signal.fail_next, no recursion, no allocation); then, outside the lock, each failure is
+   published to the device. Signals of other devices are raised afterwards through accel_i_raise. */
+#if !defined(ACCEL_NO_THREADS)   /* only the batch walk adds */
+static void accel_i_dwait_add(accel_i_batch* b, accel_queue* q) {
+    accel_device* dev = q->obj.device;
+    if (b->dlisted) return;
+    b->dqueue = q;
+    accel_i_spin_lock(&dev->dwait_lock);
+    b->dprev = NULL;
+    b->dnext = dev->dwaits;
+    if (dev->dwaits) dev->dwaits->dprev = b;
+    dev->dwaits = b;
+    b->dlisted = true;
+    atomic_fetch_add(&dev->dwait_count, 1u);
+    accel_i_spin_unlock(&dev->dwait_lock);
+    atomic_thread_fence(memory_order_seq_cst);   /* then the caller re-reads its waits' signals */
+}
+#endif
+static void accel_i_dwait_remove(accel_i_batch* b, accel_device* dev) {
+    if (!b->dlisted) return;
+    accel_i_spin_lock(&dev->dwait_lock);
+    if (b->dprev) b->dprev->dnext = b->dnext; else dev->dwaits = b->dnext;
+    if (b->dnext) b->dnext->dprev = b->dprev;
+    b->dlisted = false;
+    atomic_fetch_sub(&dev->dwait_count, 1u);
+    accel_i_spin_unlock(&dev->dwait_lock);
+}
+/* The first command of b after a device wait on s that s had not reached at `before`; b->count if none. */
+static uint32_t accel_i_dwait_hit(const accel_i_batch* b, const accel_signal* s, uint64_t before) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        if (c->kind == ACCEL_I_CMD_WAIT && (c->flags & ACCEL_I_CMD_ON_DEVICE) && c->u.sig.signal == s && c->u.sig.value > before)
+            return i + 1;
+    }
+    return b->count;
+}
+#define ACCEL_I_FOREIGN_FAILS 32u
+typedef struct accel_i_fail_list { accel_signal* todo; accel_signal* done; accel_signal* foreign[ACCEL_I_FOREIGN_FAILS]; uint32_t nforeign; } accel_i_fail_list;
+/* Fails (host word) the signals of b from command `from` on; queues the newly failed ones (dwait_lock held). */
+static void accel_i_dwait_fail_batch(accel_device* dev, accel_i_batch* b, uint32_t from, uint64_t failed, accel_i_fail_list* l) {
+    for (uint32_t i = from; i < b->count; i++) {
+        accel_signal* u = b->cmds[i].u.sig.signal;
+        uint64_t before;
+        if (b->cmds[i].kind != ACCEL_I_CMD_SIGNAL) continue;
+        if (u->obj.device != dev) {   /* another device's lock: raised after ours is released */
+            if (l->nforeign < ACCEL_I_FOREIGN_FAILS) { accel_i_retain(u); l->foreign[l->nforeign++] = u; }
+            else u->obj.device->backend->signal_raise(u, failed);
+            continue;
+        }
+        before = dev->backend->signal_value(u);
+        if (accel_i_failed(dev->backend->signal_raise(u, failed))) continue;   /* failed already */
+        accel_i_retain(u);
+        u->fail_before = before;
+        u->fail_next = l->todo;
+        l->todo = u;
+    }
+}
+static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64_t failed) {
+    accel_device* dev = s->obj.device;
+    accel_i_fail_list l;
+    l.todo = l.done = NULL;
+    l.nforeign = 0;
+    accel_i_retain(s);
+    s->fail_before = before;
+    s->fail_next = NULL;
+    l.todo = s;
+    accel_i_spin_lock(&dev->dwait_lock);
+    while (l.todo) {
+        accel_signal* t = l.todo;
+        l.todo = t->fail_next;
+        t->fail_next = l.done;
+        l.done = t;
+        for (accel_i_batch* b = dev->dwaits; b; b = b->dnext) {
+            uint32_t from = accel_i_dwait_hit(b, t, t->fail_before);
+            if (from < b->count) accel_i_dwait_fail_batch(dev, b, from, failed, &l);
+        }
+    }
+    accel_i_spin_unlock(&dev->dwait_lock);
+    while (l.done) {   /* now the device may see the failures (and release its waiters) */
+        accel_signal* t = l.done;
+        l.done = t->fail_next;
+        if (dev->backend->signal_publish) dev->backend->signal_publish(t, failed);
+        accel_i_release(t);
+    }
+    for (uint32_t i = 0; i < l.nforeign; i++) { accel_i_raise(l.foreign[i], failed); accel_i_release(l.foreign[i]); }
+}
+
+/* ==== core: batch walk (GPU backends) ==== */
+/* The core decides, for every GPU backend, how a batch runs; the backend only turns segments into
+   native work. A segment is a run of waits followed by commands up to the next wait. Each wait is
+   - reached: nothing to do (the backend may still add a native dependency for memory order);
+   - failed: the v1 rule: nothing more of the batch runs, and what it would signal fails;
+   - on the device: the backend says its device can watch the signal reach the value itself (a value a
+     GPU signal operation already promised, or a signal the host raises where the device can see it):
+     the wait goes into the segment, flagged ACCEL_I_CMD_ON_DEVICE, and the segment is submitted at once;
+   - gated: anything else (a value nobody promised on a signal the device cannot watch, another
+     device's or backend's signal): the queue's worker thread waits on the host, then goes on.
+   accel_queue_submit walks on the caller's thread until a gated wait is not reached (or the backend
+   needs to block), then hands the rest to the queue's worker; later batches queue behind it, so the
+   queue stays in order. No host thread wakes for a batch whose waits all go to the device.
+   Host steps (accel_i_cmd_is_host_step: host_call) need the host once the commands before them
+   completed: a segment ends before one, and the walk runs it on the queue's worker after
+   backend->queue_drain (a walk inside accel_queue_submit hands off there), then goes on. */
+#define ACCEL_I_HANDOFF ((accel_result)1000)   /* private: the rest of the batch goes to the queue's worker */
+
+#if !defined(ACCEL_NO_THREADS)   /* GPU backends need threads: no-threads builds have none to walk */
+/* The one list of host-step command kinds (segment splitting here and in backends' plans uses it). */
+static bool accel_i_cmd_is_host_step(const accel_i_cmd* c) { return c->kind == ACCEL_I_CMD_HOST_CALL; }
+/* The next segment of b from b->pc: its waits, then its commands up to the next wait or host step. */
+static accel_i_segment accel_i_next_segment(const accel_i_batch* b) {
+    accel_i_segment sg;
+    sg.wfrom = sg.from = b->pc;
+    while (sg.from < b->count && b->cmds[sg.from].kind == ACCEL_I_CMD_WAIT) sg.from++;
+    for (sg.to = sg.from; sg.to < b->count && b->cmds[sg.to].kind != ACCEL_I_CMD_WAIT && !accel_i_cmd_is_host_step(&b->cmds[sg.to]); sg.to++) {}
+    return sg;
+}
+/* Runs the host step at b->pc once backend->queue_drain says everything before it completed. Returns 0,
+   or the failed value that drops the rest of the batch: a drain error, or a wait before it that the
+   device passed because its signal failed (DESIGN 6.1 lets device work behind such a wait run; a host
+   step is host work, and keeps the v1 rule). */
+static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
+    accel_result r = q->obj.device->backend->queue_drain(q, ACCEL_WAIT_FOREVER);
+    accel_i_cmd* c = &b->cmds[b->pc];
+    if (r != ACCEL_OK) return accel_i_failed_value(r);
+    for (uint32_t i = 0; i < b->pc; i++) {
+        uint64_t cur;
+        if (b->cmds[i].kind != ACCEL_I_CMD_WAIT || !(b->cmds[i].flags & ACCEL_I_CMD_ON_DEVICE)) continue;
+        if (accel_i_failed(cur = accel_signal_value(b->cmds[i].u.sig.signal))) return cur;
+    }
+    c->u.host.fn(c->u.host.user);
+    return 0;
+}
+
+enum { ACCEL_I_SEG_READY, ACCEL_I_SEG_GATED, ACCEL_I_SEG_FAILED };
+/* Classifies the segment's waits (see above). READY: every wait reached or on the device (*device: any
+   on the device); GATED: wait *at is neither; FAILED: *failed holds the failed value. */
+static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool* device, uint32_t* at, uint64_t* failed) {
+    const accel_backend* be = q->obj.device->backend;
+    *device = false;
+    for (uint32_t i = sg->wfrom; i < sg->from; i++) {
+        accel_i_cmd* c = &b->cmds[i];
+        accel_signal* s = c->u.sig.signal;
+        uint64_t cur = accel_signal_value(s);
+        c->flags &= ~ACCEL_I_CMD_ON_DEVICE;
+        if (accel_i_failed(cur)) { *failed = cur; return ACCEL_I_SEG_FAILED; }
+        if (cur >= c->u.sig.value) continue;
+        if (be->wait_on_device(q, s, c->u.sig.value)) { c->flags |= ACCEL_I_CMD_ON_DEVICE; *device = true; continue; }
+        *at = i;
+        return ACCEL_I_SEG_GATED;
+    }
+    return ACCEL_I_SEG_READY;
+}
+/* After the batch joined the device's dwaits list: a failure that came first is seen here (one that
+   comes later finds the batch in the list). */
+static uint64_t accel_i_recheck(accel_i_batch* b, const accel_i_segment* sg) {
+    for (uint32_t i = sg->wfrom; i < sg->from; i++) {
+        uint64_t cur = accel_signal_value(b->cmds[i].u.sig.signal);
+        if (accel_i_failed(cur)) return cur;
+    }
+    return 0;
+}
+
+/* A queue's worker: the batches handed to it, oldest first, and who is walking. */
+struct accel_i_walker {
+    accel_queue* q;
+    accel_i_mutex lock;
+    accel_i_cond cond;              /* hand-offs, the end of a walk, stop */
+    accel_i_batch *head, *tail;
+    bool active, stop, idle_sleep;  /* active: a thread walks a batch of this queue; idle_sleep: the worker sleeps untimed */
+    uint32_t idle_waiters;          /* threads in accel_i_walker_idle */
+    accel_i_thread thread;
+    accel_i_blocked blocked;        /* debug devices: the gated wait the worker is in */
+};
+
+/* Waits on the host for a gated wait (the worker only), published for the hang reports. */
+static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
+    accel_result r;
+    uint64_t cur;
+    const accel_backend* be = q->obj.device->backend;
+    accel_i_blocked_set(&q->walker->blocked, s, v);   /* every build: a destroy that waits reports it */
+    do {   /* meanwhile the worker still reaps its queue's work (the value may come from it) */
+        uint64_t poll = be->queue_poll ? be->queue_poll(q) : 0;
+        r = accel_i_wait_internal(s, v, poll ? poll : ACCEL_WAIT_FOREVER);
+    } while (r == ACCEL_TIMEOUT);
+    accel_i_blocked_set(&q->walker->blocked, NULL, 0);
+    cur = accel_signal_value(s);
+    if (r != ACCEL_OK && r != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur)) cur = accel_i_failed_value(r);
+    return accel_i_failed(cur) ? cur : 0;
+}
+
+/* Makes a segment ready: classifies its waits, gating on the host when allowed. Returns READY,
+   GATED (may_block false: hand off) or FAILED (*failed). */
+static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool may_block, uint64_t* failed) {
+    for (;;) {
+        bool device;
+        uint32_t at = 0;
+        int k = accel_i_classify(q, b, sg, &device, &at, failed);
+        if (k == ACCEL_I_SEG_READY && device) {
+            accel_i_dwait_add(b, q);
+            if ((*failed = accel_i_recheck(b, sg)) != 0) return ACCEL_I_SEG_FAILED;
+        }
+        if (k != ACCEL_I_SEG_GATED) return k;
+        if (!may_block) return k;
+        if ((*failed = accel_i_gate(q, b->cmds[at].u.sig.signal, b->cmds[at].u.sig.value)) != 0) return ACCEL_I_SEG_FAILED;
+    }
+}
+
+/* Walks b from b->pc, segment by segment (see above). may_block false: inside accel_queue_submit;
+   returns ACCEL_I_HANDOFF with b->pc at the segment the worker must go on with. An error before
+   anything of the batch went to the device drops it and is returned (all or nothing); a later one
+   fails the rest's signals. */
+static accel_result accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
+    accel_device* d = q->obj.device;
+    accel_result r = ACCEL_OK;
+    while (b->pc < b->count) {
+        accel_i_segment sg;
+        uint64_t failed = 0;
+        int k;
+        if (accel_i_cmd_is_host_step(&b->cmds[b->pc])) {   /* on the worker, after the device drained */
+            if (!may_block) return ACCEL_I_HANDOFF;
+            if ((failed = accel_i_host_step(q, b)) != 0) { accel_i_fail_rest(b, b->pc + 1, failed); break; }
+            b->pc++;
+            continue;
+        }
+        sg = accel_i_next_segment(b);
+        k = accel_i_ready(q, b, &sg, may_block, &failed);
+        if (k == ACCEL_I_SEG_GATED) return ACCEL_I_HANDOFF;
+        if (k == ACCEL_I_SEG_READY && accel_i_lost(d)) { k = ACCEL_I_SEG_FAILED; failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST); }
+        if (k == ACCEL_I_SEG_FAILED) { accel_i_fail_rest(b, sg.from, failed); break; }
+        r = d->backend->segment_submit(q, b, &sg, may_block);
+        if (r == ACCEL_I_HANDOFF) return r;
+        if (r != ACCEL_OK) {
+            if (!may_block && sg.wfrom == 0) break;     /* nothing ran: accel_queue_submit reports it */
+            accel_i_log(d, ACCEL_LOG_ERROR, "%s: %s while submitting the rest of a batch; its signals fail", d->backend->name, accel_result_string(r));
+            accel_i_fail_rest(b, sg.from, accel_i_failed_value(r));
+            r = ACCEL_OK;
+            break;
+        }
+        b->pc = sg.to;
+    }
+    b->pc = b->count;
+    d->backend->batch_submitted(q, b);
+    return r;
+}
+
+#endif
+
+/* The device finished b (or b never reached it): its references go, and it leaves the dwaits list. */
+static void accel_i_batch_complete(accel_queue* q, accel_i_batch* b) {
+    accel_i_dwait_remove(b, q->obj.device);
+    accel_i_batch_recycle(q, b);
+}
+
+#if !defined(ACCEL_NO_THREADS)
+/* ---- the queue's worker thread ---- */
+static void accel_i_walker_main(void* arg) {
+    accel_i_walker* w = (accel_i_walker*)arg;
+    const accel_backend* be = w->q->obj.device->backend;
+    accel_i_mutex_lock(&w->lock);
+    for (;;) {
+        accel_i_batch* b;
+        if (!w->head || w->active) {
+            uint64_t poll = 0;
+            if (w->stop && !w->active) break;
+            if (be->queue_poll) {   /* reap completed work outside the lock */
+                accel_i_mutex_unlock(&w->lock);
+                poll = be->queue_poll(w->q);
+                accel_i_mutex_lock(&w->lock);
+                if (w->head && !w->active) continue;
+                if (w->stop && !w->active && poll == 0) break;
+            }
+            w->idle_sleep = poll == 0;
+            if (poll) accel_i_cond_timedwait(&w->cond, &w->lock, poll);
+            else accel_i_cond_wait(&w->cond, &w->lock);
+            w->idle_sleep = false;
+            continue;
+        }
+        b = w->head;
+        if ((w->head = b->next) == NULL) w->tail = NULL;
+        b->next = NULL;
+        w->active = true;
+        accel_i_mutex_unlock(&w->lock);
+        accel_i_walk(w->q, b, true);
+        accel_i_mutex_lock(&w->lock);
+        w->active = false;
+        if (w->idle_waiters) accel_i_cond_broadcast(&w->cond);
+    }
+    accel_i_mutex_unlock(&w->lock);
+}
+
+/* accel_queue_submit for GPU backends, after the backend checked the batch: walks it here when the
+   queue's worker holds nothing, else queues it behind the worker's batches. Wakes the worker only
+   when it is handed something. */
+static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
+    accel_i_walker* w = q->walker;
+    accel_result r;
+    b->next = NULL;
+    accel_i_mutex_lock(&w->lock);
+    if (w->head || w->active) {
+        if (w->tail) w->tail->next = b; else w->head = b;
+        w->tail = b;
+        accel_i_cond_broadcast(&w->cond);
+        accel_i_mutex_unlock(&w->lock);
+        return ACCEL_OK;
+    }
+    w->active = true;
+    accel_i_mutex_unlock(&w->lock);
+    r = accel_i_walk(q, b, false);
+    accel_i_mutex_lock(&w->lock);
+    if (r == ACCEL_I_HANDOFF) {   /* the oldest work of the queue: to the front */
+        b->next = w->head;
+        w->head = b;
+        if (!w->tail) w->tail = b;
+        r = ACCEL_OK;
+    }
+    w->active = false;
+    if (w->head || w->idle_waiters) accel_i_cond_broadcast(&w->cond);
+    accel_i_mutex_unlock(&w->lock);
+    return r;
+}
+/* Wakes the worker when it sleeps with nothing to poll and the backend just put work in flight that
+   it must watch (queue_poll backends). */
+static void accel_i_walker_poke(accel_queue* q) {
+    accel_i_walker* w = q->walker;
+    accel_i_mutex_lock(&w->lock);
+    if (w->idle_sleep) accel_i_cond_broadcast(&w->cond);
+    accel_i_mutex_unlock(&w->lock);
+}
+/* Waits until no batch of q is held or walked; TIMEOUT when the deadline passes first. */
+static accel_result accel_i_walker_idle(accel_queue* q, uint64_t deadline) {
+    accel_i_walker* w = q->walker;
+    accel_result r = ACCEL_OK;
+    accel_i_mutex_lock(&w->lock);
+    w->idle_waiters++;
+    while (w->head || w->active) {
+        uint64_t now = accel_i_now_ns();
+        if (now >= deadline) { r = ACCEL_TIMEOUT; break; }
+        if (deadline == ACCEL_I_FOREVER) accel_i_cond_wait(&w->cond, &w->lock);
+        else accel_i_cond_timedwait(&w->cond, &w->lock, deadline - now);
+    }
+    w->idle_waiters--;
+    accel_i_mutex_unlock(&w->lock);
+    return r;
+}
+/* queue_wait_idle of GPU backends: the worker first, then the device. */
+static accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns) {
+    uint64_t deadline = accel_i_deadline(timeout_ns), now;
+    accel_result r = accel_i_walker_idle(q, deadline);
+    if (r != ACCEL_OK) return r;
+    now = accel_i_now_ns();
+    return q->obj.device->backend->queue_drain(q, deadline == ACCEL_I_FOREVER ? ACCEL_WAIT_FOREVER : deadline > now ? deadline - now : 0);
+}
+/* The first device wait of q's batches in flight that is not reached yet (dwait_lock held). */
+static const accel_i_cmd* accel_i_dwait_pending(accel_device* dev, const accel_queue* q) {
+    for (const accel_i_batch* b = dev->dwaits; b; b = b->dnext) {
+        if (b->dqueue != q) continue;
+        for (uint32_t i = 0; i < b->count; i++) {
+            const accel_i_cmd* c = &b->cmds[i];
+            uint64_t cur;
+            if (c->kind != ACCEL_I_CMD_WAIT || !(c->flags & ACCEL_I_CMD_ON_DEVICE)) continue;
+            cur = accel_signal_value(c->u.sig.signal);
+            if (!accel_i_failed(cur) && cur < c->u.sig.value) return c;
+        }
+    }
+    return NULL;
+}
+/* Hang report of GPU queues: the worker's gated wait and the batches it holds, or else a wait handed to
+   the device that is not reached. */
+static size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap) {
+    accel_i_walker* w = q->walker;
+    accel_device* dev = q->obj.device;
+    const accel_i_cmd* c;
+    uint64_t held = 0;
+    size_t len;
+    accel_i_mutex_lock(&w->lock);
+    for (const accel_i_batch* b = w->head; b; b = b->next) held++;
+    held += w->active;
+    accel_i_mutex_unlock(&w->lock);
+    len = accel_i_blocked_describe(&w->blocked, out, cap, q, held);
+    if (len) return len;
+    accel_i_spin_lock(&dev->dwait_lock);
+    if ((c = accel_i_dwait_pending(dev, q)) != NULL)
+        len = accel_i_describe_queue(out, cap, q, 1, c->u.sig.signal, c->u.sig.value);
+    accel_i_spin_unlock(&dev->dwait_lock);
+    return len;
+}
+static void accel_i_walker_free(accel_device* dev, accel_i_walker* w) {
+    accel_i_cond_destroy(&w->cond);
+    accel_i_mutex_destroy(&w->lock);
+    accel_i_dev_free(dev, w, sizeof *w);
+}
+/* Starts q's worker (GPU backends, at queue creation, after accel_i_queue_init). */
+static accel_result accel_i_walker_start(accel_queue* q) {
+    accel_device* dev = q->obj.device;
+    accel_i_walker* w = (accel_i_walker*)accel_i_dev_alloc(dev, sizeof *w);
+    accel_result r;
+    if (!w) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
+    memset((void*)w, 0, sizeof *w);
+    w->q = q;
+    atomic_init(&w->blocked.lock, 0u);
+    if (!accel_i_mutex_init(&w->lock)) { accel_i_dev_free(dev, w, sizeof *w); return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: mutex init failed"); }
+    if (!accel_i_cond_init(&w->cond)) {
+        accel_i_mutex_destroy(&w->lock);
+        accel_i_dev_free(dev, w, sizeof *w);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: condition init failed");
+    }
+    q->walker = w;
+    if ((r = accel_i_thread_start(&w->thread, accel_i_walker_main, w)) != ACCEL_OK) {
+        q->walker = NULL;
+        accel_i_walker_free(dev, w);
+        return accel_i_fail(dev, r, "accel_queue_create: starting the queue's worker thread failed");
+    }
+    return ACCEL_OK;
+}
+/* Stops q's worker once everything submitted finished (queue destroy). */
+static void accel_i_walker_stop(accel_queue* q) {
+    accel_i_walker* w = q->walker;
+    if (!w) return;
+    accel_i_walker_wait_idle(q, ACCEL_WAIT_FOREVER);
+    accel_i_mutex_lock(&w->lock);
+    w->stop = true;
+    accel_i_cond_broadcast(&w->cond);
+    accel_i_mutex_unlock(&w->lock);
+    accel_i_thread_join(&w->thread);
+    q->walker = NULL;
+    accel_i_walker_free(q->obj.device, w);
+}
+#endif
+
 /* ==== cpu: device and worker pool ==== */
 /* A CPU device has `cpu_threads` lanes: whoever runs kernel groups (a pool worker or a queue's
    executor) holds one, so `accel_dispatch.worker` (the lane) is unique among concurrent kernel calls
@@ -2168,11 +3293,11 @@ struct accel_i_cpu_device {
 };
 typedef struct accel_i_cpu_buffer  { accel_buffer base; bool owned; } accel_i_cpu_buffer;
 typedef struct accel_i_cpu_program { accel_program base; accel_cpu_kernel fn; } accel_i_cpu_program;
-typedef struct accel_i_cpu_signal  { accel_signal base; accel_i_event ev; } accel_i_cpu_signal;
+typedef struct accel_i_host_signal { accel_signal base; accel_i_event ev; } accel_i_host_signal;
 
 static accel_i_cpu_device* accel_i_cpu_dev(accel_device* d) { return (accel_i_cpu_device*)d; }
 static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == accel_cpu_backend(); }
-static accel_i_event* accel_i_cpu_signal_event(accel_signal* s) { return &((accel_i_cpu_signal*)s)->ev; }
+static accel_i_event* accel_i_cpu_signal_event(accel_signal* s) { return &((accel_i_host_signal*)s)->ev; }
 
 static uint32_t accel_i_cpu_cores(void) {
 #if defined(ACCEL_NO_THREADS)
@@ -2446,27 +3571,33 @@ static accel_result accel_i_cpu_program_create(accel_device* dev, const accel_pr
 }
 static void accel_i_cpu_program_free(accel_program* p) { accel_i_dev_free(p->obj.device, p, sizeof(accel_i_cpu_program)); }
 
-/* ==== cpu: signals ==== */
-static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
-    accel_i_cpu_signal* s = (accel_i_cpu_signal*)accel_i_dev_alloc(dev, sizeof *s);
+/* ==== cpu: signals (host signals) ==== */
+/* A host signal is a 64-bit host word with the event machinery (spin, then sleep; waiters): the CPU
+   backend's signals, and the CUDA backend's (which put `size` bytes of their own around it). */
+static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size, accel_signal** out) {
+    accel_i_host_signal* s = (accel_i_host_signal*)accel_i_dev_alloc(dev, size);
     if (!s) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
-    memset((void*)s, 0, sizeof *s);
+    memset((void*)s, 0, size);
     if (!accel_i_event_init(&s->ev, initial)) {
-        accel_i_dev_free(dev, s, sizeof *s);
+        accel_i_dev_free(dev, s, size);
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed");
     }
     accel_i_object_init(&s->base.obj, dev, ACCEL_I_SIGNAL, "signal");
     *out = &s->base;
     return ACCEL_OK;
 }
-static void accel_i_cpu_signal_free(accel_signal* s) {
+static void accel_i_host_signal_destroy(accel_signal* s, size_t size) {
     accel_i_event_destroy(accel_i_cpu_signal_event(s));
-    accel_i_dev_free(s->obj.device, s, sizeof(accel_i_cpu_signal));
+    accel_i_dev_free(s->obj.device, s, size);
 }
-static uint64_t accel_i_cpu_signal_value(const accel_signal* s) {
-    return accel_i_event_value(&((const accel_i_cpu_signal*)s)->ev);
+static uint64_t accel_i_host_signal_value(const accel_signal* s) {
+    return accel_i_event_value(&((const accel_i_host_signal*)s)->ev);
 }
-static uint64_t accel_i_cpu_signal_raise(accel_signal* s, uint64_t v) { return accel_i_event_raise(accel_i_cpu_signal_event(s), v); }
+static uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v) { return accel_i_event_raise(accel_i_cpu_signal_event(s), v); }
+static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
+    return accel_i_host_signal_make(dev, initial, sizeof(accel_i_host_signal), out);
+}
+static void accel_i_cpu_signal_free(accel_signal* s) { accel_i_host_signal_destroy(s, sizeof(accel_i_host_signal)); }
 
 #if !defined(ACCEL_NO_THREADS)
 /* wait_many over several CPU signals: a waiter on each signal bumps one local event. */
@@ -2503,8 +3634,8 @@ static accel_result accel_i_cpu_wait_multi(accel_signal* const* s, const uint64_
 }
 #endif
 
-static accel_result accel_i_cpu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
-                                                 uint64_t timeout_ns, uint32_t* first) {
+static accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                             uint64_t timeout_ns, uint32_t* first) {
     accel_result r = accel_i_wait_check(s, v, n, all, first);
     if (r != ACCEL_TIMEOUT || timeout_ns == 0) return r;
 #if defined(ACCEL_NO_THREADS)
@@ -2545,13 +3676,6 @@ typedef struct accel_i_cpu_queue {
 } accel_i_cpu_queue;
 
 
-/* A batch stopped by a failed wait: fail every signal the rest of it would have signalled. */
-static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_value) {
-    for (uint32_t i = from; i < b->count; i++) {
-        accel_i_cmd* c = &b->cmds[i];
-        if (c->kind == ACCEL_I_CMD_SIGNAL) c->u.sig.signal->obj.device->backend->signal_raise(c->u.sig.signal, failed_value);
-    }
-}
 
 /* The wait command: ACCEL_OK when reached, ACCEL_ERROR_SIGNAL_FAILED when failed, ACCEL_TIMEOUT
    when the batch must park (no-threads only). */
@@ -2614,8 +3738,15 @@ static void accel_i_cpu_fill(unsigned char* dst, size_t size, uint32_t pattern) 
     }
 }
 
-/* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). */
+/* A command that ran from t0 to now: its trace span; returns when the next one starts. */
+static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_cmd* c, uint64_t t0) {
+    return accel_i_trace_cmd(&q->base, c, t0, accel_i_now_ns());
+}
+/* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). With a
+   trace, each command's span is its start and end on the host clock (the CPU device's clock). */
 static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
+    bool trace = q->base.obj.device->trace != NULL;
+    uint64_t t0 = trace ? accel_i_now_ns() : 0;   /* a command starts where the one before ended */
     for (; b->pc < b->count; b->pc++) {
         accel_i_cmd* c = &b->cmds[b->pc];
         switch (c->kind) {
@@ -2623,15 +3754,18 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             accel_result r = accel_i_cpu_wait_cmd(q, c->u.sig.signal, c->u.sig.value);
             if (r == ACCEL_TIMEOUT) return false;
             if (r != ACCEL_OK) {   /* drop the rest, pass the failure on */
+                if (trace) accel_i_trace_cmd(&q->base, c, t0, accel_i_now_ns());
                 accel_i_fail_rest(b, b->pc + 1, accel_signal_value(c->u.sig.signal));
                 b->pc = b->count;
                 return true;
             }
             break;
         }
-        case ACCEL_I_CMD_SIGNAL:
-            c->u.sig.signal->obj.device->backend->signal_raise(c->u.sig.signal, c->u.sig.value);
-            break;
+        case ACCEL_I_CMD_SIGNAL:   /* traced before the raise (a waiter it wakes finds the mark), as an
+                                      instant: a clock reading is a sixth of a small dispatch's cost */
+            if (trace) accel_i_trace_cmd(&q->base, c, t0, t0);
+            accel_i_raise(c->u.sig.signal, c->u.sig.value);
+            continue;
         case ACCEL_I_CMD_EXEC:
             accel_i_cpu_exec(q, b, c);
             break;
@@ -2648,10 +3782,16 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
         case ACCEL_I_CMD_BARRIER:
             atomic_thread_fence(memory_order_seq_cst);
             break;
+        case ACCEL_I_CMD_TIMESTAMP: {
+            uint64_t now = accel_i_now_ns();
+            memcpy((unsigned char*)c->u.stamp.dst->mapped + c->u.stamp.offset, &now, sizeof now);
+            break;
+        }
         case ACCEL_I_CMD_HOST_CALL:   /* the commands before it ran on this thread (kernels: joined) */
             c->u.host.fn(c->u.host.user);
             break;
         }
+        if (trace) t0 = accel_i_cpu_traced(q, c, t0);
     }
     return true;
 }
@@ -2829,15 +3969,34 @@ static void accel_i_cpu_queue_destroy(accel_queue* base) {
 }
 
 /* ==== cpu: backend table ==== */
+/* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
 static const accel_backend accel_i_cpu_backend_table = {
-    "cpu", true,
-    accel_i_cpu_device_count, accel_i_cpu_device_create, accel_i_cpu_device_destroy,
-    accel_i_cpu_buffer_create, accel_i_cpu_buffer_free, accel_i_cpu_buffer_io,
-    accel_i_cpu_program_create, accel_i_cpu_program_free,
-    accel_i_cpu_signal_create, accel_i_cpu_signal_free, accel_i_cpu_signal_value, accel_i_cpu_signal_raise,
-    accel_i_cpu_signal_wait_many,
-    accel_i_cpu_queue_create, accel_i_cpu_queue_destroy, accel_i_cpu_queue_submit, accel_i_cpu_queue_wait_idle,
-    accel_i_cpu_queue_describe
+    "cpu",                              /* name */
+    true,                               /* shares_host_memory */
+    accel_i_cpu_device_count,           /* device_count */
+    accel_i_cpu_device_create,          /* device_create */
+    accel_i_cpu_device_destroy,         /* device_destroy */
+    accel_i_cpu_buffer_create,          /* buffer_create */
+    accel_i_cpu_buffer_free,            /* buffer_free */
+    accel_i_cpu_buffer_io,              /* buffer_io */
+    accel_i_cpu_program_create,         /* program_create */
+    accel_i_cpu_program_free,           /* program_free */
+    accel_i_cpu_signal_create,          /* signal_create */
+    accel_i_cpu_signal_free,            /* signal_free */
+    accel_i_host_signal_value,          /* signal_value */
+    accel_i_host_signal_raise,          /* signal_raise */
+    accel_i_host_signal_wait,           /* signal_wait_many */
+    accel_i_cpu_queue_create,           /* queue_create */
+    accel_i_cpu_queue_destroy,          /* queue_destroy */
+    accel_i_cpu_queue_submit,           /* queue_submit */
+    accel_i_cpu_queue_wait_idle,        /* queue_wait_idle */
+    accel_i_cpu_queue_describe,         /* queue_describe */
+    NULL,                               /* wait_on_device: the executor is the device (no batch walk) */
+    NULL,                               /* segment_submit */
+    NULL,                               /* batch_submitted */
+    NULL,                               /* queue_drain */
+    NULL,                               /* signal_publish: the host word is what the executor watches */
+    NULL                                /* queue_poll */
 };
 ACCEL_API const accel_backend* accel_cpu_backend(void) { return &accel_i_cpu_backend_table; }
 

@@ -9,6 +9,7 @@
      1. signal ping-pong between two host threads (pinned to two CPUs): accel_signal_set/wait round
         trip | a raw spin-then-futex word (spinning as long as accel does) | C11 mtx/cnd
      2. submit-to-complete latency of a one-group exec | an empty OpenMP `parallel for` fork-join
+    2t. the same on a device writing a trace (accel_device_desc.trace_path) | the same untraced
      3. 10,000 one-group execs in one batch, cost per command | a direct function-call loop
      4. SAXPY over 64 MiB arrays, GB/s (12 bytes/element) | OpenMP `parallel for` | memcpy (2 x bytes)
      5. a compute-bound kernel: speed-up from cpu_threads=1 to all cores | the same with OpenMP
@@ -60,7 +61,7 @@ typedef struct bench_config {
     size_t saxpy_n;            /* floats per array */
     uint32_t compute_n, compute_iters;
     uint64_t idle_ns;          /* idle measurement length */
-    const char* only;          /* --only NAME: run just that figure (pingpong, latency, batch, saxpy, compute, idle) */
+    const char* only;          /* --only NAME: run just that figure (pingpong, latency, trace, batch, saxpy, compute, idle) */
 } bench_config;
 static bench_config cfg;
 
@@ -369,6 +370,59 @@ static void fig_exec_latency(accel_device* dev) {
     bench_row_extra(r, "accel_kernel_on_host_cpu_pct", 100.0 * (double)same_cpu / (double)ns);
     free(a); free(o);
     counter_rig_close(&rig);
+}
+
+/* ==== figure 2t: the same round trip on a traced device ==== */
+/* Median submit->complete of `n` one-group exec + signal round trips on the rig. */
+static double exec_round_trips(counter_rig* rig, uint64_t* value, uint32_t n, double* samples) {
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t t0 = bench_now_ns();
+        accel_queue_exec(rig->q, rig->prog, &rig->buf, 1, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(rig->q, rig->s, ++*value);
+        check(accel_queue_submit(rig->q), "accel_queue_submit");
+        check(accel_signal_wait(rig->s, *value, BENCH_WAIT_NS), "accel_signal_wait");
+        samples[i] = (double)(bench_now_ns() - t0);
+    }
+    return bench_median(samples, n);
+}
+/* Tracing on (DESIGN 6.4: a small dispatch at most 10% slower): two devices, one writing a trace (to
+   $BENCH_TRACE or build/bench_trace.json, removed after), rounds interleaved. Each round trip adds
+   7 events (submit, exec, signal span and instant, wait, flow ends); the buffer is written out every
+   ~580 round trips, inside the timed loop. */
+static void fig_trace_latency(void) {
+    const char* path = getenv("BENCH_TRACE") ? getenv("BENCH_TRACE") : "build/bench_trace.json";
+    accel_device *plain, *traced;
+    check(accel_device_create(&(accel_device_desc){ .cpu_threads = cfg.threads, .label = "bench" }, &plain), "accel_device_create");
+    check(accel_device_create(&(accel_device_desc){ .cpu_threads = cfg.threads, .label = "bench", .trace_path = path }, &traced),
+          "accel_device_create (traced)");
+    counter_rig rp = counter_rig_open(plain, k_count_cpu), rt = counter_rig_open(traced, k_count_cpu);
+    const uint32_t K = cfg.latency_iters * 4;
+    const int R = cfg.rounds;
+    double* a = calloc((size_t)R, sizeof(double));
+    double* b = calloc((size_t)R, sizeof(double));
+    double* samples = calloc(K, sizeof(double));
+    uint64_t vp = 0, vt = 0;
+    exec_round_trips(&rp, &vp, K / 4, samples);   /* warm-up */
+    exec_round_trips(&rt, &vt, K / 4, samples);
+    for (int round = 0; round < R; round++) {
+        bench_sleep_ns(BENCH_SETTLE_NS);
+        b[round] = exec_round_trips(&rp, &vp, K, samples);
+        bench_sleep_ns(BENCH_SETTLE_NS);
+        a[round] = exec_round_trips(&rt, &vt, K, samples);
+    }
+    if (rp.counter[0] != (uint32_t)vp || rt.counter[0] != (uint32_t)vt)
+        bench_fail("traced latency: kernels ran %u and %u times, expected %llu and %llu", rp.counter[0], rt.counter[0],
+                   (unsigned long long)vp, (unsigned long long)vt);
+    double am = bench_median(a, (size_t)R), bm = bench_median(b, (size_t)R);
+    bench_row* r = bench_row_add("traced_exec_latency", "2t one-group exec submit->complete, traced", "ns", am,
+                                 "untraced", bm, BENCH_TARGET_RATIO, BENCH_LE, 1.10);
+    bench_row_extra(r, "round_trips", (double)vt);
+    free(a); free(b); free(samples);
+    counter_rig_close(&rp);
+    counter_rig_close(&rt);
+    accel_device_destroy(plain);
+    accel_device_destroy(traced);   /* writes the file */
+    remove(path);
 }
 
 /* ==== figure 3: many one-group execs in one batch ==== */
@@ -721,7 +775,7 @@ int main(int argc, char** argv) {
         if (strcmp(argv[i], "--quick") == 0) cfg.quick = true;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) cfg.only = argv[++i];
         else {
-            printf("usage: %s [--quick] [--only pingpong|latency|batch|saxpy|compute|idle]\n"
+            printf("usage: %s [--quick] [--only pingpong|latency|trace|batch|saxpy|compute|idle]\n"
                    "  --quick  short run (smaller sizes, fewer rounds) for CI smoke checks\n"
                    "  --only   run one figure (for profiling it, e.g. under perf)\n", argv[0]);
             return strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 ? 0 : 2;
@@ -757,6 +811,7 @@ int main(int argc, char** argv) {
     if (want("batch")) { printf("3 batch ...\n"); fflush(stdout); fig_batch(dev); }
     if (want("saxpy")) { printf("4 saxpy ...\n"); fflush(stdout); fig_saxpy(dev); }
     accel_device_destroy(dev);
+    if (want("trace")) { printf("2t traced exec latency ...\n"); fflush(stdout); fig_trace_latency(); }
     if (want("compute")) { printf("5 compute ...\n"); fflush(stdout); fig_compute(); }
 
     if (want("idle")) {

@@ -43,10 +43,6 @@ static void test_pause_ms(unsigned ms) {
 #endif
 }
 
-/* Interim, until the core's host steps (issue 12) run host calls on the GPU backends. */
-#define HOST_CALLS_HERE(r) do { if ((r) == ACCEL_ERROR_UNSUPPORTED && !test_backend_is_cpu()) \
-    SKIP("accel_queue_host_call on this backend comes with the core's host steps (issue 12)"); } while (0)
-
 /* ==== host calls ==== */
 /* What a host call saw: the smallest and largest word of the buffer, and its place among the calls. */
 typedef struct hc_log { accel_buffer* buf; atomic_int calls; int order[8]; uint32_t lo[8], hi[8]; } hc_log;
@@ -89,7 +85,6 @@ TEST(host_calls_run_in_queue_order_between_commands) {
     accel_queue_signal(q, s, 1);
     r = accel_queue_submit(q);
     if (r != ACCEL_OK) accel_device_destroy(dev);
-    HOST_CALLS_HERE(r);
     REQUIRE_OK(r);
     accel_queue_wait(q, gate, 1);
     accel_queue_host_call(q, hc_look, &probes[3]);
@@ -141,7 +136,6 @@ TEST(host_call_side_effects_are_seen_by_later_commands) {
     accel_queue_signal(q, s, 1);
     r = accel_queue_submit(q);
     if (r != ACCEL_OK) accel_device_destroy(dev);
-    HOST_CALLS_HERE(r);
     REQUIRE_OK(r);
     CHECK_OK(accel_signal_wait(s, 1, ACCEL_WAIT_FOREVER));
     CHECK_EQ_U64(test_buffer_u32(buf, 0), 42);
@@ -175,7 +169,6 @@ TEST(host_call_releases_another_queue) {
     accel_queue_host_call(q, hc_set, gate);
     r = accel_queue_submit(q);
     if (r != ACCEL_OK) { accel_signal_set(gate, 1); accel_device_destroy(dev); }
-    HOST_CALLS_HERE(r);
     REQUIRE_OK(r);
     CHECK_OK(accel_signal_wait(s, 2, 3000000000ull));
     CHECK_EQ_U64(test_buffer_u32(buf, HC_N - 1), 9);
@@ -221,7 +214,6 @@ TEST(host_call_behind_a_failed_wait_is_dropped) {
     accel_queue_signal(q, s, 1);
     r = accel_queue_submit(q);
     if (r != ACCEL_OK) accel_device_destroy(dev);
-    HOST_CALLS_HERE(r);
     REQUIRE_OK(r);
     CHECK_OK(accel_signal_fail(gate, ACCEL_ERROR_BACKEND));
     CHECK_RESULT(accel_signal_wait(s, 1, 10000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
@@ -436,7 +428,6 @@ TEST(cuda_host_call_launches_a_raw_kernel_between_commands) {
     cu.ModuleUnload(mod);
     CHECK(cu.MemFree(mem) == 0);
     dlclose(cu.lib);
-    HOST_CALLS_HERE(r);
     CHECK_OK(r);
 }
 #endif
@@ -780,7 +771,6 @@ TEST(vulkan_engine_waits_on_accel_semaphore) {
    waiting on it is released (never stuck), and accel_signal_value reads failed. */
 TEST(vulkan_failed_signal_releases_engine_wait) {
     VK_ONLY();
-    SKIP("INTERIM: a failure raises the semaphore with issue 12's signal changes");
     eng e;
     accel_device* dev = NULL;
     accel_signal* s;
