@@ -362,7 +362,11 @@ ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s);
    and host waits on it work, as for any accel signal. The engine keeps ownership: accel_signal_destroy
    never destroys the semaphore. Who signals it: Vulkan requires every signal of a timeline to be above
    its current value and every pending signal operation; when both the engine and accel signal it, the
-   engine must keep to that (e.g. disjoint, increasing values). Returns INVALID_ARGUMENT (NULL d/out, no
+   engine must keep to that (e.g. disjoint, increasing values). A queue wait on it goes to the GPU where
+   accel's rules allow (see accel_i_vk_wait_on_device: an accel queue with its VkQueue to itself), so on a
+   VkQueue the engine shares with accel (an adopted device with one queue), submit the engine's signal
+   operation before the accel work that waits for it, as Vulkan requires of one queue's submissions.
+   Returns INVALID_ARGUMENT (NULL d/out, no
    semaphore, d not a Vulkan device), BACKEND (not a timeline semaphore: its counter cannot be read),
    OUT_OF_MEMORY, DEVICE_LOST. Any thread. */
 ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaphore timeline, accel_signal** out);
@@ -2834,7 +2838,7 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
     s = (accel_i_vk_signal*)accel_i_dev_alloc(d, sizeof *s);
     if (!s) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_vulkan_signal_wrap: out of host memory");
     memset((void*)s, 0, sizeof *s);
-    atomic_init(&s->submitted, 0u);
+    atomic_init(&s->submitted, now);   /* the engine promised at least what it reached */
     if (!accel_i_event_init(&s->host, 0)) {
         accel_i_dev_free(d, s, sizeof *s);
         return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_vulkan_signal_wrap: mutex/condition init failed");

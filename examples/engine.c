@@ -17,12 +17,17 @@
    Run: make run-vulkan (lavapipe where installed), or ./build/vulkan/engine vulkan. On any other backend
    (`make run` runs it on the CPU) it says that it needs Vulkan and exits 0.
 
+   Both hand-overs stay on the GPU: accel's queue waits on the engine's semaphore in its own
+   vkQueueSubmit (the engine submitted the signal operation first), and the engine's submit waits on
+   accel's. No thread waits in between; the engine waits only for its own `read` at the end of a frame.
+
    One queue or two: on a device whose compute family has two queues the engine submits to its own
-   VkQueue. On one with a single queue (lavapipe) accel and the engine share it, and the engine must
-   not call vkQueueSubmit on it while accel may (accel's lock is invisible to it). The engine then
-   waits for its own upload before accel_queue_submit: accel's wait is reached at submit, so accel
-   submits right there on this thread and nowhere else, and the engine's next vkQueueSubmit (which
-   waits on accel's semaphore on the GPU) follows it on the same thread. */
+   VkQueue. On one with a single queue (lavapipe) accel and the engine share it; then the engine must not
+   call vkQueueSubmit while accel may (accel's lock is invisible to it), and, as Vulkan requires of one
+   queue, a signal operation must be submitted before a wait that needs it. Here both hold by
+   construction: everything is submitted from this one thread, in frame order, and accel_queue_submit
+   makes its vkQueueSubmit before it returns (its wait goes to the device, its signal is a native
+   signal operation of increasing value). */
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
 #include "common.h"
@@ -264,7 +269,6 @@ static int run_frames(engine* e) {
            e->queue_count > 1 ? "a" : "the same");
     for (frame = 1; frame <= FRAMES; frame++) {
         if (!eng_upload(e, frame)) goto done;
-        if (e->queue_count == 1 && !eng_wait(e, e->uploaded, frame)) goto done;   /* see "One queue or two" */
         accel_queue_wait(queue, uploaded, frame);
         accel_queue_exec(queue, saxpy, (accel_buffer*[]){ y, x }, 2, constants, 2, accel_exec_1d(N_ELEMENTS, 256));
         accel_queue_signal(queue, done, frame);
