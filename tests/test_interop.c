@@ -306,6 +306,23 @@ TEST(cuda_getters_and_wrap_errors) {
     CHECK_RESULT(accel_cuda_buffer_wrap(dev, accel_cuda_buffer_pointer(b), 16, NULL), ACCEL_ERROR_INVALID_ARGUMENT);
     accel_device_destroy(cpu);
     accel_device_destroy(dev);
+    /* out of host memory: OUT_OF_MEMORY, *out NULL, nothing kept */
+    test_alloc_state st;
+    long before;
+    test_alloc_init(&st);
+    REQUIRE_OK(accel_device_create(&(accel_device_desc){ .backend = accel_cuda_backend(), .logger = test_logger(),
+                                                         .allocator = test_allocator(&st) }, &dev));
+    REQUIRE_OK(test_buffer_create(dev, 1024, ACCEL_MEMORY_DEVICE, &b));
+    before = atomic_load(&st.outstanding);
+    atomic_store(&st.fail_after, 0);
+    w = (accel_buffer*)&w;
+    CHECK_RESULT(accel_cuda_buffer_wrap(dev, accel_cuda_buffer_pointer(b), 1024, &w), ACCEL_ERROR_OUT_OF_MEMORY);
+    atomic_store(&st.fail_after, -1);
+    CHECK(w == NULL);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), before);
+    CHECK_OK(accel_cuda_buffer_wrap(dev, accel_cuda_buffer_pointer(b), 1024, &w));
+    accel_device_destroy(dev);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
 }
 
 /* accel fill 5 -> raw add_one on accel's stream -> accel copy: the copy sees 6 (stream order), in
@@ -667,6 +684,26 @@ TEST(vulkan_getters_and_wrap_errors) {
     CHECK_OK(accel_signal_wait(s, 4, 1000000000ull));
     accel_device_destroy(cpu);
     accel_device_destroy(dev);
+    /* out of host memory: OUT_OF_MEMORY, *out NULL, nothing kept */
+    test_alloc_state st;
+    long before;
+    test_alloc_init(&st);
+    REQUIRE_OK(accel_device_create(&(accel_device_desc){ .backend = accel_vulkan_backend(), .logger = test_logger(),
+                                                         .allocator = test_allocator(&st) }, &dev));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &b));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    before = atomic_load(&st.outstanding);
+    atomic_store(&st.fail_after, 0);
+    wb = (accel_buffer*)&wb;
+    ws = (accel_signal*)&ws;
+    CHECK_RESULT(accel_vulkan_buffer_wrap(dev, accel_vulkan_buffer_handle(b), 256, &wb), ACCEL_ERROR_OUT_OF_MEMORY);
+    atomic_store(&st.fail_after, 0);
+    CHECK_RESULT(accel_vulkan_signal_wrap(dev, accel_vulkan_signal_semaphore(s), &ws), ACCEL_ERROR_OUT_OF_MEMORY);
+    atomic_store(&st.fail_after, -1);
+    CHECK(wb == NULL && ws == NULL);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), before);
+    accel_device_destroy(dev);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
 }
 
 /* The engine's own submit signals its semaphore (once its gate opens); an accel queue that waits on the
