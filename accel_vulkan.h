@@ -362,7 +362,12 @@ ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s);
    and host waits on it work, as for any accel signal. The engine keeps ownership: accel_signal_destroy
    never destroys the semaphore. Who signals it: Vulkan requires every signal of a timeline to be above
    its current value and every pending signal operation; when both the engine and accel signal it, the
-   engine must keep to that (e.g. disjoint, increasing values). A queue wait on it goes to the GPU where
+   engine must keep to that (e.g. disjoint, increasing values); accel_signal_set on a wrapped signal
+   signals the semaphore from the host, which Vulkan allows only below every pending signal operation of
+   it, so do it when no engine signal operation on it is pending. A failure (accel_signal_fail, a failed
+   wait upstream, device loss) raises the engine's semaphore as for accel's own (see
+   accel_vulkan_signal_semaphore): the engine cannot signal it any further afterwards; it makes a new
+   one. A queue wait on it goes to the GPU where
    accel's rules allow (see accel_i_vk_wait_on_device: an accel queue with its VkQueue to itself), so on a
    VkQueue the engine shares with accel (an adopted device with one queue), submit the engine's signal
    operation before the accel work that waits for it, as Vulkan requires of one queue's submissions.
