@@ -745,6 +745,11 @@ TEST(vulkan_accel_waits_on_engine_semaphore) {
     CHECK_OK(accel_signal_wait(done, 1, 10000000000ull));
     CHECK_EQ_U64(accel_signal_value(ws), 7);
     CHECK_EQ_U64(((const uint32_t*)accel_buffer_map(buf))[N - 1], 500 + N - 1);
+    CHECK_OK(accel_signal_set(ws, 9));                   /* a host set reaches the engine's semaphore */
+    CHECK_EQ_U64(eng_value(&e, sem), 9);
+    CHECK_OK(accel_signal_fail(ws, ACCEL_ERROR_BACKEND));   /* and so does a failure */
+    CHECK(eng_value(&e, sem) > 9);
+    CHECK_RESULT(accel_signal_wait(ws, 10, 0), ACCEL_ERROR_SIGNAL_FAILED);
     accel_device_destroy(dev);
     e.DestroySemaphore(e.device, gate, NULL);
     e.DestroySemaphore(e.device, sem, NULL);           /* still the engine's: accel did not destroy it */
