@@ -177,13 +177,33 @@
    -std=c11 on glibc the C11 wall clock is used instead.
    Release/acquire: everything a queue wrote before `signal(s, v)` is visible to whoever observes
    s >= v. A queue may wait on a signal of another device or backend.
+   Waits on the device (GPU backends). The core walks every GPU batch the same way: it splits it into
+   segments (waits, then commands up to the next wait) and looks at each wait. One already reached
+   costs nothing; one already failed follows the rule above. A wait the device can watch by itself is
+   handed to the device with the segment, which is submitted at once: a value that a signal operation
+   submitted earlier on the same device promised (GPU to GPU: pipelines, frame loops), or a signal
+   the host raises where the device can see it (CUDA: a pinned, device-mapped word and
+   cuStreamWaitValue64; Vulkan: the signal's timeline semaphore, which accel_signal_set raises too, on
+   a queue with its own VkQueue). Anything else (a value nobody promised on a signal the device cannot
+   watch; another device's or backend's signal) is gated: the queue's worker thread waits on the host,
+   then submits the rest, and the queue's later batches stay behind it. A GPU-to-GPU chain never goes
+   through a host thread.
+   Failure after hand-off (DESIGN 6.1): once a wait was handed to the device, failing its signal can no
+   longer stop the work behind it. That work may still run, and every signal it (the rest of its batch)
+   signals reads failed with the same reason, before any waiter it releases can see otherwise; host
+   waits, wait_many and later queue waits see the failure as usual. Failing a signal releases every
+   device-side waiter: a waiter on a host-raised value at once (the failure raises what the device
+   watches: Vulkan to ACCEL_SIGNAL_MAX, or as far as maxTimelineSemaphoreValueDifference allows; CUDA
+   to ACCEL_SIGNAL_MAX), a waiter on a value GPU work promised when that work runs (it always runs: work
+   behind a device wait is never dropped). A gated wait keeps the v1 rule: nothing behind it runs. The
+   CPU backend's executor is its device and keeps the v1 rule for every wait.
    Hang diagnostics (device desc `debug = true`): a host wait (accel_signal_wait*, accel_queue_finish)
    that times out, or ends in ACCEL_ERROR_DEADLOCK, logs a warning naming every queue of the device that
    is blocked and the (signal, value) it waits for; a host wait for a value that no queue (of a debug
    device) has been submitted to signal, and the signal has not reached, logs a warning when it starts.
    Neither changes what the wait returns. Without debug none of this costs anything but a branch.
-   Every backend reports (CPU, CUDA, Vulkan: a GPU queue names the wait its executor or worker holds
-   on the host, which is where accel's GPU queues wait for signals not yet reached at submit).
+   Every backend reports (CPU: the executor's wait; CUDA, Vulkan: the gated wait the queue's worker
+   holds on the host, or else the first wait handed to the device that is not reached).
 
    ==== Memory and ownership ====================================================================
    Every create call hands the caller one reference; destroy drops it. Objects that recorded or submitted

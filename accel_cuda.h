@@ -98,9 +98,8 @@
    warning), and accel_device_create_any goes on to the CPU: one binary runs with or without a GPU.
 
    ==== What it does NOT do =====================================================================
-   - No native GPU-side waits on signals yet (see "Queues" below): a queue that must wait for a signal
-     not reached at submit time waits on the host, in its executor thread, then hands the rest of the
-     batch to the GPU. cuStreamWaitValue64 is resolved (and used by bench/cuda.c) but not by queues.
+   - No GPU-side waits without stream memory operations (the event-ring mode, see "Signals and signal
+     points"): there a queue waits on the host for a signal not reached at submit time.
    - No registration of CPU-backend signal words with cuMemHostRegister: waits on foreign signals are
      host waits.
    - No CUDA graphs, no multi-GPU peer copies (a buffer is used by queues of its own device only), no
@@ -162,9 +161,9 @@
 
    ==== Queues ==================================================================================
    Each queue owns one non-blocking CUDA stream (COPY queues too, so they overlap with compute on the
-   copy engines) and one executor thread. A submitted batch that cannot block (all its waits reached
-   or failed at submit) on a queue with nothing pending is turned into stream work at once on the
-   submitting thread; any other goes to the executor, which turns batches into stream work in order:
+   copy engines) and one worker thread (accel.h's, "Waits on the device"). accel_queue_submit turns the
+   batch into stream work on the calling thread, segment by segment, as far as its waits allow (all of
+   it, unless a wait is gated or the queue's worker already holds earlier work):
      exec    -> cuLaunchKernel (grid = ceil(global / local))
      copy    -> cuMemcpyDtoDAsync, cuMemcpyHtoDAsync or cuMemcpyDtoHAsync by the buffers' memory (a
                 HOST buffer's pinned pointer), cuMemcpyAsync for host to host
@@ -175,34 +174,47 @@
      barrier -> nothing: a stream runs each command after the previous one completed, and the signal
                 points below fence the stream's writes for the host and other queues
      signal  -> a signal point (below)
-     wait    -> nothing when the signal is already reached at that point of the batch; when it is
-                failed the rest of the batch is dropped and every signal it would have signalled is
-                failed with the same value; otherwise the executor waits on the host (spinning, then
-                backing off) and only then enqueues the rest of the batch.
-   Why waits are host-gated: a GPU cannot be told to skip work that is already in its stream, but the
-   contract says a queue blocked on a failed signal runs nothing more of that batch. Gating the rest
-   of the batch behind a host check is the one mechanism that keeps that promise; waits already
-   satisfied at submit cost nothing.
+     wait    -> nothing when the signal is already reached; when it is failed the rest of the batch is
+                dropped and every signal it would have signalled fails with the same value. A wait on
+                a CUDA signal of the same device, where the device has stream memory operations, runs
+                on the GPU: cuStreamWaitValue64 (GEQ) on the progress word of the queue whose signal
+                point first promised the value (GPU to GPU, no host involved), or else on the signal's
+                mirror word, which every host raise of the signal reaches (accel_signal_set, a failure,
+                a point the host reaped). Any other wait (another device's or backend's signal, or no
+                stream memory operations) is gated: the queue's worker waits on the host, then enqueues
+                the rest.
+   A stream holds only so much work behind a GPU wait that the host must release: past 256 commands
+   behind one that is not released yet, the rest goes to the worker, so accel_queue_submit never blocks
+   in the driver. Failure after hand-off follows accel.h: the work behind a GPU wait runs even when
+   its signal fails meanwhile, and what it signals reads failed with the same reason.
 
    ==== Signals and signal points ===============================================================
-   A CUDA signal is a host-side 64-bit timeline word with the CPU backend's wake-up machinery (spin,
-   then sleep on a condition variable): host set and fail are atomic max / final failure, exactly as
-   on the CPU. The GPU never writes a signal word directly, because a stream memory write stores a
-   value instead of a max: a late GPU write could lower a signal that the host raised, or overwrite a
-   failure. Instead, each queue has a 64-bit progress word in pinned, device-mapped host memory. A
-   signal point writes the queue's next sequence number into it with cuStreamWriteValue64 (which fences
-   all earlier work of the stream), and the host turns reached points into signal raises in order. When
-   the device lacks 64-bit stream memory operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
-   = 0) a signal point records an event instead, from a ring of events keyed by sequence number. A
-   signal point with no GPU work since the previous one shares its sequence number (no GPU round trip).
-   Reached points are reaped by the queue's executor and by every thread that waits on a CUDA signal
-   or finishes a queue, so a waiter sees its value as soon as it polls. While work is in flight they
-   poll every 1/32 of the time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS): noticing
-   a completion late adds at most ~3% to a wait. A batch's object references (buffers, programs, signals, the
-   staging memory) are released when its last point is reached, so destroying objects still used by
+   A CUDA signal is accel.h's host signal (a 64-bit timeline word with the wake-up machinery: spin, then
+   sleep on a condition variable): host set and fail are atomic max / final failure, exactly as on the
+   CPU. The GPU never writes a signal word, because a stream memory write stores a value instead of a
+   max: a late GPU write could lower a signal that the host raised, or overwrite a failure. Instead:
+   - each queue has a progress word in pinned, device-mapped host memory. A signal point writes the
+     queue's next sequence number into it with cuStreamWriteValue64 (which fences all earlier work of
+     the stream), and the host turns reached points into signal raises in order. When the device lacks
+     64-bit stream memory operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS = 0) a signal
+     point records an event instead, from a ring of events keyed by sequence number. A signal point with
+     no GPU work since the previous one shares its sequence number (no GPU round trip);
+   - each signal keeps its last 16 points (progress word, sequence number, value): a GPU wait for v
+     watches the first of them with a value >= v (waiting for a later one could wait on work that itself
+     waits for the waiting queue); when that one left the ring, it watches the mirror;
+   - each signal has a mirror word (pinned, device-mapped) that every host raise raises to the maximum;
+     a failure writes ACCEL_SIGNAL_MAX (cuStreamWaitValue64's GEQ compares (int64_t)(*addr - value) >= 0,
+     so a word with bit 63 set would read as below every value).
+   Progress and mirror words come from blocks of 512, kept until the device is destroyed (a stream may
+   still read a word after its queue or signal is gone; a reused progress word counts on from its value).
+   Reached points are reaped by the queue's worker and by every thread that waits on a CUDA signal or
+   finishes a queue, so a waiter sees its value as soon as it polls. While work is in flight they poll
+   every 1/32 of the time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS): noticing a
+   completion late adds at most ~3% to a wait. A batch's object references (buffers, programs, signals,
+   the staging memory) are released when its last point is reached, so destroying objects still used by
    submitted work is legal.
-   Foreign signals: a CUDA queue may wait on a signal of any backend (host wait in the executor); any
-   backend may wait on a CUDA signal.
+   Foreign signals: a CUDA queue may wait on a signal of any backend (gated); any backend may wait on a
+   CUDA signal.
 
    ==== Device loss =============================================================================
    A sticky context error (illegal address, launch failure, misaligned address, ECC, ...) from any
@@ -1363,7 +1375,7 @@ static bool accel_i_cu_reap_device(accel_i_cu_device* dev) {
     return pending;
 }
 
-/* Grows the ring (executor, ring_lock held). Keeps every slot's event for reuse. */
+/* Grows the ring (the enqueuer, ring_lock held). Keeps every slot's event for reuse. */
 static bool accel_i_cu_ring_grow(accel_i_cu_queue* q) {
     accel_device* d = q->base.obj.device;
     uint32_t cap = q->ring_cap ? q->ring_cap * 2 : 16;
@@ -1410,7 +1422,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
     accel_i_spin_lock(&q->ring_lock);
     if (q->ring_count < q->ring_cap || accel_i_cu_ring_grow(q)) slot = &q->ring[(q->ring_head + q->ring_count) % q->ring_cap];
     accel_i_spin_unlock(&q->ring_lock);
-    if (slot && !accel_i_lost(&dev->base)) {   /* only the executor touches slots beyond the count */
+    if (slot && !accel_i_lost(&dev->base)) {   /* only the enqueuer touches slots beyond the count */
         e.ev = slot->ev;
         e.seq = q->issued;
         if (q->dirty) {

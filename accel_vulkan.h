@@ -187,53 +187,62 @@
    ==== Signals: design =========================================================================
    A signal is a timeline VkSemaphore plus a 64-bit host word. Its value is max(host word, semaphore
    counter), unless the host word holds a failed value (bit 63 set; accel.h's encoding), which then wins.
-   - Host set raises the host word (accel.h's event: compare-exchange max, then a condition-variable
-     wake of host waiters). It never calls vkSignalSemaphore on the signal's semaphore: Vulkan requires
-     every signal of a timeline to be larger than its current value AND than every pending signal
-     operation, which accel's "max, lower values are ignored" semantics cannot promise when the host and
-     queues race (and the 1.3.239 validation layer keeps host signals "pending" until a wait retires them).
-   - A queue signal becomes a native signal operation of its segment's vkQueueSubmit when its value is
-     above every value ever submitted to that semaphore (the common case: increasing values); otherwise
-     (a lower or equal value still pending elsewhere), for a signal of another device or backend, or a
-     value farther than maxTimelineSemaphoreValueDifference, the queue's worker thread waits for the
-     segment to complete and then sets the signal from the host.
+   Every way a signal reaches a value reaches the semaphore too (so device waits, and an engine's own
+   waits on the semaphore, see it): a queue signal is a signal operation of its segment's vkQueueSubmit;
+   a host raise (accel_signal_set, a failure, a value the host applies after GPU work) takes the host
+   word at once (host waiters see it) and then the semaphore. Vulkan wants each signal of a timeline
+   above its current value and below every pending signal operation, while accel's raises are a max;
+   the device-wide submit lock keeps, per signal, the largest value the semaphore was promised (`hi`)
+   and the VkQueue of its pending operations, and the rules are:
+   - a queue signal is a native signal operation when its value is above `hi`, and the pending ones (if
+     any) are on the same VkQueue (so they complete in order), and no device wait watches the semaphore
+     for a value only the host can raise (below). Otherwise the queue's worker raises it from the host
+     once the segment completed (other devices' and backends' signals always go that way);
+   - a host raise above `hi` is vkSignalSemaphore when nothing is pending, else an empty submit on the
+     pending operations' VkQueue (it lands right after them); a raise at or below `hi` is left to the
+     operation that promised it (host waiters see the value at once; the device when that operation
+     runs). A failure raises the semaphore to ACCEL_SIGNAL_MAX, or to its counter plus
+     maxTimelineSemaphoreValueDifference where that is smaller (no valid wait can be for more).
    - Host wait (accel_signal_wait / wait_many): while a GPU signal operation is pending on an unreached
      signal, vkWaitSemaphores on those semaphores (WAIT_ANY for wait-any; all in one call for wait-all
-     when the signals share a device); otherwise only the host can move the value, and the wait sleeps on
-     the signal's host event, which a host set, a failure, or the submission of a GPU signal operation to
-     that signal wakes. Every wait is cut into slices of 2 ms with a re-check in between (Mesa 22.3's
-     lavapipe misses some wake-ups of vkWaitSemaphores, and polls when WAIT_ANY spans semaphores).
-   - A queue `wait`: at submit, a wait that is already satisfied costs nothing (when the semaphore counter
-     reached it, i.e. a GPU producer, it is also put in the submit's wait operations, which gives the
-     memory dependency). A wait not yet satisfied, or on a signal of another device or backend, is never
-     handed to the GPU: the batch, from that segment on, goes to the queue's worker thread (one per queue),
-     which waits on the host (vkWaitSemaphores, or accel_signal_wait for a foreign signal), then either
-     submits the segment or, when the signal failed, drops the rest of the batch and fails every signal it
-     would have signalled, exactly as the CPU backend does. Batches submitted while the worker holds
-     earlier ones are queued behind them, so the queue stays in order. This is what makes failure flow
-     down a pipeline: a GPU wait cannot be failed, so no GPU ever waits on something that might fail.
-     The cost: a GPU-to-GPU hand-over between two queues (or a host set releasing a queue) goes through
-     one host thread wake-up instead of staying on the GPU.
-   - accel_signal_fail stores the failed value in the host word, which wakes its host-event waiters;
-     semaphore waiters see it when their slice ends (at most 2 ms) or the pending operation lands.
+     when the signals share a device); otherwise on the signal's host event, which a host set, a
+     failure, or the submission of a GPU signal operation to that signal wakes. Every wait is cut into
+     slices of 2 ms with a re-check in between (Mesa 22.3's lavapipe misses some wake-ups of
+     vkWaitSemaphores, and polls when WAIT_ANY spans semaphores).
+   - A queue `wait` (see accel.h, "Waits on the device"): reached at submit, it costs nothing (when a GPU
+     producer reached it, it is still put in the submit's wait operations, for the memory dependency).
+     Otherwise it goes into the segment's vkQueueSubmit as a timeline wait when the device can watch it
+     without holding up anything that does not already come after it: a VkQueue runs its submissions in
+     order, so a wait holds up everything submitted to that VkQueue later, other accel queues' work too.
+     That is the case for a value promised by signal operations pending on the queue's own VkQueue (they
+     run first: the chain and frame-loop case, also on lavapipe's single VkQueue), and, when the accel
+     queue has a VkQueue to itself, for any promised value and for a value only the host can raise (then
+     the host raise is signalled at once). Everything else (another device's or backend's signal, a
+     host-raised value on a shared VkQueue) is gated: the queue's worker waits on the host, then submits.
+     COMPUTE queues take the compute VkQueue with the fewest accel queues (up to ACCEL_VULKAN_MAX_QUEUES).
+   - Failure (accel.h, "Failure after hand-off"): the work behind a device wait may run after its signal
+     failed; what it signals reads failed (the host word) before the failure reaches the semaphore.
    - Device loss (VK_ERROR_DEVICE_LOST from any call) sets the core's sticky lost flag and fails every
      signal of the device with ACCEL_ERROR_DEVICE_LOST; host waits return (vkWaitSemaphores reports the
      loss, or the next slice sees the flag).
    Lifetime: a submitted segment keeps its batch (and through it the buffers, programs and signals it
    uses) until the queue's completion timeline shows the GPU finished it; completed work is reclaimed at
-   the next submit, finish, or by the worker.
+   the next submit or finish. A queue keeps up to 16 command buffers and 64 segment records for reuse
+   and frees the rest, so a burst does not grow its memory for good.
 
    ==== Thread safety ===========================================================================
    As in accel.h. Internally: a mutex per VkQueue around vkQueueSubmit, a mutex per program around its
-   pipeline cache, a device-wide mutex around deciding native signal operations + vkQueueSubmit, a mutex
-   per queue around its worker hand-off, accel.h's event (mutex + condition variable) per signal. accel_vulkan_device_adopt: the engine must not submit to the adopted VkQueue while accel may
+   pipeline cache, a device-wide mutex around semaphore bookkeeping (native operations, host raises) +
+   vkQueueSubmit, the core's mutex per queue around its worker hand-off, accel.h's event (mutex +
+   condition variable) per signal. accel_vulkan_device_adopt: the engine must not submit to the adopted
+   VkQueue while accel may
    (accel takes its own lock, which the engine cannot see).
 
    ==== Errors ==================================================================================
    Every failing Vulkan call is logged with its name and VkResult. VK_ERROR_OUT_OF_{HOST,DEVICE}_MEMORY ->
    ACCEL_ERROR_OUT_OF_MEMORY, VK_ERROR_DEVICE_LOST -> ACCEL_ERROR_DEVICE_LOST (sticky), anything else ->
-   ACCEL_ERROR_BACKEND. A driver error in a part of a batch that the worker submits after accel_queue_submit
-   returned fails the signals that part would have signalled. Nothing aborts.
+   ACCEL_ERROR_BACKEND. A driver error in a part of a batch that is submitted after accel_queue_submit
+   returned (behind a gated wait) fails the signals that part would have signalled. Nothing aborts.
 */
 #ifndef ACCEL_VULKAN_H_INCLUDED
 #define ACCEL_VULKAN_H_INCLUDED
