@@ -586,6 +586,19 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 /* ============================================================================================== */
 #if defined(ACCEL_IMPLEMENTATION) && !defined(ACCEL_IMPLEMENTATION_INCLUDED)
 #define ACCEL_IMPLEMENTATION_INCLUDED
+/* Map (grep for "==== name ===="):
+     config; platform: time and spinning, threads, cpu placement
+     core: events               - a growing 64-bit word to wait on: signals, executors, the pool
+     core: backend interface    - objects' shared state, batches, struct accel_backend (the slots)
+     core: backend kit          - what accel_cuda.h / accel_vulkan.h may call from here
+     core: allocation and logging, objects, trace, results and backends
+     core: devices, buffers, programs, signals        - the public API: validation, then the backend
+     core: raising signals      - every raise: host word, failure flow, device side
+     core: hang diagnostics, recording                - batches, all-or-nothing recording errors
+     core: failure after hand-off                     - DESIGN 6.1's relaxed rule
+     core: batch walk (GPU backends)                  - segments, wait classes, the queue's worker
+     cpu: device and worker pool, buffers and programs, signals (host signals), queue executor,
+     cpu: no-threads, hang diagnostics, backend table */
 
 /* ==== config ==== */
 #if defined(__cplusplus) ? (__cplusplus < 201103L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201103L)) \
