@@ -709,9 +709,8 @@ static void accel_i_vk_signal_free(accel_signal* base) {
 static uint64_t accel_i_vk_fail_target(const accel_i_vk_device* dev, uint64_t counter) {
     return dev->max_diff >= ACCEL_SIGNAL_MAX - counter ? ACCEL_SIGNAL_MAX : counter + dev->max_diff;
 }
-/* Signals `sem` to `value` on `hwq` after everything submitted to it: a host raise that must land
-   after GPU signal operations still pending there (submit_lock held). */
-static VkResult accel_i_vk_signal_behind(accel_i_vk_device* dev, accel_i_vk_hwq* hwq, VkSemaphore sem, uint64_t value) {
+/* One vkQueueSubmit on hwq of cb (may be VK_NULL_HANDLE) that signals the timeline `sem` to `value`. */
+static VkResult accel_i_vk_submit_signal(accel_i_vk_device* dev, accel_i_vk_hwq* hwq, VkCommandBuffer cb, VkSemaphore sem, uint64_t value) {
     VkTimelineSemaphoreSubmitInfo ti;
     VkSubmitInfo si;
     VkResult vr;
@@ -722,12 +721,19 @@ static VkResult accel_i_vk_signal_behind(accel_i_vk_device* dev, accel_i_vk_hwq*
     memset(&si, 0, sizeof si);
     si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
     si.pNext = &ti;
+    si.commandBufferCount = cb ? 1 : 0;
+    si.pCommandBuffers = &cb;
     si.signalSemaphoreCount = 1;
     si.pSignalSemaphores = &sem;
     accel_i_mutex_lock(&hwq->lock);
     vr = dev->vk.QueueSubmit(hwq->queue, 1, &si, VK_NULL_HANDLE);
     accel_i_mutex_unlock(&hwq->lock);
     return vr;
+}
+/* Signals `sem` to `value` on `hwq` after everything submitted to it: a host raise that must land
+   after GPU signal operations still pending there (submit_lock held). */
+static VkResult accel_i_vk_signal_behind(accel_i_vk_device* dev, accel_i_vk_hwq* hwq, VkSemaphore sem, uint64_t value) {
+    return accel_i_vk_submit_signal(dev, hwq, VK_NULL_HANDLE, sem, value);
 }
 /* The device side of a host raise (set, fail, or a value the host applies after GPU work): the
    semaphore reaches it too, so device waits and an engine's waits on the semaphore see it. Vulkan wants
@@ -1019,8 +1025,6 @@ static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkD
     VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT };
     VkMemoryBarrier hb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT };
     VkBufferCopy region = { src_off, dst_off, size };
-    VkTimelineSemaphoreSubmitInfo ti;
-    VkSubmitInfo si;
     VkCommandBuffer cb = VK_NULL_HANDLE;
     accel_i_vk_hwq* hq = &dev->hwq[0];
     uint64_t value;
@@ -1034,20 +1038,7 @@ static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkD
     vr = dev->vk.EndCommandBuffer(cb);
     if (vr != VK_SUCCESS) { dev->vk.FreeCommandBuffers(dev->device, dev->io_pool, 1, &cb); return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "buffer read/write"); }
     value = ++dev->io_val;
-    memset(&ti, 0, sizeof ti);
-    ti.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
-    ti.signalSemaphoreValueCount = 1;
-    ti.pSignalSemaphoreValues = &value;
-    memset(&si, 0, sizeof si);
-    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-    si.pNext = &ti;
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cb;
-    si.signalSemaphoreCount = 1;
-    si.pSignalSemaphores = &dev->io_sem;
-    accel_i_mutex_lock(&hq->lock);
-    vr = dev->vk.QueueSubmit(hq->queue, 1, &si, VK_NULL_HANDLE);
-    accel_i_mutex_unlock(&hq->lock);
+    vr = accel_i_vk_submit_signal(dev, hq, cb, dev->io_sem, value);
     if (vr == VK_SUCCESS) {
         vr = accel_i_vk_wait_sem(dev, dev->io_sem, value, ACCEL_WAIT_FOREVER);
         if (vr == VK_SUCCESS) { dev->vk.FreeCommandBuffers(dev->device, dev->io_pool, 1, &cb); return ACCEL_OK; }
