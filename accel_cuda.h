@@ -1374,6 +1374,8 @@ static void accel_i_cu_run_batch(accel_i_cu_queue* q, accel_i_batch* b) {
         }
         case ACCEL_I_CMD_BARRIER:
             break;   /* stream order, and the points' fences, already give it */
+        case ACCEL_I_CMD_REPLAY:
+            break;   /* never here: without commands_build the core expands replays */
         }
         if (call) {
             if (cr == ACCEL_CU_SUCCESS) q->dirty = true;
@@ -1552,7 +1554,8 @@ static const accel_backend accel_i_cu_backend_table = {
     accel_i_cpu_signal_create, accel_i_cpu_signal_free, accel_i_cpu_signal_value, accel_i_cpu_signal_raise,
     accel_i_cu_signal_wait_many,
     accel_i_cu_queue_create, accel_i_cu_queue_destroy, accel_i_cu_queue_submit, accel_i_cu_queue_wait_idle,
-    accel_i_cu_queue_describe
+    accel_i_cu_queue_describe,
+    NULL, NULL   /* recorded lists: the core's generic form */
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 
@@ -1573,7 +1576,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
 /* no device is ever created, so the other entries are never called */
 static const accel_backend accel_i_cu_backend_table = {
     "cuda", false, accel_i_cu_device_count, accel_i_cu_device_create, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) { (void)cuda_path; (void)nvrtc_path; }

@@ -205,7 +205,7 @@ static accel_result accel_i_vk_stub_create(const accel_backend* b, const accel_d
 }
 static const accel_backend accel_i_vk_backend_table = {
     "vulkan", false, accel_i_vk_stub_count, accel_i_vk_stub_create,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, const accel_vulkan_adopt_desc* vk,
@@ -2135,7 +2135,8 @@ static const accel_backend accel_i_vk_backend_table = {
     accel_i_vk_signal_create, accel_i_vk_signal_free, accel_i_vk_signal_value, accel_i_vk_signal_raise,
     accel_i_vk_signal_wait_many,
     accel_i_vk_queue_create, accel_i_vk_queue_destroy, accel_i_vk_queue_submit, accel_i_vk_queue_wait_idle,
-    accel_i_vk_queue_describe
+    accel_i_vk_queue_describe,
+    NULL, NULL   /* recorded lists: the core's generic form */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 
