@@ -100,6 +100,19 @@ static void k_simulate(const mock_thread_ctx* t, void* const* b, const uint32_t*
     atomic_fetch_add((_Atomic uint32_t*)&((uint32_t*)b[2])[t->bid[0]],
                      (uint32_t)p.x * 7u + (uint32_t)p.y * 13u + (uint32_t)p.vx * 17u + (uint32_t)p.vy * 19u);
 }
+/* examples/replay.c: one decoder step */
+static void k_decode_mix(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    if (i < c[1]) ((uint32_t*)b[1])[i] = ex_hash(((const uint32_t*)b[0])[i] ^ (c[0] * 0x9E3779B9u) ^ i);
+}
+static void k_decode_scale(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    if (i < c[0]) ((uint32_t*)b[0])[i] = ((uint32_t*)b[0])[i] * 3u + ((const uint32_t*)b[1])[i];
+}
+static void k_decode_reduce(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    if (i < c[1]) atomic_fetch_add((_Atomic uint32_t*)&((uint32_t*)b[1])[c[0]], ((const uint32_t*)b[0])[i]);
+}
 static void k_empty(const mock_thread_ctx* t, void* const* b, const uint32_t* c) { (void)t; (void)b; (void)c; }
 static void k_oob(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
     (void)t; (void)b; (void)c;
@@ -111,6 +124,7 @@ static const mock_kernel mock_kernels[] = {
     { "copy_u32", 2, 1, k_copy_u32 }, { "group_ids", 1, 3, k_group_ids }, { "slow", 1, 3, k_slow },
     { "probe", 1, 1, k_probe }, { "crunch", 2, 3, k_crunch }, { "simulate", 3, 1, k_simulate },
     { "empty", 0, 0, k_empty }, { "oob", 1, 0, k_oob },
+    { "decode_mix", 2, 2, k_decode_mix }, { "decode_scale", 2, 1, k_decode_scale }, { "decode_reduce", 2, 2, k_decode_reduce },
 };
 
 /* ==== streams: a worker thread running operations in order ==== */
