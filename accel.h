@@ -925,7 +925,7 @@ struct accel_backend {
     /* recorded lists: builds c->native, the backend's replay form of c->list (validated commands);
        commands_free releases it. NULL (both): the core's generic form, which records each replay's
        commands into the batch anew, so the backend never sees ACCEL_I_CMD_REPLAY. */
-    accel_result (*commands_build)(accel_commands* c);
+    accel_result (*commands_build)(accel_queue* q, accel_commands* c);   /* q: the queue that recorded c */
     void (*commands_free)(accel_commands* c);
 };
 
@@ -1857,7 +1857,7 @@ static accel_result accel_i_commands_make(accel_queue* q, accel_i_batch* b, acce
     c->obj.device = dev;
     c->list = b;
     for (uint32_t i = 0; i < b->count; i++) c->has_exec |= b->cmds[i].kind == ACCEL_I_CMD_EXEC;
-    if (dev->backend->commands_build) r = dev->backend->commands_build(c);
+    if (dev->backend->commands_build) r = dev->backend->commands_build(q, c);
     if (r != ACCEL_OK) {
         accel_i_batch_recycle(q, b);
         accel_i_dev_free(dev, c, sizeof *c);
@@ -2546,8 +2546,9 @@ static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, con
     default: break;
     }
 }
-static accel_result accel_i_cpu_commands_build(accel_commands* c) {
+static accel_result accel_i_cpu_commands_build(accel_queue* q, accel_commands* c) {
     const accel_i_batch* l = c->list;
+    (void)q;
     uint64_t nb = 0, nc = 0, bytes;
     accel_i_cpu_list* nat;
     void** ptrs; size_t* sizes; uint32_t* consts;

@@ -1581,13 +1581,14 @@ static accel_result accel_i_cu_graph_build(accel_i_cu_device* dev, accel_i_cu_li
     return accel_i_cu_instantiate(dev, l, 0);
 }
 
-static accel_result accel_i_cu_commands_build(accel_commands* c) {
+static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c) {
     accel_i_cu_device* dev = accel_i_cu_dev(c->obj.device);
     const accel_i_batch* b = c->list;
     uint64_t nb = 0, nc = 0, data = 0, bytes;
     accel_i_cu_list* l;
     accel_cu_deviceptr* ptrs; uint32_t* consts; void** params; unsigned char* pinned;
     accel_result r = ACCEL_OK;
+    (void)q;
     for (uint32_t i = 0; i < b->count; i++) {
         const accel_i_cmd* cmd = &b->cmds[i];
         if (cmd->kind == ACCEL_I_CMD_EXEC) { nb += cmd->u.exec.buffer_count; nc += cmd->u.exec.constant_count; }
