@@ -123,7 +123,7 @@ static const mock_kernel mock_kernels[] = {
     { "saxpy", 2, 2, k_saxpy }, { "fill_index", 1, 2, k_fill_index }, { "add_one", 1, 1, k_add_one },
     { "copy_u32", 2, 1, k_copy_u32 }, { "group_ids", 1, 3, k_group_ids }, { "slow", 1, 3, k_slow },
     { "probe", 1, 1, k_probe }, { "crunch", 2, 3, k_crunch }, { "simulate", 3, 1, k_simulate },
-    { "empty", 0, 0, k_empty }, { "oob", 1, 0, k_oob },
+    { "empty", 0, 0, k_empty }, { "oob", 1, 0, k_oob }, { "bench_const", 0, 1, k_empty },
     { "decode_mix", 2, 2, k_decode_mix }, { "decode_scale", 2, 1, k_decode_scale }, { "decode_reduce", 2, 2, k_decode_reduce },
 };
 
