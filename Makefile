@@ -10,7 +10,8 @@
 #   make bench-vulkan  bench/vulkan.c: accel vs raw Vulkan on the same device (BENCH_ARGS=--quick)
 #   make bench-cuda  build and run bench/cuda.c (the CUDA backend next to raw driver calls; needs a GPU,
 #                    prints why and exits 0 without one)
-#   make gpu-check   everything a machine with an NVIDIA GPU should run (bench/gpu_check.sh)
+#   make gpu-check   everything a machine with an NVIDIA GPU should run (bench/gpu_check.sh; builds what it
+#                    runs, from a fresh clone too; exit 77 where no CUDA device can be opened)
 #   make clean
 #
 # Everything goes to build/, one sub-directory per configuration; `-j` is safe. The test targets build
@@ -92,7 +93,7 @@ export ACCEL_TEST_BACKEND ?= cpu
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all run test test-asan test-tsan bench bench-cuda gpu-check clean examples build-test build-asan build-tsan FORCE \
+.PHONY: all run test test-asan test-tsan bench bench-cuda gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
         fuzz build-fuzz soak soak-tsan test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan
 .DELETE_ON_ERROR:
 
@@ -324,12 +325,17 @@ test-valgrind:
 	     --config valgrind-nothreads --runner "$(VALGRIND_RUN)" $(VALGRIND_TESTS:%=$(BUILD)/nothreads/%); \
 	 else echo "==== $(VALGRIND) not found: skipped"; echo "0 passed, 0 failed, 1 skipped"; fi
 
-# ---- API fuzzer (libFuzzer, clang): make fuzz FUZZ_SECONDS=60 --------------------------------------
-# tests/fuzz_api.c with ASan+UBSan, threaded and ACCEL_NO_THREADS, each run FUZZ_SECONDS from the seed
-# corpus tests/fuzz_corpus/. Without libFuzzer (clang's compiler-rt) both count as skipped.
+# ---- fuzzers (libFuzzer, clang): make fuzz FUZZ_SECONDS=60 ------------------------------------------
+# tests/fuzz_api.c with ASan+UBSan, threaded and ACCEL_NO_THREADS, from the seed corpus tests/fuzz_corpus/;
+# tests/fuzz_spirv.c (the SPIR-V checks of accel_program_create, and lavapipe's accel_program_create where
+# installed) from tests/fuzz_spirv_corpus/, built where the Vulkan headers are. Each runs FUZZ_SECONDS.
+# Without libFuzzer (clang's compiler-rt) each counts as skipped.
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS := -std=c11 -g -O1 $(WARN) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. -Itests
-FUZZ_BINS := $(BUILD)/fuzz/fuzz_api $(BUILD)/fuzz/fuzz_api_nothreads
+FUZZ_BINS := $(BUILD)/fuzz/fuzz_api $(BUILD)/fuzz/fuzz_api_nothreads $(if $(HAVE_VK_HEADERS),$(BUILD)/fuzz/fuzz_spirv)
+$(BUILD)/fuzz/fuzz_spirv: tests/fuzz_spirv.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(LIBS)
 $(BUILD)/fuzz/fuzz_api: tests/fuzz_api.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_FLAGS) -o $@ $< $(LIBS)
@@ -343,10 +349,10 @@ fuzz:
 	@if printf 'int LLVMFuzzerTestOneInput(const unsigned char* d, unsigned long n);\nint LLVMFuzzerTestOneInput(const unsigned char* d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
 	     | $(CLANG) -fsanitize=fuzzer -x c - -o $(BUILD)/fuzz/probe >/dev/null 2>&1; then \
 	   $(SUBMAKE) build-fuzz; \
-	   echo "==== fuzzing the API for $(FUZZ_SECONDS)s per build (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"; \
-	   tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS); \
+	   echo "==== fuzzing for $(FUZZ_SECONDS)s per build (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"; \
+	   $(if $(LVP_ICD),VK_DRIVER_FILES=$(LVP_ICD)) tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BINS); \
 	 else echo "==== $(CLANG) cannot link -fsanitize=fuzzer (libclang-rt-14-dev): fuzzing skipped"; \
-	   echo "0 passed, 0 failed, 2 skipped"; fi
+	   echo "0 passed, 0 failed, $(words $(FUZZ_BINS)) skipped"; fi
 
 # ---- soak: random pipelines, several queues and host threads, signal failure injection --------------
 # make soak SOAK_SECONDS=60 (ASan+UBSan build, C11 threads); make soak-tsan SOAK_SECONDS=30 (TSan, pthread
@@ -402,6 +408,11 @@ bench-cuda: $(BUILD)/bench_cuda
 
 gpu-check:
 	bench/gpu_check.sh
+
+# what bench/gpu_check.sh builds and runs, one "KIND PATH" a line: the CUDA suite, then the examples
+gpu-check-list:
+	@for b in $(cuda_BINS); do echo "suite $$b"; done
+	@for b in $(EXAMPLE_BINS); do echo "example $$b"; done
 
 # ---- Vulkan examples and bench ---------------------------------------------------------------------
 # The example kernels compiled like the test kernels; the examples built with -DACCEL_EXAMPLE_HAVE_VULKAN

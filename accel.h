@@ -54,7 +54,9 @@
    CPU device with one worker per core. `accel_device_create_any` tries a list of backends in order
    (e.g. { accel_vulkan_backend(), accel_cpu_backend() }) and logs why each skipped one failed.
    Destroying a device waits for all its queues, then releases every object still alive on it (the
-   handles become invalid).
+   handles become invalid). An object that another device's batches still hold (a signal a queue of
+   device A waits on or signals, a CPU buffer another CPU device copies from) outlives the destroy, with
+   what it needs of its device, until those batches are released (see Memory and ownership).
 
    ==== Queues and batches ======================================================================
    A queue is an in-order stream. Recording calls (wait, signal, exec, copy, fill, update, barrier)
@@ -67,7 +69,11 @@
    Limits (CPU backend; see accel_device_info): 64 buffers and 64 constants per exec, at most 1024
    invocations per group (1024 x 1024 x 64), group counts up to 2^32-1 x 65535 x 65535.
    A batch that waits forever on a signal nobody sets keeps its queue (and a destroy of that queue or
-   device) waiting: fail the signal to unblock it.
+   device) waiting: fail (or set) the signal from another thread to unblock it. Such a destroy is never
+   silent: in every build, after 1 s it logs a warning naming the queue, the signal and value it waits
+   for and that remedy, and again after 3, 7, 15, 31 s and every 32 s from then on.
+   An exec with a global size of 0 in any dimension is a no-op on every backend (its arguments are still
+   checked); a local size of 0 counts as 1.
 
    On the CPU backend each queue has its own executor thread; `exec` splits the work groups across
    the device's pool of `cpu_threads` lanes (the executor takes part); a kernel receives one work group
@@ -111,14 +117,28 @@
    on the host, which is where accel's GPU queues wait for signals not yet reached at submit).
 
    ==== Memory and ownership ====================================================================
-   Every create call hands the caller one reference; destroy drops it. Objects that submitted work still
-   uses (buffers, programs, signals) are freed when that work completes, so destroying them early is
-   legal. `host_ptr` buffers wrap caller memory (CPU backend only): the caller keeps ownership and must
-   keep it alive until the buffer is released. `accel_queue_update` copies its data at record time.
+   Every create call hands the caller one reference; destroy drops it. Objects that recorded or submitted
+   work still uses (buffers, programs, signals) are freed when that work is released (completed, or
+   discarded), so destroying them early is legal. This holds across devices: when a batch of device A
+   holds a signal or buffer of device B, destroying that object and then B frees neither; the object,
+   and the part of B it needs, go when A's batch is released (by whichever thread releases it). A
+   signal of B that other devices' batches wait on for a value it has not reached, with no signal
+   command recorded on another device's queue to reach it, can no longer be set by anyone once B is
+   destroyed: B's destroy fails it (reason ACCEL_ERROR_DEVICE_LOST, with a warning), so the waiting
+   queue drops the rest of its batch and fails what it would signal instead of hanging.
+   `host_ptr` buffers wrap caller memory (CPU backend only): the caller keeps ownership and must keep
+   it alive until the buffer is released. `accel_queue_update` copies its data at record time.
 
    ==== Thread safety ===========================================================================
    Devices, buffers, programs and signals may be used from any thread. A queue is recorded by one thread
    at a time (external synchronisation); different queues on different threads need nothing.
+   Destroys: while accel_device_destroy or accel_queue_destroy waits for a queue, other threads may call
+   accel_signal_set, accel_signal_fail and accel_signal_value on the signals that queue waits for (that
+   is how one unblocks it), and anything on other devices' objects. Each set or fail holds its own
+   reference to the signal while it runs, so the destroy may free the signal as soon as the call has
+   raised it. No other call may use an object the destroy releases (the device's objects, or the queue)
+   once the destroy has started, and a signal handle must not be used after its device's destroy
+   returned.
 
    ==== Errors and logging ======================================================================
    Functions return accel_result; nothing aborts on user input, driver failure or out-of-memory. The
@@ -137,9 +157,12 @@
 
    ==== No-threads and WASM builds ==============================================================
    With ACCEL_NO_THREADS the CPU backend runs a batch inside `submit` when its waits are satisfied,
-   otherwise parks it; setting a signal runs the parked batches it unblocks. A host wait (timeout > 0)
-   that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of hanging; a poll returns
-   ACCEL_TIMEOUT; accel_queue_finish likewise. Destroying a queue whose batch is still parked drops it
+   otherwise parks it; setting a signal runs the parked batches it unblocks. Runnable queues go on
+   their device's list and one loop runs them, so a chain of queues that unblock one another (of any
+   length) runs without nesting, and a signal set inside a kernel runs the batches it unblocks on that
+   kernel's device after the kernel's batch has finished or parked (on another device, at once).
+   A host wait (timeout > 0) that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of
+   hanging; a poll returns ACCEL_TIMEOUT; accel_queue_finish likewise. Destroying a queue whose batch is still parked drops it
    and fails the signals it would have signalled (reason ACCEL_ERROR_DEADLOCK). cpu_threads is always 1.
    Build for WASI with: clang --target=wasm32-wasi (no threads, no dlopen: the CPU backend only).
 
@@ -239,8 +262,11 @@ ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_
    fail (UNAVAILABLE when every one was unavailable). */
 ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backends, uint32_t count,
                                                const accel_device_desc* desc, accel_device** out);
-/* Waits for all queues of the device, then releases it and every object still alive on it. NULL is a
-   no-op. Not concurrently with other calls on the same device's objects. */
+/* Waits for all queues of the device (logging what a blocked one waits for after 1 s, then at a growing
+   interval), then releases it and every object still alive on it; objects that other devices' batches
+   still hold, and the device state they need, are freed when those batches are released. NULL is a
+   no-op. Any thread; concurrently with it, only accel_signal_set / _fail / _value on the signals its
+   queues wait for (the remedy for a blocked queue; see Thread safety), not other calls on its objects. */
 ACCEL_API void accel_device_destroy(accel_device* dev);
 
 typedef enum accel_device_type { ACCEL_DEVICE_CPU, ACCEL_DEVICE_GPU_DISCRETE, ACCEL_DEVICE_GPU_INTEGRATED, ACCEL_DEVICE_OTHER } accel_device_type;
@@ -307,7 +333,9 @@ typedef struct accel_program_desc {
     uint32_t constant_count;         /* 32-bit words. Vulkan: push constants; CUDA: the next params, 4 bytes each */
 } accel_program_desc;
 /* Picks the format this device runs. Errors: INVALID_ARGUMENT (NULL, no format at all, counts above the
-   device limits), UNSUPPORTED (only formats this device cannot run), COMPILE, OUT_OF_MEMORY.
+   device limits; Vulkan: a malformed SPIR-V module, or a shader that uses a binding at or above
+   buffer_count or more than constant_count words of push constants — fewer is fine), UNSUPPORTED (only
+   formats this device cannot run), COMPILE, OUT_OF_MEMORY. Names (the entry point) of any length.
    An exec must pass exactly buffer_count buffers and constant_count constants. */
 ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out);
 ACCEL_API void accel_program_destroy(accel_program* prog);     /* NULL is a no-op; freed after its work */
@@ -334,19 +362,24 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
 ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
                                               bool wait_all, uint64_t timeout_ns, uint32_t* first_reached /* may be NULL */);
 /* Poisons s: every wait on it fails, now and later. reason must be an error (< 0); the first reason
-   wins. INVALID_ARGUMENT for NULL or reason >= 0. */
+   wins. INVALID_ARGUMENT for NULL or reason >= 0. Any thread, also while a destroy waits for a queue
+   blocked on s (set and fail hold their own reference to s while they run). */
 ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason);
 
 /* ==== queues ==== */
 typedef enum accel_queue_type { ACCEL_QUEUE_COMPUTE = 0, ACCEL_QUEUE_COPY = 1 } accel_queue_type;
-typedef struct accel_exec_params { uint32_t global_size[3], local_size[3]; } accel_exec_params;  /* 0 counts as 1 */
+/* Items per dimension (global) and per work group (local). A local size of 0 counts as 1; a global size
+   of 0 in any dimension makes the exec a no-op on every backend (nothing runs; its arguments are still
+   checked and an error is still returned by the next submit). */
+typedef struct accel_exec_params { uint32_t global_size[3], local_size[3]; } accel_exec_params;
 ACCEL_API accel_exec_params accel_exec_1d(uint32_t global, uint32_t local);
 ACCEL_API accel_exec_params accel_exec_2d(uint32_t gx, uint32_t gy, uint32_t lx, uint32_t ly);
 ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32_t local[3]);
 
 /* INVALID_ARGUMENT (NULL, bad type), UNSUPPORTED, OUT_OF_MEMORY, BACKEND (thread creation), DEVICE_LOST. */
 ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out);
-/* Discards the unsubmitted batch, finishes submitted work, releases the queue. NULL is a no-op. */
+/* Discards the unsubmitted batch, finishes submitted work (logging what it waits for after 1 s, then at
+   a growing interval, as accel_device_destroy does), releases the queue. NULL is a no-op. */
 ACCEL_API void accel_queue_destroy(accel_queue* q);
 /* Recording calls: append to the current batch; errors are returned by the next submit.
    wait/signal: v <= ACCEL_SIGNAL_MAX. exec: COMPUTE queues only, exact buffer and constant counts,
@@ -687,6 +720,10 @@ static void accel_i_spin_lock(accel_i_a32* l) {
     }
 }
 static void accel_i_spin_unlock(accel_i_a32* l) { atomic_store_explicit(l, 0u, memory_order_release); }
+static void accel_i_atomic_max(accel_i_a64* a, uint64_t v) {
+    uint64_t old = atomic_load_explicit(a, memory_order_relaxed);
+    while (old < v && !atomic_compare_exchange_weak(a, &old, v)) {}
+}
 
 /* ==== core: events ==== */
 /* An event is a 64-bit word that only grows, which threads wait on until it reaches a target:
@@ -864,6 +901,7 @@ typedef struct accel_i_object accel_i_object;
 struct accel_i_object {
     accel_device* device;
     accel_i_a32 refs;              /* the caller's handle + one per recorded command using it */
+    accel_i_a32 handle;            /* 1 while the caller's handle holds its reference */
     accel_i_kind kind;
     accel_i_object *prev, *next;   /* the device's live objects */
     char label[48];
@@ -937,12 +975,15 @@ struct accel_device {
     char label[64];
     accel_device_info info;        /* filled by the backend at create; validation reads the limits */
     accel_i_a32 lost;
+    accel_i_a32 refs;              /* the caller's handle + one per live object (see core: objects) */
     accel_i_a32 objects_lock;
     accel_i_object* objects;
 };
 struct accel_buffer  { accel_i_object obj; size_t size; accel_memory memory; void* mapped; };
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
-struct accel_signal  { accel_i_object obj; accel_i_a64 promised; };   /* promised: debug only, see accel_i_debug_promise */
+/* promised: debug only, see accel_i_debug_promise. wanted / recorded: the highest value a wait / signal
+   command recorded on another device's queue asks for / sets (see accel_i_next_orphan) */
+struct accel_signal  { accel_i_object obj; accel_i_a64 promised, wanted, recorded; };
 struct accel_commands {            /* refs: the caller's handle + one per recorded replay */
     accel_i_object obj;
     accel_i_batch* list;           /* the commands, holding references to their objects; never changes */
@@ -1051,16 +1092,24 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     dev->debug = d->debug;
     accel_i_copy_label(dev->label, sizeof dev->label, d->label);
     atomic_init(&dev->lost, 0u);
+    atomic_init(&dev->refs, 1u);
     atomic_init(&dev->objects_lock, 0u);
 }
 static void* accel_i_dev_alloc(accel_device* dev, size_t size) { return accel_i_alloc(&dev->allocator, size, 16); }
 static void accel_i_dev_free(accel_device* dev, void* p, size_t size) { accel_i_free(&dev->allocator, p, size); }
 
+/* Lifetimes. An object holds one reference for the caller's handle and one per recorded command that
+   uses it, so work keeps alive what it uses, across devices too: a batch of device A may hold a signal
+   or buffer of device B. A device holds one reference for its handle and one per live object, so B's
+   backend state outlives accel_device_destroy(B) until the last object that A's work holds is
+   released, by whichever thread releases it. */
 static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind, const char* label) {
     o->device = dev;
     atomic_init(&o->refs, 1u);
+    atomic_init(&o->handle, 1u);
     o->kind = kind;
     accel_i_copy_label(o->label, sizeof o->label, label);
+    atomic_fetch_add_explicit(&dev->refs, 1u, memory_order_relaxed);
     accel_i_spin_lock(&dev->objects_lock);
     o->prev = NULL;
     o->next = dev->objects;
@@ -1068,7 +1117,12 @@ static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_ki
     dev->objects = o;
     accel_i_spin_unlock(&dev->objects_lock);
 }
-static void accel_i_object_unlink(accel_i_object* o) {
+static void accel_i_device_release(accel_device* dev) {
+    if (atomic_fetch_sub_explicit(&dev->refs, 1u, memory_order_acq_rel) == 1u) dev->backend->device_destroy(dev);
+}
+/* Takes o off its device's list. A create that fails after accel_i_object_init undoes it with this and
+   accel_i_device_release(dev). */
+static void accel_i_object_unlist(accel_i_object* o) {
     accel_device* dev = o->device;
     accel_i_spin_lock(&dev->objects_lock);
     if (o->prev) o->prev->next = o->next; else dev->objects = o->next;
@@ -1077,8 +1131,9 @@ static void accel_i_object_unlink(accel_i_object* o) {
 }
 static void accel_i_commands_free(accel_commands* c);
 static void accel_i_object_free(accel_i_object* o) {
-    const accel_backend* b = o->device->backend;
-    accel_i_object_unlink(o);
+    accel_device* dev = o->device;
+    const accel_backend* b = dev->backend;
+    accel_i_object_unlist(o);
     switch (o->kind) {
     case ACCEL_I_BUFFER:  b->buffer_free((accel_buffer*)o); break;
     case ACCEL_I_PROGRAM: b->program_free((accel_program*)o); break;
@@ -1086,11 +1141,25 @@ static void accel_i_object_free(accel_i_object* o) {
     case ACCEL_I_QUEUE:   b->queue_destroy((accel_queue*)o); break;
     case ACCEL_I_COMMANDS: accel_i_commands_free((accel_commands*)o); break;
     }
+    accel_i_device_release(dev);
 }
 static void accel_i_retain(void* obj) { atomic_fetch_add_explicit(&((accel_i_object*)obj)->refs, 1u, memory_order_relaxed); }
+/* A reference to an object found on its device's list, unless its last one is being dropped. */
+static bool accel_i_try_retain(accel_i_object* o) {
+    uint32_t n = atomic_load_explicit(&o->refs, memory_order_relaxed);
+    while (n != 0)
+        if (atomic_compare_exchange_weak_explicit(&o->refs, &n, n + 1u, memory_order_relaxed, memory_order_relaxed))
+            return true;
+    return false;
+}
 static void accel_i_release(void* obj) {
     accel_i_object* o = (accel_i_object*)obj;
     if (atomic_fetch_sub_explicit(&o->refs, 1u, memory_order_acq_rel) == 1u) accel_i_object_free(o);
+}
+/* A caller's destroy: drops the handle's reference (once). */
+static void accel_i_handle_drop(void* obj) {
+    accel_i_object* o = (accel_i_object*)obj;
+    if (atomic_exchange(&o->handle, 0u)) accel_i_release(o);
 }
 static bool accel_i_lost(accel_device* dev) { return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0; }
 
@@ -1164,21 +1233,59 @@ ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backe
     return all_unavailable ? ACCEL_ERROR_UNAVAILABLE : last;
 }
 
-/* Takes the first live object of a kind (queues) or any live object (kind < 0) off the device. */
-static accel_i_object* accel_i_first_object(accel_device* dev, int kind) {
+/* Takes the handle's reference of the first object of a kind (queues), or of any kind (kind < 0),
+   whose handle the caller has not destroyed; NULL when none is left. */
+static accel_i_object* accel_i_take_handle(accel_device* dev, int kind) {
     accel_i_object* o;
     accel_i_spin_lock(&dev->objects_lock);
-    for (o = dev->objects; o && kind >= 0 && (int)o->kind != kind; o = o->next) {}
+    for (o = dev->objects; o; o = o->next)
+        if ((kind < 0 || (int)o->kind == kind) && atomic_exchange(&o->handle, 0u)) break;
     accel_i_spin_unlock(&dev->objects_lock);
     return o;
 }
+/* A signal of dev that other devices' batches still hold once the destroy dropped every handle, and
+   that is below the highest value a wait recorded on another device's queue asks of it, with no signal
+   command recorded on another device's queue to reach that value (dev's own batches are all done or
+   discarded by now); retained. NULL when none is left. */
+static accel_signal* accel_i_next_orphan(accel_device* dev) {
+    accel_i_object* o;
+    accel_i_spin_lock(&dev->objects_lock);
+    for (o = dev->objects; o; o = o->next) {
+        accel_signal* s = (accel_signal*)(void*)o;
+        uint64_t cur, wanted;
+        if (o->kind != ACCEL_I_SIGNAL) continue;
+        cur = dev->backend->signal_value(s);
+        wanted = atomic_load(&s->wanted);
+        if (!(cur & ACCEL_I_FAILED_BIT) && cur < wanted && atomic_load(&s->recorded) < wanted && accel_i_try_retain(o)) break;
+    }
+    accel_i_spin_unlock(&dev->objects_lock);
+    return (accel_signal*)(void*)o;
+}
+/* Nobody can set those signals any more (their handles went with the device): fail them, so that
+   the queues waiting on them go on instead of hanging. */
+static void accel_i_fail_orphans(accel_device* dev) {
+    accel_signal* s;
+    while ((s = accel_i_next_orphan(dev)) != NULL) {
+        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: signal %p ('%s') is still held by another device's "
+                    "queue, which waits for %llu; it is at %llu and nothing can set it now: failing it with "
+                    "ACCEL_ERROR_DEVICE_LOST",
+                    (void*)s, s->obj.label, (unsigned long long)atomic_load(&s->wanted),
+                    (unsigned long long)dev->backend->signal_value(s));
+        dev->backend->signal_raise(s, ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)ACCEL_ERROR_DEVICE_LOST));
+        accel_i_release(s);
+    }
+}
+static void accel_i_queue_settle(accel_queue* q, const char* fn);
 ACCEL_API void accel_device_destroy(accel_device* dev) {
     accel_i_object* o;
     if (!dev) return;
-    while ((o = accel_i_first_object(dev, ACCEL_I_QUEUE)) != NULL) accel_i_object_free(o);   /* waits */
-    while ((o = accel_i_first_object(dev, ACCEL_I_COMMANDS)) != NULL) accel_i_object_free(o);  /* before their objects */
-    while ((o = accel_i_first_object(dev, -1)) != NULL) accel_i_object_free(o);
-    dev->backend->device_destroy(dev);
+    while ((o = accel_i_take_handle(dev, ACCEL_I_QUEUE)) != NULL) {   /* waits for each queue */
+        accel_i_queue_settle((accel_queue*)(void*)o, "accel_device_destroy");
+        accel_i_release(o);
+    }
+    while ((o = accel_i_take_handle(dev, -1)) != NULL) accel_i_release(o);
+    accel_i_fail_orphans(dev);
+    accel_i_device_release(dev);   /* now, or when other devices' work releases its last object */
 }
 
 ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out) {
@@ -1202,7 +1309,7 @@ ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: unknown memory kind %d", (int)desc->memory);
     return dev->backend->buffer_create(dev, desc, out);
 }
-ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_release(buf); }
+ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_handle_drop(buf); }
 ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
 ACCEL_API void* accel_buffer_map(accel_buffer* buf) { return buf ? buf->mapped : NULL; }
 
@@ -1238,7 +1345,7 @@ ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_progr
                             desc->buffer_count, desc->constant_count, dev->info.max_buffers, dev->info.max_constants);
     return dev->backend->program_create(dev, desc, out);
 }
-ACCEL_API void accel_program_destroy(accel_program* prog) { if (prog) accel_i_release(prog); }
+ACCEL_API void accel_program_destroy(accel_program* prog) { if (prog) accel_i_handle_drop(prog); }
 
 /* ==== core: signals ==== */
 static bool accel_i_failed(uint64_t v) { return (v & ACCEL_I_FAILED_BIT) != 0; }
@@ -1250,18 +1357,32 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
     if (initial > ACCEL_SIGNAL_MAX)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_create: initial value above ACCEL_SIGNAL_MAX");
     accel_result r = dev->backend->signal_create(dev, initial, out);
-    if (r == ACCEL_OK) atomic_init(&(*out)->promised, initial);
+    if (r == ACCEL_OK) {
+        atomic_init(&(*out)->promised, initial);
+        atomic_init(&(*out)->wanted, 0u);
+        atomic_init(&(*out)->recorded, 0u);
+    }
     return r;
 }
-ACCEL_API void accel_signal_destroy(accel_signal* s) { if (s) accel_i_release(s); }
+ACCEL_API void accel_signal_destroy(accel_signal* s) { if (s) accel_i_handle_drop(s); }
 ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
     return s ? s->obj.device->backend->signal_value(s) : 0;
+}
+/* A host set or fail may be what lets a destroy of the signal's queue or device go on (the documented
+   remedy for a queue blocked on a signal nobody sets): the destroy may then drop the signal's last
+   other reference while the raise still wakes its waiters. The raise holds its own reference. */
+static uint64_t accel_i_signal_raise_held(accel_signal* s, uint64_t value) {
+    uint64_t old;
+    accel_i_retain(s);
+    old = s->obj.device->backend->signal_raise(s, value);
+    accel_i_release(s);
+    return old;
 }
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
     if (!s) return ACCEL_ERROR_INVALID_ARGUMENT;
     if (value > ACCEL_SIGNAL_MAX)
         return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_set '%s': value above ACCEL_SIGNAL_MAX", s->obj.label);
-    return accel_i_failed(s->obj.device->backend->signal_raise(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
+    return accel_i_failed(accel_i_signal_raise_held(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
 /* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). Negated as unsigned: any
    negative reason, INT_MIN included, is defined behaviour. */
@@ -1270,7 +1391,7 @@ ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
     if (!s) return ACCEL_ERROR_INVALID_ARGUMENT;
     if ((int)reason >= 0)
         return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_fail '%s': reason %d is not an error", s->obj.label, (int)reason);
-    s->obj.device->backend->signal_raise(s, accel_i_failed_value(reason));
+    accel_i_signal_raise_held(s, accel_i_failed_value(reason));
     return ACCEL_OK;
 }
 
@@ -1320,10 +1441,7 @@ static accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v
 static void accel_i_debug_promise(const accel_i_batch* b) {
     for (uint32_t i = 0; i < b->count; i++) {
         const accel_i_cmd* c = &b->cmds[i];
-        uint64_t old;
-        if (c->kind != ACCEL_I_CMD_SIGNAL) continue;
-        old = atomic_load(&c->u.sig.signal->promised);
-        while (old < c->u.sig.value && !atomic_compare_exchange_weak(&c->u.sig.signal->promised, &old, c->u.sig.value)) {}
+        if (c->kind == ACCEL_I_CMD_SIGNAL) accel_i_atomic_max(&c->u.sig.signal->promised, c->u.sig.value);
     }
 }
 /* kept out of line: the hot path only tests dev->debug (and inlining it trips a gcc 12 -O2
@@ -1624,6 +1742,8 @@ static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_sign
     }
     if ((c = accel_i_rec_push(q, kind, 0, NULL, fn)) == NULL) return;
     accel_i_retain(s);
+    if (s->obj.device != q->obj.device)   /* only other devices' batches outlive the signal's device */
+        accel_i_atomic_max(kind == ACCEL_I_CMD_WAIT ? &s->wanted : &s->recorded, value);
     c->u.sig.signal = s;
     c->u.sig.value = value;
 }
@@ -1634,13 +1754,13 @@ ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t valu
     accel_i_rec_signal(q, ACCEL_I_CMD_SIGNAL, s, value, "accel_queue_signal");
 }
 
-/* Normalises params (0 counts as 1) and checks them against the device limits. */
+/* Normalises params (a local size of 0 counts as 1) and checks them against the device limits. A global
+   size of 0 gives 0 groups in that dimension (the exec is a no-op) and is checked like any other. */
 static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p) {
     const accel_device_info* info = &q->obj.device->info;
     uint64_t invocations = 1;
     for (int d = 0; d < 3; d++) {
         uint64_t groups;
-        if (p->global_size[d] == 0) p->global_size[d] = 1;
         if (p->local_size[d] == 0) p->local_size[d] = 1;
         groups = ((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d];
         invocations *= p->local_size[d];
@@ -1685,6 +1805,7 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
     accel_i_cmd* c;
     if (!q || !accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count)) return;
     if (!accel_i_exec_params_ok(q, &params)) return;
+    if (!params.global_size[0] || !params.global_size[1] || !params.global_size[2]) return;   /* no work: a no-op */
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_c + 1, &off, "accel_queue_exec")) == NULL) return;
     if (bytes_b) memcpy(q->rec->arena + off, buffers, bytes_b);
     if (bytes_c) memcpy(q->rec->arena + off + bytes_b, constants, bytes_c);
@@ -1799,7 +1920,32 @@ static void accel_i_queue_fini(accel_queue* q) {
     }
     q->free_count = 0;
 }
-ACCEL_API void accel_queue_destroy(accel_queue* q) { if (q) accel_i_object_free(&q->obj); }
+/* A destroy waits for the queue's submitted work; a batch blocked on a signal that nobody sets keeps
+   it waiting forever. Never silently: after a second, then at doubling intervals (up to 32 s),
+   log what the queue waits for and the remedy. No-threads builds never wait here (the backend drops
+   parked batches and says so). */
+static void accel_i_queue_settle(accel_queue* q, const char* fn) {
+#if defined(ACCEL_NO_THREADS)
+    (void)q; (void)fn;
+#else
+    accel_device* dev = q->obj.device;
+    uint64_t step = 1000000000u, waited = 0;
+    while (dev->backend->queue_wait_idle(q, step) == ACCEL_TIMEOUT) {
+        char what[320];
+        size_t n = dev->backend->queue_describe ? dev->backend->queue_describe(q, what, sizeof what) : 0;
+        waited += step;
+        if (n == 0) snprintf(what, sizeof what, " queue %p ('%s') has unfinished work", (void*)q, q->obj.label);
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: still waiting after %llu s; fail (accel_signal_fail) or set from another "
+                    "thread the signal it waits for:%s", fn, (unsigned long long)(waited / 1000000000u), what);
+        if (step < 32000000000u) step *= 2;
+    }
+#endif
+}
+ACCEL_API void accel_queue_destroy(accel_queue* q) {
+    if (!q) return;
+    accel_i_queue_settle(q, "accel_queue_destroy");
+    accel_i_handle_drop(q);
+}
 
 ACCEL_API accel_exec_params accel_exec_1d(uint32_t global, uint32_t local) {
     accel_exec_params p = { { global, 1, 1 }, { local, 1, 1 } };
@@ -1890,7 +2036,7 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
     }
     return accel_i_commands_make(q, b, out);
 }
-ACCEL_API void accel_commands_destroy(accel_commands* c) { if (c) accel_i_release(c); }
+ACCEL_API void accel_commands_destroy(accel_commands* c) { if (c) accel_i_handle_drop(c); }
 
 static bool accel_i_bad_patch(accel_queue* q, uint32_t k, const accel_patch* p, const char* why) {
     accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_replay: patch %u (command %u, index %u, %s): %s",
@@ -2050,6 +2196,10 @@ struct accel_i_cpu_device {
     accel_i_a64 claim;
     accel_i_cpu_job job;
     accel_i_a32 next_hint;        /* spreads queues over lanes */
+#if defined(ACCEL_NO_THREADS)
+    struct accel_i_cpu_queue *ready_head, *ready_tail;   /* queues that may run (see cpu: no-threads) */
+    bool draining;                /* a loop is running the ready list */
+#endif
 };
 typedef struct accel_i_cpu_buffer  { accel_buffer base; bool owned; } accel_i_cpu_buffer;
 typedef struct accel_i_cpu_program { accel_program base; accel_cpu_kernel fn; } accel_i_cpu_program;
@@ -2419,7 +2569,8 @@ typedef struct accel_i_cpu_queue {
 #if defined(ACCEL_NO_THREADS)
     accel_i_waiter park;          /* registered on the signal the head batch waits for */
     accel_i_event* parked_on;
-    bool pumping, repump;
+    struct accel_i_cpu_queue* ready_next;   /* on the device's ready list */
+    bool ready;
 #else
     accel_i_a32 stop;
     accel_i_thread thread;
@@ -2450,12 +2601,14 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
         return ACCEL_TIMEOUT;
     }
 #else
-    bool dbg = q->base.obj.device->debug;
-    if (dbg) accel_i_blocked_set(&q->blocked, s, v);
-    if (accel_i_is_cpu_signal(s)) accel_i_event_wait_own(accel_i_cpu_signal_event(s), v, &q->own);
-    else accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
-    if (dbg) accel_i_blocked_set(&q->blocked, NULL, 0);
     cur = accel_signal_value(s);
+    if (!accel_i_failed(cur) && cur < v) {   /* published in every build: a destroy that waits reports it */
+        accel_i_blocked_set(&q->blocked, s, v);
+        if (accel_i_is_cpu_signal(s)) accel_i_event_wait_own(accel_i_cpu_signal_event(s), v, &q->own);
+        else accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
+        accel_i_blocked_set(&q->blocked, NULL, 0);
+        cur = accel_signal_value(s);
+    }
 #endif
     return accel_i_failed(cur) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
@@ -2697,26 +2850,41 @@ static void accel_i_cpu_executor_main(void* arg) {
 }
 #else
 /* ==== cpu: no-threads ==== */
-static void accel_i_cpu_pump(accel_i_cpu_queue* q);
+/* Runs the queue's batches until one parks (its signal will call back). */
+static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
+    while (!q->parked_on && q->fifo.head) {
+        if (!accel_i_cpu_run_batch(q, q->fifo.head)) break;
+        accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
+    }
+}
+/* A queue that may run (submitted to, or its parked batch unblocked) goes on its device's ready list,
+   and one loop per device runs the list. So a chain of queues that unblock one another runs in that
+   loop, not in nested calls one deep per queue (20,000 queues overflowed the stack), and a kernel that
+   sets a signal releasing another queue of its device does not run that queue's exec inside itself,
+   where it would wait forever for the device's one lane, which the kernel holds: the loop takes the
+   queue once the kernel's batch is done or parked. Nesting only goes as deep as the number of devices
+   a chain crosses. */
+static void accel_i_cpu_ready(accel_i_cpu_queue* q) {
+    accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
+    if (!q->ready) {
+        q->ready = true;
+        q->ready_next = NULL;
+        if (dev->ready_tail) dev->ready_tail->ready_next = q; else dev->ready_head = q;
+        dev->ready_tail = q;
+    }
+    if (dev->draining) return;
+    dev->draining = true;
+    while ((q = dev->ready_head) != NULL) {
+        if ((dev->ready_head = q->ready_next) == NULL) dev->ready_tail = NULL;
+        q->ready = false;
+        accel_i_cpu_pump(q);
+    }
+    dev->draining = false;
+}
 static void accel_i_cpu_park_wake(accel_i_waiter* w) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)(void*)((unsigned char*)w - offsetof(accel_i_cpu_queue, park));
     q->parked_on = NULL;
-    accel_i_cpu_pump(q);
-}
-/* Runs the queue's batches until one parks. Re-entrant calls (a batch that unblocks its own queue)
-   only ask the running pump to go round again. */
-static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
-    if (q->pumping) { q->repump = true; return; }
-    if (q->parked_on) return;   /* still waiting; its signal will call back */
-    q->pumping = true;
-    do {
-        q->repump = false;
-        while (q->fifo.head) {
-            if (!accel_i_cpu_run_batch(q, q->fifo.head)) break;
-            accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
-        }
-    } while (q->repump && !q->parked_on);
-    q->pumping = false;
+    accel_i_cpu_ready(q);
 }
 /* Destroying a queue whose batches can never run: drop them and fail what they would signal. */
 static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
@@ -2736,7 +2904,7 @@ static accel_result accel_i_cpu_queue_submit(accel_queue* base, accel_i_batch* b
     accel_i_fifo_push(&q->fifo, b);
     accel_i_event_add(&q->work, 1);
 #if defined(ACCEL_NO_THREADS)
-    accel_i_cpu_pump(q);
+    accel_i_cpu_ready(q);
 #endif
     return ACCEL_OK;
 }

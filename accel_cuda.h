@@ -388,16 +388,31 @@ typedef struct accel_i_cu_state {
     int driver_version;
     void* handle;
     void* nvrtc_handle;
-    char path[512], nvrtc_path[512];   /* overrides from accel_cuda_set_library; "" = none */
+    char* path;                    /* overrides from accel_cuda_set_library (default allocator); NULL: none */
+    char* nvrtc_path;
+    size_t path_bytes, nvrtc_path_bytes;
+    bool path_lost;                /* an override could not be stored (out of memory): loads fail and say so */
 } accel_i_cu_state;
 static accel_i_cu_state accel_i_cu_g;
 static accel_i_cu_lib accel_i_cu;      /* the driver's entry points: accel_i_cu.Init, ... */
 static accel_i_nvrtc_lib accel_i_nvrtc;
 
+/* Replaces *dst (bytes long) with a copy of src (NULL or "": none); false when out of memory. */
+static bool accel_i_cu_keep_path(char** dst, size_t* bytes, const char* src) {
+    size_t n = src && src[0] ? strlen(src) + 1 : 0;
+    accel_i_default_free(*dst, *bytes, NULL);
+    *dst = n ? (char*)accel_i_default_alloc(n, 1, NULL) : NULL;
+    *bytes = *dst ? n : 0;
+    if (*dst) memcpy(*dst, src, n);
+    return *dst || !n;
+}
+
 ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) {
+    bool ok;
     accel_i_spin_lock(&accel_i_cu_g.lock);
-    accel_i_copy_label(accel_i_cu_g.path, sizeof accel_i_cu_g.path, cuda_path);
-    accel_i_copy_label(accel_i_cu_g.nvrtc_path, sizeof accel_i_cu_g.nvrtc_path, nvrtc_path);
+    ok = accel_i_cu_keep_path(&accel_i_cu_g.path, &accel_i_cu_g.path_bytes, cuda_path);
+    ok = accel_i_cu_keep_path(&accel_i_cu_g.nvrtc_path, &accel_i_cu_g.nvrtc_path_bytes, nvrtc_path) && ok;
+    accel_i_cu_g.path_lost = !ok;
     accel_i_spin_unlock(&accel_i_cu_g.lock);
 }
 
@@ -425,28 +440,38 @@ static void accel_i_dl_close(void* h) { dlclose(h); }
 static const char* accel_i_dl_error(void) { const char* e = dlerror(); return e ? e : "unknown error"; }
 #endif
 
-/* The file a loaded symbol comes from (Linux: /proc/self/maps), to refuse the toolkit's stub. */
-static bool accel_i_dl_file_of(const void* sym, char* out, size_t cap) {
+/* Whether the file a loaded symbol comes from lies in a stubs/ directory (Linux: its line of
+   /proc/self/maps, read in pieces so that a path of any length is seen whole), to refuse the toolkit's
+   stub. */
+static bool accel_i_dl_is_stub(const void* sym) {
 #  if defined(__linux__)
-    char line[768];
+    char piece[256], seen[sizeof piece + 8];
+    size_t kept = 0;                 /* the end of the previous piece of the symbol's line, in seen */
+    bool line_start = true, in = false, stub = false;
     FILE* f = fopen("/proc/self/maps", "r");
-    bool found = false;
     if (!f) return false;
-    while (!found && fgets(line, sizeof line, f)) {
-        unsigned long long lo, hi;
-        char* path;
-        if (sscanf(line, "%llx-%llx", &lo, &hi) != 2) continue;
-        if ((uintptr_t)sym < lo || (uintptr_t)sym >= hi) continue;
-        path = strchr(line, '/');
-        if (!path) break;
-        path[strcspn(path, "\n")] = '\0';
-        accel_i_copy_label(out, cap, path);
-        found = true;
+    while (!stub && fgets(piece, sizeof piece, f)) {
+        size_t n = strlen(piece);
+        bool line_end = n > 0 && piece[n - 1] == '\n';
+        if (line_start) {
+            unsigned long long lo, hi;
+            if (in) break;                                   /* the symbol's line is over */
+            in = sscanf(piece, "%llx-%llx", &lo, &hi) == 2 && (uintptr_t)sym >= lo && (uintptr_t)sym < hi;
+            kept = 0;
+        }
+        if (in) {
+            memcpy(seen + kept, piece, n + 1);
+            stub = strstr(seen, "/stubs/") != NULL;
+            n += kept;
+            kept = n < 6 ? n : 6;                             /* "/stubs" may straddle two pieces */
+            memmove(seen, seen + n - kept, kept);
+        }
+        line_start = line_end;
     }
     fclose(f);
-    return found;
+    return stub;
 #  else
-    (void)sym; (void)out; (void)cap;
+    (void)sym;
     return false;
 #  endif
 }
@@ -461,7 +486,6 @@ static void* accel_i_cu_open(const accel_logger* lg, const char* override_path) 
 #else
     static const char* const names[] = { "libcuda.so.1", "libcuda.so" };
 #endif
-    char file[512];
     bool refused = false;
     void* h;
     if (override_path && override_path[0]) {
@@ -473,10 +497,9 @@ static void* accel_i_cu_open(const accel_logger* lg, const char* override_path) 
     }
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if ((h = accel_i_dl_open(names[i])) == NULL) continue;
-        file[0] = '\0';
-        if (accel_i_dl_file_of(accel_i_dl_sym(h, "cuGetProcAddress"), file, sizeof file) && strstr(file, "/stubs/")) {
-            accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: refusing %s = %s: a library under stubs/ is the CUDA toolkit's link stub, not a driver",
-                           names[i], file);
+        if (accel_i_dl_is_stub(accel_i_dl_sym(h, "cuGetProcAddress"))) {
+            accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: refusing %s: it is a file under /stubs/, the CUDA toolkit's link stub, not a driver",
+                           names[i]);
             accel_i_dl_close(h);
             refused = true;
             continue;
@@ -517,12 +540,16 @@ static accel_cu_result accel_i_cu_resolve(void* gpa, bool v2, const char** missi
 
 /* Loads and initialises the driver (lock held). Logs the precise reason on failure. */
 static accel_result accel_i_cu_load_locked(const accel_logger* lg) {
-    const char* override_path = accel_i_cu_g.path[0] ? accel_i_cu_g.path : getenv("ACCEL_CUDA_LIBRARY");
+    const char* override_path = accel_i_cu_g.path ? accel_i_cu_g.path : getenv("ACCEL_CUDA_LIBRARY");
     const char* missing = NULL;
     void *h, *gpa;
     bool v2 = true;
     accel_cu_result r;
     int version = 0;
+    if (accel_i_cu_g.path_lost) {
+        accel_i_log_to(lg, ACCEL_LOG_ERROR, "accel_cuda: unavailable: accel_cuda_set_library ran out of memory keeping a library path");
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
     if ((h = accel_i_cu_open(lg, override_path)) == NULL) return ACCEL_ERROR_UNAVAILABLE;
     gpa = accel_i_dl_sym(h, "cuGetProcAddress_v2");
     if (!gpa) { v2 = false; gpa = accel_i_dl_sym(h, "cuGetProcAddress"); }
@@ -586,7 +613,7 @@ static accel_result accel_i_nvrtc_load(const accel_logger* lg) {
         static const char* const names[] = { "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so",
                                               "/usr/local/cuda/lib64/libnvrtc.so" };
 #endif
-        const char* over = accel_i_cu_g.nvrtc_path[0] ? accel_i_cu_g.nvrtc_path : getenv("ACCEL_NVRTC_LIBRARY");
+        const char* over = accel_i_cu_g.nvrtc_path ? accel_i_cu_g.nvrtc_path : getenv("ACCEL_NVRTC_LIBRARY");
         void* h = NULL;
         if (over && over[0]) h = accel_i_dl_open(over);
         else for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; i++) h = accel_i_dl_open(names[i]);
@@ -1298,9 +1325,8 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
    SIGNAL_FAILED when failed, DEVICE_LOST when this device is lost. */
 static accel_result accel_i_cu_wait_cmd(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
     uint64_t since = accel_i_now_ns();
-    bool dbg = q->base.obj.device->debug;
     accel_result r;
-    if (dbg) accel_i_blocked_set(&q->blocked, s, v);
+    accel_i_blocked_set(&q->blocked, s, v);   /* every build: a destroy that waits reports it */
     for (;;) {
         uint64_t cur = accel_signal_value(s);
         bool pending;
@@ -1310,7 +1336,7 @@ static accel_result accel_i_cu_wait_cmd(accel_i_cu_queue* q, accel_signal* s, ui
         pending = accel_i_cu_reap(q);
         accel_i_wait_internal(s, v, pending ? accel_i_cu_poll_slice(since) : ACCEL_WAIT_FOREVER);
     }
-    if (dbg) accel_i_blocked_set(&q->blocked, NULL, 0);
+    accel_i_blocked_set(&q->blocked, NULL, 0);
     return r;
 }
 
@@ -1865,7 +1891,8 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     }
     accel_i_queue_init(&q->base, d, type);   /* before the executor starts: it reads the object */
     if ((r = accel_i_thread_start(&q->thread, accel_i_cu_executor_main, q)) != ACCEL_OK) {
-        accel_i_object_unlink(&q->base.obj);
+        accel_i_object_unlist(&q->base.obj);
+        accel_i_device_release(d);
         accel_i_queue_fini(&q->base);
         accel_i_cu_queue_free(q, true);
         return accel_i_fail(d, r, "accel_queue_create: starting the executor thread failed");

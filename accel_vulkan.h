@@ -62,7 +62,29 @@
 
    ==== Programs ================================================================================
    SPIR-V only. The entry point is `name` when the module has one of that name, else its only GLCompute
-   entry point. The work-group size comes from the shader: a dimension declared with a specialization
+   entry point; names of any length are kept whole. accel_program_create checks the module before any of
+   it reaches the driver (drivers crash on malformed modules) and refuses, with a log line naming the
+   word and opcode:
+   - ACCEL_ERROR_INVALID_ARGUMENT: a bad header (magic, a version that is not SPIR-V 1.0 to 1.6, id bound
+     0 or above 4194304, schema not 0), an instruction whose word count is 0 or runs past the end, an
+     opcode accel does not know (the core opcodes of SPIR-V 1.6 plus the KHR/AMD ones a compute shader
+     uses: subgroup, integer dot product, cooperative matrix, shader clock, DecorateString) or with fewer
+     operands than it requires, a result id of 0 or not below the bound, the sections of the module out of
+     the spec's order (2.4: capabilities ... types and globals, then functions, each closed by
+     OpFunctionEnd, exactly one OpMemoryModel), an entry-point name without its NUL, no GLCompute entry
+     point, or one naming an id that is not an OpFunction with a body. This is a structural check, not
+     spirv-val: a well-formed module whose instructions mean nothing can still fail at submit.
+   - ACCEL_ERROR_COMPILE: SPIR-V newer than the device takes (1.3 on Vulkan 1.1, 1.5 on 1.2, which accel
+     creates its devices with; an adopted device: by accel_vulkan_adopt_desc.api_version, 1.3 -> 1.6).
+   - ACCEL_ERROR_INVALID_ARGUMENT when the shader needs more than the desc gives: a storage-buffer binding
+     of set 0 at or above buffer_count, or a push-constant block (from its first byte to the end of its
+     last member) larger than constant_count * 4 bytes; the log names both numbers. Fewer is fine: a
+     shader may leave bindings unused and read fewer constants than the exec passes (the layout declares
+     buffer_count bindings and constant_count words; Vulkan allows a layout larger than the shader). What
+     the shader "uses" is every such variable of the module (SPIR-V before 1.4), or those in the entry
+     point's interface (1.4 and later). A descriptor accel cannot bind is refused the same way: a uniform
+     buffer, an image or sampler, a set other than 0, an array of buffers at one binding.
+   The work-group size comes from the shader: a dimension declared with a specialization
    constant (GLSL `local_size_x_id = 0` etc., which makes gl_WorkGroupSize a spec-constant composite) is
    specialised to the exec's local size (one VkPipeline per program and local size, cached); a fixed
    dimension runs at the shader's size, and an exec whose local size there is neither that size nor 1 (0
@@ -162,7 +184,7 @@ typedef struct accel_vulkan_adopt_desc {
     uint32_t queue_family;           /* a family with VK_QUEUE_COMPUTE_BIT */
     uint32_t queue_index;            /* accel's queues (COMPUTE and COPY) all submit to this VkQueue */
     PFN_vkGetInstanceProcAddr get_instance_proc_addr;   /* required */
-    uint32_t api_version;            /* the device's Vulkan version as created (VK_API_VERSION_1_x); 0: 1.2 */
+    uint32_t api_version;            /* the device's Vulkan version as created (VK_API_VERSION_1_x); 0: 1.2; sets the newest SPIR-V programs may use */
     bool push_descriptors;           /* VK_KHR_push_descriptor was enabled on the device */
 } accel_vulkan_adopt_desc;
 
@@ -170,7 +192,9 @@ typedef struct accel_vulkan_adopt_desc {
    label and debug flag; its backend and device_index are ignored. Returns ACCEL_ERROR_INVALID_ARGUMENT for
    a missing handle, ACCEL_ERROR_UNSUPPORTED when the device lacks timeline semaphores or the family lacks
    compute, ACCEL_ERROR_OUT_OF_MEMORY / ACCEL_ERROR_BACKEND as their names say; *out is NULL on failure.
-   accel_device_destroy on the result waits for accel's work and destroys only what accel created.
+   accel_device_destroy on the result waits for accel's work and destroys only what accel created; when
+   another device's batches still hold one of its signals, that signal (and the device state it needs)
+   is destroyed when those batches are released, so finish them before destroying the VkDevice.
    Any thread. */
 ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, const accel_vulkan_adopt_desc* vk,
                                                  accel_device** out);
@@ -373,6 +397,7 @@ typedef struct accel_i_vk_device {
     uint32_t hwq_count, hwq_inited, copy_hwq;
     accel_i_a32 next_hwq;
     bool push_desc, map_device;
+    uint32_t spirv_minor;         /* the newest SPIR-V 1.x the device takes: 3 (Vulkan 1.1), 5 (1.2), 6 (1.3) */
     uint64_t max_diff;            /* maxTimelineSemaphoreValueDifference */
     accel_i_mutex io_lock;
     accel_i_mutex submit_lock;    /* deciding native signal operations + vkQueueSubmit, device-wide */
@@ -394,7 +419,8 @@ typedef struct accel_i_vk_program {
     VkShaderModule module;
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout layout;
-    char entry[64];
+    char* entry;                  /* the entry point's name, NUL-terminated (device allocator, entry_bytes) */
+    size_t entry_bytes;
     uint32_t fixed[3];            /* the shader's size per dimension */
     bool spec[3];                 /* dimension set by a specialization constant */
     uint32_t spec_id[3];
@@ -860,88 +886,434 @@ static accel_result accel_i_vk_buffer_io(accel_buffer* base, size_t offset, void
     return r;
 }
 
-/* ==== vulkan: programs ==== */
-/* What accel needs from a SPIR-V module: the entry point and, per dimension, the work-group size and
-   whether a specialization constant sets it. Returns false for a module it cannot read. */
+/* ==== vulkan: SPIR-V checks ==== */
+/* No module reaches the driver before these pass (a driver may crash on a malformed one): the header
+   (magic, a version the device takes, schema 0), every instruction's word count, a known opcode with at
+   least its required operands, result ids below the bound, the logical layout of the SPIR-V spec (section
+   2.4: capabilities, extensions, imports, one memory model, entry points, execution modes, debug,
+   annotations, types / constants / global variables, then functions, each closed by OpFunctionEnd), and
+   an entry point that is a GLCompute OpEntryPoint naming an OpFunction with a body. Then it reads what
+   accel needs: the entry point's name, its work-group size, the storage-buffer bindings of set 0 and the
+   size of its push-constant block. */
+
+/* Per core opcode (0..403): the fewest words the instruction takes (0: no such opcode), plus whether it
+   has a result id (R: word 1) or a result type and id (T: words 1 and 2). From the SPIR-V 1.6 spec, 3.52. */
+#define ACCEL_I_SPV_R(n) ((n) | 0x10)
+#define ACCEL_I_SPV_T(n) ((n) | 0x20)
+#define ACCEL_I_SPV_T4x5 ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4)
+#define ACCEL_I_SPV_T5x5 ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5)
+#define ACCEL_I_SPV_T6x4 ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6)
+static const uint8_t accel_i_spv_ops[404] = {
+    /*   0 */ 1, ACCEL_I_SPV_T(3), 2, 3, 2, 3, 4, ACCEL_I_SPV_R(3), 4, 0,
+    /*  10 */ 2, ACCEL_I_SPV_R(3), ACCEL_I_SPV_T(5), 0, 3, 4, 3, 2, 0, ACCEL_I_SPV_R(2),
+    /*  20 */ ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(4), ACCEL_I_SPV_R(3), ACCEL_I_SPV_R(4), ACCEL_I_SPV_R(4), ACCEL_I_SPV_R(9),
+              ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(3), ACCEL_I_SPV_R(4), ACCEL_I_SPV_R(3),
+    /*  30 */ ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(3), ACCEL_I_SPV_R(4), ACCEL_I_SPV_R(3), ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(2),
+              ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(3), 3,
+    /*  40 */ 0, ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(3), 0,
+              ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(3),
+    /*  50 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(4), 0, ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(3), 1, ACCEL_I_SPV_T(4), 0,
+              ACCEL_I_SPV_T(4),
+    /*  60 */ ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(4), 3, 3, 4, ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5),
+              ACCEL_I_SPV_T(4),
+    /*  70 */ ACCEL_I_SPV_T(5), 3, 4, ACCEL_I_SPV_R(2), 2, 2, 0, ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5),
+    /*  80 */ ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), 0, ACCEL_I_SPV_T(5),
+              ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6),
+    /*  90 */ ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5),
+              ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), 4,
+    /* 100 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5),
+              ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), 0, ACCEL_I_SPV_T(4),
+    /* 110 */ ACCEL_I_SPV_T4x5, ACCEL_I_SPV_T4x5,
+    /* 120 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4), 0, ACCEL_I_SPV_T(4),
+              ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5),
+    /* 130 */ ACCEL_I_SPV_T5x5, ACCEL_I_SPV_T5x5,
+    /* 140 */ ACCEL_I_SPV_T5x5, ACCEL_I_SPV_T5x5,
+    /* 150 */ ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), 0, ACCEL_I_SPV_T(4), ACCEL_I_SPV_T4x5,
+    /* 160 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T5x5, ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(6),
+    /* 170 */ ACCEL_I_SPV_T5x5, ACCEL_I_SPV_T5x5,
+    /* 180 */ ACCEL_I_SPV_T5x5, ACCEL_I_SPV_T5x5,
+    /* 190 */ ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), 0, 0, ACCEL_I_SPV_T(5), ACCEL_I_SPV_T5x5,
+    /* 200 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), 0,
+              ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4),
+    /* 210 */ ACCEL_I_SPV_T4x5, ACCEL_I_SPV_T(4), 0, 0, 1, 1,
+    /* 220 */ 2, 2, 0, 0, 4, 3, 0, ACCEL_I_SPV_T(6), 5, ACCEL_I_SPV_T(7),
+    /* 230 */ ACCEL_I_SPV_T(9), ACCEL_I_SPV_T(9), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7),
+              ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7),
+    /* 240 */ ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), 0, 0, ACCEL_I_SPV_T(3), 4, 3, ACCEL_I_SPV_R(2), 2,
+    /* 250 */ 4, 3, 1, 1, 2, 1, 3, 3, 0, ACCEL_I_SPV_T(9),
+    /* 260 */ 4, ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T6x4, ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6),
+    /* 270 */ ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), 0, 0, ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(9), ACCEL_I_SPV_T(9),
+              ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7),
+    /* 280 */ 5, 5, ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(8), ACCEL_I_SPV_T(8), 6, 6, 0,
+    /* 290 */ 0, ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(13), ACCEL_I_SPV_T(8), ACCEL_I_SPV_T(8), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), 2, 2,
+              ACCEL_I_SPV_T(3),
+    /* 300 */ ACCEL_I_SPV_T(4), 3, 4, ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6),
+              ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5),
+    /* 310 */ ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6),
+              ACCEL_I_SPV_T(4), 1, ACCEL_I_SPV_T(6), 4,
+    /* 320 */ ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4), ACCEL_I_SPV_R(2), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(8),
+              ACCEL_I_SPV_T(7), ACCEL_I_SPV_R(2), ACCEL_I_SPV_T(4), 4,
+    /* 330 */ 2, 3, 3, ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5),
+              ACCEL_I_SPV_T(5),
+    /* 340 */ ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T6x4,
+              ACCEL_I_SPV_T(6),
+    /* 350 */ ACCEL_I_SPV_T6x4, ACCEL_I_SPV_T6x4, ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6),
+    /* 360 */ ACCEL_I_SPV_T6x4, ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), 0, 0, 0,
+    /* 370 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    /* 390 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    /* 400 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5)
+};
+/* Extension opcodes accel knows (KHR / AMD ones a compute shader uses), { opcode, as above }. */
+static const uint16_t accel_i_spv_ext_ops[][2] = {
+    { 4416, 1 }, { 4421, ACCEL_I_SPV_T(4) }, { 4422, ACCEL_I_SPV_T(4) }, { 4428, ACCEL_I_SPV_T(4) }, { 4429, ACCEL_I_SPV_T(4) },
+    { 4430, ACCEL_I_SPV_T(4) }, { 4431, ACCEL_I_SPV_T(6) }, { 4432, ACCEL_I_SPV_T(5) }, { 4450, ACCEL_I_SPV_T(5) },
+    { 4451, ACCEL_I_SPV_T(5) }, { 4452, ACCEL_I_SPV_T(5) }, { 4453, ACCEL_I_SPV_T(6) }, { 4454, ACCEL_I_SPV_T(6) },
+    { 4455, ACCEL_I_SPV_T(6) }, { 4456, ACCEL_I_SPV_R(7) }, { 4457, ACCEL_I_SPV_T(5) }, { 4458, 4 }, { 4459, ACCEL_I_SPV_T(6) },
+    { 4460, ACCEL_I_SPV_T(4) }, { 5000, ACCEL_I_SPV_T(6) }, { 5001, ACCEL_I_SPV_T(6) }, { 5002, ACCEL_I_SPV_T(6) },
+    { 5003, ACCEL_I_SPV_T(6) }, { 5004, ACCEL_I_SPV_T(6) }, { 5005, ACCEL_I_SPV_T(6) }, { 5006, ACCEL_I_SPV_T(6) },
+    { 5007, ACCEL_I_SPV_T(6) }, { 5056, ACCEL_I_SPV_T(4) }, { 5632, 4 }, { 5633, 5 }
+};
+#undef ACCEL_I_SPV_T4x5
+#undef ACCEL_I_SPV_T5x5
+#undef ACCEL_I_SPV_T6x4
+#undef ACCEL_I_SPV_R
+#undef ACCEL_I_SPV_T
+
+/* The table entry of an opcode (0: unknown). */
+static unsigned accel_i_spv_op(uint32_t op) {
+    if (op < sizeof accel_i_spv_ops) return accel_i_spv_ops[op];
+    for (size_t i = 0; i < sizeof accel_i_spv_ext_ops / sizeof accel_i_spv_ext_ops[0]; i++)
+        if (accel_i_spv_ext_ops[i][0] == op) return accel_i_spv_ext_ops[i][1];
+    return 0;
+}
+/* The result id of instruction w (0: none); w's word count was checked against the table. */
+static uint32_t accel_i_spv_result(const uint32_t* w) {
+    unsigned e = accel_i_spv_op(w[0] & 0xffffu);
+    return (e & 0x20) ? w[2] : (e & 0x10) ? w[1] : 0;
+}
+
+/* The section of the logical layout an opcode belongs to: 1 capability, 2 extension, 3 import, 4 memory
+   model, 5 entry point, 6 execution mode, 7 debug, 8 annotation, 9 type / constant / global, 10 function
+   body; 0: allowed anywhere (OpNop, OpLine, OpNoLine). */
+static int accel_i_spv_section(uint32_t op) {
+    switch (op) {
+    case 0: case 8: case 317: return 0;
+    case 17: return 1;
+    case 10: return 2;
+    case 11: return 3;
+    case 14: return 4;
+    case 15: return 5;
+    case 16: case 331: return 6;
+    case 2: case 3: case 4: case 5: case 6: case 7: case 330: return 7;
+    case 71: case 72: case 73: case 74: case 75: case 332: case 5632: case 5633: return 8;
+    case 1: case 12: case 59: case 322: case 323: case 327: case 4456: return 9;
+    default: return (op >= 19 && op <= 52 && op != 40 && op != 47) ? 9 : 10;
+    }
+}
+static bool accel_i_spv_also_in_function(uint32_t op) { return op == 1 || op == 12 || op == 59; }  /* OpUndef OpExtInst OpVariable */
+
+static accel_result accel_i_spv_bad(accel_device* dev, size_t at, const char* what, uint32_t op) {
+    accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: invalid SPIR-V at word %zu (opcode %u): %s", at, op, what);
+    return ACCEL_ERROR_INVALID_ARGUMENT;
+}
+
+/* The header: magic, version 1.0 .. 1.max_minor, a bound, schema 0. */
+static accel_result accel_i_spv_check_header(accel_device* dev, const uint32_t* w, size_t words, uint32_t max_minor) {
+    uint32_t major, minor;
+    if (words < 5 || w[0] != 0x07230203u) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: not a SPIR-V module (%s)", words < 5 ? "shorter than its header" : "bad magic");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    major = (w[1] >> 16) & 0xffu;
+    minor = (w[1] >> 8) & 0xffu;
+    if ((w[1] & 0xff0000ffu) != 0 || major != 1 || minor > 6) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: SPIR-V version word 0x%08x is not a SPIR-V version (1.0 to 1.6)", w[1]);
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    if (minor > max_minor) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: the module is SPIR-V 1.%u; this device takes SPIR-V 1.0 to 1.%u", minor, max_minor);
+        return ACCEL_ERROR_COMPILE;
+    }
+    if (w[3] == 0 || w[3] > 0x400000u || w[4] != 0) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: SPIR-V header: id bound %u (1 to 4194304) or schema %u (0) is wrong", w[3], w[4]);
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    return ACCEL_OK;
+}
+
+/* Every instruction: word count, known opcode with its operands, result id below the bound, the layout. */
+static accel_result accel_i_spv_check_layout(accel_device* dev, const uint32_t* w, size_t words) {
+    int last = 1, in_function = 0, models = 0;
+    bool functions = false;
+    for (size_t i = 5; i < words; i += w[i] >> 16) {
+        uint32_t op = w[i] & 0xffffu, len = w[i] >> 16, res;
+        unsigned e = accel_i_spv_op(op);
+        int sec = accel_i_spv_section(op);
+        if (len == 0 || len > words - i) return accel_i_spv_bad(dev, i, len ? "its word count runs past the end of the module" : "word count 0", op);
+        if (e == 0) return accel_i_spv_bad(dev, i, "unknown opcode", op);
+        if (len < (e & 0xfu)) return accel_i_spv_bad(dev, i, "fewer operands than the opcode requires", op);
+        res = accel_i_spv_result(&w[i]);
+        if ((e & 0x30) && (res == 0 || res >= w[3])) return accel_i_spv_bad(dev, i, "result id 0 or not below the header's bound", op);
+        if (op == 54) {                                   /* OpFunction */
+            if (in_function) return accel_i_spv_bad(dev, i, "OpFunction inside a function", op);
+            in_function = 1;
+            functions = true;
+        } else if (op == 56) {                            /* OpFunctionEnd */
+            if (!in_function) return accel_i_spv_bad(dev, i, "OpFunctionEnd outside a function", op);
+            in_function = 0;
+        } else if (in_function) {
+            if (sec != 0 && sec != 10 && !accel_i_spv_also_in_function(op)) return accel_i_spv_bad(dev, i, "a module-level instruction inside a function", op);
+        } else if (sec != 0) {
+            if (sec == 10 || functions) return accel_i_spv_bad(dev, i, "a function instruction outside a function", op);
+            if (sec < last) return accel_i_spv_bad(dev, i, "out of the order of the module's sections", op);
+            last = sec;
+            models += op == 14;
+        }
+    }
+    if (in_function) return accel_i_spv_bad(dev, words, "the last function has no OpFunctionEnd", 54);
+    if (models != 1) return accel_i_spv_bad(dev, 5, models ? "more than one OpMemoryModel" : "no OpMemoryModel", 14);
+    return ACCEL_OK;
+}
+
+/* What accel reads from a module: the entry point (its name points into the module), per dimension the
+   work-group size and whether a specialization constant sets it, the storage buffers of set 0 (1 + the
+   highest binding), the bytes of the push-constant block. */
 typedef struct accel_i_spv_info {
-    char entry[64];
+    const char* entry;
+    size_t entry_len;
+    uint32_t entry_id;
+    size_t iface, iface_end;       /* the entry point's interface ids: words [iface, iface_end) */
     uint32_t size[3];
     bool spec[3];
     uint32_t spec_id[3];
+    uint64_t buffers, push_bytes;
 } accel_i_spv_info;
 
-static bool accel_i_spv_parse(accel_device* dev, const uint32_t* w, size_t words, const char* want, accel_i_spv_info* out) {
-    uint32_t entry_id = 0, entries = 0, wg_builtin = 0;
-    uint32_t size_ids[3] = { 0, 0, 0 };
-    bool by_name = false, have_ids = false;
-    memset((void*)out, 0, sizeof *out);
-    out->size[0] = out->size[1] = out->size[2] = 1;
-    if (words < 5 || w[0] != 0x07230203u) { accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: not a SPIR-V module (bad magic)"); return false; }
-    /* pass 1: entry points, execution modes, decorations of the WorkgroupSize builtin */
-    for (size_t i = 5; i < words;) {
-        uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
-        if (len == 0 || i + len > words) { accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: truncated SPIR-V"); return false; }
-        if (op == 15 && len >= 4 && w[i + 1] == 5) {             /* OpEntryPoint GLCompute id "name" */
-            const char* name = (const char*)(const void*)&w[i + 3];
-            size_t maxlen = (size_t)(len - 3) * 4, nlen = 0;
-            while (nlen < maxlen && name[nlen]) nlen++;
-            entries++;
-            if (!by_name && (entries == 1 || (want && nlen == strlen(want) && memcmp(name, want, nlen) == 0))) {
-                by_name = want && nlen == strlen(want) && memcmp(name, want, nlen) == 0;
-                entry_id = w[i + 2];
-                if (nlen >= sizeof out->entry) nlen = sizeof out->entry - 1;
-                memcpy(out->entry, name, nlen);
-                out->entry[nlen] = '\0';
-            }
-        }
-        i += len;
-    }
-    if (entries == 0) { accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: the SPIR-V module has no GLCompute entry point"); return false; }
-    if (entries > 1 && !by_name) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: the SPIR-V module has %u compute entry points and none is named '%s'", entries, want ? want : "");
-        return false;
-    }
+/* The entry point: the GLCompute OpEntryPoint named `want`, else the only GLCompute one. */
+static accel_result accel_i_spv_entry(accel_device* dev, const uint32_t* w, size_t words, const char* want, accel_i_spv_info* out) {
+    uint32_t entries = 0;
+    size_t want_len = want ? strlen(want) : 0;
+    bool by_name = false;
     for (size_t i = 5; i < words; i += w[i] >> 16) {
         uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
-        if (op == 16 && len >= 6 && w[i + 1] == entry_id && w[i + 2] == 17) {          /* LocalSize x y z */
-            for (int d = 0; d < 3; d++) out->size[d] = w[i + 3 + d];
-        } else if (op == 331 && len >= 6 && w[i + 1] == entry_id && w[i + 2] == 38) {  /* LocalSizeId */
-            for (int d = 0; d < 3; d++) size_ids[d] = w[i + 3 + d];
-            have_ids = true;
-        } else if (op == 71 && len >= 4 && w[i + 2] == 11 && w[i + 3] == 25) {       /* BuiltIn WorkgroupSize */
-            wg_builtin = w[i + 1];
+        const char* name = (const char*)(const void*)&w[i + 3];
+        size_t nlen = 0, max = (size_t)(len - 3) * 4;
+        bool named;
+        if (op != 15) continue;
+        while (nlen < max && name[nlen]) nlen++;
+        if (nlen == max) return accel_i_spv_bad(dev, i, "the OpEntryPoint name is not NUL-terminated", op);
+        if (w[i + 1] != 5) continue;                                     /* not GLCompute */
+        named = want && nlen == want_len && memcmp(name, want, nlen) == 0;
+        if (by_name || (++entries > 1 && !named)) continue;
+        by_name = named;
+        out->entry = name;
+        out->entry_len = nlen;
+        out->entry_id = w[i + 2];
+        out->iface = i + 3 + (nlen + 4) / 4;
+        out->iface_end = i + len;
+    }
+    if (entries == 0) { accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: the SPIR-V module has no GLCompute entry point"); return ACCEL_ERROR_INVALID_ARGUMENT; }
+    if (entries > 1 && !by_name) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: the SPIR-V module has %u compute entry points and none is named '%s'", entries, want ? want : "");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    return ACCEL_OK;
+}
+
+/* Whether id is an OpFunction whose body starts (after its parameters) with an OpLabel. */
+static bool accel_i_spv_has_body(const uint32_t* w, size_t words, uint32_t id) {
+    for (size_t i = 5; i < words; i += w[i] >> 16) {
+        if ((w[i] & 0xffffu) != 54 || w[i + 2] != id) continue;
+        for (i += w[i] >> 16; i < words; i += w[i] >> 16) {
+            uint32_t op = w[i] & 0xffffu;
+            if (op != 55 && op != 8 && op != 317) return op == 248;    /* past OpFunctionParameter / OpLine / OpNoLine */
+        }
+        return false;
+    }
+    return false;
+}
+
+/* The index of the instruction defining id (0: none). */
+static size_t accel_i_spv_def(const uint32_t* w, size_t words, uint32_t id) {
+    for (size_t i = 5; i < words; i += w[i] >> 16)
+        if (accel_i_spv_result(&w[i]) == id) return i;
+    return 0;
+}
+/* OpDecorate id dec (member == UINT32_MAX) or OpMemberDecorate id member dec: found, and its first literal. */
+static bool accel_i_spv_decoration(const uint32_t* w, size_t words, uint32_t id, uint32_t member, uint32_t dec, uint32_t* value) {
+    for (size_t i = 5; i < words; i += w[i] >> 16) {
+        uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
+        if (member == UINT32_MAX && op == 71 && w[i + 1] == id && w[i + 2] == dec) {
+            if (value) *value = len >= 4 ? w[i + 3] : 0;
+            return true;
+        }
+        if (member != UINT32_MAX && op == 72 && w[i + 1] == id && w[i + 2] == member && w[i + 3] == dec) {
+            if (value) *value = len >= 5 ? w[i + 4] : 0;
+            return true;
         }
     }
-    if (wg_builtin) {   /* the composite that defines gl_WorkGroupSize wins over the execution mode */
-        for (size_t i = 5; i < words; i += w[i] >> 16) {
-            uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
-            if ((op == 51 || op == 44) && len >= 6 && w[i + 2] == wg_builtin) {
-                for (int d = 0; d < 3; d++) size_ids[d] = w[i + 3 + d];
-                have_ids = true;
-            }
-        }
-    }
-    if (have_ids) {     /* resolve each component: its value, and its SpecId when it has one */
-        for (size_t i = 5; i < words; i += w[i] >> 16) {
-            uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
-            for (int d = 0; d < 3; d++) {
-                if (!size_ids[d]) continue;
-                if ((op == 43 || op == 50) && len >= 4 && w[i + 2] == size_ids[d]) out->size[d] = w[i + 3];  /* OpConstant / OpSpecConstant */
-                if (op == 71 && len >= 4 && w[i + 1] == size_ids[d] && w[i + 2] == 1) { out->spec[d] = true; out->spec_id[d] = w[i + 3]; }
-            }
-        }
+    return false;
+}
+
+/* Bytes a value of type id spans, from its first byte to the end of its last element (a matrix laid out
+   with `stride` between columns, or rows when row_major; 0: packed). False: no size (runtime array,
+   opaque type, a type nested deeper than 8 or not a type). */
+static bool accel_i_spv_size(const uint32_t* w, size_t words, uint32_t id, uint32_t stride, bool row_major, int depth, uint64_t* out);
+static bool accel_i_spv_struct_size(const uint32_t* w, size_t words, size_t at, int depth, uint64_t* out) {
+    *out = 0;
+    for (uint32_t m = 0; m + 2 < (w[at] >> 16); m++) {
+        uint32_t off = 0, ms = 0;
+        uint64_t size;
+        accel_i_spv_decoration(w, words, w[at + 1], m, 35, &off);                 /* Offset */
+        accel_i_spv_decoration(w, words, w[at + 1], m, 7, &ms);                   /* MatrixStride */
+        if (!accel_i_spv_size(w, words, w[at + 2 + m], ms, accel_i_spv_decoration(w, words, w[at + 1], m, 4, NULL), depth + 1, &size)) return false;
+        if (off + size > *out) *out = off + size;
     }
     return true;
 }
+static bool accel_i_spv_size(const uint32_t* w, size_t words, uint32_t id, uint32_t stride, bool row_major, int depth, uint64_t* out) {
+    size_t at = depth > 8 ? 0 : accel_i_spv_def(w, words, id), len_at;
+    uint32_t op = at ? w[at] & 0xffffu : 0, n = 0, astride = 0;
+    uint64_t inner, rows;
+    switch (op) {
+    case 21: case 22:                                                                  /* OpTypeInt / OpTypeFloat */
+        *out = w[at + 2] / 8u;
+        return w[at + 2] % 8u == 0 && *out > 0;
+    case 32: *out = 8; return true;                                                    /* a pointer (PhysicalStorageBuffer) */
+    case 23:                                                                           /* OpTypeVector */
+        if (!accel_i_spv_size(w, words, w[at + 2], 0, false, depth + 1, &inner)) return false;
+        *out = inner * w[at + 3];
+        return *out > 0;
+    case 24:                                                                           /* OpTypeMatrix: columns of vectors */
+        if (!accel_i_spv_size(w, words, w[at + 2], 0, false, depth + 1, &inner) || w[at + 3] == 0) return false;
+        if (!stride) { *out = inner * w[at + 3]; return true; }
+        len_at = accel_i_spv_def(w, words, w[at + 2]);
+        rows = (len_at && (w[len_at] & 0xffffu) == 23 && w[len_at + 3]) ? w[len_at + 3] : 1;
+        *out = row_major ? (rows - 1) * stride + inner / rows * w[at + 3] : (uint64_t)(w[at + 3] - 1) * stride + inner;
+        return true;
+    case 28:                                                                           /* OpTypeArray */
+        len_at = accel_i_spv_def(w, words, w[at + 3]);
+        if (!len_at || ((w[len_at] & 0xffffu) != 43 && (w[len_at] & 0xffffu) != 50)) return false;
+        n = w[len_at + 3];
+        if (n == 0 || !accel_i_spv_size(w, words, w[at + 2], stride, row_major, depth + 1, &inner)) return false;
+        accel_i_spv_decoration(w, words, id, UINT32_MAX, 6, &astride);                /* ArrayStride */
+        *out = astride ? (uint64_t)(n - 1) * astride + inner : inner * n;
+        return true;
+    case 30: return accel_i_spv_struct_size(w, words, at, depth, out);                 /* OpTypeStruct */
+    default: return false;
+    }
+}
 
+/* Whether the entry point can use global variable var: any before SPIR-V 1.4 (the interface lists
+   only inputs and outputs there), else the ones its interface lists. */
+static bool accel_i_spv_uses(const uint32_t* w, const accel_i_spv_info* info, uint32_t var) {
+    if (((w[1] >> 8) & 0xffu) < 4) return true;
+    for (size_t i = info->iface; i < info->iface_end; i++)
+        if (w[i] == var) return true;
+    return false;
+}
+
+/* One global variable: a storage buffer of set 0 counts its binding, a push-constant block its size;
+   other descriptors (uniform buffers, images, samplers, other sets, arrays of buffers) are refused. */
+static accel_result accel_i_spv_variable(accel_device* dev, const uint32_t* w, size_t words, size_t at, accel_i_spv_info* out) {
+    uint32_t var = w[at + 2], sc = w[at + 3], set = 0, binding = 0, pointee;
+    const char* what;
+    size_t ptr = accel_i_spv_def(w, words, w[at + 1]), ty;
+    uint64_t size;
+    if (sc != 0 && sc != 2 && sc != 9 && sc != 12) return ACCEL_OK;   /* not UniformConstant / Uniform / PushConstant / StorageBuffer */
+    if (!ptr || (w[ptr] & 0xffffu) != 32) return accel_i_spv_bad(dev, at, "the type of an OpVariable is not an OpTypePointer", 59);
+    pointee = w[ptr + 3];
+    if (sc == 9) {
+        if (!accel_i_spv_size(w, words, pointee, 0, false, 0, &size)) return accel_i_spv_bad(dev, at, "the push-constant block has a type accel cannot size", 59);
+        if (size > out->push_bytes) out->push_bytes = size;
+        return ACCEL_OK;
+    }
+    accel_i_spv_decoration(w, words, var, UINT32_MAX, 34, &set);                      /* DescriptorSet */
+    accel_i_spv_decoration(w, words, var, UINT32_MAX, 33, &binding);                  /* Binding */
+    ty = accel_i_spv_def(w, words, pointee);
+    what = sc == 0 ? "an image, sampler or other opaque resource"
+         : sc == 2 && !accel_i_spv_decoration(w, words, pointee, UINT32_MAX, 3, NULL) ? "a uniform buffer"       /* no BufferBlock */
+         : ty && ((w[ty] & 0xffffu) == 28 || (w[ty] & 0xffffu) == 29) ? "an array of storage buffers"
+         : set != 0 ? "a storage buffer" : NULL;
+    if (what) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: the shader declares %s at set %u, binding %u; a program takes storage buffers at set 0 only",
+                    what, set, binding);
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    if (binding + 1ull > out->buffers) out->buffers = binding + 1ull;
+    return ACCEL_OK;
+}
+
+/* The work-group size: LocalSize / LocalSizeId of the entry point, or the WorkgroupSize builtin's
+   composite (which wins), each component resolved to its value and, for a spec constant, its SpecId. */
+static void accel_i_spv_group_size(const uint32_t* w, size_t words, accel_i_spv_info* out) {
+    uint32_t ids[3] = { 0, 0, 0 }, builtin = 0;
+    size_t def;
+    for (size_t i = 5; i < words; i += w[i] >> 16) {
+        uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
+        if (op == 16 && len >= 6 && w[i + 1] == out->entry_id && w[i + 2] == 17) {          /* LocalSize x y z */
+            for (int d = 0; d < 3; d++) out->size[d] = w[i + 3 + d];
+        } else if (op == 331 && len >= 6 && w[i + 1] == out->entry_id && w[i + 2] == 38) {  /* LocalSizeId */
+            for (int d = 0; d < 3; d++) ids[d] = w[i + 3 + d];
+        } else if (op == 71 && len >= 4 && w[i + 2] == 11 && w[i + 3] == 25) {             /* BuiltIn WorkgroupSize */
+            builtin = w[i + 1];
+        }
+    }
+    def = builtin ? accel_i_spv_def(w, words, builtin) : 0;
+    if (def && ((w[def] & 0xffffu) == 51 || (w[def] & 0xffffu) == 44) && (w[def] >> 16) >= 6)
+        for (int d = 0; d < 3; d++) ids[d] = w[def + 3 + d];
+    for (int d = 0; d < 3; d++) {
+        def = ids[d] ? accel_i_spv_def(w, words, ids[d]) : 0;
+        if (def && ((w[def] & 0xffffu) == 43 || (w[def] & 0xffffu) == 50) && (w[def] >> 16) >= 4) out->size[d] = w[def + 3];
+        out->spec[d] = def && accel_i_spv_decoration(w, words, ids[d], UINT32_MAX, 1, &out->spec_id[d]);   /* SpecId */
+    }
+}
+
+/* Checks module w (words long, for a device taking SPIR-V 1.0 .. 1.max_minor) and reads it into out.
+   INVALID_ARGUMENT for a malformed module or one accel cannot bind, COMPILE for a version the device lacks;
+   every refusal is logged. */
+static accel_result accel_i_spv_read(accel_device* dev, const uint32_t* w, size_t words, uint32_t max_minor, const char* want, accel_i_spv_info* out) {
+    accel_result r;
+    memset((void*)out, 0, sizeof *out);
+    out->size[0] = out->size[1] = out->size[2] = 1;
+    if ((r = accel_i_spv_check_header(dev, w, words, max_minor)) != ACCEL_OK) return r;
+    if ((r = accel_i_spv_check_layout(dev, w, words)) != ACCEL_OK) return r;
+    if ((r = accel_i_spv_entry(dev, w, words, want, out)) != ACCEL_OK) return r;
+    if (!accel_i_spv_has_body(w, words, out->entry_id)) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: the entry point '%.*s' names id %u, which is not an OpFunction with a body",
+                    out->entry_len > 200 ? 200 : (int)out->entry_len, out->entry, out->entry_id);
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    accel_i_spv_group_size(w, words, out);
+    for (size_t i = 5; i < words && (w[i] & 0xffffu) != 54; i += w[i] >> 16)     /* global variables, before the functions */
+        if ((w[i] & 0xffffu) == 59 && accel_i_spv_uses(w, out, w[i + 2]) && (r = accel_i_spv_variable(dev, w, words, i, out)) != ACCEL_OK) return r;
+    return ACCEL_OK;
+}
+
+/* ==== vulkan: programs ==== */
 static void accel_i_vk_program_release(accel_i_vk_device* dev, accel_i_vk_program* p) {
     for (uint32_t i = 0; i < p->pipe_count; i++) dev->vk.DestroyPipeline(dev->device, p->pipes[i].pipeline, NULL);
     accel_i_dev_free(&dev->base, p->pipes, p->pipes_bytes);
+    accel_i_dev_free(&dev->base, p->entry, p->entry_bytes);
     if (p->layout) dev->vk.DestroyPipelineLayout(dev->device, p->layout, NULL);
     if (p->set_layout) dev->vk.DestroyDescriptorSetLayout(dev->device, p->set_layout, NULL);
     if (p->module) dev->vk.DestroyShaderModule(dev->device, p->module, NULL);
     accel_i_mutex_destroy(&p->lock);
     accel_i_dev_free(&dev->base, p, sizeof *p);
+}
+
+/* The desc's buffer_count / constant_count against what the shader declares: every storage-buffer
+   binding the shader has must be below buffer_count and its push-constant block must fit in
+   constant_count words; fewer bindings or a smaller block are fine (the exec binds the rest unused). */
+static accel_result accel_i_vk_program_counts(accel_device* d, const accel_program_desc* desc, const accel_i_spv_info* info) {
+    const char* name = desc->name ? desc->name : "";
+    if (info->buffers > desc->buffer_count)
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create '%.200s': the shader uses storage-buffer binding %llu (%llu buffers) and buffer_count is %u",
+                            name, (unsigned long long)info->buffers - 1, (unsigned long long)info->buffers, desc->buffer_count);
+    if (info->push_bytes > 4ull * desc->constant_count)
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create '%.200s': the shader's push-constant block is %llu bytes (%llu constants) and constant_count is %u",
+                            name, (unsigned long long)info->push_bytes, (unsigned long long)(info->push_bytes + 3) / 4, desc->constant_count);
+    return ACCEL_OK;
 }
 
 static accel_result accel_i_vk_program_create(accel_device* d, const accel_program_desc* desc, accel_program** out) {
@@ -953,6 +1325,7 @@ static accel_result accel_i_vk_program_create(accel_device* d, const accel_progr
     VkShaderModuleCreateInfo mi;
     accel_i_spv_info info;
     accel_i_vk_program* p;
+    accel_result r;
     VkResult vr;
     if (!desc->spirv)
         return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "accel_program_create '%s': the Vulkan backend runs SPIR-V and the desc has none",
@@ -960,12 +1333,17 @@ static accel_result accel_i_vk_program_create(accel_device* d, const accel_progr
     if (desc->spirv_size % 4 != 0)
         return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create '%s': spirv_size %zu is not a multiple of 4",
                             desc->name ? desc->name : "", desc->spirv_size);
-    if (!accel_i_spv_parse(d, desc->spirv, desc->spirv_size / 4, desc->name, &info)) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if ((r = accel_i_spv_read(d, desc->spirv, desc->spirv_size / 4, dev->spirv_minor, desc->name, &info)) != ACCEL_OK) return r;
+    if ((r = accel_i_vk_program_counts(d, desc, &info)) != ACCEL_OK) return r;
     p = (accel_i_vk_program*)accel_i_dev_alloc(d, sizeof *p);
     if (!p) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
     memset((void*)p, 0, sizeof *p);
     if (!accel_i_mutex_init(&p->lock)) { accel_i_dev_free(d, p, sizeof *p); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: mutex init failed"); }
-    memcpy(p->entry, info.entry, sizeof p->entry);
+    p->entry = (char*)accel_i_dev_alloc(d, info.entry_len + 1);
+    if (!p->entry) { accel_i_vk_program_release(dev, p); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory"); }
+    p->entry_bytes = info.entry_len + 1;
+    memcpy(p->entry, info.entry, info.entry_len);
+    p->entry[info.entry_len] = '\0';
     for (int k = 0; k < 3; k++) { p->fixed[k] = info.size[k]; p->spec[k] = info.spec[k]; p->spec_id[k] = info.spec_id[k]; }
     memset(&mi, 0, sizeof mi);
     mi.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
@@ -1807,9 +2185,9 @@ static accel_result accel_i_vk_run(accel_i_vk_queue* q, accel_i_batch* b, bool w
                     accel_i_vk_entry_untake(q, b, pre);   /* recorded again (and reported) at submission */
                     pre = NULL;
                 }
-                if (d->debug) accel_i_blocked_set(&q->blocked, s, v);
+                accel_i_blocked_set(&q->blocked, s, v);   /* every build: a destroy that waits reports it */
                 wr = accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
-                if (d->debug) accel_i_blocked_set(&q->blocked, NULL, 0);
+                accel_i_blocked_set(&q->blocked, NULL, 0);
                 cur = accel_signal_value(s);
                 if (wr != ACCEL_OK && wr != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur)) cur = accel_i_failed_value(wr);
             }
@@ -2080,6 +2458,7 @@ static accel_result accel_i_vk_make_instance(accel_i_vk_device* dev, const accel
     app.pApplicationName = dev->base.label[0] ? dev->base.label : "accel";
     app.pEngineName = "accel";
     app.apiVersion = version >= VK_API_VERSION_1_2 ? VK_API_VERSION_1_2 : VK_API_VERSION_1_1;
+    dev->spirv_minor = version >= VK_API_VERSION_1_2 ? 5u : 3u;   /* lowered in device create for a 1.1 device */
     memset(&mi, 0, sizeof mi);
     mi.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
     mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
@@ -2284,6 +2663,7 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     if (r == ACCEL_OK) r = accel_i_vk_pick(dev, &dev->base.logger, d->device_index, NULL, &dev->compute_family);
     if (r != ACCEL_OK) { accel_i_vk_device_free(dev); return r; }
     dev->vki.GetPhysicalDeviceProperties(dev->phys, &props);
+    if (props.apiVersion < VK_API_VERSION_1_2) dev->spirv_minor = 3;
     dev->vki.GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nfam, NULL);
     if (nfam > 32) nfam = 32;
     dev->vki.GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nfam, fam);
@@ -2383,6 +2763,8 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
     dev->device = vk->device;
     dev->compute_family = vk->queue_family;
     dev->push_desc = vk->push_descriptors && !accel_i_vk_env_on("ACCEL_VULKAN_NO_PUSH_DESCRIPTORS");
+    dev->spirv_minor = vk->api_version == 0 ? 5u : vk->api_version >= VK_MAKE_API_VERSION(0, 1, 3, 0) ? 6u
+                     : vk->api_version >= VK_API_VERSION_1_2 ? 5u : 3u;
     accel_i_vk_load_global(&dev->vki);
     accel_i_vk_load_instance(&dev->vki, dev->instance);
     if (!dev->vki.GetDeviceProcAddr || !dev->vki.GetPhysicalDeviceQueueFamilyProperties || !dev->vki.GetPhysicalDeviceProperties2) {

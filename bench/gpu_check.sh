@@ -15,14 +15,19 @@
 #   5. the examples with the `cuda` argument
 #   6. the benchmark (bench/cuda.c), full run: the table and BENCH lines to paste into the issue note
 # The last line is "gpu_check: N passed, N failed"; the exit status is non-zero when anything failed.
+# What it builds and runs comes from the Makefile (`make -s gpu-check-list`), never from what build/
+# holds, so a fresh clone builds everything before the first step. Where no CUDA device can be opened
+# (the suite's first program says the backend "is unavailable here"; ACCEL_CUDA_LIBRARY may point at a
+# driver such as build/mock/libcuda_mock.so) the GPU steps are skipped: it says why and exits 77.
 #
-# Options: --no-build uses the binaries already in build/ (built elsewhere and copied in); step names
+# Options: --no-build uses the binaries already in build/ (built elsewhere and copied in); --list builds
+# (unless --no-build), prints each step's programs and whether they exist, and exits; step names
 # (suite ring test_cuda sanitizer examples bench) run only those steps, in the order above.
 set -u
 cd "$(dirname "$0")/.."
-build=1 steps=()
+build=1 list=0 steps=()
 for a in "$@"; do
-    case $a in --no-build) build=0 ;; *) steps+=("$a") ;; esac
+    case $a in --no-build) build=0 ;; --list) list=1 ;; *) steps+=("$a") ;; esac
 done
 want() { (( ${#steps[@]} == 0 )) || [[ " ${steps[*]} " == *" $1 "* ]]; }
 passed=0 failed=0 failures=()
@@ -37,7 +42,7 @@ suite() {  # NAME ENV...
     local name=$1 line p f s
     shift
     echo "==== $name"
-    env "$@" TEST_TIMEOUT=${TEST_TIMEOUT:-600} tests/run.sh --config "$name" build/cuda/test_* 2>&1 | tee "$log"
+    env "$@" TEST_TIMEOUT=${TEST_TIMEOUT:-600} tests/run.sh --config "$name" "${suite_bins[@]}" 2>&1 | tee "$log"
     line=$(tail -n 1 "$log")
     if [[ $line =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed,\ ([0-9]+)\ skipped ]]; then
         p=${BASH_REMATCH[1]} f=${BASH_REMATCH[2]} s=${BASH_REMATCH[3]}
@@ -52,10 +57,35 @@ nvidia-smi 2>/dev/null || echo "(nvidia-smi not found)"
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
 [[ -z ${ACCEL_NVRTC_LIBRARY:-} && -f $cuda_home/lib64/libnvrtc.so ]] && export ACCEL_NVRTC_LIBRARY=$cuda_home/lib64/libnvrtc.so
 
-bins=(build/cuda/test_* build/gcc/test_cuda build/saxpy build/pipeline build/frames build/bench_cuda)
+# the programs, by name from the Makefile (a glob over build/ matches nothing before the first build)
+suite_bins=() example_bins=()
+while read -r kind path; do
+    case $kind in suite) suite_bins+=("$path") ;; example) example_bins+=("$path") ;; esac
+done < <(make -s --no-print-directory gpu-check-list)
+if (( ${#suite_bins[@]} == 0 || ${#example_bins[@]} == 0 )); then
+    echo "gpu_check: \`make gpu-check-list\` named no programs (${#suite_bins[@]} suite, ${#example_bins[@]} examples)"
+    exit 1
+fi
+bins=("${suite_bins[@]}" build/gcc/test_cuda "${example_bins[@]}" build/bench_cuda)
 if (( build )); then
-    echo "==== build"
+    echo "==== build (${#bins[@]} programs)"
     make -j"$(nproc)" -k "${bins[@]}" >/dev/null 2>&1 || make -k "${bins[@]}"
+fi
+if (( list )); then
+    for b in "${bins[@]}"; do
+        case $b in build/cuda/*) step="suite, ring, sanitizer" ;; build/gcc/test_cuda) step=test_cuda ;; build/bench_cuda) step=bench ;; *) step=examples ;; esac
+        if [[ -x $b ]]; then echo "  built    $b  ($step)"; else echo "  MISSING  $b  ($step)"; fi
+    done
+    for b in "${bins[@]}"; do [[ -x $b ]] || exit 1; done
+    exit 0
+fi
+
+# no CUDA device: say why (accel's log) and skip every GPU step
+probe=$(ACCEL_TEST_BACKEND=cuda ACCEL_TEST_VERBOSE=1 timeout -k 10 120 build/cuda/test_programs device_info_is_sane 2>&1)
+if [[ $? == 77 && $probe == *"is unavailable here"* ]]; then
+    echo "$probe" | grep -m 6 -E 'unavailable|accel_cuda' | sed 's/^ */  /'
+    echo "gpu_check: no CUDA device here: all steps skipped (the ${#bins[@]} programs are built)"
+    exit 77
 fi
 
 want suite && suite cuda-memops ACCEL_TEST_BACKEND=cuda
@@ -76,7 +106,7 @@ if ! want sanitizer; then
 elif [[ -x $sanitizer ]]; then
     for tool in ${SANITIZER_TOOLS:-memcheck racecheck synccheck}; do
         all_ok=1
-        for t in build/cuda/test_*; do
+        for t in "${suite_bins[@]}"; do
             echo "==== compute-sanitizer --tool $tool $t"
             ACCEL_TEST_BACKEND=cuda timeout -k 10 "${SANITIZER_TIMEOUT:-1800}" "$sanitizer" --tool "$tool" --error-exitcode 99 "$t" >"$log" 2>&1
             rc=$?
@@ -89,7 +119,7 @@ else
     echo "==== compute-sanitizer not found: skipped"
 fi
 
-want examples && for e in build/saxpy build/pipeline build/frames; do
+want examples && for e in "${example_bins[@]}"; do
     echo "==== $e cuda"
     if timeout -k 10 300 "$e" cuda; then ok "$e cuda"; else bad "$e cuda (exit $?)"; fi
 done

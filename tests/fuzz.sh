@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # tests/fuzz.sh SECONDS FUZZER... — runs each libFuzzer binary for SECONDS seconds, starting from a copy
-# of the committed seed corpus tests/fuzz_corpus/ (new inputs go to build/fuzz/run-NAME/corpus, crashes to
+# of its committed seed corpus: tests/fuzz_spirv_corpus/ for fuzz_spirv (inputs up to 4096 bytes), else
+# tests/fuzz_corpus/ (up to 2048 bytes) (new inputs go to build/fuzz/run-NAME/corpus, crashes to
 # build/fuzz/run-NAME/artifacts/). Prints, per fuzzer, how long it ran and how many inputs it executed, then
 # "N passed, N failed, N skipped" (one test per fuzzer). A crash, leak, timeout (30 s per input) or
-# contract violation fails; add the artifact as tests/fuzz_corpus/regress-NN so the suite replays it.
+# contract violation fails; add the artifact as tests/fuzz_corpus/regress-NN (fuzz_spirv: to
+# tests/fuzz_spirv_corpus/) so the suite replays it.
 set -u
 secs=$1
 shift
@@ -16,13 +18,17 @@ for bin in "$@"; do
         f=$(( f + 1 ))
         continue
     fi
+    case $name in
+        fuzz_spirv*) seeds=tests/fuzz_spirv_corpus max_len=4096 ;;
+        *) seeds=tests/fuzz_corpus max_len=2048 ;;
+    esac
     rm -rf "$work/corpus"
     mkdir -p "$work/corpus" "$work/artifacts"
-    cp tests/fuzz_corpus/* "$work/corpus/"
-    echo "[fuzz] $name: ${secs}s from $(ls tests/fuzz_corpus | wc -l) seed inputs"
+    cp "$seeds"/* "$work/corpus/"
+    echo "[fuzz] $name: ${secs}s from $(ls "$seeds" | wc -l) seed inputs"
     t0=$SECONDS
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1} \
-        "$bin" -max_total_time="$secs" -max_len=2048 -timeout=30 -rss_limit_mb=3072 -print_final_stats=1 \
+        "$bin" -max_total_time="$secs" -max_len="$max_len" -timeout=30 -rss_limit_mb=3072 -print_final_stats=1 \
         -artifact_prefix="$work/artifacts/" "$work/corpus" >"$work/log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)

@@ -90,6 +90,32 @@ TEST(library_missing_is_unavailable) {
 #endif
 }
 
+/* accel_cuda_set_library keeps a path of any length: the driver of ACCEL_CUDA_LIBRARY (the mock's in
+   `make test`) reached through 300 "./" components, a path of over 600 characters, loads (the override
+   was cut at 511 characters, which named no file). Meaningful only while no driver is loaded yet (a
+   loaded one stays): it runs after the unavailable paths and before the tests that load the driver. */
+TEST(long_library_path_is_kept_whole) {
+#if TEST_CUDA_LOADER && !defined(_WIN32)
+    static char path[4096];
+    const char* lib = getenv("ACCEL_CUDA_LIBRARY");
+    accel_device_desc d = test_cuda_desc();
+    accel_device* dev = NULL;
+    size_t n = 0;
+    if (!lib || !lib[0] || strlen(lib) > 2000) SKIP("ACCEL_CUDA_LIBRARY does not name a driver (the mock run sets it)");
+    if (lib[0] == '/') path[n++] = '/';
+    for (int i = 0; i < 300; i++) { path[n++] = '.'; path[n++] = '/'; }
+    memcpy(path + n, lib[0] == '/' ? lib + 1 : lib, strlen(lib) + 1);
+    accel_cuda_set_library(path, NULL);
+    accel_result r = accel_device_create(&d, &dev);
+    accel_cuda_set_library(NULL, NULL);
+    if (r == ACCEL_ERROR_UNAVAILABLE && test_log_contains("no CUDA device")) SKIP("the driver has no device");
+    CHECK_OK(r);
+    accel_device_destroy(dev);
+#else
+    SKIP("no dynamic loading in this build (or Windows)");
+#endif
+}
+
 TEST(stub_through_override_is_reported_as_stub) {
 #if TEST_CUDA_LOADER
     char buf[512];
@@ -414,6 +440,7 @@ int main(int argc, char** argv) {
     RUN(nvrtc_compiles_every_test_kernel);
     RUN(nvrtc_compile_error_is_reported);
     RUN(stub_found_by_search_is_refused);
+    RUN(long_library_path_is_kept_whole);   /* loads the driver, which stays: after the unavailable paths */
     RUN(ptx_jit_error_goes_to_the_log);
     RUN(cubin_from_the_desc_runs);
     RUN(out_of_bounds_kernel_loses_the_device);

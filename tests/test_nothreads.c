@@ -223,6 +223,92 @@ TEST(nt_fail_parked_batch) {
     accel_device_destroy(dev);
 }
 
+/* N queues: queue i waits s[i] >= 1 and signals s[i+1] = 1; the set of s[0] runs the whole chain.
+   Before: the set ran it recursively, a frame group per queue (native: a crash at 20,000 queues, wasm
+   under node: "Maximum call stack size exceeded" at ~3,500). */
+TEST(nt_deep_chain_runs_in_a_loop) {
+    NT_ONLY();
+#if defined(__wasi__)
+    enum { N = 6000 };
+#else
+    enum { N = 100000 };
+#endif
+    accel_device* dev;
+    accel_queue** q = (accel_queue**)calloc(N, sizeof *q);
+    accel_signal** s = (accel_signal**)calloc(N + 1, sizeof *s);
+    int made = 0;
+    REQUIRE(q && s);
+    if (!CHECK_OK(test_device_create(&dev))) { free(q); free(s); return; }
+    for (int i = 0; i <= N && !TEST_FAILED_SO_FAR(); i++) CHECK_OK(accel_signal_create(dev, 0, &s[i]));
+    for (int i = 0; i < N && !TEST_FAILED_SO_FAR(); i++, made++)
+        CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COPY, &q[i]));
+    for (int i = 0; i < made && !TEST_FAILED_SO_FAR(); i++) {
+        accel_queue_wait(q[i], s[i], 1);
+        accel_queue_signal(q[i], s[i + 1], 1);
+        CHECK_OK(accel_queue_submit(q[i]));
+    }
+    if (!TEST_FAILED_SO_FAR()) {
+        CHECK_EQ_U64(accel_signal_value(s[N]), 0);
+        CHECK_OK(accel_signal_set(s[0], 1));
+        CHECK_EQ_U64(accel_signal_value(s[N / 2]), 1);
+        CHECK_EQ_U64(accel_signal_value(s[N]), 1);
+        for (int i = 0; i < made && !TEST_FAILED_SO_FAR(); i++) CHECK_OK(accel_queue_finish(q[i], 0));
+    }
+    accel_device_destroy(dev);
+    free(q);
+    free(s);
+}
+
+/* A CPU kernel sets a signal that releases another queue of its device, whose batch runs an exec.
+   Before: the released batch ran inside the kernel and waited forever for the device's only lane,
+   which the kernel held (the test hung). */
+static accel_signal* nt_kernel_gate;
+static void nt_kernel_set_gate(const accel_dispatch* d) {
+    ((uint32_t*)d->buffers[0])[0] = 1;
+    accel_signal_set(nt_kernel_gate, 1);
+    ((uint32_t*)d->buffers[0])[1] = 2;   /* the kernel goes on after the set */
+}
+TEST(nt_kernel_set_releases_other_queue_exec) {
+    NT_ONLY();
+    if (!test_backend_is_cpu()) SKIP("CPU kernels only");
+    accel_device* dev;
+    accel_queue *q1, *q2;
+    accel_program *setter, *add;
+    accel_buffer *flags, *b;
+    accel_signal *done1, *done2;
+    accel_program_desc pd;
+    uint32_t n = 64;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q1));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q2));
+    memset(&pd, 0, sizeof pd);
+    pd.name = "set_gate";
+    pd.cpu = nt_kernel_set_gate;
+    pd.buffer_count = 1;
+    REQUIRE_OK(accel_program_create(dev, &pd, &setter));
+    REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &add));
+    REQUIRE_OK(test_buffer_create(dev, 16, ACCEL_MEMORY_HOST, &flags));
+    REQUIRE_OK(test_buffer_create(dev, 64 * 4, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(accel_signal_create(dev, 0, &nt_kernel_gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done1));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done2));
+    accel_queue_wait(q2, nt_kernel_gate, 1);
+    accel_queue_exec(q2, add, &b, 1, &n, 1, accel_exec_1d(64, 16));
+    accel_queue_signal(q2, done2, 1);
+    CHECK_OK(accel_queue_submit(q2));
+    CHECK_EQ_U64(accel_signal_value(done2), 0);   /* parked */
+    accel_queue_exec(q1, setter, &flags, 1, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_signal(q1, done1, 1);
+    CHECK_OK(accel_queue_submit(q1));
+    CHECK_EQ_U64(accel_signal_value(done1), 1);
+    CHECK_EQ_U64(accel_signal_value(done2), 1);
+    CHECK_EQ_U64(test_buffer_u32(flags, 1), 2);
+    int bad = 0;
+    for (uint32_t i = 0; i < 64; i++) bad += test_buffer_u32(b, i) != 1;
+    CHECK_EQ_INT(bad, 0);
+    accel_device_destroy(dev);
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(nt_submit_runs_batch_inline);
@@ -233,5 +319,7 @@ int main(int argc, char** argv) {
     RUN(nt_wait_satisfiable_by_parked_work);
     RUN(nt_wait_many_deadlock);
     RUN(nt_fail_parked_batch);
+    RUN(nt_deep_chain_runs_in_a_loop);
+    RUN(nt_kernel_set_releases_other_queue_exec);
     return test_end();
 }

@@ -4,6 +4,7 @@
 #include "accel.h"
 #include "test.h"
 #include "kernels.h"
+#include "spirv_edit.h"
 
 TEST(device_info_is_sane) {
     accel_device* dev;
@@ -279,6 +280,113 @@ TEST(programs_mixed_in_one_batch) {
     accel_device_destroy(dev);
 }
 
+/* ==== SPIR-V structure (backends that take SPIR-V) ==== */
+#ifndef ACCEL_TEST_NO_SPIRV
+/* accel_program_create of module m alone (no CPU function, no CUDA); a program made is destroyed. */
+static accel_result spv_create(accel_device* dev, const test_spv* m, const char* name, uint32_t buffers, uint32_t constants) {
+    accel_program_desc d = test_kernel_desc_make(name, NULL, m->w, m->n * 4, NULL, buffers, constants);
+    accel_program* p = NULL;
+    accel_result r = accel_program_create(dev, &d, &p);
+    if (r == ACCEL_OK) accel_program_destroy(p);
+    return r;
+}
+/* add_one as glslc wrote it, with `count` words inserted before its first OpExecutionMode. */
+static accel_result spv_create_with(accel_device* dev, const uint32_t* words, size_t count) {
+    static test_spv m;
+    accel_program_desc base = test_kernel_desc(TK_ADD_ONE);
+    test_spv_copy(&m, base.spirv, base.spirv_size);
+    test_spv_insert(&m, test_spv_find(&m, 16), words, count);
+    return spv_create(dev, &m, "main", 1, 1);
+}
+#endif
+
+/* No module reaches the driver unless its structure holds: each malformed one is refused at create
+   (INVALID_ARGUMENT, or COMPILE for a version the device does not take) with a log line, never a crash. */
+TEST(spirv_structure_is_checked) {
+#ifdef ACCEL_TEST_NO_SPIRV
+    SKIP("built without SPIR-V");
+#else
+    static test_spv m;
+    const accel_result E = ACCEL_ERROR_INVALID_ARGUMENT;
+    accel_program_desc add_one = test_kernel_desc(TK_ADD_ONE);
+    accel_device* dev;
+    accel_device_info info;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_device_info_get(dev, &info));
+    if (!(info.formats & ACCEL_FORMAT_SPIRV)) { accel_device_destroy(dev); SKIP("the backend takes no SPIR-V"); }
+    /* the controls: the hand-written module and glslc's add_one are taken */
+    test_spv_tiny(&m, 1);
+    CHECK_OK(spv_create(dev, &m, "main", 0, 0));
+    test_spv_copy(&m, add_one.spirv, add_one.spirv_size);
+    CHECK_OK(spv_create(dev, &m, "main", 1, 1));
+    /* six instructions whose OpEntryPoint names an undefined function (lavapipe crashed at submit) */
+    test_spv_tiny(&m, 0);
+    CHECK_RESULT(spv_create(dev, &m, "main", 0, 0), E);
+    CHECK(test_log_contains("not an OpFunction with a body"));
+    test_spv_tiny(&m, 1);
+    m.w[12] = 2;                                          /* the entry point names the OpTypeFunction */
+    CHECK_RESULT(spv_create(dev, &m, "main", 0, 0), E);
+    test_spv_tiny(&m, 1);
+    m.w[11] = 0;                                          /* a Vertex entry point, no GLCompute one */
+    CHECK_RESULT(spv_create(dev, &m, "main", 0, 0), E);
+    CHECK(test_log_contains("no GLCompute entry point"));
+    /* garbage after the entry point: an unknown opcode, a function instruction at module level, a type
+       among the execution modes, words whose count runs past the end */
+    const uint32_t unknown[] = { TEST_SPV_OP(0xffff, 1) }, ret[] = { TEST_SPV_OP(253, 1) },
+                   type[] = { TEST_SPV_OP(21, 4), 1, 32, 0 }, junk[] = { 0xdeadbeefu, 0x12345678u };
+    CHECK_RESULT(spv_create_with(dev, unknown, 1), E);
+    CHECK(test_log_contains("unknown opcode"));
+    CHECK_RESULT(spv_create_with(dev, ret, 1), E);
+    CHECK(test_log_contains("outside a function"));
+    CHECK_RESULT(spv_create_with(dev, type, 4), E);
+    CHECK(test_log_contains("out of the order"));
+    CHECK_RESULT(spv_create_with(dev, junk, 2), E);
+    /* versions: 2.0 and 1.7 are no SPIR-V, nor a version word with its low byte set; 1.6 is newer than the
+       1.5 that Vulkan 1.2 (the version accel creates its devices with) takes */
+    static const uint32_t bad_versions[] = { 0x00020000u, 0x00010700u, 0x00010501u, 0x01010000u, 0 };
+    for (size_t i = 0; i < sizeof bad_versions / sizeof bad_versions[0]; i++) {
+        test_spv_copy(&m, add_one.spirv, add_one.spirv_size);
+        m.w[1] = bad_versions[i];
+        CHECK_RESULT(spv_create(dev, &m, "main", 1, 1), E);
+    }
+    CHECK(test_log_contains("is not a SPIR-V version"));
+    if (strcmp(info.backend, "vulkan") == 0) {
+        m.w[1] = 0x00010600u;
+        CHECK_RESULT(spv_create(dev, &m, "main", 1, 1), ACCEL_ERROR_COMPILE);
+        CHECK(test_log_contains("takes SPIR-V 1.0 to 1.5"));
+    }
+    /* every truncation of a valid module */
+    int taken = 0;
+    test_spv_copy(&m, add_one.spirv, add_one.spirv_size);
+    for (size_t n = m.n; n-- > 0;) {
+        accel_program_desc d = test_kernel_desc_make("main", NULL, m.w, n * 4, NULL, 1, 1);
+        accel_program* p = NULL;
+        accel_result r = accel_program_create(dev, &d, &p);
+        taken += r == ACCEL_OK;
+        if (r == ACCEL_OK) accel_program_destroy(p);
+    }
+    CHECK_EQ_INT(taken, 0);
+    /* word counts: past the end, 0, far past the end; an entry-point name without its NUL; a result id
+       at the header's bound */
+    m.w[m.n - 1] = TEST_SPV_OP(56, 2);
+    CHECK_RESULT(spv_create(dev, &m, "main", 1, 1), E);
+    CHECK(test_log_contains("runs past the end"));
+    m.w[m.n - 1] = TEST_SPV_OP(56, 0);
+    CHECK_RESULT(spv_create(dev, &m, "main", 1, 1), E);
+    test_spv_tiny(&m, 1);
+    m.w[5] = TEST_SPV_OP(17, 0xffff);
+    CHECK_RESULT(spv_create(dev, &m, "main", 0, 0), E);
+    test_spv_tiny(&m, 1);
+    m.w[14] = 0x64636261u;                                /* "main" then "abcd": the name never ends */
+    CHECK_RESULT(spv_create(dev, &m, NULL, 0, 0), E);
+    CHECK(test_log_contains("not NUL-terminated"));
+    test_spv_tiny(&m, 1);
+    m.w[3] = 5;                                           /* bound 5: the function's id 5 is not below it */
+    CHECK_RESULT(spv_create(dev, &m, "main", 0, 0), E);
+    accel_device_destroy(dev);
+#endif
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(device_info_is_sane);
@@ -289,5 +397,6 @@ int main(int argc, char** argv) {
     RUN(exec_local_size_limits);
     RUN(program_destroyed_while_in_use);
     RUN(programs_mixed_in_one_batch);
+    RUN(spirv_structure_is_checked);
     return test_end();
 }

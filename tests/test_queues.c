@@ -217,14 +217,61 @@ TEST(exec_2d_and_3d_partial_groups) {
         check_group_ids(dev, q, p, g, l, accel_exec_3d(g, l));
     }
     {
-        /* zeros count as 1 */
+        /* a local size of 0 counts as 1 (a global size of 0 is a no-op: exec_zero_global_is_noop) */
         uint32_t g[3] = { 10, 1, 1 }, l[3] = { 4, 1, 1 };
         accel_exec_params params;
         memset(&params, 0, sizeof params);
-        params.global_size[0] = 10;
+        params.global_size[0] = 10; params.global_size[1] = 1; params.global_size[2] = 1;
         params.local_size[0] = 4;
         check_group_ids(dev, q, p, g, l, params);
     }
+    accel_device_destroy(dev);
+}
+
+/* A global size of 0 in any dimension makes the exec a no-op on every backend (a local size of 0 still
+   counts as 1); the arguments are still checked. Before: 0 counted as 1 and the kernel ran once. */
+TEST(exec_zero_global_is_noop) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_program* p;
+    accel_buffer* buf;
+    accel_signal* s;
+    enum { N = 256 };
+    uint32_t n = N;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &p));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &buf));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(test_buffer_set_u32(buf, N, 7));
+    accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_1d(0, 64));
+    accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_1d(0, 0));
+    accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_2d(N, 0, 64, 1));
+    {
+        uint32_t g[3] = { N, 1, 0 }, l[3] = { 64, 1, 1 };
+        accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_3d(g, l));
+    }
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(accel_signal_value(s), 1);
+    int bad = 0;
+    for (uint32_t i = 0; i < N; i++) bad += test_buffer_u32(buf, i) != 7;
+    CHECK_EQ_INT(bad, 0);
+    /* a batch of nothing but no-op execs submits fine and runs nothing */
+    accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_1d(0, 64));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(buf, 0), 7);
+    /* still validated: wrong counts, a local size above the limit */
+    accel_queue_exec(q, p, &buf, 1, NULL, 0, accel_exec_1d(0, 64));
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
+    accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_1d(0, 1u << 20));
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
+    /* and a real exec after them runs once */
+    accel_queue_exec(q, p, &buf, 1, &n, 1, accel_exec_1d(N, 64));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    bad = 0;
+    for (uint32_t i = 0; i < N; i++) bad += test_buffer_u32(buf, i) != 8;
+    CHECK_EQ_INT(bad, 0);
     accel_device_destroy(dev);
 }
 
@@ -434,6 +481,90 @@ TEST(finish_waits_and_times_out) {
     accel_device_destroy(dev);
 }
 
+#if TEST_HAVE_THREADS
+/* After delay_ns (measured on a signal of a device of its own), sets or fails a signal. */
+typedef struct late_arg { accel_signal* s; uint64_t delay_ns, value; int fail; accel_result r; } late_arg;
+static void late_main(void* p) {
+    late_arg* a = (late_arg*)p;
+    accel_device* clock_dev;
+    accel_signal* never;
+    accel_device_desc d;
+    memset(&d, 0, sizeof d);
+    d.cpu_threads = 1;
+    accel_result r = accel_device_create(&d, &clock_dev);
+    if (r == ACCEL_OK) {
+        if ((r = accel_signal_create(clock_dev, 0, &never)) == ACCEL_OK) accel_signal_wait(never, 1, a->delay_ns);
+        accel_device_destroy(clock_dev);
+    }
+    /* unblocks the destroy in any case; a failed clock fails the test */
+    a->r = a->fail || r != ACCEL_OK ? accel_signal_fail(a->s, ACCEL_ERROR_BACKEND) : accel_signal_set(a->s, a->value);
+    if (r != ACCEL_OK) a->r = r;
+}
+/* Destroys the queue (or its device) while it waits for `gate` >= 5, which another thread sets (or
+   fails) after delay_ns; returns how long the destroy took. */
+static uint64_t destroy_while_blocked(int device, int fail, uint64_t delay_ns, char* gate_name, size_t cap) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_signal* gate;
+    late_arg a;
+    test_thread th;
+    uint64_t t0, dt;
+    if (!CHECK_OK(test_device_create(&dev))) return 0;
+    if (!CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) || !CHECK_OK(accel_signal_create(dev, 0, &gate))) {
+        accel_device_destroy(dev);
+        return 0;
+    }
+    snprintf(gate_name, cap, "signal %p", (void*)gate);
+    accel_queue_wait(q, gate, 5);
+    CHECK_OK(accel_queue_submit(q));
+    a.s = gate; a.delay_ns = delay_ns; a.value = 5; a.fail = fail; a.r = ACCEL_ERROR_BACKEND;
+    if (!CHECK(test_thread_start(&th, late_main, &a))) { accel_signal_fail(gate, ACCEL_ERROR_BACKEND); accel_device_destroy(dev); return 0; }
+    t0 = test_now_ns();
+    if (device) accel_device_destroy(dev);
+    else accel_queue_destroy(q);
+    dt = test_now_ns() - t0;
+    test_thread_join(&th);
+    CHECK_OK(a.r);
+    if (!device) accel_device_destroy(dev);
+    return dt;
+}
+typedef struct blocked_device_arg { char* gate; size_t cap; uint64_t dt; } blocked_device_arg;
+static void blocked_device_main(void* p) {
+    blocked_device_arg* b = (blocked_device_arg*)p;
+    b->dt = destroy_while_blocked(1, 1, 1300000000ull, b->gate, b->cap);
+}
+#endif
+
+/* A destroy that waits for a queue blocked on a signal nobody sets says so after a second, in every
+   build (not only on debug devices), with the queue, the signal, the value and the remedy, and again at
+   a growing interval. Before: it waited silently. */
+TEST(destroy_of_blocked_queue_logs_what_it_waits_for) {
+#if TEST_HAVE_THREADS
+    char gate[64], dev_gate[64];
+    blocked_device_arg b;
+    test_thread th;
+    uint64_t dt;
+    b.gate = dev_gate;
+    b.cap = sizeof dev_gate;
+    REQUIRE(test_thread_start(&th, blocked_device_main, &b));   /* the device variant, meanwhile */
+    dt = destroy_while_blocked(0, 0, 3300000000ull, gate, sizeof gate);
+    test_thread_join(&th);
+    CHECK(dt >= 3000000000ull);
+    CHECK(b.dt >= 1000000000ull);
+    CHECK(test_log_contains("accel_queue_destroy: still waiting after 1 s; fail (accel_signal_fail) or set"));
+    CHECK(test_log_contains("accel_queue_destroy: still waiting after 3 s; fail (accel_signal_fail) or set"));
+    CHECK(!test_log_contains("still waiting after 2 s"));   /* 1 s, then 2 s more */
+    CHECK(!test_log_contains("still waiting after 7 s"));
+    CHECK(test_log_contains(gate));
+    CHECK(test_log_contains(">= 5 (it is at 0)"));
+    CHECK(test_log_contains("accel_device_destroy: still waiting after 1 s; fail"));   /* unblocked by a fail */
+    CHECK(!test_log_contains("accel_device_destroy: still waiting after 3 s"));
+    CHECK(test_log_contains(dev_gate));
+#else
+    SKIP("no threads: a destroy drops parked batches instead of waiting (test_nothreads)");
+#endif
+}
+
 /* Destroying a queue finishes its submitted work and discards the unsubmitted batch. */
 TEST(queue_destroy_with_pending_work) {
     accel_device* dev;
@@ -608,6 +739,7 @@ int main(int argc, char** argv) {
     RUN(exec_saxpy);
     RUN(exec_1d_partial_groups);
     RUN(exec_2d_and_3d_partial_groups);
+    RUN(exec_zero_global_is_noop);
     RUN(exec_param_helpers);
     RUN(exec_dispatch_fields_cpu);
     RUN(in_order_slow_exec_then_copy);
@@ -616,6 +748,7 @@ int main(int argc, char** argv) {
     RUN(finish_waits_and_times_out);
     RUN(queue_destroy_with_pending_work);
     RUN(queue_destroy_waits_for_blocked_batch);
+    RUN(destroy_of_blocked_queue_logs_what_it_waits_for);
     RUN(batch_of_gated_segments_with_many_signals);
     RUN(device_destroy_releases_live_objects);
     RUN(independent_queues_run_concurrently);

@@ -464,6 +464,54 @@ TEST(signal_destroyed_while_in_use) {
     accel_device_destroy(dev);
 }
 
+#if TEST_HAVE_THREADS
+typedef struct fail_arg { accel_signal* s; atomic_int go; int set; accel_result r; } fail_arg;
+static void fail_main(void* p) {
+    fail_arg* a = (fail_arg*)p;
+    while (!atomic_load(&a->go)) { }
+    a->r = a->set ? accel_signal_set(a->s, 1) : accel_signal_fail(a->s, ACCEL_ERROR_BACKEND);
+}
+#endif
+
+/* The documented remedy for a destroy stuck on a queue that waits for a signal nobody sets: fail (or
+   set) that signal from another thread. The destroy then frees the signal; before, it could do so while
+   accel_signal_fail still woke the signal's waiters (TSan: free in accel_i_cpu_signal_free vs read in
+   accel_i_event_notify; ASan: heap-use-after-free). */
+TEST(signal_fail_unblocks_device_destroy) {
+#if TEST_HAVE_THREADS
+    int rounds = test_backend_is_cpu() ? 40 : 6;
+    for (int i = 0; i < rounds && !TEST_FAILED_SO_FAR(); i++) {
+        accel_device* dev;
+        accel_device_desc d;
+        accel_queue* q;
+        accel_signal *gate, *done;
+        fail_arg a;
+        test_thread th;
+        memset(&d, 0, sizeof d);
+        d.cpu_threads = 1;
+        REQUIRE_OK(test_device_create_desc(d, &dev));
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+        REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+        REQUIRE_OK(accel_signal_create(dev, 0, &done));
+        accel_queue_wait(q, gate, 1);
+        accel_queue_signal(q, done, 1);
+        CHECK_OK(accel_queue_submit(q));
+        if (i & 1) accel_signal_destroy(done);
+        a.s = gate;
+        a.set = (i & 2) != 0;
+        a.r = ACCEL_ERROR_BACKEND;
+        atomic_init(&a.go, 0);
+        REQUIRE(test_thread_start(&th, fail_main, &a));
+        atomic_store(&a.go, 1);
+        accel_device_destroy(dev);   /* waits for q, which the other thread unblocks */
+        test_thread_join(&th);
+        CHECK_OK(a.r);
+    }
+#else
+    SKIP("no threads");
+#endif
+}
+
 TEST(queue_waits_on_signal_of_other_device) {
     accel_device *a, *b;
     accel_queue *qa, *qb;
@@ -526,6 +574,7 @@ int main(int argc, char** argv) {
     RUN(failure_propagates_across_three_queues);
     RUN(failed_wait_drops_rest_of_batch_only);
     RUN(signal_destroyed_while_in_use);
+    RUN(signal_fail_unblocks_device_destroy);
     RUN(queue_waits_on_signal_of_other_device);
     RUN(many_values_in_order);
     return test_end();

@@ -8,6 +8,7 @@
 #include "accel.h"
 #include "test.h"
 #include "kernels.h"
+#include "spirv_edit.h"
 
 #ifndef ACCEL_TEST_HAVE_VULKAN
 #  error "tests/test_vulkan.c needs -DACCEL_TEST_HAVE_VULKAN"
@@ -16,6 +17,7 @@
 #  error "tests/test_vulkan.c: POSIX only (setenv, dlopen)"
 #endif
 #include <dlfcn.h>
+#include <dirent.h>
 
 #ifndef ACCEL_TEST_NO_SPIRV
 static const uint32_t test_k_fixed_size_spv[] =
@@ -198,6 +200,142 @@ TEST(fixed_group_size_mismatch_is_invalid) {
     CHECK_EQ_U64(accel_signal_value(s), 3);
     accel_device_destroy(dev);
 #endif
+}
+
+/* ==== programs: entry point names, counts against the shader ==== */
+/* fixed_size.comp renamed to entry points of 63, 64, 100 and 255 characters: each is created under that
+   name and runs (a 64-character name was cut to 63 and failed to compile at submit). Longer names run
+   too, but the validation layer (1.3.239) reports a pName over 256 bytes as an error. */
+TEST(long_entry_point_name_runs) {
+    VK_ONLY();
+#ifdef ACCEL_TEST_NO_SPIRV
+    SKIP("built without SPIR-V");
+#else
+    enum { N = 100 };
+    static const size_t lengths[] = { 63, 64, 100, 255 };
+    static test_spv m;
+    static char name[256];
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* b;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &b));
+    for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
+        accel_program* p = NULL;
+        for (size_t i = 0; i < lengths[k]; i++) name[i] = (char)('a' + (i * 7 + k) % 26);
+        name[lengths[k]] = '\0';
+        test_spv_copy(&m, test_k_fixed_size_spv, sizeof test_k_fixed_size_spv);
+        test_spv_rename_entry(&m, name);
+        accel_program_desc pd = test_kernel_desc_make(name, NULL, m.w, m.n * 4, NULL, 1, 1);
+        if (!CHECK_OK(accel_program_create(dev, &pd, &p))) continue;
+        uint32_t n = N;
+        REQUIRE_OK(test_buffer_set_u32(b, N, 0));
+        accel_queue_exec(q, p, &b, 1, &n, 1, accel_exec_1d(N, 32));
+        CHECK_OK(accel_queue_submit(q));
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        int bad = 0;
+        for (uint32_t i = 0; i < N; i++) bad += test_buffer_u32(b, i) != i * 3u;
+        CHECK_EQ_INT(bad, 0);
+        accel_program_destroy(p);
+    }
+    accel_device_destroy(dev);
+#endif
+}
+
+/* saxpy declares bindings 0 and 1 and an 8-byte push-constant block: fewer buffers or constants in the
+   desc are refused at create (naming both numbers); more are allowed, bound unused, and it runs. */
+TEST(program_counts_checked_against_shader) {
+    VK_ONLY();
+#ifdef ACCEL_TEST_NO_SPIRV
+    SKIP("built without SPIR-V");
+#else
+    enum { N = 256 };
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* bufs[3];
+    accel_program* p = NULL;
+    REQUIRE_OK(test_device_create(&dev));
+    accel_program_desc d = test_kernel_desc(TK_SAXPY);
+    d.buffer_count = 1;
+    CHECK_RESULT(accel_program_create(dev, &d, &p), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_log_contains("binding 1 (2 buffers) and buffer_count is 1"));
+    d.buffer_count = 0;
+    CHECK_RESULT(accel_program_create(dev, &d, &p), ACCEL_ERROR_INVALID_ARGUMENT);
+    d.buffer_count = 2;
+    d.constant_count = 1;
+    CHECK_RESULT(accel_program_create(dev, &d, &p), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_log_contains("push-constant block is 8 bytes (2 constants) and constant_count is 1"));
+    d.constant_count = 0;
+    CHECK_RESULT(accel_program_create(dev, &d, &p), ACCEL_ERROR_INVALID_ARGUMENT);
+    /* a module with no buffers and no constants under a desc with some: fine */
+    static test_spv m;
+    test_spv_tiny(&m, 1);
+    accel_program_desc tiny = test_kernel_desc_make("main", NULL, m.w, m.n * 4, NULL, 2, 2);
+    CHECK_OK(accel_program_create(dev, &tiny, &p));
+    accel_program_destroy(p);
+    /* three buffers and four constants for saxpy's two and two: y[i] = 1 + 0.5 * x[i], the third untouched */
+    d.buffer_count = 3;
+    d.constant_count = 4;
+    REQUIRE_OK(accel_program_create(dev, &d, &p));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    for (int i = 0; i < 3; i++) REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &bufs[i]));
+    float one = 1.0f, half = 0.5f;
+    uint32_t one_bits, half_bits, x_bits[N];
+    memcpy(&one_bits, &one, 4);
+    memcpy(&half_bits, &half, 4);
+    REQUIRE_OK(test_buffer_set_u32(bufs[0], N, one_bits));
+    for (uint32_t i = 0; i < N; i++) { float x = (float)i; memcpy(&x_bits[i], &x, 4); }
+    REQUIRE_OK(accel_buffer_write(bufs[1], 0, x_bits, sizeof x_bits));
+    REQUIRE_OK(test_buffer_set_u32(bufs[2], N, 77));
+    uint32_t c[4] = { half_bits, N, 0xdeadbeefu, 0xdeadbeefu };
+    accel_queue_exec(q, p, bufs, 3, c, 4, accel_exec_1d(N, 64));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    int bad = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t got = test_buffer_u32(bufs[0], i), third = test_buffer_u32(bufs[2], i);
+        float y, want = 1.0f + 0.5f * (float)i;
+        memcpy(&y, &got, 4);
+        bad += y != want || third != 77;
+    }
+    CHECK_EQ_INT(bad, 0);
+    accel_program_destroy(p);
+    accel_device_destroy(dev);
+#endif
+}
+
+/* The SPIR-V fuzzer's corpus (tests/fuzz_spirv_corpus/: seeds, and regress-* inputs that once found a
+   problem) through accel_program_create with every buffer and constant the device allows: nothing
+   crashes, and every seed (a valid module) is taken. Run from the repository root (as run.sh does). */
+TEST(spirv_corpus_replays) {
+    VK_ONLY();
+    static uint32_t words[16384];
+    accel_device* dev;
+    accel_device_info info;
+    int files = 0, refused = 0;
+    DIR* dir = opendir("tests/fuzz_spirv_corpus");
+    if (!dir) SKIP("tests/fuzz_spirv_corpus not found (run from the repository root)");
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_device_info_get(dev, &info));
+    for (struct dirent* e; (e = readdir(dir)) != NULL;) {
+        char path[512];
+        accel_program* p = NULL;
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "tests/fuzz_spirv_corpus/%s", e->d_name);
+        FILE* f = fopen(path, "rb");
+        if (!f) continue;
+        size_t bytes = fread(words, 1, sizeof words, f);
+        fclose(f);
+        accel_program_desc d = test_kernel_desc_make(NULL, NULL, words, bytes & ~(size_t)3, NULL, info.max_buffers, info.max_constants);
+        accel_result r = accel_program_create(dev, &d, &p);
+        if (r == ACCEL_OK) accel_program_destroy(p);
+        else if (strncmp(e->d_name, "regress-", 8) != 0) { refused++; fprintf(stderr, "  seed %s refused: %s\n", e->d_name, accel_result_string(r)); }
+        files++;
+    }
+    closedir(dir);
+    CHECK(files >= 9);
+    CHECK_EQ_INT(refused, 0);
+    accel_device_destroy(dev);
 }
 
 /* ==== signals of another backend ==== */
@@ -624,6 +762,9 @@ int main(int argc, char** argv) {
     RUN(create_any_prefers_vulkan_then_falls_back);
     RUN(device_info_is_filled);
     RUN(fixed_group_size_mismatch_is_invalid);
+    RUN(long_entry_point_name_runs);
+    RUN(program_counts_checked_against_shader);
+    RUN(spirv_corpus_replays);
     RUN(vulkan_queue_waits_on_cpu_signal);
     RUN(cpu_queue_waits_on_vulkan_signal);
     RUN(lower_value_from_second_queue);
