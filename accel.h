@@ -895,7 +895,9 @@ static void accel_i_event_wait_own(accel_i_event* ev, uint64_t target, accel_i_o
 /* A backend is a table of functions. The core validates every argument once (so backends trust
    them), keeps the objects' shared state (below), and records commands into batches; a backend turns
    a submitted batch into work. Backend objects embed these base structs as their first member. */
-typedef enum accel_i_kind { ACCEL_I_BUFFER, ACCEL_I_PROGRAM, ACCEL_I_SIGNAL, ACCEL_I_QUEUE, ACCEL_I_COMMANDS } accel_i_kind;
+typedef enum accel_i_kind {
+    ACCEL_I_BUFFER, ACCEL_I_PROGRAM, ACCEL_I_SIGNAL, ACCEL_I_QUEUE, ACCEL_I_COMMANDS
+} accel_i_kind;
 
 typedef struct accel_i_object accel_i_object;
 struct accel_i_object {
@@ -1595,8 +1597,9 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
         case ACCEL_I_CMD_BARRIER: break;
         case ACCEL_I_CMD_REPLAY: {
-            const accel_patch* p = c->u.replay.patch_count ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
-            for (uint32_t j = 0; j < c->u.replay.patch_count; j++) if (p[j].buffer) accel_i_release(p[j].buffer);
+            uint32_t n = c->u.replay.patch_count;
+            const accel_patch* p = n ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+            for (uint32_t j = 0; j < n; j++) if (p[j].buffer) accel_i_release(p[j].buffer);
             accel_i_release(c->u.replay.list);
             break;
         }
@@ -1863,7 +1866,8 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     accel_result r;
     if (!q) return ACCEL_ERROR_INVALID_ARGUMENT;
     if (q->recording) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_submit: the queue is recording a command list (call accel_queue_record_end)");
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "accel_queue_submit: the queue is recording a command list (call accel_queue_record_end)");
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     b = q->rec;
@@ -1973,10 +1977,11 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 ACCEL_API accel_result accel_queue_record_begin(accel_queue* q) {
     if (!q) return ACCEL_ERROR_INVALID_ARGUMENT;
     if (q->recording)
-        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_begin: the %s is already recording", q->obj.label);
-    if ((q->rec && q->rec->count) || q->rec_error != ACCEL_OK)
-        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_begin: the %s has an unsubmitted batch (submit it first)",
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_begin: the %s is already recording",
                             q->obj.label);
+    if ((q->rec && q->rec->count) || q->rec_error != ACCEL_OK)
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_queue_record_begin: the %s has an unsubmitted batch (submit it first)", q->obj.label);
     if (accel_i_lost(q->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
     q->recording = true;
     return ACCEL_OK;
@@ -2020,13 +2025,15 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
     if (out) *out = NULL;
     if (!q) return ACCEL_ERROR_INVALID_ARGUMENT;
     if (!q->recording)
-        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: the %s is not recording", q->obj.label);
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: the %s is not recording",
+                            q->obj.label);
     b = q->rec;
     r = q->rec_error;
     q->rec = NULL;
     q->rec_error = ACCEL_OK;
     q->recording = false;
-    if (r == ACCEL_OK && !out) r = accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: out is NULL");
+    if (r == ACCEL_OK && !out)
+        r = accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: out is NULL");
     if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
     if (r == ACCEL_OK && !b && (b = accel_i_batch_take(q)) == NULL)
         r = accel_i_fail(q->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory");
@@ -2077,8 +2084,9 @@ static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const acce
         return true;
     case ACCEL_I_CMD_COPY: return accel_i_copy_patch_ok(q, cmd, all, n, k);
     case ACCEL_I_CMD_FILL:
-        if (p->index != 0) return accel_i_bad_patch(q, k, p, "a fill takes buffer 0 (dst) or constant 0 (the pattern) only");
-        return !p->buffer || accel_i_rec_buffer_ok(q, p->buffer, cmd->u.fill.offset, cmd->u.fill.size, "accel_queue_replay");
+        if (p->index != 0) return accel_i_bad_patch(q, k, p, "a fill takes buffer 0 (dst) or constant 0 (the pattern)");
+        return !p->buffer ||
+               accel_i_rec_buffer_ok(q, p->buffer, cmd->u.fill.offset, cmd->u.fill.size, "accel_queue_replay");
     default: return accel_i_bad_patch(q, k, p, "this command (update, barrier) takes no patches");
     }
 }
@@ -2115,15 +2123,19 @@ static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_pa
 /* Records command i of the list anew (it was validated when the list was recorded). */
 static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel_i_cmd* c) {
     switch (c->kind) {
-    case ACCEL_I_CMD_EXEC:
-        accel_queue_exec(q, c->u.exec.program, (accel_buffer* const*)(const void*)(l->arena + c->u.exec.buffers), c->u.exec.buffer_count,
-                         (const uint32_t*)(const void*)(l->arena + c->u.exec.constants), c->u.exec.constant_count, c->u.exec.params);
+    case ACCEL_I_CMD_EXEC: {
+        accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(l->arena + c->u.exec.buffers);
+        const uint32_t* consts = (const uint32_t*)(const void*)(l->arena + c->u.exec.constants);
+        accel_queue_exec(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts, c->u.exec.constant_count, c->u.exec.params);
         break;
+    }
     case ACCEL_I_CMD_COPY:
         accel_queue_copy(q, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src, c->u.copy.src_offset, c->u.copy.size);
         break;
     case ACCEL_I_CMD_FILL: accel_queue_fill(q, c->u.fill.dst, c->u.fill.offset, c->u.fill.size, c->u.fill.pattern); break;
-    case ACCEL_I_CMD_UPDATE: accel_queue_update(q, c->u.update.dst, c->u.update.offset, l->arena + c->u.update.data, c->u.update.size); break;
+    case ACCEL_I_CMD_UPDATE:
+        accel_queue_update(q, c->u.update.dst, c->u.update.offset, l->arena + c->u.update.data, c->u.update.size);
+        break;
     case ACCEL_I_CMD_BARRIER: accel_queue_barrier(q); break;
     default: break;
     }
@@ -2672,13 +2684,14 @@ typedef struct accel_i_cpu_op {
 } accel_i_cpu_op;
 typedef struct accel_i_cpu_list { accel_i_cpu_op* ops; uint32_t count; size_t bytes; } accel_i_cpu_list;
 
-static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, const accel_i_cmd* c, void*** ptrs, size_t** sizes,
-                                 uint32_t** consts) {
+static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, const accel_i_cmd* c, void*** ptrs,
+                                 size_t** sizes, uint32_t** consts) {
     op->kind = c->kind;
     switch (c->kind) {
     case ACCEL_I_CMD_EXEC:
         accel_i_cpu_resolve(l, c, *ptrs, *sizes);
-        if (c->u.exec.constant_count) memcpy(*consts, l->arena + c->u.exec.constants, 4u * (size_t)c->u.exec.constant_count);
+        if (c->u.exec.constant_count)
+            memcpy(*consts, l->arena + c->u.exec.constants, 4u * (size_t)c->u.exec.constant_count);
         accel_i_cpu_job_init(&op->job, c, *ptrs, *sizes, *consts);
         *ptrs += c->u.exec.buffer_count; *sizes += c->u.exec.buffer_count; *consts += c->u.exec.constant_count;
         break;
@@ -2712,7 +2725,8 @@ static accel_result accel_i_cpu_commands_build(accel_queue* q, accel_commands* c
     }
     bytes = sizeof *nat + (uint64_t)l->count * sizeof(accel_i_cpu_op) + nb * (sizeof(void*) + sizeof(size_t)) + nc * 4u;
     nat = bytes <= SIZE_MAX ? (accel_i_cpu_list*)accel_i_dev_alloc(c->obj.device, (size_t)bytes) : NULL;
-    if (!nat) return accel_i_fail(c->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory for the op array");
+    if (!nat)
+        return accel_i_fail(c->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory for the op array");
     memset((void*)nat, 0, (size_t)bytes);
     nat->ops = (accel_i_cpu_op*)(void*)(nat + 1);
     nat->count = l->count;
