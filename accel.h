@@ -1671,7 +1671,12 @@ static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, .
     if (q->rec_error == ACCEL_OK) q->rec_error = r;
 }
 
-/* wait, signal and replay are recording errors while q records a command list. */
+/* While q records a command list only exec, copy, fill, update and barrier may be recorded: any other
+   command (wait, signal, replay, and kinds added later) is a recording error of the list. */
+static bool accel_i_rec_listable(accel_i_cmd_kind kind) {
+    return kind == ACCEL_I_CMD_EXEC || kind == ACCEL_I_CMD_COPY || kind == ACCEL_I_CMD_FILL || kind == ACCEL_I_CMD_UPDATE ||
+           kind == ACCEL_I_CMD_BARRIER;
+}
 static bool accel_i_rec_not_recording(accel_queue* q, const char* fn) {
     if (!q->recording) return true;
     accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: not allowed while recording a command list", fn);
@@ -1697,6 +1702,7 @@ static accel_i_cmd* accel_i_rec_push(accel_queue* q, accel_i_cmd_kind kind, size
     accel_device* dev = q->obj.device;
     accel_i_batch* b = q->rec;
     accel_i_cmd* c;
+    if (q->recording && !accel_i_rec_listable(kind) && !accel_i_rec_not_recording(q, fn)) return NULL;
     if (!b && (b = q->rec = accel_i_batch_take(q)) == NULL) goto oom;
     if (((size_t)b->count + 1) * sizeof *b->cmds > b->cmds_bytes) {
         if (b->count >= UINT32_MAX / 2 || !accel_i_grow(dev, (void**)&b->cmds, &b->cmds_bytes, ((size_t)b->count + 1) * sizeof *b->cmds)) goto oom;
@@ -1736,7 +1742,7 @@ static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offs
 }
 static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_signal* s, uint64_t value, const char* fn) {
     accel_i_cmd* c;
-    if (!q || !accel_i_rec_not_recording(q, fn)) return;
+    if (!q) return;
     if (!s) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: signal is NULL", fn); return; }
     if (value > ACCEL_SIGNAL_MAX) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: value %llu on '%s' is above ACCEL_SIGNAL_MAX",
