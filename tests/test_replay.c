@@ -149,6 +149,41 @@ TEST(long_list_patched_in_the_middle) {
     accel_device_destroy(s.dev);
 }
 
+/* The core's generic form, for a backend without commands_build: the CPU backend's table with those
+   slots cleared (only where this file compiles accel.h's implementation, which declares the table). */
+TEST(generic_form_of_a_backend_without_native_lists) {
+#if defined(ACCEL_I_CPU_MAX_BUFFERS)
+    static accel_backend generic;
+    scene s;
+    accel_device_desc desc;
+    accel_patch p[5];
+    if (!test_backend_is_cpu()) SKIP("the generic form is checked through a copy of the CPU backend's table");
+    generic = *accel_cpu_backend();
+    generic.commands_build = NULL;
+    generic.commands_free = NULL;
+    memset(&desc, 0, sizeof desc);
+    desc.backend = &generic;
+    if (scene_make_desc(&s, desc)) {
+        CHECK(s.list->native == NULL);
+        for (uint32_t step = 1; step <= 6 && !TEST_FAILED_SO_FAR(); step++) {
+            accel_queue_replay(s.q, s.list, p, step_patches(&s, p, step * 3u, step % RING, step));
+            REQUIRE_OK(accel_queue_finish(s.q, ACCEL_WAIT_FOREVER));
+            check_ramp(s.ring[step % RING], step * 3u);
+            check_ramp(s.sink, step * 3u);
+            check_small(s.small, step);
+        }
+        accel_queue_replay(s.q, s.list, (accel_patch[]){ { 4, 0, NULL, 1 } }, 1);   /* still validated */
+        CHECK_RESULT(accel_queue_submit(s.q), ACCEL_ERROR_INVALID_ARGUMENT);
+        accel_queue_replay(s.q, s.list, NULL, 0);
+        REQUIRE_OK(accel_queue_finish(s.q, ACCEL_WAIT_FOREVER));
+        check_ramp(s.ring[0], 0);
+    }
+    accel_device_destroy(s.dev);
+#else
+    SKIP("accel.h's implementation is compiled elsewhere in this configuration");
+#endif
+}
+
 TEST(empty_list_and_copy_only_list_on_a_copy_queue) {
     scene s;
     accel_queue* cq = NULL;
@@ -483,6 +518,7 @@ int main(int argc, char** argv) {
     RUN(replay_many_times_with_different_patches);
     RUN(later_patch_of_a_slot_wins_and_order_does_not_matter);
     RUN(long_list_patched_in_the_middle);
+    RUN(generic_form_of_a_backend_without_native_lists);
     RUN(empty_list_and_copy_only_list_on_a_copy_queue);
     RUN(replays_between_waits_and_signals);
     RUN(replay_on_two_queues_at_once);
