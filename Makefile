@@ -1,7 +1,13 @@
 # accel — build and test (GNU make).
 #
-#   make run         build the examples (gcc -std=c11 -O2) and run each on the CPU backend
-#   make test        the test suite in every configuration below, summed up into one line
+#   make help        this list
+#   make run         build the examples (cc -std=c11 -O2) and run each on the CPU backend: needs only make
+#                    and a C compiler
+#   make test        the test suite in every configuration below, summed up into one line, then the
+#                    skipped tests by reason. First installs what it needs (.ci/packages, through
+#                    .ci/deps.sh: apt-get as root or with sudo; otherwise it prints the install line and
+#                    stops; ACCEL_NO_INSTALL=1 skips this and the tests whose tools are missing)
+#   make run-wasm    the examples as wasm32-wasi modules under node (clang --target=wasm32-wasi)
 #   make test-asan   the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan   the suite under ThreadSanitizer (pthread shim: TSan crashes in C11 thrd_create)
 #   make bench       build and run bench/cpu.c (gcc -O2 -fopenmp; BENCH_ARGS=--quick for a short run)
@@ -12,6 +18,9 @@
 #                    prints why and exits 0 without one)
 #   make gpu-check   everything a machine with an NVIDIA GPU should run (bench/gpu_check.sh; builds what it
 #                    runs, from a fresh clone too; exit 77 where no CUDA device can be opened)
+#   make test-valgrind  the failure-path tests under valgrind memcheck
+#   make fuzz        the API fuzzer (FUZZ_SECONDS=60); make soak / soak-tsan: random pipelines (SOAK_SECONDS)
+#   make deps        install what `make test` needs (the first step of `make test`)
 #   make clean
 #
 # Everything goes to build/, one sub-directory per configuration; `-j` is safe. The test targets build
@@ -93,7 +102,7 @@ export ACCEL_TEST_BACKEND ?= cpu
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all run test test-asan test-tsan bench bench-cuda gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
+.PHONY: all help deps run-wasm examples-wasm run test test-asan test-tsan bench bench-cuda gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
         fuzz build-fuzz soak soak-tsan test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan
 .DELETE_ON_ERROR:
 
@@ -220,6 +229,9 @@ $(CHK)/all_in_one.c: FORCE
 	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 CHECK_SRCS := $(CHK)/header.c $(CHK)/impl.c $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c $(CHK)/all_in_one.c \
               $(CHK)/cuda_header.c $(CHK)/cuda_impl.c $(CHK)/vk_header.c $(CHK)/vk_impl.c
+CMAKE    ?= cmake
+HAVE_CMAKE := $(shell command -v $(CMAKE) >/dev/null 2>&1 && echo 1)
+HAVE_WASI  := $(if $(and $(WASM_LD),$(wildcard $(WASI_SYSROOT)/include/wasm32-wasi/stdio.h)),1)
 TCC      ?= tcc
 HAVE_TCC := $(shell command -v $(TCC) >/dev/null 2>&1 && echo 1)
 VULKAN_INC_OK := $(if $(wildcard accel_vulkan.h),$(shell printf '\043include <vulkan/vulkan_core.h>\n' | $(GCC) -E -x c - >/dev/null 2>&1 && echo 1),1)
@@ -265,6 +277,17 @@ CHECKS = \
   --cmd nm-exports-only-accel 'tests/check_exports.sh "$(GCC) -std=c11 -O2 $(WARN) -I." $(CHK)/impl.c $(CHK)/exports.o' \
   $(if $(HAVE_TCC),--cmd tcc-header '$(TCC) -I. -c $(CHK)/header.c -o $(CHK)/scratch.o',--skip tcc-header '$(TCC) not found') \
   $(if $(HAVE_MINGW),--cmd mingw-c++17-and-nothreads-impl '$(MINGW_CC:gcc=g++) -x c++ -std=c++17 -c -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/impl.c -o $(CHK)/scratch.o && $(MINGW_CC) -std=c11 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/impl.c -o $(CHK)/scratch.o',--skip mingw-c++17-and-nothreads-impl '$(MINGW_CC) not found') \
+  --cmd quickstart-c-and-c++ 'tests/check_quickstart.sh $(CHK)/quickstart same c c++' \
+  --cmd quickstart-cuda '$(MAKE) --no-print-directory -s $(MOCK_LIB) && MOCK_LIB=$(MOCK_LIB) tests/check_quickstart.sh $(CHK)/quickstart cuda' \
+  $(if $(HAVE_VULKAN),--cmd quickstart-vulkan 'LVP_ICD=$(LVP_ICD) tests/check_quickstart.sh $(CHK)/quickstart vulkan',--skip quickstart-vulkan 'no Vulkan headers or no glslc') \
+  $(if $(HAVE_CMAKE),--cmd cmake-c-c++-mixed-fetchcontent 'CMAKE=$(CMAKE) tests/check_cmake.sh $(CHK)/cmake',--skip cmake-c-c++-mixed-fetchcontent '$(CMAKE) not found') \
+  --cmd c99-impl-stops-with-a-clear-error '! $(GCC) -std=c99 -c -I. $(CHK)/impl.c -o $(CHK)/scratch.o 2>$(CHK)/c99.err && grep -q "the implementation (ACCEL_IMPLEMENTATION) needs C11 or C++11: use -std=gnu11" $(CHK)/c99.err && ! $(CLANG) -std=c99 -c -I. $(CHK)/impl.c -o $(CHK)/scratch.o 2>$(CHK)/c99.err && grep -q "needs C11 or C++11" $(CHK)/c99.err' \
+  --cmd example-build-lines-in-a-fresh-copy 'tests/check_build_lines.sh $(CHK)/fresh' \
+  $(if $(HAVE_WASI),--cmd run-wasm '$(MAKE) --no-print-directory -s run-wasm',--skip run-wasm 'no wasi-libc or no wasm-ld') \
+  $(if $(HAVE_EMCC),--cmd emscripten-example-by-the-readme '$(EMCC_ENV) $(EMCC) -std=gnu11 -O2 -I. examples/saxpy.c -o $(CHK)/saxpy_em.js -sALLOW_MEMORY_GROWTH=1 && $(EM_RUN) $(CHK)/saxpy_em.js | grep "OK$$"',--skip emscripten-example-by-the-readme '$(EMCC) not found') \
+  --cmd deps-script 'printf "make\naccel-no-such-package\n" > $(CHK)/packages.test && { ACCEL_DEPS_PACKAGES=$(CHK)/packages.test ACCEL_DEPS_AS_USER=1 .ci/deps.sh --ensure > $(CHK)/deps.out; test $$? = 1; } && grep -qx "sudo apt-get install -y --no-install-recommends accel-no-such-package" $(CHK)/deps.out && .ci/deps.sh --list | grep -qx cmake' \
+  --cmd readme-apt-line-is-.ci/packages 'tests/check_readme.sh' \
+  --cmd make-help '$(MAKE) --no-print-directory help | grep -q "make run-wasm"' \
   $(if $(HAVE_EMCC),--cmd emscripten-no-pthreads-impl '$(EMCC_ENV) $(EMCC) -std=c11 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/scratch.o',--skip emscripten-no-pthreads-impl '$(EMCC) not found')
 
 
@@ -278,7 +301,10 @@ build-tsan: $(tsan_BINS) $(tsan-cuda_BINS) $(MOCK_TSAN_LIB)
 RUN_TESTS = tests/run.sh
 config_args = --config $(1) --runner "$(2)" $($(1)_BINS)
 
-test:
+deps:
+	@.ci/deps.sh --ensure
+
+test: deps
 	-@$(SUBMAKE) build-test
 	@echo "==== running the tests (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
 	@$(RUN_TESTS) $(call config_args,gcc,) $(call config_args,clang,) $(call config_args,pthreads,) \
@@ -380,7 +406,7 @@ soak-tsan: $(BUILD)/soak/soak-tsan
 EXAMPLE_BINS := $(EXAMPLES:%=$(BUILD)/%)
 $(EXAMPLE_BINS): $(BUILD)/%: examples/%.c $(wildcard accel*.h) $(wildcard examples/*.h) Makefile
 	@mkdir -p $(@D)
-	$(GCC) -std=c11 -O2 -Wall -Wextra -DACCEL_EXAMPLE_HAVE_CUDA -I. -o $@ $< $(LIBS)
+	$(CC) -std=c11 -O2 -Wall -Wextra -DACCEL_EXAMPLE_HAVE_CUDA -I. -o $@ $< $(LIBS)
 
 examples: $(EXAMPLE_BINS)
 
@@ -389,6 +415,25 @@ run: examples
 	  echo "==== $(BUILD)/$$e cpu"; \
 	  $(BUILD)/$$e cpu || { echo "==== $$e FAILED (exit $$?)"; exit 1; }; \
 	done; echo "==== all examples ran: $(EXAMPLES)"
+
+# the examples as wasm32-wasi command modules (no threads: each batch runs inside its submit), run under
+# node by tests/wasi_run.mjs. --single-threaded where node knows it: on some kernels and sandboxes node
+# 20 crashes (SIGSEGV) at exit, in its worker threads' teardown, after a module grew its memory past
+# 64 MiB (seen here with node 20.20.2; the WASM modules themselves are single-threaded anyway).
+NODE_WASM = $(NODE) --no-warnings $(shell $(NODE) --single-threaded -e 0 >/dev/null 2>&1 \
+            && echo --single-threaded) $(shell $(NODE) --experimental-wasi-unstable-preview1 -e 0 \
+            >/dev/null 2>&1 && echo --experimental-wasi-unstable-preview1) tests/wasi_run.mjs
+WASM_EXAMPLE_BINS := $(EXAMPLES:%=$(BUILD)/wasm-examples/%.wasm)
+$(WASM_EXAMPLE_BINS): $(BUILD)/wasm-examples/%.wasm: examples/%.c $(wildcard accel*.h) $(wildcard examples/*.h) Makefile
+	@mkdir -p $(@D)
+	$(CLANG) $(subst -O1,-O2,$(WASMFLAGS)) -o $@ $< $(WASMLIBS)
+examples-wasm: $(WASM_EXAMPLE_BINS)
+
+run-wasm: examples-wasm
+	@set -e; for e in $(EXAMPLES); do \
+	  echo "==== $(NODE_WASM) $(BUILD)/wasm-examples/$$e.wasm cpu"; \
+	  $(NODE_WASM) $(BUILD)/wasm-examples/$$e.wasm cpu || { echo "==== $$e FAILED as WASM (exit $$?)"; exit 1; }; \
+	done; echo "==== all examples ran as wasm32-wasi modules under node $$($(NODE) --version): $(EXAMPLES)"
 
 # make bench BENCH_ARGS=--quick: a few seconds (the CI smoke run)
 BENCH_ARGS ?=
@@ -450,3 +495,7 @@ bench-vulkan: $(BUILD)/bench_vulkan
 
 clean:
 	rm -rf $(BUILD)
+
+# the comment block at the top of this file
+help:
+	@sed -n '/^#   make help/,/^#$$/{/^#$$/q;s/^# //;p}' $(firstword $(MAKEFILE_LIST))

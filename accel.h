@@ -3,27 +3,97 @@
 
    ==== Quick start =============================================================================
 
-       #define ACCEL_IMPLEMENTATION      // in exactly one .c file
-       #include "accel.h"
+   A complete program: y = a*x + y on the CPU backend, every return code checked.
 
-       static void saxpy(const accel_dispatch* d) {            // one work group per call
-           float* y = (float*)d->buffers[0]; const float* x = (const float*)d->buffers[1];
-           float a; memcpy(&a, &d->constants[0], 4);
+   ---- begin quickstart.c (tests/check_quickstart.sh compiles and runs it as C and C++) ----
+       #define ACCEL_IMPLEMENTATION           // in exactly one .c or .cpp file
+       #include "accel.h"
+       #include <stdio.h>
+       #include <string.h>
+
+       // y = a*x + y. A CPU kernel is called once per work group; constants are 32-bit words,
+       // so the float a travels as its bits: constants = { a_bits, n }.
+       static void saxpy(const accel_dispatch* d) {
+           float* y = (float*)d->buffers[0];
+           const float* x = (const float*)d->buffers[1];
+           float a;
+           memcpy(&a, &d->constants[0], sizeof a);
            uint32_t i0 = d->group_id[0] * d->group_size[0];
-           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->global_size[0]; i++) y[i] += a * x[i];
+           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->constants[1]; i++) y[i] = a * x[i] + y[i];
        }
-       accel_device* dev; accel_buffer *x, *y; accel_program* prog; accel_queue* q; accel_signal* done;
-       accel_device_create(NULL, &dev);                                    // CPU backend, all cores
-       accel_buffer_create(dev, &(accel_buffer_desc){ .size = n * 4 }, &x); // ... and y
-       accel_program_create(dev, &(accel_program_desc){ .name = "saxpy", .cpu = saxpy,
-                            .buffer_count = 2, .constant_count = 1 }, &prog);
-       accel_signal_create(dev, 0, &done);
-       accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q);
-       accel_queue_exec(q, prog, (accel_buffer*[]){ y, x }, 2, &a_bits, 1, accel_exec_1d(n, 256));
-       accel_queue_signal(q, done, 1);
-       accel_queue_submit(q);                                  // returns at once
-       accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER);         // y is ready
-       // destroy everything; accel_device_destroy(dev) last
+
+       #define CHECK(call) do { accel_result r_ = (call); if (r_ != ACCEL_OK) { \
+           fprintf(stderr, "%s -> %s\n", #call, accel_result_string(r_)); goto done; } } while (0)
+
+       int main(void) {
+           enum { n = 1000 };
+           float x[n], y[n], a = 2.0f;
+           uint32_t constants[2];                    // { a_bits, n }
+           accel_device* dev = NULL;
+           accel_buffer *bx = NULL, *by = NULL, *args[2];
+           accel_program* prog = NULL;
+           accel_queue* q = NULL;
+           accel_signal* done = NULL;
+           accel_device_desc dd;                     // every desc is valid zeroed (C and C++ alike)
+           accel_buffer_desc bd;
+           accel_program_desc pd;
+           accel_device_info info;
+           int ok = 0;
+
+           for (int i = 0; i < n; i++) { x[i] = (float)i; y[i] = 1.0f; }
+           memcpy(&constants[0], &a, sizeof a);
+           constants[1] = n;
+
+           memset(&dd, 0, sizeof dd);
+           dd.debug = true;                          // while developing: hang reports, checks (see below)
+           CHECK(accel_device_create(&dd, &dev));    // the CPU backend, one lane per core
+           CHECK(accel_device_info_get(dev, &info));
+           memset(&bd, 0, sizeof bd);
+           bd.size = sizeof x;
+           CHECK(accel_buffer_create(dev, &bd, &bx));
+           CHECK(accel_buffer_create(dev, &bd, &by));
+           CHECK(accel_buffer_write(bx, 0, x, sizeof x));
+           CHECK(accel_buffer_write(by, 0, y, sizeof y));
+           memset(&pd, 0, sizeof pd);
+           pd.name = "saxpy";
+           pd.cpu = saxpy;
+           pd.buffer_count = 2;
+           pd.constant_count = 2;
+           CHECK(accel_program_create(dev, &pd, &prog));
+           CHECK(accel_signal_create(dev, 0, &done));
+           CHECK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+
+           args[0] = by;                             // binding 0 = y, binding 1 = x
+           args[1] = bx;
+           accel_queue_exec(q, prog, args, 2, constants, 2, accel_exec_1d(n, 256));
+           accel_queue_signal(q, done, 1);
+           CHECK(accel_queue_submit(q));             // returns at once (or the first recording error)
+           CHECK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));   // y is ready
+           CHECK(accel_buffer_read(by, 0, y, sizeof y));
+           ok = 1;
+           for (int i = 0; i < n; i++) ok &= y[i] == a * (float)i + 1.0f;
+           printf("saxpy on %s (%s): %s\n", info.name, info.backend, ok ? "OK" : "WRONG");
+       done:
+           accel_device_destroy(dev);                // waits, then releases everything created on it
+           return ok ? 0 : 1;
+       }
+   ---- end quickstart.c ----
+
+   Build (C, or C++ with the same file):
+       cc  -std=gnu11 -I. app.c -o app -lpthread -lm -ldl      # or -std=c11 -D_POSIX_C_SOURCE=199309L
+       c++ -std=c++11 -I. -x c++ app.c -o app -lpthread -ldl
+   -std=gnu11 (or _POSIX_C_SOURCE) gives timeouts the monotonic clock; a strict -std=c11 uses the wall
+   clock. The implementation needs C11 (atomics, threads) or C++11; the declarations alone compile as C99.
+
+   While developing, create the device with `.debug = true` (as above). Then a host wait that cannot
+   end says why, for example for a recorded but never submitted batch:
+       accel: warning: accel_signal_wait: nothing submitted can reach signal 0x5581... 'done' >= 1 (it is
+       at 0): queue 0x5581... 'main' holds an unsubmitted accel_queue_signal(1) on it (forgotten
+       accel_queue_submit?)
+   and a wait that times out names every blocked queue and the (signal, value) it waits for. Label queues
+   and signals (accel_queue_set_label, accel_signal_set_label) to read names instead of addresses.
+   Every invalid argument is logged too (the call and the argument), debug or not.
+   examples/failure.c shows a failed signal flowing down a pipeline and these reports.
 
    ==== What accel does NOT do ==================================================================
    - No graphics, no images/textures, no shader compiler (CPU kernels are C functions; GPU backends
@@ -143,8 +213,13 @@
    ==== Errors and logging ======================================================================
    Functions return accel_result; nothing aborts on user input, driver failure or out-of-memory. The
    detail (which call, which argument, which driver code) goes to the device's logger; the default
-   logger prints errors and warnings to stderr. Out of memory is ACCEL_ERROR_OUT_OF_MEMORY with nothing
-   leaked.
+   logger prints errors and warnings to stderr. Every ACCEL_ERROR_INVALID_ARGUMENT logs one error line
+   naming the call and the argument (a NULL handle that leaves no device to log to goes to stderr). Out
+   of memory is ACCEL_ERROR_OUT_OF_MEMORY with nothing leaked. Log lines and hang reports name objects by
+   address and label: buffers take `.label` in their desc, programs their `.name`, queues and signals
+   accel_queue_set_label / accel_signal_set_label (copied); an object without a label shows its address
+   alone. accel_device_create_any logs an unavailable backend as a warning (the backend's reason) and
+   an info line, never as an error: falling back is normal.
 
    ==== Backends and run-time loading ===========================================================
    The CPU backend is always here. accel_cuda.h and accel_vulkan.h add GPU backends that load their
@@ -285,6 +360,8 @@ typedef struct accel_device_info {
     bool separate_copy_queue;       /* ACCEL_QUEUE_COPY is a real DMA engine */
     bool host_mapped_device_memory; /* ACCEL_MEMORY_DEVICE buffers can be mapped (CPU, unified memory) */
     uint32_t compute_capability;    /* CUDA: 90 for sm_90; else 0 */
+    uint32_t cpu_threads;           /* CPU backend: worker lanes an exec is split across (accel_dispatch.worker
+                                       runs 0..cpu_threads-1; 1 without threads); 0 on other backends */
 } accel_device_info;
 /* Fills *out. INVALID_ARGUMENT for NULL; DEVICE_LOST when lost. Any thread. */
 ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out);
@@ -361,6 +438,10 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
    failed. TIMEOUT, DEADLOCK and INVALID_ARGUMENT as for accel_signal_wait (count 0 is invalid). */
 ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
                                               bool wait_all, uint64_t timeout_ns, uint32_t* first_reached /* may be NULL */);
+/* Names s in log lines and hang reports (signals have no label otherwise). The text is copied through
+   the device allocator; NULL or "" removes the label. OUT_OF_MEMORY keeps the old label;
+   INVALID_ARGUMENT for a NULL signal. Call it before other threads use s (log lines read the label). */
+ACCEL_API accel_result accel_signal_set_label(accel_signal* s, const char* label);
 /* Poisons s: every wait on it fails, now and later. reason must be an error (< 0); the first reason
    wins. INVALID_ARGUMENT for NULL or reason >= 0. Any thread, also while a destroy waits for a queue
    blocked on s (set and fail hold their own reference to s while they run). */
@@ -378,6 +459,10 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 
 /* INVALID_ARGUMENT (NULL, bad type), UNSUPPORTED, OUT_OF_MEMORY, BACKEND (thread creation), DEVICE_LOST. */
 ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out);
+/* Names q in log lines and hang reports (default: "compute queue" / "copy queue"), like
+   accel_signal_set_label: copied through the device allocator, NULL or "" removes it, OUT_OF_MEMORY
+   keeps the old one. From the thread that records q, before other threads wait on its work. */
+ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label);
 /* Discards the unsubmitted batch, finishes submitted work (logging what it waits for after 1 s, then at
    a growing interval, as accel_device_destroy does), releases the queue. NULL is a no-op. */
 ACCEL_API void accel_queue_destroy(accel_queue* q);
@@ -446,6 +531,14 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
 #define ACCEL_IMPLEMENTATION_INCLUDED
 
 /* ==== config ==== */
+#if defined(__cplusplus) ? (__cplusplus < 201103L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201103L)) \
+                         : (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L)
+/* C99 and older: say what is needed instead of failing on C11 names (TIME_UTC, _Atomic, threads) */
+#  error "accel.h: the implementation (ACCEL_IMPLEMENTATION) needs C11 or C++11: use -std=gnu11 or -std=c11"
+#endif
+#if !defined(__cplusplus) && defined(__STDC_NO_ATOMICS__)
+#  error "accel.h: the implementation needs C11 atomics; this compiler has none (__STDC_NO_ATOMICS__): use C++11"
+#endif
 #if !defined(ACCEL_NO_THREADS) && (defined(__wasi__) || (defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)))
 #  define ACCEL_NO_THREADS
 #endif
@@ -906,7 +999,8 @@ struct accel_i_object {
     accel_i_a32 handle;            /* 1 while the caller's handle holds its reference */
     accel_i_kind kind;
     accel_i_object *prev, *next;   /* the device's live objects */
-    char label[48];
+    char label[48];                /* the desc's label (truncated), or a default */
+    char* label_set;               /* accel_*_set_label's copy (device allocator); wins over label */
 };
 
 typedef enum accel_i_cmd_kind {
@@ -1001,6 +1095,12 @@ struct accel_queue {
     accel_i_a32 free_lock;
     accel_i_batch* free_batches;   /* recycled batches, capacity kept */
     uint32_t free_count;
+    /* debug devices: the last signal commands recorded since the last submit, for the forgotten-submit
+       report of other threads' waits (which must not read `rec`); the signals are only compared */
+    accel_i_a32 unsubmitted_lock;
+    uint32_t unsubmitted_n;
+    accel_signal* unsubmitted_s[4];
+    uint64_t unsubmitted_v[4];
 };
 
 /* ==== core: allocation and logging ==== */
@@ -1078,12 +1178,23 @@ static accel_result accel_i_fail(accel_device* dev, accel_result r, const char* 
     return r;
 }
 
+/* Logs "fn: what" as an error (to stderr when there is no device) and returns INVALID_ARGUMENT: every
+   invalid argument is named in the log, also the NULL handles that leave no device to log to. */
+static accel_result accel_i_invalid(accel_device* dev, const char* fn, const char* what) {
+    accel_i_log_to(dev ? &dev->logger : NULL, ACCEL_LOG_ERROR, "%s: %s", fn, what);
+    return ACCEL_ERROR_INVALID_ARGUMENT;
+}
+
 static void accel_i_copy_label(char* dst, size_t cap, const char* src) {
     size_t n = src ? strlen(src) : 0;
     if (n >= cap) n = cap - 1;
     if (n) memcpy(dst, src, n);
     dst[n] = '\0';
 }
+/* An object's label: the one set by accel_*_set_label, else the desc's; "" when it has none. */
+static const char* accel_i_label(const accel_i_object* o) { return o->label_set ? o->label_set : o->label; }
+/* printf arguments for "%s%s%s": " 'label'", or nothing for an object without a label (never "''"). */
+#define ACCEL_I_LABEL(o) (accel_i_label(o)[0] ? " '" : ""), accel_i_label(o), (accel_i_label(o)[0] ? "'" : "")
 
 /* ==== core: objects ==== */
 static void accel_i_device_init(accel_device* dev, const accel_backend* b, const accel_device_desc* d) {
@@ -1110,6 +1221,7 @@ static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_ki
     atomic_init(&o->refs, 1u);
     atomic_init(&o->handle, 1u);
     o->kind = kind;
+    o->label_set = NULL;
     accel_i_copy_label(o->label, sizeof o->label, label);
     atomic_fetch_add_explicit(&dev->refs, 1u, memory_order_relaxed);
     accel_i_spin_lock(&dev->objects_lock);
@@ -1136,6 +1248,7 @@ static void accel_i_object_free(accel_i_object* o) {
     accel_device* dev = o->device;
     const accel_backend* b = dev->backend;
     accel_i_object_unlist(o);
+    if (o->label_set) accel_i_free(&dev->allocator, o->label_set, strlen(o->label_set) + 1);
     switch (o->kind) {
     case ACCEL_I_BUFFER:  b->buffer_free((accel_buffer*)o); break;
     case ACCEL_I_PROGRAM: b->program_free((accel_program*)o); break;
@@ -1187,16 +1300,19 @@ ACCEL_API const char* accel_backend_name(const accel_backend* b) { return b ? b-
 
 ACCEL_API accel_result accel_backend_device_count(const accel_backend* b, uint32_t* count) {
     if (count) *count = 0;
-    if (!b || !count) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!b || !count) return accel_i_invalid(NULL, "accel_backend_device_count", !b ? "backend is NULL" : "count is NULL");
     return b->device_count(b, count);
 }
 
 /* ==== core: devices ==== */
 ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_device** out) {
     accel_device_desc d;
-    if (!out) return ACCEL_ERROR_INVALID_ARGUMENT;
-    *out = NULL;
     if (desc) d = *desc; else memset(&d, 0, sizeof d);
+    if (!out) {
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create: out is NULL");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    *out = NULL;
     if (!d.backend) d.backend = accel_cpu_backend();
     if (!d.allocator.alloc_fn != !d.allocator.free_fn) {
         accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create: allocator needs both alloc_fn and free_fn");
@@ -1218,17 +1334,23 @@ ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backe
     if (out) *out = NULL;
     if (desc) d = *desc; else memset(&d, 0, sizeof d);
     if (!backends || count == 0 || !out) {
-        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create_any: backends, count and out are required");
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create_any: %s",
+                       !backends ? "backends is NULL" : count == 0 ? "count is 0" : "out is NULL");
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     for (uint32_t i = 0; i < count; i++) {
         accel_result r;
-        if (!backends[i]) { last = ACCEL_ERROR_INVALID_ARGUMENT; all_unavailable = false; continue; }
+        if (!backends[i]) {
+            accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create_any: backends[%u] is NULL", i);
+            last = ACCEL_ERROR_INVALID_ARGUMENT;
+            all_unavailable = false;
+            continue;
+        }
         d.backend = backends[i];
         r = accel_device_create(&d, out);
         if (r == ACCEL_OK) return ACCEL_OK;
-        accel_i_log_to(&d.logger, ACCEL_LOG_WARN, "accel_device_create_any: skipping backend '%s': %s",
-                       backends[i]->name, accel_result_string(r));
+        accel_i_log_to(&d.logger, r == ACCEL_ERROR_UNAVAILABLE ? ACCEL_LOG_INFO : ACCEL_LOG_WARN,
+                       "accel_device_create_any: skipping backend '%s': %s", backends[i]->name, accel_result_string(r));
         if (r != ACCEL_ERROR_UNAVAILABLE) all_unavailable = false;
         last = r;
     }
@@ -1268,10 +1390,10 @@ static accel_signal* accel_i_next_orphan(accel_device* dev) {
 static void accel_i_fail_orphans(accel_device* dev) {
     accel_signal* s;
     while ((s = accel_i_next_orphan(dev)) != NULL) {
-        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: signal %p ('%s') is still held by another device's "
+        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: signal %p%s%s%s is still held by another device's "
                     "queue, which waits for %llu; it is at %llu and nothing can set it now: failing it with "
                     "ACCEL_ERROR_DEVICE_LOST",
-                    (void*)s, s->obj.label, (unsigned long long)atomic_load(&s->wanted),
+                    (void*)s, ACCEL_I_LABEL(&s->obj), (unsigned long long)atomic_load(&s->wanted),
                     (unsigned long long)dev->backend->signal_value(s));
         dev->backend->signal_raise(s, ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)ACCEL_ERROR_DEVICE_LOST));
         accel_i_release(s);
@@ -1291,10 +1413,18 @@ ACCEL_API void accel_device_destroy(accel_device* dev) {
 }
 
 ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out) {
-    if (!dev || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!dev || !out) return accel_i_invalid(dev, "accel_device_info_get", !dev ? "dev is NULL" : "out is NULL");
     if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
     *out = dev->info;
     return ACCEL_OK;
+}
+
+/* The handles every create call needs: dev, desc (when it takes one) and out. */
+static accel_result accel_i_create_args(accel_device* dev, bool desc_ok, void* out, const char* fn) {
+    if (!dev) return accel_i_invalid(NULL, fn, "dev is NULL");
+    if (!desc_ok) return accel_i_invalid(dev, fn, "desc is NULL");
+    if (!out) return accel_i_invalid(dev, fn, "out is NULL");
+    return accel_i_lost(dev) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
 }
 
 /* ==== core: buffers ==== */
@@ -1303,9 +1433,9 @@ static bool accel_i_range_ok(size_t total, size_t offset, size_t size) {
 }
 
 ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
+    accel_result r;
     if (out) *out = NULL;
-    if (!dev || !desc || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
-    if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
+    if ((r = accel_i_create_args(dev, desc != NULL, out, "accel_buffer_create")) != ACCEL_OK) return r;
     if (desc->size == 0) return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: size is 0");
     if (desc->memory != ACCEL_MEMORY_DEVICE && desc->memory != ACCEL_MEMORY_HOST)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: unknown memory kind %d", (int)desc->memory);
@@ -1317,11 +1447,12 @@ ACCEL_API void* accel_buffer_map(accel_buffer* buf) { return buf ? buf->mapped :
 
 static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* host, size_t size, bool write) {
     const char* fn = write ? "accel_buffer_write" : "accel_buffer_read";
-    if (!buf) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!buf) return accel_i_invalid(NULL, fn, "buffer is NULL");
     if (!host) return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
     if (!accel_i_range_ok(buf->size, offset, size))
-        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu + size %zu outside buffer '%s' of %zu bytes",
-                            fn, offset, size, buf->obj.label, buf->size);
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "%s: offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
+                            fn, offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
     if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
     return buf->obj.device->backend->buffer_io(buf, offset, host, size, write);
 }
@@ -1334,9 +1465,9 @@ ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void*
 
 /* ==== core: programs ==== */
 ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out) {
+    accel_result r;
     if (out) *out = NULL;
-    if (!dev || !desc || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
-    if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
+    if ((r = accel_i_create_args(dev, desc != NULL, out, "accel_program_create")) != ACCEL_OK) return r;
     if (!desc->cpu && !desc->spirv && !desc->ptx && !desc->cubin && !desc->cuda_source)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create '%s': the desc carries no program format",
                             desc->name ? desc->name : "");
@@ -1353,12 +1484,13 @@ ACCEL_API void accel_program_destroy(accel_program* prog) { if (prog) accel_i_ha
 static bool accel_i_failed(uint64_t v) { return (v & ACCEL_I_FAILED_BIT) != 0; }
 
 ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
+    accel_result r;
     if (out) *out = NULL;
-    if (!dev || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
-    if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
+    if ((r = accel_i_create_args(dev, true, out, "accel_signal_create")) != ACCEL_OK) return r;
     if (initial > ACCEL_SIGNAL_MAX)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_create: initial value above ACCEL_SIGNAL_MAX");
-    accel_result r = dev->backend->signal_create(dev, initial, out);
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_create: initial value %llu is above ACCEL_SIGNAL_MAX",
+                            (unsigned long long)initial);
+    r = dev->backend->signal_create(dev, initial, out);
     if (r == ACCEL_OK) {
         atomic_init(&(*out)->promised, initial);
         atomic_init(&(*out)->wanted, 0u);
@@ -1381,18 +1513,40 @@ static uint64_t accel_i_signal_raise_held(accel_signal* s, uint64_t value) {
     return old;
 }
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
-    if (!s) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!s) return accel_i_invalid(NULL, "accel_signal_set", "signal is NULL");
     if (value > ACCEL_SIGNAL_MAX)
-        return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_set '%s': value above ACCEL_SIGNAL_MAX", s->obj.label);
+        return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_signal_set: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
+                            (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
     return accel_i_failed(accel_i_signal_raise_held(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
+}
+/* Replaces an object's label with a copy of `label` (device allocator); NULL or "" removes it. */
+static accel_result accel_i_set_label(accel_i_object* o, const char* label, const char* fn) {
+    char* copy = NULL;
+    size_t n = label ? strlen(label) + 1 : 0;
+    if (n > 1) {
+        if ((copy = (char*)accel_i_alloc(&o->device->allocator, n, 1)) == NULL)
+            return accel_i_fail(o->device, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory for a label of %zu bytes", fn, n);
+        memcpy(copy, label, n);
+    }
+    if (o->label_set) accel_i_free(&o->device->allocator, o->label_set, strlen(o->label_set) + 1);
+    o->label_set = copy;
+    if (!copy) o->label[0] = '\0';
+    return ACCEL_OK;
+}
+ACCEL_API accel_result accel_signal_set_label(accel_signal* s, const char* label) {
+    if (!s) return accel_i_invalid(NULL, "accel_signal_set_label", "signal is NULL");
+    return accel_i_set_label(&s->obj, label, "accel_signal_set_label");
 }
 /* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). Negated as unsigned: any
    negative reason, INT_MIN included, is defined behaviour. */
 static uint64_t accel_i_failed_value(accel_result reason) { return ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)reason); }
 ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
-    if (!s) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!s) return accel_i_invalid(NULL, "accel_signal_fail", "signal is NULL");
     if ((int)reason >= 0)
-        return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_fail '%s': reason %d is not an error", s->obj.label, (int)reason);
+        return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_signal_fail: reason %d is not an error (signal %p%s%s%s)",
+                            (int)reason, (void*)s, ACCEL_I_LABEL(&s->obj));
     accel_i_signal_raise_held(s, accel_i_failed_value(reason));
     return ACCEL_OK;
 }
@@ -1453,6 +1607,36 @@ static void accel_i_debug_promise(const accel_i_batch* b) {
 #else
 #  define ACCEL_I_COLD
 #endif
+/* Debug devices: remembers (the last four) signal commands of the batch being recorded, for
+   accel_i_debug_unsubmitted; a submit (or a discarded batch) forgets them (s NULL). */
+static void accel_i_debug_recorded(accel_queue* q, accel_signal* s, uint64_t v) {
+    accel_i_spin_lock(&q->unsubmitted_lock);
+    if (!s) q->unsubmitted_n = 0;
+    else {
+        q->unsubmitted_s[q->unsubmitted_n % 4] = s;
+        q->unsubmitted_v[q->unsubmitted_n % 4] = v;
+        q->unsubmitted_n++;
+    }
+    accel_i_spin_unlock(&q->unsubmitted_lock);
+}
+/* The forgotten submit: names a queue of s's device with a recorded, unsubmitted signal of s to >= v
+   (out: "" when none). Any thread: reads what accel_i_debug_recorded kept, never the recordings. */
+static void accel_i_debug_unsubmitted(accel_signal* s, uint64_t v, char* out, size_t cap) {
+    accel_device* dev = s->obj.device;
+    out[0] = '\0';
+    accel_i_spin_lock(&dev->objects_lock);   /* a queue is unlinked before it is freed */
+    for (accel_i_object* o = dev->objects; o && !out[0]; o = o->next) {
+        accel_queue* q = (accel_queue*)(void*)o;
+        if (o->kind != ACCEL_I_QUEUE) continue;
+        accel_i_spin_lock(&q->unsubmitted_lock);
+        for (uint32_t i = 0; i < q->unsubmitted_n && i < 4 && !out[0]; i++)
+            if (q->unsubmitted_s[i] == s && q->unsubmitted_v[i] >= v)
+                snprintf(out, cap, "queue %p%s%s%s holds an unsubmitted accel_queue_signal(%llu) on it "
+                         "(forgotten accel_queue_submit?)", (void*)o, ACCEL_I_LABEL(o), (unsigned long long)q->unsubmitted_v[i]);
+        accel_i_spin_unlock(&q->unsubmitted_lock);
+    }
+    accel_i_spin_unlock(&dev->objects_lock);
+}
 static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all) {
     uint32_t pending = 0, unreachable = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -1465,10 +1649,18 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
     for (uint32_t i = 0; i < n; i++) {
         uint64_t cur = accel_signal_value(s[i]), promised = atomic_load(&s[i]->promised);
         if (accel_i_failed(cur) || cur >= v[i] || promised >= v[i]) continue;
-        accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
-                    "accel_signal_wait: nothing submitted can reach signal %p ('%s') >= %llu: it is at %llu and the highest "
-                    "value a submitted queue signals it to is %llu; only accel_signal_set or later work can end this wait",
-                    (void*)s[i], s[i]->obj.label, (unsigned long long)v[i], (unsigned long long)cur, (unsigned long long)promised);
+        char held[200];
+        accel_i_debug_unsubmitted(s[i], v[i], held, sizeof held);
+        if (held[0])
+            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN, "accel_signal_wait: nothing submitted can reach signal %p%s%s%s >= %llu "
+                        "(it is at %llu): %s", (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i],
+                        (unsigned long long)cur, held);
+        else
+            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
+                        "accel_signal_wait: nothing submitted can reach signal %p%s%s%s >= %llu: it is at %llu and the highest "
+                        "value a submitted queue signals it to is %llu; only accel_signal_set or later work can end this wait",
+                        (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i], (unsigned long long)cur,
+                        (unsigned long long)promised);
     }
 }
 
@@ -1478,12 +1670,12 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
 static size_t accel_i_describe_queue(char* out, size_t cap, const accel_queue* q, uint64_t pending, accel_signal* s, uint64_t v) {
     int len;
     if (s)
-        len = snprintf(out, cap, " queue %p ('%s', %llu unfinished batches) waits for signal %p ('%s') >= %llu (it is at %llu);",
-                       (const void*)q, q->obj.label, (unsigned long long)pending, (void*)s, s->obj.label,
+        len = snprintf(out, cap, " queue %p%s%s%s (%llu unfinished batches) waits for signal %p%s%s%s >= %llu (it is at %llu);",
+                       (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending, (void*)s, ACCEL_I_LABEL(&s->obj),
                        (unsigned long long)v, (unsigned long long)accel_signal_value(s));
     else if (pending)
-        len = snprintf(out, cap, " queue %p ('%s', %llu unfinished batches) has not reached a wait;", (const void*)q, q->obj.label,
-                       (unsigned long long)pending);
+        len = snprintf(out, cap, " queue %p%s%s%s (%llu unfinished batches) has not reached a wait;", (const void*)q,
+                       ACCEL_I_LABEL(&q->obj), (unsigned long long)pending);
     else
         len = 0;
     return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
@@ -1530,20 +1722,26 @@ static ACCEL_I_COLD void accel_i_debug_hang(accel_device* dev, const char* what,
         if (o->kind == ACCEL_I_QUEUE) used += dev->backend->queue_describe((accel_queue*)(void*)o, blocked + used, sizeof blocked - used);
     accel_i_spin_unlock(&dev->objects_lock);
     if (s)
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: gave up after %llu ns waiting for signal %p >= %llu (it is at %llu)%s; blocked:%s",
-                    what, (unsigned long long)timeout_ns, (void*)s[0], (unsigned long long)v[0], (unsigned long long)accel_signal_value(s[0]),
-                    n > 1 ? " and others" : "", used ? blocked : " no queue of this device");
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: gave up after %llu ns waiting for signal %p%s%s%s >= %llu (it is at %llu)%s; blocked:%s",
+                    what, (unsigned long long)timeout_ns, (void*)s[0], ACCEL_I_LABEL(&s[0]->obj), (unsigned long long)v[0],
+                    (unsigned long long)accel_signal_value(s[0]), n > 1 ? " and others" : "", used ? blocked : " no queue of this device");
     else
         accel_i_log(dev, ACCEL_LOG_WARN, "%s: gave up after %llu ns; blocked:%s", what, (unsigned long long)timeout_ns,
                     used ? blocked : " no queue of this device");
 }
 
 static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64_t* v, uint32_t n) {
-    if (!s || !v || n == 0) return ACCEL_ERROR_INVALID_ARGUMENT;
+    const char* fn = "accel_signal_wait";
+    char what[64];
+    if (!s || !v || n == 0) return accel_i_invalid(NULL, fn, !s ? "signals is NULL" : !v ? "values is NULL" : "count is 0");
     for (uint32_t i = 0; i < n; i++) {
-        if (!s[i]) return ACCEL_ERROR_INVALID_ARGUMENT;
+        if (!s[i]) {
+            snprintf(what, sizeof what, "signals[%u] is NULL", i);
+            return accel_i_invalid(NULL, fn, what);
+        }
         if (v[i] > ACCEL_SIGNAL_MAX)
-            return accel_i_fail(s[i]->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_wait: value above ACCEL_SIGNAL_MAX on '%s'", s[i]->obj.label);
+            return accel_i_fail(s[i]->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
+                                fn, (unsigned long long)v[i], (void*)s[i], ACCEL_I_LABEL(&s[i]->obj));
     }
     return ACCEL_OK;
 }
@@ -1664,10 +1862,13 @@ static accel_i_batch* accel_i_fifo_pop(accel_i_fifo* f) {
 /* Remembers the first recording error of the batch and logs every one. */
 static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, ...) {
+    char msg[400];
     va_list ap;
     va_start(ap, fmt);
-    accel_i_vlog(&q->obj.device->logger, ACCEL_LOG_ERROR, fmt, ap);
+    ACCEL_I_VSNPRINTF(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    accel_i_log(q->obj.device, ACCEL_LOG_ERROR, "%s (queue %p%s%s%s; the next accel_queue_submit returns %s)", msg, (void*)q,
+                ACCEL_I_LABEL(&q->obj), accel_result_string(r));
     if (q->rec_error == ACCEL_OK) q->rec_error = r;
 }
 
@@ -1730,23 +1931,23 @@ static bool accel_i_same_device(accel_queue* q, accel_device* other) {
 static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size, const char* fn) {
     if (!buf) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer is NULL", fn); return false; }
     if (!accel_i_same_device(q, buf->obj.device)) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer '%s' belongs to another device", fn, buf->obj.label);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&buf->obj));
         return false;
     }
     if (!accel_i_range_ok(buf->size, offset, size)) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu + size %zu outside buffer '%s' of %zu bytes",
-                          fn, offset, size, buf->obj.label, buf->size);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
+                          fn, offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
         return false;
     }
     return true;
 }
 static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_signal* s, uint64_t value, const char* fn) {
     accel_i_cmd* c;
-    if (!q) return;
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     if (!s) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: signal is NULL", fn); return; }
     if (value > ACCEL_SIGNAL_MAX) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: value %llu on '%s' is above ACCEL_SIGNAL_MAX",
-                          fn, (unsigned long long)value, s->obj.label);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: value %llu on signal %p%s%s%s is above ACCEL_SIGNAL_MAX",
+                          fn, (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
         return;
     }
     if ((c = accel_i_rec_push(q, kind, 0, NULL, fn)) == NULL) return;
@@ -1755,6 +1956,7 @@ static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_sign
         accel_i_atomic_max(kind == ACCEL_I_CMD_WAIT ? &s->wanted : &s->recorded, value);
     c->u.sig.signal = s;
     c->u.sig.value = value;
+    if (kind == ACCEL_I_CMD_SIGNAL && q->obj.device->debug) accel_i_debug_recorded(q, s, value);
 }
 ACCEL_API void accel_queue_wait(accel_queue* q, accel_signal* s, uint64_t value) {
     accel_i_rec_signal(q, ACCEL_I_CMD_WAIT, s, value, "accel_queue_wait");
@@ -1792,12 +1994,12 @@ static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer*
     if (q->type != ACCEL_QUEUE_COMPUTE) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: exec on a COPY queue", fn); return false; }
     if (!p) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program is NULL", fn); return false; }
     if (!accel_i_same_device(q, p->obj.device)) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program '%s' belongs to another device", fn, p->obj.label);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&p->obj));
         return false;
     }
     if (buffer_count != p->buffer_count || constant_count != p->constant_count) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program '%s' takes %u buffers and %u constants, got %u and %u",
-                          fn, p->obj.label, p->buffer_count, p->constant_count, buffer_count, constant_count);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program%s%s%s takes %u buffers and %u constants, got %u and %u",
+                          fn, ACCEL_I_LABEL(&p->obj), p->buffer_count, p->constant_count, buffer_count, constant_count);
         return false;
     }
     if ((buffer_count && !buffers) || (constant_count && !constants)) {
@@ -1812,7 +2014,8 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
                                 const uint32_t* constants, uint32_t constant_count, accel_exec_params params) {
     size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u, off = 0;
     accel_i_cmd* c;
-    if (!q || !accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count)) return;
+    if (!q) { accel_i_invalid(NULL, "accel_queue_exec", "queue is NULL"); return; }
+    if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count)) return;
     if (!accel_i_exec_params_ok(q, &params)) return;
     if (!params.global_size[0] || !params.global_size[1] || !params.global_size[2]) return;   /* no work: a no-op */
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_c + 1, &off, "accel_queue_exec")) == NULL) return;
@@ -1830,9 +2033,10 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
 ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset, accel_buffer* src, size_t src_offset, size_t size) {
     const char* fn = "accel_queue_copy";
     accel_i_cmd* c;
-    if (!q || !accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_buffer_ok(q, src, src_offset, size, fn)) return;
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (!accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_buffer_ok(q, src, src_offset, size, fn)) return;
     if (dst == src && dst_offset < src_offset + size && src_offset < dst_offset + size) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: overlapping ranges in buffer '%s'", fn, dst->obj.label);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: overlapping ranges in buffer%s%s%s", fn, ACCEL_I_LABEL(&dst->obj));
         return;
     }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_COPY, 0, NULL, fn)) == NULL) return;
@@ -1843,7 +2047,8 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
 ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern) {
     const char* fn = "accel_queue_fill";
     accel_i_cmd* c;
-    if (!q || !accel_i_rec_buffer_ok(q, dst, offset, size, fn)) return;
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn)) return;
     if ((offset | size) & 3u) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu and size %zu must be multiples of 4", fn, offset, size);
         return;
@@ -1856,7 +2061,8 @@ ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offs
     const char* fn = "accel_queue_update";
     size_t off = 0;
     accel_i_cmd* c;
-    if (!q || !accel_i_rec_buffer_ok(q, dst, offset, size, fn)) return;
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn)) return;
     if (!data) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: data is NULL", fn); return; }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_UPDATE, size, &off, fn)) == NULL) return;
     memcpy(q->rec->arena + off, data, size);
@@ -1864,13 +2070,14 @@ ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offs
     c->u.update.dst = dst; c->u.update.offset = offset; c->u.update.size = size; c->u.update.data = off;
 }
 ACCEL_API void accel_queue_barrier(accel_queue* q) {
-    if (q) accel_i_rec_push(q, ACCEL_I_CMD_BARRIER, 0, NULL, "accel_queue_barrier");
+    if (!q) accel_i_invalid(NULL, "accel_queue_barrier", "queue is NULL");
+    else accel_i_rec_push(q, ACCEL_I_CMD_BARRIER, 0, NULL, "accel_queue_barrier");
 }
 
 ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     accel_i_batch* b;
     accel_result r;
-    if (!q) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!q) return accel_i_invalid(NULL, "accel_queue_submit", "queue is NULL");
     if (q->recording) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
                           "accel_queue_submit: the queue is recording a command list (call accel_queue_record_end)");
@@ -1880,6 +2087,7 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     r = q->rec_error;
     q->rec = NULL;
     q->rec_error = ACCEL_OK;
+    if (q->obj.device->debug) accel_i_debug_recorded(q, NULL, 0);
     if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
     if (r != ACCEL_OK || !b || b->count == 0) {   /* all or nothing: a bad batch runs nothing */
         if (b) accel_i_batch_recycle(q, b);
@@ -1890,7 +2098,7 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
 }
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
     accel_result r, w;
-    if (!q) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!q) return accel_i_invalid(NULL, "accel_queue_finish", "queue is NULL");
     r = accel_queue_submit(q);
     w = q->obj.device->backend->queue_wait_idle(q, timeout_ns);
     if (((w == ACCEL_TIMEOUT && timeout_ns != 0) || w == ACCEL_ERROR_DEADLOCK) && q->obj.device->debug)
@@ -1898,15 +2106,17 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
     return r != ACCEL_OK ? r : w;
 }
 
+ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label) {
+    if (!q) return accel_i_invalid(NULL, "accel_queue_set_label", "queue is NULL");
+    return accel_i_set_label(&q->obj, label, "accel_queue_set_label");
+}
 ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out) {
     accel_result r;
     if (out) *out = NULL;
-    if (!dev || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if ((r = accel_i_create_args(dev, true, out, "accel_queue_create")) != ACCEL_OK) return r;
     if (type != ACCEL_QUEUE_COMPUTE && type != ACCEL_QUEUE_COPY)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_create: unknown queue type %d", (int)type);
-    if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
-    r = dev->backend->queue_create(dev, type, out);
-    return r;
+    return dev->backend->queue_create(dev, type, out);
 }
 /* Core part of a backend's queue creation: the recording state. */
 static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type) {
@@ -1917,6 +2127,8 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     atomic_init(&q->free_lock, 0u);
     q->free_batches = NULL;
     q->free_count = 0;
+    atomic_init(&q->unsubmitted_lock, 0u);
+    q->unsubmitted_n = 0;
     accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE, type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
 }
 /* Core part of a backend's queue teardown: drops the unsubmitted batch and the recycled ones. */
@@ -1944,7 +2156,7 @@ static void accel_i_queue_settle(accel_queue* q, const char* fn) {
         char what[320];
         size_t n = dev->backend->queue_describe ? dev->backend->queue_describe(q, what, sizeof what) : 0;
         waited += step;
-        if (n == 0) snprintf(what, sizeof what, " queue %p ('%s') has unfinished work", (void*)q, q->obj.label);
+        if (n == 0) snprintf(what, sizeof what, " queue %p%s%s%s has unfinished work", (void*)q, ACCEL_I_LABEL(&q->obj));
         accel_i_log(dev, ACCEL_LOG_WARN, "%s: still waiting after %llu s; fail (accel_signal_fail) or set from another "
                     "thread the signal it waits for:%s", fn, (unsigned long long)(waited / 1000000000u), what);
         if (step < 32000000000u) step *= 2;
@@ -1981,13 +2193,14 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
    command holding the list and a sorted copy of its patches, validated here once; the generic form
    (backends without commands_build) records the list's commands into the batch instead. */
 ACCEL_API accel_result accel_queue_record_begin(accel_queue* q) {
-    if (!q) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!q) return accel_i_invalid(NULL, "accel_queue_record_begin", "queue is NULL");
     if (q->recording)
         return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_begin: the %s is already recording",
-                            q->obj.label);
+                            accel_i_label(&q->obj));
     if ((q->rec && q->rec->count) || q->rec_error != ACCEL_OK)
         return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
-                            "accel_queue_record_begin: the %s has an unsubmitted batch (submit it first)", q->obj.label);
+                            "accel_queue_record_begin: the %s has an unsubmitted batch (submit it first)",
+                            accel_i_label(&q->obj));
     if (accel_i_lost(q->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
     q->recording = true;
     return ACCEL_OK;
@@ -2029,10 +2242,10 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
     accel_i_batch* b;
     accel_result r;
     if (out) *out = NULL;
-    if (!q) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!q) return accel_i_invalid(NULL, "accel_queue_record_end", "queue is NULL");
     if (!q->recording)
         return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: the %s is not recording",
-                            q->obj.label);
+                            accel_i_label(&q->obj));
     b = q->rec;
     r = q->rec_error;
     q->rec = NULL;
@@ -2170,7 +2383,8 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
     size_t bytes = (size_t)patch_count * sizeof(accel_patch), off = 0;
     accel_patch* copy;
     accel_i_cmd* cmd;
-    if (!q || !accel_i_replay_ok(q, c, patches, patch_count)) return;
+    if (!q) { accel_i_invalid(NULL, "accel_queue_replay", "queue is NULL"); return; }
+    if (!accel_i_replay_ok(q, c, patches, patch_count)) return;
     if (!c->native) { accel_i_replay_generic(q, c, patches, patch_count); return; }
     if ((cmd = accel_i_rec_push(q, ACCEL_I_CMD_REPLAY, bytes, &off, "accel_queue_replay")) == NULL) return;
     if (bytes) {
@@ -2366,6 +2580,7 @@ static void accel_i_cpu_fill_info(accel_i_cpu_device* dev) {
     info->formats = ACCEL_FORMAT_CPU;
     info->separate_copy_queue = false;
     info->host_mapped_device_memory = true;
+    info->cpu_threads = dev->lanes_n;
 }
 
 /* Stops the started workers and frees what was made; also the failure path of create. */
@@ -2410,7 +2625,7 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
     accel_i_cpu_device* dev;
     accel_result r;
     if (d->device_index != 0) {
-        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: the cpu backend has one device; no device %u", d->device_index);
+        accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_device_create: the cpu backend has one device; no device %u", d->device_index);
         return ACCEL_ERROR_UNAVAILABLE;
     }
     if (lanes > 4096) {
@@ -2560,8 +2775,8 @@ static accel_result accel_i_cpu_signal_wait_many(accel_signal* const* s, const u
     accel_result r = accel_i_wait_check(s, v, n, all, first);
     if (r != ACCEL_TIMEOUT || timeout_ns == 0) return r;
 #if defined(ACCEL_NO_THREADS)
-    accel_i_log(s[0]->obj.device, ACCEL_LOG_WARN, "accel_signal_wait: no-threads build and nothing submitted can reach value %llu on '%s': deadlock",
-                (unsigned long long)v[0], s[0]->obj.label);
+    accel_i_log(s[0]->obj.device, ACCEL_LOG_WARN, "accel_signal_wait: no-threads build and nothing submitted can reach value %llu on signal %p%s%s%s: deadlock",
+                (unsigned long long)v[0], (void*)s[0], ACCEL_I_LABEL(&s[0]->obj));
     r = ACCEL_ERROR_DEADLOCK;
 #else
     if (n == 1) {

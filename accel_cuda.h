@@ -3,27 +3,99 @@
 
    ==== Quick start =============================================================================
 
-       #define ACCEL_IMPLEMENTATION          // in exactly one .c file
-       #include "accel.h"
-       #define ACCEL_CUDA_IMPLEMENTATION     // in the same file
-       #include "accel_cuda.h"
+   accel.h's quick start with the CUDA backend tried first; what differs: the include, the CUDA C
+   source, the device by accel_device_create_any, .cuda_source in the program desc.
 
-       static const char saxpy_cu[] =
+   ---- begin quickstart_cuda.c (tests/check_quickstart.sh compiles and runs it as C and C++) ----
+       #define ACCEL_IMPLEMENTATION           // in exactly one .c or .cpp file
+       #include "accel.h"
+       #define ACCEL_CUDA_IMPLEMENTATION      // the same file, after accel.h
+       #include "accel_cuda.h"
+       #include <stdio.h>
+       #include <string.h>
+
+       // y = a*x + y. A CPU kernel is called once per work group; constants are 32-bit words,
+       // so the float a travels as its bits: constants = { a_bits, n }.
+       static void saxpy(const accel_dispatch* d) {
+           float* y = (float*)d->buffers[0];
+           const float* x = (const float*)d->buffers[1];
+           float a;
+           memcpy(&a, &d->constants[0], sizeof a);
+           uint32_t i0 = d->group_id[0] * d->group_size[0];
+           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->constants[1]; i++) y[i] = a * x[i] + y[i];
+       }
+
+       // The same kernel in CUDA C, compiled at run time by NVRTC (no toolkit needed to build).
+       static const char saxpy_cuda[] =
            "extern \"C\" __global__ void saxpy(float* y, const float* x, unsigned a_bits, unsigned n) {\n"
            "    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-           "    if (i < n) y[i] += __uint_as_float(a_bits) * x[i];\n"
+           "    if (i < n) y[i] = __uint_as_float(a_bits) * x[i] + y[i];\n"
            "}\n";
-       const accel_backend* order[] = { accel_cuda_backend(), accel_cpu_backend() };
-       accel_device* dev;
-       accel_device_create_any(order, 2, NULL, &dev);      // the log says why CUDA was skipped
-       accel_program_create(dev, &(accel_program_desc){ .name = "saxpy", .cpu = saxpy_cpu,
-                            .cuda_source = saxpy_cu, .buffer_count = 2, .constant_count = 2 }, &prog);
-       // ... buffers, queue, exec, signal, submit, wait: exactly as with the CPU backend (see accel.h)
 
-   Build: cc -std=c11 app.c -lpthread -lm -ldl. No CUDA toolkit, no CUDA headers and no -lcuda are needed:
-   the driver (libcuda.so.1 / nvcuda.dll) is opened at run time, and NVRTC (libnvrtc.so.*) only when a
-   program brings CUDA C source. Without a driver every CUDA call reports ACCEL_ERROR_UNAVAILABLE with the
-   reason in the log, so one binary runs with or without a GPU.
+       #define CHECK(call) do { accel_result r_ = (call); if (r_ != ACCEL_OK) { \
+           fprintf(stderr, "%s -> %s\n", #call, accel_result_string(r_)); goto done; } } while (0)
+
+       int main(void) {
+           enum { n = 1000 };
+           float x[n], y[n], a = 2.0f;
+           uint32_t constants[2];                    // { a_bits, n }
+           accel_device* dev = NULL;
+           accel_buffer *bx = NULL, *by = NULL, *args[2];
+           accel_program* prog = NULL;
+           accel_queue* q = NULL;
+           accel_signal* done = NULL;
+           accel_device_desc dd;                     // every desc is valid zeroed (C and C++ alike)
+           accel_buffer_desc bd;
+           accel_program_desc pd;
+           accel_device_info info;
+           int ok = 0;
+           const accel_backend* order[2] = { accel_cuda_backend(), accel_cpu_backend() };
+
+           for (int i = 0; i < n; i++) { x[i] = (float)i; y[i] = 1.0f; }
+           memcpy(&constants[0], &a, sizeof a);
+           constants[1] = n;
+
+           memset(&dd, 0, sizeof dd);
+           dd.debug = true;                          // while developing: hang reports, checks (see below)
+           CHECK(accel_device_create_any(order, 2, &dd, &dev));     // CUDA, else the CPU (the log says why)
+           CHECK(accel_device_info_get(dev, &info));
+           memset(&bd, 0, sizeof bd);
+           bd.size = sizeof x;
+           CHECK(accel_buffer_create(dev, &bd, &bx));
+           CHECK(accel_buffer_create(dev, &bd, &by));
+           CHECK(accel_buffer_write(bx, 0, x, sizeof x));
+           CHECK(accel_buffer_write(by, 0, y, sizeof y));
+           memset(&pd, 0, sizeof pd);
+           pd.name = "saxpy";
+           pd.cpu = saxpy;                           // for the CPU fallback
+           pd.cuda_source = saxpy_cuda;              // or .ptx / .cubin
+           pd.buffer_count = 2;
+           pd.constant_count = 2;
+           CHECK(accel_program_create(dev, &pd, &prog));
+           CHECK(accel_signal_create(dev, 0, &done));
+           CHECK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+
+           args[0] = by;                             // binding 0 = y, binding 1 = x
+           args[1] = bx;
+           accel_queue_exec(q, prog, args, 2, constants, 2, accel_exec_1d(n, 256));
+           accel_queue_signal(q, done, 1);
+           CHECK(accel_queue_submit(q));             // returns at once (or the first recording error)
+           CHECK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));   // y is ready
+           CHECK(accel_buffer_read(by, 0, y, sizeof y));
+           ok = 1;
+           for (int i = 0; i < n; i++) ok &= y[i] == a * (float)i + 1.0f;
+           printf("saxpy on %s (%s): %s\n", info.name, info.backend, ok ? "OK" : "WRONG");
+       done:
+           accel_device_destroy(dev);                // waits, then releases everything created on it
+           return ok ? 0 : 1;
+       }
+   ---- end quickstart_cuda.c ----
+
+   Build: cc -std=gnu11 -I. app.c -o app -lpthread -lm -ldl (C++: c++ -std=c++11 -I. -x c++ app.c -o app
+   -lpthread -ldl). No CUDA toolkit, no CUDA headers and no -lcuda are needed: the driver (libcuda.so.1 /
+   nvcuda.dll) is opened at run time, and NVRTC (libnvrtc.so.*) only when a program brings CUDA C source.
+   Without a driver the CUDA backend reports ACCEL_ERROR_UNAVAILABLE with the reason in the log (a
+   warning), and accel_device_create_any goes on to the CPU: one binary runs with or without a GPU.
 
    ==== What it does NOT do =====================================================================
    - No native GPU-side waits on signals yet (see "Queues" below): a queue that must wait for a signal
@@ -768,7 +840,10 @@ ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char*
     accel_logger none;
     if (ptx) *ptx = NULL;
     if (ptx_size) *ptx_size = 0;
-    if (!source || !ptx || !ptx_size) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!source || !ptx || !ptx_size) {
+        accel_i_log_to(logger, ACCEL_LOG_ERROR, "accel_cuda_compile_source: %s is NULL", !source ? "source" : !ptx ? "ptx" : "ptx_size");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
     memset(&none, 0, sizeof none);
     return accel_i_nvrtc_compile(source, name, compute_capability, false, accel_i_cu_allocator_or_default(allocator, &tmp),
                                  logger ? logger : &none, ptx, ptx_size, &is_cubin);
@@ -1772,7 +1847,7 @@ static void accel_i_cu_run_batch(accel_i_cu_queue* q, accel_i_batch* b) {
             else {
                 accel_result r = accel_i_cu_check(dev, cr, call);
                 if (c->kind == ACCEL_I_CMD_EXEC) accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_cuda: launching '%s' on a %s failed; the rest of the batch is dropped",
-                                                             c->u.exec.program->obj.label, q->base.obj.label);
+                                                             c->u.exec.program->obj.label, accel_i_label(&q->base.obj));
                 failed = accel_i_failed_value(r);
             }
         }
@@ -1978,7 +2053,10 @@ ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char*
     (void)name; (void)compute_capability; (void)allocator;
     if (ptx) *ptx = NULL;
     if (ptx_size) *ptx_size = 0;
-    if (!source || !ptx || !ptx_size) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!source || !ptx || !ptx_size) {
+        accel_i_log_to(logger, ACCEL_LOG_ERROR, "accel_cuda_compile_source: %s is NULL", !source ? "source" : !ptx ? "ptx" : "ptx_size");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
     memset(&none, 0, sizeof none);
     accel_i_log_to(logger ? logger : &none, ACCEL_LOG_WARN, "accel_cuda: NVRTC unavailable: this build has no threads or no dynamic loading");
     return ACCEL_ERROR_UNAVAILABLE;

@@ -4,23 +4,100 @@
 
    ==== Quick start =============================================================================
 
-       #define ACCEL_IMPLEMENTATION
+   accel.h's quick start with the Vulkan backend tried first: the include, the SPIR-V of the same kernel
+   (examples/kernels/saxpy.comp), the device by accel_device_create_any, .spirv in the program desc.
+
+   ---- begin quickstart_vulkan.c (tests/check_quickstart.sh compiles and runs it as C and C++) ----
+       #define ACCEL_IMPLEMENTATION           // in exactly one .c or .cpp file
        #include "accel.h"
-       #define ACCEL_VULKAN_IMPLEMENTATION       // needs the Vulkan headers (libvulkan-dev), not the library
+       #define ACCEL_VULKAN_IMPLEMENTATION    // the same file, after accel.h (needs the Vulkan headers)
        #include "accel_vulkan.h"
+       #include <stdio.h>
+       #include <string.h>
 
-       static const uint32_t saxpy_spv[] = { ... };   // glslc -mfmt=c saxpy.comp (see tests/kernels/)
-       accel_device* dev;
-       const accel_backend* order[] = { accel_vulkan_backend(), accel_cpu_backend() };
-       accel_device_create_any(order, 2, NULL, &dev);     // Vulkan where there is a driver, else the CPU
-       accel_program_create(dev, &(accel_program_desc){ .name = "main", .spirv = saxpy_spv,
-                            .spirv_size = sizeof saxpy_spv, .cpu = saxpy_cpu,
-                            .buffer_count = 2, .constant_count = 2 }, &prog);
-       // ... buffers, queues, signals: exactly as with the CPU backend (see accel.h)
+       // y = a*x + y. A CPU kernel is called once per work group; constants are 32-bit words,
+       // so the float a travels as its bits: constants = { a_bits, n }.
+       static void saxpy(const accel_dispatch* d) {
+           float* y = (float*)d->buffers[0];
+           const float* x = (const float*)d->buffers[1];
+           float a;
+           memcpy(&a, &d->constants[0], sizeof a);
+           uint32_t i0 = d->group_id[0] * d->group_size[0];
+           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->constants[1]; i++) y[i] = a * x[i] + y[i];
+       }
 
-   Build: `cc -std=c11 app.c -lpthread` (plus -ldl on glibc older than 2.34). No -lvulkan: the program runs
-   where there is no Vulkan at all, and accel_device_create returns ACCEL_ERROR_UNAVAILABLE with the reason in
-   the log (library not found, no driver, no device with timeline semaphores and a compute queue).
+       // The same kernel in GLSL (examples/kernels/saxpy.comp), compiled to SPIR-V as a C array by
+       //   glslc -fshader-stage=compute --target-env=vulkan1.2 -mfmt=c -o saxpy.spv.inc examples/kernels/saxpy.comp
+       static const uint32_t saxpy_spv[] =
+       #include "saxpy.spv.inc"
+       ;
+
+       #define CHECK(call) do { accel_result r_ = (call); if (r_ != ACCEL_OK) { \
+           fprintf(stderr, "%s -> %s\n", #call, accel_result_string(r_)); goto done; } } while (0)
+
+       int main(void) {
+           enum { n = 1000 };
+           float x[n], y[n], a = 2.0f;
+           uint32_t constants[2];                    // { a_bits, n }
+           accel_device* dev = NULL;
+           accel_buffer *bx = NULL, *by = NULL, *args[2];
+           accel_program* prog = NULL;
+           accel_queue* q = NULL;
+           accel_signal* done = NULL;
+           accel_device_desc dd;                     // every desc is valid zeroed (C and C++ alike)
+           accel_buffer_desc bd;
+           accel_program_desc pd;
+           accel_device_info info;
+           int ok = 0;
+           const accel_backend* order[2] = { accel_vulkan_backend(), accel_cpu_backend() };
+
+           for (int i = 0; i < n; i++) { x[i] = (float)i; y[i] = 1.0f; }
+           memcpy(&constants[0], &a, sizeof a);
+           constants[1] = n;
+
+           memset(&dd, 0, sizeof dd);
+           dd.debug = true;                          // while developing: hang reports, checks (see below)
+           CHECK(accel_device_create_any(order, 2, &dd, &dev));     // Vulkan, else the CPU (the log says why)
+           CHECK(accel_device_info_get(dev, &info));
+           memset(&bd, 0, sizeof bd);
+           bd.size = sizeof x;
+           CHECK(accel_buffer_create(dev, &bd, &bx));
+           CHECK(accel_buffer_create(dev, &bd, &by));
+           CHECK(accel_buffer_write(bx, 0, x, sizeof x));
+           CHECK(accel_buffer_write(by, 0, y, sizeof y));
+           memset(&pd, 0, sizeof pd);
+           pd.name = "saxpy";
+           pd.cpu = saxpy;                           // for the CPU fallback
+           pd.spirv = saxpy_spv;                     // set 0, bindings 0..1; constants as push constants
+           pd.spirv_size = sizeof saxpy_spv;
+           pd.buffer_count = 2;
+           pd.constant_count = 2;
+           CHECK(accel_program_create(dev, &pd, &prog));
+           CHECK(accel_signal_create(dev, 0, &done));
+           CHECK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+
+           args[0] = by;                             // binding 0 = y, binding 1 = x
+           args[1] = bx;
+           accel_queue_exec(q, prog, args, 2, constants, 2, accel_exec_1d(n, 256));
+           accel_queue_signal(q, done, 1);
+           CHECK(accel_queue_submit(q));             // returns at once (or the first recording error)
+           CHECK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));   // y is ready
+           CHECK(accel_buffer_read(by, 0, y, sizeof y));
+           ok = 1;
+           for (int i = 0; i < n; i++) ok &= y[i] == a * (float)i + 1.0f;
+           printf("saxpy on %s (%s): %s\n", info.name, info.backend, ok ? "OK" : "WRONG");
+       done:
+           accel_device_destroy(dev);                // waits, then releases everything created on it
+           return ok ? 0 : 1;
+       }
+   ---- end quickstart_vulkan.c ----
+
+   Build: first the kernel, then the program (it needs the Vulkan headers, libvulkan-dev, not the library):
+       glslc -fshader-stage=compute --target-env=vulkan1.2 -mfmt=c -o saxpy.spv.inc examples/kernels/saxpy.comp
+       cc -std=gnu11 -I. app.c -o app -lpthread -lm -ldl       # C++: c++ -std=c++11 -I. -x c++ app.c ...
+   No -lvulkan: the program runs where there is no Vulkan at all; accel_device_create returns
+   ACCEL_ERROR_UNAVAILABLE with the reason in the log (library not found, no driver, no device with
+   timeline semaphores and a compute queue) and accel_device_create_any goes on to the CPU.
 
    ==== What it does NOT do =====================================================================
    - No shader compilation: programs are SPIR-V (compile GLSL/HLSL with glslc or dxc at build time).
@@ -537,8 +614,11 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL accel_i_vk_debug_cb(VkDebugUtilsMessageSev
     }
     if (types & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT))
         accel_i_log(&dev->base, level, ACCEL_I_VK_PREFIX " %s", msg);
-    else   /* loader chatter (layers enabled from the environment, ...): errors stay errors */
-        accel_i_log(&dev->base, level == ACCEL_LOG_ERROR ? ACCEL_LOG_ERROR : ACCEL_LOG_INFO, "vulkan loader: %s", msg);
+    else   /* loader chatter (layers enabled from the environment, ...): errors stay errors, except while the
+              instance is being created: "no drivers" there is the normal fallback of accel_device_create_any,
+              reported as UNAVAILABLE with a warning */
+        accel_i_log(&dev->base, level == ACCEL_LOG_ERROR && dev->instance ? ACCEL_LOG_ERROR : level == ACCEL_LOG_ERROR ? ACCEL_LOG_WARN : ACCEL_LOG_INFO,
+                    "vulkan loader: %s", msg);
     return VK_FALSE;
 }
 
@@ -2758,7 +2838,10 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
     accel_result r;
     if (out) *out = NULL;
     if (desc) d = *desc; else memset(&d, 0, sizeof d);
-    if (!d.allocator.alloc_fn != !d.allocator.free_fn) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!d.allocator.alloc_fn != !d.allocator.free_fn) {
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_vulkan_device_adopt: the allocator needs both alloc_fn and free_fn");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
     if (!d.allocator.alloc_fn) { d.allocator.alloc_fn = accel_i_default_alloc; d.allocator.free_fn = accel_i_default_free; d.allocator.user = NULL; }
     if (!vk || !out || !vk->instance || !vk->physical_device || !vk->device || !vk->get_instance_proc_addr) {
         accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_vulkan_device_adopt: instance, physical_device, device, get_instance_proc_addr and out are required");

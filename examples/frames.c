@@ -15,7 +15,7 @@
    host really had to block. At the end the particle state is read back and compared to the host.
 
    Build and run (from the repository root):
-     gcc -std=c11 -O2 -I. examples/frames.c -o build/frames -lpthread -lm && ./build/frames [cpu|vulkan|cuda|any]
+     mkdir -p build && cc -std=gnu11 -O2 -I. examples/frames.c -o build/frames -lpthread -lm && ./build/frames [cpu|any]
 
    The kernel: simulate_cpu below, examples/kernels/simulate.comp (GLSL), simulate_cuda below (CUDA C);
    buffers { particles, params, stats }, constants { particle count }. */

@@ -17,7 +17,7 @@
    for a CPU thread too, so the compute pool gets all cores but one; see main.)
 
    Build and run (from the repository root):
-     gcc -std=c11 -O2 -I. examples/pipeline.c -o build/pipeline -lpthread -lm && ./build/pipeline [cpu|vulkan|cuda|any]
+     mkdir -p build && cc -std=gnu11 -O2 -I. examples/pipeline.c -o build/pipeline -lpthread -lm && ./build/pipeline [cpu|any]
 
    The kernel: crunch_cpu below, examples/kernels/crunch.comp (GLSL), crunch_cuda below (CUDA C);
    buffers { src slot, out }, constants { chunk index, chunk elements, rounds }. */
@@ -149,10 +149,10 @@ int main(int argc, char** argv) {
     /* On the CPU backend an upload is a memcpy done by the copy queue's own thread: it can only run
        beside the compute if the compute leaves it a core (with every core computing, the copy just
        preempts a compute lane and the pipeline ends up slower than no overlap at all). So take one
-       lane off the compute pool; the device name says how many a default CPU device has
-       ("cpu: N threads"). A GPU's copy queue needs no such care. */
-    uint32_t lanes = 0;
-    if (info.type == ACCEL_DEVICE_CPU && sscanf(info.name, "cpu: %u", &lanes) == 1 && lanes > 1) {
+       lane off the compute pool; accel_device_info.cpu_threads says how many a default CPU device has
+       (it is 0 on GPU backends). A GPU's copy queue needs no such care. */
+    uint32_t lanes = info.cpu_threads;
+    if (lanes > 1) {
         accel_device_destroy(p.dev);
         p.dev = NULL;
         EX_CHECK(accel_device_create(&(accel_device_desc){ .backend = accel_cpu_backend(),
@@ -209,7 +209,7 @@ int main(int argc, char** argv) {
     printf("pipeline: %u chunks of %zu KiB through %u slots on %s (%s)%s\n", CHUNKS, chunk_bytes >> 10, SLOTS,
            info.name, info.backend,
            info.separate_copy_queue ? ", copy queue on its own engine"
-           : info.type == ACCEL_DEVICE_CPU && lanes > 1 ? " + the copy queue's own thread" : "");
+           : lanes > 1 ? " + the copy queue's own thread" : "");
     printf("pipeline: uploads alone %.2f ms, computes alone %.2f ms, one after the other %.2f ms\n",
            upload_s * 1e3, compute_s * 1e3, serial_s * 1e3);
     printf("pipeline: pipelined %.2f ms: overlap hid %.0f%% of the %s time (best of %d runs)\n",

@@ -1,10 +1,15 @@
-/* saxpy.c — the accel quick start: y = a*x + y over a million floats.
+/* saxpy.c — the accel quick start: y = a*x + y over a million floats, timed warm, best of RUNS.
 
    One device, two buffers, one kernel, one queue, one signal:
      write x and y -> record exec + signal -> submit -> wait on the signal -> read y back -> check it.
+   The exec runs 1 + RUNS times (one warm-up, then RUNS timed runs, signal values 1 .. 1+RUNS); the
+   best time and its bandwidth (3 floats moved per element: read x, read y, write y) are printed.
 
    Build and run (from the repository root):
-     gcc -std=c11 -O2 -I. examples/saxpy.c -o build/saxpy -lpthread -lm && ./build/saxpy [cpu|vulkan|cuda|any]
+     mkdir -p build && cc -std=gnu11 -O2 -I. examples/saxpy.c -o build/saxpy -lpthread -lm && ./build/saxpy [cpu|any]
+   It needs accel.h and examples/common.h (backend argument, EX_CHECK, a clock): copy both with it.
+   With the CUDA backend: add -DACCEL_EXAMPLE_HAVE_CUDA -ldl and run `./build/saxpy cuda`; with Vulkan
+   see `make run-vulkan` (the GLSL kernel is compiled by glslc into build/examples/kernels/).
 
    The kernel exists three times, once per program format a backend may run:
      - saxpy_cpu below (CPU backend: one call per work group),
@@ -26,6 +31,7 @@ static const uint32_t ex_saxpy_spv[] =
 
 #define N_ELEMENTS (1u << 20)
 #define GROUP_SIZE 256u
+#define RUNS       5u      /* timed runs after one warm-up */
 
 /* One work group: items group_id*group_size .. +group_size, skipping those past global_size. */
 static void saxpy_cpu(const accel_dispatch* d) {
@@ -90,32 +96,41 @@ int main(int argc, char** argv) {
     /* 3. Record, submit (returns at once), wait on the signal the batch raises at its end. */
     EX_CHECK(accel_signal_create(dev, 0, &done));
     EX_CHECK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &queue));
-    double t0 = ex_seconds();
-    accel_queue_exec(queue, prog, (accel_buffer*[]){ y, x }, 2, constants, 2,
-                     accel_exec_1d(N_ELEMENTS, GROUP_SIZE));
-    accel_queue_signal(queue, done, 1);
-    EX_CHECK(accel_queue_submit(queue));
-    EX_CHECK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));
-    double t1 = ex_seconds();
+    double best = 1e30, cold = 0.0;
+    for (uint32_t run = 1; run <= 1 + RUNS; run++) {
+        double t0 = ex_seconds();
+        accel_queue_exec(queue, prog, (accel_buffer*[]){ y, x }, 2, constants, 2,
+                         accel_exec_1d(N_ELEMENTS, GROUP_SIZE));
+        accel_queue_signal(queue, done, run);
+        EX_CHECK(accel_queue_submit(queue));
+        EX_CHECK(accel_signal_wait(done, run, ACCEL_WAIT_FOREVER));
+        double t = ex_seconds() - t0;
+        if (run == 1) cold = t;
+        else if (t < best) best = t;
+    }
 
-    /* 4. Read back and check every element against the same computation on the host. */
+    /* 4. Read back and check every element against the same computation on the host (applied as
+          many times as the device ran it). */
     EX_CHECK(accel_buffer_read(y, 0, result, bytes));
     double max_error = 0.0;
     uint32_t worst = 0;
     for (uint32_t i = 0; i < N_ELEMENTS; i++) {
-        float want = a * host_x[i] + host_y[i];
+        float want = host_y[i];
+        for (uint32_t run = 0; run < 1 + RUNS; run++) want = a * host_x[i] + want;
+        host_y[i] = want;
         double err = fabs((double)result[i] - (double)want) / fmax(1.0, fabs((double)want));
         if (!(err <= max_error)) { max_error = err; worst = i; }   /* NaN counts as worst */
     }
     /* The CPU backend computes exactly what the host does; a GPU may fuse a*x+y into one rounding. */
-    const double tolerance = 1e-6;
+    const double tolerance = 1e-5;
     int ok = max_error <= tolerance;
     printf("saxpy: y = %.1f*x + y on %s (%s)\n", (double)a, info.name, info.backend);
-    printf("saxpy: %u elements in %.3f ms (submit to signal), max relative error %g, %s\n",
-           N_ELEMENTS, (t1 - t0) * 1e3, max_error, ok ? "OK" : "WRONG");
+    printf("saxpy: %u elements, best of %u warm runs %.3f ms = %.1f GB/s (first run %.3f ms; submit to "
+           "signal), max relative error %g, %s\n", N_ELEMENTS, RUNS, best * 1e3,
+           3.0 * (double)bytes / best * 1e-9, cold * 1e3, max_error, ok ? "OK" : "WRONG");
     if (!ok)
         fprintf(stderr, "saxpy: y[%u] = %.9g, expected %.9g\n", worst, (double)result[worst],
-                (double)(a * host_x[worst] + host_y[worst]));
+                (double)host_y[worst]);
     exit_code = ok ? 0 : 1;
 
 done:

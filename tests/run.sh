@@ -14,8 +14,9 @@
 #                    counts as 1 failed (in addition to what its summary line reported).
 #
 # Environment: TEST_TIMEOUT (seconds per program, default 900).
-# Output: each program's output prefixed by its configuration, a per-configuration table, and as the
-# very last line the sum "N passed, N failed, N skipped". Exit status 1 when anything failed.
+# Output: each program's output prefixed by its configuration, a per-configuration table, the skipped
+# tests by reason (from the programs' "SKIP test: reason" lines and the --skip entries), and as the very
+# last line the sum "N passed, N failed, N skipped". Exit status 1 when anything failed.
 set -u
 
 timeout_s=${TEST_TIMEOUT:-900}
@@ -24,6 +25,7 @@ runner=""
 total_p=0 total_f=0 total_s=0
 configs=()
 declare -A cfg_p=() cfg_f=() cfg_s=() cfg_fails=()
+declare -A skip_n=() skip_where=()   # per skip reason: how many, and in which configurations
 summary_re='^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped[[:space:]]*$'
 tmp=$(mktemp "${TMPDIR:-/tmp}/accel-test.XXXXXX") || exit 2
 trap 'rm -f "$tmp"' EXIT
@@ -44,6 +46,20 @@ add() {  # passed failed skipped [name-of-failure]
     cfg_s[$config]=$(( ${cfg_s[$config]} + $3 ))
     total_p=$(( total_p + $1 )) total_f=$(( total_f + $2 )) total_s=$(( total_s + $3 ))
     if (( $2 > 0 )); then cfg_fails[$config]+=" $4"; fi
+}
+
+skip_reason() {  # skip_reason COUNT REASON: count skipped tests under their reason
+    local n=$1 why=$2
+    skip_n[$why]=$(( ${skip_n[$why]:-0} + n ))
+    case " ${skip_where[$why]:-} " in *" $config "*) ;; *) skip_where[$why]+=" $config" ;; esac
+}
+skip_reasons_of() {  # the "SKIP test: reason" lines of a program's output; sets skip_found to their count
+    local line
+    skip_found=0
+    while IFS= read -r line; do
+        skip_reason 1 "${line#SKIP *: }"
+        skip_found=$(( skip_found + 1 ))
+    done < <(grep -E '^SKIP [^ :]+: ' "$1")
 }
 
 describe_rc() {
@@ -89,6 +105,8 @@ run_program() {
             echo "[$config] $name: FAILED ($(describe_rc "$rc")${line:+; its last summary: $line})" ;;
     esac
     add "$p" "$f" "$s" "$name"
+    skip_reasons_of "$tmp"
+    if (( s > skip_found )); then skip_reason $(( s - skip_found )) "$name: skipped without a reason line (exit $rc)"; fi
 }
 
 run_check() {
@@ -113,7 +131,7 @@ while (( $# > 0 )); do
         --config) use_config "$2"; shift 2 ;;
         --runner) runner=$2; shift 2 ;;
         --cmd)    run_check "$2" "$3"; shift 3 ;;
-        --skip)   echo "[$config] check $2: skipped ($3)"; add 0 0 1 "$2"; shift 3 ;;
+        --skip)   echo "[$config] check $2: skipped ($3)"; add 0 0 1 "$2"; skip_reason 1 "$2: $3"; shift 3 ;;
         --)       shift ;;
         -*)       echo "run.sh: unknown option $1" >&2; exit 2 ;;
         *)        run_program "$1"; shift ;;
@@ -127,5 +145,11 @@ for c in "${configs[@]}"; do
     printf '  %-15s %4d passed, %d failed, %d skipped%s\n' "$c" "${cfg_p[$c]}" "${cfg_f[$c]}" "${cfg_s[$c]}" \
         "${cfg_fails[$c]:+   FAILED:${cfg_fails[$c]}}"
 done
+if (( total_s > 0 )); then
+    echo "==== skipped, by reason (count, reason, configurations)"
+    for why in "${!skip_n[@]}"; do
+        printf '%6d  %s  [%s ]\n' "${skip_n[$why]}" "$why" "${skip_where[$why]}"
+    done | sort -k1,1nr -k2
+fi
 echo "$total_p passed, $total_f failed, $total_s skipped"
 (( total_f == 0 ))

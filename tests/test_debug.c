@@ -67,7 +67,7 @@ TEST(debug_wait_timeout_names_blocked_queue) {
         CHECK(test_log_contains("has not reached a wait"));
     }
     CHECK(test_log_contains(want_s));
-    CHECK(test_log_contains("('signal') >= 5 (it is at 0)"));
+    CHECK(test_log_contains(" 'signal' >= 5 (it is at 0)"));
     CHECK_EQ_U64(accel_signal_value(sc.out), 0);
     dbg_scene_close(&sc);
 }
