@@ -1009,8 +1009,10 @@ typedef enum accel_i_cmd_kind {
     ACCEL_I_CMD_REPLAY             /* only for backends with commands_build; else the core expands it */
 } accel_i_cmd_kind;
 
+#define ACCEL_I_CMD_ON_DEVICE 1u     /* accel_i_cmd.flags: a wait the core handed to the device (core: batch walk) */
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
+    uint32_t flags;
     union {
         struct { accel_signal* signal; uint64_t value; } sig;                 /* wait, signal */
         struct { accel_program* program; size_t buffers, constants;          /* arena offsets */
@@ -1029,7 +1031,13 @@ struct accel_i_batch {
     accel_i_cmd* cmds; uint32_t count; size_t cmds_bytes;   /* cmds_bytes: allocated size */
     unsigned char* arena; size_t arena_used, arena_cap;   /* exec bindings, constants, update data */
     uint32_t pc;                   /* next command to run (a parked batch resumes here) */
+    /* GPU backends (core: batch walk): in the device's list of batches with waits on the device */
+    accel_i_batch *dnext, *dprev;
+    accel_queue* dqueue;           /* the queue it was submitted on (hang reports) */
+    bool dlisted;
 };
+typedef struct accel_i_segment { uint32_t wfrom, from, to; } accel_i_segment;   /* waits [wfrom, from), commands [from, to) */
+typedef struct accel_i_walker accel_i_walker;
 
 struct accel_backend {
     const char* name;
@@ -1056,6 +1064,24 @@ struct accel_backend {
     /* debug hang reports: appends what q is blocked on to out (at most cap bytes, NUL-terminated) and
        returns the length appended; NULL when the backend does not describe its queues */
     size_t (*queue_describe)(accel_queue* q, char* out, size_t cap);
+    /* ---- GPU backends only (NULL on the CPU backend): the core walks their batches, see "core: batch
+       walk". A backend turns one segment at a time into native work and reports completion. ---- */
+    /* can q's device itself wait for s >= v (s not reached, not failed)? true: the wait goes into the
+       segment as a device wait (flagged ACCEL_I_CMD_ON_DEVICE); false: the core gates it on the host */
+    bool (*wait_on_device)(accel_queue* q, accel_signal* s, uint64_t v);
+    /* turns a segment into native work. may_block false (inside accel_queue_submit): must not block;
+       returns ACCEL_I_HANDOFF to have the queue's worker call it again with may_block true */
+    accel_result (*segment_submit)(accel_queue* q, accel_i_batch* b, const accel_i_segment* seg, bool may_block);
+    /* b has no segment left to submit: call accel_i_batch_complete(q, b) once the device finished it */
+    void (*batch_submitted)(accel_queue* q, accel_i_batch* b);
+    /* waits until everything submitted on q so far completed on the device (host steps, finish) */
+    accel_result (*queue_drain)(accel_queue* q, uint64_t timeout_ns);
+    /* the device side of a raise (after the host word took v): what the device watches reaches v
+       (Vulkan: the timeline semaphore; CUDA: the signal's device-mapped word). May be NULL */
+    void (*signal_publish)(accel_signal* s, uint64_t v);
+    /* the queue's worker, idle: reap completed work; returns 0 when nothing is in flight, else how long
+       to sleep before polling again (ns). May be NULL (completion found lazily) */
+    uint64_t (*queue_poll)(accel_queue* q);
     /* recorded lists: builds c->native, the backend's replay form of c->list (validated commands);
        commands_free releases it. NULL (both): the core's generic form, which records each replay's
        commands into the batch anew, so the backend never sees ACCEL_I_CMD_REPLAY. */
@@ -1074,12 +1100,20 @@ struct accel_device {
     accel_i_a32 refs;              /* the caller's handle + one per live object (see core: objects) */
     accel_i_a32 objects_lock;
     accel_i_object* objects;
+    /* batches in flight that handed a wait to the device (core: failure after hand-off) */
+    accel_i_a32 dwait_lock, dwait_count;
+    accel_i_batch* dwaits;
 };
 struct accel_buffer  { accel_i_object obj; size_t size; accel_memory memory; void* mapped; };
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
 /* promised: debug only, see accel_i_debug_promise. wanted / recorded: the highest value a wait / signal
    command recorded on another device's queue asks for / sets (see accel_i_next_orphan) */
-struct accel_signal  { accel_i_object obj; accel_i_a64 promised, wanted, recorded; };
+struct accel_signal  {
+    accel_i_object obj;
+    accel_i_a64 promised, wanted, recorded;
+    accel_signal* fail_next;       /* core: failure after hand-off (under the device's dwait_lock) */
+    uint64_t fail_before;          /* its value just before that failure */
+};
 struct accel_commands {            /* refs: the caller's handle + one per recorded replay */
     accel_i_object obj;
     accel_i_batch* list;           /* the commands, holding references to their objects; never changes */
@@ -1101,7 +1135,64 @@ struct accel_queue {
     uint32_t unsubmitted_n;
     accel_signal* unsubmitted_s[4];
     uint64_t unsubmitted_v[4];
+    accel_i_walker* walker;        /* GPU backends: the core's batch walk and worker thread */
 };
+
+/* ==== core: backend kit ==== */
+/* What a backend header (accel_cuda.h, accel_vulkan.h) may call from the core, beside the platform
+   layer (accel_i_mutex_*, accel_i_cond_*, accel_i_thread_*, accel_i_now_ns, accel_i_deadline, the
+   spin lock and accel_i_event_*). Nothing else of accel.h's implementation, and no accel_i_cpu_*. */
+#if defined(__MINGW32__)
+#  define ACCEL_I_PRINTF(f, a) __attribute__((format(gnu_printf, f, a), unused))
+#elif defined(__GNUC__)
+#  define ACCEL_I_PRINTF(f, a) __attribute__((format(printf, f, a), unused))
+#else
+#  define ACCEL_I_PRINTF(f, a)
+#endif
+#if defined(__GNUC__)
+#  define ACCEL_I_KIT static __attribute__((unused))
+#else
+#  define ACCEL_I_KIT static
+#endif
+/* objects: the base part of a backend's object, and its release */
+ACCEL_I_KIT void accel_i_device_init(accel_device* dev, const accel_backend* b, const accel_device_desc* d);
+ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind, const char* label);
+ACCEL_I_KIT void accel_i_object_undo(accel_i_object* o);    /* a create that fails after object_init */
+ACCEL_I_KIT void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type);   /* recording state */
+ACCEL_I_KIT void accel_i_queue_fini(accel_queue* q);                                              /* drops unsubmitted batches */
+/* memory and logging: every host allocation through the device's allocator; errors logged and returned */
+ACCEL_I_KIT void* accel_i_dev_alloc(accel_device* dev, size_t size);
+ACCEL_I_KIT void  accel_i_dev_free(accel_device* dev, void* p, size_t size);
+ACCEL_I_KIT bool  accel_i_grow(accel_device* dev, void** p, size_t* cap_bytes, size_t need_bytes);
+ACCEL_I_KIT void  accel_i_log(accel_device* dev, accel_log_level level, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+ACCEL_I_KIT accel_result accel_i_fail(accel_device* dev, accel_result r, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+ACCEL_I_KIT bool accel_i_lost(accel_device* dev);                     /* the sticky device-lost flag */
+ACCEL_I_KIT const char* accel_i_label(const accel_i_object* o);       /* for log lines: the label, quoted, or empty */
+/* signals: values, failure encoding, raising (host word, then device side, then failure flow) */
+ACCEL_I_KIT bool     accel_i_failed(uint64_t v);
+ACCEL_I_KIT uint64_t accel_i_failed_value(accel_result reason);
+ACCEL_I_KIT uint64_t accel_i_raise(accel_signal* s, uint64_t v);      /* every raise of a signal */
+ACCEL_I_KIT void     accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_value);
+ACCEL_I_KIT accel_result accel_i_wait_check(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint32_t* first);
+ACCEL_I_KIT accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint64_t timeout_ns, uint32_t* first);
+/* host signals: a 64-bit host word with accel.h's event machinery (the CPU backend's signals; CUDA's,
+   with `size` bytes of its own around them) */
+ACCEL_I_KIT accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size, accel_signal** out);
+ACCEL_I_KIT void     accel_i_host_signal_destroy(accel_signal* s, size_t size);
+ACCEL_I_KIT uint64_t accel_i_host_signal_value(const accel_signal* s);
+ACCEL_I_KIT uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v);
+ACCEL_I_KIT accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint64_t timeout_ns, uint32_t* first);
+/* batches: the walk (core: batch walk) and completion */
+ACCEL_I_KIT void accel_i_batch_complete(accel_queue* q, accel_i_batch* b);   /* the device finished b */
+#if !defined(ACCEL_NO_THREADS)
+ACCEL_I_KIT accel_result accel_i_walker_start(accel_queue* q);               /* queue create: its worker */
+ACCEL_I_KIT void accel_i_walker_stop(accel_queue* q);                        /* queue destroy: finishes, stops */
+ACCEL_I_KIT accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b);   /* queue_submit */
+ACCEL_I_KIT accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns);   /* queue_wait_idle */
+ACCEL_I_KIT size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap);        /* queue_describe */
+ACCEL_I_KIT void accel_i_walker_poke(accel_queue* q);       /* new in-flight work for queue_poll to watch */
+ACCEL_I_KIT accel_result accel_i_wait_internal(accel_signal* s, uint64_t v, uint64_t timeout_ns);   /* no hang reports */
+#endif
 
 /* ==== core: allocation and logging ==== */
 static void* accel_i_default_alloc(size_t size, size_t align, void* user) {
@@ -1147,13 +1238,6 @@ static void accel_i_vlog(const accel_logger* lg, accel_log_level level, const ch
     if (lg && lg->log_fn) lg->log_fn(level, msg, lg->user);
     else accel_i_default_log(level, msg, NULL);
 }
-#if defined(__MINGW32__)
-#  define ACCEL_I_PRINTF(f, a) __attribute__((format(gnu_printf, f, a), unused))
-#elif defined(__GNUC__)
-#  define ACCEL_I_PRINTF(f, a) __attribute__((format(printf, f, a), unused))
-#else
-#  define ACCEL_I_PRINTF(f, a)
-#endif
 static void accel_i_log_to(const accel_logger* lg, accel_log_level level, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 static void accel_i_log_to(const accel_logger* lg, accel_log_level level, const char* fmt, ...) {
     va_list ap;
@@ -1207,6 +1291,8 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     atomic_init(&dev->lost, 0u);
     atomic_init(&dev->refs, 1u);
     atomic_init(&dev->objects_lock, 0u);
+    atomic_init(&dev->dwait_lock, 0u);
+    atomic_init(&dev->dwait_count, 0u);
 }
 static void* accel_i_dev_alloc(accel_device* dev, size_t size) { return accel_i_alloc(&dev->allocator, size, 16); }
 static void accel_i_dev_free(accel_device* dev, void* p, size_t size) { accel_i_free(&dev->allocator, p, size); }
@@ -1244,6 +1330,11 @@ static void accel_i_object_unlist(accel_i_object* o) {
     accel_i_spin_unlock(&dev->objects_lock);
 }
 static void accel_i_commands_free(accel_commands* c);
+static void accel_i_object_undo(accel_i_object* o) {
+    accel_device* dev = o->device;
+    accel_i_object_unlist(o);
+    accel_i_device_release(dev);
+}
 static void accel_i_object_free(accel_i_object* o) {
     accel_device* dev = o->device;
     const accel_backend* b = dev->backend;
@@ -1395,7 +1486,7 @@ static void accel_i_fail_orphans(accel_device* dev) {
                     "ACCEL_ERROR_DEVICE_LOST",
                     (void*)s, ACCEL_I_LABEL(&s->obj), (unsigned long long)atomic_load(&s->wanted),
                     (unsigned long long)dev->backend->signal_value(s));
-        dev->backend->signal_raise(s, ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)ACCEL_ERROR_DEVICE_LOST));
+        accel_i_raise(s, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
         accel_i_release(s);
     }
 }
@@ -1508,7 +1599,7 @@ ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
 static uint64_t accel_i_signal_raise_held(accel_signal* s, uint64_t value) {
     uint64_t old;
     accel_i_retain(s);
-    old = s->obj.device->backend->signal_raise(s, value);
+    old = accel_i_raise(s, value);
     accel_i_release(s);
     return old;
 }
@@ -1586,6 +1677,36 @@ static accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v
             }
         }
         if (pause_ns < 1000000) pause_ns *= 2;
+    }
+}
+
+/* ==== core: raising signals ==== */
+/* Every raise goes through accel_i_raise: the backend's host word first (readers and host waiters see
+   the value at once), then the device side (signal_publish: what device-side waiters watch). A raise
+   that fails a signal first fails the work that handed a wait on it to the device (DESIGN 6.1: that
+   work may still run, and every signal it signals reads failed with the same reason), and only then
+   publishes the failure to the device, so no device waiter is released before what it releases
+   reads failed. */
+static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64_t failed);
+static uint64_t accel_i_raise(accel_signal* s, uint64_t v) {
+    accel_device* dev = s->obj.device;
+    const accel_backend* be = dev->backend;
+    uint64_t before = 0, old;
+    bool fail = accel_i_failed(v), scan;
+    atomic_thread_fence(memory_order_seq_cst);   /* pairs with the walk's registration: see accel_i_dwait_add */
+    scan = fail && atomic_load(&dev->dwait_count) != 0;
+    if (scan) before = be->signal_value(s);
+    old = be->signal_raise(s, v);
+    if (accel_i_failed(old) || (!fail && old >= v)) return old;   /* nothing changed */
+    if (scan) { atomic_thread_fence(memory_order_seq_cst); accel_i_fail_device_waiters(s, before, v); }
+    else if (be->signal_publish) be->signal_publish(s, v);
+    return old;
+}
+/* A batch stopped by a failed wait (or an error): fail every signal the rest of it would have signalled. */
+static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_value) {
+    for (uint32_t i = from; i < b->count; i++) {
+        accel_i_cmd* c = &b->cmds[i];
+        if (c->kind == ACCEL_I_CMD_SIGNAL) accel_i_raise(c->u.sig.signal, failed_value);
     }
 }
 
@@ -2399,6 +2520,411 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
     cmd->u.replay.patch_count = patch_count;
 }
 
+/* ==== core: failure after hand-off ==== */
+/* A batch whose segment handed a wait to the device stays in its device's `dwaits` list until it
+   completes. Failing a signal walks that list: every listed batch with a device wait on the signal for
+   a value it had not reached before the failure gets the rest of its signals failed (host words only,
+   under the lock), and so on for the signals of this device failed that way (a work list through
+   accel_signal.fail_next, no recursion, no allocation); then, outside the lock, each failure is
+   published to the device. Signals of other devices are raised afterwards through accel_i_raise. */
+#if !defined(ACCEL_NO_THREADS)   /* only the batch walk adds */
+static void accel_i_dwait_add(accel_i_batch* b, accel_queue* q) {
+    accel_device* dev = q->obj.device;
+    if (b->dlisted) return;
+    b->dqueue = q;
+    accel_i_spin_lock(&dev->dwait_lock);
+    b->dprev = NULL;
+    b->dnext = dev->dwaits;
+    if (dev->dwaits) dev->dwaits->dprev = b;
+    dev->dwaits = b;
+    b->dlisted = true;
+    atomic_fetch_add(&dev->dwait_count, 1u);
+    accel_i_spin_unlock(&dev->dwait_lock);
+    atomic_thread_fence(memory_order_seq_cst);   /* then the caller re-reads its waits' signals */
+}
+#endif
+static void accel_i_dwait_remove(accel_i_batch* b, accel_device* dev) {
+    if (!b->dlisted) return;
+    accel_i_spin_lock(&dev->dwait_lock);
+    if (b->dprev) b->dprev->dnext = b->dnext; else dev->dwaits = b->dnext;
+    if (b->dnext) b->dnext->dprev = b->dprev;
+    b->dlisted = false;
+    atomic_fetch_sub(&dev->dwait_count, 1u);
+    accel_i_spin_unlock(&dev->dwait_lock);
+}
+/* The first command of b after a device wait on s that s had not reached at `before`; b->count if none. */
+static uint32_t accel_i_dwait_hit(const accel_i_batch* b, const accel_signal* s, uint64_t before) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        if (c->kind == ACCEL_I_CMD_WAIT && (c->flags & ACCEL_I_CMD_ON_DEVICE) && c->u.sig.signal == s && c->u.sig.value > before)
+            return i + 1;
+    }
+    return b->count;
+}
+#define ACCEL_I_FOREIGN_FAILS 32u
+typedef struct accel_i_fail_list { accel_signal* todo; accel_signal* done; accel_signal* foreign[ACCEL_I_FOREIGN_FAILS]; uint32_t nforeign; } accel_i_fail_list;
+/* Fails (host word) the signals of b from command `from` on; queues the newly failed ones (dwait_lock held). */
+static void accel_i_dwait_fail_batch(accel_device* dev, accel_i_batch* b, uint32_t from, uint64_t failed, accel_i_fail_list* l) {
+    for (uint32_t i = from; i < b->count; i++) {
+        accel_signal* u = b->cmds[i].u.sig.signal;
+        uint64_t before;
+        if (b->cmds[i].kind != ACCEL_I_CMD_SIGNAL) continue;
+        if (u->obj.device != dev) {   /* another device's lock: raised after ours is released */
+            if (l->nforeign < ACCEL_I_FOREIGN_FAILS) { accel_i_retain(u); l->foreign[l->nforeign++] = u; }
+            else u->obj.device->backend->signal_raise(u, failed);
+            continue;
+        }
+        before = dev->backend->signal_value(u);
+        if (accel_i_failed(dev->backend->signal_raise(u, failed))) continue;   /* failed already */
+        accel_i_retain(u);
+        u->fail_before = before;
+        u->fail_next = l->todo;
+        l->todo = u;
+    }
+}
+static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64_t failed) {
+    accel_device* dev = s->obj.device;
+    accel_i_fail_list l;
+    l.todo = l.done = NULL;
+    l.nforeign = 0;
+    accel_i_retain(s);
+    s->fail_before = before;
+    s->fail_next = NULL;
+    l.todo = s;
+    accel_i_spin_lock(&dev->dwait_lock);
+    while (l.todo) {
+        accel_signal* t = l.todo;
+        l.todo = t->fail_next;
+        t->fail_next = l.done;
+        l.done = t;
+        for (accel_i_batch* b = dev->dwaits; b; b = b->dnext) {
+            uint32_t from = accel_i_dwait_hit(b, t, t->fail_before);
+            if (from < b->count) accel_i_dwait_fail_batch(dev, b, from, failed, &l);
+        }
+    }
+    accel_i_spin_unlock(&dev->dwait_lock);
+    while (l.done) {   /* now the device may see the failures (and release its waiters) */
+        accel_signal* t = l.done;
+        l.done = t->fail_next;
+        if (dev->backend->signal_publish) dev->backend->signal_publish(t, failed);
+        accel_i_release(t);
+    }
+    for (uint32_t i = 0; i < l.nforeign; i++) { accel_i_raise(l.foreign[i], failed); accel_i_release(l.foreign[i]); }
+}
+
+/* ==== core: batch walk (GPU backends) ==== */
+/* The core decides, for every GPU backend, how a batch runs; the backend only turns segments into
+   native work. A segment is a run of waits followed by commands up to the next wait. Each wait is
+   - reached: nothing to do (the backend may still add a native dependency for memory order);
+   - failed: the v1 rule: nothing more of the batch runs, and what it would signal fails;
+   - on the device: the backend says its device can watch the signal reach the value itself (a value a
+     GPU signal operation already promised, or a signal the host raises where the device can see it):
+     the wait goes into the segment, flagged ACCEL_I_CMD_ON_DEVICE, and the segment is submitted at once;
+   - gated: anything else (a value nobody promised on a signal the device cannot watch, another
+     device's or backend's signal): the queue's worker thread waits on the host, then goes on.
+   accel_queue_submit walks on the caller's thread until a gated wait is not reached (or the backend
+   needs to block), then hands the rest to the queue's worker; later batches queue behind it, so the
+   queue stays in order. No host thread wakes for a batch whose waits all go to the device. */
+#define ACCEL_I_HANDOFF ((accel_result)1000)   /* private: the rest of the batch goes to the queue's worker */
+
+#if !defined(ACCEL_NO_THREADS)   /* GPU backends need threads: no-threads builds have none to walk */
+/* The next segment of b from b->pc. */
+static accel_i_segment accel_i_next_segment(const accel_i_batch* b) {
+    accel_i_segment sg;
+    sg.wfrom = sg.from = b->pc;
+    while (sg.from < b->count && b->cmds[sg.from].kind == ACCEL_I_CMD_WAIT) sg.from++;
+    for (sg.to = sg.from; sg.to < b->count && b->cmds[sg.to].kind != ACCEL_I_CMD_WAIT; sg.to++) {}
+    return sg;
+}
+
+enum { ACCEL_I_SEG_READY, ACCEL_I_SEG_GATED, ACCEL_I_SEG_FAILED };
+/* Classifies the segment's waits (see above). READY: every wait reached or on the device (*device: any
+   on the device); GATED: wait *at is neither; FAILED: *failed holds the failed value. */
+static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool* device, uint32_t* at, uint64_t* failed) {
+    const accel_backend* be = q->obj.device->backend;
+    *device = false;
+    for (uint32_t i = sg->wfrom; i < sg->from; i++) {
+        accel_i_cmd* c = &b->cmds[i];
+        accel_signal* s = c->u.sig.signal;
+        uint64_t cur = accel_signal_value(s);
+        c->flags &= ~ACCEL_I_CMD_ON_DEVICE;
+        if (accel_i_failed(cur)) { *failed = cur; return ACCEL_I_SEG_FAILED; }
+        if (cur >= c->u.sig.value) continue;
+        if (be->wait_on_device(q, s, c->u.sig.value)) { c->flags |= ACCEL_I_CMD_ON_DEVICE; *device = true; continue; }
+        *at = i;
+        return ACCEL_I_SEG_GATED;
+    }
+    return ACCEL_I_SEG_READY;
+}
+/* After the batch joined the device's dwaits list: a failure that came first is seen here (one that
+   comes later finds the batch in the list). */
+static uint64_t accel_i_recheck(accel_i_batch* b, const accel_i_segment* sg) {
+    for (uint32_t i = sg->wfrom; i < sg->from; i++) {
+        uint64_t cur = accel_signal_value(b->cmds[i].u.sig.signal);
+        if (accel_i_failed(cur)) return cur;
+    }
+    return 0;
+}
+
+/* A queue's worker: the batches handed to it, oldest first, and who is walking. */
+struct accel_i_walker {
+    accel_queue* q;
+    accel_i_mutex lock;
+    accel_i_cond cond;              /* hand-offs, the end of a walk, stop */
+    accel_i_batch *head, *tail;
+    bool active, stop, idle_sleep;  /* active: a thread walks a batch of this queue; idle_sleep: the worker sleeps untimed */
+    uint32_t idle_waiters;          /* threads in accel_i_walker_idle */
+    accel_i_thread thread;
+    accel_i_blocked blocked;        /* debug devices: the gated wait the worker is in */
+};
+
+/* Waits on the host for a gated wait (the worker only), published for the hang reports. */
+static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
+    accel_result r;
+    uint64_t cur;
+    const accel_backend* be = q->obj.device->backend;
+    accel_i_blocked_set(&q->walker->blocked, s, v);   /* every build: a destroy that waits reports it */
+    do {   /* meanwhile the worker still reaps its queue's work (the value may come from it) */
+        uint64_t poll = be->queue_poll ? be->queue_poll(q) : 0;
+        r = accel_i_wait_internal(s, v, poll ? poll : ACCEL_WAIT_FOREVER);
+    } while (r == ACCEL_TIMEOUT);
+    accel_i_blocked_set(&q->walker->blocked, NULL, 0);
+    cur = accel_signal_value(s);
+    if (r != ACCEL_OK && r != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur)) cur = accel_i_failed_value(r);
+    return accel_i_failed(cur) ? cur : 0;
+}
+
+/* Makes a segment ready: classifies its waits, gating on the host when allowed. Returns READY,
+   GATED (may_block false: hand off) or FAILED (*failed). */
+static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool may_block, uint64_t* failed) {
+    for (;;) {
+        bool device;
+        uint32_t at = 0;
+        int k = accel_i_classify(q, b, sg, &device, &at, failed);
+        if (k == ACCEL_I_SEG_READY && device) {
+            accel_i_dwait_add(b, q);
+            if ((*failed = accel_i_recheck(b, sg)) != 0) return ACCEL_I_SEG_FAILED;
+        }
+        if (k != ACCEL_I_SEG_GATED) return k;
+        if (!may_block) return k;
+        if ((*failed = accel_i_gate(q, b->cmds[at].u.sig.signal, b->cmds[at].u.sig.value)) != 0) return ACCEL_I_SEG_FAILED;
+    }
+}
+
+/* Walks b from b->pc, segment by segment (see above). may_block false: inside accel_queue_submit;
+   returns ACCEL_I_HANDOFF with b->pc at the segment the worker must go on with. An error before
+   anything of the batch went to the device drops it and is returned (all or nothing); a later one
+   fails the rest's signals. */
+static accel_result accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
+    accel_device* d = q->obj.device;
+    accel_result r = ACCEL_OK;
+    while (b->pc < b->count) {
+        accel_i_segment sg = accel_i_next_segment(b);
+        uint64_t failed = 0;
+        int k = accel_i_ready(q, b, &sg, may_block, &failed);
+        if (k == ACCEL_I_SEG_GATED) return ACCEL_I_HANDOFF;
+        if (k == ACCEL_I_SEG_READY && accel_i_lost(d)) { k = ACCEL_I_SEG_FAILED; failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST); }
+        if (k == ACCEL_I_SEG_FAILED) { accel_i_fail_rest(b, sg.from, failed); break; }
+        r = d->backend->segment_submit(q, b, &sg, may_block);
+        if (r == ACCEL_I_HANDOFF) return r;
+        if (r != ACCEL_OK) {
+            if (!may_block && sg.wfrom == 0) break;     /* nothing ran: accel_queue_submit reports it */
+            accel_i_log(d, ACCEL_LOG_ERROR, "%s: %s while submitting the rest of a batch; its signals fail", d->backend->name, accel_result_string(r));
+            accel_i_fail_rest(b, sg.from, accel_i_failed_value(r));
+            r = ACCEL_OK;
+            break;
+        }
+        b->pc = sg.to;
+    }
+    b->pc = b->count;
+    d->backend->batch_submitted(q, b);
+    return r;
+}
+
+#endif
+
+/* The device finished b (or b never reached it): its references go, and it leaves the dwaits list. */
+static void accel_i_batch_complete(accel_queue* q, accel_i_batch* b) {
+    accel_i_dwait_remove(b, q->obj.device);
+    accel_i_batch_recycle(q, b);
+}
+
+#if !defined(ACCEL_NO_THREADS)
+/* ---- the queue's worker thread ---- */
+static void accel_i_walker_main(void* arg) {
+    accel_i_walker* w = (accel_i_walker*)arg;
+    const accel_backend* be = w->q->obj.device->backend;
+    accel_i_mutex_lock(&w->lock);
+    for (;;) {
+        accel_i_batch* b;
+        if (!w->head || w->active) {
+            uint64_t poll = 0;
+            if (w->stop && !w->active) break;
+            if (be->queue_poll) {   /* reap completed work outside the lock */
+                accel_i_mutex_unlock(&w->lock);
+                poll = be->queue_poll(w->q);
+                accel_i_mutex_lock(&w->lock);
+                if (w->head && !w->active) continue;
+                if (w->stop && !w->active && poll == 0) break;
+            }
+            w->idle_sleep = poll == 0;
+            if (poll) accel_i_cond_timedwait(&w->cond, &w->lock, poll);
+            else accel_i_cond_wait(&w->cond, &w->lock);
+            w->idle_sleep = false;
+            continue;
+        }
+        b = w->head;
+        if ((w->head = b->next) == NULL) w->tail = NULL;
+        b->next = NULL;
+        w->active = true;
+        accel_i_mutex_unlock(&w->lock);
+        accel_i_walk(w->q, b, true);
+        accel_i_mutex_lock(&w->lock);
+        w->active = false;
+        if (w->idle_waiters) accel_i_cond_broadcast(&w->cond);
+    }
+    accel_i_mutex_unlock(&w->lock);
+}
+
+/* accel_queue_submit for GPU backends, after the backend checked the batch: walks it here when the
+   queue's worker holds nothing, else queues it behind the worker's batches. Wakes the worker only
+   when it is handed something. */
+static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
+    accel_i_walker* w = q->walker;
+    accel_result r;
+    b->next = NULL;
+    accel_i_mutex_lock(&w->lock);
+    if (w->head || w->active) {
+        if (w->tail) w->tail->next = b; else w->head = b;
+        w->tail = b;
+        accel_i_cond_broadcast(&w->cond);
+        accel_i_mutex_unlock(&w->lock);
+        return ACCEL_OK;
+    }
+    w->active = true;
+    accel_i_mutex_unlock(&w->lock);
+    r = accel_i_walk(q, b, false);
+    accel_i_mutex_lock(&w->lock);
+    if (r == ACCEL_I_HANDOFF) {   /* the oldest work of the queue: to the front */
+        b->next = w->head;
+        w->head = b;
+        if (!w->tail) w->tail = b;
+        r = ACCEL_OK;
+    }
+    w->active = false;
+    if (w->head || w->idle_waiters) accel_i_cond_broadcast(&w->cond);
+    accel_i_mutex_unlock(&w->lock);
+    return r;
+}
+/* Wakes the worker when it sleeps with nothing to poll and the backend just put work in flight that
+   it must watch (queue_poll backends). */
+static void accel_i_walker_poke(accel_queue* q) {
+    accel_i_walker* w = q->walker;
+    accel_i_mutex_lock(&w->lock);
+    if (w->idle_sleep) accel_i_cond_broadcast(&w->cond);
+    accel_i_mutex_unlock(&w->lock);
+}
+/* Waits until no batch of q is held or walked; TIMEOUT when the deadline passes first. */
+static accel_result accel_i_walker_idle(accel_queue* q, uint64_t deadline) {
+    accel_i_walker* w = q->walker;
+    accel_result r = ACCEL_OK;
+    accel_i_mutex_lock(&w->lock);
+    w->idle_waiters++;
+    while (w->head || w->active) {
+        uint64_t now = accel_i_now_ns();
+        if (now >= deadline) { r = ACCEL_TIMEOUT; break; }
+        if (deadline == ACCEL_I_FOREVER) accel_i_cond_wait(&w->cond, &w->lock);
+        else accel_i_cond_timedwait(&w->cond, &w->lock, deadline - now);
+    }
+    w->idle_waiters--;
+    accel_i_mutex_unlock(&w->lock);
+    return r;
+}
+/* queue_wait_idle of GPU backends: the worker first, then the device. */
+static accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns) {
+    uint64_t deadline = accel_i_deadline(timeout_ns), now;
+    accel_result r = accel_i_walker_idle(q, deadline);
+    if (r != ACCEL_OK) return r;
+    now = accel_i_now_ns();
+    return q->obj.device->backend->queue_drain(q, deadline == ACCEL_I_FOREVER ? ACCEL_WAIT_FOREVER : deadline > now ? deadline - now : 0);
+}
+/* The first device wait of q's batches in flight that is not reached yet (dwait_lock held). */
+static const accel_i_cmd* accel_i_dwait_pending(accel_device* dev, const accel_queue* q) {
+    for (const accel_i_batch* b = dev->dwaits; b; b = b->dnext) {
+        if (b->dqueue != q) continue;
+        for (uint32_t i = 0; i < b->count; i++) {
+            const accel_i_cmd* c = &b->cmds[i];
+            uint64_t cur;
+            if (c->kind != ACCEL_I_CMD_WAIT || !(c->flags & ACCEL_I_CMD_ON_DEVICE)) continue;
+            cur = accel_signal_value(c->u.sig.signal);
+            if (!accel_i_failed(cur) && cur < c->u.sig.value) return c;
+        }
+    }
+    return NULL;
+}
+/* Hang report of GPU queues: the worker's gated wait and the batches it holds, or else a wait handed to
+   the device that is not reached. */
+static size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap) {
+    accel_i_walker* w = q->walker;
+    accel_device* dev = q->obj.device;
+    const accel_i_cmd* c;
+    uint64_t held = 0;
+    size_t len;
+    accel_i_mutex_lock(&w->lock);
+    for (const accel_i_batch* b = w->head; b; b = b->next) held++;
+    held += w->active;
+    accel_i_mutex_unlock(&w->lock);
+    len = accel_i_blocked_describe(&w->blocked, out, cap, q, held);
+    if (len) return len;
+    accel_i_spin_lock(&dev->dwait_lock);
+    if ((c = accel_i_dwait_pending(dev, q)) != NULL)
+        len = accel_i_describe_queue(out, cap, q, 1, c->u.sig.signal, c->u.sig.value);
+    accel_i_spin_unlock(&dev->dwait_lock);
+    return len;
+}
+static void accel_i_walker_free(accel_device* dev, accel_i_walker* w) {
+    accel_i_cond_destroy(&w->cond);
+    accel_i_mutex_destroy(&w->lock);
+    accel_i_dev_free(dev, w, sizeof *w);
+}
+/* Starts q's worker (GPU backends, at queue creation, after accel_i_queue_init). */
+static accel_result accel_i_walker_start(accel_queue* q) {
+    accel_device* dev = q->obj.device;
+    accel_i_walker* w = (accel_i_walker*)accel_i_dev_alloc(dev, sizeof *w);
+    accel_result r;
+    if (!w) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
+    memset((void*)w, 0, sizeof *w);
+    w->q = q;
+    atomic_init(&w->blocked.lock, 0u);
+    if (!accel_i_mutex_init(&w->lock)) { accel_i_dev_free(dev, w, sizeof *w); return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: mutex init failed"); }
+    if (!accel_i_cond_init(&w->cond)) {
+        accel_i_mutex_destroy(&w->lock);
+        accel_i_dev_free(dev, w, sizeof *w);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: condition init failed");
+    }
+    q->walker = w;
+    if ((r = accel_i_thread_start(&w->thread, accel_i_walker_main, w)) != ACCEL_OK) {
+        q->walker = NULL;
+        accel_i_walker_free(dev, w);
+        return accel_i_fail(dev, r, "accel_queue_create: starting the queue's worker thread failed");
+    }
+    return ACCEL_OK;
+}
+/* Stops q's worker once everything submitted finished (queue destroy). */
+static void accel_i_walker_stop(accel_queue* q) {
+    accel_i_walker* w = q->walker;
+    if (!w) return;
+    accel_i_walker_wait_idle(q, ACCEL_WAIT_FOREVER);
+    accel_i_mutex_lock(&w->lock);
+    w->stop = true;
+    accel_i_cond_broadcast(&w->cond);
+    accel_i_mutex_unlock(&w->lock);
+    accel_i_thread_join(&w->thread);
+    q->walker = NULL;
+    accel_i_walker_free(q->obj.device, w);
+}
+#endif
+
 /* ==== cpu: device and worker pool ==== */
 /* A CPU device has `cpu_threads` lanes: whoever runs kernel groups (a pool worker or a queue's
    executor) holds one, so `accel_dispatch.worker` (the lane) is unique among concurrent kernel calls
@@ -2435,11 +2961,11 @@ struct accel_i_cpu_device {
 };
 typedef struct accel_i_cpu_buffer  { accel_buffer base; bool owned; } accel_i_cpu_buffer;
 typedef struct accel_i_cpu_program { accel_program base; accel_cpu_kernel fn; } accel_i_cpu_program;
-typedef struct accel_i_cpu_signal  { accel_signal base; accel_i_event ev; } accel_i_cpu_signal;
+typedef struct accel_i_host_signal { accel_signal base; accel_i_event ev; } accel_i_host_signal;
 
 static accel_i_cpu_device* accel_i_cpu_dev(accel_device* d) { return (accel_i_cpu_device*)d; }
 static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == accel_cpu_backend(); }
-static accel_i_event* accel_i_cpu_signal_event(accel_signal* s) { return &((accel_i_cpu_signal*)s)->ev; }
+static accel_i_event* accel_i_cpu_signal_event(accel_signal* s) { return &((accel_i_host_signal*)s)->ev; }
 
 static uint32_t accel_i_cpu_cores(void) {
 #if defined(ACCEL_NO_THREADS)
@@ -2713,27 +3239,33 @@ static accel_result accel_i_cpu_program_create(accel_device* dev, const accel_pr
 }
 static void accel_i_cpu_program_free(accel_program* p) { accel_i_dev_free(p->obj.device, p, sizeof(accel_i_cpu_program)); }
 
-/* ==== cpu: signals ==== */
-static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
-    accel_i_cpu_signal* s = (accel_i_cpu_signal*)accel_i_dev_alloc(dev, sizeof *s);
+/* ==== cpu: signals (host signals) ==== */
+/* A host signal is a 64-bit host word with the event machinery (spin, then sleep; waiters): the CPU
+   backend's signals, and the CUDA backend's (which put `size` bytes of their own around it). */
+static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size, accel_signal** out) {
+    accel_i_host_signal* s = (accel_i_host_signal*)accel_i_dev_alloc(dev, size);
     if (!s) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
-    memset((void*)s, 0, sizeof *s);
+    memset((void*)s, 0, size);
     if (!accel_i_event_init(&s->ev, initial)) {
-        accel_i_dev_free(dev, s, sizeof *s);
+        accel_i_dev_free(dev, s, size);
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed");
     }
     accel_i_object_init(&s->base.obj, dev, ACCEL_I_SIGNAL, "signal");
     *out = &s->base;
     return ACCEL_OK;
 }
-static void accel_i_cpu_signal_free(accel_signal* s) {
+static void accel_i_host_signal_destroy(accel_signal* s, size_t size) {
     accel_i_event_destroy(accel_i_cpu_signal_event(s));
-    accel_i_dev_free(s->obj.device, s, sizeof(accel_i_cpu_signal));
+    accel_i_dev_free(s->obj.device, s, size);
 }
-static uint64_t accel_i_cpu_signal_value(const accel_signal* s) {
-    return accel_i_event_value(&((const accel_i_cpu_signal*)s)->ev);
+static uint64_t accel_i_host_signal_value(const accel_signal* s) {
+    return accel_i_event_value(&((const accel_i_host_signal*)s)->ev);
 }
-static uint64_t accel_i_cpu_signal_raise(accel_signal* s, uint64_t v) { return accel_i_event_raise(accel_i_cpu_signal_event(s), v); }
+static uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v) { return accel_i_event_raise(accel_i_cpu_signal_event(s), v); }
+static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
+    return accel_i_host_signal_make(dev, initial, sizeof(accel_i_host_signal), out);
+}
+static void accel_i_cpu_signal_free(accel_signal* s) { accel_i_host_signal_destroy(s, sizeof(accel_i_host_signal)); }
 
 #if !defined(ACCEL_NO_THREADS)
 /* wait_many over several CPU signals: a waiter on each signal bumps one local event. */
@@ -2770,8 +3302,8 @@ static accel_result accel_i_cpu_wait_multi(accel_signal* const* s, const uint64_
 }
 #endif
 
-static accel_result accel_i_cpu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
-                                                 uint64_t timeout_ns, uint32_t* first) {
+static accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                             uint64_t timeout_ns, uint32_t* first) {
     accel_result r = accel_i_wait_check(s, v, n, all, first);
     if (r != ACCEL_TIMEOUT || timeout_ns == 0) return r;
 #if defined(ACCEL_NO_THREADS)
@@ -2812,13 +3344,6 @@ typedef struct accel_i_cpu_queue {
 } accel_i_cpu_queue;
 
 
-/* A batch stopped by a failed wait: fail every signal the rest of it would have signalled. */
-static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_value) {
-    for (uint32_t i = from; i < b->count; i++) {
-        accel_i_cmd* c = &b->cmds[i];
-        if (c->kind == ACCEL_I_CMD_SIGNAL) c->u.sig.signal->obj.device->backend->signal_raise(c->u.sig.signal, failed_value);
-    }
-}
 
 /* The wait command: ACCEL_OK when reached, ACCEL_ERROR_SIGNAL_FAILED when failed, ACCEL_TIMEOUT
    when the batch must park (no-threads only). */
@@ -3037,7 +3562,7 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             break;
         }
         case ACCEL_I_CMD_SIGNAL:
-            c->u.sig.signal->obj.device->backend->signal_raise(c->u.sig.signal, c->u.sig.value);
+            accel_i_raise(c->u.sig.signal, c->u.sig.value);
             break;
         case ACCEL_I_CMD_EXEC:
             accel_i_cpu_exec(q, b, c);
@@ -3236,16 +3761,36 @@ static void accel_i_cpu_queue_destroy(accel_queue* base) {
 }
 
 /* ==== cpu: backend table ==== */
+/* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
 static const accel_backend accel_i_cpu_backend_table = {
-    "cpu", true,
-    accel_i_cpu_device_count, accel_i_cpu_device_create, accel_i_cpu_device_destroy,
-    accel_i_cpu_buffer_create, accel_i_cpu_buffer_free, accel_i_cpu_buffer_io,
-    accel_i_cpu_program_create, accel_i_cpu_program_free,
-    accel_i_cpu_signal_create, accel_i_cpu_signal_free, accel_i_cpu_signal_value, accel_i_cpu_signal_raise,
-    accel_i_cpu_signal_wait_many,
-    accel_i_cpu_queue_create, accel_i_cpu_queue_destroy, accel_i_cpu_queue_submit, accel_i_cpu_queue_wait_idle,
-    accel_i_cpu_queue_describe,
-    accel_i_cpu_commands_build, accel_i_cpu_commands_free
+    "cpu",                              /* name */
+    true,                               /* shares_host_memory */
+    accel_i_cpu_device_count,           /* device_count */
+    accel_i_cpu_device_create,          /* device_create */
+    accel_i_cpu_device_destroy,         /* device_destroy */
+    accel_i_cpu_buffer_create,          /* buffer_create */
+    accel_i_cpu_buffer_free,            /* buffer_free */
+    accel_i_cpu_buffer_io,              /* buffer_io */
+    accel_i_cpu_program_create,         /* program_create */
+    accel_i_cpu_program_free,           /* program_free */
+    accel_i_cpu_signal_create,          /* signal_create */
+    accel_i_cpu_signal_free,            /* signal_free */
+    accel_i_host_signal_value,          /* signal_value */
+    accel_i_host_signal_raise,          /* signal_raise */
+    accel_i_host_signal_wait,           /* signal_wait_many */
+    accel_i_cpu_queue_create,           /* queue_create */
+    accel_i_cpu_queue_destroy,          /* queue_destroy */
+    accel_i_cpu_queue_submit,           /* queue_submit */
+    accel_i_cpu_queue_wait_idle,        /* queue_wait_idle */
+    accel_i_cpu_queue_describe,         /* queue_describe */
+    NULL,                               /* wait_on_device: the executor is the device (no batch walk) */
+    NULL,                               /* segment_submit */
+    NULL,                               /* batch_submitted */
+    NULL,                               /* queue_drain */
+    NULL,                               /* signal_publish: the host word is what the executor watches */
+    NULL,                               /* queue_poll */
+    accel_i_cpu_commands_build,         /* commands_build */
+    accel_i_cpu_commands_free           /* commands_free */
 };
 ACCEL_API const accel_backend* accel_cpu_backend(void) { return &accel_i_cpu_backend_table; }
 

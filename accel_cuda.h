@@ -873,7 +873,26 @@ typedef struct accel_i_cu_device {
     accel_i_cu_queue* queues;
     accel_i_mutex cache_lock;
     accel_i_cu_cache_entry* cache;
+    accel_i_a32 words_lock;        /* guards blocks (see cuda: pinned words) */
+    struct accel_i_cu_block* blocks;
 } accel_i_cu_device;
+/* An 8-byte word in pinned, device-mapped host memory: the host reads and writes it at `host`, a stream
+   at `dptr` (cuStreamWaitValue64 / cuStreamWriteValue64). */
+typedef struct accel_i_cu_word { accel_i_a64* host; accel_cu_deviceptr dptr; } accel_i_cu_word;
+/* A signal: the host word (accel.h's host signal, first), a copy of it the GPU can watch (`mirror`:
+   host raises and failures, kept at the maximum), and its last signal points (the progress word and
+   sequence number a GPU wait can watch instead, for a value GPU work promised: see
+   accel_i_cu_device_wait). */
+#define ACCEL_I_CU_POINTS 16u
+typedef struct accel_i_cu_mark { accel_cu_deviceptr word; uint64_t seq, value; } accel_i_cu_mark;
+typedef struct accel_i_cu_signal {
+    accel_i_host_signal host;
+    accel_i_cu_word mirror;
+    accel_i_a32 point_lock;        /* guards the rest */
+    accel_i_cu_mark points[ACCEL_I_CU_POINTS];   /* a ring, oldest at points_head */
+    uint32_t points_head, points_count;
+    uint64_t evicted;              /* the largest value of a point that left the ring */
+} accel_i_cu_signal;
 typedef struct accel_i_cu_buffer { accel_buffer base; accel_cu_deviceptr dptr; } accel_i_cu_buffer;
 typedef struct accel_i_cu_program { accel_program base; accel_cu_module module; accel_cu_function fn; } accel_i_cu_program;
 
@@ -892,24 +911,23 @@ struct accel_i_cu_queue {
     accel_queue base;
     accel_i_cu_queue* next_queue;  /* the device's list */
     accel_cu_stream stream;
-    volatile uint64_t* progress;   /* pinned, device-mapped: the last sequence number the GPU passed */
-    accel_cu_deviceptr progress_dptr;
-    uint64_t issued;               /* executor: last sequence number written to the stream */
-    bool dirty;                    /* executor: GPU work enqueued since the last point */
-    void* staging; size_t staging_size, staging_used;   /* executor: the running batch's update staging */
+    accel_i_cu_word progress;      /* the last sequence number the GPU passed (cuda: pinned words) */
+    /* the enqueuer (whoever walks the queue's batches: one thread at a time, see core: batch walk) */
+    uint64_t issued;               /* last sequence number written to the stream */
+    bool dirty;                    /* GPU work (or a GPU wait) enqueued since the last point */
+    accel_i_a64* gate;             /* a GPU wait on a host-raised value enqueued and maybe not released: */
+    uint64_t gate_value;           /* the mirror and value it waits for, */
+    uint32_t behind;               /* and the commands enqueued behind it */
+    void* staging; size_t staging_size, staging_used;   /* the running batch's update staging */
     void* staging_cache; size_t staging_cache_size;     /* one finished batch's staging, kept for reuse (ring_lock) */
     accel_i_a32 ring_lock;         /* guards ring, ring_cap, ring_head, ring_count */
     accel_i_cu_point* ring;
     uint32_t ring_cap, ring_head, ring_count;
     accel_i_a32 reap_lock;         /* one reaper at a time, so points apply in order */
     uint64_t reached;              /* event ring mode: highest completed seq (reaper only) */
-    accel_i_fifo fifo;             /* submitted, not yet taken by the executor */
-    accel_i_event work, done;      /* executor wake-ups (batches handed over, or pokes) / batches finished */
-    accel_i_a64 submitted;         /* batches submitted, by either path */
-    accel_i_a32 enqueue_lock;      /* held while a batch is turned into stream work (one at a time) */
-    accel_i_a32 stop;
-    accel_i_thread thread;
-    accel_i_blocked blocked;       /* debug devices: what the executor waits for */
+    accel_i_event done;            /* batches finished */
+    accel_i_a64 submitted;         /* batches submitted */
+    accel_i_a64 poll_since;        /* when work was last enqueued (the worker's polling pace) */
 };
 
 static accel_i_cu_device* accel_i_cu_dev(accel_device* d) { return (accel_i_cu_device*)d; }
@@ -922,6 +940,7 @@ static bool accel_i_cu_sticky(accel_cu_result r) {
 }
 
 /* ==== cuda: device loss ==== */
+static void accel_i_cu_signal_publish(accel_signal* s, uint64_t v);
 /* Marks the device lost (once), logs why, and fails every signal of the device so that waits return. */
 static void accel_i_cu_lose(accel_i_cu_device* dev, accel_cu_result r, const char* call) {
     accel_device* d = &dev->base;
@@ -931,7 +950,10 @@ static void accel_i_cu_lose(accel_i_cu_device* dev, accel_cu_result r, const cha
                 call, accel_i_cu_error_name(r), r);
     accel_i_spin_lock(&d->objects_lock);
     for (accel_i_object* o = d->objects; o; o = o->next)
-        if (o->kind == ACCEL_I_SIGNAL) accel_i_cpu_signal_raise((accel_signal*)o, failed);
+        if (o->kind == ACCEL_I_SIGNAL) {   /* the mirror too: no stream waits on a lost device */
+            accel_i_host_signal_raise((accel_signal*)o, failed);
+            accel_i_cu_signal_publish((accel_signal*)o, failed);
+        }
     accel_i_spin_unlock(&d->objects_lock);
 }
 /* Maps a failed driver call to an accel_result, logging it; sticky errors lose the device. */
@@ -940,6 +962,82 @@ static accel_result accel_i_cu_check(accel_i_cu_device* dev, accel_cu_result r, 
     if (accel_i_cu_sticky(r)) { accel_i_cu_lose(dev, r, call); return ACCEL_ERROR_DEVICE_LOST; }
     accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_cuda: %s failed: %s (%d)", call, accel_i_cu_error_name(r), r);
     return r == ACCEL_CU_ERROR_OUT_OF_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_BACKEND;
+}
+
+/* ==== cuda: pinned words ==== */
+/* Words in blocks of 512 (one cuMemHostAlloc each), handed out with a bitmap and kept until the device
+   is destroyed. A progress word goes back to the pool with its value: a stream may still wait on it
+   (for a value it already reached), and the next queue that takes it counts on from there, so a word
+   never goes down. */
+#define ACCEL_I_CU_BLOCK_WORDS 512u
+typedef struct accel_i_cu_block {
+    struct accel_i_cu_block* next;
+    void* mem;                     /* pinned, device-mapped: ACCEL_I_CU_BLOCK_WORDS words */
+    accel_cu_deviceptr dptr;
+    uint64_t used[ACCEL_I_CU_BLOCK_WORDS / 64];
+} accel_i_cu_block;
+static accel_i_cu_block* accel_i_cu_block_new(accel_i_cu_device* dev) {
+    accel_i_cu_block* k = (accel_i_cu_block*)accel_i_dev_alloc(&dev->base, sizeof *k);
+    if (!k) return NULL;
+    memset(k, 0, sizeof *k);
+    if (accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&k->mem, ACCEL_I_CU_BLOCK_WORDS * 8u,
+                                                      ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc") != ACCEL_OK) {
+        accel_i_dev_free(&dev->base, k, sizeof *k);
+        return NULL;
+    }
+    memset(k->mem, 0, ACCEL_I_CU_BLOCK_WORDS * 8u);
+    if (accel_i_cu_check(dev, accel_i_cu.MemHostGetDevicePointer(&k->dptr, k->mem, 0), "cuMemHostGetDevicePointer") != ACCEL_OK) {
+        accel_i_cu.MemFreeHost(k->mem);
+        accel_i_dev_free(&dev->base, k, sizeof *k);
+        return NULL;
+    }
+    return k;
+}
+/* A free word of a block (words_lock held); false when the block is full. */
+static bool accel_i_cu_block_take(accel_i_cu_block* k, accel_i_cu_word* out) {
+    for (uint32_t i = 0; i < ACCEL_I_CU_BLOCK_WORDS / 64; i++) {
+        if (k->used[i] == UINT64_MAX) continue;
+        for (uint32_t j = 0; j < 64; j++) {
+            if (k->used[i] & ((uint64_t)1 << j)) continue;
+            k->used[i] |= (uint64_t)1 << j;
+            out->host = (accel_i_a64*)(void*)((unsigned char*)k->mem + (i * 64u + j) * 8u);
+            out->dptr = k->dptr + (i * 64u + j) * 8u;
+            return true;
+        }
+    }
+    return false;
+}
+static accel_result accel_i_cu_word_take(accel_i_cu_device* dev, accel_i_cu_word* out) {
+    accel_i_cu_block* k;
+    accel_i_spin_lock(&dev->words_lock);
+    for (k = dev->blocks; k; k = k->next) if (accel_i_cu_block_take(k, out)) break;
+    accel_i_spin_unlock(&dev->words_lock);
+    if (k) return ACCEL_OK;
+    if ((k = accel_i_cu_block_new(dev)) == NULL) return ACCEL_ERROR_OUT_OF_MEMORY;
+    accel_i_cu_block_take(k, out);
+    accel_i_spin_lock(&dev->words_lock);
+    k->next = dev->blocks;
+    dev->blocks = k;
+    accel_i_spin_unlock(&dev->words_lock);
+    return ACCEL_OK;
+}
+static void accel_i_cu_word_give(accel_i_cu_device* dev, const accel_i_cu_word* w) {
+    accel_i_spin_lock(&dev->words_lock);
+    for (accel_i_cu_block* k = dev->blocks; k; k = k->next) {
+        size_t at = (size_t)((unsigned char*)(void*)w->host - (unsigned char*)k->mem) / 8u;
+        if ((unsigned char*)(void*)w->host < (unsigned char*)k->mem || at >= ACCEL_I_CU_BLOCK_WORDS) continue;
+        k->used[at / 64] &= ~((uint64_t)1 << (at % 64));
+        break;
+    }
+    accel_i_spin_unlock(&dev->words_lock);
+}
+static void accel_i_cu_words_free(accel_i_cu_device* dev) {
+    while (dev->blocks) {
+        accel_i_cu_block* k = dev->blocks;
+        dev->blocks = k->next;
+        accel_i_cu.MemFreeHost(k->mem);
+        accel_i_dev_free(&dev->base, k, sizeof *k);
+    }
 }
 
 /* ==== cuda: devices ==== */
@@ -991,6 +1089,7 @@ static void accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
 
 static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bool locks) {
     accel_allocator a = dev->base.allocator;
+    accel_i_cu_words_free(dev);
     while (dev->cache) {
         accel_i_cu_cache_entry* e = dev->cache;
         dev->cache = e->next;
@@ -1029,6 +1128,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, d);
     atomic_init(&dev->queues_lock, 0u);
+    atomic_init(&dev->words_lock, 0u);
     dev->cudev = cudev;
     if ((cr = accel_i_cu.DevicePrimaryCtxRetain(&dev->ctx, cudev)) != ACCEL_CU_SUCCESS) {
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_cuda: cuDevicePrimaryCtxRetain(device %u) failed: %s (%d)", d->device_index, accel_i_cu_error_name(cr), cr);
@@ -1247,8 +1347,7 @@ static void accel_i_cu_program_free(accel_program* prog) {
 /* ==== cuda: signal points and reaping ==== */
 /* Applies one reached point: raise its signal (failed when the device is lost), release its batch. */
 static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
-    if (e->signal)
-        e->signal->obj.device->backend->signal_raise(e->signal, lost ? accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST) : e->value);
+    if (e->signal) accel_i_raise(e->signal, lost ? accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST) : e->value);
     if (e->staging) {   /* keep the larger of it and the cached block for the next batch */
         void* drop = e->staging;
         accel_i_spin_lock(&q->ring_lock);
@@ -1261,7 +1360,7 @@ static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, boo
         if (drop) accel_i_cu.MemFreeHost(drop);
     }
     if (e->batch) {
-        accel_i_batch_recycle(&q->base, e->batch);
+        accel_i_batch_complete(&q->base, e->batch);
         accel_i_event_add(&q->done, 1);
     }
 }
@@ -1289,7 +1388,7 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
         e = q->ring[q->ring_head];
         accel_i_spin_unlock(&q->ring_lock);
         if (!reached && dev->memops) {
-            reached = atomic_load_explicit((accel_i_a64*)(uintptr_t)q->progress, memory_order_acquire) >= e.seq;
+            reached = atomic_load_explicit(q->progress.host, memory_order_acquire) >= e.seq;
         } else if (!reached) {
             reached = e.seq <= q->reached;
             if (!reached && e.recorded) {
@@ -1340,6 +1439,25 @@ static bool accel_i_cu_ring_grow(accel_i_cu_queue* q) {
     return true;
 }
 
+/* Remembers the newest point of a CUDA signal of this device: a GPU wait for a value up to `value` can
+   watch this queue's progress word reach `seq` (cuda: queue segments). */
+static void accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t value, uint64_t seq) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    accel_i_cu_mark* m;
+    if (s->obj.device != q->base.obj.device) return;
+    accel_i_spin_lock(&cs->point_lock);
+    if (cs->points_count == ACCEL_I_CU_POINTS) {   /* the oldest goes */
+        uint64_t v = cs->points[cs->points_head].value;
+        if (v > cs->evicted) cs->evicted = v;
+        cs->points_head = (cs->points_head + 1) % ACCEL_I_CU_POINTS;
+        cs->points_count--;
+    }
+    m = &cs->points[(cs->points_head + cs->points_count++) % ACCEL_I_CU_POINTS];
+    m->word = q->progress.dptr;
+    m->seq = seq;
+    m->value = value;
+    accel_i_spin_unlock(&cs->point_lock);
+}
 /* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
    enqueued since the last point, else the last point's sequence number. When the ring cannot grow or
    the point cannot be enqueued, waits for the stream and applies the point at once. */
@@ -1358,7 +1476,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         e.seq = q->issued;
         if (q->dirty) {
             e.seq = q->issued + 1;
-            if (dev->memops) cr = accel_i_cu.StreamWriteValue64(q->stream, q->progress_dptr, e.seq, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
+            if (dev->memops) cr = accel_i_cu.StreamWriteValue64(q->stream, q->progress.dptr, e.seq, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
             else {
                 if (!e.ev) cr = accel_i_cu.EventCreate(&e.ev, ACCEL_CU_EVENT_DISABLE_TIMING);
                 if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventRecord(e.ev, q->stream);
@@ -1371,6 +1489,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             *slot = e;
             q->ring_count++;
             accel_i_spin_unlock(&q->ring_lock);
+            if (s && dev->memops) accel_i_cu_point_note(q, s, value, e.seq);
             return;
         }
         slot->ev = e.ev;
@@ -1386,8 +1505,38 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
 }
 
 /* ==== cuda: signals ==== */
-/* Signals are the CPU backend's host events (see the header's design notes); a wait also reaps the
-   points of the signals' devices, polling in slices of accel_i_cu_poll_slice while work is in flight. */
+/* Signals are accel.h's host signals (see the header's design notes) plus a mirror word the GPU can
+   watch; a wait also reaps the points of the signals' devices, polling in slices of
+   accel_i_cu_poll_slice while work is in flight. */
+static accel_result accel_i_cu_signal_create(accel_device* d, uint64_t initial, accel_signal** out) {
+    accel_i_cu_signal* cs;
+    accel_result r = accel_i_host_signal_make(d, initial, sizeof(accel_i_cu_signal), out);
+    if (r != ACCEL_OK) return r;
+    cs = (accel_i_cu_signal*)*out;
+    atomic_init(&cs->point_lock, 0u);
+    accel_i_cu_enter(accel_i_cu_dev(d));
+    if ((r = accel_i_cu_word_take(accel_i_cu_dev(d), &cs->mirror)) != ACCEL_OK) {
+        accel_i_object_undo(&(*out)->obj);
+        accel_i_host_signal_destroy(*out, sizeof(accel_i_cu_signal));
+        *out = NULL;
+        return accel_i_fail(d, r, "accel_signal_create: no pinned memory for the signal's device-visible word");
+    }
+    atomic_store(cs->mirror.host, initial);
+    return ACCEL_OK;
+}
+static void accel_i_cu_signal_free(accel_signal* s) {
+    accel_i_cu_word_give(accel_i_cu_dev(s->obj.device), &((accel_i_cu_signal*)s)->mirror);
+    accel_i_host_signal_destroy(s, sizeof(accel_i_cu_signal));
+}
+/* signal_publish: the mirror takes the maximum. A failure writes ACCEL_SIGNAL_MAX, at or above every
+   value a GPU waits for: cuStreamWaitValue64's GEQ compares as (int64_t)(*addr - value) >= 0, so a word
+   with bit 63 set would read as below every value. */
+static void accel_i_cu_signal_publish(accel_signal* s, uint64_t v) {
+    accel_i_a64* m = ((accel_i_cu_signal*)s)->mirror.host;
+    uint64_t old = atomic_load(m);
+    if (accel_i_failed(v)) v = ACCEL_SIGNAL_MAX;
+    while (old < v && !atomic_compare_exchange_weak(m, &old, v)) {}
+}
 static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                                 uint64_t timeout_ns, uint32_t* first) {
     uint64_t deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();
@@ -1403,32 +1552,12 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
         if (now >= deadline) return ACCEL_TIMEOUT;
         step = deadline == ACCEL_I_FOREVER && !pending ? ACCEL_WAIT_FOREVER : deadline - now;
         if (pending && step > slice) step = slice;
-        r = accel_i_cpu_signal_wait_many(s, v, n, all, step, first);   /* host words: the CPU backend's wait */
+        r = accel_i_host_signal_wait(s, v, n, all, step, first);   /* the host words */
         if (r != ACCEL_TIMEOUT) return r;
     }
 }
 
-/* ==== cuda: queue executor ==== */
-
-/* The executor's wait command: host wait, reaping this queue's points meanwhile. OK when reached,
-   SIGNAL_FAILED when failed, DEVICE_LOST when this device is lost. */
-static accel_result accel_i_cu_wait_cmd(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
-    uint64_t since = accel_i_now_ns();
-    accel_result r;
-    accel_i_blocked_set(&q->blocked, s, v);   /* every build: a destroy that waits reports it */
-    for (;;) {
-        uint64_t cur = accel_signal_value(s);
-        bool pending;
-        if (accel_i_failed(cur)) { r = ACCEL_ERROR_SIGNAL_FAILED; break; }
-        if (cur >= v) { r = ACCEL_OK; break; }
-        if (accel_i_lost(q->base.obj.device)) { r = ACCEL_ERROR_DEVICE_LOST; break; }
-        pending = accel_i_cu_reap(q);
-        accel_i_wait_internal(s, v, pending ? accel_i_cu_poll_slice(since) : ACCEL_WAIT_FOREVER);
-    }
-    accel_i_blocked_set(&q->blocked, NULL, 0);
-    return r;
-}
-
+/* ==== cuda: queue segments ==== */
 /* Pinned staging for the batch's updates, sized for all of them at the first update. */
 static accel_result accel_i_cu_staging(accel_i_cu_queue* q, const accel_i_batch* b, size_t at) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
@@ -1796,138 +1925,131 @@ static accel_cu_result accel_i_cu_replay(accel_i_cu_queue* q, const accel_i_batc
     return ACCEL_CU_SUCCESS;
 }
 
-static void accel_i_cu_run_batch(accel_i_cu_queue* q, accel_i_batch* b) {
+/* One command into stream work; returns the failed value that drops the rest of the batch, or 0. */
+static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t pc) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
-    uint64_t failed = 0;
-    uint32_t pc;
-    for (pc = 0; pc < b->count && !failed; pc++) {
-        accel_i_cmd* c = &b->cmds[pc];
-        accel_cu_result cr = ACCEL_CU_SUCCESS;
-        const char* call = NULL;
-        if (accel_i_lost(&dev->base)) { failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST); break; }
-        switch (c->kind) {
-        case ACCEL_I_CMD_WAIT: {
-            accel_result r = accel_i_cu_wait_cmd(q, c->u.sig.signal, c->u.sig.value);
-            if (r == ACCEL_ERROR_SIGNAL_FAILED) failed = accel_signal_value(c->u.sig.signal);
-            else if (r != ACCEL_OK) failed = accel_i_failed_value(r);
-            break;
-        }
-        case ACCEL_I_CMD_SIGNAL:
-            accel_i_cu_point_add(q, c->u.sig.signal, c->u.sig.value, NULL);
-            break;
-        case ACCEL_I_CMD_EXEC:
-            cr = accel_i_cu_exec(q, b, c); call = "cuLaunchKernel";
-            break;
-        case ACCEL_I_CMD_COPY:
-            cr = accel_i_cu_copy(q, c, &call);
-            break;
-        case ACCEL_I_CMD_FILL:
-            cr = accel_i_cu.MemsetD32Async(((accel_i_cu_buffer*)c->u.fill.dst)->dptr + c->u.fill.offset, c->u.fill.pattern,
-                                           c->u.fill.size / 4, q->stream);
-            call = "cuMemsetD32Async";
-            break;
-        case ACCEL_I_CMD_UPDATE: {
-            unsigned char* stage;
-            if (accel_i_cu_staging(q, b, pc) != ACCEL_OK) { failed = accel_i_failed_value(ACCEL_ERROR_OUT_OF_MEMORY); break; }
-            stage = (unsigned char*)q->staging + q->staging_used;
-            memcpy(stage, b->arena + c->u.update.data, c->u.update.size);
-            q->staging_used += (c->u.update.size + 15u) & ~(size_t)15u;
-            cr = accel_i_cu.MemcpyHtoDAsync(((accel_i_cu_buffer*)c->u.update.dst)->dptr + c->u.update.offset, stage, c->u.update.size, q->stream);
-            call = "cuMemcpyHtoDAsync";
-            break;
-        }
-        case ACCEL_I_CMD_BARRIER:
-            break;   /* stream order, and the points' fences, already give it */
-        case ACCEL_I_CMD_REPLAY:
-            cr = accel_i_cu_replay(q, b, c, &call);
-            break;
-        }
-        if (call) {
-            if (cr == ACCEL_CU_SUCCESS) q->dirty = true;
-            else {
-                accel_result r = accel_i_cu_check(dev, cr, call);
-                if (c->kind == ACCEL_I_CMD_EXEC) accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_cuda: launching '%s' on a %s failed; the rest of the batch is dropped",
-                                                             c->u.exec.program->obj.label, accel_i_label(&q->base.obj));
-                failed = accel_i_failed_value(r);
-            }
-        }
+    accel_i_cmd* c = &b->cmds[pc];
+    accel_cu_result cr = ACCEL_CU_SUCCESS;
+    const char* call = NULL;
+    switch (c->kind) {
+    case ACCEL_I_CMD_WAIT: return 0;   /* the walk already took care of it (accel_i_cu_device_wait) */
+    case ACCEL_I_CMD_SIGNAL: accel_i_cu_point_add(q, c->u.sig.signal, c->u.sig.value, NULL); return 0;
+    case ACCEL_I_CMD_EXEC: cr = accel_i_cu_exec(q, b, c); call = "cuLaunchKernel"; break;
+    case ACCEL_I_CMD_COPY: cr = accel_i_cu_copy(q, c, &call); break;
+    case ACCEL_I_CMD_FILL:
+        cr = accel_i_cu.MemsetD32Async(((accel_i_cu_buffer*)c->u.fill.dst)->dptr + c->u.fill.offset, c->u.fill.pattern,
+                                       c->u.fill.size / 4, q->stream);
+        call = "cuMemsetD32Async";
+        break;
+    case ACCEL_I_CMD_UPDATE: {
+        unsigned char* stage;
+        if (accel_i_cu_staging(q, b, pc) != ACCEL_OK) return accel_i_failed_value(ACCEL_ERROR_OUT_OF_MEMORY);
+        stage = (unsigned char*)q->staging + q->staging_used;
+        memcpy(stage, b->arena + c->u.update.data, c->u.update.size);
+        q->staging_used += (c->u.update.size + 15u) & ~(size_t)15u;
+        cr = accel_i_cu.MemcpyHtoDAsync(((accel_i_cu_buffer*)c->u.update.dst)->dptr + c->u.update.offset, stage, c->u.update.size, q->stream);
+        call = "cuMemcpyHtoDAsync";
+        break;
     }
-    if (failed) accel_i_fail_rest(b, pc, failed);   /* drop the rest, pass the failure on */
-    accel_i_cu_point_add(q, NULL, 0, b);
+    case ACCEL_I_CMD_REPLAY: cr = accel_i_cu_replay(q, b, c, &call); break;
+    case ACCEL_I_CMD_BARRIER: return 0;   /* stream order, and the points' fences, already give it */
+    }
+    if (cr == ACCEL_CU_SUCCESS) { q->dirty = true; return 0; }
+    if (c->kind == ACCEL_I_CMD_EXEC)
+        accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_cuda: launching '%s' on %s failed; the rest of the batch is dropped",
+                    c->u.exec.program->obj.label, accel_i_label(&q->base.obj));
+    return accel_i_failed_value(accel_i_cu_check(dev, cr, call));
 }
 
-static void accel_i_cu_executor_main(void* arg) {
-    accel_i_cu_queue* q = (accel_i_cu_queue*)arg;
-    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
-    uint64_t taken = 0, since = accel_i_now_ns();
-    accel_i_cu_enter(dev);
-    for (;;) {
-        uint64_t slice;
-        bool pending = accel_i_cu_reap(q);
-        if (accel_i_event_value(&q->work) > taken) {
-            accel_i_batch* b;
-            accel_i_spin_lock(&q->enqueue_lock);    /* popped and run under the lock: see submit */
-            b = accel_i_fifo_pop(&q->fifo);
-            if (b) accel_i_cu_run_batch(q, b);
-            accel_i_spin_unlock(&q->enqueue_lock);
-            taken++;
-            if (b) { since = accel_i_now_ns(); continue; }
+/* A GPU wait for s >= v (a CUDA signal of this device). On the progress word of the queue of the FIRST
+   signal point that promised v (waiting for a later one could wait on work that itself waits for this
+   queue: a deadlock), when the ring of recent points still holds it; else on the signal's mirror, which
+   the host raises when it reaps that point (or sets or fails the signal). */
+static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    accel_cu_deviceptr addr = cs->mirror.dptr;
+    uint64_t value = v;
+    accel_i_spin_lock(&cs->point_lock);
+    if (cs->evicted < v) {
+        for (uint32_t i = 0; i < cs->points_count; i++) {
+            const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
+            if (m->value >= v) { addr = m->word; value = m->seq; break; }
         }
-        if (atomic_load(&q->stop) && !pending) return;
-        if (!pending) { accel_i_event_wait(&q->work, taken + 1, ACCEL_I_FOREVER); since = accel_i_now_ns(); continue; }
-        slice = accel_i_cu_poll_slice(since);
-        if (slice >= 32000u && !accel_i_lost(&dev->base)) {   /* waits over 1 ms: notice a dead device */
-            accel_cu_result cr = accel_i_cu.StreamQuery(q->stream);
-            if (cr != ACCEL_CU_SUCCESS && cr != ACCEL_CU_ERROR_NOT_READY) accel_i_cu_check(dev, cr, "cuStreamQuery");
-        }
-        accel_i_event_wait(&q->work, taken + 1, accel_i_deadline(slice));
     }
+    accel_i_spin_unlock(&cs->point_lock);
+    if (addr == cs->mirror.dptr) { q->gate = cs->mirror.host; q->gate_value = v; q->behind = 0; }
+    q->dirty = true;   /* a point after the wait must come after it */
+    return accel_i_cu.StreamWaitValue64(q->stream, addr, value, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
 }
-
-/* Hang report (debug devices): what the executor waits for, and the batches not yet finished. */
-static size_t accel_i_cu_queue_describe(accel_queue* base, char* out, size_t cap) {
+/* wait_on_device: a CUDA signal of this device, where the device has stream memory operations. */
+static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t v) {
+    (void)v;
+    return s->obj.device == q->obj.device && accel_i_cu_dev(q->obj.device)->memops;
+}
+/* Would enqueuing more block the caller? A stream holds only so much work behind a GPU wait that the host
+   must release; past ACCEL_I_CU_BEHIND commands behind one not yet released, the rest goes to the
+   queue's worker, so that accel_queue_submit never blocks in the driver. */
+#define ACCEL_I_CU_BEHIND 256u
+static bool accel_i_cu_stream_full(accel_i_cu_queue* q) {
+    if (q->gate && atomic_load(q->gate) >= q->gate_value) q->gate = NULL;
+    return q->gate && q->behind >= ACCEL_I_CU_BEHIND;
+}
+/* segment_submit: the segment's GPU waits, then its commands, into the queue's stream. */
+static accel_result accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg, bool may_block) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
-    return accel_i_blocked_describe(&q->blocked, out, cap, base, atomic_load(&q->submitted) - accel_i_event_value(&q->done));
-}
-
-/* Would the batch block in a wait? (a signal below its value and not failed at submit time) */
-static bool accel_i_cu_batch_may_block(const accel_i_batch* b) {
-    for (uint32_t i = 0; i < b->count; i++) {
-        const accel_i_cmd* c = &b->cmds[i];
-        if (c->kind == ACCEL_I_CMD_WAIT) {
-            uint64_t cur = accel_signal_value(c->u.sig.signal);
-            if (!accel_i_failed(cur) && cur < c->u.sig.value) return true;
-        }
+    accel_i_cu_device* dev = accel_i_cu_dev(base->obj.device);
+    uint64_t failed = 0;
+    if (!may_block && accel_i_cu_stream_full(q)) return ACCEL_I_HANDOFF;
+    accel_i_cu_enter(dev);
+    for (uint32_t i = sg->wfrom; i < sg->from && !failed; i++) {
+        accel_i_cmd* c = &b->cmds[i];
+        accel_cu_result cr;
+        if (!(c->flags & ACCEL_I_CMD_ON_DEVICE)) continue;
+        cr = accel_i_cu_device_wait(q, c->u.sig.signal, c->u.sig.value);
+        if (cr != ACCEL_CU_SUCCESS) failed = accel_i_failed_value(accel_i_cu_check(dev, cr, "cuStreamWaitValue64"));
     }
-    return false;
+    for (uint32_t pc = sg->from; pc < sg->to && !failed; pc++) {
+        if (accel_i_lost(&dev->base)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
+        else failed = accel_i_cu_cmd(q, b, pc);
+        if (q->gate) q->behind++;
+        if (failed) accel_i_fail_rest(b, pc + 1, failed);   /* drop the rest, pass the failure on */
+    }
+    atomic_store(&q->poll_since, accel_i_now_ns());
+    if (failed) b->pc = b->count;
+    return ACCEL_OK;
+}
+/* batch_submitted: its last point releases it; the worker watches the points. */
+static void accel_i_cu_batch_submitted(accel_queue* base, accel_i_batch* b) {
+    accel_i_cu_queue* q = (accel_i_cu_queue*)base;
+    accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
+    accel_i_cu_point_add(q, NULL, 0, b);
+    accel_i_walker_poke(base);
+}
+/* queue_poll (the queue's worker, idle): applies reached points; in flight, polls again after
+   accel_i_cu_poll_slice, and checks the stream once the waits grow past a millisecond. */
+static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
+    accel_i_cu_queue* q = (accel_i_cu_queue*)base;
+    accel_i_cu_device* dev = accel_i_cu_dev(base->obj.device);
+    uint64_t slice;
+    if (!accel_i_cu_reap(q)) return 0;
+    slice = accel_i_cu_poll_slice(atomic_load(&q->poll_since));
+    if (slice >= 32000u && !accel_i_lost(&dev->base)) {   /* waits over 1 ms: notice a dead device */
+        accel_cu_result cr;
+        accel_i_cu_enter(dev);
+        cr = accel_i_cu.StreamQuery(q->stream);
+        if (cr != ACCEL_CU_SUCCESS && cr != ACCEL_CU_ERROR_NOT_READY) accel_i_cu_check(dev, cr, "cuStreamQuery");
+    }
+    return slice;
 }
 
-/* Submit: a batch that cannot block, on a queue with nothing queued and nothing being enqueued, goes
-   into the stream right here on the caller's thread (no hand-off: the launch costs what a raw launch
-   costs); the executor is only poked to watch its points. Anything else goes to the executor. The
-   executor pops and runs under enqueue_lock, so an empty FIFO with the lock free means nothing of this
-   queue is between the FIFO and the stream. */
 static accel_result accel_i_cu_queue_submit(accel_queue* base, accel_i_batch* b) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     atomic_fetch_add(&q->submitted, 1u);
-    if (!accel_i_cu_batch_may_block(b) && !atomic_exchange_explicit(&q->enqueue_lock, 1u, memory_order_acquire)) {
-        bool direct;
-        accel_i_spin_lock(&q->fifo.lock);
-        direct = q->fifo.head == NULL;
-        accel_i_spin_unlock(&q->fifo.lock);
-        if (direct) {
-            accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
-            accel_i_cu_run_batch(q, b);
-        }
-        accel_i_spin_unlock(&q->enqueue_lock);
-        if (direct) { accel_i_event_add(&q->work, 1); return ACCEL_OK; }   /* poke: watch the new points */
-    }
-    accel_i_fifo_push(&q->fifo, b);
-    accel_i_event_add(&q->work, 1);
-    return ACCEL_OK;
+    return accel_i_walker_submit(base, b);
 }
 
-static accel_result accel_i_cu_queue_wait_idle(accel_queue* base, uint64_t timeout_ns) {
+/* queue_drain: every batch submitted so far finished (its last point reached). */
+static accel_result accel_i_cu_queue_drain(accel_queue* base, uint64_t timeout_ns) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     uint64_t submitted = atomic_load(&q->submitted), deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();
     for (;;) {
@@ -1942,49 +2064,39 @@ static accel_result accel_i_cu_queue_wait_idle(accel_queue* base, uint64_t timeo
 }
 
 static void accel_i_cu_queue_free(accel_i_cu_queue* q, bool events) {
-    accel_device* d = q->base.obj.device;
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    accel_device* d = &dev->base;
     for (uint32_t i = 0; i < q->ring_cap; i++) if (q->ring[i].ev) accel_i_cu.EventDestroy(q->ring[i].ev);
     accel_i_dev_free(d, q->ring, (size_t)q->ring_cap * sizeof *q->ring);
     if (q->stream) accel_i_cu.StreamDestroy(q->stream);
-    if (q->progress) accel_i_cu.MemFreeHost((void*)(uintptr_t)q->progress);
+    if (q->progress.host) accel_i_cu_word_give(dev, &q->progress);   /* keeps its value: see cuda: pinned words */
     if (q->staging_cache) accel_i_cu.MemFreeHost(q->staging_cache);
-    if (events) { accel_i_event_destroy(&q->work); accel_i_event_destroy(&q->done); }
+    if (events) accel_i_event_destroy(&q->done);
     accel_i_dev_free(d, q, sizeof *q);
 }
 
 static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type type, accel_queue** out) {
     accel_i_cu_device* dev = accel_i_cu_dev(d);
     accel_i_cu_queue* q = (accel_i_cu_queue*)accel_i_dev_alloc(d, sizeof *q);
-    void* word = NULL;
     accel_result r;
     if (!q) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
     memset((void*)q, 0, sizeof *q);
     q->base.obj.device = d;
     atomic_init(&q->submitted, 0u);
-    atomic_init(&q->enqueue_lock, 0u);
-    atomic_init(&q->blocked.lock, 0u);
+    atomic_init(&q->poll_since, 0u);
     accel_i_cu_enter(dev);
     r = accel_i_cu_check(dev, accel_i_cu.StreamCreate(&q->stream, ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    if (r == ACCEL_OK) r = accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&word, 64, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc");
-    if (r == ACCEL_OK) {
-        q->progress = (volatile uint64_t*)word;
-        atomic_init((accel_i_a64*)word, 0u);
-        r = accel_i_cu_check(dev, accel_i_cu.MemHostGetDevicePointer(&q->progress_dptr, word, 0), "cuMemHostGetDevicePointer");
-    }
+    if (r == ACCEL_OK) r = accel_i_cu_word_take(dev, &q->progress);
     if (r != ACCEL_OK) { accel_i_cu_queue_free(q, false); return r; }
-    if (!accel_i_event_init(&q->work, 0)) { accel_i_cu_queue_free(q, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
-    if (!accel_i_event_init(&q->done, 0)) {
-        accel_i_event_destroy(&q->work);
-        accel_i_cu_queue_free(q, false);
-        return ACCEL_ERROR_OUT_OF_MEMORY;
-    }
-    accel_i_queue_init(&q->base, d, type);   /* before the executor starts: it reads the object */
-    if ((r = accel_i_thread_start(&q->thread, accel_i_cu_executor_main, q)) != ACCEL_OK) {
-        accel_i_object_unlist(&q->base.obj);
-        accel_i_device_release(d);
+    q->issued = atomic_load(q->progress.host);   /* a reused word counts on */
+    q->reached = q->issued;
+    if (!accel_i_event_init(&q->done, 0)) { accel_i_cu_queue_free(q, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    accel_i_queue_init(&q->base, d, type);
+    if ((r = accel_i_walker_start(&q->base)) != ACCEL_OK) {
+        accel_i_object_undo(&q->base.obj);
         accel_i_queue_fini(&q->base);
         accel_i_cu_queue_free(q, true);
-        return accel_i_fail(d, r, "accel_queue_create: starting the executor thread failed");
+        return r;
     }
     accel_i_spin_lock(&dev->queues_lock);
     q->next_queue = dev->queues;
@@ -1997,10 +2109,7 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
 static void accel_i_cu_queue_destroy(accel_queue* base) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     accel_i_cu_device* dev = accel_i_cu_dev(base->obj.device);
-    accel_i_cu_queue_wait_idle(base, ACCEL_WAIT_FOREVER);
-    atomic_store(&q->stop, 1u);
-    accel_i_event_add(&q->work, 1);
-    accel_i_thread_join(&q->thread);
+    accel_i_walker_stop(base);    /* waits for everything submitted */
     accel_i_spin_lock(&dev->queues_lock);
     for (accel_i_cu_queue** p = &dev->queues; *p; p = &(*p)->next_queue)
         if (*p == q) { *p = q->next_queue; break; }
@@ -2012,16 +2121,36 @@ static void accel_i_cu_queue_destroy(accel_queue* base) {
 }
 
 /* ==== cuda: backend table ==== */
+/* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
 static const accel_backend accel_i_cu_backend_table = {
-    "cuda", false,
-    accel_i_cu_device_count, accel_i_cu_device_create, accel_i_cu_device_destroy,
-    accel_i_cu_buffer_create, accel_i_cu_buffer_free, accel_i_cu_buffer_io,
-    accel_i_cu_program_create, accel_i_cu_program_free,
-    accel_i_cpu_signal_create, accel_i_cpu_signal_free, accel_i_cpu_signal_value, accel_i_cpu_signal_raise,
-    accel_i_cu_signal_wait_many,
-    accel_i_cu_queue_create, accel_i_cu_queue_destroy, accel_i_cu_queue_submit, accel_i_cu_queue_wait_idle,
-    accel_i_cu_queue_describe,
-    accel_i_cu_commands_build, accel_i_cu_commands_free
+    "cuda",                             /* name */
+    false,                              /* shares_host_memory */
+    accel_i_cu_device_count,            /* device_count */
+    accel_i_cu_device_create,           /* device_create */
+    accel_i_cu_device_destroy,          /* device_destroy */
+    accel_i_cu_buffer_create,           /* buffer_create */
+    accel_i_cu_buffer_free,             /* buffer_free */
+    accel_i_cu_buffer_io,               /* buffer_io */
+    accel_i_cu_program_create,          /* program_create */
+    accel_i_cu_program_free,            /* program_free */
+    accel_i_cu_signal_create,           /* signal_create */
+    accel_i_cu_signal_free,             /* signal_free */
+    accel_i_host_signal_value,          /* signal_value: the host word */
+    accel_i_host_signal_raise,          /* signal_raise: the host word */
+    accel_i_cu_signal_wait_many,        /* signal_wait_many */
+    accel_i_cu_queue_create,            /* queue_create */
+    accel_i_cu_queue_destroy,           /* queue_destroy */
+    accel_i_cu_queue_submit,            /* queue_submit: the core's walk */
+    accel_i_walker_wait_idle,           /* queue_wait_idle: the core's worker, then queue_drain */
+    accel_i_walker_describe,            /* queue_describe */
+    accel_i_cu_wait_on_device,          /* wait_on_device */
+    accel_i_cu_segment_submit,          /* segment_submit */
+    accel_i_cu_batch_submitted,         /* batch_submitted */
+    accel_i_cu_queue_drain,             /* queue_drain */
+    accel_i_cu_signal_publish,          /* signal_publish: the mirror word */
+    accel_i_cu_queue_poll,              /* queue_poll: the worker reaps signal points */
+    accel_i_cu_commands_build,          /* commands_build: a CUDA graph (or pre-resolved launches) */
+    accel_i_cu_commands_free            /* commands_free */
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 
@@ -2042,7 +2171,8 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
 /* no device is ever created, so the other entries are never called */
 static const accel_backend accel_i_cu_backend_table = {
     "cuda", false, accel_i_cu_device_count, accel_i_cu_device_create, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) { (void)cuda_path; (void)nvrtc_path; }

@@ -317,7 +317,8 @@ static accel_result accel_i_vk_stub_create(const accel_backend* b, const accel_d
 }
 static const accel_backend accel_i_vk_backend_table = {
     "vulkan", false, accel_i_vk_stub_count, accel_i_vk_stub_create,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL   /* a stub makes no device: nothing past device_create is called */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, const accel_vulkan_adopt_desc* vk,
@@ -469,7 +470,10 @@ static accel_result accel_i_vk_lib_open(const accel_logger* lg, PFN_vkGetInstanc
 }
 
 /* ==== vulkan: objects ==== */
-typedef struct accel_i_vk_hwq { VkQueue queue; uint32_t family; accel_i_mutex lock; } accel_i_vk_hwq;
+/* A VkQueue, and how many accel queues submit to it (`users`, under the device's submit_lock): a device
+   wait that only the host can release is put on a VkQueue only when it has one user, since it holds up
+   everything submitted to that VkQueue after it (see accel_i_vk_wait_on_device). */
+typedef struct accel_i_vk_hwq { VkQueue queue; uint32_t family; accel_i_mutex lock; uint32_t users; } accel_i_vk_hwq;
 
 typedef struct accel_i_vk_device {
     accel_device base;
@@ -488,7 +492,8 @@ typedef struct accel_i_vk_device {
     uint32_t spirv_minor;         /* the newest SPIR-V 1.x the device takes: 3 (Vulkan 1.1), 5 (1.2), 6 (1.3) */
     uint64_t max_diff;            /* maxTimelineSemaphoreValueDifference */
     accel_i_mutex io_lock;
-    accel_i_mutex submit_lock;    /* deciding native signal operations + vkQueueSubmit, device-wide */
+    accel_i_mutex submit_lock;    /* native wait/signal operations, host raises of semaphores, vkQueueSubmit */
+    uint64_t stamp;               /* segment building (submit_lock): see accel_i_vk_signal.mark */
     bool locks_inited;
     VkCommandPool io_pool;        /* staging copies of accel_buffer_read/write (io_lock) */
     VkSemaphore io_sem;
@@ -521,9 +526,15 @@ typedef struct accel_i_vk_program {
 typedef struct accel_i_vk_signal {
     accel_signal base;
     VkSemaphore sem;
+    bool owned;                   /* accel created sem (else an engine's, see accel_vulkan_signal_wrap) */
     accel_i_event host;           /* host-set maximum, or the failed value (accel.h's event: max, failure final) */
-    accel_i_a64 submitted;        /* largest value handed to the GPU as a signal operation (written under the
-                                     device submit_lock; host-event waiters are notified when it grows) */
+    /* The rest is written under the device's submit_lock (see "Signals: design"): */
+    accel_i_a64 submitted;        /* hi: the largest value the semaphore was promised (GPU signal operations
+                                     submitted, host raises published); host-event waiters are woken when it grows */
+    accel_i_vk_hwq* hi_hwq;       /* the VkQueue of the pending GPU signal operations (NULL: none pending) */
+    uint64_t hwait;               /* the largest unpromised value a device wait watches for */
+    uint64_t mark;                /* segment building: stamp of the segment that saw this signal last, */
+    uint32_t slot;                /* and its index in that segment's wait or signal operations */
 } accel_i_vk_signal;
 
 /* One submitted segment, kept until the queue's timeline reaches `value`. */
@@ -542,16 +553,11 @@ typedef struct accel_i_vk_queue {
     accel_i_vk_hwq* hwq;
     VkCommandPool pool;           /* used only by whoever is `active` */
     VkSemaphore done;             /* completion timeline: one value per submitted segment */
-    accel_i_mutex lock;           /* fifo, active, stop, cond */
-    accel_i_cond cond;
-    accel_i_batch *head, *tail;   /* batches handed to the worker */
-    bool active, stop;
-    accel_i_thread thread;
     accel_i_a32 list_lock;        /* entries, spare entries, free command buffers, last */
     accel_i_vk_entry *first, *last_entry, *spare;
+    uint32_t spare_count;
     VkCommandBuffer* free_cbs; size_t free_cbs_bytes; uint32_t free_cb_count;
     uint64_t last;                /* last value submitted on `done` */
-    accel_i_blocked blocked;      /* debug devices: what the worker waits for */
 } accel_i_vk_queue;
 
 /* What a submitted batch needs to run to its end, set aside by accel_queue_submit before anything of
@@ -560,8 +566,17 @@ typedef struct accel_i_vk_queue {
    in the batch's arena, after the recorded data; the arrays follow it. */
 typedef struct accel_i_vk_plan {
     accel_i_vk_entry* reserved;   /* one entry per segment not yet submitted */
-    uint32_t cap;                 /* semaphores per segment: sems[cap], vals[2 * cap], later[cap] */
+    uint32_t cap;                 /* semaphore operations per segment: the arrays of accel_i_vk_ops */
 } accel_i_vk_plan;
+/* A segment's semaphore operations (arrays of plan->cap, in the batch's arena after the plan): wait
+   operations [0, nw), signal operations [nw, nw + ns) (the last one: the queue's completion timeline),
+   and the signals the host raises once the segment completed. */
+typedef struct accel_i_vk_ops {
+    VkSemaphore* sems; uint64_t* vals; VkPipelineStageFlags* stages; accel_i_vk_signal** sigs;
+    accel_signal** later; uint64_t* later_vals;
+    uint32_t nw, ns, nlater;
+} accel_i_vk_ops;
+#define ACCEL_I_VK_OP_BYTES (sizeof(VkSemaphore) + 2 * sizeof(uint64_t) + sizeof(VkPipelineStageFlags) + 2 * sizeof(void*))
 
 static accel_i_vk_device* accel_i_vk_dev(accel_device* d) { return (accel_i_vk_device*)d; }
 
@@ -665,9 +680,10 @@ static accel_result accel_i_vk_signal_create(accel_device* d, uint64_t initial, 
     VkResult vr;
     if (!s) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
     memset((void*)s, 0, sizeof *s);
-    atomic_init(&s->submitted, 0u);
+    atomic_init(&s->submitted, initial);
+    s->owned = true;
     if (!accel_i_event_init(&s->host, initial)) { accel_i_dev_free(d, s, sizeof *s); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed"); }
-    vr = accel_i_vk_timeline(dev, 0, &s->sem);
+    vr = accel_i_vk_timeline(dev, initial, &s->sem);
     if (vr != VK_SUCCESS) {
         accel_i_event_destroy(&s->host);
         accel_i_dev_free(d, s, sizeof *s);
@@ -680,9 +696,107 @@ static accel_result accel_i_vk_signal_create(accel_device* d, uint64_t initial, 
 static void accel_i_vk_signal_free(accel_signal* base) {
     accel_i_vk_signal* s = (accel_i_vk_signal*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
-    dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
+    uint64_t hi = atomic_load(&s->submitted);
+    /* a host raise published behind GPU work (accel_i_vk_signal_publish) may still be pending: the work
+       that used the signal is complete, so it lands at once */
+    if (!accel_i_lost(&dev->base) && accel_i_vk_counter(dev, s->sem) < hi) accel_i_vk_wait_sem(dev, s->sem, hi, 1000000000u);
+    if (s->owned) dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
     accel_i_event_destroy(&s->host);
     accel_i_dev_free(&dev->base, s, sizeof *s);
+}
+
+/* The semaphore value a failure raises it to: at or above every value anyone can wait for
+   (ACCEL_SIGNAL_MAX), or as far as maxTimelineSemaphoreValueDifference lets it go from `counter`
+   (no valid wait can be for more). */
+static uint64_t accel_i_vk_fail_target(const accel_i_vk_device* dev, uint64_t counter) {
+    return dev->max_diff >= ACCEL_SIGNAL_MAX - counter ? ACCEL_SIGNAL_MAX : counter + dev->max_diff;
+}
+/* Signals `sem` to `value` on `hwq` after everything submitted to it: a host raise that must land
+   after GPU signal operations still pending there (submit_lock held). */
+static VkResult accel_i_vk_signal_behind(accel_i_vk_device* dev, accel_i_vk_hwq* hwq, VkSemaphore sem, uint64_t value) {
+    VkTimelineSemaphoreSubmitInfo ti;
+    VkSubmitInfo si;
+    VkResult vr;
+    memset(&ti, 0, sizeof ti);
+    ti.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+    ti.signalSemaphoreValueCount = 1;
+    ti.pSignalSemaphoreValues = &value;
+    memset(&si, 0, sizeof si);
+    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    si.pNext = &ti;
+    si.signalSemaphoreCount = 1;
+    si.pSignalSemaphores = &sem;
+    accel_i_mutex_lock(&hwq->lock);
+    vr = dev->vk.QueueSubmit(hwq->queue, 1, &si, VK_NULL_HANDLE);
+    accel_i_mutex_unlock(&hwq->lock);
+    return vr;
+}
+/* The device side of a host raise (set, fail, or a value the host applies after GPU work): the
+   semaphore reaches it too, so device waits and an engine's waits on the semaphore see it. Vulkan wants
+   every signal of a timeline above its current value and below every pending signal operation, and
+   accel's raises are a max; so a value at or below what the semaphore was already promised (`hi`) is
+   left to the promise, a higher one is signalled from the host when nothing is pending, else submitted
+   behind the pending operations on their VkQueue (they are all on one: accel_i_vk_native_ok). */
+static void accel_i_vk_signal_publish(accel_signal* base, uint64_t v) {
+    accel_i_vk_signal* s = (accel_i_vk_signal*)base;
+    accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
+    uint64_t c, target;
+    VkResult vr = VK_SUCCESS;
+    if (accel_i_lost(&dev->base)) return;
+    accel_i_mutex_lock(&dev->submit_lock);
+    c = accel_i_vk_counter(dev, s->sem);
+    target = accel_i_failed(v) ? accel_i_vk_fail_target(dev, c) : v;
+    if (target > atomic_load(&s->submitted) && target - c <= dev->max_diff) {
+        if (c >= atomic_load(&s->submitted) || !s->hi_hwq) {
+            VkSemaphoreSignalInfo si = { VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, NULL, s->sem, target };
+            vr = dev->vk.SignalSemaphore(dev->device, &si);
+            s->hi_hwq = NULL;
+        } else {
+            vr = accel_i_vk_signal_behind(dev, s->hi_hwq, s->sem, target);
+        }
+        if (vr == VK_SUCCESS) atomic_store(&s->submitted, target);
+    }
+    accel_i_mutex_unlock(&dev->submit_lock);
+    if (vr != VK_SUCCESS) accel_i_vk_fail(dev, vr, "vkSignalSemaphore", "signal raise");
+}
+/* Can the device wait for s >= v itself? Only for a signal of this device, and only where the wait
+   cannot hold up anything that does not already come after it: a VkQueue runs its submissions in order,
+   so a wait there holds up everything submitted to that VkQueue later, other accel queues' work too.
+   - v promised by GPU signal operations pending on this queue's own VkQueue: they were submitted
+     before, so they run first, and the wait holds up nothing (the chain and frame-loop case, also on
+     a device with one VkQueue, such as lavapipe);
+   - this queue has its VkQueue to itself: anything promised (on any VkQueue), and a value only the host
+     can raise when nothing is pending on the semaphore, so that the raise is signalled at once (the
+     wait is remembered in hwait: until the semaphore passes it, no GPU signal operation goes onto it
+     natively, so host raises stay immediate). What it holds up is this queue's later work, which an
+     in-order queue holds up anyway.
+   Anything else, and other devices' and backends' signals, is gated on the host (v1). */
+static bool accel_i_vk_wait_on_device(accel_queue* qb, accel_signal* base, uint64_t v) {
+    accel_i_vk_device* dev = accel_i_vk_dev(qb->obj.device);
+    accel_i_vk_queue* q = (accel_i_vk_queue*)qb;
+    accel_i_vk_signal* s = (accel_i_vk_signal*)base;
+    uint64_t c, hi;
+    bool ok;
+    if (base->obj.device != &dev->base) return false;
+    accel_i_mutex_lock(&dev->submit_lock);
+    c = accel_i_vk_counter(dev, s->sem);
+    hi = atomic_load(&s->submitted);
+    ok = v <= hi && s->hi_hwq == q->hwq;
+    if (!ok && q->hwq->users == 1) {
+        ok = v <= hi || (c >= hi && v - c <= dev->max_diff);
+        if (ok && v > hi && v > s->hwait) s->hwait = v;
+    }
+    accel_i_mutex_unlock(&dev->submit_lock);
+    return ok;
+}
+/* May the segment signal s = v with a native signal operation on hwq? (submit_lock held) Only above
+   every value promised so far, behind pending operations of the same VkQueue only (so they complete in
+   order of value), and not while a device wait watches for an unpromised value (see above). */
+static bool accel_i_vk_native_ok(accel_i_vk_device* dev, accel_i_vk_signal* s, uint64_t v, const accel_i_vk_hwq* hwq) {
+    uint64_t hi = atomic_load(&s->submitted), c;
+    if (v <= hi) return false;
+    c = accel_i_vk_counter(dev, s->sem);
+    return (s->hi_hwq == hwq || c >= hi) && s->hwait <= c && v - c <= dev->max_diff;
 }
 
 /* Sleeps on the signal's host event until its word reaches v, a GPU signal operation is submitted to
@@ -1541,17 +1655,18 @@ static accel_i_vk_entry* accel_i_vk_entry_new(accel_i_vk_queue* q) {
     accel_i_vk_entry* e;
     accel_i_spin_lock(&q->list_lock);
     e = q->spare;
-    if (e) q->spare = e->next;
+    if (e) { q->spare = e->next; q->spare_count--; }
     accel_i_spin_unlock(&q->list_lock);
     if (!e) e = (accel_i_vk_entry*)accel_i_dev_alloc(q->base.obj.device, sizeof *e);
     if (e) memset((void*)e, 0, sizeof *e);
     return e;
 }
+/* Keeps an entry for reuse, at most 64 (a burst's entries are freed afterwards). */
 static void accel_i_vk_entry_spare(accel_i_vk_queue* q, accel_i_vk_entry* e) {
     accel_i_spin_lock(&q->list_lock);
-    e->next = q->spare;
-    q->spare = e;
+    if (q->spare_count < 64) { e->next = q->spare; q->spare = e; q->spare_count++; e = NULL; }
     accel_i_spin_unlock(&q->list_lock);
+    if (e) accel_i_dev_free(q->base.obj.device, e, sizeof *e);
 }
 static VkCommandBuffer accel_i_vk_cb_take(accel_i_vk_queue* q) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
@@ -1566,11 +1681,15 @@ static VkCommandBuffer accel_i_vk_cb_take(accel_i_vk_queue* q) {
     if (vr != VK_SUCCESS) { accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", "accel_queue_submit"); return VK_NULL_HANDLE; }
     return cb;
 }
-/* Keeps a command buffer for reuse (the pool frees it otherwise, at queue destroy). */
+/* Keeps a command buffer for reuse, up to the room set aside at queue creation (16); frees the rest,
+   so that a burst of segments does not keep its command buffers for the life of the queue. */
 static void accel_i_vk_cb_give(accel_i_vk_queue* q, VkCommandBuffer cb) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    bool kept = false;
     accel_i_spin_lock(&q->list_lock);
-    if ((q->free_cb_count + 1) * sizeof cb <= q->free_cbs_bytes) q->free_cbs[q->free_cb_count++] = cb;
+    if ((q->free_cb_count + 1) * sizeof cb <= q->free_cbs_bytes) { q->free_cbs[q->free_cb_count++] = cb; kept = true; }
     accel_i_spin_unlock(&q->list_lock);
+    if (!kept) dev->vk.FreeCommandBuffers(dev->device, q->pool, 1, &cb);
 }
 /* Releases what an entry holds (its GPU work is complete, or the device is gone, or it was never
    submitted) and clears it. */
@@ -1582,7 +1701,7 @@ static void accel_i_vk_entry_clear(accel_i_vk_queue* q, accel_i_vk_entry* e) {
     while (e->batches) {
         accel_i_batch* b = e->batches;
         e->batches = b->next;
-        accel_i_batch_recycle(&q->base, b);
+        accel_i_batch_complete(&q->base, b);
     }
     memset((void*)e, 0, sizeof *e);
 }
@@ -1656,8 +1775,7 @@ static accel_result accel_i_vk_plan_make(accel_i_vk_queue* q, accel_i_batch* b) 
         if (wait) waits++;
         else if (i < b->count && b->cmds[i].kind == ACCEL_I_CMD_SIGNAL) seg++;
     }
-    if (!accel_i_grow(d, (void**)&b->arena, &b->arena_cap,
-                      at + sizeof *plan + cap * (sizeof(VkSemaphore) + 2 * sizeof(uint64_t) + sizeof(accel_signal*))))
+    if (!accel_i_grow(d, (void**)&b->arena, &b->arena_cap, at + sizeof *plan + cap * ACCEL_I_VK_OP_BYTES + 16))
         return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory");
     plan = accel_i_vk_plan_of(b);
     plan->reserved = NULL;
@@ -1685,8 +1803,9 @@ static void accel_i_vk_retire(accel_i_vk_queue* q, accel_i_batch* b) {
         b = NULL;
     }
     accel_i_spin_unlock(&q->list_lock);
-    if (b) accel_i_batch_recycle(&q->base, b);
+    if (b) accel_i_batch_complete(&q->base, b);
 }
+static void accel_i_vk_batch_submitted(accel_queue* base, accel_i_batch* b) { accel_i_vk_retire((accel_i_vk_queue*)base, b); }
 
 /* ==== vulkan: recording ==== */
 static void accel_i_vk_barrier(accel_i_vk_device* dev, VkCommandBuffer cb, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
@@ -2125,117 +2244,151 @@ static accel_result accel_i_vk_record_replay(accel_i_vk_queue* q, accel_i_vk_ent
 }
 
 /* ==== vulkan: submission ==== */
-/* Grows the submitter's scratch for n wait/signal operations. */
-/* Submits one segment: waits [wfrom, from) (all satisfied), commands [from, to). With `worker`, signals
-   that cannot be native are set from the host once the segment completed; without it such a segment
-   is not submitted and ACCEL_I_VK_HANDOFF returned. `pre`: the segment's commands, already recorded
-   (the worker records before it waits, so that a released wait goes straight to vkQueueSubmit). */
-static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, uint32_t wfrom, uint32_t from, uint32_t to, bool worker,
-                                       accel_i_vk_entry* pre) {
+/* The segment's semaphore arrays, in the batch's arena after its plan. */
+static accel_i_vk_ops accel_i_vk_ops_of(const accel_i_batch* b) {
+    accel_i_vk_plan* plan = accel_i_vk_plan_of(b);
+    unsigned char* at = (unsigned char*)(plan + 1);
+    uint32_t cap = plan->cap;
+    accel_i_vk_ops o;
+    memset(&o, 0, sizeof o);
+    o.vals = (uint64_t*)(void*)at;                       at += 2 * (size_t)cap * sizeof(uint64_t);
+    o.later_vals = o.vals + cap;
+    o.sigs = (accel_i_vk_signal**)(void*)at;             at += (size_t)cap * sizeof(void*);
+    o.later = (accel_signal**)(void*)at;                 at += (size_t)cap * sizeof(void*);
+    o.sems = (VkSemaphore*)(void*)at;                    at += (size_t)cap * sizeof(VkSemaphore);
+    o.stages = (VkPipelineStageFlags*)(void*)at;
+    return o;
+}
+/* Wait operations: every device wait, and every wait a GPU signal operation of this device already
+   reached (its memory order); one per semaphore, with the largest value. Linear: a signal remembers
+   the segment (stamp) and slot it went into. submit_lock held. */
+static void accel_i_vk_seg_waits(accel_i_vk_device* dev, const accel_i_batch* b, const accel_i_segment* sg, accel_i_vk_ops* o) {
+    uint64_t stamp = ++dev->stamp;
+    for (uint32_t i = sg->wfrom; i < sg->from; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        accel_i_vk_signal* vs = (accel_i_vk_signal*)c->u.sig.signal;
+        uint64_t v = c->u.sig.value;
+        if (c->u.sig.signal->obj.device != &dev->base) continue;
+        if (!(c->flags & ACCEL_I_CMD_ON_DEVICE) && accel_i_vk_counter(dev, vs->sem) < v) continue;   /* reached by a host raise */
+        if (vs->mark == stamp) { if (o->vals[vs->slot] < v) o->vals[vs->slot] = v; continue; }
+        vs->mark = stamp;
+        vs->slot = o->nw;
+        o->sems[o->nw] = vs->sem;
+        o->vals[o->nw] = v;
+        o->stages[o->nw++] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    }
+}
+/* Signal operations: one per semaphore of this device with the segment's largest value for it, native
+   when accel_i_vk_native_ok; the rest (other devices' signals too) the host raises once the segment
+   completed, unless the value is reached already. submit_lock held. */
+static void accel_i_vk_seg_signals(accel_i_vk_queue* q, const accel_i_batch* b, const accel_i_segment* sg, accel_i_vk_ops* o) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
-    VkPipelineStageFlags stages[16];
+    uint64_t stamp = ++dev->stamp;
+    uint32_t n = 0;
+    for (uint32_t i = sg->from; i < sg->to; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        accel_i_vk_signal* vs = (accel_i_vk_signal*)c->u.sig.signal;
+        if (c->kind != ACCEL_I_CMD_SIGNAL) continue;
+        if (c->u.sig.signal->obj.device != &dev->base) {
+            o->later[o->nlater] = c->u.sig.signal;
+            o->later_vals[o->nlater++] = c->u.sig.value;
+            continue;
+        }
+        if (vs->mark == stamp) { if (o->vals[o->nw + vs->slot] < c->u.sig.value) o->vals[o->nw + vs->slot] = c->u.sig.value; continue; }
+        vs->mark = stamp;
+        vs->slot = n;
+        o->sigs[n] = vs;
+        o->vals[o->nw + n++] = c->u.sig.value;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        accel_i_vk_signal* vs = o->sigs[k];
+        uint64_t v = o->vals[o->nw + k], cur;
+        if (accel_i_vk_native_ok(dev, vs, v, q->hwq)) {
+            o->sigs[o->ns] = vs;
+            o->sems[o->nw + o->ns] = vs->sem;
+            o->vals[o->nw + o->ns++] = v;
+            continue;
+        }
+        cur = accel_i_vk_signal_value(&vs->base);
+        if (accel_i_failed(cur) || cur >= v) continue;
+        o->later[o->nlater] = &vs->base;
+        o->later_vals[o->nlater++] = v;
+    }
+}
+/* Submits the segment's command buffer with its operations and the queue's completion value. */
+static VkResult accel_i_vk_seg_submit(accel_i_vk_queue* q, accel_i_vk_entry* e, accel_i_vk_ops* o, uint64_t value) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     VkTimelineSemaphoreSubmitInfo ti;
     VkSubmitInfo si;
+    VkResult vr;
+    o->sems[o->nw + o->ns] = q->done;
+    o->vals[o->nw + o->ns] = value;
+    memset(&ti, 0, sizeof ti);
+    ti.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
+    ti.waitSemaphoreValueCount = o->nw;
+    ti.pWaitSemaphoreValues = o->vals;
+    ti.signalSemaphoreValueCount = o->ns + 1;
+    ti.pSignalSemaphoreValues = o->vals + o->nw;
+    memset(&si, 0, sizeof si);
+    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    si.pNext = &ti;
+    si.waitSemaphoreCount = o->nw;
+    si.pWaitSemaphores = o->sems;
+    si.pWaitDstStageMask = o->stages;
+    si.commandBufferCount = e->cb ? 1 : 0;
+    si.pCommandBuffers = &e->cb;
+    si.signalSemaphoreCount = o->ns + 1;
+    si.pSignalSemaphores = o->sems + o->nw;
+    accel_i_mutex_lock(&q->hwq->lock);
+    vr = dev->vk.QueueSubmit(q->hwq->queue, 1, &si, VK_NULL_HANDLE);
+    accel_i_mutex_unlock(&q->hwq->lock);
+    if (vr != VK_SUCCESS) return vr;
+    for (uint32_t k = 0; k < o->ns; k++) {   /* what each semaphore is promised now */
+        atomic_store(&o->sigs[k]->submitted, o->vals[o->nw + k]);
+        o->sigs[k]->hi_hwq = q->hwq;
+        accel_i_event_notify(&o->sigs[k]->host);   /* host-event waiters move to the semaphore */
+    }
+    return VK_SUCCESS;
+}
+/* The worker: waits for the segment, then raises what its signal operations could not. */
+static void accel_i_vk_seg_later(accel_i_vk_queue* q, const accel_i_vk_ops* o, uint64_t value) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    VkResult vr = accel_i_vk_wait_sem(dev, q->done, value, ACCEL_WAIT_FOREVER);
+    accel_result r = vr == VK_SUCCESS ? ACCEL_OK : accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "queue signal");
+    for (uint32_t k = 0; k < o->nlater; k++) accel_i_raise(o->later[k], r == ACCEL_OK ? o->later_vals[k] : accel_i_failed_value(r));
+}
+/* segment_submit (core: batch walk): one vkQueueSubmit with the segment's command buffer, its waits
+   (device waits and reached GPU waits) and its signals. Signals that cannot be native operations are
+   raised by the host once the segment completed: the worker does that (ACCEL_I_HANDOFF inside
+   accel_queue_submit, which must not block). */
+static accel_result accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg, bool may_block) {
+    accel_i_vk_queue* q = (accel_i_vk_queue*)base;
+    accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
+    accel_i_vk_ops o = accel_i_vk_ops_of(b);
     accel_i_vk_entry* e;
-    accel_i_vk_plan* plan = accel_i_vk_plan_of(b);
-    VkSemaphore* sems = (VkSemaphore*)(void*)(plan + 1);
-    uint64_t* vals = (uint64_t*)(void*)(sems + plan->cap);
-    uint64_t* later_vals = vals + plan->cap;
-    accel_signal** later = (accel_signal**)(void*)(later_vals + plan->cap);
-    uint32_t nw = 0, ns = 0, nlater = 0, ncmd = 0;
+    uint32_t ncmd = 0;
     uint64_t value;
     accel_result r = ACCEL_OK;
     VkResult vr;
-    for (uint32_t i = from; i < to; i++) ncmd += b->cmds[i].kind != ACCEL_I_CMD_SIGNAL;
-    if ((e = pre ? pre : accel_i_vk_entry_take(b)) == NULL)   /* cannot happen: the plan holds one per segment */
+    for (uint32_t i = sg->from; i < sg->to; i++) ncmd += b->cmds[i].kind != ACCEL_I_CMD_SIGNAL;
+    if ((e = accel_i_vk_entry_take(b)) == NULL)   /* cannot happen: the plan holds one per segment */
         return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: no entry set aside for a segment");
-    /* waits: the ones a GPU producer reached become wait operations (memory dependency) */
-    for (uint32_t i = wfrom; i < from; i++) {
-        accel_signal* s = b->cmds[i].u.sig.signal;
-        uint64_t v = b->cmds[i].u.sig.value;
-        accel_i_vk_signal* vs = (accel_i_vk_signal*)s;
-        uint32_t k;
-        if (s->obj.device != &dev->base || accel_i_vk_counter(dev, vs->sem) < v || nw >= 16) continue;
-        for (k = 0; k < nw && sems[k] != vs->sem; k++) {}
-        if (k == nw) { sems[nw] = vs->sem; vals[nw] = v; stages[nw++] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT; }
-        else if (vals[k] < v) vals[k] = v;
-    }
     accel_i_mutex_lock(&dev->submit_lock);
-    /* signals: one operation per semaphore with the segment's largest value, when it is above every value
-       submitted to it; the rest are set from the host later */
-    for (uint32_t i = from; i < to; i++) {
-        const accel_i_cmd* c = &b->cmds[i];
-        accel_signal* s;
-        uint64_t v;
-        bool seen = false;
-        if (c->kind != ACCEL_I_CMD_SIGNAL) continue;
-        s = c->u.sig.signal;
-        v = c->u.sig.value;
-        for (uint32_t j = from; j < i && !seen; j++) seen = b->cmds[j].kind == ACCEL_I_CMD_SIGNAL && b->cmds[j].u.sig.signal == s;
-        if (seen) continue;
-        for (uint32_t j = i + 1; j < to; j++)
-            if (b->cmds[j].kind == ACCEL_I_CMD_SIGNAL && b->cmds[j].u.sig.signal == s && b->cmds[j].u.sig.value > v) v = b->cmds[j].u.sig.value;
-        if (s->obj.device == &dev->base) {
-            accel_i_vk_signal* vs = (accel_i_vk_signal*)s;
-            if (v > atomic_load(&vs->submitted) && (dev->max_diff == UINT64_MAX || v - accel_i_vk_counter(dev, vs->sem) <= dev->max_diff)) {
-                sems[nw + ns] = vs->sem;
-                vals[nw + ns] = v;
-                ns++;
-                continue;
-            }
-            { uint64_t cur = accel_signal_value(s); if (!accel_i_failed(cur) && cur >= v) continue; }
-        }
-        later[nlater] = s;
-        later_vals[nlater++] = v;
-    }
-    if (nlater && !worker) { accel_i_mutex_unlock(&dev->submit_lock); accel_i_vk_entry_untake(q, b, e); return ACCEL_I_VK_HANDOFF; }
-    if (ncmd && !pre) r = accel_i_vk_record(q, e, b, from, to);
+    accel_i_vk_seg_waits(dev, b, sg, &o);
+    accel_i_vk_seg_signals(q, b, sg, &o);
+    if (o.nlater && !may_block) r = ACCEL_I_HANDOFF;
+    else if (ncmd) r = accel_i_vk_record(q, e, b, sg->from, sg->to);
     if (r != ACCEL_OK) {
         accel_i_mutex_unlock(&dev->submit_lock);
         accel_i_vk_entry_untake(q, b, e);
         return r;
     }
     value = q->last + 1;
-    sems[nw + ns] = q->done;
-    vals[nw + ns] = value;
-    memset(&ti, 0, sizeof ti);
-    ti.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
-    ti.waitSemaphoreValueCount = nw;
-    ti.pWaitSemaphoreValues = vals;
-    ti.signalSemaphoreValueCount = ns + 1;
-    ti.pSignalSemaphoreValues = vals + nw;
-    memset(&si, 0, sizeof si);
-    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-    si.pNext = &ti;
-    si.waitSemaphoreCount = nw;
-    si.pWaitSemaphores = sems;
-    si.pWaitDstStageMask = stages;
-    si.commandBufferCount = e->cb ? 1 : 0;
-    si.pCommandBuffers = &e->cb;
-    si.signalSemaphoreCount = ns + 1;
-    si.pSignalSemaphores = sems + nw;
-    accel_i_mutex_lock(&q->hwq->lock);
-    vr = dev->vk.QueueSubmit(q->hwq->queue, 1, &si, VK_NULL_HANDLE);
-    accel_i_mutex_unlock(&q->hwq->lock);
-    if (vr == VK_SUCCESS) {
-        for (uint32_t k = 0; k < ns; k++) {   /* remember what each semaphore will reach */
-            for (uint32_t i = from; i < to; i++) {
-                const accel_i_cmd* c = &b->cmds[i];
-                if (c->kind == ACCEL_I_CMD_SIGNAL && c->u.sig.signal->obj.device == &dev->base &&
-                    ((accel_i_vk_signal*)c->u.sig.signal)->sem == sems[nw + k]) {
-                    accel_i_vk_signal* vs = (accel_i_vk_signal*)c->u.sig.signal;
-                    atomic_store(&vs->submitted, vals[nw + k]);
-                    accel_i_event_notify(&vs->host);   /* host-event waiters move to the semaphore */
-                    break;
-                }
-            }
-        }
-    }
+    vr = accel_i_vk_seg_submit(q, e, &o, value);
     accel_i_mutex_unlock(&dev->submit_lock);
     if (vr != VK_SUCCESS) {
-        r = accel_i_vk_fail(dev, vr, "vkQueueSubmit", "accel_queue_submit");
         accel_i_vk_entry_untake(q, b, e);
-        return r;
+        return accel_i_vk_fail(dev, vr, "vkQueueSubmit", "accel_queue_submit");
     }
     e->value = value;
     accel_i_spin_lock(&q->list_lock);
@@ -2243,67 +2396,8 @@ static accel_result accel_i_vk_segment(accel_i_vk_queue* q, accel_i_batch* b, ui
     if (q->last_entry) q->last_entry->next = e; else q->first = e;
     q->last_entry = e;
     accel_i_spin_unlock(&q->list_lock);
-    if (nlater) {   /* worker: wait for the segment, then set the rest from the host */
-        vr = accel_i_vk_wait_sem(dev, q->done, value, ACCEL_WAIT_FOREVER);
-        if (vr != VK_SUCCESS) r = accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "queue signal");
-        for (uint32_t k = 0; k < nlater; k++)
-            later[k]->obj.device->backend->signal_raise(later[k], r == ACCEL_OK ? later_vals[k] : accel_i_failed_value(r));
-    }
+    if (o.nlater) accel_i_vk_seg_later(q, &o, value);
     return ACCEL_OK;
-}
-
-/* Runs b from b->pc, segment by segment. worker = false (inside accel_queue_submit): never blocks, and
-   returns ACCEL_I_VK_HANDOFF (b->pc at the segment) when the rest must wait on the host. worker = true:
-   waits on the host for each unreached signal; a failed one drops the rest of the batch and fails
-   what it would have signalled. Errors before anything of the batch was submitted drop it silently
-   (accel_queue_submit returns them: all or nothing); later ones fail the rest's signals. */
-static accel_result accel_i_vk_run(accel_i_vk_queue* q, accel_i_batch* b, bool worker) {
-    accel_device* d = q->base.obj.device;
-    accel_result r = ACCEL_OK;
-    while (b->pc < b->count) {
-        uint32_t wfrom = b->pc, from = wfrom, to, ncmd = 0;
-        uint64_t failed = 0;
-        accel_i_vk_entry* pre = NULL;
-        while (from < b->count && b->cmds[from].kind == ACCEL_I_CMD_WAIT) from++;
-        for (to = from; to < b->count && b->cmds[to].kind != ACCEL_I_CMD_WAIT; to++) ncmd += b->cmds[to].kind != ACCEL_I_CMD_SIGNAL;
-        for (uint32_t i = wfrom; i < from && !failed; i++) {
-            accel_signal* s = b->cmds[i].u.sig.signal;
-            uint64_t v = b->cmds[i].u.sig.value, cur = accel_signal_value(s);
-            if (!accel_i_failed(cur) && cur < v) {
-                accel_result wr;
-                if (!worker) return ACCEL_I_VK_HANDOFF;
-                if (!pre && ncmd && (pre = accel_i_vk_entry_take(b)) != NULL && accel_i_vk_record(q, pre, b, from, to) != ACCEL_OK) {
-                    accel_i_vk_entry_untake(q, b, pre);   /* recorded again (and reported) at submission */
-                    pre = NULL;
-                }
-                accel_i_blocked_set(&q->blocked, s, v);   /* every build: a destroy that waits reports it */
-                wr = accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
-                accel_i_blocked_set(&q->blocked, NULL, 0);
-                cur = accel_signal_value(s);
-                if (wr != ACCEL_OK && wr != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur)) cur = accel_i_failed_value(wr);
-            }
-            if (accel_i_failed(cur)) failed = cur;
-        }
-        if (!failed && accel_i_lost(d)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
-        if (failed) {   /* drop the rest, pass the failure on */
-            if (pre) accel_i_vk_entry_untake(q, b, pre);
-            accel_i_fail_rest(b, from, failed);
-            b->pc = b->count;
-            break;
-        }
-        r = accel_i_vk_segment(q, b, wfrom, from, to, worker, pre);
-        if (r == ACCEL_I_VK_HANDOFF) { b->pc = wfrom; return r; }
-        if (r != ACCEL_OK) {
-            if (!worker && wfrom == 0) break;     /* nothing ran: the caller reports it */
-            accel_i_log(d, ACCEL_LOG_ERROR, "vulkan: %s while submitting the rest of a batch; its signals fail", accel_result_string(r));
-            accel_i_fail_rest(b, from, accel_i_failed_value(r));
-            b->pc = b->count;
-            break;
-        }
-        b->pc = to;
-    }
-    accel_i_vk_retire(q, b);
-    return r;
 }
 
 /* ==== vulkan: queues ==== */
@@ -2348,97 +2442,53 @@ static accel_result accel_i_vk_queue_submit(accel_queue* base, accel_i_batch* b)
     if (r == ACCEL_OK) r = accel_i_vk_plan_make(q, b);
     if (r != ACCEL_OK) { accel_i_batch_recycle(base, b); return r; }
     accel_i_vk_reclaim(q, false);
-    b->next = NULL;
-    accel_i_mutex_lock(&q->lock);
-    if (q->head || q->active) {   /* the worker holds earlier work: stay behind it */
-        if (q->tail) q->tail->next = b; else q->head = b;
-        q->tail = b;
-        accel_i_cond_broadcast(&q->cond);
-        accel_i_mutex_unlock(&q->lock);
-        return ACCEL_OK;
-    }
-    q->active = true;
-    accel_i_mutex_unlock(&q->lock);
-    r = accel_i_vk_run(q, b, false);
-    accel_i_mutex_lock(&q->lock);
-    if (r == ACCEL_I_VK_HANDOFF) {   /* oldest work of the queue: to the front */
-        b->next = q->head;
-        q->head = b;
-        if (!q->tail) q->tail = b;
-        r = ACCEL_OK;
-    }
-    q->active = false;
-    accel_i_cond_broadcast(&q->cond);
-    accel_i_mutex_unlock(&q->lock);
-    return r;
+    return accel_i_walker_submit(base, b);
 }
 
-/* Hang report (debug devices): what the worker waits for, and the batches it holds. */
-static size_t accel_i_vk_queue_describe(accel_queue* base, char* out, size_t cap) {
-    accel_i_vk_queue* q = (accel_i_vk_queue*)base;
-    uint64_t held = 0;
-    accel_i_mutex_lock(&q->lock);
-    for (const accel_i_batch* b = q->head; b; b = b->next) held++;
-    held += q->active;
-    accel_i_mutex_unlock(&q->lock);
-    return accel_i_blocked_describe(&q->blocked, out, cap, base, held);
-}
-
-static void accel_i_vk_worker_main(void* arg) {
-    accel_i_vk_queue* q = (accel_i_vk_queue*)arg;
-    accel_i_mutex_lock(&q->lock);
-    for (;;) {
-        accel_i_batch* b;
-        while (!q->stop && (!q->head || q->active)) accel_i_cond_wait(&q->cond, &q->lock);
-        if (!q->head || q->active) break;   /* stopping */
-        b = q->head;
-        if ((q->head = b->next) == NULL) q->tail = NULL;
-        b->next = NULL;
-        q->active = true;
-        accel_i_mutex_unlock(&q->lock);
-        accel_i_vk_run(q, b, true);
-        accel_i_vk_reclaim(q, false);
-        accel_i_mutex_lock(&q->lock);
-        q->active = false;
-        accel_i_cond_broadcast(&q->cond);
-    }
-    accel_i_mutex_unlock(&q->lock);
-}
-
-static accel_result accel_i_vk_queue_wait_idle(accel_queue* base, uint64_t timeout_ns) {
+/* queue_drain: everything submitted to the GPU so far completed; then its entries are reclaimed. */
+static accel_result accel_i_vk_queue_drain(accel_queue* base, uint64_t timeout_ns) {
     accel_i_vk_queue* q = (accel_i_vk_queue*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
-    uint64_t deadline = accel_i_deadline(timeout_ns), target, now;
+    uint64_t target;
     VkResult vr;
-    accel_i_mutex_lock(&q->lock);
-    while (q->head || q->active) {
-        now = accel_i_now_ns();
-        if (now >= deadline) { accel_i_mutex_unlock(&q->lock); return ACCEL_TIMEOUT; }
-        if (deadline == ACCEL_I_FOREVER) accel_i_cond_wait(&q->cond, &q->lock);
-        else accel_i_cond_timedwait(&q->cond, &q->lock, deadline - now);
-    }
-    accel_i_mutex_unlock(&q->lock);
     accel_i_spin_lock(&q->list_lock);
     target = q->last;
     accel_i_spin_unlock(&q->list_lock);
     if (accel_i_lost(&dev->base)) return ACCEL_ERROR_DEVICE_LOST;
-    now = accel_i_now_ns();
-    vr = accel_i_vk_wait_sem(dev, q->done, target, deadline == ACCEL_I_FOREVER ? ACCEL_WAIT_FOREVER : deadline > now ? deadline - now : 0);
+    vr = accel_i_vk_wait_sem(dev, q->done, target, timeout_ns);
     if (vr == VK_TIMEOUT) return ACCEL_TIMEOUT;
     if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "accel_queue_finish");
     accel_i_vk_reclaim(q, false);
     return ACCEL_OK;
 }
 
+/* A COPY queue takes the copy VkQueue; a COMPUTE queue the compute VkQueue with the fewest users. */
+static accel_i_vk_hwq* accel_i_vk_hwq_take(accel_i_vk_device* dev, accel_queue_type type) {
+    accel_i_vk_hwq* h = &dev->hwq[dev->copy_hwq];
+    accel_i_mutex_lock(&dev->submit_lock);
+    if (type != ACCEL_QUEUE_COPY) {
+        uint32_t start = atomic_fetch_add(&dev->next_hwq, 1u);
+        h = &dev->hwq[start % dev->hwq_count];
+        for (uint32_t i = 1; i < dev->hwq_count; i++)
+            if (dev->hwq[(start + i) % dev->hwq_count].users < h->users) h = &dev->hwq[(start + i) % dev->hwq_count];
+    }
+    h->users++;
+    accel_i_mutex_unlock(&dev->submit_lock);
+    return h;
+}
+static void accel_i_vk_hwq_give(accel_i_vk_device* dev, accel_i_vk_hwq* h) {
+    accel_i_mutex_lock(&dev->submit_lock);
+    h->users--;
+    accel_i_mutex_unlock(&dev->submit_lock);
+}
 static void accel_i_vk_queue_release(accel_i_vk_queue* q) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     accel_device* d = &dev->base;
+    if (q->hwq) accel_i_vk_hwq_give(dev, q->hwq);
     while (q->spare) { accel_i_vk_entry* e = q->spare; q->spare = e->next; accel_i_dev_free(d, e, sizeof *e); }
     if (q->pool) dev->vk.DestroyCommandPool(dev->device, q->pool, NULL);   /* frees its command buffers */
     if (q->done) dev->vk.DestroySemaphore(dev->device, q->done, NULL);
     accel_i_dev_free(d, q->free_cbs, q->free_cbs_bytes);
-    accel_i_cond_destroy(&q->cond);
-    accel_i_mutex_destroy(&q->lock);
     accel_i_dev_free(d, q, sizeof *q);
 }
 
@@ -2451,12 +2501,8 @@ static accel_result accel_i_vk_queue_create(accel_device* d, accel_queue_type ty
     if (!q) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
     memset((void*)q, 0, sizeof *q);
     q->base.obj.device = d;
-    if (!accel_i_mutex_init(&q->lock)) { accel_i_dev_free(d, q, sizeof *q); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: mutex init failed"); }
-    if (!accel_i_cond_init(&q->cond)) { accel_i_mutex_destroy(&q->lock); accel_i_dev_free(d, q, sizeof *q); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: condition init failed"); }
     atomic_init(&q->list_lock, 0u);
-    atomic_init(&q->blocked.lock, 0u);
-    if (type == ACCEL_QUEUE_COPY) q->hwq = &dev->hwq[dev->copy_hwq];
-    else q->hwq = &dev->hwq[atomic_fetch_add(&dev->next_hwq, 1u) % dev->hwq_count];
+    q->hwq = accel_i_vk_hwq_take(dev, type);
     /* room for a few recycled command buffers */
     if (!accel_i_grow(d, (void**)&q->free_cbs, &q->free_cbs_bytes, 16 * sizeof(VkCommandBuffer))) {
         accel_i_vk_queue_release(q);
@@ -2469,21 +2515,20 @@ static accel_result accel_i_vk_queue_create(accel_device* d, accel_queue_type ty
     vr = dev->vk.CreateCommandPool(dev->device, &pi, NULL, &q->pool);
     if (vr == VK_SUCCESS) vr = accel_i_vk_timeline(dev, 0, &q->done);
     if (vr != VK_SUCCESS) { accel_i_vk_queue_release(q); return accel_i_vk_fail(dev, vr, "vkCreateCommandPool/vkCreateSemaphore", "accel_queue_create"); }
-    r = accel_i_thread_start(&q->thread, accel_i_vk_worker_main, q);
-    if (r != ACCEL_OK) { accel_i_vk_queue_release(q); return accel_i_fail(d, r, "accel_queue_create: starting the worker thread failed"); }
     accel_i_queue_init(&q->base, d, type);
+    if ((r = accel_i_walker_start(&q->base)) != ACCEL_OK) {
+        accel_i_object_undo(&q->base.obj);
+        accel_i_queue_fini(&q->base);
+        accel_i_vk_queue_release(q);
+        return r;
+    }
     *out = &q->base;
     return ACCEL_OK;
 }
 
 static void accel_i_vk_queue_destroy(accel_queue* base) {
     accel_i_vk_queue* q = (accel_i_vk_queue*)base;
-    accel_i_vk_queue_wait_idle(base, ACCEL_WAIT_FOREVER);
-    accel_i_mutex_lock(&q->lock);
-    q->stop = true;
-    accel_i_cond_broadcast(&q->cond);
-    accel_i_mutex_unlock(&q->lock);
-    accel_i_thread_join(&q->thread);
+    accel_i_walker_stop(base);     /* waits for everything submitted */
     accel_i_vk_reclaim(q, true);   /* everything completed (or the device is lost) */
     accel_i_queue_fini(base);
     accel_i_vk_queue_release(q);
@@ -2885,16 +2930,36 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
 }
 
 /* ==== vulkan: backend table ==== */
+/* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
 static const accel_backend accel_i_vk_backend_table = {
-    "vulkan", false,
-    accel_i_vk_device_count, accel_i_vk_device_create, accel_i_vk_device_destroy,
-    accel_i_vk_buffer_create, accel_i_vk_buffer_free, accel_i_vk_buffer_io,
-    accel_i_vk_program_create, accel_i_vk_program_free,
-    accel_i_vk_signal_create, accel_i_vk_signal_free, accel_i_vk_signal_value, accel_i_vk_signal_raise,
-    accel_i_vk_signal_wait_many,
-    accel_i_vk_queue_create, accel_i_vk_queue_destroy, accel_i_vk_queue_submit, accel_i_vk_queue_wait_idle,
-    accel_i_vk_queue_describe,
-    accel_i_vk_commands_build, accel_i_vk_commands_free
+    "vulkan",                           /* name */
+    false,                              /* shares_host_memory */
+    accel_i_vk_device_count,            /* device_count */
+    accel_i_vk_device_create,           /* device_create */
+    accel_i_vk_device_destroy,          /* device_destroy */
+    accel_i_vk_buffer_create,           /* buffer_create */
+    accel_i_vk_buffer_free,             /* buffer_free */
+    accel_i_vk_buffer_io,               /* buffer_io */
+    accel_i_vk_program_create,          /* program_create */
+    accel_i_vk_program_free,            /* program_free */
+    accel_i_vk_signal_create,           /* signal_create */
+    accel_i_vk_signal_free,             /* signal_free */
+    accel_i_vk_signal_value,            /* signal_value */
+    accel_i_vk_signal_raise,            /* signal_raise: the host word */
+    accel_i_vk_signal_wait_many,        /* signal_wait_many */
+    accel_i_vk_queue_create,            /* queue_create */
+    accel_i_vk_queue_destroy,           /* queue_destroy */
+    accel_i_vk_queue_submit,            /* queue_submit: checks, plan, then the core's walk */
+    accel_i_walker_wait_idle,           /* queue_wait_idle: the core's worker, then queue_drain */
+    accel_i_walker_describe,            /* queue_describe */
+    accel_i_vk_wait_on_device,          /* wait_on_device */
+    accel_i_vk_segment_submit,          /* segment_submit */
+    accel_i_vk_batch_submitted,         /* batch_submitted */
+    accel_i_vk_queue_drain,             /* queue_drain */
+    accel_i_vk_signal_publish,          /* signal_publish: the timeline semaphore */
+    NULL,                               /* queue_poll: completed segments are reclaimed at submit and finish */
+    accel_i_vk_commands_build,          /* commands_build: secondary command buffers */
+    accel_i_vk_commands_free            /* commands_free */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 

@@ -445,8 +445,12 @@ TEST(failure_flows_through_a_replay) {
     CHECK_OK(accel_signal_fail(gate, ACCEL_ERROR_BACKEND));
     CHECK_RESULT(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
     CHECK_OK(accel_queue_finish(s.q, ACCEL_WAIT_FOREVER));
-    CHECK_EQ_U64(test_buffer_u32(s.small, 0), 0);          /* the replay did not run */
-    CHECK_EQ_U64(test_buffer_u32(s.sink, 5), 0);
+    if (test_backend_is_cpu()) {   /* v1: nothing behind a failed wait runs; GPU backends that handed the
+                                      wait to the device may run it (DESIGN 6.1), its signals read failed */
+        CHECK_EQ_U64(test_buffer_u32(s.small, 0), 0);
+        CHECK_EQ_U64(test_buffer_u32(s.sink, 5), 0);
+    }
+    CHECK(accel_signal_value(done) > ACCEL_SIGNAL_MAX);
     accel_device_destroy(s.dev);
 }
 

@@ -381,7 +381,12 @@ TEST(failure_propagates_across_three_queues) {
     for (int i = 1; i < 4; i++) CHECK(accel_signal_value(s[i]) > ACCEL_SIGNAL_MAX);
     /* a dropped batch still counts as finished */
     for (int i = 0; i < 3; i++) CHECK_OK(accel_queue_finish(q[i], ACCEL_WAIT_FOREVER));
-    for (uint32_t w = 0; w < 16; w++) CHECK_EQ_U64(test_buffer_u32(buf, w), 0);   /* no fill ran */
+    /* no fill ran (CPU: the waits are gated). A GPU backend may have handed the waits to the device
+       (DESIGN 6.1): then fills may have run, but every signal after them reads failed all the same */
+    for (uint32_t w = 0; w < 16; w++) {
+        if (test_backend_is_cpu()) CHECK_EQ_U64(test_buffer_u32(buf, w), 0);
+        else CHECK(test_buffer_u32(buf, w) == 0 || test_buffer_u32(buf, w) == 0xA0A0A0A0u + w / 4);
+    }
     /* the queues still work */
     accel_signal* ok;
     REQUIRE_OK(accel_signal_create(dev, 0, &ok));
@@ -425,7 +430,10 @@ TEST(failed_wait_drops_rest_of_batch_only) {
     CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
     CHECK_EQ_U64(accel_signal_value(before), 1);
     CHECK_EQ_U64(test_buffer_u32(buf, 0), 1);
-    CHECK_EQ_U64(test_buffer_u32(buf, 1), 0);
+    /* the CPU backend gates the wait: the fill behind it never runs. A GPU backend may have handed the
+       wait to the device (DESIGN 6.1): then the fill may run, and `after` reads failed all the same */
+    if (test_backend_is_cpu()) CHECK_EQ_U64(test_buffer_u32(buf, 1), 0);
+    else CHECK(test_buffer_u32(buf, 1) == 0 || test_buffer_u32(buf, 1) == 2);
     CHECK_EQ_U64(test_buffer_u32(buf, 2), 3);
     accel_device_destroy(dev);
 }
