@@ -191,9 +191,11 @@
    its own. A replay in a segment runs the chunks without patches with one vkCmdExecuteCommands per
    run, and records the chunks that hold a patched command directly, patched (push constants and
    bindings cannot change inside a recorded command buffer, and SPIR-V reads its constants as push
-   constants). On lavapipe, bench/vulkan.c figure 8: 1,000 dispatches as secondaries ran at 1.00-1.04x
-   the time of re-submitting a pre-recorded command buffer, with one chunk re-recorded 1.03-1.04x
-   (noisy machine; re-recording all of them 1.13-1.87x). A queue of another family re-records all.
+   constants). On lavapipe, bench/vulkan.c figure 8 (5 runs on a loaded 2-core machine): 1,000
+   dispatches as secondaries took 0.99-1.04x the time of re-submitting a pre-recorded command buffer,
+   with one chunk re-recorded 1.03-2.36x, all re-recorded 1.13-2.51x. A list whose every command is
+   patched each replay (examples/replay.c) costs about what recording anew does, less the validation.
+   A queue of another family re-records all.
 
    ==== Signals: design =========================================================================
    A signal is a timeline VkSemaphore plus a 64-bit host word. Its value is max(host word, semaphore
@@ -1981,8 +1983,8 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
    command directly, patched. Why re-record: push constants and bindings cannot change inside a
    recorded command buffer, and user SPIR-V reads its constants as push constants (reading them from
    a device buffer would need other shaders). bench/vulkan.c figure 8 measured the options on lavapipe
-   beside re-submitting 1,000 pre-recorded dispatches: the list as secondaries 1.00-1.04x, with one
-   32-command chunk re-recorded 1.03-1.04x, re-recording all 1,000 1.13-1.87x (a busy machine). A
+   beside re-submitting 1,000 pre-recorded dispatches: the list as secondaries 0.99-1.04x, with one
+   32-command chunk re-recorded 1.03-2.36x, re-recording all 1,000 1.13-2.51x (a loaded machine). A
    replay on a queue of another family than the recording queue's re-records every chunk. */
 #define ACCEL_I_VK_CHUNK 32u
 typedef struct accel_i_vk_op {
