@@ -115,6 +115,8 @@
    | env ACCEL_VULKAN_VALIDATION | 1: enable VK_LAYER_KHRONOS_validation (as `debug = true` does)   |
    | env ACCEL_VULKAN_NO_PUSH_DESCRIPTORS | 1: use descriptor pools even where push descriptors exist |
    | env ACCEL_VULKAN_NO_MAP_DEVICE | 1: never map ACCEL_MEMORY_DEVICE (read/write use staging)     |
+   | ACCEL_VULKAN_REPLAY_CHUNK   | commands per reusable secondary command buffer of a recorded list |
+   |                             | (default 32; 1: a patched replay re-records only patched commands) |
    The last two exist to test the fallback paths on drivers that would not take them.
 
    ==== Devices =================================================================================
@@ -185,17 +187,18 @@
    the next wait delays it).
 
    ==== Recorded command lists ==================================================================
-   accel_queue_record_end records the list into reusable secondary command buffers of 32 commands
-   (simultaneous use; each opens with the in-order barrier), with its pipelines made, its bindings
-   pushed (or in descriptor sets of the list's own pool) and its updates' data in a staging buffer of
-   its own. A replay in a segment runs the chunks without patches with one vkCmdExecuteCommands per
-   run, and records the chunks that hold a patched command directly, patched (push constants and
-   bindings cannot change inside a recorded command buffer, and SPIR-V reads its constants as push
-   constants). On lavapipe, bench/vulkan.c figure 8 (5 runs on a loaded 2-core machine): 1,000
-   dispatches as secondaries took 0.99-1.04x the time of re-submitting a pre-recorded command buffer,
-   with one chunk re-recorded 1.03-2.36x, all re-recorded 1.13-2.51x. A list whose every command is
-   patched each replay (examples/replay.c) costs about what recording anew does, less the validation.
-   A queue of another family re-records all.
+   accel_queue_record_end records the list into reusable secondary command buffers of
+   ACCEL_VULKAN_REPLAY_CHUNK (32) commands each (simultaneous use; each opens with the in-order
+   barrier), with its pipelines made, its bindings pushed (or in descriptor sets of the list's own
+   pool) and its updates' data in a staging buffer of its own. A replay in a segment runs the chunks
+   without patches with one vkCmdExecuteCommands per run, and records the chunks that hold a patched
+   command directly, patched (push constants and bindings cannot change inside a recorded command
+   buffer, and SPIR-V reads its constants as push constants). bench/vulkan.c figure 8 measures the
+   options against re-submitting a pre-recorded command buffer of 1,000 dispatches; on lavapipe (a
+   loaded 2-core machine, 6 runs) secondaries took 0.6-1.04x of its time, 1-command secondaries as
+   much as one big one, one 32-command chunk re-recorded 0.6-2.4x, all 1,000 re-recorded 1.1-2.5x.
+   A list whose every command is patched at each replay (examples/replay.c) costs about what recording
+   anew does, less the validation. A queue of another family re-records every chunk.
 
    ==== Signals: design =========================================================================
    A signal is a timeline VkSemaphore plus a 64-bit host word. Its value is max(host word, semaphore
@@ -1982,11 +1985,13 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
    without patches by one vkCmdExecuteCommands per run and records the chunks that hold a patched
    command directly, patched. Why re-record: push constants and bindings cannot change inside a
    recorded command buffer, and user SPIR-V reads its constants as push constants (reading them from
-   a device buffer would need other shaders). bench/vulkan.c figure 8 measured the options on lavapipe
-   beside re-submitting 1,000 pre-recorded dispatches: the list as secondaries 0.99-1.04x, with one
-   32-command chunk re-recorded 1.03-2.36x, re-recording all 1,000 1.13-2.51x (a loaded machine). A
-   replay on a queue of another family than the recording queue's re-records every chunk. */
-#define ACCEL_I_VK_CHUNK 32u
+   a device buffer would need other shaders). bench/vulkan.c figure 8 measures the options (see the
+   header's "Recorded command lists"). A replay on a queue of another family than the recording
+   queue's re-records every chunk. */
+#ifndef ACCEL_VULKAN_REPLAY_CHUNK
+#  define ACCEL_VULKAN_REPLAY_CHUNK 32u
+#endif
+#define ACCEL_I_VK_CHUNK ((uint32_t)(ACCEL_VULKAN_REPLAY_CHUNK) ? (uint32_t)(ACCEL_VULKAN_REPLAY_CHUNK) : 1u)
 typedef struct accel_i_vk_op {
     accel_i_cmd_kind kind;
     accel_i_vk_program* prog;          /* exec */

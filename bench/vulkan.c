@@ -501,20 +501,21 @@ static void fig_replay_roundtrip(acc_t* a, raw_t* r) {
     raw_buffer_free(r, &rb);
 }
 
-/* The raw design rows of figure 8: one secondary for the list (vkCmdExecuteCommands); 32-dispatch
-   secondaries with the chunk holding dispatch `patch_at` recorded directly, its constant patched. */
-static double raw_run_secondaries(raw_t* r, const raw_buf* rb, VkCommandBuffer* chunks, uint32_t nchunks, uint32_t count,
-                                  uint32_t patch_at) {
-    uint32_t k[2] = { 64, 0 }, pc = patch_at / 32;
+/* The raw design rows of figure 8: the list as secondaries of `size` dispatches run by
+   vkCmdExecuteCommands, the chunk holding dispatch `patch_at` (if < count) recorded directly instead,
+   its constant patched. */
+static double raw_run_secondaries(raw_t* r, const raw_buf* rb, VkCommandBuffer* chunks, uint32_t nchunks, uint32_t size,
+                                  uint32_t count, uint32_t patch_at) {
+    uint32_t k[2] = { 64, 0 }, pc = patch_at / size;
     uint64_t t0 = bench_now_ns();
     raw_begin(r, r->cb, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
     if (patch_at >= count) {
         r->CmdExecuteCommands(r->cb, nchunks, chunks);
     } else {
-        uint32_t n = count - pc * 32 < 32 ? count - pc * 32 : 32;
+        uint32_t n = count - pc * size < size ? count - pc * size : size;
         if (pc) r->CmdExecuteCommands(r->cb, pc, chunks);
         raw_barrier(r, r->cb);
-        raw_record(r, r->cb, r->add_one, rb, 1, k, 1, n, patch_at % 32, 32);
+        raw_record(r, r->cb, r->add_one, rb, 1, k, 1, n, patch_at % size, 32);
         if (pc + 1 < nchunks) r->CmdExecuteCommands(r->cb, nchunks - pc - 1, chunks + pc + 1);
     }
     raw_end(r, r->cb);
@@ -525,6 +526,7 @@ static double raw_run_secondaries(raw_t* r, const raw_buf* rb, VkCommandBuffer* 
 enum { REPLAY_ITERS = 5 };
 static void fig_replay_list(acc_t* a, raw_t* r) {
     uint32_t N = cfg.batch, nchunks = (N + 31) / 32, k[2] = { 64, 0 };
+    enum { WAYS = 8 };
     uint32_t a0 = 0, a63 = 0, r0 = 0, r63 = 0;
     accel_buffer* ab;
     check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = 256 }, &ab), "buffer");
@@ -533,10 +535,12 @@ static void fig_replay_list(acc_t* a, raw_t* r) {
     accel_commands* list = acc_list(a, ab, N);
     VkCommandBuffer pre = raw_prerecorded(r, &rb, N), whole = raw_secondary(r, &rb, N);
     VkCommandBuffer* chunks = calloc(nchunks, sizeof *chunks);
+    VkCommandBuffer* singles = calloc(N, sizeof *singles);
     for (uint32_t c = 0; c < nchunks; c++) chunks[c] = raw_secondary(r, &rb, N - c * 32 < 32 ? N - c * 32 : 32);
-    double t[6][MAX_ROUNDS], it[REPLAY_ITERS];
+    for (uint32_t c = 0; c < N; c++) singles[c] = raw_secondary(r, &rb, 1);
+    double t[WAYS][MAX_ROUNDS], it[REPLAY_ITERS];
     for (int round = 0; round < cfg.rounds; round++) {
-        for (int w = 0; w < 6; w++) {
+        for (int w = 0; w < WAYS; w++) {
             for (int i = 0; i < REPLAY_ITERS; i++) {
                 uint32_t at = (uint32_t)(round * REPLAY_ITERS + i) * 37u % N;
                 accel_patch p = { at, 0, NULL, 32 };
@@ -545,8 +549,10 @@ static void fig_replay_list(acc_t* a, raw_t* r) {
                 case 0: it[i] = acc_replay(a, list, NULL); a0 += N; a63 += N; break;
                 case 1: it[i] = acc_replay(a, list, &p); a0 += N; a63 += N - 1; break;
                 case 2: raw_wait(r, raw_submit_cb(r, pre, 0)); it[i] = ns_since(t0); r0 += N; r63 += N; break;
-                case 3: it[i] = raw_run_secondaries(r, &rb, &whole, 1, N, UINT32_MAX); r0 += N; r63 += N; break;
-                case 4: it[i] = raw_run_secondaries(r, &rb, chunks, nchunks, N, at); r0 += N; r63 += N - 1; break;
+                case 3: it[i] = raw_run_secondaries(r, &rb, &whole, 1, N, N, UINT32_MAX); r0 += N; r63 += N; break;
+                case 4: it[i] = raw_run_secondaries(r, &rb, chunks, nchunks, 32, N, at); r0 += N; r63 += N - 1; break;
+                case 6: it[i] = raw_run_secondaries(r, &rb, singles, N, 1, N, UINT32_MAX); r0 += N; r63 += N; break;
+                case 7: it[i] = raw_run_secondaries(r, &rb, singles, N, 1, N, at); r0 += N; r63 += N - 1; break;
                 case 5: raw_wait(r, raw_submit(r, r->add_one, &rb, 1, k, 1, N, 0)); it[i] = ns_since(t0); r0 += N; r63 += N; break;
                 }
             }
@@ -554,8 +560,8 @@ static void fig_replay_list(acc_t* a, raw_t* r) {
         }
     }
     check_counts(ab, &rb, a0, a63, r0, r63, "replay list");
-    double m[6];
-    for (int w = 0; w < 6; w++) m[w] = bench_median(t[w], (size_t)cfg.rounds);
+    double m[WAYS];
+    for (int w = 0; w < WAYS; w++) m[w] = bench_median(t[w], (size_t)cfg.rounds);
     bench_row* row = bench_row_add("replay_list", "6 replay 1000-dispatch list, /s", "/s", N / (m[0] / 1e9), "raw pre-recorded",
                                    N / (m[2] / 1e9), BENCH_TARGET_RATIO, BENCH_GE, 0.95);
     bench_row_extra(row, "dispatches", N);
@@ -564,8 +570,12 @@ static void fig_replay_list(acc_t* a, raw_t* r) {
     bench_row_add("design_secondary", "8 raw: the list as 1 secondary CB", "ns", m[3], "raw pre-recorded", m[2], BENCH_TARGET_NONE, BENCH_LE, 0);
     bench_row_add("design_chunk_patched", "8 raw: 32-cmd secondaries, 1 re-recorded", "ns", m[4], "raw pre-recorded", m[2],
                   BENCH_TARGET_NONE, BENCH_LE, 0);
+    bench_row_add("design_singles", "8 raw: 1000 1-cmd secondaries", "ns", m[6], "raw pre-recorded", m[2], BENCH_TARGET_NONE, BENCH_LE, 0);
+    bench_row_add("design_single_patched", "8 raw: 1-cmd secondaries, 1 re-recorded", "ns", m[7], "raw pre-recorded", m[2],
+                  BENCH_TARGET_NONE, BENCH_LE, 0);
     bench_row_add("design_record_anew", "8 raw: all 1000 recorded anew", "ns", m[5], "raw pre-recorded", m[2], BENCH_TARGET_NONE, BENCH_LE, 0);
     free(chunks);
+    free(singles);
     accel_commands_destroy(list);
     accel_buffer_destroy(ab);
     raw_buffer_free(r, &rb);
