@@ -118,11 +118,15 @@
    |                           | the executor that woke it and the two share one CPU from then on    |
    | ACCEL_CPU_INLINE_GROUPS   | an exec with at most this many work groups runs on the queue's own  |
    |                           | thread with no hand-off to the pool (default 1)                     |
+   | ACCEL_CPU_MOVE_OFF        | 1 (default): on Linux an executor or worker that shares a CPU with  |
+   |                           | the thread it hands work to steps off it, when the device has fewer |
+   |                           | lanes than allowed CPUs (see Queues); 0: accel never moves threads  |
 
    ==== Devices =================================================================================
    A device is one backend instance on one physical device. `accel_device_create(NULL, &dev)` makes a
-   CPU device with one worker per core. `accel_device_create_any` tries a list of backends in order
-   (e.g. { accel_vulkan_backend(), accel_cpu_backend() }) and logs why each skipped one failed.
+   CPU device with one lane per CPU the process may use. `accel_device_create_any` tries a list of
+   backends in order (e.g. { accel_vulkan_backend(), accel_cpu_backend() }) and logs why each skipped
+   one failed.
    Destroying a device waits for all its queues, then releases every object still alive on it (the
    handles become invalid). An object that another device's batches still hold (a signal a queue of
    device A waits on or signals, a CPU buffer another CPU device copies from) outlives the destroy, with
@@ -154,6 +158,11 @@
    that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
    its waker's CPU, and two threads that yield to each other are never separated by the scheduler)
    moves itself off that CPU once, by setting its affinity away and back; your threads are never moved.
+   It does so only when the device has fewer lanes than the process may use CPUs: with one lane per
+   allowed CPU there is no free CPU to go to, and a move would only stack two busy lanes on one core.
+   ACCEL_CPU_MOVE_OFF 0 switches moves off altogether. `cpu_threads = 0` means one lane per CPU in the
+   process's affinity mask (`taskset`, `sched_setaffinity`, a Win32 process affinity mask), read when
+   the device is created; without a mask, one per online core.
 
    ==== Recorded command lists ==================================================================
    Work that repeats (a frame, a decoder step) can be recorded once and replayed with a few numbers
@@ -198,6 +207,15 @@
    queue drops the rest of its batch and fails what it would signal instead of hanging.
    `host_ptr` buffers wrap caller memory (CPU backend only): the caller keeps ownership and must keep
    it alive until the buffer is released. `accel_queue_update` copies its data at record time.
+   With `read_only = true` the wrapped memory may be const (a model file mapped read-only): accel never
+   writes it (copy/fill/update into it, and accel_buffer_write, are refused), kernels must not either.
+   A view (`accel_buffer_view_create(buf, offset, size, &view)`) is a buffer that aliases a range of
+   another: one weight tensor of a packed file, one row of a KV cache, bound without a buffer per slice
+   or offset constants. It works everywhere a buffer does, with offsets relative to the view; a view
+   of a view aliases the root buffer; a view holds a reference on its root, so the root's memory lives
+   until its last view (and the work using them) is gone. Offsets must be multiples of
+   accel_device_info.buffer_offset_alignment (CPU 1, Vulkan the device's storage-buffer offset
+   alignment, CUDA 256); a view out of range or misaligned is refused with a log line.
 
    ==== Thread safety ===========================================================================
    Devices, buffers, programs and signals may be used from any thread. A queue is recorded by one thread
@@ -220,6 +238,38 @@
    accel_queue_set_label / accel_signal_set_label (copied); an object without a label shows its address
    alone. accel_device_create_any logs an unavailable backend as a warning (the backend's reason) and
    an info line, never as an error: falling back is normal.
+
+   ==== Profiling ===============================================================================
+   accel_queue_timestamp records a command that writes the moment the commands before it completed, in
+   nanoseconds on the host clock accel uses for timeouts and traces, which accel_host_time_ns reads:
+   CLOCK_MONOTONIC on POSIX where <time.h> declares it at the implementation's compile (gnu modes,
+   _POSIX_C_SOURCE, C++ on glibc), QueryPerformanceCounter on Windows, else timespec_get(TIME_UTC) (strict
+   -std=c11 on glibc, WASI: a wall clock, which an NTP step can move). Compare timestamps with
+   accel_host_time_ns readings, not with a clock of your own.
+   The trace: set accel_device_desc.trace_path (or the environment variable ACCEL_TRACE=path) and the
+   device writes a Chrome trace-event JSON file that ui.perfetto.dev and chrome://tracing open:
+     - process "host": a track per host thread, with its submit, finish and wait spans and its
+       accel_signal_set calls;
+     - process "<backend> device": a track per queue, with each command's execution span, named by the
+       program (exec) or the command (copy, fill, update, barrier, timestamp, wait, signal), args with
+       groups, invocations and bytes;
+     - an instant per signal value reached (args: value), and a flow arrow from the signal that reached
+       a value to every wait (queue or host) it released.
+   Signals without a label are named "#n" (n: creation order on the device). Times are microseconds of
+   the clock above (3 decimals: nanoseconds). Events wait in fixed buffers (4096 for the host threads,
+   1024 per queue, 120 bytes each) that are written out whenever one fills and at
+   accel_device_destroy, so a long run never grows memory; a "trace flush" span on the track that
+   filled it shows what writing it out cost. A file that cannot be opened is a warning, and the device
+   runs untraced. Off, tracing costs a branch per command and per host call. On, a command costs a
+   clock reading and an append to its queue's buffer (a signal command no reading: it is an instant at
+   the end of the command before it), a host call two readings and an append; a wait also reads where
+   its signal was reached, for the flow. Measured on the CPU backend (bench/cpu.c figure 2t, a shared
+   2-core VM): a one-group exec + signal round trip of ~1.2 us takes ~0.4-0.6 us more traced, mostly
+   clock readings (~40-100 ns each) and the signal's mark moving between the two cores; on a GPU
+   round trip (10-50 us) that is a few percent.
+   GPU backends: the device spans of CUDA and Vulkan queues come with their timestamps
+   (issue 15, after the v0.2 batch walk); until then a GPU device's trace has its host side only, and
+   accel_queue_timestamp on a GPU queue is a recording error (ACCEL_ERROR_UNSUPPORTED).
 
    ==== Backends and run-time loading ===========================================================
    The CPU backend is always here. accel_cuda.h and accel_vulkan.h add GPU backends that load their
@@ -322,11 +372,15 @@ typedef struct accel_allocator {
 typedef struct accel_device_desc {
     const accel_backend* backend;   /* NULL: the CPU backend */
     uint32_t device_index;          /* which device of that backend */
-    uint32_t cpu_threads;           /* CPU backend: worker lanes, 0 = one per core (1 without threads) */
+    uint32_t cpu_threads;           /* CPU backend: worker lanes, 0 = one per CPU the process may use
+                                       (its affinity mask; 1 without threads) */
     accel_allocator allocator;      /* zero: malloc/free. Host-side allocations only */
     accel_logger logger;            /* zero: errors and warnings to stderr */
     bool debug;                     /* extra validation and hang diagnostics */
     const char* label;
+    /* Chrome trace-event JSON written here (see "Profiling" above); NULL: the environment variable
+       ACCEL_TRACE if set, else no trace. The string is read at create only. */
+    const char* trace_path;
 } accel_device_desc;
 
 /* Creates a device. desc NULL = all defaults. Errors: INVALID_ARGUMENT (out NULL, bad desc),
@@ -362,6 +416,8 @@ typedef struct accel_device_info {
     uint32_t compute_capability;    /* CUDA: 90 for sm_90; else 0 */
     uint32_t cpu_threads;           /* CPU backend: worker lanes an exec is split across (accel_dispatch.worker
                                        runs 0..cpu_threads-1; 1 without threads); 0 on other backends */
+    uint32_t buffer_offset_alignment; /* accel_buffer_view_create offsets: 1 on the CPU, the device's
+                                       minStorageBufferOffsetAlignment on Vulkan, 256 on CUDA */
 } accel_device_info;
 /* Fills *out. INVALID_ARGUMENT for NULL; DEVICE_LOST when lost. Any thread. */
 ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out);
@@ -371,8 +427,12 @@ typedef enum accel_memory { ACCEL_MEMORY_DEVICE = 0, ACCEL_MEMORY_HOST = 1 } acc
 typedef struct accel_buffer_desc {
     size_t size;                    /* bytes, > 0 */
     accel_memory memory;
-    void* host_ptr;                 /* CPU backend only: wrap caller memory (no copy); caller keeps ownership */
+    const void* host_ptr;           /* CPU backend only: wrap caller memory (no copy); caller keeps ownership */
     const char* label;
+    bool read_only;                 /* with host_ptr: the memory may be const (an mmap'd read-only file);
+                                       copy/fill/update into it (or a view of it) and accel_buffer_write
+                                       are refused; kernels bound to it must not write it, and
+                                       accel_buffer_map's pointer is for reading only */
 } accel_buffer_desc;
 /* Errors: INVALID_ARGUMENT (NULL, size 0, bad memory kind), OUT_OF_MEMORY, UNSUPPORTED (host_ptr on a
    backend that cannot wrap), DEVICE_LOST. Contents are zero unless host_ptr is given. */
@@ -386,6 +446,18 @@ ACCEL_API void*  accel_buffer_map(accel_buffer* buf);
    them with signals). INVALID_ARGUMENT for NULL, size 0, or offset+size beyond the buffer. */
 ACCEL_API accel_result accel_buffer_write(accel_buffer* buf, size_t offset, const void* src, size_t size);
 ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void* dst, size_t size);
+/* A buffer that aliases bytes [offset, offset + size) of buf: usable wherever a buffer is (exec
+   bindings, copy, fill, update, read/write, map; offsets are relative to the view). A view of a view
+   is a view of the root buffer. The view holds a reference on the root: destroying the root's handle
+   first is fine, its memory lives until the last view and the work using them are gone. Destroy it
+   with accel_buffer_destroy. offset must be a multiple of accel_device_info.buffer_offset_alignment
+   (counted in the root buffer). A view of a read_only buffer is read_only. Bound to a kernel, a view
+   sets where the binding starts (CPU: accel_dispatch.buffers[i], with buffer_sizes[i] the view's
+   size; CUDA: the pointer; Vulkan: the descriptor offset, range to the end of the root); the
+   kernel's bounds come from its constants as with any buffer. Errors: INVALID_ARGUMENT
+   (NULL, size 0, the range outside buf, a misaligned offset; logged), OUT_OF_MEMORY, DEVICE_LOST.
+   Any thread. */
+ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out);
 
 /* ==== programs ==== */
 typedef struct accel_dispatch {      /* what a CPU kernel sees: one work group */
@@ -478,6 +550,15 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
 ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern);
 ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset, const void* data, size_t size);  /* data copied now */
 ACCEL_API void accel_queue_barrier(accel_queue* q);
+/* Records a command that writes, when the commands before it have completed, a uint64_t: that moment in
+   nanoseconds on the host's monotonic clock (see "Profiling"; device clocks converted), at dst + offset.
+   Any queue type. offset must be a multiple of 8 (GPUs write the value as one 64-bit store) and
+   offset + 8 within dst; dst a buffer this queue's device can use. Errors (NULL, range, alignment,
+   another device's buffer) are recording errors, returned by the next submit; so is UNSUPPORTED on the
+   CUDA and Vulkan backends until their timestamps land. Recording thread (as every recording call). */
+ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t offset);
+/* Now, in nanoseconds on the clock of timestamps and traces (see "Profiling"). Any thread. */
+ACCEL_API uint64_t accel_host_time_ns(void);
 /* Hands the batch to the device and returns at once. Returns the first recording error (and discards
    the batch: nothing of it runs), OUT_OF_MEMORY, DEVICE_LOST, or OK (also for an empty batch). */
 ACCEL_API accel_result accel_queue_submit(accel_queue* q);
@@ -556,6 +637,9 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
 #endif
 #ifndef ACCEL_CPU_INLINE_GROUPS
 #  define ACCEL_CPU_INLINE_GROUPS 1u
+#endif
+#ifndef ACCEL_CPU_MOVE_OFF
+#  define ACCEL_CPU_MOVE_OFF 1
 #endif
 #define ACCEL_I_CPU_MAX_BUFFERS   64u
 #define ACCEL_I_CPU_MAX_CONSTANTS 64u
@@ -756,8 +840,12 @@ static void accel_i_yield(void) { }
    and while spinning, when a yield switched to another thread and the awaited value was there when
    it came back. The kernel keeps a woken thread on its previous CPU when that CPU is idle, so one
    move is usually enough; moves are at most one per millisecond per thread. User threads are never
-   moved; the original affinity mask is restored at once. Raw system calls, because glibc hides
-   sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are no-ops. */
+   moved; the original affinity mask is restored at once. Moves happen only on devices with fewer
+   lanes than allowed CPUs (accel_i_own.moves; ACCEL_CPU_MOVE_OFF 0: never): when every allowed CPU
+   has a lane, "off" can only mean onto another busy lane's CPU, which halved the speed of a 2-lane
+   device on 2 allowed CPUs (issue 11: 30-35% of a model's token time). Raw system calls, because
+   glibc hides sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are
+   no-ops, and the allowed-CPU count comes from the process affinity mask (Win32) or the online cores. */
 #if defined(__linux__) && !defined(ACCEL_NO_THREADS)
 #  include <sys/syscall.h>
 #  if !defined(__cplusplus)
@@ -786,18 +874,41 @@ static void accel_i_cpu_leave(uint32_t cpu_id) {
     if (allowed == 0) return;   /* pinned to this one CPU: stay */
     if (syscall(SYS_sched_setaffinity, 0, (size_t)n, away) == 0) syscall(SYS_sched_setaffinity, 0, (size_t)n, mask);
 }
+/* The number of CPUs in the calling thread's affinity mask; 0 when unknown. */
+static uint32_t accel_i_cpu_mask_count(void) {
+    unsigned long mask[ACCEL_I_CPU_MASK_WORDS];
+    uint32_t n = 0;
+    memset(mask, 0, sizeof mask);
+    if (syscall(SYS_sched_getaffinity, 0, sizeof mask, mask) <= 0) return 0;
+    for (unsigned i = 0; i < ACCEL_I_CPU_MASK_WORDS; i++)
+        for (unsigned long w = mask[i]; w; w &= w - 1) n++;
+    return n;
+}
 #elif !defined(ACCEL_NO_THREADS)
 static uint32_t accel_i_cpu_id(void) { return 0; }
 static void accel_i_cpu_leave(uint32_t cpu_id) { (void)cpu_id; }
 #endif
-/* An accel-owned thread's placement state: when it last moved (0: never). NULL for user threads. */
-typedef struct accel_i_own { uint64_t moved_ns; } accel_i_own;
+#if defined(_WIN32) && !defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_cpu_mask_count(void) {   /* the process's mask (its processor group) */
+    DWORD_PTR proc = 0, sys = 0;
+    uint32_t n = 0;
+    if (!GetProcessAffinityMask(GetCurrentProcess(), &proc, &sys)) return 0;
+    for (; proc; proc &= proc - 1) n++;
+    return n;
+}
+#elif !defined(__linux__) && !defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_cpu_mask_count(void) { return 0; }
+#endif
+/* An accel-owned thread's placement state: whether it may move (ACCEL_CPU_MOVE_OFF, and the device has
+   fewer lanes than the process has CPUs: with one lane per allowed CPU, "off this CPU" can only mean
+   onto another busy lane's CPU) and when it last moved (0: never). NULL for user threads. */
+typedef struct accel_i_own { uint64_t moved_ns; bool moves; } accel_i_own;
 #if !defined(ACCEL_NO_THREADS)
 #  define ACCEL_I_CPU_HERE UINT32_MAX   /* for accel_i_own_leave: the CPU the caller runs on */
 /* Moves an own thread off cpu_id (or ACCEL_I_CPU_HERE), at most once per millisecond; the CPU is only
    looked up (a system call) once the rate limit lets the move happen. */
 static void accel_i_own_leave(accel_i_own* own, uint32_t cpu_id, uint64_t now) {
-    if (!own || cpu_id == 0 || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
+    if (!own || !own->moves || cpu_id == 0 || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
     own->moved_ns = now;
     accel_i_cpu_leave(cpu_id == ACCEL_I_CPU_HERE ? accel_i_cpu_id() : cpu_id);
 }
@@ -1005,7 +1116,7 @@ struct accel_i_object {
 
 typedef enum accel_i_cmd_kind {
     ACCEL_I_CMD_WAIT, ACCEL_I_CMD_SIGNAL, ACCEL_I_CMD_EXEC, ACCEL_I_CMD_COPY,
-    ACCEL_I_CMD_FILL, ACCEL_I_CMD_UPDATE, ACCEL_I_CMD_BARRIER,
+    ACCEL_I_CMD_FILL, ACCEL_I_CMD_UPDATE, ACCEL_I_CMD_BARRIER, ACCEL_I_CMD_TIMESTAMP,
     ACCEL_I_CMD_REPLAY             /* only for backends with commands_build; else the core expands it */
 } accel_i_cmd_kind;
 
@@ -1020,6 +1131,7 @@ typedef struct accel_i_cmd {
         struct { accel_buffer* dst; accel_buffer* src; size_t dst_offset, src_offset, size; } copy;
         struct { accel_buffer* dst; size_t offset, size; uint32_t pattern; } fill;
         struct { accel_buffer* dst; size_t offset, size, data; } update;   /* data: arena offset */
+        struct { accel_buffer* dst; size_t offset; } stamp;                  /* timestamp */
         struct { accel_commands* list; size_t patches; uint32_t patch_count; } replay;  /* patches: arena
                                                           offset of accel_patch[patch_count], sorted by command */
     } u;
@@ -1089,6 +1201,12 @@ struct accel_backend {
     void (*commands_free)(accel_commands* c);
 };
 
+/* Tracing (see "core: trace"): where a signal last reached a value, so that a wait can draw its flow
+   arrow from there. */
+typedef struct accel_i_trace accel_i_trace;
+typedef struct accel_i_trace_mark { uint64_t value, t; uint32_t track; } accel_i_trace_mark;
+#define ACCEL_I_TRACE_MARKS 4u
+
 struct accel_device {
     const accel_backend* backend;
     accel_allocator allocator;
@@ -1103,16 +1221,31 @@ struct accel_device {
     /* batches in flight that handed a wait to the device (core: failure after hand-off) */
     accel_i_a32 dwait_lock, dwait_count;
     accel_i_batch* dwaits;
+    accel_i_trace* trace;          /* NULL: not tracing (the one branch tracing costs when off) */
 };
-struct accel_buffer  { accel_i_object obj; size_t size; accel_memory memory; void* mapped; };
+/* A view (root != NULL) aliases [offset, offset + size) of its root, holds one reference on it, and
+   is never seen by a backend's buffer_create/buffer_free/buffer_io; exec bindings may be views
+   (resolve them with accel_i_buffer_root + offset), copy/fill/update commands never are (the core
+   records the root and the offset within it). */
+struct accel_buffer  {
+    accel_i_object obj; size_t size; accel_memory memory; void* mapped;
+    accel_buffer* root; size_t offset;   /* views: the root buffer and the offset in it; roots: NULL, 0 */
+    bool read_only;                       /* wraps const memory: nothing accel runs writes it */
+};
+/* The buffer that owns the memory: buf itself, or a view's root. */
+static accel_buffer* accel_i_buffer_root(accel_buffer* buf) { return buf->root ? buf->root : buf; }
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
 /* promised: debug only, see accel_i_debug_promise. wanted / recorded: the highest value a wait / signal
    command recorded on another device's queue asks for / sets (see accel_i_next_orphan) */
-struct accel_signal  {
+struct accel_signal {
     accel_i_object obj;
     accel_i_a64 promised, wanted, recorded;
     accel_signal* fail_next;       /* core: failure after hand-off (under the device's dwait_lock) */
     uint64_t fail_before;          /* its value just before that failure */
+    accel_i_a32 mark_lock;         /* tracing: marks, mark_next */
+    accel_i_trace_mark marks[ACCEL_I_TRACE_MARKS];   /* tracing: the last values reached */
+    uint32_t mark_next;
+    uint32_t trace_id;             /* tracing: "#n" names an unlabelled signal in the trace */
 };
 struct accel_commands {            /* refs: the caller's handle + one per recorded replay */
     accel_i_object obj;
@@ -1129,6 +1262,8 @@ struct accel_queue {
     accel_i_a32 free_lock;
     accel_i_batch* free_batches;   /* recycled batches, capacity kept */
     uint32_t free_count;
+    uint32_t trace_track;          /* tracing: the queue's track in the trace */
+    struct accel_i_trace_buf* trace_buf;   /* tracing: where the queue's events go (NULL: the host's) */
     /* debug devices: the last signal commands recorded since the last submit, for the forgotten-submit
        report of other threads' waits (which must not read `rec`); the signals are only compared */
     accel_i_a32 unsubmitted_lock;
@@ -1335,13 +1470,22 @@ static void accel_i_object_undo(accel_i_object* o) {
     accel_i_object_unlist(o);
     accel_i_device_release(dev);
 }
+static void accel_i_release(void* obj);
+static void accel_i_view_free(accel_buffer* view) {
+    accel_buffer* root = view->root;
+    accel_i_dev_free(view->obj.device, view, sizeof *view);
+    accel_i_release(root);
+}
 static void accel_i_object_free(accel_i_object* o) {
     accel_device* dev = o->device;
     const accel_backend* b = dev->backend;
     accel_i_object_unlist(o);
     if (o->label_set) accel_i_free(&dev->allocator, o->label_set, strlen(o->label_set) + 1);
     switch (o->kind) {
-    case ACCEL_I_BUFFER:  b->buffer_free((accel_buffer*)o); break;
+    case ACCEL_I_BUFFER:
+        if (((accel_buffer*)o)->root) accel_i_view_free((accel_buffer*)o);
+        else b->buffer_free((accel_buffer*)o);
+        break;
     case ACCEL_I_PROGRAM: b->program_free((accel_program*)o); break;
     case ACCEL_I_SIGNAL:  b->signal_free((accel_signal*)o); break;
     case ACCEL_I_QUEUE:   b->queue_destroy((accel_queue*)o); break;
@@ -1368,6 +1512,470 @@ static void accel_i_handle_drop(void* obj) {
     if (atomic_exchange(&o->handle, 0u)) accel_i_release(o);
 }
 static bool accel_i_lost(accel_device* dev) { return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0; }
+
+/* ==== core: trace ==== */
+/* The trace recorder, shared by every backend (the functions marked "kit" are for backends too).
+   Chrome trace-event JSON: {"traceEvents":[...]} with complete spans ("X"), thread-scoped instants
+   ("i"), flows ("s" and "f" with an id; "f" binds to the enclosing slice, "bp":"e") and thread names
+   ("M"). Process 1 is the host (a track per host thread that calls accel), process 2 the device (a
+   track per queue). Recording is cheap and formats nothing: an event keeps raw values (and a copy of
+   the name: the object may be gone when it is written), and the writer expands it. Each queue records
+   into a buffer of its own (its executor is the only writer, so no line of it moves between the
+   executor's core and the host thread's) and the host threads into the device's; a full buffer is
+   written out at once, so memory stays bounded: 4096 + 1024 per queue events of 120 bytes. */
+#define ACCEL_I_TRACE_HOST_EVENTS  4096u
+#define ACCEL_I_TRACE_QUEUE_EVENTS 1024u
+#define ACCEL_I_TRACE_HOST 0x80000000u   /* track bit: a host thread's track, else a queue's */
+
+typedef enum accel_i_tev {
+    ACCEL_I_TEV_NAME,     /* a track's name: label */
+    ACCEL_I_TEV_SPAN,     /* "what label"; key: the name of arg a[0], NULL: no args */
+    ACCEL_I_TEV_EXEC,     /* program label; a: global and local sizes, 2 per word; aux: buffers */
+    ACCEL_I_TEV_SIGNAL,   /* signal reached a[0]: the span "what <signal>" and the instant "<signal>" */
+    ACCEL_I_TEV_WAIT,     /* the span "what <signal>" for a[0], and (a[2] != 0) a flow as FLOW's */
+    ACCEL_I_TEV_FLOW      /* a flow with id a[2] from (from, a[1]) to the slice at (track, t0) */
+} accel_i_tev;
+typedef struct accel_i_trace_event {
+    uint64_t t0, t1, a[3];            /* ns on the host clock */
+    const char* what;                 /* static */
+    const char* key;                  /* static */
+    uint32_t track, from, aux;        /* aux: a signal's number ("#n" when unlabelled), EXEC's buffers */
+    uint8_t ev;
+    char label[48];
+} accel_i_trace_event;
+typedef struct accel_i_trace_buf {
+    accel_i_a32 lock;                 /* spin: a few stores per event; the rare write-out under it */
+    uint32_t count, cap, index;       /* index: flow ids are index << 40 | n */
+    uint64_t flows;
+    accel_i_a64 flushed;              /* when the last write-out ended (read without the lock) */
+    accel_i_trace_event* events;
+} accel_i_trace_buf;
+struct accel_i_trace {
+    FILE* file;
+    accel_i_a32 file_lock;            /* the file, out, out_len and `written` */
+    bool written;                     /* an event is in the file: a comma goes before the next */
+    char* out;                        /* ACCEL_I_TRACE_OUT bytes of JSON on their way to the file */
+    size_t out_len;
+    accel_i_trace_buf host;           /* host threads' events (and a queue's whose buffer was refused) */
+    accel_i_a32 queues, signals;      /* tracks and signal numbers handed out */
+    accel_i_a64 host_named;           /* host threads 1..64 named so far (bits) */
+};
+
+#if defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_host_thread(void) { return 1; }
+#else
+#  if defined(__cplusplus)
+#    define ACCEL_I_THREAD_LOCAL thread_local
+#  elif defined(_MSC_VER)
+#    define ACCEL_I_THREAD_LOCAL __declspec(thread)
+#  else
+#    define ACCEL_I_THREAD_LOCAL _Thread_local
+#  endif
+/* A small number per host thread (1, 2, ...): the calling thread's host track. Process-wide, as
+   threads are (the one piece of global state tracing has). */
+static uint32_t accel_i_host_thread(void) {
+    static accel_i_a32 next;
+    static ACCEL_I_THREAD_LOCAL uint32_t mine;
+    if (!mine) mine = atomic_fetch_add(&next, 1u) + 1u;
+    return mine;
+}
+#endif
+
+/* ---- writing ---- */
+/* The writer formats into t->out (no stdio formatting: fprintf made writing an event cost 600 ns, 5x
+   the dispatch it describes) and hands full blocks to fwrite. Under the file lock. */
+#define ACCEL_I_TRACE_OUT 16384u
+static void accel_i_trace_drain(accel_i_trace* t) {
+    if (t->out_len) fwrite(t->out, 1, t->out_len, t->file);
+    t->out_len = 0;
+}
+static void accel_i_trace_raw(accel_i_trace* t, const char* s, size_t n) {
+    if (t->out_len + n > ACCEL_I_TRACE_OUT) accel_i_trace_drain(t);
+    if (n > ACCEL_I_TRACE_OUT) { fwrite(s, 1, n, t->file); return; }
+    memcpy(t->out + t->out_len, s, n);
+    t->out_len += n;
+}
+static void accel_i_trace_put_s(accel_i_trace* t, const char* s) { accel_i_trace_raw(t, s, strlen(s)); }
+static void accel_i_trace_put_u(accel_i_trace* t, uint64_t v) {
+    char d[24];
+    size_t n = sizeof d;
+    do { d[--n] = (char)('0' + v % 10u); v /= 10u; } while (v);
+    accel_i_trace_raw(t, d + n, sizeof d - n);
+}
+static void accel_i_trace_str(accel_i_trace* t, const char* s) {   /* a JSON string body */
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        char esc[8];
+        if (ch == '"' || ch == '\\') { esc[0] = '\\'; esc[1] = (char)ch; accel_i_trace_raw(t, esc, 2); }
+        else if (ch < 0x20) { snprintf(esc, sizeof esc, "\\u%04x", ch); accel_i_trace_raw(t, esc, 6); }
+        else accel_i_trace_raw(t, s, 1);
+    }
+}
+static void accel_i_trace_us(accel_i_trace* t, const char* key, uint64_t ns) {   /* ,"key":us.nnn exactly */
+    char frac[4] = { '.', (char)('0' + ns / 100u % 10u), (char)('0' + ns / 10u % 10u), (char)('0' + ns % 10u) };
+    accel_i_trace_put_s(t, key);
+    accel_i_trace_put_u(t, ns / 1000u);
+    accel_i_trace_raw(t, frac, 4);
+}
+static void accel_i_trace_pid_tid(accel_i_trace* t, uint32_t track) {
+    accel_i_trace_put_s(t, (track & ACCEL_I_TRACE_HOST) ? ",\"pid\":1,\"tid\":" : ",\"pid\":2,\"tid\":");
+    accel_i_trace_put_u(t, track & ~ACCEL_I_TRACE_HOST);
+}
+/* Opens one JSON event: {"name":"what label","cat":"accel","ph":"P","pid":..,"tid":..,"ts":t */
+static void accel_i_trace_head(accel_i_trace* t, const char* what, const char* label, char ph, uint32_t track, uint64_t ts) {
+    char p[] = "\",\"cat\":\"accel\",\"ph\":\"?\"";
+    accel_i_trace_put_s(t, t->written ? ",\n{\"name\":\"" : "{\"name\":\"");
+    t->written = true;
+    if (what) accel_i_trace_put_s(t, what);
+    if (what && label[0]) accel_i_trace_raw(t, " ", 1);
+    accel_i_trace_str(t, label);
+    p[sizeof p - 3] = ph;
+    accel_i_trace_raw(t, p, sizeof p - 1);
+    accel_i_trace_pid_tid(t, track);
+    accel_i_trace_us(t, ",\"ts\":", ts);
+}
+static void accel_i_trace_arg1(accel_i_trace* t, const char* key, uint64_t v) {   /* ,"args":{"key":v} */
+    accel_i_trace_put_s(t, ",\"args\":{\"");
+    accel_i_trace_put_s(t, key);
+    accel_i_trace_put_s(t, "\":");
+    accel_i_trace_put_u(t, v);
+    accel_i_trace_raw(t, "}", 1);
+}
+static void accel_i_trace_flow_out(accel_i_trace* t, const accel_i_trace_event* e) {
+    accel_i_trace_head(t, "flow", "", 's', e->from, e->a[1]);
+    accel_i_trace_put_s(t, ",\"id\":");
+    accel_i_trace_put_u(t, e->a[2]);
+    accel_i_trace_raw(t, "}", 1);
+    accel_i_trace_head(t, "flow", "", 'f', e->track, e->t0);
+    accel_i_trace_put_s(t, ",\"id\":");
+    accel_i_trace_put_u(t, e->a[2]);
+    accel_i_trace_put_s(t, ",\"bp\":\"e\"}");
+}
+static void accel_i_trace_exec_out(accel_i_trace* t, const accel_i_trace_event* e, const char* name) {
+    uint64_t groups = 1, items = 1;
+    for (int d = 0; d < 3; d++) {   /* a: gx gy | gz lx | ly lz */
+        uint64_t g = (e->a[d / 2] >> (32 * (d % 2))) & 0xffffffffu;
+        uint64_t l = (e->a[1 + (d + 1) / 2] >> (32 * ((d + 1) % 2))) & 0xffffffffu;
+        groups *= (g + l - 1) / l;
+        items *= g;
+    }
+    accel_i_trace_head(t, name[0] ? NULL : "exec", name, 'X', e->track, e->t0);
+    accel_i_trace_us(t, ",\"dur\":", e->t1 - e->t0);
+    accel_i_trace_put_s(t, ",\"args\":{\"groups\":");
+    accel_i_trace_put_u(t, groups);
+    accel_i_trace_put_s(t, ",\"invocations\":");
+    accel_i_trace_put_u(t, items);
+    accel_i_trace_put_s(t, ",\"buffers\":");
+    accel_i_trace_put_u(t, e->aux);
+    accel_i_trace_put_s(t, "}}");
+}
+static void accel_i_trace_write(accel_i_trace* t, const accel_i_trace_event* e) {
+    char sig[48];
+    const char* name = e->label;
+    if ((e->ev == ACCEL_I_TEV_SIGNAL || e->ev == ACCEL_I_TEV_WAIT) && (!name[0] || strcmp(name, "signal") == 0)) {
+        snprintf(sig, sizeof sig, "#%u", (unsigned)e->aux);   /* an unlabelled signal */
+        name = sig;
+    }
+    switch ((accel_i_tev)e->ev) {
+    case ACCEL_I_TEV_NAME:
+        accel_i_trace_put_s(t, t->written ? ",\n{\"name\":\"thread_name\",\"ph\":\"M\"" : "{\"name\":\"thread_name\",\"ph\":\"M\"");
+        t->written = true;
+        accel_i_trace_pid_tid(t, e->track);
+        accel_i_trace_put_s(t, ",\"args\":{\"name\":\"");
+        accel_i_trace_str(t, name);
+        accel_i_trace_put_s(t, "\"}}");
+        return;
+    case ACCEL_I_TEV_FLOW: accel_i_trace_flow_out(t, e); return;
+    case ACCEL_I_TEV_EXEC: accel_i_trace_exec_out(t, e, name); return;
+    default: break;
+    }
+    accel_i_trace_head(t, e->what, name, 'X', e->track, e->t0);
+    accel_i_trace_us(t, ",\"dur\":", e->t1 - e->t0);
+    if (e->key) accel_i_trace_arg1(t, e->key, e->a[0]);
+    accel_i_trace_raw(t, "}", 1);
+    if (e->ev == ACCEL_I_TEV_SIGNAL) {
+        accel_i_trace_head(t, NULL, name, 'i', e->track, e->t0);
+        accel_i_trace_put_s(t, ",\"s\":\"t\"");
+        accel_i_trace_arg1(t, "value", e->a[0]);
+        accel_i_trace_raw(t, "}", 1);
+    }
+    if (e->ev == ACCEL_I_TEV_WAIT && e->a[2]) accel_i_trace_flow_out(t, e);
+}
+/* Lock of b held: writes its events out. */
+static void accel_i_trace_flush(accel_i_trace* t, accel_i_trace_buf* b) {
+    accel_i_spin_lock(&t->file_lock);
+    for (uint32_t i = 0; i < b->count; i++) accel_i_trace_write(t, &b->events[i]);
+    accel_i_trace_drain(t);
+    accel_i_spin_unlock(&t->file_lock);
+    b->count = 0;
+}
+
+/* ---- recording ---- */
+/* Lock of b held: a new event, [t0, t1] on a track. A full b is written out first; a "trace flush" span
+   right after the new event then shows what that cost, and b->flushed when it ended. */
+static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
+                                              const char* what, const char* label, uint64_t t0, uint64_t t1) {
+    accel_i_trace_event* e;
+    accel_i_trace_event* flush = NULL;
+    uint64_t f0 = 0;
+    if (b->count == b->cap) {
+        f0 = accel_i_now_ns();
+        accel_i_trace_flush(t, b);
+    }
+    e = &b->events[b->count++];
+    if (f0) {   /* after the event that found the buffer full, in the buffer's order too */
+        flush = &b->events[b->count++];
+        memset(flush, 0, sizeof *flush);
+        flush->ev = ACCEL_I_TEV_SPAN; flush->track = track; flush->what = "trace flush";
+        flush->t0 = f0 > t1 ? f0 : t1; flush->t1 = accel_i_now_ns();
+        atomic_store_explicit(&b->flushed, flush->t1, memory_order_relaxed);
+    }
+    e->ev = (uint8_t)ev; e->track = track; e->what = what; e->key = NULL;
+    e->t0 = t0; e->t1 = t1 > t0 ? t1 : t0;
+    accel_i_copy_label(e->label, sizeof e->label, label);
+    return e;
+}
+/* When what ended at t1 lets the next command start: after a write-out that came between. */
+static uint64_t accel_i_trace_end(accel_i_trace_buf* b, uint64_t t1) {
+    uint64_t f = atomic_load_explicit(&b->flushed, memory_order_relaxed);
+    return f > t1 ? f : t1;
+}
+
+/* kit: the calling host thread's track (named in the trace the first time it shows). */
+static uint32_t accel_i_trace_host(accel_device* dev) {
+    accel_i_trace* t = dev->trace;
+    uint32_t n = accel_i_host_thread();
+    uint64_t bit = n <= 64 ? (uint64_t)1 << (n - 1) : 0;
+    if (bit && !(atomic_load_explicit(&t->host_named, memory_order_relaxed) & bit)) {
+        char name[32];
+        snprintf(name, sizeof name, "host thread %u", (unsigned)n);
+        accel_i_spin_lock(&t->host.lock);
+        if (!(atomic_load_explicit(&t->host_named, memory_order_relaxed) & bit)) {
+            atomic_store_explicit(&t->host_named, atomic_load_explicit(&t->host_named, memory_order_relaxed) | bit,
+                                  memory_order_relaxed);
+            accel_i_trace_put(t, &t->host, ACCEL_I_TEV_NAME, ACCEL_I_TRACE_HOST | n, NULL, name, 0, 0);
+        }
+        accel_i_spin_unlock(&t->host.lock);
+    }
+    return ACCEL_I_TRACE_HOST | n;
+}
+/* kit: a span [t0, t1] named "what label" (either may be empty; label NULL too) on the calling host
+   thread's track, with one arg (key NULL: none). */
+static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label, uint64_t t0, uint64_t t1,
+                                    const char* key, uint64_t value) {
+    accel_i_trace* t = dev->trace;
+    uint32_t track = accel_i_trace_host(dev);
+    accel_i_trace_event* e;
+    accel_i_spin_lock(&t->host.lock);
+    e = accel_i_trace_put(t, &t->host, ACCEL_I_TEV_SPAN, track, what, label, t0, t1);
+    e->key = key; e->a[0] = value;
+    accel_i_spin_unlock(&t->host.lock);
+}
+/* Lock of b held: an event about s reaching or waiting for v (the writer names it by s's label or
+   number). */
+static accel_i_trace_event* accel_i_trace_put_signal(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
+                                                     const char* what, const accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
+    accel_i_trace_event* e = accel_i_trace_put(t, b, ev, track, what, accel_i_label(&s->obj), t0, t1);
+    e->key = "value"; e->a[0] = v; e->a[2] = 0; e->aux = s->trace_id;
+    return e;
+}
+/* s reaches v at t0 on a track (buffer b): the span [t0, t1] of what raises it ("signal": a queue's
+   command, "set": accel_signal_set), its instant, and the mark the waits it releases link to. Call it
+   BEFORE the raise is visible: a wait it releases looks for the mark as soon as it wakes. */
+static void accel_i_trace_reached(accel_device* dev, accel_i_trace_buf* b, uint32_t track, const char* what,
+                                  accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
+    accel_i_trace_mark* m;
+    accel_i_spin_lock(&b->lock);
+    accel_i_trace_put_signal(dev->trace, b, ACCEL_I_TEV_SIGNAL, track, what, s, v, t0, t1);
+    accel_i_spin_unlock(&b->lock);
+    accel_i_spin_lock(&s->mark_lock);
+    m = &s->marks[s->mark_next++ % ACCEL_I_TRACE_MARKS];
+    m->value = v; m->t = t0; m->track = track;
+    accel_i_spin_unlock(&s->mark_lock);
+}
+/* The mark of the lowest value >= v that s reached on dev (false: none; s reached it untraced: its
+   initial value, a set before the trace began, a signal of another device). */
+static bool accel_i_trace_mark_of(accel_device* dev, accel_signal* s, uint64_t v, accel_i_trace_mark* out) {
+    bool found = false;
+    if (s->obj.device != dev) return false;
+    accel_i_spin_lock(&s->mark_lock);
+    for (uint32_t i = 0; i < ACCEL_I_TRACE_MARKS; i++) {
+        const accel_i_trace_mark* m = &s->marks[i];
+        if (m->t && m->value >= v && (!found || m->value < out->value)) { *out = *m; found = true; }
+    }
+    accel_i_spin_unlock(&s->mark_lock);
+    return found;
+}
+/* A wait for s >= v from t0 to t1 on a track (buffer b): its span, with the flow arrow from the mark. */
+static void accel_i_trace_waited(accel_device* dev, accel_i_trace_buf* b, uint32_t track, const char* what,
+                                 accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
+    accel_i_trace_mark m;
+    bool linked = accel_i_trace_mark_of(dev, s, v, &m);
+    accel_i_trace_event* e;
+    accel_i_spin_lock(&b->lock);
+    e = accel_i_trace_put_signal(dev->trace, b, ACCEL_I_TEV_WAIT, track, what, s, v, t0, t1);
+    if (linked) { e->from = m.track; e->a[1] = m.t; e->a[2] = ((uint64_t)b->index << 40) | ++b->flows; }
+    accel_i_spin_unlock(&b->lock);
+}
+/* A host wait on signals[0..n) of the first one's device, from t0 to now: one span, a flow per signal. */
+static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0) {
+    accel_device* dev = s[0]->obj.device;
+    accel_i_trace* t = dev->trace;
+    uint32_t track = accel_i_trace_host(dev);
+    if (n == 1) { accel_i_trace_waited(dev, &t->host, track, "wait", s[0], v[0], t0, accel_i_now_ns()); return; }
+    accel_i_trace_host_span(dev, "wait many", NULL, t0, accel_i_now_ns(), "signals", n);
+    for (uint32_t i = 0; i < n; i++) {
+        accel_i_trace_mark m;
+        if (!accel_i_trace_mark_of(dev, s[i], v[i], &m)) continue;
+        accel_i_spin_lock(&t->host.lock);
+        accel_i_trace_event* e = accel_i_trace_put(t, &t->host, ACCEL_I_TEV_FLOW, track, NULL, NULL, t0, t0);
+        e->from = m.track; e->a[1] = m.t; e->a[2] = ++t->host.flows;
+        accel_i_spin_unlock(&t->host.lock);
+    }
+}
+/* kit: a command of q that ran on the device from t0 to t1 (device times converted to the host clock).
+   Waits and signals get their flows and marks; a signal is recorded before it is raised (see
+   accel_i_trace_reached). Returns when the next command may start: t1, or later when the trace was
+   written out meanwhile. */
+static uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1) {
+    accel_device* dev = q->obj.device;
+    accel_i_trace_buf* b = q->trace_buf ? q->trace_buf : &dev->trace->host;
+    const char* what = NULL;
+    const char* key = NULL;
+    uint64_t value = 0;
+    accel_i_trace_event* e;
+    switch (c->kind) {
+    case ACCEL_I_CMD_WAIT: accel_i_trace_waited(dev, b, q->trace_track, "wait", c->u.sig.signal, c->u.sig.value, t0, t1); break;
+    case ACCEL_I_CMD_SIGNAL: accel_i_trace_reached(dev, b, q->trace_track, "signal", c->u.sig.signal, c->u.sig.value, t0, t1); break;
+    case ACCEL_I_CMD_EXEC: break;
+    case ACCEL_I_CMD_COPY: what = "copy"; key = "bytes"; value = c->u.copy.size; break;
+    case ACCEL_I_CMD_FILL: what = "fill"; key = "bytes"; value = c->u.fill.size; break;
+    case ACCEL_I_CMD_UPDATE: what = "update"; key = "bytes"; value = c->u.update.size; break;
+    case ACCEL_I_CMD_BARRIER: what = "barrier"; break;
+    case ACCEL_I_CMD_TIMESTAMP: what = "timestamp"; key = "offset"; value = c->u.stamp.offset; break;
+    case ACCEL_I_CMD_REPLAY: what = "replay"; key = "commands"; value = c->u.replay.list->list->count; break;
+    }
+    if (what || c->kind == ACCEL_I_CMD_EXEC) {
+        accel_i_spin_lock(&b->lock);
+        if (what) {
+            e = accel_i_trace_put(dev->trace, b, ACCEL_I_TEV_SPAN, q->trace_track, what, NULL, t0, t1);
+            e->key = key; e->a[0] = value;
+        } else {   /* named by the program; the writer works out groups and invocations */
+            const accel_exec_params* p = &c->u.exec.params;
+            e = accel_i_trace_put(dev->trace, b, ACCEL_I_TEV_EXEC, q->trace_track, NULL, accel_i_label(&c->u.exec.program->obj), t0, t1);
+            e->a[0] = p->global_size[0] | (uint64_t)p->global_size[1] << 32;
+            e->a[1] = p->global_size[2] | (uint64_t)p->local_size[0] << 32;
+            e->a[2] = p->local_size[1] | (uint64_t)p->local_size[2] << 32;
+            e->aux = c->u.exec.buffer_count;
+        }
+        accel_i_spin_unlock(&b->lock);
+    }
+    return accel_i_trace_end(b, t1);
+}
+
+/* ---- lifetime ---- */
+static bool accel_i_trace_buf_init(accel_device* dev, accel_i_trace_buf* b, uint32_t cap, uint32_t index) {
+    atomic_init(&b->lock, 0u);
+    b->count = 0; b->cap = cap; b->index = index; b->flows = 0;
+    atomic_init(&b->flushed, 0u);
+    b->events = (accel_i_trace_event*)accel_i_dev_alloc(dev, (size_t)cap * sizeof *b->events);
+    return b->events != NULL;
+}
+static void accel_i_trace_buf_fini(accel_device* dev, accel_i_trace_buf* b) {
+    accel_i_spin_lock(&b->lock);
+    accel_i_trace_flush(dev->trace, b);
+    accel_i_spin_unlock(&b->lock);
+    accel_i_dev_free(dev, b->events, (size_t)b->cap * sizeof *b->events);
+}
+/* Device create: opens the trace when asked for (desc, then ACCEL_TRACE). OUT_OF_MEMORY; a file that
+   will not open is a warning and no trace. */
+static accel_result accel_i_trace_open(accel_device* dev, const accel_device_desc* d) {
+    const char* path = d->trace_path ? d->trace_path : getenv("ACCEL_TRACE");
+    accel_i_trace* t;
+    if (!path || !path[0]) return ACCEL_OK;
+    t = (accel_i_trace*)accel_i_dev_alloc(dev, sizeof *t);
+    if (t) memset((void*)t, 0, sizeof *t);
+    if (t && (t->out = (char*)accel_i_dev_alloc(dev, ACCEL_I_TRACE_OUT)) == NULL) { accel_i_dev_free(dev, t, sizeof *t); t = NULL; }
+    if (!t || !accel_i_trace_buf_init(dev, &t->host, ACCEL_I_TRACE_HOST_EVENTS, 0)) {
+        if (t) accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
+        accel_i_dev_free(dev, t, sizeof *t);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_device_create: out of host memory for the trace");
+    }
+    atomic_init(&t->file_lock, 0u); atomic_init(&t->queues, 0u); atomic_init(&t->signals, 0u);
+    atomic_init(&t->host_named, 0u);
+    if ((t->file = fopen(path, "w")) == NULL) {
+        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: cannot open the trace file '%s'; tracing is off", path);
+        accel_i_dev_free(dev, t->host.events, (size_t)t->host.cap * sizeof *t->host.events);
+        accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
+        accel_i_dev_free(dev, t, sizeof *t);
+        return ACCEL_OK;
+    }
+    accel_i_trace_put_s(t, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
+                           "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"host\"}},\n"
+                           "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"");
+    accel_i_trace_put_s(t, dev->backend->name);
+    accel_i_trace_put_s(t, dev->label[0] ? " device " : " device");
+    accel_i_trace_str(t, dev->label);
+    accel_i_trace_put_s(t, "\"}}");
+    t->written = true;
+    dev->trace = t;
+    return ACCEL_OK;
+}
+/* Device destroy (every queue is gone, its buffer written): writes the rest and closes the file. */
+static void accel_i_trace_close(accel_device* dev) {
+    accel_i_trace* t = dev->trace;
+    if (!t) return;
+    accel_i_trace_buf_fini(dev, &t->host);
+    accel_i_trace_put_s(t, "\n]}\n");
+    accel_i_trace_drain(t);
+    if (ferror(t->file) | fclose(t->file))
+        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: writing the trace file failed; it is incomplete");
+    accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
+    accel_i_dev_free(dev, t, sizeof *t);
+    dev->trace = NULL;
+}
+/* Signal create: its number in the trace ("#n" names it while it has no label). */
+static void accel_i_trace_signal(accel_signal* s) {
+    accel_i_trace* t = s->obj.device->trace;
+    atomic_init(&s->mark_lock, 0u);
+    memset((void*)s->marks, 0, sizeof s->marks);
+    s->mark_next = 0;
+    s->trace_id = t ? atomic_fetch_add(&t->signals, 1u) + 1u : 0;
+}
+/* The queue's track name, "<label> <n>" (again after accel_queue_set_label: the last one counts). */
+static void accel_i_trace_queue_name(accel_queue* q) {
+    accel_i_trace* t = q->obj.device->trace;
+    accel_i_trace_buf* b = q->trace_buf ? q->trace_buf : &t->host;
+    char name[64];
+    snprintf(name, sizeof name, "%s %u", accel_i_label(&q->obj), (unsigned)q->trace_track);
+    accel_i_spin_lock(&b->lock);
+    accel_i_trace_put(t, b, ACCEL_I_TEV_NAME, q->trace_track, NULL, name, 0, 0);
+    accel_i_spin_unlock(&b->lock);
+}
+/* Queue create: the queue's track and its buffer (refused: NULL, the host's is used). */
+static void accel_i_trace_queue(accel_queue* q) {
+    accel_device* dev = q->obj.device;
+    accel_i_trace* t = dev->trace;
+    accel_i_trace_buf* b;
+    q->trace_track = 0;
+    q->trace_buf = NULL;
+    if (!t) return;
+    q->trace_track = atomic_fetch_add(&t->queues, 1u) + 1u;
+    b = (accel_i_trace_buf*)accel_i_dev_alloc(dev, sizeof *b);
+    if (b && !accel_i_trace_buf_init(dev, b, ACCEL_I_TRACE_QUEUE_EVENTS, q->trace_track)) { accel_i_dev_free(dev, b, sizeof *b); b = NULL; }
+    if (!b) accel_i_log(dev, ACCEL_LOG_WARN, "accel_queue_create: out of host memory for a trace buffer; this queue shares the host's");
+    q->trace_buf = b;
+    accel_i_trace_queue_name(q);
+}
+/* Queue teardown (its work done): writes its buffer out and frees it. */
+static void accel_i_trace_queue_fini(accel_queue* q) {
+    accel_device* dev = q->obj.device;
+    if (!q->trace_buf) return;
+    if (dev->trace) accel_i_trace_buf_fini(dev, q->trace_buf);   /* else: outlived the trace; its events are lost */
+    else accel_i_dev_free(dev, q->trace_buf->events, (size_t)q->trace_buf->cap * sizeof *q->trace_buf->events);
+    accel_i_dev_free(dev, q->trace_buf, sizeof *q->trace_buf);
+    q->trace_buf = NULL;
+}
 
 /* ==== core: results and backends ==== */
 ACCEL_API const char* accel_result_string(accel_result r) {
@@ -1398,6 +2006,7 @@ ACCEL_API accel_result accel_backend_device_count(const accel_backend* b, uint32
 /* ==== core: devices ==== */
 ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_device** out) {
     accel_device_desc d;
+    accel_result r;
     if (desc) d = *desc; else memset(&d, 0, sizeof d);
     if (!out) {
         accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create: out is NULL");
@@ -1414,7 +2023,12 @@ ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_
         d.allocator.free_fn = accel_i_default_free;
         d.allocator.user = NULL;
     }
-    return d.backend->device_create(d.backend, &d, out);
+    r = d.backend->device_create(d.backend, &d, out);
+    if (r == ACCEL_OK && (r = accel_i_trace_open(*out, &d)) != ACCEL_OK) {
+        accel_device_destroy(*out);
+        *out = NULL;
+    }
+    return r;
 }
 
 ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backends, uint32_t count,
@@ -1500,6 +2114,7 @@ ACCEL_API void accel_device_destroy(accel_device* dev) {
     }
     while ((o = accel_i_take_handle(dev, -1)) != NULL) accel_i_release(o);
     accel_i_fail_orphans(dev);
+    accel_i_trace_close(dev);      /* its queues are gone, their events written */
     accel_i_device_release(dev);   /* now, or when other devices' work releases its last object */
 }
 
@@ -1530,7 +2145,49 @@ ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer
     if (desc->size == 0) return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: size is 0");
     if (desc->memory != ACCEL_MEMORY_DEVICE && desc->memory != ACCEL_MEMORY_HOST)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: unknown memory kind %d", (int)desc->memory);
-    return dev->backend->buffer_create(dev, desc, out);
+    if (desc->read_only && !desc->host_ptr)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: read_only without host_ptr");
+    r = dev->backend->buffer_create(dev, desc, out);
+    if (r == ACCEL_OK) (*out)->read_only = desc->read_only;
+    return r;
+}
+
+static bool accel_i_view_args_ok(accel_buffer* buf, size_t offset, size_t size) {
+    accel_device* dev = buf->obj.device;
+    size_t align = dev->info.buffer_offset_alignment ? dev->info.buffer_offset_alignment : 1u;
+    if (!accel_i_range_ok(buf->size, offset, size)) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
+                    offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
+        return false;
+    }
+    if ((buf->offset + offset) % align != 0) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: offset %zu (%zu in the root buffer) is not a multiple "
+                    "of buffer_offset_alignment %zu", offset, buf->offset + offset, align);
+        return false;
+    }
+    return true;
+}
+ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out) {
+    accel_buffer *root, *view;
+    if (out) *out = NULL;
+    if (!buf) return accel_i_invalid(NULL, "accel_buffer_view_create", "buffer is NULL");
+    if (!out) return accel_i_invalid(buf->obj.device, "accel_buffer_view_create", "out is NULL");
+    if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    if (!accel_i_view_args_ok(buf, offset, size)) return ACCEL_ERROR_INVALID_ARGUMENT;
+    root = accel_i_buffer_root(buf);
+    view = (accel_buffer*)accel_i_dev_alloc(buf->obj.device, sizeof *view);
+    if (!view) return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_view_create: out of host memory");
+    memset((void*)view, 0, sizeof *view);
+    accel_i_retain(root);
+    view->root = root;
+    view->offset = buf->offset + offset;
+    view->size = size;
+    view->memory = root->memory;
+    view->read_only = root->read_only;
+    view->mapped = root->mapped ? (unsigned char*)root->mapped + view->offset : NULL;
+    accel_i_object_init(&view->obj, root->obj.device, ACCEL_I_BUFFER, accel_i_label(&buf->obj));
+    *out = view;
+    return ACCEL_OK;
 }
 ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_handle_drop(buf); }
 ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
@@ -1544,8 +2201,11 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "%s: offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
                             fn, offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
+    if (write && buf->read_only)
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn,
+                            ACCEL_I_LABEL(&buf->obj));
     if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
-    return buf->obj.device->backend->buffer_io(buf, offset, host, size, write);
+    return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size, write);
 }
 ACCEL_API accel_result accel_buffer_write(accel_buffer* buf, size_t offset, const void* src, size_t size) {
     return accel_i_buffer_io(buf, offset, (void*)(uintptr_t)src, size, true);
@@ -1586,6 +2246,7 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
         atomic_init(&(*out)->promised, initial);
         atomic_init(&(*out)->wanted, 0u);
         atomic_init(&(*out)->recorded, 0u);
+        accel_i_trace_signal(*out);
     }
     return r;
 }
@@ -1603,12 +2264,19 @@ static uint64_t accel_i_signal_raise_held(accel_signal* s, uint64_t value) {
     accel_i_release(s);
     return old;
 }
+static accel_result accel_i_signal_set_traced(accel_signal* s, uint64_t value) {
+    accel_device* dev = s->obj.device;
+    uint64_t t0 = accel_i_now_ns();
+    accel_i_trace_reached(dev, &dev->trace->host, accel_i_trace_host(dev), "set", s, value, t0, accel_i_now_ns());   /* before the raise */
+    return accel_i_failed(accel_i_signal_raise_held(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
+}
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
     if (!s) return accel_i_invalid(NULL, "accel_signal_set", "signal is NULL");
     if (value > ACCEL_SIGNAL_MAX)
         return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_signal_set: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
                             (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
+    if (s->obj.device->trace) return accel_i_signal_set_traced(s, value);
     return accel_i_failed(accel_i_signal_raise_held(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
 /* Replaces an object's label with a copy of `label` (device allocator); NULL or "" removes it. */
@@ -1872,13 +2540,16 @@ ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, cons
     uint32_t first = 0;
     accel_result r = accel_i_check_wait_args(signals, values, count);
     const accel_backend* b;
+    uint64_t t0;
     if (r != ACCEL_OK) return r;
+    t0 = signals[0]->obj.device->trace ? accel_i_now_ns() : 0;
     b = signals[0]->obj.device->backend;
     for (uint32_t i = 1; i < count; i++) if (signals[i]->obj.device->backend != b) b = NULL;
     if (timeout_ns != 0 && signals[0]->obj.device->debug) accel_i_debug_unreachable(signals, values, count, wait_all);
     r = b ? b->signal_wait_many(signals, values, count, wait_all, timeout_ns, &first)
           : accel_i_wait_mixed(signals, values, count, wait_all, timeout_ns, &first);
     if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
+    if (t0) accel_i_trace_host_wait(signals, values, count, t0);
     if (((r == ACCEL_TIMEOUT && timeout_ns != 0) || r == ACCEL_ERROR_DEADLOCK) && signals[0]->obj.device->debug)
         accel_i_debug_hang(signals[0]->obj.device, "accel_signal_wait", signals, values, count, timeout_ns);
     return r;
@@ -1914,6 +2585,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_COPY: accel_i_release(c->u.copy.dst); accel_i_release(c->u.copy.src); break;
         case ACCEL_I_CMD_FILL: accel_i_release(c->u.fill.dst); break;
         case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
+        case ACCEL_I_CMD_TIMESTAMP: accel_i_release(c->u.stamp.dst); break;
         case ACCEL_I_CMD_BARRIER: break;
         case ACCEL_I_CMD_REPLAY: {
             uint32_t n = c->u.replay.patch_count;
@@ -2151,11 +2823,27 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
     c->u.exec.constant_count = constant_count;
     c->u.exec.params = params;
 }
+/* A view as its root and the offset in it: what copy/fill/update commands record. */
+static void accel_i_rec_resolve(accel_buffer** buf, size_t* offset) {
+    *offset += (*buf)->offset;
+    *buf = accel_i_buffer_root(*buf);
+}
+/* The same for a command's destination, which must not be read_only. */
+static bool accel_i_rec_target(accel_queue* q, accel_buffer** buf, size_t* offset, const char* fn) {
+    if ((*buf)->read_only) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&(*buf)->obj));
+        return false;
+    }
+    accel_i_rec_resolve(buf, offset);
+    return true;
+}
 ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset, accel_buffer* src, size_t src_offset, size_t size) {
     const char* fn = "accel_queue_copy";
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     if (!accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_buffer_ok(q, src, src_offset, size, fn)) return;
+    if (!accel_i_rec_target(q, &dst, &dst_offset, fn)) return;
+    accel_i_rec_resolve(&src, &src_offset);
     if (dst == src && dst_offset < src_offset + size && src_offset < dst_offset + size) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: overlapping ranges in buffer%s%s%s", fn, ACCEL_I_LABEL(&dst->obj));
         return;
@@ -2169,7 +2857,7 @@ ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset
     const char* fn = "accel_queue_fill";
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn)) return;
+    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn) || !accel_i_rec_target(q, &dst, &offset, fn)) return;
     if ((offset | size) & 3u) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu and size %zu must be multiples of 4", fn, offset, size);
         return;
@@ -2183,7 +2871,7 @@ ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offs
     size_t off = 0;
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn)) return;
+    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn) || !accel_i_rec_target(q, &dst, &offset, fn)) return;
     if (!data) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: data is NULL", fn); return; }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_UPDATE, size, &off, fn)) == NULL) return;
     memcpy(q->rec->arena + off, data, size);
@@ -2194,7 +2882,33 @@ ACCEL_API void accel_queue_barrier(accel_queue* q) {
     if (!q) accel_i_invalid(NULL, "accel_queue_barrier", "queue is NULL");
     else accel_i_rec_push(q, ACCEL_I_CMD_BARRIER, 0, NULL, "accel_queue_barrier");
 }
+ACCEL_API uint64_t accel_host_time_ns(void) { return accel_i_now_ns(); }
+ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t offset) {
+    const char* fn = "accel_queue_timestamp";
+    accel_i_cmd* c;
+    if (!q || !accel_i_rec_buffer_ok(q, dst, offset, 8, fn)) return;
+    if (offset & 7u) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu must be a multiple of 8", fn, offset);
+        return;
+    }
+    if (q->obj.device->backend != accel_cpu_backend()) {   /* until the GPU backends translate it (issue 15) */
+        accel_i_rec_error(q, ACCEL_ERROR_UNSUPPORTED, "%s: not on the %s backend yet", fn, q->obj.device->backend->name);
+        return;
+    }
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_TIMESTAMP, 0, NULL, fn)) == NULL) return;
+    accel_i_retain(dst);
+    c->u.stamp.dst = dst; c->u.stamp.offset = offset;
+}
 
+/* Submit with a host span (the batch is the backend's once handed over: its size is read before). */
+static accel_result accel_i_submit_traced(accel_queue* q, accel_i_batch* b) {
+    accel_device* dev = q->obj.device;
+    uint32_t count = b->count;
+    uint64_t t0 = accel_i_now_ns();
+    accel_result r = dev->backend->queue_submit(q, b);
+    accel_i_trace_host_span(dev, "submit", accel_i_label(&q->obj), t0, accel_i_now_ns(), "commands", count);
+    return r;
+}
 ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     accel_i_batch* b;
     accel_result r;
@@ -2215,21 +2929,28 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
         return r;
     }
     if (q->obj.device->debug) accel_i_debug_promise(b);
+    if (q->obj.device->trace) return accel_i_submit_traced(q, b);
     return q->obj.device->backend->queue_submit(q, b);
 }
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
     accel_result r, w;
+    uint64_t t0;
     if (!q) return accel_i_invalid(NULL, "accel_queue_finish", "queue is NULL");
     r = accel_queue_submit(q);
+    t0 = q->obj.device->trace ? accel_i_now_ns() : 0;
     w = q->obj.device->backend->queue_wait_idle(q, timeout_ns);
+    if (t0) accel_i_trace_host_span(q->obj.device, "finish", accel_i_label(&q->obj), t0, accel_i_now_ns(), NULL, 0);
     if (((w == ACCEL_TIMEOUT && timeout_ns != 0) || w == ACCEL_ERROR_DEADLOCK) && q->obj.device->debug)
         accel_i_debug_hang(q->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
     return r != ACCEL_OK ? r : w;
 }
 
 ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label) {
+    accel_result r;
     if (!q) return accel_i_invalid(NULL, "accel_queue_set_label", "queue is NULL");
-    return accel_i_set_label(&q->obj, label, "accel_queue_set_label");
+    r = accel_i_set_label(&q->obj, label, "accel_queue_set_label");
+    if (r == ACCEL_OK && q->obj.device->trace) accel_i_trace_queue_name(q);   /* its track's new name */
+    return r;
 }
 ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out) {
     accel_result r;
@@ -2251,6 +2972,7 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     atomic_init(&q->unsubmitted_lock, 0u);
     q->unsubmitted_n = 0;
     accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE, type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
+    accel_i_trace_queue(q);
 }
 /* Core part of a backend's queue teardown: drops the unsubmitted batch and the recycled ones. */
 static void accel_i_queue_fini(accel_queue* q) {
@@ -2262,6 +2984,7 @@ static void accel_i_queue_fini(accel_queue* q) {
         accel_i_batch_free(dev, b);
     }
     q->free_count = 0;
+    accel_i_trace_queue_fini(q);
 }
 /* A destroy waits for the queue's submitted work; a batch blocked on a signal that nobody sets keeps
    it waiting forever. Never silently: after a second, then at doubling intervals (up to 32 s),
@@ -2929,31 +3652,41 @@ static void accel_i_walker_stop(accel_queue* q) {
 /* A CPU device has `cpu_threads` lanes: whoever runs kernel groups (a pool worker or a queue's
    executor) holds one, so `accel_dispatch.worker` (the lane) is unique among concurrent kernel calls
    and at most cpu_threads groups run at once. The pool has cpu_threads-1 workers and one job slot;
-   the executor that takes the slot publishes a job and works on it too. Work is claimed in chunks of
-   groups through one 64-bit word (generation << 32 | next chunk), so a late worker can never claim
-   a chunk of a newer job. An executor that finds the slot taken runs its grid alone. */
+   the executor that takes the slot publishes a job and works on it too. A job is cut into up to 16
+   chunks of groups per lane, and each lane gets a contiguous range of them in a word of its own
+   cache line (generation << 32 | next chunk << 16 | end chunk): a lane claims its own chunks with an
+   uncontended CAS, then steals from the other lanes' words, so an exec costs a few cache-line
+   transfers per lane instead of two contended atomics per chunk (measured: issue 11), and a lane
+   that is descheduled still has its range finished by the others. A word carries its generation and
+   its bound, so a late worker can never claim a chunk of a newer job, and the job cannot change while
+   a claimed chunk is uncounted. An executor that finds the slot taken runs its grid alone. */
 typedef struct accel_i_cpu_job {
     accel_cpu_kernel fn;
     accel_dispatch tmpl;          /* everything but group_id and worker */
     uint64_t groups, chunk;       /* total groups; groups per chunk */
-    accel_i_a32 chunks;
 } accel_i_cpu_job;
+typedef struct accel_i_cpu_lane {  /* one cache line per lane */
+    accel_i_a32 taken;            /* 1 = a thread holds the lane */
+    accel_i_a64 work;             /* the lane's range of the current job's chunks (see above) */
+    unsigned char pad[64 - 16];
+} accel_i_cpu_lane;
+#define ACCEL_I_CPU_MAX_CHUNKS 65535u   /* chunk indices are 16-bit fields of accel_i_cpu_lane.work */
 
 typedef struct accel_i_cpu_device accel_i_cpu_device;
 typedef struct accel_i_cpu_worker { accel_i_thread thread; accel_i_cpu_device* dev; accel_i_own own; } accel_i_cpu_worker;
 struct accel_i_cpu_device {
     accel_device base;
     uint32_t lanes_n;
-    accel_i_a32* lanes;           /* 1 = taken */
+    accel_i_cpu_lane* lanes;      /* lanes_n of them, 64-byte aligned */
     uint32_t workers_n;           /* started */
     accel_i_cpu_worker* workers;
     accel_i_a32 pool_owner;       /* the job slot: 1 = an executor is running a job */
     accel_i_a32 stop;
     accel_i_event gen;            /* job generation: workers wait on it */
     accel_i_event done;           /* chunks finished in the current job */
-    accel_i_a64 claim;
     accel_i_cpu_job job;
     accel_i_a32 next_hint;        /* spreads queues over lanes */
+    bool moves;                   /* own threads may step off a shared CPU (see cpu placement) */
 #if defined(ACCEL_NO_THREADS)
     struct accel_i_cpu_queue *ready_head, *ready_tail;   /* queues that may run (see cpu: no-threads) */
     bool draining;                /* a loop is running the ready list */
@@ -2967,16 +3700,25 @@ static accel_i_cpu_device* accel_i_cpu_dev(accel_device* d) { return (accel_i_cp
 static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == accel_cpu_backend(); }
 static accel_i_event* accel_i_cpu_signal_event(accel_signal* s) { return &((accel_i_host_signal*)s)->ev; }
 
-static uint32_t accel_i_cpu_cores(void) {
-#if defined(ACCEL_NO_THREADS)
-    return 1;
-#elif defined(_WIN32)
+#if !defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_cpu_online(void) {
+#  if defined(_WIN32)
     SYSTEM_INFO si;
     GetSystemInfo(&si);
     return si.dwNumberOfProcessors ? (uint32_t)si.dwNumberOfProcessors : 1u;
-#else
+#  else
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (uint32_t)n : 1u;
+#  endif
+}
+#endif
+/* The CPUs the process may use: its affinity mask (Linux, Win32), else the online cores. */
+static uint32_t accel_i_cpu_cores(void) {
+#if defined(ACCEL_NO_THREADS)
+    return 1;
+#else
+    uint32_t n = accel_i_cpu_mask_count();
+    return n ? n : accel_i_cpu_online();
 #endif
 }
 static uint64_t accel_i_cpu_memory(void) {
@@ -2997,8 +3739,8 @@ static uint64_t accel_i_cpu_memory(void) {
 static bool accel_i_cpu_lane_try(accel_i_cpu_device* dev, uint32_t hint, uint32_t* lane) {
     for (uint32_t k = 0; k < dev->lanes_n; k++) {
         uint32_t i = (hint + k) % dev->lanes_n;
-        if (!atomic_load_explicit(&dev->lanes[i], memory_order_relaxed) &&
-            !atomic_exchange_explicit(&dev->lanes[i], 1u, memory_order_acquire)) { *lane = i; return true; }
+        if (!atomic_load_explicit(&dev->lanes[i].taken, memory_order_relaxed) &&
+            !atomic_exchange_explicit(&dev->lanes[i].taken, 1u, memory_order_acquire)) { *lane = i; return true; }
     }
     return false;
 }
@@ -3008,7 +3750,7 @@ static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
     return lane;
 }
 static void accel_i_cpu_lane_give(accel_i_cpu_device* dev, uint32_t lane) {
-    atomic_store_explicit(&dev->lanes[lane], 0u, memory_order_release);
+    atomic_store_explicit(&dev->lanes[lane].taken, 0u, memory_order_release);
 }
 
 /* Runs groups [first, first+count) of a job, in linear order (x fastest). */
@@ -3028,17 +3770,32 @@ static void accel_i_cpu_run_groups(const accel_i_cpu_job* job, uint64_t first, u
     }
 }
 
-/* Claims and runs chunks of job `gen` until none is left. */
-static void accel_i_cpu_job_work(accel_i_cpu_device* dev, uint32_t gen, uint32_t lane) {
+/* Claims the next chunk of job `gen` from lane `slot`'s range. */
+static bool accel_i_cpu_claim(accel_i_cpu_device* dev, uint32_t slot, uint32_t gen, uint64_t* chunk) {
+    accel_i_a64* w = &dev->lanes[slot].work;
+    uint64_t v = atomic_load_explicit(w, memory_order_acquire);
     for (;;) {
-        uint64_t v = atomic_load_explicit(&dev->claim, memory_order_acquire), first, n;
-        if ((uint32_t)(v >> 32) != gen || (uint32_t)v >= atomic_load_explicit(&dev->job.chunks, memory_order_relaxed)) return;
-        if (!atomic_compare_exchange_weak_explicit(&dev->claim, &v, v + 1, memory_order_acq_rel, memory_order_relaxed)) continue;
-        first = (uint64_t)(uint32_t)v * dev->job.chunk;   /* the job cannot change until this chunk is done */
-        n = dev->job.groups - first < dev->job.chunk ? dev->job.groups - first : dev->job.chunk;
-        accel_i_cpu_run_groups(&dev->job, first, n, lane);
-        accel_i_event_add(&dev->done, 1);
+        uint32_t next = (uint32_t)(v >> 16) & 0xffffu, end = (uint32_t)v & 0xffffu;
+        if ((uint32_t)(v >> 32) != gen || next >= end) return false;
+        if (atomic_compare_exchange_weak_explicit(w, &v, v + 0x10000u, memory_order_acq_rel, memory_order_acquire)) {
+            *chunk = next;
+            return true;
+        }
     }
+}
+/* Runs chunks of job `gen`, its own lane's range first, then the others', and counts them done in
+   one add (one atomic per worker and job, not per chunk). */
+static void accel_i_cpu_job_work(accel_i_cpu_device* dev, uint32_t gen, uint32_t lane) {
+    uint64_t ran = 0, c;
+    for (uint32_t k = 0; k < dev->lanes_n; k++) {
+        uint32_t slot = lane + k < dev->lanes_n ? lane + k : lane + k - dev->lanes_n;
+        while (accel_i_cpu_claim(dev, slot, gen, &c)) {
+            uint64_t first = c * dev->job.chunk, left = dev->job.groups - first;
+            accel_i_cpu_run_groups(&dev->job, first, left < dev->job.chunk ? left : dev->job.chunk, lane);
+            ran++;
+        }
+    }
+    if (ran) accel_i_event_add(&dev->done, ran);
 }
 
 #if !defined(ACCEL_NO_THREADS)
@@ -3060,19 +3817,21 @@ static void accel_i_cpu_worker_main(void* arg) {
 }
 #endif
 
-/* Publishes the job to the pool (the caller owns the slot), works on it, waits for the rest. */
+/* Publishes the job to the pool (the caller owns the slot): the job first, then each lane's range of
+   chunks with release (a claim acquires it); works on it, waits for the rest. */
 static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane, accel_i_own* own) {
-    uint64_t target = (uint64_t)(dev->workers_n + 1u) * 16u;
-    uint64_t chunk = (job->groups + target - 1) / target;
-    uint64_t chunks = (job->groups + chunk - 1) / chunk;
-    uint64_t gen = accel_i_event_value(&dev->gen) + 1;
-    dev->job.fn = job->fn;
-    dev->job.tmpl = job->tmpl;
-    dev->job.groups = job->groups;
+    uint64_t target = (uint64_t)dev->lanes_n * 16u;
+    uint64_t chunk, chunks, gen = accel_i_event_value(&dev->gen) + 1, tag = (uint64_t)(uint32_t)gen << 32;
+    if (target > ACCEL_I_CPU_MAX_CHUNKS) target = ACCEL_I_CPU_MAX_CHUNKS;
+    chunk = (job->groups + target - 1) / target;
+    chunks = (job->groups + chunk - 1) / chunk;
+    dev->job = *job;
     dev->job.chunk = chunk;
-    atomic_store_explicit(&dev->job.chunks, (uint32_t)chunks, memory_order_relaxed);
-    atomic_store(&dev->done.word, 0u);
-    atomic_store_explicit(&dev->claim, (uint64_t)(uint32_t)gen << 32, memory_order_release);
+    atomic_store_explicit(&dev->done.word, 0u, memory_order_relaxed);
+    for (uint32_t i = 0; i < dev->lanes_n; i++) {
+        uint64_t from = chunks * i / dev->lanes_n, to = chunks * (i + 1u) / dev->lanes_n;
+        atomic_store_explicit(&dev->lanes[i].work, tag | from << 16 | to, memory_order_release);
+    }
     accel_i_event_raise(&dev->gen, gen);
     accel_i_cpu_job_work(dev, (uint32_t)gen, lane);
     accel_i_event_wait_own(&dev->done, chunks, own);
@@ -3107,6 +3866,7 @@ static void accel_i_cpu_fill_info(accel_i_cpu_device* dev) {
     info->separate_copy_queue = false;
     info->host_mapped_device_memory = true;
     info->cpu_threads = dev->lanes_n;
+    info->buffer_offset_alignment = 1;
 }
 
 /* Stops the started workers and frees what was made; also the failure path of create. */
@@ -3138,6 +3898,7 @@ static accel_result accel_i_cpu_start_workers(accel_i_cpu_device* dev) {
         accel_result r;
         dev->workers[i].dev = dev;
         dev->workers[i].own.moved_ns = 0;
+        dev->workers[i].own.moves = dev->moves;
         r = accel_i_thread_start(&dev->workers[i].thread, accel_i_cpu_worker_main, &dev->workers[i]);
         if (r != ACCEL_OK) return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);
         dev->workers_n = i + 1;
@@ -3169,21 +3930,24 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
     memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, d);
     dev->lanes_n = lanes;
-    atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->claim, 0u);
-    atomic_init(&dev->next_hint, 0u); atomic_init(&dev->job.chunks, 0u);
+    dev->moves = ACCEL_CPU_MOVE_OFF && lanes < accel_i_cpu_cores();
+    atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->next_hint, 0u);
     if (!accel_i_event_init(&dev->gen, 0)) { accel_i_cpu_device_free(dev, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
     if (!accel_i_event_init(&dev->done, 0)) {
         accel_i_event_destroy(&dev->gen);
         accel_i_cpu_device_free(dev, false);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    dev->lanes = (accel_i_a32*)accel_i_dev_alloc(&dev->base, (size_t)lanes * sizeof *dev->lanes);
+    dev->lanes = (accel_i_cpu_lane*)accel_i_alloc(&dev->base.allocator, (size_t)lanes * sizeof *dev->lanes, 64);
     if (!dev->lanes) {
         accel_i_cpu_device_free(dev, true);
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    for (uint32_t i = 0; i < lanes; i++) atomic_init(&dev->lanes[i], 0u);
+    for (uint32_t i = 0; i < lanes; i++) {
+        atomic_init(&dev->lanes[i].taken, 0u);
+        atomic_init(&dev->lanes[i].work, 0u);
+    }
     accel_i_cpu_fill_info(dev);
     if ((r = accel_i_cpu_start_workers(dev)) != ACCEL_OK) { accel_i_cpu_device_free(dev, true); return r; }
     *out = &dev->base;
@@ -3198,7 +3962,8 @@ static accel_result accel_i_cpu_buffer_create(accel_device* dev, const accel_buf
     if (!buf) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
     memset((void*)buf, 0, sizeof *buf);
     buf->owned = desc->host_ptr == NULL;
-    buf->base.mapped = desc->host_ptr ? desc->host_ptr : accel_i_alloc(&dev->allocator, desc->size, 64);
+    buf->base.mapped = desc->host_ptr ? (void*)(uintptr_t)desc->host_ptr   /* read_only: never written by accel */
+                                      : accel_i_alloc(&dev->allocator, desc->size, 64);
     if (!buf->base.mapped) {
         accel_i_dev_free(dev, buf, sizeof *buf);
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of memory for %zu bytes", desc->size);
@@ -3546,8 +4311,15 @@ static void accel_i_cpu_replay(accel_i_cpu_queue* q, const accel_i_batch* b, con
     }
 }
 
-/* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). */
+/* A command that ran from t0 to now: its trace span; returns when the next one starts. */
+static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_cmd* c, uint64_t t0) {
+    return accel_i_trace_cmd(&q->base, c, t0, accel_i_now_ns());
+}
+/* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). With a
+   trace, each command's span is its start and end on the host clock (the CPU device's clock). */
 static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
+    bool trace = q->base.obj.device->trace != NULL;
+    uint64_t t0 = trace ? accel_i_now_ns() : 0;   /* a command starts where the one before ended */
     for (; b->pc < b->count; b->pc++) {
         accel_i_cmd* c = &b->cmds[b->pc];
         switch (c->kind) {
@@ -3555,15 +4327,18 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             accel_result r = accel_i_cpu_wait_cmd(q, c->u.sig.signal, c->u.sig.value);
             if (r == ACCEL_TIMEOUT) return false;
             if (r != ACCEL_OK) {   /* drop the rest, pass the failure on */
+                if (trace) accel_i_trace_cmd(&q->base, c, t0, accel_i_now_ns());
                 accel_i_fail_rest(b, b->pc + 1, accel_signal_value(c->u.sig.signal));
                 b->pc = b->count;
                 return true;
             }
             break;
         }
-        case ACCEL_I_CMD_SIGNAL:
+        case ACCEL_I_CMD_SIGNAL:   /* traced before the raise (a waiter it wakes finds the mark), as an
+                                      instant: a clock reading is a sixth of a small dispatch's cost */
+            if (trace) accel_i_trace_cmd(&q->base, c, t0, t0);
             accel_i_raise(c->u.sig.signal, c->u.sig.value);
-            break;
+            continue;
         case ACCEL_I_CMD_EXEC:
             accel_i_cpu_exec(q, b, c);
             break;
@@ -3580,10 +4355,16 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
         case ACCEL_I_CMD_BARRIER:
             atomic_thread_fence(memory_order_seq_cst);
             break;
+        case ACCEL_I_CMD_TIMESTAMP: {
+            uint64_t now = accel_i_now_ns();
+            memcpy((unsigned char*)c->u.stamp.dst->mapped + c->u.stamp.offset, &now, sizeof now);
+            break;
+        }
         case ACCEL_I_CMD_REPLAY:
             accel_i_cpu_replay(q, b, c);
             break;
         }
+        if (trace) t0 = accel_i_cpu_traced(q, c, t0);
     }
     return true;
 }
@@ -3734,6 +4515,7 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
         accel_result r;
         atomic_init(&q->stop, 0u);
         atomic_init(&q->blocked.lock, 0u);
+        q->own.moves = accel_i_cpu_dev(dev)->moves;
         r = accel_i_thread_start(&q->thread, accel_i_cpu_executor_main, q);
         if (r != ACCEL_OK) {
             accel_i_cpu_queue_free(q);

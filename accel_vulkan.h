@@ -1865,8 +1865,11 @@ static accel_result accel_i_vk_record_exec(accel_i_vk_queue* q, accel_i_vk_entry
     accel_i_vk_group_size(p, ep, size);   /* validated at submit */
     if ((r = accel_i_vk_pipeline(dev, p, size, &pipe)) != ACCEL_OK) return r;
     for (uint32_t i = 0; i < n; i++) {
-        infos[i].buffer = ((accel_i_vk_buffer*)bufs[i])->buffer;
-        infos[i].offset = 0;
+        /* a view binds its root from the view's offset on. The range stays VK_WHOLE_SIZE, as a kernel's
+           bounds come from its constants on every GPU backend (CUDA sees a bare pointer): lavapipe
+           (Mesa 22.3) drops the offset of a descriptor-set write that gives an explicit range. */
+        infos[i].buffer = ((accel_i_vk_buffer*)accel_i_buffer_root(bufs[i]))->buffer;
+        infos[i].offset = bufs[i]->offset;
         infos[i].range = VK_WHOLE_SIZE;
         memset(&writes[i], 0, sizeof writes[i]);
         writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
@@ -2725,6 +2728,8 @@ static void accel_i_vk_fill_info(accel_i_vk_device* dev) {
                           (dev->mem.memoryTypes[first_local].propertyFlags & want) == want;
     }
     info->host_mapped_device_memory = dev->map_device;
+    info->buffer_offset_alignment = props.limits.minStorageBufferOffsetAlignment
+                                    ? (uint32_t)props.limits.minStorageBufferOffsetAlignment : 1u;
     dev->max_diff = tp.maxTimelineSemaphoreValueDifference ? tp.maxTimelineSemaphoreValueDifference : UINT64_MAX;
 }
 

@@ -9,12 +9,15 @@
      1. signal ping-pong between two host threads (pinned to two CPUs): accel_signal_set/wait round
         trip | a raw spin-then-futex word (spinning as long as accel does) | C11 mtx/cnd
      2. submit-to-complete latency of a one-group exec | an empty OpenMP `parallel for` fork-join
+    2t. the same on a device writing a trace (accel_device_desc.trace_path) | the same untraced
      3. 10,000 one-group execs in one batch, cost per command | a direct function-call loop
      4. SAXPY over 64 MiB arrays, GB/s (12 bytes/element) | OpenMP `parallel for` | memcpy (2 x bytes)
      5. a compute-bound kernel: speed-up from cpu_threads=1 to all cores | the same with OpenMP
      6. CPU time of an idle device over one second, % of one core | the same process with no device
-     7. a 64-command list of one-group execs, per command: replayed (accel_queue_replay) | recorded
-        anew (exec x 64); submit to complete included. 7b: the same with one constant patched per
+     7. cost of one exec of 4096 near-empty groups at 2, 4, 8 lanes | an OpenMP `parallel for` of the
+        same shape with as many threads
+     8. a 64-command list of one-group execs, per command: replayed (accel_queue_replay) | recorded
+        anew (exec x 64); submit to complete included. 8b: the same with one constant patched per
         replay (a step counter). Target: replay at most 0.5x (>= 2x less per command).
 
    Method: this is meant for a shared, noisy 2-core machine. The two sides of a figure run interleaved
@@ -63,7 +66,7 @@ typedef struct bench_config {
     size_t saxpy_n;            /* floats per array */
     uint32_t compute_n, compute_iters;
     uint64_t idle_ns;          /* idle measurement length */
-    const char* only;          /* --only NAME: run just that figure (pingpong, latency, batch, saxpy, compute, idle, replay) */
+    const char* only;          /* --only NAME: run just that figure (pingpong, latency, trace, batch, saxpy, compute, idle, overhead, replay) */
 } bench_config;
 static bench_config cfg;
 
@@ -374,6 +377,59 @@ static void fig_exec_latency(accel_device* dev) {
     counter_rig_close(&rig);
 }
 
+/* ==== figure 2t: the same round trip on a traced device ==== */
+/* Median submit->complete of `n` one-group exec + signal round trips on the rig. */
+static double exec_round_trips(counter_rig* rig, uint64_t* value, uint32_t n, double* samples) {
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t t0 = bench_now_ns();
+        accel_queue_exec(rig->q, rig->prog, &rig->buf, 1, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(rig->q, rig->s, ++*value);
+        check(accel_queue_submit(rig->q), "accel_queue_submit");
+        check(accel_signal_wait(rig->s, *value, BENCH_WAIT_NS), "accel_signal_wait");
+        samples[i] = (double)(bench_now_ns() - t0);
+    }
+    return bench_median(samples, n);
+}
+/* Tracing on (DESIGN 6.4: a small dispatch at most 10% slower): two devices, one writing a trace (to
+   $BENCH_TRACE or build/bench_trace.json, removed after), rounds interleaved. Each round trip adds
+   7 events (submit, exec, signal span and instant, wait, flow ends); the buffer is written out every
+   ~580 round trips, inside the timed loop. */
+static void fig_trace_latency(void) {
+    const char* path = getenv("BENCH_TRACE") ? getenv("BENCH_TRACE") : "build/bench_trace.json";
+    accel_device *plain, *traced;
+    check(accel_device_create(&(accel_device_desc){ .cpu_threads = cfg.threads, .label = "bench" }, &plain), "accel_device_create");
+    check(accel_device_create(&(accel_device_desc){ .cpu_threads = cfg.threads, .label = "bench", .trace_path = path }, &traced),
+          "accel_device_create (traced)");
+    counter_rig rp = counter_rig_open(plain, k_count_cpu), rt = counter_rig_open(traced, k_count_cpu);
+    const uint32_t K = cfg.latency_iters * 4;
+    const int R = cfg.rounds;
+    double* a = calloc((size_t)R, sizeof(double));
+    double* b = calloc((size_t)R, sizeof(double));
+    double* samples = calloc(K, sizeof(double));
+    uint64_t vp = 0, vt = 0;
+    exec_round_trips(&rp, &vp, K / 4, samples);   /* warm-up */
+    exec_round_trips(&rt, &vt, K / 4, samples);
+    for (int round = 0; round < R; round++) {
+        bench_sleep_ns(BENCH_SETTLE_NS);
+        b[round] = exec_round_trips(&rp, &vp, K, samples);
+        bench_sleep_ns(BENCH_SETTLE_NS);
+        a[round] = exec_round_trips(&rt, &vt, K, samples);
+    }
+    if (rp.counter[0] != (uint32_t)vp || rt.counter[0] != (uint32_t)vt)
+        bench_fail("traced latency: kernels ran %u and %u times, expected %llu and %llu", rp.counter[0], rt.counter[0],
+                   (unsigned long long)vp, (unsigned long long)vt);
+    double am = bench_median(a, (size_t)R), bm = bench_median(b, (size_t)R);
+    bench_row* r = bench_row_add("traced_exec_latency", "2t one-group exec submit->complete, traced", "ns", am,
+                                 "untraced", bm, BENCH_TARGET_RATIO, BENCH_LE, 1.10);
+    bench_row_extra(r, "round_trips", (double)vt);
+    free(a); free(b); free(samples);
+    counter_rig_close(&rp);
+    counter_rig_close(&rt);
+    accel_device_destroy(plain);
+    accel_device_destroy(traced);   /* writes the file */
+    remove(path);
+}
+
 /* ==== figure 3: many one-group execs in one batch ==== */
 static void fig_batch(accel_device* dev) {
     counter_rig rig = counter_rig_open(dev, k_count);
@@ -440,7 +496,7 @@ static void fig_batch(accel_device* dev) {
     counter_rig_close(&rig);
 }
 
-/* ==== figure 7: replaying a recorded list vs recording it anew ==== */
+/* ==== figure 8: replaying a recorded list vs recording it anew ==== */
 /* adds constant 0 to the counter: every exec ran exactly once, with the constant it was given */
 static void k_add_const(const accel_dispatch* d) {
     uint32_t* c = (uint32_t*)d->buffers[0];
@@ -487,8 +543,8 @@ static void fig_replay_one(accel_device* dev, bool patched) {
     }
     if (rig.counter[0] != expect) bench_fail("replay: counter %u, expected %u", rig.counter[0], expect);
     double am = bench_median(a + 1, (size_t)R - 1), bm = bench_median(b + 1, (size_t)R - 1);
-    bench_row* r = bench_row_add(patched ? "replay_patched" : "replay", patched ? "7b same, 1 constant patched, per cmd"
-                                 : "7 64-exec list replayed, per cmd", "ns", am, "recorded anew", bm, BENCH_TARGET_RATIO, BENCH_LE, 0.5);
+    bench_row* r = bench_row_add(patched ? "replay_patched" : "replay", patched ? "8b same, 1 constant patched, per cmd"
+                                 : "8 64-exec list replayed, per cmd", "ns", am, "recorded anew", bm, BENCH_TARGET_RATIO, BENCH_LE, 0.5);
     bench_row_extra(r, "factor", bm / am);
     bench_row_extra(r, "commands", REPLAY_CMDS);
     accel_commands_destroy(list);
@@ -718,6 +774,72 @@ static void fig_compute(void) {
     free(x); free(y);
 }
 
+/* ==== figure 7: per-exec overhead of a many-group exec at 2, 4, 8 lanes ==== */
+/* An exec of 4096 one-item groups of a near-empty kernel, 100 execs per batch: the cost per exec is
+   the pool's hand-off and barrier, which issue 11 asks to keep under 1.5 us at 8 lanes. Baseline: an
+   OpenMP `parallel for` of the same shape (4096 iterations calling the same function through a
+   pointer, static schedule, implicit barrier) with as many threads. Lane counts above the usable
+   cores run oversubscribed ("(over)") and are printed for information only. */
+#define OVERHEAD_GROUPS 4096u
+#define OVERHEAD_EXECS 100u
+static void k_touch(const accel_dispatch* d) {
+    uint32_t* c = (uint32_t*)d->buffers[0];
+    if (d->group_id[0] == 0) c[0] += 1;
+}
+static void (*volatile touch_fn)(const accel_dispatch*) = k_touch;
+static double overhead_accel_run(counter_rig* r, uint64_t* value) {
+    uint64_t t0 = bench_now_ns();
+    for (uint32_t k = 0; k < OVERHEAD_EXECS; k++)
+        accel_queue_exec(r->q, r->prog, &r->buf, 1, NULL, 0, accel_exec_1d(OVERHEAD_GROUPS, 1));
+    accel_queue_signal(r->q, r->s, ++*value);
+    check(accel_queue_submit(r->q), "accel_queue_submit");
+    check(accel_signal_wait(r->s, *value, BENCH_WAIT_NS), "accel_signal_wait");
+    return (double)(bench_now_ns() - t0) / OVERHEAD_EXECS;
+}
+static double overhead_omp_run(uint32_t* counter, int nt) {
+    accel_dispatch d;
+    void* bufs[1] = { counter };
+    memset(&d, 0, sizeof d);
+    d.buffers = bufs;
+    uint64_t t0 = bench_now_ns();
+    for (uint32_t k = 0; k < OVERHEAD_EXECS; k++) {
+#pragma omp parallel for num_threads(nt) schedule(static) firstprivate(d)
+        for (int g = 0; g < (int)OVERHEAD_GROUPS; g++) { d.group_id[0] = (uint32_t)g; touch_fn(&d); }
+    }
+    return (double)(bench_now_ns() - t0) / OVERHEAD_EXECS;
+}
+static void fig_overhead_lanes(uint32_t lanes) {
+    accel_device* dev;
+    check(accel_device_create(&(accel_device_desc){ .cpu_threads = lanes, .label = "bench overhead" }, &dev), "accel_device_create");
+    counter_rig r = counter_rig_open(dev, k_touch);
+    uint32_t omp_counter = 0;
+    uint64_t value = 0;
+    const int R = cfg.rounds + 1;
+    double *a = calloc((size_t)R, sizeof(double)), *o = calloc((size_t)R, sizeof(double));
+    for (int round = 0; round < R; round++) {
+        bench_sleep_ns(BENCH_SETTLE_NS);
+        a[round] = overhead_accel_run(&r, &value);
+        bench_sleep_ns(BENCH_SETTLE_NS);
+        o[round] = overhead_omp_run(&omp_counter, (int)lanes);
+    }
+    if (r.counter[0] != (uint32_t)R * OVERHEAD_EXECS) bench_fail("overhead: %u execs counted, %u run", r.counter[0], (uint32_t)R * OVERHEAD_EXECS);
+    char fig[32], title[48];
+    snprintf(fig, sizeof fig, "exec_overhead_%u", lanes);
+    snprintf(title, sizeof title, "7 exec 4096 groups, %u lanes%s", lanes, lanes > cfg.threads ? " (over)" : "");
+    bench_row* row = bench_row_add(fig, title, "ns", bench_median(a + 1, (size_t)R - 1), "omp parallel for",
+                                   bench_median(o + 1, (size_t)R - 1),
+                                   lanes == 8 && lanes <= cfg.threads ? BENCH_TARGET_VALUE : BENCH_TARGET_NONE, BENCH_LE, 1500.0);
+    bench_row_extra(row, "lanes", lanes);
+    bench_row_extra(row, "oversubscribed", lanes > cfg.threads);
+    free(a); free(o);
+    counter_rig_close(&r);
+    accel_device_destroy(dev);
+}
+static void fig_overhead(void) {
+    static const uint32_t lanes[3] = { 2, 4, 8 };
+    for (int i = 0; i < 3; i++) fig_overhead_lanes(lanes[i]);
+}
+
 /* ==== figure 6: CPU burned by an idle device ==== */
 typedef struct idle_result { double accel_pct, base_pct; } idle_result;
 
@@ -784,7 +906,7 @@ int main(int argc, char** argv) {
         if (strcmp(argv[i], "--quick") == 0) cfg.quick = true;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) cfg.only = argv[++i];
         else {
-            printf("usage: %s [--quick] [--only pingpong|latency|batch|saxpy|compute|idle|replay]\n"
+            printf("usage: %s [--quick] [--only pingpong|latency|trace|batch|saxpy|compute|idle|overhead|replay]\n"
                    "  --quick  short run (smaller sizes, fewer rounds) for CI smoke checks\n"
                    "  --only   run one figure (for profiling it, e.g. under perf)\n", argv[0]);
             return strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 ? 0 : 2;
@@ -819,9 +941,11 @@ int main(int argc, char** argv) {
     if (want("latency")) { printf("2 exec latency ...\n"); fflush(stdout); fig_exec_latency(dev); }
     if (want("batch")) { printf("3 batch ...\n"); fflush(stdout); fig_batch(dev); }
     if (want("saxpy")) { printf("4 saxpy ...\n"); fflush(stdout); fig_saxpy(dev); }
-    if (want("replay")) { printf("7 replay ...\n"); fflush(stdout); fig_replay(dev); }
+    if (want("replay")) { printf("8 replay ...\n"); fflush(stdout); fig_replay(dev); }
     accel_device_destroy(dev);
+    if (want("trace")) { printf("2t traced exec latency ...\n"); fflush(stdout); fig_trace_latency(); }
     if (want("compute")) { printf("5 compute ...\n"); fflush(stdout); fig_compute(); }
+    if (want("overhead")) { printf("7 exec overhead ...\n"); fflush(stdout); fig_overhead(); }
 
     if (want("idle")) {
         bench_row* r = bench_row_add("idle_cpu", "6 idle device CPU, % of one core", "%", idle.accel_pct, "no device",

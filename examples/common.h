@@ -1,7 +1,8 @@
 /* examples/common.h — what every accel example shares: the backend argument, error checks, a clock.
    Include it after `#define ACCEL_IMPLEMENTATION` + `#include "accel.h"`.
 
-   Usage of every example:   ./build/NAME [cpu|vulkan|cuda|any]     (default: cpu)
+   Usage of every example:   ./build/NAME [cpu|vulkan|cuda|any] [--trace FILE]     (default: cpu)
+   --trace FILE writes a Chrome trace-event JSON file of the run: open it in ui.perfetto.dev.
    The GPU backends are compiled in with -DACCEL_EXAMPLE_HAVE_VULKAN / -DACCEL_EXAMPLE_HAVE_CUDA. */
 #ifndef ACCEL_EXAMPLE_COMMON_H
 #define ACCEL_EXAMPLE_COMMON_H
@@ -37,22 +38,38 @@
         }                                                                                          \
     } while (0)
 
-/* Creates the device named by argv[1] ("cpu" when absent) with `desc` (may be NULL) and fills *info.
-   Returns 0 on success, else the exit code for main: 2 for a bad argument or a backend that is not
-   compiled into this binary, 1 when the device cannot be created. */
+/* The FILE of `--trace FILE` on the command line, else NULL: set it as accel_device_desc.trace_path. */
+static inline const char* ex_trace_path(int argc, char** argv) {
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--trace")) return argv[i + 1];
+    return NULL;
+}
+
+/* Creates the device named by the first argument ("cpu" when absent; `--trace FILE` may come before or
+   after it) with `desc` (may be NULL) and fills *info. Returns 0 on success, else the exit code for
+   main: 2 for a bad argument or a backend that is not compiled into this binary, 1 when the device
+   cannot be created. */
 static int ex_open_device(int argc, char** argv, const accel_device_desc* desc, accel_device** dev,
                           accel_device_info* info) {
-    const char* want = argc > 1 ? argv[1] : "cpu";
+    const char* want = NULL;
     const accel_backend* list[3];
     uint32_t count = 0;
     accel_device_desc d = desc ? *desc : (accel_device_desc){ 0 };
     accel_result r;
+    bool bad = false;
 
     *dev = NULL;
-    if (argc > 2 || !strcmp(want, "-h") || !strcmp(want, "--help")) {
-        fprintf(stderr, "usage: %s [cpu|vulkan|cuda|any]   (default: cpu)\n", argv[0]);
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--trace")) bad |= ++i == argc;   /* its FILE: see ex_trace_path */
+        else if (want) bad = true;
+        else want = argv[i];
+    }
+    if (!want) want = "cpu";
+    if (bad || !strcmp(want, "-h") || !strcmp(want, "--help")) {
+        fprintf(stderr, "usage: %s [cpu|vulkan|cuda|any] [--trace FILE]   (default: cpu)\n", argv[0]);
         return 2;
     }
+    d.trace_path = ex_trace_path(argc, argv);
     if (!strcmp(want, "cpu")) {
         list[count++] = accel_cpu_backend();
     } else if (!strcmp(want, "vulkan")) {
@@ -91,6 +108,7 @@ static int ex_open_device(int argc, char** argv, const accel_device_desc* desc, 
         fprintf(stderr, "%s: no %s device: %s\n", argv[0], want, accel_result_string(r));
         return 1;
     }
+    if (d.trace_path) printf("trace: %s (written when the device is destroyed; open it in ui.perfetto.dev)\n", d.trace_path);
     r = accel_device_info_get(*dev, info);
     if (r != ACCEL_OK) {
         fprintf(stderr, "%s: accel_device_info_get -> %s\n", argv[0], accel_result_string(r));

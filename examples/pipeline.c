@@ -155,8 +155,8 @@ int main(int argc, char** argv) {
     if (lanes > 1) {
         accel_device_destroy(p.dev);
         p.dev = NULL;
-        EX_CHECK(accel_device_create(&(accel_device_desc){ .backend = accel_cpu_backend(),
-                                                            .cpu_threads = lanes - 1 }, &p.dev));
+        EX_CHECK(accel_device_create(&(accel_device_desc){ .backend = accel_cpu_backend(), .cpu_threads = lanes - 1,
+                                                            .trace_path = ex_trace_path(argc, argv) }, &p.dev));
         EX_CHECK(accel_device_info_get(p.dev, &info));
     }
 

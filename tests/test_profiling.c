@@ -1,0 +1,608 @@
+/* tests/test_profiling.c — accel_queue_timestamp (monotonic in queue order, between host readings,
+   bracketing a kernel of known duration, recording errors) and the trace (Chrome trace-event JSON: a
+   two-queue pipeline's file parsed here by a small JSON reader and checked for structure; a trace
+   longer than the event buffer; allocation failures while opening it). */
+#define ACCEL_IMPLEMENTATION
+#include "accel.h"
+#include "test.h"
+#include "kernels.h"
+
+static uint64_t host_ns(void) { return accel_host_time_ns(); }
+
+/* A CPU kernel of known duration: spins until constants[0] microseconds have passed on the host clock. */
+static void k_spin(const accel_dispatch* d) {
+    uint64_t end = host_ns() + (uint64_t)d->constants[0] * 1000u;
+    while (host_ns() < end) { }
+}
+
+static uint64_t read_u64(accel_buffer* b, size_t offset) {
+    uint64_t v = 0;
+    CHECK_OK(accel_buffer_read(b, offset, &v, sizeof v));
+    return v;
+}
+
+/* Timestamps need the backend to translate them; where it does not yet, the submit says UNSUPPORTED. */
+static bool stamps_supported(accel_device* dev) {
+    accel_queue* q;
+    accel_buffer* b;
+    accel_result r;
+    if (accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q) != ACCEL_OK) return false;
+    if (test_buffer_create(dev, 8, ACCEL_MEMORY_HOST, &b) != ACCEL_OK) { accel_queue_destroy(q); return false; }
+    accel_queue_timestamp(q, b, 0);
+    r = accel_queue_finish(q, ACCEL_WAIT_FOREVER);
+    accel_buffer_destroy(b);
+    accel_queue_destroy(q);
+    return r == ACCEL_OK;
+}
+
+TEST(timestamps_monotonic_between_host_readings) {
+    accel_device* dev;
+    accel_queue *q, *k;
+    accel_buffer* b;
+    accel_signal* s;
+    REQUIRE_OK(test_device_create(&dev));
+    if (!stamps_supported(dev)) { accel_device_destroy(dev); SKIP("timestamps are not on this backend yet"); }
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COPY, &k));
+    REQUIRE_OK(test_buffer_create(dev, 8 * 16, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    uint64_t before = host_ns();
+    for (int i = 0; i < 8; i++) accel_queue_timestamp(q, b, 8u * (unsigned)i);   /* compute queue: 0..7 */
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));
+    accel_queue_wait(k, s, 1);                                                  /* copy queue: 8..15, after */
+    for (int i = 8; i < 16; i++) accel_queue_timestamp(k, b, 8u * (unsigned)i);
+    CHECK_OK(accel_queue_finish(k, ACCEL_WAIT_FOREVER));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    uint64_t after = host_ns();
+    uint64_t prev = before;
+    for (int i = 0; i < 16; i++) {
+        uint64_t t = read_u64(b, 8u * (unsigned)i);
+        if (!CHECK(t >= prev)) fprintf(stderr, "    timestamp %d: %llu < %llu\n", i, (unsigned long long)t, (unsigned long long)prev);
+        prev = t;
+    }
+    CHECK(prev <= after);
+    accel_device_destroy(dev);
+}
+
+TEST(timestamps_bracket_a_kernel_of_known_duration) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* b;
+    accel_program* spin;
+    const uint32_t us = 20000;   /* 20 ms */
+    if (!test_backend_is_cpu()) SKIP("the known-duration kernel is a CPU kernel");
+    REQUIRE_OK(test_device_create(&dev));
+    accel_program_desc pd;
+    memset(&pd, 0, sizeof pd);
+    pd.name = "spin"; pd.cpu = k_spin; pd.constant_count = 1;
+    REQUIRE_OK(accel_program_create(dev, &pd, &spin));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 24, ACCEL_MEMORY_HOST, &b));
+    accel_queue_timestamp(q, b, 0);
+    accel_queue_exec(q, spin, NULL, 0, &us, 1, accel_exec_1d(1, 1));
+    accel_queue_timestamp(q, b, 8);
+    accel_queue_timestamp(q, b, 16);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    uint64_t t0 = read_u64(b, 0), t1 = read_u64(b, 8), t2 = read_u64(b, 16);
+    CHECK(t1 - t0 >= (uint64_t)us * 1000u);            /* the kernel ran between them */
+    CHECK(t1 - t0 < (uint64_t)us * 1000u + 2000000000u);  /* and they are nanoseconds, not ticks */
+    CHECK(t2 >= t1 && t2 - t1 < (uint64_t)us * 1000u);     /* nothing ran between the last two */
+    accel_device_destroy(dev);
+}
+
+TEST(timestamp_recording_errors) {
+    accel_device *dev, *other;
+    accel_queue* q;
+    accel_buffer *b, *b2;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(test_device_create(&other));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 16, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(test_buffer_create(other, 16, ACCEL_MEMORY_HOST, &b2));
+    accel_queue_timestamp(NULL, b, 0);                  /* a no-op */
+    accel_queue_timestamp(q, NULL, 0);
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
+    accel_queue_timestamp(q, b, 4);                     /* not a multiple of 8 */
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
+    accel_queue_timestamp(q, b, 16);                    /* offset + 8 beyond the buffer */
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
+    accel_queue_timestamp(q, b, SIZE_MAX - 7);          /* offset + 8 wraps */
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
+    if (test_backend_is_cpu()) {
+        accel_queue_timestamp(q, b2, 0);                /* the CPU backend shares host memory: fine */
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    } else {
+        accel_queue_timestamp(q, b2, 0);                /* another device's buffer */
+        CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
+    }
+    accel_device_destroy(dev);
+    accel_device_destroy(other);
+}
+
+/* ==== a small JSON reader (enough to check a trace) ==== */
+typedef enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
+typedef struct jval {
+    jtype type;
+    char* str;                 /* J_STR */
+    double num;                /* J_NUM */
+    uint64_t ns;               /* J_NUM: microseconds with up to 3 decimals, exactly, in ns */
+    int n;                     /* J_ARR / J_OBJ: items */
+    struct jval* items;
+    char** keys;               /* J_OBJ */
+} jval;
+typedef struct jreader { const char* p; const char* end; } jreader;
+
+static void jfree(jval* v) {
+    for (int i = 0; i < v->n; i++) { jfree(&v->items[i]); if (v->keys) free(v->keys[i]); }
+    free(v->items); free(v->keys); free(v->str);
+}
+static void jws(jreader* r) { while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t')) r->p++; }
+static int jvalue(jreader* r, jval* v, int depth);
+static int jstring(jreader* r, char** out) {
+    size_t cap = 16, n = 0;
+    char* s;
+    if (r->p >= r->end || *r->p != '"') return 0;
+    r->p++;
+    s = (char*)malloc(cap);
+    while (r->p < r->end && *r->p != '"') {
+        char ch = *r->p++;
+        if ((unsigned char)ch < 0x20) { free(s); return 0; }
+        if (ch == '\\') {
+            if (r->p >= r->end) { free(s); return 0; }
+            ch = *r->p++;
+            if (ch == 'u') {
+                if (r->end - r->p < 4) { free(s); return 0; }
+                for (int i = 0; i < 4; i++) if (!strchr("0123456789abcdefABCDEF", r->p[i])) { free(s); return 0; }
+                r->p += 4; ch = '?';
+            } else if (!strchr("\"\\/bfnrt", ch)) { free(s); return 0; }
+        }
+        if (n + 2 > cap) s = (char*)realloc(s, cap *= 2);
+        s[n++] = ch;
+    }
+    if (r->p >= r->end) { free(s); return 0; }
+    r->p++;
+    s[n] = '\0';
+    *out = s;
+    return 1;
+}
+static int jnumber(jreader* r, jval* v) {
+    const char* start = r->p;
+    uint64_t ip = 0, frac = 0;
+    int fd = 0;
+    if (r->p < r->end && *r->p == '-') r->p++;
+    if (r->p >= r->end || *r->p < '0' || *r->p > '9') return 0;
+    while (r->p < r->end && *r->p >= '0' && *r->p <= '9') ip = ip * 10 + (uint64_t)(*r->p++ - '0');
+    if (r->p < r->end && *r->p == '.') {
+        r->p++;
+        if (r->p >= r->end || *r->p < '0' || *r->p > '9') return 0;
+        while (r->p < r->end && *r->p >= '0' && *r->p <= '9') { if (fd < 3) { frac = frac * 10 + (uint64_t)(*r->p - '0'); fd++; } r->p++; }
+    }
+    if (r->p < r->end && (*r->p == 'e' || *r->p == 'E')) {
+        r->p++;
+        if (r->p < r->end && (*r->p == '+' || *r->p == '-')) r->p++;
+        if (r->p >= r->end || *r->p < '0' || *r->p > '9') return 0;
+        while (r->p < r->end && *r->p >= '0' && *r->p <= '9') r->p++;
+    }
+    while (fd < 3) { frac *= 10; fd++; }
+    v->type = J_NUM;
+    v->num = strtod(start, NULL);
+    v->ns = ip * 1000u + frac;
+    return 1;
+}
+static int jlist(jreader* r, jval* v, int depth, char close, int obj) {
+    int cap = 0;
+    r->p++;
+    v->type = obj ? J_OBJ : J_ARR;
+    jws(r);
+    if (r->p < r->end && *r->p == close) { r->p++; return 1; }
+    for (;;) {
+        char* key = NULL;
+        if (v->n == cap) {
+            cap = cap ? cap * 2 : 8;
+            v->items = (jval*)realloc(v->items, (size_t)cap * sizeof *v->items);
+            if (obj) v->keys = (char**)realloc(v->keys, (size_t)cap * sizeof *v->keys);
+        }
+        jws(r);
+        if (obj) {
+            if (!jstring(r, &key)) return 0;
+            jws(r);
+            if (r->p >= r->end || *r->p != ':') { free(key); return 0; }
+            r->p++;
+            v->keys[v->n] = key;
+        }
+        memset(&v->items[v->n], 0, sizeof v->items[0]);
+        v->n++;
+        if (!jvalue(r, &v->items[v->n - 1], depth + 1)) return 0;
+        jws(r);
+        if (r->p < r->end && *r->p == ',') { r->p++; continue; }
+        if (r->p < r->end && *r->p == close) { r->p++; return 1; }
+        return 0;
+    }
+}
+static int jvalue(jreader* r, jval* v, int depth) {
+    jws(r);
+    if (depth > 64 || r->p >= r->end) return 0;
+    switch (*r->p) {
+    case '{': return jlist(r, v, depth, '}', 1);
+    case '[': return jlist(r, v, depth, ']', 0);
+    case '"': v->type = J_STR; return jstring(r, &v->str);
+    case 't': if (r->end - r->p >= 4 && !memcmp(r->p, "true", 4)) { r->p += 4; v->type = J_BOOL; v->num = 1; return 1; } return 0;
+    case 'f': if (r->end - r->p >= 5 && !memcmp(r->p, "false", 5)) { r->p += 5; v->type = J_BOOL; return 1; } return 0;
+    case 'n': if (r->end - r->p >= 4 && !memcmp(r->p, "null", 4)) { r->p += 4; v->type = J_NULL; return 1; } return 0;
+    default: return jnumber(r, v);
+    }
+}
+/* Parses a whole file; 0 when it is not exactly one JSON value. */
+static int jparse_file(const char* path, jval* out) {
+    FILE* f = fopen(path, "rb");
+    long size;
+    char* text;
+    jreader r;
+    int ok;
+    memset(out, 0, sizeof *out);
+    if (!f) return 0;
+    fseek(f, 0, SEEK_END);
+    size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    text = (char*)malloc((size_t)size + 1);
+    ok = fread(text, 1, (size_t)size, f) == (size_t)size;
+    fclose(f);
+    r.p = text; r.end = text + size;
+    ok = ok && jvalue(&r, out, 0);
+    jws(&r);
+    ok = ok && r.p == r.end;
+    free(text);
+    return ok;
+}
+static const jval* jget(const jval* o, const char* key) {
+    if (!o || o->type != J_OBJ) return NULL;
+    for (int i = 0; i < o->n; i++) if (strcmp(o->keys[i], key) == 0) return &o->items[i];
+    return NULL;
+}
+static const char* jstr(const jval* o, const char* key) {
+    const jval* v = jget(o, key);
+    return v && v->type == J_STR ? v->str : "";
+}
+static uint64_t jns(const jval* o, const char* key) {   /* a µs field, in ns */
+    const jval* v = jget(o, key);
+    return v && v->type == J_NUM ? v->ns : UINT64_MAX;
+}
+static long long jint(const jval* o, const char* key) {
+    const jval* v = jget(o, key);
+    return v && v->type == J_NUM ? (long long)v->num : -1;
+}
+static uint64_t jarg(const jval* e, const char* key) {
+    const jval* v = jget(jget(e, "args"), key);
+    return v && v->type == J_NUM ? (uint64_t)v->num : UINT64_MAX;
+}
+
+/* ==== trace checks ==== */
+static void trace_path(char* out, size_t cap, const char* what) {
+    snprintf(out, cap, "accel_test_trace_%s_%llu.json", what, (unsigned long long)(test_now_ns() % 1000000007u));
+}
+
+/* The events of one track (pid, tid) with phase ph, sorted by ts (stable). */
+static int track_events(const jval* evs, long long pid, long long tid, char ph, const jval** out, int cap) {
+    int n = 0;
+    for (int i = 0; i < evs->n; i++) {
+        const jval* e = &evs->items[i];
+        if (jstr(e, "ph")[0] != ph || jint(e, "pid") != pid || jint(e, "tid") != tid) continue;
+        if (n == cap) return -1;
+        int j = n++;
+        while (j > 0 && jns(out[j - 1], "ts") > jns(e, "ts")) { out[j] = out[j - 1]; j--; }
+        out[j] = e;
+    }
+    return n;
+}
+static long long track_named(const jval* evs, long pid, const char* name) {
+    for (int i = 0; i < evs->n; i++) {
+        const jval* e = &evs->items[i];
+        if (strcmp(jstr(e, "ph"), "M") == 0 && strcmp(jstr(e, "name"), "thread_name") == 0 && jint(e, "pid") == pid &&
+            strcmp(jstr(jget(e, "args"), "name"), name) == 0) return jint(e, "tid");
+    }
+    return -1;
+}
+/* Spans of a track: in submission order (names as expected) and never overlapping. */
+static void check_track(const jval* evs, long long tid, const char* const* want, int n_want) {
+    const jval* spans[256];
+    int n = track_events(evs, 2, tid, 'X', spans, 256);
+    CHECK_EQ_INT(n, n_want);
+    for (int i = 0; i < n && i < n_want; i++) {
+        if (!CHECK_EQ_STR(jstr(spans[i], "name"), want[i])) fprintf(stderr, "    track %lld, span %d\n", tid, i);
+        if (i > 0) CHECK(jns(spans[i - 1], "ts") + jns(spans[i - 1], "dur") <= jns(spans[i], "ts"));
+    }
+}
+/* Every wait span (queue or host) has a flow ending at its start, from the start of the span that
+   signalled the value it waited for; every flow has both ends. Returns the number of flows (the
+   caller checks it is one per wait). */
+static int check_flows(const jval* evs) {
+    int flows = 0;
+    for (int i = 0; i < evs->n; i++) {
+        const jval* f = &evs->items[i];
+        const jval* s = NULL;
+        if (strcmp(jstr(f, "ph"), "f") != 0) continue;
+        flows++;
+        for (int j = 0; j < evs->n && !s; j++)
+            if (strcmp(jstr(&evs->items[j], "ph"), "s") == 0 && jint(&evs->items[j], "id") == jint(f, "id")) s = &evs->items[j];
+        if (!CHECK(s != NULL)) continue;
+        CHECK_EQ_STR(jstr(f, "bp"), "e");
+        /* a wait span starts where the flow ends, and the span that reached the value it waited for
+           (same signal, same value) starts where the flow starts. A coarse clock (WASI) may start
+           several spans at one ts: any pair that fits counts. */
+        int pairs = 0;
+        for (int j = 0; j < evs->n; j++) {
+            const jval* to = &evs->items[j];
+            if (strcmp(jstr(to, "ph"), "X") != 0 || strncmp(jstr(to, "name"), "wait ", 5) != 0) continue;
+            if (jint(to, "pid") != jint(f, "pid") || jint(to, "tid") != jint(f, "tid") || jns(to, "ts") != jns(f, "ts")) continue;
+            for (int k = 0; k < evs->n; k++) {
+                const jval* from = &evs->items[k];
+                const char* fn = jstr(from, "name");
+                if (strcmp(jstr(from, "ph"), "X") != 0 || (strncmp(fn, "signal ", 7) != 0 && strncmp(fn, "set ", 4) != 0)) continue;
+                if (jint(from, "pid") != jint(s, "pid") || jint(from, "tid") != jint(s, "tid") || jns(from, "ts") != jns(s, "ts")) continue;
+                pairs += strcmp(strchr(fn, ' ') + 1, jstr(to, "name") + 5) == 0 && jarg(from, "value") == jarg(to, "value");
+            }
+        }
+        if (!CHECK(pairs >= 1)) fprintf(stderr, "    flow %lld\n", jint(f, "id"));
+    }
+    for (int i = 0; i < evs->n; i++) {   /* every wait got its flow */
+        const jval* w = &evs->items[i];
+        int in = 0;
+        if (strcmp(jstr(w, "ph"), "X") != 0 || strncmp(jstr(w, "name"), "wait ", 5) != 0) continue;
+        for (int j = 0; j < evs->n; j++) {
+            const jval* f = &evs->items[j];
+            in += strcmp(jstr(f, "ph"), "f") == 0 && jint(f, "pid") == jint(w, "pid") && jint(f, "tid") == jint(w, "tid") &&
+                  jns(f, "ts") == jns(w, "ts");
+        }
+        if (!CHECK(in >= 1)) fprintf(stderr, "    wait span '%s'\n", jstr(w, "name"));   /* (the caller counts them) */
+    }
+    return flows;
+}
+
+#define FRAMES 3
+TEST(trace_of_a_two_queue_pipeline) {
+    char path[96];
+    accel_device* dev;
+    accel_device_desc desc;
+    accel_queue *compute, *copy;
+    accel_buffer *data, *staging;
+    accel_program* add;
+    accel_signal *uploaded, *computed;
+    uint32_t host[64];
+    if (!test_backend_is_cpu()) SKIP("device spans are traced on the CPU backend so far");
+    trace_path(path, sizeof path, "pipeline");
+    memset(&desc, 0, sizeof desc);
+    desc.label = "test";
+    desc.trace_path = path;
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &compute));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COPY, &copy));
+    REQUIRE_OK(test_buffer_create(dev, sizeof host, ACCEL_MEMORY_DEVICE, &data));
+    REQUIRE_OK(test_buffer_create(dev, sizeof host, ACCEL_MEMORY_HOST, &staging));
+    REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &add));
+    REQUIRE_OK(accel_signal_create(dev, 0, &uploaded));
+    REQUIRE_OK(accel_signal_create(dev, 0, &computed));
+    CHECK_OK(accel_signal_set_label(uploaded, "uploaded"));
+    CHECK_OK(accel_signal_set_label(computed, "computed"));
+    CHECK_OK(accel_queue_set_label(copy, "uploads"));   /* the track takes the new name */
+    memset(host, 0, sizeof host);
+    for (uint32_t i = 1; i <= FRAMES; i++) {
+        uint32_t n = 64;
+        if (i > 1) accel_queue_wait(copy, computed, i - 1);
+        accel_queue_update(copy, data, 0, host, sizeof host);
+        accel_queue_signal(copy, uploaded, i);
+        CHECK_OK(accel_queue_submit(copy));
+        accel_queue_wait(compute, uploaded, i);
+        accel_queue_exec(compute, add, &data, 1, &n, 1, accel_exec_1d(64, 16));
+        accel_queue_copy(compute, staging, 0, data, 0, sizeof host);
+        accel_queue_signal(compute, computed, i);
+        CHECK_OK(accel_queue_submit(compute));
+    }
+    CHECK_OK(accel_signal_wait(computed, FRAMES, ACCEL_WAIT_FOREVER));
+    CHECK_OK(accel_queue_finish(copy, ACCEL_WAIT_FOREVER));
+    uint32_t out[64];
+    CHECK_OK(accel_buffer_read(staging, 0, out, sizeof out));
+    CHECK_EQ_U64(out[63], 1);
+    accel_device_destroy(dev);   /* writes the file */
+
+    jval root;
+    int ok = jparse_file(path, &root);
+    if (!CHECK(ok)) { jfree(&root); remove(path); return; }
+    const jval* evs = jget(&root, "traceEvents");
+    REQUIRE(evs && evs->type == J_ARR);
+    long long tc = track_named(evs, 2, "compute queue 1"), tk = track_named(evs, 2, "copy queue 2");
+    CHECK(tc > 0 && tk > 0 && tc != tk);
+    CHECK_EQ_INT(track_named(evs, 2, "uploads 2"), tk);
+    long long tids[8];
+    int tracks = 0;
+    for (int i = 0; i < evs->n; i++) {   /* one track per queue */
+        const jval* e = &evs->items[i];
+        bool seen = false;
+        if (strcmp(jstr(e, "name"), "thread_name") != 0 || jint(e, "pid") != 2) continue;
+        for (int j = 0; j < tracks; j++) seen |= tids[j] == jint(e, "tid");
+        if (!seen && tracks < 8) tids[tracks++] = jint(e, "tid");
+    }
+    CHECK_EQ_INT(tracks, 2);
+    const char* want_c[4 * FRAMES];
+    const char* want_k[3 * FRAMES];
+    int nc = 0, nk = 0;
+    for (int i = 1; i <= FRAMES; i++) {
+        if (i > 1) want_k[nk++] = "wait computed";
+        want_k[nk++] = "update"; want_k[nk++] = "signal uploaded";
+        want_c[nc++] = "wait uploaded"; want_c[nc++] = "add_one"; want_c[nc++] = "copy"; want_c[nc++] = "signal computed";
+    }
+    check_track(evs, tc, want_c, nc);
+    check_track(evs, tk, want_k, nk);
+    const jval* inst[64];
+    CHECK_EQ_INT(track_events(evs, 2, tc, 'i', inst, 64), FRAMES);   /* an instant per value reached */
+    CHECK_EQ_INT(track_events(evs, 2, tk, 'i', inst, 64), FRAMES);
+    for (int i = 0; i < FRAMES; i++) { CHECK_EQ_STR(jstr(inst[i], "name"), "uploaded"); CHECK_EQ_U64(jarg(inst[i], "value"), (uint64_t)i + 1); }
+    int submits = 0, host_waits = 0;
+    for (int i = 0; i < evs->n; i++) {
+        const jval* e = &evs->items[i];
+        if (jint(e, "pid") != 1 || strcmp(jstr(e, "ph"), "X") != 0) continue;
+        submits += strncmp(jstr(e, "name"), "submit ", 7) == 0;
+        host_waits += strcmp(jstr(e, "name"), "wait computed") == 0;
+    }
+    CHECK_EQ_INT(submits, 2 * FRAMES);
+    CHECK_EQ_INT(host_waits, 1);
+    /* queue waits: (FRAMES - 1) + FRAMES, and the host's wait */
+    CHECK_EQ_INT(check_flows(evs), 2 * FRAMES);
+    jfree(&root);
+    remove(path);
+}
+
+/* A host set releases a queue's wait (the flow starts on the host thread's track); a wait_many gets a
+   flow from each signal; a failed signal's wait is a span with no flow, and the file stays whole. */
+TEST(trace_of_host_sets_and_failures) {
+    char path[96];
+    accel_device* dev;
+    accel_device_desc desc;
+    accel_queue* q;
+    accel_signal *gate, *bad, *done;
+    if (!test_backend_is_cpu()) SKIP("device spans are traced on the CPU backend so far");
+    trace_path(path, sizeof path, "sets");
+    memset(&desc, 0, sizeof desc);
+    desc.trace_path = path;
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));   /* #1 */
+    REQUIRE_OK(accel_signal_create(dev, 0, &bad));    /* #2 */
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));   /* #3 */
+    accel_queue_wait(q, gate, 1);
+    accel_queue_signal(q, done, 1);
+    accel_queue_wait(q, bad, 1);
+    accel_queue_signal(q, done, 2);                   /* never: the failure passes on */
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));
+    accel_signal* both[2] = { done, gate };
+    uint64_t values[2] = { 1, 1 };
+    CHECK_OK(accel_signal_wait_many(both, values, 2, true, ACCEL_WAIT_FOREVER, NULL));
+    CHECK_OK(accel_signal_fail(bad, ACCEL_ERROR_BACKEND));
+    CHECK_RESULT(accel_signal_wait(done, 2, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+    accel_device_destroy(dev);
+
+    jval root;
+    if (!CHECK(jparse_file(path, &root))) { jfree(&root); remove(path); return; }
+    const jval* evs = jget(&root, "traceEvents");
+    REQUIRE(evs && evs->type == J_ARR);
+    long long tq = track_named(evs, 2, "compute queue 1");
+    const jval* spans[16];
+    int n = track_events(evs, 2, tq, 'X', spans, 16);
+    REQUIRE_EQ_INT(n, 3);                             /* the rest of the batch was dropped */
+    CHECK_EQ_STR(jstr(spans[0], "name"), "wait #1");
+    CHECK_EQ_STR(jstr(spans[1], "name"), "signal #3");
+    CHECK_EQ_STR(jstr(spans[2], "name"), "wait #2");
+    int from_host = 0, into_queue = 0, into_host = 0;
+    for (int i = 0; i < evs->n; i++) {
+        const jval* f = &evs->items[i];
+        if (strcmp(jstr(f, "ph"), "f") != 0) continue;
+        into_queue += jint(f, "pid") == 2 && jint(f, "tid") == tq;
+        into_host += jint(f, "pid") == 1;
+        for (int j = 0; j < evs->n; j++) {
+            const jval* s = &evs->items[j];
+            from_host += strcmp(jstr(s, "ph"), "s") == 0 && jint(s, "id") == jint(f, "id") && jint(s, "pid") == 1 &&
+                         jint(f, "pid") == 2 && jns(f, "ts") == jns(spans[0], "ts");
+        }
+    }
+    CHECK_EQ_INT(from_host, 1);                       /* set #1 (host) -> wait #1 (queue) */
+    CHECK_EQ_INT(into_queue, 1);                      /* none into the failed wait */
+    CHECK_EQ_INT(into_host, 3);                       /* wait #3 (done >= 1), and wait many: #3 and #1 */
+    int many = 0;
+    for (int i = 0; i < evs->n; i++) many += strcmp(jstr(&evs->items[i], "name"), "wait many") == 0 && jarg(&evs->items[i], "signals") == 2;
+    CHECK_EQ_INT(many, 1);
+    int sets = 0;
+    for (int i = 0; i < evs->n; i++) sets += strcmp(jstr(&evs->items[i], "name"), "set #1") == 0 && jint(&evs->items[i], "pid") == 1;
+    CHECK_EQ_INT(sets, 1);
+    jfree(&root);
+    remove(path);
+}
+
+/* More events than the buffer holds: written out as it fills (a "trace flush" span), still one valid
+   file with every command in it. */
+TEST(trace_longer_than_its_buffer) {
+    char path[96];
+    accel_device* dev;
+    accel_device_desc desc;
+    accel_queue* q;
+    accel_buffer* b;
+    const int batches = 1500;   /* 3 events each: submit (host), fill and barrier (queue) */
+    trace_path(path, sizeof path, "long");
+    memset(&desc, 0, sizeof desc);
+    desc.trace_path = path;
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &b));
+    for (int i = 0; i < batches; i++) {
+        accel_queue_fill(q, b, 0, 64, (uint32_t)i);
+        accel_queue_barrier(q);
+        CHECK_OK(accel_queue_submit(q));
+    }
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(dev);
+    jval root;
+    if (!CHECK(jparse_file(path, &root))) { jfree(&root); remove(path); return; }
+    const jval* evs = jget(&root, "traceEvents");
+    REQUIRE(evs && evs->type == J_ARR);
+    int fills = 0, flushes = 0, submits = 0;
+    for (int i = 0; i < evs->n; i++) {
+        const char* name = jstr(&evs->items[i], "name");
+        fills += strcmp(name, "fill") == 0;
+        submits += strncmp(name, "submit", 6) == 0;
+        flushes += strcmp(name, "trace flush") == 0;
+    }
+    if (test_backend_is_cpu()) {
+        static const jval* spans[4 * 1500];
+        int n = track_events(evs, 2, 1, 'X', spans, 4 * 1500);
+        CHECK_EQ_INT(fills, batches);
+        CHECK(n >= 2 * batches);   /* fill, barrier, and the write-outs of the queue's buffer */
+        for (int i = 1; i < n; i++)   /* a write-out delays the next command: never overlaps it */
+            if (!CHECK(jns(spans[i - 1], "ts") + jns(spans[i - 1], "dur") <= jns(spans[i], "ts"))) break;
+    }
+    CHECK_EQ_INT(submits, batches);
+    if (test_backend_is_cpu()) CHECK(flushes >= 1);   /* GPU queues add no spans yet: fewer events */
+    jfree(&root);
+    remove(path);
+}
+
+/* Allocation failures while opening the trace: OUT_OF_MEMORY, nothing leaked; a path that will not open
+   is a warning and an untraced device. */
+TEST(trace_open_failures) {
+    char path[96];
+    accel_device_desc desc;
+    accel_device* dev = NULL;
+    test_alloc_state st;
+    accel_result r = ACCEL_ERROR_OUT_OF_MEMORY;
+    trace_path(path, sizeof path, "oom");
+    for (long n = 0; n < 200 && r == ACCEL_ERROR_OUT_OF_MEMORY; n++) {
+        test_alloc_init(&st);
+        atomic_store(&st.fail_after, n);
+        memset(&desc, 0, sizeof desc);
+        desc.allocator = test_allocator(&st);
+        desc.trace_path = path;
+        r = test_device_create_desc(desc, &dev);
+        if (r == ACCEL_OK) accel_device_destroy(dev);
+        CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+    }
+    CHECK_OK(r);
+    remove(path);
+    memset(&desc, 0, sizeof desc);
+    desc.trace_path = "no/such/directory/trace.json";
+    test_log_reset();
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    CHECK(test_log_contains("trace file"));
+    accel_device_destroy(dev);
+}
+
+int main(int argc, char** argv) {
+    test_begin(argc, argv);
+    RUN(timestamps_monotonic_between_host_readings);
+    RUN(timestamps_bracket_a_kernel_of_known_duration);
+    RUN(timestamp_recording_errors);
+    RUN(trace_of_a_two_queue_pipeline);
+    RUN(trace_of_host_sets_and_failures);
+    RUN(trace_longer_than_its_buffer);
+    RUN(trace_open_failures);
+    return test_end();
+}
