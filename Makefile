@@ -11,6 +11,7 @@
 #   make test-asan   the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan   the suite under ThreadSanitizer (pthread shim: TSan crashes in C11 thrd_create)
 #   make bench       build and run bench/cpu.c (gcc -O2 -fopenmp; BENCH_ARGS=--quick for a short run)
+#   make bench-decode  bench/decode.c: a transformer decode loop, accel vs OpenMP (tokens/s, ratio)
 #   make test-vulkan the suite on the Vulkan backend only (validation layer on, then sync validation)
 #   make run-vulkan  the examples on the Vulkan backend (built with -DACCEL_EXAMPLE_HAVE_VULKAN)
 #   make bench-vulkan  bench/vulkan.c: accel vs raw Vulkan on the same device (BENCH_ARGS=--quick)
@@ -103,7 +104,7 @@ NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
 .PHONY: all help deps run-wasm examples-wasm run test test-asan test-tsan bench bench-cuda gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
-        fuzz build-fuzz soak soak-tsan test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan
+        fuzz build-fuzz soak soak-tsan bench-decode test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan
 .DELETE_ON_ERROR:
 
 all: examples build-test
@@ -451,6 +452,13 @@ $(BUILD)/bench_cpu: bench/cpu.c $(wildcard accel*.h) $(wildcard bench/*.h) Makef
 
 bench: $(BUILD)/bench_cpu
 	$(BUILD)/bench_cpu $(BENCH_ARGS)
+
+# make bench-decode: bench/decode.c, a transformer decode loop through accel and through OpenMP
+$(BUILD)/bench_decode: bench/decode.c $(wildcard accel*.h) $(wildcard bench/*.h) Makefile
+	@mkdir -p $(@D)
+	$(GCC) -std=c11 -O2 -fopenmp -Wall -Wextra -I. -o $@ $< $(LIBS)
+bench-decode: $(BUILD)/bench_decode
+	$(BUILD)/bench_decode $(BENCH_ARGS)
 
 $(BUILD)/bench_cuda: bench/cuda.c $(wildcard accel*.h) $(wildcard bench/*.h) Makefile
 	@mkdir -p $(@D)

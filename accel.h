@@ -118,11 +118,15 @@
    |                           | the executor that woke it and the two share one CPU from then on    |
    | ACCEL_CPU_INLINE_GROUPS   | an exec with at most this many work groups runs on the queue's own  |
    |                           | thread with no hand-off to the pool (default 1)                     |
+   | ACCEL_CPU_MOVE_OFF        | 1 (default): on Linux an executor or worker that shares a CPU with  |
+   |                           | the thread it hands work to steps off it, when the device has fewer |
+   |                           | lanes than allowed CPUs (see Queues); 0: accel never moves threads  |
 
    ==== Devices =================================================================================
    A device is one backend instance on one physical device. `accel_device_create(NULL, &dev)` makes a
-   CPU device with one worker per core. `accel_device_create_any` tries a list of backends in order
-   (e.g. { accel_vulkan_backend(), accel_cpu_backend() }) and logs why each skipped one failed.
+   CPU device with one lane per CPU the process may use. `accel_device_create_any` tries a list of
+   backends in order (e.g. { accel_vulkan_backend(), accel_cpu_backend() }) and logs why each skipped
+   one failed.
    Destroying a device waits for all its queues, then releases every object still alive on it (the
    handles become invalid). An object that another device's batches still hold (a signal a queue of
    device A waits on or signals, a CPU buffer another CPU device copies from) outlives the destroy, with
@@ -157,6 +161,21 @@
    that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
    its waker's CPU, and two threads that yield to each other are never separated by the scheduler)
    moves itself off that CPU once, by setting its affinity away and back; your threads are never moved.
+   It does so only when the device has fewer lanes than the process may use CPUs: with one lane per
+   allowed CPU there is no free CPU to go to, and a move would only stack two busy lanes on one core.
+   ACCEL_CPU_MOVE_OFF 0 switches moves off altogether. `cpu_threads = 0` means one lane per CPU in the
+   process's affinity mask (`taskset`, `sched_setaffinity`, a Win32 process affinity mask), read when
+   the device is created; without a mask, one per online core.
+
+   ==== Recorded command lists ==================================================================
+   Work that repeats (a frame, a decoder step) can be recorded once and replayed with a few numbers
+   changed: `accel_queue_record_begin(q)`, then exec/copy/fill/update/barrier as usual, then
+   `accel_queue_record_end(q, &list)` validates them once and builds the device's native form.
+   `accel_queue_replay(q, list, patches, n)` appends one run of the list to a batch like any command,
+   between the batch's waits and signals; each accel_patch replaces one buffer or one 32-bit constant
+   of one command for that replay only. A list is immutable: replay it on several queues and threads
+   at once. It keeps its programs and buffers alive; destroying it while replays are pending is legal.
+   On the CPU a replay runs a pre-resolved op array: no validation but the patches', no allocation.
 
    ==== Signals =================================================================================
    A signal is a monotonic 64-bit counter (0..ACCEL_SIGNAL_MAX). `set` and a queue's `signal` store
@@ -171,13 +190,33 @@
    -std=c11 on glibc the C11 wall clock is used instead.
    Release/acquire: everything a queue wrote before `signal(s, v)` is visible to whoever observes
    s >= v. A queue may wait on a signal of another device or backend.
+   Waits on the device (GPU backends). The core walks every GPU batch the same way: it splits it into
+   segments (waits, then commands up to the next wait) and looks at each wait. One already reached
+   costs nothing; one already failed follows the rule above. A wait the device can watch by itself is
+   handed to the device with the segment, which is submitted at once: a value that a signal operation
+   submitted earlier on the same device promised (GPU to GPU: pipelines, frame loops), or a signal
+   the host raises where the device can see it (CUDA: a pinned, device-mapped word and
+   cuStreamWaitValue64; Vulkan: the signal's timeline semaphore, which accel_signal_set raises too, on
+   a queue with its own VkQueue). Anything else (a value nobody promised on a signal the device cannot
+   watch; another device's or backend's signal) is gated: the queue's worker thread waits on the host,
+   then submits the rest, and the queue's later batches stay behind it. A GPU-to-GPU chain never goes
+   through a host thread.
+   Failure after hand-off (DESIGN 6.1): once a wait was handed to the device, failing its signal can no
+   longer stop the work behind it. That work may still run, and every signal it (the rest of its batch)
+   signals reads failed with the same reason, before any waiter it releases can see otherwise; host
+   waits, wait_many and later queue waits see the failure as usual. Failing a signal releases every
+   device-side waiter: a waiter on a host-raised value at once (the failure raises what the device
+   watches: Vulkan to ACCEL_SIGNAL_MAX, or as far as maxTimelineSemaphoreValueDifference allows; CUDA
+   to ACCEL_SIGNAL_MAX), a waiter on a value GPU work promised when that work runs (it always runs: work
+   behind a device wait is never dropped). A gated wait keeps the v1 rule: nothing behind it runs. The
+   CPU backend's executor is its device and keeps the v1 rule for every wait.
    Hang diagnostics (device desc `debug = true`): a host wait (accel_signal_wait*, accel_queue_finish)
    that times out, or ends in ACCEL_ERROR_DEADLOCK, logs a warning naming every queue of the device that
    is blocked and the (signal, value) it waits for; a host wait for a value that no queue (of a debug
    device) has been submitted to signal, and the signal has not reached, logs a warning when it starts.
    Neither changes what the wait returns. Without debug none of this costs anything but a branch.
-   Every backend reports (CPU, CUDA, Vulkan: a GPU queue names the wait its executor or worker holds
-   on the host, which is where accel's GPU queues wait for signals not yet reached at submit).
+   Every backend reports (CPU: the executor's wait; CUDA, Vulkan: the gated wait the queue's worker
+   holds on the host, or else the first wait handed to the device that is not reached).
 
    ==== Memory and ownership ====================================================================
    Every create call hands the caller one reference; destroy drops it. Objects that recorded or submitted
@@ -191,6 +230,15 @@
    queue drops the rest of its batch and fails what it would signal instead of hanging.
    `host_ptr` buffers wrap caller memory (CPU backend only): the caller keeps ownership and must keep
    it alive until the buffer is released. `accel_queue_update` copies its data at record time.
+   With `read_only = true` the wrapped memory may be const (a model file mapped read-only): accel never
+   writes it (copy/fill/update into it, and accel_buffer_write, are refused), kernels must not either.
+   A view (`accel_buffer_view_create(buf, offset, size, &view)`) is a buffer that aliases a range of
+   another: one weight tensor of a packed file, one row of a KV cache, bound without a buffer per slice
+   or offset constants. It works everywhere a buffer does, with offsets relative to the view; a view
+   of a view aliases the root buffer; a view holds a reference on its root, so the root's memory lives
+   until its last view (and the work using them) is gone. Offsets must be multiples of
+   accel_device_info.buffer_offset_alignment (CPU 1, Vulkan the device's storage-buffer offset
+   alignment, CUDA 256); a view out of range or misaligned is refused with a log line.
 
    ==== Thread safety ===========================================================================
    Devices, buffers, programs and signals may be used from any thread. A queue is recorded by one thread
@@ -349,7 +397,8 @@ typedef struct accel_allocator {
 typedef struct accel_device_desc {
     const accel_backend* backend;   /* NULL: the CPU backend */
     uint32_t device_index;          /* which device of that backend */
-    uint32_t cpu_threads;           /* CPU backend: worker lanes, 0 = one per core (1 without threads) */
+    uint32_t cpu_threads;           /* CPU backend: worker lanes, 0 = one per CPU the process may use
+                                       (its affinity mask; 1 without threads) */
     accel_allocator allocator;      /* zero: malloc/free. Host-side allocations only */
     accel_logger logger;            /* zero: errors and warnings to stderr */
     bool debug;                     /* extra validation and hang diagnostics */
@@ -392,6 +441,8 @@ typedef struct accel_device_info {
     uint32_t compute_capability;    /* CUDA: 90 for sm_90; else 0 */
     uint32_t cpu_threads;           /* CPU backend: worker lanes an exec is split across (accel_dispatch.worker
                                        runs 0..cpu_threads-1; 1 without threads); 0 on other backends */
+    uint32_t buffer_offset_alignment; /* accel_buffer_view_create offsets: 1 on the CPU, the device's
+                                       minStorageBufferOffsetAlignment on Vulkan, 256 on CUDA */
 } accel_device_info;
 /* Fills *out. INVALID_ARGUMENT for NULL; DEVICE_LOST when lost. Any thread. */
 ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out);
@@ -401,8 +452,12 @@ typedef enum accel_memory { ACCEL_MEMORY_DEVICE = 0, ACCEL_MEMORY_HOST = 1 } acc
 typedef struct accel_buffer_desc {
     size_t size;                    /* bytes, > 0 */
     accel_memory memory;
-    void* host_ptr;                 /* CPU backend only: wrap caller memory (no copy); caller keeps ownership */
+    const void* host_ptr;           /* CPU backend only: wrap caller memory (no copy); caller keeps ownership */
     const char* label;
+    bool read_only;                 /* with host_ptr: the memory may be const (an mmap'd read-only file);
+                                       copy/fill/update into it (or a view of it) and accel_buffer_write
+                                       are refused; kernels bound to it must not write it, and
+                                       accel_buffer_map's pointer is for reading only */
 } accel_buffer_desc;
 /* Errors: INVALID_ARGUMENT (NULL, size 0, bad memory kind), OUT_OF_MEMORY, UNSUPPORTED (host_ptr on a
    backend that cannot wrap), DEVICE_LOST. Contents are zero unless host_ptr is given. */
@@ -416,6 +471,18 @@ ACCEL_API void*  accel_buffer_map(accel_buffer* buf);
    them with signals). INVALID_ARGUMENT for NULL, size 0, or offset+size beyond the buffer. */
 ACCEL_API accel_result accel_buffer_write(accel_buffer* buf, size_t offset, const void* src, size_t size);
 ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void* dst, size_t size);
+/* A buffer that aliases bytes [offset, offset + size) of buf: usable wherever a buffer is (exec
+   bindings, copy, fill, update, read/write, map; offsets are relative to the view). A view of a view
+   is a view of the root buffer. The view holds a reference on the root: destroying the root's handle
+   first is fine, its memory lives until the last view and the work using them are gone. Destroy it
+   with accel_buffer_destroy. offset must be a multiple of accel_device_info.buffer_offset_alignment
+   (counted in the root buffer). A view of a read_only buffer is read_only. Bound to a kernel, a view
+   sets where the binding starts (CPU: accel_dispatch.buffers[i], with buffer_sizes[i] the view's
+   size; CUDA: the pointer; Vulkan: the descriptor offset, range to the end of the root); the
+   kernel's bounds come from its constants as with any buffer. Errors: INVALID_ARGUMENT
+   (NULL, size 0, the range outside buf, a misaligned offset; logged), OUT_OF_MEMORY, DEVICE_LOST.
+   Any thread. */
+ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out);
 
 /* ==== programs ==== */
 typedef struct accel_dispatch {      /* what a CPU kernel sees: one work group */
@@ -519,7 +586,8 @@ ACCEL_API void accel_queue_barrier(accel_queue* q);
    that unblocks the batch; CUDA and Vulkan, the queue's worker thread, once the device finished the
    commands before it (their work ends there; a GPU wait before it whose signal failed drops it, as on
    the CPU). Costs on a GPU queue: one device round trip and a host thread wake-up, like a host-gated
-   wait. A NULL fn is a recording error (INVALID_ARGUMENT at submit). */
+   wait. A NULL fn is a recording error (INVALID_ARGUMENT at submit); so is a host call while q records
+   a command list (accel_queue_record_begin: record_end returns it). */
 ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user);
 /* Records a command that writes, when the commands before it have completed, a uint64_t: that moment in
    nanoseconds on the host's monotonic clock (see "Profiling"; device clocks converted), at dst + offset.
@@ -537,6 +605,40 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q);
    OK / TIMEOUT / DEADLOCK (no-threads: a parked batch that nothing can unblock) / DEVICE_LOST. */
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 
+/* ==== recorded command lists ==== */
+typedef struct accel_commands accel_commands;   /* an immutable, replayable list of commands */
+/* From here, exec/copy/fill/update/barrier on q go into a new command list instead of the batch.
+   wait, signal and replay while recording are recording errors (returned by record_end); submit (and
+   finish) while recording returns INVALID_ARGUMENT at once and fails the recording. Returns
+   INVALID_ARGUMENT for NULL, when q is already recording, or when the current batch is not empty
+   (a command or a recording error since the last submit); DEVICE_LOST. The recording thread. */
+ACCEL_API accel_result accel_queue_record_begin(accel_queue* q);
+/* Ends recording: returns the first recording error of the list (nothing is built: all or nothing,
+   as submit), else builds the device's native replay form (CPU: a pre-validated op array) and hands
+   the caller one reference in *out. *out is NULL on error. Errors: INVALID_ARGUMENT (NULL, q not
+   recording, a recording error), OUT_OF_MEMORY, BACKEND, DEVICE_LOST. The queue's batch is empty
+   and ready for ordinary recording afterwards, whatever the result. */
+ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** out);
+/* Drops the caller's reference; the list (and the programs and buffers it keeps alive) is freed
+   after its pending replays. NULL is a no-op. Any thread. */
+ACCEL_API void accel_commands_destroy(accel_commands* c);
+
+typedef struct accel_patch {
+    uint32_t command;       /* index of the command in the list, in recording order, from 0 */
+    uint32_t index;         /* exec: buffer binding / constant index; copy: buffer 0 = dst, 1 = src;
+                               fill: buffer 0 = dst, constant 0 = the pattern */
+    accel_buffer* buffer;   /* non-NULL: replace that buffer for this replay */
+    uint32_t value;         /* buffer NULL: replace that 32-bit constant for this replay */
+} accel_patch;
+/* A recording call like exec: appends one replay of c to the current batch, with the patches applied
+   to this replay only (the patch array is copied now; a later patch of the same slot wins). Waits
+   and signals go around it. Recording errors: c NULL, c of another device, a list with execs on a
+   COPY queue, and a bad patch: a command index out of range, an index the command does not have
+   (update and barrier take no patches, copy no constants), a buffer of another device, or a copy /
+   fill buffer that does not hold the recorded offset + size (or a copy that would then overlap
+   itself). A list may be replayed by several queues and threads at once, any number of times. */
+ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t patch_count);
+
 #ifdef __cplusplus
 }
 #endif
@@ -547,6 +649,19 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 /* ============================================================================================== */
 #if defined(ACCEL_IMPLEMENTATION) && !defined(ACCEL_IMPLEMENTATION_INCLUDED)
 #define ACCEL_IMPLEMENTATION_INCLUDED
+/* Map (grep for "==== name ===="):
+     config; platform: time and spinning, threads, cpu placement
+     core: events               - a growing 64-bit word to wait on: signals, executors, the pool
+     core: backend interface    - objects' shared state, batches, struct accel_backend (the slots)
+     core: backend kit          - what accel_cuda.h / accel_vulkan.h may call from here
+     core: allocation and logging, objects, trace, results and backends
+     core: devices, buffers, programs, signals        - the public API: validation, then the backend
+     core: raising signals      - every raise: host word, failure flow, device side
+     core: hang diagnostics, recording                - batches, all-or-nothing recording errors
+     core: failure after hand-off                     - DESIGN 6.1's relaxed rule
+     core: batch walk (GPU backends)                  - segments, wait classes, the queue's worker
+     cpu: device and worker pool, buffers and programs, signals (host signals), queue executor,
+     cpu: no-threads, hang diagnostics, backend table */
 
 /* ==== config ==== */
 #if defined(__cplusplus) ? (__cplusplus < 201103L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201103L)) \
@@ -574,6 +689,9 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 #endif
 #ifndef ACCEL_CPU_INLINE_GROUPS
 #  define ACCEL_CPU_INLINE_GROUPS 1u
+#endif
+#ifndef ACCEL_CPU_MOVE_OFF
+#  define ACCEL_CPU_MOVE_OFF 1
 #endif
 #define ACCEL_I_CPU_MAX_BUFFERS   64u
 #define ACCEL_I_CPU_MAX_CONSTANTS 64u
@@ -774,8 +892,12 @@ static void accel_i_yield(void) { }
    and while spinning, when a yield switched to another thread and the awaited value was there when
    it came back. The kernel keeps a woken thread on its previous CPU when that CPU is idle, so one
    move is usually enough; moves are at most one per millisecond per thread. User threads are never
-   moved; the original affinity mask is restored at once. Raw system calls, because glibc hides
-   sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are no-ops. */
+   moved; the original affinity mask is restored at once. Moves happen only on devices with fewer
+   lanes than allowed CPUs (accel_i_own.moves; ACCEL_CPU_MOVE_OFF 0: never): when every allowed CPU
+   has a lane, "off" can only mean onto another busy lane's CPU, which halved the speed of a 2-lane
+   device on 2 allowed CPUs (issue 11: 30-35% of a model's token time). Raw system calls, because
+   glibc hides sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are
+   no-ops, and the allowed-CPU count comes from the process affinity mask (Win32) or the online cores. */
 #if defined(__linux__) && !defined(ACCEL_NO_THREADS)
 #  include <sys/syscall.h>
 #  if !defined(__cplusplus)
@@ -804,18 +926,41 @@ static void accel_i_cpu_leave(uint32_t cpu_id) {
     if (allowed == 0) return;   /* pinned to this one CPU: stay */
     if (syscall(SYS_sched_setaffinity, 0, (size_t)n, away) == 0) syscall(SYS_sched_setaffinity, 0, (size_t)n, mask);
 }
+/* The number of CPUs in the calling thread's affinity mask; 0 when unknown. */
+static uint32_t accel_i_cpu_mask_count(void) {
+    unsigned long mask[ACCEL_I_CPU_MASK_WORDS];
+    uint32_t n = 0;
+    memset(mask, 0, sizeof mask);
+    if (syscall(SYS_sched_getaffinity, 0, sizeof mask, mask) <= 0) return 0;
+    for (unsigned i = 0; i < ACCEL_I_CPU_MASK_WORDS; i++)
+        for (unsigned long w = mask[i]; w; w &= w - 1) n++;
+    return n;
+}
 #elif !defined(ACCEL_NO_THREADS)
 static uint32_t accel_i_cpu_id(void) { return 0; }
 static void accel_i_cpu_leave(uint32_t cpu_id) { (void)cpu_id; }
 #endif
-/* An accel-owned thread's placement state: when it last moved (0: never). NULL for user threads. */
-typedef struct accel_i_own { uint64_t moved_ns; } accel_i_own;
+#if defined(_WIN32) && !defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_cpu_mask_count(void) {   /* the process's mask (its processor group) */
+    DWORD_PTR proc = 0, sys = 0;
+    uint32_t n = 0;
+    if (!GetProcessAffinityMask(GetCurrentProcess(), &proc, &sys)) return 0;
+    for (; proc; proc &= proc - 1) n++;
+    return n;
+}
+#elif !defined(__linux__) && !defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_cpu_mask_count(void) { return 0; }
+#endif
+/* An accel-owned thread's placement state: whether it may move (ACCEL_CPU_MOVE_OFF, and the device has
+   fewer lanes than the process has CPUs: with one lane per allowed CPU, "off this CPU" can only mean
+   onto another busy lane's CPU) and when it last moved (0: never). NULL for user threads. */
+typedef struct accel_i_own { uint64_t moved_ns; bool moves; } accel_i_own;
 #if !defined(ACCEL_NO_THREADS)
 #  define ACCEL_I_CPU_HERE UINT32_MAX   /* for accel_i_own_leave: the CPU the caller runs on */
 /* Moves an own thread off cpu_id (or ACCEL_I_CPU_HERE), at most once per millisecond; the CPU is only
    looked up (a system call) once the rate limit lets the move happen. */
 static void accel_i_own_leave(accel_i_own* own, uint32_t cpu_id, uint64_t now) {
-    if (!own || cpu_id == 0 || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
+    if (!own || !own->moves || cpu_id == 0 || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
     own->moved_ns = now;
     accel_i_cpu_leave(cpu_id == ACCEL_I_CPU_HERE ? accel_i_cpu_id() : cpu_id);
 }
@@ -1006,7 +1151,9 @@ static void accel_i_event_wait_own(accel_i_event* ev, uint64_t target, accel_i_o
 /* A backend is a table of functions. The core validates every argument once (so backends trust
    them), keeps the objects' shared state (below), and records commands into batches; a backend turns
    a submitted batch into work. Backend objects embed these base structs as their first member. */
-typedef enum accel_i_kind { ACCEL_I_BUFFER, ACCEL_I_PROGRAM, ACCEL_I_SIGNAL, ACCEL_I_QUEUE } accel_i_kind;
+typedef enum accel_i_kind {
+    ACCEL_I_BUFFER, ACCEL_I_PROGRAM, ACCEL_I_SIGNAL, ACCEL_I_QUEUE, ACCEL_I_COMMANDS
+} accel_i_kind;
 
 typedef struct accel_i_object accel_i_object;
 struct accel_i_object {
@@ -1022,6 +1169,7 @@ struct accel_i_object {
 typedef enum accel_i_cmd_kind {
     ACCEL_I_CMD_WAIT, ACCEL_I_CMD_SIGNAL, ACCEL_I_CMD_EXEC, ACCEL_I_CMD_COPY,
     ACCEL_I_CMD_FILL, ACCEL_I_CMD_UPDATE, ACCEL_I_CMD_BARRIER, ACCEL_I_CMD_TIMESTAMP,
+    ACCEL_I_CMD_REPLAY,            /* only for backends with commands_build; else the core expands it */
     ACCEL_I_CMD_HOST_CALL          /* a host step: needs the host after the commands before it completed */
 } accel_i_cmd_kind;
 
@@ -1037,6 +1185,8 @@ typedef struct accel_i_cmd {
         struct { accel_buffer* dst; size_t offset, size; uint32_t pattern; } fill;
         struct { accel_buffer* dst; size_t offset, size, data; } update;   /* data: arena offset */
         struct { accel_buffer* dst; size_t offset; } stamp;                  /* timestamp */
+        struct { accel_commands* list; size_t patches; uint32_t patch_count; } replay;  /* patches: arena
+                                                          offset of accel_patch[patch_count], sorted by command */
         struct { void (*fn)(void* user); void* user; } host;               /* host call */
     } u;
 } accel_i_cmd;
@@ -1098,6 +1248,11 @@ struct accel_backend {
     /* the queue's worker, idle: reap completed work; returns 0 when nothing is in flight, else how long
        to sleep before polling again (ns). May be NULL (completion found lazily) */
     uint64_t (*queue_poll)(accel_queue* q);
+    /* recorded lists: builds c->native, the backend's replay form of c->list (validated commands);
+       commands_free releases it. NULL (both): the core's generic form, which records each replay's
+       commands into the batch anew, so the backend never sees ACCEL_I_CMD_REPLAY. */
+    accel_result (*commands_build)(accel_queue* q, accel_commands* c);   /* q: the queue that recorded c */
+    void (*commands_free)(accel_commands* c);
 };
 
 /* Tracing (see "core: trace"): where a signal last reached a value, so that a wait can draw its flow
@@ -1122,7 +1277,17 @@ struct accel_device {
     accel_i_batch* dwaits;
     accel_i_trace* trace;          /* NULL: not tracing (the one branch tracing costs when off) */
 };
-struct accel_buffer  { accel_i_object obj; size_t size; accel_memory memory; void* mapped; };
+/* A view (root != NULL) aliases [offset, offset + size) of its root, holds one reference on it, and
+   is never seen by a backend's buffer_create/buffer_free/buffer_io; exec bindings may be views
+   (resolve them with accel_i_buffer_root + offset), copy/fill/update commands never are (the core
+   records the root and the offset within it). */
+struct accel_buffer  {
+    accel_i_object obj; size_t size; accel_memory memory; void* mapped;
+    accel_buffer* root; size_t offset;   /* views: the root buffer and the offset in it; roots: NULL, 0 */
+    bool read_only;                       /* wraps const memory: nothing accel runs writes it */
+};
+/* The buffer that owns the memory: buf itself, or a view's root. */
+static accel_buffer* accel_i_buffer_root(accel_buffer* buf) { return buf->root ? buf->root : buf; }
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
 /* promised: debug only, see accel_i_debug_promise. wanted / recorded: the highest value a wait / signal
    command recorded on another device's queue asks for / sets (see accel_i_next_orphan) */
@@ -1136,11 +1301,18 @@ struct accel_signal {
     uint32_t mark_next;
     uint32_t trace_id;             /* tracing: "#n" names an unlabelled signal in the trace */
 };
+struct accel_commands {            /* refs: the caller's handle + one per recorded replay */
+    accel_i_object obj;
+    accel_i_batch* list;           /* the commands, holding references to their objects; never changes */
+    bool has_exec;                 /* cannot replay on a COPY queue */
+    void* native;                  /* the backend's replay form (commands_build); NULL in the generic form */
+};
 struct accel_queue {
     accel_i_object obj;
     accel_queue_type type;
     accel_i_batch* rec;            /* batch being recorded (NULL until the first command) */
     accel_result rec_error;        /* first recording error since the last submit */
+    bool recording;                /* record_begin .. record_end: rec is the command list */
     accel_i_a32 free_lock;
     accel_i_batch* free_batches;   /* recycled batches, capacity kept */
     uint32_t free_count;
@@ -1346,10 +1518,17 @@ static void accel_i_object_unlist(accel_i_object* o) {
     if (o->next) o->next->prev = o->prev;
     accel_i_spin_unlock(&dev->objects_lock);
 }
+static void accel_i_commands_free(accel_commands* c);
 static void accel_i_object_undo(accel_i_object* o) {
     accel_device* dev = o->device;
     accel_i_object_unlist(o);
     accel_i_device_release(dev);
+}
+static void accel_i_release(void* obj);
+static void accel_i_view_free(accel_buffer* view) {
+    accel_buffer* root = view->root;
+    accel_i_dev_free(view->obj.device, view, sizeof *view);
+    accel_i_release(root);
 }
 static void accel_i_object_free(accel_i_object* o) {
     accel_device* dev = o->device;
@@ -1357,10 +1536,14 @@ static void accel_i_object_free(accel_i_object* o) {
     accel_i_object_unlist(o);
     if (o->label_set) accel_i_free(&dev->allocator, o->label_set, strlen(o->label_set) + 1);
     switch (o->kind) {
-    case ACCEL_I_BUFFER:  b->buffer_free((accel_buffer*)o); break;
+    case ACCEL_I_BUFFER:
+        if (((accel_buffer*)o)->root) accel_i_view_free((accel_buffer*)o);
+        else b->buffer_free((accel_buffer*)o);
+        break;
     case ACCEL_I_PROGRAM: b->program_free((accel_program*)o); break;
     case ACCEL_I_SIGNAL:  b->signal_free((accel_signal*)o); break;
     case ACCEL_I_QUEUE:   b->queue_destroy((accel_queue*)o); break;
+    case ACCEL_I_COMMANDS: accel_i_commands_free((accel_commands*)o); break;
     }
     accel_i_device_release(dev);
 }
@@ -1724,6 +1907,7 @@ static uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t
     case ACCEL_I_CMD_UPDATE: what = "update"; key = "bytes"; value = c->u.update.size; break;
     case ACCEL_I_CMD_BARRIER: what = "barrier"; break;
     case ACCEL_I_CMD_TIMESTAMP: what = "timestamp"; key = "offset"; value = c->u.stamp.offset; break;
+    case ACCEL_I_CMD_REPLAY: what = "replay"; key = "commands"; value = c->u.replay.list->list->count; break;
     case ACCEL_I_CMD_HOST_CALL: what = "host call"; break;
     }
     if (what || c->kind == ACCEL_I_CMD_EXEC) {
@@ -2016,7 +2200,49 @@ ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer
     if (desc->size == 0) return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: size is 0");
     if (desc->memory != ACCEL_MEMORY_DEVICE && desc->memory != ACCEL_MEMORY_HOST)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: unknown memory kind %d", (int)desc->memory);
-    return dev->backend->buffer_create(dev, desc, out);
+    if (desc->read_only && !desc->host_ptr)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: read_only without host_ptr");
+    r = dev->backend->buffer_create(dev, desc, out);
+    if (r == ACCEL_OK) (*out)->read_only = desc->read_only;
+    return r;
+}
+
+static bool accel_i_view_args_ok(accel_buffer* buf, size_t offset, size_t size) {
+    accel_device* dev = buf->obj.device;
+    size_t align = dev->info.buffer_offset_alignment ? dev->info.buffer_offset_alignment : 1u;
+    if (!accel_i_range_ok(buf->size, offset, size)) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
+                    offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
+        return false;
+    }
+    if ((buf->offset + offset) % align != 0) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: offset %zu (%zu in the root buffer) is not a multiple "
+                    "of buffer_offset_alignment %zu", offset, buf->offset + offset, align);
+        return false;
+    }
+    return true;
+}
+ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out) {
+    accel_buffer *root, *view;
+    if (out) *out = NULL;
+    if (!buf) return accel_i_invalid(NULL, "accel_buffer_view_create", "buffer is NULL");
+    if (!out) return accel_i_invalid(buf->obj.device, "accel_buffer_view_create", "out is NULL");
+    if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    if (!accel_i_view_args_ok(buf, offset, size)) return ACCEL_ERROR_INVALID_ARGUMENT;
+    root = accel_i_buffer_root(buf);
+    view = (accel_buffer*)accel_i_dev_alloc(buf->obj.device, sizeof *view);
+    if (!view) return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_view_create: out of host memory");
+    memset((void*)view, 0, sizeof *view);
+    accel_i_retain(root);
+    view->root = root;
+    view->offset = buf->offset + offset;
+    view->size = size;
+    view->memory = root->memory;
+    view->read_only = root->read_only;
+    view->mapped = root->mapped ? (unsigned char*)root->mapped + view->offset : NULL;
+    accel_i_object_init(&view->obj, root->obj.device, ACCEL_I_BUFFER, accel_i_label(&buf->obj));
+    *out = view;
+    return ACCEL_OK;
 }
 ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_handle_drop(buf); }
 ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
@@ -2030,8 +2256,11 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "%s: offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
                             fn, offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
+    if (write && buf->read_only)
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn,
+                            ACCEL_I_LABEL(&buf->obj));
     if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
-    return buf->obj.device->backend->buffer_io(buf, offset, host, size, write);
+    return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size, write);
 }
 ACCEL_API accel_result accel_buffer_write(accel_buffer* buf, size_t offset, const void* src, size_t size) {
     return accel_i_buffer_io(buf, offset, (void*)(uintptr_t)src, size, true);
@@ -2413,6 +2642,13 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
         case ACCEL_I_CMD_TIMESTAMP: accel_i_release(c->u.stamp.dst); break;
         case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: break;
+        case ACCEL_I_CMD_REPLAY: {
+            uint32_t n = c->u.replay.patch_count;
+            const accel_patch* p = n ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+            for (uint32_t j = 0; j < n; j++) if (p[j].buffer) accel_i_release(p[j].buffer);
+            accel_i_release(c->u.replay.list);
+            break;
+        }
         }
     }
     b->count = 0;
@@ -2484,6 +2720,18 @@ static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, .
     if (q->rec_error == ACCEL_OK) q->rec_error = r;
 }
 
+/* While q records a command list only exec, copy, fill, update and barrier may be recorded: any other
+   command (wait, signal, replay, and kinds added later) is a recording error of the list. */
+static bool accel_i_rec_listable(accel_i_cmd_kind kind) {
+    return kind == ACCEL_I_CMD_EXEC || kind == ACCEL_I_CMD_COPY || kind == ACCEL_I_CMD_FILL || kind == ACCEL_I_CMD_UPDATE ||
+           kind == ACCEL_I_CMD_BARRIER;
+}
+static bool accel_i_rec_not_recording(accel_queue* q, const char* fn) {
+    if (!q->recording) return true;
+    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: not allowed while recording a command list", fn);
+    return false;
+}
+
 /* Grows an array through the device allocator (which has no realloc). */
 static bool accel_i_grow(accel_device* dev, void** p, size_t* cap_bytes, size_t need_bytes) {
     size_t cap = *cap_bytes ? *cap_bytes : 256;
@@ -2503,6 +2751,7 @@ static accel_i_cmd* accel_i_rec_push(accel_queue* q, accel_i_cmd_kind kind, size
     accel_device* dev = q->obj.device;
     accel_i_batch* b = q->rec;
     accel_i_cmd* c;
+    if (q->recording && !accel_i_rec_listable(kind) && !accel_i_rec_not_recording(q, fn)) return NULL;
     if (!b && (b = q->rec = accel_i_batch_take(q)) == NULL) goto oom;
     if (((size_t)b->count + 1) * sizeof *b->cmds > b->cmds_bytes) {
         if (b->count >= UINT32_MAX / 2 || !accel_i_grow(dev, (void**)&b->cmds, &b->cmds_bytes, ((size_t)b->count + 1) * sizeof *b->cmds)) goto oom;
@@ -2629,11 +2878,27 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
     c->u.exec.constant_count = constant_count;
     c->u.exec.params = params;
 }
+/* A view as its root and the offset in it: what copy/fill/update commands record. */
+static void accel_i_rec_resolve(accel_buffer** buf, size_t* offset) {
+    *offset += (*buf)->offset;
+    *buf = accel_i_buffer_root(*buf);
+}
+/* The same for a command's destination, which must not be read_only. */
+static bool accel_i_rec_target(accel_queue* q, accel_buffer** buf, size_t* offset, const char* fn) {
+    if ((*buf)->read_only) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&(*buf)->obj));
+        return false;
+    }
+    accel_i_rec_resolve(buf, offset);
+    return true;
+}
 ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset, accel_buffer* src, size_t src_offset, size_t size) {
     const char* fn = "accel_queue_copy";
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     if (!accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_buffer_ok(q, src, src_offset, size, fn)) return;
+    if (!accel_i_rec_target(q, &dst, &dst_offset, fn)) return;
+    accel_i_rec_resolve(&src, &src_offset);
     if (dst == src && dst_offset < src_offset + size && src_offset < dst_offset + size) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: overlapping ranges in buffer%s%s%s", fn, ACCEL_I_LABEL(&dst->obj));
         return;
@@ -2647,7 +2912,7 @@ ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset
     const char* fn = "accel_queue_fill";
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn)) return;
+    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn) || !accel_i_rec_target(q, &dst, &offset, fn)) return;
     if ((offset | size) & 3u) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu and size %zu must be multiples of 4", fn, offset, size);
         return;
@@ -2661,7 +2926,7 @@ ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offs
     size_t off = 0;
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn)) return;
+    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn) || !accel_i_rec_target(q, &dst, &offset, fn)) return;
     if (!data) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: data is NULL", fn); return; }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_UPDATE, size, &off, fn)) == NULL) return;
     memcpy(q->rec->arena + off, data, size);
@@ -2712,6 +2977,11 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     accel_i_batch* b;
     accel_result r;
     if (!q) return accel_i_invalid(NULL, "accel_queue_submit", "queue is NULL");
+    if (q->recording) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "accel_queue_submit: the queue is recording a command list (call accel_queue_record_end)");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
     b = q->rec;
     r = q->rec_error;
     q->rec = NULL;
@@ -2759,6 +3029,7 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     q->type = type;
     q->rec = NULL;
     q->rec_error = ACCEL_OK;
+    q->recording = false;
     atomic_init(&q->free_lock, 0u);
     q->free_batches = NULL;
     q->free_count = 0;
@@ -2821,6 +3092,219 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
         if (local) p.local_size[d] = local[d];
     }
     return p;
+}
+
+/* ==== core: recorded command lists ==== */
+/* record_begin turns the queue's batch into the list being recorded (the recording calls append to
+   q->rec as usual; wait/signal/replay refuse). record_end takes that batch as the list, with the
+   references its commands hold, and asks the backend for its native form. A replay is one batch
+   command holding the list and a sorted copy of its patches, validated here once; the generic form
+   (backends without commands_build) records the list's commands into the batch instead. */
+ACCEL_API accel_result accel_queue_record_begin(accel_queue* q) {
+    if (!q) return accel_i_invalid(NULL, "accel_queue_record_begin", "queue is NULL");
+    if (q->recording)
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_begin: the %s is already recording",
+                            accel_i_label(&q->obj));
+    if ((q->rec && q->rec->count) || q->rec_error != ACCEL_OK)
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_queue_record_begin: the %s has an unsubmitted batch (submit it first)",
+                            accel_i_label(&q->obj));
+    if (accel_i_lost(q->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    q->recording = true;
+    return ACCEL_OK;
+}
+
+static void accel_i_commands_free(accel_commands* c) {
+    accel_device* dev = c->obj.device;
+    if (c->native && dev->backend->commands_free) dev->backend->commands_free(c);
+    accel_i_batch_release(c->list);
+    accel_i_batch_free(dev, c->list);
+    accel_i_dev_free(dev, c, sizeof *c);
+}
+
+/* Makes the list from the recorded batch b (taken, also on failure). */
+static accel_result accel_i_commands_make(accel_queue* q, accel_i_batch* b, accel_commands** out) {
+    accel_device* dev = q->obj.device;
+    accel_commands* c = (accel_commands*)accel_i_dev_alloc(dev, sizeof *c);
+    accel_result r = ACCEL_OK;
+    if (!c) {
+        accel_i_batch_recycle(q, b);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory");
+    }
+    memset((void*)c, 0, sizeof *c);
+    c->obj.device = dev;
+    c->list = b;
+    for (uint32_t i = 0; i < b->count; i++) c->has_exec |= b->cmds[i].kind == ACCEL_I_CMD_EXEC;
+    if (dev->backend->commands_build) r = dev->backend->commands_build(q, c);
+    if (r != ACCEL_OK) {
+        accel_i_batch_recycle(q, b);
+        accel_i_dev_free(dev, c, sizeof *c);
+        return r;
+    }
+    accel_i_object_init(&c->obj, dev, ACCEL_I_COMMANDS, "command list");
+    *out = c;
+    return ACCEL_OK;
+}
+
+ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** out) {
+    accel_i_batch* b;
+    accel_result r;
+    if (out) *out = NULL;
+    if (!q) return accel_i_invalid(NULL, "accel_queue_record_end", "queue is NULL");
+    if (!q->recording)
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: the %s is not recording",
+                            accel_i_label(&q->obj));
+    b = q->rec;
+    r = q->rec_error;
+    q->rec = NULL;
+    q->rec_error = ACCEL_OK;
+    q->recording = false;
+    if (r == ACCEL_OK && !out)
+        r = accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: out is NULL");
+    if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
+    if (r == ACCEL_OK && !b && (b = accel_i_batch_take(q)) == NULL)
+        r = accel_i_fail(q->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory");
+    if (r != ACCEL_OK) {   /* all or nothing */
+        if (b) accel_i_batch_recycle(q, b);
+        return r;
+    }
+    return accel_i_commands_make(q, b, out);
+}
+ACCEL_API void accel_commands_destroy(accel_commands* c) { if (c) accel_i_handle_drop(c); }
+
+static bool accel_i_bad_patch(accel_queue* q, uint32_t k, const accel_patch* p, const char* why) {
+    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_replay: patch %u (command %u, index %u, %s): %s",
+                      k, p->command, p->index, p->buffer ? "buffer" : "constant", why);
+    return false;
+}
+/* The buffers a copy of the list would use with all these patches (the last of a slot wins). */
+static void accel_i_copy_patched(const accel_i_cmd* cmd, uint32_t command, const accel_patch* all, uint32_t n,
+                                 accel_buffer** dst, accel_buffer** src) {
+    *dst = cmd->u.copy.dst;
+    *src = cmd->u.copy.src;
+    for (uint32_t j = 0; j < n; j++) {
+        if (all[j].command != command || !all[j].buffer) continue;
+        if (all[j].index == 0) *dst = all[j].buffer; else *src = all[j].buffer;
+    }
+}
+static bool accel_i_copy_patch_ok(accel_queue* q, const accel_i_cmd* cmd, const accel_patch* all, uint32_t n, uint32_t k) {
+    const accel_patch* p = &all[k];
+    accel_buffer *dst, *src;
+    size_t d = cmd->u.copy.dst_offset, s = cmd->u.copy.src_offset, size = cmd->u.copy.size;
+    if (!p->buffer || p->index > 1) return accel_i_bad_patch(q, k, p, "a copy takes buffer 0 (dst) or 1 (src) only");
+    if (!accel_i_rec_buffer_ok(q, p->buffer, p->index == 0 ? d : s, size, "accel_queue_replay")) return false;
+    accel_i_copy_patched(cmd, p->command, all, n, &dst, &src);
+    if (dst == src && d < s + size && s < d + size) return accel_i_bad_patch(q, k, p, "the copy would overlap itself");
+    return true;
+}
+/* Is patch k a valid patch of list c for a replay on q? Logs and records the error when not. */
+static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const accel_patch* all, uint32_t n, uint32_t k) {
+    const accel_patch* p = &all[k];
+    const accel_i_cmd* cmd;
+    if (p->command >= c->list->count) return accel_i_bad_patch(q, k, p, "no such command in the list");
+    cmd = &c->list->cmds[p->command];
+    if (p->buffer && !accel_i_rec_buffer_ok(q, p->buffer, 0, p->buffer->size, "accel_queue_replay")) return false;
+    switch (cmd->kind) {
+    case ACCEL_I_CMD_EXEC:
+        if (p->index >= (p->buffer ? cmd->u.exec.buffer_count : cmd->u.exec.constant_count))
+            return accel_i_bad_patch(q, k, p, "the exec has no such binding");
+        return true;
+    case ACCEL_I_CMD_COPY: return accel_i_copy_patch_ok(q, cmd, all, n, k);
+    case ACCEL_I_CMD_FILL:
+        if (p->index != 0) return accel_i_bad_patch(q, k, p, "a fill takes buffer 0 (dst) or constant 0 (the pattern)");
+        return !p->buffer ||
+               accel_i_rec_buffer_ok(q, p->buffer, cmd->u.fill.offset, cmd->u.fill.size, "accel_queue_replay");
+    default: return accel_i_bad_patch(q, k, p, "this command (update, barrier) takes no patches");
+    }
+}
+static bool accel_i_replay_ok(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t n) {
+    const char* fn = "accel_queue_replay";
+    if (!accel_i_rec_not_recording(q, fn)) return false;
+    if (!c) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: command list is NULL", fn); return false; }
+    if (n && !patches) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: patches is NULL", fn); return false; }
+    if (c->obj.device != q->obj.device) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: the command list belongs to another device", fn);
+        return false;
+    }
+    if (c->has_exec && q->type != ACCEL_QUEUE_COMPUTE) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: a list with execs on a COPY queue", fn);
+        return false;
+    }
+    for (uint32_t k = 0; k < n; k++) if (!accel_i_patch_ok(q, c, patches, n, k)) return false;
+    return true;
+}
+
+/* Applies a validated patch to a command of batch b (the generic form): buffers swap references. */
+static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_patch* p) {
+    accel_buffer** slot = NULL;
+    if (c->kind == ACCEL_I_CMD_EXEC && p->buffer) slot = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers) + p->index;
+    else if (c->kind == ACCEL_I_CMD_EXEC) memcpy(b->arena + c->u.exec.constants + 4u * (size_t)p->index, &p->value, 4);
+    else if (c->kind == ACCEL_I_CMD_COPY) slot = p->index == 0 ? &c->u.copy.dst : &c->u.copy.src;
+    else if (c->kind == ACCEL_I_CMD_FILL && p->buffer) slot = &c->u.fill.dst;
+    else if (c->kind == ACCEL_I_CMD_FILL) c->u.fill.pattern = p->value;
+    if (!slot) return;
+    accel_i_retain(p->buffer);
+    accel_i_release(*slot);
+    *slot = p->buffer;
+}
+/* Records command i of the list anew (it was validated when the list was recorded). */
+static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel_i_cmd* c) {
+    switch (c->kind) {
+    case ACCEL_I_CMD_EXEC: {
+        accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(l->arena + c->u.exec.buffers);
+        const uint32_t* consts = (const uint32_t*)(const void*)(l->arena + c->u.exec.constants);
+        accel_queue_exec(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts, c->u.exec.constant_count, c->u.exec.params);
+        break;
+    }
+    case ACCEL_I_CMD_COPY:
+        accel_queue_copy(q, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src, c->u.copy.src_offset, c->u.copy.size);
+        break;
+    case ACCEL_I_CMD_FILL: accel_queue_fill(q, c->u.fill.dst, c->u.fill.offset, c->u.fill.size, c->u.fill.pattern); break;
+    case ACCEL_I_CMD_UPDATE:
+        accel_queue_update(q, c->u.update.dst, c->u.update.offset, l->arena + c->u.update.data, c->u.update.size);
+        break;
+    case ACCEL_I_CMD_BARRIER: accel_queue_barrier(q); break;
+    default: break;
+    }
+}
+/* The generic form: the list's commands recorded into the batch, then patched in place. */
+static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, const accel_patch* patches, uint32_t n) {
+    const accel_i_batch* l = c->list;
+    for (uint32_t i = 0; i < l->count; i++) {
+        uint32_t before = q->rec ? q->rec->count : 0;
+        accel_i_rerecord(q, l, &l->cmds[i]);
+        if (!q->rec || q->rec->count == before) return;   /* out of memory: recorded as the batch's error */
+        for (uint32_t k = 0; k < n; k++)
+            if (patches[k].command == i) accel_i_patch_apply(q->rec, &q->rec->cmds[q->rec->count - 1], &patches[k]);
+    }
+}
+/* Stable insertion sort by command (patches usually come sorted: linear then). */
+static void accel_i_patches_sort(accel_patch* p, uint32_t n) {
+    for (uint32_t i = 1; i < n; i++) {
+        accel_patch x = p[i];
+        uint32_t j = i;
+        for (; j > 0 && p[j - 1].command > x.command; j--) p[j] = p[j - 1];
+        p[j] = x;
+    }
+}
+ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t patch_count) {
+    size_t bytes = (size_t)patch_count * sizeof(accel_patch), off = 0;
+    accel_patch* copy;
+    accel_i_cmd* cmd;
+    if (!q) { accel_i_invalid(NULL, "accel_queue_replay", "queue is NULL"); return; }
+    if (!accel_i_replay_ok(q, c, patches, patch_count)) return;
+    if (!c->native) { accel_i_replay_generic(q, c, patches, patch_count); return; }
+    if ((cmd = accel_i_rec_push(q, ACCEL_I_CMD_REPLAY, bytes, &off, "accel_queue_replay")) == NULL) return;
+    if (bytes) {
+        copy = (accel_patch*)(void*)(q->rec->arena + off);
+        memcpy(copy, patches, bytes);
+        accel_i_patches_sort(copy, patch_count);
+        for (uint32_t k = 0; k < patch_count; k++) if (copy[k].buffer) accel_i_retain(copy[k].buffer);
+    }
+    accel_i_retain(c);
+    cmd->u.replay.list = c;
+    cmd->u.replay.patches = off;
+    cmd->u.replay.patch_count = patch_count;
 }
 
 /* ==== core: failure after hand-off ==== */
@@ -3261,31 +3745,41 @@ static void accel_i_walker_stop(accel_queue* q) {
 /* A CPU device has `cpu_threads` lanes: whoever runs kernel groups (a pool worker or a queue's
    executor) holds one, so `accel_dispatch.worker` (the lane) is unique among concurrent kernel calls
    and at most cpu_threads groups run at once. The pool has cpu_threads-1 workers and one job slot;
-   the executor that takes the slot publishes a job and works on it too. Work is claimed in chunks of
-   groups through one 64-bit word (generation << 32 | next chunk), so a late worker can never claim
-   a chunk of a newer job. An executor that finds the slot taken runs its grid alone. */
+   the executor that takes the slot publishes a job and works on it too. A job is cut into up to 16
+   chunks of groups per lane, and each lane gets a contiguous range of them in a word of its own
+   cache line (generation << 32 | next chunk << 16 | end chunk): a lane claims its own chunks with an
+   uncontended CAS, then steals from the other lanes' words, so an exec costs a few cache-line
+   transfers per lane instead of two contended atomics per chunk (measured: issue 11), and a lane
+   that is descheduled still has its range finished by the others. A word carries its generation and
+   its bound, so a late worker can never claim a chunk of a newer job, and the job cannot change while
+   a claimed chunk is uncounted. An executor that finds the slot taken runs its grid alone. */
 typedef struct accel_i_cpu_job {
     accel_cpu_kernel fn;
     accel_dispatch tmpl;          /* everything but group_id and worker */
     uint64_t groups, chunk;       /* total groups; groups per chunk */
-    accel_i_a32 chunks;
 } accel_i_cpu_job;
+typedef struct accel_i_cpu_lane {  /* one cache line per lane */
+    accel_i_a32 taken;            /* 1 = a thread holds the lane */
+    accel_i_a64 work;             /* the lane's range of the current job's chunks (see above) */
+    unsigned char pad[64 - 16];
+} accel_i_cpu_lane;
+#define ACCEL_I_CPU_MAX_CHUNKS 65535u   /* chunk indices are 16-bit fields of accel_i_cpu_lane.work */
 
 typedef struct accel_i_cpu_device accel_i_cpu_device;
 typedef struct accel_i_cpu_worker { accel_i_thread thread; accel_i_cpu_device* dev; accel_i_own own; } accel_i_cpu_worker;
 struct accel_i_cpu_device {
     accel_device base;
     uint32_t lanes_n;
-    accel_i_a32* lanes;           /* 1 = taken */
+    accel_i_cpu_lane* lanes;      /* lanes_n of them, 64-byte aligned */
     uint32_t workers_n;           /* started */
     accel_i_cpu_worker* workers;
     accel_i_a32 pool_owner;       /* the job slot: 1 = an executor is running a job */
     accel_i_a32 stop;
     accel_i_event gen;            /* job generation: workers wait on it */
     accel_i_event done;           /* chunks finished in the current job */
-    accel_i_a64 claim;
     accel_i_cpu_job job;
     accel_i_a32 next_hint;        /* spreads queues over lanes */
+    bool moves;                   /* own threads may step off a shared CPU (see cpu placement) */
 #if defined(ACCEL_NO_THREADS)
     struct accel_i_cpu_queue *ready_head, *ready_tail;   /* queues that may run (see cpu: no-threads) */
     bool draining;                /* a loop is running the ready list */
@@ -3299,16 +3793,25 @@ static accel_i_cpu_device* accel_i_cpu_dev(accel_device* d) { return (accel_i_cp
 static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == accel_cpu_backend(); }
 static accel_i_event* accel_i_cpu_signal_event(accel_signal* s) { return &((accel_i_host_signal*)s)->ev; }
 
-static uint32_t accel_i_cpu_cores(void) {
-#if defined(ACCEL_NO_THREADS)
-    return 1;
-#elif defined(_WIN32)
+#if !defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_cpu_online(void) {
+#  if defined(_WIN32)
     SYSTEM_INFO si;
     GetSystemInfo(&si);
     return si.dwNumberOfProcessors ? (uint32_t)si.dwNumberOfProcessors : 1u;
-#else
+#  else
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (uint32_t)n : 1u;
+#  endif
+}
+#endif
+/* The CPUs the process may use: its affinity mask (Linux, Win32), else the online cores. */
+static uint32_t accel_i_cpu_cores(void) {
+#if defined(ACCEL_NO_THREADS)
+    return 1;
+#else
+    uint32_t n = accel_i_cpu_mask_count();
+    return n ? n : accel_i_cpu_online();
 #endif
 }
 static uint64_t accel_i_cpu_memory(void) {
@@ -3329,8 +3832,8 @@ static uint64_t accel_i_cpu_memory(void) {
 static bool accel_i_cpu_lane_try(accel_i_cpu_device* dev, uint32_t hint, uint32_t* lane) {
     for (uint32_t k = 0; k < dev->lanes_n; k++) {
         uint32_t i = (hint + k) % dev->lanes_n;
-        if (!atomic_load_explicit(&dev->lanes[i], memory_order_relaxed) &&
-            !atomic_exchange_explicit(&dev->lanes[i], 1u, memory_order_acquire)) { *lane = i; return true; }
+        if (!atomic_load_explicit(&dev->lanes[i].taken, memory_order_relaxed) &&
+            !atomic_exchange_explicit(&dev->lanes[i].taken, 1u, memory_order_acquire)) { *lane = i; return true; }
     }
     return false;
 }
@@ -3340,7 +3843,7 @@ static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
     return lane;
 }
 static void accel_i_cpu_lane_give(accel_i_cpu_device* dev, uint32_t lane) {
-    atomic_store_explicit(&dev->lanes[lane], 0u, memory_order_release);
+    atomic_store_explicit(&dev->lanes[lane].taken, 0u, memory_order_release);
 }
 
 /* Runs groups [first, first+count) of a job, in linear order (x fastest). */
@@ -3360,17 +3863,32 @@ static void accel_i_cpu_run_groups(const accel_i_cpu_job* job, uint64_t first, u
     }
 }
 
-/* Claims and runs chunks of job `gen` until none is left. */
-static void accel_i_cpu_job_work(accel_i_cpu_device* dev, uint32_t gen, uint32_t lane) {
+/* Claims the next chunk of job `gen` from lane `slot`'s range. */
+static bool accel_i_cpu_claim(accel_i_cpu_device* dev, uint32_t slot, uint32_t gen, uint64_t* chunk) {
+    accel_i_a64* w = &dev->lanes[slot].work;
+    uint64_t v = atomic_load_explicit(w, memory_order_acquire);
     for (;;) {
-        uint64_t v = atomic_load_explicit(&dev->claim, memory_order_acquire), first, n;
-        if ((uint32_t)(v >> 32) != gen || (uint32_t)v >= atomic_load_explicit(&dev->job.chunks, memory_order_relaxed)) return;
-        if (!atomic_compare_exchange_weak_explicit(&dev->claim, &v, v + 1, memory_order_acq_rel, memory_order_relaxed)) continue;
-        first = (uint64_t)(uint32_t)v * dev->job.chunk;   /* the job cannot change until this chunk is done */
-        n = dev->job.groups - first < dev->job.chunk ? dev->job.groups - first : dev->job.chunk;
-        accel_i_cpu_run_groups(&dev->job, first, n, lane);
-        accel_i_event_add(&dev->done, 1);
+        uint32_t next = (uint32_t)(v >> 16) & 0xffffu, end = (uint32_t)v & 0xffffu;
+        if ((uint32_t)(v >> 32) != gen || next >= end) return false;
+        if (atomic_compare_exchange_weak_explicit(w, &v, v + 0x10000u, memory_order_acq_rel, memory_order_acquire)) {
+            *chunk = next;
+            return true;
+        }
     }
+}
+/* Runs chunks of job `gen`, its own lane's range first, then the others', and counts them done in
+   one add (one atomic per worker and job, not per chunk). */
+static void accel_i_cpu_job_work(accel_i_cpu_device* dev, uint32_t gen, uint32_t lane) {
+    uint64_t ran = 0, c;
+    for (uint32_t k = 0; k < dev->lanes_n; k++) {
+        uint32_t slot = lane + k < dev->lanes_n ? lane + k : lane + k - dev->lanes_n;
+        while (accel_i_cpu_claim(dev, slot, gen, &c)) {
+            uint64_t first = c * dev->job.chunk, left = dev->job.groups - first;
+            accel_i_cpu_run_groups(&dev->job, first, left < dev->job.chunk ? left : dev->job.chunk, lane);
+            ran++;
+        }
+    }
+    if (ran) accel_i_event_add(&dev->done, ran);
 }
 
 #if !defined(ACCEL_NO_THREADS)
@@ -3392,19 +3910,21 @@ static void accel_i_cpu_worker_main(void* arg) {
 }
 #endif
 
-/* Publishes the job to the pool (the caller owns the slot), works on it, waits for the rest. */
+/* Publishes the job to the pool (the caller owns the slot): the job first, then each lane's range of
+   chunks with release (a claim acquires it); works on it, waits for the rest. */
 static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane, accel_i_own* own) {
-    uint64_t target = (uint64_t)(dev->workers_n + 1u) * 16u;
-    uint64_t chunk = (job->groups + target - 1) / target;
-    uint64_t chunks = (job->groups + chunk - 1) / chunk;
-    uint64_t gen = accel_i_event_value(&dev->gen) + 1;
-    dev->job.fn = job->fn;
-    dev->job.tmpl = job->tmpl;
-    dev->job.groups = job->groups;
+    uint64_t target = (uint64_t)dev->lanes_n * 16u;
+    uint64_t chunk, chunks, gen = accel_i_event_value(&dev->gen) + 1, tag = (uint64_t)(uint32_t)gen << 32;
+    if (target > ACCEL_I_CPU_MAX_CHUNKS) target = ACCEL_I_CPU_MAX_CHUNKS;
+    chunk = (job->groups + target - 1) / target;
+    chunks = (job->groups + chunk - 1) / chunk;
+    dev->job = *job;
     dev->job.chunk = chunk;
-    atomic_store_explicit(&dev->job.chunks, (uint32_t)chunks, memory_order_relaxed);
-    atomic_store(&dev->done.word, 0u);
-    atomic_store_explicit(&dev->claim, (uint64_t)(uint32_t)gen << 32, memory_order_release);
+    atomic_store_explicit(&dev->done.word, 0u, memory_order_relaxed);
+    for (uint32_t i = 0; i < dev->lanes_n; i++) {
+        uint64_t from = chunks * i / dev->lanes_n, to = chunks * (i + 1u) / dev->lanes_n;
+        atomic_store_explicit(&dev->lanes[i].work, tag | from << 16 | to, memory_order_release);
+    }
     accel_i_event_raise(&dev->gen, gen);
     accel_i_cpu_job_work(dev, (uint32_t)gen, lane);
     accel_i_event_wait_own(&dev->done, chunks, own);
@@ -3439,6 +3959,7 @@ static void accel_i_cpu_fill_info(accel_i_cpu_device* dev) {
     info->separate_copy_queue = false;
     info->host_mapped_device_memory = true;
     info->cpu_threads = dev->lanes_n;
+    info->buffer_offset_alignment = 1;
 }
 
 /* Stops the started workers and frees what was made; also the failure path of create. */
@@ -3470,6 +3991,7 @@ static accel_result accel_i_cpu_start_workers(accel_i_cpu_device* dev) {
         accel_result r;
         dev->workers[i].dev = dev;
         dev->workers[i].own.moved_ns = 0;
+        dev->workers[i].own.moves = dev->moves;
         r = accel_i_thread_start(&dev->workers[i].thread, accel_i_cpu_worker_main, &dev->workers[i]);
         if (r != ACCEL_OK) return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);
         dev->workers_n = i + 1;
@@ -3501,21 +4023,24 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
     memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, d);
     dev->lanes_n = lanes;
-    atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->claim, 0u);
-    atomic_init(&dev->next_hint, 0u); atomic_init(&dev->job.chunks, 0u);
+    dev->moves = ACCEL_CPU_MOVE_OFF && lanes < accel_i_cpu_cores();
+    atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->next_hint, 0u);
     if (!accel_i_event_init(&dev->gen, 0)) { accel_i_cpu_device_free(dev, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
     if (!accel_i_event_init(&dev->done, 0)) {
         accel_i_event_destroy(&dev->gen);
         accel_i_cpu_device_free(dev, false);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    dev->lanes = (accel_i_a32*)accel_i_dev_alloc(&dev->base, (size_t)lanes * sizeof *dev->lanes);
+    dev->lanes = (accel_i_cpu_lane*)accel_i_alloc(&dev->base.allocator, (size_t)lanes * sizeof *dev->lanes, 64);
     if (!dev->lanes) {
         accel_i_cpu_device_free(dev, true);
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    for (uint32_t i = 0; i < lanes; i++) atomic_init(&dev->lanes[i], 0u);
+    for (uint32_t i = 0; i < lanes; i++) {
+        atomic_init(&dev->lanes[i].taken, 0u);
+        atomic_init(&dev->lanes[i].work, 0u);
+    }
     accel_i_cpu_fill_info(dev);
     if ((r = accel_i_cpu_start_workers(dev)) != ACCEL_OK) { accel_i_cpu_device_free(dev, true); return r; }
     *out = &dev->base;
@@ -3530,7 +4055,8 @@ static accel_result accel_i_cpu_buffer_create(accel_device* dev, const accel_buf
     if (!buf) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
     memset((void*)buf, 0, sizeof *buf);
     buf->owned = desc->host_ptr == NULL;
-    buf->base.mapped = desc->host_ptr ? desc->host_ptr : accel_i_alloc(&dev->allocator, desc->size, 64);
+    buf->base.mapped = desc->host_ptr ? (void*)(uintptr_t)desc->host_ptr   /* read_only: never written by accel */
+                                      : accel_i_alloc(&dev->allocator, desc->size, 64);
     if (!buf->base.mapped) {
         accel_i_dev_free(dev, buf, sizeof *buf);
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of memory for %zu bytes", desc->size);
@@ -3703,27 +4229,36 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
     return accel_i_failed(cur) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
 
+/* The grid of exec command c over resolved buffer addresses, sizes and constants. */
+static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, void* const* ptrs, const size_t* sizes,
+                                 const uint32_t* constants) {
+    const accel_exec_params* p = &c->u.exec.params;
+    memset((void*)job, 0, sizeof *job);
+    job->fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
+    job->groups = 1;
+    for (int d = 0; d < 3; d++) {
+        job->tmpl.group_size[d] = p->local_size[d];
+        job->tmpl.global_size[d] = p->global_size[d];
+        job->tmpl.group_count[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
+        job->groups *= job->tmpl.group_count[d];
+    }
+    job->tmpl.buffers = ptrs;
+    job->tmpl.buffer_sizes = sizes;
+    job->tmpl.constants = constants;
+    job->tmpl.buffer_count = c->u.exec.buffer_count;
+    job->tmpl.constant_count = c->u.exec.constant_count;
+}
+/* Resolves the exec's buffers into ptrs/sizes (buffer_count entries each). */
+static void accel_i_cpu_resolve(const accel_i_batch* b, const accel_i_cmd* c, void** ptrs, size_t* sizes) {
+    accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
+    for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) { ptrs[i] = bufs[i]->mapped; sizes[i] = bufs[i]->size; }
+}
 static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c) {
     void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
     size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
-    accel_buffer* const* bufs = (accel_buffer* const*)(void*)(b->arena + c->u.exec.buffers);
-    const accel_exec_params* p = &c->u.exec.params;
     accel_i_cpu_job job;
-    memset((void*)&job, 0, sizeof job);
-    for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) { ptrs[i] = bufs[i]->mapped; sizes[i] = bufs[i]->size; }
-    job.fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
-    job.groups = 1;
-    for (int d = 0; d < 3; d++) {
-        job.tmpl.group_size[d] = p->local_size[d];
-        job.tmpl.global_size[d] = p->global_size[d];
-        job.tmpl.group_count[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
-        job.groups *= job.tmpl.group_count[d];
-    }
-    job.tmpl.buffers = ptrs;
-    job.tmpl.buffer_sizes = sizes;
-    job.tmpl.constants = (const uint32_t*)(const void*)(b->arena + c->u.exec.constants);
-    job.tmpl.buffer_count = c->u.exec.buffer_count;
-    job.tmpl.constant_count = c->u.exec.constant_count;
+    accel_i_cpu_resolve(b, c, ptrs, sizes);
+    accel_i_cpu_job_init(&job, c, ptrs, sizes, (const uint32_t*)(const void*)(b->arena + c->u.exec.constants));
     accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, &q->own);
 }
 
@@ -3735,6 +4270,137 @@ static void accel_i_cpu_fill(unsigned char* dst, size_t size, uint32_t pattern) 
         memcpy(dst, block, n);
         dst += n;
         size -= n;
+    }
+}
+
+/* ==== cpu: recorded command lists ==== */
+/* A list's native form is an op per command, resolved at record_end: an exec's grid with its buffer
+   addresses, sizes and constants in arrays of the form itself, a copy/fill/update's addresses. A
+   replay runs the ops; a patched op is copied to the stack and patched there (the form is shared by
+   concurrent replays and never written). No validation (done at record time) and no allocation. */
+typedef struct accel_i_cpu_op {
+    accel_i_cpu_job job;                 /* exec */
+    unsigned char* dst;                  /* copy, fill, update: resolved addresses */
+    const unsigned char* src;
+    size_t dst_offset, src_offset, size;
+    uint32_t pattern;
+    accel_i_cmd_kind kind;
+} accel_i_cpu_op;
+typedef struct accel_i_cpu_list { accel_i_cpu_op* ops; uint32_t count; size_t bytes; } accel_i_cpu_list;
+
+static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, const accel_i_cmd* c, void*** ptrs,
+                                 size_t** sizes, uint32_t** consts) {
+    op->kind = c->kind;
+    switch (c->kind) {
+    case ACCEL_I_CMD_EXEC:
+        accel_i_cpu_resolve(l, c, *ptrs, *sizes);
+        if (c->u.exec.constant_count)
+            memcpy(*consts, l->arena + c->u.exec.constants, 4u * (size_t)c->u.exec.constant_count);
+        accel_i_cpu_job_init(&op->job, c, *ptrs, *sizes, *consts);
+        *ptrs += c->u.exec.buffer_count; *sizes += c->u.exec.buffer_count; *consts += c->u.exec.constant_count;
+        break;
+    case ACCEL_I_CMD_COPY:
+        op->dst_offset = c->u.copy.dst_offset; op->src_offset = c->u.copy.src_offset; op->size = c->u.copy.size;
+        op->dst = (unsigned char*)c->u.copy.dst->mapped + op->dst_offset;
+        op->src = (const unsigned char*)c->u.copy.src->mapped + op->src_offset;
+        break;
+    case ACCEL_I_CMD_FILL:
+        op->dst_offset = c->u.fill.offset; op->size = c->u.fill.size; op->pattern = c->u.fill.pattern;
+        op->dst = (unsigned char*)c->u.fill.dst->mapped + op->dst_offset;
+        break;
+    case ACCEL_I_CMD_UPDATE:
+        op->size = c->u.update.size;
+        op->dst = (unsigned char*)c->u.update.dst->mapped + c->u.update.offset;
+        op->src = l->arena + c->u.update.data;
+        break;
+    default: break;
+    }
+}
+static accel_result accel_i_cpu_commands_build(accel_queue* q, accel_commands* c) {
+    const accel_i_batch* l = c->list;
+    (void)q;
+    uint64_t nb = 0, nc = 0, bytes;
+    accel_i_cpu_list* nat;
+    void** ptrs; size_t* sizes; uint32_t* consts;
+    for (uint32_t i = 0; i < l->count; i++) {
+        if (l->cmds[i].kind != ACCEL_I_CMD_EXEC) continue;
+        nb += l->cmds[i].u.exec.buffer_count;
+        nc += l->cmds[i].u.exec.constant_count;
+    }
+    bytes = sizeof *nat + (uint64_t)l->count * sizeof(accel_i_cpu_op) + nb * (sizeof(void*) + sizeof(size_t)) + nc * 4u;
+    nat = bytes <= SIZE_MAX ? (accel_i_cpu_list*)accel_i_dev_alloc(c->obj.device, (size_t)bytes) : NULL;
+    if (!nat)
+        return accel_i_fail(c->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory for the op array");
+    memset((void*)nat, 0, (size_t)bytes);
+    nat->ops = (accel_i_cpu_op*)(void*)(nat + 1);
+    nat->count = l->count;
+    nat->bytes = (size_t)bytes;
+    ptrs = (void**)(void*)(nat->ops + l->count);
+    sizes = (size_t*)(void*)(ptrs + nb);
+    consts = (uint32_t*)(void*)(sizes + nb);
+    for (uint32_t i = 0; i < l->count; i++) accel_i_cpu_op_build(&nat->ops[i], l, &l->cmds[i], &ptrs, &sizes, &consts);
+    c->native = nat;
+    return ACCEL_OK;
+}
+static void accel_i_cpu_commands_free(accel_commands* c) {
+    accel_i_dev_free(c->obj.device, c->native, ((accel_i_cpu_list*)c->native)->bytes);
+}
+
+/* An exec op with patches: its arrays and grid copied to the stack, patched, run. */
+static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_patch* p, uint32_t n) {
+    void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
+    size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
+    uint32_t consts[ACCEL_I_CPU_MAX_CONSTANTS];
+    accel_i_cpu_job job;
+    const accel_dispatch* t = &op->job.tmpl;
+    memcpy(ptrs, t->buffers, (size_t)t->buffer_count * sizeof *ptrs);
+    memcpy(sizes, t->buffer_sizes, (size_t)t->buffer_count * sizeof *sizes);
+    memcpy(consts, t->constants, (size_t)t->constant_count * 4u);
+    for (uint32_t k = 0; k < n; k++) {
+        if (p[k].buffer) { ptrs[p[k].index] = p[k].buffer->mapped; sizes[p[k].index] = p[k].buffer->size; }
+        else consts[p[k].index] = p[k].value;
+    }
+    memset((void*)&job, 0, sizeof job);
+    job.fn = op->job.fn;
+    job.groups = op->job.groups;
+    job.tmpl = *t;
+    job.tmpl.buffers = ptrs;
+    job.tmpl.buffer_sizes = sizes;
+    job.tmpl.constants = consts;
+    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, &q->own);
+}
+/* Runs one op with its n patches (validated at record time). */
+static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_patch* p, uint32_t n) {
+    unsigned char* dst = op->dst;
+    const unsigned char* src = op->src;
+    uint32_t pattern = op->pattern;
+    if (op->kind == ACCEL_I_CMD_EXEC) {
+        if (n == 0) accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &op->job, q->lane_hint, &q->own);
+        else accel_i_cpu_exec_patched(q, op, p, n);
+        return;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        if (!p[k].buffer) pattern = p[k].value;
+        else if (p[k].index == 0) dst = (unsigned char*)p[k].buffer->mapped + op->dst_offset;
+        else src = (const unsigned char*)p[k].buffer->mapped + op->src_offset;
+    }
+    switch (op->kind) {
+    case ACCEL_I_CMD_COPY: memmove(dst, src, op->size); break;
+    case ACCEL_I_CMD_FILL: accel_i_cpu_fill(dst, op->size, pattern); break;
+    case ACCEL_I_CMD_UPDATE: memcpy(dst, src, op->size); break;
+    case ACCEL_I_CMD_BARRIER: atomic_thread_fence(memory_order_seq_cst); break;
+    default: break;
+    }
+}
+/* The replay command: the list's ops in order, each with its run of the (sorted) patches. */
+static void accel_i_cpu_replay(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c) {
+    const accel_i_cpu_list* nat = (const accel_i_cpu_list*)c->u.replay.list->native;
+    uint32_t n = c->u.replay.patch_count, k = 0;
+    const accel_patch* p = n ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+    for (uint32_t i = 0; i < nat->count; i++) {
+        uint32_t first = k;
+        while (k < n && p[k].command == i) k++;
+        accel_i_cpu_op_run(q, &nat->ops[i], p ? p + first : NULL, k - first);
     }
 }
 
@@ -3787,6 +4453,9 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             memcpy((unsigned char*)c->u.stamp.dst->mapped + c->u.stamp.offset, &now, sizeof now);
             break;
         }
+        case ACCEL_I_CMD_REPLAY:
+            accel_i_cpu_replay(q, b, c);
+            break;
         case ACCEL_I_CMD_HOST_CALL:   /* the commands before it ran on this thread (kernels: joined) */
             c->u.host.fn(c->u.host.user);
             break;
@@ -3942,6 +4611,7 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
         accel_result r;
         atomic_init(&q->stop, 0u);
         atomic_init(&q->blocked.lock, 0u);
+        q->own.moves = accel_i_cpu_dev(dev)->moves;
         r = accel_i_thread_start(&q->thread, accel_i_cpu_executor_main, q);
         if (r != ACCEL_OK) {
             accel_i_cpu_queue_free(q);
@@ -3996,7 +4666,9 @@ static const accel_backend accel_i_cpu_backend_table = {
     NULL,                               /* batch_submitted */
     NULL,                               /* queue_drain */
     NULL,                               /* signal_publish: the host word is what the executor watches */
-    NULL                                /* queue_poll */
+    NULL,                               /* queue_poll */
+    accel_i_cpu_commands_build,         /* commands_build */
+    accel_i_cpu_commands_free           /* commands_free */
 };
 ACCEL_API const accel_backend* accel_cpu_backend(void) { return &accel_i_cpu_backend_table; }
 

@@ -7,7 +7,7 @@
    every test configuration.
 
    What an input does: the first bytes pick the device (cpu_threads 1..3, debug or not); then each op
-   byte selects a call — create/destroy buffers, programs, signals and queues (destroying buffers,
+   byte selects a call — create/destroy buffers (and views of them), programs, signals and queues (destroying buffers,
    programs and signals that submitted work still uses is allowed and happens), record any command with
    arbitrary offsets, sizes, counts, values and NULLs, submit, finish with tiny timeouts, set/fail/wait
    signals (wait, wait_many: timeouts of at most 200 us), read/write buffers, make the next few host
@@ -184,7 +184,12 @@ static void fz_op_buffer_create(fz* f, fz_in* in) {
     d.memory = (accel_memory)((k >> 1) % 3u == 2u ? (int)fz_u8(in) - 128 : (int)((k >> 1) % 3u));
     if ((k & 0x18u) == 0x18u && d.size <= FZ_BUF_MAX) d.host_ptr = fz_host_mem[i];
     d.label = (k & 0x20u) ? "fuzz buffer with a label longer than the forty-eight bytes kept for it" : NULL;
-    r = accel_buffer_create(f->dev, &d, &out);
+    if ((k & 0xC0u) == 0xC0u && f->b[(i + 1) % FZ_B]) {   /* a view of the next slot's buffer (maybe a view) */
+        d.host_ptr = NULL;
+        r = accel_buffer_view_create(f->b[(i + 1) % FZ_B], d.size % 512u, d.size, &out);
+    } else {
+        r = accel_buffer_create(f->dev, &d, &out);
+    }
     FZ_EXPECT(r == ACCEL_OK || r == ACCEL_ERROR_INVALID_ARGUMENT || r == ACCEL_ERROR_OUT_OF_MEMORY, r, 0);
     FZ_EXPECT((r == ACCEL_OK) == (out != NULL), r, 0);
     if (r != ACCEL_OK) return;

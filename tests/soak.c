@@ -23,11 +23,15 @@
 
    Env: SOAK_SECONDS (default 10), SOAK_SEED (default: from the clock; printed), SOAK_WORKERS,
    SOAK_WATCHDOG, ACCEL_TEST_BACKEND (the device; default cpu). The last line is the usual
-   "N passed, N failed, N skipped": one per worker, one for the leak check, one for the watchdog. */
+   "N passed, N failed, N skipped": one per worker, one for the leak check, one for the watchdog, and on
+   the CPU backend one for the pool checker: a thread that runs tests/pool_check.h's exactly-once rounds
+   (every work group once, each exec complete before the next) on the soak device's 5-lane pool while
+   the workers use it too. */
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
 #include "test.h"
 #include "kernels.h"
+#include "pool_check.h"
 
 #if !TEST_HAVE_THREADS
 int main(void) {
@@ -308,6 +312,20 @@ static void sk_worker_main(void* arg) {
     for (int k = 0; k < SK_QUEUES; k++) accel_queue_destroy(w->q[k]);
 }
 
+/* ==== the pool checker (CPU backend): exactly-once rounds on the soak device, beside the workers ==== */
+static pool_lane_run sk_pool;
+static accel_program* sk_pool_prog;
+static void sk_pool_main(void* arg) {
+    pool_lane_run* a = (pool_lane_run*)arg;
+    uint64_t until = a->until_ns;
+    while (test_now_ns() < until && !a->bad_items && !a->bad_stats && !a->bad_waits) {
+        uint64_t next = test_now_ns() + 100000000ull;    /* 0.1 s a slice, then a heartbeat */
+        a->until_ns = next < until ? next : until;
+        pool_drive(a);
+        atomic_fetch_add(&sk_heartbeat, 1);
+    }
+}
+
 /* ==== watchdog ==== */
 static sk_worker sk_workers[SK_MAX_WORKERS];
 static int sk_nworkers;
@@ -345,7 +363,7 @@ static double sk_env(const char* name, double def) {
 int main(int argc, char** argv) {
     test_alloc_state st;
     accel_device_desc desc;
-    test_thread workers[SK_MAX_WORKERS], injector, watchdog;
+    test_thread workers[SK_MAX_WORKERS], injector, watchdog, pool_thread;
     uint64_t seed = (uint64_t)sk_env("SOAK_SEED", 0);
     int passed = 0, failed = 0;
     test_begin(argc, argv);
@@ -363,7 +381,7 @@ int main(int argc, char** argv) {
     test_alloc_init(&st);
     memset(&desc, 0, sizeof desc);
     desc.allocator = test_allocator(&st);
-    desc.cpu_threads = 3;
+    desc.cpu_threads = 5;   /* several lanes, above the core count of small machines */
     desc.debug = true;
     desc.label = "soak";
     if (test_device_create_desc(desc, &sk_dev) != ACCEL_OK || test_program_create(sk_dev, TK_ADD_ONE, &sk_add_one) != ACCEL_OK ||
@@ -382,9 +400,25 @@ int main(int argc, char** argv) {
         sk_workers[i].seed = (seed + (uint64_t)i * 0x2545F4914F6CDD1Dull) | 1u;
         if (!test_thread_start(&workers[i], sk_worker_main, &sk_workers[i])) { printf("soak: thread start failed\n0 passed, 1 failed, 0 skipped\n"); return 1; }
     }
+    if (test_backend_is_cpu() && (pool_program_create(sk_dev, &sk_pool_prog) != ACCEL_OK ||
+                                  !pool_lane_setup(&sk_pool, sk_dev, sk_pool_prog, 0, 0) ||
+                                  (sk_pool.until_ns = sk_t0 + (uint64_t)(sk_seconds * 1e9),
+                                   !test_thread_start(&pool_thread, sk_pool_main, &sk_pool)))) {
+        printf("soak: pool checker setup failed\n0 passed, 1 failed, 0 skipped\n");
+        return 1;
+    }
     for (int i = 0; i < sk_nworkers; i++) {
         test_thread_join(&workers[i]);
         if (sk_workers[i].ok) passed++; else failed++;
+    }
+    if (test_backend_is_cpu()) {
+        test_thread_join(&pool_thread);
+        if (!sk_pool.bad_items && !sk_pool.bad_stats && !sk_pool.bad_waits) passed++;
+        else {
+            failed++;
+            fprintf(stderr, "soak: pool checker: %u items off, %u bad stats, %u failed waits\n", sk_pool.bad_items,
+                    sk_pool.bad_stats, sk_pool.bad_waits);
+        }
     }
     atomic_store(&sk_stop, 1);
     test_thread_join(&injector);

@@ -1,6 +1,6 @@
 /* tests/test_alloc.c — the allocation-failure sweep.
 
-   For each scenario (device create; buffer / program / signal / queue create; a submit whose batch holds
+   For each scenario (device create; buffer / view / program / signal / queue create; a submit whose batch holds
    every command kind, on a fresh queue and on one with recycled batches; a batch that parks behind an
    unset signal (no-threads parking; a blocked executor with threads); a host wait_many that registers
    waiters) the sweep first counts the host allocations the scenario makes, then runs it again once for
@@ -44,12 +44,12 @@ typedef struct sweep_alloc {
 /* ==== allocation sites of the CPU backend (for the report) ==== */
 enum {
     SITE_UNKNOWN, SITE_DEVICE, SITE_LANES, SITE_WORKERS, SITE_BUFFER, SITE_BUFFER_MEMORY, SITE_PROGRAM,
-    SITE_SIGNAL, SITE_QUEUE, SITE_BATCH, SITE_BATCH_GROW, SITE_WAIT_MANY, SITE_COUNT
+    SITE_SIGNAL, SITE_QUEUE, SITE_BATCH, SITE_BATCH_GROW, SITE_WAIT_MANY, SITE_VIEW, SITE_COUNT
 };
 static const char* const sweep_site_names[SITE_COUNT] = {
     "other", "cpu device", "device lanes", "device workers", "buffer object", "buffer memory",
     "program object", "signal object", "queue object", "batch", "batch command/arena growth",
-    "wait_many waiters"
+    "wait_many waiters", "buffer view"
 };
 static int sweep_sites_hit[SITE_COUNT];
 static long sweep_points_total;
@@ -61,14 +61,15 @@ static int sweep_site_of(const sweep_alloc* s, size_t size, size_t align) {
 #if defined(ACCEL_I_FAILED_BIT)
     if (!test_backend_is_cpu()) return SITE_UNKNOWN;
     if (align == 64 && size == sizeof(accel_i_cpu_device)) return SITE_DEVICE;
-    if (align == 64) return SITE_BUFFER_MEMORY;
     if (strcmp(s->scenario, "device") == 0) {
         uint32_t lanes = SW_NO_THREADS ? 1u : s->threads;
-        if (size == (size_t)lanes * sizeof(accel_i_a32)) return SITE_LANES;
+        if (align == 64 && size == (size_t)lanes * sizeof(accel_i_cpu_lane)) return SITE_LANES;
         if (lanes > 1 && size == (size_t)(lanes - 1) * sizeof(accel_i_cpu_worker)) return SITE_WORKERS;
         return SITE_UNKNOWN;
     }
+    if (align == 64) return SITE_BUFFER_MEMORY;
     if (strcmp(s->scenario, "wait_many") == 0) return SITE_WAIT_MANY;
+    if (strcmp(s->scenario, "buffer_view") == 0 && size == sizeof(accel_buffer)) return SITE_VIEW;
     /* object sizes may coincide (no-threads: a signal is as big as a buffer): ask the scenario first */
     if (strncmp(s->scenario, "buffer", 6) == 0 && size == sizeof(accel_i_cpu_buffer)) return SITE_BUFFER;
     if (strcmp(s->scenario, "program") == 0 && size == sizeof(accel_i_cpu_program)) return SITE_PROGRAM;
@@ -265,6 +266,24 @@ static void sc_buffer_after(sweep_ctx* c, accel_result r, int failed) {
         CHECK_OK(accel_buffer_read(c->obj_buf, 16, &got, 4));
         CHECK_EQ_U64(got, v);
         if (c->host_words[4] == v) c->host_words[4] = 0x1004u;
+    }
+    accel_buffer_destroy(c->obj_buf);
+    c->obj_buf = NULL;
+}
+/* a view of a view of src (both creates are swept); the inner one outlives the outer handle */
+static accel_result sc_view_action(sweep_ctx* c) {
+    accel_buffer* outer = NULL;
+    accel_result r = accel_buffer_view_create(c->src, 256, 512, &outer);   /* 256: every backend's alignment */
+    if (r == ACCEL_OK) r = accel_buffer_view_create(outer, 256, 128, &c->obj_buf);
+    accel_buffer_destroy(outer);
+    return r;
+}
+static void sc_view_after(sweep_ctx* c, accel_result r, int failed) {
+    if (failed && r != ACCEL_OK) CHECK(c->obj_buf == NULL);
+    if (r == ACCEL_OK) {   /* it reads src from word 128 on */
+        uint32_t got = 0;
+        CHECK_OK(accel_buffer_read(c->obj_buf, 4, &got, 4));
+        CHECK_EQ_U64(got, 0x1081u);
     }
     accel_buffer_destroy(c->obj_buf);
     c->obj_buf = NULL;
@@ -492,6 +511,7 @@ TEST(alloc_sweep_object_create) {
     CHECK(sweep_case_run("buffer", NULL, sc_buffer_action, sc_buffer_after, ACCEL_ERROR_OUT_OF_MEMORY, ACCEL_OK) >= 1);
     if (test_backend_is_cpu())
         CHECK(sweep_case_run("buffer_wrap", NULL, sc_buffer_wrap_action, sc_buffer_after, ACCEL_ERROR_OUT_OF_MEMORY, ACCEL_OK) >= 1);
+    CHECK(sweep_case_run("buffer_view", NULL, sc_view_action, sc_view_after, ACCEL_ERROR_OUT_OF_MEMORY, ACCEL_OK) >= 1);
     CHECK(sweep_case_run("program", NULL, sc_program_action, sc_program_after, ACCEL_ERROR_OUT_OF_MEMORY, ACCEL_OK) >= 1);
     CHECK(sweep_case_run("signal", NULL, sc_signal_action, sc_signal_after, ACCEL_ERROR_OUT_OF_MEMORY, ACCEL_OK) >= 1);
     CHECK(sweep_case_run("queue_compute", NULL, sc_queue_compute_action, sc_queue_after, ACCEL_ERROR_OUT_OF_MEMORY, ACCEL_OK) >= 1);

@@ -196,6 +196,14 @@ TEST(host_call_null_fn_is_a_recording_error) {
     CHECK_EQ_INT(atomic_load(&calls), 0);
     CHECK_EQ_U64(accel_signal_value(s), 0);
     CHECK_EQ_U64(test_buffer_u32(buf, 0), 0);
+    /* nor can a command list hold one */
+    accel_commands* list = (accel_commands*)&list;
+    REQUIRE_OK(accel_queue_record_begin(q));
+    accel_queue_fill(q, buf, 0, 16, 1);
+    accel_queue_host_call(q, hc_count, &calls);
+    CHECK_RESULT(accel_queue_record_end(q, &list), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(list == NULL);
+    CHECK(test_log_contains("accel_queue_host_call: not allowed while recording a command list"));
     accel_device_destroy(dev);
 }
 

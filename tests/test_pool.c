@@ -1,0 +1,146 @@
+/* tests/test_pool.c — the CPU backend's worker pool: every work group of every exec runs exactly once,
+   an exec is complete before the next command of its queue starts, at every lane count (1 .. the CPUs
+   the process may use, that count exactly, and above the core count), with several queues sharing one
+   pool and varying local and global sizes; and cpu_threads = 0 follows the process's affinity mask.
+   Env ACCEL_TEST_STRESS_SCALE (percent, default 100) scales the rounds (e.g. 10 under TSan). */
+#if defined(__linux__) && !defined(_GNU_SOURCE)
+#  define _GNU_SOURCE   /* sched_getaffinity / sched_setaffinity / CPU_SET */
+#endif
+#define ACCEL_IMPLEMENTATION
+#include "accel.h"
+#include "test.h"
+#include "pool_check.h"
+#if defined(__linux__) && TEST_HAVE_THREADS
+#  include <sched.h>
+#  define POOL_HAVE_AFFINITY 1
+#else
+#  define POOL_HAVE_AFFINITY 0
+#endif
+
+static uint32_t pool_scaled(uint32_t n) {
+    const char* e = getenv("ACCEL_TEST_STRESS_SCALE");
+    long pct = e && e[0] ? strtol(e, NULL, 10) : 100;
+    uint64_t v;
+    if (pct <= 0) pct = 100;
+    v = (uint64_t)n * (uint64_t)pct / 100u;
+    return v < 1 ? 1 : (uint32_t)v;
+}
+
+/* The CPUs this process may run on (its affinity mask); the online cores elsewhere. */
+static uint32_t pool_allowed_cpus(void) {
+#if POOL_HAVE_AFFINITY
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return (uint32_t)CPU_COUNT(&set);
+#endif
+#if defined(_WIN32)
+    { SYSTEM_INFO si; GetSystemInfo(&si); return si.dwNumberOfProcessors ? (uint32_t)si.dwNumberOfProcessors : 1u; }
+#elif defined(_SC_NPROCESSORS_ONLN) && !defined(__wasi__)
+    { long n = sysconf(_SC_NPROCESSORS_ONLN); return n > 0 ? (uint32_t)n : 1u; }
+#else
+    return 1;
+#endif
+}
+
+/* queues host threads (one per queue where threads exist) drive one device of `lanes` lanes. */
+#define POOL_MAX_QUEUES 4u
+static void pool_exactly_once(uint32_t lanes, uint32_t queues, uint32_t rounds) {
+    static pool_lane_run runs[POOL_MAX_QUEUES];
+    accel_device_desc desc;
+    accel_device* dev = NULL;
+    accel_program* prog = NULL;
+    uint32_t made = 0;
+    memset(&desc, 0, sizeof desc);
+    desc.backend = accel_cpu_backend();
+    desc.cpu_threads = lanes;
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    if (CHECK_OK(pool_program_create(dev, &prog)))
+        for (; made < queues && pool_lane_setup(&runs[made], dev, prog, made, rounds); made++) { }
+    if (made == queues) {
+#if TEST_HAVE_THREADS
+        test_thread t[POOL_MAX_QUEUES];
+        uint32_t started = 0;
+        for (; started < queues && CHECK(test_thread_start(&t[started], pool_drive, &runs[started])); started++) { }
+        for (uint32_t i = 0; i < started; i++) test_thread_join(&t[i]);
+#else
+        for (uint32_t i = 0; i < queues; i++) pool_drive(&runs[i]);
+#endif
+        for (uint32_t i = 0; i < queues; i++) {
+            if (runs[i].bad_items || runs[i].bad_stats || runs[i].bad_waits)
+                fprintf(stderr, "    lanes %u, queue %u: %u items off, %u bad stats, %u failed waits\n", lanes, i,
+                        runs[i].bad_items, runs[i].bad_stats, runs[i].bad_waits);
+            CHECK_EQ_INT(runs[i].bad_items, 0);
+            CHECK_EQ_INT(runs[i].bad_stats, 0);
+            CHECK_EQ_INT(runs[i].bad_waits, 0);
+        }
+    }
+    accel_device_destroy(dev);   /* releases the queues, signals, buffers and program */
+}
+
+/* The lane counts worth trying: 1 .. 4, the allowed CPUs, one above, twice the cores, 8. */
+static uint32_t pool_lane_counts(uint32_t* out) {
+    uint32_t cpus = pool_allowed_cpus(), cand[8] = { 1, 2, 3, 4, cpus, cpus + 1u, 2u * cpus, 8 }, n = 0;
+    for (uint32_t i = 0; i < 8; i++) {
+        uint32_t dup = 0;
+        for (uint32_t j = 0; j < n; j++) dup |= out[j] == cand[i];
+        if (!dup && cand[i] <= 64) out[n++] = cand[i];
+    }
+    return n;
+}
+
+TEST(pool_every_group_exactly_once_every_lane_count) {
+    uint32_t counts[8], n = pool_lane_counts(counts);
+    for (uint32_t i = 0; i < n && !TEST_FAILED_SO_FAR(); i++) pool_exactly_once(counts[i], POOL_MAX_QUEUES, pool_scaled(30));
+}
+
+/* The shape of issue 9's report: 4 queues, cpu_threads = 8, many rounds. */
+TEST(pool_exactly_once_8_lanes_4_queues_long) {
+    pool_exactly_once(8, POOL_MAX_QUEUES, pool_scaled(300));
+}
+
+/* ==== cpu_threads = 0 follows the affinity mask ==== */
+#if POOL_HAVE_AFFINITY
+static uint32_t pool_device_lanes(uint32_t cpu_threads) {
+    accel_device_desc desc;
+    accel_device* dev = NULL;
+    accel_device_info info;
+    uint32_t lanes = 0;
+    memset(&desc, 0, sizeof desc);
+    desc.backend = accel_cpu_backend();
+    desc.cpu_threads = cpu_threads;
+    if (!CHECK_OK(test_device_create_desc(desc, &dev))) return 0;
+    if (CHECK_OK(accel_device_info_get(dev, &info))) lanes = info.cpu_threads;
+    accel_device_destroy(dev);
+    return lanes;
+}
+#endif
+
+TEST(pool_default_lanes_follow_affinity_mask) {
+#if POOL_HAVE_AFFINITY
+    cpu_set_t old, one;
+    int first = -1;
+    CPU_ZERO(&old);
+    REQUIRE(sched_getaffinity(0, sizeof old, &old) == 0);
+    CHECK_EQ_INT(pool_device_lanes(0), CPU_COUNT(&old));
+    for (int c = 0; c < CPU_SETSIZE && first < 0; c++) if (CPU_ISSET(c, &old)) first = c;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    REQUIRE(sched_setaffinity(0, sizeof one, &one) == 0);
+    CHECK_EQ_INT(pool_device_lanes(0), 1);
+    CHECK_EQ_INT(pool_device_lanes(3), 3);              /* an explicit count stays as asked */
+    pool_exactly_once(1, 2, pool_scaled(5));             /* lanes == allowed CPUs == 1 */
+    pool_exactly_once(3, 2, pool_scaled(5));             /* above them */
+    CHECK(sched_setaffinity(0, sizeof old, &old) == 0);
+#else
+    SKIP("no affinity mask to restrict on this platform / build");
+#endif
+}
+
+int main(int argc, char** argv) {
+    test_begin(argc, argv);
+    test_only_backends("cpu", "the CPU backend's worker pool");
+    RUN(pool_every_group_exactly_once_every_lane_count);
+    RUN(pool_exactly_once_8_lanes_4_queues_long);
+    RUN(pool_default_lanes_follow_affinity_mask);
+    return test_end();
+}
