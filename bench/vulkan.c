@@ -6,6 +6,15 @@
      3 SAXPY over 16M floats             (throughput, GB/s: accel >= 0.95x raw)
      4 host-set signal -> GPU wait       (latency from the host setting a signal that a queue waits on
                                           to that queue's completion: accel <= 1.10x raw)
+     5 replay round trip, 1 dispatch      (a recorded list replayed + wait: accel <= 1.05x raw
+                                          re-submission of a pre-recorded VkCommandBuffer)
+     6 replay of a 1,000-dispatch list    (dispatches/s: accel >= 0.95x raw pre-recorded)
+     7 the same, one constant patched     (ns per list: accel <= 1.10x raw pre-recorded)
+     8 design rows, raw only (no target): what the ways of replaying with patches cost on this driver
+                                          next to re-submitting the pre-recorded 1,000 dispatches:
+                                          a secondary command buffer run by vkCmdExecuteCommands; the
+                                          list as 32-command secondaries with the chunk holding the
+                                          patched command re-recorded; recording all 1,000 anew
 
    The raw side is what a Vulkan programmer writes by hand: its own VkInstance/VkDevice, a timeline
    semaphore, a command buffer recorded per submission (as accel records one per batch), push
@@ -51,7 +60,7 @@ static void vcheck(VkResult r, const char* what) {
     X(CreatePipelineLayout) X(DestroyPipelineLayout) X(CreateComputePipelines) X(DestroyPipeline) \
     X(CreateCommandPool) X(DestroyCommandPool) X(AllocateCommandBuffers) X(BeginCommandBuffer) X(EndCommandBuffer) \
     X(CmdPipelineBarrier) X(CmdBindPipeline) X(CmdPushConstants) X(CmdDispatch) X(CmdPushDescriptorSetKHR) \
-    X(CreateSemaphore) X(DestroySemaphore) X(WaitSemaphores) X(SignalSemaphore)
+    X(CreateSemaphore) X(DestroySemaphore) X(WaitSemaphores) X(SignalSemaphore) X(CmdExecuteCommands)
 typedef struct raw_t {
     void* lib;
     PFN_vkGetInstanceProcAddr gipa;
@@ -184,15 +193,14 @@ static raw_buf raw_buffer(raw_t* r, size_t size) {
 }
 static void raw_buffer_free(raw_t* r, raw_buf* b) { r->DestroyBuffer(r->dev, b->b, NULL); r->FreeMemory(r->dev, b->m, NULL); }
 
-static void raw_barrier(raw_t* r) {
+static void raw_barrier(raw_t* r, VkCommandBuffer cb) {
     VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT };
-    r->CmdPipelineBarrier(r->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    r->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
 }
-/* Records `count` dispatches of `pipe` over buffers (with barriers between) and submits; the submit
-   waits on gate >= gate_wait when gate_wait != 0 and signals done. Returns the done value. */
-static uint64_t raw_submit(raw_t* r, VkPipeline pipe, const raw_buf* bufs, uint32_t nbufs, const uint32_t* k,
-                           uint32_t groups, uint32_t count, uint64_t gate_wait) {
-    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
+/* Records `count` dispatches of `pipe` over buffers into cb (with barriers between); dispatch
+   `patch_at` (if < count) gets constant word 0 = patch instead of k[0]. */
+static void raw_record(raw_t* r, VkCommandBuffer cb, VkPipeline pipe, const raw_buf* bufs, uint32_t nbufs, const uint32_t* k,
+                       uint32_t groups, uint32_t count, uint32_t patch_at, uint32_t patch) {
     VkDescriptorBufferInfo info[2];
     VkWriteDescriptorSet w[2];
     for (uint32_t i = 0; i < nbufs; i++) {
@@ -201,23 +209,71 @@ static uint64_t raw_submit(raw_t* r, VkPipeline pipe, const raw_buf* bufs, uint3
         w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET; w[i].dstBinding = i; w[i].descriptorCount = 1;
         w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER; w[i].pBufferInfo = &info[i];
     }
-    vcheck(r->BeginCommandBuffer(r->cb, &bi), "vkBeginCommandBuffer");
     for (uint32_t c = 0; c < count; c++) {
-        if (c) raw_barrier(r);
-        r->CmdBindPipeline(r->cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
-        r->CmdPushDescriptorSetKHR(r->cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->layout, 0, nbufs, w);
-        r->CmdPushConstants(r->cb, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, k);
-        r->CmdDispatch(r->cb, groups, 1, 1);
+        uint32_t kc[2] = { c == patch_at ? patch : k[0], k[1] };
+        if (c) raw_barrier(r, cb);
+        r->CmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
+        r->CmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->layout, 0, nbufs, w);
+        r->CmdPushConstants(cb, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, kc);
+        r->CmdDispatch(cb, groups, 1, 1);
     }
+}
+static void raw_begin(raw_t* r, VkCommandBuffer cb, VkCommandBufferUsageFlags flags) {
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, flags, NULL };
+    vcheck(r->BeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+}
+/* The host-visibility barrier and vkEndCommandBuffer. */
+static void raw_end(raw_t* r, VkCommandBuffer cb) {
     VkMemoryBarrier hb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT };
-    r->CmdPipelineBarrier(r->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0, NULL);
-    vcheck(r->EndCommandBuffer(r->cb), "vkEndCommandBuffer");
+    r->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0, NULL);
+    vcheck(r->EndCommandBuffer(cb), "vkEndCommandBuffer");
+}
+/* Submits cb; waits on gate >= gate_wait when gate_wait != 0 and signals done. Returns the done value. */
+static uint64_t raw_submit_cb(raw_t* r, VkCommandBuffer cb, uint64_t gate_wait) {
     uint64_t value = ++r->done_val;
     VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
     VkTimelineSemaphoreSubmitInfo ti = { VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO, NULL, gate_wait ? 1u : 0u, &gate_wait, 1, &value };
-    VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, &ti, gate_wait ? 1u : 0u, &r->gate, &stage, 1, &r->cb, 1, &r->done };
+    VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, &ti, gate_wait ? 1u : 0u, &r->gate, &stage, 1, &cb, 1, &r->done };
     vcheck(r->QueueSubmit(r->queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");
     return value;
+}
+/* Records `count` dispatches of `pipe` over buffers (with barriers between) into the per-submission
+   command buffer and submits it. Returns the done value. */
+static uint64_t raw_submit(raw_t* r, VkPipeline pipe, const raw_buf* bufs, uint32_t nbufs, const uint32_t* k,
+                           uint32_t groups, uint32_t count, uint64_t gate_wait) {
+    raw_begin(r, r->cb, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+    raw_record(r, r->cb, pipe, bufs, nbufs, k, groups, count, UINT32_MAX, 0);
+    raw_end(r, r->cb);
+    return raw_submit_cb(r, r->cb, gate_wait);
+}
+static VkCommandBuffer raw_cb(raw_t* r, VkCommandBufferLevel level) {
+    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, r->pool, level, 1 };
+    VkCommandBuffer cb;
+    vcheck(r->AllocateCommandBuffers(r->dev, &ai, &cb), "vkAllocateCommandBuffers");
+    return cb;
+}
+/* A primary command buffer recorded once with `count` add_one dispatches, for re-submission. */
+static VkCommandBuffer raw_prerecorded(raw_t* r, const raw_buf* b, uint32_t count) {
+    uint32_t k[2] = { 64, 0 };
+    VkCommandBuffer cb = raw_cb(r, VK_COMMAND_BUFFER_LEVEL_PRIMARY);
+    raw_begin(r, cb, 0);
+    raw_record(r, cb, r->add_one, b, 1, k, 1, count, UINT32_MAX, 0);
+    raw_end(r, cb);
+    return cb;
+}
+/* A secondary command buffer with `count` add_one dispatches, after a barrier (so that secondaries
+   run back to back by one vkCmdExecuteCommands stay in order). */
+static VkCommandBuffer raw_secondary(raw_t* r, const raw_buf* b, uint32_t count) {
+    uint32_t k[2] = { 64, 0 };
+    VkCommandBuffer cb = raw_cb(r, VK_COMMAND_BUFFER_LEVEL_SECONDARY);
+    VkCommandBufferInheritanceInfo ii = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO, NULL, VK_NULL_HANDLE, 0, VK_NULL_HANDLE,
+                                          VK_FALSE, 0, 0 };
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, 0, &ii };
+    vcheck(r->BeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer (secondary)");
+    raw_barrier(r, cb);
+    raw_record(r, cb, r->add_one, b, 1, k, 1, count, UINT32_MAX, 0);
+    vcheck(r->EndCommandBuffer(cb), "vkEndCommandBuffer (secondary)");
+    return cb;
 }
 static void raw_wait(raw_t* r, uint64_t value) {
     VkSemaphoreWaitInfo wi = { VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, NULL, 0, 1, &r->done, &value };
@@ -391,6 +447,140 @@ static void fig_host_signal(acc_t* a, raw_t* r) {
     raw_buffer_free(r, &rb);
 }
 
+/* ==== recorded lists (replay) ==== */
+/* A list of `count` add_one(buf, n = 64) dispatches. */
+static accel_commands* acc_list(acc_t* a, accel_buffer* buf, uint32_t count) {
+    accel_commands* list;
+    uint32_t n = 64;
+    check(accel_queue_record_begin(a->q), "accel_queue_record_begin");
+    for (uint32_t c = 0; c < count; c++) accel_queue_exec(a->q, a->add_one, &buf, 1, &n, 1, accel_exec_1d(64, 64));
+    check(accel_queue_record_end(a->q, &list), "accel_queue_record_end");
+    return list;
+}
+/* One replay (patch NULL: unpatched) and its wait; ns. */
+static double acc_replay(acc_t* a, accel_commands* list, const accel_patch* patch) {
+    uint64_t t0 = bench_now_ns();
+    accel_queue_replay(a->q, list, patch, patch ? 1 : 0);
+    accel_queue_signal(a->q, a->done, ++a->done_val);
+    check(accel_queue_submit(a->q), "submit");
+    check(accel_signal_wait(a->done, a->done_val, ACCEL_WAIT_FOREVER), "wait");
+    return ns_since(t0);
+}
+static void check_counts(accel_buffer* ab, const raw_buf* rb, uint32_t a0, uint32_t a63, uint32_t r0, uint32_t r63, const char* fig) {
+    uint32_t got[64];
+    check(accel_buffer_read(ab, 0, got, sizeof got), "read");
+    if (got[0] != a0 || got[63] != a63) bench_fail("%s: accel buffer holds %u / %u, expected %u / %u", fig, got[0], got[63], a0, a63);
+    if (((uint32_t*)rb->p)[0] != r0 || ((uint32_t*)rb->p)[63] != r63)
+        bench_fail("%s: raw buffer holds %u / %u, expected %u / %u", fig, ((uint32_t*)rb->p)[0], ((uint32_t*)rb->p)[63], r0, r63);
+}
+
+static void fig_replay_roundtrip(acc_t* a, raw_t* r) {
+    accel_buffer* ab;
+    check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = 256 }, &ab), "buffer");
+    raw_buf rb = raw_buffer(r, 256);
+    memset(rb.p, 0, 256);
+    accel_commands* list = acc_list(a, ab, 1);
+    VkCommandBuffer pre = raw_prerecorded(r, &rb, 1);
+    int total = cfg.latency_iters * cfg.rounds;
+    double* as = calloc((size_t)total, sizeof *as);
+    double* rs = calloc((size_t)total, sizeof *rs);
+    for (int i = 0; i < total; i++) {
+        as[i] = acc_replay(a, list, NULL);
+        uint64_t t0 = bench_now_ns();
+        raw_wait(r, raw_submit_cb(r, pre, 0));
+        rs[i] = ns_since(t0);
+    }
+    check_counts(ab, &rb, (uint32_t)total, (uint32_t)total, (uint32_t)total, (uint32_t)total, "replay round trip");
+    double am = bench_median(as, (size_t)total), rm = bench_median(rs, (size_t)total);
+    bench_row* row = bench_row_add("replay_roundtrip", "5 replay 1 dispatch + wait", "ns", am, "raw pre-recorded", rm,
+                                   BENCH_TARGET_RATIO, BENCH_LE, 1.05);
+    bench_row_extra(row, "samples", total);
+    free(as); free(rs);
+    accel_commands_destroy(list);
+    accel_buffer_destroy(ab);
+    raw_buffer_free(r, &rb);
+}
+
+/* The raw design rows of figure 8: the list as secondaries of `size` dispatches run by
+   vkCmdExecuteCommands, the chunk holding dispatch `patch_at` (if < count) recorded directly instead,
+   its constant patched. */
+static double raw_run_secondaries(raw_t* r, const raw_buf* rb, VkCommandBuffer* chunks, uint32_t nchunks, uint32_t size,
+                                  uint32_t count, uint32_t patch_at) {
+    uint32_t k[2] = { 64, 0 }, pc = patch_at / size;
+    uint64_t t0 = bench_now_ns();
+    raw_begin(r, r->cb, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+    if (patch_at >= count) {
+        r->CmdExecuteCommands(r->cb, nchunks, chunks);
+    } else {
+        uint32_t n = count - pc * size < size ? count - pc * size : size;
+        if (pc) r->CmdExecuteCommands(r->cb, pc, chunks);
+        raw_barrier(r, r->cb);
+        raw_record(r, r->cb, r->add_one, rb, 1, k, 1, n, patch_at % size, 32);
+        if (pc + 1 < nchunks) r->CmdExecuteCommands(r->cb, nchunks - pc - 1, chunks + pc + 1);
+    }
+    raw_end(r, r->cb);
+    raw_wait(r, raw_submit_cb(r, r->cb, 0));
+    return ns_since(t0);
+}
+
+enum { REPLAY_ITERS = 5 };
+static void fig_replay_list(acc_t* a, raw_t* r) {
+    uint32_t N = cfg.batch, nchunks = (N + 31) / 32, k[2] = { 64, 0 };
+    enum { WAYS = 8 };
+    uint32_t a0 = 0, a63 = 0, r0 = 0, r63 = 0;
+    accel_buffer* ab;
+    check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = 256 }, &ab), "buffer");
+    raw_buf rb = raw_buffer(r, 256);
+    memset(rb.p, 0, 256);
+    accel_commands* list = acc_list(a, ab, N);
+    VkCommandBuffer pre = raw_prerecorded(r, &rb, N), whole = raw_secondary(r, &rb, N);
+    VkCommandBuffer* chunks = calloc(nchunks, sizeof *chunks);
+    VkCommandBuffer* singles = calloc(N, sizeof *singles);
+    for (uint32_t c = 0; c < nchunks; c++) chunks[c] = raw_secondary(r, &rb, N - c * 32 < 32 ? N - c * 32 : 32);
+    for (uint32_t c = 0; c < N; c++) singles[c] = raw_secondary(r, &rb, 1);
+    double t[WAYS][MAX_ROUNDS], it[REPLAY_ITERS];
+    for (int round = 0; round < cfg.rounds; round++) {
+        for (int w = 0; w < WAYS; w++) {
+            for (int i = 0; i < REPLAY_ITERS; i++) {
+                uint32_t at = (uint32_t)(round * REPLAY_ITERS + i) * 37u % N;
+                accel_patch p = { at, 0, NULL, 32 };
+                uint64_t t0 = bench_now_ns();
+                switch (w) {
+                case 0: it[i] = acc_replay(a, list, NULL); a0 += N; a63 += N; break;
+                case 1: it[i] = acc_replay(a, list, &p); a0 += N; a63 += N - 1; break;
+                case 2: raw_wait(r, raw_submit_cb(r, pre, 0)); it[i] = ns_since(t0); r0 += N; r63 += N; break;
+                case 3: it[i] = raw_run_secondaries(r, &rb, &whole, 1, N, N, UINT32_MAX); r0 += N; r63 += N; break;
+                case 4: it[i] = raw_run_secondaries(r, &rb, chunks, nchunks, 32, N, at); r0 += N; r63 += N - 1; break;
+                case 6: it[i] = raw_run_secondaries(r, &rb, singles, N, 1, N, UINT32_MAX); r0 += N; r63 += N; break;
+                case 7: it[i] = raw_run_secondaries(r, &rb, singles, N, 1, N, at); r0 += N; r63 += N - 1; break;
+                case 5: raw_wait(r, raw_submit(r, r->add_one, &rb, 1, k, 1, N, 0)); it[i] = ns_since(t0); r0 += N; r63 += N; break;
+                }
+            }
+            t[w][round] = bench_median(it, REPLAY_ITERS);
+        }
+    }
+    check_counts(ab, &rb, a0, a63, r0, r63, "replay list");
+    double m[WAYS];
+    for (int w = 0; w < WAYS; w++) m[w] = bench_median(t[w], (size_t)cfg.rounds);
+    bench_row* row = bench_row_add("replay_list", "6 replay 1000-dispatch list, /s", "/s", N / (m[0] / 1e9), "raw pre-recorded",
+                                   N / (m[2] / 1e9), BENCH_TARGET_RATIO, BENCH_GE, 0.95);
+    bench_row_extra(row, "dispatches", N);
+    bench_row_add("replay_list_patched", "7 same, 1 constant patched, ns", "ns", m[1], "raw pre-recorded", m[2],
+                  BENCH_TARGET_RATIO, BENCH_LE, 1.10);
+    bench_row_add("design_secondary", "8 raw: the list as 1 secondary CB", "ns", m[3], "raw pre-recorded", m[2], BENCH_TARGET_NONE, BENCH_LE, 0);
+    bench_row_add("design_chunk_patched", "8 raw: 32-cmd secondaries, 1 re-recorded", "ns", m[4], "raw pre-recorded", m[2],
+                  BENCH_TARGET_NONE, BENCH_LE, 0);
+    bench_row_add("design_singles", "8 raw: 1000 1-cmd secondaries", "ns", m[6], "raw pre-recorded", m[2], BENCH_TARGET_NONE, BENCH_LE, 0);
+    bench_row_add("design_single_patched", "8 raw: 1-cmd secondaries, 1 re-recorded", "ns", m[7], "raw pre-recorded", m[2],
+                  BENCH_TARGET_NONE, BENCH_LE, 0);
+    bench_row_add("design_record_anew", "8 raw: all 1000 recorded anew", "ns", m[5], "raw pre-recorded", m[2], BENCH_TARGET_NONE, BENCH_LE, 0);
+    free(chunks);
+    free(singles);
+    accel_commands_destroy(list);
+    accel_buffer_destroy(ab);
+    raw_buffer_free(r, &rb);
+}
+
 int main(int argc, char** argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) cfg.quick = true;
@@ -419,6 +609,8 @@ int main(int argc, char** argv) {
     printf("2 batch ...\n"); fflush(stdout); fig_batch(&a, &r);
     printf("3 saxpy ...\n"); fflush(stdout); fig_saxpy(&a, &r);
     printf("4 host signal -> GPU wait ...\n"); fflush(stdout); fig_host_signal(&a, &r);
+    printf("5 replay round trip ...\n"); fflush(stdout); fig_replay_roundtrip(&a, &r);
+    printf("6-8 replay of a list ...\n"); fflush(stdout); fig_replay_list(&a, &r);
     accel_device_destroy(a.dev);
     r.DeviceWaitIdle(r.dev);
     r.DestroyPipeline(r.dev, r.saxpy, NULL);
