@@ -1010,7 +1010,7 @@ struct accel_i_cu_queue {
     accel_i_event done;            /* batches finished */
     accel_i_a64 submitted;         /* batches submitted */
     accel_i_a64 poll_since;        /* when work was last enqueued (the worker's polling pace) */
-    accel_i_a32 stamps_pending;    /* timestamp points not applied yet: later points are not GPU-watchable */
+    accel_i_a32 stamps_pending;    /* timestamp (or traced) points not applied yet: later points are not GPU-watchable */
     uint64_t trace_t;              /* traced: where the queue's last span ended (reaper only) */
 };
 
@@ -1432,7 +1432,7 @@ static void accel_i_cu_program_free(accel_program* prog) {
 }
 
 /* ==== cuda: signal points and reaping ==== */
-/* ---- timestamps (see "Timestamps" in the header) ---- */
+/* ---- timestamps and the trace (see "Timestamps and the trace" in the header) ---- */
 /* The reference event (io_lock held): recorded on the idle io stream between two host readings, at
    their middle (recorded again, up to 3 times, while they are 20 us or more apart); taken again once a
    second (cuEventElapsedTime's float keeps ~0.1 us over a few seconds). */

@@ -2561,7 +2561,7 @@ static VkResult accel_i_vk_seg_submit(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     }
     return VK_SUCCESS;
 }
-/* ---- timestamps (see "Timestamps" in the header) ---- */
+/* ---- timestamps and the trace (see "Timestamps and the trace" in the header) ---- */
 /* A pair of readings, host ns <-> device ticks: VK_EXT_calibrated_timestamps at every call where the
    device has it; else one paired reading, taken once (io_lock held): a timestamp written by a tiny
    submission, matched to the middle of the host readings around it (best of 3, error half the
