@@ -1503,6 +1503,10 @@ static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_ki
     o->kind = kind;
     o->label_set = NULL;
     accel_i_copy_label(o->label, sizeof o->label, label);
+    if (label && strlen(label) >= sizeof o->label) {   /* too long for the inline copy: keep it whole */
+        size_t n = strlen(label) + 1;
+        if ((o->label_set = (char*)accel_i_alloc(&dev->allocator, n, 1)) != NULL) memcpy(o->label_set, label, n);
+    }
     atomic_fetch_add_explicit(&dev->refs, 1u, memory_order_relaxed);
     accel_i_spin_lock(&dev->objects_lock);
     o->prev = NULL;
