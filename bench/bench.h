@@ -131,11 +131,13 @@ static inline bool bench_i_op_holds(bench_target_op op, double v, double t) {
     default:       return v > t;
     }
 }
-/* JSON key suffix for a unit: "ns" -> "ns", "GB/s" -> "gbps", "x" -> "x", "%" -> "pct", "/s" -> "per_s" */
+/* JSON key suffix for a unit: "ns" -> "ns", "GB/s" -> "gbps", "x" -> "x", "%" -> "pct", "/s" -> "per_s",
+   "/step" -> "per_step" */
 static inline const char* bench_i_unit_key(const char* unit) {
     if (strcmp(unit, "GB/s") == 0) return "gbps";
     if (strcmp(unit, "%") == 0) return "pct";
     if (strcmp(unit, "/s") == 0) return "per_s";
+    if (strcmp(unit, "/step") == 0) return "per_step";
     return unit;
 }
 
