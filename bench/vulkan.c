@@ -36,9 +36,7 @@
 #include "accel.h"
 #define ACCEL_VULKAN_IMPLEMENTATION
 #include "accel_vulkan.h"
-#include <dirent.h>
 #include <dlfcn.h>
-#include <sys/types.h>
 
 static const uint32_t k_saxpy_spv[] =
 #include "saxpy.spv.inc"
@@ -271,7 +269,6 @@ static void raw_wait_sem(raw_t* r, VkSemaphore sem, uint64_t value) {
 static void raw_wait(raw_t* r, uint64_t value) { raw_wait_sem(r, r->done, value); }
 
 /* ==== the accel side ==== */
-#define MAX_WORKERS 8
 typedef struct acc_t {
     accel_device* dev;
     accel_queue* q;
@@ -279,8 +276,7 @@ typedef struct acc_t {
     accel_signal *done, *gate;
     uint64_t done_val, gate_val;
     bool lavapipe;                  /* the software device: the looser targets of DESIGN §6.1 apply */
-    pid_t workers[MAX_WORKERS];     /* threads that accel_queue_create started (the queues' workers) */
-    int worker_count;
+    bench_threads workers;          /* threads that accel_queue_create started (the queues' workers) */
 } acc_t;
 static accel_program* acc_program(accel_device* dev, const uint32_t* spv, size_t size, uint32_t nb, uint32_t nc) {
     accel_program* p;
@@ -289,54 +285,13 @@ static accel_program* acc_program(accel_device* dev, const uint32_t* spv, size_t
     return p;
 }
 
-/* ==== host threads: who wakes ==== */
-/* The process's threads (at most max), from /proc/self/task. */
-static int task_list(pid_t* out, int max) {
-    DIR* d = opendir("/proc/self/task");
-    struct dirent* e;
-    int n = 0;
-    if (!d) return 0;
-    while ((e = readdir(d)) != NULL && n < max)
-        if (e->d_name[0] != '.') out[n++] = (pid_t)atoi(e->d_name);
-    closedir(d);
-    return n;
-}
-/* Voluntary context switches of a thread so far (each one a sleep, so a later wake-up); 0 when gone. */
-static uint64_t task_wakeups(pid_t tid) {
-    char path[64], line[128];
-    uint64_t v = 0;
-    snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
-    FILE* f = fopen(path, "r");
-    if (!f) return 0;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0) v = strtoull(line + 24, NULL, 10);
-    fclose(f);
-    return v;
-}
-static uint64_t workers_wakeups(const acc_t* a) {
-    uint64_t v = 0;
-    for (int i = 0; i < a->worker_count; i++) v += task_wakeups(a->workers[i]);
-    return v;
-}
-static uint64_t process_wakeups(void) {
-    pid_t t[256];
-    uint64_t v = 0;
-    int n = task_list(t, 256);
-    for (int i = 0; i < n; i++) v += task_wakeups(t[i]);
-    return v;
-}
-/* accel_queue_create, remembering the threads it started (the queue's worker). */
+/* accel_queue_create, remembering the threads it started (the queue's worker) for the wake-up count. */
 static accel_queue* acc_queue(acc_t* a, accel_queue_type type) {
-    pid_t before[256], after[256];
-    int nb = task_list(before, 256), na;
+    bench_threads_snapshot before, after;
     accel_queue* q;
+    bench_threads_started(&before, NULL, NULL);
     check(accel_queue_create(a->dev, type, &q), "accel_queue_create");
-    na = task_list(after, 256);
-    for (int i = 0; i < na; i++) {
-        bool old = false;
-        for (int j = 0; j < nb && !old; j++) old = after[i] == before[j];
-        if (!old && a->worker_count < MAX_WORKERS) a->workers[a->worker_count++] = after[i];
-    }
+    bench_threads_started(&after, &before, &a->workers);
     return q;
 }
 
@@ -347,11 +302,10 @@ static double ns_since(uint64_t t0) { return (double)(bench_now_ns() - t0); }
 /* What a paired figure measures: sample(f, side) runs one sample (side 0 accel, 1 raw) and returns
    its figure (ns, or ns per step). */
 typedef struct fig_t fig_t;
-typedef double (*sample_fn)(fig_t* f, int side);
 struct fig_t {
     acc_t* a;
     raw_t* r;
-    sample_fn sample;
+    double (*sample)(void* f, int side);
     int per_round;                   /* samples per side per round */
     int steps;                       /* chain steps per sample (figures 5 and 6) */
     accel_buffer* ab;
@@ -364,46 +318,13 @@ struct fig_t {
     VkQueue vq[2];
     uint64_t acc_v, raw_v;           /* the chains' last values */
     uint64_t acc_total, raw_total;   /* add_one dispatches each side ran, for the check */
-    /* results */
-    double accel, raw, paired;
-    double worker_wakeups, acc_proc_wakeups, raw_proc_wakeups;   /* per accel / raw sample */
+    bench_pair res;
 };
-
-/* Runs the rounds: a few warm-up samples per side, then cfg.rounds rounds of per_round samples per side,
-   the side that goes first alternating. Fills f's results; counts wake-ups around the timed samples. */
-static void fig_run(fig_t* f) {
-    int n = f->per_round * cfg.rounds;
-    double* x[2] = { calloc((size_t)n, sizeof(double)), calloc((size_t)n, sizeof(double)) };
-    double paired[MAX_ROUNDS], med[2];
-    uint64_t worker = 0, proc[2] = { 0, 0 };
-    for (int i = 0; i < 1 + f->per_round / 4; i++) { f->sample(f, 0); f->sample(f, 1); }   /* warm-up */
-    for (int k = 0; k < cfg.rounds; k++) {
-        for (int o = 0; o < 2; o++) {
-            int side = (k + o) & 1;
-            double* v = x[side] + (size_t)k * (size_t)f->per_round;
-            uint64_t w0 = side == 0 ? workers_wakeups(f->a) : 0, p0 = process_wakeups();
-            for (int i = 0; i < f->per_round; i++) v[i] = f->sample(f, side);
-            proc[side] += process_wakeups() - p0;
-            if (side == 0) worker += workers_wakeups(f->a) - w0;
-            double tmp[1024];
-            int m = f->per_round < 1024 ? f->per_round : 1024;
-            memcpy(tmp, v, (size_t)m * sizeof *tmp);
-            med[side] = bench_median(tmp, (size_t)m);
-        }
-        paired[k] = med[1] > 0 ? med[0] / med[1] : 0;
-    }
-    f->accel = bench_median(x[0], (size_t)n);
-    f->raw = bench_median(x[1], (size_t)n);
-    f->paired = bench_median(paired, (size_t)cfg.rounds);
-    f->worker_wakeups = (double)worker / n;
-    f->acc_proc_wakeups = (double)proc[0] / n;
-    f->raw_proc_wakeups = (double)proc[1] / n;
-    free(x[0]); free(x[1]);
-}
+static void fig_run(fig_t* f) { bench_pair_run(cfg.rounds, f->per_round, f->sample, f, &f->a->workers, &f->res); }
 /* The row of a paired latency figure (lower is better). */
 static bench_row* fig_row(const fig_t* f, const char* figure, const char* title, double target, double target_gpu) {
-    bench_row* row = bench_row_add(figure, title, "ns", f->accel, "raw vulkan", f->raw, BENCH_TARGET_RATIO, BENCH_LE, target);
-    bench_row_extra(row, "paired_ratio", f->paired);
+    bench_row* row = bench_row_add(figure, title, "ns", f->res.accel, "raw vulkan", f->res.baseline, BENCH_TARGET_RATIO, BENCH_LE, target);
+    bench_row_extra(row, "paired_ratio", f->res.paired);
     bench_row_extra(row, "target_gpu", target_gpu);
     bench_row_extra(row, "samples", (double)(f->per_round * cfg.rounds));
     return row;
@@ -436,7 +357,8 @@ static void acc_add_one(accel_queue* q, acc_t* a, accel_buffer* b) {
 
 /* Figure 1: one dispatch, one signal, one submit, one host wait | one vkQueueSubmit of a pre-recorded
    command buffer signalling a timeline, one vkWaitSemaphores. */
-static double rt_sample(fig_t* f, int side) {
+static double rt_sample(void* ctx, int side) {
+    fig_t* f = (fig_t*)ctx;
     uint64_t t0 = bench_now_ns();
     if (side == 0) {
         acc_add_one(f->a->q, f->a, f->ab);
@@ -538,7 +460,8 @@ static void fig_saxpy(acc_t* a, raw_t* r) {
 /* Figure 4: the queue waits on a signal only the host sets, runs a dispatch and signals; the host sets,
    then waits for the signal | a submit of a pre-recorded command buffer waiting on a timeline value,
    vkSignalSemaphore, vkWaitSemaphores. Timed from the set; the queue had 20 us to reach its wait. */
-static double host_sample(fig_t* f, int side) {
+static double host_sample(void* ctx, int side) {
+    fig_t* f = (fig_t*)ctx;
     uint64_t t0;
     if (side == 0) {
         acc_t* a = f->a;
@@ -569,7 +492,7 @@ static void fig_host_signal(acc_t* a, raw_t* r) {
     fig_run(&f);
     fig_done(&f, "host signal");
     bench_row* row = fig_row(&f, "host_signal_gpu_wait", "4 host set -> GPU wait -> done", a->lavapipe ? 1.15 : 1.10, 1.10);
-    bench_row_extra(row, "accel_worker_wakeups_per_sample", f.worker_wakeups);
+    bench_row_extra(row, "accel_worker_wakeups_per_sample", f.res.watched_wakeups);
 }
 
 /* Figures 5 and 6: `steps` dispatches, step i on queue i % nq, each waiting for the step before (on
@@ -597,15 +520,13 @@ static double chain_sample(fig_t* f, int side, int nq) {
     }
     return ns_since(t0) / f->steps;
 }
-static double chain1_sample(fig_t* f, int side) { return chain_sample(f, side, 1); }
-static double chain2_sample(fig_t* f, int side) { return chain_sample(f, side, 2); }
+static double chain1_sample(void* f, int side) { return chain_sample((fig_t*)f, side, 1); }
+static double chain2_sample(void* f, int side) { return chain_sample((fig_t*)f, side, 2); }
 static void fig_chain(acc_t* a, raw_t* r, int nq) {
     fig_t f = { .a = a, .r = r, .sample = nq == 1 ? chain1_sample : chain2_sample, .per_round = cfg.chain_samples,
                 .steps = cfg.chain_steps };
-    pid_t saved[MAX_WORKERS];
-    int nsaved = a->worker_count;
-    memcpy(saved, a->workers, sizeof saved);
-    if (nq == 2) a->worker_count = 0;   /* count the two new queues' workers only */
+    bench_threads saved = a->workers;
+    if (nq == 2) a->workers.count = 0;   /* count the two new queues' workers only */
     fig_buffers(&f, (uint32_t)f.steps);
     for (int i = 0; i < nq; i++) {
         f.q[i] = nq == 1 ? a->q : acc_queue(a, ACCEL_QUEUE_COMPUTE);
@@ -622,16 +543,16 @@ static void fig_chain(acc_t* a, raw_t* r, int nq) {
         bench_row_extra(row, "raw_vkqueues", r->queue2 != r->queue ? 2 : 1);
     }
     bench_row_extra(row, "steps", f.steps);
-    bench_row_extra(row, "accel_worker_wakeups_per_step", f.worker_wakeups / f.steps);
-    bench_row_extra(row, "workers_watched", a->worker_count);
-    if (a->worker_count == 0) printf("bench_vulkan: accel_queue_create started no thread that this bench could see: wake-ups not counted\n");
-    bench_row_extra(row, "accel_process_wakeups_per_step", f.acc_proc_wakeups / f.steps);
-    bench_row_extra(row, "raw_process_wakeups_per_step", f.raw_proc_wakeups / f.steps);
+    bench_row_extra(row, "accel_worker_wakeups_per_step", f.res.watched_wakeups / f.steps);
+    bench_row_extra(row, "workers_watched", a->workers.count);
+    if (a->workers.count == 0) printf("bench_vulkan: accel_queue_create started no thread that this bench could see: wake-ups not counted\n");
+    bench_row_extra(row, "accel_process_wakeups_per_step", f.res.accel_process_wakeups / f.steps);
+    bench_row_extra(row, "raw_process_wakeups_per_step", f.res.baseline_process_wakeups / f.steps);
     if (nq == 1) {
-        bench_row* w = bench_row_add("chain_worker_wakeups", "5 queue-worker wake-ups per step", "/step", f.worker_wakeups / f.steps,
+        bench_row* w = bench_row_add("chain_worker_wakeups", "5 queue-worker wake-ups per step", "/step", f.res.watched_wakeups / f.steps,
                                      "none", 0, BENCH_TARGET_VALUE, BENCH_LE, 0.05);
-        bench_row_extra(w, "accel_process_wakeups_per_step", f.acc_proc_wakeups / f.steps);
-        bench_row_extra(w, "raw_process_wakeups_per_step", f.raw_proc_wakeups / f.steps);
+        bench_row_extra(w, "accel_process_wakeups_per_step", f.res.accel_process_wakeups / f.steps);
+        bench_row_extra(w, "raw_process_wakeups_per_step", f.res.baseline_process_wakeups / f.steps);
     }
     fig_done(&f, nq == 1 ? "chain" : "two-queue chain");
     for (int i = 0; i < nq; i++) {
@@ -639,8 +560,7 @@ static void fig_chain(acc_t* a, raw_t* r, int nq) {
         accel_signal_destroy(f.s[i]);
         r->DestroySemaphore(r->dev, f.sem[i], NULL);
     }
-    memcpy(a->workers, saved, sizeof saved);
-    a->worker_count = nsaved;
+    a->workers = saved;
 }
 
 int main(int argc, char** argv) {
