@@ -114,7 +114,7 @@ static const mock_kernel mock_kernels[] = {
 };
 
 /* ==== streams: a worker thread running operations in order ==== */
-typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_EVENT } op_kind;
+typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_EVENT, OP_WAIT_EVENT } op_kind;
 typedef struct mock_event { atomic_ullong recorded, completed; } mock_event;
 typedef struct op {
     struct op* next;
@@ -153,6 +153,9 @@ static void run_op(op* o) {
         while ((int64_t)(atomic_load((_Atomic uint64_t*)o->dst) - o->v64) < 0 && !atomic_load(&mock_sticky)) sched_yield();
         break;
     case OP_EVENT: atomic_store(&o->ev->completed, o->ev_gen); break;
+    case OP_WAIT_EVENT:   /* the event's record that was the latest when the wait was enqueued */
+        while (atomic_load(&o->ev->completed) < o->ev_gen && !atomic_load(&mock_sticky)) sched_yield();
+        break;
     }
 }
 static void* stream_main(void* arg) {
@@ -336,6 +339,16 @@ static CUresult mEventQuery(mock_event* e) {
     if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
     return atomic_load(&e->completed) >= atomic_load(&e->recorded) ? 0 : 600;
 }
+/* cuStreamWaitEvent: the stream waits for the event's latest record at the time of the call (none:
+   nothing to wait for). The event must outlive the wait, as the driver wants. */
+static CUresult mStreamWaitEvent(mock_stream* s, mock_event* e, unsigned f) {
+    op* o = new_op(OP_WAIT_EVENT);
+    (void)f;
+    if (!o) return 2;
+    o->ev = e;
+    o->ev_gen = atomic_load(&e->recorded);
+    return push(s, o);
+}
 static CUresult mStreamWriteValue64(mock_stream* s, dptr_t a, uint64_t v, unsigned f) {
     op* o = new_op(OP_WRITE64);
     (void)f;
@@ -367,7 +380,7 @@ static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuStreamQuery", (void*)mStreamQuery }, { "cuStreamSynchronize", (void*)mStreamSynchronize },
     { "cuEventCreate", (void*)mEventCreate }, { "cuEventDestroy", (void*)mEventDestroy }, { "cuEventRecord", (void*)mEventRecord },
     { "cuEventQuery", (void*)mEventQuery }, { "cuStreamWriteValue64", (void*)mStreamWriteValue64 },
-    { "cuStreamWaitValue64", (void*)mStreamWaitValue64 },
+    { "cuStreamWaitValue64", (void*)mStreamWaitValue64 }, { "cuStreamWaitEvent", (void*)mStreamWaitEvent },
 };
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status);
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status) {
