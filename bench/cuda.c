@@ -311,10 +311,13 @@ typedef struct bench_fig {
     volatile uint64_t* word;         /* figure 8's pinned word, and its device address */
     accel_cu_deviceptr dword;
     uint64_t raw_v;
+    double issue_ns[2];              /* chains: host time spent issuing steps (before the wait), per side */
+    uint64_t issued[2];              /* and how many steps */
 } bench_fig;
 
 /* accel: steps batches, step i on queue i % nq: wait for the step before, the empty kernel, signal. */
 static void bench_chain_accel(bench_fig* f) {
+    uint64_t t0 = bench_now_ns();
     for (int i = 0; i < f->steps; i++) {
         accel_queue* q = f->q[i % f->nq];
         accel_queue_wait(q, f->s[(i + 1) % f->nq], f->acc_v);
@@ -322,16 +325,21 @@ static void bench_chain_accel(bench_fig* f) {
         accel_queue_signal(q, f->s[i % f->nq], ++f->acc_v);
         if (!bench_accel_ok(accel_queue_submit(q), "accel_queue_submit")) { f->failed = true; return; }
     }
+    f->issue_ns[0] += (double)(bench_now_ns() - t0);
+    f->issued[0] += (uint64_t)f->steps;
     if (!bench_accel_ok(accel_signal_wait(f->s[(f->steps - 1) % f->nq], f->acc_v, BENCH_WAIT_NS), "accel_signal_wait")) f->failed = true;
 }
 /* raw: step i on stream i % nq: (two streams) wait for the other stream's event, launch, record. */
 static void bench_chain_raw(bench_fig* f) {
+    uint64_t t0 = bench_now_ns();
     for (int i = 0; i < f->steps && !f->failed; i++) {
         int x = i % f->nq;
         if (f->nq == 2 && !bench_cu_ok(bench_cu_StreamWaitEvent(f->st[x], f->ev[1 - x], 0), "cuStreamWaitEvent")) f->failed = true;
         else if (!bench_cu_ok(accel_i_cu.LaunchKernel(f->b->fn, 1, 1, 1, 1, 1, 1, 0, f->st[x], NULL, NULL), "cuLaunchKernel")) f->failed = true;
         else if (!bench_cu_ok(accel_i_cu.EventRecord(f->ev[x], f->st[x]), "cuEventRecord")) f->failed = true;
     }
+    f->issue_ns[1] += (double)(bench_now_ns() - t0);
+    f->issued[1] += (uint64_t)f->steps;
     if (!f->failed && !bench_cu_ok(accel_i_cu.StreamSynchronize(f->st[(f->steps - 1) % f->nq]), "cuStreamSynchronize")) f->failed = true;
 }
 static double bench_chain_sample(void* ctx, int side) {
@@ -375,7 +383,11 @@ static bench_row* bench_fig_row(const bench_fig* f, const bench_pair* p, const c
     bench_row* row = bench_row_add(figure, title, "ns", p->accel, baseline, p->baseline, BENCH_TARGET_RATIO, BENCH_LE, target);
     double per = f->steps ? (double)f->steps : 1.0;
     bench_row_extra(row, "paired_ratio", p->paired);
-    if (f->steps) bench_row_extra(row, "steps", f->steps);
+    if (f->steps) {
+        bench_row_extra(row, "steps", f->steps);
+        bench_row_extra(row, "accel_issue_ns_per_step", f->issued[0] ? f->issue_ns[0] / (double)f->issued[0] : 0);
+        bench_row_extra(row, "raw_issue_ns_per_step", f->issued[1] ? f->issue_ns[1] / (double)f->issued[1] : 0);
+    }
     bench_row_extra(row, f->steps ? "accel_queue_thread_wakeups_per_step" : "accel_queue_thread_wakeups_per_sample", p->watched_wakeups / per);
     bench_row_extra(row, "threads_watched", watch->count);
     bench_row_extra(row, "memops", accel_i_cu_dev(f->b->dev)->memops);

@@ -24,7 +24,10 @@
    alternates too; a round is a block of samples of one side, so the GPU does not switch between the
    two VkDevices at every sample); each side's figure is the median of its samples, the ratio is
    accel / raw of those, and "paired_ratio" in the BENCH line is the median over rounds of the ratio of
-   the two sides' medians in the same round.
+   the two sides' medians in the same round. The chain figures' BENCH lines also carry the wake-ups per
+   step of accel's queue workers (the threads accel_queue_create started; voluntary context switches
+   from /proc) and of the whole process on each side, and each side's host time to issue a step
+   (record + submit, before the final wait).
 
      make bench-vulkan                      (pins lavapipe where it is installed)
      ./build/bench_vulkan [--quick]         (--quick: small sizes, a few seconds; the CI smoke run)
@@ -318,6 +321,7 @@ struct fig_t {
     VkQueue vq[2];
     uint64_t acc_v, raw_v;           /* the chains' last values */
     uint64_t acc_total, raw_total;   /* add_one dispatches each side ran, for the check */
+    double issue_ns[2];              /* chains: host time spent issuing the steps (before the wait), per side */
     bench_pair res;
 };
 static void fig_run(fig_t* f) { bench_pair_run(cfg.rounds, f->per_round, f->sample, f, &f->a->workers, &f->res); }
@@ -508,6 +512,7 @@ static double chain_sample(fig_t* f, int side, int nq) {
             accel_queue_signal(q, f->s[i % nq], ++f->acc_v);
             check(accel_queue_submit(q), "submit");
         }
+        f->issue_ns[0] += ns_since(t0);
         check(accel_signal_wait(f->s[(f->steps - 1) % nq], f->acc_v, ACCEL_WAIT_FOREVER), "wait");
         f->acc_total += (uint64_t)f->steps;
     } else {
@@ -515,6 +520,7 @@ static double chain_sample(fig_t* f, int side, int nq) {
             raw_submit_cb(f->r, f->vq[i % nq], f->cbs[i], f->sem[(i + 1) % nq], f->raw_v, f->sem[i % nq], f->raw_v + 1);
             f->raw_v++;
         }
+        f->issue_ns[1] += ns_since(t0);
         raw_wait_sem(f->r, f->sem[(f->steps - 1) % nq], f->raw_v);
         f->raw_total += (uint64_t)f->steps;
     }
@@ -545,6 +551,11 @@ static void fig_chain(acc_t* a, raw_t* r, int nq) {
     bench_row_extra(row, "steps", f.steps);
     bench_row_extra(row, "accel_worker_wakeups_per_step", f.res.watched_wakeups / f.steps);
     bench_row_extra(row, "workers_watched", a->workers.count);
+    {   /* host time to issue a step (record + submit), over every sample, warm-ups included */
+        double samples = (double)(f.acc_total / (uint64_t)f.steps);
+        bench_row_extra(row, "accel_issue_ns_per_step", f.issue_ns[0] / (samples * f.steps));
+        bench_row_extra(row, "raw_issue_ns_per_step", f.issue_ns[1] / (samples * f.steps));
+    }
     if (a->workers.count == 0) printf("bench_vulkan: accel_queue_create started no thread that this bench could see: wake-ups not counted\n");
     bench_row_extra(row, "accel_process_wakeups_per_step", f.res.accel_process_wakeups / f.steps);
     bench_row_extra(row, "raw_process_wakeups_per_step", f.res.baseline_process_wakeups / f.steps);
