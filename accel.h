@@ -164,6 +164,16 @@
    process's affinity mask (`taskset`, `sched_setaffinity`, a Win32 process affinity mask), read when
    the device is created; without a mask, one per online core.
 
+   ==== Recorded command lists ==================================================================
+   Work that repeats (a frame, a decoder step) can be recorded once and replayed with a few numbers
+   changed: `accel_queue_record_begin(q)`, then exec/copy/fill/update/barrier as usual, then
+   `accel_queue_record_end(q, &list)` validates them once and builds the device's native form.
+   `accel_queue_replay(q, list, patches, n)` appends one run of the list to a batch like any command,
+   between the batch's waits and signals; each accel_patch replaces one buffer or one 32-bit constant
+   of one command for that replay only. A list is immutable: replay it on several queues and threads
+   at once. It keeps its programs and buffers alive; destroying it while replays are pending is legal.
+   On the CPU a replay runs a pre-resolved op array: no validation but the patches', no allocation.
+
    ==== Signals =================================================================================
    A signal is a monotonic 64-bit counter (0..ACCEL_SIGNAL_MAX). `set` and a queue's `signal` store
    max(current, value). A wait returns ACCEL_OK once value >= v, ACCEL_TIMEOUT when the timeout (ns;
@@ -177,13 +187,33 @@
    -std=c11 on glibc the C11 wall clock is used instead.
    Release/acquire: everything a queue wrote before `signal(s, v)` is visible to whoever observes
    s >= v. A queue may wait on a signal of another device or backend.
+   Waits on the device (GPU backends). The core walks every GPU batch the same way: it splits it into
+   segments (waits, then commands up to the next wait) and looks at each wait. One already reached
+   costs nothing; one already failed follows the rule above. A wait the device can watch by itself is
+   handed to the device with the segment, which is submitted at once: a value that a signal operation
+   submitted earlier on the same device promised (GPU to GPU: pipelines, frame loops), or a signal
+   the host raises where the device can see it (CUDA: a pinned, device-mapped word and
+   cuStreamWaitValue64; Vulkan: the signal's timeline semaphore, which accel_signal_set raises too, on
+   a queue with its own VkQueue). Anything else (a value nobody promised on a signal the device cannot
+   watch; another device's or backend's signal) is gated: the queue's worker thread waits on the host,
+   then submits the rest, and the queue's later batches stay behind it. A GPU-to-GPU chain never goes
+   through a host thread.
+   Failure after hand-off (DESIGN 6.1): once a wait was handed to the device, failing its signal can no
+   longer stop the work behind it. That work may still run, and every signal it (the rest of its batch)
+   signals reads failed with the same reason, before any waiter it releases can see otherwise; host
+   waits, wait_many and later queue waits see the failure as usual. Failing a signal releases every
+   device-side waiter: a waiter on a host-raised value at once (the failure raises what the device
+   watches: Vulkan to ACCEL_SIGNAL_MAX, or as far as maxTimelineSemaphoreValueDifference allows; CUDA
+   to ACCEL_SIGNAL_MAX), a waiter on a value GPU work promised when that work runs (it always runs: work
+   behind a device wait is never dropped). A gated wait keeps the v1 rule: nothing behind it runs. The
+   CPU backend's executor is its device and keeps the v1 rule for every wait.
    Hang diagnostics (device desc `debug = true`): a host wait (accel_signal_wait*, accel_queue_finish)
    that times out, or ends in ACCEL_ERROR_DEADLOCK, logs a warning naming every queue of the device that
    is blocked and the (signal, value) it waits for; a host wait for a value that no queue (of a debug
    device) has been submitted to signal, and the signal has not reached, logs a warning when it starts.
    Neither changes what the wait returns. Without debug none of this costs anything but a branch.
-   Every backend reports (CPU, CUDA, Vulkan: a GPU queue names the wait its executor or worker holds
-   on the host, which is where accel's GPU queues wait for signals not yet reached at submit).
+   Every backend reports (CPU: the executor's wait; CUDA, Vulkan: the gated wait the queue's worker
+   holds on the host, or else the first wait handed to the device that is not reached).
 
    ==== Memory and ownership ====================================================================
    Every create call hands the caller one reference; destroy drops it. Objects that recorded or submitted
@@ -556,6 +586,40 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q);
    OK / TIMEOUT / DEADLOCK (no-threads: a parked batch that nothing can unblock) / DEVICE_LOST. */
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 
+/* ==== recorded command lists ==== */
+typedef struct accel_commands accel_commands;   /* an immutable, replayable list of commands */
+/* From here, exec/copy/fill/update/barrier on q go into a new command list instead of the batch.
+   wait, signal and replay while recording are recording errors (returned by record_end); submit (and
+   finish) while recording returns INVALID_ARGUMENT at once and fails the recording. Returns
+   INVALID_ARGUMENT for NULL, when q is already recording, or when the current batch is not empty
+   (a command or a recording error since the last submit); DEVICE_LOST. The recording thread. */
+ACCEL_API accel_result accel_queue_record_begin(accel_queue* q);
+/* Ends recording: returns the first recording error of the list (nothing is built: all or nothing,
+   as submit), else builds the device's native replay form (CPU: a pre-validated op array) and hands
+   the caller one reference in *out. *out is NULL on error. Errors: INVALID_ARGUMENT (NULL, q not
+   recording, a recording error), OUT_OF_MEMORY, BACKEND, DEVICE_LOST. The queue's batch is empty
+   and ready for ordinary recording afterwards, whatever the result. */
+ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** out);
+/* Drops the caller's reference; the list (and the programs and buffers it keeps alive) is freed
+   after its pending replays. NULL is a no-op. Any thread. */
+ACCEL_API void accel_commands_destroy(accel_commands* c);
+
+typedef struct accel_patch {
+    uint32_t command;       /* index of the command in the list, in recording order, from 0 */
+    uint32_t index;         /* exec: buffer binding / constant index; copy: buffer 0 = dst, 1 = src;
+                               fill: buffer 0 = dst, constant 0 = the pattern */
+    accel_buffer* buffer;   /* non-NULL: replace that buffer for this replay */
+    uint32_t value;         /* buffer NULL: replace that 32-bit constant for this replay */
+} accel_patch;
+/* A recording call like exec: appends one replay of c to the current batch, with the patches applied
+   to this replay only (the patch array is copied now; a later patch of the same slot wins). Waits
+   and signals go around it. Recording errors: c NULL, c of another device, a list with execs on a
+   COPY queue, and a bad patch: a command index out of range, an index the command does not have
+   (update and barrier take no patches, copy no constants), a buffer of another device, or a copy /
+   fill buffer that does not hold the recorded offset + size (or a copy that would then overlap
+   itself). A list may be replayed by several queues and threads at once, any number of times. */
+ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t patch_count);
+
 #ifdef __cplusplus
 }
 #endif
@@ -566,6 +630,19 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 /* ============================================================================================== */
 #if defined(ACCEL_IMPLEMENTATION) && !defined(ACCEL_IMPLEMENTATION_INCLUDED)
 #define ACCEL_IMPLEMENTATION_INCLUDED
+/* Map (grep for "==== name ===="):
+     config; platform: time and spinning, threads, cpu placement
+     core: events               - a growing 64-bit word to wait on: signals, executors, the pool
+     core: backend interface    - objects' shared state, batches, struct accel_backend (the slots)
+     core: backend kit          - what accel_cuda.h / accel_vulkan.h may call from here
+     core: allocation and logging, objects, trace, results and backends
+     core: devices, buffers, programs, signals        - the public API: validation, then the backend
+     core: raising signals      - every raise: host word, failure flow, device side
+     core: hang diagnostics, recording                - batches, all-or-nothing recording errors
+     core: failure after hand-off                     - DESIGN 6.1's relaxed rule
+     core: batch walk (GPU backends)                  - segments, wait classes, the queue's worker
+     cpu: device and worker pool, buffers and programs, signals (host signals), queue executor,
+     cpu: no-threads, hang diagnostics, backend table */
 
 /* ==== config ==== */
 #if defined(__cplusplus) ? (__cplusplus < 201103L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201103L)) \
@@ -1055,7 +1132,9 @@ static void accel_i_event_wait_own(accel_i_event* ev, uint64_t target, accel_i_o
 /* A backend is a table of functions. The core validates every argument once (so backends trust
    them), keeps the objects' shared state (below), and records commands into batches; a backend turns
    a submitted batch into work. Backend objects embed these base structs as their first member. */
-typedef enum accel_i_kind { ACCEL_I_BUFFER, ACCEL_I_PROGRAM, ACCEL_I_SIGNAL, ACCEL_I_QUEUE } accel_i_kind;
+typedef enum accel_i_kind {
+    ACCEL_I_BUFFER, ACCEL_I_PROGRAM, ACCEL_I_SIGNAL, ACCEL_I_QUEUE, ACCEL_I_COMMANDS
+} accel_i_kind;
 
 typedef struct accel_i_object accel_i_object;
 struct accel_i_object {
@@ -1070,7 +1149,8 @@ struct accel_i_object {
 
 typedef enum accel_i_cmd_kind {
     ACCEL_I_CMD_WAIT, ACCEL_I_CMD_SIGNAL, ACCEL_I_CMD_EXEC, ACCEL_I_CMD_COPY,
-    ACCEL_I_CMD_FILL, ACCEL_I_CMD_UPDATE, ACCEL_I_CMD_BARRIER, ACCEL_I_CMD_TIMESTAMP
+    ACCEL_I_CMD_FILL, ACCEL_I_CMD_UPDATE, ACCEL_I_CMD_BARRIER, ACCEL_I_CMD_TIMESTAMP,
+    ACCEL_I_CMD_REPLAY             /* only for backends with commands_build; else the core expands it */
 } accel_i_cmd_kind;
 
 #define ACCEL_I_CMD_ON_DEVICE 1u     /* accel_i_cmd.flags: a wait the core handed to the device (core: batch walk) */
@@ -1085,6 +1165,8 @@ typedef struct accel_i_cmd {
         struct { accel_buffer* dst; size_t offset, size; uint32_t pattern; } fill;
         struct { accel_buffer* dst; size_t offset, size, data; } update;   /* data: arena offset */
         struct { accel_buffer* dst; size_t offset; } stamp;                  /* timestamp */
+        struct { accel_commands* list; size_t patches; uint32_t patch_count; } replay;  /* patches: arena
+                                                          offset of accel_patch[patch_count], sorted by command */
     } u;
 } accel_i_cmd;
 
@@ -1145,6 +1227,11 @@ struct accel_backend {
     /* the queue's worker, idle: reap completed work; returns 0 when nothing is in flight, else how long
        to sleep before polling again (ns). May be NULL (completion found lazily) */
     uint64_t (*queue_poll)(accel_queue* q);
+    /* recorded lists: builds c->native, the backend's replay form of c->list (validated commands);
+       commands_free releases it. NULL (both): the core's generic form, which records each replay's
+       commands into the batch anew, so the backend never sees ACCEL_I_CMD_REPLAY. */
+    accel_result (*commands_build)(accel_queue* q, accel_commands* c);   /* q: the queue that recorded c */
+    void (*commands_free)(accel_commands* c);
 };
 
 /* Tracing (see "core: trace"): where a signal last reached a value, so that a wait can draw its flow
@@ -1193,11 +1280,18 @@ struct accel_signal {
     uint32_t mark_next;
     uint32_t trace_id;             /* tracing: "#n" names an unlabelled signal in the trace */
 };
+struct accel_commands {            /* refs: the caller's handle + one per recorded replay */
+    accel_i_object obj;
+    accel_i_batch* list;           /* the commands, holding references to their objects; never changes */
+    bool has_exec;                 /* cannot replay on a COPY queue */
+    void* native;                  /* the backend's replay form (commands_build); NULL in the generic form */
+};
 struct accel_queue {
     accel_i_object obj;
     accel_queue_type type;
     accel_i_batch* rec;            /* batch being recorded (NULL until the first command) */
     accel_result rec_error;        /* first recording error since the last submit */
+    bool recording;                /* record_begin .. record_end: rec is the command list */
     accel_i_a32 free_lock;
     accel_i_batch* free_batches;   /* recycled batches, capacity kept */
     uint32_t free_count;
@@ -1403,6 +1497,7 @@ static void accel_i_object_unlist(accel_i_object* o) {
     if (o->next) o->next->prev = o->prev;
     accel_i_spin_unlock(&dev->objects_lock);
 }
+static void accel_i_commands_free(accel_commands* c);
 static void accel_i_object_undo(accel_i_object* o) {
     accel_device* dev = o->device;
     accel_i_object_unlist(o);
@@ -1427,6 +1522,7 @@ static void accel_i_object_free(accel_i_object* o) {
     case ACCEL_I_PROGRAM: b->program_free((accel_program*)o); break;
     case ACCEL_I_SIGNAL:  b->signal_free((accel_signal*)o); break;
     case ACCEL_I_QUEUE:   b->queue_destroy((accel_queue*)o); break;
+    case ACCEL_I_COMMANDS: accel_i_commands_free((accel_commands*)o); break;
     }
     accel_i_device_release(dev);
 }
@@ -1790,6 +1886,7 @@ static uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t
     case ACCEL_I_CMD_UPDATE: what = "update"; key = "bytes"; value = c->u.update.size; break;
     case ACCEL_I_CMD_BARRIER: what = "barrier"; break;
     case ACCEL_I_CMD_TIMESTAMP: what = "timestamp"; key = "offset"; value = c->u.stamp.offset; break;
+    case ACCEL_I_CMD_REPLAY: what = "replay"; key = "commands"; value = c->u.replay.list->list->count; break;
     }
     if (what || c->kind == ACCEL_I_CMD_EXEC) {
         accel_i_spin_lock(&b->lock);
@@ -2523,6 +2620,13 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
         case ACCEL_I_CMD_TIMESTAMP: accel_i_release(c->u.stamp.dst); break;
         case ACCEL_I_CMD_BARRIER: break;
+        case ACCEL_I_CMD_REPLAY: {
+            uint32_t n = c->u.replay.patch_count;
+            const accel_patch* p = n ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+            for (uint32_t j = 0; j < n; j++) if (p[j].buffer) accel_i_release(p[j].buffer);
+            accel_i_release(c->u.replay.list);
+            break;
+        }
         }
     }
     b->count = 0;
@@ -2594,6 +2698,18 @@ static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, .
     if (q->rec_error == ACCEL_OK) q->rec_error = r;
 }
 
+/* While q records a command list only exec, copy, fill, update and barrier may be recorded: any other
+   command (wait, signal, replay, and kinds added later) is a recording error of the list. */
+static bool accel_i_rec_listable(accel_i_cmd_kind kind) {
+    return kind == ACCEL_I_CMD_EXEC || kind == ACCEL_I_CMD_COPY || kind == ACCEL_I_CMD_FILL || kind == ACCEL_I_CMD_UPDATE ||
+           kind == ACCEL_I_CMD_BARRIER;
+}
+static bool accel_i_rec_not_recording(accel_queue* q, const char* fn) {
+    if (!q->recording) return true;
+    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: not allowed while recording a command list", fn);
+    return false;
+}
+
 /* Grows an array through the device allocator (which has no realloc). */
 static bool accel_i_grow(accel_device* dev, void** p, size_t* cap_bytes, size_t need_bytes) {
     size_t cap = *cap_bytes ? *cap_bytes : 256;
@@ -2613,6 +2729,7 @@ static accel_i_cmd* accel_i_rec_push(accel_queue* q, accel_i_cmd_kind kind, size
     accel_device* dev = q->obj.device;
     accel_i_batch* b = q->rec;
     accel_i_cmd* c;
+    if (q->recording && !accel_i_rec_listable(kind) && !accel_i_rec_not_recording(q, fn)) return NULL;
     if (!b && (b = q->rec = accel_i_batch_take(q)) == NULL) goto oom;
     if (((size_t)b->count + 1) * sizeof *b->cmds > b->cmds_bytes) {
         if (b->count >= UINT32_MAX / 2 || !accel_i_grow(dev, (void**)&b->cmds, &b->cmds_bytes, ((size_t)b->count + 1) * sizeof *b->cmds)) goto oom;
@@ -2829,6 +2946,11 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     accel_i_batch* b;
     accel_result r;
     if (!q) return accel_i_invalid(NULL, "accel_queue_submit", "queue is NULL");
+    if (q->recording) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "accel_queue_submit: the queue is recording a command list (call accel_queue_record_end)");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
     b = q->rec;
     r = q->rec_error;
     q->rec = NULL;
@@ -2876,6 +2998,7 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     q->type = type;
     q->rec = NULL;
     q->rec_error = ACCEL_OK;
+    q->recording = false;
     atomic_init(&q->free_lock, 0u);
     q->free_batches = NULL;
     q->free_count = 0;
@@ -2938,6 +3061,219 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
         if (local) p.local_size[d] = local[d];
     }
     return p;
+}
+
+/* ==== core: recorded command lists ==== */
+/* record_begin turns the queue's batch into the list being recorded (the recording calls append to
+   q->rec as usual; wait/signal/replay refuse). record_end takes that batch as the list, with the
+   references its commands hold, and asks the backend for its native form. A replay is one batch
+   command holding the list and a sorted copy of its patches, validated here once; the generic form
+   (backends without commands_build) records the list's commands into the batch instead. */
+ACCEL_API accel_result accel_queue_record_begin(accel_queue* q) {
+    if (!q) return accel_i_invalid(NULL, "accel_queue_record_begin", "queue is NULL");
+    if (q->recording)
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_begin: the %s is already recording",
+                            accel_i_label(&q->obj));
+    if ((q->rec && q->rec->count) || q->rec_error != ACCEL_OK)
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_queue_record_begin: the %s has an unsubmitted batch (submit it first)",
+                            accel_i_label(&q->obj));
+    if (accel_i_lost(q->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    q->recording = true;
+    return ACCEL_OK;
+}
+
+static void accel_i_commands_free(accel_commands* c) {
+    accel_device* dev = c->obj.device;
+    if (c->native && dev->backend->commands_free) dev->backend->commands_free(c);
+    accel_i_batch_release(c->list);
+    accel_i_batch_free(dev, c->list);
+    accel_i_dev_free(dev, c, sizeof *c);
+}
+
+/* Makes the list from the recorded batch b (taken, also on failure). */
+static accel_result accel_i_commands_make(accel_queue* q, accel_i_batch* b, accel_commands** out) {
+    accel_device* dev = q->obj.device;
+    accel_commands* c = (accel_commands*)accel_i_dev_alloc(dev, sizeof *c);
+    accel_result r = ACCEL_OK;
+    if (!c) {
+        accel_i_batch_recycle(q, b);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory");
+    }
+    memset((void*)c, 0, sizeof *c);
+    c->obj.device = dev;
+    c->list = b;
+    for (uint32_t i = 0; i < b->count; i++) c->has_exec |= b->cmds[i].kind == ACCEL_I_CMD_EXEC;
+    if (dev->backend->commands_build) r = dev->backend->commands_build(q, c);
+    if (r != ACCEL_OK) {
+        accel_i_batch_recycle(q, b);
+        accel_i_dev_free(dev, c, sizeof *c);
+        return r;
+    }
+    accel_i_object_init(&c->obj, dev, ACCEL_I_COMMANDS, "command list");
+    *out = c;
+    return ACCEL_OK;
+}
+
+ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** out) {
+    accel_i_batch* b;
+    accel_result r;
+    if (out) *out = NULL;
+    if (!q) return accel_i_invalid(NULL, "accel_queue_record_end", "queue is NULL");
+    if (!q->recording)
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: the %s is not recording",
+                            accel_i_label(&q->obj));
+    b = q->rec;
+    r = q->rec_error;
+    q->rec = NULL;
+    q->rec_error = ACCEL_OK;
+    q->recording = false;
+    if (r == ACCEL_OK && !out)
+        r = accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: out is NULL");
+    if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
+    if (r == ACCEL_OK && !b && (b = accel_i_batch_take(q)) == NULL)
+        r = accel_i_fail(q->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory");
+    if (r != ACCEL_OK) {   /* all or nothing */
+        if (b) accel_i_batch_recycle(q, b);
+        return r;
+    }
+    return accel_i_commands_make(q, b, out);
+}
+ACCEL_API void accel_commands_destroy(accel_commands* c) { if (c) accel_i_handle_drop(c); }
+
+static bool accel_i_bad_patch(accel_queue* q, uint32_t k, const accel_patch* p, const char* why) {
+    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_replay: patch %u (command %u, index %u, %s): %s",
+                      k, p->command, p->index, p->buffer ? "buffer" : "constant", why);
+    return false;
+}
+/* The buffers a copy of the list would use with all these patches (the last of a slot wins). */
+static void accel_i_copy_patched(const accel_i_cmd* cmd, uint32_t command, const accel_patch* all, uint32_t n,
+                                 accel_buffer** dst, accel_buffer** src) {
+    *dst = cmd->u.copy.dst;
+    *src = cmd->u.copy.src;
+    for (uint32_t j = 0; j < n; j++) {
+        if (all[j].command != command || !all[j].buffer) continue;
+        if (all[j].index == 0) *dst = all[j].buffer; else *src = all[j].buffer;
+    }
+}
+static bool accel_i_copy_patch_ok(accel_queue* q, const accel_i_cmd* cmd, const accel_patch* all, uint32_t n, uint32_t k) {
+    const accel_patch* p = &all[k];
+    accel_buffer *dst, *src;
+    size_t d = cmd->u.copy.dst_offset, s = cmd->u.copy.src_offset, size = cmd->u.copy.size;
+    if (!p->buffer || p->index > 1) return accel_i_bad_patch(q, k, p, "a copy takes buffer 0 (dst) or 1 (src) only");
+    if (!accel_i_rec_buffer_ok(q, p->buffer, p->index == 0 ? d : s, size, "accel_queue_replay")) return false;
+    accel_i_copy_patched(cmd, p->command, all, n, &dst, &src);
+    if (dst == src && d < s + size && s < d + size) return accel_i_bad_patch(q, k, p, "the copy would overlap itself");
+    return true;
+}
+/* Is patch k a valid patch of list c for a replay on q? Logs and records the error when not. */
+static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const accel_patch* all, uint32_t n, uint32_t k) {
+    const accel_patch* p = &all[k];
+    const accel_i_cmd* cmd;
+    if (p->command >= c->list->count) return accel_i_bad_patch(q, k, p, "no such command in the list");
+    cmd = &c->list->cmds[p->command];
+    if (p->buffer && !accel_i_rec_buffer_ok(q, p->buffer, 0, p->buffer->size, "accel_queue_replay")) return false;
+    switch (cmd->kind) {
+    case ACCEL_I_CMD_EXEC:
+        if (p->index >= (p->buffer ? cmd->u.exec.buffer_count : cmd->u.exec.constant_count))
+            return accel_i_bad_patch(q, k, p, "the exec has no such binding");
+        return true;
+    case ACCEL_I_CMD_COPY: return accel_i_copy_patch_ok(q, cmd, all, n, k);
+    case ACCEL_I_CMD_FILL:
+        if (p->index != 0) return accel_i_bad_patch(q, k, p, "a fill takes buffer 0 (dst) or constant 0 (the pattern)");
+        return !p->buffer ||
+               accel_i_rec_buffer_ok(q, p->buffer, cmd->u.fill.offset, cmd->u.fill.size, "accel_queue_replay");
+    default: return accel_i_bad_patch(q, k, p, "this command (update, barrier) takes no patches");
+    }
+}
+static bool accel_i_replay_ok(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t n) {
+    const char* fn = "accel_queue_replay";
+    if (!accel_i_rec_not_recording(q, fn)) return false;
+    if (!c) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: command list is NULL", fn); return false; }
+    if (n && !patches) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: patches is NULL", fn); return false; }
+    if (c->obj.device != q->obj.device) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: the command list belongs to another device", fn);
+        return false;
+    }
+    if (c->has_exec && q->type != ACCEL_QUEUE_COMPUTE) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: a list with execs on a COPY queue", fn);
+        return false;
+    }
+    for (uint32_t k = 0; k < n; k++) if (!accel_i_patch_ok(q, c, patches, n, k)) return false;
+    return true;
+}
+
+/* Applies a validated patch to a command of batch b (the generic form): buffers swap references. */
+static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_patch* p) {
+    accel_buffer** slot = NULL;
+    if (c->kind == ACCEL_I_CMD_EXEC && p->buffer) slot = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers) + p->index;
+    else if (c->kind == ACCEL_I_CMD_EXEC) memcpy(b->arena + c->u.exec.constants + 4u * (size_t)p->index, &p->value, 4);
+    else if (c->kind == ACCEL_I_CMD_COPY) slot = p->index == 0 ? &c->u.copy.dst : &c->u.copy.src;
+    else if (c->kind == ACCEL_I_CMD_FILL && p->buffer) slot = &c->u.fill.dst;
+    else if (c->kind == ACCEL_I_CMD_FILL) c->u.fill.pattern = p->value;
+    if (!slot) return;
+    accel_i_retain(p->buffer);
+    accel_i_release(*slot);
+    *slot = p->buffer;
+}
+/* Records command i of the list anew (it was validated when the list was recorded). */
+static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel_i_cmd* c) {
+    switch (c->kind) {
+    case ACCEL_I_CMD_EXEC: {
+        accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(l->arena + c->u.exec.buffers);
+        const uint32_t* consts = (const uint32_t*)(const void*)(l->arena + c->u.exec.constants);
+        accel_queue_exec(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts, c->u.exec.constant_count, c->u.exec.params);
+        break;
+    }
+    case ACCEL_I_CMD_COPY:
+        accel_queue_copy(q, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src, c->u.copy.src_offset, c->u.copy.size);
+        break;
+    case ACCEL_I_CMD_FILL: accel_queue_fill(q, c->u.fill.dst, c->u.fill.offset, c->u.fill.size, c->u.fill.pattern); break;
+    case ACCEL_I_CMD_UPDATE:
+        accel_queue_update(q, c->u.update.dst, c->u.update.offset, l->arena + c->u.update.data, c->u.update.size);
+        break;
+    case ACCEL_I_CMD_BARRIER: accel_queue_barrier(q); break;
+    default: break;
+    }
+}
+/* The generic form: the list's commands recorded into the batch, then patched in place. */
+static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, const accel_patch* patches, uint32_t n) {
+    const accel_i_batch* l = c->list;
+    for (uint32_t i = 0; i < l->count; i++) {
+        uint32_t before = q->rec ? q->rec->count : 0;
+        accel_i_rerecord(q, l, &l->cmds[i]);
+        if (!q->rec || q->rec->count == before) return;   /* out of memory: recorded as the batch's error */
+        for (uint32_t k = 0; k < n; k++)
+            if (patches[k].command == i) accel_i_patch_apply(q->rec, &q->rec->cmds[q->rec->count - 1], &patches[k]);
+    }
+}
+/* Stable insertion sort by command (patches usually come sorted: linear then). */
+static void accel_i_patches_sort(accel_patch* p, uint32_t n) {
+    for (uint32_t i = 1; i < n; i++) {
+        accel_patch x = p[i];
+        uint32_t j = i;
+        for (; j > 0 && p[j - 1].command > x.command; j--) p[j] = p[j - 1];
+        p[j] = x;
+    }
+}
+ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t patch_count) {
+    size_t bytes = (size_t)patch_count * sizeof(accel_patch), off = 0;
+    accel_patch* copy;
+    accel_i_cmd* cmd;
+    if (!q) { accel_i_invalid(NULL, "accel_queue_replay", "queue is NULL"); return; }
+    if (!accel_i_replay_ok(q, c, patches, patch_count)) return;
+    if (!c->native) { accel_i_replay_generic(q, c, patches, patch_count); return; }
+    if ((cmd = accel_i_rec_push(q, ACCEL_I_CMD_REPLAY, bytes, &off, "accel_queue_replay")) == NULL) return;
+    if (bytes) {
+        copy = (accel_patch*)(void*)(q->rec->arena + off);
+        memcpy(copy, patches, bytes);
+        accel_i_patches_sort(copy, patch_count);
+        for (uint32_t k = 0; k < patch_count; k++) if (copy[k].buffer) accel_i_retain(copy[k].buffer);
+    }
+    accel_i_retain(c);
+    cmd->u.replay.list = c;
+    cmd->u.replay.patches = off;
+    cmd->u.replay.patch_count = patch_count;
 }
 
 /* ==== core: failure after hand-off ==== */
@@ -3833,27 +4169,36 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
     return accel_i_failed(cur) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
 
+/* The grid of exec command c over resolved buffer addresses, sizes and constants. */
+static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, void* const* ptrs, const size_t* sizes,
+                                 const uint32_t* constants) {
+    const accel_exec_params* p = &c->u.exec.params;
+    memset((void*)job, 0, sizeof *job);
+    job->fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
+    job->groups = 1;
+    for (int d = 0; d < 3; d++) {
+        job->tmpl.group_size[d] = p->local_size[d];
+        job->tmpl.global_size[d] = p->global_size[d];
+        job->tmpl.group_count[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
+        job->groups *= job->tmpl.group_count[d];
+    }
+    job->tmpl.buffers = ptrs;
+    job->tmpl.buffer_sizes = sizes;
+    job->tmpl.constants = constants;
+    job->tmpl.buffer_count = c->u.exec.buffer_count;
+    job->tmpl.constant_count = c->u.exec.constant_count;
+}
+/* Resolves the exec's buffers into ptrs/sizes (buffer_count entries each). */
+static void accel_i_cpu_resolve(const accel_i_batch* b, const accel_i_cmd* c, void** ptrs, size_t* sizes) {
+    accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
+    for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) { ptrs[i] = bufs[i]->mapped; sizes[i] = bufs[i]->size; }
+}
 static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c) {
     void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
     size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
-    accel_buffer* const* bufs = (accel_buffer* const*)(void*)(b->arena + c->u.exec.buffers);
-    const accel_exec_params* p = &c->u.exec.params;
     accel_i_cpu_job job;
-    memset((void*)&job, 0, sizeof job);
-    for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) { ptrs[i] = bufs[i]->mapped; sizes[i] = bufs[i]->size; }
-    job.fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
-    job.groups = 1;
-    for (int d = 0; d < 3; d++) {
-        job.tmpl.group_size[d] = p->local_size[d];
-        job.tmpl.global_size[d] = p->global_size[d];
-        job.tmpl.group_count[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
-        job.groups *= job.tmpl.group_count[d];
-    }
-    job.tmpl.buffers = ptrs;
-    job.tmpl.buffer_sizes = sizes;
-    job.tmpl.constants = (const uint32_t*)(const void*)(b->arena + c->u.exec.constants);
-    job.tmpl.buffer_count = c->u.exec.buffer_count;
-    job.tmpl.constant_count = c->u.exec.constant_count;
+    accel_i_cpu_resolve(b, c, ptrs, sizes);
+    accel_i_cpu_job_init(&job, c, ptrs, sizes, (const uint32_t*)(const void*)(b->arena + c->u.exec.constants));
     accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, &q->own);
 }
 
@@ -3865,6 +4210,137 @@ static void accel_i_cpu_fill(unsigned char* dst, size_t size, uint32_t pattern) 
         memcpy(dst, block, n);
         dst += n;
         size -= n;
+    }
+}
+
+/* ==== cpu: recorded command lists ==== */
+/* A list's native form is an op per command, resolved at record_end: an exec's grid with its buffer
+   addresses, sizes and constants in arrays of the form itself, a copy/fill/update's addresses. A
+   replay runs the ops; a patched op is copied to the stack and patched there (the form is shared by
+   concurrent replays and never written). No validation (done at record time) and no allocation. */
+typedef struct accel_i_cpu_op {
+    accel_i_cpu_job job;                 /* exec */
+    unsigned char* dst;                  /* copy, fill, update: resolved addresses */
+    const unsigned char* src;
+    size_t dst_offset, src_offset, size;
+    uint32_t pattern;
+    accel_i_cmd_kind kind;
+} accel_i_cpu_op;
+typedef struct accel_i_cpu_list { accel_i_cpu_op* ops; uint32_t count; size_t bytes; } accel_i_cpu_list;
+
+static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, const accel_i_cmd* c, void*** ptrs,
+                                 size_t** sizes, uint32_t** consts) {
+    op->kind = c->kind;
+    switch (c->kind) {
+    case ACCEL_I_CMD_EXEC:
+        accel_i_cpu_resolve(l, c, *ptrs, *sizes);
+        if (c->u.exec.constant_count)
+            memcpy(*consts, l->arena + c->u.exec.constants, 4u * (size_t)c->u.exec.constant_count);
+        accel_i_cpu_job_init(&op->job, c, *ptrs, *sizes, *consts);
+        *ptrs += c->u.exec.buffer_count; *sizes += c->u.exec.buffer_count; *consts += c->u.exec.constant_count;
+        break;
+    case ACCEL_I_CMD_COPY:
+        op->dst_offset = c->u.copy.dst_offset; op->src_offset = c->u.copy.src_offset; op->size = c->u.copy.size;
+        op->dst = (unsigned char*)c->u.copy.dst->mapped + op->dst_offset;
+        op->src = (const unsigned char*)c->u.copy.src->mapped + op->src_offset;
+        break;
+    case ACCEL_I_CMD_FILL:
+        op->dst_offset = c->u.fill.offset; op->size = c->u.fill.size; op->pattern = c->u.fill.pattern;
+        op->dst = (unsigned char*)c->u.fill.dst->mapped + op->dst_offset;
+        break;
+    case ACCEL_I_CMD_UPDATE:
+        op->size = c->u.update.size;
+        op->dst = (unsigned char*)c->u.update.dst->mapped + c->u.update.offset;
+        op->src = l->arena + c->u.update.data;
+        break;
+    default: break;
+    }
+}
+static accel_result accel_i_cpu_commands_build(accel_queue* q, accel_commands* c) {
+    const accel_i_batch* l = c->list;
+    (void)q;
+    uint64_t nb = 0, nc = 0, bytes;
+    accel_i_cpu_list* nat;
+    void** ptrs; size_t* sizes; uint32_t* consts;
+    for (uint32_t i = 0; i < l->count; i++) {
+        if (l->cmds[i].kind != ACCEL_I_CMD_EXEC) continue;
+        nb += l->cmds[i].u.exec.buffer_count;
+        nc += l->cmds[i].u.exec.constant_count;
+    }
+    bytes = sizeof *nat + (uint64_t)l->count * sizeof(accel_i_cpu_op) + nb * (sizeof(void*) + sizeof(size_t)) + nc * 4u;
+    nat = bytes <= SIZE_MAX ? (accel_i_cpu_list*)accel_i_dev_alloc(c->obj.device, (size_t)bytes) : NULL;
+    if (!nat)
+        return accel_i_fail(c->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory for the op array");
+    memset((void*)nat, 0, (size_t)bytes);
+    nat->ops = (accel_i_cpu_op*)(void*)(nat + 1);
+    nat->count = l->count;
+    nat->bytes = (size_t)bytes;
+    ptrs = (void**)(void*)(nat->ops + l->count);
+    sizes = (size_t*)(void*)(ptrs + nb);
+    consts = (uint32_t*)(void*)(sizes + nb);
+    for (uint32_t i = 0; i < l->count; i++) accel_i_cpu_op_build(&nat->ops[i], l, &l->cmds[i], &ptrs, &sizes, &consts);
+    c->native = nat;
+    return ACCEL_OK;
+}
+static void accel_i_cpu_commands_free(accel_commands* c) {
+    accel_i_dev_free(c->obj.device, c->native, ((accel_i_cpu_list*)c->native)->bytes);
+}
+
+/* An exec op with patches: its arrays and grid copied to the stack, patched, run. */
+static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_patch* p, uint32_t n) {
+    void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
+    size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
+    uint32_t consts[ACCEL_I_CPU_MAX_CONSTANTS];
+    accel_i_cpu_job job;
+    const accel_dispatch* t = &op->job.tmpl;
+    memcpy(ptrs, t->buffers, (size_t)t->buffer_count * sizeof *ptrs);
+    memcpy(sizes, t->buffer_sizes, (size_t)t->buffer_count * sizeof *sizes);
+    memcpy(consts, t->constants, (size_t)t->constant_count * 4u);
+    for (uint32_t k = 0; k < n; k++) {
+        if (p[k].buffer) { ptrs[p[k].index] = p[k].buffer->mapped; sizes[p[k].index] = p[k].buffer->size; }
+        else consts[p[k].index] = p[k].value;
+    }
+    memset((void*)&job, 0, sizeof job);
+    job.fn = op->job.fn;
+    job.groups = op->job.groups;
+    job.tmpl = *t;
+    job.tmpl.buffers = ptrs;
+    job.tmpl.buffer_sizes = sizes;
+    job.tmpl.constants = consts;
+    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, &q->own);
+}
+/* Runs one op with its n patches (validated at record time). */
+static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_patch* p, uint32_t n) {
+    unsigned char* dst = op->dst;
+    const unsigned char* src = op->src;
+    uint32_t pattern = op->pattern;
+    if (op->kind == ACCEL_I_CMD_EXEC) {
+        if (n == 0) accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &op->job, q->lane_hint, &q->own);
+        else accel_i_cpu_exec_patched(q, op, p, n);
+        return;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        if (!p[k].buffer) pattern = p[k].value;
+        else if (p[k].index == 0) dst = (unsigned char*)p[k].buffer->mapped + op->dst_offset;
+        else src = (const unsigned char*)p[k].buffer->mapped + op->src_offset;
+    }
+    switch (op->kind) {
+    case ACCEL_I_CMD_COPY: memmove(dst, src, op->size); break;
+    case ACCEL_I_CMD_FILL: accel_i_cpu_fill(dst, op->size, pattern); break;
+    case ACCEL_I_CMD_UPDATE: memcpy(dst, src, op->size); break;
+    case ACCEL_I_CMD_BARRIER: atomic_thread_fence(memory_order_seq_cst); break;
+    default: break;
+    }
+}
+/* The replay command: the list's ops in order, each with its run of the (sorted) patches. */
+static void accel_i_cpu_replay(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c) {
+    const accel_i_cpu_list* nat = (const accel_i_cpu_list*)c->u.replay.list->native;
+    uint32_t n = c->u.replay.patch_count, k = 0;
+    const accel_patch* p = n ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+    for (uint32_t i = 0; i < nat->count; i++) {
+        uint32_t first = k;
+        while (k < n && p[k].command == i) k++;
+        accel_i_cpu_op_run(q, &nat->ops[i], p ? p + first : NULL, k - first);
     }
 }
 
@@ -3917,6 +4393,9 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             memcpy((unsigned char*)c->u.stamp.dst->mapped + c->u.stamp.offset, &now, sizeof now);
             break;
         }
+        case ACCEL_I_CMD_REPLAY:
+            accel_i_cpu_replay(q, b, c);
+            break;
         }
         if (trace) t0 = accel_i_cpu_traced(q, c, t0);
     }
@@ -4124,7 +4603,9 @@ static const accel_backend accel_i_cpu_backend_table = {
     NULL,                               /* batch_submitted */
     NULL,                               /* queue_drain */
     NULL,                               /* signal_publish: the host word is what the executor watches */
-    NULL                                /* queue_poll */
+    NULL,                               /* queue_poll */
+    accel_i_cpu_commands_build,         /* commands_build */
+    accel_i_cpu_commands_free           /* commands_free */
 };
 ACCEL_API const accel_backend* accel_cpu_backend(void) { return &accel_i_cpu_backend_table; }
 

@@ -98,9 +98,8 @@
    warning), and accel_device_create_any goes on to the CPU: one binary runs with or without a GPU.
 
    ==== What it does NOT do =====================================================================
-   - No native GPU-side waits on signals yet (see "Queues" below): a queue that must wait for a signal
-     not reached at submit time waits on the host, in its executor thread, then hands the rest of the
-     batch to the GPU. cuStreamWaitValue64 is resolved (and used by bench/cuda.c) but not by queues.
+   - No GPU-side waits without stream memory operations (the event-ring mode, see "Signals and signal
+     points"): there a queue waits on the host for a signal not reached at submit time.
    - No registration of CPU-backend signal words with cuMemHostRegister: waits on foreign signals are
      host waits.
    - No CUDA graphs, no multi-GPU peer copies (a buffer is used by queues of its own device only), no
@@ -116,6 +115,8 @@
    | env ACCEL_NVRTC_LIBRARY     | path of the NVRTC library to open instead of the default search  |
    | env ACCEL_CUDA_NO_MEMOPS=1  | use the event ring for queue signal points even where the device |
    |                             | has 64-bit stream memory operations (to test the fallback)       |
+   | env ACCEL_CUDA_REPLAY=launches | recorded lists replay as pre-resolved launches, not as CUDA    |
+   |                             | graphs (read when a list is recorded; bench/cuda.c compares both) |
    | accel_cuda_set_library()    | the same overrides from code (take precedence over the env)      |
    | ACCEL_CUDA_MIN_DRIVER       | oldest driver accepted, as CUDA_VERSION (default 11070: CUDA 11.7) |
    | ACCEL_CUDA_POLL_MAX_NS      | longest pause between two polls of in-flight work (default 250 us) |
@@ -162,9 +163,9 @@
 
    ==== Queues ==================================================================================
    Each queue owns one non-blocking CUDA stream (COPY queues too, so they overlap with compute on the
-   copy engines) and one executor thread. A submitted batch that cannot block (all its waits reached
-   or failed at submit) on a queue with nothing pending is turned into stream work at once on the
-   submitting thread; any other goes to the executor, which turns batches into stream work in order:
+   copy engines) and one worker thread (accel.h's, "Waits on the device"). accel_queue_submit turns the
+   batch into stream work on the calling thread, segment by segment, as far as its waits allow (all of
+   it, unless a wait is gated or the queue's worker already holds earlier work):
      exec    -> cuLaunchKernel (grid = ceil(global / local))
      copy    -> cuMemcpyDtoDAsync, cuMemcpyHtoDAsync or cuMemcpyDtoHAsync by the buffers' memory (a
                 HOST buffer's pinned pointer), cuMemcpyAsync for host to host
@@ -175,34 +176,59 @@
      barrier -> nothing: a stream runs each command after the previous one completed, and the signal
                 points below fence the stream's writes for the host and other queues
      signal  -> a signal point (below)
-     wait    -> nothing when the signal is already reached at that point of the batch; when it is
-                failed the rest of the batch is dropped and every signal it would have signalled is
-                failed with the same value; otherwise the executor waits on the host (spinning, then
-                backing off) and only then enqueues the rest of the batch.
-   Why waits are host-gated: a GPU cannot be told to skip work that is already in its stream, but the
-   contract says a queue blocked on a failed signal runs nothing more of that batch. Gating the rest
-   of the batch behind a host check is the one mechanism that keeps that promise; waits already
-   satisfied at submit cost nothing.
+     wait    -> nothing when the signal is already reached; when it is failed the rest of the batch is
+                dropped and every signal it would have signalled fails with the same value. A wait on
+                a CUDA signal of the same device, where the device has stream memory operations, runs
+                on the GPU: cuStreamWaitValue64 (GEQ) on the progress word of the queue whose signal
+                point first promised the value (GPU to GPU, no host involved), or else on the signal's
+                mirror word, which every host raise of the signal reaches (accel_signal_set, a failure,
+                a point the host reaped). Any other wait (another device's or backend's signal, or no
+                stream memory operations) is gated: the queue's worker waits on the host, then enqueues
+                the rest.
+   A stream holds only so much work behind a GPU wait that the host must release: past 256 commands
+   behind one that is not released yet, the rest goes to the worker, so accel_queue_submit never blocks
+   in the driver. Failure after hand-off follows accel.h: the work behind a GPU wait runs even when
+   its signal fails meanwhile, and what it signals reads failed with the same reason.
+
+   ==== Recorded command lists ==================================================================
+   accel_queue_record_end makes a CUDA graph of the list: kernel, memset and memcpy nodes (unified
+   pointers, so a patched buffer may be of either memory kind), chained in recording order, and one
+   instance of it. A replay sets the parameters of the nodes it patches, and of the nodes the
+   instance's previous launch patched (to restore them), with cuGraphExec*NodeSetParams, then calls
+   cuGraphLaunch on the queue's stream. The launches of one instance are serialised by the driver, so
+   a queue takes an instance of its own (up to 4 per list, made when first needed). Updates read their
+   data from pinned memory the list owns. Without the graph entry points (they are optional), or with
+   ACCEL_CUDA_REPLAY=launches, a replay issues the list's pre-resolved launches and copies instead.
+   Why graphs by default: one cuGraphLaunch of 1,000 kernels measured 1.15 us per kernel on an H100
+   against 4.3 us for a launch loop (issue 13); the GPU figures of bench/cuda.c 6-8 decide for short lists.
 
    ==== Signals and signal points ===============================================================
-   A CUDA signal is a host-side 64-bit timeline word with the CPU backend's wake-up machinery (spin,
-   then sleep on a condition variable): host set and fail are atomic max / final failure, exactly as
-   on the CPU. The GPU never writes a signal word directly, because a stream memory write stores a
-   value instead of a max: a late GPU write could lower a signal that the host raised, or overwrite a
-   failure. Instead, each queue has a 64-bit progress word in pinned, device-mapped host memory. A
-   signal point writes the queue's next sequence number into it with cuStreamWriteValue64 (which fences
-   all earlier work of the stream), and the host turns reached points into signal raises in order. When
-   the device lacks 64-bit stream memory operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
-   = 0) a signal point records an event instead, from a ring of events keyed by sequence number. A
-   signal point with no GPU work since the previous one shares its sequence number (no GPU round trip).
-   Reached points are reaped by the queue's executor and by every thread that waits on a CUDA signal
-   or finishes a queue, so a waiter sees its value as soon as it polls. While work is in flight they
-   poll every 1/32 of the time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS): noticing
-   a completion late adds at most ~3% to a wait. A batch's object references (buffers, programs, signals, the
-   staging memory) are released when its last point is reached, so destroying objects still used by
+   A CUDA signal is accel.h's host signal (a 64-bit timeline word with the wake-up machinery: spin, then
+   sleep on a condition variable): host set and fail are atomic max / final failure, exactly as on the
+   CPU. The GPU never writes a signal word, because a stream memory write stores a value instead of a
+   max: a late GPU write could lower a signal that the host raised, or overwrite a failure. Instead:
+   - each queue has a progress word in pinned, device-mapped host memory. A signal point writes the
+     queue's next sequence number into it with cuStreamWriteValue64 (which fences all earlier work of
+     the stream), and the host turns reached points into signal raises in order. When the device lacks
+     64-bit stream memory operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS = 0) a signal
+     point records an event instead, from a ring of events keyed by sequence number. A signal point with
+     no GPU work since the previous one shares its sequence number (no GPU round trip);
+   - each signal keeps its last 16 points (progress word, sequence number, value): a GPU wait for v
+     watches the first of them with a value >= v (waiting for a later one could wait on work that itself
+     waits for the waiting queue); when that one left the ring, it watches the mirror;
+   - each signal has a mirror word (pinned, device-mapped) that every host raise raises to the maximum;
+     a failure writes ACCEL_SIGNAL_MAX (cuStreamWaitValue64's GEQ compares (int64_t)(*addr - value) >= 0,
+     so a word with bit 63 set would read as below every value).
+   Progress and mirror words come from blocks of 512, kept until the device is destroyed (a stream may
+   still read a word after its queue or signal is gone; a reused progress word counts on from its value).
+   Reached points are reaped by the queue's worker and by every thread that waits on a CUDA signal or
+   finishes a queue, so a waiter sees its value as soon as it polls. While work is in flight they poll
+   every 1/32 of the time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS): noticing a
+   completion late adds at most ~3% to a wait. A batch's object references (buffers, programs, signals,
+   the staging memory) are released when its last point is reached, so destroying objects still used by
    submitted work is legal.
-   Foreign signals: a CUDA queue may wait on a signal of any backend (host wait in the executor); any
-   backend may wait on a CUDA signal.
+   Foreign signals: a CUDA queue may wait on a signal of any backend (gated); any backend may wait on a
+   CUDA signal.
 
    ==== Device loss =============================================================================
    A sticky context error (illegal address, launch failure, misaligned address, ECC, ...) from any
@@ -306,6 +332,32 @@ typedef struct accel_cu_module_s*  accel_cu_module;
 typedef struct accel_cu_function_s* accel_cu_function;
 typedef struct accel_cu_stream_s*  accel_cu_stream;
 typedef struct accel_cu_event_s*   accel_cu_event;
+typedef struct accel_cu_graph_s*   accel_cu_graph;         /* CUDA graphs (recorded lists) */
+typedef struct accel_cu_graph_exec_s* accel_cu_graph_exec;
+typedef struct accel_cu_graph_node_s* accel_cu_graph_node;
+typedef struct accel_cu_kernel_node_params {   /* CUDA_KERNEL_NODE_PARAMS (v1) */
+    accel_cu_function func;
+    unsigned int grid[3], block[3], shared_bytes;
+    void** params;
+    void** extra;
+} accel_cu_kernel_node_params;
+typedef struct accel_cu_memset_node_params {   /* CUDA_MEMSET_NODE_PARAMS */
+    accel_cu_deviceptr dst;
+    size_t pitch;
+    unsigned int value, element_size;
+    size_t width, height;
+} accel_cu_memset_node_params;
+typedef struct accel_cu_memcpy3d {             /* CUDA_MEMCPY3D; accel uses unified pointers only */
+    size_t src_x, src_y, src_z, src_lod;
+    int src_type;
+    const void* src_host; accel_cu_deviceptr src_device; void* src_array; void* reserved0;
+    size_t src_pitch, src_height;
+    size_t dst_x, dst_y, dst_z, dst_lod;
+    int dst_type;
+    void* dst_host; accel_cu_deviceptr dst_device; void* dst_array; void* reserved1;
+    size_t dst_pitch, dst_height;
+    size_t width, height, depth;
+} accel_cu_memcpy3d;
 
 enum {
     ACCEL_CU_SUCCESS = 0, ACCEL_CU_ERROR_OUT_OF_MEMORY = 2, ACCEL_CU_ERROR_DEINITIALIZED = 4,
@@ -325,7 +377,8 @@ enum {
     ACCEL_CU_STREAM_NON_BLOCKING = 1, ACCEL_CU_EVENT_DISABLE_TIMING = 2,
     ACCEL_CU_MEMHOSTALLOC_PORTABLE = 1, ACCEL_CU_MEMHOSTALLOC_DEVICEMAP = 2,
     ACCEL_CU_STREAM_WAIT_VALUE_GEQ = 0, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT = 0,
-    ACCEL_CU_JIT_ERROR_LOG_BUFFER = 5, ACCEL_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+    ACCEL_CU_JIT_ERROR_LOG_BUFFER = 5, ACCEL_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+    ACCEL_CU_MEMORYTYPE_UNIFIED = 4
 };
 
 /* The driver entry points: X(member, ABI version to resolve at, parameters). All return a result code.
@@ -368,14 +421,35 @@ enum {
     X(EventRecord, 2000, (accel_cu_event event, accel_cu_stream stream)) \
     X(EventQuery, 2000, (accel_cu_event event)) \
     X(StreamWriteValue64, 11070, (accel_cu_stream stream, accel_cu_deviceptr addr, uint64_t value, unsigned int flags)) \
-    X(StreamWaitValue64, 11070, (accel_cu_stream stream, accel_cu_deviceptr addr, uint64_t value, unsigned int flags))
+    X(StreamWaitValue64, 11070, (accel_cu_stream stream, accel_cu_deviceptr addr, uint64_t value, unsigned int flags)) \
+    X(GraphCreate, 10000, (accel_cu_graph* graph, unsigned int flags)) \
+    X(GraphDestroy, 10000, (accel_cu_graph graph)) \
+    X(GraphAddKernelNode, 10000, (accel_cu_graph_node* node, accel_cu_graph graph, const accel_cu_graph_node* deps, size_t n, \
+                                  const accel_cu_kernel_node_params* params)) \
+    X(GraphAddMemsetNode, 10000, (accel_cu_graph_node* node, accel_cu_graph graph, const accel_cu_graph_node* deps, size_t n, \
+                                  const accel_cu_memset_node_params* params, accel_cu_context ctx)) \
+    X(GraphAddMemcpyNode, 10000, (accel_cu_graph_node* node, accel_cu_graph graph, const accel_cu_graph_node* deps, size_t n, \
+                                  const accel_cu_memcpy3d* params, accel_cu_context ctx)) \
+    X(GraphInstantiateWithFlags, 11040, (accel_cu_graph_exec* exec, accel_cu_graph graph, unsigned long long flags)) \
+    X(GraphExecDestroy, 10000, (accel_cu_graph_exec exec)) \
+    X(GraphExecKernelNodeSetParams, 10010, (accel_cu_graph_exec exec, accel_cu_graph_node node, const accel_cu_kernel_node_params* params)) \
+    X(GraphExecMemsetNodeSetParams, 10020, (accel_cu_graph_exec exec, accel_cu_graph_node node, const accel_cu_memset_node_params* params, \
+                                            accel_cu_context ctx)) \
+    X(GraphExecMemcpyNodeSetParams, 10020, (accel_cu_graph_exec exec, accel_cu_graph_node node, const accel_cu_memcpy3d* params, \
+                                            accel_cu_context ctx)) \
+    X(GraphLaunch, 10000, (accel_cu_graph_exec exec, accel_cu_stream stream))
 
 typedef struct accel_i_cu_lib {
 #define ACCEL_I_CU_MEMBER(name, version, params) accel_cu_result (ACCEL_I_CUDAAPI *name) params;
     ACCEL_I_CU_FUNCS(ACCEL_I_CU_MEMBER)
 #undef ACCEL_I_CU_MEMBER
 } accel_i_cu_lib;
-static const char* const accel_i_cu_optional[] = { "GetErrorName", "StreamWriteValue64", "StreamWaitValue64" };
+static const char* const accel_i_cu_optional[] = {
+    "GetErrorName", "StreamWriteValue64", "StreamWaitValue64",
+    /* CUDA graphs: without them recorded lists replay as pre-resolved launches */
+    "GraphCreate", "GraphDestroy", "GraphAddKernelNode", "GraphAddMemsetNode", "GraphAddMemcpyNode", "GraphInstantiateWithFlags",
+    "GraphExecDestroy", "GraphExecKernelNodeSetParams", "GraphExecMemsetNodeSetParams", "GraphExecMemcpyNodeSetParams", "GraphLaunch"
+};
 
 /* NVRTC, looked up by name (it has no versioned lookup). */
 typedef struct accel_i_nvrtc_program_s* accel_i_nvrtc_program;
@@ -1363,7 +1437,7 @@ static bool accel_i_cu_reap_device(accel_i_cu_device* dev) {
     return pending;
 }
 
-/* Grows the ring (executor, ring_lock held). Keeps every slot's event for reuse. */
+/* Grows the ring (the enqueuer, ring_lock held). Keeps every slot's event for reuse. */
 static bool accel_i_cu_ring_grow(accel_i_cu_queue* q) {
     accel_device* d = q->base.obj.device;
     uint32_t cap = q->ring_cap ? q->ring_cap * 2 : 16;
@@ -1410,7 +1484,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
     accel_i_spin_lock(&q->ring_lock);
     if (q->ring_count < q->ring_cap || accel_i_cu_ring_grow(q)) slot = &q->ring[(q->ring_head + q->ring_count) % q->ring_cap];
     accel_i_spin_unlock(&q->ring_lock);
-    if (slot && !accel_i_lost(&dev->base)) {   /* only the executor touches slots beyond the count */
+    if (slot && !accel_i_lost(&dev->base)) {   /* only the enqueuer touches slots beyond the count */
         e.ev = slot->ev;
         e.seq = q->issued;
         if (q->dirty) {
@@ -1544,19 +1618,18 @@ static accel_cu_result accel_i_cu_exec(accel_i_cu_queue* q, accel_i_batch* b, co
 /* A copy through the call that names both sides, as a program calling the driver itself would
    write it (bench/cuda.c measures exactly these calls as the baseline; on an H100 cuMemcpyAsync on
    the same pointers measured the same bandwidth). A HOST buffer's side is its pinned host pointer. */
-static accel_cu_result accel_i_cu_copy(accel_i_cu_queue* q, const accel_i_cmd* c, const char** call) {
-    const accel_buffer *dst = c->u.copy.dst, *src = c->u.copy.src;
-    accel_cu_deviceptr d = ((const accel_i_cu_buffer*)dst)->dptr + c->u.copy.dst_offset;
-    accel_cu_deviceptr s = ((const accel_i_cu_buffer*)src)->dptr + c->u.copy.src_offset;
-    size_t n = c->u.copy.size;
+static accel_cu_result accel_i_cu_copy_bufs(accel_i_cu_queue* q, const accel_buffer* dst, size_t dst_offset, const accel_buffer* src,
+                                            size_t src_offset, size_t n, const char** call) {
+    accel_cu_deviceptr d = ((const accel_i_cu_buffer*)dst)->dptr + dst_offset;
+    accel_cu_deviceptr s = ((const accel_i_cu_buffer*)src)->dptr + src_offset;
     bool dst_host = dst->memory == ACCEL_MEMORY_HOST, src_host = src->memory == ACCEL_MEMORY_HOST;
     if (src_host && !dst_host) {
         *call = "cuMemcpyHtoDAsync";
-        return accel_i_cu.MemcpyHtoDAsync(d, (const unsigned char*)src->mapped + c->u.copy.src_offset, n, q->stream);
+        return accel_i_cu.MemcpyHtoDAsync(d, (const unsigned char*)src->mapped + src_offset, n, q->stream);
     }
     if (dst_host && !src_host) {
         *call = "cuMemcpyDtoHAsync";
-        return accel_i_cu.MemcpyDtoHAsync((unsigned char*)dst->mapped + c->u.copy.dst_offset, s, n, q->stream);
+        return accel_i_cu.MemcpyDtoHAsync((unsigned char*)dst->mapped + dst_offset, s, n, q->stream);
     }
     if (!dst_host) {
         *call = "cuMemcpyDtoDAsync";
@@ -1564,6 +1637,308 @@ static accel_cu_result accel_i_cu_copy(accel_i_cu_queue* q, const accel_i_cmd* c
     }
     *call = "cuMemcpyAsync";   /* host to host: unified addressing finds both */
     return accel_i_cu.MemcpyAsync(d, s, n, q->stream);
+}
+static accel_cu_result accel_i_cu_copy(accel_i_cu_queue* q, const accel_i_cmd* c, const char** call) {
+    return accel_i_cu_copy_bufs(q, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src, c->u.copy.src_offset, c->u.copy.size, call);
+}
+
+/* ==== cuda: recorded command lists ==== */
+/* A list's native form: an op per command, resolved at record_end (function, grid, device pointers,
+   constants and their kernel-parameter array; the updates' data in pinned memory the list owns) and,
+   where the driver has CUDA graphs, a graph of the same ops chained in order, with one instance made
+   at record_end. A replay sets the params of the nodes it patches (and of those the instance's last
+   launch patched, to restore them) and launches the instance (cuGraphLaunch); without graphs
+   (ACCEL_CUDA_REPLAY=launches, or a driver without them) it issues the ops as pre-resolved launches
+   and copies. Graph launches of one instance are serialised by the driver, so each queue takes an
+   instance of its own (the one it used last) for the time of its host calls: up to ACCEL_I_CU_EXECS
+   per list, made when first needed. */
+#define ACCEL_I_CU_EXECS 4u
+typedef struct accel_i_cu_op {
+    accel_i_cmd_kind kind;
+    accel_cu_function fn;              /* exec */
+    uint32_t grid[3], block[3], nb, nc;
+    void** params;                     /* exec: nb + nc pointers to ptrs and consts */
+    accel_cu_deviceptr* ptrs;
+    uint32_t* consts;
+    const accel_buffer *dst, *src;     /* copy, fill, update */
+    size_t dst_offset, src_offset, size;
+    uint32_t pattern;
+    const unsigned char* data;         /* update: the list's pinned copy */
+    accel_cu_graph_node node;          /* graph mode; NULL for a barrier */
+} accel_i_cu_op;
+typedef struct accel_i_cu_instance {
+    accel_cu_graph_exec exec;
+    bool busy;                         /* taken by a queue's translation (list lock) */
+    const accel_queue* last;           /* the queue that took it last */
+    unsigned char* patched;            /* per op: its node carries patched params now */
+} accel_i_cu_instance;
+typedef struct accel_i_cu_list {
+    accel_i_cu_op* ops; uint32_t count; size_t bytes;
+    void* pinned;                      /* the updates' data */
+    accel_cu_graph graph;              /* NULL: pre-resolved launches */
+    accel_i_a32 lock;                  /* guards inst[].busy / last / exec creation */
+    accel_i_cu_instance inst[ACCEL_I_CU_EXECS];
+} accel_i_cu_list;
+
+static bool accel_i_cu_graphs_usable(void) {
+    const char* e = getenv("ACCEL_CUDA_REPLAY");
+    if (e && strcmp(e, "launches") == 0) return false;
+    return accel_i_cu.GraphCreate && accel_i_cu.GraphDestroy && accel_i_cu.GraphAddKernelNode && accel_i_cu.GraphAddMemsetNode &&
+           accel_i_cu.GraphAddMemcpyNode && accel_i_cu.GraphInstantiateWithFlags && accel_i_cu.GraphExecDestroy &&
+           accel_i_cu.GraphExecKernelNodeSetParams && accel_i_cu.GraphExecMemsetNodeSetParams &&
+           accel_i_cu.GraphExecMemcpyNodeSetParams && accel_i_cu.GraphLaunch;
+}
+static accel_cu_deviceptr accel_i_cu_dptr(const accel_buffer* b) { return ((const accel_i_cu_buffer*)b)->dptr; }
+
+/* Resolves command c into op, taking its arrays from *ptrs / *consts / *params and update data from *data. */
+static void accel_i_cu_op_build(accel_i_cu_op* op, const accel_i_batch* l, const accel_i_cmd* c, accel_cu_deviceptr** ptrs,
+                                uint32_t** consts, void*** params, unsigned char** data) {
+    op->kind = c->kind;
+    if (c->kind == ACCEL_I_CMD_EXEC) {
+        const accel_exec_params* p = &c->u.exec.params;
+        accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(l->arena + c->u.exec.buffers);
+        op->fn = ((accel_i_cu_program*)c->u.exec.program)->fn;
+        op->nb = c->u.exec.buffer_count; op->nc = c->u.exec.constant_count;
+        op->ptrs = *ptrs; op->consts = *consts; op->params = *params;
+        for (int d = 0; d < 3; d++) {
+            op->grid[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
+            op->block[d] = p->local_size[d];
+        }
+        for (uint32_t i = 0; i < op->nb; i++) { op->ptrs[i] = accel_i_cu_dptr(bufs[i]); op->params[i] = &op->ptrs[i]; }
+        if (op->nc) memcpy(op->consts, l->arena + c->u.exec.constants, 4u * (size_t)op->nc);
+        for (uint32_t i = 0; i < op->nc; i++) op->params[op->nb + i] = &op->consts[i];
+        *ptrs += op->nb; *consts += op->nc; *params += op->nb + op->nc;
+    } else if (c->kind == ACCEL_I_CMD_COPY) {
+        op->dst = c->u.copy.dst; op->src = c->u.copy.src; op->size = c->u.copy.size;
+        op->dst_offset = c->u.copy.dst_offset; op->src_offset = c->u.copy.src_offset;
+    } else if (c->kind == ACCEL_I_CMD_FILL) {
+        op->dst = c->u.fill.dst; op->dst_offset = c->u.fill.offset; op->size = c->u.fill.size; op->pattern = c->u.fill.pattern;
+    } else if (c->kind == ACCEL_I_CMD_UPDATE) {
+        op->dst = c->u.update.dst; op->dst_offset = c->u.update.offset; op->size = c->u.update.size;
+        memcpy(*data, l->arena + c->u.update.data, op->size);
+        op->data = *data;
+        *data += (op->size + 15u) & ~(size_t)15u;
+    }
+}
+
+/* An op's operands with its patches: kernel parameters (into ptrs/consts/params; *use points at
+   the op's own when unpatched), copy/fill buffers and pattern. */
+static void accel_i_cu_op_patch(const accel_i_cu_op* op, const accel_patch* p, uint32_t n, accel_cu_deviceptr* ptrs, uint32_t* consts,
+                                void** params, void*** use, const accel_buffer** dst, const accel_buffer** src, uint32_t* pattern) {
+    *use = op->params; *dst = op->dst; *src = op->src; *pattern = op->pattern;
+    if (n == 0) return;
+    if (op->kind == ACCEL_I_CMD_EXEC) {
+        memcpy(ptrs, op->ptrs, (size_t)op->nb * sizeof *ptrs);
+        memcpy(consts, op->consts, (size_t)op->nc * 4u);
+        for (uint32_t i = 0; i < op->nb; i++) params[i] = &ptrs[i];
+        for (uint32_t i = 0; i < op->nc; i++) params[op->nb + i] = &consts[i];
+        *use = params;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        if (op->kind == ACCEL_I_CMD_EXEC && p[k].buffer) ptrs[p[k].index] = accel_i_cu_dptr(p[k].buffer);
+        else if (op->kind == ACCEL_I_CMD_EXEC) consts[p[k].index] = p[k].value;
+        else if (!p[k].buffer) *pattern = p[k].value;
+        else if (p[k].index == 0) *dst = p[k].buffer;
+        else *src = p[k].buffer;
+    }
+}
+
+/* Pre-resolved launches: one op with its patches onto the queue's stream. */
+static accel_cu_result accel_i_cu_op_issue(accel_i_cu_queue* q, const accel_i_cu_op* op, const accel_patch* p, uint32_t n, const char** call) {
+    accel_cu_deviceptr ptrs[64];
+    uint32_t consts[64], pattern;
+    void* params[128];
+    void** use;
+    const accel_buffer *dst, *src;
+    accel_i_cu_op_patch(op, p, n, ptrs, consts, params, &use, &dst, &src, &pattern);
+    switch (op->kind) {
+    case ACCEL_I_CMD_EXEC:
+        *call = "cuLaunchKernel";
+        return accel_i_cu.LaunchKernel(op->fn, op->grid[0], op->grid[1], op->grid[2], op->block[0], op->block[1], op->block[2], 0,
+                                       q->stream, use, NULL);
+    case ACCEL_I_CMD_COPY: return accel_i_cu_copy_bufs(q, dst, op->dst_offset, src, op->src_offset, op->size, call);
+    case ACCEL_I_CMD_FILL:
+        *call = "cuMemsetD32Async";
+        return accel_i_cu.MemsetD32Async(accel_i_cu_dptr(dst) + op->dst_offset, pattern, op->size / 4, q->stream);
+    case ACCEL_I_CMD_UPDATE:
+        *call = "cuMemcpyHtoDAsync";
+        return accel_i_cu.MemcpyHtoDAsync(accel_i_cu_dptr(dst) + op->dst_offset, op->data, op->size, q->stream);
+    default: return ACCEL_CU_SUCCESS;
+    }
+}
+
+/* Graph mode: adds op's node after dep (exec NULL), or sets its params in instance exec. */
+static accel_cu_result accel_i_cu_op_node(accel_i_cu_device* dev, accel_cu_graph graph, accel_cu_graph_exec exec, accel_i_cu_op* op,
+                                          accel_cu_graph_node dep, const accel_patch* p, uint32_t n, const char** call) {
+    accel_cu_deviceptr ptrs[64];
+    uint32_t consts[64], pattern;
+    void* params[128];
+    void** use;
+    const accel_buffer *dst, *src;
+    size_t ndep = dep ? 1 : 0;
+    accel_i_cu_op_patch(op, p, n, ptrs, consts, params, &use, &dst, &src, &pattern);
+    if (op->kind == ACCEL_I_CMD_EXEC) {
+        accel_cu_kernel_node_params kp;
+        memset(&kp, 0, sizeof kp);
+        kp.func = op->fn;
+        for (int d = 0; d < 3; d++) { kp.grid[d] = op->grid[d]; kp.block[d] = op->block[d]; }
+        kp.params = use;
+        *call = exec ? "cuGraphExecKernelNodeSetParams" : "cuGraphAddKernelNode";
+        return exec ? accel_i_cu.GraphExecKernelNodeSetParams(exec, op->node, &kp) : accel_i_cu.GraphAddKernelNode(&op->node, graph, &dep, ndep, &kp);
+    }
+    if (op->kind == ACCEL_I_CMD_FILL) {
+        accel_cu_memset_node_params mp;
+        memset(&mp, 0, sizeof mp);
+        mp.dst = accel_i_cu_dptr(dst) + op->dst_offset;
+        mp.value = pattern; mp.element_size = 4; mp.width = op->size / 4; mp.height = 1;
+        *call = exec ? "cuGraphExecMemsetNodeSetParams" : "cuGraphAddMemsetNode";
+        return exec ? accel_i_cu.GraphExecMemsetNodeSetParams(exec, op->node, &mp, dev->ctx)
+                    : accel_i_cu.GraphAddMemsetNode(&op->node, graph, &dep, ndep, &mp, dev->ctx);
+    }
+    if (op->kind == ACCEL_I_CMD_COPY || op->kind == ACCEL_I_CMD_UPDATE) {   /* unified pointers: buffers of any memory kind */
+        accel_cu_memcpy3d m;
+        memset(&m, 0, sizeof m);
+        m.src_type = m.dst_type = ACCEL_CU_MEMORYTYPE_UNIFIED;
+        m.src_device = op->data ? (accel_cu_deviceptr)(uintptr_t)op->data : accel_i_cu_dptr(src) + op->src_offset;
+        m.dst_device = accel_i_cu_dptr(dst) + op->dst_offset;
+        m.width = op->size; m.height = 1; m.depth = 1;
+        *call = exec ? "cuGraphExecMemcpyNodeSetParams" : "cuGraphAddMemcpyNode";
+        return exec ? accel_i_cu.GraphExecMemcpyNodeSetParams(exec, op->node, &m, dev->ctx)
+                    : accel_i_cu.GraphAddMemcpyNode(&op->node, graph, &dep, ndep, &m, dev->ctx);
+    }
+    return ACCEL_CU_SUCCESS;   /* a barrier: stream order within the graph's chain gives it */
+}
+
+static void accel_i_cu_list_free(accel_i_cu_device* dev, accel_i_cu_list* l) {
+    accel_i_cu_enter(dev);
+    for (uint32_t i = 0; i < ACCEL_I_CU_EXECS; i++) {
+        if (l->inst[i].exec) accel_i_cu.GraphExecDestroy(l->inst[i].exec);
+        accel_i_dev_free(&dev->base, l->inst[i].patched, l->count);
+    }
+    if (l->graph) accel_i_cu.GraphDestroy(l->graph);
+    if (l->pinned) accel_i_cu.MemFreeHost(l->pinned);
+    accel_i_dev_free(&dev->base, l, l->bytes);
+}
+static void accel_i_cu_commands_free(accel_commands* c) { accel_i_cu_list_free(accel_i_cu_dev(c->obj.device), (accel_i_cu_list*)c->native); }
+
+/* Makes instance i (taken by the caller). */
+static accel_result accel_i_cu_instantiate(accel_i_cu_device* dev, accel_i_cu_list* l, uint32_t i) {
+    accel_i_cu_instance* in = &l->inst[i];
+    if (l->count && (in->patched = (unsigned char*)accel_i_dev_alloc(&dev->base, l->count)) == NULL)
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_cuda: out of host memory for a command list instance");
+    if (l->count) memset(in->patched, 0, l->count);
+    return accel_i_cu_check(dev, accel_i_cu.GraphInstantiateWithFlags(&in->exec, l->graph, 0), "cuGraphInstantiateWithFlags");
+}
+static accel_result accel_i_cu_graph_build(accel_i_cu_device* dev, accel_i_cu_list* l) {
+    accel_cu_graph_node dep = NULL;
+    const char* call = "cuGraphCreate";
+    accel_cu_result cr = accel_i_cu.GraphCreate(&l->graph, 0);
+    for (uint32_t i = 0; i < l->count && cr == ACCEL_CU_SUCCESS; i++) {
+        cr = accel_i_cu_op_node(dev, l->graph, NULL, &l->ops[i], dep, NULL, 0, &call);
+        if (l->ops[i].node) dep = l->ops[i].node;
+    }
+    if (cr != ACCEL_CU_SUCCESS) return accel_i_cu_check(dev, cr, call);
+    return accel_i_cu_instantiate(dev, l, 0);
+}
+
+static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c) {
+    accel_i_cu_device* dev = accel_i_cu_dev(c->obj.device);
+    const accel_i_batch* b = c->list;
+    uint64_t nb = 0, nc = 0, data = 0, bytes;
+    accel_i_cu_list* l;
+    accel_cu_deviceptr* ptrs; uint32_t* consts; void** params; unsigned char* pinned;
+    accel_result r = ACCEL_OK;
+    (void)q;
+    for (uint32_t i = 0; i < b->count; i++) {
+        const accel_i_cmd* cmd = &b->cmds[i];
+        if (cmd->kind == ACCEL_I_CMD_EXEC) { nb += cmd->u.exec.buffer_count; nc += cmd->u.exec.constant_count; }
+        if (cmd->kind == ACCEL_I_CMD_UPDATE) data += (cmd->u.update.size + 15u) & ~(size_t)15u;
+    }
+    bytes = sizeof *l + (uint64_t)b->count * sizeof(accel_i_cu_op) + (nb + nc) * sizeof(void*) + nb * sizeof(accel_cu_deviceptr) + nc * 4u;
+    l = bytes <= SIZE_MAX ? (accel_i_cu_list*)accel_i_dev_alloc(&dev->base, (size_t)bytes) : NULL;
+    if (!l) return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory for the replay form");
+    memset((void*)l, 0, (size_t)bytes);
+    atomic_init(&l->lock, 0u);
+    l->bytes = (size_t)bytes;
+    l->count = b->count;
+    l->ops = (accel_i_cu_op*)(void*)(l + 1);
+    params = (void**)(void*)(l->ops + b->count);
+    ptrs = (accel_cu_deviceptr*)(void*)(params + nb + nc);
+    consts = (uint32_t*)(void*)(ptrs + nb);
+    accel_i_cu_enter(dev);
+    if (data && (r = accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&l->pinned, (size_t)data, ACCEL_CU_MEMHOSTALLOC_PORTABLE),
+                                      "cuMemHostAlloc (command list updates)")) != ACCEL_OK) {
+        l->pinned = NULL;
+        accel_i_cu_list_free(dev, l);
+        return r;
+    }
+    pinned = (unsigned char*)l->pinned;
+    for (uint32_t i = 0; i < b->count; i++) accel_i_cu_op_build(&l->ops[i], b, &b->cmds[i], &ptrs, &consts, &params, &pinned);
+    if (accel_i_cu_graphs_usable() && (r = accel_i_cu_graph_build(dev, l)) != ACCEL_OK) {
+        accel_i_cu_list_free(dev, l);
+        return r;
+    }
+    c->native = l;
+    return ACCEL_OK;
+}
+
+/* Takes an instance for q: the one q used last, else a free one, else a new one; NULL (logged) when
+   a new one cannot be made. Waits (briefly: instances are held for host calls only) when all are busy. */
+static accel_i_cu_instance* accel_i_cu_take(accel_i_cu_device* dev, accel_i_cu_list* l, const accel_queue* q) {
+    for (;;) {
+        int pick = -1, fresh = -1;
+        accel_i_spin_lock(&l->lock);
+        for (uint32_t i = 0; i < ACCEL_I_CU_EXECS; i++) {
+            accel_i_cu_instance* in = &l->inst[i];
+            if (in->busy) continue;
+            if (!in->exec) { if (fresh < 0) fresh = (int)i; continue; }
+            if (pick < 0 || in->last == q) pick = (int)i;
+        }
+        if (pick < 0) pick = fresh;
+        if (pick >= 0) { l->inst[pick].busy = true; l->inst[pick].last = q; }
+        accel_i_spin_unlock(&l->lock);
+        if (pick >= 0 && !l->inst[pick].exec && accel_i_cu_instantiate(dev, l, (uint32_t)pick) != ACCEL_OK) {
+            accel_i_spin_lock(&l->lock);
+            l->inst[pick].busy = false;
+            accel_i_spin_unlock(&l->lock);
+            return NULL;
+        }
+        if (pick >= 0) return &l->inst[pick];
+        accel_i_yield();
+    }
+}
+static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_list* l, const accel_patch* p, uint32_t n, const char** call) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    accel_i_cu_instance* in = accel_i_cu_take(dev, l, &q->base);
+    accel_cu_result cr = ACCEL_CU_SUCCESS;
+    uint32_t k = 0;
+    if (!in) { *call = "cuGraphInstantiateWithFlags"; return ACCEL_CU_ERROR_OUT_OF_MEMORY; }
+    for (uint32_t i = 0; i < l->count && cr == ACCEL_CU_SUCCESS; i++) {
+        uint32_t first = k;
+        while (k < n && p[k].command == i) k++;
+        if (k == first && !in->patched[i]) continue;
+        cr = accel_i_cu_op_node(dev, l->graph, in->exec, &l->ops[i], NULL, p + first, k - first, call);
+        if (cr == ACCEL_CU_SUCCESS) in->patched[i] = k > first;
+    }
+    if (cr == ACCEL_CU_SUCCESS) { *call = "cuGraphLaunch"; cr = accel_i_cu.GraphLaunch(in->exec, q->stream); }
+    accel_i_spin_lock(&l->lock);
+    in->busy = false;
+    accel_i_spin_unlock(&l->lock);
+    return cr;
+}
+/* The replay command: graph launch or pre-resolved launches, with the (sorted) patches. */
+static accel_cu_result accel_i_cu_replay(accel_i_cu_queue* q, const accel_i_batch* b, const accel_i_cmd* c, const char** call) {
+    accel_i_cu_list* l = (accel_i_cu_list*)c->u.replay.list->native;
+    uint32_t n = c->u.replay.patch_count, k = 0;
+    const accel_patch* p = n ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+    if (l->graph) return accel_i_cu_replay_graph(q, l, p, n, call);
+    for (uint32_t i = 0; i < l->count; i++) {
+        uint32_t first = k;
+        accel_cu_result cr;
+        while (k < n && p[k].command == i) k++;
+        if ((cr = accel_i_cu_op_issue(q, &l->ops[i], p ? p + first : NULL, k - first, call)) != ACCEL_CU_SUCCESS) return cr;
+    }
+    return ACCEL_CU_SUCCESS;
 }
 
 /* One command into stream work; returns the failed value that drops the rest of the batch, or 0. */
@@ -1592,6 +1967,7 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
         call = "cuMemcpyHtoDAsync";
         break;
     }
+    case ACCEL_I_CMD_REPLAY: cr = accel_i_cu_replay(q, b, c, &call); break;
     case ACCEL_I_CMD_BARRIER: return 0;   /* stream order, and the points' fences, already give it */
     case ACCEL_I_CMD_TIMESTAMP: return 0;   /* refused at recording until CUDA timestamps land (issue 15) */
     }
@@ -1789,7 +2165,9 @@ static const accel_backend accel_i_cu_backend_table = {
     accel_i_cu_batch_submitted,         /* batch_submitted */
     accel_i_cu_queue_drain,             /* queue_drain */
     accel_i_cu_signal_publish,          /* signal_publish: the mirror word */
-    accel_i_cu_queue_poll               /* queue_poll: the worker reaps signal points */
+    accel_i_cu_queue_poll,              /* queue_poll: the worker reaps signal points */
+    accel_i_cu_commands_build,          /* commands_build: a CUDA graph (or pre-resolved launches) */
+    accel_i_cu_commands_free            /* commands_free */
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 
@@ -1811,7 +2189,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
 static const accel_backend accel_i_cu_backend_table = {
     "cuda", false, accel_i_cu_device_count, accel_i_cu_device_create, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) { (void)cuda_path; (void)nvrtc_path; }

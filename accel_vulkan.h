@@ -115,6 +115,8 @@
    | env ACCEL_VULKAN_VALIDATION | 1: enable VK_LAYER_KHRONOS_validation (as `debug = true` does)   |
    | env ACCEL_VULKAN_NO_PUSH_DESCRIPTORS | 1: use descriptor pools even where push descriptors exist |
    | env ACCEL_VULKAN_NO_MAP_DEVICE | 1: never map ACCEL_MEMORY_DEVICE (read/write use staging)     |
+   | ACCEL_VULKAN_REPLAY_CHUNK   | commands per reusable secondary command buffer of a recorded list |
+   |                             | (default 32; 1: a patched replay re-records only patched commands) |
    The last two exist to test the fallback paths on drivers that would not take them.
 
    ==== Devices =================================================================================
@@ -184,56 +186,79 @@
    `signal` fires when its segment is done, not earlier: a command recorded after a signal but before
    the next wait delays it).
 
+   ==== Recorded command lists ==================================================================
+   accel_queue_record_end records the list into reusable secondary command buffers of
+   ACCEL_VULKAN_REPLAY_CHUNK (32) commands each (simultaneous use; each opens with the in-order
+   barrier), with its pipelines made, its bindings pushed (or in descriptor sets of the list's own
+   pool) and its updates' data in a staging buffer of its own. A replay in a segment runs the chunks
+   without patches with one vkCmdExecuteCommands per run, and records the chunks that hold a patched
+   command directly, patched (push constants and bindings cannot change inside a recorded command
+   buffer, and SPIR-V reads its constants as push constants). bench/vulkan.c figure 8 measures the
+   options against re-submitting a pre-recorded command buffer of 1,000 dispatches; on lavapipe (a
+   loaded 2-core machine, 6 runs) secondaries took 0.6-1.04x of its time, 1-command secondaries as
+   much as one big one, one 32-command chunk re-recorded 0.6-2.4x, all 1,000 re-recorded 1.1-2.5x.
+   A list whose every command is patched at each replay (examples/replay.c) costs about what recording
+   anew does, less the validation. A queue of another family re-records every chunk.
+
    ==== Signals: design =========================================================================
    A signal is a timeline VkSemaphore plus a 64-bit host word. Its value is max(host word, semaphore
    counter), unless the host word holds a failed value (bit 63 set; accel.h's encoding), which then wins.
-   - Host set raises the host word (accel.h's event: compare-exchange max, then a condition-variable
-     wake of host waiters). It never calls vkSignalSemaphore on the signal's semaphore: Vulkan requires
-     every signal of a timeline to be larger than its current value AND than every pending signal
-     operation, which accel's "max, lower values are ignored" semantics cannot promise when the host and
-     queues race (and the 1.3.239 validation layer keeps host signals "pending" until a wait retires them).
-   - A queue signal becomes a native signal operation of its segment's vkQueueSubmit when its value is
-     above every value ever submitted to that semaphore (the common case: increasing values); otherwise
-     (a lower or equal value still pending elsewhere), for a signal of another device or backend, or a
-     value farther than maxTimelineSemaphoreValueDifference, the queue's worker thread waits for the
-     segment to complete and then sets the signal from the host.
+   Every way a signal reaches a value reaches the semaphore too (so device waits, and an engine's own
+   waits on the semaphore, see it): a queue signal is a signal operation of its segment's vkQueueSubmit;
+   a host raise (accel_signal_set, a failure, a value the host applies after GPU work) takes the host
+   word at once (host waiters see it) and then the semaphore. Vulkan wants each signal of a timeline
+   above its current value and below every pending signal operation, while accel's raises are a max;
+   the device-wide submit lock keeps, per signal, the largest value the semaphore was promised (`hi`)
+   and the VkQueue of its pending operations, and the rules are:
+   - a queue signal is a native signal operation when its value is above `hi`, and the pending ones (if
+     any) are on the same VkQueue (so they complete in order), and no device wait watches the semaphore
+     for a value only the host can raise (below). Otherwise the queue's worker raises it from the host
+     once the segment completed (other devices' and backends' signals always go that way);
+   - a host raise above `hi` is vkSignalSemaphore when nothing is pending, else an empty submit on the
+     pending operations' VkQueue (it lands right after them); a raise at or below `hi` is left to the
+     operation that promised it (host waiters see the value at once; the device when that operation
+     runs). A failure raises the semaphore to ACCEL_SIGNAL_MAX, or to its counter plus
+     maxTimelineSemaphoreValueDifference where that is smaller (no valid wait can be for more).
    - Host wait (accel_signal_wait / wait_many): while a GPU signal operation is pending on an unreached
      signal, vkWaitSemaphores on those semaphores (WAIT_ANY for wait-any; all in one call for wait-all
-     when the signals share a device); otherwise only the host can move the value, and the wait sleeps on
-     the signal's host event, which a host set, a failure, or the submission of a GPU signal operation to
-     that signal wakes. Every wait is cut into slices of 2 ms with a re-check in between (Mesa 22.3's
-     lavapipe misses some wake-ups of vkWaitSemaphores, and polls when WAIT_ANY spans semaphores).
-   - A queue `wait`: at submit, a wait that is already satisfied costs nothing (when the semaphore counter
-     reached it, i.e. a GPU producer, it is also put in the submit's wait operations, which gives the
-     memory dependency). A wait not yet satisfied, or on a signal of another device or backend, is never
-     handed to the GPU: the batch, from that segment on, goes to the queue's worker thread (one per queue),
-     which waits on the host (vkWaitSemaphores, or accel_signal_wait for a foreign signal), then either
-     submits the segment or, when the signal failed, drops the rest of the batch and fails every signal it
-     would have signalled, exactly as the CPU backend does. Batches submitted while the worker holds
-     earlier ones are queued behind them, so the queue stays in order. This is what makes failure flow
-     down a pipeline: a GPU wait cannot be failed, so no GPU ever waits on something that might fail.
-     The cost: a GPU-to-GPU hand-over between two queues (or a host set releasing a queue) goes through
-     one host thread wake-up instead of staying on the GPU.
-   - accel_signal_fail stores the failed value in the host word, which wakes its host-event waiters;
-     semaphore waiters see it when their slice ends (at most 2 ms) or the pending operation lands.
+     when the signals share a device); otherwise on the signal's host event, which a host set, a
+     failure, or the submission of a GPU signal operation to that signal wakes. Every wait is cut into
+     slices of 2 ms with a re-check in between (Mesa 22.3's lavapipe misses some wake-ups of
+     vkWaitSemaphores, and polls when WAIT_ANY spans semaphores).
+   - A queue `wait` (see accel.h, "Waits on the device"): reached at submit, it costs nothing (when a GPU
+     producer reached it, it is still put in the submit's wait operations, for the memory dependency).
+     Otherwise it goes into the segment's vkQueueSubmit as a timeline wait when the device can watch it
+     without holding up anything that does not already come after it: a VkQueue runs its submissions in
+     order, so a wait holds up everything submitted to that VkQueue later, other accel queues' work too.
+     That is the case for a value promised by signal operations pending on the queue's own VkQueue (they
+     run first: the chain and frame-loop case, also on lavapipe's single VkQueue), and, when the accel
+     queue has a VkQueue to itself, for any promised value and for a value only the host can raise (then
+     the host raise is signalled at once). Everything else (another device's or backend's signal, a
+     host-raised value on a shared VkQueue) is gated: the queue's worker waits on the host, then submits.
+     COMPUTE queues take the compute VkQueue with the fewest accel queues (up to ACCEL_VULKAN_MAX_QUEUES).
+   - Failure (accel.h, "Failure after hand-off"): the work behind a device wait may run after its signal
+     failed; what it signals reads failed (the host word) before the failure reaches the semaphore.
    - Device loss (VK_ERROR_DEVICE_LOST from any call) sets the core's sticky lost flag and fails every
      signal of the device with ACCEL_ERROR_DEVICE_LOST; host waits return (vkWaitSemaphores reports the
      loss, or the next slice sees the flag).
    Lifetime: a submitted segment keeps its batch (and through it the buffers, programs and signals it
    uses) until the queue's completion timeline shows the GPU finished it; completed work is reclaimed at
-   the next submit, finish, or by the worker.
+   the next submit or finish. A queue keeps up to 16 command buffers and 64 segment records for reuse
+   and frees the rest, so a burst does not grow its memory for good.
 
    ==== Thread safety ===========================================================================
    As in accel.h. Internally: a mutex per VkQueue around vkQueueSubmit, a mutex per program around its
-   pipeline cache, a device-wide mutex around deciding native signal operations + vkQueueSubmit, a mutex
-   per queue around its worker hand-off, accel.h's event (mutex + condition variable) per signal. accel_vulkan_device_adopt: the engine must not submit to the adopted VkQueue while accel may
+   pipeline cache, a device-wide mutex around semaphore bookkeeping (native operations, host raises) +
+   vkQueueSubmit, the core's mutex per queue around its worker hand-off, accel.h's event (mutex +
+   condition variable) per signal. accel_vulkan_device_adopt: the engine must not submit to the adopted
+   VkQueue while accel may
    (accel takes its own lock, which the engine cannot see).
 
    ==== Errors ==================================================================================
    Every failing Vulkan call is logged with its name and VkResult. VK_ERROR_OUT_OF_{HOST,DEVICE}_MEMORY ->
    ACCEL_ERROR_OUT_OF_MEMORY, VK_ERROR_DEVICE_LOST -> ACCEL_ERROR_DEVICE_LOST (sticky), anything else ->
-   ACCEL_ERROR_BACKEND. A driver error in a part of a batch that the worker submits after accel_queue_submit
-   returned fails the signals that part would have signalled. Nothing aborts.
+   ACCEL_ERROR_BACKEND. A driver error in a part of a batch that is submitted after accel_queue_submit
+   returned (behind a gated wait) fails the signals that part would have signalled. Nothing aborts.
 */
 #ifndef ACCEL_VULKAN_H_INCLUDED
 #define ACCEL_VULKAN_H_INCLUDED
@@ -307,7 +332,7 @@ static accel_result accel_i_vk_stub_create(const accel_backend* b, const accel_d
 static const accel_backend accel_i_vk_backend_table = {
     "vulkan", false, accel_i_vk_stub_count, accel_i_vk_stub_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL   /* a stub makes no device: nothing past device_create is called */
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL   /* a stub makes no device: nothing past device_create is called */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, const accel_vulkan_adopt_desc* vk,
@@ -357,7 +382,7 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
     D(CreateCommandPool) D(DestroyCommandPool) D(AllocateCommandBuffers) D(FreeCommandBuffers) \
     D(BeginCommandBuffer) D(EndCommandBuffer) D(CmdPipelineBarrier) D(CmdBindPipeline) \
     D(CmdBindDescriptorSets) D(CmdPushConstants) D(CmdDispatch) D(CmdCopyBuffer) D(CmdFillBuffer) \
-    D(CmdPushDescriptorSetKHR) \
+    D(CmdPushDescriptorSetKHR) D(CmdExecuteCommands) \
     D(CreateSemaphore) D(DestroySemaphore) D(GetSemaphoreCounterValue) D(WaitSemaphores) D(SignalSemaphore)
 
 #define ACCEL_I_VK_MEMBER(name) PFN_vk##name name;
@@ -700,9 +725,8 @@ static void accel_i_vk_signal_free(accel_signal* base) {
 static uint64_t accel_i_vk_fail_target(const accel_i_vk_device* dev, uint64_t counter) {
     return dev->max_diff >= ACCEL_SIGNAL_MAX - counter ? ACCEL_SIGNAL_MAX : counter + dev->max_diff;
 }
-/* Signals `sem` to `value` on `hwq` after everything submitted to it: a host raise that must land
-   after GPU signal operations still pending there (submit_lock held). */
-static VkResult accel_i_vk_signal_behind(accel_i_vk_device* dev, accel_i_vk_hwq* hwq, VkSemaphore sem, uint64_t value) {
+/* One vkQueueSubmit on hwq of cb (may be VK_NULL_HANDLE) that signals the timeline `sem` to `value`. */
+static VkResult accel_i_vk_submit_signal(accel_i_vk_device* dev, accel_i_vk_hwq* hwq, VkCommandBuffer cb, VkSemaphore sem, uint64_t value) {
     VkTimelineSemaphoreSubmitInfo ti;
     VkSubmitInfo si;
     VkResult vr;
@@ -713,12 +737,19 @@ static VkResult accel_i_vk_signal_behind(accel_i_vk_device* dev, accel_i_vk_hwq*
     memset(&si, 0, sizeof si);
     si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
     si.pNext = &ti;
+    si.commandBufferCount = cb ? 1 : 0;
+    si.pCommandBuffers = &cb;
     si.signalSemaphoreCount = 1;
     si.pSignalSemaphores = &sem;
     accel_i_mutex_lock(&hwq->lock);
     vr = dev->vk.QueueSubmit(hwq->queue, 1, &si, VK_NULL_HANDLE);
     accel_i_mutex_unlock(&hwq->lock);
     return vr;
+}
+/* Signals `sem` to `value` on `hwq` after everything submitted to it: a host raise that must land
+   after GPU signal operations still pending there (submit_lock held). */
+static VkResult accel_i_vk_signal_behind(accel_i_vk_device* dev, accel_i_vk_hwq* hwq, VkSemaphore sem, uint64_t value) {
+    return accel_i_vk_submit_signal(dev, hwq, VK_NULL_HANDLE, sem, value);
 }
 /* The device side of a host raise (set, fail, or a value the host applies after GPU work): the
    semaphore reaches it too, so device waits and an engine's waits on the semaphore see it. Vulkan wants
@@ -1010,8 +1041,6 @@ static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkD
     VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT };
     VkMemoryBarrier hb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT };
     VkBufferCopy region = { src_off, dst_off, size };
-    VkTimelineSemaphoreSubmitInfo ti;
-    VkSubmitInfo si;
     VkCommandBuffer cb = VK_NULL_HANDLE;
     accel_i_vk_hwq* hq = &dev->hwq[0];
     uint64_t value;
@@ -1025,20 +1054,7 @@ static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkD
     vr = dev->vk.EndCommandBuffer(cb);
     if (vr != VK_SUCCESS) { dev->vk.FreeCommandBuffers(dev->device, dev->io_pool, 1, &cb); return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "buffer read/write"); }
     value = ++dev->io_val;
-    memset(&ti, 0, sizeof ti);
-    ti.sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO;
-    ti.signalSemaphoreValueCount = 1;
-    ti.pSignalSemaphoreValues = &value;
-    memset(&si, 0, sizeof si);
-    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
-    si.pNext = &ti;
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cb;
-    si.signalSemaphoreCount = 1;
-    si.pSignalSemaphores = &dev->io_sem;
-    accel_i_mutex_lock(&hq->lock);
-    vr = dev->vk.QueueSubmit(hq->queue, 1, &si, VK_NULL_HANDLE);
-    accel_i_mutex_unlock(&hq->lock);
+    vr = accel_i_vk_submit_signal(dev, hq, cb, dev->io_sem, value);
     if (vr == VK_SUCCESS) {
         vr = accel_i_vk_wait_sem(dev, dev->io_sem, value, ACCEL_WAIT_FOREVER);
         if (vr == VK_SUCCESS) { dev->vk.FreeCommandBuffers(dev->device, dev->io_pool, 1, &cb); return ACCEL_OK; }
@@ -1821,6 +1837,10 @@ static accel_i_vk_scope accel_i_vk_scope_of(const accel_i_batch* b, uint32_t fro
             sc.stages |= VK_PIPELINE_STAGE_TRANSFER_BIT;
             sc.writes |= VK_ACCESS_TRANSFER_WRITE_BIT;
             sc.access |= VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+        } else if (k == ACCEL_I_CMD_REPLAY) {   /* the stages of the list's commands */
+            sc.stages |= VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+            sc.writes |= VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+            sc.access |= VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
         }
     }
     return sc;
@@ -1878,6 +1898,8 @@ static accel_result accel_i_vk_record_exec(accel_i_vk_queue* q, accel_i_vk_entry
     return ACCEL_OK;
 }
 
+static accel_result accel_i_vk_record_replay(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_cmd* c);
+static void accel_i_vk_list_sizes(const accel_commands* c, uint32_t* execs, uint32_t* bindings);
 /* Records commands [from, to) of b into e->cb (with what they need: staging, descriptor pool). */
 static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b, uint32_t from, uint32_t to) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
@@ -1893,6 +1915,7 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
         const accel_i_cmd* c = &b->cmds[i];
         if (c->kind == ACCEL_I_CMD_UPDATE) update_bytes += (c->u.update.size + 15u) & ~(size_t)15u;
         if (c->kind == ACCEL_I_CMD_EXEC) { execs++; bindings += c->u.exec.buffer_count; }
+        if (c->kind == ACCEL_I_CMD_REPLAY) accel_i_vk_list_sizes(c->u.replay.list, &execs, &bindings);
     }
     if (update_bytes) {
         r = accel_i_vk_make_buffer(dev, update_bytes, true, true, "accel_queue_update (staging)", &e->staging, &e->staging_mem, (void**)&staging);
@@ -1940,6 +1963,9 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
             update_off += (c->u.update.size + 15u) & ~(size_t)15u;
             break;
         }
+        case ACCEL_I_CMD_REPLAY:
+            r = accel_i_vk_record_replay(q, e, b, c);
+            break;
         case ACCEL_I_CMD_BARRIER:   /* a full barrier that the host and other queues see too */
             accel_i_vk_barrier(dev, e->cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
                                VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
@@ -1950,6 +1976,280 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     accel_i_vk_barrier(dev, e->cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
     vr = dev->vk.EndCommandBuffer(e->cb);
     if (r == ACCEL_OK && vr != VK_SUCCESS) r = accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "accel_queue_submit");
+    return r;
+}
+
+/* ==== vulkan: recorded command lists ==== */
+/* A list's native form: its commands resolved at record_end (pipelines made, the recorded bindings'
+   descriptor sets written where the device has no push descriptors, the updates' data in a staging
+   buffer of the list's own) and recorded into reusable secondary command buffers of ACCEL_I_VK_CHUNK
+   commands each (simultaneous use: several queues may run them at once), each chunk opening with the
+   list's in-order barrier. A replay, recorded into its segment's command buffer, runs the chunks
+   without patches by one vkCmdExecuteCommands per run and records the chunks that hold a patched
+   command directly, patched. Why re-record: push constants and bindings cannot change inside a
+   recorded command buffer, and user SPIR-V reads its constants as push constants (reading them from
+   a device buffer would need other shaders). bench/vulkan.c figure 8 measures the options (see the
+   header's "Recorded command lists"). A replay on a queue of another family than the recording
+   queue's re-records every chunk. */
+#ifndef ACCEL_VULKAN_REPLAY_CHUNK
+#  define ACCEL_VULKAN_REPLAY_CHUNK 32u
+#endif
+#define ACCEL_I_VK_CHUNK ((uint32_t)(ACCEL_VULKAN_REPLAY_CHUNK) ? (uint32_t)(ACCEL_VULKAN_REPLAY_CHUNK) : 1u)
+typedef struct accel_i_vk_op {
+    accel_i_cmd_kind kind;
+    accel_i_vk_program* prog;          /* exec */
+    VkPipeline pipe;
+    VkDescriptorSet set;               /* without push descriptors: the recorded bindings */
+    uint32_t nb, nc, groups[3];
+    accel_buffer* const* bufs;         /* exec: in the list's arena */
+    const uint32_t* consts;
+    accel_buffer *dst, *src;           /* copy, fill, update (src: none, the list's staging) */
+    VkDeviceSize dst_offset, src_offset, size;
+    uint32_t pattern;
+} accel_i_vk_op;
+typedef struct accel_i_vk_list {
+    accel_i_vk_op* ops; uint32_t count; size_t bytes;
+    uint32_t family, execs, bindings;  /* execs, bindings: for re-recording without push descriptors */
+    accel_i_vk_scope scope;
+    VkCommandPool pool;
+    VkCommandBuffer* chunks; uint32_t nchunks;
+    VkDescriptorPool dpool;
+    VkBuffer staging; VkDeviceMemory staging_mem;
+} accel_i_vk_list;
+
+/* An exec op with its patches into cb: bindings from op->set when unpatched, else pushed (or a set
+   from pool). */
+static accel_result accel_i_vk_op_exec(accel_i_vk_device* dev, VkCommandBuffer cb, VkDescriptorPool pool, const accel_i_vk_op* op,
+                                       const accel_patch* p, uint32_t n) {
+    accel_buffer* bufs[ACCEL_I_VK_MAX_BUFFERS];
+    uint32_t consts[ACCEL_I_VK_MAX_BUFFERS + 64];
+    VkDescriptorBufferInfo infos[ACCEL_I_VK_MAX_BUFFERS];
+    VkWriteDescriptorSet writes[ACCEL_I_VK_MAX_BUFFERS];
+    VkDescriptorSet set = op->set;
+    memcpy(bufs, op->bufs, (size_t)op->nb * sizeof *bufs);
+    if (op->nc) memcpy(consts, op->consts, (size_t)op->nc * 4u);
+    for (uint32_t k = 0; k < n; k++) {
+        if (p[k].buffer) { bufs[p[k].index] = p[k].buffer; set = VK_NULL_HANDLE; }
+        else consts[p[k].index] = p[k].value;
+    }
+    dev->vk.CmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, op->pipe);
+    for (uint32_t i = 0; i < op->nb && !set; i++) {
+        infos[i].buffer = ((accel_i_vk_buffer*)bufs[i])->buffer; infos[i].offset = 0; infos[i].range = VK_WHOLE_SIZE;
+        memset(&writes[i], 0, sizeof writes[i]);
+        writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET; writes[i].dstBinding = i; writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER; writes[i].pBufferInfo = &infos[i];
+    }
+    if (op->nb && !set && dev->push_desc) {
+        dev->vk.CmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, op->prog->layout, 0, op->nb, writes);
+    } else if (op->nb) {
+        if (!set) {
+            VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, pool, 1, &op->prog->set_layout };
+            VkResult vr = dev->vk.AllocateDescriptorSets(dev->device, &ai, &set);
+            if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkAllocateDescriptorSets", "accel_queue_replay");
+            for (uint32_t i = 0; i < op->nb; i++) writes[i].dstSet = set;
+            dev->vk.UpdateDescriptorSets(dev->device, op->nb, writes, 0, NULL);
+        }
+        dev->vk.CmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, op->prog->layout, 0, 1, &set, 0, NULL);
+    }
+    if (op->nc) dev->vk.CmdPushConstants(cb, op->prog->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, op->nc * 4u, consts);
+    dev->vk.CmdDispatch(cb, op->groups[0], op->groups[1], op->groups[2]);
+    return ACCEL_OK;
+}
+/* One op with its patches into cb. */
+static accel_result accel_i_vk_op_record(accel_i_vk_device* dev, const accel_i_vk_list* l, VkCommandBuffer cb, VkDescriptorPool pool,
+                                         const accel_i_vk_op* op, const accel_patch* p, uint32_t n) {
+    accel_buffer *dst = op->dst, *src = op->src;
+    uint32_t pattern = op->pattern;
+    VkBufferCopy region = { op->src_offset, op->dst_offset, op->size };
+    if (op->kind == ACCEL_I_CMD_EXEC) return accel_i_vk_op_exec(dev, cb, pool, op, p, n);
+    for (uint32_t k = 0; k < n; k++) {
+        if (!p[k].buffer) pattern = p[k].value;
+        else if (p[k].index == 0) dst = p[k].buffer;
+        else src = p[k].buffer;
+    }
+    if (op->kind == ACCEL_I_CMD_COPY)
+        dev->vk.CmdCopyBuffer(cb, ((accel_i_vk_buffer*)src)->buffer, ((accel_i_vk_buffer*)dst)->buffer, 1, &region);
+    else if (op->kind == ACCEL_I_CMD_UPDATE)
+        dev->vk.CmdCopyBuffer(cb, l->staging, ((accel_i_vk_buffer*)dst)->buffer, 1, &region);
+    else if (op->kind == ACCEL_I_CMD_FILL)
+        dev->vk.CmdFillBuffer(cb, ((accel_i_vk_buffer*)dst)->buffer, op->dst_offset, op->size, pattern);
+    else if (op->kind == ACCEL_I_CMD_BARRIER)
+        accel_i_vk_barrier(dev, cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                           VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+    return ACCEL_OK;
+}
+/* Ops [from, to) into cb, each after the list's in-order barrier; p: their sorted patches. */
+static accel_result accel_i_vk_ops_record(accel_i_vk_device* dev, const accel_i_vk_list* l, VkCommandBuffer cb, VkDescriptorPool pool,
+                                          uint32_t from, uint32_t to, const accel_patch* p, uint32_t n) {
+    uint32_t k = 0;
+    accel_result r = ACCEL_OK;
+    for (uint32_t i = from; i < to && r == ACCEL_OK; i++) {
+        uint32_t first;
+        while (k < n && p[k].command < i) k++;
+        first = k;
+        while (k < n && p[k].command == i) k++;
+        if (l->ops[i].kind != ACCEL_I_CMD_BARRIER && l->scope.stages) accel_i_vk_barrier_within(dev, cb, &l->scope);
+        r = accel_i_vk_op_record(dev, l, cb, pool, &l->ops[i], p ? p + first : NULL, k - first);
+    }
+    return r;
+}
+
+static void accel_i_vk_commands_free(accel_commands* c) {
+    accel_i_vk_device* dev = accel_i_vk_dev(c->obj.device);
+    accel_i_vk_list* l = (accel_i_vk_list*)c->native;
+    if (l->pool) dev->vk.DestroyCommandPool(dev->device, l->pool, NULL);   /* frees the chunks */
+    if (l->dpool) dev->vk.DestroyDescriptorPool(dev->device, l->dpool, NULL);
+    if (l->staging) accel_i_vk_drop_buffer(dev, l->staging, l->staging_mem);
+    accel_i_dev_free(&dev->base, l, l->bytes);
+    c->native = NULL;
+}
+
+/* Resolves command c into op (pipeline made by accel_i_vk_validate); update data into the staging. */
+static accel_result accel_i_vk_op_build(accel_i_vk_device* dev, const accel_i_batch* b, const accel_i_cmd* c, accel_i_vk_op* op,
+                                        unsigned char* staging, VkDeviceSize* staged) {
+    op->kind = c->kind;
+    if (c->kind == ACCEL_I_CMD_EXEC) {
+        uint32_t size[3];
+        op->prog = (accel_i_vk_program*)c->u.exec.program;
+        op->nb = c->u.exec.buffer_count; op->nc = c->u.exec.constant_count;
+        op->bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
+        op->consts = (const uint32_t*)(const void*)(b->arena + c->u.exec.constants);
+        accel_i_vk_group_size(op->prog, &c->u.exec.params, size);
+        for (int d = 0; d < 3; d++) op->groups[d] = (uint32_t)(((uint64_t)c->u.exec.params.global_size[d] + size[d] - 1) / size[d]);
+        return accel_i_vk_pipeline(dev, op->prog, size, &op->pipe);
+    }
+    if (c->kind == ACCEL_I_CMD_COPY) {
+        op->dst = c->u.copy.dst; op->src = c->u.copy.src; op->size = c->u.copy.size;
+        op->dst_offset = c->u.copy.dst_offset; op->src_offset = c->u.copy.src_offset;
+    } else if (c->kind == ACCEL_I_CMD_FILL) {
+        op->dst = c->u.fill.dst; op->dst_offset = c->u.fill.offset; op->size = c->u.fill.size; op->pattern = c->u.fill.pattern;
+    } else if (c->kind == ACCEL_I_CMD_UPDATE) {
+        op->dst = c->u.update.dst; op->dst_offset = c->u.update.offset; op->size = c->u.update.size;
+        op->src_offset = *staged;
+        memcpy(staging + *staged, b->arena + c->u.update.data, c->u.update.size);
+        *staged += (c->u.update.size + 15u) & ~(VkDeviceSize)15u;
+    }
+    return ACCEL_OK;
+}
+/* Without push descriptors: a set per exec with the recorded bindings, from the list's own pool. */
+static accel_result accel_i_vk_list_sets(accel_i_vk_device* dev, accel_i_vk_list* l) {
+    VkDescriptorPoolSize ps = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, l->bindings };
+    VkDescriptorPoolCreateInfo pi = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, l->execs, 1, &ps };
+    VkResult vr;
+    if (dev->push_desc || !l->bindings) return ACCEL_OK;
+    if ((vr = dev->vk.CreateDescriptorPool(dev->device, &pi, NULL, &l->dpool)) != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkCreateDescriptorPool", "accel_queue_record_end");
+    for (uint32_t i = 0; i < l->count; i++) {
+        accel_i_vk_op* op = &l->ops[i];
+        VkDescriptorBufferInfo infos[ACCEL_I_VK_MAX_BUFFERS];
+        VkWriteDescriptorSet writes[ACCEL_I_VK_MAX_BUFFERS];
+        VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, l->dpool, 1, NULL };
+        if (op->kind != ACCEL_I_CMD_EXEC || !op->nb) continue;
+        ai.pSetLayouts = &op->prog->set_layout;
+        if ((vr = dev->vk.AllocateDescriptorSets(dev->device, &ai, &op->set)) != VK_SUCCESS)
+            return accel_i_vk_fail(dev, vr, "vkAllocateDescriptorSets", "accel_queue_record_end");
+        for (uint32_t j = 0; j < op->nb; j++) {
+            infos[j].buffer = ((accel_i_vk_buffer*)op->bufs[j])->buffer; infos[j].offset = 0; infos[j].range = VK_WHOLE_SIZE;
+            memset(&writes[j], 0, sizeof writes[j]);
+            writes[j].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET; writes[j].dstSet = op->set; writes[j].dstBinding = j;
+            writes[j].descriptorCount = 1; writes[j].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER; writes[j].pBufferInfo = &infos[j];
+        }
+        dev->vk.UpdateDescriptorSets(dev->device, op->nb, writes, 0, NULL);
+    }
+    return ACCEL_OK;
+}
+/* The chunks: secondary command buffers of the recording queue's family, for simultaneous use. */
+static accel_result accel_i_vk_list_chunks(accel_i_vk_device* dev, accel_i_vk_list* l) {
+    VkCommandPoolCreateInfo pi = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL, 0, l->family };
+    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, VK_NULL_HANDLE, VK_COMMAND_BUFFER_LEVEL_SECONDARY,
+                                       l->nchunks };
+    VkCommandBufferInheritanceInfo ii = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO, NULL, VK_NULL_HANDLE, 0, VK_NULL_HANDLE,
+                                          VK_FALSE, 0, 0 };
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, &ii };
+    VkResult vr;
+    if (!l->nchunks) return ACCEL_OK;
+    if ((vr = dev->vk.CreateCommandPool(dev->device, &pi, NULL, &l->pool)) != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkCreateCommandPool", "accel_queue_record_end");
+    ai.commandPool = l->pool;
+    if ((vr = dev->vk.AllocateCommandBuffers(dev->device, &ai, l->chunks)) != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", "accel_queue_record_end");
+    for (uint32_t c = 0; c < l->nchunks; c++) {
+        uint32_t from = c * ACCEL_I_VK_CHUNK, to = from + ACCEL_I_VK_CHUNK < l->count ? from + ACCEL_I_VK_CHUNK : l->count;
+        accel_result r;
+        if ((vr = dev->vk.BeginCommandBuffer(l->chunks[c], &bi)) != VK_SUCCESS)
+            return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_record_end");
+        if ((r = accel_i_vk_ops_record(dev, l, l->chunks[c], l->dpool, from, to, NULL, 0)) != ACCEL_OK) return r;
+        if ((vr = dev->vk.EndCommandBuffer(l->chunks[c])) != VK_SUCCESS)
+            return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "accel_queue_record_end");
+    }
+    return ACCEL_OK;
+}
+static accel_result accel_i_vk_validate(accel_i_vk_queue* q, const accel_i_batch* b);
+static accel_result accel_i_vk_list_fill(accel_i_vk_device* dev, accel_i_vk_queue* q, accel_commands* c, accel_i_vk_list* l) {
+    const accel_i_batch* b = c->list;
+    VkDeviceSize data = 0, staged = 0;
+    unsigned char* staging = NULL;
+    accel_result r;
+    if ((r = accel_i_vk_validate(q, b)) != ACCEL_OK) return r;
+    for (uint32_t i = 0; i < b->count; i++)
+        if (b->cmds[i].kind == ACCEL_I_CMD_UPDATE) data += (b->cmds[i].u.update.size + 15u) & ~(VkDeviceSize)15u;
+    if (data) {
+        r = accel_i_vk_make_buffer(dev, data, true, true, "accel_queue_record_end (update data)", &l->staging, &l->staging_mem, (void**)&staging);
+        if (r != ACCEL_OK) return r;
+        if (!staging) return accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED, "vulkan: staging memory is not mappable");
+    }
+    for (uint32_t i = 0; i < b->count; i++) {
+        if ((r = accel_i_vk_op_build(dev, b, &b->cmds[i], &l->ops[i], staging, &staged)) != ACCEL_OK) return r;
+        if (l->ops[i].kind == ACCEL_I_CMD_EXEC) { l->execs++; l->bindings += l->ops[i].nb; }
+    }
+    l->scope = accel_i_vk_scope_of(b, 0, b->count);
+    if ((r = accel_i_vk_list_sets(dev, l)) != ACCEL_OK) return r;
+    return accel_i_vk_list_chunks(dev, l);
+}
+static accel_result accel_i_vk_commands_build(accel_queue* qb, accel_commands* c) {
+    accel_i_vk_device* dev = accel_i_vk_dev(c->obj.device);
+    accel_i_vk_queue* q = (accel_i_vk_queue*)qb;
+    uint32_t count = c->list->count, nchunks = (count + ACCEL_I_VK_CHUNK - 1) / ACCEL_I_VK_CHUNK;
+    size_t bytes = sizeof(accel_i_vk_list) + (size_t)count * sizeof(accel_i_vk_op) + (size_t)nchunks * sizeof(VkCommandBuffer);
+    accel_i_vk_list* l = (accel_i_vk_list*)accel_i_dev_alloc(&dev->base, bytes);
+    accel_result r;
+    if (!l) return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory for the replay form");
+    memset((void*)l, 0, bytes);
+    l->bytes = bytes;
+    l->count = count;
+    l->ops = (accel_i_vk_op*)(void*)(l + 1);
+    l->chunks = (VkCommandBuffer*)(void*)(l->ops + count);
+    l->nchunks = nchunks;
+    l->family = q->hwq->family;
+    c->native = l;
+    if ((r = accel_i_vk_list_fill(dev, q, c, l)) != ACCEL_OK) accel_i_vk_commands_free(c);
+    return r;
+}
+
+/* A replay may re-record every exec of its list: the descriptor sets its segment's pool must hold. */
+static void accel_i_vk_list_sizes(const accel_commands* c, uint32_t* execs, uint32_t* bindings) {
+    const accel_i_vk_list* l = (const accel_i_vk_list*)c->native;
+    *execs += l->execs;
+    *bindings += l->bindings;
+}
+/* The replay command, recorded into e->cb: unpatched chunks by vkCmdExecuteCommands, a chunk with
+   patches (or every chunk on a queue of another family) recorded directly. */
+static accel_result accel_i_vk_record_replay(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_cmd* c) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    const accel_i_vk_list* l = (const accel_i_vk_list*)c->u.replay.list->native;
+    uint32_t n = c->u.replay.patch_count, k = 0, run = 0;
+    const accel_patch* p = n ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+    bool own = q->hwq->family == l->family;
+    accel_result r = ACCEL_OK;
+    for (uint32_t ch = 0; ch < l->nchunks && r == ACCEL_OK; ch++) {
+        uint32_t from = ch * ACCEL_I_VK_CHUNK, to = from + ACCEL_I_VK_CHUNK < l->count ? from + ACCEL_I_VK_CHUNK : l->count, first = k;
+        while (k < n && p[k].command < to) k++;
+        if (own && k == first) continue;   /* joins the run of unpatched chunks */
+        if (ch > run) dev->vk.CmdExecuteCommands(e->cb, ch - run, l->chunks + run);
+        run = ch + 1;
+        r = accel_i_vk_ops_record(dev, l, e->cb, e->pool, from, to, p ? p + first : NULL, k - first);
+    }
+    if (r == ACCEL_OK && own && l->nchunks > run) dev->vk.CmdExecuteCommands(e->cb, l->nchunks - run, l->chunks + run);
     return r;
 }
 
@@ -2669,7 +2969,9 @@ static const accel_backend accel_i_vk_backend_table = {
     accel_i_vk_batch_submitted,         /* batch_submitted */
     accel_i_vk_queue_drain,             /* queue_drain */
     accel_i_vk_signal_publish,          /* signal_publish: the timeline semaphore */
-    NULL                                /* queue_poll: completed segments are reclaimed at submit and finish */
+    NULL,                               /* queue_poll: completed segments are reclaimed at submit and finish */
+    accel_i_vk_commands_build,          /* commands_build: secondary command buffers */
+    accel_i_vk_commands_free            /* commands_free */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 

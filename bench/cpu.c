@@ -16,6 +16,9 @@
      6. CPU time of an idle device over one second, % of one core | the same process with no device
      7. cost of one exec of 4096 near-empty groups at 2, 4, 8 lanes | an OpenMP `parallel for` of the
         same shape with as many threads
+     8. a 64-command list of one-group execs, per command: replayed (accel_queue_replay) | recorded
+        anew (exec x 64); submit to complete included. 8b: the same with one constant patched per
+        replay (a step counter). Target: replay at most 0.5x (>= 2x less per command).
 
    Method: this is meant for a shared, noisy 2-core machine. The two sides of a figure run interleaved
    (A B A B ...) for several rounds after a warm-up, and each side reports its median. Between blocks
@@ -63,7 +66,7 @@ typedef struct bench_config {
     size_t saxpy_n;            /* floats per array */
     uint32_t compute_n, compute_iters;
     uint64_t idle_ns;          /* idle measurement length */
-    const char* only;          /* --only NAME: run just that figure (pingpong, latency, trace, batch, saxpy, compute, idle) */
+    const char* only;          /* --only NAME: run just that figure (pingpong, latency, trace, batch, saxpy, compute, idle, overhead, replay) */
 } bench_config;
 static bench_config cfg;
 
@@ -493,6 +496,66 @@ static void fig_batch(accel_device* dev) {
     counter_rig_close(&rig);
 }
 
+/* ==== figure 8: replaying a recorded list vs recording it anew ==== */
+/* adds constant 0 to the counter: every exec ran exactly once, with the constant it was given */
+static void k_add_const(const accel_dispatch* d) {
+    uint32_t* c = (uint32_t*)d->buffers[0];
+    c[0] += d->constants[0];
+}
+enum { REPLAY_CMDS = 64 };
+/* One batch of the 64 execs (+ a signal), submitted and waited for; returns ns per command. */
+static double replay_batch(counter_rig* rig, accel_commands* list, const accel_patch* patch, uint32_t step, uint64_t* value) {
+    uint64_t t0 = bench_now_ns();
+    if (list) accel_queue_replay(rig->q, list, patch, patch ? 1 : 0);
+    else for (uint32_t i = 0; i < REPLAY_CMDS; i++) accel_queue_exec(rig->q, rig->prog, &rig->buf, 1, &step, 1, accel_exec_1d(1, 1));
+    accel_queue_signal(rig->q, rig->s, ++*value);
+    check(accel_queue_submit(rig->q), "accel_queue_submit");
+    check(accel_signal_wait(rig->s, *value, BENCH_WAIT_NS), "accel_signal_wait");
+    return (double)(bench_now_ns() - t0) / REPLAY_CMDS;
+}
+static void fig_replay_one(accel_device* dev, bool patched) {
+    counter_rig rig = counter_rig_open(dev, k_add_const);
+    accel_commands* list;
+    uint32_t one = 1, iters = cfg.quick ? 200 : 1000, expect = 0;
+    uint64_t value = 0;
+    const int R = cfg.rounds + 1;                /* round 0 is the warm-up */
+    double *a = calloc((size_t)R, sizeof(double)), *b = calloc((size_t)R, sizeof(double)), *t = calloc(iters, sizeof(double));
+    accel_program_destroy(rig.prog);
+    check(accel_program_create(dev, &(accel_program_desc){ .name = "add", .cpu = k_add_const, .buffer_count = 1, .constant_count = 1 },
+                               &rig.prog), "accel_program_create");
+    check(accel_queue_record_begin(rig.q), "accel_queue_record_begin");
+    for (uint32_t i = 0; i < REPLAY_CMDS; i++) accel_queue_exec(rig.q, rig.prog, &rig.buf, 1, &one, 1, accel_exec_1d(1, 1));
+    check(accel_queue_record_end(rig.q, &list), "accel_queue_record_end");
+    for (int round = 0; round < R; round++) {
+        for (uint32_t i = 0; i < iters; i++) {
+            uint32_t step = patched ? i + 2 : 1;
+            accel_patch p = { (uint32_t)(i % REPLAY_CMDS), 0, NULL, step };
+            t[i] = replay_batch(&rig, list, patched ? &p : NULL, step, &value);
+            expect += (REPLAY_CMDS - 1) + step;
+        }
+        a[round] = bench_median(t, iters);
+        for (uint32_t i = 0; i < iters; i++) {
+            uint32_t step = patched ? i + 2 : 1;
+            t[i] = replay_batch(&rig, NULL, NULL, step, &value);
+            expect += REPLAY_CMDS * step;
+        }
+        b[round] = bench_median(t, iters);
+    }
+    if (rig.counter[0] != expect) bench_fail("replay: counter %u, expected %u", rig.counter[0], expect);
+    double am = bench_median(a + 1, (size_t)R - 1), bm = bench_median(b + 1, (size_t)R - 1);
+    bench_row* r = bench_row_add(patched ? "replay_patched" : "replay", patched ? "8b same, 1 constant patched, per cmd"
+                                 : "8 64-exec list replayed, per cmd", "ns", am, "recorded anew", bm, BENCH_TARGET_RATIO, BENCH_LE, 0.5);
+    bench_row_extra(r, "factor", bm / am);
+    bench_row_extra(r, "commands", REPLAY_CMDS);
+    accel_commands_destroy(list);
+    free(a); free(b); free(t);
+    counter_rig_close(&rig);
+}
+static void fig_replay(accel_device* dev) {
+    fig_replay_one(dev, false);
+    fig_replay_one(dev, true);
+}
+
 /* ==== figure 4: SAXPY vs OpenMP vs memcpy ==== */
 static uint32_t pick_local(accel_device* dev, uint32_t want) {
     accel_device_info info;
@@ -843,7 +906,7 @@ int main(int argc, char** argv) {
         if (strcmp(argv[i], "--quick") == 0) cfg.quick = true;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) cfg.only = argv[++i];
         else {
-            printf("usage: %s [--quick] [--only pingpong|latency|trace|batch|saxpy|compute|idle|overhead]\n"
+            printf("usage: %s [--quick] [--only pingpong|latency|trace|batch|saxpy|compute|idle|overhead|replay]\n"
                    "  --quick  short run (smaller sizes, fewer rounds) for CI smoke checks\n"
                    "  --only   run one figure (for profiling it, e.g. under perf)\n", argv[0]);
             return strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 ? 0 : 2;
@@ -878,6 +941,7 @@ int main(int argc, char** argv) {
     if (want("latency")) { printf("2 exec latency ...\n"); fflush(stdout); fig_exec_latency(dev); }
     if (want("batch")) { printf("3 batch ...\n"); fflush(stdout); fig_batch(dev); }
     if (want("saxpy")) { printf("4 saxpy ...\n"); fflush(stdout); fig_saxpy(dev); }
+    if (want("replay")) { printf("8 replay ...\n"); fflush(stdout); fig_replay(dev); }
     accel_device_destroy(dev);
     if (want("trace")) { printf("2t traced exec latency ...\n"); fflush(stdout); fig_trace_latency(); }
     if (want("compute")) { printf("5 compute ...\n"); fflush(stdout); fig_compute(); }

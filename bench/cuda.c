@@ -21,21 +21,28 @@
         keeps 32 rounds enqueued ahead: a blocked stream takes only so much before enqueueing blocks)
                                                                                  target ratio <= 1.05
         (figure 5 needs 64-bit stream memory operations for its raw baseline.)
-     6. dependent chain of empty kernels on one queue, time per step: each step waits for the step
+     6. a recorded list of 1,000 one-block kernels replayed (accel_queue_replay + signal + submit +
+        wait), kernels per second, in both native forms: 6 a CUDA graph, 6b pre-resolved launches
+        (ACCEL_CUDA_REPLAY=launches) | cuGraphLaunch of the same 1,000-node graph + sync  >= 0.95
+     7. the same with one constant patched per replay (graph form) | cuGraphExecKernelNodeSetParams
+        on one node + cuGraphLaunch + sync                                     target ratio <= 1.10
+     8. a one-kernel list replayed, round trip: 8 graph, 8b launches | cuLaunchKernel + sync (which
+        form wins for short lists)                                             target ratio <= 1.05
+     9. dependent chain of empty kernels on one queue, time per step: each step waits for the step
         before and signals its own value, one submit per step | cuLaunchKernel + cuEventRecord per step
         on one stream                                                            target ratio <= 1.10
-     7. the chain alternating two queues, each step waiting for the previous one | two streams, per
+    10. the chain alternating two queues, each step waiting for the previous one | two streams, per
         step cuStreamWaitEvent on the other stream's event, cuLaunchKernel, cuEventRecord
                                                                                  target ratio <= 1.15
-     8. host set -> GPU wait -> done: a queue waits on a signal only the host sets, launches the empty
+    11. host set -> GPU wait -> done: a queue waits on a signal only the host sets, launches the empty
         kernel and signals; the host sets it and waits for the signal | cuStreamWaitValue64 on a
         pinned word + cuLaunchKernel, the host writes the word, cuStreamSynchronize
                                                                                  target ratio <= 1.10
         (needs 64-bit stream memory operations for its raw baseline)
-   Figures 6-8 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
+   Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
    the threads that accel_queue_create started (the queues' workers; on tests/mock_cuda.c also the
-   mock's stream threads, which are its "GPU").
-   Method: the two sides alternate in rounds after a warm-up; each reports its median (figures 6-8:
+   mock's stream threads, which are its "GPU"), and the chains each side's host time to issue a step.
+   Method: the two sides alternate in rounds after a warm-up; each reports its median (figures 9-11:
    bench_pair_run of bench.h, rounds of sample blocks, with the paired ratio). Results are checked
    (copied data, signal values); the bench exits 1 when a check fails, 0 otherwise.
    cuStreamWaitEvent is not in accel_cuda.h's entry-point table: the bench resolves it through the
@@ -57,6 +64,10 @@ static const char bench_empty_ptx[] =
     ".visible .entry empty()\n"
     "{\n"
     "    ret;\n"
+    "}\n"
+    ".visible .entry bench_const(.param .u32 bench_const_param_0)\n"   /* figure 7: a constant to patch */
+    "{\n"
+    "    ret;\n"
     "}\n";
 
 typedef struct bench_cuda {
@@ -67,12 +78,13 @@ typedef struct bench_cuda {
     accel_signal* s;
     uint64_t s_value;
     accel_program* empty;
-    bench_threads workers;         /* threads accel_queue_create started (figures 6-8) */
+    bench_threads workers;         /* threads accel_queue_create started (figures 9-11) */
     /* raw side */
     accel_cu_context ctx;
     accel_cu_stream stream;
     accel_cu_module module;
-    accel_cu_function fn;
+    accel_cu_function fn, fn_const;
+    accel_program* konst;
 } bench_cuda;
 
 static int bench_cu_ok(accel_cu_result r, const char* what) {
@@ -123,6 +135,113 @@ static void bench_launch_figures(bench_cuda* b) {
     }
     bench_row_add("batch_10k_launches", "2 10,000 launches in one batch", "Mlps", bench_median(a, (size_t)b->rounds),
                   "cuLaunchKernel loop", bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_GE, 0.95);
+}
+
+/* ==== figures 6-8: recorded lists ==== */
+/* A list of n one-block kernels (konst: the one with a constant), in the form ACCEL_CUDA_REPLAY picks. */
+static accel_commands* bench_list(bench_cuda* b, uint32_t n, bool konst, const char* form) {
+    accel_commands* c = NULL;
+    uint32_t zero = 0;
+    setenv("ACCEL_CUDA_REPLAY", form, 1);
+    if (!bench_accel_ok(accel_queue_record_begin(b->q), "accel_queue_record_begin")) return NULL;
+    for (uint32_t i = 0; i < n; i++)
+        accel_queue_exec(b->q, konst ? b->konst : b->empty, NULL, 0, konst ? &zero : NULL, konst ? 1 : 0, accel_exec_1d(1, 1));
+    bench_accel_ok(accel_queue_record_end(b->q, &c), "accel_queue_record_end");
+    unsetenv("ACCEL_CUDA_REPLAY");
+    return c;
+}
+static double bench_accel_replay(bench_cuda* b, accel_commands* c, const accel_patch* p) {
+    uint64_t t0 = bench_now_ns();
+    accel_queue_replay(b->q, c, p, p ? 1 : 0);
+    accel_queue_signal(b->q, b->s, ++b->s_value);
+    if (!bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit")) return 0;
+    if (!bench_accel_ok(accel_signal_wait(b->s, b->s_value, BENCH_WAIT_NS), "accel_signal_wait")) return 0;
+    return (double)(bench_now_ns() - t0);
+}
+/* The raw graph: n kernel nodes chained; nodes[] gets them. */
+static accel_cu_graph_exec bench_raw_graph(bench_cuda* b, uint32_t n, accel_cu_graph* g, accel_cu_graph_node* nodes) {
+    accel_cu_graph_exec e = NULL;
+    uint32_t zero = 0;
+    void* params[1] = { &zero };
+    accel_cu_kernel_node_params kp;
+    memset(&kp, 0, sizeof kp);
+    kp.func = b->fn_const;
+    kp.grid[0] = kp.grid[1] = kp.grid[2] = kp.block[0] = kp.block[1] = kp.block[2] = 1;
+    kp.params = params;
+    if (!bench_cu_ok(accel_i_cu.GraphCreate(g, 0), "cuGraphCreate")) return NULL;
+    for (uint32_t i = 0; i < n; i++)
+        if (!bench_cu_ok(accel_i_cu.GraphAddKernelNode(&nodes[i], *g, i ? &nodes[i - 1] : NULL, i ? 1 : 0, &kp), "cuGraphAddKernelNode")) return NULL;
+    bench_cu_ok(accel_i_cu.GraphInstantiateWithFlags(&e, *g, 0), "cuGraphInstantiateWithFlags");
+    return e;
+}
+static double bench_raw_graph_launch(bench_cuda* b, accel_cu_graph_exec e, accel_cu_graph_node node, uint32_t value) {
+    uint64_t t0 = bench_now_ns();
+    if (node) {
+        void* params[1] = { &value };
+        accel_cu_kernel_node_params kp;
+        memset(&kp, 0, sizeof kp);
+        kp.func = b->fn_const;
+        kp.grid[0] = kp.grid[1] = kp.grid[2] = kp.block[0] = kp.block[1] = kp.block[2] = 1;
+        kp.params = params;
+        if (!bench_cu_ok(accel_i_cu.GraphExecKernelNodeSetParams(e, node, &kp), "cuGraphExecKernelNodeSetParams")) return 0;
+    }
+    if (!bench_cu_ok(accel_i_cu.GraphLaunch(e, b->stream), "cuGraphLaunch")) return 0;
+    if (!bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) return 0;
+    return (double)(bench_now_ns() - t0);
+}
+static void bench_replay_figures(bench_cuda* b) {
+    enum { LIST = 1000 };
+    double t[6][BENCH_ROUNDS_MAX];
+    accel_cu_graph g = NULL;
+    accel_cu_graph_node* nodes = calloc(LIST, sizeof *nodes);
+    accel_commands *graph = bench_list(b, LIST, true, "graph"), *launches = bench_list(b, LIST, true, "launches");
+    accel_commands *one_graph = bench_list(b, 1, false, "graph"), *one_launches = bench_list(b, 1, false, "launches");
+    accel_cu_graph_exec e;
+    accel_i_cu.CtxSetCurrent(b->ctx);
+    e = nodes ? bench_raw_graph(b, LIST, &g, nodes) : NULL;
+    if (!graph || !launches || !one_graph || !one_launches || !e) { bench_fail("replay figures: setup failed"); goto done; }
+    for (int k = 0; k < b->rounds; k++) {
+        accel_patch p = { (uint32_t)k * 37u % LIST, 0, NULL, (uint32_t)k + 1 };
+        uint32_t iters = b->quick ? 10 : 100;
+        t[0][k] = bench_accel_replay(b, graph, NULL);
+        t[1][k] = bench_accel_replay(b, launches, NULL);
+        t[2][k] = bench_accel_replay(b, graph, &p);
+        accel_i_cu.CtxSetCurrent(b->ctx);
+        t[3][k] = bench_raw_graph_launch(b, e, NULL, 0);
+        t[4][k] = bench_raw_graph_launch(b, e, nodes[p.command], p.value);
+        t[5][k] = 0;
+        for (uint32_t i = 0; i < iters; i++) t[5][k] += bench_accel_replay(b, one_graph, NULL) / iters;
+    }
+    double m[6];
+    for (int w = 0; w < 6; w++) m[w] = bench_median(t[w], (size_t)b->rounds);
+    bench_row_add("replay_graph", "6 1000-kernel list, graph form", "Mkps", LIST / m[0] * 1e3, "cuGraphLaunch", LIST / m[3] * 1e3,
+                  BENCH_TARGET_RATIO, BENCH_GE, 0.95);
+    bench_row_add("replay_launches", "6b same, pre-resolved launches", "Mkps", LIST / m[1] * 1e3, "cuGraphLaunch", LIST / m[3] * 1e3,
+                  BENCH_TARGET_RATIO, BENCH_GE, 0.95);
+    bench_row_add("replay_graph_patched", "7 same, 1 constant patched", "ns", m[2], "set params+launch", m[4],
+                  BENCH_TARGET_RATIO, BENCH_LE, 1.10);
+    {
+        double a[BENCH_ROUNDS_MAX], l[BENCH_ROUNDS_MAX], r[BENCH_ROUNDS_MAX];
+        uint32_t iters = b->quick ? 20 : 200;
+        for (int k = 0; k < b->rounds; k++) {
+            double ta = 0, tl = 0, tr = 0;
+            for (uint32_t i = 0; i < iters; i++) ta += bench_accel_replay(b, one_graph, NULL);
+            for (uint32_t i = 0; i < iters; i++) tl += bench_accel_replay(b, one_launches, NULL);
+            accel_i_cu.CtxSetCurrent(b->ctx);
+            for (uint32_t i = 0; i < iters; i++) tr += bench_raw_launches(b, 1);
+            a[k] = ta / iters; l[k] = tl / iters; r[k] = tr / iters;
+        }
+        bench_row_add("replay_one_graph", "8 1-kernel list round trip, graph", "ns", bench_median(a, (size_t)b->rounds),
+                      "cuLaunchKernel+sync", bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_LE, 1.05);
+        bench_row_add("replay_one_launches", "8b same, pre-resolved launch", "ns", bench_median(l, (size_t)b->rounds),
+                      "cuLaunchKernel+sync", bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_LE, 1.05);
+    }
+done:
+    if (e) accel_i_cu.GraphExecDestroy(e);
+    if (g) accel_i_cu.GraphDestroy(g);
+    free(nodes);
+    accel_commands_destroy(graph); accel_commands_destroy(launches);
+    accel_commands_destroy(one_graph); accel_commands_destroy(one_launches);
 }
 
 /* One copy through accel (copy + signal + submit + wait), GB/s; 0 when a call failed. */
@@ -270,7 +389,7 @@ out:
     accel_signal_destroy(s2);
 }
 
-/* ==== figures 6-8: chains and host set -> GPU wait, through bench_pair_run ==== */
+/* ==== figures 9-11: chains and host set -> GPU wait, through bench_pair_run ==== */
 typedef accel_cu_result (ACCEL_I_CUDAAPI* bench_cu_wait_event_fn)(accel_cu_stream stream, accel_cu_event event, unsigned int flags);
 static bench_cu_wait_event_fn bench_cu_StreamWaitEvent;   /* NULL when the driver lacks it */
 /* cuStreamWaitEvent through the loaded driver's cuGetProcAddress (accel's table does not list it). */
@@ -308,7 +427,7 @@ typedef struct bench_fig {
     uint64_t acc_v, gate_v;
     accel_cu_stream st[2];
     accel_cu_event ev[2];
-    volatile uint64_t* word;         /* figure 8's pinned word, and its device address */
+    volatile uint64_t* word;         /* figure 11's pinned word, and its device address */
     accel_cu_deviceptr dword;
     uint64_t raw_v;
     double issue_ns[2];              /* chains: host time spent issuing steps (before the wait), per side */
@@ -349,7 +468,7 @@ static double bench_chain_sample(void* ctx, int side) {
     if (side == 0) bench_chain_accel(f); else bench_chain_raw(f);
     return (double)(bench_now_ns() - t0) / f->steps;
 }
-/* Figure 8's sample: the queue / stream reaches its wait (20 us), then the timed set -> done. */
+/* Figure 11's sample: the queue / stream reaches its wait (20 us), then the timed set -> done. */
 static double bench_host_set_sample(void* ctx, int side) {
     bench_fig* f = (bench_fig*)ctx;
     bench_cuda* b = f->b;
@@ -394,7 +513,7 @@ static bench_row* bench_fig_row(const bench_fig* f, const bench_pair* p, const c
     return row;
 }
 
-/* Figures 6 (nq 1) and 7 (nq 2). */
+/* Figures 9 (nq 1) and 10 (nq 2). */
 static void bench_chain(bench_cuda* b, int nq) {
     bench_fig f;
     bench_pair p;
@@ -404,7 +523,7 @@ static void bench_chain(bench_cuda* b, int nq) {
     f.b = b;
     f.nq = nq;
     f.steps = b->quick ? 50 : 200;   /* even: a two-queue chain's next sample starts on the queue after the last step's */
-    if (nq == 2 && !bench_cu_StreamWaitEvent) { printf("bench_cuda: figure 7 skipped: the driver has no cuStreamWaitEvent\n"); return; }
+    if (nq == 2 && !bench_cu_StreamWaitEvent) { printf("bench_cuda: figure 10 skipped: the driver has no cuStreamWaitEvent\n"); return; }
     for (int i = 0; i < nq && !f.failed; i++) {
         f.q[i] = i == 0 ? b->q : bench_queue(b, ACCEL_QUEUE_COMPUTE, &watch);
         f.st[i] = i == 0 ? b->stream : NULL;
@@ -415,9 +534,9 @@ static void bench_chain(bench_cuda* b, int nq) {
     if (!f.failed) {
         bench_pair_run(b->rounds, b->quick ? 3 : 5, bench_chain_sample, &f, &watch, &p);
         if (!f.failed && nq == 1)
-            bench_fig_row(&f, &p, "chain_1q", "6 dependent chain, 1 queue, /step", "LaunchKernel+EventRecord", 1.10, &watch);
+            bench_fig_row(&f, &p, "chain_1q", "9 dependent chain, 1 queue, /step", "LaunchKernel+EventRecord", 1.10, &watch);
         else if (!f.failed)
-            bench_fig_row(&f, &p, "chain_2q", "7 chain over 2 queues, /step", "+StreamWaitEvent", 1.15, &watch);
+            bench_fig_row(&f, &p, "chain_2q", "10 chain over 2 queues, /step", "+StreamWaitEvent", 1.15, &watch);
     }
     if (f.q[0]) accel_queue_finish(f.q[0], BENCH_WAIT_NS);
     if (f.q[1]) accel_queue_destroy(f.q[1]);
@@ -429,7 +548,7 @@ static void bench_chain(bench_cuda* b, int nq) {
     }
 }
 
-/* Figure 8. */
+/* Figure 11. */
 static void bench_host_set(bench_cuda* b) {
     bench_fig f;
     bench_pair p;
@@ -437,7 +556,7 @@ static void bench_host_set(bench_cuda* b) {
     memset(&f, 0, sizeof f);
     f.b = b;
     if (!accel_i_cu.StreamWaitValue64 || !accel_i_cu_dev(b->dev)->memops) {
-        printf("bench_cuda: figure 8 skipped: the device has no 64-bit stream memory operations for the raw baseline\n");
+        printf("bench_cuda: figure 11 skipped: the device has no 64-bit stream memory operations for the raw baseline\n");
         return;
     }
     if (!bench_accel_ok(accel_signal_create(b->dev, 0, &f.gate), "signal") ||
@@ -447,7 +566,7 @@ static void bench_host_set(bench_cuda* b) {
     f.word = (volatile uint64_t*)words;
     *f.word = 0;
     bench_pair_run(b->rounds, b->quick ? 20 : 100, bench_host_set_sample, &f, &b->workers, &p);
-    if (!f.failed) bench_fig_row(&f, &p, "host_signal_gpu_wait", "8 host set -> GPU wait -> done", "StreamWaitValue64", 1.10, &b->workers);
+    if (!f.failed) bench_fig_row(&f, &p, "host_signal_gpu_wait", "11 host set -> GPU wait -> done", "StreamWaitValue64", 1.10, &b->workers);
 out:
     if (f.failed && f.gate) accel_signal_fail(f.gate, ACCEL_ERROR_BACKEND);   /* release what still waits */
     accel_queue_finish(b->q, BENCH_WAIT_NS);
@@ -476,14 +595,17 @@ int main(int argc, char** argv) {
     if ((b.q = bench_queue(&b, ACCEL_QUEUE_COMPUTE, &b.workers)) == NULL ||
         !bench_accel_ok(accel_queue_create(b.dev, ACCEL_QUEUE_COPY, &b.copy_q), "copy queue") ||
         !bench_accel_ok(accel_signal_create(b.dev, 0, &b.s), "signal") ||
-        !bench_accel_ok(accel_program_create(b.dev, &(accel_program_desc){ .name = "empty", .ptx = bench_empty_ptx }, &b.empty), "program"))
+        !bench_accel_ok(accel_program_create(b.dev, &(accel_program_desc){ .name = "empty", .ptx = bench_empty_ptx }, &b.empty), "program") ||
+        !bench_accel_ok(accel_program_create(b.dev, &(accel_program_desc){ .name = "bench_const", .ptx = bench_empty_ptx, .constant_count = 1 },
+                                             &b.konst), "program"))
         goto done;
     /* the raw side: the same driver, the primary context, its own stream and module */
     if (!bench_cu_ok(accel_i_cu.DevicePrimaryCtxRetain(&b.ctx, accel_i_cu_dev(b.dev)->cudev), "cuDevicePrimaryCtxRetain")) goto done;
     accel_i_cu.CtxSetCurrent(b.ctx);
     if (!bench_cu_ok(accel_i_cu.StreamCreate(&b.stream, ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate") ||
         !bench_cu_ok(accel_i_cu.ModuleLoadDataEx(&b.module, bench_empty_ptx, 0, NULL, NULL), "cuModuleLoadDataEx") ||
-        !bench_cu_ok(accel_i_cu.ModuleGetFunction(&b.fn, b.module, "empty"), "cuModuleGetFunction"))
+        !bench_cu_ok(accel_i_cu.ModuleGetFunction(&b.fn, b.module, "empty"), "cuModuleGetFunction") ||
+        !bench_cu_ok(accel_i_cu.ModuleGetFunction(&b.fn_const, b.module, "bench_const"), "cuModuleGetFunction"))
         goto done;
     fprintf(stderr, "bench_cuda: figures 1-2 (launches)\n");
     bench_launch_figures(&b);
@@ -493,14 +615,17 @@ int main(int argc, char** argv) {
     accel_i_cu.CtxSetCurrent(b.ctx);
     fprintf(stderr, "bench_cuda: figure 5 (ping-pong)\n");
     bench_pingpong(&b);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figures 6-8 (recorded lists)\n");
+    bench_replay_figures(&b);
     bench_cu_resolve_wait_event();
     accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figures 6-7 (chains)\n");
+    fprintf(stderr, "bench_cuda: figures 9-10 (chains)\n");
     bench_chain(&b, 1);
     accel_i_cu.CtxSetCurrent(b.ctx);
     bench_chain(&b, 2);
     accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figure 8 (host set -> GPU wait -> done)\n");
+    fprintf(stderr, "bench_cuda: figure 11 (host set -> GPU wait -> done)\n");
     bench_host_set(&b);
     {
         char heading[256];

@@ -7,19 +7,28 @@
      4 host set -> GPU wait -> done      (latency from the host setting a signal that a queue waits on
                                           to the host seeing that queue's work done: accel <= 1.10x raw,
                                           lavapipe <= 1.15x)
-     5 dependent chain, one queue        (per step: a small dispatch that waits for the step before and
+     5 replay round trip, 1 dispatch      (a recorded list replayed + wait: accel <= 1.05x raw
+                                          re-submission of a pre-recorded VkCommandBuffer)
+     6 replay of a 1,000-dispatch list    (dispatches/s: accel >= 0.95x raw pre-recorded)
+     7 the same, one constant patched     (ns per list: accel <= 1.10x raw pre-recorded)
+     8 design rows, raw only (no target): what the ways of replaying with patches cost on this driver
+                                          next to re-submitting the pre-recorded 1,000 dispatches:
+                                          a secondary command buffer run by vkCmdExecuteCommands; the
+                                          list as 32-command secondaries with the chunk holding the
+                                          patched command re-recorded; recording all 1,000 anew
+     9 dependent chain, one queue        (per step: a small dispatch that waits for the step before and
                                           signals its own value, one submit per step: <= 1.10x raw,
                                           lavapipe <= 1.25x; also the host thread wake-ups of accel's
                                           queue workers per step, which should be 0: DESIGN §6.1)
-     6 the chain alternating two queues  (each step waits for the previous one, on the other queue:
+    10 the chain alternating two queues  (each step waits for the previous one, on the other queue:
                                           <= 1.15x raw)
 
    The raw side is the minimal program a Vulkan programmer writes by hand: its own VkInstance/VkDevice,
-   timeline semaphores, push descriptors. Figures 1, 4, 5, 6 use command buffers recorded once, before
+   timeline semaphores, push descriptors. Figures 1, 4, 9, 10 use command buffers recorded once, before
    timing, and per sample exactly one vkQueueSubmit per step (its timeline wait, if any, and its
    timeline signal in the VkSubmitInfo) and one vkWaitSemaphores for the end (figure 4: plus the
    vkSignalSemaphore that releases the wait). Figures 2 and 3 record a command buffer per submission, as
-   accel records one per batch. Figure 6 uses two VkQueues where the queue family has two, else one
+   accel records one per batch. Figure 10 uses two VkQueues where the queue family has two, else one
    (as accel's two queues then share one VkQueue too). Rounds alternate accel and raw (who goes first
    alternates too; a round is a block of samples of one side, so the GPU does not switch between the
    two VkDevices at every sample); each side's figure is the median of its samples, the ratio is
@@ -68,7 +77,7 @@ static void vcheck(VkResult r, const char* what) {
     X(CreatePipelineLayout) X(DestroyPipelineLayout) X(CreateComputePipelines) X(DestroyPipeline) \
     X(CreateCommandPool) X(DestroyCommandPool) X(AllocateCommandBuffers) X(BeginCommandBuffer) X(EndCommandBuffer) \
     X(CmdPipelineBarrier) X(CmdBindPipeline) X(CmdPushConstants) X(CmdDispatch) X(CmdPushDescriptorSetKHR) \
-    X(CreateSemaphore) X(DestroySemaphore) X(WaitSemaphores) X(SignalSemaphore) X(FreeCommandBuffers)
+    X(CreateSemaphore) X(DestroySemaphore) X(WaitSemaphores) X(SignalSemaphore) X(CmdExecuteCommands) X(FreeCommandBuffers)
 typedef struct raw_t {
     void* lib;
     PFN_vkGetInstanceProcAddr gipa;
@@ -208,11 +217,10 @@ static void raw_barrier(raw_t* r, VkCommandBuffer cb) {
     VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT };
     r->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
 }
-/* Records into cb (begun with `usage`) `count` dispatches of `pipe` over buffers, with barriers between
-   them, then a barrier to the host. */
-static void raw_record(raw_t* r, VkCommandBuffer cb, VkCommandBufferUsageFlags usage, VkPipeline pipe, const raw_buf* bufs,
-                       uint32_t nbufs, const uint32_t* k, uint32_t groups, uint32_t count) {
-    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, usage, NULL };
+/* Records `count` dispatches of `pipe` over buffers into cb (with barriers between); dispatch
+   `patch_at` (if < count) gets constant word 0 = patch instead of k[0]. */
+static void raw_record(raw_t* r, VkCommandBuffer cb, VkPipeline pipe, const raw_buf* bufs, uint32_t nbufs, const uint32_t* k,
+                       uint32_t groups, uint32_t count, uint32_t patch_at, uint32_t patch) {
     VkDescriptorBufferInfo info[2];
     VkWriteDescriptorSet w[2];
     for (uint32_t i = 0; i < nbufs; i++) {
@@ -221,20 +229,27 @@ static void raw_record(raw_t* r, VkCommandBuffer cb, VkCommandBufferUsageFlags u
         w[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET; w[i].dstBinding = i; w[i].descriptorCount = 1;
         w[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER; w[i].pBufferInfo = &info[i];
     }
-    vcheck(r->BeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
     for (uint32_t c = 0; c < count; c++) {
+        uint32_t kc[2] = { c == patch_at ? patch : k[0], k[1] };
         if (c) raw_barrier(r, cb);
         r->CmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
         r->CmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->layout, 0, nbufs, w);
-        r->CmdPushConstants(cb, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, k);
+        r->CmdPushConstants(cb, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 8, kc);
         r->CmdDispatch(cb, groups, 1, 1);
     }
+}
+static void raw_begin(raw_t* r, VkCommandBuffer cb, VkCommandBufferUsageFlags flags) {
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, flags, NULL };
+    vcheck(r->BeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer");
+}
+/* The host-visibility barrier and vkEndCommandBuffer. */
+static void raw_end(raw_t* r, VkCommandBuffer cb) {
     VkMemoryBarrier hb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT };
     r->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0, NULL);
     vcheck(r->EndCommandBuffer(cb), "vkEndCommandBuffer");
 }
 /* One vkQueueSubmit of cb: waits on wait_sem >= wait_val when wait_sem is not null, signals sig_sem = sig_val. */
-static void raw_submit_cb(raw_t* r, VkQueue queue, VkCommandBuffer cb, VkSemaphore wait_sem, uint64_t wait_val,
+static void raw_submit_on(raw_t* r, VkQueue queue, VkCommandBuffer cb, VkSemaphore wait_sem, uint64_t wait_val,
                           VkSemaphore sig_sem, uint64_t sig_val) {
     VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
     uint32_t nw = wait_sem != VK_NULL_HANDLE ? 1u : 0u;
@@ -242,23 +257,55 @@ static void raw_submit_cb(raw_t* r, VkQueue queue, VkCommandBuffer cb, VkSemapho
     VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, &ti, nw, &wait_sem, &stage, 1, &cb, 1, &sig_sem };
     vcheck(r->QueueSubmit(queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");
 }
-/* Records `count` dispatches into the raw side's per-submission command buffer and submits it; the
-   submit waits on gate >= gate_wait when gate_wait != 0 and signals done. Returns the done value. */
-static uint64_t raw_submit(raw_t* r, VkPipeline pipe, const raw_buf* bufs, uint32_t nbufs, const uint32_t* k,
-                           uint32_t groups, uint32_t count, uint64_t gate_wait) {
-    raw_record(r, r->cb, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, pipe, bufs, nbufs, k, groups, count);
+/* Submits cb; waits on gate >= gate_wait when gate_wait != 0 and signals done. Returns the done value. */
+static uint64_t raw_submit_cb(raw_t* r, VkCommandBuffer cb, uint64_t gate_wait) {
     uint64_t value = ++r->done_val;
-    raw_submit_cb(r, r->queue, r->cb, gate_wait ? r->gate : VK_NULL_HANDLE, gate_wait, r->done, value);
+    raw_submit_on(r, r->queue, cb, gate_wait ? r->gate : VK_NULL_HANDLE, gate_wait, r->done, value);
     return value;
 }
-/* n command buffers of the raw side's pool, each recorded once with one add_one dispatch over b. */
+/* Records `count` dispatches of `pipe` over buffers (with barriers between) into the per-submission
+   command buffer and submits it. Returns the done value. */
+static uint64_t raw_submit(raw_t* r, VkPipeline pipe, const raw_buf* bufs, uint32_t nbufs, const uint32_t* k,
+                           uint32_t groups, uint32_t count, uint64_t gate_wait) {
+    raw_begin(r, r->cb, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+    raw_record(r, r->cb, pipe, bufs, nbufs, k, groups, count, UINT32_MAX, 0);
+    raw_end(r, r->cb);
+    return raw_submit_cb(r, r->cb, gate_wait);
+}
+static VkCommandBuffer raw_cb(raw_t* r, VkCommandBufferLevel level) {
+    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, r->pool, level, 1 };
+    VkCommandBuffer cb;
+    vcheck(r->AllocateCommandBuffers(r->dev, &ai, &cb), "vkAllocateCommandBuffers");
+    return cb;
+}
+/* A primary command buffer recorded once with `count` add_one dispatches, for re-submission. */
+static VkCommandBuffer raw_prerecorded(raw_t* r, const raw_buf* b, uint32_t count) {
+    uint32_t k[2] = { 64, 0 };
+    VkCommandBuffer cb = raw_cb(r, VK_COMMAND_BUFFER_LEVEL_PRIMARY);
+    raw_begin(r, cb, 0);
+    raw_record(r, cb, r->add_one, b, 1, k, 1, count, UINT32_MAX, 0);
+    raw_end(r, cb);
+    return cb;
+}
+/* A secondary command buffer with `count` add_one dispatches, after a barrier (so that secondaries
+   run back to back by one vkCmdExecuteCommands stay in order). */
+static VkCommandBuffer raw_secondary(raw_t* r, const raw_buf* b, uint32_t count) {
+    uint32_t k[2] = { 64, 0 };
+    VkCommandBuffer cb = raw_cb(r, VK_COMMAND_BUFFER_LEVEL_SECONDARY);
+    VkCommandBufferInheritanceInfo ii = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO, NULL, VK_NULL_HANDLE, 0, VK_NULL_HANDLE,
+                                          VK_FALSE, 0, 0 };
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, 0, &ii };
+    vcheck(r->BeginCommandBuffer(cb, &bi), "vkBeginCommandBuffer (secondary)");
+    raw_barrier(r, cb);
+    raw_record(r, cb, r->add_one, b, 1, k, 1, count, UINT32_MAX, 0);
+    vcheck(r->EndCommandBuffer(cb), "vkEndCommandBuffer (secondary)");
+    return cb;
+}
+/* n command buffers, each recorded once with one add_one dispatch over b. */
 static VkCommandBuffer* raw_prerecord(raw_t* r, const raw_buf* b, uint32_t n) {
-    static const uint32_t k[2] = { 64, 0 };
     VkCommandBuffer* cbs = calloc(n, sizeof *cbs);
-    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, r->pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, n };
     if (!cbs) { fprintf(stderr, "bench: out of memory\n"); exit(1); }
-    vcheck(r->AllocateCommandBuffers(r->dev, &ai, cbs), "vkAllocateCommandBuffers");
-    for (uint32_t i = 0; i < n; i++) raw_record(r, cbs[i], 0, r->add_one, b, 1, k, 1, 1);
+    for (uint32_t i = 0; i < n; i++) cbs[i] = raw_prerecorded(r, b, 1);
     return cbs;
 }
 static void raw_prerecord_free(raw_t* r, VkCommandBuffer* cbs, uint32_t n) {
@@ -371,7 +418,7 @@ static double rt_sample(void* ctx, int side) {
         check(accel_signal_wait(f->a->done, f->a->done_val, ACCEL_WAIT_FOREVER), "wait");
         f->acc_total++;
     } else {
-        raw_submit_cb(f->r, f->r->queue, f->cbs[0], VK_NULL_HANDLE, 0, f->r->done, ++f->r->done_val);
+        raw_submit_on(f->r, f->r->queue, f->cbs[0], VK_NULL_HANDLE, 0, f->r->done, ++f->r->done_val);
         raw_wait(f->r, f->r->done_val);
         f->raw_total++;
     }
@@ -480,7 +527,7 @@ static double host_sample(void* ctx, int side) {
         f->acc_total++;
     } else {
         raw_t* r = f->r;
-        raw_submit_cb(r, r->queue, f->cbs[0], r->gate, ++r->gate_val, r->done, ++r->done_val);
+        raw_submit_on(r, r->queue, f->cbs[0], r->gate, ++r->gate_val, r->done, ++r->done_val);
         bench_sleep_ns(20000);
         t0 = bench_now_ns();
         VkSemaphoreSignalInfo si = { VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, NULL, r->gate, r->gate_val };
@@ -517,7 +564,7 @@ static double chain_sample(fig_t* f, int side, int nq) {
         f->acc_total += (uint64_t)f->steps;
     } else {
         for (int i = 0; i < f->steps; i++) {
-            raw_submit_cb(f->r, f->vq[i % nq], f->cbs[i], f->sem[(i + 1) % nq], f->raw_v, f->sem[i % nq], f->raw_v + 1);
+            raw_submit_on(f->r, f->vq[i % nq], f->cbs[i], f->sem[(i + 1) % nq], f->raw_v, f->sem[i % nq], f->raw_v + 1);
             f->raw_v++;
         }
         f->issue_ns[1] += ns_since(t0);
@@ -543,9 +590,9 @@ static void fig_chain(acc_t* a, raw_t* r, int nq) {
     fig_run(&f);
     bench_row* row;
     if (nq == 1) {
-        row = fig_row(&f, "chain_1q", "5 dependent chain, 1 queue, /step", a->lavapipe ? 1.25 : 1.10, 1.10);
+        row = fig_row(&f, "chain_1q", "9 dependent chain, 1 queue, /step", a->lavapipe ? 1.25 : 1.10, 1.10);
     } else {
-        row = fig_row(&f, "chain_2q", "6 chain over 2 queues, /step", 1.15, 1.15);
+        row = fig_row(&f, "chain_2q", "10 chain over 2 queues, /step", 1.15, 1.15);
         bench_row_extra(row, "raw_vkqueues", r->queue2 != r->queue ? 2 : 1);
     }
     bench_row_extra(row, "steps", f.steps);
@@ -560,7 +607,7 @@ static void fig_chain(acc_t* a, raw_t* r, int nq) {
     bench_row_extra(row, "accel_process_wakeups_per_step", f.res.accel_process_wakeups / f.steps);
     bench_row_extra(row, "raw_process_wakeups_per_step", f.res.baseline_process_wakeups / f.steps);
     if (nq == 1) {
-        bench_row* w = bench_row_add("chain_worker_wakeups", "5 queue-worker wake-ups per step", "/step", f.res.watched_wakeups / f.steps,
+        bench_row* w = bench_row_add("chain_worker_wakeups", "9 queue-worker wake-ups per step", "/step", f.res.watched_wakeups / f.steps,
                                      "none", 0, BENCH_TARGET_VALUE, BENCH_LE, 0.05);
         bench_row_extra(w, "accel_process_wakeups_per_step", f.res.accel_process_wakeups / f.steps);
         bench_row_extra(w, "raw_process_wakeups_per_step", f.res.baseline_process_wakeups / f.steps);
@@ -572,6 +619,140 @@ static void fig_chain(acc_t* a, raw_t* r, int nq) {
         r->DestroySemaphore(r->dev, f.sem[i], NULL);
     }
     a->workers = saved;
+}
+
+/* ==== recorded lists (replay) ==== */
+/* A list of `count` add_one(buf, n = 64) dispatches. */
+static accel_commands* acc_list(acc_t* a, accel_buffer* buf, uint32_t count) {
+    accel_commands* list;
+    uint32_t n = 64;
+    check(accel_queue_record_begin(a->q), "accel_queue_record_begin");
+    for (uint32_t c = 0; c < count; c++) accel_queue_exec(a->q, a->add_one, &buf, 1, &n, 1, accel_exec_1d(64, 64));
+    check(accel_queue_record_end(a->q, &list), "accel_queue_record_end");
+    return list;
+}
+/* One replay (patch NULL: unpatched) and its wait; ns. */
+static double acc_replay(acc_t* a, accel_commands* list, const accel_patch* patch) {
+    uint64_t t0 = bench_now_ns();
+    accel_queue_replay(a->q, list, patch, patch ? 1 : 0);
+    accel_queue_signal(a->q, a->done, ++a->done_val);
+    check(accel_queue_submit(a->q), "submit");
+    check(accel_signal_wait(a->done, a->done_val, ACCEL_WAIT_FOREVER), "wait");
+    return ns_since(t0);
+}
+static void check_counts(accel_buffer* ab, const raw_buf* rb, uint32_t a0, uint32_t a63, uint32_t r0, uint32_t r63, const char* fig) {
+    uint32_t got[64];
+    check(accel_buffer_read(ab, 0, got, sizeof got), "read");
+    if (got[0] != a0 || got[63] != a63) bench_fail("%s: accel buffer holds %u / %u, expected %u / %u", fig, got[0], got[63], a0, a63);
+    if (((uint32_t*)rb->p)[0] != r0 || ((uint32_t*)rb->p)[63] != r63)
+        bench_fail("%s: raw buffer holds %u / %u, expected %u / %u", fig, ((uint32_t*)rb->p)[0], ((uint32_t*)rb->p)[63], r0, r63);
+}
+
+static void fig_replay_roundtrip(acc_t* a, raw_t* r) {
+    accel_buffer* ab;
+    check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = 256 }, &ab), "buffer");
+    raw_buf rb = raw_buffer(r, 256);
+    memset(rb.p, 0, 256);
+    accel_commands* list = acc_list(a, ab, 1);
+    VkCommandBuffer pre = raw_prerecorded(r, &rb, 1);
+    int total = cfg.latency_iters * cfg.rounds;
+    double* as = calloc((size_t)total, sizeof *as);
+    double* rs = calloc((size_t)total, sizeof *rs);
+    for (int i = 0; i < total; i++) {
+        as[i] = acc_replay(a, list, NULL);
+        uint64_t t0 = bench_now_ns();
+        raw_wait(r, raw_submit_cb(r, pre, 0));
+        rs[i] = ns_since(t0);
+    }
+    check_counts(ab, &rb, (uint32_t)total, (uint32_t)total, (uint32_t)total, (uint32_t)total, "replay round trip");
+    double am = bench_median(as, (size_t)total), rm = bench_median(rs, (size_t)total);
+    bench_row* row = bench_row_add("replay_roundtrip", "5 replay 1 dispatch + wait", "ns", am, "raw pre-recorded", rm,
+                                   BENCH_TARGET_RATIO, BENCH_LE, 1.05);
+    bench_row_extra(row, "samples", total);
+    free(as); free(rs);
+    accel_commands_destroy(list);
+    accel_buffer_destroy(ab);
+    raw_buffer_free(r, &rb);
+}
+
+/* The raw design rows of figure 8: the list as secondaries of `size` dispatches run by
+   vkCmdExecuteCommands, the chunk holding dispatch `patch_at` (if < count) recorded directly instead,
+   its constant patched. */
+static double raw_run_secondaries(raw_t* r, const raw_buf* rb, VkCommandBuffer* chunks, uint32_t nchunks, uint32_t size,
+                                  uint32_t count, uint32_t patch_at) {
+    uint32_t k[2] = { 64, 0 }, pc = patch_at / size;
+    uint64_t t0 = bench_now_ns();
+    raw_begin(r, r->cb, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT);
+    if (patch_at >= count) {
+        r->CmdExecuteCommands(r->cb, nchunks, chunks);
+    } else {
+        uint32_t n = count - pc * size < size ? count - pc * size : size;
+        if (pc) r->CmdExecuteCommands(r->cb, pc, chunks);
+        raw_barrier(r, r->cb);
+        raw_record(r, r->cb, r->add_one, rb, 1, k, 1, n, patch_at % size, 32);
+        if (pc + 1 < nchunks) r->CmdExecuteCommands(r->cb, nchunks - pc - 1, chunks + pc + 1);
+    }
+    raw_end(r, r->cb);
+    raw_wait(r, raw_submit_cb(r, r->cb, 0));
+    return ns_since(t0);
+}
+
+enum { REPLAY_ITERS = 5 };
+static void fig_replay_list(acc_t* a, raw_t* r) {
+    uint32_t N = cfg.batch, nchunks = (N + 31) / 32, k[2] = { 64, 0 };
+    enum { WAYS = 8 };
+    uint32_t a0 = 0, a63 = 0, r0 = 0, r63 = 0;
+    accel_buffer* ab;
+    check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = 256 }, &ab), "buffer");
+    raw_buf rb = raw_buffer(r, 256);
+    memset(rb.p, 0, 256);
+    accel_commands* list = acc_list(a, ab, N);
+    VkCommandBuffer pre = raw_prerecorded(r, &rb, N), whole = raw_secondary(r, &rb, N);
+    VkCommandBuffer* chunks = calloc(nchunks, sizeof *chunks);
+    VkCommandBuffer* singles = calloc(N, sizeof *singles);
+    for (uint32_t c = 0; c < nchunks; c++) chunks[c] = raw_secondary(r, &rb, N - c * 32 < 32 ? N - c * 32 : 32);
+    for (uint32_t c = 0; c < N; c++) singles[c] = raw_secondary(r, &rb, 1);
+    double t[WAYS][MAX_ROUNDS], it[REPLAY_ITERS];
+    for (int round = 0; round < cfg.rounds; round++) {
+        for (int w = 0; w < WAYS; w++) {
+            for (int i = 0; i < REPLAY_ITERS; i++) {
+                uint32_t at = (uint32_t)(round * REPLAY_ITERS + i) * 37u % N;
+                accel_patch p = { at, 0, NULL, 32 };
+                uint64_t t0 = bench_now_ns();
+                switch (w) {
+                case 0: it[i] = acc_replay(a, list, NULL); a0 += N; a63 += N; break;
+                case 1: it[i] = acc_replay(a, list, &p); a0 += N; a63 += N - 1; break;
+                case 2: raw_wait(r, raw_submit_cb(r, pre, 0)); it[i] = ns_since(t0); r0 += N; r63 += N; break;
+                case 3: it[i] = raw_run_secondaries(r, &rb, &whole, 1, N, N, UINT32_MAX); r0 += N; r63 += N; break;
+                case 4: it[i] = raw_run_secondaries(r, &rb, chunks, nchunks, 32, N, at); r0 += N; r63 += N - 1; break;
+                case 6: it[i] = raw_run_secondaries(r, &rb, singles, N, 1, N, UINT32_MAX); r0 += N; r63 += N; break;
+                case 7: it[i] = raw_run_secondaries(r, &rb, singles, N, 1, N, at); r0 += N; r63 += N - 1; break;
+                case 5: raw_wait(r, raw_submit(r, r->add_one, &rb, 1, k, 1, N, 0)); it[i] = ns_since(t0); r0 += N; r63 += N; break;
+                }
+            }
+            t[w][round] = bench_median(it, REPLAY_ITERS);
+        }
+    }
+    check_counts(ab, &rb, a0, a63, r0, r63, "replay list");
+    double m[WAYS];
+    for (int w = 0; w < WAYS; w++) m[w] = bench_median(t[w], (size_t)cfg.rounds);
+    bench_row* row = bench_row_add("replay_list", "6 replay 1000-dispatch list, /s", "/s", N / (m[0] / 1e9), "raw pre-recorded",
+                                   N / (m[2] / 1e9), BENCH_TARGET_RATIO, BENCH_GE, 0.95);
+    bench_row_extra(row, "dispatches", N);
+    bench_row_add("replay_list_patched", "7 same, 1 constant patched, ns", "ns", m[1], "raw pre-recorded", m[2],
+                  BENCH_TARGET_RATIO, BENCH_LE, 1.10);
+    bench_row_add("design_secondary", "8 raw: the list as 1 secondary CB", "ns", m[3], "raw pre-recorded", m[2], BENCH_TARGET_NONE, BENCH_LE, 0);
+    bench_row_add("design_chunk_patched", "8 raw: 32-cmd secondaries, 1 re-recorded", "ns", m[4], "raw pre-recorded", m[2],
+                  BENCH_TARGET_NONE, BENCH_LE, 0);
+    bench_row_add("design_singles", "8 raw: 1000 1-cmd secondaries", "ns", m[6], "raw pre-recorded", m[2], BENCH_TARGET_NONE, BENCH_LE, 0);
+    bench_row_add("design_single_patched", "8 raw: 1-cmd secondaries, 1 re-recorded", "ns", m[7], "raw pre-recorded", m[2],
+                  BENCH_TARGET_NONE, BENCH_LE, 0);
+    bench_row_add("design_record_anew", "8 raw: all 1000 recorded anew", "ns", m[5], "raw pre-recorded", m[2], BENCH_TARGET_NONE, BENCH_LE, 0);
+    free(chunks);
+    free(singles);
+    accel_commands_destroy(list);
+    accel_buffer_destroy(ab);
+    raw_buffer_free(r, &rb);
 }
 
 int main(int argc, char** argv) {
@@ -604,8 +785,10 @@ int main(int argc, char** argv) {
     printf("2 batch ...\n"); fflush(stdout); fig_batch(&a, &r);
     printf("3 saxpy ...\n"); fflush(stdout); fig_saxpy(&a, &r);
     printf("4 host signal -> GPU wait ...\n"); fflush(stdout); fig_host_signal(&a, &r);
-    printf("5 chain, one queue ...\n"); fflush(stdout); fig_chain(&a, &r, 1);
-    printf("6 chain, two queues ...\n"); fflush(stdout); fig_chain(&a, &r, 2);
+    printf("5 replay round trip ...\n"); fflush(stdout); fig_replay_roundtrip(&a, &r);
+    printf("6-8 replay of a list ...\n"); fflush(stdout); fig_replay_list(&a, &r);
+    printf("9 chain, one queue ...\n"); fflush(stdout); fig_chain(&a, &r, 1);
+    printf("10 chain, two queues ...\n"); fflush(stdout); fig_chain(&a, &r, 2);
     accel_device_destroy(a.dev);
     r.DeviceWaitIdle(r.dev);
     r.DestroyPipeline(r.dev, r.saxpy, NULL);

@@ -100,6 +100,19 @@ static void k_simulate(const mock_thread_ctx* t, void* const* b, const uint32_t*
     atomic_fetch_add((_Atomic uint32_t*)&((uint32_t*)b[2])[t->bid[0]],
                      (uint32_t)p.x * 7u + (uint32_t)p.y * 13u + (uint32_t)p.vx * 17u + (uint32_t)p.vy * 19u);
 }
+/* examples/replay.c: one decoder step */
+static void k_decode_mix(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    if (i < c[1]) ((uint32_t*)b[1])[i] = ex_hash(((const uint32_t*)b[0])[i] ^ (c[0] * 0x9E3779B9u) ^ i);
+}
+static void k_decode_scale(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    if (i < c[0]) ((uint32_t*)b[0])[i] = ((uint32_t*)b[0])[i] * 3u + ((const uint32_t*)b[1])[i];
+}
+static void k_decode_reduce(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    if (i < c[1]) atomic_fetch_add((_Atomic uint32_t*)&((uint32_t*)b[1])[c[0]], ((const uint32_t*)b[0])[i]);
+}
 static void k_empty(const mock_thread_ctx* t, void* const* b, const uint32_t* c) { (void)t; (void)b; (void)c; }
 static void k_oob(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
     (void)t; (void)b; (void)c;
@@ -110,7 +123,8 @@ static const mock_kernel mock_kernels[] = {
     { "saxpy", 2, 2, k_saxpy }, { "fill_index", 1, 2, k_fill_index }, { "add_one", 1, 1, k_add_one },
     { "copy_u32", 2, 1, k_copy_u32 }, { "group_ids", 1, 3, k_group_ids }, { "slow", 1, 3, k_slow },
     { "probe", 1, 1, k_probe }, { "crunch", 2, 3, k_crunch }, { "simulate", 3, 1, k_simulate },
-    { "empty", 0, 0, k_empty }, { "oob", 1, 0, k_oob },
+    { "empty", 0, 0, k_empty }, { "oob", 1, 0, k_oob }, { "bench_const", 0, 1, k_empty },
+    { "decode_mix", 2, 2, k_decode_mix }, { "decode_scale", 2, 1, k_decode_scale }, { "decode_reduce", 2, 2, k_decode_reduce },
 };
 
 /* ==== streams: a worker thread running operations in order ==== */
@@ -364,6 +378,96 @@ static CUresult mStreamWaitValue64(mock_stream* s, dptr_t a, uint64_t v, unsigne
     return push(s, o);
 }
 
+/* ==== graphs: a graph is its nodes' ops in order (accel chains every node on the previous one);
+   an instance is a copy; a launch pushes copies of its ops onto the stream ==== */
+typedef struct mock_graph { op* ops; size_t n, cap; } mock_graph;
+typedef struct { void* func; unsigned grid[3], block[3], shared; void** params; void** extra; } mock_kparams;
+typedef struct { dptr_t dst; size_t pitch; unsigned value, esize; size_t width, height; } mock_mparams;
+typedef struct {
+    size_t sx, sy, sz, slod; int stype; const void* shost; dptr_t sdev; void* sarr; void* r0; size_t spitch, sheight;
+    size_t dx, dy, dz, dlod; int dtype; void* dhost; dptr_t ddev; void* darr; void* r1; size_t dpitch, dheight;
+    size_t width, height, depth;
+} mock_copy3d;
+static CUresult kparams_op(op* o, const mock_kparams* p) {
+    const mock_kernel* k = (const mock_kernel*)p->func;
+    if (p->block[0] * p->block[1] * p->block[2] > 1024 || !p->block[0] || !p->block[1] || !p->block[2]) return 1;
+    memset(o, 0, sizeof *o);
+    o->kind = OP_LAUNCH; o->k = k;
+    memcpy(o->grid, p->grid, sizeof o->grid); memcpy(o->block, p->block, sizeof o->block);
+    for (uint32_t i = 0; i < k->buffers; i++) { dptr_t d; memcpy(&d, p->params[i], 8); o->bufs[i] = (void*)(uintptr_t)d; }
+    for (uint32_t i = 0; i < k->constants; i++) memcpy(&o->consts[i], p->params[k->buffers + i], 4);
+    return 0;
+}
+static CUresult mparams_op(op* o, const mock_mparams* p) {
+    if (p->esize != 4 || p->height != 1) return 1;
+    memset(o, 0, sizeof *o);
+    o->kind = OP_SET32; o->dst = (void*)(uintptr_t)p->dst; o->value = p->value; o->n = p->width;
+    return 0;
+}
+static CUresult copy3d_op(op* o, const mock_copy3d* p) {
+    if (p->stype != 4 || p->dtype != 4 || p->height != 1 || p->depth != 1) return 1;   /* accel uses unified 1D copies */
+    memset(o, 0, sizeof *o);
+    o->kind = OP_COPY; o->dst = (void*)(uintptr_t)p->ddev; o->src = (const void*)(uintptr_t)p->sdev; o->n = p->width;
+    return 0;
+}
+static CUresult graph_add(mock_graph* g, size_t* node, const op* o) {
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 16;
+        op* n = (op*)realloc(g->ops, cap * sizeof *n);
+        if (!n) return 2;
+        g->ops = n; g->cap = cap;
+    }
+    g->ops[g->n++] = *o;
+    *node = g->n;   /* node handle: index + 1 */
+    return 0;
+}
+static CUresult mGraphCreate(mock_graph** g, unsigned f) { (void)f; *g = (mock_graph*)calloc(1, sizeof **g); return *g ? 0 : 2; }
+static CUresult mGraphDestroy(mock_graph* g) { free(g->ops); free(g); return 0; }
+static CUresult mGraphAddKernelNode(size_t* node, mock_graph* g, const size_t* deps, size_t nd, const mock_kparams* p) {
+    op o; CUresult r;
+    (void)deps; (void)nd;
+    return (r = kparams_op(&o, p)) != 0 ? r : graph_add(g, node, &o);
+}
+static CUresult mGraphAddMemsetNode(size_t* node, mock_graph* g, const size_t* deps, size_t nd, const mock_mparams* p, void* ctx) {
+    op o; CUresult r;
+    (void)deps; (void)nd; (void)ctx;
+    return (r = mparams_op(&o, p)) != 0 ? r : graph_add(g, node, &o);
+}
+static CUresult mGraphAddMemcpyNode(size_t* node, mock_graph* g, const size_t* deps, size_t nd, const mock_copy3d* p, void* ctx) {
+    op o; CUresult r;
+    (void)deps; (void)nd; (void)ctx;
+    return (r = copy3d_op(&o, p)) != 0 ? r : graph_add(g, node, &o);
+}
+static CUresult mGraphInstantiateWithFlags(mock_graph** e, mock_graph* g, unsigned long long f) {
+    (void)f;
+    if (!(*e = (mock_graph*)calloc(1, sizeof **e))) return 2;
+    if (g->n && !((*e)->ops = (op*)malloc(g->n * sizeof(op)))) { free(*e); return 2; }
+    if (g->n) memcpy((*e)->ops, g->ops, g->n * sizeof(op));
+    (*e)->n = (*e)->cap = g->n;
+    return 0;
+}
+static CUresult mGraphExecKernelNodeSetParams(mock_graph* e, size_t node, const mock_kparams* p) {
+    return node && node <= e->n && e->ops[node - 1].kind == OP_LAUNCH ? kparams_op(&e->ops[node - 1], p) : 1;
+}
+static CUresult mGraphExecMemsetNodeSetParams(mock_graph* e, size_t node, const mock_mparams* p, void* ctx) {
+    (void)ctx;
+    return node && node <= e->n && e->ops[node - 1].kind == OP_SET32 ? mparams_op(&e->ops[node - 1], p) : 1;
+}
+static CUresult mGraphExecMemcpyNodeSetParams(mock_graph* e, size_t node, const mock_copy3d* p, void* ctx) {
+    (void)ctx;
+    return node && node <= e->n && e->ops[node - 1].kind == OP_COPY ? copy3d_op(&e->ops[node - 1], p) : 1;
+}
+static CUresult mGraphLaunch(mock_graph* e, mock_stream* s) {
+    for (size_t i = 0; i < e->n; i++) {
+        op* o = new_op(OP_COPY);
+        CUresult r;
+        if (!o) return 2;
+        *o = e->ops[i];
+        if ((r = push(s, o)) != 0) return r;
+    }
+    return 0;
+}
+
 static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuInit", (void*)mInit }, { "cuDriverGetVersion", (void*)mDriverGetVersion }, { "cuGetErrorName", (void*)mGetErrorName },
     { "cuDeviceGetCount", (void*)mDeviceGetCount }, { "cuDeviceGet", (void*)mDeviceGet }, { "cuDeviceGetName", (void*)mDeviceGetName },
@@ -376,7 +480,13 @@ static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuMemcpyAsync", (void*)mMemcpyDtoDAsync }, { "cuMemsetD8Async", (void*)mMemsetD8Async },
     { "cuMemsetD32Async", (void*)mMemsetD32Async }, { "cuModuleLoadDataEx", (void*)mModuleLoadDataEx },
     { "cuModuleUnload", (void*)mModuleUnload }, { "cuModuleGetFunction", (void*)mModuleGetFunction },
-    { "cuLaunchKernel", (void*)mLaunchKernel }, { "cuStreamCreate", (void*)mStreamCreate }, { "cuStreamDestroy", (void*)mStreamDestroy },
+    { "cuLaunchKernel", (void*)mLaunchKernel },
+    { "cuGraphCreate", (void*)mGraphCreate }, { "cuGraphDestroy", (void*)mGraphDestroy },
+    { "cuGraphAddKernelNode", (void*)mGraphAddKernelNode }, { "cuGraphAddMemsetNode", (void*)mGraphAddMemsetNode },
+    { "cuGraphAddMemcpyNode", (void*)mGraphAddMemcpyNode }, { "cuGraphInstantiateWithFlags", (void*)mGraphInstantiateWithFlags },
+    { "cuGraphExecDestroy", (void*)mGraphDestroy }, { "cuGraphExecKernelNodeSetParams", (void*)mGraphExecKernelNodeSetParams },
+    { "cuGraphExecMemsetNodeSetParams", (void*)mGraphExecMemsetNodeSetParams },
+    { "cuGraphExecMemcpyNodeSetParams", (void*)mGraphExecMemcpyNodeSetParams }, { "cuGraphLaunch", (void*)mGraphLaunch }, { "cuStreamCreate", (void*)mStreamCreate }, { "cuStreamDestroy", (void*)mStreamDestroy },
     { "cuStreamQuery", (void*)mStreamQuery }, { "cuStreamSynchronize", (void*)mStreamSynchronize },
     { "cuEventCreate", (void*)mEventCreate }, { "cuEventDestroy", (void*)mEventDestroy }, { "cuEventRecord", (void*)mEventRecord },
     { "cuEventQuery", (void*)mEventQuery }, { "cuStreamWriteValue64", (void*)mStreamWriteValue64 },

@@ -396,8 +396,8 @@ TEST(out_of_bounds_kernel_loses_the_device) {
     accel_device* dev = test_cuda_device();
     accel_program* p;
     accel_buffer* buf;
-    accel_queue* q;
-    accel_signal *done, *later;
+    accel_queue *q, *q2, *q3;
+    accel_signal *done, *later, *gate, *l2, *l3;
     accel_device_info info;
     uint64_t t0;
     if (!dev) SKIP("no CUDA device here");
@@ -406,14 +406,34 @@ TEST(out_of_bounds_kernel_loses_the_device) {
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(accel_signal_create(dev, 0, &done));
     REQUIRE_OK(accel_signal_create(dev, 0, &later));
+    /* device-side waits pending when the device is lost (issue 12): q2 waits on the GPU for a gate the
+       host never sets (the signal's mirror word), q3 for `done`, which q's point promises (q's progress
+       word); both must come back failed, and nothing may hang */
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q2));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q3));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &l2));
+    REQUIRE_OK(accel_signal_create(dev, 0, &l3));
+    accel_queue_wait(q2, gate, 1);
+    accel_queue_fill(q2, buf, 0, 64, 2);
+    accel_queue_signal(q2, l2, 1);
+    CHECK_OK(accel_queue_submit(q2));
     accel_queue_exec(q, p, &buf, 1, NULL, 0, accel_exec_1d(1, 1));
     accel_queue_signal(q, done, 1);
     CHECK_OK(accel_queue_submit(q));
+    accel_queue_wait(q3, done, 1);
+    accel_queue_fill(q3, buf, 64, 64, 3);
+    accel_queue_signal(q3, l3, 1);
+    CHECK_OK(accel_queue_submit(q3));
     t0 = test_now_ns();
     CHECK_RESULT(accel_signal_wait(done, 1, 30000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
     CHECK(test_now_ns() - t0 < 30000000000ull);
     CHECK_EQ_U64(accel_signal_value(done), ACCEL_SIGNAL_MAX + 1 + (uint64_t)(-(int)ACCEL_ERROR_DEVICE_LOST));
     CHECK_RESULT(accel_signal_wait(later, 1, 30000000000ull), ACCEL_ERROR_SIGNAL_FAILED);   /* every signal of the device */
+    CHECK_RESULT(accel_signal_wait(l2, 1, 30000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+    CHECK_RESULT(accel_signal_wait(l3, 1, 30000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+    CHECK_RESULT(accel_queue_finish(q2, 30000000000ull), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_RESULT(accel_queue_finish(q3, 30000000000ull), ACCEL_ERROR_DEVICE_LOST);
     CHECK(test_log_contains("device lost"));
     CHECK_RESULT(accel_device_info_get(dev, &info), ACCEL_ERROR_DEVICE_LOST);
     {
