@@ -206,7 +206,7 @@ typedef struct bench_row {
     bench_target_op op;
     double threshold;
     bool met;
-    char extra[256];       /* extra JSON members, e.g. "\"accel_p90_ns\":123" (no leading comma) */
+    char extra[768];       /* extra JSON members, e.g. "\"accel_p90_ns\":123" (no leading comma) */
 } bench_row;
 
 #define BENCH_MAX_ROWS 32
