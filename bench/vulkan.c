@@ -357,7 +357,7 @@ struct fig_t {
     raw_t* r;
     double (*sample)(void* f, int side);
     int per_round;                   /* samples per side per round */
-    int steps;                       /* chain steps per sample (figures 5 and 6) */
+    int steps;                       /* chain steps per sample (figures 9 and 10) */
     accel_buffer* ab;
     raw_buf rb;
     VkCommandBuffer* cbs;            /* the raw side's pre-recorded command buffers */
@@ -380,7 +380,7 @@ static bench_row* fig_row(const fig_t* f, const char* figure, const char* title,
     bench_row_extra(row, "samples", (double)(f->per_round * cfg.rounds));
     return row;
 }
-/* The shared buffers of figures 1, 4, 5, 6 (64 counters each side) and ncb pre-recorded command buffers. */
+/* The shared buffers of figures 1, 4, 9, 10 (64 counters each side) and ncb pre-recorded command buffers. */
 static void fig_buffers(fig_t* f, uint32_t ncb) {
     check(accel_buffer_create(f->a->dev, &(accel_buffer_desc){ .size = 256 }, &f->ab), "buffer");
     check(accel_buffer_write(f->ab, 0, (uint32_t[64]){ 0 }, 256), "buffer write");
@@ -546,7 +546,7 @@ static void fig_host_signal(acc_t* a, raw_t* r) {
     bench_row_extra(row, "accel_worker_wakeups_per_sample", f.res.watched_wakeups);
 }
 
-/* Figures 5 and 6: `steps` dispatches, step i on queue i % nq, each waiting for the step before (on
+/* Figures 9 and 10: `steps` dispatches, step i on queue i % nq, each waiting for the step before (on
    its signal, or semaphore) and signalling its own value; then the host waits for the last one.
    Returns ns per step. */
 static double chain_sample(fig_t* f, int side, int nq) {
