@@ -220,6 +220,10 @@ $(CHK)/cuda_header.c:
 $(CHK)/cuda_impl.c:
 	@mkdir -p $(@D)
 	printf '#define ACCEL_IMPLEMENTATION\n#include "accel.h"\n#define ACCEL_CUDA_IMPLEMENTATION\n#include "accel_cuda.h"\n#include "accel_cuda.h"\n' > $@
+# a vulkan/vulkan_core.h that cannot be included: the public part of accel_vulkan.h must not need it
+$(CHK)/novulkan/vulkan/vulkan_core.h:
+	@mkdir -p $(@D)
+	printf '#error "no Vulkan headers here: accel_vulkan.h must not include them"\n' > $@
 # every header of the library implemented in one translation unit (the GPU backend headers where present)
 ALL_HEADERS := $(wildcard accel.h accel_vulkan.h accel_cuda.h)
 $(CHK)/all_in_one.c: FORCE
@@ -229,7 +233,7 @@ $(CHK)/all_in_one.c: FORCE
 	   echo 'int main(void) { return accel_backend_name(accel_cpu_backend())[0] == 99 ? 0 : 1; }'; } > $@.tmp
 	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 CHECK_SRCS := $(CHK)/header.c $(CHK)/impl.c $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c $(CHK)/all_in_one.c \
-              $(CHK)/cuda_header.c $(CHK)/cuda_impl.c $(CHK)/vk_header.c $(CHK)/vk_impl.c
+              $(CHK)/cuda_header.c $(CHK)/cuda_impl.c $(CHK)/vk_header.c $(CHK)/vk_impl.c $(CHK)/novulkan/vulkan/vulkan_core.h
 CMAKE    ?= cmake
 HAVE_CMAKE := $(shell command -v $(CMAKE) >/dev/null 2>&1 && echo 1)
 HAVE_WASI  := $(if $(and $(WASM_LD),$(wildcard $(WASI_SYSROOT)/include/wasm32-wasi/stdio.h)),1)
@@ -258,6 +262,10 @@ CHECKS = \
     --cmd vk-pthreads-impl '$(GCC) -std=c11 -O2 -c $(WARN) -DACCEL_USE_PTHREADS -I. $(CHK)/vk_impl.c -o $(CHK)/vk_impl-pt.o' \
     --cmd vk-nothreads-stub '$(GCC) -std=c11 -O2 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/vk_impl.c -o $(CHK)/vk_impl-nt.o',\
     --skip vk-headers 'no <vulkan/vulkan_core.h>') \
+  --cmd vk-public-without-vulkan-headers '$(GCC) -std=c99 -fsyntax-only $(WARN) -I$(CHK)/novulkan -I. tests/check_vulkan_public.c && $(CLANG) -std=c99 -fsyntax-only $(WARN) -I$(CHK)/novulkan -I. tests/check_vulkan_public.c && $(GXX) -std=c++11 -x c++ -fsyntax-only $(filter-out -Wstrict-prototypes -Wmissing-prototypes,$(WARN)) -I$(CHK)/novulkan -I. tests/check_vulkan_public.c' \
+  $(if $(HAVE_VK_HEADERS),\
+    --cmd vk-public-with-vulkan-headers '$(GCC) -std=c99 -fsyntax-only $(WARN) -DCHECK_WITH_VULKAN_HEADERS -I. tests/check_vulkan_public.c && $(CLANG)++ -std=c++11 -x c++ -fsyntax-only $(filter-out -Wstrict-prototypes -Wmissing-prototypes,$(WARN)) -DCHECK_WITH_VULKAN_HEADERS -I. tests/check_vulkan_public.c',\
+    --skip vk-public-with-vulkan-headers 'no <vulkan/vulkan_core.h>') \
   --cmd cuda-c99-header       '$(GCC) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/cuda_header.c && $(CLANG) -std=c99 -fsyntax-only $(WARN) -I. $(CHK)/cuda_header.c' \
   --cmd cuda-c++11-header     '$(GXX) -std=c++11 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/cuda_header.c && $(CLANG) -std=c++11 -x c++ -fsyntax-only -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/cuda_header.c' \
   --cmd cuda-c11-impl         '$(GCC) -std=c11 -O2 -c $(WARN) -I. $(CHK)/cuda_impl.c -o $(CHK)/cuda_impl.o && $(GCC) -std=c11 -O2 -c $(WARN) -DACCEL_USE_PTHREADS -I. $(CHK)/cuda_impl.c -o $(CHK)/cuda_impl_pt.o' \

@@ -139,6 +139,9 @@
    submit, which then discards the whole batch: nothing of it runs, nothing it would signal is
    signalled. Each command starts after the previous one completed and its writes are visible.
    ACCEL_QUEUE_COPY queues take every command but `exec` and run concurrently with compute queues.
+   `accel_queue_host_call(q, fn, user)` records a call of fn on a library thread between two commands:
+   after the ones before it completed, before the ones after it start (a point to hand results to
+   host code, or to launch foreign GPU work on a queue's native stream, see accel_cuda.h).
 
    Limits (CPU backend; see accel_device_info): 64 buffers and 64 constants per exec, at most 1024
    invocations per group (1024 x 1024 x 64), group counts up to 2^32-1 x 65535 x 65535.
@@ -309,6 +312,8 @@
    A host wait (timeout > 0) that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of
    hanging; a poll returns ACCEL_TIMEOUT; accel_queue_finish likewise. Destroying a queue whose batch is still parked drops it
    and fails the signals it would have signalled (reason ACCEL_ERROR_DEADLOCK). cpu_threads is always 1.
+   A host call (accel_queue_host_call) runs inline when its batch reaches it: inside accel_queue_submit,
+   or inside the accel_signal_set / accel_signal_fail that unblocks the batch.
    Build for WASI with: clang --target=wasm32-wasi (no threads, no dlopen: the CPU backend only).
 
    ==== Allocators ==============================================================================
@@ -570,6 +575,20 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
 ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern);
 ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset, const void* data, size_t size);  /* data copied now */
 ACCEL_API void accel_queue_barrier(accel_queue* q);
+/* Records a host call: fn(user) runs on a library thread once the commands recorded before it on q
+   have completed (their writes visible to fn), and the commands after it start when fn returns (they
+   see what fn wrote to host-visible memory). Works on every queue type and backend; runs at most once,
+   and not at all when the batch is discarded or dropped (a recording error, a failed wait before it, a
+   lost device). fn must not block on this queue (a wait for a signal that this queue signals later, or
+   accel_queue_finish of q) and must not record on q; it may submit to other queues and set signals.
+   Where it runs: CPU backend, the queue's executor thread; no-threads builds, inline when the batch
+   reaches it, which is inside accel_queue_submit or inside the accel_signal_set / accel_signal_fail
+   that unblocks the batch; CUDA and Vulkan, the queue's worker thread, once the device finished the
+   commands before it (their work ends there; a GPU wait before it whose signal failed drops it, as on
+   the CPU). Costs on a GPU queue: one device round trip and a host thread wake-up, like a host-gated
+   wait. A NULL fn is a recording error (INVALID_ARGUMENT at submit); so is a host call while q records
+   a command list (accel_queue_record_begin: record_end returns it). */
+ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user);
 /* Records a command that writes, when the commands before it have completed, a uint64_t: that moment in
    nanoseconds on the host's monotonic clock (see "Profiling"; device clocks converted), at dst + offset.
    Any queue type. offset must be a multiple of 8 (GPUs write the value as one 64-bit store) and
@@ -1150,7 +1169,8 @@ struct accel_i_object {
 typedef enum accel_i_cmd_kind {
     ACCEL_I_CMD_WAIT, ACCEL_I_CMD_SIGNAL, ACCEL_I_CMD_EXEC, ACCEL_I_CMD_COPY,
     ACCEL_I_CMD_FILL, ACCEL_I_CMD_UPDATE, ACCEL_I_CMD_BARRIER, ACCEL_I_CMD_TIMESTAMP,
-    ACCEL_I_CMD_REPLAY             /* only for backends with commands_build; else the core expands it */
+    ACCEL_I_CMD_REPLAY,            /* only for backends with commands_build; else the core expands it */
+    ACCEL_I_CMD_HOST_CALL          /* a host step: needs the host after the commands before it completed */
 } accel_i_cmd_kind;
 
 #define ACCEL_I_CMD_ON_DEVICE 1u     /* accel_i_cmd.flags: a wait the core handed to the device (core: batch walk) */
@@ -1167,6 +1187,7 @@ typedef struct accel_i_cmd {
         struct { accel_buffer* dst; size_t offset; } stamp;                  /* timestamp */
         struct { accel_commands* list; size_t patches; uint32_t patch_count; } replay;  /* patches: arena
                                                           offset of accel_patch[patch_count], sorted by command */
+        struct { void (*fn)(void* user); void* user; } host;               /* host call */
     } u;
 } accel_i_cmd;
 
@@ -1887,6 +1908,7 @@ static uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t
     case ACCEL_I_CMD_BARRIER: what = "barrier"; break;
     case ACCEL_I_CMD_TIMESTAMP: what = "timestamp"; key = "offset"; value = c->u.stamp.offset; break;
     case ACCEL_I_CMD_REPLAY: what = "replay"; key = "commands"; value = c->u.replay.list->list->count; break;
+    case ACCEL_I_CMD_HOST_CALL: what = "host call"; break;
     }
     if (what || c->kind == ACCEL_I_CMD_EXEC) {
         accel_i_spin_lock(&b->lock);
@@ -2619,7 +2641,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_FILL: accel_i_release(c->u.fill.dst); break;
         case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
         case ACCEL_I_CMD_TIMESTAMP: accel_i_release(c->u.stamp.dst); break;
-        case ACCEL_I_CMD_BARRIER: break;
+        case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: break;
         case ACCEL_I_CMD_REPLAY: {
             uint32_t n = c->u.replay.patch_count;
             const accel_patch* p = n ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
@@ -2915,6 +2937,15 @@ ACCEL_API void accel_queue_barrier(accel_queue* q) {
     if (!q) accel_i_invalid(NULL, "accel_queue_barrier", "queue is NULL");
     else accel_i_rec_push(q, ACCEL_I_CMD_BARRIER, 0, NULL, "accel_queue_barrier");
 }
+ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user) {
+    accel_i_cmd* c;
+    if (!q) { accel_i_invalid(NULL, "accel_queue_host_call", "queue is NULL"); return; }
+    if (!fn) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_host_call: fn is NULL"); return; }
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_HOST_CALL, 0, NULL, "accel_queue_host_call")) == NULL) return;
+    c->u.host.fn = fn;
+    c->u.host.user = user;
+}
+
 ACCEL_API uint64_t accel_host_time_ns(void) { return accel_i_now_ns(); }
 ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t offset) {
     const char* fn = "accel_queue_timestamp";
@@ -3380,17 +3411,38 @@ static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64
      device's or backend's signal): the queue's worker thread waits on the host, then goes on.
    accel_queue_submit walks on the caller's thread until a gated wait is not reached (or the backend
    needs to block), then hands the rest to the queue's worker; later batches queue behind it, so the
-   queue stays in order. No host thread wakes for a batch whose waits all go to the device. */
+   queue stays in order. No host thread wakes for a batch whose waits all go to the device.
+   Host steps (accel_i_cmd_is_host_step: host_call) need the host once the commands before them
+   completed: a segment ends before one, and the walk runs it on the queue's worker after
+   backend->queue_drain (a walk inside accel_queue_submit hands off there), then goes on. */
 #define ACCEL_I_HANDOFF ((accel_result)1000)   /* private: the rest of the batch goes to the queue's worker */
 
 #if !defined(ACCEL_NO_THREADS)   /* GPU backends need threads: no-threads builds have none to walk */
-/* The next segment of b from b->pc. */
+/* The one list of host-step command kinds (segment splitting here and in backends' plans uses it). */
+static bool accel_i_cmd_is_host_step(const accel_i_cmd* c) { return c->kind == ACCEL_I_CMD_HOST_CALL; }
+/* The next segment of b from b->pc: its waits, then its commands up to the next wait or host step. */
 static accel_i_segment accel_i_next_segment(const accel_i_batch* b) {
     accel_i_segment sg;
     sg.wfrom = sg.from = b->pc;
     while (sg.from < b->count && b->cmds[sg.from].kind == ACCEL_I_CMD_WAIT) sg.from++;
-    for (sg.to = sg.from; sg.to < b->count && b->cmds[sg.to].kind != ACCEL_I_CMD_WAIT; sg.to++) {}
+    for (sg.to = sg.from; sg.to < b->count && b->cmds[sg.to].kind != ACCEL_I_CMD_WAIT && !accel_i_cmd_is_host_step(&b->cmds[sg.to]); sg.to++) {}
     return sg;
+}
+/* Runs the host step at b->pc once backend->queue_drain says everything before it completed. Returns 0,
+   or the failed value that drops the rest of the batch: a drain error, or a wait before it that the
+   device passed because its signal failed (DESIGN 6.1 lets device work behind such a wait run; a host
+   step is host work, and keeps the v1 rule). */
+static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
+    accel_result r = q->obj.device->backend->queue_drain(q, ACCEL_WAIT_FOREVER);
+    accel_i_cmd* c = &b->cmds[b->pc];
+    if (r != ACCEL_OK) return accel_i_failed_value(r);
+    for (uint32_t i = 0; i < b->pc; i++) {
+        uint64_t cur;
+        if (b->cmds[i].kind != ACCEL_I_CMD_WAIT || !(b->cmds[i].flags & ACCEL_I_CMD_ON_DEVICE)) continue;
+        if (accel_i_failed(cur = accel_signal_value(b->cmds[i].u.sig.signal))) return cur;
+    }
+    c->u.host.fn(c->u.host.user);
+    return 0;
 }
 
 enum { ACCEL_I_SEG_READY, ACCEL_I_SEG_GATED, ACCEL_I_SEG_FAILED };
@@ -3475,9 +3527,17 @@ static accel_result accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_bloc
     accel_device* d = q->obj.device;
     accel_result r = ACCEL_OK;
     while (b->pc < b->count) {
-        accel_i_segment sg = accel_i_next_segment(b);
+        accel_i_segment sg;
         uint64_t failed = 0;
-        int k = accel_i_ready(q, b, &sg, may_block, &failed);
+        int k;
+        if (accel_i_cmd_is_host_step(&b->cmds[b->pc])) {   /* on the worker, after the device drained */
+            if (!may_block) return ACCEL_I_HANDOFF;
+            if ((failed = accel_i_host_step(q, b)) != 0) { accel_i_fail_rest(b, b->pc + 1, failed); break; }
+            b->pc++;
+            continue;
+        }
+        sg = accel_i_next_segment(b);
+        k = accel_i_ready(q, b, &sg, may_block, &failed);
         if (k == ACCEL_I_SEG_GATED) return ACCEL_I_HANDOFF;
         if (k == ACCEL_I_SEG_READY && accel_i_lost(d)) { k = ACCEL_I_SEG_FAILED; failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST); }
         if (k == ACCEL_I_SEG_FAILED) { accel_i_fail_rest(b, sg.from, failed); break; }
@@ -4395,6 +4455,9 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
         }
         case ACCEL_I_CMD_REPLAY:
             accel_i_cpu_replay(q, b, c);
+            break;
+        case ACCEL_I_CMD_HOST_CALL:   /* the commands before it ran on this thread (kernels: joined) */
+            c->u.host.fn(c->u.host.user);
             break;
         }
         if (trace) t0 = accel_i_cpu_traced(q, c, t0);

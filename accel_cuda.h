@@ -239,6 +239,13 @@
    are logged with the call name and the driver's error name, fail the rest of that batch with
    ACCEL_ERROR_BACKEND, and leave the device usable.
 
+   ==== Interop =================================================================================
+   Code that also calls the driver or libraries on CUDA streams (cuBLAS, cuDNN, a framework) gets the
+   native handles: accel_cuda_device_context (the primary context), accel_cuda_queue_stream (the
+   queue's stream: work launched on it runs in stream order with accel's), accel_cuda_buffer_pointer
+   (a buffer's CUdeviceptr); and lends accel its memory with accel_cuda_buffer_wrap (accel never frees
+   it). No CUDA type appears in the public part: pointers are uint64_t, the context and stream void*.
+
    ==== Thread safety, errors, allocation =======================================================
    As in accel.h: objects from any thread, one recording thread per queue. Nothing aborts; every driver
    error is logged with the CUDA call, the error name and code; every host allocation of the backend
@@ -282,6 +289,35 @@ ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char*
                                                  char** ptx, size_t* ptx_size);
 /* Frees what accel_cuda_compile_source returned (same allocator; NULL ptx is a no-op). */
 ACCEL_API void accel_cuda_free_ptx(const accel_allocator* allocator, char* ptx, size_t ptx_size);
+
+/* ==== interop: native handles and borrowed memory ====
+   For code that also calls the CUDA driver or runtime, or libraries on CUDA streams (cuBLAS, cuDNN).
+   No CUDA type is declared here: a CUdeviceptr comes as uint64_t, a CUstream and a CUcontext as void*
+   (cast them: `(CUstream)accel_cuda_queue_stream(q)`). The getters return 0 / NULL for NULL and for an
+   object of another backend; they never fail otherwise and may be called from any thread. */
+
+/* The CUdeviceptr of b's memory (for a HOST buffer: the device address of its pinned mapping); 0 if b
+   is NULL or not a CUDA buffer. Valid until b is released. */
+ACCEL_API uint64_t accel_cuda_buffer_pointer(accel_buffer* b);
+/* The CUstream q's commands run on (one non-blocking stream per queue, for the queue's life). Work the
+   caller launches on it runs in stream order with accel's: after the commands accel has already put on
+   the stream, before the ones it puts later. Which accel commands are on the stream at a given moment
+   depends on waits that gate the rest of a batch on the host: to put work between two accel commands,
+   use accel_queue_host_call (from it, the stream holds exactly the commands recorded before it).
+   NULL if q is NULL or not a CUDA queue. */
+ACCEL_API void* accel_cuda_queue_stream(accel_queue* q);
+/* The CUcontext of d: the device's primary context (shared with the CUDA runtime in the process).
+   Make it current (cuCtxSetCurrent) before driver calls on accel's memory or streams. NULL if d is NULL
+   or not a CUDA device. */
+ACCEL_API void* accel_cuda_device_context(accel_device* d);
+/* Borrows `size` bytes of device memory at device_pointer, allocated elsewhere (cuMemAlloc, cudaMalloc, a
+   framework's allocator) in d's context, as an ACCEL_MEMORY_DEVICE buffer: *out works wherever an accel
+   buffer does (exec, copy, fill, update, read/write, destroy while work uses it). accel never frees the
+   memory: the caller keeps ownership and keeps it alive until the buffer is released, i.e. destroyed
+   and no submitted work uses it any more (accel_queue_finish, or a signal the last user signals).
+   Returns INVALID_ARGUMENT (NULL d/out, d not a CUDA device, device_pointer 0, size 0) with *out NULL,
+   OUT_OF_MEMORY (host), DEVICE_LOST. Any thread. */
+ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_pointer, size_t size, accel_buffer** out);
 
 #ifdef __cplusplus
 }
@@ -905,7 +941,11 @@ typedef struct accel_i_cu_signal {
     uint32_t points_head, points_count;
     uint64_t evicted;              /* the largest value of a point that left the ring */
 } accel_i_cu_signal;
-typedef struct accel_i_cu_buffer { accel_buffer base; accel_cu_deviceptr dptr; } accel_i_cu_buffer;
+typedef struct accel_i_cu_buffer {
+    accel_buffer base;
+    accel_cu_deviceptr dptr;
+    bool borrowed;                 /* accel_cuda_buffer_wrap: the caller's memory, never freed here */
+} accel_i_cu_buffer;
 typedef struct accel_i_cu_program { accel_program base; accel_cu_module module; accel_cu_function fn; } accel_i_cu_program;
 
 /* A signal point: the GPU reaches it when the queue's progress word reaches seq (or its event
@@ -1228,7 +1268,8 @@ static void accel_i_cu_buffer_free(accel_buffer* b) {
     accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
     accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
     accel_i_cu_enter(dev);
-    if (b->mapped) accel_i_cu.MemFreeHost(b->mapped);
+    if (buf->borrowed) { /* the caller's memory */ }
+    else if (b->mapped) accel_i_cu.MemFreeHost(b->mapped);
     else accel_i_cu.MemFree(buf->dptr);
     accel_i_dev_free(&dev->base, buf, sizeof *buf);
 }
@@ -1970,6 +2011,7 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
     case ACCEL_I_CMD_REPLAY: cr = accel_i_cu_replay(q, b, c, &call); break;
     case ACCEL_I_CMD_BARRIER: return 0;   /* stream order, and the points' fences, already give it */
     case ACCEL_I_CMD_TIMESTAMP: return 0;   /* refused at recording until CUDA timestamps land (issue 15) */
+    case ACCEL_I_CMD_HOST_CALL: return 0;   /* a host step: the core's walk runs it, never a segment */
     }
     if (cr == ACCEL_CU_SUCCESS) { q->dirty = true; return 0; }
     if (c->kind == ACCEL_I_CMD_EXEC)
@@ -2065,14 +2107,18 @@ static accel_result accel_i_cu_queue_submit(accel_queue* base, accel_i_batch* b)
     return accel_i_walker_submit(base, b);
 }
 
-/* queue_drain: every batch submitted so far finished (its last point reached). */
+/* queue_drain: everything enqueued so far completed and its points applied. From accel_queue_finish (the
+   worker idle): every batch submitted so far finished. From a host step (the walking thread, mid-batch):
+   a point goes behind the commands enqueued since the last one, and the drain ends when no point is left
+   in flight (the batch itself finishes later, so `done` cannot be the test there). */
 static accel_result accel_i_cu_queue_drain(accel_queue* base, uint64_t timeout_ns) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     uint64_t submitted = atomic_load(&q->submitted), deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();
+    if (q->dirty) accel_i_cu_point_add(q, NULL, 0, NULL);   /* mid-batch only: a walked batch ends with a point */
     for (;;) {
         bool pending = accel_i_cu_reap(q);
         uint64_t now, slice;
-        if (accel_i_event_value(&q->done) >= submitted) return accel_i_lost(base->obj.device) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
+        if (!pending || accel_i_event_value(&q->done) >= submitted) return accel_i_lost(base->obj.device) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
         now = accel_i_now_ns();
         if (timeout_ns == 0 || now >= deadline) return ACCEL_TIMEOUT;
         slice = accel_i_cu_poll_slice(since);
@@ -2171,6 +2217,39 @@ static const accel_backend accel_i_cu_backend_table = {
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 
+/* ==== cuda: interop ==== */
+static bool accel_i_cu_is(const accel_device* d) { return d && d->backend == &accel_i_cu_backend_table; }
+ACCEL_API uint64_t accel_cuda_buffer_pointer(accel_buffer* b) {
+    return b && accel_i_cu_is(b->obj.device) ? (uint64_t)((accel_i_cu_buffer*)b)->dptr : 0;
+}
+ACCEL_API void* accel_cuda_queue_stream(accel_queue* q) {
+    return q && accel_i_cu_is(q->obj.device) ? (void*)((accel_i_cu_queue*)q)->stream : NULL;
+}
+ACCEL_API void* accel_cuda_device_context(accel_device* d) {
+    return accel_i_cu_is(d) ? (void*)accel_i_cu_dev(d)->ctx : NULL;
+}
+ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_pointer, size_t size, accel_buffer** out) {
+    accel_i_cu_buffer* buf;
+    if (out) *out = NULL;
+    if (!d || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!accel_i_cu_is(d))
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_cuda_buffer_wrap: device '%s' is not a CUDA device", d->label);
+    if (accel_i_lost(d)) return ACCEL_ERROR_DEVICE_LOST;
+    if (device_pointer == 0 || size == 0 || (accel_cu_deviceptr)device_pointer != device_pointer)
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_cuda_buffer_wrap: device_pointer 0x%llx / size %zu",
+                            (unsigned long long)device_pointer, size);
+    buf = (accel_i_cu_buffer*)accel_i_dev_alloc(d, sizeof *buf);
+    if (!buf) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_cuda_buffer_wrap: out of host memory");
+    memset((void*)buf, 0, sizeof *buf);
+    buf->dptr = (accel_cu_deviceptr)device_pointer;
+    buf->borrowed = true;
+    buf->base.size = size;
+    buf->base.memory = ACCEL_MEMORY_DEVICE;
+    accel_i_object_init(&buf->base.obj, d, ACCEL_I_BUFFER, "wrapped buffer");
+    *out = &buf->base;
+    return ACCEL_OK;
+}
+
 #else /* ACCEL_I_CU_NO_LOADER: no threads or no dynamic loading; the backend is always unavailable */
 /* ==== cuda: unavailable build ==== */
 static accel_result accel_i_cu_device_count(const accel_backend* b, uint32_t* count) {
@@ -2211,6 +2290,16 @@ ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char*
 ACCEL_API void accel_cuda_free_ptx(const accel_allocator* allocator, char* ptx, size_t ptx_size) {
     if (ptx && allocator && allocator->free_fn) allocator->free_fn(ptx, ptx_size, allocator->user);
     else if (ptx) accel_i_default_free(ptx, ptx_size, NULL);
+}
+/* no object here is ever a CUDA one */
+ACCEL_API uint64_t accel_cuda_buffer_pointer(accel_buffer* b) { (void)b; return 0; }
+ACCEL_API void* accel_cuda_queue_stream(accel_queue* q) { (void)q; return NULL; }
+ACCEL_API void* accel_cuda_device_context(accel_device* d) { (void)d; return NULL; }
+ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_pointer, size_t size, accel_buffer** out) {
+    (void)device_pointer; (void)size;
+    if (out) *out = NULL;
+    if (d) accel_i_log(d, ACCEL_LOG_ERROR, "accel_cuda_buffer_wrap: device '%s' is not a CUDA device (this build has no CUDA backend)", d->label);
+    return ACCEL_ERROR_INVALID_ARGUMENT;
 }
 #endif /* ACCEL_I_CU_NO_LOADER */
 

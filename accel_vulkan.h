@@ -246,6 +246,17 @@
    the next submit or finish. A queue keeps up to 16 command buffers and 64 segment records for reuse
    and frees the rest, so a burst does not grow its memory for good.
 
+   ==== Interop: an engine's buffers and semaphores =============================================
+   For an engine that owns its Vulkan objects (examples/engine.c does all of this): build accel on its
+   VkDevice (accel_vulkan_device_adopt), hand accel its buffers (accel_vulkan_buffer_wrap) and timeline
+   semaphores (accel_vulkan_signal_wrap), and take accel's semaphores into its own submits
+   (accel_vulkan_signal_semaphore; accel_vulkan_buffer_handle for accel's buffers). The engine keeps
+   ownership of what it wrapped: destroying a wrapper, or the accel device, never destroys the engine's
+   object. A wrapped signal's value is max(its host word, the semaphore's counter); host waits on it
+   watch the semaphore itself (in 2 ms slices), since the engine may signal it at any time.
+   The public part of this header does not need the Vulkan headers (see "Vulkan types in the public
+   part" below): code that only passes handles through can include it without them.
+
    ==== Thread safety ===========================================================================
    As in accel.h. Internally: a mutex per VkQueue around vkQueueSubmit, a mutex per program around its
    pipeline cache, a device-wide mutex around semaphore bookkeeping (native operations, host raises) +
@@ -264,10 +275,53 @@
 #define ACCEL_VULKAN_H_INCLUDED
 
 #include "accel.h"
-#ifndef VK_NO_PROTOTYPES
-#  define VK_NO_PROTOTYPES
+/* ==== Vulkan types in the public part ====
+   The declarations below use accel_vk_* names for the Vulkan types they take and return:
+   - where <vulkan/vulkan_core.h> (or vulkan.h, volk.h, ...) was included BEFORE this header, and always in
+     the translation unit that defines ACCEL_VULKAN_IMPLEMENTATION (which includes vulkan_core.h itself,
+     with VK_NO_PROTOTYPES), they are Vulkan's own types: accel_vk_buffer is VkBuffer, accel_vk_semaphore
+     VkSemaphore, accel_vk_device VkDevice, and so on;
+   - otherwise the Vulkan headers are not needed and not included: dispatchable handles (instance,
+     physical device, device) are void*, non-dispatchable ones (buffer, semaphore) are void* on 64-bit
+     targets and uint64_t on 32-bit ones (the same representation vulkan_core.h gives them, so both views
+     link to the same functions), VkDeviceSize is uint64_t, and VK_NULL_HANDLE is 0 / NULL.
+   The implementation must see the Vulkan types: in its translation unit, define ACCEL_VULKAN_IMPLEMENTATION
+   (or include vulkan_core.h) before the first #include of this header. */
+#if defined(ACCEL_VULKAN_IMPLEMENTATION) && !defined(VULKAN_CORE_H_)
+#  ifndef VK_NO_PROTOTYPES
+#    define VK_NO_PROTOTYPES
+#  endif
+#  include <vulkan/vulkan_core.h>
 #endif
-#include <vulkan/vulkan_core.h>
+#if defined(VULKAN_CORE_H_)
+typedef VkInstance accel_vk_instance;
+typedef VkPhysicalDevice accel_vk_physical_device;
+typedef VkDevice accel_vk_device;
+typedef VkBuffer accel_vk_buffer;
+typedef VkSemaphore accel_vk_semaphore;
+typedef VkDeviceSize accel_vk_device_size;
+typedef PFN_vkGetInstanceProcAddr accel_vk_get_instance_proc_addr;
+#else
+#  define ACCEL_I_VK_PUBLIC_OPAQUE 1
+#  if defined(_WIN32) && !defined(_WIN64)
+#    define ACCEL_I_VKAPI_PTR __stdcall    /* vk_platform.h's VKAPI_PTR on 32-bit Windows */
+#  else
+#    define ACCEL_I_VKAPI_PTR
+#  endif
+typedef void* accel_vk_instance;
+typedef void* accel_vk_physical_device;
+typedef void* accel_vk_device;
+#  if UINTPTR_MAX > 0xffffffffu
+typedef void* accel_vk_buffer;
+typedef void* accel_vk_semaphore;
+#  else
+typedef uint64_t accel_vk_buffer;
+typedef uint64_t accel_vk_semaphore;
+#  endif
+typedef uint64_t accel_vk_device_size;
+typedef void (ACCEL_I_VKAPI_PTR* accel_vk_void_function)(void);
+typedef accel_vk_void_function (ACCEL_I_VKAPI_PTR* accel_vk_get_instance_proc_addr)(accel_vk_instance instance, const char* name);
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -280,12 +334,12 @@ ACCEL_API const accel_backend* accel_vulkan_backend(void);
 /* What accel_vulkan_device_adopt needs to know about an engine's Vulkan objects. accel does not take
    ownership of any of them: they must outlive the accel device, and the engine destroys them. */
 typedef struct accel_vulkan_adopt_desc {
-    VkInstance instance;
-    VkPhysicalDevice physical_device;
-    VkDevice device;                 /* created with timeline semaphores enabled (Vulkan 1.2 feature or KHR) */
+    accel_vk_instance instance;
+    accel_vk_physical_device physical_device;
+    accel_vk_device device;          /* created with timeline semaphores enabled (Vulkan 1.2 feature or KHR) */
     uint32_t queue_family;           /* a family with VK_QUEUE_COMPUTE_BIT */
     uint32_t queue_index;            /* accel's queues (COMPUTE and COPY) all submit to this VkQueue */
-    PFN_vkGetInstanceProcAddr get_instance_proc_addr;   /* required */
+    accel_vk_get_instance_proc_addr get_instance_proc_addr;   /* required */
     uint32_t api_version;            /* the device's Vulkan version as created (VK_API_VERSION_1_x); 0: 1.2; sets the newest SPIR-V programs may use */
     bool push_descriptors;           /* VK_KHR_push_descriptor was enabled on the device */
 } accel_vulkan_adopt_desc;
@@ -301,6 +355,52 @@ typedef struct accel_vulkan_adopt_desc {
 ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, const accel_vulkan_adopt_desc* vk,
                                                  accel_device** out);
 
+/* ==== interop: native handles, an engine's buffers and timeline semaphores ====
+   The getters return 0 / NULL (VK_NULL_HANDLE) for NULL and for an object of another backend, never fail
+   otherwise, and may be called from any thread. A wrap call on a device of another backend returns
+   ACCEL_ERROR_INVALID_ARGUMENT with *out NULL. Wrapped buffers and signals obey every rule of accel's own
+   (validation, lifetime: destroying one that submitted work still uses is legal, failure); accel never
+   destroys the engine's object: the engine keeps ownership and destroys it after accel released the
+   wrapper (destroyed, and no submitted work uses it: accel_queue_finish on the queues that used it, or a
+   signal they signal after it). */
+
+/* The VkBuffer behind b (whole size, offset 0). 0 if b is NULL or not a Vulkan buffer. */
+ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b);
+/* An engine's VkBuffer as an ACCEL_MEMORY_DEVICE accel buffer of `size` bytes (at most the VkBuffer's
+   size). It must be a buffer of d's VkDevice (so d is normally an adopted device), bound to memory, with
+   usage STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST, and usable by accel's queue families (EXCLUSIVE
+   sharing is fine on an adopted device: all its queues use the adopted family; on a device accel created
+   with a separate copy family, use CONCURRENT over both). accel_buffer_map returns NULL for it (accel does
+   not know its memory); read/write go through staging copies. Returns INVALID_ARGUMENT (NULL d/out, no
+   buffer, size 0, d not a Vulkan device), OUT_OF_MEMORY (host), DEVICE_LOST. Any thread. */
+ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer buffer, accel_vk_device_size size,
+                                                accel_buffer** out);
+/* The timeline VkSemaphore behind s (for a wrapped signal, the engine's own). An engine's vkQueueSubmit
+   may wait on it for a value v: it reaches v however s reaches v (a queue signal, accel_signal_set, or a
+   failure: a failed signal raises its semaphore to ACCEL_SIGNAL_MAX, at or above every value anyone can
+   wait for, or as far toward it as the device's maxTimelineSemaphoreValueDifference allows, beyond which
+   no valid wait can be; so an engine waiting on it is never stuck, while accel_signal_value reads the
+   failed value). 0 if s is NULL or not a Vulkan signal. */
+ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s);
+/* An engine's own timeline semaphore (created on d's VkDevice) as an accel signal: its value is the
+   semaphore's counter (at least its current value now); accel queues wait on it on the GPU, signal it,
+   and host waits on it work, as for any accel signal. The engine keeps ownership: accel_signal_destroy
+   never destroys the semaphore. Who signals it: Vulkan requires every signal of a timeline to be above
+   its current value and every pending signal operation; when both the engine and accel signal it, the
+   engine must keep to that (e.g. disjoint, increasing values); accel_signal_set on a wrapped signal
+   signals the semaphore from the host, which Vulkan allows only below every pending signal operation of
+   it, so do it when no engine signal operation on it is pending. A failure (accel_signal_fail, a failed
+   wait upstream, device loss) raises the engine's semaphore as for accel's own (see
+   accel_vulkan_signal_semaphore): the engine cannot signal it any further afterwards; it makes a new
+   one. A queue wait on it goes to the GPU where
+   accel's rules allow (see accel_i_vk_wait_on_device: an accel queue with its VkQueue to itself), so on a
+   VkQueue the engine shares with accel (an adopted device with one queue), submit the engine's signal
+   operation before the accel work that waits for it, as Vulkan requires of one queue's submissions.
+   Returns INVALID_ARGUMENT (NULL d/out, no
+   semaphore, d not a Vulkan device), BACKEND (not a timeline semaphore: its counter cannot be read),
+   OUT_OF_MEMORY, DEVICE_LOST. Any thread. */
+ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaphore timeline, accel_signal** out);
+
 #ifdef __cplusplus
 }
 #endif
@@ -313,6 +413,9 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
 #define ACCEL_VULKAN_IMPLEMENTATION_INCLUDED
 #if !defined(ACCEL_IMPLEMENTATION_INCLUDED)
 #  error "accel_vulkan.h: the implementation needs accel.h's implementation first, in the same file (#define ACCEL_IMPLEMENTATION, #include \"accel.h\")"
+#endif
+#if defined(ACCEL_I_VK_PUBLIC_OPAQUE)
+#  error "accel_vulkan.h: its declarations were read without the Vulkan types: in the implementation's file, define ACCEL_VULKAN_IMPLEMENTATION (or include <vulkan/vulkan_core.h>) before the first #include \"accel_vulkan.h\""
 #endif
 
 #if defined(ACCEL_NO_THREADS) || defined(__wasi__) || defined(__EMSCRIPTEN__)
@@ -341,6 +444,23 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
     if (out) *out = NULL;
     accel_i_log_to(desc ? &desc->logger : NULL, ACCEL_LOG_WARN, "vulkan: not available in this build");
     return ACCEL_ERROR_UNAVAILABLE;
+}
+/* no object here is ever a Vulkan one */
+ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b) { (void)b; return VK_NULL_HANDLE; }
+ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s) { (void)s; return VK_NULL_HANDLE; }
+static accel_result accel_i_vk_stub_wrap(accel_device* d, const char* fn) {
+    if (d) accel_i_log(d, ACCEL_LOG_ERROR, "%s: device '%s' is not a Vulkan device (this build has no Vulkan backend)", fn, d->label);
+    return ACCEL_ERROR_INVALID_ARGUMENT;
+}
+ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer buffer, accel_vk_device_size size, accel_buffer** out) {
+    (void)buffer; (void)size;
+    if (out) *out = NULL;
+    return accel_i_vk_stub_wrap(d, "accel_vulkan_buffer_wrap");
+}
+ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaphore timeline, accel_signal** out) {
+    (void)timeline;
+    if (out) *out = NULL;
+    return accel_i_vk_stub_wrap(d, "accel_vulkan_signal_wrap");
 }
 #else
 
@@ -518,6 +638,7 @@ typedef struct accel_i_vk_buffer {
     accel_buffer base;
     VkBuffer buffer;
     VkDeviceMemory memory;
+    bool borrowed;                /* accel_vulkan_buffer_wrap: the engine's buffer, never destroyed here */
 } accel_i_vk_buffer;
 
 typedef struct accel_i_vk_pipe { uint32_t size[3]; VkPipeline pipeline; } accel_i_vk_pipe;
@@ -880,7 +1001,8 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
             uint64_t sub = atomic_load(&vs->submitted), c = accel_i_vk_counter(dev, vs->sem);
             if (c >= v[i] || accel_i_event_value(&vs->host) >= v[i]) continue;
             unreached++;
-            if (sub > c && v[i] - c <= dev->max_diff) { sems[k] = vs->sem; vals[k++] = v[i]; }
+            /* an engine's semaphore (wrapped) may be signalled by the engine at any time: watch it */
+            if ((sub > c || !vs->owned) && v[i] - c <= dev->max_diff) { sems[k] = vs->sem; vals[k++] = v[i]; }
             else if (host_only == UINT32_MAX) { host_only = i; host_sub = sub; }
         }
         if (k == 0 && host_only == UINT32_MAX) continue;   /* reached meanwhile */
@@ -1029,7 +1151,7 @@ static accel_result accel_i_vk_buffer_create(accel_device* d, const accel_buffer
 static void accel_i_vk_buffer_free(accel_buffer* base) {
     accel_i_vk_buffer* b = (accel_i_vk_buffer*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
-    accel_i_vk_drop_buffer(dev, b->buffer, b->memory);
+    if (!b->borrowed) accel_i_vk_drop_buffer(dev, b->buffer, b->memory);
     accel_i_dev_free(&dev->base, b, sizeof *b);
 }
 
@@ -1769,16 +1891,21 @@ static accel_result accel_i_vk_plan_make(accel_i_vk_queue* q, accel_i_batch* b) 
     accel_device* d = q->base.obj.device;
     size_t at = (b->arena_used + 15u) & ~(size_t)15u, cap = 1, seg = 0;
     uint32_t segments = 0, waits = 0;
+    bool open = false;
     accel_i_vk_plan* plan;
-    for (uint32_t i = 0; i <= b->count; i++) {   /* a segment: waits, then commands up to the next wait */
-        bool wait = i < b->count && b->cmds[i].kind == ACCEL_I_CMD_WAIT;
-        if (i == b->count || (wait && i > 0 && b->cmds[i - 1].kind != ACCEL_I_CMD_WAIT)) {
-            if (i > 0) segments++;
+    for (uint32_t i = 0; i <= b->count; i++) {   /* as accel_i_walk: waits, then commands up to the next wait or host step */
+        const accel_i_cmd* c = i < b->count ? &b->cmds[i] : NULL;
+        bool wait = c && c->kind == ACCEL_I_CMD_WAIT, step = c && accel_i_cmd_is_host_step(c);
+        if (!c || step || (wait && i > 0 && b->cmds[i - 1].kind != ACCEL_I_CMD_WAIT)) {
+            if (open) segments++;
             if (seg + waits + 1 > cap) cap = seg + waits + 1;
             seg = waits = 0;
+            open = false;
         }
+        if (!c || step) continue;
+        open = true;
         if (wait) waits++;
-        else if (i < b->count && b->cmds[i].kind == ACCEL_I_CMD_SIGNAL) seg++;
+        else if (c->kind == ACCEL_I_CMD_SIGNAL) seg++;
     }
     if (!accel_i_grow(d, (void**)&b->arena, &b->arena_cap, at + sizeof *plan + cap * ACCEL_I_VK_OP_BYTES + 16))
         return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory");
@@ -2974,6 +3101,68 @@ static const accel_backend accel_i_vk_backend_table = {
     accel_i_vk_commands_free            /* commands_free */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
+
+/* ==== vulkan: interop ==== */
+static bool accel_i_vk_is(const accel_device* d) { return d && d->backend == &accel_i_vk_backend_table; }
+ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b) {
+    return b && accel_i_vk_is(b->obj.device) ? ((accel_i_vk_buffer*)b)->buffer : VK_NULL_HANDLE;
+}
+ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s) {
+    return s && accel_i_vk_is(s->obj.device) ? ((accel_i_vk_signal*)s)->sem : VK_NULL_HANDLE;
+}
+/* The checks both wrap calls share; ACCEL_OK when d can take the engine's object. */
+static accel_result accel_i_vk_wrap_ok(accel_device* d, bool handle, void* out, const char* fn) {
+    if (!d || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!accel_i_vk_is(d)) return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "%s: device '%s' is not a Vulkan device", fn, d->label);
+    if (accel_i_lost(d)) return ACCEL_ERROR_DEVICE_LOST;
+    if (!handle) return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "%s: the handle is VK_NULL_HANDLE", fn);
+    return ACCEL_OK;
+}
+ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer buffer, accel_vk_device_size size, accel_buffer** out) {
+    accel_i_vk_buffer* b;
+    accel_result r;
+    if (out) *out = NULL;
+    if ((r = accel_i_vk_wrap_ok(d, buffer != VK_NULL_HANDLE, out, "accel_vulkan_buffer_wrap")) != ACCEL_OK) return r;
+    if (size == 0 || size > (accel_vk_device_size)SIZE_MAX)
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_vulkan_buffer_wrap: size %llu", (unsigned long long)size);
+    b = (accel_i_vk_buffer*)accel_i_dev_alloc(d, sizeof *b);
+    if (!b) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_vulkan_buffer_wrap: out of host memory");
+    memset((void*)b, 0, sizeof *b);
+    b->buffer = buffer;
+    b->borrowed = true;
+    b->base.size = (size_t)size;
+    b->base.memory = ACCEL_MEMORY_DEVICE;
+    accel_i_object_init(&b->base.obj, d, ACCEL_I_BUFFER, "wrapped buffer");
+    *out = &b->base;
+    return ACCEL_OK;
+}
+ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaphore timeline, accel_signal** out) {
+    accel_i_vk_device* dev;
+    accel_i_vk_signal* s;
+    uint64_t now = 0;
+    VkResult vr;
+    accel_result r;
+    if (out) *out = NULL;
+    if ((r = accel_i_vk_wrap_ok(d, timeline != VK_NULL_HANDLE, out, "accel_vulkan_signal_wrap")) != ACCEL_OK) return r;
+    dev = accel_i_vk_dev(d);
+    if ((vr = dev->vk.GetSemaphoreCounterValue(dev->device, timeline, &now)) != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkGetSemaphoreCounterValue", "accel_vulkan_signal_wrap (a timeline semaphore?)");
+    s = (accel_i_vk_signal*)accel_i_dev_alloc(d, sizeof *s);
+    if (!s) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_vulkan_signal_wrap: out of host memory");
+    memset((void*)s, 0, sizeof *s);
+    atomic_init(&s->submitted, now);   /* the engine promised at least what it reached */
+    if (!accel_i_event_init(&s->host, 0)) {
+        accel_i_dev_free(d, s, sizeof *s);
+        return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_vulkan_signal_wrap: mutex/condition init failed");
+    }
+    s->sem = timeline;
+    s->owned = false;
+    /* the engine may signal any value: debug hang reports must not call a wait on it unreachable */
+    atomic_init(&s->base.promised, ACCEL_SIGNAL_MAX);
+    accel_i_object_init(&s->base.obj, d, ACCEL_I_SIGNAL, "wrapped signal");
+    *out = &s->base;
+    return ACCEL_OK;
+}
 
 #endif /* threads and dlopen */
 #endif /* ACCEL_VULKAN_IMPLEMENTATION */

@@ -10,6 +10,7 @@
    module finds its kernels by name in a table of C twins of the CUDA C kernels of tests/kernels.h and
    of the examples, run block by block and thread by thread. The kernel "oob" makes the context fail
    with CUDA_ERROR_ILLEGAL_ADDRESS (sticky), like an out-of-bounds store on a GPU.
+   The driver calls a test makes itself (cuMemAlloc_v2, cuLaunchKernel, ...) are exported by name too.
    It proves nothing about a real GPU: only that the backend's host side keeps the contract. */
 #define _GNU_SOURCE 1
 #include <pthread.h>
@@ -501,6 +502,29 @@ MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, 
     if (status) *status = 1;
     return 500;
 }
+
+/* ==== plain exports, as libcuda has them: for tests that call the driver themselves beside accel
+   (tests/test_interop.c: borrow cuMemAlloc memory, launch a raw kernel on accel's stream) ==== */
+MOCK_API CUresult cuMemAlloc_v2(dptr_t* p, size_t n);
+MOCK_API CUresult cuMemAlloc_v2(dptr_t* p, size_t n) { return mMemAlloc(p, n); }
+MOCK_API CUresult cuMemFree_v2(dptr_t p);
+MOCK_API CUresult cuMemFree_v2(dptr_t p) { return mMemFree(p); }
+MOCK_API CUresult cuCtxSetCurrent(void* ctx);
+MOCK_API CUresult cuCtxSetCurrent(void* ctx) { return mCtxSetCurrent(ctx); }
+MOCK_API CUresult cuModuleLoadData(mock_module** m, const void* image);
+MOCK_API CUresult cuModuleLoadData(mock_module** m, const void* image) { return mModuleLoadDataEx(m, image, 0, NULL, NULL); }
+MOCK_API CUresult cuModuleUnload(mock_module* m);
+MOCK_API CUresult cuModuleUnload(mock_module* m) { return mModuleUnload(m); }
+MOCK_API CUresult cuModuleGetFunction(const mock_kernel** f, mock_module* m, const char* name);
+MOCK_API CUresult cuModuleGetFunction(const mock_kernel** f, mock_module* m, const char* name) { return mModuleGetFunction(f, m, name); }
+MOCK_API CUresult cuLaunchKernel(const mock_kernel* k, unsigned gx_, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                 unsigned shared, mock_stream* s, void** params, void** extra);
+MOCK_API CUresult cuLaunchKernel(const mock_kernel* k, unsigned gx_, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                 unsigned shared, mock_stream* s, void** params, void** extra) {
+    return mLaunchKernel(k, gx_, gy, gz, bx, by, bz, shared, s, params, extra);
+}
+MOCK_API CUresult cuStreamSynchronize(mock_stream* s);
+MOCK_API CUresult cuStreamSynchronize(mock_stream* s) { return mStreamSynchronize(s); }
 
 /* ==== NVRTC: "compiles" by keeping the source; fails on sources that mention undeclared_thing ==== */
 typedef struct mock_prog { char* src; char* name; int failed; } mock_prog;

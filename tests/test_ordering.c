@@ -130,6 +130,7 @@ TEST(failure_after_hand_off_flows_down_with_its_reason) {
     CHECK_OK(accel_queue_submit(q2));
     CHECK_RESULT(accel_signal_wait(b, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
     CHECK_RESULT(accel_signal_wait(a, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+    CHECK_RESULT(accel_signal_wait(c, 5, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);   /* raised after b */
     CHECK_EQ_U64(accel_signal_value(a), failed);
     CHECK_EQ_U64(accel_signal_value(b), failed);
     CHECK_EQ_U64(accel_signal_value(c), failed);
