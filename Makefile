@@ -271,6 +271,7 @@ CHECKS = \
   --cmd cuda-c11-impl         '$(GCC) -std=c11 -O2 -c $(WARN) -I. $(CHK)/cuda_impl.c -o $(CHK)/cuda_impl.o && $(GCC) -std=c11 -O2 -c $(WARN) -DACCEL_USE_PTHREADS -I. $(CHK)/cuda_impl.c -o $(CHK)/cuda_impl_pt.o' \
   --cmd clang-cuda-c11-impl   '$(CLANG) -std=c11 -O2 -c $(WARN) -I. $(CHK)/cuda_impl.c -o $(CHK)/cuda_impl_clang.o && $(CLANG) -std=c11 -O2 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/cuda_impl.c -o $(CHK)/cuda_impl_nt.o' \
   --cmd bench-cuda-builds-and-smoke-runs '$(MAKE) --no-print-directory -s $(BUILD)/bench_cuda && $(BUILD)/bench_cuda --quick' \
+  --cmd bench-cuda-on-mock '$(MAKE) --no-print-directory -s $(BUILD)/bench_cuda $(MOCK_LIB) && ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB) $(BUILD)/bench_cuda --quick' \
   --cmd examples-cuda-without-driver '$(MAKE) --no-print-directory -s examples && for e in $(EXAMPLES); do ACCEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1 $(BUILD)/$$e cuda >$(CHK)/$$e.cuda.out 2>&1; rc=$$?; [ $$rc = 1 ] && grep -q "no cuda device: ACCEL_ERROR_UNAVAILABLE" $(CHK)/$$e.cuda.out && grep -q "accel_cuda: unavailable" $(CHK)/$$e.cuda.out || { echo "$$e cuda: exit $$rc"; cat $(CHK)/$$e.cuda.out; exit 1; }; done' \
   --cmd examples-cuda-on-mock '$(MAKE) --no-print-directory -s examples $(MOCK_LIB) && for e in $(EXAMPLES); do ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB) $(BUILD)/$$e cuda || exit 1; done' \
   --cmd static-twice '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c -o $(CHK)/static_twice $(LIBS) && $(CHK)/static_twice' \

@@ -12,7 +12,12 @@
        BENCH {"figure":"pingpong","accel_ns":...,"baseline":"futex","baseline_ns":...,"ratio":...,
               "target":"<=2.0","met":true}
 
-   Linux/POSIX only (CLOCK_MONOTONIC, nanosleep, getrusage). */
+   A figure measured as paired samples (a latency, or a time per step) can use bench_pair_run: rounds
+   alternate the two sides, each round a block of samples of one side (the side that goes first
+   alternates), and it also counts the wake-ups (voluntary context switches, from /proc) of the threads
+   it is told to watch (bench_threads_started: the threads a call such as accel_queue_create started).
+
+   Linux/POSIX only (CLOCK_MONOTONIC, nanosleep, getrusage, /proc/self/task). */
 #ifndef ACCEL_BENCH_H_INCLUDED
 #define ACCEL_BENCH_H_INCLUDED
 
@@ -26,7 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
 #include <sys/resource.h>
+#include <sys/types.h>
 
 /* ==== time ==== */
 static inline uint64_t bench_now_ns(void) {
@@ -75,6 +82,53 @@ static inline double bench_quantile_sorted(const double* v, size_t n, double p) 
     return v[i < n ? i : n - 1];
 }
 
+/* ==== threads: who wakes ==== */
+#define BENCH_MAX_THREADS 16
+typedef struct bench_threads { pid_t tid[BENCH_MAX_THREADS]; int count; } bench_threads;
+/* The process's threads (at most max), from /proc/self/task; 0 where there is no /proc. */
+static inline int bench_i_task_list(pid_t* out, int max) {
+    DIR* d = opendir("/proc/self/task");
+    struct dirent* e;
+    int n = 0;
+    if (!d) return 0;
+    while ((e = readdir(d)) != NULL && n < max)
+        if (e->d_name[0] != '.') out[n++] = (pid_t)atoi(e->d_name);
+    closedir(d);
+    return n;
+}
+/* Voluntary context switches of a thread so far (each a sleep, so a later wake-up); 0 when it is gone. */
+static inline uint64_t bench_i_task_wakeups(pid_t tid) {
+    char path[64], line[128];
+    uint64_t v = 0;
+    FILE* f;
+    snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+    if ((f = fopen(path, "r")) == NULL) return 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "voluntary_ctxt_switches:", 24) == 0) v = strtoull(line + 24, NULL, 10);
+    fclose(f);
+    return v;
+}
+/* Wake-ups so far of the watched threads (NULL: every thread of the process). */
+static inline uint64_t bench_threads_wakeups(const bench_threads* t) {
+    pid_t all[256];
+    uint64_t v = 0;
+    int n = t ? t->count : bench_i_task_list(all, 256);
+    for (int i = 0; i < n; i++) v += bench_i_task_wakeups(t ? t->tid[i] : all[i]);
+    return v;
+}
+/* Call with before = NULL to snapshot the threads into *snap; then again after the call that starts
+   threads with before = snap: the threads that are new are appended to *out. */
+typedef struct bench_threads_snapshot { pid_t tid[256]; int count; } bench_threads_snapshot;
+static inline void bench_threads_started(bench_threads_snapshot* snap, const bench_threads_snapshot* before, bench_threads* out) {
+    snap->count = bench_i_task_list(snap->tid, 256);
+    if (!before) return;
+    for (int i = 0; i < snap->count; i++) {
+        bool old = false;
+        for (int j = 0; j < before->count && !old; j++) old = snap->tid[i] == before->tid[j];
+        if (!old && out->count < BENCH_MAX_THREADS) out->tid[out->count++] = snap->tid[i];
+    }
+}
+
 /* ==== failures ==== */
 static int bench_i_failures;
 /* Records a failed verification (the run then exits non-zero) and prints why. */
@@ -88,6 +142,50 @@ static inline void bench_fail(const char* fmt, ...) {
     bench_i_failures++;
 }
 static inline int bench_failures(void) { return bench_i_failures; }
+
+/* ==== paired samples ==== */
+typedef struct bench_pair {
+    double accel, baseline;          /* medians of all samples of each side */
+    double paired;                   /* median over rounds of (accel median / baseline median) of the round */
+    double watched_wakeups;          /* wake-ups of the watched threads per accel sample */
+    double accel_process_wakeups, baseline_process_wakeups;   /* every thread's, per sample of each side */
+} bench_pair;
+#define BENCH_PAIR_MAX_ROUNDS 64
+/* Runs 1 + per_round / 4 warm-up samples per side, then `rounds` rounds (at most 64) of per_round
+   samples of each side; sample(ctx, 0) runs an accel sample, sample(ctx, 1) a baseline one, and returns
+   its figure. Wake-ups are read around each block, outside the samples. */
+static inline void bench_pair_run(int rounds, int per_round, double (*sample)(void* ctx, int side), void* ctx,
+                                  const bench_threads* watch, bench_pair* out) {
+    int n = per_round * rounds;
+    double* x[2] = { (double*)calloc((size_t)n, sizeof(double)), (double*)calloc((size_t)n, sizeof(double)) };
+    double* tmp = (double*)calloc((size_t)per_round, sizeof(double));
+    double paired[BENCH_PAIR_MAX_ROUNDS], med[2] = { 0, 0 };
+    uint64_t watched = 0, proc[2] = { 0, 0 };
+    memset(out, 0, sizeof *out);
+    if (!x[0] || !x[1] || !tmp || rounds > BENCH_PAIR_MAX_ROUNDS) { bench_fail("bench_pair_run: out of memory or too many rounds"); goto out; }
+    for (int i = 0; i < 1 + per_round / 4; i++) { sample(ctx, 0); sample(ctx, 1); }
+    for (int k = 0; k < rounds; k++) {
+        for (int o = 0; o < 2; o++) {
+            int side = (k + o) & 1;
+            double* v = x[side] + (size_t)k * (size_t)per_round;
+            uint64_t w0 = side == 0 && watch ? bench_threads_wakeups(watch) : 0, p0 = bench_threads_wakeups(NULL);
+            for (int i = 0; i < per_round; i++) v[i] = sample(ctx, side);
+            proc[side] += bench_threads_wakeups(NULL) - p0;
+            if (side == 0 && watch) watched += bench_threads_wakeups(watch) - w0;
+            memcpy(tmp, v, (size_t)per_round * sizeof *tmp);
+            med[side] = bench_median(tmp, (size_t)per_round);
+        }
+        paired[k] = med[1] > 0 ? med[0] / med[1] : 0;
+    }
+    out->accel = bench_median(x[0], (size_t)n);
+    out->baseline = bench_median(x[1], (size_t)n);
+    out->paired = bench_median(paired, (size_t)rounds);
+    out->watched_wakeups = (double)watched / n;
+    out->accel_process_wakeups = (double)proc[0] / n;
+    out->baseline_process_wakeups = (double)proc[1] / n;
+out:
+    free(x[0]); free(x[1]); free(tmp);
+}
 
 /* ==== report ==== */
 typedef enum bench_target_kind {
@@ -108,7 +206,7 @@ typedef struct bench_row {
     bench_target_op op;
     double threshold;
     bool met;
-    char extra[256];       /* extra JSON members, e.g. "\"accel_p90_ns\":123" (no leading comma) */
+    char extra[768];       /* extra JSON members, e.g. "\"accel_p90_ns\":123" (no leading comma) */
 } bench_row;
 
 #define BENCH_MAX_ROWS 32
@@ -131,11 +229,13 @@ static inline bool bench_i_op_holds(bench_target_op op, double v, double t) {
     default:       return v > t;
     }
 }
-/* JSON key suffix for a unit: "ns" -> "ns", "GB/s" -> "gbps", "x" -> "x", "%" -> "pct", "/s" -> "per_s" */
+/* JSON key suffix for a unit: "ns" -> "ns", "GB/s" -> "gbps", "x" -> "x", "%" -> "pct", "/s" -> "per_s",
+   "/step" -> "per_step" */
 static inline const char* bench_i_unit_key(const char* unit) {
     if (strcmp(unit, "GB/s") == 0) return "gbps";
     if (strcmp(unit, "%") == 0) return "pct";
     if (strcmp(unit, "/s") == 0) return "per_s";
+    if (strcmp(unit, "/step") == 0) return "per_step";
     return unit;
 }
 

@@ -20,9 +20,7 @@
         cuStreamWriteValue64(w2, i) on pinned words, the host writes w1 and spins on w2 (each side
         keeps 32 rounds enqueued ahead: a blocked stream takes only so much before enqueueing blocks)
                                                                                  target ratio <= 1.05
-        (accel gates waits on the host, so a wait+signal batch with no GPU work between them never
-        goes through the GPU: the row says so; figure 5 needs 64-bit stream memory operations for
-        its raw baseline.)
+        (figure 5 needs 64-bit stream memory operations for its raw baseline.)
      6. a recorded list of 1,000 one-block kernels replayed (accel_queue_replay + signal + submit +
         wait), kernels per second, in both native forms: 6 a CUDA graph, 6b pre-resolved launches
         (ACCEL_CUDA_REPLAY=launches) | cuGraphLaunch of the same 1,000-node graph + sync  >= 0.95
@@ -30,8 +28,25 @@
         on one node + cuGraphLaunch + sync                                     target ratio <= 1.10
      8. a one-kernel list replayed, round trip: 8 graph, 8b launches | cuLaunchKernel + sync (which
         form wins for short lists)                                             target ratio <= 1.05
-   Method: the two sides alternate in rounds after a warm-up; each reports its median. Results are
-   checked (copied data, signal values); the bench exits 1 when a check fails, 0 otherwise. */
+     9. dependent chain of empty kernels on one queue, time per step: each step waits for the step
+        before and signals its own value, one submit per step | cuLaunchKernel + cuEventRecord per step
+        on one stream                                                            target ratio <= 1.10
+    10. the chain alternating two queues, each step waiting for the previous one | two streams, per
+        step cuStreamWaitEvent on the other stream's event, cuLaunchKernel, cuEventRecord
+                                                                                 target ratio <= 1.15
+    11. host set -> GPU wait -> done: a queue waits on a signal only the host sets, launches the empty
+        kernel and signals; the host sets it and waits for the signal | cuStreamWaitValue64 on a
+        pinned word + cuLaunchKernel, the host writes the word, cuStreamSynchronize
+                                                                                 target ratio <= 1.10
+        (needs 64-bit stream memory operations for its raw baseline)
+   Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
+   the threads that accel_queue_create started (the queues' workers; on tests/mock_cuda.c also the
+   mock's stream threads, which are its "GPU"), and the chains each side's host time to issue a step.
+   Method: the two sides alternate in rounds after a warm-up; each reports its median (figures 9-11:
+   bench_pair_run of bench.h, rounds of sample blocks, with the paired ratio). Results are checked
+   (copied data, signal values); the bench exits 1 when a check fails, 0 otherwise.
+   cuStreamWaitEvent is not in accel_cuda.h's entry-point table: the bench resolves it through the
+   same loaded driver's cuGetProcAddress. */
 #define _GNU_SOURCE 1
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
@@ -63,6 +78,7 @@ typedef struct bench_cuda {
     accel_signal* s;
     uint64_t s_value;
     accel_program* empty;
+    bench_threads workers;         /* threads accel_queue_create started (figures 9-11) */
     /* raw side */
     accel_cu_context ctx;
     accel_cu_stream stream;
@@ -363,15 +379,199 @@ static void bench_pingpong(bench_cuda* b) {
     }
     if (accel_signal_value(s2) != base) bench_fail("ping-pong: s2 = %llu, expected %llu", (unsigned long long)accel_signal_value(s2), (unsigned long long)base);
     {
-        bench_row* row = bench_row_add("signal_pingpong", "5 host->GPU->host ping-pong", "ns", bench_median(a, (size_t)b->rounds),
-                                       "WaitValue64+WriteValue64", bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_LE, 1.05);
-        bench_row_extra(row, "accel_host_gated", 1);
+        bench_row_add("signal_pingpong", "5 host->GPU->host ping-pong", "ns", bench_median(a, (size_t)b->rounds),
+                      "WaitValue64+WriteValue64", bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_LE, 1.05);
     }
 out:
     accel_queue_finish(b->q, BENCH_WAIT_NS);
     if (words) { accel_i_cu.StreamSynchronize(b->stream); accel_i_cu.MemFreeHost(words); }
     accel_signal_destroy(s1);
     accel_signal_destroy(s2);
+}
+
+/* ==== figures 9-11: chains and host set -> GPU wait, through bench_pair_run ==== */
+typedef accel_cu_result (ACCEL_I_CUDAAPI* bench_cu_wait_event_fn)(accel_cu_stream stream, accel_cu_event event, unsigned int flags);
+static bench_cu_wait_event_fn bench_cu_StreamWaitEvent;   /* NULL when the driver lacks it */
+/* cuStreamWaitEvent through the loaded driver's cuGetProcAddress (accel's table does not list it). */
+static void bench_cu_resolve_wait_event(void) {
+    void* gpa = accel_i_dl_sym(accel_i_cu_g.handle, "cuGetProcAddress_v2");
+    void* fn = NULL;
+    int status = 0;
+    if (gpa) {
+        accel_i_cu_gpa2_fn f;
+        memcpy(&f, &gpa, sizeof f);
+        if (f("cuStreamWaitEvent", &fn, 3020, 0, &status) != ACCEL_CU_SUCCESS) fn = NULL;
+    } else if ((gpa = accel_i_dl_sym(accel_i_cu_g.handle, "cuGetProcAddress")) != NULL) {
+        accel_i_cu_gpa1_fn f;
+        memcpy(&f, &gpa, sizeof f);
+        if (f("cuStreamWaitEvent", &fn, 3020, 0) != ACCEL_CU_SUCCESS) fn = NULL;
+    }
+    memcpy(&bench_cu_StreamWaitEvent, &fn, sizeof fn);
+}
+/* accel_queue_create, remembering the threads it started. */
+static accel_queue* bench_queue(bench_cuda* b, accel_queue_type type, bench_threads* watch) {
+    bench_threads_snapshot before, after;
+    accel_queue* q = NULL;
+    bench_threads_started(&before, NULL, NULL);
+    if (!bench_accel_ok(accel_queue_create(b->dev, type, &q), "accel_queue_create")) return NULL;
+    bench_threads_started(&after, &before, watch);
+    return q;
+}
+
+typedef struct bench_fig {
+    bench_cuda* b;
+    int steps, nq;
+    bool failed;                     /* a call failed: the remaining samples do nothing */
+    accel_queue* q[2];
+    accel_signal *s[2], *gate;
+    uint64_t acc_v, gate_v;
+    accel_cu_stream st[2];
+    accel_cu_event ev[2];
+    volatile uint64_t* word;         /* figure 11's pinned word, and its device address */
+    accel_cu_deviceptr dword;
+    uint64_t raw_v;
+    double issue_ns[2];              /* chains: host time spent issuing steps (before the wait), per side */
+    uint64_t issued[2];              /* and how many steps */
+} bench_fig;
+
+/* accel: steps batches, step i on queue i % nq: wait for the step before, the empty kernel, signal. */
+static void bench_chain_accel(bench_fig* f) {
+    uint64_t t0 = bench_now_ns();
+    for (int i = 0; i < f->steps; i++) {
+        accel_queue* q = f->q[i % f->nq];
+        accel_queue_wait(q, f->s[(i + 1) % f->nq], f->acc_v);
+        accel_queue_exec(q, f->b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(q, f->s[i % f->nq], ++f->acc_v);
+        if (!bench_accel_ok(accel_queue_submit(q), "accel_queue_submit")) { f->failed = true; return; }
+    }
+    f->issue_ns[0] += (double)(bench_now_ns() - t0);
+    f->issued[0] += (uint64_t)f->steps;
+    if (!bench_accel_ok(accel_signal_wait(f->s[(f->steps - 1) % f->nq], f->acc_v, BENCH_WAIT_NS), "accel_signal_wait")) f->failed = true;
+}
+/* raw: step i on stream i % nq: (two streams) wait for the other stream's event, launch, record. */
+static void bench_chain_raw(bench_fig* f) {
+    uint64_t t0 = bench_now_ns();
+    for (int i = 0; i < f->steps && !f->failed; i++) {
+        int x = i % f->nq;
+        if (f->nq == 2 && !bench_cu_ok(bench_cu_StreamWaitEvent(f->st[x], f->ev[1 - x], 0), "cuStreamWaitEvent")) f->failed = true;
+        else if (!bench_cu_ok(accel_i_cu.LaunchKernel(f->b->fn, 1, 1, 1, 1, 1, 1, 0, f->st[x], NULL, NULL), "cuLaunchKernel")) f->failed = true;
+        else if (!bench_cu_ok(accel_i_cu.EventRecord(f->ev[x], f->st[x]), "cuEventRecord")) f->failed = true;
+    }
+    f->issue_ns[1] += (double)(bench_now_ns() - t0);
+    f->issued[1] += (uint64_t)f->steps;
+    if (!f->failed && !bench_cu_ok(accel_i_cu.StreamSynchronize(f->st[(f->steps - 1) % f->nq]), "cuStreamSynchronize")) f->failed = true;
+}
+static double bench_chain_sample(void* ctx, int side) {
+    bench_fig* f = (bench_fig*)ctx;
+    uint64_t t0 = bench_now_ns();
+    if (f->failed) return 0;
+    if (side == 0) bench_chain_accel(f); else bench_chain_raw(f);
+    return (double)(bench_now_ns() - t0) / f->steps;
+}
+/* Figure 11's sample: the queue / stream reaches its wait (20 us), then the timed set -> done. */
+static double bench_host_set_sample(void* ctx, int side) {
+    bench_fig* f = (bench_fig*)ctx;
+    bench_cuda* b = f->b;
+    uint64_t t0;
+    if (f->failed) return 0;
+    if (side == 0) {
+        accel_queue_wait(b->q, f->gate, ++f->gate_v);
+        accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(b->q, b->s, ++b->s_value);
+        if (!bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit")) { f->failed = true; return 0; }
+        bench_sleep_ns(20000);
+        t0 = bench_now_ns();
+        accel_signal_set(f->gate, f->gate_v);
+        if (!bench_accel_ok(accel_signal_wait(b->s, b->s_value, BENCH_WAIT_NS), "accel_signal_wait")) f->failed = true;
+    } else {
+        if (!bench_cu_ok(accel_i_cu.StreamWaitValue64(b->stream, f->dword, ++f->raw_v, ACCEL_CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue64") ||
+            !bench_cu_ok(accel_i_cu.LaunchKernel(b->fn, 1, 1, 1, 1, 1, 1, 0, b->stream, NULL, NULL), "cuLaunchKernel")) {
+            *f->word = UINT64_MAX;   /* release the stream */
+            f->failed = true;
+            return 0;
+        }
+        bench_sleep_ns(20000);
+        t0 = bench_now_ns();
+        *f->word = f->raw_v;
+        if (!bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) f->failed = true;
+    }
+    return (double)(bench_now_ns() - t0);
+}
+static bench_row* bench_fig_row(const bench_fig* f, const bench_pair* p, const char* figure, const char* title,
+                                const char* baseline, double target, const bench_threads* watch) {
+    bench_row* row = bench_row_add(figure, title, "ns", p->accel, baseline, p->baseline, BENCH_TARGET_RATIO, BENCH_LE, target);
+    double per = f->steps ? (double)f->steps : 1.0;
+    bench_row_extra(row, "paired_ratio", p->paired);
+    if (f->steps) {
+        bench_row_extra(row, "steps", f->steps);
+        bench_row_extra(row, "accel_issue_ns_per_step", f->issued[0] ? f->issue_ns[0] / (double)f->issued[0] : 0);
+        bench_row_extra(row, "raw_issue_ns_per_step", f->issued[1] ? f->issue_ns[1] / (double)f->issued[1] : 0);
+    }
+    bench_row_extra(row, f->steps ? "accel_queue_thread_wakeups_per_step" : "accel_queue_thread_wakeups_per_sample", p->watched_wakeups / per);
+    bench_row_extra(row, "threads_watched", watch->count);
+    bench_row_extra(row, "memops", accel_i_cu_dev(f->b->dev)->memops);
+    return row;
+}
+
+/* Figures 9 (nq 1) and 10 (nq 2). */
+static void bench_chain(bench_cuda* b, int nq) {
+    bench_fig f;
+    bench_pair p;
+    bench_threads watch;
+    memset(&f, 0, sizeof f);
+    watch = b->workers;   /* and, for two queues, the second queue's threads */
+    f.b = b;
+    f.nq = nq;
+    f.steps = b->quick ? 50 : 200;   /* even: a two-queue chain's next sample starts on the queue after the last step's */
+    if (nq == 2 && !bench_cu_StreamWaitEvent) { printf("bench_cuda: figure 10 skipped: the driver has no cuStreamWaitEvent\n"); return; }
+    for (int i = 0; i < nq && !f.failed; i++) {
+        f.q[i] = i == 0 ? b->q : bench_queue(b, ACCEL_QUEUE_COMPUTE, &watch);
+        f.st[i] = i == 0 ? b->stream : NULL;
+        f.failed = !f.q[i] || !bench_accel_ok(accel_signal_create(b->dev, 0, &f.s[i]), "signal") ||
+                   (i > 0 && !bench_cu_ok(accel_i_cu.StreamCreate(&f.st[i], ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate")) ||
+                   !bench_cu_ok(accel_i_cu.EventCreate(&f.ev[i], ACCEL_CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    }
+    if (!f.failed) {
+        bench_pair_run(b->rounds, b->quick ? 3 : 5, bench_chain_sample, &f, &watch, &p);
+        if (!f.failed && nq == 1)
+            bench_fig_row(&f, &p, "chain_1q", "9 dependent chain, 1 queue, /step", "LaunchKernel+EventRecord", 1.10, &watch);
+        else if (!f.failed)
+            bench_fig_row(&f, &p, "chain_2q", "10 chain over 2 queues, /step", "+StreamWaitEvent", 1.15, &watch);
+    }
+    if (f.q[0]) accel_queue_finish(f.q[0], BENCH_WAIT_NS);
+    if (f.q[1]) accel_queue_destroy(f.q[1]);
+    for (int i = 0; i < nq; i++) {
+        accel_signal_destroy(f.s[i]);
+        if (f.st[i]) accel_i_cu.StreamSynchronize(f.st[i]);
+        if (f.ev[i]) accel_i_cu.EventDestroy(f.ev[i]);
+        if (i > 0 && f.st[i]) accel_i_cu.StreamDestroy(f.st[i]);
+    }
+}
+
+/* Figure 11. */
+static void bench_host_set(bench_cuda* b) {
+    bench_fig f;
+    bench_pair p;
+    void* words = NULL;
+    memset(&f, 0, sizeof f);
+    f.b = b;
+    if (!accel_i_cu.StreamWaitValue64 || !accel_i_cu_dev(b->dev)->memops) {
+        printf("bench_cuda: figure 11 skipped: the device has no 64-bit stream memory operations for the raw baseline\n");
+        return;
+    }
+    if (!bench_accel_ok(accel_signal_create(b->dev, 0, &f.gate), "signal") ||
+        !bench_cu_ok(accel_i_cu.MemHostAlloc(&words, 64, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc") ||
+        !bench_cu_ok(accel_i_cu.MemHostGetDevicePointer(&f.dword, words, 0), "cuMemHostGetDevicePointer"))
+        goto out;
+    f.word = (volatile uint64_t*)words;
+    *f.word = 0;
+    bench_pair_run(b->rounds, b->quick ? 20 : 100, bench_host_set_sample, &f, &b->workers, &p);
+    if (!f.failed) bench_fig_row(&f, &p, "host_signal_gpu_wait", "11 host set -> GPU wait -> done", "StreamWaitValue64", 1.10, &b->workers);
+out:
+    if (f.failed && f.gate) accel_signal_fail(f.gate, ACCEL_ERROR_BACKEND);   /* release what still waits */
+    accel_queue_finish(b->q, BENCH_WAIT_NS);
+    if (words) { *f.word = UINT64_MAX; accel_i_cu.StreamSynchronize(b->stream); accel_i_cu.MemFreeHost(words); }
+    accel_signal_destroy(f.gate);
 }
 
 int main(int argc, char** argv) {
@@ -392,7 +592,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     accel_device_info_get(b.dev, &info);
-    if (!bench_accel_ok(accel_queue_create(b.dev, ACCEL_QUEUE_COMPUTE, &b.q), "queue") ||
+    if ((b.q = bench_queue(&b, ACCEL_QUEUE_COMPUTE, &b.workers)) == NULL ||
         !bench_accel_ok(accel_queue_create(b.dev, ACCEL_QUEUE_COPY, &b.copy_q), "copy queue") ||
         !bench_accel_ok(accel_signal_create(b.dev, 0, &b.s), "signal") ||
         !bench_accel_ok(accel_program_create(b.dev, &(accel_program_desc){ .name = "empty", .ptx = bench_empty_ptx }, &b.empty), "program") ||
@@ -418,6 +618,15 @@ int main(int argc, char** argv) {
     accel_i_cu.CtxSetCurrent(b.ctx);
     fprintf(stderr, "bench_cuda: figures 6-8 (recorded lists)\n");
     bench_replay_figures(&b);
+    bench_cu_resolve_wait_event();
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figures 9-10 (chains)\n");
+    bench_chain(&b, 1);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    bench_chain(&b, 2);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figure 11 (host set -> GPU wait -> done)\n");
+    bench_host_set(&b);
     {
         char heading[256];
         snprintf(heading, sizeof heading, "accel CUDA backend vs raw driver calls on %s (sm_%u)%s, %.1f s", info.name,

@@ -4,8 +4,9 @@
      1 dispatch + wait round trip        (latency: accel <= 1.10x raw)
      2 1,000 dispatches in one batch     (throughput, dispatches/s: accel >= 0.95x raw)
      3 SAXPY over 16M floats             (throughput, GB/s: accel >= 0.95x raw)
-     4 host-set signal -> GPU wait       (latency from the host setting a signal that a queue waits on
-                                          to that queue's completion: accel <= 1.10x raw)
+     4 host set -> GPU wait -> done      (latency from the host setting a signal that a queue waits on
+                                          to the host seeing that queue's work done: accel <= 1.10x raw,
+                                          lavapipe <= 1.15x)
      5 replay round trip, 1 dispatch      (a recorded list replayed + wait: accel <= 1.05x raw
                                           re-submission of a pre-recorded VkCommandBuffer)
      6 replay of a 1,000-dispatch list    (dispatches/s: accel >= 0.95x raw pre-recorded)
@@ -15,17 +16,33 @@
                                           a secondary command buffer run by vkCmdExecuteCommands; the
                                           list as 32-command secondaries with the chunk holding the
                                           patched command re-recorded; recording all 1,000 anew
+     9 dependent chain, one queue        (per step: a small dispatch that waits for the step before and
+                                          signals its own value, one submit per step: <= 1.10x raw,
+                                          lavapipe <= 1.25x; also the host thread wake-ups of accel's
+                                          queue workers per step, which should be 0: DESIGN §6.1)
+    10 the chain alternating two queues  (each step waits for the previous one, on the other queue:
+                                          <= 1.15x raw)
 
-   The raw side is what a Vulkan programmer writes by hand: its own VkInstance/VkDevice, a timeline
-   semaphore, a command buffer recorded per submission (as accel records one per batch), push
-   descriptors, a memory barrier between dependent dispatches, and for figure 4 a native GPU wait on the
-   timeline that the host signals. Rounds alternate accel and raw; each figure is the median.
+   The raw side is the minimal program a Vulkan programmer writes by hand: its own VkInstance/VkDevice,
+   timeline semaphores, push descriptors. Figures 1, 4, 9, 10 use command buffers recorded once, before
+   timing, and per sample exactly one vkQueueSubmit per step (its timeline wait, if any, and its
+   timeline signal in the VkSubmitInfo) and one vkWaitSemaphores for the end (figure 4: plus the
+   vkSignalSemaphore that releases the wait). Figures 2 and 3 record a command buffer per submission, as
+   accel records one per batch. Figure 10 uses two VkQueues where the queue family has two, else one
+   (as accel's two queues then share one VkQueue too). Rounds alternate accel and raw (who goes first
+   alternates too; a round is a block of samples of one side, so the GPU does not switch between the
+   two VkDevices at every sample); each side's figure is the median of its samples, the ratio is
+   accel / raw of those, and "paired_ratio" in the BENCH line is the median over rounds of the ratio of
+   the two sides' medians in the same round. The chain figures' BENCH lines also carry the wake-ups per
+   step of accel's queue workers (the threads accel_queue_create started; voluntary context switches
+   from /proc) and of the whole process on each side, and each side's host time to issue a step
+   (record + submit, before the final wait).
 
      make bench-vulkan                      (pins lavapipe where it is installed)
      ./build/bench_vulkan [--quick]         (--quick: small sizes, a few seconds; the CI smoke run)
 
    Prints the table of bench.h and one BENCH {...} line per figure. Exit status 1 when a result was
-   wrong (the targets are reported, not enforced). Linux only (dlopen). */
+   wrong (the targets are reported, not enforced). Linux only (dlopen, /proc for the wake-up count). */
 #include "bench.h"            /* first: it asks for the POSIX clocks */
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
@@ -40,7 +57,7 @@ static const uint32_t k_add_one_spv[] =
 #include "add_one.spv.inc"
 ;
 
-typedef struct cfg_t { bool quick; int rounds; int latency_iters; uint32_t batch; size_t saxpy_n; } cfg_t;
+typedef struct cfg_t { bool quick; int rounds; int latency_iters; uint32_t batch; size_t saxpy_n; int chain_steps, chain_samples; } cfg_t;
 static cfg_t cfg;
 
 static void check(accel_result r, const char* what) {
@@ -60,7 +77,7 @@ static void vcheck(VkResult r, const char* what) {
     X(CreatePipelineLayout) X(DestroyPipelineLayout) X(CreateComputePipelines) X(DestroyPipeline) \
     X(CreateCommandPool) X(DestroyCommandPool) X(AllocateCommandBuffers) X(BeginCommandBuffer) X(EndCommandBuffer) \
     X(CmdPipelineBarrier) X(CmdBindPipeline) X(CmdPushConstants) X(CmdDispatch) X(CmdPushDescriptorSetKHR) \
-    X(CreateSemaphore) X(DestroySemaphore) X(WaitSemaphores) X(SignalSemaphore) X(CmdExecuteCommands)
+    X(CreateSemaphore) X(DestroySemaphore) X(WaitSemaphores) X(SignalSemaphore) X(CmdExecuteCommands) X(FreeCommandBuffers)
 typedef struct raw_t {
     void* lib;
     PFN_vkGetInstanceProcAddr gipa;
@@ -69,7 +86,7 @@ typedef struct raw_t {
     VkInstance inst;
     VkPhysicalDevice phys;
     VkDevice dev;
-    VkQueue queue;
+    VkQueue queue, queue2;     /* queue2: a second VkQueue of the family, else queue */
     uint32_t family;
     VkPhysicalDeviceMemoryProperties mem;
     VkCommandPool pool;
@@ -134,8 +151,9 @@ static int raw_open(raw_t* r) {
     r->GetPhysicalDeviceQueueFamilyProperties(r->phys, &nf, fam);
     for (r->family = 0; r->family < nf && !(fam[r->family].queueFlags & VK_QUEUE_COMPUTE_BIT); r->family++) {}
     r->GetPhysicalDeviceMemoryProperties(r->phys, &r->mem);
-    float prio = 1.0f;
-    VkDeviceQueueCreateInfo qci = { VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, r->family, 1, &prio };
+    float prio[2] = { 1.0f, 1.0f };
+    uint32_t nq = r->family < nf && fam[r->family].queueCount >= 2 ? 2u : 1u;
+    VkDeviceQueueCreateInfo qci = { VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO, NULL, 0, r->family, nq, prio };
     VkPhysicalDeviceVulkan12Features f12;
     memset(&f12, 0, sizeof f12);
     f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
@@ -145,6 +163,8 @@ static int raw_open(raw_t* r) {
     vcheck(r->CreateDevice(r->phys, &dci, NULL, &r->dev), "vkCreateDevice (needs VK_KHR_push_descriptor)");
     raw_load(r);
     r->GetDeviceQueue(r->dev, r->family, 0, &r->queue);
+    r->queue2 = r->queue;
+    if (nq == 2) r->GetDeviceQueue(r->dev, r->family, 1, &r->queue2);
     VkCommandPoolCreateInfo pci = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL, VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT, r->family };
     vcheck(r->CreateCommandPool(r->dev, &pci, NULL, &r->pool), "vkCreateCommandPool");
     VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, r->pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
@@ -228,13 +248,19 @@ static void raw_end(raw_t* r, VkCommandBuffer cb) {
     r->CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0, NULL);
     vcheck(r->EndCommandBuffer(cb), "vkEndCommandBuffer");
 }
+/* One vkQueueSubmit of cb: waits on wait_sem >= wait_val when wait_sem is not null, signals sig_sem = sig_val. */
+static void raw_submit_on(raw_t* r, VkQueue queue, VkCommandBuffer cb, VkSemaphore wait_sem, uint64_t wait_val,
+                          VkSemaphore sig_sem, uint64_t sig_val) {
+    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+    uint32_t nw = wait_sem != VK_NULL_HANDLE ? 1u : 0u;
+    VkTimelineSemaphoreSubmitInfo ti = { VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO, NULL, nw, &wait_val, 1, &sig_val };
+    VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, &ti, nw, &wait_sem, &stage, 1, &cb, 1, &sig_sem };
+    vcheck(r->QueueSubmit(queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");
+}
 /* Submits cb; waits on gate >= gate_wait when gate_wait != 0 and signals done. Returns the done value. */
 static uint64_t raw_submit_cb(raw_t* r, VkCommandBuffer cb, uint64_t gate_wait) {
     uint64_t value = ++r->done_val;
-    VkPipelineStageFlags stage = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
-    VkTimelineSemaphoreSubmitInfo ti = { VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO, NULL, gate_wait ? 1u : 0u, &gate_wait, 1, &value };
-    VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, &ti, gate_wait ? 1u : 0u, &r->gate, &stage, 1, &cb, 1, &r->done };
-    vcheck(r->QueueSubmit(r->queue, 1, &si, VK_NULL_HANDLE), "vkQueueSubmit");
+    raw_submit_on(r, r->queue, cb, gate_wait ? r->gate : VK_NULL_HANDLE, gate_wait, r->done, value);
     return value;
 }
 /* Records `count` dispatches of `pipe` over buffers (with barriers between) into the per-submission
@@ -275,10 +301,22 @@ static VkCommandBuffer raw_secondary(raw_t* r, const raw_buf* b, uint32_t count)
     vcheck(r->EndCommandBuffer(cb), "vkEndCommandBuffer (secondary)");
     return cb;
 }
-static void raw_wait(raw_t* r, uint64_t value) {
-    VkSemaphoreWaitInfo wi = { VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, NULL, 0, 1, &r->done, &value };
+/* n command buffers, each recorded once with one add_one dispatch over b. */
+static VkCommandBuffer* raw_prerecord(raw_t* r, const raw_buf* b, uint32_t n) {
+    VkCommandBuffer* cbs = calloc(n, sizeof *cbs);
+    if (!cbs) { fprintf(stderr, "bench: out of memory\n"); exit(1); }
+    for (uint32_t i = 0; i < n; i++) cbs[i] = raw_prerecorded(r, b, 1);
+    return cbs;
+}
+static void raw_prerecord_free(raw_t* r, VkCommandBuffer* cbs, uint32_t n) {
+    r->FreeCommandBuffers(r->dev, r->pool, n, cbs);
+    free(cbs);
+}
+static void raw_wait_sem(raw_t* r, VkSemaphore sem, uint64_t value) {
+    VkSemaphoreWaitInfo wi = { VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, NULL, 0, 1, &sem, &value };
     vcheck(r->WaitSemaphores(r->dev, &wi, UINT64_MAX), "vkWaitSemaphores");
 }
+static void raw_wait(raw_t* r, uint64_t value) { raw_wait_sem(r, r->done, value); }
 
 /* ==== the accel side ==== */
 typedef struct acc_t {
@@ -287,6 +325,8 @@ typedef struct acc_t {
     accel_program *saxpy, *add_one;
     accel_signal *done, *gate;
     uint64_t done_val, gate_val;
+    bool lavapipe;                  /* the software device: the looser targets of DESIGN §6.1 apply */
+    bench_threads workers;          /* threads that accel_queue_create started (the queues' workers) */
 } acc_t;
 static accel_program* acc_program(accel_device* dev, const uint32_t* spv, size_t size, uint32_t nb, uint32_t nc) {
     accel_program* p;
@@ -295,41 +335,101 @@ static accel_program* acc_program(accel_device* dev, const uint32_t* spv, size_t
     return p;
 }
 
+/* accel_queue_create, remembering the threads it started (the queue's worker) for the wake-up count. */
+static accel_queue* acc_queue(acc_t* a, accel_queue_type type) {
+    bench_threads_snapshot before, after;
+    accel_queue* q;
+    bench_threads_started(&before, NULL, NULL);
+    check(accel_queue_create(a->dev, type, &q), "accel_queue_create");
+    bench_threads_started(&after, &before, &a->workers);
+    return q;
+}
+
 /* ==== figures ==== */
 #define MAX_ROUNDS 64
 static double ns_since(uint64_t t0) { return (double)(bench_now_ns() - t0); }
 
-static void fig_roundtrip(acc_t* a, raw_t* r) {
+/* What a paired figure measures: sample(f, side) runs one sample (side 0 accel, 1 raw) and returns
+   its figure (ns, or ns per step). */
+typedef struct fig_t fig_t;
+struct fig_t {
+    acc_t* a;
+    raw_t* r;
+    double (*sample)(void* f, int side);
+    int per_round;                   /* samples per side per round */
+    int steps;                       /* chain steps per sample (figures 9 and 10) */
     accel_buffer* ab;
-    check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = 256 }, &ab), "buffer");
-    raw_buf rb = raw_buffer(r, 256);
-    memset(rb.p, 0, 256);
-    uint32_t n = 64, k[2] = { 64, 0 };
-    int iters = cfg.latency_iters, total = iters * cfg.rounds;
-    double* as = calloc((size_t)total, sizeof *as);
-    double* rs = calloc((size_t)total, sizeof *rs);
-    for (int i = 0; i < total; i++) {
-        uint64_t t0 = bench_now_ns();
-        accel_queue_exec(a->q, a->add_one, &ab, 1, &n, 1, accel_exec_1d(64, 64));
-        accel_queue_signal(a->q, a->done, ++a->done_val);
-        check(accel_queue_submit(a->q), "submit");
-        check(accel_signal_wait(a->done, a->done_val, ACCEL_WAIT_FOREVER), "wait");
-        as[i] = ns_since(t0);
-        t0 = bench_now_ns();
-        raw_wait(r, raw_submit(r, r->add_one, &rb, 1, k, 1, 1, 0));
-        rs[i] = ns_since(t0);
-    }
+    raw_buf rb;
+    VkCommandBuffer* cbs;            /* the raw side's pre-recorded command buffers */
+    uint32_t ncb;
+    accel_queue* q[2];
+    accel_signal* s[2];
+    VkSemaphore sem[2];
+    VkQueue vq[2];
+    uint64_t acc_v, raw_v;           /* the chains' last values */
+    uint64_t acc_total, raw_total;   /* add_one dispatches each side ran, for the check */
+    double issue_ns[2];              /* chains: host time spent issuing the steps (before the wait), per side */
+    bench_pair res;
+};
+static void fig_run(fig_t* f) { bench_pair_run(cfg.rounds, f->per_round, f->sample, f, &f->a->workers, &f->res); }
+/* The row of a paired latency figure (lower is better). */
+static bench_row* fig_row(const fig_t* f, const char* figure, const char* title, double target, double target_gpu) {
+    bench_row* row = bench_row_add(figure, title, "ns", f->res.accel, "raw vulkan", f->res.baseline, BENCH_TARGET_RATIO, BENCH_LE, target);
+    bench_row_extra(row, "paired_ratio", f->res.paired);
+    bench_row_extra(row, "target_gpu", target_gpu);
+    bench_row_extra(row, "samples", (double)(f->per_round * cfg.rounds));
+    return row;
+}
+/* The shared buffers of figures 1, 4, 9, 10 (64 counters each side) and ncb pre-recorded command buffers. */
+static void fig_buffers(fig_t* f, uint32_t ncb) {
+    check(accel_buffer_create(f->a->dev, &(accel_buffer_desc){ .size = 256 }, &f->ab), "buffer");
+    check(accel_buffer_write(f->ab, 0, (uint32_t[64]){ 0 }, 256), "buffer write");
+    f->rb = raw_buffer(f->r, 256);
+    memset(f->rb.p, 0, 256);
+    f->ncb = ncb;
+    f->cbs = raw_prerecord(f->r, &f->rb, ncb);
+}
+/* Checks both sides' counters against the dispatches they ran, then frees what fig_buffers made. */
+static void fig_done(fig_t* f, const char* name) {
     uint32_t got = 0;
-    check(accel_buffer_read(ab, 0, &got, 4), "read");
-    if (got != (uint32_t)total) bench_fail("roundtrip: accel buffer holds %u, expected %d", got, total);
-    if (((uint32_t*)rb.p)[0] != (uint32_t)total) bench_fail("roundtrip: raw buffer holds %u", ((uint32_t*)rb.p)[0]);
-    double am = bench_median(as, (size_t)total), rm = bench_median(rs, (size_t)total);
-    bench_row* row = bench_row_add("roundtrip", "1 dispatch + wait round trip", "ns", am, "raw vulkan", rm,
-                                   BENCH_TARGET_RATIO, BENCH_LE, 1.10);
-    bench_row_extra(row, "samples", total);
-    free(as); free(rs);
-    accel_buffer_destroy(ab);
-    raw_buffer_free(r, &rb);
+    check(accel_buffer_read(f->ab, 0, &got, 4), "read");
+    if (got != (uint32_t)f->acc_total) bench_fail("%s: accel buffer holds %u, expected %llu", name, got, (unsigned long long)f->acc_total);
+    if (((uint32_t*)f->rb.p)[63] != (uint32_t)f->raw_total)
+        bench_fail("%s: raw buffer holds %u, expected %llu", name, ((uint32_t*)f->rb.p)[63], (unsigned long long)f->raw_total);
+    f->r->DeviceWaitIdle(f->r->dev);
+    raw_prerecord_free(f->r, f->cbs, f->ncb);
+    raw_buffer_free(f->r, &f->rb);
+    accel_buffer_destroy(f->ab);
+}
+static void acc_add_one(accel_queue* q, acc_t* a, accel_buffer* b) {
+    uint32_t n = 64;
+    accel_queue_exec(q, a->add_one, &b, 1, &n, 1, accel_exec_1d(64, 64));
+}
+
+/* Figure 1: one dispatch, one signal, one submit, one host wait | one vkQueueSubmit of a pre-recorded
+   command buffer signalling a timeline, one vkWaitSemaphores. */
+static double rt_sample(void* ctx, int side) {
+    fig_t* f = (fig_t*)ctx;
+    uint64_t t0 = bench_now_ns();
+    if (side == 0) {
+        acc_add_one(f->a->q, f->a, f->ab);
+        accel_queue_signal(f->a->q, f->a->done, ++f->a->done_val);
+        check(accel_queue_submit(f->a->q), "submit");
+        check(accel_signal_wait(f->a->done, f->a->done_val, ACCEL_WAIT_FOREVER), "wait");
+        f->acc_total++;
+    } else {
+        raw_submit_on(f->r, f->r->queue, f->cbs[0], VK_NULL_HANDLE, 0, f->r->done, ++f->r->done_val);
+        raw_wait(f->r, f->r->done_val);
+        f->raw_total++;
+    }
+    return ns_since(t0);
+}
+static void fig_roundtrip(acc_t* a, raw_t* r) {
+    fig_t f = { .a = a, .r = r, .sample = rt_sample, .per_round = cfg.latency_iters };
+    fig_buffers(&f, 1);
+    fig_run(&f);
+    fig_done(&f, "roundtrip");
+    fig_row(&f, "roundtrip", "1 dispatch + wait round trip", 1.10, 1.10);
 }
 
 static void fig_batch(acc_t* a, raw_t* r) {
@@ -408,43 +508,117 @@ static void fig_saxpy(acc_t* a, raw_t* r) {
     raw_buffer_free(r, &rb[0]); raw_buffer_free(r, &rb[1]);
 }
 
-static void fig_host_signal(acc_t* a, raw_t* r) {
-    accel_buffer* ab;
-    check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = 256 }, &ab), "buffer");
-    raw_buf rb = raw_buffer(r, 256);
-    memset(rb.p, 0, 256);
-    uint32_t n = 64, k[2] = { 64, 0 };
-    int total = cfg.latency_iters * cfg.rounds;
-    double* as = calloc((size_t)total, sizeof *as);
-    double* rs = calloc((size_t)total, sizeof *rs);
-    for (int i = 0; i < total; i++) {
+/* Figure 4: the queue waits on a signal only the host sets, runs a dispatch and signals; the host sets,
+   then waits for the signal | a submit of a pre-recorded command buffer waiting on a timeline value,
+   vkSignalSemaphore, vkWaitSemaphores. Timed from the set; the queue had 20 us to reach its wait. */
+static double host_sample(void* ctx, int side) {
+    fig_t* f = (fig_t*)ctx;
+    uint64_t t0;
+    if (side == 0) {
+        acc_t* a = f->a;
         accel_queue_wait(a->q, a->gate, ++a->gate_val);
-        accel_queue_exec(a->q, a->add_one, &ab, 1, &n, 1, accel_exec_1d(64, 64));
+        acc_add_one(a->q, a, f->ab);
         accel_queue_signal(a->q, a->done, ++a->done_val);
         check(accel_queue_submit(a->q), "submit");
-        bench_sleep_ns(20000);                       /* let the queue block on the gate */
-        uint64_t t0 = bench_now_ns();
+        bench_sleep_ns(20000);
+        t0 = bench_now_ns();
         check(accel_signal_set(a->gate, a->gate_val), "set");
         check(accel_signal_wait(a->done, a->done_val, ACCEL_WAIT_FOREVER), "wait");
-        as[i] = ns_since(t0);
-        uint64_t v = raw_submit(r, r->add_one, &rb, 1, k, 1, 1, ++r->gate_val);
+        f->acc_total++;
+    } else {
+        raw_t* r = f->r;
+        raw_submit_on(r, r->queue, f->cbs[0], r->gate, ++r->gate_val, r->done, ++r->done_val);
         bench_sleep_ns(20000);
         t0 = bench_now_ns();
         VkSemaphoreSignalInfo si = { VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, NULL, r->gate, r->gate_val };
         vcheck(r->SignalSemaphore(r->dev, &si), "vkSignalSemaphore");
-        raw_wait(r, v);
-        rs[i] = ns_since(t0);
+        raw_wait(r, r->done_val);
+        f->raw_total++;
     }
-    uint32_t got = 0;
-    check(accel_buffer_read(ab, 0, &got, 4), "read");
-    if (got != (uint32_t)total) bench_fail("host signal: accel buffer holds %u, expected %d", got, total);
-    double am = bench_median(as, (size_t)total), rm = bench_median(rs, (size_t)total);
-    bench_row* row = bench_row_add("host_signal_gpu_wait", "4 host set -> GPU wait -> done", "ns", am, "raw vulkan", rm,
-                                   BENCH_TARGET_RATIO, BENCH_LE, 1.10);
-    bench_row_extra(row, "samples", total);
-    free(as); free(rs);
-    accel_buffer_destroy(ab);
-    raw_buffer_free(r, &rb);
+    return ns_since(t0);
+}
+static void fig_host_signal(acc_t* a, raw_t* r) {
+    fig_t f = { .a = a, .r = r, .sample = host_sample, .per_round = cfg.latency_iters };
+    fig_buffers(&f, 1);
+    fig_run(&f);
+    fig_done(&f, "host signal");
+    bench_row* row = fig_row(&f, "host_signal_gpu_wait", "4 host set -> GPU wait -> done", a->lavapipe ? 1.15 : 1.10, 1.10);
+    bench_row_extra(row, "accel_worker_wakeups_per_sample", f.res.watched_wakeups);
+}
+
+/* Figures 9 and 10: `steps` dispatches, step i on queue i % nq, each waiting for the step before (on
+   its signal, or semaphore) and signalling its own value; then the host waits for the last one.
+   Returns ns per step. */
+static double chain_sample(fig_t* f, int side, int nq) {
+    uint64_t t0 = bench_now_ns();
+    if (side == 0) {
+        for (int i = 0; i < f->steps; i++) {
+            accel_queue* q = f->q[i % nq];
+            accel_queue_wait(q, f->s[(i + 1) % nq], f->acc_v);
+            acc_add_one(q, f->a, f->ab);
+            accel_queue_signal(q, f->s[i % nq], ++f->acc_v);
+            check(accel_queue_submit(q), "submit");
+        }
+        f->issue_ns[0] += ns_since(t0);
+        check(accel_signal_wait(f->s[(f->steps - 1) % nq], f->acc_v, ACCEL_WAIT_FOREVER), "wait");
+        f->acc_total += (uint64_t)f->steps;
+    } else {
+        for (int i = 0; i < f->steps; i++) {
+            raw_submit_on(f->r, f->vq[i % nq], f->cbs[i], f->sem[(i + 1) % nq], f->raw_v, f->sem[i % nq], f->raw_v + 1);
+            f->raw_v++;
+        }
+        f->issue_ns[1] += ns_since(t0);
+        raw_wait_sem(f->r, f->sem[(f->steps - 1) % nq], f->raw_v);
+        f->raw_total += (uint64_t)f->steps;
+    }
+    return ns_since(t0) / f->steps;
+}
+static double chain1_sample(void* f, int side) { return chain_sample((fig_t*)f, side, 1); }
+static double chain2_sample(void* f, int side) { return chain_sample((fig_t*)f, side, 2); }
+static void fig_chain(acc_t* a, raw_t* r, int nq) {
+    fig_t f = { .a = a, .r = r, .sample = nq == 1 ? chain1_sample : chain2_sample, .per_round = cfg.chain_samples,
+                .steps = cfg.chain_steps };
+    bench_threads saved = a->workers;
+    if (nq == 2) a->workers.count = 0;   /* count the two new queues' workers only */
+    fig_buffers(&f, (uint32_t)f.steps);
+    for (int i = 0; i < nq; i++) {
+        f.q[i] = nq == 1 ? a->q : acc_queue(a, ACCEL_QUEUE_COMPUTE);
+        check(accel_signal_create(a->dev, 0, &f.s[i]), "signal");
+        f.sem[i] = raw_timeline(r);
+        f.vq[i] = i == 0 ? r->queue : r->queue2;
+    }
+    fig_run(&f);
+    bench_row* row;
+    if (nq == 1) {
+        row = fig_row(&f, "chain_1q", "9 dependent chain, 1 queue, /step", a->lavapipe ? 1.25 : 1.10, 1.10);
+    } else {
+        row = fig_row(&f, "chain_2q", "10 chain over 2 queues, /step", 1.15, 1.15);
+        bench_row_extra(row, "raw_vkqueues", r->queue2 != r->queue ? 2 : 1);
+    }
+    bench_row_extra(row, "steps", f.steps);
+    bench_row_extra(row, "accel_worker_wakeups_per_step", f.res.watched_wakeups / f.steps);
+    bench_row_extra(row, "workers_watched", a->workers.count);
+    {   /* host time to issue a step (record + submit), over every sample, warm-ups included */
+        double samples = (double)(f.acc_total / (uint64_t)f.steps);
+        bench_row_extra(row, "accel_issue_ns_per_step", f.issue_ns[0] / (samples * f.steps));
+        bench_row_extra(row, "raw_issue_ns_per_step", f.issue_ns[1] / (samples * f.steps));
+    }
+    if (a->workers.count == 0) printf("bench_vulkan: accel_queue_create started no thread that this bench could see: wake-ups not counted\n");
+    bench_row_extra(row, "accel_process_wakeups_per_step", f.res.accel_process_wakeups / f.steps);
+    bench_row_extra(row, "raw_process_wakeups_per_step", f.res.baseline_process_wakeups / f.steps);
+    if (nq == 1) {
+        bench_row* w = bench_row_add("chain_worker_wakeups", "9 queue-worker wake-ups per step", "/step", f.res.watched_wakeups / f.steps,
+                                     "none", 0, BENCH_TARGET_VALUE, BENCH_LE, 0.05);
+        bench_row_extra(w, "accel_process_wakeups_per_step", f.res.accel_process_wakeups / f.steps);
+        bench_row_extra(w, "raw_process_wakeups_per_step", f.res.baseline_process_wakeups / f.steps);
+    }
+    fig_done(&f, nq == 1 ? "chain" : "two-queue chain");
+    for (int i = 0; i < nq; i++) {
+        if (nq == 2) accel_queue_destroy(f.q[i]);
+        accel_signal_destroy(f.s[i]);
+        r->DestroySemaphore(r->dev, f.sem[i], NULL);
+    }
+    a->workers = saved;
 }
 
 /* ==== recorded lists (replay) ==== */
@@ -586,8 +760,9 @@ int main(int argc, char** argv) {
         if (strcmp(argv[i], "--quick") == 0) cfg.quick = true;
         else { printf("usage: %s [--quick]\n", argv[0]); return strcmp(argv[i], "--help") == 0 ? 0 : 2; }
     }
-    if (cfg.quick) { cfg.rounds = 3; cfg.latency_iters = 20; cfg.batch = 1000; cfg.saxpy_n = (size_t)1 << 20; }
-    else { cfg.rounds = 7; cfg.latency_iters = 100; cfg.batch = 1000; cfg.saxpy_n = (size_t)16 << 20; }
+    /* chain_steps must be even: a two-queue chain's next sample starts on the queue after the last step's */
+    if (cfg.quick) { cfg.rounds = 5; cfg.latency_iters = 30; cfg.batch = 1000; cfg.saxpy_n = (size_t)1 << 20; cfg.chain_steps = 50; cfg.chain_samples = 4; }
+    else { cfg.rounds = 7; cfg.latency_iters = 100; cfg.batch = 1000; cfg.saxpy_n = (size_t)16 << 20; cfg.chain_steps = 200; cfg.chain_samples = 5; }
     uint64_t start = bench_now_ns();
     acc_t a;
     memset(&a, 0, sizeof a);
@@ -600,7 +775,8 @@ int main(int argc, char** argv) {
     check(accel_device_info_get(a.dev, &info), "info");
     printf("accel %d.%d.%d Vulkan benchmark%s on %s, %d rounds\n", ACCEL_VERSION_MAJOR, ACCEL_VERSION_MINOR, ACCEL_VERSION_PATCH,
            cfg.quick ? " (--quick)" : "", info.name, cfg.rounds);
-    check(accel_queue_create(a.dev, ACCEL_QUEUE_COMPUTE, &a.q), "queue");
+    a.lavapipe = strstr(info.name, "llvmpipe") != NULL;
+    a.q = acc_queue(&a, ACCEL_QUEUE_COMPUTE);
     check(accel_signal_create(a.dev, 0, &a.done), "signal");
     check(accel_signal_create(a.dev, 0, &a.gate), "signal");
     a.saxpy = acc_program(a.dev, k_saxpy_spv, sizeof k_saxpy_spv, 2, 2);
@@ -611,6 +787,8 @@ int main(int argc, char** argv) {
     printf("4 host signal -> GPU wait ...\n"); fflush(stdout); fig_host_signal(&a, &r);
     printf("5 replay round trip ...\n"); fflush(stdout); fig_replay_roundtrip(&a, &r);
     printf("6-8 replay of a list ...\n"); fflush(stdout); fig_replay_list(&a, &r);
+    printf("9 chain, one queue ...\n"); fflush(stdout); fig_chain(&a, &r, 1);
+    printf("10 chain, two queues ...\n"); fflush(stdout); fig_chain(&a, &r, 2);
     accel_device_destroy(a.dev);
     r.DeviceWaitIdle(r.dev);
     r.DestroyPipeline(r.dev, r.saxpy, NULL);

@@ -130,7 +130,7 @@ static const mock_kernel mock_kernels[] = {
 };
 
 /* ==== streams: a worker thread running operations in order ==== */
-typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_EVENT } op_kind;
+typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_EVENT, OP_WAIT_EVENT } op_kind;
 typedef struct mock_event { atomic_ullong recorded, completed, at_ns; } mock_event;   /* at_ns: when it last completed */
 typedef struct op {
     struct op* next;
@@ -175,6 +175,9 @@ static void run_op(op* o) {
         atomic_store(&o->ev->completed, o->ev_gen);
         break;
     }
+    case OP_WAIT_EVENT:   /* the event's record that was the latest when the wait was enqueued */
+        while (atomic_load(&o->ev->completed) < o->ev_gen && !atomic_load(&mock_sticky)) sched_yield();
+        break;
     }
 }
 static void* stream_main(void* arg) {
@@ -369,6 +372,16 @@ static CUresult mEventElapsedTime(float* ms, mock_event* a, mock_event* b) {
     *ms = (float)(((double)atomic_load(&b->at_ns) - (double)atomic_load(&a->at_ns)) / 1e6);
     return 0;
 }
+/* cuStreamWaitEvent: the stream waits for the event's latest record at the time of the call (none:
+   nothing to wait for). The event must outlive the wait, as the driver wants. */
+static CUresult mStreamWaitEvent(mock_stream* s, mock_event* e, unsigned f) {
+    op* o = new_op(OP_WAIT_EVENT);
+    (void)f;
+    if (!o) return 2;
+    o->ev = e;
+    o->ev_gen = atomic_load(&e->recorded);
+    return push(s, o);
+}
 static CUresult mStreamWriteValue64(mock_stream* s, dptr_t a, uint64_t v, unsigned f) {
     op* o = new_op(OP_WRITE64);
     (void)f;
@@ -497,7 +510,7 @@ static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuEventCreate", (void*)mEventCreate }, { "cuEventDestroy", (void*)mEventDestroy }, { "cuEventRecord", (void*)mEventRecord },
     { "cuEventQuery", (void*)mEventQuery }, { "cuEventSynchronize", (void*)mEventSynchronize },
     { "cuEventElapsedTime", (void*)mEventElapsedTime }, { "cuStreamWriteValue64", (void*)mStreamWriteValue64 },
-    { "cuStreamWaitValue64", (void*)mStreamWaitValue64 },
+    { "cuStreamWaitValue64", (void*)mStreamWaitValue64 }, { "cuStreamWaitEvent", (void*)mStreamWaitEvent },
 };
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status);
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status) {
