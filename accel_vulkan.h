@@ -1959,7 +1959,7 @@ static accel_result accel_i_vk_plan_make(accel_i_vk_queue* q, accel_i_batch* b) 
         bool wait = c && c->kind == ACCEL_I_CMD_WAIT, step = c && accel_i_cmd_is_host_step(c);
         if (!c || step || (wait && i > 0 && b->cmds[i - 1].kind != ACCEL_I_CMD_WAIT)) {
             if (open) segments++;
-            if (seg + waits + 1 > cap) cap = seg + waits + 1;
+            if (seg + waits + 2 > cap) cap = seg + waits + 2;   /* + the queue's own completion: wait and signal */
             seg = waits = 0;
             open = false;
         }
@@ -2089,7 +2089,8 @@ static accel_result accel_i_vk_record_exec(accel_i_vk_queue* q, accel_i_vk_entry
 static accel_result accel_i_vk_record_replay(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_cmd* c);
 static void accel_i_vk_list_sizes(const accel_commands* c, uint32_t* execs, uint32_t* bindings);
 /* Records commands [from, to) of b into e->cb (with what they need: staging, descriptor pool). */
-static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b, uint32_t from, uint32_t to) {
+static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b, uint32_t from, uint32_t to,
+                                      bool ordered) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
     size_t update_bytes = 0, update_off = 0;
@@ -2125,13 +2126,7 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
         if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateQueryPool", "accel_queue_timestamp");
     }
     if ((e->cb = accel_i_vk_cb_take(q)) == VK_NULL_HANDLE) return ACCEL_ERROR_OUT_OF_MEMORY;
-    {   /* the queue's earlier segments all complete: nothing of this queue to order the first command after */
-        uint64_t last;
-        accel_i_spin_lock(&q->list_lock);
-        last = q->last;
-        accel_i_spin_unlock(&q->list_lock);
-        idle = accel_i_vk_counter(dev, q->done) >= last;
-    }
+    idle = ordered;   /* the submit waits for the queue's earlier segments, or they all completed */
     vr = dev->vk.BeginCommandBuffer(e->cb, &bi);
     if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_submit");
     if (e->nstamps) dev->vk.CmdResetQueryPool(e->cb, e->stamps, 0, e->nstamps);
@@ -2489,6 +2484,21 @@ static void accel_i_vk_seg_waits(accel_i_vk_device* dev, const accel_i_batch* b,
         o->stages[o->nw++] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
     }
 }
+/* In order after the queue's earlier segments still running: a wait on the queue's own completion
+   timeline (a full memory dependency on them, and on nothing else of a shared VkQueue). It replaces a
+   full pipeline barrier at the start of the command buffer, which also waited for other accel queues'
+   work on the same VkQueue (and costs a flush of the whole device on lavapipe). submit_lock held. */
+static void accel_i_vk_seg_after_queue(accel_i_vk_queue* q, accel_i_vk_ops* o) {
+    accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    uint64_t last;
+    accel_i_spin_lock(&q->list_lock);
+    last = q->last;
+    accel_i_spin_unlock(&q->list_lock);
+    if (last == 0 || accel_i_vk_counter(dev, q->done) >= last) return;
+    o->sems[o->nw] = q->done;
+    o->vals[o->nw] = last;
+    o->stages[o->nw++] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+}
 /* Signal operations: one per semaphore of this device with the segment's largest value for it, native
    when accel_i_vk_native_ok; the rest (other devices' signals too) the host raises once the segment
    completed, unless the value is reached already. submit_lock held. */
@@ -2710,13 +2720,14 @@ static accel_result accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* 
         return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: no entry set aside for a segment");
     accel_i_mutex_lock(&dev->submit_lock);
     accel_i_vk_seg_waits(dev, b, sg, &o);
+    accel_i_vk_seg_after_queue(q, &o);
     accel_i_vk_seg_signals(q, b, sg, &o);
     if (nstamps) {   /* every signal after the host wrote the timestamps (and the trace) */
         for (uint32_t k = 0; k < o.ns; k++) { o.later[o.nlater] = &o.sigs[k]->base; o.later_vals[o.nlater++] = o.vals[o.nw + k]; }
         o.ns = 0;
     }
     if ((o.nlater || nstamps) && !may_block) r = ACCEL_I_HANDOFF;
-    else if (ncmd || nstamps) r = accel_i_vk_record(q, e, b, sg->from, sg->to);
+    else if (ncmd || nstamps) r = accel_i_vk_record(q, e, b, sg->from, sg->to, true);
     if (r != ACCEL_OK) {
         accel_i_mutex_unlock(&dev->submit_lock);
         accel_i_vk_entry_untake(q, b, e);
