@@ -1358,6 +1358,12 @@ ACCEL_I_KIT void accel_i_queue_fini(accel_queue* q);                            
 ACCEL_I_KIT void* accel_i_dev_alloc(accel_device* dev, size_t size);
 ACCEL_I_KIT void  accel_i_dev_free(accel_device* dev, void* p, size_t size);
 ACCEL_I_KIT bool  accel_i_grow(accel_device* dev, void** p, size_t* cap_bytes, size_t need_bytes);
+ACCEL_I_KIT void* accel_i_alloc(const accel_allocator* a, size_t size, size_t align);   /* before a device exists */
+ACCEL_I_KIT void  accel_i_free(const accel_allocator* a, void* ptr, size_t size);
+ACCEL_I_KIT void* accel_i_default_alloc(size_t size, size_t align, void* user);            /* malloc-backed defaults */
+ACCEL_I_KIT void  accel_i_default_free(void* ptr, size_t size, void* user);
+ACCEL_I_KIT void  accel_i_copy_label(char* dst, size_t cap, const char* src);              /* bounded, NUL-terminated */
+ACCEL_I_KIT void  accel_i_log_to(const accel_logger* lg, accel_log_level level, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 ACCEL_I_KIT void  accel_i_log(accel_device* dev, accel_log_level level, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 ACCEL_I_KIT accel_result accel_i_fail(accel_device* dev, accel_result r, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 ACCEL_I_KIT bool accel_i_lost(accel_device* dev);                     /* the sticky device-lost flag */
@@ -1376,9 +1382,16 @@ ACCEL_I_KIT void     accel_i_host_signal_destroy(accel_signal* s, size_t size);
 ACCEL_I_KIT uint64_t accel_i_host_signal_value(const accel_signal* s);
 ACCEL_I_KIT uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v);
 ACCEL_I_KIT accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint64_t timeout_ns, uint32_t* first);
+/* buffers: accel_i_buffer_root(buf), a view's root (defined with struct accel_buffer above; views are
+   resolved to root + offset where a backend binds them) */
 /* batches: the walk (core: batch walk) and completion */
 ACCEL_I_KIT void accel_i_batch_complete(accel_queue* q, accel_i_batch* b);   /* the device finished b */
+ACCEL_I_KIT void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b);    /* a batch refused at submit */
+/* trace: a command's span on its queue's track (device times on the host clock); returns when the next
+   command may start */
+ACCEL_I_KIT uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1);
 #if !defined(ACCEL_NO_THREADS)
+ACCEL_I_KIT bool accel_i_cmd_is_host_step(const accel_i_cmd* c);          /* ends a segment (host_call) */
 ACCEL_I_KIT accel_result accel_i_walker_start(accel_queue* q);               /* queue create: its worker */
 ACCEL_I_KIT void accel_i_walker_stop(accel_queue* q);                        /* queue destroy: finishes, stops */
 ACCEL_I_KIT accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b);   /* queue_submit */
