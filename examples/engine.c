@@ -16,6 +16,9 @@
 
    Run: make run-vulkan (lavapipe where installed), or ./build/vulkan/engine vulkan. On any other backend
    (`make run` runs it on the CPU) it says that it needs Vulkan and exits 0.
+   Build and run (from the repository root):
+     mkdir -p build && cc -std=gnu11 -O2 -I. examples/engine.c -o build/engine -lpthread -lm -ldl && ./build/engine [cpu|vulkan]
+   (that build has no Vulkan: it prints what the example needs; make run-vulkan builds the real one)
 
    Both hand-overs stay on the GPU: accel's queue waits on the engine's semaphore in its own
    vkQueueSubmit (the engine submitted the signal operation first), and the engine's submit waits on

@@ -15,7 +15,7 @@ else
     cp --parents -t "$out" accel*.h examples/*.c examples/*.h
 fi
 for src in examples/*.c; do
-    line=$(grep -A1 "Build and run (from the repository root):" "$src" | tail -n 1 | sed 's/^ *//')
+    line=$( { grep -A1 "Build and run (from the repository root):" "$src" || true; } | tail -n 1 | sed 's/^ *//')
     [[ $line == *"$(basename "$src")"* ]] || { echo "$src: no build line after 'Build and run (from the repository root):'"; exit 1; }
     line=${line%% \[cpu*}                                   # the argument list: run it with "cpu"
     echo "\$ $line cpu"
