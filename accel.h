@@ -199,8 +199,9 @@
    cuStreamWaitValue64; Vulkan: the signal's timeline semaphore, which accel_signal_set raises too, on
    a queue with its own VkQueue). Anything else (a value nobody promised on a signal the device cannot
    watch; another device's or backend's signal) is gated: the queue's worker thread waits on the host,
-   then submits the rest, and the queue's later batches stay behind it. A GPU-to-GPU chain never goes
-   through a host thread.
+   then submits the rest, and the queue's later batches stay behind it. A GPU-to-GPU chain between queues
+   of one device does not go through a host thread (Vulkan: where the producer's signal operation is
+   on the waiting queue's VkQueue, or that queue has a VkQueue to itself; see accel_vulkan.h).
    Failure after hand-off (DESIGN 6.1): once a wait was handed to the device, failing its signal can no
    longer stop the work behind it. That work may still run, and every signal it (the rest of its batch)
    signals reads failed with the same reason, before any waiter it releases can see otherwise; host
@@ -2445,14 +2446,15 @@ static uint64_t accel_i_raise(accel_signal* s, uint64_t v) {
     accel_device* dev = s->obj.device;
     const accel_backend* be = dev->backend;
     uint64_t before = 0, old;
-    bool fail = accel_i_failed(v), scan;
-    atomic_thread_fence(memory_order_seq_cst);   /* pairs with the walk's registration: see accel_i_dwait_add */
-    scan = fail && atomic_load(&dev->dwait_count) != 0;
-    if (scan) before = be->signal_value(s);
+    bool fail = accel_i_failed(v);
+    if (fail) before = be->signal_value(s);
     old = be->signal_raise(s, v);
     if (accel_i_failed(old) || (!fail && old >= v)) return old;   /* nothing changed */
-    if (scan) { atomic_thread_fence(memory_order_seq_cst); accel_i_fail_device_waiters(s, before, v); }
-    else if (be->signal_publish) be->signal_publish(s, v);
+    if (fail) {   /* host word, fence, then the list: pairs with accel_i_dwait_add's count, fence, re-check */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load(&dev->dwait_count) != 0) { accel_i_fail_device_waiters(s, before, v); return old; }
+    }
+    if (be->signal_publish) be->signal_publish(s, v);
     return old;
 }
 /* A batch stopped by a failed wait (or an error): fail every signal the rest of it would have signalled. */
