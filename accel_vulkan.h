@@ -176,9 +176,9 @@
    ACCEL_QUEUE_COPY a transfer-only family's queue where the device has one (separate_copy_queue), else
    another queue of the compute family, else the same VkQueue. Every VkQueue has a mutex around
    vkQueueSubmit. A batch becomes one command buffer per segment (a `wait` in the middle of a batch starts a
-   new segment). Its first command gets a full memory barrier (ALL_COMMANDS, memory write -> memory
-   read/write; left out when everything the queue submitted before has completed); every later one a
-   barrier over the stages the segment uses (compute shader and/or transfer: write -> read/write), so
+   new segment). Its vkQueueSubmit waits on the queue's own completion timeline for the queue's earlier
+   segments still running (a full memory dependency on them and nothing else; left out when they have
+   all completed); every command after the first gets a barrier over the stages the segment uses (compute shader and/or transfer: write -> read/write), so
    commands of a queue run in order, each seeing the writes of the ones before, across batches as well;
    each segment ends with a barrier to the host. A queue's batch of 1000 dispatches runs at 0.96-1.00x
    the rate of the same dispatches recorded by hand on an H100 (bench/vulkan.c). Commands of one
@@ -2005,8 +2005,6 @@ static void accel_i_vk_barrier(accel_i_vk_device* dev, VkCommandBuffer cb, VkPip
     VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, dst_access };
     dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, dst_stage, 0, 1, &mb, 0, NULL, 0, NULL);
 }
-#define ACCEL_I_VK_FULL_BARRIER(dev, cb) \
-    accel_i_vk_barrier(dev, cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT)
 /* The barrier between two commands of one segment: in order, earlier writes visible. Its scopes are
    the stages the segment's commands use (compute shaders, transfers), not all commands: each barrier's
    first scope holds every earlier command of those stages, so the chain orders and shows everything
@@ -2089,8 +2087,7 @@ static accel_result accel_i_vk_record_exec(accel_i_vk_queue* q, accel_i_vk_entry
 static accel_result accel_i_vk_record_replay(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_cmd* c);
 static void accel_i_vk_list_sizes(const accel_commands* c, uint32_t* execs, uint32_t* bindings);
 /* Records commands [from, to) of b into e->cb (with what they need: staging, descriptor pool). */
-static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b, uint32_t from, uint32_t to,
-                                      bool ordered) {
+static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b, uint32_t from, uint32_t to) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
     size_t update_bytes = 0, update_off = 0;
@@ -2098,7 +2095,7 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     bool traced = dev->base.trace != NULL && q->hwq->stamp_bits;   /* a family without timestamps: host times (accel_i_vk_query_ns) */
     unsigned char* staging = NULL;
     accel_i_vk_scope scope = accel_i_vk_scope_of(b, from, to);
-    bool first = true, idle = false;
+    bool first = true;
     accel_result r = ACCEL_OK;
     VkResult vr;
     for (uint32_t i = from; i < to; i++) {
@@ -2126,7 +2123,6 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
         if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateQueryPool", "accel_queue_timestamp");
     }
     if ((e->cb = accel_i_vk_cb_take(q)) == VK_NULL_HANDLE) return ACCEL_ERROR_OUT_OF_MEMORY;
-    idle = ordered;   /* the submit waits for the queue's earlier segments, or they all completed */
     vr = dev->vk.BeginCommandBuffer(e->cb, &bi);
     if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_submit");
     if (e->nstamps) dev->vk.CmdResetQueryPool(e->cb, e->stamps, 0, e->nstamps);
@@ -2134,8 +2130,8 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     for (uint32_t i = from; i < to && r == ACCEL_OK; i++) {
         const accel_i_cmd* c = &b->cmds[i];
         if (c->kind == ACCEL_I_CMD_SIGNAL || c->kind == ACCEL_I_CMD_WAIT) continue;
-        if (first && !idle) ACCEL_I_VK_FULL_BARRIER(dev, e->cb);   /* after the queue's earlier segments */
-        else if (!first && c->kind != ACCEL_I_CMD_BARRIER && c->kind != ACCEL_I_CMD_TIMESTAMP)
+        /* the first command: the submit already waits for the queue's earlier segments (accel_i_vk_seg_after_queue) */
+        if (!first && c->kind != ACCEL_I_CMD_BARRIER && c->kind != ACCEL_I_CMD_TIMESTAMP)
             accel_i_vk_barrier_within(dev, e->cb, &scope);   /* in order, writes visible */
         first = false;
         switch (c->kind) {
@@ -2727,7 +2723,7 @@ static accel_result accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* 
         o.ns = 0;
     }
     if ((o.nlater || nstamps) && !may_block) r = ACCEL_I_HANDOFF;
-    else if (ncmd || nstamps) r = accel_i_vk_record(q, e, b, sg->from, sg->to, true);
+    else if (ncmd || nstamps) r = accel_i_vk_record(q, e, b, sg->from, sg->to);
     if (r != ACCEL_OK) {
         accel_i_mutex_unlock(&dev->submit_lock);
         accel_i_vk_entry_untake(q, b, e);
