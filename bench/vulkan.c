@@ -31,7 +31,8 @@
    accel records one per batch. Figure 10 uses two VkQueues where the queue family has two, else one
    (as accel's two queues then share one VkQueue too). Rounds alternate accel and raw (who goes first
    alternates too; a round is a block of samples of one side, so the GPU does not switch between the
-   two VkDevices at every sample); each side's figure is the median of its samples, the ratio is
+   two VkDevices at every sample; the latency figures 1 and 4 run 48 rounds of 10 samples, so that a
+   slow spell of a shared machine falls on both sides alike); each side's figure is the median of its samples, the ratio is
    accel / raw of those, and "paired_ratio" in the BENCH line is the median over rounds of the ratio of
    the two sides' medians in the same round. The chain figures' BENCH lines also carry the wake-ups per
    step of accel's queue workers (the threads accel_queue_create started; voluntary context switches
@@ -40,6 +41,7 @@
 
      make bench-vulkan                      (pins lavapipe where it is installed)
      ./build/bench_vulkan [--quick]         (--quick: small sizes, a few seconds; the CI smoke run)
+     ./build/bench_vulkan --only 4 --rounds 64   (one figure, more rounds: to study it)
 
    Prints the table of bench.h and one BENCH {...} line per figure. Exit status 1 when a result was
    wrong (the targets are reported, not enforced). Linux only (dlopen, /proc for the wake-up count). */
@@ -57,7 +59,7 @@ static const uint32_t k_add_one_spv[] =
 #include "add_one.spv.inc"
 ;
 
-typedef struct cfg_t { bool quick; int rounds; int latency_iters; uint32_t batch; size_t saxpy_n; int chain_steps, chain_samples; } cfg_t;
+typedef struct cfg_t { bool quick; const char* only; int rounds_arg; int rounds; int latency_iters; int lat_rounds, lat_block; uint32_t batch; size_t saxpy_n; int chain_steps, chain_samples; } cfg_t;
 static cfg_t cfg;
 
 static void check(accel_result r, const char* what) {
@@ -357,6 +359,7 @@ struct fig_t {
     raw_t* r;
     double (*sample)(void* f, int side);
     int per_round;                   /* samples per side per round */
+    int rounds;                      /* rounds (0: cfg.rounds) */
     int steps;                       /* chain steps per sample (figures 9 and 10) */
     accel_buffer* ab;
     raw_buf rb;
@@ -371,13 +374,14 @@ struct fig_t {
     double issue_ns[2];              /* chains: host time spent issuing the steps (before the wait), per side */
     bench_pair res;
 };
-static void fig_run(fig_t* f) { bench_pair_run(cfg.rounds, f->per_round, f->sample, f, &f->a->workers, &f->res); }
+static int fig_rounds(const fig_t* f) { return f->rounds ? f->rounds : cfg.rounds; }
+static void fig_run(fig_t* f) { bench_pair_run(fig_rounds(f), f->per_round, f->sample, f, &f->a->workers, &f->res); }
 /* The row of a paired latency figure (lower is better). */
 static bench_row* fig_row(const fig_t* f, const char* figure, const char* title, double target, double target_gpu) {
     bench_row* row = bench_row_add(figure, title, "ns", f->res.accel, "raw vulkan", f->res.baseline, BENCH_TARGET_RATIO, BENCH_LE, target);
     bench_row_extra(row, "paired_ratio", f->res.paired);
     bench_row_extra(row, "target_gpu", target_gpu);
-    bench_row_extra(row, "samples", (double)(f->per_round * cfg.rounds));
+    bench_row_extra(row, "samples", (double)(f->per_round * fig_rounds(f)));
     return row;
 }
 /* The shared buffers of figures 1, 4, 9, 10 (64 counters each side) and ncb pre-recorded command buffers. */
@@ -425,11 +429,13 @@ static double rt_sample(void* ctx, int side) {
     return ns_since(t0);
 }
 static void fig_roundtrip(acc_t* a, raw_t* r) {
-    fig_t f = { .a = a, .r = r, .sample = rt_sample, .per_round = cfg.latency_iters };
+    fig_t f = { .a = a, .r = r, .sample = rt_sample, .per_round = cfg.lat_block, .rounds = cfg.lat_rounds };
     fig_buffers(&f, 1);
     fig_run(&f);
     fig_done(&f, "roundtrip");
-    fig_row(&f, "roundtrip", "1 dispatch + wait round trip", 1.10, 1.10);
+    bench_row* row = fig_row(&f, "roundtrip", "1 dispatch + wait round trip", 1.10, 1.10);
+    bench_row_extra(row, "accel_process_wakeups_per_sample", f.res.accel_process_wakeups);
+    bench_row_extra(row, "raw_process_wakeups_per_sample", f.res.baseline_process_wakeups);
 }
 
 static void fig_batch(acc_t* a, raw_t* r) {
@@ -538,12 +544,14 @@ static double host_sample(void* ctx, int side) {
     return ns_since(t0);
 }
 static void fig_host_signal(acc_t* a, raw_t* r) {
-    fig_t f = { .a = a, .r = r, .sample = host_sample, .per_round = cfg.latency_iters };
+    fig_t f = { .a = a, .r = r, .sample = host_sample, .per_round = cfg.lat_block, .rounds = cfg.lat_rounds };
     fig_buffers(&f, 1);
     fig_run(&f);
     fig_done(&f, "host signal");
     bench_row* row = fig_row(&f, "host_signal_gpu_wait", "4 host set -> GPU wait -> done", a->lavapipe ? 1.15 : 1.10, 1.10);
     bench_row_extra(row, "accel_worker_wakeups_per_sample", f.res.watched_wakeups);
+    bench_row_extra(row, "accel_process_wakeups_per_sample", f.res.accel_process_wakeups);
+    bench_row_extra(row, "raw_process_wakeups_per_sample", f.res.baseline_process_wakeups);
 }
 
 /* Figures 9 and 10: `steps` dispatches, step i on queue i % nq, each waiting for the step before (on
@@ -755,14 +763,28 @@ static void fig_replay_list(acc_t* a, raw_t* r) {
     raw_buffer_free(r, &rb);
 }
 
+static bool want(const char* figure) { return !cfg.only || strcmp(cfg.only, figure) == 0; }
+
 int main(int argc, char** argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) cfg.quick = true;
-        else { printf("usage: %s [--quick]\n", argv[0]); return strcmp(argv[i], "--help") == 0 ? 0 : 2; }
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) cfg.only = argv[++i];
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) cfg.rounds_arg = atoi(argv[++i]);
+        else {
+            printf("usage: %s [--quick] [--only N] [--rounds R]\n"
+                   "  --only N    run figure N only (1-10; 6 runs 6-8): to study one figure, e.g. under perf\n"
+                   "  --rounds R  rounds per paired figure (default 7, --quick 5; at most 64)\n", argv[0]);
+            return strcmp(argv[i], "--help") == 0 ? 0 : 2;
+        }
     }
     /* chain_steps must be even: a two-queue chain's next sample starts on the queue after the last step's */
     if (cfg.quick) { cfg.rounds = 5; cfg.latency_iters = 30; cfg.batch = 1000; cfg.saxpy_n = (size_t)1 << 20; cfg.chain_steps = 50; cfg.chain_samples = 4; }
     else { cfg.rounds = 7; cfg.latency_iters = 100; cfg.batch = 1000; cfg.saxpy_n = (size_t)16 << 20; cfg.chain_steps = 200; cfg.chain_samples = 5; }
+    /* latency figures 1 and 4: many short blocks, so that a slow spell of a shared machine (lavapipe
+       on a VM swings by +-40% over seconds) falls on both sides alike */
+    cfg.lat_block = cfg.quick ? 5 : 10;
+    cfg.lat_rounds = cfg.quick ? 6 : 48;
+    if (cfg.rounds_arg) cfg.rounds = cfg.lat_rounds = cfg.rounds_arg > MAX_ROUNDS ? MAX_ROUNDS : cfg.rounds_arg;
     uint64_t start = bench_now_ns();
     acc_t a;
     memset(&a, 0, sizeof a);
@@ -781,14 +803,14 @@ int main(int argc, char** argv) {
     check(accel_signal_create(a.dev, 0, &a.gate), "signal");
     a.saxpy = acc_program(a.dev, k_saxpy_spv, sizeof k_saxpy_spv, 2, 2);
     a.add_one = acc_program(a.dev, k_add_one_spv, sizeof k_add_one_spv, 1, 1);
-    printf("1 round trip ...\n"); fflush(stdout); fig_roundtrip(&a, &r);
-    printf("2 batch ...\n"); fflush(stdout); fig_batch(&a, &r);
-    printf("3 saxpy ...\n"); fflush(stdout); fig_saxpy(&a, &r);
-    printf("4 host signal -> GPU wait ...\n"); fflush(stdout); fig_host_signal(&a, &r);
-    printf("5 replay round trip ...\n"); fflush(stdout); fig_replay_roundtrip(&a, &r);
-    printf("6-8 replay of a list ...\n"); fflush(stdout); fig_replay_list(&a, &r);
-    printf("9 chain, one queue ...\n"); fflush(stdout); fig_chain(&a, &r, 1);
-    printf("10 chain, two queues ...\n"); fflush(stdout); fig_chain(&a, &r, 2);
+    if (want("1")) { printf("1 round trip ...\n"); fflush(stdout); fig_roundtrip(&a, &r); }
+    if (want("2")) { printf("2 batch ...\n"); fflush(stdout); fig_batch(&a, &r); }
+    if (want("3")) { printf("3 saxpy ...\n"); fflush(stdout); fig_saxpy(&a, &r); }
+    if (want("4")) { printf("4 host signal -> GPU wait ...\n"); fflush(stdout); fig_host_signal(&a, &r); }
+    if (want("5")) { printf("5 replay round trip ...\n"); fflush(stdout); fig_replay_roundtrip(&a, &r); }
+    if (want("6")) { printf("6-8 replay of a list ...\n"); fflush(stdout); fig_replay_list(&a, &r); }
+    if (want("9")) { printf("9 chain, one queue ...\n"); fflush(stdout); fig_chain(&a, &r, 1); }
+    if (want("10")) { printf("10 chain, two queues ...\n"); fflush(stdout); fig_chain(&a, &r, 2); }
     accel_device_destroy(a.dev);
     r.DeviceWaitIdle(r.dev);
     r.DestroyPipeline(r.dev, r.saxpy, NULL);
