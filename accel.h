@@ -119,8 +119,8 @@
    | ACCEL_CPU_INLINE_GROUPS   | an exec with at most this many work groups runs on the queue's own  |
    |                           | thread with no hand-off to the pool (default 1)                     |
    | ACCEL_CPU_MOVE_OFF        | 1 (default): on Linux an executor or worker that shares a CPU with  |
-   |                           | the thread it hands work to steps off it, when the device has fewer |
-   |                           | lanes than allowed CPUs (see Queues); 0: accel never moves threads  |
+   |                           | the thread it hands work to steps off it, where a CPU without a     |
+   |                           | busy lane is left to go to (see Queues); 0: accel never moves them  |
 
    ==== Devices =================================================================================
    A device is one backend instance on one physical device. `accel_device_create(NULL, &dev)` makes a
@@ -161,8 +161,10 @@
    that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
    its waker's CPU, and two threads that yield to each other are never separated by the scheduler)
    moves itself off that CPU once, by setting its affinity away and back; your threads are never moved.
-   It does so only when the device has fewer lanes than the process may use CPUs: with one lane per
-   allowed CPU there is no free CPU to go to, and a move would only stack two busy lanes on one core.
+   It does so only where a CPU without a busy lane is left to go to: on a device with fewer lanes than
+   the process may use CPUs, always; with one lane per allowed CPU, only an executor, and only while
+   every pool worker sleeps (a one-group exec's round trip: the executor leaves your waiting thread's
+   CPU for a sleeping worker's). A move onto a busy lane's CPU would stack two busy lanes on one core.
    ACCEL_CPU_MOVE_OFF 0 switches moves off altogether. `cpu_threads = 0` means one lane per CPU in the
    process's affinity mask (`taskset`, `sched_setaffinity`, a Win32 process affinity mask), read when
    the device is created; without a mask, one per online core.
@@ -898,10 +900,13 @@ static void accel_i_yield(void) { }
    and while spinning, when a yield switched to another thread and the awaited value was there when
    it came back. The kernel keeps a woken thread on its previous CPU when that CPU is idle, so one
    move is usually enough; moves are at most one per millisecond per thread. User threads are never
-   moved; the original affinity mask is restored at once. Moves happen only on devices with fewer
-   lanes than allowed CPUs (accel_i_own.moves; ACCEL_CPU_MOVE_OFF 0: never): when every allowed CPU
-   has a lane, "off" can only mean onto another busy lane's CPU, which halved the speed of a 2-lane
-   device on 2 allowed CPUs (issue 11: 30-35% of a model's token time). Raw system calls, because
+   moved; the original affinity mask is restored at once. Moves happen only where a CPU without a
+   busy lane is left (accel_i_own; ACCEL_CPU_MOVE_OFF 0: never): on devices with fewer lanes than
+   allowed CPUs, always; when every allowed CPU has a lane, only an executor while every pool worker
+   sleeps. Otherwise "off" can only mean onto another busy lane's CPU, which halved the speed of a
+   2-lane device on 2 allowed CPUs (issue 11: 30-35% of a model's token time); and never moving at all
+   left a one-group exec's executor on the CPU of the host thread spinning for its result (a round
+   trip of 6-7 us instead of 1.4 us on 2 CPUs). Raw system calls, because
    glibc hides sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are
    no-ops, and the allowed-CPU count comes from the process affinity mask (Win32) or the online cores. */
 #if defined(__linux__) && !defined(ACCEL_NO_THREADS)
@@ -957,16 +962,23 @@ static uint32_t accel_i_cpu_mask_count(void) {   /* the process's mask (its proc
 #elif !defined(__linux__) && !defined(ACCEL_NO_THREADS)
 static uint32_t accel_i_cpu_mask_count(void) { return 0; }
 #endif
-/* An accel-owned thread's placement state: whether it may move (ACCEL_CPU_MOVE_OFF, and the device has
-   fewer lanes than the process has CPUs: with one lane per allowed CPU, "off this CPU" can only mean
-   onto another busy lane's CPU) and when it last moved (0: never). NULL for user threads. */
-typedef struct accel_i_own { uint64_t moved_ns; bool moves; } accel_i_own;
+/* An accel-owned thread's placement state: whether it may move (ACCEL_CPU_MOVE_OFF, and a CPU without
+   a busy lane is left to go to), when it last moved (0: never), and, when it may move only while a
+   pool sleeps (one lane per allowed CPU: "off this CPU" would otherwise mean onto a busy lane's CPU),
+   that pool's sleeper count and how many sleepers make it idle. NULL for user threads. */
+typedef struct accel_i_own {
+    uint64_t moved_ns;
+    bool moves;
+    const accel_i_a32* idle_sleepers;   /* NULL: no such condition */
+    uint32_t idle_need;
+} accel_i_own;
 #if !defined(ACCEL_NO_THREADS)
 #  define ACCEL_I_CPU_HERE UINT32_MAX   /* for accel_i_own_leave: the CPU the caller runs on */
 /* Moves an own thread off cpu_id (or ACCEL_I_CPU_HERE), at most once per millisecond; the CPU is only
    looked up (a system call) once the rate limit lets the move happen. */
 static void accel_i_own_leave(accel_i_own* own, uint32_t cpu_id, uint64_t now) {
     if (!own || !own->moves || cpu_id == 0 || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
+    if (own->idle_sleepers && atomic_load_explicit(own->idle_sleepers, memory_order_relaxed) < own->idle_need) return;
     own->moved_ns = now;
     accel_i_cpu_leave(cpu_id == ACCEL_I_CPU_HERE ? accel_i_cpu_id() : cpu_id);
 }
@@ -4643,7 +4655,12 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
         accel_result r;
         atomic_init(&q->stop, 0u);
         atomic_init(&q->blocked.lock, 0u);
-        q->own.moves = accel_i_cpu_dev(dev)->moves;
+        accel_i_cpu_device* cd = accel_i_cpu_dev(dev);
+        q->own.moves = ACCEL_CPU_MOVE_OFF != 0;
+        if (!cd->moves) {   /* a lane per allowed CPU: free CPUs are those of sleeping workers */
+            q->own.idle_sleepers = &cd->gen.sleepers;
+            q->own.idle_need = cd->lanes_n - 1u;
+        }
         r = accel_i_thread_start(&q->thread, accel_i_cpu_executor_main, q);
         if (r != ACCEL_OK) {
             accel_i_cpu_queue_free(q);
