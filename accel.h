@@ -283,16 +283,20 @@
        a value to every wait (queue or host) it released.
    Signals without a label are named "#n" (n: creation order on the device). Times are microseconds of
    the clock above (3 decimals: nanoseconds). Events wait in fixed buffers (4096 for the host threads,
-   1024 per queue, 120 bytes each) that are written out whenever one fills and at
-   accel_device_destroy, so a long run never grows memory; a "trace flush" span on the track that
-   filled it shows what writing it out cost. A file that cannot be opened is a warning, and the device
-   runs untraced. Off, tracing costs a branch per command and per host call. On, a command costs a
-   clock reading and an append to its queue's buffer (a signal command no reading: it is an instant at
-   the end of the command before it), a host call two readings and an append; a wait also reads where
-   its signal was reached, for the flow. Measured on the CPU backend (bench/cpu.c figure 2t, a shared
-   2-core VM): a one-group exec + signal round trip of ~1.2 us takes ~0.4-0.6 us more traced, mostly
-   clock readings (~40-100 ns each) and the signal's mark moving between the two cores; on a GPU
-   round trip (10-50 us) that is a few percent.
+   1024 per queue, 120 bytes each); a full buffer is copied out raw to a temporary file (tmpfile()),
+   and accel_device_destroy turns that file into the JSON (about 0.25 us an event, so a run of a
+   million events adds a quarter of a second to the destroy). Where no temporary file can be made
+   (WASI), a full buffer is written as JSON at once. Either way a long run never grows memory, and a
+   "trace flush" span on the track that filled a buffer shows what writing it out cost. A trace file
+   that cannot be opened is a warning, and the device runs untraced. Off, tracing costs a branch per
+   command and per host call. On, a command costs a clock reading and an append to its queue's buffer
+   (a signal command no reading: it is an instant at the end of the command before it), a host call two
+   readings and an append; a wait also reads where its signal was reached, for the flow. On a CPU
+   queue a command's span is appended after the raise of the signal that follows it, so the waiter
+   it releases does not wait for the trace. Measured on the CPU backend (bench/cpu.c, a shared 2-core
+   VM): the cheapest round trip there is (one-group exec + signal, submit, wait: ~1.1 us, figure 2t)
+   takes ~0.25-0.35 us more traced; a small dispatch with work in it (a SAXPY over 16K floats in 64
+   groups, ~8 us, figure 2u) reads 0.77-1.04x untraced; a GPU round trip (10-50 us) a few percent.
    GPU backends: device times (Vulkan timestamp queries, CUDA events) are converted to this clock by
    the host once the work completed, and written (timestamps) or recorded (the trace's spans) before
    any signal after them is raised; a command of the same queue right after a timestamp may run before
@@ -1274,10 +1278,11 @@ struct accel_backend {
 };
 
 /* Tracing (see "core: trace"): where a signal last reached a value, so that a wait can draw its flow
-   arrow from there. */
+   arrow from there. Atomics: a waiter reads them without a lock (see accel_i_trace_mark_of). */
 typedef struct accel_i_trace accel_i_trace;
-typedef struct accel_i_trace_mark { uint64_t value, t; uint32_t track; } accel_i_trace_mark;
-#define ACCEL_I_TRACE_MARKS 4u
+typedef struct accel_i_trace_mark { accel_i_a64 value, t; accel_i_a32 track; } accel_i_trace_mark;
+typedef struct accel_i_trace_spot { uint64_t value, t; uint32_t track; } accel_i_trace_spot;   /* a mark, read */
+#define ACCEL_I_TRACE_MARKS 2u   /* with the sequence word, the 56 bytes before a host signal's word */
 
 struct accel_device {
     const accel_backend* backend;
@@ -1309,15 +1314,23 @@ static accel_buffer* accel_i_buffer_root(accel_buffer* buf) { return buf->root ?
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
 /* promised: debug only, see accel_i_debug_promise. wanted / recorded: the highest value a wait / signal
    command recorded on another device's queue asks for / sets (see accel_i_next_orphan) */
+#define ACCEL_I_SIGNAL_FIELDS \
+    accel_i_object obj; \
+    accel_i_a64 promised, wanted, recorded; \
+    accel_signal* fail_next;       /* core: failure after hand-off (under the device's dwait_lock) */ \
+    uint64_t fail_before;          /* its value just before that failure */ \
+    uint64_t trace_id;             /* tracing: "#n" names an unlabelled signal (64-bit: no tail padding) */
+typedef struct accel_i_signal_shape { ACCEL_I_SIGNAL_FIELDS } accel_i_signal_shape;   /* for the padding below */
+/* Tracing's marks are the last 56 bytes, from a multiple of 64: a host signal (CPU, CUDA; allocated
+   64-aligned) has its word right after them, in the same cache line, which each raise moves to the
+   raising core anyway; on their own line they cost a traced round trip two more line transfers. */
 struct accel_signal {
-    accel_i_object obj;
-    accel_i_a64 promised, wanted, recorded;
-    accel_signal* fail_next;       /* core: failure after hand-off (under the device's dwait_lock) */
-    uint64_t fail_before;          /* its value just before that failure */
-    accel_i_a32 mark_lock;         /* tracing: marks, mark_next */
+    ACCEL_I_SIGNAL_FIELDS
+    char mark_align[64 - sizeof(accel_i_signal_shape) % 64];
+    accel_i_a32 mark_seq;          /* tracing: even when stable; a writer makes it odd (CAS) while it
+                                      writes marks[seq / 2 % ACCEL_I_TRACE_MARKS], then even again */
+    uint32_t mark_pad;
     accel_i_trace_mark marks[ACCEL_I_TRACE_MARKS];   /* tracing: the last values reached */
-    uint32_t mark_next;
-    uint32_t trace_id;             /* tracing: "#n" names an unlabelled signal in the trace */
 };
 struct accel_commands {            /* refs: the caller's handle + one per recorded replay */
     accel_i_object obj;
@@ -1641,7 +1654,9 @@ typedef struct accel_i_trace_buf {
 } accel_i_trace_buf;
 struct accel_i_trace {
     FILE* file;
-    accel_i_a32 file_lock;            /* the file, out, out_len and `written` */
+    FILE* spill;                      /* full buffers, raw, until the device is destroyed (tmpfile); NULL:
+                                         none could be made (or a write to it failed): written as JSON */
+    accel_i_a32 file_lock;            /* the files, out, out_len and `written` */
     bool written;                     /* an event is in the file: a comma goes before the next */
     char* out;                        /* ACCEL_I_TRACE_OUT bytes of JSON on their way to the file */
     size_t out_len;
@@ -1790,13 +1805,34 @@ static void accel_i_trace_write(accel_i_trace* t, const accel_i_trace_event* e) 
     }
     if (e->ev == ACCEL_I_TEV_WAIT && e->a[2]) accel_i_trace_flow_out(t, e);
 }
-/* Lock of b held: writes its events out. */
+/* Lock of b held: writes its events out: raw into the spill file (a copy, ~20 ns an event: formatting
+   JSON costs ~250, and a full queue buffer would stall the queue for a quarter of a millisecond), else
+   as JSON. A spill write that fails sends the rest, now and later, to the JSON file. */
 static void accel_i_trace_flush(accel_i_trace* t, accel_i_trace_buf* b) {
+    uint32_t done = 0;
     accel_i_spin_lock(&t->file_lock);
-    for (uint32_t i = 0; i < b->count; i++) accel_i_trace_write(t, &b->events[i]);
+    if (t->spill) {
+        done = (uint32_t)fwrite(b->events, sizeof *b->events, b->count, t->spill);
+        if (done != b->count) { fclose(t->spill); t->spill = NULL; done = 0; }   /* what it held: lost */
+    }
+    for (uint32_t i = done; i < b->count; i++) accel_i_trace_write(t, &b->events[i]);
     accel_i_trace_drain(t);
     accel_i_spin_unlock(&t->file_lock);
     b->count = 0;
+}
+/* Device destroy: the spilled events, as JSON, read back through buf's memory. False when the spill
+   cannot be read back. */
+static bool accel_i_trace_unspill(accel_i_trace* t, accel_i_trace_buf* buf) {
+    size_t n;
+    bool ok;
+    if (!t->spill) return true;
+    ok = fflush(t->spill) == 0 && fseek(t->spill, 0, SEEK_SET) == 0;
+    while (ok && (n = fread(buf->events, sizeof *buf->events, buf->cap, t->spill)) > 0)
+        for (size_t i = 0; i < n; i++) accel_i_trace_write(t, &buf->events[i]);
+    ok = ok && !ferror(t->spill);
+    fclose(t->spill);
+    t->spill = NULL;
+    return ok;
 }
 
 /* ---- recording ---- */
@@ -1868,37 +1904,62 @@ static accel_i_trace_event* accel_i_trace_put_signal(accel_i_trace* t, accel_i_t
     e->key = "value"; e->a[0] = v; e->a[2] = 0; e->aux = s->trace_id;
     return e;
 }
-/* s reaches v at t0 on a track (buffer b): the span [t0, t1] of what raises it ("signal": a queue's
-   command, "set": accel_signal_set), its instant, and the mark the waits it releases link to. Call it
-   BEFORE the raise is visible: a wait it releases looks for the mark as soon as it wakes. */
-static void accel_i_trace_reached(accel_device* dev, accel_i_trace_buf* b, uint32_t track, const char* what,
-                                  accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
+/* s reaches v at t on a track: the mark the waits it releases link to. Call it BEFORE the raise is
+   visible: a wait it releases looks for the mark as soon as it wakes. A writer claims the marks by
+   making the sequence word odd; readers take nothing (they retry while it is odd or moved), so a
+   waiter's look-up does not pull the line away from the thread that raises next. */
+static void accel_i_trace_mark_set(accel_signal* s, uint64_t v, uint64_t t, uint32_t track) {
+    uint32_t seq = atomic_load_explicit(&s->mark_seq, memory_order_relaxed);
     accel_i_trace_mark* m;
+    for (uint32_t n = 1;; n++) {
+        if (!(seq & 1u) && atomic_compare_exchange_weak_explicit(&s->mark_seq, &seq, seq + 1u, memory_order_acquire, memory_order_relaxed))
+            break;
+        if ((n & 63u) == 0) accel_i_yield(); else ACCEL_I_RELAX();
+        seq = atomic_load_explicit(&s->mark_seq, memory_order_relaxed);
+    }
+    atomic_thread_fence(memory_order_release);   /* the odd count before the marks (seqlock writer) */
+    m = &s->marks[seq / 2u % ACCEL_I_TRACE_MARKS];
+    atomic_store_explicit(&m->value, v, memory_order_relaxed);
+    atomic_store_explicit(&m->t, t, memory_order_relaxed);
+    atomic_store_explicit(&m->track, track, memory_order_relaxed);
+    atomic_store_explicit(&s->mark_seq, seq + 2u, memory_order_release);
+}
+/* s reaches v at t0 on a track (buffer b): the span [t0, t1] of what raises it ("signal": a queue's
+   command, "set": accel_signal_set), its instant, and its mark (mark: false when the caller set it
+   already). Call it BEFORE the raise is visible when it sets the mark. */
+static void accel_i_trace_reached(accel_device* dev, accel_i_trace_buf* b, uint32_t track, const char* what,
+                                  accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1, bool mark) {
     accel_i_spin_lock(&b->lock);
     accel_i_trace_put_signal(dev->trace, b, ACCEL_I_TEV_SIGNAL, track, what, s, v, t0, t1);
     accel_i_spin_unlock(&b->lock);
-    accel_i_spin_lock(&s->mark_lock);
-    m = &s->marks[s->mark_next++ % ACCEL_I_TRACE_MARKS];
-    m->value = v; m->t = t0; m->track = track;
-    accel_i_spin_unlock(&s->mark_lock);
+    if (mark) accel_i_trace_mark_set(s, v, t0, track);
 }
 /* The mark of the lowest value >= v that s reached on dev (false: none; s reached it untraced: its
-   initial value, a set before the trace began, a signal of another device). */
-static bool accel_i_trace_mark_of(accel_device* dev, accel_signal* s, uint64_t v, accel_i_trace_mark* out) {
-    bool found = false;
+   initial value, a set before the trace began, a signal of another device; or writers kept changing
+   the marks for a few tries: no arrow then). */
+static bool accel_i_trace_mark_of(accel_device* dev, accel_signal* s, uint64_t v, accel_i_trace_spot* out) {
     if (s->obj.device != dev) return false;
-    accel_i_spin_lock(&s->mark_lock);
-    for (uint32_t i = 0; i < ACCEL_I_TRACE_MARKS; i++) {
-        const accel_i_trace_mark* m = &s->marks[i];
-        if (m->t && m->value >= v && (!found || m->value < out->value)) { *out = *m; found = true; }
+    for (int attempt = 0; attempt < 8; attempt++) {
+        uint32_t seq = atomic_load_explicit(&s->mark_seq, memory_order_acquire);
+        bool found = false;
+        if (seq & 1u) { ACCEL_I_RELAX(); continue; }
+        for (uint32_t i = 0; i < ACCEL_I_TRACE_MARKS; i++) {
+            const accel_i_trace_mark* m = &s->marks[i];
+            uint64_t mv = atomic_load_explicit(&m->value, memory_order_relaxed), mt = atomic_load_explicit(&m->t, memory_order_relaxed);
+            if (mt && mv >= v && (!found || mv < out->value)) {
+                out->value = mv; out->t = mt; out->track = atomic_load_explicit(&m->track, memory_order_relaxed);
+                found = true;
+            }
+        }
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->mark_seq, memory_order_relaxed) == seq) return found;
     }
-    accel_i_spin_unlock(&s->mark_lock);
-    return found;
+    return false;
 }
 /* A wait for s >= v from t0 to t1 on a track (buffer b): its span, with the flow arrow from the mark. */
 static void accel_i_trace_waited(accel_device* dev, accel_i_trace_buf* b, uint32_t track, const char* what,
                                  accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
-    accel_i_trace_mark m;
+    accel_i_trace_spot m;
     bool linked = accel_i_trace_mark_of(dev, s, v, &m);
     accel_i_trace_event* e;
     accel_i_spin_lock(&b->lock);
@@ -1914,7 +1975,7 @@ static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, u
     if (n == 1) { accel_i_trace_waited(dev, &t->host, track, "wait", s[0], v[0], t0, accel_i_now_ns()); return; }
     accel_i_trace_host_span(dev, "wait many", NULL, t0, accel_i_now_ns(), "signals", n);
     for (uint32_t i = 0; i < n; i++) {
-        accel_i_trace_mark m;
+        accel_i_trace_spot m;
         if (!accel_i_trace_mark_of(dev, s[i], v[i], &m)) continue;
         accel_i_spin_lock(&t->host.lock);
         accel_i_trace_event* e = accel_i_trace_put(t, &t->host, ACCEL_I_TEV_FLOW, track, NULL, NULL, t0, t0);
@@ -1922,11 +1983,8 @@ static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, u
         accel_i_spin_unlock(&t->host.lock);
     }
 }
-/* kit: a command of q that ran on the device from t0 to t1 (device times converted to the host clock).
-   Waits and signals get their flows and marks; a signal is recorded before it is raised (see
-   accel_i_trace_reached). Returns when the next command may start: t1, or later when the trace was
-   written out meanwhile. */
-static uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1) {
+/* A command of q that ran from t0 to t1 (see accel_i_trace_cmd); a signal's mark only when `mark`. */
+static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1, bool mark) {
     accel_device* dev = q->obj.device;
     accel_i_trace_buf* b = q->trace_buf ? q->trace_buf : &dev->trace->host;
     const char* what = NULL;
@@ -1935,7 +1993,7 @@ static uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t
     accel_i_trace_event* e;
     switch (c->kind) {
     case ACCEL_I_CMD_WAIT: accel_i_trace_waited(dev, b, q->trace_track, "wait", c->u.sig.signal, c->u.sig.value, t0, t1); break;
-    case ACCEL_I_CMD_SIGNAL: accel_i_trace_reached(dev, b, q->trace_track, "signal", c->u.sig.signal, c->u.sig.value, t0, t1); break;
+    case ACCEL_I_CMD_SIGNAL: accel_i_trace_reached(dev, b, q->trace_track, "signal", c->u.sig.signal, c->u.sig.value, t0, t1, mark); break;
     case ACCEL_I_CMD_EXEC: break;
     case ACCEL_I_CMD_COPY: what = "copy"; key = "bytes"; value = c->u.copy.size; break;
     case ACCEL_I_CMD_FILL: what = "fill"; key = "bytes"; value = c->u.fill.size; break;
@@ -1961,6 +2019,13 @@ static uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t
         accel_i_spin_unlock(&b->lock);
     }
     return accel_i_trace_end(b, t1);
+}
+/* kit: a command of q that ran on the device from t0 to t1 (device times converted to the host clock).
+   Waits and signals get their flows and marks; a signal is recorded before it is raised (see
+   accel_i_trace_reached). Returns when the next command may start: t1, or later when the trace was
+   written out meanwhile. */
+static uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1) {
+    return accel_i_trace_cmd_at(q, c, t0, t1, true);
 }
 
 #if !defined(ACCEL_NO_THREADS)
@@ -2008,6 +2073,7 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
         accel_i_dev_free(dev, t, sizeof *t);
         return ACCEL_OK;
     }
+    t->spill = tmpfile();   /* NULL (no temporary files here, e.g. WASI): buffers are written as JSON */
     accel_i_trace_put_s(t, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
                            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"host\"}},\n"
                            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"");
@@ -2022,11 +2088,16 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
 /* Device destroy (every queue is gone, its buffer written): writes the rest and closes the file. */
 static void accel_i_trace_close(accel_device* dev) {
     accel_i_trace* t = dev->trace;
+    bool spill_ok;
     if (!t) return;
-    accel_i_trace_buf_fini(dev, &t->host);
+    accel_i_spin_lock(&t->host.lock);
+    accel_i_trace_flush(t, &t->host);
+    accel_i_spin_unlock(&t->host.lock);
+    spill_ok = accel_i_trace_unspill(t, &t->host);
+    accel_i_dev_free(dev, t->host.events, (size_t)t->host.cap * sizeof *t->host.events);
     accel_i_trace_put_s(t, "\n]}\n");
     accel_i_trace_drain(t);
-    if (ferror(t->file) | fclose(t->file))
+    if ((ferror(t->file) | fclose(t->file)) || !spill_ok)
         accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: writing the trace file failed; it is incomplete");
     accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
     accel_i_dev_free(dev, t, sizeof *t);
@@ -2035,9 +2106,10 @@ static void accel_i_trace_close(accel_device* dev) {
 /* Signal create: its number in the trace ("#n" names it while it has no label). */
 static void accel_i_trace_signal(accel_signal* s) {
     accel_i_trace* t = s->obj.device->trace;
-    atomic_init(&s->mark_lock, 0u);
-    memset((void*)s->marks, 0, sizeof s->marks);
-    s->mark_next = 0;
+    atomic_init(&s->mark_seq, 0u);
+    for (uint32_t i = 0; i < ACCEL_I_TRACE_MARKS; i++) {
+        atomic_init(&s->marks[i].value, 0u); atomic_init(&s->marks[i].t, 0u); atomic_init(&s->marks[i].track, 0u);
+    }
     s->trace_id = t ? atomic_fetch_add(&t->signals, 1u) + 1u : 0;
 }
 /* The queue's track name, "<label> <n>" (again after accel_queue_set_label: the last one counts). */
@@ -2365,7 +2437,7 @@ static uint64_t accel_i_signal_raise_held(accel_signal* s, uint64_t value) {
 static accel_result accel_i_signal_set_traced(accel_signal* s, uint64_t value) {
     accel_device* dev = s->obj.device;
     uint64_t t0 = accel_i_now_ns();
-    accel_i_trace_reached(dev, &dev->trace->host, accel_i_trace_host(dev), "set", s, value, t0, accel_i_now_ns());   /* before the raise */
+    accel_i_trace_reached(dev, &dev->trace->host, accel_i_trace_host(dev), "set", s, value, t0, accel_i_now_ns(), true);   /* before the raise */
     return accel_i_failed(accel_i_signal_raise_held(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
@@ -4145,7 +4217,8 @@ static void accel_i_cpu_program_free(accel_program* p) { accel_i_dev_free(p->obj
 /* A host signal is a 64-bit host word with the event machinery (spin, then sleep; waiters): the CPU
    backend's signals, and the CUDA backend's (which put `size` bytes of their own around it). */
 static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size, accel_signal** out) {
-    accel_i_host_signal* s = (accel_i_host_signal*)accel_i_dev_alloc(dev, size);
+    /* 64-aligned: the word shares its cache line with the trace marks (see accel_signal) */
+    accel_i_host_signal* s = (accel_i_host_signal*)accel_i_alloc(&dev->allocator, size, 64);
     if (!s) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
     memset((void*)s, 0, size);
     if (!accel_i_event_init(&s->ev, initial)) {
@@ -4448,15 +4521,39 @@ static void accel_i_cpu_replay(accel_i_cpu_queue* q, const accel_i_batch* b, con
     }
 }
 
-/* A command that ran from t0 to now: its trace span; returns when the next one starts. */
-static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_cmd* c, uint64_t t0) {
-    return accel_i_trace_cmd(&q->base, c, t0, accel_i_now_ns());
+/* Tracing on a CPU queue: a command's span and a signal's instant are recorded AFTER the raise of the
+   signal that follows them (only its mark goes before, for the waits it releases), so a waiter is
+   released without waiting for the trace (a traced one-group round trip: +0.3 us -> +0.1 us). */
+typedef struct accel_i_cpu_trace { const accel_i_cmd* held; uint64_t t0, t1; } accel_i_cpu_trace;
+/* A command that ran from t0 to now: its span now, or held back when a signal comes next. Returns
+   when the next command starts. */
+static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c, uint64_t t0,
+                                   accel_i_cpu_trace* tr) {
+    uint64_t t1 = accel_i_now_ns();
+    if (b->pc + 1 < b->count && b->cmds[b->pc + 1].kind == ACCEL_I_CMD_SIGNAL) {
+        tr->held = c; tr->t0 = t0; tr->t1 = t1;
+        return t1;
+    }
+    return accel_i_trace_cmd(&q->base, c, t0, t1);
+}
+/* A signal command at t0: its mark, the raise, then what was held back and its instant. */
+static uint64_t accel_i_cpu_traced_signal(accel_i_cpu_queue* q, const accel_i_cmd* c, uint64_t t0, accel_i_cpu_trace* tr) {
+    uint64_t t = t0;
+    accel_i_trace_mark_set(c->u.sig.signal, c->u.sig.value, t0, q->base.trace_track);
+    accel_i_raise(c->u.sig.signal, c->u.sig.value);
+    if (tr->held) {
+        t = accel_i_trace_cmd(&q->base, tr->held, tr->t0, tr->t1);
+        tr->held = NULL;
+    }
+    accel_i_trace_cmd_at(&q->base, c, t0, t0, false);
+    return t > t0 ? t : t0;   /* later when the trace was written out meanwhile */
 }
 /* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). With a
    trace, each command's span is its start and end on the host clock (the CPU device's clock). */
 static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
     bool trace = q->base.obj.device->trace != NULL;
     uint64_t t0 = trace ? accel_i_now_ns() : 0;   /* a command starts where the one before ended */
+    accel_i_cpu_trace tr = { NULL, 0, 0 };
     for (; b->pc < b->count; b->pc++) {
         accel_i_cmd* c = &b->cmds[b->pc];
         switch (c->kind) {
@@ -4471,10 +4568,9 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             }
             break;
         }
-        case ACCEL_I_CMD_SIGNAL:   /* traced before the raise (a waiter it wakes finds the mark), as an
-                                      instant: a clock reading is a sixth of a small dispatch's cost */
-            if (trace) accel_i_trace_cmd(&q->base, c, t0, t0);
-            accel_i_raise(c->u.sig.signal, c->u.sig.value);
+        case ACCEL_I_CMD_SIGNAL:   /* an instant: a clock reading is a sixth of a small dispatch's cost */
+            if (trace) t0 = accel_i_cpu_traced_signal(q, c, t0, &tr);
+            else accel_i_raise(c->u.sig.signal, c->u.sig.value);
             continue;
         case ACCEL_I_CMD_EXEC:
             accel_i_cpu_exec(q, b, c);
@@ -4504,7 +4600,7 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             c->u.host.fn(c->u.host.user);
             break;
         }
-        if (trace) t0 = accel_i_cpu_traced(q, c, t0);
+        if (trace) t0 = accel_i_cpu_traced(q, b, c, t0, &tr);
     }
     return true;
 }

@@ -10,6 +10,7 @@
         trip | a raw spin-then-futex word (spinning as long as accel does) | C11 mtx/cnd
      2. submit-to-complete latency of a one-group exec | an empty OpenMP `parallel for` fork-join
     2t. the same on a device writing a trace (accel_device_desc.trace_path) | the same untraced
+    2u. a small dispatch (SAXPY over 16K floats, 64 groups) traced | the same untraced
      3. 10,000 one-group execs in one batch, cost per command | a direct function-call loop
      4. SAXPY over 64 MiB arrays, GB/s (12 bytes/element) | OpenMP `parallel for` | memcpy (2 x bytes)
      5. a compute-bound kernel: speed-up from cpu_threads=1 to all cores | the same with OpenMP
@@ -378,57 +379,107 @@ static void fig_exec_latency(accel_device* dev) {
     counter_rig_close(&rig);
 }
 
-/* ==== figure 2t: the same round trip on a traced device ==== */
-/* Median submit->complete of `n` one-group exec + signal round trips on the rig. */
-static double exec_round_trips(counter_rig* rig, uint64_t* value, uint32_t n, double* samples) {
+/* ==== figures 2t, 2u: the same round trip, and a small SAXPY, on a traced device ==== */
+/* What one traced round trip runs: the counter rig's one-group exec (2t), or a SAXPY over SMALL_N
+   floats in 64 groups (2u: a small dispatch with work in it, spread over the pool). */
+#define SMALL_N 16384u
+typedef struct trace_rig { counter_rig r; accel_buffer* y; accel_buffer* x; accel_program* saxpy; bool small; } trace_rig;
+static trace_rig trace_rig_open(accel_device* dev, bool small) {
+    trace_rig t;
+    memset(&t, 0, sizeof t);
+    t.r = counter_rig_open(dev, k_count_cpu);
+    t.small = small;
+    if (small) {
+        check(accel_buffer_create(dev, &(accel_buffer_desc){ .size = SMALL_N * sizeof(float) }, &t.y), "accel_buffer_create y");
+        check(accel_buffer_create(dev, &(accel_buffer_desc){ .size = SMALL_N * sizeof(float) }, &t.x), "accel_buffer_create x");
+        check(accel_program_create(dev, &(accel_program_desc){ .name = "saxpy", .cpu = k_saxpy, .buffer_count = 2, .constant_count = 1 }, &t.saxpy),
+              "accel_program_create");
+        float* x = (float*)accel_buffer_map(t.x);
+        float* y = (float*)accel_buffer_map(t.y);
+        if (!x || !y) { fprintf(stderr, "bench: saxpy memory not mappable\n"); exit(2); }
+        for (uint32_t i = 0; i < SMALL_N; i++) { x[i] = 1.0f; y[i] = 0.0f; }
+    }
+    return t;
+}
+static void trace_rig_close(trace_rig* t) {
+    if (t->small) { accel_program_destroy(t->saxpy); accel_buffer_destroy(t->y); accel_buffer_destroy(t->x); }
+    counter_rig_close(&t->r);
+}
+/* Median submit->complete of `n` round trips on the rig (exec + signal, submit, wait). */
+static double exec_round_trips(trace_rig* t, uint64_t* value, uint32_t n, double* samples) {
+    const float alpha = 1.0f;
+    uint32_t abits;
+    memcpy(&abits, &alpha, sizeof abits);
     for (uint32_t i = 0; i < n; i++) {
         uint64_t t0 = bench_now_ns();
-        accel_queue_exec(rig->q, rig->prog, &rig->buf, 1, NULL, 0, accel_exec_1d(1, 1));
-        accel_queue_signal(rig->q, rig->s, ++*value);
-        check(accel_queue_submit(rig->q), "accel_queue_submit");
-        check(accel_signal_wait(rig->s, *value, BENCH_WAIT_NS), "accel_signal_wait");
+        if (t->small) {
+            accel_buffer* bufs[2] = { t->y, t->x };
+            accel_queue_exec(t->r.q, t->saxpy, bufs, 2, &abits, 1, accel_exec_1d(SMALL_N, SMALL_N / 64));
+        } else {
+            accel_queue_exec(t->r.q, t->r.prog, &t->r.buf, 1, NULL, 0, accel_exec_1d(1, 1));
+        }
+        accel_queue_signal(t->r.q, t->r.s, ++*value);
+        check(accel_queue_submit(t->r.q), "accel_queue_submit");
+        check(accel_signal_wait(t->r.s, *value, BENCH_WAIT_NS), "accel_signal_wait");
         samples[i] = (double)(bench_now_ns() - t0);
     }
     return bench_median(samples, n);
 }
-/* Tracing on (DESIGN 6.4: a small dispatch at most 10% slower): two devices, one writing a trace (to
-   $BENCH_TRACE or build/bench_trace.json, removed after), rounds interleaved. Each round trip adds
-   7 events (submit, exec, signal span and instant, wait, flow ends); the buffer is written out every
-   ~580 round trips, inside the timed loop. */
-static void fig_trace_latency(void) {
+/* Tracing on (DESIGN 6.4: a small dispatch at most 10% slower): each round makes a fresh device, traced
+   (to $BENCH_TRACE or build/bench_trace.json, removed after) or not, warms it up, measures K round
+   trips and destroys it; the two kinds alternate, and which goes first too. (Two devices alive side by
+   side made the figure depend on where each one's pool threads happened to land: the second device
+   created read 2x faster on 2u, whichever kind it was.) Each round trip adds 7 events (submit, exec,
+   signal span and instant, wait, flow ends); full buffers are copied out raw inside the timed loop (the
+   JSON is written at destroy, outside it). 2t is the cheapest dispatch there is (tracing adds a fixed
+   ~0.2-0.3 us per round trip); 2u a small one with work in it. */
+static double trace_round(bool small, bool traced, const char* path, uint32_t K, double* samples, uint64_t* total) {
+    accel_device* dev;
+    check(accel_device_create(&(accel_device_desc){ .cpu_threads = cfg.threads, .label = "bench", .trace_path = traced ? path : NULL }, &dev),
+          "accel_device_create");
+    trace_rig t = trace_rig_open(dev, small);
+    uint64_t v = 0;
+    exec_round_trips(&t, &v, K / 4, samples);   /* warm-up */
+    bench_sleep_ns(BENCH_SETTLE_NS);
+    double m = exec_round_trips(&t, &v, K, samples);
+    if (!small && t.r.counter[0] != (uint32_t)v) bench_fail("traced latency: kernel ran %u times, expected %llu", t.r.counter[0], (unsigned long long)v);
+    if (small) {
+        const float* y = (const float*)accel_buffer_map(t.y);
+        if (y[0] != (float)v || y[SMALL_N - 1] != (float)v) bench_fail("traced saxpy: y holds %g, expected %llu", y[SMALL_N - 1], (unsigned long long)v);
+    }
+    *total += v;
+    trace_rig_close(&t);
+    accel_device_destroy(dev);   /* traced: writes the file */
+    return m;
+}
+static void fig_trace_latency_one(bool small) {
     const char* path = getenv("BENCH_TRACE") ? getenv("BENCH_TRACE") : "build/bench_trace.json";
-    accel_device *plain, *traced;
-    check(accel_device_create(&(accel_device_desc){ .cpu_threads = cfg.threads, .label = "bench" }, &plain), "accel_device_create");
-    check(accel_device_create(&(accel_device_desc){ .cpu_threads = cfg.threads, .label = "bench", .trace_path = path }, &traced),
-          "accel_device_create (traced)");
-    counter_rig rp = counter_rig_open(plain, k_count_cpu), rt = counter_rig_open(traced, k_count_cpu);
-    const uint32_t K = cfg.latency_iters * 4;
+    const uint32_t K = cfg.latency_iters * (small ? 2 : 4);
     const int R = cfg.rounds;
     double* a = calloc((size_t)R, sizeof(double));
     double* b = calloc((size_t)R, sizeof(double));
     double* samples = calloc(K, sizeof(double));
-    uint64_t vp = 0, vt = 0;
-    exec_round_trips(&rp, &vp, K / 4, samples);   /* warm-up */
-    exec_round_trips(&rt, &vt, K / 4, samples);
+    uint64_t traced_total = 0, plain_total = 0;
     for (int round = 0; round < R; round++) {
-        bench_sleep_ns(BENCH_SETTLE_NS);
-        b[round] = exec_round_trips(&rp, &vp, K, samples);
-        bench_sleep_ns(BENCH_SETTLE_NS);
-        a[round] = exec_round_trips(&rt, &vt, K, samples);
+        for (int o = 0; o < 2; o++) {
+            bool traced = ((round + o) & 1) != 0;
+            bench_sleep_ns(BENCH_SETTLE_NS);
+            if (traced) a[round] = trace_round(small, true, path, K, samples, &traced_total);
+            else b[round] = trace_round(small, false, path, K, samples, &plain_total);
+        }
     }
-    if (rp.counter[0] != (uint32_t)vp || rt.counter[0] != (uint32_t)vt)
-        bench_fail("traced latency: kernels ran %u and %u times, expected %llu and %llu", rp.counter[0], rt.counter[0],
-                   (unsigned long long)vp, (unsigned long long)vt);
     double am = bench_median(a, (size_t)R), bm = bench_median(b, (size_t)R);
-    bench_row* r = bench_row_add("traced_exec_latency", "2t one-group exec submit->complete, traced", "ns", am,
-                                 "untraced", bm, BENCH_TARGET_RATIO, BENCH_LE, 1.10);
-    bench_row_extra(r, "round_trips", (double)vt);
+    bench_row* r = small ? bench_row_add("traced_small_dispatch", "2u SAXPY 16K floats, traced", "ns", am, "untraced", bm, BENCH_TARGET_RATIO, BENCH_LE, 1.10)
+                         : bench_row_add("traced_exec_latency", "2t one-group exec submit->complete, traced", "ns", am, "untraced", bm,
+                                         BENCH_TARGET_RATIO, BENCH_LE, 1.10);
+    bench_row_extra(r, "round_trips", (double)traced_total);
+    bench_row_extra(r, "added_ns", am - bm);
     free(a); free(b); free(samples);
-    counter_rig_close(&rp);
-    counter_rig_close(&rt);
-    accel_device_destroy(plain);
-    accel_device_destroy(traced);   /* writes the file */
     remove(path);
+}
+static void fig_trace_latency(void) {
+    fig_trace_latency_one(false);
+    fig_trace_latency_one(true);
 }
 
 /* ==== figure 3: many one-group execs in one batch ==== */
