@@ -3,7 +3,7 @@
 
    Build and run (Linux):
        gcc -std=c11 -O2 -fopenmp -I. bench/decode.c -o build/bench_decode -lpthread -lm    (make bench-decode)
-       ./build/bench_decode [--quick]
+       ./build/bench_decode [--quick] [--contend]   (--contend: another process spins 90% of the time on the last usable CPU)
 
    The model: the shape of a 15M-parameter Llama (dim 288, 6 layers, 6 heads, FFN 768, vocabulary
    32000, context 256), random weights made at start-up, RMS norms, rotary positions, attention over a
@@ -21,7 +21,10 @@
 
 #include <math.h>
 #include <sched.h>
+#include <signal.h>
 #include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 #ifndef _OPENMP
 #  error "bench/decode.c needs OpenMP for its baseline: build with -fopenmp"
@@ -30,6 +33,7 @@
 
 enum { DIM = 288, LAYERS = 6, HEADS = 6, HD = DIM / HEADS, FFN = 768, VOCAB = 32000, CTX = 256, ROWS = 16 };
 static int tokens = 64, rounds = 5;
+static bool contended;   /* --contend: another process burns most of a core meanwhile */
 
 /* ==== weights: one block of floats, tensors at fixed offsets ==== */
 enum { T_ATT_NORM, T_WQ, T_WK, T_WV, T_WO, T_FFN_NORM, T_W1, T_W2, T_W3, T_COUNT };
@@ -294,7 +298,8 @@ static void fig_threads(uint32_t threads, omp_model* om) {
     }
     char fig[32], title[48];
     snprintf(fig, sizeof fig, "decode_tokens_per_s_%u", threads);
-    snprintf(title, sizeof title, "decode 15M shape, %u thread%s", threads, threads == 1 ? "" : "s");
+    snprintf(title, sizeof title, "decode 15M shape, %u thread%s%s", threads, threads == 1 ? "" : "s", contended ? ", contended" : "");
+    if (contended) strcat(fig, "_contended");
     bench_row* row = bench_row_add(fig, title, "tok/s", bench_median(a, (size_t)rounds), "OpenMP", bench_median(o, (size_t)rounds),
                                    BENCH_TARGET_RATIO, BENCH_GE, 1.0);
     bench_row_extra(row, "threads", threads);
@@ -303,13 +308,43 @@ static void fig_threads(uint32_t threads, omp_model* om) {
     acc_close(&am);
 }
 
+/* --contend: a child process that spins 9 ms of every 10 (most of one core: the last CPU the bench may
+   use), until the parent kills it (or dies: PR_SET_PDEATHSIG). Returns its pid, -1 on failure. */
+static pid_t hog_start(int cpu) {
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (cpu >= 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        sched_setaffinity(0, sizeof one, &one);
+    }
+    for (volatile uint64_t x = 0;;) {
+        uint64_t t0 = bench_now_ns();
+        while (bench_now_ns() - t0 < 9000000u) x++;
+        bench_sleep_ns(1000000u);
+    }
+}
+static void hog_stop(pid_t pid) {
+    if (pid <= 0) return;
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
 int main(int argc, char** argv) {
     cpu_set_t set;
     uint32_t cpus = 1;
     omp_model om;
+    pid_t hog = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) { tokens = 16; rounds = 2; }
-        else { printf("usage: %s [--quick]\n", argv[0]); return 2; }
+        else if (strcmp(argv[i], "--contend") == 0) contended = true;
+        else {
+            printf("usage: %s [--quick] [--contend]\n"
+                   "  --contend  a second process spins 90%% of the time on the last usable CPU meanwhile\n", argv[0]);
+            return 2;
+        }
     }
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) cpus = (uint32_t)CPU_COUNT(&set);
     weights_make();
@@ -318,11 +353,18 @@ int main(int argc, char** argv) {
     om.vc = calloc((size_t)LAYERS * CTX * DIM, sizeof(float));
     if (!om.logits || !om.kc || !om.vc) { fprintf(stderr, "decode: out of memory\n"); return 2; }
     omp_set_dynamic(0);
-    printf("decode bench: %.1f M parameters, %d tokens x %d rounds, usable CPUs %u\n", (double)n_weights / 1e6, tokens, rounds, cpus);
+    printf("decode bench: %.1f M parameters, %d tokens x %d rounds, usable CPUs %u%s\n", (double)n_weights / 1e6, tokens, rounds, cpus,
+           contended ? ", another process spinning 90% of the time on the last one" : "");
     fflush(stdout);
+    if (contended) {
+        int last = -1;
+        for (int c = 0; c < CPU_SETSIZE; c++) if (CPU_ISSET(c, &set)) last = c;
+        if ((hog = hog_start(last)) < 0) { fprintf(stderr, "decode: fork failed\n"); return 2; }
+    }
     for (uint32_t t = 1; t <= cpus; t *= 2) fig_threads(t, &om);
     if (cpus & (cpus - 1)) fig_threads(cpus, &om);
-    int missed = bench_report("accel CPU backend vs OpenMP: a transformer decode loop");
+    hog_stop(hog);
+    int missed = bench_report(contended ? "accel CPU backend vs OpenMP: a transformer decode loop, contended" : "accel CPU backend vs OpenMP: a transformer decode loop");
     printf("%d target(s) missed, %d verification failure(s)\n", missed, bench_failures());
     free(om.logits); free(om.kc); free(om.vc); free(weights);
     return bench_failures() ? 1 : 0;
