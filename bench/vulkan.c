@@ -673,9 +673,14 @@ static void fig_replay_roundtrip(acc_t* a, raw_t* r) {
         rs[i] = ns_since(t0);
     }
     check_counts(ab, &rb, (uint32_t)total, (uint32_t)total, (uint32_t)total, (uint32_t)total, "replay round trip");
+    double* pr = calloc((size_t)total, sizeof *pr);   /* each sample over the raw one right after it */
+    for (int i = 0; pr && i < total; i++) pr[i] = rs[i] > 0 ? as[i] / rs[i] : 0;
+    double paired = pr ? bench_median(pr, (size_t)total) : 0;
+    free(pr);
     double am = bench_median(as, (size_t)total), rm = bench_median(rs, (size_t)total);
     bench_row* row = bench_row_add("replay_roundtrip", "5 replay 1 dispatch + wait", "ns", am, "raw pre-recorded", rm,
                                    BENCH_TARGET_RATIO, BENCH_LE, 1.05);
+    bench_row_extra(row, "paired_ratio", paired);
     bench_row_extra(row, "samples", total);
     free(as); free(rs);
     accel_commands_destroy(list);
