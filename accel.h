@@ -2098,7 +2098,11 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
         accel_i_dev_free(dev, t, sizeof *t);
         return ACCEL_OK;
     }
-    t->spill = tmpfile();   /* NULL (no temporary files here, e.g. WASI): buffers are written as JSON */
+#if defined(__wasi__)
+    t->spill = NULL;        /* WASI has no temporary files: buffers are written as JSON */
+#else
+    t->spill = tmpfile();   /* NULL (no temporary files here): buffers are written as JSON */
+#endif
     accel_i_trace_put_s(t, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
                            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"host\"}},\n"
                            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"");
