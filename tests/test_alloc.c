@@ -67,6 +67,8 @@ static int sweep_site_of(const sweep_alloc* s, size_t size, size_t align) {
         if (lanes > 1 && size == (size_t)(lanes - 1) * sizeof(accel_i_cpu_worker)) return SITE_WORKERS;
         return SITE_UNKNOWN;
     }
+    /* host signals are 64-aligned too (their word shares a line with the trace marks) */
+    if (strcmp(s->scenario, "signal") == 0 && size == sizeof(accel_i_host_signal)) return SITE_SIGNAL;
     if (align == 64) return SITE_BUFFER_MEMORY;
     if (strcmp(s->scenario, "wait_many") == 0) return SITE_WAIT_MANY;
     if (strcmp(s->scenario, "buffer_view") == 0 && size == sizeof(accel_buffer)) return SITE_VIEW;
