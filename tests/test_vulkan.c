@@ -757,7 +757,10 @@ TEST(device_lost_is_sticky_and_fails_signals) {
 
 /* Deep bursts do not grow a queue's memory for good (issue 9, item 10: each 1,000-deep burst of
    one-dispatch batches kept ~5.6 MB of command buffers, +141 MB after 25 bursts). The process's resident
-   memory after 25 bursts may not exceed that after the 5th by more than 24 MB. */
+   memory after 25 bursts may not exceed that after the 5th by more than 24 MB. Not checked under
+   synchronization validation: the layer keeps its own history of every submission and grows by
+   11-43 MB over the same run with accel's old and new headers alike (4 MB with plain validation,
+   64 KB without layers). */
 static long vk_rss_kb(void) {
     long pages = 0, rss = 0;
     FILE* f = fopen("/proc/self/statm", "r");
@@ -795,8 +798,14 @@ TEST(burst_memory_is_bounded) {
     }
     CHECK_EQ_U64(test_buffer_u32(buf, 63), 25000);
     CHECK(after5 > 0 && after25 > 0);
-    CHECK(after25 - after5 < 24 * 1024);
-    if (after25 - after5 >= 24 * 1024) fprintf(stderr, "    resident memory grew by %ld KB from burst 5 to 25\n", after25 - after5);
+    {
+        const char* enables = getenv("VK_LAYER_ENABLES");
+        bool sync_validation = enables && strstr(enables, "SYNCHRONIZATION") != NULL;
+        if (!sync_validation) CHECK(after25 - after5 < 24 * 1024);
+        if (after25 - after5 >= 24 * 1024)
+            fprintf(stderr, "    resident memory grew by %ld KB from burst 5 to 25%s\n", after25 - after5,
+                    sync_validation ? " (synchronization validation on: not checked)" : "");
+    }
     accel_device_destroy(dev);
 }
 
