@@ -24,14 +24,15 @@
                                           <= 1.15x raw)
 
    The raw side is the minimal program a Vulkan programmer writes by hand: its own VkInstance/VkDevice,
-   timeline semaphores, push descriptors. Figures 1, 4, 9, 10 use command buffers recorded once, before
+   timeline semaphores, push descriptors. accel runs on that same VkDevice and VkQueue, adopted with
+   accel_vulkan_device_adopt (figure 10: a device of its own where the queue family has two VkQueues),
+   so both sides share the driver's queue and threads. Figures 1, 4, 9, 10 use command buffers recorded once, before
    timing, and per sample exactly one vkQueueSubmit per step (its timeline wait, if any, and its
    timeline signal in the VkSubmitInfo) and one vkWaitSemaphores for the end (figure 4: plus the
    vkSignalSemaphore that releases the wait). Figures 2 and 3 record a command buffer per submission, as
    accel records one per batch. Figure 10 uses two VkQueues where the queue family has two, else one
    (as accel's two queues then share one VkQueue too). Rounds alternate accel and raw (who goes first
-   alternates too; a round is a block of samples of one side, so the GPU does not switch between the
-   two VkDevices at every sample; the latency figures 1 and 4 run 48 rounds of 10 samples, so that a
+   alternates too; a round is a block of samples of one side; the latency figures 1 and 4 run 48 rounds of 10 samples, so that a
    slow spell of a shared machine falls on both sides alike); each side's figure is the median of its samples, the ratio is
    accel / raw of those, and "paired_ratio" in the BENCH line is the median over rounds of the ratio of
    the two sides' medians in the same round. The chain figures' BENCH lines also carry the wake-ups per
