@@ -32,10 +32,11 @@
    vkSignalSemaphore that releases the wait). Figures 2 and 3 record a command buffer per submission, as
    accel records one per batch. Figure 10 uses two VkQueues where the queue family has two, else one
    (as accel's two queues then share one VkQueue too). Rounds alternate accel and raw (who goes first
-   alternates too; a round is a block of samples of one side; the latency figures 1 and 4 run 48 rounds of 10 samples, so that a
-   slow spell of a shared machine falls on both sides alike); each side's figure is the median of its samples, the ratio is
-   accel / raw of those, and "paired_ratio" in the BENCH line is the median over rounds of the ratio of
-   the two sides' medians in the same round. The chain figures' BENCH lines also carry the wake-ups per
+   alternates too; a round is a block of samples of one side; the latency figures 1 and 4 run 48
+   rounds of 10 samples, so that a slow spell of a shared machine falls on both sides alike); each
+   side's figure is the median of its samples, the ratio is accel / raw of those, and "paired_ratio"
+   in the BENCH line is the median over rounds of the ratio of the two sides' medians in the same
+   round (figure 5: of each sample over the raw one right after it). The chain figures' BENCH lines also carry the wake-ups per
    step of accel's queue workers (the threads accel_queue_create started; voluntary context switches
    from /proc) and of the whole process on each side, and each side's host time to issue a step
    (record + submit, before the final wait).
