@@ -941,15 +941,6 @@ static void accel_i_cpu_leave(uint32_t cpu_id) {
     if (allowed == 0) return;   /* pinned to this one CPU: stay */
     if (syscall(SYS_sched_setaffinity, 0, (size_t)n, away) == 0) syscall(SYS_sched_setaffinity, 0, (size_t)n, mask);
 }
-/* How often the calling thread was preempted so far (involuntary context switches; getrusage with
-   RUSAGE_THREAD, 1, which <sys/resource.h> hides under a strict -std=c11: the struct is read raw, its
-   ru_nivcsw is the 16th long after two struct timevals). */
-static uint64_t accel_i_cpu_preempted(void) {
-    long ru[18 + 4];   /* struct rusage: 2 timevals (4 longs) + 14 longs; room to spare */
-    memset(ru, 0, sizeof ru);
-    if (syscall(SYS_getrusage, 1 /* RUSAGE_THREAD */, ru) != 0) return 0;
-    return (uint64_t)ru[4 + 13];
-}
 /* The number of CPUs in the calling thread's affinity mask; 0 when unknown. */
 static uint32_t accel_i_cpu_mask_count(void) {
     unsigned long mask[ACCEL_I_CPU_MASK_WORDS];
@@ -963,7 +954,6 @@ static uint32_t accel_i_cpu_mask_count(void) {
 #elif !defined(ACCEL_NO_THREADS)
 static uint32_t accel_i_cpu_id(void) { return 0; }
 static void accel_i_cpu_leave(uint32_t cpu_id) { (void)cpu_id; }
-static uint64_t accel_i_cpu_preempted(void) { return 0; }
 #endif
 #if defined(_WIN32) && !defined(ACCEL_NO_THREADS)
 static uint32_t accel_i_cpu_mask_count(void) {   /* the process's mask (its processor group) */
@@ -979,37 +969,22 @@ static uint32_t accel_i_cpu_mask_count(void) { return 0; }
 /* An accel-owned thread's placement state: whether it may move (ACCEL_CPU_MOVE_OFF, and a CPU without
    a busy lane is left to go to), when it last moved (0: never), and, when it may move only while a
    pool sleeps (one lane per allowed CPU: "off this CPU" would otherwise mean onto a busy lane's CPU),
-   that pool's sleeper count and how many sleepers make it idle. A move that lands on a busy CPU
-   (another process spinning there: the thread is preempted at least twice within 100 ms of the move)
-   stops moves for a while, 100 ms doubling to 1.6 s while moves keep landing badly, and the kernel's
-   balancing places the thread meanwhile. NULL for user threads. */
+   that pool's sleeper count and how many sleepers make it idle. NULL for user threads. */
 typedef struct accel_i_own {
     uint64_t moved_ns;
     bool moves;
     const accel_i_a32* idle_sleepers;   /* NULL: no such condition */
     uint32_t idle_need;
-    uint64_t preempted_at_move;         /* accel_i_cpu_preempted() right after the last move */
-    uint64_t quiet_until, quiet_ns;     /* no moves before quiet_until; the next quiet period */
 } accel_i_own;
 #if !defined(ACCEL_NO_THREADS)
 #  define ACCEL_I_CPU_HERE UINT32_MAX   /* for accel_i_own_leave: the CPU the caller runs on */
 /* Moves an own thread off cpu_id (or ACCEL_I_CPU_HERE), at most once per millisecond; the CPU is only
    looked up (a system call) once the rate limit lets the move happen. */
 static void accel_i_own_leave(accel_i_own* own, uint32_t cpu_id, uint64_t now) {
-    uint64_t preempted;
-    if (!own || !own->moves || cpu_id == 0 || (own->moved_ns && now - own->moved_ns < 1000000u) || now < own->quiet_until) return;
+    if (!own || !own->moves || cpu_id == 0 || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
     if (own->idle_sleepers && atomic_load_explicit(own->idle_sleepers, memory_order_relaxed) < own->idle_need) return;
-    preempted = accel_i_cpu_preempted();
-    if (own->moved_ns && now - own->moved_ns < 100000000u && preempted - own->preempted_at_move >= 2u) {
-        own->quiet_ns = own->quiet_ns ? (own->quiet_ns < 1600000000u ? 2 * own->quiet_ns : own->quiet_ns) : 100000000u;
-        own->quiet_until = now + own->quiet_ns;   /* the last move found no free CPU */
-        own->moved_ns = 0;
-        return;
-    }
-    if (own->moved_ns) own->quiet_ns = 0;   /* the last move went well */
     own->moved_ns = now;
     accel_i_cpu_leave(cpu_id == ACCEL_I_CPU_HERE ? accel_i_cpu_id() : cpu_id);
-    own->preempted_at_move = accel_i_cpu_preempted();
 }
 #endif
 
@@ -4135,7 +4110,7 @@ static accel_result accel_i_cpu_start_workers(accel_i_cpu_device* dev) {
     for (uint32_t i = 0; i < n; i++) {
         accel_result r;
         dev->workers[i].dev = dev;
-        memset(&dev->workers[i].own, 0, sizeof dev->workers[i].own);
+        dev->workers[i].own.moved_ns = 0;
         dev->workers[i].own.moves = dev->moves;
         r = accel_i_thread_start(&dev->workers[i].thread, accel_i_cpu_worker_main, &dev->workers[i]);
         if (r != ACCEL_OK) return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);
