@@ -296,7 +296,8 @@
    it releases does not wait for the trace. Measured on the CPU backend (bench/cpu.c, a shared 2-core
    VM): the cheapest round trip there is (one-group exec + signal, submit, wait: ~1.1 us, figure 2t)
    takes ~0.25-0.35 us more traced; a small dispatch with work in it (a SAXPY over 16K floats in 64
-   groups, ~8 us, figure 2u) reads 0.77-1.04x untraced; a GPU round trip (10-50 us) a few percent.
+   groups, ~8 us, figure 2u) read 0.73-1.24x untraced over 12 runs, median 1.03 (the VM's noise is
+   wider than the cost); a GPU round trip (10-50 us) a few percent.
    GPU backends: device times (Vulkan timestamp queries, CUDA events) are converted to this clock by
    the host once the work completed, and written (timestamps) or recorded (the trace's spans) before
    any signal after them is raised; a command of the same queue right after a timestamp may run before
