@@ -295,8 +295,8 @@
    queue a command's span is appended after the raise of the signal that follows it, so the waiter
    it releases does not wait for the trace. Measured on the CPU backend (bench/cpu.c, a shared 2-core
    VM): the cheapest round trip there is (one-group exec + signal, submit, wait: ~1.1 us, figure 2t)
-   takes ~0.25-0.35 us more traced; a small dispatch with work in it (a SAXPY over 16K floats in 64
-   groups, ~8 us, figure 2u) read 0.73-1.24x untraced over 12 runs, median 1.03 (the VM's noise is
+   takes ~0.25-0.45 us more traced; a small dispatch with work in it (a SAXPY over 16K floats in 64
+   groups, ~8 us, figure 2u) read 0.73-1.24x untraced over 15 runs, median 0.99 (the VM's noise is
    wider than the cost); a GPU round trip (10-50 us) a few percent.
    GPU backends: device times (Vulkan timestamp queries, CUDA events) are converted to this clock by
    the host once the work completed, and written (timestamps) or recorded (the trace's spans) before
@@ -4528,7 +4528,8 @@ static void accel_i_cpu_replay(accel_i_cpu_queue* q, const accel_i_batch* b, con
 
 /* Tracing on a CPU queue: a command's span and a signal's instant are recorded AFTER the raise of the
    signal that follows them (only its mark goes before, for the waits it releases), so a waiter is
-   released without waiting for the trace (a traced one-group round trip: +0.3 us -> +0.1 us). */
+   released without waiting for the appends (bench/cpu.c figure 2t still reads +0.25-0.44 us per
+   traced one-group round trip: the clock readings and the mark stay on the path). */
 typedef struct accel_i_cpu_trace { const accel_i_cmd* held; uint64_t t0, t1; } accel_i_cpu_trace;
 /* A command that ran from t0 to now: its span now, or held back when a signal comes next. Returns
    when the next command starts. */

@@ -296,10 +296,9 @@ static void fig_threads(uint32_t threads, omp_model* om) {
         o[r] = run_omp(om, (int)threads, to);
         if (memcmp(ta, to, (size_t)tokens * sizeof(int)) != 0) bench_fail("decode: accel and OpenMP produced different tokens (%u threads)", threads);
     }
-    char fig[32], title[48];
-    snprintf(fig, sizeof fig, "decode_tokens_per_s_%u", threads);
+    char fig[40], title[48];   /* bench_row's sizes: snprintf cuts, never overflows */
+    snprintf(fig, sizeof fig, "decode_tokens_per_s_%u%s", threads, contended ? "_contended" : "");
     snprintf(title, sizeof title, "decode 15M shape, %u thread%s%s", threads, threads == 1 ? "" : "s", contended ? ", contended" : "");
-    if (contended) strcat(fig, "_contended");
     bench_row* row = bench_row_add(fig, title, "tok/s", bench_median(a, (size_t)rounds), "OpenMP", bench_median(o, (size_t)rounds),
                                    BENCH_TARGET_RATIO, BENCH_GE, 1.0);
     bench_row_extra(row, "threads", threads);
