@@ -179,7 +179,8 @@
    new segment). Its vkQueueSubmit waits on the queue's own completion timeline for the queue's earlier
    segments still running (a full memory dependency on them and nothing else; left out when they have
    all completed, or when one of the segment's waits can only be released by the queue's last segment:
-   a chain step waiting for the step before); every command after the first gets a barrier over the stages the segment uses (compute shader and/or transfer: write -> read/write), so
+   a chain step waiting for the step before); every command after the first gets a barrier over the
+   stages the segment uses (compute shader and/or transfer: write -> read/write), so
    commands of a queue run in order, each seeing the writes of the ones before, across batches as well;
    each segment ends with a barrier to the host. A queue's batch of 1000 dispatches runs at 0.96-1.00x
    the rate of the same dispatches recorded by hand on an H100 (bench/vulkan.c). Commands of one
