@@ -4111,7 +4111,7 @@ static accel_result accel_i_cpu_start_workers(accel_i_cpu_device* dev) {
     for (uint32_t i = 0; i < n; i++) {
         accel_result r;
         dev->workers[i].dev = dev;
-        dev->workers[i].own.moved_ns = 0;
+        memset(&dev->workers[i].own, 0, sizeof dev->workers[i].own);   /* no idle condition: workers move freely */
         dev->workers[i].own.moves = dev->moves;
         r = accel_i_thread_start(&dev->workers[i].thread, accel_i_cpu_worker_main, &dev->workers[i]);
         if (r != ACCEL_OK) return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);

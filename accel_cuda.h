@@ -168,11 +168,14 @@
    it, unless a wait is gated or the queue's worker already holds earlier work):
      exec    -> cuLaunchKernel (grid = ceil(global / local))
      copy    -> cuMemcpyDtoDAsync, cuMemcpyHtoDAsync or cuMemcpyDtoHAsync by the buffers' memory (a
-                HOST buffer's pinned pointer), cuMemcpyAsync for host to host
+                HOST buffer's pinned pointer); host to host, a small copy kernel of accel's (PTX, loaded
+                at the first such copy) that reads and writes both through unified addressing: the
+                driver runs a host-to-host cuMemcpy*Async on the CPU once the stream gets there, so the
+                call blocks until then, for ever behind a GPU wait the host has yet to release
      fill    -> cuMemsetD32Async
      update  -> the data (copied at record time) goes into pinned staging memory owned by the batch,
-                then cuMemcpyHtoDAsync; the staging lives until the batch completes (then the queue
-                keeps one block for the next batch's updates)
+                then cuMemcpyHtoDAsync (into a HOST buffer: the copy kernel); the staging lives until
+                the batch completes (then the queue keeps one block for the next batch's updates)
      barrier -> nothing: a stream runs each command after the previous one completed, and the signal
                 points below fence the stream's writes for the host and other queues
      signal  -> a signal point (below)
@@ -189,6 +192,11 @@
    behind one that is not released yet, the rest goes to the worker, so accel_queue_submit never blocks
    in the driver. Failure after hand-off follows accel.h: the work behind a GPU wait runs even when
    its signal fails meanwhile, and what it signals reads failed with the same reason.
+   Releases that wait for the whole device (cuMemFree, cuMemFreeHost, cuModuleUnload; graph
+   destruction too) are held in a list while any GPU wait is pending on the device and run when the
+   last one's point is reached (or at device destroy): measured on an H100, each of them blocks while
+   another stream sits in cuStreamWaitValue64, holding a driver lock that stops other threads' enqueues
+   meanwhile.
 
    ==== Recorded command lists ==================================================================
    accel_queue_record_end makes a CUDA graph of the list: kernel, memset and memcpy nodes (unified
@@ -196,8 +204,12 @@
    instance of it. A replay sets the parameters of the nodes it patches, and of the nodes the
    instance's previous launch patched (to restore them), with cuGraphExec*NodeSetParams, then calls
    cuGraphLaunch on the queue's stream. The launches of one instance are serialised by the driver, so
-   a queue takes an instance of its own (up to 4 per list, made when first needed). Updates read their
-   data from pinned memory the list owns. Without the graph entry points (they are optional), or with
+   a queue takes an instance of its own (up to 4 per list, made when first needed) and never one whose
+   last launch is still in flight (an event recorded after each launch says; with all 4 in flight the
+   replay issues the pre-resolved launches below). While a GPU wait is pending on the device a replay
+   also issues the launches: on an H100 cuGraphLaunch of a list with a copy and an update blocked the
+   host behind a cuStreamWaitValue64 the host had yet to release. Updates read their data from pinned
+   memory the list owns. Without the graph entry points (they are optional), or with
    ACCEL_CUDA_REPLAY=launches, a replay issues the list's pre-resolved launches and copies instead.
    Why graphs by default: one cuGraphLaunch of 1,000 kernels measured 1.15 us per kernel on an H100
    against 4.3 us for a launch loop (issue 13); the GPU figures of bench/cuda.c 6-8 decide for short lists.
@@ -327,8 +339,11 @@ ACCEL_API uint64_t accel_cuda_buffer_pointer(accel_buffer* b);
    NULL if q is NULL or not a CUDA queue. */
 ACCEL_API void* accel_cuda_queue_stream(accel_queue* q);
 /* The CUcontext of d: the device's primary context (shared with the CUDA runtime in the process).
-   Make it current (cuCtxSetCurrent) before driver calls on accel's memory or streams. NULL if d is NULL
-   or not a CUDA device. */
+   Make it current (cuCtxSetCurrent) before driver calls on accel's memory or streams. accel retains it
+   while d lives and releases it in accel_device_destroy: when no one else holds it (the CUDA runtime
+   does once used), that destroys the context and everything allocated in it. Memory you allocate in it
+   to outlive d needs a retain of your own (cuDevicePrimaryCtxRetain). NULL if d is NULL or not a CUDA
+   device. */
 ACCEL_API void* accel_cuda_device_context(accel_device* d);
 /* Borrows `size` bytes of device memory at device_pointer, allocated elsewhere (cuMemAlloc, cudaMalloc, a
    framework's allocator) in d's context, as an ACCEL_MEMORY_DEVICE buffer: *out works wherever an accel
@@ -942,6 +957,11 @@ typedef struct accel_i_cu_device {
     accel_i_a32 queues_lock;       /* guards the queue list (reapers walk it) */
     accel_i_cu_queue* queues;
     accel_i_mutex cache_lock;
+    accel_i_mutex grave_lock;      /* guards waits_pending and graves (see cuda: releases) */
+    accel_cu_module copy_mod;      /* accel_i_copy_ptx, loaded at the first host-to-host copy (cache_lock) */
+    accel_cu_function copy_fn;
+    uint32_t waits_pending;        /* GPU waits enqueued whose queue has not reaped the point after them */
+    struct accel_i_cu_grave* graves;
     accel_i_cu_cache_entry* cache;
     accel_i_a32 words_lock;        /* guards blocks (see cuda: pinned words) */
     struct accel_i_cu_block* blocks;
@@ -987,6 +1007,7 @@ typedef struct accel_i_cu_point {
     uint64_t stamp_enq;            /* no earlier than when it was enqueued (see accel_i_cu_stamp_apply) */
     accel_cu_event sev;            /* its timing event (this slot's, kept for reuse) */
     bool stamp_recorded;           /* sev was recorded for this point */
+    uint32_t waits;                /* GPU waits enqueued before it (since the point before): retired with it */
 } accel_i_cu_point;
 
 struct accel_i_cu_queue {
@@ -997,6 +1018,7 @@ struct accel_i_cu_queue {
     /* the enqueuer (whoever walks the queue's batches: one thread at a time, see core: batch walk) */
     uint64_t issued;               /* last sequence number written to the stream */
     bool dirty;                    /* GPU work (or a GPU wait) enqueued since the last point */
+    uint32_t waits;                /* GPU waits enqueued since the last point (see cuda: releases) */
     accel_i_a64* gate;             /* a GPU wait on a host-raised value enqueued and maybe not released: */
     uint64_t gate_value;           /* the mirror and value it waits for, */
     uint32_t behind;               /* and the commands enqueued behind it */
@@ -1016,6 +1038,78 @@ struct accel_i_cu_queue {
 
 static accel_i_cu_device* accel_i_cu_dev(accel_device* d) { return (accel_i_cu_device*)d; }
 static void accel_i_cu_enter(accel_i_cu_device* dev) { accel_i_cu.CtxSetCurrent(dev->ctx); }
+
+/* ==== cuda: releases ====
+   cuMemFree, cuMemFreeHost and cuModuleUnload wait for the whole device to be idle (measured on an
+   H100, driver 580: they block while another stream sits in cuStreamWaitValue64), and hold a driver lock
+   meanwhile that stops other threads' enqueues. With a GPU wait pending for a value the host (or work a
+   blocked thread would enqueue) has yet to provide, that is a deadlock. So these releases, and graph
+   destruction, wait in a list (`graves`) while any GPU wait is pending on the device (waits_pending) and
+   run when the last such wait's point is reaped, or at device destroy. grave_lock orders them against
+   new GPU waits: a wait is not enqueued while a release runs. */
+typedef enum accel_i_cu_release_kind {
+    ACCEL_I_CU_MEM, ACCEL_I_CU_HOST_MEM, ACCEL_I_CU_MODULE, ACCEL_I_CU_GRAPH_EXEC, ACCEL_I_CU_GRAPH
+} accel_i_cu_release_kind;
+typedef struct accel_i_cu_grave {
+    struct accel_i_cu_grave* next;
+    accel_i_cu_release_kind kind;
+    void* handle;
+    accel_cu_deviceptr dptr;
+} accel_i_cu_grave;
+static void accel_i_cu_release_now(accel_i_cu_release_kind kind, void* handle, accel_cu_deviceptr dptr) {
+    switch (kind) {
+    case ACCEL_I_CU_MEM: accel_i_cu.MemFree(dptr); break;
+    case ACCEL_I_CU_HOST_MEM: accel_i_cu.MemFreeHost(handle); break;
+    case ACCEL_I_CU_MODULE: accel_i_cu.ModuleUnload((accel_cu_module)handle); break;
+    case ACCEL_I_CU_GRAPH_EXEC: accel_i_cu.GraphExecDestroy((accel_cu_graph_exec)handle); break;
+    case ACCEL_I_CU_GRAPH: accel_i_cu.GraphDestroy((accel_cu_graph)handle); break;
+    }
+}
+/* Releases now, or once no GPU wait is pending (the device's context is current). */
+static void accel_i_cu_release(accel_i_cu_device* dev, accel_i_cu_release_kind kind, void* handle, accel_cu_deviceptr dptr) {
+    accel_i_cu_grave* g;
+    accel_i_mutex_lock(&dev->grave_lock);
+    if (dev->waits_pending == 0) {
+        accel_i_cu_release_now(kind, handle, dptr);
+        accel_i_mutex_unlock(&dev->grave_lock);
+        return;
+    }
+    g = (accel_i_cu_grave*)accel_i_dev_alloc(&dev->base, sizeof *g);
+    if (g) {
+        g->kind = kind; g->handle = handle; g->dptr = dptr;
+        g->next = dev->graves;
+        dev->graves = g;
+    }
+    accel_i_mutex_unlock(&dev->grave_lock);
+    if (!g) {   /* out of host memory for 32 bytes: release now, which may wait for the pending GPU waits */
+        accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_cuda: out of host memory to defer a release: it waits for the device");
+        accel_i_cu_release_now(kind, handle, dptr);
+    }
+}
+/* Runs the waiting releases (grave_lock held; no GPU wait pending, or the device going away). */
+static void accel_i_cu_graves_run(accel_i_cu_device* dev) {
+    while (dev->graves) {
+        accel_i_cu_grave* g = dev->graves;
+        dev->graves = g->next;
+        accel_i_cu_release_now(g->kind, g->handle, g->dptr);
+        accel_i_dev_free(&dev->base, g, sizeof *g);
+    }
+}
+/* Is a GPU wait pending on the device? */
+static bool accel_i_cu_waits_now(accel_i_cu_device* dev) {
+    bool pending;
+    accel_i_mutex_lock(&dev->grave_lock);
+    pending = dev->waits_pending != 0;
+    accel_i_mutex_unlock(&dev->grave_lock);
+    return pending;
+}
+/* `n` GPU waits enqueued (n > 0) or retired (n < 0, their point reaped). */
+static void accel_i_cu_waits_add(accel_i_cu_device* dev, int n) {
+    accel_i_mutex_lock(&dev->grave_lock);
+    dev->waits_pending = (uint32_t)((int64_t)dev->waits_pending + n);
+    if (dev->waits_pending == 0 && dev->graves) accel_i_cu_graves_run(dev);
+    accel_i_mutex_unlock(&dev->grave_lock);
+}
 
 static bool accel_i_cu_sticky(accel_cu_result r) {
     return r == ACCEL_CU_ERROR_ILLEGAL_ADDRESS || r == ACCEL_CU_ERROR_LAUNCH_TIMEOUT || r == ACCEL_CU_ERROR_CONTEXT_IS_DESTROYED ||
@@ -1174,6 +1268,11 @@ static void accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
 
 static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bool locks) {
     accel_allocator a = dev->base.allocator;
+    if (locks) {   /* every queue is gone: no GPU wait can be pending */
+        accel_i_mutex_lock(&dev->grave_lock);
+        accel_i_cu_graves_run(dev);
+        accel_i_mutex_unlock(&dev->grave_lock);
+    }
     accel_i_cu_words_free(dev);
     while (dev->cache) {
         accel_i_cu_cache_entry* e = dev->cache;
@@ -1183,9 +1282,10 @@ static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bo
         accel_i_free(&a, e, sizeof *e);
     }
     if (io && dev->cal_ev) accel_i_cu.EventDestroy(dev->cal_ev);
+    if (dev->copy_mod) accel_i_cu.ModuleUnload(dev->copy_mod);
     if (io) accel_i_cu.StreamDestroy(dev->io);
     if (ctx) accel_i_cu.DevicePrimaryCtxRelease(dev->cudev);
-    if (locks) { accel_i_mutex_destroy(&dev->io_lock); accel_i_mutex_destroy(&dev->cache_lock); }
+    if (locks) { accel_i_mutex_destroy(&dev->io_lock); accel_i_mutex_destroy(&dev->cache_lock); accel_i_mutex_destroy(&dev->grave_lock); }
     accel_i_free(&a, dev, sizeof *dev);
     accel_i_cu_release_lib();
 }
@@ -1235,6 +1335,12 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     if (!accel_i_mutex_init(&dev->io_lock)) { accel_i_cu_device_free(dev, true, true, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
     if (!accel_i_mutex_init(&dev->cache_lock)) {
         accel_i_mutex_destroy(&dev->io_lock);
+        accel_i_cu_device_free(dev, true, true, false);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    if (!accel_i_mutex_init(&dev->grave_lock)) {
+        accel_i_mutex_destroy(&dev->io_lock);
+        accel_i_mutex_destroy(&dev->cache_lock);
         accel_i_cu_device_free(dev, true, true, false);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
@@ -1302,8 +1408,8 @@ static void accel_i_cu_buffer_free(accel_buffer* b) {
     accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
     accel_i_cu_enter(dev);
     if (buf->borrowed) { /* the caller's memory */ }
-    else if (b->mapped) accel_i_cu.MemFreeHost(b->mapped);
-    else accel_i_cu.MemFree(buf->dptr);
+    else if (b->mapped) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, b->mapped, 0);
+    else accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
     accel_i_dev_free(&dev->base, buf, sizeof *buf);
 }
 static accel_result accel_i_cu_buffer_io(accel_buffer* b, size_t offset, void* host, size_t size, bool write) {
@@ -1427,7 +1533,7 @@ static void accel_i_cu_program_free(accel_program* prog) {
     accel_i_cu_program* p = (accel_i_cu_program*)prog;
     accel_i_cu_device* dev = accel_i_cu_dev(prog->obj.device);
     accel_i_cu_enter(dev);
-    accel_i_cu.ModuleUnload(p->module);
+    accel_i_cu_release(dev, ACCEL_I_CU_MODULE, p->module, 0);
     accel_i_dev_free(&dev->base, p, sizeof *p);
 }
 
@@ -1513,6 +1619,7 @@ static void accel_i_cu_stamp_apply(accel_i_cu_queue* q, const accel_i_cu_point* 
    lost), release its batch. */
 static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
     accel_i_cu_stamp_apply(q, e, lost);
+    if (e->waits) accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), -(int)e->waits);
     if (e->signal) accel_i_raise(e->signal, lost ? accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST) : e->value);
     if (e->staging) {   /* keep the larger of it and the cached block for the next batch */
         void* drop = e->staging;
@@ -1523,7 +1630,7 @@ static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, boo
             q->staging_cache_size = e->staging_size;
         }
         accel_i_spin_unlock(&q->ring_lock);
-        if (drop) accel_i_cu.MemFreeHost(drop);
+        if (drop) accel_i_cu_release(accel_i_cu_dev(q->base.obj.device), ACCEL_I_CU_HOST_MEM, drop, 0);
     }
     if (e->batch) {
         accel_i_batch_complete(&q->base, e->batch);
@@ -1662,6 +1769,8 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             if (cr == ACCEL_CU_SUCCESS) { q->issued = e.seq; q->dirty = false; }
         }
         if (cr == ACCEL_CU_SUCCESS) {
+            e.waits = q->waits;
+            q->waits = 0;
             accel_i_spin_lock(&q->ring_lock);
             *slot = e;
             q->ring_count++;
@@ -1679,6 +1788,8 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         cr = accel_i_cu.StreamSynchronize(q->stream);
         if (cr != ACCEL_CU_SUCCESS) accel_i_cu_check(dev, cr, "cuStreamSynchronize");
     }
+    e.waits = q->waits;
+    q->waits = 0;
     accel_i_cu_point_apply(q, &e, accel_i_lost(&dev->base));
 }
 
@@ -1779,6 +1890,48 @@ static accel_cu_result accel_i_cu_exec(accel_i_cu_queue* q, accel_i_batch* b, co
                                    p->local_size[0], p->local_size[1], p->local_size[2], 0, q->stream, params, NULL);
 }
 
+/* Copies between two pieces of host memory run as a kernel that reads and writes them through unified
+   addressing (pinned host memory has the same address on the device). The driver does such a copy
+   (cuMemcpy*Async with host memory on both sides) on the CPU once the stream gets there, so the call
+   blocks until then: behind a GPU wait for a value the host has yet to set, for ever (seen on an H100,
+   driver 580, where device-side copies, fills and kernels behind the same wait returned at once). */
+static const char accel_i_copy_ptx[] =
+    ".version 6.0\n.target sm_50\n.address_size 64\n"
+    ".visible .entry accel_i_copy(.param .u64 accel_i_copy_dst, .param .u64 accel_i_copy_src, .param .u32 accel_i_copy_n)\n"
+    "{\n"
+    "    .reg .pred %p;\n    .reg .b16 %h;\n    .reg .b32 %r<6>;\n    .reg .b64 %rd<6>;\n"
+    "    ld.param.u64 %rd1, [accel_i_copy_dst];\n    ld.param.u64 %rd2, [accel_i_copy_src];\n    ld.param.u32 %r1, [accel_i_copy_n];\n"
+    "    mov.u32 %r2, %ctaid.x;\n    mov.u32 %r3, %ntid.x;\n    mov.u32 %r4, %tid.x;\n    mad.lo.u32 %r4, %r2, %r3, %r4;\n"
+    "    mov.u32 %r5, %nctaid.x;\n    mul.lo.u32 %r5, %r5, %r3;\n"
+    "COPY:\n    setp.ge.u32 %p, %r4, %r1;\n    @%p bra DONE;\n    cvt.u64.u32 %rd3, %r4;\n    add.u64 %rd4, %rd2, %rd3;\n"
+    "    ld.global.u8 %h, [%rd4];\n    add.u64 %rd5, %rd1, %rd3;\n    st.global.u8 [%rd5], %h;\n    add.u32 %r4, %r4, %r5;\n    bra COPY;\n"
+    "DONE:\n    ret;\n}\n";
+static accel_cu_result accel_i_cu_host_copy(accel_i_cu_queue* q, accel_cu_deviceptr d, accel_cu_deviceptr s, size_t n, const char** call) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    accel_cu_result cr = ACCEL_CU_SUCCESS;
+    accel_i_mutex_lock(&dev->cache_lock);
+    if (!dev->copy_fn) {
+        *call = "cuModuleLoadDataEx (accel's host-to-host copy kernel)";
+        cr = accel_i_cu.ModuleLoadDataEx(&dev->copy_mod, accel_i_copy_ptx, 0, NULL, NULL);
+        if (cr == ACCEL_CU_SUCCESS) {
+            *call = "cuModuleGetFunction (accel's host-to-host copy kernel)";
+            cr = accel_i_cu.ModuleGetFunction(&dev->copy_fn, dev->copy_mod, "accel_i_copy");
+        }
+    }
+    accel_i_mutex_unlock(&dev->cache_lock);
+    for (size_t done = 0; cr == ACCEL_CU_SUCCESS && done < n;) {
+        size_t part = n - done < ((size_t)1 << 30) ? n - done : ((size_t)1 << 30);
+        accel_cu_deviceptr dp = d + done, sp = s + done;
+        uint32_t count = (uint32_t)part, blocks = (uint32_t)((part + 255u) / 256u);
+        void* params[3] = { &dp, &sp, &count };
+        *call = "cuLaunchKernel (accel's host-to-host copy kernel)";
+        cr = accel_i_cu.LaunchKernel(dev->copy_fn, blocks < 1024u ? blocks : 1024u, 1, 1, 256, 1, 1, 0, q->stream, params, NULL);
+        done += part;
+    }
+    return cr;
+}
+static accel_cu_deviceptr accel_i_cu_host_dptr(const void* p) { return (accel_cu_deviceptr)(uintptr_t)p; }
+
 /* Turns one batch into stream work (see "Queues" in the header), then adds its last point. */
 /* A copy through the call that names both sides, as a program calling the driver itself would
    write it (bench/cuda.c measures exactly these calls as the baseline; on an H100 cuMemcpyAsync on
@@ -1800,8 +1953,7 @@ static accel_cu_result accel_i_cu_copy_bufs(accel_i_cu_queue* q, const accel_buf
         *call = "cuMemcpyDtoDAsync";
         return accel_i_cu.MemcpyDtoDAsync(d, s, n, q->stream);
     }
-    *call = "cuMemcpyAsync";   /* host to host: unified addressing finds both */
-    return accel_i_cu.MemcpyAsync(d, s, n, q->stream);
+    return accel_i_cu_host_copy(q, d, s, n, call);
 }
 static accel_cu_result accel_i_cu_copy(accel_i_cu_queue* q, const accel_i_cmd* c, const char** call) {
     return accel_i_cu_copy_bufs(q, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src, c->u.copy.src_offset, c->u.copy.size, call);
@@ -1836,6 +1988,7 @@ typedef struct accel_i_cu_instance {
     bool busy;                         /* taken by a queue's translation (list lock) */
     const accel_queue* last;           /* the queue that took it last */
     unsigned char* patched;            /* per op: its node carries patched params now */
+    accel_cu_event done;               /* recorded after its last launch (NULL: never launched) */
 } accel_i_cu_instance;
 typedef struct accel_i_cu_list {
     accel_i_cu_op* ops; uint32_t count; size_t bytes;
@@ -1926,6 +2079,7 @@ static accel_cu_result accel_i_cu_op_issue(accel_i_cu_queue* q, const accel_i_cu
         *call = "cuMemsetD32Async";
         return accel_i_cu.MemsetD32Async(accel_i_cu_dptr(dst) + op->dst_offset, pattern, op->size / 4, q->stream);
     case ACCEL_I_CMD_UPDATE:
+        if (dst->memory == ACCEL_MEMORY_HOST) return accel_i_cu_host_copy(q, accel_i_cu_dptr(dst) + op->dst_offset, accel_i_cu_host_dptr(op->data), op->size, call);
         *call = "cuMemcpyHtoDAsync";
         return accel_i_cu.MemcpyHtoDAsync(accel_i_cu_dptr(dst) + op->dst_offset, op->data, op->size, q->stream);
     default: return ACCEL_CU_SUCCESS;
@@ -1977,11 +2131,12 @@ static accel_cu_result accel_i_cu_op_node(accel_i_cu_device* dev, accel_cu_graph
 static void accel_i_cu_list_free(accel_i_cu_device* dev, accel_i_cu_list* l) {
     accel_i_cu_enter(dev);
     for (uint32_t i = 0; i < ACCEL_I_CU_EXECS; i++) {
-        if (l->inst[i].exec) accel_i_cu.GraphExecDestroy(l->inst[i].exec);
+        if (l->inst[i].exec) accel_i_cu_release(dev, ACCEL_I_CU_GRAPH_EXEC, l->inst[i].exec, 0);
+        if (l->inst[i].done) accel_i_cu.EventDestroy(l->inst[i].done);
         accel_i_dev_free(&dev->base, l->inst[i].patched, l->count);
     }
-    if (l->graph) accel_i_cu.GraphDestroy(l->graph);
-    if (l->pinned) accel_i_cu.MemFreeHost(l->pinned);
+    if (l->graph) accel_i_cu_release(dev, ACCEL_I_CU_GRAPH, l->graph, 0);
+    if (l->pinned) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, l->pinned, 0);
     accel_i_dev_free(&dev->base, l, l->bytes);
 }
 static void accel_i_cu_commands_free(accel_commands* c) { accel_i_cu_list_free(accel_i_cu_dev(c->obj.device), (accel_i_cu_list*)c->native); }
@@ -2047,16 +2202,27 @@ static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c)
     return ACCEL_OK;
 }
 
-/* Takes an instance for q: the one q used last, else a free one, else a new one; NULL (logged) when
-   a new one cannot be made. Waits (briefly: instances are held for host calls only) when all are busy. */
-static accel_i_cu_instance* accel_i_cu_take(accel_i_cu_device* dev, accel_i_cu_list* l, const accel_queue* q) {
+/* Is instance `in` still in flight (its last launch not complete)? Patching or launching it then
+   would make the driver wait for that launch on the host: behind a GPU wait, a deadlock (seen on an
+   H100: cuGraphLaunch blocked in a batch that replayed one list twice behind two host-set gates). */
+static bool accel_i_cu_in_flight(const accel_i_cu_instance* in) {
+    return in->done && accel_i_cu.EventQuery(in->done) == ACCEL_CU_ERROR_NOT_READY;
+}
+/* Takes an instance for q that is not in flight: the one q used last, else another, else a new one.
+   NULL with *all_in_flight when every one is in flight (the caller launches the ops instead); NULL
+   (logged) when a new one cannot be made. Waits (briefly: instances are held for host calls only)
+   while all are taken by other translations. */
+static accel_i_cu_instance* accel_i_cu_take(accel_i_cu_device* dev, accel_i_cu_list* l, const accel_queue* q, bool* all_in_flight) {
+    *all_in_flight = false;
     for (;;) {
         int pick = -1, fresh = -1;
+        uint32_t taken = 0;
         accel_i_spin_lock(&l->lock);
         for (uint32_t i = 0; i < ACCEL_I_CU_EXECS; i++) {
             accel_i_cu_instance* in = &l->inst[i];
-            if (in->busy) continue;
+            if (in->busy) { taken++; continue; }
             if (!in->exec) { if (fresh < 0) fresh = (int)i; continue; }
+            if (accel_i_cu_in_flight(in)) continue;
             if (pick < 0 || in->last == q) pick = (int)i;
         }
         if (pick < 0) pick = fresh;
@@ -2069,14 +2235,34 @@ static accel_i_cu_instance* accel_i_cu_take(accel_i_cu_device* dev, accel_i_cu_l
             return NULL;
         }
         if (pick >= 0) return &l->inst[pick];
+        if (taken == 0) { *all_in_flight = true; return NULL; }
         accel_i_yield();
     }
 }
+/* The list's ops launched one by one, with the (sorted) patches. */
+static accel_cu_result accel_i_cu_replay_ops(accel_i_cu_queue* q, const accel_i_cu_list* l, const accel_patch* p, uint32_t n, const char** call) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < l->count; i++) {
+        uint32_t first = k;
+        accel_cu_result cr;
+        while (k < n && p[k].command == i) k++;
+        if ((cr = accel_i_cu_op_issue(q, &l->ops[i], p ? p + first : NULL, k - first, call)) != ACCEL_CU_SUCCESS) return cr;
+    }
+    return ACCEL_CU_SUCCESS;
+}
+/* A graph launch, or the ops while a GPU wait is pending on the device: on an H100 (driver 580)
+   cuGraphLaunch of accel's lists (kernels, a copy, an update) blocked the host behind a
+   cuStreamWaitValue64 for a value the host had yet to set, where kernel-only and memset-only graphs
+   did not; the launches never block. */
 static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_list* l, const accel_patch* p, uint32_t n, const char** call) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
-    accel_i_cu_instance* in = accel_i_cu_take(dev, l, &q->base);
+    bool all_in_flight;
+    accel_i_cu_instance* in;
+    if (accel_i_cu_waits_now(dev)) return accel_i_cu_replay_ops(q, l, p, n, call);
+    in = accel_i_cu_take(dev, l, &q->base, &all_in_flight);
     accel_cu_result cr = ACCEL_CU_SUCCESS;
     uint32_t k = 0;
+    if (!in && all_in_flight) return accel_i_cu_replay_ops(q, l, p, n, call);
     if (!in) { *call = "cuGraphInstantiateWithFlags"; return ACCEL_CU_ERROR_OUT_OF_MEMORY; }
     for (uint32_t i = 0; i < l->count && cr == ACCEL_CU_SUCCESS; i++) {
         uint32_t first = k;
@@ -2086,6 +2272,8 @@ static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_l
         if (cr == ACCEL_CU_SUCCESS) in->patched[i] = k > first;
     }
     if (cr == ACCEL_CU_SUCCESS) { *call = "cuGraphLaunch"; cr = accel_i_cu.GraphLaunch(in->exec, q->stream); }
+    if (cr == ACCEL_CU_SUCCESS && !in->done) cr = accel_i_cu.EventCreate(&in->done, ACCEL_CU_EVENT_DISABLE_TIMING);
+    if (cr == ACCEL_CU_SUCCESS) { *call = "cuEventRecord"; cr = accel_i_cu.EventRecord(in->done, q->stream); }
     accel_i_spin_lock(&l->lock);
     in->busy = false;
     accel_i_spin_unlock(&l->lock);
@@ -2094,16 +2282,10 @@ static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_l
 /* The replay command: graph launch or pre-resolved launches, with the (sorted) patches. */
 static accel_cu_result accel_i_cu_replay(accel_i_cu_queue* q, const accel_i_batch* b, const accel_i_cmd* c, const char** call) {
     accel_i_cu_list* l = (accel_i_cu_list*)c->u.replay.list->native;
-    uint32_t n = c->u.replay.patch_count, k = 0;
+    uint32_t n = c->u.replay.patch_count;
     const accel_patch* p = n ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
     if (l->graph) return accel_i_cu_replay_graph(q, l, p, n, call);
-    for (uint32_t i = 0; i < l->count; i++) {
-        uint32_t first = k;
-        accel_cu_result cr;
-        while (k < n && p[k].command == i) k++;
-        if ((cr = accel_i_cu_op_issue(q, &l->ops[i], p ? p + first : NULL, k - first, call)) != ACCEL_CU_SUCCESS) return cr;
-    }
-    return ACCEL_CU_SUCCESS;
+    return accel_i_cu_replay_ops(q, l, p, n, call);
 }
 
 /* One command into stream work; returns the failed value that drops the rest of the batch, or 0. */
@@ -2128,8 +2310,13 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
         stage = (unsigned char*)q->staging + q->staging_used;
         memcpy(stage, b->arena + c->u.update.data, c->u.update.size);
         q->staging_used += (c->u.update.size + 15u) & ~(size_t)15u;
-        cr = accel_i_cu.MemcpyHtoDAsync(((accel_i_cu_buffer*)c->u.update.dst)->dptr + c->u.update.offset, stage, c->u.update.size, q->stream);
-        call = "cuMemcpyHtoDAsync";
+        if (c->u.update.dst->memory == ACCEL_MEMORY_HOST)
+            cr = accel_i_cu_host_copy(q, ((accel_i_cu_buffer*)c->u.update.dst)->dptr + c->u.update.offset, accel_i_cu_host_dptr(stage),
+                                      c->u.update.size, &call);
+        else {
+            cr = accel_i_cu.MemcpyHtoDAsync(((accel_i_cu_buffer*)c->u.update.dst)->dptr + c->u.update.offset, stage, c->u.update.size, q->stream);
+            call = "cuMemcpyHtoDAsync";
+        }
         break;
     }
     case ACCEL_I_CMD_REPLAY: cr = accel_i_cu_replay(q, b, c, &call); break;
@@ -2158,6 +2345,7 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     accel_cu_deviceptr addr = cs->mirror.dptr;
     uint64_t value = v;
+    accel_cu_result cr;
     accel_i_spin_lock(&cs->point_lock);
     if (cs->evicted < v) {
         for (uint32_t i = 0; i < cs->points_count; i++) {
@@ -2168,7 +2356,11 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
     accel_i_spin_unlock(&cs->point_lock);
     if (addr == cs->mirror.dptr) { q->gate = cs->mirror.host; q->gate_value = v; q->behind = 0; }
     q->dirty = true;   /* a point after the wait must come after it */
-    return accel_i_cu.StreamWaitValue64(q->stream, addr, value, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
+    accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), 1);   /* no release runs from here until it retires */
+    cr = accel_i_cu.StreamWaitValue64(q->stream, addr, value, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
+    if (cr == ACCEL_CU_SUCCESS) q->waits++;
+    else accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), -1);
+    return cr;
 }
 /* wait_on_device: a CUDA signal of this device, where the device has stream memory operations. */
 static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t v) {
@@ -2267,7 +2459,7 @@ static void accel_i_cu_queue_free(accel_i_cu_queue* q, bool events) {
     accel_i_dev_free(d, q->ring, (size_t)q->ring_cap * sizeof *q->ring);
     if (q->stream) accel_i_cu.StreamDestroy(q->stream);
     if (q->progress.host) accel_i_cu_word_give(dev, &q->progress);   /* keeps its value: see cuda: pinned words */
-    if (q->staging_cache) accel_i_cu.MemFreeHost(q->staging_cache);
+    if (q->staging_cache) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, q->staging_cache, 0);
     if (events) accel_i_event_destroy(&q->done);
     accel_i_dev_free(d, q, sizeof *q);
 }

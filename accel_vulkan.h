@@ -238,6 +238,10 @@
      the host raise is signalled at once). Everything else (another device's or backend's signal, a
      host-raised value on a shared VkQueue) is gated: the queue's worker waits on the host, then submits.
      COMPUTE queues take the compute VkQueue with the fewest accel queues (up to ACCEL_VULKAN_MAX_QUEUES).
+     accel_buffer_read/write of memory the host cannot map (and the zero fill of a new buffer) copy
+     through staging on a VkQueue of their own where the compute family has two or more (NVIDIA: 16),
+     so that a queue waiting on the device for a host-raised value never holds them up; where it has
+     one, they share it and accel queues on it gate such waits on the host.
    - Failure (accel.h, "Failure after hand-off"): the work behind a device wait may run after its signal
      failed; what it signals reads failed (the host word) before the failure reaches the semaphore.
    - Device loss (VK_ERROR_DEVICE_LOST from any call) sets the core's sticky lost flag and fails every
@@ -652,8 +656,9 @@ typedef struct accel_i_vk_device {
     VkDevice device; bool own_device;
     VkPhysicalDeviceMemoryProperties mem;
     uint32_t compute_family, copy_family;
-    accel_i_vk_hwq hwq[ACCEL_VULKAN_MAX_QUEUES + 1];
+    accel_i_vk_hwq hwq[ACCEL_VULKAN_MAX_QUEUES + 2];
     uint32_t hwq_count, hwq_inited, copy_hwq;
+    uint32_t io_hwq;              /* the VkQueue of accel_buffer_read/write: one of its own where the family has one */
     accel_i_a32 next_hwq;
     bool push_desc, map_device;
     uint32_t spirv_minor;         /* the newest SPIR-V 1.x the device takes: 3 (Vulkan 1.1), 5 (1.2), 6 (1.3) */
@@ -1203,8 +1208,10 @@ static void accel_i_vk_buffer_free(accel_buffer* base) {
 
 /* Ends cb (of `pool`, a pool of hq's family), submits it to hq and waits for it (on io_sem); frees it
    (io_lock held). *t0 / *t1 (may be NULL): the host clock just before the submit and just after the
-   wait returned. accel_buffer_read/write run on the first VkQueue with io_pool; a queue's worker runs
-   on its own VkQueue with its pool (nothing another queue hands the device can hold that up). */
+   wait returned. accel_buffer_read/write run on the io VkQueue with io_pool: one no accel queue uses
+   where the compute family has a VkQueue to spare, so that a queue waiting on the device for a signal
+   not yet set cannot hold a read up (the first VkQueue otherwise); a queue's worker runs on its own
+   VkQueue with its pool (nothing another queue hands the device can hold that up). */
 static accel_result accel_i_vk_io_run(accel_i_vk_device* dev, accel_i_vk_hwq* hq, VkCommandPool pool, VkCommandBuffer cb, const char* what,
                                       uint64_t* t0, uint64_t* t1) {
     uint64_t value, before;
@@ -1248,10 +1255,10 @@ static accel_result accel_i_vk_copy_run(accel_i_vk_device* dev, accel_i_vk_hwq* 
     dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0, NULL);
     return accel_i_vk_io_run(dev, hq, pool, cb, "buffer read/write", NULL, NULL);
 }
-/* A one-off copy between a buffer and a staging buffer (or, src == NULL, a zero fill), on the first
+/* A one-off copy between a buffer and a staging buffer (or, src == NULL, a zero fill), on the io
    VkQueue, waited for. Callers hold io_lock. */
 static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size) {
-    return accel_i_vk_copy_run(dev, &dev->hwq[0], dev->io_pool, src, src_off, dst, dst_off, size);
+    return accel_i_vk_copy_run(dev, &dev->hwq[dev->io_hwq], dev->io_pool, src, src_off, dst, dst_off, size);
 }
 
 static accel_result accel_i_vk_buffer_io(accel_buffer* base, size_t offset, void* host, size_t size, bool write) {
@@ -3119,7 +3126,11 @@ static void accel_i_vk_stamps_setup(accel_i_vk_device* dev) {
 }
 
 /* Device-level state shared by the create and adopt paths: entry points, queues, internal objects. */
-static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t compute_queues, uint32_t copy_family, bool copy_own_queue) {
+/* VkQueues: compute_queues of the compute family (accel queues take them round robin), then an io
+   VkQueue of the same family (io_own_queue), then the copy family's (copy_own_queue). */
+static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t compute_queues, bool io_own_queue, uint32_t copy_family,
+                                            bool copy_own_queue) {
+    uint32_t n = compute_queues + (io_own_queue ? 1u : 0u) + (copy_own_queue ? 1u : 0u);
     VkCommandPoolCreateInfo pi;
     const char* missing = accel_i_vk_load_device(&dev->vki, &dev->vk, dev->device);
     VkResult vr;
@@ -3129,9 +3140,9 @@ static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t com
     if (!accel_i_mutex_init(&dev->submit_lock)) { accel_i_mutex_destroy(&dev->io_lock); return ACCEL_ERROR_OUT_OF_MEMORY; }
     dev->locks_inited = true;
     dev->hwq_count = compute_queues;
-    for (uint32_t i = 0; i < compute_queues + (copy_own_queue ? 1u : 0u); i++) {
+    for (uint32_t i = 0; i < n; i++) {
         accel_i_vk_hwq* h = &dev->hwq[i];
-        bool copy = i == compute_queues;
+        bool copy = copy_own_queue && i == n - 1u;
         h->family = copy ? copy_family : dev->compute_family;
         dev->vk.GetDeviceQueue(dev->device, h->family, copy ? 0 : i, &h->queue);
         if (!accel_i_mutex_init(&h->lock)) return ACCEL_ERROR_OUT_OF_MEMORY;
@@ -3139,15 +3150,19 @@ static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t com
     }
     accel_i_vk_stamps_setup(dev);
     dev->copy_family = copy_family;
-    dev->copy_hwq = copy_own_queue ? compute_queues : (compute_queues > 1 ? compute_queues - 1 : 0);
+    dev->copy_hwq = copy_own_queue ? n - 1u : (compute_queues > 1 ? compute_queues - 1 : 0);
+    dev->io_hwq = io_own_queue ? compute_queues : 0;
     if (copy_own_queue && copy_family == dev->compute_family) dev->copy_family = dev->compute_family;
     atomic_init(&dev->next_hwq, 0u);
     accel_i_vk_fill_info(dev);
+    /* reads and writes through staging share hwq[0]: an accel queue there is never alone on it, so it
+       never waits on the device for a value only the host raises (a read would wait behind that) */
+    if (!io_own_queue && !dev->map_device) dev->hwq[0].users = 1;
     if ((vr = accel_i_vk_timeline(dev, 0, &dev->io_sem)) != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateSemaphore", "accel_device_create");
     memset(&pi, 0, sizeof pi);
     pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
     pi.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
-    pi.queueFamilyIndex = dev->hwq[0].family;
+    pi.queueFamilyIndex = dev->hwq[dev->io_hwq].family;
     if ((vr = dev->vk.CreateCommandPool(dev->device, &pi, NULL, &dev->io_pool)) != VK_SUCCESS)
         return accel_i_vk_fail(dev, vr, "vkCreateCommandPool", "accel_device_create");
     return ACCEL_OK;
@@ -3176,8 +3191,8 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     VkQueueFamilyProperties fam[32];
     VkExtensionProperties* exts = NULL;
     uint32_t nfam = 32, next = 0, compute_n, copy_family, ne = 0;
-    bool copy_own = false;
-    float prio[ACCEL_VULKAN_MAX_QUEUES] = { 0 };
+    bool copy_own = false, io_own;
+    float prio[ACCEL_VULKAN_MAX_QUEUES + 1] = { 0 };
     VkDeviceQueueCreateInfo qci[2];
     VkPhysicalDeviceTimelineSemaphoreFeatures tl = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, NULL, VK_TRUE };
     VkPhysicalDeviceFeatures2 f2;
@@ -3225,7 +3240,9 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     memset(qci, 0, sizeof qci);
     qci[0].sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
     qci[0].queueFamilyIndex = dev->compute_family;
-    qci[0].queueCount = compute_n;
+    io_own = fam[dev->compute_family].queueCount > compute_n || compute_n > 1;   /* one of its own for reads/writes */
+    if (io_own && fam[dev->compute_family].queueCount <= compute_n) compute_n--;
+    qci[0].queueCount = compute_n + (io_own ? 1u : 0u);
     qci[0].pQueuePriorities = prio;
     qci[1] = qci[0];
     qci[1].queueFamilyIndex = copy_family;
@@ -3245,7 +3262,7 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
         return r;
     }
     dev->own_device = true;
-    r = accel_i_vk_device_setup(dev, compute_n, copy_family, copy_own);
+    r = accel_i_vk_device_setup(dev, compute_n, io_own, copy_family, copy_own);
     if (r != ACCEL_OK) {
         if (r == ACCEL_ERROR_OUT_OF_MEMORY) accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
         accel_i_vk_device_free(dev);
@@ -3322,7 +3339,7 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
         return ACCEL_ERROR_UNSUPPORTED;
     }
     /* one VkQueue, the engine's: hwq[0] is it (compute and copy) */
-    r = accel_i_vk_device_setup(dev, 1, vk->queue_family, false);
+    r = accel_i_vk_device_setup(dev, 1, false, vk->queue_family, false);
     if (r == ACCEL_OK && vk->queue_index != 0) dev->vk.GetDeviceQueue(dev->device, vk->queue_family, vk->queue_index, &dev->hwq[0].queue);
     if (r != ACCEL_OK) { accel_i_vk_device_free(dev); return r; }
     *out = &dev->base;

@@ -116,6 +116,9 @@ static void k_decode_reduce(const mock_thread_ctx* t, void* const* b, const uint
     if (i < c[1]) atomic_fetch_add((_Atomic uint32_t*)&((uint32_t*)b[1])[c[0]], ((const uint32_t*)b[0])[i]);
 }
 static void k_empty(const mock_thread_ctx* t, void* const* b, const uint32_t* c) { (void)t; (void)b; (void)c; }
+static void k_copy_bytes(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {   /* accel's host-to-host copies */
+    for (uint32_t i = gx(t); i < c[0]; i += t->gdim[0] * t->bdim[0]) ((unsigned char*)b[0])[i] = ((const unsigned char*)b[1])[i];
+}
 static void k_oob(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
     (void)t; (void)b; (void)c;
     int zero = 0;
@@ -125,7 +128,7 @@ static const mock_kernel mock_kernels[] = {
     { "saxpy", 2, 2, k_saxpy }, { "fill_index", 1, 2, k_fill_index }, { "add_one", 1, 1, k_add_one },
     { "copy_u32", 2, 1, k_copy_u32 }, { "group_ids", 1, 3, k_group_ids }, { "slow", 1, 3, k_slow },
     { "probe", 1, 1, k_probe }, { "crunch", 2, 3, k_crunch }, { "simulate", 3, 1, k_simulate },
-    { "empty", 0, 0, k_empty }, { "oob", 1, 0, k_oob }, { "bench_const", 0, 1, k_empty },
+    { "empty", 0, 0, k_empty }, { "oob", 1, 0, k_oob }, { "accel_i_copy", 2, 1, k_copy_bytes }, { "bench_const", 0, 1, k_empty },
     { "decode_mix", 2, 2, k_decode_mix }, { "decode_scale", 2, 1, k_decode_scale }, { "decode_reduce", 2, 2, k_decode_reduce },
 };
 
@@ -530,6 +533,12 @@ MOCK_API CUresult cuMemFree_v2(dptr_t p);
 MOCK_API CUresult cuMemFree_v2(dptr_t p) { return mMemFree(p); }
 MOCK_API CUresult cuCtxSetCurrent(void* ctx);
 MOCK_API CUresult cuCtxSetCurrent(void* ctx) { return mCtxSetCurrent(ctx); }
+MOCK_API CUresult cuCtxGetDevice(int* d);
+MOCK_API CUresult cuCtxGetDevice(int* d) { *d = 0; return 0; }
+MOCK_API CUresult cuDevicePrimaryCtxRetain(void** ctx, int d);
+MOCK_API CUresult cuDevicePrimaryCtxRetain(void** ctx, int d) { return mPrimaryCtxRetain(ctx, d); }
+MOCK_API CUresult cuDevicePrimaryCtxRelease_v2(int d);
+MOCK_API CUresult cuDevicePrimaryCtxRelease_v2(int d) { return mPrimaryCtxRelease(d); }
 MOCK_API CUresult cuModuleLoadData(mock_module** m, const void* image);
 MOCK_API CUresult cuModuleLoadData(mock_module** m, const void* image) { return mModuleLoadDataEx(m, image, 0, NULL, NULL); }
 MOCK_API CUresult cuModuleUnload(mock_module* m);

@@ -262,6 +262,9 @@ typedef struct raw_cu {
     int (*MemAlloc)(uint64_t* p, size_t n);
     int (*MemFree)(uint64_t p);
     int (*CtxSetCurrent)(void* ctx);
+    int (*CtxGetDevice)(int* device);
+    int (*PrimaryRetain)(void** ctx, int device);
+    int (*PrimaryRelease)(int device);
     int (*ModuleLoadData)(void** m, const void* image);
     int (*ModuleUnload)(void* m);
     int (*ModuleGetFunction)(void** f, void* m, const char* name);
@@ -280,7 +283,16 @@ static int raw_cu_open(raw_cu* c) {
     return c->lib && raw_cu_sym(c, "cuMemAlloc_v2", &c->MemAlloc) && raw_cu_sym(c, "cuMemFree_v2", &c->MemFree) &&
            raw_cu_sym(c, "cuCtxSetCurrent", &c->CtxSetCurrent) && raw_cu_sym(c, "cuModuleLoadData", &c->ModuleLoadData) &&
            raw_cu_sym(c, "cuModuleUnload", &c->ModuleUnload) && raw_cu_sym(c, "cuModuleGetFunction", &c->ModuleGetFunction) &&
-           raw_cu_sym(c, "cuLaunchKernel", &c->LaunchKernel);
+           raw_cu_sym(c, "cuLaunchKernel", &c->LaunchKernel) && raw_cu_sym(c, "cuCtxGetDevice", &c->CtxGetDevice) &&
+           raw_cu_sym(c, "cuDevicePrimaryCtxRetain", &c->PrimaryRetain) &&
+           raw_cu_sym(c, "cuDevicePrimaryCtxRelease_v2", &c->PrimaryRelease);
+}
+/* The test's own retain of accel's primary context, as a CUDA runtime user holds one: memory allocated in
+   it outlives accel_device_destroy only so (accel releases its retain there). */
+static int raw_cu_retain(raw_cu* c, accel_device* dev, int* cudev) {
+    void* ctx = NULL;
+    return c->CtxSetCurrent(accel_cuda_device_context(dev)) == 0 && c->CtxGetDevice(cudev) == 0 &&
+           c->PrimaryRetain(&ctx, *cudev) == 0 && ctx == accel_cuda_device_context(dev);
 }
 
 TEST(cuda_getters_and_wrap_errors) {
@@ -347,6 +359,7 @@ TEST(cuda_raw_kernel_on_accel_stream_in_borrowed_memory) {
     accel_device_info info;
     raw_cu cu;
     uint64_t mem = 0;
+    int cudev = -1;
     void *mod = NULL, *fn = NULL;
     char* ptx = NULL;
     size_t ptx_size = 0;
@@ -359,7 +372,7 @@ TEST(cuda_raw_kernel_on_accel_stream_in_borrowed_memory) {
     REQUIRE_OK(accel_signal_create(dev, 0, &s));
     REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &p));
     REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &out));
-    REQUIRE(cu.CtxSetCurrent(accel_cuda_device_context(dev)) == 0);
+    REQUIRE(raw_cu_retain(&cu, dev, &cudev));
     REQUIRE(cu.MemAlloc(&mem, N * 4) == 0);
     REQUIRE_OK(accel_cuda_buffer_wrap(dev, mem, N * 4, &w));
     CHECK_EQ_U64(accel_cuda_buffer_pointer(w), mem);
@@ -394,6 +407,7 @@ TEST(cuda_raw_kernel_on_accel_stream_in_borrowed_memory) {
     cu.ModuleUnload(mod);
     accel_device_destroy(dev);                         /* releases w2: still not freed */
     CHECK(cu.MemFree(mem) == 0);
+    CHECK(cu.PrimaryRelease(cudev) == 0);
     dlclose(cu.lib);
 }
 
@@ -416,6 +430,7 @@ TEST(cuda_host_call_launches_a_raw_kernel_between_commands) {
     raw_cu cu;
     raw_launch l;
     uint64_t mem = 0;
+    int cudev = -1;
     void* mod = NULL;
     char* ptx = NULL;
     size_t ptx_size = 0;
@@ -427,7 +442,7 @@ TEST(cuda_host_call_launches_a_raw_kernel_between_commands) {
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(accel_signal_create(dev, 0, &s));
     REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &out));
-    REQUIRE(cu.CtxSetCurrent(accel_cuda_device_context(dev)) == 0);
+    REQUIRE(raw_cu_retain(&cu, dev, &cudev));
     REQUIRE(cu.MemAlloc(&mem, N * 4) == 0);
     REQUIRE_OK(accel_cuda_buffer_wrap(dev, mem, N * 4, &w));
     REQUIRE_OK(accel_cuda_compile_source(test_k_add_one_cuda, "add_one", info.compute_capability, NULL, &lg, &ptx, &ptx_size));
@@ -452,6 +467,7 @@ TEST(cuda_host_call_launches_a_raw_kernel_between_commands) {
     accel_device_destroy(dev);
     cu.ModuleUnload(mod);
     CHECK(cu.MemFree(mem) == 0);
+    CHECK(cu.PrimaryRelease(cudev) == 0);
     dlclose(cu.lib);
     CHECK_OK(r);
 }

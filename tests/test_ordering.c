@@ -90,6 +90,54 @@ TEST(host_set_releases_a_queue_wait) {
     accel_device_destroy(dev);
 }
 
+/* Commands on host memory (copies host to host and both ways, updates, fills) queued behind a device
+   wait for a value only the host sets: submit returns at once, nothing runs before the gate, everything
+   after it; a read of an unrelated device buffer meanwhile is not held up. (On an H100, cuMemcpy*Async
+   with host memory on both sides ran on the CPU once the stream got there, blocking the call behind the
+   wait for ever; a staging read on the waiting VkQueue did the same on NVIDIA's Vulkan driver.) */
+TEST(host_memory_commands_behind_a_host_gate) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer *h1, *h2, *d, *other;
+    accel_signal *gate, *done;
+    uint32_t words[4] = { 7, 8, 9, 10 };
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &h1));
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &h2));
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_DEVICE, &d));
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_DEVICE, &other));
+    REQUIRE_OK(test_buffer_set_u32(other, 16, 5));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    for (uint32_t round = 1; round <= 3; round++) {
+        uint64_t t0;
+        accel_queue_wait(q, gate, round);
+        accel_queue_update(q, h1, 0, words, 16);       /* host staging -> host */
+        accel_queue_copy(q, h2, 0, h1, 0, 16);         /* host -> host */
+        accel_queue_update(q, d, 0, words, 16);        /* host staging -> device */
+        accel_queue_copy(q, h2, 16, d, 0, 16);         /* device -> host */
+        accel_queue_fill(q, h1, 32, 16, round);        /* a fill of host memory */
+        accel_queue_copy(q, h2, 32, h1, 32, 16);       /* host -> host */
+        accel_queue_signal(q, done, round);
+        t0 = test_now_ns();
+        CHECK_OK(accel_queue_submit(q));
+        CHECK(test_now_ns() - t0 < 1000000000ull);
+        CHECK_RESULT(accel_signal_wait(done, round, 0), ACCEL_TIMEOUT);    /* still held */
+        CHECK_EQ_U64(test_buffer_u32(other, 0), 5);                        /* not held up */
+        if (round == 1) CHECK_EQ_U64(test_buffer_u32(h2, 0), 0);           /* nothing ran */
+        CHECK_OK(accel_signal_set(gate, round));
+        CHECK_OK(accel_signal_wait(done, round, ACCEL_WAIT_FOREVER));
+        for (uint32_t i = 0; i < 4; i++) {
+            CHECK_EQ_U64(test_buffer_u32(h2, i), words[i]);
+            CHECK_EQ_U64(test_buffer_u32(h2, 4 + i), words[i]);
+            CHECK_EQ_U64(test_buffer_u32(h2, 8 + i), round);
+        }
+        words[0] += 100;   /* recorded data was copied at record time: this changes the next round only */
+    }
+    accel_device_destroy(dev);
+}
+
 /* Failure after hand-off: two queues wait (one on a gate, the other on the first one's signal), and the
    gate fails. The work behind the waits may run on a GPU backend (DESIGN 6.1), never on the CPU backend;
    everything they signal reads failed with the same reason; host waits, wait_many and later queue waits
@@ -295,20 +343,28 @@ TEST(batch_with_many_signals_and_waits) {
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     sig = (accel_signal**)calloc(S, sizeof *sig);
     REQUIRE(sig != NULL);
-    for (uint32_t i = 0; i < S; i++) REQUIRE_OK(accel_signal_create(dev, 0, &sig[i]));
+    uint32_t n = 0;   /* S, or as many as the device makes: NVIDIA's Vulkan driver refuses timeline semaphores
+                         with OUT_OF_HOST_MEMORY somewhere below 40,000 (a clear error, not a hang) */
+    accel_result cr = ACCEL_OK;
+    while (n < S && (cr = accel_signal_create(dev, 0, &sig[n])) == ACCEL_OK) n++;
+    if (n < S) {
+        CHECK_RESULT(cr, ACCEL_ERROR_OUT_OF_MEMORY);
+        fprintf(stderr, "    the device made %u signals of %d; the batch uses those\n", n, (int)S);
+        REQUIRE(n >= 4 * W);
+    }
     for (uint32_t i = 0; i < W; i++) accel_queue_signal(q, sig[i], 1);   /* producers of the waits below */
     CHECK_OK(accel_queue_submit(q));
     CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
     for (uint32_t i = 0; i < W; i++) accel_queue_wait(q, sig[i], 1);     /* 64 waits already reached */
-    for (uint32_t i = W; i < S; i++) accel_queue_signal(q, sig[i], 2 + (i & 3));
+    for (uint32_t i = W; i < n; i++) accel_queue_signal(q, sig[i], 2 + (i & 3));
     t0 = test_now_ns();
     CHECK_OK(accel_queue_submit(q));
     dt = test_now_ns() - t0;
     CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
     CHECK(dt < 2000000000ull);
-    if (dt >= 2000000000ull) fprintf(stderr, "    submit of %d signals took %.2f s\n", S, (double)dt / 1e9);
-    for (uint32_t i = W; i < S; i += 37) CHECK_EQ_U64(accel_signal_value(sig[i]), 2 + (i & 3));
-    CHECK_EQ_U64(accel_signal_value(sig[S - 1]), 2 + ((S - 1) & 3));
+    if (dt >= 2000000000ull) fprintf(stderr, "    submit of %u signals took %.2f s\n", n, (double)dt / 1e9);
+    for (uint32_t i = W; i < n; i += 37) CHECK_EQ_U64(accel_signal_value(sig[i]), 2 + (i & 3));
+    CHECK_EQ_U64(accel_signal_value(sig[n - 1]), 2 + ((n - 1) & 3));
     accel_device_destroy(dev);
     free(sig);
 }
@@ -342,6 +398,7 @@ int main(int argc, char** argv) {
     RUN(two_queue_chain_each_step_reads_the_last);
     RUN(two_queue_chain_in_two_batches);
     RUN(host_set_releases_a_queue_wait);
+    RUN(host_memory_commands_behind_a_host_gate);
     RUN(failure_after_hand_off_flows_down_with_its_reason);
     RUN(failure_is_seen_before_the_work_it_released);
     RUN(mixed_waits_cpu_to_device_and_back);

@@ -71,17 +71,30 @@ TEST(timestamps_monotonic_between_host_readings) {
     accel_device_destroy(dev);
 }
 
-/* CPU: a kernel that spins a known time. GPU: the slow kernel (sized to run milliseconds on lavapipe
-   and the mock), whose duration the host brackets from outside: the stamps around it lie within the
-   host readings around the whole submission, and the span between them is much longer than the span
-   between two stamps with nothing in between. */
+/* CPU: a kernel that spins a known time. GPU: the slow kernel, whose duration the host brackets from
+   outside: the stamps around it lie within the host readings around the whole submission, and the span
+   between them is much longer than the span between two stamps with nothing in between. Its iteration
+   count grows tenfold until the stamps around it lie 0.5 ms apart (4,000 iterations take milliseconds on
+   lavapipe and the mock, 37-47 us on an H100); a stamp that does not follow the kernel never gets there. */
+static void bracket_run(accel_queue* q, accel_buffer* b, accel_program* spin, accel_buffer* out, const uint32_t* consts,
+                        uint32_t count, uint32_t groups, uint64_t* before, uint64_t* after) {
+    *before = host_ns();
+    accel_queue_timestamp(q, b, 0);
+    if (out) accel_queue_exec(q, spin, &out, 1, consts, count, accel_exec_1d(groups, 64));
+    else accel_queue_exec(q, spin, NULL, 0, consts, count, accel_exec_1d(1, 1));
+    accel_queue_timestamp(q, b, 8);
+    accel_queue_timestamp(q, b, 16);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    *after = host_ns();
+}
 TEST(timestamps_bracket_a_kernel_of_known_duration) {
     accel_device* dev;
     accel_queue* q;
     accel_buffer *b, *out = NULL;
     accel_program* spin;
     const uint32_t us = 20000;   /* 20 ms */
-    const uint32_t slow[3] = { 4096, 4000, 7 };   /* n, iters, seed */
+    uint32_t slow[3] = { 4096, 4000, 7 };   /* n, iters, seed */
+    uint64_t before, after;
     bool cpu = test_backend_is_cpu();
     REQUIRE_OK(test_device_create(&dev));
     if (!stamps_supported(dev)) { accel_device_destroy(dev); SKIP("timestamps are not on this backend yet"); }
@@ -96,14 +109,13 @@ TEST(timestamps_bracket_a_kernel_of_known_duration) {
     }
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(test_buffer_create(dev, 24, ACCEL_MEMORY_HOST, &b));
-    uint64_t before = host_ns();
-    accel_queue_timestamp(q, b, 0);
-    if (cpu) accel_queue_exec(q, spin, NULL, 0, &us, 1, accel_exec_1d(1, 1));
-    else accel_queue_exec(q, spin, &out, 1, slow, 3, accel_exec_1d(slow[0], 64));
-    accel_queue_timestamp(q, b, 8);
-    accel_queue_timestamp(q, b, 16);
-    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
-    uint64_t after = host_ns();
+    if (cpu) bracket_run(q, b, spin, NULL, &us, 1, 1, &before, &after);
+    else
+        for (;;) {
+            bracket_run(q, b, spin, out, slow, 3, slow[0], &before, &after);
+            if (read_u64(b, 8) - read_u64(b, 0) >= 500000u || slow[1] >= 40000000u) break;
+            slow[1] *= 10;
+        }
     uint64_t t0 = read_u64(b, 0), t1 = read_u64(b, 8), t2 = read_u64(b, 16);
     if (!CHECK(before <= t0 && t0 <= t1 && t1 <= t2 && t2 <= after))
         fprintf(stderr, "    before %llu, stamps %llu %llu %llu, after %llu\n", (unsigned long long)before, (unsigned long long)t0,
@@ -114,7 +126,8 @@ TEST(timestamps_bracket_a_kernel_of_known_duration) {
         CHECK(t2 - t1 < (uint64_t)us * 1000u);              /* nothing ran between the last two */
     } else {
         if (!CHECK(t1 - t0 > 10 * (t2 - t1) && t1 - t0 >= 500000u))   /* the kernel (ms), then nothing (us) */
-            fprintf(stderr, "    kernel %llu ns, empty %llu ns\n", (unsigned long long)(t1 - t0), (unsigned long long)(t2 - t1));
+            fprintf(stderr, "    kernel %llu ns (%u iterations), empty %llu ns\n", (unsigned long long)(t1 - t0), slow[1],
+                    (unsigned long long)(t2 - t1));
         uint32_t v = 0;
         CHECK_OK(accel_buffer_read(out, 4 * 4095, &v, 4));
         CHECK_EQ_U64(v, test_slow_hash(4095u ^ slow[2], slow[1]));

@@ -461,6 +461,42 @@ TEST(lower_value_from_second_queue) {
 }
 
 /* ==== fallbacks: descriptor pools instead of push descriptors, staging instead of mapping ==== */
+/* Reads and writes through staging (device memory the host cannot map) while a queue waits on the
+   device for a value only the host sets: they must not queue behind that wait (on lavapipe's one
+   VkQueue they share it, so the queue waits on the host there instead; on NVIDIA they have a VkQueue of
+   their own). Before the fix this read never returned. */
+TEST(staging_read_while_a_queue_waits_for_the_host) {
+    VK_ONLY();
+    env_saved e;
+    env_set(&e, "ACCEL_VULKAN_NO_MAP_DEVICE", "1");
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer *a, *b;
+    accel_signal *gate, *done;
+    accel_result r = test_device_create(&dev);
+    env_restore(&e);
+    REQUIRE_OK(r);
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &a));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &b));
+    REQUIRE_OK(test_buffer_set_u32(b, 64, 9));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    accel_queue_wait(q, gate, 1);
+    accel_queue_fill(q, a, 0, 256, 3);
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_EQ_U64(test_buffer_u32(b, 7), 9);      /* returns while the queue waits */
+    CHECK_EQ_U64(test_buffer_u32(a, 7), 0);      /* and the fill has not run */
+    CHECK_OK(test_buffer_set_u32(b, 64, 4));     /* a write too */
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(a, 7), 3);
+    CHECK_EQ_U64(test_buffer_u32(b, 63), 4);
+    accel_device_destroy(dev);
+}
+
+
 TEST(descriptor_pool_and_staging_fallbacks) {
     VK_ONLY();
     enum { N = 5000 };
@@ -824,6 +860,7 @@ int main(int argc, char** argv) {
     RUN(cpu_queue_waits_on_vulkan_signal);
     RUN(lower_value_from_second_queue);
     RUN(descriptor_pool_and_staging_fallbacks);
+    RUN(staging_read_while_a_queue_waits_for_the_host);
     RUN(adopt_engine_device);
     RUN(device_lost_is_sticky_and_fails_signals);
     RUN(debug_device_runs_clean);
