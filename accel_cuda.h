@@ -183,7 +183,8 @@
                 dropped and every signal it would have signalled fails with the same value. A wait on
                 a CUDA signal of the same device, where the device has stream memory operations, runs
                 on the GPU: cuStreamWaitValue64 (GEQ) on the progress word of the queue whose signal
-                point first promised the value (GPU to GPU, no host involved), or else on the signal's
+                point first promised the value (GPU to GPU, no host involved; nothing when that is the
+                queue's own point, earlier in its stream), or else on the signal's
                 mirror word, which every host raise of the signal reaches (accel_signal_set, a failure,
                 a point the host reaped). Any other wait (another device's or backend's signal, or no
                 stream memory operations) is gated: the queue's worker waits on the host, then enqueues
@@ -2340,7 +2341,9 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
 /* A GPU wait for s >= v (a CUDA signal of this device). On the progress word of the queue of the FIRST
    signal point that promised v (waiting for a later one could wait on work that itself waits for this
    queue: a deadlock), when the ring of recent points still holds it; else on the signal's mirror, which
-   the host raises when it reaps that point (or sets or fails the signal). */
+   the host raises when it reaps that point (or sets or fails the signal). None when that point is this
+   queue's own: it is earlier in the same stream, which runs in order (a one-queue chain step is then a
+   launch and a progress write, as a raw stream's launch and event record). */
 static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     accel_cu_deviceptr addr = cs->mirror.dptr;
@@ -2354,6 +2357,7 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
         }
     }
     accel_i_spin_unlock(&cs->point_lock);
+    if (addr == q->progress.dptr) return ACCEL_CU_SUCCESS;   /* a point enqueued earlier on this stream: stream order */
     if (addr == cs->mirror.dptr) { q->gate = cs->mirror.host; q->gate_value = v; q->behind = 0; }
     q->dirty = true;   /* a point after the wait must come after it */
     accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), 1);   /* no release runs from here until it retires */

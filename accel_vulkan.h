@@ -191,8 +191,13 @@
    ==== Recorded command lists ==================================================================
    accel_queue_record_end records the list into reusable secondary command buffers of
    ACCEL_VULKAN_REPLAY_CHUNK (32) commands each (simultaneous use; each opens with the in-order
-   barrier), with its pipelines made, its bindings pushed (or in descriptor sets of the list's own
-   pool) and its updates' data in a staging buffer of its own. A replay in a segment runs the chunks
+   barrier), and a list of more than one chunk once more whole, with its pipelines made, its bindings
+   pushed (or in descriptor sets of the list's own pool) and its updates' data in a staging buffer of
+   its own, and once more as a primary command buffer. A segment whose only command is a replay
+   without patches (on the list's queue family, untraced) submits that primary as it is: nothing is
+   recorded per replay, as a raw program re-submits a command buffer recorded once. Another replay
+   without patches runs the whole secondary (on an H100, 1,000 dispatches as 32 chunks ran at 1.10x
+   one secondary). A replay with patches runs the chunks
    without patches with one vkCmdExecuteCommands per run, and records the chunks that hold a patched
    command directly, patched (push constants and bindings cannot change inside a recorded command
    buffer, and SPIR-V reads its constants as push constants). bench/vulkan.c figure 8 measures the
@@ -724,6 +729,7 @@ struct accel_i_vk_entry {
     accel_i_vk_entry* next;
     uint64_t value;
     VkCommandBuffer cb;
+    bool cb_lent;                 /* cb is a recorded list's primary (accel_i_vk_lone_replay): not the queue's */
     VkBuffer staging; VkDeviceMemory staging_mem;
     VkDescriptorPool pool;
     VkQueryPool stamps;           /* the segment's timestamps, one query each (nstamps), */
@@ -1896,7 +1902,7 @@ static void accel_i_vk_cb_give(accel_i_vk_queue* q, VkCommandBuffer cb) {
    submitted) and clears it. */
 static void accel_i_vk_entry_clear(accel_i_vk_queue* q, accel_i_vk_entry* e) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
-    if (e->cb) accel_i_vk_cb_give(q, e->cb);
+    if (e->cb && !e->cb_lent) accel_i_vk_cb_give(q, e->cb);
     accel_i_vk_drop_buffer(dev, e->staging, e->staging_mem);
     if (e->pool) dev->vk.DestroyDescriptorPool(dev->device, e->pool, NULL);
     if (e->stamps) dev->vk.DestroyQueryPool(dev->device, e->stamps, NULL);
@@ -2219,6 +2225,8 @@ typedef struct accel_i_vk_list {
     accel_i_vk_scope scope;
     VkCommandPool pool;
     VkCommandBuffer* chunks; uint32_t nchunks;
+    VkCommandBuffer whole;             /* the list in one secondary, for replays without patches (2+ chunks) */
+    VkCommandBuffer primary;           /* the list as a segment of its own: see accel_i_vk_lone_replay */
     VkDescriptorPool dpool;
     VkBuffer staging; VkDeviceMemory staging_mem;
 } accel_i_vk_list;
@@ -2364,15 +2372,40 @@ static accel_result accel_i_vk_list_sets(accel_i_vk_device* dev, accel_i_vk_list
     }
     return ACCEL_OK;
 }
-/* The chunks: secondary command buffers of the recording queue's family, for simultaneous use. */
-static accel_result accel_i_vk_list_chunks(accel_i_vk_device* dev, accel_i_vk_list* l) {
-    VkCommandPoolCreateInfo pi = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL, 0, l->family };
-    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, VK_NULL_HANDLE, VK_COMMAND_BUFFER_LEVEL_SECONDARY,
-                                       l->nchunks };
+/* Records ops [from, to) of l into secondary cb, for simultaneous use. */
+static accel_result accel_i_vk_list_secondary(accel_i_vk_device* dev, accel_i_vk_list* l, VkCommandBuffer cb, uint32_t from, uint32_t to) {
     VkCommandBufferInheritanceInfo ii = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO, NULL, VK_NULL_HANDLE, 0, VK_NULL_HANDLE,
                                           VK_FALSE, 0, 0 };
     VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, &ii };
     VkResult vr;
+    accel_result r;
+    if ((vr = dev->vk.BeginCommandBuffer(cb, &bi)) != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_record_end");
+    if ((r = accel_i_vk_ops_record(dev, l, cb, l->dpool, from, to, NULL, 0)) != ACCEL_OK) return r;
+    if ((vr = dev->vk.EndCommandBuffer(cb)) != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "accel_queue_record_end");
+    return ACCEL_OK;
+}
+/* The list as a primary command buffer that is a whole segment (simultaneous use), ending as every
+   segment does with the barrier that makes its writes visible to the host. */
+static accel_result accel_i_vk_list_primary(accel_i_vk_device* dev, accel_i_vk_list* l) {
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, NULL };
+    VkResult vr;
+    accel_result r;
+    if ((vr = dev->vk.BeginCommandBuffer(l->primary, &bi)) != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_record_end");
+    if ((r = accel_i_vk_ops_record(dev, l, l->primary, l->dpool, 0, l->count, NULL, 0)) != ACCEL_OK) return r;
+    accel_i_vk_barrier(dev, l->primary, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+    if ((vr = dev->vk.EndCommandBuffer(l->primary)) != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "accel_queue_record_end");
+    return ACCEL_OK;
+}
+/* The chunks, the list as a primary, and the whole list in one more secondary where it spans several
+   chunks: command buffers of the recording queue's family. A replay without patches runs the whole one: on an H100 the
+   1,000 dispatches of bench/vulkan.c as one secondary ran at 1.00x a primary recorded by hand, as 32
+   chunks at 1.10x (figure 8's raw design rows). */
+static accel_result accel_i_vk_list_chunks(accel_i_vk_device* dev, accel_i_vk_list* l) {
+    VkCommandPoolCreateInfo pi = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL, 0, l->family };
+    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, VK_NULL_HANDLE, VK_COMMAND_BUFFER_LEVEL_SECONDARY,
+                                       l->nchunks };
+    VkResult vr;
+    accel_result r;
     if (!l->nchunks) return ACCEL_OK;
     if ((vr = dev->vk.CreateCommandPool(dev->device, &pi, NULL, &l->pool)) != VK_SUCCESS)
         return accel_i_vk_fail(dev, vr, "vkCreateCommandPool", "accel_queue_record_end");
@@ -2381,14 +2414,18 @@ static accel_result accel_i_vk_list_chunks(accel_i_vk_device* dev, accel_i_vk_li
         return accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", "accel_queue_record_end");
     for (uint32_t c = 0; c < l->nchunks; c++) {
         uint32_t from = c * ACCEL_I_VK_CHUNK, to = from + ACCEL_I_VK_CHUNK < l->count ? from + ACCEL_I_VK_CHUNK : l->count;
-        accel_result r;
-        if ((vr = dev->vk.BeginCommandBuffer(l->chunks[c], &bi)) != VK_SUCCESS)
-            return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_record_end");
-        if ((r = accel_i_vk_ops_record(dev, l, l->chunks[c], l->dpool, from, to, NULL, 0)) != ACCEL_OK) return r;
-        if ((vr = dev->vk.EndCommandBuffer(l->chunks[c])) != VK_SUCCESS)
-            return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "accel_queue_record_end");
+        if ((r = accel_i_vk_list_secondary(dev, l, l->chunks[c], from, to)) != ACCEL_OK) return r;
     }
-    return ACCEL_OK;
+    ai.commandBufferCount = 1;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    if ((vr = dev->vk.AllocateCommandBuffers(dev->device, &ai, &l->primary)) != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", "accel_queue_record_end");
+    if ((r = accel_i_vk_list_primary(dev, l)) != ACCEL_OK) return r;
+    if (l->nchunks == 1) return ACCEL_OK;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+    if ((vr = dev->vk.AllocateCommandBuffers(dev->device, &ai, &l->whole)) != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", "accel_queue_record_end");
+    return accel_i_vk_list_secondary(dev, l, l->whole, 0, l->count);
 }
 static accel_result accel_i_vk_validate(accel_i_vk_queue* q, const accel_i_batch* b);
 static accel_result accel_i_vk_list_fill(accel_i_vk_device* dev, accel_i_vk_queue* q, accel_commands* c, accel_i_vk_list* l) {
@@ -2438,8 +2475,9 @@ static void accel_i_vk_list_sizes(const accel_commands* c, uint32_t* execs, uint
     *execs += l->execs;
     *bindings += l->bindings;
 }
-/* The replay command, recorded into e->cb: unpatched chunks by vkCmdExecuteCommands, a chunk with
-   patches (or every chunk on a queue of another family) recorded directly. */
+/* The replay command, recorded into e->cb: without patches the whole list's secondary; else unpatched
+   chunks by vkCmdExecuteCommands, a chunk with patches (or every chunk on a queue of another family)
+   recorded directly. */
 static accel_result accel_i_vk_record_replay(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_cmd* c) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     const accel_i_vk_list* l = (const accel_i_vk_list*)c->u.replay.list->native;
@@ -2447,6 +2485,10 @@ static accel_result accel_i_vk_record_replay(accel_i_vk_queue* q, accel_i_vk_ent
     const accel_patch* p = n ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
     bool own = q->hwq->family == l->family;
     accel_result r = ACCEL_OK;
+    if (own && n == 0 && l->whole) {
+        dev->vk.CmdExecuteCommands(e->cb, 1, &l->whole);
+        return ACCEL_OK;
+    }
     for (uint32_t ch = 0; ch < l->nchunks && r == ACCEL_OK; ch++) {
         uint32_t from = ch * ACCEL_I_VK_CHUNK, to = from + ACCEL_I_VK_CHUNK < l->count ? from + ACCEL_I_VK_CHUNK : l->count, first = k;
         while (k < n && p[k].command < to) k++;
@@ -2457,6 +2499,22 @@ static accel_result accel_i_vk_record_replay(accel_i_vk_queue* q, accel_i_vk_ent
     }
     if (r == ACCEL_OK && own && l->nchunks > run) dev->vk.CmdExecuteCommands(e->cb, l->nchunks - run, l->chunks + run);
     return r;
+}
+
+/* A segment whose only command is a replay without patches, on a queue of the list's family, untraced:
+   it submits the list's primary as is, as a raw program re-submits a command buffer recorded once
+   (nothing recorded per replay). Returns that primary, or VK_NULL_HANDLE. */
+static VkCommandBuffer accel_i_vk_lone_replay(const accel_i_vk_queue* q, const accel_i_batch* b, const accel_i_segment* sg) {
+    const accel_i_cmd* lone = NULL;
+    const accel_i_vk_list* l;
+    for (uint32_t i = sg->from; i < sg->to; i++) {
+        if (b->cmds[i].kind == ACCEL_I_CMD_SIGNAL || b->cmds[i].kind == ACCEL_I_CMD_WAIT) continue;
+        if (lone) return VK_NULL_HANDLE;
+        lone = &b->cmds[i];
+    }
+    if (!lone || lone->kind != ACCEL_I_CMD_REPLAY || lone->u.replay.patch_count) return VK_NULL_HANDLE;
+    l = (const accel_i_vk_list*)lone->u.replay.list->native;
+    return l->family == q->hwq->family ? l->primary : VK_NULL_HANDLE;
 }
 
 /* ==== vulkan: submission ==== */
@@ -2747,6 +2805,7 @@ static accel_result accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* 
         o.ns = 0;
     }
     if ((o.nlater || nstamps) && !may_block) r = ACCEL_I_HANDOFF;
+    else if (!nstamps && (e->cb = accel_i_vk_lone_replay(q, b, sg)) != VK_NULL_HANDLE) e->cb_lent = true;
     else if (ncmd || nstamps) r = accel_i_vk_record(q, e, b, sg->from, sg->to);
     if (r != ACCEL_OK) {
         accel_i_mutex_unlock(&dev->submit_lock);

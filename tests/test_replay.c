@@ -149,6 +149,32 @@ TEST(long_list_patched_in_the_middle) {
     accel_device_destroy(s.dev);
 }
 
+/* A replay alone in its segment, without patches (Vulkan submits the list's own primary then), of a
+   list longer than a chunk whose last command is observable: every command runs, every time. */
+TEST(unpatched_replay_alone_runs_every_command) {
+    scene s;
+    accel_commands* list = NULL;
+    accel_signal* done = NULL;
+    uint32_t n = N, word = 77;
+    if (!scene_make(&s)) { accel_device_destroy(s.dev); return; }
+    REQUIRE_OK(accel_signal_create(s.dev, 0, &done));
+    REQUIRE_OK(accel_queue_record_begin(s.q));
+    for (int i = 0; i < 40; i++) accel_queue_exec(s.q, s.add, &s.ring[1], 1, &n, 1, accel_exec_1d(N, 64));
+    accel_queue_update(s.q, s.small, 8, &word, 4);
+    REQUIRE_OK(accel_queue_record_end(s.q, &list));
+    for (uint64_t round = 1; round <= 3; round++) {
+        accel_queue_replay(s.q, list, NULL, 0);
+        accel_queue_signal(s.q, done, round);
+        REQUIRE_OK(accel_queue_submit(s.q));
+        CHECK_OK(accel_signal_wait(done, round, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(test_buffer_u32(s.ring[1], N - 1), 40 * round);
+        CHECK_EQ_U64(test_buffer_u32(s.small, 2), 77);
+        REQUIRE_OK(test_buffer_set_u32(s.small, 4, 0));
+    }
+    accel_commands_destroy(list);
+    accel_device_destroy(s.dev);
+}
+
 /* The core's generic form, for a backend without commands_build: the CPU backend's table with those
    slots cleared (only where this file compiles accel.h's implementation, which declares the table). */
 TEST(generic_form_of_a_backend_without_native_lists) {
@@ -522,6 +548,7 @@ int main(int argc, char** argv) {
     RUN(replay_many_times_with_different_patches);
     RUN(later_patch_of_a_slot_wins_and_order_does_not_matter);
     RUN(long_list_patched_in_the_middle);
+    RUN(unpatched_replay_alone_runs_every_command);
     RUN(generic_form_of_a_backend_without_native_lists);
     RUN(empty_list_and_copy_only_list_on_a_copy_queue);
     RUN(replays_between_waits_and_signals);
