@@ -14,6 +14,11 @@
 #      each program, default 1800 s) over the suite, when installed
 #   5. the examples with the `cuda` argument
 #   6. the benchmark (bench/cuda.c), full run: the table and BENCH lines to paste into the issue note
+#   7. vulkan: the Vulkan suite and bench/vulkan.c on the GPU's Vulkan driver, when build/vulkan/ holds
+#      them (they need glslc and the Vulkan headers to build: build them elsewhere with
+#      `make build-vulkan build/bench_vulkan` and copy build/ in; the loader libvulkan.so.1 must be
+#      installed). NV_ICD names the driver's manifest (default: the NVIDIA one under /usr/local/nvidia,
+#      else the loader's own search).
 # The last line is "gpu_check: N passed, N failed"; the exit status is non-zero when anything failed.
 # What it builds and runs comes from the Makefile (`make -s gpu-check-list`), never from what build/
 # holds, so a fresh clone builds everything before the first step. Where no CUDA device can be opened
@@ -22,7 +27,7 @@
 #
 # Options: --no-build uses the binaries already in build/ (built elsewhere and copied in); --list builds
 # (unless --no-build), prints each step's programs and whether they exist, and exits; step names
-# (suite ring test_cuda sanitizer examples bench) run only those steps, in the order above.
+# (suite ring test_cuda sanitizer examples bench vulkan) run only those steps, in the order above.
 set -u
 cd "$(dirname "$0")/.."
 build=1 list=0 steps=()
@@ -127,6 +132,23 @@ done
 want bench && {
 echo "==== bench"
 if timeout -k 10 600 build/bench_cuda; then ok "bench_cuda"; else bad "bench_cuda (exit $?)"; fi
+}
+
+want vulkan && {
+vk_bins=(build/vulkan/test_*)
+nv_icd=${NV_ICD:-/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json}
+vk_env=(ACCEL_TEST_BACKEND=vulkan)
+[[ -f $nv_icd ]] && vk_env+=(VK_DRIVER_FILES="$nv_icd")
+if [[ ! -x ${vk_bins[0]} ]]; then
+    echo "==== vulkan: build/vulkan/ holds no tests (build them where glslc is: make build-vulkan build/bench_vulkan): skipped"
+else
+    suite_bins=("${vk_bins[@]}")
+    suite vulkan-gpu "${vk_env[@]}"
+    if [[ -x build/bench_vulkan ]]; then
+        echo "==== bench_vulkan"
+        if env "${vk_env[@]}" timeout -k 10 300 build/bench_vulkan; then ok "bench_vulkan"; else bad "bench_vulkan (exit $?)"; fi
+    fi
+fi
 }
 
 echo
