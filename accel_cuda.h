@@ -2080,7 +2080,8 @@ static accel_cu_result accel_i_cu_op_issue(accel_i_cu_queue* q, const accel_i_cu
         *call = "cuMemsetD32Async";
         return accel_i_cu.MemsetD32Async(accel_i_cu_dptr(dst) + op->dst_offset, pattern, op->size / 4, q->stream);
     case ACCEL_I_CMD_UPDATE:
-        if (dst->memory == ACCEL_MEMORY_HOST) return accel_i_cu_host_copy(q, accel_i_cu_dptr(dst) + op->dst_offset, accel_i_cu_host_dptr(op->data), op->size, call);
+        if (dst->memory == ACCEL_MEMORY_HOST)
+            return accel_i_cu_host_copy(q, accel_i_cu_dptr(dst) + op->dst_offset, accel_i_cu_host_dptr(op->data), op->size, call);
         *call = "cuMemcpyHtoDAsync";
         return accel_i_cu.MemcpyHtoDAsync(accel_i_cu_dptr(dst) + op->dst_offset, op->data, op->size, q->stream);
     default: return ACCEL_CU_SUCCESS;

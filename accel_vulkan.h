@@ -2379,9 +2379,11 @@ static accel_result accel_i_vk_list_secondary(accel_i_vk_device* dev, accel_i_vk
     VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, &ii };
     VkResult vr;
     accel_result r;
-    if ((vr = dev->vk.BeginCommandBuffer(cb, &bi)) != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_record_end");
+    if ((vr = dev->vk.BeginCommandBuffer(cb, &bi)) != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_record_end");
     if ((r = accel_i_vk_ops_record(dev, l, cb, l->dpool, from, to, NULL, 0)) != ACCEL_OK) return r;
-    if ((vr = dev->vk.EndCommandBuffer(cb)) != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "accel_queue_record_end");
+    if ((vr = dev->vk.EndCommandBuffer(cb)) != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "accel_queue_record_end");
     return ACCEL_OK;
 }
 /* The list as a primary command buffer that is a whole segment (simultaneous use), ending as every
@@ -2390,10 +2392,12 @@ static accel_result accel_i_vk_list_primary(accel_i_vk_device* dev, accel_i_vk_l
     VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, NULL };
     VkResult vr;
     accel_result r;
-    if ((vr = dev->vk.BeginCommandBuffer(l->primary, &bi)) != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_record_end");
+    if ((vr = dev->vk.BeginCommandBuffer(l->primary, &bi)) != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_record_end");
     if ((r = accel_i_vk_ops_record(dev, l, l->primary, l->dpool, 0, l->count, NULL, 0)) != ACCEL_OK) return r;
     accel_i_vk_barrier(dev, l->primary, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
-    if ((vr = dev->vk.EndCommandBuffer(l->primary)) != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "accel_queue_record_end");
+    if ((vr = dev->vk.EndCommandBuffer(l->primary)) != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "accel_queue_record_end");
     return ACCEL_OK;
 }
 /* The chunks, the list as a primary, and the whole list in one more secondary where it spans several
