@@ -17,6 +17,7 @@
 #   make bench-vulkan  bench/vulkan.c: accel vs raw Vulkan on the same device (BENCH_ARGS=--quick)
 #   make bench-cuda  build and run bench/cuda.c (the CUDA backend next to raw driver calls; needs a GPU,
 #                    prints why and exits 0 without one)
+#   make cuda-blocking  bench/cuda_blocking.c: which driver calls block while a stream waits on the GPU
 #   make gpu-check   everything a machine with an NVIDIA GPU should run (bench/gpu_check.sh; builds what it
 #                    runs, from a fresh clone too; exit 77 where no CUDA device can be opened)
 #   make test-valgrind  the failure-path tests under valgrind memcheck
@@ -103,7 +104,7 @@ export ACCEL_TEST_BACKEND ?= cpu
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all help deps run-wasm examples-wasm run test test-asan test-tsan bench bench-cuda gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
+.PHONY: all help deps run-wasm examples-wasm run test test-asan test-tsan bench bench-cuda cuda-blocking gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
         fuzz build-fuzz soak soak-tsan bench-decode test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan
 .DELETE_ON_ERROR:
 
@@ -272,6 +273,7 @@ CHECKS = \
   --cmd clang-cuda-c11-impl   '$(CLANG) -std=c11 -O2 -c $(WARN) -I. $(CHK)/cuda_impl.c -o $(CHK)/cuda_impl_clang.o && $(CLANG) -std=c11 -O2 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/cuda_impl.c -o $(CHK)/cuda_impl_nt.o' \
   --cmd bench-cuda-builds-and-smoke-runs '$(MAKE) --no-print-directory -s $(BUILD)/bench_cuda && $(BUILD)/bench_cuda --quick' \
   --cmd bench-cuda-on-mock '$(MAKE) --no-print-directory -s $(BUILD)/bench_cuda $(MOCK_LIB) && ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB) $(BUILD)/bench_cuda --quick' \
+  --cmd cuda-blocking-on-mock '$(MAKE) --no-print-directory -s $(BUILD)/cuda_blocking $(MOCK_LIB) && ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB) $(BUILD)/cuda_blocking | tail -n 1 | grep -qx "cuda_blocking: 0 calls block"' \
   --cmd examples-cuda-without-driver '$(MAKE) --no-print-directory -s examples && for e in $(EXAMPLES); do ACCEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1 $(BUILD)/$$e cuda >$(CHK)/$$e.cuda.out 2>&1; rc=$$?; [ $$rc = 1 ] && grep -q "no cuda device: ACCEL_ERROR_UNAVAILABLE" $(CHK)/$$e.cuda.out && grep -q "accel_cuda: unavailable" $(CHK)/$$e.cuda.out || { echo "$$e cuda: exit $$rc"; cat $(CHK)/$$e.cuda.out; exit 1; }; done' \
   --cmd examples-cuda-on-mock '$(MAKE) --no-print-directory -s examples $(MOCK_LIB) && for e in $(EXAMPLES); do ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB) $(BUILD)/$$e cuda || exit 1; done' \
   --cmd static-twice '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/static_a.c $(CHK)/static_b.c $(CHK)/static_main.c -o $(CHK)/static_twice $(LIBS) && $(CHK)/static_twice' \
@@ -467,6 +469,13 @@ $(BUILD)/bench_cuda: bench/cuda.c $(wildcard accel*.h) $(wildcard bench/*.h) Mak
 
 bench-cuda: $(BUILD)/bench_cuda
 	$(BUILD)/bench_cuda $(BENCH_ARGS)
+
+# make cuda-blocking: bench/cuda_blocking.c, which driver calls block the host while a stream waits on the GPU
+$(BUILD)/cuda_blocking: bench/cuda_blocking.c $(wildcard accel*.h) Makefile
+	@mkdir -p $(@D)
+	$(GCC) -std=gnu11 -O1 $(WARN) -I. -o $@ $< $(LIBS)
+cuda-blocking: $(BUILD)/cuda_blocking
+	$(BUILD)/cuda_blocking
 
 gpu-check:
 	bench/gpu_check.sh

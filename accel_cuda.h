@@ -1047,7 +1047,8 @@ static void accel_i_cu_enter(accel_i_cu_device* dev) { accel_i_cu.CtxSetCurrent(
    blocked thread would enqueue) has yet to provide, that is a deadlock. So these releases, and graph
    destruction, wait in a list (`graves`) while any GPU wait is pending on the device (waits_pending) and
    run when the last such wait's point is reaped, or at device destroy. grave_lock orders them against
-   new GPU waits: a wait is not enqueued while a release runs. */
+   new GPU waits: a wait is not enqueued while a release runs. bench/cuda_blocking.c (make cuda-blocking)
+   measures which calls block, on the driver at hand. */
 typedef enum accel_i_cu_release_kind {
     ACCEL_I_CU_MEM, ACCEL_I_CU_HOST_MEM, ACCEL_I_CU_MODULE, ACCEL_I_CU_GRAPH_EXEC, ACCEL_I_CU_GRAPH
 } accel_i_cu_release_kind;

@@ -10,6 +10,8 @@
 #   2. the same with ACCEL_CUDA_NO_MEMOPS=1: signal points by the event ring (the fallback)
 #   3. tests/test_cuda.c: unavailable paths, NVRTC, PTX JIT errors, and the out-of-bounds kernel that
 #      must end in ACCEL_ERROR_DEVICE_LOST without a hang (a 120 s limit catches a hang)
+#   3b. blocking: bench/cuda_blocking.c, which driver calls block the host while a stream waits on the
+#      GPU (what accel's "cuda: releases" and host-to-host copy kernel rest on; a table, for the note)
 #   4. compute-sanitizer (memcheck, racecheck, synccheck; SANITIZER_TOOLS picks, SANITIZER_TIMEOUT limits
 #      each program, default 1800 s) over the suite, when installed
 #   5. the examples with the `cuda` argument
@@ -27,7 +29,7 @@
 #
 # Options: --no-build uses the binaries already in build/ (built elsewhere and copied in); --list builds
 # (unless --no-build), prints each step's programs and whether they exist, and exits; step names
-# (suite ring test_cuda sanitizer examples bench vulkan) run only those steps, in the order above.
+# (suite ring test_cuda blocking sanitizer examples bench vulkan) run only those steps, in the order above.
 set -u
 cd "$(dirname "$0")/.."
 build=1 list=0 steps=()
@@ -71,14 +73,15 @@ if (( ${#suite_bins[@]} == 0 || ${#example_bins[@]} == 0 )); then
     echo "gpu_check: \`make gpu-check-list\` named no programs (${#suite_bins[@]} suite, ${#example_bins[@]} examples)"
     exit 1
 fi
-bins=("${suite_bins[@]}" build/gcc/test_cuda "${example_bins[@]}" build/bench_cuda)
+bins=("${suite_bins[@]}" build/gcc/test_cuda "${example_bins[@]}" build/bench_cuda build/cuda_blocking)
 if (( build )); then
     echo "==== build (${#bins[@]} programs)"
     make -j"$(nproc)" -k "${bins[@]}" >/dev/null 2>&1 || make -k "${bins[@]}"
 fi
 if (( list )); then
     for b in "${bins[@]}"; do
-        case $b in build/cuda/*) step="suite, ring, sanitizer" ;; build/gcc/test_cuda) step=test_cuda ;; build/bench_cuda) step=bench ;; *) step=examples ;; esac
+        case $b in build/cuda/*) step="suite, ring, sanitizer" ;; build/gcc/test_cuda) step=test_cuda ;; build/bench_cuda) step=bench ;;
+                   build/cuda_blocking) step=blocking ;; *) step=examples ;; esac
         if [[ -x $b ]]; then echo "  built    $b  ($step)"; else echo "  MISSING  $b  ($step)"; fi
     done
     for b in "${bins[@]}"; do [[ -x $b ]] || exit 1; done
@@ -103,6 +106,11 @@ if timeout -k 10 120 build/gcc/test_cuda 2>&1 | tee "$log"; then
 else
     bad "test_cuda (exit ${PIPESTATUS[0]}; 124 = hang)"
 fi
+}
+
+want blocking && {
+echo "==== cuda_blocking (which driver calls block while a stream waits on the GPU)"
+if timeout -k 10 120 build/cuda_blocking; then ok "cuda_blocking"; else bad "cuda_blocking (exit $?)"; fi
 }
 
 sanitizer=$(command -v compute-sanitizer || echo "$cuda_home/bin/compute-sanitizer")
