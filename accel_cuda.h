@@ -205,12 +205,11 @@
    instance of it. A replay sets the parameters of the nodes it patches, and of the nodes the
    instance's previous launch patched (to restore them), with cuGraphExec*NodeSetParams, then calls
    cuGraphLaunch on the queue's stream. The launches of one instance are serialised by the driver, so
-   a queue takes an instance of its own (up to 4 per list, made when first needed) and never one whose
-   last launch is still in flight (an event recorded after each launch says; with all 4 in flight the
-   replay issues the pre-resolved launches below). While a GPU wait is pending on the device a replay
-   also issues the launches: on an H100 cuGraphLaunch of a list with a copy and an update blocked the
-   host behind a cuStreamWaitValue64 the host had yet to release. Updates read their data from pinned
-   memory the list owns. Without the graph entry points (they are optional), or with
+   a queue takes an instance of its own (up to 4 per list, made when first needed). A replay that
+   copies host to host (an update into a HOST buffer, a copy between two) while a GPU wait is pending
+   on the device issues the pre-resolved launches below instead: such a memcpy node runs on the CPU
+   once the stream gets there, and cuGraphLaunch blocked behind the wait (H100); the launches copy with
+   accel's copy kernel. Updates read their data from pinned memory the list owns. Without the graph entry points (they are optional), or with
    ACCEL_CUDA_REPLAY=launches, a replay issues the list's pre-resolved launches and copies instead.
    Why graphs by default: one cuGraphLaunch of 1,000 kernels measured 1.15 us per kernel on an H100
    against 4.3 us for a launch loop (issue 13); the GPU figures of bench/cuda.c 6-8 decide for short lists.
@@ -1932,7 +1931,15 @@ static accel_cu_result accel_i_cu_host_copy(accel_i_cu_queue* q, accel_cu_device
     }
     return cr;
 }
-static accel_cu_deviceptr accel_i_cu_host_dptr(const void* p) { return (accel_cu_deviceptr)(uintptr_t)p; }
+/* An update's data (pinned: the batch's staging or the list's) into dst: cuMemcpyHtoDAsync, or the copy
+   kernel into a HOST buffer (pinned memory's address is its device address). */
+static accel_cu_result accel_i_cu_update(accel_i_cu_queue* q, const accel_buffer* dst, size_t offset, const void* data, size_t size,
+                                         const char** call) {
+    accel_cu_deviceptr d = ((const accel_i_cu_buffer*)dst)->dptr + offset;
+    if (dst->memory == ACCEL_MEMORY_HOST) return accel_i_cu_host_copy(q, d, (accel_cu_deviceptr)(uintptr_t)data, size, call);
+    *call = "cuMemcpyHtoDAsync";
+    return accel_i_cu.MemcpyHtoDAsync(d, data, size, q->stream);
+}
 
 /* Turns one batch into stream work (see "Queues" in the header), then adds its last point. */
 /* A copy through the call that names both sides, as a program calling the driver itself would
@@ -1990,11 +1997,11 @@ typedef struct accel_i_cu_instance {
     bool busy;                         /* taken by a queue's translation (list lock) */
     const accel_queue* last;           /* the queue that took it last */
     unsigned char* patched;            /* per op: its node carries patched params now */
-    accel_cu_event done;               /* recorded after its last launch (NULL: never launched) */
 } accel_i_cu_instance;
 typedef struct accel_i_cu_list {
     accel_i_cu_op* ops; uint32_t count; size_t bytes;
     void* pinned;                      /* the updates' data */
+    bool host_copy;                    /* an op copies host to host unpatched (accel_i_cu_op_host_to_host) */
     accel_cu_graph graph;              /* NULL: pre-resolved launches */
     accel_i_a32 lock;                  /* guards inst[].busy / last / exec creation */
     accel_i_cu_instance inst[ACCEL_I_CU_EXECS];
@@ -2063,6 +2070,16 @@ static void accel_i_cu_op_patch(const accel_i_cu_op* op, const accel_patch* p, u
     }
 }
 
+/* Does op, with its patches, copy host to host (an update into a HOST buffer, a copy between two)? */
+static bool accel_i_cu_op_host_to_host(const accel_i_cu_op* op, const accel_patch* p, uint32_t n) {
+    const accel_buffer *dst, *src;
+    void** use;
+    uint32_t pattern;
+    if (op->kind != ACCEL_I_CMD_COPY && op->kind != ACCEL_I_CMD_UPDATE) return false;
+    accel_i_cu_op_patch(op, p, n, NULL, NULL, NULL, &use, &dst, &src, &pattern);   /* not an exec: no arrays */
+    return dst->memory == ACCEL_MEMORY_HOST && (op->kind == ACCEL_I_CMD_UPDATE || src->memory == ACCEL_MEMORY_HOST);
+}
+
 /* Pre-resolved launches: one op with its patches onto the queue's stream. */
 static accel_cu_result accel_i_cu_op_issue(accel_i_cu_queue* q, const accel_i_cu_op* op, const accel_patch* p, uint32_t n, const char** call) {
     accel_cu_deviceptr ptrs[64];
@@ -2080,11 +2097,7 @@ static accel_cu_result accel_i_cu_op_issue(accel_i_cu_queue* q, const accel_i_cu
     case ACCEL_I_CMD_FILL:
         *call = "cuMemsetD32Async";
         return accel_i_cu.MemsetD32Async(accel_i_cu_dptr(dst) + op->dst_offset, pattern, op->size / 4, q->stream);
-    case ACCEL_I_CMD_UPDATE:
-        if (dst->memory == ACCEL_MEMORY_HOST)
-            return accel_i_cu_host_copy(q, accel_i_cu_dptr(dst) + op->dst_offset, accel_i_cu_host_dptr(op->data), op->size, call);
-        *call = "cuMemcpyHtoDAsync";
-        return accel_i_cu.MemcpyHtoDAsync(accel_i_cu_dptr(dst) + op->dst_offset, op->data, op->size, q->stream);
+    case ACCEL_I_CMD_UPDATE: return accel_i_cu_update(q, dst, op->dst_offset, op->data, op->size, call);
     default: return ACCEL_CU_SUCCESS;
     }
 }
@@ -2135,7 +2148,6 @@ static void accel_i_cu_list_free(accel_i_cu_device* dev, accel_i_cu_list* l) {
     accel_i_cu_enter(dev);
     for (uint32_t i = 0; i < ACCEL_I_CU_EXECS; i++) {
         if (l->inst[i].exec) accel_i_cu_release(dev, ACCEL_I_CU_GRAPH_EXEC, l->inst[i].exec, 0);
-        if (l->inst[i].done) accel_i_cu.EventDestroy(l->inst[i].done);
         accel_i_dev_free(&dev->base, l->inst[i].patched, l->count);
     }
     if (l->graph) accel_i_cu_release(dev, ACCEL_I_CU_GRAPH, l->graph, 0);
@@ -2196,7 +2208,10 @@ static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c)
         return r;
     }
     pinned = (unsigned char*)l->pinned;
-    for (uint32_t i = 0; i < b->count; i++) accel_i_cu_op_build(&l->ops[i], b, &b->cmds[i], &ptrs, &consts, &params, &pinned);
+    for (uint32_t i = 0; i < b->count; i++) {
+        accel_i_cu_op_build(&l->ops[i], b, &b->cmds[i], &ptrs, &consts, &params, &pinned);
+        l->host_copy = l->host_copy || accel_i_cu_op_host_to_host(&l->ops[i], NULL, 0);
+    }
     if (accel_i_cu_graphs_usable() && (r = accel_i_cu_graph_build(dev, l)) != ACCEL_OK) {
         accel_i_cu_list_free(dev, l);
         return r;
@@ -2205,27 +2220,16 @@ static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c)
     return ACCEL_OK;
 }
 
-/* Is instance `in` still in flight (its last launch not complete)? Patching or launching it then
-   would make the driver wait for that launch on the host: behind a GPU wait, a deadlock (seen on an
-   H100: cuGraphLaunch blocked in a batch that replayed one list twice behind two host-set gates). */
-static bool accel_i_cu_in_flight(const accel_i_cu_instance* in) {
-    return in->done && accel_i_cu.EventQuery(in->done) == ACCEL_CU_ERROR_NOT_READY;
-}
-/* Takes an instance for q that is not in flight: the one q used last, else another, else a new one.
-   NULL with *all_in_flight when every one is in flight (the caller launches the ops instead); NULL
-   (logged) when a new one cannot be made. Waits (briefly: instances are held for host calls only)
-   while all are taken by other translations. */
-static accel_i_cu_instance* accel_i_cu_take(accel_i_cu_device* dev, accel_i_cu_list* l, const accel_queue* q, bool* all_in_flight) {
-    *all_in_flight = false;
+/* Takes an instance for q: the one q used last, else a free one, else a new one; NULL (logged) when
+   a new one cannot be made. Waits (briefly: instances are held for host calls only) when all are busy. */
+static accel_i_cu_instance* accel_i_cu_take(accel_i_cu_device* dev, accel_i_cu_list* l, const accel_queue* q) {
     for (;;) {
         int pick = -1, fresh = -1;
-        uint32_t taken = 0;
         accel_i_spin_lock(&l->lock);
         for (uint32_t i = 0; i < ACCEL_I_CU_EXECS; i++) {
             accel_i_cu_instance* in = &l->inst[i];
-            if (in->busy) { taken++; continue; }
+            if (in->busy) continue;
             if (!in->exec) { if (fresh < 0) fresh = (int)i; continue; }
-            if (accel_i_cu_in_flight(in)) continue;
             if (pick < 0 || in->last == q) pick = (int)i;
         }
         if (pick < 0) pick = fresh;
@@ -2238,9 +2242,18 @@ static accel_i_cu_instance* accel_i_cu_take(accel_i_cu_device* dev, accel_i_cu_l
             return NULL;
         }
         if (pick >= 0) return &l->inst[pick];
-        if (taken == 0) { *all_in_flight = true; return NULL; }
         accel_i_yield();
     }
+}
+/* Does a replay of l with patches p (n, sorted) copy host to host? */
+static bool accel_i_cu_replay_host_to_host(const accel_i_cu_list* l, const accel_patch* p, uint32_t n) {
+    if (l->host_copy) return true;
+    for (uint32_t k = 0; k < n;) {
+        uint32_t first = k;
+        while (k < n && p[k].command == p[first].command) k++;
+        if (accel_i_cu_op_host_to_host(&l->ops[p[first].command], p + first, k - first)) return true;
+    }
+    return false;
 }
 /* The list's ops launched one by one, with the (sorted) patches. */
 static accel_cu_result accel_i_cu_replay_ops(accel_i_cu_queue* q, const accel_i_cu_list* l, const accel_patch* p, uint32_t n, const char** call) {
@@ -2253,19 +2266,17 @@ static accel_cu_result accel_i_cu_replay_ops(accel_i_cu_queue* q, const accel_i_
     }
     return ACCEL_CU_SUCCESS;
 }
-/* A graph launch, or the ops while a GPU wait is pending on the device: on an H100 (driver 580)
-   cuGraphLaunch of accel's lists (kernels, a copy, an update) blocked the host behind a
-   cuStreamWaitValue64 for a value the host had yet to set, where kernel-only and memset-only graphs
-   did not; the launches never block. */
+/* A graph launch; the ops instead when the replay copies host to host while a GPU wait is pending on
+   the device: such a copy's memcpy node runs on the CPU once the stream gets there (see the copy
+   kernel above), so cuGraphLaunch blocked behind the wait (seen on an H100, driver 580); the ops copy
+   with the kernel. */
 static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_list* l, const accel_patch* p, uint32_t n, const char** call) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
-    bool all_in_flight;
     accel_i_cu_instance* in;
-    if (accel_i_cu_waits_now(dev)) return accel_i_cu_replay_ops(q, l, p, n, call);
-    in = accel_i_cu_take(dev, l, &q->base, &all_in_flight);
+    if (accel_i_cu_replay_host_to_host(l, p, n) && accel_i_cu_waits_now(dev)) return accel_i_cu_replay_ops(q, l, p, n, call);
+    in = accel_i_cu_take(dev, l, &q->base);
     accel_cu_result cr = ACCEL_CU_SUCCESS;
     uint32_t k = 0;
-    if (!in && all_in_flight) return accel_i_cu_replay_ops(q, l, p, n, call);
     if (!in) { *call = "cuGraphInstantiateWithFlags"; return ACCEL_CU_ERROR_OUT_OF_MEMORY; }
     for (uint32_t i = 0; i < l->count && cr == ACCEL_CU_SUCCESS; i++) {
         uint32_t first = k;
@@ -2275,8 +2286,6 @@ static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_l
         if (cr == ACCEL_CU_SUCCESS) in->patched[i] = k > first;
     }
     if (cr == ACCEL_CU_SUCCESS) { *call = "cuGraphLaunch"; cr = accel_i_cu.GraphLaunch(in->exec, q->stream); }
-    if (cr == ACCEL_CU_SUCCESS && !in->done) cr = accel_i_cu.EventCreate(&in->done, ACCEL_CU_EVENT_DISABLE_TIMING);
-    if (cr == ACCEL_CU_SUCCESS) { *call = "cuEventRecord"; cr = accel_i_cu.EventRecord(in->done, q->stream); }
     accel_i_spin_lock(&l->lock);
     in->busy = false;
     accel_i_spin_unlock(&l->lock);
@@ -2313,13 +2322,7 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
         stage = (unsigned char*)q->staging + q->staging_used;
         memcpy(stage, b->arena + c->u.update.data, c->u.update.size);
         q->staging_used += (c->u.update.size + 15u) & ~(size_t)15u;
-        if (c->u.update.dst->memory == ACCEL_MEMORY_HOST)
-            cr = accel_i_cu_host_copy(q, ((accel_i_cu_buffer*)c->u.update.dst)->dptr + c->u.update.offset, accel_i_cu_host_dptr(stage),
-                                      c->u.update.size, &call);
-        else {
-            cr = accel_i_cu.MemcpyHtoDAsync(((accel_i_cu_buffer*)c->u.update.dst)->dptr + c->u.update.offset, stage, c->u.update.size, q->stream);
-            call = "cuMemcpyHtoDAsync";
-        }
+        cr = accel_i_cu_update(q, c->u.update.dst, c->u.update.offset, stage, c->u.update.size, &call);
         break;
     }
     case ACCEL_I_CMD_REPLAY: cr = accel_i_cu_replay(q, b, c, &call); break;

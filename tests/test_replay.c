@@ -491,8 +491,7 @@ TEST(ten_thousand_replays_without_memory_growth) {
     desc.allocator = test_allocator(&st);
     if (!scene_make_desc(&s, desc)) { accel_device_destroy(s.dev); return; }
     /* warm up until a block of 50 replays allocates nothing more: the queue keeps a few recycled
-       batches, and a CUDA list makes up to 4 graph instances, one more whenever the others are in
-       flight (how many depends on timing); a leak grows every block */
+       batches (how many depends on timing); a leak grows every block */
     before = -1;
     for (uint32_t block = 0; block < 20 && before != atomic_load(&st.outstanding); block++) {
         before = atomic_load(&st.outstanding);
