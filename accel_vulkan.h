@@ -2401,9 +2401,9 @@ static accel_result accel_i_vk_list_primary(accel_i_vk_device* dev, accel_i_vk_l
     return ACCEL_OK;
 }
 /* The chunks, the list as a primary, and the whole list in one more secondary where it spans several
-   chunks: command buffers of the recording queue's family. A replay without patches runs the whole one: on an H100 the
-   1,000 dispatches of bench/vulkan.c as one secondary ran at 1.00x a primary recorded by hand, as 32
-   chunks at 1.10x (figure 8's raw design rows). */
+   chunks: command buffers of the recording queue's family. A replay without patches runs the whole
+   one: on an H100 the 1,000 dispatches of bench/vulkan.c as one secondary ran at 1.00x a primary
+   recorded by hand, as 32 chunks at 1.10x (figure 8's raw design rows). */
 static accel_result accel_i_vk_list_chunks(accel_i_vk_device* dev, accel_i_vk_list* l) {
     VkCommandPoolCreateInfo pi = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL, 0, l->family };
     VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, VK_NULL_HANDLE, VK_COMMAND_BUFFER_LEVEL_SECONDARY,
