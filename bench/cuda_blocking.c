@@ -14,6 +14,8 @@
    blocked behind a wait on its own stream; allocations, launches, fills, device-side copies, event and
    stream calls, graph instantiation, launch and exec updates did not. accel_cuda.h's "cuda: releases"
    and its host-to-host copy kernel rest on these answers: run this on a new driver before trusting them.
+   tests/mock_cuda.c emulates the same answers (CI checks that this program reads 5 on it), so that the
+   suite on the mock hangs where accel would hang on a GPU.
    The last line is "cuda_blocking: N calls block".
 */
 #define _GNU_SOURCE 1

@@ -11,6 +11,11 @@
    of the examples, run block by block and thread by thread. The kernel "oob" makes the context fail
    with CUDA_ERROR_ILLEGAL_ADDRESS (sticky), like an out-of-bounds store on a GPU.
    The driver calls a test makes itself (cuMemAlloc_v2, cuLaunchKernel, ...) are exported by name too.
+   Where a real driver makes the host wait for the GPU, so does the mock (measured on an H100 with
+   bench/cuda_blocking.c): cuMemFree, cuMemFreeHost and cuModuleUnload wait until every stream is idle,
+   holding the driver's lock (stream creation and destruction wait meanwhile); a copy with host memory
+   on both sides, a graph's at launch too, waits until its stream is idle. Behind a stream wait the host
+   has yet to release, each is a hang, as on a GPU.
    It proves nothing about a real GPU: only that the backend's host side keeps the contract. */
 #define _GNU_SOURCE 1
 #include <pthread.h>
@@ -216,6 +221,36 @@ static CUresult push(mock_stream* s, op* o) {
 }
 static op* new_op(op_kind k) { op* o = (op*)calloc(1, sizeof *o); if (o) o->kind = k; return o; }
 
+/* ==== where the host waits for the GPU (see the top) ==== */
+static pthread_mutex_t mock_driver_lock = PTHREAD_MUTEX_INITIALIZER;   /* the streams and host blocks below */
+static mock_stream** mock_streams;
+static size_t mock_nstreams, mock_streams_cap;
+typedef struct mock_block { const char* p; size_t n; } mock_block;
+static mock_block* mock_hosts;                                        /* cuMemHostAlloc's blocks */
+static size_t mock_nhosts, mock_hosts_cap;
+
+static int mock_grow(void** a, size_t* cap, size_t need, size_t size) {
+    void* m;
+    if (need <= *cap) return 1;
+    if (!(m = realloc(*a, (need * 2) * size))) return 0;
+    *a = m;
+    *cap = need * 2;
+    return 1;
+}
+static int mock_is_host(const void* p) {
+    int found = 0;
+    pthread_mutex_lock(&mock_driver_lock);
+    for (size_t i = 0; i < mock_nhosts && !found; i++)
+        found = (const char*)p >= mock_hosts[i].p && (const char*)p < mock_hosts[i].p + mock_hosts[i].n;
+    pthread_mutex_unlock(&mock_driver_lock);
+    return found;
+}
+static CUresult mStreamSynchronize(mock_stream* s);
+/* The whole device idle (mock_driver_lock held). */
+static void mock_device_sync(void) {
+    for (size_t i = 0; i < mock_nstreams; i++) mStreamSynchronize(mock_streams[i]);
+}
+
 /* ==== the driver API ==== */
 static CUresult mInit(unsigned f) { (void)f; return 0; }
 static CUresult mDriverGetVersion(int* v) { *v = 12040; return 0; }
@@ -249,13 +284,45 @@ static CUresult mMemAlloc(dptr_t* p, size_t n) {
     *p = (dptr_t)(uintptr_t)m;
     return 0;
 }
-static CUresult mMemFree(dptr_t p) { free((void*)(uintptr_t)p); return atomic_load(&mock_sticky); }
-static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) { (void)f; *p = calloc(1, n ? n : 1); return *p ? 0 : 2; }
-static CUresult mMemFreeHost(void* p) { free(p); return 0; }
+static CUresult mMemFree(dptr_t p) {
+    pthread_mutex_lock(&mock_driver_lock);
+    mock_device_sync();
+    pthread_mutex_unlock(&mock_driver_lock);
+    free((void*)(uintptr_t)p);
+    return atomic_load(&mock_sticky);
+}
+static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) {
+    (void)f;
+    if (!(*p = calloc(1, n ? n : 1))) return 2;
+    pthread_mutex_lock(&mock_driver_lock);
+    if (!mock_grow((void**)&mock_hosts, &mock_hosts_cap, mock_nhosts + 1, sizeof *mock_hosts)) {
+        pthread_mutex_unlock(&mock_driver_lock);
+        free(*p);
+        return 2;
+    }
+    mock_hosts[mock_nhosts].p = (const char*)*p;
+    mock_hosts[mock_nhosts++].n = n ? n : 1;
+    pthread_mutex_unlock(&mock_driver_lock);
+    return 0;
+}
+static CUresult mMemFreeHost(void* p) {
+    pthread_mutex_lock(&mock_driver_lock);
+    mock_device_sync();
+    for (size_t i = 0; i < mock_nhosts; i++)
+        if (mock_hosts[i].p == (const char*)p) { mock_hosts[i] = mock_hosts[--mock_nhosts]; break; }
+    pthread_mutex_unlock(&mock_driver_lock);
+    free(p);
+    return 0;
+}
 static CUresult mMemHostGetDevicePointer(dptr_t* d, void* h, unsigned f) { (void)f; *d = (dptr_t)(uintptr_t)h; return 0; }
 static CUresult copy_op(void* dst, const void* src, size_t n, mock_stream* s) {
-    op* o = new_op(OP_COPY);
-    if (!o) return 2;
+    op* o;
+    if (mock_is_host(dst) && mock_is_host(src)) {   /* done on the CPU once the stream gets there */
+        mStreamSynchronize(s);
+        memmove(dst, src, n);
+        return atomic_load(&mock_sticky);
+    }
+    if (!(o = new_op(OP_COPY))) return 2;
     o->dst = dst; o->src = src; o->n = n;
     return push(s, o);
 }
@@ -300,7 +367,14 @@ static CUresult mModuleLoadDataEx(mock_module** m, const void* image, unsigned n
     (*m)->text = strdup(text);
     return 0;
 }
-static CUresult mModuleUnload(mock_module* m) { free(m->text); free(m); return 0; }
+static CUresult mModuleUnload(mock_module* m) {
+    pthread_mutex_lock(&mock_driver_lock);
+    mock_device_sync();
+    pthread_mutex_unlock(&mock_driver_lock);
+    free(m->text);
+    free(m);
+    return 0;
+}
 static CUresult mModuleGetFunction(const mock_kernel** f, mock_module* m, const char* name) {
     for (size_t i = 0; i < sizeof mock_kernels / sizeof mock_kernels[0]; i++)
         if (strcmp(mock_kernels[i].name, name) == 0 && strstr(m->text, name)) { *f = &mock_kernels[i]; return 0; }
@@ -324,6 +398,9 @@ static CUresult mStreamCreate(mock_stream** ps, unsigned f) {
     if (!s) return 2;
     pthread_mutex_init(&s->lock, NULL); pthread_cond_init(&s->cond, NULL); pthread_cond_init(&s->idle, NULL);
     if (pthread_create(&s->thread, NULL, stream_main, s) != 0) { free(s); return 2; }
+    pthread_mutex_lock(&mock_driver_lock);
+    if (mock_grow((void**)&mock_streams, &mock_streams_cap, mock_nstreams + 1, sizeof *mock_streams)) mock_streams[mock_nstreams++] = s;
+    pthread_mutex_unlock(&mock_driver_lock);
     *ps = s;
     return 0;
 }
@@ -334,6 +411,10 @@ static CUresult mStreamSynchronize(mock_stream* s) {
     return atomic_load(&mock_sticky);
 }
 static CUresult mStreamDestroy(mock_stream* s) {
+    pthread_mutex_lock(&mock_driver_lock);
+    for (size_t i = 0; i < mock_nstreams; i++)
+        if (mock_streams[i] == s) { mock_streams[i] = mock_streams[--mock_nstreams]; break; }
+    pthread_mutex_unlock(&mock_driver_lock);
     mStreamSynchronize(s);
     pthread_mutex_lock(&s->lock);
     s->stop = 1;
@@ -480,6 +561,8 @@ static CUresult mGraphExecMemcpyNodeSetParams(mock_graph* e, size_t node, const 
     return node && node <= e->n && e->ops[node - 1].kind == OP_COPY ? copy3d_op(&e->ops[node - 1], p) : 1;
 }
 static CUresult mGraphLaunch(mock_graph* e, mock_stream* s) {
+    for (size_t i = 0; i < e->n; i++)   /* a host-to-host copy node: the launch waits for the stream */
+        if (e->ops[i].kind == OP_COPY && mock_is_host(e->ops[i].dst) && mock_is_host(e->ops[i].src)) { mStreamSynchronize(s); break; }
     for (size_t i = 0; i < e->n; i++) {
         op* o = new_op(OP_COPY);
         CUresult r;
