@@ -288,12 +288,14 @@ static void fig_threads(uint32_t threads, omp_model* om) {
     int ta[CTX], to[CTX];
     double* a = calloc((size_t)rounds, sizeof(double));
     double* o = calloc((size_t)rounds, sizeof(double));
+    double* pr = calloc((size_t)rounds, sizeof(double));
     acc_open(&am, threads);
     for (int r = 0; r < rounds; r++) {
         bench_sleep_ns(30000000ull);
         a[r] = run_acc(&am, ta);
         bench_sleep_ns(30000000ull);
         o[r] = run_omp(om, (int)threads, to);
+        pr[r] = a[r] / o[r];
         if (memcmp(ta, to, (size_t)tokens * sizeof(int)) != 0) bench_fail("decode: accel and OpenMP produced different tokens (%u threads)", threads);
     }
     char fig[40], title[48];   /* bench_row's sizes: snprintf cuts, never overflows */
@@ -303,7 +305,8 @@ static void fig_threads(uint32_t threads, omp_model* om) {
                                    BENCH_TARGET_RATIO, BENCH_GE, 1.0);
     bench_row_extra(row, "threads", threads);
     bench_row_extra(row, "tokens", tokens);
-    free(a); free(o);
+    bench_row_extra(row, "paired_ratio", bench_median(pr, (size_t)rounds));
+    free(a); free(o); free(pr);
     acc_close(&am);
 }
 
@@ -339,8 +342,9 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) { tokens = 16; rounds = 2; }
         else if (strcmp(argv[i], "--contend") == 0) contended = true;
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) rounds = atoi(argv[++i]);
         else {
-            printf("usage: %s [--quick] [--contend]\n"
+            printf("usage: %s [--quick] [--contend] [--rounds N]\n"
                    "  --contend  a second process spins 90%% of the time on the last usable CPU meanwhile\n", argv[0]);
             return 2;
         }
