@@ -194,9 +194,10 @@
    in the driver. Failure after hand-off follows accel.h: the work behind a GPU wait runs even when
    its signal fails meanwhile, and what it signals reads failed with the same reason.
    Releases that wait for the whole device (cuMemFree, cuMemFreeHost, cuModuleUnload; graph
-   destruction too) are held in a list while any GPU wait is pending on the device and run when the
-   last one's point is reached (or at device destroy): measured on an H100, each of them blocks while
-   another stream sits in cuStreamWaitValue64, holding a driver lock that stops other threads' enqueues
+   destruction too) are held in a list while any GPU wait is pending on the CUDA device, from any accel
+   device on it (they share its primary context), and run when the last one's point is reached (or when
+   the last accel device on it is destroyed): measured on an H100, each of them blocks while another
+   stream sits in cuStreamWaitValue64, holding a driver lock that stops other threads' enqueues
    meanwhile.
 
    ==== Recorded command lists ==================================================================
@@ -563,6 +564,7 @@ typedef struct accel_i_cu_state {
     char* nvrtc_path;
     size_t path_bytes, nvrtc_path_bytes;
     bool path_lost;                /* an override could not be stored (out of memory): loads fail and say so */
+    struct accel_i_cu_domain* domains;   /* one per CUDA device in use (see cuda: releases) */
 } accel_i_cu_state;
 static accel_i_cu_state accel_i_cu_g;
 static accel_i_cu_lib accel_i_cu;      /* the driver's entry points: accel_i_cu.Init, ... */
@@ -957,11 +959,9 @@ typedef struct accel_i_cu_device {
     accel_i_a32 queues_lock;       /* guards the queue list (reapers walk it) */
     accel_i_cu_queue* queues;
     accel_i_mutex cache_lock;
-    accel_i_mutex grave_lock;      /* guards waits_pending and graves (see cuda: releases) */
+    struct accel_i_cu_domain* domain;   /* shared with the other accel devices on cudev (see cuda: releases) */
     accel_cu_module copy_mod;      /* accel_i_copy_ptx, loaded at the first host-to-host copy (cache_lock) */
     accel_cu_function copy_fn;
-    uint32_t waits_pending;        /* GPU waits enqueued whose queue has not reaped the point after them */
-    struct accel_i_cu_grave* graves;
     accel_i_cu_cache_entry* cache;
     accel_i_a32 words_lock;        /* guards blocks (see cuda: pinned words) */
     struct accel_i_cu_block* blocks;
@@ -1044,10 +1044,14 @@ static void accel_i_cu_enter(accel_i_cu_device* dev) { accel_i_cu.CtxSetCurrent(
    H100, driver 580: they block while another stream sits in cuStreamWaitValue64), and hold a driver lock
    meanwhile that stops other threads' enqueues. With a GPU wait pending for a value the host (or work a
    blocked thread would enqueue) has yet to provide, that is a deadlock. So these releases, and graph
-   destruction, wait in a list (`graves`) while any GPU wait is pending on the device (waits_pending) and
-   run when the last such wait's point is reaped, or at device destroy. grave_lock orders them against
-   new GPU waits: a wait is not enqueued while a release runs. bench/cuda_blocking.c (make cuda-blocking)
-   measures which calls block, on the driver at hand. */
+   destruction, wait in a list (`graves`) while any GPU wait is pending on the CUDA device (waits_pending)
+   and run when the last such wait's point is reaped. The driver waits for every stream of the context,
+   and every accel device on a CUDA device uses its primary context, so the count and the list belong to
+   the CUDA device, shared by the accel devices on it (a domain: made by the first, freed by the last,
+   under accel_i_cu_g.lock). A domain and its graves are in the process's memory (the default allocator),
+   not a device's: an accel device may be destroyed while another's wait keeps its releases waiting.
+   The domain's lock orders releases against new GPU waits: a wait is not enqueued while a release runs.
+   bench/cuda_blocking.c (make cuda-blocking) measures which calls block, on the driver at hand. */
 typedef enum accel_i_cu_release_kind {
     ACCEL_I_CU_MEM, ACCEL_I_CU_HOST_MEM, ACCEL_I_CU_MODULE, ACCEL_I_CU_GRAPH_EXEC, ACCEL_I_CU_GRAPH
 } accel_i_cu_release_kind;
@@ -1057,6 +1061,15 @@ typedef struct accel_i_cu_grave {
     void* handle;
     accel_cu_deviceptr dptr;
 } accel_i_cu_grave;
+typedef struct accel_i_cu_domain {
+    struct accel_i_cu_domain* next;   /* accel_i_cu_g.domains */
+    accel_cu_device cudev;
+    uint32_t refs;                 /* accel devices on it (accel_i_cu_g.lock) */
+    accel_i_mutex lock;            /* guards the rest */
+    uint32_t waits_pending;        /* GPU waits enqueued whose queue has not reaped the point after them */
+    accel_i_cu_grave* graves;
+} accel_i_cu_domain;
+
 static void accel_i_cu_release_now(accel_i_cu_release_kind kind, void* handle, accel_cu_deviceptr dptr) {
     switch (kind) {
     case ACCEL_I_CU_MEM: accel_i_cu.MemFree(dptr); break;
@@ -1066,50 +1079,91 @@ static void accel_i_cu_release_now(accel_i_cu_release_kind kind, void* handle, a
     case ACCEL_I_CU_GRAPH: accel_i_cu.GraphDestroy((accel_cu_graph)handle); break;
     }
 }
-/* Releases now, or once no GPU wait is pending (the device's context is current). */
+/* Runs the waiting releases (the domain's lock held; no GPU wait pending on the CUDA device). */
+static void accel_i_cu_graves_run(accel_i_cu_domain* dom) {
+    while (dom->graves) {
+        accel_i_cu_grave* g = dom->graves;
+        dom->graves = g->next;
+        accel_i_cu_release_now(g->kind, g->handle, g->dptr);
+        accel_i_default_free(g, sizeof *g, NULL);
+    }
+}
+/* Joins (or makes) the domain of dev->cudev; false when out of memory. */
+static bool accel_i_cu_domain_join(accel_i_cu_device* dev) {
+    accel_i_cu_domain* dom;
+    accel_i_spin_lock(&accel_i_cu_g.lock);
+    for (dom = accel_i_cu_g.domains; dom && dom->cudev != dev->cudev; dom = dom->next) {}
+    if (!dom && (dom = (accel_i_cu_domain*)accel_i_default_alloc(sizeof *dom, 16, NULL)) != NULL) {
+        memset((void*)dom, 0, sizeof *dom);
+        dom->cudev = dev->cudev;
+        if (!accel_i_mutex_init(&dom->lock)) {
+            accel_i_default_free(dom, sizeof *dom, NULL);
+            dom = NULL;
+        } else {
+            dom->next = accel_i_cu_g.domains;
+            accel_i_cu_g.domains = dom;
+        }
+    }
+    if (dom) dom->refs++;
+    accel_i_spin_unlock(&accel_i_cu_g.lock);
+    dev->domain = dom;
+    return dom != NULL;
+}
+/* Leaves the domain (the device's queues are gone); the last device out runs what is left and frees it. */
+static void accel_i_cu_domain_leave(accel_i_cu_device* dev) {
+    accel_i_cu_domain *dom = dev->domain, **p;
+    bool last;
+    if (!dom) return;
+    accel_i_spin_lock(&accel_i_cu_g.lock);
+    last = --dom->refs == 0;
+    if (last) {
+        for (p = &accel_i_cu_g.domains; *p != dom; p = &(*p)->next) {}
+        *p = dom->next;
+    }
+    accel_i_spin_unlock(&accel_i_cu_g.lock);
+    dev->domain = NULL;
+    if (!last) return;
+    accel_i_cu_graves_run(dom);   /* no accel device left on it: no GPU wait can be pending */
+    accel_i_mutex_destroy(&dom->lock);
+    accel_i_default_free(dom, sizeof *dom, NULL);
+}
+/* Releases now, or once no GPU wait is pending on the CUDA device (the device's context is current). */
 static void accel_i_cu_release(accel_i_cu_device* dev, accel_i_cu_release_kind kind, void* handle, accel_cu_deviceptr dptr) {
+    accel_i_cu_domain* dom = dev->domain;
     accel_i_cu_grave* g;
-    accel_i_mutex_lock(&dev->grave_lock);
-    if (dev->waits_pending == 0) {
+    accel_i_mutex_lock(&dom->lock);
+    if (dom->waits_pending == 0) {
         accel_i_cu_release_now(kind, handle, dptr);
-        accel_i_mutex_unlock(&dev->grave_lock);
+        accel_i_mutex_unlock(&dom->lock);
         return;
     }
-    g = (accel_i_cu_grave*)accel_i_dev_alloc(&dev->base, sizeof *g);
+    g = (accel_i_cu_grave*)accel_i_default_alloc(sizeof *g, 16, NULL);
     if (g) {
         g->kind = kind; g->handle = handle; g->dptr = dptr;
-        g->next = dev->graves;
-        dev->graves = g;
+        g->next = dom->graves;
+        dom->graves = g;
     }
-    accel_i_mutex_unlock(&dev->grave_lock);
+    accel_i_mutex_unlock(&dom->lock);
     if (!g) {   /* out of host memory for 32 bytes: release now, which may wait for the pending GPU waits */
         accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_cuda: out of host memory to defer a release: it waits for the device");
         accel_i_cu_release_now(kind, handle, dptr);
     }
 }
-/* Runs the waiting releases (grave_lock held; no GPU wait pending, or the device going away). */
-static void accel_i_cu_graves_run(accel_i_cu_device* dev) {
-    while (dev->graves) {
-        accel_i_cu_grave* g = dev->graves;
-        dev->graves = g->next;
-        accel_i_cu_release_now(g->kind, g->handle, g->dptr);
-        accel_i_dev_free(&dev->base, g, sizeof *g);
-    }
-}
-/* Is a GPU wait pending on the device? */
+/* Is a GPU wait pending on the CUDA device? */
 static bool accel_i_cu_waits_now(accel_i_cu_device* dev) {
     bool pending;
-    accel_i_mutex_lock(&dev->grave_lock);
-    pending = dev->waits_pending != 0;
-    accel_i_mutex_unlock(&dev->grave_lock);
+    accel_i_mutex_lock(&dev->domain->lock);
+    pending = dev->domain->waits_pending != 0;
+    accel_i_mutex_unlock(&dev->domain->lock);
     return pending;
 }
 /* `n` GPU waits enqueued (n > 0) or retired (n < 0, their point reaped). */
 static void accel_i_cu_waits_add(accel_i_cu_device* dev, int n) {
-    accel_i_mutex_lock(&dev->grave_lock);
-    dev->waits_pending = (uint32_t)((int64_t)dev->waits_pending + n);
-    if (dev->waits_pending == 0 && dev->graves) accel_i_cu_graves_run(dev);
-    accel_i_mutex_unlock(&dev->grave_lock);
+    accel_i_cu_domain* dom = dev->domain;
+    accel_i_mutex_lock(&dom->lock);
+    dom->waits_pending = (uint32_t)((int64_t)dom->waits_pending + n);
+    if (dom->waits_pending == 0 && dom->graves) accel_i_cu_graves_run(dom);
+    accel_i_mutex_unlock(&dom->lock);
 }
 
 static bool accel_i_cu_sticky(accel_cu_result r) {
@@ -1166,7 +1220,7 @@ static accel_i_cu_block* accel_i_cu_block_new(accel_i_cu_device* dev) {
     }
     memset(k->mem, 0, ACCEL_I_CU_BLOCK_WORDS * 8u);
     if (accel_i_cu_check(dev, accel_i_cu.MemHostGetDevicePointer(&k->dptr, k->mem, 0), "cuMemHostGetDevicePointer") != ACCEL_OK) {
-        accel_i_cu.MemFreeHost(k->mem);
+        accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, k->mem, 0);
         accel_i_dev_free(&dev->base, k, sizeof *k);
         return NULL;
     }
@@ -1214,7 +1268,7 @@ static void accel_i_cu_words_free(accel_i_cu_device* dev) {
     while (dev->blocks) {
         accel_i_cu_block* k = dev->blocks;
         dev->blocks = k->next;
-        accel_i_cu.MemFreeHost(k->mem);
+        accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, k->mem, 0);
         accel_i_dev_free(&dev->base, k, sizeof *k);
     }
 }
@@ -1269,11 +1323,6 @@ static void accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
 
 static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bool locks) {
     accel_allocator a = dev->base.allocator;
-    if (locks) {   /* every queue is gone: no GPU wait can be pending */
-        accel_i_mutex_lock(&dev->grave_lock);
-        accel_i_cu_graves_run(dev);
-        accel_i_mutex_unlock(&dev->grave_lock);
-    }
     accel_i_cu_words_free(dev);
     while (dev->cache) {
         accel_i_cu_cache_entry* e = dev->cache;
@@ -1283,10 +1332,11 @@ static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bo
         accel_i_free(&a, e, sizeof *e);
     }
     if (io && dev->cal_ev) accel_i_cu.EventDestroy(dev->cal_ev);
-    if (dev->copy_mod) accel_i_cu.ModuleUnload(dev->copy_mod);
+    if (dev->copy_mod) accel_i_cu_release(dev, ACCEL_I_CU_MODULE, dev->copy_mod, 0);
     if (io) accel_i_cu.StreamDestroy(dev->io);
+    accel_i_cu_domain_leave(dev);   /* with the context still retained: the last one out runs its releases */
     if (ctx) accel_i_cu.DevicePrimaryCtxRelease(dev->cudev);
-    if (locks) { accel_i_mutex_destroy(&dev->io_lock); accel_i_mutex_destroy(&dev->cache_lock); accel_i_mutex_destroy(&dev->grave_lock); }
+    if (locks) { accel_i_mutex_destroy(&dev->io_lock); accel_i_mutex_destroy(&dev->cache_lock); }
     accel_i_free(&a, dev, sizeof *dev);
     accel_i_cu_release_lib();
 }
@@ -1323,6 +1373,11 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
         return cr == ACCEL_CU_ERROR_OUT_OF_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_UNAVAILABLE;
     }
     accel_i_cu_enter(dev);
+    if (!accel_i_cu_domain_join(dev)) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
+        accel_i_cu_device_free(dev, true, false, false);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
     if (!accel_i_cu_attr(dev, ACCEL_CU_ATTR_CAN_MAP_HOST_MEMORY)) {
         accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_cuda: unavailable: device %u cannot map host memory", d->device_index);
         accel_i_cu_device_free(dev, true, false, false);
@@ -1336,12 +1391,6 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     if (!accel_i_mutex_init(&dev->io_lock)) { accel_i_cu_device_free(dev, true, true, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
     if (!accel_i_mutex_init(&dev->cache_lock)) {
         accel_i_mutex_destroy(&dev->io_lock);
-        accel_i_cu_device_free(dev, true, true, false);
-        return ACCEL_ERROR_OUT_OF_MEMORY;
-    }
-    if (!accel_i_mutex_init(&dev->grave_lock)) {
-        accel_i_mutex_destroy(&dev->io_lock);
-        accel_i_mutex_destroy(&dev->cache_lock);
         accel_i_cu_device_free(dev, true, true, false);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
@@ -1379,7 +1428,7 @@ static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer
         cr = accel_i_cu.MemHostAlloc(&p, desc->size, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP);
         if ((r = accel_i_cu_check(dev, cr, "cuMemHostAlloc")) == ACCEL_OK) {
             cr = accel_i_cu.MemHostGetDevicePointer(&buf->dptr, p, 0);
-            if ((r = accel_i_cu_check(dev, cr, "cuMemHostGetDevicePointer")) != ACCEL_OK) accel_i_cu.MemFreeHost(p);
+            if ((r = accel_i_cu_check(dev, cr, "cuMemHostGetDevicePointer")) != ACCEL_OK) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, p, 0);
             else { memset(p, 0, desc->size); buf->base.mapped = p; }
         }
     } else {
@@ -1389,7 +1438,7 @@ static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer
             cr = accel_i_cu.MemsetD8Async(buf->dptr, 0, desc->size, dev->io);
             if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.StreamSynchronize(dev->io);
             accel_i_mutex_unlock(&dev->io_lock);
-            if ((r = accel_i_cu_check(dev, cr, "cuMemsetD8Async")) != ACCEL_OK) accel_i_cu.MemFree(buf->dptr);
+            if ((r = accel_i_cu_check(dev, cr, "cuMemsetD8Async")) != ACCEL_OK) accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
         }
     }
     if (r != ACCEL_OK) {
@@ -1455,7 +1504,7 @@ static accel_result accel_i_cu_module_load(accel_i_cu_device* dev, const void* i
     }
     cr = accel_i_cu.ModuleGetFunction(&p->fn, p->module, name);
     if (cr != ACCEL_CU_SUCCESS) {
-        accel_i_cu.ModuleUnload(p->module);
+        accel_i_cu_release(dev, ACCEL_I_CU_MODULE, p->module, 0);
         p->module = NULL;
         accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_program_create: no kernel '%s' in the %s (cuModuleGetFunction: %s; declare it extern \"C\")",
                     name, what, accel_i_cu_error_name(cr));

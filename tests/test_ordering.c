@@ -138,6 +138,63 @@ TEST(host_memory_commands_behind_a_host_gate) {
     accel_device_destroy(dev);
 }
 
+/* Two devices on one physical device: while a queue of the first waits on the device for a gate only the
+   host sets, the second makes and releases buffers (device and host memory), a program and a whole
+   device's worth of objects, and runs work; none of it is held up by the first one's wait. (On CUDA,
+   cuMemFree, cuMemFreeHost and cuModuleUnload wait for every stream of the context, and both devices
+   use the primary context: the releases must wait for the other device's GPU waits too.) */
+TEST(second_device_releases_while_the_first_waits) {
+    accel_device *a, *b;
+    accel_queue *qa, *qb;
+    accel_program *add_a, *add_b;
+    accel_buffer *ba, *bb, *tmp;
+    accel_signal *gate, *done, *done_b;
+    uint32_t n = N;
+    uint64_t t0;
+    REQUIRE_OK(test_device_create(&a));
+    REQUIRE_OK(test_device_create(&b));
+    REQUIRE_OK(accel_queue_create(a, ACCEL_QUEUE_COMPUTE, &qa));
+    REQUIRE_OK(test_program_create(a, TK_ADD_ONE, &add_a));
+    REQUIRE_OK(test_buffer_create(a, N * 4, ACCEL_MEMORY_DEVICE, &ba));
+    REQUIRE_OK(accel_signal_create(a, 0, &gate));
+    REQUIRE_OK(accel_signal_create(a, 0, &done));
+    accel_queue_wait(qa, gate, 1);
+    accel_queue_exec(qa, add_a, &ba, 1, &n, 1, accel_exec_1d(N, 64));
+    accel_queue_signal(qa, done, 1);
+    CHECK_OK(accel_queue_submit(qa));
+    CHECK_RESULT(accel_signal_wait(done, 1, 0), ACCEL_TIMEOUT);
+    t0 = test_now_ns();
+    for (int round = 0; round < 3; round++) {   /* the second device: make, use, release */
+        REQUIRE_OK(accel_queue_create(b, ACCEL_QUEUE_COMPUTE, &qb));
+        REQUIRE_OK(test_program_create(b, TK_ADD_ONE, &add_b));
+        REQUIRE_OK(test_buffer_create(b, N * 4, ACCEL_MEMORY_DEVICE, &bb));
+        REQUIRE_OK(accel_signal_create(b, 0, &done_b));
+        accel_queue_exec(qb, add_b, &bb, 1, &n, 1, accel_exec_1d(N, 64));
+        accel_queue_update(qb, bb, 0, &n, 4);
+        accel_queue_signal(qb, done_b, 1);
+        CHECK_OK(accel_queue_submit(qb));
+        CHECK_OK(accel_signal_wait(done_b, 1, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(test_buffer_u32(bb, 0), N);
+        CHECK_EQ_U64(test_buffer_u32(bb, N - 1), 1);
+        REQUIRE_OK(test_buffer_create(b, 4096, ACCEL_MEMORY_HOST, &tmp));
+        accel_buffer_destroy(tmp);
+        accel_buffer_destroy(bb);
+        accel_program_destroy(add_b);
+        accel_signal_destroy(done_b);
+        accel_queue_destroy(qb);
+    }
+    REQUIRE_OK(test_buffer_create(b, 4096, ACCEL_MEMORY_DEVICE, &tmp));   /* left for the destroy */
+    accel_device_destroy(b);
+    CHECK(test_now_ns() - t0 < 30000000000ull);
+    CHECK_RESULT(accel_signal_wait(done, 1, 0), ACCEL_TIMEOUT);   /* still held */
+    CHECK_EQ_U64(test_buffer_u32(ba, 0), 0);
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(ba, 0), 1);
+    CHECK_EQ_U64(test_buffer_u32(ba, N - 1), 1);
+    accel_device_destroy(a);
+}
+
 /* Failure after hand-off: two queues wait (one on a gate, the other on the first one's signal), and the
    gate fails. The work behind the waits may run on a GPU backend (DESIGN 6.1), never on the CPU backend;
    everything they signal reads failed with the same reason; host waits, wait_many and later queue waits
@@ -399,6 +456,7 @@ int main(int argc, char** argv) {
     RUN(two_queue_chain_in_two_batches);
     RUN(host_set_releases_a_queue_wait);
     RUN(host_memory_commands_behind_a_host_gate);
+    RUN(second_device_releases_while_the_first_waits);
     RUN(failure_after_hand_off_flows_down_with_its_reason);
     RUN(failure_is_seen_before_the_work_it_released);
     RUN(mixed_waits_cpu_to_device_and_back);
