@@ -150,7 +150,8 @@
    silent: in every build, after 1 s it logs a warning naming the queue, the signal and value it waits
    for and that remedy, and again after 3, 7, 15, 31 s and every 32 s from then on.
    An exec with a global size of 0 in any dimension is a no-op on every backend (its arguments are still
-   checked); a local size of 0 counts as 1.
+   checked; in a command list it keeps its place, so the indices of the commands after it are as
+   recorded); a local size of 0 counts as 1.
 
    On the CPU backend each queue has its own executor thread; `exec` splits the work groups across
    the device's pool of `cpu_threads` lanes (the executor takes part); a kernel receives one work group
@@ -1204,15 +1205,26 @@ typedef struct accel_i_cmd {
         struct { accel_signal* signal; uint64_t value; } sig;                 /* wait, signal */
         struct { accel_program* program; size_t buffers, constants;          /* arena offsets */
                  uint32_t buffer_count, constant_count; accel_exec_params params; } exec;
-        struct { accel_buffer* dst; accel_buffer* src; size_t dst_offset, src_offset, size; } copy;
-        struct { accel_buffer* dst; size_t offset, size; uint32_t pattern; } fill;
+        struct { accel_buffer* dst; accel_buffer* src; size_t dst_offset, src_offset, size;   /* roots, offsets in them */
+                 size_t dst_rel, src_rel; } copy;     /* the offsets as recorded (in a view: from its start) */
+        struct { accel_buffer* dst; size_t offset, size; uint32_t pattern; size_t rel; } fill;
         struct { accel_buffer* dst; size_t offset, size, data; } update;   /* data: arena offset */
         struct { accel_buffer* dst; size_t offset; } stamp;                  /* timestamp */
         struct { accel_commands* list; size_t patches; uint32_t patch_count; } replay;  /* patches: arena
-                                                          offset of accel_patch[patch_count], sorted by command */
+                                                        offset of accel_i_patch[patch_count], sorted by command */
         struct { void (*fn)(void* user); void* user; } host;               /* host call */
     } u;
 } accel_i_cmd;
+/* A replay's patch as backends see it (accel_queue_replay makes them from the caller's, checked and
+   sorted by command): a buffer patch names the ROOT buffer (views resolved, as copy/fill commands are)
+   and where the slot now points in it: an exec binding the view's offset and size (a root: 0 and its
+   size), a copy or fill the command's offset in the root. The patch holds a reference on the root. */
+typedef struct accel_i_patch {
+    uint32_t command, index;
+    accel_buffer* buffer;          /* a root; NULL: a constant patch */
+    size_t offset, size;
+    uint32_t value;                /* a constant patch's value */
+} accel_i_patch;
 
 typedef struct accel_i_batch accel_i_batch;
 struct accel_i_batch {
@@ -2765,7 +2777,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: break;
         case ACCEL_I_CMD_REPLAY: {
             uint32_t n = c->u.replay.patch_count;
-            const accel_patch* p = n ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+            const accel_i_patch* p = n ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
             for (uint32_t j = 0; j < n; j++) if (p[j].buffer) accel_i_release(p[j].buffer);
             accel_i_release(c->u.replay.list);
             break;
@@ -2986,7 +2998,9 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
     if (!q) { accel_i_invalid(NULL, "accel_queue_exec", "queue is NULL"); return; }
     if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count)) return;
     if (!accel_i_exec_params_ok(q, &params)) return;
-    if (!params.global_size[0] || !params.global_size[1] || !params.global_size[2]) return;   /* no work: a no-op */
+    /* no work: a no-op, left out of a batch; a list keeps it (its commands' indices are the patches'
+       addresses, and its patches are still checked): every backend builds it as nothing */
+    if ((!params.global_size[0] || !params.global_size[1] || !params.global_size[2]) && !q->recording) return;
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_c + 1, &off, "accel_queue_exec")) == NULL) return;
     if (bytes_b) memcpy(q->rec->arena + off, buffers, bytes_b);
     if (bytes_c) memcpy(q->rec->arena + off + bytes_b, constants, bytes_c);
@@ -3017,6 +3031,7 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
     const char* fn = "accel_queue_copy";
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    size_t dst_rel = dst_offset, src_rel = src_offset;
     if (!accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_buffer_ok(q, src, src_offset, size, fn)) return;
     if (!accel_i_rec_target(q, &dst, &dst_offset, fn)) return;
     accel_i_rec_resolve(&src, &src_offset);
@@ -3028,19 +3043,32 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
     accel_i_retain(dst); accel_i_retain(src);
     c->u.copy.dst = dst; c->u.copy.src = src;
     c->u.copy.dst_offset = dst_offset; c->u.copy.src_offset = src_offset; c->u.copy.size = size;
+    c->u.copy.dst_rel = dst_rel; c->u.copy.src_rel = src_rel;
+}
+/* A fill's offset (in the buffer as given) and size must be multiples of 4; so must its offset in the
+   root on a GPU backend (the CPU backend fills at any byte; a view's offset there may be odd). */
+static bool accel_i_fill_aligned(accel_queue* q, size_t rel, size_t root_offset, size_t size, const char* fn) {
+    if ((rel | size) & 3u) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu and size %zu must be multiples of 4", fn, rel, size);
+        return false;
+    }
+    if ((root_offset & 3u) && q->obj.device->backend != accel_cpu_backend()) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu is at %zu in the view's root buffer, not a multiple of 4",
+                          fn, rel, root_offset);
+        return false;
+    }
+    return true;
 }
 ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern) {
     const char* fn = "accel_queue_fill";
+    size_t rel = offset;
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn) || !accel_i_rec_target(q, &dst, &offset, fn)) return;
-    if ((offset | size) & 3u) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu and size %zu must be multiples of 4", fn, offset, size);
-        return;
-    }
+    if (!accel_i_fill_aligned(q, rel, offset, size, fn)) return;
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_FILL, 0, NULL, fn)) == NULL) return;
     accel_i_retain(dst);
-    c->u.fill.dst = dst; c->u.fill.offset = offset; c->u.fill.size = size; c->u.fill.pattern = pattern;
+    c->u.fill.dst = dst; c->u.fill.offset = offset; c->u.fill.size = size; c->u.fill.pattern = pattern; c->u.fill.rel = rel;
 }
 ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset, const void* data, size_t size) {
     const char* fn = "accel_queue_update";
@@ -3071,11 +3099,13 @@ ACCEL_API uint64_t accel_host_time_ns(void) { return accel_i_now_ns(); }
 ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t offset) {
     const char* fn = "accel_queue_timestamp";
     accel_i_cmd* c;
-    if (!q || !accel_i_rec_buffer_ok(q, dst, offset, 8, fn)) return;
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (!accel_i_rec_buffer_ok(q, dst, offset, 8, fn)) return;
     if (offset & 7u) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu must be a multiple of 8", fn, offset);
         return;
     }
+    if (!accel_i_rec_target(q, &dst, &offset, fn)) return;   /* a view: its root and the offset in it */
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_TIMESTAMP, 0, NULL, fn)) == NULL) return;
     accel_i_retain(dst);
     c->u.stamp.dst = dst; c->u.stamp.offset = offset;
@@ -3294,23 +3324,41 @@ static bool accel_i_bad_patch(accel_queue* q, uint32_t k, const accel_patch* p, 
                       k, p->command, p->index, p->buffer ? "buffer" : "constant", why);
     return false;
 }
-/* The buffers a copy of the list would use with all these patches (the last of a slot wins). */
+/* Where slot `index` (0 = dst, 1 = src) of a copy, or a fill's dst, points with patch buffer pb (NULL:
+   as recorded): the root and the offset in it. A patch keeps the command's offset within the buffer
+   as recorded (a view's from its start), now within pb. */
+static void accel_i_slot_at(const accel_i_cmd* cmd, uint32_t index, accel_buffer* pb, accel_buffer** root, size_t* offset) {
+    bool copy = cmd->kind == ACCEL_I_CMD_COPY;
+    *root = copy ? (index == 0 ? cmd->u.copy.dst : cmd->u.copy.src) : cmd->u.fill.dst;
+    *offset = copy ? (index == 0 ? cmd->u.copy.dst_offset : cmd->u.copy.src_offset) : cmd->u.fill.offset;
+    if (!pb) return;
+    *offset = pb->offset + (copy ? (index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel) : cmd->u.fill.rel);
+    *root = accel_i_buffer_root(pb);
+}
+/* Where a copy's two slots point with all these patches (the last of a slot wins). */
 static void accel_i_copy_patched(const accel_i_cmd* cmd, uint32_t command, const accel_patch* all, uint32_t n,
-                                 accel_buffer** dst, accel_buffer** src) {
-    *dst = cmd->u.copy.dst;
-    *src = cmd->u.copy.src;
+                                 accel_buffer** dst, size_t* d, accel_buffer** src, size_t* s) {
+    accel_buffer *pd = NULL, *ps = NULL;
     for (uint32_t j = 0; j < n; j++) {
         if (all[j].command != command || !all[j].buffer) continue;
-        if (all[j].index == 0) *dst = all[j].buffer; else *src = all[j].buffer;
+        if (all[j].index == 0) pd = all[j].buffer; else ps = all[j].buffer;
     }
+    accel_i_slot_at(cmd, 0, pd, dst, d);
+    accel_i_slot_at(cmd, 1, ps, src, s);
+}
+/* A patch of a copy's or fill's buffer: holds the range as recorded; a destination is not read_only. */
+static bool accel_i_range_patch_ok(accel_queue* q, const accel_patch* p, uint32_t k, size_t rel, size_t size) {
+    if (!accel_i_rec_buffer_ok(q, p->buffer, rel, size, "accel_queue_replay")) return false;
+    if (p->index == 0 && p->buffer->read_only) return accel_i_bad_patch(q, k, p, "the buffer is read_only");
+    return true;
 }
 static bool accel_i_copy_patch_ok(accel_queue* q, const accel_i_cmd* cmd, const accel_patch* all, uint32_t n, uint32_t k) {
     const accel_patch* p = &all[k];
     accel_buffer *dst, *src;
-    size_t d = cmd->u.copy.dst_offset, s = cmd->u.copy.src_offset, size = cmd->u.copy.size;
+    size_t d, s, size = cmd->u.copy.size;
     if (!p->buffer || p->index > 1) return accel_i_bad_patch(q, k, p, "a copy takes buffer 0 (dst) or 1 (src) only");
-    if (!accel_i_rec_buffer_ok(q, p->buffer, p->index == 0 ? d : s, size, "accel_queue_replay")) return false;
-    accel_i_copy_patched(cmd, p->command, all, n, &dst, &src);
+    if (!accel_i_range_patch_ok(q, p, k, p->index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel, size)) return false;
+    accel_i_copy_patched(cmd, p->command, all, n, &dst, &d, &src, &s);
     if (dst == src && d < s + size && s < d + size) return accel_i_bad_patch(q, k, p, "the copy would overlap itself");
     return true;
 }
@@ -3327,12 +3375,39 @@ static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const acce
             return accel_i_bad_patch(q, k, p, "the exec has no such binding");
         return true;
     case ACCEL_I_CMD_COPY: return accel_i_copy_patch_ok(q, cmd, all, n, k);
-    case ACCEL_I_CMD_FILL:
+    case ACCEL_I_CMD_FILL: {
+        accel_buffer* root;
+        size_t at;
         if (p->index != 0) return accel_i_bad_patch(q, k, p, "a fill takes buffer 0 (dst) or constant 0 (the pattern)");
-        return !p->buffer ||
-               accel_i_rec_buffer_ok(q, p->buffer, cmd->u.fill.offset, cmd->u.fill.size, "accel_queue_replay");
-    default: return accel_i_bad_patch(q, k, p, "this command (update, barrier) takes no patches");
+        if (!p->buffer) return true;
+        if (!accel_i_range_patch_ok(q, p, k, cmd->u.fill.rel, cmd->u.fill.size)) return false;
+        accel_i_slot_at(cmd, 0, p->buffer, &root, &at);
+        return accel_i_fill_aligned(q, cmd->u.fill.rel, at, cmd->u.fill.size, "accel_queue_replay");
     }
+    default: return accel_i_bad_patch(q, k, p, "this command (update, barrier, timestamp) takes no patches");
+    }
+}
+/* The backends' form of a checked patch p of list l (see accel_i_patch); holds a reference on the root. */
+static accel_i_patch accel_i_patch_resolve(const accel_i_batch* l, const accel_patch* p) {
+    accel_i_patch r;
+    const accel_i_cmd* cmd = &l->cmds[p->command];
+    r.command = p->command;
+    r.index = p->index;
+    r.value = p->value;
+    r.buffer = NULL;
+    r.offset = 0;
+    r.size = 0;
+    if (!p->buffer) return r;
+    if (cmd->kind == ACCEL_I_CMD_EXEC) {
+        r.buffer = accel_i_buffer_root(p->buffer);
+        r.offset = p->buffer->offset;
+        r.size = p->buffer->size;
+    } else {
+        accel_i_slot_at(cmd, p->index, p->buffer, &r.buffer, &r.offset);
+        r.size = cmd->kind == ACCEL_I_CMD_COPY ? cmd->u.copy.size : cmd->u.fill.size;
+    }
+    accel_i_retain(r.buffer);
+    return r;
 }
 static bool accel_i_replay_ok(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t n) {
     const char* fn = "accel_queue_replay";
@@ -3351,18 +3426,26 @@ static bool accel_i_replay_ok(accel_queue* q, accel_commands* c, const accel_pat
     return true;
 }
 
-/* Applies a validated patch to a command of batch b (the generic form): buffers swap references. */
-static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_patch* p) {
+/* Applies a validated patch to command c of batch b, recorded anew from list command lc (the generic
+   form): buffers swap references; an exec binds the patch's buffer (a view as it is), a copy or fill
+   points into the patch's root (accel_i_slot_at). */
+static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_i_cmd* lc, const accel_patch* p) {
     accel_buffer** slot = NULL;
+    accel_buffer* to = p->buffer;
+    size_t at = 0;
     if (c->kind == ACCEL_I_CMD_EXEC && p->buffer) slot = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers) + p->index;
     else if (c->kind == ACCEL_I_CMD_EXEC) memcpy(b->arena + c->u.exec.constants + 4u * (size_t)p->index, &p->value, 4);
-    else if (c->kind == ACCEL_I_CMD_COPY) slot = p->index == 0 ? &c->u.copy.dst : &c->u.copy.src;
-    else if (c->kind == ACCEL_I_CMD_FILL && p->buffer) slot = &c->u.fill.dst;
-    else if (c->kind == ACCEL_I_CMD_FILL) c->u.fill.pattern = p->value;
+    else if (c->kind == ACCEL_I_CMD_FILL && !p->buffer) c->u.fill.pattern = p->value;
+    else {
+        accel_i_slot_at(lc, p->index, p->buffer, &to, &at);
+        if (c->kind == ACCEL_I_CMD_FILL) { slot = &c->u.fill.dst; c->u.fill.offset = at; }
+        else if (p->index == 0) { slot = &c->u.copy.dst; c->u.copy.dst_offset = at; }
+        else { slot = &c->u.copy.src; c->u.copy.src_offset = at; }
+    }
     if (!slot) return;
-    accel_i_retain(p->buffer);
+    accel_i_retain(to);
     accel_i_release(*slot);
-    *slot = p->buffer;
+    *slot = to;
 }
 /* Records command i of the list anew (it was validated when the list was recorded). */
 static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel_i_cmd* c) {
@@ -3392,31 +3475,30 @@ static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, cons
         accel_i_rerecord(q, l, &l->cmds[i]);
         if (!q->rec || q->rec->count == before) return;   /* out of memory: recorded as the batch's error */
         for (uint32_t k = 0; k < n; k++)
-            if (patches[k].command == i) accel_i_patch_apply(q->rec, &q->rec->cmds[q->rec->count - 1], &patches[k]);
+            if (patches[k].command == i) accel_i_patch_apply(q->rec, &q->rec->cmds[q->rec->count - 1], &l->cmds[i], &patches[k]);
     }
 }
 /* Stable insertion sort by command (patches usually come sorted: linear then). */
-static void accel_i_patches_sort(accel_patch* p, uint32_t n) {
+static void accel_i_patches_sort(accel_i_patch* p, uint32_t n) {
     for (uint32_t i = 1; i < n; i++) {
-        accel_patch x = p[i];
+        accel_i_patch x = p[i];
         uint32_t j = i;
         for (; j > 0 && p[j - 1].command > x.command; j--) p[j] = p[j - 1];
         p[j] = x;
     }
 }
 ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t patch_count) {
-    size_t bytes = (size_t)patch_count * sizeof(accel_patch), off = 0;
-    accel_patch* copy;
+    size_t bytes = (size_t)patch_count * sizeof(accel_i_patch), off = 0;
+    accel_i_patch* copy;
     accel_i_cmd* cmd;
     if (!q) { accel_i_invalid(NULL, "accel_queue_replay", "queue is NULL"); return; }
     if (!accel_i_replay_ok(q, c, patches, patch_count)) return;
     if (!c->native) { accel_i_replay_generic(q, c, patches, patch_count); return; }
     if ((cmd = accel_i_rec_push(q, ACCEL_I_CMD_REPLAY, bytes, &off, "accel_queue_replay")) == NULL) return;
     if (bytes) {
-        copy = (accel_patch*)(void*)(q->rec->arena + off);
-        memcpy(copy, patches, bytes);
+        copy = (accel_i_patch*)(void*)(q->rec->arena + off);
+        for (uint32_t k = 0; k < patch_count; k++) copy[k] = accel_i_patch_resolve(c->list, &patches[k]);
         accel_i_patches_sort(copy, patch_count);
-        for (uint32_t k = 0; k < patch_count; k++) if (copy[k].buffer) accel_i_retain(copy[k].buffer);
     }
     accel_i_retain(c);
     cmd->u.replay.list = c;
@@ -4053,7 +4135,9 @@ static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job*
 
 /* Runs a whole grid: inline when tiny or when the pool is busy, else across the pool. */
 static void accel_i_cpu_run_grid(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t hint, accel_i_own* own) {
-    uint32_t lane = accel_i_cpu_lane_take(dev, hint);
+    uint32_t lane;
+    if (job->groups == 0) return;   /* a list's exec of global size 0 */
+    lane = accel_i_cpu_lane_take(dev, hint);
     if (job->groups <= ACCEL_CPU_INLINE_GROUPS || dev->workers_n == 0 ||
         atomic_exchange_explicit(&dev->pool_owner, 1u, memory_order_acquire)) {
         accel_i_cpu_run_groups(job, 0, job->groups, lane);
@@ -4469,7 +4553,7 @@ static void accel_i_cpu_commands_free(accel_commands* c) {
 }
 
 /* An exec op with patches: its arrays and grid copied to the stack, patched, run. */
-static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_patch* p, uint32_t n) {
+static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p, uint32_t n) {
     void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
     size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
     uint32_t consts[ACCEL_I_CPU_MAX_CONSTANTS];
@@ -4479,7 +4563,7 @@ static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op*
     memcpy(sizes, t->buffer_sizes, (size_t)t->buffer_count * sizeof *sizes);
     memcpy(consts, t->constants, (size_t)t->constant_count * 4u);
     for (uint32_t k = 0; k < n; k++) {
-        if (p[k].buffer) { ptrs[p[k].index] = p[k].buffer->mapped; sizes[p[k].index] = p[k].buffer->size; }
+        if (p[k].buffer) { ptrs[p[k].index] = (unsigned char*)p[k].buffer->mapped + p[k].offset; sizes[p[k].index] = p[k].size; }
         else consts[p[k].index] = p[k].value;
     }
     memset((void*)&job, 0, sizeof job);
@@ -4492,7 +4576,7 @@ static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op*
     accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, &q->own);
 }
 /* Runs one op with its n patches (validated at record time). */
-static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_patch* p, uint32_t n) {
+static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p, uint32_t n) {
     unsigned char* dst = op->dst;
     const unsigned char* src = op->src;
     uint32_t pattern = op->pattern;
@@ -4503,8 +4587,8 @@ static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, c
     }
     for (uint32_t k = 0; k < n; k++) {
         if (!p[k].buffer) pattern = p[k].value;
-        else if (p[k].index == 0) dst = (unsigned char*)p[k].buffer->mapped + op->dst_offset;
-        else src = (const unsigned char*)p[k].buffer->mapped + op->src_offset;
+        else if (p[k].index == 0) dst = (unsigned char*)p[k].buffer->mapped + p[k].offset;
+        else src = (const unsigned char*)p[k].buffer->mapped + p[k].offset;
     }
     switch (op->kind) {
     case ACCEL_I_CMD_COPY: memmove(dst, src, op->size); break;
@@ -4518,7 +4602,7 @@ static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, c
 static void accel_i_cpu_replay(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c) {
     const accel_i_cpu_list* nat = (const accel_i_cpu_list*)c->u.replay.list->native;
     uint32_t n = c->u.replay.patch_count, k = 0;
-    const accel_patch* p = n ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+    const accel_i_patch* p = n ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
     for (uint32_t i = 0; i < nat->count; i++) {
         uint32_t first = k;
         while (k < n && p[k].command == i) k++;

@@ -329,8 +329,8 @@ ACCEL_API void accel_cuda_free_ptx(const accel_allocator* allocator, char* ptx, 
    (cast them: `(CUstream)accel_cuda_queue_stream(q)`). The getters return 0 / NULL for NULL and for an
    object of another backend; they never fail otherwise and may be called from any thread. */
 
-/* The CUdeviceptr of b's memory (for a HOST buffer: the device address of its pinned mapping); 0 if b
-   is NULL or not a CUDA buffer. Valid until b is released. */
+/* The CUdeviceptr of b's memory (for a HOST buffer: the device address of its pinned mapping; for a
+   view: where the view starts); 0 if b is NULL or not a CUDA buffer. Valid until b is released. */
 ACCEL_API uint64_t accel_cuda_buffer_pointer(accel_buffer* b);
 /* The CUstream q's commands run on (one non-blocking stream per queue, for the queue's life). Work the
    caller launches on it runs in stream order with accel's: after the commands accel has already put on
@@ -993,6 +993,10 @@ typedef struct accel_i_cu_buffer {
     bool borrowed;                 /* accel_cuda_buffer_wrap: the caller's memory, never freed here */
 } accel_i_cu_buffer;
 typedef struct accel_i_cu_program { accel_program base; accel_cu_module module; accel_cu_function fn; } accel_i_cu_program;
+/* A buffer's device pointer; a view's: its root's plus its offset. */
+static accel_cu_deviceptr accel_i_cu_dptr(const accel_buffer* b) {
+    return ((const accel_i_cu_buffer*)(b->root ? b->root : b))->dptr + b->offset;
+}
 
 /* A signal point: the GPU reaches it when the queue's progress word reaches seq (or its event
    completes); then the host raises the signal and/or releases the finished batch. */
@@ -1931,7 +1935,7 @@ static accel_cu_result accel_i_cu_exec(accel_i_cu_queue* q, accel_i_batch* b, co
     uint32_t grid[3];
     uint32_t nb = c->u.exec.buffer_count, nc = c->u.exec.constant_count;
     for (uint32_t i = 0; i < nb; i++) {   /* a view: its root's pointer + the view's offset */
-        ptrs[i] = ((accel_i_cu_buffer*)accel_i_buffer_root(bufs[i]))->dptr + bufs[i]->offset;
+        ptrs[i] = accel_i_cu_dptr(bufs[i]);
         params[i] = &ptrs[i];
     }
     for (uint32_t i = 0; i < nc; i++) params[nb + i] = &constants[i];
@@ -2064,7 +2068,6 @@ static bool accel_i_cu_graphs_usable(void) {
            accel_i_cu.GraphExecKernelNodeSetParams && accel_i_cu.GraphExecMemsetNodeSetParams &&
            accel_i_cu.GraphExecMemcpyNodeSetParams && accel_i_cu.GraphLaunch;
 }
-static accel_cu_deviceptr accel_i_cu_dptr(const accel_buffer* b) { return ((const accel_i_cu_buffer*)b)->dptr; }
 
 /* Resolves command c into op, taking its arrays from *ptrs / *consts / *params and update data from *data. */
 static void accel_i_cu_op_build(accel_i_cu_op* op, const accel_i_batch* l, const accel_i_cmd* c, accel_cu_deviceptr** ptrs,
@@ -2084,6 +2087,7 @@ static void accel_i_cu_op_build(accel_i_cu_op* op, const accel_i_batch* l, const
         if (op->nc) memcpy(op->consts, l->arena + c->u.exec.constants, 4u * (size_t)op->nc);
         for (uint32_t i = 0; i < op->nc; i++) op->params[op->nb + i] = &op->consts[i];
         *ptrs += op->nb; *consts += op->nc; *params += op->nb + op->nc;
+        if (!op->grid[0] || !op->grid[1] || !op->grid[2]) op->kind = ACCEL_I_CMD_BARRIER;   /* no work (a list keeps its index) */
     } else if (c->kind == ACCEL_I_CMD_COPY) {
         op->dst = c->u.copy.dst; op->src = c->u.copy.src; op->size = c->u.copy.size;
         op->dst_offset = c->u.copy.dst_offset; op->src_offset = c->u.copy.src_offset;
@@ -2097,11 +2101,14 @@ static void accel_i_cu_op_build(accel_i_cu_op* op, const accel_i_batch* l, const
     }
 }
 
+/* Where a copy/fill/update op reads and writes, with its patches (roots and offsets in them). */
+typedef struct accel_i_cu_ends { const accel_buffer *dst, *src; size_t dst_offset, src_offset; uint32_t pattern; } accel_i_cu_ends;
 /* An op's operands with its patches: kernel parameters (into ptrs/consts/params; *use points at
-   the op's own when unpatched), copy/fill buffers and pattern. */
-static void accel_i_cu_op_patch(const accel_i_cu_op* op, const accel_patch* p, uint32_t n, accel_cu_deviceptr* ptrs, uint32_t* consts,
-                                void** params, void*** use, const accel_buffer** dst, const accel_buffer** src, uint32_t* pattern) {
-    *use = op->params; *dst = op->dst; *src = op->src; *pattern = op->pattern;
+   the op's own when unpatched), copy/fill buffers, offsets and pattern. */
+static void accel_i_cu_op_patch(const accel_i_cu_op* op, const accel_i_patch* p, uint32_t n, accel_cu_deviceptr* ptrs, uint32_t* consts,
+                                void** params, void*** use, accel_i_cu_ends* e) {
+    *use = op->params;
+    e->dst = op->dst; e->src = op->src; e->dst_offset = op->dst_offset; e->src_offset = op->src_offset; e->pattern = op->pattern;
     if (n == 0) return;
     if (op->kind == ACCEL_I_CMD_EXEC) {
         memcpy(ptrs, op->ptrs, (size_t)op->nb * sizeof *ptrs);
@@ -2111,56 +2118,55 @@ static void accel_i_cu_op_patch(const accel_i_cu_op* op, const accel_patch* p, u
         *use = params;
     }
     for (uint32_t k = 0; k < n; k++) {
-        if (op->kind == ACCEL_I_CMD_EXEC && p[k].buffer) ptrs[p[k].index] = accel_i_cu_dptr(p[k].buffer);
+        if (op->kind == ACCEL_I_CMD_EXEC && p[k].buffer) ptrs[p[k].index] = accel_i_cu_dptr(p[k].buffer) + p[k].offset;
         else if (op->kind == ACCEL_I_CMD_EXEC) consts[p[k].index] = p[k].value;
-        else if (!p[k].buffer) *pattern = p[k].value;
-        else if (p[k].index == 0) *dst = p[k].buffer;
-        else *src = p[k].buffer;
+        else if (!p[k].buffer) e->pattern = p[k].value;
+        else if (p[k].index == 0) { e->dst = p[k].buffer; e->dst_offset = p[k].offset; }
+        else { e->src = p[k].buffer; e->src_offset = p[k].offset; }
     }
 }
 
 /* Does op, with its patches, copy host to host (an update into a HOST buffer, a copy between two)? */
-static bool accel_i_cu_op_host_to_host(const accel_i_cu_op* op, const accel_patch* p, uint32_t n) {
-    const accel_buffer *dst, *src;
+static bool accel_i_cu_op_host_to_host(const accel_i_cu_op* op, const accel_i_patch* p, uint32_t n) {
+    accel_i_cu_ends e;
     void** use;
-    uint32_t pattern;
     if (op->kind != ACCEL_I_CMD_COPY && op->kind != ACCEL_I_CMD_UPDATE) return false;
-    accel_i_cu_op_patch(op, p, n, NULL, NULL, NULL, &use, &dst, &src, &pattern);   /* not an exec: no arrays */
-    return dst->memory == ACCEL_MEMORY_HOST && (op->kind == ACCEL_I_CMD_UPDATE || src->memory == ACCEL_MEMORY_HOST);
+    accel_i_cu_op_patch(op, p, n, NULL, NULL, NULL, &use, &e);   /* not an exec: no arrays */
+    return e.dst->memory == ACCEL_MEMORY_HOST && (op->kind == ACCEL_I_CMD_UPDATE || e.src->memory == ACCEL_MEMORY_HOST);
 }
 
 /* Pre-resolved launches: one op with its patches onto the queue's stream. */
-static accel_cu_result accel_i_cu_op_issue(accel_i_cu_queue* q, const accel_i_cu_op* op, const accel_patch* p, uint32_t n, const char** call) {
+static accel_cu_result accel_i_cu_op_issue(accel_i_cu_queue* q, const accel_i_cu_op* op, const accel_i_patch* p, uint32_t n, const char** call) {
     accel_cu_deviceptr ptrs[64];
-    uint32_t consts[64], pattern;
+    uint32_t consts[64];
     void* params[128];
     void** use;
-    const accel_buffer *dst, *src;
-    accel_i_cu_op_patch(op, p, n, ptrs, consts, params, &use, &dst, &src, &pattern);
+    accel_i_cu_ends e;
+    accel_i_cu_op_patch(op, p, n, ptrs, consts, params, &use, &e);
     switch (op->kind) {
     case ACCEL_I_CMD_EXEC:
         *call = "cuLaunchKernel";
         return accel_i_cu.LaunchKernel(op->fn, op->grid[0], op->grid[1], op->grid[2], op->block[0], op->block[1], op->block[2], 0,
                                        q->stream, use, NULL);
-    case ACCEL_I_CMD_COPY: return accel_i_cu_copy_bufs(q, dst, op->dst_offset, src, op->src_offset, op->size, call);
+    case ACCEL_I_CMD_COPY: return accel_i_cu_copy_bufs(q, e.dst, e.dst_offset, e.src, e.src_offset, op->size, call);
     case ACCEL_I_CMD_FILL:
         *call = "cuMemsetD32Async";
-        return accel_i_cu.MemsetD32Async(accel_i_cu_dptr(dst) + op->dst_offset, pattern, op->size / 4, q->stream);
-    case ACCEL_I_CMD_UPDATE: return accel_i_cu_update(q, dst, op->dst_offset, op->data, op->size, call);
+        return accel_i_cu.MemsetD32Async(accel_i_cu_dptr(e.dst) + e.dst_offset, e.pattern, op->size / 4, q->stream);
+    case ACCEL_I_CMD_UPDATE: return accel_i_cu_update(q, e.dst, e.dst_offset, op->data, op->size, call);
     default: return ACCEL_CU_SUCCESS;
     }
 }
 
 /* Graph mode: adds op's node after dep (exec NULL), or sets its params in instance exec. */
 static accel_cu_result accel_i_cu_op_node(accel_i_cu_device* dev, accel_cu_graph graph, accel_cu_graph_exec exec, accel_i_cu_op* op,
-                                          accel_cu_graph_node dep, const accel_patch* p, uint32_t n, const char** call) {
+                                          accel_cu_graph_node dep, const accel_i_patch* p, uint32_t n, const char** call) {
     accel_cu_deviceptr ptrs[64];
-    uint32_t consts[64], pattern;
+    uint32_t consts[64];
     void* params[128];
     void** use;
-    const accel_buffer *dst, *src;
+    accel_i_cu_ends e;
     size_t ndep = dep ? 1 : 0;
-    accel_i_cu_op_patch(op, p, n, ptrs, consts, params, &use, &dst, &src, &pattern);
+    accel_i_cu_op_patch(op, p, n, ptrs, consts, params, &use, &e);
     if (op->kind == ACCEL_I_CMD_EXEC) {
         accel_cu_kernel_node_params kp;
         memset(&kp, 0, sizeof kp);
@@ -2173,8 +2179,8 @@ static accel_cu_result accel_i_cu_op_node(accel_i_cu_device* dev, accel_cu_graph
     if (op->kind == ACCEL_I_CMD_FILL) {
         accel_cu_memset_node_params mp;
         memset(&mp, 0, sizeof mp);
-        mp.dst = accel_i_cu_dptr(dst) + op->dst_offset;
-        mp.value = pattern; mp.element_size = 4; mp.width = op->size / 4; mp.height = 1;
+        mp.dst = accel_i_cu_dptr(e.dst) + e.dst_offset;
+        mp.value = e.pattern; mp.element_size = 4; mp.width = op->size / 4; mp.height = 1;
         *call = exec ? "cuGraphExecMemsetNodeSetParams" : "cuGraphAddMemsetNode";
         return exec ? accel_i_cu.GraphExecMemsetNodeSetParams(exec, op->node, &mp, dev->ctx)
                     : accel_i_cu.GraphAddMemsetNode(&op->node, graph, &dep, ndep, &mp, dev->ctx);
@@ -2183,8 +2189,8 @@ static accel_cu_result accel_i_cu_op_node(accel_i_cu_device* dev, accel_cu_graph
         accel_cu_memcpy3d m;
         memset(&m, 0, sizeof m);
         m.src_type = m.dst_type = ACCEL_CU_MEMORYTYPE_UNIFIED;
-        m.src_device = op->data ? (accel_cu_deviceptr)(uintptr_t)op->data : accel_i_cu_dptr(src) + op->src_offset;
-        m.dst_device = accel_i_cu_dptr(dst) + op->dst_offset;
+        m.src_device = op->data ? (accel_cu_deviceptr)(uintptr_t)op->data : accel_i_cu_dptr(e.src) + e.src_offset;
+        m.dst_device = accel_i_cu_dptr(e.dst) + e.dst_offset;
         m.width = op->size; m.height = 1; m.depth = 1;
         *call = exec ? "cuGraphExecMemcpyNodeSetParams" : "cuGraphAddMemcpyNode";
         return exec ? accel_i_cu.GraphExecMemcpyNodeSetParams(exec, op->node, &m, dev->ctx)
@@ -2295,7 +2301,7 @@ static accel_i_cu_instance* accel_i_cu_take(accel_i_cu_device* dev, accel_i_cu_l
     }
 }
 /* Does a replay of l with patches p (n, sorted) copy host to host? */
-static bool accel_i_cu_replay_host_to_host(const accel_i_cu_list* l, const accel_patch* p, uint32_t n) {
+static bool accel_i_cu_replay_host_to_host(const accel_i_cu_list* l, const accel_i_patch* p, uint32_t n) {
     if (l->host_copy) return true;
     for (uint32_t k = 0; k < n;) {
         uint32_t first = k;
@@ -2305,7 +2311,7 @@ static bool accel_i_cu_replay_host_to_host(const accel_i_cu_list* l, const accel
     return false;
 }
 /* The list's ops launched one by one, with the (sorted) patches. */
-static accel_cu_result accel_i_cu_replay_ops(accel_i_cu_queue* q, const accel_i_cu_list* l, const accel_patch* p, uint32_t n, const char** call) {
+static accel_cu_result accel_i_cu_replay_ops(accel_i_cu_queue* q, const accel_i_cu_list* l, const accel_i_patch* p, uint32_t n, const char** call) {
     uint32_t k = 0;
     for (uint32_t i = 0; i < l->count; i++) {
         uint32_t first = k;
@@ -2319,7 +2325,7 @@ static accel_cu_result accel_i_cu_replay_ops(accel_i_cu_queue* q, const accel_i_
    the device: such a copy's memcpy node runs on the CPU once the stream gets there (see the copy
    kernel above), so cuGraphLaunch blocked behind the wait (seen on an H100, driver 580); the ops copy
    with the kernel. */
-static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_list* l, const accel_patch* p, uint32_t n, const char** call) {
+static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_list* l, const accel_i_patch* p, uint32_t n, const char** call) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     accel_i_cu_instance* in;
     if (accel_i_cu_replay_host_to_host(l, p, n) && accel_i_cu_waits_now(dev)) return accel_i_cu_replay_ops(q, l, p, n, call);
@@ -2344,7 +2350,7 @@ static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_l
 static accel_cu_result accel_i_cu_replay(accel_i_cu_queue* q, const accel_i_batch* b, const accel_i_cmd* c, const char** call) {
     accel_i_cu_list* l = (accel_i_cu_list*)c->u.replay.list->native;
     uint32_t n = c->u.replay.patch_count;
-    const accel_patch* p = n ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+    const accel_i_patch* p = n ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
     if (l->graph) return accel_i_cu_replay_graph(q, l, p, n, call);
     return accel_i_cu_replay_ops(q, l, p, n, call);
 }
@@ -2605,7 +2611,7 @@ ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_bac
 /* ==== cuda: interop ==== */
 static bool accel_i_cu_is(const accel_device* d) { return d && d->backend == &accel_i_cu_backend_table; }
 ACCEL_API uint64_t accel_cuda_buffer_pointer(accel_buffer* b) {
-    return b && accel_i_cu_is(b->obj.device) ? (uint64_t)((accel_i_cu_buffer*)b)->dptr : 0;
+    return b && accel_i_cu_is(b->obj.device) ? (uint64_t)accel_i_cu_dptr(b) : 0;
 }
 ACCEL_API void* accel_cuda_queue_stream(accel_queue* q) {
     return q && accel_i_cu_is(q->obj.device) ? (void*)((accel_i_cu_queue*)q)->stream : NULL;

@@ -400,7 +400,8 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
    wrapper (destroyed, and no submitted work uses it: accel_queue_finish on the queues that used it, or a
    signal they signal after it). */
 
-/* The VkBuffer behind b (whole size, offset 0). 0 if b is NULL or not a Vulkan buffer. */
+/* The VkBuffer behind b (whole size, offset 0; for a view, its root's: the view starts at the offset it
+   was made with, within the root's). 0 if b is NULL or not a Vulkan buffer. */
 ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b);
 /* An engine's VkBuffer as an ACCEL_MEMORY_DEVICE accel buffer of `size` bytes (at most the VkBuffer's
    size). It must be a buffer of d's VkDevice (so d is normally an adopted device), bound to memory, with
@@ -2025,6 +2026,15 @@ static void accel_i_vk_barrier(accel_i_vk_device* dev, VkCommandBuffer cb, VkPip
     VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, dst_access };
     dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, dst_stage, 0, 1, &mb, 0, NULL, 0, NULL);
 }
+/* A binding's descriptor: buffer b (a view: its root, from the view's offset on) from `offset` more on.
+   The range stays VK_WHOLE_SIZE, as a kernel's bounds come from its constants on every GPU backend (CUDA
+   sees a bare pointer): lavapipe (Mesa 22.3) drops the offset of a descriptor-set write that gives an
+   explicit range. */
+static void accel_i_vk_bind(VkDescriptorBufferInfo* info, const accel_buffer* b, VkDeviceSize offset) {
+    info->buffer = ((const accel_i_vk_buffer*)(b->root ? b->root : b))->buffer;
+    info->offset = (VkDeviceSize)b->offset + offset;
+    info->range = VK_WHOLE_SIZE;
+}
 /* The barrier between two commands of one segment: in order, earlier writes visible. Its scopes are
    the stages the segment's commands use (compute shaders, transfers), not all commands: each barrier's
    first scope holds every earlier command of those stages, so the chain orders and shows everything
@@ -2071,12 +2081,7 @@ static accel_result accel_i_vk_record_exec(accel_i_vk_queue* q, accel_i_vk_entry
     accel_i_vk_group_size(p, ep, size);   /* validated at submit */
     if ((r = accel_i_vk_pipeline(dev, p, size, &pipe)) != ACCEL_OK) return r;
     for (uint32_t i = 0; i < n; i++) {
-        /* a view binds its root from the view's offset on. The range stays VK_WHOLE_SIZE, as a kernel's
-           bounds come from its constants on every GPU backend (CUDA sees a bare pointer): lavapipe
-           (Mesa 22.3) drops the offset of a descriptor-set write that gives an explicit range. */
-        infos[i].buffer = ((accel_i_vk_buffer*)accel_i_buffer_root(bufs[i]))->buffer;
-        infos[i].offset = bufs[i]->offset;
-        infos[i].range = VK_WHOLE_SIZE;
+        accel_i_vk_bind(&infos[i], bufs[i], 0);
         memset(&writes[i], 0, sizeof writes[i]);
         writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
         writes[i].dstBinding = i;
@@ -2234,21 +2239,23 @@ typedef struct accel_i_vk_list {
 /* An exec op with its patches into cb: bindings from op->set when unpatched, else pushed (or a set
    from pool). */
 static accel_result accel_i_vk_op_exec(accel_i_vk_device* dev, VkCommandBuffer cb, VkDescriptorPool pool, const accel_i_vk_op* op,
-                                       const accel_patch* p, uint32_t n) {
-    accel_buffer* bufs[ACCEL_I_VK_MAX_BUFFERS];
+                                       const accel_i_patch* p, uint32_t n) {
+    const accel_buffer* bufs[ACCEL_I_VK_MAX_BUFFERS];
+    VkDeviceSize offs[ACCEL_I_VK_MAX_BUFFERS];
     uint32_t consts[ACCEL_I_VK_MAX_BUFFERS + 64];
     VkDescriptorBufferInfo infos[ACCEL_I_VK_MAX_BUFFERS];
     VkWriteDescriptorSet writes[ACCEL_I_VK_MAX_BUFFERS];
     VkDescriptorSet set = op->set;
-    memcpy(bufs, op->bufs, (size_t)op->nb * sizeof *bufs);
+    memcpy((void*)bufs, op->bufs, (size_t)op->nb * sizeof *bufs);
+    memset(offs, 0, sizeof offs);
     if (op->nc) memcpy(consts, op->consts, (size_t)op->nc * 4u);
-    for (uint32_t k = 0; k < n; k++) {
-        if (p[k].buffer) { bufs[p[k].index] = p[k].buffer; set = VK_NULL_HANDLE; }
+    for (uint32_t k = 0; k < n; k++) {   /* a patched binding: a root and the offset in it */
+        if (p[k].buffer) { bufs[p[k].index] = p[k].buffer; offs[p[k].index] = p[k].offset; set = VK_NULL_HANDLE; }
         else consts[p[k].index] = p[k].value;
     }
     dev->vk.CmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, op->pipe);
     for (uint32_t i = 0; i < op->nb && !set; i++) {
-        infos[i].buffer = ((accel_i_vk_buffer*)bufs[i])->buffer; infos[i].offset = 0; infos[i].range = VK_WHOLE_SIZE;
+        accel_i_vk_bind(&infos[i], bufs[i], offs[i]);
         memset(&writes[i], 0, sizeof writes[i]);
         writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET; writes[i].dstBinding = i; writes[i].descriptorCount = 1;
         writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER; writes[i].pBufferInfo = &infos[i];
@@ -2271,22 +2278,22 @@ static accel_result accel_i_vk_op_exec(accel_i_vk_device* dev, VkCommandBuffer c
 }
 /* One op with its patches into cb. */
 static accel_result accel_i_vk_op_record(accel_i_vk_device* dev, const accel_i_vk_list* l, VkCommandBuffer cb, VkDescriptorPool pool,
-                                         const accel_i_vk_op* op, const accel_patch* p, uint32_t n) {
+                                         const accel_i_vk_op* op, const accel_i_patch* p, uint32_t n) {
     accel_buffer *dst = op->dst, *src = op->src;
     uint32_t pattern = op->pattern;
     VkBufferCopy region = { op->src_offset, op->dst_offset, op->size };
     if (op->kind == ACCEL_I_CMD_EXEC) return accel_i_vk_op_exec(dev, cb, pool, op, p, n);
-    for (uint32_t k = 0; k < n; k++) {
+    for (uint32_t k = 0; k < n; k++) {   /* a patched buffer: a root and the offset in it */
         if (!p[k].buffer) pattern = p[k].value;
-        else if (p[k].index == 0) dst = p[k].buffer;
-        else src = p[k].buffer;
+        else if (p[k].index == 0) { dst = p[k].buffer; region.dstOffset = p[k].offset; }
+        else { src = p[k].buffer; region.srcOffset = p[k].offset; }
     }
     if (op->kind == ACCEL_I_CMD_COPY)
         dev->vk.CmdCopyBuffer(cb, ((accel_i_vk_buffer*)src)->buffer, ((accel_i_vk_buffer*)dst)->buffer, 1, &region);
     else if (op->kind == ACCEL_I_CMD_UPDATE)
         dev->vk.CmdCopyBuffer(cb, l->staging, ((accel_i_vk_buffer*)dst)->buffer, 1, &region);
     else if (op->kind == ACCEL_I_CMD_FILL)
-        dev->vk.CmdFillBuffer(cb, ((accel_i_vk_buffer*)dst)->buffer, op->dst_offset, op->size, pattern);
+        dev->vk.CmdFillBuffer(cb, ((accel_i_vk_buffer*)dst)->buffer, region.dstOffset, op->size, pattern);
     else if (op->kind == ACCEL_I_CMD_BARRIER)
         accel_i_vk_barrier(dev, cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
                            VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
@@ -2294,7 +2301,7 @@ static accel_result accel_i_vk_op_record(accel_i_vk_device* dev, const accel_i_v
 }
 /* Ops [from, to) into cb, each after the list's in-order barrier; p: their sorted patches. */
 static accel_result accel_i_vk_ops_record(accel_i_vk_device* dev, const accel_i_vk_list* l, VkCommandBuffer cb, VkDescriptorPool pool,
-                                          uint32_t from, uint32_t to, const accel_patch* p, uint32_t n) {
+                                          uint32_t from, uint32_t to, const accel_i_patch* p, uint32_t n) {
     uint32_t k = 0;
     accel_result r = ACCEL_OK;
     for (uint32_t i = from; i < to && r == ACCEL_OK; i++) {
@@ -2363,7 +2370,7 @@ static accel_result accel_i_vk_list_sets(accel_i_vk_device* dev, accel_i_vk_list
         if ((vr = dev->vk.AllocateDescriptorSets(dev->device, &ai, &op->set)) != VK_SUCCESS)
             return accel_i_vk_fail(dev, vr, "vkAllocateDescriptorSets", "accel_queue_record_end");
         for (uint32_t j = 0; j < op->nb; j++) {
-            infos[j].buffer = ((accel_i_vk_buffer*)op->bufs[j])->buffer; infos[j].offset = 0; infos[j].range = VK_WHOLE_SIZE;
+            accel_i_vk_bind(&infos[j], op->bufs[j], 0);
             memset(&writes[j], 0, sizeof writes[j]);
             writes[j].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET; writes[j].dstSet = op->set; writes[j].dstBinding = j;
             writes[j].descriptorCount = 1; writes[j].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER; writes[j].pBufferInfo = &infos[j];
@@ -2486,7 +2493,7 @@ static accel_result accel_i_vk_record_replay(accel_i_vk_queue* q, accel_i_vk_ent
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     const accel_i_vk_list* l = (const accel_i_vk_list*)c->u.replay.list->native;
     uint32_t n = c->u.replay.patch_count, k = 0, run = 0;
-    const accel_patch* p = n ? (const accel_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+    const accel_i_patch* p = n ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
     bool own = q->hwq->family == l->family;
     accel_result r = ACCEL_OK;
     if (own && n == 0 && l->whole) {
@@ -3446,7 +3453,7 @@ ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_b
 /* ==== vulkan: interop ==== */
 static bool accel_i_vk_is(const accel_device* d) { return d && d->backend == &accel_i_vk_backend_table; }
 ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b) {
-    return b && accel_i_vk_is(b->obj.device) ? ((accel_i_vk_buffer*)b)->buffer : VK_NULL_HANDLE;
+    return b && accel_i_vk_is(b->obj.device) ? ((accel_i_vk_buffer*)accel_i_buffer_root(b))->buffer : VK_NULL_HANDLE;
 }
 ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s) {
     return s && accel_i_vk_is(s->obj.device) ? ((accel_i_vk_signal*)s)->sem : VK_NULL_HANDLE;

@@ -310,6 +310,15 @@ TEST(cuda_getters_and_wrap_errors) {
     CHECK(accel_cuda_buffer_pointer(b) != 0);
     CHECK(accel_cuda_buffer_pointer(hb) != 0);
     CHECK(accel_cuda_buffer_pointer(b) != accel_cuda_buffer_pointer(hb));
+    {   /* a view: where it starts (a view is not a backend buffer: reading it as one overran it) */
+        accel_buffer *view, *vv;
+        REQUIRE_OK(accel_buffer_view_create(b, 256, 512, &view));
+        REQUIRE_OK(accel_buffer_view_create(view, 256, 256, &vv));
+        CHECK(accel_cuda_buffer_pointer(view) == accel_cuda_buffer_pointer(b) + 256);
+        CHECK(accel_cuda_buffer_pointer(vv) == accel_cuda_buffer_pointer(b) + 512);
+        accel_buffer_destroy(vv);
+        accel_buffer_destroy(view);
+    }
     CHECK(accel_cuda_queue_stream(q) != NULL);
     CHECK(accel_cuda_device_context(dev) != NULL);
     CHECK(accel_cuda_buffer_pointer(NULL) == 0 && accel_cuda_buffer_pointer(cb) == 0);
@@ -683,6 +692,14 @@ TEST(vulkan_getters_and_wrap_errors) {
     REQUIRE_OK(accel_signal_create(dev, 3, &s));
     REQUIRE_OK(accel_signal_create(cpu, 0, &cs));
     CHECK(accel_vulkan_buffer_handle(b) != VK_NULL_HANDLE);
+    {   /* a view: its root's VkBuffer (a view is not a backend buffer: reading it as one overran it) */
+        accel_buffer *root, *view;
+        REQUIRE_OK(test_buffer_create(dev, 4096, ACCEL_MEMORY_DEVICE, &root));
+        REQUIRE_OK(accel_buffer_view_create(root, 2048, 256, &view));
+        CHECK(accel_vulkan_buffer_handle(view) == accel_vulkan_buffer_handle(root));
+        accel_buffer_destroy(view);
+        accel_buffer_destroy(root);
+    }
     CHECK(accel_vulkan_signal_semaphore(s) != VK_NULL_HANDLE);
     CHECK(accel_vulkan_buffer_handle(NULL) == VK_NULL_HANDLE && accel_vulkan_buffer_handle(cb) == VK_NULL_HANDLE);
     CHECK(accel_vulkan_signal_semaphore(NULL) == VK_NULL_HANDLE && accel_vulkan_signal_semaphore(cs) == VK_NULL_HANDLE);

@@ -311,12 +311,135 @@ TEST(read_only_wrap_of_const_memory) {
         accel_queue_copy(sc.q, ro, 0, out, 0, 4);
         CHECK_RESULT(accel_queue_submit(sc.q), ACCEL_ERROR_INVALID_ARGUMENT);
         CHECK_RESULT(accel_buffer_write(rov, 0, &word, 4), ACCEL_ERROR_INVALID_ARGUMENT);
-        CHECK_EQ_U64(test_buffer_u32(out, 0), 5);
+        accel_queue_timestamp(sc.q, ro, 0);
+        CHECK_RESULT(accel_queue_submit(sc.q), ACCEL_ERROR_INVALID_ARGUMENT);
+        {   /* nor can a replay's patch make it (or a view of it) a copy's or fill's destination */
+            accel_commands* list = NULL;
+            REQUIRE_OK(accel_queue_record_begin(sc.q));
+            accel_queue_copy(sc.q, out, 0, rov, 0, 8);
+            accel_queue_fill(sc.q, out, 32, 8, 3);
+            REQUIRE_OK(accel_queue_record_end(sc.q, &list));
+            accel_patch p1 = { 0, 0, ro, 0 }, p2 = { 1, 0, rov, 0 }, p3 = { 0, 1, ro, 0 };
+            accel_queue_replay(sc.q, list, &p1, 1);
+            CHECK_RESULT(accel_queue_submit(sc.q), ACCEL_ERROR_INVALID_ARGUMENT);
+            accel_queue_replay(sc.q, list, &p2, 1);
+            CHECK_RESULT(accel_queue_submit(sc.q), ACCEL_ERROR_INVALID_ARGUMENT);
+            accel_queue_replay(sc.q, list, &p3, 1);      /* as a source: fine */
+            CHECK_OK(view_run(&sc));
+            CHECK_EQ_U64(test_buffer_u32(out, 0), 1);
+            CHECK_EQ_U64(test_buffer_u32(out, 8), 3);
+            accel_commands_destroy(list);
+        }
         CHECK_EQ_U64(view_table[4], 5);
+        CHECK_EQ_U64(view_table[0], 1);
         /* read_only needs memory to wrap */
         d.host_ptr = NULL;
         CHECK_RESULT(accel_buffer_create(sc.dev, &d, &bad), ACCEL_ERROR_INVALID_ARGUMENT);
     }
+    accel_device_destroy(sc.dev);
+}
+
+/* ==== views in recorded lists and in patches ==== */
+/* A list recorded on views (an exec binding one, a fill and a copy at offsets within them), replayed
+   as recorded, then with every buffer patched to other views and roots: offsets stay where they were
+   recorded within the buffer given (a view's from its start), on every backend. */
+TEST(view_lists_and_patches_keep_offsets_within_the_view) {
+    view_scene sc;
+    accel_buffer *r = NULL, *va = NULL, *vb = NULL, *o = NULL, *vo = NULL, *vvo = NULL, *fit = NULL, *shy = NULL;
+    accel_program* fill = NULL;
+    accel_commands* list = NULL;
+    if (view_scene_make(&sc)) {
+        size_t aw = sc.align / 4;
+        uint32_t n = 64, fc[2] = { 100, n };
+        REQUIRE_OK(test_buffer_create(sc.dev, 8 * sc.align, ACCEL_MEMORY_DEVICE, &r));
+        REQUIRE_OK(accel_buffer_view_create(r, sc.align, 256, &va));          /* r words aw .. aw+63 */
+        REQUIRE_OK(accel_buffer_view_create(r, 3 * sc.align, 256, &vb));      /* r words 3aw .. 3aw+63 */
+        REQUIRE_OK(test_buffer_create(sc.dev, 4 * sc.align, ACCEL_MEMORY_DEVICE, &o));
+        REQUIRE_OK(accel_buffer_view_create(o, sc.align, 2 * sc.align, &vo));  /* o words aw .. 3aw */
+        REQUIRE_OK(accel_buffer_view_create(vo, sc.align, 256, &vvo));         /* o words 2aw .. 2aw+63 */
+        REQUIRE_OK(test_buffer_create(sc.dev, 96, ACCEL_MEMORY_DEVICE, &fit));  /* the fill's range exactly */
+        REQUIRE_OK(test_buffer_create(sc.dev, 92, ACCEL_MEMORY_DEVICE, &shy));  /* 4 bytes short */
+        REQUIRE_OK(test_program_create(sc.dev, TK_FILL_INDEX, &fill));
+        REQUIRE_OK(accel_queue_record_begin(sc.q));
+        accel_queue_exec(sc.q, fill, &va, 1, fc, 2, accel_exec_1d(n, 64));   /* 0: va[i] = i + 100 */
+        accel_queue_fill(sc.q, va, 64, 32, 0x5A5Au);                          /* 1: va words 16..23 */
+        accel_queue_copy(sc.q, vb, 16, va, 0, 64);                             /* 2: vb words 4..19 = va 0..15 */
+        REQUIRE_OK(accel_queue_record_end(sc.q, &list));
+        accel_queue_replay(sc.q, list, NULL, 0);
+        REQUIRE_OK(view_run(&sc));
+        view_check_words(r, aw, 16, 100, 1);
+        view_check_words(r, aw + 16, 8, 0x5A5Au, 0);
+        view_check_words(r, aw + 24, 40, 124, 1);
+        view_check_words(r, 3 * aw, 4, 0, 0);
+        view_check_words(r, 3 * aw + 4, 16, 100, 1);
+        view_check_words(r, 3 * aw + 20, 8, 0, 0);
+        /* every buffer patched: the exec to a view of a view, the fill to a root, the copy's dst to a view */
+        accel_patch p[5] = { { 0, 0, vvo, 0 }, { 0, 0, NULL, 200 }, { 1, 0, o, 0 }, { 1, 0, NULL, 0x77u }, { 2, 0, vo, 0 } };
+        accel_queue_replay(sc.q, list, p, 5);
+        REQUIRE_OK(view_run(&sc));
+        view_check_words(o, 2 * aw, 64, 200, 1);        /* the exec through vvo */
+        view_check_words(o, 16, 8, 0x77u, 0);           /* the fill: words 16..23 of the root o */
+        view_check_words(o, 0, 16, 0, 0);
+        view_check_words(o, aw + 4, 16, 100, 1);        /* the copy: vo words 4..19 from va */
+        view_check_words(o, aw, 4, 0, 0);
+        view_check_words(r, 3 * aw + 4, 16, 100, 1);    /* vb untouched by the patched copy */
+        /* a patch buffer that holds the recorded range exactly, and one 4 bytes short */
+        accel_patch f1 = { 1, 0, fit, 0 };
+        accel_queue_replay(sc.q, list, &f1, 1);
+        REQUIRE_OK(view_run(&sc));
+        view_check_words(fit, 16, 8, 0x5A5Au, 0);
+        view_check_words(fit, 0, 16, 0, 0);
+        accel_patch f2 = { 1, 0, shy, 0 };
+        accel_queue_replay(sc.q, list, &f2, 1);
+        CHECK_RESULT(view_run(&sc), ACCEL_ERROR_INVALID_ARGUMENT);
+        /* a patched copy that would overlap itself through views of one root: refused, nothing runs */
+        accel_patch ov[2] = { { 2, 0, va, 0 }, { 2, 1, va, 0 } };   /* va + 16 <- va + 0, 64 bytes */
+        test_buffer_set_u32(fit, 24, 1);
+        accel_queue_fill(sc.q, fit, 0, 4, 9);
+        accel_queue_replay(sc.q, list, ov, 2);
+        CHECK_RESULT(view_run(&sc), ACCEL_ERROR_INVALID_ARGUMENT);
+        CHECK_EQ_U64(test_buffer_u32(fit, 0), 1);
+        accel_patch ov2[2] = { { 2, 0, r, 0 }, { 2, 1, vb, 0 } };   /* r + 16 <- r + 3 align: apart, fine */
+        accel_queue_replay(sc.q, list, ov2, 2);
+        CHECK_OK(view_run(&sc));
+        view_check_words(r, 4, 4, 0, 0);                /* vb words 0..15 went to r words 4..19 */
+        view_check_words(r, 8, 12, 100, 1);
+    }
+    accel_commands_destroy(list);
+    accel_device_destroy(sc.dev);
+}
+
+/* An exec of global size 0 is a no-op, but a list keeps it: the indices of the commands after it (the
+   patches' addresses) are as recorded, its own patches are checked, and it makes the list one with
+   execs (a COPY queue refuses it). */
+TEST(view_zero_size_exec_keeps_its_index_in_a_list) {
+    view_scene sc;
+    accel_buffer *a = NULL, *f = NULL;
+    accel_program* fill = NULL;
+    accel_commands* list = NULL;
+    accel_queue* cq = NULL;
+    if (view_scene_make(&sc)) {
+        uint32_t fc[2] = { 5, 64 };
+        REQUIRE_OK(test_buffer_create(sc.dev, 256, ACCEL_MEMORY_DEVICE, &a));
+        REQUIRE_OK(test_buffer_create(sc.dev, 256, ACCEL_MEMORY_DEVICE, &f));
+        REQUIRE_OK(test_program_create(sc.dev, TK_FILL_INDEX, &fill));
+        REQUIRE_OK(accel_queue_create(sc.dev, ACCEL_QUEUE_COPY, &cq));
+        REQUIRE_OK(accel_queue_record_begin(sc.q));
+        accel_queue_exec(sc.q, fill, &a, 1, fc, 2, accel_exec_1d(0, 64));   /* 0: no work */
+        accel_queue_fill(sc.q, f, 0, 16, 1);                                 /* 1 */
+        REQUIRE_OK(accel_queue_record_end(sc.q, &list));
+        accel_patch p[2] = { { 1, 0, NULL, 0x77u }, { 0, 0, NULL, 0x55u } };
+        accel_queue_replay(sc.q, list, p, 2);
+        REQUIRE_OK(view_run(&sc));
+        view_check_words(f, 0, 4, 0x77u, 0);
+        view_check_words(a, 0, 64, 0, 0);               /* the exec did nothing */
+        accel_patch bad = { 0, 2, NULL, 1 };             /* constant 2 of a 2-constant exec */
+        accel_queue_replay(sc.q, list, &bad, 1);
+        CHECK_RESULT(view_run(&sc), ACCEL_ERROR_INVALID_ARGUMENT);
+        accel_queue_replay(cq, list, NULL, 0);
+        CHECK_RESULT(accel_queue_submit(cq), ACCEL_ERROR_INVALID_ARGUMENT);
+    }
+    accel_commands_destroy(list);
     accel_device_destroy(sc.dev);
 }
 
@@ -330,5 +453,7 @@ int main(int argc, char** argv) {
     RUN(view_of_another_devices_buffer_outlives_that_device);
     RUN(view_out_of_range_and_misaligned_refused);
     RUN(read_only_wrap_of_const_memory);
+    RUN(view_lists_and_patches_keep_offsets_within_the_view);
+    RUN(view_zero_size_exec_keeps_its_index_in_a_list);
     return test_end();
 }
