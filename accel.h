@@ -2707,14 +2707,16 @@ static ACCEL_I_COLD void accel_i_debug_hang(accel_device* dev, const char* what,
                     used ? blocked : " no queue of this device");
 }
 
-static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64_t* v, uint32_t n) {
-    const char* fn = "accel_signal_wait";
+/* fn: the public call, for the log line (which goes to the first signal's device where there is one). */
+static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64_t* v, uint32_t n, const char* fn) {
     char what[64];
-    if (!s || !v || n == 0) return accel_i_invalid(NULL, fn, !s ? "signals is NULL" : !v ? "values is NULL" : "count is 0");
+    accel_device* dev = s && n && s[0] ? s[0]->obj.device : NULL;
+    if (!s || !v || n == 0) return accel_i_invalid(dev, fn, !s ? "signals is NULL" : !v ? "values is NULL" : "count is 0");
     for (uint32_t i = 0; i < n; i++) {
         if (!s[i]) {
-            snprintf(what, sizeof what, "signals[%u] is NULL", i);
-            return accel_i_invalid(NULL, fn, what);
+            if (n == 1) snprintf(what, sizeof what, "signal is NULL");
+            else snprintf(what, sizeof what, "signals[%u] is NULL", i);
+            return accel_i_invalid(dev, fn, what);
         }
         if (v[i] > ACCEL_SIGNAL_MAX)
             return accel_i_fail(s[i]->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
@@ -2723,10 +2725,10 @@ static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64
     return ACCEL_OK;
 }
 
-ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
-                                              bool wait_all, uint64_t timeout_ns, uint32_t* first_reached) {
+static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count, bool wait_all,
+                                             uint64_t timeout_ns, uint32_t* first_reached, const char* fn) {
     uint32_t first = 0;
-    accel_result r = accel_i_check_wait_args(signals, values, count);
+    accel_result r = accel_i_check_wait_args(signals, values, count, fn);
     const accel_backend* b;
     uint64_t t0;
     if (r != ACCEL_OK) return r;
@@ -2739,11 +2741,15 @@ ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, cons
     if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
     if (t0) accel_i_trace_host_wait(signals, values, count, t0);
     if (((r == ACCEL_TIMEOUT && timeout_ns != 0) || r == ACCEL_ERROR_DEADLOCK) && signals[0]->obj.device->debug)
-        accel_i_debug_hang(signals[0]->obj.device, "accel_signal_wait", signals, values, count, timeout_ns);
+        accel_i_debug_hang(signals[0]->obj.device, fn, signals, values, count, timeout_ns);
     return r;
 }
+ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
+                                              bool wait_all, uint64_t timeout_ns, uint32_t* first_reached) {
+    return accel_i_signal_wait_many(signals, values, count, wait_all, timeout_ns, first_reached, "accel_signal_wait_many");
+}
 ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64_t timeout_ns) {
-    return accel_signal_wait_many(&s, &value, 1, true, timeout_ns, NULL);
+    return accel_i_signal_wait_many(&s, &value, 1, true, timeout_ns, NULL, "accel_signal_wait");
 }
 
 /* ==== core: recording ==== */

@@ -933,9 +933,10 @@ static VkResult accel_i_vk_signal_behind(accel_i_vk_device* dev, accel_i_vk_hwq*
 /* The device side of a host raise (set, fail, or a value the host applies after GPU work): the
    semaphore reaches it too, so device waits and an engine's waits on the semaphore see it. Vulkan wants
    every signal of a timeline above its current value and below every pending signal operation, and
-   accel's raises are a max; so a value at or below what the semaphore was already promised (`hi`) is
-   left to the promise, a higher one is signalled from the host when nothing is pending, else submitted
-   behind the pending operations on their VkQueue (they are all on one: accel_i_vk_native_ok). */
+   accel's raises are a max; so a value at or below what the semaphore was already promised (`hi`) or
+   has reached (an engine may raise its own wrapped semaphore) is left alone; a higher one is signalled
+   from the host when nothing is pending, else submitted behind the pending operations on their VkQueue
+   (they are all on one: accel_i_vk_native_ok). */
 static void accel_i_vk_signal_publish(accel_signal* base, uint64_t v) {
     accel_i_vk_signal* s = (accel_i_vk_signal*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
@@ -945,7 +946,7 @@ static void accel_i_vk_signal_publish(accel_signal* base, uint64_t v) {
     accel_i_mutex_lock(&dev->submit_lock);
     c = accel_i_vk_counter(dev, s->sem);
     target = accel_i_failed(v) ? accel_i_vk_fail_target(dev, c) : v;
-    if (target > atomic_load(&s->submitted) && target - c <= dev->max_diff) {
+    if (target > c && target > atomic_load(&s->submitted) && target - c <= dev->max_diff) {   /* c: an engine may raise it */
         if (c >= atomic_load(&s->submitted) || !s->hi_hwq) {
             VkSemaphoreSignalInfo si = { VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, NULL, s->sem, target };
             vr = dev->vk.SignalSemaphore(dev->device, &si);
@@ -994,8 +995,8 @@ static bool accel_i_vk_wait_on_device(accel_queue* qb, accel_signal* base, uint6
 static bool accel_i_vk_native_ok(accel_i_vk_device* dev, accel_i_vk_signal* s, uint64_t v, const accel_i_vk_hwq* hwq) {
     uint64_t hi = atomic_load(&s->submitted), c;
     if (v <= hi) return false;
-    c = accel_i_vk_counter(dev, s->sem);
-    return (s->hi_hwq == hwq || c >= hi) && s->hwait <= c && v - c <= dev->max_diff;
+    c = accel_i_vk_counter(dev, s->sem);   /* above hi when an engine raised its own semaphore (a wrap) */
+    return v > c && (s->hi_hwq == hwq || c >= hi) && s->hwait <= c && v - c <= dev->max_diff;
 }
 
 /* Sleeps on the signal's host event until its word reaches v, a GPU signal operation is submitted to

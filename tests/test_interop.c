@@ -881,6 +881,43 @@ TEST(vulkan_failed_signal_releases_engine_wait) {
 /* Wrappers destroyed while accel's work still uses them, and wrappers left to accel_device_destroy:
    the engine's buffer and semaphore outlive them and stay usable by the engine (the validation layer
    reports any use of a destroyed handle). */
+/* An engine's semaphore already past a value accel is asked for: a host set or a queue signal of a lower
+   value changes nothing (values never go down). Signalling a timeline below its counter is invalid
+   Vulkan: lavapipe lost the device on it. */
+TEST(vulkan_lower_values_on_an_engine_raised_semaphore_are_ignored) {
+    VK_ONLY();
+    eng e;
+    accel_device* dev = NULL;
+    accel_queue* q;
+    accel_signal *ws, *s, *t;
+    VkSemaphore sem;
+    ENG_OPEN(&e);
+    REQUIRE((sem = eng_timeline(&e, 0)) != VK_NULL_HANDLE);
+    REQUIRE_OK(eng_adopt(&e, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_vulkan_signal_wrap(dev, sem, &ws));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE(eng_submit(&e, VK_NULL_HANDLE, VK_NULL_HANDLE, 0, sem, 10) == VK_SUCCESS);   /* after the wrap */
+    REQUIRE(eng_wait(&e, sem, 10, 10000000000ull));
+    CHECK_OK(accel_signal_set(ws, 7));
+    CHECK_EQ_U64(accel_signal_value(ws), 10);
+    CHECK_EQ_U64(eng_value(&e, sem), 10);
+    accel_queue_signal(q, ws, 8);
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_wait(s, 1, ACCEL_WAIT_FOREVER));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(accel_signal_value(ws), 10);
+    CHECK_EQ_U64(eng_value(&e, sem), 10);
+    accel_queue_signal(q, ws, 11);                      /* above it: reaches the engine's semaphore */
+    CHECK_OK(accel_queue_submit(q));
+    CHECK(eng_wait(&e, sem, 11, 10000000000ull));
+    CHECK_OK(accel_signal_create(dev, 0, &t));          /* the device is not lost */
+    accel_device_destroy(dev);
+    e.DestroySemaphore(e.device, sem, NULL);
+    eng_close(&e);
+}
+
 TEST(vulkan_wrapped_objects_outlive_their_wrappers) {
     VK_ONLY();
     enum { N = 512 };
@@ -949,6 +986,7 @@ int main(int argc, char** argv) {
     RUN(vulkan_accel_waits_on_engine_semaphore);
     RUN(vulkan_engine_waits_on_accel_semaphore);
     RUN(vulkan_failed_signal_releases_engine_wait);
+    RUN(vulkan_lower_values_on_an_engine_raised_semaphore_are_ignored);
     RUN(vulkan_wrapped_objects_outlive_their_wrappers);
 #endif
     return test_end();

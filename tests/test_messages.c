@@ -77,6 +77,14 @@ TEST(invalid_arguments_name_the_call_and_the_argument) {
     EXPECT_INVALID(accel_signal_set(s, big), "accel_signal_set: value");
     EXPECT_INVALID(accel_signal_fail(s, ACCEL_OK), "accel_signal_fail: reason 0 is not an error");
     EXPECT_INVALID(accel_signal_wait(s, big, 0), "accel_signal_wait: value");
+    {   /* wait_many names itself, and logs to the first signal's device */
+        accel_signal* two[2] = { s, NULL };
+        uint64_t vals[2] = { 0, 0 };
+        EXPECT_INVALID(accel_signal_wait_many(two, vals, 2, true, 0, NULL), "accel_signal_wait_many: signals[1] is NULL");
+        two[1] = s;
+        vals[1] = big;
+        EXPECT_INVALID(accel_signal_wait_many(two, vals, 2, false, 0, NULL), "accel_signal_wait_many: value");
+    }
     CHECK_OK(accel_device_info_get(dev, &info));
     CHECK_EQ_INT(test_log_count(ACCEL_LOG_ERROR), 0);
     accel_device_destroy(dev);
