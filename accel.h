@@ -289,7 +289,10 @@
    million events adds a quarter of a second to the destroy). Where no temporary file can be made
    (WASI), a full buffer is written as JSON at once. Either way a long run never grows memory, and a
    "trace flush" span on the track that filled a buffer shows what writing it out cost. A trace file
-   that cannot be opened is a warning, and the device runs untraced. Off, tracing costs a branch per
+   that cannot be opened is a warning, and the device runs untraced. Two live devices never share a
+   file: one whose path another device is writing (ACCEL_TRACE with two devices) writes
+   "<path without extension>.2<extension>" (.3, ...) instead and says so in an info line; a device
+   created after the first one was destroyed writes the path anew. Off, tracing costs a branch per
    command and per host call. On, a command costs a clock reading and an append to its queue's buffer
    (a signal command no reading: it is an instant at the end of the command before it), a host call two
    readings and an append; a wait also reads where its signal was reached, for the flow. On a CPU
@@ -1667,6 +1670,7 @@ typedef struct accel_i_trace_buf {
 } accel_i_trace_buf;
 struct accel_i_trace {
     FILE* file;
+    struct accel_i_trace_path* path;  /* the file's name, claimed in this process (accel_i_trace_claim) */
     FILE* spill;                      /* full buffers, raw, until the device is destroyed (tmpfile); NULL:
                                          none could be made (or a write to it failed): written as JSON */
     accel_i_a32 file_lock;            /* the files, out, out_len and `written` */
@@ -2063,6 +2067,41 @@ static void accel_i_trace_buf_fini(accel_device* dev, accel_i_trace_buf* b) {
     accel_i_spin_unlock(&b->lock);
     accel_i_dev_free(dev, b->events, (size_t)b->cap * sizeof *b->events);
 }
+/* The names of the trace files being written in this process, so that two devices asked for one path
+   (ACCEL_TRACE and two devices, say) write two whole files, not one over the other: a later device
+   whose path is taken writes "<path without extension>.2<extension>" (.3, ...) and says so in an info
+   line. The one piece of process state in the core; names in the default allocator. */
+typedef struct accel_i_trace_path { struct accel_i_trace_path* next; size_t bytes; char* name; } accel_i_trace_path;
+static struct { accel_i_a32 lock; accel_i_trace_path* head; } accel_i_trace_paths;
+static bool accel_i_trace_path_taken(const char* name) {
+    for (accel_i_trace_path* p = accel_i_trace_paths.head; p; p = p->next) if (strcmp(p->name, name) == 0) return true;
+    return false;
+}
+/* Claims path, or its first free numbered variant; NULL when out of memory. */
+static accel_i_trace_path* accel_i_trace_claim(const char* path) {
+    size_t len = strlen(path), stem = len, bytes = sizeof(accel_i_trace_path) + len + 12;
+    accel_i_trace_path* p = (accel_i_trace_path*)accel_i_default_alloc(bytes, 16, NULL);
+    if (!p) return NULL;
+    p->bytes = bytes;
+    p->name = (char*)(void*)(p + 1);
+    for (size_t i = len; i > 0 && path[i - 1] != '/' && path[i - 1] != '\\'; i--)
+        if (path[i - 1] == '.') { stem = i - 1; break; }
+    memcpy(p->name, path, len + 1);
+    accel_i_spin_lock(&accel_i_trace_paths.lock);
+    for (unsigned n = 2; accel_i_trace_path_taken(p->name); n++)
+        snprintf(p->name, len + 12, "%.*s.%u%s", (int)stem, path, n, path + stem);
+    p->next = accel_i_trace_paths.head;
+    accel_i_trace_paths.head = p;
+    accel_i_spin_unlock(&accel_i_trace_paths.lock);
+    return p;
+}
+static void accel_i_trace_unclaim(accel_i_trace_path* p) {
+    accel_i_spin_lock(&accel_i_trace_paths.lock);
+    for (accel_i_trace_path** at = &accel_i_trace_paths.head; *at; at = &(*at)->next)
+        if (*at == p) { *at = p->next; break; }
+    accel_i_spin_unlock(&accel_i_trace_paths.lock);
+    accel_i_default_free(p, p->bytes, NULL);
+}
 /* Device create: opens the trace when asked for (desc, then ACCEL_TRACE). OUT_OF_MEMORY; a file that
    will not open is a warning and no trace. */
 static accel_result accel_i_trace_open(accel_device* dev, const accel_device_desc* d) {
@@ -2079,13 +2118,18 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
     }
     atomic_init(&t->file_lock, 0u); atomic_init(&t->queues, 0u); atomic_init(&t->signals, 0u);
     atomic_init(&t->host_named, 0u);
-    if ((t->file = fopen(path, "w")) == NULL) {
-        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: cannot open the trace file '%s'; tracing is off", path);
+    if ((t->path = accel_i_trace_claim(path)) == NULL || (t->file = fopen(t->path->name, "w")) == NULL) {
+        if (t->path) accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: cannot open the trace file '%s'; tracing is off", t->path->name);
+        else accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: out of host memory for the trace file's name; tracing is off");
+        if (t->path) accel_i_trace_unclaim(t->path);
         accel_i_dev_free(dev, t->host.events, (size_t)t->host.cap * sizeof *t->host.events);
         accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
         accel_i_dev_free(dev, t, sizeof *t);
         return ACCEL_OK;
     }
+    if (strcmp(t->path->name, path) != 0)
+        accel_i_log(dev, ACCEL_LOG_INFO, "accel_device_create: another device writes a trace to '%s'; this one goes to '%s'",
+                    path, t->path->name);
 #if defined(__wasi__)
     t->spill = NULL;        /* WASI has no temporary files: buffers are written as JSON */
 #else
@@ -2116,6 +2160,7 @@ static void accel_i_trace_close(accel_device* dev) {
     accel_i_trace_drain(t);
     if ((ferror(t->file) | fclose(t->file)) || !spill_ok)
         accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: writing the trace file failed; it is incomplete");
+    accel_i_trace_unclaim(t->path);
     accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
     accel_i_dev_free(dev, t, sizeof *t);
     dev->trace = NULL;

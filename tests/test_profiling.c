@@ -608,6 +608,59 @@ TEST(trace_longer_than_its_buffer) {
     remove(path);
 }
 
+/* Two live devices asked for one trace path: each writes a whole file of its own (the second to
+   "<stem>.2.json", said in an info line), both valid JSON, each with its device's commands only; a third
+   device made after they are gone writes the path anew. */
+TEST(trace_two_devices_one_path) {
+    char path[96], second[112];
+    accel_device *a, *b, *c;
+    accel_device_desc desc;
+    accel_queue *qa, *qb;
+    accel_buffer *ba, *bb;
+    int fills[2] = { 0, 0 };
+    trace_path(path, sizeof path, "shared");
+    snprintf(second, sizeof second, "%.*s.2.json", (int)(strlen(path) - 5), path);
+    memset(&desc, 0, sizeof desc);
+    desc.trace_path = path;
+    test_log_reset();
+    REQUIRE_OK(test_device_create_desc(desc, &a));
+    REQUIRE_OK(test_device_create_desc(desc, &b));
+    CHECK(test_log_contains(second));
+    REQUIRE_OK(accel_queue_create(a, ACCEL_QUEUE_COMPUTE, &qa));
+    REQUIRE_OK(accel_queue_create(b, ACCEL_QUEUE_COMPUTE, &qb));
+    REQUIRE_OK(test_buffer_create(a, 64, ACCEL_MEMORY_HOST, &ba));
+    REQUIRE_OK(test_buffer_create(b, 64, ACCEL_MEMORY_HOST, &bb));
+    for (int i = 0; i < 300; i++) {   /* the first device's trace is the longer one */
+        accel_queue_fill(qa, ba, 0, 64, (uint32_t)i);
+        CHECK_OK(accel_queue_submit(qa));
+    }
+    accel_queue_fill(qb, bb, 0, 64, 1);
+    CHECK_OK(accel_queue_submit(qb));
+    accel_device_destroy(a);   /* the longer one first: the shorter must not write over its start */
+    accel_device_destroy(b);
+    for (int f = 0; f < 2; f++) {
+        jval root;
+        const jval* evs;
+        if (!CHECK(jparse_file(f == 0 ? path : second, &root))) { jfree(&root); continue; }
+        evs = jget(&root, "traceEvents");
+        if (CHECK(evs && evs->type == J_ARR))
+            for (int i = 0; i < evs->n; i++) fills[f] += strcmp(jstr(&evs->items[i], "name"), "fill") == 0;
+        jfree(&root);
+    }
+    CHECK_EQ_INT(fills[0], 300);
+    CHECK_EQ_INT(fills[1], 1);
+    remove(second);
+    REQUIRE_OK(test_device_create_desc(desc, &c));   /* the path is free again */
+    accel_device_destroy(c);
+    {
+        jval root;
+        if (CHECK(jparse_file(path, &root))) CHECK(jget(&root, "traceEvents") != NULL);
+        jfree(&root);
+    }
+    remove(path);
+    CHECK(fopen(second, "r") == NULL);
+}
+
 /* Allocation failures while opening the trace: OUT_OF_MEMORY, nothing leaked; a path that will not open
    is a warning and an untraced device. */
 TEST(trace_open_failures) {
@@ -645,6 +698,7 @@ int main(int argc, char** argv) {
     RUN(trace_of_a_two_queue_pipeline);
     RUN(trace_of_host_sets_and_failures);
     RUN(trace_longer_than_its_buffer);
+    RUN(trace_two_devices_one_path);
     RUN(trace_open_failures);
     return test_end();
 }
