@@ -625,7 +625,8 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 /* ==== recorded command lists ==== */
 typedef struct accel_commands accel_commands;   /* an immutable, replayable list of commands */
 /* From here, exec/copy/fill/update/barrier on q go into a new command list instead of the batch.
-   wait, signal and replay while recording are recording errors (returned by record_end); submit (and
+   wait, signal, replay, host_call and timestamp while recording are recording errors (returned by
+   record_end: a list holds device work only; time a replay with timestamps around it); submit (and
    finish) while recording returns INVALID_ARGUMENT at once and fails the recording. Returns
    INVALID_ARGUMENT for NULL, when q is already recording, or when the current batch is not empty
    (a command or a recording error since the last submit); DEVICE_LOST. The recording thread. */
