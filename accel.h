@@ -652,9 +652,12 @@ typedef struct accel_patch {
    to this replay only (the patch array is copied now; a later patch of the same slot wins). Waits
    and signals go around it. Recording errors: c NULL, c of another device, a list with execs on a
    COPY queue, and a bad patch: a command index out of range, an index the command does not have
-   (update and barrier take no patches, copy no constants), a buffer of another device, or a copy /
-   fill buffer that does not hold the recorded offset + size (or a copy that would then overlap
-   itself). A list may be replayed by several queues and threads at once, any number of times. */
+   (update, barrier and timestamp take no patches, copy no constants), a buffer an exec or copy on q
+   could not use (another device's, except another CPU device's on a CPU device: they share memory,
+   as in exec and copy), a read_only buffer as a copy's or fill's destination, or a copy / fill buffer
+   that does not hold the recorded offset + size (offsets stay where they were recorded: within a
+   view, from its start; or a copy that would then overlap itself). A list may be replayed by several
+   queues and threads at once, any number of times. */
 ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t patch_count);
 
 #ifdef __cplusplus
@@ -4805,9 +4808,28 @@ static void accel_i_cpu_park_wake(accel_i_waiter* w) {
     q->parked_on = NULL;
     accel_i_cpu_ready(q);
 }
-/* Destroying a queue whose batches can never run: drop them and fail what they would signal. */
+/* Runs what of q can run now, here: a finish or destroy of q from inside another queue's host call
+   (which the device's loop is running, so q waits on the ready list behind it). */
+static void accel_i_cpu_settle(accel_i_cpu_queue* q) {
+    if (!q->ready) return;
+    accel_i_cpu_pump(q);   /* the loop pumps it again later: a no-op */
+}
+/* Takes q off its device's ready list (it is being destroyed). */
+static void accel_i_cpu_unready(accel_i_cpu_queue* q) {
+    accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
+    accel_i_cpu_queue* prev = NULL;
+    if (!q->ready) return;
+    for (accel_i_cpu_queue* at = dev->ready_head; at && at != q; at = at->ready_next) prev = at;
+    if (prev) prev->ready_next = q->ready_next; else dev->ready_head = q->ready_next;
+    if (dev->ready_tail == q) dev->ready_tail = prev;
+    q->ready = false;
+}
+/* Destroying a queue: what can run runs, then the batches that never can are dropped and what they
+   would signal fails. */
 static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
     accel_i_batch* b;
+    accel_i_cpu_settle(q);
+    accel_i_cpu_unready(q);
     if (q->parked_on) { accel_i_waiter_remove(q->parked_on, &q->park); q->parked_on = NULL; }
     if (q->fifo.head)
         accel_i_log(q->base.obj.device, ACCEL_LOG_WARN, "accel_queue_destroy: dropping batches parked on signals nothing can set; their signals fail");
@@ -4832,6 +4854,7 @@ static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t time
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
     uint64_t submitted = accel_i_event_value(&q->work);
 #if defined(ACCEL_NO_THREADS)
+    if (timeout_ns != 0) accel_i_cpu_settle(q);
     if (accel_i_event_value(&q->done) >= submitted) return ACCEL_OK;
     if (timeout_ns == 0) return ACCEL_TIMEOUT;
     accel_i_log(base->obj.device, ACCEL_LOG_WARN, "accel_queue_finish: a batch waits on a signal that nothing submitted can reach: deadlock");

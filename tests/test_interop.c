@@ -176,6 +176,43 @@ TEST(host_call_releases_another_queue) {
     accel_device_destroy(dev);
 }
 
+/* A host call that records on another queue, submits, finishes it and destroys it: the other queue's
+   work runs (no-threads builds: the device's loop is inside the host call, so that queue is run there,
+   not dropped as if it could never run, and not freed while the loop still lists it). */
+typedef struct hc_other { accel_queue* q2; accel_buffer* buf; accel_signal* gate; accel_result finish; } hc_other;
+static void hc_run_other(void* user) {
+    hc_other* o = (hc_other*)user;
+    accel_queue_fill(o->q2, o->buf, 0, HC_N * 4, 9);
+    accel_queue_submit(o->q2);
+    o->finish = accel_queue_finish(o->q2, ACCEL_WAIT_FOREVER);
+    accel_queue_fill(o->q2, o->buf, 4, 4, 10);
+    accel_queue_submit(o->q2);
+    accel_queue_destroy(o->q2);   /* finishes its submitted work first */
+}
+TEST(host_call_finishes_and_destroys_another_queue) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* buf;
+    accel_signal *gate, *s;
+    hc_other o;
+    if (!test_queue_scene(HC_N * 4, &dev, &q, &buf, &gate, &s)) { accel_device_destroy(dev); return; }
+    memset(&o, 0, sizeof o);
+    o.buf = buf;
+    o.finish = ACCEL_ERROR_BACKEND;
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &o.q2));
+    test_log_reset();
+    accel_queue_host_call(q, hc_run_other, &o);
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_wait(s, 1, 10000000000ull));
+    CHECK_OK(o.finish);
+    CHECK_EQ_U64(test_buffer_u32(buf, 0), 9);
+    CHECK_EQ_U64(test_buffer_u32(buf, 1), 10);
+    CHECK_EQ_U64(test_buffer_u32(buf, HC_N - 1), 9);
+    CHECK(!test_log_contains("dropping"));
+    accel_device_destroy(dev);
+}
+
 /* NULL fn: a recording error; the whole batch is discarded, its good host call included. */
 TEST(host_call_null_fn_is_a_recording_error) {
     accel_device* dev;
@@ -971,6 +1008,7 @@ int main(int argc, char** argv) {
     RUN(host_calls_run_in_queue_order_between_commands);
     RUN(host_call_side_effects_are_seen_by_later_commands);
     RUN(host_call_releases_another_queue);
+    RUN(host_call_finishes_and_destroys_another_queue);
     RUN(host_call_null_fn_is_a_recording_error);
     RUN(host_call_behind_a_failed_wait_is_dropped);
 #if !TEST_HAVE_THREADS
