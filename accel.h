@@ -263,7 +263,7 @@
    of memory is ACCEL_ERROR_OUT_OF_MEMORY with nothing leaked. Log lines and hang reports name objects by
    address and label: buffers take `.label` in their desc, programs their `.name`, queues and signals
    accel_queue_set_label / accel_signal_set_label (copied); an object without a label shows its address
-   alone. accel_device_create_any logs an unavailable backend as a warning (the backend's reason) and
+   and its kind ('signal', 'compute queue', ...). accel_device_create_any logs an unavailable backend as a warning (the backend's reason) and
    an info line, never as an error: falling back is normal.
 
    ==== Profiling ===============================================================================
@@ -1727,13 +1727,23 @@ static void accel_i_trace_put_u(accel_i_trace* t, uint64_t v) {
     do { d[--n] = (char)('0' + v % 10u); v /= 10u; } while (v);
     accel_i_trace_raw(t, d + n, sizeof d - n);
 }
+/* The length of the UTF-8 sequence at s (2 to 4), 0 when it is not one (JSON text must be UTF-8). */
+static size_t accel_i_utf8_len(const unsigned char* s) {
+    size_t n = s[0] >= 0xC2 && s[0] <= 0xDF ? 2 : s[0] >= 0xE0 && s[0] <= 0xEF ? 3 : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
+    for (size_t i = 1; i < n; i++) if ((s[i] & 0xC0) != 0x80) return 0;
+    return n;
+}
 static void accel_i_trace_str(accel_i_trace* t, const char* s) {   /* a JSON string body */
-    for (; *s; s++) {
+    while (*s) {
         unsigned char ch = (unsigned char)*s;
+        size_t n = 1;
         char esc[8];
         if (ch == '"' || ch == '\\') { esc[0] = '\\'; esc[1] = (char)ch; accel_i_trace_raw(t, esc, 2); }
         else if (ch < 0x20) { snprintf(esc, sizeof esc, "\\u%04x", ch); accel_i_trace_raw(t, esc, 6); }
-        else accel_i_trace_raw(t, s, 1);
+        else if (ch < 0x80) accel_i_trace_raw(t, s, 1);
+        else if ((n = accel_i_utf8_len((const unsigned char*)s)) != 0) accel_i_trace_raw(t, s, n);
+        else { accel_i_trace_raw(t, "\\ufffd", 6); n = 1; }   /* not UTF-8: the replacement character */
+        s += n;
     }
 }
 static void accel_i_trace_us(accel_i_trace* t, const char* key, uint64_t ns) {   /* ,"key":us.nnn exactly */

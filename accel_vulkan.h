@@ -409,7 +409,9 @@ ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b);
    sharing is fine on an adopted device: all its queues use the adopted family; on a device accel created
    with a separate copy family, use CONCURRENT over both). accel_buffer_map returns NULL for it (accel does
    not know its memory); read/write go through staging copies. Returns INVALID_ARGUMENT (NULL d/out, no
-   buffer, size 0, d not a Vulkan device), OUT_OF_MEMORY (host), DEVICE_LOST. Any thread. */
+   buffer, size 0, a size above the buffer's memory requirement (Vulkan tells no buffer's size: a size
+   between the two is the caller's to get right), d not a Vulkan device), OUT_OF_MEMORY (host),
+   DEVICE_LOST. Any thread. */
 ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer buffer, accel_vk_device_size size,
                                                 accel_buffer** out);
 /* The timeline VkSemaphore behind s (for a wrapped signal, the engine's own). An engine's vkQueueSubmit
@@ -3471,9 +3473,16 @@ ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer
     accel_i_vk_buffer* b;
     accel_result r;
     if (out) *out = NULL;
+    VkMemoryRequirements req;
     if ((r = accel_i_vk_wrap_ok(d, buffer != VK_NULL_HANDLE, out, "accel_vulkan_buffer_wrap")) != ACCEL_OK) return r;
     if (size == 0 || size > (accel_vk_device_size)SIZE_MAX)
         return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_vulkan_buffer_wrap: size %llu", (unsigned long long)size);
+    /* Vulkan cannot tell a buffer's size; its memory requirement is that size rounded up to an
+       alignment: a size above it is surely wrong (a command would run past the buffer) */
+    accel_i_vk_dev(d)->vk.GetBufferMemoryRequirements(accel_i_vk_dev(d)->device, buffer, &req);
+    if (size > req.size)
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_vulkan_buffer_wrap: size %llu is larger than the VkBuffer (%llu bytes of memory)",
+                            (unsigned long long)size, (unsigned long long)req.size);
     b = (accel_i_vk_buffer*)accel_i_dev_alloc(d, sizeof *b);
     if (!b) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_vulkan_buffer_wrap: out of host memory");
     memset((void*)b, 0, sizeof *b);

@@ -750,6 +750,9 @@ TEST(vulkan_getters_and_wrap_errors) {
     CHECK_RESULT(accel_vulkan_buffer_wrap(dev, VK_NULL_HANDLE, 256, &wb), ACCEL_ERROR_INVALID_ARGUMENT);
     CHECK(wb == NULL);
     CHECK_RESULT(accel_vulkan_buffer_wrap(dev, accel_vulkan_buffer_handle(b), 0, &wb), ACCEL_ERROR_INVALID_ARGUMENT);
+    test_log_reset();   /* far larger than the 256-byte VkBuffer: refused (a fill ran past it: lavapipe crashed) */
+    CHECK_RESULT(accel_vulkan_buffer_wrap(dev, accel_vulkan_buffer_handle(b), 64u << 20, &wb), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(wb == NULL && test_log_contains("larger than the VkBuffer"));
     CHECK_RESULT(accel_vulkan_signal_wrap(dev, VK_NULL_HANDLE, &ws), ACCEL_ERROR_INVALID_ARGUMENT);
     CHECK(ws == NULL);
     CHECK_RESULT(accel_vulkan_signal_wrap(NULL, accel_vulkan_signal_semaphore(s), &ws), ACCEL_ERROR_INVALID_ARGUMENT);

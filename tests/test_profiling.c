@@ -661,6 +661,33 @@ TEST(trace_two_devices_one_path) {
     CHECK(fopen(second, "r") == NULL);
 }
 
+/* JSON text is UTF-8: a label's valid UTF-8 goes in as it is, a byte that is not UTF-8 as \ufffd (strict
+   parsers refused the file). */
+TEST(trace_labels_are_utf8) {
+    char path[96], text[8192];
+    accel_device* dev;
+    accel_device_desc desc;
+    accel_queue* q;
+    FILE* f;
+    size_t n;
+    trace_path(path, sizeof path, "utf8");
+    memset(&desc, 0, sizeof desc);
+    desc.trace_path = path;
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    CHECK_OK(accel_queue_set_label(q, "caf\xc3\xa9 \xff\xfe end \xe2\x82"));   /* valid, two stray bytes, a cut sequence */
+    accel_queue_barrier(q);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(dev);
+    REQUIRE((f = fopen(path, "rb")) != NULL);
+    n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    CHECK(strstr(text, "caf\xc3\xa9 \\ufffd\\ufffd end \\ufffd\\ufffd") != NULL);
+    CHECK(strchr(text, '\xff') == NULL);
+    remove(path);
+}
+
 /* Allocation failures while opening the trace: OUT_OF_MEMORY, nothing leaked; a path that will not open
    is a warning and an untraced device. */
 TEST(trace_open_failures) {
@@ -699,6 +726,7 @@ int main(int argc, char** argv) {
     RUN(trace_of_host_sets_and_failures);
     RUN(trace_longer_than_its_buffer);
     RUN(trace_two_devices_one_path);
+    RUN(trace_labels_are_utf8);
     RUN(trace_open_failures);
     return test_end();
 }
