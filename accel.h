@@ -4465,6 +4465,7 @@ typedef struct accel_i_cpu_queue {
     accel_i_event* parked_on;
     struct accel_i_cpu_queue* ready_next;   /* on the device's ready list */
     bool ready;
+    bool pumping;                 /* its batches are running (a host call of its own may be under way) */
 #else
     accel_i_a32 stop;
     accel_i_thread thread;
@@ -4784,10 +4785,13 @@ static void accel_i_cpu_executor_main(void* arg) {
 /* ==== cpu: no-threads ==== */
 /* Runs the queue's batches until one parks (its signal will call back). */
 static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
+    if (q->pumping) return;   /* a host call of q recorded on q or waits for it: misuse, never a re-entry */
+    q->pumping = true;
     while (!q->parked_on && q->fifo.head) {
         if (!accel_i_cpu_run_batch(q, q->fifo.head)) break;
         accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
     }
+    q->pumping = false;
 }
 /* A queue that may run (submitted to, or its parked batch unblocked) goes on its device's ready list,
    and one loop per device runs the list. So a chain of queues that unblock one another runs in that
