@@ -1768,6 +1768,12 @@ static bool accel_i_cu_ring_grow(accel_i_cu_queue* q) {
     return true;
 }
 
+/* Room in the ring for n more points (ring_lock held); false when out of host memory. */
+static bool accel_i_cu_ring_room(accel_i_cu_queue* q, uint32_t n) {
+    while (q->ring_cap - q->ring_count < n) if (!accel_i_cu_ring_grow(q)) return false;
+    return true;
+}
+
 /* Remembers the newest point of a CUDA signal of this device: a GPU wait for a value up to `value` can
    watch this queue's progress word reach `seq` (cuda: queue segments). */
 static void accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t value, uint64_t seq) {
@@ -2444,7 +2450,16 @@ static accel_result accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* 
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     accel_i_cu_device* dev = accel_i_cu_dev(base->obj.device);
     uint64_t failed = 0;
+    uint32_t points = (sg->to - sg->wfrom) * (dev->base.trace ? 2u : 1u) + 2u;
+    bool room;
     if (!may_block && accel_i_cu_stream_full(q)) return ACCEL_I_HANDOFF;
+    /* ring room for every point the segment can add, and the batch's last (or a host step's): a point
+       with no room makes the enqueuer wait for the stream, which a GPU wait may hold for ever */
+    accel_i_spin_lock(&q->ring_lock);
+    room = accel_i_cu_ring_room(q, points);
+    accel_i_spin_unlock(&q->ring_lock);
+    if (!room) return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory for the signal points of %s",
+                                   accel_i_label(&q->base.obj));
     accel_i_cu_enter(dev);
     for (uint32_t i = sg->wfrom; i < sg->from && !failed; i++) {
         accel_i_cmd* c = &b->cmds[i];

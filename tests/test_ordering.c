@@ -138,6 +138,48 @@ TEST(host_memory_commands_behind_a_host_gate) {
     accel_device_destroy(dev);
 }
 
+/* Out of host memory while a queue waits on the device for a gate only this thread sets: submit returns
+   at once (OK, or OUT_OF_MEMORY with nothing of the batch run), never waits for the stream (on CUDA the
+   signal points' ring could not grow and the enqueuer synchronised with the parked stream: a hang). */
+TEST(out_of_memory_behind_a_device_wait_returns) {
+    test_alloc_state st;
+    accel_device_desc desc;
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* buf;
+    accel_signal *gate, *s;
+    accel_result r;
+    uint64_t t0;
+    test_alloc_init(&st);
+    memset(&desc, 0, sizeof desc);
+    desc.allocator = test_allocator(&st);
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_DEVICE, &buf));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    accel_queue_wait(q, gate, 1);
+    accel_queue_fill(q, buf, 0, 64, 1);
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));
+    for (uint32_t i = 0; i < 40; i++) {   /* more signal points than any first allocation holds */
+        accel_queue_fill(q, buf, 0, 4, i + 2);
+        accel_queue_signal(q, s, i + 2);
+    }
+    atomic_store(&st.fail_after, 0);      /* every allocation from here fails */
+    t0 = test_now_ns();
+    r = accel_queue_submit(q);
+    CHECK(test_now_ns() - t0 < 2000000000ull);
+    atomic_store(&st.fail_after, -1);
+    CHECK(r == ACCEL_OK || r == ACCEL_ERROR_OUT_OF_MEMORY);
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(buf, 0), r == ACCEL_OK ? 41 : 1);
+    CHECK_EQ_U64(accel_signal_value(s), r == ACCEL_OK ? 41 : 1);
+    accel_device_destroy(dev);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+}
+
 /* Two devices on one physical device: while a queue of the first waits on the device for a gate only the
    host sets, the second makes and releases buffers (device and host memory), a program and a whole
    device's worth of objects, and runs work; none of it is held up by the first one's wait. (On CUDA,
@@ -457,6 +499,7 @@ int main(int argc, char** argv) {
     RUN(host_set_releases_a_queue_wait);
     RUN(host_memory_commands_behind_a_host_gate);
     RUN(second_device_releases_while_the_first_waits);
+    RUN(out_of_memory_behind_a_device_wait_returns);
     RUN(failure_after_hand_off_flows_down_with_its_reason);
     RUN(failure_is_seen_before_the_work_it_released);
     RUN(mixed_waits_cpu_to_device_and_back);
