@@ -228,7 +228,10 @@
      no GPU work since the previous one shares its sequence number (no GPU round trip);
    - each signal keeps its last 16 points (progress word, sequence number, value): a GPU wait for v
      watches the first of them with a value >= v (waiting for a later one could wait on work that itself
-     waits for the waiting queue); when that one left the ring, it watches the mirror;
+     waits for the waiting queue); when that one left the ring, or sits behind a GPU wait for a
+     host-raised value not reached yet (v may then come by another route first: a host set, another
+     queue's point; the host may wait for the waiter before it releases the point), it watches the
+     mirror;
    - each signal has a mirror word (pinned, device-mapped) that every host raise raises to the maximum;
      a failure writes ACCEL_SIGNAL_MAX (cuStreamWaitValue64's GEQ compares (int64_t)(*addr - value) >= 0,
      so a word with bit 63 set would read as below every value).
@@ -978,7 +981,19 @@ typedef struct accel_i_cu_word { accel_i_a64* host; accel_cu_deviceptr dptr; } a
    sequence number a GPU wait can watch instead, for a value GPU work promised: see
    accel_i_cu_device_wait). */
 #define ACCEL_I_CU_POINTS 16u
-typedef struct accel_i_cu_mark { accel_cu_deviceptr word; uint64_t seq, value; } accel_i_cu_mark;
+#define ACCEL_I_CU_GATES 8u
+/* A signal point as GPU waits see it: the progress word and sequence number that reach `value`, and
+   what the point may be held up by on its stream: a GPU wait for a host-raised value (`gate` >=
+   gate_value) not known reached when the point was enqueued (`opaque`: more than one). A GPU wait
+   elsewhere watches the point only when nothing holds it up: else the value may come by another route
+   first (a host set, another queue's point) while the point waits for a host that waits for the
+   waiter (see accel_i_cu_device_wait). */
+typedef struct accel_i_cu_mark {
+    accel_cu_deviceptr word;
+    uint64_t seq, value;
+    const accel_i_a64* gate; uint64_t gate_value;
+    bool opaque;
+} accel_i_cu_mark;
 typedef struct accel_i_cu_signal {
     accel_i_host_signal host;
     accel_i_cu_word mirror;
@@ -1026,6 +1041,8 @@ struct accel_i_cu_queue {
     accel_i_a64* gate;             /* a GPU wait on a host-raised value enqueued and maybe not released: */
     uint64_t gate_value;           /* the mirror and value it waits for, */
     uint32_t behind;               /* and the commands enqueued behind it */
+    struct { const accel_i_a64* word; uint64_t value; } gates[ACCEL_I_CU_GATES];   /* every such wait */
+    uint32_t ngates;               /* listed; more than ACCEL_I_CU_GATES: not all listed (until idle) */
     void* staging; size_t staging_size, staging_used;   /* the running batch's update staging */
     void* staging_cache; size_t staging_cache_size;     /* one finished batch's staging, kept for reuse (ring_lock) */
     accel_i_a32 ring_lock;         /* guards ring, ring_cap, ring_head, ring_count */
@@ -1774,13 +1791,28 @@ static bool accel_i_cu_ring_room(accel_i_cu_queue* q, uint32_t n) {
     return true;
 }
 
+/* Drops the queue's listed host-raised GPU waits that are reached (all, when nothing is in flight). */
+static void accel_i_cu_gates_prune(accel_i_cu_queue* q) {
+    uint32_t n = 0;
+    bool idle;
+    if (q->ngates == 0) return;
+    accel_i_spin_lock(&q->ring_lock);
+    idle = q->ring_count == 0 && !q->dirty;
+    accel_i_spin_unlock(&q->ring_lock);
+    if (idle || q->ngates > ACCEL_I_CU_GATES) { q->ngates = idle ? 0 : q->ngates; return; }
+    for (uint32_t i = 0; i < q->ngates; i++)
+        if (atomic_load(q->gates[i].word) < q->gates[i].value) q->gates[n++] = q->gates[i];
+    q->ngates = n;
+}
 /* Remembers the newest point of a CUDA signal of this device: a GPU wait for a value up to `value` can
-   watch this queue's progress word reach `seq` (cuda: queue segments). */
+   watch this queue's progress word reach `seq` (cuda: queue segments), unless a host-raised wait holds
+   the point up (accel_i_cu_mark). */
 static void accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t value, uint64_t seq) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     accel_i_cu_mark* m;
     if (s->obj.device != q->base.obj.device) return;
     if (atomic_load(&q->stamps_pending)) return;   /* a GPU wait would pass before the host wrote the timestamp */
+    accel_i_cu_gates_prune(q);
     accel_i_spin_lock(&cs->point_lock);
     if (cs->points_count == ACCEL_I_CU_POINTS) {   /* the oldest goes */
         uint64_t v = cs->points[cs->points_head].value;
@@ -1792,6 +1824,9 @@ static void accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
     m->word = q->progress.dptr;
     m->seq = seq;
     m->value = value;
+    m->opaque = q->ngates > 1;
+    m->gate = q->ngates == 1 ? q->gates[0].word : NULL;
+    m->gate_value = q->ngates == 1 ? q->gates[0].value : 0;
     accel_i_spin_unlock(&cs->point_lock);
 }
 /* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
@@ -2419,12 +2454,22 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
     if (cs->evicted < v) {
         for (uint32_t i = 0; i < cs->points_count; i++) {
             const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
-            if (m->value >= v) { addr = m->word; value = m->seq; break; }
+            if (m->value < v) continue;
+            /* held up by a host-raised wait (not this stream's: stream order): the mirror, which the
+               host raises however v comes (a host set, any queue's point reaped, a failure) */
+            if (m->word != q->progress.dptr && (m->opaque || (m->gate && atomic_load(m->gate) < m->gate_value))) break;
+            addr = m->word; value = m->seq;
+            break;
         }
     }
     accel_i_spin_unlock(&cs->point_lock);
     if (addr == q->progress.dptr) return ACCEL_CU_SUCCESS;   /* a point enqueued earlier on this stream: stream order */
-    if (addr == cs->mirror.dptr) { q->gate = cs->mirror.host; q->gate_value = v; q->behind = 0; }
+    if (addr == cs->mirror.dptr) {
+        q->gate = cs->mirror.host; q->gate_value = v; q->behind = 0;
+        accel_i_cu_gates_prune(q);
+        if (q->ngates < ACCEL_I_CU_GATES) { q->gates[q->ngates].word = cs->mirror.host; q->gates[q->ngates].value = v; }
+        if (q->ngates <= ACCEL_I_CU_GATES) q->ngates++;
+    }
     q->dirty = true;   /* a point after the wait must come after it */
     accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), 1);   /* no release runs from here until it retires */
     cr = accel_i_cu.StreamWaitValue64(q->stream, addr, value, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);

@@ -222,9 +222,11 @@
      for a value only the host can raise (below). Otherwise the queue's worker raises it from the host
      once the segment completed (other devices' and backends' signals always go that way);
    - a host raise above `hi` is vkSignalSemaphore when nothing is pending, else an empty submit on the
-     pending operations' VkQueue (it lands right after them); a raise at or below `hi` is left to the
-     operation that promised it (host waiters see the value at once; the device when that operation
-     runs). A failure raises the semaphore to ACCEL_SIGNAL_MAX, or to its counter plus
+     pending operations' VkQueue (it lands right after them); a raise at or below `hi` is signalled
+     from the host when it is below every pending operation's value (so a device wait for it is
+     released now, even while the operation that promised more is held up), else left to the operation
+     that promised it (host waiters see the value at once; the device when that operation runs); a
+     value the semaphore reached is left alone (an engine may raise a wrapped one). A failure raises the semaphore to ACCEL_SIGNAL_MAX, or to its counter plus
      maxTimelineSemaphoreValueDifference where that is smaller (no valid wait can be for more).
    - Host wait (accel_signal_wait / wait_many): while a GPU signal operation is pending on an unreached
      signal, vkWaitSemaphores on those semaphores (WAIT_ANY for wait-any; all in one call for wait-all
@@ -710,6 +712,7 @@ typedef struct accel_i_vk_program {
     uint32_t pipe_count;
 } accel_i_vk_program;
 
+#define ACCEL_I_VK_PEND 4u
 typedef struct accel_i_vk_signal {
     accel_signal base;
     VkSemaphore sem;
@@ -720,6 +723,8 @@ typedef struct accel_i_vk_signal {
                                      submitted, host raises published); host-event waiters are woken when it grows */
     accel_i_vk_hwq* hi_hwq;       /* the VkQueue of the pending GPU signal operations (NULL: none pending) */
     uint64_t hwait;               /* the largest unpromised value a device wait watches for */
+    uint64_t pend[ACCEL_I_VK_PEND];   /* the values of its pending GPU signal operations, lowest first */
+    uint32_t npend;               /* above ACCEL_I_VK_PEND: not all listed (until the semaphore reaches hi) */
     uint64_t hi_q;                /* the accel queue (uid) whose segment hi_seg (its timeline value) made the */
     uint64_t hi_seg, hi_prev;     /* last native promise, and the promise before it (see seg_after_queue) */
     uint64_t mark;                /* segment building: stamp of the segment that saw this signal last, */
@@ -932,13 +937,30 @@ static VkResult accel_i_vk_submit_signal(accel_i_vk_device* dev, accel_i_vk_hwq*
 static VkResult accel_i_vk_signal_behind(accel_i_vk_device* dev, accel_i_vk_hwq* hwq, VkSemaphore sem, uint64_t value) {
     return accel_i_vk_submit_signal(dev, hwq, VK_NULL_HANDLE, sem, value);
 }
+/* The pending values list (submit_lock held): add v (above every value listed); the lowest value still
+   pending above the counter c (UINT64_MAX: none; 0: not all are listed). */
+static void accel_i_vk_pend_add(accel_i_vk_signal* s, uint64_t v) {
+    if (s->npend < ACCEL_I_VK_PEND) s->pend[s->npend] = v;
+    if (s->npend <= ACCEL_I_VK_PEND) s->npend++;
+}
+static uint64_t accel_i_vk_pend_low(accel_i_vk_signal* s, uint64_t c) {
+    uint32_t n = 0;
+    if (s->npend > ACCEL_I_VK_PEND) {
+        if (c < atomic_load(&s->submitted)) return 0;
+        s->npend = 0;
+    }
+    for (uint32_t i = 0; i < s->npend; i++) if (s->pend[i] > c) s->pend[n++] = s->pend[i];
+    s->npend = n;
+    return n ? s->pend[0] : UINT64_MAX;
+}
 /* The device side of a host raise (set, fail, or a value the host applies after GPU work): the
    semaphore reaches it too, so device waits and an engine's waits on the semaphore see it. Vulkan wants
    every signal of a timeline above its current value and below every pending signal operation, and
-   accel's raises are a max; so a value at or below what the semaphore was already promised (`hi`) or
-   has reached (an engine may raise its own wrapped semaphore) is left alone; a higher one is signalled
-   from the host when nothing is pending, else submitted behind the pending operations on their VkQueue
-   (they are all on one: accel_i_vk_native_ok). */
+   accel's raises are a max; so a value the semaphore has reached (an engine may raise its own wrapped
+   semaphore) is left alone; one above what it was promised (`hi`) is signalled from the host when
+   nothing is pending, else submitted behind the pending operations on their VkQueue (they are all on
+   one: accel_i_vk_native_ok); one below every pending operation's value is signalled from the host
+   at once; anything else is left to the promise. */
 static void accel_i_vk_signal_publish(accel_signal* base, uint64_t v) {
     accel_i_vk_signal* s = (accel_i_vk_signal*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
@@ -955,8 +977,15 @@ static void accel_i_vk_signal_publish(accel_signal* base, uint64_t v) {
             s->hi_hwq = NULL;
         } else {
             vr = accel_i_vk_signal_behind(dev, s->hi_hwq, s->sem, target);
+            if (vr == VK_SUCCESS) accel_i_vk_pend_add(s, target);
         }
         if (vr == VK_SUCCESS) atomic_store(&s->submitted, target);
+    } else if (target > c && target < accel_i_vk_pend_low(s, c) && target - c <= dev->max_diff) {
+        /* below a pending GPU signal operation: Vulkan lets the host signal it now, which releases the
+           device waits for it (a value that comes by another route than the promise: a held-up
+           promise would hold them up too, where the host may wait for them first) */
+        VkSemaphoreSignalInfo si = { VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, NULL, s->sem, target };
+        vr = dev->vk.SignalSemaphore(dev->device, &si);
     }
     accel_i_mutex_unlock(&dev->submit_lock);
     if (vr != VK_SUCCESS) accel_i_vk_fail(dev, vr, "vkSignalSemaphore", "signal raise");
@@ -2658,6 +2687,7 @@ static VkResult accel_i_vk_seg_submit(accel_i_vk_queue* q, accel_i_vk_entry* e, 
         o->sigs[k]->hi_q = q->uid;
         o->sigs[k]->hi_seg = value;
         atomic_store(&o->sigs[k]->submitted, o->vals[o->nw + k]);
+        accel_i_vk_pend_add(o->sigs[k], o->vals[o->nw + k]);
         o->sigs[k]->hi_hwq = q->hwq;
         accel_i_event_notify(&o->sigs[k]->host);   /* host-event waiters move to the semaphore */
     }

@@ -138,6 +138,57 @@ TEST(host_memory_commands_behind_a_host_gate) {
     accel_device_destroy(dev);
 }
 
+/* A queue waits for s >= 5 while the first promise of s (10) sits on a queue held by a gate only the
+   host sets: the wait is released when s reaches 5 by another route (a host set, then another queue's
+   signal), as on the CPU backend, not when the held promise comes (on CUDA the wait watched the held
+   queue's progress: released only by the gate, a deadlock when the host waits first). */
+TEST(device_wait_released_by_another_route) {
+    for (int route = 0; route < 3; route++) {
+        accel_device* dev;
+        accel_queue *q1, *q2, *q3;
+        accel_buffer* buf;
+        accel_signal *gate, *s, *done;
+        REQUIRE_OK(test_device_create(&dev));
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q1));
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q2));
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q3));
+        REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_DEVICE, &buf));
+        REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+        REQUIRE_OK(accel_signal_create(dev, 0, &s));
+        REQUIRE_OK(accel_signal_create(dev, 0, &done));
+        if (route < 2) accel_queue_wait(q1, gate, 1);
+        else {   /* route 2: no gate, a long kernel before the promise (Vulkan: the host signals the
+                    semaphore below its pending signal operation) */
+            accel_program* slow;
+            accel_buffer* out;
+            uint32_t k[3] = { 2048, 3000, 7 };
+            REQUIRE_OK(test_program_create(dev, TK_SLOW, &slow));
+            REQUIRE_OK(test_buffer_create(dev, 2048 * 4, ACCEL_MEMORY_DEVICE, &out));
+            accel_queue_exec(q1, slow, &out, 1, k, 3, accel_exec_1d(2048, 32));
+        }
+        accel_queue_fill(q1, buf, 0, 4, 1);
+        accel_queue_signal(q1, s, 10);
+        CHECK_OK(accel_queue_submit(q1));
+        accel_queue_wait(q3, s, 5);
+        accel_queue_fill(q3, buf, 8, 4, 3);
+        accel_queue_signal(q3, done, 1);
+        CHECK_OK(accel_queue_submit(q3));
+        if (route != 1) CHECK_OK(accel_signal_set(s, 5));
+        else {
+            accel_queue_fill(q2, buf, 16, 4, 2);
+            accel_queue_signal(q2, s, 5);
+            CHECK_OK(accel_queue_submit(q2));
+        }
+        CHECK_OK(accel_signal_wait(done, 1, 10000000000ull));
+        CHECK_EQ_U64(test_buffer_u32(buf, 2), 3);
+        if (route < 2) CHECK_EQ_U64(test_buffer_u32(buf, 0), 0);   /* the gated promise has not run */
+        CHECK_OK(accel_signal_set(gate, 1));
+        CHECK_OK(accel_signal_wait(s, 10, 10000000000ull));
+        CHECK_EQ_U64(test_buffer_u32(buf, 0), 1);
+        accel_device_destroy(dev);
+    }
+}
+
 /* Out of host memory while a queue waits on the device for a gate only this thread sets: submit returns
    at once (OK, or OUT_OF_MEMORY with nothing of the batch run), never waits for the stream (on CUDA the
    signal points' ring could not grow and the enqueuer synchronised with the parked stream: a hang). */
@@ -500,6 +551,7 @@ int main(int argc, char** argv) {
     RUN(host_memory_commands_behind_a_host_gate);
     RUN(second_device_releases_while_the_first_waits);
     RUN(out_of_memory_behind_a_device_wait_returns);
+    RUN(device_wait_released_by_another_route);
     RUN(failure_after_hand_off_flows_down_with_its_reason);
     RUN(failure_is_seen_before_the_work_it_released);
     RUN(mixed_waits_cpu_to_device_and_back);
