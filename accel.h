@@ -1532,6 +1532,8 @@ static void accel_i_copy_label(char* dst, size_t cap, const char* src) {
 static const char* accel_i_label(const accel_i_object* o) { return o->label_set ? o->label_set : o->label; }
 /* printf arguments for "%s%s%s": " 'label'", or nothing for an object without a label (never "''"). */
 #define ACCEL_I_LABEL(o) (accel_i_label(o)[0] ? " '" : ""), accel_i_label(o), (accel_i_label(o)[0] ? "'" : "")
+/* A device for "%p%s%s%s": its address, then its label in quotes where it has one. */
+#define ACCEL_I_DEVICE_LABEL(d) (void*)(d), ((d)->label[0] ? " '" : ""), (d)->label, ((d)->label[0] ? "'" : "")
 
 /* ==== core: objects ==== */
 static void accel_i_device_init(accel_device* dev, const accel_backend* b, const accel_device_desc* d) {

@@ -102,7 +102,7 @@
      points"): there a queue waits on the host for a signal not reached at submit time.
    - No registration of CPU-backend signal words with cuMemHostRegister: waits on foreign signals are
      host waits.
-   - No CUDA graphs, no multi-GPU peer copies (a buffer is used by queues of its own device only), no
+   - No multi-GPU peer copies (a buffer is used by queues of its own device only), no
      host_ptr wrapping (ACCEL_ERROR_UNSUPPORTED), no mapping of DEVICE buffers.
    - No ACCEL_NO_THREADS, WASI or Emscripten support: there the backend reports UNAVAILABLE.
 
@@ -2684,7 +2684,7 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
     if (out) *out = NULL;
     if (!d || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
     if (!accel_i_cu_is(d))
-        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_cuda_buffer_wrap: device '%s' is not a CUDA device", d->label);
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_cuda_buffer_wrap: device %p%s%s%s is not a CUDA device", ACCEL_I_DEVICE_LABEL(d));
     if (accel_i_lost(d)) return ACCEL_ERROR_DEVICE_LOST;
     if (device_pointer == 0 || size == 0 || (accel_cu_deviceptr)device_pointer != device_pointer)
         return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_cuda_buffer_wrap: device_pointer 0x%llx / size %zu",
@@ -2749,7 +2749,7 @@ ACCEL_API void* accel_cuda_device_context(accel_device* d) { (void)d; return NUL
 ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_pointer, size_t size, accel_buffer** out) {
     (void)device_pointer; (void)size;
     if (out) *out = NULL;
-    if (d) accel_i_log(d, ACCEL_LOG_ERROR, "accel_cuda_buffer_wrap: device '%s' is not a CUDA device (this build has no CUDA backend)", d->label);
+    if (d) accel_i_log(d, ACCEL_LOG_ERROR, "accel_cuda_buffer_wrap: device %p%s%s%s is not a CUDA device (this build has no CUDA backend)", ACCEL_I_DEVICE_LABEL(d));
     return ACCEL_ERROR_INVALID_ARGUMENT;
 }
 #endif /* ACCEL_I_CU_NO_LOADER */

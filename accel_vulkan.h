@@ -490,7 +490,7 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
 ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b) { (void)b; return VK_NULL_HANDLE; }
 ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s) { (void)s; return VK_NULL_HANDLE; }
 static accel_result accel_i_vk_stub_wrap(accel_device* d, const char* fn) {
-    if (d) accel_i_log(d, ACCEL_LOG_ERROR, "%s: device '%s' is not a Vulkan device (this build has no Vulkan backend)", fn, d->label);
+    if (d) accel_i_log(d, ACCEL_LOG_ERROR, "%s: device %p%s%s%s is not a Vulkan device (this build has no Vulkan backend)", fn, ACCEL_I_DEVICE_LABEL(d));
     return ACCEL_ERROR_INVALID_ARGUMENT;
 }
 ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer buffer, accel_vk_device_size size, accel_buffer** out) {
@@ -3494,7 +3494,7 @@ ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s) {
 /* The checks both wrap calls share; ACCEL_OK when d can take the engine's object. */
 static accel_result accel_i_vk_wrap_ok(accel_device* d, bool handle, void* out, const char* fn) {
     if (!d || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
-    if (!accel_i_vk_is(d)) return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "%s: device '%s' is not a Vulkan device", fn, d->label);
+    if (!accel_i_vk_is(d)) return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "%s: device %p%s%s%s is not a Vulkan device", fn, ACCEL_I_DEVICE_LABEL(d));
     if (accel_i_lost(d)) return ACCEL_ERROR_DEVICE_LOST;
     if (!handle) return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "%s: the handle is VK_NULL_HANDLE", fn);
     return ACCEL_OK;
