@@ -1,5 +1,5 @@
 /* accel.h — one small shape for CPUs and GPUs: devices, buffers, programs, timeline signals, queues.
-   Single-header C library. Core API + CPU backend. Version 0.1.0. MIT license (end of file).
+   Single-header C library. Core API + CPU backend. Version 0.2.0. MIT license (end of file).
 
    ==== Quick start =============================================================================
 
@@ -46,7 +46,7 @@
 
            memset(&dd, 0, sizeof dd);
            dd.debug = true;                          // while developing: hang reports, checks (see below)
-           CHECK(accel_device_create(&dd, &dev));    // the CPU backend, one lane per core
+           CHECK(accel_device_create(&dd, &dev));    // the CPU backend, a lane per CPU it may use
            CHECK(accel_device_info_get(dev, &info));
            memset(&bd, 0, sizeof bd);
            bd.size = sizeof x;
@@ -137,7 +137,8 @@
    append to the current batch and return nothing; `accel_queue_submit` hands the batch to the device
    and returns at once. A bad argument while recording is logged, remembered, and returned by the next
    submit, which then discards the whole batch: nothing of it runs, nothing it would signal is
-   signalled. Each command starts after the previous one completed and its writes are visible.
+   signalled. Each command starts after the previous one completed and its writes are visible (one
+   exception on GPUs: a timestamp's value is written by the host, see Profiling).
    ACCEL_QUEUE_COPY queues take every command but `exec` and run concurrently with compute queues.
    `accel_queue_host_call(q, fn, user)` records a call of fn on a library thread between two commands:
    after the ones before it completed, before the ones after it start (a point to hand results to
@@ -147,9 +148,10 @@
    invocations per group (1024 x 1024 x 64), group counts up to 2^32-1 x 65535 x 65535.
    A batch that waits forever on a signal nobody sets keeps its queue (and a destroy of that queue or
    device) waiting: fail (or set) the signal from another thread to unblock it. Such a destroy is never
-   silent: in every build, after 1 s it logs a warning naming the queue, the signal and value it waits
+   silent: in every threaded build, after 1 s it logs a warning naming the queue, the signal and value it waits
    for and that remedy, and again after 3, 7, 15, 31 s and every 32 s from then on.
-   An exec with a global size of 0 in any dimension is a no-op on every backend (its arguments are still
+   An exec with a global size of 0 in any dimension is a no-op on every backend (DESIGN 3's "0 counts as
+   1" holds for local sizes only: issue 9 made a zero global size no work at all; its arguments are still
    checked; in a command list it keeps its place, so the indices of the commands after it are as
    recorded); a local size of 0 counts as 1.
 
@@ -183,7 +185,9 @@
    ==== Signals =================================================================================
    A signal is a monotonic 64-bit counter (0..ACCEL_SIGNAL_MAX). `set` and a queue's `signal` store
    max(current, value). A wait returns ACCEL_OK once value >= v, ACCEL_TIMEOUT when the timeout (ns;
-   0 polls, ACCEL_WAIT_FOREVER never) passes first, ACCEL_ERROR_SIGNAL_FAILED once the signal is failed.
+   0 polls, ACCEL_WAIT_FOREVER never) passes first, ACCEL_ERROR_SIGNAL_FAILED once the signal is failed
+   (also for a value it had reached before: a failed signal fails every wait). A lost device fails its
+   signals with reason ACCEL_ERROR_DEVICE_LOST: their waits return SIGNAL_FAILED, the value reads it.
    `accel_signal_fail` is sticky and poisons every wait; a queue blocked on a failed signal drops the
    rest of its batch and fails every signal the rest of that batch would have signalled, so failure
    flows down a pipeline. A failed signal's value reads ACCEL_SIGNAL_MAX + 1 + (-reason), i.e. above
@@ -211,8 +215,8 @@
    waits, wait_many and later queue waits see the failure as usual. Failing a signal releases every
    device-side waiter: a waiter on a host-raised value at once (the failure raises what the device
    watches: Vulkan to ACCEL_SIGNAL_MAX, or as far as maxTimelineSemaphoreValueDifference allows; CUDA
-   to ACCEL_SIGNAL_MAX), a waiter on a value GPU work promised when that work runs (it always runs: work
-   behind a device wait is never dropped). A gated wait keeps the v1 rule: nothing behind it runs. The
+   to ACCEL_SIGNAL_MAX), a waiter on a value GPU work promised when that work runs (it always runs: device
+   commands behind a device wait are never dropped; host calls are, and a lost device drops everything). A gated wait keeps the v1 rule: nothing behind it runs. The
    CPU backend's executor is its device and keeps the v1 rule for every wait.
    Hang diagnostics (device desc `debug = true`): a host wait (accel_signal_wait*, accel_queue_finish)
    that times out, or ends in ACCEL_ERROR_DEADLOCK, logs a warning naming every queue of the device that
@@ -278,7 +282,8 @@
      - process "host": a track per host thread, with its submit, finish and wait spans and its
        accel_signal_set calls;
      - process "<backend> device": a track per queue, with each command's execution span, named by the
-       program (exec) or the command (copy, fill, update, barrier, timestamp, wait, signal), args with
+       program (exec) or the command (copy, fill, update, barrier, timestamp, wait, signal, replay, host
+       call), args with
        groups, invocations and bytes;
      - an instant per signal value reached (args: value), and a flow arrow from the signal that reached
        a value to every wait (queue or host) it released.
@@ -347,7 +352,7 @@
 #include <stdbool.h>
 
 #define ACCEL_VERSION_MAJOR 0
-#define ACCEL_VERSION_MINOR 1
+#define ACCEL_VERSION_MINOR 2
 #define ACCEL_VERSION_PATCH 0
 
 #ifndef ACCEL_API
@@ -577,7 +582,9 @@ ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type ty
    keeps the old one. From the thread that records q, before other threads wait on its work. */
 ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label);
 /* Discards the unsubmitted batch, finishes submitted work (logging what it waits for after 1 s, then at
-   a growing interval, as accel_device_destroy does), releases the queue. NULL is a no-op. */
+   a growing interval, as accel_device_destroy does), releases the queue. NULL is a no-op. No-threads
+   builds: what can run runs; a batch parked on a signal nothing can set any more is dropped and what it
+   would signal fails (reason DEADLOCK): there is no other thread to wait for. */
 ACCEL_API void accel_queue_destroy(accel_queue* q);
 /* Recording calls: append to the current batch; errors are returned by the next submit.
    wait/signal: v <= ACCEL_SIGNAL_MAX. exec: COMPUTE queues only, exact buffer and constant counts,
@@ -606,7 +613,8 @@ ACCEL_API void accel_queue_barrier(accel_queue* q);
    a command list (accel_queue_record_begin: record_end returns it). */
 ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user);
 /* Records a command that writes, when the commands before it have completed, a uint64_t: that moment in
-   nanoseconds on the host's monotonic clock (see "Profiling"; device clocks converted), at dst + offset.
+   nanoseconds on accel's host clock (monotonic where the platform has one: see "Profiling"; device
+   clocks converted), at dst + offset.
    Any queue type. offset must be a multiple of 8 (GPUs write the value as one 64-bit store) and
    offset + 8 within dst; dst a buffer this queue's device can use. Errors (NULL, range, alignment,
    another device's buffer) are recording errors, returned by the next submit; a Vulkan queue whose

@@ -1,5 +1,5 @@
 /* accel_cuda.h — the CUDA backend of accel: NVIDIA GPUs through the CUDA driver API, loaded at run time.
-   Single-header C library; needs accel.h. Version 0.1.0. MIT license (end of file).
+   Single-header C library; needs accel.h. Version 0.2.0. MIT license (end of file).
 
    ==== Quick start =============================================================================
 

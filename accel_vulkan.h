@@ -1,5 +1,5 @@
 /* accel_vulkan.h — the Vulkan backend of accel: the whole accel API on any Vulkan 1.2 device (or 1.1 with
-   VK_KHR_timeline_semaphore), with the loader opened at run time (no -lvulkan). Version 0.1.0. MIT license
+   VK_KHR_timeline_semaphore), with the loader opened at run time (no -lvulkan). Version 0.2.0. MIT license
    (end of file). Needs accel.h; the implementation lives in the same translation unit as accel.h's.
 
    ==== Quick start =============================================================================
@@ -117,7 +117,8 @@
    | env ACCEL_VULKAN_NO_MAP_DEVICE | 1: never map ACCEL_MEMORY_DEVICE (read/write use staging)     |
    | ACCEL_VULKAN_REPLAY_CHUNK   | commands per reusable secondary command buffer of a recorded list |
    |                             | (default 32; 1: a patched replay re-records only patched commands) |
-   The last two exist to test the fallback paths on drivers that would not take them.
+   | env ACCEL_VULKAN_NO_CALIBRATED_TIMESTAMPS | 1: timestamps use the paired reading (see Profiling) |
+   The three ACCEL_VULKAN_NO_* variables exist to test fallback paths on drivers that would not take them.
 
    ==== Devices =================================================================================
    `device_index` counts the physical devices that can run the backend (Vulkan 1.2 or 1.1 +
@@ -137,7 +138,8 @@
    (integrated GPUs, lavapipe, resizable BAR) the buffer is mapped too and accel_buffer_map returns it
    (info.host_mapped_device_memory says so). ACCEL_MEMORY_HOST takes HOST_VISIBLE + COHERENT memory
    (HOST_CACHED where offered), mapped for its whole life. accel_buffer_read/write copy through the mapping
-   where there is one, else through a staging buffer and a copy on the device's first VkQueue (blocking).
+   where there is one, else through a staging buffer and a copy (blocking) on a VkQueue of their own
+   where the compute family has two or more, else on the first (see "Queues").
 
    ==== Programs ================================================================================
    SPIR-V only. The entry point is `name` when the module has one of that name, else its only GLCompute
@@ -172,7 +174,8 @@
    it, else allocated from a descriptor pool per submission.
 
    ==== Queues ==================================================================================
-   ACCEL_QUEUE_COMPUTE takes a VkQueue of a compute family (round robin over up to ACCEL_VULKAN_MAX_QUEUES);
+   ACCEL_QUEUE_COMPUTE takes the VkQueue of a compute family with the fewest accel queues (of up to
+   ACCEL_VULKAN_MAX_QUEUES);
    ACCEL_QUEUE_COPY a transfer-only family's queue where the device has one (separate_copy_queue), else
    another queue of the compute family, else the same VkQueue. Every VkQueue has a mutex around
    vkQueueSubmit. A batch becomes one command buffer per segment (a `wait` in the middle of a batch starts a
@@ -182,8 +185,9 @@
    a chain step waiting for the step before); every command after the first gets a barrier over the
    stages the segment uses (compute shader and/or transfer: write -> read/write), so
    commands of a queue run in order, each seeing the writes of the ones before, across batches as well;
-   each segment ends with a barrier to the host. A queue's batch of 1000 dispatches runs at 0.96-1.00x
-   the rate of the same dispatches recorded by hand on an H100 (bench/vulkan.c). Commands of one
+   each segment ends with a barrier to the host. A queue's batch of 1000 dispatches ran at 0.94x the
+   rate of the same dispatches recorded by hand, on an H100 with NVIDIA's driver (bench/vulkan.c figure
+   2, two runs; 0.96-1.00x in an earlier build). Commands of one
    segment end in one vkQueueSubmit whose signal operations carry the segment's queue signals (so a
    `signal` fires when its segment is done, not earlier: a command recorded after a signal but before
    the next wait delays it).
@@ -434,7 +438,8 @@ ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s);
    wait upstream, device loss) raises the engine's semaphore as for accel's own (see
    accel_vulkan_signal_semaphore): the engine cannot signal it any further afterwards; it makes a new
    one. A queue wait on it goes to the GPU where
-   accel's rules allow (see accel_i_vk_wait_on_device: an accel queue with its VkQueue to itself), so on a
+   accel's rules allow (an accel queue with its VkQueue to itself; on a shared VkQueue it is gated on
+   the host, see "Signals: design"), so on a
    VkQueue the engine shares with accel (an adopted device with one queue), submit the engine's signal
    operation before the accel work that waits for it, as Vulkan requires of one queue's submissions.
    Returns INVALID_ARGUMENT (NULL d/out, no
