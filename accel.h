@@ -553,7 +553,9 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
 /* Waits for all (wait_all) or any of signals[i] >= values[i]. Wait any: OK when one is reached
    (*first_reached = lowest such index), SIGNAL_FAILED when none is reached and one is failed
    (*first_reached = its index). Wait all: OK when all are reached, SIGNAL_FAILED as soon as one is
-   failed. TIMEOUT, DEADLOCK and INVALID_ARGUMENT as for accel_signal_wait (count 0 is invalid). */
+   failed (*first_reached = the lowest failed index; with OK, the lowest index). *first_reached is left
+   as it was on TIMEOUT, DEADLOCK and INVALID_ARGUMENT, which are as for accel_signal_wait (count 0 is
+   invalid). */
 ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
                                               bool wait_all, uint64_t timeout_ns, uint32_t* first_reached /* may be NULL */);
 /* Names s in log lines and hang reports (signals have no label otherwise). The text is copied through
@@ -561,7 +563,8 @@ ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, cons
    INVALID_ARGUMENT for a NULL signal. Call it before other threads use s (log lines read the label). */
 ACCEL_API accel_result accel_signal_set_label(accel_signal* s, const char* label);
 /* Poisons s: every wait on it fails, now and later. reason must be an error (< 0); the first reason
-   wins. INVALID_ARGUMENT for NULL or reason >= 0. Any thread, also while a destroy waits for a queue
+   wins (failing a failed signal again returns OK and changes nothing). INVALID_ARGUMENT for NULL or
+   reason >= 0. Any thread, also while a destroy waits for a queue
    blocked on s (set and fail hold their own reference to s while they run). */
 ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason);
 
@@ -626,8 +629,10 @@ ACCEL_API uint64_t accel_host_time_ns(void);
 /* Hands the batch to the device and returns at once. Returns the first recording error (and discards
    the batch: nothing of it runs), OUT_OF_MEMORY, DEVICE_LOST, or OK (also for an empty batch). */
 ACCEL_API accel_result accel_queue_submit(accel_queue* q);
-/* Submits, then waits for everything submitted to this queue. Returns the submit error if any, else
-   OK / TIMEOUT / DEADLOCK (no-threads: a parked batch that nothing can unblock) / DEVICE_LOST. */
+/* Submits, then waits for everything submitted to this queue. Returns the submit error if any (after
+   the wait for what was submitted before), else OK / TIMEOUT / DEADLOCK (no-threads: a parked batch
+   that nothing can unblock) / DEVICE_LOST. A batch whose rest was dropped behind a failed wait counts as
+   finished (OK): its failure shows in the signals it would have signalled. */
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 
 /* ==== recorded command lists ==== */
