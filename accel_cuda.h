@@ -231,7 +231,8 @@
      waits for the waiting queue); when that one left the ring, or sits behind a GPU wait for a
      host-raised value not reached yet (v may then come by another route first: a host set, another
      queue's point; the host may wait for the waiter before it releases the point), it watches the
-     mirror;
+     mirror (so a failure of the signal releases it at once: after a failure upstream of that point,
+     the work behind the wait may then run beside the held work, not after it; on Vulkan it runs after);
    - each signal has a mirror word (pinned, device-mapped) that every host raise raises to the maximum;
      a failure writes ACCEL_SIGNAL_MAX (cuStreamWaitValue64's GEQ compares (int64_t)(*addr - value) >= 0,
      so a word with bit 63 set would read as below every value).
