@@ -3109,9 +3109,9 @@ static bool accel_i_rec_target(accel_queue* q, accel_buffer** buf, size_t* offse
 }
 ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset, accel_buffer* src, size_t src_offset, size_t size) {
     const char* fn = "accel_queue_copy";
+    size_t dst_rel = dst_offset, src_rel = src_offset;
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    size_t dst_rel = dst_offset, src_rel = src_offset;
     if (!accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_buffer_ok(q, src, src_offset, size, fn)) return;
     if (!accel_i_rec_target(q, &dst, &dst_offset, fn)) return;
     accel_i_rec_resolve(&src, &src_offset);
@@ -4853,12 +4853,9 @@ static void accel_i_cpu_unready(accel_i_cpu_queue* q) {
     if (dev->ready_tail == q) dev->ready_tail = prev;
     q->ready = false;
 }
-/* Destroying a queue: what can run runs, then the batches that never can are dropped and what they
-   would signal fails. */
+/* Destroying a queue whose batches can never run: drop them and fail what they would signal. */
 static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
     accel_i_batch* b;
-    accel_i_cpu_settle(q);
-    accel_i_cpu_unready(q);
     if (q->parked_on) { accel_i_waiter_remove(q->parked_on, &q->park); q->parked_on = NULL; }
     if (q->fifo.head)
         accel_i_log(q->base.obj.device, ACCEL_LOG_WARN, "accel_queue_destroy: dropping batches parked on signals nothing can set; their signals fail");
@@ -4966,6 +4963,8 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
 static void accel_i_cpu_queue_destroy(accel_queue* base) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
 #if defined(ACCEL_NO_THREADS)
+    accel_i_cpu_settle(q);   /* what can run runs (a destroy from another queue's host call) */
+    accel_i_cpu_unready(q);
     accel_i_cpu_drop_parked(q);
 #else
     accel_i_cpu_queue_wait_idle(base, ACCEL_WAIT_FOREVER);

@@ -189,9 +189,10 @@
                 a point the host reaped). Any other wait (another device's or backend's signal, or no
                 stream memory operations) is gated: the queue's worker waits on the host, then enqueues
                 the rest.
-   A stream holds only so much work behind a GPU wait that the host must release: past 256 commands
-   behind one that is not released yet, the rest goes to the worker, so accel_queue_submit never blocks
-   in the driver. Failure after hand-off follows accel.h: the work behind a GPU wait runs even when
+   A stream holds only so much work behind a GPU wait that the host must release: once 256 commands
+   wait behind one that is not released yet, later segments (of this batch and later ones) go to the
+   worker, so accel_queue_submit does not block in the driver (one segment is enqueued whole: a single
+   segment of thousands of commands behind such a wait could still fill the driver's queue). Failure after hand-off follows accel.h: the work behind a GPU wait runs even when
    its signal fails meanwhile, and what it signals reads failed with the same reason.
    Releases that wait for the whole device (cuMemFree, cuMemFreeHost, cuModuleUnload; graph
    destruction too) are held in a list while any GPU wait is pending on the CUDA device, from any accel
@@ -1039,11 +1040,11 @@ struct accel_i_cu_queue {
     uint64_t issued;               /* last sequence number written to the stream */
     bool dirty;                    /* GPU work (or a GPU wait) enqueued since the last point */
     uint32_t waits;                /* GPU waits enqueued since the last point (see cuda: releases) */
-    accel_i_a64* gate;             /* a GPU wait on a host-raised value enqueued and maybe not released: */
-    uint64_t gate_value;           /* the mirror and value it waits for, */
-    uint32_t behind;               /* and the commands enqueued behind it */
-    struct { const accel_i_a64* word; uint64_t value; } gates[ACCEL_I_CU_GATES];   /* every such wait */
-    uint32_t ngates;               /* listed; more than ACCEL_I_CU_GATES: not all listed (until idle) */
+    /* the GPU waits on host-raised values (mirrors) enqueued and not known released (pruned by
+       accel_i_cu_gates_prune); more than ACCEL_I_CU_GATES: not all listed, until the queue is idle */
+    struct { const accel_i_a64* word; uint64_t value; } gates[ACCEL_I_CU_GATES];
+    uint32_t ngates;
+    uint32_t behind;               /* commands enqueued since the last of them */
     void* staging; size_t staging_size, staging_used;   /* the running batch's update staging */
     void* staging_cache; size_t staging_cache_size;     /* one finished batch's staging, kept for reuse (ring_lock) */
     accel_i_a32 ring_lock;         /* guards ring, ring_cap, ring_head, ring_count */
@@ -1657,7 +1658,7 @@ static void accel_i_cu_stamp_write(accel_i_cu_device* dev, const accel_i_cmd* c,
     accel_cu_result cr;
     if (dst->memory == ACCEL_MEMORY_HOST) { memcpy((unsigned char*)dst->mapped + c->u.stamp.offset, &ns, 8); return; }
     accel_i_mutex_lock(&dev->io_lock);
-    cr = accel_i_cu.MemcpyHtoDAsync(((accel_i_cu_buffer*)dst)->dptr + c->u.stamp.offset, &ns, 8, dev->io);
+    cr = accel_i_cu.MemcpyHtoDAsync(accel_i_cu_dptr(dst) + c->u.stamp.offset, &ns, 8, dev->io);
     if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.StreamSynchronize(dev->io);
     accel_i_mutex_unlock(&dev->io_lock);
     if (cr != ACCEL_CU_SUCCESS) accel_i_cu_check(dev, cr, "accel_queue_timestamp (cuMemcpyHtoDAsync)");
@@ -2030,7 +2031,7 @@ static accel_cu_result accel_i_cu_host_copy(accel_i_cu_queue* q, accel_cu_device
    kernel into a HOST buffer (pinned memory's address is its device address). */
 static accel_cu_result accel_i_cu_update(accel_i_cu_queue* q, const accel_buffer* dst, size_t offset, const void* data, size_t size,
                                          const char** call) {
-    accel_cu_deviceptr d = ((const accel_i_cu_buffer*)dst)->dptr + offset;
+    accel_cu_deviceptr d = accel_i_cu_dptr(dst) + offset;
     if (dst->memory == ACCEL_MEMORY_HOST) return accel_i_cu_host_copy(q, d, (accel_cu_deviceptr)(uintptr_t)data, size, call);
     *call = "cuMemcpyHtoDAsync";
     return accel_i_cu.MemcpyHtoDAsync(d, data, size, q->stream);
@@ -2042,8 +2043,8 @@ static accel_cu_result accel_i_cu_update(accel_i_cu_queue* q, const accel_buffer
    the same pointers measured the same bandwidth). A HOST buffer's side is its pinned host pointer. */
 static accel_cu_result accel_i_cu_copy_bufs(accel_i_cu_queue* q, const accel_buffer* dst, size_t dst_offset, const accel_buffer* src,
                                             size_t src_offset, size_t n, const char** call) {
-    accel_cu_deviceptr d = ((const accel_i_cu_buffer*)dst)->dptr + dst_offset;
-    accel_cu_deviceptr s = ((const accel_i_cu_buffer*)src)->dptr + src_offset;
+    accel_cu_deviceptr d = accel_i_cu_dptr(dst) + dst_offset;
+    accel_cu_deviceptr s = accel_i_cu_dptr(src) + src_offset;
     bool dst_host = dst->memory == ACCEL_MEMORY_HOST, src_host = src->memory == ACCEL_MEMORY_HOST;
     if (src_host && !dst_host) {
         *call = "cuMemcpyHtoDAsync";
@@ -2409,7 +2410,7 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
     case ACCEL_I_CMD_EXEC: cr = accel_i_cu_exec(q, b, c); call = "cuLaunchKernel"; break;
     case ACCEL_I_CMD_COPY: cr = accel_i_cu_copy(q, c, &call); break;
     case ACCEL_I_CMD_FILL:
-        cr = accel_i_cu.MemsetD32Async(((accel_i_cu_buffer*)c->u.fill.dst)->dptr + c->u.fill.offset, c->u.fill.pattern,
+        cr = accel_i_cu.MemsetD32Async(accel_i_cu_dptr(c->u.fill.dst) + c->u.fill.offset, c->u.fill.pattern,
                                        c->u.fill.size / 4, q->stream);
         call = "cuMemsetD32Async";
         break;
@@ -2466,7 +2467,7 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
     accel_i_spin_unlock(&cs->point_lock);
     if (addr == q->progress.dptr) return ACCEL_CU_SUCCESS;   /* a point enqueued earlier on this stream: stream order */
     if (addr == cs->mirror.dptr) {
-        q->gate = cs->mirror.host; q->gate_value = v; q->behind = 0;
+        q->behind = 0;
         accel_i_cu_gates_prune(q);
         if (q->ngates < ACCEL_I_CU_GATES) { q->gates[q->ngates].word = cs->mirror.host; q->gates[q->ngates].value = v; }
         if (q->ngates <= ACCEL_I_CU_GATES) q->ngates++;
@@ -2484,12 +2485,13 @@ static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t 
     return s->obj.device == q->obj.device && accel_i_cu_dev(q->obj.device)->memops;
 }
 /* Would enqueuing more block the caller? A stream holds only so much work behind a GPU wait that the host
-   must release; past ACCEL_I_CU_BEHIND commands behind one not yet released, the rest goes to the
-   queue's worker, so that accel_queue_submit never blocks in the driver. */
+   must release; once ACCEL_I_CU_BEHIND commands wait behind one not yet released, later segments go to
+   the queue's worker, so that accel_queue_submit does not block in the driver (checked per segment). */
 #define ACCEL_I_CU_BEHIND 256u
 static bool accel_i_cu_stream_full(accel_i_cu_queue* q) {
-    if (q->gate && atomic_load(q->gate) >= q->gate_value) q->gate = NULL;
-    return q->gate && q->behind >= ACCEL_I_CU_BEHIND;
+    if (q->behind < ACCEL_I_CU_BEHIND) return false;
+    accel_i_cu_gates_prune(q);
+    return q->ngates != 0;
 }
 /* segment_submit: the segment's GPU waits, then its commands, into the queue's stream. */
 static accel_result accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg, bool may_block) {
@@ -2518,7 +2520,7 @@ static accel_result accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* 
     for (uint32_t pc = sg->from; pc < sg->to && !failed; pc++) {
         if (accel_i_lost(&dev->base)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         else failed = accel_i_cu_cmd(q, b, pc);
-        if (q->gate) q->behind++;
+        if (q->ngates) q->behind++;
         if (failed) accel_i_fail_rest(b, pc + 1, failed);   /* drop the rest, pass the failure on */
     }
     atomic_store(&q->poll_since, accel_i_now_ns());

@@ -250,6 +250,12 @@ static CUresult mStreamSynchronize(mock_stream* s);
 static void mock_device_sync(void) {
     for (size_t i = 0; i < mock_nstreams; i++) mStreamSynchronize(mock_streams[i]);
 }
+/* A release that waits for the whole device, holding the driver's lock meanwhile. */
+static void mock_release_wait(void) {
+    pthread_mutex_lock(&mock_driver_lock);
+    mock_device_sync();
+    pthread_mutex_unlock(&mock_driver_lock);
+}
 
 /* ==== the driver API ==== */
 static CUresult mInit(unsigned f) { (void)f; return 0; }
@@ -285,9 +291,7 @@ static CUresult mMemAlloc(dptr_t* p, size_t n) {
     return 0;
 }
 static CUresult mMemFree(dptr_t p) {
-    pthread_mutex_lock(&mock_driver_lock);
-    mock_device_sync();
-    pthread_mutex_unlock(&mock_driver_lock);
+    mock_release_wait();
     free((void*)(uintptr_t)p);
     return atomic_load(&mock_sticky);
 }
@@ -368,9 +372,7 @@ static CUresult mModuleLoadDataEx(mock_module** m, const void* image, unsigned n
     return 0;
 }
 static CUresult mModuleUnload(mock_module* m) {
-    pthread_mutex_lock(&mock_driver_lock);
-    mock_device_sync();
-    pthread_mutex_unlock(&mock_driver_lock);
+    mock_release_wait();
     free(m->text);
     free(m);
     return 0;
