@@ -1291,7 +1291,8 @@ struct accel_backend {
        segment as a device wait (flagged ACCEL_I_CMD_ON_DEVICE); false: the core gates it on the host */
     bool (*wait_on_device)(accel_queue* q, accel_signal* s, uint64_t v);
     /* turns a segment into native work. may_block false (inside accel_queue_submit): must not block;
-       returns ACCEL_I_HANDOFF to have the queue's worker call it again with may_block true */
+       returns ACCEL_I_HANDOFF to have the queue's worker go on with it (may_block true): from the
+       segment's start, or from b->pc where the backend set it to the first command it did not take */
     accel_result (*segment_submit)(accel_queue* q, accel_i_batch* b, const accel_i_segment* seg, bool may_block);
     /* b has no segment left to submit: call accel_i_batch_complete(q, b) once the device finished it */
     void (*batch_submitted)(accel_queue* q, accel_i_batch* b);

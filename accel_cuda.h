@@ -190,9 +190,9 @@
                 stream memory operations) is gated: the queue's worker waits on the host, then enqueues
                 the rest.
    A stream holds only so much work behind a GPU wait that the host must release: once 256 commands
-   wait behind one that is not released yet, later segments (of this batch and later ones) go to the
-   worker, so accel_queue_submit does not block in the driver (one segment is enqueued whole: a single
-   segment of thousands of commands behind such a wait could still fill the driver's queue). Failure after hand-off follows accel.h: the work behind a GPU wait runs even when
+   wait behind one that is not released yet, the rest (of the batch, and later batches) goes to the
+   worker, so accel_queue_submit does not block in the driver however long the batch (the worker
+   enqueues it, and may block there until the host releases the wait). Failure after hand-off follows accel.h: the work behind a GPU wait runs even when
    its signal fails meanwhile, and what it signals reads failed with the same reason.
    Releases that wait for the whole device (cuMemFree, cuMemFreeHost, cuModuleUnload; graph
    destruction too) are held in a list while any GPU wait is pending on the CUDA device, from any accel
@@ -2485,8 +2485,9 @@ static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t 
     return s->obj.device == q->obj.device && accel_i_cu_dev(q->obj.device)->memops;
 }
 /* Would enqueuing more block the caller? A stream holds only so much work behind a GPU wait that the host
-   must release; once ACCEL_I_CU_BEHIND commands wait behind one not yet released, later segments go to
-   the queue's worker, so that accel_queue_submit does not block in the driver (checked per segment). */
+   must release; once ACCEL_I_CU_BEHIND commands wait behind one not yet released, the rest (of this
+   segment, this batch and later ones) goes to the queue's worker, so that accel_queue_submit does not
+   block in the driver. */
 #define ACCEL_I_CU_BEHIND 256u
 static bool accel_i_cu_stream_full(accel_i_cu_queue* q) {
     if (q->behind < ACCEL_I_CU_BEHIND) return false;
@@ -2522,6 +2523,11 @@ static accel_result accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* 
         else failed = accel_i_cu_cmd(q, b, pc);
         if (q->ngates) q->behind++;
         if (failed) accel_i_fail_rest(b, pc + 1, failed);   /* drop the rest, pass the failure on */
+        else if (!may_block && pc + 1 < sg->to && accel_i_cu_stream_full(q)) {   /* the rest to the worker */
+            atomic_store(&q->poll_since, accel_i_now_ns());
+            b->pc = pc + 1;
+            return ACCEL_I_HANDOFF;
+        }
     }
     atomic_store(&q->poll_since, accel_i_now_ns());
     if (failed) b->pc = b->count;

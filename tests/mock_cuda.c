@@ -14,7 +14,8 @@
    Where a real driver makes the host wait for the GPU, so does the mock (measured on an H100 with
    bench/cuda_blocking.c): cuMemFree, cuMemFreeHost and cuModuleUnload wait until every stream is idle,
    holding the driver's lock (stream creation and destruction wait meanwhile); a copy with host memory
-   on both sides, a graph's at launch too, waits until its stream is idle. Behind a stream wait the host
+   on both sides, a graph's at launch too, waits until its stream is idle; an enqueue waits while its
+   stream holds 1,024 operations not started (MOCK_CUDA_STREAM_DEPTH). Behind a stream wait the host
    has yet to release, each is a hang, as on a GPU.
    It proves nothing about a real GPU: only that the backend's host side keeps the contract. */
 #define _GNU_SOURCE 1
@@ -148,11 +149,25 @@ typedef struct op {
     mock_event* ev; unsigned long long ev_gen;
 } op;
 typedef struct mock_stream {
-    pthread_mutex_t lock; pthread_cond_t cond, idle;
+    pthread_mutex_t lock; pthread_cond_t cond, idle, room;
     op *head, *tail;
+    size_t queued;   /* operations not started yet: a push waits while MOCK_CUDA_STREAM_DEPTH are */
     int busy, stop;
     pthread_t thread;
 } mock_stream;
+/* A GPU's stream holds so much work not yet started, and an enqueue blocks the caller while it is full
+   (a launch queue of about a thousand entries on NVIDIA's drivers): 1024 here, MOCK_CUDA_STREAM_DEPTH
+   to change it, 0 for no bound. Behind a wait the host has yet to release, a full stream is a hang. */
+static size_t mock_depth(void) {
+    static atomic_llong depth = -1;
+    long long d = atomic_load(&depth);
+    if (d < 0) {
+        const char* e = getenv("MOCK_CUDA_STREAM_DEPTH");
+        d = e && *e ? atoll(e) : 1024;
+        atomic_store(&depth, d < 0 ? 0 : d);
+    }
+    return (size_t)d;
+}
 
 static void run_op(op* o) {
     if (atomic_load(&mock_sticky)) return;   /* a dead context runs nothing more */
@@ -198,6 +213,8 @@ static void* stream_main(void* arg) {
         o = s->head;
         s->head = o->next;
         if (!s->head) s->tail = NULL;
+        s->queued--;
+        pthread_cond_broadcast(&s->room);
         s->busy = 1;
         pthread_mutex_unlock(&s->lock);
         run_op(o);
@@ -213,6 +230,8 @@ static CUresult push(mock_stream* s, op* o) {
     if (atomic_load(&mock_sticky)) { free(o); return atomic_load(&mock_sticky); }
     o->next = NULL;
     pthread_mutex_lock(&s->lock);
+    while (mock_depth() && s->queued >= mock_depth()) pthread_cond_wait(&s->room, &s->lock);
+    s->queued++;
     if (s->tail) s->tail->next = o; else s->head = o;
     s->tail = o;
     pthread_cond_signal(&s->cond);
@@ -398,7 +417,7 @@ static CUresult mStreamCreate(mock_stream** ps, unsigned f) {
     mock_stream* s = (mock_stream*)calloc(1, sizeof *s);
     (void)f;
     if (!s) return 2;
-    pthread_mutex_init(&s->lock, NULL); pthread_cond_init(&s->cond, NULL); pthread_cond_init(&s->idle, NULL);
+    pthread_mutex_init(&s->lock, NULL); pthread_cond_init(&s->cond, NULL); pthread_cond_init(&s->idle, NULL); pthread_cond_init(&s->room, NULL);
     if (pthread_create(&s->thread, NULL, stream_main, s) != 0) { free(s); return 2; }
     pthread_mutex_lock(&mock_driver_lock);
     if (mock_grow((void**)&mock_streams, &mock_streams_cap, mock_nstreams + 1, sizeof *mock_streams)) mock_streams[mock_nstreams++] = s;

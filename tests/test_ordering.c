@@ -138,6 +138,58 @@ TEST(host_memory_commands_behind_a_host_gate) {
     accel_device_destroy(dev);
 }
 
+/* One batch of 3,000 execs behind a wait for a value only the host sets: accel_queue_submit returns
+   before the host sets it (a GPU's stream holds about a thousand commands not yet started, and an
+   enqueue blocks while it is full: the CUDA backend hands the rest of the batch to the queue's worker;
+   the mock driver's streams hold 1,024). A thread sets the gate after 5 s so that a submit that blocks
+   fails the check instead of hanging; then every exec ran once. */
+#if TEST_HAVE_THREADS
+typedef struct late_set { accel_signal *gate, *cancel; } late_set;
+static void late_set_main(void* p) {
+    late_set* a = (late_set*)p;
+    if (accel_signal_wait(a->cancel, 1, 5000000000ull) == ACCEL_TIMEOUT) accel_signal_set(a->gate, 1);
+}
+#endif
+TEST(long_batch_behind_a_host_gate_does_not_block_submit) {
+#if TEST_HAVE_THREADS
+    enum { EXECS = 3000 };
+    accel_device* dev;
+    accel_queue* q;
+    accel_program* add;
+    accel_buffer* buf;
+    accel_signal *gate, *done, *cancel;
+    late_set a;
+    test_thread th;
+    uint32_t n = 64;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &add));
+    REQUIRE_OK(test_buffer_create(dev, 64 * 4, ACCEL_MEMORY_DEVICE, &buf));
+    REQUIRE_OK(test_buffer_set_u32(buf, 64, 0));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(accel_signal_create(dev, 0, &cancel));
+    a.gate = gate;
+    a.cancel = cancel;
+    REQUIRE(test_thread_start(&th, late_set_main, &a));
+    accel_queue_wait(q, gate, 1);
+    for (uint32_t i = 0; i < EXECS; i++) accel_queue_exec(q, add, &buf, 1, &n, 1, accel_exec_1d(64, 64));
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_EQ_U64(accel_signal_value(gate), 0);   /* submit returned before the late set */
+    CHECK_OK(accel_signal_set(cancel, 1));
+    test_thread_join(&th);
+    CHECK_RESULT(accel_signal_wait(done, 1, 0), ACCEL_TIMEOUT);   /* still held */
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(buf, 0), EXECS);
+    CHECK_EQ_U64(test_buffer_u32(buf, 63), EXECS);
+    accel_device_destroy(dev);
+#else
+    SKIP("no threads");
+#endif
+}
+
 /* A queue waits for s >= 5 while the first promise of s (10) sits on a queue held by a gate only the
    host sets: the wait is released when s reaches 5 by another route (a host set, then another queue's
    signal), as on the CPU backend, not when the held promise comes (on CUDA the wait watched the held
@@ -551,6 +603,7 @@ int main(int argc, char** argv) {
     RUN(two_queue_chain_in_two_batches);
     RUN(host_set_releases_a_queue_wait);
     RUN(host_memory_commands_behind_a_host_gate);
+    RUN(long_batch_behind_a_host_gate_does_not_block_submit);
     RUN(second_device_releases_while_the_first_waits);
     RUN(out_of_memory_behind_a_device_wait_returns);
     RUN(device_wait_released_by_another_route);
