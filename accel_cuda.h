@@ -192,7 +192,9 @@
    A stream holds only so much work behind a GPU wait that the host must release: once 256 commands
    wait behind one that is not released yet, the rest (of the batch, and later batches) goes to the
    worker, so accel_queue_submit does not block in the driver however long the batch (the worker
-   enqueues it, and may block there until the host releases the wait). Failure after hand-off follows accel.h: the work behind a GPU wait runs even when
+   enqueues it, and may block there until the host releases the wait); a replay is one command, so a
+   list replayed as launches (below) of more than about a thousand commands may still block the
+   submit there. Failure after hand-off follows accel.h: the work behind a GPU wait runs even when
    its signal fails meanwhile, and what it signals reads failed with the same reason.
    Releases that wait for the whole device (cuMemFree, cuMemFreeHost, cuModuleUnload; graph
    destruction too) are held in a list while any GPU wait is pending on the CUDA device, from any accel
@@ -2361,6 +2363,7 @@ static accel_cu_result accel_i_cu_replay_ops(accel_i_cu_queue* q, const accel_i_
         accel_cu_result cr;
         while (k < n && p[k].command == i) k++;
         if ((cr = accel_i_cu_op_issue(q, &l->ops[i], p ? p + first : NULL, k - first, call)) != ACCEL_CU_SUCCESS) return cr;
+        if (q->ngates && i) q->behind++;   /* each op is stream work (the command itself counts once) */
     }
     return ACCEL_CU_SUCCESS;
 }
