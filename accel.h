@@ -1263,6 +1263,7 @@ typedef struct accel_i_walker accel_i_walker;
 struct accel_backend {
     const char* name;
     bool shares_host_memory;       /* buffers/programs of any device of this backend work on any other */
+    bool fills_any_byte;           /* a fill may start at any byte of a root (else at a multiple of 4) */
     accel_result (*device_count)(const accel_backend* b, uint32_t* count);
     accel_result (*device_create)(const accel_backend* b, const accel_device_desc* desc, accel_device** out);
     void (*device_destroy)(accel_device* dev);
@@ -3127,13 +3128,13 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
     c->u.copy.dst_rel = dst_rel; c->u.copy.src_rel = src_rel;
 }
 /* A fill's offset (in the buffer as given) and size must be multiples of 4; so must its offset in the
-   root on a GPU backend (the CPU backend fills at any byte; a view's offset there may be odd). */
+   root where the backend does not fill at any byte (a view's offset may be odd on the CPU backend). */
 static bool accel_i_fill_aligned(accel_queue* q, size_t rel, size_t root_offset, size_t size, const char* fn) {
     if ((rel | size) & 3u) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu and size %zu must be multiples of 4", fn, rel, size);
         return false;
     }
-    if ((root_offset & 3u) && q->obj.device->backend != accel_cpu_backend()) {
+    if ((root_offset & 3u) && !q->obj.device->backend->fills_any_byte) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu is at %zu in the view's root buffer, not a multiple of 4",
                           fn, rel, root_offset);
         return false;
@@ -4982,6 +4983,7 @@ static void accel_i_cpu_queue_destroy(accel_queue* base) {
 static const accel_backend accel_i_cpu_backend_table = {
     "cpu",                              /* name */
     true,                               /* shares_host_memory */
+    true,                               /* fills_any_byte */
     accel_i_cpu_device_count,           /* device_count */
     accel_i_cpu_device_create,          /* device_create */
     accel_i_cpu_device_destroy,         /* device_destroy */

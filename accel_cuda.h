@@ -2651,6 +2651,7 @@ static void accel_i_cu_queue_destroy(accel_queue* base) {
 static const accel_backend accel_i_cu_backend_table = {
     "cuda",                             /* name */
     false,                              /* shares_host_memory */
+    false,                              /* fills_any_byte: cuMemsetD32Async */
     accel_i_cu_device_count,            /* device_count */
     accel_i_cu_device_create,           /* device_create */
     accel_i_cu_device_destroy,          /* device_destroy */

@@ -3459,6 +3459,7 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
 static const accel_backend accel_i_vk_backend_table = {
     "vulkan",                           /* name */
     false,                              /* shares_host_memory */
+    false,                              /* fills_any_byte: vkCmdFillBuffer */
     accel_i_vk_device_count,            /* device_count */
     accel_i_vk_device_create,           /* device_create */
     accel_i_vk_device_destroy,          /* device_destroy */

@@ -443,6 +443,56 @@ TEST(view_zero_size_exec_keeps_its_index_in_a_list) {
     accel_device_destroy(sc.dev);
 }
 
+/* A fill through a view at an odd offset of its root (the CPU backend's views may start at any byte):
+   the CPU backend fills those bytes; a backend that fills only at multiples of 4 in a root (the GPU
+   backends: cuMemsetD32Async, vkCmdFillBuffer) refuses it at submit, also as a replay's patched fill.
+   That backend is a copy of the CPU backend's table with fills_any_byte cleared. */
+static void odd_view_fill(const accel_backend* be, accel_result want) {
+    accel_device_desc desc;
+    accel_device* dev = NULL;
+    accel_queue* q = NULL;
+    accel_buffer *root = NULL, *odd = NULL, *even = NULL;
+    accel_commands* list = NULL;
+    memset(&desc, 0, sizeof desc);
+    desc.backend = be;
+    desc.logger = test_logger();
+    REQUIRE_OK(accel_device_create(&desc, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &root));
+    REQUIRE_OK(test_buffer_set_u32(root, 16, 0));
+    REQUIRE_OK(accel_buffer_view_create(root, 2, 32, &odd));
+    REQUIRE_OK(accel_buffer_view_create(root, 32, 32, &even));
+    accel_queue_fill(q, odd, 4, 8, 0x11111111u);
+    CHECK_RESULT(accel_queue_submit(q), want);
+    REQUIRE_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    if (want == ACCEL_OK) {
+        const unsigned char* m = (const unsigned char*)accel_buffer_map(root);
+        CHECK_EQ_U64(m[5], 0); CHECK_EQ_U64(m[6], 0x11); CHECK_EQ_U64(m[13], 0x11); CHECK_EQ_U64(m[14], 0);
+    } else {
+        CHECK_EQ_U64(test_buffer_u32(root, 1), 0);
+    }
+    REQUIRE_OK(accel_queue_record_begin(q));
+    accel_queue_fill(q, even, 4, 8, 0x22222222u);
+    REQUIRE_OK(accel_queue_record_end(q, &list));
+    accel_queue_replay(q, list, (accel_patch[]){ { 0, 0, odd, 0 } }, 1);
+    CHECK_RESULT(accel_queue_submit(q), want);
+    REQUIRE_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    accel_commands_destroy(list);
+    accel_device_destroy(dev);
+}
+TEST(view_fill_at_an_odd_root_offset) {
+#if defined(ACCEL_I_CPU_MAX_BUFFERS)
+    static accel_backend words_only;
+    if (!test_backend_is_cpu()) SKIP("the CPU backend's views start at any byte; checked through a copy of its table");
+    words_only = *accel_cpu_backend();
+    words_only.fills_any_byte = false;
+    odd_view_fill(accel_cpu_backend(), ACCEL_OK);
+    odd_view_fill(&words_only, ACCEL_ERROR_INVALID_ARGUMENT);
+#else
+    SKIP("accel.h's implementation is compiled elsewhere in this configuration");
+#endif
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(view_exec_bindings_see_the_views_range);
@@ -455,5 +505,6 @@ int main(int argc, char** argv) {
     RUN(read_only_wrap_of_const_memory);
     RUN(view_lists_and_patches_keep_offsets_within_the_view);
     RUN(view_zero_size_exec_keeps_its_index_in_a_list);
+    RUN(view_fill_at_an_odd_root_offset);
     return test_end();
 }
