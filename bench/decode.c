@@ -10,7 +10,8 @@
    KV cache, a SwiGLU FFN and the classifier; greedy decoding of TOKENS tokens. Both sides run the same
    row/head functions below. accel: the weights are one read_only host_ptr buffer and each tensor is a
    buffer view of it; the KV cache is one buffer with a view per layer; one batch (one exec per step)
-   and one submit + wait per token. OpenMP: `parallel for` (static schedule) over the same row blocks.
+   and one submit + wait per token, recorded anew each token, and (a second row) replayed from a list
+   recorded once, the position and the cache rows patched in (accel_queue_replay). OpenMP: `parallel for` (static schedule) over the same row blocks.
    The tokens both produce must be identical (the arithmetic per row is the same), else the bench fails.
    Printed: tokens/s for both and the ratio, at 1, 2, 4, ... up to the usable CPUs (each count run as
    interleaved rounds, median). */
@@ -150,6 +151,7 @@ typedef struct acc_model {
     accel_buffer *kl[LAYERS], *vl[LAYERS];   /* views: one layer of the caches */
     accel_buffer *lw[LAYERS][T_COUNT], *final_norm, *cls;
     accel_program *norm, *mm, *rp, *at, *add, *sw;
+    accel_commands* list;                    /* one token's commands, recorded once (the replayed side) */
 } acc_model;
 
 static accel_buffer* acc_buf(acc_model* m, size_t floats) {
@@ -167,6 +169,7 @@ static accel_program* acc_prog(acc_model* m, const char* name, accel_cpu_kernel 
     check(accel_program_create(m->dev, &(accel_program_desc){ .name = name, .cpu = fn, .buffer_count = nb, .constant_count = nc }, &p), name);
     return p;
 }
+static void acc_record(acc_model* m, int pos);
 static void acc_open(acc_model* m, uint32_t threads) {
     memset(m, 0, sizeof *m);
     check(accel_device_create(&(accel_device_desc){ .cpu_threads = threads, .label = "decode" }, &m->dev), "accel_device_create");
@@ -186,6 +189,9 @@ static void acc_open(acc_model* m, uint32_t threads) {
     m->norm = acc_prog(m, "rmsnorm", k_rmsnorm, 3, 0); m->mm = acc_prog(m, "matmul", k_matmul, 3, 2);
     m->rp = acc_prog(m, "rope", k_qkv_rope, 2, 1); m->at = acc_prog(m, "attend", k_attend, 4, 1);
     m->add = acc_prog(m, "add", k_add, 2, 0); m->sw = acc_prog(m, "swiglu", k_swiglu, 2, 0);
+    check(accel_queue_record_begin(m->q), "accel_queue_record_begin");
+    acc_record(m, 0);
+    check(accel_queue_record_end(m->q, &m->list), "accel_queue_record_end");
 }
 static void acc_mm(acc_model* m, accel_buffer* out, accel_buffer* x, accel_buffer* w, uint32_t n, uint32_t rows) {
     accel_buffer* b[3] = { out, x, w };
@@ -195,14 +201,19 @@ static void acc_mm(acc_model* m, accel_buffer* out, accel_buffer* x, accel_buffe
 static void acc_exec(acc_model* m, accel_program* p, accel_buffer** b, uint32_t nb, const uint32_t* c, uint32_t nc, uint32_t groups) {
     accel_queue_exec(m->q, p, b, nb, c, nc, accel_exec_1d(groups, 1));
 }
-/* One token: embedding in x (host), the layers, the logits; returns the next token. */
-static int acc_token(acc_model* m, int token, int pos) {
+/* This position's row of layer l's key and value caches (views; a batch or a replay keeps them). */
+static void acc_rows(acc_model* m, int l, int pos, accel_buffer** krow, accel_buffer** vrow) {
+    check(accel_buffer_view_create(m->kl[l], (size_t)pos * DIM * sizeof(float), DIM * sizeof(float), krow), "view");
+    check(accel_buffer_view_create(m->vl[l], (size_t)pos * DIM * sizeof(float), DIM * sizeof(float), vrow), "view");
+}
+/* The commands of one token at position pos: the layers (L_CMDS each, in this order), then the
+   logits. The replayed side patches these: */
+enum { L_CMDS = 14, L_K = 2, L_V = 3, L_ROPE = 4, L_ATTEND = 5 };
+static void acc_record(acc_model* m, int pos) {
     uint32_t p = (uint32_t)pos;
-    memcpy(accel_buffer_map(m->x), weights + off_embed + (size_t)token * DIM, DIM * sizeof(float));
     for (int l = 0; l < LAYERS; l++) {
-        accel_buffer *krow, *vrow;   /* this position's row of the layer's caches */
-        check(accel_buffer_view_create(m->kl[l], (size_t)pos * DIM * sizeof(float), DIM * sizeof(float), &krow), "view");
-        check(accel_buffer_view_create(m->vl[l], (size_t)pos * DIM * sizeof(float), DIM * sizeof(float), &vrow), "view");
+        accel_buffer *krow, *vrow;
+        acc_rows(m, l, pos, &krow, &vrow);
         accel_buffer* nb[3] = { m->xb, m->x, m->lw[l][T_ATT_NORM] };
         acc_exec(m, m->norm, nb, 3, NULL, 0, 1);
         acc_mm(m, m->q_, m->xb, m->lw[l][T_WQ], DIM, DIM);
@@ -229,10 +240,41 @@ static int acc_token(acc_model* m, int token, int pos) {
     accel_buffer* nb[3] = { m->xb, m->x, m->final_norm };
     acc_exec(m, m->norm, nb, 3, NULL, 0, 1);
     acc_mm(m, m->logits, m->xb, m->cls, DIM, VOCAB);
+}
+/* Submits what is recorded, waits, returns the next token (the logits' argmax). */
+static int acc_run(acc_model* m) {
     accel_queue_signal(m->q, m->s, ++m->value);
     check(accel_queue_submit(m->q), "accel_queue_submit");
     check(accel_signal_wait(m->s, m->value, 20000000000ull), "accel_signal_wait");
     return argmax((const float*)accel_buffer_map(m->logits), VOCAB);
+}
+static void acc_embed(acc_model* m, int token) {
+    memcpy(accel_buffer_map(m->x), weights + off_embed + (size_t)token * DIM, DIM * sizeof(float));
+}
+/* One token recorded anew: embedding in x (host), the layers, the logits; returns the next token. */
+static int acc_token(acc_model* m, int token, int pos) {
+    acc_embed(m, token);
+    acc_record(m, pos);
+    return acc_run(m);
+}
+/* One token replayed: the list recorded at position 0, with this position patched in (the rows of the
+   caches the K and V matmuls write and rope rotates, the position rope and attend read). */
+static int acc_token_replayed(acc_model* m, int token, int pos) {
+    accel_patch p[LAYERS * 5];
+    accel_buffer *krow[LAYERS], *vrow[LAYERS];
+    acc_embed(m, token);
+    for (uint32_t l = 0; l < LAYERS; l++) {
+        uint32_t c = l * L_CMDS;
+        acc_rows(m, (int)l, pos, &krow[l], &vrow[l]);
+        p[5 * l + 0] = (accel_patch){ c + L_K, 0, krow[l], 0 };
+        p[5 * l + 1] = (accel_patch){ c + L_V, 0, vrow[l], 0 };
+        p[5 * l + 2] = (accel_patch){ c + L_ROPE, 1, krow[l], 0 };
+        p[5 * l + 3] = (accel_patch){ c + L_ROPE, 0, NULL, (uint32_t)pos };
+        p[5 * l + 4] = (accel_patch){ c + L_ATTEND, 0, NULL, (uint32_t)pos };
+    }
+    accel_queue_replay(m->q, m->list, p, LAYERS * 5);
+    for (int l = 0; l < LAYERS; l++) { accel_buffer_destroy(krow[l]); accel_buffer_destroy(vrow[l]); }
+    return acc_run(m);
 }
 static void acc_close(acc_model* m) { accel_device_destroy(m->dev); }   /* releases everything on it */
 
@@ -271,10 +313,10 @@ static int omp_token(omp_model* m, int token, int pos, int nt) {
 }
 
 /* ==== runs ==== */
-static double run_acc(acc_model* m, int* out) {
+static double run_acc(acc_model* m, int* out, int (*token_fn)(acc_model*, int, int)) {
     uint64_t t0 = bench_now_ns();
     int tok = 1;
-    for (int p = 0; p < tokens; p++) out[p] = tok = acc_token(m, tok, p);
+    for (int p = 0; p < tokens; p++) out[p] = tok = token_fn(m, tok, p);
     return (double)tokens / ((double)(bench_now_ns() - t0) / 1e9);
 }
 static double run_omp(omp_model* m, int nt, int* out) {
@@ -283,30 +325,43 @@ static double run_omp(omp_model* m, int nt, int* out) {
     for (int p = 0; p < tokens; p++) out[p] = tok = omp_token(m, tok, p, nt);
     return (double)tokens / ((double)(bench_now_ns() - t0) / 1e9);
 }
-static void fig_threads(uint32_t threads, omp_model* om) {
-    acc_model am;
-    int ta[CTX], to[CTX];
-    double* a = calloc((size_t)rounds, sizeof(double));
-    double* o = calloc((size_t)rounds, sizeof(double));
-    double* pr = calloc((size_t)rounds, sizeof(double));
-    acc_open(&am, threads);
-    for (int r = 0; r < rounds; r++) {
-        bench_sleep_ns(30000000ull);
-        a[r] = run_acc(&am, ta);
-        bench_sleep_ns(30000000ull);
-        o[r] = run_omp(om, (int)threads, to);
-        pr[r] = a[r] / o[r];
-        if (memcmp(ta, to, (size_t)tokens * sizeof(int)) != 0) bench_fail("decode: accel and OpenMP produced different tokens (%u threads)", threads);
-    }
+/* One row: an accel side's tok/s (acc) beside OpenMP's (omp), medians, and the paired ratio. */
+static void decode_row(const char* kind, const char* how, uint32_t threads, double* acc, double* omp) {
     char fig[40], title[48];   /* bench_row's sizes: snprintf cuts, never overflows */
-    snprintf(fig, sizeof fig, "decode_tokens_per_s_%u%s", threads, contended ? "_contended" : "");
-    snprintf(title, sizeof title, "decode 15M shape, %u thread%s%s", threads, threads == 1 ? "" : "s", contended ? ", contended" : "");
-    bench_row* row = bench_row_add(fig, title, "tok/s", bench_median(a, (size_t)rounds), "OpenMP", bench_median(o, (size_t)rounds),
+    double* pr = calloc((size_t)rounds, sizeof(double));
+    for (int r = 0; r < rounds; r++) pr[r] = acc[r] / omp[r];
+    snprintf(fig, sizeof fig, "decode_%s_%u%s", kind, threads, contended ? "_contended" : "");
+    snprintf(title, sizeof title, "decode 15M%s, %u thread%s%s", how, threads, threads == 1 ? "" : "s", contended ? ", contended" : "");
+    bench_row* row = bench_row_add(fig, title, "tok/s", bench_median(acc, (size_t)rounds), "OpenMP", bench_median(omp, (size_t)rounds),
                                    BENCH_TARGET_RATIO, BENCH_GE, 1.0);
     bench_row_extra(row, "threads", threads);
     bench_row_extra(row, "tokens", tokens);
     bench_row_extra(row, "paired_ratio", bench_median(pr, (size_t)rounds));
-    free(a); free(o); free(pr);
+    free(pr);
+}
+/* Rounds of the three sides (recorded anew, replayed, OpenMP), their order rotating each round. */
+static void fig_threads(uint32_t threads, omp_model* om) {
+    acc_model am;
+    int ta[CTX], tr[CTX], to[CTX];
+    double* a = calloc((size_t)rounds, sizeof(double));
+    double* rp = calloc((size_t)rounds, sizeof(double));
+    double* o = calloc((size_t)rounds, sizeof(double));
+    acc_open(&am, threads);
+    for (int r = 0; r < rounds; r++) {
+        for (int k = 0; k < 3; k++) {
+            bench_sleep_ns(30000000ull);
+            switch ((r + k) % 3) {
+            case 0: a[r] = run_acc(&am, ta, acc_token); break;
+            case 1: rp[r] = run_acc(&am, tr, acc_token_replayed); break;
+            default: o[r] = run_omp(om, (int)threads, to); break;
+            }
+        }
+        if (memcmp(ta, to, (size_t)tokens * sizeof(int)) != 0) bench_fail("decode: accel and OpenMP produced different tokens (%u threads)", threads);
+        if (memcmp(tr, to, (size_t)tokens * sizeof(int)) != 0) bench_fail("decode: accel replayed and OpenMP produced different tokens (%u threads)", threads);
+    }
+    decode_row("tokens_per_s", " shape", threads, a, o);
+    decode_row("replayed_tok_s", ", replayed", threads, rp, o);
+    free(a); free(rp); free(o);
     acc_close(&am);
 }
 
