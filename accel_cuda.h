@@ -2730,7 +2730,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
 }
 /* no device is ever created, so the other entries are never called */
 static const accel_backend accel_i_cu_backend_table = {
-    "cuda", false, accel_i_cu_device_count, accel_i_cu_device_create, NULL, NULL, NULL, NULL, NULL, NULL,
+    "cuda", false, false, accel_i_cu_device_count, accel_i_cu_device_create, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 };

@@ -479,7 +479,7 @@ static accel_result accel_i_vk_stub_create(const accel_backend* b, const accel_d
     return ACCEL_ERROR_UNAVAILABLE;
 }
 static const accel_backend accel_i_vk_backend_table = {
-    "vulkan", false, accel_i_vk_stub_count, accel_i_vk_stub_create,
+    "vulkan", false, false, accel_i_vk_stub_count, accel_i_vk_stub_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL   /* a stub makes no device: nothing past device_create is called */
 };
