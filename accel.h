@@ -2690,7 +2690,7 @@ static void accel_i_debug_unsubmitted(accel_signal* s, uint64_t v, char* out, si
     }
     accel_i_spin_unlock(&dev->objects_lock);
 }
-static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all) {
+static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, const char* fn) {
     uint32_t pending = 0, unreachable = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t cur = accel_signal_value(s[i]);
@@ -2705,14 +2705,14 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
         char held[200];
         accel_i_debug_unsubmitted(s[i], v[i], held, sizeof held);
         if (held[0])
-            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN, "accel_signal_wait: nothing submitted can reach signal %p%s%s%s >= %llu "
-                        "(it is at %llu): %s", (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i],
+            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN, "%s: nothing submitted can reach signal %p%s%s%s >= %llu "
+                        "(it is at %llu): %s", fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i],
                         (unsigned long long)cur, held);
         else
             accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
-                        "accel_signal_wait: nothing submitted can reach signal %p%s%s%s >= %llu: it is at %llu and the highest "
+                        "%s: nothing submitted can reach signal %p%s%s%s >= %llu: it is at %llu and the highest "
                         "value a submitted queue signals it to is %llu; only accel_signal_set or later work can end this wait",
-                        (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i], (unsigned long long)cur,
+                        fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i], (unsigned long long)cur,
                         (unsigned long long)promised);
     }
 }
@@ -2760,13 +2760,15 @@ static accel_result accel_i_wait_internal(accel_signal* s, uint64_t v, uint64_t 
 }
 #endif
 
-/* A host wait on `dev` timed out (or deadlocked): log which queues are blocked on which (signal, value),
-   as far as the backend describes its queues. The device's object list is held while reading: a queue
-   is unlinked from it before it is freed. */
+/* A host wait on `dev` timed out (r: ACCEL_TIMEOUT) or deadlocked (ACCEL_ERROR_DEADLOCK, returned at
+   once): log which queues are blocked on which (signal, value), as far as the backend describes its
+   queues. The device's object list is held while reading: a queue is unlinked from it before it is freed. */
 static ACCEL_I_COLD void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s,
-                                            const uint64_t* v, uint32_t n, uint64_t timeout_ns) {
-    char blocked[400];
+                                            const uint64_t* v, uint32_t n, uint64_t timeout_ns, accel_result r) {
+    char blocked[400], ended[64];
     size_t used = 0;
+    if (r == ACCEL_ERROR_DEADLOCK) snprintf(ended, sizeof ended, "deadlock");
+    else snprintf(ended, sizeof ended, "gave up after %llu ns", (unsigned long long)timeout_ns);
     blocked[0] = '\0';
     if (!dev->backend->queue_describe)
         used = (size_t)snprintf(blocked, sizeof blocked, " (the %s backend does not describe its queues)", dev->backend->name);
@@ -2775,12 +2777,11 @@ static ACCEL_I_COLD void accel_i_debug_hang(accel_device* dev, const char* what,
         if (o->kind == ACCEL_I_QUEUE) used += dev->backend->queue_describe((accel_queue*)(void*)o, blocked + used, sizeof blocked - used);
     accel_i_spin_unlock(&dev->objects_lock);
     if (s)
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: gave up after %llu ns waiting for signal %p%s%s%s >= %llu (it is at %llu)%s; blocked:%s",
-                    what, (unsigned long long)timeout_ns, (void*)s[0], ACCEL_I_LABEL(&s[0]->obj), (unsigned long long)v[0],
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: %s waiting for signal %p%s%s%s >= %llu (it is at %llu)%s; blocked:%s",
+                    what, ended, (void*)s[0], ACCEL_I_LABEL(&s[0]->obj), (unsigned long long)v[0],
                     (unsigned long long)accel_signal_value(s[0]), n > 1 ? " and others" : "", used ? blocked : " no queue of this device");
     else
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: gave up after %llu ns; blocked:%s", what, (unsigned long long)timeout_ns,
-                    used ? blocked : " no queue of this device");
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: %s; blocked:%s", what, ended, used ? blocked : " no queue of this device");
 }
 
 /* fn: the public call, for the log line (which goes to the first signal's device where there is one). */
@@ -2811,13 +2812,16 @@ static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const
     t0 = signals[0]->obj.device->trace ? accel_i_now_ns() : 0;
     b = signals[0]->obj.device->backend;
     for (uint32_t i = 1; i < count; i++) if (signals[i]->obj.device->backend != b) b = NULL;
-    if (timeout_ns != 0 && signals[0]->obj.device->debug) accel_i_debug_unreachable(signals, values, count, wait_all);
+    if (timeout_ns != 0 && signals[0]->obj.device->debug) accel_i_debug_unreachable(signals, values, count, wait_all, fn);
     r = b ? b->signal_wait_many(signals, values, count, wait_all, timeout_ns, &first)
           : accel_i_wait_mixed(signals, values, count, wait_all, timeout_ns, &first);
     if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
     if (t0) accel_i_trace_host_wait(signals, values, count, t0);
+    if (r == ACCEL_ERROR_DEADLOCK)   /* no-threads builds: nothing submitted can end the wait */
+        accel_i_log(signals[0]->obj.device, ACCEL_LOG_WARN, "%s: no-threads build and nothing submitted can reach value %llu on signal %p%s%s%s%s: deadlock",
+                    fn, (unsigned long long)values[0], (void*)signals[0], ACCEL_I_LABEL(&signals[0]->obj), count > 1 ? " (and others)" : "");
     if (((r == ACCEL_TIMEOUT && timeout_ns != 0) || r == ACCEL_ERROR_DEADLOCK) && signals[0]->obj.device->debug)
-        accel_i_debug_hang(signals[0]->obj.device, fn, signals, values, count, timeout_ns);
+        accel_i_debug_hang(signals[0]->obj.device, fn, signals, values, count, timeout_ns, r);
     return r;
 }
 ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
@@ -3234,7 +3238,7 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
     w = q->obj.device->backend->queue_wait_idle(q, timeout_ns);
     if (t0) accel_i_trace_host_span(q->obj.device, "finish", accel_i_label(&q->obj), t0, accel_i_now_ns(), NULL, 0);
     if (((w == ACCEL_TIMEOUT && timeout_ns != 0) || w == ACCEL_ERROR_DEADLOCK) && q->obj.device->debug)
-        accel_i_debug_hang(q->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns);
+        accel_i_debug_hang(q->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns, w);
     return r != ACCEL_OK ? r : w;
 }
 
@@ -4453,9 +4457,7 @@ static accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint6
     accel_result r = accel_i_wait_check(s, v, n, all, first);
     if (r != ACCEL_TIMEOUT || timeout_ns == 0) return r;
 #if defined(ACCEL_NO_THREADS)
-    accel_i_log(s[0]->obj.device, ACCEL_LOG_WARN, "accel_signal_wait: no-threads build and nothing submitted can reach value %llu on signal %p%s%s%s: deadlock",
-                (unsigned long long)v[0], (void*)s[0], ACCEL_I_LABEL(&s[0]->obj));
-    r = ACCEL_ERROR_DEADLOCK;
+    r = ACCEL_ERROR_DEADLOCK;   /* the public wait logs it */
 #else
     if (n == 1) {
         accel_i_event_wait(accel_i_cpu_signal_event(s[0]), v[0], accel_i_deadline(timeout_ns));
