@@ -2400,6 +2400,19 @@ static accel_result accel_i_create_args(accel_device* dev, bool desc_ok, void* o
 static bool accel_i_range_ok(size_t total, size_t offset, size_t size) {
     return size > 0 && offset <= total && size <= total - offset;
 }
+/* Why [offset, offset + size) is not a range of buf (accel_i_range_ok said no), for a log line: "size
+   is 0", or the range and the buffer (a view as a view: its size, where it starts in its root, and the
+   root's label and size). */
+static const char* accel_i_range_why(const accel_buffer* buf, size_t offset, size_t size, char* out, size_t cap) {
+    const accel_buffer* root = buf->root ? buf->root : buf;
+    if (size == 0) snprintf(out, cap, "size is 0");
+    else if (buf->root)
+        snprintf(out, cap, "offset %zu + size %zu outside a view of %zu bytes (at %zu in buffer%s%s%s of %zu bytes)", offset, size,
+                 buf->size, buf->offset, ACCEL_I_LABEL(&root->obj), root->size);
+    else
+        snprintf(out, cap, "offset %zu + size %zu outside buffer%s%s%s of %zu bytes", offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
+    return out;
+}
 
 ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
     accel_result r;
@@ -2418,9 +2431,9 @@ ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer
 static bool accel_i_view_args_ok(accel_buffer* buf, size_t offset, size_t size) {
     accel_device* dev = buf->obj.device;
     size_t align = dev->info.buffer_offset_alignment ? dev->info.buffer_offset_alignment : 1u;
+    char why[200];
     if (!accel_i_range_ok(buf->size, offset, size)) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
-                    offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: %s", accel_i_range_why(buf, offset, size, why, sizeof why));
         return false;
     }
     if ((buf->offset + offset) % align != 0) {
@@ -2458,12 +2471,11 @@ ACCEL_API void* accel_buffer_map(accel_buffer* buf) { return buf ? buf->mapped :
 
 static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* host, size_t size, bool write) {
     const char* fn = write ? "accel_buffer_write" : "accel_buffer_read";
+    char why[200];
     if (!buf) return accel_i_invalid(NULL, fn, "buffer is NULL");
     if (!host) return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
     if (!accel_i_range_ok(buf->size, offset, size))
-        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
-                            "%s: offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
-                            fn, offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
     if (write && buf->read_only)
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn,
                             ACCEL_I_LABEL(&buf->obj));
@@ -2934,8 +2946,8 @@ static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, .
     va_start(ap, fmt);
     ACCEL_I_VSNPRINTF(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    accel_i_log(q->obj.device, ACCEL_LOG_ERROR, "%s (queue %p%s%s%s; the next accel_queue_submit returns %s)", msg, (void*)q,
-                ACCEL_I_LABEL(&q->obj), accel_result_string(r));
+    accel_i_log(q->obj.device, ACCEL_LOG_ERROR, "%s (queue %p%s%s%s; %s returns %s)", msg, (void*)q, ACCEL_I_LABEL(&q->obj),
+                q->recording ? "accel_queue_record_end" : "the next accel_queue_submit", accel_result_string(r));
     if (q->rec_error == ACCEL_OK) q->rec_error = r;
 }
 
@@ -3002,8 +3014,8 @@ static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offs
         return false;
     }
     if (!accel_i_range_ok(buf->size, offset, size)) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
-                          fn, offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
+        char why[200];
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
         return false;
     }
     return true;

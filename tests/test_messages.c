@@ -101,6 +101,7 @@ TEST(recording_errors_name_the_queue_and_submit_returns_them) {
     REQUIRE_OK(accel_queue_set_label(q, "uploader"));
     memset(&bd, 0, sizeof bd);
     bd.size = 64;
+    bd.label = "weights";
     REQUIRE_OK(accel_buffer_create(dev, &bd, &b));
     test_log_reset();
     accel_queue_fill(q, b, 0, 128, 0u);
@@ -114,6 +115,31 @@ TEST(recording_errors_name_the_queue_and_submit_returns_them) {
     accel_queue_signal(q, NULL, 1);
     CHECK(test_log_contains("accel_queue_signal: signal is NULL"));
     CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
+    /* a view is named as a view of its root; a size of 0 as such */
+    {
+        accel_buffer* v;
+        REQUIRE_OK(accel_buffer_view_create(b, 16, 16, &v));
+        test_log_reset();
+        accel_queue_fill(q, v, 8, 16, 0u);
+        CHECK(test_log_contains("accel_queue_fill: offset 8 + size 16 outside a view of 16 bytes (at 16 in buffer 'weights' of 64 bytes)"));
+        CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
+        test_log_reset();
+        CHECK_RESULT(accel_buffer_view_create(b, 0, 0, &v), ACCEL_ERROR_INVALID_ARGUMENT);
+        CHECK(test_log_contains("accel_buffer_view_create: size is 0"));
+        accel_buffer_destroy(v);
+    }
+    /* while recording a list, the error is record_end's */
+    test_log_reset();
+    REQUIRE_OK(accel_queue_record_begin(q));
+    accel_queue_fill(q, b, 2, 4, 0u);
+    CHECK(test_log_contains("accel_queue_record_end returns ACCEL_ERROR_INVALID_ARGUMENT"));
+    CHECK(!test_log_contains("accel_queue_submit"));
+    {
+        accel_commands* c = NULL;
+        CHECK_RESULT(accel_queue_record_end(q, &c), ACCEL_ERROR_INVALID_ARGUMENT);
+        CHECK(c == NULL);
+    }
+    CHECK_OK(accel_queue_submit(q));
     accel_device_destroy(dev);
 }
 
