@@ -1672,7 +1672,7 @@ typedef enum accel_i_tev {
     ACCEL_I_TEV_EXEC,     /* program label; a: global and local sizes, 2 per word; aux: buffers */
     ACCEL_I_TEV_SIGNAL,   /* signal reached a[0]: the span "what <signal>" and the instant "<signal>" */
     ACCEL_I_TEV_WAIT,     /* the span "what <signal>" for a[0], and (a[2] != 0) a flow as FLOW's */
-    ACCEL_I_TEV_FLOW      /* a flow with id a[2] from (from, a[1]) to the slice at (track, t0) */
+    ACCEL_I_TEV_FLOW      /* a flow with id a[2] from (from, a[1]) to the slice (track, t0 .. t1) */
 } accel_i_tev;
 typedef struct accel_i_trace_event {
     uint64_t t0, t1, a[3];            /* ns on the host clock */
@@ -1793,12 +1793,16 @@ static void accel_i_trace_arg1(accel_i_trace* t, const char* key, uint64_t v) { 
     accel_i_trace_put_u(t, v);
     accel_i_trace_raw(t, "}", 1);
 }
+/* The flow's end binds to the wait's span (t0, t1): at the moment the value was reached where that is
+   inside it (the wait was released then), else at its start (reached before the wait began). */
 static void accel_i_trace_flow_out(accel_i_trace* t, const accel_i_trace_event* e) {
+    uint64_t at = e->a[1] > e->t0 ? e->a[1] : e->t0;
+    if (at >= e->t1) at = e->t1 > e->t0 ? e->t1 - 1 : e->t0;
     accel_i_trace_head(t, "flow", "", 's', e->from, e->a[1]);
     accel_i_trace_put_s(t, ",\"id\":");
     accel_i_trace_put_u(t, e->a[2]);
     accel_i_trace_raw(t, "}", 1);
-    accel_i_trace_head(t, "flow", "", 'f', e->track, e->t0);
+    accel_i_trace_head(t, "flow", "", 'f', e->track, at);
     accel_i_trace_put_s(t, ",\"id\":");
     accel_i_trace_put_u(t, e->a[2]);
     accel_i_trace_put_s(t, ",\"bp\":\"e\"}");
@@ -2020,13 +2024,14 @@ static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, u
     accel_device* dev = s[0]->obj.device;
     accel_i_trace* t = dev->trace;
     uint32_t track = accel_i_trace_host(dev);
-    if (n == 1) { accel_i_trace_waited(dev, &t->host, track, "wait", s[0], v[0], t0, accel_i_now_ns()); return; }
-    accel_i_trace_host_span(dev, "wait many", NULL, t0, accel_i_now_ns(), "signals", n);
+    uint64_t t1 = accel_i_now_ns();
+    if (n == 1) { accel_i_trace_waited(dev, &t->host, track, "wait", s[0], v[0], t0, t1); return; }
+    accel_i_trace_host_span(dev, "wait many", NULL, t0, t1, "signals", n);
     for (uint32_t i = 0; i < n; i++) {
         accel_i_trace_spot m;
         if (!accel_i_trace_mark_of(dev, s[i], v[i], &m)) continue;
         accel_i_spin_lock(&t->host.lock);
-        accel_i_trace_event* e = accel_i_trace_put(t, &t->host, ACCEL_I_TEV_FLOW, track, NULL, NULL, t0, t0);
+        accel_i_trace_event* e = accel_i_trace_put(t, &t->host, ACCEL_I_TEV_FLOW, track, NULL, NULL, t0, t1);
         e->from = m.track; e->a[1] = m.t; e->a[2] = ++t->host.flows;
         accel_i_spin_unlock(&t->host.lock);
     }
