@@ -150,10 +150,10 @@
    device) waiting: fail (or set) the signal from another thread to unblock it. Such a destroy is never
    silent: in every threaded build, after 1 s it logs a warning naming the queue, the signal and value it waits
    for and that remedy, and again after 3, 7, 15, 31 s and every 32 s from then on.
-   An exec with a global size of 0 in any dimension is a no-op on every backend (DESIGN 3's "0 counts as
-   1" holds for local sizes only: issue 9 made a zero global size no work at all; its arguments are still
-   checked; in a command list it keeps its place, so the indices of the commands after it are as
-   recorded); a local size of 0 counts as 1.
+   An exec with a global size of 0 in any dimension is a no-op on every backend: a zero global size
+   is no work, not 1 (set unused dimensions to 1, as accel_exec_1d and accel_exec_2d do; a debug
+   device warns about it). Its arguments are still checked, and in a command list it keeps its place,
+   so the indices of the commands after it are as recorded. A local size of 0 counts as 1.
 
    On the CPU backend each queue has its own executor thread; `exec` splits the work groups across
    the device's pool of `cpu_threads` lanes (the executor takes part); a kernel receives one work group
@@ -209,15 +209,16 @@
    then submits the rest, and the queue's later batches stay behind it. A GPU-to-GPU chain between queues
    of one device does not go through a host thread (Vulkan: where the producer's signal operation is
    on the waiting queue's VkQueue, or that queue has a VkQueue to itself; see accel_vulkan.h).
-   Failure after hand-off (DESIGN 6.1): once a wait was handed to the device, failing its signal can no
+   Failure after hand-off: once a wait was handed to the device, failing its signal can no
    longer stop the work behind it. That work may still run, and every signal it (the rest of its batch)
    signals reads failed with the same reason, before any waiter it releases can see otherwise; host
    waits, wait_many and later queue waits see the failure as usual. Failing a signal releases every
    device-side waiter: a waiter on a host-raised value at once (the failure raises what the device
    watches: Vulkan to ACCEL_SIGNAL_MAX, or as far as maxTimelineSemaphoreValueDifference allows; CUDA
    to ACCEL_SIGNAL_MAX), a waiter on a value GPU work promised when that work runs (it always runs: device
-   commands behind a device wait are never dropped; host calls are, and a lost device drops everything). A gated wait keeps the v1 rule: nothing behind it runs. The
-   CPU backend's executor is its device and keeps the v1 rule for every wait.
+   commands behind a device wait are never dropped; host calls are, and a lost device drops everything).
+   A gated wait keeps the rule of every failed wait: nothing behind it runs. So does every wait on the
+   CPU backend, whose executor is its device.
    Hang diagnostics (device desc `debug = true`): a host wait (accel_signal_wait*, accel_queue_finish)
    that times out, or ends in ACCEL_ERROR_DEADLOCK, logs a warning naming every queue of the device that
    is blocked and the (signal, value) it waits for; a host wait for a value that no queue (of a debug
@@ -422,7 +423,8 @@ typedef struct accel_device_desc {
                                        (its affinity mask; 1 without threads) */
     accel_allocator allocator;      /* zero: malloc/free. Host-side allocations only */
     accel_logger logger;            /* zero: errors and warnings to stderr */
-    bool debug;                     /* extra validation and hang diagnostics */
+    bool debug;                     /* extra checks (Vulkan: the validation layer), hang diagnostics, and warnings
+                                       about valid but suspect calls (an exec with no work); see Hang diagnostics */
     const char* label;
     /* Chrome trace-event JSON written here (see "Profiling" above); NULL: the environment variable
        ACCEL_TRACE if set, else no trace. The string is read at create only. */
@@ -3103,7 +3105,13 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
     if (!accel_i_exec_params_ok(q, &params)) return;
     /* no work: a no-op, left out of a batch; a list keeps it (its commands' indices are the patches'
        addresses, and its patches are still checked): every backend builds it as nothing */
-    if ((!params.global_size[0] || !params.global_size[1] || !params.global_size[2]) && !q->recording) return;
+    if (!params.global_size[0] || !params.global_size[1] || !params.global_size[2]) {
+        if (q->obj.device->debug)
+            accel_i_log(q->obj.device, ACCEL_LOG_WARN, "accel_queue_exec: global size %u x %u x %u of program%s%s%s is no work: the "
+                        "exec does nothing (an unused dimension takes 1)", params.global_size[0], params.global_size[1],
+                        params.global_size[2], ACCEL_I_LABEL(&p->obj));
+        if (!q->recording) return;
+    }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_c + 1, &off, "accel_queue_exec")) == NULL) return;
     if (bytes_b) memcpy(q->rec->arena + off, buffers, bytes_b);
     if (bytes_c) memcpy(q->rec->arena + off + bytes_b, constants, bytes_c);

@@ -7,6 +7,7 @@
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
 #include "test.h"
+#include "kernels.h"
 
 #if defined(ACCEL_NO_THREADS) || defined(__wasi__) || (defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__))
 #  define DBG_THREADS 0
@@ -169,8 +170,39 @@ TEST(debug_device_runs_pipelines) {
     accel_device_destroy(dev);
 }
 
+/* An exec whose global size is 0 in some dimension (zeroed params with only x set) does nothing, and a
+   debug device says so; a device without debug stays quiet. */
+TEST(debug_warns_about_an_exec_with_no_work) {
+    for (int debug = 0; debug <= 1; debug++) {
+        accel_device* dev;
+        accel_queue* q;
+        accel_program* add;
+        accel_buffer* b;
+        accel_exec_params params;
+        uint32_t n = 64;
+        REQUIRE_OK(dbg_device(debug != 0, &dev));
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+        REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &add));
+        REQUIRE_OK(test_buffer_create(dev, 64 * 4, ACCEL_MEMORY_DEVICE, &b));
+        REQUIRE_OK(test_buffer_set_u32(b, 64, 7));
+        memset(&params, 0, sizeof params);
+        params.global_size[0] = 64;
+        params.local_size[0] = 64;
+        test_log_reset();
+        accel_queue_exec(q, add, &b, 1, &n, 1, params);
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(test_buffer_u32(b, 0), 7);
+        CHECK_EQ_INT(test_log_contains("accel_queue_exec: global size 64 x 0 x 0"), debug);
+        accel_queue_exec(q, add, &b, 1, &n, 1, accel_exec_1d(64, 64));
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(test_buffer_u32(b, 63), 8);
+        accel_device_destroy(dev);
+    }
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
+    RUN(debug_warns_about_an_exec_with_no_work);
     /* every backend: the reports are the core's, each backend describes what its queues wait for */
     RUN(debug_wait_timeout_names_blocked_queue);
     RUN(debug_finish_timeout_names_blocked_queue);
