@@ -455,7 +455,7 @@ typedef struct accel_device_info {
     const char* backend;            /* "cpu", "cuda", "vulkan" */
     char name[128];                 /* "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)", "cpu: 16 threads" */
     accel_device_type type;
-    uint64_t memory_bytes;          /* device memory (CPU: physical RAM; 0 when unknown) */
+    uint64_t memory_bytes;          /* device memory (CPU: physical RAM; 0 when unknown, as on WebAssembly) */
     uint32_t max_group_size[3], max_group_invocations, max_group_count[3];
     uint32_t max_buffers, max_constants;     /* per exec */
     uint32_t formats;               /* accel_program_format bits this device runs */
@@ -4134,7 +4134,7 @@ static uint64_t accel_i_cpu_memory(void) {
     ms.dwLength = sizeof ms;
     return GlobalMemoryStatusEx(&ms) ? (uint64_t)ms.ullTotalPhys : 0;
 #elif defined(__wasi__) || defined(__wasm__)
-    return (uint64_t)__builtin_wasm_memory_size(0) * 65536u;
+    return 0;   /* unknown: the linear memory's size now is not what the host has */
 #elif defined(_SC_PHYS_PAGES)
     long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
     return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
