@@ -285,6 +285,7 @@ CHECKS = \
   --cmd clang++17-impl '$(CLANG)++ -x c++ -std=c++17 -O2 -c -Wall -Wextra -Wpedantic -Werror -Wshadow -I. $(CHK)/impl.c -o $(CHK)/scratch.o && $(CLANG)++ -x c++ -std=c++17 -c -Wall -Wextra -Werror -DACCEL_USE_PTHREADS -I. $(CHK)/impl.c -o $(CHK)/scratch.o' \
   --cmd c++11-impl   '$(GXX) -x c++ -std=c++11 -c -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/impl.c -o $(CHK)/scratch.o' \
   $(if $(VULKAN_INC_OK),--cmd all-in-one-tu '$(GCC) -std=c11 -O1 $(WARN) -I. $(CHK)/all_in_one.c -o $(CHK)/all_in_one $(LIBS) -ldl && $(CHK)/all_in_one',--skip all-in-one-tu 'vulkan/vulkan_core.h not found') \
+  $(if $(VULKAN_INC_OK),--cmd all-in-one-tu-wconversion '$(GCC) -std=c11 -O1 $(WARN) -Wconversion -c -I. $(CHK)/all_in_one.c -o $(CHK)/scratch.o && $(CLANG) -std=c11 -fsyntax-only $(WARN) -Wconversion -I. $(CHK)/all_in_one.c',--skip all-in-one-tu-wconversion 'vulkan/vulkan_core.h not found') \
   $(if $(VULKAN_INC_OK),--cmd all-in-one-tu-c++17 '$(GXX) -x c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -Wshadow -c -I. $(CHK)/all_in_one.c -o $(CHK)/scratch.o && $(CLANG)++ -x c++ -std=c++11 -Wall -Wextra -Wpedantic -Werror -Wshadow -c -I. $(CHK)/all_in_one.c -o $(CHK)/scratch.o',--skip all-in-one-tu-c++17 'vulkan/vulkan_core.h not found') \
   --cmd nm-exports-only-accel 'tests/check_exports.sh "$(GCC) -std=c11 -O2 $(WARN) -I." $(CHK)/impl.c $(CHK)/exports.o' \
   $(if $(HAVE_TCC),--cmd tcc-header '$(TCC) -I. -c $(CHK)/header.c -o $(CHK)/scratch.o',--skip tcc-header '$(TCC) not found') \

@@ -1955,7 +1955,7 @@ static void accel_i_trace_host_span(accel_device* dev, const char* what, const c
 static accel_i_trace_event* accel_i_trace_put_signal(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
                                                      const char* what, const accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
     accel_i_trace_event* e = accel_i_trace_put(t, b, ev, track, what, accel_i_label(&s->obj), t0, t1);
-    e->key = "value"; e->a[0] = v; e->a[2] = 0; e->aux = s->trace_id;
+    e->key = "value"; e->a[0] = v; e->a[2] = 0; e->aux = (uint32_t)s->trace_id;   /* "#n": n past 2^32 wraps */
     return e;
 }
 /* s reaches v at t on a track: the mark the waits it releases link to. Call it BEFORE the raise is

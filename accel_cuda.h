@@ -1947,7 +1947,7 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
 
 /* ==== cuda: queue segments ==== */
 /* Pinned staging for the batch's updates, sized for all of them at the first update. */
-static accel_result accel_i_cu_staging(accel_i_cu_queue* q, const accel_i_batch* b, size_t at) {
+static accel_result accel_i_cu_staging(accel_i_cu_queue* q, const accel_i_batch* b, uint32_t at) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     size_t need = 0;
     if (q->staging) return ACCEL_OK;

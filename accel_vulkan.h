@@ -1702,16 +1702,16 @@ static void accel_i_spv_group_size(const uint32_t* w, size_t words, accel_i_spv_
     for (size_t i = 5; i < words; i += w[i] >> 16) {
         uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
         if (op == 16 && len >= 6 && w[i + 1] == out->entry_id && w[i + 2] == 17) {          /* LocalSize x y z */
-            for (int d = 0; d < 3; d++) out->size[d] = w[i + 3 + d];
+            for (size_t d = 0; d < 3; d++) out->size[d] = w[i + 3 + d];
         } else if (op == 331 && len >= 6 && w[i + 1] == out->entry_id && w[i + 2] == 38) {  /* LocalSizeId */
-            for (int d = 0; d < 3; d++) ids[d] = w[i + 3 + d];
+            for (size_t d = 0; d < 3; d++) ids[d] = w[i + 3 + d];
         } else if (op == 71 && len >= 4 && w[i + 2] == 11 && w[i + 3] == 25) {             /* BuiltIn WorkgroupSize */
             builtin = w[i + 1];
         }
     }
     def = builtin ? accel_i_spv_def(w, words, builtin) : 0;
     if (def && ((w[def] & 0xffffu) == 51 || (w[def] & 0xffffu) == 44) && (w[def] >> 16) >= 6)
-        for (int d = 0; d < 3; d++) ids[d] = w[def + 3 + d];
+        for (size_t d = 0; d < 3; d++) ids[d] = w[def + 3 + d];
     for (int d = 0; d < 3; d++) {
         def = ids[d] ? accel_i_spv_def(w, words, ids[d]) : 0;
         if (def && ((w[def] & 0xffffu) == 43 || (w[def] & 0xffffu) == 50) && (w[def] >> 16) >= 4) out->size[d] = w[def + 3];
