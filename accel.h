@@ -700,6 +700,9 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
      cpu: no-threads, hang diagnostics, backend table */
 
 /* ==== config ==== */
+#if defined(__TINYC__) && !defined(__cplusplus)
+#  error "accel.h: tcc can compile the declarations, not the implementation (ACCEL_IMPLEMENTATION needs C11 atomics, which tcc lacks): implement it in a file built by gcc, clang or MSVC"
+#endif
 #if defined(__cplusplus) ? (__cplusplus < 201103L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201103L)) \
                          : (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L)
 /* C99 and older: say what is needed instead of failing on C11 names (TIME_UTC, _Atomic, threads) */
