@@ -475,15 +475,19 @@ typedef enum accel_memory { ACCEL_MEMORY_DEVICE = 0, ACCEL_MEMORY_HOST = 1 } acc
 typedef struct accel_buffer_desc {
     size_t size;                    /* bytes, > 0 */
     accel_memory memory;
-    const void* host_ptr;           /* CPU backend only: wrap caller memory (no copy); caller keeps ownership */
+    const void* host_ptr;           /* CPU backend only: wrap caller memory (no copy); caller keeps ownership.
+                                       Any address works; kernels get it as is, so align it for the types
+                                       they read (accel's own buffers are 64-byte aligned). `memory` is
+                                       not used with it (the memory is the caller's) */
     const char* label;
     bool read_only;                 /* with host_ptr: the memory may be const (an mmap'd read-only file);
                                        copy/fill/update into it (or a view of it) and accel_buffer_write
                                        are refused; kernels bound to it must not write it, and
                                        accel_buffer_map's pointer is for reading only */
 } accel_buffer_desc;
-/* Errors: INVALID_ARGUMENT (NULL, size 0, bad memory kind), OUT_OF_MEMORY, UNSUPPORTED (host_ptr on a
-   backend that cannot wrap), DEVICE_LOST. Contents are zero unless host_ptr is given. */
+/* Errors: INVALID_ARGUMENT (NULL, size 0, bad memory kind, read_only without host_ptr), OUT_OF_MEMORY,
+   UNSUPPORTED (host_ptr on a backend that cannot wrap), DEVICE_LOST. Contents are zero unless host_ptr
+   is given. */
 ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out);
 /* Drops the caller's reference; memory is freed once no submitted work uses it. NULL is a no-op. */
 ACCEL_API void   accel_buffer_destroy(accel_buffer* buf);
@@ -594,7 +598,10 @@ ACCEL_API void accel_queue_destroy(accel_queue* q);
 /* Recording calls: append to the current batch; errors are returned by the next submit.
    wait/signal: v <= ACCEL_SIGNAL_MAX. exec: COMPUTE queues only, exact buffer and constant counts,
    local_size within the device limits. copy: non-overlapping when src == dst. fill: offset and size
-   multiples of 4. Sizes > 0 and offset+size within the buffer everywhere. */
+   multiples of 4. Sizes > 0 and offset+size within the buffer everywhere. Buffers and programs are
+   the queue's device's (a CPU device may also use another CPU device's: they share host memory; a
+   GPU device refuses another device's, so move data between devices with accel_buffer_read/write or
+   a host_ptr wrap). wait and signal take any device's or backend's signals (see Signals). */
 ACCEL_API void accel_queue_wait(accel_queue* q, accel_signal* s, uint64_t value);
 ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t value);
 ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
