@@ -627,11 +627,12 @@ ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), voi
 /* Records a command that writes, when the commands before it have completed, a uint64_t: that moment in
    nanoseconds on accel's host clock (monotonic where the platform has one: see "Profiling"; device
    clocks converted), at dst + offset.
-   Any queue type. offset must be a multiple of 8 (GPUs write the value as one 64-bit store) and
-   offset + 8 within dst; dst a buffer this queue's device can use. Errors (NULL, range, alignment,
-   another device's buffer) are recording errors, returned by the next submit; a Vulkan queue whose
-   family has no timestamps refuses it at submit (UNSUPPORTED). On GPUs the value is there once a signal
-   recorded after it is reached (see "Profiling"). Recording thread (as every recording call). */
+   Any queue type. offset must be a multiple of 8, in dst and in a view's root (GPUs write the value
+   as one 64-bit store), and offset + 8 within dst; dst a buffer this queue's device can use. Errors
+   (NULL, range, alignment, another device's buffer) are recording errors, returned by the next
+   submit; a Vulkan queue whose family has no timestamps refuses it at submit (UNSUPPORTED). On GPUs
+   the value is there once a signal recorded after it is reached (see "Profiling"). Recording thread
+   (as every recording call). */
 ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t offset);
 /* Now, in nanoseconds on the clock of timestamps and traces (see "Profiling"). Any thread. */
 ACCEL_API uint64_t accel_host_time_ns(void);
@@ -3227,6 +3228,10 @@ ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t o
         return;
     }
     if (!accel_i_rec_target(q, &dst, &offset, fn)) return;   /* a view: its root and the offset in it */
+    if (offset & 7u) {   /* a view at an odd offset of its root (CPU views start at any byte) */
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: the offset is at %zu in the view's root buffer, not a multiple of 8", fn, offset);
+        return;
+    }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_TIMESTAMP, 0, NULL, fn)) == NULL) return;
     accel_i_retain(dst);
     c->u.stamp.dst = dst; c->u.stamp.offset = offset;

@@ -490,6 +490,23 @@ TEST(view_fill_at_an_odd_root_offset) {
     words_only.fills_any_byte = false;
     odd_view_fill(accel_cpu_backend(), ACCEL_OK);
     odd_view_fill(&words_only, ACCEL_ERROR_INVALID_ARGUMENT);
+    {   /* a timestamp's 8-byte alignment holds in the root too */
+        accel_device* dev = NULL;
+        accel_queue* q = NULL;
+        accel_buffer *root = NULL, *at4 = NULL;
+        REQUIRE_OK(test_device_create(&dev));
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+        REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &root));
+        REQUIRE_OK(accel_buffer_view_create(root, 4, 32, &at4));
+        accel_queue_timestamp(q, at4, 0);
+        CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
+        accel_buffer_destroy(at4);
+        REQUIRE_OK(accel_buffer_view_create(root, 8, 32, &at4));
+        accel_queue_timestamp(q, at4, 8);
+        CHECK_RESULT(accel_queue_finish(q, ACCEL_WAIT_FOREVER), ACCEL_OK);
+        CHECK(test_buffer_u32(root, 4) != 0 || test_buffer_u32(root, 5) != 0);
+        accel_device_destroy(dev);
+    }
 #else
     SKIP("accel.h's implementation is compiled elsewhere in this configuration");
 #endif
