@@ -503,7 +503,7 @@ $(BUILD)/examples/kernels/%.spv.inc: examples/kernels/%.comp $(BUILD)/examples/k
 VK_EXAMPLE_BINS := $(EXAMPLES:%=$(BUILD)/vulkan/%)
 $(VK_EXAMPLE_BINS): $(BUILD)/vulkan/%: examples/%.c $(wildcard accel*.h) $(wildcard examples/*.h) $(EX_KINCS) Makefile
 	@mkdir -p $(@D)
-	$(GCC) -std=c11 -O2 $(WARN) -DACCEL_EXAMPLE_HAVE_VULKAN -I. -I$(BUILD)/examples/kernels -o $@ $< $(LIBS) -ldl
+	$(GCC) -std=c11 -O2 $(WARN) -DACCEL_EXAMPLE_HAVE_VULKAN -I. -I$(BUILD)/examples/kernels -o $@ $< $(LIBS)
 examples-vulkan: $(VK_EXAMPLE_BINS)
 
 VK_RUN_ENV = $(if $(LVP_ICD),VK_DRIVER_FILES=$(LVP_ICD))

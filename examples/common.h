@@ -93,9 +93,9 @@ static int ex_open_device(int argc, char** argv, const accel_device_desc* desc, 
         return 2;
     }
     if (count == 0) {
-        fprintf(stderr, "%s: the %s backend is not built into this binary "
-                        "(rebuild with -DACCEL_EXAMPLE_HAVE_%s)\n",
-                argv[0], want, !strcmp(want, "cuda") ? "CUDA" : "VULKAN");
+        fprintf(stderr, "%s: the %s backend is not built into this binary (%s)\n", argv[0], want,
+                !strcmp(want, "cuda") ? "rebuild with -DACCEL_EXAMPLE_HAVE_CUDA"
+                                      : "make examples-vulkan builds it: -DACCEL_EXAMPLE_HAVE_VULKAN and the kernels compiled by glslc, see examples/common.h");
         return 2;
     }
     if (!strcmp(want, "any")) {
