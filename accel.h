@@ -1265,6 +1265,7 @@ struct accel_i_batch {
     accel_i_cmd* cmds; uint32_t count; size_t cmds_bytes;   /* cmds_bytes: allocated size */
     unsigned char* arena; size_t arena_used, arena_cap;   /* exec bindings, constants, update data */
     uint32_t pc;                   /* next command to run (a parked batch resumes here) */
+    uint32_t host_checked;         /* GPU walk: device waits before this were checked by a host step */
     /* GPU backends (core: batch walk): in the device's list of batches with waits on the device */
     accel_i_batch *dnext, *dprev;
     accel_queue* dqueue;           /* the queue it was submitted on (hang reports) */
@@ -2902,6 +2903,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
     }
     b->count = 0;
     b->pc = 0;
+    b->host_checked = 0;
     b->arena_used = 0;
 }
 
@@ -3755,37 +3757,56 @@ static accel_i_segment accel_i_next_segment(const accel_i_batch* b) {
 }
 /* Runs the host step at b->pc once backend->queue_drain says everything before it completed. Returns 0,
    or the failed value that drops the rest of the batch: a drain error, or a wait before it that the
-   device passed because its signal failed (DESIGN 6.1 lets device work behind such a wait run; a host
-   step is host work, and keeps the v1 rule). */
+   device passed because its signal failed (device work behind such a wait may run; a host step is
+   host work, and keeps the rule of failed waits). Only the waits since the last host step are read:
+   those before it had completed then, reached before any later failure. */
 static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
     accel_result r = q->obj.device->backend->queue_drain(q, ACCEL_WAIT_FOREVER);
     accel_i_cmd* c = &b->cmds[b->pc];
     if (r != ACCEL_OK) return accel_i_failed_value(r);
-    for (uint32_t i = 0; i < b->pc; i++) {
+    for (uint32_t i = b->host_checked; i < b->pc; i++) {
         uint64_t cur;
         if (b->cmds[i].kind != ACCEL_I_CMD_WAIT || !(b->cmds[i].flags & ACCEL_I_CMD_ON_DEVICE)) continue;
         if (accel_i_failed(cur = accel_signal_value(b->cmds[i].u.sig.signal))) return cur;
     }
+    b->host_checked = b->pc;
     c->u.host.fn(c->u.host.user);
     return 0;
 }
 
 enum { ACCEL_I_SEG_READY, ACCEL_I_SEG_GATED, ACCEL_I_SEG_FAILED };
-/* Classifies the segment's waits (see above). READY: every wait reached or on the device (*device: any
-   on the device); GATED: wait *at is neither; FAILED: *failed holds the failed value. */
+/* Sets or clears wait c's ACCEL_I_CMD_ON_DEVICE; under the device's dwait_lock once b is in the dwaits
+   list, where a failure on another thread reads the flags (accel_i_dwait_hit). The walking thread is
+   the only writer. */
+static void accel_i_wait_flag(accel_queue* q, accel_i_batch* b, accel_i_cmd* c, bool on) {
+    uint32_t f = on ? (c->flags | ACCEL_I_CMD_ON_DEVICE) : (c->flags & ~ACCEL_I_CMD_ON_DEVICE);
+    if (f == c->flags) return;
+    if (!b->dlisted) { c->flags = f; return; }
+    accel_i_spin_lock(&q->obj.device->dwait_lock);
+    c->flags = f;
+    accel_i_spin_unlock(&q->obj.device->dwait_lock);
+}
+/* Classifies the segment's waits in order (see above). READY: every wait reached or on the device
+   (*device: any on the device); GATED: wait *at is neither, or it is the first wait not reached before
+   a failed one (the queue reaches the failure only after it: waited for on the host, so that nothing
+   of the queue runs early); FAILED: *failed holds the failed value, every wait before it reached. */
 static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool* device, uint32_t* at, uint64_t* failed) {
     const accel_backend* be = q->obj.device->backend;
+    uint32_t unreached = sg->from;
     *device = false;
     for (uint32_t i = sg->wfrom; i < sg->from; i++) {
         accel_i_cmd* c = &b->cmds[i];
         accel_signal* s = c->u.sig.signal;
         uint64_t cur = accel_signal_value(s);
-        c->flags &= ~ACCEL_I_CMD_ON_DEVICE;
-        if (accel_i_failed(cur)) { *failed = cur; return ACCEL_I_SEG_FAILED; }
-        if (cur >= c->u.sig.value) continue;
-        if (be->wait_on_device(q, s, c->u.sig.value)) { c->flags |= ACCEL_I_CMD_ON_DEVICE; *device = true; continue; }
-        *at = i;
-        return ACCEL_I_SEG_GATED;
+        bool on = false;
+        if (accel_i_failed(cur) && unreached < i) { *at = unreached; return ACCEL_I_SEG_GATED; }
+        if (accel_i_failed(cur)) { accel_i_wait_flag(q, b, c, false); *failed = cur; return ACCEL_I_SEG_FAILED; }
+        if (cur < c->u.sig.value) {
+            if (!be->wait_on_device(q, s, c->u.sig.value)) { accel_i_wait_flag(q, b, c, false); *at = i; return ACCEL_I_SEG_GATED; }
+            on = *device = true;
+            if (unreached == sg->from) unreached = i;
+        }
+        accel_i_wait_flag(q, b, c, on);
     }
     return ACCEL_I_SEG_READY;
 }
@@ -3836,7 +3857,7 @@ static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment
         int k = accel_i_classify(q, b, sg, &device, &at, failed);
         if (k == ACCEL_I_SEG_READY && device) {
             accel_i_dwait_add(b, q);
-            if ((*failed = accel_i_recheck(b, sg)) != 0) return ACCEL_I_SEG_FAILED;
+            if (accel_i_recheck(b, sg) != 0) continue;   /* a failure came meanwhile: classified again, in order */
         }
         if (k != ACCEL_I_SEG_GATED) return k;
         if (!may_block) return k;
@@ -3864,6 +3885,11 @@ static accel_result accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_bloc
         sg = accel_i_next_segment(b);
         k = accel_i_ready(q, b, &sg, may_block, &failed);
         if (k == ACCEL_I_SEG_GATED) return ACCEL_I_HANDOFF;
+        if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d)) {   /* the queue gets there once all before it completed */
+            accel_result dr;
+            if (!may_block) return ACCEL_I_HANDOFF;
+            if ((dr = d->backend->queue_drain(q, ACCEL_WAIT_FOREVER)) != ACCEL_OK) failed = accel_i_failed_value(dr);
+        }
         if (k == ACCEL_I_SEG_READY && accel_i_lost(d)) { k = ACCEL_I_SEG_FAILED; failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST); }
         if (k == ACCEL_I_SEG_FAILED) {
             if (d->trace) accel_i_trace_waits_failed(q, b, &sg);

@@ -190,6 +190,53 @@ TEST(long_batch_behind_a_host_gate_does_not_block_submit) {
 #endif
 }
 
+/* A wait on a failed signal drops the rest of its batch only when the queue gets there: after the waits
+   and commands before it (on a GPU backend, a wait not reached yet in the same segment, or device work
+   of an earlier segment). Before the gate is set, nothing after the first wait runs, neither the
+   batch's signal fails nor the next batch runs; after it, the first fill ran, the signal reads failed
+   with the failed wait's reason, and the next batch ran. */
+TEST(failed_wait_waits_its_turn) {
+    for (int shape = 0; shape < 2; shape++) {   /* 0: failed wait right behind the gate; 1: a fill between */
+        accel_device* dev;
+        accel_queue* q;
+        accel_buffer* buf;
+        accel_signal *gate, *bad, *mid, *next;
+        REQUIRE_OK(test_device_create(&dev));
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+        REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &buf));
+        REQUIRE_OK(test_buffer_set_u32(buf, 16, 0));
+        REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+        REQUIRE_OK(accel_signal_create(dev, 0, &bad));
+        REQUIRE_OK(accel_signal_create(dev, 0, &mid));
+        REQUIRE_OK(accel_signal_create(dev, 0, &next));
+        REQUIRE_OK(accel_signal_fail(bad, ACCEL_ERROR_BACKEND));
+        accel_queue_wait(q, gate, 1);
+        if (shape == 1) accel_queue_fill(q, buf, 0, 4, 0x11u);
+        accel_queue_wait(q, bad, 1);
+        accel_queue_fill(q, buf, 4, 4, 0x22u);
+        accel_queue_signal(q, mid, 1);
+        CHECK_OK(accel_queue_submit(q));
+        accel_queue_fill(q, buf, 8, 4, 0x33u);
+        accel_queue_signal(q, next, 1);
+        CHECK_OK(accel_queue_submit(q));
+        CHECK_RESULT(accel_signal_wait(next, 1, 100000000ull), TEST_HAVE_THREADS ? ACCEL_TIMEOUT : ACCEL_ERROR_DEADLOCK);
+        CHECK_EQ_U64(accel_signal_value(mid), 0);       /* not failed before the queue got to the failed wait */
+        CHECK_RESULT(accel_queue_finish(q, 0), ACCEL_TIMEOUT);
+        CHECK_EQ_U64(test_buffer_u32(buf, 0), 0);
+        CHECK_EQ_U64(test_buffer_u32(buf, 2), 0);
+        CHECK_OK(accel_signal_set(gate, 1));
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        CHECK_RESULT(accel_signal_wait(mid, 1, 0), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_EQ_U64(accel_signal_value(mid), accel_signal_value(bad));   /* the same reason */
+        CHECK_OK(accel_signal_wait(next, 1, 0));
+        CHECK_EQ_U64(test_buffer_u32(buf, 0), shape == 1 ? 0x11u : 0);
+        CHECK_EQ_U64(test_buffer_u32(buf, 1), 0);       /* dropped */
+        CHECK_EQ_U64(test_buffer_u32(buf, 2), 0x33u);
+        accel_device_destroy(dev);
+        if (TEST_FAILED_SO_FAR()) break;
+    }
+}
+
 /* A queue waits for s >= 5 while the first promise of s (10) sits on a queue held by a gate only the
    host sets: the wait is released when s reaches 5 by another route (a host set, then another queue's
    signal), as on the CPU backend, not when the held promise comes (on CUDA the wait watched the held
@@ -613,5 +660,6 @@ int main(int argc, char** argv) {
     RUN(mixed_wait_on_a_failed_cpu_signal);
     RUN(batch_with_many_signals_and_waits);
     RUN(destroy_while_a_device_wait_is_pending);
+    RUN(failed_wait_waits_its_turn);
     return test_end();
 }
