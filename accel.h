@@ -652,7 +652,8 @@ typedef struct accel_commands accel_commands;   /* an immutable, replayable list
    record_end: a list holds device work only; time a replay with timestamps around it); submit (and
    finish) while recording returns INVALID_ARGUMENT at once and fails the recording. Returns
    INVALID_ARGUMENT for NULL, when q is already recording, or when the current batch is not empty
-   (a command or a recording error since the last submit); DEVICE_LOST. The recording thread. */
+   (a command or a recording error since the last submit; an exec with no work outside a list adds
+   nothing to the batch); DEVICE_LOST. The recording thread. */
 ACCEL_API accel_result accel_queue_record_begin(accel_queue* q);
 /* Ends recording: returns the first recording error of the list (nothing is built: all or nothing,
    as submit), else builds the device's native replay form (CPU: a pre-validated op array) and hands
@@ -2730,9 +2731,14 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
         if (atomic_load(&s[i]->promised) < v[i]) unreachable++;
     }
     if (unreachable == 0 || (!all && unreachable < pending)) return;
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0, logged = 0; i < n; i++) {   /* the first 8 of them, then a count */
         uint64_t cur = accel_signal_value(s[i]), promised = atomic_load(&s[i]->promised);
         if (accel_i_failed(cur) || cur >= v[i] || promised >= v[i]) continue;
+        if (logged++ == 8) {
+            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN, "%s: nothing submitted can reach %u more of the signals waited for",
+                        fn, unreachable > 8 ? unreachable - 8 : 1u);
+            return;
+        }
         char held[200];
         accel_i_debug_unsubmitted(s[i], v[i], held, sizeof held);
         if (held[0])
