@@ -240,7 +240,8 @@
      a failure writes ACCEL_SIGNAL_MAX (cuStreamWaitValue64's GEQ compares (int64_t)(*addr - value) >= 0,
      so a word with bit 63 set would read as below every value).
    Progress and mirror words come from blocks of 512, kept until the device is destroyed (a stream may
-   still read a word after its queue or signal is gone; a reused progress word counts on from its value).
+   still read a word after its queue or signal is gone; a reused progress word counts on from its value,
+   and only queues reuse progress words).
    Reached points are reaped by the queue's worker and by every thread that waits on a CUDA signal or
    finishes a queue, so a waiter sees its value as soon as it polls. While work is in flight they poll
    every 1/32 of the time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS): noticing a
@@ -1225,19 +1226,24 @@ static accel_result accel_i_cu_check(accel_i_cu_device* dev, accel_cu_result r, 
 /* ==== cuda: pinned words ==== */
 /* Words in blocks of 512 (one cuMemHostAlloc each), handed out with a bitmap and kept until the device
    is destroyed. A progress word goes back to the pool with its value: a stream may still wait on it
-   (for a value it already reached), and the next queue that takes it counts on from there, so a word
-   never goes down. */
+   (for a value it already reached, enqueued before the queue went and run after), and the next queue
+   that takes it counts on from there, so a word never goes down. So progress words and signals'
+   mirrors (which start at the signal's initial value) come from blocks of their own: a mirror never
+   takes a progress word (a new signal's mirror on a destroyed queue's word left a stream that waited
+   on it for ever). */
 #define ACCEL_I_CU_BLOCK_WORDS 512u
 typedef struct accel_i_cu_block {
     struct accel_i_cu_block* next;
     void* mem;                     /* pinned, device-mapped: ACCEL_I_CU_BLOCK_WORDS words */
     accel_cu_deviceptr dptr;
     uint64_t used[ACCEL_I_CU_BLOCK_WORDS / 64];
+    bool progress;                 /* progress words (true) or signals' mirrors */
 } accel_i_cu_block;
-static accel_i_cu_block* accel_i_cu_block_new(accel_i_cu_device* dev) {
+static accel_i_cu_block* accel_i_cu_block_new(accel_i_cu_device* dev, bool progress) {
     accel_i_cu_block* k = (accel_i_cu_block*)accel_i_dev_alloc(&dev->base, sizeof *k);
     if (!k) return NULL;
     memset(k, 0, sizeof *k);
+    k->progress = progress;
     if (accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&k->mem, ACCEL_I_CU_BLOCK_WORDS * 8u,
                                                       ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc") != ACCEL_OK) {
         accel_i_dev_free(&dev->base, k, sizeof *k);
@@ -1265,13 +1271,14 @@ static bool accel_i_cu_block_take(accel_i_cu_block* k, accel_i_cu_word* out) {
     }
     return false;
 }
-static accel_result accel_i_cu_word_take(accel_i_cu_device* dev, accel_i_cu_word* out) {
+/* A free word: a queue's progress word (progress true) or a signal's mirror. */
+static accel_result accel_i_cu_word_take(accel_i_cu_device* dev, accel_i_cu_word* out, bool progress) {
     accel_i_cu_block* k;
     accel_i_spin_lock(&dev->words_lock);
-    for (k = dev->blocks; k; k = k->next) if (accel_i_cu_block_take(k, out)) break;
+    for (k = dev->blocks; k; k = k->next) if (k->progress == progress && accel_i_cu_block_take(k, out)) break;
     accel_i_spin_unlock(&dev->words_lock);
     if (k) return ACCEL_OK;
-    if ((k = accel_i_cu_block_new(dev)) == NULL) return ACCEL_ERROR_OUT_OF_MEMORY;
+    if ((k = accel_i_cu_block_new(dev, progress)) == NULL) return ACCEL_ERROR_OUT_OF_MEMORY;
     accel_i_cu_block_take(k, out);
     accel_i_spin_lock(&dev->words_lock);
     k->next = dev->blocks;
@@ -1903,7 +1910,7 @@ static accel_result accel_i_cu_signal_create(accel_device* d, uint64_t initial, 
     cs = (accel_i_cu_signal*)*out;
     atomic_init(&cs->point_lock, 0u);
     accel_i_cu_enter(accel_i_cu_dev(d));
-    if ((r = accel_i_cu_word_take(accel_i_cu_dev(d), &cs->mirror)) != ACCEL_OK) {
+    if ((r = accel_i_cu_word_take(accel_i_cu_dev(d), &cs->mirror, false)) != ACCEL_OK) {
         accel_i_object_undo(&(*out)->obj);
         accel_i_host_signal_destroy(*out, sizeof(accel_i_cu_signal));
         *out = NULL;
@@ -2612,7 +2619,7 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     atomic_init(&q->stamps_pending, 0u);
     accel_i_cu_enter(dev);
     r = accel_i_cu_check(dev, accel_i_cu.StreamCreate(&q->stream, ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    if (r == ACCEL_OK) r = accel_i_cu_word_take(dev, &q->progress);
+    if (r == ACCEL_OK) r = accel_i_cu_word_take(dev, &q->progress, true);
     if (r != ACCEL_OK) { accel_i_cu_queue_free(q, false); return r; }
     q->issued = atomic_load(q->progress.host);   /* a reused word counts on */
     q->reached = q->issued;

@@ -237,6 +237,49 @@ TEST(failed_wait_waits_its_turn) {
     }
 }
 
+/* A device wait on a queue's promise, enqueued behind a host gate, outlives that queue: the producer
+   queue is destroyed (its work done), new signals are made, then the gate opens and the wait is
+   reached. On CUDA the wait watches the producer's progress word, which went back to a pool when the
+   queue went: a new signal's word must not be that one (it started at the signal's value, 0, and the
+   wait never ended). The test sets the new signals high after a timeout, so a failing run ends. */
+TEST(device_wait_outlives_the_queue_it_waits_for) {
+    accel_device* dev;
+    accel_queue *prod, *cons;
+    accel_program* slow;
+    accel_buffer *out, *buf;
+    accel_signal *gate, *s, *done, *fresh[8];
+    uint32_t k[3] = { 2048, 3000, 7 };
+    accel_result r;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &prod));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &cons));
+    REQUIRE_OK(test_program_create(dev, TK_SLOW, &slow));
+    REQUIRE_OK(test_buffer_create(dev, 2048 * 4, ACCEL_MEMORY_DEVICE, &out));
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &buf));
+    REQUIRE_OK(test_buffer_set_u32(buf, 16, 0));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    accel_queue_exec(prod, slow, &out, 1, k, 3, accel_exec_1d(2048, 32));   /* still running below */
+    accel_queue_signal(prod, s, 1);
+    CHECK_OK(accel_queue_submit(prod));
+    accel_queue_wait(cons, gate, 1);
+    accel_queue_wait(cons, s, 1);
+    accel_queue_fill(cons, buf, 0, 4, 9);
+    accel_queue_signal(cons, done, 1);
+    CHECK_OK(accel_queue_submit(cons));
+    accel_queue_destroy(prod);                       /* waits for its work */
+    CHECK_OK(accel_signal_wait(s, 1, 0));
+    for (int i = 0; i < 8; i++) REQUIRE_OK(accel_signal_create(dev, 0, &fresh[i]));
+    CHECK_OK(accel_signal_set(gate, 1));
+    r = accel_signal_wait(done, 1, 5000000000ull);
+    CHECK_OK(r);
+    if (r != ACCEL_OK) for (int i = 0; i < 8; i++) accel_signal_set(fresh[i], 1u << 20);   /* release a stuck wait */
+    CHECK_OK(accel_queue_finish(cons, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(buf, 0), 9);
+    accel_device_destroy(dev);
+}
+
 /* A queue waits for s >= 5 while the first promise of s (10) sits on a queue held by a gate only the
    host sets: the wait is released when s reaches 5 by another route (a host set, then another queue's
    signal), as on the CPU backend, not when the held promise comes (on CUDA the wait watched the held
@@ -661,5 +704,6 @@ int main(int argc, char** argv) {
     RUN(batch_with_many_signals_and_waits);
     RUN(destroy_while_a_device_wait_is_pending);
     RUN(failed_wait_waits_its_turn);
+    RUN(device_wait_outlives_the_queue_it_waits_for);
     return test_end();
 }
