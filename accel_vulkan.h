@@ -686,6 +686,8 @@ typedef struct accel_i_vk_device {
     VkCommandPool io_pool;        /* staging copies of accel_buffer_read/write (io_lock) */
     VkSemaphore io_sem;
     uint64_t io_val;
+    VkSemaphore* late_sems;       /* destroyed signals' semaphores with a host raise still pending on a VkQueue */
+    uint32_t nlate, late_cap;     /* (submit_lock): destroyed after vkDeviceWaitIdle at device destroy */
     /* timestamps (see "Timestamps"): ticks to ns, and how device ticks meet the host clock */
     double stamp_period;          /* timestampPeriod: ns per tick */
     bool cal_ext;                 /* VK_EXT_calibrated_timestamps with DEVICE + CLOCK_MONOTONIC domains */
@@ -898,14 +900,33 @@ static accel_result accel_i_vk_signal_create(accel_device* d, uint64_t initial, 
     *out = &s->base;
     return ACCEL_OK;
 }
+/* Keeps sem until the device is destroyed (a signal operation on it is still pending); false when out
+   of memory for the list. */
+static bool accel_i_vk_sem_late(accel_i_vk_device* dev, VkSemaphore sem) {
+    bool kept = true;
+    accel_i_mutex_lock(&dev->submit_lock);
+    if (dev->nlate == dev->late_cap) {
+        uint32_t cap = dev->late_cap ? dev->late_cap * 2u : 8u;
+        VkSemaphore* m = (VkSemaphore*)accel_i_dev_alloc(&dev->base, (size_t)cap * sizeof *m);
+        if (m && dev->nlate) memcpy(m, dev->late_sems, (size_t)dev->nlate * sizeof *m);
+        if (m && dev->late_sems) accel_i_dev_free(&dev->base, dev->late_sems, (size_t)dev->late_cap * sizeof *m);
+        if (m) { dev->late_sems = m; dev->late_cap = cap; }
+        kept = m != NULL;
+    }
+    if (kept) dev->late_sems[dev->nlate++] = sem;
+    accel_i_mutex_unlock(&dev->submit_lock);
+    return kept;
+}
 static void accel_i_vk_signal_free(accel_signal* base) {
     accel_i_vk_signal* s = (accel_i_vk_signal*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
     uint64_t hi = atomic_load(&s->submitted);
-    /* a host raise published behind GPU work (accel_i_vk_signal_publish) may still be pending: the work
-       that used the signal is complete, so it lands at once */
-    if (!accel_i_lost(&dev->base) && accel_i_vk_counter(dev, s->sem) < hi) accel_i_vk_wait_sem(dev, s->sem, hi, 1000000000u);
-    if (s->owned) dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
+    /* a host raise published behind GPU work (accel_i_vk_signal_publish) may still be pending on its
+       VkQueue, behind other queues' work that may wait for anything: the semaphore outlives it (it
+       goes with the device) rather than be destroyed under a pending signal operation */
+    bool pending = !accel_i_lost(&dev->base) && accel_i_vk_counter(dev, s->sem) < hi;
+    if (pending && s->owned && !accel_i_vk_sem_late(dev, s->sem)) accel_i_vk_wait_sem(dev, s->sem, hi, UINT64_MAX);
+    else if (s->owned && !pending) dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
     accel_i_event_destroy(&s->host);
     accel_i_dev_free(&dev->base, s, sizeof *s);
 }
@@ -3280,6 +3301,7 @@ static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t com
 static void accel_i_vk_device_free(accel_i_vk_device* dev) {
     if (dev->device) {
         if (dev->vk.DeviceWaitIdle) dev->vk.DeviceWaitIdle(dev->device);
+        for (uint32_t i = 0; i < dev->nlate; i++) dev->vk.DestroySemaphore(dev->device, dev->late_sems[i], NULL);
         if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
         if (dev->io_sem) dev->vk.DestroySemaphore(dev->device, dev->io_sem, NULL);
         if (dev->own_device && dev->vk.DestroyDevice) dev->vk.DestroyDevice(dev->device, NULL);
@@ -3291,6 +3313,7 @@ static void accel_i_vk_device_free(accel_i_vk_device* dev) {
     }
     if (dev->messenger && dev->vki.DestroyDebugUtilsMessengerEXT) dev->vki.DestroyDebugUtilsMessengerEXT(dev->instance, dev->messenger, NULL);
     if (dev->instance && dev->own_instance) dev->vki.DestroyInstance(dev->instance, NULL);
+    if (dev->late_sems) accel_i_dev_free(&dev->base, dev->late_sems, (size_t)dev->late_cap * sizeof *dev->late_sems);
     accel_i_dev_free(&dev->base, dev, sizeof *dev);
 }
 
