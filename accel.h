@@ -1809,10 +1809,11 @@ static void accel_i_trace_arg1(accel_i_trace* t, const char* key, uint64_t v) { 
     accel_i_trace_raw(t, "}", 1);
 }
 /* The flow's end binds to the wait's span (t0, t1): at the moment the value was reached where that is
-   inside it (the wait was released then), else at its start (reached before the wait began). */
+   inside it (the wait was released then), at its start when reached before the wait began, at its
+   end when the clock is too coarse to tell (the mark reads later than the wait's end). */
 static void accel_i_trace_flow_out(accel_i_trace* t, const accel_i_trace_event* e) {
     uint64_t at = e->a[1] > e->t0 ? e->a[1] : e->t0;
-    if (at >= e->t1) at = e->t1 > e->t0 ? e->t1 - 1 : e->t0;
+    if (at > e->t1) at = e->t1;
     accel_i_trace_head(t, "flow", "", 's', e->from, e->a[1]);
     accel_i_trace_put_s(t, ",\"id\":");
     accel_i_trace_put_u(t, e->a[2]);
