@@ -1296,6 +1296,17 @@ static void accel_i_cu_word_give(accel_i_cu_device* dev, const accel_i_cu_word* 
     }
     accel_i_spin_unlock(&dev->words_lock);
 }
+/* One block of each kind, made with the device (so that no object's create grows the pool and then
+   fails, leaving it grown); false when out of memory. */
+static bool accel_i_cu_words_init(accel_i_cu_device* dev) {
+    for (int progress = 0; progress < 2; progress++) {
+        accel_i_cu_block* k = accel_i_cu_block_new(dev, progress != 0);
+        if (!k) return false;
+        k->next = dev->blocks;
+        dev->blocks = k;
+    }
+    return true;
+}
 static void accel_i_cu_words_free(accel_i_cu_device* dev) {
     while (dev->blocks) {
         accel_i_cu_block* k = dev->blocks;
@@ -1424,6 +1435,11 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     if (!accel_i_mutex_init(&dev->cache_lock)) {
         accel_i_mutex_destroy(&dev->io_lock);
         accel_i_cu_device_free(dev, true, true, false);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    if (!accel_i_cu_words_init(dev)) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of memory for the device's pinned words");
+        accel_i_cu_device_free(dev, true, true, true);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
     dev->cc = (uint32_t)(accel_i_cu_attr(dev, ACCEL_CU_ATTR_CC_MAJOR) * 10 + accel_i_cu_attr(dev, ACCEL_CU_ATTR_CC_MINOR));
