@@ -1239,6 +1239,7 @@ typedef struct accel_i_cu_block {
     uint64_t used[ACCEL_I_CU_BLOCK_WORDS / 64];
     bool progress;                 /* progress words (true) or signals' mirrors */
 } accel_i_cu_block;
+/* A new block of words, linked into the device's pool; NULL when out of memory. */
 static accel_i_cu_block* accel_i_cu_block_new(accel_i_cu_device* dev, bool progress) {
     accel_i_cu_block* k = (accel_i_cu_block*)accel_i_dev_alloc(&dev->base, sizeof *k);
     if (!k) return NULL;
@@ -1255,6 +1256,10 @@ static accel_i_cu_block* accel_i_cu_block_new(accel_i_cu_device* dev, bool progr
         accel_i_dev_free(&dev->base, k, sizeof *k);
         return NULL;
     }
+    accel_i_spin_lock(&dev->words_lock);   /* in the pool from here */
+    k->next = dev->blocks;
+    dev->blocks = k;
+    accel_i_spin_unlock(&dev->words_lock);
     return k;
 }
 /* A free word of a block (words_lock held); false when the block is full. */
@@ -1279,10 +1284,8 @@ static accel_result accel_i_cu_word_take(accel_i_cu_device* dev, accel_i_cu_word
     accel_i_spin_unlock(&dev->words_lock);
     if (k) return ACCEL_OK;
     if ((k = accel_i_cu_block_new(dev, progress)) == NULL) return ACCEL_ERROR_OUT_OF_MEMORY;
-    accel_i_cu_block_take(k, out);
     accel_i_spin_lock(&dev->words_lock);
-    k->next = dev->blocks;
-    dev->blocks = k;
+    accel_i_cu_block_take(k, out);
     accel_i_spin_unlock(&dev->words_lock);
     return ACCEL_OK;
 }
@@ -1299,13 +1302,7 @@ static void accel_i_cu_word_give(accel_i_cu_device* dev, const accel_i_cu_word* 
 /* One block of each kind, made with the device (so that no object's create grows the pool and then
    fails, leaving it grown); false when out of memory. */
 static bool accel_i_cu_words_init(accel_i_cu_device* dev) {
-    for (int progress = 0; progress < 2; progress++) {
-        accel_i_cu_block* k = accel_i_cu_block_new(dev, progress != 0);
-        if (!k) return false;
-        k->next = dev->blocks;
-        dev->blocks = k;
-    }
-    return true;
+    return accel_i_cu_block_new(dev, true) && accel_i_cu_block_new(dev, false);
 }
 static void accel_i_cu_words_free(accel_i_cu_device* dev) {
     while (dev->blocks) {
