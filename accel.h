@@ -1308,7 +1308,11 @@ struct accel_backend {
     bool (*wait_on_device)(accel_queue* q, accel_signal* s, uint64_t v);
     /* turns a segment into native work. may_block false (inside accel_queue_submit): must not block;
        returns ACCEL_I_HANDOFF to have the queue's worker go on with it (may_block true): from the
-       segment's start, or from b->pc where the backend set it to the first command it did not take */
+       segment's start, or from b->pc where the backend set it to the first command it did not take.
+       With may_block true, ACCEL_I_HANDOFF means "no room": the device holds as much work not started
+       as it takes without blocking the caller in the driver; the worker reaps (queue_poll) a while and
+       calls again from b->pc (a worker blocked in the driver would reap nothing, and the work ahead may
+       wait for exactly that: see accel_i_walker_wait_room) */
     accel_result (*segment_submit)(accel_queue* q, accel_i_batch* b, const accel_i_segment* seg, bool may_block);
     /* b has no segment left to submit: call accel_i_batch_complete(q, b) once the device finished it */
     void (*batch_submitted)(accel_queue* q, accel_i_batch* b);
@@ -3855,6 +3859,20 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
     return accel_i_failed(cur) ? cur : 0;
 }
 
+/* The worker, when the backend has no room for more (segment_submit returned ACCEL_I_HANDOFF with
+   may_block true): reaps the queue's work for one poll slice, then the walk goes on from b->pc. Never
+   blocking in the driver is what keeps the worker a reaper: the GPU wait that holds the device's work
+   up may be released only by a host raise of a point that this worker reaps (a two-queue pipeline
+   whose waits watch the signals' mirrors hung with the worker parked in a full stream). */
+static void accel_i_walker_wait_room(accel_queue* q) {
+    accel_i_walker* w = q->walker;
+    const accel_backend* be = q->obj.device->backend;
+    uint64_t poll = be->queue_poll ? be->queue_poll(q) : 0;
+    accel_i_mutex_lock(&w->lock);
+    accel_i_cond_timedwait(&w->cond, &w->lock, poll ? poll : 100000u);
+    accel_i_mutex_unlock(&w->lock);
+}
+
 /* Makes a segment ready: classifies its waits, gating on the host when allowed. Returns READY,
    GATED (may_block false: hand off) or FAILED (*failed). */
 static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool may_block, uint64_t* failed) {
@@ -3904,6 +3922,7 @@ static accel_result accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_bloc
             break;
         }
         r = d->backend->segment_submit(q, b, &sg, may_block);
+        if (r == ACCEL_I_HANDOFF && may_block) { accel_i_walker_wait_room(q); continue; }
         if (r == ACCEL_I_HANDOFF) return r;
         if (r != ACCEL_OK) {
             if (!may_block && sg.wfrom == 0) break;     /* nothing ran: accel_queue_submit reports it */

@@ -986,7 +986,7 @@ typedef struct accel_i_cu_word { accel_i_a64* host; accel_cu_deviceptr dptr; } a
    sequence number a GPU wait can watch instead, for a value GPU work promised: see
    accel_i_cu_device_wait). */
 #define ACCEL_I_CU_POINTS 16u
-#define ACCEL_I_CU_GATES 8u
+#define ACCEL_I_CU_GATES 64u   /* ACCEL_I_CU_BEHIND operations hold at most that many of them in practice (a wait, a command, a point) */
 /* A signal point as GPU waits see it: the progress word and sequence number that reach `value`, and
    what the point may be held up by on its stream: a GPU wait for a host-raised value (`gate` >=
    gate_value) not known reached when the point was enqueued (`opaque`: more than one). A GPU wait
@@ -1043,11 +1043,15 @@ struct accel_i_cu_queue {
     uint64_t issued;               /* last sequence number written to the stream */
     bool dirty;                    /* GPU work (or a GPU wait) enqueued since the last point */
     uint32_t waits;                /* GPU waits enqueued since the last point (see cuda: releases) */
-    /* the GPU waits on host-raised values (mirrors) enqueued and not known released (pruned by
-       accel_i_cu_gates_prune); more than ACCEL_I_CU_GATES: not all listed, until the queue is idle */
-    struct { const accel_i_a64* word; uint64_t value; } gates[ACCEL_I_CU_GATES];
+    /* the GPU waits on host-raised values (mirrors) enqueued and not known released, oldest first
+       (pruned by accel_i_cu_gates_prune), with `at`: the stream work enqueued before each. Past
+       ACCEL_I_CU_GATES the newer ones are not listed (`unlisted`, the first at `unlisted_at`) until
+       the queue is idle */
+    struct { const accel_i_a64* word; uint64_t value, at; } gates[ACCEL_I_CU_GATES];
     uint32_t ngates;
-    uint32_t behind;               /* commands enqueued since the last of them */
+    bool unlisted;
+    uint64_t unlisted_at;
+    uint64_t enqueued;             /* stream operations enqueued so far (commands, waits, points) */
     void* staging; size_t staging_size, staging_used;   /* the running batch's update staging */
     void* staging_cache; size_t staging_cache_size;     /* one finished batch's staging, kept for reuse (ring_lock) */
     accel_i_a32 ring_lock;         /* guards ring, ring_cap, ring_head, ring_count */
@@ -1819,14 +1823,27 @@ static bool accel_i_cu_ring_room(accel_i_cu_queue* q, uint32_t n) {
 static void accel_i_cu_gates_prune(accel_i_cu_queue* q) {
     uint32_t n = 0;
     bool idle;
-    if (q->ngates == 0) return;
+    if (q->ngates == 0 && !q->unlisted) return;
     accel_i_spin_lock(&q->ring_lock);
     idle = q->ring_count == 0 && !q->dirty;
     accel_i_spin_unlock(&q->ring_lock);
-    if (idle || q->ngates > ACCEL_I_CU_GATES) { q->ngates = idle ? 0 : q->ngates; return; }
+    if (idle) { q->ngates = 0; q->unlisted = false; return; }
     for (uint32_t i = 0; i < q->ngates; i++)
         if (atomic_load(q->gates[i].word) < q->gates[i].value) q->gates[n++] = q->gates[i];
     q->ngates = n;
+}
+/* A GPU wait for a host-raised value goes into the stream: listed while the list has room and no older
+   one is unlisted (so that the list stays oldest first). */
+static void accel_i_cu_gate_add(accel_i_cu_queue* q, const accel_i_a64* word, uint64_t value) {
+    accel_i_cu_gates_prune(q);
+    if (!q->unlisted && q->ngates < ACCEL_I_CU_GATES) {
+        q->gates[q->ngates].word = word;
+        q->gates[q->ngates].value = value;
+        q->gates[q->ngates++].at = q->enqueued;
+    } else if (!q->unlisted) {
+        q->unlisted = true;
+        q->unlisted_at = q->enqueued;
+    }
 }
 /* Remembers the newest point of a CUDA signal of this device: a GPU wait for a value up to `value` can
    watch this queue's progress word reach `seq` (cuda: queue segments), unless a host-raised wait holds
@@ -1848,9 +1865,9 @@ static void accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
     m->word = q->progress.dptr;
     m->seq = seq;
     m->value = value;
-    m->opaque = q->ngates > 1;
-    m->gate = q->ngates == 1 ? q->gates[0].word : NULL;
-    m->gate_value = q->ngates == 1 ? q->gates[0].value : 0;
+    m->opaque = q->unlisted || q->ngates > 1;
+    m->gate = !m->opaque && q->ngates == 1 ? q->gates[0].word : NULL;
+    m->gate_value = m->gate ? q->gates[0].value : 0;
     accel_i_spin_unlock(&cs->point_lock);
 }
 /* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
@@ -1875,6 +1892,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventRecord(e.sev, q->stream);
             e.stamp_recorded = cr == ACCEL_CU_SUCCESS;
             q->dirty = true;
+            q->enqueued++;
         }
         e.seq = q->issued;
         if (q->dirty) {
@@ -1885,7 +1903,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
                 if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventRecord(e.ev, q->stream);
                 e.recorded = cr == ACCEL_CU_SUCCESS;
             }
-            if (cr == ACCEL_CU_SUCCESS) { q->issued = e.seq; q->dirty = false; }
+            if (cr == ACCEL_CU_SUCCESS) { q->issued = e.seq; q->dirty = false; q->enqueued++; }
         }
         if (cr == ACCEL_CU_SUCCESS) {
             e.waits = q->waits;
@@ -2383,7 +2401,7 @@ static accel_cu_result accel_i_cu_replay_ops(accel_i_cu_queue* q, const accel_i_
         accel_cu_result cr;
         while (k < n && p[k].command == i) k++;
         if ((cr = accel_i_cu_op_issue(q, &l->ops[i], p ? p + first : NULL, k - first, call)) != ACCEL_CU_SUCCESS) return cr;
-        if (q->ngates && i) q->behind++;   /* each op is stream work (the command itself counts once) */
+        if (i) q->enqueued++;   /* each op is stream work (the command itself counts once) */
     }
     return ACCEL_CU_SUCCESS;
 }
@@ -2489,13 +2507,9 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
     }
     accel_i_spin_unlock(&cs->point_lock);
     if (addr == q->progress.dptr) return ACCEL_CU_SUCCESS;   /* a point enqueued earlier on this stream: stream order */
-    if (addr == cs->mirror.dptr) {
-        q->behind = 0;
-        accel_i_cu_gates_prune(q);
-        if (q->ngates < ACCEL_I_CU_GATES) { q->gates[q->ngates].word = cs->mirror.host; q->gates[q->ngates].value = v; }
-        if (q->ngates <= ACCEL_I_CU_GATES) q->ngates++;
-    }
+    if (addr == cs->mirror.dptr) accel_i_cu_gate_add(q, cs->mirror.host, v);
     q->dirty = true;   /* a point after the wait must come after it */
+    q->enqueued++;
     accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), 1);   /* no release runs from here until it retires */
     cr = accel_i_cu.StreamWaitValue64(q->stream, addr, value, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
     if (cr == ACCEL_CU_SUCCESS) q->waits++;
@@ -2507,15 +2521,21 @@ static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t 
     (void)v;
     return s->obj.device == q->obj.device && accel_i_cu_dev(q->obj.device)->memops;
 }
-/* Would enqueuing more block the caller? A stream holds only so much work behind a GPU wait that the host
-   must release; once ACCEL_I_CU_BEHIND commands wait behind one not yet released, the rest (of this
-   segment, this batch and later ones) goes to the queue's worker, so that accel_queue_submit does not
-   block in the driver. */
+/* Would enqueuing more block the caller? A stream holds only so much work not started (a GPU's launch
+   queue: about a thousand entries), and the work behind a GPU wait that the host must release does not
+   start before the host does. Once ACCEL_I_CU_BEHIND operations wait behind the oldest such wait not
+   known released, the stream is full: inside accel_queue_submit the rest goes to the queue's worker;
+   the worker reaps (which may be what releases the wait) until there is room (see the core's
+   accel_i_walker_wait_room). Neither blocks in the driver. */
 #define ACCEL_I_CU_BEHIND 256u
+static uint64_t accel_i_cu_behind(const accel_i_cu_queue* q) {
+    if (q->ngates) return q->enqueued - q->gates[0].at;
+    return q->unlisted ? q->enqueued - q->unlisted_at : 0;
+}
 static bool accel_i_cu_stream_full(accel_i_cu_queue* q) {
-    if (q->behind < ACCEL_I_CU_BEHIND) return false;
+    if (accel_i_cu_behind(q) < ACCEL_I_CU_BEHIND) return false;
     accel_i_cu_gates_prune(q);
-    return q->ngates != 0;
+    return accel_i_cu_behind(q) >= ACCEL_I_CU_BEHIND;
 }
 /* segment_submit: the segment's GPU waits, then its commands, into the queue's stream. */
 static accel_result accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg, bool may_block) {
@@ -2524,7 +2544,8 @@ static accel_result accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* 
     uint64_t failed = 0;
     uint32_t points = (sg->to - sg->wfrom) * (dev->base.trace ? 2u : 1u) + 2u;
     bool room;
-    if (!may_block && accel_i_cu_stream_full(q)) return ACCEL_I_HANDOFF;
+    (void)may_block;   /* inside accel_queue_submit or on the worker, a full stream is handed back alike */
+    if (accel_i_cu_stream_full(q)) return ACCEL_I_HANDOFF;   /* the worker: no room (it reaps, then again) */
     /* ring room for every point the segment can add, and the batch's last (or a host step's): a point
        with no room makes the enqueuer wait for the stream, which a GPU wait may hold for ever */
     accel_i_spin_lock(&q->ring_lock);
@@ -2544,9 +2565,9 @@ static accel_result accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* 
     for (uint32_t pc = sg->from; pc < sg->to && !failed; pc++) {
         if (accel_i_lost(&dev->base)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         else failed = accel_i_cu_cmd(q, b, pc);
-        if (q->ngates) q->behind++;
+        q->enqueued++;
         if (failed) accel_i_fail_rest(b, pc + 1, failed);   /* drop the rest, pass the failure on */
-        else if (!may_block && pc + 1 < sg->to && accel_i_cu_stream_full(q)) {   /* the rest to the worker */
+        else if (pc + 1 < sg->to && accel_i_cu_stream_full(q)) {   /* the rest to the worker, or later */
             atomic_store(&q->poll_since, accel_i_now_ns());
             b->pc = pc + 1;
             return ACCEL_I_HANDOFF;

@@ -190,6 +190,86 @@ TEST(long_batch_behind_a_host_gate_does_not_block_submit) {
 #endif
 }
 
+/* A whole two-queue pipeline submitted ahead from one thread, behind a host gate: producer batch k waits
+   for the consumer to free slot k - RING, fills the slot with k and signals full = k; consumer batch k
+   waits for full = k, copies the slot out, adds one to a sum and signals free = k. On CUDA the waits of
+   both queues watch the signals' mirrors (the promises sit behind the gate), which only the queues'
+   workers raise as they reap: a stream filled to the driver's limit must not park the submitting
+   thread (it never got to the consumer's batches) nor a worker (its queue's points, which release the
+   other queue, were reaped by no one): both hung on the CUDA mock. A late thread opens the gate, then
+   fails both signals (which releases every device wait), so that a hang fails the checks instead. */
+#if TEST_HAVE_THREADS
+typedef struct late_release { accel_signal *gate, *cancel, *full, *free_; } late_release;
+static void late_release_main(void* p) {
+    late_release* a = (late_release*)p;
+    if (accel_signal_wait(a->cancel, 1, 5000000000ull) != ACCEL_TIMEOUT) return;
+    accel_signal_set(a->gate, 1);
+    if (accel_signal_wait(a->cancel, 2, 30000000000ull) != ACCEL_TIMEOUT) return;
+    accel_signal_fail(a->full, ACCEL_ERROR_BACKEND);
+    accel_signal_fail(a->free_, ACCEL_ERROR_BACKEND);
+}
+#endif
+TEST(pipeline_submitted_ahead_behind_a_host_gate) {
+#if TEST_HAVE_THREADS
+    enum { STEPS = 600, RING = 4, SLOT = 64 };
+    accel_device* dev;
+    accel_queue *prod, *cons;
+    accel_program* add;
+    accel_buffer *ring, *out, *sum;
+    accel_signal *gate, *full, *free_, *cancel;
+    late_release a;
+    test_thread th;
+    uint32_t n = SLOT;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &prod));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &cons));
+    REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &add));
+    REQUIRE_OK(test_buffer_create(dev, RING * SLOT * 4, ACCEL_MEMORY_DEVICE, &ring));
+    REQUIRE_OK(test_buffer_create(dev, RING * SLOT * 4, ACCEL_MEMORY_DEVICE, &out));
+    REQUIRE_OK(test_buffer_create(dev, SLOT * 4, ACCEL_MEMORY_DEVICE, &sum));
+    REQUIRE_OK(test_buffer_set_u32(sum, SLOT, 0));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &full));
+    REQUIRE_OK(accel_signal_create(dev, 0, &free_));
+    REQUIRE_OK(accel_signal_create(dev, 0, &cancel));
+    a.gate = gate; a.cancel = cancel; a.full = full; a.free_ = free_;
+    REQUIRE(test_thread_start(&th, late_release_main, &a));
+    for (uint32_t k = 1; k <= STEPS; k++) {
+        size_t off = (size_t)(k % RING) * SLOT * 4;
+        accel_queue_wait(prod, k > RING ? free_ : gate, k > RING ? k - RING : 1);
+        accel_queue_fill(prod, ring, off, SLOT * 4, k);
+        accel_queue_signal(prod, full, k);
+        CHECK_OK(accel_queue_submit(prod));
+    }
+    for (uint32_t k = 1; k <= STEPS; k++) {
+        size_t off = (size_t)(k % RING) * SLOT * 4;
+        accel_queue_wait(cons, full, k);
+        accel_queue_copy(cons, out, off, ring, off, SLOT * 4);
+        accel_queue_exec(cons, add, &sum, 1, &n, 1, accel_exec_1d(SLOT, 64));
+        accel_queue_signal(cons, free_, k);
+        CHECK_OK(accel_queue_submit(cons));
+    }
+    CHECK_EQ_U64(accel_signal_value(gate), 0);   /* every submit returned before the late set */
+    CHECK_OK(accel_signal_set(cancel, 1));
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_signal_wait(free_, STEPS, 60000000000ull));
+    CHECK_OK(accel_signal_set(cancel, 2));
+    test_thread_join(&th);
+    CHECK_OK(accel_queue_finish(prod, ACCEL_WAIT_FOREVER));
+    CHECK_OK(accel_queue_finish(cons, ACCEL_WAIT_FOREVER));
+    for (uint32_t slot = 0; slot < RING; slot++) {
+        uint32_t k = STEPS - ((STEPS - slot) % RING);   /* the last step that used the slot */
+        CHECK_EQ_U64(test_buffer_u32(out, (size_t)slot * SLOT), k);
+        CHECK_EQ_U64(test_buffer_u32(out, (size_t)slot * SLOT + SLOT - 1), k);
+    }
+    CHECK_EQ_U64(test_buffer_u32(sum, 0), STEPS);
+    CHECK_EQ_U64(test_buffer_u32(sum, SLOT - 1), STEPS);
+    accel_device_destroy(dev);
+#else
+    SKIP("no threads");
+#endif
+}
+
 /* A wait on a failed signal drops the rest of its batch only when the queue gets there: after the waits
    and commands before it (on a GPU backend, a wait not reached yet in the same segment, or device work
    of an earlier segment). Before the gate is set, nothing after the first wait runs, neither the
@@ -694,6 +774,7 @@ int main(int argc, char** argv) {
     RUN(host_set_releases_a_queue_wait);
     RUN(host_memory_commands_behind_a_host_gate);
     RUN(long_batch_behind_a_host_gate_does_not_block_submit);
+    RUN(pipeline_submitted_ahead_behind_a_host_gate);
     RUN(second_device_releases_while_the_first_waits);
     RUN(out_of_memory_behind_a_device_wait_returns);
     RUN(device_wait_released_by_another_route);
