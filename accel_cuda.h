@@ -189,12 +189,15 @@
                 a point the host reaped). Any other wait (another device's or backend's signal, or no
                 stream memory operations) is gated: the queue's worker waits on the host, then enqueues
                 the rest.
-   A stream holds only so much work behind a GPU wait that the host must release: once 256 commands
-   wait behind one that is not released yet, the rest (of the batch, and later batches) goes to the
-   worker, so accel_queue_submit does not block in the driver however long the batch (the worker
-   enqueues it, and may block there until the host releases the wait); a replay is one command, so a
-   list replayed as launches (below) of more than about a thousand commands may still block the
-   submit there. Failure after hand-off follows accel.h: the work behind a GPU wait runs even when
+   A stream holds only so much work not started (a GPU's launch queue, about a thousand entries), and
+   the work behind a GPU wait that the host must release does not start before the host does: once
+   256 stream operations (commands, waits, signal points) wait behind the oldest such wait not known
+   released, the rest (of the batch, and later batches) goes to the worker, so accel_queue_submit does
+   not block in the driver however long the batch. The worker does not block there either: it reaps
+   the queue's points (which may be exactly what releases the wait: a pipeline of two queues whose
+   waits watch each other's mirrors) and enqueues more as the waits are released. A replay is one
+   command, so a list replayed as launches (below) of more than about a thousand commands may still
+   block the caller there. Failure after hand-off follows accel.h: the work behind a GPU wait runs even when
    its signal fails meanwhile, and what it signals reads failed with the same reason.
    Releases that wait for the whole device (cuMemFree, cuMemFreeHost, cuModuleUnload; graph
    destruction too) are held in a list while any GPU wait is pending on the CUDA device, from any accel
