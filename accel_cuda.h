@@ -186,7 +186,8 @@
                 point first promised the value (GPU to GPU, no host involved; nothing when that is the
                 queue's own point, earlier in its stream), or else on the signal's
                 mirror word, which every host raise of the signal reaches (accel_signal_set, a failure,
-                a point the host reaped). Any other wait (another device's or backend's signal, or no
+                a point the host reaped), and which the GPU writes itself at a point that is behind a
+                wait for the host (GPU to GPU again: see "Signals and signal points"). Any other wait (another device's or backend's signal, or no
                 stream memory operations) is gated: the queue's worker waits on the host, then enqueues
                 the rest.
    A stream holds only so much work not started (a GPU's launch queue, about a thousand entries), and
@@ -241,7 +242,13 @@
      the work behind the wait may then run beside the held work, not after it; on Vulkan it runs after);
    - each signal has a mirror word (pinned, device-mapped) that every host raise raises to the maximum;
      a failure writes ACCEL_SIGNAL_MAX (cuStreamWaitValue64's GEQ compares (int64_t)(*addr - value) >= 0,
-     so a word with bit 63 set would read as below every value).
+     so a word with bit 63 set would read as below every value). A signal point enqueued behind a GPU
+     wait for a host-raised value (the points whose waiters watch the mirror) also has the GPU write the
+     mirror, just before the point's progress write, so that a pipeline behind a host gate (a frame loop
+     whose first queue waits for the host) runs queue to queue on the GPU instead of a host round trip
+     per hop. That write stores: where the host raised the signal past it meanwhile, the host raises
+     the mirror again when it applies the point (a waiter that read the lower value waits until then).
+     Not while timestamps are pending or the device is traced (the host must go first there).
    Progress and mirror words come from blocks of 512, kept until the device is destroyed (a stream may
    still read a word after its queue or signal is gone; a reused progress word counts on from its value,
    and only queues reuse progress words).
@@ -1034,6 +1041,7 @@ typedef struct accel_i_cu_point {
     uint64_t stamp_enq;            /* no earlier than when it was enqueued (see accel_i_cu_stamp_apply) */
     accel_cu_event sev;            /* its timing event (this slot's, kept for reuse) */
     bool stamp_recorded;           /* sev was recorded for this point */
+    bool mirrored;                 /* the GPU writes the signal's mirror here (accel_i_cu_mirror_by_gpu) */
     uint32_t waits;                /* GPU waits enqueued before it (since the point before): retired with it */
 } accel_i_cu_point;
 
@@ -1723,6 +1731,7 @@ static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, boo
     accel_i_cu_stamp_apply(q, e, lost);
     if (e->waits) accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), -(int)e->waits);
     if (e->signal) accel_i_raise(e->signal, lost ? accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST) : e->value);
+    if (e->mirrored) accel_i_cu_signal_publish(e->signal, accel_i_host_signal_value(e->signal));   /* the GPU's store may have lowered it */
     if (e->staging) {   /* keep the larger of it and the cached block for the next batch */
         void* drop = e->staging;
         accel_i_spin_lock(&q->ring_lock);
@@ -1873,6 +1882,29 @@ static void accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
     m->gate_value = m->gate ? q->gates[0].value : 0;
     accel_i_spin_unlock(&cs->point_lock);
 }
+/* A point of s enqueued behind a GPU wait that the host releases is one that GPU waits elsewhere watch
+   through s's mirror (see accel_i_cu_mark), so the GPU writes the mirror there too, before the point's
+   progress write: those waits are then released GPU to GPU, when the work before the point is done,
+   instead of when the host has reaped the point and raised the mirror (a host round trip per hop, and
+   up to 1/32 of the time waited before the reaper notices, for every hop of a pipeline behind a host
+   gate). The write stores a value (the larger of v and the mirror now), so it may lower a mirror that
+   the host raised meanwhile (a host set, a failure): the host raises it to the signal's value again
+   when it applies the point (accel_i_cu_point_apply), and a waiter that read the lower value waits
+   until then. Not while the queue's timestamps are pending or the device is traced: a value must then
+   reach GPU waiters through the host, after the timestamp or the trace's flow source. */
+static bool accel_i_cu_mirror_by_gpu(accel_i_cu_queue* q, const accel_signal* s) {
+    const accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    if (!dev->memops || dev->base.trace || s->obj.device != q->base.obj.device || atomic_load(&q->stamps_pending)) return false;
+    accel_i_cu_gates_prune(q);
+    return q->ngates || q->unlisted;
+}
+static accel_cu_result accel_i_cu_mirror_write(accel_i_cu_queue* q, accel_signal* s, uint64_t value) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    uint64_t now = atomic_load(cs->mirror.host);
+    accel_cu_result cr = accel_i_cu.StreamWriteValue64(q->stream, cs->mirror.dptr, now > value ? now : value, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
+    if (cr == ACCEL_CU_SUCCESS) { q->dirty = true; q->enqueued++; }   /* the progress write goes after it */
+    return cr;
+}
 /* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
    enqueued since the last point, else the last point's sequence number. When the ring cannot grow or
    the point cannot be enqueued, waits for the stream and applies the point at once. */
@@ -1897,6 +1929,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             q->dirty = true;
             q->enqueued++;
         }
+        if (cr == ACCEL_CU_SUCCESS && s && accel_i_cu_mirror_by_gpu(q, s)) e.mirrored = (cr = accel_i_cu_mirror_write(q, s, value)) == ACCEL_CU_SUCCESS;
         e.seq = q->issued;
         if (q->dirty) {
             e.seq = q->issued + 1;

@@ -383,6 +383,89 @@ TEST(cubin_from_the_desc_runs) {
     accel_device_destroy(dev);   /* and what the test made on it */
 }
 
+/* A hop of a pipeline behind a host gate runs GPU to GPU: p waits for a gate the host sets, then signals
+   a; c, submitted while p still waits (so c's wait watches a's mirror word, not p's progress), fills a
+   HOST buffer. With p's points reaped by no one (its reap lock held here), c's fill must still land
+   once the gate is set: the GPU writes a's mirror at p's point. Before, only the host's raise of the
+   mirror (when it reaped p's point) released c. */
+TEST(gated_hop_is_released_on_the_gpu) {
+#if !defined(ACCEL_I_CU_NO_LOADER)
+    accel_device* dev = test_cuda_device();
+    accel_queue *p, *c;
+    accel_signal *gate, *a, *b;
+    accel_buffer *work, *out;
+    volatile uint32_t* seen;
+    uint64_t t0;
+    int landed = 0;
+    if (!dev) SKIP("no CUDA device here");
+    if (!accel_i_cu_dev(dev)->memops) { accel_device_destroy(dev); SKIP("no stream memory operations: such waits are gated on the host"); }
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &p));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &c));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &a));
+    REQUIRE_OK(accel_signal_create(dev, 0, &b));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_HOST, &out));
+    REQUIRE((seen = (volatile uint32_t*)accel_buffer_map(out)) != NULL);
+    seen[0] = 0;
+    accel_queue_wait(p, gate, 1);
+    accel_queue_fill(p, work, 0, 256, 1);
+    accel_queue_signal(p, a, 1);
+    CHECK_OK(accel_queue_submit(p));
+    accel_queue_wait(c, a, 1);
+    accel_queue_fill(c, out, 0, 256, 7);
+    accel_queue_signal(c, b, 1);
+    CHECK_OK(accel_queue_submit(c));
+    atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 1u);   /* from here no thread applies p's points */
+    CHECK_OK(accel_signal_set(gate, 1));
+    for (t0 = test_now_ns(); !landed && test_now_ns() - t0 < 10000000000ull;) {
+        atomic_thread_fence(memory_order_acquire);
+        landed = seen[0] == 7u;
+    }
+    CHECK(landed);
+    CHECK_EQ_U64(accel_signal_value(a), 0);   /* p's point was not applied: c went on the GPU's word */
+    atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 0u);
+    CHECK_OK(accel_signal_wait(b, 1, 10000000000ull));
+    CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
+    CHECK_EQ_U64(seen[255 / 4], 7u);
+    accel_device_destroy(dev);
+#else
+    SKIP("no dynamic loading in this build");
+#endif
+}
+
+/* The GPU's write of a mirror stores a value: when the host raised the signal past it meanwhile (a set
+   above the point's value, or a failure), the write lowers the mirror, and the host must raise it again
+   when it applies the point, or a later GPU wait for a value the host already gave would wait for ever. */
+TEST(gpu_mirror_write_never_leaves_a_host_raise_lowered) {
+#if !defined(ACCEL_I_CU_NO_LOADER)
+    for (int fail = 0; fail < 2; fail++) {
+        accel_device* dev = test_cuda_device();
+        accel_queue* p;
+        accel_signal *gate, *a;
+        accel_buffer* work;
+        if (!dev) SKIP("no CUDA device here");
+        if (!accel_i_cu_dev(dev)->memops) { accel_device_destroy(dev); SKIP("no stream memory operations: no mirror is written by the GPU"); }
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &p));
+        REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+        REQUIRE_OK(accel_signal_create(dev, 0, &a));
+        REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
+        accel_queue_wait(p, gate, 1);
+        accel_queue_fill(p, work, 0, 256, 1);
+        accel_queue_signal(p, a, 1);            /* behind the gate: the GPU writes a's mirror = 1 */
+        CHECK_OK(accel_queue_submit(p));
+        if (fail) CHECK_OK(accel_signal_fail(a, ACCEL_ERROR_BACKEND));
+        else CHECK_OK(accel_signal_set(a, 5));
+        CHECK_OK(accel_signal_set(gate, 1));
+        CHECK_OK(accel_queue_finish(p, 10000000000ull));
+        CHECK_EQ_U64(atomic_load(((accel_i_cu_signal*)a)->mirror.host), fail ? ACCEL_SIGNAL_MAX : 5u);
+        accel_device_destroy(dev);
+    }
+#else
+    SKIP("no dynamic loading in this build");
+#endif
+}
+
 /* An out-of-bounds store: the device is lost, the pending signal fails, waits return (no hang), every
    later call says DEVICE_LOST. Runs last: a lost primary context stays broken in this process. */
 static const char test_oob_ptx[] =
@@ -463,6 +546,8 @@ int main(int argc, char** argv) {
     RUN(long_library_path_is_kept_whole);   /* loads the driver, which stays: after the unavailable paths */
     RUN(ptx_jit_error_goes_to_the_log);
     RUN(cubin_from_the_desc_runs);
+    RUN(gated_hop_is_released_on_the_gpu);
+    RUN(gpu_mirror_write_never_leaves_a_host_raise_lowered);
     RUN(out_of_bounds_kernel_loses_the_device);
     return test_end();
 }
