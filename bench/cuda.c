@@ -39,6 +39,13 @@
         pinned word + cuLaunchKernel, the host writes the word, cuStreamSynchronize
                                                                                  target ratio <= 1.10
         (needs 64-bit stream memory operations for its raw baseline)
+    12. a pipeline over two queues behind a host gate, submitted whole before the gate opens: producer
+        step k waits for consumer step k - 4 (the first for the gate), runs the empty kernel, signals;
+        consumer step k waits for producer step k, runs it, signals; timed from the host opening the
+        gate to the last step, per step | cuStreamWaitValue64 on a pinned word for the gate, events in
+        rings of 4 between the streams (cuStreamWaitEvent), the host writes the word, sync
+                                                                                 target ratio <= 1.15
+        (needs 64-bit stream memory operations for its raw baseline)
    Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
    the threads that accel_queue_create started (the queues' workers; on tests/mock_cuda.c also the
    mock's stream threads, which are its "GPU"), and the chains each side's host time to issue a step.
@@ -427,6 +434,7 @@ typedef struct bench_fig {
     uint64_t acc_v, gate_v;
     accel_cu_stream st[2];
     accel_cu_event ev[2];
+    accel_cu_event ring[2][4];       /* figure 12's events, per stream */
     volatile uint64_t* word;         /* figure 11's pinned word, and its device address */
     accel_cu_deviceptr dword;
     uint64_t raw_v;
@@ -496,6 +504,53 @@ static double bench_host_set_sample(void* ctx, int side) {
         if (!bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) f->failed = true;
     }
     return (double)(bench_now_ns() - t0);
+}
+/* Figure 12's sides: the whole pipeline issued behind the closed gate, then timed from its opening. */
+enum { BENCH_PIPE_RING = 4 };
+static uint64_t bench_pipe_accel(bench_fig* f) {
+    uint64_t base = f->acc_v, t0;
+    for (int k = 1; k <= f->steps; k++) {
+        if (k == 1) accel_queue_wait(f->q[0], f->gate, f->gate_v + 1);
+        else if (k > BENCH_PIPE_RING) accel_queue_wait(f->q[0], f->s[1], base + (uint64_t)(k - BENCH_PIPE_RING));
+        accel_queue_exec(f->q[0], f->b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(f->q[0], f->s[0], base + (uint64_t)k);
+        accel_queue_wait(f->q[1], f->s[0], base + (uint64_t)k);
+        accel_queue_exec(f->q[1], f->b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(f->q[1], f->s[1], base + (uint64_t)k);
+        if (!bench_accel_ok(accel_queue_submit(f->q[0]), "accel_queue_submit") ||
+            !bench_accel_ok(accel_queue_submit(f->q[1]), "accel_queue_submit")) { f->failed = true; break; }
+    }
+    f->acc_v = base + (uint64_t)f->steps;
+    t0 = bench_now_ns();
+    accel_signal_set(f->gate, ++f->gate_v);   /* opened even after a failure: nothing stays parked */
+    if (!f->failed && !bench_accel_ok(accel_signal_wait(f->s[1], f->acc_v, BENCH_WAIT_NS), "accel_signal_wait")) f->failed = true;
+    return t0;
+}
+static uint64_t bench_pipe_raw(bench_fig* f) {
+    uint64_t t0;
+    bool ok = bench_cu_ok(accel_i_cu.StreamWaitValue64(f->st[0], f->dword, f->raw_v + 1, ACCEL_CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue64");
+    for (int k = 1; k <= f->steps && ok; k++) {
+        int slot = k % BENCH_PIPE_RING;
+        ok = (k <= BENCH_PIPE_RING || bench_cu_ok(bench_cu_StreamWaitEvent(f->st[0], f->ring[1][slot], 0), "cuStreamWaitEvent")) &&
+             bench_cu_ok(accel_i_cu.LaunchKernel(f->b->fn, 1, 1, 1, 1, 1, 1, 0, f->st[0], NULL, NULL), "cuLaunchKernel") &&
+             bench_cu_ok(accel_i_cu.EventRecord(f->ring[0][slot], f->st[0]), "cuEventRecord") &&
+             bench_cu_ok(bench_cu_StreamWaitEvent(f->st[1], f->ring[0][slot], 0), "cuStreamWaitEvent") &&
+             bench_cu_ok(accel_i_cu.LaunchKernel(f->b->fn, 1, 1, 1, 1, 1, 1, 0, f->st[1], NULL, NULL), "cuLaunchKernel") &&
+             bench_cu_ok(accel_i_cu.EventRecord(f->ring[1][slot], f->st[1]), "cuEventRecord");
+    }
+    t0 = bench_now_ns();
+    *f->word = ++f->raw_v;   /* opened even after a failure */
+    if (!ok || !bench_cu_ok(accel_i_cu.StreamSynchronize(f->st[1]), "cuStreamSynchronize")) f->failed = true;
+    return t0;
+}
+static double bench_pipe_sample(void* ctx, int side) {
+    bench_fig* f = (bench_fig*)ctx;
+    uint64_t start = bench_now_ns(), t0;
+    if (f->failed) return 0;
+    t0 = side == 0 ? bench_pipe_accel(f) : bench_pipe_raw(f);
+    f->issue_ns[side] += (double)(t0 - start);
+    f->issued[side] += (uint64_t)f->steps;
+    return (double)(bench_now_ns() - t0) / f->steps;
 }
 static bench_row* bench_fig_row(const bench_fig* f, const bench_pair* p, const char* figure, const char* title,
                                 const char* baseline, double target, const bench_threads* watch) {
@@ -574,6 +629,49 @@ out:
     accel_signal_destroy(f.gate);
 }
 
+/* Figure 12. */
+static void bench_gated_pipeline(bench_cuda* b) {
+    bench_fig f;
+    bench_pair p;
+    bench_threads watch = b->workers;
+    void* words = NULL;
+    memset(&f, 0, sizeof f);
+    f.b = b;
+    f.steps = b->quick ? 50 : 200;
+    if (!accel_i_cu.StreamWaitValue64 || !accel_i_cu_dev(b->dev)->memops || !bench_cu_StreamWaitEvent) {
+        printf("bench_cuda: figure 12 skipped: no 64-bit stream memory operations or no cuStreamWaitEvent for the raw baseline\n");
+        return;
+    }
+    f.q[0] = b->q;
+    f.st[0] = b->stream;
+    f.failed = !(f.q[1] = bench_queue(b, ACCEL_QUEUE_COMPUTE, &watch)) ||
+               !bench_accel_ok(accel_signal_create(b->dev, 0, &f.gate), "signal") ||
+               !bench_accel_ok(accel_signal_create(b->dev, 0, &f.s[0]), "signal") ||
+               !bench_accel_ok(accel_signal_create(b->dev, 0, &f.s[1]), "signal") ||
+               !bench_cu_ok(accel_i_cu.StreamCreate(&f.st[1], ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate") ||
+               !bench_cu_ok(accel_i_cu.MemHostAlloc(&words, 64, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc") ||
+               !bench_cu_ok(accel_i_cu.MemHostGetDevicePointer(&f.dword, words, 0), "cuMemHostGetDevicePointer");
+    for (int i = 0; i < 2 * BENCH_PIPE_RING && !f.failed; i++)
+        f.failed = !bench_cu_ok(accel_i_cu.EventCreate(&f.ring[i / BENCH_PIPE_RING][i % BENCH_PIPE_RING], ACCEL_CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    if (!f.failed) {
+        f.word = (volatile uint64_t*)words;
+        *f.word = 0;
+        bench_pair_run(b->rounds, b->quick ? 3 : 5, bench_pipe_sample, &f, &watch, &p);
+        if (!f.failed) bench_fig_row(&f, &p, "gated_pipeline_2q", "12 pipeline behind a host gate, /step", "WaitValue64+StreamWaitEvent", 1.15, &watch);
+    }
+    if (f.gate) accel_signal_fail(f.gate, ACCEL_ERROR_BACKEND);   /* release what may still wait */
+    accel_queue_finish(b->q, BENCH_WAIT_NS);
+    if (f.q[1]) accel_queue_destroy(f.q[1]);
+    if (f.word) *f.word = UINT64_MAX;
+    if (f.st[1]) { accel_i_cu.StreamSynchronize(f.st[1]); accel_i_cu.StreamDestroy(f.st[1]); }
+    accel_i_cu.StreamSynchronize(b->stream);
+    for (int i = 0; i < 2 * BENCH_PIPE_RING; i++) if (f.ring[i / BENCH_PIPE_RING][i % BENCH_PIPE_RING]) accel_i_cu.EventDestroy(f.ring[i / BENCH_PIPE_RING][i % BENCH_PIPE_RING]);
+    if (words) accel_i_cu.MemFreeHost(words);
+    accel_signal_destroy(f.gate);
+    accel_signal_destroy(f.s[0]);
+    accel_signal_destroy(f.s[1]);
+}
+
 int main(int argc, char** argv) {
     bench_cuda b;
     accel_device_info info;
@@ -627,6 +725,9 @@ int main(int argc, char** argv) {
     accel_i_cu.CtxSetCurrent(b.ctx);
     fprintf(stderr, "bench_cuda: figure 11 (host set -> GPU wait -> done)\n");
     bench_host_set(&b);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figure 12 (a pipeline behind a host gate)\n");
+    bench_gated_pipeline(&b);
     {
         char heading[256];
         snprintf(heading, sizeof heading, "accel CUDA backend vs raw driver calls on %s (sm_%u)%s, %.1f s", info.name,
