@@ -184,16 +184,16 @@
                 a CUDA signal of the same device, where the device has stream memory operations, runs
                 on the GPU: cuStreamWaitValue64 (GEQ) on the progress word of the queue whose signal
                 point first promised the value (GPU to GPU, no host involved; nothing when that is the
-                queue's own point, earlier in its stream), or else on the signal's
-                mirror word, which every host raise of the signal reaches (accel_signal_set, a failure,
-                a point the host reaped), and which the GPU writes itself at a point that is behind a
-                wait for the host (GPU to GPU again: see "Signals and signal points"). Any other wait (another device's or backend's signal, or no
-                stream memory operations) is gated: the queue's worker waits on the host, then enqueues
-                the rest.
+                queue's own point, earlier in its stream), or else on the signal's mirror word, which
+                every host raise of the signal reaches (accel_signal_set, a failure, a point the host
+                reaped), and which the GPU writes itself at a point that is behind a wait for the host
+                (GPU to GPU again: see "Signals and signal points"). Any other wait (another device's
+                or backend's signal, or no stream memory operations) is gated: the queue's worker
+                waits on the host, then enqueues the rest.
    A stream holds only so much work not started (a GPU's launch queue, about a thousand entries), and
    the work behind a GPU wait that the host must release does not start before the host does: once
-   256 stream operations (commands, waits, signal points) wait behind the oldest such wait not known
-   released, the rest (of the batch, and later batches) goes to the worker, so accel_queue_submit does
+   256 stream operations (commands, waits, signal points; counted a little high) wait behind the
+   oldest such wait not known released, the rest (of the batch, and later batches) goes to the worker, so accel_queue_submit does
    not block in the driver however long the batch. The worker does not block there either: it reaps
    the queue's points (which may be exactly what releases the wait: a pipeline of two queues whose
    waits watch each other's mirrors) and enqueues more as the waits are released. A replay is one
@@ -243,12 +243,13 @@
    - each signal has a mirror word (pinned, device-mapped) that every host raise raises to the maximum;
      a failure writes ACCEL_SIGNAL_MAX (cuStreamWaitValue64's GEQ compares (int64_t)(*addr - value) >= 0,
      so a word with bit 63 set would read as below every value). A signal point enqueued behind a GPU
-     wait for a host-raised value (the points whose waiters watch the mirror) also has the GPU write the
+     wait for a host-raised value (so its waiters watch the mirror, above) also has the GPU write the
      mirror, just before the point's progress write, so that a pipeline behind a host gate (a frame loop
      whose first queue waits for the host) runs queue to queue on the GPU instead of a host round trip
-     per hop. That write stores: where the host raised the signal past it meanwhile, the host raises
-     the mirror again when it applies the point (a waiter that read the lower value waits until then).
-     Not while timestamps are pending or the device is traced (the host must go first there).
+     per hop (a wait for a point that left the ring still goes through the host). That write stores:
+     where the host raised the signal past it meanwhile, the host raises the mirror again when it
+     applies the point (a waiter that read the lower value waits until then). Not while timestamps
+     are pending or the device is traced (the host must go first there).
    Progress and mirror words come from blocks of 512, kept until the device is destroyed (a stream may
    still read a word after its queue or signal is gone; a reused progress word counts on from its value,
    and only queues reuse progress words).
@@ -996,7 +997,7 @@ typedef struct accel_i_cu_word { accel_i_a64* host; accel_cu_deviceptr dptr; } a
    sequence number a GPU wait can watch instead, for a value GPU work promised: see
    accel_i_cu_device_wait). */
 #define ACCEL_I_CU_POINTS 16u
-#define ACCEL_I_CU_GATES 64u   /* ACCEL_I_CU_BEHIND operations hold at most that many of them in practice (a wait, a command, a point) */
+#define ACCEL_I_CU_GATES 64u   /* past it, work is counted from the first unlisted one: conservative (see accel_i_cu_behind) */
 /* A signal point as GPU waits see it: the progress word and sequence number that reach `value`, and
    what the point may be held up by on its stream: a GPU wait for a host-raised value (`gate` >=
    gate_value) not known reached when the point was enqueued (`opaque`: more than one). A GPU wait
@@ -1731,7 +1732,8 @@ static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, boo
     accel_i_cu_stamp_apply(q, e, lost);
     if (e->waits) accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), -(int)e->waits);
     if (e->signal) accel_i_raise(e->signal, lost ? accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST) : e->value);
-    if (e->mirrored) accel_i_cu_signal_publish(e->signal, accel_i_host_signal_value(e->signal));   /* the GPU's store may have lowered it */
+    if (e->mirrored)   /* the GPU's store may have lowered the mirror below a host raise */
+        accel_i_cu_signal_publish(e->signal, accel_i_host_signal_value(e->signal));
     if (e->staging) {   /* keep the larger of it and the cached block for the next batch */
         void* drop = e->staging;
         accel_i_spin_lock(&q->ring_lock);
@@ -1894,14 +1896,16 @@ static void accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
    reach GPU waiters through the host, after the timestamp or the trace's flow source. */
 static bool accel_i_cu_mirror_by_gpu(accel_i_cu_queue* q, const accel_signal* s) {
     const accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
-    if (!dev->memops || dev->base.trace || s->obj.device != q->base.obj.device || atomic_load(&q->stamps_pending)) return false;
+    if (!dev->memops || dev->base.trace || s->obj.device != q->base.obj.device) return false;
+    if (atomic_load(&q->stamps_pending)) return false;
     accel_i_cu_gates_prune(q);
     return q->ngates || q->unlisted;
 }
 static accel_cu_result accel_i_cu_mirror_write(accel_i_cu_queue* q, accel_signal* s, uint64_t value) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     uint64_t now = atomic_load(cs->mirror.host);
-    accel_cu_result cr = accel_i_cu.StreamWriteValue64(q->stream, cs->mirror.dptr, now > value ? now : value, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
+    accel_cu_result cr = accel_i_cu.StreamWriteValue64(q->stream, cs->mirror.dptr, now > value ? now : value,
+                                                       ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
     if (cr == ACCEL_CU_SUCCESS) { q->dirty = true; q->enqueued++; }   /* the progress write goes after it */
     return cr;
 }
@@ -1929,7 +1933,8 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             q->dirty = true;
             q->enqueued++;
         }
-        if (cr == ACCEL_CU_SUCCESS && s && accel_i_cu_mirror_by_gpu(q, s)) e.mirrored = (cr = accel_i_cu_mirror_write(q, s, value)) == ACCEL_CU_SUCCESS;
+        if (cr == ACCEL_CU_SUCCESS && s && accel_i_cu_mirror_by_gpu(q, s))
+            e.mirrored = (cr = accel_i_cu_mirror_write(q, s, value)) == ACCEL_CU_SUCCESS;
         e.seq = q->issued;
         if (q->dirty) {
             e.seq = q->issued + 1;

@@ -665,7 +665,10 @@ static void bench_gated_pipeline(bench_cuda* b) {
     if (f.word) *f.word = UINT64_MAX;
     if (f.st[1]) { accel_i_cu.StreamSynchronize(f.st[1]); accel_i_cu.StreamDestroy(f.st[1]); }
     accel_i_cu.StreamSynchronize(b->stream);
-    for (int i = 0; i < 2 * BENCH_PIPE_RING; i++) if (f.ring[i / BENCH_PIPE_RING][i % BENCH_PIPE_RING]) accel_i_cu.EventDestroy(f.ring[i / BENCH_PIPE_RING][i % BENCH_PIPE_RING]);
+    for (int i = 0; i < 2 * BENCH_PIPE_RING; i++) {
+        accel_cu_event ev = f.ring[i / BENCH_PIPE_RING][i % BENCH_PIPE_RING];
+        if (ev) accel_i_cu.EventDestroy(ev);
+    }
     if (words) accel_i_cu.MemFreeHost(words);
     accel_signal_destroy(f.gate);
     accel_signal_destroy(f.s[0]);
