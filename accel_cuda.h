@@ -1898,8 +1898,7 @@ static bool accel_i_cu_mirror_by_gpu(accel_i_cu_queue* q, const accel_signal* s)
     const accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     if (!dev->memops || dev->base.trace || s->obj.device != q->base.obj.device) return false;
     if (atomic_load(&q->stamps_pending)) return false;
-    accel_i_cu_gates_prune(q);
-    return q->ngates || q->unlisted;
+    return q->ngates || q->unlisted;   /* not pruned: one already released only costs a needless write */
 }
 static accel_cu_result accel_i_cu_mirror_write(accel_i_cu_queue* q, accel_signal* s, uint64_t value) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
