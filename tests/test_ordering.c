@@ -199,8 +199,8 @@ TEST(long_batch_behind_a_host_gate_does_not_block_submit) {
    other queue, were reaped by no one): both hung on the CUDA mock. A late thread opens the gate, then
    fails both signals (which releases every device wait), and the end is polled with a deadline, so
    that a hang fails a check (with a worker parked in the driver the program may still hang after it).
-   The end is polled through signal values (a host wait would reap the queues itself), and the pipeline
-   runs once more traced: on CUDA the mirrors are then raised by the host only, so the workers must
+   On CUDA the end is polled through signal values (a host wait would reap the queues itself), and the
+   pipeline runs once more traced, where the mirrors are raised by the host only, so the workers must
    reap (that run fails, then hangs, with a worker that enqueues into a full stream). */
 #if TEST_HAVE_THREADS
 typedef struct late_release { accel_signal *gate, *cancel, *full, *free_; } late_release;
@@ -225,6 +225,8 @@ static void pipeline_ahead(const char* trace_path) {
     test_thread th;
     uint32_t n = SLOT;
     uint64_t t0;
+    accel_device* pace_dev;
+    accel_signal* pace;
     accel_device_desc desc;
     memset(&desc, 0, sizeof desc);
     desc.trace_path = trace_path;
@@ -260,7 +262,15 @@ static void pipeline_ahead(const char* trace_path) {
     CHECK_EQ_U64(accel_signal_value(gate), 0);   /* every submit returned before the late set */
     CHECK_OK(accel_signal_set(cancel, 1));
     CHECK_OK(accel_signal_set(gate, 1));
-    for (t0 = test_now_ns(); accel_signal_value(free_) < STEPS && test_now_ns() - t0 < 60000000000ull;) { }
+    if (strcmp(test_g.backend_name, "cuda") == 0) {   /* there a host wait would reap the queues itself */
+        REQUIRE_OK(cpu_device(&pace_dev));   /* its signal paces the polling: a wait on it reaps nothing here */
+        REQUIRE_OK(accel_signal_create(pace_dev, 0, &pace));
+        for (t0 = test_now_ns(); accel_signal_value(free_) < STEPS && test_now_ns() - t0 < 60000000000ull;)
+            accel_signal_wait(pace, 1, 1000000u);
+        accel_device_destroy(pace_dev);
+    } else {
+        CHECK_OK(accel_signal_wait(free_, STEPS, 60000000000ull));
+    }
     CHECK_EQ_U64(accel_signal_value(free_), STEPS);
     CHECK_OK(accel_signal_set(cancel, 2));
     test_thread_join(&th);
@@ -282,7 +292,9 @@ TEST(pipeline_submitted_ahead_behind_a_host_gate) {
     char path[64];
     pipeline_ahead(NULL);
     snprintf(path, sizeof path, "accel_test_pipeline_%llu.json", (unsigned long long)(test_now_ns() % 1000000007u));
-    if (!TEST_FAILED_SO_FAR()) pipeline_ahead(path);
+    /* traced, CUDA's mirrors are host-raised only; elsewhere it adds nothing, and on lavapipe under
+       synchronization validation a traced pipeline stalls in the layer's own lock (seen before, not accel's) */
+    if (!TEST_FAILED_SO_FAR() && strcmp(test_g.backend_name, "cuda") == 0) pipeline_ahead(path);
 #else
     SKIP("no threads");
 #endif
