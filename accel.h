@@ -1215,19 +1215,22 @@ typedef enum accel_i_kind {
 
 typedef struct accel_i_object accel_i_object;
 struct accel_i_object {
-    accel_device* device;
+    /* The counts come first and `device` last, at least 64 bytes apart, so that wherever the object
+       lies the counts never share a cache line with `device` or with what follows the header (a
+       buffer's pointer and size): a host accel_signal_set holds a reference while it raises, and with
+       the counts beside `device` each set moved the line every waiter of the signal reads first back
+       to the setter (a signal ping-pong between two threads: 640-1020 ns a round trip then, 340-380 ns
+       now, on a 2-vCPU VM); recording, which takes references, would do the same to an executor
+       reading a buffer's pointer. */
+    accel_i_a32 refs;              /* the caller's handle + one per recorded command using it */
+    accel_i_a32 handle;            /* 1 while the caller's handle holds its reference */
     accel_i_kind kind;
     accel_i_object *prev, *next;   /* the device's live objects */
     char label[48];                /* the desc's label (truncated), or a default */
-    /* The counts come after the label, off the first cache line (device, kind; checked below): a
-       host accel_signal_set holds a reference while it raises, and with refs beside `device` each set
-       moved the line every waiter reads first back to the setter (a signal ping-pong between two
-       threads: 640-1020 ns a round trip with them there, 370-450 ns here, on a 2-vCPU VM). */
-    accel_i_a32 refs;              /* the caller's handle + one per recorded command using it */
-    accel_i_a32 handle;            /* 1 while the caller's handle holds its reference */
     char* label_set;               /* accel_*_set_label's copy (device allocator); wins over label */
+    accel_device* device;
 };
-typedef char accel_i_refs_off_the_first_line[offsetof(accel_i_object, refs) >= 64 ? 1 : -1];
+typedef char accel_i_counts_apart_from_device[offsetof(accel_i_object, device) >= offsetof(accel_i_object, handle) + 67 ? 1 : -1];
 
 typedef enum accel_i_cmd_kind {
     ACCEL_I_CMD_WAIT, ACCEL_I_CMD_SIGNAL, ACCEL_I_CMD_EXEC, ACCEL_I_CMD_COPY,
