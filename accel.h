@@ -163,7 +163,9 @@
    Idle executors and workers spin for ACCEL_CPU_SPIN_NS, then sleep. On Linux an executor or worker
    that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
    its waker's CPU, and two threads that yield to each other are never separated by the scheduler)
-   moves itself off that CPU once, by setting its affinity away and back; your threads are never moved.
+   moves itself off that CPU once, by setting its affinity away and back, when the work it was handed
+   took less than ACCEL_CPU_SPIN_NS (the handing thread then still spins for the result; after longer
+   work it sleeps, and the CPU is no longer shared); your threads are never moved.
    It does so only where a CPU without a busy lane is left to go to: on a device with fewer lanes than
    the process may use CPUs, always; with one lane per allowed CPU, only an executor, and only while
    every pool worker sleeps (a one-group exec's round trip: the executor leaves your waiting thread's
@@ -938,7 +940,13 @@ static void accel_i_yield(void) { }
    machines) instead of a cache-line transfer. accel's own threads (executors, pool workers) therefore
    step off a shared CPU when they notice one: after a sleep, when they woke up on the waker's CPU,
    and while spinning, when a yield switched to another thread and the awaited value was there when
-   it came back. The kernel keeps a woken thread on its previous CPU when that CPU is idle, so one
+   it came back. The move waits for the end of the work the thread was handed (a batch, a pool
+   worker's share of an exec) and happens only if that work took less than ACCEL_CPU_SPIN_NS: after
+   longer work the thread that handed it has stopped spinning and sleeps, so the CPU is no longer
+   shared, and on 2 CPUs "off" may well mean beside another process's busy thread (a 1-lane device
+   with a process spinning on the other CPU, bench/decode.c --contend: moved there at every token,
+   0.75-0.91x OpenMP; deferred, 0.92-1.12x; the one-group round trip, the case moves are for, is
+   unchanged). The kernel keeps a woken thread on its previous CPU when that CPU is idle, so one
    move is usually enough; moves are at most one per millisecond per thread. User threads are never
    moved; the original affinity mask is restored at once. Moves happen only where a CPU without a
    busy lane is left (accel_i_own; ACCEL_CPU_MOVE_OFF 0: never): on devices with fewer lanes than
@@ -1008,19 +1016,35 @@ static uint32_t accel_i_cpu_mask_count(void) { return 0; }
    that pool's sleeper count and how many sleepers make it idle. NULL for user threads. */
 typedef struct accel_i_own {
     uint64_t moved_ns;
+    uint64_t asked_ns;            /* a move off asked_cpu is due once the work at hand ends; 0: none */
+    uint32_t asked_cpu;
     bool moves;
     const accel_i_a32* idle_sleepers;   /* NULL: no such condition */
     uint32_t idle_need;
 } accel_i_own;
 #if !defined(ACCEL_NO_THREADS)
 #  define ACCEL_I_CPU_HERE UINT32_MAX   /* for accel_i_own_leave: the CPU the caller runs on */
-/* Moves an own thread off cpu_id (or ACCEL_I_CPU_HERE), at most once per millisecond; the CPU is only
-   looked up (a system call) once the rate limit lets the move happen. */
+/* Asks for a move of an own thread off cpu_id (or ACCEL_I_CPU_HERE), at most once per millisecond;
+   the CPU is only looked up (a system call) once the rate limit lets the move happen. The move itself
+   waits for the end of the work at hand (accel_i_own_settle). */
 static void accel_i_own_leave(accel_i_own* own, uint32_t cpu_id, uint64_t now) {
-    if (!own || !own->moves || cpu_id == 0 || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
+    if (!own || !own->moves || cpu_id == 0 || own->asked_ns || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
     if (own->idle_sleepers && atomic_load_explicit(own->idle_sleepers, memory_order_relaxed) < own->idle_need) return;
-    own->moved_ns = now;
-    accel_i_cpu_leave(cpu_id == ACCEL_I_CPU_HERE ? accel_i_cpu_id() : cpu_id);
+    own->asked_ns = now;
+    own->asked_cpu = cpu_id == ACCEL_I_CPU_HERE ? accel_i_cpu_id() : cpu_id;
+}
+/* The work the thread was handed is done: it moves if it was asked to and that work took less than
+   ACCEL_CPU_SPIN_NS (the thread that handed it still spins on this CPU for the result, and will for
+   the next); after longer work that thread sleeps and the CPU is no longer shared. */
+static void accel_i_own_settle(accel_i_own* own) {
+    uint64_t now;
+    if (!own->asked_ns) return;
+    now = accel_i_now_ns();
+    if (now - own->asked_ns < ACCEL_CPU_SPIN_NS) {
+        own->moved_ns = now;
+        accel_i_cpu_leave(own->asked_cpu);
+    }
+    own->asked_ns = 0;
 }
 #endif
 
@@ -4299,6 +4323,7 @@ static void accel_i_cpu_worker_main(void* arg) {
             accel_i_cpu_job_work(dev, (uint32_t)seen, lane);
             accel_i_cpu_lane_give(dev, lane);
         }
+        accel_i_own_settle(&w->own);
     }
 }
 #endif
@@ -4902,6 +4927,7 @@ static void accel_i_cpu_executor_main(void* arg) {
         b = accel_i_fifo_pop(&q->fifo);
         accel_i_cpu_run_batch(q, b);
         accel_i_cpu_batch_done(q, b);
+        accel_i_own_settle(&q->own);
     }
 }
 #else
