@@ -1029,18 +1029,19 @@ typedef struct accel_i_own {
    waits for the end of the work at hand (accel_i_own_settle). */
 static void accel_i_own_leave(accel_i_own* own, uint32_t cpu_id, uint64_t now) {
     if (!own || !own->moves || cpu_id == 0 || own->asked_ns || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
-    if (own->idle_sleepers && atomic_load_explicit(own->idle_sleepers, memory_order_relaxed) < own->idle_need) return;
     own->asked_ns = now;
     own->asked_cpu = cpu_id == ACCEL_I_CPU_HERE ? accel_i_cpu_id() : cpu_id;
 }
-/* The work the thread was handed is done: it moves if it was asked to and that work took less than
+/* The work the thread was handed is done: it moves if it was asked to, that work took less than
    ACCEL_CPU_SPIN_NS (the thread that handed it still spins on this CPU for the result, and will for
-   the next); after longer work that thread sleeps and the CPU is no longer shared. */
+   the next; after longer work that thread sleeps and the CPU is no longer shared), and a CPU without
+   a busy lane is left now (the idle condition is read here, when the move happens). */
 static void accel_i_own_settle(accel_i_own* own) {
     uint64_t now;
     if (!own->asked_ns) return;
     now = accel_i_now_ns();
-    if (now - own->asked_ns < ACCEL_CPU_SPIN_NS) {
+    if (now - own->asked_ns < ACCEL_CPU_SPIN_NS &&
+        (!own->idle_sleepers || atomic_load_explicit(own->idle_sleepers, memory_order_relaxed) >= own->idle_need)) {
         own->moved_ns = now;
         accel_i_cpu_leave(own->asked_cpu);
     }
@@ -1243,7 +1244,7 @@ struct accel_i_object {
        lies the counts never share a cache line with `device` or with what follows the header (a
        buffer's pointer and size): a host accel_signal_set holds a reference while it raises, and with
        the counts beside `device` each set moved the line every waiter of the signal reads first back
-       to the setter (a signal ping-pong between two threads: 640-1020 ns a round trip then, 340-380 ns
+       to the setter (a signal ping-pong between two threads: 640-1020 ns a round trip then, 311-391 ns
        now, on a 2-vCPU VM); recording, which takes references, would do the same to an executor
        reading a buffer's pointer. */
     accel_i_a32 refs;              /* the caller's handle + one per recorded command using it */
@@ -2953,8 +2954,8 @@ static void accel_i_batch_release(accel_i_batch* b) {
 /* Releases what the batch holds and keeps it for reuse, else frees it: 4 of up to 1 MiB of arena,
    and up to 64 small ones (4 KiB of commands and of arena at most: 0.5 MiB a queue). A GPU queue's
    worker recycles the batches it reaps in bursts while the recording thread is many batches ahead;
-   with 4 kept, a one-queue chain of one-kernel batches on the mock driver made 2.4-2.7 allocations a
-   step, with 64 1.0-1.6. Any thread: executors recycle while the recording thread takes. */
+   with 4 kept, a one-queue chain of one-kernel batches on the mock driver made 2.4-2.8 allocations a
+   step, with 64 0.8-1.6. Any thread: executors recycle while the recording thread takes. */
 static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
     accel_device* dev = q->obj.device;
     accel_i_batch_release(b);
