@@ -1589,9 +1589,9 @@ static accel_result accel_i_invalid(accel_device* dev, const char* fn, const cha
     return ACCEL_ERROR_INVALID_ARGUMENT;
 }
 
-static void accel_i_copy_label(char* dst, size_t cap, const char* src) {
+static void accel_i_copy_label(char* dst, size_t cap, const char* src) {   /* cut at a character's start */
     size_t n = src ? strlen(src) : 0;
-    if (n >= cap) n = cap - 1;
+    if (n >= cap) for (n = cap - 1; n > 0 && ((unsigned char)src[n] & 0xC0u) == 0x80u; n--) {}
     if (n) memcpy(dst, src, n);
     dst[n] = '\0';
 }
@@ -1713,7 +1713,8 @@ static bool accel_i_lost(accel_device* dev) { return atomic_load_explicit(&dev->
    the name: the object may be gone when it is written), and the writer expands it. Each queue records
    into a buffer of its own (its executor is the only writer, so no line of it moves between the
    executor's core and the host thread's) and the host threads into the device's; a full buffer is
-   written out at once, so memory stays bounded: 4096 + 1024 per queue events of 120 bytes. */
+   written out at once, so memory stays bounded: 4096 + 1024 per queue events of 120 bytes (and one
+   copy of each name too long for an event). */
 #define ACCEL_I_TRACE_HOST_EVENTS  4096u
 #define ACCEL_I_TRACE_QUEUE_EVENTS 1024u
 #define ACCEL_I_TRACE_HOST 0x80000000u   /* track bit: a host thread's track, else a queue's */
@@ -1732,7 +1733,8 @@ typedef struct accel_i_trace_event {
     const char* key;                  /* static */
     uint32_t track, from, aux;        /* aux: a signal's number ("#n" when unlabelled), EXEC's buffers */
     uint8_t ev;
-    char label[48];
+    char label[40];                   /* the name, when it fits (else cut, at a character's start) */
+    const char* name;                 /* NULL, or the whole name when it does not fit (accel_i_trace_intern) */
 } accel_i_trace_event;
 typedef struct accel_i_trace_buf {
     accel_i_a32 lock;                 /* spin: a few stores per event; the rare write-out under it */
@@ -1753,6 +1755,11 @@ struct accel_i_trace {
     accel_i_trace_buf host;           /* host threads' events (and a queue's whose buffer was refused) */
     accel_i_a32 queues, signals;      /* tracks and signal numbers handed out */
     accel_i_a64 host_named;           /* host threads 1..64 named so far (bits) */
+    uint64_t* host_more;              /* host threads 65.. named so far (bits; under host.lock) */
+    size_t host_more_words;
+    accel_device* dev;                /* whose allocator the names below come from */
+    accel_i_a32 names_lock;
+    struct accel_i_trace_name** names;   /* ACCEL_I_TRACE_NAMES buckets, made at the first long name */
 };
 
 #if defined(ACCEL_NO_THREADS)
@@ -1879,9 +1886,9 @@ static void accel_i_trace_exec_out(accel_i_trace* t, const accel_i_trace_event* 
     accel_i_trace_put_s(t, "}}");
 }
 static void accel_i_trace_write(accel_i_trace* t, const accel_i_trace_event* e) {
-    char sig[48];
-    const char* name = e->label;
-    if ((e->ev == ACCEL_I_TEV_SIGNAL || e->ev == ACCEL_I_TEV_WAIT) && (!name[0] || strcmp(name, "signal") == 0)) {
+    char sig[16];
+    const char* name = e->name ? e->name : e->label;
+    if ((e->ev == ACCEL_I_TEV_SIGNAL || e->ev == ACCEL_I_TEV_WAIT) && !name[0]) {
         snprintf(sig, sizeof sig, "#%u", (unsigned)e->aux);   /* an unlabelled signal */
         name = sig;
     }
@@ -1941,6 +1948,37 @@ static bool accel_i_trace_unspill(accel_i_trace* t, accel_i_trace_buf* buf) {
 }
 
 /* ---- recording ---- */
+/* Names too long for an event's copy (long program or queue labels): kept whole, once each, until the
+   trace is written. NULL when out of memory (the event keeps its cut copy). */
+typedef struct accel_i_trace_name { struct accel_i_trace_name* next; size_t bytes; char* s; } accel_i_trace_name;
+#define ACCEL_I_TRACE_NAMES 64u
+static const char* accel_i_trace_intern(accel_i_trace* t, const char* s, size_t n) {
+    uint32_t h = 2166136261u;   /* FNV-1a */
+    accel_i_trace_name* p = NULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    accel_i_spin_lock(&t->names_lock);
+    if (!t->names && (t->names = (accel_i_trace_name**)accel_i_dev_alloc(t->dev, ACCEL_I_TRACE_NAMES * sizeof *t->names)) != NULL)
+        memset((void*)t->names, 0, ACCEL_I_TRACE_NAMES * sizeof *t->names);
+    if (t->names) {
+        accel_i_trace_name** at = &t->names[h % ACCEL_I_TRACE_NAMES];
+        for (p = *at; p && strcmp(p->s, s) != 0; p = p->next) {}
+        if (!p && (p = (accel_i_trace_name*)accel_i_dev_alloc(t->dev, sizeof *p + n + 1)) != NULL) {
+            p->bytes = sizeof *p + n + 1;
+            p->s = (char*)(void*)(p + 1);
+            memcpy(p->s, s, n + 1);
+            p->next = *at;
+            *at = p;
+        }
+    }
+    accel_i_spin_unlock(&t->names_lock);
+    return p ? p->s : NULL;
+}
+static void accel_i_trace_names_free(accel_i_trace* t) {
+    if (!t->names) return;
+    for (uint32_t i = 0; i < ACCEL_I_TRACE_NAMES; i++)
+        for (accel_i_trace_name* p = t->names[i], *next; p; p = next) { next = p->next; accel_i_dev_free(t->dev, p, p->bytes); }
+    accel_i_dev_free(t->dev, t->names, ACCEL_I_TRACE_NAMES * sizeof *t->names);
+}
 /* Lock of b held: a new event, [t0, t1] on a track. A full b is written out first; a "trace flush" span
    right after the new event then shows what that cost, and b->flushed when it ended. */
 static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
@@ -1963,6 +2001,7 @@ static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, accel_i_trace_bu
     e->ev = (uint8_t)ev; e->track = track; e->what = what; e->key = NULL;
     e->t0 = t0; e->t1 = t1 > t0 ? t1 : t0;
     accel_i_copy_label(e->label, sizeof e->label, label);
+    e->name = label && strlen(label) >= sizeof e->label ? accel_i_trace_intern(t, label, strlen(label)) : NULL;
     return e;
 }
 /* When what ended at t1 lets the next command start: after a write-out that came between. */
@@ -1971,20 +2010,41 @@ static uint64_t accel_i_trace_end(accel_i_trace_buf* b, uint64_t t1) {
     return f > t1 ? f : t1;
 }
 
+/* Host lock held: true the first time host thread n shows (its track is to be named then). Threads
+   1..64 in one word, read without the lock too; later ones in words that grow (out of memory: the
+   track stays unnamed). */
+static bool accel_i_trace_host_first(accel_i_trace* t, uint32_t n) {
+    uint64_t bit = (uint64_t)1 << ((n - 1) % 64u);
+    size_t w;
+    if (n <= 64) {
+        uint64_t named = atomic_load_explicit(&t->host_named, memory_order_relaxed);
+        atomic_store_explicit(&t->host_named, named | bit, memory_order_relaxed);
+        return !(named & bit);
+    }
+    w = (n - 1) / 64u - 1u;
+    if (w >= t->host_more_words) {
+        size_t words = w + 1 > 2 * t->host_more_words ? w + 1 : 2 * t->host_more_words;
+        uint64_t* more = (uint64_t*)accel_i_dev_alloc(t->dev, words * sizeof *more);
+        if (!more) return false;
+        memset((void*)more, 0, words * sizeof *more);
+        if (t->host_more_words) memcpy(more, t->host_more, t->host_more_words * sizeof *more);
+        accel_i_dev_free(t->dev, t->host_more, t->host_more_words * sizeof *more);
+        t->host_more = more;
+        t->host_more_words = words;
+    }
+    if (t->host_more[w] & bit) return false;
+    t->host_more[w] |= bit;
+    return true;
+}
 /* kit: the calling host thread's track (named in the trace the first time it shows). */
 static uint32_t accel_i_trace_host(accel_device* dev) {
     accel_i_trace* t = dev->trace;
     uint32_t n = accel_i_host_thread();
-    uint64_t bit = n <= 64 ? (uint64_t)1 << (n - 1) : 0;
-    if (bit && !(atomic_load_explicit(&t->host_named, memory_order_relaxed) & bit)) {
+    if (n > 64 || !(atomic_load_explicit(&t->host_named, memory_order_relaxed) & ((uint64_t)1 << (n - 1)))) {
         char name[32];
         snprintf(name, sizeof name, "host thread %u", (unsigned)n);
         accel_i_spin_lock(&t->host.lock);
-        if (!(atomic_load_explicit(&t->host_named, memory_order_relaxed) & bit)) {
-            atomic_store_explicit(&t->host_named, atomic_load_explicit(&t->host_named, memory_order_relaxed) | bit,
-                                  memory_order_relaxed);
-            accel_i_trace_put(t, &t->host, ACCEL_I_TEV_NAME, ACCEL_I_TRACE_HOST | n, NULL, name, 0, 0);
-        }
+        if (accel_i_trace_host_first(t, n)) accel_i_trace_put(t, &t->host, ACCEL_I_TEV_NAME, ACCEL_I_TRACE_HOST | n, NULL, name, 0, 0);
         accel_i_spin_unlock(&t->host.lock);
     }
     return ACCEL_I_TRACE_HOST | n;
@@ -2001,11 +2061,11 @@ static void accel_i_trace_host_span(accel_device* dev, const char* what, const c
     e->key = key; e->a[0] = value;
     accel_i_spin_unlock(&t->host.lock);
 }
-/* Lock of b held: an event about s reaching or waiting for v (the writer names it by s's label or
-   number). */
+/* Lock of b held: an event about s reaching or waiting for v (the writer names it by the label the
+   user gave s, else by its number: "signal" is only the logs' default). */
 static accel_i_trace_event* accel_i_trace_put_signal(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
                                                      const char* what, const accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
-    accel_i_trace_event* e = accel_i_trace_put(t, b, ev, track, what, accel_i_label(&s->obj), t0, t1);
+    accel_i_trace_event* e = accel_i_trace_put(t, b, ev, track, what, s->obj.label_set ? s->obj.label_set : "", t0, t1);
     e->key = "value"; e->a[0] = v; e->a[2] = 0; e->aux = (uint32_t)s->trace_id;   /* "#n": n past 2^32 wraps */
     return e;
 }
@@ -2206,7 +2266,8 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_device_create: out of host memory for the trace");
     }
     atomic_init(&t->file_lock, 0u); atomic_init(&t->queues, 0u); atomic_init(&t->signals, 0u);
-    atomic_init(&t->host_named, 0u);
+    atomic_init(&t->host_named, 0u); atomic_init(&t->names_lock, 0u);
+    t->dev = dev;
     if ((t->path = accel_i_trace_claim(path)) == NULL || (t->file = fopen(t->path->name, "w")) == NULL) {
         if (t->path) accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: cannot open the trace file '%s'; tracing is off", t->path->name);
         else accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: out of host memory for the trace file's name; tracing is off");
@@ -2247,6 +2308,8 @@ static void accel_i_trace_close(accel_device* dev) {
     accel_i_dev_free(dev, t->host.events, (size_t)t->host.cap * sizeof *t->host.events);
     accel_i_trace_put_s(t, "\n]}\n");
     accel_i_trace_drain(t);
+    accel_i_trace_names_free(t);
+    accel_i_dev_free(dev, t->host_more, t->host_more_words * sizeof *t->host_more);
     if ((ferror(t->file) | fclose(t->file)) || !spill_ok)
         accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: writing the trace file failed; it is incomplete");
     accel_i_trace_unclaim(t->path);
@@ -2267,11 +2330,15 @@ static void accel_i_trace_signal(accel_signal* s) {
 static void accel_i_trace_queue_name(accel_queue* q) {
     accel_i_trace* t = q->obj.device->trace;
     accel_i_trace_buf* b = q->trace_buf ? q->trace_buf : &t->host;
-    char name[64];
-    snprintf(name, sizeof name, "%s %u", accel_i_label(&q->obj), (unsigned)q->trace_track);
+    char small[64];
+    size_t bytes = strlen(accel_i_label(&q->obj)) + 12;
+    char* name = bytes > sizeof small ? (char*)accel_i_dev_alloc(t->dev, bytes) : NULL;
+    if (!name) { name = small; bytes = sizeof small; }   /* out of memory for a long label: cut */
+    snprintf(name, bytes, "%s %u", accel_i_label(&q->obj), (unsigned)q->trace_track);
     accel_i_spin_lock(&b->lock);
     accel_i_trace_put(t, b, ACCEL_I_TEV_NAME, q->trace_track, NULL, name, 0, 0);
     accel_i_spin_unlock(&b->lock);
+    if (name != small) accel_i_dev_free(t->dev, name, bytes);
 }
 /* Queue create: the queue's track and its buffer (refused: NULL, the host's is used). */
 static void accel_i_trace_queue(accel_queue* q) {

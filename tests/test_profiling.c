@@ -694,6 +694,103 @@ TEST(trace_labels_are_utf8) {
     remove(path);
 }
 
+/* Names are whole in the trace, however long: a queue's track name keeps its number, a long program
+   name (CPU: the program's name is its label) and a long signal label are not cut (an event holds 39
+   bytes of a name; the rest is kept once per name); a signal labelled "signal" is not taken for an
+   unlabelled one; host threads past the 64th get their track names too. */
+static void k_nothing(const accel_dispatch* d) { (void)d; }
+#if TEST_HAVE_THREADS
+typedef struct { accel_queue* q; accel_signal* s; uint64_t v; } host_thread_job;
+static void host_thread_submit(void* p) {
+    host_thread_job* j = (host_thread_job*)p;
+    accel_queue_signal(j->q, j->s, j->v);
+    CHECK_OK(accel_queue_submit(j->q));
+    CHECK_OK(accel_signal_wait(j->s, j->v, ACCEL_WAIT_FOREVER));
+}
+#endif
+TEST(trace_names_are_whole) {
+    static const char qlabel[] = "render_thread_upload_queue_for_streaming_textures_and_meshes";
+    static const char plabel[] = "physics_step_integrate_positions_and_velocities_v2";
+    char path[96], slabel[80], want[96];
+    accel_device* dev;
+    accel_device_desc desc;
+    accel_queue* q;
+    accel_signal *s, *plain;
+    accel_program* prog = NULL;
+    int host_threads = 0;
+    trace_path(path, sizeof path, "names");
+    memset(&desc, 0, sizeof desc);
+    desc.trace_path = path;
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(accel_signal_create(dev, 0, &plain));
+    strcpy(slabel, "xx");
+    for (int i = 0; i < 30; i++) strcat(slabel, "\xc3\xa9");   /* 62 bytes: a cut would split an é */
+    CHECK_OK(accel_queue_set_label(q, qlabel));
+    CHECK_OK(accel_signal_set_label(s, slabel));
+    CHECK_OK(accel_signal_set_label(plain, "signal"));
+    if (test_backend_is_cpu()) {
+        accel_program_desc pd;
+        memset(&pd, 0, sizeof pd);
+        pd.cpu = k_nothing;
+        pd.name = plabel;
+        REQUIRE_OK(accel_program_create(dev, &pd, &prog));
+        accel_queue_exec(q, prog, NULL, 0, NULL, 0, accel_exec_1d(4, 4));
+    }
+    for (uint64_t v = 1; v <= 3; v++) {   /* the same long names many times: kept once each */
+        accel_queue_signal(q, s, v);
+        accel_queue_signal(q, plain, v);
+        CHECK_OK(accel_queue_submit(q));
+    }
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+#if TEST_HAVE_THREADS
+    for (uint64_t v = 4; v < 4 + 70; v++) {   /* 70 host threads, one after another */
+        host_thread_job job = { q, s, v };
+        test_thread th;
+        if (!test_thread_start(&th, host_thread_submit, &job)) break;
+        test_thread_join(&th);
+        host_threads++;
+    }
+#endif
+    accel_program_destroy(prog);
+    accel_device_destroy(dev);
+
+    jval root;
+    if (!CHECK(jparse_file(path, &root))) { jfree(&root); remove(path); return; }
+    const jval* evs = jget(&root, "traceEvents");
+    REQUIRE(evs && evs->type == J_ARR);
+    snprintf(want, sizeof want, "%s 1", qlabel);
+    CHECK(track_named(evs, 2, want) > 0);
+    bool prog_seen = false, s_seen = false, plain_seen = false;
+    int host_named = 0, host_tids = 0;
+    long long tids[512];
+    for (int i = 0; i < evs->n; i++) {
+        const jval* e = &evs->items[i];
+        const char* name = jstr(e, "name");
+        prog_seen |= strcmp(name, plabel) == 0;
+        s_seen |= strcmp(jstr(e, "ph"), "i") == 0 && strcmp(name, slabel) == 0;
+        plain_seen |= strcmp(jstr(e, "ph"), "i") == 0 && strcmp(name, "signal") == 0;
+        if (jint(e, "pid") != 1 || strcmp(jstr(e, "ph"), "M") == 0) continue;
+        bool seen = false;   /* a host thread's track: named? */
+        for (int k = 0; k < host_tids; k++) seen |= tids[k] == jint(e, "tid");
+        if (seen || host_tids == 512) continue;
+        tids[host_tids++] = jint(e, "tid");
+        for (int k = 0; k < evs->n; k++) {
+            const jval* m = &evs->items[k];
+            if (strcmp(jstr(m, "ph"), "M") == 0 && strcmp(jstr(m, "name"), "thread_name") == 0 && jint(m, "pid") == 1 &&
+                jint(m, "tid") == tids[host_tids - 1]) { host_named++; break; }
+        }
+    }
+    CHECK(prog_seen || !test_backend_is_cpu());
+    CHECK(s_seen);
+    CHECK(plain_seen);
+    CHECK(host_tids >= 1 + host_threads);
+    CHECK_EQ_INT(host_named, host_tids);
+    jfree(&root);
+    remove(path);
+}
+
 /* Allocation failures while opening the trace: OUT_OF_MEMORY, nothing leaked; a path that will not open
    is a warning and an untraced device. */
 TEST(trace_open_failures) {
@@ -733,6 +830,7 @@ int main(int argc, char** argv) {
     RUN(trace_longer_than_its_buffer);
     RUN(trace_two_devices_one_path);
     RUN(trace_labels_are_utf8);
+    RUN(trace_names_are_whole);
     RUN(trace_open_failures);
     return test_end();
 }
