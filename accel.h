@@ -3224,6 +3224,8 @@ static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer*
         if (!accel_i_rec_buffer_ok(q, buffers[i], 0, buffers[i] ? buffers[i]->size : 1, fn)) return false;
     return true;
 }
+/* An exec over no work items (a global size of 0 in some dimension). */
+static bool accel_i_no_work(const accel_exec_params* p) { return !p->global_size[0] || !p->global_size[1] || !p->global_size[2]; }
 ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
                                 const uint32_t* constants, uint32_t constant_count, accel_exec_params params) {
     size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u, off = 0;
@@ -3233,7 +3235,7 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
     if (!accel_i_exec_params_ok(q, &params)) return;
     /* no work: a no-op, left out of a batch; a list keeps it (its commands' indices are the patches'
        addresses, and its patches are still checked): every backend builds it as nothing */
-    if (!params.global_size[0] || !params.global_size[1] || !params.global_size[2]) {
+    if (accel_i_no_work(&params)) {
         if (q->obj.device->debug)
             accel_i_log(q->obj.device, ACCEL_LOG_WARN, "accel_queue_exec: global size %u x %u x %u of program%s%s%s is no work: the "
                         "exec does nothing (an unused dimension takes 1)", params.global_size[0], params.global_size[1],
@@ -3710,11 +3712,13 @@ static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel
     default: break;
     }
 }
-/* The generic form: the list's commands recorded into the batch, then patched in place. */
+/* The generic form: the list's commands recorded into the batch, then patched in place (an exec over
+   no work is left out, as outside a list: built as nothing). */
 static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, const accel_patch* patches, uint32_t n) {
     const accel_i_batch* l = c->list;
     for (uint32_t i = 0; i < l->count; i++) {
         uint32_t before = q->rec ? q->rec->count : 0;
+        if (l->cmds[i].kind == ACCEL_I_CMD_EXEC && accel_i_no_work(&l->cmds[i].u.exec.params)) continue;
         accel_i_rerecord(q, l, &l->cmds[i]);
         if (!q->rec || q->rec->count == before) return;   /* out of memory: recorded as the batch's error */
         for (uint32_t k = 0; k < n; k++)

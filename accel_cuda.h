@@ -212,8 +212,11 @@
    pointers, so a patched buffer may be of either memory kind), chained in recording order, and one
    instance of it. A replay sets the parameters of the nodes it patches, and of the nodes the
    instance's previous launch patched (to restore them), with cuGraphExec*NodeSetParams, then calls
-   cuGraphLaunch on the queue's stream. The launches of one instance are serialised by the driver, so
-   a queue takes an instance of its own (up to 4 per list, made when first needed). A replay that
+   cuGraphLaunch on the queue's stream. The driver orders each launch of an instance behind its
+   previous launch, on whichever stream that was, so an instance belongs to one queue (up to 4 per
+   list, made when first needed; a queue's instance goes to another once that queue is destroyed):
+   shared, a replay waiting on the device for a later replay on another queue would hang both. A queue
+   that finds all 4 owned by live queues issues the pre-resolved launches below. A replay that
    copies host to host (an update into a HOST buffer, a copy between two) while a GPU wait is pending
    on the device issues the pre-resolved launches below instead: such a memcpy node runs on the CPU
    once the stream gets there, and cuGraphLaunch blocked behind the wait (H100); the launches copy with
@@ -2151,9 +2154,10 @@ static accel_cu_result accel_i_cu_copy(accel_i_cu_queue* q, const accel_i_cmd* c
    at record_end. A replay sets the params of the nodes it patches (and of those the instance's last
    launch patched, to restore them) and launches the instance (cuGraphLaunch); without graphs
    (ACCEL_CUDA_REPLAY=launches, or a driver without them) it issues the ops as pre-resolved launches
-   and copies. Graph launches of one instance are serialised by the driver, so each queue takes an
-   instance of its own (the one it used last) for the time of its host calls: up to ACCEL_I_CU_EXECS
-   per list, made when first needed. */
+   and copies. The driver orders each launch of an instance behind its previous launch, on any
+   stream, so an instance belongs to one queue (its owner) until that queue is destroyed (its stream
+   is idle then): up to ACCEL_I_CU_EXECS per list, made when first needed; a queue that finds them all
+   owned by live queues issues the ops. */
 #define ACCEL_I_CU_EXECS 4u
 typedef struct accel_i_cu_op {
     accel_i_cmd_kind kind;
@@ -2171,7 +2175,7 @@ typedef struct accel_i_cu_op {
 typedef struct accel_i_cu_instance {
     accel_cu_graph_exec exec;
     bool busy;                         /* taken by a queue's translation (list lock) */
-    const accel_queue* last;           /* the queue that took it last */
+    const accel_queue* owner;          /* the queue it belongs to (NULL: none yet; list lock) */
     unsigned char* patched;            /* per op: its node carries patched params now */
 } accel_i_cu_instance;
 typedef struct accel_i_cu_list {
@@ -2179,7 +2183,7 @@ typedef struct accel_i_cu_list {
     void* pinned;                      /* the updates' data */
     bool host_copy;                    /* an op copies host to host unpatched (accel_i_cu_op_host_to_host) */
     accel_cu_graph graph;              /* NULL: pre-resolved launches */
-    accel_i_a32 lock;                  /* guards inst[].busy / last / exec creation */
+    accel_i_a32 lock;                  /* guards inst[].busy / owner / exec creation */
     accel_i_cu_instance inst[ACCEL_I_CU_EXECS];
 } accel_i_cu_list;
 
@@ -2398,30 +2402,51 @@ static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c)
     return ACCEL_OK;
 }
 
-/* Takes an instance for q: the one q used last, else a free one, else a new one; NULL (logged) when
-   a new one cannot be made. Waits (briefly: instances are held for host calls only) when all are busy. */
-static accel_i_cu_instance* accel_i_cu_take(accel_i_cu_device* dev, accel_i_cu_list* l, const accel_queue* q) {
-    for (;;) {
-        int pick = -1, fresh = -1;
-        accel_i_spin_lock(&l->lock);
-        for (uint32_t i = 0; i < ACCEL_I_CU_EXECS; i++) {
-            accel_i_cu_instance* in = &l->inst[i];
-            if (in->busy) continue;
-            if (!in->exec) { if (fresh < 0) fresh = (int)i; continue; }
-            if (pick < 0 || in->last == q) pick = (int)i;
-        }
-        if (pick < 0) pick = fresh;
-        if (pick >= 0) { l->inst[pick].busy = true; l->inst[pick].last = q; }
-        accel_i_spin_unlock(&l->lock);
-        if (pick >= 0 && !l->inst[pick].exec && accel_i_cu_instantiate(dev, l, (uint32_t)pick) != ACCEL_OK) {
-            accel_i_spin_lock(&l->lock);
-            l->inst[pick].busy = false;
-            accel_i_spin_unlock(&l->lock);
-            return NULL;
-        }
-        if (pick >= 0) return &l->inst[pick];
-        accel_i_yield();
+/* Is q one of dev's queues? A queue is taken off the list once its stream is idle (queue destroy). */
+static bool accel_i_cu_queue_live(accel_i_cu_device* dev, const accel_queue* q) {
+    bool live = false;
+    accel_i_spin_lock(&dev->queues_lock);
+    for (const accel_i_cu_queue* it = dev->queues; it && !live; it = it->next_queue) live = &it->base == q;
+    accel_i_spin_unlock(&dev->queues_lock);
+    return live;
+}
+/* List lock held: the instance for q: its own, else one never used, else (gone: a destroyed queue's,
+   found by accel_i_cu_queue_live outside the lock) none; -1 when none. */
+static int accel_i_cu_pick(const accel_i_cu_list* l, const accel_queue* q, const accel_queue* gone) {
+    int fresh = -1;
+    for (uint32_t i = 0; i < ACCEL_I_CU_EXECS; i++) {
+        const accel_i_cu_instance* in = &l->inst[i];
+        if (in->owner == q && !in->busy) return (int)i;
+        if (fresh < 0 && !in->busy && (!in->owner || (gone && in->owner == gone))) fresh = (int)i;
     }
+    return fresh;
+}
+/* Takes q's instance of l (*out; made when first needed); *out NULL (OK) when every instance belongs
+   to another live queue: the caller issues the ops. Errors: a new instance cannot be made (logged). */
+static accel_result accel_i_cu_take(accel_i_cu_device* dev, accel_i_cu_list* l, const accel_queue* q, accel_i_cu_instance** out) {
+    const accel_queue* owners[ACCEL_I_CU_EXECS];
+    const accel_queue* gone = NULL;
+    int pick;
+    accel_result r = ACCEL_OK;
+    accel_i_spin_lock(&l->lock);
+    pick = accel_i_cu_pick(l, q, NULL);
+    for (uint32_t i = 0; i < ACCEL_I_CU_EXECS; i++) owners[i] = l->inst[i].owner;
+    accel_i_spin_unlock(&l->lock);
+    for (uint32_t i = 0; pick < 0 && !gone && i < ACCEL_I_CU_EXECS; i++)
+        if (owners[i] && owners[i] != q && !accel_i_cu_queue_live(dev, owners[i])) gone = owners[i];
+    accel_i_spin_lock(&l->lock);
+    if (pick < 0 || l->inst[pick].busy || l->inst[pick].owner != owners[pick]) pick = accel_i_cu_pick(l, q, gone);
+    if (pick >= 0) { l->inst[pick].busy = true; l->inst[pick].owner = q; }
+    accel_i_spin_unlock(&l->lock);
+    *out = pick >= 0 ? &l->inst[pick] : NULL;
+    if (pick >= 0 && !l->inst[pick].exec && (r = accel_i_cu_instantiate(dev, l, (uint32_t)pick)) != ACCEL_OK) {
+        accel_i_spin_lock(&l->lock);
+        l->inst[pick].busy = false;
+        l->inst[pick].owner = NULL;
+        accel_i_spin_unlock(&l->lock);
+        *out = NULL;
+    }
+    return r;
 }
 /* Does a replay of l with patches p (n, sorted) copy host to host? */
 static bool accel_i_cu_replay_host_to_host(const accel_i_cu_list* l, const accel_i_patch* p, uint32_t n) {
@@ -2453,15 +2478,15 @@ static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_l
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     accel_i_cu_instance* in;
     if (accel_i_cu_replay_host_to_host(l, p, n) && accel_i_cu_waits_now(dev)) return accel_i_cu_replay_ops(q, l, p, n, call);
-    in = accel_i_cu_take(dev, l, &q->base);
+    if (accel_i_cu_take(dev, l, &q->base, &in) != ACCEL_OK) { *call = "cuGraphInstantiateWithFlags"; return ACCEL_CU_ERROR_OUT_OF_MEMORY; }
+    if (!in) return accel_i_cu_replay_ops(q, l, p, n, call);   /* every instance is another live queue's */
     accel_cu_result cr = ACCEL_CU_SUCCESS;
     uint32_t k = 0;
-    if (!in) { *call = "cuGraphInstantiateWithFlags"; return ACCEL_CU_ERROR_OUT_OF_MEMORY; }
     for (uint32_t i = 0; i < l->count && cr == ACCEL_CU_SUCCESS; i++) {
         uint32_t first = k;
         while (k < n && p[k].command == i) k++;
         if (k == first && !in->patched[i]) continue;
-        cr = accel_i_cu_op_node(dev, l->graph, in->exec, &l->ops[i], NULL, p + first, k - first, call);
+        cr = accel_i_cu_op_node(dev, l->graph, in->exec, &l->ops[i], NULL, p ? p + first : NULL, k - first, call);
         if (cr == ACCEL_CU_SUCCESS) in->patched[i] = k > first;
     }
     if (cr == ACCEL_CU_SUCCESS) { *call = "cuGraphLaunch"; cr = accel_i_cu.GraphLaunch(in->exec, q->stream); }

@@ -503,8 +503,10 @@ static CUresult mStreamWaitValue64(mock_stream* s, dptr_t a, uint64_t v, unsigne
 }
 
 /* ==== graphs: a graph is its nodes' ops in order (accel chains every node on the previous one);
-   an instance is a copy; a launch pushes copies of its ops onto the stream ==== */
-typedef struct mock_graph { op* ops; size_t n, cap; } mock_graph;
+   an instance is a copy; a launch pushes copies of its ops onto the stream. As the driver documents,
+   "each launch is ordered behind ... any previous launches of hGraphExec", on whichever stream: a
+   launch on another stream than the last waits for the instance's `done` event first. ==== */
+typedef struct mock_graph { op* ops; size_t n, cap; mock_event done; mock_stream* last; } mock_graph;
 typedef struct { void* func; unsigned grid[3], block[3], shared; void** params; void** extra; } mock_kparams;
 typedef struct { dptr_t dst; size_t pitch; unsigned value, esize; size_t width, height; } mock_mparams;
 typedef struct {
@@ -582,16 +584,18 @@ static CUresult mGraphExecMemcpyNodeSetParams(mock_graph* e, size_t node, const 
     return node && node <= e->n && e->ops[node - 1].kind == OP_COPY ? copy3d_op(&e->ops[node - 1], p) : 1;
 }
 static CUresult mGraphLaunch(mock_graph* e, mock_stream* s) {
+    CUresult r;
+    if (e->last && e->last != s && (r = mStreamWaitEvent(s, &e->done, 0)) != 0) return r;   /* behind its last launch */
     for (size_t i = 0; i < e->n; i++)   /* a host-to-host copy node: the launch waits for the stream */
         if (e->ops[i].kind == OP_COPY && mock_is_host(e->ops[i].dst) && mock_is_host(e->ops[i].src)) { mStreamSynchronize(s); break; }
     for (size_t i = 0; i < e->n; i++) {
         op* o = new_op(OP_COPY);
-        CUresult r;
         if (!o) return 2;
         *o = e->ops[i];
         if ((r = push(s, o)) != 0) return r;
     }
-    return 0;
+    e->last = s;
+    return mEventRecord(&e->done, s);
 }
 
 static const struct { const char* name; void* fn; } mock_table[] = {

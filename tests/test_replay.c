@@ -203,6 +203,21 @@ TEST(generic_form_of_a_backend_without_native_lists) {
         accel_queue_replay(s.q, s.list, NULL, 0);
         REQUIRE_OK(accel_queue_finish(s.q, ACCEL_WAIT_FOREVER));
         check_ramp(s.ring[0], 0);
+        /* an exec over no work stays in the list (it keeps its index) and is built as nothing: the
+           commands after it run, and their patches apply */
+        accel_commands* idle = NULL;
+        uint32_t fc[2] = { 0, N };
+        REQUIRE_OK(accel_queue_record_begin(s.q));
+        accel_queue_exec(s.q, s.fill, &s.ring[0], 1, fc, 2, accel_exec_1d(0, 64));
+        accel_queue_fill(s.q, s.small, 4, 8, 0x77u);
+        REQUIRE_OK(accel_queue_record_end(s.q, &idle));
+        accel_queue_replay(s.q, idle, NULL, 0);
+        REQUIRE_OK(accel_queue_finish(s.q, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(test_buffer_u32(s.small, 1), 0x77u);
+        accel_queue_replay(s.q, idle, (accel_patch[]){ { 0, 0, NULL, 9 }, { 1, 0, NULL, 0x99u } }, 2);
+        REQUIRE_OK(accel_queue_finish(s.q, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(test_buffer_u32(s.small, 2), 0x99u);
+        accel_commands_destroy(idle);
     }
     accel_device_destroy(s.dev);
 #else
@@ -312,6 +327,51 @@ TEST(replay_on_two_queues_at_once) {
     check_ramp(s.ring[2], 5099);
     accel_commands_destroy(two);
     accel_commands_destroy(s.list);
+    accel_device_destroy(s.dev);
+}
+
+/* Replays of one list on many queues, each waiting for the next queue's later replay: nothing orders
+   them but the signals, so each must run as soon as its wait is met (CUDA orders launches of one graph
+   instance behind each other on any stream: shared instances would hang here; the mock does the
+   same). More queues than a list has instances; then queues destroyed and new ones in their place. */
+enum { CROSS = 6 };
+static void cross_round(scene* s, accel_commands* list, accel_queue* const* qs, int n, accel_buffer* const* bufs, uint32_t pattern) {
+    accel_signal* sig[CROSS + 1];
+    for (int i = 0; i <= n; i++) REQUIRE_OK(accel_signal_create(s->dev, 0, &sig[i]));
+    for (int i = 0; i < n; i++) {   /* queue i: wait for queue i + 1, replay into its buffer, signal */
+        if (i + 1 < n) accel_queue_wait(qs[i], sig[i + 1], 1);
+        accel_queue_replay(qs[i], list, (accel_patch[]){ { 0, 0, bufs[i], 0 }, { 1, 0, bufs[i], 0 }, { 0, 0, NULL, pattern + (uint32_t)i } }, 3);
+        accel_queue_signal(qs[i], sig[i], 1);
+        CHECK_OK(accel_queue_submit(qs[i]));
+    }
+    accel_result r = accel_signal_wait(sig[0], 1, 10000000000ull);
+    CHECK_OK(r);
+    if (r != ACCEL_OK) for (int i = 0; i < n; i++) accel_signal_fail(sig[i], ACCEL_ERROR_BACKEND);   /* to tear down */
+    for (int i = 0; i < n; i++) CHECK_OK(accel_queue_finish(qs[i], ACCEL_WAIT_FOREVER));
+    for (int i = 0; i < n && r == ACCEL_OK; i++) check_ramp(bufs[i], pattern + (uint32_t)i);   /* fill, then add one */
+    for (int i = 0; i <= n; i++) accel_signal_destroy(sig[i]);
+}
+TEST(replays_on_queues_that_wait_for_each_other) {
+    scene s;
+    accel_queue* qs[CROSS];
+    accel_buffer* bufs[CROSS];
+    accel_commands* two = NULL;
+    uint32_t fc[2] = { 0, N }, ac[1] = { N };
+    if (!scene_make(&s)) { accel_device_destroy(s.dev); return; }
+    REQUIRE_OK(accel_queue_record_begin(s.q));   /* fill, add one */
+    accel_queue_exec(s.q, s.fill, &s.ring[0], 1, fc, 2, accel_exec_1d(N, 64));
+    accel_queue_exec(s.q, s.add, &s.ring[0], 1, ac, 1, accel_exec_1d(N, 64));
+    REQUIRE_OK(accel_queue_record_end(s.q, &two));
+    for (int i = 0; i < CROSS; i++) {
+        REQUIRE_OK(accel_queue_create(s.dev, ACCEL_QUEUE_COMPUTE, &qs[i]));
+        REQUIRE_OK(test_buffer_create(s.dev, N * 4, ACCEL_MEMORY_DEVICE, &bufs[i]));
+    }
+    for (uint32_t round = 0; round < 3 && !TEST_FAILED_SO_FAR(); round++) cross_round(&s, two, qs, CROSS, bufs, 100u * round);
+    for (int i = 0; i < CROSS - 2; i++) {   /* new queues where the first ones were */
+        accel_queue_destroy(qs[i]);
+        REQUIRE_OK(accel_queue_create(s.dev, ACCEL_QUEUE_COMPUTE, &qs[i]));
+    }
+    for (uint32_t round = 3; round < 6 && !TEST_FAILED_SO_FAR(); round++) cross_round(&s, two, qs, CROSS, bufs, 100u * round);
     accel_device_destroy(s.dev);
 }
 
@@ -559,6 +619,7 @@ int main(int argc, char** argv) {
     RUN(empty_list_and_copy_only_list_on_a_copy_queue);
     RUN(replays_between_waits_and_signals);
     RUN(replay_on_two_queues_at_once);
+    RUN(replays_on_queues_that_wait_for_each_other);
     RUN(recording_errors);
     RUN(bad_patches_are_recording_errors);
     RUN(destroy_the_list_and_its_objects_while_replays_are_pending);
