@@ -245,10 +245,14 @@
      order, so a wait holds up everything submitted to that VkQueue later, other accel queues' work too.
      That is the case for a value promised by signal operations pending on the queue's own VkQueue (they
      run first: the chain and frame-loop case, also on lavapipe's single VkQueue), and, when the accel
-     queue has a VkQueue to itself, for any promised value and for a value only the host can raise (then
+     queue owns its VkQueue, for any promised value and for a value only the host can raise (then
      the host raise is signalled at once). Everything else (another device's or backend's signal, a
      host-raised value on a shared VkQueue) is gated: the queue's worker waits on the host, then submits.
-     COMPUTE queues take the compute VkQueue with the fewest accel queues (up to ACCEL_VULKAN_MAX_QUEUES).
+     A COMPUTE queue owns a compute VkQueue that no other accel queue uses, for as long as it lives
+     (another queue joining it later would be held up behind such a wait), while one is free; one
+     compute VkQueue (the one COPY queues use, else the last; on lavapipe the only one) is never owned,
+     and the queues that find no free one share it or another unowned one, the one with the fewest
+     accel queues (up to ACCEL_VULKAN_MAX_QUEUES VkQueues).
      accel_buffer_read/write of memory the host cannot map (and the zero fill of a new buffer) copy
      through staging on a VkQueue of their own where the compute family has two or more (NVIDIA: 16),
      so that a queue waiting on the device for a host-raised value never holds them up; where it has
@@ -653,11 +657,12 @@ static accel_result accel_i_vk_lib_open(const accel_logger* lg, PFN_vkGetInstanc
 }
 
 /* ==== vulkan: objects ==== */
-/* A VkQueue, and how many accel queues submit to it (`users`, under the device's submit_lock): a device
-   wait that only the host can release is put on a VkQueue only when it has one user, since it holds up
-   everything submitted to that VkQueue after it (see accel_i_vk_wait_on_device). */
+/* A VkQueue, how many accel queues submit to it (`users`) and whether one has it to itself for as long
+   as it lives (`owned`; both under the device's submit_lock): a device wait that only the host can
+   release is put on a VkQueue only when it is owned, since it holds up everything submitted to that
+   VkQueue after it (see accel_i_vk_wait_on_device), also the work of a queue that would join later. */
 typedef struct accel_i_vk_hwq {
-    VkQueue queue; uint32_t family; accel_i_mutex lock; uint32_t users;
+    VkQueue queue; uint32_t family; accel_i_mutex lock; uint32_t users; bool owned;
     uint32_t stamp_bits;          /* the family's timestampValidBits (0: no timestamps on it) */
 } accel_i_vk_hwq;
 
@@ -1022,7 +1027,8 @@ static void accel_i_vk_signal_publish(accel_signal* base, uint64_t v) {
    - v promised by GPU signal operations pending on this queue's own VkQueue: they were submitted
      before, so they run first, and the wait holds up nothing (the chain and frame-loop case, also on
      a device with one VkQueue, such as lavapipe);
-   - this queue has its VkQueue to itself: anything promised (on any VkQueue), and a value only the host
+   - this queue owns its VkQueue (accel_i_vk_hwq_take: no other accel queue submits to it while this
+     one lives, now or later): anything promised (on any VkQueue), and a value only the host
      can raise when nothing is pending on the semaphore, so that the raise is signalled at once (the
      wait is remembered in hwait: until the semaphore passes it, no GPU signal operation goes onto it
      natively, so host raises stay immediate). What it holds up is this queue's later work, which an
@@ -1039,7 +1045,7 @@ static bool accel_i_vk_wait_on_device(accel_queue* qb, accel_signal* base, uint6
     c = accel_i_vk_counter(dev, s->sem);
     hi = atomic_load(&s->submitted);
     ok = v <= hi && s->hi_hwq == q->hwq;
-    if (!ok && q->hwq->users == 1) {
+    if (!ok && q->hwq->owned) {
         ok = v <= hi || (c >= hi && v - c <= dev->max_diff);
         if (ok && v > hi && v > s->hwait) s->hwait = v;
     }
@@ -2967,15 +2973,25 @@ static accel_result accel_i_vk_queue_drain(accel_queue* base, uint64_t timeout_n
     return ACCEL_OK;
 }
 
-/* A COPY queue takes the copy VkQueue; a COMPUTE queue the compute VkQueue with the fewest users. */
+/* A COPY queue takes the copy VkQueue. A COMPUTE queue takes a compute VkQueue that nobody uses and
+   owns it (no other accel queue joins it while the queue lives, so that the queue may wait there on
+   the device for what only the host raises: a later queue would be held up behind such a wait, or
+   deadlock where that queue's work is what raises it); else the compute VkQueue, not owned, with the
+   fewest users. One compute VkQueue is never owned (the copy queues', else the last; on a device with
+   one, such as lavapipe, the only one), so there is always one to share. */
 static accel_i_vk_hwq* accel_i_vk_hwq_take(accel_i_vk_device* dev, accel_queue_type type) {
     accel_i_vk_hwq* h = &dev->hwq[dev->copy_hwq];
     accel_i_mutex_lock(&dev->submit_lock);
     if (type != ACCEL_QUEUE_COPY) {
+        const accel_i_vk_hwq* shared = &dev->hwq[dev->copy_hwq < dev->hwq_count ? dev->copy_hwq : dev->hwq_count - 1];
         uint32_t start = atomic_fetch_add(&dev->next_hwq, 1u);
-        h = &dev->hwq[start % dev->hwq_count];
-        for (uint32_t i = 1; i < dev->hwq_count; i++)
-            if (dev->hwq[(start + i) % dev->hwq_count].users < h->users) h = &dev->hwq[(start + i) % dev->hwq_count];
+        h = NULL;
+        for (uint32_t i = 0; i < dev->hwq_count; i++) {
+            accel_i_vk_hwq* c = &dev->hwq[(start + i) % dev->hwq_count];
+            if (c->owned) continue;
+            if (c->users == 0 && c != shared) { h = c; h->owned = true; break; }
+            if (!h || c->users < h->users) h = c;
+        }
     }
     h->users++;
     accel_i_mutex_unlock(&dev->submit_lock);
@@ -2984,6 +3000,7 @@ static accel_i_vk_hwq* accel_i_vk_hwq_take(accel_i_vk_device* dev, accel_queue_t
 static void accel_i_vk_hwq_give(accel_i_vk_device* dev, accel_i_vk_hwq* h) {
     accel_i_mutex_lock(&dev->submit_lock);
     h->users--;
+    h->owned = false;   /* an owned one had this queue only */
     accel_i_mutex_unlock(&dev->submit_lock);
 }
 static void accel_i_vk_queue_release(accel_i_vk_queue* q) {

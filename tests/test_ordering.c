@@ -797,6 +797,62 @@ TEST(destroy_while_a_device_wait_is_pending) {
 #endif
 }
 
+/* Queues created after another queue began waiting for a value only the host sets are not held up
+   behind that wait: one that has nothing to do with it runs at once (COMPUTE and COPY), and one whose
+   work is what raises the value the first waits for does not deadlock with it. (On Vulkan such a wait
+   sat on the first queue's VkQueue while it was alone there; queues created later joined that VkQueue
+   behind it.) */
+TEST(queues_created_later_are_not_held_up_by_an_earlier_wait) {
+    accel_device* dev;
+    accel_queue *first, *compute, *copy, *later;
+    accel_signal *gate, *done, *t, *s0, *s1, *s2;
+    accel_buffer* b;
+    accel_result r;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(accel_signal_create(dev, 0, &t));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s0));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s1));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s2));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &first));   /* alone on the device */
+    accel_queue_wait(first, gate, 1);
+    accel_queue_wait(first, s1, 1);          /* a value nobody has promised yet */
+    accel_queue_signal(first, done, 1);
+    accel_queue_signal(first, s2, 1);
+    REQUIRE_OK(accel_queue_submit(first));
+    (void)accel_signal_wait(done, 1, 20000000ull);   /* 20 ms: it reached its wait */
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &compute));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COPY, &copy));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &later));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &b));
+    accel_queue_fill(compute, b, 0, 128, 7u);
+    accel_queue_signal(compute, t, 1);
+    CHECK_OK(accel_queue_submit(compute));
+    accel_queue_fill(copy, b, 128, 128, 9u);
+    accel_queue_signal(copy, t, 2);
+    CHECK_OK(accel_queue_submit(copy));
+    r = accel_signal_wait(t, 2, 5000000000ull);   /* neither waits for the gate */
+    CHECK_OK(r);
+    CHECK_EQ_U64(accel_signal_value(gate), 0);
+    accel_queue_wait(later, s0, 1);          /* a value only the host sets; then what `first` waits for */
+    accel_queue_signal(later, s1, 1);
+    CHECK_OK(accel_queue_submit(later));
+    CHECK_OK(accel_signal_set(s0, 1));
+    CHECK_OK(accel_signal_wait(s1, 1, 5000000000ull));
+    CHECK_OK(accel_signal_set(gate, 1));
+    r = accel_signal_wait(s2, 1, 5000000000ull);
+    CHECK_OK(r);
+    if (r != ACCEL_OK) {   /* to tear down */
+        accel_signal_fail(s1, ACCEL_ERROR_BACKEND);
+        accel_signal_fail(t, ACCEL_ERROR_BACKEND);
+    }
+    CHECK_EQ_U64(accel_signal_value(done), 1);
+    CHECK_EQ_U64(test_buffer_u32(b, 0), 7u);
+    CHECK_EQ_U64(test_buffer_u32(b, 63), 9u);
+    accel_device_destroy(dev);
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(two_queue_chain_each_step_reads_the_last);
@@ -816,5 +872,6 @@ int main(int argc, char** argv) {
     RUN(destroy_while_a_device_wait_is_pending);
     RUN(failed_wait_waits_its_turn);
     RUN(device_wait_outlives_the_queue_it_waits_for);
+    RUN(queues_created_later_are_not_held_up_by_an_earlier_wait);
     return test_end();
 }
