@@ -236,9 +236,11 @@
    holds a signal or buffer of device B, destroying that object and then B frees neither; the object,
    and the part of B it needs, go when A's batch is released (by whichever thread releases it). A
    signal of B that other devices' batches wait on for a value it has not reached, with no signal
-   command recorded on another device's queue to reach it, can no longer be set by anyone once B is
-   destroyed: B's destroy fails it (reason ACCEL_ERROR_DEVICE_LOST, with a warning), so the waiting
-   queue drops the rest of its batch and fails what it would signal instead of hanging.
+   command of another device's queue left to reach it (none recorded with such a value, or none whose
+   batch is still to run), can no longer be set by anyone once B is destroyed: B's destroy fails it
+   (reason ACCEL_ERROR_DEVICE_LOST, with a warning), or, where such a command was left, the release of
+   the last one (its batch discarded, or run without reaching the value) does. The waiting queue then
+   drops the rest of its batch and fails what it would signal instead of hanging.
    `host_ptr` buffers wrap caller memory (CPU backend only): the caller keeps ownership and must keep
    it alive until the buffer is released. `accel_queue_update` copies its data at record time.
    With `read_only = true` the wrapped memory may be const (a model file mapped read-only): accel never
@@ -1265,6 +1267,7 @@ typedef enum accel_i_cmd_kind {
 } accel_i_cmd_kind;
 
 #define ACCEL_I_CMD_ON_DEVICE 1u     /* accel_i_cmd.flags: a wait the core handed to the device (core: batch walk) */
+#define ACCEL_I_CMD_FOREIGN   2u     /* accel_i_cmd.flags: a signal command of a queue of another device than its signal's */
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
     uint32_t flags;
@@ -1379,6 +1382,7 @@ struct accel_device {
     char label[64];
     accel_device_info info;        /* filled by the backend at create; validation reads the limits */
     accel_i_a32 lost;
+    accel_i_a32 destroyed;         /* accel_device_destroy dropped the handles (see accel_i_orphan_check) */
     accel_i_a32 refs;              /* the caller's handle + one per live object (see core: objects) */
     accel_i_a32 objects_lock;
     accel_i_object* objects;
@@ -1400,10 +1404,11 @@ struct accel_buffer  {
 static accel_buffer* accel_i_buffer_root(accel_buffer* buf) { return buf->root ? buf->root : buf; }
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
 /* promised: debug only, see accel_i_debug_promise. wanted / recorded: the highest value a wait / signal
-   command recorded on another device's queue asks for / sets (see accel_i_next_orphan) */
+   command recorded on another device's queue asks for / sets; foreign: how many of those signal
+   commands are held by batches now (see accel_i_next_orphan) */
 #define ACCEL_I_SIGNAL_FIELDS \
     accel_i_object obj; \
-    accel_i_a64 promised, wanted, recorded; \
+    accel_i_a64 promised, wanted, recorded, foreign; \
     accel_signal* fail_next;       /* core: failure after hand-off (under the device's dwait_lock) */ \
     uint64_t fail_before;          /* its value just before that failure */ \
     uint64_t trace_id;             /* tracing: "#n" names an unlabelled signal (64-bit: no tail padding) */
@@ -1611,6 +1616,7 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     dev->debug = d->debug;
     accel_i_copy_label(dev->label, sizeof dev->label, d->label);
     atomic_init(&dev->lost, 0u);
+    atomic_init(&dev->destroyed, 0u);
     atomic_init(&dev->refs, 1u);
     atomic_init(&dev->objects_lock, 0u);
     atomic_init(&dev->dwait_lock, 0u);
@@ -2460,20 +2466,37 @@ static accel_i_object* accel_i_take_handle(accel_device* dev, int kind) {
     accel_i_spin_unlock(&dev->objects_lock);
     return o;
 }
+/* Can nobody set s any more to the value other devices' waits ask of it? Its device is destroyed (so
+   no handle, and its own batches are done or discarded), it is below that value, and no signal command
+   of another device's queue that could reach it is left: none was recorded with such a value, or none
+   is held by a batch any more (`foreign`, which the caller read). */
+static bool accel_i_orphaned(accel_signal* s, uint64_t foreign) {
+    uint64_t cur = s->obj.device->backend->signal_value(s), wanted = atomic_load(&s->wanted);
+    return !(cur & ACCEL_I_FAILED_BIT) && cur < wanted && (atomic_load(&s->recorded) < wanted || foreign == 0);
+}
+static void accel_i_orphan_fail(accel_signal* s) {
+    accel_i_log(s->obj.device, ACCEL_LOG_WARN, "accel_device_destroy: signal %p%s%s%s is still held by another device's "
+                "queue, which waits for %llu; it is at %llu and nothing can set it now: failing it with "
+                "ACCEL_ERROR_DEVICE_LOST",
+                (void*)s, ACCEL_I_LABEL(&s->obj), (unsigned long long)atomic_load(&s->wanted),
+                (unsigned long long)s->obj.device->backend->signal_value(s));
+    accel_i_raise(s, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
+}
+/* A batch released its signal command of s (foreign: how many are left) from another device's queue:
+   when s's device is destroyed already and that was the last one able to set s (its batch discarded,
+   or run with a lower value), s is an orphan now (see accel_i_fail_orphans). With the destroy's scan
+   (destroyed, then foreign) one of the two sees the other (seq_cst). */
+static void accel_i_orphan_check(accel_signal* s, uint64_t foreign) {
+    if (foreign == 0 && atomic_load(&s->obj.device->destroyed) && accel_i_orphaned(s, 0)) accel_i_orphan_fail(s);
+}
 /* A signal of dev that other devices' batches still hold once the destroy dropped every handle, and
-   that is below the highest value a wait recorded on another device's queue asks of it, with no signal
-   command recorded on another device's queue to reach that value (dev's own batches are all done or
-   discarded by now); retained. NULL when none is left. */
+   that nobody can set any more (accel_i_orphaned); retained. NULL when none is left. */
 static accel_signal* accel_i_next_orphan(accel_device* dev) {
     accel_i_object* o;
     accel_i_spin_lock(&dev->objects_lock);
     for (o = dev->objects; o; o = o->next) {
         accel_signal* s = (accel_signal*)(void*)o;
-        uint64_t cur, wanted;
-        if (o->kind != ACCEL_I_SIGNAL) continue;
-        cur = dev->backend->signal_value(s);
-        wanted = atomic_load(&s->wanted);
-        if (!(cur & ACCEL_I_FAILED_BIT) && cur < wanted && atomic_load(&s->recorded) < wanted && accel_i_try_retain(o)) break;
+        if (o->kind == ACCEL_I_SIGNAL && accel_i_orphaned(s, atomic_load(&s->foreign)) && accel_i_try_retain(o)) break;
     }
     accel_i_spin_unlock(&dev->objects_lock);
     return (accel_signal*)(void*)o;
@@ -2482,13 +2505,9 @@ static accel_signal* accel_i_next_orphan(accel_device* dev) {
    the queues waiting on them go on instead of hanging. */
 static void accel_i_fail_orphans(accel_device* dev) {
     accel_signal* s;
+    atomic_store(&dev->destroyed, 1u);
     while ((s = accel_i_next_orphan(dev)) != NULL) {
-        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: signal %p%s%s%s is still held by another device's "
-                    "queue, which waits for %llu; it is at %llu and nothing can set it now: failing it with "
-                    "ACCEL_ERROR_DEVICE_LOST",
-                    (void*)s, ACCEL_I_LABEL(&s->obj), (unsigned long long)atomic_load(&s->wanted),
-                    (unsigned long long)dev->backend->signal_value(s));
-        accel_i_raise(s, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
+        accel_i_orphan_fail(s);
         accel_i_release(s);
     }
 }
@@ -2646,6 +2665,7 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
         atomic_init(&(*out)->promised, initial);
         atomic_init(&(*out)->wanted, 0u);
         atomic_init(&(*out)->recorded, 0u);
+        atomic_init(&(*out)->foreign, 0u);
         accel_i_trace_signal(*out);
     }
     return r;
@@ -2991,7 +3011,11 @@ static void accel_i_batch_release(accel_i_batch* b) {
     for (uint32_t i = 0; i < b->count; i++) {
         accel_i_cmd* c = &b->cmds[i];
         switch (c->kind) {
-        case ACCEL_I_CMD_WAIT: case ACCEL_I_CMD_SIGNAL: accel_i_release(c->u.sig.signal); break;
+        case ACCEL_I_CMD_SIGNAL:
+            if (c->flags & ACCEL_I_CMD_FOREIGN) accel_i_orphan_check(c->u.sig.signal, atomic_fetch_sub(&c->u.sig.signal->foreign, 1u) - 1u);
+            accel_i_release(c->u.sig.signal);
+            break;
+        case ACCEL_I_CMD_WAIT: accel_i_release(c->u.sig.signal); break;
         case ACCEL_I_CMD_EXEC: {
             accel_buffer** bufs = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers);
             for (uint32_t j = 0; j < c->u.exec.buffer_count; j++) accel_i_release(bufs[j]);
@@ -3166,8 +3190,10 @@ static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_sign
     }
     if ((c = accel_i_rec_push(q, kind, 0, NULL, fn)) == NULL) return;
     accel_i_retain(s);
-    if (s->obj.device != q->obj.device)   /* only other devices' batches outlive the signal's device */
+    if (s->obj.device != q->obj.device) {   /* only other devices' batches outlive the signal's device */
         accel_i_atomic_max(kind == ACCEL_I_CMD_WAIT ? &s->wanted : &s->recorded, value);
+        if (kind == ACCEL_I_CMD_SIGNAL) { atomic_fetch_add(&s->foreign, 1u); c->flags |= ACCEL_I_CMD_FOREIGN; }
+    }
     c->u.sig.signal = s;
     c->u.sig.value = value;
     if (kind == ACCEL_I_CMD_SIGNAL && q->obj.device->debug) accel_i_debug_recorded(q, s, value);

@@ -55,6 +55,50 @@ TEST(xdev_wait_on_signal_of_destroyed_device_fails) {
     wait_on_destroyed_device_signal(0);
 }
 
+/* The same, where another device's queue had recorded the signal command that could have set it, but
+   that command never reaches the value: its batch is discarded (a recording error at submit; its queue
+   destroyed unsubmitted; its device destroyed unsubmitted), or runs after the signal's device was
+   destroyed with a lower value than the wait's. The release of that command fails the signal (at B's
+   destroy it was still pending). Before: the waiting queue hung for good. */
+static void wait_whose_setter_never_reaches(int mode) {
+    accel_device *a, *b, *c;
+    accel_queue *qa, *qc;
+    accel_signal *sa, *sb, *gate;
+    REQUIRE_OK(test_device_create(&a));
+    REQUIRE_OK(cpu_device(NULL, &b));
+    REQUIRE_OK(cpu_device(NULL, &c));
+    REQUIRE_OK(accel_queue_create(a, ACCEL_QUEUE_COMPUTE, &qa));
+    REQUIRE_OK(accel_queue_create(c, ACCEL_QUEUE_COMPUTE, &qc));
+    REQUIRE_OK(accel_signal_create(a, 0, &sa));
+    REQUIRE_OK(accel_signal_create(b, 0, &sb));
+    REQUIRE_OK(accel_signal_create(c, 0, &gate));
+    accel_queue_wait(qa, sb, 2);
+    accel_queue_signal(qa, sa, 1);
+    CHECK_OK(accel_queue_submit(qa));
+    if (mode == 3) accel_queue_wait(qc, gate, 1);
+    accel_queue_signal(qc, sb, mode == 3 ? 1 : 2);
+    if (mode == 0) {
+        accel_queue_signal(qc, NULL, 1);
+        CHECK_RESULT(accel_queue_submit(qc), ACCEL_ERROR_INVALID_ARGUMENT);
+    }
+    if (mode == 1) accel_queue_destroy(qc);
+    if (mode == 2) accel_device_destroy(c);
+    if (mode == 3) CHECK_OK(accel_queue_submit(qc));
+    accel_signal_destroy(sb);
+    accel_device_destroy(b);
+    if (mode == 3) CHECK_OK(accel_signal_set(gate, 1));   /* sb = 1 < 2, then the command is released */
+    accel_result r = accel_signal_wait(sa, 1, 10000000000ull);
+    CHECK_RESULT(r, ACCEL_ERROR_SIGNAL_FAILED);
+    if (r == ACCEL_TIMEOUT) { fprintf(stderr, "    mode %d: the queue hangs\n", mode); return; }   /* a destroy would hang */
+    CHECK(test_log_contains("nothing can set it now: failing it with ACCEL_ERROR_DEVICE_LOST"));
+    CHECK_OK(accel_queue_finish(qa, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(a);
+    if (mode != 2) accel_device_destroy(c);
+}
+TEST(xdev_wait_whose_only_setter_never_reaches_fails) {
+    for (int mode = 0; mode < 4 && !TEST_FAILED_SO_FAR(); mode++) wait_whose_setter_never_reaches(mode);
+}
+
 /* A submitted batch of device A signals a signal of device B after B's handle and B are destroyed: the
    signal and B itself stay allocated until the batch is released, then go. Before: B's destroy freed
    the signal and the batch signalled freed memory. */
@@ -222,6 +266,7 @@ TEST(teardown_every_order) {
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(xdev_wait_on_signal_of_destroyed_device_fails);
+    RUN(xdev_wait_whose_only_setter_never_reaches_fails);
     RUN(xdev_signal_keeps_its_device_alive);
     RUN(xdev_copy_from_buffer_of_destroyed_device);
     RUN(teardown_every_order);
