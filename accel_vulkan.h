@@ -442,8 +442,8 @@ ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s);
    wait upstream, device loss) raises the engine's semaphore as for accel's own (see
    accel_vulkan_signal_semaphore): the engine cannot signal it any further afterwards; it makes a new
    one. A queue wait on it goes to the GPU where
-   accel's rules allow (an accel queue with its VkQueue to itself; on a shared VkQueue it is gated on
-   the host, see "Signals: design"), so on a
+   accel's rules allow (an accel queue that owns its VkQueue; on a shared VkQueue, such as the one
+   VkQueue of an adopted device, it is gated on the host, see "Signals: design"), so on a
    VkQueue the engine shares with accel (an adopted device with one queue), submit the engine's signal
    operation before the accel work that waits for it, as Vulkan requires of one queue's submissions.
    Returns INVALID_ARGUMENT (NULL d/out, no
