@@ -1196,14 +1196,10 @@ static bool accel_i_event_spin(const accel_i_event* ev, uint64_t target, uint64_
    nothing can change the word while we wait, so it only checks. `own`: the caller is one of accel's
    threads, which steps off a CPU it shares with the thread it waits for (see platform: cpu
    placement); NULL for user threads. */
-static bool accel_i_event_sleep(accel_i_event* ev, uint64_t target, uint64_t deadline, accel_i_own* own) {
-    if (accel_i_event_value(ev) >= target) return true;
-#if defined(ACCEL_NO_THREADS)
-    (void)deadline; (void)own;
-    return false;
-#else
-    bool reached = false, slept = false;
-    if (accel_i_event_spin(ev, target, deadline, own)) return true;
+#if !defined(ACCEL_NO_THREADS)
+/* The sleeping part: on the condition variable until word >= target or the deadline. *slept: it did. */
+static bool accel_i_event_block(accel_i_event* ev, uint64_t target, uint64_t deadline, bool* slept) {
+    bool reached = false;
     accel_i_mutex_lock(&ev->lock);
     atomic_fetch_add(&ev->sleepers, 1u);
     for (;;) {
@@ -1213,10 +1209,22 @@ static bool accel_i_event_sleep(accel_i_event* ev, uint64_t target, uint64_t dea
         if (now >= deadline) break;
         if (deadline == ACCEL_I_FOREVER) accel_i_cond_wait(&ev->cond, &ev->lock);
         else accel_i_cond_timedwait(&ev->cond, &ev->lock, deadline - now);
-        slept = true;
+        *slept = true;
     }
     atomic_fetch_sub(&ev->sleepers, 1u);
     accel_i_mutex_unlock(&ev->lock);
+    return reached;
+}
+#endif
+static bool accel_i_event_sleep(accel_i_event* ev, uint64_t target, uint64_t deadline, accel_i_own* own) {
+    if (accel_i_event_value(ev) >= target) return true;
+#if defined(ACCEL_NO_THREADS)
+    (void)deadline; (void)own;
+    return false;
+#else
+    bool reached, slept = false;
+    if (accel_i_event_spin(ev, target, deadline, own)) return true;
+    reached = accel_i_event_block(ev, target, deadline, &slept);
     if (own && slept && reached) accel_i_own_leave(own, atomic_load_explicit(&ev->waker_cpu, memory_order_relaxed), accel_i_now_ns());
     return reached;
 #endif
@@ -4292,6 +4300,8 @@ struct accel_i_cpu_device {
     accel_i_a32 stop;
     accel_i_event gen;            /* job generation: workers wait on it */
     accel_i_event done;           /* chunks finished in the current job */
+    accel_i_event lanes_given;    /* lanes given back while a thread slept for one (lane_sleepers) */
+    accel_i_a32 lane_sleepers;
     accel_i_cpu_job job;
     accel_i_a32 next_hint;        /* spreads queues over lanes */
     bool moves;                   /* own threads may step off a shared CPU (see cpu placement) */
@@ -4352,13 +4362,39 @@ static bool accel_i_cpu_lane_try(accel_i_cpu_device* dev, uint32_t hint, uint32_
     }
     return false;
 }
+#if !defined(ACCEL_NO_THREADS)
+/* A thread that found no free lane (more queues than lanes) for ACCEL_CPU_SPIN_NS (since *start)
+   sleeps until a lane is given back, in slices of a millisecond: the giver wakes sleepers without a
+   fence on its path, so a wake it missed costs a slice, not a hang. Before that it yields. */
+#define ACCEL_I_CPU_LANE_SLICE_NS 1000000u
+static void accel_i_cpu_lane_sleep(accel_i_cpu_device* dev, uint64_t* start) {
+    uint64_t now = accel_i_now_ns(), seen;
+    bool slept = false, free = false;
+    if (!*start) *start = now;
+    if (now - *start < ACCEL_CPU_SPIN_NS) { accel_i_yield(); return; }
+    atomic_fetch_add(&dev->lane_sleepers, 1u);
+    seen = accel_i_event_value(&dev->lanes_given);
+    for (uint32_t i = 0; i < dev->lanes_n && !free; i++) free = !atomic_load(&dev->lanes[i].taken);
+    if (!free) accel_i_event_block(&dev->lanes_given, seen + 1u, now + ACCEL_I_CPU_LANE_SLICE_NS, &slept);
+    atomic_fetch_sub(&dev->lane_sleepers, 1u);
+}
+#endif
 static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
-    uint32_t lane = 0, n = 0;
-    while (!accel_i_cpu_lane_try(dev, hint, &lane)) { if ((++n & 15u) != 0) ACCEL_I_RELAX(); else accel_i_yield(); }
+    uint32_t lane = 0;
+    uint64_t start = 0;
+    for (uint32_t n = 1; !accel_i_cpu_lane_try(dev, hint, &lane); n++) {
+        if ((n & 15u) != 0) ACCEL_I_RELAX();
+#if !defined(ACCEL_NO_THREADS)
+        else if ((n & 255u) == 0) accel_i_cpu_lane_sleep(dev, &start);
+#endif
+        else accel_i_yield();
+    }
+    (void)start;
     return lane;
 }
 static void accel_i_cpu_lane_give(accel_i_cpu_device* dev, uint32_t lane) {
     atomic_store_explicit(&dev->lanes[lane].taken, 0u, memory_order_release);
+    if (atomic_load_explicit(&dev->lane_sleepers, memory_order_relaxed)) accel_i_event_add(&dev->lanes_given, 1);
 }
 
 /* Runs groups [first, first+count) of a job, in linear order (x fastest). */
@@ -4492,7 +4528,7 @@ static void accel_i_cpu_device_free(accel_i_cpu_device* dev, bool events_ok) {
 #endif
     if (dev->workers) accel_i_free(&a, dev->workers, (size_t)(dev->lanes_n - 1u) * sizeof *dev->workers);
     if (dev->lanes) accel_i_free(&a, dev->lanes, (size_t)dev->lanes_n * sizeof *dev->lanes);
-    if (events_ok) { accel_i_event_destroy(&dev->gen); accel_i_event_destroy(&dev->done); }
+    if (events_ok) { accel_i_event_destroy(&dev->gen); accel_i_event_destroy(&dev->done); accel_i_event_destroy(&dev->lanes_given); }
     accel_i_free(&a, dev, sizeof *dev);
 }
 
@@ -4549,6 +4585,13 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
         accel_i_cpu_device_free(dev, false);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
+    if (!accel_i_event_init(&dev->lanes_given, 0)) {
+        accel_i_event_destroy(&dev->gen);
+        accel_i_event_destroy(&dev->done);
+        accel_i_cpu_device_free(dev, false);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    atomic_init(&dev->lane_sleepers, 0u);
     dev->lanes = (accel_i_cpu_lane*)accel_i_alloc(&dev->base.allocator, (size_t)lanes * sizeof *dev->lanes, 64);
     if (!dev->lanes) {
         accel_i_cpu_device_free(dev, true);

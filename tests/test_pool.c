@@ -136,11 +136,63 @@ TEST(pool_default_lanes_follow_affinity_mask) {
 #endif
 }
 
+/* More queues than lanes: a queue whose exec waits for a lane that a long kernel holds spins for
+   ACCEL_CPU_SPIN_NS at most, then sleeps ("keep it bounded so an idle device burns no CPU"). Before:
+   it yielded in a loop for as long as the lane was held (a CPU's worth). Linux: the process's CPU
+   time is measured. */
+#if defined(__linux__) && TEST_HAVE_THREADS
+static void pool_k_sleep(const accel_dispatch* d) { struct timespec ts = { 0, 600000000 }; (void)d; nanosleep(&ts, NULL); }
+static void pool_k_nop(const accel_dispatch* d) { (void)d; }
+static uint64_t pool_cpu_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+#endif
+TEST(pool_queue_waiting_for_a_lane_sleeps) {
+#if defined(__linux__) && TEST_HAVE_THREADS
+    accel_device_desc desc;
+    accel_device* dev;
+    accel_program_desc pd;
+    accel_program *slow, *nop;
+    accel_queue *q0, *q1;
+    accel_signal* done;
+    struct timespec settle = { 0, 50000000 };
+    memset(&desc, 0, sizeof desc);
+    desc.cpu_threads = 1;
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    memset(&pd, 0, sizeof pd);
+    pd.cpu = pool_k_sleep; pd.name = "sleep 600 ms";
+    REQUIRE_OK(accel_program_create(dev, &pd, &slow));
+    pd.cpu = pool_k_nop; pd.name = "nothing";
+    REQUIRE_OK(accel_program_create(dev, &pd, &nop));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q0));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q1));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    accel_queue_exec(q0, slow, NULL, 0, NULL, 0, accel_exec_1d(1, 1));   /* holds the one lane */
+    CHECK_OK(accel_queue_submit(q0));
+    nanosleep(&settle, NULL);
+    uint64_t c0 = pool_cpu_ns(), t0 = test_now_ns();
+    accel_queue_exec(q1, nop, NULL, 0, NULL, 0, accel_exec_1d(1, 1));    /* waits for it */
+    accel_queue_signal(q1, done, 1);
+    CHECK_OK(accel_queue_submit(q1));
+    CHECK_OK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));
+    uint64_t cpu = pool_cpu_ns() - c0, wall = test_now_ns() - t0;
+    CHECK(wall >= 300000000u);              /* it did wait for the lane */
+    if (!CHECK(cpu < wall / 4)) fprintf(stderr, "    %llu ns of CPU over %llu ns waiting for a lane\n", (unsigned long long)cpu, (unsigned long long)wall);
+    CHECK_OK(accel_queue_finish(q0, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(dev);
+#else
+    SKIP("measures the process's CPU time: Linux with threads");
+#endif
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     test_only_backends("cpu", "the CPU backend's worker pool");
     RUN(pool_every_group_exactly_once_every_lane_count);
     RUN(pool_exactly_once_8_lanes_4_queues_long);
     RUN(pool_default_lanes_follow_affinity_mask);
+    RUN(pool_queue_waiting_for_a_lane_sleeps);
     return test_end();
 }
