@@ -150,11 +150,15 @@
      0 or above 4194304, schema not 0), an instruction whose word count is 0 or runs past the end, an
      opcode accel does not know (the core opcodes of SPIR-V 1.6 plus the KHR/AMD ones a compute shader
      uses: subgroup, integer dot product, cooperative matrix, shader clock, DecorateString) or with fewer
-     operands than it requires, a result id of 0 or not below the bound, the sections of the module out of
+     operands than it requires, a result id of 0 or not below the bound (also a result type, the target of
+     a debug name, decoration or execution mode, an entry point's function or interface), the sections of the module out of
      the spec's order (2.4: capabilities ... types and globals, then functions, each closed by
      OpFunctionEnd, exactly one OpMemoryModel), an entry-point name without its NUL, no GLCompute entry
      point, or one naming an id that is not an OpFunction with a body. This is a structural check, not
-     spirv-val: a well-formed module whose instructions mean nothing can still fail at submit.
+     spirv-val: a well-formed module whose instructions mean nothing can still fail at submit
+     (ACCEL_ERROR_COMPILE there), and one that breaks SPIR-V's validation rules (a BuiltIn decoration on
+     the wrong object, a struct member index out of range, ...) is undefined behaviour in Vulkan, which
+     drivers need not survive (lavapipe crashes on some): run spirv-val on modules from elsewhere.
    - ACCEL_ERROR_COMPILE: SPIR-V newer than the device takes (1.3 on Vulkan 1.1, 1.5 on 1.2, which accel
      creates its devices with; an adopted device: by accel_vulkan_adopt_desc.api_version, 1.3 -> 1.6).
    - ACCEL_ERROR_INVALID_ARGUMENT when the shader needs more than the desc gives: a storage-buffer binding
@@ -1366,7 +1370,7 @@ static accel_result accel_i_vk_buffer_io(accel_buffer* base, size_t offset, void
 /* ==== vulkan: SPIR-V checks ==== */
 /* No module reaches the driver before these pass (a driver may crash on a malformed one): the header
    (magic, a version the device takes, schema 0), every instruction's word count, a known opcode with at
-   least its required operands, result ids below the bound, the logical layout of the SPIR-V spec (section
+   least its required operands, result ids (and the ids accel_i_spv_ids_ok reads) below the bound, the logical layout of the SPIR-V spec (section
    2.4: capabilities, extensions, imports, one memory model, entry points, execution modes, debug,
    annotations, types / constants / global variables, then functions, each closed by OpFunctionEnd), and
    an entry point that is a GLCompute OpEntryPoint naming an OpFunction with a body. Then it reads what
@@ -1518,7 +1522,35 @@ static accel_result accel_i_spv_check_header(accel_device* dev, const uint32_t* 
     return ACCEL_OK;
 }
 
-/* Every instruction: word count, known opcode with its operands, result id below the bound, the layout. */
+/* The ids an instruction names that accel can tell from literals without a table of every operand's
+   kind: its result type, the target of a debug name, decoration or execution mode, an entry point's
+   function and interface. Each must be below the bound: drivers index their tables by ids (lavapipe
+   crashed in vkCreateComputePipelines on an OpName of id 0xffffffff). The ids of function-body operands
+   are left to the driver's own parser. */
+static bool accel_i_spv_ids_ok(const uint32_t* w, uint32_t len, unsigned e, uint32_t bound) {
+    uint32_t op = w[0] & 0xffffu, first = 1, last = 1;
+    if ((e & 0x20) && (w[1] == 0 || w[1] >= bound)) return false;
+    switch (op) {
+    case 5: case 6: case 16: case 71: case 72: case 331: case 332: last = 2; break;   /* OpName OpMemberName OpExecutionMode(Id) OpDecorate(Id) OpMemberDecorate */
+    case 74: last = len; break;                                                        /* OpGroupDecorate: the group, its targets */
+    case 75: for (uint32_t k = 2; k < len; k += 2) if (w[k] == 0 || w[k] >= bound) return false;   /* OpGroupMemberDecorate: (type, member) pairs */
+             last = 2; break;
+    case 15: {                                                                         /* OpEntryPoint: function, name, interface */
+        const char* name = (const char*)(const void*)&w[3];
+        size_t n = 0, max = (size_t)(len - 3) * 4;
+        while (n < max && name[n]) n++;
+        if (w[2] == 0 || w[2] >= bound) return false;
+        first = 3u + (uint32_t)((n + 4) / 4);
+        last = first < len ? len : first;
+        break;
+    }
+    default: break;
+    }
+    for (uint32_t k = first; k < last; k++) if (w[k] == 0 || w[k] >= bound) return false;
+    return true;
+}
+/* Every instruction: word count, known opcode with its operands, result id below the bound, the ids
+   accel_i_spv_ids_ok checks, the layout. */
 static accel_result accel_i_spv_check_layout(accel_device* dev, const uint32_t* w, size_t words) {
     int last = 1, in_function = 0, models = 0;
     bool functions = false;
@@ -1531,6 +1563,7 @@ static accel_result accel_i_spv_check_layout(accel_device* dev, const uint32_t* 
         if (len < (e & 0xfu)) return accel_i_spv_bad(dev, i, "fewer operands than the opcode requires", op);
         res = accel_i_spv_result(&w[i]);
         if ((e & 0x30) && (res == 0 || res >= w[3])) return accel_i_spv_bad(dev, i, "result id 0 or not below the header's bound", op);
+        if (!accel_i_spv_ids_ok(&w[i], len, e, w[3])) return accel_i_spv_bad(dev, i, "an id 0 or not below the header's bound", op);
         if (op == 54) {                                   /* OpFunction */
             if (in_function) return accel_i_spv_bad(dev, i, "OpFunction inside a function", op);
             in_function = 1;

@@ -383,6 +383,17 @@ TEST(spirv_structure_is_checked) {
     test_spv_tiny(&m, 1);
     m.w[3] = 5;                                           /* bound 5: the function's id 5 is not below it */
     CHECK_RESULT(spv_create(dev, &m, "main", 0, 0), E);
+    /* ids that are not results but name one, not below the bound: an OpName's target (lavapipe crashed
+       at submit on 0xffffffff), an OpDecorate's, an OpLoad's result type, an entry point's interface */
+    static const uint32_t ops[][2] = { { 5, 1 }, { 71, 1 }, { 61, 1 }, { 15, 5 } };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        test_spv_copy(&m, add_one.spirv, add_one.spirv_size);
+        size_t at = test_spv_find(&m, ops[i][0]);
+        if (!CHECK(at != 0)) continue;
+        m.w[at + ops[i][1]] = i % 2 ? m.w[3] : 0xffffffffu;
+        CHECK_RESULT(spv_create(dev, &m, "main", 1, 1), E);
+        CHECK(test_log_contains("an id 0 or not below the header's bound"));
+    }
     accel_device_destroy(dev);
 #endif
 }
