@@ -551,6 +551,10 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL eng_debug(VkDebugUtilsMessageSeverityFlagB
     char msg[240];   /* test_log_fn keeps 256 bytes */
     (void)type; (void)user;
     if (!(sev & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT))) return VK_FALSE;
+    /* the 1.3.239 layer's own state tracker timing out under load ("most likely a validation bug", it
+       says), which accel_vulkan.h's messenger reports as a warning too: seen once in a CI run, when a
+       host wait on the engine's semaphore (a queue's wait gated on the host) raced the engine's submit */
+    if (data && data->pMessageIdName && strcmp(data->pMessageIdName, "UNASSIGNED-VkSemaphore-state-timeout") == 0) return VK_FALSE;
     snprintf(msg, sizeof msg, "[vulkan-validation] engine: %s", data && data->pMessage ? data->pMessage : "?");
     test_log_fn(ACCEL_LOG_ERROR, msg, NULL);
     return VK_FALSE;
