@@ -250,7 +250,8 @@
      That is the case for a value promised by signal operations pending on the queue's own VkQueue (they
      run first: the chain and frame-loop case, also on lavapipe's single VkQueue), and, when the accel
      queue owns its VkQueue, for any promised value and for a value only the host can raise (then
-     the host raise is signalled at once). Everything else (another device's or backend's signal, a
+     the host raise is signalled at once); for an engine's semaphore (accel_vulkan_signal_wrap) on any
+     VkQueue, since the engine raises it. Everything else (another device's or backend's signal, a
      host-raised value on a shared VkQueue) is gated: the queue's worker waits on the host, then submits.
      A COMPUTE queue owns a compute VkQueue that no other accel queue uses, for as long as it lives
      (another queue joining it later would be held up behind such a wait), while one is free; one
@@ -446,8 +447,8 @@ ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s);
    wait upstream, device loss) raises the engine's semaphore as for accel's own (see
    accel_vulkan_signal_semaphore): the engine cannot signal it any further afterwards; it makes a new
    one. A queue wait on it goes to the GPU where
-   accel's rules allow (an accel queue that owns its VkQueue; on a shared VkQueue, such as the one
-   VkQueue of an adopted device, it is gated on the host, see "Signals: design"), so on a
+   accel's rules allow (also on a shared VkQueue, such as the one VkQueue of an adopted device: the engine
+   raises it; accel queues sharing that VkQueue wait behind such a wait until it does), so on a
    VkQueue the engine shares with accel (an adopted device with one queue), submit the engine's signal
    operation before the accel work that waits for it, as Vulkan requires of one queue's submissions.
    Returns INVALID_ARGUMENT (NULL d/out, no
@@ -1037,6 +1038,11 @@ static void accel_i_vk_signal_publish(accel_signal* base, uint64_t v) {
      wait is remembered in hwait: until the semaphore passes it, no GPU signal operation goes onto it
      natively, so host raises stay immediate). What it holds up is this queue's later work, which an
      in-order queue holds up anyway.
+   - an engine's semaphore (accel_vulkan_signal_wrap), on any VkQueue, under the same conditions as on
+     an owned one: the engine raises it (its signal operation comes first where it shares the VkQueue,
+     as accel_vulkan_signal_wrap asks), and an engine sharing accel's VkQueue needs accel_queue_submit
+     to make its vkQueueSubmit before it returns (examples/engine.c); accel queues sharing that VkQueue
+     wait behind it until the engine's value comes.
    Anything else, and other devices' and backends' signals, is gated on the host (v1). */
 static bool accel_i_vk_wait_on_device(accel_queue* qb, accel_signal* base, uint64_t v) {
     accel_i_vk_device* dev = accel_i_vk_dev(qb->obj.device);
@@ -1049,7 +1055,7 @@ static bool accel_i_vk_wait_on_device(accel_queue* qb, accel_signal* base, uint6
     c = accel_i_vk_counter(dev, s->sem);
     hi = atomic_load(&s->submitted);
     ok = v <= hi && s->hi_hwq == q->hwq;
-    if (!ok && q->hwq->owned) {
+    if (!ok && (q->hwq->owned || !s->owned)) {   /* owned VkQueue, or an engine's semaphore (see above) */
         ok = v <= hi || (c >= hi && v - c <= dev->max_diff);
         if (ok && v > hi && v > s->hwait) s->hwait = v;
     }
