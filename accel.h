@@ -5113,9 +5113,12 @@ static void accel_i_cpu_park_wake(accel_i_waiter* w) {
     accel_i_cpu_ready(q);
 }
 /* Runs what of q can run now, here: a finish or destroy of q from inside another queue's host call
-   (which the device's loop is running, so q waits on the ready list behind it). */
+   (which the device's loop is running, so q waits on the ready list behind it). Not from inside a
+   kernel of q's device: q's exec would wait for ever for the device's one lane, which that kernel
+   holds; q stays on the ready list (the finish reports DEADLOCK; the loop runs q after the kernel). */
 static void accel_i_cpu_settle(accel_i_cpu_queue* q) {
-    if (!q->ready) return;
+    accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
+    if (!q->ready || atomic_load_explicit(&dev->lanes[0].taken, memory_order_relaxed)) return;
     accel_i_cpu_pump(q);   /* the loop pumps it again later: a no-op */
 }
 /* Takes q off its device's ready list (it is being destroyed). */

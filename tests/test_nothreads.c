@@ -309,6 +309,47 @@ TEST(nt_kernel_set_releases_other_queue_exec) {
     accel_device_destroy(dev);
 }
 
+/* A CPU kernel records an exec on another queue of its device and waits for it (accel_queue_finish):
+   that exec cannot run inside the kernel (the device's one lane is the kernel's), so the finish reports
+   DEADLOCK at once, and the exec runs once the kernel's batch is done. Before: the finish spun for
+   ever waiting for the lane. */
+static accel_queue* nt_inner_q;
+static accel_program* nt_inner_add;
+static accel_buffer* nt_inner_b;
+static accel_result nt_inner_finish;
+static void nt_kernel_finishes_other_queue(const accel_dispatch* d) {
+    uint32_t n = 64;
+    (void)d;
+    accel_queue_exec(nt_inner_q, nt_inner_add, &nt_inner_b, 1, &n, 1, accel_exec_1d(64, 16));
+    nt_inner_finish = accel_queue_finish(nt_inner_q, 1000000000ull);
+}
+TEST(nt_kernel_finish_of_other_queue_exec) {
+    NT_ONLY();
+    if (!test_backend_is_cpu()) SKIP("CPU kernels only");
+    accel_device* dev;
+    accel_queue* q1;
+    accel_program* outer;
+    accel_program_desc pd;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q1));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &nt_inner_q));
+    memset(&pd, 0, sizeof pd);
+    pd.name = "finish_other";
+    pd.cpu = nt_kernel_finishes_other_queue;
+    REQUIRE_OK(accel_program_create(dev, &pd, &outer));
+    REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &nt_inner_add));
+    REQUIRE_OK(test_buffer_create(dev, 64 * 4, ACCEL_MEMORY_HOST, &nt_inner_b));
+    nt_inner_finish = ACCEL_OK;
+    accel_queue_exec(q1, outer, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+    CHECK_OK(accel_queue_finish(q1, ACCEL_WAIT_FOREVER));
+    CHECK_RESULT(nt_inner_finish, ACCEL_ERROR_DEADLOCK);
+    CHECK_OK(accel_queue_finish(nt_inner_q, ACCEL_WAIT_FOREVER));   /* it ran after the kernel */
+    int bad = 0;
+    for (uint32_t i = 0; i < 64; i++) bad += test_buffer_u32(nt_inner_b, i) != 1;
+    CHECK_EQ_INT(bad, 0);
+    accel_device_destroy(dev);
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(nt_submit_runs_batch_inline);
@@ -321,5 +362,6 @@ int main(int argc, char** argv) {
     RUN(nt_fail_parked_batch);
     RUN(nt_deep_chain_runs_in_a_loop);
     RUN(nt_kernel_set_releases_other_queue_exec);
+    RUN(nt_kernel_finish_of_other_queue_exec);
     return test_end();
 }
