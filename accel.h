@@ -336,7 +336,8 @@
    length) runs without nesting, and a signal set inside a kernel runs the batches it unblocks on that
    kernel's device after the kernel's batch has finished or parked (on another device, at once).
    A host wait (timeout > 0) that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of
-   hanging; a poll returns ACCEL_TIMEOUT; accel_queue_finish likewise. Destroying a queue whose batch is still parked drops it
+   hanging; a poll returns ACCEL_TIMEOUT; accel_queue_finish likewise (also a finish, from inside a
+   kernel, of another queue of the kernel's device: its batch runs after the kernel's). Destroying a queue whose batch is still parked drops it
    and fails the signals it would have signalled (reason ACCEL_ERROR_DEADLOCK). cpu_threads is always 1.
    A host call (accel_queue_host_call) runs inline when its batch reaches it: inside accel_queue_submit,
    or inside the accel_signal_set / accel_signal_fail that unblocks the batch.
