@@ -4301,8 +4301,7 @@ struct accel_i_cpu_device {
     accel_i_a32 stop;
     accel_i_event gen;            /* job generation: workers wait on it */
     accel_i_event done;           /* chunks finished in the current job */
-    accel_i_event lanes_given;    /* lanes given back while a thread slept for one (lane_sleepers) */
-    accel_i_a32 lane_sleepers;
+    accel_i_event lanes_given;    /* lanes given back while a thread slept for one (its sleepers) */
     accel_i_cpu_job job;
     accel_i_a32 next_hint;        /* spreads queues over lanes */
     bool moves;                   /* own threads may step off a shared CPU (see cpu placement) */
@@ -4365,19 +4364,16 @@ static bool accel_i_cpu_lane_try(accel_i_cpu_device* dev, uint32_t hint, uint32_
 }
 #if !defined(ACCEL_NO_THREADS)
 /* A thread that found no free lane (more queues than lanes) for ACCEL_CPU_SPIN_NS (since *start)
-   sleeps until a lane is given back, in slices of a millisecond: the giver wakes sleepers without a
-   fence on its path, so a wake it missed costs a slice, not a hang. Before that it yields. */
+   sleeps until a lane is given back, in slices of a millisecond: the giver raises lanes_given only when
+   the event counts sleepers (a relaxed read, no fence on its path), so a wake it missed costs a slice,
+   not a hang; the caller tries the lanes again after each. Before that it yields. */
 #define ACCEL_I_CPU_LANE_SLICE_NS 1000000u
 static void accel_i_cpu_lane_sleep(accel_i_cpu_device* dev, uint64_t* start) {
-    uint64_t now = accel_i_now_ns(), seen;
-    bool slept = false, free = false;
+    uint64_t now = accel_i_now_ns();
+    bool slept = false;
     if (!*start) *start = now;
     if (now - *start < ACCEL_CPU_SPIN_NS) { accel_i_yield(); return; }
-    atomic_fetch_add(&dev->lane_sleepers, 1u);
-    seen = accel_i_event_value(&dev->lanes_given);
-    for (uint32_t i = 0; i < dev->lanes_n && !free; i++) free = !atomic_load(&dev->lanes[i].taken);
-    if (!free) accel_i_event_block(&dev->lanes_given, seen + 1u, now + ACCEL_I_CPU_LANE_SLICE_NS, &slept);
-    atomic_fetch_sub(&dev->lane_sleepers, 1u);
+    accel_i_event_block(&dev->lanes_given, accel_i_event_value(&dev->lanes_given) + 1u, now + ACCEL_I_CPU_LANE_SLICE_NS, &slept);
 }
 #endif
 static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
@@ -4395,7 +4391,7 @@ static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
 }
 static void accel_i_cpu_lane_give(accel_i_cpu_device* dev, uint32_t lane) {
     atomic_store_explicit(&dev->lanes[lane].taken, 0u, memory_order_release);
-    if (atomic_load_explicit(&dev->lane_sleepers, memory_order_relaxed)) accel_i_event_add(&dev->lanes_given, 1);
+    if (atomic_load_explicit(&dev->lanes_given.sleepers, memory_order_relaxed)) accel_i_event_add(&dev->lanes_given, 1);
 }
 
 /* Runs groups [first, first+count) of a job, in linear order (x fastest). */
@@ -4592,7 +4588,6 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
         accel_i_cpu_device_free(dev, false);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    atomic_init(&dev->lane_sleepers, 0u);
     dev->lanes = (accel_i_cpu_lane*)accel_i_alloc(&dev->base.allocator, (size_t)lanes * sizeof *dev->lanes, 64);
     if (!dev->lanes) {
         accel_i_cpu_device_free(dev, true);

@@ -1533,26 +1533,28 @@ static accel_result accel_i_spv_check_header(accel_device* dev, const uint32_t* 
    function and interface. Each must be below the bound: drivers index their tables by ids (lavapipe
    crashed in vkCreateComputePipelines on an OpName of id 0xffffffff). The ids of function-body operands
    are left to the driver's own parser. */
+/* The bytes of the OpEntryPoint name at &w[3] before its NUL (len - 3 words hold it; all of them when
+   it has none). */
+static size_t accel_i_spv_entry_name_len(const uint32_t* w, uint32_t len) {
+    const char* name = (const char*)(const void*)&w[3];
+    size_t n = 0, max = (size_t)(len - 3) * 4;
+    while (n < max && name[n]) n++;
+    return n;
+}
+static bool accel_i_spv_id_ok(uint32_t id, uint32_t bound) { return id != 0 && id < bound; }
 static bool accel_i_spv_ids_ok(const uint32_t* w, uint32_t len, unsigned e, uint32_t bound) {
-    uint32_t op = w[0] & 0xffffu, first = 1, last = 1;
-    if ((e & 0x20) && (w[1] == 0 || w[1] >= bound)) return false;
+    uint32_t op = w[0] & 0xffffu, first = 1, last = 1, step = 1;
+    if ((e & 0x20) && !accel_i_spv_id_ok(w[1], bound)) return false;
     switch (op) {
     case 5: case 6: case 16: case 71: case 72: case 331: case 332: last = 2; break;   /* OpName OpMemberName OpExecutionMode(Id) OpDecorate(Id) OpMemberDecorate */
     case 74: last = len; break;                                                        /* OpGroupDecorate: the group, its targets */
-    case 75: for (uint32_t k = 2; k < len; k += 2) if (w[k] == 0 || w[k] >= bound) return false;   /* OpGroupMemberDecorate: (type, member) pairs */
-             last = 2; break;
-    case 15: {                                                                         /* OpEntryPoint: function, name, interface */
-        const char* name = (const char*)(const void*)&w[3];
-        size_t n = 0, max = (size_t)(len - 3) * 4;
-        while (n < max && name[n]) n++;
-        if (w[2] == 0 || w[2] >= bound) return false;
-        first = 3u + (uint32_t)((n + 4) / 4);
-        last = first < len ? len : first;
-        break;
-    }
+    case 75: if (!accel_i_spv_id_ok(w[1], bound)) return false;                       /* OpGroupMemberDecorate: group, (type, member) pairs */
+             first = 2; last = len; step = 2; break;
+    case 15: if (!accel_i_spv_id_ok(w[2], bound)) return false;                       /* OpEntryPoint: function, name, interface */
+             first = 3u + (uint32_t)((accel_i_spv_entry_name_len(w, len) + 4) / 4); last = len; break;
     default: break;
     }
-    for (uint32_t k = first; k < last; k++) if (w[k] == 0 || w[k] >= bound) return false;
+    for (uint32_t k = first; k < last; k += step) if (!accel_i_spv_id_ok(w[k], bound)) return false;
     return true;
 }
 /* Every instruction: word count, known opcode with its operands, result id below the bound, the ids
@@ -1568,7 +1570,7 @@ static accel_result accel_i_spv_check_layout(accel_device* dev, const uint32_t* 
         if (e == 0) return accel_i_spv_bad(dev, i, "unknown opcode", op);
         if (len < (e & 0xfu)) return accel_i_spv_bad(dev, i, "fewer operands than the opcode requires", op);
         res = accel_i_spv_result(&w[i]);
-        if ((e & 0x30) && (res == 0 || res >= w[3])) return accel_i_spv_bad(dev, i, "result id 0 or not below the header's bound", op);
+        if ((e & 0x30) && !accel_i_spv_id_ok(res, w[3])) return accel_i_spv_bad(dev, i, "result id 0 or not below the header's bound", op);
         if (!accel_i_spv_ids_ok(&w[i], len, e, w[3])) return accel_i_spv_bad(dev, i, "an id 0 or not below the header's bound", op);
         if (op == 54) {                                   /* OpFunction */
             if (in_function) return accel_i_spv_bad(dev, i, "OpFunction inside a function", op);
@@ -1613,10 +1615,10 @@ static accel_result accel_i_spv_entry(accel_device* dev, const uint32_t* w, size
     for (size_t i = 5; i < words; i += w[i] >> 16) {
         uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
         const char* name = (const char*)(const void*)&w[i + 3];
-        size_t nlen = 0, max = (size_t)(len - 3) * 4;
+        size_t nlen, max = (size_t)(len - 3) * 4;
         bool named;
         if (op != 15) continue;
-        while (nlen < max && name[nlen]) nlen++;
+        nlen = accel_i_spv_entry_name_len(&w[i], len);
         if (nlen == max) return accel_i_spv_bad(dev, i, "the OpEntryPoint name is not NUL-terminated", op);
         if (w[i + 1] != 5) continue;                                     /* not GLCompute */
         named = want && nlen == want_len && memcmp(name, want, nlen) == 0;
