@@ -111,6 +111,11 @@
    |                           | pthreads): batches run inside submit or when a signal unblocks them |
    | ACCEL_USE_PTHREADS        | use the pthread shim instead of C11 <threads.h> (automatic where     |
    |                           | <threads.h> is missing, e.g. macOS; use it for ThreadSanitizer)     |
+   | ACCEL_NO_TRACE            | compile the trace recorder out: a trace_path (or ACCEL_TRACE) is    |
+   |                           | then ignored with one warning                                       |
+   | ACCEL_NO_DEBUG            | compile the debug checks and hang reports out: `debug = true` is    |
+   |                           | then a warning, not an error. With both, a minimal CPU program is   |
+   |                           | about a quarter smaller (x86-64, -Os, stripped: 68 KB -> 52 KB)     |
    | ACCEL_CPU_SPIN_NS         | how long idle CPU-backend threads and host waits spin before they   |
    |                           | sleep (default 200000 ns; 0 sleeps at once). Keep it above the cost |
    |                           | of waking a sleeping thread (tens to hundreds of us on virtual      |
@@ -699,19 +704,25 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
 /* ============================================================================================== */
 #if defined(ACCEL_IMPLEMENTATION) && !defined(ACCEL_IMPLEMENTATION_INCLUDED)
 #define ACCEL_IMPLEMENTATION_INCLUDED
-/* Map (grep for "==== name ===="):
+/* Map (grep for "==== name ===="). The main flow first, the optional parts after it:
      config; platform: time and spinning, threads, cpu placement
      core: events               - a growing 64-bit word to wait on: signals, executors, the pool
-     core: backend interface    - objects' shared state, batches, struct accel_backend (the slots)
+     core: backend interface    - objects' shared state, batches, the backend table, the GPU walk's slots
      core: backend kit          - what accel_cuda.h / accel_vulkan.h may call from here
-     core: allocation and logging, objects, trace, results and backends
-     core: devices, buffers, programs, signals        - the public API: validation, then the backend
+     core: allocation and logging
+     core: optional parts: entry points  - the calls into the trace and the debug reports
+     core: objects, results and backends, devices, buffers, programs
+     core: signals              - create, set, fail, the public waits
+     core: host signals         - a host word with waiters: the CPU backend's signals, CUDA's core
      core: raising signals      - every raise: host word, failure flow, device side
-     core: hang diagnostics, recording                - batches, all-or-nothing recording errors
-     core: failure after hand-off                     - DESIGN 6.1's relaxed rule
+     core: queue reports        - what a queue waits for, for a destroy that waits and hang reports
+     core: recording, recorded command lists          - batches, all-or-nothing recording errors
+     core: failure after hand-off                     - DESIGN 6.1's rule, and its one protocol
      core: batch walk (GPU backends)                  - segments, wait classes, the queue's worker
-     cpu: device and worker pool, buffers and programs, signals (host signals), queue executor,
-     cpu: no-threads, hang diagnostics, backend table */
+     cpu: device and worker pool; buffers, programs and signals; queue commands; recorded command
+          lists; queue executor; no-threads; queues; backend table
+     debug: hang reports        - debug devices only (ACCEL_NO_DEBUG compiles it out)
+     trace: the recorder        - Chrome trace JSON (ACCEL_NO_TRACE compiles it out) */
 
 /* ==== config ==== */
 #if defined(__TINYC__) && !defined(__cplusplus)
@@ -1616,6 +1627,86 @@ static const char* accel_i_label(const accel_i_object* o) { return o->label_set 
 /* A device for "%p%s%s%s": its address, then its label in quotes where it has one. */
 #define ACCEL_I_DEVICE_LABEL(d) (void*)(d), ((d)->label[0] ? " '" : ""), (d)->label, ((d)->label[0] ? "'" : "")
 
+/* ==== core: optional parts: entry points ==== */
+/* The trace recorder ("trace: the recorder") and the debug hang reports ("debug: hang reports") stand
+   at the end of the implementation; the main flow reaches them only through the calls below, each
+   behind `ACCEL_I_TRACING(dev)` or `ACCEL_I_DEBUGGING(dev)`. ACCEL_NO_TRACE / ACCEL_NO_DEBUG compile
+   them out: the tests become constant false and the calls empty. */
+#if !defined(ACCEL_NO_TRACE)
+#  define ACCEL_I_TRACING(dev) ((dev)->trace != NULL)
+static accel_result accel_i_trace_open(accel_device* dev, const accel_device_desc* d);   /* device create */
+static void accel_i_trace_close(accel_device* dev);                                    /* device destroy */
+static void accel_i_trace_queue(accel_queue* q);        /* queue create: its track (and buffer) */
+static void accel_i_trace_queue_name(accel_queue* q);   /* its label changed */
+static void accel_i_trace_queue_fini(accel_queue* q);
+static void accel_i_trace_signal(accel_signal* s);      /* signal create: its number */
+static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label, uint64_t t0, uint64_t t1,
+                                    const char* key, uint64_t value);
+static void accel_i_trace_host_set(accel_signal* s, uint64_t value);   /* accel_signal_set, before the raise */
+static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0);
+static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1, bool mark);
+static void accel_i_trace_mark_set(accel_signal* s, uint64_t v, uint64_t t, uint32_t track);
+#  if !defined(ACCEL_NO_THREADS)
+static void accel_i_trace_waits_failed(accel_queue* q, const accel_i_batch* b, const accel_i_segment* sg);
+#  endif
+#else
+#  define ACCEL_I_TRACING(dev) ((void)(dev), false)
+static accel_result accel_i_trace_open(accel_device* dev, const accel_device_desc* d) {
+    const char* path = d->trace_path ? d->trace_path : getenv("ACCEL_TRACE");
+    if (path && path[0])
+        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: built with ACCEL_NO_TRACE; no trace is written to '%s'", path);
+    return ACCEL_OK;
+}
+static void accel_i_trace_close(accel_device* dev) { (void)dev; }
+static void accel_i_trace_queue(accel_queue* q) { (void)q; }
+static void accel_i_trace_queue_name(accel_queue* q) { (void)q; }
+static void accel_i_trace_queue_fini(accel_queue* q) { (void)q; }
+static void accel_i_trace_signal(accel_signal* s) { (void)s; }
+static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label, uint64_t t0, uint64_t t1,
+                                    const char* key, uint64_t value) {
+    (void)dev; (void)what; (void)label; (void)t0; (void)t1; (void)key; (void)value;
+}
+static void accel_i_trace_host_set(accel_signal* s, uint64_t value) { (void)s; (void)value; }
+static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0) {
+    (void)s; (void)v; (void)n; (void)t0;
+}
+static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1, bool mark) {
+    (void)q; (void)c; (void)t0; (void)mark;
+    return t1;
+}
+static uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1) {
+    (void)q; (void)c; (void)t0;
+    return t1;
+}
+static void accel_i_trace_mark_set(accel_signal* s, uint64_t v, uint64_t t, uint32_t track) {
+    (void)s; (void)v; (void)t; (void)track;
+}
+#  if !defined(ACCEL_NO_THREADS)
+static void accel_i_trace_waits_failed(accel_queue* q, const accel_i_batch* b, const accel_i_segment* sg) {
+    (void)q; (void)b; (void)sg;
+}
+#  endif
+#endif
+#if !defined(ACCEL_NO_DEBUG)
+#  define ACCEL_I_DEBUGGING(dev) ((dev)->debug)
+static void accel_i_debug_promise(const accel_i_batch* b);                          /* submit */
+static void accel_i_debug_recorded(accel_queue* q, accel_signal* s, uint64_t v);    /* a signal command */
+static void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, const char* fn);
+static void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s, const uint64_t* v, uint32_t n,
+                               uint64_t timeout_ns, accel_result r);
+#else
+#  define ACCEL_I_DEBUGGING(dev) ((void)(dev), false)
+static void accel_i_debug_promise(const accel_i_batch* b) { (void)b; }
+static void accel_i_debug_recorded(accel_queue* q, accel_signal* s, uint64_t v) { (void)q; (void)s; (void)v; }
+static void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, const char* fn) {
+    (void)s; (void)v; (void)n; (void)all; (void)fn;
+}
+static void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s, const uint64_t* v, uint32_t n,
+                               uint64_t timeout_ns, accel_result r) {
+    (void)dev; (void)what; (void)s; (void)v; (void)n; (void)timeout_ns; (void)r;
+}
+#endif
+
 /* ==== core: objects ==== */
 static void accel_i_device_init(accel_device* dev, const accel_backend* b, const accel_device_desc* d) {
     memset((void*)dev, 0, sizeof *dev);
@@ -1623,6 +1714,8 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     dev->allocator = d->allocator;
     dev->logger = d->logger;
     dev->debug = d->debug;
+    if (dev->debug && !ACCEL_I_DEBUGGING(dev))
+        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: built with ACCEL_NO_DEBUG; debug = true has no effect");
     accel_i_copy_label(dev->label, sizeof dev->label, d->label);
     atomic_init(&dev->lost, 0u);
     atomic_init(&dev->destroyed, 0u);
@@ -1719,7 +1812,2916 @@ static void accel_i_handle_drop(void* obj) {
 }
 static bool accel_i_lost(accel_device* dev) { return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0; }
 
-/* ==== core: trace ==== */
+/* ==== core: results and backends ==== */
+ACCEL_API const char* accel_result_string(accel_result r) {
+    switch (r) {
+    case ACCEL_OK: return "ACCEL_OK";
+    case ACCEL_TIMEOUT: return "ACCEL_TIMEOUT";
+    case ACCEL_ERROR_INVALID_ARGUMENT: return "ACCEL_ERROR_INVALID_ARGUMENT";
+    case ACCEL_ERROR_OUT_OF_MEMORY: return "ACCEL_ERROR_OUT_OF_MEMORY";
+    case ACCEL_ERROR_UNAVAILABLE: return "ACCEL_ERROR_UNAVAILABLE";
+    case ACCEL_ERROR_UNSUPPORTED: return "ACCEL_ERROR_UNSUPPORTED";
+    case ACCEL_ERROR_SIGNAL_FAILED: return "ACCEL_ERROR_SIGNAL_FAILED";
+    case ACCEL_ERROR_DEVICE_LOST: return "ACCEL_ERROR_DEVICE_LOST";
+    case ACCEL_ERROR_DEADLOCK: return "ACCEL_ERROR_DEADLOCK";
+    case ACCEL_ERROR_COMPILE: return "ACCEL_ERROR_COMPILE";
+    case ACCEL_ERROR_BACKEND: return "ACCEL_ERROR_BACKEND";
+    }
+    return "unknown accel_result";
+}
+
+ACCEL_API const char* accel_backend_name(const accel_backend* b) { return b ? b->name : NULL; }
+
+ACCEL_API accel_result accel_backend_device_count(const accel_backend* b, uint32_t* count) {
+    if (count) *count = 0;
+    if (!b || !count) return accel_i_invalid(NULL, "accel_backend_device_count", !b ? "backend is NULL" : "count is NULL");
+    return b->device_count(b, count);
+}
+
+/* ==== core: devices ==== */
+ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_device** out) {
+    accel_device_desc d;
+    accel_result r;
+    if (desc) d = *desc; else memset(&d, 0, sizeof d);
+    if (!out) {
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create: out is NULL");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    *out = NULL;
+    if (!d.backend) d.backend = accel_cpu_backend();
+    if (!d.allocator.alloc_fn != !d.allocator.free_fn) {
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create: allocator needs both alloc_fn and free_fn");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    if (!d.allocator.alloc_fn) {
+        d.allocator.alloc_fn = accel_i_default_alloc;
+        d.allocator.free_fn = accel_i_default_free;
+        d.allocator.user = NULL;
+    }
+    r = d.backend->device_create(d.backend, &d, out);
+    if (r == ACCEL_OK && (r = accel_i_trace_open(*out, &d)) != ACCEL_OK) {
+        accel_device_destroy(*out);
+        *out = NULL;
+    }
+    return r;
+}
+
+ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backends, uint32_t count,
+                                               const accel_device_desc* desc, accel_device** out) {
+    accel_device_desc d;
+    accel_result last = ACCEL_ERROR_UNAVAILABLE;
+    bool all_unavailable = true;
+    if (out) *out = NULL;
+    if (desc) d = *desc; else memset(&d, 0, sizeof d);
+    if (!backends || count == 0 || !out) {
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create_any: %s",
+                       !backends ? "backends is NULL" : count == 0 ? "count is 0" : "out is NULL");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    for (uint32_t i = 0; i < count; i++) {
+        accel_result r;
+        if (!backends[i]) {
+            accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create_any: backends[%u] is NULL", i);
+            last = ACCEL_ERROR_INVALID_ARGUMENT;
+            all_unavailable = false;
+            continue;
+        }
+        d.backend = backends[i];
+        r = accel_device_create(&d, out);
+        if (r == ACCEL_OK) return ACCEL_OK;
+        accel_i_log_to(&d.logger, r == ACCEL_ERROR_UNAVAILABLE ? ACCEL_LOG_INFO : ACCEL_LOG_WARN,
+                       "accel_device_create_any: skipping backend '%s': %s", backends[i]->name, accel_result_string(r));
+        if (r != ACCEL_ERROR_UNAVAILABLE) all_unavailable = false;
+        last = r;
+    }
+    return all_unavailable ? ACCEL_ERROR_UNAVAILABLE : last;
+}
+
+/* Takes the handle's reference of the first object of a kind (queues), or of any kind (kind < 0),
+   whose handle the caller has not destroyed; NULL when none is left. */
+static accel_i_object* accel_i_take_handle(accel_device* dev, int kind) {
+    accel_i_object* o;
+    accel_i_spin_lock(&dev->objects_lock);
+    for (o = dev->objects; o; o = o->next)
+        if ((kind < 0 || (int)o->kind == kind) && atomic_exchange(&o->handle, 0u)) break;
+    accel_i_spin_unlock(&dev->objects_lock);
+    return o;
+}
+/* Can nobody set s any more to the value other devices' waits ask of it? Its device is destroyed (so
+   no handle, and its own batches are done or discarded), it is below that value, and no signal command
+   of another device's queue that could reach it is left: none was recorded with such a value, or none
+   is held by a batch any more (`foreign`, which the caller read). */
+static bool accel_i_orphaned(accel_signal* s, uint64_t foreign) {
+    uint64_t cur = s->obj.device->backend->signal_value(s), wanted = atomic_load(&s->wanted);
+    return !(cur & ACCEL_I_FAILED_BIT) && cur < wanted && (atomic_load(&s->recorded) < wanted || foreign == 0);
+}
+static void accel_i_orphan_fail(accel_signal* s) {
+    accel_i_log(s->obj.device, ACCEL_LOG_WARN, "accel_device_destroy: signal %p%s%s%s is still held by another device's "
+                "queue, which waits for %llu; it is at %llu and nothing can set it now: failing it with "
+                "ACCEL_ERROR_DEVICE_LOST",
+                (void*)s, ACCEL_I_LABEL(&s->obj), (unsigned long long)atomic_load(&s->wanted),
+                (unsigned long long)s->obj.device->backend->signal_value(s));
+    accel_i_raise(s, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
+}
+/* A batch released its signal command of s (foreign: how many are left) from another device's queue:
+   when s's device is destroyed already and that was the last one able to set s (its batch discarded,
+   or run with a lower value), s is an orphan now (see accel_i_fail_orphans). With the destroy's scan
+   (destroyed, then foreign) one of the two sees the other (seq_cst). */
+static void accel_i_orphan_check(accel_signal* s, uint64_t foreign) {
+    if (foreign == 0 && atomic_load(&s->obj.device->destroyed) && accel_i_orphaned(s, 0)) accel_i_orphan_fail(s);
+}
+/* A signal of dev that other devices' batches still hold once the destroy dropped every handle, and
+   that nobody can set any more (accel_i_orphaned); retained. NULL when none is left. */
+static accel_signal* accel_i_next_orphan(accel_device* dev) {
+    accel_i_object* o;
+    accel_i_spin_lock(&dev->objects_lock);
+    for (o = dev->objects; o; o = o->next) {
+        accel_signal* s = (accel_signal*)(void*)o;
+        if (o->kind == ACCEL_I_SIGNAL && accel_i_orphaned(s, atomic_load(&s->foreign)) && accel_i_try_retain(o)) break;
+    }
+    accel_i_spin_unlock(&dev->objects_lock);
+    return (accel_signal*)(void*)o;
+}
+/* Nobody can set those signals any more (their handles went with the device): fail them, so that
+   the queues waiting on them go on instead of hanging. */
+static void accel_i_fail_orphans(accel_device* dev) {
+    accel_signal* s;
+    atomic_store(&dev->destroyed, 1u);
+    while ((s = accel_i_next_orphan(dev)) != NULL) {
+        accel_i_orphan_fail(s);
+        accel_i_release(s);
+    }
+}
+static void accel_i_queue_settle(accel_queue* q, const char* fn);
+ACCEL_API void accel_device_destroy(accel_device* dev) {
+    accel_i_object* o;
+    if (!dev) return;
+    while ((o = accel_i_take_handle(dev, ACCEL_I_QUEUE)) != NULL) {   /* waits for each queue */
+        accel_i_queue_settle((accel_queue*)(void*)o, "accel_device_destroy");
+        accel_i_release(o);
+    }
+    while ((o = accel_i_take_handle(dev, -1)) != NULL) accel_i_release(o);
+    accel_i_fail_orphans(dev);
+    accel_i_trace_close(dev);      /* its queues are gone, their events written */
+    accel_i_device_release(dev);   /* now, or when other devices' work releases its last object */
+}
+
+ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out) {
+    if (!dev || !out) return accel_i_invalid(dev, "accel_device_info_get", !dev ? "dev is NULL" : "out is NULL");
+    if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
+    *out = dev->info;
+    return ACCEL_OK;
+}
+
+/* The handles every create call needs: dev, desc (when it takes one) and out. */
+static accel_result accel_i_create_args(accel_device* dev, bool desc_ok, void* out, const char* fn) {
+    if (!dev) return accel_i_invalid(NULL, fn, "dev is NULL");
+    if (!desc_ok) return accel_i_invalid(dev, fn, "desc is NULL");
+    if (!out) return accel_i_invalid(dev, fn, "out is NULL");
+    return accel_i_lost(dev) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
+}
+
+/* ==== core: buffers ==== */
+static bool accel_i_range_ok(size_t total, size_t offset, size_t size) {
+    return size > 0 && offset <= total && size <= total - offset;
+}
+/* Why [offset, offset + size) is not a range of buf (accel_i_range_ok said no), for a log line: "size
+   is 0", or the range and the buffer (a view as a view: its size, where it starts in its root, and the
+   root's label and size). */
+static const char* accel_i_range_why(const accel_buffer* buf, size_t offset, size_t size, char* out, size_t cap) {
+    const accel_buffer* root = buf->root ? buf->root : buf;
+    if (size == 0) snprintf(out, cap, "size is 0");
+    else if (buf->root)
+        snprintf(out, cap, "offset %zu + size %zu outside a view of %zu bytes (at %zu in buffer%s%s%s of %zu bytes)", offset, size,
+                 buf->size, buf->offset, ACCEL_I_LABEL(&root->obj), root->size);
+    else
+        snprintf(out, cap, "offset %zu + size %zu outside buffer%s%s%s of %zu bytes", offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
+    return out;
+}
+
+ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
+    accel_result r;
+    if (out) *out = NULL;
+    if ((r = accel_i_create_args(dev, desc != NULL, out, "accel_buffer_create")) != ACCEL_OK) return r;
+    if (desc->size == 0) return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: size is 0");
+    if (desc->memory != ACCEL_MEMORY_DEVICE && desc->memory != ACCEL_MEMORY_HOST)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: unknown memory kind %d", (int)desc->memory);
+    if (desc->read_only && !desc->host_ptr)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: read_only without host_ptr");
+    r = dev->backend->buffer_create(dev, desc, out);
+    if (r == ACCEL_OK) (*out)->read_only = desc->read_only;
+    return r;
+}
+
+static bool accel_i_view_args_ok(accel_buffer* buf, size_t offset, size_t size) {
+    accel_device* dev = buf->obj.device;
+    size_t align = dev->info.buffer_offset_alignment ? dev->info.buffer_offset_alignment : 1u;
+    char why[200];
+    if (!accel_i_range_ok(buf->size, offset, size)) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: %s", accel_i_range_why(buf, offset, size, why, sizeof why));
+        return false;
+    }
+    if ((buf->offset + offset) % align != 0) {
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: offset %zu (%zu in the root buffer) is not a multiple "
+                    "of buffer_offset_alignment %zu", offset, buf->offset + offset, align);
+        return false;
+    }
+    return true;
+}
+ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out) {
+    accel_buffer *root, *view;
+    if (out) *out = NULL;
+    if (!buf) return accel_i_invalid(NULL, "accel_buffer_view_create", "buffer is NULL");
+    if (!out) return accel_i_invalid(buf->obj.device, "accel_buffer_view_create", "out is NULL");
+    if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    if (!accel_i_view_args_ok(buf, offset, size)) return ACCEL_ERROR_INVALID_ARGUMENT;
+    root = accel_i_buffer_root(buf);
+    view = (accel_buffer*)accel_i_dev_alloc(buf->obj.device, sizeof *view);
+    if (!view) return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_view_create: out of host memory");
+    memset((void*)view, 0, sizeof *view);
+    accel_i_retain(root);
+    view->root = root;
+    view->offset = buf->offset + offset;
+    view->size = size;
+    view->memory = root->memory;
+    view->read_only = root->read_only;
+    view->mapped = root->mapped ? (unsigned char*)root->mapped + view->offset : NULL;
+    accel_i_object_init(&view->obj, root->obj.device, ACCEL_I_BUFFER, accel_i_label(&buf->obj));
+    *out = view;
+    return ACCEL_OK;
+}
+ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_handle_drop(buf); }
+ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
+ACCEL_API void* accel_buffer_map(accel_buffer* buf) { return buf ? buf->mapped : NULL; }
+
+static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* host, size_t size, bool write) {
+    const char* fn = write ? "accel_buffer_write" : "accel_buffer_read";
+    char why[200];
+    if (!buf) return accel_i_invalid(NULL, fn, "buffer is NULL");
+    if (!host) return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
+    if (!accel_i_range_ok(buf->size, offset, size))
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
+    if (write && buf->read_only)
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn,
+                            ACCEL_I_LABEL(&buf->obj));
+    if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size, write);
+}
+ACCEL_API accel_result accel_buffer_write(accel_buffer* buf, size_t offset, const void* src, size_t size) {
+    return accel_i_buffer_io(buf, offset, (void*)(uintptr_t)src, size, true);
+}
+ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void* dst, size_t size) {
+    return accel_i_buffer_io(buf, offset, dst, size, false);
+}
+
+/* ==== core: programs ==== */
+ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out) {
+    accel_result r;
+    if (out) *out = NULL;
+    if ((r = accel_i_create_args(dev, desc != NULL, out, "accel_program_create")) != ACCEL_OK) return r;
+    if (!desc->cpu && !desc->spirv && !desc->ptx && !desc->cubin && !desc->cuda_source)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create '%s': the desc carries no program format",
+                            desc->name ? desc->name : "");
+    if ((desc->spirv && desc->spirv_size == 0) || (desc->cubin && desc->cubin_size == 0))
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create: spirv/cubin given with size 0");
+    if (desc->buffer_count > dev->info.max_buffers || desc->constant_count > dev->info.max_constants)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create: %u buffers / %u constants exceed the device limits (%u / %u)",
+                            desc->buffer_count, desc->constant_count, dev->info.max_buffers, dev->info.max_constants);
+    return dev->backend->program_create(dev, desc, out);
+}
+ACCEL_API void accel_program_destroy(accel_program* prog) { if (prog) accel_i_handle_drop(prog); }
+
+/* ==== core: signals ==== */
+static bool accel_i_failed(uint64_t v) { return (v & ACCEL_I_FAILED_BIT) != 0; }
+
+ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
+    accel_result r;
+    if (out) *out = NULL;
+    if ((r = accel_i_create_args(dev, true, out, "accel_signal_create")) != ACCEL_OK) return r;
+    if (initial > ACCEL_SIGNAL_MAX)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_create: initial value %llu is above ACCEL_SIGNAL_MAX",
+                            (unsigned long long)initial);
+    r = dev->backend->signal_create(dev, initial, out);
+    if (r == ACCEL_OK) {
+        atomic_init(&(*out)->promised, initial);
+        atomic_init(&(*out)->wanted, 0u);
+        atomic_init(&(*out)->recorded, 0u);
+        atomic_init(&(*out)->foreign, 0u);
+        accel_i_trace_signal(*out);
+    }
+    return r;
+}
+ACCEL_API void accel_signal_destroy(accel_signal* s) { if (s) accel_i_handle_drop(s); }
+ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
+    return s ? s->obj.device->backend->signal_value(s) : 0;
+}
+/* A host set or fail may be what lets a destroy of the signal's queue or device go on (the documented
+   remedy for a queue blocked on a signal nobody sets): the destroy may then drop the signal's last
+   other reference while the raise still wakes its waiters. The raise holds its own reference. */
+static uint64_t accel_i_signal_raise_held(accel_signal* s, uint64_t value) {
+    uint64_t old;
+    accel_i_retain(s);
+    old = accel_i_raise(s, value);
+    accel_i_release(s);
+    return old;
+}
+ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
+    if (!s) return accel_i_invalid(NULL, "accel_signal_set", "signal is NULL");
+    if (value > ACCEL_SIGNAL_MAX)
+        return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_signal_set: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
+                            (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
+    if (ACCEL_I_TRACING(s->obj.device)) accel_i_trace_host_set(s, value);
+    return accel_i_failed(accel_i_signal_raise_held(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
+}
+/* Replaces an object's label with a copy of `label` (device allocator); NULL or "" removes it. */
+static accel_result accel_i_set_label(accel_i_object* o, const char* label, const char* fn) {
+    char* copy = NULL;
+    size_t n = label ? strlen(label) + 1 : 0;
+    if (n > 1) {
+        if ((copy = (char*)accel_i_alloc(&o->device->allocator, n, 1)) == NULL)
+            return accel_i_fail(o->device, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory for a label of %zu bytes", fn, n);
+        memcpy(copy, label, n);
+    }
+    if (o->label_set) accel_i_free(&o->device->allocator, o->label_set, strlen(o->label_set) + 1);
+    o->label_set = copy;
+    if (!copy) o->label[0] = '\0';
+    return ACCEL_OK;
+}
+ACCEL_API accel_result accel_signal_set_label(accel_signal* s, const char* label) {
+    if (!s) return accel_i_invalid(NULL, "accel_signal_set_label", "signal is NULL");
+    return accel_i_set_label(&s->obj, label, "accel_signal_set_label");
+}
+/* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). Negated as unsigned: any
+   negative reason, INT_MIN included, is defined behaviour. */
+static uint64_t accel_i_failed_value(accel_result reason) { return ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)reason); }
+ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
+    if (!s) return accel_i_invalid(NULL, "accel_signal_fail", "signal is NULL");
+    if ((int)reason >= 0)
+        return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_signal_fail: reason %d is not an error (signal %p%s%s%s)",
+                            (int)reason, (void*)s, ACCEL_I_LABEL(&s->obj));
+    accel_i_signal_raise_held(s, accel_i_failed_value(reason));
+    return ACCEL_OK;
+}
+
+/* Where a wait on these signals stands: OK (all / any reached), SIGNAL_FAILED (all: one failed; any:
+   none reached and one failed), TIMEOUT (not yet). *first gets the deciding index. */
+static accel_result accel_i_wait_check(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint32_t* first) {
+    uint32_t failed = UINT32_MAX, reached = UINT32_MAX, pending = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t cur = s[i]->obj.device->backend->signal_value(s[i]);
+        if (accel_i_failed(cur)) { if (failed == UINT32_MAX) failed = i; }
+        else if (cur >= v[i]) { if (reached == UINT32_MAX) reached = i; }
+        else pending++;
+    }
+    if (all) {
+        if (failed != UINT32_MAX) { *first = failed; return ACCEL_ERROR_SIGNAL_FAILED; }
+        if (pending == 0) { *first = 0; return ACCEL_OK; }
+        return ACCEL_TIMEOUT;
+    }
+    if (reached != UINT32_MAX) { *first = reached; return ACCEL_OK; }
+    if (failed != UINT32_MAX) { *first = failed; return ACCEL_ERROR_SIGNAL_FAILED; }
+    return ACCEL_TIMEOUT;
+}
+
+/* Signals of several backends: poll, backing off from spinning to short sleeps. */
+static accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                       uint64_t timeout_ns, uint32_t* first) {
+    uint64_t deadline = accel_i_deadline(timeout_ns), pause_ns = 1000;
+    for (;;) {
+        accel_result r = accel_i_wait_check(s, v, n, all, first);
+        if (r != ACCEL_TIMEOUT || accel_i_now_ns() >= deadline) return r;
+        for (uint32_t i = 0; i < n; i++) {   /* give each backend a short blocking wait */
+            uint32_t f;
+            if (!accel_i_failed(accel_signal_value(s[i])) && accel_signal_value(s[i]) < v[i]) {
+                s[i]->obj.device->backend->signal_wait_many(&s[i], &v[i], 1, true, pause_ns, &f);
+                break;
+            }
+        }
+        if (pause_ns < 1000000) pause_ns *= 2;
+    }
+}
+
+#if !defined(ACCEL_NO_THREADS)
+/* A wait inside the library (an executor waiting for a wait command's signal): the signal's backend
+   wait, without the public wait's debug reports, which are about the user's waits. */
+static accel_result accel_i_wait_internal(accel_signal* s, uint64_t v, uint64_t timeout_ns) {
+    uint32_t first;
+    return s->obj.device->backend->signal_wait_many(&s, &v, 1, true, timeout_ns, &first);
+}
+#endif
+
+/* fn: the public call, for the log line (which goes to the first signal's device where there is one). */
+static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64_t* v, uint32_t n, const char* fn) {
+    char what[64];
+    accel_device* dev = s && n && s[0] ? s[0]->obj.device : NULL;
+    if (!s || !v || n == 0) return accel_i_invalid(dev, fn, !s ? "signals is NULL" : !v ? "values is NULL" : "count is 0");
+    for (uint32_t i = 0; i < n; i++) {
+        if (!s[i]) {
+            if (n == 1) snprintf(what, sizeof what, "signal is NULL");
+            else snprintf(what, sizeof what, "signals[%u] is NULL", i);
+            return accel_i_invalid(dev, fn, what);
+        }
+        if (v[i] > ACCEL_SIGNAL_MAX)
+            return accel_i_fail(s[i]->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
+                                fn, (unsigned long long)v[i], (void*)s[i], ACCEL_I_LABEL(&s[i]->obj));
+    }
+    return ACCEL_OK;
+}
+
+static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count, bool wait_all,
+                                             uint64_t timeout_ns, uint32_t* first_reached, const char* fn) {
+    uint32_t first = 0;
+    accel_result r = accel_i_check_wait_args(signals, values, count, fn);
+    const accel_backend* b;
+    uint64_t t0;
+    if (r != ACCEL_OK) return r;
+    t0 = ACCEL_I_TRACING(signals[0]->obj.device) ? accel_i_now_ns() : 0;
+    b = signals[0]->obj.device->backend;
+    for (uint32_t i = 1; i < count; i++) if (signals[i]->obj.device->backend != b) b = NULL;
+    if (timeout_ns != 0 && ACCEL_I_DEBUGGING(signals[0]->obj.device)) accel_i_debug_unreachable(signals, values, count, wait_all, fn);
+    r = b ? b->signal_wait_many(signals, values, count, wait_all, timeout_ns, &first)
+          : accel_i_wait_mixed(signals, values, count, wait_all, timeout_ns, &first);
+    if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
+    if (t0) accel_i_trace_host_wait(signals, values, count, t0);
+    if (r == ACCEL_ERROR_DEADLOCK)   /* no-threads builds: nothing submitted can end the wait */
+        accel_i_log(signals[0]->obj.device, ACCEL_LOG_WARN, "%s: no-threads build and nothing submitted can reach value %llu on signal %p%s%s%s%s: deadlock",
+                    fn, (unsigned long long)values[0], (void*)signals[0], ACCEL_I_LABEL(&signals[0]->obj), count > 1 ? " (and others)" : "");
+    if (((r == ACCEL_TIMEOUT && timeout_ns != 0) || r == ACCEL_ERROR_DEADLOCK) && ACCEL_I_DEBUGGING(signals[0]->obj.device))
+        accel_i_debug_hang(signals[0]->obj.device, fn, signals, values, count, timeout_ns, r);
+    return r;
+}
+ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
+                                              bool wait_all, uint64_t timeout_ns, uint32_t* first_reached) {
+    return accel_i_signal_wait_many(signals, values, count, wait_all, timeout_ns, first_reached, "accel_signal_wait_many");
+}
+ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64_t timeout_ns) {
+    return accel_i_signal_wait_many(&s, &value, 1, true, timeout_ns, NULL, "accel_signal_wait");
+}
+
+/* ==== core: host signals ==== */
+/* A host signal is a 64-bit host word with the event machinery (spin, then sleep; waiters): the CPU
+   backend's signals, and the CUDA backend's (which put `size` bytes of their own around it). */
+typedef struct accel_i_host_signal { accel_signal base; accel_i_event ev; } accel_i_host_signal;
+static accel_i_event* accel_i_host_signal_event(accel_signal* s) { return &((accel_i_host_signal*)s)->ev; }
+static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size, accel_signal** out) {
+    /* 64-aligned: the word shares its cache line with the trace marks (see accel_signal) */
+    accel_i_host_signal* s = (accel_i_host_signal*)accel_i_alloc(&dev->allocator, size, 64);
+    if (!s) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
+    memset((void*)s, 0, size);
+    if (!accel_i_event_init(&s->ev, initial)) {
+        accel_i_dev_free(dev, s, size);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed");
+    }
+    accel_i_object_init(&s->base.obj, dev, ACCEL_I_SIGNAL, "signal");
+    *out = &s->base;
+    return ACCEL_OK;
+}
+static void accel_i_host_signal_destroy(accel_signal* s, size_t size) {
+    accel_i_event_destroy(accel_i_host_signal_event(s));
+    accel_i_dev_free(s->obj.device, s, size);
+}
+static uint64_t accel_i_host_signal_value(const accel_signal* s) {
+    return accel_i_event_value(&((const accel_i_host_signal*)s)->ev);
+}
+static uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v) { return accel_i_event_raise(accel_i_host_signal_event(s), v); }
+
+#if !defined(ACCEL_NO_THREADS)
+/* wait_many over several CPU signals: a waiter on each signal bumps one local event. */
+typedef struct accel_i_multi_waiter { accel_i_waiter w; accel_i_event* target; } accel_i_multi_waiter;
+static void accel_i_multi_wake(accel_i_waiter* w) { accel_i_event_add(((accel_i_multi_waiter*)w)->target, 1); }
+
+static accel_result accel_i_cpu_wait_multi(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                           uint64_t deadline, uint32_t* first) {
+    accel_i_multi_waiter local_w[8], *w = local_w;
+    accel_device* dev = s[0]->obj.device;
+    accel_i_event local;
+    accel_result r;
+    if (n > 8) w = (accel_i_multi_waiter*)accel_i_dev_alloc(dev, (size_t)n * sizeof *w);
+    if (!w || !accel_i_event_init(&local, 0)) {   /* cannot register: fall back to polling */
+        if (w && w != local_w) accel_i_dev_free(dev, w, (size_t)n * sizeof *w);
+        uint64_t now = accel_i_now_ns();
+        return accel_i_wait_mixed(s, v, n, all, deadline == ACCEL_I_FOREVER ? ACCEL_I_FOREVER : deadline > now ? deadline - now : 0, first);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        w[i].w.wake = accel_i_multi_wake;
+        w[i].target = &local;
+        accel_i_waiter_add(accel_i_host_signal_event(s[i]), &w[i].w);
+    }
+    for (;;) {
+        uint64_t seen = accel_i_event_value(&local);
+        r = accel_i_wait_check(s, v, n, all, first);
+        if (r != ACCEL_TIMEOUT || !accel_i_event_wait(&local, seen + 1, deadline)) break;
+    }
+    if (r == ACCEL_TIMEOUT) r = accel_i_wait_check(s, v, n, all, first);
+    for (uint32_t i = 0; i < n; i++) accel_i_waiter_remove(accel_i_host_signal_event(s[i]), &w[i].w);
+    accel_i_event_destroy(&local);
+    if (w != local_w) accel_i_dev_free(dev, w, (size_t)n * sizeof *w);
+    return r;
+}
+#endif
+
+static accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                             uint64_t timeout_ns, uint32_t* first) {
+    accel_result r = accel_i_wait_check(s, v, n, all, first);
+    if (r != ACCEL_TIMEOUT || timeout_ns == 0) return r;
+#if defined(ACCEL_NO_THREADS)
+    r = ACCEL_ERROR_DEADLOCK;   /* the public wait logs it */
+#else
+    if (n == 1) {
+        accel_i_event_wait(accel_i_host_signal_event(s[0]), v[0], accel_i_deadline(timeout_ns));
+        r = accel_i_wait_check(s, v, n, all, first);
+    } else {
+        r = accel_i_cpu_wait_multi(s, v, n, all, accel_i_deadline(timeout_ns), first);
+    }
+#endif
+    return r;
+}
+
+/* ==== core: raising signals ==== */
+/* Every raise goes through accel_i_raise: the backend's host word first (readers and host waiters see
+   the value at once), then the device side (signal_publish: what device-side waiters watch). A raise
+   that fails a signal first fails the work that handed a wait on it to the device (DESIGN 6.1: that
+   work may still run, and every signal it signals reads failed with the same reason), and only then
+   publishes the failure to the device, so no device waiter is released before what it releases
+   reads failed. */
+static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64_t failed);
+static uint64_t accel_i_raise(accel_signal* s, uint64_t v) {
+    accel_device* dev = s->obj.device;
+    const accel_backend* be = dev->backend;
+    uint64_t before = 0, old;
+    bool fail = accel_i_failed(v);
+    if (fail) before = be->signal_value(s);
+    old = be->signal_raise(s, v);
+    if (accel_i_failed(old) || (!fail && old >= v)) return old;   /* nothing changed */
+    if (fail) {   /* host word, fence, then the list: pairs with accel_i_dwait_add's count, fence, re-check */
+        atomic_thread_fence(memory_order_seq_cst);
+        if (atomic_load(&dev->dwait_count) != 0) { accel_i_fail_device_waiters(s, before, v); return old; }
+    }
+    if (be->signal_publish) be->signal_publish(s, v);
+    return old;
+}
+/* A batch stopped by a failed wait (or an error): fail every signal the rest of it would have signalled. */
+static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_value) {
+    for (uint32_t i = from; i < b->count; i++) {
+        accel_i_cmd* c = &b->cmds[i];
+        if (c->kind == ACCEL_I_CMD_SIGNAL) accel_i_raise(c->u.sig.signal, failed_value);
+    }
+}
+
+/* ==== core: queue reports ==== */
+/* One queue's part of a hang report: the (signal, value) it is blocked on (s: NULL when none) and how
+   many of its batches are unfinished. Returns the length written (at most cap - 1). Backends call it
+   from their queue_describe. */
+static size_t accel_i_describe_queue(char* out, size_t cap, const accel_queue* q, uint64_t pending, accel_signal* s, uint64_t v) {
+    int len;
+    if (s)
+        len = snprintf(out, cap, " queue %p%s%s%s (%llu unfinished batches) waits for signal %p%s%s%s >= %llu (it is at %llu);",
+                       (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending, (void*)s, ACCEL_I_LABEL(&s->obj),
+                       (unsigned long long)v, (unsigned long long)accel_signal_value(s));
+    else if (pending)
+        len = snprintf(out, cap, " queue %p%s%s%s (%llu unfinished batches) has not reached a wait;", (const void*)q,
+                       ACCEL_I_LABEL(&q->obj), (unsigned long long)pending);
+    else
+        len = 0;
+    return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
+}
+
+#if !defined(ACCEL_NO_THREADS)
+/* What a queue's executor (or worker) is blocked on, published on debug devices for the hang report.
+   The executor clears it before its batch can release the signal, and the report reads it under the
+   same lock, so the signal it names is alive while it is read. */
+typedef struct accel_i_blocked { accel_i_a32 lock; accel_signal* s; uint64_t v; } accel_i_blocked;
+static void accel_i_blocked_set(accel_i_blocked* b, accel_signal* s, uint64_t v) {
+    accel_i_spin_lock(&b->lock);
+    b->s = s;
+    b->v = v;
+    accel_i_spin_unlock(&b->lock);
+}
+static size_t accel_i_blocked_describe(accel_i_blocked* b, char* out, size_t cap, const accel_queue* q, uint64_t pending) {
+    size_t len;
+    accel_i_spin_lock(&b->lock);
+    len = accel_i_describe_queue(out, cap, q, pending, b->s, b->v);
+    accel_i_spin_unlock(&b->lock);
+    return len;
+}
+#endif
+
+/* ==== core: recording ==== */
+static accel_i_batch* accel_i_batch_new(accel_device* dev) {
+    accel_i_batch* b = (accel_i_batch*)accel_i_dev_alloc(dev, sizeof *b);
+    if (b) memset(b, 0, sizeof *b);
+    return b;
+}
+static void accel_i_batch_free(accel_device* dev, accel_i_batch* b) {
+    accel_i_dev_free(dev, b->cmds, b->cmds_bytes);
+    accel_i_dev_free(dev, b->arena, b->arena_cap);
+    accel_i_dev_free(dev, b, sizeof *b);
+}
+
+/* Drops the references the batch's commands hold. */
+static void accel_i_batch_release(accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        accel_i_cmd* c = &b->cmds[i];
+        switch (c->kind) {
+        case ACCEL_I_CMD_SIGNAL:
+            if (c->flags & ACCEL_I_CMD_FOREIGN) accel_i_orphan_check(c->u.sig.signal, atomic_fetch_sub(&c->u.sig.signal->foreign, 1u) - 1u);
+            accel_i_release(c->u.sig.signal);
+            break;
+        case ACCEL_I_CMD_WAIT: accel_i_release(c->u.sig.signal); break;
+        case ACCEL_I_CMD_EXEC: {
+            accel_buffer** bufs = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers);
+            for (uint32_t j = 0; j < c->u.exec.buffer_count; j++) accel_i_release(bufs[j]);
+            accel_i_release(c->u.exec.program);
+            break;
+        }
+        case ACCEL_I_CMD_COPY: accel_i_release(c->u.copy.dst); accel_i_release(c->u.copy.src); break;
+        case ACCEL_I_CMD_FILL: accel_i_release(c->u.fill.dst); break;
+        case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
+        case ACCEL_I_CMD_TIMESTAMP: accel_i_release(c->u.stamp.dst); break;
+        case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: break;
+        case ACCEL_I_CMD_REPLAY: {
+            uint32_t n = c->u.replay.patch_count;
+            const accel_i_patch* p = n ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+            for (uint32_t j = 0; j < n; j++) if (p[j].buffer) accel_i_release(p[j].buffer);
+            accel_i_release(c->u.replay.list);
+            break;
+        }
+        }
+    }
+    b->count = 0;
+    b->pc = 0;
+    b->host_checked = 0;
+    b->arena_used = 0;
+}
+
+/* Releases what the batch holds and keeps it for reuse, else frees it: 4 of up to 1 MiB of arena,
+   and up to 64 small ones (4 KiB of commands and of arena at most: 0.5 MiB a queue). A GPU queue's
+   worker recycles the batches it reaps in bursts while the recording thread is many batches ahead;
+   with 4 kept, a one-queue chain of one-kernel batches on the mock driver made 2.4-2.8 allocations a
+   step, with 64 0.8-1.6. Any thread: executors recycle while the recording thread takes. */
+static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
+    accel_device* dev = q->obj.device;
+    accel_i_batch_release(b);
+    if (b->arena_cap <= ((size_t)1 << 20)) {
+        bool small = b->arena_cap <= 4096u && b->cmds_bytes <= 4096u;
+        accel_i_spin_lock(&q->free_lock);
+        if (q->free_count < 4 || (small && q->free_count < 64)) {
+            b->next = q->free_batches;
+            q->free_batches = b;
+            q->free_count++;
+            b = NULL;
+        }
+        accel_i_spin_unlock(&q->free_lock);
+    }
+    if (b) accel_i_batch_free(dev, b);
+}
+static accel_i_batch* accel_i_batch_take(accel_queue* q) {
+    accel_i_batch* b;
+    accel_i_spin_lock(&q->free_lock);
+    b = q->free_batches;
+    if (b) { q->free_batches = b->next; q->free_count--; }
+    accel_i_spin_unlock(&q->free_lock);
+    if (!b) b = accel_i_batch_new(q->obj.device);
+    if (b) b->next = NULL;
+    return b;
+}
+
+/* A queue's submitted batches, oldest first, for backends whose executor takes them in order. Push
+   and pop from any thread; `lock` also guards whatever else a backend keeps beside the batches. */
+typedef struct accel_i_fifo { accel_i_a32 lock; accel_i_batch *head, *tail; } accel_i_fifo;
+static void accel_i_fifo_init(accel_i_fifo* f) {
+    atomic_init(&f->lock, 0u);
+    f->head = f->tail = NULL;
+}
+static void accel_i_fifo_push(accel_i_fifo* f, accel_i_batch* b) {
+    b->next = NULL;
+    accel_i_spin_lock(&f->lock);
+    if (f->tail) f->tail->next = b; else f->head = b;
+    f->tail = b;
+    accel_i_spin_unlock(&f->lock);
+}
+static accel_i_batch* accel_i_fifo_pop(accel_i_fifo* f) {
+    accel_i_batch* b;
+    accel_i_spin_lock(&f->lock);
+    b = f->head;
+    if (b && (f->head = b->next) == NULL) f->tail = NULL;
+    accel_i_spin_unlock(&f->lock);
+    return b;
+}
+
+/* Remembers the first recording error of the batch and logs every one. */
+static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, ...) {
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    ACCEL_I_VSNPRINTF(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    accel_i_log(q->obj.device, ACCEL_LOG_ERROR, "%s (queue %p%s%s%s; %s returns %s)", msg, (void*)q, ACCEL_I_LABEL(&q->obj),
+                q->recording ? "accel_queue_record_end" : "the next accel_queue_submit", accel_result_string(r));
+    if (q->rec_error == ACCEL_OK) q->rec_error = r;
+}
+
+/* While q records a command list only exec, copy, fill, update and barrier may be recorded: any other
+   command (wait, signal, replay, and kinds added later) is a recording error of the list. */
+static bool accel_i_rec_listable(accel_i_cmd_kind kind) {
+    return kind == ACCEL_I_CMD_EXEC || kind == ACCEL_I_CMD_COPY || kind == ACCEL_I_CMD_FILL || kind == ACCEL_I_CMD_UPDATE ||
+           kind == ACCEL_I_CMD_BARRIER;
+}
+static bool accel_i_rec_not_recording(accel_queue* q, const char* fn) {
+    if (!q->recording) return true;
+    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: not allowed while recording a command list", fn);
+    return false;
+}
+
+/* Grows an array through the device allocator (which has no realloc). */
+static bool accel_i_grow(accel_device* dev, void** p, size_t* cap_bytes, size_t need_bytes) {
+    size_t cap = *cap_bytes ? *cap_bytes : 256;
+    void* n;
+    while (cap < need_bytes) { if (cap > SIZE_MAX / 2) return false; cap *= 2; }
+    if (cap == *cap_bytes) return true;
+    n = accel_i_dev_alloc(dev, cap);
+    if (!n) return false;
+    if (*p) { memcpy(n, *p, *cap_bytes); accel_i_dev_free(dev, *p, *cap_bytes); }
+    *p = n;
+    *cap_bytes = cap;
+    return true;
+}
+
+/* Appends a command (and `arena` bytes of arena space, offset in *arena_off); NULL on OOM. */
+static accel_i_cmd* accel_i_rec_push(accel_queue* q, accel_i_cmd_kind kind, size_t arena, size_t* arena_off, const char* fn) {
+    accel_device* dev = q->obj.device;
+    accel_i_batch* b = q->rec;
+    accel_i_cmd* c;
+    if (q->recording && !accel_i_rec_listable(kind) && !accel_i_rec_not_recording(q, fn)) return NULL;
+    if (!b && (b = q->rec = accel_i_batch_take(q)) == NULL) goto oom;
+    if (((size_t)b->count + 1) * sizeof *b->cmds > b->cmds_bytes) {
+        if (b->count >= UINT32_MAX / 2 || !accel_i_grow(dev, (void**)&b->cmds, &b->cmds_bytes, ((size_t)b->count + 1) * sizeof *b->cmds)) goto oom;
+    }
+    if (arena) {
+        size_t off = (b->arena_used + 15u) & ~(size_t)15u;
+        if (arena > SIZE_MAX - off || !accel_i_grow(dev, (void**)&b->arena, &b->arena_cap, off + arena)) goto oom;
+        *arena_off = off;
+        b->arena_used = off + arena;
+    }
+    c = &b->cmds[b->count++];
+    memset(c, 0, sizeof *c);
+    c->kind = kind;
+    return c;
+oom:
+    accel_i_rec_error(q, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory while recording", fn);
+    return NULL;
+}
+
+/* Can this queue's device use an object of `other`? */
+static bool accel_i_same_device(accel_queue* q, accel_device* other) {
+    accel_device* dev = q->obj.device;
+    return other == dev || (other->backend == dev->backend && dev->backend->shares_host_memory);
+}
+static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size, const char* fn) {
+    if (!buf) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer is NULL", fn); return false; }
+    if (!accel_i_same_device(q, buf->obj.device)) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&buf->obj));
+        return false;
+    }
+    if (!accel_i_range_ok(buf->size, offset, size)) {
+        char why[200];
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
+        return false;
+    }
+    return true;
+}
+static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_signal* s, uint64_t value, const char* fn) {
+    accel_i_cmd* c;
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (!s) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: signal is NULL", fn); return; }
+    if (value > ACCEL_SIGNAL_MAX) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: value %llu on signal %p%s%s%s is above ACCEL_SIGNAL_MAX",
+                          fn, (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
+        return;
+    }
+    if ((c = accel_i_rec_push(q, kind, 0, NULL, fn)) == NULL) return;
+    accel_i_retain(s);
+    if (s->obj.device != q->obj.device) {   /* only other devices' batches outlive the signal's device */
+        accel_i_atomic_max(kind == ACCEL_I_CMD_WAIT ? &s->wanted : &s->recorded, value);
+        if (kind == ACCEL_I_CMD_SIGNAL) { atomic_fetch_add(&s->foreign, 1u); c->flags |= ACCEL_I_CMD_FOREIGN; }
+    }
+    c->u.sig.signal = s;
+    c->u.sig.value = value;
+    if (kind == ACCEL_I_CMD_SIGNAL && ACCEL_I_DEBUGGING(q->obj.device)) accel_i_debug_recorded(q, s, value);
+}
+ACCEL_API void accel_queue_wait(accel_queue* q, accel_signal* s, uint64_t value) {
+    accel_i_rec_signal(q, ACCEL_I_CMD_WAIT, s, value, "accel_queue_wait");
+}
+ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t value) {
+    accel_i_rec_signal(q, ACCEL_I_CMD_SIGNAL, s, value, "accel_queue_signal");
+}
+
+/* Normalises params (a local size of 0 counts as 1) and checks them against the device limits. A global
+   size of 0 gives 0 groups in that dimension (the exec is a no-op) and is checked like any other. */
+static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p) {
+    const accel_device_info* info = &q->obj.device->info;
+    uint64_t invocations = 1;
+    for (int d = 0; d < 3; d++) {
+        uint64_t groups;
+        if (p->local_size[d] == 0) p->local_size[d] = 1;
+        groups = ((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d];
+        invocations *= p->local_size[d];
+        if (p->local_size[d] > info->max_group_size[d] || groups > info->max_group_count[d]) {
+            accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_exec: dimension %d: local size %u (max %u), %llu groups (max %u)",
+                              d, p->local_size[d], info->max_group_size[d], (unsigned long long)groups, info->max_group_count[d]);
+            return false;
+        }
+    }
+    if (invocations > info->max_group_invocations) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_exec: %llu invocations per group (max %u)",
+                          (unsigned long long)invocations, info->max_group_invocations);
+        return false;
+    }
+    return true;
+}
+static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
+                                 const uint32_t* constants, uint32_t constant_count) {
+    const char* fn = "accel_queue_exec";
+    if (q->type != ACCEL_QUEUE_COMPUTE) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: exec on a COPY queue", fn); return false; }
+    if (!p) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program is NULL", fn); return false; }
+    if (!accel_i_same_device(q, p->obj.device)) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&p->obj));
+        return false;
+    }
+    if (buffer_count != p->buffer_count || constant_count != p->constant_count) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program%s%s%s takes %u buffers and %u constants, got %u and %u",
+                          fn, ACCEL_I_LABEL(&p->obj), p->buffer_count, p->constant_count, buffer_count, constant_count);
+        return false;
+    }
+    if ((buffer_count && !buffers) || (constant_count && !constants)) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffers or constants array is NULL", fn);
+        return false;
+    }
+    for (uint32_t i = 0; i < buffer_count; i++)
+        if (!accel_i_rec_buffer_ok(q, buffers[i], 0, buffers[i] ? buffers[i]->size : 1, fn)) return false;
+    return true;
+}
+/* An exec over no work items (a global size of 0 in some dimension). */
+static bool accel_i_no_work(const accel_exec_params* p) { return !p->global_size[0] || !p->global_size[1] || !p->global_size[2]; }
+ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
+                                const uint32_t* constants, uint32_t constant_count, accel_exec_params params) {
+    size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u, off = 0;
+    accel_i_cmd* c;
+    if (!q) { accel_i_invalid(NULL, "accel_queue_exec", "queue is NULL"); return; }
+    if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count)) return;
+    if (!accel_i_exec_params_ok(q, &params)) return;
+    /* no work: a no-op, left out of a batch; a list keeps it (its commands' indices are the patches'
+       addresses, and its patches are still checked): every backend builds it as nothing */
+    if (accel_i_no_work(&params)) {
+        if (ACCEL_I_DEBUGGING(q->obj.device))
+            accel_i_log(q->obj.device, ACCEL_LOG_WARN, "accel_queue_exec: global size %u x %u x %u of program%s%s%s is no work: the "
+                        "exec does nothing (an unused dimension takes 1)", params.global_size[0], params.global_size[1],
+                        params.global_size[2], ACCEL_I_LABEL(&p->obj));
+        if (!q->recording) return;
+    }
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_c + 1, &off, "accel_queue_exec")) == NULL) return;
+    if (bytes_b) memcpy(q->rec->arena + off, buffers, bytes_b);
+    if (bytes_c) memcpy(q->rec->arena + off + bytes_b, constants, bytes_c);
+    for (uint32_t i = 0; i < buffer_count; i++) accel_i_retain(buffers[i]);
+    accel_i_retain(p);
+    c->u.exec.program = p;
+    c->u.exec.buffers = off;
+    c->u.exec.constants = off + bytes_b;
+    c->u.exec.buffer_count = buffer_count;
+    c->u.exec.constant_count = constant_count;
+    c->u.exec.params = params;
+}
+/* A view as its root and the offset in it: what copy/fill/update commands record. */
+static void accel_i_rec_resolve(accel_buffer** buf, size_t* offset) {
+    *offset += (*buf)->offset;
+    *buf = accel_i_buffer_root(*buf);
+}
+/* The same for a command's destination, which must not be read_only. */
+static bool accel_i_rec_target(accel_queue* q, accel_buffer** buf, size_t* offset, const char* fn) {
+    if ((*buf)->read_only) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&(*buf)->obj));
+        return false;
+    }
+    accel_i_rec_resolve(buf, offset);
+    return true;
+}
+ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset, accel_buffer* src, size_t src_offset, size_t size) {
+    const char* fn = "accel_queue_copy";
+    size_t dst_rel = dst_offset, src_rel = src_offset;
+    accel_i_cmd* c;
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (!accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_buffer_ok(q, src, src_offset, size, fn)) return;
+    if (!accel_i_rec_target(q, &dst, &dst_offset, fn)) return;
+    accel_i_rec_resolve(&src, &src_offset);
+    if (dst == src && dst_offset < src_offset + size && src_offset < dst_offset + size) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: overlapping ranges in buffer%s%s%s", fn, ACCEL_I_LABEL(&dst->obj));
+        return;
+    }
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_COPY, 0, NULL, fn)) == NULL) return;
+    accel_i_retain(dst); accel_i_retain(src);
+    c->u.copy.dst = dst; c->u.copy.src = src;
+    c->u.copy.dst_offset = dst_offset; c->u.copy.src_offset = src_offset; c->u.copy.size = size;
+    c->u.copy.dst_rel = dst_rel; c->u.copy.src_rel = src_rel;
+}
+/* A fill's offset (in the buffer as given) and size must be multiples of 4; so must its offset in the
+   root where the backend does not fill at any byte (a view's offset may be odd on the CPU backend). */
+static bool accel_i_fill_aligned(accel_queue* q, size_t rel, size_t root_offset, size_t size, const char* fn) {
+    if ((rel | size) & 3u) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu and size %zu must be multiples of 4", fn, rel, size);
+        return false;
+    }
+    if ((root_offset & 3u) && !q->obj.device->backend->fills_any_byte) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu is at %zu in the view's root buffer, not a multiple of 4",
+                          fn, rel, root_offset);
+        return false;
+    }
+    return true;
+}
+ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern) {
+    const char* fn = "accel_queue_fill";
+    size_t rel = offset;
+    accel_i_cmd* c;
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn) || !accel_i_rec_target(q, &dst, &offset, fn)) return;
+    if (!accel_i_fill_aligned(q, rel, offset, size, fn)) return;
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_FILL, 0, NULL, fn)) == NULL) return;
+    accel_i_retain(dst);
+    c->u.fill.dst = dst; c->u.fill.offset = offset; c->u.fill.size = size; c->u.fill.pattern = pattern; c->u.fill.rel = rel;
+}
+ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset, const void* data, size_t size) {
+    const char* fn = "accel_queue_update";
+    size_t off = 0;
+    accel_i_cmd* c;
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn) || !accel_i_rec_target(q, &dst, &offset, fn)) return;
+    if (!data) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: data is NULL", fn); return; }
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_UPDATE, size, &off, fn)) == NULL) return;
+    memcpy(q->rec->arena + off, data, size);
+    accel_i_retain(dst);
+    c->u.update.dst = dst; c->u.update.offset = offset; c->u.update.size = size; c->u.update.data = off;
+}
+ACCEL_API void accel_queue_barrier(accel_queue* q) {
+    if (!q) accel_i_invalid(NULL, "accel_queue_barrier", "queue is NULL");
+    else accel_i_rec_push(q, ACCEL_I_CMD_BARRIER, 0, NULL, "accel_queue_barrier");
+}
+ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user) {
+    accel_i_cmd* c;
+    if (!q) { accel_i_invalid(NULL, "accel_queue_host_call", "queue is NULL"); return; }
+    if (!fn) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_host_call: fn is NULL"); return; }
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_HOST_CALL, 0, NULL, "accel_queue_host_call")) == NULL) return;
+    c->u.host.fn = fn;
+    c->u.host.user = user;
+}
+
+ACCEL_API uint64_t accel_host_time_ns(void) { return accel_i_now_ns(); }
+ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t offset) {
+    const char* fn = "accel_queue_timestamp";
+    accel_i_cmd* c;
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (!accel_i_rec_buffer_ok(q, dst, offset, 8, fn)) return;
+    if (offset & 7u) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu must be a multiple of 8", fn, offset);
+        return;
+    }
+    if (!accel_i_rec_target(q, &dst, &offset, fn)) return;   /* a view: its root and the offset in it */
+    if (offset & 7u) {   /* a view at an odd offset of its root (CPU views start at any byte) */
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: the offset is at %zu in the view's root buffer, not a multiple of 8", fn, offset);
+        return;
+    }
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_TIMESTAMP, 0, NULL, fn)) == NULL) return;
+    accel_i_retain(dst);
+    c->u.stamp.dst = dst; c->u.stamp.offset = offset;
+}
+
+/* Submit with a host span (the batch is the backend's once handed over: its size is read before). */
+static accel_result accel_i_submit_traced(accel_queue* q, accel_i_batch* b) {
+    accel_device* dev = q->obj.device;
+    uint32_t count = b->count;
+    uint64_t t0 = accel_i_now_ns();
+    accel_result r = dev->backend->queue_submit(q, b);
+    accel_i_trace_host_span(dev, "submit", accel_i_label(&q->obj), t0, accel_i_now_ns(), "commands", count);
+    return r;
+}
+ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
+    accel_i_batch* b;
+    accel_result r;
+    if (!q) return accel_i_invalid(NULL, "accel_queue_submit", "queue is NULL");
+    if (q->recording) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "accel_queue_submit: the queue is recording a command list (call accel_queue_record_end)");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    b = q->rec;
+    r = q->rec_error;
+    q->rec = NULL;
+    q->rec_error = ACCEL_OK;
+    if (ACCEL_I_DEBUGGING(q->obj.device)) accel_i_debug_recorded(q, NULL, 0);
+    if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
+    if (r != ACCEL_OK || !b || b->count == 0) {   /* all or nothing: a bad batch runs nothing */
+        if (b) accel_i_batch_recycle(q, b);
+        return r;
+    }
+    if (ACCEL_I_DEBUGGING(q->obj.device)) accel_i_debug_promise(b);
+    if (ACCEL_I_TRACING(q->obj.device)) return accel_i_submit_traced(q, b);
+    return q->obj.device->backend->queue_submit(q, b);
+}
+ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
+    accel_result r, w;
+    uint64_t t0;
+    if (!q) return accel_i_invalid(NULL, "accel_queue_finish", "queue is NULL");
+    r = accel_queue_submit(q);
+    t0 = ACCEL_I_TRACING(q->obj.device) ? accel_i_now_ns() : 0;
+    w = q->obj.device->backend->queue_wait_idle(q, timeout_ns);
+    if (t0) accel_i_trace_host_span(q->obj.device, "finish", accel_i_label(&q->obj), t0, accel_i_now_ns(), NULL, 0);
+    if (((w == ACCEL_TIMEOUT && timeout_ns != 0) || w == ACCEL_ERROR_DEADLOCK) && ACCEL_I_DEBUGGING(q->obj.device))
+        accel_i_debug_hang(q->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns, w);
+    return r != ACCEL_OK ? r : w;
+}
+
+ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label) {
+    accel_result r;
+    if (!q) return accel_i_invalid(NULL, "accel_queue_set_label", "queue is NULL");
+    r = accel_i_set_label(&q->obj, label, "accel_queue_set_label");
+    if (r == ACCEL_OK && ACCEL_I_TRACING(q->obj.device)) accel_i_trace_queue_name(q);   /* its track's new name */
+    return r;
+}
+ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out) {
+    accel_result r;
+    if (out) *out = NULL;
+    if ((r = accel_i_create_args(dev, true, out, "accel_queue_create")) != ACCEL_OK) return r;
+    if (type != ACCEL_QUEUE_COMPUTE && type != ACCEL_QUEUE_COPY)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_create: unknown queue type %d", (int)type);
+    return dev->backend->queue_create(dev, type, out);
+}
+/* Core part of a backend's queue creation: the recording state. */
+static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type) {
+    q->type = type;
+    q->rec = NULL;
+    q->rec_error = ACCEL_OK;
+    q->recording = false;
+    atomic_init(&q->free_lock, 0u);
+    q->free_batches = NULL;
+    q->free_count = 0;
+    atomic_init(&q->unsubmitted_lock, 0u);
+    q->unsubmitted_n = 0;
+    accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE, type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
+    accel_i_trace_queue(q);
+}
+/* Core part of a backend's queue teardown: drops the unsubmitted batch and the recycled ones. */
+static void accel_i_queue_fini(accel_queue* q) {
+    accel_device* dev = q->obj.device;
+    if (q->rec) { accel_i_batch_release(q->rec); accel_i_batch_free(dev, q->rec); q->rec = NULL; }
+    while (q->free_batches) {
+        accel_i_batch* b = q->free_batches;
+        q->free_batches = b->next;
+        accel_i_batch_free(dev, b);
+    }
+    q->free_count = 0;
+    accel_i_trace_queue_fini(q);
+}
+/* A destroy waits for the queue's submitted work; a batch blocked on a signal that nobody sets keeps
+   it waiting forever. Never silently: after a second, then at doubling intervals (up to 32 s),
+   log what the queue waits for and the remedy. No-threads builds never wait here (the backend drops
+   parked batches and says so). */
+static void accel_i_queue_settle(accel_queue* q, const char* fn) {
+#if defined(ACCEL_NO_THREADS)
+    (void)q; (void)fn;
+#else
+    accel_device* dev = q->obj.device;
+    uint64_t step = 1000000000u, waited = 0;
+    while (dev->backend->queue_wait_idle(q, step) == ACCEL_TIMEOUT) {
+        char what[320];
+        size_t n = dev->backend->queue_describe ? dev->backend->queue_describe(q, what, sizeof what) : 0;
+        waited += step;
+        if (n == 0) snprintf(what, sizeof what, " queue %p%s%s%s has unfinished work", (void*)q, ACCEL_I_LABEL(&q->obj));
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: still waiting after %llu s; fail (accel_signal_fail) or set from another "
+                    "thread the signal it waits for:%s", fn, (unsigned long long)(waited / 1000000000u), what);
+        if (step < 32000000000u) step *= 2;
+    }
+#endif
+}
+ACCEL_API void accel_queue_destroy(accel_queue* q) {
+    if (!q) return;
+    accel_i_queue_settle(q, "accel_queue_destroy");
+    accel_i_handle_drop(q);
+}
+
+ACCEL_API accel_exec_params accel_exec_1d(uint32_t global, uint32_t local) {
+    accel_exec_params p = { { global, 1, 1 }, { local, 1, 1 } };
+    return p;
+}
+ACCEL_API accel_exec_params accel_exec_2d(uint32_t gx, uint32_t gy, uint32_t lx, uint32_t ly) {
+    accel_exec_params p = { { gx, gy, 1 }, { lx, ly, 1 } };
+    return p;
+}
+ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32_t local[3]) {
+    accel_exec_params p = { { 1, 1, 1 }, { 1, 1, 1 } };
+    for (int d = 0; d < 3; d++) {
+        if (global) p.global_size[d] = global[d];
+        if (local) p.local_size[d] = local[d];
+    }
+    return p;
+}
+
+/* ==== core: recorded command lists ==== */
+/* record_begin turns the queue's batch into the list being recorded (the recording calls append to
+   q->rec as usual; wait/signal/replay refuse). record_end takes that batch as the list, with the
+   references its commands hold, and asks the backend for its native form. A replay is one batch
+   command holding the list and a sorted copy of its patches, validated here once; the generic form
+   (backends without commands_build) records the list's commands into the batch instead. */
+ACCEL_API accel_result accel_queue_record_begin(accel_queue* q) {
+    if (!q) return accel_i_invalid(NULL, "accel_queue_record_begin", "queue is NULL");
+    if (q->recording)
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_begin: the %s is already recording",
+                            accel_i_label(&q->obj));
+    if ((q->rec && q->rec->count) || q->rec_error != ACCEL_OK)
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_queue_record_begin: the %s has an unsubmitted batch (submit it first)",
+                            accel_i_label(&q->obj));
+    if (accel_i_lost(q->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    q->recording = true;
+    return ACCEL_OK;
+}
+
+static void accel_i_commands_free(accel_commands* c) {
+    accel_device* dev = c->obj.device;
+    if (c->native && dev->backend->commands_free) dev->backend->commands_free(c);
+    accel_i_batch_release(c->list);
+    accel_i_batch_free(dev, c->list);
+    accel_i_dev_free(dev, c, sizeof *c);
+}
+
+/* Makes the list from the recorded batch b (taken, also on failure). */
+static accel_result accel_i_commands_make(accel_queue* q, accel_i_batch* b, accel_commands** out) {
+    accel_device* dev = q->obj.device;
+    accel_commands* c = (accel_commands*)accel_i_dev_alloc(dev, sizeof *c);
+    accel_result r = ACCEL_OK;
+    if (!c) {
+        accel_i_batch_recycle(q, b);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory");
+    }
+    memset((void*)c, 0, sizeof *c);
+    c->obj.device = dev;
+    c->list = b;
+    for (uint32_t i = 0; i < b->count; i++) c->has_exec |= b->cmds[i].kind == ACCEL_I_CMD_EXEC;
+    if (dev->backend->commands_build) r = dev->backend->commands_build(q, c);
+    if (r != ACCEL_OK) {
+        accel_i_batch_recycle(q, b);
+        accel_i_dev_free(dev, c, sizeof *c);
+        return r;
+    }
+    accel_i_object_init(&c->obj, dev, ACCEL_I_COMMANDS, "command list");
+    *out = c;
+    return ACCEL_OK;
+}
+
+ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** out) {
+    accel_i_batch* b;
+    accel_result r;
+    if (out) *out = NULL;
+    if (!q) return accel_i_invalid(NULL, "accel_queue_record_end", "queue is NULL");
+    if (!q->recording)
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: the %s is not recording",
+                            accel_i_label(&q->obj));
+    b = q->rec;
+    r = q->rec_error;
+    q->rec = NULL;
+    q->rec_error = ACCEL_OK;
+    q->recording = false;
+    if (r == ACCEL_OK && !out)
+        r = accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: out is NULL");
+    if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
+    if (r == ACCEL_OK && !b && (b = accel_i_batch_take(q)) == NULL)
+        r = accel_i_fail(q->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory");
+    if (r != ACCEL_OK) {   /* all or nothing */
+        if (b) accel_i_batch_recycle(q, b);
+        return r;
+    }
+    return accel_i_commands_make(q, b, out);
+}
+ACCEL_API void accel_commands_destroy(accel_commands* c) { if (c) accel_i_handle_drop(c); }
+
+static bool accel_i_bad_patch(accel_queue* q, uint32_t k, const accel_patch* p, const char* why) {
+    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_replay: patch %u (command %u, index %u, %s): %s",
+                      k, p->command, p->index, p->buffer ? "buffer" : "constant", why);
+    return false;
+}
+/* Where slot `index` (0 = dst, 1 = src) of a copy, or a fill's dst, points with patch buffer pb (NULL:
+   as recorded): the root and the offset in it. A patch keeps the command's offset within the buffer
+   as recorded (a view's from its start), now within pb. */
+static void accel_i_slot_at(const accel_i_cmd* cmd, uint32_t index, accel_buffer* pb, accel_buffer** root, size_t* offset) {
+    bool copy = cmd->kind == ACCEL_I_CMD_COPY;
+    *root = copy ? (index == 0 ? cmd->u.copy.dst : cmd->u.copy.src) : cmd->u.fill.dst;
+    *offset = copy ? (index == 0 ? cmd->u.copy.dst_offset : cmd->u.copy.src_offset) : cmd->u.fill.offset;
+    if (!pb) return;
+    *offset = pb->offset + (copy ? (index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel) : cmd->u.fill.rel);
+    *root = accel_i_buffer_root(pb);
+}
+/* Where a copy's two slots point with all these patches (the last of a slot wins). */
+static void accel_i_copy_patched(const accel_i_cmd* cmd, uint32_t command, const accel_patch* all, uint32_t n,
+                                 accel_buffer** dst, size_t* d, accel_buffer** src, size_t* s) {
+    accel_buffer *pd = NULL, *ps = NULL;
+    for (uint32_t j = 0; j < n; j++) {
+        if (all[j].command != command || !all[j].buffer) continue;
+        if (all[j].index == 0) pd = all[j].buffer; else ps = all[j].buffer;
+    }
+    accel_i_slot_at(cmd, 0, pd, dst, d);
+    accel_i_slot_at(cmd, 1, ps, src, s);
+}
+/* A patch of a copy's or fill's buffer: holds the range as recorded; a destination is not read_only. */
+static bool accel_i_range_patch_ok(accel_queue* q, const accel_patch* p, uint32_t k, size_t rel, size_t size) {
+    if (!accel_i_rec_buffer_ok(q, p->buffer, rel, size, "accel_queue_replay")) return false;
+    if (p->index == 0 && p->buffer->read_only) return accel_i_bad_patch(q, k, p, "the buffer is read_only");
+    return true;
+}
+static bool accel_i_copy_patch_ok(accel_queue* q, const accel_i_cmd* cmd, const accel_patch* all, uint32_t n, uint32_t k) {
+    const accel_patch* p = &all[k];
+    accel_buffer *dst, *src;
+    size_t d, s, size = cmd->u.copy.size;
+    if (!p->buffer || p->index > 1) return accel_i_bad_patch(q, k, p, "a copy takes buffer 0 (dst) or 1 (src) only");
+    if (!accel_i_range_patch_ok(q, p, k, p->index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel, size)) return false;
+    accel_i_copy_patched(cmd, p->command, all, n, &dst, &d, &src, &s);
+    if (dst == src && d < s + size && s < d + size) return accel_i_bad_patch(q, k, p, "the copy would overlap itself");
+    return true;
+}
+/* Is patch k a valid patch of list c for a replay on q? Logs and records the error when not. */
+static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const accel_patch* all, uint32_t n, uint32_t k) {
+    const accel_patch* p = &all[k];
+    const accel_i_cmd* cmd;
+    if (p->command >= c->list->count) return accel_i_bad_patch(q, k, p, "no such command in the list");
+    cmd = &c->list->cmds[p->command];
+    if (p->buffer && !accel_i_rec_buffer_ok(q, p->buffer, 0, p->buffer->size, "accel_queue_replay")) return false;
+    switch (cmd->kind) {
+    case ACCEL_I_CMD_EXEC:
+        if (p->index >= (p->buffer ? cmd->u.exec.buffer_count : cmd->u.exec.constant_count))
+            return accel_i_bad_patch(q, k, p, "the exec has no such binding");
+        return true;
+    case ACCEL_I_CMD_COPY: return accel_i_copy_patch_ok(q, cmd, all, n, k);
+    case ACCEL_I_CMD_FILL: {
+        accel_buffer* root;
+        size_t at;
+        if (p->index != 0) return accel_i_bad_patch(q, k, p, "a fill takes buffer 0 (dst) or constant 0 (the pattern)");
+        if (!p->buffer) return true;
+        if (!accel_i_range_patch_ok(q, p, k, cmd->u.fill.rel, cmd->u.fill.size)) return false;
+        accel_i_slot_at(cmd, 0, p->buffer, &root, &at);
+        return accel_i_fill_aligned(q, cmd->u.fill.rel, at, cmd->u.fill.size, "accel_queue_replay");
+    }
+    default: return accel_i_bad_patch(q, k, p, "this command (update, barrier, timestamp) takes no patches");
+    }
+}
+/* The backends' form of a checked patch p of list l (see accel_i_patch); holds a reference on the root. */
+static accel_i_patch accel_i_patch_resolve(const accel_i_batch* l, const accel_patch* p) {
+    accel_i_patch r;
+    const accel_i_cmd* cmd = &l->cmds[p->command];
+    r.command = p->command;
+    r.index = p->index;
+    r.value = p->value;
+    r.buffer = NULL;
+    r.offset = 0;
+    r.size = 0;
+    if (!p->buffer) return r;
+    if (cmd->kind == ACCEL_I_CMD_EXEC) {
+        r.buffer = accel_i_buffer_root(p->buffer);
+        r.offset = p->buffer->offset;
+        r.size = p->buffer->size;
+    } else {
+        accel_i_slot_at(cmd, p->index, p->buffer, &r.buffer, &r.offset);
+        r.size = cmd->kind == ACCEL_I_CMD_COPY ? cmd->u.copy.size : cmd->u.fill.size;
+    }
+    accel_i_retain(r.buffer);
+    return r;
+}
+static bool accel_i_replay_ok(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t n) {
+    const char* fn = "accel_queue_replay";
+    if (!accel_i_rec_not_recording(q, fn)) return false;
+    if (!c) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: command list is NULL", fn); return false; }
+    if (n && !patches) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: patches is NULL", fn); return false; }
+    if (c->obj.device != q->obj.device) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: the command list belongs to another device", fn);
+        return false;
+    }
+    if (c->has_exec && q->type != ACCEL_QUEUE_COMPUTE) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: a list with execs on a COPY queue", fn);
+        return false;
+    }
+    for (uint32_t k = 0; k < n; k++) if (!accel_i_patch_ok(q, c, patches, n, k)) return false;
+    return true;
+}
+
+/* Applies a validated patch to command c of batch b, recorded anew from list command lc (the generic
+   form): buffers swap references; an exec binds the patch's buffer (a view as it is), a copy or fill
+   points into the patch's root (accel_i_slot_at). */
+static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_i_cmd* lc, const accel_patch* p) {
+    accel_buffer** slot = NULL;
+    accel_buffer* to = p->buffer;
+    size_t at = 0;
+    if (c->kind == ACCEL_I_CMD_EXEC && p->buffer) slot = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers) + p->index;
+    else if (c->kind == ACCEL_I_CMD_EXEC) memcpy(b->arena + c->u.exec.constants + 4u * (size_t)p->index, &p->value, 4);
+    else if (c->kind == ACCEL_I_CMD_FILL && !p->buffer) c->u.fill.pattern = p->value;
+    else {
+        accel_i_slot_at(lc, p->index, p->buffer, &to, &at);
+        if (c->kind == ACCEL_I_CMD_FILL) { slot = &c->u.fill.dst; c->u.fill.offset = at; }
+        else if (p->index == 0) { slot = &c->u.copy.dst; c->u.copy.dst_offset = at; }
+        else { slot = &c->u.copy.src; c->u.copy.src_offset = at; }
+    }
+    if (!slot) return;
+    accel_i_retain(to);
+    accel_i_release(*slot);
+    *slot = to;
+}
+/* Records command i of the list anew (it was validated when the list was recorded). */
+static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel_i_cmd* c) {
+    switch (c->kind) {
+    case ACCEL_I_CMD_EXEC: {
+        accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(l->arena + c->u.exec.buffers);
+        const uint32_t* consts = (const uint32_t*)(const void*)(l->arena + c->u.exec.constants);
+        accel_queue_exec(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts, c->u.exec.constant_count, c->u.exec.params);
+        break;
+    }
+    case ACCEL_I_CMD_COPY:
+        accel_queue_copy(q, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src, c->u.copy.src_offset, c->u.copy.size);
+        break;
+    case ACCEL_I_CMD_FILL: accel_queue_fill(q, c->u.fill.dst, c->u.fill.offset, c->u.fill.size, c->u.fill.pattern); break;
+    case ACCEL_I_CMD_UPDATE:
+        accel_queue_update(q, c->u.update.dst, c->u.update.offset, l->arena + c->u.update.data, c->u.update.size);
+        break;
+    case ACCEL_I_CMD_BARRIER: accel_queue_barrier(q); break;
+    default: break;
+    }
+}
+/* The generic form: the list's commands recorded into the batch, then patched in place (an exec over
+   no work is left out, as outside a list: built as nothing). */
+static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, const accel_patch* patches, uint32_t n) {
+    const accel_i_batch* l = c->list;
+    for (uint32_t i = 0; i < l->count; i++) {
+        uint32_t before = q->rec ? q->rec->count : 0;
+        if (l->cmds[i].kind == ACCEL_I_CMD_EXEC && accel_i_no_work(&l->cmds[i].u.exec.params)) continue;
+        accel_i_rerecord(q, l, &l->cmds[i]);
+        if (!q->rec || q->rec->count == before) return;   /* out of memory: recorded as the batch's error */
+        for (uint32_t k = 0; k < n; k++)
+            if (patches[k].command == i) accel_i_patch_apply(q->rec, &q->rec->cmds[q->rec->count - 1], &l->cmds[i], &patches[k]);
+    }
+}
+/* Stable insertion sort by command (patches usually come sorted: linear then). */
+static void accel_i_patches_sort(accel_i_patch* p, uint32_t n) {
+    for (uint32_t i = 1; i < n; i++) {
+        accel_i_patch x = p[i];
+        uint32_t j = i;
+        for (; j > 0 && p[j - 1].command > x.command; j--) p[j] = p[j - 1];
+        p[j] = x;
+    }
+}
+ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t patch_count) {
+    size_t bytes = (size_t)patch_count * sizeof(accel_i_patch), off = 0;
+    accel_i_patch* copy;
+    accel_i_cmd* cmd;
+    if (!q) { accel_i_invalid(NULL, "accel_queue_replay", "queue is NULL"); return; }
+    if (!accel_i_replay_ok(q, c, patches, patch_count)) return;
+    if (!c->native) { accel_i_replay_generic(q, c, patches, patch_count); return; }
+    if ((cmd = accel_i_rec_push(q, ACCEL_I_CMD_REPLAY, bytes, &off, "accel_queue_replay")) == NULL) return;
+    if (bytes) {
+        copy = (accel_i_patch*)(void*)(q->rec->arena + off);
+        for (uint32_t k = 0; k < patch_count; k++) copy[k] = accel_i_patch_resolve(c->list, &patches[k]);
+        accel_i_patches_sort(copy, patch_count);
+    }
+    accel_i_retain(c);
+    cmd->u.replay.list = c;
+    cmd->u.replay.patches = off;
+    cmd->u.replay.patch_count = patch_count;
+}
+
+/* ==== core: failure after hand-off ==== */
+/* A batch whose segment handed a wait to the device stays in its device's `dwaits` list until it
+   completes. Failing a signal walks that list: every listed batch with a device wait on the signal for
+   a value it had not reached before the failure gets the rest of its signals failed (host words only,
+   under the lock), and so on for the signals of this device failed that way (a work list through
+   accel_signal.fail_next, no recursion, no allocation); then, outside the lock, each failure is
+   published to the device. Signals of other devices are raised afterwards through accel_i_raise. */
+#if !defined(ACCEL_NO_THREADS)   /* only the batch walk adds */
+static void accel_i_dwait_add(accel_i_batch* b, accel_queue* q) {
+    accel_device* dev = q->obj.device;
+    if (b->dlisted) return;
+    b->dqueue = q;
+    accel_i_spin_lock(&dev->dwait_lock);
+    b->dprev = NULL;
+    b->dnext = dev->dwaits;
+    if (dev->dwaits) dev->dwaits->dprev = b;
+    dev->dwaits = b;
+    b->dlisted = true;
+    atomic_fetch_add(&dev->dwait_count, 1u);
+    accel_i_spin_unlock(&dev->dwait_lock);
+    atomic_thread_fence(memory_order_seq_cst);   /* then the caller re-reads its waits' signals */
+}
+#endif
+static void accel_i_dwait_remove(accel_i_batch* b, accel_device* dev) {
+    if (!b->dlisted) return;
+    accel_i_spin_lock(&dev->dwait_lock);
+    if (b->dprev) b->dprev->dnext = b->dnext; else dev->dwaits = b->dnext;
+    if (b->dnext) b->dnext->dprev = b->dprev;
+    b->dlisted = false;
+    atomic_fetch_sub(&dev->dwait_count, 1u);
+    accel_i_spin_unlock(&dev->dwait_lock);
+}
+/* The first command of b after a device wait on s that s had not reached at `before`; b->count if none. */
+static uint32_t accel_i_dwait_hit(const accel_i_batch* b, const accel_signal* s, uint64_t before) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        if (c->kind == ACCEL_I_CMD_WAIT && (c->flags & ACCEL_I_CMD_ON_DEVICE) && c->u.sig.signal == s && c->u.sig.value > before)
+            return i + 1;
+    }
+    return b->count;
+}
+#define ACCEL_I_FOREIGN_FAILS 32u
+typedef struct accel_i_fail_list { accel_signal* todo; accel_signal* done; accel_signal* foreign[ACCEL_I_FOREIGN_FAILS]; uint32_t nforeign; } accel_i_fail_list;
+/* Fails (host word) the signals of b from command `from` on; queues the newly failed ones (dwait_lock held). */
+static void accel_i_dwait_fail_batch(accel_device* dev, accel_i_batch* b, uint32_t from, uint64_t failed, accel_i_fail_list* l) {
+    for (uint32_t i = from; i < b->count; i++) {
+        accel_signal* u = b->cmds[i].u.sig.signal;
+        uint64_t before;
+        if (b->cmds[i].kind != ACCEL_I_CMD_SIGNAL) continue;
+        if (u->obj.device != dev) {   /* another device's lock: raised after ours is released */
+            if (l->nforeign < ACCEL_I_FOREIGN_FAILS) { accel_i_retain(u); l->foreign[l->nforeign++] = u; }
+            else u->obj.device->backend->signal_raise(u, failed);
+            continue;
+        }
+        before = dev->backend->signal_value(u);
+        if (accel_i_failed(dev->backend->signal_raise(u, failed))) continue;   /* failed already */
+        accel_i_retain(u);
+        u->fail_before = before;
+        u->fail_next = l->todo;
+        l->todo = u;
+    }
+}
+static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64_t failed) {
+    accel_device* dev = s->obj.device;
+    accel_i_fail_list l;
+    l.todo = l.done = NULL;
+    l.nforeign = 0;
+    accel_i_retain(s);
+    s->fail_before = before;
+    s->fail_next = NULL;
+    l.todo = s;
+    accel_i_spin_lock(&dev->dwait_lock);
+    while (l.todo) {
+        accel_signal* t = l.todo;
+        l.todo = t->fail_next;
+        t->fail_next = l.done;
+        l.done = t;
+        for (accel_i_batch* b = dev->dwaits; b; b = b->dnext) {
+            uint32_t from = accel_i_dwait_hit(b, t, t->fail_before);
+            if (from < b->count) accel_i_dwait_fail_batch(dev, b, from, failed, &l);
+        }
+    }
+    accel_i_spin_unlock(&dev->dwait_lock);
+    while (l.done) {   /* now the device may see the failures (and release its waiters) */
+        accel_signal* t = l.done;
+        l.done = t->fail_next;
+        if (dev->backend->signal_publish) dev->backend->signal_publish(t, failed);
+        accel_i_release(t);
+    }
+    for (uint32_t i = 0; i < l.nforeign; i++) { accel_i_raise(l.foreign[i], failed); accel_i_release(l.foreign[i]); }
+}
+
+/* ==== core: batch walk (GPU backends) ==== */
+/* The core decides, for every GPU backend, how a batch runs; the backend only turns segments into
+   native work. A segment is a run of waits followed by commands up to the next wait. Each wait is
+   - reached: nothing to do (the backend may still add a native dependency for memory order);
+   - failed: the v1 rule: nothing more of the batch runs, and what it would signal fails;
+   - on the device: the backend says its device can watch the signal reach the value itself (a value a
+     GPU signal operation already promised, or a signal the host raises where the device can see it):
+     the wait goes into the segment, flagged ACCEL_I_CMD_ON_DEVICE, and the segment is submitted at once;
+   - gated: anything else (a value nobody promised on a signal the device cannot watch, another
+     device's or backend's signal): the queue's worker thread waits on the host, then goes on.
+   accel_queue_submit walks on the caller's thread until a gated wait is not reached (or the backend
+   needs to block), then hands the rest to the queue's worker; later batches queue behind it, so the
+   queue stays in order. No host thread wakes for a batch whose waits all go to the device.
+   Host steps (accel_i_cmd_is_host_step: host_call) need the host once the commands before them
+   completed: a segment ends before one, and the walk runs it on the queue's worker after
+   backend->queue_drain (a walk inside accel_queue_submit hands off there), then goes on. */
+#define ACCEL_I_HANDOFF ((accel_result)1000)   /* private: the rest of the batch goes to the queue's worker */
+
+#if !defined(ACCEL_NO_THREADS)   /* GPU backends need threads: no-threads builds have none to walk */
+/* The one list of host-step command kinds (segment splitting here and in backends' plans uses it). */
+static bool accel_i_cmd_is_host_step(const accel_i_cmd* c) { return c->kind == ACCEL_I_CMD_HOST_CALL; }
+/* The next segment of b from b->pc: its waits, then its commands up to the next wait or host step. */
+static accel_i_segment accel_i_next_segment(const accel_i_batch* b) {
+    accel_i_segment sg;
+    sg.wfrom = sg.from = b->pc;
+    while (sg.from < b->count && b->cmds[sg.from].kind == ACCEL_I_CMD_WAIT) sg.from++;
+    for (sg.to = sg.from; sg.to < b->count && b->cmds[sg.to].kind != ACCEL_I_CMD_WAIT && !accel_i_cmd_is_host_step(&b->cmds[sg.to]); sg.to++) {}
+    return sg;
+}
+/* Runs the host step at b->pc once backend->queue_drain says everything before it completed. Returns 0,
+   or the failed value that drops the rest of the batch: a drain error, or a wait before it that the
+   device passed because its signal failed (device work behind such a wait may run; a host step is
+   host work, and keeps the rule of failed waits). Only the waits since the last host step are read:
+   those before it had completed then, reached before any later failure. */
+static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
+    accel_result r = q->obj.device->backend->queue_drain(q, ACCEL_WAIT_FOREVER);
+    accel_i_cmd* c = &b->cmds[b->pc];
+    if (r != ACCEL_OK) return accel_i_failed_value(r);
+    for (uint32_t i = b->host_checked; i < b->pc; i++) {
+        uint64_t cur;
+        if (b->cmds[i].kind != ACCEL_I_CMD_WAIT || !(b->cmds[i].flags & ACCEL_I_CMD_ON_DEVICE)) continue;
+        if (accel_i_failed(cur = accel_signal_value(b->cmds[i].u.sig.signal))) return cur;
+    }
+    b->host_checked = b->pc;
+    c->u.host.fn(c->u.host.user);
+    return 0;
+}
+
+enum { ACCEL_I_SEG_READY, ACCEL_I_SEG_GATED, ACCEL_I_SEG_FAILED };
+/* Sets or clears wait c's ACCEL_I_CMD_ON_DEVICE; under the device's dwait_lock once b is in the dwaits
+   list, where a failure on another thread reads the flags (accel_i_dwait_hit). The walking thread is
+   the only writer. */
+static void accel_i_wait_flag(accel_queue* q, accel_i_batch* b, accel_i_cmd* c, bool on) {
+    uint32_t f = on ? (c->flags | ACCEL_I_CMD_ON_DEVICE) : (c->flags & ~ACCEL_I_CMD_ON_DEVICE);
+    if (f == c->flags) return;
+    if (!b->dlisted) { c->flags = f; return; }
+    accel_i_spin_lock(&q->obj.device->dwait_lock);
+    c->flags = f;
+    accel_i_spin_unlock(&q->obj.device->dwait_lock);
+}
+/* Classifies the segment's waits in order (see above). READY: every wait reached or on the device
+   (*device: any on the device); GATED: wait *at is neither, or it is the first wait not reached before
+   a failed one (the queue reaches the failure only after it: waited for on the host, so that nothing
+   of the queue runs early); FAILED: *failed holds the failed value, every wait before it reached. */
+static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool* device, uint32_t* at, uint64_t* failed) {
+    const accel_backend* be = q->obj.device->backend;
+    uint32_t unreached = sg->from;
+    *device = false;
+    for (uint32_t i = sg->wfrom; i < sg->from; i++) {
+        accel_i_cmd* c = &b->cmds[i];
+        accel_signal* s = c->u.sig.signal;
+        uint64_t cur = accel_signal_value(s);
+        bool on = false;
+        if (accel_i_failed(cur) && unreached < i) { *at = unreached; return ACCEL_I_SEG_GATED; }
+        if (accel_i_failed(cur)) { accel_i_wait_flag(q, b, c, false); *failed = cur; return ACCEL_I_SEG_FAILED; }
+        if (cur < c->u.sig.value) {
+            if (!be->wait_on_device(q, s, c->u.sig.value)) { accel_i_wait_flag(q, b, c, false); *at = i; return ACCEL_I_SEG_GATED; }
+            on = *device = true;
+            if (unreached == sg->from) unreached = i;
+        }
+        accel_i_wait_flag(q, b, c, on);
+    }
+    return ACCEL_I_SEG_READY;
+}
+/* After the batch joined the device's dwaits list: a failure that came first is seen here (one that
+   comes later finds the batch in the list). */
+static uint64_t accel_i_recheck(accel_i_batch* b, const accel_i_segment* sg) {
+    for (uint32_t i = sg->wfrom; i < sg->from; i++) {
+        uint64_t cur = accel_signal_value(b->cmds[i].u.sig.signal);
+        if (accel_i_failed(cur)) return cur;
+    }
+    return 0;
+}
+
+/* A queue's worker: the batches handed to it, oldest first, and who is walking. */
+struct accel_i_walker {
+    accel_queue* q;
+    accel_i_mutex lock;
+    accel_i_cond cond;              /* hand-offs, the end of a walk, stop */
+    accel_i_batch *head, *tail;
+    bool active, stop, idle_sleep;  /* active: a thread walks a batch of this queue; idle_sleep: the worker sleeps untimed */
+    uint32_t idle_waiters;          /* threads in accel_i_walker_idle */
+    accel_i_thread thread;
+    accel_i_blocked blocked;        /* debug devices: the gated wait the worker is in */
+};
+
+/* Waits on the host for a gated wait (the worker only), published for the hang reports. */
+static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
+    accel_result r;
+    uint64_t cur;
+    const accel_backend* be = q->obj.device->backend;
+    accel_i_blocked_set(&q->walker->blocked, s, v);   /* every build: a destroy that waits reports it */
+    do {   /* meanwhile the worker still reaps its queue's work (the value may come from it) */
+        uint64_t poll = be->queue_poll ? be->queue_poll(q) : 0;
+        r = accel_i_wait_internal(s, v, poll ? poll : ACCEL_WAIT_FOREVER);
+    } while (r == ACCEL_TIMEOUT);
+    accel_i_blocked_set(&q->walker->blocked, NULL, 0);
+    cur = accel_signal_value(s);
+    if (r != ACCEL_OK && r != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur)) cur = accel_i_failed_value(r);
+    return accel_i_failed(cur) ? cur : 0;
+}
+
+/* The worker, when the backend has no room for more (segment_submit returned ACCEL_I_HANDOFF with
+   may_block true): reaps the queue's work for one poll slice, then the walk goes on from b->pc. Never
+   blocking in the driver is what keeps the worker a reaper: the GPU wait that holds the device's work
+   up may be released only by a host raise of a point that this worker reaps (a two-queue pipeline
+   whose waits watch the signals' mirrors hung with the worker parked in a full stream). */
+static void accel_i_walker_wait_room(accel_queue* q) {
+    accel_i_walker* w = q->walker;
+    const accel_backend* be = q->obj.device->backend;
+    uint64_t poll = be->queue_poll ? be->queue_poll(q) : 0;
+    accel_i_mutex_lock(&w->lock);
+    accel_i_cond_timedwait(&w->cond, &w->lock, poll ? poll : 100000u);
+    accel_i_mutex_unlock(&w->lock);
+}
+
+/* Makes a segment ready: classifies its waits, gating on the host when allowed. Returns READY,
+   GATED (may_block false: hand off) or FAILED (*failed). */
+static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool may_block, uint64_t* failed) {
+    for (;;) {
+        bool device;
+        uint32_t at = 0;
+        int k = accel_i_classify(q, b, sg, &device, &at, failed);
+        if (k == ACCEL_I_SEG_READY && device) {
+            accel_i_dwait_add(b, q);
+            if (accel_i_recheck(b, sg) != 0) continue;   /* a failure came meanwhile: classified again, in order */
+        }
+        if (k != ACCEL_I_SEG_GATED) return k;
+        if (!may_block) return k;
+        if ((*failed = accel_i_gate(q, b->cmds[at].u.sig.signal, b->cmds[at].u.sig.value)) != 0) return ACCEL_I_SEG_FAILED;
+    }
+}
+
+/* Walks b from b->pc, segment by segment (see above). may_block false: inside accel_queue_submit;
+   returns ACCEL_I_HANDOFF with b->pc at the segment the worker must go on with. An error before
+   anything of the batch went to the device drops it and is returned (all or nothing); a later one
+   fails the rest's signals. */
+static accel_result accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
+    accel_device* d = q->obj.device;
+    accel_result r = ACCEL_OK;
+    while (b->pc < b->count) {
+        accel_i_segment sg;
+        uint64_t failed = 0;
+        int k;
+        if (accel_i_cmd_is_host_step(&b->cmds[b->pc])) {   /* on the worker, after the device drained */
+            if (!may_block) return ACCEL_I_HANDOFF;
+            if ((failed = accel_i_host_step(q, b)) != 0) { accel_i_fail_rest(b, b->pc + 1, failed); break; }
+            b->pc++;
+            continue;
+        }
+        sg = accel_i_next_segment(b);
+        k = accel_i_ready(q, b, &sg, may_block, &failed);
+        if (k == ACCEL_I_SEG_GATED) return ACCEL_I_HANDOFF;
+        if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d)) {   /* the queue gets there once all before it completed */
+            accel_result dr;
+            if (!may_block) return ACCEL_I_HANDOFF;
+            if ((dr = d->backend->queue_drain(q, ACCEL_WAIT_FOREVER)) != ACCEL_OK) failed = accel_i_failed_value(dr);
+        }
+        if (k == ACCEL_I_SEG_READY && accel_i_lost(d)) { k = ACCEL_I_SEG_FAILED; failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST); }
+        if (k == ACCEL_I_SEG_FAILED) {
+            if (ACCEL_I_TRACING(d)) accel_i_trace_waits_failed(q, b, &sg);
+            accel_i_fail_rest(b, sg.from, failed);
+            break;
+        }
+        r = d->backend->segment_submit(q, b, &sg, may_block);
+        if (r == ACCEL_I_HANDOFF && may_block) { accel_i_walker_wait_room(q); continue; }
+        if (r == ACCEL_I_HANDOFF) return r;
+        if (r != ACCEL_OK) {
+            if (!may_block && sg.wfrom == 0) break;     /* nothing ran: accel_queue_submit reports it */
+            accel_i_log(d, ACCEL_LOG_ERROR, "%s: %s while submitting the rest of a batch; its signals fail", d->backend->name, accel_result_string(r));
+            accel_i_fail_rest(b, sg.from, accel_i_failed_value(r));
+            r = ACCEL_OK;
+            break;
+        }
+        b->pc = sg.to;
+    }
+    b->pc = b->count;
+    d->backend->batch_submitted(q, b);
+    return r;
+}
+
+#endif
+
+/* The device finished b (or b never reached it): its references go, and it leaves the dwaits list. */
+static void accel_i_batch_complete(accel_queue* q, accel_i_batch* b) {
+    accel_i_dwait_remove(b, q->obj.device);
+    accel_i_batch_recycle(q, b);
+}
+
+#if !defined(ACCEL_NO_THREADS)
+/* ---- the queue's worker thread ---- */
+static void accel_i_walker_main(void* arg) {
+    accel_i_walker* w = (accel_i_walker*)arg;
+    const accel_backend* be = w->q->obj.device->backend;
+    accel_i_mutex_lock(&w->lock);
+    for (;;) {
+        accel_i_batch* b;
+        if (!w->head || w->active) {
+            uint64_t poll = 0;
+            if (w->stop && !w->active) break;
+            if (be->queue_poll) {   /* reap completed work outside the lock */
+                accel_i_mutex_unlock(&w->lock);
+                poll = be->queue_poll(w->q);
+                accel_i_mutex_lock(&w->lock);
+                if (w->head && !w->active) continue;
+                if (w->stop && !w->active && poll == 0) break;
+            }
+            w->idle_sleep = poll == 0;
+            if (poll) accel_i_cond_timedwait(&w->cond, &w->lock, poll);
+            else accel_i_cond_wait(&w->cond, &w->lock);
+            w->idle_sleep = false;
+            continue;
+        }
+        b = w->head;
+        if ((w->head = b->next) == NULL) w->tail = NULL;
+        b->next = NULL;
+        w->active = true;
+        accel_i_mutex_unlock(&w->lock);
+        accel_i_walk(w->q, b, true);
+        accel_i_mutex_lock(&w->lock);
+        w->active = false;
+        if (w->idle_waiters) accel_i_cond_broadcast(&w->cond);
+    }
+    accel_i_mutex_unlock(&w->lock);
+}
+
+/* accel_queue_submit for GPU backends, after the backend checked the batch: walks it here when the
+   queue's worker holds nothing, else queues it behind the worker's batches. Wakes the worker only
+   when it is handed something. */
+static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
+    accel_i_walker* w = q->walker;
+    accel_result r;
+    b->next = NULL;
+    accel_i_mutex_lock(&w->lock);
+    if (w->head || w->active) {
+        if (w->tail) w->tail->next = b; else w->head = b;
+        w->tail = b;
+        accel_i_cond_broadcast(&w->cond);
+        accel_i_mutex_unlock(&w->lock);
+        return ACCEL_OK;
+    }
+    w->active = true;
+    accel_i_mutex_unlock(&w->lock);
+    r = accel_i_walk(q, b, false);
+    accel_i_mutex_lock(&w->lock);
+    if (r == ACCEL_I_HANDOFF) {   /* the oldest work of the queue: to the front */
+        b->next = w->head;
+        w->head = b;
+        if (!w->tail) w->tail = b;
+        r = ACCEL_OK;
+    }
+    w->active = false;
+    if (w->head || w->idle_waiters) accel_i_cond_broadcast(&w->cond);
+    accel_i_mutex_unlock(&w->lock);
+    return r;
+}
+/* Wakes the worker when it sleeps with nothing to poll and the backend just put work in flight that
+   it must watch (queue_poll backends). */
+static void accel_i_walker_poke(accel_queue* q) {
+    accel_i_walker* w = q->walker;
+    accel_i_mutex_lock(&w->lock);
+    if (w->idle_sleep) accel_i_cond_broadcast(&w->cond);
+    accel_i_mutex_unlock(&w->lock);
+}
+/* Waits until no batch of q is held or walked; TIMEOUT when the deadline passes first. */
+static accel_result accel_i_walker_idle(accel_queue* q, uint64_t deadline) {
+    accel_i_walker* w = q->walker;
+    accel_result r = ACCEL_OK;
+    accel_i_mutex_lock(&w->lock);
+    w->idle_waiters++;
+    while (w->head || w->active) {
+        uint64_t now = accel_i_now_ns();
+        if (now >= deadline) { r = ACCEL_TIMEOUT; break; }
+        if (deadline == ACCEL_I_FOREVER) accel_i_cond_wait(&w->cond, &w->lock);
+        else accel_i_cond_timedwait(&w->cond, &w->lock, deadline - now);
+    }
+    w->idle_waiters--;
+    accel_i_mutex_unlock(&w->lock);
+    return r;
+}
+/* queue_wait_idle of GPU backends: the worker first, then the device. */
+static accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns) {
+    uint64_t deadline = accel_i_deadline(timeout_ns), now;
+    accel_result r = accel_i_walker_idle(q, deadline);
+    if (r != ACCEL_OK) return r;
+    now = accel_i_now_ns();
+    return q->obj.device->backend->queue_drain(q, deadline == ACCEL_I_FOREVER ? ACCEL_WAIT_FOREVER : deadline > now ? deadline - now : 0);
+}
+/* The first device wait of q's batches in flight that is not reached yet (dwait_lock held). */
+static const accel_i_cmd* accel_i_dwait_pending(accel_device* dev, const accel_queue* q) {
+    for (const accel_i_batch* b = dev->dwaits; b; b = b->dnext) {
+        if (b->dqueue != q) continue;
+        for (uint32_t i = 0; i < b->count; i++) {
+            const accel_i_cmd* c = &b->cmds[i];
+            uint64_t cur;
+            if (c->kind != ACCEL_I_CMD_WAIT || !(c->flags & ACCEL_I_CMD_ON_DEVICE)) continue;
+            cur = accel_signal_value(c->u.sig.signal);
+            if (!accel_i_failed(cur) && cur < c->u.sig.value) return c;
+        }
+    }
+    return NULL;
+}
+/* Hang report of GPU queues: the worker's gated wait and the batches it holds, or else a wait handed to
+   the device that is not reached. */
+static size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap) {
+    accel_i_walker* w = q->walker;
+    accel_device* dev = q->obj.device;
+    const accel_i_cmd* c;
+    uint64_t held = 0;
+    size_t len;
+    accel_i_mutex_lock(&w->lock);
+    for (const accel_i_batch* b = w->head; b; b = b->next) held++;
+    held += w->active;
+    accel_i_mutex_unlock(&w->lock);
+    len = accel_i_blocked_describe(&w->blocked, out, cap, q, held);
+    if (len) return len;
+    accel_i_spin_lock(&dev->dwait_lock);
+    if ((c = accel_i_dwait_pending(dev, q)) != NULL)
+        len = accel_i_describe_queue(out, cap, q, 1, c->u.sig.signal, c->u.sig.value);
+    accel_i_spin_unlock(&dev->dwait_lock);
+    return len;
+}
+static void accel_i_walker_free(accel_device* dev, accel_i_walker* w) {
+    accel_i_cond_destroy(&w->cond);
+    accel_i_mutex_destroy(&w->lock);
+    accel_i_dev_free(dev, w, sizeof *w);
+}
+/* Starts q's worker (GPU backends, at queue creation, after accel_i_queue_init). */
+static accel_result accel_i_walker_start(accel_queue* q) {
+    accel_device* dev = q->obj.device;
+    accel_i_walker* w = (accel_i_walker*)accel_i_dev_alloc(dev, sizeof *w);
+    accel_result r;
+    if (!w) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
+    memset((void*)w, 0, sizeof *w);
+    w->q = q;
+    atomic_init(&w->blocked.lock, 0u);
+    if (!accel_i_mutex_init(&w->lock)) { accel_i_dev_free(dev, w, sizeof *w); return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: mutex init failed"); }
+    if (!accel_i_cond_init(&w->cond)) {
+        accel_i_mutex_destroy(&w->lock);
+        accel_i_dev_free(dev, w, sizeof *w);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: condition init failed");
+    }
+    q->walker = w;
+    if ((r = accel_i_thread_start(&w->thread, accel_i_walker_main, w)) != ACCEL_OK) {
+        q->walker = NULL;
+        accel_i_walker_free(dev, w);
+        return accel_i_fail(dev, r, "accel_queue_create: starting the queue's worker thread failed");
+    }
+    return ACCEL_OK;
+}
+/* Stops q's worker once everything submitted finished (queue destroy). */
+static void accel_i_walker_stop(accel_queue* q) {
+    accel_i_walker* w = q->walker;
+    if (!w) return;
+    accel_i_walker_wait_idle(q, ACCEL_WAIT_FOREVER);
+    accel_i_mutex_lock(&w->lock);
+    w->stop = true;
+    accel_i_cond_broadcast(&w->cond);
+    accel_i_mutex_unlock(&w->lock);
+    accel_i_thread_join(&w->thread);
+    q->walker = NULL;
+    accel_i_walker_free(q->obj.device, w);
+}
+#endif
+
+/* ==== cpu: device and worker pool ==== */
+/* A CPU device has `cpu_threads` lanes: whoever runs kernel groups (a pool worker or a queue's
+   executor) holds one, so `accel_dispatch.worker` (the lane) is unique among concurrent kernel calls
+   and at most cpu_threads groups run at once. The pool has cpu_threads-1 workers and one job slot;
+   the executor that takes the slot publishes a job and works on it too. A job is cut into up to 16
+   chunks of groups per lane, and each lane gets a contiguous range of them in a word of its own
+   cache line (generation << 32 | next chunk << 16 | end chunk): a lane claims its own chunks with an
+   uncontended CAS, then steals from the other lanes' words, so an exec costs a few cache-line
+   transfers per lane instead of two contended atomics per chunk (measured: issue 11), and a lane
+   that is descheduled still has its range finished by the others. A word carries its generation and
+   its bound, so a late worker can never claim a chunk of a newer job, and the job cannot change while
+   a claimed chunk is uncounted. An executor that finds the slot taken runs its grid alone. */
+typedef struct accel_i_cpu_job {
+    accel_cpu_kernel fn;
+    accel_dispatch tmpl;          /* everything but group_id and worker */
+    uint64_t groups, chunk;       /* total groups; groups per chunk */
+} accel_i_cpu_job;
+typedef struct accel_i_cpu_lane {  /* one cache line per lane */
+    accel_i_a32 taken;            /* 1 = a thread holds the lane */
+    accel_i_a64 work;             /* the lane's range of the current job's chunks (see above) */
+    unsigned char pad[64 - 16];
+} accel_i_cpu_lane;
+#define ACCEL_I_CPU_MAX_CHUNKS 65535u   /* chunk indices are 16-bit fields of accel_i_cpu_lane.work */
+
+typedef struct accel_i_cpu_device accel_i_cpu_device;
+typedef struct accel_i_cpu_worker { accel_i_thread thread; accel_i_cpu_device* dev; accel_i_own own; } accel_i_cpu_worker;
+struct accel_i_cpu_device {
+    accel_device base;
+    uint32_t lanes_n;
+    accel_i_cpu_lane* lanes;      /* lanes_n of them, 64-byte aligned */
+    uint32_t workers_n;           /* started */
+    accel_i_cpu_worker* workers;
+    accel_i_a32 pool_owner;       /* the job slot: 1 = an executor is running a job */
+    accel_i_a32 stop;
+    accel_i_event gen;            /* job generation: workers wait on it */
+    accel_i_event done;           /* chunks finished in the current job */
+    accel_i_event lanes_given;    /* lanes given back while a thread slept for one (its sleepers) */
+    accel_i_cpu_job job;
+    accel_i_a32 next_hint;        /* spreads queues over lanes */
+    bool moves;                   /* own threads may step off a shared CPU (see cpu placement) */
+#if defined(ACCEL_NO_THREADS)
+    struct accel_i_cpu_queue *ready_head, *ready_tail;   /* queues that may run (see cpu: no-threads) */
+    bool draining;                /* a loop is running the ready list */
+#endif
+};
+typedef struct accel_i_cpu_buffer  { accel_buffer base; bool owned; } accel_i_cpu_buffer;
+typedef struct accel_i_cpu_program { accel_program base; accel_cpu_kernel fn; } accel_i_cpu_program;
+
+static accel_i_cpu_device* accel_i_cpu_dev(accel_device* d) { return (accel_i_cpu_device*)d; }
+static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == accel_cpu_backend(); }
+
+#if !defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_cpu_online(void) {
+#  if defined(_WIN32)
+    SYSTEM_INFO si;
+    GetSystemInfo(&si);
+    return si.dwNumberOfProcessors ? (uint32_t)si.dwNumberOfProcessors : 1u;
+#  else
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (uint32_t)n : 1u;
+#  endif
+}
+#endif
+/* The CPUs the process may use: its affinity mask (Linux, Win32), else the online cores. */
+static uint32_t accel_i_cpu_cores(void) {
+#if defined(ACCEL_NO_THREADS)
+    return 1;
+#else
+    uint32_t n = accel_i_cpu_mask_count();
+    return n ? n : accel_i_cpu_online();
+#endif
+}
+static uint64_t accel_i_cpu_memory(void) {
+#if defined(_WIN32)
+    MEMORYSTATUSEX ms;
+    ms.dwLength = sizeof ms;
+    return GlobalMemoryStatusEx(&ms) ? (uint64_t)ms.ullTotalPhys : 0;
+#elif defined(__wasi__) || defined(__wasm__)
+    return 0;   /* unknown: the linear memory's size now is not what the host has */
+#elif defined(_SC_PHYS_PAGES)
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+#else
+    return 0;
+#endif
+}
+
+static bool accel_i_cpu_lane_try(accel_i_cpu_device* dev, uint32_t hint, uint32_t* lane) {
+    for (uint32_t k = 0; k < dev->lanes_n; k++) {
+        uint32_t i = (hint + k) % dev->lanes_n;
+        if (!atomic_load_explicit(&dev->lanes[i].taken, memory_order_relaxed) &&
+            !atomic_exchange_explicit(&dev->lanes[i].taken, 1u, memory_order_acquire)) { *lane = i; return true; }
+    }
+    return false;
+}
+#if !defined(ACCEL_NO_THREADS)
+/* A thread that found no free lane (more queues than lanes) for ACCEL_CPU_SPIN_NS (since *start)
+   sleeps until a lane is given back, in slices of a millisecond: the giver raises lanes_given only when
+   the event counts sleepers (a relaxed read, no fence on its path), so a wake it missed costs a slice,
+   not a hang; the caller tries the lanes again after each. Before that it yields. */
+#define ACCEL_I_CPU_LANE_SLICE_NS 1000000u
+static void accel_i_cpu_lane_sleep(accel_i_cpu_device* dev, uint64_t* start) {
+    uint64_t now = accel_i_now_ns();
+    bool slept = false;
+    if (!*start) *start = now;
+    if (now - *start < ACCEL_CPU_SPIN_NS) { accel_i_yield(); return; }
+    accel_i_event_block(&dev->lanes_given, accel_i_event_value(&dev->lanes_given) + 1u, now + ACCEL_I_CPU_LANE_SLICE_NS, &slept);
+}
+#endif
+static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
+    uint32_t lane = 0;
+    uint64_t start = 0;
+    for (uint32_t n = 1; !accel_i_cpu_lane_try(dev, hint, &lane); n++) {
+        if ((n & 15u) != 0) ACCEL_I_RELAX();
+#if !defined(ACCEL_NO_THREADS)
+        else if ((n & 255u) == 0) accel_i_cpu_lane_sleep(dev, &start);
+#endif
+        else accel_i_yield();
+    }
+    (void)start;
+    return lane;
+}
+static void accel_i_cpu_lane_give(accel_i_cpu_device* dev, uint32_t lane) {
+    atomic_store_explicit(&dev->lanes[lane].taken, 0u, memory_order_release);
+    if (atomic_load_explicit(&dev->lanes_given.sleepers, memory_order_relaxed)) accel_i_event_add(&dev->lanes_given, 1);
+}
+
+/* Runs groups [first, first+count) of a job, in linear order (x fastest). */
+static void accel_i_cpu_run_groups(const accel_i_cpu_job* job, uint64_t first, uint64_t count, uint32_t lane) {
+    accel_dispatch d = job->tmpl;
+    uint64_t cx = d.group_count[0], cy = d.group_count[1], row = first / cx;
+    d.worker = lane;
+    d.group_id[0] = (uint32_t)(first % cx);
+    d.group_id[1] = (uint32_t)(row % cy);
+    d.group_id[2] = (uint32_t)(row / cy);
+    for (uint64_t i = 0; i < count; i++) {
+        job->fn(&d);
+        if (++d.group_id[0] == cx) {
+            d.group_id[0] = 0;
+            if (++d.group_id[1] == cy) { d.group_id[1] = 0; d.group_id[2]++; }
+        }
+    }
+}
+
+/* Claims the next chunk of job `gen` from lane `slot`'s range. */
+static bool accel_i_cpu_claim(accel_i_cpu_device* dev, uint32_t slot, uint32_t gen, uint64_t* chunk) {
+    accel_i_a64* w = &dev->lanes[slot].work;
+    uint64_t v = atomic_load_explicit(w, memory_order_acquire);
+    for (;;) {
+        uint32_t next = (uint32_t)(v >> 16) & 0xffffu, end = (uint32_t)v & 0xffffu;
+        if ((uint32_t)(v >> 32) != gen || next >= end) return false;
+        if (atomic_compare_exchange_weak_explicit(w, &v, v + 0x10000u, memory_order_acq_rel, memory_order_acquire)) {
+            *chunk = next;
+            return true;
+        }
+    }
+}
+/* Runs chunks of job `gen`, its own lane's range first, then the others', and counts them done in
+   one add (one atomic per worker and job, not per chunk). */
+static void accel_i_cpu_job_work(accel_i_cpu_device* dev, uint32_t gen, uint32_t lane) {
+    uint64_t ran = 0, c;
+    for (uint32_t k = 0; k < dev->lanes_n; k++) {
+        uint32_t slot = lane + k < dev->lanes_n ? lane + k : lane + k - dev->lanes_n;
+        while (accel_i_cpu_claim(dev, slot, gen, &c)) {
+            uint64_t first = c * dev->job.chunk, left = dev->job.groups - first;
+            accel_i_cpu_run_groups(&dev->job, first, left < dev->job.chunk ? left : dev->job.chunk, lane);
+            ran++;
+        }
+    }
+    if (ran) accel_i_event_add(&dev->done, ran);
+}
+
+#if !defined(ACCEL_NO_THREADS)
+static void accel_i_cpu_worker_main(void* arg) {
+    accel_i_cpu_worker* w = (accel_i_cpu_worker*)arg;
+    accel_i_cpu_device* dev = w->dev;
+    uint32_t hint = (uint32_t)(w - dev->workers) + 1u;
+    uint64_t seen = 0;
+    for (;;) {
+        uint32_t lane;
+        accel_i_event_wait_own(&dev->gen, seen + 1, &w->own);
+        seen = accel_i_event_value(&dev->gen);
+        if (atomic_load(&dev->stop)) return;
+        if (accel_i_cpu_lane_try(dev, hint, &lane)) {
+            accel_i_cpu_job_work(dev, (uint32_t)seen, lane);
+            accel_i_cpu_lane_give(dev, lane);
+        }
+        accel_i_own_settle(&w->own);
+    }
+}
+#endif
+
+/* Publishes the job to the pool (the caller owns the slot): the job first, then each lane's range of
+   chunks with release (a claim acquires it); works on it, waits for the rest. */
+static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane, accel_i_own* own) {
+    uint64_t target = (uint64_t)dev->lanes_n * 16u;
+    uint64_t chunk, chunks, gen = accel_i_event_value(&dev->gen) + 1, tag = (uint64_t)(uint32_t)gen << 32;
+    if (target > ACCEL_I_CPU_MAX_CHUNKS) target = ACCEL_I_CPU_MAX_CHUNKS;
+    chunk = (job->groups + target - 1) / target;
+    chunks = (job->groups + chunk - 1) / chunk;
+    dev->job = *job;
+    dev->job.chunk = chunk;
+    atomic_store_explicit(&dev->done.word, 0u, memory_order_relaxed);
+    for (uint32_t i = 0; i < dev->lanes_n; i++) {
+        uint64_t from = chunks * i / dev->lanes_n, to = chunks * (i + 1u) / dev->lanes_n;
+        atomic_store_explicit(&dev->lanes[i].work, tag | from << 16 | to, memory_order_release);
+    }
+    accel_i_event_raise(&dev->gen, gen);
+    accel_i_cpu_job_work(dev, (uint32_t)gen, lane);
+    accel_i_event_wait_own(&dev->done, chunks, own);
+}
+
+/* Runs a whole grid: inline when tiny or when the pool is busy, else across the pool. */
+static void accel_i_cpu_run_grid(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t hint, accel_i_own* own) {
+    uint32_t lane;
+    if (job->groups == 0) return;   /* a list's exec of global size 0 */
+    lane = accel_i_cpu_lane_take(dev, hint);
+    if (job->groups <= ACCEL_CPU_INLINE_GROUPS || dev->workers_n == 0 ||
+        atomic_exchange_explicit(&dev->pool_owner, 1u, memory_order_acquire)) {
+        accel_i_cpu_run_groups(job, 0, job->groups, lane);
+    } else {
+        accel_i_cpu_pool_run(dev, job, lane, own);
+        atomic_store_explicit(&dev->pool_owner, 0u, memory_order_release);
+    }
+    accel_i_cpu_lane_give(dev, lane);
+}
+
+static void accel_i_cpu_fill_info(accel_i_cpu_device* dev) {
+    accel_device_info* info = &dev->base.info;
+    memset(info, 0, sizeof *info);
+    info->backend = "cpu";
+    snprintf(info->name, sizeof info->name, "cpu: %u thread%s", dev->lanes_n, dev->lanes_n == 1 ? "" : "s");
+    info->type = ACCEL_DEVICE_CPU;
+    info->memory_bytes = accel_i_cpu_memory();
+    info->max_group_size[0] = 1024; info->max_group_size[1] = 1024; info->max_group_size[2] = 64;
+    info->max_group_invocations = 1024;
+    info->max_group_count[0] = UINT32_MAX; info->max_group_count[1] = 65535; info->max_group_count[2] = 65535;
+    info->max_buffers = ACCEL_I_CPU_MAX_BUFFERS;
+    info->max_constants = ACCEL_I_CPU_MAX_CONSTANTS;
+    info->formats = ACCEL_FORMAT_CPU;
+    info->separate_copy_queue = false;
+    info->host_mapped_device_memory = true;
+    info->cpu_threads = dev->lanes_n;
+    info->buffer_offset_alignment = 1;
+}
+
+/* Stops the started workers and frees what was made; also the failure path of create. */
+static void accel_i_cpu_device_free(accel_i_cpu_device* dev, bool events_ok) {
+    accel_allocator a = dev->base.allocator;
+#if !defined(ACCEL_NO_THREADS)
+    if (dev->workers_n) {
+        atomic_store(&dev->stop, 1u);
+        accel_i_event_add(&dev->gen, 1);
+        for (uint32_t i = 0; i < dev->workers_n; i++) accel_i_thread_join(&dev->workers[i].thread);
+    }
+#endif
+    if (dev->workers) accel_i_free(&a, dev->workers, (size_t)(dev->lanes_n - 1u) * sizeof *dev->workers);
+    if (dev->lanes) accel_i_free(&a, dev->lanes, (size_t)dev->lanes_n * sizeof *dev->lanes);
+    if (events_ok) { accel_i_event_destroy(&dev->gen); accel_i_event_destroy(&dev->done); accel_i_event_destroy(&dev->lanes_given); }
+    accel_i_free(&a, dev, sizeof *dev);
+}
+
+static accel_result accel_i_cpu_start_workers(accel_i_cpu_device* dev) {
+#if defined(ACCEL_NO_THREADS)
+    (void)dev;
+    return ACCEL_OK;
+#else
+    uint32_t n = dev->lanes_n - 1u;
+    if (n == 0) return ACCEL_OK;
+    dev->workers = (accel_i_cpu_worker*)accel_i_dev_alloc(&dev->base, (size_t)n * sizeof *dev->workers);
+    if (!dev->workers) return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_device_create: out of memory for %u workers", n);
+    for (uint32_t i = 0; i < n; i++) {
+        accel_result r;
+        dev->workers[i].dev = dev;
+        memset(&dev->workers[i].own, 0, sizeof dev->workers[i].own);   /* no idle condition: workers move freely */
+        dev->workers[i].own.moves = dev->moves;
+        r = accel_i_thread_start(&dev->workers[i].thread, accel_i_cpu_worker_main, &dev->workers[i]);
+        if (r != ACCEL_OK) return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);
+        dev->workers_n = i + 1;
+    }
+    return ACCEL_OK;
+#endif
+}
+
+static accel_result accel_i_cpu_device_create(const accel_backend* b, const accel_device_desc* d, accel_device** out) {
+    uint32_t lanes = d->cpu_threads ? d->cpu_threads : accel_i_cpu_cores();
+    accel_i_cpu_device* dev;
+    accel_result r;
+    if (d->device_index != 0) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_device_create: the cpu backend has one device; no device %u", d->device_index);
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
+    if (lanes > 4096) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: cpu_threads %u is above 4096", lanes);
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+#if defined(ACCEL_NO_THREADS)
+    lanes = 1;
+#endif
+    dev = (accel_i_cpu_device*)accel_i_alloc(&d->allocator, sizeof *dev, 64);
+    if (!dev) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    memset((void*)dev, 0, sizeof *dev);
+    accel_i_device_init(&dev->base, b, d);
+    dev->lanes_n = lanes;
+    dev->moves = ACCEL_CPU_MOVE_OFF && lanes < accel_i_cpu_cores();
+    atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->next_hint, 0u);
+    if (!accel_i_event_init(&dev->gen, 0)) { accel_i_cpu_device_free(dev, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!accel_i_event_init(&dev->done, 0)) {
+        accel_i_event_destroy(&dev->gen);
+        accel_i_cpu_device_free(dev, false);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    if (!accel_i_event_init(&dev->lanes_given, 0)) {
+        accel_i_event_destroy(&dev->gen);
+        accel_i_event_destroy(&dev->done);
+        accel_i_cpu_device_free(dev, false);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    dev->lanes = (accel_i_cpu_lane*)accel_i_alloc(&dev->base.allocator, (size_t)lanes * sizeof *dev->lanes, 64);
+    if (!dev->lanes) {
+        accel_i_cpu_device_free(dev, true);
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    for (uint32_t i = 0; i < lanes; i++) {
+        atomic_init(&dev->lanes[i].taken, 0u);
+        atomic_init(&dev->lanes[i].work, 0u);
+    }
+    accel_i_cpu_fill_info(dev);
+    if ((r = accel_i_cpu_start_workers(dev)) != ACCEL_OK) { accel_i_cpu_device_free(dev, true); return r; }
+    *out = &dev->base;
+    return ACCEL_OK;
+}
+static void accel_i_cpu_device_destroy(accel_device* d) { accel_i_cpu_device_free(accel_i_cpu_dev(d), true); }
+static accel_result accel_i_cpu_device_count(const accel_backend* b, uint32_t* count) { (void)b; *count = 1; return ACCEL_OK; }
+
+/* ==== cpu: buffers, programs and signals ==== */
+static accel_result accel_i_cpu_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
+    accel_i_cpu_buffer* buf = (accel_i_cpu_buffer*)accel_i_dev_alloc(dev, sizeof *buf);
+    if (!buf) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
+    memset((void*)buf, 0, sizeof *buf);
+    buf->owned = desc->host_ptr == NULL;
+    buf->base.mapped = desc->host_ptr ? (void*)(uintptr_t)desc->host_ptr   /* read_only: never written by accel */
+                                      : accel_i_alloc(&dev->allocator, desc->size, 64);
+    if (!buf->base.mapped) {
+        accel_i_dev_free(dev, buf, sizeof *buf);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of memory for %zu bytes", desc->size);
+    }
+    if (buf->owned) memset(buf->base.mapped, 0, desc->size);
+    buf->base.size = desc->size;
+    buf->base.memory = desc->memory;
+    accel_i_object_init(&buf->base.obj, dev, ACCEL_I_BUFFER, desc->label);
+    *out = &buf->base;
+    return ACCEL_OK;
+}
+static void accel_i_cpu_buffer_free(accel_buffer* b) {
+    accel_i_cpu_buffer* buf = (accel_i_cpu_buffer*)b;
+    accel_device* dev = b->obj.device;
+    if (buf->owned) accel_i_free(&dev->allocator, b->mapped, b->size);
+    accel_i_dev_free(dev, buf, sizeof *buf);
+}
+static accel_result accel_i_cpu_buffer_io(accel_buffer* b, size_t offset, void* host, size_t size, bool write) {
+    unsigned char* p = (unsigned char*)b->mapped + offset;
+    if (write) memmove(p, host, size); else memmove(host, p, size);
+    return ACCEL_OK;
+}
+
+static accel_result accel_i_cpu_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out) {
+    accel_i_cpu_program* p;
+    if (!desc->cpu)
+        return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED, "accel_program_create '%s': no CPU function in the desc, and the cpu backend runs no other format",
+                            desc->name ? desc->name : "");
+    p = (accel_i_cpu_program*)accel_i_dev_alloc(dev, sizeof *p);
+    if (!p) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
+    memset((void*)p, 0, sizeof *p);
+    p->fn = desc->cpu;
+    p->base.buffer_count = desc->buffer_count;
+    p->base.constant_count = desc->constant_count;
+    accel_i_object_init(&p->base.obj, dev, ACCEL_I_PROGRAM, desc->name);
+    *out = &p->base;
+    return ACCEL_OK;
+}
+static void accel_i_cpu_program_free(accel_program* p) { accel_i_dev_free(p->obj.device, p, sizeof(accel_i_cpu_program)); }
+
+static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
+    return accel_i_host_signal_make(dev, initial, sizeof(accel_i_host_signal), out);
+}
+static void accel_i_cpu_signal_free(accel_signal* s) { accel_i_host_signal_destroy(s, sizeof(accel_i_host_signal)); }
+
+/* ==== cpu: queue commands ==== */
+/* Each queue runs its batches in order: on its own executor thread, or (no threads) inside submit and
+   inside the accel_signal_set that unblocks a parked batch. Both paths share accel_i_cpu_run_batch. */
+typedef struct accel_i_cpu_queue {
+    accel_queue base;
+    accel_i_fifo fifo;            /* submitted, not finished */
+    accel_i_event work;           /* batches submitted */
+    accel_i_event done;           /* batches finished */
+    uint32_t lane_hint;
+    accel_i_own own;              /* the executor thread's placement */
+#if defined(ACCEL_NO_THREADS)
+    accel_i_waiter park;          /* registered on the signal the head batch waits for */
+    accel_i_event* parked_on;
+    struct accel_i_cpu_queue* ready_next;   /* on the device's ready list */
+    bool ready;
+    bool pumping;                 /* its batches are running (a host call of its own may be under way) */
+#else
+    accel_i_a32 stop;
+    accel_i_thread thread;
+    accel_i_blocked blocked;      /* debug devices: what the executor waits for */
+#endif
+} accel_i_cpu_queue;
+
+
+
+/* The wait command: ACCEL_OK when reached, ACCEL_ERROR_SIGNAL_FAILED when failed, ACCEL_TIMEOUT
+   when the batch must park (no-threads only). */
+static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
+    uint64_t cur;
+#if defined(ACCEL_NO_THREADS)
+    cur = accel_signal_value(s);
+    if (!accel_i_failed(cur) && cur < v) {
+        if (accel_i_is_cpu_signal(s)) {
+            q->parked_on = accel_i_host_signal_event(s);
+            accel_i_waiter_add(q->parked_on, &q->park);
+        }
+        return ACCEL_TIMEOUT;
+    }
+#else
+    cur = accel_signal_value(s);
+    if (!accel_i_failed(cur) && cur < v) {   /* published in every build: a destroy that waits reports it */
+        accel_i_blocked_set(&q->blocked, s, v);
+        if (accel_i_is_cpu_signal(s)) accel_i_event_wait_own(accel_i_host_signal_event(s), v, &q->own);
+        else accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
+        accel_i_blocked_set(&q->blocked, NULL, 0);
+        cur = accel_signal_value(s);
+    }
+#endif
+    return accel_i_failed(cur) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
+}
+
+/* The grid of exec command c over resolved buffer addresses, sizes and constants. */
+static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, void* const* ptrs, const size_t* sizes,
+                                 const uint32_t* constants) {
+    const accel_exec_params* p = &c->u.exec.params;
+    memset((void*)job, 0, sizeof *job);
+    job->fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
+    job->groups = 1;
+    for (int d = 0; d < 3; d++) {
+        job->tmpl.group_size[d] = p->local_size[d];
+        job->tmpl.global_size[d] = p->global_size[d];
+        job->tmpl.group_count[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
+        job->groups *= job->tmpl.group_count[d];
+    }
+    job->tmpl.buffers = ptrs;
+    job->tmpl.buffer_sizes = sizes;
+    job->tmpl.constants = constants;
+    job->tmpl.buffer_count = c->u.exec.buffer_count;
+    job->tmpl.constant_count = c->u.exec.constant_count;
+}
+/* Resolves the exec's buffers into ptrs/sizes (buffer_count entries each). */
+static void accel_i_cpu_resolve(const accel_i_batch* b, const accel_i_cmd* c, void** ptrs, size_t* sizes) {
+    accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
+    for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) { ptrs[i] = bufs[i]->mapped; sizes[i] = bufs[i]->size; }
+}
+static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c) {
+    void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
+    size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
+    accel_i_cpu_job job;
+    accel_i_cpu_resolve(b, c, ptrs, sizes);
+    accel_i_cpu_job_init(&job, c, ptrs, sizes, (const uint32_t*)(const void*)(b->arena + c->u.exec.constants));
+    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, &q->own);
+}
+
+static void accel_i_cpu_fill(unsigned char* dst, size_t size, uint32_t pattern) {
+    unsigned char block[256];
+    for (size_t i = 0; i < sizeof block; i += 4) memcpy(block + i, &pattern, 4);
+    while (size) {
+        size_t n = size < sizeof block ? size : sizeof block;
+        memcpy(dst, block, n);
+        dst += n;
+        size -= n;
+    }
+}
+
+/* ==== cpu: recorded command lists ==== */
+/* A list's native form is an op per command, resolved at record_end: an exec's grid with its buffer
+   addresses, sizes and constants in arrays of the form itself, a copy/fill/update's addresses. A
+   replay runs the ops; a patched op is copied to the stack and patched there (the form is shared by
+   concurrent replays and never written). No validation (done at record time) and no allocation. */
+typedef struct accel_i_cpu_op {
+    accel_i_cpu_job job;                 /* exec */
+    unsigned char* dst;                  /* copy, fill, update: resolved addresses */
+    const unsigned char* src;
+    size_t dst_offset, src_offset, size;
+    uint32_t pattern;
+    accel_i_cmd_kind kind;
+} accel_i_cpu_op;
+typedef struct accel_i_cpu_list { accel_i_cpu_op* ops; uint32_t count; size_t bytes; } accel_i_cpu_list;
+
+static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, const accel_i_cmd* c, void*** ptrs,
+                                 size_t** sizes, uint32_t** consts) {
+    op->kind = c->kind;
+    switch (c->kind) {
+    case ACCEL_I_CMD_EXEC:
+        accel_i_cpu_resolve(l, c, *ptrs, *sizes);
+        if (c->u.exec.constant_count)
+            memcpy(*consts, l->arena + c->u.exec.constants, 4u * (size_t)c->u.exec.constant_count);
+        accel_i_cpu_job_init(&op->job, c, *ptrs, *sizes, *consts);
+        *ptrs += c->u.exec.buffer_count; *sizes += c->u.exec.buffer_count; *consts += c->u.exec.constant_count;
+        break;
+    case ACCEL_I_CMD_COPY:
+        op->dst_offset = c->u.copy.dst_offset; op->src_offset = c->u.copy.src_offset; op->size = c->u.copy.size;
+        op->dst = (unsigned char*)c->u.copy.dst->mapped + op->dst_offset;
+        op->src = (const unsigned char*)c->u.copy.src->mapped + op->src_offset;
+        break;
+    case ACCEL_I_CMD_FILL:
+        op->dst_offset = c->u.fill.offset; op->size = c->u.fill.size; op->pattern = c->u.fill.pattern;
+        op->dst = (unsigned char*)c->u.fill.dst->mapped + op->dst_offset;
+        break;
+    case ACCEL_I_CMD_UPDATE:
+        op->size = c->u.update.size;
+        op->dst = (unsigned char*)c->u.update.dst->mapped + c->u.update.offset;
+        op->src = l->arena + c->u.update.data;
+        break;
+    default: break;
+    }
+}
+static accel_result accel_i_cpu_commands_build(accel_queue* q, accel_commands* c) {
+    const accel_i_batch* l = c->list;
+    (void)q;
+    uint64_t nb = 0, nc = 0, bytes;
+    accel_i_cpu_list* nat;
+    void** ptrs; size_t* sizes; uint32_t* consts;
+    for (uint32_t i = 0; i < l->count; i++) {
+        if (l->cmds[i].kind != ACCEL_I_CMD_EXEC) continue;
+        nb += l->cmds[i].u.exec.buffer_count;
+        nc += l->cmds[i].u.exec.constant_count;
+    }
+    bytes = sizeof *nat + (uint64_t)l->count * sizeof(accel_i_cpu_op) + nb * (sizeof(void*) + sizeof(size_t)) + nc * 4u;
+    nat = bytes <= SIZE_MAX ? (accel_i_cpu_list*)accel_i_dev_alloc(c->obj.device, (size_t)bytes) : NULL;
+    if (!nat)
+        return accel_i_fail(c->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory for the op array");
+    memset((void*)nat, 0, (size_t)bytes);
+    nat->ops = (accel_i_cpu_op*)(void*)(nat + 1);
+    nat->count = l->count;
+    nat->bytes = (size_t)bytes;
+    ptrs = (void**)(void*)(nat->ops + l->count);
+    sizes = (size_t*)(void*)(ptrs + nb);
+    consts = (uint32_t*)(void*)(sizes + nb);
+    for (uint32_t i = 0; i < l->count; i++) accel_i_cpu_op_build(&nat->ops[i], l, &l->cmds[i], &ptrs, &sizes, &consts);
+    c->native = nat;
+    return ACCEL_OK;
+}
+static void accel_i_cpu_commands_free(accel_commands* c) {
+    accel_i_dev_free(c->obj.device, c->native, ((accel_i_cpu_list*)c->native)->bytes);
+}
+
+/* An exec op with patches: its arrays and grid copied to the stack, patched, run. */
+static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p, uint32_t n) {
+    void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
+    size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
+    uint32_t consts[ACCEL_I_CPU_MAX_CONSTANTS];
+    accel_i_cpu_job job;
+    const accel_dispatch* t = &op->job.tmpl;
+    memcpy(ptrs, t->buffers, (size_t)t->buffer_count * sizeof *ptrs);
+    memcpy(sizes, t->buffer_sizes, (size_t)t->buffer_count * sizeof *sizes);
+    memcpy(consts, t->constants, (size_t)t->constant_count * 4u);
+    for (uint32_t k = 0; k < n; k++) {
+        if (p[k].buffer) { ptrs[p[k].index] = (unsigned char*)p[k].buffer->mapped + p[k].offset; sizes[p[k].index] = p[k].size; }
+        else consts[p[k].index] = p[k].value;
+    }
+    memset((void*)&job, 0, sizeof job);
+    job.fn = op->job.fn;
+    job.groups = op->job.groups;
+    job.tmpl = *t;
+    job.tmpl.buffers = ptrs;
+    job.tmpl.buffer_sizes = sizes;
+    job.tmpl.constants = consts;
+    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, &q->own);
+}
+/* Runs one op with its n patches (validated at record time). */
+static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p, uint32_t n) {
+    unsigned char* dst = op->dst;
+    const unsigned char* src = op->src;
+    uint32_t pattern = op->pattern;
+    if (op->kind == ACCEL_I_CMD_EXEC) {
+        if (n == 0) accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &op->job, q->lane_hint, &q->own);
+        else accel_i_cpu_exec_patched(q, op, p, n);
+        return;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        if (!p[k].buffer) pattern = p[k].value;
+        else if (p[k].index == 0) dst = (unsigned char*)p[k].buffer->mapped + p[k].offset;
+        else src = (const unsigned char*)p[k].buffer->mapped + p[k].offset;
+    }
+    switch (op->kind) {
+    case ACCEL_I_CMD_COPY: memmove(dst, src, op->size); break;
+    case ACCEL_I_CMD_FILL: accel_i_cpu_fill(dst, op->size, pattern); break;
+    case ACCEL_I_CMD_UPDATE: memcpy(dst, src, op->size); break;
+    case ACCEL_I_CMD_BARRIER: atomic_thread_fence(memory_order_seq_cst); break;
+    default: break;
+    }
+}
+/* The replay command: the list's ops in order, each with its run of the (sorted) patches. */
+static void accel_i_cpu_replay(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c) {
+    const accel_i_cpu_list* nat = (const accel_i_cpu_list*)c->u.replay.list->native;
+    uint32_t n = c->u.replay.patch_count, k = 0;
+    const accel_i_patch* p = n ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+    for (uint32_t i = 0; i < nat->count; i++) {
+        uint32_t first = k;
+        while (k < n && p[k].command == i) k++;
+        accel_i_cpu_op_run(q, &nat->ops[i], p ? p + first : NULL, k - first);
+    }
+}
+
+/* ==== cpu: queue executor ==== */
+/* Tracing on a CPU queue: a command's span and a signal's instant are recorded AFTER the raise of the
+   signal that follows them (only its mark goes before, for the waits it releases), so a waiter is
+   released without waiting for the appends (bench/cpu.c figure 2t still reads +0.25-0.44 us per
+   traced one-group round trip: the clock readings and the mark stay on the path). */
+typedef struct accel_i_cpu_trace { const accel_i_cmd* held; uint64_t t0, t1; } accel_i_cpu_trace;
+/* A command that ran from t0 to now: its span now, or held back when a signal comes next. Returns
+   when the next command starts. */
+static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c, uint64_t t0,
+                                   accel_i_cpu_trace* tr) {
+    uint64_t t1 = accel_i_now_ns();
+    if (b->pc + 1 < b->count && b->cmds[b->pc + 1].kind == ACCEL_I_CMD_SIGNAL) {
+        tr->held = c; tr->t0 = t0; tr->t1 = t1;
+        return t1;
+    }
+    return accel_i_trace_cmd(&q->base, c, t0, t1);
+}
+/* A signal command at t0: its mark, the raise, then what was held back and its instant. */
+static uint64_t accel_i_cpu_traced_signal(accel_i_cpu_queue* q, const accel_i_cmd* c, uint64_t t0, accel_i_cpu_trace* tr) {
+    uint64_t t = t0;
+    accel_i_trace_mark_set(c->u.sig.signal, c->u.sig.value, t0, q->base.trace_track);
+    accel_i_raise(c->u.sig.signal, c->u.sig.value);
+    if (tr->held) {
+        t = accel_i_trace_cmd(&q->base, tr->held, tr->t0, tr->t1);
+        tr->held = NULL;
+    }
+    accel_i_trace_cmd_at(&q->base, c, t0, t0, false);
+    return t > t0 ? t : t0;   /* later when the trace was written out meanwhile */
+}
+/* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). With a
+   trace, each command's span is its start and end on the host clock (the CPU device's clock). */
+static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
+    bool trace = ACCEL_I_TRACING(q->base.obj.device);
+    uint64_t t0 = trace ? accel_i_now_ns() : 0;   /* a command starts where the one before ended */
+    accel_i_cpu_trace tr = { NULL, 0, 0 };
+    for (; b->pc < b->count; b->pc++) {
+        accel_i_cmd* c = &b->cmds[b->pc];
+        switch (c->kind) {
+        case ACCEL_I_CMD_WAIT: {
+            accel_result r = accel_i_cpu_wait_cmd(q, c->u.sig.signal, c->u.sig.value);
+            if (r == ACCEL_TIMEOUT) return false;
+            if (r != ACCEL_OK) {   /* drop the rest, pass the failure on */
+                if (trace) accel_i_trace_cmd(&q->base, c, t0, accel_i_now_ns());
+                accel_i_fail_rest(b, b->pc + 1, accel_signal_value(c->u.sig.signal));
+                b->pc = b->count;
+                return true;
+            }
+            break;
+        }
+        case ACCEL_I_CMD_SIGNAL:   /* an instant: a clock reading is a sixth of a small dispatch's cost */
+            if (trace) t0 = accel_i_cpu_traced_signal(q, c, t0, &tr);
+            else accel_i_raise(c->u.sig.signal, c->u.sig.value);
+            continue;
+        case ACCEL_I_CMD_EXEC:
+            accel_i_cpu_exec(q, b, c);
+            break;
+        case ACCEL_I_CMD_COPY:
+            memmove((unsigned char*)c->u.copy.dst->mapped + c->u.copy.dst_offset,
+                    (const unsigned char*)c->u.copy.src->mapped + c->u.copy.src_offset, c->u.copy.size);
+            break;
+        case ACCEL_I_CMD_FILL:
+            accel_i_cpu_fill((unsigned char*)c->u.fill.dst->mapped + c->u.fill.offset, c->u.fill.size, c->u.fill.pattern);
+            break;
+        case ACCEL_I_CMD_UPDATE:
+            memcpy((unsigned char*)c->u.update.dst->mapped + c->u.update.offset, b->arena + c->u.update.data, c->u.update.size);
+            break;
+        case ACCEL_I_CMD_BARRIER:
+            atomic_thread_fence(memory_order_seq_cst);
+            break;
+        case ACCEL_I_CMD_TIMESTAMP: {
+            uint64_t now = accel_i_now_ns();
+            memcpy((unsigned char*)c->u.stamp.dst->mapped + c->u.stamp.offset, &now, sizeof now);
+            break;
+        }
+        case ACCEL_I_CMD_REPLAY:
+            accel_i_cpu_replay(q, b, c);
+            break;
+        case ACCEL_I_CMD_HOST_CALL:   /* the commands before it ran on this thread (kernels: joined) */
+            c->u.host.fn(c->u.host.user);
+            break;
+        }
+        if (trace) t0 = accel_i_cpu_traced(q, b, c, t0, &tr);
+    }
+    return true;
+}
+
+/* A finished batch: release what it held, count it, wake whoever waits for the queue. */
+static void accel_i_cpu_batch_done(accel_i_cpu_queue* q, accel_i_batch* b) {
+    accel_i_batch_recycle(&q->base, b);
+    accel_i_event_add(&q->done, 1);
+}
+
+#if !defined(ACCEL_NO_THREADS)
+static void accel_i_cpu_executor_main(void* arg) {
+    accel_i_cpu_queue* q = (accel_i_cpu_queue*)arg;
+    uint64_t taken = 0;
+    for (;;) {
+        accel_i_batch* b;
+        accel_i_event_wait_own(&q->work, taken + 1, &q->own);
+        if (atomic_load(&q->stop)) return;
+        taken++;
+        b = accel_i_fifo_pop(&q->fifo);
+        accel_i_cpu_run_batch(q, b);
+        accel_i_cpu_batch_done(q, b);
+        accel_i_own_settle(&q->own);
+    }
+}
+#else
+/* ==== cpu: no-threads ==== */
+/* Runs the queue's batches until one parks (its signal will call back). */
+static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
+    if (q->pumping) return;   /* a host call of q recorded on q or waits for it: misuse, never a re-entry */
+    q->pumping = true;
+    while (!q->parked_on && q->fifo.head) {
+        if (!accel_i_cpu_run_batch(q, q->fifo.head)) break;
+        accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
+    }
+    q->pumping = false;
+}
+/* A queue that may run (submitted to, or its parked batch unblocked) goes on its device's ready list,
+   and one loop per device runs the list. So a chain of queues that unblock one another runs in that
+   loop, not in nested calls one deep per queue (20,000 queues overflowed the stack), and a kernel that
+   sets a signal releasing another queue of its device does not run that queue's exec inside itself,
+   where it would wait forever for the device's one lane, which the kernel holds: the loop takes the
+   queue once the kernel's batch is done or parked. Nesting only goes as deep as the number of devices
+   a chain crosses. */
+static void accel_i_cpu_ready(accel_i_cpu_queue* q) {
+    accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
+    if (!q->ready) {
+        q->ready = true;
+        q->ready_next = NULL;
+        if (dev->ready_tail) dev->ready_tail->ready_next = q; else dev->ready_head = q;
+        dev->ready_tail = q;
+    }
+    if (dev->draining) return;
+    dev->draining = true;
+    while ((q = dev->ready_head) != NULL) {
+        if ((dev->ready_head = q->ready_next) == NULL) dev->ready_tail = NULL;
+        q->ready = false;
+        accel_i_cpu_pump(q);
+    }
+    dev->draining = false;
+}
+static void accel_i_cpu_park_wake(accel_i_waiter* w) {
+    accel_i_cpu_queue* q = (accel_i_cpu_queue*)(void*)((unsigned char*)w - offsetof(accel_i_cpu_queue, park));
+    q->parked_on = NULL;
+    accel_i_cpu_ready(q);
+}
+/* Runs what of q can run now, here: a finish or destroy of q from inside another queue's host call
+   (which the device's loop is running, so q waits on the ready list behind it). Not from inside a
+   kernel of q's device: q's exec would wait for ever for the device's one lane, which that kernel
+   holds; q stays on the ready list (the finish reports DEADLOCK; the loop runs q after the kernel). */
+static void accel_i_cpu_settle(accel_i_cpu_queue* q) {
+    accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
+    if (!q->ready || atomic_load_explicit(&dev->lanes[0].taken, memory_order_relaxed)) return;
+    accel_i_cpu_pump(q);   /* the loop pumps it again later: a no-op */
+}
+/* Takes q off its device's ready list (it is being destroyed). */
+static void accel_i_cpu_unready(accel_i_cpu_queue* q) {
+    accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
+    accel_i_cpu_queue* prev = NULL;
+    if (!q->ready) return;
+    for (accel_i_cpu_queue* at = dev->ready_head; at && at != q; at = at->ready_next) prev = at;
+    if (prev) prev->ready_next = q->ready_next; else dev->ready_head = q->ready_next;
+    if (dev->ready_tail == q) dev->ready_tail = prev;
+    q->ready = false;
+}
+/* Destroying a queue whose batches can never run: drop them and fail what they would signal. */
+static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
+    accel_i_batch* b;
+    if (q->parked_on) { accel_i_waiter_remove(q->parked_on, &q->park); q->parked_on = NULL; }
+    if (q->fifo.head)
+        accel_i_log(q->base.obj.device, ACCEL_LOG_WARN, "accel_queue_destroy: dropping batches parked on signals nothing can set; their signals fail");
+    while ((b = accel_i_fifo_pop(&q->fifo)) != NULL) {
+        accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEADLOCK));
+        accel_i_cpu_batch_done(q, b);
+    }
+}
+#endif
+
+static accel_result accel_i_cpu_queue_submit(accel_queue* base, accel_i_batch* b) {
+    accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
+    accel_i_fifo_push(&q->fifo, b);
+    accel_i_event_add(&q->work, 1);
+#if defined(ACCEL_NO_THREADS)
+    accel_i_cpu_ready(q);
+#endif
+    return ACCEL_OK;
+}
+
+static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t timeout_ns) {
+    accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
+    uint64_t submitted = accel_i_event_value(&q->work);
+#if defined(ACCEL_NO_THREADS)
+    if (timeout_ns != 0) accel_i_cpu_settle(q);
+    if (accel_i_event_value(&q->done) >= submitted) return ACCEL_OK;
+    if (timeout_ns == 0) return ACCEL_TIMEOUT;
+    accel_i_log(base->obj.device, ACCEL_LOG_WARN, "accel_queue_finish: a batch waits on a signal that nothing submitted can reach: deadlock");
+    return ACCEL_ERROR_DEADLOCK;
+#else
+    if (timeout_ns == 0) return accel_i_event_value(&q->done) >= submitted ? ACCEL_OK : ACCEL_TIMEOUT;
+    if (accel_i_event_wait(&q->done, submitted, accel_i_deadline(timeout_ns))) return ACCEL_OK;
+    return ACCEL_TIMEOUT;
+#endif
+}
+
+/* ==== cpu: queues ==== */
+/* Appends to out what one queue is blocked on (the executor's published wait; without threads, the
+   parked batch's wait command) and how many of its batches are unfinished. */
+static size_t accel_i_cpu_queue_describe(accel_queue* base, char* out, size_t cap) {
+    accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
+    uint64_t pending = accel_i_event_value(&q->work) - accel_i_event_value(&q->done);
+#if defined(ACCEL_NO_THREADS)
+    accel_signal* s = NULL;
+    uint64_t v = 0;
+    size_t len;
+    accel_i_spin_lock(&q->fifo.lock);
+    if (q->parked_on && q->fifo.head && q->fifo.head->pc < q->fifo.head->count && q->fifo.head->cmds[q->fifo.head->pc].kind == ACCEL_I_CMD_WAIT) {
+        s = q->fifo.head->cmds[q->fifo.head->pc].u.sig.signal;
+        v = q->fifo.head->cmds[q->fifo.head->pc].u.sig.value;
+    }
+    len = accel_i_describe_queue(out, cap, base, pending, s, v);
+    accel_i_spin_unlock(&q->fifo.lock);
+    return len;
+#else
+    return accel_i_blocked_describe(&q->blocked, out, cap, base, pending);
+#endif
+}
+
+static void accel_i_cpu_queue_free(accel_i_cpu_queue* q) {
+    accel_device* dev = q->base.obj.device;
+    accel_i_event_destroy(&q->work);
+    accel_i_event_destroy(&q->done);
+    accel_i_dev_free(dev, q, sizeof *q);
+}
+
+static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out) {
+    accel_i_cpu_queue* q = (accel_i_cpu_queue*)accel_i_dev_alloc(dev, sizeof *q);
+    if (!q) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
+    memset((void*)q, 0, sizeof *q);
+    q->base.obj.device = dev;
+    accel_i_fifo_init(&q->fifo);
+    if (!accel_i_event_init(&q->work, 0)) { accel_i_dev_free(dev, q, sizeof *q); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!accel_i_event_init(&q->done, 0)) {
+        accel_i_event_destroy(&q->work);
+        accel_i_dev_free(dev, q, sizeof *q);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    q->lane_hint = atomic_fetch_add(&accel_i_cpu_dev(dev)->next_hint, 1u);
+#if defined(ACCEL_NO_THREADS)
+    q->park.wake = accel_i_cpu_park_wake;
+#else
+    {
+        accel_result r;
+        atomic_init(&q->stop, 0u);
+        atomic_init(&q->blocked.lock, 0u);
+        accel_i_cpu_device* cd = accel_i_cpu_dev(dev);
+        q->own.moves = ACCEL_CPU_MOVE_OFF != 0;
+        if (!cd->moves) {   /* a lane per allowed CPU: free CPUs are those of sleeping workers */
+            q->own.idle_sleepers = &cd->gen.sleepers;
+            q->own.idle_need = cd->lanes_n - 1u;
+        }
+        r = accel_i_thread_start(&q->thread, accel_i_cpu_executor_main, q);
+        if (r != ACCEL_OK) {
+            accel_i_cpu_queue_free(q);
+            return accel_i_fail(dev, r, "accel_queue_create: starting the executor thread failed");
+        }
+    }
+#endif
+    accel_i_queue_init(&q->base, dev, type);
+    *out = &q->base;
+    return ACCEL_OK;
+}
+
+static void accel_i_cpu_queue_destroy(accel_queue* base) {
+    accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
+#if defined(ACCEL_NO_THREADS)
+    accel_i_cpu_settle(q);   /* what can run runs (a destroy from another queue's host call) */
+    accel_i_cpu_unready(q);
+    accel_i_cpu_drop_parked(q);
+#else
+    accel_i_cpu_queue_wait_idle(base, ACCEL_WAIT_FOREVER);
+    atomic_store(&q->stop, 1u);
+    accel_i_event_add(&q->work, 1);
+    accel_i_thread_join(&q->thread);
+#endif
+    accel_i_queue_fini(base);
+    accel_i_cpu_queue_free(q);
+}
+
+/* ==== cpu: backend table ==== */
+/* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
+static const accel_backend accel_i_cpu_backend_table = {
+    "cpu",                              /* name */
+    true,                               /* shares_host_memory */
+    true,                               /* fills_any_byte */
+    accel_i_cpu_device_count,           /* device_count */
+    accel_i_cpu_device_create,          /* device_create */
+    accel_i_cpu_device_destroy,         /* device_destroy */
+    accel_i_cpu_buffer_create,          /* buffer_create */
+    accel_i_cpu_buffer_free,            /* buffer_free */
+    accel_i_cpu_buffer_io,              /* buffer_io */
+    accel_i_cpu_program_create,         /* program_create */
+    accel_i_cpu_program_free,           /* program_free */
+    accel_i_cpu_signal_create,          /* signal_create */
+    accel_i_cpu_signal_free,            /* signal_free */
+    accel_i_host_signal_value,          /* signal_value */
+    accel_i_host_signal_raise,          /* signal_raise */
+    accel_i_host_signal_wait,           /* signal_wait_many */
+    accel_i_cpu_queue_create,           /* queue_create */
+    accel_i_cpu_queue_destroy,          /* queue_destroy */
+    accel_i_cpu_queue_submit,           /* queue_submit */
+    accel_i_cpu_queue_wait_idle,        /* queue_wait_idle */
+    accel_i_cpu_queue_describe,         /* queue_describe */
+    NULL,                               /* wait_on_device: the executor is the device (no batch walk) */
+    NULL,                               /* segment_submit */
+    NULL,                               /* batch_submitted */
+    NULL,                               /* queue_drain */
+    NULL,                               /* signal_publish: the host word is what the executor watches */
+    NULL,                               /* queue_poll */
+    accel_i_cpu_commands_build,         /* commands_build */
+    accel_i_cpu_commands_free           /* commands_free */
+};
+ACCEL_API const accel_backend* accel_cpu_backend(void) { return &accel_i_cpu_backend_table; }
+
+/* ==== debug: hang reports (ACCEL_NO_DEBUG compiles this out) ==== */
+#if !defined(ACCEL_NO_DEBUG)
+/* With debug on, submit records in each signal the highest value a submitted batch will signal it to
+   (`promised`; it never goes down, and a dropped batch fails the signal anyway). A host wait for more
+   than both the current and the promised value can only end through accel_signal_set, work submitted
+   later, or the timeout: worth a warning, since it is the usual shape of a hang. */
+static void accel_i_debug_promise(const accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        if (c->kind == ACCEL_I_CMD_SIGNAL) accel_i_atomic_max(&c->u.sig.signal->promised, c->u.sig.value);
+    }
+}
+/* kept out of line: the hot path only tests dev->debug (and inlining it trips a gcc 12 -O2
+   -Wstringop-overflow false positive on the atomic load) */
+#if defined(__GNUC__)
+#  define ACCEL_I_COLD __attribute__((noinline, cold))
+#else
+#  define ACCEL_I_COLD
+#endif
+/* Debug devices: remembers (the last four) signal commands of the batch being recorded, for
+   accel_i_debug_unsubmitted; a submit (or a discarded batch) forgets them (s NULL). */
+static void accel_i_debug_recorded(accel_queue* q, accel_signal* s, uint64_t v) {
+    accel_i_spin_lock(&q->unsubmitted_lock);
+    if (!s) q->unsubmitted_n = 0;
+    else {
+        q->unsubmitted_s[q->unsubmitted_n % 4] = s;
+        q->unsubmitted_v[q->unsubmitted_n % 4] = v;
+        q->unsubmitted_n++;
+    }
+    accel_i_spin_unlock(&q->unsubmitted_lock);
+}
+/* The forgotten submit: names a queue of s's device with a recorded, unsubmitted signal of s to >= v
+   (out: "" when none). Any thread: reads what accel_i_debug_recorded kept, never the recordings. */
+static void accel_i_debug_unsubmitted(accel_signal* s, uint64_t v, char* out, size_t cap) {
+    accel_device* dev = s->obj.device;
+    out[0] = '\0';
+    accel_i_spin_lock(&dev->objects_lock);   /* a queue is unlinked before it is freed */
+    for (accel_i_object* o = dev->objects; o && !out[0]; o = o->next) {
+        accel_queue* q = (accel_queue*)(void*)o;
+        if (o->kind != ACCEL_I_QUEUE) continue;
+        accel_i_spin_lock(&q->unsubmitted_lock);
+        for (uint32_t i = 0; i < q->unsubmitted_n && i < 4 && !out[0]; i++)
+            if (q->unsubmitted_s[i] == s && q->unsubmitted_v[i] >= v)
+                snprintf(out, cap, "queue %p%s%s%s holds an unsubmitted accel_queue_signal(%llu) on it "
+                         "(forgotten accel_queue_submit?)", (void*)o, ACCEL_I_LABEL(o), (unsigned long long)q->unsubmitted_v[i]);
+        accel_i_spin_unlock(&q->unsubmitted_lock);
+    }
+    accel_i_spin_unlock(&dev->objects_lock);
+}
+static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, const char* fn) {
+    uint32_t pending = 0, unreachable = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t cur = accel_signal_value(s[i]);
+        if (accel_i_failed(cur) || cur >= v[i]) { if (!all) return; continue; }
+        pending++;
+        if (atomic_load(&s[i]->promised) < v[i]) unreachable++;
+    }
+    if (unreachable == 0 || (!all && unreachable < pending)) return;
+    for (uint32_t i = 0, logged = 0; i < n; i++) {   /* the first 8 of them, then a count */
+        uint64_t cur = accel_signal_value(s[i]), promised = atomic_load(&s[i]->promised);
+        if (accel_i_failed(cur) || cur >= v[i] || promised >= v[i]) continue;
+        if (logged++ == 8) {
+            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN, "%s: nothing submitted can reach %u more of the signals waited for",
+                        fn, unreachable > 8 ? unreachable - 8 : 1u);
+            return;
+        }
+        char held[200];
+        accel_i_debug_unsubmitted(s[i], v[i], held, sizeof held);
+        if (held[0])
+            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN, "%s: nothing submitted can reach signal %p%s%s%s >= %llu "
+                        "(it is at %llu): %s", fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i],
+                        (unsigned long long)cur, held);
+        else
+            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
+                        "%s: nothing submitted can reach signal %p%s%s%s >= %llu: it is at %llu and the highest "
+                        "value a submitted queue signals it to is %llu; only accel_signal_set or later work can end this wait",
+                        fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i], (unsigned long long)cur,
+                        (unsigned long long)promised);
+    }
+}
+
+/* A host wait on `dev` timed out (r: ACCEL_TIMEOUT) or deadlocked (ACCEL_ERROR_DEADLOCK, returned at
+   once): log which queues are blocked on which (signal, value), as far as the backend describes its
+   queues. The device's object list is held while reading: a queue is unlinked from it before it is freed. */
+static ACCEL_I_COLD void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s,
+                                            const uint64_t* v, uint32_t n, uint64_t timeout_ns, accel_result r) {
+    char blocked[400], ended[64];
+    size_t used = 0;
+    if (r == ACCEL_ERROR_DEADLOCK) snprintf(ended, sizeof ended, "deadlock");
+    else snprintf(ended, sizeof ended, "gave up after %llu ns", (unsigned long long)timeout_ns);
+    blocked[0] = '\0';
+    if (!dev->backend->queue_describe)
+        used = (size_t)snprintf(blocked, sizeof blocked, " (the %s backend does not describe its queues)", dev->backend->name);
+    accel_i_spin_lock(&dev->objects_lock);
+    for (accel_i_object* o = dev->objects; dev->backend->queue_describe && o && used + 1 < sizeof blocked; o = o->next)
+        if (o->kind == ACCEL_I_QUEUE) used += dev->backend->queue_describe((accel_queue*)(void*)o, blocked + used, sizeof blocked - used);
+    accel_i_spin_unlock(&dev->objects_lock);
+    if (s)
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: %s waiting for signal %p%s%s%s >= %llu (it is at %llu)%s; blocked:%s",
+                    what, ended, (void*)s[0], ACCEL_I_LABEL(&s[0]->obj), (unsigned long long)v[0],
+                    (unsigned long long)accel_signal_value(s[0]), n > 1 ? " and others" : "", used ? blocked : " no queue of this device");
+    else
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: %s; blocked:%s", what, ended, used ? blocked : " no queue of this device");
+}
+
+#endif /* !ACCEL_NO_DEBUG */
+
+/* ==== trace: the recorder (ACCEL_NO_TRACE compiles this out) ==== */
+#if !defined(ACCEL_NO_TRACE)
 /* The trace recorder, shared by every backend (the functions marked "kit" are for backends too).
    Chrome trace-event JSON: {"traceEvents":[...]} with complete spans ("X"), thread-scoped instants
    ("i"), flows ("s" and "f" with an id; "f" binds to the enclosing slice, "bp":"e") and thread names
@@ -2380,2910 +5382,13 @@ static void accel_i_trace_queue_fini(accel_queue* q) {
     q->trace_buf = NULL;
 }
 
-/* ==== core: results and backends ==== */
-ACCEL_API const char* accel_result_string(accel_result r) {
-    switch (r) {
-    case ACCEL_OK: return "ACCEL_OK";
-    case ACCEL_TIMEOUT: return "ACCEL_TIMEOUT";
-    case ACCEL_ERROR_INVALID_ARGUMENT: return "ACCEL_ERROR_INVALID_ARGUMENT";
-    case ACCEL_ERROR_OUT_OF_MEMORY: return "ACCEL_ERROR_OUT_OF_MEMORY";
-    case ACCEL_ERROR_UNAVAILABLE: return "ACCEL_ERROR_UNAVAILABLE";
-    case ACCEL_ERROR_UNSUPPORTED: return "ACCEL_ERROR_UNSUPPORTED";
-    case ACCEL_ERROR_SIGNAL_FAILED: return "ACCEL_ERROR_SIGNAL_FAILED";
-    case ACCEL_ERROR_DEVICE_LOST: return "ACCEL_ERROR_DEVICE_LOST";
-    case ACCEL_ERROR_DEADLOCK: return "ACCEL_ERROR_DEADLOCK";
-    case ACCEL_ERROR_COMPILE: return "ACCEL_ERROR_COMPILE";
-    case ACCEL_ERROR_BACKEND: return "ACCEL_ERROR_BACKEND";
-    }
-    return "unknown accel_result";
-}
-
-ACCEL_API const char* accel_backend_name(const accel_backend* b) { return b ? b->name : NULL; }
-
-ACCEL_API accel_result accel_backend_device_count(const accel_backend* b, uint32_t* count) {
-    if (count) *count = 0;
-    if (!b || !count) return accel_i_invalid(NULL, "accel_backend_device_count", !b ? "backend is NULL" : "count is NULL");
-    return b->device_count(b, count);
-}
-
-/* ==== core: devices ==== */
-ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_device** out) {
-    accel_device_desc d;
-    accel_result r;
-    if (desc) d = *desc; else memset(&d, 0, sizeof d);
-    if (!out) {
-        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create: out is NULL");
-        return ACCEL_ERROR_INVALID_ARGUMENT;
-    }
-    *out = NULL;
-    if (!d.backend) d.backend = accel_cpu_backend();
-    if (!d.allocator.alloc_fn != !d.allocator.free_fn) {
-        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create: allocator needs both alloc_fn and free_fn");
-        return ACCEL_ERROR_INVALID_ARGUMENT;
-    }
-    if (!d.allocator.alloc_fn) {
-        d.allocator.alloc_fn = accel_i_default_alloc;
-        d.allocator.free_fn = accel_i_default_free;
-        d.allocator.user = NULL;
-    }
-    r = d.backend->device_create(d.backend, &d, out);
-    if (r == ACCEL_OK && (r = accel_i_trace_open(*out, &d)) != ACCEL_OK) {
-        accel_device_destroy(*out);
-        *out = NULL;
-    }
-    return r;
-}
-
-ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backends, uint32_t count,
-                                               const accel_device_desc* desc, accel_device** out) {
-    accel_device_desc d;
-    accel_result last = ACCEL_ERROR_UNAVAILABLE;
-    bool all_unavailable = true;
-    if (out) *out = NULL;
-    if (desc) d = *desc; else memset(&d, 0, sizeof d);
-    if (!backends || count == 0 || !out) {
-        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create_any: %s",
-                       !backends ? "backends is NULL" : count == 0 ? "count is 0" : "out is NULL");
-        return ACCEL_ERROR_INVALID_ARGUMENT;
-    }
-    for (uint32_t i = 0; i < count; i++) {
-        accel_result r;
-        if (!backends[i]) {
-            accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create_any: backends[%u] is NULL", i);
-            last = ACCEL_ERROR_INVALID_ARGUMENT;
-            all_unavailable = false;
-            continue;
-        }
-        d.backend = backends[i];
-        r = accel_device_create(&d, out);
-        if (r == ACCEL_OK) return ACCEL_OK;
-        accel_i_log_to(&d.logger, r == ACCEL_ERROR_UNAVAILABLE ? ACCEL_LOG_INFO : ACCEL_LOG_WARN,
-                       "accel_device_create_any: skipping backend '%s': %s", backends[i]->name, accel_result_string(r));
-        if (r != ACCEL_ERROR_UNAVAILABLE) all_unavailable = false;
-        last = r;
-    }
-    return all_unavailable ? ACCEL_ERROR_UNAVAILABLE : last;
-}
-
-/* Takes the handle's reference of the first object of a kind (queues), or of any kind (kind < 0),
-   whose handle the caller has not destroyed; NULL when none is left. */
-static accel_i_object* accel_i_take_handle(accel_device* dev, int kind) {
-    accel_i_object* o;
-    accel_i_spin_lock(&dev->objects_lock);
-    for (o = dev->objects; o; o = o->next)
-        if ((kind < 0 || (int)o->kind == kind) && atomic_exchange(&o->handle, 0u)) break;
-    accel_i_spin_unlock(&dev->objects_lock);
-    return o;
-}
-/* Can nobody set s any more to the value other devices' waits ask of it? Its device is destroyed (so
-   no handle, and its own batches are done or discarded), it is below that value, and no signal command
-   of another device's queue that could reach it is left: none was recorded with such a value, or none
-   is held by a batch any more (`foreign`, which the caller read). */
-static bool accel_i_orphaned(accel_signal* s, uint64_t foreign) {
-    uint64_t cur = s->obj.device->backend->signal_value(s), wanted = atomic_load(&s->wanted);
-    return !(cur & ACCEL_I_FAILED_BIT) && cur < wanted && (atomic_load(&s->recorded) < wanted || foreign == 0);
-}
-static void accel_i_orphan_fail(accel_signal* s) {
-    accel_i_log(s->obj.device, ACCEL_LOG_WARN, "accel_device_destroy: signal %p%s%s%s is still held by another device's "
-                "queue, which waits for %llu; it is at %llu and nothing can set it now: failing it with "
-                "ACCEL_ERROR_DEVICE_LOST",
-                (void*)s, ACCEL_I_LABEL(&s->obj), (unsigned long long)atomic_load(&s->wanted),
-                (unsigned long long)s->obj.device->backend->signal_value(s));
-    accel_i_raise(s, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
-}
-/* A batch released its signal command of s (foreign: how many are left) from another device's queue:
-   when s's device is destroyed already and that was the last one able to set s (its batch discarded,
-   or run with a lower value), s is an orphan now (see accel_i_fail_orphans). With the destroy's scan
-   (destroyed, then foreign) one of the two sees the other (seq_cst). */
-static void accel_i_orphan_check(accel_signal* s, uint64_t foreign) {
-    if (foreign == 0 && atomic_load(&s->obj.device->destroyed) && accel_i_orphaned(s, 0)) accel_i_orphan_fail(s);
-}
-/* A signal of dev that other devices' batches still hold once the destroy dropped every handle, and
-   that nobody can set any more (accel_i_orphaned); retained. NULL when none is left. */
-static accel_signal* accel_i_next_orphan(accel_device* dev) {
-    accel_i_object* o;
-    accel_i_spin_lock(&dev->objects_lock);
-    for (o = dev->objects; o; o = o->next) {
-        accel_signal* s = (accel_signal*)(void*)o;
-        if (o->kind == ACCEL_I_SIGNAL && accel_i_orphaned(s, atomic_load(&s->foreign)) && accel_i_try_retain(o)) break;
-    }
-    accel_i_spin_unlock(&dev->objects_lock);
-    return (accel_signal*)(void*)o;
-}
-/* Nobody can set those signals any more (their handles went with the device): fail them, so that
-   the queues waiting on them go on instead of hanging. */
-static void accel_i_fail_orphans(accel_device* dev) {
-    accel_signal* s;
-    atomic_store(&dev->destroyed, 1u);
-    while ((s = accel_i_next_orphan(dev)) != NULL) {
-        accel_i_orphan_fail(s);
-        accel_i_release(s);
-    }
-}
-static void accel_i_queue_settle(accel_queue* q, const char* fn);
-ACCEL_API void accel_device_destroy(accel_device* dev) {
-    accel_i_object* o;
-    if (!dev) return;
-    while ((o = accel_i_take_handle(dev, ACCEL_I_QUEUE)) != NULL) {   /* waits for each queue */
-        accel_i_queue_settle((accel_queue*)(void*)o, "accel_device_destroy");
-        accel_i_release(o);
-    }
-    while ((o = accel_i_take_handle(dev, -1)) != NULL) accel_i_release(o);
-    accel_i_fail_orphans(dev);
-    accel_i_trace_close(dev);      /* its queues are gone, their events written */
-    accel_i_device_release(dev);   /* now, or when other devices' work releases its last object */
-}
-
-ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out) {
-    if (!dev || !out) return accel_i_invalid(dev, "accel_device_info_get", !dev ? "dev is NULL" : "out is NULL");
-    if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
-    *out = dev->info;
-    return ACCEL_OK;
-}
-
-/* The handles every create call needs: dev, desc (when it takes one) and out. */
-static accel_result accel_i_create_args(accel_device* dev, bool desc_ok, void* out, const char* fn) {
-    if (!dev) return accel_i_invalid(NULL, fn, "dev is NULL");
-    if (!desc_ok) return accel_i_invalid(dev, fn, "desc is NULL");
-    if (!out) return accel_i_invalid(dev, fn, "out is NULL");
-    return accel_i_lost(dev) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
-}
-
-/* ==== core: buffers ==== */
-static bool accel_i_range_ok(size_t total, size_t offset, size_t size) {
-    return size > 0 && offset <= total && size <= total - offset;
-}
-/* Why [offset, offset + size) is not a range of buf (accel_i_range_ok said no), for a log line: "size
-   is 0", or the range and the buffer (a view as a view: its size, where it starts in its root, and the
-   root's label and size). */
-static const char* accel_i_range_why(const accel_buffer* buf, size_t offset, size_t size, char* out, size_t cap) {
-    const accel_buffer* root = buf->root ? buf->root : buf;
-    if (size == 0) snprintf(out, cap, "size is 0");
-    else if (buf->root)
-        snprintf(out, cap, "offset %zu + size %zu outside a view of %zu bytes (at %zu in buffer%s%s%s of %zu bytes)", offset, size,
-                 buf->size, buf->offset, ACCEL_I_LABEL(&root->obj), root->size);
-    else
-        snprintf(out, cap, "offset %zu + size %zu outside buffer%s%s%s of %zu bytes", offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
-    return out;
-}
-
-ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
-    accel_result r;
-    if (out) *out = NULL;
-    if ((r = accel_i_create_args(dev, desc != NULL, out, "accel_buffer_create")) != ACCEL_OK) return r;
-    if (desc->size == 0) return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: size is 0");
-    if (desc->memory != ACCEL_MEMORY_DEVICE && desc->memory != ACCEL_MEMORY_HOST)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: unknown memory kind %d", (int)desc->memory);
-    if (desc->read_only && !desc->host_ptr)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: read_only without host_ptr");
-    r = dev->backend->buffer_create(dev, desc, out);
-    if (r == ACCEL_OK) (*out)->read_only = desc->read_only;
-    return r;
-}
-
-static bool accel_i_view_args_ok(accel_buffer* buf, size_t offset, size_t size) {
-    accel_device* dev = buf->obj.device;
-    size_t align = dev->info.buffer_offset_alignment ? dev->info.buffer_offset_alignment : 1u;
-    char why[200];
-    if (!accel_i_range_ok(buf->size, offset, size)) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: %s", accel_i_range_why(buf, offset, size, why, sizeof why));
-        return false;
-    }
-    if ((buf->offset + offset) % align != 0) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: offset %zu (%zu in the root buffer) is not a multiple "
-                    "of buffer_offset_alignment %zu", offset, buf->offset + offset, align);
-        return false;
-    }
-    return true;
-}
-ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out) {
-    accel_buffer *root, *view;
-    if (out) *out = NULL;
-    if (!buf) return accel_i_invalid(NULL, "accel_buffer_view_create", "buffer is NULL");
-    if (!out) return accel_i_invalid(buf->obj.device, "accel_buffer_view_create", "out is NULL");
-    if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
-    if (!accel_i_view_args_ok(buf, offset, size)) return ACCEL_ERROR_INVALID_ARGUMENT;
-    root = accel_i_buffer_root(buf);
-    view = (accel_buffer*)accel_i_dev_alloc(buf->obj.device, sizeof *view);
-    if (!view) return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_view_create: out of host memory");
-    memset((void*)view, 0, sizeof *view);
-    accel_i_retain(root);
-    view->root = root;
-    view->offset = buf->offset + offset;
-    view->size = size;
-    view->memory = root->memory;
-    view->read_only = root->read_only;
-    view->mapped = root->mapped ? (unsigned char*)root->mapped + view->offset : NULL;
-    accel_i_object_init(&view->obj, root->obj.device, ACCEL_I_BUFFER, accel_i_label(&buf->obj));
-    *out = view;
-    return ACCEL_OK;
-}
-ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_handle_drop(buf); }
-ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
-ACCEL_API void* accel_buffer_map(accel_buffer* buf) { return buf ? buf->mapped : NULL; }
-
-static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* host, size_t size, bool write) {
-    const char* fn = write ? "accel_buffer_write" : "accel_buffer_read";
-    char why[200];
-    if (!buf) return accel_i_invalid(NULL, fn, "buffer is NULL");
-    if (!host) return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
-    if (!accel_i_range_ok(buf->size, offset, size))
-        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
-    if (write && buf->read_only)
-        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn,
-                            ACCEL_I_LABEL(&buf->obj));
-    if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
-    return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size, write);
-}
-ACCEL_API accel_result accel_buffer_write(accel_buffer* buf, size_t offset, const void* src, size_t size) {
-    return accel_i_buffer_io(buf, offset, (void*)(uintptr_t)src, size, true);
-}
-ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void* dst, size_t size) {
-    return accel_i_buffer_io(buf, offset, dst, size, false);
-}
-
-/* ==== core: programs ==== */
-ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out) {
-    accel_result r;
-    if (out) *out = NULL;
-    if ((r = accel_i_create_args(dev, desc != NULL, out, "accel_program_create")) != ACCEL_OK) return r;
-    if (!desc->cpu && !desc->spirv && !desc->ptx && !desc->cubin && !desc->cuda_source)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create '%s': the desc carries no program format",
-                            desc->name ? desc->name : "");
-    if ((desc->spirv && desc->spirv_size == 0) || (desc->cubin && desc->cubin_size == 0))
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create: spirv/cubin given with size 0");
-    if (desc->buffer_count > dev->info.max_buffers || desc->constant_count > dev->info.max_constants)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create: %u buffers / %u constants exceed the device limits (%u / %u)",
-                            desc->buffer_count, desc->constant_count, dev->info.max_buffers, dev->info.max_constants);
-    return dev->backend->program_create(dev, desc, out);
-}
-ACCEL_API void accel_program_destroy(accel_program* prog) { if (prog) accel_i_handle_drop(prog); }
-
-/* ==== core: signals ==== */
-static bool accel_i_failed(uint64_t v) { return (v & ACCEL_I_FAILED_BIT) != 0; }
-
-ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
-    accel_result r;
-    if (out) *out = NULL;
-    if ((r = accel_i_create_args(dev, true, out, "accel_signal_create")) != ACCEL_OK) return r;
-    if (initial > ACCEL_SIGNAL_MAX)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_create: initial value %llu is above ACCEL_SIGNAL_MAX",
-                            (unsigned long long)initial);
-    r = dev->backend->signal_create(dev, initial, out);
-    if (r == ACCEL_OK) {
-        atomic_init(&(*out)->promised, initial);
-        atomic_init(&(*out)->wanted, 0u);
-        atomic_init(&(*out)->recorded, 0u);
-        atomic_init(&(*out)->foreign, 0u);
-        accel_i_trace_signal(*out);
-    }
-    return r;
-}
-ACCEL_API void accel_signal_destroy(accel_signal* s) { if (s) accel_i_handle_drop(s); }
-ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
-    return s ? s->obj.device->backend->signal_value(s) : 0;
-}
-/* A host set or fail may be what lets a destroy of the signal's queue or device go on (the documented
-   remedy for a queue blocked on a signal nobody sets): the destroy may then drop the signal's last
-   other reference while the raise still wakes its waiters. The raise holds its own reference. */
-static uint64_t accel_i_signal_raise_held(accel_signal* s, uint64_t value) {
-    uint64_t old;
-    accel_i_retain(s);
-    old = accel_i_raise(s, value);
-    accel_i_release(s);
-    return old;
-}
-static accel_result accel_i_signal_set_traced(accel_signal* s, uint64_t value) {
+/* accel_signal_set on a traced device: the "set" span and the signal's mark, before the raise. */
+static void accel_i_trace_host_set(accel_signal* s, uint64_t value) {
     accel_device* dev = s->obj.device;
     uint64_t t0 = accel_i_now_ns();
-    accel_i_trace_reached(dev, &dev->trace->host, accel_i_trace_host(dev), "set", s, value, t0, accel_i_now_ns(), true);   /* before the raise */
-    return accel_i_failed(accel_i_signal_raise_held(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
+    accel_i_trace_reached(dev, &dev->trace->host, accel_i_trace_host(dev), "set", s, value, t0, accel_i_now_ns(), true);
 }
-ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
-    if (!s) return accel_i_invalid(NULL, "accel_signal_set", "signal is NULL");
-    if (value > ACCEL_SIGNAL_MAX)
-        return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
-                            "accel_signal_set: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
-                            (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
-    if (s->obj.device->trace) return accel_i_signal_set_traced(s, value);
-    return accel_i_failed(accel_i_signal_raise_held(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
-}
-/* Replaces an object's label with a copy of `label` (device allocator); NULL or "" removes it. */
-static accel_result accel_i_set_label(accel_i_object* o, const char* label, const char* fn) {
-    char* copy = NULL;
-    size_t n = label ? strlen(label) + 1 : 0;
-    if (n > 1) {
-        if ((copy = (char*)accel_i_alloc(&o->device->allocator, n, 1)) == NULL)
-            return accel_i_fail(o->device, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory for a label of %zu bytes", fn, n);
-        memcpy(copy, label, n);
-    }
-    if (o->label_set) accel_i_free(&o->device->allocator, o->label_set, strlen(o->label_set) + 1);
-    o->label_set = copy;
-    if (!copy) o->label[0] = '\0';
-    return ACCEL_OK;
-}
-ACCEL_API accel_result accel_signal_set_label(accel_signal* s, const char* label) {
-    if (!s) return accel_i_invalid(NULL, "accel_signal_set_label", "signal is NULL");
-    return accel_i_set_label(&s->obj, label, "accel_signal_set_label");
-}
-/* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). Negated as unsigned: any
-   negative reason, INT_MIN included, is defined behaviour. */
-static uint64_t accel_i_failed_value(accel_result reason) { return ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)reason); }
-ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
-    if (!s) return accel_i_invalid(NULL, "accel_signal_fail", "signal is NULL");
-    if ((int)reason >= 0)
-        return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
-                            "accel_signal_fail: reason %d is not an error (signal %p%s%s%s)",
-                            (int)reason, (void*)s, ACCEL_I_LABEL(&s->obj));
-    accel_i_signal_raise_held(s, accel_i_failed_value(reason));
-    return ACCEL_OK;
-}
-
-/* Where a wait on these signals stands: OK (all / any reached), SIGNAL_FAILED (all: one failed; any:
-   none reached and one failed), TIMEOUT (not yet). *first gets the deciding index. */
-static accel_result accel_i_wait_check(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint32_t* first) {
-    uint32_t failed = UINT32_MAX, reached = UINT32_MAX, pending = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t cur = s[i]->obj.device->backend->signal_value(s[i]);
-        if (accel_i_failed(cur)) { if (failed == UINT32_MAX) failed = i; }
-        else if (cur >= v[i]) { if (reached == UINT32_MAX) reached = i; }
-        else pending++;
-    }
-    if (all) {
-        if (failed != UINT32_MAX) { *first = failed; return ACCEL_ERROR_SIGNAL_FAILED; }
-        if (pending == 0) { *first = 0; return ACCEL_OK; }
-        return ACCEL_TIMEOUT;
-    }
-    if (reached != UINT32_MAX) { *first = reached; return ACCEL_OK; }
-    if (failed != UINT32_MAX) { *first = failed; return ACCEL_ERROR_SIGNAL_FAILED; }
-    return ACCEL_TIMEOUT;
-}
-
-/* Signals of several backends: poll, backing off from spinning to short sleeps. */
-static accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
-                                       uint64_t timeout_ns, uint32_t* first) {
-    uint64_t deadline = accel_i_deadline(timeout_ns), pause_ns = 1000;
-    for (;;) {
-        accel_result r = accel_i_wait_check(s, v, n, all, first);
-        if (r != ACCEL_TIMEOUT || accel_i_now_ns() >= deadline) return r;
-        for (uint32_t i = 0; i < n; i++) {   /* give each backend a short blocking wait */
-            uint32_t f;
-            if (!accel_i_failed(accel_signal_value(s[i])) && accel_signal_value(s[i]) < v[i]) {
-                s[i]->obj.device->backend->signal_wait_many(&s[i], &v[i], 1, true, pause_ns, &f);
-                break;
-            }
-        }
-        if (pause_ns < 1000000) pause_ns *= 2;
-    }
-}
-
-/* ==== core: raising signals ==== */
-/* Every raise goes through accel_i_raise: the backend's host word first (readers and host waiters see
-   the value at once), then the device side (signal_publish: what device-side waiters watch). A raise
-   that fails a signal first fails the work that handed a wait on it to the device (DESIGN 6.1: that
-   work may still run, and every signal it signals reads failed with the same reason), and only then
-   publishes the failure to the device, so no device waiter is released before what it releases
-   reads failed. */
-static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64_t failed);
-static uint64_t accel_i_raise(accel_signal* s, uint64_t v) {
-    accel_device* dev = s->obj.device;
-    const accel_backend* be = dev->backend;
-    uint64_t before = 0, old;
-    bool fail = accel_i_failed(v);
-    if (fail) before = be->signal_value(s);
-    old = be->signal_raise(s, v);
-    if (accel_i_failed(old) || (!fail && old >= v)) return old;   /* nothing changed */
-    if (fail) {   /* host word, fence, then the list: pairs with accel_i_dwait_add's count, fence, re-check */
-        atomic_thread_fence(memory_order_seq_cst);
-        if (atomic_load(&dev->dwait_count) != 0) { accel_i_fail_device_waiters(s, before, v); return old; }
-    }
-    if (be->signal_publish) be->signal_publish(s, v);
-    return old;
-}
-/* A batch stopped by a failed wait (or an error): fail every signal the rest of it would have signalled. */
-static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_value) {
-    for (uint32_t i = from; i < b->count; i++) {
-        accel_i_cmd* c = &b->cmds[i];
-        if (c->kind == ACCEL_I_CMD_SIGNAL) accel_i_raise(c->u.sig.signal, failed_value);
-    }
-}
-
-/* ==== core: hang diagnostics (debug devices) ==== */
-/* With debug on, submit records in each signal the highest value a submitted batch will signal it to
-   (`promised`; it never goes down, and a dropped batch fails the signal anyway). A host wait for more
-   than both the current and the promised value can only end through accel_signal_set, work submitted
-   later, or the timeout: worth a warning, since it is the usual shape of a hang. */
-static void accel_i_debug_promise(const accel_i_batch* b) {
-    for (uint32_t i = 0; i < b->count; i++) {
-        const accel_i_cmd* c = &b->cmds[i];
-        if (c->kind == ACCEL_I_CMD_SIGNAL) accel_i_atomic_max(&c->u.sig.signal->promised, c->u.sig.value);
-    }
-}
-/* kept out of line: the hot path only tests dev->debug (and inlining it trips a gcc 12 -O2
-   -Wstringop-overflow false positive on the atomic load) */
-#if defined(__GNUC__)
-#  define ACCEL_I_COLD __attribute__((noinline, cold))
-#else
-#  define ACCEL_I_COLD
-#endif
-/* Debug devices: remembers (the last four) signal commands of the batch being recorded, for
-   accel_i_debug_unsubmitted; a submit (or a discarded batch) forgets them (s NULL). */
-static void accel_i_debug_recorded(accel_queue* q, accel_signal* s, uint64_t v) {
-    accel_i_spin_lock(&q->unsubmitted_lock);
-    if (!s) q->unsubmitted_n = 0;
-    else {
-        q->unsubmitted_s[q->unsubmitted_n % 4] = s;
-        q->unsubmitted_v[q->unsubmitted_n % 4] = v;
-        q->unsubmitted_n++;
-    }
-    accel_i_spin_unlock(&q->unsubmitted_lock);
-}
-/* The forgotten submit: names a queue of s's device with a recorded, unsubmitted signal of s to >= v
-   (out: "" when none). Any thread: reads what accel_i_debug_recorded kept, never the recordings. */
-static void accel_i_debug_unsubmitted(accel_signal* s, uint64_t v, char* out, size_t cap) {
-    accel_device* dev = s->obj.device;
-    out[0] = '\0';
-    accel_i_spin_lock(&dev->objects_lock);   /* a queue is unlinked before it is freed */
-    for (accel_i_object* o = dev->objects; o && !out[0]; o = o->next) {
-        accel_queue* q = (accel_queue*)(void*)o;
-        if (o->kind != ACCEL_I_QUEUE) continue;
-        accel_i_spin_lock(&q->unsubmitted_lock);
-        for (uint32_t i = 0; i < q->unsubmitted_n && i < 4 && !out[0]; i++)
-            if (q->unsubmitted_s[i] == s && q->unsubmitted_v[i] >= v)
-                snprintf(out, cap, "queue %p%s%s%s holds an unsubmitted accel_queue_signal(%llu) on it "
-                         "(forgotten accel_queue_submit?)", (void*)o, ACCEL_I_LABEL(o), (unsigned long long)q->unsubmitted_v[i]);
-        accel_i_spin_unlock(&q->unsubmitted_lock);
-    }
-    accel_i_spin_unlock(&dev->objects_lock);
-}
-static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, const char* fn) {
-    uint32_t pending = 0, unreachable = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t cur = accel_signal_value(s[i]);
-        if (accel_i_failed(cur) || cur >= v[i]) { if (!all) return; continue; }
-        pending++;
-        if (atomic_load(&s[i]->promised) < v[i]) unreachable++;
-    }
-    if (unreachable == 0 || (!all && unreachable < pending)) return;
-    for (uint32_t i = 0, logged = 0; i < n; i++) {   /* the first 8 of them, then a count */
-        uint64_t cur = accel_signal_value(s[i]), promised = atomic_load(&s[i]->promised);
-        if (accel_i_failed(cur) || cur >= v[i] || promised >= v[i]) continue;
-        if (logged++ == 8) {
-            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN, "%s: nothing submitted can reach %u more of the signals waited for",
-                        fn, unreachable > 8 ? unreachable - 8 : 1u);
-            return;
-        }
-        char held[200];
-        accel_i_debug_unsubmitted(s[i], v[i], held, sizeof held);
-        if (held[0])
-            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN, "%s: nothing submitted can reach signal %p%s%s%s >= %llu "
-                        "(it is at %llu): %s", fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i],
-                        (unsigned long long)cur, held);
-        else
-            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
-                        "%s: nothing submitted can reach signal %p%s%s%s >= %llu: it is at %llu and the highest "
-                        "value a submitted queue signals it to is %llu; only accel_signal_set or later work can end this wait",
-                        fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i], (unsigned long long)cur,
-                        (unsigned long long)promised);
-    }
-}
-
-/* One queue's part of a hang report: the (signal, value) it is blocked on (s: NULL when none) and how
-   many of its batches are unfinished. Returns the length written (at most cap - 1). Backends call it
-   from their queue_describe. */
-static size_t accel_i_describe_queue(char* out, size_t cap, const accel_queue* q, uint64_t pending, accel_signal* s, uint64_t v) {
-    int len;
-    if (s)
-        len = snprintf(out, cap, " queue %p%s%s%s (%llu unfinished batches) waits for signal %p%s%s%s >= %llu (it is at %llu);",
-                       (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending, (void*)s, ACCEL_I_LABEL(&s->obj),
-                       (unsigned long long)v, (unsigned long long)accel_signal_value(s));
-    else if (pending)
-        len = snprintf(out, cap, " queue %p%s%s%s (%llu unfinished batches) has not reached a wait;", (const void*)q,
-                       ACCEL_I_LABEL(&q->obj), (unsigned long long)pending);
-    else
-        len = 0;
-    return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
-}
-
-#if !defined(ACCEL_NO_THREADS)
-/* What a queue's executor (or worker) is blocked on, published on debug devices for the hang report.
-   The executor clears it before its batch can release the signal, and the report reads it under the
-   same lock, so the signal it names is alive while it is read. */
-typedef struct accel_i_blocked { accel_i_a32 lock; accel_signal* s; uint64_t v; } accel_i_blocked;
-static void accel_i_blocked_set(accel_i_blocked* b, accel_signal* s, uint64_t v) {
-    accel_i_spin_lock(&b->lock);
-    b->s = s;
-    b->v = v;
-    accel_i_spin_unlock(&b->lock);
-}
-static size_t accel_i_blocked_describe(accel_i_blocked* b, char* out, size_t cap, const accel_queue* q, uint64_t pending) {
-    size_t len;
-    accel_i_spin_lock(&b->lock);
-    len = accel_i_describe_queue(out, cap, q, pending, b->s, b->v);
-    accel_i_spin_unlock(&b->lock);
-    return len;
-}
-/* A wait inside the library (an executor waiting for a wait command's signal): the signal's backend
-   wait, without the public wait's debug reports, which are about the user's waits. */
-static accel_result accel_i_wait_internal(accel_signal* s, uint64_t v, uint64_t timeout_ns) {
-    uint32_t first;
-    return s->obj.device->backend->signal_wait_many(&s, &v, 1, true, timeout_ns, &first);
-}
-#endif
-
-/* A host wait on `dev` timed out (r: ACCEL_TIMEOUT) or deadlocked (ACCEL_ERROR_DEADLOCK, returned at
-   once): log which queues are blocked on which (signal, value), as far as the backend describes its
-   queues. The device's object list is held while reading: a queue is unlinked from it before it is freed. */
-static ACCEL_I_COLD void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s,
-                                            const uint64_t* v, uint32_t n, uint64_t timeout_ns, accel_result r) {
-    char blocked[400], ended[64];
-    size_t used = 0;
-    if (r == ACCEL_ERROR_DEADLOCK) snprintf(ended, sizeof ended, "deadlock");
-    else snprintf(ended, sizeof ended, "gave up after %llu ns", (unsigned long long)timeout_ns);
-    blocked[0] = '\0';
-    if (!dev->backend->queue_describe)
-        used = (size_t)snprintf(blocked, sizeof blocked, " (the %s backend does not describe its queues)", dev->backend->name);
-    accel_i_spin_lock(&dev->objects_lock);
-    for (accel_i_object* o = dev->objects; dev->backend->queue_describe && o && used + 1 < sizeof blocked; o = o->next)
-        if (o->kind == ACCEL_I_QUEUE) used += dev->backend->queue_describe((accel_queue*)(void*)o, blocked + used, sizeof blocked - used);
-    accel_i_spin_unlock(&dev->objects_lock);
-    if (s)
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: %s waiting for signal %p%s%s%s >= %llu (it is at %llu)%s; blocked:%s",
-                    what, ended, (void*)s[0], ACCEL_I_LABEL(&s[0]->obj), (unsigned long long)v[0],
-                    (unsigned long long)accel_signal_value(s[0]), n > 1 ? " and others" : "", used ? blocked : " no queue of this device");
-    else
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: %s; blocked:%s", what, ended, used ? blocked : " no queue of this device");
-}
-
-/* fn: the public call, for the log line (which goes to the first signal's device where there is one). */
-static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64_t* v, uint32_t n, const char* fn) {
-    char what[64];
-    accel_device* dev = s && n && s[0] ? s[0]->obj.device : NULL;
-    if (!s || !v || n == 0) return accel_i_invalid(dev, fn, !s ? "signals is NULL" : !v ? "values is NULL" : "count is 0");
-    for (uint32_t i = 0; i < n; i++) {
-        if (!s[i]) {
-            if (n == 1) snprintf(what, sizeof what, "signal is NULL");
-            else snprintf(what, sizeof what, "signals[%u] is NULL", i);
-            return accel_i_invalid(dev, fn, what);
-        }
-        if (v[i] > ACCEL_SIGNAL_MAX)
-            return accel_i_fail(s[i]->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
-                                fn, (unsigned long long)v[i], (void*)s[i], ACCEL_I_LABEL(&s[i]->obj));
-    }
-    return ACCEL_OK;
-}
-
-static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count, bool wait_all,
-                                             uint64_t timeout_ns, uint32_t* first_reached, const char* fn) {
-    uint32_t first = 0;
-    accel_result r = accel_i_check_wait_args(signals, values, count, fn);
-    const accel_backend* b;
-    uint64_t t0;
-    if (r != ACCEL_OK) return r;
-    t0 = signals[0]->obj.device->trace ? accel_i_now_ns() : 0;
-    b = signals[0]->obj.device->backend;
-    for (uint32_t i = 1; i < count; i++) if (signals[i]->obj.device->backend != b) b = NULL;
-    if (timeout_ns != 0 && signals[0]->obj.device->debug) accel_i_debug_unreachable(signals, values, count, wait_all, fn);
-    r = b ? b->signal_wait_many(signals, values, count, wait_all, timeout_ns, &first)
-          : accel_i_wait_mixed(signals, values, count, wait_all, timeout_ns, &first);
-    if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
-    if (t0) accel_i_trace_host_wait(signals, values, count, t0);
-    if (r == ACCEL_ERROR_DEADLOCK)   /* no-threads builds: nothing submitted can end the wait */
-        accel_i_log(signals[0]->obj.device, ACCEL_LOG_WARN, "%s: no-threads build and nothing submitted can reach value %llu on signal %p%s%s%s%s: deadlock",
-                    fn, (unsigned long long)values[0], (void*)signals[0], ACCEL_I_LABEL(&signals[0]->obj), count > 1 ? " (and others)" : "");
-    if (((r == ACCEL_TIMEOUT && timeout_ns != 0) || r == ACCEL_ERROR_DEADLOCK) && signals[0]->obj.device->debug)
-        accel_i_debug_hang(signals[0]->obj.device, fn, signals, values, count, timeout_ns, r);
-    return r;
-}
-ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
-                                              bool wait_all, uint64_t timeout_ns, uint32_t* first_reached) {
-    return accel_i_signal_wait_many(signals, values, count, wait_all, timeout_ns, first_reached, "accel_signal_wait_many");
-}
-ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64_t timeout_ns) {
-    return accel_i_signal_wait_many(&s, &value, 1, true, timeout_ns, NULL, "accel_signal_wait");
-}
-
-/* ==== core: recording ==== */
-static accel_i_batch* accel_i_batch_new(accel_device* dev) {
-    accel_i_batch* b = (accel_i_batch*)accel_i_dev_alloc(dev, sizeof *b);
-    if (b) memset(b, 0, sizeof *b);
-    return b;
-}
-static void accel_i_batch_free(accel_device* dev, accel_i_batch* b) {
-    accel_i_dev_free(dev, b->cmds, b->cmds_bytes);
-    accel_i_dev_free(dev, b->arena, b->arena_cap);
-    accel_i_dev_free(dev, b, sizeof *b);
-}
-
-/* Drops the references the batch's commands hold. */
-static void accel_i_batch_release(accel_i_batch* b) {
-    for (uint32_t i = 0; i < b->count; i++) {
-        accel_i_cmd* c = &b->cmds[i];
-        switch (c->kind) {
-        case ACCEL_I_CMD_SIGNAL:
-            if (c->flags & ACCEL_I_CMD_FOREIGN) accel_i_orphan_check(c->u.sig.signal, atomic_fetch_sub(&c->u.sig.signal->foreign, 1u) - 1u);
-            accel_i_release(c->u.sig.signal);
-            break;
-        case ACCEL_I_CMD_WAIT: accel_i_release(c->u.sig.signal); break;
-        case ACCEL_I_CMD_EXEC: {
-            accel_buffer** bufs = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers);
-            for (uint32_t j = 0; j < c->u.exec.buffer_count; j++) accel_i_release(bufs[j]);
-            accel_i_release(c->u.exec.program);
-            break;
-        }
-        case ACCEL_I_CMD_COPY: accel_i_release(c->u.copy.dst); accel_i_release(c->u.copy.src); break;
-        case ACCEL_I_CMD_FILL: accel_i_release(c->u.fill.dst); break;
-        case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
-        case ACCEL_I_CMD_TIMESTAMP: accel_i_release(c->u.stamp.dst); break;
-        case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: break;
-        case ACCEL_I_CMD_REPLAY: {
-            uint32_t n = c->u.replay.patch_count;
-            const accel_i_patch* p = n ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
-            for (uint32_t j = 0; j < n; j++) if (p[j].buffer) accel_i_release(p[j].buffer);
-            accel_i_release(c->u.replay.list);
-            break;
-        }
-        }
-    }
-    b->count = 0;
-    b->pc = 0;
-    b->host_checked = 0;
-    b->arena_used = 0;
-}
-
-/* Releases what the batch holds and keeps it for reuse, else frees it: 4 of up to 1 MiB of arena,
-   and up to 64 small ones (4 KiB of commands and of arena at most: 0.5 MiB a queue). A GPU queue's
-   worker recycles the batches it reaps in bursts while the recording thread is many batches ahead;
-   with 4 kept, a one-queue chain of one-kernel batches on the mock driver made 2.4-2.8 allocations a
-   step, with 64 0.8-1.6. Any thread: executors recycle while the recording thread takes. */
-static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
-    accel_device* dev = q->obj.device;
-    accel_i_batch_release(b);
-    if (b->arena_cap <= ((size_t)1 << 20)) {
-        bool small = b->arena_cap <= 4096u && b->cmds_bytes <= 4096u;
-        accel_i_spin_lock(&q->free_lock);
-        if (q->free_count < 4 || (small && q->free_count < 64)) {
-            b->next = q->free_batches;
-            q->free_batches = b;
-            q->free_count++;
-            b = NULL;
-        }
-        accel_i_spin_unlock(&q->free_lock);
-    }
-    if (b) accel_i_batch_free(dev, b);
-}
-static accel_i_batch* accel_i_batch_take(accel_queue* q) {
-    accel_i_batch* b;
-    accel_i_spin_lock(&q->free_lock);
-    b = q->free_batches;
-    if (b) { q->free_batches = b->next; q->free_count--; }
-    accel_i_spin_unlock(&q->free_lock);
-    if (!b) b = accel_i_batch_new(q->obj.device);
-    if (b) b->next = NULL;
-    return b;
-}
-
-/* A queue's submitted batches, oldest first, for backends whose executor takes them in order. Push
-   and pop from any thread; `lock` also guards whatever else a backend keeps beside the batches. */
-typedef struct accel_i_fifo { accel_i_a32 lock; accel_i_batch *head, *tail; } accel_i_fifo;
-static void accel_i_fifo_init(accel_i_fifo* f) {
-    atomic_init(&f->lock, 0u);
-    f->head = f->tail = NULL;
-}
-static void accel_i_fifo_push(accel_i_fifo* f, accel_i_batch* b) {
-    b->next = NULL;
-    accel_i_spin_lock(&f->lock);
-    if (f->tail) f->tail->next = b; else f->head = b;
-    f->tail = b;
-    accel_i_spin_unlock(&f->lock);
-}
-static accel_i_batch* accel_i_fifo_pop(accel_i_fifo* f) {
-    accel_i_batch* b;
-    accel_i_spin_lock(&f->lock);
-    b = f->head;
-    if (b && (f->head = b->next) == NULL) f->tail = NULL;
-    accel_i_spin_unlock(&f->lock);
-    return b;
-}
-
-/* Remembers the first recording error of the batch and logs every one. */
-static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
-static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, ...) {
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    ACCEL_I_VSNPRINTF(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    accel_i_log(q->obj.device, ACCEL_LOG_ERROR, "%s (queue %p%s%s%s; %s returns %s)", msg, (void*)q, ACCEL_I_LABEL(&q->obj),
-                q->recording ? "accel_queue_record_end" : "the next accel_queue_submit", accel_result_string(r));
-    if (q->rec_error == ACCEL_OK) q->rec_error = r;
-}
-
-/* While q records a command list only exec, copy, fill, update and barrier may be recorded: any other
-   command (wait, signal, replay, and kinds added later) is a recording error of the list. */
-static bool accel_i_rec_listable(accel_i_cmd_kind kind) {
-    return kind == ACCEL_I_CMD_EXEC || kind == ACCEL_I_CMD_COPY || kind == ACCEL_I_CMD_FILL || kind == ACCEL_I_CMD_UPDATE ||
-           kind == ACCEL_I_CMD_BARRIER;
-}
-static bool accel_i_rec_not_recording(accel_queue* q, const char* fn) {
-    if (!q->recording) return true;
-    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: not allowed while recording a command list", fn);
-    return false;
-}
-
-/* Grows an array through the device allocator (which has no realloc). */
-static bool accel_i_grow(accel_device* dev, void** p, size_t* cap_bytes, size_t need_bytes) {
-    size_t cap = *cap_bytes ? *cap_bytes : 256;
-    void* n;
-    while (cap < need_bytes) { if (cap > SIZE_MAX / 2) return false; cap *= 2; }
-    if (cap == *cap_bytes) return true;
-    n = accel_i_dev_alloc(dev, cap);
-    if (!n) return false;
-    if (*p) { memcpy(n, *p, *cap_bytes); accel_i_dev_free(dev, *p, *cap_bytes); }
-    *p = n;
-    *cap_bytes = cap;
-    return true;
-}
-
-/* Appends a command (and `arena` bytes of arena space, offset in *arena_off); NULL on OOM. */
-static accel_i_cmd* accel_i_rec_push(accel_queue* q, accel_i_cmd_kind kind, size_t arena, size_t* arena_off, const char* fn) {
-    accel_device* dev = q->obj.device;
-    accel_i_batch* b = q->rec;
-    accel_i_cmd* c;
-    if (q->recording && !accel_i_rec_listable(kind) && !accel_i_rec_not_recording(q, fn)) return NULL;
-    if (!b && (b = q->rec = accel_i_batch_take(q)) == NULL) goto oom;
-    if (((size_t)b->count + 1) * sizeof *b->cmds > b->cmds_bytes) {
-        if (b->count >= UINT32_MAX / 2 || !accel_i_grow(dev, (void**)&b->cmds, &b->cmds_bytes, ((size_t)b->count + 1) * sizeof *b->cmds)) goto oom;
-    }
-    if (arena) {
-        size_t off = (b->arena_used + 15u) & ~(size_t)15u;
-        if (arena > SIZE_MAX - off || !accel_i_grow(dev, (void**)&b->arena, &b->arena_cap, off + arena)) goto oom;
-        *arena_off = off;
-        b->arena_used = off + arena;
-    }
-    c = &b->cmds[b->count++];
-    memset(c, 0, sizeof *c);
-    c->kind = kind;
-    return c;
-oom:
-    accel_i_rec_error(q, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory while recording", fn);
-    return NULL;
-}
-
-/* Can this queue's device use an object of `other`? */
-static bool accel_i_same_device(accel_queue* q, accel_device* other) {
-    accel_device* dev = q->obj.device;
-    return other == dev || (other->backend == dev->backend && dev->backend->shares_host_memory);
-}
-static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size, const char* fn) {
-    if (!buf) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer is NULL", fn); return false; }
-    if (!accel_i_same_device(q, buf->obj.device)) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&buf->obj));
-        return false;
-    }
-    if (!accel_i_range_ok(buf->size, offset, size)) {
-        char why[200];
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
-        return false;
-    }
-    return true;
-}
-static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_signal* s, uint64_t value, const char* fn) {
-    accel_i_cmd* c;
-    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!s) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: signal is NULL", fn); return; }
-    if (value > ACCEL_SIGNAL_MAX) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: value %llu on signal %p%s%s%s is above ACCEL_SIGNAL_MAX",
-                          fn, (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
-        return;
-    }
-    if ((c = accel_i_rec_push(q, kind, 0, NULL, fn)) == NULL) return;
-    accel_i_retain(s);
-    if (s->obj.device != q->obj.device) {   /* only other devices' batches outlive the signal's device */
-        accel_i_atomic_max(kind == ACCEL_I_CMD_WAIT ? &s->wanted : &s->recorded, value);
-        if (kind == ACCEL_I_CMD_SIGNAL) { atomic_fetch_add(&s->foreign, 1u); c->flags |= ACCEL_I_CMD_FOREIGN; }
-    }
-    c->u.sig.signal = s;
-    c->u.sig.value = value;
-    if (kind == ACCEL_I_CMD_SIGNAL && q->obj.device->debug) accel_i_debug_recorded(q, s, value);
-}
-ACCEL_API void accel_queue_wait(accel_queue* q, accel_signal* s, uint64_t value) {
-    accel_i_rec_signal(q, ACCEL_I_CMD_WAIT, s, value, "accel_queue_wait");
-}
-ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t value) {
-    accel_i_rec_signal(q, ACCEL_I_CMD_SIGNAL, s, value, "accel_queue_signal");
-}
-
-/* Normalises params (a local size of 0 counts as 1) and checks them against the device limits. A global
-   size of 0 gives 0 groups in that dimension (the exec is a no-op) and is checked like any other. */
-static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p) {
-    const accel_device_info* info = &q->obj.device->info;
-    uint64_t invocations = 1;
-    for (int d = 0; d < 3; d++) {
-        uint64_t groups;
-        if (p->local_size[d] == 0) p->local_size[d] = 1;
-        groups = ((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d];
-        invocations *= p->local_size[d];
-        if (p->local_size[d] > info->max_group_size[d] || groups > info->max_group_count[d]) {
-            accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_exec: dimension %d: local size %u (max %u), %llu groups (max %u)",
-                              d, p->local_size[d], info->max_group_size[d], (unsigned long long)groups, info->max_group_count[d]);
-            return false;
-        }
-    }
-    if (invocations > info->max_group_invocations) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_exec: %llu invocations per group (max %u)",
-                          (unsigned long long)invocations, info->max_group_invocations);
-        return false;
-    }
-    return true;
-}
-static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
-                                 const uint32_t* constants, uint32_t constant_count) {
-    const char* fn = "accel_queue_exec";
-    if (q->type != ACCEL_QUEUE_COMPUTE) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: exec on a COPY queue", fn); return false; }
-    if (!p) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program is NULL", fn); return false; }
-    if (!accel_i_same_device(q, p->obj.device)) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&p->obj));
-        return false;
-    }
-    if (buffer_count != p->buffer_count || constant_count != p->constant_count) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program%s%s%s takes %u buffers and %u constants, got %u and %u",
-                          fn, ACCEL_I_LABEL(&p->obj), p->buffer_count, p->constant_count, buffer_count, constant_count);
-        return false;
-    }
-    if ((buffer_count && !buffers) || (constant_count && !constants)) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffers or constants array is NULL", fn);
-        return false;
-    }
-    for (uint32_t i = 0; i < buffer_count; i++)
-        if (!accel_i_rec_buffer_ok(q, buffers[i], 0, buffers[i] ? buffers[i]->size : 1, fn)) return false;
-    return true;
-}
-/* An exec over no work items (a global size of 0 in some dimension). */
-static bool accel_i_no_work(const accel_exec_params* p) { return !p->global_size[0] || !p->global_size[1] || !p->global_size[2]; }
-ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
-                                const uint32_t* constants, uint32_t constant_count, accel_exec_params params) {
-    size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u, off = 0;
-    accel_i_cmd* c;
-    if (!q) { accel_i_invalid(NULL, "accel_queue_exec", "queue is NULL"); return; }
-    if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count)) return;
-    if (!accel_i_exec_params_ok(q, &params)) return;
-    /* no work: a no-op, left out of a batch; a list keeps it (its commands' indices are the patches'
-       addresses, and its patches are still checked): every backend builds it as nothing */
-    if (accel_i_no_work(&params)) {
-        if (q->obj.device->debug)
-            accel_i_log(q->obj.device, ACCEL_LOG_WARN, "accel_queue_exec: global size %u x %u x %u of program%s%s%s is no work: the "
-                        "exec does nothing (an unused dimension takes 1)", params.global_size[0], params.global_size[1],
-                        params.global_size[2], ACCEL_I_LABEL(&p->obj));
-        if (!q->recording) return;
-    }
-    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_c + 1, &off, "accel_queue_exec")) == NULL) return;
-    if (bytes_b) memcpy(q->rec->arena + off, buffers, bytes_b);
-    if (bytes_c) memcpy(q->rec->arena + off + bytes_b, constants, bytes_c);
-    for (uint32_t i = 0; i < buffer_count; i++) accel_i_retain(buffers[i]);
-    accel_i_retain(p);
-    c->u.exec.program = p;
-    c->u.exec.buffers = off;
-    c->u.exec.constants = off + bytes_b;
-    c->u.exec.buffer_count = buffer_count;
-    c->u.exec.constant_count = constant_count;
-    c->u.exec.params = params;
-}
-/* A view as its root and the offset in it: what copy/fill/update commands record. */
-static void accel_i_rec_resolve(accel_buffer** buf, size_t* offset) {
-    *offset += (*buf)->offset;
-    *buf = accel_i_buffer_root(*buf);
-}
-/* The same for a command's destination, which must not be read_only. */
-static bool accel_i_rec_target(accel_queue* q, accel_buffer** buf, size_t* offset, const char* fn) {
-    if ((*buf)->read_only) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&(*buf)->obj));
-        return false;
-    }
-    accel_i_rec_resolve(buf, offset);
-    return true;
-}
-ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset, accel_buffer* src, size_t src_offset, size_t size) {
-    const char* fn = "accel_queue_copy";
-    size_t dst_rel = dst_offset, src_rel = src_offset;
-    accel_i_cmd* c;
-    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_buffer_ok(q, src, src_offset, size, fn)) return;
-    if (!accel_i_rec_target(q, &dst, &dst_offset, fn)) return;
-    accel_i_rec_resolve(&src, &src_offset);
-    if (dst == src && dst_offset < src_offset + size && src_offset < dst_offset + size) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: overlapping ranges in buffer%s%s%s", fn, ACCEL_I_LABEL(&dst->obj));
-        return;
-    }
-    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_COPY, 0, NULL, fn)) == NULL) return;
-    accel_i_retain(dst); accel_i_retain(src);
-    c->u.copy.dst = dst; c->u.copy.src = src;
-    c->u.copy.dst_offset = dst_offset; c->u.copy.src_offset = src_offset; c->u.copy.size = size;
-    c->u.copy.dst_rel = dst_rel; c->u.copy.src_rel = src_rel;
-}
-/* A fill's offset (in the buffer as given) and size must be multiples of 4; so must its offset in the
-   root where the backend does not fill at any byte (a view's offset may be odd on the CPU backend). */
-static bool accel_i_fill_aligned(accel_queue* q, size_t rel, size_t root_offset, size_t size, const char* fn) {
-    if ((rel | size) & 3u) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu and size %zu must be multiples of 4", fn, rel, size);
-        return false;
-    }
-    if ((root_offset & 3u) && !q->obj.device->backend->fills_any_byte) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu is at %zu in the view's root buffer, not a multiple of 4",
-                          fn, rel, root_offset);
-        return false;
-    }
-    return true;
-}
-ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern) {
-    const char* fn = "accel_queue_fill";
-    size_t rel = offset;
-    accel_i_cmd* c;
-    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn) || !accel_i_rec_target(q, &dst, &offset, fn)) return;
-    if (!accel_i_fill_aligned(q, rel, offset, size, fn)) return;
-    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_FILL, 0, NULL, fn)) == NULL) return;
-    accel_i_retain(dst);
-    c->u.fill.dst = dst; c->u.fill.offset = offset; c->u.fill.size = size; c->u.fill.pattern = pattern; c->u.fill.rel = rel;
-}
-ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset, const void* data, size_t size) {
-    const char* fn = "accel_queue_update";
-    size_t off = 0;
-    accel_i_cmd* c;
-    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn) || !accel_i_rec_target(q, &dst, &offset, fn)) return;
-    if (!data) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: data is NULL", fn); return; }
-    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_UPDATE, size, &off, fn)) == NULL) return;
-    memcpy(q->rec->arena + off, data, size);
-    accel_i_retain(dst);
-    c->u.update.dst = dst; c->u.update.offset = offset; c->u.update.size = size; c->u.update.data = off;
-}
-ACCEL_API void accel_queue_barrier(accel_queue* q) {
-    if (!q) accel_i_invalid(NULL, "accel_queue_barrier", "queue is NULL");
-    else accel_i_rec_push(q, ACCEL_I_CMD_BARRIER, 0, NULL, "accel_queue_barrier");
-}
-ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user) {
-    accel_i_cmd* c;
-    if (!q) { accel_i_invalid(NULL, "accel_queue_host_call", "queue is NULL"); return; }
-    if (!fn) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_host_call: fn is NULL"); return; }
-    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_HOST_CALL, 0, NULL, "accel_queue_host_call")) == NULL) return;
-    c->u.host.fn = fn;
-    c->u.host.user = user;
-}
-
-ACCEL_API uint64_t accel_host_time_ns(void) { return accel_i_now_ns(); }
-ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t offset) {
-    const char* fn = "accel_queue_timestamp";
-    accel_i_cmd* c;
-    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!accel_i_rec_buffer_ok(q, dst, offset, 8, fn)) return;
-    if (offset & 7u) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu must be a multiple of 8", fn, offset);
-        return;
-    }
-    if (!accel_i_rec_target(q, &dst, &offset, fn)) return;   /* a view: its root and the offset in it */
-    if (offset & 7u) {   /* a view at an odd offset of its root (CPU views start at any byte) */
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: the offset is at %zu in the view's root buffer, not a multiple of 8", fn, offset);
-        return;
-    }
-    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_TIMESTAMP, 0, NULL, fn)) == NULL) return;
-    accel_i_retain(dst);
-    c->u.stamp.dst = dst; c->u.stamp.offset = offset;
-}
-
-/* Submit with a host span (the batch is the backend's once handed over: its size is read before). */
-static accel_result accel_i_submit_traced(accel_queue* q, accel_i_batch* b) {
-    accel_device* dev = q->obj.device;
-    uint32_t count = b->count;
-    uint64_t t0 = accel_i_now_ns();
-    accel_result r = dev->backend->queue_submit(q, b);
-    accel_i_trace_host_span(dev, "submit", accel_i_label(&q->obj), t0, accel_i_now_ns(), "commands", count);
-    return r;
-}
-ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
-    accel_i_batch* b;
-    accel_result r;
-    if (!q) return accel_i_invalid(NULL, "accel_queue_submit", "queue is NULL");
-    if (q->recording) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
-                          "accel_queue_submit: the queue is recording a command list (call accel_queue_record_end)");
-        return ACCEL_ERROR_INVALID_ARGUMENT;
-    }
-    b = q->rec;
-    r = q->rec_error;
-    q->rec = NULL;
-    q->rec_error = ACCEL_OK;
-    if (q->obj.device->debug) accel_i_debug_recorded(q, NULL, 0);
-    if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
-    if (r != ACCEL_OK || !b || b->count == 0) {   /* all or nothing: a bad batch runs nothing */
-        if (b) accel_i_batch_recycle(q, b);
-        return r;
-    }
-    if (q->obj.device->debug) accel_i_debug_promise(b);
-    if (q->obj.device->trace) return accel_i_submit_traced(q, b);
-    return q->obj.device->backend->queue_submit(q, b);
-}
-ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
-    accel_result r, w;
-    uint64_t t0;
-    if (!q) return accel_i_invalid(NULL, "accel_queue_finish", "queue is NULL");
-    r = accel_queue_submit(q);
-    t0 = q->obj.device->trace ? accel_i_now_ns() : 0;
-    w = q->obj.device->backend->queue_wait_idle(q, timeout_ns);
-    if (t0) accel_i_trace_host_span(q->obj.device, "finish", accel_i_label(&q->obj), t0, accel_i_now_ns(), NULL, 0);
-    if (((w == ACCEL_TIMEOUT && timeout_ns != 0) || w == ACCEL_ERROR_DEADLOCK) && q->obj.device->debug)
-        accel_i_debug_hang(q->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns, w);
-    return r != ACCEL_OK ? r : w;
-}
-
-ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label) {
-    accel_result r;
-    if (!q) return accel_i_invalid(NULL, "accel_queue_set_label", "queue is NULL");
-    r = accel_i_set_label(&q->obj, label, "accel_queue_set_label");
-    if (r == ACCEL_OK && q->obj.device->trace) accel_i_trace_queue_name(q);   /* its track's new name */
-    return r;
-}
-ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out) {
-    accel_result r;
-    if (out) *out = NULL;
-    if ((r = accel_i_create_args(dev, true, out, "accel_queue_create")) != ACCEL_OK) return r;
-    if (type != ACCEL_QUEUE_COMPUTE && type != ACCEL_QUEUE_COPY)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_create: unknown queue type %d", (int)type);
-    return dev->backend->queue_create(dev, type, out);
-}
-/* Core part of a backend's queue creation: the recording state. */
-static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type) {
-    q->type = type;
-    q->rec = NULL;
-    q->rec_error = ACCEL_OK;
-    q->recording = false;
-    atomic_init(&q->free_lock, 0u);
-    q->free_batches = NULL;
-    q->free_count = 0;
-    atomic_init(&q->unsubmitted_lock, 0u);
-    q->unsubmitted_n = 0;
-    accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE, type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
-    accel_i_trace_queue(q);
-}
-/* Core part of a backend's queue teardown: drops the unsubmitted batch and the recycled ones. */
-static void accel_i_queue_fini(accel_queue* q) {
-    accel_device* dev = q->obj.device;
-    if (q->rec) { accel_i_batch_release(q->rec); accel_i_batch_free(dev, q->rec); q->rec = NULL; }
-    while (q->free_batches) {
-        accel_i_batch* b = q->free_batches;
-        q->free_batches = b->next;
-        accel_i_batch_free(dev, b);
-    }
-    q->free_count = 0;
-    accel_i_trace_queue_fini(q);
-}
-/* A destroy waits for the queue's submitted work; a batch blocked on a signal that nobody sets keeps
-   it waiting forever. Never silently: after a second, then at doubling intervals (up to 32 s),
-   log what the queue waits for and the remedy. No-threads builds never wait here (the backend drops
-   parked batches and says so). */
-static void accel_i_queue_settle(accel_queue* q, const char* fn) {
-#if defined(ACCEL_NO_THREADS)
-    (void)q; (void)fn;
-#else
-    accel_device* dev = q->obj.device;
-    uint64_t step = 1000000000u, waited = 0;
-    while (dev->backend->queue_wait_idle(q, step) == ACCEL_TIMEOUT) {
-        char what[320];
-        size_t n = dev->backend->queue_describe ? dev->backend->queue_describe(q, what, sizeof what) : 0;
-        waited += step;
-        if (n == 0) snprintf(what, sizeof what, " queue %p%s%s%s has unfinished work", (void*)q, ACCEL_I_LABEL(&q->obj));
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: still waiting after %llu s; fail (accel_signal_fail) or set from another "
-                    "thread the signal it waits for:%s", fn, (unsigned long long)(waited / 1000000000u), what);
-        if (step < 32000000000u) step *= 2;
-    }
-#endif
-}
-ACCEL_API void accel_queue_destroy(accel_queue* q) {
-    if (!q) return;
-    accel_i_queue_settle(q, "accel_queue_destroy");
-    accel_i_handle_drop(q);
-}
-
-ACCEL_API accel_exec_params accel_exec_1d(uint32_t global, uint32_t local) {
-    accel_exec_params p = { { global, 1, 1 }, { local, 1, 1 } };
-    return p;
-}
-ACCEL_API accel_exec_params accel_exec_2d(uint32_t gx, uint32_t gy, uint32_t lx, uint32_t ly) {
-    accel_exec_params p = { { gx, gy, 1 }, { lx, ly, 1 } };
-    return p;
-}
-ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32_t local[3]) {
-    accel_exec_params p = { { 1, 1, 1 }, { 1, 1, 1 } };
-    for (int d = 0; d < 3; d++) {
-        if (global) p.global_size[d] = global[d];
-        if (local) p.local_size[d] = local[d];
-    }
-    return p;
-}
-
-/* ==== core: recorded command lists ==== */
-/* record_begin turns the queue's batch into the list being recorded (the recording calls append to
-   q->rec as usual; wait/signal/replay refuse). record_end takes that batch as the list, with the
-   references its commands hold, and asks the backend for its native form. A replay is one batch
-   command holding the list and a sorted copy of its patches, validated here once; the generic form
-   (backends without commands_build) records the list's commands into the batch instead. */
-ACCEL_API accel_result accel_queue_record_begin(accel_queue* q) {
-    if (!q) return accel_i_invalid(NULL, "accel_queue_record_begin", "queue is NULL");
-    if (q->recording)
-        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_begin: the %s is already recording",
-                            accel_i_label(&q->obj));
-    if ((q->rec && q->rec->count) || q->rec_error != ACCEL_OK)
-        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
-                            "accel_queue_record_begin: the %s has an unsubmitted batch (submit it first)",
-                            accel_i_label(&q->obj));
-    if (accel_i_lost(q->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
-    q->recording = true;
-    return ACCEL_OK;
-}
-
-static void accel_i_commands_free(accel_commands* c) {
-    accel_device* dev = c->obj.device;
-    if (c->native && dev->backend->commands_free) dev->backend->commands_free(c);
-    accel_i_batch_release(c->list);
-    accel_i_batch_free(dev, c->list);
-    accel_i_dev_free(dev, c, sizeof *c);
-}
-
-/* Makes the list from the recorded batch b (taken, also on failure). */
-static accel_result accel_i_commands_make(accel_queue* q, accel_i_batch* b, accel_commands** out) {
-    accel_device* dev = q->obj.device;
-    accel_commands* c = (accel_commands*)accel_i_dev_alloc(dev, sizeof *c);
-    accel_result r = ACCEL_OK;
-    if (!c) {
-        accel_i_batch_recycle(q, b);
-        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory");
-    }
-    memset((void*)c, 0, sizeof *c);
-    c->obj.device = dev;
-    c->list = b;
-    for (uint32_t i = 0; i < b->count; i++) c->has_exec |= b->cmds[i].kind == ACCEL_I_CMD_EXEC;
-    if (dev->backend->commands_build) r = dev->backend->commands_build(q, c);
-    if (r != ACCEL_OK) {
-        accel_i_batch_recycle(q, b);
-        accel_i_dev_free(dev, c, sizeof *c);
-        return r;
-    }
-    accel_i_object_init(&c->obj, dev, ACCEL_I_COMMANDS, "command list");
-    *out = c;
-    return ACCEL_OK;
-}
-
-ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** out) {
-    accel_i_batch* b;
-    accel_result r;
-    if (out) *out = NULL;
-    if (!q) return accel_i_invalid(NULL, "accel_queue_record_end", "queue is NULL");
-    if (!q->recording)
-        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: the %s is not recording",
-                            accel_i_label(&q->obj));
-    b = q->rec;
-    r = q->rec_error;
-    q->rec = NULL;
-    q->rec_error = ACCEL_OK;
-    q->recording = false;
-    if (r == ACCEL_OK && !out)
-        r = accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: out is NULL");
-    if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
-    if (r == ACCEL_OK && !b && (b = accel_i_batch_take(q)) == NULL)
-        r = accel_i_fail(q->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory");
-    if (r != ACCEL_OK) {   /* all or nothing */
-        if (b) accel_i_batch_recycle(q, b);
-        return r;
-    }
-    return accel_i_commands_make(q, b, out);
-}
-ACCEL_API void accel_commands_destroy(accel_commands* c) { if (c) accel_i_handle_drop(c); }
-
-static bool accel_i_bad_patch(accel_queue* q, uint32_t k, const accel_patch* p, const char* why) {
-    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_replay: patch %u (command %u, index %u, %s): %s",
-                      k, p->command, p->index, p->buffer ? "buffer" : "constant", why);
-    return false;
-}
-/* Where slot `index` (0 = dst, 1 = src) of a copy, or a fill's dst, points with patch buffer pb (NULL:
-   as recorded): the root and the offset in it. A patch keeps the command's offset within the buffer
-   as recorded (a view's from its start), now within pb. */
-static void accel_i_slot_at(const accel_i_cmd* cmd, uint32_t index, accel_buffer* pb, accel_buffer** root, size_t* offset) {
-    bool copy = cmd->kind == ACCEL_I_CMD_COPY;
-    *root = copy ? (index == 0 ? cmd->u.copy.dst : cmd->u.copy.src) : cmd->u.fill.dst;
-    *offset = copy ? (index == 0 ? cmd->u.copy.dst_offset : cmd->u.copy.src_offset) : cmd->u.fill.offset;
-    if (!pb) return;
-    *offset = pb->offset + (copy ? (index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel) : cmd->u.fill.rel);
-    *root = accel_i_buffer_root(pb);
-}
-/* Where a copy's two slots point with all these patches (the last of a slot wins). */
-static void accel_i_copy_patched(const accel_i_cmd* cmd, uint32_t command, const accel_patch* all, uint32_t n,
-                                 accel_buffer** dst, size_t* d, accel_buffer** src, size_t* s) {
-    accel_buffer *pd = NULL, *ps = NULL;
-    for (uint32_t j = 0; j < n; j++) {
-        if (all[j].command != command || !all[j].buffer) continue;
-        if (all[j].index == 0) pd = all[j].buffer; else ps = all[j].buffer;
-    }
-    accel_i_slot_at(cmd, 0, pd, dst, d);
-    accel_i_slot_at(cmd, 1, ps, src, s);
-}
-/* A patch of a copy's or fill's buffer: holds the range as recorded; a destination is not read_only. */
-static bool accel_i_range_patch_ok(accel_queue* q, const accel_patch* p, uint32_t k, size_t rel, size_t size) {
-    if (!accel_i_rec_buffer_ok(q, p->buffer, rel, size, "accel_queue_replay")) return false;
-    if (p->index == 0 && p->buffer->read_only) return accel_i_bad_patch(q, k, p, "the buffer is read_only");
-    return true;
-}
-static bool accel_i_copy_patch_ok(accel_queue* q, const accel_i_cmd* cmd, const accel_patch* all, uint32_t n, uint32_t k) {
-    const accel_patch* p = &all[k];
-    accel_buffer *dst, *src;
-    size_t d, s, size = cmd->u.copy.size;
-    if (!p->buffer || p->index > 1) return accel_i_bad_patch(q, k, p, "a copy takes buffer 0 (dst) or 1 (src) only");
-    if (!accel_i_range_patch_ok(q, p, k, p->index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel, size)) return false;
-    accel_i_copy_patched(cmd, p->command, all, n, &dst, &d, &src, &s);
-    if (dst == src && d < s + size && s < d + size) return accel_i_bad_patch(q, k, p, "the copy would overlap itself");
-    return true;
-}
-/* Is patch k a valid patch of list c for a replay on q? Logs and records the error when not. */
-static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const accel_patch* all, uint32_t n, uint32_t k) {
-    const accel_patch* p = &all[k];
-    const accel_i_cmd* cmd;
-    if (p->command >= c->list->count) return accel_i_bad_patch(q, k, p, "no such command in the list");
-    cmd = &c->list->cmds[p->command];
-    if (p->buffer && !accel_i_rec_buffer_ok(q, p->buffer, 0, p->buffer->size, "accel_queue_replay")) return false;
-    switch (cmd->kind) {
-    case ACCEL_I_CMD_EXEC:
-        if (p->index >= (p->buffer ? cmd->u.exec.buffer_count : cmd->u.exec.constant_count))
-            return accel_i_bad_patch(q, k, p, "the exec has no such binding");
-        return true;
-    case ACCEL_I_CMD_COPY: return accel_i_copy_patch_ok(q, cmd, all, n, k);
-    case ACCEL_I_CMD_FILL: {
-        accel_buffer* root;
-        size_t at;
-        if (p->index != 0) return accel_i_bad_patch(q, k, p, "a fill takes buffer 0 (dst) or constant 0 (the pattern)");
-        if (!p->buffer) return true;
-        if (!accel_i_range_patch_ok(q, p, k, cmd->u.fill.rel, cmd->u.fill.size)) return false;
-        accel_i_slot_at(cmd, 0, p->buffer, &root, &at);
-        return accel_i_fill_aligned(q, cmd->u.fill.rel, at, cmd->u.fill.size, "accel_queue_replay");
-    }
-    default: return accel_i_bad_patch(q, k, p, "this command (update, barrier, timestamp) takes no patches");
-    }
-}
-/* The backends' form of a checked patch p of list l (see accel_i_patch); holds a reference on the root. */
-static accel_i_patch accel_i_patch_resolve(const accel_i_batch* l, const accel_patch* p) {
-    accel_i_patch r;
-    const accel_i_cmd* cmd = &l->cmds[p->command];
-    r.command = p->command;
-    r.index = p->index;
-    r.value = p->value;
-    r.buffer = NULL;
-    r.offset = 0;
-    r.size = 0;
-    if (!p->buffer) return r;
-    if (cmd->kind == ACCEL_I_CMD_EXEC) {
-        r.buffer = accel_i_buffer_root(p->buffer);
-        r.offset = p->buffer->offset;
-        r.size = p->buffer->size;
-    } else {
-        accel_i_slot_at(cmd, p->index, p->buffer, &r.buffer, &r.offset);
-        r.size = cmd->kind == ACCEL_I_CMD_COPY ? cmd->u.copy.size : cmd->u.fill.size;
-    }
-    accel_i_retain(r.buffer);
-    return r;
-}
-static bool accel_i_replay_ok(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t n) {
-    const char* fn = "accel_queue_replay";
-    if (!accel_i_rec_not_recording(q, fn)) return false;
-    if (!c) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: command list is NULL", fn); return false; }
-    if (n && !patches) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: patches is NULL", fn); return false; }
-    if (c->obj.device != q->obj.device) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: the command list belongs to another device", fn);
-        return false;
-    }
-    if (c->has_exec && q->type != ACCEL_QUEUE_COMPUTE) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: a list with execs on a COPY queue", fn);
-        return false;
-    }
-    for (uint32_t k = 0; k < n; k++) if (!accel_i_patch_ok(q, c, patches, n, k)) return false;
-    return true;
-}
-
-/* Applies a validated patch to command c of batch b, recorded anew from list command lc (the generic
-   form): buffers swap references; an exec binds the patch's buffer (a view as it is), a copy or fill
-   points into the patch's root (accel_i_slot_at). */
-static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_i_cmd* lc, const accel_patch* p) {
-    accel_buffer** slot = NULL;
-    accel_buffer* to = p->buffer;
-    size_t at = 0;
-    if (c->kind == ACCEL_I_CMD_EXEC && p->buffer) slot = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers) + p->index;
-    else if (c->kind == ACCEL_I_CMD_EXEC) memcpy(b->arena + c->u.exec.constants + 4u * (size_t)p->index, &p->value, 4);
-    else if (c->kind == ACCEL_I_CMD_FILL && !p->buffer) c->u.fill.pattern = p->value;
-    else {
-        accel_i_slot_at(lc, p->index, p->buffer, &to, &at);
-        if (c->kind == ACCEL_I_CMD_FILL) { slot = &c->u.fill.dst; c->u.fill.offset = at; }
-        else if (p->index == 0) { slot = &c->u.copy.dst; c->u.copy.dst_offset = at; }
-        else { slot = &c->u.copy.src; c->u.copy.src_offset = at; }
-    }
-    if (!slot) return;
-    accel_i_retain(to);
-    accel_i_release(*slot);
-    *slot = to;
-}
-/* Records command i of the list anew (it was validated when the list was recorded). */
-static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel_i_cmd* c) {
-    switch (c->kind) {
-    case ACCEL_I_CMD_EXEC: {
-        accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(l->arena + c->u.exec.buffers);
-        const uint32_t* consts = (const uint32_t*)(const void*)(l->arena + c->u.exec.constants);
-        accel_queue_exec(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts, c->u.exec.constant_count, c->u.exec.params);
-        break;
-    }
-    case ACCEL_I_CMD_COPY:
-        accel_queue_copy(q, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src, c->u.copy.src_offset, c->u.copy.size);
-        break;
-    case ACCEL_I_CMD_FILL: accel_queue_fill(q, c->u.fill.dst, c->u.fill.offset, c->u.fill.size, c->u.fill.pattern); break;
-    case ACCEL_I_CMD_UPDATE:
-        accel_queue_update(q, c->u.update.dst, c->u.update.offset, l->arena + c->u.update.data, c->u.update.size);
-        break;
-    case ACCEL_I_CMD_BARRIER: accel_queue_barrier(q); break;
-    default: break;
-    }
-}
-/* The generic form: the list's commands recorded into the batch, then patched in place (an exec over
-   no work is left out, as outside a list: built as nothing). */
-static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, const accel_patch* patches, uint32_t n) {
-    const accel_i_batch* l = c->list;
-    for (uint32_t i = 0; i < l->count; i++) {
-        uint32_t before = q->rec ? q->rec->count : 0;
-        if (l->cmds[i].kind == ACCEL_I_CMD_EXEC && accel_i_no_work(&l->cmds[i].u.exec.params)) continue;
-        accel_i_rerecord(q, l, &l->cmds[i]);
-        if (!q->rec || q->rec->count == before) return;   /* out of memory: recorded as the batch's error */
-        for (uint32_t k = 0; k < n; k++)
-            if (patches[k].command == i) accel_i_patch_apply(q->rec, &q->rec->cmds[q->rec->count - 1], &l->cmds[i], &patches[k]);
-    }
-}
-/* Stable insertion sort by command (patches usually come sorted: linear then). */
-static void accel_i_patches_sort(accel_i_patch* p, uint32_t n) {
-    for (uint32_t i = 1; i < n; i++) {
-        accel_i_patch x = p[i];
-        uint32_t j = i;
-        for (; j > 0 && p[j - 1].command > x.command; j--) p[j] = p[j - 1];
-        p[j] = x;
-    }
-}
-ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t patch_count) {
-    size_t bytes = (size_t)patch_count * sizeof(accel_i_patch), off = 0;
-    accel_i_patch* copy;
-    accel_i_cmd* cmd;
-    if (!q) { accel_i_invalid(NULL, "accel_queue_replay", "queue is NULL"); return; }
-    if (!accel_i_replay_ok(q, c, patches, patch_count)) return;
-    if (!c->native) { accel_i_replay_generic(q, c, patches, patch_count); return; }
-    if ((cmd = accel_i_rec_push(q, ACCEL_I_CMD_REPLAY, bytes, &off, "accel_queue_replay")) == NULL) return;
-    if (bytes) {
-        copy = (accel_i_patch*)(void*)(q->rec->arena + off);
-        for (uint32_t k = 0; k < patch_count; k++) copy[k] = accel_i_patch_resolve(c->list, &patches[k]);
-        accel_i_patches_sort(copy, patch_count);
-    }
-    accel_i_retain(c);
-    cmd->u.replay.list = c;
-    cmd->u.replay.patches = off;
-    cmd->u.replay.patch_count = patch_count;
-}
-
-/* ==== core: failure after hand-off ==== */
-/* A batch whose segment handed a wait to the device stays in its device's `dwaits` list until it
-   completes. Failing a signal walks that list: every listed batch with a device wait on the signal for
-   a value it had not reached before the failure gets the rest of its signals failed (host words only,
-   under the lock), and so on for the signals of this device failed that way (a work list through
-   accel_signal.fail_next, no recursion, no allocation); then, outside the lock, each failure is
-   published to the device. Signals of other devices are raised afterwards through accel_i_raise. */
-#if !defined(ACCEL_NO_THREADS)   /* only the batch walk adds */
-static void accel_i_dwait_add(accel_i_batch* b, accel_queue* q) {
-    accel_device* dev = q->obj.device;
-    if (b->dlisted) return;
-    b->dqueue = q;
-    accel_i_spin_lock(&dev->dwait_lock);
-    b->dprev = NULL;
-    b->dnext = dev->dwaits;
-    if (dev->dwaits) dev->dwaits->dprev = b;
-    dev->dwaits = b;
-    b->dlisted = true;
-    atomic_fetch_add(&dev->dwait_count, 1u);
-    accel_i_spin_unlock(&dev->dwait_lock);
-    atomic_thread_fence(memory_order_seq_cst);   /* then the caller re-reads its waits' signals */
-}
-#endif
-static void accel_i_dwait_remove(accel_i_batch* b, accel_device* dev) {
-    if (!b->dlisted) return;
-    accel_i_spin_lock(&dev->dwait_lock);
-    if (b->dprev) b->dprev->dnext = b->dnext; else dev->dwaits = b->dnext;
-    if (b->dnext) b->dnext->dprev = b->dprev;
-    b->dlisted = false;
-    atomic_fetch_sub(&dev->dwait_count, 1u);
-    accel_i_spin_unlock(&dev->dwait_lock);
-}
-/* The first command of b after a device wait on s that s had not reached at `before`; b->count if none. */
-static uint32_t accel_i_dwait_hit(const accel_i_batch* b, const accel_signal* s, uint64_t before) {
-    for (uint32_t i = 0; i < b->count; i++) {
-        const accel_i_cmd* c = &b->cmds[i];
-        if (c->kind == ACCEL_I_CMD_WAIT && (c->flags & ACCEL_I_CMD_ON_DEVICE) && c->u.sig.signal == s && c->u.sig.value > before)
-            return i + 1;
-    }
-    return b->count;
-}
-#define ACCEL_I_FOREIGN_FAILS 32u
-typedef struct accel_i_fail_list { accel_signal* todo; accel_signal* done; accel_signal* foreign[ACCEL_I_FOREIGN_FAILS]; uint32_t nforeign; } accel_i_fail_list;
-/* Fails (host word) the signals of b from command `from` on; queues the newly failed ones (dwait_lock held). */
-static void accel_i_dwait_fail_batch(accel_device* dev, accel_i_batch* b, uint32_t from, uint64_t failed, accel_i_fail_list* l) {
-    for (uint32_t i = from; i < b->count; i++) {
-        accel_signal* u = b->cmds[i].u.sig.signal;
-        uint64_t before;
-        if (b->cmds[i].kind != ACCEL_I_CMD_SIGNAL) continue;
-        if (u->obj.device != dev) {   /* another device's lock: raised after ours is released */
-            if (l->nforeign < ACCEL_I_FOREIGN_FAILS) { accel_i_retain(u); l->foreign[l->nforeign++] = u; }
-            else u->obj.device->backend->signal_raise(u, failed);
-            continue;
-        }
-        before = dev->backend->signal_value(u);
-        if (accel_i_failed(dev->backend->signal_raise(u, failed))) continue;   /* failed already */
-        accel_i_retain(u);
-        u->fail_before = before;
-        u->fail_next = l->todo;
-        l->todo = u;
-    }
-}
-static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64_t failed) {
-    accel_device* dev = s->obj.device;
-    accel_i_fail_list l;
-    l.todo = l.done = NULL;
-    l.nforeign = 0;
-    accel_i_retain(s);
-    s->fail_before = before;
-    s->fail_next = NULL;
-    l.todo = s;
-    accel_i_spin_lock(&dev->dwait_lock);
-    while (l.todo) {
-        accel_signal* t = l.todo;
-        l.todo = t->fail_next;
-        t->fail_next = l.done;
-        l.done = t;
-        for (accel_i_batch* b = dev->dwaits; b; b = b->dnext) {
-            uint32_t from = accel_i_dwait_hit(b, t, t->fail_before);
-            if (from < b->count) accel_i_dwait_fail_batch(dev, b, from, failed, &l);
-        }
-    }
-    accel_i_spin_unlock(&dev->dwait_lock);
-    while (l.done) {   /* now the device may see the failures (and release its waiters) */
-        accel_signal* t = l.done;
-        l.done = t->fail_next;
-        if (dev->backend->signal_publish) dev->backend->signal_publish(t, failed);
-        accel_i_release(t);
-    }
-    for (uint32_t i = 0; i < l.nforeign; i++) { accel_i_raise(l.foreign[i], failed); accel_i_release(l.foreign[i]); }
-}
-
-/* ==== core: batch walk (GPU backends) ==== */
-/* The core decides, for every GPU backend, how a batch runs; the backend only turns segments into
-   native work. A segment is a run of waits followed by commands up to the next wait. Each wait is
-   - reached: nothing to do (the backend may still add a native dependency for memory order);
-   - failed: the v1 rule: nothing more of the batch runs, and what it would signal fails;
-   - on the device: the backend says its device can watch the signal reach the value itself (a value a
-     GPU signal operation already promised, or a signal the host raises where the device can see it):
-     the wait goes into the segment, flagged ACCEL_I_CMD_ON_DEVICE, and the segment is submitted at once;
-   - gated: anything else (a value nobody promised on a signal the device cannot watch, another
-     device's or backend's signal): the queue's worker thread waits on the host, then goes on.
-   accel_queue_submit walks on the caller's thread until a gated wait is not reached (or the backend
-   needs to block), then hands the rest to the queue's worker; later batches queue behind it, so the
-   queue stays in order. No host thread wakes for a batch whose waits all go to the device.
-   Host steps (accel_i_cmd_is_host_step: host_call) need the host once the commands before them
-   completed: a segment ends before one, and the walk runs it on the queue's worker after
-   backend->queue_drain (a walk inside accel_queue_submit hands off there), then goes on. */
-#define ACCEL_I_HANDOFF ((accel_result)1000)   /* private: the rest of the batch goes to the queue's worker */
-
-#if !defined(ACCEL_NO_THREADS)   /* GPU backends need threads: no-threads builds have none to walk */
-/* The one list of host-step command kinds (segment splitting here and in backends' plans uses it). */
-static bool accel_i_cmd_is_host_step(const accel_i_cmd* c) { return c->kind == ACCEL_I_CMD_HOST_CALL; }
-/* The next segment of b from b->pc: its waits, then its commands up to the next wait or host step. */
-static accel_i_segment accel_i_next_segment(const accel_i_batch* b) {
-    accel_i_segment sg;
-    sg.wfrom = sg.from = b->pc;
-    while (sg.from < b->count && b->cmds[sg.from].kind == ACCEL_I_CMD_WAIT) sg.from++;
-    for (sg.to = sg.from; sg.to < b->count && b->cmds[sg.to].kind != ACCEL_I_CMD_WAIT && !accel_i_cmd_is_host_step(&b->cmds[sg.to]); sg.to++) {}
-    return sg;
-}
-/* Runs the host step at b->pc once backend->queue_drain says everything before it completed. Returns 0,
-   or the failed value that drops the rest of the batch: a drain error, or a wait before it that the
-   device passed because its signal failed (device work behind such a wait may run; a host step is
-   host work, and keeps the rule of failed waits). Only the waits since the last host step are read:
-   those before it had completed then, reached before any later failure. */
-static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
-    accel_result r = q->obj.device->backend->queue_drain(q, ACCEL_WAIT_FOREVER);
-    accel_i_cmd* c = &b->cmds[b->pc];
-    if (r != ACCEL_OK) return accel_i_failed_value(r);
-    for (uint32_t i = b->host_checked; i < b->pc; i++) {
-        uint64_t cur;
-        if (b->cmds[i].kind != ACCEL_I_CMD_WAIT || !(b->cmds[i].flags & ACCEL_I_CMD_ON_DEVICE)) continue;
-        if (accel_i_failed(cur = accel_signal_value(b->cmds[i].u.sig.signal))) return cur;
-    }
-    b->host_checked = b->pc;
-    c->u.host.fn(c->u.host.user);
-    return 0;
-}
-
-enum { ACCEL_I_SEG_READY, ACCEL_I_SEG_GATED, ACCEL_I_SEG_FAILED };
-/* Sets or clears wait c's ACCEL_I_CMD_ON_DEVICE; under the device's dwait_lock once b is in the dwaits
-   list, where a failure on another thread reads the flags (accel_i_dwait_hit). The walking thread is
-   the only writer. */
-static void accel_i_wait_flag(accel_queue* q, accel_i_batch* b, accel_i_cmd* c, bool on) {
-    uint32_t f = on ? (c->flags | ACCEL_I_CMD_ON_DEVICE) : (c->flags & ~ACCEL_I_CMD_ON_DEVICE);
-    if (f == c->flags) return;
-    if (!b->dlisted) { c->flags = f; return; }
-    accel_i_spin_lock(&q->obj.device->dwait_lock);
-    c->flags = f;
-    accel_i_spin_unlock(&q->obj.device->dwait_lock);
-}
-/* Classifies the segment's waits in order (see above). READY: every wait reached or on the device
-   (*device: any on the device); GATED: wait *at is neither, or it is the first wait not reached before
-   a failed one (the queue reaches the failure only after it: waited for on the host, so that nothing
-   of the queue runs early); FAILED: *failed holds the failed value, every wait before it reached. */
-static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool* device, uint32_t* at, uint64_t* failed) {
-    const accel_backend* be = q->obj.device->backend;
-    uint32_t unreached = sg->from;
-    *device = false;
-    for (uint32_t i = sg->wfrom; i < sg->from; i++) {
-        accel_i_cmd* c = &b->cmds[i];
-        accel_signal* s = c->u.sig.signal;
-        uint64_t cur = accel_signal_value(s);
-        bool on = false;
-        if (accel_i_failed(cur) && unreached < i) { *at = unreached; return ACCEL_I_SEG_GATED; }
-        if (accel_i_failed(cur)) { accel_i_wait_flag(q, b, c, false); *failed = cur; return ACCEL_I_SEG_FAILED; }
-        if (cur < c->u.sig.value) {
-            if (!be->wait_on_device(q, s, c->u.sig.value)) { accel_i_wait_flag(q, b, c, false); *at = i; return ACCEL_I_SEG_GATED; }
-            on = *device = true;
-            if (unreached == sg->from) unreached = i;
-        }
-        accel_i_wait_flag(q, b, c, on);
-    }
-    return ACCEL_I_SEG_READY;
-}
-/* After the batch joined the device's dwaits list: a failure that came first is seen here (one that
-   comes later finds the batch in the list). */
-static uint64_t accel_i_recheck(accel_i_batch* b, const accel_i_segment* sg) {
-    for (uint32_t i = sg->wfrom; i < sg->from; i++) {
-        uint64_t cur = accel_signal_value(b->cmds[i].u.sig.signal);
-        if (accel_i_failed(cur)) return cur;
-    }
-    return 0;
-}
-
-/* A queue's worker: the batches handed to it, oldest first, and who is walking. */
-struct accel_i_walker {
-    accel_queue* q;
-    accel_i_mutex lock;
-    accel_i_cond cond;              /* hand-offs, the end of a walk, stop */
-    accel_i_batch *head, *tail;
-    bool active, stop, idle_sleep;  /* active: a thread walks a batch of this queue; idle_sleep: the worker sleeps untimed */
-    uint32_t idle_waiters;          /* threads in accel_i_walker_idle */
-    accel_i_thread thread;
-    accel_i_blocked blocked;        /* debug devices: the gated wait the worker is in */
-};
-
-/* Waits on the host for a gated wait (the worker only), published for the hang reports. */
-static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
-    accel_result r;
-    uint64_t cur;
-    const accel_backend* be = q->obj.device->backend;
-    accel_i_blocked_set(&q->walker->blocked, s, v);   /* every build: a destroy that waits reports it */
-    do {   /* meanwhile the worker still reaps its queue's work (the value may come from it) */
-        uint64_t poll = be->queue_poll ? be->queue_poll(q) : 0;
-        r = accel_i_wait_internal(s, v, poll ? poll : ACCEL_WAIT_FOREVER);
-    } while (r == ACCEL_TIMEOUT);
-    accel_i_blocked_set(&q->walker->blocked, NULL, 0);
-    cur = accel_signal_value(s);
-    if (r != ACCEL_OK && r != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur)) cur = accel_i_failed_value(r);
-    return accel_i_failed(cur) ? cur : 0;
-}
-
-/* The worker, when the backend has no room for more (segment_submit returned ACCEL_I_HANDOFF with
-   may_block true): reaps the queue's work for one poll slice, then the walk goes on from b->pc. Never
-   blocking in the driver is what keeps the worker a reaper: the GPU wait that holds the device's work
-   up may be released only by a host raise of a point that this worker reaps (a two-queue pipeline
-   whose waits watch the signals' mirrors hung with the worker parked in a full stream). */
-static void accel_i_walker_wait_room(accel_queue* q) {
-    accel_i_walker* w = q->walker;
-    const accel_backend* be = q->obj.device->backend;
-    uint64_t poll = be->queue_poll ? be->queue_poll(q) : 0;
-    accel_i_mutex_lock(&w->lock);
-    accel_i_cond_timedwait(&w->cond, &w->lock, poll ? poll : 100000u);
-    accel_i_mutex_unlock(&w->lock);
-}
-
-/* Makes a segment ready: classifies its waits, gating on the host when allowed. Returns READY,
-   GATED (may_block false: hand off) or FAILED (*failed). */
-static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool may_block, uint64_t* failed) {
-    for (;;) {
-        bool device;
-        uint32_t at = 0;
-        int k = accel_i_classify(q, b, sg, &device, &at, failed);
-        if (k == ACCEL_I_SEG_READY && device) {
-            accel_i_dwait_add(b, q);
-            if (accel_i_recheck(b, sg) != 0) continue;   /* a failure came meanwhile: classified again, in order */
-        }
-        if (k != ACCEL_I_SEG_GATED) return k;
-        if (!may_block) return k;
-        if ((*failed = accel_i_gate(q, b->cmds[at].u.sig.signal, b->cmds[at].u.sig.value)) != 0) return ACCEL_I_SEG_FAILED;
-    }
-}
-
-/* Walks b from b->pc, segment by segment (see above). may_block false: inside accel_queue_submit;
-   returns ACCEL_I_HANDOFF with b->pc at the segment the worker must go on with. An error before
-   anything of the batch went to the device drops it and is returned (all or nothing); a later one
-   fails the rest's signals. */
-static accel_result accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
-    accel_device* d = q->obj.device;
-    accel_result r = ACCEL_OK;
-    while (b->pc < b->count) {
-        accel_i_segment sg;
-        uint64_t failed = 0;
-        int k;
-        if (accel_i_cmd_is_host_step(&b->cmds[b->pc])) {   /* on the worker, after the device drained */
-            if (!may_block) return ACCEL_I_HANDOFF;
-            if ((failed = accel_i_host_step(q, b)) != 0) { accel_i_fail_rest(b, b->pc + 1, failed); break; }
-            b->pc++;
-            continue;
-        }
-        sg = accel_i_next_segment(b);
-        k = accel_i_ready(q, b, &sg, may_block, &failed);
-        if (k == ACCEL_I_SEG_GATED) return ACCEL_I_HANDOFF;
-        if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d)) {   /* the queue gets there once all before it completed */
-            accel_result dr;
-            if (!may_block) return ACCEL_I_HANDOFF;
-            if ((dr = d->backend->queue_drain(q, ACCEL_WAIT_FOREVER)) != ACCEL_OK) failed = accel_i_failed_value(dr);
-        }
-        if (k == ACCEL_I_SEG_READY && accel_i_lost(d)) { k = ACCEL_I_SEG_FAILED; failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST); }
-        if (k == ACCEL_I_SEG_FAILED) {
-            if (d->trace) accel_i_trace_waits_failed(q, b, &sg);
-            accel_i_fail_rest(b, sg.from, failed);
-            break;
-        }
-        r = d->backend->segment_submit(q, b, &sg, may_block);
-        if (r == ACCEL_I_HANDOFF && may_block) { accel_i_walker_wait_room(q); continue; }
-        if (r == ACCEL_I_HANDOFF) return r;
-        if (r != ACCEL_OK) {
-            if (!may_block && sg.wfrom == 0) break;     /* nothing ran: accel_queue_submit reports it */
-            accel_i_log(d, ACCEL_LOG_ERROR, "%s: %s while submitting the rest of a batch; its signals fail", d->backend->name, accel_result_string(r));
-            accel_i_fail_rest(b, sg.from, accel_i_failed_value(r));
-            r = ACCEL_OK;
-            break;
-        }
-        b->pc = sg.to;
-    }
-    b->pc = b->count;
-    d->backend->batch_submitted(q, b);
-    return r;
-}
-
-#endif
-
-/* The device finished b (or b never reached it): its references go, and it leaves the dwaits list. */
-static void accel_i_batch_complete(accel_queue* q, accel_i_batch* b) {
-    accel_i_dwait_remove(b, q->obj.device);
-    accel_i_batch_recycle(q, b);
-}
-
-#if !defined(ACCEL_NO_THREADS)
-/* ---- the queue's worker thread ---- */
-static void accel_i_walker_main(void* arg) {
-    accel_i_walker* w = (accel_i_walker*)arg;
-    const accel_backend* be = w->q->obj.device->backend;
-    accel_i_mutex_lock(&w->lock);
-    for (;;) {
-        accel_i_batch* b;
-        if (!w->head || w->active) {
-            uint64_t poll = 0;
-            if (w->stop && !w->active) break;
-            if (be->queue_poll) {   /* reap completed work outside the lock */
-                accel_i_mutex_unlock(&w->lock);
-                poll = be->queue_poll(w->q);
-                accel_i_mutex_lock(&w->lock);
-                if (w->head && !w->active) continue;
-                if (w->stop && !w->active && poll == 0) break;
-            }
-            w->idle_sleep = poll == 0;
-            if (poll) accel_i_cond_timedwait(&w->cond, &w->lock, poll);
-            else accel_i_cond_wait(&w->cond, &w->lock);
-            w->idle_sleep = false;
-            continue;
-        }
-        b = w->head;
-        if ((w->head = b->next) == NULL) w->tail = NULL;
-        b->next = NULL;
-        w->active = true;
-        accel_i_mutex_unlock(&w->lock);
-        accel_i_walk(w->q, b, true);
-        accel_i_mutex_lock(&w->lock);
-        w->active = false;
-        if (w->idle_waiters) accel_i_cond_broadcast(&w->cond);
-    }
-    accel_i_mutex_unlock(&w->lock);
-}
-
-/* accel_queue_submit for GPU backends, after the backend checked the batch: walks it here when the
-   queue's worker holds nothing, else queues it behind the worker's batches. Wakes the worker only
-   when it is handed something. */
-static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
-    accel_i_walker* w = q->walker;
-    accel_result r;
-    b->next = NULL;
-    accel_i_mutex_lock(&w->lock);
-    if (w->head || w->active) {
-        if (w->tail) w->tail->next = b; else w->head = b;
-        w->tail = b;
-        accel_i_cond_broadcast(&w->cond);
-        accel_i_mutex_unlock(&w->lock);
-        return ACCEL_OK;
-    }
-    w->active = true;
-    accel_i_mutex_unlock(&w->lock);
-    r = accel_i_walk(q, b, false);
-    accel_i_mutex_lock(&w->lock);
-    if (r == ACCEL_I_HANDOFF) {   /* the oldest work of the queue: to the front */
-        b->next = w->head;
-        w->head = b;
-        if (!w->tail) w->tail = b;
-        r = ACCEL_OK;
-    }
-    w->active = false;
-    if (w->head || w->idle_waiters) accel_i_cond_broadcast(&w->cond);
-    accel_i_mutex_unlock(&w->lock);
-    return r;
-}
-/* Wakes the worker when it sleeps with nothing to poll and the backend just put work in flight that
-   it must watch (queue_poll backends). */
-static void accel_i_walker_poke(accel_queue* q) {
-    accel_i_walker* w = q->walker;
-    accel_i_mutex_lock(&w->lock);
-    if (w->idle_sleep) accel_i_cond_broadcast(&w->cond);
-    accel_i_mutex_unlock(&w->lock);
-}
-/* Waits until no batch of q is held or walked; TIMEOUT when the deadline passes first. */
-static accel_result accel_i_walker_idle(accel_queue* q, uint64_t deadline) {
-    accel_i_walker* w = q->walker;
-    accel_result r = ACCEL_OK;
-    accel_i_mutex_lock(&w->lock);
-    w->idle_waiters++;
-    while (w->head || w->active) {
-        uint64_t now = accel_i_now_ns();
-        if (now >= deadline) { r = ACCEL_TIMEOUT; break; }
-        if (deadline == ACCEL_I_FOREVER) accel_i_cond_wait(&w->cond, &w->lock);
-        else accel_i_cond_timedwait(&w->cond, &w->lock, deadline - now);
-    }
-    w->idle_waiters--;
-    accel_i_mutex_unlock(&w->lock);
-    return r;
-}
-/* queue_wait_idle of GPU backends: the worker first, then the device. */
-static accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns) {
-    uint64_t deadline = accel_i_deadline(timeout_ns), now;
-    accel_result r = accel_i_walker_idle(q, deadline);
-    if (r != ACCEL_OK) return r;
-    now = accel_i_now_ns();
-    return q->obj.device->backend->queue_drain(q, deadline == ACCEL_I_FOREVER ? ACCEL_WAIT_FOREVER : deadline > now ? deadline - now : 0);
-}
-/* The first device wait of q's batches in flight that is not reached yet (dwait_lock held). */
-static const accel_i_cmd* accel_i_dwait_pending(accel_device* dev, const accel_queue* q) {
-    for (const accel_i_batch* b = dev->dwaits; b; b = b->dnext) {
-        if (b->dqueue != q) continue;
-        for (uint32_t i = 0; i < b->count; i++) {
-            const accel_i_cmd* c = &b->cmds[i];
-            uint64_t cur;
-            if (c->kind != ACCEL_I_CMD_WAIT || !(c->flags & ACCEL_I_CMD_ON_DEVICE)) continue;
-            cur = accel_signal_value(c->u.sig.signal);
-            if (!accel_i_failed(cur) && cur < c->u.sig.value) return c;
-        }
-    }
-    return NULL;
-}
-/* Hang report of GPU queues: the worker's gated wait and the batches it holds, or else a wait handed to
-   the device that is not reached. */
-static size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap) {
-    accel_i_walker* w = q->walker;
-    accel_device* dev = q->obj.device;
-    const accel_i_cmd* c;
-    uint64_t held = 0;
-    size_t len;
-    accel_i_mutex_lock(&w->lock);
-    for (const accel_i_batch* b = w->head; b; b = b->next) held++;
-    held += w->active;
-    accel_i_mutex_unlock(&w->lock);
-    len = accel_i_blocked_describe(&w->blocked, out, cap, q, held);
-    if (len) return len;
-    accel_i_spin_lock(&dev->dwait_lock);
-    if ((c = accel_i_dwait_pending(dev, q)) != NULL)
-        len = accel_i_describe_queue(out, cap, q, 1, c->u.sig.signal, c->u.sig.value);
-    accel_i_spin_unlock(&dev->dwait_lock);
-    return len;
-}
-static void accel_i_walker_free(accel_device* dev, accel_i_walker* w) {
-    accel_i_cond_destroy(&w->cond);
-    accel_i_mutex_destroy(&w->lock);
-    accel_i_dev_free(dev, w, sizeof *w);
-}
-/* Starts q's worker (GPU backends, at queue creation, after accel_i_queue_init). */
-static accel_result accel_i_walker_start(accel_queue* q) {
-    accel_device* dev = q->obj.device;
-    accel_i_walker* w = (accel_i_walker*)accel_i_dev_alloc(dev, sizeof *w);
-    accel_result r;
-    if (!w) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
-    memset((void*)w, 0, sizeof *w);
-    w->q = q;
-    atomic_init(&w->blocked.lock, 0u);
-    if (!accel_i_mutex_init(&w->lock)) { accel_i_dev_free(dev, w, sizeof *w); return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: mutex init failed"); }
-    if (!accel_i_cond_init(&w->cond)) {
-        accel_i_mutex_destroy(&w->lock);
-        accel_i_dev_free(dev, w, sizeof *w);
-        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: condition init failed");
-    }
-    q->walker = w;
-    if ((r = accel_i_thread_start(&w->thread, accel_i_walker_main, w)) != ACCEL_OK) {
-        q->walker = NULL;
-        accel_i_walker_free(dev, w);
-        return accel_i_fail(dev, r, "accel_queue_create: starting the queue's worker thread failed");
-    }
-    return ACCEL_OK;
-}
-/* Stops q's worker once everything submitted finished (queue destroy). */
-static void accel_i_walker_stop(accel_queue* q) {
-    accel_i_walker* w = q->walker;
-    if (!w) return;
-    accel_i_walker_wait_idle(q, ACCEL_WAIT_FOREVER);
-    accel_i_mutex_lock(&w->lock);
-    w->stop = true;
-    accel_i_cond_broadcast(&w->cond);
-    accel_i_mutex_unlock(&w->lock);
-    accel_i_thread_join(&w->thread);
-    q->walker = NULL;
-    accel_i_walker_free(q->obj.device, w);
-}
-#endif
-
-/* ==== cpu: device and worker pool ==== */
-/* A CPU device has `cpu_threads` lanes: whoever runs kernel groups (a pool worker or a queue's
-   executor) holds one, so `accel_dispatch.worker` (the lane) is unique among concurrent kernel calls
-   and at most cpu_threads groups run at once. The pool has cpu_threads-1 workers and one job slot;
-   the executor that takes the slot publishes a job and works on it too. A job is cut into up to 16
-   chunks of groups per lane, and each lane gets a contiguous range of them in a word of its own
-   cache line (generation << 32 | next chunk << 16 | end chunk): a lane claims its own chunks with an
-   uncontended CAS, then steals from the other lanes' words, so an exec costs a few cache-line
-   transfers per lane instead of two contended atomics per chunk (measured: issue 11), and a lane
-   that is descheduled still has its range finished by the others. A word carries its generation and
-   its bound, so a late worker can never claim a chunk of a newer job, and the job cannot change while
-   a claimed chunk is uncounted. An executor that finds the slot taken runs its grid alone. */
-typedef struct accel_i_cpu_job {
-    accel_cpu_kernel fn;
-    accel_dispatch tmpl;          /* everything but group_id and worker */
-    uint64_t groups, chunk;       /* total groups; groups per chunk */
-} accel_i_cpu_job;
-typedef struct accel_i_cpu_lane {  /* one cache line per lane */
-    accel_i_a32 taken;            /* 1 = a thread holds the lane */
-    accel_i_a64 work;             /* the lane's range of the current job's chunks (see above) */
-    unsigned char pad[64 - 16];
-} accel_i_cpu_lane;
-#define ACCEL_I_CPU_MAX_CHUNKS 65535u   /* chunk indices are 16-bit fields of accel_i_cpu_lane.work */
-
-typedef struct accel_i_cpu_device accel_i_cpu_device;
-typedef struct accel_i_cpu_worker { accel_i_thread thread; accel_i_cpu_device* dev; accel_i_own own; } accel_i_cpu_worker;
-struct accel_i_cpu_device {
-    accel_device base;
-    uint32_t lanes_n;
-    accel_i_cpu_lane* lanes;      /* lanes_n of them, 64-byte aligned */
-    uint32_t workers_n;           /* started */
-    accel_i_cpu_worker* workers;
-    accel_i_a32 pool_owner;       /* the job slot: 1 = an executor is running a job */
-    accel_i_a32 stop;
-    accel_i_event gen;            /* job generation: workers wait on it */
-    accel_i_event done;           /* chunks finished in the current job */
-    accel_i_event lanes_given;    /* lanes given back while a thread slept for one (its sleepers) */
-    accel_i_cpu_job job;
-    accel_i_a32 next_hint;        /* spreads queues over lanes */
-    bool moves;                   /* own threads may step off a shared CPU (see cpu placement) */
-#if defined(ACCEL_NO_THREADS)
-    struct accel_i_cpu_queue *ready_head, *ready_tail;   /* queues that may run (see cpu: no-threads) */
-    bool draining;                /* a loop is running the ready list */
-#endif
-};
-typedef struct accel_i_cpu_buffer  { accel_buffer base; bool owned; } accel_i_cpu_buffer;
-typedef struct accel_i_cpu_program { accel_program base; accel_cpu_kernel fn; } accel_i_cpu_program;
-typedef struct accel_i_host_signal { accel_signal base; accel_i_event ev; } accel_i_host_signal;
-
-static accel_i_cpu_device* accel_i_cpu_dev(accel_device* d) { return (accel_i_cpu_device*)d; }
-static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == accel_cpu_backend(); }
-static accel_i_event* accel_i_cpu_signal_event(accel_signal* s) { return &((accel_i_host_signal*)s)->ev; }
-
-#if !defined(ACCEL_NO_THREADS)
-static uint32_t accel_i_cpu_online(void) {
-#  if defined(_WIN32)
-    SYSTEM_INFO si;
-    GetSystemInfo(&si);
-    return si.dwNumberOfProcessors ? (uint32_t)si.dwNumberOfProcessors : 1u;
-#  else
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (uint32_t)n : 1u;
-#  endif
-}
-#endif
-/* The CPUs the process may use: its affinity mask (Linux, Win32), else the online cores. */
-static uint32_t accel_i_cpu_cores(void) {
-#if defined(ACCEL_NO_THREADS)
-    return 1;
-#else
-    uint32_t n = accel_i_cpu_mask_count();
-    return n ? n : accel_i_cpu_online();
-#endif
-}
-static uint64_t accel_i_cpu_memory(void) {
-#if defined(_WIN32)
-    MEMORYSTATUSEX ms;
-    ms.dwLength = sizeof ms;
-    return GlobalMemoryStatusEx(&ms) ? (uint64_t)ms.ullTotalPhys : 0;
-#elif defined(__wasi__) || defined(__wasm__)
-    return 0;   /* unknown: the linear memory's size now is not what the host has */
-#elif defined(_SC_PHYS_PAGES)
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-    return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
-#else
-    return 0;
-#endif
-}
-
-static bool accel_i_cpu_lane_try(accel_i_cpu_device* dev, uint32_t hint, uint32_t* lane) {
-    for (uint32_t k = 0; k < dev->lanes_n; k++) {
-        uint32_t i = (hint + k) % dev->lanes_n;
-        if (!atomic_load_explicit(&dev->lanes[i].taken, memory_order_relaxed) &&
-            !atomic_exchange_explicit(&dev->lanes[i].taken, 1u, memory_order_acquire)) { *lane = i; return true; }
-    }
-    return false;
-}
-#if !defined(ACCEL_NO_THREADS)
-/* A thread that found no free lane (more queues than lanes) for ACCEL_CPU_SPIN_NS (since *start)
-   sleeps until a lane is given back, in slices of a millisecond: the giver raises lanes_given only when
-   the event counts sleepers (a relaxed read, no fence on its path), so a wake it missed costs a slice,
-   not a hang; the caller tries the lanes again after each. Before that it yields. */
-#define ACCEL_I_CPU_LANE_SLICE_NS 1000000u
-static void accel_i_cpu_lane_sleep(accel_i_cpu_device* dev, uint64_t* start) {
-    uint64_t now = accel_i_now_ns();
-    bool slept = false;
-    if (!*start) *start = now;
-    if (now - *start < ACCEL_CPU_SPIN_NS) { accel_i_yield(); return; }
-    accel_i_event_block(&dev->lanes_given, accel_i_event_value(&dev->lanes_given) + 1u, now + ACCEL_I_CPU_LANE_SLICE_NS, &slept);
-}
-#endif
-static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
-    uint32_t lane = 0;
-    uint64_t start = 0;
-    for (uint32_t n = 1; !accel_i_cpu_lane_try(dev, hint, &lane); n++) {
-        if ((n & 15u) != 0) ACCEL_I_RELAX();
-#if !defined(ACCEL_NO_THREADS)
-        else if ((n & 255u) == 0) accel_i_cpu_lane_sleep(dev, &start);
-#endif
-        else accel_i_yield();
-    }
-    (void)start;
-    return lane;
-}
-static void accel_i_cpu_lane_give(accel_i_cpu_device* dev, uint32_t lane) {
-    atomic_store_explicit(&dev->lanes[lane].taken, 0u, memory_order_release);
-    if (atomic_load_explicit(&dev->lanes_given.sleepers, memory_order_relaxed)) accel_i_event_add(&dev->lanes_given, 1);
-}
-
-/* Runs groups [first, first+count) of a job, in linear order (x fastest). */
-static void accel_i_cpu_run_groups(const accel_i_cpu_job* job, uint64_t first, uint64_t count, uint32_t lane) {
-    accel_dispatch d = job->tmpl;
-    uint64_t cx = d.group_count[0], cy = d.group_count[1], row = first / cx;
-    d.worker = lane;
-    d.group_id[0] = (uint32_t)(first % cx);
-    d.group_id[1] = (uint32_t)(row % cy);
-    d.group_id[2] = (uint32_t)(row / cy);
-    for (uint64_t i = 0; i < count; i++) {
-        job->fn(&d);
-        if (++d.group_id[0] == cx) {
-            d.group_id[0] = 0;
-            if (++d.group_id[1] == cy) { d.group_id[1] = 0; d.group_id[2]++; }
-        }
-    }
-}
-
-/* Claims the next chunk of job `gen` from lane `slot`'s range. */
-static bool accel_i_cpu_claim(accel_i_cpu_device* dev, uint32_t slot, uint32_t gen, uint64_t* chunk) {
-    accel_i_a64* w = &dev->lanes[slot].work;
-    uint64_t v = atomic_load_explicit(w, memory_order_acquire);
-    for (;;) {
-        uint32_t next = (uint32_t)(v >> 16) & 0xffffu, end = (uint32_t)v & 0xffffu;
-        if ((uint32_t)(v >> 32) != gen || next >= end) return false;
-        if (atomic_compare_exchange_weak_explicit(w, &v, v + 0x10000u, memory_order_acq_rel, memory_order_acquire)) {
-            *chunk = next;
-            return true;
-        }
-    }
-}
-/* Runs chunks of job `gen`, its own lane's range first, then the others', and counts them done in
-   one add (one atomic per worker and job, not per chunk). */
-static void accel_i_cpu_job_work(accel_i_cpu_device* dev, uint32_t gen, uint32_t lane) {
-    uint64_t ran = 0, c;
-    for (uint32_t k = 0; k < dev->lanes_n; k++) {
-        uint32_t slot = lane + k < dev->lanes_n ? lane + k : lane + k - dev->lanes_n;
-        while (accel_i_cpu_claim(dev, slot, gen, &c)) {
-            uint64_t first = c * dev->job.chunk, left = dev->job.groups - first;
-            accel_i_cpu_run_groups(&dev->job, first, left < dev->job.chunk ? left : dev->job.chunk, lane);
-            ran++;
-        }
-    }
-    if (ran) accel_i_event_add(&dev->done, ran);
-}
-
-#if !defined(ACCEL_NO_THREADS)
-static void accel_i_cpu_worker_main(void* arg) {
-    accel_i_cpu_worker* w = (accel_i_cpu_worker*)arg;
-    accel_i_cpu_device* dev = w->dev;
-    uint32_t hint = (uint32_t)(w - dev->workers) + 1u;
-    uint64_t seen = 0;
-    for (;;) {
-        uint32_t lane;
-        accel_i_event_wait_own(&dev->gen, seen + 1, &w->own);
-        seen = accel_i_event_value(&dev->gen);
-        if (atomic_load(&dev->stop)) return;
-        if (accel_i_cpu_lane_try(dev, hint, &lane)) {
-            accel_i_cpu_job_work(dev, (uint32_t)seen, lane);
-            accel_i_cpu_lane_give(dev, lane);
-        }
-        accel_i_own_settle(&w->own);
-    }
-}
-#endif
-
-/* Publishes the job to the pool (the caller owns the slot): the job first, then each lane's range of
-   chunks with release (a claim acquires it); works on it, waits for the rest. */
-static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane, accel_i_own* own) {
-    uint64_t target = (uint64_t)dev->lanes_n * 16u;
-    uint64_t chunk, chunks, gen = accel_i_event_value(&dev->gen) + 1, tag = (uint64_t)(uint32_t)gen << 32;
-    if (target > ACCEL_I_CPU_MAX_CHUNKS) target = ACCEL_I_CPU_MAX_CHUNKS;
-    chunk = (job->groups + target - 1) / target;
-    chunks = (job->groups + chunk - 1) / chunk;
-    dev->job = *job;
-    dev->job.chunk = chunk;
-    atomic_store_explicit(&dev->done.word, 0u, memory_order_relaxed);
-    for (uint32_t i = 0; i < dev->lanes_n; i++) {
-        uint64_t from = chunks * i / dev->lanes_n, to = chunks * (i + 1u) / dev->lanes_n;
-        atomic_store_explicit(&dev->lanes[i].work, tag | from << 16 | to, memory_order_release);
-    }
-    accel_i_event_raise(&dev->gen, gen);
-    accel_i_cpu_job_work(dev, (uint32_t)gen, lane);
-    accel_i_event_wait_own(&dev->done, chunks, own);
-}
-
-/* Runs a whole grid: inline when tiny or when the pool is busy, else across the pool. */
-static void accel_i_cpu_run_grid(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t hint, accel_i_own* own) {
-    uint32_t lane;
-    if (job->groups == 0) return;   /* a list's exec of global size 0 */
-    lane = accel_i_cpu_lane_take(dev, hint);
-    if (job->groups <= ACCEL_CPU_INLINE_GROUPS || dev->workers_n == 0 ||
-        atomic_exchange_explicit(&dev->pool_owner, 1u, memory_order_acquire)) {
-        accel_i_cpu_run_groups(job, 0, job->groups, lane);
-    } else {
-        accel_i_cpu_pool_run(dev, job, lane, own);
-        atomic_store_explicit(&dev->pool_owner, 0u, memory_order_release);
-    }
-    accel_i_cpu_lane_give(dev, lane);
-}
-
-static void accel_i_cpu_fill_info(accel_i_cpu_device* dev) {
-    accel_device_info* info = &dev->base.info;
-    memset(info, 0, sizeof *info);
-    info->backend = "cpu";
-    snprintf(info->name, sizeof info->name, "cpu: %u thread%s", dev->lanes_n, dev->lanes_n == 1 ? "" : "s");
-    info->type = ACCEL_DEVICE_CPU;
-    info->memory_bytes = accel_i_cpu_memory();
-    info->max_group_size[0] = 1024; info->max_group_size[1] = 1024; info->max_group_size[2] = 64;
-    info->max_group_invocations = 1024;
-    info->max_group_count[0] = UINT32_MAX; info->max_group_count[1] = 65535; info->max_group_count[2] = 65535;
-    info->max_buffers = ACCEL_I_CPU_MAX_BUFFERS;
-    info->max_constants = ACCEL_I_CPU_MAX_CONSTANTS;
-    info->formats = ACCEL_FORMAT_CPU;
-    info->separate_copy_queue = false;
-    info->host_mapped_device_memory = true;
-    info->cpu_threads = dev->lanes_n;
-    info->buffer_offset_alignment = 1;
-}
-
-/* Stops the started workers and frees what was made; also the failure path of create. */
-static void accel_i_cpu_device_free(accel_i_cpu_device* dev, bool events_ok) {
-    accel_allocator a = dev->base.allocator;
-#if !defined(ACCEL_NO_THREADS)
-    if (dev->workers_n) {
-        atomic_store(&dev->stop, 1u);
-        accel_i_event_add(&dev->gen, 1);
-        for (uint32_t i = 0; i < dev->workers_n; i++) accel_i_thread_join(&dev->workers[i].thread);
-    }
-#endif
-    if (dev->workers) accel_i_free(&a, dev->workers, (size_t)(dev->lanes_n - 1u) * sizeof *dev->workers);
-    if (dev->lanes) accel_i_free(&a, dev->lanes, (size_t)dev->lanes_n * sizeof *dev->lanes);
-    if (events_ok) { accel_i_event_destroy(&dev->gen); accel_i_event_destroy(&dev->done); accel_i_event_destroy(&dev->lanes_given); }
-    accel_i_free(&a, dev, sizeof *dev);
-}
-
-static accel_result accel_i_cpu_start_workers(accel_i_cpu_device* dev) {
-#if defined(ACCEL_NO_THREADS)
-    (void)dev;
-    return ACCEL_OK;
-#else
-    uint32_t n = dev->lanes_n - 1u;
-    if (n == 0) return ACCEL_OK;
-    dev->workers = (accel_i_cpu_worker*)accel_i_dev_alloc(&dev->base, (size_t)n * sizeof *dev->workers);
-    if (!dev->workers) return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_device_create: out of memory for %u workers", n);
-    for (uint32_t i = 0; i < n; i++) {
-        accel_result r;
-        dev->workers[i].dev = dev;
-        memset(&dev->workers[i].own, 0, sizeof dev->workers[i].own);   /* no idle condition: workers move freely */
-        dev->workers[i].own.moves = dev->moves;
-        r = accel_i_thread_start(&dev->workers[i].thread, accel_i_cpu_worker_main, &dev->workers[i]);
-        if (r != ACCEL_OK) return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);
-        dev->workers_n = i + 1;
-    }
-    return ACCEL_OK;
-#endif
-}
-
-static accel_result accel_i_cpu_device_create(const accel_backend* b, const accel_device_desc* d, accel_device** out) {
-    uint32_t lanes = d->cpu_threads ? d->cpu_threads : accel_i_cpu_cores();
-    accel_i_cpu_device* dev;
-    accel_result r;
-    if (d->device_index != 0) {
-        accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_device_create: the cpu backend has one device; no device %u", d->device_index);
-        return ACCEL_ERROR_UNAVAILABLE;
-    }
-    if (lanes > 4096) {
-        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: cpu_threads %u is above 4096", lanes);
-        return ACCEL_ERROR_INVALID_ARGUMENT;
-    }
-#if defined(ACCEL_NO_THREADS)
-    lanes = 1;
-#endif
-    dev = (accel_i_cpu_device*)accel_i_alloc(&d->allocator, sizeof *dev, 64);
-    if (!dev) {
-        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
-        return ACCEL_ERROR_OUT_OF_MEMORY;
-    }
-    memset((void*)dev, 0, sizeof *dev);
-    accel_i_device_init(&dev->base, b, d);
-    dev->lanes_n = lanes;
-    dev->moves = ACCEL_CPU_MOVE_OFF && lanes < accel_i_cpu_cores();
-    atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->next_hint, 0u);
-    if (!accel_i_event_init(&dev->gen, 0)) { accel_i_cpu_device_free(dev, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
-    if (!accel_i_event_init(&dev->done, 0)) {
-        accel_i_event_destroy(&dev->gen);
-        accel_i_cpu_device_free(dev, false);
-        return ACCEL_ERROR_OUT_OF_MEMORY;
-    }
-    if (!accel_i_event_init(&dev->lanes_given, 0)) {
-        accel_i_event_destroy(&dev->gen);
-        accel_i_event_destroy(&dev->done);
-        accel_i_cpu_device_free(dev, false);
-        return ACCEL_ERROR_OUT_OF_MEMORY;
-    }
-    dev->lanes = (accel_i_cpu_lane*)accel_i_alloc(&dev->base.allocator, (size_t)lanes * sizeof *dev->lanes, 64);
-    if (!dev->lanes) {
-        accel_i_cpu_device_free(dev, true);
-        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
-        return ACCEL_ERROR_OUT_OF_MEMORY;
-    }
-    for (uint32_t i = 0; i < lanes; i++) {
-        atomic_init(&dev->lanes[i].taken, 0u);
-        atomic_init(&dev->lanes[i].work, 0u);
-    }
-    accel_i_cpu_fill_info(dev);
-    if ((r = accel_i_cpu_start_workers(dev)) != ACCEL_OK) { accel_i_cpu_device_free(dev, true); return r; }
-    *out = &dev->base;
-    return ACCEL_OK;
-}
-static void accel_i_cpu_device_destroy(accel_device* d) { accel_i_cpu_device_free(accel_i_cpu_dev(d), true); }
-static accel_result accel_i_cpu_device_count(const accel_backend* b, uint32_t* count) { (void)b; *count = 1; return ACCEL_OK; }
-
-/* ==== cpu: buffers and programs ==== */
-static accel_result accel_i_cpu_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
-    accel_i_cpu_buffer* buf = (accel_i_cpu_buffer*)accel_i_dev_alloc(dev, sizeof *buf);
-    if (!buf) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
-    memset((void*)buf, 0, sizeof *buf);
-    buf->owned = desc->host_ptr == NULL;
-    buf->base.mapped = desc->host_ptr ? (void*)(uintptr_t)desc->host_ptr   /* read_only: never written by accel */
-                                      : accel_i_alloc(&dev->allocator, desc->size, 64);
-    if (!buf->base.mapped) {
-        accel_i_dev_free(dev, buf, sizeof *buf);
-        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of memory for %zu bytes", desc->size);
-    }
-    if (buf->owned) memset(buf->base.mapped, 0, desc->size);
-    buf->base.size = desc->size;
-    buf->base.memory = desc->memory;
-    accel_i_object_init(&buf->base.obj, dev, ACCEL_I_BUFFER, desc->label);
-    *out = &buf->base;
-    return ACCEL_OK;
-}
-static void accel_i_cpu_buffer_free(accel_buffer* b) {
-    accel_i_cpu_buffer* buf = (accel_i_cpu_buffer*)b;
-    accel_device* dev = b->obj.device;
-    if (buf->owned) accel_i_free(&dev->allocator, b->mapped, b->size);
-    accel_i_dev_free(dev, buf, sizeof *buf);
-}
-static accel_result accel_i_cpu_buffer_io(accel_buffer* b, size_t offset, void* host, size_t size, bool write) {
-    unsigned char* p = (unsigned char*)b->mapped + offset;
-    if (write) memmove(p, host, size); else memmove(host, p, size);
-    return ACCEL_OK;
-}
-
-static accel_result accel_i_cpu_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out) {
-    accel_i_cpu_program* p;
-    if (!desc->cpu)
-        return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED, "accel_program_create '%s': no CPU function in the desc, and the cpu backend runs no other format",
-                            desc->name ? desc->name : "");
-    p = (accel_i_cpu_program*)accel_i_dev_alloc(dev, sizeof *p);
-    if (!p) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
-    memset((void*)p, 0, sizeof *p);
-    p->fn = desc->cpu;
-    p->base.buffer_count = desc->buffer_count;
-    p->base.constant_count = desc->constant_count;
-    accel_i_object_init(&p->base.obj, dev, ACCEL_I_PROGRAM, desc->name);
-    *out = &p->base;
-    return ACCEL_OK;
-}
-static void accel_i_cpu_program_free(accel_program* p) { accel_i_dev_free(p->obj.device, p, sizeof(accel_i_cpu_program)); }
-
-/* ==== cpu: signals (host signals) ==== */
-/* A host signal is a 64-bit host word with the event machinery (spin, then sleep; waiters): the CPU
-   backend's signals, and the CUDA backend's (which put `size` bytes of their own around it). */
-static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size, accel_signal** out) {
-    /* 64-aligned: the word shares its cache line with the trace marks (see accel_signal) */
-    accel_i_host_signal* s = (accel_i_host_signal*)accel_i_alloc(&dev->allocator, size, 64);
-    if (!s) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
-    memset((void*)s, 0, size);
-    if (!accel_i_event_init(&s->ev, initial)) {
-        accel_i_dev_free(dev, s, size);
-        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed");
-    }
-    accel_i_object_init(&s->base.obj, dev, ACCEL_I_SIGNAL, "signal");
-    *out = &s->base;
-    return ACCEL_OK;
-}
-static void accel_i_host_signal_destroy(accel_signal* s, size_t size) {
-    accel_i_event_destroy(accel_i_cpu_signal_event(s));
-    accel_i_dev_free(s->obj.device, s, size);
-}
-static uint64_t accel_i_host_signal_value(const accel_signal* s) {
-    return accel_i_event_value(&((const accel_i_host_signal*)s)->ev);
-}
-static uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v) { return accel_i_event_raise(accel_i_cpu_signal_event(s), v); }
-static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
-    return accel_i_host_signal_make(dev, initial, sizeof(accel_i_host_signal), out);
-}
-static void accel_i_cpu_signal_free(accel_signal* s) { accel_i_host_signal_destroy(s, sizeof(accel_i_host_signal)); }
-
-#if !defined(ACCEL_NO_THREADS)
-/* wait_many over several CPU signals: a waiter on each signal bumps one local event. */
-typedef struct accel_i_multi_waiter { accel_i_waiter w; accel_i_event* target; } accel_i_multi_waiter;
-static void accel_i_multi_wake(accel_i_waiter* w) { accel_i_event_add(((accel_i_multi_waiter*)w)->target, 1); }
-
-static accel_result accel_i_cpu_wait_multi(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
-                                           uint64_t deadline, uint32_t* first) {
-    accel_i_multi_waiter local_w[8], *w = local_w;
-    accel_device* dev = s[0]->obj.device;
-    accel_i_event local;
-    accel_result r;
-    if (n > 8) w = (accel_i_multi_waiter*)accel_i_dev_alloc(dev, (size_t)n * sizeof *w);
-    if (!w || !accel_i_event_init(&local, 0)) {   /* cannot register: fall back to polling */
-        if (w && w != local_w) accel_i_dev_free(dev, w, (size_t)n * sizeof *w);
-        uint64_t now = accel_i_now_ns();
-        return accel_i_wait_mixed(s, v, n, all, deadline == ACCEL_I_FOREVER ? ACCEL_I_FOREVER : deadline > now ? deadline - now : 0, first);
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        w[i].w.wake = accel_i_multi_wake;
-        w[i].target = &local;
-        accel_i_waiter_add(accel_i_cpu_signal_event(s[i]), &w[i].w);
-    }
-    for (;;) {
-        uint64_t seen = accel_i_event_value(&local);
-        r = accel_i_wait_check(s, v, n, all, first);
-        if (r != ACCEL_TIMEOUT || !accel_i_event_wait(&local, seen + 1, deadline)) break;
-    }
-    if (r == ACCEL_TIMEOUT) r = accel_i_wait_check(s, v, n, all, first);
-    for (uint32_t i = 0; i < n; i++) accel_i_waiter_remove(accel_i_cpu_signal_event(s[i]), &w[i].w);
-    accel_i_event_destroy(&local);
-    if (w != local_w) accel_i_dev_free(dev, w, (size_t)n * sizeof *w);
-    return r;
-}
-#endif
-
-static accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
-                                             uint64_t timeout_ns, uint32_t* first) {
-    accel_result r = accel_i_wait_check(s, v, n, all, first);
-    if (r != ACCEL_TIMEOUT || timeout_ns == 0) return r;
-#if defined(ACCEL_NO_THREADS)
-    r = ACCEL_ERROR_DEADLOCK;   /* the public wait logs it */
-#else
-    if (n == 1) {
-        accel_i_event_wait(accel_i_cpu_signal_event(s[0]), v[0], accel_i_deadline(timeout_ns));
-        r = accel_i_wait_check(s, v, n, all, first);
-    } else {
-        r = accel_i_cpu_wait_multi(s, v, n, all, accel_i_deadline(timeout_ns), first);
-    }
-#endif
-    return r;
-}
-
-/* ==== cpu: queue executor ==== */
-/* Each queue runs its batches in order: on its own executor thread, or (no threads) inside submit and
-   inside the accel_signal_set that unblocks a parked batch. Both paths share accel_i_cpu_run_batch. */
-typedef struct accel_i_cpu_queue {
-    accel_queue base;
-    accel_i_fifo fifo;            /* submitted, not finished */
-    accel_i_event work;           /* batches submitted */
-    accel_i_event done;           /* batches finished */
-    uint32_t lane_hint;
-    accel_i_own own;              /* the executor thread's placement */
-#if defined(ACCEL_NO_THREADS)
-    accel_i_waiter park;          /* registered on the signal the head batch waits for */
-    accel_i_event* parked_on;
-    struct accel_i_cpu_queue* ready_next;   /* on the device's ready list */
-    bool ready;
-    bool pumping;                 /* its batches are running (a host call of its own may be under way) */
-#else
-    accel_i_a32 stop;
-    accel_i_thread thread;
-    accel_i_blocked blocked;      /* debug devices: what the executor waits for */
-#endif
-} accel_i_cpu_queue;
-
-
-
-/* The wait command: ACCEL_OK when reached, ACCEL_ERROR_SIGNAL_FAILED when failed, ACCEL_TIMEOUT
-   when the batch must park (no-threads only). */
-static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
-    uint64_t cur;
-#if defined(ACCEL_NO_THREADS)
-    cur = accel_signal_value(s);
-    if (!accel_i_failed(cur) && cur < v) {
-        if (accel_i_is_cpu_signal(s)) {
-            q->parked_on = accel_i_cpu_signal_event(s);
-            accel_i_waiter_add(q->parked_on, &q->park);
-        }
-        return ACCEL_TIMEOUT;
-    }
-#else
-    cur = accel_signal_value(s);
-    if (!accel_i_failed(cur) && cur < v) {   /* published in every build: a destroy that waits reports it */
-        accel_i_blocked_set(&q->blocked, s, v);
-        if (accel_i_is_cpu_signal(s)) accel_i_event_wait_own(accel_i_cpu_signal_event(s), v, &q->own);
-        else accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
-        accel_i_blocked_set(&q->blocked, NULL, 0);
-        cur = accel_signal_value(s);
-    }
-#endif
-    return accel_i_failed(cur) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
-}
-
-/* The grid of exec command c over resolved buffer addresses, sizes and constants. */
-static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, void* const* ptrs, const size_t* sizes,
-                                 const uint32_t* constants) {
-    const accel_exec_params* p = &c->u.exec.params;
-    memset((void*)job, 0, sizeof *job);
-    job->fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
-    job->groups = 1;
-    for (int d = 0; d < 3; d++) {
-        job->tmpl.group_size[d] = p->local_size[d];
-        job->tmpl.global_size[d] = p->global_size[d];
-        job->tmpl.group_count[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
-        job->groups *= job->tmpl.group_count[d];
-    }
-    job->tmpl.buffers = ptrs;
-    job->tmpl.buffer_sizes = sizes;
-    job->tmpl.constants = constants;
-    job->tmpl.buffer_count = c->u.exec.buffer_count;
-    job->tmpl.constant_count = c->u.exec.constant_count;
-}
-/* Resolves the exec's buffers into ptrs/sizes (buffer_count entries each). */
-static void accel_i_cpu_resolve(const accel_i_batch* b, const accel_i_cmd* c, void** ptrs, size_t* sizes) {
-    accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
-    for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) { ptrs[i] = bufs[i]->mapped; sizes[i] = bufs[i]->size; }
-}
-static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c) {
-    void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
-    size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
-    accel_i_cpu_job job;
-    accel_i_cpu_resolve(b, c, ptrs, sizes);
-    accel_i_cpu_job_init(&job, c, ptrs, sizes, (const uint32_t*)(const void*)(b->arena + c->u.exec.constants));
-    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, &q->own);
-}
-
-static void accel_i_cpu_fill(unsigned char* dst, size_t size, uint32_t pattern) {
-    unsigned char block[256];
-    for (size_t i = 0; i < sizeof block; i += 4) memcpy(block + i, &pattern, 4);
-    while (size) {
-        size_t n = size < sizeof block ? size : sizeof block;
-        memcpy(dst, block, n);
-        dst += n;
-        size -= n;
-    }
-}
-
-/* ==== cpu: recorded command lists ==== */
-/* A list's native form is an op per command, resolved at record_end: an exec's grid with its buffer
-   addresses, sizes and constants in arrays of the form itself, a copy/fill/update's addresses. A
-   replay runs the ops; a patched op is copied to the stack and patched there (the form is shared by
-   concurrent replays and never written). No validation (done at record time) and no allocation. */
-typedef struct accel_i_cpu_op {
-    accel_i_cpu_job job;                 /* exec */
-    unsigned char* dst;                  /* copy, fill, update: resolved addresses */
-    const unsigned char* src;
-    size_t dst_offset, src_offset, size;
-    uint32_t pattern;
-    accel_i_cmd_kind kind;
-} accel_i_cpu_op;
-typedef struct accel_i_cpu_list { accel_i_cpu_op* ops; uint32_t count; size_t bytes; } accel_i_cpu_list;
-
-static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, const accel_i_cmd* c, void*** ptrs,
-                                 size_t** sizes, uint32_t** consts) {
-    op->kind = c->kind;
-    switch (c->kind) {
-    case ACCEL_I_CMD_EXEC:
-        accel_i_cpu_resolve(l, c, *ptrs, *sizes);
-        if (c->u.exec.constant_count)
-            memcpy(*consts, l->arena + c->u.exec.constants, 4u * (size_t)c->u.exec.constant_count);
-        accel_i_cpu_job_init(&op->job, c, *ptrs, *sizes, *consts);
-        *ptrs += c->u.exec.buffer_count; *sizes += c->u.exec.buffer_count; *consts += c->u.exec.constant_count;
-        break;
-    case ACCEL_I_CMD_COPY:
-        op->dst_offset = c->u.copy.dst_offset; op->src_offset = c->u.copy.src_offset; op->size = c->u.copy.size;
-        op->dst = (unsigned char*)c->u.copy.dst->mapped + op->dst_offset;
-        op->src = (const unsigned char*)c->u.copy.src->mapped + op->src_offset;
-        break;
-    case ACCEL_I_CMD_FILL:
-        op->dst_offset = c->u.fill.offset; op->size = c->u.fill.size; op->pattern = c->u.fill.pattern;
-        op->dst = (unsigned char*)c->u.fill.dst->mapped + op->dst_offset;
-        break;
-    case ACCEL_I_CMD_UPDATE:
-        op->size = c->u.update.size;
-        op->dst = (unsigned char*)c->u.update.dst->mapped + c->u.update.offset;
-        op->src = l->arena + c->u.update.data;
-        break;
-    default: break;
-    }
-}
-static accel_result accel_i_cpu_commands_build(accel_queue* q, accel_commands* c) {
-    const accel_i_batch* l = c->list;
-    (void)q;
-    uint64_t nb = 0, nc = 0, bytes;
-    accel_i_cpu_list* nat;
-    void** ptrs; size_t* sizes; uint32_t* consts;
-    for (uint32_t i = 0; i < l->count; i++) {
-        if (l->cmds[i].kind != ACCEL_I_CMD_EXEC) continue;
-        nb += l->cmds[i].u.exec.buffer_count;
-        nc += l->cmds[i].u.exec.constant_count;
-    }
-    bytes = sizeof *nat + (uint64_t)l->count * sizeof(accel_i_cpu_op) + nb * (sizeof(void*) + sizeof(size_t)) + nc * 4u;
-    nat = bytes <= SIZE_MAX ? (accel_i_cpu_list*)accel_i_dev_alloc(c->obj.device, (size_t)bytes) : NULL;
-    if (!nat)
-        return accel_i_fail(c->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory for the op array");
-    memset((void*)nat, 0, (size_t)bytes);
-    nat->ops = (accel_i_cpu_op*)(void*)(nat + 1);
-    nat->count = l->count;
-    nat->bytes = (size_t)bytes;
-    ptrs = (void**)(void*)(nat->ops + l->count);
-    sizes = (size_t*)(void*)(ptrs + nb);
-    consts = (uint32_t*)(void*)(sizes + nb);
-    for (uint32_t i = 0; i < l->count; i++) accel_i_cpu_op_build(&nat->ops[i], l, &l->cmds[i], &ptrs, &sizes, &consts);
-    c->native = nat;
-    return ACCEL_OK;
-}
-static void accel_i_cpu_commands_free(accel_commands* c) {
-    accel_i_dev_free(c->obj.device, c->native, ((accel_i_cpu_list*)c->native)->bytes);
-}
-
-/* An exec op with patches: its arrays and grid copied to the stack, patched, run. */
-static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p, uint32_t n) {
-    void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
-    size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
-    uint32_t consts[ACCEL_I_CPU_MAX_CONSTANTS];
-    accel_i_cpu_job job;
-    const accel_dispatch* t = &op->job.tmpl;
-    memcpy(ptrs, t->buffers, (size_t)t->buffer_count * sizeof *ptrs);
-    memcpy(sizes, t->buffer_sizes, (size_t)t->buffer_count * sizeof *sizes);
-    memcpy(consts, t->constants, (size_t)t->constant_count * 4u);
-    for (uint32_t k = 0; k < n; k++) {
-        if (p[k].buffer) { ptrs[p[k].index] = (unsigned char*)p[k].buffer->mapped + p[k].offset; sizes[p[k].index] = p[k].size; }
-        else consts[p[k].index] = p[k].value;
-    }
-    memset((void*)&job, 0, sizeof job);
-    job.fn = op->job.fn;
-    job.groups = op->job.groups;
-    job.tmpl = *t;
-    job.tmpl.buffers = ptrs;
-    job.tmpl.buffer_sizes = sizes;
-    job.tmpl.constants = consts;
-    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, &q->own);
-}
-/* Runs one op with its n patches (validated at record time). */
-static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p, uint32_t n) {
-    unsigned char* dst = op->dst;
-    const unsigned char* src = op->src;
-    uint32_t pattern = op->pattern;
-    if (op->kind == ACCEL_I_CMD_EXEC) {
-        if (n == 0) accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &op->job, q->lane_hint, &q->own);
-        else accel_i_cpu_exec_patched(q, op, p, n);
-        return;
-    }
-    for (uint32_t k = 0; k < n; k++) {
-        if (!p[k].buffer) pattern = p[k].value;
-        else if (p[k].index == 0) dst = (unsigned char*)p[k].buffer->mapped + p[k].offset;
-        else src = (const unsigned char*)p[k].buffer->mapped + p[k].offset;
-    }
-    switch (op->kind) {
-    case ACCEL_I_CMD_COPY: memmove(dst, src, op->size); break;
-    case ACCEL_I_CMD_FILL: accel_i_cpu_fill(dst, op->size, pattern); break;
-    case ACCEL_I_CMD_UPDATE: memcpy(dst, src, op->size); break;
-    case ACCEL_I_CMD_BARRIER: atomic_thread_fence(memory_order_seq_cst); break;
-    default: break;
-    }
-}
-/* The replay command: the list's ops in order, each with its run of the (sorted) patches. */
-static void accel_i_cpu_replay(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c) {
-    const accel_i_cpu_list* nat = (const accel_i_cpu_list*)c->u.replay.list->native;
-    uint32_t n = c->u.replay.patch_count, k = 0;
-    const accel_i_patch* p = n ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
-    for (uint32_t i = 0; i < nat->count; i++) {
-        uint32_t first = k;
-        while (k < n && p[k].command == i) k++;
-        accel_i_cpu_op_run(q, &nat->ops[i], p ? p + first : NULL, k - first);
-    }
-}
-
-/* Tracing on a CPU queue: a command's span and a signal's instant are recorded AFTER the raise of the
-   signal that follows them (only its mark goes before, for the waits it releases), so a waiter is
-   released without waiting for the appends (bench/cpu.c figure 2t still reads +0.25-0.44 us per
-   traced one-group round trip: the clock readings and the mark stay on the path). */
-typedef struct accel_i_cpu_trace { const accel_i_cmd* held; uint64_t t0, t1; } accel_i_cpu_trace;
-/* A command that ran from t0 to now: its span now, or held back when a signal comes next. Returns
-   when the next command starts. */
-static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c, uint64_t t0,
-                                   accel_i_cpu_trace* tr) {
-    uint64_t t1 = accel_i_now_ns();
-    if (b->pc + 1 < b->count && b->cmds[b->pc + 1].kind == ACCEL_I_CMD_SIGNAL) {
-        tr->held = c; tr->t0 = t0; tr->t1 = t1;
-        return t1;
-    }
-    return accel_i_trace_cmd(&q->base, c, t0, t1);
-}
-/* A signal command at t0: its mark, the raise, then what was held back and its instant. */
-static uint64_t accel_i_cpu_traced_signal(accel_i_cpu_queue* q, const accel_i_cmd* c, uint64_t t0, accel_i_cpu_trace* tr) {
-    uint64_t t = t0;
-    accel_i_trace_mark_set(c->u.sig.signal, c->u.sig.value, t0, q->base.trace_track);
-    accel_i_raise(c->u.sig.signal, c->u.sig.value);
-    if (tr->held) {
-        t = accel_i_trace_cmd(&q->base, tr->held, tr->t0, tr->t1);
-        tr->held = NULL;
-    }
-    accel_i_trace_cmd_at(&q->base, c, t0, t0, false);
-    return t > t0 ? t : t0;   /* later when the trace was written out meanwhile */
-}
-/* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). With a
-   trace, each command's span is its start and end on the host clock (the CPU device's clock). */
-static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
-    bool trace = q->base.obj.device->trace != NULL;
-    uint64_t t0 = trace ? accel_i_now_ns() : 0;   /* a command starts where the one before ended */
-    accel_i_cpu_trace tr = { NULL, 0, 0 };
-    for (; b->pc < b->count; b->pc++) {
-        accel_i_cmd* c = &b->cmds[b->pc];
-        switch (c->kind) {
-        case ACCEL_I_CMD_WAIT: {
-            accel_result r = accel_i_cpu_wait_cmd(q, c->u.sig.signal, c->u.sig.value);
-            if (r == ACCEL_TIMEOUT) return false;
-            if (r != ACCEL_OK) {   /* drop the rest, pass the failure on */
-                if (trace) accel_i_trace_cmd(&q->base, c, t0, accel_i_now_ns());
-                accel_i_fail_rest(b, b->pc + 1, accel_signal_value(c->u.sig.signal));
-                b->pc = b->count;
-                return true;
-            }
-            break;
-        }
-        case ACCEL_I_CMD_SIGNAL:   /* an instant: a clock reading is a sixth of a small dispatch's cost */
-            if (trace) t0 = accel_i_cpu_traced_signal(q, c, t0, &tr);
-            else accel_i_raise(c->u.sig.signal, c->u.sig.value);
-            continue;
-        case ACCEL_I_CMD_EXEC:
-            accel_i_cpu_exec(q, b, c);
-            break;
-        case ACCEL_I_CMD_COPY:
-            memmove((unsigned char*)c->u.copy.dst->mapped + c->u.copy.dst_offset,
-                    (const unsigned char*)c->u.copy.src->mapped + c->u.copy.src_offset, c->u.copy.size);
-            break;
-        case ACCEL_I_CMD_FILL:
-            accel_i_cpu_fill((unsigned char*)c->u.fill.dst->mapped + c->u.fill.offset, c->u.fill.size, c->u.fill.pattern);
-            break;
-        case ACCEL_I_CMD_UPDATE:
-            memcpy((unsigned char*)c->u.update.dst->mapped + c->u.update.offset, b->arena + c->u.update.data, c->u.update.size);
-            break;
-        case ACCEL_I_CMD_BARRIER:
-            atomic_thread_fence(memory_order_seq_cst);
-            break;
-        case ACCEL_I_CMD_TIMESTAMP: {
-            uint64_t now = accel_i_now_ns();
-            memcpy((unsigned char*)c->u.stamp.dst->mapped + c->u.stamp.offset, &now, sizeof now);
-            break;
-        }
-        case ACCEL_I_CMD_REPLAY:
-            accel_i_cpu_replay(q, b, c);
-            break;
-        case ACCEL_I_CMD_HOST_CALL:   /* the commands before it ran on this thread (kernels: joined) */
-            c->u.host.fn(c->u.host.user);
-            break;
-        }
-        if (trace) t0 = accel_i_cpu_traced(q, b, c, t0, &tr);
-    }
-    return true;
-}
-
-/* A finished batch: release what it held, count it, wake whoever waits for the queue. */
-static void accel_i_cpu_batch_done(accel_i_cpu_queue* q, accel_i_batch* b) {
-    accel_i_batch_recycle(&q->base, b);
-    accel_i_event_add(&q->done, 1);
-}
-
-#if !defined(ACCEL_NO_THREADS)
-static void accel_i_cpu_executor_main(void* arg) {
-    accel_i_cpu_queue* q = (accel_i_cpu_queue*)arg;
-    uint64_t taken = 0;
-    for (;;) {
-        accel_i_batch* b;
-        accel_i_event_wait_own(&q->work, taken + 1, &q->own);
-        if (atomic_load(&q->stop)) return;
-        taken++;
-        b = accel_i_fifo_pop(&q->fifo);
-        accel_i_cpu_run_batch(q, b);
-        accel_i_cpu_batch_done(q, b);
-        accel_i_own_settle(&q->own);
-    }
-}
-#else
-/* ==== cpu: no-threads ==== */
-/* Runs the queue's batches until one parks (its signal will call back). */
-static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
-    if (q->pumping) return;   /* a host call of q recorded on q or waits for it: misuse, never a re-entry */
-    q->pumping = true;
-    while (!q->parked_on && q->fifo.head) {
-        if (!accel_i_cpu_run_batch(q, q->fifo.head)) break;
-        accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
-    }
-    q->pumping = false;
-}
-/* A queue that may run (submitted to, or its parked batch unblocked) goes on its device's ready list,
-   and one loop per device runs the list. So a chain of queues that unblock one another runs in that
-   loop, not in nested calls one deep per queue (20,000 queues overflowed the stack), and a kernel that
-   sets a signal releasing another queue of its device does not run that queue's exec inside itself,
-   where it would wait forever for the device's one lane, which the kernel holds: the loop takes the
-   queue once the kernel's batch is done or parked. Nesting only goes as deep as the number of devices
-   a chain crosses. */
-static void accel_i_cpu_ready(accel_i_cpu_queue* q) {
-    accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
-    if (!q->ready) {
-        q->ready = true;
-        q->ready_next = NULL;
-        if (dev->ready_tail) dev->ready_tail->ready_next = q; else dev->ready_head = q;
-        dev->ready_tail = q;
-    }
-    if (dev->draining) return;
-    dev->draining = true;
-    while ((q = dev->ready_head) != NULL) {
-        if ((dev->ready_head = q->ready_next) == NULL) dev->ready_tail = NULL;
-        q->ready = false;
-        accel_i_cpu_pump(q);
-    }
-    dev->draining = false;
-}
-static void accel_i_cpu_park_wake(accel_i_waiter* w) {
-    accel_i_cpu_queue* q = (accel_i_cpu_queue*)(void*)((unsigned char*)w - offsetof(accel_i_cpu_queue, park));
-    q->parked_on = NULL;
-    accel_i_cpu_ready(q);
-}
-/* Runs what of q can run now, here: a finish or destroy of q from inside another queue's host call
-   (which the device's loop is running, so q waits on the ready list behind it). Not from inside a
-   kernel of q's device: q's exec would wait for ever for the device's one lane, which that kernel
-   holds; q stays on the ready list (the finish reports DEADLOCK; the loop runs q after the kernel). */
-static void accel_i_cpu_settle(accel_i_cpu_queue* q) {
-    accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
-    if (!q->ready || atomic_load_explicit(&dev->lanes[0].taken, memory_order_relaxed)) return;
-    accel_i_cpu_pump(q);   /* the loop pumps it again later: a no-op */
-}
-/* Takes q off its device's ready list (it is being destroyed). */
-static void accel_i_cpu_unready(accel_i_cpu_queue* q) {
-    accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
-    accel_i_cpu_queue* prev = NULL;
-    if (!q->ready) return;
-    for (accel_i_cpu_queue* at = dev->ready_head; at && at != q; at = at->ready_next) prev = at;
-    if (prev) prev->ready_next = q->ready_next; else dev->ready_head = q->ready_next;
-    if (dev->ready_tail == q) dev->ready_tail = prev;
-    q->ready = false;
-}
-/* Destroying a queue whose batches can never run: drop them and fail what they would signal. */
-static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
-    accel_i_batch* b;
-    if (q->parked_on) { accel_i_waiter_remove(q->parked_on, &q->park); q->parked_on = NULL; }
-    if (q->fifo.head)
-        accel_i_log(q->base.obj.device, ACCEL_LOG_WARN, "accel_queue_destroy: dropping batches parked on signals nothing can set; their signals fail");
-    while ((b = accel_i_fifo_pop(&q->fifo)) != NULL) {
-        accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEADLOCK));
-        accel_i_cpu_batch_done(q, b);
-    }
-}
-#endif
-
-static accel_result accel_i_cpu_queue_submit(accel_queue* base, accel_i_batch* b) {
-    accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
-    accel_i_fifo_push(&q->fifo, b);
-    accel_i_event_add(&q->work, 1);
-#if defined(ACCEL_NO_THREADS)
-    accel_i_cpu_ready(q);
-#endif
-    return ACCEL_OK;
-}
-
-static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t timeout_ns) {
-    accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
-    uint64_t submitted = accel_i_event_value(&q->work);
-#if defined(ACCEL_NO_THREADS)
-    if (timeout_ns != 0) accel_i_cpu_settle(q);
-    if (accel_i_event_value(&q->done) >= submitted) return ACCEL_OK;
-    if (timeout_ns == 0) return ACCEL_TIMEOUT;
-    accel_i_log(base->obj.device, ACCEL_LOG_WARN, "accel_queue_finish: a batch waits on a signal that nothing submitted can reach: deadlock");
-    return ACCEL_ERROR_DEADLOCK;
-#else
-    if (timeout_ns == 0) return accel_i_event_value(&q->done) >= submitted ? ACCEL_OK : ACCEL_TIMEOUT;
-    if (accel_i_event_wait(&q->done, submitted, accel_i_deadline(timeout_ns))) return ACCEL_OK;
-    return ACCEL_TIMEOUT;
-#endif
-}
-
-/* ==== cpu: hang diagnostics ==== */
-/* Appends to out what one queue is blocked on (the executor's published wait; without threads, the
-   parked batch's wait command) and how many of its batches are unfinished. */
-static size_t accel_i_cpu_queue_describe(accel_queue* base, char* out, size_t cap) {
-    accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
-    uint64_t pending = accel_i_event_value(&q->work) - accel_i_event_value(&q->done);
-#if defined(ACCEL_NO_THREADS)
-    accel_signal* s = NULL;
-    uint64_t v = 0;
-    size_t len;
-    accel_i_spin_lock(&q->fifo.lock);
-    if (q->parked_on && q->fifo.head && q->fifo.head->pc < q->fifo.head->count && q->fifo.head->cmds[q->fifo.head->pc].kind == ACCEL_I_CMD_WAIT) {
-        s = q->fifo.head->cmds[q->fifo.head->pc].u.sig.signal;
-        v = q->fifo.head->cmds[q->fifo.head->pc].u.sig.value;
-    }
-    len = accel_i_describe_queue(out, cap, base, pending, s, v);
-    accel_i_spin_unlock(&q->fifo.lock);
-    return len;
-#else
-    return accel_i_blocked_describe(&q->blocked, out, cap, base, pending);
-#endif
-}
-
-static void accel_i_cpu_queue_free(accel_i_cpu_queue* q) {
-    accel_device* dev = q->base.obj.device;
-    accel_i_event_destroy(&q->work);
-    accel_i_event_destroy(&q->done);
-    accel_i_dev_free(dev, q, sizeof *q);
-}
-
-static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out) {
-    accel_i_cpu_queue* q = (accel_i_cpu_queue*)accel_i_dev_alloc(dev, sizeof *q);
-    if (!q) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
-    memset((void*)q, 0, sizeof *q);
-    q->base.obj.device = dev;
-    accel_i_fifo_init(&q->fifo);
-    if (!accel_i_event_init(&q->work, 0)) { accel_i_dev_free(dev, q, sizeof *q); return ACCEL_ERROR_OUT_OF_MEMORY; }
-    if (!accel_i_event_init(&q->done, 0)) {
-        accel_i_event_destroy(&q->work);
-        accel_i_dev_free(dev, q, sizeof *q);
-        return ACCEL_ERROR_OUT_OF_MEMORY;
-    }
-    q->lane_hint = atomic_fetch_add(&accel_i_cpu_dev(dev)->next_hint, 1u);
-#if defined(ACCEL_NO_THREADS)
-    q->park.wake = accel_i_cpu_park_wake;
-#else
-    {
-        accel_result r;
-        atomic_init(&q->stop, 0u);
-        atomic_init(&q->blocked.lock, 0u);
-        accel_i_cpu_device* cd = accel_i_cpu_dev(dev);
-        q->own.moves = ACCEL_CPU_MOVE_OFF != 0;
-        if (!cd->moves) {   /* a lane per allowed CPU: free CPUs are those of sleeping workers */
-            q->own.idle_sleepers = &cd->gen.sleepers;
-            q->own.idle_need = cd->lanes_n - 1u;
-        }
-        r = accel_i_thread_start(&q->thread, accel_i_cpu_executor_main, q);
-        if (r != ACCEL_OK) {
-            accel_i_cpu_queue_free(q);
-            return accel_i_fail(dev, r, "accel_queue_create: starting the executor thread failed");
-        }
-    }
-#endif
-    accel_i_queue_init(&q->base, dev, type);
-    *out = &q->base;
-    return ACCEL_OK;
-}
-
-static void accel_i_cpu_queue_destroy(accel_queue* base) {
-    accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
-#if defined(ACCEL_NO_THREADS)
-    accel_i_cpu_settle(q);   /* what can run runs (a destroy from another queue's host call) */
-    accel_i_cpu_unready(q);
-    accel_i_cpu_drop_parked(q);
-#else
-    accel_i_cpu_queue_wait_idle(base, ACCEL_WAIT_FOREVER);
-    atomic_store(&q->stop, 1u);
-    accel_i_event_add(&q->work, 1);
-    accel_i_thread_join(&q->thread);
-#endif
-    accel_i_queue_fini(base);
-    accel_i_cpu_queue_free(q);
-}
-
-/* ==== cpu: backend table ==== */
-/* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
-static const accel_backend accel_i_cpu_backend_table = {
-    "cpu",                              /* name */
-    true,                               /* shares_host_memory */
-    true,                               /* fills_any_byte */
-    accel_i_cpu_device_count,           /* device_count */
-    accel_i_cpu_device_create,          /* device_create */
-    accel_i_cpu_device_destroy,         /* device_destroy */
-    accel_i_cpu_buffer_create,          /* buffer_create */
-    accel_i_cpu_buffer_free,            /* buffer_free */
-    accel_i_cpu_buffer_io,              /* buffer_io */
-    accel_i_cpu_program_create,         /* program_create */
-    accel_i_cpu_program_free,           /* program_free */
-    accel_i_cpu_signal_create,          /* signal_create */
-    accel_i_cpu_signal_free,            /* signal_free */
-    accel_i_host_signal_value,          /* signal_value */
-    accel_i_host_signal_raise,          /* signal_raise */
-    accel_i_host_signal_wait,           /* signal_wait_many */
-    accel_i_cpu_queue_create,           /* queue_create */
-    accel_i_cpu_queue_destroy,          /* queue_destroy */
-    accel_i_cpu_queue_submit,           /* queue_submit */
-    accel_i_cpu_queue_wait_idle,        /* queue_wait_idle */
-    accel_i_cpu_queue_describe,         /* queue_describe */
-    NULL,                               /* wait_on_device: the executor is the device (no batch walk) */
-    NULL,                               /* segment_submit */
-    NULL,                               /* batch_submitted */
-    NULL,                               /* queue_drain */
-    NULL,                               /* signal_publish: the host word is what the executor watches */
-    NULL,                               /* queue_poll */
-    accel_i_cpu_commands_build,         /* commands_build */
-    accel_i_cpu_commands_free           /* commands_free */
-};
-ACCEL_API const accel_backend* accel_cpu_backend(void) { return &accel_i_cpu_backend_table; }
+#endif /* !ACCEL_NO_TRACE */
 
 #endif /* ACCEL_IMPLEMENTATION */
 

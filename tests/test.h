@@ -205,6 +205,17 @@ static inline int test_check_str(const char* a, const char* b, const char* file,
 #define REQUIRE_RESULT(expr, want) do { if (!CHECK_RESULT(expr, want)) return; } while (0)
 #define REQUIRE_OK(expr)           REQUIRE_RESULT(expr, ACCEL_OK)
 #define SKIP(why) do { test_g.current_skipped = 1; fprintf(stderr, "SKIP %s: %s\n", test_g.current, (why)); return; } while (0)
+/* Tests of the optional parts skip in builds that compile them out (ACCEL_NO_TRACE, ACCEL_NO_DEBUG). */
+#if defined(ACCEL_NO_TRACE)
+#  define TEST_NEEDS_TRACE() SKIP("built with ACCEL_NO_TRACE")
+#else
+#  define TEST_NEEDS_TRACE() ((void)0)
+#endif
+#if defined(ACCEL_NO_DEBUG)
+#  define TEST_NEEDS_DEBUG() SKIP("built with ACCEL_NO_DEBUG")
+#else
+#  define TEST_NEEDS_DEBUG() ((void)0)
+#endif
 /* 1 when a CHECK of the current test already failed (to stop a loop from printing thousands). */
 #define TEST_FAILED_SO_FAR() (atomic_load(&test_g.current_failed) != 0)
 

@@ -53,6 +53,7 @@ static void dbg_scene_close(dbg_scene* sc) {
 }
 
 TEST(debug_wait_timeout_names_blocked_queue) {
+    TEST_NEEDS_DEBUG();
     dbg_scene sc;
     char want_q[64], want_s[64];
     if (!dbg_scene_open(&sc, true)) { accel_device_destroy(sc.dev); return; }
@@ -77,6 +78,7 @@ TEST(debug_wait_timeout_names_blocked_queue) {
 }
 
 TEST(debug_finish_timeout_names_blocked_queue) {
+    TEST_NEEDS_DEBUG();
     dbg_scene sc;
     char want_s[64];
     if (!dbg_scene_open(&sc, true)) { accel_device_destroy(sc.dev); return; }
@@ -95,6 +97,7 @@ TEST(debug_finish_timeout_names_blocked_queue) {
 
 /* A wait for more than any submitted work signals is reported at once; a reachable one is not. */
 TEST(debug_unreachable_wait_reported) {
+    TEST_NEEDS_DEBUG();
     dbg_scene sc;
     char want[64];
     if (!dbg_scene_open(&sc, true)) { accel_device_destroy(sc.dev); return; }
@@ -188,6 +191,7 @@ TEST(debug_device_runs_pipelines) {
 /* An exec whose global size is 0 in some dimension (zeroed params with only x set) does nothing, and a
    debug device says so; a device without debug stays quiet. */
 TEST(debug_warns_about_an_exec_with_no_work) {
+    TEST_NEEDS_DEBUG();
     for (int debug = 0; debug <= 1; debug++) {
         accel_device* dev;
         accel_queue* q;
@@ -215,9 +219,34 @@ TEST(debug_warns_about_an_exec_with_no_work) {
     }
 }
 
+/* ACCEL_NO_DEBUG: debug = true is a warning, not an error, and a wait that times out reports nothing. */
+TEST(debug_is_a_warning_in_a_no_debug_build) {
+#if !defined(ACCEL_NO_DEBUG)
+    SKIP("needs a build with ACCEL_NO_DEBUG");
+#else
+    accel_device_desc desc;
+    accel_device* dev;
+    accel_signal* s;
+    memset(&desc, 0, sizeof desc);
+    desc.debug = true;
+    test_log_reset();
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    CHECK_EQ_INT(test_log_count(ACCEL_LOG_WARN), 1);
+    CHECK(test_log_contains("ACCEL_NO_DEBUG"));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    test_log_reset();
+    CHECK(accel_signal_wait(s, 1, 1000000) != ACCEL_OK);   /* TIMEOUT; DEADLOCK without threads */
+    CHECK(!test_log_contains("blocked:"));
+    CHECK(!test_log_contains("nothing submitted can reach signal"));
+    accel_signal_destroy(s);
+    accel_device_destroy(dev);
+#endif
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(debug_warns_about_an_exec_with_no_work);
+    RUN(debug_is_a_warning_in_a_no_debug_build);
     /* every backend: the reports are the core's, each backend describes what its queues wait for */
     RUN(debug_wait_timeout_names_blocked_queue);
     RUN(debug_finish_timeout_names_blocked_queue);

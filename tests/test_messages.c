@@ -206,6 +206,7 @@ TEST(set_label_out_of_memory_keeps_the_old_label) {
 
 /* A debug device: a host wait that times out names the labelled queue and signal it is blocked on. */
 TEST(hang_report_uses_labels) {
+    TEST_NEEDS_DEBUG();
     accel_device* dev;
     accel_queue* q;
     accel_signal *gate, *out;
@@ -234,6 +235,7 @@ TEST(hang_report_uses_labels) {
 }
 
 TEST(forgotten_submit_is_named) {
+    TEST_NEEDS_DEBUG();
     accel_device* dev;
     accel_queue* q;
     accel_signal* done;

@@ -411,6 +411,7 @@ static int check_flows(const jval* evs) {
 
 #define FRAMES 3
 TEST(trace_of_a_two_queue_pipeline) {
+    TEST_NEEDS_TRACE();
     char path[96];
     accel_device* dev;
     accel_device_desc desc;
@@ -504,6 +505,7 @@ TEST(trace_of_a_two_queue_pipeline) {
 /* A host set releases a queue's wait (the flow starts on the host thread's track); a wait_many gets a
    flow from each signal; a failed signal's wait is a span with no flow, and the file stays whole. */
 TEST(trace_of_host_sets_and_failures) {
+    TEST_NEEDS_TRACE();
     char path[96];
     accel_device* dev;
     accel_device_desc desc;
@@ -570,6 +572,7 @@ TEST(trace_of_host_sets_and_failures) {
 /* More events than the buffer holds: written out as it fills (a "trace flush" span), still one valid
    file with every command in it. */
 TEST(trace_longer_than_its_buffer) {
+    TEST_NEEDS_TRACE();
     char path[96];
     accel_device* dev;
     accel_device_desc desc;
@@ -618,6 +621,7 @@ TEST(trace_longer_than_its_buffer) {
    "<stem>.2.json", said in an info line), both valid JSON, each with its device's commands only; a third
    device made after they are gone writes the path anew. */
 TEST(trace_two_devices_one_path) {
+    TEST_NEEDS_TRACE();
     char path[96], second[112];
     accel_device *a, *b, *c;
     accel_device_desc desc;
@@ -670,6 +674,7 @@ TEST(trace_two_devices_one_path) {
 /* JSON text is UTF-8: a label's valid UTF-8 goes in as it is, a byte that is not UTF-8 as \ufffd (strict
    parsers refused the file). */
 TEST(trace_labels_are_utf8) {
+    TEST_NEEDS_TRACE();
     char path[96], text[8192];
     accel_device* dev;
     accel_device_desc desc;
@@ -709,6 +714,7 @@ static void host_thread_submit(void* p) {
 }
 #endif
 TEST(trace_names_are_whole) {
+    TEST_NEEDS_TRACE();
     static const char qlabel[] = "render_thread_upload_queue_for_streaming_textures_and_meshes";
     static const char plabel[] = "physics_step_integrate_positions_and_velocities_v2";
     char path[96], slabel[80], want[96];
@@ -794,6 +800,7 @@ TEST(trace_names_are_whole) {
 /* Allocation failures while opening the trace: OUT_OF_MEMORY, nothing leaked; a path that will not open
    is a warning and an untraced device. */
 TEST(trace_open_failures) {
+    TEST_NEEDS_TRACE();
     char path[96];
     accel_device_desc desc;
     accel_device* dev = NULL;
@@ -820,6 +827,39 @@ TEST(trace_open_failures) {
     accel_device_destroy(dev);
 }
 
+/* ACCEL_NO_TRACE: a trace_path is ignored with one warning, and no file appears. */
+TEST(trace_path_is_a_warning_in_a_no_trace_build) {
+#if !defined(ACCEL_NO_TRACE)
+    SKIP("needs a build with ACCEL_NO_TRACE");
+#else
+    char path[96];
+    accel_device_desc desc;
+    accel_device* dev;
+    accel_queue* q;
+    accel_signal* s;
+    FILE* f;
+    trace_path(path, sizeof path, "notrace");
+    remove(path);
+    memset(&desc, 0, sizeof desc);
+    desc.trace_path = path;
+    test_log_reset();
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    CHECK_EQ_INT(test_log_count(ACCEL_LOG_WARN), 1);
+    CHECK(test_log_contains("ACCEL_NO_TRACE"));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_wait(s, 1, ACCEL_WAIT_FOREVER));
+    CHECK_OK(accel_signal_set(s, 2));
+    accel_device_destroy(dev);
+    CHECK_EQ_INT(test_log_count(ACCEL_LOG_WARN), 1);
+    f = fopen(path, "r");
+    CHECK(f == NULL);
+    if (f) fclose(f);
+#endif
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(timestamps_monotonic_between_host_readings);
@@ -832,5 +872,6 @@ int main(int argc, char** argv) {
     RUN(trace_labels_are_utf8);
     RUN(trace_names_are_whole);
     RUN(trace_open_failures);
+    RUN(trace_path_is_a_warning_in_a_no_trace_build);
     return test_end();
 }
