@@ -1362,14 +1362,12 @@ struct accel_backend {
     /* can q's device itself wait for s >= v (s not reached, not failed)? true: the wait goes into the
        segment as a device wait (flagged ACCEL_I_CMD_ON_DEVICE); false: the core gates it on the host */
     bool (*wait_on_device)(accel_queue* q, accel_signal* s, uint64_t v);
-    /* turns a segment into native work. may_block false (inside accel_queue_submit): must not block;
-       returns ACCEL_I_HANDOFF to have the queue's worker go on with it (may_block true): from the
-       segment's start, or from b->pc where the backend set it to the first command it did not take.
-       With may_block true, ACCEL_I_HANDOFF means "no room": the device holds as much work not started
-       as it takes without blocking the caller in the driver; the worker reaps (queue_poll) a while and
-       calls again from b->pc (a worker blocked in the driver would reap nothing, and the work ahead may
-       wait for exactly that: see accel_i_walker_wait_room) */
-    accel_result (*segment_submit)(accel_queue* q, accel_i_batch* b, const accel_i_segment* seg, bool may_block);
+    /* turns a segment into native work; returns an accel_result, or ACCEL_I_WOULD_BLOCK (an int, never
+       an accel_result): the backend cannot take the segment, or the rest of it from b->pc where it set
+       that to the first command it did not take, without blocking (may_block false: it must not block
+       at all; may_block true: the device already holds as much work not started as it takes without
+       blocking the caller in the driver). The walk decides what follows (see accel_i_walk). */
+    int (*segment_submit)(accel_queue* q, accel_i_batch* b, const accel_i_segment* seg, bool may_block);
     /* b has no segment left to submit: call accel_i_batch_complete(q, b) once the device finished it */
     void (*batch_submitted)(accel_queue* q, accel_i_batch* b);
     /* waits until everything submitted on q so far completed on the device (host steps, finish) */
@@ -1430,6 +1428,8 @@ struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count
     accel_i_object obj; \
     accel_i_a64 promised, wanted, recorded, foreign; \
     accel_signal* fail_next;       /* core: failure after hand-off (under the device's dwait_lock) */ \
+    accel_signal* foreign_next;    /* ... on another device's fail list (while foreign_held is 1) */ \
+    accel_i_a32 foreign_held; \
     uint64_t fail_before;          /* its value just before that failure */ \
     uint64_t trace_id;             /* tracing: "#n" names an unlabelled signal (64-bit: no tail padding) */
 typedef struct accel_i_signal_shape { ACCEL_I_SIGNAL_FIELDS } accel_i_signal_shape;   /* for the padding below */
@@ -2107,6 +2107,7 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
         atomic_init(&(*out)->wanted, 0u);
         atomic_init(&(*out)->recorded, 0u);
         atomic_init(&(*out)->foreign, 0u);
+        atomic_init(&(*out)->foreign_held, 0u);
         accel_i_trace_signal(*out);
     }
     return r;
@@ -3234,8 +3235,11 @@ static uint32_t accel_i_dwait_hit(const accel_i_batch* b, const accel_signal* s,
     }
     return b->count;
 }
-#define ACCEL_I_FOREIGN_FAILS 32u
-typedef struct accel_i_fail_list { accel_signal* todo; accel_signal* done; accel_signal* foreign[ACCEL_I_FOREIGN_FAILS]; uint32_t nforeign; } accel_i_fail_list;
+/* The signals failed by one failure: todo / done on this device (through fail_next, under dwait_lock);
+   foreign: other devices' signals, raised once the lock is released (through foreign_next, claimed by
+   foreign_held so that a signal is on one list at a time; a signal another failure already holds is
+   raised by that one). Neither list allocates, however many signals the failed batches hold. */
+typedef struct accel_i_fail_list { accel_signal *todo, *done, *foreign; } accel_i_fail_list;
 /* Fails (host word) the signals of b from command `from` on; queues the newly failed ones (dwait_lock held). */
 static void accel_i_dwait_fail_batch(accel_device* dev, accel_i_batch* b, uint32_t from, uint64_t failed, accel_i_fail_list* l) {
     for (uint32_t i = from; i < b->count; i++) {
@@ -3243,8 +3247,11 @@ static void accel_i_dwait_fail_batch(accel_device* dev, accel_i_batch* b, uint32
         uint64_t before;
         if (b->cmds[i].kind != ACCEL_I_CMD_SIGNAL) continue;
         if (u->obj.device != dev) {   /* another device's lock: raised after ours is released */
-            if (l->nforeign < ACCEL_I_FOREIGN_FAILS) { accel_i_retain(u); l->foreign[l->nforeign++] = u; }
-            else u->obj.device->backend->signal_raise(u, failed);
+            if (atomic_exchange(&u->foreign_held, 1u) == 0u) {
+                accel_i_retain(u);
+                u->foreign_next = l->foreign;
+                l->foreign = u;
+            }
             continue;
         }
         before = dev->backend->signal_value(u);
@@ -3258,8 +3265,7 @@ static void accel_i_dwait_fail_batch(accel_device* dev, accel_i_batch* b, uint32
 static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64_t failed) {
     accel_device* dev = s->obj.device;
     accel_i_fail_list l;
-    l.todo = l.done = NULL;
-    l.nforeign = 0;
+    l.todo = l.done = l.foreign = NULL;
     accel_i_retain(s);
     s->fail_before = before;
     s->fail_next = NULL;
@@ -3282,7 +3288,13 @@ static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64
         if (dev->backend->signal_publish) dev->backend->signal_publish(t, failed);
         accel_i_release(t);
     }
-    for (uint32_t i = 0; i < l.nforeign; i++) { accel_i_raise(l.foreign[i], failed); accel_i_release(l.foreign[i]); }
+    while (l.foreign) {   /* the whole raise: host word, failure flow and device side on their device */
+        accel_signal* u = l.foreign;
+        l.foreign = u->foreign_next;
+        atomic_store(&u->foreign_held, 0u);
+        accel_i_raise(u, failed);
+        accel_i_release(u);
+    }
 }
 
 /* ==== core: batch walk (GPU backends) ==== */
@@ -3301,7 +3313,9 @@ static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64
    Host steps (accel_i_cmd_is_host_step: host_call) need the host once the commands before them
    completed: a segment ends before one, and the walk runs it on the queue's worker after
    backend->queue_drain (a walk inside accel_queue_submit hands off there), then goes on. */
-#define ACCEL_I_HANDOFF ((accel_result)1000)   /* private: the rest of the batch goes to the queue's worker */
+/* segment_submit and the walk: "cannot go on without blocking" (an int: accel_result cannot hold it in
+   C++, where an enum holds only the values its enumerators span) */
+#define ACCEL_I_WOULD_BLOCK 1000
 
 #if !defined(ACCEL_NO_THREADS)   /* GPU backends need threads: no-threads builds have none to walk */
 /* The one list of host-step command kinds (segment splitting here and in backends' plans uses it). */
@@ -3407,7 +3421,7 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
     return accel_i_failed(cur) ? cur : 0;
 }
 
-/* The worker, when the backend has no room for more (segment_submit returned ACCEL_I_HANDOFF with
+/* The worker, when the backend has no room for more (segment_submit returned ACCEL_I_WOULD_BLOCK with
    may_block true): reaps the queue's work for one poll slice, then the walk goes on from b->pc. Never
    blocking in the driver is what keeps the worker a reaper: the GPU wait that holds the device's work
    up may be released only by a host raise of a point that this worker reaps (a two-queue pipeline
@@ -3438,29 +3452,31 @@ static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment
     }
 }
 
-/* Walks b from b->pc, segment by segment (see above). may_block false: inside accel_queue_submit;
-   returns ACCEL_I_HANDOFF with b->pc at the segment the worker must go on with. An error before
-   anything of the batch went to the device drops it and is returned (all or nothing); a later one
-   fails the rest's signals. */
-static accel_result accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
+/* Walks b from b->pc, segment by segment (see above). may_block false: inside accel_queue_submit; at
+   a gated wait, a host step, or a backend that would block, returns ACCEL_I_WOULD_BLOCK with b->pc at
+   the segment the queue's worker must go on with. may_block true: the worker; where the backend would
+   block, it reaps a while (accel_i_walker_wait_room) and calls again. An error before anything of the
+   batch went to the device drops it and is returned (all or nothing); a later one fails the rest's
+   signals. */
+static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
     accel_device* d = q->obj.device;
-    accel_result r = ACCEL_OK;
+    int r = ACCEL_OK;
     while (b->pc < b->count) {
         accel_i_segment sg;
         uint64_t failed = 0;
         int k;
         if (accel_i_cmd_is_host_step(&b->cmds[b->pc])) {   /* on the worker, after the device drained */
-            if (!may_block) return ACCEL_I_HANDOFF;
+            if (!may_block) return ACCEL_I_WOULD_BLOCK;
             if ((failed = accel_i_host_step(q, b)) != 0) { accel_i_fail_rest(b, b->pc + 1, failed); break; }
             b->pc++;
             continue;
         }
         sg = accel_i_next_segment(b);
         k = accel_i_ready(q, b, &sg, may_block, &failed);
-        if (k == ACCEL_I_SEG_GATED) return ACCEL_I_HANDOFF;
+        if (k == ACCEL_I_SEG_GATED) return ACCEL_I_WOULD_BLOCK;
         if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d)) {   /* the queue gets there once all before it completed */
             accel_result dr;
-            if (!may_block) return ACCEL_I_HANDOFF;
+            if (!may_block) return ACCEL_I_WOULD_BLOCK;
             if ((dr = d->backend->queue_drain(q, ACCEL_WAIT_FOREVER)) != ACCEL_OK) failed = accel_i_failed_value(dr);
         }
         if (k == ACCEL_I_SEG_READY && accel_i_lost(d)) { k = ACCEL_I_SEG_FAILED; failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST); }
@@ -3470,12 +3486,13 @@ static accel_result accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_bloc
             break;
         }
         r = d->backend->segment_submit(q, b, &sg, may_block);
-        if (r == ACCEL_I_HANDOFF && may_block) { accel_i_walker_wait_room(q); continue; }
-        if (r == ACCEL_I_HANDOFF) return r;
+        if (r == ACCEL_I_WOULD_BLOCK && may_block) { accel_i_walker_wait_room(q); continue; }
+        if (r == ACCEL_I_WOULD_BLOCK) return r;
         if (r != ACCEL_OK) {
             if (!may_block && sg.wfrom == 0) break;     /* nothing ran: accel_queue_submit reports it */
-            accel_i_log(d, ACCEL_LOG_ERROR, "%s: %s while submitting the rest of a batch; its signals fail", d->backend->name, accel_result_string(r));
-            accel_i_fail_rest(b, sg.from, accel_i_failed_value(r));
+            accel_i_log(d, ACCEL_LOG_ERROR, "%s: %s while submitting the rest of a batch; its signals fail",
+                        d->backend->name, accel_result_string((accel_result)r));
+            accel_i_fail_rest(b, sg.from, accel_i_failed_value((accel_result)r));
             r = ACCEL_OK;
             break;
         }
@@ -3536,7 +3553,7 @@ static void accel_i_walker_main(void* arg) {
    when it is handed something. */
 static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
     accel_i_walker* w = q->walker;
-    accel_result r;
+    int r;
     b->next = NULL;
     accel_i_mutex_lock(&w->lock);
     if (w->head || w->active) {
@@ -3550,7 +3567,7 @@ static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
     accel_i_mutex_unlock(&w->lock);
     r = accel_i_walk(q, b, false);
     accel_i_mutex_lock(&w->lock);
-    if (r == ACCEL_I_HANDOFF) {   /* the oldest work of the queue: to the front */
+    if (r == ACCEL_I_WOULD_BLOCK) {   /* the oldest work of the queue: to the front */
         b->next = w->head;
         w->head = b;
         if (!w->tail) w->tail = b;
@@ -3559,7 +3576,7 @@ static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
     w->active = false;
     if (w->head || w->idle_waiters) accel_i_cond_broadcast(&w->cond);
     accel_i_mutex_unlock(&w->lock);
-    return r;
+    return (accel_result)r;   /* ACCEL_I_WOULD_BLOCK went to the worker */
 }
 /* Wakes the worker when it sleeps with nothing to poll and the backend just put work in flight that
    it must watch (queue_poll backends). */

@@ -2603,14 +2603,14 @@ static bool accel_i_cu_stream_full(accel_i_cu_queue* q) {
     return accel_i_cu_behind(q) >= ACCEL_I_CU_BEHIND;
 }
 /* segment_submit: the segment's GPU waits, then its commands, into the queue's stream. */
-static accel_result accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg, bool may_block) {
+static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg, bool may_block) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     accel_i_cu_device* dev = accel_i_cu_dev(base->obj.device);
     uint64_t failed = 0;
     uint32_t points = (sg->to - sg->wfrom) * (dev->base.trace ? 2u : 1u) + 2u;
     bool room;
     (void)may_block;   /* inside accel_queue_submit or on the worker, a full stream is handed back alike */
-    if (accel_i_cu_stream_full(q)) return ACCEL_I_HANDOFF;   /* the worker: no room (it reaps, then again) */
+    if (accel_i_cu_stream_full(q)) return ACCEL_I_WOULD_BLOCK;   /* the worker: no room (it reaps, then again) */
     /* ring room for every point the segment can add, and the batch's last (or a host step's): a point
        with no room makes the enqueuer wait for the stream, which a GPU wait may hold for ever */
     accel_i_spin_lock(&q->ring_lock);
@@ -2635,7 +2635,7 @@ static accel_result accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* 
         else if (pc + 1 < sg->to && accel_i_cu_stream_full(q)) {   /* the rest to the worker, or later */
             atomic_store(&q->poll_since, accel_i_now_ns());
             b->pc = pc + 1;
-            return ACCEL_I_HANDOFF;
+            return ACCEL_I_WOULD_BLOCK;
         }
     }
     atomic_store(&q->poll_since, accel_i_now_ns());

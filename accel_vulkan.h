@@ -2894,18 +2894,18 @@ static void accel_i_vk_seg_later(accel_i_vk_queue* q, const accel_i_vk_entry* e,
 }
 /* segment_submit (core: batch walk): one vkQueueSubmit with the segment's command buffer, its waits
    (device waits and reached GPU waits) and its signals. Signals that cannot be native operations are
-   raised by the host once the segment completed: the worker does that (ACCEL_I_HANDOFF inside
+   raised by the host once the segment completed: the worker does that (ACCEL_I_WOULD_BLOCK inside
    accel_queue_submit, which must not block). A segment with timestamps (every segment, traced) has all
    its signals raised so, after the host wrote the timestamps (and the trace); its entry joins the
    queue's list only then (a reclaim would free its query pool). */
-static accel_result accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg, bool may_block) {
+static int accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg, bool may_block) {
     accel_i_vk_queue* q = (accel_i_vk_queue*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
     accel_i_vk_ops o = accel_i_vk_ops_of(b);
     accel_i_vk_entry* e;
     uint32_t ncmd = 0, nstamps = dev->base.trace != NULL;
     uint64_t value;
-    accel_result r = ACCEL_OK;
+    int r = ACCEL_OK;   /* or ACCEL_I_WOULD_BLOCK */
     VkResult vr;
     for (uint32_t i = sg->from; i < sg->to; i++) {
         ncmd += b->cmds[i].kind != ACCEL_I_CMD_SIGNAL;
@@ -2921,7 +2921,7 @@ static accel_result accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* 
         for (uint32_t k = 0; k < o.ns; k++) { o.later[o.nlater] = &o.sigs[k]->base; o.later_vals[o.nlater++] = o.vals[o.nw + k]; }
         o.ns = 0;
     }
-    if ((o.nlater || nstamps) && !may_block) r = ACCEL_I_HANDOFF;
+    if ((o.nlater || nstamps) && !may_block) r = ACCEL_I_WOULD_BLOCK;
     else if (!nstamps && (e->cb = accel_i_vk_lone_replay(q, b, sg)) != VK_NULL_HANDLE) e->cb_lent = true;
     else if (ncmd || nstamps) r = accel_i_vk_record(q, e, b, sg->from, sg->to);
     if (r != ACCEL_OK) {

@@ -618,6 +618,45 @@ TEST(failure_after_hand_off_flows_down_with_its_reason) {
     accel_device_destroy(dev);
 }
 
+/* Failure after hand-off into another device's signals: a batch of device a that handed its wait to the
+   device signals more signals of device b than the core keeps inline (32); when the gate fails, each of
+   them fails through the whole raise, device side included: b's queue, which waits for the last one
+   (on the device where the backend can), sees the failure. A raise of the host word alone left that
+   waiter hanging. Then the same with the signals in two batches of two queues. */
+TEST(failure_after_hand_off_reaches_many_signals_of_another_device) {
+    enum { NS = 40 };
+    accel_device *a, *b;
+    accel_queue *qa, *qa2, *qb;
+    accel_signal *gate, *out, *s[NS];
+    uint64_t failed = ACCEL_SIGNAL_MAX + 1 + (uint64_t)-(int)ACCEL_ERROR_BACKEND;
+    REQUIRE_OK(test_device_create(&a));
+    REQUIRE_OK(test_device_create(&b));
+    REQUIRE_OK(accel_queue_create(a, ACCEL_QUEUE_COMPUTE, &qa));
+    REQUIRE_OK(accel_queue_create(a, ACCEL_QUEUE_COMPUTE, &qa2));
+    REQUIRE_OK(accel_queue_create(b, ACCEL_QUEUE_COMPUTE, &qb));
+    REQUIRE_OK(accel_signal_create(a, 0, &gate));
+    REQUIRE_OK(accel_signal_create(b, 0, &out));
+    for (int i = 0; i < NS; i++) REQUIRE_OK(accel_signal_create(b, 0, &s[i]));
+    accel_queue_wait(qa, gate, 1);
+    for (int i = 0; i < NS; i++) accel_queue_signal(qa, s[i], 1);
+    CHECK_OK(accel_queue_submit(qa));
+    accel_queue_wait(qa2, gate, 1);
+    for (int i = NS - 1; i >= 0; i--) accel_queue_signal(qa2, s[i], 2);
+    CHECK_OK(accel_queue_submit(qa2));
+    accel_queue_wait(qb, s[NS - 1], 2);
+    accel_queue_signal(qb, out, 1);
+    CHECK_OK(accel_queue_submit(qb));
+    CHECK_RESULT(accel_signal_wait(out, 1, 0), ACCEL_TIMEOUT);
+    CHECK_OK(accel_signal_fail(gate, ACCEL_ERROR_BACKEND));
+    CHECK_RESULT(accel_signal_wait(out, 1, 20000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+    for (int i = 0; i < NS; i++) CHECK_EQ_U64(accel_signal_value(s[i]), failed);
+    CHECK_OK(accel_queue_finish(qb, 20000000000ull));
+    CHECK_OK(accel_queue_finish(qa, 20000000000ull));
+    CHECK_OK(accel_queue_finish(qa2, 20000000000ull));
+    accel_device_destroy(a);
+    accel_device_destroy(b);
+}
+
 /* A failure that comes before the work behind a device wait is released: its signals read failed before
    any waiter is released (no waiter ever sees the value first and the failure later). Repeated, with a
    host thread polling the downstream signal meanwhile. */
@@ -866,6 +905,7 @@ int main(int argc, char** argv) {
     RUN(out_of_memory_behind_a_device_wait_returns);
     RUN(device_wait_released_by_another_route);
     RUN(failure_after_hand_off_flows_down_with_its_reason);
+    RUN(failure_after_hand_off_reaches_many_signals_of_another_device);
     RUN(failure_is_seen_before_the_work_it_released);
     RUN(mixed_waits_cpu_to_device_and_back);
     RUN(mixed_wait_on_a_failed_cpu_signal);
