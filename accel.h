@@ -1331,6 +1331,32 @@ struct accel_i_batch {
 typedef struct accel_i_segment { uint32_t wfrom, from, to; } accel_i_segment;   /* waits [wfrom, from), commands [from, to) */
 typedef struct accel_i_walker accel_i_walker;
 
+/* What a GPU backend provides to the core's batch walk ("core: batch walk"), beside its backend table
+   (which points to it): the core splits a batch into segments and classifies its waits; the backend
+   turns one segment at a time into native work and reports completion. The CPU backend has none: its
+   executor is the device. (IREE keeps its deferred work queue apart from the device the same way.) */
+typedef struct accel_i_walk_ops {
+    /* can q's device itself wait for s >= v (s not reached, not failed)? true: the wait goes into the
+       segment as a device wait (flagged ACCEL_I_CMD_ON_DEVICE); false: the core gates it on the host */
+    bool (*wait_on_device)(accel_queue* q, accel_signal* s, uint64_t v);
+    /* turns a segment into native work; returns an accel_result, or ACCEL_I_WOULD_BLOCK (an int, never
+       an accel_result): the backend cannot take the segment, or the rest of it from b->pc where it set
+       that to the first command it did not take, without blocking (may_block false: it must not block
+       at all; may_block true: the device already holds as much work not started as it takes without
+       blocking the caller in the driver). The walk decides what follows (see accel_i_walk). */
+    int (*segment_submit)(accel_queue* q, accel_i_batch* b, const accel_i_segment* seg, bool may_block);
+    /* b has no segment left to submit: call accel_i_batch_complete(q, b) once the device finished it */
+    void (*batch_submitted)(accel_queue* q, accel_i_batch* b);
+    /* waits until everything submitted on q so far completed on the device (host steps, finish) */
+    accel_result (*queue_drain)(accel_queue* q, uint64_t timeout_ns);
+    /* the device side of a raise (after the host word took v): what the device watches reaches v
+       (Vulkan: the timeline semaphore; CUDA: the signal's device-mapped word) */
+    void (*signal_publish)(accel_signal* s, uint64_t v);
+    /* the queue's worker, idle: reap completed work; returns 0 when nothing is in flight, else how long
+       to sleep before polling again (ns). May be NULL (completion found lazily) */
+    uint64_t (*queue_poll)(accel_queue* q);
+} accel_i_walk_ops;
+
 struct accel_backend {
     const char* name;
     bool shares_host_memory;       /* buffers/programs of any device of this backend work on any other */
@@ -1357,27 +1383,8 @@ struct accel_backend {
     /* debug hang reports: appends what q is blocked on to out (at most cap bytes, NUL-terminated) and
        returns the length appended; NULL when the backend does not describe its queues */
     size_t (*queue_describe)(accel_queue* q, char* out, size_t cap);
-    /* ---- GPU backends only (NULL on the CPU backend): the core walks their batches, see "core: batch
-       walk". A backend turns one segment at a time into native work and reports completion. ---- */
-    /* can q's device itself wait for s >= v (s not reached, not failed)? true: the wait goes into the
-       segment as a device wait (flagged ACCEL_I_CMD_ON_DEVICE); false: the core gates it on the host */
-    bool (*wait_on_device)(accel_queue* q, accel_signal* s, uint64_t v);
-    /* turns a segment into native work; returns an accel_result, or ACCEL_I_WOULD_BLOCK (an int, never
-       an accel_result): the backend cannot take the segment, or the rest of it from b->pc where it set
-       that to the first command it did not take, without blocking (may_block false: it must not block
-       at all; may_block true: the device already holds as much work not started as it takes without
-       blocking the caller in the driver). The walk decides what follows (see accel_i_walk). */
-    int (*segment_submit)(accel_queue* q, accel_i_batch* b, const accel_i_segment* seg, bool may_block);
-    /* b has no segment left to submit: call accel_i_batch_complete(q, b) once the device finished it */
-    void (*batch_submitted)(accel_queue* q, accel_i_batch* b);
-    /* waits until everything submitted on q so far completed on the device (host steps, finish) */
-    accel_result (*queue_drain)(accel_queue* q, uint64_t timeout_ns);
-    /* the device side of a raise (after the host word took v): what the device watches reaches v
-       (Vulkan: the timeline semaphore; CUDA: the signal's device-mapped word). May be NULL */
-    void (*signal_publish)(accel_signal* s, uint64_t v);
-    /* the queue's worker, idle: reap completed work; returns 0 when nothing is in flight, else how long
-       to sleep before polling again (ns). May be NULL (completion found lazily) */
-    uint64_t (*queue_poll)(accel_queue* q);
+    /* GPU backends: the slots of the core's batch walk (accel_i_walk_ops); NULL on the CPU backend */
+    const accel_i_walk_ops* walk;
     /* recorded lists: builds c->native, the backend's replay form of c->list (validated commands);
        commands_free releases it. NULL (both): the core's generic form, which records each replay's
        commands into the batch anew, so the backend never sees ACCEL_I_CMD_REPLAY. */
@@ -1530,6 +1537,7 @@ ACCEL_I_KIT void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b);    /* 
 ACCEL_I_KIT uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1);
 #if !defined(ACCEL_NO_THREADS)
 ACCEL_I_KIT bool accel_i_cmd_is_host_step(const accel_i_cmd* c);          /* ends a segment (host_call) */
+ACCEL_I_KIT accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at);   /* the segment rule */
 ACCEL_I_KIT accel_result accel_i_walker_start(accel_queue* q);               /* queue create: its worker */
 ACCEL_I_KIT void accel_i_walker_stop(accel_queue* q);                        /* queue destroy: finishes, stops */
 ACCEL_I_KIT accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b);   /* queue_submit */
@@ -2360,7 +2368,7 @@ static uint64_t accel_i_raise(accel_signal* s, uint64_t v) {
         atomic_thread_fence(memory_order_seq_cst);
         if (atomic_load(&dev->dwait_count) != 0) { accel_i_fail_device_waiters(s, before, v); return old; }
     }
-    if (be->signal_publish) be->signal_publish(s, v);
+    if (be->walk) be->walk->signal_publish(s, v);
     return old;
 }
 /* A batch stopped by a failed wait (or an error): fail every signal the rest of it would have signalled. */
@@ -3285,7 +3293,7 @@ static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64
     while (l.done) {   /* now the device may see the failures (and release its waiters) */
         accel_signal* t = l.done;
         l.done = t->fail_next;
-        if (dev->backend->signal_publish) dev->backend->signal_publish(t, failed);
+        if (dev->backend->walk) dev->backend->walk->signal_publish(t, failed);
         accel_i_release(t);
     }
     while (l.foreign) {   /* the whole raise: host word, failure flow and device side on their device */
@@ -3320,12 +3328,16 @@ static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64
 #if !defined(ACCEL_NO_THREADS)   /* GPU backends need threads: no-threads builds have none to walk */
 /* The one list of host-step command kinds (segment splitting here and in backends' plans uses it). */
 static bool accel_i_cmd_is_host_step(const accel_i_cmd* c) { return c->kind == ACCEL_I_CMD_HOST_CALL; }
-/* The next segment of b from b->pc: its waits, then its commands up to the next wait or host step. */
-static accel_i_segment accel_i_next_segment(const accel_i_batch* b) {
+/* kit: the segment rule, the one place it is stated. The segment of b that starts at command `at`
+   (not a host step): its waits, then its commands up to the next wait or host step. */
+static accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at) {
     accel_i_segment sg;
-    sg.wfrom = sg.from = b->pc;
+    sg.wfrom = sg.from = at;
     while (sg.from < b->count && b->cmds[sg.from].kind == ACCEL_I_CMD_WAIT) sg.from++;
-    for (sg.to = sg.from; sg.to < b->count && b->cmds[sg.to].kind != ACCEL_I_CMD_WAIT && !accel_i_cmd_is_host_step(&b->cmds[sg.to]); sg.to++) {}
+    for (sg.to = sg.from; sg.to < b->count; sg.to++) {
+        const accel_i_cmd* c = &b->cmds[sg.to];
+        if (c->kind == ACCEL_I_CMD_WAIT || accel_i_cmd_is_host_step(c)) break;
+    }
     return sg;
 }
 /* Runs the host step at b->pc once backend->queue_drain says everything before it completed. Returns 0,
@@ -3334,7 +3346,7 @@ static accel_i_segment accel_i_next_segment(const accel_i_batch* b) {
    host work, and keeps the rule of failed waits). Only the waits since the last host step are read:
    those before it had completed then, reached before any later failure. */
 static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
-    accel_result r = q->obj.device->backend->queue_drain(q, ACCEL_WAIT_FOREVER);
+    accel_result r = q->obj.device->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER);
     accel_i_cmd* c = &b->cmds[b->pc];
     if (r != ACCEL_OK) return accel_i_failed_value(r);
     for (uint32_t i = b->host_checked; i < b->pc; i++) {
@@ -3375,7 +3387,7 @@ static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segm
         if (accel_i_failed(cur) && unreached < i) { *at = unreached; return ACCEL_I_SEG_GATED; }
         if (accel_i_failed(cur)) { accel_i_wait_flag(q, b, c, false); *failed = cur; return ACCEL_I_SEG_FAILED; }
         if (cur < c->u.sig.value) {
-            if (!be->wait_on_device(q, s, c->u.sig.value)) { accel_i_wait_flag(q, b, c, false); *at = i; return ACCEL_I_SEG_GATED; }
+            if (!be->walk->wait_on_device(q, s, c->u.sig.value)) { accel_i_wait_flag(q, b, c, false); *at = i; return ACCEL_I_SEG_GATED; }
             on = *device = true;
             if (unreached == sg->from) unreached = i;
         }
@@ -3412,7 +3424,7 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
     const accel_backend* be = q->obj.device->backend;
     accel_i_blocked_set(&q->walker->blocked, s, v);   /* every build: a destroy that waits reports it */
     do {   /* meanwhile the worker still reaps its queue's work (the value may come from it) */
-        uint64_t poll = be->queue_poll ? be->queue_poll(q) : 0;
+        uint64_t poll = be->walk->queue_poll ? be->walk->queue_poll(q) : 0;
         r = accel_i_wait_internal(s, v, poll ? poll : ACCEL_WAIT_FOREVER);
     } while (r == ACCEL_TIMEOUT);
     accel_i_blocked_set(&q->walker->blocked, NULL, 0);
@@ -3429,7 +3441,7 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
 static void accel_i_walker_wait_room(accel_queue* q) {
     accel_i_walker* w = q->walker;
     const accel_backend* be = q->obj.device->backend;
-    uint64_t poll = be->queue_poll ? be->queue_poll(q) : 0;
+    uint64_t poll = be->walk->queue_poll ? be->walk->queue_poll(q) : 0;
     accel_i_mutex_lock(&w->lock);
     accel_i_cond_timedwait(&w->cond, &w->lock, poll ? poll : 100000u);
     accel_i_mutex_unlock(&w->lock);
@@ -3471,13 +3483,13 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
             b->pc++;
             continue;
         }
-        sg = accel_i_next_segment(b);
+        sg = accel_i_segment_at(b, b->pc);
         k = accel_i_ready(q, b, &sg, may_block, &failed);
         if (k == ACCEL_I_SEG_GATED) return ACCEL_I_WOULD_BLOCK;
         if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d)) {   /* the queue gets there once all before it completed */
             accel_result dr;
             if (!may_block) return ACCEL_I_WOULD_BLOCK;
-            if ((dr = d->backend->queue_drain(q, ACCEL_WAIT_FOREVER)) != ACCEL_OK) failed = accel_i_failed_value(dr);
+            if ((dr = d->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER)) != ACCEL_OK) failed = accel_i_failed_value(dr);
         }
         if (k == ACCEL_I_SEG_READY && accel_i_lost(d)) { k = ACCEL_I_SEG_FAILED; failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST); }
         if (k == ACCEL_I_SEG_FAILED) {
@@ -3485,7 +3497,7 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
             accel_i_fail_rest(b, sg.from, failed);
             break;
         }
-        r = d->backend->segment_submit(q, b, &sg, may_block);
+        r = d->backend->walk->segment_submit(q, b, &sg, may_block);
         if (r == ACCEL_I_WOULD_BLOCK && may_block) { accel_i_walker_wait_room(q); continue; }
         if (r == ACCEL_I_WOULD_BLOCK) return r;
         if (r != ACCEL_OK) {
@@ -3499,7 +3511,7 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
         b->pc = sg.to;
     }
     b->pc = b->count;
-    d->backend->batch_submitted(q, b);
+    d->backend->walk->batch_submitted(q, b);
     return r;
 }
 
@@ -3522,9 +3534,9 @@ static void accel_i_walker_main(void* arg) {
         if (!w->head || w->active) {
             uint64_t poll = 0;
             if (w->stop && !w->active) break;
-            if (be->queue_poll) {   /* reap completed work outside the lock */
+            if (be->walk->queue_poll) {   /* reap completed work outside the lock */
                 accel_i_mutex_unlock(&w->lock);
-                poll = be->queue_poll(w->q);
+                poll = be->walk->queue_poll(w->q);
                 accel_i_mutex_lock(&w->lock);
                 if (w->head && !w->active) continue;
                 if (w->stop && !w->active && poll == 0) break;
@@ -3608,7 +3620,7 @@ static accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns
     accel_result r = accel_i_walker_idle(q, deadline);
     if (r != ACCEL_OK) return r;
     now = accel_i_now_ns();
-    return q->obj.device->backend->queue_drain(q, deadline == ACCEL_I_FOREVER ? ACCEL_WAIT_FOREVER : deadline > now ? deadline - now : 0);
+    return q->obj.device->backend->walk->queue_drain(q, deadline == ACCEL_I_FOREVER ? ACCEL_WAIT_FOREVER : deadline > now ? deadline - now : 0);
 }
 /* The first device wait of q's batches in flight that is not reached yet (dwait_lock held). */
 static const accel_i_cmd* accel_i_dwait_pending(accel_device* dev, const accel_queue* q) {
@@ -4619,12 +4631,7 @@ static const accel_backend accel_i_cpu_backend_table = {
     accel_i_cpu_queue_submit,           /* queue_submit */
     accel_i_cpu_queue_wait_idle,        /* queue_wait_idle */
     accel_i_cpu_queue_describe,         /* queue_describe */
-    NULL,                               /* wait_on_device: the executor is the device (no batch walk) */
-    NULL,                               /* segment_submit */
-    NULL,                               /* batch_submitted */
-    NULL,                               /* queue_drain */
-    NULL,                               /* signal_publish: the host word is what the executor watches */
-    NULL,                               /* queue_poll */
+    NULL,                               /* walk: the executor is the device (no batch walk) */
     accel_i_cpu_commands_build,         /* commands_build */
     accel_i_cpu_commands_free           /* commands_free */
 };

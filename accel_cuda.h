@@ -2753,6 +2753,15 @@ static void accel_i_cu_queue_destroy(accel_queue* base) {
 }
 
 /* ==== cuda: backend table ==== */
+/* The batch walk's slots, in the order of accel_i_walk_ops. */
+static const accel_i_walk_ops accel_i_cu_walk = {
+    accel_i_cu_wait_on_device,          /* wait_on_device */
+    accel_i_cu_segment_submit,          /* segment_submit */
+    accel_i_cu_batch_submitted,         /* batch_submitted */
+    accel_i_cu_queue_drain,             /* queue_drain */
+    accel_i_cu_signal_publish,          /* signal_publish: the mirror word */
+    accel_i_cu_queue_poll               /* queue_poll: the worker reaps signal points */
+};
 /* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
 static const accel_backend accel_i_cu_backend_table = {
     "cuda",                             /* name */
@@ -2776,12 +2785,7 @@ static const accel_backend accel_i_cu_backend_table = {
     accel_i_cu_queue_submit,            /* queue_submit: the core's walk */
     accel_i_walker_wait_idle,           /* queue_wait_idle: the core's worker, then queue_drain */
     accel_i_walker_describe,            /* queue_describe */
-    accel_i_cu_wait_on_device,          /* wait_on_device */
-    accel_i_cu_segment_submit,          /* segment_submit */
-    accel_i_cu_batch_submitted,         /* batch_submitted */
-    accel_i_cu_queue_drain,             /* queue_drain */
-    accel_i_cu_signal_publish,          /* signal_publish: the mirror word */
-    accel_i_cu_queue_poll,              /* queue_poll: the worker reaps signal points */
+    &accel_i_cu_walk,                   /* walk */
     accel_i_cu_commands_build,          /* commands_build: a CUDA graph (or pre-resolved launches) */
     accel_i_cu_commands_free            /* commands_free */
 };
@@ -2838,7 +2842,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
 static const accel_backend accel_i_cu_backend_table = {
     "cuda", false, false, accel_i_cu_device_count, accel_i_cu_device_create, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    NULL, NULL, NULL
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) { (void)cuda_path; (void)nvrtc_path; }

@@ -490,7 +490,7 @@ static accel_result accel_i_vk_stub_create(const accel_backend* b, const accel_d
 static const accel_backend accel_i_vk_backend_table = {
     "vulkan", false, false, accel_i_vk_stub_count, accel_i_vk_stub_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL   /* a stub makes no device: nothing past device_create is called */
+    NULL, NULL, NULL   /* a stub makes no device: nothing past device_create is called */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, const accel_vulkan_adopt_desc* vk,
@@ -2076,23 +2076,19 @@ static void accel_i_vk_entry_untake(accel_i_vk_queue* q, accel_i_batch* b, accel
    On failure the entries it took wait in the queue's spare list. */
 static accel_result accel_i_vk_plan_make(accel_i_vk_queue* q, accel_i_batch* b) {
     accel_device* d = q->base.obj.device;
-    size_t at = (b->arena_used + 15u) & ~(size_t)15u, cap = 1, seg = 0;
-    uint32_t segments = 0, waits = 0;
-    bool open = false;
+    size_t at = (b->arena_used + 15u) & ~(size_t)15u, cap = 1;
+    uint32_t segments = 0;
     accel_i_vk_plan* plan;
-    for (uint32_t i = 0; i <= b->count; i++) {   /* as accel_i_walk: waits, then commands up to the next wait or host step */
-        const accel_i_cmd* c = i < b->count ? &b->cmds[i] : NULL;
-        bool wait = c && c->kind == ACCEL_I_CMD_WAIT, step = c && accel_i_cmd_is_host_step(c);
-        if (!c || step || (wait && i > 0 && b->cmds[i - 1].kind != ACCEL_I_CMD_WAIT)) {
-            if (open) segments++;
-            if (seg + waits + 2 > cap) cap = seg + waits + 2;   /* + the queue's own completion: wait and signal */
-            seg = waits = 0;
-            open = false;
-        }
-        if (!c || step) continue;
-        open = true;
-        if (wait) waits++;
-        else if (c->kind == ACCEL_I_CMD_SIGNAL) seg++;
+    for (uint32_t i = 0; i < b->count;) {   /* the walk's segments (accel_i_segment_at) */
+        accel_i_segment sg;
+        size_t sems = 2;   /* its waits and signals, + the queue's own completion: wait and signal */
+        if (accel_i_cmd_is_host_step(&b->cmds[i])) { i++; continue; }
+        sg = accel_i_segment_at(b, i);
+        sems += sg.from - sg.wfrom;
+        for (uint32_t k = sg.from; k < sg.to; k++) sems += b->cmds[k].kind == ACCEL_I_CMD_SIGNAL;
+        if (sems > cap) cap = sems;
+        segments++;
+        i = sg.to;
     }
     if (!accel_i_grow(d, (void**)&b->arena, &b->arena_cap, at + sizeof *plan + cap * ACCEL_I_VK_OP_BYTES + 16))
         return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory");
@@ -3536,6 +3532,15 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
 }
 
 /* ==== vulkan: backend table ==== */
+/* The batch walk's slots, in the order of accel_i_walk_ops. */
+static const accel_i_walk_ops accel_i_vk_walk = {
+    accel_i_vk_wait_on_device,          /* wait_on_device */
+    accel_i_vk_segment_submit,          /* segment_submit */
+    accel_i_vk_batch_submitted,         /* batch_submitted */
+    accel_i_vk_queue_drain,             /* queue_drain */
+    accel_i_vk_signal_publish,          /* signal_publish: the timeline semaphore */
+    NULL                                /* queue_poll: completed segments are reclaimed at submit and finish */
+};
 /* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
 static const accel_backend accel_i_vk_backend_table = {
     "vulkan",                           /* name */
@@ -3559,12 +3564,7 @@ static const accel_backend accel_i_vk_backend_table = {
     accel_i_vk_queue_submit,            /* queue_submit: checks, plan, then the core's walk */
     accel_i_walker_wait_idle,           /* queue_wait_idle: the core's worker, then queue_drain */
     accel_i_walker_describe,            /* queue_describe */
-    accel_i_vk_wait_on_device,          /* wait_on_device */
-    accel_i_vk_segment_submit,          /* segment_submit */
-    accel_i_vk_batch_submitted,         /* batch_submitted */
-    accel_i_vk_queue_drain,             /* queue_drain */
-    accel_i_vk_signal_publish,          /* signal_publish: the timeline semaphore */
-    NULL,                               /* queue_poll: completed segments are reclaimed at submit and finish */
+    &accel_i_vk_walk,                   /* walk */
     accel_i_vk_commands_build,          /* commands_build: secondary command buffers */
     accel_i_vk_commands_free            /* commands_free */
 };
