@@ -1478,9 +1478,21 @@ struct accel_queue {
 };
 
 /* ==== core: backend kit ==== */
-/* What a backend header (accel_cuda.h, accel_vulkan.h) may call from the core, beside the platform
-   layer (accel_i_mutex_*, accel_i_cond_*, accel_i_thread_*, accel_i_now_ns, accel_i_deadline, the
-   spin lock and accel_i_event_*). Nothing else of accel.h's implementation, and no accel_i_cpu_*. */
+/* What a backend header (accel_cuda.h, accel_vulkan.h) may use of the core; nothing else of accel.h's
+   implementation, and no accel_i_cpu_*.
+   - The platform layer: accel_i_mutex_*, accel_i_cond_*, accel_i_thread_*, accel_i_now_ns,
+     accel_i_deadline, accel_i_yield, accel_i_spin_lock/unlock, accel_i_event_* (core: events), and the
+     atomics accel_i_a32 / accel_i_a64.
+   - The types of "core: backend interface": accel_i_object (a backend object's first member),
+     accel_i_batch, accel_i_cmd, accel_i_patch, accel_i_segment, accel_i_walk_ops, and
+     accel_i_host_signal (CUDA's signals embed one).
+   - Fields a backend reads: an object's `device`; a device's `backend`, `allocator`, `logger`, `info`
+     (which the backend fills at create), `trace` (NULL: no trace); a batch's `cmds`, `count`, `arena`
+     and `pc`; a command list's `list` and `has_exec`; a buffer's size, memory, mapped, root and offset;
+     a queue's `type`. Fields a backend writes: a batch's `pc` (segment_submit: the first command it did
+     not take) and a command list's `native` (commands_build / commands_free). Everything else is the
+     core's.
+   - The functions below. */
 #if defined(__MINGW32__)
 #  define ACCEL_I_PRINTF(f, a) __attribute__((format(gnu_printf, f, a), unused))
 #elif defined(__GNUC__)
@@ -1544,7 +1556,6 @@ ACCEL_I_KIT accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b)
 ACCEL_I_KIT accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns);   /* queue_wait_idle */
 ACCEL_I_KIT size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap);        /* queue_describe */
 ACCEL_I_KIT void accel_i_walker_poke(accel_queue* q);       /* new in-flight work for queue_poll to watch */
-ACCEL_I_KIT accel_result accel_i_wait_internal(accel_signal* s, uint64_t v, uint64_t timeout_ns);   /* no hang reports */
 #endif
 
 /* ==== core: allocation and logging ==== */
@@ -2355,7 +2366,7 @@ static accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint6
    work may still run, and every signal it signals reads failed with the same reason), and only then
    publishes the failure to the device, so no device waiter is released before what it releases
    reads failed. */
-static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64_t failed);
+static bool accel_i_fail_handed_off(accel_signal* s, uint64_t before, uint64_t failed);   /* core: failure after hand-off */
 static uint64_t accel_i_raise(accel_signal* s, uint64_t v) {
     accel_device* dev = s->obj.device;
     const accel_backend* be = dev->backend;
@@ -2364,10 +2375,7 @@ static uint64_t accel_i_raise(accel_signal* s, uint64_t v) {
     if (fail) before = be->signal_value(s);
     old = be->signal_raise(s, v);
     if (accel_i_failed(old) || (!fail && old >= v)) return old;   /* nothing changed */
-    if (fail) {   /* host word, fence, then the list: pairs with accel_i_dwait_add's count, fence, re-check */
-        atomic_thread_fence(memory_order_seq_cst);
-        if (atomic_load(&dev->dwait_count) != 0) { accel_i_fail_device_waiters(s, before, v); return old; }
-    }
+    if (fail && accel_i_fail_handed_off(s, before, v)) return old;   /* it published the failure */
     if (be->walk) be->walk->signal_publish(s, v);
     return old;
 }
@@ -3203,12 +3211,23 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
 }
 
 /* ==== core: failure after hand-off ==== */
-/* A batch whose segment handed a wait to the device stays in its device's `dwaits` list until it
-   completes. Failing a signal walks that list: every listed batch with a device wait on the signal for
-   a value it had not reached before the failure gets the rest of its signals failed (host words only,
-   under the lock), and so on for the signals of this device failed that way (a work list through
-   accel_signal.fail_next, no recursion, no allocation); then, outside the lock, each failure is
-   published to the device. Signals of other devices are raised afterwards through accel_i_raise. */
+/* DESIGN 6.1: work behind a wait the core handed to the device may run after the wait's signal failed;
+   every signal that work signals must read failed, with the same reason, before any device-side waiter
+   is released by it. A batch whose segment handed a wait to the device stays in its device's `dwaits`
+   list until it completes. Failing a signal walks that list: every listed batch with a device wait on
+   the signal for a value it had not reached before the failure gets the rest of its signals failed
+   (host words only, under the lock), and so on for the signals of this device failed that way (a work
+   list through accel_signal.fail_next, no recursion, no allocation); then, outside the lock, each
+   failure is published to the device, and other devices' signals get the whole raise.
+
+   The protocol, stated here once: a thread that fails a signal and a walk that hands a wait on it to
+   the device meet through one store / seq_cst fence / load pairing on each side.
+   - The failer (accel_i_fail_handed_off, from accel_i_raise): stores the failed host word, fences,
+     then loads the device's dwait_count.
+   - The walk (accel_i_ready): accel_i_dwait_add stores the batch into the list (count + 1) and fences,
+     then accel_i_recheck loads its waits' signals.
+   With both fences at least one side sees the other's store: the failer finds the batch in the list
+   and fails its rest, or the walk sees the failed value and classifies the segment again. */
 #if !defined(ACCEL_NO_THREADS)   /* only the batch walk adds */
 static void accel_i_dwait_add(accel_i_batch* b, accel_queue* q) {
     accel_device* dev = q->obj.device;
@@ -3222,7 +3241,16 @@ static void accel_i_dwait_add(accel_i_batch* b, accel_queue* q) {
     b->dlisted = true;
     atomic_fetch_add(&dev->dwait_count, 1u);
     accel_i_spin_unlock(&dev->dwait_lock);
-    atomic_thread_fence(memory_order_seq_cst);   /* then the caller re-reads its waits' signals */
+    atomic_thread_fence(memory_order_seq_cst);   /* the protocol (above): then accel_i_recheck */
+}
+/* The walk's half, after accel_i_dwait_add: a failure of one of the segment's waits that came before
+   the batch joined the list is seen here (one that comes later finds the batch in the list). */
+static uint64_t accel_i_recheck(accel_i_batch* b, const accel_i_segment* sg) {
+    for (uint32_t i = sg->wfrom; i < sg->from; i++) {
+        uint64_t cur = accel_signal_value(b->cmds[i].u.sig.signal);
+        if (accel_i_failed(cur)) return cur;
+    }
+    return 0;
 }
 #endif
 static void accel_i_dwait_remove(accel_i_batch* b, accel_device* dev) {
@@ -3303,6 +3331,15 @@ static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64
         accel_i_raise(u, failed);
         accel_i_release(u);
     }
+}
+
+/* The failer's half of the protocol (above): s's host word already reads failed. Returns true when
+   batches are listed: then the list was walked and the failure published (else the caller publishes). */
+static bool accel_i_fail_handed_off(accel_signal* s, uint64_t before, uint64_t failed) {
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load(&s->obj.device->dwait_count) == 0) return false;
+    accel_i_fail_device_waiters(s, before, failed);
+    return true;
 }
 
 /* ==== core: batch walk (GPU backends) ==== */
@@ -3394,15 +3431,6 @@ static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segm
         accel_i_wait_flag(q, b, c, on);
     }
     return ACCEL_I_SEG_READY;
-}
-/* After the batch joined the device's dwaits list: a failure that came first is seen here (one that
-   comes later finds the batch in the list). */
-static uint64_t accel_i_recheck(accel_i_batch* b, const accel_i_segment* sg) {
-    for (uint32_t i = sg->wfrom; i < sg->from; i++) {
-        uint64_t cur = accel_signal_value(b->cmds[i].u.sig.signal);
-        if (accel_i_failed(cur)) return cur;
-    }
-    return 0;
 }
 
 /* A queue's worker: the batches handed to it, oldest first, and who is walking. */

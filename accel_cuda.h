@@ -387,6 +387,17 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
 /* ============================================================================================== */
 #if defined(ACCEL_CUDA_IMPLEMENTATION) && !defined(ACCEL_CUDA_IMPLEMENTATION_INCLUDED)
 #define ACCEL_CUDA_IMPLEMENTATION_INCLUDED
+/* Map (grep for "==== name ===="). accel.h's core walks the batches ("core: batch walk"); this header
+   turns segments into stream work and reports completion through signal points:
+     cuda: driver declarations     - the driver types and constants, under accel_cu_* names
+     cuda: process-wide library state - the loaded driver and NVRTC (refcounted, once-flag)
+     cuda: NVRTC compilation, objects, releases, device loss, pinned words
+     cuda: devices, buffers, programs
+     cuda: signal points and reaping - timestamps and the trace; the ring, reaping, the gates
+     cuda: signals                 - host words with a device-mapped mirror
+     cuda: queue segments          - segment_submit, drain, poll (the walk's slots)
+     cuda: recorded command lists  - CUDA graphs, or pre-resolved launches
+     cuda: backend table, interop, unavailable build */
 
 #if !defined(ACCEL_IMPLEMENTATION_INCLUDED)
 #  error "accel_cuda.h: define ACCEL_IMPLEMENTATION and include accel.h before ACCEL_CUDA_IMPLEMENTATION"
@@ -1729,6 +1740,7 @@ static void accel_i_cu_stamp_apply(accel_i_cu_queue* q, const accel_i_cu_point* 
         q->trace_t = accel_i_trace_cmd(&q->base, &c, q->trace_t, q->trace_t);
     }
 }
+/* ---- signal points: the ring, reaping, the gates a queue's waits watch ---- */
 /* Applies one reached point: its timestamp and trace, then raise its signal (failed when the device is
    lost), release its batch. */
 static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {

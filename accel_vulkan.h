@@ -466,6 +466,17 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
 /* ============================================================================================== */
 #if defined(ACCEL_VULKAN_IMPLEMENTATION) && !defined(ACCEL_VULKAN_IMPLEMENTATION_INCLUDED)
 #define ACCEL_VULKAN_IMPLEMENTATION_INCLUDED
+/* Map (grep for "==== name ===="). accel.h's core walks the batches ("core: batch walk"); this header
+   turns segments into command buffers and queue submits:
+     vulkan: stub                  - no threads or no dlopen: a backend that makes no device
+     vulkan: entry points, loader library, objects, errors
+     vulkan: signals               - timeline semaphores; which waits go to the device
+     vulkan: memory and buffers
+     vulkan: SPIR-V checks, programs
+     vulkan: queue bookkeeping, recording, recorded command lists
+     vulkan: submission            - a segment's semaphores; timestamps and the trace; the host's part
+                                     of a segment, and segment_submit
+     vulkan: queues, devices, backend table, interop */
 #if !defined(ACCEL_IMPLEMENTATION_INCLUDED)
 #  error "accel_vulkan.h: the implementation needs accel.h's implementation first, in the same file (#define ACCEL_IMPLEMENTATION, #include \"accel.h\")"
 #endif
@@ -2845,6 +2856,7 @@ static accel_result accel_i_vk_stamp_put(accel_i_vk_queue* q, const accel_i_cmd*
     accel_i_vk_drop_buffer(dev, st, sm);
     return r;
 }
+/* ---- the host's part of a segment (waits and signals it gates), and segment_submit ---- */
 /* The segment completed (the worker, before it raises the signals after it): its timestamps, converted,
    into their buffers; traced, every command's span on the queue's track (waits from the submission to
    the first command's start, each command between the readings around it, signals at the end: their
