@@ -312,11 +312,9 @@
    (a signal command no reading: it is an instant at the end of the command before it), a host call two
    readings and an append; a wait also reads where its signal was reached, for the flow. On a CPU
    queue a command's span is appended after the raise of the signal that follows it, so the waiter
-   it releases does not wait for the trace. Measured on the CPU backend (bench/cpu.c, a shared 2-core
-   VM): the cheapest round trip there is (one-group exec + signal, submit, wait: ~1.1 us, figure 2t)
-   takes ~0.25-0.45 us more traced; a small dispatch with work in it (a SAXPY over 16K floats in 64
-   groups, ~8 us, figure 2u) read 0.73-1.24x untraced over 15 runs, median 0.99 (the VM's noise is
-   wider than the cost); a GPU round trip (10-50 us) a few percent.
+   it releases does not wait for the trace. The cheapest CPU round trip (one-group exec + signal,
+   submit, wait) takes about 0.3 us more traced (bench/cpu.c, figure 2t); a dispatch with work in it,
+   or a GPU round trip, hides the cost in its noise.
    GPU backends: device times (Vulkan timestamp queries, CUDA events) are converted to this clock by
    the host once the work completed, and written (timestamps) or recorded (the trace's spans) before
    any signal after them is raised; a command of the same queue right after a timestamp may run before
@@ -957,20 +955,17 @@ static void accel_i_yield(void) { }
    it came back. The move waits for the end of the work the thread was handed (a batch, a pool
    worker's share of an exec) and happens only if that work took less than ACCEL_CPU_SPIN_NS: after
    longer work the thread that handed it has stopped spinning and sleeps, so the CPU is no longer
-   shared, and on 2 CPUs "off" may well mean beside another process's busy thread (a 1-lane device
-   with a process spinning on the other CPU, bench/decode.c --contend: moved there at every token,
-   0.75-0.91x OpenMP; deferred, 0.92-1.12x; the one-group round trip, the case moves are for, is
-   unchanged). The kernel keeps a woken thread on its previous CPU when that CPU is idle, so one
-   move is usually enough; moves are at most one per millisecond per thread. User threads are never
-   moved; the original affinity mask is restored at once. Moves happen only where a CPU without a
-   busy lane is left (accel_i_own; ACCEL_CPU_MOVE_OFF 0: never): on devices with fewer lanes than
-   allowed CPUs, always; when every allowed CPU has a lane, only an executor while every pool worker
-   sleeps. Otherwise "off" can only mean onto another busy lane's CPU, which halved the speed of a
-   2-lane device on 2 allowed CPUs (issue 11: 30-35% of a model's token time); and never moving at all
-   left a one-group exec's executor on the CPU of the host thread spinning for its result (a round
-   trip of 6-7 us instead of 1.4 us on 2 CPUs). Raw system calls, because
-   glibc hides sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are
-   no-ops, and the allowed-CPU count comes from the process affinity mask (Win32) or the online cores. */
+   shared, and on 2 CPUs "off" may well mean beside another process's busy thread. The kernel keeps
+   a woken thread on its previous CPU when that CPU is idle, so one move is usually enough; moves are
+   at most one per millisecond per thread. User threads are never moved; the original affinity mask
+   is restored at once. Moves happen only where a CPU without a busy lane is left (accel_i_own;
+   ACCEL_CPU_MOVE_OFF 0: never): on devices with fewer lanes than allowed CPUs, always; when every
+   allowed CPU has a lane, only an executor while every pool worker sleeps. Otherwise "off" can only
+   mean onto another busy lane's CPU, which halves the speed of a 2-lane device on 2 allowed CPUs;
+   and never moving at all leaves a one-group exec's executor on the CPU of the host thread spinning
+   for its result (a round trip about 5x slower on 2 CPUs). Raw system calls, because glibc hides
+   sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are no-ops, and the
+   allowed-CPU count comes from the process affinity mask (Win32) or the online cores. */
 #if defined(__linux__) && !defined(ACCEL_NO_THREADS)
 #  include <sys/syscall.h>
 #  if !defined(__cplusplus)
@@ -1265,10 +1260,9 @@ struct accel_i_object {
     /* The counts come first and `device` last, at least 64 bytes apart, so that wherever the object
        lies the counts never share a cache line with `device` or with what follows the header (a
        buffer's pointer and size): a host accel_signal_set holds a reference while it raises, and with
-       the counts beside `device` each set moved the line every waiter of the signal reads first back
-       to the setter (a signal ping-pong between two threads: 640-1020 ns a round trip then, 311-391 ns
-       now, on a 2-vCPU VM); recording, which takes references, would do the same to an executor
-       reading a buffer's pointer. */
+       the counts beside `device` each set would move the line every waiter of the signal reads first
+       back to the setter (more than doubling a two-thread signal ping-pong); recording, which takes
+       references, would do the same to an executor reading a buffer's pointer. */
     accel_i_a32 refs;              /* the caller's handle + one per recorded command using it */
     accel_i_a32 handle;            /* 1 while the caller's handle holds its reference */
     accel_i_kind kind;
@@ -2476,8 +2470,8 @@ static void accel_i_batch_release(accel_i_batch* b) {
 /* Releases what the batch holds and keeps it for reuse, else frees it: 4 of up to 1 MiB of arena,
    and up to 64 small ones (4 KiB of commands and of arena at most: 0.5 MiB a queue). A GPU queue's
    worker recycles the batches it reaps in bursts while the recording thread is many batches ahead;
-   with 4 kept, a one-queue chain of one-kernel batches on the mock driver made 2.4-2.8 allocations a
-   step, with 64 0.8-1.6. Any thread: executors recycle while the recording thread takes. */
+   with only 4 kept, a chain of one-kernel batches would allocate 2-3 times a step. Any thread:
+   executors recycle while the recording thread takes. */
 static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
     accel_device* dev = q->obj.device;
     accel_i_batch_release(b);
@@ -4852,8 +4846,8 @@ static uint32_t accel_i_host_thread(void) {
 #endif
 
 /* ---- writing ---- */
-/* The writer formats into t->out (no stdio formatting: fprintf made writing an event cost 600 ns, 5x
-   the dispatch it describes) and hands full blocks to fwrite. Under the file lock. */
+/* The writer formats into t->out (no stdio formatting: fprintf costs ~600 ns an event, 5x the
+   dispatch it describes) and hands full blocks to fwrite. Under the file lock. */
 #define ACCEL_I_TRACE_OUT 16384u
 static void accel_i_trace_drain(accel_i_trace* t) {
     if (t->out_len) fwrite(t->out, 1, t->out_len, t->file);
