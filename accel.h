@@ -19,7 +19,8 @@
            float a;
            memcpy(&a, &d->constants[0], sizeof a);
            uint32_t i0 = d->group_id[0] * d->group_size[0];
-           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->constants[1]; i++) y[i] = a * x[i] + y[i];
+           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->constants[1]; i++)
+               y[i] = a * x[i] + y[i];
        }
 
        #define CHECK(call) do { accel_result r_ = (call); if (r_ != ACCEL_OK) { \
@@ -153,8 +154,8 @@
    invocations per group (1024 x 1024 x 64), group counts up to 2^32-1 x 65535 x 65535.
    A batch that waits forever on a signal nobody sets keeps its queue (and a destroy of that queue or
    device) waiting: fail (or set) the signal from another thread to unblock it. Such a destroy is never
-   silent: in every threaded build, after 1 s it logs a warning naming the queue, the signal and value it waits
-   for and that remedy, and again after 3, 7, 15, 31 s and every 32 s from then on.
+   silent: in every threaded build, after 1 s it logs a warning naming the queue, the signal and value it
+   waits for and that remedy, and again after 3, 7, 15, 31 s and every 32 s from then on.
    An exec with a global size of 0 in any dimension is a no-op on every backend: a zero global size
    is no work, not 1 (set unused dimensions to 1, as accel_exec_1d and accel_exec_2d do; a debug
    device warns about it). Its arguments are still checked, and in a command list it keeps its place,
@@ -277,8 +278,8 @@
    of memory is ACCEL_ERROR_OUT_OF_MEMORY with nothing leaked. Log lines and hang reports name objects by
    address and label: buffers take `.label` in their desc, programs their `.name`, queues and signals
    accel_queue_set_label / accel_signal_set_label (copied); an object without a label shows its address
-   and its kind ('signal', 'compute queue', ...). accel_device_create_any logs an unavailable backend as a warning (the backend's reason) and
-   an info line, never as an error: falling back is normal.
+   and its kind ('signal', 'compute queue', ...). accel_device_create_any logs an unavailable backend as
+   a warning (the backend's reason) and an info line, never as an error: falling back is normal.
 
    ==== Profiling ===============================================================================
    accel_queue_timestamp records a command that writes the moment the commands before it completed, in
@@ -340,8 +341,9 @@
    kernel's device after the kernel's batch has finished or parked (on another device, at once).
    A host wait (timeout > 0) that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of
    hanging; a poll returns ACCEL_TIMEOUT; accel_queue_finish likewise (also a finish, from inside a
-   kernel, of another queue of the kernel's device: its batch runs after the kernel's). Destroying a queue whose batch is still parked drops it
-   and fails the signals it would have signalled (reason ACCEL_ERROR_DEADLOCK). cpu_threads is always 1.
+   kernel, of another queue of the kernel's device: its batch runs after the kernel's). Destroying a
+   queue whose batch is still parked drops it and fails the signals it would have signalled (reason
+   ACCEL_ERROR_DEADLOCK). cpu_threads is always 1.
    A host call (accel_queue_host_call) runs inline when its batch reaches it: inside accel_queue_submit,
    or inside the accel_signal_set / accel_signal_fail that unblocks the batch.
    Build for WASI with: clang --target=wasm32-wasi (no threads, no dlopen: the CPU backend only).
@@ -414,7 +416,9 @@ ACCEL_API const char* accel_backend_name(const accel_backend* b);
 ACCEL_API accel_result accel_backend_device_count(const accel_backend* b, uint32_t* count);
 
 /* ==== devices ==== */
-typedef enum accel_log_level { ACCEL_LOG_ERROR, ACCEL_LOG_WARN, ACCEL_LOG_INFO, ACCEL_LOG_DEBUG } accel_log_level;
+typedef enum accel_log_level {
+    ACCEL_LOG_ERROR, ACCEL_LOG_WARN, ACCEL_LOG_INFO, ACCEL_LOG_DEBUG
+} accel_log_level;
 typedef struct accel_logger {
     void (*log_fn)(accel_log_level level, const char* message, void* user);  /* any thread */
     void* user;
@@ -431,8 +435,9 @@ typedef struct accel_device_desc {
                                        (its affinity mask; 1 without threads) */
     accel_allocator allocator;      /* zero: malloc/free. Host-side allocations only */
     accel_logger logger;            /* zero: errors and warnings to stderr */
-    bool debug;                     /* extra checks (Vulkan: the validation layer), hang diagnostics, and warnings
-                                       about valid but suspect calls (an exec with no work); see Hang diagnostics */
+    bool debug;                     /* extra checks (Vulkan: the validation layer), hang diagnostics,
+                                       and warnings about valid but suspect calls (an exec with no
+                                       work); see Hang diagnostics */
     const char* label;
     /* Chrome trace-event JSON written here (see "Profiling" above); NULL: the environment variable
        ACCEL_TRACE if set, else no trace. The string is read at create only. */
@@ -454,7 +459,9 @@ ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backe
    queues wait for (the remedy for a blocked queue; see Thread safety), not other calls on its objects. */
 ACCEL_API void accel_device_destroy(accel_device* dev);
 
-typedef enum accel_device_type { ACCEL_DEVICE_CPU, ACCEL_DEVICE_GPU_DISCRETE, ACCEL_DEVICE_GPU_INTEGRATED, ACCEL_DEVICE_OTHER } accel_device_type;
+typedef enum accel_device_type {
+    ACCEL_DEVICE_CPU, ACCEL_DEVICE_GPU_DISCRETE, ACCEL_DEVICE_GPU_INTEGRATED, ACCEL_DEVICE_OTHER
+} accel_device_type;
 typedef enum accel_program_format {
     ACCEL_FORMAT_CPU = 1u << 0, ACCEL_FORMAT_SPIRV = 1u << 1, ACCEL_FORMAT_PTX = 1u << 2,
     ACCEL_FORMAT_CUBIN = 1u << 3, ACCEL_FORMAT_CUDA_SOURCE = 1u << 4
@@ -470,8 +477,9 @@ typedef struct accel_device_info {
     bool separate_copy_queue;       /* ACCEL_QUEUE_COPY is a real DMA engine */
     bool host_mapped_device_memory; /* ACCEL_MEMORY_DEVICE buffers can be mapped (CPU, unified memory) */
     uint32_t compute_capability;    /* CUDA: 90 for sm_90; else 0 */
-    uint32_t cpu_threads;           /* CPU backend: worker lanes an exec is split across (accel_dispatch.worker
-                                       runs 0..cpu_threads-1; 1 without threads); 0 on other backends */
+    uint32_t cpu_threads;           /* CPU backend: worker lanes an exec is split across
+                                       (accel_dispatch.worker runs 0..cpu_threads-1; 1 without
+                                       threads); 0 on other backends */
     uint32_t buffer_offset_alignment; /* accel_buffer_view_create offsets: 1 on the CPU, the device's
                                        minStorageBufferOffsetAlignment on Vulkan, 256 on CUDA */
 } accel_device_info;
@@ -496,7 +504,8 @@ typedef struct accel_buffer_desc {
 /* Errors: INVALID_ARGUMENT (NULL, size 0, bad memory kind, read_only without host_ptr), OUT_OF_MEMORY,
    UNSUPPORTED (host_ptr on a backend that cannot wrap), DEVICE_LOST. Contents are zero unless host_ptr
    is given. */
-ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out);
+ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc,
+                                           accel_buffer** out);
 /* Drops the caller's reference; memory is freed once no submitted work uses it. NULL is a no-op. */
 ACCEL_API void   accel_buffer_destroy(accel_buffer* buf);
 ACCEL_API size_t accel_buffer_size(const accel_buffer* buf);   /* 0 for NULL */
@@ -517,7 +526,8 @@ ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void*
    kernel's bounds come from its constants as with any buffer. Errors: INVALID_ARGUMENT
    (NULL, size 0, the range outside buf, a misaligned offset; logged), OUT_OF_MEMORY, DEVICE_LOST.
    Any thread. */
-ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out);
+ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size,
+                                                accel_buffer** out);
 
 /* ==== programs ==== */
 typedef struct accel_dispatch {      /* what a CPU kernel sees: one work group */
@@ -538,15 +548,18 @@ typedef struct accel_program_desc {
     const char* ptx;                                   /* NUL-terminated */
     const void* cubin; size_t cubin_size;
     const char* cuda_source;                           /* compiled at run time with NVRTC */
-    uint32_t buffer_count;           /* Vulkan: set 0, storage buffers at bindings 0..n-1; CUDA: first n params (pointers) */
-    uint32_t constant_count;         /* 32-bit words. Vulkan: push constants; CUDA: the next params, 4 bytes each */
+    uint32_t buffer_count;           /* Vulkan: set 0, storage buffers at bindings 0..n-1;
+                                        CUDA: first n params (pointers) */
+    uint32_t constant_count;         /* 32-bit words. Vulkan: push constants; CUDA: the next params,
+                                        4 bytes each */
 } accel_program_desc;
 /* Picks the format this device runs. Errors: INVALID_ARGUMENT (NULL, no format at all, counts above the
    device limits; Vulkan: a malformed SPIR-V module, or a shader that uses a binding at or above
    buffer_count or more than constant_count words of push constants — fewer is fine), UNSUPPORTED (only
    formats this device cannot run), COMPILE, OUT_OF_MEMORY. Names (the entry point) of any length.
    An exec must pass exactly buffer_count buffers and constant_count constants. */
-ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out);
+ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc,
+                                            accel_program** out);
 ACCEL_API void accel_program_destroy(accel_program* prog);     /* NULL is a no-op; freed after its work */
 
 /* ==== signals ==== */
@@ -570,8 +583,9 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
    failed (*first_reached = the lowest failed index; with OK, the lowest index). *first_reached is left
    as it was on TIMEOUT, DEADLOCK and INVALID_ARGUMENT, which are as for accel_signal_wait (count 0 is
    invalid). */
-ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
-                                              bool wait_all, uint64_t timeout_ns, uint32_t* first_reached /* may be NULL */);
+ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values,
+                                              uint32_t count, bool wait_all, uint64_t timeout_ns,
+                                              uint32_t* first_reached /* may be NULL */);
 /* Names s in log lines and hang reports (signals have no label otherwise). The text is copied through
    the device allocator; NULL or "" removes the label. OUT_OF_MEMORY keeps the old label;
    INVALID_ARGUMENT for a NULL signal. Call it before other threads use s (log lines read the label). */
@@ -612,11 +626,16 @@ ACCEL_API void accel_queue_destroy(accel_queue* q);
    a host_ptr wrap). wait and signal take any device's or backend's signals (see Signals). */
 ACCEL_API void accel_queue_wait(accel_queue* q, accel_signal* s, uint64_t value);
 ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t value);
-ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
-                                const uint32_t* constants, uint32_t constant_count, accel_exec_params params);
-ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset, accel_buffer* src, size_t src_offset, size_t size);
-ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern);
-ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset, const void* data, size_t size);  /* data copied now */
+ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
+                                uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
+                                accel_exec_params params);
+ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset,
+                                accel_buffer* src, size_t src_offset, size_t size);
+ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size,
+                                uint32_t pattern);
+/* data is copied now */
+ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset,
+                                  const void* data, size_t size);
 ACCEL_API void accel_queue_barrier(accel_queue* q);
 /* Records a host call: fn(user) runs on a library thread once the commands recorded before it on q
    have completed (their writes visible to fn), and the commands after it start when fn returns (they
@@ -690,7 +709,8 @@ typedef struct accel_patch {
    that does not hold the recorded offset + size (offsets stay where they were recorded: within a
    view, from its start; or a copy that would then overlap itself). A list may be replayed by several
    queues and threads at once, any number of times. */
-ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t patch_count);
+ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches,
+                                  uint32_t patch_count);
 
 #ifdef __cplusplus
 }
@@ -724,7 +744,8 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
 
 /* ==== config ==== */
 #if defined(__TINYC__) && !defined(__cplusplus)
-#  error "accel.h: tcc can compile the declarations, not the implementation (ACCEL_IMPLEMENTATION needs C11 atomics, which tcc lacks): implement it in a file built by gcc, clang or MSVC"
+#  error "accel.h: tcc can compile the declarations, not the implementation (ACCEL_IMPLEMENTATION \
+needs C11 atomics, which tcc lacks): implement it in a file built by gcc, clang or MSVC"
 #endif
 #if defined(__cplusplus) ? (__cplusplus < 201103L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201103L)) \
                          : (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L)
@@ -732,9 +753,11 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
 #  error "accel.h: the implementation (ACCEL_IMPLEMENTATION) needs C11 or C++11: use -std=gnu11 or -std=c11"
 #endif
 #if !defined(__cplusplus) && defined(__STDC_NO_ATOMICS__)
-#  error "accel.h: the implementation needs C11 atomics; this compiler has none (__STDC_NO_ATOMICS__): use C++11"
+#  error "accel.h: the implementation needs C11 atomics; this compiler has none (__STDC_NO_ATOMICS__): \
+use C++11"
 #endif
-#if !defined(ACCEL_NO_THREADS) && (defined(__wasi__) || (defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)))
+#if !defined(ACCEL_NO_THREADS) && \
+    (defined(__wasi__) || (defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)))
 #  define ACCEL_NO_THREADS
 #endif
 #if !defined(ACCEL_NO_THREADS)
@@ -896,7 +919,11 @@ static void accel_i_cond_timedwait(accel_i_cond* c, accel_i_mutex* m, uint64_t n
     ts.tv_nsec = (long)(ns % 1000000000u);
     pthread_cond_timedwait(c, m, &ts);
 }
-static void* accel_i_thread_entry(void* p) { accel_i_thread* t = (accel_i_thread*)p; t->fn(t->arg); return NULL; }
+static void* accel_i_thread_entry(void* p) {
+    accel_i_thread* t = (accel_i_thread*)p;
+    t->fn(t->arg);
+    return NULL;
+}
 static accel_result accel_i_thread_start(accel_i_thread* t, accel_i_thread_fn fn, void* arg) {
     int r;
     t->fn = fn; t->arg = arg;
@@ -916,19 +943,28 @@ static void accel_i_mutex_lock(accel_i_mutex* m) { AcquireSRWLockExclusive(m); }
 static void accel_i_mutex_unlock(accel_i_mutex* m) { ReleaseSRWLockExclusive(m); }
 static bool accel_i_cond_init(accel_i_cond* c) { InitializeConditionVariable(c); return true; }
 static void accel_i_cond_destroy(accel_i_cond* c) { (void)c; }
-static void accel_i_cond_wait(accel_i_cond* c, accel_i_mutex* m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
+static void accel_i_cond_wait(accel_i_cond* c, accel_i_mutex* m) {
+    SleepConditionVariableSRW(c, m, INFINITE, 0);
+}
 static void accel_i_cond_broadcast(accel_i_cond* c) { WakeAllConditionVariable(c); }
 static void accel_i_cond_timedwait(accel_i_cond* c, accel_i_mutex* m, uint64_t ns) {
     uint64_t ms = (ns + 999999u) / 1000000u;
     SleepConditionVariableSRW(c, m, ms >= INFINITE ? INFINITE - 1 : (DWORD)ms, 0);
 }
-static DWORD WINAPI accel_i_thread_entry(LPVOID p) { accel_i_thread* t = (accel_i_thread*)p; t->fn(t->arg); return 0; }
+static DWORD WINAPI accel_i_thread_entry(LPVOID p) {
+    accel_i_thread* t = (accel_i_thread*)p;
+    t->fn(t->arg);
+    return 0;
+}
 static accel_result accel_i_thread_start(accel_i_thread* t, accel_i_thread_fn fn, void* arg) {
     t->fn = fn; t->arg = arg;
     t->handle = CreateThread(NULL, 0, accel_i_thread_entry, t, 0, NULL);
     return t->handle ? ACCEL_OK : ACCEL_ERROR_OUT_OF_MEMORY;
 }
-static void accel_i_thread_join(accel_i_thread* t) { WaitForSingleObject(t->handle, INFINITE); CloseHandle(t->handle); }
+static void accel_i_thread_join(accel_i_thread* t) {
+    WaitForSingleObject(t->handle, INFINITE);
+    CloseHandle(t->handle);
+}
 static void accel_i_yield(void) { SwitchToThread(); }
 
 #else /* ACCEL_NO_THREADS: one thread; locks are inert */
@@ -992,7 +1028,8 @@ static void accel_i_cpu_leave(uint32_t cpu_id) {
     for (unsigned i = 0; i < ACCEL_I_CPU_MASK_WORDS; i++)
         for (unsigned long w = away[i]; w; w &= w - 1) allowed++;
     if (allowed == 0) return;   /* pinned to this one CPU: stay */
-    if (syscall(SYS_sched_setaffinity, 0, (size_t)n, away) == 0) syscall(SYS_sched_setaffinity, 0, (size_t)n, mask);
+    if (syscall(SYS_sched_setaffinity, 0, (size_t)n, away) == 0)
+        syscall(SYS_sched_setaffinity, 0, (size_t)n, mask);
 }
 /* The number of CPUs in the calling thread's affinity mask; 0 when unknown. */
 static uint32_t accel_i_cpu_mask_count(void) {
@@ -1037,7 +1074,9 @@ typedef struct accel_i_own {
    the CPU is only looked up (a system call) once the rate limit lets the move happen. The move itself
    waits for the end of the work at hand (accel_i_own_settle). */
 static void accel_i_own_leave(accel_i_own* own, uint32_t cpu_id, uint64_t now) {
-    if (!own || !own->moves || cpu_id == 0 || own->asked_ns || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
+    if (!own || !own->moves || cpu_id == 0 || own->asked_ns ||
+        (own->moved_ns && now - own->moved_ns < 1000000u))
+        return;
     own->asked_ns = now;
     own->asked_cpu = cpu_id == ACCEL_I_CPU_HERE ? accel_i_cpu_id() : cpu_id;
 }
@@ -1050,7 +1089,8 @@ static void accel_i_own_settle(accel_i_own* own) {
     if (!own->asked_ns) return;
     now = accel_i_now_ns();
     if (now - own->asked_ns < ACCEL_CPU_SPIN_NS &&
-        (!own->idle_sleepers || atomic_load_explicit(own->idle_sleepers, memory_order_relaxed) >= own->idle_need)) {
+        (!own->idle_sleepers ||
+         atomic_load_explicit(own->idle_sleepers, memory_order_relaxed) >= own->idle_need)) {
         own->moved_ns = now;
         accel_i_cpu_leave(own->asked_cpu);
     }
@@ -1168,13 +1208,13 @@ static void accel_i_waiter_remove(accel_i_event* ev, accel_i_waiter* w) {
 }
 
 #if !defined(ACCEL_NO_THREADS)
-/* Spins until word >= target, for at most ACCEL_CPU_SPIN_NS or until the deadline. */
 /* Spins until word >= target, for at most ACCEL_CPU_SPIN_NS or until the deadline. The first
    stretch is a pure spin with no clock reads (a partner on another core answers within it); after
    that each round also yields, because on an oversubscribed or virtual machine the thread we wait
    for is often queued behind us on the same core, and a pure spin would keep it off for the whole
    spin budget. */
-static bool accel_i_event_spin(const accel_i_event* ev, uint64_t target, uint64_t deadline, accel_i_own* own) {
+static bool accel_i_event_spin(const accel_i_event* ev, uint64_t target, uint64_t deadline,
+                               accel_i_own* own) {
     uint64_t start = 0;
     for (uint32_t i = 1;; i++) {
         if (accel_i_event_value(ev) >= target) return true;
@@ -1232,7 +1272,8 @@ static bool accel_i_event_sleep(accel_i_event* ev, uint64_t target, uint64_t dea
     bool reached, slept = false;
     if (accel_i_event_spin(ev, target, deadline, own)) return true;
     reached = accel_i_event_block(ev, target, deadline, &slept);
-    if (own && slept && reached) accel_i_own_leave(own, atomic_load_explicit(&ev->waker_cpu, memory_order_relaxed), accel_i_now_ns());
+    if (own && slept && reached)
+        accel_i_own_leave(own, atomic_load_explicit(&ev->waker_cpu, memory_order_relaxed), accel_i_now_ns());
     return reached;
 #endif
 }
@@ -1271,7 +1312,8 @@ struct accel_i_object {
     char* label_set;               /* accel_*_set_label's copy (device allocator); wins over label */
     accel_device* device;
 };
-typedef char accel_i_counts_apart_from_device[offsetof(accel_i_object, device) >= offsetof(accel_i_object, handle) + 67 ? 1 : -1];
+typedef char accel_i_counts_apart_from_device[
+    offsetof(accel_i_object, device) >= offsetof(accel_i_object, handle) + 67 ? 1 : -1];
 
 typedef enum accel_i_cmd_kind {
     ACCEL_I_CMD_WAIT, ACCEL_I_CMD_SIGNAL, ACCEL_I_CMD_EXEC, ACCEL_I_CMD_COPY,
@@ -1280,8 +1322,10 @@ typedef enum accel_i_cmd_kind {
     ACCEL_I_CMD_HOST_CALL          /* a host step: needs the host after the commands before it completed */
 } accel_i_cmd_kind;
 
-#define ACCEL_I_CMD_ON_DEVICE 1u     /* accel_i_cmd.flags: a wait the core handed to the device (core: batch walk) */
-#define ACCEL_I_CMD_FOREIGN   2u     /* accel_i_cmd.flags: a signal command of a queue of another device than its signal's */
+/* accel_i_cmd.flags: ON_DEVICE, a wait the core handed to the device (core: batch walk); FOREIGN, a
+   signal command of a queue of another device than its signal's */
+#define ACCEL_I_CMD_ON_DEVICE 1u
+#define ACCEL_I_CMD_FOREIGN   2u
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
     uint32_t flags;
@@ -1289,13 +1333,15 @@ typedef struct accel_i_cmd {
         struct { accel_signal* signal; uint64_t value; } sig;                 /* wait, signal */
         struct { accel_program* program; size_t buffers, constants;          /* arena offsets */
                  uint32_t buffer_count, constant_count; accel_exec_params params; } exec;
-        struct { accel_buffer* dst; accel_buffer* src; size_t dst_offset, src_offset, size;   /* roots, offsets in them */
-                 size_t dst_rel, src_rel; } copy;     /* the offsets as recorded (in a view: from its start) */
+        /* copy: dst and src are roots, the offsets in them; the _rel offsets as recorded (in a view:
+           from its start) */
+        struct { accel_buffer* dst; accel_buffer* src; size_t dst_offset, src_offset, size;
+                 size_t dst_rel, src_rel; } copy;
         struct { accel_buffer* dst; size_t offset, size; uint32_t pattern; size_t rel; } fill;
         struct { accel_buffer* dst; size_t offset, size, data; } update;   /* data: arena offset */
         struct { accel_buffer* dst; size_t offset; } stamp;                  /* timestamp */
-        struct { accel_commands* list; size_t patches; uint32_t patch_count; } replay;  /* patches: arena
-                                                        offset of accel_i_patch[patch_count], sorted by command */
+        /* replay: patches is the arena offset of accel_i_patch[patch_count], sorted by command */
+        struct { accel_commands* list; size_t patches; uint32_t patch_count; } replay;
         struct { void (*fn)(void* user); void* user; } host;               /* host call */
     } u;
 } accel_i_cmd;
@@ -1322,7 +1368,8 @@ struct accel_i_batch {
     accel_queue* dqueue;           /* the queue it was submitted on (hang reports) */
     bool dlisted;
 };
-typedef struct accel_i_segment { uint32_t wfrom, from, to; } accel_i_segment;   /* waits [wfrom, from), commands [from, to) */
+/* waits [wfrom, from), commands [from, to) */
+typedef struct accel_i_segment { uint32_t wfrom, from, to; } accel_i_segment;
 typedef struct accel_i_walker accel_i_walker;
 
 /* What a GPU backend provides to the core's batch walk ("core: batch walk"), beside its backend table
@@ -1366,8 +1413,10 @@ struct accel_backend {
     accel_result (*signal_create)(accel_device* dev, uint64_t initial, accel_signal** out);
     void (*signal_free)(accel_signal* s);
     uint64_t (*signal_value)(const accel_signal* s);
-    uint64_t (*signal_raise)(accel_signal* s, uint64_t value);   /* max; a failed value is final; returns the old value */
-    /* all signals of this backend; returns OK / TIMEOUT / SIGNAL_FAILED / DEADLOCK (see accel_i_wait_check) */
+    /* max; a failed value is final; returns the old value */
+    uint64_t (*signal_raise)(accel_signal* s, uint64_t value);
+    /* all signals of this backend; returns OK / TIMEOUT / SIGNAL_FAILED / DEADLOCK
+       (see accel_i_wait_check) */
     accel_result (*signal_wait_many)(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                      uint64_t timeout_ns, uint32_t* first);
     accel_result (*queue_create)(accel_device* dev, accel_queue_type type, accel_queue** out);
@@ -1390,7 +1439,8 @@ struct accel_backend {
    arrow from there. Atomics: a waiter reads them without a lock (see accel_i_trace_mark_of). */
 typedef struct accel_i_trace accel_i_trace;
 typedef struct accel_i_trace_mark { accel_i_a64 value, t; accel_i_a32 track; } accel_i_trace_mark;
-typedef struct accel_i_trace_spot { uint64_t value, t; uint32_t track; } accel_i_trace_spot;   /* a mark, read */
+/* a mark, read */
+typedef struct accel_i_trace_spot { uint64_t value, t; uint32_t track; } accel_i_trace_spot;
 #define ACCEL_I_TRACE_MARKS 2u   /* with the sequence word, the 56 bytes before a host signal's word */
 
 struct accel_device {
@@ -1433,7 +1483,8 @@ struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count
     accel_i_a32 foreign_held; \
     uint64_t fail_before;          /* its value just before that failure */ \
     uint64_t trace_id;             /* tracing: "#n" names an unlabelled signal (64-bit: no tail padding) */
-typedef struct accel_i_signal_shape { ACCEL_I_SIGNAL_FIELDS } accel_i_signal_shape;   /* for the padding below */
+/* for the padding below */
+typedef struct accel_i_signal_shape { ACCEL_I_SIGNAL_FIELDS } accel_i_signal_shape;
 /* Tracing's marks are the last 56 bytes, from a multiple of 64: a host signal (CPU, CUDA; allocated
    64-aligned) has its word right after them, in the same cache line, which each raise moves to the
    raising core anyway; on their own line they cost a traced round trip two more line transfers. */
@@ -1501,38 +1552,49 @@ struct accel_queue {
 #endif
 /* objects: the base part of a backend's object, and its release */
 ACCEL_I_KIT void accel_i_device_init(accel_device* dev, const accel_backend* b, const accel_device_desc* d);
-ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind, const char* label);
+ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind,
+                                     const char* label);
 ACCEL_I_KIT void accel_i_object_undo(accel_i_object* o);    /* a create that fails after object_init */
-ACCEL_I_KIT void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type);   /* recording state */
-ACCEL_I_KIT void accel_i_queue_fini(accel_queue* q);                                              /* drops unsubmitted batches */
+ACCEL_I_KIT void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type); /* recording */
+ACCEL_I_KIT void accel_i_queue_fini(accel_queue* q);        /* drops unsubmitted batches */
 /* memory and logging: every host allocation through the device's allocator; errors logged and returned */
 ACCEL_I_KIT void* accel_i_dev_alloc(accel_device* dev, size_t size);
 ACCEL_I_KIT void  accel_i_dev_free(accel_device* dev, void* p, size_t size);
 ACCEL_I_KIT bool  accel_i_grow(accel_device* dev, void** p, size_t* cap_bytes, size_t need_bytes);
-ACCEL_I_KIT void* accel_i_alloc(const accel_allocator* a, size_t size, size_t align);   /* before a device exists */
+/* before a device exists */
+ACCEL_I_KIT void* accel_i_alloc(const accel_allocator* a, size_t size, size_t align);
 ACCEL_I_KIT void  accel_i_free(const accel_allocator* a, void* ptr, size_t size);
-ACCEL_I_KIT void* accel_i_default_alloc(size_t size, size_t align, void* user);            /* malloc-backed defaults */
+/* malloc-backed defaults */
+ACCEL_I_KIT void* accel_i_default_alloc(size_t size, size_t align, void* user);
 ACCEL_I_KIT void  accel_i_default_free(void* ptr, size_t size, void* user);
-ACCEL_I_KIT void  accel_i_copy_label(char* dst, size_t cap, const char* src);              /* bounded, NUL-terminated */
-ACCEL_I_KIT void  accel_i_log_to(const accel_logger* lg, accel_log_level level, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
-ACCEL_I_KIT void  accel_i_log(accel_device* dev, accel_log_level level, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
-ACCEL_I_KIT accel_result accel_i_fail(accel_device* dev, accel_result r, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+ACCEL_I_KIT void  accel_i_copy_label(char* dst, size_t cap, const char* src);   /* bounded, NUL-terminated */
+ACCEL_I_KIT void  accel_i_log_to(const accel_logger* lg, accel_log_level level,
+                                 const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+ACCEL_I_KIT void  accel_i_log(accel_device* dev, accel_log_level level,
+                              const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+ACCEL_I_KIT accel_result accel_i_fail(accel_device* dev, accel_result r,
+                                      const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 ACCEL_I_KIT bool accel_i_lost(accel_device* dev);                     /* the sticky device-lost flag */
-ACCEL_I_KIT const char* accel_i_label(const accel_i_object* o);       /* for log lines: the label, quoted, or empty */
+/* for log lines: the label, quoted, or empty */
+ACCEL_I_KIT const char* accel_i_label(const accel_i_object* o);
 /* signals: values, failure encoding, raising (host word, then device side, then failure flow) */
 ACCEL_I_KIT bool     accel_i_failed(uint64_t v);
 ACCEL_I_KIT uint64_t accel_i_failed_value(accel_result reason);
 ACCEL_I_KIT uint64_t accel_i_raise(accel_signal* s, uint64_t v);      /* every raise of a signal */
 ACCEL_I_KIT void     accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_value);
-ACCEL_I_KIT accel_result accel_i_wait_check(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint32_t* first);
-ACCEL_I_KIT accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint64_t timeout_ns, uint32_t* first);
+ACCEL_I_KIT accel_result accel_i_wait_check(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                            uint32_t* first);
+ACCEL_I_KIT accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                            uint64_t timeout_ns, uint32_t* first);
 /* host signals: a 64-bit host word with accel.h's event machinery (the CPU backend's signals; CUDA's,
    with `size` bytes of its own around them) */
-ACCEL_I_KIT accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size, accel_signal** out);
+ACCEL_I_KIT accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size,
+                                                  accel_signal** out);
 ACCEL_I_KIT void     accel_i_host_signal_destroy(accel_signal* s, size_t size);
 ACCEL_I_KIT uint64_t accel_i_host_signal_value(const accel_signal* s);
 ACCEL_I_KIT uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v);
-ACCEL_I_KIT accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint64_t timeout_ns, uint32_t* first);
+ACCEL_I_KIT accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n,
+                                                  bool all, uint64_t timeout_ns, uint32_t* first);
 /* buffers: accel_i_buffer_root(buf), a view's root (defined with struct accel_buffer above; views are
    resolved to root + offset where a backend binds them) */
 /* batches: the walk (core: batch walk) and completion */
@@ -1545,10 +1607,10 @@ ACCEL_I_KIT uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uin
 ACCEL_I_KIT bool accel_i_cmd_is_host_step(const accel_i_cmd* c);          /* ends a segment (host_call) */
 ACCEL_I_KIT accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at);   /* the segment rule */
 ACCEL_I_KIT accel_result accel_i_walker_start(accel_queue* q);               /* queue create: its worker */
-ACCEL_I_KIT void accel_i_walker_stop(accel_queue* q);                        /* queue destroy: finishes, stops */
-ACCEL_I_KIT accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b);   /* queue_submit */
-ACCEL_I_KIT accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns);   /* queue_wait_idle */
-ACCEL_I_KIT size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap);        /* queue_describe */
+ACCEL_I_KIT void accel_i_walker_stop(accel_queue* q);                        /* queue destroy: finish, stop */
+ACCEL_I_KIT accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b);        /* queue_submit */
+ACCEL_I_KIT accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns); /* queue_wait_idle */
+ACCEL_I_KIT size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap);       /* queue_describe */
 ACCEL_I_KIT void accel_i_walker_poke(accel_queue* q);       /* new in-flight work for queue_poll to watch */
 #endif
 
@@ -1596,7 +1658,8 @@ static void accel_i_vlog(const accel_logger* lg, accel_log_level level, const ch
     if (lg && lg->log_fn) lg->log_fn(level, msg, lg->user);
     else accel_i_default_log(level, msg, NULL);
 }
-static void accel_i_log_to(const accel_logger* lg, accel_log_level level, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+static void accel_i_log_to(const accel_logger* lg, accel_log_level level,
+                           const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 static void accel_i_log_to(const accel_logger* lg, accel_log_level level, const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -1611,7 +1674,8 @@ static void accel_i_log(accel_device* dev, accel_log_level level, const char* fm
     va_end(ap);
 }
 /* Logs an error and returns it: `return accel_i_fail(dev, ACCEL_ERROR_..., "...", ...);` */
-static accel_result accel_i_fail(accel_device* dev, accel_result r, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+static accel_result accel_i_fail(accel_device* dev, accel_result r,
+                                 const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 static accel_result accel_i_fail(accel_device* dev, accel_result r, const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -1638,7 +1702,8 @@ static const char* accel_i_label(const accel_i_object* o) { return o->label_set 
 /* printf arguments for "%s%s%s": " 'label'", or nothing for an object without a label (never "''"). */
 #define ACCEL_I_LABEL(o) (accel_i_label(o)[0] ? " '" : ""), accel_i_label(o), (accel_i_label(o)[0] ? "'" : "")
 /* A device for "%p%s%s%s": its address, then its label in quotes where it has one. */
-#define ACCEL_I_DEVICE_LABEL(d) (void*)(d), ((d)->label[0] ? " '" : ""), (d)->label, ((d)->label[0] ? "'" : "")
+#define ACCEL_I_DEVICE_LABEL(d) \
+    (void*)(d), ((d)->label[0] ? " '" : ""), (d)->label, ((d)->label[0] ? "'" : "")
 
 /* ==== core: optional parts: entry points ==== */
 /* The trace recorder ("trace: the recorder") and the debug hang reports ("debug: hang reports") stand
@@ -1653,11 +1718,12 @@ static void accel_i_trace_queue(accel_queue* q);        /* queue create: its tra
 static void accel_i_trace_queue_name(accel_queue* q);   /* its label changed */
 static void accel_i_trace_queue_fini(accel_queue* q);
 static void accel_i_trace_signal(accel_signal* s);      /* signal create: its number */
-static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label, uint64_t t0, uint64_t t1,
-                                    const char* key, uint64_t value);
-static void accel_i_trace_host_set(accel_signal* s, uint64_t value);   /* accel_signal_set, before the raise */
+static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label,
+                                    uint64_t t0, uint64_t t1, const char* key, uint64_t value);
+static void accel_i_trace_host_set(accel_signal* s, uint64_t value);   /* accel_signal_set, pre-raise */
 static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0);
-static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1, bool mark);
+static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1,
+                                     bool mark);
 static void accel_i_trace_mark_set(accel_signal* s, uint64_t v, uint64_t t, uint32_t track);
 #  if !defined(ACCEL_NO_THREADS)
 static void accel_i_trace_waits_failed(accel_queue* q, const accel_i_batch* b, const accel_i_segment* sg);
@@ -1667,7 +1733,8 @@ static void accel_i_trace_waits_failed(accel_queue* q, const accel_i_batch* b, c
 static accel_result accel_i_trace_open(accel_device* dev, const accel_device_desc* d) {
     const char* path = d->trace_path ? d->trace_path : getenv("ACCEL_TRACE");
     if (path && path[0])
-        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: built with ACCEL_NO_TRACE; no trace is written to '%s'", path);
+        accel_i_log(dev, ACCEL_LOG_WARN,
+                    "accel_device_create: built with ACCEL_NO_TRACE; no trace is written to '%s'", path);
     return ACCEL_OK;
 }
 static void accel_i_trace_close(accel_device* dev) { (void)dev; }
@@ -1675,15 +1742,16 @@ static void accel_i_trace_queue(accel_queue* q) { (void)q; }
 static void accel_i_trace_queue_name(accel_queue* q) { (void)q; }
 static void accel_i_trace_queue_fini(accel_queue* q) { (void)q; }
 static void accel_i_trace_signal(accel_signal* s) { (void)s; }
-static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label, uint64_t t0, uint64_t t1,
-                                    const char* key, uint64_t value) {
+static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label,
+                                    uint64_t t0, uint64_t t1, const char* key, uint64_t value) {
     (void)dev; (void)what; (void)label; (void)t0; (void)t1; (void)key; (void)value;
 }
 static void accel_i_trace_host_set(accel_signal* s, uint64_t value) { (void)s; (void)value; }
 static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0) {
     (void)s; (void)v; (void)n; (void)t0;
 }
-static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1, bool mark) {
+static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1,
+                                     bool mark) {
     (void)q; (void)c; (void)t0; (void)mark;
     return t1;
 }
@@ -1704,18 +1772,20 @@ static void accel_i_trace_waits_failed(accel_queue* q, const accel_i_batch* b, c
 #  define ACCEL_I_DEBUGGING(dev) ((dev)->debug)
 static void accel_i_debug_promise(const accel_i_batch* b);                          /* submit */
 static void accel_i_debug_recorded(accel_queue* q, accel_signal* s, uint64_t v);    /* a signal command */
-static void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, const char* fn);
-static void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s, const uint64_t* v, uint32_t n,
-                               uint64_t timeout_ns, accel_result r);
+static void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                      const char* fn);
+static void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s, const uint64_t* v,
+                               uint32_t n, uint64_t timeout_ns, accel_result r);
 #else
 #  define ACCEL_I_DEBUGGING(dev) ((void)(dev), false)
 static void accel_i_debug_promise(const accel_i_batch* b) { (void)b; }
 static void accel_i_debug_recorded(accel_queue* q, accel_signal* s, uint64_t v) { (void)q; (void)s; (void)v; }
-static void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, const char* fn) {
+static void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                      const char* fn) {
     (void)s; (void)v; (void)n; (void)all; (void)fn;
 }
-static void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s, const uint64_t* v, uint32_t n,
-                               uint64_t timeout_ns, accel_result r) {
+static void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s, const uint64_t* v,
+                               uint32_t n, uint64_t timeout_ns, accel_result r) {
     (void)dev; (void)what; (void)s; (void)v; (void)n; (void)timeout_ns; (void)r;
 }
 #endif
@@ -1728,7 +1798,8 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     dev->logger = d->logger;
     dev->debug = d->debug;
     if (dev->debug && !ACCEL_I_DEBUGGING(dev))
-        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: built with ACCEL_NO_DEBUG; debug = true has no effect");
+        accel_i_log(dev, ACCEL_LOG_WARN,
+                    "accel_device_create: built with ACCEL_NO_DEBUG; debug = true has no effect");
     accel_i_copy_label(dev->label, sizeof dev->label, d->label);
     atomic_init(&dev->lost, 0u);
     atomic_init(&dev->destroyed, 0u);
@@ -1737,8 +1808,12 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     atomic_init(&dev->dwait_lock, 0u);
     atomic_init(&dev->dwait_count, 0u);
 }
-static void* accel_i_dev_alloc(accel_device* dev, size_t size) { return accel_i_alloc(&dev->allocator, size, 16); }
-static void accel_i_dev_free(accel_device* dev, void* p, size_t size) { accel_i_free(&dev->allocator, p, size); }
+static void* accel_i_dev_alloc(accel_device* dev, size_t size) {
+    return accel_i_alloc(&dev->allocator, size, 16);
+}
+static void accel_i_dev_free(accel_device* dev, void* p, size_t size) {
+    accel_i_free(&dev->allocator, p, size);
+}
 
 /* Lifetimes. An object holds one reference for the caller's handle and one per recorded command that
    uses it, so work keeps alive what it uses, across devices too: a batch of device A may hold a signal
@@ -1754,7 +1829,8 @@ static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_ki
     accel_i_copy_label(o->label, sizeof o->label, label);
     if (label && strlen(label) >= sizeof o->label) {   /* too long for the inline copy: keep it whole */
         size_t n = strlen(label) + 1;
-        if ((o->label_set = (char*)accel_i_alloc(&dev->allocator, n, 1)) != NULL) memcpy(o->label_set, label, n);
+        if ((o->label_set = (char*)accel_i_alloc(&dev->allocator, n, 1)) != NULL)
+            memcpy(o->label_set, label, n);
     }
     atomic_fetch_add_explicit(&dev->refs, 1u, memory_order_relaxed);
     accel_i_spin_lock(&dev->objects_lock);
@@ -1765,7 +1841,8 @@ static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_ki
     accel_i_spin_unlock(&dev->objects_lock);
 }
 static void accel_i_device_release(accel_device* dev) {
-    if (atomic_fetch_sub_explicit(&dev->refs, 1u, memory_order_acq_rel) == 1u) dev->backend->device_destroy(dev);
+    if (atomic_fetch_sub_explicit(&dev->refs, 1u, memory_order_acq_rel) == 1u)
+        dev->backend->device_destroy(dev);
 }
 /* Takes o off its device's list. A create that fails after accel_i_object_init undoes it with this and
    accel_i_device_release(dev). */
@@ -1805,12 +1882,15 @@ static void accel_i_object_free(accel_i_object* o) {
     }
     accel_i_device_release(dev);
 }
-static void accel_i_retain(void* obj) { atomic_fetch_add_explicit(&((accel_i_object*)obj)->refs, 1u, memory_order_relaxed); }
+static void accel_i_retain(void* obj) {
+    atomic_fetch_add_explicit(&((accel_i_object*)obj)->refs, 1u, memory_order_relaxed);
+}
 /* A reference to an object found on its device's list, unless its last one is being dropped. */
 static bool accel_i_try_retain(accel_i_object* o) {
     uint32_t n = atomic_load_explicit(&o->refs, memory_order_relaxed);
     while (n != 0)
-        if (atomic_compare_exchange_weak_explicit(&o->refs, &n, n + 1u, memory_order_relaxed, memory_order_relaxed))
+        if (atomic_compare_exchange_weak_explicit(&o->refs, &n, n + 1u, memory_order_relaxed,
+                                                  memory_order_relaxed))
             return true;
     return false;
 }
@@ -1823,7 +1903,9 @@ static void accel_i_handle_drop(void* obj) {
     accel_i_object* o = (accel_i_object*)obj;
     if (atomic_exchange(&o->handle, 0u)) accel_i_release(o);
 }
-static bool accel_i_lost(accel_device* dev) { return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0; }
+static bool accel_i_lost(accel_device* dev) {
+    return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0;
+}
 
 /* ==== core: results and backends ==== */
 ACCEL_API const char* accel_result_string(accel_result r) {
@@ -1847,7 +1929,8 @@ ACCEL_API const char* accel_backend_name(const accel_backend* b) { return b ? b-
 
 ACCEL_API accel_result accel_backend_device_count(const accel_backend* b, uint32_t* count) {
     if (count) *count = 0;
-    if (!b || !count) return accel_i_invalid(NULL, "accel_backend_device_count", !b ? "backend is NULL" : "count is NULL");
+    if (!b || !count)
+        return accel_i_invalid(NULL, "accel_backend_device_count", !b ? "backend is NULL" : "count is NULL");
     return b->device_count(b, count);
 }
 
@@ -1863,7 +1946,8 @@ ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_
     *out = NULL;
     if (!d.backend) d.backend = accel_cpu_backend();
     if (!d.allocator.alloc_fn != !d.allocator.free_fn) {
-        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create: allocator needs both alloc_fn and free_fn");
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR,
+                       "accel_device_create: allocator needs both alloc_fn and free_fn");
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     if (!d.allocator.alloc_fn) {
@@ -1903,7 +1987,8 @@ ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backe
         r = accel_device_create(&d, out);
         if (r == ACCEL_OK) return ACCEL_OK;
         accel_i_log_to(&d.logger, r == ACCEL_ERROR_UNAVAILABLE ? ACCEL_LOG_INFO : ACCEL_LOG_WARN,
-                       "accel_device_create_any: skipping backend '%s': %s", backends[i]->name, accel_result_string(r));
+                       "accel_device_create_any: skipping backend '%s': %s",
+                       backends[i]->name, accel_result_string(r));
         if (r != ACCEL_ERROR_UNAVAILABLE) all_unavailable = false;
         last = r;
     }
@@ -1926,7 +2011,8 @@ static accel_i_object* accel_i_take_handle(accel_device* dev, int kind) {
    is held by a batch any more (`foreign`, which the caller read). */
 static bool accel_i_orphaned(accel_signal* s, uint64_t foreign) {
     uint64_t cur = s->obj.device->backend->signal_value(s), wanted = atomic_load(&s->wanted);
-    return !(cur & ACCEL_I_FAILED_BIT) && cur < wanted && (atomic_load(&s->recorded) < wanted || foreign == 0);
+    return !(cur & ACCEL_I_FAILED_BIT) && cur < wanted &&
+           (atomic_load(&s->recorded) < wanted || foreign == 0);
 }
 static void accel_i_orphan_fail(accel_signal* s) {
     accel_i_log(s->obj.device, ACCEL_LOG_WARN, "accel_device_destroy: signal %p%s%s%s is still held by another device's "
@@ -1941,7 +2027,8 @@ static void accel_i_orphan_fail(accel_signal* s) {
    or run with a lower value), s is an orphan now (see accel_i_fail_orphans). With the destroy's scan
    (destroyed, then foreign) one of the two sees the other (seq_cst). */
 static void accel_i_orphan_check(accel_signal* s, uint64_t foreign) {
-    if (foreign == 0 && atomic_load(&s->obj.device->destroyed) && accel_i_orphaned(s, 0)) accel_i_orphan_fail(s);
+    if (foreign == 0 && atomic_load(&s->obj.device->destroyed) && accel_i_orphaned(s, 0))
+        accel_i_orphan_fail(s);
 }
 /* A signal of dev that other devices' batches still hold once the destroy dropped every handle, and
    that nobody can set any more (accel_i_orphaned); retained. NULL when none is left. */
@@ -1950,7 +2037,9 @@ static accel_signal* accel_i_next_orphan(accel_device* dev) {
     accel_i_spin_lock(&dev->objects_lock);
     for (o = dev->objects; o; o = o->next) {
         accel_signal* s = (accel_signal*)(void*)o;
-        if (o->kind == ACCEL_I_SIGNAL && accel_i_orphaned(s, atomic_load(&s->foreign)) && accel_i_try_retain(o)) break;
+        if (o->kind == ACCEL_I_SIGNAL && accel_i_orphaned(s, atomic_load(&s->foreign)) &&
+            accel_i_try_retain(o))
+            break;
     }
     accel_i_spin_unlock(&dev->objects_lock);
     return (accel_signal*)(void*)o;
@@ -1980,7 +2069,8 @@ ACCEL_API void accel_device_destroy(accel_device* dev) {
 }
 
 ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out) {
-    if (!dev || !out) return accel_i_invalid(dev, "accel_device_info_get", !dev ? "dev is NULL" : "out is NULL");
+    if (!dev || !out)
+        return accel_i_invalid(dev, "accel_device_info_get", !dev ? "dev is NULL" : "out is NULL");
     if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
     *out = dev->info;
     return ACCEL_OK;
@@ -2001,26 +2091,33 @@ static bool accel_i_range_ok(size_t total, size_t offset, size_t size) {
 /* Why [offset, offset + size) is not a range of buf (accel_i_range_ok said no), for a log line: "size
    is 0", or the range and the buffer (a view as a view: its size, where it starts in its root, and the
    root's label and size). */
-static const char* accel_i_range_why(const accel_buffer* buf, size_t offset, size_t size, char* out, size_t cap) {
+static const char* accel_i_range_why(const accel_buffer* buf, size_t offset, size_t size, char* out,
+                                     size_t cap) {
     const accel_buffer* root = buf->root ? buf->root : buf;
     if (size == 0) snprintf(out, cap, "size is 0");
     else if (buf->root)
-        snprintf(out, cap, "offset %zu + size %zu outside a view of %zu bytes (at %zu in buffer%s%s%s of %zu bytes)", offset, size,
-                 buf->size, buf->offset, ACCEL_I_LABEL(&root->obj), root->size);
+        snprintf(out, cap,
+                 "offset %zu + size %zu outside a view of %zu bytes (at %zu in buffer%s%s%s of %zu bytes)",
+                 offset, size, buf->size, buf->offset, ACCEL_I_LABEL(&root->obj), root->size);
     else
-        snprintf(out, cap, "offset %zu + size %zu outside buffer%s%s%s of %zu bytes", offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
+        snprintf(out, cap, "offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
+                 offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
     return out;
 }
 
-ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
+ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc,
+                                           accel_buffer** out) {
     accel_result r;
     if (out) *out = NULL;
     if ((r = accel_i_create_args(dev, desc != NULL, out, "accel_buffer_create")) != ACCEL_OK) return r;
-    if (desc->size == 0) return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: size is 0");
+    if (desc->size == 0)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: size is 0");
     if (desc->memory != ACCEL_MEMORY_DEVICE && desc->memory != ACCEL_MEMORY_HOST)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: unknown memory kind %d", (int)desc->memory);
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_buffer_create: unknown memory kind %d", (int)desc->memory);
     if (desc->read_only && !desc->host_ptr)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: read_only without host_ptr");
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_buffer_create: read_only without host_ptr");
     r = dev->backend->buffer_create(dev, desc, out);
     if (r == ACCEL_OK) (*out)->read_only = desc->read_only;
     return r;
@@ -2031,7 +2128,8 @@ static bool accel_i_view_args_ok(accel_buffer* buf, size_t offset, size_t size) 
     size_t align = dev->info.buffer_offset_alignment ? dev->info.buffer_offset_alignment : 1u;
     char why[200];
     if (!accel_i_range_ok(buf->size, offset, size)) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: %s", accel_i_range_why(buf, offset, size, why, sizeof why));
+        accel_i_log(dev, ACCEL_LOG_ERROR,
+                    "accel_buffer_view_create: %s", accel_i_range_why(buf, offset, size, why, sizeof why));
         return false;
     }
     if ((buf->offset + offset) % align != 0) {
@@ -2041,7 +2139,8 @@ static bool accel_i_view_args_ok(accel_buffer* buf, size_t offset, size_t size) 
     }
     return true;
 }
-ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out) {
+ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size,
+                                                accel_buffer** out) {
     accel_buffer *root, *view;
     if (out) *out = NULL;
     if (!buf) return accel_i_invalid(NULL, "accel_buffer_view_create", "buffer is NULL");
@@ -2050,7 +2149,8 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
     if (!accel_i_view_args_ok(buf, offset, size)) return ACCEL_ERROR_INVALID_ARGUMENT;
     root = accel_i_buffer_root(buf);
     view = (accel_buffer*)accel_i_dev_alloc(buf->obj.device, sizeof *view);
-    if (!view) return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_view_create: out of host memory");
+    if (!view)
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_view_create: out of host memory");
     memset((void*)view, 0, sizeof *view);
     accel_i_retain(root);
     view->root = root;
@@ -2073,12 +2173,14 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
     if (!buf) return accel_i_invalid(NULL, fn, "buffer is NULL");
     if (!host) return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
     if (!accel_i_range_ok(buf->size, offset, size))
-        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
     if (write && buf->read_only)
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn,
                             ACCEL_I_LABEL(&buf->obj));
     if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
-    return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size, write);
+    return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size,
+                                               write);
 }
 ACCEL_API accel_result accel_buffer_write(accel_buffer* buf, size_t offset, const void* src, size_t size) {
     return accel_i_buffer_io(buf, offset, (void*)(uintptr_t)src, size, true);
@@ -2096,7 +2198,8 @@ ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_progr
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create '%s': the desc carries no program format",
                             desc->name ? desc->name : "");
     if ((desc->spirv && desc->spirv_size == 0) || (desc->cubin && desc->cubin_size == 0))
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create: spirv/cubin given with size 0");
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_program_create: spirv/cubin given with size 0");
     if (desc->buffer_count > dev->info.max_buffers || desc->constant_count > dev->info.max_constants)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create: %u buffers / %u constants exceed the device limits (%u / %u)",
                             desc->buffer_count, desc->constant_count, dev->info.max_buffers, dev->info.max_constants);
@@ -2676,7 +2779,9 @@ static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer*
     return true;
 }
 /* An exec over no work items (a global size of 0 in some dimension). */
-static bool accel_i_no_work(const accel_exec_params* p) { return !p->global_size[0] || !p->global_size[1] || !p->global_size[2]; }
+static bool accel_i_no_work(const accel_exec_params* p) {
+    return !p->global_size[0] || !p->global_size[1] || !p->global_size[2];
+}
 ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
                                 const uint32_t* constants, uint32_t constant_count, accel_exec_params params) {
     size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u, off = 0;
@@ -2864,7 +2969,8 @@ ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type ty
     if (out) *out = NULL;
     if ((r = accel_i_create_args(dev, true, out, "accel_queue_create")) != ACCEL_OK) return r;
     if (type != ACCEL_QUEUE_COMPUTE && type != ACCEL_QUEUE_COPY)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_create: unknown queue type %d", (int)type);
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_queue_create: unknown queue type %d", (int)type);
     return dev->backend->queue_create(dev, type, out);
 }
 /* Core part of a backend's queue creation: the recording state. */
@@ -3006,7 +3112,8 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
         r = accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: out is NULL");
     if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
     if (r == ACCEL_OK && !b && (b = accel_i_batch_take(q)) == NULL)
-        r = accel_i_fail(q->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory");
+        r = accel_i_fail(q->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
+                         "accel_queue_record_end: out of host memory");
     if (r != ACCEL_OK) {   /* all or nothing */
         if (b) accel_i_batch_recycle(q, b);
         return r;
@@ -4761,7 +4868,8 @@ static ACCEL_I_COLD void accel_i_debug_hang(accel_device* dev, const char* what,
                     what, ended, (void*)s[0], ACCEL_I_LABEL(&s[0]->obj), (unsigned long long)v[0],
                     (unsigned long long)accel_signal_value(s[0]), n > 1 ? " and others" : "", used ? blocked : " no queue of this device");
     else
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: %s; blocked:%s", what, ended, used ? blocked : " no queue of this device");
+        accel_i_log(dev, ACCEL_LOG_WARN,
+                    "%s: %s; blocked:%s", what, ended, used ? blocked : " no queue of this device");
 }
 
 #endif /* !ACCEL_NO_DEBUG */
@@ -5114,8 +5222,8 @@ static uint32_t accel_i_trace_host(accel_device* dev) {
 }
 /* kit: a span [t0, t1] named "what label" (either may be empty; label NULL too) on the calling host
    thread's track, with one arg (key NULL: none). */
-static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label, uint64_t t0, uint64_t t1,
-                                    const char* key, uint64_t value) {
+static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label,
+                                    uint64_t t0, uint64_t t1, const char* key, uint64_t value) {
     accel_i_trace* t = dev->trace;
     uint32_t track = accel_i_trace_host(dev);
     accel_i_trace_event* e;
@@ -5326,14 +5434,19 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
     if (!t || !accel_i_trace_buf_init(dev, &t->host, ACCEL_I_TRACE_HOST_EVENTS, 0)) {
         if (t) accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
         accel_i_dev_free(dev, t, sizeof *t);
-        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_device_create: out of host memory for the trace");
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_device_create: out of host memory for the trace");
     }
     atomic_init(&t->file_lock, 0u); atomic_init(&t->queues, 0u); atomic_init(&t->signals, 0u);
     atomic_init(&t->host_named, 0u); atomic_init(&t->names_lock, 0u);
     t->dev = dev;
     if ((t->path = accel_i_trace_claim(path)) == NULL || (t->file = fopen(t->path->name, "w")) == NULL) {
-        if (t->path) accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: cannot open the trace file '%s'; tracing is off", t->path->name);
-        else accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: out of host memory for the trace file's name; tracing is off");
+        if (t->path)
+            accel_i_log(dev, ACCEL_LOG_WARN,
+                        "accel_device_create: cannot open the trace file '%s'; tracing is off", t->path->name);
+        else
+            accel_i_log(dev, ACCEL_LOG_WARN,
+                        "accel_device_create: out of host memory for the trace file's name; tracing is off");
         if (t->path) accel_i_trace_unclaim(t->path);
         accel_i_dev_free(dev, t->host.events, (size_t)t->host.cap * sizeof *t->host.events);
         accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
@@ -5374,7 +5487,8 @@ static void accel_i_trace_close(accel_device* dev) {
     accel_i_trace_names_free(t);
     accel_i_dev_free(dev, t->host_more, t->host_more_words * sizeof *t->host_more);
     if ((ferror(t->file) | fclose(t->file)) || !spill_ok)
-        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: writing the trace file failed; it is incomplete");
+        accel_i_log(dev, ACCEL_LOG_WARN,
+                    "accel_device_destroy: writing the trace file failed; it is incomplete");
     accel_i_trace_unclaim(t->path);
     accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
     accel_i_dev_free(dev, t, sizeof *t);
