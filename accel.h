@@ -2015,7 +2015,8 @@ static bool accel_i_orphaned(accel_signal* s, uint64_t foreign) {
            (atomic_load(&s->recorded) < wanted || foreign == 0);
 }
 static void accel_i_orphan_fail(accel_signal* s) {
-    accel_i_log(s->obj.device, ACCEL_LOG_WARN, "accel_device_destroy: signal %p%s%s%s is still held by another device's "
+    accel_i_log(s->obj.device, ACCEL_LOG_WARN,
+                "accel_device_destroy: signal %p%s%s%s is still held by another device's "
                 "queue, which waits for %llu; it is at %llu and nothing can set it now: failing it with "
                 "ACCEL_ERROR_DEVICE_LOST",
                 (void*)s, ACCEL_I_LABEL(&s->obj), (unsigned long long)atomic_load(&s->wanted),
@@ -2133,7 +2134,8 @@ static bool accel_i_view_args_ok(accel_buffer* buf, size_t offset, size_t size) 
         return false;
     }
     if ((buf->offset + offset) % align != 0) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: offset %zu (%zu in the root buffer) is not a multiple "
+        accel_i_log(dev, ACCEL_LOG_ERROR,
+                    "accel_buffer_view_create: offset %zu (%zu in the root buffer) is not a multiple "
                     "of buffer_offset_alignment %zu", offset, buf->offset + offset, align);
         return false;
     }
@@ -2150,7 +2152,8 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
     root = accel_i_buffer_root(buf);
     view = (accel_buffer*)accel_i_dev_alloc(buf->obj.device, sizeof *view);
     if (!view)
-        return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_view_create: out of host memory");
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_buffer_view_create: out of host memory");
     memset((void*)view, 0, sizeof *view);
     accel_i_retain(root);
     view->root = root;
@@ -2171,13 +2174,14 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
     const char* fn = write ? "accel_buffer_write" : "accel_buffer_read";
     char why[200];
     if (!buf) return accel_i_invalid(NULL, fn, "buffer is NULL");
-    if (!host) return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
+    if (!host)
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
     if (!accel_i_range_ok(buf->size, offset, size))
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
     if (write && buf->read_only)
-        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn,
-                            ACCEL_I_LABEL(&buf->obj));
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&buf->obj));
     if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
     return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size,
                                                write);
@@ -2190,19 +2194,23 @@ ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void*
 }
 
 /* ==== core: programs ==== */
-ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out) {
+ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc,
+                                            accel_program** out) {
     accel_result r;
     if (out) *out = NULL;
     if ((r = accel_i_create_args(dev, desc != NULL, out, "accel_program_create")) != ACCEL_OK) return r;
     if (!desc->cpu && !desc->spirv && !desc->ptx && !desc->cubin && !desc->cuda_source)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create '%s': the desc carries no program format",
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_program_create '%s': the desc carries no program format",
                             desc->name ? desc->name : "");
     if ((desc->spirv && desc->spirv_size == 0) || (desc->cubin && desc->cubin_size == 0))
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_program_create: spirv/cubin given with size 0");
     if (desc->buffer_count > dev->info.max_buffers || desc->constant_count > dev->info.max_constants)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create: %u buffers / %u constants exceed the device limits (%u / %u)",
-                            desc->buffer_count, desc->constant_count, dev->info.max_buffers, dev->info.max_constants);
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_program_create: %u buffers / %u constants exceed the device limits (%u / %u)",
+                            desc->buffer_count, desc->constant_count, dev->info.max_buffers,
+                            dev->info.max_constants);
     return dev->backend->program_create(dev, desc, out);
 }
 ACCEL_API void accel_program_destroy(accel_program* prog) { if (prog) accel_i_handle_drop(prog); }
@@ -2463,7 +2471,8 @@ static accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint6
    work may still run, and every signal it signals reads failed with the same reason), and only then
    publishes the failure to the device, so no device waiter is released before what it releases
    reads failed. */
-static bool accel_i_fail_handed_off(accel_signal* s, uint64_t before, uint64_t failed);   /* core: failure after hand-off */
+/* in core: failure after hand-off */
+static bool accel_i_fail_handed_off(accel_signal* s, uint64_t before, uint64_t failed);
 static uint64_t accel_i_raise(accel_signal* s, uint64_t v) {
     accel_device* dev = s->obj.device;
     const accel_backend* be = dev->backend;
@@ -2488,15 +2497,18 @@ static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_v
 /* One queue's part of a hang report: the (signal, value) it is blocked on (s: NULL when none) and how
    many of its batches are unfinished. Returns the length written (at most cap - 1). Backends call it
    from their queue_describe. */
-static size_t accel_i_describe_queue(char* out, size_t cap, const accel_queue* q, uint64_t pending, accel_signal* s, uint64_t v) {
+static size_t accel_i_describe_queue(char* out, size_t cap, const accel_queue* q, uint64_t pending,
+                                     accel_signal* s, uint64_t v) {
     int len;
     if (s)
-        len = snprintf(out, cap, " queue %p%s%s%s (%llu unfinished batches) waits for signal %p%s%s%s >= %llu (it is at %llu);",
-                       (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending, (void*)s, ACCEL_I_LABEL(&s->obj),
+        len = snprintf(out, cap,
+                       " queue %p%s%s%s (%llu unfinished batches) waits for signal %p%s%s%s >= %llu (it is at %llu);",
+                       (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending,
+                       (void*)s, ACCEL_I_LABEL(&s->obj),
                        (unsigned long long)v, (unsigned long long)accel_signal_value(s));
     else if (pending)
-        len = snprintf(out, cap, " queue %p%s%s%s (%llu unfinished batches) has not reached a wait;", (const void*)q,
-                       ACCEL_I_LABEL(&q->obj), (unsigned long long)pending);
+        len = snprintf(out, cap, " queue %p%s%s%s (%llu unfinished batches) has not reached a wait;",
+                       (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending);
     else
         len = 0;
     return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
@@ -2513,7 +2525,8 @@ static void accel_i_blocked_set(accel_i_blocked* b, accel_signal* s, uint64_t v)
     b->v = v;
     accel_i_spin_unlock(&b->lock);
 }
-static size_t accel_i_blocked_describe(accel_i_blocked* b, char* out, size_t cap, const accel_queue* q, uint64_t pending) {
+static size_t accel_i_blocked_describe(accel_i_blocked* b, char* out, size_t cap, const accel_queue* q,
+                                       uint64_t pending) {
     size_t len;
     accel_i_spin_lock(&b->lock);
     len = accel_i_describe_queue(out, cap, q, pending, b->s, b->v);
@@ -2540,7 +2553,8 @@ static void accel_i_batch_release(accel_i_batch* b) {
         accel_i_cmd* c = &b->cmds[i];
         switch (c->kind) {
         case ACCEL_I_CMD_SIGNAL:
-            if (c->flags & ACCEL_I_CMD_FOREIGN) accel_i_orphan_check(c->u.sig.signal, atomic_fetch_sub(&c->u.sig.signal->foreign, 1u) - 1u);
+            if (c->flags & ACCEL_I_CMD_FOREIGN)
+                accel_i_orphan_check(c->u.sig.signal, atomic_fetch_sub(&c->u.sig.signal->foreign, 1u) - 1u);
             accel_i_release(c->u.sig.signal);
             break;
         case ACCEL_I_CMD_WAIT: accel_i_release(c->u.sig.signal); break;
@@ -2557,7 +2571,8 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: break;
         case ACCEL_I_CMD_REPLAY: {
             uint32_t n = c->u.replay.patch_count;
-            const accel_i_patch* p = n ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+            const accel_i_patch* p =
+                n ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
             for (uint32_t j = 0; j < n; j++) if (p[j].buffer) accel_i_release(p[j].buffer);
             accel_i_release(c->u.replay.list);
             break;
@@ -2633,16 +2648,18 @@ static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, .
     va_start(ap, fmt);
     ACCEL_I_VSNPRINTF(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    accel_i_log(q->obj.device, ACCEL_LOG_ERROR, "%s (queue %p%s%s%s; %s returns %s)", msg, (void*)q, ACCEL_I_LABEL(&q->obj),
-                q->recording ? "accel_queue_record_end" : "the next accel_queue_submit", accel_result_string(r));
+    accel_i_log(q->obj.device, ACCEL_LOG_ERROR,
+                "%s (queue %p%s%s%s; %s returns %s)", msg, (void*)q, ACCEL_I_LABEL(&q->obj),
+                q->recording ? "accel_queue_record_end" : "the next accel_queue_submit",
+                accel_result_string(r));
     if (q->rec_error == ACCEL_OK) q->rec_error = r;
 }
 
 /* While q records a command list only exec, copy, fill, update and barrier may be recorded: any other
    command (wait, signal, replay, and kinds added later) is a recording error of the list. */
 static bool accel_i_rec_listable(accel_i_cmd_kind kind) {
-    return kind == ACCEL_I_CMD_EXEC || kind == ACCEL_I_CMD_COPY || kind == ACCEL_I_CMD_FILL || kind == ACCEL_I_CMD_UPDATE ||
-           kind == ACCEL_I_CMD_BARRIER;
+    return kind == ACCEL_I_CMD_EXEC || kind == ACCEL_I_CMD_COPY || kind == ACCEL_I_CMD_FILL ||
+           kind == ACCEL_I_CMD_UPDATE || kind == ACCEL_I_CMD_BARRIER;
 }
 static bool accel_i_rec_not_recording(accel_queue* q, const char* fn) {
     if (!q->recording) return true;
@@ -2665,18 +2682,22 @@ static bool accel_i_grow(accel_device* dev, void** p, size_t* cap_bytes, size_t 
 }
 
 /* Appends a command (and `arena` bytes of arena space, offset in *arena_off); NULL on OOM. */
-static accel_i_cmd* accel_i_rec_push(accel_queue* q, accel_i_cmd_kind kind, size_t arena, size_t* arena_off, const char* fn) {
+static accel_i_cmd* accel_i_rec_push(accel_queue* q, accel_i_cmd_kind kind, size_t arena, size_t* arena_off,
+                                     const char* fn) {
     accel_device* dev = q->obj.device;
     accel_i_batch* b = q->rec;
     accel_i_cmd* c;
     if (q->recording && !accel_i_rec_listable(kind) && !accel_i_rec_not_recording(q, fn)) return NULL;
     if (!b && (b = q->rec = accel_i_batch_take(q)) == NULL) goto oom;
     if (((size_t)b->count + 1) * sizeof *b->cmds > b->cmds_bytes) {
-        if (b->count >= UINT32_MAX / 2 || !accel_i_grow(dev, (void**)&b->cmds, &b->cmds_bytes, ((size_t)b->count + 1) * sizeof *b->cmds)) goto oom;
+        if (b->count >= UINT32_MAX / 2 ||
+            !accel_i_grow(dev, (void**)&b->cmds, &b->cmds_bytes, ((size_t)b->count + 1) * sizeof *b->cmds))
+            goto oom;
     }
     if (arena) {
         size_t off = (b->arena_used + 15u) & ~(size_t)15u;
-        if (arena > SIZE_MAX - off || !accel_i_grow(dev, (void**)&b->arena, &b->arena_cap, off + arena)) goto oom;
+        if (arena > SIZE_MAX - off || !accel_i_grow(dev, (void**)&b->arena, &b->arena_cap, off + arena))
+            goto oom;
         *arena_off = off;
         b->arena_used = off + arena;
     }
@@ -2694,25 +2715,30 @@ static bool accel_i_same_device(accel_queue* q, accel_device* other) {
     accel_device* dev = q->obj.device;
     return other == dev || (other->backend == dev->backend && dev->backend->shares_host_memory);
 }
-static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size, const char* fn) {
+static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size,
+                                  const char* fn) {
     if (!buf) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer is NULL", fn); return false; }
     if (!accel_i_same_device(q, buf->obj.device)) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&buf->obj));
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: buffer%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&buf->obj));
         return false;
     }
     if (!accel_i_range_ok(buf->size, offset, size)) {
         char why[200];
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
         return false;
     }
     return true;
 }
-static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_signal* s, uint64_t value, const char* fn) {
+static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_signal* s, uint64_t value,
+                               const char* fn) {
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     if (!s) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: signal is NULL", fn); return; }
     if (value > ACCEL_SIGNAL_MAX) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: value %llu on signal %p%s%s%s is above ACCEL_SIGNAL_MAX",
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: value %llu on signal %p%s%s%s is above ACCEL_SIGNAL_MAX",
                           fn, (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
         return;
     }
@@ -2720,7 +2746,10 @@ static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_sign
     accel_i_retain(s);
     if (s->obj.device != q->obj.device) {   /* only other devices' batches outlive the signal's device */
         accel_i_atomic_max(kind == ACCEL_I_CMD_WAIT ? &s->wanted : &s->recorded, value);
-        if (kind == ACCEL_I_CMD_SIGNAL) { atomic_fetch_add(&s->foreign, 1u); c->flags |= ACCEL_I_CMD_FOREIGN; }
+        if (kind == ACCEL_I_CMD_SIGNAL) {
+            atomic_fetch_add(&s->foreign, 1u);
+            c->flags |= ACCEL_I_CMD_FOREIGN;
+        }
     }
     c->u.sig.signal = s;
     c->u.sig.value = value;
@@ -2744,30 +2773,39 @@ static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p) {
         groups = ((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d];
         invocations *= p->local_size[d];
         if (p->local_size[d] > info->max_group_size[d] || groups > info->max_group_count[d]) {
-            accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_exec: dimension %d: local size %u (max %u), %llu groups (max %u)",
-                              d, p->local_size[d], info->max_group_size[d], (unsigned long long)groups, info->max_group_count[d]);
+            accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                              "accel_queue_exec: dimension %d: local size %u (max %u), %llu groups (max %u)",
+                              d, p->local_size[d], info->max_group_size[d], (unsigned long long)groups,
+                              info->max_group_count[d]);
             return false;
         }
     }
     if (invocations > info->max_group_invocations) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_exec: %llu invocations per group (max %u)",
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "accel_queue_exec: %llu invocations per group (max %u)",
                           (unsigned long long)invocations, info->max_group_invocations);
         return false;
     }
     return true;
 }
-static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
-                                 const uint32_t* constants, uint32_t constant_count) {
+static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
+                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count) {
     const char* fn = "accel_queue_exec";
-    if (q->type != ACCEL_QUEUE_COMPUTE) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: exec on a COPY queue", fn); return false; }
+    if (q->type != ACCEL_QUEUE_COMPUTE) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: exec on a COPY queue", fn);
+        return false;
+    }
     if (!p) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program is NULL", fn); return false; }
     if (!accel_i_same_device(q, p->obj.device)) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&p->obj));
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: program%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&p->obj));
         return false;
     }
     if (buffer_count != p->buffer_count || constant_count != p->constant_count) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program%s%s%s takes %u buffers and %u constants, got %u and %u",
-                          fn, ACCEL_I_LABEL(&p->obj), p->buffer_count, p->constant_count, buffer_count, constant_count);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: program%s%s%s takes %u buffers and %u constants, got %u and %u",
+                          fn, ACCEL_I_LABEL(&p->obj), p->buffer_count, p->constant_count, buffer_count,
+                          constant_count);
         return false;
     }
     if ((buffer_count && !buffers) || (constant_count && !constants)) {
@@ -2782,9 +2820,11 @@ static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer*
 static bool accel_i_no_work(const accel_exec_params* p) {
     return !p->global_size[0] || !p->global_size[1] || !p->global_size[2];
 }
-ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
-                                const uint32_t* constants, uint32_t constant_count, accel_exec_params params) {
-    size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u, off = 0;
+ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
+                                uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
+                                accel_exec_params params) {
+    size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u,
+           off = 0;
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, "accel_queue_exec", "queue is NULL"); return; }
     if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count)) return;
@@ -2793,12 +2833,15 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
        addresses, and its patches are still checked): every backend builds it as nothing */
     if (accel_i_no_work(&params)) {
         if (ACCEL_I_DEBUGGING(q->obj.device))
-            accel_i_log(q->obj.device, ACCEL_LOG_WARN, "accel_queue_exec: global size %u x %u x %u of program%s%s%s is no work: the "
-                        "exec does nothing (an unused dimension takes 1)", params.global_size[0], params.global_size[1],
-                        params.global_size[2], ACCEL_I_LABEL(&p->obj));
+            accel_i_log(q->obj.device, ACCEL_LOG_WARN,
+                        "accel_queue_exec: global size %u x %u x %u of program%s%s%s is no work: the "
+                        "exec does nothing (an unused dimension takes 1)",
+                        params.global_size[0], params.global_size[1], params.global_size[2],
+                        ACCEL_I_LABEL(&p->obj));
         if (!q->recording) return;
     }
-    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_c + 1, &off, "accel_queue_exec")) == NULL) return;
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_c + 1, &off, "accel_queue_exec")) == NULL)
+        return;
     if (bytes_b) memcpy(q->rec->arena + off, buffers, bytes_b);
     if (bytes_c) memcpy(q->rec->arena + off + bytes_b, constants, bytes_c);
     for (uint32_t i = 0; i < buffer_count; i++) accel_i_retain(buffers[i]);
@@ -2818,22 +2861,27 @@ static void accel_i_rec_resolve(accel_buffer** buf, size_t* offset) {
 /* The same for a command's destination, which must not be read_only. */
 static bool accel_i_rec_target(accel_queue* q, accel_buffer** buf, size_t* offset, const char* fn) {
     if ((*buf)->read_only) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&(*buf)->obj));
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&(*buf)->obj));
         return false;
     }
     accel_i_rec_resolve(buf, offset);
     return true;
 }
-ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset, accel_buffer* src, size_t src_offset, size_t size) {
+ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset,
+                                accel_buffer* src, size_t src_offset, size_t size) {
     const char* fn = "accel_queue_copy";
     size_t dst_rel = dst_offset, src_rel = src_offset;
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_buffer_ok(q, src, src_offset, size, fn)) return;
+    if (!accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) ||
+        !accel_i_rec_buffer_ok(q, src, src_offset, size, fn))
+        return;
     if (!accel_i_rec_target(q, &dst, &dst_offset, fn)) return;
     accel_i_rec_resolve(&src, &src_offset);
     if (dst == src && dst_offset < src_offset + size && src_offset < dst_offset + size) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: overlapping ranges in buffer%s%s%s", fn, ACCEL_I_LABEL(&dst->obj));
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: overlapping ranges in buffer%s%s%s", fn, ACCEL_I_LABEL(&dst->obj));
         return;
     }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_COPY, 0, NULL, fn)) == NULL) return;
@@ -2844,19 +2892,23 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
 }
 /* A fill's offset (in the buffer as given) and size must be multiples of 4; so must its offset in the
    root where the backend does not fill at any byte (a view's offset may be odd on the CPU backend). */
-static bool accel_i_fill_aligned(accel_queue* q, size_t rel, size_t root_offset, size_t size, const char* fn) {
+static bool accel_i_fill_aligned(accel_queue* q, size_t rel, size_t root_offset, size_t size,
+                                 const char* fn) {
     if ((rel | size) & 3u) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu and size %zu must be multiples of 4", fn, rel, size);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: offset %zu and size %zu must be multiples of 4", fn, rel, size);
         return false;
     }
     if ((root_offset & 3u) && !q->obj.device->backend->fills_any_byte) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu is at %zu in the view's root buffer, not a multiple of 4",
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: offset %zu is at %zu in the view's root buffer, not a multiple of 4",
                           fn, rel, root_offset);
         return false;
     }
     return true;
 }
-ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern) {
+ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size,
+                                uint32_t pattern) {
     const char* fn = "accel_queue_fill";
     size_t rel = offset;
     accel_i_cmd* c;
@@ -2865,9 +2917,11 @@ ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset
     if (!accel_i_fill_aligned(q, rel, offset, size, fn)) return;
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_FILL, 0, NULL, fn)) == NULL) return;
     accel_i_retain(dst);
-    c->u.fill.dst = dst; c->u.fill.offset = offset; c->u.fill.size = size; c->u.fill.pattern = pattern; c->u.fill.rel = rel;
+    c->u.fill.dst = dst; c->u.fill.offset = offset; c->u.fill.size = size;
+    c->u.fill.pattern = pattern; c->u.fill.rel = rel;
 }
-ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset, const void* data, size_t size) {
+ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset,
+                                  const void* data, size_t size) {
     const char* fn = "accel_queue_update";
     size_t off = 0;
     accel_i_cmd* c;
@@ -2886,7 +2940,10 @@ ACCEL_API void accel_queue_barrier(accel_queue* q) {
 ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user) {
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, "accel_queue_host_call", "queue is NULL"); return; }
-    if (!fn) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_host_call: fn is NULL"); return; }
+    if (!fn) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_host_call: fn is NULL");
+        return;
+    }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_HOST_CALL, 0, NULL, "accel_queue_host_call")) == NULL) return;
     c->u.host.fn = fn;
     c->u.host.user = user;
@@ -2899,12 +2956,15 @@ ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t o
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     if (!accel_i_rec_buffer_ok(q, dst, offset, 8, fn)) return;
     if (offset & 7u) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu must be a multiple of 8", fn, offset);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: offset %zu must be a multiple of 8", fn, offset);
         return;
     }
     if (!accel_i_rec_target(q, &dst, &offset, fn)) return;   /* a view: its root and the offset in it */
     if (offset & 7u) {   /* a view at an odd offset of its root (CPU views start at any byte) */
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: the offset is at %zu in the view's root buffer, not a multiple of 8", fn, offset);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: the offset is at %zu in the view's root buffer, not a multiple of 8",
+                          fn, offset);
         return;
     }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_TIMESTAMP, 0, NULL, fn)) == NULL) return;
@@ -2927,7 +2987,8 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     if (!q) return accel_i_invalid(NULL, "accel_queue_submit", "queue is NULL");
     if (q->recording) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
-                          "accel_queue_submit: the queue is recording a command list (call accel_queue_record_end)");
+                          "accel_queue_submit: the queue is recording a command list "
+                          "(call accel_queue_record_end)");
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     b = q->rec;
@@ -2951,8 +3012,11 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
     r = accel_queue_submit(q);
     t0 = ACCEL_I_TRACING(q->obj.device) ? accel_i_now_ns() : 0;
     w = q->obj.device->backend->queue_wait_idle(q, timeout_ns);
-    if (t0) accel_i_trace_host_span(q->obj.device, "finish", accel_i_label(&q->obj), t0, accel_i_now_ns(), NULL, 0);
-    if (((w == ACCEL_TIMEOUT && timeout_ns != 0) || w == ACCEL_ERROR_DEADLOCK) && ACCEL_I_DEBUGGING(q->obj.device))
+    if (t0)
+        accel_i_trace_host_span(q->obj.device, "finish", accel_i_label(&q->obj), t0, accel_i_now_ns(),
+                                NULL, 0);
+    if (((w == ACCEL_TIMEOUT && timeout_ns != 0) || w == ACCEL_ERROR_DEADLOCK) &&
+        ACCEL_I_DEBUGGING(q->obj.device))
         accel_i_debug_hang(q->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns, w);
     return r != ACCEL_OK ? r : w;
 }
@@ -2961,7 +3025,8 @@ ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label) 
     accel_result r;
     if (!q) return accel_i_invalid(NULL, "accel_queue_set_label", "queue is NULL");
     r = accel_i_set_label(&q->obj, label, "accel_queue_set_label");
-    if (r == ACCEL_OK && ACCEL_I_TRACING(q->obj.device)) accel_i_trace_queue_name(q);   /* its track's new name */
+    /* its track's new name */
+    if (r == ACCEL_OK && ACCEL_I_TRACING(q->obj.device)) accel_i_trace_queue_name(q);
     return r;
 }
 ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out) {
@@ -2984,7 +3049,8 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     q->free_count = 0;
     atomic_init(&q->unsubmitted_lock, 0u);
     q->unsubmitted_n = 0;
-    accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE, type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
+    accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE,
+                        type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
     accel_i_trace_queue(q);
 }
 /* Core part of a backend's queue teardown: drops the unsubmitted batch and the recycled ones. */
@@ -3013,9 +3079,13 @@ static void accel_i_queue_settle(accel_queue* q, const char* fn) {
         char what[320];
         size_t n = dev->backend->queue_describe ? dev->backend->queue_describe(q, what, sizeof what) : 0;
         waited += step;
-        if (n == 0) snprintf(what, sizeof what, " queue %p%s%s%s has unfinished work", (void*)q, ACCEL_I_LABEL(&q->obj));
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: still waiting after %llu s; fail (accel_signal_fail) or set from another "
-                    "thread the signal it waits for:%s", fn, (unsigned long long)(waited / 1000000000u), what);
+        if (n == 0)
+            snprintf(what, sizeof what, " queue %p%s%s%s has unfinished work",
+                     (void*)q, ACCEL_I_LABEL(&q->obj));
+        accel_i_log(dev, ACCEL_LOG_WARN,
+                    "%s: still waiting after %llu s; fail (accel_signal_fail) or set from another "
+                    "thread the signal it waits for:%s",
+                    fn, (unsigned long long)(waited / 1000000000u), what);
         if (step < 32000000000u) step *= 2;
     }
 #endif
@@ -3052,7 +3122,8 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 ACCEL_API accel_result accel_queue_record_begin(accel_queue* q) {
     if (!q) return accel_i_invalid(NULL, "accel_queue_record_begin", "queue is NULL");
     if (q->recording)
-        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_begin: the %s is already recording",
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_queue_record_begin: the %s is already recording",
                             accel_i_label(&q->obj));
     if ((q->rec && q->rec->count) || q->rec_error != ACCEL_OK)
         return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -3101,7 +3172,8 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
     if (out) *out = NULL;
     if (!q) return accel_i_invalid(NULL, "accel_queue_record_end", "queue is NULL");
     if (!q->recording)
-        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: the %s is not recording",
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_queue_record_end: the %s is not recording",
                             accel_i_label(&q->obj));
     b = q->rec;
     r = q->rec_error;
@@ -3123,19 +3195,22 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
 ACCEL_API void accel_commands_destroy(accel_commands* c) { if (c) accel_i_handle_drop(c); }
 
 static bool accel_i_bad_patch(accel_queue* q, uint32_t k, const accel_patch* p, const char* why) {
-    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_replay: patch %u (command %u, index %u, %s): %s",
+    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                      "accel_queue_replay: patch %u (command %u, index %u, %s): %s",
                       k, p->command, p->index, p->buffer ? "buffer" : "constant", why);
     return false;
 }
 /* Where slot `index` (0 = dst, 1 = src) of a copy, or a fill's dst, points with patch buffer pb (NULL:
    as recorded): the root and the offset in it. A patch keeps the command's offset within the buffer
    as recorded (a view's from its start), now within pb. */
-static void accel_i_slot_at(const accel_i_cmd* cmd, uint32_t index, accel_buffer* pb, accel_buffer** root, size_t* offset) {
+static void accel_i_slot_at(const accel_i_cmd* cmd, uint32_t index, accel_buffer* pb, accel_buffer** root,
+                            size_t* offset) {
     bool copy = cmd->kind == ACCEL_I_CMD_COPY;
     *root = copy ? (index == 0 ? cmd->u.copy.dst : cmd->u.copy.src) : cmd->u.fill.dst;
     *offset = copy ? (index == 0 ? cmd->u.copy.dst_offset : cmd->u.copy.src_offset) : cmd->u.fill.offset;
     if (!pb) return;
-    *offset = pb->offset + (copy ? (index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel) : cmd->u.fill.rel);
+    *offset = pb->offset +
+              (copy ? (index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel) : cmd->u.fill.rel);
     *root = accel_i_buffer_root(pb);
 }
 /* Where a copy's two slots point with all these patches (the last of a slot wins). */
@@ -3150,28 +3225,35 @@ static void accel_i_copy_patched(const accel_i_cmd* cmd, uint32_t command, const
     accel_i_slot_at(cmd, 1, ps, src, s);
 }
 /* A patch of a copy's or fill's buffer: holds the range as recorded; a destination is not read_only. */
-static bool accel_i_range_patch_ok(accel_queue* q, const accel_patch* p, uint32_t k, size_t rel, size_t size) {
+static bool accel_i_range_patch_ok(accel_queue* q, const accel_patch* p, uint32_t k, size_t rel,
+                                   size_t size) {
     if (!accel_i_rec_buffer_ok(q, p->buffer, rel, size, "accel_queue_replay")) return false;
     if (p->index == 0 && p->buffer->read_only) return accel_i_bad_patch(q, k, p, "the buffer is read_only");
     return true;
 }
-static bool accel_i_copy_patch_ok(accel_queue* q, const accel_i_cmd* cmd, const accel_patch* all, uint32_t n, uint32_t k) {
+static bool accel_i_copy_patch_ok(accel_queue* q, const accel_i_cmd* cmd, const accel_patch* all, uint32_t n,
+                                  uint32_t k) {
     const accel_patch* p = &all[k];
     accel_buffer *dst, *src;
     size_t d, s, size = cmd->u.copy.size;
-    if (!p->buffer || p->index > 1) return accel_i_bad_patch(q, k, p, "a copy takes buffer 0 (dst) or 1 (src) only");
-    if (!accel_i_range_patch_ok(q, p, k, p->index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel, size)) return false;
+    if (!p->buffer || p->index > 1)
+        return accel_i_bad_patch(q, k, p, "a copy takes buffer 0 (dst) or 1 (src) only");
+    if (!accel_i_range_patch_ok(q, p, k, p->index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel, size))
+        return false;
     accel_i_copy_patched(cmd, p->command, all, n, &dst, &d, &src, &s);
-    if (dst == src && d < s + size && s < d + size) return accel_i_bad_patch(q, k, p, "the copy would overlap itself");
+    if (dst == src && d < s + size && s < d + size)
+        return accel_i_bad_patch(q, k, p, "the copy would overlap itself");
     return true;
 }
 /* Is patch k a valid patch of list c for a replay on q? Logs and records the error when not. */
-static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const accel_patch* all, uint32_t n, uint32_t k) {
+static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const accel_patch* all, uint32_t n,
+                             uint32_t k) {
     const accel_patch* p = &all[k];
     const accel_i_cmd* cmd;
     if (p->command >= c->list->count) return accel_i_bad_patch(q, k, p, "no such command in the list");
     cmd = &c->list->cmds[p->command];
-    if (p->buffer && !accel_i_rec_buffer_ok(q, p->buffer, 0, p->buffer->size, "accel_queue_replay")) return false;
+    if (p->buffer && !accel_i_rec_buffer_ok(q, p->buffer, 0, p->buffer->size, "accel_queue_replay"))
+        return false;
     switch (cmd->kind) {
     case ACCEL_I_CMD_EXEC:
         if (p->index >= (p->buffer ? cmd->u.exec.buffer_count : cmd->u.exec.constant_count))
@@ -3181,7 +3263,8 @@ static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const acce
     case ACCEL_I_CMD_FILL: {
         accel_buffer* root;
         size_t at;
-        if (p->index != 0) return accel_i_bad_patch(q, k, p, "a fill takes buffer 0 (dst) or constant 0 (the pattern)");
+        if (p->index != 0)
+            return accel_i_bad_patch(q, k, p, "a fill takes buffer 0 (dst) or constant 0 (the pattern)");
         if (!p->buffer) return true;
         if (!accel_i_range_patch_ok(q, p, k, cmd->u.fill.rel, cmd->u.fill.size)) return false;
         accel_i_slot_at(cmd, 0, p->buffer, &root, &at);
@@ -3215,10 +3298,17 @@ static accel_i_patch accel_i_patch_resolve(const accel_i_batch* l, const accel_p
 static bool accel_i_replay_ok(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t n) {
     const char* fn = "accel_queue_replay";
     if (!accel_i_rec_not_recording(q, fn)) return false;
-    if (!c) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: command list is NULL", fn); return false; }
-    if (n && !patches) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: patches is NULL", fn); return false; }
+    if (!c) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: command list is NULL", fn);
+        return false;
+    }
+    if (n && !patches) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: patches is NULL", fn);
+        return false;
+    }
     if (c->obj.device != q->obj.device) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: the command list belongs to another device", fn);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: the command list belongs to another device", fn);
         return false;
     }
     if (c->has_exec && q->type != ACCEL_QUEUE_COMPUTE) {
@@ -3232,12 +3322,15 @@ static bool accel_i_replay_ok(accel_queue* q, accel_commands* c, const accel_pat
 /* Applies a validated patch to command c of batch b, recorded anew from list command lc (the generic
    form): buffers swap references; an exec binds the patch's buffer (a view as it is), a copy or fill
    points into the patch's root (accel_i_slot_at). */
-static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_i_cmd* lc, const accel_patch* p) {
+static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_i_cmd* lc,
+                                const accel_patch* p) {
     accel_buffer** slot = NULL;
     accel_buffer* to = p->buffer;
     size_t at = 0;
-    if (c->kind == ACCEL_I_CMD_EXEC && p->buffer) slot = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers) + p->index;
-    else if (c->kind == ACCEL_I_CMD_EXEC) memcpy(b->arena + c->u.exec.constants + 4u * (size_t)p->index, &p->value, 4);
+    if (c->kind == ACCEL_I_CMD_EXEC && p->buffer)
+        slot = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers) + p->index;
+    else if (c->kind == ACCEL_I_CMD_EXEC)
+        memcpy(b->arena + c->u.exec.constants + 4u * (size_t)p->index, &p->value, 4);
     else if (c->kind == ACCEL_I_CMD_FILL && !p->buffer) c->u.fill.pattern = p->value;
     else {
         accel_i_slot_at(lc, p->index, p->buffer, &to, &at);
@@ -3256,15 +3349,20 @@ static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel
     case ACCEL_I_CMD_EXEC: {
         accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(l->arena + c->u.exec.buffers);
         const uint32_t* consts = (const uint32_t*)(const void*)(l->arena + c->u.exec.constants);
-        accel_queue_exec(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts, c->u.exec.constant_count, c->u.exec.params);
+        accel_queue_exec(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts, c->u.exec.constant_count,
+                         c->u.exec.params);
         break;
     }
     case ACCEL_I_CMD_COPY:
-        accel_queue_copy(q, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src, c->u.copy.src_offset, c->u.copy.size);
+        accel_queue_copy(q, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src, c->u.copy.src_offset,
+                         c->u.copy.size);
         break;
-    case ACCEL_I_CMD_FILL: accel_queue_fill(q, c->u.fill.dst, c->u.fill.offset, c->u.fill.size, c->u.fill.pattern); break;
+    case ACCEL_I_CMD_FILL:
+        accel_queue_fill(q, c->u.fill.dst, c->u.fill.offset, c->u.fill.size, c->u.fill.pattern);
+        break;
     case ACCEL_I_CMD_UPDATE:
-        accel_queue_update(q, c->u.update.dst, c->u.update.offset, l->arena + c->u.update.data, c->u.update.size);
+        accel_queue_update(q, c->u.update.dst, c->u.update.offset, l->arena + c->u.update.data,
+                           c->u.update.size);
         break;
     case ACCEL_I_CMD_BARRIER: accel_queue_barrier(q); break;
     default: break;
@@ -3272,7 +3370,8 @@ static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel
 }
 /* The generic form: the list's commands recorded into the batch, then patched in place (an exec over
    no work is left out, as outside a list: built as nothing). */
-static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, const accel_patch* patches, uint32_t n) {
+static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, const accel_patch* patches,
+                                   uint32_t n) {
     const accel_i_batch* l = c->list;
     for (uint32_t i = 0; i < l->count; i++) {
         uint32_t before = q->rec ? q->rec->count : 0;
@@ -3280,7 +3379,8 @@ static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, cons
         accel_i_rerecord(q, l, &l->cmds[i]);
         if (!q->rec || q->rec->count == before) return;   /* out of memory: recorded as the batch's error */
         for (uint32_t k = 0; k < n; k++)
-            if (patches[k].command == i) accel_i_patch_apply(q->rec, &q->rec->cmds[q->rec->count - 1], &l->cmds[i], &patches[k]);
+            if (patches[k].command == i)
+                accel_i_patch_apply(q->rec, &q->rec->cmds[q->rec->count - 1], &l->cmds[i], &patches[k]);
     }
 }
 /* Stable insertion sort by command (patches usually come sorted: linear then). */
@@ -3292,7 +3392,8 @@ static void accel_i_patches_sort(accel_i_patch* p, uint32_t n) {
         p[j] = x;
     }
 }
-ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t patch_count) {
+ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches,
+                                  uint32_t patch_count) {
     size_t bytes = (size_t)patch_count * sizeof(accel_i_patch), off = 0;
     accel_i_patch* copy;
     accel_i_cmd* cmd;
@@ -3367,7 +3468,8 @@ static void accel_i_dwait_remove(accel_i_batch* b, accel_device* dev) {
 static uint32_t accel_i_dwait_hit(const accel_i_batch* b, const accel_signal* s, uint64_t before) {
     for (uint32_t i = 0; i < b->count; i++) {
         const accel_i_cmd* c = &b->cmds[i];
-        if (c->kind == ACCEL_I_CMD_WAIT && (c->flags & ACCEL_I_CMD_ON_DEVICE) && c->u.sig.signal == s && c->u.sig.value > before)
+        if (c->kind == ACCEL_I_CMD_WAIT && (c->flags & ACCEL_I_CMD_ON_DEVICE) && c->u.sig.signal == s &&
+            c->u.sig.value > before)
             return i + 1;
     }
     return b->count;
@@ -3377,8 +3479,10 @@ static uint32_t accel_i_dwait_hit(const accel_i_batch* b, const accel_signal* s,
    foreign_held so that a signal is on one list at a time; a signal another failure already holds is
    raised by that one). Neither list allocates, however many signals the failed batches hold. */
 typedef struct accel_i_fail_list { accel_signal *todo, *done, *foreign; } accel_i_fail_list;
-/* Fails (host word) the signals of b from command `from` on; queues the newly failed ones (dwait_lock held). */
-static void accel_i_dwait_fail_batch(accel_device* dev, accel_i_batch* b, uint32_t from, uint64_t failed, accel_i_fail_list* l) {
+/* Fails (host word) the signals of b from command `from` on; queues the newly failed ones (dwait_lock
+   held). */
+static void accel_i_dwait_fail_batch(accel_device* dev, accel_i_batch* b, uint32_t from, uint64_t failed,
+                                     accel_i_fail_list* l) {
     for (uint32_t i = from; i < b->count; i++) {
         accel_signal* u = b->cmds[i].u.sig.signal;
         uint64_t before;
@@ -4828,14 +4932,16 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
         uint64_t cur = accel_signal_value(s[i]), promised = atomic_load(&s[i]->promised);
         if (accel_i_failed(cur) || cur >= v[i] || promised >= v[i]) continue;
         if (logged++ == 8) {
-            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN, "%s: nothing submitted can reach %u more of the signals waited for",
+            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
+                        "%s: nothing submitted can reach %u more of the signals waited for",
                         fn, unreachable > 8 ? unreachable - 8 : 1u);
             return;
         }
         char held[200];
         accel_i_debug_unsubmitted(s[i], v[i], held, sizeof held);
         if (held[0])
-            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN, "%s: nothing submitted can reach signal %p%s%s%s >= %llu "
+            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
+                        "%s: nothing submitted can reach signal %p%s%s%s >= %llu "
                         "(it is at %llu): %s", fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i],
                         (unsigned long long)cur, held);
         else
@@ -4864,7 +4970,8 @@ static ACCEL_I_COLD void accel_i_debug_hang(accel_device* dev, const char* what,
         if (o->kind == ACCEL_I_QUEUE) used += dev->backend->queue_describe((accel_queue*)(void*)o, blocked + used, sizeof blocked - used);
     accel_i_spin_unlock(&dev->objects_lock);
     if (s)
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: %s waiting for signal %p%s%s%s >= %llu (it is at %llu)%s; blocked:%s",
+        accel_i_log(dev, ACCEL_LOG_WARN,
+                    "%s: %s waiting for signal %p%s%s%s >= %llu (it is at %llu)%s; blocked:%s",
                     what, ended, (void*)s[0], ACCEL_I_LABEL(&s[0]->obj), (unsigned long long)v[0],
                     (unsigned long long)accel_signal_value(s[0]), n > 1 ? " and others" : "", used ? blocked : " no queue of this device");
     else
@@ -5443,7 +5550,8 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
     if ((t->path = accel_i_trace_claim(path)) == NULL || (t->file = fopen(t->path->name, "w")) == NULL) {
         if (t->path)
             accel_i_log(dev, ACCEL_LOG_WARN,
-                        "accel_device_create: cannot open the trace file '%s'; tracing is off", t->path->name);
+                        "accel_device_create: cannot open the trace file '%s'; tracing is off",
+                        t->path->name);
         else
             accel_i_log(dev, ACCEL_LOG_WARN,
                         "accel_device_create: out of host memory for the trace file's name; tracing is off");
@@ -5454,7 +5562,8 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
         return ACCEL_OK;
     }
     if (strcmp(t->path->name, path) != 0)
-        accel_i_log(dev, ACCEL_LOG_INFO, "accel_device_create: another device writes a trace to '%s'; this one goes to '%s'",
+        accel_i_log(dev, ACCEL_LOG_INFO,
+                    "accel_device_create: another device writes a trace to '%s'; this one goes to '%s'",
                     path, t->path->name);
 #if defined(__wasi__)
     t->spill = NULL;        /* WASI has no temporary files: buffers are written as JSON */
