@@ -2208,7 +2208,8 @@ ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_progr
                             "accel_program_create: spirv/cubin given with size 0");
     if (desc->buffer_count > dev->info.max_buffers || desc->constant_count > dev->info.max_constants)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
-                            "accel_program_create: %u buffers / %u constants exceed the device limits (%u / %u)",
+                            "accel_program_create: %u buffers / %u constants exceed the device limits "
+                            "(%u / %u)",
                             desc->buffer_count, desc->constant_count, dev->info.max_buffers,
                             dev->info.max_constants);
     return dev->backend->program_create(dev, desc, out);
@@ -2502,7 +2503,8 @@ static size_t accel_i_describe_queue(char* out, size_t cap, const accel_queue* q
     int len;
     if (s)
         len = snprintf(out, cap,
-                       " queue %p%s%s%s (%llu unfinished batches) waits for signal %p%s%s%s >= %llu (it is at %llu);",
+                       " queue %p%s%s%s (%llu unfinished batches) waits for signal %p%s%s%s >= %llu "
+                       "(it is at %llu);",
                        (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending,
                        (void*)s, ACCEL_I_LABEL(&s->obj),
                        (unsigned long long)v, (unsigned long long)accel_signal_value(s));
@@ -4914,12 +4916,14 @@ static void accel_i_debug_unsubmitted(accel_signal* s, uint64_t v, char* out, si
         for (uint32_t i = 0; i < q->unsubmitted_n && i < 4 && !out[0]; i++)
             if (q->unsubmitted_s[i] == s && q->unsubmitted_v[i] >= v)
                 snprintf(out, cap, "queue %p%s%s%s holds an unsubmitted accel_queue_signal(%llu) on it "
-                         "(forgotten accel_queue_submit?)", (void*)o, ACCEL_I_LABEL(o), (unsigned long long)q->unsubmitted_v[i]);
+                         "(forgotten accel_queue_submit?)",
+                         (void*)o, ACCEL_I_LABEL(o), (unsigned long long)q->unsubmitted_v[i]);
         accel_i_spin_unlock(&q->unsubmitted_lock);
     }
     accel_i_spin_unlock(&dev->objects_lock);
 }
-static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, const char* fn) {
+static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n,
+                                                   bool all, const char* fn) {
     uint32_t pending = 0, unreachable = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t cur = accel_signal_value(s[i]);
@@ -4942,14 +4946,16 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
         if (held[0])
             accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
                         "%s: nothing submitted can reach signal %p%s%s%s >= %llu "
-                        "(it is at %llu): %s", fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i],
+                        "(it is at %llu): %s",
+                        fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i],
                         (unsigned long long)cur, held);
         else
             accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
-                        "%s: nothing submitted can reach signal %p%s%s%s >= %llu: it is at %llu and the highest "
-                        "value a submitted queue signals it to is %llu; only accel_signal_set or later work can end this wait",
-                        fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i], (unsigned long long)cur,
-                        (unsigned long long)promised);
+                        "%s: nothing submitted can reach signal %p%s%s%s >= %llu: it is at %llu and the "
+                        "highest value a submitted queue signals it to is %llu; only accel_signal_set or "
+                        "later work can end this wait",
+                        fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i],
+                        (unsigned long long)cur, (unsigned long long)promised);
     }
 }
 
@@ -4957,23 +4963,29 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
    once): log which queues are blocked on which (signal, value), as far as the backend describes its
    queues. The device's object list is held while reading: a queue is unlinked from it before it is freed. */
 static ACCEL_I_COLD void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s,
-                                            const uint64_t* v, uint32_t n, uint64_t timeout_ns, accel_result r) {
+                                            const uint64_t* v, uint32_t n, uint64_t timeout_ns,
+                                            accel_result r) {
     char blocked[400], ended[64];
     size_t used = 0;
     if (r == ACCEL_ERROR_DEADLOCK) snprintf(ended, sizeof ended, "deadlock");
     else snprintf(ended, sizeof ended, "gave up after %llu ns", (unsigned long long)timeout_ns);
     blocked[0] = '\0';
     if (!dev->backend->queue_describe)
-        used = (size_t)snprintf(blocked, sizeof blocked, " (the %s backend does not describe its queues)", dev->backend->name);
+        used = (size_t)snprintf(blocked, sizeof blocked, " (the %s backend does not describe its queues)",
+                                dev->backend->name);
     accel_i_spin_lock(&dev->objects_lock);
-    for (accel_i_object* o = dev->objects; dev->backend->queue_describe && o && used + 1 < sizeof blocked; o = o->next)
-        if (o->kind == ACCEL_I_QUEUE) used += dev->backend->queue_describe((accel_queue*)(void*)o, blocked + used, sizeof blocked - used);
+    for (accel_i_object* o = dev->objects; dev->backend->queue_describe && o && used + 1 < sizeof blocked;
+         o = o->next)
+        if (o->kind == ACCEL_I_QUEUE)
+            used += dev->backend->queue_describe((accel_queue*)(void*)o, blocked + used,
+                                                 sizeof blocked - used);
     accel_i_spin_unlock(&dev->objects_lock);
     if (s)
         accel_i_log(dev, ACCEL_LOG_WARN,
                     "%s: %s waiting for signal %p%s%s%s >= %llu (it is at %llu)%s; blocked:%s",
                     what, ended, (void*)s[0], ACCEL_I_LABEL(&s[0]->obj), (unsigned long long)v[0],
-                    (unsigned long long)accel_signal_value(s[0]), n > 1 ? " and others" : "", used ? blocked : " no queue of this device");
+                    (unsigned long long)accel_signal_value(s[0]), n > 1 ? " and others" : "",
+                    used ? blocked : " no queue of this device");
     else
         accel_i_log(dev, ACCEL_LOG_WARN,
                     "%s: %s; blocked:%s", what, ended, used ? blocked : " no queue of this device");
@@ -5012,7 +5024,8 @@ typedef struct accel_i_trace_event {
     uint32_t track, from, aux;        /* aux: a signal's number ("#n" when unlabelled), EXEC's buffers */
     uint8_t ev;
     char label[40];                   /* the name, when it fits (else cut, at a character's start) */
-    const char* name;                 /* NULL, or the whole name when it does not fit (accel_i_trace_intern) */
+    /* NULL, or the whole name when it does not fit (accel_i_trace_intern) */
+    const char* name;
 } accel_i_trace_event;
 typedef struct accel_i_trace_buf {
     accel_i_a32 lock;                 /* spin: a few stores per event; the rare write-out under it */
@@ -5083,7 +5096,9 @@ static void accel_i_trace_put_u(accel_i_trace* t, uint64_t v) {
 }
 /* The length of the UTF-8 sequence at s (2 to 4), 0 when it is not one (JSON text must be UTF-8). */
 static size_t accel_i_utf8_len(const unsigned char* s) {
-    size_t n = s[0] >= 0xC2 && s[0] <= 0xDF ? 2 : s[0] >= 0xE0 && s[0] <= 0xEF ? 3 : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
+    size_t n = s[0] >= 0xC2 && s[0] <= 0xDF ? 2
+             : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
+             : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
     for (size_t i = 1; i < n; i++) if ((s[i] & 0xC0) != 0x80) return 0;
     return n;
 }
@@ -5101,7 +5116,9 @@ static void accel_i_trace_str(accel_i_trace* t, const char* s) {   /* a JSON str
     }
 }
 static void accel_i_trace_us(accel_i_trace* t, const char* key, uint64_t ns) {   /* ,"key":us.nnn exactly */
-    char frac[4] = { '.', (char)('0' + ns / 100u % 10u), (char)('0' + ns / 10u % 10u), (char)('0' + ns % 10u) };
+    char frac[4] = {
+        '.', (char)('0' + ns / 100u % 10u), (char)('0' + ns / 10u % 10u), (char)('0' + ns % 10u)
+    };
     accel_i_trace_put_s(t, key);
     accel_i_trace_put_u(t, ns / 1000u);
     accel_i_trace_raw(t, frac, 4);
@@ -5111,7 +5128,8 @@ static void accel_i_trace_pid_tid(accel_i_trace* t, uint32_t track) {
     accel_i_trace_put_u(t, track & ~ACCEL_I_TRACE_HOST);
 }
 /* Opens one JSON event: {"name":"what label","cat":"accel","ph":"P","pid":..,"tid":..,"ts":t */
-static void accel_i_trace_head(accel_i_trace* t, const char* what, const char* label, char ph, uint32_t track, uint64_t ts) {
+static void accel_i_trace_head(accel_i_trace* t, const char* what, const char* label, char ph, uint32_t track,
+                               uint64_t ts) {
     char p[] = "\",\"cat\":\"accel\",\"ph\":\"?\"";
     accel_i_trace_put_s(t, t->written ? ",\n{\"name\":\"" : "{\"name\":\"");
     t->written = true;
@@ -5172,7 +5190,8 @@ static void accel_i_trace_write(accel_i_trace* t, const accel_i_trace_event* e) 
     }
     switch ((accel_i_tev)e->ev) {
     case ACCEL_I_TEV_NAME:
-        accel_i_trace_put_s(t, t->written ? ",\n{\"name\":\"thread_name\",\"ph\":\"M\"" : "{\"name\":\"thread_name\",\"ph\":\"M\"");
+        accel_i_trace_put_s(t, t->written ? ",\n{\"name\":\"thread_name\",\"ph\":\"M\""
+                                          : "{\"name\":\"thread_name\",\"ph\":\"M\"");
         t->written = true;
         accel_i_trace_pid_tid(t, e->track);
         accel_i_trace_put_s(t, ",\"args\":{\"name\":\"");
@@ -5228,14 +5247,20 @@ static bool accel_i_trace_unspill(accel_i_trace* t, accel_i_trace_buf* buf) {
 /* ---- recording ---- */
 /* Names too long for an event's copy (long program or queue labels): kept whole, once each, until the
    trace is written. NULL when out of memory (the event keeps its cut copy). */
-typedef struct accel_i_trace_name { struct accel_i_trace_name* next; size_t bytes; char* s; } accel_i_trace_name;
+typedef struct accel_i_trace_name {
+    struct accel_i_trace_name* next;
+    size_t bytes;
+    char* s;
+} accel_i_trace_name;
 #define ACCEL_I_TRACE_NAMES 64u
 static const char* accel_i_trace_intern(accel_i_trace* t, const char* s, size_t n) {
     uint32_t h = 2166136261u;   /* FNV-1a */
     accel_i_trace_name* p = NULL;
     for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
     accel_i_spin_lock(&t->names_lock);
-    if (!t->names && (t->names = (accel_i_trace_name**)accel_i_dev_alloc(t->dev, ACCEL_I_TRACE_NAMES * sizeof *t->names)) != NULL)
+    if (!t->names &&
+        (t->names = (accel_i_trace_name**)accel_i_dev_alloc(t->dev, ACCEL_I_TRACE_NAMES * sizeof *t->names))
+            != NULL)
         memset((void*)t->names, 0, ACCEL_I_TRACE_NAMES * sizeof *t->names);
     if (t->names) {
         accel_i_trace_name** at = &t->names[h % ACCEL_I_TRACE_NAMES];
@@ -5254,13 +5279,17 @@ static const char* accel_i_trace_intern(accel_i_trace* t, const char* s, size_t 
 static void accel_i_trace_names_free(accel_i_trace* t) {
     if (!t->names) return;
     for (uint32_t i = 0; i < ACCEL_I_TRACE_NAMES; i++)
-        for (accel_i_trace_name* p = t->names[i], *next; p; p = next) { next = p->next; accel_i_dev_free(t->dev, p, p->bytes); }
+        for (accel_i_trace_name* p = t->names[i], *next; p; p = next) {
+            next = p->next;
+            accel_i_dev_free(t->dev, p, p->bytes);
+        }
     accel_i_dev_free(t->dev, t->names, ACCEL_I_TRACE_NAMES * sizeof *t->names);
 }
 /* Lock of b held: a new event, [t0, t1] on a track. A full b is written out first; a "trace flush" span
    right after the new event then shows what that cost, and b->flushed when it ended. */
-static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
-                                              const char* what, const char* label, uint64_t t0, uint64_t t1) {
+static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev,
+                                              uint32_t track, const char* what, const char* label,
+                                              uint64_t t0, uint64_t t1) {
     accel_i_trace_event* e;
     accel_i_trace_event* flush = NULL;
     uint64_t f0 = 0;
@@ -5279,7 +5308,8 @@ static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, accel_i_trace_bu
     e->ev = (uint8_t)ev; e->track = track; e->what = what; e->key = NULL;
     e->t0 = t0; e->t1 = t1 > t0 ? t1 : t0;
     accel_i_copy_label(e->label, sizeof e->label, label);
-    e->name = label && strlen(label) >= sizeof e->label ? accel_i_trace_intern(t, label, strlen(label)) : NULL;
+    e->name = label && strlen(label) >= sizeof e->label ? accel_i_trace_intern(t, label, strlen(label))
+                                                        : NULL;
     return e;
 }
 /* When what ended at t1 lets the next command start: after a write-out that came between. */
@@ -5322,7 +5352,8 @@ static uint32_t accel_i_trace_host(accel_device* dev) {
         char name[32];
         snprintf(name, sizeof name, "host thread %u", (unsigned)n);
         accel_i_spin_lock(&t->host.lock);
-        if (accel_i_trace_host_first(t, n)) accel_i_trace_put(t, &t->host, ACCEL_I_TEV_NAME, ACCEL_I_TRACE_HOST | n, NULL, name, 0, 0);
+        if (accel_i_trace_host_first(t, n))
+            accel_i_trace_put(t, &t->host, ACCEL_I_TEV_NAME, ACCEL_I_TRACE_HOST | n, NULL, name, 0, 0);
         accel_i_spin_unlock(&t->host.lock);
     }
     return ACCEL_I_TRACE_HOST | n;
@@ -5341,10 +5372,13 @@ static void accel_i_trace_host_span(accel_device* dev, const char* what, const c
 }
 /* Lock of b held: an event about s reaching or waiting for v (the writer names it by the label the
    user gave s, else by its number: "signal" is only the logs' default). */
-static accel_i_trace_event* accel_i_trace_put_signal(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
-                                                     const char* what, const accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
-    accel_i_trace_event* e = accel_i_trace_put(t, b, ev, track, what, s->obj.label_set ? s->obj.label_set : "", t0, t1);
-    e->key = "value"; e->a[0] = v; e->a[2] = 0; e->aux = (uint32_t)s->trace_id;   /* "#n": n past 2^32 wraps */
+static accel_i_trace_event* accel_i_trace_put_signal(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev,
+                                                     uint32_t track, const char* what, const accel_signal* s,
+                                                     uint64_t v, uint64_t t0, uint64_t t1) {
+    accel_i_trace_event* e =
+        accel_i_trace_put(t, b, ev, track, what, s->obj.label_set ? s->obj.label_set : "", t0, t1);
+    /* aux: "#n", n past 2^32 wraps */
+    e->key = "value"; e->a[0] = v; e->a[2] = 0; e->aux = (uint32_t)s->trace_id;
     return e;
 }
 /* s reaches v at t on a track: the mark the waits it releases link to. Call it BEFORE the raise is
@@ -5355,7 +5389,9 @@ static void accel_i_trace_mark_set(accel_signal* s, uint64_t v, uint64_t t, uint
     uint32_t seq = atomic_load_explicit(&s->mark_seq, memory_order_relaxed);
     accel_i_trace_mark* m;
     for (uint32_t n = 1;; n++) {
-        if (!(seq & 1u) && atomic_compare_exchange_weak_explicit(&s->mark_seq, &seq, seq + 1u, memory_order_acquire, memory_order_relaxed))
+        if (!(seq & 1u) &&
+            atomic_compare_exchange_weak_explicit(&s->mark_seq, &seq, seq + 1u, memory_order_acquire,
+                                                  memory_order_relaxed))
             break;
         if ((n & 63u) == 0) accel_i_yield(); else ACCEL_I_RELAX();
         seq = atomic_load_explicit(&s->mark_seq, memory_order_relaxed);
@@ -5388,9 +5424,11 @@ static bool accel_i_trace_mark_of(accel_device* dev, accel_signal* s, uint64_t v
         if (seq & 1u) { ACCEL_I_RELAX(); continue; }
         for (uint32_t i = 0; i < ACCEL_I_TRACE_MARKS; i++) {
             const accel_i_trace_mark* m = &s->marks[i];
-            uint64_t mv = atomic_load_explicit(&m->value, memory_order_relaxed), mt = atomic_load_explicit(&m->t, memory_order_relaxed);
+            uint64_t mv = atomic_load_explicit(&m->value, memory_order_relaxed),
+                     mt = atomic_load_explicit(&m->t, memory_order_relaxed);
             if (mt && mv >= v && (!found || mv < out->value)) {
-                out->value = mv; out->t = mt; out->track = atomic_load_explicit(&m->track, memory_order_relaxed);
+                out->value = mv; out->t = mt;
+                out->track = atomic_load_explicit(&m->track, memory_order_relaxed);
                 found = true;
             }
         }
@@ -5428,7 +5466,8 @@ static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, u
     }
 }
 /* A command of q that ran from t0 to t1 (see accel_i_trace_cmd); a signal's mark only when `mark`. */
-static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1, bool mark) {
+static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1,
+                                     bool mark) {
     accel_device* dev = q->obj.device;
     accel_i_trace_buf* b = q->trace_buf ? q->trace_buf : &dev->trace->host;
     const char* what = NULL;
@@ -5436,8 +5475,13 @@ static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint6
     uint64_t value = 0;
     accel_i_trace_event* e;
     switch (c->kind) {
-    case ACCEL_I_CMD_WAIT: accel_i_trace_waited(dev, b, q->trace_track, "wait", c->u.sig.signal, c->u.sig.value, t0, t1); break;
-    case ACCEL_I_CMD_SIGNAL: accel_i_trace_reached(dev, b, q->trace_track, "signal", c->u.sig.signal, c->u.sig.value, t0, t1, mark); break;
+    case ACCEL_I_CMD_WAIT:
+        accel_i_trace_waited(dev, b, q->trace_track, "wait", c->u.sig.signal, c->u.sig.value, t0, t1);
+        break;
+    case ACCEL_I_CMD_SIGNAL:
+        accel_i_trace_reached(dev, b, q->trace_track, "signal", c->u.sig.signal, c->u.sig.value, t0, t1,
+                              mark);
+        break;
     case ACCEL_I_CMD_EXEC: break;
     case ACCEL_I_CMD_COPY: what = "copy"; key = "bytes"; value = c->u.copy.size; break;
     case ACCEL_I_CMD_FILL: what = "fill"; key = "bytes"; value = c->u.fill.size; break;
@@ -5454,7 +5498,8 @@ static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint6
             e->key = key; e->a[0] = value;
         } else {   /* named by the program; the writer works out groups and invocations */
             const accel_exec_params* p = &c->u.exec.params;
-            e = accel_i_trace_put(dev->trace, b, ACCEL_I_TEV_EXEC, q->trace_track, NULL, accel_i_label(&c->u.exec.program->obj), t0, t1);
+            e = accel_i_trace_put(dev->trace, b, ACCEL_I_TEV_EXEC, q->trace_track, NULL,
+                                  accel_i_label(&c->u.exec.program->obj), t0, t1);
             e->a[0] = p->global_size[0] | (uint64_t)p->global_size[1] << 32;
             e->a[1] = p->global_size[2] | (uint64_t)p->local_size[0] << 32;
             e->a[2] = p->local_size[1] | (uint64_t)p->local_size[2] << 32;
@@ -5498,10 +5543,15 @@ static void accel_i_trace_buf_fini(accel_device* dev, accel_i_trace_buf* b) {
    (ACCEL_TRACE and two devices, say) write two whole files, not one over the other: a later device
    whose path is taken writes "<path without extension>.2<extension>" (.3, ...) and says so in an info
    line. The one piece of process state in the core; names in the default allocator. */
-typedef struct accel_i_trace_path { struct accel_i_trace_path* next; size_t bytes; char* name; } accel_i_trace_path;
+typedef struct accel_i_trace_path {
+    struct accel_i_trace_path* next;
+    size_t bytes;
+    char* name;
+} accel_i_trace_path;
 static struct { accel_i_a32 lock; accel_i_trace_path* head; } accel_i_trace_paths;
 static bool accel_i_trace_path_taken(const char* name) {
-    for (accel_i_trace_path* p = accel_i_trace_paths.head; p; p = p->next) if (strcmp(p->name, name) == 0) return true;
+    for (accel_i_trace_path* p = accel_i_trace_paths.head; p; p = p->next)
+        if (strcmp(p->name, name) == 0) return true;
     return false;
 }
 /* Claims path, or its first free numbered variant; NULL when out of memory. */
@@ -5537,7 +5587,10 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
     if (!path || !path[0]) return ACCEL_OK;
     t = (accel_i_trace*)accel_i_dev_alloc(dev, sizeof *t);
     if (t) memset((void*)t, 0, sizeof *t);
-    if (t && (t->out = (char*)accel_i_dev_alloc(dev, ACCEL_I_TRACE_OUT)) == NULL) { accel_i_dev_free(dev, t, sizeof *t); t = NULL; }
+    if (t && (t->out = (char*)accel_i_dev_alloc(dev, ACCEL_I_TRACE_OUT)) == NULL) {
+        accel_i_dev_free(dev, t, sizeof *t);
+        t = NULL;
+    }
     if (!t || !accel_i_trace_buf_init(dev, &t->host, ACCEL_I_TRACE_HOST_EVENTS, 0)) {
         if (t) accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
         accel_i_dev_free(dev, t, sizeof *t);
@@ -5571,7 +5624,8 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
     t->spill = tmpfile();   /* NULL (no temporary files here): buffers are written as JSON */
 #endif
     accel_i_trace_put_s(t, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
-                           "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"host\"}},\n"
+                           "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
+                           "\"args\":{\"name\":\"host\"}},\n"
                            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"");
     accel_i_trace_put_s(t, dev->backend->name);
     accel_i_trace_put_s(t, dev->label[0] ? " device " : " device");
@@ -5608,7 +5662,9 @@ static void accel_i_trace_signal(accel_signal* s) {
     accel_i_trace* t = s->obj.device->trace;
     atomic_init(&s->mark_seq, 0u);
     for (uint32_t i = 0; i < ACCEL_I_TRACE_MARKS; i++) {
-        atomic_init(&s->marks[i].value, 0u); atomic_init(&s->marks[i].t, 0u); atomic_init(&s->marks[i].track, 0u);
+        atomic_init(&s->marks[i].value, 0u);
+        atomic_init(&s->marks[i].t, 0u);
+        atomic_init(&s->marks[i].track, 0u);
     }
     s->trace_id = t ? atomic_fetch_add(&t->signals, 1u) + 1u : 0;
 }
@@ -5636,8 +5692,14 @@ static void accel_i_trace_queue(accel_queue* q) {
     if (!t) return;
     q->trace_track = atomic_fetch_add(&t->queues, 1u) + 1u;
     b = (accel_i_trace_buf*)accel_i_dev_alloc(dev, sizeof *b);
-    if (b && !accel_i_trace_buf_init(dev, b, ACCEL_I_TRACE_QUEUE_EVENTS, q->trace_track)) { accel_i_dev_free(dev, b, sizeof *b); b = NULL; }
-    if (!b) accel_i_log(dev, ACCEL_LOG_WARN, "accel_queue_create: out of host memory for a trace buffer; this queue shares the host's");
+    if (b && !accel_i_trace_buf_init(dev, b, ACCEL_I_TRACE_QUEUE_EVENTS, q->trace_track)) {
+        accel_i_dev_free(dev, b, sizeof *b);
+        b = NULL;
+    }
+    if (!b)
+        accel_i_log(dev, ACCEL_LOG_WARN,
+                    "accel_queue_create: out of host memory for a trace buffer; "
+                    "this queue shares the host's");
     q->trace_buf = b;
     accel_i_trace_queue_name(q);
 }
@@ -5645,8 +5707,10 @@ static void accel_i_trace_queue(accel_queue* q) {
 static void accel_i_trace_queue_fini(accel_queue* q) {
     accel_device* dev = q->obj.device;
     if (!q->trace_buf) return;
-    if (dev->trace) accel_i_trace_buf_fini(dev, q->trace_buf);   /* else: outlived the trace; its events are lost */
-    else accel_i_dev_free(dev, q->trace_buf->events, (size_t)q->trace_buf->cap * sizeof *q->trace_buf->events);
+    /* else: q outlived the trace, and its events are lost */
+    if (dev->trace) accel_i_trace_buf_fini(dev, q->trace_buf);
+    else accel_i_dev_free(dev, q->trace_buf->events,
+                          (size_t)q->trace_buf->cap * sizeof *q->trace_buf->events);
     accel_i_dev_free(dev, q->trace_buf, sizeof *q->trace_buf);
     q->trace_buf = NULL;
 }
@@ -5655,7 +5719,8 @@ static void accel_i_trace_queue_fini(accel_queue* q) {
 static void accel_i_trace_host_set(accel_signal* s, uint64_t value) {
     accel_device* dev = s->obj.device;
     uint64_t t0 = accel_i_now_ns();
-    accel_i_trace_reached(dev, &dev->trace->host, accel_i_trace_host(dev), "set", s, value, t0, accel_i_now_ns(), true);
+    accel_i_trace_reached(dev, &dev->trace->host, accel_i_trace_host(dev), "set", s, value,
+                          t0, accel_i_now_ns(), true);
 }
 #endif /* !ACCEL_NO_TRACE */
 
