@@ -472,7 +472,8 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
 /* Map (grep for "==== name ===="). accel.h's core walks the batches ("core: batch walk"); this header
    turns segments into command buffers and queue submits:
      vulkan: stub                  - no threads or no dlopen: a backend that makes no device
-     vulkan: entry points, loader library, objects, errors
+     vulkan: entry points, loader library, objects
+     vulkan: errors                - VkResult to accel_result; device loss; validation-layer messages
      vulkan: signals               - timeline semaphores; which waits go to the device
      vulkan: memory and buffers
      vulkan: SPIR-V checks, programs
@@ -873,7 +874,21 @@ static const char* accel_i_vk_result_name(VkResult r) {
     default: return "VkResult";
     }
 }
-static void accel_i_vk_mark_lost(accel_i_vk_device* dev);
+/* Device loss: sticky flag, every signal of the device failed, every waiter woken. */
+static void accel_i_vk_mark_lost(accel_i_vk_device* dev) {
+    if (atomic_exchange(&dev->base.lost, 1u) != 0) return;
+    accel_i_log(&dev->base, ACCEL_LOG_ERROR,
+                "vulkan: device lost; every call on this device now returns ACCEL_ERROR_DEVICE_LOST");
+    accel_i_spin_lock(&dev->base.objects_lock);
+    for (accel_i_object* o = dev->base.objects; o; o = o->next) {
+        if (o->kind == ACCEL_I_SIGNAL) {
+            accel_i_event_raise(&((accel_i_vk_signal*)o)->host,
+                                accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
+        }
+    }
+    /* waiters: vkWaitSemaphores returns DEVICE_LOST, or a slice ends */
+    accel_i_spin_unlock(&dev->base.objects_lock);
+}
 /* Logs a failed call and maps its VkResult to an accel_result. */
 static accel_result accel_i_vk_fail(accel_i_vk_device* dev, VkResult vr, const char* call, const char* what) {
     accel_result r = vr == VK_ERROR_OUT_OF_HOST_MEMORY || vr == VK_ERROR_OUT_OF_DEVICE_MEMORY
@@ -1249,22 +1264,6 @@ static accel_result accel_i_vk_signal_wait_many(accel_signal* const* s, const ui
     for (uint32_t i = 1; i < n; i++)
         if (s[i]->obj.device != s[0]->obj.device) return accel_i_wait_mixed(s, v, n, all, timeout_ns, first);
     return accel_i_vk_wait(s, v, n, all, timeout_ns, first);
-}
-
-/* Device loss: sticky flag, every signal of the device failed, every waiter woken. */
-static void accel_i_vk_mark_lost(accel_i_vk_device* dev) {
-    if (atomic_exchange(&dev->base.lost, 1u) != 0) return;
-    accel_i_log(&dev->base, ACCEL_LOG_ERROR,
-                "vulkan: device lost; every call on this device now returns ACCEL_ERROR_DEVICE_LOST");
-    accel_i_spin_lock(&dev->base.objects_lock);
-    for (accel_i_object* o = dev->base.objects; o; o = o->next) {
-        if (o->kind == ACCEL_I_SIGNAL) {
-            accel_i_event_raise(&((accel_i_vk_signal*)o)->host,
-                                accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
-        }
-    }
-    /* waiters: vkWaitSemaphores returns DEVICE_LOST, or a slice ends */
-    accel_i_spin_unlock(&dev->base.objects_lock);
 }
 
 /* ==== vulkan: memory and buffers ==== */
