@@ -1555,7 +1555,8 @@ ACCEL_I_KIT void accel_i_device_init(accel_device* dev, const accel_backend* b, 
 ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind,
                                      const char* label);
 ACCEL_I_KIT void accel_i_object_undo(accel_i_object* o);    /* a create that fails after object_init */
-ACCEL_I_KIT void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type); /* recording */
+/* the queue's recording state */
+ACCEL_I_KIT void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type);
 ACCEL_I_KIT void accel_i_queue_fini(accel_queue* q);        /* drops unsubmitted batches */
 /* memory and logging: every host allocation through the device's allocator; errors logged and returned */
 ACCEL_I_KIT void* accel_i_dev_alloc(accel_device* dev, size_t size);
@@ -1607,7 +1608,7 @@ ACCEL_I_KIT uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uin
 ACCEL_I_KIT bool accel_i_cmd_is_host_step(const accel_i_cmd* c);          /* ends a segment (host_call) */
 ACCEL_I_KIT accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at);   /* the segment rule */
 ACCEL_I_KIT accel_result accel_i_walker_start(accel_queue* q);               /* queue create: its worker */
-ACCEL_I_KIT void accel_i_walker_stop(accel_queue* q);                        /* queue destroy: finish, stop */
+ACCEL_I_KIT void accel_i_walker_stop(accel_queue* q);                     /* queue destroy: finishes, stops */
 ACCEL_I_KIT accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b);        /* queue_submit */
 ACCEL_I_KIT accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns); /* queue_wait_idle */
 ACCEL_I_KIT size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap);       /* queue_describe */
