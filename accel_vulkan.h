@@ -480,7 +480,10 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
      vulkan: queue bookkeeping, recording, recorded command lists
      vulkan: submission            - a segment's semaphores; timestamps and the trace; the host's part
                                      of a segment, and segment_submit
-     vulkan: queues, devices, backend table, interop */
+     vulkan: queues, devices, backend table, interop
+   Vulkan structs with an sType are zeroed with memset and filled by name: C++11 has no designated
+   initialisers, and a positional list must name every member (-Wmissing-field-initializers), which
+   the nested ones (VkPhysicalDeviceFeatures2) cannot do in a form both C and C++ accept. */
 #if !defined(ACCEL_IMPLEMENTATION_INCLUDED)
 #  error "accel_vulkan.h: the implementation needs accel.h's implementation first, in the same file (#define ACCEL_IMPLEMENTATION, #include \"accel.h\")"
 #endif
@@ -932,9 +935,15 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL accel_i_vk_debug_cb(VkDebugUtilsMessageSev
 
 /* ==== vulkan: signals ==== */
 static VkResult accel_i_vk_timeline(accel_i_vk_device* dev, uint64_t initial, VkSemaphore* out) {
-    VkSemaphoreTypeCreateInfo type = { VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, NULL,
-                                       VK_SEMAPHORE_TYPE_TIMELINE, initial };
-    VkSemaphoreCreateInfo ci = { VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type, 0 };
+    VkSemaphoreTypeCreateInfo type;
+    VkSemaphoreCreateInfo ci;
+    memset(&type, 0, sizeof type);
+    type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    type.initialValue = initial;
+    memset(&ci, 0, sizeof ci);
+    ci.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
+    ci.pNext = &type;
     return dev->vk.CreateSemaphore(dev->device, &ci, NULL, out);
 }
 static uint64_t accel_i_vk_counter(accel_i_vk_device* dev, VkSemaphore sem) {
@@ -950,7 +959,12 @@ static uint64_t accel_i_vk_counter(accel_i_vk_device* dev, VkSemaphore sem) {
 static VkResult accel_i_vk_wait_sem(accel_i_vk_device* dev, VkSemaphore sem, uint64_t value,
                                     uint64_t timeout_ns) {
     uint64_t deadline = accel_i_deadline(timeout_ns);
-    VkSemaphoreWaitInfo wi = { VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, NULL, 0, 1, &sem, &value };
+    VkSemaphoreWaitInfo wi;
+    memset(&wi, 0, sizeof wi);
+    wi.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
+    wi.semaphoreCount = 1;
+    wi.pSemaphores = &sem;
+    wi.pValues = &value;
     for (;;) {
         uint64_t now = accel_i_now_ns(), slice = deadline > now ? deadline - now : 0;
         VkResult vr = dev->vk.WaitSemaphores(dev->device, &wi,
@@ -1098,7 +1112,11 @@ static void accel_i_vk_signal_publish(accel_signal* base, uint64_t v) {
     /* c: an engine may raise it */
     if (target > c && target > atomic_load(&s->submitted) && target - c <= dev->max_diff) {
         if (c >= atomic_load(&s->submitted) || !s->hi_hwq) {
-            VkSemaphoreSignalInfo si = { VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, NULL, s->sem, target };
+            VkSemaphoreSignalInfo si;
+            memset(&si, 0, sizeof si);
+            si.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
+            si.semaphore = s->sem;
+            si.value = target;
             vr = dev->vk.SignalSemaphore(dev->device, &si);
             s->hi_hwq = NULL;
         } else {
@@ -1110,7 +1128,11 @@ static void accel_i_vk_signal_publish(accel_signal* base, uint64_t v) {
         /* below a pending GPU signal operation: Vulkan lets the host signal it now, which releases the
            device waits for it (a value that comes by another route than the promise: a held-up
            promise would hold them up too, where the host may wait for them first) */
-        VkSemaphoreSignalInfo si = { VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, NULL, s->sem, target };
+        VkSemaphoreSignalInfo si;
+        memset(&si, 0, sizeof si);
+        si.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
+        si.semaphore = s->sem;
+        si.value = target;
         vr = dev->vk.SignalSemaphore(dev->device, &si);
     }
     accel_i_mutex_unlock(&dev->submit_lock);
@@ -1406,10 +1428,16 @@ static accel_result accel_i_vk_io_run(accel_i_vk_device* dev, accel_i_vk_hwq* hq
 /* A new command buffer of `pool`, begun (io_lock held). */
 static accel_result accel_i_vk_io_begin(accel_i_vk_device* dev, VkCommandPool pool, const char* what,
                                         VkCommandBuffer* cb) {
-    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, pool,
-                                       VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
-    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
-                                    VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
+    VkCommandBufferAllocateInfo ai;
+    VkCommandBufferBeginInfo bi;
+    memset(&ai, 0, sizeof ai);
+    ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    ai.commandPool = pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    memset(&bi, 0, sizeof bi);
+    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     VkResult vr = dev->vk.AllocateCommandBuffers(dev->device, &ai, cb);
     if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", what);
     dev->vk.BeginCommandBuffer(*cb, &bi);
@@ -1419,12 +1447,18 @@ static accel_result accel_i_vk_io_begin(accel_i_vk_device* dev, VkCommandPool po
 static accel_result accel_i_vk_copy_run(accel_i_vk_device* dev, accel_i_vk_hwq* hq, VkCommandPool pool,
                                         VkBuffer src, VkDeviceSize src_off, VkBuffer dst,
                                         VkDeviceSize dst_off, VkDeviceSize size) {
-    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT,
-                           VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT };
-    VkMemoryBarrier hb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT,
-                           VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT };
+    VkMemoryBarrier mb;
+    VkMemoryBarrier hb;
     VkBufferCopy region = { src_off, dst_off, size };
     VkCommandBuffer cb = VK_NULL_HANDLE;
+    memset(&mb, 0, sizeof mb);
+    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+    memset(&hb, 0, sizeof hb);
+    hb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    hb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    hb.dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT;
     accel_result r = accel_i_vk_io_begin(dev, pool, "buffer read/write", &cb);
     if (r != ACCEL_OK) return r;
     dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0,
@@ -2195,9 +2229,13 @@ static void accel_i_vk_entry_spare(accel_i_vk_queue* q, accel_i_vk_entry* e) {
 static VkCommandBuffer accel_i_vk_cb_take(accel_i_vk_queue* q) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     VkCommandBuffer cb = VK_NULL_HANDLE;
-    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, q->pool,
-                                       VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
     VkResult vr;
+    VkCommandBufferAllocateInfo ai;
+    memset(&ai, 0, sizeof ai);
+    ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    ai.commandPool = q->pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
     accel_i_spin_lock(&q->list_lock);
     if (q->free_cb_count) cb = q->free_cbs[--q->free_cb_count];
     accel_i_spin_unlock(&q->list_lock);
@@ -2346,7 +2384,11 @@ static void accel_i_vk_batch_submitted(accel_queue* base, accel_i_batch* b) {
 /* ==== vulkan: recording ==== */
 static void accel_i_vk_barrier(accel_i_vk_device* dev, VkCommandBuffer cb, VkPipelineStageFlags dst_stage,
                                VkAccessFlags dst_access) {
-    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, dst_access };
+    VkMemoryBarrier mb;
+    memset(&mb, 0, sizeof mb);
+    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    mb.dstAccessMask = dst_access;
     dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, dst_stage, 0, 1, &mb, 0, NULL, 0,
                                NULL);
 }
@@ -2391,7 +2433,11 @@ static accel_i_vk_scope accel_i_vk_scope_of(const accel_i_batch* b, uint32_t fro
 }
 static void accel_i_vk_barrier_within(accel_i_vk_device* dev, VkCommandBuffer cb,
                                       const accel_i_vk_scope* sc) {
-    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, sc->writes, sc->access };
+    VkMemoryBarrier mb;
+    memset(&mb, 0, sizeof mb);
+    mb.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    mb.srcAccessMask = sc->writes;
+    mb.dstAccessMask = sc->access;
     dev->vk.CmdPipelineBarrier(cb, sc->stages, sc->stages, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
@@ -2422,9 +2468,13 @@ static accel_result accel_i_vk_record_exec(accel_i_vk_queue* q, accel_i_vk_entry
     if (n && dev->push_desc) {
         dev->vk.CmdPushDescriptorSetKHR(e->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, n, writes);
     } else if (n) {
-        VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, pool, 1,
-                                           &p->set_layout };
         VkDescriptorSet set;
+        VkDescriptorSetAllocateInfo ai;
+        memset(&ai, 0, sizeof ai);
+        ai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+        ai.descriptorPool = pool;
+        ai.descriptorSetCount = 1;
+        ai.pSetLayouts = &p->set_layout;
         VkResult vr = dev->vk.AllocateDescriptorSets(dev->device, &ai, &set);
         if (vr != VK_SUCCESS)
             return accel_i_vk_fail(dev, vr, "vkAllocateDescriptorSets", "accel_queue_submit");
@@ -2448,10 +2498,12 @@ static void accel_i_vk_list_sizes(const accel_commands* c, uint32_t* execs, uint
 static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b,
                                       uint32_t from, uint32_t to) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
-    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
-                                    VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
+    VkCommandBufferBeginInfo bi;
     size_t update_bytes = 0, update_off = 0;
     uint32_t execs = 0, bindings = 0, stamp = 0;
+    memset(&bi, 0, sizeof bi);
+    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
     /* a family without timestamps: host times (accel_i_vk_query_ns) */
     bool traced = dev->base.trace != NULL && q->hwq->stamp_bits;
     unsigned char* staging = NULL;
@@ -2477,16 +2529,21 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     }
     if (!dev->push_desc && bindings) {
         VkDescriptorPoolSize ps = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, bindings };
-        VkDescriptorPoolCreateInfo pi = {
-            VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, execs, 1, &ps
-        };
+        VkDescriptorPoolCreateInfo pi;
+        memset(&pi, 0, sizeof pi);
+        pi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+        pi.maxSets = execs;
+        pi.poolSizeCount = 1;
+        pi.pPoolSizes = &ps;
         vr = dev->vk.CreateDescriptorPool(dev->device, &pi, NULL, &e->pool);
         if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateDescriptorPool", "accel_queue_submit");
     }
     if (e->nstamps) {
-        VkQueryPoolCreateInfo qi = {
-            VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, NULL, 0, VK_QUERY_TYPE_TIMESTAMP, e->nstamps, 0
-        };
+        VkQueryPoolCreateInfo qi;
+        memset(&qi, 0, sizeof qi);
+        qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+        qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        qi.queryCount = e->nstamps;
         vr = dev->vk.CreateQueryPool(dev->device, &qi, NULL, &e->stamps);
         if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateQueryPool", "accel_queue_timestamp");
     }
@@ -2622,8 +2679,12 @@ static accel_result accel_i_vk_op_exec(accel_i_vk_device* dev, VkCommandBuffer c
                                         writes);
     } else if (op->nb) {
         if (!set) {
-            VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, pool, 1,
-                                               &op->prog->set_layout };
+            VkDescriptorSetAllocateInfo ai;
+            memset(&ai, 0, sizeof ai);
+            ai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+            ai.descriptorPool = pool;
+            ai.descriptorSetCount = 1;
+            ai.pSetLayouts = &op->prog->set_layout;
             VkResult vr = dev->vk.AllocateDescriptorSets(dev->device, &ai, &set);
             if (vr != VK_SUCCESS)
                 return accel_i_vk_fail(dev, vr, "vkAllocateDescriptorSets", "accel_queue_replay");
@@ -2726,10 +2787,13 @@ static accel_result accel_i_vk_op_build(accel_i_vk_device* dev, const accel_i_ba
 /* Without push descriptors: a set per exec with the recorded bindings, from the list's own pool. */
 static accel_result accel_i_vk_list_sets(accel_i_vk_device* dev, accel_i_vk_list* l) {
     VkDescriptorPoolSize ps = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, l->bindings };
-    VkDescriptorPoolCreateInfo pi = {
-        VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, l->execs, 1, &ps
-    };
     VkResult vr;
+    VkDescriptorPoolCreateInfo pi;
+    memset(&pi, 0, sizeof pi);
+    pi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+    pi.maxSets = l->execs;
+    pi.poolSizeCount = 1;
+    pi.pPoolSizes = &ps;
     if (dev->push_desc || !l->bindings) return ACCEL_OK;
     if ((vr = dev->vk.CreateDescriptorPool(dev->device, &pi, NULL, &l->dpool)) != VK_SUCCESS)
         return accel_i_vk_fail(dev, vr, "vkCreateDescriptorPool", "accel_queue_record_end");
@@ -2737,8 +2801,11 @@ static accel_result accel_i_vk_list_sets(accel_i_vk_device* dev, accel_i_vk_list
         accel_i_vk_op* op = &l->ops[i];
         VkDescriptorBufferInfo infos[ACCEL_I_VK_MAX_BUFFERS];
         VkWriteDescriptorSet writes[ACCEL_I_VK_MAX_BUFFERS];
-        VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, l->dpool, 1,
-                                           NULL };
+        VkDescriptorSetAllocateInfo ai;
+        memset(&ai, 0, sizeof ai);
+        ai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+        ai.descriptorPool = l->dpool;
+        ai.descriptorSetCount = 1;
         if (op->kind != ACCEL_I_CMD_EXEC || !op->nb) continue;
         ai.pSetLayouts = &op->prog->set_layout;
         if ((vr = dev->vk.AllocateDescriptorSets(dev->device, &ai, &op->set)) != VK_SUCCESS)
@@ -2760,12 +2827,16 @@ static accel_result accel_i_vk_list_sets(accel_i_vk_device* dev, accel_i_vk_list
 /* Records ops [from, to) of l into secondary cb, for simultaneous use. */
 static accel_result accel_i_vk_list_secondary(accel_i_vk_device* dev, accel_i_vk_list* l, VkCommandBuffer cb,
                                               uint32_t from, uint32_t to) {
-    VkCommandBufferInheritanceInfo ii = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO, NULL,
-                                          VK_NULL_HANDLE, 0, VK_NULL_HANDLE, VK_FALSE, 0, 0 };
-    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
-                                    VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, &ii };
+    VkCommandBufferInheritanceInfo ii;
     VkResult vr;
     accel_result r;
+    VkCommandBufferBeginInfo bi;
+    memset(&ii, 0, sizeof ii);
+    ii.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO;
+    memset(&bi, 0, sizeof bi);
+    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+    bi.pInheritanceInfo = &ii;
     if ((vr = dev->vk.BeginCommandBuffer(cb, &bi)) != VK_SUCCESS)
         return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_record_end");
     if ((r = accel_i_vk_ops_record(dev, l, cb, l->dpool, from, to, NULL, 0)) != ACCEL_OK) return r;
@@ -2776,10 +2847,12 @@ static accel_result accel_i_vk_list_secondary(accel_i_vk_device* dev, accel_i_vk
 /* The list as a primary command buffer that is a whole segment (simultaneous use), ending as every
    segment does with the barrier that makes its writes visible to the host. */
 static accel_result accel_i_vk_list_primary(accel_i_vk_device* dev, accel_i_vk_list* l) {
-    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
-                                    VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, NULL };
     VkResult vr;
     accel_result r;
+    VkCommandBufferBeginInfo bi;
+    memset(&bi, 0, sizeof bi);
+    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    bi.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
     if ((vr = dev->vk.BeginCommandBuffer(l->primary, &bi)) != VK_SUCCESS)
         return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_record_end");
     if ((r = accel_i_vk_ops_record(dev, l, l->primary, l->dpool, 0, l->count, NULL, 0)) != ACCEL_OK) return r;
@@ -2794,11 +2867,17 @@ static accel_result accel_i_vk_list_primary(accel_i_vk_device* dev, accel_i_vk_l
    one: it runs as fast as a primary recorded by hand, where separate chunks take about 1.10x its time
    (bench/vulkan.c figure 8). */
 static accel_result accel_i_vk_list_chunks(accel_i_vk_device* dev, accel_i_vk_list* l) {
-    VkCommandPoolCreateInfo pi = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL, 0, l->family };
-    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, VK_NULL_HANDLE,
-                                       VK_COMMAND_BUFFER_LEVEL_SECONDARY, l->nchunks };
+    VkCommandPoolCreateInfo pi;
     VkResult vr;
     accel_result r;
+    VkCommandBufferAllocateInfo ai;
+    memset(&pi, 0, sizeof pi);
+    pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pi.queueFamilyIndex = l->family;
+    memset(&ai, 0, sizeof ai);
+    ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+    ai.commandBufferCount = l->nchunks;
     if (!l->nchunks) return ACCEL_OK;
     if ((vr = dev->vk.CreateCommandPool(dev->device, &pi, NULL, &l->pool)) != VK_SUCCESS)
         return accel_i_vk_fail(dev, vr, "vkCreateCommandPool", "accel_queue_record_end");
@@ -3073,11 +3152,13 @@ static VkResult accel_i_vk_seg_submit(accel_i_vk_queue* q, accel_i_vk_entry* e, 
 static accel_result accel_i_vk_calibrate(accel_i_vk_queue* q, uint64_t* host, uint64_t* raw) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     if (dev->cal_ext) {
-        VkCalibratedTimestampInfoEXT ci[2] = {
-            { VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_DEVICE_EXT },
-            { VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT }
-        };
+        VkCalibratedTimestampInfoEXT ci[2];
         uint64_t ts[2], dev_max = 0;
+        memset(ci, 0, sizeof ci);
+        ci[0].sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT;
+        ci[0].timeDomain = VK_TIME_DOMAIN_DEVICE_EXT;
+        ci[1].sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT;
+        ci[1].timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
         VkResult vr = dev->vk.GetCalibratedTimestampsEXT(dev->device, 2, ci, ts, &dev_max);
         if (vr != VK_SUCCESS)
             return accel_i_vk_fail(dev, vr, "vkGetCalibratedTimestampsEXT", "accel_queue_timestamp");
@@ -3085,13 +3166,15 @@ static accel_result accel_i_vk_calibrate(accel_i_vk_queue* q, uint64_t* host, ui
         return ACCEL_OK;
     }
     for (int i = 0; i < 3 && !dev->cal_done; i++) {
-        VkQueryPoolCreateInfo qi = {
-            VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, NULL, 0, VK_QUERY_TYPE_TIMESTAMP, 1, 0
-        };
         VkQueryPool pool;
+        VkQueryPoolCreateInfo qi;
         VkCommandBuffer cb = VK_NULL_HANDLE;
         uint64_t t0 = 0, t1 = 0, tick = 0;
         accel_result r;
+        memset(&qi, 0, sizeof qi);
+        qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+        qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        qi.queryCount = 1;
         VkResult vr = dev->vk.CreateQueryPool(dev->device, &qi, NULL, &pool);
         if (vr != VK_SUCCESS)
             return accel_i_vk_fail(dev, vr, "vkCreateQueryPool", "accel_queue_timestamp (calibration)");
@@ -3552,15 +3635,15 @@ static bool accel_i_vk_suitable(accel_i_vk_device* dev, VkPhysicalDevice pd, uin
                                 const char** why) {
     accel_i_vk_itab* t = &dev->vki;
     VkPhysicalDeviceProperties props;
-    VkPhysicalDeviceTimelineSemaphoreFeatures tl = {
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, NULL, VK_FALSE
-    };
+    VkPhysicalDeviceTimelineSemaphoreFeatures tl;
+    VkQueueFamilyProperties fam[32];
     VkPhysicalDeviceFeatures2 f2;
+    uint32_t nfam = 32;
+    memset(&tl, 0, sizeof tl);
+    tl.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
     memset((void*)&f2, 0, sizeof f2);
     f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
     f2.pNext = &tl;
-    VkQueueFamilyProperties fam[32];
-    uint32_t nfam = 32;
     t->GetPhysicalDeviceProperties(pd, &props);
     if (props.apiVersion < VK_API_VERSION_1_1) { *why = "Vulkan 1.0 only"; return false; }
     t->GetPhysicalDeviceFeatures2(pd, &f2);
@@ -3612,17 +3695,18 @@ static accel_result accel_i_vk_pick(accel_i_vk_device* dev, const accel_logger* 
 static void accel_i_vk_fill_info(accel_i_vk_device* dev) {
     accel_device_info* info = &dev->base.info;
     VkPhysicalDeviceProperties props;
-    VkPhysicalDeviceTimelineSemaphoreProperties tp = {
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES, NULL, 0
-    };
-    VkPhysicalDevicePushDescriptorPropertiesKHR pp = {
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR, &tp, 0
-    };
+    VkPhysicalDeviceTimelineSemaphoreProperties tp;
+    VkPhysicalDevicePushDescriptorPropertiesKHR pp;
     VkPhysicalDeviceProperties2 p2;
+    uint64_t heap = 0;
+    memset(&tp, 0, sizeof tp);
+    tp.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES;
+    memset(&pp, 0, sizeof pp);
+    pp.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR;
+    pp.pNext = &tp;
     memset((void*)&p2, 0, sizeof p2);
     p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
     p2.pNext = &pp;
-    uint64_t heap = 0;
     dev->vki.GetPhysicalDeviceProperties2(dev->phys, &p2);
     props = p2.properties;
     dev->vki.GetPhysicalDeviceMemoryProperties(dev->phys, &dev->mem);
@@ -3772,18 +3856,19 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     bool copy_own = false, io_own;
     float prio[ACCEL_VULKAN_MAX_QUEUES + 1] = { 0 };
     VkDeviceQueueCreateInfo qci[2];
-    VkPhysicalDeviceTimelineSemaphoreFeatures tl = {
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, NULL, VK_TRUE
-    };
-    VkPhysicalDeviceFeatures2 f2;
-    memset((void*)&f2, 0, sizeof f2);
-    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-    f2.pNext = &tl;
+    VkPhysicalDeviceTimelineSemaphoreFeatures tl;
     VkDeviceCreateInfo ci;
     const char* enabled[3];
     VkPhysicalDeviceProperties props;
     accel_result r;
     VkResult vr;
+    VkPhysicalDeviceFeatures2 f2;
+    memset(&tl, 0, sizeof tl);
+    tl.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
+    tl.timelineSemaphore = VK_TRUE;
+    memset((void*)&f2, 0, sizeof f2);
+    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f2.pNext = &tl;
     if (!dev) {
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
         return ACCEL_ERROR_OUT_OF_MEMORY;
