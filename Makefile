@@ -6,7 +6,8 @@
 #   make test        the test suite in every configuration below, summed up into one line, then the
 #                    skipped tests by reason. First installs what it needs (.ci/packages, through
 #                    .ci/deps.sh: apt-get as root or with sudo; otherwise it prints the install line and
-#                    stops; ACCEL_NO_INSTALL=1 skips this and the tests whose tools are missing)
+#                    stops; ACCEL_NO_INSTALL=1 skips this and the tests whose tools are missing), then
+#                    runs the suite in a second make that finds the tools just installed (test-run).
 #   make run-wasm    the examples as wasm32-wasi modules under node (clang --target=wasm32-wasi)
 #   make test-asan   the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan   the suite under ThreadSanitizer (pthread shim: TSan crashes in C11 thrd_create)
@@ -104,7 +105,7 @@ export ACCEL_TEST_BACKEND ?= cpu
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all help deps run-wasm examples-wasm run test test-asan test-tsan bench bench-cuda cuda-blocking gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
+.PHONY: all help deps run-wasm examples-wasm run test test-run test-asan test-tsan bench bench-cuda cuda-blocking gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
         fuzz build-fuzz soak soak-tsan bench-decode test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan
 .DELETE_ON_ERROR:
 
@@ -246,6 +247,16 @@ TCC      ?= tcc
 HAVE_TCC := $(shell command -v $(TCC) >/dev/null 2>&1 && echo 1)
 VULKAN_INC_OK := $(if $(wildcard accel_vulkan.h),$(shell printf '\043include <vulkan/vulkan_core.h>\n' | $(GCC) -E -x c - >/dev/null 2>&1 && echo 1),1)
 
+# tools-of-.ci/packages: with every package of .ci/packages installed, each tool variable above must be
+# set (a make that parsed this file before the install would have them empty). The check applies only
+# where dpkg-query says every package is in (not under ACCEL_NO_INSTALL=1 with some missing, nor off
+# Debian). LVP_ICD counts only when not set by the user (LVP_ICD= runs on the machine's own driver).
+TOOL_VARS = HAVE_GLSLC=$(HAVE_GLSLC) HAVE_VK_HEADERS=$(HAVE_VK_HEADERS) VULKAN_INC_OK=$(VULKAN_INC_OK) \
+            HAVE_VULKAN=$(HAVE_VULKAN) $(if $(filter file,$(origin LVP_ICD)),LVP_ICD=$(LVP_ICD)) \
+            VK_LAYER=$(VK_LAYER) HAVE_MINGW=$(HAVE_MINGW) HAVE_EMCC=$(HAVE_EMCC) WASM_LD=$(WASM_LD) \
+            HAVE_WASI=$(HAVE_WASI) HAVE_TCC=$(HAVE_TCC) HAVE_CMAKE=$(HAVE_CMAKE)
+TOOLS_WHY_NOT = $(shell tests/check_tools.sh --why-not)
+
 EXAMPLE_KERNELS := $(wildcard examples/kernels/*.comp)
 CHECKS = \
   $(foreach k,$(EXAMPLE_KERNELS),$(if $(HAVE_GLSLC),--cmd $(notdir $(k)) \
@@ -305,7 +316,8 @@ CHECKS = \
   --cmd deps-script 'printf "make\naccel-no-such-package\n" > $(CHK)/packages.test && { env -u ACCEL_NO_INSTALL ACCEL_DEPS_PACKAGES=$(CHK)/packages.test ACCEL_DEPS_AS_USER=1 .ci/deps.sh --ensure > $(CHK)/deps.out; test $$? = 1; } && grep -qx "sudo apt-get install -y --no-install-recommends accel-no-such-package" $(CHK)/deps.out && .ci/deps.sh --list | grep -qx cmake' \
   --cmd readme-apt-line-is-.ci/packages 'tests/check_readme.sh' \
   --cmd make-help '$(MAKE) --no-print-directory help | grep -q "make run-wasm"' \
-  $(if $(HAVE_EMCC),--cmd emscripten-no-pthreads-impl '$(EMCC_ENV) $(EMCC) -std=c11 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/scratch.o',--skip emscripten-no-pthreads-impl '$(EMCC) not found')
+  $(if $(HAVE_EMCC),--cmd emscripten-no-pthreads-impl '$(EMCC_ENV) $(EMCC) -std=c11 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/scratch.o',--skip emscripten-no-pthreads-impl '$(EMCC) not found') \
+  $(if $(TOOLS_WHY_NOT),--skip tools-of-.ci/packages '$(TOOLS_WHY_NOT)',--cmd tools-of-.ci/packages 'SPIRVVAL=$(SPIRVVAL) VALGRIND=$(VALGRIND) CLANG=$(CLANG) SCRATCH=$(CHK) tests/check_tools.sh $(TOOL_VARS)')
 
 
 # ---- the test targets ---------------------------------------------------------------------------
@@ -321,7 +333,13 @@ config_args = --config $(1) --runner "$(2)" $($(1)_BINS)
 deps:
 	@.ci/deps.sh --ensure
 
+# make test in two makes: this one installs what is missing (deps), then test-run runs in a second make,
+# which parses this file again, so that every HAVE_* (and WASM_LD, VK_LAYER, ...) sees the tools just
+# installed. test-run alone is make test without the install step.
 test: deps
+	@$(MAKE) --no-print-directory test-run
+
+test-run:
 	-@$(SUBMAKE) build-test
 	@echo "==== running the tests (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
 	@$(if $(HAVE_MINGW),$(WINE_KEEP))

@@ -2,12 +2,15 @@
 # .ci/deps.sh — the packages of .ci/packages (the one list) for `make test` and .ci/run.
 #
 #   .ci/deps.sh --list      print the packages this machine needs (nodejs only without a node >= 18)
-#   .ci/deps.sh --install   apt-get update + apt-get install of all of them (root; what .ci/run does)
-#   .ci/deps.sh --ensure    what `make test` does first: nothing when every package is installed (or
-#                           when this is not a Debian-like system: missing tools are then skipped by the
-#                           tests); otherwise installs the missing ones with apt-get as root or through
-#                           sudo (without a password prompt), and else prints the one install line and
-#                           exits 1. ACCEL_NO_INSTALL=1 only reports what is missing and exits 0.
+#   .ci/deps.sh --missing   print those of --list that are not installed (dpkg-query), one a line;
+#                           exit 2 where there is no dpkg-query (not a Debian-like system)
+#   .ci/deps.sh --install   apt-get update + apt-get install of all of them (root)
+#   .ci/deps.sh --ensure    what `make test` (and so .ci/run) does first: nothing when every package
+#                           is installed (or when this is not a Debian-like system: missing tools are
+#                           then skipped by the tests); otherwise installs the missing ones with
+#                           apt-get as root or through sudo (without a password prompt), and else
+#                           prints the one install line and exits 1. ACCEL_NO_INSTALL=1 only reports
+#                           what is missing and exits 0.
 # For the check of this script (`make test`'s deps-script check): ACCEL_DEPS_PACKAGES=FILE reads another
 # list, ACCEL_DEPS_AS_USER=1 behaves as a user without root or sudo.
 set -euo pipefail
@@ -40,17 +43,19 @@ apt_install() {  # apt_install [sudo] PACKAGE...
     "${pre[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"
 }
 
+missing_packages() { local p; for p in "${all[@]}"; do installed "$p" || echo "$p"; done; }
+
 mapfile -t all < <(packages)
 case ${1:-} in
 --list) printf '%s\n' "${all[@]}" ;;
+--missing) command -v dpkg-query >/dev/null 2>&1 || exit 2; missing_packages ;;
 --install) apt_install "${all[@]}" ;;
 --ensure)
     if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
         echo "==== not a Debian-like system: install the equivalents of .ci/packages; tests whose tools are missing are skipped"
         exit 0
     fi
-    missing=()
-    for p in "${all[@]}"; do installed "$p" || missing+=("$p"); done
+    mapfile -t missing < <(missing_packages)
     (( ${#missing[@]} )) || exit 0
     if [[ ${ACCEL_NO_INSTALL:-} == 1 ]]; then
         echo "==== missing packages (ACCEL_NO_INSTALL=1: not installing; their tests are skipped): ${missing[*]}"
@@ -66,5 +71,5 @@ case ${1:-} in
         exit 1
     fi
     ;;
-*) echo "usage: .ci/deps.sh --list | --install | --ensure" >&2; exit 2 ;;
+*) echo "usage: .ci/deps.sh --list | --missing | --install | --ensure" >&2; exit 2 ;;
 esac
