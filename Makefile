@@ -8,6 +8,7 @@
 #                    .ci/deps.sh: apt-get as root or with sudo; otherwise it prints the install line and
 #                    stops; ACCEL_NO_INSTALL=1 skips this and the tests whose tools are missing), then
 #                    runs the suite in a second make that finds the tools just installed (test-run).
+#                    Its footprint check takes ACCEL_SIZE_DEFAULT_MAX= / ACCEL_SIZE_SMALL_MAX= (bytes)
 #   make run-wasm    the examples as wasm32-wasi modules under node (clang --target=wasm32-wasi)
 #   make test-asan   the suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test-tsan   the suite under ThreadSanitizer (pthread shim: TSan crashes in C11 thrd_create)
@@ -256,6 +257,8 @@ TOOL_VARS = HAVE_GLSLC=$(HAVE_GLSLC) HAVE_VK_HEADERS=$(HAVE_VK_HEADERS) VULKAN_I
             VK_LAYER=$(VK_LAYER) HAVE_MINGW=$(HAVE_MINGW) HAVE_EMCC=$(HAVE_EMCC) WASM_LD=$(WASM_LD) \
             HAVE_WASI=$(HAVE_WASI) HAVE_TCC=$(HAVE_TCC) HAVE_CMAKE=$(HAVE_CMAKE)
 TOOLS_WHY_NOT = $(shell tests/check_tools.sh --why-not)
+# footprint: a minimal CPU program's stripped -Os size, default and small build (x86-64 limits)
+GCC_X86_64 = $(filter x86_64-%,$(shell $(GCC) -dumpmachine 2>/dev/null))
 
 EXAMPLE_KERNELS := $(wildcard examples/kernels/*.comp)
 CHECKS = \
@@ -317,7 +320,8 @@ CHECKS = \
   --cmd readme-apt-line-is-.ci/packages 'tests/check_readme.sh' \
   --cmd make-help '$(MAKE) --no-print-directory help | grep -q "make run-wasm"' \
   $(if $(HAVE_EMCC),--cmd emscripten-no-pthreads-impl '$(EMCC_ENV) $(EMCC) -std=c11 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/scratch.o',--skip emscripten-no-pthreads-impl '$(EMCC) not found') \
-  $(if $(TOOLS_WHY_NOT),--skip tools-of-.ci/packages '$(TOOLS_WHY_NOT)',--cmd tools-of-.ci/packages 'SPIRVVAL=$(SPIRVVAL) VALGRIND=$(VALGRIND) CLANG=$(CLANG) SCRATCH=$(CHK) tests/check_tools.sh $(TOOL_VARS)')
+  $(if $(TOOLS_WHY_NOT),--skip tools-of-.ci/packages '$(TOOLS_WHY_NOT)',--cmd tools-of-.ci/packages 'SPIRVVAL=$(SPIRVVAL) VALGRIND=$(VALGRIND) CLANG=$(CLANG) SCRATCH=$(CHK) tests/check_tools.sh $(TOOL_VARS)') \
+  $(if $(GCC_X86_64),--cmd footprint 'GCC=$(GCC) tests/check_size.sh $(CHK)/size',--skip footprint '$(GCC) does not target x86-64: the limits are x86-64 sizes')
 
 
 # ---- the test targets ---------------------------------------------------------------------------

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# tests/check_size.sh — the footprint of a minimal CPU program (`make test`'s footprint check).
+#
+#   tests/check_size.sh [DIR]      (default DIR: build/checks/size)
+#
+# Builds one small program (a device, a 4-byte buffer, a one-buffer CPU program writing 1 into it, a
+# signal, a COMPUTE queue; one exec, signal 1, submit, wait) with `gcc -std=gnu11 -Os`, strips it, twice:
+# the default build, and the small build (-DACCEL_NO_TRACE -DACCEL_NO_DEBUG). Runs both (each must exit
+# 0), prints both sizes in bytes, and fails when one is over its limit. x86-64 only: the limits are
+# x86-64 numbers (`make test` skips this check elsewhere).
+# Environment: ACCEL_SIZE_DEFAULT_MAX, ACCEL_SIZE_SMALL_MAX (bytes) override the limits; GCC the compiler.
+set -euo pipefail
+
+ACCEL_SIZE_DEFAULT_MAX=${ACCEL_SIZE_DEFAULT_MAX:-69632}   # 68 KiB: the default build
+ACCEL_SIZE_SMALL_MAX=${ACCEL_SIZE_SMALL_MAX:-36864}       # 36 KiB: -DACCEL_NO_TRACE -DACCEL_NO_DEBUG
+GCC=${GCC:-gcc}
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir=${1:-$root/build/checks/size}
+mkdir -p "$dir"
+
+cat > "$dir/minimal.c" <<'EOF'
+#define ACCEL_IMPLEMENTATION
+#include "accel.h"
+
+static void k(const accel_dispatch* d) { ((uint32_t*)d->buffers[0])[0] = 1; }
+
+int main(void) {
+    accel_device* dev = NULL;
+    accel_buffer* b = NULL;
+    accel_program* p = NULL;
+    accel_signal* s = NULL;
+    accel_queue* q = NULL;
+    int rc = 1;
+    if (accel_device_create(&(accel_device_desc){ 0 }, &dev) != ACCEL_OK) return 1;
+    if (accel_buffer_create(dev, &(accel_buffer_desc){ .size = 4 }, &b) == ACCEL_OK &&
+        accel_program_create(dev, &(accel_program_desc){ .cpu = k, .buffer_count = 1 }, &p) == ACCEL_OK &&
+        accel_signal_create(dev, 0, &s) == ACCEL_OK &&
+        accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q) == ACCEL_OK) {
+        accel_queue_exec(q, p, &b, 1, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(q, s, 1);
+        if (accel_queue_submit(q) == ACCEL_OK && accel_signal_wait(s, 1, ACCEL_WAIT_FOREVER) == ACCEL_OK)
+            rc = 0;
+    }
+    accel_device_destroy(dev);
+    return rc;
+}
+EOF
+
+fail=0
+measure() {  # measure NAME LIMIT FLAGS...: build, strip, run, compare with LIMIT
+    local name=$1 limit=$2 bin=$dir/$1 size rc
+    shift 2
+    "$GCC" -std=gnu11 -Os "$@" -I"$root" -o "$bin" "$dir/minimal.c" -lpthread -lm -ldl
+    strip "$bin"
+    rc=0
+    timeout 60 "$bin" || rc=$?
+    size=$(wc -c < "$bin")
+    printf '%-8s %6d bytes (limit %d): gcc -std=gnu11 -Os%s, stripped\n' "$name" "$size" "$limit" "${*:+ $*}"
+    if (( rc != 0 )); then echo "$name: the program exited $rc (expected 0)"; fail=1; fi
+    if (( size > limit )); then echo "$name: $size bytes is over the limit of $limit"; fail=1; fi
+}
+
+measure default "$ACCEL_SIZE_DEFAULT_MAX"
+measure small "$ACCEL_SIZE_SMALL_MAX" -DACCEL_NO_TRACE -DACCEL_NO_DEBUG
+exit "$fail"
