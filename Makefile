@@ -143,6 +143,10 @@ $(eval $(call test_config,gcc,$(GCC) $(TESTFLAGS),$(LIBS),,$(TESTS)))
 $(eval $(call test_config,clang,$(CLANG) $(TESTFLAGS),$(LIBS),,$(TESTS)))
 $(eval $(call test_config,pthreads,$(GCC) $(TESTFLAGS) -DACCEL_USE_PTHREADS,$(LIBS),,$(TESTS)))
 $(eval $(call test_config,nothreads,$(GCC) $(TESTFLAGS) -DACCEL_NO_THREADS,$(LIBS),,$(TESTS)))
+# the small builds: the optional parts (trace writer, debug reports) compiled out; their tests skip there
+SMALL_FLAGS := -DACCEL_NO_TRACE -DACCEL_NO_DEBUG
+$(eval $(call test_config,small,$(GCC) $(TESTFLAGS) $(SMALL_FLAGS),$(LIBS),,$(TESTS)))
+$(eval $(call test_config,small-nothreads,$(GCC) $(TESTFLAGS) -DACCEL_NO_THREADS $(SMALL_FLAGS),$(LIBS),,$(TESTS)))
 $(eval $(call test_config,cuda,$(GCC) $(TESTFLAGS) -DACCEL_TEST_HAVE_CUDA,$(LIBS),,$(CUDA_SUITE)))
 $(eval $(call test_config,asan-cuda,$(GCC) $(TESTFLAGS) $(SAN_ASAN) -DACCEL_TEST_HAVE_CUDA,$(LIBS),,$(CUDA_SUITE)))
 $(eval $(call test_config,wasm,$(CLANG) $(WASMFLAGS),$(WASMLIBS),.wasm,$(TESTS)))
@@ -325,7 +329,7 @@ CHECKS = \
 
 
 # ---- the test targets ---------------------------------------------------------------------------
-TEST_CONFIGS := gcc clang pthreads nothreads cuda wasm cxx clangxx $(if $(HAVE_MINGW),mingw) $(if $(HAVE_EMCC),emscripten)
+TEST_CONFIGS := gcc clang pthreads nothreads small small-nothreads cuda wasm cxx clangxx $(if $(HAVE_MINGW),mingw) $(if $(HAVE_EMCC),emscripten)
 build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS) $(MOCK_LIB) $(VK_BUILD)
 build-vulkan: $(VK_BUILD) $(CHECK_SRCS)
 build-asan: $(asan_BINS) $(asan-nothreads_BINS) $(asan-cuda_BINS) $(MOCK_LIB)
@@ -348,7 +352,8 @@ test-run:
 	@echo "==== running the tests (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
 	@$(if $(HAVE_MINGW),$(WINE_KEEP))
 	@$(RUN_TESTS) $(call config_args,gcc,) $(call config_args,clang,) $(call config_args,pthreads,) \
-	  $(call config_args,nothreads,) $(call config_args,cuda,env ACCEL_TEST_BACKEND=cuda) \
+	  $(call config_args,nothreads,) $(call config_args,small,) $(call config_args,small-nothreads,) \
+	  $(call config_args,cuda,env ACCEL_TEST_BACKEND=cuda) \
 	  $(call config_args,cuda-mock,$(MOCK_ENV)) --runner "env ACCEL_CUDA_LIBRARY=$(MOCK_LIB)" $(BUILD)/gcc/test_cuda \
 	  $(call config_args,cuda-mock-ring,$(MOCK_ENV) ACCEL_CUDA_NO_MEMOPS=1) \
 	  $(call config_args,wasm,$(NODE_WASI)) \
