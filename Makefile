@@ -313,6 +313,7 @@ CHECKS = \
   $(if $(HAVE_TCC),--cmd tcc-header '$(TCC) -I. -c $(CHK)/header.c -o $(CHK)/scratch.o',--skip tcc-header '$(TCC) not found') \
   $(if $(HAVE_MINGW),--cmd mingw-c++17-and-nothreads-impl '$(MINGW_CC:gcc=g++) -x c++ -std=c++17 -c -Wall -Wextra -Wpedantic -Werror -I. $(CHK)/impl.c -o $(CHK)/scratch.o && $(MINGW_CC) -std=c11 -c $(WARN) -DACCEL_NO_THREADS -I. $(CHK)/impl.c -o $(CHK)/scratch.o',--skip mingw-c++17-and-nothreads-impl '$(MINGW_CC) not found') \
   --cmd quickstart-c-and-c++ 'tests/check_quickstart.sh $(CHK)/quickstart same c c++' \
+  --cmd would-block-c++ '$(MAKE) --no-print-directory -s $(MOCK_LIB) && $(CLANG)++ -x c++ -std=c++17 -O1 -g -fsanitize=enum -fno-sanitize-recover=enum -Wall -Wextra -Werror -I. tests/check_would_block.c -o $(CHK)/would_block $(LIBS) && ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB) $(CHK)/would_block' \
   --cmd quickstart-cuda '$(MAKE) --no-print-directory -s $(MOCK_LIB) && MOCK_LIB=$(MOCK_LIB) tests/check_quickstart.sh $(CHK)/quickstart cuda' \
   $(if $(HAVE_VULKAN),--cmd quickstart-vulkan 'LVP_ICD=$(LVP_ICD) tests/check_quickstart.sh $(CHK)/quickstart vulkan',--skip quickstart-vulkan 'no Vulkan headers or no glslc') \
   $(if $(HAVE_CMAKE),--cmd cmake-c-c++-mixed-fetchcontent 'CMAKE=$(CMAKE) tests/check_cmake.sh $(CHK)/cmake',--skip cmake-c-c++-mixed-fetchcontent '$(CMAKE) not found') \
