@@ -649,7 +649,10 @@ TEST(failure_after_hand_off_reaches_many_signals_of_another_device) {
     CHECK_RESULT(accel_signal_wait(out, 1, 0), ACCEL_TIMEOUT);
     CHECK_OK(accel_signal_fail(gate, ACCEL_ERROR_BACKEND));
     CHECK_RESULT(accel_signal_wait(out, 1, 20000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
-    for (int i = 0; i < NS; i++) CHECK_EQ_U64(accel_signal_value(s[i]), failed);
+    for (int i = 0; i < NS; i++) {   /* the queues' threads may still be raising the others */
+        CHECK_RESULT(accel_signal_wait(s[i], 1, 20000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_EQ_U64(accel_signal_value(s[i]), failed);
+    }
     CHECK_OK(accel_queue_finish(qb, 20000000000ull));
     CHECK_OK(accel_queue_finish(qa, 20000000000ull));
     CHECK_OK(accel_queue_finish(qa2, 20000000000ull));
