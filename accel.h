@@ -165,6 +165,15 @@
    per call and must skip items with id >= global_size. `accel_dispatch.worker` is a lane index in
    0..cpu_threads-1, unique among the kernel calls running at the same moment on that device, so it can
    index per-worker scratch.
+   Waits that help: a thread of yours that waits without a timeout (ACCEL_WAIT_FOREVER) in
+   accel_signal_wait for one CPU signal, or in accel_queue_finish of a CPU queue, may run batches of that
+   queue itself (for a signal: the queue of the signal's device that last submitted a signal command on
+   it) while its executor is not running them, instead of waiting for the executor to wake up: so a
+   kernel or host call may run on the thread that waits, taking a lane as an executor does. Exactly
+   one thread runs a queue's batches at a time, in order. A helping wait stops right after the signal
+   command that reached its value, and never waits inside a batch (a batch that waits for a signal not
+   reached goes back to the executor). A wait with a timeout, a wait on several signals, and any wait
+   inside a kernel or host call never runs work: those return when the executor has done it.
    Idle executors and workers spin for ACCEL_CPU_SPIN_NS, then sleep. On Linux an executor or worker
    that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
    its waker's CPU, and two threads that yield to each other are never separated by the scheduler)
@@ -564,7 +573,9 @@ ACCEL_API uint64_t accel_signal_value(const accel_signal* s);
    SIGNAL_FAILED when the signal is failed (it stays failed). */
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value);
 /* OK once value >= v; TIMEOUT when timeout_ns passes first; SIGNAL_FAILED once failed; DEADLOCK in a
-   no-threads build when nothing can reach v; INVALID_ARGUMENT for NULL or v > ACCEL_SIGNAL_MAX. */
+   no-threads build when nothing can reach v; INVALID_ARGUMENT for NULL or v > ACCEL_SIGNAL_MAX. Without a
+   timeout, on a CPU signal, the waiting thread may run the work that reaches v (see Queues: waits that
+   help). */
 ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64_t timeout_ns);
 /* Waits for all (wait_all) or any of signals[i] >= values[i]. Wait any: OK when one is reached
    (*first_reached = lowest such index), SIGNAL_FAILED when none is reached and one is failed
@@ -652,7 +663,8 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q);
 /* Submits, then waits for everything submitted to this queue. Returns the submit error if any (after
    the wait for what was submitted before), else OK / TIMEOUT / DEADLOCK (no-threads: a parked batch
    that nothing can unblock) / DEVICE_LOST. A batch whose rest was dropped behind a failed wait counts as
-   finished (OK): its failure shows in the signals it would have signalled. */
+   finished (OK): its failure shows in the signals it would have signalled. Without a timeout, on a CPU
+   queue, the waiting thread may run the queue's batches itself (see Queues: waits that help). */
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 
 /* ==== recorded command lists ==== */
@@ -847,6 +859,15 @@ static uint64_t accel_i_deadline(uint64_t timeout_ns) {
    pthreads (macOS, ThreadSanitizer builds) and Win32; no-threads builds get inert stand-ins. */
 typedef struct accel_i_thread accel_i_thread;
 typedef void (*accel_i_thread_fn)(void* arg);
+#if !defined(ACCEL_NO_THREADS)
+#  if defined(__cplusplus)
+#    define ACCEL_I_THREAD_LOCAL thread_local
+#  elif defined(_MSC_VER)
+#    define ACCEL_I_THREAD_LOCAL __declspec(thread)
+#  else
+#    define ACCEL_I_THREAD_LOCAL _Thread_local
+#  endif
+#endif
 
 #if defined(ACCEL_I_C11_THREADS)
 typedef mtx_t accel_i_mutex;
@@ -3777,6 +3798,11 @@ typedef struct accel_i_cpu_program { accel_program base; accel_cpu_kernel fn; } 
 
 static accel_i_cpu_device* accel_i_cpu_dev(accel_device* d) { return (accel_i_cpu_device*)d; }
 static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == accel_cpu_backend(); }
+#if !defined(ACCEL_NO_THREADS)
+/* 1 on accel's own threads (executors, pool workers) and on a thread that helps (see "cpu: waits that
+   help"): such a thread never helps. */
+static ACCEL_I_THREAD_LOCAL uint32_t accel_i_cpu_no_help;
+#endif
 
 #if !defined(ACCEL_NO_THREADS)
 static uint32_t accel_i_cpu_online(void) {
@@ -3905,6 +3931,7 @@ static void accel_i_cpu_worker_main(void* arg) {
     accel_i_cpu_device* dev = w->dev;
     uint32_t hint = (uint32_t)(w - dev->workers) + 1u;
     uint64_t seen = 0;
+    accel_i_cpu_no_help = 1;
     for (;;) {
         uint32_t lane;
         accel_i_event_wait_own(&dev->gen, seen + 1, &w->own);
@@ -4114,10 +4141,15 @@ static accel_result accel_i_cpu_program_create(accel_device* dev, const accel_pr
 }
 static void accel_i_cpu_program_free(accel_program* p) { accel_i_dev_free(p->obj.device, p, sizeof(accel_i_cpu_program)); }
 
+/* A CPU signal: a host signal, and the queue of its device that last submitted a signal command on it
+   (0: none, or that queue is gone), which a waiting thread may help (see "cpu: waits that help"). */
+typedef struct accel_i_cpu_signal { accel_i_host_signal host; accel_i_a64 setter; } accel_i_cpu_signal;
 static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
-    return accel_i_host_signal_make(dev, initial, sizeof(accel_i_host_signal), out);
+    accel_result r = accel_i_host_signal_make(dev, initial, sizeof(accel_i_cpu_signal), out);
+    if (r == ACCEL_OK) atomic_init(&((accel_i_cpu_signal*)*out)->setter, 0u);
+    return r;
 }
-static void accel_i_cpu_signal_free(accel_signal* s) { accel_i_host_signal_destroy(s, sizeof(accel_i_host_signal)); }
+static void accel_i_cpu_signal_free(accel_signal* s) { accel_i_host_signal_destroy(s, sizeof(accel_i_cpu_signal)); }
 
 /* ==== cpu: queue commands ==== */
 /* Each queue runs its batches in order: on its own executor thread, or (no threads) inside submit and
@@ -4129,6 +4161,7 @@ typedef struct accel_i_cpu_queue {
     accel_i_event done;           /* batches finished */
     uint32_t lane_hint;
     accel_i_own own;              /* the executor thread's placement */
+    const struct accel_i_cpu_help* help;   /* the helper that holds the turn (NULL: the executor) */
 #if defined(ACCEL_NO_THREADS)
     accel_i_waiter park;          /* registered on the signal the head batch waits for */
     accel_i_event* parked_on;
@@ -4139,13 +4172,24 @@ typedef struct accel_i_cpu_queue {
     accel_i_a32 stop;
     accel_i_thread thread;
     accel_i_blocked blocked;      /* debug devices: what the executor waits for */
+    accel_i_a32 turn;             /* 1: a thread (the executor or a helper) runs the batches */
+    accel_i_event turned;         /* a helper gave the turn back */
 #endif
 } accel_i_cpu_queue;
+/* What a helping thread waits for (see "cpu: waits that help"): s >= v (or failed), or, with s NULL,
+   its queue's finished batches >= v. */
+typedef struct accel_i_cpu_help { accel_signal* s; uint64_t v; } accel_i_cpu_help;
+static bool accel_i_cpu_helped(const accel_i_cpu_queue* q, const accel_i_cpu_help* h) {
+    uint64_t cur;
+    if (!h->s) return accel_i_event_value(&q->done) >= h->v;
+    cur = accel_i_host_signal_value(h->s);
+    return accel_i_failed(cur) || cur >= h->v;
+}
 
 
 
 /* The wait command: ACCEL_OK when reached, ACCEL_ERROR_SIGNAL_FAILED when failed, ACCEL_TIMEOUT
-   when the batch must park (no-threads only). */
+   when the batch must park (no-threads) or go back to the executor (a helper). */
 static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
     uint64_t cur;
 #if defined(ACCEL_NO_THREADS)
@@ -4160,6 +4204,7 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
 #else
     cur = accel_signal_value(s);
     if (!accel_i_failed(cur) && cur < v) {   /* published in every build: a destroy that waits reports it */
+        if (q->help) return ACCEL_TIMEOUT;   /* a helper never waits here: the batch is the executor's */
         accel_i_blocked_set(&q->blocked, s, v);
         if (accel_i_is_cpu_signal(s)) accel_i_event_wait_own(accel_i_host_signal_event(s), v, &q->own);
         else accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
@@ -4200,7 +4245,7 @@ static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel
     accel_i_cpu_job job;
     accel_i_cpu_resolve(b, c, ptrs, sizes);
     accel_i_cpu_job_init(&job, c, ptrs, sizes, (const uint32_t*)(const void*)(b->arena + c->u.exec.constants));
-    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, &q->own);
+    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, q->help ? NULL : &q->own);
 }
 
 static void accel_i_cpu_fill(unsigned char* dst, size_t size, uint32_t pattern) {
@@ -4308,7 +4353,7 @@ static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op*
     job.tmpl.buffers = ptrs;
     job.tmpl.buffer_sizes = sizes;
     job.tmpl.constants = consts;
-    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, &q->own);
+    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, q->help ? NULL : &q->own);
 }
 /* Runs one op with its n patches (validated at record time). */
 static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p, uint32_t n) {
@@ -4316,7 +4361,7 @@ static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, c
     const unsigned char* src = op->src;
     uint32_t pattern = op->pattern;
     if (op->kind == ACCEL_I_CMD_EXEC) {
-        if (n == 0) accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &op->job, q->lane_hint, &q->own);
+        if (n == 0) accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &op->job, q->lane_hint, q->help ? NULL : &q->own);
         else accel_i_cpu_exec_patched(q, op, p, n);
         return;
     }
@@ -4397,6 +4442,7 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
         case ACCEL_I_CMD_SIGNAL:   /* an instant: a clock reading is a sixth of a small dispatch's cost */
             if (trace) t0 = accel_i_cpu_traced_signal(q, c, t0, &tr);
             else accel_i_raise(c->u.sig.signal, c->u.sig.value);
+            if (q->help && b->pc + 1 < b->count && accel_i_cpu_helped(q, q->help)) { b->pc++; return false; }
             continue;
         case ACCEL_I_CMD_EXEC:
             accel_i_cpu_exec(q, b, c);
@@ -4438,22 +4484,125 @@ static void accel_i_cpu_batch_done(accel_i_cpu_queue* q, accel_i_batch* b) {
 }
 
 #if !defined(ACCEL_NO_THREADS)
+/* The oldest batch of q not finished (only the thread that holds q's turn takes batches off). */
+static accel_i_batch* accel_i_cpu_head(accel_i_cpu_queue* q) {
+    accel_i_batch* b;
+    accel_i_spin_lock(&q->fifo.lock);
+    b = q->fifo.head;
+    accel_i_spin_unlock(&q->fifo.lock);
+    return b;
+}
+/* The executor takes q's turn: at once, or once the helper that holds it gives it back. */
+static void accel_i_cpu_turn_take(accel_i_cpu_queue* q) {
+    for (;;) {
+        uint64_t seen = accel_i_event_value(&q->turned);
+        if (!atomic_exchange(&q->turn, 1u)) return;
+        accel_i_event_wait_own(&q->turned, seen + 1, &q->own);
+    }
+}
+/* Each submit adds to `work`; the executor then runs every batch there is, in order, while it holds
+   the queue's turn. A batch a helper ran is gone from the fifo; one it left at a wait resumes at pc. */
 static void accel_i_cpu_executor_main(void* arg) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)arg;
-    uint64_t taken = 0;
+    uint64_t seen = 0;
+    accel_i_cpu_no_help = 1;
     for (;;) {
         accel_i_batch* b;
-        accel_i_event_wait_own(&q->work, taken + 1, &q->own);
+        accel_i_event_wait_own(&q->work, seen + 1, &q->own);
+        seen = accel_i_event_value(&q->work);
         if (atomic_load(&q->stop)) return;
-        taken++;
-        b = accel_i_fifo_pop(&q->fifo);
-        accel_i_cpu_run_batch(q, b);
-        accel_i_cpu_batch_done(q, b);
+        accel_i_cpu_turn_take(q);
+        while ((b = accel_i_cpu_head(q)) != NULL) {
+            accel_i_cpu_run_batch(q, b);
+            accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
+        }
+        atomic_store(&q->turn, 0u);
         accel_i_own_settle(&q->own);
     }
 }
+
+/* ==== cpu: waits that help ==== */
+/* A host thread that waits without a timeout (ACCEL_WAIT_FOREVER) for one CPU signal, or finishes a
+   CPU queue, runs batches itself instead of waiting for an executor to wake: the batches of the queue
+   that last submitted a signal command on that signal (of the signal's device), or of the finished
+   queue, while that queue's executor is not running them. Whoever takes the queue's turn runs its
+   batches, so exactly one thread runs them, oldest first. A helper stops once what it waits for is
+   reached (also within a batch, right after the signal command that reached it), and never waits
+   inside a batch: at a wait command not reached it leaves the batch to the executor (b->pc at the
+   wait). Its kernels take a lane as an executor's do (accel_dispatch.worker stays unique per
+   concurrent kernel); it never moves (a user thread). accel's own threads never help, nor does a
+   thread that is helping already (a host call or kernel it runs waits as on the executor), so
+   nothing recurses and a kernel never runs other work on its stack. A wait with a timeout never helps:
+   it returns on time whatever the work does. */
+/* Runs q's batches on this thread while q's turn is free and h is not reached. */
+static void accel_i_cpu_help_queue(accel_i_cpu_queue* q, const accel_i_cpu_help* h) {
+    accel_i_batch* b;
+    if (atomic_load_explicit(&q->turn, memory_order_relaxed) || atomic_exchange(&q->turn, 1u)) return;
+    accel_i_cpu_no_help = 1;
+    q->help = h;
+    while (!accel_i_cpu_helped(q, h) && (b = accel_i_cpu_head(q)) != NULL) {
+        if (!accel_i_cpu_run_batch(q, b)) break;   /* left to the executor */
+        accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
+    }
+    q->help = NULL;
+    accel_i_cpu_no_help = 0;
+    atomic_store(&q->turn, 0u);
+    accel_i_event_add(&q->turned, 1);   /* the executor may wait for the turn */
+}
+/* A wait for s >= v: helps the queue that last submitted a signal command on s. The queue is read
+   under the device's object lock, which its destroy takes to clear it, and kept by a reference. */
+static void accel_i_cpu_help_signal(accel_signal* s, uint64_t v) {
+    accel_i_cpu_signal* cs = (accel_i_cpu_signal*)s;
+    accel_device* dev = s->obj.device;
+    accel_i_cpu_queue* q;
+    accel_i_cpu_help h;
+    h.s = s;
+    h.v = v;
+    if (!atomic_load_explicit(&cs->setter, memory_order_relaxed)) return;
+    accel_i_spin_lock(&dev->objects_lock);
+    q = (accel_i_cpu_queue*)(uintptr_t)atomic_load_explicit(&cs->setter, memory_order_relaxed);
+    if (q && !accel_i_try_retain(&q->base.obj)) q = NULL;
+    accel_i_spin_unlock(&dev->objects_lock);
+    if (!q) return;
+    if (!accel_i_cpu_helped(q, &h)) accel_i_cpu_help_queue(q, &h);
+    accel_i_release(q);
+}
+/* Submit: s's setter is q, for the waits that help. Stored only when it changes. */
+static void accel_i_cpu_note_setters(accel_i_cpu_queue* q, const accel_i_batch* b) {
+    uint64_t me = (uint64_t)(uintptr_t)q;
+    for (uint32_t i = 0; i < b->count; i++) {
+        accel_signal* s = b->cmds[i].u.sig.signal;
+        accel_i_cpu_signal* cs = (accel_i_cpu_signal*)s;
+        if (b->cmds[i].kind != ACCEL_I_CMD_SIGNAL || s->obj.device != q->base.obj.device) continue;
+        if (atomic_load_explicit(&cs->setter, memory_order_relaxed) != me)
+            atomic_store_explicit(&cs->setter, me, memory_order_relaxed);
+    }
+}
+/* Destroy: no signal names q as its setter any more (under the object lock, see above). */
+static void accel_i_cpu_forget_setters(accel_i_cpu_queue* q) {
+    accel_device* dev = q->base.obj.device;
+    uint64_t me = (uint64_t)(uintptr_t)q;
+    accel_i_spin_lock(&dev->objects_lock);
+    for (accel_i_object* o = dev->objects; o; o = o->next) {
+        accel_i_cpu_signal* cs = (accel_i_cpu_signal*)(void*)o;
+        if (o->kind == ACCEL_I_SIGNAL && atomic_load_explicit(&cs->setter, memory_order_relaxed) == me)
+            atomic_store_explicit(&cs->setter, 0u, memory_order_relaxed);
+    }
+    accel_i_spin_unlock(&dev->objects_lock);
+}
+/* The CPU backend's signal_wait_many: helps first where it may (one signal, no timeout). */
+static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                            uint64_t timeout_ns, uint32_t* first) {
+    if (n == 1 && timeout_ns == ACCEL_WAIT_FOREVER && !accel_i_cpu_no_help) accel_i_cpu_help_signal(s[0], v[0]);
+    return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
+}
 #else
 /* ==== cpu: no-threads ==== */
+/* Waits run parked work already (accel_i_cpu_ready): nothing to help. */
+static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                            uint64_t timeout_ns, uint32_t* first) {
+    return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
+}
 /* Runs the queue's batches until one parks (its signal will call back). */
 static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
     if (q->pumping) return;   /* a host call of q recorded on q or waits for it: misuse, never a re-entry */
@@ -4527,6 +4676,9 @@ static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
 
 static accel_result accel_i_cpu_queue_submit(accel_queue* base, accel_i_batch* b) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
+#if !defined(ACCEL_NO_THREADS)
+    accel_i_cpu_note_setters(q, b);   /* before the push: from then on b is the executor's */
+#endif
     accel_i_fifo_push(&q->fifo, b);
     accel_i_event_add(&q->work, 1);
 #if defined(ACCEL_NO_THREADS)
@@ -4546,6 +4698,12 @@ static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t time
     return ACCEL_ERROR_DEADLOCK;
 #else
     if (timeout_ns == 0) return accel_i_event_value(&q->done) >= submitted ? ACCEL_OK : ACCEL_TIMEOUT;
+    if (timeout_ns == ACCEL_WAIT_FOREVER && !accel_i_cpu_no_help) {   /* see "cpu: waits that help" */
+        accel_i_cpu_help h;
+        h.s = NULL;
+        h.v = submitted;
+        accel_i_cpu_help_queue(q, &h);
+    }
     if (accel_i_event_wait(&q->done, submitted, accel_i_deadline(timeout_ns))) return ACCEL_OK;
     return ACCEL_TIMEOUT;
 #endif
@@ -4576,6 +4734,9 @@ static size_t accel_i_cpu_queue_describe(accel_queue* base, char* out, size_t ca
 
 static void accel_i_cpu_queue_free(accel_i_cpu_queue* q) {
     accel_device* dev = q->base.obj.device;
+#if !defined(ACCEL_NO_THREADS)
+    accel_i_event_destroy(&q->turned);
+#endif
     accel_i_event_destroy(&q->work);
     accel_i_event_destroy(&q->done);
     accel_i_dev_free(dev, q, sizeof *q);
@@ -4601,6 +4762,13 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
         accel_result r;
         atomic_init(&q->stop, 0u);
         atomic_init(&q->blocked.lock, 0u);
+        atomic_init(&q->turn, 0u);
+        if (!accel_i_event_init(&q->turned, 0)) {
+            accel_i_event_destroy(&q->work);
+            accel_i_event_destroy(&q->done);
+            accel_i_dev_free(dev, q, sizeof *q);
+            return ACCEL_ERROR_OUT_OF_MEMORY;
+        }
         accel_i_cpu_device* cd = accel_i_cpu_dev(dev);
         q->own.moves = ACCEL_CPU_MOVE_OFF != 0;
         if (!cd->moves) {   /* a lane per allowed CPU: free CPUs are those of sleeping workers */
@@ -4630,6 +4798,7 @@ static void accel_i_cpu_queue_destroy(accel_queue* base) {
     atomic_store(&q->stop, 1u);
     accel_i_event_add(&q->work, 1);
     accel_i_thread_join(&q->thread);
+    accel_i_cpu_forget_setters(q);
 #endif
     accel_i_queue_fini(base);
     accel_i_cpu_queue_free(q);
@@ -4653,7 +4822,7 @@ static const accel_backend accel_i_cpu_backend_table = {
     accel_i_cpu_signal_free,            /* signal_free */
     accel_i_host_signal_value,          /* signal_value */
     accel_i_host_signal_raise,          /* signal_raise */
-    accel_i_host_signal_wait,           /* signal_wait_many */
+    accel_i_cpu_signal_wait,            /* signal_wait_many: helps (see "cpu: waits that help") */
     accel_i_cpu_queue_create,           /* queue_create */
     accel_i_cpu_queue_destroy,          /* queue_destroy */
     accel_i_cpu_queue_submit,           /* queue_submit */
@@ -4834,13 +5003,6 @@ struct accel_i_trace {
 #if defined(ACCEL_NO_THREADS)
 static uint32_t accel_i_host_thread(void) { return 1; }
 #else
-#  if defined(__cplusplus)
-#    define ACCEL_I_THREAD_LOCAL thread_local
-#  elif defined(_MSC_VER)
-#    define ACCEL_I_THREAD_LOCAL __declspec(thread)
-#  else
-#    define ACCEL_I_THREAD_LOCAL _Thread_local
-#  endif
 /* A small number per host thread (1, 2, ...): the calling thread's host track. Process-wide, as
    threads are (the one piece of global state tracing has). */
 static uint32_t accel_i_host_thread(void) {
