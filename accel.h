@@ -19,7 +19,8 @@
            float a;
            memcpy(&a, &d->constants[0], sizeof a);
            uint32_t i0 = d->group_id[0] * d->group_size[0];
-           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->constants[1]; i++) y[i] = a * x[i] + y[i];
+           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->constants[1]; i++)
+               y[i] = a * x[i] + y[i];
        }
 
        #define CHECK(call) do { accel_result r_ = (call); if (r_ != ACCEL_OK) { \
@@ -153,8 +154,8 @@
    invocations per group (1024 x 1024 x 64), group counts up to 2^32-1 x 65535 x 65535.
    A batch that waits forever on a signal nobody sets keeps its queue (and a destroy of that queue or
    device) waiting: fail (or set) the signal from another thread to unblock it. Such a destroy is never
-   silent: in every threaded build, after 1 s it logs a warning naming the queue, the signal and value it waits
-   for and that remedy, and again after 3, 7, 15, 31 s and every 32 s from then on.
+   silent: in every threaded build, after 1 s it logs a warning naming the queue, the signal and value it
+   waits for and that remedy, and again after 3, 7, 15, 31 s and every 32 s from then on.
    An exec with a global size of 0 in any dimension is a no-op on every backend: a zero global size
    is no work, not 1 (set unused dimensions to 1, as accel_exec_1d and accel_exec_2d do; a debug
    device warns about it). Its arguments are still checked, and in a command list it keeps its place,
@@ -286,8 +287,8 @@
    of memory is ACCEL_ERROR_OUT_OF_MEMORY with nothing leaked. Log lines and hang reports name objects by
    address and label: buffers take `.label` in their desc, programs their `.name`, queues and signals
    accel_queue_set_label / accel_signal_set_label (copied); an object without a label shows its address
-   and its kind ('signal', 'compute queue', ...). accel_device_create_any logs an unavailable backend as a warning (the backend's reason) and
-   an info line, never as an error: falling back is normal.
+   and its kind ('signal', 'compute queue', ...). accel_device_create_any logs an unavailable backend as
+   a warning (the backend's reason) and an info line, never as an error: falling back is normal.
 
    ==== Profiling ===============================================================================
    accel_queue_timestamp records a command that writes the moment the commands before it completed, in
@@ -321,11 +322,9 @@
    (a signal command no reading: it is an instant at the end of the command before it), a host call two
    readings and an append; a wait also reads where its signal was reached, for the flow. On a CPU
    queue a command's span is appended after the raise of the signal that follows it, so the waiter
-   it releases does not wait for the trace. Measured on the CPU backend (bench/cpu.c, a shared 2-core
-   VM): the cheapest round trip there is (one-group exec + signal, submit, wait: ~1.1 us, figure 2t)
-   takes ~0.25-0.45 us more traced; a small dispatch with work in it (a SAXPY over 16K floats in 64
-   groups, ~8 us, figure 2u) read 0.73-1.24x untraced over 15 runs, median 0.99 (the VM's noise is
-   wider than the cost); a GPU round trip (10-50 us) a few percent.
+   it releases does not wait for the trace. The cheapest CPU round trip (one-group exec + signal,
+   submit, wait) takes about 0.3 us more traced (bench/cpu.c, figure 2t); a dispatch with work in it,
+   or a GPU round trip, hides the cost in its noise.
    GPU backends: device times (Vulkan timestamp queries, CUDA events) are converted to this clock by
    the host once the work completed, and written (timestamps) or recorded (the trace's spans) before
    any signal after them is raised; a command of the same queue right after a timestamp may run before
@@ -351,8 +350,9 @@
    kernel's device after the kernel's batch has finished or parked (on another device, at once).
    A host wait (timeout > 0) that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of
    hanging; a poll returns ACCEL_TIMEOUT; accel_queue_finish likewise (also a finish, from inside a
-   kernel, of another queue of the kernel's device: its batch runs after the kernel's). Destroying a queue whose batch is still parked drops it
-   and fails the signals it would have signalled (reason ACCEL_ERROR_DEADLOCK). cpu_threads is always 1.
+   kernel, of another queue of the kernel's device: its batch runs after the kernel's). Destroying a
+   queue whose batch is still parked drops it and fails the signals it would have signalled (reason
+   ACCEL_ERROR_DEADLOCK). cpu_threads is always 1.
    A host call (accel_queue_host_call) runs inline when its batch reaches it: inside accel_queue_submit,
    or inside the accel_signal_set / accel_signal_fail that unblocks the batch.
    Build for WASI with: clang --target=wasm32-wasi (no threads, no dlopen: the CPU backend only).
@@ -425,7 +425,9 @@ ACCEL_API const char* accel_backend_name(const accel_backend* b);
 ACCEL_API accel_result accel_backend_device_count(const accel_backend* b, uint32_t* count);
 
 /* ==== devices ==== */
-typedef enum accel_log_level { ACCEL_LOG_ERROR, ACCEL_LOG_WARN, ACCEL_LOG_INFO, ACCEL_LOG_DEBUG } accel_log_level;
+typedef enum accel_log_level {
+    ACCEL_LOG_ERROR, ACCEL_LOG_WARN, ACCEL_LOG_INFO, ACCEL_LOG_DEBUG
+} accel_log_level;
 typedef struct accel_logger {
     void (*log_fn)(accel_log_level level, const char* message, void* user);  /* any thread */
     void* user;
@@ -442,8 +444,9 @@ typedef struct accel_device_desc {
                                        (its affinity mask; 1 without threads) */
     accel_allocator allocator;      /* zero: malloc/free. Host-side allocations only */
     accel_logger logger;            /* zero: errors and warnings to stderr */
-    bool debug;                     /* extra checks (Vulkan: the validation layer), hang diagnostics, and warnings
-                                       about valid but suspect calls (an exec with no work); see Hang diagnostics */
+    bool debug;                     /* extra checks (Vulkan: the validation layer), hang diagnostics,
+                                       and warnings about valid but suspect calls (an exec with no
+                                       work); see Hang diagnostics */
     const char* label;
     /* Chrome trace-event JSON written here (see "Profiling" above); NULL: the environment variable
        ACCEL_TRACE if set, else no trace. The string is read at create only. */
@@ -465,7 +468,9 @@ ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backe
    queues wait for (the remedy for a blocked queue; see Thread safety), not other calls on its objects. */
 ACCEL_API void accel_device_destroy(accel_device* dev);
 
-typedef enum accel_device_type { ACCEL_DEVICE_CPU, ACCEL_DEVICE_GPU_DISCRETE, ACCEL_DEVICE_GPU_INTEGRATED, ACCEL_DEVICE_OTHER } accel_device_type;
+typedef enum accel_device_type {
+    ACCEL_DEVICE_CPU, ACCEL_DEVICE_GPU_DISCRETE, ACCEL_DEVICE_GPU_INTEGRATED, ACCEL_DEVICE_OTHER
+} accel_device_type;
 typedef enum accel_program_format {
     ACCEL_FORMAT_CPU = 1u << 0, ACCEL_FORMAT_SPIRV = 1u << 1, ACCEL_FORMAT_PTX = 1u << 2,
     ACCEL_FORMAT_CUBIN = 1u << 3, ACCEL_FORMAT_CUDA_SOURCE = 1u << 4
@@ -481,8 +486,9 @@ typedef struct accel_device_info {
     bool separate_copy_queue;       /* ACCEL_QUEUE_COPY is a real DMA engine */
     bool host_mapped_device_memory; /* ACCEL_MEMORY_DEVICE buffers can be mapped (CPU, unified memory) */
     uint32_t compute_capability;    /* CUDA: 90 for sm_90; else 0 */
-    uint32_t cpu_threads;           /* CPU backend: worker lanes an exec is split across (accel_dispatch.worker
-                                       runs 0..cpu_threads-1; 1 without threads); 0 on other backends */
+    uint32_t cpu_threads;           /* CPU backend: worker lanes an exec is split across
+                                       (accel_dispatch.worker runs 0..cpu_threads-1; 1 without
+                                       threads); 0 on other backends */
     uint32_t buffer_offset_alignment; /* accel_buffer_view_create offsets: 1 on the CPU, the device's
                                        minStorageBufferOffsetAlignment on Vulkan, 256 on CUDA */
 } accel_device_info;
@@ -507,7 +513,8 @@ typedef struct accel_buffer_desc {
 /* Errors: INVALID_ARGUMENT (NULL, size 0, bad memory kind, read_only without host_ptr), OUT_OF_MEMORY,
    UNSUPPORTED (host_ptr on a backend that cannot wrap), DEVICE_LOST. Contents are zero unless host_ptr
    is given. */
-ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out);
+ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc,
+                                           accel_buffer** out);
 /* Drops the caller's reference; memory is freed once no submitted work uses it. NULL is a no-op. */
 ACCEL_API void   accel_buffer_destroy(accel_buffer* buf);
 ACCEL_API size_t accel_buffer_size(const accel_buffer* buf);   /* 0 for NULL */
@@ -528,7 +535,8 @@ ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void*
    kernel's bounds come from its constants as with any buffer. Errors: INVALID_ARGUMENT
    (NULL, size 0, the range outside buf, a misaligned offset; logged), OUT_OF_MEMORY, DEVICE_LOST.
    Any thread. */
-ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out);
+ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size,
+                                                accel_buffer** out);
 
 /* ==== programs ==== */
 typedef struct accel_dispatch {      /* what a CPU kernel sees: one work group */
@@ -549,15 +557,18 @@ typedef struct accel_program_desc {
     const char* ptx;                                   /* NUL-terminated */
     const void* cubin; size_t cubin_size;
     const char* cuda_source;                           /* compiled at run time with NVRTC */
-    uint32_t buffer_count;           /* Vulkan: set 0, storage buffers at bindings 0..n-1; CUDA: first n params (pointers) */
-    uint32_t constant_count;         /* 32-bit words. Vulkan: push constants; CUDA: the next params, 4 bytes each */
+    uint32_t buffer_count;           /* Vulkan: set 0, storage buffers at bindings 0..n-1;
+                                        CUDA: first n params (pointers) */
+    uint32_t constant_count;         /* 32-bit words. Vulkan: push constants; CUDA: the next params,
+                                        4 bytes each */
 } accel_program_desc;
 /* Picks the format this device runs. Errors: INVALID_ARGUMENT (NULL, no format at all, counts above the
    device limits; Vulkan: a malformed SPIR-V module, or a shader that uses a binding at or above
    buffer_count or more than constant_count words of push constants — fewer is fine), UNSUPPORTED (only
    formats this device cannot run), COMPILE, OUT_OF_MEMORY. Names (the entry point) of any length.
    An exec must pass exactly buffer_count buffers and constant_count constants. */
-ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out);
+ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc,
+                                            accel_program** out);
 ACCEL_API void accel_program_destroy(accel_program* prog);     /* NULL is a no-op; freed after its work */
 
 /* ==== signals ==== */
@@ -583,8 +594,9 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
    failed (*first_reached = the lowest failed index; with OK, the lowest index). *first_reached is left
    as it was on TIMEOUT, DEADLOCK and INVALID_ARGUMENT, which are as for accel_signal_wait (count 0 is
    invalid). */
-ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
-                                              bool wait_all, uint64_t timeout_ns, uint32_t* first_reached /* may be NULL */);
+ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values,
+                                              uint32_t count, bool wait_all, uint64_t timeout_ns,
+                                              uint32_t* first_reached /* may be NULL */);
 /* Names s in log lines and hang reports (signals have no label otherwise). The text is copied through
    the device allocator; NULL or "" removes the label. OUT_OF_MEMORY keeps the old label;
    INVALID_ARGUMENT for a NULL signal. Call it before other threads use s (log lines read the label). */
@@ -625,11 +637,16 @@ ACCEL_API void accel_queue_destroy(accel_queue* q);
    a host_ptr wrap). wait and signal take any device's or backend's signals (see Signals). */
 ACCEL_API void accel_queue_wait(accel_queue* q, accel_signal* s, uint64_t value);
 ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t value);
-ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
-                                const uint32_t* constants, uint32_t constant_count, accel_exec_params params);
-ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset, accel_buffer* src, size_t src_offset, size_t size);
-ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern);
-ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset, const void* data, size_t size);  /* data copied now */
+ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
+                                uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
+                                accel_exec_params params);
+ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset,
+                                accel_buffer* src, size_t src_offset, size_t size);
+ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size,
+                                uint32_t pattern);
+/* data is copied now */
+ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset,
+                                  const void* data, size_t size);
 ACCEL_API void accel_queue_barrier(accel_queue* q);
 /* Records a host call: fn(user) runs on a library thread once the commands recorded before it on q
    have completed (their writes visible to fn), and the commands after it start when fn returns (they
@@ -704,7 +721,8 @@ typedef struct accel_patch {
    that does not hold the recorded offset + size (offsets stay where they were recorded: within a
    view, from its start; or a copy that would then overlap itself). A list may be replayed by several
    queues and threads at once, any number of times. */
-ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t patch_count);
+ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches,
+                                  uint32_t patch_count);
 
 #ifdef __cplusplus
 }
@@ -738,7 +756,8 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
 
 /* ==== config ==== */
 #if defined(__TINYC__) && !defined(__cplusplus)
-#  error "accel.h: tcc can compile the declarations, not the implementation (ACCEL_IMPLEMENTATION needs C11 atomics, which tcc lacks): implement it in a file built by gcc, clang or MSVC"
+#  error "accel.h: tcc can compile the declarations, not the implementation (ACCEL_IMPLEMENTATION \
+needs C11 atomics, which tcc lacks): implement it in a file built by gcc, clang or MSVC"
 #endif
 #if defined(__cplusplus) ? (__cplusplus < 201103L && !(defined(_MSVC_LANG) && _MSVC_LANG >= 201103L)) \
                          : (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 201112L)
@@ -746,9 +765,11 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
 #  error "accel.h: the implementation (ACCEL_IMPLEMENTATION) needs C11 or C++11: use -std=gnu11 or -std=c11"
 #endif
 #if !defined(__cplusplus) && defined(__STDC_NO_ATOMICS__)
-#  error "accel.h: the implementation needs C11 atomics; this compiler has none (__STDC_NO_ATOMICS__): use C++11"
+#  error "accel.h: the implementation needs C11 atomics; this compiler has none (__STDC_NO_ATOMICS__): \
+use C++11"
 #endif
-#if !defined(ACCEL_NO_THREADS) && (defined(__wasi__) || (defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)))
+#if !defined(ACCEL_NO_THREADS) && \
+    (defined(__wasi__) || (defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)))
 #  define ACCEL_NO_THREADS
 #endif
 #if !defined(ACCEL_NO_THREADS)
@@ -919,7 +940,11 @@ static void accel_i_cond_timedwait(accel_i_cond* c, accel_i_mutex* m, uint64_t n
     ts.tv_nsec = (long)(ns % 1000000000u);
     pthread_cond_timedwait(c, m, &ts);
 }
-static void* accel_i_thread_entry(void* p) { accel_i_thread* t = (accel_i_thread*)p; t->fn(t->arg); return NULL; }
+static void* accel_i_thread_entry(void* p) {
+    accel_i_thread* t = (accel_i_thread*)p;
+    t->fn(t->arg);
+    return NULL;
+}
 static accel_result accel_i_thread_start(accel_i_thread* t, accel_i_thread_fn fn, void* arg) {
     int r;
     t->fn = fn; t->arg = arg;
@@ -939,19 +964,28 @@ static void accel_i_mutex_lock(accel_i_mutex* m) { AcquireSRWLockExclusive(m); }
 static void accel_i_mutex_unlock(accel_i_mutex* m) { ReleaseSRWLockExclusive(m); }
 static bool accel_i_cond_init(accel_i_cond* c) { InitializeConditionVariable(c); return true; }
 static void accel_i_cond_destroy(accel_i_cond* c) { (void)c; }
-static void accel_i_cond_wait(accel_i_cond* c, accel_i_mutex* m) { SleepConditionVariableSRW(c, m, INFINITE, 0); }
+static void accel_i_cond_wait(accel_i_cond* c, accel_i_mutex* m) {
+    SleepConditionVariableSRW(c, m, INFINITE, 0);
+}
 static void accel_i_cond_broadcast(accel_i_cond* c) { WakeAllConditionVariable(c); }
 static void accel_i_cond_timedwait(accel_i_cond* c, accel_i_mutex* m, uint64_t ns) {
     uint64_t ms = (ns + 999999u) / 1000000u;
     SleepConditionVariableSRW(c, m, ms >= INFINITE ? INFINITE - 1 : (DWORD)ms, 0);
 }
-static DWORD WINAPI accel_i_thread_entry(LPVOID p) { accel_i_thread* t = (accel_i_thread*)p; t->fn(t->arg); return 0; }
+static DWORD WINAPI accel_i_thread_entry(LPVOID p) {
+    accel_i_thread* t = (accel_i_thread*)p;
+    t->fn(t->arg);
+    return 0;
+}
 static accel_result accel_i_thread_start(accel_i_thread* t, accel_i_thread_fn fn, void* arg) {
     t->fn = fn; t->arg = arg;
     t->handle = CreateThread(NULL, 0, accel_i_thread_entry, t, 0, NULL);
     return t->handle ? ACCEL_OK : ACCEL_ERROR_OUT_OF_MEMORY;
 }
-static void accel_i_thread_join(accel_i_thread* t) { WaitForSingleObject(t->handle, INFINITE); CloseHandle(t->handle); }
+static void accel_i_thread_join(accel_i_thread* t) {
+    WaitForSingleObject(t->handle, INFINITE);
+    CloseHandle(t->handle);
+}
 static void accel_i_yield(void) { SwitchToThread(); }
 
 #else /* ACCEL_NO_THREADS: one thread; locks are inert */
@@ -978,20 +1012,17 @@ static void accel_i_yield(void) { }
    it came back. The move waits for the end of the work the thread was handed (a batch, a pool
    worker's share of an exec) and happens only if that work took less than ACCEL_CPU_SPIN_NS: after
    longer work the thread that handed it has stopped spinning and sleeps, so the CPU is no longer
-   shared, and on 2 CPUs "off" may well mean beside another process's busy thread (a 1-lane device
-   with a process spinning on the other CPU, bench/decode.c --contend: moved there at every token,
-   0.75-0.91x OpenMP; deferred, 0.92-1.12x; the one-group round trip, the case moves are for, is
-   unchanged). The kernel keeps a woken thread on its previous CPU when that CPU is idle, so one
-   move is usually enough; moves are at most one per millisecond per thread. User threads are never
-   moved; the original affinity mask is restored at once. Moves happen only where a CPU without a
-   busy lane is left (accel_i_own; ACCEL_CPU_MOVE_OFF 0: never): on devices with fewer lanes than
-   allowed CPUs, always; when every allowed CPU has a lane, only an executor while every pool worker
-   sleeps. Otherwise "off" can only mean onto another busy lane's CPU, which halved the speed of a
-   2-lane device on 2 allowed CPUs (issue 11: 30-35% of a model's token time); and never moving at all
-   left a one-group exec's executor on the CPU of the host thread spinning for its result (a round
-   trip of 6-7 us instead of 1.4 us on 2 CPUs). Raw system calls, because
-   glibc hides sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are
-   no-ops, and the allowed-CPU count comes from the process affinity mask (Win32) or the online cores. */
+   shared, and on 2 CPUs "off" may well mean beside another process's busy thread. The kernel keeps
+   a woken thread on its previous CPU when that CPU is idle, so one move is usually enough; moves are
+   at most one per millisecond per thread. User threads are never moved; the original affinity mask
+   is restored at once. Moves happen only where a CPU without a busy lane is left (accel_i_own;
+   ACCEL_CPU_MOVE_OFF 0: never): on devices with fewer lanes than allowed CPUs, always; when every
+   allowed CPU has a lane, only an executor while every pool worker sleeps. Otherwise "off" can only
+   mean onto another busy lane's CPU, which halves the speed of a 2-lane device on 2 allowed CPUs;
+   and never moving at all leaves a one-group exec's executor on the CPU of the host thread spinning
+   for its result (a round trip about 5x slower on 2 CPUs). Raw system calls, because glibc hides
+   sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are no-ops, and the
+   allowed-CPU count comes from the process affinity mask (Win32) or the online cores. */
 #if defined(__linux__) && !defined(ACCEL_NO_THREADS)
 #  include <sys/syscall.h>
 #  if !defined(__cplusplus)
@@ -1018,7 +1049,8 @@ static void accel_i_cpu_leave(uint32_t cpu_id) {
     for (unsigned i = 0; i < ACCEL_I_CPU_MASK_WORDS; i++)
         for (unsigned long w = away[i]; w; w &= w - 1) allowed++;
     if (allowed == 0) return;   /* pinned to this one CPU: stay */
-    if (syscall(SYS_sched_setaffinity, 0, (size_t)n, away) == 0) syscall(SYS_sched_setaffinity, 0, (size_t)n, mask);
+    if (syscall(SYS_sched_setaffinity, 0, (size_t)n, away) == 0)
+        syscall(SYS_sched_setaffinity, 0, (size_t)n, mask);
 }
 /* The number of CPUs in the calling thread's affinity mask; 0 when unknown. */
 static uint32_t accel_i_cpu_mask_count(void) {
@@ -1063,7 +1095,9 @@ typedef struct accel_i_own {
    the CPU is only looked up (a system call) once the rate limit lets the move happen. The move itself
    waits for the end of the work at hand (accel_i_own_settle). */
 static void accel_i_own_leave(accel_i_own* own, uint32_t cpu_id, uint64_t now) {
-    if (!own || !own->moves || cpu_id == 0 || own->asked_ns || (own->moved_ns && now - own->moved_ns < 1000000u)) return;
+    if (!own || !own->moves || cpu_id == 0 || own->asked_ns ||
+        (own->moved_ns && now - own->moved_ns < 1000000u))
+        return;
     own->asked_ns = now;
     own->asked_cpu = cpu_id == ACCEL_I_CPU_HERE ? accel_i_cpu_id() : cpu_id;
 }
@@ -1076,7 +1110,8 @@ static void accel_i_own_settle(accel_i_own* own) {
     if (!own->asked_ns) return;
     now = accel_i_now_ns();
     if (now - own->asked_ns < ACCEL_CPU_SPIN_NS &&
-        (!own->idle_sleepers || atomic_load_explicit(own->idle_sleepers, memory_order_relaxed) >= own->idle_need)) {
+        (!own->idle_sleepers ||
+         atomic_load_explicit(own->idle_sleepers, memory_order_relaxed) >= own->idle_need)) {
         own->moved_ns = now;
         accel_i_cpu_leave(own->asked_cpu);
     }
@@ -1194,13 +1229,13 @@ static void accel_i_waiter_remove(accel_i_event* ev, accel_i_waiter* w) {
 }
 
 #if !defined(ACCEL_NO_THREADS)
-/* Spins until word >= target, for at most ACCEL_CPU_SPIN_NS or until the deadline. */
 /* Spins until word >= target, for at most ACCEL_CPU_SPIN_NS or until the deadline. The first
    stretch is a pure spin with no clock reads (a partner on another core answers within it); after
    that each round also yields, because on an oversubscribed or virtual machine the thread we wait
    for is often queued behind us on the same core, and a pure spin would keep it off for the whole
    spin budget. */
-static bool accel_i_event_spin(const accel_i_event* ev, uint64_t target, uint64_t deadline, accel_i_own* own) {
+static bool accel_i_event_spin(const accel_i_event* ev, uint64_t target, uint64_t deadline,
+                               accel_i_own* own) {
     uint64_t start = 0;
     for (uint32_t i = 1;; i++) {
         if (accel_i_event_value(ev) >= target) return true;
@@ -1258,7 +1293,8 @@ static bool accel_i_event_sleep(accel_i_event* ev, uint64_t target, uint64_t dea
     bool reached, slept = false;
     if (accel_i_event_spin(ev, target, deadline, own)) return true;
     reached = accel_i_event_block(ev, target, deadline, &slept);
-    if (own && slept && reached) accel_i_own_leave(own, atomic_load_explicit(&ev->waker_cpu, memory_order_relaxed), accel_i_now_ns());
+    if (own && slept && reached)
+        accel_i_own_leave(own, atomic_load_explicit(&ev->waker_cpu, memory_order_relaxed), accel_i_now_ns());
     return reached;
 #endif
 }
@@ -1286,10 +1322,9 @@ struct accel_i_object {
     /* The counts come first and `device` last, at least 64 bytes apart, so that wherever the object
        lies the counts never share a cache line with `device` or with what follows the header (a
        buffer's pointer and size): a host accel_signal_set holds a reference while it raises, and with
-       the counts beside `device` each set moved the line every waiter of the signal reads first back
-       to the setter (a signal ping-pong between two threads: 640-1020 ns a round trip then, 311-391 ns
-       now, on a 2-vCPU VM); recording, which takes references, would do the same to an executor
-       reading a buffer's pointer. */
+       the counts beside `device` each set would move the line every waiter of the signal reads first
+       back to the setter (more than doubling a two-thread signal ping-pong); recording, which takes
+       references, would do the same to an executor reading a buffer's pointer. */
     accel_i_a32 refs;              /* the caller's handle + one per recorded command using it */
     accel_i_a32 handle;            /* 1 while the caller's handle holds its reference */
     accel_i_kind kind;
@@ -1298,7 +1333,8 @@ struct accel_i_object {
     char* label_set;               /* accel_*_set_label's copy (device allocator); wins over label */
     accel_device* device;
 };
-typedef char accel_i_counts_apart_from_device[offsetof(accel_i_object, device) >= offsetof(accel_i_object, handle) + 67 ? 1 : -1];
+typedef char accel_i_counts_apart_from_device[
+    offsetof(accel_i_object, device) >= offsetof(accel_i_object, handle) + 67 ? 1 : -1];
 
 typedef enum accel_i_cmd_kind {
     ACCEL_I_CMD_WAIT, ACCEL_I_CMD_SIGNAL, ACCEL_I_CMD_EXEC, ACCEL_I_CMD_COPY,
@@ -1307,8 +1343,10 @@ typedef enum accel_i_cmd_kind {
     ACCEL_I_CMD_HOST_CALL          /* a host step: needs the host after the commands before it completed */
 } accel_i_cmd_kind;
 
-#define ACCEL_I_CMD_ON_DEVICE 1u     /* accel_i_cmd.flags: a wait the core handed to the device (core: batch walk) */
-#define ACCEL_I_CMD_FOREIGN   2u     /* accel_i_cmd.flags: a signal command of a queue of another device than its signal's */
+/* accel_i_cmd.flags: ON_DEVICE, a wait the core handed to the device (core: batch walk); FOREIGN, a
+   signal command of a queue of another device than its signal's */
+#define ACCEL_I_CMD_ON_DEVICE 1u
+#define ACCEL_I_CMD_FOREIGN   2u
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
     uint32_t flags;
@@ -1316,13 +1354,15 @@ typedef struct accel_i_cmd {
         struct { accel_signal* signal; uint64_t value; } sig;                 /* wait, signal */
         struct { accel_program* program; size_t buffers, constants;          /* arena offsets */
                  uint32_t buffer_count, constant_count; accel_exec_params params; } exec;
-        struct { accel_buffer* dst; accel_buffer* src; size_t dst_offset, src_offset, size;   /* roots, offsets in them */
-                 size_t dst_rel, src_rel; } copy;     /* the offsets as recorded (in a view: from its start) */
+        /* copy: dst and src are roots, the offsets in them; the _rel offsets as recorded (in a view:
+           from its start) */
+        struct { accel_buffer* dst; accel_buffer* src; size_t dst_offset, src_offset, size;
+                 size_t dst_rel, src_rel; } copy;
         struct { accel_buffer* dst; size_t offset, size; uint32_t pattern; size_t rel; } fill;
         struct { accel_buffer* dst; size_t offset, size, data; } update;   /* data: arena offset */
         struct { accel_buffer* dst; size_t offset; } stamp;                  /* timestamp */
-        struct { accel_commands* list; size_t patches; uint32_t patch_count; } replay;  /* patches: arena
-                                                        offset of accel_i_patch[patch_count], sorted by command */
+        /* replay: patches is the arena offset of accel_i_patch[patch_count], sorted by command */
+        struct { accel_commands* list; size_t patches; uint32_t patch_count; } replay;
         struct { void (*fn)(void* user); void* user; } host;               /* host call */
     } u;
 } accel_i_cmd;
@@ -1349,7 +1389,8 @@ struct accel_i_batch {
     accel_queue* dqueue;           /* the queue it was submitted on (hang reports) */
     bool dlisted;
 };
-typedef struct accel_i_segment { uint32_t wfrom, from, to; } accel_i_segment;   /* waits [wfrom, from), commands [from, to) */
+/* waits [wfrom, from), commands [from, to) */
+typedef struct accel_i_segment { uint32_t wfrom, from, to; } accel_i_segment;
 typedef struct accel_i_walker accel_i_walker;
 
 /* What a GPU backend provides to the core's batch walk ("core: batch walk"), beside its backend table
@@ -1393,8 +1434,10 @@ struct accel_backend {
     accel_result (*signal_create)(accel_device* dev, uint64_t initial, accel_signal** out);
     void (*signal_free)(accel_signal* s);
     uint64_t (*signal_value)(const accel_signal* s);
-    uint64_t (*signal_raise)(accel_signal* s, uint64_t value);   /* max; a failed value is final; returns the old value */
-    /* all signals of this backend; returns OK / TIMEOUT / SIGNAL_FAILED / DEADLOCK (see accel_i_wait_check) */
+    /* max; a failed value is final; returns the old value */
+    uint64_t (*signal_raise)(accel_signal* s, uint64_t value);
+    /* all signals of this backend; returns OK / TIMEOUT / SIGNAL_FAILED / DEADLOCK
+       (see accel_i_wait_check) */
     accel_result (*signal_wait_many)(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                      uint64_t timeout_ns, uint32_t* first);
     accel_result (*queue_create)(accel_device* dev, accel_queue_type type, accel_queue** out);
@@ -1417,7 +1460,8 @@ struct accel_backend {
    arrow from there. Atomics: a waiter reads them without a lock (see accel_i_trace_mark_of). */
 typedef struct accel_i_trace accel_i_trace;
 typedef struct accel_i_trace_mark { accel_i_a64 value, t; accel_i_a32 track; } accel_i_trace_mark;
-typedef struct accel_i_trace_spot { uint64_t value, t; uint32_t track; } accel_i_trace_spot;   /* a mark, read */
+/* a mark, read */
+typedef struct accel_i_trace_spot { uint64_t value, t; uint32_t track; } accel_i_trace_spot;
 #define ACCEL_I_TRACE_MARKS 2u   /* with the sequence word, the 56 bytes before a host signal's word */
 
 struct accel_device {
@@ -1460,7 +1504,8 @@ struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count
     accel_i_a32 foreign_held; \
     uint64_t fail_before;          /* its value just before that failure */ \
     uint64_t trace_id;             /* tracing: "#n" names an unlabelled signal (64-bit: no tail padding) */
-typedef struct accel_i_signal_shape { ACCEL_I_SIGNAL_FIELDS } accel_i_signal_shape;   /* for the padding below */
+/* for the padding below */
+typedef struct accel_i_signal_shape { ACCEL_I_SIGNAL_FIELDS } accel_i_signal_shape;
 /* Tracing's marks are the last 56 bytes, from a multiple of 64: a host signal (CPU, CUDA; allocated
    64-aligned) has its word right after them, in the same cache line, which each raise moves to the
    raising core anyway; on their own line they cost a traced round trip two more line transfers. */
@@ -1528,38 +1573,50 @@ struct accel_queue {
 #endif
 /* objects: the base part of a backend's object, and its release */
 ACCEL_I_KIT void accel_i_device_init(accel_device* dev, const accel_backend* b, const accel_device_desc* d);
-ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind, const char* label);
+ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind,
+                                     const char* label);
 ACCEL_I_KIT void accel_i_object_undo(accel_i_object* o);    /* a create that fails after object_init */
-ACCEL_I_KIT void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type);   /* recording state */
-ACCEL_I_KIT void accel_i_queue_fini(accel_queue* q);                                              /* drops unsubmitted batches */
+/* the queue's recording state */
+ACCEL_I_KIT void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type);
+ACCEL_I_KIT void accel_i_queue_fini(accel_queue* q);        /* drops unsubmitted batches */
 /* memory and logging: every host allocation through the device's allocator; errors logged and returned */
 ACCEL_I_KIT void* accel_i_dev_alloc(accel_device* dev, size_t size);
 ACCEL_I_KIT void  accel_i_dev_free(accel_device* dev, void* p, size_t size);
 ACCEL_I_KIT bool  accel_i_grow(accel_device* dev, void** p, size_t* cap_bytes, size_t need_bytes);
-ACCEL_I_KIT void* accel_i_alloc(const accel_allocator* a, size_t size, size_t align);   /* before a device exists */
+/* before a device exists */
+ACCEL_I_KIT void* accel_i_alloc(const accel_allocator* a, size_t size, size_t align);
 ACCEL_I_KIT void  accel_i_free(const accel_allocator* a, void* ptr, size_t size);
-ACCEL_I_KIT void* accel_i_default_alloc(size_t size, size_t align, void* user);            /* malloc-backed defaults */
+/* malloc-backed defaults */
+ACCEL_I_KIT void* accel_i_default_alloc(size_t size, size_t align, void* user);
 ACCEL_I_KIT void  accel_i_default_free(void* ptr, size_t size, void* user);
-ACCEL_I_KIT void  accel_i_copy_label(char* dst, size_t cap, const char* src);              /* bounded, NUL-terminated */
-ACCEL_I_KIT void  accel_i_log_to(const accel_logger* lg, accel_log_level level, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
-ACCEL_I_KIT void  accel_i_log(accel_device* dev, accel_log_level level, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
-ACCEL_I_KIT accel_result accel_i_fail(accel_device* dev, accel_result r, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+ACCEL_I_KIT void  accel_i_copy_label(char* dst, size_t cap, const char* src);   /* bounded, NUL-terminated */
+ACCEL_I_KIT void  accel_i_log_to(const accel_logger* lg, accel_log_level level,
+                                 const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+ACCEL_I_KIT void  accel_i_log(accel_device* dev, accel_log_level level,
+                              const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+ACCEL_I_KIT accel_result accel_i_fail(accel_device* dev, accel_result r,
+                                      const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 ACCEL_I_KIT bool accel_i_lost(accel_device* dev);                     /* the sticky device-lost flag */
-ACCEL_I_KIT const char* accel_i_label(const accel_i_object* o);       /* for log lines: the label, quoted, or empty */
+/* for log lines: the label, quoted, or empty */
+ACCEL_I_KIT const char* accel_i_label(const accel_i_object* o);
 /* signals: values, failure encoding, raising (host word, then device side, then failure flow) */
 ACCEL_I_KIT bool     accel_i_failed(uint64_t v);
 ACCEL_I_KIT uint64_t accel_i_failed_value(accel_result reason);
 ACCEL_I_KIT uint64_t accel_i_raise(accel_signal* s, uint64_t v);      /* every raise of a signal */
 ACCEL_I_KIT void     accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_value);
-ACCEL_I_KIT accel_result accel_i_wait_check(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint32_t* first);
-ACCEL_I_KIT accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint64_t timeout_ns, uint32_t* first);
+ACCEL_I_KIT accel_result accel_i_wait_check(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                            uint32_t* first);
+ACCEL_I_KIT accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                            uint64_t timeout_ns, uint32_t* first);
 /* host signals: a 64-bit host word with accel.h's event machinery (the CPU backend's signals; CUDA's,
    with `size` bytes of its own around them) */
-ACCEL_I_KIT accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size, accel_signal** out);
+ACCEL_I_KIT accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size,
+                                                  accel_signal** out);
 ACCEL_I_KIT void     accel_i_host_signal_destroy(accel_signal* s, size_t size);
 ACCEL_I_KIT uint64_t accel_i_host_signal_value(const accel_signal* s);
 ACCEL_I_KIT uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v);
-ACCEL_I_KIT accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint64_t timeout_ns, uint32_t* first);
+ACCEL_I_KIT accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n,
+                                                  bool all, uint64_t timeout_ns, uint32_t* first);
 /* buffers: accel_i_buffer_root(buf), a view's root (defined with struct accel_buffer above; views are
    resolved to root + offset where a backend binds them) */
 /* batches: the walk (core: batch walk) and completion */
@@ -1572,10 +1629,10 @@ ACCEL_I_KIT uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uin
 ACCEL_I_KIT bool accel_i_cmd_is_host_step(const accel_i_cmd* c);          /* ends a segment (host_call) */
 ACCEL_I_KIT accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at);   /* the segment rule */
 ACCEL_I_KIT accel_result accel_i_walker_start(accel_queue* q);               /* queue create: its worker */
-ACCEL_I_KIT void accel_i_walker_stop(accel_queue* q);                        /* queue destroy: finishes, stops */
-ACCEL_I_KIT accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b);   /* queue_submit */
-ACCEL_I_KIT accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns);   /* queue_wait_idle */
-ACCEL_I_KIT size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap);        /* queue_describe */
+ACCEL_I_KIT void accel_i_walker_stop(accel_queue* q);                     /* queue destroy: finishes, stops */
+ACCEL_I_KIT accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b);        /* queue_submit */
+ACCEL_I_KIT accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns); /* queue_wait_idle */
+ACCEL_I_KIT size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap);       /* queue_describe */
 ACCEL_I_KIT void accel_i_walker_poke(accel_queue* q);       /* new in-flight work for queue_poll to watch */
 #endif
 
@@ -1623,7 +1680,8 @@ static void accel_i_vlog(const accel_logger* lg, accel_log_level level, const ch
     if (lg && lg->log_fn) lg->log_fn(level, msg, lg->user);
     else accel_i_default_log(level, msg, NULL);
 }
-static void accel_i_log_to(const accel_logger* lg, accel_log_level level, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+static void accel_i_log_to(const accel_logger* lg, accel_log_level level,
+                           const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 static void accel_i_log_to(const accel_logger* lg, accel_log_level level, const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -1638,7 +1696,8 @@ static void accel_i_log(accel_device* dev, accel_log_level level, const char* fm
     va_end(ap);
 }
 /* Logs an error and returns it: `return accel_i_fail(dev, ACCEL_ERROR_..., "...", ...);` */
-static accel_result accel_i_fail(accel_device* dev, accel_result r, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+static accel_result accel_i_fail(accel_device* dev, accel_result r,
+                                 const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 static accel_result accel_i_fail(accel_device* dev, accel_result r, const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -1665,7 +1724,8 @@ static const char* accel_i_label(const accel_i_object* o) { return o->label_set 
 /* printf arguments for "%s%s%s": " 'label'", or nothing for an object without a label (never "''"). */
 #define ACCEL_I_LABEL(o) (accel_i_label(o)[0] ? " '" : ""), accel_i_label(o), (accel_i_label(o)[0] ? "'" : "")
 /* A device for "%p%s%s%s": its address, then its label in quotes where it has one. */
-#define ACCEL_I_DEVICE_LABEL(d) (void*)(d), ((d)->label[0] ? " '" : ""), (d)->label, ((d)->label[0] ? "'" : "")
+#define ACCEL_I_DEVICE_LABEL(d) \
+    (void*)(d), ((d)->label[0] ? " '" : ""), (d)->label, ((d)->label[0] ? "'" : "")
 
 /* ==== core: optional parts: entry points ==== */
 /* The trace recorder ("trace: the recorder") and the debug hang reports ("debug: hang reports") stand
@@ -1680,11 +1740,12 @@ static void accel_i_trace_queue(accel_queue* q);        /* queue create: its tra
 static void accel_i_trace_queue_name(accel_queue* q);   /* its label changed */
 static void accel_i_trace_queue_fini(accel_queue* q);
 static void accel_i_trace_signal(accel_signal* s);      /* signal create: its number */
-static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label, uint64_t t0, uint64_t t1,
-                                    const char* key, uint64_t value);
-static void accel_i_trace_host_set(accel_signal* s, uint64_t value);   /* accel_signal_set, before the raise */
+static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label,
+                                    uint64_t t0, uint64_t t1, const char* key, uint64_t value);
+static void accel_i_trace_host_set(accel_signal* s, uint64_t value);   /* accel_signal_set, pre-raise */
 static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0);
-static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1, bool mark);
+static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1,
+                                     bool mark);
 static void accel_i_trace_mark_set(accel_signal* s, uint64_t v, uint64_t t, uint32_t track);
 #  if !defined(ACCEL_NO_THREADS)
 static void accel_i_trace_waits_failed(accel_queue* q, const accel_i_batch* b, const accel_i_segment* sg);
@@ -1694,7 +1755,8 @@ static void accel_i_trace_waits_failed(accel_queue* q, const accel_i_batch* b, c
 static accel_result accel_i_trace_open(accel_device* dev, const accel_device_desc* d) {
     const char* path = d->trace_path ? d->trace_path : getenv("ACCEL_TRACE");
     if (path && path[0])
-        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: built with ACCEL_NO_TRACE; no trace is written to '%s'", path);
+        accel_i_log(dev, ACCEL_LOG_WARN,
+                    "accel_device_create: built with ACCEL_NO_TRACE; no trace is written to '%s'", path);
     return ACCEL_OK;
 }
 static void accel_i_trace_close(accel_device* dev) { (void)dev; }
@@ -1702,15 +1764,16 @@ static void accel_i_trace_queue(accel_queue* q) { (void)q; }
 static void accel_i_trace_queue_name(accel_queue* q) { (void)q; }
 static void accel_i_trace_queue_fini(accel_queue* q) { (void)q; }
 static void accel_i_trace_signal(accel_signal* s) { (void)s; }
-static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label, uint64_t t0, uint64_t t1,
-                                    const char* key, uint64_t value) {
+static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label,
+                                    uint64_t t0, uint64_t t1, const char* key, uint64_t value) {
     (void)dev; (void)what; (void)label; (void)t0; (void)t1; (void)key; (void)value;
 }
 static void accel_i_trace_host_set(accel_signal* s, uint64_t value) { (void)s; (void)value; }
 static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0) {
     (void)s; (void)v; (void)n; (void)t0;
 }
-static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1, bool mark) {
+static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1,
+                                     bool mark) {
     (void)q; (void)c; (void)t0; (void)mark;
     return t1;
 }
@@ -1731,18 +1794,20 @@ static void accel_i_trace_waits_failed(accel_queue* q, const accel_i_batch* b, c
 #  define ACCEL_I_DEBUGGING(dev) ((dev)->debug)
 static void accel_i_debug_promise(const accel_i_batch* b);                          /* submit */
 static void accel_i_debug_recorded(accel_queue* q, accel_signal* s, uint64_t v);    /* a signal command */
-static void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, const char* fn);
-static void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s, const uint64_t* v, uint32_t n,
-                               uint64_t timeout_ns, accel_result r);
+static void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                      const char* fn);
+static void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s, const uint64_t* v,
+                               uint32_t n, uint64_t timeout_ns, accel_result r);
 #else
 #  define ACCEL_I_DEBUGGING(dev) ((void)(dev), false)
 static void accel_i_debug_promise(const accel_i_batch* b) { (void)b; }
 static void accel_i_debug_recorded(accel_queue* q, accel_signal* s, uint64_t v) { (void)q; (void)s; (void)v; }
-static void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, const char* fn) {
+static void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                      const char* fn) {
     (void)s; (void)v; (void)n; (void)all; (void)fn;
 }
-static void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s, const uint64_t* v, uint32_t n,
-                               uint64_t timeout_ns, accel_result r) {
+static void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s, const uint64_t* v,
+                               uint32_t n, uint64_t timeout_ns, accel_result r) {
     (void)dev; (void)what; (void)s; (void)v; (void)n; (void)timeout_ns; (void)r;
 }
 #endif
@@ -1755,7 +1820,8 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     dev->logger = d->logger;
     dev->debug = d->debug;
     if (dev->debug && !ACCEL_I_DEBUGGING(dev))
-        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: built with ACCEL_NO_DEBUG; debug = true has no effect");
+        accel_i_log(dev, ACCEL_LOG_WARN,
+                    "accel_device_create: built with ACCEL_NO_DEBUG; debug = true has no effect");
     accel_i_copy_label(dev->label, sizeof dev->label, d->label);
     atomic_init(&dev->lost, 0u);
     atomic_init(&dev->destroyed, 0u);
@@ -1764,8 +1830,12 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     atomic_init(&dev->dwait_lock, 0u);
     atomic_init(&dev->dwait_count, 0u);
 }
-static void* accel_i_dev_alloc(accel_device* dev, size_t size) { return accel_i_alloc(&dev->allocator, size, 16); }
-static void accel_i_dev_free(accel_device* dev, void* p, size_t size) { accel_i_free(&dev->allocator, p, size); }
+static void* accel_i_dev_alloc(accel_device* dev, size_t size) {
+    return accel_i_alloc(&dev->allocator, size, 16);
+}
+static void accel_i_dev_free(accel_device* dev, void* p, size_t size) {
+    accel_i_free(&dev->allocator, p, size);
+}
 
 /* Lifetimes. An object holds one reference for the caller's handle and one per recorded command that
    uses it, so work keeps alive what it uses, across devices too: a batch of device A may hold a signal
@@ -1781,7 +1851,8 @@ static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_ki
     accel_i_copy_label(o->label, sizeof o->label, label);
     if (label && strlen(label) >= sizeof o->label) {   /* too long for the inline copy: keep it whole */
         size_t n = strlen(label) + 1;
-        if ((o->label_set = (char*)accel_i_alloc(&dev->allocator, n, 1)) != NULL) memcpy(o->label_set, label, n);
+        if ((o->label_set = (char*)accel_i_alloc(&dev->allocator, n, 1)) != NULL)
+            memcpy(o->label_set, label, n);
     }
     atomic_fetch_add_explicit(&dev->refs, 1u, memory_order_relaxed);
     accel_i_spin_lock(&dev->objects_lock);
@@ -1792,7 +1863,8 @@ static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_ki
     accel_i_spin_unlock(&dev->objects_lock);
 }
 static void accel_i_device_release(accel_device* dev) {
-    if (atomic_fetch_sub_explicit(&dev->refs, 1u, memory_order_acq_rel) == 1u) dev->backend->device_destroy(dev);
+    if (atomic_fetch_sub_explicit(&dev->refs, 1u, memory_order_acq_rel) == 1u)
+        dev->backend->device_destroy(dev);
 }
 /* Takes o off its device's list. A create that fails after accel_i_object_init undoes it with this and
    accel_i_device_release(dev). */
@@ -1832,12 +1904,15 @@ static void accel_i_object_free(accel_i_object* o) {
     }
     accel_i_device_release(dev);
 }
-static void accel_i_retain(void* obj) { atomic_fetch_add_explicit(&((accel_i_object*)obj)->refs, 1u, memory_order_relaxed); }
+static void accel_i_retain(void* obj) {
+    atomic_fetch_add_explicit(&((accel_i_object*)obj)->refs, 1u, memory_order_relaxed);
+}
 /* A reference to an object found on its device's list, unless its last one is being dropped. */
 static bool accel_i_try_retain(accel_i_object* o) {
     uint32_t n = atomic_load_explicit(&o->refs, memory_order_relaxed);
     while (n != 0)
-        if (atomic_compare_exchange_weak_explicit(&o->refs, &n, n + 1u, memory_order_relaxed, memory_order_relaxed))
+        if (atomic_compare_exchange_weak_explicit(&o->refs, &n, n + 1u, memory_order_relaxed,
+                                                  memory_order_relaxed))
             return true;
     return false;
 }
@@ -1850,7 +1925,9 @@ static void accel_i_handle_drop(void* obj) {
     accel_i_object* o = (accel_i_object*)obj;
     if (atomic_exchange(&o->handle, 0u)) accel_i_release(o);
 }
-static bool accel_i_lost(accel_device* dev) { return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0; }
+static bool accel_i_lost(accel_device* dev) {
+    return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0;
+}
 
 /* ==== core: results and backends ==== */
 ACCEL_API const char* accel_result_string(accel_result r) {
@@ -1874,7 +1951,8 @@ ACCEL_API const char* accel_backend_name(const accel_backend* b) { return b ? b-
 
 ACCEL_API accel_result accel_backend_device_count(const accel_backend* b, uint32_t* count) {
     if (count) *count = 0;
-    if (!b || !count) return accel_i_invalid(NULL, "accel_backend_device_count", !b ? "backend is NULL" : "count is NULL");
+    if (!b || !count)
+        return accel_i_invalid(NULL, "accel_backend_device_count", !b ? "backend is NULL" : "count is NULL");
     return b->device_count(b, count);
 }
 
@@ -1890,7 +1968,8 @@ ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_
     *out = NULL;
     if (!d.backend) d.backend = accel_cpu_backend();
     if (!d.allocator.alloc_fn != !d.allocator.free_fn) {
-        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_device_create: allocator needs both alloc_fn and free_fn");
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR,
+                       "accel_device_create: allocator needs both alloc_fn and free_fn");
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     if (!d.allocator.alloc_fn) {
@@ -1930,7 +2009,8 @@ ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backe
         r = accel_device_create(&d, out);
         if (r == ACCEL_OK) return ACCEL_OK;
         accel_i_log_to(&d.logger, r == ACCEL_ERROR_UNAVAILABLE ? ACCEL_LOG_INFO : ACCEL_LOG_WARN,
-                       "accel_device_create_any: skipping backend '%s': %s", backends[i]->name, accel_result_string(r));
+                       "accel_device_create_any: skipping backend '%s': %s",
+                       backends[i]->name, accel_result_string(r));
         if (r != ACCEL_ERROR_UNAVAILABLE) all_unavailable = false;
         last = r;
     }
@@ -1953,10 +2033,12 @@ static accel_i_object* accel_i_take_handle(accel_device* dev, int kind) {
    is held by a batch any more (`foreign`, which the caller read). */
 static bool accel_i_orphaned(accel_signal* s, uint64_t foreign) {
     uint64_t cur = s->obj.device->backend->signal_value(s), wanted = atomic_load(&s->wanted);
-    return !(cur & ACCEL_I_FAILED_BIT) && cur < wanted && (atomic_load(&s->recorded) < wanted || foreign == 0);
+    return !(cur & ACCEL_I_FAILED_BIT) && cur < wanted &&
+           (atomic_load(&s->recorded) < wanted || foreign == 0);
 }
 static void accel_i_orphan_fail(accel_signal* s) {
-    accel_i_log(s->obj.device, ACCEL_LOG_WARN, "accel_device_destroy: signal %p%s%s%s is still held by another device's "
+    accel_i_log(s->obj.device, ACCEL_LOG_WARN,
+                "accel_device_destroy: signal %p%s%s%s is still held by another device's "
                 "queue, which waits for %llu; it is at %llu and nothing can set it now: failing it with "
                 "ACCEL_ERROR_DEVICE_LOST",
                 (void*)s, ACCEL_I_LABEL(&s->obj), (unsigned long long)atomic_load(&s->wanted),
@@ -1968,7 +2050,8 @@ static void accel_i_orphan_fail(accel_signal* s) {
    or run with a lower value), s is an orphan now (see accel_i_fail_orphans). With the destroy's scan
    (destroyed, then foreign) one of the two sees the other (seq_cst). */
 static void accel_i_orphan_check(accel_signal* s, uint64_t foreign) {
-    if (foreign == 0 && atomic_load(&s->obj.device->destroyed) && accel_i_orphaned(s, 0)) accel_i_orphan_fail(s);
+    if (foreign == 0 && atomic_load(&s->obj.device->destroyed) && accel_i_orphaned(s, 0))
+        accel_i_orphan_fail(s);
 }
 /* A signal of dev that other devices' batches still hold once the destroy dropped every handle, and
    that nobody can set any more (accel_i_orphaned); retained. NULL when none is left. */
@@ -1977,7 +2060,9 @@ static accel_signal* accel_i_next_orphan(accel_device* dev) {
     accel_i_spin_lock(&dev->objects_lock);
     for (o = dev->objects; o; o = o->next) {
         accel_signal* s = (accel_signal*)(void*)o;
-        if (o->kind == ACCEL_I_SIGNAL && accel_i_orphaned(s, atomic_load(&s->foreign)) && accel_i_try_retain(o)) break;
+        if (o->kind == ACCEL_I_SIGNAL && accel_i_orphaned(s, atomic_load(&s->foreign)) &&
+            accel_i_try_retain(o))
+            break;
     }
     accel_i_spin_unlock(&dev->objects_lock);
     return (accel_signal*)(void*)o;
@@ -2007,7 +2092,8 @@ ACCEL_API void accel_device_destroy(accel_device* dev) {
 }
 
 ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out) {
-    if (!dev || !out) return accel_i_invalid(dev, "accel_device_info_get", !dev ? "dev is NULL" : "out is NULL");
+    if (!dev || !out)
+        return accel_i_invalid(dev, "accel_device_info_get", !dev ? "dev is NULL" : "out is NULL");
     if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
     *out = dev->info;
     return ACCEL_OK;
@@ -2028,26 +2114,33 @@ static bool accel_i_range_ok(size_t total, size_t offset, size_t size) {
 /* Why [offset, offset + size) is not a range of buf (accel_i_range_ok said no), for a log line: "size
    is 0", or the range and the buffer (a view as a view: its size, where it starts in its root, and the
    root's label and size). */
-static const char* accel_i_range_why(const accel_buffer* buf, size_t offset, size_t size, char* out, size_t cap) {
+static const char* accel_i_range_why(const accel_buffer* buf, size_t offset, size_t size, char* out,
+                                     size_t cap) {
     const accel_buffer* root = buf->root ? buf->root : buf;
     if (size == 0) snprintf(out, cap, "size is 0");
     else if (buf->root)
-        snprintf(out, cap, "offset %zu + size %zu outside a view of %zu bytes (at %zu in buffer%s%s%s of %zu bytes)", offset, size,
-                 buf->size, buf->offset, ACCEL_I_LABEL(&root->obj), root->size);
+        snprintf(out, cap,
+                 "offset %zu + size %zu outside a view of %zu bytes (at %zu in buffer%s%s%s of %zu bytes)",
+                 offset, size, buf->size, buf->offset, ACCEL_I_LABEL(&root->obj), root->size);
     else
-        snprintf(out, cap, "offset %zu + size %zu outside buffer%s%s%s of %zu bytes", offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
+        snprintf(out, cap, "offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
+                 offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
     return out;
 }
 
-ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
+ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer_desc* desc,
+                                           accel_buffer** out) {
     accel_result r;
     if (out) *out = NULL;
     if ((r = accel_i_create_args(dev, desc != NULL, out, "accel_buffer_create")) != ACCEL_OK) return r;
-    if (desc->size == 0) return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: size is 0");
+    if (desc->size == 0)
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: size is 0");
     if (desc->memory != ACCEL_MEMORY_DEVICE && desc->memory != ACCEL_MEMORY_HOST)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: unknown memory kind %d", (int)desc->memory);
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_buffer_create: unknown memory kind %d", (int)desc->memory);
     if (desc->read_only && !desc->host_ptr)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_buffer_create: read_only without host_ptr");
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_buffer_create: read_only without host_ptr");
     r = dev->backend->buffer_create(dev, desc, out);
     if (r == ACCEL_OK) (*out)->read_only = desc->read_only;
     return r;
@@ -2058,17 +2151,20 @@ static bool accel_i_view_args_ok(accel_buffer* buf, size_t offset, size_t size) 
     size_t align = dev->info.buffer_offset_alignment ? dev->info.buffer_offset_alignment : 1u;
     char why[200];
     if (!accel_i_range_ok(buf->size, offset, size)) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: %s", accel_i_range_why(buf, offset, size, why, sizeof why));
+        accel_i_log(dev, ACCEL_LOG_ERROR,
+                    "accel_buffer_view_create: %s", accel_i_range_why(buf, offset, size, why, sizeof why));
         return false;
     }
     if ((buf->offset + offset) % align != 0) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_buffer_view_create: offset %zu (%zu in the root buffer) is not a multiple "
+        accel_i_log(dev, ACCEL_LOG_ERROR,
+                    "accel_buffer_view_create: offset %zu (%zu in the root buffer) is not a multiple "
                     "of buffer_offset_alignment %zu", offset, buf->offset + offset, align);
         return false;
     }
     return true;
 }
-ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size, accel_buffer** out) {
+ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size,
+                                                accel_buffer** out) {
     accel_buffer *root, *view;
     if (out) *out = NULL;
     if (!buf) return accel_i_invalid(NULL, "accel_buffer_view_create", "buffer is NULL");
@@ -2077,7 +2173,9 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
     if (!accel_i_view_args_ok(buf, offset, size)) return ACCEL_ERROR_INVALID_ARGUMENT;
     root = accel_i_buffer_root(buf);
     view = (accel_buffer*)accel_i_dev_alloc(buf->obj.device, sizeof *view);
-    if (!view) return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_view_create: out of host memory");
+    if (!view)
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_buffer_view_create: out of host memory");
     memset((void*)view, 0, sizeof *view);
     accel_i_retain(root);
     view->root = root;
@@ -2098,14 +2196,17 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
     const char* fn = write ? "accel_buffer_write" : "accel_buffer_read";
     char why[200];
     if (!buf) return accel_i_invalid(NULL, fn, "buffer is NULL");
-    if (!host) return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
+    if (!host)
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
     if (!accel_i_range_ok(buf->size, offset, size))
-        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
     if (write && buf->read_only)
-        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn,
-                            ACCEL_I_LABEL(&buf->obj));
+        return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&buf->obj));
     if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
-    return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size, write);
+    return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size,
+                                               write);
 }
 ACCEL_API accel_result accel_buffer_write(accel_buffer* buf, size_t offset, const void* src, size_t size) {
     return accel_i_buffer_io(buf, offset, (void*)(uintptr_t)src, size, true);
@@ -2115,18 +2216,24 @@ ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void*
 }
 
 /* ==== core: programs ==== */
-ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out) {
+ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_program_desc* desc,
+                                            accel_program** out) {
     accel_result r;
     if (out) *out = NULL;
     if ((r = accel_i_create_args(dev, desc != NULL, out, "accel_program_create")) != ACCEL_OK) return r;
     if (!desc->cpu && !desc->spirv && !desc->ptx && !desc->cubin && !desc->cuda_source)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create '%s': the desc carries no program format",
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_program_create '%s': the desc carries no program format",
                             desc->name ? desc->name : "");
     if ((desc->spirv && desc->spirv_size == 0) || (desc->cubin && desc->cubin_size == 0))
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create: spirv/cubin given with size 0");
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_program_create: spirv/cubin given with size 0");
     if (desc->buffer_count > dev->info.max_buffers || desc->constant_count > dev->info.max_constants)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create: %u buffers / %u constants exceed the device limits (%u / %u)",
-                            desc->buffer_count, desc->constant_count, dev->info.max_buffers, dev->info.max_constants);
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_program_create: %u buffers / %u constants exceed the device limits "
+                            "(%u / %u)",
+                            desc->buffer_count, desc->constant_count, dev->info.max_buffers,
+                            dev->info.max_constants);
     return dev->backend->program_create(dev, desc, out);
 }
 ACCEL_API void accel_program_destroy(accel_program* prog) { if (prog) accel_i_handle_drop(prog); }
@@ -2387,7 +2494,8 @@ static accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint6
    work may still run, and every signal it signals reads failed with the same reason), and only then
    publishes the failure to the device, so no device waiter is released before what it releases
    reads failed. */
-static bool accel_i_fail_handed_off(accel_signal* s, uint64_t before, uint64_t failed);   /* core: failure after hand-off */
+/* in core: failure after hand-off */
+static bool accel_i_fail_handed_off(accel_signal* s, uint64_t before, uint64_t failed);
 static uint64_t accel_i_raise(accel_signal* s, uint64_t v) {
     accel_device* dev = s->obj.device;
     const accel_backend* be = dev->backend;
@@ -2412,15 +2520,19 @@ static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_v
 /* One queue's part of a hang report: the (signal, value) it is blocked on (s: NULL when none) and how
    many of its batches are unfinished. Returns the length written (at most cap - 1). Backends call it
    from their queue_describe. */
-static size_t accel_i_describe_queue(char* out, size_t cap, const accel_queue* q, uint64_t pending, accel_signal* s, uint64_t v) {
+static size_t accel_i_describe_queue(char* out, size_t cap, const accel_queue* q, uint64_t pending,
+                                     accel_signal* s, uint64_t v) {
     int len;
     if (s)
-        len = snprintf(out, cap, " queue %p%s%s%s (%llu unfinished batches) waits for signal %p%s%s%s >= %llu (it is at %llu);",
-                       (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending, (void*)s, ACCEL_I_LABEL(&s->obj),
+        len = snprintf(out, cap,
+                       " queue %p%s%s%s (%llu unfinished batches) waits for signal %p%s%s%s >= %llu "
+                       "(it is at %llu);",
+                       (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending,
+                       (void*)s, ACCEL_I_LABEL(&s->obj),
                        (unsigned long long)v, (unsigned long long)accel_signal_value(s));
     else if (pending)
-        len = snprintf(out, cap, " queue %p%s%s%s (%llu unfinished batches) has not reached a wait;", (const void*)q,
-                       ACCEL_I_LABEL(&q->obj), (unsigned long long)pending);
+        len = snprintf(out, cap, " queue %p%s%s%s (%llu unfinished batches) has not reached a wait;",
+                       (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending);
     else
         len = 0;
     return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
@@ -2437,7 +2549,8 @@ static void accel_i_blocked_set(accel_i_blocked* b, accel_signal* s, uint64_t v)
     b->v = v;
     accel_i_spin_unlock(&b->lock);
 }
-static size_t accel_i_blocked_describe(accel_i_blocked* b, char* out, size_t cap, const accel_queue* q, uint64_t pending) {
+static size_t accel_i_blocked_describe(accel_i_blocked* b, char* out, size_t cap, const accel_queue* q,
+                                       uint64_t pending) {
     size_t len;
     accel_i_spin_lock(&b->lock);
     len = accel_i_describe_queue(out, cap, q, pending, b->s, b->v);
@@ -2464,7 +2577,8 @@ static void accel_i_batch_release(accel_i_batch* b) {
         accel_i_cmd* c = &b->cmds[i];
         switch (c->kind) {
         case ACCEL_I_CMD_SIGNAL:
-            if (c->flags & ACCEL_I_CMD_FOREIGN) accel_i_orphan_check(c->u.sig.signal, atomic_fetch_sub(&c->u.sig.signal->foreign, 1u) - 1u);
+            if (c->flags & ACCEL_I_CMD_FOREIGN)
+                accel_i_orphan_check(c->u.sig.signal, atomic_fetch_sub(&c->u.sig.signal->foreign, 1u) - 1u);
             accel_i_release(c->u.sig.signal);
             break;
         case ACCEL_I_CMD_WAIT: accel_i_release(c->u.sig.signal); break;
@@ -2481,7 +2595,8 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: break;
         case ACCEL_I_CMD_REPLAY: {
             uint32_t n = c->u.replay.patch_count;
-            const accel_i_patch* p = n ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
+            const accel_i_patch* p =
+                n ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
             for (uint32_t j = 0; j < n; j++) if (p[j].buffer) accel_i_release(p[j].buffer);
             accel_i_release(c->u.replay.list);
             break;
@@ -2497,8 +2612,8 @@ static void accel_i_batch_release(accel_i_batch* b) {
 /* Releases what the batch holds and keeps it for reuse, else frees it: 4 of up to 1 MiB of arena,
    and up to 64 small ones (4 KiB of commands and of arena at most: 0.5 MiB a queue). A GPU queue's
    worker recycles the batches it reaps in bursts while the recording thread is many batches ahead;
-   with 4 kept, a one-queue chain of one-kernel batches on the mock driver made 2.4-2.8 allocations a
-   step, with 64 0.8-1.6. Any thread: executors recycle while the recording thread takes. */
+   with only 4 kept, a chain of one-kernel batches would allocate 2-3 times a step. Any thread:
+   executors recycle while the recording thread takes. */
 static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
     accel_device* dev = q->obj.device;
     accel_i_batch_release(b);
@@ -2557,16 +2672,18 @@ static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, .
     va_start(ap, fmt);
     ACCEL_I_VSNPRINTF(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    accel_i_log(q->obj.device, ACCEL_LOG_ERROR, "%s (queue %p%s%s%s; %s returns %s)", msg, (void*)q, ACCEL_I_LABEL(&q->obj),
-                q->recording ? "accel_queue_record_end" : "the next accel_queue_submit", accel_result_string(r));
+    accel_i_log(q->obj.device, ACCEL_LOG_ERROR,
+                "%s (queue %p%s%s%s; %s returns %s)", msg, (void*)q, ACCEL_I_LABEL(&q->obj),
+                q->recording ? "accel_queue_record_end" : "the next accel_queue_submit",
+                accel_result_string(r));
     if (q->rec_error == ACCEL_OK) q->rec_error = r;
 }
 
 /* While q records a command list only exec, copy, fill, update and barrier may be recorded: any other
    command (wait, signal, replay, and kinds added later) is a recording error of the list. */
 static bool accel_i_rec_listable(accel_i_cmd_kind kind) {
-    return kind == ACCEL_I_CMD_EXEC || kind == ACCEL_I_CMD_COPY || kind == ACCEL_I_CMD_FILL || kind == ACCEL_I_CMD_UPDATE ||
-           kind == ACCEL_I_CMD_BARRIER;
+    return kind == ACCEL_I_CMD_EXEC || kind == ACCEL_I_CMD_COPY || kind == ACCEL_I_CMD_FILL ||
+           kind == ACCEL_I_CMD_UPDATE || kind == ACCEL_I_CMD_BARRIER;
 }
 static bool accel_i_rec_not_recording(accel_queue* q, const char* fn) {
     if (!q->recording) return true;
@@ -2589,18 +2706,22 @@ static bool accel_i_grow(accel_device* dev, void** p, size_t* cap_bytes, size_t 
 }
 
 /* Appends a command (and `arena` bytes of arena space, offset in *arena_off); NULL on OOM. */
-static accel_i_cmd* accel_i_rec_push(accel_queue* q, accel_i_cmd_kind kind, size_t arena, size_t* arena_off, const char* fn) {
+static accel_i_cmd* accel_i_rec_push(accel_queue* q, accel_i_cmd_kind kind, size_t arena, size_t* arena_off,
+                                     const char* fn) {
     accel_device* dev = q->obj.device;
     accel_i_batch* b = q->rec;
     accel_i_cmd* c;
     if (q->recording && !accel_i_rec_listable(kind) && !accel_i_rec_not_recording(q, fn)) return NULL;
     if (!b && (b = q->rec = accel_i_batch_take(q)) == NULL) goto oom;
     if (((size_t)b->count + 1) * sizeof *b->cmds > b->cmds_bytes) {
-        if (b->count >= UINT32_MAX / 2 || !accel_i_grow(dev, (void**)&b->cmds, &b->cmds_bytes, ((size_t)b->count + 1) * sizeof *b->cmds)) goto oom;
+        if (b->count >= UINT32_MAX / 2 ||
+            !accel_i_grow(dev, (void**)&b->cmds, &b->cmds_bytes, ((size_t)b->count + 1) * sizeof *b->cmds))
+            goto oom;
     }
     if (arena) {
         size_t off = (b->arena_used + 15u) & ~(size_t)15u;
-        if (arena > SIZE_MAX - off || !accel_i_grow(dev, (void**)&b->arena, &b->arena_cap, off + arena)) goto oom;
+        if (arena > SIZE_MAX - off || !accel_i_grow(dev, (void**)&b->arena, &b->arena_cap, off + arena))
+            goto oom;
         *arena_off = off;
         b->arena_used = off + arena;
     }
@@ -2618,25 +2739,30 @@ static bool accel_i_same_device(accel_queue* q, accel_device* other) {
     accel_device* dev = q->obj.device;
     return other == dev || (other->backend == dev->backend && dev->backend->shares_host_memory);
 }
-static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size, const char* fn) {
+static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size,
+                                  const char* fn) {
     if (!buf) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer is NULL", fn); return false; }
     if (!accel_i_same_device(q, buf->obj.device)) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&buf->obj));
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: buffer%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&buf->obj));
         return false;
     }
     if (!accel_i_range_ok(buf->size, offset, size)) {
         char why[200];
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
         return false;
     }
     return true;
 }
-static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_signal* s, uint64_t value, const char* fn) {
+static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_signal* s, uint64_t value,
+                               const char* fn) {
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     if (!s) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: signal is NULL", fn); return; }
     if (value > ACCEL_SIGNAL_MAX) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: value %llu on signal %p%s%s%s is above ACCEL_SIGNAL_MAX",
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: value %llu on signal %p%s%s%s is above ACCEL_SIGNAL_MAX",
                           fn, (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
         return;
     }
@@ -2644,7 +2770,10 @@ static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_sign
     accel_i_retain(s);
     if (s->obj.device != q->obj.device) {   /* only other devices' batches outlive the signal's device */
         accel_i_atomic_max(kind == ACCEL_I_CMD_WAIT ? &s->wanted : &s->recorded, value);
-        if (kind == ACCEL_I_CMD_SIGNAL) { atomic_fetch_add(&s->foreign, 1u); c->flags |= ACCEL_I_CMD_FOREIGN; }
+        if (kind == ACCEL_I_CMD_SIGNAL) {
+            atomic_fetch_add(&s->foreign, 1u);
+            c->flags |= ACCEL_I_CMD_FOREIGN;
+        }
     }
     c->u.sig.signal = s;
     c->u.sig.value = value;
@@ -2668,30 +2797,39 @@ static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p) {
         groups = ((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d];
         invocations *= p->local_size[d];
         if (p->local_size[d] > info->max_group_size[d] || groups > info->max_group_count[d]) {
-            accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_exec: dimension %d: local size %u (max %u), %llu groups (max %u)",
-                              d, p->local_size[d], info->max_group_size[d], (unsigned long long)groups, info->max_group_count[d]);
+            accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                              "accel_queue_exec: dimension %d: local size %u (max %u), %llu groups (max %u)",
+                              d, p->local_size[d], info->max_group_size[d], (unsigned long long)groups,
+                              info->max_group_count[d]);
             return false;
         }
     }
     if (invocations > info->max_group_invocations) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_exec: %llu invocations per group (max %u)",
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "accel_queue_exec: %llu invocations per group (max %u)",
                           (unsigned long long)invocations, info->max_group_invocations);
         return false;
     }
     return true;
 }
-static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
-                                 const uint32_t* constants, uint32_t constant_count) {
+static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
+                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count) {
     const char* fn = "accel_queue_exec";
-    if (q->type != ACCEL_QUEUE_COMPUTE) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: exec on a COPY queue", fn); return false; }
+    if (q->type != ACCEL_QUEUE_COMPUTE) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: exec on a COPY queue", fn);
+        return false;
+    }
     if (!p) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program is NULL", fn); return false; }
     if (!accel_i_same_device(q, p->obj.device)) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&p->obj));
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: program%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&p->obj));
         return false;
     }
     if (buffer_count != p->buffer_count || constant_count != p->constant_count) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program%s%s%s takes %u buffers and %u constants, got %u and %u",
-                          fn, ACCEL_I_LABEL(&p->obj), p->buffer_count, p->constant_count, buffer_count, constant_count);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: program%s%s%s takes %u buffers and %u constants, got %u and %u",
+                          fn, ACCEL_I_LABEL(&p->obj), p->buffer_count, p->constant_count, buffer_count,
+                          constant_count);
         return false;
     }
     if ((buffer_count && !buffers) || (constant_count && !constants)) {
@@ -2703,10 +2841,14 @@ static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer*
     return true;
 }
 /* An exec over no work items (a global size of 0 in some dimension). */
-static bool accel_i_no_work(const accel_exec_params* p) { return !p->global_size[0] || !p->global_size[1] || !p->global_size[2]; }
-ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers, uint32_t buffer_count,
-                                const uint32_t* constants, uint32_t constant_count, accel_exec_params params) {
-    size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u, off = 0;
+static bool accel_i_no_work(const accel_exec_params* p) {
+    return !p->global_size[0] || !p->global_size[1] || !p->global_size[2];
+}
+ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
+                                uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
+                                accel_exec_params params) {
+    size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u,
+           off = 0;
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, "accel_queue_exec", "queue is NULL"); return; }
     if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count)) return;
@@ -2715,12 +2857,15 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
        addresses, and its patches are still checked): every backend builds it as nothing */
     if (accel_i_no_work(&params)) {
         if (ACCEL_I_DEBUGGING(q->obj.device))
-            accel_i_log(q->obj.device, ACCEL_LOG_WARN, "accel_queue_exec: global size %u x %u x %u of program%s%s%s is no work: the "
-                        "exec does nothing (an unused dimension takes 1)", params.global_size[0], params.global_size[1],
-                        params.global_size[2], ACCEL_I_LABEL(&p->obj));
+            accel_i_log(q->obj.device, ACCEL_LOG_WARN,
+                        "accel_queue_exec: global size %u x %u x %u of program%s%s%s is no work: the "
+                        "exec does nothing (an unused dimension takes 1)",
+                        params.global_size[0], params.global_size[1], params.global_size[2],
+                        ACCEL_I_LABEL(&p->obj));
         if (!q->recording) return;
     }
-    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_c + 1, &off, "accel_queue_exec")) == NULL) return;
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_c + 1, &off, "accel_queue_exec")) == NULL)
+        return;
     if (bytes_b) memcpy(q->rec->arena + off, buffers, bytes_b);
     if (bytes_c) memcpy(q->rec->arena + off + bytes_b, constants, bytes_c);
     for (uint32_t i = 0; i < buffer_count; i++) accel_i_retain(buffers[i]);
@@ -2740,22 +2885,27 @@ static void accel_i_rec_resolve(accel_buffer** buf, size_t* offset) {
 /* The same for a command's destination, which must not be read_only. */
 static bool accel_i_rec_target(accel_queue* q, accel_buffer** buf, size_t* offset, const char* fn) {
     if ((*buf)->read_only) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&(*buf)->obj));
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&(*buf)->obj));
         return false;
     }
     accel_i_rec_resolve(buf, offset);
     return true;
 }
-ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset, accel_buffer* src, size_t src_offset, size_t size) {
+ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset,
+                                accel_buffer* src, size_t src_offset, size_t size) {
     const char* fn = "accel_queue_copy";
     size_t dst_rel = dst_offset, src_rel = src_offset;
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_buffer_ok(q, src, src_offset, size, fn)) return;
+    if (!accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) ||
+        !accel_i_rec_buffer_ok(q, src, src_offset, size, fn))
+        return;
     if (!accel_i_rec_target(q, &dst, &dst_offset, fn)) return;
     accel_i_rec_resolve(&src, &src_offset);
     if (dst == src && dst_offset < src_offset + size && src_offset < dst_offset + size) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: overlapping ranges in buffer%s%s%s", fn, ACCEL_I_LABEL(&dst->obj));
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: overlapping ranges in buffer%s%s%s", fn, ACCEL_I_LABEL(&dst->obj));
         return;
     }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_COPY, 0, NULL, fn)) == NULL) return;
@@ -2766,19 +2916,23 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
 }
 /* A fill's offset (in the buffer as given) and size must be multiples of 4; so must its offset in the
    root where the backend does not fill at any byte (a view's offset may be odd on the CPU backend). */
-static bool accel_i_fill_aligned(accel_queue* q, size_t rel, size_t root_offset, size_t size, const char* fn) {
+static bool accel_i_fill_aligned(accel_queue* q, size_t rel, size_t root_offset, size_t size,
+                                 const char* fn) {
     if ((rel | size) & 3u) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu and size %zu must be multiples of 4", fn, rel, size);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: offset %zu and size %zu must be multiples of 4", fn, rel, size);
         return false;
     }
     if ((root_offset & 3u) && !q->obj.device->backend->fills_any_byte) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu is at %zu in the view's root buffer, not a multiple of 4",
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: offset %zu is at %zu in the view's root buffer, not a multiple of 4",
                           fn, rel, root_offset);
         return false;
     }
     return true;
 }
-ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size, uint32_t pattern) {
+ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size,
+                                uint32_t pattern) {
     const char* fn = "accel_queue_fill";
     size_t rel = offset;
     accel_i_cmd* c;
@@ -2787,9 +2941,11 @@ ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset
     if (!accel_i_fill_aligned(q, rel, offset, size, fn)) return;
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_FILL, 0, NULL, fn)) == NULL) return;
     accel_i_retain(dst);
-    c->u.fill.dst = dst; c->u.fill.offset = offset; c->u.fill.size = size; c->u.fill.pattern = pattern; c->u.fill.rel = rel;
+    c->u.fill.dst = dst; c->u.fill.offset = offset; c->u.fill.size = size;
+    c->u.fill.pattern = pattern; c->u.fill.rel = rel;
 }
-ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset, const void* data, size_t size) {
+ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offset,
+                                  const void* data, size_t size) {
     const char* fn = "accel_queue_update";
     size_t off = 0;
     accel_i_cmd* c;
@@ -2808,7 +2964,10 @@ ACCEL_API void accel_queue_barrier(accel_queue* q) {
 ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user) {
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, "accel_queue_host_call", "queue is NULL"); return; }
-    if (!fn) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_host_call: fn is NULL"); return; }
+    if (!fn) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_host_call: fn is NULL");
+        return;
+    }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_HOST_CALL, 0, NULL, "accel_queue_host_call")) == NULL) return;
     c->u.host.fn = fn;
     c->u.host.user = user;
@@ -2821,12 +2980,15 @@ ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t o
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     if (!accel_i_rec_buffer_ok(q, dst, offset, 8, fn)) return;
     if (offset & 7u) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu must be a multiple of 8", fn, offset);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: offset %zu must be a multiple of 8", fn, offset);
         return;
     }
     if (!accel_i_rec_target(q, &dst, &offset, fn)) return;   /* a view: its root and the offset in it */
     if (offset & 7u) {   /* a view at an odd offset of its root (CPU views start at any byte) */
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: the offset is at %zu in the view's root buffer, not a multiple of 8", fn, offset);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: the offset is at %zu in the view's root buffer, not a multiple of 8",
+                          fn, offset);
         return;
     }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_TIMESTAMP, 0, NULL, fn)) == NULL) return;
@@ -2849,7 +3011,8 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     if (!q) return accel_i_invalid(NULL, "accel_queue_submit", "queue is NULL");
     if (q->recording) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
-                          "accel_queue_submit: the queue is recording a command list (call accel_queue_record_end)");
+                          "accel_queue_submit: the queue is recording a command list "
+                          "(call accel_queue_record_end)");
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     b = q->rec;
@@ -2873,8 +3036,11 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
     r = accel_queue_submit(q);
     t0 = ACCEL_I_TRACING(q->obj.device) ? accel_i_now_ns() : 0;
     w = q->obj.device->backend->queue_wait_idle(q, timeout_ns);
-    if (t0) accel_i_trace_host_span(q->obj.device, "finish", accel_i_label(&q->obj), t0, accel_i_now_ns(), NULL, 0);
-    if (((w == ACCEL_TIMEOUT && timeout_ns != 0) || w == ACCEL_ERROR_DEADLOCK) && ACCEL_I_DEBUGGING(q->obj.device))
+    if (t0)
+        accel_i_trace_host_span(q->obj.device, "finish", accel_i_label(&q->obj), t0, accel_i_now_ns(),
+                                NULL, 0);
+    if (((w == ACCEL_TIMEOUT && timeout_ns != 0) || w == ACCEL_ERROR_DEADLOCK) &&
+        ACCEL_I_DEBUGGING(q->obj.device))
         accel_i_debug_hang(q->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns, w);
     return r != ACCEL_OK ? r : w;
 }
@@ -2883,7 +3049,8 @@ ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label) 
     accel_result r;
     if (!q) return accel_i_invalid(NULL, "accel_queue_set_label", "queue is NULL");
     r = accel_i_set_label(&q->obj, label, "accel_queue_set_label");
-    if (r == ACCEL_OK && ACCEL_I_TRACING(q->obj.device)) accel_i_trace_queue_name(q);   /* its track's new name */
+    /* its track's new name */
+    if (r == ACCEL_OK && ACCEL_I_TRACING(q->obj.device)) accel_i_trace_queue_name(q);
     return r;
 }
 ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out) {
@@ -2891,7 +3058,8 @@ ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type ty
     if (out) *out = NULL;
     if ((r = accel_i_create_args(dev, true, out, "accel_queue_create")) != ACCEL_OK) return r;
     if (type != ACCEL_QUEUE_COMPUTE && type != ACCEL_QUEUE_COPY)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_create: unknown queue type %d", (int)type);
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_queue_create: unknown queue type %d", (int)type);
     return dev->backend->queue_create(dev, type, out);
 }
 /* Core part of a backend's queue creation: the recording state. */
@@ -2905,7 +3073,8 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     q->free_count = 0;
     atomic_init(&q->unsubmitted_lock, 0u);
     q->unsubmitted_n = 0;
-    accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE, type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
+    accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE,
+                        type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
     accel_i_trace_queue(q);
 }
 /* Core part of a backend's queue teardown: drops the unsubmitted batch and the recycled ones. */
@@ -2934,9 +3103,13 @@ static void accel_i_queue_settle(accel_queue* q, const char* fn) {
         char what[320];
         size_t n = dev->backend->queue_describe ? dev->backend->queue_describe(q, what, sizeof what) : 0;
         waited += step;
-        if (n == 0) snprintf(what, sizeof what, " queue %p%s%s%s has unfinished work", (void*)q, ACCEL_I_LABEL(&q->obj));
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: still waiting after %llu s; fail (accel_signal_fail) or set from another "
-                    "thread the signal it waits for:%s", fn, (unsigned long long)(waited / 1000000000u), what);
+        if (n == 0)
+            snprintf(what, sizeof what, " queue %p%s%s%s has unfinished work",
+                     (void*)q, ACCEL_I_LABEL(&q->obj));
+        accel_i_log(dev, ACCEL_LOG_WARN,
+                    "%s: still waiting after %llu s; fail (accel_signal_fail) or set from another "
+                    "thread the signal it waits for:%s",
+                    fn, (unsigned long long)(waited / 1000000000u), what);
         if (step < 32000000000u) step *= 2;
     }
 #endif
@@ -2973,7 +3146,8 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 ACCEL_API accel_result accel_queue_record_begin(accel_queue* q) {
     if (!q) return accel_i_invalid(NULL, "accel_queue_record_begin", "queue is NULL");
     if (q->recording)
-        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_begin: the %s is already recording",
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_queue_record_begin: the %s is already recording",
                             accel_i_label(&q->obj));
     if ((q->rec && q->rec->count) || q->rec_error != ACCEL_OK)
         return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -3022,7 +3196,8 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
     if (out) *out = NULL;
     if (!q) return accel_i_invalid(NULL, "accel_queue_record_end", "queue is NULL");
     if (!q->recording)
-        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: the %s is not recording",
+        return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_queue_record_end: the %s is not recording",
                             accel_i_label(&q->obj));
     b = q->rec;
     r = q->rec_error;
@@ -3033,7 +3208,8 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
         r = accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: out is NULL");
     if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
     if (r == ACCEL_OK && !b && (b = accel_i_batch_take(q)) == NULL)
-        r = accel_i_fail(q->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory");
+        r = accel_i_fail(q->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
+                         "accel_queue_record_end: out of host memory");
     if (r != ACCEL_OK) {   /* all or nothing */
         if (b) accel_i_batch_recycle(q, b);
         return r;
@@ -3043,19 +3219,22 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
 ACCEL_API void accel_commands_destroy(accel_commands* c) { if (c) accel_i_handle_drop(c); }
 
 static bool accel_i_bad_patch(accel_queue* q, uint32_t k, const accel_patch* p, const char* why) {
-    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_replay: patch %u (command %u, index %u, %s): %s",
+    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                      "accel_queue_replay: patch %u (command %u, index %u, %s): %s",
                       k, p->command, p->index, p->buffer ? "buffer" : "constant", why);
     return false;
 }
 /* Where slot `index` (0 = dst, 1 = src) of a copy, or a fill's dst, points with patch buffer pb (NULL:
    as recorded): the root and the offset in it. A patch keeps the command's offset within the buffer
    as recorded (a view's from its start), now within pb. */
-static void accel_i_slot_at(const accel_i_cmd* cmd, uint32_t index, accel_buffer* pb, accel_buffer** root, size_t* offset) {
+static void accel_i_slot_at(const accel_i_cmd* cmd, uint32_t index, accel_buffer* pb, accel_buffer** root,
+                            size_t* offset) {
     bool copy = cmd->kind == ACCEL_I_CMD_COPY;
     *root = copy ? (index == 0 ? cmd->u.copy.dst : cmd->u.copy.src) : cmd->u.fill.dst;
     *offset = copy ? (index == 0 ? cmd->u.copy.dst_offset : cmd->u.copy.src_offset) : cmd->u.fill.offset;
     if (!pb) return;
-    *offset = pb->offset + (copy ? (index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel) : cmd->u.fill.rel);
+    *offset = pb->offset +
+              (copy ? (index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel) : cmd->u.fill.rel);
     *root = accel_i_buffer_root(pb);
 }
 /* Where a copy's two slots point with all these patches (the last of a slot wins). */
@@ -3070,28 +3249,35 @@ static void accel_i_copy_patched(const accel_i_cmd* cmd, uint32_t command, const
     accel_i_slot_at(cmd, 1, ps, src, s);
 }
 /* A patch of a copy's or fill's buffer: holds the range as recorded; a destination is not read_only. */
-static bool accel_i_range_patch_ok(accel_queue* q, const accel_patch* p, uint32_t k, size_t rel, size_t size) {
+static bool accel_i_range_patch_ok(accel_queue* q, const accel_patch* p, uint32_t k, size_t rel,
+                                   size_t size) {
     if (!accel_i_rec_buffer_ok(q, p->buffer, rel, size, "accel_queue_replay")) return false;
     if (p->index == 0 && p->buffer->read_only) return accel_i_bad_patch(q, k, p, "the buffer is read_only");
     return true;
 }
-static bool accel_i_copy_patch_ok(accel_queue* q, const accel_i_cmd* cmd, const accel_patch* all, uint32_t n, uint32_t k) {
+static bool accel_i_copy_patch_ok(accel_queue* q, const accel_i_cmd* cmd, const accel_patch* all, uint32_t n,
+                                  uint32_t k) {
     const accel_patch* p = &all[k];
     accel_buffer *dst, *src;
     size_t d, s, size = cmd->u.copy.size;
-    if (!p->buffer || p->index > 1) return accel_i_bad_patch(q, k, p, "a copy takes buffer 0 (dst) or 1 (src) only");
-    if (!accel_i_range_patch_ok(q, p, k, p->index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel, size)) return false;
+    if (!p->buffer || p->index > 1)
+        return accel_i_bad_patch(q, k, p, "a copy takes buffer 0 (dst) or 1 (src) only");
+    if (!accel_i_range_patch_ok(q, p, k, p->index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel, size))
+        return false;
     accel_i_copy_patched(cmd, p->command, all, n, &dst, &d, &src, &s);
-    if (dst == src && d < s + size && s < d + size) return accel_i_bad_patch(q, k, p, "the copy would overlap itself");
+    if (dst == src && d < s + size && s < d + size)
+        return accel_i_bad_patch(q, k, p, "the copy would overlap itself");
     return true;
 }
 /* Is patch k a valid patch of list c for a replay on q? Logs and records the error when not. */
-static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const accel_patch* all, uint32_t n, uint32_t k) {
+static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const accel_patch* all, uint32_t n,
+                             uint32_t k) {
     const accel_patch* p = &all[k];
     const accel_i_cmd* cmd;
     if (p->command >= c->list->count) return accel_i_bad_patch(q, k, p, "no such command in the list");
     cmd = &c->list->cmds[p->command];
-    if (p->buffer && !accel_i_rec_buffer_ok(q, p->buffer, 0, p->buffer->size, "accel_queue_replay")) return false;
+    if (p->buffer && !accel_i_rec_buffer_ok(q, p->buffer, 0, p->buffer->size, "accel_queue_replay"))
+        return false;
     switch (cmd->kind) {
     case ACCEL_I_CMD_EXEC:
         if (p->index >= (p->buffer ? cmd->u.exec.buffer_count : cmd->u.exec.constant_count))
@@ -3101,7 +3287,8 @@ static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const acce
     case ACCEL_I_CMD_FILL: {
         accel_buffer* root;
         size_t at;
-        if (p->index != 0) return accel_i_bad_patch(q, k, p, "a fill takes buffer 0 (dst) or constant 0 (the pattern)");
+        if (p->index != 0)
+            return accel_i_bad_patch(q, k, p, "a fill takes buffer 0 (dst) or constant 0 (the pattern)");
         if (!p->buffer) return true;
         if (!accel_i_range_patch_ok(q, p, k, cmd->u.fill.rel, cmd->u.fill.size)) return false;
         accel_i_slot_at(cmd, 0, p->buffer, &root, &at);
@@ -3135,10 +3322,17 @@ static accel_i_patch accel_i_patch_resolve(const accel_i_batch* l, const accel_p
 static bool accel_i_replay_ok(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t n) {
     const char* fn = "accel_queue_replay";
     if (!accel_i_rec_not_recording(q, fn)) return false;
-    if (!c) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: command list is NULL", fn); return false; }
-    if (n && !patches) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: patches is NULL", fn); return false; }
+    if (!c) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: command list is NULL", fn);
+        return false;
+    }
+    if (n && !patches) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: patches is NULL", fn);
+        return false;
+    }
     if (c->obj.device != q->obj.device) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: the command list belongs to another device", fn);
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: the command list belongs to another device", fn);
         return false;
     }
     if (c->has_exec && q->type != ACCEL_QUEUE_COMPUTE) {
@@ -3152,12 +3346,15 @@ static bool accel_i_replay_ok(accel_queue* q, accel_commands* c, const accel_pat
 /* Applies a validated patch to command c of batch b, recorded anew from list command lc (the generic
    form): buffers swap references; an exec binds the patch's buffer (a view as it is), a copy or fill
    points into the patch's root (accel_i_slot_at). */
-static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_i_cmd* lc, const accel_patch* p) {
+static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_i_cmd* lc,
+                                const accel_patch* p) {
     accel_buffer** slot = NULL;
     accel_buffer* to = p->buffer;
     size_t at = 0;
-    if (c->kind == ACCEL_I_CMD_EXEC && p->buffer) slot = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers) + p->index;
-    else if (c->kind == ACCEL_I_CMD_EXEC) memcpy(b->arena + c->u.exec.constants + 4u * (size_t)p->index, &p->value, 4);
+    if (c->kind == ACCEL_I_CMD_EXEC && p->buffer)
+        slot = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers) + p->index;
+    else if (c->kind == ACCEL_I_CMD_EXEC)
+        memcpy(b->arena + c->u.exec.constants + 4u * (size_t)p->index, &p->value, 4);
     else if (c->kind == ACCEL_I_CMD_FILL && !p->buffer) c->u.fill.pattern = p->value;
     else {
         accel_i_slot_at(lc, p->index, p->buffer, &to, &at);
@@ -3176,15 +3373,20 @@ static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel
     case ACCEL_I_CMD_EXEC: {
         accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(l->arena + c->u.exec.buffers);
         const uint32_t* consts = (const uint32_t*)(const void*)(l->arena + c->u.exec.constants);
-        accel_queue_exec(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts, c->u.exec.constant_count, c->u.exec.params);
+        accel_queue_exec(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts, c->u.exec.constant_count,
+                         c->u.exec.params);
         break;
     }
     case ACCEL_I_CMD_COPY:
-        accel_queue_copy(q, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src, c->u.copy.src_offset, c->u.copy.size);
+        accel_queue_copy(q, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src, c->u.copy.src_offset,
+                         c->u.copy.size);
         break;
-    case ACCEL_I_CMD_FILL: accel_queue_fill(q, c->u.fill.dst, c->u.fill.offset, c->u.fill.size, c->u.fill.pattern); break;
+    case ACCEL_I_CMD_FILL:
+        accel_queue_fill(q, c->u.fill.dst, c->u.fill.offset, c->u.fill.size, c->u.fill.pattern);
+        break;
     case ACCEL_I_CMD_UPDATE:
-        accel_queue_update(q, c->u.update.dst, c->u.update.offset, l->arena + c->u.update.data, c->u.update.size);
+        accel_queue_update(q, c->u.update.dst, c->u.update.offset, l->arena + c->u.update.data,
+                           c->u.update.size);
         break;
     case ACCEL_I_CMD_BARRIER: accel_queue_barrier(q); break;
     default: break;
@@ -3192,7 +3394,8 @@ static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel
 }
 /* The generic form: the list's commands recorded into the batch, then patched in place (an exec over
    no work is left out, as outside a list: built as nothing). */
-static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, const accel_patch* patches, uint32_t n) {
+static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, const accel_patch* patches,
+                                   uint32_t n) {
     const accel_i_batch* l = c->list;
     for (uint32_t i = 0; i < l->count; i++) {
         uint32_t before = q->rec ? q->rec->count : 0;
@@ -3200,7 +3403,8 @@ static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, cons
         accel_i_rerecord(q, l, &l->cmds[i]);
         if (!q->rec || q->rec->count == before) return;   /* out of memory: recorded as the batch's error */
         for (uint32_t k = 0; k < n; k++)
-            if (patches[k].command == i) accel_i_patch_apply(q->rec, &q->rec->cmds[q->rec->count - 1], &l->cmds[i], &patches[k]);
+            if (patches[k].command == i)
+                accel_i_patch_apply(q->rec, &q->rec->cmds[q->rec->count - 1], &l->cmds[i], &patches[k]);
     }
 }
 /* Stable insertion sort by command (patches usually come sorted: linear then). */
@@ -3212,7 +3416,8 @@ static void accel_i_patches_sort(accel_i_patch* p, uint32_t n) {
         p[j] = x;
     }
 }
-ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches, uint32_t patch_count) {
+ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches,
+                                  uint32_t patch_count) {
     size_t bytes = (size_t)patch_count * sizeof(accel_i_patch), off = 0;
     accel_i_patch* copy;
     accel_i_cmd* cmd;
@@ -3287,7 +3492,8 @@ static void accel_i_dwait_remove(accel_i_batch* b, accel_device* dev) {
 static uint32_t accel_i_dwait_hit(const accel_i_batch* b, const accel_signal* s, uint64_t before) {
     for (uint32_t i = 0; i < b->count; i++) {
         const accel_i_cmd* c = &b->cmds[i];
-        if (c->kind == ACCEL_I_CMD_WAIT && (c->flags & ACCEL_I_CMD_ON_DEVICE) && c->u.sig.signal == s && c->u.sig.value > before)
+        if (c->kind == ACCEL_I_CMD_WAIT && (c->flags & ACCEL_I_CMD_ON_DEVICE) && c->u.sig.signal == s &&
+            c->u.sig.value > before)
             return i + 1;
     }
     return b->count;
@@ -3297,8 +3503,10 @@ static uint32_t accel_i_dwait_hit(const accel_i_batch* b, const accel_signal* s,
    foreign_held so that a signal is on one list at a time; a signal another failure already holds is
    raised by that one). Neither list allocates, however many signals the failed batches hold. */
 typedef struct accel_i_fail_list { accel_signal *todo, *done, *foreign; } accel_i_fail_list;
-/* Fails (host word) the signals of b from command `from` on; queues the newly failed ones (dwait_lock held). */
-static void accel_i_dwait_fail_batch(accel_device* dev, accel_i_batch* b, uint32_t from, uint64_t failed, accel_i_fail_list* l) {
+/* Fails (host word) the signals of b from command `from` on; queues the newly failed ones (dwait_lock
+   held). */
+static void accel_i_dwait_fail_batch(accel_device* dev, accel_i_batch* b, uint32_t from, uint64_t failed,
+                                     accel_i_fail_list* l) {
     for (uint32_t i = from; i < b->count; i++) {
         accel_signal* u = b->cmds[i].u.sig.signal;
         uint64_t before;
@@ -4878,12 +5086,14 @@ static void accel_i_debug_unsubmitted(accel_signal* s, uint64_t v, char* out, si
         for (uint32_t i = 0; i < q->unsubmitted_n && i < 4 && !out[0]; i++)
             if (q->unsubmitted_s[i] == s && q->unsubmitted_v[i] >= v)
                 snprintf(out, cap, "queue %p%s%s%s holds an unsubmitted accel_queue_signal(%llu) on it "
-                         "(forgotten accel_queue_submit?)", (void*)o, ACCEL_I_LABEL(o), (unsigned long long)q->unsubmitted_v[i]);
+                         "(forgotten accel_queue_submit?)",
+                         (void*)o, ACCEL_I_LABEL(o), (unsigned long long)q->unsubmitted_v[i]);
         accel_i_spin_unlock(&q->unsubmitted_lock);
     }
     accel_i_spin_unlock(&dev->objects_lock);
 }
-static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, const char* fn) {
+static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const uint64_t* v, uint32_t n,
+                                                   bool all, const char* fn) {
     uint32_t pending = 0, unreachable = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t cur = accel_signal_value(s[i]);
@@ -4896,22 +5106,26 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
         uint64_t cur = accel_signal_value(s[i]), promised = atomic_load(&s[i]->promised);
         if (accel_i_failed(cur) || cur >= v[i] || promised >= v[i]) continue;
         if (logged++ == 8) {
-            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN, "%s: nothing submitted can reach %u more of the signals waited for",
+            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
+                        "%s: nothing submitted can reach %u more of the signals waited for",
                         fn, unreachable > 8 ? unreachable - 8 : 1u);
             return;
         }
         char held[200];
         accel_i_debug_unsubmitted(s[i], v[i], held, sizeof held);
         if (held[0])
-            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN, "%s: nothing submitted can reach signal %p%s%s%s >= %llu "
-                        "(it is at %llu): %s", fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i],
+            accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
+                        "%s: nothing submitted can reach signal %p%s%s%s >= %llu "
+                        "(it is at %llu): %s",
+                        fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i],
                         (unsigned long long)cur, held);
         else
             accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
-                        "%s: nothing submitted can reach signal %p%s%s%s >= %llu: it is at %llu and the highest "
-                        "value a submitted queue signals it to is %llu; only accel_signal_set or later work can end this wait",
-                        fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i], (unsigned long long)cur,
-                        (unsigned long long)promised);
+                        "%s: nothing submitted can reach signal %p%s%s%s >= %llu: it is at %llu and the "
+                        "highest value a submitted queue signals it to is %llu; only accel_signal_set or "
+                        "later work can end this wait",
+                        fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i],
+                        (unsigned long long)cur, (unsigned long long)promised);
     }
 }
 
@@ -4919,24 +5133,32 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
    once): log which queues are blocked on which (signal, value), as far as the backend describes its
    queues. The device's object list is held while reading: a queue is unlinked from it before it is freed. */
 static ACCEL_I_COLD void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s,
-                                            const uint64_t* v, uint32_t n, uint64_t timeout_ns, accel_result r) {
+                                            const uint64_t* v, uint32_t n, uint64_t timeout_ns,
+                                            accel_result r) {
     char blocked[400], ended[64];
     size_t used = 0;
     if (r == ACCEL_ERROR_DEADLOCK) snprintf(ended, sizeof ended, "deadlock");
     else snprintf(ended, sizeof ended, "gave up after %llu ns", (unsigned long long)timeout_ns);
     blocked[0] = '\0';
     if (!dev->backend->queue_describe)
-        used = (size_t)snprintf(blocked, sizeof blocked, " (the %s backend does not describe its queues)", dev->backend->name);
+        used = (size_t)snprintf(blocked, sizeof blocked, " (the %s backend does not describe its queues)",
+                                dev->backend->name);
     accel_i_spin_lock(&dev->objects_lock);
-    for (accel_i_object* o = dev->objects; dev->backend->queue_describe && o && used + 1 < sizeof blocked; o = o->next)
-        if (o->kind == ACCEL_I_QUEUE) used += dev->backend->queue_describe((accel_queue*)(void*)o, blocked + used, sizeof blocked - used);
+    for (accel_i_object* o = dev->objects; dev->backend->queue_describe && o && used + 1 < sizeof blocked;
+         o = o->next)
+        if (o->kind == ACCEL_I_QUEUE)
+            used += dev->backend->queue_describe((accel_queue*)(void*)o, blocked + used,
+                                                 sizeof blocked - used);
     accel_i_spin_unlock(&dev->objects_lock);
     if (s)
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: %s waiting for signal %p%s%s%s >= %llu (it is at %llu)%s; blocked:%s",
+        accel_i_log(dev, ACCEL_LOG_WARN,
+                    "%s: %s waiting for signal %p%s%s%s >= %llu (it is at %llu)%s; blocked:%s",
                     what, ended, (void*)s[0], ACCEL_I_LABEL(&s[0]->obj), (unsigned long long)v[0],
-                    (unsigned long long)accel_signal_value(s[0]), n > 1 ? " and others" : "", used ? blocked : " no queue of this device");
+                    (unsigned long long)accel_signal_value(s[0]), n > 1 ? " and others" : "",
+                    used ? blocked : " no queue of this device");
     else
-        accel_i_log(dev, ACCEL_LOG_WARN, "%s: %s; blocked:%s", what, ended, used ? blocked : " no queue of this device");
+        accel_i_log(dev, ACCEL_LOG_WARN,
+                    "%s: %s; blocked:%s", what, ended, used ? blocked : " no queue of this device");
 }
 
 #endif /* !ACCEL_NO_DEBUG */
@@ -4972,7 +5194,8 @@ typedef struct accel_i_trace_event {
     uint32_t track, from, aux;        /* aux: a signal's number ("#n" when unlabelled), EXEC's buffers */
     uint8_t ev;
     char label[40];                   /* the name, when it fits (else cut, at a character's start) */
-    const char* name;                 /* NULL, or the whole name when it does not fit (accel_i_trace_intern) */
+    /* NULL, or the whole name when it does not fit (accel_i_trace_intern) */
+    const char* name;
 } accel_i_trace_event;
 typedef struct accel_i_trace_buf {
     accel_i_a32 lock;                 /* spin: a few stores per event; the rare write-out under it */
@@ -5014,8 +5237,8 @@ static uint32_t accel_i_host_thread(void) {
 #endif
 
 /* ---- writing ---- */
-/* The writer formats into t->out (no stdio formatting: fprintf made writing an event cost 600 ns, 5x
-   the dispatch it describes) and hands full blocks to fwrite. Under the file lock. */
+/* The writer formats into t->out (no stdio formatting: fprintf costs ~600 ns an event, 5x the
+   dispatch it describes) and hands full blocks to fwrite. Under the file lock. */
 #define ACCEL_I_TRACE_OUT 16384u
 static void accel_i_trace_drain(accel_i_trace* t) {
     if (t->out_len) fwrite(t->out, 1, t->out_len, t->file);
@@ -5036,7 +5259,9 @@ static void accel_i_trace_put_u(accel_i_trace* t, uint64_t v) {
 }
 /* The length of the UTF-8 sequence at s (2 to 4), 0 when it is not one (JSON text must be UTF-8). */
 static size_t accel_i_utf8_len(const unsigned char* s) {
-    size_t n = s[0] >= 0xC2 && s[0] <= 0xDF ? 2 : s[0] >= 0xE0 && s[0] <= 0xEF ? 3 : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
+    size_t n = s[0] >= 0xC2 && s[0] <= 0xDF ? 2
+             : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
+             : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
     for (size_t i = 1; i < n; i++) if ((s[i] & 0xC0) != 0x80) return 0;
     return n;
 }
@@ -5054,7 +5279,9 @@ static void accel_i_trace_str(accel_i_trace* t, const char* s) {   /* a JSON str
     }
 }
 static void accel_i_trace_us(accel_i_trace* t, const char* key, uint64_t ns) {   /* ,"key":us.nnn exactly */
-    char frac[4] = { '.', (char)('0' + ns / 100u % 10u), (char)('0' + ns / 10u % 10u), (char)('0' + ns % 10u) };
+    char frac[4] = {
+        '.', (char)('0' + ns / 100u % 10u), (char)('0' + ns / 10u % 10u), (char)('0' + ns % 10u)
+    };
     accel_i_trace_put_s(t, key);
     accel_i_trace_put_u(t, ns / 1000u);
     accel_i_trace_raw(t, frac, 4);
@@ -5064,7 +5291,8 @@ static void accel_i_trace_pid_tid(accel_i_trace* t, uint32_t track) {
     accel_i_trace_put_u(t, track & ~ACCEL_I_TRACE_HOST);
 }
 /* Opens one JSON event: {"name":"what label","cat":"accel","ph":"P","pid":..,"tid":..,"ts":t */
-static void accel_i_trace_head(accel_i_trace* t, const char* what, const char* label, char ph, uint32_t track, uint64_t ts) {
+static void accel_i_trace_head(accel_i_trace* t, const char* what, const char* label, char ph, uint32_t track,
+                               uint64_t ts) {
     char p[] = "\",\"cat\":\"accel\",\"ph\":\"?\"";
     accel_i_trace_put_s(t, t->written ? ",\n{\"name\":\"" : "{\"name\":\"");
     t->written = true;
@@ -5125,7 +5353,8 @@ static void accel_i_trace_write(accel_i_trace* t, const accel_i_trace_event* e) 
     }
     switch ((accel_i_tev)e->ev) {
     case ACCEL_I_TEV_NAME:
-        accel_i_trace_put_s(t, t->written ? ",\n{\"name\":\"thread_name\",\"ph\":\"M\"" : "{\"name\":\"thread_name\",\"ph\":\"M\"");
+        accel_i_trace_put_s(t, t->written ? ",\n{\"name\":\"thread_name\",\"ph\":\"M\""
+                                          : "{\"name\":\"thread_name\",\"ph\":\"M\"");
         t->written = true;
         accel_i_trace_pid_tid(t, e->track);
         accel_i_trace_put_s(t, ",\"args\":{\"name\":\"");
@@ -5181,14 +5410,20 @@ static bool accel_i_trace_unspill(accel_i_trace* t, accel_i_trace_buf* buf) {
 /* ---- recording ---- */
 /* Names too long for an event's copy (long program or queue labels): kept whole, once each, until the
    trace is written. NULL when out of memory (the event keeps its cut copy). */
-typedef struct accel_i_trace_name { struct accel_i_trace_name* next; size_t bytes; char* s; } accel_i_trace_name;
+typedef struct accel_i_trace_name {
+    struct accel_i_trace_name* next;
+    size_t bytes;
+    char* s;
+} accel_i_trace_name;
 #define ACCEL_I_TRACE_NAMES 64u
 static const char* accel_i_trace_intern(accel_i_trace* t, const char* s, size_t n) {
     uint32_t h = 2166136261u;   /* FNV-1a */
     accel_i_trace_name* p = NULL;
     for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
     accel_i_spin_lock(&t->names_lock);
-    if (!t->names && (t->names = (accel_i_trace_name**)accel_i_dev_alloc(t->dev, ACCEL_I_TRACE_NAMES * sizeof *t->names)) != NULL)
+    if (!t->names &&
+        (t->names = (accel_i_trace_name**)accel_i_dev_alloc(t->dev, ACCEL_I_TRACE_NAMES * sizeof *t->names))
+            != NULL)
         memset((void*)t->names, 0, ACCEL_I_TRACE_NAMES * sizeof *t->names);
     if (t->names) {
         accel_i_trace_name** at = &t->names[h % ACCEL_I_TRACE_NAMES];
@@ -5207,13 +5442,17 @@ static const char* accel_i_trace_intern(accel_i_trace* t, const char* s, size_t 
 static void accel_i_trace_names_free(accel_i_trace* t) {
     if (!t->names) return;
     for (uint32_t i = 0; i < ACCEL_I_TRACE_NAMES; i++)
-        for (accel_i_trace_name* p = t->names[i], *next; p; p = next) { next = p->next; accel_i_dev_free(t->dev, p, p->bytes); }
+        for (accel_i_trace_name* p = t->names[i], *next; p; p = next) {
+            next = p->next;
+            accel_i_dev_free(t->dev, p, p->bytes);
+        }
     accel_i_dev_free(t->dev, t->names, ACCEL_I_TRACE_NAMES * sizeof *t->names);
 }
 /* Lock of b held: a new event, [t0, t1] on a track. A full b is written out first; a "trace flush" span
    right after the new event then shows what that cost, and b->flushed when it ended. */
-static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
-                                              const char* what, const char* label, uint64_t t0, uint64_t t1) {
+static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev,
+                                              uint32_t track, const char* what, const char* label,
+                                              uint64_t t0, uint64_t t1) {
     accel_i_trace_event* e;
     accel_i_trace_event* flush = NULL;
     uint64_t f0 = 0;
@@ -5232,7 +5471,8 @@ static accel_i_trace_event* accel_i_trace_put(accel_i_trace* t, accel_i_trace_bu
     e->ev = (uint8_t)ev; e->track = track; e->what = what; e->key = NULL;
     e->t0 = t0; e->t1 = t1 > t0 ? t1 : t0;
     accel_i_copy_label(e->label, sizeof e->label, label);
-    e->name = label && strlen(label) >= sizeof e->label ? accel_i_trace_intern(t, label, strlen(label)) : NULL;
+    e->name = label && strlen(label) >= sizeof e->label ? accel_i_trace_intern(t, label, strlen(label))
+                                                        : NULL;
     return e;
 }
 /* When what ended at t1 lets the next command start: after a write-out that came between. */
@@ -5275,15 +5515,16 @@ static uint32_t accel_i_trace_host(accel_device* dev) {
         char name[32];
         snprintf(name, sizeof name, "host thread %u", (unsigned)n);
         accel_i_spin_lock(&t->host.lock);
-        if (accel_i_trace_host_first(t, n)) accel_i_trace_put(t, &t->host, ACCEL_I_TEV_NAME, ACCEL_I_TRACE_HOST | n, NULL, name, 0, 0);
+        if (accel_i_trace_host_first(t, n))
+            accel_i_trace_put(t, &t->host, ACCEL_I_TEV_NAME, ACCEL_I_TRACE_HOST | n, NULL, name, 0, 0);
         accel_i_spin_unlock(&t->host.lock);
     }
     return ACCEL_I_TRACE_HOST | n;
 }
 /* kit: a span [t0, t1] named "what label" (either may be empty; label NULL too) on the calling host
    thread's track, with one arg (key NULL: none). */
-static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label, uint64_t t0, uint64_t t1,
-                                    const char* key, uint64_t value) {
+static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label,
+                                    uint64_t t0, uint64_t t1, const char* key, uint64_t value) {
     accel_i_trace* t = dev->trace;
     uint32_t track = accel_i_trace_host(dev);
     accel_i_trace_event* e;
@@ -5294,10 +5535,13 @@ static void accel_i_trace_host_span(accel_device* dev, const char* what, const c
 }
 /* Lock of b held: an event about s reaching or waiting for v (the writer names it by the label the
    user gave s, else by its number: "signal" is only the logs' default). */
-static accel_i_trace_event* accel_i_trace_put_signal(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev, uint32_t track,
-                                                     const char* what, const accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
-    accel_i_trace_event* e = accel_i_trace_put(t, b, ev, track, what, s->obj.label_set ? s->obj.label_set : "", t0, t1);
-    e->key = "value"; e->a[0] = v; e->a[2] = 0; e->aux = (uint32_t)s->trace_id;   /* "#n": n past 2^32 wraps */
+static accel_i_trace_event* accel_i_trace_put_signal(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev,
+                                                     uint32_t track, const char* what, const accel_signal* s,
+                                                     uint64_t v, uint64_t t0, uint64_t t1) {
+    accel_i_trace_event* e =
+        accel_i_trace_put(t, b, ev, track, what, s->obj.label_set ? s->obj.label_set : "", t0, t1);
+    /* aux: "#n", n past 2^32 wraps */
+    e->key = "value"; e->a[0] = v; e->a[2] = 0; e->aux = (uint32_t)s->trace_id;
     return e;
 }
 /* s reaches v at t on a track: the mark the waits it releases link to. Call it BEFORE the raise is
@@ -5308,7 +5552,9 @@ static void accel_i_trace_mark_set(accel_signal* s, uint64_t v, uint64_t t, uint
     uint32_t seq = atomic_load_explicit(&s->mark_seq, memory_order_relaxed);
     accel_i_trace_mark* m;
     for (uint32_t n = 1;; n++) {
-        if (!(seq & 1u) && atomic_compare_exchange_weak_explicit(&s->mark_seq, &seq, seq + 1u, memory_order_acquire, memory_order_relaxed))
+        if (!(seq & 1u) &&
+            atomic_compare_exchange_weak_explicit(&s->mark_seq, &seq, seq + 1u, memory_order_acquire,
+                                                  memory_order_relaxed))
             break;
         if ((n & 63u) == 0) accel_i_yield(); else ACCEL_I_RELAX();
         seq = atomic_load_explicit(&s->mark_seq, memory_order_relaxed);
@@ -5341,9 +5587,11 @@ static bool accel_i_trace_mark_of(accel_device* dev, accel_signal* s, uint64_t v
         if (seq & 1u) { ACCEL_I_RELAX(); continue; }
         for (uint32_t i = 0; i < ACCEL_I_TRACE_MARKS; i++) {
             const accel_i_trace_mark* m = &s->marks[i];
-            uint64_t mv = atomic_load_explicit(&m->value, memory_order_relaxed), mt = atomic_load_explicit(&m->t, memory_order_relaxed);
+            uint64_t mv = atomic_load_explicit(&m->value, memory_order_relaxed),
+                     mt = atomic_load_explicit(&m->t, memory_order_relaxed);
             if (mt && mv >= v && (!found || mv < out->value)) {
-                out->value = mv; out->t = mt; out->track = atomic_load_explicit(&m->track, memory_order_relaxed);
+                out->value = mv; out->t = mt;
+                out->track = atomic_load_explicit(&m->track, memory_order_relaxed);
                 found = true;
             }
         }
@@ -5381,7 +5629,8 @@ static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, u
     }
 }
 /* A command of q that ran from t0 to t1 (see accel_i_trace_cmd); a signal's mark only when `mark`. */
-static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1, bool mark) {
+static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1,
+                                     bool mark) {
     accel_device* dev = q->obj.device;
     accel_i_trace_buf* b = q->trace_buf ? q->trace_buf : &dev->trace->host;
     const char* what = NULL;
@@ -5389,8 +5638,13 @@ static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint6
     uint64_t value = 0;
     accel_i_trace_event* e;
     switch (c->kind) {
-    case ACCEL_I_CMD_WAIT: accel_i_trace_waited(dev, b, q->trace_track, "wait", c->u.sig.signal, c->u.sig.value, t0, t1); break;
-    case ACCEL_I_CMD_SIGNAL: accel_i_trace_reached(dev, b, q->trace_track, "signal", c->u.sig.signal, c->u.sig.value, t0, t1, mark); break;
+    case ACCEL_I_CMD_WAIT:
+        accel_i_trace_waited(dev, b, q->trace_track, "wait", c->u.sig.signal, c->u.sig.value, t0, t1);
+        break;
+    case ACCEL_I_CMD_SIGNAL:
+        accel_i_trace_reached(dev, b, q->trace_track, "signal", c->u.sig.signal, c->u.sig.value, t0, t1,
+                              mark);
+        break;
     case ACCEL_I_CMD_EXEC: break;
     case ACCEL_I_CMD_COPY: what = "copy"; key = "bytes"; value = c->u.copy.size; break;
     case ACCEL_I_CMD_FILL: what = "fill"; key = "bytes"; value = c->u.fill.size; break;
@@ -5407,7 +5661,8 @@ static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint6
             e->key = key; e->a[0] = value;
         } else {   /* named by the program; the writer works out groups and invocations */
             const accel_exec_params* p = &c->u.exec.params;
-            e = accel_i_trace_put(dev->trace, b, ACCEL_I_TEV_EXEC, q->trace_track, NULL, accel_i_label(&c->u.exec.program->obj), t0, t1);
+            e = accel_i_trace_put(dev->trace, b, ACCEL_I_TEV_EXEC, q->trace_track, NULL,
+                                  accel_i_label(&c->u.exec.program->obj), t0, t1);
             e->a[0] = p->global_size[0] | (uint64_t)p->global_size[1] << 32;
             e->a[1] = p->global_size[2] | (uint64_t)p->local_size[0] << 32;
             e->a[2] = p->local_size[1] | (uint64_t)p->local_size[2] << 32;
@@ -5451,10 +5706,15 @@ static void accel_i_trace_buf_fini(accel_device* dev, accel_i_trace_buf* b) {
    (ACCEL_TRACE and two devices, say) write two whole files, not one over the other: a later device
    whose path is taken writes "<path without extension>.2<extension>" (.3, ...) and says so in an info
    line. The one piece of process state in the core; names in the default allocator. */
-typedef struct accel_i_trace_path { struct accel_i_trace_path* next; size_t bytes; char* name; } accel_i_trace_path;
+typedef struct accel_i_trace_path {
+    struct accel_i_trace_path* next;
+    size_t bytes;
+    char* name;
+} accel_i_trace_path;
 static struct { accel_i_a32 lock; accel_i_trace_path* head; } accel_i_trace_paths;
 static bool accel_i_trace_path_taken(const char* name) {
-    for (accel_i_trace_path* p = accel_i_trace_paths.head; p; p = p->next) if (strcmp(p->name, name) == 0) return true;
+    for (accel_i_trace_path* p = accel_i_trace_paths.head; p; p = p->next)
+        if (strcmp(p->name, name) == 0) return true;
     return false;
 }
 /* Claims path, or its first free numbered variant; NULL when out of memory. */
@@ -5490,18 +5750,27 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
     if (!path || !path[0]) return ACCEL_OK;
     t = (accel_i_trace*)accel_i_dev_alloc(dev, sizeof *t);
     if (t) memset((void*)t, 0, sizeof *t);
-    if (t && (t->out = (char*)accel_i_dev_alloc(dev, ACCEL_I_TRACE_OUT)) == NULL) { accel_i_dev_free(dev, t, sizeof *t); t = NULL; }
+    if (t && (t->out = (char*)accel_i_dev_alloc(dev, ACCEL_I_TRACE_OUT)) == NULL) {
+        accel_i_dev_free(dev, t, sizeof *t);
+        t = NULL;
+    }
     if (!t || !accel_i_trace_buf_init(dev, &t->host, ACCEL_I_TRACE_HOST_EVENTS, 0)) {
         if (t) accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
         accel_i_dev_free(dev, t, sizeof *t);
-        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_device_create: out of host memory for the trace");
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_device_create: out of host memory for the trace");
     }
     atomic_init(&t->file_lock, 0u); atomic_init(&t->queues, 0u); atomic_init(&t->signals, 0u);
     atomic_init(&t->host_named, 0u); atomic_init(&t->names_lock, 0u);
     t->dev = dev;
     if ((t->path = accel_i_trace_claim(path)) == NULL || (t->file = fopen(t->path->name, "w")) == NULL) {
-        if (t->path) accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: cannot open the trace file '%s'; tracing is off", t->path->name);
-        else accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: out of host memory for the trace file's name; tracing is off");
+        if (t->path)
+            accel_i_log(dev, ACCEL_LOG_WARN,
+                        "accel_device_create: cannot open the trace file '%s'; tracing is off",
+                        t->path->name);
+        else
+            accel_i_log(dev, ACCEL_LOG_WARN,
+                        "accel_device_create: out of host memory for the trace file's name; tracing is off");
         if (t->path) accel_i_trace_unclaim(t->path);
         accel_i_dev_free(dev, t->host.events, (size_t)t->host.cap * sizeof *t->host.events);
         accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
@@ -5509,7 +5778,8 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
         return ACCEL_OK;
     }
     if (strcmp(t->path->name, path) != 0)
-        accel_i_log(dev, ACCEL_LOG_INFO, "accel_device_create: another device writes a trace to '%s'; this one goes to '%s'",
+        accel_i_log(dev, ACCEL_LOG_INFO,
+                    "accel_device_create: another device writes a trace to '%s'; this one goes to '%s'",
                     path, t->path->name);
 #if defined(__wasi__)
     t->spill = NULL;        /* WASI has no temporary files: buffers are written as JSON */
@@ -5517,7 +5787,8 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
     t->spill = tmpfile();   /* NULL (no temporary files here): buffers are written as JSON */
 #endif
     accel_i_trace_put_s(t, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"
-                           "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"host\"}},\n"
+                           "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,"
+                           "\"args\":{\"name\":\"host\"}},\n"
                            "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":2,\"args\":{\"name\":\"");
     accel_i_trace_put_s(t, dev->backend->name);
     accel_i_trace_put_s(t, dev->label[0] ? " device " : " device");
@@ -5542,7 +5813,8 @@ static void accel_i_trace_close(accel_device* dev) {
     accel_i_trace_names_free(t);
     accel_i_dev_free(dev, t->host_more, t->host_more_words * sizeof *t->host_more);
     if ((ferror(t->file) | fclose(t->file)) || !spill_ok)
-        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_destroy: writing the trace file failed; it is incomplete");
+        accel_i_log(dev, ACCEL_LOG_WARN,
+                    "accel_device_destroy: writing the trace file failed; it is incomplete");
     accel_i_trace_unclaim(t->path);
     accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
     accel_i_dev_free(dev, t, sizeof *t);
@@ -5553,7 +5825,9 @@ static void accel_i_trace_signal(accel_signal* s) {
     accel_i_trace* t = s->obj.device->trace;
     atomic_init(&s->mark_seq, 0u);
     for (uint32_t i = 0; i < ACCEL_I_TRACE_MARKS; i++) {
-        atomic_init(&s->marks[i].value, 0u); atomic_init(&s->marks[i].t, 0u); atomic_init(&s->marks[i].track, 0u);
+        atomic_init(&s->marks[i].value, 0u);
+        atomic_init(&s->marks[i].t, 0u);
+        atomic_init(&s->marks[i].track, 0u);
     }
     s->trace_id = t ? atomic_fetch_add(&t->signals, 1u) + 1u : 0;
 }
@@ -5581,8 +5855,14 @@ static void accel_i_trace_queue(accel_queue* q) {
     if (!t) return;
     q->trace_track = atomic_fetch_add(&t->queues, 1u) + 1u;
     b = (accel_i_trace_buf*)accel_i_dev_alloc(dev, sizeof *b);
-    if (b && !accel_i_trace_buf_init(dev, b, ACCEL_I_TRACE_QUEUE_EVENTS, q->trace_track)) { accel_i_dev_free(dev, b, sizeof *b); b = NULL; }
-    if (!b) accel_i_log(dev, ACCEL_LOG_WARN, "accel_queue_create: out of host memory for a trace buffer; this queue shares the host's");
+    if (b && !accel_i_trace_buf_init(dev, b, ACCEL_I_TRACE_QUEUE_EVENTS, q->trace_track)) {
+        accel_i_dev_free(dev, b, sizeof *b);
+        b = NULL;
+    }
+    if (!b)
+        accel_i_log(dev, ACCEL_LOG_WARN,
+                    "accel_queue_create: out of host memory for a trace buffer; "
+                    "this queue shares the host's");
     q->trace_buf = b;
     accel_i_trace_queue_name(q);
 }
@@ -5590,8 +5870,10 @@ static void accel_i_trace_queue(accel_queue* q) {
 static void accel_i_trace_queue_fini(accel_queue* q) {
     accel_device* dev = q->obj.device;
     if (!q->trace_buf) return;
-    if (dev->trace) accel_i_trace_buf_fini(dev, q->trace_buf);   /* else: outlived the trace; its events are lost */
-    else accel_i_dev_free(dev, q->trace_buf->events, (size_t)q->trace_buf->cap * sizeof *q->trace_buf->events);
+    /* else: q outlived the trace, and its events are lost */
+    if (dev->trace) accel_i_trace_buf_fini(dev, q->trace_buf);
+    else accel_i_dev_free(dev, q->trace_buf->events,
+                          (size_t)q->trace_buf->cap * sizeof *q->trace_buf->events);
     accel_i_dev_free(dev, q->trace_buf, sizeof *q->trace_buf);
     q->trace_buf = NULL;
 }
@@ -5600,7 +5882,8 @@ static void accel_i_trace_queue_fini(accel_queue* q) {
 static void accel_i_trace_host_set(accel_signal* s, uint64_t value) {
     accel_device* dev = s->obj.device;
     uint64_t t0 = accel_i_now_ns();
-    accel_i_trace_reached(dev, &dev->trace->host, accel_i_trace_host(dev), "set", s, value, t0, accel_i_now_ns(), true);
+    accel_i_trace_reached(dev, &dev->trace->host, accel_i_trace_host(dev), "set", s, value,
+                          t0, accel_i_now_ns(), true);
 }
 #endif /* !ACCEL_NO_TRACE */
 

@@ -23,7 +23,8 @@
            float a;
            memcpy(&a, &d->constants[0], sizeof a);
            uint32_t i0 = d->group_id[0] * d->group_size[0];
-           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->constants[1]; i++) y[i] = a * x[i] + y[i];
+           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->constants[1]; i++)
+               y[i] = a * x[i] + y[i];
        }
 
        // The same kernel in GLSL (examples/kernels/saxpy.comp), compiled to SPIR-V as a C array by
@@ -151,14 +152,14 @@
      opcode accel does not know (the core opcodes of SPIR-V 1.6 plus the KHR/AMD ones a compute shader
      uses: subgroup, integer dot product, cooperative matrix, shader clock, DecorateString) or with fewer
      operands than it requires, a result id of 0 or not below the bound (also a result type, the target of
-     a debug name, decoration or execution mode, an entry point's function or interface), the sections of the module out of
-     the spec's order (2.4: capabilities ... types and globals, then functions, each closed by
-     OpFunctionEnd, exactly one OpMemoryModel), an entry-point name without its NUL, no GLCompute entry
-     point, or one naming an id that is not an OpFunction with a body. This is a structural check, not
-     spirv-val: a well-formed module whose instructions mean nothing can still fail at submit
-     (ACCEL_ERROR_COMPILE there), and one that breaks SPIR-V's validation rules (a BuiltIn decoration on
-     the wrong object, a struct member index out of range, ...) is undefined behaviour in Vulkan, which
-     drivers need not survive (lavapipe crashes on some): run spirv-val on modules from elsewhere.
+     a debug name, decoration or execution mode, an entry point's function or interface), the sections of the
+     module out of the spec's order (2.4: capabilities ... types and globals, then functions, each closed by
+     OpFunctionEnd, exactly one OpMemoryModel), an entry-point name without its NUL, no GLCompute entry point,
+     or one naming an id that is not an OpFunction with a body. This is a structural check, not spirv-val: a
+     well-formed module whose instructions mean nothing can still fail at submit (ACCEL_ERROR_COMPILE there),
+     and one that breaks SPIR-V's validation rules (a BuiltIn decoration on the wrong object, a struct member
+     index out of range, ...) is undefined behaviour in Vulkan, which drivers need not survive (lavapipe
+     crashes on some): run spirv-val on modules from elsewhere.
    - ACCEL_ERROR_COMPILE: SPIR-V newer than the device takes (1.3 on Vulkan 1.1, 1.5 on 1.2, which accel
      creates its devices with; an adopted device: by accel_vulkan_adopt_desc.api_version, 1.3 -> 1.6).
    - ACCEL_ERROR_INVALID_ARGUMENT when the shader needs more than the desc gives: a storage-buffer binding
@@ -189,9 +190,8 @@
    a chain step waiting for the step before); every command after the first gets a barrier over the
    stages the segment uses (compute shader and/or transfer: write -> read/write), so
    commands of a queue run in order, each seeing the writes of the ones before, across batches as well;
-   each segment ends with a barrier to the host. A queue's batch of 1000 dispatches ran at 0.94x the
-   rate of the same dispatches recorded by hand, on an H100 with NVIDIA's driver (bench/vulkan.c figure
-   2, two runs; 0.96-1.00x in an earlier build). Commands of one
+   each segment ends with a barrier to the host. A queue's batch of dispatches runs at about 0.94x the
+   rate of the same dispatches recorded by hand (bench/vulkan.c figure 2 measures it). Commands of one
    segment end in one vkQueueSubmit whose signal operations carry the segment's queue signals (so a
    `signal` fires when its segment is done, not earlier: a command recorded after a signal but before
    the next wait delays it).
@@ -201,19 +201,17 @@
    ACCEL_VULKAN_REPLAY_CHUNK (32) commands each (simultaneous use; each opens with the in-order
    barrier), and a list of more than one chunk once more whole, with its pipelines made, its bindings
    pushed (or in descriptor sets of the list's own pool) and its updates' data in a staging buffer of
-   its own, and once more as a primary command buffer. A segment whose only command is a replay
-   without patches (on the list's queue family, untraced) submits that primary as it is: nothing is
-   recorded per replay, as a raw program re-submits a command buffer recorded once. Another replay
-   without patches runs the whole secondary (on an H100, 1,000 dispatches as 32 chunks ran at 1.10x
-   one secondary). A replay with patches runs the chunks
-   without patches with one vkCmdExecuteCommands per run, and records the chunks that hold a patched
-   command directly, patched (push constants and bindings cannot change inside a recorded command
-   buffer, and SPIR-V reads its constants as push constants). bench/vulkan.c figure 8 measures the
-   options against re-submitting a pre-recorded command buffer of 1,000 dispatches; on lavapipe (a
-   loaded 2-core machine, 6 runs) secondaries took 0.6-1.04x of its time, 1-command secondaries as
-   much as one big one, one 32-command chunk re-recorded 0.6-2.4x, all 1,000 re-recorded 1.1-2.5x.
-   A list whose every command is patched at each replay (examples/replay.c) costs about what recording
-   anew does, less the validation. A queue of another family re-records every chunk.
+   its own, and once more as a primary command buffer. A segment whose only command is a replay without
+   patches (on the list's queue family, untraced) submits that primary as it is: nothing is recorded per
+   replay, as a raw program re-submits a command buffer recorded once. Another replay without patches
+   runs the whole secondary (separate chunks take about 1.10x its time). A replay with patches runs the
+   chunks without patches with one vkCmdExecuteCommands per run, and records the chunks that hold a
+   patched command directly, patched (push constants and bindings cannot change inside a recorded
+   command buffer, and SPIR-V reads its constants as push constants). Replaying secondaries costs about
+   what re-submitting a pre-recorded command buffer does; re-recording a chunk or the whole list costs
+   more (bench/vulkan.c figure 8 measures the options). A list whose every command is patched at each
+   replay (examples/replay.c) costs about what recording anew does, less the validation. A queue of
+   another family re-records every chunk.
 
    ==== Signals: design =========================================================================
    A signal is a timeline VkSemaphore plus a 64-bit host word. Its value is max(host word, semaphore
@@ -234,8 +232,9 @@
      from the host when it is below every pending operation's value (so a device wait for it is
      released now, even while the operation that promised more is held up), else left to the operation
      that promised it (host waiters see the value at once; the device when that operation runs); a
-     value the semaphore reached is left alone (an engine may raise a wrapped one). A failure raises the semaphore to ACCEL_SIGNAL_MAX, or to its counter plus
-     maxTimelineSemaphoreValueDifference where that is smaller (no valid wait can be for more).
+     value the semaphore reached is left alone (an engine may raise a wrapped one). A failure raises the
+     semaphore to ACCEL_SIGNAL_MAX, or to its counter plus maxTimelineSemaphoreValueDifference where that is
+     smaller (no valid wait can be for more).
    - Host wait (accel_signal_wait / wait_many): while a GPU signal operation is pending on an unreached
      signal, vkWaitSemaphores on those semaphores (WAIT_ANY for wait-any; all in one call for wait-all
      when the signals share a device); otherwise on the signal's host event, which a host set, a
@@ -371,7 +370,8 @@ typedef uint64_t accel_vk_semaphore;
 #  endif
 typedef uint64_t accel_vk_device_size;
 typedef void (ACCEL_I_VKAPI_PTR* accel_vk_void_function)(void);
-typedef accel_vk_void_function (ACCEL_I_VKAPI_PTR* accel_vk_get_instance_proc_addr)(accel_vk_instance instance, const char* name);
+typedef accel_vk_void_function (ACCEL_I_VKAPI_PTR* accel_vk_get_instance_proc_addr)(
+    accel_vk_instance instance, const char* name);
 #endif
 
 #ifdef __cplusplus
@@ -387,11 +387,13 @@ ACCEL_API const accel_backend* accel_vulkan_backend(void);
 typedef struct accel_vulkan_adopt_desc {
     accel_vk_instance instance;
     accel_vk_physical_device physical_device;
-    accel_vk_device device;          /* created with timeline semaphores enabled (Vulkan 1.2 feature or KHR) */
+    accel_vk_device device;          /* created with timeline semaphores enabled (Vulkan 1.2 feature or
+                                        KHR) */
     uint32_t queue_family;           /* a family with VK_QUEUE_COMPUTE_BIT */
     uint32_t queue_index;            /* accel's queues (COMPUTE and COPY) all submit to this VkQueue */
     accel_vk_get_instance_proc_addr get_instance_proc_addr;   /* required */
-    uint32_t api_version;            /* the device's Vulkan version as created (VK_API_VERSION_1_x); 0: 1.2; sets the newest SPIR-V programs may use */
+    uint32_t api_version;            /* the device's Vulkan version as created (VK_API_VERSION_1_x);
+                                        0: 1.2; sets the newest SPIR-V programs may use */
     bool push_descriptors;           /* VK_KHR_push_descriptor was enabled on the device */
 } accel_vulkan_adopt_desc;
 
@@ -403,8 +405,8 @@ typedef struct accel_vulkan_adopt_desc {
    another device's batches still hold one of its signals, that signal (and the device state it needs)
    is destroyed when those batches are released, so finish them before destroying the VkDevice.
    Any thread. */
-ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, const accel_vulkan_adopt_desc* vk,
-                                                 accel_device** out);
+ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
+                                                 const accel_vulkan_adopt_desc* vk, accel_device** out);
 
 /* ==== interop: native handles, an engine's buffers and timeline semaphores ====
    The getters return 0 / NULL (VK_NULL_HANDLE) for NULL and for an object of another backend, never fail
@@ -427,8 +429,8 @@ ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b);
    buffer, size 0, a size above the buffer's memory requirement (Vulkan tells no buffer's size: a size
    between the two is the caller's to get right), d not a Vulkan device), OUT_OF_MEMORY (host),
    DEVICE_LOST. Any thread. */
-ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer buffer, accel_vk_device_size size,
-                                                accel_buffer** out);
+ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer buffer,
+                                                accel_vk_device_size size, accel_buffer** out);
 /* The timeline VkSemaphore behind s (for a wrapped signal, the engine's own). An engine's vkQueueSubmit
    may wait on it for a value v: it reaches v however s reaches v (a queue signal, accel_signal_set, or a
    failure: a failed signal raises its semaphore to ACCEL_SIGNAL_MAX, at or above every value anyone can
@@ -454,7 +456,8 @@ ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s);
    Returns INVALID_ARGUMENT (NULL d/out, no
    semaphore, d not a Vulkan device), BACKEND (not a timeline semaphore: its counter cannot be read),
    OUT_OF_MEMORY, DEVICE_LOST. Any thread. */
-ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaphore timeline, accel_signal** out);
+ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaphore timeline,
+                                                accel_signal** out);
 
 #ifdef __cplusplus
 }
@@ -469,7 +472,8 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
 /* Map (grep for "==== name ===="). accel.h's core walks the batches ("core: batch walk"); this header
    turns segments into command buffers and queue submits:
      vulkan: stub                  - no threads or no dlopen: a backend that makes no device
-     vulkan: entry points, loader library, objects, errors
+     vulkan: entry points, loader library, objects
+     vulkan: errors                - VkResult to accel_result; device loss; validation-layer messages
      vulkan: signals               - timeline semaphores; which waits go to the device
      vulkan: memory and buffers
      vulkan: SPIR-V checks, programs
@@ -489,13 +493,16 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
 static accel_result accel_i_vk_stub_count(const accel_backend* b, uint32_t* count) {
     (void)b;
     *count = 0;
-    accel_i_log_to(NULL, ACCEL_LOG_WARN, "vulkan: not available in this build (no threads or no dynamic loading)");
+    accel_i_log_to(NULL, ACCEL_LOG_WARN,
+                   "vulkan: not available in this build (no threads or no dynamic loading)");
     return ACCEL_ERROR_UNAVAILABLE;
 }
-static accel_result accel_i_vk_stub_create(const accel_backend* b, const accel_device_desc* d, accel_device** out) {
+static accel_result accel_i_vk_stub_create(const accel_backend* b, const accel_device_desc* d,
+                                           accel_device** out) {
     (void)b;
     *out = NULL;
-    accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "vulkan: not available in this build (no threads or no dynamic loading)");
+    accel_i_log_to(&d->logger, ACCEL_LOG_WARN,
+                   "vulkan: not available in this build (no threads or no dynamic loading)");
     return ACCEL_ERROR_UNAVAILABLE;
 }
 static const accel_backend accel_i_vk_backend_table = {
@@ -504,8 +511,8 @@ static const accel_backend accel_i_vk_backend_table = {
     NULL, NULL, NULL   /* a stub makes no device: nothing past device_create is called */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
-ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, const accel_vulkan_adopt_desc* vk,
-                                                 accel_device** out) {
+ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
+                                                 const accel_vulkan_adopt_desc* vk, accel_device** out) {
     (void)vk;
     if (out) *out = NULL;
     accel_i_log_to(desc ? &desc->logger : NULL, ACCEL_LOG_WARN, "vulkan: not available in this build");
@@ -513,17 +520,25 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
 }
 /* no object here is ever a Vulkan one */
 ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b) { (void)b; return VK_NULL_HANDLE; }
-ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s) { (void)s; return VK_NULL_HANDLE; }
+ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s) {
+    (void)s;
+    return VK_NULL_HANDLE;
+}
 static accel_result accel_i_vk_stub_wrap(accel_device* d, const char* fn) {
-    if (d) accel_i_log(d, ACCEL_LOG_ERROR, "%s: device %p%s%s%s is not a Vulkan device (this build has no Vulkan backend)", fn, ACCEL_I_DEVICE_LABEL(d));
+    if (d)
+        accel_i_log(d, ACCEL_LOG_ERROR,
+                    "%s: device %p%s%s%s is not a Vulkan device (this build has no Vulkan backend)", fn,
+                    ACCEL_I_DEVICE_LABEL(d));
     return ACCEL_ERROR_INVALID_ARGUMENT;
 }
-ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer buffer, accel_vk_device_size size, accel_buffer** out) {
+ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer buffer,
+                                                accel_vk_device_size size, accel_buffer** out) {
     (void)buffer; (void)size;
     if (out) *out = NULL;
     return accel_i_vk_stub_wrap(d, "accel_vulkan_buffer_wrap");
 }
-ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaphore timeline, accel_signal** out) {
+ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaphore timeline,
+                                                accel_signal** out) {
     (void)timeline;
     if (out) *out = NULL;
     return accel_i_vk_stub_wrap(d, "accel_vulkan_signal_wrap");
@@ -555,10 +570,12 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
 #define ACCEL_I_VK_FUNCS(G, I, D) \
     G(EnumerateInstanceVersion) G(EnumerateInstanceExtensionProperties) G(EnumerateInstanceLayerProperties) \
     G(CreateInstance) \
-    I(DestroyInstance) I(EnumeratePhysicalDevices) I(GetPhysicalDeviceProperties) I(GetPhysicalDeviceProperties2) \
-    I(GetPhysicalDeviceFeatures2) I(GetPhysicalDeviceQueueFamilyProperties) I(GetPhysicalDeviceMemoryProperties) \
+    I(DestroyInstance) I(EnumeratePhysicalDevices) I(GetPhysicalDeviceProperties) \
+    I(GetPhysicalDeviceProperties2) I(GetPhysicalDeviceFeatures2) I(GetPhysicalDeviceQueueFamilyProperties) \
+    I(GetPhysicalDeviceMemoryProperties) \
     I(EnumerateDeviceExtensionProperties) I(CreateDevice) I(GetDeviceProcAddr) \
-    I(CreateDebugUtilsMessengerEXT) I(DestroyDebugUtilsMessengerEXT) I(GetPhysicalDeviceCalibrateableTimeDomainsEXT) \
+    I(CreateDebugUtilsMessengerEXT) I(DestroyDebugUtilsMessengerEXT) \
+    I(GetPhysicalDeviceCalibrateableTimeDomainsEXT) \
     D(DestroyDevice) D(GetDeviceQueue) D(DeviceWaitIdle) D(QueueSubmit) \
     D(CreateBuffer) D(DestroyBuffer) D(GetBufferMemoryRequirements) D(AllocateMemory) D(FreeMemory) \
     D(BindBufferMemory) D(MapMemory) D(UnmapMemory) \
@@ -584,29 +601,42 @@ typedef struct accel_i_vk_dtab {   /* device level */
 } accel_i_vk_dtab;
 
 static void accel_i_vk_load_global(accel_i_vk_itab* t) {
-#define ACCEL_I_VK_LOAD_G(name) t->name = (PFN_vk##name)(void (*)(void))t->GetInstanceProcAddr(VK_NULL_HANDLE, "vk" #name);
+#define ACCEL_I_VK_LOAD_G(name) \
+    t->name = (PFN_vk##name)(void (*)(void))t->GetInstanceProcAddr(VK_NULL_HANDLE, "vk" #name);
     ACCEL_I_VK_FUNCS(ACCEL_I_VK_LOAD_G, ACCEL_I_VK_NONE, ACCEL_I_VK_NONE)
 #undef ACCEL_I_VK_LOAD_G
 }
 static void accel_i_vk_load_instance(accel_i_vk_itab* t, VkInstance inst) {
-#define ACCEL_I_VK_LOAD_I(name) t->name = (PFN_vk##name)(void (*)(void))t->GetInstanceProcAddr(inst, "vk" #name);
+#define ACCEL_I_VK_LOAD_I(name) \
+    t->name = (PFN_vk##name)(void (*)(void))t->GetInstanceProcAddr(inst, "vk" #name);
     ACCEL_I_VK_FUNCS(ACCEL_I_VK_NONE, ACCEL_I_VK_LOAD_I, ACCEL_I_VK_NONE)
 #undef ACCEL_I_VK_LOAD_I
     if (!t->GetPhysicalDeviceProperties2)
-        t->GetPhysicalDeviceProperties2 = (PFN_vkGetPhysicalDeviceProperties2)(void (*)(void))t->GetInstanceProcAddr(inst, "vkGetPhysicalDeviceProperties2KHR");
+        t->GetPhysicalDeviceProperties2 = (PFN_vkGetPhysicalDeviceProperties2)(void (*)(void))
+                t->GetInstanceProcAddr(inst, "vkGetPhysicalDeviceProperties2KHR");
     if (!t->GetPhysicalDeviceFeatures2)
-        t->GetPhysicalDeviceFeatures2 = (PFN_vkGetPhysicalDeviceFeatures2)(void (*)(void))t->GetInstanceProcAddr(inst, "vkGetPhysicalDeviceFeatures2KHR");
+        t->GetPhysicalDeviceFeatures2 = (PFN_vkGetPhysicalDeviceFeatures2)(void (*)(void))
+                t->GetInstanceProcAddr(inst, "vkGetPhysicalDeviceFeatures2KHR");
 }
 /* Returns the name of the first required device entry point that is missing, or NULL. */
 static const char* accel_i_vk_load_device(const accel_i_vk_itab* it, accel_i_vk_dtab* t, VkDevice device) {
-#define ACCEL_I_VK_LOAD_D(name) t->name = (PFN_vk##name)(void (*)(void))it->GetDeviceProcAddr(device, "vk" #name);
+#define ACCEL_I_VK_LOAD_D(name) \
+    t->name = (PFN_vk##name)(void (*)(void))it->GetDeviceProcAddr(device, "vk" #name);
     ACCEL_I_VK_FUNCS(ACCEL_I_VK_NONE, ACCEL_I_VK_NONE, ACCEL_I_VK_LOAD_D)
 #undef ACCEL_I_VK_LOAD_D
-    if (!t->GetSemaphoreCounterValue) t->GetSemaphoreCounterValue = (PFN_vkGetSemaphoreCounterValue)(void (*)(void))it->GetDeviceProcAddr(device, "vkGetSemaphoreCounterValueKHR");
-    if (!t->WaitSemaphores) t->WaitSemaphores = (PFN_vkWaitSemaphores)(void (*)(void))it->GetDeviceProcAddr(device, "vkWaitSemaphoresKHR");
-    if (!t->SignalSemaphore) t->SignalSemaphore = (PFN_vkSignalSemaphore)(void (*)(void))it->GetDeviceProcAddr(device, "vkSignalSemaphoreKHR");
+    if (!t->GetSemaphoreCounterValue)
+        t->GetSemaphoreCounterValue = (PFN_vkGetSemaphoreCounterValue)(void (*)(void))
+                it->GetDeviceProcAddr(device, "vkGetSemaphoreCounterValueKHR");
+    if (!t->WaitSemaphores)
+        t->WaitSemaphores =
+                (PFN_vkWaitSemaphores)(void (*)(void))it->GetDeviceProcAddr(device, "vkWaitSemaphoresKHR");
+    if (!t->SignalSemaphore)
+        t->SignalSemaphore =
+                (PFN_vkSignalSemaphore)(void (*)(void))it->GetDeviceProcAddr(device, "vkSignalSemaphoreKHR");
 #define ACCEL_I_VK_REQ_D(name) \
-    if (!t->name && strcmp(#name, "CmdPushDescriptorSetKHR") != 0 && strcmp(#name, "GetCalibratedTimestampsEXT") != 0) return "vk" #name;
+    if (!t->name && strcmp(#name, "CmdPushDescriptorSetKHR") != 0 && \
+        strcmp(#name, "GetCalibratedTimestampsEXT") != 0) \
+        return "vk" #name;
     ACCEL_I_VK_FUNCS(ACCEL_I_VK_NONE, ACCEL_I_VK_NONE, ACCEL_I_VK_REQ_D)
 #undef ACCEL_I_VK_REQ_D
     return NULL;
@@ -657,7 +687,8 @@ static accel_result accel_i_vk_lib_open(const accel_logger* lg, PFN_vkGetInstanc
         snprintf(tried, sizeof tried, "%s (from ACCEL_VULKAN_LIBRARY)", path);
     }
     if (!h) {
-        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: the Vulkan loader library was not found (tried %s)", tried);
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: the Vulkan loader library was not found (tried %s)",
+                       tried);
         return ACCEL_ERROR_UNAVAILABLE;
     }
     {   /* object pointer -> function pointer without a cast ISO C forbids */
@@ -665,7 +696,8 @@ static accel_result accel_i_vk_lib_open(const accel_logger* lg, PFN_vkGetInstanc
         memcpy(gipa, &sym, sizeof sym < sizeof *gipa ? sizeof sym : sizeof *gipa);
     }
     if (!*gipa) {
-        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: %s has no vkGetInstanceProcAddr: not a Vulkan loader", shared ? "the loader" : path);
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: %s has no vkGetInstanceProcAddr: not a Vulkan loader",
+                       shared ? "the loader" : path);
         if (!shared) ACCEL_I_VK_DLCLOSE(h);   /* not a loader: nothing of it is in use */
         return ACCEL_ERROR_UNAVAILABLE;
     }
@@ -694,20 +726,24 @@ typedef struct accel_i_vk_device {
     uint32_t compute_family, copy_family;
     accel_i_vk_hwq hwq[ACCEL_VULKAN_MAX_QUEUES + 2];
     uint32_t hwq_count, hwq_inited, copy_hwq;
-    uint32_t io_hwq;              /* the VkQueue of accel_buffer_read/write: one of its own where the family has one */
+    uint32_t io_hwq;              /* the VkQueue of accel_buffer_read/write: one of its own where the
+                                     family has one */
     accel_i_a32 next_hwq;
     bool push_desc, map_device;
-    uint32_t spirv_minor;         /* the newest SPIR-V 1.x the device takes: 3 (Vulkan 1.1), 5 (1.2), 6 (1.3) */
+    uint32_t spirv_minor;         /* the newest SPIR-V 1.x the device takes: 3 (Vulkan 1.1), 5 (1.2),
+                                     6 (1.3) */
     uint64_t max_diff;            /* maxTimelineSemaphoreValueDifference */
     accel_i_mutex io_lock;
-    accel_i_mutex submit_lock;    /* native wait/signal operations, host raises of semaphores, vkQueueSubmit */
+    accel_i_mutex submit_lock;    /* native wait/signal operations, host raises of semaphores,
+                                     vkQueueSubmit */
     uint64_t stamp;               /* segment building (submit_lock): see accel_i_vk_signal.mark */
     accel_i_a64 queue_uids;       /* accel_i_vk_queue.uid handed out */
     bool locks_inited;
     VkCommandPool io_pool;        /* staging copies of accel_buffer_read/write (io_lock) */
     VkSemaphore io_sem;
     uint64_t io_val;
-    VkSemaphore* late_sems;       /* destroyed signals' semaphores with a host raise still pending on a VkQueue */
+    VkSemaphore* late_sems;       /* destroyed signals' semaphores with a host raise still pending on a
+                                     VkQueue */
     uint32_t nlate, late_cap;     /* (submit_lock): destroyed after vkDeviceWaitIdle at device destroy */
     /* timestamps (see "Timestamps"): ticks to ns, and how device ticks meet the host clock */
     double stamp_period;          /* timestampPeriod: ns per tick */
@@ -745,16 +781,20 @@ typedef struct accel_i_vk_signal {
     accel_signal base;
     VkSemaphore sem;
     bool owned;                   /* accel created sem (else an engine's, see accel_vulkan_signal_wrap) */
-    accel_i_event host;           /* host-set maximum, or the failed value (accel.h's event: max, failure final) */
+    accel_i_event host;           /* host-set maximum, or the failed value (accel.h's event: max, failure
+                                     final) */
     /* The rest is written under the device's submit_lock (see "Signals: design"): */
     accel_i_a64 submitted;        /* hi: the largest value the semaphore was promised (GPU signal operations
-                                     submitted, host raises published); host-event waiters are woken when it grows */
+                                     submitted, host raises published); host-event waiters are woken when
+                                     it grows */
     accel_i_vk_hwq* hi_hwq;       /* the VkQueue of the pending GPU signal operations (NULL: none pending) */
     uint64_t hwait;               /* the largest unpromised value a device wait watches for */
     uint64_t pend[ACCEL_I_VK_PEND];   /* the values of its pending GPU signal operations, lowest first */
     uint32_t npend;               /* above ACCEL_I_VK_PEND: not all listed (until the semaphore reaches hi) */
-    uint64_t hi_q;                /* the accel queue (uid) whose segment hi_seg (its timeline value) made the */
-    uint64_t hi_seg, hi_prev;     /* last native promise, and the promise before it (see seg_after_queue) */
+    /* hi_q: the accel queue (uid) whose segment hi_seg (its timeline value) made the last native
+       promise; hi_prev: the promise before it (see seg_after_queue) */
+    uint64_t hi_q;
+    uint64_t hi_seg, hi_prev;
     uint64_t mark;                /* segment building: stamp of the segment that saw this signal last, */
     uint32_t slot;                /* and its index in that segment's wait or signal operations */
 } accel_i_vk_signal;
@@ -765,7 +805,8 @@ struct accel_i_vk_entry {
     accel_i_vk_entry* next;
     uint64_t value;
     VkCommandBuffer cb;
-    bool cb_lent;                 /* cb is a recorded list's primary (accel_i_vk_lone_replay): not the queue's */
+    bool cb_lent;                 /* cb is a recorded list's primary (accel_i_vk_lone_replay): not the
+                                     queue's */
     VkBuffer staging; VkDeviceMemory staging_mem;
     VkDescriptorPool pool;
     VkQueryPool stamps;           /* the segment's timestamps, one query each (nstamps), */
@@ -804,7 +845,8 @@ typedef struct accel_i_vk_ops {
     uint32_t nw, ns, nlater;
     bool after_last;              /* a wait operation implies the queue's last segment completed */
 } accel_i_vk_ops;
-#define ACCEL_I_VK_OP_BYTES (sizeof(VkSemaphore) + 2 * sizeof(uint64_t) + sizeof(VkPipelineStageFlags) + 2 * sizeof(void*))
+#define ACCEL_I_VK_OP_BYTES \
+    (sizeof(VkSemaphore) + 2 * sizeof(uint64_t) + sizeof(VkPipelineStageFlags) + 2 * sizeof(void*))
 
 static accel_i_vk_device* accel_i_vk_dev(accel_device* d) { return (accel_i_vk_device*)d; }
 
@@ -832,58 +874,87 @@ static const char* accel_i_vk_result_name(VkResult r) {
     default: return "VkResult";
     }
 }
-static void accel_i_vk_mark_lost(accel_i_vk_device* dev);
+/* Device loss: sticky flag, every signal of the device failed, every waiter woken. */
+static void accel_i_vk_mark_lost(accel_i_vk_device* dev) {
+    if (atomic_exchange(&dev->base.lost, 1u) != 0) return;
+    accel_i_log(&dev->base, ACCEL_LOG_ERROR,
+                "vulkan: device lost; every call on this device now returns ACCEL_ERROR_DEVICE_LOST");
+    accel_i_spin_lock(&dev->base.objects_lock);
+    for (accel_i_object* o = dev->base.objects; o; o = o->next) {
+        if (o->kind == ACCEL_I_SIGNAL) {
+            accel_i_event_raise(&((accel_i_vk_signal*)o)->host,
+                                accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
+        }
+    }
+    /* waiters: vkWaitSemaphores returns DEVICE_LOST, or a slice ends */
+    accel_i_spin_unlock(&dev->base.objects_lock);
+}
 /* Logs a failed call and maps its VkResult to an accel_result. */
 static accel_result accel_i_vk_fail(accel_i_vk_device* dev, VkResult vr, const char* call, const char* what) {
-    accel_result r = vr == VK_ERROR_OUT_OF_HOST_MEMORY || vr == VK_ERROR_OUT_OF_DEVICE_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY
+    accel_result r = vr == VK_ERROR_OUT_OF_HOST_MEMORY || vr == VK_ERROR_OUT_OF_DEVICE_MEMORY
+                         ? ACCEL_ERROR_OUT_OF_MEMORY
                    : vr == VK_ERROR_DEVICE_LOST ? ACCEL_ERROR_DEVICE_LOST : ACCEL_ERROR_BACKEND;
-    accel_i_log(&dev->base, ACCEL_LOG_ERROR, "vulkan: %s: %s failed: %s (%d)", what, call, accel_i_vk_result_name(vr), (int)vr);
+    accel_i_log(&dev->base, ACCEL_LOG_ERROR, "vulkan: %s: %s failed: %s (%d)", what, call,
+                accel_i_vk_result_name(vr), (int)vr);
     if (r == ACCEL_ERROR_DEVICE_LOST) accel_i_vk_mark_lost(dev);
     return r;
 }
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL accel_i_vk_debug_cb(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
                                                           VkDebugUtilsMessageTypeFlagsEXT types,
-                                                          const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+                                                          const VkDebugUtilsMessengerCallbackDataEXT* data,
+                                                          void* user) {
     accel_i_vk_device* dev = (accel_i_vk_device*)user;
-    accel_log_level level = (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? ACCEL_LOG_ERROR : ACCEL_LOG_WARN;
+    accel_log_level level =
+            (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? ACCEL_LOG_ERROR : ACCEL_LOG_WARN;
     const char* msg = data && data->pMessage ? data->pMessage : "(no message)";
     const char* id = data && data->pMessageIdName ? data->pMessageIdName : "";
     if (!strcmp(id, "UNASSIGNED-VkSemaphore-state-timeout")) {
         /* the 1.3.239 layer's own state tracker timing out under load ("most likely a validation bug",
            it says): reported, but not as a validation error of the application */
-        accel_i_log(&dev->base, ACCEL_LOG_WARN, "vulkan validation layer (its known tracker timeout, not an application error): %s", msg);
+        accel_i_log(&dev->base, ACCEL_LOG_WARN,
+                    "vulkan validation layer (its known tracker timeout, not an application error): %s", msg);
         return VK_FALSE;
     }
-    if (types & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT))
+    if (types & (VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                 VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT))
         accel_i_log(&dev->base, level, ACCEL_I_VK_PREFIX " %s", msg);
     else   /* loader chatter (layers enabled from the environment, ...): errors stay errors, except while the
               instance is being created: "no drivers" there is the normal fallback of accel_device_create_any,
               reported as UNAVAILABLE with a warning */
-        accel_i_log(&dev->base, level == ACCEL_LOG_ERROR && dev->instance ? ACCEL_LOG_ERROR : level == ACCEL_LOG_ERROR ? ACCEL_LOG_WARN : ACCEL_LOG_INFO,
+        accel_i_log(&dev->base,
+                    level == ACCEL_LOG_ERROR && dev->instance ? ACCEL_LOG_ERROR
+                    : level == ACCEL_LOG_ERROR                ? ACCEL_LOG_WARN
+                                                              : ACCEL_LOG_INFO,
                     "vulkan loader: %s", msg);
     return VK_FALSE;
 }
 
 /* ==== vulkan: signals ==== */
 static VkResult accel_i_vk_timeline(accel_i_vk_device* dev, uint64_t initial, VkSemaphore* out) {
-    VkSemaphoreTypeCreateInfo type = { VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, NULL, VK_SEMAPHORE_TYPE_TIMELINE, initial };
+    VkSemaphoreTypeCreateInfo type = { VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, NULL,
+                                       VK_SEMAPHORE_TYPE_TIMELINE, initial };
     VkSemaphoreCreateInfo ci = { VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type, 0 };
     return dev->vk.CreateSemaphore(dev->device, &ci, NULL, out);
 }
 static uint64_t accel_i_vk_counter(accel_i_vk_device* dev, VkSemaphore sem) {
     uint64_t v = 0;
     VkResult vr = dev->vk.GetSemaphoreCounterValue(dev->device, sem, &v);
-    if (vr != VK_SUCCESS) { accel_i_vk_fail(dev, vr, "vkGetSemaphoreCounterValue", "signal value"); return 0; }
+    if (vr != VK_SUCCESS) {
+        accel_i_vk_fail(dev, vr, "vkGetSemaphoreCounterValue", "signal value");
+        return 0;
+    }
     return v;
 }
 /* Waits until the timeline `sem` reaches `value` (sliced, see ACCEL_I_VK_SLICE_NS). */
-static VkResult accel_i_vk_wait_sem(accel_i_vk_device* dev, VkSemaphore sem, uint64_t value, uint64_t timeout_ns) {
+static VkResult accel_i_vk_wait_sem(accel_i_vk_device* dev, VkSemaphore sem, uint64_t value,
+                                    uint64_t timeout_ns) {
     uint64_t deadline = accel_i_deadline(timeout_ns);
     VkSemaphoreWaitInfo wi = { VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, NULL, 0, 1, &sem, &value };
     for (;;) {
         uint64_t now = accel_i_now_ns(), slice = deadline > now ? deadline - now : 0;
-        VkResult vr = dev->vk.WaitSemaphores(dev->device, &wi, slice < ACCEL_I_VK_SLICE_NS ? slice : ACCEL_I_VK_SLICE_NS);
+        VkResult vr = dev->vk.WaitSemaphores(dev->device, &wi,
+                                             slice < ACCEL_I_VK_SLICE_NS ? slice : ACCEL_I_VK_SLICE_NS);
         if (vr != VK_TIMEOUT) return vr;
         if (accel_i_now_ns() >= deadline) return VK_TIMEOUT;
     }
@@ -910,7 +981,10 @@ static accel_result accel_i_vk_signal_create(accel_device* d, uint64_t initial, 
     memset((void*)s, 0, sizeof *s);
     atomic_init(&s->submitted, initial);
     s->owned = true;
-    if (!accel_i_event_init(&s->host, initial)) { accel_i_dev_free(d, s, sizeof *s); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed"); }
+    if (!accel_i_event_init(&s->host, initial)) {
+        accel_i_dev_free(d, s, sizeof *s);
+        return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed");
+    }
     vr = accel_i_vk_timeline(dev, initial, &s->sem);
     if (vr != VK_SUCCESS) {
         accel_i_event_destroy(&s->host);
@@ -930,7 +1004,8 @@ static bool accel_i_vk_sem_late(accel_i_vk_device* dev, VkSemaphore sem) {
         uint32_t cap = dev->late_cap ? dev->late_cap * 2u : 8u;
         VkSemaphore* m = (VkSemaphore*)accel_i_dev_alloc(&dev->base, (size_t)cap * sizeof *m);
         if (m && dev->nlate) memcpy(m, dev->late_sems, (size_t)dev->nlate * sizeof *m);
-        if (m && dev->late_sems) accel_i_dev_free(&dev->base, dev->late_sems, (size_t)dev->late_cap * sizeof *m);
+        if (m && dev->late_sems)
+            accel_i_dev_free(&dev->base, dev->late_sems, (size_t)dev->late_cap * sizeof *m);
         if (m) { dev->late_sems = m; dev->late_cap = cap; }
         kept = m != NULL;
     }
@@ -946,7 +1021,8 @@ static void accel_i_vk_signal_free(accel_signal* base) {
        VkQueue, behind other queues' work that may wait for anything: the semaphore outlives it (it
        goes with the device) rather than be destroyed under a pending signal operation */
     bool pending = !accel_i_lost(&dev->base) && accel_i_vk_counter(dev, s->sem) < hi;
-    if (pending && s->owned && !accel_i_vk_sem_late(dev, s->sem)) accel_i_vk_wait_sem(dev, s->sem, hi, UINT64_MAX);
+    if (pending && s->owned && !accel_i_vk_sem_late(dev, s->sem))
+        accel_i_vk_wait_sem(dev, s->sem, hi, UINT64_MAX);
     else if (s->owned && !pending) dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
     accel_i_event_destroy(&s->host);
     accel_i_dev_free(&dev->base, s, sizeof *s);
@@ -959,7 +1035,8 @@ static uint64_t accel_i_vk_fail_target(const accel_i_vk_device* dev, uint64_t co
     return dev->max_diff >= ACCEL_SIGNAL_MAX - counter ? ACCEL_SIGNAL_MAX : counter + dev->max_diff;
 }
 /* One vkQueueSubmit on hwq of cb (may be VK_NULL_HANDLE) that signals the timeline `sem` to `value`. */
-static VkResult accel_i_vk_submit_signal(accel_i_vk_device* dev, accel_i_vk_hwq* hwq, VkCommandBuffer cb, VkSemaphore sem, uint64_t value) {
+static VkResult accel_i_vk_submit_signal(accel_i_vk_device* dev, accel_i_vk_hwq* hwq, VkCommandBuffer cb,
+                                         VkSemaphore sem, uint64_t value) {
     VkTimelineSemaphoreSubmitInfo ti;
     VkSubmitInfo si;
     VkResult vr;
@@ -981,7 +1058,8 @@ static VkResult accel_i_vk_submit_signal(accel_i_vk_device* dev, accel_i_vk_hwq*
 }
 /* Signals `sem` to `value` on `hwq` after everything submitted to it: a host raise that must land
    after GPU signal operations still pending there (submit_lock held). */
-static VkResult accel_i_vk_signal_behind(accel_i_vk_device* dev, accel_i_vk_hwq* hwq, VkSemaphore sem, uint64_t value) {
+static VkResult accel_i_vk_signal_behind(accel_i_vk_device* dev, accel_i_vk_hwq* hwq, VkSemaphore sem,
+                                         uint64_t value) {
     return accel_i_vk_submit_signal(dev, hwq, VK_NULL_HANDLE, sem, value);
 }
 /* The pending values list (submit_lock held): add v (above every value listed); the lowest value still
@@ -1017,7 +1095,8 @@ static void accel_i_vk_signal_publish(accel_signal* base, uint64_t v) {
     accel_i_mutex_lock(&dev->submit_lock);
     c = accel_i_vk_counter(dev, s->sem);
     target = accel_i_failed(v) ? accel_i_vk_fail_target(dev, c) : v;
-    if (target > c && target > atomic_load(&s->submitted) && target - c <= dev->max_diff) {   /* c: an engine may raise it */
+    /* c: an engine may raise it */
+    if (target > c && target > atomic_load(&s->submitted) && target - c <= dev->max_diff) {
         if (c >= atomic_load(&s->submitted) || !s->hi_hwq) {
             VkSemaphoreSignalInfo si = { VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, NULL, s->sem, target };
             vr = dev->vk.SignalSemaphore(dev->device, &si);
@@ -1076,7 +1155,8 @@ static bool accel_i_vk_wait_on_device(accel_queue* qb, accel_signal* base, uint6
 /* May the segment signal s = v with a native signal operation on hwq? (submit_lock held) Only above
    every value promised so far, behind pending operations of the same VkQueue only (so they complete in
    order of value), and not while a device wait watches for an unpromised value (see above). */
-static bool accel_i_vk_native_ok(accel_i_vk_device* dev, accel_i_vk_signal* s, uint64_t v, const accel_i_vk_hwq* hwq) {
+static bool accel_i_vk_native_ok(accel_i_vk_device* dev, accel_i_vk_signal* s, uint64_t v,
+                                 const accel_i_vk_hwq* hwq) {
     uint64_t hi = atomic_load(&s->submitted), c;
     if (v <= hi) return false;
     c = accel_i_vk_counter(dev, s->sem);   /* above hi when an engine raised its own semaphore (a wrap) */
@@ -1101,7 +1181,8 @@ static void accel_i_vk_host_wait(accel_i_vk_signal* s, uint64_t v, uint64_t seen
     }
     accel_i_mutex_lock(&ev->lock);
     atomic_fetch_add(&ev->sleepers, 1u);
-    if (atomic_load(&ev->word) < v && atomic_load(&s->submitted) == seen) accel_i_cond_timedwait(&ev->cond, &ev->lock, ns);
+    if (atomic_load(&ev->word) < v && atomic_load(&s->submitted) == seen)
+        accel_i_cond_timedwait(&ev->cond, &ev->lock, ns);
     atomic_fetch_sub(&ev->sleepers, 1u);
     accel_i_mutex_unlock(&ev->lock);
 }
@@ -1155,7 +1236,8 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
             accel_i_vk_host_wait((accel_i_vk_signal*)s[host_only], v[host_only], host_sub, slice);
             continue;
         }
-        if (host_only != UINT32_MAX && slice > 200000u) slice = 200000u;   /* any: the host may move one meanwhile */
+        /* any: the host may move one meanwhile */
+        if (host_only != UINT32_MAX && slice > 200000u) slice = 200000u;
         memset(&wi, 0, sizeof wi);
         wi.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
         wi.flags = all ? 0 : VK_SEMAPHORE_WAIT_ANY_BIT;
@@ -1177,29 +1259,17 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
     }
     return r;
 }
-static accel_result accel_i_vk_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
-                                                uint64_t timeout_ns, uint32_t* first) {
+static accel_result accel_i_vk_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n,
+                                                bool all, uint64_t timeout_ns, uint32_t* first) {
     for (uint32_t i = 1; i < n; i++)
         if (s[i]->obj.device != s[0]->obj.device) return accel_i_wait_mixed(s, v, n, all, timeout_ns, first);
     return accel_i_vk_wait(s, v, n, all, timeout_ns, first);
 }
 
-/* Device loss: sticky flag, every signal of the device failed, every waiter woken. */
-static void accel_i_vk_mark_lost(accel_i_vk_device* dev) {
-    if (atomic_exchange(&dev->base.lost, 1u) != 0) return;
-    accel_i_log(&dev->base, ACCEL_LOG_ERROR, "vulkan: device lost; every call on this device now returns ACCEL_ERROR_DEVICE_LOST");
-    accel_i_spin_lock(&dev->base.objects_lock);
-    for (accel_i_object* o = dev->base.objects; o; o = o->next) {
-        if (o->kind == ACCEL_I_SIGNAL) {
-            accel_i_event_raise(&((accel_i_vk_signal*)o)->host, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
-        }
-    }
-    accel_i_spin_unlock(&dev->base.objects_lock);   /* waiters: vkWaitSemaphores returns DEVICE_LOST, or a slice ends */
-}
-
 /* ==== vulkan: memory and buffers ==== */
 /* The memory type among `bits` with all of `need`, preferring one with all of `want`; -1 if none. */
-static int accel_i_vk_mem_type(const accel_i_vk_device* dev, uint32_t bits, VkMemoryPropertyFlags need, VkMemoryPropertyFlags want) {
+static int accel_i_vk_mem_type(const accel_i_vk_device* dev, uint32_t bits, VkMemoryPropertyFlags need,
+                               VkMemoryPropertyFlags want) {
     int fallback = -1;
     for (uint32_t i = 0; i < dev->mem.memoryTypeCount; i++) {
         VkMemoryPropertyFlags f = dev->mem.memoryTypes[i].propertyFlags;
@@ -1212,9 +1282,11 @@ static int accel_i_vk_mem_type(const accel_i_vk_device* dev, uint32_t bits, VkMe
 
 /* A VkBuffer with its own memory; *mapped set when the memory is host-visible and coherent and
    `map` is asked. */
-static accel_result accel_i_vk_make_buffer(accel_i_vk_device* dev, VkDeviceSize size, bool host, bool map, const char* what,
-                                           VkBuffer* buf, VkDeviceMemory* mem, void** mapped) {
-    const VkMemoryPropertyFlags hv = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+static accel_result accel_i_vk_make_buffer(accel_i_vk_device* dev, VkDeviceSize size, bool host, bool map,
+                                           const char* what, VkBuffer* buf, VkDeviceMemory* mem,
+                                           void** mapped) {
+    const VkMemoryPropertyFlags hv =
+            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     uint32_t families[2] = { dev->compute_family, dev->copy_family };
     VkBufferCreateInfo bi;
     VkMemoryRequirements req;
@@ -1225,7 +1297,8 @@ static accel_result accel_i_vk_make_buffer(accel_i_vk_device* dev, VkDeviceSize 
     memset(&bi, 0, sizeof bi);
     bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
     bi.size = size;
-    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     if (dev->copy_family != dev->compute_family) {
         bi.sharingMode = VK_SHARING_MODE_CONCURRENT;
         bi.queueFamilyIndexCount = 2;
@@ -1263,20 +1336,24 @@ static void accel_i_vk_drop_buffer(accel_i_vk_device* dev, VkBuffer buf, VkDevic
     if (mem) dev->vk.FreeMemory(dev->device, mem, NULL);   /* unmaps implicitly */
 }
 
-static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size);
+static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkDeviceSize src_off,
+                                       VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size);
 
 /* New buffers read as zeros, as on the CPU backend. */
-static accel_result accel_i_vk_buffer_create(accel_device* d, const accel_buffer_desc* desc, accel_buffer** out) {
+static accel_result accel_i_vk_buffer_create(accel_device* d, const accel_buffer_desc* desc,
+                                             accel_buffer** out) {
     accel_i_vk_device* dev = accel_i_vk_dev(d);
     accel_i_vk_buffer* b;
     accel_result r;
     bool host = desc->memory == ACCEL_MEMORY_HOST;
     if (desc->host_ptr)
-        return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "accel_buffer_create: host_ptr wrapping is a CPU backend feature");
+        return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED,
+                            "accel_buffer_create: host_ptr wrapping is a CPU backend feature");
     b = (accel_i_vk_buffer*)accel_i_dev_alloc(d, sizeof *b);
     if (!b) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
     memset((void*)b, 0, sizeof *b);
-    r = accel_i_vk_make_buffer(dev, desc->size, host, host || dev->map_device, "accel_buffer_create", &b->buffer, &b->memory, &b->base.mapped);
+    r = accel_i_vk_make_buffer(dev, desc->size, host, host || dev->map_device, "accel_buffer_create",
+                               &b->buffer, &b->memory, &b->base.mapped);
     if (r == ACCEL_OK && b->base.mapped) memset(b->base.mapped, 0, desc->size);
     else if (r == ACCEL_OK) {
         accel_i_mutex_lock(&dev->io_lock);
@@ -1304,11 +1381,14 @@ static void accel_i_vk_buffer_free(accel_buffer* base) {
    where the compute family has a VkQueue to spare, so that a queue waiting on the device for a signal
    not yet set cannot hold a read up (the first VkQueue otherwise); a queue's worker runs on its own
    VkQueue with its pool (nothing another queue hands the device can hold that up). */
-static accel_result accel_i_vk_io_run(accel_i_vk_device* dev, accel_i_vk_hwq* hq, VkCommandPool pool, VkCommandBuffer cb, const char* what,
-                                      uint64_t* t0, uint64_t* t1) {
+static accel_result accel_i_vk_io_run(accel_i_vk_device* dev, accel_i_vk_hwq* hq, VkCommandPool pool,
+                                      VkCommandBuffer cb, const char* what, uint64_t* t0, uint64_t* t1) {
     uint64_t value, before;
     VkResult vr = dev->vk.EndCommandBuffer(cb);
-    if (vr != VK_SUCCESS) { dev->vk.FreeCommandBuffers(dev->device, pool, 1, &cb); return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", what); }
+    if (vr != VK_SUCCESS) {
+        dev->vk.FreeCommandBuffers(dev->device, pool, 1, &cb);
+        return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", what);
+    }
     value = ++dev->io_val;
     before = accel_i_now_ns();
     vr = accel_i_vk_submit_signal(dev, hq, cb, dev->io_sem, value);
@@ -1324,9 +1404,12 @@ static accel_result accel_i_vk_io_run(accel_i_vk_device* dev, accel_i_vk_hwq* hq
     return accel_i_vk_fail(dev, vr, "vkQueueSubmit", what);
 }
 /* A new command buffer of `pool`, begun (io_lock held). */
-static accel_result accel_i_vk_io_begin(accel_i_vk_device* dev, VkCommandPool pool, const char* what, VkCommandBuffer* cb) {
-    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
-    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
+static accel_result accel_i_vk_io_begin(accel_i_vk_device* dev, VkCommandPool pool, const char* what,
+                                        VkCommandBuffer* cb) {
+    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, pool,
+                                       VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
+                                    VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
     VkResult vr = dev->vk.AllocateCommandBuffers(dev->device, &ai, cb);
     if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", what);
     dev->vk.BeginCommandBuffer(*cb, &bi);
@@ -1334,26 +1417,33 @@ static accel_result accel_i_vk_io_begin(accel_i_vk_device* dev, VkCommandPool po
 }
 /* A copy (src NULL: a zero fill of dst from dst_off) on hq with pool, waited for (io_lock held). */
 static accel_result accel_i_vk_copy_run(accel_i_vk_device* dev, accel_i_vk_hwq* hq, VkCommandPool pool,
-                                        VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size) {
-    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT };
-    VkMemoryBarrier hb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT };
+                                        VkBuffer src, VkDeviceSize src_off, VkBuffer dst,
+                                        VkDeviceSize dst_off, VkDeviceSize size) {
+    VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT,
+                           VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT };
+    VkMemoryBarrier hb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT,
+                           VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT };
     VkBufferCopy region = { src_off, dst_off, size };
     VkCommandBuffer cb = VK_NULL_HANDLE;
     accel_result r = accel_i_vk_io_begin(dev, pool, "buffer read/write", &cb);
     if (r != ACCEL_OK) return r;
-    dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0,
+                               1, &mb, 0, NULL, 0, NULL);
     if (src) dev->vk.CmdCopyBuffer(cb, src, dst, 1, &region);
     else dev->vk.CmdFillBuffer(cb, dst, dst_off, VK_WHOLE_SIZE, 0);
-    dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb, 0, NULL, 0, NULL);
+    dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &hb,
+                               0, NULL, 0, NULL);
     return accel_i_vk_io_run(dev, hq, pool, cb, "buffer read/write", NULL, NULL);
 }
 /* A one-off copy between a buffer and a staging buffer (or, src == NULL, a zero fill), on the io
    VkQueue, waited for. Callers hold io_lock. */
-static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkDeviceSize src_off, VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size) {
+static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkDeviceSize src_off,
+                                       VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size) {
     return accel_i_vk_copy_run(dev, &dev->hwq[dev->io_hwq], dev->io_pool, src, src_off, dst, dst_off, size);
 }
 
-static accel_result accel_i_vk_buffer_io(accel_buffer* base, size_t offset, void* host, size_t size, bool write) {
+static accel_result accel_i_vk_buffer_io(accel_buffer* base, size_t offset, void* host, size_t size,
+                                         bool write) {
     accel_i_vk_buffer* b = (accel_i_vk_buffer*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
     const size_t chunk_max = (size_t)64 << 20;
@@ -1365,9 +1455,14 @@ static accel_result accel_i_vk_buffer_io(accel_buffer* base, size_t offset, void
         else memcpy(host, (const unsigned char*)base->mapped + offset, size);
         return ACCEL_OK;
     }
-    r = accel_i_vk_make_buffer(dev, chunk, true, true, write ? "accel_buffer_write (staging)" : "accel_buffer_read (staging)", &st, &sm, &sp);
+    r = accel_i_vk_make_buffer(dev, chunk, true, true,
+                               write ? "accel_buffer_write (staging)" : "accel_buffer_read (staging)", &st,
+                               &sm, &sp);
     if (r != ACCEL_OK) return r;
-    if (!sp) { accel_i_vk_drop_buffer(dev, st, sm); return accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED, "vulkan: staging memory is not mappable"); }
+    if (!sp) {
+        accel_i_vk_drop_buffer(dev, st, sm);
+        return accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED, "vulkan: staging memory is not mappable");
+    }
     accel_i_mutex_lock(&dev->io_lock);
     for (size_t done = 0; done < size && r == ACCEL_OK; done += chunk) {
         size_t n = size - done < chunk ? size - done : chunk;
@@ -1387,74 +1482,81 @@ static accel_result accel_i_vk_buffer_io(accel_buffer* base, size_t offset, void
 /* ==== vulkan: SPIR-V checks ==== */
 /* No module reaches the driver before these pass (a driver may crash on a malformed one): the header
    (magic, a version the device takes, schema 0), every instruction's word count, a known opcode with at
-   least its required operands, result ids (and the ids accel_i_spv_ids_ok reads) below the bound, the logical layout of the SPIR-V spec (section
-   2.4: capabilities, extensions, imports, one memory model, entry points, execution modes, debug,
-   annotations, types / constants / global variables, then functions, each closed by OpFunctionEnd), and
-   an entry point that is a GLCompute OpEntryPoint naming an OpFunction with a body. Then it reads what
-   accel needs: the entry point's name, its work-group size, the storage-buffer bindings of set 0 and the
-   size of its push-constant block. */
+   least its required operands, result ids (and the ids accel_i_spv_ids_ok reads) below the bound, the
+   logical layout of the SPIR-V spec (section 2.4: capabilities, extensions, imports, one memory model, entry
+   points, execution modes, debug, annotations, types / constants / global variables, then functions, each
+   closed by OpFunctionEnd), and an entry point that is a GLCompute OpEntryPoint naming an OpFunction with a
+   body. Then it reads what accel needs: the entry point's name, its work-group size, the storage-buffer
+   bindings of set 0 and the size of its push-constant block. */
 
 /* Per core opcode (0..403): the fewest words the instruction takes (0: no such opcode), plus whether it
    has a result id (R: word 1) or a result type and id (T: words 1 and 2). From the SPIR-V 1.6 spec, 3.52. */
 #define ACCEL_I_SPV_R(n) ((n) | 0x10)
 #define ACCEL_I_SPV_T(n) ((n) | 0x20)
-#define ACCEL_I_SPV_T4x5 ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4)
-#define ACCEL_I_SPV_T5x5 ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5)
+#define ACCEL_I_SPV_T4x5 \
+    ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4)
+#define ACCEL_I_SPV_T5x5 \
+    ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5)
 #define ACCEL_I_SPV_T6x4 ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6)
 static const uint8_t accel_i_spv_ops[404] = {
     /*   0 */ 1, ACCEL_I_SPV_T(3), 2, 3, 2, 3, 4, ACCEL_I_SPV_R(3), 4, 0,
     /*  10 */ 2, ACCEL_I_SPV_R(3), ACCEL_I_SPV_T(5), 0, 3, 4, 3, 2, 0, ACCEL_I_SPV_R(2),
-    /*  20 */ ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(4), ACCEL_I_SPV_R(3), ACCEL_I_SPV_R(4), ACCEL_I_SPV_R(4), ACCEL_I_SPV_R(9),
-              ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(3), ACCEL_I_SPV_R(4), ACCEL_I_SPV_R(3),
-    /*  30 */ ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(3), ACCEL_I_SPV_R(4), ACCEL_I_SPV_R(3), ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(2),
-              ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(3), 3,
-    /*  40 */ 0, ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(3), 0,
-              ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(3),
-    /*  50 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(4), 0, ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(3), 1, ACCEL_I_SPV_T(4), 0,
-              ACCEL_I_SPV_T(4),
-    /*  60 */ ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(4), 3, 3, 4, ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5),
-              ACCEL_I_SPV_T(4),
-    /*  70 */ ACCEL_I_SPV_T(5), 3, 4, ACCEL_I_SPV_R(2), 2, 2, 0, ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5),
-    /*  80 */ ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), 0, ACCEL_I_SPV_T(5),
-              ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6),
-    /*  90 */ ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5),
-              ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), 4,
-    /* 100 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5),
-              ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), 0, ACCEL_I_SPV_T(4),
+    /*  20 */ ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(4), ACCEL_I_SPV_R(3), ACCEL_I_SPV_R(4), ACCEL_I_SPV_R(4),
+              ACCEL_I_SPV_R(9), ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(3), ACCEL_I_SPV_R(4), ACCEL_I_SPV_R(3),
+    /*  30 */ ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(3), ACCEL_I_SPV_R(4), ACCEL_I_SPV_R(3), ACCEL_I_SPV_R(2),
+              ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(2), ACCEL_I_SPV_R(3), 3,
+    /*  40 */ 0, ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(6),
+              ACCEL_I_SPV_T(3), 0, ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(3),
+    /*  50 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(4), 0, ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(3), 1,
+              ACCEL_I_SPV_T(4), 0, ACCEL_I_SPV_T(4),
+    /*  60 */ ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(4), 3, 3, 4, ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4),
+              ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4),
+    /*  70 */ ACCEL_I_SPV_T(5), 3, 4, ACCEL_I_SPV_R(2), 2, 2, 0, ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6),
+              ACCEL_I_SPV_T(5),
+    /*  80 */ ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), 0,
+              ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6),
+    /*  90 */ ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6),
+              ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), 4,
+    /* 100 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4),
+              ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), 0, ACCEL_I_SPV_T(4),
     /* 110 */ ACCEL_I_SPV_T4x5, ACCEL_I_SPV_T4x5,
-    /* 120 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4), 0, ACCEL_I_SPV_T(4),
-              ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5),
+    /* 120 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4), 0,
+              ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5),
     /* 130 */ ACCEL_I_SPV_T5x5, ACCEL_I_SPV_T5x5,
     /* 140 */ ACCEL_I_SPV_T5x5, ACCEL_I_SPV_T5x5,
     /* 150 */ ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), 0, ACCEL_I_SPV_T(4), ACCEL_I_SPV_T4x5,
-    /* 160 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T5x5, ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(6),
+    /* 160 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T5x5, ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4),
+              ACCEL_I_SPV_T(6),
     /* 170 */ ACCEL_I_SPV_T5x5, ACCEL_I_SPV_T5x5,
     /* 180 */ ACCEL_I_SPV_T5x5, ACCEL_I_SPV_T5x5,
     /* 190 */ ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), 0, 0, ACCEL_I_SPV_T(5), ACCEL_I_SPV_T5x5,
-    /* 200 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), 0,
-              ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4),
+    /* 200 */ ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(4),
+              ACCEL_I_SPV_T(4), 0, ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(4),
     /* 210 */ ACCEL_I_SPV_T4x5, ACCEL_I_SPV_T(4), 0, 0, 1, 1,
     /* 220 */ 2, 2, 0, 0, 4, 3, 0, ACCEL_I_SPV_T(6), 5, ACCEL_I_SPV_T(7),
-    /* 230 */ ACCEL_I_SPV_T(9), ACCEL_I_SPV_T(9), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7),
-              ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7),
-    /* 240 */ ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), 0, 0, ACCEL_I_SPV_T(3), 4, 3, ACCEL_I_SPV_R(2), 2,
+    /* 230 */ ACCEL_I_SPV_T(9), ACCEL_I_SPV_T(9), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(7),
+              ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7),
+    /* 240 */ ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), 0, 0, ACCEL_I_SPV_T(3), 4, 3,
+              ACCEL_I_SPV_R(2), 2,
     /* 250 */ 4, 3, 1, 1, 2, 1, 3, 3, 0, ACCEL_I_SPV_T(9),
-    /* 260 */ 4, ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T6x4, ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6),
-    /* 270 */ ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), 0, 0, ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(9), ACCEL_I_SPV_T(9),
-              ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7),
-    /* 280 */ 5, 5, ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(8), ACCEL_I_SPV_T(8), 6, 6, 0,
-    /* 290 */ 0, ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(13), ACCEL_I_SPV_T(8), ACCEL_I_SPV_T(8), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), 2, 2,
-              ACCEL_I_SPV_T(3),
-    /* 300 */ ACCEL_I_SPV_T(4), 3, 4, ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6),
-              ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5),
-    /* 310 */ ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6),
-              ACCEL_I_SPV_T(4), 1, ACCEL_I_SPV_T(6), 4,
-    /* 320 */ ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4), ACCEL_I_SPV_R(2), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(8),
-              ACCEL_I_SPV_T(7), ACCEL_I_SPV_R(2), ACCEL_I_SPV_T(4), 4,
-    /* 330 */ 2, 3, 3, ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5),
-              ACCEL_I_SPV_T(5),
-    /* 340 */ ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T6x4,
+    /* 260 */ 4, ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T6x4, ACCEL_I_SPV_T(6),
               ACCEL_I_SPV_T(6),
+    /* 270 */ ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), 0, 0, ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(9),
+              ACCEL_I_SPV_T(9), ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(7),
+    /* 280 */ 5, 5, ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(8), ACCEL_I_SPV_T(8),
+              6, 6, 0,
+    /* 290 */ 0, ACCEL_I_SPV_T(7), ACCEL_I_SPV_T(13), ACCEL_I_SPV_T(8), ACCEL_I_SPV_T(8), ACCEL_I_SPV_T(7),
+              ACCEL_I_SPV_T(7), 2, 2, ACCEL_I_SPV_T(3),
+    /* 300 */ ACCEL_I_SPV_T(4), 3, 4, ACCEL_I_SPV_T(3), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6),
+              ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5),
+    /* 310 */ ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6),
+              ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(4), 1, ACCEL_I_SPV_T(6), 4,
+    /* 320 */ ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(4), ACCEL_I_SPV_R(2), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(4),
+              ACCEL_I_SPV_T(8), ACCEL_I_SPV_T(7), ACCEL_I_SPV_R(2), ACCEL_I_SPV_T(4), 4,
+    /* 330 */ 2, 3, 3, ACCEL_I_SPV_T(4), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5),
+              ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5),
+    /* 340 */ ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(5), ACCEL_I_SPV_T(5),
+              ACCEL_I_SPV_T6x4, ACCEL_I_SPV_T(6),
     /* 350 */ ACCEL_I_SPV_T6x4, ACCEL_I_SPV_T6x4, ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6),
     /* 360 */ ACCEL_I_SPV_T6x4, ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), ACCEL_I_SPV_T(6), 0, 0, 0,
     /* 370 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1463,12 +1565,14 @@ static const uint8_t accel_i_spv_ops[404] = {
 };
 /* Extension opcodes accel knows (KHR / AMD ones a compute shader uses), { opcode, as above }. */
 static const uint16_t accel_i_spv_ext_ops[][2] = {
-    { 4416, 1 }, { 4421, ACCEL_I_SPV_T(4) }, { 4422, ACCEL_I_SPV_T(4) }, { 4428, ACCEL_I_SPV_T(4) }, { 4429, ACCEL_I_SPV_T(4) },
-    { 4430, ACCEL_I_SPV_T(4) }, { 4431, ACCEL_I_SPV_T(6) }, { 4432, ACCEL_I_SPV_T(5) }, { 4450, ACCEL_I_SPV_T(5) },
-    { 4451, ACCEL_I_SPV_T(5) }, { 4452, ACCEL_I_SPV_T(5) }, { 4453, ACCEL_I_SPV_T(6) }, { 4454, ACCEL_I_SPV_T(6) },
-    { 4455, ACCEL_I_SPV_T(6) }, { 4456, ACCEL_I_SPV_R(7) }, { 4457, ACCEL_I_SPV_T(5) }, { 4458, 4 }, { 4459, ACCEL_I_SPV_T(6) },
-    { 4460, ACCEL_I_SPV_T(4) }, { 5000, ACCEL_I_SPV_T(6) }, { 5001, ACCEL_I_SPV_T(6) }, { 5002, ACCEL_I_SPV_T(6) },
-    { 5003, ACCEL_I_SPV_T(6) }, { 5004, ACCEL_I_SPV_T(6) }, { 5005, ACCEL_I_SPV_T(6) }, { 5006, ACCEL_I_SPV_T(6) },
+    { 4416, 1 }, { 4421, ACCEL_I_SPV_T(4) }, { 4422, ACCEL_I_SPV_T(4) }, { 4428, ACCEL_I_SPV_T(4) },
+    { 4429, ACCEL_I_SPV_T(4) }, { 4430, ACCEL_I_SPV_T(4) }, { 4431, ACCEL_I_SPV_T(6) },
+    { 4432, ACCEL_I_SPV_T(5) }, { 4450, ACCEL_I_SPV_T(5) }, { 4451, ACCEL_I_SPV_T(5) },
+    { 4452, ACCEL_I_SPV_T(5) }, { 4453, ACCEL_I_SPV_T(6) }, { 4454, ACCEL_I_SPV_T(6) },
+    { 4455, ACCEL_I_SPV_T(6) }, { 4456, ACCEL_I_SPV_R(7) }, { 4457, ACCEL_I_SPV_T(5) }, { 4458, 4 },
+    { 4459, ACCEL_I_SPV_T(6) }, { 4460, ACCEL_I_SPV_T(4) }, { 5000, ACCEL_I_SPV_T(6) },
+    { 5001, ACCEL_I_SPV_T(6) }, { 5002, ACCEL_I_SPV_T(6) }, { 5003, ACCEL_I_SPV_T(6) },
+    { 5004, ACCEL_I_SPV_T(6) }, { 5005, ACCEL_I_SPV_T(6) }, { 5006, ACCEL_I_SPV_T(6) },
     { 5007, ACCEL_I_SPV_T(6) }, { 5056, ACCEL_I_SPV_T(4) }, { 5632, 4 }, { 5633, 5 }
 };
 #undef ACCEL_I_SPV_T4x5
@@ -1508,32 +1612,42 @@ static int accel_i_spv_section(uint32_t op) {
     default: return (op >= 19 && op <= 52 && op != 40 && op != 47) ? 9 : 10;
     }
 }
-static bool accel_i_spv_also_in_function(uint32_t op) { return op == 1 || op == 12 || op == 59; }  /* OpUndef OpExtInst OpVariable */
+/* OpUndef OpExtInst OpVariable */
+static bool accel_i_spv_also_in_function(uint32_t op) { return op == 1 || op == 12 || op == 59; }
 
 static accel_result accel_i_spv_bad(accel_device* dev, size_t at, const char* what, uint32_t op) {
-    accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: invalid SPIR-V at word %zu (opcode %u): %s", at, op, what);
+    accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: invalid SPIR-V at word %zu (opcode %u): %s", at,
+                op, what);
     return ACCEL_ERROR_INVALID_ARGUMENT;
 }
 
 /* The header: magic, version 1.0 .. 1.max_minor, a bound, schema 0. */
-static accel_result accel_i_spv_check_header(accel_device* dev, const uint32_t* w, size_t words, uint32_t max_minor) {
+static accel_result accel_i_spv_check_header(accel_device* dev, const uint32_t* w, size_t words,
+                                             uint32_t max_minor) {
     uint32_t major, minor;
     if (words < 5 || w[0] != 0x07230203u) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: not a SPIR-V module (%s)", words < 5 ? "shorter than its header" : "bad magic");
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: not a SPIR-V module (%s)",
+                    words < 5 ? "shorter than its header" : "bad magic");
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     major = (w[1] >> 16) & 0xffu;
     minor = (w[1] >> 8) & 0xffu;
     if ((w[1] & 0xff0000ffu) != 0 || major != 1 || minor > 6) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: SPIR-V version word 0x%08x is not a SPIR-V version (1.0 to 1.6)", w[1]);
+        accel_i_log(dev, ACCEL_LOG_ERROR,
+                    "accel_program_create: SPIR-V version word 0x%08x is not a SPIR-V version (1.0 to 1.6)",
+                    w[1]);
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     if (minor > max_minor) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: the module is SPIR-V 1.%u; this device takes SPIR-V 1.0 to 1.%u", minor, max_minor);
+        accel_i_log(dev, ACCEL_LOG_ERROR,
+                    "accel_program_create: the module is SPIR-V 1.%u; this device takes SPIR-V 1.0 to 1.%u",
+                    minor, max_minor);
         return ACCEL_ERROR_COMPILE;
     }
     if (w[3] == 0 || w[3] > 0x400000u || w[4] != 0) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: SPIR-V header: id bound %u (1 to 4194304) or schema %u (0) is wrong", w[3], w[4]);
+        accel_i_log(dev, ACCEL_LOG_ERROR,
+                "accel_program_create: SPIR-V header: id bound %u (1 to 4194304) or schema %u (0) is wrong",
+                w[3], w[4]);
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     return ACCEL_OK;
@@ -1557,11 +1671,15 @@ static bool accel_i_spv_ids_ok(const uint32_t* w, uint32_t len, unsigned e, uint
     uint32_t op = w[0] & 0xffffu, first = 1, last = 1, step = 1;
     if ((e & 0x20) && !accel_i_spv_id_ok(w[1], bound)) return false;
     switch (op) {
-    case 5: case 6: case 16: case 71: case 72: case 331: case 332: last = 2; break;   /* OpName OpMemberName OpExecutionMode(Id) OpDecorate(Id) OpMemberDecorate */
-    case 74: last = len; break;                                                        /* OpGroupDecorate: the group, its targets */
-    case 75: if (!accel_i_spv_id_ok(w[1], bound)) return false;                       /* OpGroupMemberDecorate: group, (type, member) pairs */
+    /* OpName OpMemberName OpExecutionMode(Id) OpDecorate(Id) OpMemberDecorate */
+    case 5: case 6: case 16: case 71: case 72: case 331: case 332: last = 2; break;
+    /* OpGroupDecorate: the group, its targets */
+    case 74: last = len; break;
+    /* OpGroupMemberDecorate: group, (type, member) pairs */
+    case 75: if (!accel_i_spv_id_ok(w[1], bound)) return false;
              first = 2; last = len; step = 2; break;
-    case 15: if (!accel_i_spv_id_ok(w[2], bound)) return false;                       /* OpEntryPoint: function, name, interface */
+    /* OpEntryPoint: function, name, interface */
+    case 15: if (!accel_i_spv_id_ok(w[2], bound)) return false;
              first = 3u + (uint32_t)((accel_i_spv_entry_name_len(w, len) + 4) / 4); last = len; break;
     default: break;
     }
@@ -1577,12 +1695,17 @@ static accel_result accel_i_spv_check_layout(accel_device* dev, const uint32_t* 
         uint32_t op = w[i] & 0xffffu, len = w[i] >> 16, res;
         unsigned e = accel_i_spv_op(op);
         int sec = accel_i_spv_section(op);
-        if (len == 0 || len > words - i) return accel_i_spv_bad(dev, i, len ? "its word count runs past the end of the module" : "word count 0", op);
+        if (len == 0 || len > words - i)
+            return accel_i_spv_bad(dev, i,
+                                   len ? "its word count runs past the end of the module" : "word count 0",
+                                   op);
         if (e == 0) return accel_i_spv_bad(dev, i, "unknown opcode", op);
         if (len < (e & 0xfu)) return accel_i_spv_bad(dev, i, "fewer operands than the opcode requires", op);
         res = accel_i_spv_result(&w[i]);
-        if ((e & 0x30) && !accel_i_spv_id_ok(res, w[3])) return accel_i_spv_bad(dev, i, "result id 0 or not below the header's bound", op);
-        if (!accel_i_spv_ids_ok(&w[i], len, e, w[3])) return accel_i_spv_bad(dev, i, "an id 0 or not below the header's bound", op);
+        if ((e & 0x30) && !accel_i_spv_id_ok(res, w[3]))
+            return accel_i_spv_bad(dev, i, "result id 0 or not below the header's bound", op);
+        if (!accel_i_spv_ids_ok(&w[i], len, e, w[3]))
+            return accel_i_spv_bad(dev, i, "an id 0 or not below the header's bound", op);
         if (op == 54) {                                   /* OpFunction */
             if (in_function) return accel_i_spv_bad(dev, i, "OpFunction inside a function", op);
             in_function = 1;
@@ -1591,16 +1714,19 @@ static accel_result accel_i_spv_check_layout(accel_device* dev, const uint32_t* 
             if (!in_function) return accel_i_spv_bad(dev, i, "OpFunctionEnd outside a function", op);
             in_function = 0;
         } else if (in_function) {
-            if (sec != 0 && sec != 10 && !accel_i_spv_also_in_function(op)) return accel_i_spv_bad(dev, i, "a module-level instruction inside a function", op);
+            if (sec != 0 && sec != 10 && !accel_i_spv_also_in_function(op))
+                return accel_i_spv_bad(dev, i, "a module-level instruction inside a function", op);
         } else if (sec != 0) {
-            if (sec == 10 || functions) return accel_i_spv_bad(dev, i, "a function instruction outside a function", op);
+            if (sec == 10 || functions)
+                return accel_i_spv_bad(dev, i, "a function instruction outside a function", op);
             if (sec < last) return accel_i_spv_bad(dev, i, "out of the order of the module's sections", op);
             last = sec;
             models += op == 14;
         }
     }
     if (in_function) return accel_i_spv_bad(dev, words, "the last function has no OpFunctionEnd", 54);
-    if (models != 1) return accel_i_spv_bad(dev, 5, models ? "more than one OpMemoryModel" : "no OpMemoryModel", 14);
+    if (models != 1)
+        return accel_i_spv_bad(dev, 5, models ? "more than one OpMemoryModel" : "no OpMemoryModel", 14);
     return ACCEL_OK;
 }
 
@@ -1619,7 +1745,8 @@ typedef struct accel_i_spv_info {
 } accel_i_spv_info;
 
 /* The entry point: the GLCompute OpEntryPoint named `want`, else the only GLCompute one. */
-static accel_result accel_i_spv_entry(accel_device* dev, const uint32_t* w, size_t words, const char* want, accel_i_spv_info* out) {
+static accel_result accel_i_spv_entry(accel_device* dev, const uint32_t* w, size_t words, const char* want,
+                                      accel_i_spv_info* out) {
     uint32_t entries = 0;
     size_t want_len = want ? strlen(want) : 0;
     bool by_name = false;
@@ -1641,9 +1768,15 @@ static accel_result accel_i_spv_entry(accel_device* dev, const uint32_t* w, size
         out->iface = i + 3 + (nlen + 4) / 4;
         out->iface_end = i + len;
     }
-    if (entries == 0) { accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: the SPIR-V module has no GLCompute entry point"); return ACCEL_ERROR_INVALID_ARGUMENT; }
+    if (entries == 0) {
+        accel_i_log(dev, ACCEL_LOG_ERROR,
+                    "accel_program_create: the SPIR-V module has no GLCompute entry point");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
     if (entries > 1 && !by_name) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: the SPIR-V module has %u compute entry points and none is named '%s'", entries, want ? want : "");
+        accel_i_log(dev, ACCEL_LOG_ERROR,
+                "accel_program_create: the SPIR-V module has %u compute entry points and none is named '%s'",
+                entries, want ? want : "");
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     return ACCEL_OK;
@@ -1655,7 +1788,8 @@ static bool accel_i_spv_has_body(const uint32_t* w, size_t words, uint32_t id) {
         if ((w[i] & 0xffffu) != 54 || w[i + 2] != id) continue;
         for (i += w[i] >> 16; i < words; i += w[i] >> 16) {
             uint32_t op = w[i] & 0xffffu;
-            if (op != 55 && op != 8 && op != 317) return op == 248;    /* past OpFunctionParameter / OpLine / OpNoLine */
+            /* past OpFunctionParameter / OpLine / OpNoLine */
+            if (op != 55 && op != 8 && op != 317) return op == 248;
         }
         return false;
     }
@@ -1668,8 +1802,10 @@ static size_t accel_i_spv_def(const uint32_t* w, size_t words, uint32_t id) {
         if (accel_i_spv_result(&w[i]) == id) return i;
     return 0;
 }
-/* OpDecorate id dec (member == UINT32_MAX) or OpMemberDecorate id member dec: found, and its first literal. */
-static bool accel_i_spv_decoration(const uint32_t* w, size_t words, uint32_t id, uint32_t member, uint32_t dec, uint32_t* value) {
+/* OpDecorate id dec (member == UINT32_MAX) or OpMemberDecorate id member dec: found, and its first
+   literal. */
+static bool accel_i_spv_decoration(const uint32_t* w, size_t words, uint32_t id, uint32_t member,
+                                   uint32_t dec, uint32_t* value) {
     for (size_t i = 5; i < words; i += w[i] >> 16) {
         uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
         if (member == UINT32_MAX && op == 71 && w[i + 1] == id && w[i + 2] == dec) {
@@ -1687,7 +1823,8 @@ static bool accel_i_spv_decoration(const uint32_t* w, size_t words, uint32_t id,
 /* Bytes a value of type id spans, from its first byte to the end of its last element (a matrix laid out
    with `stride` between columns, or rows when row_major; 0: packed). False: no size (runtime array,
    opaque type, a type nested deeper than 8 or not a type). */
-static bool accel_i_spv_size(const uint32_t* w, size_t words, uint32_t id, uint32_t stride, bool row_major, int depth, uint64_t* out);
+static bool accel_i_spv_size(const uint32_t* w, size_t words, uint32_t id, uint32_t stride, bool row_major,
+                             int depth, uint64_t* out);
 static bool accel_i_spv_struct_size(const uint32_t* w, size_t words, size_t at, int depth, uint64_t* out) {
     *out = 0;
     for (uint32_t m = 0; m + 2 < (w[at] >> 16); m++) {
@@ -1695,40 +1832,46 @@ static bool accel_i_spv_struct_size(const uint32_t* w, size_t words, size_t at, 
         uint64_t size;
         accel_i_spv_decoration(w, words, w[at + 1], m, 35, &off);                 /* Offset */
         accel_i_spv_decoration(w, words, w[at + 1], m, 7, &ms);                   /* MatrixStride */
-        if (!accel_i_spv_size(w, words, w[at + 2 + m], ms, accel_i_spv_decoration(w, words, w[at + 1], m, 4, NULL), depth + 1, &size)) return false;
+        if (!accel_i_spv_size(w, words, w[at + 2 + m], ms,
+                              accel_i_spv_decoration(w, words, w[at + 1], m, 4, NULL), depth + 1, &size))
+            return false;
         if (off + size > *out) *out = off + size;
     }
     return true;
 }
-static bool accel_i_spv_size(const uint32_t* w, size_t words, uint32_t id, uint32_t stride, bool row_major, int depth, uint64_t* out) {
+static bool accel_i_spv_size(const uint32_t* w, size_t words, uint32_t id, uint32_t stride, bool row_major,
+                             int depth, uint64_t* out) {
     size_t at = depth > 8 ? 0 : accel_i_spv_def(w, words, id), len_at;
     uint32_t op = at ? w[at] & 0xffffu : 0, n = 0, astride = 0;
     uint64_t inner, rows;
     switch (op) {
-    case 21: case 22:                                                                  /* OpTypeInt / OpTypeFloat */
+    case 21: case 22:   /* OpTypeInt / OpTypeFloat */
         *out = w[at + 2] / 8u;
         return w[at + 2] % 8u == 0 && *out > 0;
-    case 32: *out = 8; return true;                                                    /* a pointer (PhysicalStorageBuffer) */
-    case 23:                                                                           /* OpTypeVector */
+    case 32: *out = 8; return true;   /* a pointer (PhysicalStorageBuffer) */
+    case 23:   /* OpTypeVector */
         if (!accel_i_spv_size(w, words, w[at + 2], 0, false, depth + 1, &inner)) return false;
         *out = inner * w[at + 3];
         return *out > 0;
-    case 24:                                                                           /* OpTypeMatrix: columns of vectors */
-        if (!accel_i_spv_size(w, words, w[at + 2], 0, false, depth + 1, &inner) || w[at + 3] == 0) return false;
+    case 24:   /* OpTypeMatrix: columns of vectors */
+        if (!accel_i_spv_size(w, words, w[at + 2], 0, false, depth + 1, &inner) || w[at + 3] == 0)
+            return false;
         if (!stride) { *out = inner * w[at + 3]; return true; }
         len_at = accel_i_spv_def(w, words, w[at + 2]);
         rows = (len_at && (w[len_at] & 0xffffu) == 23 && w[len_at + 3]) ? w[len_at + 3] : 1;
-        *out = row_major ? (rows - 1) * stride + inner / rows * w[at + 3] : (uint64_t)(w[at + 3] - 1) * stride + inner;
+        *out = row_major ? (rows - 1) * stride + inner / rows * w[at + 3]
+                         : (uint64_t)(w[at + 3] - 1) * stride + inner;
         return true;
-    case 28:                                                                           /* OpTypeArray */
+    case 28:   /* OpTypeArray */
         len_at = accel_i_spv_def(w, words, w[at + 3]);
         if (!len_at || ((w[len_at] & 0xffffu) != 43 && (w[len_at] & 0xffffu) != 50)) return false;
         n = w[len_at + 3];
-        if (n == 0 || !accel_i_spv_size(w, words, w[at + 2], stride, row_major, depth + 1, &inner)) return false;
-        accel_i_spv_decoration(w, words, id, UINT32_MAX, 6, &astride);                /* ArrayStride */
+        if (n == 0 || !accel_i_spv_size(w, words, w[at + 2], stride, row_major, depth + 1, &inner))
+            return false;
+        accel_i_spv_decoration(w, words, id, UINT32_MAX, 6, &astride);   /* ArrayStride */
         *out = astride ? (uint64_t)(n - 1) * astride + inner : inner * n;
         return true;
-    case 30: return accel_i_spv_struct_size(w, words, at, depth, out);                 /* OpTypeStruct */
+    case 30: return accel_i_spv_struct_size(w, words, at, depth, out);   /* OpTypeStruct */
     default: return false;
     }
 }
@@ -1744,29 +1887,36 @@ static bool accel_i_spv_uses(const uint32_t* w, const accel_i_spv_info* info, ui
 
 /* One global variable: a storage buffer of set 0 counts its binding, a push-constant block its size;
    other descriptors (uniform buffers, images, samplers, other sets, arrays of buffers) are refused. */
-static accel_result accel_i_spv_variable(accel_device* dev, const uint32_t* w, size_t words, size_t at, accel_i_spv_info* out) {
+static accel_result accel_i_spv_variable(accel_device* dev, const uint32_t* w, size_t words, size_t at,
+                                         accel_i_spv_info* out) {
     uint32_t var = w[at + 2], sc = w[at + 3], set = 0, binding = 0, pointee;
     const char* what;
     size_t ptr = accel_i_spv_def(w, words, w[at + 1]), ty;
     uint64_t size;
-    if (sc != 0 && sc != 2 && sc != 9 && sc != 12) return ACCEL_OK;   /* not UniformConstant / Uniform / PushConstant / StorageBuffer */
-    if (!ptr || (w[ptr] & 0xffffu) != 32) return accel_i_spv_bad(dev, at, "the type of an OpVariable is not an OpTypePointer", 59);
+    /* not UniformConstant / Uniform / PushConstant / StorageBuffer */
+    if (sc != 0 && sc != 2 && sc != 9 && sc != 12) return ACCEL_OK;
+    if (!ptr || (w[ptr] & 0xffffu) != 32)
+        return accel_i_spv_bad(dev, at, "the type of an OpVariable is not an OpTypePointer", 59);
     pointee = w[ptr + 3];
     if (sc == 9) {
-        if (!accel_i_spv_size(w, words, pointee, 0, false, 0, &size)) return accel_i_spv_bad(dev, at, "the push-constant block has a type accel cannot size", 59);
+        if (!accel_i_spv_size(w, words, pointee, 0, false, 0, &size))
+            return accel_i_spv_bad(dev, at, "the push-constant block has a type accel cannot size", 59);
         if (size > out->push_bytes) out->push_bytes = size;
         return ACCEL_OK;
     }
     accel_i_spv_decoration(w, words, var, UINT32_MAX, 34, &set);                      /* DescriptorSet */
     accel_i_spv_decoration(w, words, var, UINT32_MAX, 33, &binding);                  /* Binding */
     ty = accel_i_spv_def(w, words, pointee);
+    /* Uniform (2) without BufferBlock: a uniform buffer */
     what = sc == 0 ? "an image, sampler or other opaque resource"
-         : sc == 2 && !accel_i_spv_decoration(w, words, pointee, UINT32_MAX, 3, NULL) ? "a uniform buffer"       /* no BufferBlock */
+         : sc == 2 && !accel_i_spv_decoration(w, words, pointee, UINT32_MAX, 3, NULL) ? "a uniform buffer"
          : ty && ((w[ty] & 0xffffu) == 28 || (w[ty] & 0xffffu) == 29) ? "an array of storage buffers"
          : set != 0 ? "a storage buffer" : NULL;
     if (what) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: the shader declares %s at set %u, binding %u; a program takes storage buffers at set 0 only",
-                    what, set, binding);
+        accel_i_log(dev, ACCEL_LOG_ERROR,
+                "accel_program_create: the shader declares %s at set %u, binding %u; "
+                "a program takes storage buffers at set 0 only",
+                what, set, binding);
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     if (binding + 1ull > out->buffers) out->buffers = binding + 1ull;
@@ -1780,11 +1930,14 @@ static void accel_i_spv_group_size(const uint32_t* w, size_t words, accel_i_spv_
     size_t def;
     for (size_t i = 5; i < words; i += w[i] >> 16) {
         uint32_t op = w[i] & 0xffffu, len = w[i] >> 16;
-        if (op == 16 && len >= 6 && w[i + 1] == out->entry_id && w[i + 2] == 17) {          /* LocalSize x y z */
+        if (op == 16 && len >= 6 && w[i + 1] == out->entry_id && w[i + 2] == 17) {
+            /* LocalSize x y z */
             for (size_t d = 0; d < 3; d++) out->size[d] = w[i + 3 + d];
-        } else if (op == 331 && len >= 6 && w[i + 1] == out->entry_id && w[i + 2] == 38) {  /* LocalSizeId */
+        } else if (op == 331 && len >= 6 && w[i + 1] == out->entry_id && w[i + 2] == 38) {
+            /* LocalSizeId */
             for (size_t d = 0; d < 3; d++) ids[d] = w[i + 3 + d];
-        } else if (op == 71 && len >= 4 && w[i + 2] == 11 && w[i + 3] == 25) {             /* BuiltIn WorkgroupSize */
+        } else if (op == 71 && len >= 4 && w[i + 2] == 11 && w[i + 3] == 25) {
+            /* BuiltIn WorkgroupSize */
             builtin = w[i + 1];
         }
     }
@@ -1793,15 +1946,18 @@ static void accel_i_spv_group_size(const uint32_t* w, size_t words, accel_i_spv_
         for (size_t d = 0; d < 3; d++) ids[d] = w[def + 3 + d];
     for (int d = 0; d < 3; d++) {
         def = ids[d] ? accel_i_spv_def(w, words, ids[d]) : 0;
-        if (def && ((w[def] & 0xffffu) == 43 || (w[def] & 0xffffu) == 50) && (w[def] >> 16) >= 4) out->size[d] = w[def + 3];
-        out->spec[d] = def && accel_i_spv_decoration(w, words, ids[d], UINT32_MAX, 1, &out->spec_id[d]);   /* SpecId */
+        if (def && ((w[def] & 0xffffu) == 43 || (w[def] & 0xffffu) == 50) && (w[def] >> 16) >= 4)
+            out->size[d] = w[def + 3];
+        /* SpecId */
+        out->spec[d] = def && accel_i_spv_decoration(w, words, ids[d], UINT32_MAX, 1, &out->spec_id[d]);
     }
 }
 
 /* Checks module w (words long, for a device taking SPIR-V 1.0 .. 1.max_minor) and reads it into out.
    INVALID_ARGUMENT for a malformed module or one accel cannot bind, COMPILE for a version the device lacks;
    every refusal is logged. */
-static accel_result accel_i_spv_read(accel_device* dev, const uint32_t* w, size_t words, uint32_t max_minor, const char* want, accel_i_spv_info* out) {
+static accel_result accel_i_spv_read(accel_device* dev, const uint32_t* w, size_t words, uint32_t max_minor,
+                                     const char* want, accel_i_spv_info* out) {
     accel_result r;
     memset((void*)out, 0, sizeof *out);
     out->size[0] = out->size[1] = out->size[2] = 1;
@@ -1809,19 +1965,25 @@ static accel_result accel_i_spv_read(accel_device* dev, const uint32_t* w, size_
     if ((r = accel_i_spv_check_layout(dev, w, words)) != ACCEL_OK) return r;
     if ((r = accel_i_spv_entry(dev, w, words, want, out)) != ACCEL_OK) return r;
     if (!accel_i_spv_has_body(w, words, out->entry_id)) {
-        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_program_create: the entry point '%.*s' names id %u, which is not an OpFunction with a body",
-                    out->entry_len > 200 ? 200 : (int)out->entry_len, out->entry, out->entry_id);
+        accel_i_log(dev, ACCEL_LOG_ERROR,
+                "accel_program_create: the entry point '%.*s' names id %u, "
+                "which is not an OpFunction with a body",
+                out->entry_len > 200 ? 200 : (int)out->entry_len, out->entry, out->entry_id);
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     accel_i_spv_group_size(w, words, out);
-    for (size_t i = 5; i < words && (w[i] & 0xffffu) != 54; i += w[i] >> 16)     /* global variables, before the functions */
-        if ((w[i] & 0xffffu) == 59 && accel_i_spv_uses(w, out, w[i + 2]) && (r = accel_i_spv_variable(dev, w, words, i, out)) != ACCEL_OK) return r;
+    /* global variables, before the functions */
+    for (size_t i = 5; i < words && (w[i] & 0xffffu) != 54; i += w[i] >> 16)
+        if ((w[i] & 0xffffu) == 59 && accel_i_spv_uses(w, out, w[i + 2]) &&
+            (r = accel_i_spv_variable(dev, w, words, i, out)) != ACCEL_OK)
+            return r;
     return ACCEL_OK;
 }
 
 /* ==== vulkan: programs ==== */
 static void accel_i_vk_program_release(accel_i_vk_device* dev, accel_i_vk_program* p) {
-    for (uint32_t i = 0; i < p->pipe_count; i++) dev->vk.DestroyPipeline(dev->device, p->pipes[i].pipeline, NULL);
+    for (uint32_t i = 0; i < p->pipe_count; i++)
+        dev->vk.DestroyPipeline(dev->device, p->pipes[i].pipeline, NULL);
     accel_i_dev_free(&dev->base, p->pipes, p->pipes_bytes);
     accel_i_dev_free(&dev->base, p->entry, p->entry_bytes);
     if (p->layout) dev->vk.DestroyPipelineLayout(dev->device, p->layout, NULL);
@@ -1834,18 +1996,26 @@ static void accel_i_vk_program_release(accel_i_vk_device* dev, accel_i_vk_progra
 /* The desc's buffer_count / constant_count against what the shader declares: every storage-buffer
    binding the shader has must be below buffer_count and its push-constant block must fit in
    constant_count words; fewer bindings or a smaller block are fine (the exec binds the rest unused). */
-static accel_result accel_i_vk_program_counts(accel_device* d, const accel_program_desc* desc, const accel_i_spv_info* info) {
+static accel_result accel_i_vk_program_counts(accel_device* d, const accel_program_desc* desc,
+                                              const accel_i_spv_info* info) {
     const char* name = desc->name ? desc->name : "";
     if (info->buffers > desc->buffer_count)
-        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create '%.200s': the shader uses storage-buffer binding %llu (%llu buffers) and buffer_count is %u",
-                            name, (unsigned long long)info->buffers - 1, (unsigned long long)info->buffers, desc->buffer_count);
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
+                "accel_program_create '%.200s': the shader uses storage-buffer binding %llu (%llu buffers) "
+                "and buffer_count is %u",
+                name, (unsigned long long)info->buffers - 1, (unsigned long long)info->buffers,
+                desc->buffer_count);
     if (info->push_bytes > 4ull * desc->constant_count)
-        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create '%.200s': the shader's push-constant block is %llu bytes (%llu constants) and constant_count is %u",
-                            name, (unsigned long long)info->push_bytes, (unsigned long long)(info->push_bytes + 3) / 4, desc->constant_count);
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
+                "accel_program_create '%.200s': the shader's push-constant block is %llu bytes "
+                "(%llu constants) and constant_count is %u",
+                name, (unsigned long long)info->push_bytes, (unsigned long long)(info->push_bytes + 3) / 4,
+                desc->constant_count);
     return ACCEL_OK;
 }
 
-static accel_result accel_i_vk_program_create(accel_device* d, const accel_program_desc* desc, accel_program** out) {
+static accel_result accel_i_vk_program_create(accel_device* d, const accel_program_desc* desc,
+                                              accel_program** out) {
     accel_i_vk_device* dev = accel_i_vk_dev(d);
     VkDescriptorSetLayoutBinding binds[ACCEL_I_VK_MAX_BUFFERS];
     VkDescriptorSetLayoutCreateInfo dl;
@@ -1857,29 +2027,46 @@ static accel_result accel_i_vk_program_create(accel_device* d, const accel_progr
     accel_result r;
     VkResult vr;
     if (!desc->spirv)
-        return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "accel_program_create '%s': the Vulkan backend runs SPIR-V and the desc has none",
+        return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED,
+                            "accel_program_create '%s': the Vulkan backend runs SPIR-V and the desc has none",
                             desc->name ? desc->name : "");
     if (desc->spirv_size % 4 != 0)
-        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create '%s': spirv_size %zu is not a multiple of 4",
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_program_create '%s': spirv_size %zu is not a multiple of 4",
                             desc->name ? desc->name : "", desc->spirv_size);
-    if ((r = accel_i_spv_read(d, desc->spirv, desc->spirv_size / 4, dev->spirv_minor, desc->name, &info)) != ACCEL_OK) return r;
+    if ((r = accel_i_spv_read(d, desc->spirv, desc->spirv_size / 4, dev->spirv_minor, desc->name,
+                              &info)) != ACCEL_OK)
+        return r;
     if ((r = accel_i_vk_program_counts(d, desc, &info)) != ACCEL_OK) return r;
     p = (accel_i_vk_program*)accel_i_dev_alloc(d, sizeof *p);
     if (!p) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
     memset((void*)p, 0, sizeof *p);
-    if (!accel_i_mutex_init(&p->lock)) { accel_i_dev_free(d, p, sizeof *p); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: mutex init failed"); }
+    if (!accel_i_mutex_init(&p->lock)) {
+        accel_i_dev_free(d, p, sizeof *p);
+        return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: mutex init failed");
+    }
     p->entry = (char*)accel_i_dev_alloc(d, info.entry_len + 1);
-    if (!p->entry) { accel_i_vk_program_release(dev, p); return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory"); }
+    if (!p->entry) {
+        accel_i_vk_program_release(dev, p);
+        return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
+    }
     p->entry_bytes = info.entry_len + 1;
     memcpy(p->entry, info.entry, info.entry_len);
     p->entry[info.entry_len] = '\0';
-    for (int k = 0; k < 3; k++) { p->fixed[k] = info.size[k]; p->spec[k] = info.spec[k]; p->spec_id[k] = info.spec_id[k]; }
+    for (int k = 0; k < 3; k++) {
+        p->fixed[k] = info.size[k];
+        p->spec[k] = info.spec[k];
+        p->spec_id[k] = info.spec_id[k];
+    }
     memset(&mi, 0, sizeof mi);
     mi.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
     mi.codeSize = desc->spirv_size;
     mi.pCode = desc->spirv;
     vr = dev->vk.CreateShaderModule(dev->device, &mi, NULL, &p->module);
-    if (vr != VK_SUCCESS) { accel_i_vk_program_release(dev, p); return accel_i_vk_fail(dev, vr, "vkCreateShaderModule", "accel_program_create"); }
+    if (vr != VK_SUCCESS) {
+        accel_i_vk_program_release(dev, p);
+        return accel_i_vk_fail(dev, vr, "vkCreateShaderModule", "accel_program_create");
+    }
     for (uint32_t i = 0; i < desc->buffer_count; i++) {
         binds[i].binding = i;
         binds[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
@@ -1893,7 +2080,10 @@ static accel_result accel_i_vk_program_create(accel_device* d, const accel_progr
     dl.bindingCount = desc->buffer_count;
     dl.pBindings = binds;
     vr = dev->vk.CreateDescriptorSetLayout(dev->device, &dl, NULL, &p->set_layout);
-    if (vr != VK_SUCCESS) { accel_i_vk_program_release(dev, p); return accel_i_vk_fail(dev, vr, "vkCreateDescriptorSetLayout", "accel_program_create"); }
+    if (vr != VK_SUCCESS) {
+        accel_i_vk_program_release(dev, p);
+        return accel_i_vk_fail(dev, vr, "vkCreateDescriptorSetLayout", "accel_program_create");
+    }
     memset(&pl, 0, sizeof pl);
     pl.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
     pl.setLayoutCount = 1;
@@ -1901,7 +2091,10 @@ static accel_result accel_i_vk_program_create(accel_device* d, const accel_progr
     pl.pushConstantRangeCount = desc->constant_count ? 1 : 0;
     pl.pPushConstantRanges = &pcr;
     vr = dev->vk.CreatePipelineLayout(dev->device, &pl, NULL, &p->layout);
-    if (vr != VK_SUCCESS) { accel_i_vk_program_release(dev, p); return accel_i_vk_fail(dev, vr, "vkCreatePipelineLayout", "accel_program_create"); }
+    if (vr != VK_SUCCESS) {
+        accel_i_vk_program_release(dev, p);
+        return accel_i_vk_fail(dev, vr, "vkCreatePipelineLayout", "accel_program_create");
+    }
     p->base.buffer_count = desc->buffer_count;
     p->base.constant_count = desc->constant_count;
     accel_i_object_init(&p->base.obj, d, ACCEL_I_PROGRAM, desc->name ? desc->name : "program");
@@ -1924,7 +2117,8 @@ static bool accel_i_vk_group_size(const accel_i_vk_program* p, const accel_exec_
 }
 
 /* The pipeline of program p for a work-group size, created on first use. */
-static accel_result accel_i_vk_pipeline(accel_i_vk_device* dev, accel_i_vk_program* p, const uint32_t size[3], VkPipeline* out) {
+static accel_result accel_i_vk_pipeline(accel_i_vk_device* dev, accel_i_vk_program* p, const uint32_t size[3],
+                                        VkPipeline* out) {
     VkSpecializationMapEntry map[3];
     uint32_t data[3], n = 0;
     VkSpecializationInfo spec;
@@ -1933,11 +2127,17 @@ static accel_result accel_i_vk_pipeline(accel_i_vk_device* dev, accel_i_vk_progr
     VkResult vr;
     accel_i_mutex_lock(&p->lock);
     for (uint32_t i = 0; i < p->pipe_count; i++) {
-        if (!memcmp(p->pipes[i].size, size, sizeof p->pipes[i].size)) { *out = p->pipes[i].pipeline; accel_i_mutex_unlock(&p->lock); return ACCEL_OK; }
+        if (!memcmp(p->pipes[i].size, size, sizeof p->pipes[i].size)) {
+            *out = p->pipes[i].pipeline;
+            accel_i_mutex_unlock(&p->lock);
+            return ACCEL_OK;
+        }
     }
-    if (!accel_i_grow(&dev->base, (void**)&p->pipes, &p->pipes_bytes, (p->pipe_count + 1) * sizeof *p->pipes)) {
+    if (!accel_i_grow(&dev->base, (void**)&p->pipes, &p->pipes_bytes,
+                      (p->pipe_count + 1) * sizeof *p->pipes)) {
         accel_i_mutex_unlock(&p->lock);
-        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory (pipeline cache)");
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_queue_submit: out of host memory (pipeline cache)");
     }
     for (int d = 0; d < 3; d++) {
         if (!p->spec[d]) continue;
@@ -1995,14 +2195,18 @@ static void accel_i_vk_entry_spare(accel_i_vk_queue* q, accel_i_vk_entry* e) {
 static VkCommandBuffer accel_i_vk_cb_take(accel_i_vk_queue* q) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     VkCommandBuffer cb = VK_NULL_HANDLE;
-    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, q->pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, q->pool,
+                                       VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
     VkResult vr;
     accel_i_spin_lock(&q->list_lock);
     if (q->free_cb_count) cb = q->free_cbs[--q->free_cb_count];
     accel_i_spin_unlock(&q->list_lock);
     if (cb) return cb;
     vr = dev->vk.AllocateCommandBuffers(dev->device, &ai, &cb);
-    if (vr != VK_SUCCESS) { accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", "accel_queue_submit"); return VK_NULL_HANDLE; }
+    if (vr != VK_SUCCESS) {
+        accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", "accel_queue_submit");
+        return VK_NULL_HANDLE;
+    }
     return cb;
 }
 /* Keeps a command buffer for reuse, up to the room set aside at queue creation (16); frees the rest,
@@ -2011,7 +2215,10 @@ static void accel_i_vk_cb_give(accel_i_vk_queue* q, VkCommandBuffer cb) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     bool kept = false;
     accel_i_spin_lock(&q->list_lock);
-    if ((q->free_cb_count + 1) * sizeof cb <= q->free_cbs_bytes) { q->free_cbs[q->free_cb_count++] = cb; kept = true; }
+    if ((q->free_cb_count + 1) * sizeof cb <= q->free_cbs_bytes) {
+        q->free_cbs[q->free_cb_count++] = cb;
+        kept = true;
+    }
     accel_i_spin_unlock(&q->list_lock);
     if (!kept) dev->vk.FreeCommandBuffers(dev->device, q->pool, 1, &cb);
 }
@@ -2101,7 +2308,8 @@ static accel_result accel_i_vk_plan_make(accel_i_vk_queue* q, accel_i_batch* b) 
         segments++;
         i = sg.to;
     }
-    if (!accel_i_grow(d, (void**)&b->arena, &b->arena_cap, at + sizeof *plan + cap * ACCEL_I_VK_OP_BYTES + 16))
+    if (!accel_i_grow(d, (void**)&b->arena, &b->arena_cap,
+                      at + sizeof *plan + cap * ACCEL_I_VK_OP_BYTES + 16))
         return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory");
     plan = accel_i_vk_plan_of(b);
     plan->reserved = NULL;
@@ -2131,12 +2339,16 @@ static void accel_i_vk_retire(accel_i_vk_queue* q, accel_i_batch* b) {
     accel_i_spin_unlock(&q->list_lock);
     if (b) accel_i_batch_complete(&q->base, b);
 }
-static void accel_i_vk_batch_submitted(accel_queue* base, accel_i_batch* b) { accel_i_vk_retire((accel_i_vk_queue*)base, b); }
+static void accel_i_vk_batch_submitted(accel_queue* base, accel_i_batch* b) {
+    accel_i_vk_retire((accel_i_vk_queue*)base, b);
+}
 
 /* ==== vulkan: recording ==== */
-static void accel_i_vk_barrier(accel_i_vk_device* dev, VkCommandBuffer cb, VkPipelineStageFlags dst_stage, VkAccessFlags dst_access) {
+static void accel_i_vk_barrier(accel_i_vk_device* dev, VkCommandBuffer cb, VkPipelineStageFlags dst_stage,
+                               VkAccessFlags dst_access) {
     VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, VK_ACCESS_MEMORY_WRITE_BIT, dst_access };
-    dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, dst_stage, 0, 1, &mb, 0, NULL, 0, NULL);
+    dev->vk.CmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, dst_stage, 0, 1, &mb, 0, NULL, 0,
+                               NULL);
 }
 /* A binding's descriptor: buffer b (a view: its root, from the view's offset on) from `offset` more on.
    The range stays VK_WHOLE_SIZE, as a kernel's bounds come from its constants on every GPU backend (CUDA
@@ -2152,7 +2364,10 @@ static void accel_i_vk_bind(VkDescriptorBufferInfo* info, const accel_buffer* b,
    first scope holds every earlier command of those stages, so the chain orders and shows everything
    before it. It is the barrier a program calling Vulkan itself would write between dependent
    dispatches; a full (ALL_COMMANDS) barrier there cost 42% of the dispatch rate on an H100. */
-typedef struct accel_i_vk_scope { VkPipelineStageFlags stages; VkAccessFlags writes, access; } accel_i_vk_scope;
+typedef struct accel_i_vk_scope {
+    VkPipelineStageFlags stages;
+    VkAccessFlags writes, access;
+} accel_i_vk_scope;
 static accel_i_vk_scope accel_i_vk_scope_of(const accel_i_batch* b, uint32_t from, uint32_t to) {
     accel_i_vk_scope sc = { 0, 0, 0 };
     for (uint32_t i = from; i < to; i++) {
@@ -2168,12 +2383,14 @@ static accel_i_vk_scope accel_i_vk_scope_of(const accel_i_batch* b, uint32_t fro
         } else if (k == ACCEL_I_CMD_REPLAY) {   /* the stages of the list's commands */
             sc.stages |= VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
             sc.writes |= VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-            sc.access |= VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+            sc.access |= VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                         VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
         }
     }
     return sc;
 }
-static void accel_i_vk_barrier_within(accel_i_vk_device* dev, VkCommandBuffer cb, const accel_i_vk_scope* sc) {
+static void accel_i_vk_barrier_within(accel_i_vk_device* dev, VkCommandBuffer cb,
+                                      const accel_i_vk_scope* sc) {
     VkMemoryBarrier mb = { VK_STRUCTURE_TYPE_MEMORY_BARRIER, NULL, sc->writes, sc->access };
     dev->vk.CmdPipelineBarrier(cb, sc->stages, sc->stages, 0, 1, &mb, 0, NULL, 0, NULL);
 }
@@ -2205,31 +2422,38 @@ static accel_result accel_i_vk_record_exec(accel_i_vk_queue* q, accel_i_vk_entry
     if (n && dev->push_desc) {
         dev->vk.CmdPushDescriptorSetKHR(e->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, n, writes);
     } else if (n) {
-        VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, pool, 1, &p->set_layout };
+        VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, pool, 1,
+                                           &p->set_layout };
         VkDescriptorSet set;
         VkResult vr = dev->vk.AllocateDescriptorSets(dev->device, &ai, &set);
-        if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkAllocateDescriptorSets", "accel_queue_submit");
+        if (vr != VK_SUCCESS)
+            return accel_i_vk_fail(dev, vr, "vkAllocateDescriptorSets", "accel_queue_submit");
         for (uint32_t i = 0; i < n; i++) writes[i].dstSet = set;
         dev->vk.UpdateDescriptorSets(dev->device, n, writes, 0, NULL);
         dev->vk.CmdBindDescriptorSets(e->cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, 1, &set, 0, NULL);
     }
     if (c->u.exec.constant_count)
-        dev->vk.CmdPushConstants(e->cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, c->u.exec.constant_count * 4u,
-                                 b->arena + c->u.exec.constants);
-    for (int d = 0; d < 3; d++) groups[d] = (uint32_t)(((uint64_t)ep->global_size[d] + size[d] - 1) / size[d]);
+        dev->vk.CmdPushConstants(e->cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                 c->u.exec.constant_count * 4u, b->arena + c->u.exec.constants);
+    for (int d = 0; d < 3; d++)
+        groups[d] = (uint32_t)(((uint64_t)ep->global_size[d] + size[d] - 1) / size[d]);
     dev->vk.CmdDispatch(e->cb, groups[0], groups[1], groups[2]);
     return ACCEL_OK;
 }
 
-static accel_result accel_i_vk_record_replay(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_cmd* c);
+static accel_result accel_i_vk_record_replay(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b,
+                                             const accel_i_cmd* c);
 static void accel_i_vk_list_sizes(const accel_commands* c, uint32_t* execs, uint32_t* bindings);
 /* Records commands [from, to) of b into e->cb (with what they need: staging, descriptor pool). */
-static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b, uint32_t from, uint32_t to) {
+static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b,
+                                      uint32_t from, uint32_t to) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
-    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
+                                    VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, NULL };
     size_t update_bytes = 0, update_off = 0;
     uint32_t execs = 0, bindings = 0, stamp = 0;
-    bool traced = dev->base.trace != NULL && q->hwq->stamp_bits;   /* a family without timestamps: host times (accel_i_vk_query_ns) */
+    /* a family without timestamps: host times (accel_i_vk_query_ns) */
+    bool traced = dev->base.trace != NULL && q->hwq->stamp_bits;
     unsigned char* staging = NULL;
     accel_i_vk_scope scope = accel_i_vk_scope_of(b, from, to);
     bool first = true;
@@ -2244,18 +2468,25 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     }
     e->nstamps += traced;   /* traced: the start, then the end of every command */
     if (update_bytes) {
-        r = accel_i_vk_make_buffer(dev, update_bytes, true, true, "accel_queue_update (staging)", &e->staging, &e->staging_mem, (void**)&staging);
+        r = accel_i_vk_make_buffer(dev, update_bytes, true, true, "accel_queue_update (staging)", &e->staging,
+                                   &e->staging_mem, (void**)&staging);
         if (r != ACCEL_OK) return r;
-        if (!staging) return accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED, "vulkan: staging memory is not mappable");
+        if (!staging)
+            return accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED,
+                                "vulkan: staging memory is not mappable");
     }
     if (!dev->push_desc && bindings) {
         VkDescriptorPoolSize ps = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, bindings };
-        VkDescriptorPoolCreateInfo pi = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, execs, 1, &ps };
+        VkDescriptorPoolCreateInfo pi = {
+            VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, execs, 1, &ps
+        };
         vr = dev->vk.CreateDescriptorPool(dev->device, &pi, NULL, &e->pool);
         if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateDescriptorPool", "accel_queue_submit");
     }
     if (e->nstamps) {
-        VkQueryPoolCreateInfo qi = { VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, NULL, 0, VK_QUERY_TYPE_TIMESTAMP, e->nstamps, 0 };
+        VkQueryPoolCreateInfo qi = {
+            VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, NULL, 0, VK_QUERY_TYPE_TIMESTAMP, e->nstamps, 0
+        };
         vr = dev->vk.CreateQueryPool(dev->device, &qi, NULL, &e->stamps);
         if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateQueryPool", "accel_queue_timestamp");
     }
@@ -2267,7 +2498,8 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     for (uint32_t i = from; i < to && r == ACCEL_OK; i++) {
         const accel_i_cmd* c = &b->cmds[i];
         if (c->kind == ACCEL_I_CMD_SIGNAL || c->kind == ACCEL_I_CMD_WAIT) continue;
-        /* the first command: the submit already waits for the queue's earlier segments (accel_i_vk_seg_after_queue) */
+        /* the first command: the submit already waits for the queue's earlier segments
+           (accel_i_vk_seg_after_queue) */
         if (!first && c->kind != ACCEL_I_CMD_BARRIER && c->kind != ACCEL_I_CMD_TIMESTAMP)
             accel_i_vk_barrier_within(dev, e->cb, &scope);   /* in order, writes visible */
         first = false;
@@ -2277,16 +2509,19 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
             break;
         case ACCEL_I_CMD_COPY: {
             VkBufferCopy region = { c->u.copy.src_offset, c->u.copy.dst_offset, c->u.copy.size };
-            dev->vk.CmdCopyBuffer(e->cb, ((accel_i_vk_buffer*)c->u.copy.src)->buffer, ((accel_i_vk_buffer*)c->u.copy.dst)->buffer, 1, &region);
+            dev->vk.CmdCopyBuffer(e->cb, ((accel_i_vk_buffer*)c->u.copy.src)->buffer,
+                                  ((accel_i_vk_buffer*)c->u.copy.dst)->buffer, 1, &region);
             break;
         }
         case ACCEL_I_CMD_FILL:
-            dev->vk.CmdFillBuffer(e->cb, ((accel_i_vk_buffer*)c->u.fill.dst)->buffer, c->u.fill.offset, c->u.fill.size, c->u.fill.pattern);
+            dev->vk.CmdFillBuffer(e->cb, ((accel_i_vk_buffer*)c->u.fill.dst)->buffer, c->u.fill.offset,
+                                  c->u.fill.size, c->u.fill.pattern);
             break;
         case ACCEL_I_CMD_UPDATE: {
             VkBufferCopy region = { update_off, c->u.update.offset, c->u.update.size };
             memcpy(staging + update_off, b->arena + c->u.update.data, c->u.update.size);
-            dev->vk.CmdCopyBuffer(e->cb, e->staging, ((accel_i_vk_buffer*)c->u.update.dst)->buffer, 1, &region);
+            dev->vk.CmdCopyBuffer(e->cb, e->staging, ((accel_i_vk_buffer*)c->u.update.dst)->buffer, 1,
+                                  &region);
             update_off += (c->u.update.size + 15u) & ~(size_t)15u;
             break;
         }
@@ -2295,16 +2530,20 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
             break;
         case ACCEL_I_CMD_BARRIER:   /* a full barrier that the host and other queues see too */
             accel_i_vk_barrier(dev, e->cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-                               VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+                               VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT |
+                                       VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
             break;
         default: break;   /* a timestamp: the reading below */
         }
         /* when every earlier command completed; the host converts it (accel_i_vk_seg_host) */
-        if (c->kind == ACCEL_I_CMD_TIMESTAMP || traced) dev->vk.CmdWriteTimestamp(e->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, e->stamps, stamp++);
+        if (c->kind == ACCEL_I_CMD_TIMESTAMP || traced)
+            dev->vk.CmdWriteTimestamp(e->cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, e->stamps, stamp++);
     }
-    accel_i_vk_barrier(dev, e->cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+    accel_i_vk_barrier(dev, e->cb, VK_PIPELINE_STAGE_HOST_BIT,
+                       VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
     vr = dev->vk.EndCommandBuffer(e->cb);
-    if (r == ACCEL_OK && vr != VK_SUCCESS) r = accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "accel_queue_submit");
+    if (r == ACCEL_OK && vr != VK_SUCCESS)
+        r = accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "accel_queue_submit");
     return r;
 }
 
@@ -2342,7 +2581,8 @@ typedef struct accel_i_vk_list {
     accel_i_vk_scope scope;
     VkCommandPool pool;
     VkCommandBuffer* chunks; uint32_t nchunks;
-    VkCommandBuffer whole;             /* the list in one secondary, for replays without patches (2+ chunks) */
+    VkCommandBuffer whole;             /* the list in one secondary, for replays without patches (2+
+                                          chunks) */
     VkCommandBuffer primary;           /* the list as a segment of its own: see accel_i_vk_lone_replay */
     VkDescriptorPool dpool;
     VkBuffer staging; VkDeviceMemory staging_mem;
@@ -2350,8 +2590,8 @@ typedef struct accel_i_vk_list {
 
 /* An exec op with its patches into cb: bindings from op->set when unpatched, else pushed (or a set
    from pool). */
-static accel_result accel_i_vk_op_exec(accel_i_vk_device* dev, VkCommandBuffer cb, VkDescriptorPool pool, const accel_i_vk_op* op,
-                                       const accel_i_patch* p, uint32_t n) {
+static accel_result accel_i_vk_op_exec(accel_i_vk_device* dev, VkCommandBuffer cb, VkDescriptorPool pool,
+                                       const accel_i_vk_op* op, const accel_i_patch* p, uint32_t n) {
     const accel_buffer* bufs[ACCEL_I_VK_MAX_BUFFERS];
     VkDeviceSize offs[ACCEL_I_VK_MAX_BUFFERS];
     uint32_t consts[ACCEL_I_VK_MAX_BUFFERS + 64];
@@ -2362,35 +2602,46 @@ static accel_result accel_i_vk_op_exec(accel_i_vk_device* dev, VkCommandBuffer c
     memset(offs, 0, sizeof offs);
     if (op->nc) memcpy(consts, op->consts, (size_t)op->nc * 4u);
     for (uint32_t k = 0; k < n; k++) {   /* a patched binding: a root and the offset in it */
-        if (p[k].buffer) { bufs[p[k].index] = p[k].buffer; offs[p[k].index] = p[k].offset; set = VK_NULL_HANDLE; }
-        else consts[p[k].index] = p[k].value;
+        if (p[k].buffer) {
+            bufs[p[k].index] = p[k].buffer;
+            offs[p[k].index] = p[k].offset;
+            set = VK_NULL_HANDLE;
+        } else consts[p[k].index] = p[k].value;
     }
     dev->vk.CmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, op->pipe);
     for (uint32_t i = 0; i < op->nb && !set; i++) {
         accel_i_vk_bind(&infos[i], bufs[i], offs[i]);
         memset(&writes[i], 0, sizeof writes[i]);
-        writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET; writes[i].dstBinding = i; writes[i].descriptorCount = 1;
+        writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+        writes[i].dstBinding = i;
+        writes[i].descriptorCount = 1;
         writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER; writes[i].pBufferInfo = &infos[i];
     }
     if (op->nb && !set && dev->push_desc) {
-        dev->vk.CmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, op->prog->layout, 0, op->nb, writes);
+        dev->vk.CmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, op->prog->layout, 0, op->nb,
+                                        writes);
     } else if (op->nb) {
         if (!set) {
-            VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, pool, 1, &op->prog->set_layout };
+            VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, pool, 1,
+                                               &op->prog->set_layout };
             VkResult vr = dev->vk.AllocateDescriptorSets(dev->device, &ai, &set);
-            if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkAllocateDescriptorSets", "accel_queue_replay");
+            if (vr != VK_SUCCESS)
+                return accel_i_vk_fail(dev, vr, "vkAllocateDescriptorSets", "accel_queue_replay");
             for (uint32_t i = 0; i < op->nb; i++) writes[i].dstSet = set;
             dev->vk.UpdateDescriptorSets(dev->device, op->nb, writes, 0, NULL);
         }
-        dev->vk.CmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, op->prog->layout, 0, 1, &set, 0, NULL);
+        dev->vk.CmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, op->prog->layout, 0, 1, &set, 0,
+                                      NULL);
     }
-    if (op->nc) dev->vk.CmdPushConstants(cb, op->prog->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, op->nc * 4u, consts);
+    if (op->nc)
+        dev->vk.CmdPushConstants(cb, op->prog->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, op->nc * 4u, consts);
     dev->vk.CmdDispatch(cb, op->groups[0], op->groups[1], op->groups[2]);
     return ACCEL_OK;
 }
 /* One op with its patches into cb. */
-static accel_result accel_i_vk_op_record(accel_i_vk_device* dev, const accel_i_vk_list* l, VkCommandBuffer cb, VkDescriptorPool pool,
-                                         const accel_i_vk_op* op, const accel_i_patch* p, uint32_t n) {
+static accel_result accel_i_vk_op_record(accel_i_vk_device* dev, const accel_i_vk_list* l, VkCommandBuffer cb,
+                                         VkDescriptorPool pool, const accel_i_vk_op* op,
+                                         const accel_i_patch* p, uint32_t n) {
     accel_buffer *dst = op->dst, *src = op->src;
     uint32_t pattern = op->pattern;
     VkBufferCopy region = { op->src_offset, op->dst_offset, op->size };
@@ -2401,19 +2652,22 @@ static accel_result accel_i_vk_op_record(accel_i_vk_device* dev, const accel_i_v
         else { src = p[k].buffer; region.srcOffset = p[k].offset; }
     }
     if (op->kind == ACCEL_I_CMD_COPY)
-        dev->vk.CmdCopyBuffer(cb, ((accel_i_vk_buffer*)src)->buffer, ((accel_i_vk_buffer*)dst)->buffer, 1, &region);
+        dev->vk.CmdCopyBuffer(cb, ((accel_i_vk_buffer*)src)->buffer, ((accel_i_vk_buffer*)dst)->buffer, 1,
+                              &region);
     else if (op->kind == ACCEL_I_CMD_UPDATE)
         dev->vk.CmdCopyBuffer(cb, l->staging, ((accel_i_vk_buffer*)dst)->buffer, 1, &region);
     else if (op->kind == ACCEL_I_CMD_FILL)
         dev->vk.CmdFillBuffer(cb, ((accel_i_vk_buffer*)dst)->buffer, region.dstOffset, op->size, pattern);
     else if (op->kind == ACCEL_I_CMD_BARRIER)
         accel_i_vk_barrier(dev, cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
-                           VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+                           VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT | VK_ACCESS_HOST_READ_BIT |
+                                   VK_ACCESS_HOST_WRITE_BIT);
     return ACCEL_OK;
 }
 /* Ops [from, to) into cb, each after the list's in-order barrier; p: their sorted patches. */
-static accel_result accel_i_vk_ops_record(accel_i_vk_device* dev, const accel_i_vk_list* l, VkCommandBuffer cb, VkDescriptorPool pool,
-                                          uint32_t from, uint32_t to, const accel_i_patch* p, uint32_t n) {
+static accel_result accel_i_vk_ops_record(accel_i_vk_device* dev, const accel_i_vk_list* l,
+                                          VkCommandBuffer cb, VkDescriptorPool pool, uint32_t from,
+                                          uint32_t to, const accel_i_patch* p, uint32_t n) {
     uint32_t k = 0;
     accel_result r = ACCEL_OK;
     for (uint32_t i = from; i < to && r == ACCEL_OK; i++) {
@@ -2421,7 +2675,8 @@ static accel_result accel_i_vk_ops_record(accel_i_vk_device* dev, const accel_i_
         while (k < n && p[k].command < i) k++;
         first = k;
         while (k < n && p[k].command == i) k++;
-        if (l->ops[i].kind != ACCEL_I_CMD_BARRIER && l->scope.stages) accel_i_vk_barrier_within(dev, cb, &l->scope);
+        if (l->ops[i].kind != ACCEL_I_CMD_BARRIER && l->scope.stages)
+            accel_i_vk_barrier_within(dev, cb, &l->scope);
         r = accel_i_vk_op_record(dev, l, cb, pool, &l->ops[i], p ? p + first : NULL, k - first);
     }
     return r;
@@ -2438,8 +2693,8 @@ static void accel_i_vk_commands_free(accel_commands* c) {
 }
 
 /* Resolves command c into op (pipeline made by accel_i_vk_validate); update data into the staging. */
-static accel_result accel_i_vk_op_build(accel_i_vk_device* dev, const accel_i_batch* b, const accel_i_cmd* c, accel_i_vk_op* op,
-                                        unsigned char* staging, VkDeviceSize* staged) {
+static accel_result accel_i_vk_op_build(accel_i_vk_device* dev, const accel_i_batch* b, const accel_i_cmd* c,
+                                        accel_i_vk_op* op, unsigned char* staging, VkDeviceSize* staged) {
     op->kind = c->kind;
     if (c->kind == ACCEL_I_CMD_EXEC) {
         uint32_t size[3];
@@ -2448,14 +2703,18 @@ static accel_result accel_i_vk_op_build(accel_i_vk_device* dev, const accel_i_ba
         op->bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
         op->consts = (const uint32_t*)(const void*)(b->arena + c->u.exec.constants);
         accel_i_vk_group_size(op->prog, &c->u.exec.params, size);
-        for (int d = 0; d < 3; d++) op->groups[d] = (uint32_t)(((uint64_t)c->u.exec.params.global_size[d] + size[d] - 1) / size[d]);
+        for (int d = 0; d < 3; d++)
+            op->groups[d] = (uint32_t)(((uint64_t)c->u.exec.params.global_size[d] + size[d] - 1) / size[d]);
         return accel_i_vk_pipeline(dev, op->prog, size, &op->pipe);
     }
     if (c->kind == ACCEL_I_CMD_COPY) {
         op->dst = c->u.copy.dst; op->src = c->u.copy.src; op->size = c->u.copy.size;
         op->dst_offset = c->u.copy.dst_offset; op->src_offset = c->u.copy.src_offset;
     } else if (c->kind == ACCEL_I_CMD_FILL) {
-        op->dst = c->u.fill.dst; op->dst_offset = c->u.fill.offset; op->size = c->u.fill.size; op->pattern = c->u.fill.pattern;
+        op->dst = c->u.fill.dst;
+        op->dst_offset = c->u.fill.offset;
+        op->size = c->u.fill.size;
+        op->pattern = c->u.fill.pattern;
     } else if (c->kind == ACCEL_I_CMD_UPDATE) {
         op->dst = c->u.update.dst; op->dst_offset = c->u.update.offset; op->size = c->u.update.size;
         op->src_offset = *staged;
@@ -2467,7 +2726,9 @@ static accel_result accel_i_vk_op_build(accel_i_vk_device* dev, const accel_i_ba
 /* Without push descriptors: a set per exec with the recorded bindings, from the list's own pool. */
 static accel_result accel_i_vk_list_sets(accel_i_vk_device* dev, accel_i_vk_list* l) {
     VkDescriptorPoolSize ps = { VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, l->bindings };
-    VkDescriptorPoolCreateInfo pi = { VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, l->execs, 1, &ps };
+    VkDescriptorPoolCreateInfo pi = {
+        VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO, NULL, 0, l->execs, 1, &ps
+    };
     VkResult vr;
     if (dev->push_desc || !l->bindings) return ACCEL_OK;
     if ((vr = dev->vk.CreateDescriptorPool(dev->device, &pi, NULL, &l->dpool)) != VK_SUCCESS)
@@ -2476,7 +2737,8 @@ static accel_result accel_i_vk_list_sets(accel_i_vk_device* dev, accel_i_vk_list
         accel_i_vk_op* op = &l->ops[i];
         VkDescriptorBufferInfo infos[ACCEL_I_VK_MAX_BUFFERS];
         VkWriteDescriptorSet writes[ACCEL_I_VK_MAX_BUFFERS];
-        VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, l->dpool, 1, NULL };
+        VkDescriptorSetAllocateInfo ai = { VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO, NULL, l->dpool, 1,
+                                           NULL };
         if (op->kind != ACCEL_I_CMD_EXEC || !op->nb) continue;
         ai.pSetLayouts = &op->prog->set_layout;
         if ((vr = dev->vk.AllocateDescriptorSets(dev->device, &ai, &op->set)) != VK_SUCCESS)
@@ -2484,18 +2746,24 @@ static accel_result accel_i_vk_list_sets(accel_i_vk_device* dev, accel_i_vk_list
         for (uint32_t j = 0; j < op->nb; j++) {
             accel_i_vk_bind(&infos[j], op->bufs[j], 0);
             memset(&writes[j], 0, sizeof writes[j]);
-            writes[j].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET; writes[j].dstSet = op->set; writes[j].dstBinding = j;
-            writes[j].descriptorCount = 1; writes[j].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER; writes[j].pBufferInfo = &infos[j];
+            writes[j].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+            writes[j].dstSet = op->set;
+            writes[j].dstBinding = j;
+            writes[j].descriptorCount = 1;
+            writes[j].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+            writes[j].pBufferInfo = &infos[j];
         }
         dev->vk.UpdateDescriptorSets(dev->device, op->nb, writes, 0, NULL);
     }
     return ACCEL_OK;
 }
 /* Records ops [from, to) of l into secondary cb, for simultaneous use. */
-static accel_result accel_i_vk_list_secondary(accel_i_vk_device* dev, accel_i_vk_list* l, VkCommandBuffer cb, uint32_t from, uint32_t to) {
-    VkCommandBufferInheritanceInfo ii = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO, NULL, VK_NULL_HANDLE, 0, VK_NULL_HANDLE,
-                                          VK_FALSE, 0, 0 };
-    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, &ii };
+static accel_result accel_i_vk_list_secondary(accel_i_vk_device* dev, accel_i_vk_list* l, VkCommandBuffer cb,
+                                              uint32_t from, uint32_t to) {
+    VkCommandBufferInheritanceInfo ii = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO, NULL,
+                                          VK_NULL_HANDLE, 0, VK_NULL_HANDLE, VK_FALSE, 0, 0 };
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
+                                    VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, &ii };
     VkResult vr;
     accel_result r;
     if ((vr = dev->vk.BeginCommandBuffer(cb, &bi)) != VK_SUCCESS)
@@ -2508,25 +2776,27 @@ static accel_result accel_i_vk_list_secondary(accel_i_vk_device* dev, accel_i_vk
 /* The list as a primary command buffer that is a whole segment (simultaneous use), ending as every
    segment does with the barrier that makes its writes visible to the host. */
 static accel_result accel_i_vk_list_primary(accel_i_vk_device* dev, accel_i_vk_list* l) {
-    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, NULL };
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL,
+                                    VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT, NULL };
     VkResult vr;
     accel_result r;
     if ((vr = dev->vk.BeginCommandBuffer(l->primary, &bi)) != VK_SUCCESS)
         return accel_i_vk_fail(dev, vr, "vkBeginCommandBuffer", "accel_queue_record_end");
     if ((r = accel_i_vk_ops_record(dev, l, l->primary, l->dpool, 0, l->count, NULL, 0)) != ACCEL_OK) return r;
-    accel_i_vk_barrier(dev, l->primary, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
+    accel_i_vk_barrier(dev, l->primary, VK_PIPELINE_STAGE_HOST_BIT,
+                       VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT);
     if ((vr = dev->vk.EndCommandBuffer(l->primary)) != VK_SUCCESS)
         return accel_i_vk_fail(dev, vr, "vkEndCommandBuffer", "accel_queue_record_end");
     return ACCEL_OK;
 }
 /* The chunks, the list as a primary, and the whole list in one more secondary where it spans several
    chunks: command buffers of the recording queue's family. A replay without patches runs the whole
-   one: on an H100 the 1,000 dispatches of bench/vulkan.c as one secondary ran at 1.00x a primary
-   recorded by hand, as 32 chunks at 1.10x (figure 8's raw design rows). */
+   one: it runs as fast as a primary recorded by hand, where separate chunks take about 1.10x its time
+   (bench/vulkan.c figure 8). */
 static accel_result accel_i_vk_list_chunks(accel_i_vk_device* dev, accel_i_vk_list* l) {
     VkCommandPoolCreateInfo pi = { VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, NULL, 0, l->family };
-    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, VK_NULL_HANDLE, VK_COMMAND_BUFFER_LEVEL_SECONDARY,
-                                       l->nchunks };
+    VkCommandBufferAllocateInfo ai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, VK_NULL_HANDLE,
+                                       VK_COMMAND_BUFFER_LEVEL_SECONDARY, l->nchunks };
     VkResult vr;
     accel_result r;
     if (!l->nchunks) return ACCEL_OK;
@@ -2536,7 +2806,8 @@ static accel_result accel_i_vk_list_chunks(accel_i_vk_device* dev, accel_i_vk_li
     if ((vr = dev->vk.AllocateCommandBuffers(dev->device, &ai, l->chunks)) != VK_SUCCESS)
         return accel_i_vk_fail(dev, vr, "vkAllocateCommandBuffers", "accel_queue_record_end");
     for (uint32_t c = 0; c < l->nchunks; c++) {
-        uint32_t from = c * ACCEL_I_VK_CHUNK, to = from + ACCEL_I_VK_CHUNK < l->count ? from + ACCEL_I_VK_CHUNK : l->count;
+        uint32_t from = c * ACCEL_I_VK_CHUNK,
+                 to = from + ACCEL_I_VK_CHUNK < l->count ? from + ACCEL_I_VK_CHUNK : l->count;
         if ((r = accel_i_vk_list_secondary(dev, l, l->chunks[c], from, to)) != ACCEL_OK) return r;
     }
     ai.commandBufferCount = 1;
@@ -2551,21 +2822,27 @@ static accel_result accel_i_vk_list_chunks(accel_i_vk_device* dev, accel_i_vk_li
     return accel_i_vk_list_secondary(dev, l, l->whole, 0, l->count);
 }
 static accel_result accel_i_vk_validate(accel_i_vk_queue* q, const accel_i_batch* b);
-static accel_result accel_i_vk_list_fill(accel_i_vk_device* dev, accel_i_vk_queue* q, accel_commands* c, accel_i_vk_list* l) {
+static accel_result accel_i_vk_list_fill(accel_i_vk_device* dev, accel_i_vk_queue* q, accel_commands* c,
+                                         accel_i_vk_list* l) {
     const accel_i_batch* b = c->list;
     VkDeviceSize data = 0, staged = 0;
     unsigned char* staging = NULL;
     accel_result r;
     if ((r = accel_i_vk_validate(q, b)) != ACCEL_OK) return r;
     for (uint32_t i = 0; i < b->count; i++)
-        if (b->cmds[i].kind == ACCEL_I_CMD_UPDATE) data += (b->cmds[i].u.update.size + 15u) & ~(VkDeviceSize)15u;
+        if (b->cmds[i].kind == ACCEL_I_CMD_UPDATE)
+            data += (b->cmds[i].u.update.size + 15u) & ~(VkDeviceSize)15u;
     if (data) {
-        r = accel_i_vk_make_buffer(dev, data, true, true, "accel_queue_record_end (update data)", &l->staging, &l->staging_mem, (void**)&staging);
+        r = accel_i_vk_make_buffer(dev, data, true, true, "accel_queue_record_end (update data)", &l->staging,
+                                   &l->staging_mem, (void**)&staging);
         if (r != ACCEL_OK) return r;
-        if (!staging) return accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED, "vulkan: staging memory is not mappable");
+        if (!staging)
+            return accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED,
+                                "vulkan: staging memory is not mappable");
     }
     for (uint32_t i = 0; i < b->count; i++) {
-        if ((r = accel_i_vk_op_build(dev, b, &b->cmds[i], &l->ops[i], staging, &staged)) != ACCEL_OK) return r;
+        if ((r = accel_i_vk_op_build(dev, b, &b->cmds[i], &l->ops[i], staging, &staged)) != ACCEL_OK)
+            return r;
         if (l->ops[i].kind == ACCEL_I_CMD_EXEC) { l->execs++; l->bindings += l->ops[i].nb; }
     }
     l->scope = accel_i_vk_scope_of(b, 0, b->count);
@@ -2576,10 +2853,13 @@ static accel_result accel_i_vk_commands_build(accel_queue* qb, accel_commands* c
     accel_i_vk_device* dev = accel_i_vk_dev(c->obj.device);
     accel_i_vk_queue* q = (accel_i_vk_queue*)qb;
     uint32_t count = c->list->count, nchunks = (count + ACCEL_I_VK_CHUNK - 1) / ACCEL_I_VK_CHUNK;
-    size_t bytes = sizeof(accel_i_vk_list) + (size_t)count * sizeof(accel_i_vk_op) + (size_t)nchunks * sizeof(VkCommandBuffer);
+    size_t bytes = sizeof(accel_i_vk_list) + (size_t)count * sizeof(accel_i_vk_op) +
+                   (size_t)nchunks * sizeof(VkCommandBuffer);
     accel_i_vk_list* l = (accel_i_vk_list*)accel_i_dev_alloc(&dev->base, bytes);
     accel_result r;
-    if (!l) return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory for the replay form");
+    if (!l)
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_queue_record_end: out of host memory for the replay form");
     memset((void*)l, 0, bytes);
     l->bytes = bytes;
     l->count = count;
@@ -2601,7 +2881,8 @@ static void accel_i_vk_list_sizes(const accel_commands* c, uint32_t* execs, uint
 /* The replay command, recorded into e->cb: without patches the whole list's secondary; else unpatched
    chunks by vkCmdExecuteCommands, a chunk with patches (or every chunk on a queue of another family)
    recorded directly. */
-static accel_result accel_i_vk_record_replay(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_cmd* c) {
+static accel_result accel_i_vk_record_replay(accel_i_vk_queue* q, accel_i_vk_entry* e, const accel_i_batch* b,
+                                             const accel_i_cmd* c) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     const accel_i_vk_list* l = (const accel_i_vk_list*)c->u.replay.list->native;
     uint32_t n = c->u.replay.patch_count, k = 0, run = 0;
@@ -2613,21 +2894,24 @@ static accel_result accel_i_vk_record_replay(accel_i_vk_queue* q, accel_i_vk_ent
         return ACCEL_OK;
     }
     for (uint32_t ch = 0; ch < l->nchunks && r == ACCEL_OK; ch++) {
-        uint32_t from = ch * ACCEL_I_VK_CHUNK, to = from + ACCEL_I_VK_CHUNK < l->count ? from + ACCEL_I_VK_CHUNK : l->count, first = k;
+        uint32_t from = ch * ACCEL_I_VK_CHUNK,
+                 to = from + ACCEL_I_VK_CHUNK < l->count ? from + ACCEL_I_VK_CHUNK : l->count, first = k;
         while (k < n && p[k].command < to) k++;
         if (own && k == first) continue;   /* joins the run of unpatched chunks */
         if (ch > run) dev->vk.CmdExecuteCommands(e->cb, ch - run, l->chunks + run);
         run = ch + 1;
         r = accel_i_vk_ops_record(dev, l, e->cb, e->pool, from, to, p ? p + first : NULL, k - first);
     }
-    if (r == ACCEL_OK && own && l->nchunks > run) dev->vk.CmdExecuteCommands(e->cb, l->nchunks - run, l->chunks + run);
+    if (r == ACCEL_OK && own && l->nchunks > run)
+        dev->vk.CmdExecuteCommands(e->cb, l->nchunks - run, l->chunks + run);
     return r;
 }
 
 /* A segment whose only command is a replay without patches, on a queue of the list's family, untraced:
    it submits the list's primary as is, as a raw program re-submits a command buffer recorded once
    (nothing recorded per replay). Returns that primary, or VK_NULL_HANDLE. */
-static VkCommandBuffer accel_i_vk_lone_replay(const accel_i_vk_queue* q, const accel_i_batch* b, const accel_i_segment* sg) {
+static VkCommandBuffer accel_i_vk_lone_replay(const accel_i_vk_queue* q, const accel_i_batch* b,
+                                              const accel_i_segment* sg) {
     const accel_i_cmd* lone = NULL;
     const accel_i_vk_list* l;
     for (uint32_t i = sg->from; i < sg->to; i++) {
@@ -2661,7 +2945,8 @@ static accel_i_vk_ops accel_i_vk_ops_of(const accel_i_batch* b) {
    the segment (stamp) and slot it went into. A wait for more than what the semaphore was promised
    before this queue's last segment promised it can only be released by that segment's signal
    operation (or a host raise submitted behind it): after_last. submit_lock held. */
-static void accel_i_vk_seg_waits(accel_i_vk_queue* q, const accel_i_batch* b, const accel_i_segment* sg, accel_i_vk_ops* o) {
+static void accel_i_vk_seg_waits(accel_i_vk_queue* q, const accel_i_batch* b, const accel_i_segment* sg,
+                                 accel_i_vk_ops* o) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     uint64_t stamp = ++dev->stamp;
     for (uint32_t i = sg->wfrom; i < sg->from; i++) {
@@ -2669,8 +2954,10 @@ static void accel_i_vk_seg_waits(accel_i_vk_queue* q, const accel_i_batch* b, co
         accel_i_vk_signal* vs = (accel_i_vk_signal*)c->u.sig.signal;
         uint64_t v = c->u.sig.value;
         if (c->u.sig.signal->obj.device != &dev->base) continue;
-        if (!(c->flags & ACCEL_I_CMD_ON_DEVICE) && accel_i_vk_counter(dev, vs->sem) < v) continue;   /* reached by a host raise */
-        if (vs->hi_q == q->uid && q->last != 0 && vs->hi_seg == q->last && v > vs->hi_prev) o->after_last = true;
+        /* reached by a host raise */
+        if (!(c->flags & ACCEL_I_CMD_ON_DEVICE) && accel_i_vk_counter(dev, vs->sem) < v) continue;
+        if (vs->hi_q == q->uid && q->last != 0 && vs->hi_seg == q->last && v > vs->hi_prev)
+            o->after_last = true;
         if (vs->mark == stamp) { if (o->vals[vs->slot] < v) o->vals[vs->slot] = v; continue; }
         vs->mark = stamp;
         vs->slot = o->nw;
@@ -2700,7 +2987,8 @@ static void accel_i_vk_seg_after_queue(accel_i_vk_queue* q, accel_i_vk_ops* o) {
 /* Signal operations: one per semaphore of this device with the segment's largest value for it, native
    when accel_i_vk_native_ok; the rest (other devices' signals too) the host raises once the segment
    completed, unless the value is reached already. submit_lock held. */
-static void accel_i_vk_seg_signals(accel_i_vk_queue* q, const accel_i_batch* b, const accel_i_segment* sg, accel_i_vk_ops* o) {
+static void accel_i_vk_seg_signals(accel_i_vk_queue* q, const accel_i_batch* b, const accel_i_segment* sg,
+                                   accel_i_vk_ops* o) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     uint64_t stamp = ++dev->stamp;
     uint32_t n = 0;
@@ -2713,7 +3001,10 @@ static void accel_i_vk_seg_signals(accel_i_vk_queue* q, const accel_i_batch* b, 
             o->later_vals[o->nlater++] = c->u.sig.value;
             continue;
         }
-        if (vs->mark == stamp) { if (o->vals[o->nw + vs->slot] < c->u.sig.value) o->vals[o->nw + vs->slot] = c->u.sig.value; continue; }
+        if (vs->mark == stamp) {
+            if (o->vals[o->nw + vs->slot] < c->u.sig.value) o->vals[o->nw + vs->slot] = c->u.sig.value;
+            continue;
+        }
         vs->mark = stamp;
         vs->slot = n;
         o->sigs[n] = vs;
@@ -2735,7 +3026,8 @@ static void accel_i_vk_seg_signals(accel_i_vk_queue* q, const accel_i_batch* b, 
     }
 }
 /* Submits the segment's command buffer with its operations and the queue's completion value. */
-static VkResult accel_i_vk_seg_submit(accel_i_vk_queue* q, accel_i_vk_entry* e, accel_i_vk_ops* o, uint64_t value) {
+static VkResult accel_i_vk_seg_submit(accel_i_vk_queue* q, accel_i_vk_entry* e, accel_i_vk_ops* o,
+                                      uint64_t value) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     VkTimelineSemaphoreSubmitInfo ti;
     VkSubmitInfo si;
@@ -2781,40 +3073,52 @@ static VkResult accel_i_vk_seg_submit(accel_i_vk_queue* q, accel_i_vk_entry* e, 
 static accel_result accel_i_vk_calibrate(accel_i_vk_queue* q, uint64_t* host, uint64_t* raw) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     if (dev->cal_ext) {
-        VkCalibratedTimestampInfoEXT ci[2] = { { VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_DEVICE_EXT },
-                                               { VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT } };
+        VkCalibratedTimestampInfoEXT ci[2] = {
+            { VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_DEVICE_EXT },
+            { VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, NULL, VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT }
+        };
         uint64_t ts[2], dev_max = 0;
         VkResult vr = dev->vk.GetCalibratedTimestampsEXT(dev->device, 2, ci, ts, &dev_max);
-        if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkGetCalibratedTimestampsEXT", "accel_queue_timestamp");
+        if (vr != VK_SUCCESS)
+            return accel_i_vk_fail(dev, vr, "vkGetCalibratedTimestampsEXT", "accel_queue_timestamp");
         *raw = ts[0]; *host = ts[1];
         return ACCEL_OK;
     }
     for (int i = 0; i < 3 && !dev->cal_done; i++) {
-        VkQueryPoolCreateInfo qi = { VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, NULL, 0, VK_QUERY_TYPE_TIMESTAMP, 1, 0 };
+        VkQueryPoolCreateInfo qi = {
+            VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO, NULL, 0, VK_QUERY_TYPE_TIMESTAMP, 1, 0
+        };
         VkQueryPool pool;
         VkCommandBuffer cb = VK_NULL_HANDLE;
         uint64_t t0 = 0, t1 = 0, tick = 0;
         accel_result r;
         VkResult vr = dev->vk.CreateQueryPool(dev->device, &qi, NULL, &pool);
-        if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateQueryPool", "accel_queue_timestamp (calibration)");
+        if (vr != VK_SUCCESS)
+            return accel_i_vk_fail(dev, vr, "vkCreateQueryPool", "accel_queue_timestamp (calibration)");
         r = accel_i_vk_io_begin(dev, q->pool, "accel_queue_timestamp (calibration)", &cb);
         if (r == ACCEL_OK) {
             dev->vk.CmdResetQueryPool(cb, pool, 0, 1);
             dev->vk.CmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, pool, 0);
             r = accel_i_vk_io_run(dev, q->hwq, q->pool, cb, "accel_queue_timestamp (calibration)", &t0, &t1);
         }
-        if (r == ACCEL_OK && (vr = dev->vk.GetQueryPoolResults(dev->device, pool, 0, 1, 8, &tick, 8, VK_QUERY_RESULT_64_BIT)) != VK_SUCCESS)
+        if (r == ACCEL_OK && (vr = dev->vk.GetQueryPoolResults(dev->device, pool, 0, 1, 8, &tick, 8,
+                                                               VK_QUERY_RESULT_64_BIT)) != VK_SUCCESS)
             r = accel_i_vk_fail(dev, vr, "vkGetQueryPoolResults", "accel_queue_timestamp (calibration)");
         dev->vk.DestroyQueryPool(dev->device, pool, NULL);
         if (r != ACCEL_OK) return r;
-        if (i == 0 || (t1 - t0) / 2 < dev->cal_error) { dev->cal_error = (t1 - t0) / 2; dev->cal_host = t0 + (t1 - t0) / 2; dev->cal_raw = tick; }
+        if (i == 0 || (t1 - t0) / 2 < dev->cal_error) {
+            dev->cal_error = (t1 - t0) / 2;
+            dev->cal_host = t0 + (t1 - t0) / 2;
+            dev->cal_raw = tick;
+        }
     }
     dev->cal_done = true;
     *host = dev->cal_host; *raw = dev->cal_raw;
     return ACCEL_OK;
 }
 /* A device reading (valid `bits` of it) on the host clock, from the pair (host, raw). */
-static uint64_t accel_i_vk_stamp_ns(const accel_i_vk_device* dev, uint64_t tick, uint32_t bits, uint64_t host, uint64_t raw) {
+static uint64_t accel_i_vk_stamp_ns(const accel_i_vk_device* dev, uint64_t tick, uint32_t bits, uint64_t host,
+                                    uint64_t raw) {
     uint64_t mask = bits >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << bits) - 1u;
     uint64_t ahead = (tick - raw) & mask, behind = (raw - tick) & mask;   /* the nearer way round */
     if (ahead <= behind) return host + (uint64_t)((double)ahead * dev->stamp_period + 0.5);
@@ -2824,13 +3128,16 @@ static uint64_t accel_i_vk_stamp_ns(const accel_i_vk_device* dev, uint64_t tick,
 /* The segment's clock readings, converted: (host, raw) the calibration, [t0, now] where the truth lies
    (its submission, its completion seen by the host). */
 typedef struct accel_i_vk_clock { uint64_t host, raw, t0, now; } accel_i_vk_clock;
-static accel_result accel_i_vk_query_ns(accel_i_vk_queue* q, const accel_i_vk_entry* e, uint32_t k, const accel_i_vk_clock* ck, uint64_t* ns) {
+static accel_result accel_i_vk_query_ns(accel_i_vk_queue* q, const accel_i_vk_entry* e, uint32_t k,
+                                        const accel_i_vk_clock* ck, uint64_t* ns) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     uint64_t tick = 0, t;
     VkResult vr;
-    if (!e->stamps) { *ns = ck->now; return ACCEL_OK; }   /* traced on a family without timestamps: the host's view */
+    /* traced on a family without timestamps: the host's view */
+    if (!e->stamps) { *ns = ck->now; return ACCEL_OK; }
     vr = dev->vk.GetQueryPoolResults(dev->device, e->stamps, k, 1, 8, &tick, 8, VK_QUERY_RESULT_64_BIT);
-    if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkGetQueryPoolResults", "accel_queue_timestamp / trace");
+    if (vr != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkGetQueryPoolResults", "accel_queue_timestamp / trace");
     t = accel_i_vk_stamp_ns(dev, tick, q->hwq->stamp_bits, ck->host, ck->raw);
     *ns = t < ck->t0 ? ck->t0 : t > ck->now ? ck->now : t;
     return ACCEL_OK;
@@ -2850,7 +3157,8 @@ static accel_result accel_i_vk_stamp_put(accel_i_vk_queue* q, const accel_i_cmd*
     if (r == ACCEL_OK) {
         memcpy(sp, &ns, 8);
         accel_i_mutex_lock(&dev->io_lock);
-        r = accel_i_vk_copy_run(dev, q->hwq, q->pool, st, 0, ((accel_i_vk_buffer*)dst)->buffer, c->u.stamp.offset, 8);
+        r = accel_i_vk_copy_run(dev, q->hwq, q->pool, st, 0, ((accel_i_vk_buffer*)dst)->buffer,
+                                c->u.stamp.offset, 8);
         accel_i_mutex_unlock(&dev->io_lock);
     }
     accel_i_vk_drop_buffer(dev, st, sm);
@@ -2862,7 +3170,8 @@ static accel_result accel_i_vk_stamp_put(accel_i_vk_queue* q, const accel_i_cmd*
    the first command's start, each command between the readings around it, signals at the end: their
    marks before the raises, for the flows of the waits they release; a signal failed meanwhile, by a
    failed wait the device was handed, has none). */
-static accel_result accel_i_vk_seg_host(accel_i_vk_queue* q, const accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_segment* sg) {
+static accel_result accel_i_vk_seg_host(accel_i_vk_queue* q, const accel_i_vk_entry* e,
+                                        const accel_i_batch* b, const accel_i_segment* sg) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     bool traced = dev->base.trace != NULL;
     accel_i_vk_clock ck;
@@ -2875,30 +3184,36 @@ static accel_result accel_i_vk_seg_host(accel_i_vk_queue* q, const accel_i_vk_en
     r = accel_i_vk_calibrate(q, &ck.host, &ck.raw);
     accel_i_mutex_unlock(&dev->io_lock);
     if (r == ACCEL_OK && traced) r = accel_i_vk_query_ns(q, e, 0, &ck, &t);
-    for (uint32_t i = sg->wfrom; i < sg->from && r == ACCEL_OK && traced; i++) accel_i_trace_cmd(&q->base, &b->cmds[i], ck.t0, t);
+    for (uint32_t i = sg->wfrom; i < sg->from && r == ACCEL_OK && traced; i++)
+        accel_i_trace_cmd(&q->base, &b->cmds[i], ck.t0, t);
     for (uint32_t i = sg->from; i < sg->to && r == ACCEL_OK; i++) {
         const accel_i_cmd* c = &b->cmds[i];
         if (c->kind == ACCEL_I_CMD_SIGNAL || (!traced && c->kind != ACCEL_I_CMD_TIMESTAMP)) continue;
         if ((r = accel_i_vk_query_ns(q, e, k++, &ck, &t1)) != ACCEL_OK) break;
         if (c->kind == ACCEL_I_CMD_TIMESTAMP) r = accel_i_vk_stamp_put(q, c, t1);
-        if (traced) t = accel_i_trace_cmd(&q->base, c, t, t1 > t ? t1 : t);   /* ended before t (a write-out): empty at t */
+        /* ended before t (a write-out): empty at t */
+        if (traced) t = accel_i_trace_cmd(&q->base, c, t, t1 > t ? t1 : t);
     }
-    for (uint32_t i = sg->from; i < sg->to && r == ACCEL_OK && traced; i++) {   /* failed meanwhile: never reached */
+    /* failed meanwhile: never reached */
+    for (uint32_t i = sg->from; i < sg->to && r == ACCEL_OK && traced; i++) {
         const accel_i_cmd* c = &b->cmds[i];
-        if (c->kind == ACCEL_I_CMD_SIGNAL && !accel_i_failed(accel_signal_value(c->u.sig.signal))) t = accel_i_trace_cmd(&q->base, c, t, t);
+        if (c->kind == ACCEL_I_CMD_SIGNAL && !accel_i_failed(accel_signal_value(c->u.sig.signal)))
+            t = accel_i_trace_cmd(&q->base, c, t, t);
     }
     return r;
 }
 
 /* The worker: waits for the segment, writes its timestamps and trace, then raises what its signal
    operations could not. */
-static void accel_i_vk_seg_later(accel_i_vk_queue* q, const accel_i_vk_entry* e, const accel_i_batch* b, const accel_i_segment* sg,
-                                 const accel_i_vk_ops* o, bool host) {
+static void accel_i_vk_seg_later(accel_i_vk_queue* q, const accel_i_vk_entry* e, const accel_i_batch* b,
+                                 const accel_i_segment* sg, const accel_i_vk_ops* o, bool host) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     VkResult vr = accel_i_vk_wait_sem(dev, q->done, e->value, ACCEL_WAIT_FOREVER);
-    accel_result r = vr == VK_SUCCESS ? ACCEL_OK : accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "queue signal");
+    accel_result r =
+            vr == VK_SUCCESS ? ACCEL_OK : accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "queue signal");
     if (r == ACCEL_OK && host) r = accel_i_vk_seg_host(q, e, b, sg);
-    for (uint32_t k = 0; k < o->nlater; k++) accel_i_raise(o->later[k], r == ACCEL_OK ? o->later_vals[k] : accel_i_failed_value(r));
+    for (uint32_t k = 0; k < o->nlater; k++)
+        accel_i_raise(o->later[k], r == ACCEL_OK ? o->later_vals[k] : accel_i_failed_value(r));
 }
 /* segment_submit (core: batch walk): one vkQueueSubmit with the segment's command buffer, its waits
    (device waits and reached GPU waits) and its signals. Signals that cannot be native operations are
@@ -2906,7 +3221,8 @@ static void accel_i_vk_seg_later(accel_i_vk_queue* q, const accel_i_vk_entry* e,
    accel_queue_submit, which must not block). A segment with timestamps (every segment, traced) has all
    its signals raised so, after the host wrote the timestamps (and the trace); its entry joins the
    queue's list only then (a reclaim would free its query pool). */
-static int accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg, bool may_block) {
+static int accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg,
+                                     bool may_block) {
     accel_i_vk_queue* q = (accel_i_vk_queue*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
     accel_i_vk_ops o = accel_i_vk_ops_of(b);
@@ -2920,13 +3236,17 @@ static int accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const 
         nstamps += b->cmds[i].kind == ACCEL_I_CMD_TIMESTAMP;
     }
     if ((e = accel_i_vk_entry_take(b)) == NULL)   /* cannot happen: the plan holds one per segment */
-        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: no entry set aside for a segment");
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_queue_submit: no entry set aside for a segment");
     accel_i_mutex_lock(&dev->submit_lock);
     accel_i_vk_seg_waits(q, b, sg, &o);
     accel_i_vk_seg_after_queue(q, &o);
     accel_i_vk_seg_signals(q, b, sg, &o);
     if (nstamps) {   /* every signal after the host wrote the timestamps (and the trace) */
-        for (uint32_t k = 0; k < o.ns; k++) { o.later[o.nlater] = &o.sigs[k]->base; o.later_vals[o.nlater++] = o.vals[o.nw + k]; }
+        for (uint32_t k = 0; k < o.ns; k++) {
+            o.later[o.nlater] = &o.sigs[k]->base;
+            o.later_vals[o.nlater++] = o.vals[o.nw + k];
+        }
         o.ns = 0;
     }
     if ((o.nlater || nstamps) && !may_block) r = ACCEL_I_WOULD_BLOCK;
@@ -2972,24 +3292,31 @@ static accel_result accel_i_vk_validate(accel_i_vk_queue* q, const accel_i_batch
         VkPipeline pipe;
         accel_result r;
         if (c->kind == ACCEL_I_CMD_TIMESTAMP && !q->hwq->stamp_bits)
-            return accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED, "accel_queue_timestamp: the queue family (%u) of %s has no timestamps (timestampValidBits 0)",
-                                q->hwq->family, accel_i_label(&q->base.obj));
+            return accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED,
+                    "accel_queue_timestamp: the queue family (%u) of %s has no timestamps "
+                    "(timestampValidBits 0)",
+                    q->hwq->family, accel_i_label(&q->base.obj));
         if (c->kind != ACCEL_I_CMD_EXEC) continue;
         p = (accel_i_vk_program*)c->u.exec.program;
         ep = &c->u.exec.params;
         if (!accel_i_vk_group_size(p, ep, size))
             return accel_i_fail(&dev->base, ACCEL_ERROR_INVALID_ARGUMENT,
-                                "accel_queue_submit: exec of '%s' with local size %u x %u x %u, but the shader's work-group size is fixed at %u x %u x %u",
-                                p->base.obj.label, ep->local_size[0], ep->local_size[1], ep->local_size[2], p->fixed[0], p->fixed[1], p->fixed[2]);
+                    "accel_queue_submit: exec of '%s' with local size %u x %u x %u, "
+                    "but the shader's work-group size is fixed at %u x %u x %u",
+                    p->base.obj.label, ep->local_size[0], ep->local_size[1], ep->local_size[2], p->fixed[0],
+                    p->fixed[1], p->fixed[2]);
         for (int d = 0; d < 3; d++) {
             uint64_t groups = ((uint64_t)ep->global_size[d] + size[d] - 1) / size[d];
             inv *= size[d];
             if (size[d] > info->max_group_size[d] || groups > info->max_group_count[d])
-                return accel_i_fail(&dev->base, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_submit: exec of '%s': work-group size %u or %llu groups in dimension %d exceed the device limits",
-                                    p->base.obj.label, size[d], (unsigned long long)groups, d);
+                return accel_i_fail(&dev->base, ACCEL_ERROR_INVALID_ARGUMENT,
+                        "accel_queue_submit: exec of '%s': work-group size %u or %llu groups in dimension %d "
+                        "exceed the device limits",
+                        p->base.obj.label, size[d], (unsigned long long)groups, d);
         }
         if (inv > info->max_group_invocations)
-            return accel_i_fail(&dev->base, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_submit: exec of '%s': %llu invocations per group (max %u)",
+            return accel_i_fail(&dev->base, ACCEL_ERROR_INVALID_ARGUMENT,
+                                "accel_queue_submit: exec of '%s': %llu invocations per group (max %u)",
                                 p->base.obj.label, (unsigned long long)inv, info->max_group_invocations);
         if ((r = accel_i_vk_pipeline(dev, p, size, &pipe)) != ACCEL_OK) return r;
     }
@@ -3032,7 +3359,8 @@ static accel_i_vk_hwq* accel_i_vk_hwq_take(accel_i_vk_device* dev, accel_queue_t
     accel_i_vk_hwq* h = &dev->hwq[dev->copy_hwq];
     accel_i_mutex_lock(&dev->submit_lock);
     if (type != ACCEL_QUEUE_COPY) {
-        const accel_i_vk_hwq* shared = &dev->hwq[dev->copy_hwq < dev->hwq_count ? dev->copy_hwq : dev->hwq_count - 1];
+        const accel_i_vk_hwq* shared =
+                &dev->hwq[dev->copy_hwq < dev->hwq_count ? dev->copy_hwq : dev->hwq_count - 1];
         uint32_t start = atomic_fetch_add(&dev->next_hwq, 1u);
         h = NULL;
         for (uint32_t i = 0; i < dev->hwq_count; i++) {
@@ -3056,7 +3384,11 @@ static void accel_i_vk_queue_release(accel_i_vk_queue* q) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     accel_device* d = &dev->base;
     if (q->hwq) accel_i_vk_hwq_give(dev, q->hwq);
-    while (q->spare) { accel_i_vk_entry* e = q->spare; q->spare = e->next; accel_i_dev_free(d, e, sizeof *e); }
+    while (q->spare) {
+        accel_i_vk_entry* e = q->spare;
+        q->spare = e->next;
+        accel_i_dev_free(d, e, sizeof *e);
+    }
     if (q->pool) dev->vk.DestroyCommandPool(dev->device, q->pool, NULL);   /* frees its command buffers */
     if (q->done) dev->vk.DestroySemaphore(dev->device, q->done, NULL);
     accel_i_dev_free(d, q->free_cbs, q->free_cbs_bytes);
@@ -3086,7 +3418,10 @@ static accel_result accel_i_vk_queue_create(accel_device* d, accel_queue_type ty
     pi.queueFamilyIndex = q->hwq->family;
     vr = dev->vk.CreateCommandPool(dev->device, &pi, NULL, &q->pool);
     if (vr == VK_SUCCESS) vr = accel_i_vk_timeline(dev, 0, &q->done);
-    if (vr != VK_SUCCESS) { accel_i_vk_queue_release(q); return accel_i_vk_fail(dev, vr, "vkCreateCommandPool/vkCreateSemaphore", "accel_queue_create"); }
+    if (vr != VK_SUCCESS) {
+        accel_i_vk_queue_release(q);
+        return accel_i_vk_fail(dev, vr, "vkCreateCommandPool/vkCreateSemaphore", "accel_queue_create");
+    }
     accel_i_queue_init(&q->base, d, type);
     if ((r = accel_i_walker_start(&q->base)) != ACCEL_OK) {
         accel_i_object_undo(&q->base.obj);
@@ -3117,7 +3452,8 @@ static bool accel_i_vk_has_ext(const VkExtensionProperties* e, uint32_t n, const
 }
 
 /* Instance (with validation and debug utils when asked / available). */
-static accel_result accel_i_vk_make_instance(accel_i_vk_device* dev, const accel_logger* lg, bool validation) {
+static accel_result accel_i_vk_make_instance(accel_i_vk_device* dev, const accel_logger* lg,
+                                             bool validation) {
     accel_i_vk_itab* t = &dev->vki;
     VkApplicationInfo app;
     VkInstanceCreateInfo ci;
@@ -3138,7 +3474,9 @@ static accel_result accel_i_vk_make_instance(accel_i_vk_device* dev, const accel
     }
     if (t->EnumerateInstanceVersion) t->EnumerateInstanceVersion(&version);
     if (version < VK_API_VERSION_1_1) {
-        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: the loader supports Vulkan %u.%u only (1.1 or newer needed)", VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version));
+        accel_i_log_to(lg, ACCEL_LOG_WARN,
+                       "vulkan: the loader supports Vulkan %u.%u only (1.1 or newer needed)",
+                       VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version));
         return ACCEL_ERROR_UNAVAILABLE;
     }
     if (t->EnumerateInstanceExtensionProperties(NULL, &next, NULL) == VK_SUCCESS && next) {
@@ -3148,15 +3486,18 @@ static accel_result accel_i_vk_make_instance(accel_i_vk_device* dev, const accel
         debug_utils = accel_i_vk_has_ext(exts, next, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
         accel_i_dev_free(&dev->base, exts, next * sizeof *exts);
     }
-    if (validation && t->EnumerateInstanceLayerProperties && t->EnumerateInstanceLayerProperties(&nlay, NULL) == VK_SUCCESS && nlay) {
+    if (validation && t->EnumerateInstanceLayerProperties &&
+        t->EnumerateInstanceLayerProperties(&nlay, NULL) == VK_SUCCESS && nlay) {
         bool found = false;
         layers = (VkLayerProperties*)accel_i_dev_alloc(&dev->base, nlay * sizeof *layers);
         if (!layers) return ACCEL_ERROR_OUT_OF_MEMORY;
         if (t->EnumerateInstanceLayerProperties(&nlay, layers) == VK_SUCCESS)
-            for (uint32_t i = 0; i < nlay; i++) found = found || !strcmp(layers[i].layerName, "VK_LAYER_KHRONOS_validation");
+            for (uint32_t i = 0; i < nlay; i++)
+                found = found || !strcmp(layers[i].layerName, "VK_LAYER_KHRONOS_validation");
         accel_i_dev_free(&dev->base, layers, nlay * sizeof *layers);
         if (found) { enabled_layer[nl++] = "VK_LAYER_KHRONOS_validation"; debug_utils = true; }
-        else accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: validation asked for, but VK_LAYER_KHRONOS_validation is not installed");
+        else accel_i_log_to(lg, ACCEL_LOG_WARN,
+                            "vulkan: validation asked for, but VK_LAYER_KHRONOS_validation is not installed");
     } else if (validation) {
         accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: validation asked for, but no layer is installed");
     }
@@ -3166,11 +3507,15 @@ static accel_result accel_i_vk_make_instance(accel_i_vk_device* dev, const accel
     app.pApplicationName = dev->base.label[0] ? dev->base.label : "accel";
     app.pEngineName = "accel";
     app.apiVersion = version >= VK_API_VERSION_1_2 ? VK_API_VERSION_1_2 : VK_API_VERSION_1_1;
-    dev->spirv_minor = version >= VK_API_VERSION_1_2 ? 5u : 3u;   /* lowered in device create for a 1.1 device */
+    /* lowered in device create for a 1.1 device */
+    dev->spirv_minor = version >= VK_API_VERSION_1_2 ? 5u : 3u;
     memset(&mi, 0, sizeof mi);
     mi.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT;
-    mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-    mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    mi.messageSeverity =
+            VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
     mi.pfnUserCallback = accel_i_vk_debug_cb;
     mi.pUserData = dev;
     memset(&ci, 0, sizeof ci);
@@ -3184,12 +3529,15 @@ static accel_result accel_i_vk_make_instance(accel_i_vk_device* dev, const accel
     vr = t->CreateInstance(&ci, NULL, &dev->instance);
     if (vr != VK_SUCCESS) {
         dev->instance = VK_NULL_HANDLE;
-        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: no usable Vulkan driver: vkCreateInstance failed: %s (%d)", accel_i_vk_result_name(vr), (int)vr);
+        accel_i_log_to(lg, ACCEL_LOG_WARN,
+                       "vulkan: no usable Vulkan driver: vkCreateInstance failed: %s (%d)",
+                       accel_i_vk_result_name(vr), (int)vr);
         return vr == VK_ERROR_OUT_OF_HOST_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_UNAVAILABLE;
     }
     dev->own_instance = true;
     accel_i_vk_load_instance(t, dev->instance);
-    if (!t->EnumeratePhysicalDevices || !t->CreateDevice || !t->GetDeviceProcAddr || !t->GetPhysicalDeviceFeatures2 || !t->GetPhysicalDeviceProperties2) {
+    if (!t->EnumeratePhysicalDevices || !t->CreateDevice || !t->GetDeviceProcAddr ||
+        !t->GetPhysicalDeviceFeatures2 || !t->GetPhysicalDeviceProperties2) {
         accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: the instance lacks Vulkan 1.1 entry points");
         return ACCEL_ERROR_UNAVAILABLE;
     }
@@ -3200,10 +3548,13 @@ static accel_result accel_i_vk_make_instance(accel_i_vk_device* dev, const accel
 }
 
 /* Can the backend run on this physical device? Fills the compute family; *why says why not. */
-static bool accel_i_vk_suitable(accel_i_vk_device* dev, VkPhysicalDevice pd, uint32_t* compute, const char** why) {
+static bool accel_i_vk_suitable(accel_i_vk_device* dev, VkPhysicalDevice pd, uint32_t* compute,
+                                const char** why) {
     accel_i_vk_itab* t = &dev->vki;
     VkPhysicalDeviceProperties props;
-    VkPhysicalDeviceTimelineSemaphoreFeatures tl = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, NULL, VK_FALSE };
+    VkPhysicalDeviceTimelineSemaphoreFeatures tl = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, NULL, VK_FALSE
+    };
     VkPhysicalDeviceFeatures2 f2;
     memset((void*)&f2, 0, sizeof f2);
     f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
@@ -3225,13 +3576,15 @@ static bool accel_i_vk_suitable(accel_i_vk_device* dev, VkPhysicalDevice pd, uin
 }
 
 /* The index-th suitable physical device, or UNAVAILABLE (with the reason logged). */
-static accel_result accel_i_vk_pick(accel_i_vk_device* dev, const accel_logger* lg, uint32_t index, uint32_t* count, uint32_t* compute) {
+static accel_result accel_i_vk_pick(accel_i_vk_device* dev, const accel_logger* lg, uint32_t index,
+                                    uint32_t* count, uint32_t* compute) {
     VkPhysicalDevice local[16];
     uint32_t n = 16, found = 0;
     const char* why = NULL;
     VkResult vr = dev->vki.EnumeratePhysicalDevices(dev->instance, &n, local);
     if (vr != VK_SUCCESS && vr != VK_INCOMPLETE) {
-        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: vkEnumeratePhysicalDevices failed: %s (%d)", accel_i_vk_result_name(vr), (int)vr);
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: vkEnumeratePhysicalDevices failed: %s (%d)",
+                       accel_i_vk_result_name(vr), (int)vr);
         return ACCEL_ERROR_UNAVAILABLE;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -3241,8 +3594,14 @@ static accel_result accel_i_vk_pick(accel_i_vk_device* dev, const accel_logger* 
         found++;
     }
     if (count) *count = found;
-    if (n == 0) { accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: the driver reports no physical device"); return ACCEL_ERROR_UNAVAILABLE; }
-    if (found == 0) { accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: no device can run accel (%s)", why ? why : "?"); return ACCEL_ERROR_UNAVAILABLE; }
+    if (n == 0) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: the driver reports no physical device");
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
+    if (found == 0) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: no device can run accel (%s)", why ? why : "?");
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
     if (compute && index >= found) {
         accel_i_log_to(lg, ACCEL_LOG_WARN, "vulkan: device_index %u, but only %u device(s)", index, found);
         return ACCEL_ERROR_UNAVAILABLE;
@@ -3253,8 +3612,12 @@ static accel_result accel_i_vk_pick(accel_i_vk_device* dev, const accel_logger* 
 static void accel_i_vk_fill_info(accel_i_vk_device* dev) {
     accel_device_info* info = &dev->base.info;
     VkPhysicalDeviceProperties props;
-    VkPhysicalDeviceTimelineSemaphoreProperties tp = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES, NULL, 0 };
-    VkPhysicalDevicePushDescriptorPropertiesKHR pp = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR, &tp, 0 };
+    VkPhysicalDeviceTimelineSemaphoreProperties tp = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_PROPERTIES, NULL, 0
+    };
+    VkPhysicalDevicePushDescriptorPropertiesKHR pp = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR, &tp, 0
+    };
     VkPhysicalDeviceProperties2 p2;
     memset((void*)&p2, 0, sizeof p2);
     p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
@@ -3270,7 +3633,9 @@ static void accel_i_vk_fill_info(accel_i_vk_device* dev) {
                : props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? ACCEL_DEVICE_GPU_INTEGRATED
                : props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? ACCEL_DEVICE_CPU : ACCEL_DEVICE_OTHER;
     for (uint32_t i = 0; i < dev->mem.memoryHeapCount; i++)
-        if ((dev->mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && dev->mem.memoryHeaps[i].size > heap) heap = dev->mem.memoryHeaps[i].size;
+        if ((dev->mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+            dev->mem.memoryHeaps[i].size > heap)
+            heap = dev->mem.memoryHeaps[i].size;
     info->memory_bytes = heap;
     for (int d = 0; d < 3; d++) {
         info->max_group_size[d] = props.limits.maxComputeWorkGroupSize[d];
@@ -3278,13 +3643,16 @@ static void accel_i_vk_fill_info(accel_i_vk_device* dev) {
     }
     info->max_group_invocations = props.limits.maxComputeWorkGroupInvocations;
     info->max_buffers = props.limits.maxPerStageDescriptorStorageBuffers;
-    if (dev->push_desc && pp.maxPushDescriptors && info->max_buffers > pp.maxPushDescriptors) info->max_buffers = pp.maxPushDescriptors;
+    if (dev->push_desc && pp.maxPushDescriptors && info->max_buffers > pp.maxPushDescriptors)
+        info->max_buffers = pp.maxPushDescriptors;
     if (info->max_buffers > ACCEL_I_VK_MAX_BUFFERS) info->max_buffers = ACCEL_I_VK_MAX_BUFFERS;
     info->max_constants = props.limits.maxPushConstantsSize / 4u;
     info->formats = ACCEL_FORMAT_SPIRV;
     info->separate_copy_queue = dev->copy_family != dev->compute_family;
     {
-        const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT |
+                                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                           VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
         int first_local = accel_i_vk_mem_type(dev, ~0u, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
         dev->map_device = !accel_i_vk_env_on("ACCEL_VULKAN_NO_MAP_DEVICE") && first_local >= 0 &&
                           (dev->mem.memoryTypes[first_local].propertyFlags & want) == want;
@@ -3292,7 +3660,8 @@ static void accel_i_vk_fill_info(accel_i_vk_device* dev) {
     info->host_mapped_device_memory = dev->map_device;
     info->buffer_offset_alignment = props.limits.minStorageBufferOffsetAlignment
                                     ? (uint32_t)props.limits.minStorageBufferOffsetAlignment : 1u;
-    dev->max_diff = tp.maxTimelineSemaphoreValueDifference ? tp.maxTimelineSemaphoreValueDifference : UINT64_MAX;
+    dev->max_diff =
+            tp.maxTimelineSemaphoreValueDifference ? tp.maxTimelineSemaphoreValueDifference : UINT64_MAX;
 }
 
 /* Timestamps: each VkQueue's valid bits, the tick period, and whether VK_EXT_calibrated_timestamps (when
@@ -3313,26 +3682,33 @@ static void accel_i_vk_stamps_setup(accel_i_vk_device* dev) {
 #if defined(_WIN32) || !defined(CLOCK_MONOTONIC) || defined(__wasi__)
     dev->cal_ext = false;   /* accel's clock is not CLOCK_MONOTONIC here */
 #endif
-    if (dev->cal_ext && (!dev->vk.GetCalibratedTimestampsEXT || !dev->vki.GetPhysicalDeviceCalibrateableTimeDomainsEXT ||
-                         dev->vki.GetPhysicalDeviceCalibrateableTimeDomainsEXT(dev->phys, &nd, domains) < 0)) nd = 0;
+    if (dev->cal_ext &&
+        (!dev->vk.GetCalibratedTimestampsEXT || !dev->vki.GetPhysicalDeviceCalibrateableTimeDomainsEXT ||
+         dev->vki.GetPhysicalDeviceCalibrateableTimeDomainsEXT(dev->phys, &nd, domains) < 0))
+        nd = 0;
     for (uint32_t i = 0; dev->cal_ext && i < nd; i++)
-        found |= domains[i] == VK_TIME_DOMAIN_DEVICE_EXT ? 1u : domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT ? 2u : 0u;
+        found |= domains[i] == VK_TIME_DOMAIN_DEVICE_EXT ? 1u
+                 : domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT ? 2u : 0u;
     dev->cal_ext = dev->cal_ext && found == 3u;
 }
 
 /* Device-level state shared by the create and adopt paths: entry points, queues, internal objects. */
 /* VkQueues: compute_queues of the compute family (accel queues take them round robin), then an io
    VkQueue of the same family (io_own_queue), then the copy family's (copy_own_queue). */
-static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t compute_queues, bool io_own_queue, uint32_t copy_family,
-                                            bool copy_own_queue) {
+static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t compute_queues,
+                                            bool io_own_queue, uint32_t copy_family, bool copy_own_queue) {
     uint32_t n = compute_queues + (io_own_queue ? 1u : 0u) + (copy_own_queue ? 1u : 0u);
     VkCommandPoolCreateInfo pi;
     const char* missing = accel_i_vk_load_device(&dev->vki, &dev->vk, dev->device);
     VkResult vr;
-    if (missing) return accel_i_fail(&dev->base, ACCEL_ERROR_UNAVAILABLE, "vulkan: the device lacks %s", missing);
+    if (missing)
+        return accel_i_fail(&dev->base, ACCEL_ERROR_UNAVAILABLE, "vulkan: the device lacks %s", missing);
     if (dev->push_desc && !dev->vk.CmdPushDescriptorSetKHR) dev->push_desc = false;
     if (!accel_i_mutex_init(&dev->io_lock)) return ACCEL_ERROR_OUT_OF_MEMORY;
-    if (!accel_i_mutex_init(&dev->submit_lock)) { accel_i_mutex_destroy(&dev->io_lock); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!accel_i_mutex_init(&dev->submit_lock)) {
+        accel_i_mutex_destroy(&dev->io_lock);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
     dev->locks_inited = true;
     dev->hwq_count = compute_queues;
     for (uint32_t i = 0; i < n; i++) {
@@ -3353,7 +3729,8 @@ static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t com
     /* reads and writes through staging share hwq[0]: an accel queue there is never alone on it, so it
        never waits on the device for a value only the host raises (a read would wait behind that) */
     if (!io_own_queue && !dev->map_device) dev->hwq[0].users = 1;
-    if ((vr = accel_i_vk_timeline(dev, 0, &dev->io_sem)) != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateSemaphore", "accel_device_create");
+    if ((vr = accel_i_vk_timeline(dev, 0, &dev->io_sem)) != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkCreateSemaphore", "accel_device_create");
     memset(&pi, 0, sizeof pi);
     pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
     pi.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
@@ -3367,7 +3744,8 @@ static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t com
 static void accel_i_vk_device_free(accel_i_vk_device* dev) {
     if (dev->device) {
         if (dev->vk.DeviceWaitIdle) dev->vk.DeviceWaitIdle(dev->device);
-        for (uint32_t i = 0; i < dev->nlate; i++) dev->vk.DestroySemaphore(dev->device, dev->late_sems[i], NULL);
+        for (uint32_t i = 0; i < dev->nlate; i++)
+            dev->vk.DestroySemaphore(dev->device, dev->late_sems[i], NULL);
         if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
         if (dev->io_sem) dev->vk.DestroySemaphore(dev->device, dev->io_sem, NULL);
         if (dev->own_device && dev->vk.DestroyDevice) dev->vk.DestroyDevice(dev->device, NULL);
@@ -3377,13 +3755,16 @@ static void accel_i_vk_device_free(accel_i_vk_device* dev) {
         accel_i_mutex_destroy(&dev->io_lock);
         accel_i_mutex_destroy(&dev->submit_lock);
     }
-    if (dev->messenger && dev->vki.DestroyDebugUtilsMessengerEXT) dev->vki.DestroyDebugUtilsMessengerEXT(dev->instance, dev->messenger, NULL);
+    if (dev->messenger && dev->vki.DestroyDebugUtilsMessengerEXT)
+        dev->vki.DestroyDebugUtilsMessengerEXT(dev->instance, dev->messenger, NULL);
     if (dev->instance && dev->own_instance) dev->vki.DestroyInstance(dev->instance, NULL);
-    if (dev->late_sems) accel_i_dev_free(&dev->base, dev->late_sems, (size_t)dev->late_cap * sizeof *dev->late_sems);
+    if (dev->late_sems)
+        accel_i_dev_free(&dev->base, dev->late_sems, (size_t)dev->late_cap * sizeof *dev->late_sems);
     accel_i_dev_free(&dev->base, dev, sizeof *dev);
 }
 
-static accel_result accel_i_vk_device_create(const accel_backend* b, const accel_device_desc* d, accel_device** out) {
+static accel_result accel_i_vk_device_create(const accel_backend* b, const accel_device_desc* d,
+                                             accel_device** out) {
     accel_i_vk_device* dev = (accel_i_vk_device*)accel_i_alloc(&d->allocator, sizeof *dev, 16);
     VkQueueFamilyProperties fam[32];
     VkExtensionProperties* exts = NULL;
@@ -3391,7 +3772,9 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     bool copy_own = false, io_own;
     float prio[ACCEL_VULKAN_MAX_QUEUES + 1] = { 0 };
     VkDeviceQueueCreateInfo qci[2];
-    VkPhysicalDeviceTimelineSemaphoreFeatures tl = { VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, NULL, VK_TRUE };
+    VkPhysicalDeviceTimelineSemaphoreFeatures tl = {
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, NULL, VK_TRUE
+    };
     VkPhysicalDeviceFeatures2 f2;
     memset((void*)&f2, 0, sizeof f2);
     f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
@@ -3401,22 +3784,30 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     VkPhysicalDeviceProperties props;
     accel_result r;
     VkResult vr;
-    if (!dev) { accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory"); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!dev) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
     memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, d);
     r = accel_i_vk_lib_open(&dev->base.logger, &dev->vki.GetInstanceProcAddr);
-    if (r == ACCEL_OK) r = accel_i_vk_make_instance(dev, &dev->base.logger, d->debug || accel_i_vk_env_on("ACCEL_VULKAN_VALIDATION"));
-    if (r == ACCEL_OK) r = accel_i_vk_pick(dev, &dev->base.logger, d->device_index, NULL, &dev->compute_family);
+    if (r == ACCEL_OK)
+        r = accel_i_vk_make_instance(dev, &dev->base.logger,
+                                     d->debug || accel_i_vk_env_on("ACCEL_VULKAN_VALIDATION"));
+    if (r == ACCEL_OK)
+        r = accel_i_vk_pick(dev, &dev->base.logger, d->device_index, NULL, &dev->compute_family);
     if (r != ACCEL_OK) { accel_i_vk_device_free(dev); return r; }
     dev->vki.GetPhysicalDeviceProperties(dev->phys, &props);
     if (props.apiVersion < VK_API_VERSION_1_2) dev->spirv_minor = 3;
     dev->vki.GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nfam, NULL);
     if (nfam > 32) nfam = 32;
     dev->vki.GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nfam, fam);
-    compute_n = fam[dev->compute_family].queueCount < ACCEL_VULKAN_MAX_QUEUES ? fam[dev->compute_family].queueCount : ACCEL_VULKAN_MAX_QUEUES;
+    compute_n = fam[dev->compute_family].queueCount < ACCEL_VULKAN_MAX_QUEUES
+                    ? fam[dev->compute_family].queueCount : ACCEL_VULKAN_MAX_QUEUES;
     copy_family = dev->compute_family;
     for (uint32_t i = 0; i < nfam; i++) {
-        if ((fam[i].queueFlags & VK_QUEUE_TRANSFER_BIT) && !(fam[i].queueFlags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT)) && fam[i].queueCount) {
+        if ((fam[i].queueFlags & VK_QUEUE_TRANSFER_BIT) &&
+            !(fam[i].queueFlags & (VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT)) && fam[i].queueCount) {
             copy_family = i;
             copy_own = true;
             break;
@@ -3424,12 +3815,19 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     }
     if (dev->vki.EnumerateDeviceExtensionProperties(dev->phys, NULL, &next, NULL) == VK_SUCCESS && next) {
         exts = (VkExtensionProperties*)accel_i_dev_alloc(&dev->base, next * sizeof *exts);
-        if (!exts) { accel_i_vk_device_free(dev); accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory"); return ACCEL_ERROR_OUT_OF_MEMORY; }
+        if (!exts) {
+            accel_i_vk_device_free(dev);
+            accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
+            return ACCEL_ERROR_OUT_OF_MEMORY;
+        }
         if (dev->vki.EnumerateDeviceExtensionProperties(dev->phys, NULL, &next, exts) != VK_SUCCESS) next = 0;
-        dev->push_desc = accel_i_vk_has_ext(exts, next, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) && !accel_i_vk_env_on("ACCEL_VULKAN_NO_PUSH_DESCRIPTORS");
-        if (props.apiVersion < VK_API_VERSION_1_2 && accel_i_vk_has_ext(exts, next, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME))
+        dev->push_desc = accel_i_vk_has_ext(exts, next, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) &&
+                         !accel_i_vk_env_on("ACCEL_VULKAN_NO_PUSH_DESCRIPTORS");
+        if (props.apiVersion < VK_API_VERSION_1_2 &&
+            accel_i_vk_has_ext(exts, next, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME))
             enabled[ne++] = VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME;
-        dev->cal_ext = accel_i_vk_has_ext(exts, next, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) && !accel_i_vk_env_on("ACCEL_VULKAN_NO_CALIBRATED_TIMESTAMPS");
+        dev->cal_ext = accel_i_vk_has_ext(exts, next, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) &&
+                       !accel_i_vk_env_on("ACCEL_VULKAN_NO_CALIBRATED_TIMESTAMPS");
         if (dev->cal_ext) enabled[ne++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
         accel_i_dev_free(&dev->base, exts, next * sizeof *exts);
     }
@@ -3437,7 +3835,8 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     memset(qci, 0, sizeof qci);
     qci[0].sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
     qci[0].queueFamilyIndex = dev->compute_family;
-    io_own = fam[dev->compute_family].queueCount > compute_n || compute_n > 1;   /* one of its own for reads/writes */
+    /* one of its own for reads/writes */
+    io_own = fam[dev->compute_family].queueCount > compute_n || compute_n > 1;
     if (io_own && fam[dev->compute_family].queueCount <= compute_n) compute_n--;
     qci[0].queueCount = compute_n + (io_own ? 1u : 0u);
     qci[0].pQueuePriorities = prio;
@@ -3461,7 +3860,8 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     dev->own_device = true;
     r = accel_i_vk_device_setup(dev, compute_n, io_own, copy_family, copy_own);
     if (r != ACCEL_OK) {
-        if (r == ACCEL_ERROR_OUT_OF_MEMORY) accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
+        if (r == ACCEL_ERROR_OUT_OF_MEMORY)
+            accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
         accel_i_vk_device_free(dev);
         return r;
     }
@@ -3489,7 +3889,8 @@ static accel_result accel_i_vk_device_count(const accel_backend* b, uint32_t* co
     return r;
 }
 
-ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, const accel_vulkan_adopt_desc* vk, accel_device** out) {
+ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
+                                                 const accel_vulkan_adopt_desc* vk, accel_device** out) {
     accel_device_desc d;
     accel_i_vk_device* dev;
     VkQueueFamilyProperties fam[32];
@@ -3498,16 +3899,26 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
     if (out) *out = NULL;
     if (desc) d = *desc; else memset(&d, 0, sizeof d);
     if (!d.allocator.alloc_fn != !d.allocator.free_fn) {
-        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_vulkan_device_adopt: the allocator needs both alloc_fn and free_fn");
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR,
+                       "accel_vulkan_device_adopt: the allocator needs both alloc_fn and free_fn");
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
-    if (!d.allocator.alloc_fn) { d.allocator.alloc_fn = accel_i_default_alloc; d.allocator.free_fn = accel_i_default_free; d.allocator.user = NULL; }
+    if (!d.allocator.alloc_fn) {
+        d.allocator.alloc_fn = accel_i_default_alloc;
+        d.allocator.free_fn = accel_i_default_free;
+        d.allocator.user = NULL;
+    }
     if (!vk || !out || !vk->instance || !vk->physical_device || !vk->device || !vk->get_instance_proc_addr) {
-        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_vulkan_device_adopt: instance, physical_device, device, get_instance_proc_addr and out are required");
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR,
+                "accel_vulkan_device_adopt: instance, physical_device, device, get_instance_proc_addr "
+                "and out are required");
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     dev = (accel_i_vk_device*)accel_i_alloc(&d.allocator, sizeof *dev, 16);
-    if (!dev) { accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_vulkan_device_adopt: out of host memory"); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!dev) {
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_vulkan_device_adopt: out of host memory");
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
     memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, accel_vulkan_backend(), &d);
     dev->vki.GetInstanceProcAddr = vk->get_instance_proc_addr;
@@ -3520,24 +3931,31 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc, 
                      : vk->api_version >= VK_API_VERSION_1_2 ? 5u : 3u;
     accel_i_vk_load_global(&dev->vki);
     accel_i_vk_load_instance(&dev->vki, dev->instance);
-    if (!dev->vki.GetDeviceProcAddr || !dev->vki.GetPhysicalDeviceQueueFamilyProperties || !dev->vki.GetPhysicalDeviceProperties2) {
+    if (!dev->vki.GetDeviceProcAddr || !dev->vki.GetPhysicalDeviceQueueFamilyProperties ||
+        !dev->vki.GetPhysicalDeviceProperties2) {
         dev->device = VK_NULL_HANDLE;
         accel_i_vk_device_free(dev);
-        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_vulkan_device_adopt: get_instance_proc_addr does not resolve the instance's entry points");
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR,
+                "accel_vulkan_device_adopt: get_instance_proc_addr does not resolve the instance's "
+                "entry points");
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     dev->vki.GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nfam, NULL);
     if (nfam > 32) nfam = 32;
     dev->vki.GetPhysicalDeviceQueueFamilyProperties(dev->phys, &nfam, fam);
-    if (vk->queue_family >= nfam || !(fam[vk->queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT) || vk->queue_index >= fam[vk->queue_family].queueCount) {
+    if (vk->queue_family >= nfam || !(fam[vk->queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT) ||
+        vk->queue_index >= fam[vk->queue_family].queueCount) {
         dev->device = VK_NULL_HANDLE;
         accel_i_vk_device_free(dev);
-        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_vulkan_device_adopt: queue family %u / index %u is not a compute queue of the device", vk->queue_family, vk->queue_index);
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR,
+                "accel_vulkan_device_adopt: queue family %u / index %u is not a compute queue of the device",
+                vk->queue_family, vk->queue_index);
         return ACCEL_ERROR_UNSUPPORTED;
     }
     /* one VkQueue, the engine's: hwq[0] is it (compute and copy) */
     r = accel_i_vk_device_setup(dev, 1, false, vk->queue_family, false);
-    if (r == ACCEL_OK && vk->queue_index != 0) dev->vk.GetDeviceQueue(dev->device, vk->queue_family, vk->queue_index, &dev->hwq[0].queue);
+    if (r == ACCEL_OK && vk->queue_index != 0)
+        dev->vk.GetDeviceQueue(dev->device, vk->queue_family, vk->queue_index, &dev->hwq[0].queue);
     if (r != ACCEL_OK) { accel_i_vk_device_free(dev); return r; }
     *out = &dev->base;
     return ACCEL_OK;
@@ -3551,7 +3969,8 @@ static const accel_i_walk_ops accel_i_vk_walk = {
     accel_i_vk_batch_submitted,         /* batch_submitted */
     accel_i_vk_queue_drain,             /* queue_drain */
     accel_i_vk_signal_publish,          /* signal_publish: the timeline semaphore */
-    NULL                                /* queue_poll: completed segments are reclaimed at submit and finish */
+    NULL                                /* queue_poll: completed segments are reclaimed at submit and
+                                           finish */
 };
 /* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
 static const accel_backend accel_i_vk_backend_table = {
@@ -3585,7 +4004,8 @@ ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_b
 /* ==== vulkan: interop ==== */
 static bool accel_i_vk_is(const accel_device* d) { return d && d->backend == &accel_i_vk_backend_table; }
 ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b) {
-    return b && accel_i_vk_is(b->obj.device) ? ((accel_i_vk_buffer*)accel_i_buffer_root(b))->buffer : VK_NULL_HANDLE;
+    return b && accel_i_vk_is(b->obj.device) ? ((accel_i_vk_buffer*)accel_i_buffer_root(b))->buffer
+                                             : VK_NULL_HANDLE;
 }
 ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s) {
     return s && accel_i_vk_is(s->obj.device) ? ((accel_i_vk_signal*)s)->sem : VK_NULL_HANDLE;
@@ -3593,25 +4013,31 @@ ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s) {
 /* The checks both wrap calls share; ACCEL_OK when d can take the engine's object. */
 static accel_result accel_i_vk_wrap_ok(accel_device* d, bool handle, void* out, const char* fn) {
     if (!d || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
-    if (!accel_i_vk_is(d)) return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "%s: device %p%s%s%s is not a Vulkan device", fn, ACCEL_I_DEVICE_LABEL(d));
+    if (!accel_i_vk_is(d))
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "%s: device %p%s%s%s is not a Vulkan device", fn,
+                            ACCEL_I_DEVICE_LABEL(d));
     if (accel_i_lost(d)) return ACCEL_ERROR_DEVICE_LOST;
     if (!handle) return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "%s: the handle is VK_NULL_HANDLE", fn);
     return ACCEL_OK;
 }
-ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer buffer, accel_vk_device_size size, accel_buffer** out) {
+ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer buffer,
+                                                accel_vk_device_size size, accel_buffer** out) {
     accel_i_vk_buffer* b;
     accel_result r;
     if (out) *out = NULL;
     VkMemoryRequirements req;
-    if ((r = accel_i_vk_wrap_ok(d, buffer != VK_NULL_HANDLE, out, "accel_vulkan_buffer_wrap")) != ACCEL_OK) return r;
+    if ((r = accel_i_vk_wrap_ok(d, buffer != VK_NULL_HANDLE, out, "accel_vulkan_buffer_wrap")) != ACCEL_OK)
+        return r;
     if (size == 0 || size > (accel_vk_device_size)SIZE_MAX)
-        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_vulkan_buffer_wrap: size %llu", (unsigned long long)size);
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_vulkan_buffer_wrap: size %llu",
+                            (unsigned long long)size);
     /* Vulkan cannot tell a buffer's size; its memory requirement is that size rounded up to an
        alignment: a size above it is surely wrong (a command would run past the buffer) */
     accel_i_vk_dev(d)->vk.GetBufferMemoryRequirements(accel_i_vk_dev(d)->device, buffer, &req);
     if (size > req.size)
-        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_vulkan_buffer_wrap: size %llu is larger than the VkBuffer (%llu bytes of memory)",
-                            (unsigned long long)size, (unsigned long long)req.size);
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
+                "accel_vulkan_buffer_wrap: size %llu is larger than the VkBuffer (%llu bytes of memory)",
+                (unsigned long long)size, (unsigned long long)req.size);
     b = (accel_i_vk_buffer*)accel_i_dev_alloc(d, sizeof *b);
     if (!b) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_vulkan_buffer_wrap: out of host memory");
     memset((void*)b, 0, sizeof *b);
@@ -3623,24 +4049,28 @@ ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer
     *out = &b->base;
     return ACCEL_OK;
 }
-ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaphore timeline, accel_signal** out) {
+ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaphore timeline,
+                                                accel_signal** out) {
     accel_i_vk_device* dev;
     accel_i_vk_signal* s;
     uint64_t now = 0;
     VkResult vr;
     accel_result r;
     if (out) *out = NULL;
-    if ((r = accel_i_vk_wrap_ok(d, timeline != VK_NULL_HANDLE, out, "accel_vulkan_signal_wrap")) != ACCEL_OK) return r;
+    if ((r = accel_i_vk_wrap_ok(d, timeline != VK_NULL_HANDLE, out, "accel_vulkan_signal_wrap")) != ACCEL_OK)
+        return r;
     dev = accel_i_vk_dev(d);
     if ((vr = dev->vk.GetSemaphoreCounterValue(dev->device, timeline, &now)) != VK_SUCCESS)
-        return accel_i_vk_fail(dev, vr, "vkGetSemaphoreCounterValue", "accel_vulkan_signal_wrap (a timeline semaphore?)");
+        return accel_i_vk_fail(dev, vr, "vkGetSemaphoreCounterValue",
+                               "accel_vulkan_signal_wrap (a timeline semaphore?)");
     s = (accel_i_vk_signal*)accel_i_dev_alloc(d, sizeof *s);
     if (!s) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_vulkan_signal_wrap: out of host memory");
     memset((void*)s, 0, sizeof *s);
     atomic_init(&s->submitted, now);   /* the engine promised at least what it reached */
     if (!accel_i_event_init(&s->host, 0)) {
         accel_i_dev_free(d, s, sizeof *s);
-        return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_vulkan_signal_wrap: mutex/condition init failed");
+        return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_vulkan_signal_wrap: mutex/condition init failed");
     }
     s->sem = timeline;
     s->owned = false;
