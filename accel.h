@@ -2246,7 +2246,8 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
     if (out) *out = NULL;
     if ((r = accel_i_create_args(dev, true, out, "accel_signal_create")) != ACCEL_OK) return r;
     if (initial > ACCEL_SIGNAL_MAX)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_create: initial value %llu is above ACCEL_SIGNAL_MAX",
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_signal_create: initial value %llu is above ACCEL_SIGNAL_MAX",
                             (unsigned long long)initial);
     r = dev->backend->signal_create(dev, initial, out);
     if (r == ACCEL_OK) {
@@ -2288,7 +2289,8 @@ static accel_result accel_i_set_label(accel_i_object* o, const char* label, cons
     size_t n = label ? strlen(label) + 1 : 0;
     if (n > 1) {
         if ((copy = (char*)accel_i_alloc(&o->device->allocator, n, 1)) == NULL)
-            return accel_i_fail(o->device, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory for a label of %zu bytes", fn, n);
+            return accel_i_fail(o->device, ACCEL_ERROR_OUT_OF_MEMORY,
+                                "%s: out of host memory for a label of %zu bytes", fn, n);
         memcpy(copy, label, n);
     }
     if (o->label_set) accel_i_free(&o->device->allocator, o->label_set, strlen(o->label_set) + 1);
@@ -2302,7 +2304,9 @@ ACCEL_API accel_result accel_signal_set_label(accel_signal* s, const char* label
 }
 /* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). Negated as unsigned: any
    negative reason, INT_MIN included, is defined behaviour. */
-static uint64_t accel_i_failed_value(accel_result reason) { return ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)reason); }
+static uint64_t accel_i_failed_value(accel_result reason) {
+    return ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)reason);
+}
 ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
     if (!s) return accel_i_invalid(NULL, "accel_signal_fail", "signal is NULL");
     if ((int)reason >= 0)
@@ -2315,7 +2319,8 @@ ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
 
 /* Where a wait on these signals stands: OK (all / any reached), SIGNAL_FAILED (all: one failed; any:
    none reached and one failed), TIMEOUT (not yet). *first gets the deciding index. */
-static accel_result accel_i_wait_check(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint32_t* first) {
+static accel_result accel_i_wait_check(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                       uint32_t* first) {
     uint32_t failed = UINT32_MAX, reached = UINT32_MAX, pending = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t cur = s[i]->obj.device->backend->signal_value(s[i]);
@@ -2361,10 +2366,12 @@ static accel_result accel_i_wait_internal(accel_signal* s, uint64_t v, uint64_t 
 #endif
 
 /* fn: the public call, for the log line (which goes to the first signal's device where there is one). */
-static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64_t* v, uint32_t n, const char* fn) {
+static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64_t* v, uint32_t n,
+                                            const char* fn) {
     char what[64];
     accel_device* dev = s && n && s[0] ? s[0]->obj.device : NULL;
-    if (!s || !v || n == 0) return accel_i_invalid(dev, fn, !s ? "signals is NULL" : !v ? "values is NULL" : "count is 0");
+    if (!s || !v || n == 0)
+        return accel_i_invalid(dev, fn, !s ? "signals is NULL" : !v ? "values is NULL" : "count is 0");
     for (uint32_t i = 0; i < n; i++) {
         if (!s[i]) {
             if (n == 1) snprintf(what, sizeof what, "signal is NULL");
@@ -2372,14 +2379,16 @@ static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64
             return accel_i_invalid(dev, fn, what);
         }
         if (v[i] > ACCEL_SIGNAL_MAX)
-            return accel_i_fail(s[i]->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
+            return accel_i_fail(s[i]->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                                "%s: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
                                 fn, (unsigned long long)v[i], (void*)s[i], ACCEL_I_LABEL(&s[i]->obj));
     }
     return ACCEL_OK;
 }
 
-static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count, bool wait_all,
-                                             uint64_t timeout_ns, uint32_t* first_reached, const char* fn) {
+static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const uint64_t* values,
+                                             uint32_t count, bool wait_all, uint64_t timeout_ns,
+                                             uint32_t* first_reached, const char* fn) {
     uint32_t first = 0;
     accel_result r = accel_i_check_wait_args(signals, values, count, fn);
     const accel_backend* b;
@@ -2388,21 +2397,28 @@ static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const
     t0 = ACCEL_I_TRACING(signals[0]->obj.device) ? accel_i_now_ns() : 0;
     b = signals[0]->obj.device->backend;
     for (uint32_t i = 1; i < count; i++) if (signals[i]->obj.device->backend != b) b = NULL;
-    if (timeout_ns != 0 && ACCEL_I_DEBUGGING(signals[0]->obj.device)) accel_i_debug_unreachable(signals, values, count, wait_all, fn);
+    if (timeout_ns != 0 && ACCEL_I_DEBUGGING(signals[0]->obj.device))
+        accel_i_debug_unreachable(signals, values, count, wait_all, fn);
     r = b ? b->signal_wait_many(signals, values, count, wait_all, timeout_ns, &first)
           : accel_i_wait_mixed(signals, values, count, wait_all, timeout_ns, &first);
     if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
     if (t0) accel_i_trace_host_wait(signals, values, count, t0);
     if (r == ACCEL_ERROR_DEADLOCK)   /* no-threads builds: nothing submitted can end the wait */
-        accel_i_log(signals[0]->obj.device, ACCEL_LOG_WARN, "%s: no-threads build and nothing submitted can reach value %llu on signal %p%s%s%s%s: deadlock",
-                    fn, (unsigned long long)values[0], (void*)signals[0], ACCEL_I_LABEL(&signals[0]->obj), count > 1 ? " (and others)" : "");
-    if (((r == ACCEL_TIMEOUT && timeout_ns != 0) || r == ACCEL_ERROR_DEADLOCK) && ACCEL_I_DEBUGGING(signals[0]->obj.device))
+        accel_i_log(signals[0]->obj.device, ACCEL_LOG_WARN,
+                    "%s: no-threads build and nothing submitted can reach value %llu"
+                    " on signal %p%s%s%s%s: deadlock",
+                    fn, (unsigned long long)values[0], (void*)signals[0], ACCEL_I_LABEL(&signals[0]->obj),
+                    count > 1 ? " (and others)" : "");
+    if (((r == ACCEL_TIMEOUT && timeout_ns != 0) || r == ACCEL_ERROR_DEADLOCK) &&
+        ACCEL_I_DEBUGGING(signals[0]->obj.device))
         accel_i_debug_hang(signals[0]->obj.device, fn, signals, values, count, timeout_ns, r);
     return r;
 }
-ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
-                                              bool wait_all, uint64_t timeout_ns, uint32_t* first_reached) {
-    return accel_i_signal_wait_many(signals, values, count, wait_all, timeout_ns, first_reached, "accel_signal_wait_many");
+ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values,
+                                              uint32_t count, bool wait_all, uint64_t timeout_ns,
+                                              uint32_t* first_reached) {
+    return accel_i_signal_wait_many(signals, values, count, wait_all, timeout_ns, first_reached,
+                                    "accel_signal_wait_many");
 }
 ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64_t timeout_ns) {
     return accel_i_signal_wait_many(&s, &value, 1, true, timeout_ns, NULL, "accel_signal_wait");
@@ -2413,14 +2429,16 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
    backend's signals, and the CUDA backend's (which put `size` bytes of their own around it). */
 typedef struct accel_i_host_signal { accel_signal base; accel_i_event ev; } accel_i_host_signal;
 static accel_i_event* accel_i_host_signal_event(accel_signal* s) { return &((accel_i_host_signal*)s)->ev; }
-static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size, accel_signal** out) {
+static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size,
+                                             accel_signal** out) {
     /* 64-aligned: the word shares its cache line with the trace marks (see accel_signal) */
     accel_i_host_signal* s = (accel_i_host_signal*)accel_i_alloc(&dev->allocator, size, 64);
     if (!s) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
     memset((void*)s, 0, size);
     if (!accel_i_event_init(&s->ev, initial)) {
         accel_i_dev_free(dev, s, size);
-        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed");
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_signal_create: mutex/condition init failed");
     }
     accel_i_object_init(&s->base.obj, dev, ACCEL_I_SIGNAL, "signal");
     *out = &s->base;
@@ -2433,12 +2451,16 @@ static void accel_i_host_signal_destroy(accel_signal* s, size_t size) {
 static uint64_t accel_i_host_signal_value(const accel_signal* s) {
     return accel_i_event_value(&((const accel_i_host_signal*)s)->ev);
 }
-static uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v) { return accel_i_event_raise(accel_i_host_signal_event(s), v); }
+static uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v) {
+    return accel_i_event_raise(accel_i_host_signal_event(s), v);
+}
 
 #if !defined(ACCEL_NO_THREADS)
 /* wait_many over several CPU signals: a waiter on each signal bumps one local event. */
 typedef struct accel_i_multi_waiter { accel_i_waiter w; accel_i_event* target; } accel_i_multi_waiter;
-static void accel_i_multi_wake(accel_i_waiter* w) { accel_i_event_add(((accel_i_multi_waiter*)w)->target, 1); }
+static void accel_i_multi_wake(accel_i_waiter* w) {
+    accel_i_event_add(((accel_i_multi_waiter*)w)->target, 1);
+}
 
 static accel_result accel_i_cpu_wait_multi(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                            uint64_t deadline, uint32_t* first) {
@@ -2450,7 +2472,9 @@ static accel_result accel_i_cpu_wait_multi(accel_signal* const* s, const uint64_
     if (!w || !accel_i_event_init(&local, 0)) {   /* cannot register: fall back to polling */
         if (w && w != local_w) accel_i_dev_free(dev, w, (size_t)n * sizeof *w);
         uint64_t now = accel_i_now_ns();
-        return accel_i_wait_mixed(s, v, n, all, deadline == ACCEL_I_FOREVER ? ACCEL_I_FOREVER : deadline > now ? deadline - now : 0, first);
+        return accel_i_wait_mixed(s, v, n, all,
+                                  deadline == ACCEL_I_FOREVER ? ACCEL_I_FOREVER
+                                  : deadline > now ? deadline - now : 0, first);
     }
     for (uint32_t i = 0; i < n; i++) {
         w[i].w.wake = accel_i_multi_wake;
@@ -3964,8 +3988,8 @@ static void accel_i_walker_stop(accel_queue* q) {
    chunks of groups per lane, and each lane gets a contiguous range of them in a word of its own
    cache line (generation << 32 | next chunk << 16 | end chunk): a lane claims its own chunks with an
    uncontended CAS, then steals from the other lanes' words, so an exec costs a few cache-line
-   transfers per lane instead of two contended atomics per chunk (measured: issue 11), and a lane
-   that is descheduled still has its range finished by the others. A word carries its generation and
+   transfers per lane instead of two contended atomics per chunk, and a lane that is descheduled
+   still has its range finished by the others. A word carries its generation and
    its bound, so a late worker can never claim a chunk of a newer job, and the job cannot change while
    a claimed chunk is uncounted. An executor that finds the slot taken runs its grid alone. */
 typedef struct accel_i_cpu_job {
@@ -3981,7 +4005,11 @@ typedef struct accel_i_cpu_lane {  /* one cache line per lane */
 #define ACCEL_I_CPU_MAX_CHUNKS 65535u   /* chunk indices are 16-bit fields of accel_i_cpu_lane.work */
 
 typedef struct accel_i_cpu_device accel_i_cpu_device;
-typedef struct accel_i_cpu_worker { accel_i_thread thread; accel_i_cpu_device* dev; accel_i_own own; } accel_i_cpu_worker;
+typedef struct accel_i_cpu_worker {
+    accel_i_thread thread;
+    accel_i_cpu_device* dev;
+    accel_i_own own;
+} accel_i_cpu_worker;
 struct accel_i_cpu_device {
     accel_device base;
     uint32_t lanes_n;
@@ -4005,7 +4033,9 @@ typedef struct accel_i_cpu_buffer  { accel_buffer base; bool owned; } accel_i_cp
 typedef struct accel_i_cpu_program { accel_program base; accel_cpu_kernel fn; } accel_i_cpu_program;
 
 static accel_i_cpu_device* accel_i_cpu_dev(accel_device* d) { return (accel_i_cpu_device*)d; }
-static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == accel_cpu_backend(); }
+static bool accel_i_is_cpu_signal(const accel_signal* s) {
+    return s->obj.device->backend == accel_cpu_backend();
+}
 #if !defined(ACCEL_NO_THREADS)
 /* 1 on accel's own threads (executors, pool workers) and on a thread that helps (see "cpu: waits that
    help"): such a thread never helps. */
@@ -4052,7 +4082,10 @@ static bool accel_i_cpu_lane_try(accel_i_cpu_device* dev, uint32_t hint, uint32_
     for (uint32_t k = 0; k < dev->lanes_n; k++) {
         uint32_t i = (hint + k) % dev->lanes_n;
         if (!atomic_load_explicit(&dev->lanes[i].taken, memory_order_relaxed) &&
-            !atomic_exchange_explicit(&dev->lanes[i].taken, 1u, memory_order_acquire)) { *lane = i; return true; }
+            !atomic_exchange_explicit(&dev->lanes[i].taken, 1u, memory_order_acquire)) {
+            *lane = i;
+            return true;
+        }
     }
     return false;
 }
@@ -4067,7 +4100,8 @@ static void accel_i_cpu_lane_sleep(accel_i_cpu_device* dev, uint64_t* start) {
     bool slept = false;
     if (!*start) *start = now;
     if (now - *start < ACCEL_CPU_SPIN_NS) { accel_i_yield(); return; }
-    accel_i_event_block(&dev->lanes_given, accel_i_event_value(&dev->lanes_given) + 1u, now + ACCEL_I_CPU_LANE_SLICE_NS, &slept);
+    accel_i_event_block(&dev->lanes_given, accel_i_event_value(&dev->lanes_given) + 1u,
+                        now + ACCEL_I_CPU_LANE_SLICE_NS, &slept);
 }
 #endif
 static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
@@ -4085,11 +4119,13 @@ static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
 }
 static void accel_i_cpu_lane_give(accel_i_cpu_device* dev, uint32_t lane) {
     atomic_store_explicit(&dev->lanes[lane].taken, 0u, memory_order_release);
-    if (atomic_load_explicit(&dev->lanes_given.sleepers, memory_order_relaxed)) accel_i_event_add(&dev->lanes_given, 1);
+    if (atomic_load_explicit(&dev->lanes_given.sleepers, memory_order_relaxed))
+        accel_i_event_add(&dev->lanes_given, 1);
 }
 
 /* Runs groups [first, first+count) of a job, in linear order (x fastest). */
-static void accel_i_cpu_run_groups(const accel_i_cpu_job* job, uint64_t first, uint64_t count, uint32_t lane) {
+static void accel_i_cpu_run_groups(const accel_i_cpu_job* job, uint64_t first, uint64_t count,
+                                   uint32_t lane) {
     accel_dispatch d = job->tmpl;
     uint64_t cx = d.group_count[0], cy = d.group_count[1], row = first / cx;
     d.worker = lane;
@@ -4112,7 +4148,8 @@ static bool accel_i_cpu_claim(accel_i_cpu_device* dev, uint32_t slot, uint32_t g
     for (;;) {
         uint32_t next = (uint32_t)(v >> 16) & 0xffffu, end = (uint32_t)v & 0xffffu;
         if ((uint32_t)(v >> 32) != gen || next >= end) return false;
-        if (atomic_compare_exchange_weak_explicit(w, &v, v + 0x10000u, memory_order_acq_rel, memory_order_acquire)) {
+        if (atomic_compare_exchange_weak_explicit(w, &v, v + 0x10000u, memory_order_acq_rel,
+                                                  memory_order_acquire)) {
             *chunk = next;
             return true;
         }
@@ -4156,7 +4193,8 @@ static void accel_i_cpu_worker_main(void* arg) {
 
 /* Publishes the job to the pool (the caller owns the slot): the job first, then each lane's range of
    chunks with release (a claim acquires it); works on it, waits for the rest. */
-static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane, accel_i_own* own) {
+static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane,
+                                 accel_i_own* own) {
     uint64_t target = (uint64_t)dev->lanes_n * 16u;
     uint64_t chunk, chunks, gen = accel_i_event_value(&dev->gen) + 1, tag = (uint64_t)(uint32_t)gen << 32;
     if (target > ACCEL_I_CPU_MAX_CHUNKS) target = ACCEL_I_CPU_MAX_CHUNKS;
@@ -4175,7 +4213,8 @@ static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job*
 }
 
 /* Runs a whole grid: inline when tiny or when the pool is busy, else across the pool. */
-static void accel_i_cpu_run_grid(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t hint, accel_i_own* own) {
+static void accel_i_cpu_run_grid(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t hint,
+                                 accel_i_own* own) {
     uint32_t lane;
     if (job->groups == 0) return;   /* a list's exec of global size 0 */
     lane = accel_i_cpu_lane_take(dev, hint);
@@ -4220,7 +4259,11 @@ static void accel_i_cpu_device_free(accel_i_cpu_device* dev, bool events_ok) {
 #endif
     if (dev->workers) accel_i_free(&a, dev->workers, (size_t)(dev->lanes_n - 1u) * sizeof *dev->workers);
     if (dev->lanes) accel_i_free(&a, dev->lanes, (size_t)dev->lanes_n * sizeof *dev->lanes);
-    if (events_ok) { accel_i_event_destroy(&dev->gen); accel_i_event_destroy(&dev->done); accel_i_event_destroy(&dev->lanes_given); }
+    if (events_ok) {
+        accel_i_event_destroy(&dev->gen);
+        accel_i_event_destroy(&dev->done);
+        accel_i_event_destroy(&dev->lanes_given);
+    }
     accel_i_free(&a, dev, sizeof *dev);
 }
 
@@ -4232,30 +4275,37 @@ static accel_result accel_i_cpu_start_workers(accel_i_cpu_device* dev) {
     uint32_t n = dev->lanes_n - 1u;
     if (n == 0) return ACCEL_OK;
     dev->workers = (accel_i_cpu_worker*)accel_i_dev_alloc(&dev->base, (size_t)n * sizeof *dev->workers);
-    if (!dev->workers) return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_device_create: out of memory for %u workers", n);
+    if (!dev->workers)
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_device_create: out of memory for %u workers", n);
     for (uint32_t i = 0; i < n; i++) {
         accel_result r;
         dev->workers[i].dev = dev;
-        memset(&dev->workers[i].own, 0, sizeof dev->workers[i].own);   /* no idle condition: workers move freely */
+        /* no idle condition: workers move freely */
+        memset(&dev->workers[i].own, 0, sizeof dev->workers[i].own);
         dev->workers[i].own.moves = dev->moves;
         r = accel_i_thread_start(&dev->workers[i].thread, accel_i_cpu_worker_main, &dev->workers[i]);
-        if (r != ACCEL_OK) return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);
+        if (r != ACCEL_OK)
+            return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);
         dev->workers_n = i + 1;
     }
     return ACCEL_OK;
 #endif
 }
 
-static accel_result accel_i_cpu_device_create(const accel_backend* b, const accel_device_desc* d, accel_device** out) {
+static accel_result accel_i_cpu_device_create(const accel_backend* b, const accel_device_desc* d,
+                                              accel_device** out) {
     uint32_t lanes = d->cpu_threads ? d->cpu_threads : accel_i_cpu_cores();
     accel_i_cpu_device* dev;
     accel_result r;
     if (d->device_index != 0) {
-        accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_device_create: the cpu backend has one device; no device %u", d->device_index);
+        accel_i_log_to(&d->logger, ACCEL_LOG_WARN,
+                       "accel_device_create: the cpu backend has one device; no device %u", d->device_index);
         return ACCEL_ERROR_UNAVAILABLE;
     }
     if (lanes > 4096) {
-        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: cpu_threads %u is above 4096", lanes);
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR,
+                       "accel_device_create: cpu_threads %u is above 4096", lanes);
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
 #if defined(ACCEL_NO_THREADS)
@@ -4271,7 +4321,10 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
     dev->lanes_n = lanes;
     dev->moves = ACCEL_CPU_MOVE_OFF && lanes < accel_i_cpu_cores();
     atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->next_hint, 0u);
-    if (!accel_i_event_init(&dev->gen, 0)) { accel_i_cpu_device_free(dev, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!accel_i_event_init(&dev->gen, 0)) {
+        accel_i_cpu_device_free(dev, false);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
     if (!accel_i_event_init(&dev->done, 0)) {
         accel_i_event_destroy(&dev->gen);
         accel_i_cpu_device_free(dev, false);
@@ -4283,7 +4336,8 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
         accel_i_cpu_device_free(dev, false);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    dev->lanes = (accel_i_cpu_lane*)accel_i_alloc(&dev->base.allocator, (size_t)lanes * sizeof *dev->lanes, 64);
+    dev->lanes = (accel_i_cpu_lane*)accel_i_alloc(&dev->base.allocator,
+                                                  (size_t)lanes * sizeof *dev->lanes, 64);
     if (!dev->lanes) {
         accel_i_cpu_device_free(dev, true);
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
@@ -4299,19 +4353,26 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
     return ACCEL_OK;
 }
 static void accel_i_cpu_device_destroy(accel_device* d) { accel_i_cpu_device_free(accel_i_cpu_dev(d), true); }
-static accel_result accel_i_cpu_device_count(const accel_backend* b, uint32_t* count) { (void)b; *count = 1; return ACCEL_OK; }
+static accel_result accel_i_cpu_device_count(const accel_backend* b, uint32_t* count) {
+    (void)b;
+    *count = 1;
+    return ACCEL_OK;
+}
 
 /* ==== cpu: buffers, programs and signals ==== */
-static accel_result accel_i_cpu_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
+static accel_result accel_i_cpu_buffer_create(accel_device* dev, const accel_buffer_desc* desc,
+                                              accel_buffer** out) {
     accel_i_cpu_buffer* buf = (accel_i_cpu_buffer*)accel_i_dev_alloc(dev, sizeof *buf);
     if (!buf) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
     memset((void*)buf, 0, sizeof *buf);
     buf->owned = desc->host_ptr == NULL;
-    buf->base.mapped = desc->host_ptr ? (void*)(uintptr_t)desc->host_ptr   /* read_only: never written by accel */
+    /* const cast away: a read_only host_ptr is never written by accel */
+    buf->base.mapped = desc->host_ptr ? (void*)(uintptr_t)desc->host_ptr
                                       : accel_i_alloc(&dev->allocator, desc->size, 64);
     if (!buf->base.mapped) {
         accel_i_dev_free(dev, buf, sizeof *buf);
-        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of memory for %zu bytes", desc->size);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_buffer_create: out of memory for %zu bytes", desc->size);
     }
     if (buf->owned) memset(buf->base.mapped, 0, desc->size);
     buf->base.size = desc->size;
@@ -4326,16 +4387,20 @@ static void accel_i_cpu_buffer_free(accel_buffer* b) {
     if (buf->owned) accel_i_free(&dev->allocator, b->mapped, b->size);
     accel_i_dev_free(dev, buf, sizeof *buf);
 }
-static accel_result accel_i_cpu_buffer_io(accel_buffer* b, size_t offset, void* host, size_t size, bool write) {
+static accel_result accel_i_cpu_buffer_io(accel_buffer* b, size_t offset, void* host, size_t size,
+                                          bool write) {
     unsigned char* p = (unsigned char*)b->mapped + offset;
     if (write) memmove(p, host, size); else memmove(host, p, size);
     return ACCEL_OK;
 }
 
-static accel_result accel_i_cpu_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out) {
+static accel_result accel_i_cpu_program_create(accel_device* dev, const accel_program_desc* desc,
+                                               accel_program** out) {
     accel_i_cpu_program* p;
     if (!desc->cpu)
-        return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED, "accel_program_create '%s': no CPU function in the desc, and the cpu backend runs no other format",
+        return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED,
+                            "accel_program_create '%s': no CPU function in the desc,"
+                            " and the cpu backend runs no other format",
                             desc->name ? desc->name : "");
     p = (accel_i_cpu_program*)accel_i_dev_alloc(dev, sizeof *p);
     if (!p) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
@@ -4347,7 +4412,9 @@ static accel_result accel_i_cpu_program_create(accel_device* dev, const accel_pr
     *out = &p->base;
     return ACCEL_OK;
 }
-static void accel_i_cpu_program_free(accel_program* p) { accel_i_dev_free(p->obj.device, p, sizeof(accel_i_cpu_program)); }
+static void accel_i_cpu_program_free(accel_program* p) {
+    accel_i_dev_free(p->obj.device, p, sizeof(accel_i_cpu_program));
+}
 
 /* A CPU signal: a host signal, and the queue of its device that last submitted a signal command on it
    (0: none, or that queue is gone), which a waiting thread may help (see "cpu: waits that help"). */
@@ -4357,7 +4424,9 @@ static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initia
     if (r == ACCEL_OK) atomic_init(&((accel_i_cpu_signal*)*out)->setter, 0u);
     return r;
 }
-static void accel_i_cpu_signal_free(accel_signal* s) { accel_i_host_signal_destroy(s, sizeof(accel_i_cpu_signal)); }
+static void accel_i_cpu_signal_free(accel_signal* s) {
+    accel_i_host_signal_destroy(s, sizeof(accel_i_cpu_signal));
+}
 
 /* ==== cpu: queue commands ==== */
 /* Each queue runs its batches in order: on its own executor thread, or (no threads) inside submit and
@@ -4424,8 +4493,8 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
 }
 
 /* The grid of exec command c over resolved buffer addresses, sizes and constants. */
-static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, void* const* ptrs, const size_t* sizes,
-                                 const uint32_t* constants) {
+static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, void* const* ptrs,
+                                 const size_t* sizes, const uint32_t* constants) {
     const accel_exec_params* p = &c->u.exec.params;
     memset((void*)job, 0, sizeof *job);
     job->fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
@@ -4433,7 +4502,8 @@ static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, voi
     for (int d = 0; d < 3; d++) {
         job->tmpl.group_size[d] = p->local_size[d];
         job->tmpl.global_size[d] = p->global_size[d];
-        job->tmpl.group_count[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
+        job->tmpl.group_count[d] =
+            (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
         job->groups *= job->tmpl.group_count[d];
     }
     job->tmpl.buffers = ptrs;
@@ -4445,14 +4515,18 @@ static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, voi
 /* Resolves the exec's buffers into ptrs/sizes (buffer_count entries each). */
 static void accel_i_cpu_resolve(const accel_i_batch* b, const accel_i_cmd* c, void** ptrs, size_t* sizes) {
     accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
-    for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) { ptrs[i] = bufs[i]->mapped; sizes[i] = bufs[i]->size; }
+    for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) {
+        ptrs[i] = bufs[i]->mapped;
+        sizes[i] = bufs[i]->size;
+    }
 }
 static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c) {
     void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
     size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
     accel_i_cpu_job job;
     accel_i_cpu_resolve(b, c, ptrs, sizes);
-    accel_i_cpu_job_init(&job, c, ptrs, sizes, (const uint32_t*)(const void*)(b->arena + c->u.exec.constants));
+    accel_i_cpu_job_init(&job, c, ptrs, sizes,
+                         (const uint32_t*)(const void*)(b->arena + c->u.exec.constants));
     accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, q->help ? NULL : &q->own);
 }
 
@@ -4482,8 +4556,8 @@ typedef struct accel_i_cpu_op {
 } accel_i_cpu_op;
 typedef struct accel_i_cpu_list { accel_i_cpu_op* ops; uint32_t count; size_t bytes; } accel_i_cpu_list;
 
-static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, const accel_i_cmd* c, void*** ptrs,
-                                 size_t** sizes, uint32_t** consts) {
+static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, const accel_i_cmd* c,
+                                 void*** ptrs, size_t** sizes, uint32_t** consts) {
     op->kind = c->kind;
     switch (c->kind) {
     case ACCEL_I_CMD_EXEC:
@@ -4491,10 +4565,14 @@ static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, con
         if (c->u.exec.constant_count)
             memcpy(*consts, l->arena + c->u.exec.constants, 4u * (size_t)c->u.exec.constant_count);
         accel_i_cpu_job_init(&op->job, c, *ptrs, *sizes, *consts);
-        *ptrs += c->u.exec.buffer_count; *sizes += c->u.exec.buffer_count; *consts += c->u.exec.constant_count;
+        *ptrs += c->u.exec.buffer_count;
+        *sizes += c->u.exec.buffer_count;
+        *consts += c->u.exec.constant_count;
         break;
     case ACCEL_I_CMD_COPY:
-        op->dst_offset = c->u.copy.dst_offset; op->src_offset = c->u.copy.src_offset; op->size = c->u.copy.size;
+        op->dst_offset = c->u.copy.dst_offset;
+        op->src_offset = c->u.copy.src_offset;
+        op->size = c->u.copy.size;
         op->dst = (unsigned char*)c->u.copy.dst->mapped + op->dst_offset;
         op->src = (const unsigned char*)c->u.copy.src->mapped + op->src_offset;
         break;
@@ -4521,10 +4599,12 @@ static accel_result accel_i_cpu_commands_build(accel_queue* q, accel_commands* c
         nb += l->cmds[i].u.exec.buffer_count;
         nc += l->cmds[i].u.exec.constant_count;
     }
-    bytes = sizeof *nat + (uint64_t)l->count * sizeof(accel_i_cpu_op) + nb * (sizeof(void*) + sizeof(size_t)) + nc * 4u;
+    bytes = sizeof *nat + (uint64_t)l->count * sizeof(accel_i_cpu_op) +
+            nb * (sizeof(void*) + sizeof(size_t)) + nc * 4u;
     nat = bytes <= SIZE_MAX ? (accel_i_cpu_list*)accel_i_dev_alloc(c->obj.device, (size_t)bytes) : NULL;
     if (!nat)
-        return accel_i_fail(c->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory for the op array");
+        return accel_i_fail(c->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_queue_record_end: out of host memory for the op array");
     memset((void*)nat, 0, (size_t)bytes);
     nat->ops = (accel_i_cpu_op*)(void*)(nat + 1);
     nat->count = l->count;
@@ -4532,7 +4612,8 @@ static accel_result accel_i_cpu_commands_build(accel_queue* q, accel_commands* c
     ptrs = (void**)(void*)(nat->ops + l->count);
     sizes = (size_t*)(void*)(ptrs + nb);
     consts = (uint32_t*)(void*)(sizes + nb);
-    for (uint32_t i = 0; i < l->count; i++) accel_i_cpu_op_build(&nat->ops[i], l, &l->cmds[i], &ptrs, &sizes, &consts);
+    for (uint32_t i = 0; i < l->count; i++)
+        accel_i_cpu_op_build(&nat->ops[i], l, &l->cmds[i], &ptrs, &sizes, &consts);
     c->native = nat;
     return ACCEL_OK;
 }
@@ -4541,7 +4622,8 @@ static void accel_i_cpu_commands_free(accel_commands* c) {
 }
 
 /* An exec op with patches: its arrays and grid copied to the stack, patched, run. */
-static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p, uint32_t n) {
+static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p,
+                                     uint32_t n) {
     void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
     size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
     uint32_t consts[ACCEL_I_CPU_MAX_CONSTANTS];
@@ -4551,7 +4633,10 @@ static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op*
     memcpy(sizes, t->buffer_sizes, (size_t)t->buffer_count * sizeof *sizes);
     memcpy(consts, t->constants, (size_t)t->constant_count * 4u);
     for (uint32_t k = 0; k < n; k++) {
-        if (p[k].buffer) { ptrs[p[k].index] = (unsigned char*)p[k].buffer->mapped + p[k].offset; sizes[p[k].index] = p[k].size; }
+        if (p[k].buffer) {
+            ptrs[p[k].index] = (unsigned char*)p[k].buffer->mapped + p[k].offset;
+            sizes[p[k].index] = p[k].size;
+        }
         else consts[p[k].index] = p[k].value;
     }
     memset((void*)&job, 0, sizeof job);
@@ -4564,12 +4649,15 @@ static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op*
     accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, q->help ? NULL : &q->own);
 }
 /* Runs one op with its n patches (validated at record time). */
-static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p, uint32_t n) {
+static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p,
+                               uint32_t n) {
     unsigned char* dst = op->dst;
     const unsigned char* src = op->src;
     uint32_t pattern = op->pattern;
     if (op->kind == ACCEL_I_CMD_EXEC) {
-        if (n == 0) accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &op->job, q->lane_hint, q->help ? NULL : &q->own);
+        if (n == 0)
+            accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &op->job, q->lane_hint,
+                                 q->help ? NULL : &q->own);
         else accel_i_cpu_exec_patched(q, op, p, n);
         return;
     }
@@ -4601,13 +4689,13 @@ static void accel_i_cpu_replay(accel_i_cpu_queue* q, const accel_i_batch* b, con
 /* ==== cpu: queue executor ==== */
 /* Tracing on a CPU queue: a command's span and a signal's instant are recorded AFTER the raise of the
    signal that follows them (only its mark goes before, for the waits it releases), so a waiter is
-   released without waiting for the appends (bench/cpu.c figure 2t still reads +0.25-0.44 us per
-   traced one-group round trip: the clock readings and the mark stay on the path). */
+   released without waiting for the appends. The clock readings and the mark stay on the path: a
+   traced one-group round trip costs up to 0.44 us more (bench/cpu.c). */
 typedef struct accel_i_cpu_trace { const accel_i_cmd* held; uint64_t t0, t1; } accel_i_cpu_trace;
 /* A command that ran from t0 to now: its span now, or held back when a signal comes next. Returns
    when the next command starts. */
-static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c, uint64_t t0,
-                                   accel_i_cpu_trace* tr) {
+static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c,
+                                   uint64_t t0, accel_i_cpu_trace* tr) {
     uint64_t t1 = accel_i_now_ns();
     if (b->pc + 1 < b->count && b->cmds[b->pc + 1].kind == ACCEL_I_CMD_SIGNAL) {
         tr->held = c; tr->t0 = t0; tr->t1 = t1;
@@ -4616,7 +4704,8 @@ static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_batch* b,
     return accel_i_trace_cmd(&q->base, c, t0, t1);
 }
 /* A signal command at t0: its mark, the raise, then what was held back and its instant. */
-static uint64_t accel_i_cpu_traced_signal(accel_i_cpu_queue* q, const accel_i_cmd* c, uint64_t t0, accel_i_cpu_trace* tr) {
+static uint64_t accel_i_cpu_traced_signal(accel_i_cpu_queue* q, const accel_i_cmd* c, uint64_t t0,
+                                          accel_i_cpu_trace* tr) {
     uint64_t t = t0;
     accel_i_trace_mark_set(c->u.sig.signal, c->u.sig.value, t0, q->base.trace_track);
     accel_i_raise(c->u.sig.signal, c->u.sig.value);
@@ -4660,10 +4749,12 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
                     (const unsigned char*)c->u.copy.src->mapped + c->u.copy.src_offset, c->u.copy.size);
             break;
         case ACCEL_I_CMD_FILL:
-            accel_i_cpu_fill((unsigned char*)c->u.fill.dst->mapped + c->u.fill.offset, c->u.fill.size, c->u.fill.pattern);
+            accel_i_cpu_fill((unsigned char*)c->u.fill.dst->mapped + c->u.fill.offset, c->u.fill.size,
+                             c->u.fill.pattern);
             break;
         case ACCEL_I_CMD_UPDATE:
-            memcpy((unsigned char*)c->u.update.dst->mapped + c->u.update.offset, b->arena + c->u.update.data, c->u.update.size);
+            memcpy((unsigned char*)c->u.update.dst->mapped + c->u.update.offset, b->arena + c->u.update.data,
+                   c->u.update.size);
             break;
         case ACCEL_I_CMD_BARRIER:
             atomic_thread_fence(memory_order_seq_cst);
@@ -4801,7 +4892,8 @@ static void accel_i_cpu_forget_setters(accel_i_cpu_queue* q) {
 /* The CPU backend's signal_wait_many: helps first where it may (one signal, no timeout). */
 static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                             uint64_t timeout_ns, uint32_t* first) {
-    if (n == 1 && timeout_ns == ACCEL_WAIT_FOREVER && !accel_i_cpu_no_help) accel_i_cpu_help_signal(s[0], v[0]);
+    if (n == 1 && timeout_ns == ACCEL_WAIT_FOREVER && !accel_i_cpu_no_help)
+        accel_i_cpu_help_signal(s[0], v[0]);
     return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
 }
 #else
@@ -4823,7 +4915,7 @@ static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
 }
 /* A queue that may run (submitted to, or its parked batch unblocked) goes on its device's ready list,
    and one loop per device runs the list. So a chain of queues that unblock one another runs in that
-   loop, not in nested calls one deep per queue (20,000 queues overflowed the stack), and a kernel that
+   loop, not in nested calls one deep per queue (20,000 queues overflow the stack), and a kernel that
    sets a signal releasing another queue of its device does not run that queue's exec inside itself,
    where it would wait forever for the device's one lane, which the kernel holds: the loop takes the
    queue once the kernel's batch is done or parked. Nesting only goes as deep as the number of devices
@@ -4874,7 +4966,9 @@ static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
     accel_i_batch* b;
     if (q->parked_on) { accel_i_waiter_remove(q->parked_on, &q->park); q->parked_on = NULL; }
     if (q->fifo.head)
-        accel_i_log(q->base.obj.device, ACCEL_LOG_WARN, "accel_queue_destroy: dropping batches parked on signals nothing can set; their signals fail");
+        accel_i_log(q->base.obj.device, ACCEL_LOG_WARN,
+                    "accel_queue_destroy: dropping batches parked on signals nothing can set;"
+                    " their signals fail");
     while ((b = accel_i_fifo_pop(&q->fifo)) != NULL) {
         accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEADLOCK));
         accel_i_cpu_batch_done(q, b);
@@ -4902,7 +4996,8 @@ static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t time
     if (timeout_ns != 0) accel_i_cpu_settle(q);
     if (accel_i_event_value(&q->done) >= submitted) return ACCEL_OK;
     if (timeout_ns == 0) return ACCEL_TIMEOUT;
-    accel_i_log(base->obj.device, ACCEL_LOG_WARN, "accel_queue_finish: a batch waits on a signal that nothing submitted can reach: deadlock");
+    accel_i_log(base->obj.device, ACCEL_LOG_WARN,
+                "accel_queue_finish: a batch waits on a signal that nothing submitted can reach: deadlock");
     return ACCEL_ERROR_DEADLOCK;
 #else
     if (timeout_ns == 0) return accel_i_event_value(&q->done) >= submitted ? ACCEL_OK : ACCEL_TIMEOUT;
@@ -4928,7 +5023,8 @@ static size_t accel_i_cpu_queue_describe(accel_queue* base, char* out, size_t ca
     uint64_t v = 0;
     size_t len;
     accel_i_spin_lock(&q->fifo.lock);
-    if (q->parked_on && q->fifo.head && q->fifo.head->pc < q->fifo.head->count && q->fifo.head->cmds[q->fifo.head->pc].kind == ACCEL_I_CMD_WAIT) {
+    if (q->parked_on && q->fifo.head && q->fifo.head->pc < q->fifo.head->count &&
+        q->fifo.head->cmds[q->fifo.head->pc].kind == ACCEL_I_CMD_WAIT) {
         s = q->fifo.head->cmds[q->fifo.head->pc].u.sig.signal;
         v = q->fifo.head->cmds[q->fifo.head->pc].u.sig.value;
     }
@@ -4956,7 +5052,10 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
     memset((void*)q, 0, sizeof *q);
     q->base.obj.device = dev;
     accel_i_fifo_init(&q->fifo);
-    if (!accel_i_event_init(&q->work, 0)) { accel_i_dev_free(dev, q, sizeof *q); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!accel_i_event_init(&q->work, 0)) {
+        accel_i_dev_free(dev, q, sizeof *q);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
     if (!accel_i_event_init(&q->done, 0)) {
         accel_i_event_destroy(&q->work);
         accel_i_dev_free(dev, q, sizeof *q);
