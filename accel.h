@@ -4795,8 +4795,10 @@ static accel_i_batch* accel_i_cpu_head(accel_i_cpu_queue* q) {
 static void accel_i_cpu_turn_take(accel_i_cpu_queue* q) {
     for (;;) {
         uint64_t seen = accel_i_event_value(&q->turned);
+        bool slept = false;
         if (!atomic_exchange(&q->turn, 1u)) return;
-        accel_i_event_wait_own(&q->turned, seen + 1, &q->own);
+        /* sleeps at once, no spin: the helper runs a batch, often with the lanes this CPU would serve */
+        accel_i_event_block(&q->turned, seen + 1, ACCEL_I_FOREVER, &slept);
     }
 }
 /* Each submit adds to `work`; the executor then runs every batch there is, in order, while it holds
