@@ -166,6 +166,15 @@
    per call and must skip items with id >= global_size. `accel_dispatch.worker` is a lane index in
    0..cpu_threads-1, unique among the kernel calls running at the same moment on that device, so it can
    index per-worker scratch.
+   Waits that help: a thread of yours that waits without a timeout (ACCEL_WAIT_FOREVER) in
+   accel_signal_wait for one CPU signal, or in accel_queue_finish of a CPU queue, may run batches of that
+   queue itself (for a signal: the queue of the signal's device that last submitted a signal command on
+   it) while its executor is not running them, instead of waiting for the executor to wake up: so a
+   kernel or host call may run on the thread that waits, taking a lane as an executor does. Exactly
+   one thread runs a queue's batches at a time, in order. A helping wait stops right after the signal
+   command that reached its value, and never waits inside a batch (a batch that waits for a signal not
+   reached goes back to the executor). A wait with a timeout, a wait on several signals, and any wait
+   inside a kernel or host call never runs work: those return when the executor has done it.
    Idle executors and workers spin for ACCEL_CPU_SPIN_NS, then sleep. On Linux an executor or worker
    that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
    its waker's CPU, and two threads that yield to each other are never separated by the scheduler)
@@ -575,7 +584,9 @@ ACCEL_API uint64_t accel_signal_value(const accel_signal* s);
    SIGNAL_FAILED when the signal is failed (it stays failed). */
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value);
 /* OK once value >= v; TIMEOUT when timeout_ns passes first; SIGNAL_FAILED once failed; DEADLOCK in a
-   no-threads build when nothing can reach v; INVALID_ARGUMENT for NULL or v > ACCEL_SIGNAL_MAX. */
+   no-threads build when nothing can reach v; INVALID_ARGUMENT for NULL or v > ACCEL_SIGNAL_MAX. Without a
+   timeout, on a CPU signal, the waiting thread may run the work that reaches v (see Queues: waits that
+   help). */
 ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64_t timeout_ns);
 /* Waits for all (wait_all) or any of signals[i] >= values[i]. Wait any: OK when one is reached
    (*first_reached = lowest such index), SIGNAL_FAILED when none is reached and one is failed
@@ -669,7 +680,8 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q);
 /* Submits, then waits for everything submitted to this queue. Returns the submit error if any (after
    the wait for what was submitted before), else OK / TIMEOUT / DEADLOCK (no-threads: a parked batch
    that nothing can unblock) / DEVICE_LOST. A batch whose rest was dropped behind a failed wait counts as
-   finished (OK): its failure shows in the signals it would have signalled. */
+   finished (OK): its failure shows in the signals it would have signalled. Without a timeout, on a CPU
+   queue, the waiting thread may run the queue's batches itself (see Queues: waits that help). */
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 
 /* ==== recorded command lists ==== */
@@ -868,6 +880,15 @@ static uint64_t accel_i_deadline(uint64_t timeout_ns) {
    pthreads (macOS, ThreadSanitizer builds) and Win32; no-threads builds get inert stand-ins. */
 typedef struct accel_i_thread accel_i_thread;
 typedef void (*accel_i_thread_fn)(void* arg);
+#if !defined(ACCEL_NO_THREADS)
+#  if defined(__cplusplus)
+#    define ACCEL_I_THREAD_LOCAL thread_local
+#  elif defined(_MSC_VER)
+#    define ACCEL_I_THREAD_LOCAL __declspec(thread)
+#  else
+#    define ACCEL_I_THREAD_LOCAL _Thread_local
+#  endif
+#endif
 
 #if defined(ACCEL_I_C11_THREADS)
 typedef mtx_t accel_i_mutex;
@@ -2225,7 +2246,8 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
     if (out) *out = NULL;
     if ((r = accel_i_create_args(dev, true, out, "accel_signal_create")) != ACCEL_OK) return r;
     if (initial > ACCEL_SIGNAL_MAX)
-        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT, "accel_signal_create: initial value %llu is above ACCEL_SIGNAL_MAX",
+        return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_signal_create: initial value %llu is above ACCEL_SIGNAL_MAX",
                             (unsigned long long)initial);
     r = dev->backend->signal_create(dev, initial, out);
     if (r == ACCEL_OK) {
@@ -2267,7 +2289,8 @@ static accel_result accel_i_set_label(accel_i_object* o, const char* label, cons
     size_t n = label ? strlen(label) + 1 : 0;
     if (n > 1) {
         if ((copy = (char*)accel_i_alloc(&o->device->allocator, n, 1)) == NULL)
-            return accel_i_fail(o->device, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory for a label of %zu bytes", fn, n);
+            return accel_i_fail(o->device, ACCEL_ERROR_OUT_OF_MEMORY,
+                                "%s: out of host memory for a label of %zu bytes", fn, n);
         memcpy(copy, label, n);
     }
     if (o->label_set) accel_i_free(&o->device->allocator, o->label_set, strlen(o->label_set) + 1);
@@ -2281,7 +2304,9 @@ ACCEL_API accel_result accel_signal_set_label(accel_signal* s, const char* label
 }
 /* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). Negated as unsigned: any
    negative reason, INT_MIN included, is defined behaviour. */
-static uint64_t accel_i_failed_value(accel_result reason) { return ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)reason); }
+static uint64_t accel_i_failed_value(accel_result reason) {
+    return ACCEL_I_FAILED_BIT | (uint64_t)(0u - (uint32_t)reason);
+}
 ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
     if (!s) return accel_i_invalid(NULL, "accel_signal_fail", "signal is NULL");
     if ((int)reason >= 0)
@@ -2294,7 +2319,8 @@ ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
 
 /* Where a wait on these signals stands: OK (all / any reached), SIGNAL_FAILED (all: one failed; any:
    none reached and one failed), TIMEOUT (not yet). *first gets the deciding index. */
-static accel_result accel_i_wait_check(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all, uint32_t* first) {
+static accel_result accel_i_wait_check(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                       uint32_t* first) {
     uint32_t failed = UINT32_MAX, reached = UINT32_MAX, pending = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t cur = s[i]->obj.device->backend->signal_value(s[i]);
@@ -2340,10 +2366,12 @@ static accel_result accel_i_wait_internal(accel_signal* s, uint64_t v, uint64_t 
 #endif
 
 /* fn: the public call, for the log line (which goes to the first signal's device where there is one). */
-static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64_t* v, uint32_t n, const char* fn) {
+static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64_t* v, uint32_t n,
+                                            const char* fn) {
     char what[64];
     accel_device* dev = s && n && s[0] ? s[0]->obj.device : NULL;
-    if (!s || !v || n == 0) return accel_i_invalid(dev, fn, !s ? "signals is NULL" : !v ? "values is NULL" : "count is 0");
+    if (!s || !v || n == 0)
+        return accel_i_invalid(dev, fn, !s ? "signals is NULL" : !v ? "values is NULL" : "count is 0");
     for (uint32_t i = 0; i < n; i++) {
         if (!s[i]) {
             if (n == 1) snprintf(what, sizeof what, "signal is NULL");
@@ -2351,14 +2379,16 @@ static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64
             return accel_i_invalid(dev, fn, what);
         }
         if (v[i] > ACCEL_SIGNAL_MAX)
-            return accel_i_fail(s[i]->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
+            return accel_i_fail(s[i]->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                                "%s: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
                                 fn, (unsigned long long)v[i], (void*)s[i], ACCEL_I_LABEL(&s[i]->obj));
     }
     return ACCEL_OK;
 }
 
-static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count, bool wait_all,
-                                             uint64_t timeout_ns, uint32_t* first_reached, const char* fn) {
+static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const uint64_t* values,
+                                             uint32_t count, bool wait_all, uint64_t timeout_ns,
+                                             uint32_t* first_reached, const char* fn) {
     uint32_t first = 0;
     accel_result r = accel_i_check_wait_args(signals, values, count, fn);
     const accel_backend* b;
@@ -2367,21 +2397,28 @@ static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const
     t0 = ACCEL_I_TRACING(signals[0]->obj.device) ? accel_i_now_ns() : 0;
     b = signals[0]->obj.device->backend;
     for (uint32_t i = 1; i < count; i++) if (signals[i]->obj.device->backend != b) b = NULL;
-    if (timeout_ns != 0 && ACCEL_I_DEBUGGING(signals[0]->obj.device)) accel_i_debug_unreachable(signals, values, count, wait_all, fn);
+    if (timeout_ns != 0 && ACCEL_I_DEBUGGING(signals[0]->obj.device))
+        accel_i_debug_unreachable(signals, values, count, wait_all, fn);
     r = b ? b->signal_wait_many(signals, values, count, wait_all, timeout_ns, &first)
           : accel_i_wait_mixed(signals, values, count, wait_all, timeout_ns, &first);
     if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
     if (t0) accel_i_trace_host_wait(signals, values, count, t0);
     if (r == ACCEL_ERROR_DEADLOCK)   /* no-threads builds: nothing submitted can end the wait */
-        accel_i_log(signals[0]->obj.device, ACCEL_LOG_WARN, "%s: no-threads build and nothing submitted can reach value %llu on signal %p%s%s%s%s: deadlock",
-                    fn, (unsigned long long)values[0], (void*)signals[0], ACCEL_I_LABEL(&signals[0]->obj), count > 1 ? " (and others)" : "");
-    if (((r == ACCEL_TIMEOUT && timeout_ns != 0) || r == ACCEL_ERROR_DEADLOCK) && ACCEL_I_DEBUGGING(signals[0]->obj.device))
+        accel_i_log(signals[0]->obj.device, ACCEL_LOG_WARN,
+                    "%s: no-threads build and nothing submitted can reach value %llu"
+                    " on signal %p%s%s%s%s: deadlock",
+                    fn, (unsigned long long)values[0], (void*)signals[0], ACCEL_I_LABEL(&signals[0]->obj),
+                    count > 1 ? " (and others)" : "");
+    if (((r == ACCEL_TIMEOUT && timeout_ns != 0) || r == ACCEL_ERROR_DEADLOCK) &&
+        ACCEL_I_DEBUGGING(signals[0]->obj.device))
         accel_i_debug_hang(signals[0]->obj.device, fn, signals, values, count, timeout_ns, r);
     return r;
 }
-ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values, uint32_t count,
-                                              bool wait_all, uint64_t timeout_ns, uint32_t* first_reached) {
-    return accel_i_signal_wait_many(signals, values, count, wait_all, timeout_ns, first_reached, "accel_signal_wait_many");
+ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values,
+                                              uint32_t count, bool wait_all, uint64_t timeout_ns,
+                                              uint32_t* first_reached) {
+    return accel_i_signal_wait_many(signals, values, count, wait_all, timeout_ns, first_reached,
+                                    "accel_signal_wait_many");
 }
 ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64_t timeout_ns) {
     return accel_i_signal_wait_many(&s, &value, 1, true, timeout_ns, NULL, "accel_signal_wait");
@@ -2392,14 +2429,16 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
    backend's signals, and the CUDA backend's (which put `size` bytes of their own around it). */
 typedef struct accel_i_host_signal { accel_signal base; accel_i_event ev; } accel_i_host_signal;
 static accel_i_event* accel_i_host_signal_event(accel_signal* s) { return &((accel_i_host_signal*)s)->ev; }
-static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size, accel_signal** out) {
+static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size,
+                                             accel_signal** out) {
     /* 64-aligned: the word shares its cache line with the trace marks (see accel_signal) */
     accel_i_host_signal* s = (accel_i_host_signal*)accel_i_alloc(&dev->allocator, size, 64);
     if (!s) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
     memset((void*)s, 0, size);
     if (!accel_i_event_init(&s->ev, initial)) {
         accel_i_dev_free(dev, s, size);
-        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed");
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_signal_create: mutex/condition init failed");
     }
     accel_i_object_init(&s->base.obj, dev, ACCEL_I_SIGNAL, "signal");
     *out = &s->base;
@@ -2412,12 +2451,16 @@ static void accel_i_host_signal_destroy(accel_signal* s, size_t size) {
 static uint64_t accel_i_host_signal_value(const accel_signal* s) {
     return accel_i_event_value(&((const accel_i_host_signal*)s)->ev);
 }
-static uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v) { return accel_i_event_raise(accel_i_host_signal_event(s), v); }
+static uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v) {
+    return accel_i_event_raise(accel_i_host_signal_event(s), v);
+}
 
 #if !defined(ACCEL_NO_THREADS)
 /* wait_many over several CPU signals: a waiter on each signal bumps one local event. */
 typedef struct accel_i_multi_waiter { accel_i_waiter w; accel_i_event* target; } accel_i_multi_waiter;
-static void accel_i_multi_wake(accel_i_waiter* w) { accel_i_event_add(((accel_i_multi_waiter*)w)->target, 1); }
+static void accel_i_multi_wake(accel_i_waiter* w) {
+    accel_i_event_add(((accel_i_multi_waiter*)w)->target, 1);
+}
 
 static accel_result accel_i_cpu_wait_multi(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                            uint64_t deadline, uint32_t* first) {
@@ -2429,7 +2472,9 @@ static accel_result accel_i_cpu_wait_multi(accel_signal* const* s, const uint64_
     if (!w || !accel_i_event_init(&local, 0)) {   /* cannot register: fall back to polling */
         if (w && w != local_w) accel_i_dev_free(dev, w, (size_t)n * sizeof *w);
         uint64_t now = accel_i_now_ns();
-        return accel_i_wait_mixed(s, v, n, all, deadline == ACCEL_I_FOREVER ? ACCEL_I_FOREVER : deadline > now ? deadline - now : 0, first);
+        return accel_i_wait_mixed(s, v, n, all,
+                                  deadline == ACCEL_I_FOREVER ? ACCEL_I_FOREVER
+                                  : deadline > now ? deadline - now : 0, first);
     }
     for (uint32_t i = 0; i < n; i++) {
         w[i].w.wake = accel_i_multi_wake;
@@ -3943,8 +3988,8 @@ static void accel_i_walker_stop(accel_queue* q) {
    chunks of groups per lane, and each lane gets a contiguous range of them in a word of its own
    cache line (generation << 32 | next chunk << 16 | end chunk): a lane claims its own chunks with an
    uncontended CAS, then steals from the other lanes' words, so an exec costs a few cache-line
-   transfers per lane instead of two contended atomics per chunk (measured: issue 11), and a lane
-   that is descheduled still has its range finished by the others. A word carries its generation and
+   transfers per lane instead of two contended atomics per chunk, and a lane that is descheduled
+   still has its range finished by the others. A word carries its generation and
    its bound, so a late worker can never claim a chunk of a newer job, and the job cannot change while
    a claimed chunk is uncounted. An executor that finds the slot taken runs its grid alone. */
 typedef struct accel_i_cpu_job {
@@ -3960,7 +4005,11 @@ typedef struct accel_i_cpu_lane {  /* one cache line per lane */
 #define ACCEL_I_CPU_MAX_CHUNKS 65535u   /* chunk indices are 16-bit fields of accel_i_cpu_lane.work */
 
 typedef struct accel_i_cpu_device accel_i_cpu_device;
-typedef struct accel_i_cpu_worker { accel_i_thread thread; accel_i_cpu_device* dev; accel_i_own own; } accel_i_cpu_worker;
+typedef struct accel_i_cpu_worker {
+    accel_i_thread thread;
+    accel_i_cpu_device* dev;
+    accel_i_own own;
+} accel_i_cpu_worker;
 struct accel_i_cpu_device {
     accel_device base;
     uint32_t lanes_n;
@@ -3984,7 +4033,14 @@ typedef struct accel_i_cpu_buffer  { accel_buffer base; bool owned; } accel_i_cp
 typedef struct accel_i_cpu_program { accel_program base; accel_cpu_kernel fn; } accel_i_cpu_program;
 
 static accel_i_cpu_device* accel_i_cpu_dev(accel_device* d) { return (accel_i_cpu_device*)d; }
-static bool accel_i_is_cpu_signal(const accel_signal* s) { return s->obj.device->backend == accel_cpu_backend(); }
+static bool accel_i_is_cpu_signal(const accel_signal* s) {
+    return s->obj.device->backend == accel_cpu_backend();
+}
+#if !defined(ACCEL_NO_THREADS)
+/* 1 on accel's own threads (executors, pool workers) and on a thread that helps (see "cpu: waits that
+   help"): such a thread never helps. */
+static ACCEL_I_THREAD_LOCAL uint32_t accel_i_cpu_no_help;
+#endif
 
 #if !defined(ACCEL_NO_THREADS)
 static uint32_t accel_i_cpu_online(void) {
@@ -4026,7 +4082,10 @@ static bool accel_i_cpu_lane_try(accel_i_cpu_device* dev, uint32_t hint, uint32_
     for (uint32_t k = 0; k < dev->lanes_n; k++) {
         uint32_t i = (hint + k) % dev->lanes_n;
         if (!atomic_load_explicit(&dev->lanes[i].taken, memory_order_relaxed) &&
-            !atomic_exchange_explicit(&dev->lanes[i].taken, 1u, memory_order_acquire)) { *lane = i; return true; }
+            !atomic_exchange_explicit(&dev->lanes[i].taken, 1u, memory_order_acquire)) {
+            *lane = i;
+            return true;
+        }
     }
     return false;
 }
@@ -4041,7 +4100,8 @@ static void accel_i_cpu_lane_sleep(accel_i_cpu_device* dev, uint64_t* start) {
     bool slept = false;
     if (!*start) *start = now;
     if (now - *start < ACCEL_CPU_SPIN_NS) { accel_i_yield(); return; }
-    accel_i_event_block(&dev->lanes_given, accel_i_event_value(&dev->lanes_given) + 1u, now + ACCEL_I_CPU_LANE_SLICE_NS, &slept);
+    accel_i_event_block(&dev->lanes_given, accel_i_event_value(&dev->lanes_given) + 1u,
+                        now + ACCEL_I_CPU_LANE_SLICE_NS, &slept);
 }
 #endif
 static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
@@ -4059,11 +4119,13 @@ static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
 }
 static void accel_i_cpu_lane_give(accel_i_cpu_device* dev, uint32_t lane) {
     atomic_store_explicit(&dev->lanes[lane].taken, 0u, memory_order_release);
-    if (atomic_load_explicit(&dev->lanes_given.sleepers, memory_order_relaxed)) accel_i_event_add(&dev->lanes_given, 1);
+    if (atomic_load_explicit(&dev->lanes_given.sleepers, memory_order_relaxed))
+        accel_i_event_add(&dev->lanes_given, 1);
 }
 
 /* Runs groups [first, first+count) of a job, in linear order (x fastest). */
-static void accel_i_cpu_run_groups(const accel_i_cpu_job* job, uint64_t first, uint64_t count, uint32_t lane) {
+static void accel_i_cpu_run_groups(const accel_i_cpu_job* job, uint64_t first, uint64_t count,
+                                   uint32_t lane) {
     accel_dispatch d = job->tmpl;
     uint64_t cx = d.group_count[0], cy = d.group_count[1], row = first / cx;
     d.worker = lane;
@@ -4086,7 +4148,8 @@ static bool accel_i_cpu_claim(accel_i_cpu_device* dev, uint32_t slot, uint32_t g
     for (;;) {
         uint32_t next = (uint32_t)(v >> 16) & 0xffffu, end = (uint32_t)v & 0xffffu;
         if ((uint32_t)(v >> 32) != gen || next >= end) return false;
-        if (atomic_compare_exchange_weak_explicit(w, &v, v + 0x10000u, memory_order_acq_rel, memory_order_acquire)) {
+        if (atomic_compare_exchange_weak_explicit(w, &v, v + 0x10000u, memory_order_acq_rel,
+                                                  memory_order_acquire)) {
             *chunk = next;
             return true;
         }
@@ -4113,6 +4176,7 @@ static void accel_i_cpu_worker_main(void* arg) {
     accel_i_cpu_device* dev = w->dev;
     uint32_t hint = (uint32_t)(w - dev->workers) + 1u;
     uint64_t seen = 0;
+    accel_i_cpu_no_help = 1;
     for (;;) {
         uint32_t lane;
         accel_i_event_wait_own(&dev->gen, seen + 1, &w->own);
@@ -4129,7 +4193,8 @@ static void accel_i_cpu_worker_main(void* arg) {
 
 /* Publishes the job to the pool (the caller owns the slot): the job first, then each lane's range of
    chunks with release (a claim acquires it); works on it, waits for the rest. */
-static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane, accel_i_own* own) {
+static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane,
+                                 accel_i_own* own) {
     uint64_t target = (uint64_t)dev->lanes_n * 16u;
     uint64_t chunk, chunks, gen = accel_i_event_value(&dev->gen) + 1, tag = (uint64_t)(uint32_t)gen << 32;
     if (target > ACCEL_I_CPU_MAX_CHUNKS) target = ACCEL_I_CPU_MAX_CHUNKS;
@@ -4148,7 +4213,8 @@ static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job*
 }
 
 /* Runs a whole grid: inline when tiny or when the pool is busy, else across the pool. */
-static void accel_i_cpu_run_grid(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t hint, accel_i_own* own) {
+static void accel_i_cpu_run_grid(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t hint,
+                                 accel_i_own* own) {
     uint32_t lane;
     if (job->groups == 0) return;   /* a list's exec of global size 0 */
     lane = accel_i_cpu_lane_take(dev, hint);
@@ -4193,7 +4259,11 @@ static void accel_i_cpu_device_free(accel_i_cpu_device* dev, bool events_ok) {
 #endif
     if (dev->workers) accel_i_free(&a, dev->workers, (size_t)(dev->lanes_n - 1u) * sizeof *dev->workers);
     if (dev->lanes) accel_i_free(&a, dev->lanes, (size_t)dev->lanes_n * sizeof *dev->lanes);
-    if (events_ok) { accel_i_event_destroy(&dev->gen); accel_i_event_destroy(&dev->done); accel_i_event_destroy(&dev->lanes_given); }
+    if (events_ok) {
+        accel_i_event_destroy(&dev->gen);
+        accel_i_event_destroy(&dev->done);
+        accel_i_event_destroy(&dev->lanes_given);
+    }
     accel_i_free(&a, dev, sizeof *dev);
 }
 
@@ -4205,30 +4275,37 @@ static accel_result accel_i_cpu_start_workers(accel_i_cpu_device* dev) {
     uint32_t n = dev->lanes_n - 1u;
     if (n == 0) return ACCEL_OK;
     dev->workers = (accel_i_cpu_worker*)accel_i_dev_alloc(&dev->base, (size_t)n * sizeof *dev->workers);
-    if (!dev->workers) return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_device_create: out of memory for %u workers", n);
+    if (!dev->workers)
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_device_create: out of memory for %u workers", n);
     for (uint32_t i = 0; i < n; i++) {
         accel_result r;
         dev->workers[i].dev = dev;
-        memset(&dev->workers[i].own, 0, sizeof dev->workers[i].own);   /* no idle condition: workers move freely */
+        /* no idle condition: workers move freely */
+        memset(&dev->workers[i].own, 0, sizeof dev->workers[i].own);
         dev->workers[i].own.moves = dev->moves;
         r = accel_i_thread_start(&dev->workers[i].thread, accel_i_cpu_worker_main, &dev->workers[i]);
-        if (r != ACCEL_OK) return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);
+        if (r != ACCEL_OK)
+            return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);
         dev->workers_n = i + 1;
     }
     return ACCEL_OK;
 #endif
 }
 
-static accel_result accel_i_cpu_device_create(const accel_backend* b, const accel_device_desc* d, accel_device** out) {
+static accel_result accel_i_cpu_device_create(const accel_backend* b, const accel_device_desc* d,
+                                              accel_device** out) {
     uint32_t lanes = d->cpu_threads ? d->cpu_threads : accel_i_cpu_cores();
     accel_i_cpu_device* dev;
     accel_result r;
     if (d->device_index != 0) {
-        accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_device_create: the cpu backend has one device; no device %u", d->device_index);
+        accel_i_log_to(&d->logger, ACCEL_LOG_WARN,
+                       "accel_device_create: the cpu backend has one device; no device %u", d->device_index);
         return ACCEL_ERROR_UNAVAILABLE;
     }
     if (lanes > 4096) {
-        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: cpu_threads %u is above 4096", lanes);
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR,
+                       "accel_device_create: cpu_threads %u is above 4096", lanes);
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
 #if defined(ACCEL_NO_THREADS)
@@ -4244,7 +4321,10 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
     dev->lanes_n = lanes;
     dev->moves = ACCEL_CPU_MOVE_OFF && lanes < accel_i_cpu_cores();
     atomic_init(&dev->pool_owner, 0u); atomic_init(&dev->stop, 0u); atomic_init(&dev->next_hint, 0u);
-    if (!accel_i_event_init(&dev->gen, 0)) { accel_i_cpu_device_free(dev, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!accel_i_event_init(&dev->gen, 0)) {
+        accel_i_cpu_device_free(dev, false);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
     if (!accel_i_event_init(&dev->done, 0)) {
         accel_i_event_destroy(&dev->gen);
         accel_i_cpu_device_free(dev, false);
@@ -4256,7 +4336,8 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
         accel_i_cpu_device_free(dev, false);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    dev->lanes = (accel_i_cpu_lane*)accel_i_alloc(&dev->base.allocator, (size_t)lanes * sizeof *dev->lanes, 64);
+    dev->lanes = (accel_i_cpu_lane*)accel_i_alloc(&dev->base.allocator,
+                                                  (size_t)lanes * sizeof *dev->lanes, 64);
     if (!dev->lanes) {
         accel_i_cpu_device_free(dev, true);
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
@@ -4272,19 +4353,26 @@ static accel_result accel_i_cpu_device_create(const accel_backend* b, const acce
     return ACCEL_OK;
 }
 static void accel_i_cpu_device_destroy(accel_device* d) { accel_i_cpu_device_free(accel_i_cpu_dev(d), true); }
-static accel_result accel_i_cpu_device_count(const accel_backend* b, uint32_t* count) { (void)b; *count = 1; return ACCEL_OK; }
+static accel_result accel_i_cpu_device_count(const accel_backend* b, uint32_t* count) {
+    (void)b;
+    *count = 1;
+    return ACCEL_OK;
+}
 
 /* ==== cpu: buffers, programs and signals ==== */
-static accel_result accel_i_cpu_buffer_create(accel_device* dev, const accel_buffer_desc* desc, accel_buffer** out) {
+static accel_result accel_i_cpu_buffer_create(accel_device* dev, const accel_buffer_desc* desc,
+                                              accel_buffer** out) {
     accel_i_cpu_buffer* buf = (accel_i_cpu_buffer*)accel_i_dev_alloc(dev, sizeof *buf);
     if (!buf) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
     memset((void*)buf, 0, sizeof *buf);
     buf->owned = desc->host_ptr == NULL;
-    buf->base.mapped = desc->host_ptr ? (void*)(uintptr_t)desc->host_ptr   /* read_only: never written by accel */
+    /* const cast away: a read_only host_ptr is never written by accel */
+    buf->base.mapped = desc->host_ptr ? (void*)(uintptr_t)desc->host_ptr
                                       : accel_i_alloc(&dev->allocator, desc->size, 64);
     if (!buf->base.mapped) {
         accel_i_dev_free(dev, buf, sizeof *buf);
-        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of memory for %zu bytes", desc->size);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_buffer_create: out of memory for %zu bytes", desc->size);
     }
     if (buf->owned) memset(buf->base.mapped, 0, desc->size);
     buf->base.size = desc->size;
@@ -4299,16 +4387,20 @@ static void accel_i_cpu_buffer_free(accel_buffer* b) {
     if (buf->owned) accel_i_free(&dev->allocator, b->mapped, b->size);
     accel_i_dev_free(dev, buf, sizeof *buf);
 }
-static accel_result accel_i_cpu_buffer_io(accel_buffer* b, size_t offset, void* host, size_t size, bool write) {
+static accel_result accel_i_cpu_buffer_io(accel_buffer* b, size_t offset, void* host, size_t size,
+                                          bool write) {
     unsigned char* p = (unsigned char*)b->mapped + offset;
     if (write) memmove(p, host, size); else memmove(host, p, size);
     return ACCEL_OK;
 }
 
-static accel_result accel_i_cpu_program_create(accel_device* dev, const accel_program_desc* desc, accel_program** out) {
+static accel_result accel_i_cpu_program_create(accel_device* dev, const accel_program_desc* desc,
+                                               accel_program** out) {
     accel_i_cpu_program* p;
     if (!desc->cpu)
-        return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED, "accel_program_create '%s': no CPU function in the desc, and the cpu backend runs no other format",
+        return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED,
+                            "accel_program_create '%s': no CPU function in the desc,"
+                            " and the cpu backend runs no other format",
                             desc->name ? desc->name : "");
     p = (accel_i_cpu_program*)accel_i_dev_alloc(dev, sizeof *p);
     if (!p) return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
@@ -4320,12 +4412,21 @@ static accel_result accel_i_cpu_program_create(accel_device* dev, const accel_pr
     *out = &p->base;
     return ACCEL_OK;
 }
-static void accel_i_cpu_program_free(accel_program* p) { accel_i_dev_free(p->obj.device, p, sizeof(accel_i_cpu_program)); }
-
-static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
-    return accel_i_host_signal_make(dev, initial, sizeof(accel_i_host_signal), out);
+static void accel_i_cpu_program_free(accel_program* p) {
+    accel_i_dev_free(p->obj.device, p, sizeof(accel_i_cpu_program));
 }
-static void accel_i_cpu_signal_free(accel_signal* s) { accel_i_host_signal_destroy(s, sizeof(accel_i_host_signal)); }
+
+/* A CPU signal: a host signal, and the queue of its device that last submitted a signal command on it
+   (0: none, or that queue is gone), which a waiting thread may help (see "cpu: waits that help"). */
+typedef struct accel_i_cpu_signal { accel_i_host_signal host; accel_i_a64 setter; } accel_i_cpu_signal;
+static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
+    accel_result r = accel_i_host_signal_make(dev, initial, sizeof(accel_i_cpu_signal), out);
+    if (r == ACCEL_OK) atomic_init(&((accel_i_cpu_signal*)*out)->setter, 0u);
+    return r;
+}
+static void accel_i_cpu_signal_free(accel_signal* s) {
+    accel_i_host_signal_destroy(s, sizeof(accel_i_cpu_signal));
+}
 
 /* ==== cpu: queue commands ==== */
 /* Each queue runs its batches in order: on its own executor thread, or (no threads) inside submit and
@@ -4337,6 +4438,7 @@ typedef struct accel_i_cpu_queue {
     accel_i_event done;           /* batches finished */
     uint32_t lane_hint;
     accel_i_own own;              /* the executor thread's placement */
+    const struct accel_i_cpu_help* help;   /* the helper that holds the turn (NULL: the executor) */
 #if defined(ACCEL_NO_THREADS)
     accel_i_waiter park;          /* registered on the signal the head batch waits for */
     accel_i_event* parked_on;
@@ -4347,13 +4449,24 @@ typedef struct accel_i_cpu_queue {
     accel_i_a32 stop;
     accel_i_thread thread;
     accel_i_blocked blocked;      /* debug devices: what the executor waits for */
+    accel_i_a32 turn;             /* 1: a thread (the executor or a helper) runs the batches */
+    accel_i_event turned;         /* a helper gave the turn back */
 #endif
 } accel_i_cpu_queue;
+/* What a helping thread waits for (see "cpu: waits that help"): s >= v (or failed), or, with s NULL,
+   its queue's finished batches >= v. */
+typedef struct accel_i_cpu_help { accel_signal* s; uint64_t v; } accel_i_cpu_help;
+static bool accel_i_cpu_helped(const accel_i_cpu_queue* q, const accel_i_cpu_help* h) {
+    uint64_t cur;
+    if (!h->s) return accel_i_event_value(&q->done) >= h->v;
+    cur = accel_i_host_signal_value(h->s);
+    return accel_i_failed(cur) || cur >= h->v;
+}
 
 
 
 /* The wait command: ACCEL_OK when reached, ACCEL_ERROR_SIGNAL_FAILED when failed, ACCEL_TIMEOUT
-   when the batch must park (no-threads only). */
+   when the batch must park (no-threads) or go back to the executor (a helper). */
 static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
     uint64_t cur;
 #if defined(ACCEL_NO_THREADS)
@@ -4368,6 +4481,7 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
 #else
     cur = accel_signal_value(s);
     if (!accel_i_failed(cur) && cur < v) {   /* published in every build: a destroy that waits reports it */
+        if (q->help) return ACCEL_TIMEOUT;   /* a helper never waits here: the batch is the executor's */
         accel_i_blocked_set(&q->blocked, s, v);
         if (accel_i_is_cpu_signal(s)) accel_i_event_wait_own(accel_i_host_signal_event(s), v, &q->own);
         else accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
@@ -4379,8 +4493,8 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
 }
 
 /* The grid of exec command c over resolved buffer addresses, sizes and constants. */
-static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, void* const* ptrs, const size_t* sizes,
-                                 const uint32_t* constants) {
+static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, void* const* ptrs,
+                                 const size_t* sizes, const uint32_t* constants) {
     const accel_exec_params* p = &c->u.exec.params;
     memset((void*)job, 0, sizeof *job);
     job->fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
@@ -4388,7 +4502,8 @@ static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, voi
     for (int d = 0; d < 3; d++) {
         job->tmpl.group_size[d] = p->local_size[d];
         job->tmpl.global_size[d] = p->global_size[d];
-        job->tmpl.group_count[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
+        job->tmpl.group_count[d] =
+            (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
         job->groups *= job->tmpl.group_count[d];
     }
     job->tmpl.buffers = ptrs;
@@ -4400,15 +4515,19 @@ static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, voi
 /* Resolves the exec's buffers into ptrs/sizes (buffer_count entries each). */
 static void accel_i_cpu_resolve(const accel_i_batch* b, const accel_i_cmd* c, void** ptrs, size_t* sizes) {
     accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
-    for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) { ptrs[i] = bufs[i]->mapped; sizes[i] = bufs[i]->size; }
+    for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) {
+        ptrs[i] = bufs[i]->mapped;
+        sizes[i] = bufs[i]->size;
+    }
 }
 static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c) {
     void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
     size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
     accel_i_cpu_job job;
     accel_i_cpu_resolve(b, c, ptrs, sizes);
-    accel_i_cpu_job_init(&job, c, ptrs, sizes, (const uint32_t*)(const void*)(b->arena + c->u.exec.constants));
-    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, &q->own);
+    accel_i_cpu_job_init(&job, c, ptrs, sizes,
+                         (const uint32_t*)(const void*)(b->arena + c->u.exec.constants));
+    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, q->help ? NULL : &q->own);
 }
 
 static void accel_i_cpu_fill(unsigned char* dst, size_t size, uint32_t pattern) {
@@ -4437,8 +4556,8 @@ typedef struct accel_i_cpu_op {
 } accel_i_cpu_op;
 typedef struct accel_i_cpu_list { accel_i_cpu_op* ops; uint32_t count; size_t bytes; } accel_i_cpu_list;
 
-static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, const accel_i_cmd* c, void*** ptrs,
-                                 size_t** sizes, uint32_t** consts) {
+static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, const accel_i_cmd* c,
+                                 void*** ptrs, size_t** sizes, uint32_t** consts) {
     op->kind = c->kind;
     switch (c->kind) {
     case ACCEL_I_CMD_EXEC:
@@ -4446,10 +4565,14 @@ static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, con
         if (c->u.exec.constant_count)
             memcpy(*consts, l->arena + c->u.exec.constants, 4u * (size_t)c->u.exec.constant_count);
         accel_i_cpu_job_init(&op->job, c, *ptrs, *sizes, *consts);
-        *ptrs += c->u.exec.buffer_count; *sizes += c->u.exec.buffer_count; *consts += c->u.exec.constant_count;
+        *ptrs += c->u.exec.buffer_count;
+        *sizes += c->u.exec.buffer_count;
+        *consts += c->u.exec.constant_count;
         break;
     case ACCEL_I_CMD_COPY:
-        op->dst_offset = c->u.copy.dst_offset; op->src_offset = c->u.copy.src_offset; op->size = c->u.copy.size;
+        op->dst_offset = c->u.copy.dst_offset;
+        op->src_offset = c->u.copy.src_offset;
+        op->size = c->u.copy.size;
         op->dst = (unsigned char*)c->u.copy.dst->mapped + op->dst_offset;
         op->src = (const unsigned char*)c->u.copy.src->mapped + op->src_offset;
         break;
@@ -4476,10 +4599,12 @@ static accel_result accel_i_cpu_commands_build(accel_queue* q, accel_commands* c
         nb += l->cmds[i].u.exec.buffer_count;
         nc += l->cmds[i].u.exec.constant_count;
     }
-    bytes = sizeof *nat + (uint64_t)l->count * sizeof(accel_i_cpu_op) + nb * (sizeof(void*) + sizeof(size_t)) + nc * 4u;
+    bytes = sizeof *nat + (uint64_t)l->count * sizeof(accel_i_cpu_op) +
+            nb * (sizeof(void*) + sizeof(size_t)) + nc * 4u;
     nat = bytes <= SIZE_MAX ? (accel_i_cpu_list*)accel_i_dev_alloc(c->obj.device, (size_t)bytes) : NULL;
     if (!nat)
-        return accel_i_fail(c->obj.device, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory for the op array");
+        return accel_i_fail(c->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_queue_record_end: out of host memory for the op array");
     memset((void*)nat, 0, (size_t)bytes);
     nat->ops = (accel_i_cpu_op*)(void*)(nat + 1);
     nat->count = l->count;
@@ -4487,7 +4612,8 @@ static accel_result accel_i_cpu_commands_build(accel_queue* q, accel_commands* c
     ptrs = (void**)(void*)(nat->ops + l->count);
     sizes = (size_t*)(void*)(ptrs + nb);
     consts = (uint32_t*)(void*)(sizes + nb);
-    for (uint32_t i = 0; i < l->count; i++) accel_i_cpu_op_build(&nat->ops[i], l, &l->cmds[i], &ptrs, &sizes, &consts);
+    for (uint32_t i = 0; i < l->count; i++)
+        accel_i_cpu_op_build(&nat->ops[i], l, &l->cmds[i], &ptrs, &sizes, &consts);
     c->native = nat;
     return ACCEL_OK;
 }
@@ -4496,7 +4622,8 @@ static void accel_i_cpu_commands_free(accel_commands* c) {
 }
 
 /* An exec op with patches: its arrays and grid copied to the stack, patched, run. */
-static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p, uint32_t n) {
+static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p,
+                                     uint32_t n) {
     void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
     size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
     uint32_t consts[ACCEL_I_CPU_MAX_CONSTANTS];
@@ -4506,7 +4633,10 @@ static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op*
     memcpy(sizes, t->buffer_sizes, (size_t)t->buffer_count * sizeof *sizes);
     memcpy(consts, t->constants, (size_t)t->constant_count * 4u);
     for (uint32_t k = 0; k < n; k++) {
-        if (p[k].buffer) { ptrs[p[k].index] = (unsigned char*)p[k].buffer->mapped + p[k].offset; sizes[p[k].index] = p[k].size; }
+        if (p[k].buffer) {
+            ptrs[p[k].index] = (unsigned char*)p[k].buffer->mapped + p[k].offset;
+            sizes[p[k].index] = p[k].size;
+        }
         else consts[p[k].index] = p[k].value;
     }
     memset((void*)&job, 0, sizeof job);
@@ -4516,15 +4646,18 @@ static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op*
     job.tmpl.buffers = ptrs;
     job.tmpl.buffer_sizes = sizes;
     job.tmpl.constants = consts;
-    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, &q->own);
+    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, q->help ? NULL : &q->own);
 }
 /* Runs one op with its n patches (validated at record time). */
-static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p, uint32_t n) {
+static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p,
+                               uint32_t n) {
     unsigned char* dst = op->dst;
     const unsigned char* src = op->src;
     uint32_t pattern = op->pattern;
     if (op->kind == ACCEL_I_CMD_EXEC) {
-        if (n == 0) accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &op->job, q->lane_hint, &q->own);
+        if (n == 0)
+            accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &op->job, q->lane_hint,
+                                 q->help ? NULL : &q->own);
         else accel_i_cpu_exec_patched(q, op, p, n);
         return;
     }
@@ -4556,13 +4689,13 @@ static void accel_i_cpu_replay(accel_i_cpu_queue* q, const accel_i_batch* b, con
 /* ==== cpu: queue executor ==== */
 /* Tracing on a CPU queue: a command's span and a signal's instant are recorded AFTER the raise of the
    signal that follows them (only its mark goes before, for the waits it releases), so a waiter is
-   released without waiting for the appends (bench/cpu.c figure 2t still reads +0.25-0.44 us per
-   traced one-group round trip: the clock readings and the mark stay on the path). */
+   released without waiting for the appends. The clock readings and the mark stay on the path: a
+   traced one-group round trip costs up to 0.44 us more (bench/cpu.c). */
 typedef struct accel_i_cpu_trace { const accel_i_cmd* held; uint64_t t0, t1; } accel_i_cpu_trace;
 /* A command that ran from t0 to now: its span now, or held back when a signal comes next. Returns
    when the next command starts. */
-static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c, uint64_t t0,
-                                   accel_i_cpu_trace* tr) {
+static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c,
+                                   uint64_t t0, accel_i_cpu_trace* tr) {
     uint64_t t1 = accel_i_now_ns();
     if (b->pc + 1 < b->count && b->cmds[b->pc + 1].kind == ACCEL_I_CMD_SIGNAL) {
         tr->held = c; tr->t0 = t0; tr->t1 = t1;
@@ -4571,7 +4704,8 @@ static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_batch* b,
     return accel_i_trace_cmd(&q->base, c, t0, t1);
 }
 /* A signal command at t0: its mark, the raise, then what was held back and its instant. */
-static uint64_t accel_i_cpu_traced_signal(accel_i_cpu_queue* q, const accel_i_cmd* c, uint64_t t0, accel_i_cpu_trace* tr) {
+static uint64_t accel_i_cpu_traced_signal(accel_i_cpu_queue* q, const accel_i_cmd* c, uint64_t t0,
+                                          accel_i_cpu_trace* tr) {
     uint64_t t = t0;
     accel_i_trace_mark_set(c->u.sig.signal, c->u.sig.value, t0, q->base.trace_track);
     accel_i_raise(c->u.sig.signal, c->u.sig.value);
@@ -4605,6 +4739,7 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
         case ACCEL_I_CMD_SIGNAL:   /* an instant: a clock reading is a sixth of a small dispatch's cost */
             if (trace) t0 = accel_i_cpu_traced_signal(q, c, t0, &tr);
             else accel_i_raise(c->u.sig.signal, c->u.sig.value);
+            if (q->help && b->pc + 1 < b->count && accel_i_cpu_helped(q, q->help)) { b->pc++; return false; }
             continue;
         case ACCEL_I_CMD_EXEC:
             accel_i_cpu_exec(q, b, c);
@@ -4614,10 +4749,12 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
                     (const unsigned char*)c->u.copy.src->mapped + c->u.copy.src_offset, c->u.copy.size);
             break;
         case ACCEL_I_CMD_FILL:
-            accel_i_cpu_fill((unsigned char*)c->u.fill.dst->mapped + c->u.fill.offset, c->u.fill.size, c->u.fill.pattern);
+            accel_i_cpu_fill((unsigned char*)c->u.fill.dst->mapped + c->u.fill.offset, c->u.fill.size,
+                             c->u.fill.pattern);
             break;
         case ACCEL_I_CMD_UPDATE:
-            memcpy((unsigned char*)c->u.update.dst->mapped + c->u.update.offset, b->arena + c->u.update.data, c->u.update.size);
+            memcpy((unsigned char*)c->u.update.dst->mapped + c->u.update.offset, b->arena + c->u.update.data,
+                   c->u.update.size);
             break;
         case ACCEL_I_CMD_BARRIER:
             atomic_thread_fence(memory_order_seq_cst);
@@ -4646,22 +4783,128 @@ static void accel_i_cpu_batch_done(accel_i_cpu_queue* q, accel_i_batch* b) {
 }
 
 #if !defined(ACCEL_NO_THREADS)
+/* The oldest batch of q not finished (only the thread that holds q's turn takes batches off). */
+static accel_i_batch* accel_i_cpu_head(accel_i_cpu_queue* q) {
+    accel_i_batch* b;
+    accel_i_spin_lock(&q->fifo.lock);
+    b = q->fifo.head;
+    accel_i_spin_unlock(&q->fifo.lock);
+    return b;
+}
+/* The executor takes q's turn: at once, or once the helper that holds it gives it back. */
+static void accel_i_cpu_turn_take(accel_i_cpu_queue* q) {
+    for (;;) {
+        uint64_t seen = accel_i_event_value(&q->turned);
+        bool slept = false;
+        if (!atomic_exchange(&q->turn, 1u)) return;
+        /* sleeps at once, no spin: the helper runs a batch, often with the lanes this CPU would serve */
+        accel_i_event_block(&q->turned, seen + 1, ACCEL_I_FOREVER, &slept);
+    }
+}
+/* Each submit adds to `work`; the executor then runs every batch there is, in order, while it holds
+   the queue's turn. A batch a helper ran is gone from the fifo; one it left at a wait resumes at pc. */
 static void accel_i_cpu_executor_main(void* arg) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)arg;
-    uint64_t taken = 0;
+    uint64_t seen = 0;
+    accel_i_cpu_no_help = 1;
     for (;;) {
         accel_i_batch* b;
-        accel_i_event_wait_own(&q->work, taken + 1, &q->own);
+        accel_i_event_wait_own(&q->work, seen + 1, &q->own);
+        seen = accel_i_event_value(&q->work);
         if (atomic_load(&q->stop)) return;
-        taken++;
-        b = accel_i_fifo_pop(&q->fifo);
-        accel_i_cpu_run_batch(q, b);
-        accel_i_cpu_batch_done(q, b);
+        accel_i_cpu_turn_take(q);
+        while ((b = accel_i_cpu_head(q)) != NULL) {
+            accel_i_cpu_run_batch(q, b);
+            accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
+        }
+        atomic_store(&q->turn, 0u);
         accel_i_own_settle(&q->own);
     }
 }
+
+/* ==== cpu: waits that help ==== */
+/* A host thread that waits without a timeout (ACCEL_WAIT_FOREVER) for one CPU signal, or finishes a
+   CPU queue, runs batches itself instead of waiting for an executor to wake: the batches of the queue
+   that last submitted a signal command on that signal (of the signal's device), or of the finished
+   queue, while that queue's executor is not running them. Whoever takes the queue's turn runs its
+   batches, so exactly one thread runs them, oldest first. A helper stops once what it waits for is
+   reached (also within a batch, right after the signal command that reached it), and never waits
+   inside a batch: at a wait command not reached it leaves the batch to the executor (b->pc at the
+   wait). Its kernels take a lane as an executor's do (accel_dispatch.worker stays unique per
+   concurrent kernel); it never moves (a user thread). accel's own threads never help, nor does a
+   thread that is helping already (a host call or kernel it runs waits as on the executor), so
+   nothing recurses and a kernel never runs other work on its stack. A wait with a timeout never helps:
+   it returns on time whatever the work does. */
+/* Runs q's batches on this thread while q's turn is free and h is not reached. */
+static void accel_i_cpu_help_queue(accel_i_cpu_queue* q, const accel_i_cpu_help* h) {
+    accel_i_batch* b;
+    if (atomic_load_explicit(&q->turn, memory_order_relaxed) || atomic_exchange(&q->turn, 1u)) return;
+    accel_i_cpu_no_help = 1;
+    q->help = h;
+    while (!accel_i_cpu_helped(q, h) && (b = accel_i_cpu_head(q)) != NULL) {
+        if (!accel_i_cpu_run_batch(q, b)) break;   /* left to the executor */
+        accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
+    }
+    q->help = NULL;
+    accel_i_cpu_no_help = 0;
+    atomic_store(&q->turn, 0u);
+    accel_i_event_add(&q->turned, 1);   /* the executor may wait for the turn */
+}
+/* A wait for s >= v: helps the queue that last submitted a signal command on s. The queue is read
+   under the device's object lock, which its destroy takes to clear it, and kept by a reference. */
+static void accel_i_cpu_help_signal(accel_signal* s, uint64_t v) {
+    accel_i_cpu_signal* cs = (accel_i_cpu_signal*)s;
+    accel_device* dev = s->obj.device;
+    accel_i_cpu_queue* q;
+    accel_i_cpu_help h;
+    h.s = s;
+    h.v = v;
+    if (!atomic_load_explicit(&cs->setter, memory_order_relaxed)) return;
+    accel_i_spin_lock(&dev->objects_lock);
+    q = (accel_i_cpu_queue*)(uintptr_t)atomic_load_explicit(&cs->setter, memory_order_relaxed);
+    if (q && !accel_i_try_retain(&q->base.obj)) q = NULL;
+    accel_i_spin_unlock(&dev->objects_lock);
+    if (!q) return;
+    if (!accel_i_cpu_helped(q, &h)) accel_i_cpu_help_queue(q, &h);
+    accel_i_release(q);
+}
+/* Submit: s's setter is q, for the waits that help. Stored only when it changes. */
+static void accel_i_cpu_note_setters(accel_i_cpu_queue* q, const accel_i_batch* b) {
+    uint64_t me = (uint64_t)(uintptr_t)q;
+    for (uint32_t i = 0; i < b->count; i++) {
+        accel_signal* s = b->cmds[i].u.sig.signal;
+        accel_i_cpu_signal* cs = (accel_i_cpu_signal*)s;
+        if (b->cmds[i].kind != ACCEL_I_CMD_SIGNAL || s->obj.device != q->base.obj.device) continue;
+        if (atomic_load_explicit(&cs->setter, memory_order_relaxed) != me)
+            atomic_store_explicit(&cs->setter, me, memory_order_relaxed);
+    }
+}
+/* Destroy: no signal names q as its setter any more (under the object lock, see above). */
+static void accel_i_cpu_forget_setters(accel_i_cpu_queue* q) {
+    accel_device* dev = q->base.obj.device;
+    uint64_t me = (uint64_t)(uintptr_t)q;
+    accel_i_spin_lock(&dev->objects_lock);
+    for (accel_i_object* o = dev->objects; o; o = o->next) {
+        accel_i_cpu_signal* cs = (accel_i_cpu_signal*)(void*)o;
+        if (o->kind == ACCEL_I_SIGNAL && atomic_load_explicit(&cs->setter, memory_order_relaxed) == me)
+            atomic_store_explicit(&cs->setter, 0u, memory_order_relaxed);
+    }
+    accel_i_spin_unlock(&dev->objects_lock);
+}
+/* The CPU backend's signal_wait_many: helps first where it may (one signal, no timeout). */
+static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                            uint64_t timeout_ns, uint32_t* first) {
+    if (n == 1 && timeout_ns == ACCEL_WAIT_FOREVER && !accel_i_cpu_no_help)
+        accel_i_cpu_help_signal(s[0], v[0]);
+    return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
+}
 #else
 /* ==== cpu: no-threads ==== */
+/* Waits run parked work already (accel_i_cpu_ready): nothing to help. */
+static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                            uint64_t timeout_ns, uint32_t* first) {
+    return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
+}
 /* Runs the queue's batches until one parks (its signal will call back). */
 static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
     if (q->pumping) return;   /* a host call of q recorded on q or waits for it: misuse, never a re-entry */
@@ -4674,7 +4917,7 @@ static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
 }
 /* A queue that may run (submitted to, or its parked batch unblocked) goes on its device's ready list,
    and one loop per device runs the list. So a chain of queues that unblock one another runs in that
-   loop, not in nested calls one deep per queue (20,000 queues overflowed the stack), and a kernel that
+   loop, not in nested calls one deep per queue (20,000 queues overflow the stack), and a kernel that
    sets a signal releasing another queue of its device does not run that queue's exec inside itself,
    where it would wait forever for the device's one lane, which the kernel holds: the loop takes the
    queue once the kernel's batch is done or parked. Nesting only goes as deep as the number of devices
@@ -4725,7 +4968,9 @@ static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
     accel_i_batch* b;
     if (q->parked_on) { accel_i_waiter_remove(q->parked_on, &q->park); q->parked_on = NULL; }
     if (q->fifo.head)
-        accel_i_log(q->base.obj.device, ACCEL_LOG_WARN, "accel_queue_destroy: dropping batches parked on signals nothing can set; their signals fail");
+        accel_i_log(q->base.obj.device, ACCEL_LOG_WARN,
+                    "accel_queue_destroy: dropping batches parked on signals nothing can set;"
+                    " their signals fail");
     while ((b = accel_i_fifo_pop(&q->fifo)) != NULL) {
         accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEADLOCK));
         accel_i_cpu_batch_done(q, b);
@@ -4735,6 +4980,9 @@ static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
 
 static accel_result accel_i_cpu_queue_submit(accel_queue* base, accel_i_batch* b) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
+#if !defined(ACCEL_NO_THREADS)
+    accel_i_cpu_note_setters(q, b);   /* before the push: from then on b is the executor's */
+#endif
     accel_i_fifo_push(&q->fifo, b);
     accel_i_event_add(&q->work, 1);
 #if defined(ACCEL_NO_THREADS)
@@ -4750,10 +4998,17 @@ static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t time
     if (timeout_ns != 0) accel_i_cpu_settle(q);
     if (accel_i_event_value(&q->done) >= submitted) return ACCEL_OK;
     if (timeout_ns == 0) return ACCEL_TIMEOUT;
-    accel_i_log(base->obj.device, ACCEL_LOG_WARN, "accel_queue_finish: a batch waits on a signal that nothing submitted can reach: deadlock");
+    accel_i_log(base->obj.device, ACCEL_LOG_WARN,
+                "accel_queue_finish: a batch waits on a signal that nothing submitted can reach: deadlock");
     return ACCEL_ERROR_DEADLOCK;
 #else
     if (timeout_ns == 0) return accel_i_event_value(&q->done) >= submitted ? ACCEL_OK : ACCEL_TIMEOUT;
+    if (timeout_ns == ACCEL_WAIT_FOREVER && !accel_i_cpu_no_help) {   /* see "cpu: waits that help" */
+        accel_i_cpu_help h;
+        h.s = NULL;
+        h.v = submitted;
+        accel_i_cpu_help_queue(q, &h);
+    }
     if (accel_i_event_wait(&q->done, submitted, accel_i_deadline(timeout_ns))) return ACCEL_OK;
     return ACCEL_TIMEOUT;
 #endif
@@ -4770,7 +5025,8 @@ static size_t accel_i_cpu_queue_describe(accel_queue* base, char* out, size_t ca
     uint64_t v = 0;
     size_t len;
     accel_i_spin_lock(&q->fifo.lock);
-    if (q->parked_on && q->fifo.head && q->fifo.head->pc < q->fifo.head->count && q->fifo.head->cmds[q->fifo.head->pc].kind == ACCEL_I_CMD_WAIT) {
+    if (q->parked_on && q->fifo.head && q->fifo.head->pc < q->fifo.head->count &&
+        q->fifo.head->cmds[q->fifo.head->pc].kind == ACCEL_I_CMD_WAIT) {
         s = q->fifo.head->cmds[q->fifo.head->pc].u.sig.signal;
         v = q->fifo.head->cmds[q->fifo.head->pc].u.sig.value;
     }
@@ -4784,6 +5040,9 @@ static size_t accel_i_cpu_queue_describe(accel_queue* base, char* out, size_t ca
 
 static void accel_i_cpu_queue_free(accel_i_cpu_queue* q) {
     accel_device* dev = q->base.obj.device;
+#if !defined(ACCEL_NO_THREADS)
+    accel_i_event_destroy(&q->turned);
+#endif
     accel_i_event_destroy(&q->work);
     accel_i_event_destroy(&q->done);
     accel_i_dev_free(dev, q, sizeof *q);
@@ -4795,7 +5054,10 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
     memset((void*)q, 0, sizeof *q);
     q->base.obj.device = dev;
     accel_i_fifo_init(&q->fifo);
-    if (!accel_i_event_init(&q->work, 0)) { accel_i_dev_free(dev, q, sizeof *q); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!accel_i_event_init(&q->work, 0)) {
+        accel_i_dev_free(dev, q, sizeof *q);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
     if (!accel_i_event_init(&q->done, 0)) {
         accel_i_event_destroy(&q->work);
         accel_i_dev_free(dev, q, sizeof *q);
@@ -4809,6 +5071,13 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
         accel_result r;
         atomic_init(&q->stop, 0u);
         atomic_init(&q->blocked.lock, 0u);
+        atomic_init(&q->turn, 0u);
+        if (!accel_i_event_init(&q->turned, 0)) {
+            accel_i_event_destroy(&q->work);
+            accel_i_event_destroy(&q->done);
+            accel_i_dev_free(dev, q, sizeof *q);
+            return ACCEL_ERROR_OUT_OF_MEMORY;
+        }
         accel_i_cpu_device* cd = accel_i_cpu_dev(dev);
         q->own.moves = ACCEL_CPU_MOVE_OFF != 0;
         if (!cd->moves) {   /* a lane per allowed CPU: free CPUs are those of sleeping workers */
@@ -4838,6 +5107,7 @@ static void accel_i_cpu_queue_destroy(accel_queue* base) {
     atomic_store(&q->stop, 1u);
     accel_i_event_add(&q->work, 1);
     accel_i_thread_join(&q->thread);
+    accel_i_cpu_forget_setters(q);
 #endif
     accel_i_queue_fini(base);
     accel_i_cpu_queue_free(q);
@@ -4861,7 +5131,7 @@ static const accel_backend accel_i_cpu_backend_table = {
     accel_i_cpu_signal_free,            /* signal_free */
     accel_i_host_signal_value,          /* signal_value */
     accel_i_host_signal_raise,          /* signal_raise */
-    accel_i_host_signal_wait,           /* signal_wait_many */
+    accel_i_cpu_signal_wait,            /* signal_wait_many: helps (see "cpu: waits that help") */
     accel_i_cpu_queue_create,           /* queue_create */
     accel_i_cpu_queue_destroy,          /* queue_destroy */
     accel_i_cpu_queue_submit,           /* queue_submit */
@@ -5057,13 +5327,6 @@ struct accel_i_trace {
 #if defined(ACCEL_NO_THREADS)
 static uint32_t accel_i_host_thread(void) { return 1; }
 #else
-#  if defined(__cplusplus)
-#    define ACCEL_I_THREAD_LOCAL thread_local
-#  elif defined(_MSC_VER)
-#    define ACCEL_I_THREAD_LOCAL __declspec(thread)
-#  else
-#    define ACCEL_I_THREAD_LOCAL _Thread_local
-#  endif
 /* A small number per host thread (1, 2, ...): the calling thread's host track. Process-wide, as
    threads are (the one piece of global state tracing has). */
 static uint32_t accel_i_host_thread(void) {

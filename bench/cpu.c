@@ -21,6 +21,10 @@
      8. a 64-command list of one-group execs, per command: replayed (accel_queue_replay) | recorded
         anew (exec x 64); submit to complete included. 8b: the same with one constant patched per
         replay (a step counter). Target: replay at most 0.5x (>= 2x less per command).
+     9. task systems, each side with its own idiom (oneTBB where built in, OpenMP): a chain of dependent
+        tiny tasks, per task; a fork-join over 4096 items; the host submits one tiny task and waits
+        (mean and median). Targets: ahead of both on the chain and the fork-join; the round trip's
+        mean <= 1.5x oneTBB's task_group run + wait and <= 0.5x OpenMP's fork-join.
 
    Method: this is meant for a shared, noisy 2-core machine. The two sides of a figure run interleaved
    (A B A B ...) for several rounds after a warm-up, and each side reports its median. Between blocks
@@ -68,7 +72,7 @@ typedef struct bench_config {
     size_t saxpy_n;            /* floats per array */
     uint32_t compute_n, compute_iters;
     uint64_t idle_ns;          /* idle measurement length */
-    const char* only;          /* --only NAME: run just that figure (pingpong, latency, trace, batch, saxpy, compute, idle, overhead, replay) */
+    const char* only;          /* --only NAME: run just that figure (pingpong, latency, trace, batch, saxpy, compute, idle, overhead, replay, tasks) */
 } bench_config;
 static bench_config cfg;
 
@@ -916,6 +920,184 @@ static void fig_overhead(void) {
     for (int i = 0; i < 3; i++) fig_overhead_lanes(lanes[i]);
 }
 
+/* ==== figure 9: task systems: accel beside oneTBB and OpenMP ==== */
+/* Three shapes a user of a task system runs, each side with its own idiom, rounds interleaved:
+   9a a chain of dependent tiny tasks, per task (accel: one-group execs in one batch of one queue;
+      oneTBB: each task spawns its successor in a task_group; OpenMP: tasks with depend(inout));
+   9b a fork-join over 4096 items (accel: one exec of 16 groups of 256; oneTBB: parallel_for in blocks
+      of 256; OpenMP: parallel for, chunks of 256);
+   9c the host submits one tiny task and waits for it (accel: exec + signal, submit, signal wait
+      without a timeout, which may run the batch itself; oneTBB: task_group run + wait, likewise;
+      OpenMP: a fork-join region), mean and median of every sample. */
+#if defined(BENCH_HAVE_TBB)
+int bench_tbb_init(int threads);
+void bench_tbb_fini(void);
+void bench_tbb_chain(uint32_t n, volatile uint32_t* counter);
+void bench_tbb_fork_join(uint32_t items, uint32_t grain, uint32_t* marks);
+void bench_tbb_round_trips(uint32_t n, volatile uint32_t* counter, double* times, uint64_t (*clock)(void));
+#endif
+#define TASKS_ITEMS 4096u
+#define TASKS_GRAIN 256u
+static void k_mark_items(const accel_dispatch* d) {
+    uint32_t* m = (uint32_t*)d->buffers[0];
+    uint32_t i0 = d->group_id[0] * d->group_size[0];
+    for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->global_size[0]; i++) m[i] += 1;
+}
+static uint64_t tasks_clock(void) { return bench_now_ns(); }
+static double tasks_mean(const double* v, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += v[i];
+    return n ? s / (double)n : 0;
+}
+typedef struct tasks_side { double* chain; double* fork; double* trip; size_t trips; } tasks_side;
+static tasks_side tasks_side_new(int rounds, uint32_t trips) {
+    tasks_side s;
+    s.chain = calloc((size_t)rounds, sizeof(double));
+    s.fork = calloc((size_t)rounds * 64, sizeof(double));
+    s.trip = calloc((size_t)rounds * trips, sizeof(double));
+    s.trips = 0;
+    if (!s.chain || !s.fork || !s.trip) { fprintf(stderr, "bench: out of memory\n"); exit(2); }
+    return s;
+}
+static void tasks_side_free(tasks_side* s) { free(s->chain); free(s->fork); free(s->trip); }
+
+typedef struct tasks_rig { counter_rig count; accel_buffer* marks; accel_program* mark; uint32_t* m; } tasks_rig;
+static void tasks_accel_round(tasks_rig* r, tasks_side* s, int round, uint32_t chain, uint32_t trips, uint64_t* value) {
+    uint64_t t0 = bench_now_ns();
+    for (uint32_t i = 0; i < chain; i++) accel_queue_exec(r->count.q, r->count.prog, &r->count.buf, 1, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_signal(r->count.q, r->count.s, ++*value);
+    check(accel_queue_submit(r->count.q), "accel_queue_submit");
+    check(accel_signal_wait(r->count.s, *value, ACCEL_WAIT_FOREVER), "accel_signal_wait");
+    s->chain[round] = (double)(bench_now_ns() - t0) / chain;
+    for (int k = 0; k < 64; k++) {
+        t0 = bench_now_ns();
+        accel_queue_exec(r->count.q, r->mark, &r->marks, 1, NULL, 0, accel_exec_1d(TASKS_ITEMS, TASKS_GRAIN));
+        accel_queue_signal(r->count.q, r->count.s, ++*value);
+        check(accel_queue_submit(r->count.q), "accel_queue_submit");
+        check(accel_signal_wait(r->count.s, *value, ACCEL_WAIT_FOREVER), "accel_signal_wait");
+        s->fork[round * 64 + k] = (double)(bench_now_ns() - t0);
+    }
+    for (uint32_t i = 0; i < trips; i++) {
+        t0 = bench_now_ns();
+        accel_queue_exec(r->count.q, r->count.prog, &r->count.buf, 1, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(r->count.q, r->count.s, ++*value);
+        check(accel_queue_submit(r->count.q), "accel_queue_submit");
+        check(accel_signal_wait(r->count.s, *value, ACCEL_WAIT_FOREVER), "accel_signal_wait");
+        s->trip[s->trips++] = (double)(bench_now_ns() - t0);
+    }
+}
+static volatile uint32_t tasks_omp_count[16];
+static uint32_t tasks_omp_marks[TASKS_ITEMS];
+static void tasks_omp_round(tasks_side* s, int round, uint32_t chain, uint32_t trips, int nt) {
+    uint64_t t0 = bench_now_ns();
+#pragma omp parallel num_threads(nt)
+#pragma omp single
+    for (uint32_t i = 0; i < chain; i++) {
+#pragma omp task depend(inout: tasks_omp_count[0])
+        tasks_omp_count[0] += 1;
+    }
+    s->chain[round] = (double)(bench_now_ns() - t0) / chain;
+    for (int k = 0; k < 64; k++) {
+        t0 = bench_now_ns();
+#pragma omp parallel for num_threads(nt) schedule(static, TASKS_GRAIN)
+        for (uint32_t i = 0; i < TASKS_ITEMS; i++) tasks_omp_marks[i] += 1;
+        s->fork[round * 64 + k] = (double)(bench_now_ns() - t0);
+    }
+    for (uint32_t i = 0; i < trips; i++) {
+        t0 = bench_now_ns();
+#pragma omp parallel num_threads(nt)
+#pragma omp single nowait
+        tasks_omp_count[1] += 1;
+        s->trip[s->trips++] = (double)(bench_now_ns() - t0);
+    }
+}
+#if defined(BENCH_HAVE_TBB)
+static volatile uint32_t tasks_tbb_count[2];
+static uint32_t tasks_tbb_marks[TASKS_ITEMS];
+static void tasks_tbb_round(tasks_side* s, int round, uint32_t chain, uint32_t trips) {
+    uint64_t t0 = bench_now_ns();
+    bench_tbb_chain(chain, &tasks_tbb_count[0]);
+    s->chain[round] = (double)(bench_now_ns() - t0) / chain;
+    for (int k = 0; k < 64; k++) {
+        t0 = bench_now_ns();
+        bench_tbb_fork_join(TASKS_ITEMS, TASKS_GRAIN, tasks_tbb_marks);
+        s->fork[round * 64 + k] = (double)(bench_now_ns() - t0);
+    }
+    bench_tbb_round_trips(trips, &tasks_tbb_count[1], s->trip + s->trips, tasks_clock);
+    s->trips += trips;
+}
+#endif
+/* Every item of every fork-join marked once per run, every tiny task counted once. */
+static void tasks_check(const char* who, const uint32_t* marks, uint32_t runs, uint64_t count, uint64_t want) {
+    for (uint32_t i = 0; i < TASKS_ITEMS; i++)
+        if (marks[i] != runs) { bench_fail("tasks (%s): item %u marked %u times, expected %u", who, i, marks[i], runs); return; }
+    if (count != want) bench_fail("tasks (%s): %llu tiny tasks ran, expected %llu", who, (unsigned long long)count, (unsigned long long)want);
+}
+static void tasks_rows(const char* base, const char* base_name, tasks_side* a, tasks_side* o, int R, double trip_target) {
+    char fig[48], title[80];
+    size_t nf = (size_t)R * 64;
+    double am = bench_median(a->chain, (size_t)R), om = bench_median(o->chain, (size_t)R);
+    snprintf(fig, sizeof fig, "tasks_chain_vs_%s", base);
+    snprintf(title, sizeof title, "9a chain of tiny tasks, per task, vs %s", base_name);
+    bench_row_add(fig, title, "ns", am, base_name, om, BENCH_TARGET_RATIO, BENCH_LE, 1.0);
+    snprintf(fig, sizeof fig, "tasks_fork_join_vs_%s", base);
+    snprintf(title, sizeof title, "9b fork-join over 4096 items vs %s", base_name);
+    bench_row_add(fig, title, "ns", bench_median(a->fork, nf), base_name, bench_median(o->fork, nf), BENCH_TARGET_RATIO,
+                  BENCH_LE, 1.0);
+    snprintf(fig, sizeof fig, "tasks_round_trip_mean_vs_%s", base);
+    snprintf(title, sizeof title, "9c submit one tiny task + wait, mean, vs %s", base_name);
+    bench_row* r = bench_row_add(fig, title, "ns", tasks_mean(a->trip, a->trips), base_name, tasks_mean(o->trip, o->trips),
+                                 BENCH_TARGET_RATIO, BENCH_LE, trip_target);
+    bench_row_extra(r, "accel_median_ns", bench_median(a->trip, a->trips));
+    bench_row_extra(r, "baseline_median_ns", bench_median(o->trip, o->trips));
+    bench_row_extra(r, "samples", (double)a->trips);
+}
+static void fig_tasks(accel_device* dev) {
+    const int R = cfg.rounds;
+    const uint32_t chain = cfg.quick ? 2000 : 20000, trips = cfg.quick ? 200 : 2000 / (uint32_t)R + 1;
+    int nt = (int)cfg.threads;
+    tasks_rig r;
+    uint64_t value = 0;
+    tasks_side a = tasks_side_new(R, trips), o = tasks_side_new(R, trips);
+    r.count = counter_rig_open(dev, k_count);
+    check(accel_buffer_create(dev, &(accel_buffer_desc){ .size = TASKS_ITEMS * 4 }, &r.marks), "accel_buffer_create");
+    check(accel_program_create(dev, &(accel_program_desc){ .name = "mark items", .cpu = k_mark_items, .buffer_count = 1 },
+                               &r.mark), "accel_program_create");
+    r.m = (uint32_t*)accel_buffer_map(r.marks);
+    memset(r.m, 0, TASKS_ITEMS * 4);
+    r.count.counter[0] = 0;
+#if defined(BENCH_HAVE_TBB)
+    tasks_side t = tasks_side_new(R, trips);
+    if (!bench_tbb_init(nt)) { fprintf(stderr, "bench: oneTBB arena failed\n"); exit(2); }
+#endif
+    for (int round = 0; round < R; round++) {
+        bench_sleep_ns(BENCH_SETTLE_NS);
+        tasks_accel_round(&r, &a, round, chain, trips, &value);
+        bench_sleep_ns(BENCH_SETTLE_NS);
+        tasks_omp_round(&o, round, chain, trips, nt);
+#if defined(BENCH_HAVE_TBB)
+        bench_sleep_ns(BENCH_SETTLE_NS);
+        tasks_tbb_round(&t, round, chain, trips);
+#endif
+    }
+    tasks_check("accel", r.m, (uint32_t)R * 64, r.count.counter[0], (uint64_t)R * (chain + trips));
+    tasks_check("OpenMP", tasks_omp_marks, (uint32_t)R * 64, tasks_omp_count[0] + tasks_omp_count[1], (uint64_t)R * (chain + trips));
+#if defined(BENCH_HAVE_TBB)
+    tasks_check("oneTBB", tasks_tbb_marks, (uint32_t)R * 64, tasks_tbb_count[0] + tasks_tbb_count[1], (uint64_t)R * (chain + trips));
+    tasks_rows("tbb", "oneTBB", &a, &t, R, 1.5);
+    bench_tbb_fini();
+    tasks_side_free(&t);
+#else
+    printf("9 oneTBB: not built in (install libtbb-dev; make bench builds it in where present)\n");
+#endif
+    tasks_rows("omp", "OpenMP", &a, &o, R, 0.5);
+    tasks_side_free(&a);
+    tasks_side_free(&o);
+    accel_program_destroy(r.mark);
+    accel_buffer_destroy(r.marks);
+    counter_rig_close(&r.count);
+}
+
 /* ==== figure 6: CPU burned by an idle device ==== */
 typedef struct idle_result { double accel_pct, base_pct; } idle_result;
 
@@ -982,7 +1164,7 @@ int main(int argc, char** argv) {
         if (strcmp(argv[i], "--quick") == 0) cfg.quick = true;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) cfg.only = argv[++i];
         else {
-            printf("usage: %s [--quick] [--only pingpong|latency|trace|batch|saxpy|compute|idle|overhead|replay]\n"
+            printf("usage: %s [--quick] [--only pingpong|latency|trace|batch|saxpy|compute|idle|overhead|replay|tasks]\n"
                    "  --quick  short run (smaller sizes, fewer rounds) for CI smoke checks\n"
                    "  --only   run one figure (for profiling it, e.g. under perf)\n", argv[0]);
             return strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 ? 0 : 2;
@@ -1018,6 +1200,7 @@ int main(int argc, char** argv) {
     if (want("batch")) { printf("3 batch ...\n"); fflush(stdout); fig_batch(dev); }
     if (want("saxpy")) { printf("4 saxpy ...\n"); fflush(stdout); fig_saxpy(dev); }
     if (want("replay")) { printf("8 replay ...\n"); fflush(stdout); fig_replay(dev); }
+    if (want("tasks")) { printf("9 task systems ...\n"); fflush(stdout); fig_tasks(dev); }
     accel_device_destroy(dev);
     if (want("trace")) { printf("2t traced exec latency ...\n"); fflush(stdout); fig_trace_latency(); }
     if (want("compute")) { printf("5 compute ...\n"); fflush(stdout); fig_compute(); }

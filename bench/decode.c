@@ -245,7 +245,7 @@ static void acc_record(acc_model* m, int pos) {
 static int acc_run(acc_model* m) {
     accel_queue_signal(m->q, m->s, ++m->value);
     check(accel_queue_submit(m->q), "accel_queue_submit");
-    check(accel_signal_wait(m->s, m->value, 20000000000ull), "accel_signal_wait");
+    check(accel_signal_wait(m->s, m->value, ACCEL_WAIT_FOREVER), "accel_signal_wait");
     return argmax((const float*)accel_buffer_map(m->logits), VOCAB);
 }
 static void acc_embed(acc_model* m, int token) {

@@ -68,14 +68,14 @@ static int sweep_site_of(const sweep_alloc* s, size_t size, size_t align) {
         return SITE_UNKNOWN;
     }
     /* host signals are 64-aligned too (their word shares a line with the trace marks) */
-    if (strcmp(s->scenario, "signal") == 0 && size == sizeof(accel_i_host_signal)) return SITE_SIGNAL;
+    if (strcmp(s->scenario, "signal") == 0 && size == sizeof(accel_i_cpu_signal)) return SITE_SIGNAL;
     if (align == 64) return SITE_BUFFER_MEMORY;
     if (strcmp(s->scenario, "wait_many") == 0) return SITE_WAIT_MANY;
     if (strcmp(s->scenario, "buffer_view") == 0 && size == sizeof(accel_buffer)) return SITE_VIEW;
     /* object sizes may coincide (no-threads: a signal is as big as a buffer): ask the scenario first */
     if (strncmp(s->scenario, "buffer", 6) == 0 && size == sizeof(accel_i_cpu_buffer)) return SITE_BUFFER;
     if (strcmp(s->scenario, "program") == 0 && size == sizeof(accel_i_cpu_program)) return SITE_PROGRAM;
-    if (strcmp(s->scenario, "signal") == 0 && size == sizeof(accel_i_host_signal)) return SITE_SIGNAL;
+    if (strcmp(s->scenario, "signal") == 0 && size == sizeof(accel_i_cpu_signal)) return SITE_SIGNAL;
     if (strncmp(s->scenario, "queue", 5) == 0 && size == sizeof(accel_i_cpu_queue)) return SITE_QUEUE;
     if (size == sizeof(accel_i_batch)) return SITE_BATCH;
     if (size >= 256 && (size & (size - 1)) == 0) return SITE_BATCH_GROW;

@@ -1,0 +1,446 @@
+/* tests/test_help.c — the CPU backend's waits that help (accel.h, "cpu: waits that help"): a host
+   thread that waits without a timeout for a signal a CPU queue of the same device will reach, or
+   finishes a CPU queue, may run that queue's batches itself; exactly one thread runs a queue's batches,
+   in order; a helper stops once its value is reached and never waits inside a batch; kernels and host
+   calls never help (no recursion); a wait with a timeout never helps; a waiter on another device's
+   signal helps nobody; failure and destroy while a helper runs a batch.
+   Env ACCEL_TEST_STRESS_SCALE (percent, default 100) scales the rounds (e.g. 10 under TSan). */
+#if !defined(_WIN32) && !defined(__wasi__) && !defined(__EMSCRIPTEN__)
+#  define _POSIX_C_SOURCE 200809L   /* nanosleep */
+#endif
+#define ACCEL_IMPLEMENTATION
+#include "accel.h"
+#include "test.h"
+#if TEST_HAVE_THREADS && !defined(_WIN32)
+#  include <time.h>
+#endif
+
+#if TEST_HAVE_THREADS
+static _Thread_local int help_marker;          /* its address names the thread that reads it */
+static uintptr_t help_this_thread(void) { return (uintptr_t)&help_marker; }
+#endif
+
+#if TEST_HAVE_THREADS
+static uint32_t help_scaled(uint32_t n) {
+    const char* e = getenv("ACCEL_TEST_STRESS_SCALE");
+    long pct = e && e[0] ? strtol(e, NULL, 10) : 100;
+    uint64_t v;
+    if (pct <= 0) pct = 100;
+    v = (uint64_t)n * (uint64_t)pct / 100u;
+    return v < 1 ? 1 : (uint32_t)v;
+}
+static void help_sleep_ms(unsigned ms) {
+#  if defined(_WIN32)
+    Sleep(ms);
+#  else
+    struct timespec ts = { (time_t)(ms / 1000u), (long)(ms % 1000u) * 1000000L };
+    nanosleep(&ts, NULL);
+#  endif
+}
+#endif
+
+#if TEST_HAVE_THREADS
+/* Records in word 0 of its buffer the thread it ran on. */
+static void k_where(const accel_dispatch* d) {
+    uintptr_t* w = (uintptr_t*)d->buffers[0];
+    w[0] = help_this_thread();
+}
+typedef struct where_rig { accel_device* dev; accel_queue* q; accel_signal* s; accel_buffer* buf; accel_program* p; } where_rig;
+static bool where_rig_open(where_rig* r, uint32_t lanes) {
+    accel_device_desc d;
+    memset(&d, 0, sizeof d);
+    d.cpu_threads = lanes;
+    if (!CHECK_OK(test_device_create_desc(d, &r->dev))) return false;
+    if (!CHECK_OK(accel_queue_create(r->dev, ACCEL_QUEUE_COMPUTE, &r->q))) return false;
+    if (!CHECK_OK(accel_signal_create(r->dev, 0, &r->s))) return false;
+    if (!CHECK_OK(accel_buffer_create(r->dev, &(accel_buffer_desc){ .size = 64 }, &r->buf))) return false;
+    return CHECK_OK(accel_program_create(r->dev, &(accel_program_desc){ .name = "where", .cpu = k_where, .buffer_count = 1 },
+                                         &r->p));
+}
+/* One exec + signal after the executor has gone to sleep; returns the thread the kernel ran on. */
+static uintptr_t where_round(where_rig* r, uint64_t v, uint64_t timeout_ns) {
+    uintptr_t w = 0;
+    help_sleep_ms(3);   /* longer than ACCEL_CPU_SPIN_NS: the executor sleeps */
+    accel_queue_exec(r->q, r->p, &r->buf, 1, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_signal(r->q, r->s, v);
+    CHECK_OK(accel_queue_submit(r->q));
+    CHECK_OK(accel_signal_wait(r->s, v, timeout_ns));
+    CHECK_OK(accel_buffer_read(r->buf, 0, &w, sizeof w));
+    return w;
+}
+#endif
+
+/* A wait without a timeout runs the batch on the waiting thread (the executor sleeps, so the waiter
+   takes the queue's turn first, nearly every time); a wait with a timeout never does; nor does a
+   finish with one. A finish without one does. */
+TEST(wait_without_timeout_runs_the_batch_on_the_waiting_thread) {
+#if TEST_HAVE_THREADS
+    where_rig r;
+    int here = 0, there = 0;
+    if (!where_rig_open(&r, 2)) return;
+    for (uint64_t i = 1; i <= 20; i++) here += where_round(&r, i, ACCEL_WAIT_FOREVER) == help_this_thread();
+    for (uint64_t i = 21; i <= 40; i++) there += where_round(&r, i, 10000000000ull) != help_this_thread();
+    CHECK(here >= 1);
+    if (here < 10) fprintf(stderr, "    note: %d of 20 waits ran the batch themselves\n", here);
+    CHECK_EQ_INT(there, 20);
+    {   /* accel_queue_finish without a timeout helps too */
+        uintptr_t w = 0;
+        int fin = 0;
+        for (int i = 0; i < 10; i++) {
+            help_sleep_ms(3);
+            accel_queue_exec(r.q, r.p, &r.buf, 1, NULL, 0, accel_exec_1d(1, 1));
+            CHECK_OK(accel_queue_finish(r.q, ACCEL_WAIT_FOREVER));
+            CHECK_OK(accel_buffer_read(r.buf, 0, &w, sizeof w));
+            fin += w == help_this_thread();
+        }
+        CHECK(fin >= 1);
+    }
+    accel_device_destroy(r.dev);
+#else
+    SKIP("no threads: waits run parked work already");
+#endif
+}
+
+#if TEST_HAVE_THREADS
+/* Every exec adds 1 to each item of its range: after everything, each item counts its execs. */
+static void k_add(const accel_dispatch* d) {
+    uint32_t* a = (uint32_t*)d->buffers[0];
+    uint32_t i0 = d->group_id[0] * d->group_size[0];
+    for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->global_size[0]; i++) a[i] += 1;
+}
+enum { HX_QUEUES = 6, HX_THREADS = 4, HX_ITEMS = 700 };
+typedef struct hx_shared {
+    accel_device* dev;
+    accel_queue* q[HX_QUEUES];
+    accel_buffer* buf[HX_QUEUES];
+    accel_signal* s[HX_QUEUES];
+    accel_program* p;
+    atomic_flag lock[HX_QUEUES];   /* a submitter owns a queue while it records + submits */
+    uint64_t next[HX_QUEUES];      /* the queue's next signal value (under its lock) */
+    uint32_t expect[HX_QUEUES][HX_ITEMS];
+    uint32_t rounds;
+    atomic_int bad;
+} hx_shared;
+typedef struct hx_arg { hx_shared* sh; uint32_t seed; } hx_arg;
+static uint32_t hx_rand(uint32_t* s) { *s = *s * 1664525u + 1013904223u; return *s >> 8; }
+static void hx_main(void* p) {
+    hx_arg* a = (hx_arg*)p;
+    hx_shared* sh = a->sh;
+    for (uint32_t r = 0; r < sh->rounds; r++) {
+        uint32_t qi = hx_rand(&a->seed) % HX_QUEUES, n = 1 + hx_rand(&a->seed) % HX_ITEMS;
+        uint32_t local = 1u << (hx_rand(&a->seed) % 7), execs = 1 + hx_rand(&a->seed) % 3;
+        uint64_t v;
+        while (atomic_flag_test_and_set(&sh->lock[qi])) {}
+        for (uint32_t e = 0; e < execs; e++) {
+            accel_queue_exec(sh->q[qi], sh->p, &sh->buf[qi], 1, NULL, 0, accel_exec_1d(n, local));
+            for (uint32_t i = 0; i < n; i++) sh->expect[qi][i]++;
+        }
+        v = ++sh->next[qi];
+        accel_queue_signal(sh->q[qi], sh->s[qi], v);
+        if (accel_queue_submit(sh->q[qi]) != ACCEL_OK) atomic_store(&sh->bad, 1);
+        if (hx_rand(&a->seed) % 4 == 0) {   /* finish submits too: under the queue's lock */
+            if (accel_queue_finish(sh->q[qi], ACCEL_WAIT_FOREVER) != ACCEL_OK) atomic_store(&sh->bad, 2);
+            atomic_flag_clear(&sh->lock[qi]);
+        } else {
+            atomic_flag_clear(&sh->lock[qi]);
+            if (accel_signal_wait(sh->s[qi], v, ACCEL_WAIT_FOREVER) != ACCEL_OK) atomic_store(&sh->bad, 3);
+        }
+        if (hx_rand(&a->seed) % 8 == 0) help_sleep_ms(1);   /* let executors fall asleep now and then */
+    }
+}
+#endif
+
+/* Exactly once with helping waiters: several host threads record, submit and wait (or finish) on
+   shared queues, at 1, 2, 3 and 7 lanes; every item of every exec is counted exactly once. */
+TEST(helping_waiters_run_every_group_exactly_once) {
+#if TEST_HAVE_THREADS
+    static const uint32_t lanes[4] = { 1, 2, 3, 7 };
+    for (int li = 0; li < 4 && !TEST_FAILED_SO_FAR(); li++) {
+        static hx_shared sh;
+        test_thread th[HX_THREADS];
+        hx_arg args[HX_THREADS];
+        accel_device_desc d;
+        memset(&sh, 0, sizeof sh);
+        memset(&d, 0, sizeof d);
+        d.cpu_threads = lanes[li];
+        sh.rounds = help_scaled(300);
+        REQUIRE_OK(test_device_create_desc(d, &sh.dev));
+        REQUIRE_OK(accel_program_create(sh.dev, &(accel_program_desc){ .name = "add", .cpu = k_add, .buffer_count = 1 }, &sh.p));
+        for (int i = 0; i < HX_QUEUES; i++) {
+            REQUIRE_OK(accel_queue_create(sh.dev, ACCEL_QUEUE_COMPUTE, &sh.q[i]));
+            REQUIRE_OK(accel_signal_create(sh.dev, 0, &sh.s[i]));
+            REQUIRE_OK(accel_buffer_create(sh.dev, &(accel_buffer_desc){ .size = HX_ITEMS * 4 }, &sh.buf[i]));
+            REQUIRE_OK(test_buffer_set_u32(sh.buf[i], HX_ITEMS, 0));
+            atomic_flag_clear(&sh.lock[i]);
+        }
+        for (int t = 0; t < HX_THREADS; t++) {
+            args[t].sh = &sh;
+            args[t].seed = 12345u + (uint32_t)t * 7919u + (uint32_t)li;
+            REQUIRE(test_thread_start(&th[t], hx_main, &args[t]));
+        }
+        for (int t = 0; t < HX_THREADS; t++) test_thread_join(&th[t]);
+        CHECK_EQ_INT(atomic_load(&sh.bad), 0);
+        for (int i = 0; i < HX_QUEUES; i++) {
+            uint32_t got[HX_ITEMS];
+            CHECK_OK(accel_queue_finish(sh.q[i], ACCEL_WAIT_FOREVER));
+            CHECK_OK(accel_buffer_read(sh.buf[i], 0, got, sizeof got));
+            for (uint32_t k = 0; k < HX_ITEMS; k++)
+                if (!CHECK_EQ_INT(got[k], sh.expect[i][k])) { fprintf(stderr, "    lanes %u queue %d item %u\n", lanes[li], i, k); break; }
+        }
+        accel_device_destroy(sh.dev);
+    }
+#else
+    SKIP("no threads");
+#endif
+}
+
+#if TEST_HAVE_THREADS
+/* Appends its constant to a log: log[0] is the count, then the values in the order the execs ran. */
+static void k_log(const accel_dispatch* d) {
+    uint32_t* log = (uint32_t*)d->buffers[0];
+    log[1 + log[0]] = d->constants[0];
+    log[0]++;
+}
+typedef struct gate_arg { accel_signal* g; uint32_t n; } gate_arg;
+static void gate_main(void* p) {
+    gate_arg* a = (gate_arg*)p;
+    for (uint32_t i = 1; i <= a->n; i++) {
+        if (i % 3 == 0) help_sleep_ms(1);
+        accel_signal_set(a->g, i);
+    }
+}
+#endif
+
+/* Order across batches while the waiter and the executor hand the queue back and forth: batch i waits
+   for a gate another thread raises step by step, then logs i and signals i; the host waits for each
+   i without a timeout (helping where the gate is up, leaving the batch to the executor where not). */
+TEST(batches_stay_in_order_when_helper_and_executor_alternate) {
+#if TEST_HAVE_THREADS
+    enum { N = 400, LOG = 1 + N + N / 2 };
+    accel_device* dev;
+    accel_queue* q;
+    accel_signal *gate, *s;
+    accel_buffer* log;
+    accel_program* p;
+    test_thread th;
+    gate_arg ga;
+    uint32_t* got = (uint32_t*)calloc(LOG, sizeof *got);
+    REQUIRE(got != NULL);
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(accel_buffer_create(dev, &(accel_buffer_desc){ .size = LOG * 4 }, &log));
+    REQUIRE_OK(test_buffer_set_u32(log, LOG, 0));
+    REQUIRE_OK(accel_program_create(dev, &(accel_program_desc){ .name = "log", .cpu = k_log, .buffer_count = 1,
+                                                               .constant_count = 1 }, &p));
+    for (uint32_t i = 1; i <= N; i++) {
+        accel_queue_wait(q, gate, i);
+        accel_queue_exec(q, p, &log, 1, &i, 1, accel_exec_1d(1, 1));
+        accel_queue_signal(q, s, i);
+        if (i % 2) accel_queue_exec(q, p, &log, 1, &i, 1, accel_exec_1d(1, 1));   /* after the signal */
+        CHECK_OK(accel_queue_submit(q));
+    }
+    ga.g = gate;
+    ga.n = N;
+    REQUIRE(test_thread_start(&th, gate_main, &ga));
+    for (uint32_t i = 1; i <= N; i++) CHECK_OK(accel_signal_wait(s, i, ACCEL_WAIT_FOREVER));
+    test_thread_join(&th);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    CHECK_OK(accel_buffer_read(log, 0, got, LOG * 4));
+    CHECK_EQ_INT(got[0], N + N / 2);
+    for (uint32_t i = 1, k = 1; i <= N && k < LOG; i++) {
+        if (!CHECK_EQ_INT(got[k], i)) break;
+        k++;
+        if (i % 2) { if (!CHECK_EQ_INT(got[k], i)) break; k++; }
+    }
+    free(got);
+    accel_device_destroy(dev);
+#else
+    SKIP("no threads");
+#endif
+}
+
+#if TEST_HAVE_THREADS
+typedef struct nest_state { accel_signal* later; uint64_t target; atomic_int depth, max_depth; accel_result r; uintptr_t where; } nest_state;
+static nest_state nest;
+/* A kernel that waits (with a timeout) for a value only a later batch of its own queue reaches. */
+static void k_waits_for_later(const accel_dispatch* d) {
+    int depth = atomic_fetch_add(&nest.depth, 1) + 1;
+    (void)d;
+    if (depth > atomic_load(&nest.max_depth)) atomic_store(&nest.max_depth, depth);
+    nest.where = help_this_thread();
+    nest.r = accel_signal_wait(nest.later, nest.target, 20000000u);
+    atomic_fetch_sub(&nest.depth, 1);
+}
+#endif
+
+/* A kernel that waits for its own queue's later value gets TIMEOUT, as without helping, whether the
+   executor or a helping waiter runs it, and nothing recurses. */
+TEST(kernel_waiting_on_its_own_queue_times_out_without_recursion) {
+#if TEST_HAVE_THREADS
+    accel_device* dev;
+    accel_queue* q;
+    accel_signal *done;
+    accel_program* p;
+    uintptr_t host = help_this_thread();
+    int on_host = 0;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &nest.later));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(accel_program_create(dev, &(accel_program_desc){ .name = "waits", .cpu = k_waits_for_later }, &p));
+    for (uint64_t i = 1; i <= 6; i++) {
+        help_sleep_ms(3);
+        nest.target = i;
+        accel_queue_exec(q, p, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(q, done, i);
+        CHECK_OK(accel_queue_submit(q));
+        accel_queue_signal(q, nest.later, i);   /* the later batch */
+        CHECK_OK(accel_queue_submit(q));
+        CHECK_OK(accel_signal_wait(done, i, ACCEL_WAIT_FOREVER));
+        CHECK_RESULT(nest.r, ACCEL_TIMEOUT);
+        on_host += nest.where == host;
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    }
+    CHECK_EQ_INT(atomic_load(&nest.max_depth), 1);
+    if (on_host == 0) fprintf(stderr, "    note: the executor ran every one (no helping seen)\n");
+    accel_device_destroy(dev);
+#else
+    SKIP("no threads");
+#endif
+}
+
+/* A waiter on a signal of another device than the queue that reaches it helps nobody (the queue's
+   batches stay on its executor) and still returns. */
+TEST(waiter_on_another_devices_signal_helps_nobody) {
+#if TEST_HAVE_THREADS
+    where_rig r;
+    accel_device* other;
+    accel_signal* s2;
+    int there = 0;
+    if (!where_rig_open(&r, 2)) return;
+    REQUIRE_OK(test_device_create(&other));
+    REQUIRE_OK(accel_signal_create(other, 0, &s2));
+    for (uint64_t i = 1; i <= 10; i++) {
+        uintptr_t w = 0;
+        help_sleep_ms(3);
+        accel_queue_exec(r.q, r.p, &r.buf, 1, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(r.q, s2, i);
+        CHECK_OK(accel_queue_submit(r.q));
+        CHECK_OK(accel_signal_wait(s2, i, ACCEL_WAIT_FOREVER));
+        CHECK_OK(accel_buffer_read(r.buf, 0, &w, sizeof w));
+        there += w != help_this_thread();
+    }
+    CHECK_EQ_INT(there, 10);
+    accel_device_destroy(r.dev);
+    accel_device_destroy(other);
+#else
+    SKIP("no threads");
+#endif
+}
+
+#if TEST_HAVE_THREADS
+static atomic_int hold_flag, hold_in;
+static uintptr_t hold_where;
+static void k_hold(const accel_dispatch* d) {
+    (void)d;
+    hold_where = help_this_thread();
+    atomic_store(&hold_in, 1);
+    while (!atomic_load(&hold_flag)) help_sleep_ms(1);
+}
+typedef struct fd_arg { accel_queue* q; accel_signal* gate; } fd_arg;
+static void fail_then_destroy_main(void* p) {
+    fd_arg* a = (fd_arg*)p;
+    while (!atomic_load(&hold_in)) help_sleep_ms(1);
+    accel_signal_fail(a->gate, ACCEL_ERROR_BACKEND);   /* the later batch's wait */
+    help_sleep_ms(5);
+    atomic_store(&hold_flag, 1);
+    accel_queue_destroy(a->q);                          /* waits for the helper's batch, and the rest */
+}
+#endif
+
+/* Failure and destroy while a waiter runs a batch: the helper's kernel holds on; another thread fails
+   the gate a later batch waits for and destroys the queue. The helper's signal is reached, the later
+   batch's signal fails, the destroy waits for both and returns. */
+TEST(failure_and_destroy_while_a_waiter_runs_a_batch) {
+#if TEST_HAVE_THREADS
+    accel_device* dev;
+    accel_queue* q;
+    accel_signal *gate, *first, *second;
+    accel_program* p;
+    test_thread th;
+    fd_arg fa;
+    int ran_on_host = 0;
+    for (int round = 0; round < 8; round++) {
+        atomic_store(&hold_flag, 0);
+        atomic_store(&hold_in, 0);
+        REQUIRE_OK(test_device_create(&dev));
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+        REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+        REQUIRE_OK(accel_signal_create(dev, 0, &first));
+        REQUIRE_OK(accel_signal_create(dev, 0, &second));
+        REQUIRE_OK(accel_program_create(dev, &(accel_program_desc){ .name = "hold", .cpu = k_hold }, &p));
+        help_sleep_ms(3);
+        accel_queue_exec(q, p, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(q, first, 1);
+        CHECK_OK(accel_queue_submit(q));
+        accel_queue_wait(q, gate, 1);
+        accel_queue_signal(q, second, 1);
+        CHECK_OK(accel_queue_submit(q));
+        fa.q = q;
+        fa.gate = gate;
+        REQUIRE(test_thread_start(&th, fail_then_destroy_main, &fa));
+        CHECK_OK(accel_signal_wait(first, 1, ACCEL_WAIT_FOREVER));
+        CHECK_RESULT(accel_signal_wait(second, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+        test_thread_join(&th);
+        ran_on_host += hold_where == help_this_thread();
+        CHECK_EQ_U64(accel_signal_value(first), 1);
+        accel_device_destroy(dev);
+    }
+    if (ran_on_host == 0) fprintf(stderr, "    note: the executor ran every one (no helping seen)\n");
+#else
+    SKIP("no threads");
+#endif
+}
+
+/* A helper stops right after the signal command that reached its value, inside a batch too: the next
+   command of that batch waits for something the waiter does only once its wait returned. */
+TEST(helper_stops_right_after_the_signal_it_waits_for) {
+#if TEST_HAVE_THREADS
+    accel_device* dev;
+    accel_queue* q;
+    accel_signal* s;
+    accel_program* hold;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(accel_program_create(dev, &(accel_program_desc){ .name = "hold", .cpu = k_hold }, &hold));
+    for (uint64_t i = 1; i <= 10; i++) {
+        atomic_store(&hold_flag, 0);
+        help_sleep_ms(3);
+        accel_queue_signal(q, s, i);
+        accel_queue_exec(q, hold, NULL, 0, NULL, 0, accel_exec_1d(1, 1));   /* holds until the flag */
+        CHECK_OK(accel_queue_submit(q));
+        CHECK_OK(accel_signal_wait(s, i, ACCEL_WAIT_FOREVER));
+        atomic_store(&hold_flag, 1);
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    }
+    accel_device_destroy(dev);
+#else
+    SKIP("no threads");
+#endif
+}
+
+int main(int argc, char** argv) {
+    test_begin(argc, argv);
+    test_only_backends("cpu", "the CPU backend's waits that help");
+    RUN(wait_without_timeout_runs_the_batch_on_the_waiting_thread);
+    RUN(helping_waiters_run_every_group_exactly_once);
+    RUN(batches_stay_in_order_when_helper_and_executor_alternate);
+    RUN(kernel_waiting_on_its_own_queue_times_out_without_recursion);
+    RUN(waiter_on_another_devices_signal_helps_nobody);
+    RUN(failure_and_destroy_while_a_waiter_runs_a_batch);
+    RUN(helper_stops_right_after_the_signal_it_waits_for);
+    return test_end();
+}
