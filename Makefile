@@ -259,7 +259,7 @@ VULKAN_INC_OK := $(if $(wildcard accel_vulkan.h),$(shell printf '\043include <vu
 TOOL_VARS = HAVE_GLSLC=$(HAVE_GLSLC) HAVE_VK_HEADERS=$(HAVE_VK_HEADERS) VULKAN_INC_OK=$(VULKAN_INC_OK) \
             HAVE_VULKAN=$(HAVE_VULKAN) $(if $(filter file,$(origin LVP_ICD)),LVP_ICD=$(LVP_ICD)) \
             VK_LAYER=$(VK_LAYER) HAVE_MINGW=$(HAVE_MINGW) HAVE_EMCC=$(HAVE_EMCC) WASM_LD=$(WASM_LD) \
-            HAVE_WASI=$(HAVE_WASI) HAVE_TCC=$(HAVE_TCC) HAVE_CMAKE=$(HAVE_CMAKE)
+            HAVE_WASI=$(HAVE_WASI) HAVE_TCC=$(HAVE_TCC) HAVE_CMAKE=$(HAVE_CMAKE) HAVE_TBB=$(HAVE_TBB)
 TOOLS_WHY_NOT = $(shell tests/check_tools.sh --why-not)
 # footprint: a minimal CPU program's stripped -Os size, default and small build (x86-64 limits)
 GCC_X86_64 = $(filter x86_64-%,$(shell $(GCC) -dumpmachine 2>/dev/null))
@@ -483,9 +483,16 @@ run-wasm: examples-wasm
 
 # make bench BENCH_ARGS=--quick: a few seconds (the CI smoke run)
 BENCH_ARGS ?=
-$(BUILD)/bench_cpu: bench/cpu.c $(wildcard accel*.h) $(wildcard bench/*.h) Makefile
+# figure 9 puts oneTBB beside OpenMP where libtbb-dev is installed (bench/tbb.cpp); else it says so
+HAVE_TBB := $(shell printf '\043include <oneapi/tbb/task_group.h>\n' | $(GXX) -x c++ -E - >/dev/null 2>&1 && echo 1)
+BENCH_TBB_OBJ := $(if $(HAVE_TBB),$(BUILD)/bench_tbb.o)
+$(BUILD)/bench_tbb.o: bench/tbb.cpp Makefile
 	@mkdir -p $(@D)
-	$(GCC) -std=c11 -O2 -fopenmp -Wall -Wextra -I. -o $@ $< $(LIBS)
+	$(GXX) -std=c++17 -O2 -Wall -Wextra -c -o $@ $<
+$(BUILD)/bench_cpu: bench/cpu.c $(wildcard accel*.h) $(wildcard bench/*.h) $(BENCH_TBB_OBJ) Makefile
+	@mkdir -p $(@D)
+	$(GCC) -std=c11 -O2 -fopenmp -Wall -Wextra -I. $(if $(HAVE_TBB),-DBENCH_HAVE_TBB) -o $@ $< $(BENCH_TBB_OBJ) \
+	  $(if $(HAVE_TBB),-ltbb -lstdc++) $(LIBS)
 
 bench: $(BUILD)/bench_cpu
 	$(BUILD)/bench_cpu $(BENCH_ARGS)

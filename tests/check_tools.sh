@@ -41,6 +41,7 @@ what() {
         HAVE_WASI)       echo "wasi-libc + wasm-ld (wasi-libc, lld-14): run-wasm" ;;
         HAVE_TCC)        echo "tcc (tcc): the tcc-header check" ;;
         HAVE_CMAKE)      echo "cmake (cmake): the cmake check" ;;
+        HAVE_TBB)        echo "oneTBB (libtbb-dev): bench/cpu.c figure 9's oneTBB side" ;;
         *)               echo "(a tool of .ci/packages)" ;;
     esac
 }
