@@ -1589,6 +1589,7 @@ ACCEL_I_KIT void  accel_i_free(const accel_allocator* a, void* ptr, size_t size)
 /* malloc-backed defaults */
 ACCEL_I_KIT void* accel_i_default_alloc(size_t size, size_t align, void* user);
 ACCEL_I_KIT void  accel_i_default_free(void* ptr, size_t size, void* user);
+ACCEL_I_KIT accel_result accel_i_desc_allocator(accel_device_desc* d, const char* fn);    /* device create */
 ACCEL_I_KIT void  accel_i_copy_label(char* dst, size_t cap, const char* src);   /* bounded, NUL-terminated */
 ACCEL_I_KIT void  accel_i_log_to(const accel_logger* lg, accel_log_level level,
                                  const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
@@ -1957,6 +1958,20 @@ ACCEL_API accel_result accel_backend_device_count(const accel_backend* b, uint32
 }
 
 /* ==== core: devices ==== */
+/* kit: a desc's allocator, both functions or neither (then the defaults); INVALID_ARGUMENT, logged as
+   fn's, when only one is set. */
+static accel_result accel_i_desc_allocator(accel_device_desc* d, const char* fn) {
+    if (!d->allocator.alloc_fn != !d->allocator.free_fn) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "%s: the allocator needs both alloc_fn and free_fn", fn);
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    if (!d->allocator.alloc_fn) {
+        d->allocator.alloc_fn = accel_i_default_alloc;
+        d->allocator.free_fn = accel_i_default_free;
+        d->allocator.user = NULL;
+    }
+    return ACCEL_OK;
+}
 ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_device** out) {
     accel_device_desc d;
     accel_result r;
@@ -1967,16 +1982,7 @@ ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_
     }
     *out = NULL;
     if (!d.backend) d.backend = accel_cpu_backend();
-    if (!d.allocator.alloc_fn != !d.allocator.free_fn) {
-        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR,
-                       "accel_device_create: allocator needs both alloc_fn and free_fn");
-        return ACCEL_ERROR_INVALID_ARGUMENT;
-    }
-    if (!d.allocator.alloc_fn) {
-        d.allocator.alloc_fn = accel_i_default_alloc;
-        d.allocator.free_fn = accel_i_default_free;
-        d.allocator.user = NULL;
-    }
+    if (accel_i_desc_allocator(&d, "accel_device_create") != ACCEL_OK) return ACCEL_ERROR_INVALID_ARGUMENT;
     r = d.backend->device_create(d.backend, &d, out);
     if (r == ACCEL_OK && (r = accel_i_trace_open(*out, &d)) != ACCEL_OK) {
         accel_device_destroy(*out);

@@ -3983,16 +3983,8 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
     accel_result r;
     if (out) *out = NULL;
     if (desc) d = *desc; else memset(&d, 0, sizeof d);
-    if (!d.allocator.alloc_fn != !d.allocator.free_fn) {
-        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR,
-                       "accel_vulkan_device_adopt: the allocator needs both alloc_fn and free_fn");
+    if (accel_i_desc_allocator(&d, "accel_vulkan_device_adopt") != ACCEL_OK)
         return ACCEL_ERROR_INVALID_ARGUMENT;
-    }
-    if (!d.allocator.alloc_fn) {
-        d.allocator.alloc_fn = accel_i_default_alloc;
-        d.allocator.free_fn = accel_i_default_free;
-        d.allocator.user = NULL;
-    }
     if (!vk || !out || !vk->instance || !vk->physical_device || !vk->device || !vk->get_instance_proc_addr) {
         accel_i_log_to(&d.logger, ACCEL_LOG_ERROR,
                 "accel_vulkan_device_adopt: instance, physical_device, device, get_instance_proc_addr "
