@@ -750,7 +750,8 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
      core: failure after hand-off                     - DESIGN 6.1's rule, and its one protocol
      core: batch walk (GPU backends)                  - segments, wait classes, the queue's worker
      cpu: device and worker pool; buffers, programs and signals; queue commands; recorded command
-          lists; queue executor; no-threads; queues; backend table
+          lists; queue executor; waits that help (a waiting thread runs batches); no-threads; queues;
+          backend table
      debug: hang reports        - debug devices only (ACCEL_NO_DEBUG compiles it out)
      trace: the recorder        - Chrome trace JSON (ACCEL_NO_TRACE compiles it out) */
 
