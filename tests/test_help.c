@@ -34,7 +34,11 @@ static void help_sleep_ms(unsigned ms) {
     Sleep(ms);
 #  else
     struct timespec ts = { (time_t)(ms / 1000u), (long)(ms % 1000u) * 1000000L };
+#    if defined(TEST_USE_PTHREADS) || !defined(__EMSCRIPTEN__)
     nanosleep(&ts, NULL);
+#    else
+    thrd_sleep(&ts, NULL);   /* Emscripten: C11 threads, no _POSIX_C_SOURCE */
+#    endif
 #  endif
 }
 #endif
