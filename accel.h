@@ -662,6 +662,30 @@ ACCEL_API void accel_queue_barrier(accel_queue* q);
    wait. A NULL fn is a recording error (INVALID_ARGUMENT at submit); so is a host call while q records
    a command list (accel_queue_record_begin: record_end returns it). */
 ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user);
+/* What a native step's fn receives (see accel_queue_native): the queue, and its backend's native queue. */
+typedef struct accel_native {
+    accel_queue* queue;
+    void* cuda_stream;              /* CUDA: the CUstream the queue's commands run on; else NULL */
+    void* vulkan_command_buffer;    /* Vulkan: a VkCommandBuffer in the recording state; else NULL */
+    void* vulkan_queue;             /* Vulkan: the VkQueue it will be submitted to; else NULL */
+    uint32_t vulkan_queue_family;   /* Vulkan: that VkQueue's family; else 0 */
+} accel_native;
+/* Records a native step: foreign work in q's order without a host round trip (cuBLAS, NCCL, cuFFT,
+   a few vkCmd* of your own). fn(n, user) runs once the commands before it are *enqueued* on the native
+   queue (not completed): what fn enqueues on n->cuda_stream, or records into n->vulkan_command_buffer,
+   runs after those commands and before the ones after it (on Vulkan, between the same barriers accel
+   puts between two of its own commands). fn may call any driver or library function that only
+   enqueues; it must not wait for the queue's own work, submit the command buffer, or call accel on q.
+   Where it runs: CUDA, on the thread that puts the segment on the stream (accel_queue_submit's, or the
+   queue's worker after a host-gated wait); Vulkan, on the thread that records the segment (the same);
+   CPU backend, which has no native queue, once the commands before it have completed (on the
+   executor, or on a thread that helps: see Queues), with the native pointers NULL; no-threads builds,
+   where the batch runs. Runs at most once, and not at all when the batch is discarded or a failure
+   comes before it was enqueued (a failed wait before it, a lost device): once the commands before it
+   were handed to the device it runs, since it only enqueues. Any queue type. A NULL fn, or a native step
+   while q records a command list (fn runs at enqueue time, a list is replayed later), is a recording
+   error (INVALID_ARGUMENT at submit; record_end returns it). Recording thread. */
+ACCEL_API void accel_queue_native(accel_queue* q, void (*fn)(const accel_native* n, void* user), void* user);
 /* Records a command that writes, when the commands before it have completed, a uint64_t: that moment in
    nanoseconds on accel's host clock (monotonic where the platform has one: see "Profiling"; device
    clocks converted), at dst + offset.
@@ -1341,7 +1365,8 @@ typedef enum accel_i_cmd_kind {
     ACCEL_I_CMD_WAIT, ACCEL_I_CMD_SIGNAL, ACCEL_I_CMD_EXEC, ACCEL_I_CMD_COPY,
     ACCEL_I_CMD_FILL, ACCEL_I_CMD_UPDATE, ACCEL_I_CMD_BARRIER, ACCEL_I_CMD_TIMESTAMP,
     ACCEL_I_CMD_REPLAY,            /* only for backends with commands_build; else the core expands it */
-    ACCEL_I_CMD_HOST_CALL          /* a host step: needs the host after the commands before it completed */
+    ACCEL_I_CMD_HOST_CALL,         /* a host step: needs the host after the commands before it completed */
+    ACCEL_I_CMD_NATIVE             /* a native step: fn enqueues foreign work in the queue's order */
 } accel_i_cmd_kind;
 
 /* accel_i_cmd.flags: ON_DEVICE, a wait the core handed to the device (core: batch walk); FOREIGN, a
@@ -1365,6 +1390,7 @@ typedef struct accel_i_cmd {
         /* replay: patches is the arena offset of accel_i_patch[patch_count], sorted by command */
         struct { accel_commands* list; size_t patches; uint32_t patch_count; } replay;
         struct { void (*fn)(void* user); void* user; } host;               /* host call */
+        struct { void (*fn)(const accel_native* n, void* user); void* user; } native;   /* native step */
     } u;
 } accel_i_cmd;
 /* A replay's patch as backends see it (accel_queue_replay makes them from the caller's, checked and
@@ -2623,7 +2649,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_FILL: accel_i_release(c->u.fill.dst); break;
         case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
         case ACCEL_I_CMD_TIMESTAMP: accel_i_release(c->u.stamp.dst); break;
-        case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: break;
+        case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: case ACCEL_I_CMD_NATIVE: break;
         case ACCEL_I_CMD_REPLAY: {
             uint32_t n = c->u.replay.patch_count;
             const accel_i_patch* p =
@@ -2991,6 +3017,17 @@ ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offs
 ACCEL_API void accel_queue_barrier(accel_queue* q) {
     if (!q) accel_i_invalid(NULL, "accel_queue_barrier", "queue is NULL");
     else accel_i_rec_push(q, ACCEL_I_CMD_BARRIER, 0, NULL, "accel_queue_barrier");
+}
+ACCEL_API void accel_queue_native(accel_queue* q, void (*fn)(const accel_native* n, void* user), void* user) {
+    accel_i_cmd* c;
+    if (!q) { accel_i_invalid(NULL, "accel_queue_native", "queue is NULL"); return; }
+    if (!fn) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_native: fn is NULL");
+        return;
+    }
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_NATIVE, 0, NULL, "accel_queue_native")) == NULL) return;
+    c->u.native.fn = fn;
+    c->u.native.user = user;
 }
 ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user) {
     accel_i_cmd* c;
@@ -4777,6 +4814,13 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
         case ACCEL_I_CMD_HOST_CALL:   /* the commands before it ran on this thread (kernels: joined) */
             c->u.host.fn(c->u.host.user);
             break;
+        case ACCEL_I_CMD_NATIVE: {    /* no native queue: the commands before it completed */
+            accel_native n;
+            memset(&n, 0, sizeof n);
+            n.queue = &q->base;
+            c->u.native.fn(&n, c->u.native.user);
+            break;
+        }
         }
         if (trace) t0 = accel_i_cpu_traced(q, b, c, t0, &tr);
     }
@@ -5761,6 +5805,7 @@ static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint6
     case ACCEL_I_CMD_TIMESTAMP: what = "timestamp"; key = "offset"; value = c->u.stamp.offset; break;
     case ACCEL_I_CMD_REPLAY: what = "replay"; key = "commands"; value = c->u.replay.list->list->count; break;
     case ACCEL_I_CMD_HOST_CALL: what = "host call"; break;
+    case ACCEL_I_CMD_NATIVE: what = "native"; break;
     }
     if (what || c->kind == ACCEL_I_CMD_EXEC) {
         accel_i_spin_lock(&b->lock);

@@ -2516,6 +2516,16 @@ static accel_cu_result accel_i_cu_replay(accel_i_cu_queue* q, const accel_i_batc
     return accel_i_cu_replay_ops(q, l, p, n, call);
 }
 
+/* A native step: fn enqueues on the queue's stream, with accel's context current (made current again
+   after fn, which may change it). */
+static void accel_i_cu_native(accel_i_cu_queue* q, const accel_i_cmd* c) {
+    accel_native n;
+    memset(&n, 0, sizeof n);
+    n.queue = &q->base;
+    n.cuda_stream = (void*)q->stream;
+    c->u.native.fn(&n, c->u.native.user);
+    accel_i_cu_enter(accel_i_cu_dev(q->base.obj.device));
+}
 /* One command into stream work; returns the failed value that drops the rest of the batch, or 0. */
 static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t pc) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
@@ -2547,6 +2557,7 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
         return 0;
     case ACCEL_I_CMD_TIMESTAMP: accel_i_cu_point_add(q, NULL, 0, NULL, c); return 0;   /* the reaper writes it */
     case ACCEL_I_CMD_HOST_CALL: return 0;   /* a host step: the core's walk runs it, never a segment */
+    case ACCEL_I_CMD_NATIVE: accel_i_cu_native(q, c); break;
     }
     if (cr == ACCEL_CU_SUCCESS) {
         q->dirty = true;

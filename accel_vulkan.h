@@ -349,6 +349,7 @@ typedef VkPhysicalDevice accel_vk_physical_device;
 typedef VkDevice accel_vk_device;
 typedef VkBuffer accel_vk_buffer;
 typedef VkSemaphore accel_vk_semaphore;
+typedef VkQueue accel_vk_queue;
 typedef VkDeviceSize accel_vk_device_size;
 typedef PFN_vkGetInstanceProcAddr accel_vk_get_instance_proc_addr;
 #else
@@ -361,6 +362,7 @@ typedef PFN_vkGetInstanceProcAddr accel_vk_get_instance_proc_addr;
 typedef void* accel_vk_instance;
 typedef void* accel_vk_physical_device;
 typedef void* accel_vk_device;
+typedef void* accel_vk_queue;
 #  if UINTPTR_MAX > 0xffffffffu
 typedef void* accel_vk_buffer;
 typedef void* accel_vk_semaphore;
@@ -420,6 +422,10 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
 /* The VkBuffer behind b (whole size, offset 0; for a view, its root's: the view starts at the offset it
    was made with, within the root's). 0 if b is NULL or not a Vulkan buffer. */
 ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b);
+/* The VkQueue q's work is submitted to (fixed for q's life; other accel queues, and an adopting engine,
+   may submit to it too), and its family in *family (if not NULL). VK_NULL_HANDLE (and family 0) if q is
+   NULL or not a Vulkan queue. A native step (accel_queue_native) receives the same. */
+ACCEL_API accel_vk_queue accel_vulkan_queue_handle(accel_queue* q, uint32_t* family);
 /* An engine's VkBuffer as an ACCEL_MEMORY_DEVICE accel buffer of `size` bytes (at most the VkBuffer's
    size). It must be a buffer of d's VkDevice (so d is normally an adopted device), bound to memory, with
    usage STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST, and usable by accel's queue families (EXCLUSIVE
@@ -523,6 +529,11 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
 }
 /* no object here is ever a Vulkan one */
 ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b) { (void)b; return VK_NULL_HANDLE; }
+ACCEL_API accel_vk_queue accel_vulkan_queue_handle(accel_queue* q, uint32_t* family) {
+    (void)q;
+    if (family) *family = 0;
+    return VK_NULL_HANDLE;
+}
 ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s) {
     (void)s;
     return VK_NULL_HANDLE;
@@ -2406,6 +2417,16 @@ static void accel_i_vk_bind(VkDescriptorBufferInfo* info, const accel_buffer* b,
    first scope holds every earlier command of those stages, so the chain orders and shows everything
    before it. It is the barrier a program calling Vulkan itself would write between dependent
    dispatches; a full (ALL_COMMANDS) barrier there cost 42% of the dispatch rate on an H100. */
+/* A native step: the engine's commands recorded into cb, between accel's barriers (see the scope). */
+static void accel_i_vk_native(accel_i_vk_queue* q, VkCommandBuffer cb, const accel_i_cmd* c) {
+    accel_native n;
+    memset(&n, 0, sizeof n);
+    n.queue = &q->base;
+    n.vulkan_command_buffer = (void*)cb;
+    n.vulkan_queue = (void*)q->hwq->queue;
+    n.vulkan_queue_family = q->hwq->family;
+    c->u.native.fn(&n, c->u.native.user);
+}
 typedef struct accel_i_vk_scope {
     VkPipelineStageFlags stages;
     VkAccessFlags writes, access;
@@ -2422,6 +2443,10 @@ static accel_i_vk_scope accel_i_vk_scope_of(const accel_i_batch* b, uint32_t fro
             sc.stages |= VK_PIPELINE_STAGE_TRANSFER_BIT;
             sc.writes |= VK_ACCESS_TRANSFER_WRITE_BIT;
             sc.access |= VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+        } else if (k == ACCEL_I_CMD_NATIVE) {   /* the engine's own commands: anything */
+            sc.stages |= VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+            sc.writes |= VK_ACCESS_MEMORY_WRITE_BIT;
+            sc.access |= VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
         } else if (k == ACCEL_I_CMD_REPLAY) {   /* the stages of the list's commands */
             sc.stages |= VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
             sc.writes |= VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
@@ -2584,6 +2609,9 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
         }
         case ACCEL_I_CMD_REPLAY:
             r = accel_i_vk_record_replay(q, e, b, c);
+            break;
+        case ACCEL_I_CMD_NATIVE:
+            accel_i_vk_native(q, e->cb, c);
             break;
         case ACCEL_I_CMD_BARRIER:   /* a full barrier that the host and other queues see too */
             accel_i_vk_barrier(dev, e->cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT,
@@ -4086,6 +4114,11 @@ ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b) {
 }
 ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s) {
     return s && accel_i_vk_is(s->obj.device) ? ((accel_i_vk_signal*)s)->sem : VK_NULL_HANDLE;
+}
+ACCEL_API accel_vk_queue accel_vulkan_queue_handle(accel_queue* q, uint32_t* family) {
+    bool vk = q && accel_i_vk_is(q->obj.device);
+    if (family) *family = vk ? ((accel_i_vk_queue*)q)->hwq->family : 0;
+    return vk ? ((accel_i_vk_queue*)q)->hwq->queue : VK_NULL_HANDLE;
 }
 /* The checks both wrap calls share; ACCEL_OK when d can take the engine's object. */
 static accel_result accel_i_vk_wrap_ok(accel_device* d, bool handle, void* out, const char* fn) {

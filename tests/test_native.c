@@ -1,0 +1,289 @@
+/* tests/test_native.c — native steps (accel_queue_native, DESIGN.md 7.1): foreign work in a queue's order.
+   A "native fill" stands for a library call: on the CPU backend fn writes the buffer's host memory (the
+   commands before it completed); on Vulkan it records vkCmdFillBuffer into the command buffer it gets;
+   on CUDA it enqueues cuMemsetD32Async on the stream it gets. Every backend must then give the same
+   buffer contents. Also: fn's pointers per backend, many steps per batch (each runs once), a NULL fn,
+   a native step in a command list, failure before the step was enqueued, destroy with steps pending,
+   no-threads builds (fn runs inside submit). */
+#define ACCEL_IMPLEMENTATION
+#include "accel.h"
+#include "test.h"
+#include "kernels.h"
+
+#if (defined(ACCEL_TEST_HAVE_CUDA) || defined(ACCEL_TEST_HAVE_VULKAN)) && defined(__linux__) && TEST_HAVE_THREADS
+#  include <dlfcn.h>
+#  define NATIVE_RAW 1
+#else
+#  define NATIVE_RAW 0
+#endif
+
+enum { NN = 256 };
+
+/* ==== the native fill on each backend ==== */
+typedef struct native_fill { accel_buffer* buf; uint32_t value, n; atomic_int runs; int bad; } native_fill;
+#if NATIVE_RAW && defined(ACCEL_TEST_HAVE_VULKAN)
+typedef void (*native_vk_fill_fn)(void* cb, uint64_t buffer, uint64_t offset, uint64_t size, uint32_t data);
+static native_vk_fill_fn native_vk_fill;
+#endif
+#if NATIVE_RAW && defined(ACCEL_TEST_HAVE_CUDA)
+typedef int (*native_cu_memset_fn)(uint64_t dptr, unsigned value, size_t n, void* stream);
+static native_cu_memset_fn native_cu_memset;
+#endif
+/* Looks up the driver calls the native steps make (the backend under test's); false: not here. */
+static bool native_raw_open(void) {
+    if (test_backend_is_cpu()) return true;
+#if NATIVE_RAW && defined(ACCEL_TEST_HAVE_VULKAN)
+    if (test_g.backend == accel_vulkan_backend()) {
+        void* lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+        void* sym = lib ? dlsym(lib, "vkCmdFillBuffer") : NULL;   /* the loader's trampoline */
+        memcpy(&native_vk_fill, &sym, sizeof sym);
+        return sym != NULL;
+    }
+#endif
+#if NATIVE_RAW && defined(ACCEL_TEST_HAVE_CUDA)
+    if (test_g.backend == accel_cuda_backend()) {
+        const char* path = getenv("ACCEL_CUDA_LIBRARY");
+        void* lib = dlopen(path && path[0] ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        void* get = lib ? dlsym(lib, "cuGetProcAddress_v2") : NULL;
+        void* sym = NULL;
+        int (*getproc)(const char*, void**, int, unsigned long long, int*);
+        int status = 0;
+        memcpy(&getproc, &get, sizeof get);
+        if (!get || getproc("cuMemsetD32Async", &sym, 12000, 0, &status) != 0) return false;
+        memcpy(&native_cu_memset, &sym, sizeof sym);
+        return sym != NULL;
+    }
+#endif
+    return false;
+}
+/* The step: fills f->buf with f->value through the backend's native queue, and checks n's pointers. */
+static void native_fill_fn(const accel_native* n, void* user) {
+    native_fill* f = (native_fill*)user;
+    atomic_fetch_add(&f->runs, 1);
+    if (!n->queue) f->bad = 1;
+    if (test_backend_is_cpu()) {
+        uint32_t* p = (uint32_t*)accel_buffer_map(f->buf);
+        if (n->cuda_stream || n->vulkan_command_buffer || n->vulkan_queue || n->vulkan_queue_family) f->bad = 2;
+        for (uint32_t i = 0; p && i < f->n; i++) p[i] = f->value;
+        return;
+    }
+#if NATIVE_RAW && defined(ACCEL_TEST_HAVE_VULKAN)
+    if (test_g.backend == accel_vulkan_backend()) {
+        uint32_t family = 99;
+        void* vq = (void*)accel_vulkan_queue_handle(n->queue, &family);
+        if (!n->vulkan_command_buffer || n->cuda_stream || n->vulkan_queue != vq || n->vulkan_queue_family != family)
+            f->bad = 3;
+        native_vk_fill(n->vulkan_command_buffer, (uint64_t)(uintptr_t)accel_vulkan_buffer_handle(f->buf), 0,
+                       (uint64_t)f->n * 4u, f->value);
+        return;
+    }
+#endif
+#if NATIVE_RAW && defined(ACCEL_TEST_HAVE_CUDA)
+    if (test_g.backend == accel_cuda_backend()) {
+        if (!n->cuda_stream || n->cuda_stream != accel_cuda_queue_stream(n->queue) || n->vulkan_command_buffer)
+            f->bad = 4;
+        if (native_cu_memset(accel_cuda_buffer_pointer(f->buf), f->value, f->n, n->cuda_stream) != 0) f->bad = 5;
+        return;
+    }
+#endif
+    f->bad = 6;
+}
+/* Counts its runs only. */
+static void native_count_fn(const accel_native* n, void* user) {
+    (void)n;
+    atomic_fetch_add((atomic_int*)user, 1);
+}
+
+typedef struct native_rig { accel_device* dev; accel_queue* q; accel_program* add; accel_buffer* buf; accel_signal* s; } native_rig;
+static bool native_rig_open(native_rig* r) {
+    memset(r, 0, sizeof *r);
+    if (!CHECK_OK(test_device_create(&r->dev))) return false;
+    if (!CHECK_OK(accel_queue_create(r->dev, ACCEL_QUEUE_COMPUTE, &r->q))) return false;
+    if (!CHECK_OK(test_program_create(r->dev, TK_ADD_ONE, &r->add))) return false;
+    if (!CHECK_OK(test_buffer_create(r->dev, NN * 4, ACCEL_MEMORY_DEVICE, &r->buf))) return false;
+    if (!CHECK_OK(test_buffer_set_u32(r->buf, NN, 0))) return false;
+    return CHECK_OK(accel_signal_create(r->dev, 0, &r->s));
+}
+static void native_add(native_rig* r) {
+    uint32_t n = NN;
+    accel_queue_exec(r->q, r->add, &r->buf, 1, &n, 1, accel_exec_1d(NN, 64));
+}
+
+/* fill 1; native fill 5; add one; native fill 7 and add one twice: 9 everywhere, on every backend. Any
+   other order gives another number. fn's pointers are the backend's. */
+TEST(native_steps_run_in_queue_order) {
+    native_rig r;
+    native_fill f5, f7;
+    if (!native_raw_open()) SKIP("the driver's own calls for the native step are not reachable here");
+    if (!native_rig_open(&r)) return;
+    memset(&f5, 0, sizeof f5);
+    f5.buf = r.buf; f5.value = 5; f5.n = NN;
+    f7 = f5;
+    f7.value = 7;
+    accel_queue_fill(r.q, r.buf, 0, NN * 4, 1);
+    accel_queue_native(r.q, native_fill_fn, &f5);
+    native_add(&r);
+    accel_queue_native(r.q, native_fill_fn, &f7);
+    native_add(&r);
+    native_add(&r);
+    accel_queue_signal(r.q, r.s, 1);
+    CHECK_OK(accel_queue_submit(r.q));
+    CHECK_OK(accel_signal_wait(r.s, 1, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_INT(atomic_load(&f5.runs), 1);
+    CHECK_EQ_INT(atomic_load(&f7.runs), 1);
+    CHECK_EQ_INT(f5.bad, 0);
+    CHECK_EQ_INT(f7.bad, 0);
+    for (uint32_t i = 0; i < NN; i += 37) if (!CHECK_EQ_INT(test_buffer_u32(r.buf, i), 9)) break;
+    CHECK_EQ_INT(test_buffer_u32(r.buf, NN - 1), 9);
+    accel_device_destroy(r.dev);
+}
+
+/* 200 native steps between 200 execs, over 4 batches: each step runs exactly once, the execs all ran. */
+TEST(many_native_steps_per_batch_each_run_once) {
+    native_rig r;
+    atomic_int runs;
+    atomic_init(&runs, 0);
+    if (!native_rig_open(&r)) return;
+    for (int b = 0; b < 4; b++) {
+        for (int i = 0; i < 50; i++) {
+            native_add(&r);
+            accel_queue_native(r.q, native_count_fn, &runs);
+        }
+        CHECK_OK(accel_queue_submit(r.q));
+    }
+    CHECK_OK(accel_queue_finish(r.q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_INT(atomic_load(&runs), 200);
+    CHECK_EQ_INT(test_buffer_u32(r.buf, 0), 200);
+    CHECK_EQ_INT(test_buffer_u32(r.buf, NN - 1), 200);
+    accel_device_destroy(r.dev);
+}
+
+/* A NULL fn is a recording error: the submit returns INVALID_ARGUMENT and nothing of the batch runs; so
+   is a native step in a command list (record_end returns it); a NULL queue is logged. */
+TEST(native_recording_errors) {
+    native_rig r;
+    atomic_int runs;
+    accel_commands* list = NULL;
+    atomic_init(&runs, 0);
+    if (!native_rig_open(&r)) return;
+    native_add(&r);
+    accel_queue_native(r.q, NULL, NULL);
+    accel_queue_native(r.q, native_count_fn, &runs);
+    CHECK_RESULT(accel_queue_submit(r.q), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_log_contains("accel_queue_native: fn is NULL"));
+    CHECK_OK(accel_queue_finish(r.q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_INT(atomic_load(&runs), 0);
+    CHECK_EQ_INT(test_buffer_u32(r.buf, 0), 0);
+    REQUIRE_OK(accel_queue_record_begin(r.q));
+    native_add(&r);
+    accel_queue_native(r.q, native_count_fn, &runs);
+    CHECK_RESULT(accel_queue_record_end(r.q, &list), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(list == NULL);
+    CHECK(test_log_contains("accel_queue_native"));
+    accel_queue_native(NULL, native_count_fn, &runs);   /* no device to log to: stderr */
+    CHECK_EQ_INT(atomic_load(&runs), 0);
+    accel_device_destroy(r.dev);
+}
+
+/* A failure that comes before the step was enqueued drops it with the rest of its batch: a wait on a
+   signal of a CPU device (gated on the host on every backend), failed; the step never runs, the
+   batch's signal fails. Then, with the queue destroyed while such a batch is pending (its gate failed
+   first), the step never runs either. */
+TEST(failure_before_the_step_drops_it) {
+    native_rig r;
+    accel_device* host;
+    accel_signal* gate;
+    atomic_int runs;
+    atomic_init(&runs, 0);
+    if (!native_rig_open(&r)) return;
+    REQUIRE_OK(accel_device_create(NULL, &host));
+    REQUIRE_OK(accel_signal_create(host, 0, &gate));
+    accel_queue_wait(r.q, gate, 1);
+    accel_queue_native(r.q, native_count_fn, &runs);
+    accel_queue_signal(r.q, r.s, 1);
+    CHECK_OK(accel_queue_submit(r.q));
+    CHECK_OK(accel_signal_fail(gate, ACCEL_ERROR_BACKEND));
+    CHECK_RESULT(accel_signal_wait(r.s, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+    CHECK_OK(accel_queue_finish(r.q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_INT(atomic_load(&runs), 0);
+    {   /* destroy with a step pending behind a gate that fails */
+        accel_queue* q2;
+        accel_signal* gate2;
+        REQUIRE_OK(accel_queue_create(r.dev, ACCEL_QUEUE_COMPUTE, &q2));
+        REQUIRE_OK(accel_signal_create(host, 0, &gate2));
+        for (int i = 0; i < 5; i++) {
+            accel_queue_wait(q2, gate2, 1);
+            accel_queue_native(q2, native_count_fn, &runs);
+            CHECK_OK(accel_queue_submit(q2));
+        }
+        CHECK_OK(accel_signal_fail(gate2, ACCEL_ERROR_BACKEND));
+        accel_queue_destroy(q2);
+        CHECK_EQ_INT(atomic_load(&runs), 0);
+    }
+    accel_device_destroy(r.dev);
+    accel_device_destroy(host);
+}
+
+/* A step after a gate the host sets later runs once the gate is set (on a GPU, by the queue's worker
+   that releases the gate), after the commands before it. */
+TEST(native_step_behind_a_host_gate) {
+    native_rig r;
+    accel_device* host;
+    accel_signal* gate;
+    native_fill f;
+    if (!native_raw_open()) SKIP("the driver's own calls for the native step are not reachable here");
+    if (!native_rig_open(&r)) return;
+    REQUIRE_OK(accel_device_create(NULL, &host));
+    REQUIRE_OK(accel_signal_create(host, 0, &gate));
+    memset(&f, 0, sizeof f);
+    f.buf = r.buf; f.value = 3; f.n = NN;
+    native_add(&r);
+    accel_queue_wait(r.q, gate, 1);
+    accel_queue_native(r.q, native_fill_fn, &f);
+    native_add(&r);
+    accel_queue_signal(r.q, r.s, 1);
+    CHECK_OK(accel_queue_submit(r.q));
+#if TEST_HAVE_THREADS
+    CHECK_RESULT(accel_signal_wait(r.s, 1, 20000000u), ACCEL_TIMEOUT);
+#endif
+    CHECK_EQ_INT(atomic_load(&f.runs), 0);
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_signal_wait(r.s, 1, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_INT(atomic_load(&f.runs), 1);
+    CHECK_EQ_INT(f.bad, 0);
+    CHECK_EQ_INT(test_buffer_u32(r.buf, 0), 4);
+    CHECK_EQ_INT(test_buffer_u32(r.buf, NN - 1), 4);
+    accel_device_destroy(r.dev);
+    accel_device_destroy(host);
+}
+
+/* No-threads builds: the step runs inside accel_queue_submit, after the commands before it. */
+TEST(nothreads_step_runs_inside_submit) {
+#if !TEST_HAVE_THREADS
+    native_rig r;
+    native_fill f;
+    if (!test_backend_is_cpu()) SKIP("the CPU backend's no-threads build");
+    if (!native_rig_open(&r)) return;
+    memset(&f, 0, sizeof f);
+    f.buf = r.buf; f.value = 11; f.n = NN;
+    native_add(&r);
+    accel_queue_native(r.q, native_fill_fn, &f);
+    CHECK_OK(accel_queue_submit(r.q));
+    CHECK_EQ_INT(atomic_load(&f.runs), 1);
+    CHECK_EQ_INT(test_buffer_u32(r.buf, 0), 11);
+    accel_device_destroy(r.dev);
+#else
+    SKIP("a threaded build");
+#endif
+}
+
+int main(int argc, char** argv) {
+    test_begin(argc, argv);
+    RUN(native_steps_run_in_queue_order);
+    RUN(many_native_steps_per_batch_each_run_once);
+    RUN(native_recording_errors);
+    RUN(failure_before_the_step_drops_it);
+    RUN(native_step_behind_a_host_gate);
+    RUN(nothreads_step_runs_inside_submit);
+    return test_end();
+}
