@@ -185,11 +185,8 @@ WINE     ?= wine
 EMCC     ?= emcc
 HAVE_MINGW := $(shell command -v $(MINGW_CC) >/dev/null 2>&1 && command -v $(WINE) >/dev/null 2>&1 && echo 1)
 HAVE_EMCC  := $(shell command -v $(EMCC) >/dev/null 2>&1 && echo 1)
-WINE_RUN   := env WINEPREFIX=$(abspath $(BUILD))/wine WINEDEBUG=-all $(WINE)
-# A wineserver that stays up 30 s past its last client, started before the mingw programs: with the
-# default 3 s, one CI run lost a test program to "wine client error: recvmsg: Connection reset by
-# peer" (no summary line; it passed 7 of 7 runs again by hand).
-WINE_KEEP  := env WINEPREFIX=$(abspath $(BUILD))/wine WINEDEBUG=-all wineserver -p30 >/dev/null 2>&1 || true
+# each mingw program through tests/wine_run.sh: a wineserver kept up 30 s past its last client
+WINE_RUN   := env WINEPREFIX=$(abspath $(BUILD))/wine WINEDEBUG=-all tests/wine_run.sh $(WINE)
 # emscripten 3.1.6 finds its acorn module through NODE_PATH with a non-Debian node; a node with fetch()
 # (>= 18) makes its loader fetch the .wasm by path, which fails: --no-experimental-fetch
 EMCC_ENV   := env NODE_PATH=$${NODE_PATH:-/usr/share/nodejs}
@@ -351,7 +348,6 @@ test: deps
 test-run:
 	-@$(SUBMAKE) build-test
 	@echo "==== running the tests (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
-	@$(if $(HAVE_MINGW),$(WINE_KEEP))
 	@$(RUN_TESTS) $(call config_args,gcc,) $(call config_args,clang,) $(call config_args,pthreads,) \
 	  $(call config_args,nothreads,) $(call config_args,small,) $(call config_args,small-nothreads,) \
 	  $(call config_args,cuda,env ACCEL_TEST_BACKEND=cuda) \
