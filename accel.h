@@ -2667,8 +2667,9 @@ static void accel_i_batch_release(accel_i_batch* b) {
 }
 
 /* Releases what the batch holds and keeps it for reuse, else frees it: 4 of up to 1 MiB of arena,
-   and up to 64 small ones (4 KiB of commands and of arena at most: 0.5 MiB a queue). A GPU queue's
-   worker recycles the batches it reaps in bursts while the recording thread is many batches ahead;
+   up to 64 small ones (4 KiB of commands and of arena at most: 0.5 MiB a queue), and up to 512 tiny
+   ones (1 KiB in all at most: 0.5 MiB a queue). Batches come back in bursts, as many as were in
+   flight (a GPU queue's points are applied by whoever waits, often for the last of many batches):
    with only 4 kept, a chain of one-kernel batches would allocate 2-3 times a step. Any thread:
    executors recycle while the recording thread takes. */
 static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
@@ -2676,8 +2677,9 @@ static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
     accel_i_batch_release(b);
     if (b->arena_cap <= ((size_t)1 << 20)) {
         bool small = b->arena_cap <= 4096u && b->cmds_bytes <= 4096u;
+        bool tiny = b->arena_cap + b->cmds_bytes <= 1024u;
         accel_i_spin_lock(&q->free_lock);
-        if (q->free_count < 4 || (small && q->free_count < 64)) {
+        if (q->free_count < 4 || (small && q->free_count < 64) || (tiny && q->free_count < 512)) {
             b->next = q->free_batches;
             q->free_batches = b;
             q->free_count++;
