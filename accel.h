@@ -3889,16 +3889,16 @@ static void accel_i_walker_main(void* arg) {
 
 /* accel_queue_submit for GPU backends, after the backend checked the batch: walks it here when the
    queue's worker holds nothing, else queues it behind the worker's batches. Wakes the worker only
-   when it is handed something. */
+   when it is handed the walk (behind the worker's own batches it is not: the worker never sleeps with
+   one it has not taken, and one that waits for room in the device's queue would wake for nothing). */
 static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
     accel_i_walker* w = q->walker;
     int r;
     b->next = NULL;
     accel_i_mutex_lock(&w->lock);
-    if (w->head || w->active) {
+    if (w->head || w->active) {   /* no wake-up: a worker with a head or a walk takes it when it is done */
         if (w->tail) w->tail->next = b; else w->head = b;
         w->tail = b;
-        accel_i_cond_broadcast(&w->cond);
         accel_i_mutex_unlock(&w->lock);
         return ACCEL_OK;
     }

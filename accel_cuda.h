@@ -1226,7 +1226,10 @@ static void accel_i_cu_waits_add(accel_i_cu_device* dev, int n) {
     accel_i_cu_domain* dom = dev->domain;
     accel_i_mutex_lock(&dom->lock);
     dom->waits_pending = (uint32_t)((int64_t)dom->waits_pending + n);
-    if (dom->waits_pending == 0 && dom->graves) accel_i_cu_graves_run(dom);
+    if (dom->waits_pending == 0 && dom->graves) {
+        accel_i_cu_enter(dev);   /* a reaper makes the context current only for such driver calls */
+        accel_i_cu_graves_run(dom);
+    }
     accel_i_mutex_unlock(&dom->lock);
 }
 
@@ -1822,7 +1825,7 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
         q->ring_head = (q->ring_head + 1) % q->ring_cap;
         q->ring_count--;
         accel_i_spin_unlock(&q->ring_lock);
-        if (!entered && (e.waits || e.staging || e.stamp)) { accel_i_cu_enter(dev); entered = true; }   /* releases, timestamps */
+        if (!entered && (e.staging || e.stamp)) { accel_i_cu_enter(dev); entered = true; }   /* a release, a timestamp */
         accel_i_cu_point_apply(q, &e, accel_i_lost(&dev->base));
     }
     accel_i_spin_lock(&q->ring_lock);
