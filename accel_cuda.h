@@ -2092,6 +2092,12 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
         if (now >= deadline) return ACCEL_TIMEOUT;
         step = deadline == ACCEL_I_FOREVER && !pending ? ACCEL_WAIT_FOREVER : deadline - now;
         if (pending && step > slice) step = slice;
+        /* after 5 us, the CPU goes to whoever else is ready before each poll: the spin below is
+           shorter than the spin of accel.h's events that yields, so without this a waiter never
+           yielded, and work that needs this CPU (a CPU-side stream, as tests/mock_cuda.c's; the
+           queue's worker) waited for it to be preempted (~100 us a host set -> GPU wait -> done on
+           the mock, 2 vCPUs); a yield with nothing else ready costs ~0.3 us */
+        if (pending && now - since > 5000u) accel_i_yield();
         r = accel_i_host_signal_wait(s, v, n, all, step, first);   /* the host words */
         if (r != ACCEL_TIMEOUT) return r;
     }
