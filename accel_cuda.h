@@ -119,7 +119,8 @@
    |                             | graphs (read when a list is recorded; bench/cuda.c compares both) |
    | accel_cuda_set_library()    | the same overrides from code (take precedence over the env)      |
    | ACCEL_CUDA_MIN_DRIVER       | oldest driver accepted, as CUDA_VERSION (default 11070: CUDA 11.7) |
-   | ACCEL_CUDA_POLL_MAX_NS      | longest pause between two polls of in-flight work (default 250 us) |
+   | ACCEL_CUDA_POLL_MAX_NS      | longest pause between two polls of in-flight work, and the       |
+   |                             | queue worker's backstop period (default 250 us)                   |
 
    Default search: Linux libcuda.so.1, then libcuda.so (a library found under a `stubs/` directory is
    refused: that is the toolkit's link stub, not a driver); Windows nvcuda.dll. NVRTC: libnvrtc.so.13,
@@ -249,19 +250,32 @@
      wait for a host-raised value (so its waiters watch the mirror, above) also has the GPU write the
      mirror, just before the point's progress write, so that a pipeline behind a host gate (a frame loop
      whose first queue waits for the host) runs queue to queue on the GPU instead of a host round trip
-     per hop (a wait for a point that left the ring still goes through the host). That write stores:
+     per hop (a wait for a point that left the ring still goes through the host). So does a point of a
+     signal that a GPU wait on its mirror may still wait for (the signal's mirror_wanted, the largest
+     value such a wait asked for, above the mirror): a wait enqueued before any point promised its
+     value (another thread's queue promises it later) is released GPU to GPU too. The wait sets
+     mirror_wanted and reads the marks, the point is noted and reads mirror_wanted, both under the
+     signal's point_lock, so one sees the other; a point whose mark such a wait missed gets the mirror
+     write after its progress write, and a second progress write after that. That write stores:
      where the host raised the signal past it meanwhile, the host raises the mirror again when it
      applies the point (a waiter that read the lower value waits until then). Not while timestamps
      are pending or the device is traced (the host must go first there).
    Progress and mirror words come from blocks of 512, kept until the device is destroyed (a stream may
    still read a word after its queue or signal is gone; a reused progress word counts on from its value,
    and only queues reuse progress words).
-   Reached points are reaped by the queue's worker and by every thread that waits on a CUDA signal or
-   finishes a queue, so a waiter sees its value as soon as it polls. While work is in flight they poll
-   every 1/32 of the time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS): noticing a
-   completion late adds at most ~3% to a wait. A batch's object references (buffers, programs, signals,
-   the staging memory) are released when its last point is reached, so destroying objects still used by
-   submitted work is legal.
+   Reached points are applied (reaped) by every thread that waits on a CUDA signal or finishes a queue,
+   so a waiter sees its value as soon as it polls: while work is in flight it polls every 1/32 of the
+   time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS), so noticing a completion late
+   adds at most ~3% to a wait, and after 5 us it yields its CPU before each poll (what it waits for may
+   need that CPU). Reaping reads words and makes no driver call (the event ring's queries, a timestamp,
+   a release excepted). The queue's worker is the backstop: with points in flight it reaps once per
+   ACCEL_CUDA_POLL_MAX_NS (for releases, threads that only read accel_signal_value, a lost device),
+   and once more after it found the last ones reached before it sleeps until the next batch; at the
+   waiters' pace only while a GPU wait needs the host to apply a point (a wait for a value whose point
+   left the ring; points while timestamps are pending or the device is traced: the device's
+   reap_needed count) or the stream is full. So a chain of batches wakes no thread per batch. A batch's
+   object references (buffers, programs, signals, the staging memory) are released when its last point
+   is reached, so destroying objects still used by submitted work is legal.
    Foreign signals: a CUDA queue may wait on a signal of any backend (gated); any backend may wait on a
    CUDA signal.
 
@@ -1825,7 +1839,10 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
         q->ring_head = (q->ring_head + 1) % q->ring_cap;
         q->ring_count--;
         accel_i_spin_unlock(&q->ring_lock);
-        if (!entered && (e.staging || e.stamp)) { accel_i_cu_enter(dev); entered = true; }   /* a release, a timestamp */
+        if (!entered && (e.staging || e.stamp)) {   /* a release, a timestamp */
+            accel_i_cu_enter(dev);
+            entered = true;
+        }
         accel_i_cu_point_apply(q, &e, accel_i_lost(&dev->base));
     }
     accel_i_spin_lock(&q->ring_lock);
@@ -1909,7 +1926,10 @@ static bool accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
     if (!stamps) accel_i_cu_gates_prune(q, true);
     accel_i_spin_lock(&cs->point_lock);
     waited = accel_i_cu_mirror_waited(cs);
-    if (stamps) { accel_i_spin_unlock(&cs->point_lock); return waited; }   /* a GPU wait would pass before the host wrote the timestamp */
+    if (stamps) {   /* no mark: a GPU wait would pass before the host wrote the timestamp */
+        accel_i_spin_unlock(&cs->point_lock);
+        return waited;
+    }
     if (cs->points_count == ACCEL_I_CU_POINTS) {   /* the oldest goes */
         uint64_t v = cs->points[cs->points_head].value;
         if (v > cs->evicted) cs->evicted = v;
@@ -1994,7 +2014,8 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         }
         if (cr == ACCEL_CU_SUCCESS && s && accel_i_cu_mirror_by_gpu(q, s))
             e.mirrored = (cr = accel_i_cu_mirror_write(q, s, value)) == ACCEL_CU_SUCCESS;
-        else if (cr == ACCEL_CU_SUCCESS && s && dev->memops && s->obj.device == q->base.obj.device && !accel_i_cu_mirror_allowed(q, s))
+        else if (cr == ACCEL_CU_SUCCESS && s && dev->memops && s->obj.device == q->base.obj.device &&
+                 !accel_i_cu_mirror_allowed(q, s))
             accel_i_cu_hold(q);   /* traced or timestamps pending: GPU waits on s go through the host */
         e.seq = q->issued;
         if (q->dirty) {
@@ -2702,7 +2723,10 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
     uint32_t points = (sg->to - sg->wfrom) * (dev->base.trace ? 2u : 1u) + 2u;
     bool room;
     (void)may_block;   /* inside accel_queue_submit or on the worker, a full stream is handed back alike */
-    if (accel_i_cu_stream_full(q)) { atomic_store(&q->full, 1u); return ACCEL_I_WOULD_BLOCK; }   /* the worker reaps, then again */
+    if (accel_i_cu_stream_full(q)) {   /* the worker reaps, then again */
+        atomic_store(&q->full, 1u);
+        return ACCEL_I_WOULD_BLOCK;
+    }
     /* ring room for every point the segment can add, and the batch's last (or a host step's): a point
        with no room makes the enqueuer wait for the stream, which a GPU wait may hold for ever */
     accel_i_spin_lock(&q->ring_lock);
@@ -2773,7 +2797,8 @@ static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
         cr = accel_i_cu.StreamQuery(q->stream);
         if (cr != ACCEL_CU_SUCCESS && cr != ACCEL_CU_ERROR_NOT_READY) accel_i_cu_check(dev, cr, "cuStreamQuery");
     }
-    if (atomic_load_explicit(&dev->reap_needed, memory_order_relaxed) == 0 && !atomic_load_explicit(&q->full, memory_order_relaxed))
+    if (atomic_load_explicit(&dev->reap_needed, memory_order_relaxed) == 0 &&
+        !atomic_load_explicit(&q->full, memory_order_relaxed))
         return slice > ACCEL_CUDA_POLL_MAX_NS ? slice : ACCEL_CUDA_POLL_MAX_NS;   /* the backstop */
     return slice;
 }

@@ -49,6 +49,10 @@
    Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
    the threads that accel_queue_create started (the queues' workers; on tests/mock_cuda.c also the
    mock's stream threads, which are its "GPU"), and the chains each side's host time to issue a step.
+   Figures 5 and 9-12 report, for each side, per step (figure 5: per round trip, 11: per round): the
+   driver calls and the enqueue calls among them (on tests/mock_cuda.c, which counts them; n/a on a
+   real driver), the wake-ups of accel's queue workers (the mock's stream threads left out) and of the
+   calling thread; in their BENCH lines and in a table after the report.
    Method: the two sides alternate in rounds after a warm-up; each reports its median (figures 9-11:
    bench_pair_run of bench.h, rounds of sample blocks, with the paired ratio). Results are checked
    (copied data, signal values); the bench exits 1 when a check fails, 0 otherwise.
