@@ -1048,7 +1048,7 @@ typedef struct accel_i_cu_signal {
     accel_i_cu_mark points[ACCEL_I_CU_POINTS];   /* a ring, oldest at points_head */
     uint32_t points_head, points_count;
     uint64_t evicted;              /* the largest value of a point that left the ring */
-    uint64_t mirror_wanted;        /* the largest value a GPU wait on the mirror waits for */
+    accel_i_a64 mirror_wanted;     /* the largest value a GPU wait on the mirror waits for (written under point_lock) */
 } accel_i_cu_signal;
 typedef struct accel_i_cu_buffer {
     accel_buffer base;
@@ -1910,8 +1910,8 @@ static void accel_i_cu_gate_add(accel_i_cu_queue* q, const accel_i_a64* word, ui
 }
 /* Is a GPU wait on s's mirror possibly waiting (it asked for more than the mirror holds)? A point of s
    then has the GPU write the mirror too (see accel_i_cu_mirror_by_gpu), or is one the host must apply. */
-static bool accel_i_cu_mirror_waited(accel_i_cu_signal* cs) {   /* point_lock held */
-    return cs->mirror_wanted > atomic_load(cs->mirror.host);
+static bool accel_i_cu_mirror_waited(accel_i_cu_signal* cs) {   /* a hint without point_lock, exact with it */
+    return atomic_load_explicit(&cs->mirror_wanted, memory_order_relaxed) > atomic_load(cs->mirror.host);
 }
 /* Remembers the newest point of a CUDA signal of this device: a GPU wait for a value up to `value` can
    watch this queue's progress word reach `seq` (cuda: queue segments), unless a host-raised wait holds
@@ -1966,13 +1966,9 @@ static bool accel_i_cu_mirror_allowed(accel_i_cu_queue* q, const accel_signal* s
    mirror, and that waiter is released GPU to GPU instead of when some thread applies the point. */
 static bool accel_i_cu_mirror_by_gpu(accel_i_cu_queue* q, accel_signal* s) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
-    bool waited;
     if (!accel_i_cu_mirror_allowed(q, s)) return false;
     if (q->ngates || q->unlisted) return true;   /* not pruned: one already released only costs a needless write */
-    accel_i_spin_lock(&cs->point_lock);
-    waited = accel_i_cu_mirror_waited(cs);
-    accel_i_spin_unlock(&cs->point_lock);
-    return waited;
+    return accel_i_cu_mirror_waited(cs);   /* a wait that comes meanwhile: accel_i_cu_point_note's look */
 }
 /* A point the host must apply before a GPU wait can go on (the GPU cannot write the mirror there):
    the device's workers poll at the waiters' pace until it is applied. */
@@ -2075,6 +2071,7 @@ static accel_result accel_i_cu_signal_create(accel_device* d, uint64_t initial, 
     if (r != ACCEL_OK) return r;
     cs = (accel_i_cu_signal*)*out;
     atomic_init(&cs->point_lock, 0u);
+    atomic_init(&cs->mirror_wanted, 0u);
     accel_i_cu_enter(accel_i_cu_dev(d));
     if ((r = accel_i_cu_word_take(accel_i_cu_dev(d), &cs->mirror, false)) != ACCEL_OK) {
         accel_i_object_undo(&(*out)->obj);
@@ -2681,7 +2678,8 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
             break;
         }
     }
-    if (addr == cs->mirror.dptr && v > cs->mirror_wanted) cs->mirror_wanted = v;   /* later points write the mirror */
+    if (addr == cs->mirror.dptr && v > atomic_load_explicit(&cs->mirror_wanted, memory_order_relaxed))
+        atomic_store_explicit(&cs->mirror_wanted, v, memory_order_relaxed);   /* later points write the mirror */
     accel_i_spin_unlock(&cs->point_lock);
     if (addr == q->progress.dptr) return ACCEL_CU_SUCCESS;   /* a point enqueued earlier on this stream: stream order */
     if (addr == cs->mirror.dptr) accel_i_cu_gate_add(q, cs->mirror.host, v);
