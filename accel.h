@@ -2667,8 +2667,9 @@ static void accel_i_batch_release(accel_i_batch* b) {
 }
 
 /* Releases what the batch holds and keeps it for reuse, else frees it: 4 of up to 1 MiB of arena,
-   and up to 64 small ones (4 KiB of commands and of arena at most: 0.5 MiB a queue). A GPU queue's
-   worker recycles the batches it reaps in bursts while the recording thread is many batches ahead;
+   up to 64 small ones (4 KiB of commands and of arena at most: 0.5 MiB a queue), and up to 512 tiny
+   ones (1 KiB in all at most: 0.5 MiB a queue). Batches come back in bursts, as many as were in
+   flight (a GPU queue's points are applied by whoever waits, often for the last of many batches):
    with only 4 kept, a chain of one-kernel batches would allocate 2-3 times a step. Any thread:
    executors recycle while the recording thread takes. */
 static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
@@ -2676,8 +2677,9 @@ static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
     accel_i_batch_release(b);
     if (b->arena_cap <= ((size_t)1 << 20)) {
         bool small = b->arena_cap <= 4096u && b->cmds_bytes <= 4096u;
+        bool tiny = b->arena_cap + b->cmds_bytes <= 1024u;
         accel_i_spin_lock(&q->free_lock);
-        if (q->free_count < 4 || (small && q->free_count < 64)) {
+        if (q->free_count < 4 || (small && q->free_count < 64) || (tiny && q->free_count < 512)) {
             b->next = q->free_batches;
             q->free_batches = b;
             q->free_count++;
@@ -3887,16 +3889,16 @@ static void accel_i_walker_main(void* arg) {
 
 /* accel_queue_submit for GPU backends, after the backend checked the batch: walks it here when the
    queue's worker holds nothing, else queues it behind the worker's batches. Wakes the worker only
-   when it is handed something. */
+   when it is handed the walk (behind the worker's own batches it is not: the worker never sleeps with
+   one it has not taken, and one that waits for room in the device's queue would wake for nothing). */
 static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
     accel_i_walker* w = q->walker;
     int r;
     b->next = NULL;
     accel_i_mutex_lock(&w->lock);
-    if (w->head || w->active) {
+    if (w->head || w->active) {   /* no wake-up: a worker with a head or a walk takes it when it is done */
         if (w->tail) w->tail->next = b; else w->head = b;
         w->tail = b;
-        accel_i_cond_broadcast(&w->cond);
         accel_i_mutex_unlock(&w->lock);
         return ACCEL_OK;
     }

@@ -119,7 +119,8 @@
    |                             | graphs (read when a list is recorded; bench/cuda.c compares both) |
    | accel_cuda_set_library()    | the same overrides from code (take precedence over the env)      |
    | ACCEL_CUDA_MIN_DRIVER       | oldest driver accepted, as CUDA_VERSION (default 11070: CUDA 11.7) |
-   | ACCEL_CUDA_POLL_MAX_NS      | longest pause between two polls of in-flight work (default 250 us) |
+   | ACCEL_CUDA_POLL_MAX_NS      | longest pause between two polls of in-flight work, and the       |
+   |                             | queue worker's backstop period (default 250 us)                   |
 
    Default search: Linux libcuda.so.1, then libcuda.so (a library found under a `stubs/` directory is
    refused: that is the toolkit's link stub, not a driver); Windows nvcuda.dll. NVRTC: libnvrtc.so.13,
@@ -249,19 +250,32 @@
      wait for a host-raised value (so its waiters watch the mirror, above) also has the GPU write the
      mirror, just before the point's progress write, so that a pipeline behind a host gate (a frame loop
      whose first queue waits for the host) runs queue to queue on the GPU instead of a host round trip
-     per hop (a wait for a point that left the ring still goes through the host). That write stores:
+     per hop (a wait for a point that left the ring still goes through the host). So does a point of a
+     signal that a GPU wait on its mirror may still wait for (the signal's mirror_wanted, the largest
+     value such a wait asked for, above the mirror): a wait enqueued before any point promised its
+     value (another thread's queue promises it later) is released GPU to GPU too. The wait sets
+     mirror_wanted and reads the marks, the point is noted and reads mirror_wanted, both under the
+     signal's point_lock, so one sees the other; a point whose mark such a wait missed gets the mirror
+     write after its progress write, and a second progress write after that. That write stores:
      where the host raised the signal past it meanwhile, the host raises the mirror again when it
      applies the point (a waiter that read the lower value waits until then). Not while timestamps
      are pending or the device is traced (the host must go first there).
    Progress and mirror words come from blocks of 512, kept until the device is destroyed (a stream may
    still read a word after its queue or signal is gone; a reused progress word counts on from its value,
    and only queues reuse progress words).
-   Reached points are reaped by the queue's worker and by every thread that waits on a CUDA signal or
-   finishes a queue, so a waiter sees its value as soon as it polls. While work is in flight they poll
-   every 1/32 of the time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS): noticing a
-   completion late adds at most ~3% to a wait. A batch's object references (buffers, programs, signals,
-   the staging memory) are released when its last point is reached, so destroying objects still used by
-   submitted work is legal.
+   Reached points are applied (reaped) by every thread that waits on a CUDA signal or finishes a queue,
+   so a waiter sees its value as soon as it polls: while work is in flight it polls every 1/32 of the
+   time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS), so noticing a completion late
+   adds at most ~3% to a wait, and after 5 us it yields its CPU before each poll (what it waits for may
+   need that CPU). Reaping reads words and makes no driver call (the event ring's queries, a timestamp,
+   a release excepted). The queue's worker is the backstop: with points in flight it reaps once per
+   ACCEL_CUDA_POLL_MAX_NS (for releases, threads that only read accel_signal_value, a lost device),
+   and once more after it found the last ones reached before it sleeps until the next batch; at the
+   waiters' pace only while a GPU wait needs the host to apply a point (a wait for a value whose point
+   left the ring; points while timestamps are pending or the device is traced: the device's
+   reap_needed count) or the stream is full. So a chain of batches wakes no thread per batch. A batch's
+   object references (buffers, programs, signals, the staging memory) are released when its last point
+   is reached, so destroying objects still used by submitted work is legal.
    Foreign signals: a CUDA queue may wait on a signal of any backend (gated); any backend may wait on a
    CUDA signal.
 
@@ -997,6 +1011,9 @@ typedef struct accel_i_cu_device {
     accel_cu_function copy_fn;
     accel_i_cu_cache_entry* cache;
     accel_i_a32 words_lock;        /* guards blocks (see cuda: pinned words) */
+    /* points in flight whose GPU waiters need the host to apply them (see accel_i_cu_queue_poll): the
+       queues' workers poll at the waiters' pace while it is not 0, else only as a backstop */
+    accel_i_a32 reap_needed;
     struct accel_i_cu_block* blocks;
     /* timestamps (io_lock): an event recorded on the idle io stream at host time cal_host (taken at
        cal_at), the reference the timestamps' events are measured from */
@@ -1031,6 +1048,7 @@ typedef struct accel_i_cu_signal {
     accel_i_cu_mark points[ACCEL_I_CU_POINTS];   /* a ring, oldest at points_head */
     uint32_t points_head, points_count;
     uint64_t evicted;              /* the largest value of a point that left the ring */
+    accel_i_a64 mirror_wanted;     /* the largest value a GPU wait on the mirror waits for (written under point_lock) */
 } accel_i_cu_signal;
 typedef struct accel_i_cu_buffer {
     accel_buffer base;
@@ -1058,6 +1076,7 @@ typedef struct accel_i_cu_point {
     bool stamp_recorded;           /* sev was recorded for this point */
     bool mirrored;                 /* the GPU writes the signal's mirror here (accel_i_cu_mirror_by_gpu) */
     uint32_t waits;                /* GPU waits enqueued before it (since the point before): retired with it */
+    uint32_t holds;                /* its count in the device's reap_needed, dropped when it is applied */
 } accel_i_cu_point;
 
 struct accel_i_cu_queue {
@@ -1069,6 +1088,7 @@ struct accel_i_cu_queue {
     uint64_t issued;               /* last sequence number written to the stream */
     bool dirty;                    /* GPU work (or a GPU wait) enqueued since the last point */
     uint32_t waits;                /* GPU waits enqueued since the last point (see cuda: releases) */
+    uint32_t holds;                /* reap_needed counts taken since the last point (its `holds`) */
     /* the GPU waits on host-raised values (mirrors) enqueued and not known released, oldest first
        (pruned by accel_i_cu_gates_prune), with `at`: the stream work enqueued before each. Past
        ACCEL_I_CU_GATES the newer ones are not listed (`unlisted`, the first at `unlisted_at`) until
@@ -1088,6 +1108,8 @@ struct accel_i_cu_queue {
     accel_i_event done;            /* batches finished */
     accel_i_a64 submitted;         /* batches submitted */
     accel_i_a64 poll_since;        /* when work was last enqueued (the worker's polling pace) */
+    accel_i_a32 full;              /* the stream had no room (accel_i_cu_stream_full): the worker waits for room */
+    bool lingering;                /* the worker (only): its last poll found points (accel_i_cu_queue_poll) */
     accel_i_a32 stamps_pending;    /* timestamp (or traced) points not applied yet: later points are not GPU-watchable */
     uint64_t trace_t;              /* traced: where the queue's last span ended (reaper only) */
 };
@@ -1218,7 +1240,10 @@ static void accel_i_cu_waits_add(accel_i_cu_device* dev, int n) {
     accel_i_cu_domain* dom = dev->domain;
     accel_i_mutex_lock(&dom->lock);
     dom->waits_pending = (uint32_t)((int64_t)dom->waits_pending + n);
-    if (dom->waits_pending == 0 && dom->graves) accel_i_cu_graves_run(dom);
+    if (dom->waits_pending == 0 && dom->graves) {
+        accel_i_cu_enter(dev);   /* a reaper makes the context current only for such driver calls */
+        accel_i_cu_graves_run(dom);
+    }
     accel_i_mutex_unlock(&dom->lock);
 }
 
@@ -1436,6 +1461,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     accel_i_device_init(&dev->base, b, d);
     atomic_init(&dev->queues_lock, 0u);
     atomic_init(&dev->words_lock, 0u);
+    atomic_init(&dev->reap_needed, 0u);
     dev->cudev = cudev;
     if ((cr = accel_i_cu.DevicePrimaryCtxRetain(&dev->ctx, cudev)) != ACCEL_CU_SUCCESS) {
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_cuda: cuDevicePrimaryCtxRetain(device %u) failed: %s (%d)", d->device_index, accel_i_cu_error_name(cr), cr);
@@ -1746,6 +1772,7 @@ static void accel_i_cu_stamp_apply(accel_i_cu_queue* q, const accel_i_cu_point* 
 static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
     accel_i_cu_stamp_apply(q, e, lost);
     if (e->waits) accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), -(int)e->waits);
+    if (e->holds) atomic_fetch_sub(&accel_i_cu_dev(q->base.obj.device)->reap_needed, e->holds);
     if (e->signal) accel_i_raise(e->signal, lost ? accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST) : e->value);
     if (e->mirrored)   /* the GPU's store may have lowered the mirror below a host raise */
         accel_i_cu_signal_publish(e->signal, accel_i_host_signal_value(e->signal));
@@ -1779,8 +1806,8 @@ static uint64_t accel_i_cu_poll_slice(uint64_t since) {
 static bool accel_i_cu_reap(accel_i_cu_queue* q) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     bool pending;
+    bool entered = false;          /* the context, made current only for a driver call (reaping reads words) */
     if (atomic_exchange_explicit(&q->reap_lock, 1u, memory_order_acquire)) return true;
-    accel_i_cu_enter(dev);
     for (;;) {
         accel_i_cu_point e;
         bool lost = accel_i_lost(&dev->base), reached = lost;
@@ -1793,7 +1820,9 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
         } else if (!reached) {
             reached = e.seq <= q->reached;
             if (!reached && e.recorded) {
-                accel_cu_result cr = accel_i_cu.EventQuery(e.ev);
+                accel_cu_result cr;
+                if (!entered) { accel_i_cu_enter(dev); entered = true; }
+                cr = accel_i_cu.EventQuery(e.ev);
                 if (cr == ACCEL_CU_SUCCESS) { q->reached = e.seq; reached = true; }
                 else if (cr != ACCEL_CU_ERROR_NOT_READY) { accel_i_cu_check(dev, cr, "cuEventQuery"); reached = true; }
             }
@@ -1810,6 +1839,10 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
         q->ring_head = (q->ring_head + 1) % q->ring_cap;
         q->ring_count--;
         accel_i_spin_unlock(&q->ring_lock);
+        if (!entered && (e.staging || e.stamp)) {   /* a release, a timestamp */
+            accel_i_cu_enter(dev);
+            entered = true;
+        }
         accel_i_cu_point_apply(q, &e, accel_i_lost(&dev->base));
     }
     accel_i_spin_lock(&q->ring_lock);
@@ -1848,13 +1881,14 @@ static bool accel_i_cu_ring_room(accel_i_cu_queue* q, uint32_t n) {
     return true;
 }
 
-/* Drops the queue's listed host-raised GPU waits that are reached (all, when nothing is in flight). */
-static void accel_i_cu_gates_prune(accel_i_cu_queue* q) {
+/* Drops the queue's listed host-raised GPU waits that are reached (all, when nothing is in flight;
+   adding: a point is enqueued that is not in the ring yet, so something is). */
+static void accel_i_cu_gates_prune(accel_i_cu_queue* q, bool adding) {
     uint32_t n = 0;
     bool idle;
     if (q->ngates == 0 && !q->unlisted) return;
     accel_i_spin_lock(&q->ring_lock);
-    idle = q->ring_count == 0 && !q->dirty;
+    idle = q->ring_count == 0 && !q->dirty && !adding;
     accel_i_spin_unlock(&q->ring_lock);
     if (idle) { q->ngates = 0; q->unlisted = false; return; }
     for (uint32_t i = 0; i < q->ngates; i++)
@@ -1864,7 +1898,7 @@ static void accel_i_cu_gates_prune(accel_i_cu_queue* q) {
 /* A GPU wait for a host-raised value goes into the stream: listed while the list has room and no older
    one is unlisted (so that the list stays oldest first). */
 static void accel_i_cu_gate_add(accel_i_cu_queue* q, const accel_i_a64* word, uint64_t value) {
-    accel_i_cu_gates_prune(q);
+    accel_i_cu_gates_prune(q, false);
     if (!q->unlisted && q->ngates < ACCEL_I_CU_GATES) {
         q->gates[q->ngates].word = word;
         q->gates[q->ngates].value = value;
@@ -1874,16 +1908,28 @@ static void accel_i_cu_gate_add(accel_i_cu_queue* q, const accel_i_a64* word, ui
         q->unlisted_at = q->enqueued;
     }
 }
+/* Is a GPU wait on s's mirror possibly waiting (it asked for more than the mirror holds)? A point of s
+   then has the GPU write the mirror too (see accel_i_cu_mirror_by_gpu), or is one the host must apply. */
+static bool accel_i_cu_mirror_waited(accel_i_cu_signal* cs) {   /* a hint without point_lock, exact with it */
+    return atomic_load_explicit(&cs->mirror_wanted, memory_order_relaxed) > atomic_load(cs->mirror.host);
+}
 /* Remembers the newest point of a CUDA signal of this device: a GPU wait for a value up to `value` can
    watch this queue's progress word reach `seq` (cuda: queue segments), unless a host-raised wait holds
-   the point up (accel_i_cu_mark). */
-static void accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t value, uint64_t seq) {
+   the point up (accel_i_cu_mark). Returns whether a GPU wait on the mirror may wait for the point: one
+   enqueued since the caller looked (accel_i_cu_point_add), which missed the point's mark. Under the
+   signal's point_lock, as the waits' look at the marks and their mirror_wanted: one of the two sees
+   the other. */
+static bool accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t value, uint64_t seq) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     accel_i_cu_mark* m;
-    if (s->obj.device != q->base.obj.device) return;
-    if (atomic_load(&q->stamps_pending)) return;   /* a GPU wait would pass before the host wrote the timestamp */
-    accel_i_cu_gates_prune(q);
+    bool stamps = atomic_load(&q->stamps_pending) != 0, waited;
+    if (!stamps) accel_i_cu_gates_prune(q, true);
     accel_i_spin_lock(&cs->point_lock);
+    waited = accel_i_cu_mirror_waited(cs);
+    if (stamps) {   /* no mark: a GPU wait would pass before the host wrote the timestamp */
+        accel_i_spin_unlock(&cs->point_lock);
+        return waited;
+    }
     if (cs->points_count == ACCEL_I_CU_POINTS) {   /* the oldest goes */
         uint64_t v = cs->points[cs->points_head].value;
         if (v > cs->evicted) cs->evicted = v;
@@ -1898,6 +1944,7 @@ static void accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
     m->gate = !m->opaque && q->ngates == 1 ? q->gates[0].word : NULL;
     m->gate_value = m->gate ? q->gates[0].value : 0;
     accel_i_spin_unlock(&cs->point_lock);
+    return waited;
 }
 /* A point of s enqueued behind a GPU wait that the host releases is one that GPU waits elsewhere watch
    through s's mirror (see accel_i_cu_mark), so the GPU writes the mirror there too, before the point's
@@ -1909,11 +1956,25 @@ static void accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
    when it applies the point (accel_i_cu_point_apply), and a waiter that read the lower value waits
    until then. Not while the queue's timestamps are pending or the device is traced: a value must then
    reach GPU waiters through the host, after the timestamp or the trace's flow source. */
-static bool accel_i_cu_mirror_by_gpu(accel_i_cu_queue* q, const accel_signal* s) {
+static bool accel_i_cu_mirror_allowed(accel_i_cu_queue* q, const accel_signal* s) {
     const accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     if (!dev->memops || dev->base.trace || s->obj.device != q->base.obj.device) return false;
-    if (atomic_load(&q->stamps_pending)) return false;
-    return q->ngates || q->unlisted;   /* not pruned: one already released only costs a needless write */
+    return atomic_load(&q->stamps_pending) == 0;
+}
+/* The same holds for a point of s that a GPU wait on s's mirror may wait for (a wait enqueued before
+   any point promised its value, e.g. on another thread: accel_i_cu_mirror_waited): the GPU writes the
+   mirror, and that waiter is released GPU to GPU instead of when some thread applies the point. */
+static bool accel_i_cu_mirror_by_gpu(accel_i_cu_queue* q, accel_signal* s) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    if (!accel_i_cu_mirror_allowed(q, s)) return false;
+    if (q->ngates || q->unlisted) return true;   /* not pruned: one already released only costs a needless write */
+    return accel_i_cu_mirror_waited(cs);   /* a wait that comes meanwhile: accel_i_cu_point_note's look */
+}
+/* A point the host must apply before a GPU wait can go on (the GPU cannot write the mirror there):
+   the device's workers poll at the waiters' pace until it is applied. */
+static void accel_i_cu_hold(accel_i_cu_queue* q) {
+    q->holds++;
+    atomic_fetch_add(&accel_i_cu_dev(q->base.obj.device)->reap_needed, 1u);
 }
 static accel_cu_result accel_i_cu_mirror_write(accel_i_cu_queue* q, accel_signal* s, uint64_t value) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
@@ -1949,6 +2010,9 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         }
         if (cr == ACCEL_CU_SUCCESS && s && accel_i_cu_mirror_by_gpu(q, s))
             e.mirrored = (cr = accel_i_cu_mirror_write(q, s, value)) == ACCEL_CU_SUCCESS;
+        else if (cr == ACCEL_CU_SUCCESS && s && dev->memops && s->obj.device == q->base.obj.device &&
+                 !accel_i_cu_mirror_allowed(q, s))
+            accel_i_cu_hold(q);   /* traced or timestamps pending: GPU waits on s go through the host */
         e.seq = q->issued;
         if (q->dirty) {
             e.seq = q->issued + 1;
@@ -1960,14 +2024,24 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             }
             if (cr == ACCEL_CU_SUCCESS) { q->issued = e.seq; q->dirty = false; q->enqueued++; }
         }
+        /* a GPU wait on s's mirror enqueued since the look above missed the mark: the mirror write,
+           and a point after it (the point applies after the write, see accel_i_cu_point_apply) */
+        if (cr == ACCEL_CU_SUCCESS && s && dev->memops && s->obj.device == q->base.obj.device &&
+            accel_i_cu_point_note(q, s, value, e.seq) && !e.mirrored && accel_i_cu_mirror_allowed(q, s) &&
+            (cr = accel_i_cu_mirror_write(q, s, value)) == ACCEL_CU_SUCCESS) {
+            e.mirrored = true;
+            e.seq = q->issued + 1;
+            cr = accel_i_cu.StreamWriteValue64(q->stream, q->progress.dptr, e.seq, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
+            if (cr == ACCEL_CU_SUCCESS) { q->issued = e.seq; q->dirty = false; q->enqueued++; }
+        }
         if (cr == ACCEL_CU_SUCCESS) {
             e.waits = q->waits;
-            q->waits = 0;
+            e.holds = q->holds;
+            q->waits = q->holds = 0;
             accel_i_spin_lock(&q->ring_lock);
             *slot = e;
             q->ring_count++;
             accel_i_spin_unlock(&q->ring_lock);
-            if (s && dev->memops) accel_i_cu_point_note(q, s, value, e.seq);
             return;
         }
         slot->ev = e.ev;
@@ -1975,13 +2049,15 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         accel_i_cu_check(dev, cr, dev->memops ? "cuStreamWriteValue64" : "cuEventRecord");
     }
     /* fallback: everything before the point completes first (or the device is lost) */
+    accel_i_cu_enter(dev);
     while (accel_i_cu_reap(q)) accel_i_yield();
     if (!accel_i_lost(&dev->base)) {
         cr = accel_i_cu.StreamSynchronize(q->stream);
         if (cr != ACCEL_CU_SUCCESS) accel_i_cu_check(dev, cr, "cuStreamSynchronize");
     }
     e.waits = q->waits;
-    q->waits = 0;
+    e.holds = q->holds;
+    q->waits = q->holds = 0;
     accel_i_cu_point_apply(q, &e, accel_i_lost(&dev->base));
 }
 
@@ -1995,6 +2071,7 @@ static accel_result accel_i_cu_signal_create(accel_device* d, uint64_t initial, 
     if (r != ACCEL_OK) return r;
     cs = (accel_i_cu_signal*)*out;
     atomic_init(&cs->point_lock, 0u);
+    atomic_init(&cs->mirror_wanted, 0u);
     accel_i_cu_enter(accel_i_cu_dev(d));
     if ((r = accel_i_cu_word_take(accel_i_cu_dev(d), &cs->mirror, false)) != ACCEL_OK) {
         accel_i_object_undo(&(*out)->obj);
@@ -2033,6 +2110,12 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
         if (now >= deadline) return ACCEL_TIMEOUT;
         step = deadline == ACCEL_I_FOREVER && !pending ? ACCEL_WAIT_FOREVER : deadline - now;
         if (pending && step > slice) step = slice;
+        /* after 5 us, the CPU goes to whoever else is ready before each poll: the spin below is
+           shorter than the spin of accel.h's events that yields, so without this a waiter never
+           yielded, and work that needs this CPU (a CPU-side stream, as tests/mock_cuda.c's; the
+           queue's worker) waited for it to be preempted (~100 us a host set -> GPU wait -> done on
+           the mock, 2 vCPUs); a yield with nothing else ready costs ~0.3 us */
+        if (pending && now - since > 5000u) accel_i_yield();
         r = accel_i_host_signal_wait(s, v, n, all, step, first);   /* the host words */
         if (r != ACCEL_TIMEOUT) return r;
     }
@@ -2581,7 +2664,9 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
     accel_cu_deviceptr addr = cs->mirror.dptr;
     uint64_t value = v;
     accel_cu_result cr;
+    bool hold;
     accel_i_spin_lock(&cs->point_lock);
+    hold = cs->evicted >= v;   /* a point that left the ring may be one only the host's apply releases */
     if (cs->evicted < v) {
         for (uint32_t i = 0; i < cs->points_count; i++) {
             const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
@@ -2593,9 +2678,12 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
             break;
         }
     }
+    if (addr == cs->mirror.dptr && v > atomic_load_explicit(&cs->mirror_wanted, memory_order_relaxed))
+        atomic_store_explicit(&cs->mirror_wanted, v, memory_order_relaxed);   /* later points write the mirror */
     accel_i_spin_unlock(&cs->point_lock);
     if (addr == q->progress.dptr) return ACCEL_CU_SUCCESS;   /* a point enqueued earlier on this stream: stream order */
     if (addr == cs->mirror.dptr) accel_i_cu_gate_add(q, cs->mirror.host, v);
+    if (addr == cs->mirror.dptr && hold) accel_i_cu_hold(q);
     q->dirty = true;   /* a point after the wait must come after it */
     q->enqueued++;
     accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), 1);   /* no release runs from here until it retires */
@@ -2622,7 +2710,7 @@ static uint64_t accel_i_cu_behind(const accel_i_cu_queue* q) {
 }
 static bool accel_i_cu_stream_full(accel_i_cu_queue* q) {
     if (accel_i_cu_behind(q) < ACCEL_I_CU_BEHIND) return false;
-    accel_i_cu_gates_prune(q);
+    accel_i_cu_gates_prune(q, false);
     return accel_i_cu_behind(q) >= ACCEL_I_CU_BEHIND;
 }
 /* segment_submit: the segment's GPU waits, then its commands, into the queue's stream. */
@@ -2633,7 +2721,10 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
     uint32_t points = (sg->to - sg->wfrom) * (dev->base.trace ? 2u : 1u) + 2u;
     bool room;
     (void)may_block;   /* inside accel_queue_submit or on the worker, a full stream is handed back alike */
-    if (accel_i_cu_stream_full(q)) return ACCEL_I_WOULD_BLOCK;   /* the worker: no room (it reaps, then again) */
+    if (accel_i_cu_stream_full(q)) {   /* the worker reaps, then again */
+        atomic_store(&q->full, 1u);
+        return ACCEL_I_WOULD_BLOCK;
+    }
     /* ring room for every point the segment can add, and the batch's last (or a host step's): a point
        with no room makes the enqueuer wait for the stream, which a GPU wait may hold for ever */
     accel_i_spin_lock(&q->ring_lock);
@@ -2657,28 +2748,46 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
         if (failed) accel_i_fail_rest(b, pc + 1, failed);   /* drop the rest, pass the failure on */
         else if (pc + 1 < sg->to && accel_i_cu_stream_full(q)) {   /* the rest to the worker, or later */
             atomic_store(&q->poll_since, accel_i_now_ns());
+            atomic_store(&q->full, 1u);
             b->pc = pc + 1;
             return ACCEL_I_WOULD_BLOCK;
         }
     }
     atomic_store(&q->poll_since, accel_i_now_ns());
+    if (atomic_load_explicit(&q->full, memory_order_relaxed)) atomic_store(&q->full, 0u);
     if (failed) b->pc = b->count;
     return ACCEL_OK;
 }
 /* batch_submitted: its last point releases it; the worker watches the points. */
 static void accel_i_cu_batch_submitted(accel_queue* base, accel_i_batch* b) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
-    accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
+    if (q->dirty) accel_i_cu_enter(accel_i_cu_dev(base->obj.device));   /* else the point makes no driver call */
     accel_i_cu_point_add(q, NULL, 0, b, NULL);
     accel_i_walker_poke(base);
 }
 /* queue_poll (the queue's worker, idle): applies reached points; in flight, polls again after
-   accel_i_cu_poll_slice, and checks the stream once the waits grow past a millisecond. */
+   accel_i_cu_poll_slice while a GPU wait needs the host to apply a point (reap_needed), else after
+   ACCEL_CUDA_POLL_MAX_NS: the threads that wait for a value apply the points themselves, GPU waits go
+   GPU to GPU, so the worker is only the backstop (releases, accel_signal_value pollers, device loss)
+   and wakes about once per ACCEL_CUDA_POLL_MAX_NS, not per batch. Once nothing is in flight it polls
+   once more after ACCEL_CUDA_POLL_MAX_NS before it sleeps for good: a batch submitted to a worker that
+   sleeps for good wakes it (accel_i_walker_poke), and with a poll that found everything reached (work
+   that completes as fast as it is submitted), that was a wake-up per batch. Checks the stream once
+   the waits grow past a millisecond. */
 static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     accel_i_cu_device* dev = accel_i_cu_dev(base->obj.device);
     uint64_t slice;
-    if (!accel_i_cu_reap(q)) return 0;
+    bool had;
+    accel_i_spin_lock(&q->ring_lock);
+    had = q->ring_count > 0;
+    accel_i_spin_unlock(&q->ring_lock);
+    if (!accel_i_cu_reap(q)) {
+        bool linger = q->lingering || had;
+        q->lingering = false;
+        return linger ? ACCEL_CUDA_POLL_MAX_NS : 0;
+    }
+    q->lingering = true;
     slice = accel_i_cu_poll_slice(atomic_load(&q->poll_since));
     if (slice >= 32000u && !accel_i_lost(&dev->base)) {   /* waits over 1 ms: notice a dead device */
         accel_cu_result cr;
@@ -2686,6 +2795,9 @@ static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
         cr = accel_i_cu.StreamQuery(q->stream);
         if (cr != ACCEL_CU_SUCCESS && cr != ACCEL_CU_ERROR_NOT_READY) accel_i_cu_check(dev, cr, "cuStreamQuery");
     }
+    if (atomic_load_explicit(&dev->reap_needed, memory_order_relaxed) == 0 &&
+        !atomic_load_explicit(&q->full, memory_order_relaxed))
+        return slice > ACCEL_CUDA_POLL_MAX_NS ? slice : ACCEL_CUDA_POLL_MAX_NS;   /* the backstop */
     return slice;
 }
 
@@ -2738,6 +2850,7 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     q->base.obj.device = d;
     atomic_init(&q->submitted, 0u);
     atomic_init(&q->poll_since, 0u);
+    atomic_init(&q->full, 0u);
     atomic_init(&q->stamps_pending, 0u);
     accel_i_cu_enter(dev);
     r = accel_i_cu_check(dev, accel_i_cu.StreamCreate(&q->stream, ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate");

@@ -149,18 +149,23 @@ typedef struct bench_pair {
     double paired;                   /* median over rounds of (accel median / baseline median) of the round */
     double watched_wakeups;          /* wake-ups of the watched threads per accel sample */
     double accel_process_wakeups, baseline_process_wakeups;   /* every thread's, per sample of each side */
+    double counts[2][4];             /* bench_pair_run_counted: the counters' growth per sample, per side */
 } bench_pair;
+/* Reads a bench's own counters (driver calls, wake-ups of chosen threads, ...) into out[0..3]. */
+typedef void (*bench_count_fn)(void* ctx, double out[4]);
 #define BENCH_PAIR_MAX_ROUNDS 64
 /* Runs 1 + per_round / 4 warm-up samples per side, then `rounds` rounds (at most 64) of per_round
    samples of each side; sample(ctx, 0) runs an accel sample, sample(ctx, 1) a baseline one, and returns
-   its figure. Wake-ups are read around each block, outside the samples. */
-static inline void bench_pair_run(int rounds, int per_round, double (*sample)(void* ctx, int side), void* ctx,
-                                  const bench_threads* watch, bench_pair* out) {
+   its figure. Wake-ups are read around each block, outside the samples; so is count(ctx, c) when not
+   NULL, and out->counts[side] gets the counters' growth per sample of that side. */
+static inline void bench_pair_run_counted(int rounds, int per_round, double (*sample)(void* ctx, int side), void* ctx,
+                                          const bench_threads* watch, bench_count_fn count, bench_pair* out) {
     int n = per_round * rounds;
     double* x[2] = { (double*)calloc((size_t)n, sizeof(double)), (double*)calloc((size_t)n, sizeof(double)) };
     double* tmp = (double*)calloc((size_t)per_round, sizeof(double));
     double paired[BENCH_PAIR_MAX_ROUNDS], med[2] = { 0, 0 };
     uint64_t watched = 0, proc[2] = { 0, 0 };
+    double counts[2][4] = { { 0, 0, 0, 0 }, { 0, 0, 0, 0 } };
     memset(out, 0, sizeof *out);
     if (!x[0] || !x[1] || !tmp || rounds > BENCH_PAIR_MAX_ROUNDS) { bench_fail("bench_pair_run: out of memory or too many rounds"); goto out; }
     for (int i = 0; i < 1 + per_round / 4; i++) { sample(ctx, 0); sample(ctx, 1); }
@@ -169,7 +174,11 @@ static inline void bench_pair_run(int rounds, int per_round, double (*sample)(vo
             int side = (k + o) & 1;
             double* v = x[side] + (size_t)k * (size_t)per_round;
             uint64_t w0 = side == 0 && watch ? bench_threads_wakeups(watch) : 0, p0 = bench_threads_wakeups(NULL);
+            double c0[4] = { 0, 0, 0, 0 }, c1[4] = { 0, 0, 0, 0 };
+            if (count) count(ctx, c0);
             for (int i = 0; i < per_round; i++) v[i] = sample(ctx, side);
+            if (count) count(ctx, c1);
+            for (int j = 0; j < 4; j++) counts[side][j] += c1[j] - c0[j];
             proc[side] += bench_threads_wakeups(NULL) - p0;
             if (side == 0 && watch) watched += bench_threads_wakeups(watch) - w0;
             memcpy(tmp, v, (size_t)per_round * sizeof *tmp);
@@ -183,8 +192,14 @@ static inline void bench_pair_run(int rounds, int per_round, double (*sample)(vo
     out->watched_wakeups = (double)watched / n;
     out->accel_process_wakeups = (double)proc[0] / n;
     out->baseline_process_wakeups = (double)proc[1] / n;
+    for (int side = 0; side < 2; side++)
+        for (int j = 0; j < 4; j++) out->counts[side][j] = counts[side][j] / n;
 out:
     free(x[0]); free(x[1]); free(tmp);
+}
+static inline void bench_pair_run(int rounds, int per_round, double (*sample)(void* ctx, int side), void* ctx,
+                                  const bench_threads* watch, bench_pair* out) {
+    bench_pair_run_counted(rounds, per_round, sample, ctx, watch, NULL, out);
 }
 
 /* ==== report ==== */

@@ -49,6 +49,10 @@
    Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
    the threads that accel_queue_create started (the queues' workers; on tests/mock_cuda.c also the
    mock's stream threads, which are its "GPU"), and the chains each side's host time to issue a step.
+   Figures 5 and 9-12 report, for each side, per step (figure 5: per round trip, 11: per round): the
+   driver calls and the enqueue calls among them (on tests/mock_cuda.c, which counts them; n/a on a
+   real driver), the wake-ups of accel's queue workers (the mock's stream threads left out) and of the
+   calling thread; in their BENCH lines and in a table after the report.
    Method: the two sides alternate in rounds after a warm-up; each reports its median (figures 9-11:
    bench_pair_run of bench.h, rounds of sample blocks, with the paired ratio). Results are checked
    (copied data, signal values); the bench exits 1 when a check fails, 0 otherwise.
@@ -60,6 +64,8 @@
 #define ACCEL_CUDA_IMPLEMENTATION
 #include "accel_cuda.h"
 #include "bench/bench.h"
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define BENCH_ROUNDS_MAX 64
 #define BENCH_WAIT_NS    ((uint64_t)20000000000ull)   /* 20 s: a wait that takes longer is a failure */
@@ -86,6 +92,7 @@ typedef struct bench_cuda {
     uint64_t s_value;
     accel_program* empty;
     bench_threads workers;         /* threads accel_queue_create started (figures 9-11) */
+    bench_threads accel_workers;   /* of those, accel's own (the queues' workers; not the mock's streams) */
     /* raw side */
     accel_cu_context ctx;
     accel_cu_stream stream;
@@ -103,6 +110,89 @@ static int bench_accel_ok(accel_result r, const char* what) {
     if (r == ACCEL_OK) return 1;
     bench_fail("%s: %s", what, accel_result_string(r));
     return 0;
+}
+
+/* ==== counts: driver calls and worker wake-ups, per step, on both sides ==== */
+/* Driver calls come from tests/mock_cuda.c's counter (mock_cuda_calls, looked up in the loaded driver;
+   a real driver has none: n/a). Wake-ups are voluntary context switches (/proc) of accel's queue
+   workers (the threads accel_queue_create started, less the mock's stream threads, which it names
+   "mock-stream": they are the "GPU") and of the bench's own thread, the caller. */
+typedef unsigned long long (*bench_mock_calls_fn)(int kind);
+static bench_mock_calls_fn bench_mock_calls;
+static pid_t bench_caller_tid;
+enum { BENCH_C_CALLS, BENCH_C_ENQUEUES, BENCH_C_WORKER, BENCH_C_CALLER };
+static void bench_counts_init(void) {
+    void* f = accel_i_dl_sym(accel_i_cu_g.handle, "mock_cuda_calls");
+    memcpy(&bench_mock_calls, &f, sizeof f);
+    bench_caller_tid = (pid_t)syscall(SYS_gettid);
+}
+/* t without the mock's stream threads. */
+static void bench_accel_threads(const bench_threads* t, bench_threads* out) {
+    out->count = 0;
+    for (int i = 0; i < t->count; i++) {
+        char path[64], comm[32] = "";
+        FILE* f;
+        snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid[i]);
+        if ((f = fopen(path, "r")) != NULL) {
+            if (!fgets(comm, sizeof comm, f)) comm[0] = '\0';
+            fclose(f);
+        }
+        if (strncmp(comm, "mock-stream", 11) != 0) out->tid[out->count++] = t->tid[i];
+    }
+}
+/* The counters now: driver calls (all; enqueues: launches, memory operations, event records and
+   waits, copies and fills), wake-ups of accel's workers and of the caller. */
+static void bench_counts_read(const bench_threads* workers, double out[4]) {
+    bench_threads caller;
+    caller.count = 1;
+    caller.tid[0] = bench_caller_tid;
+    out[BENCH_C_CALLS] = bench_mock_calls ? (double)bench_mock_calls(-1) : 0;
+    out[BENCH_C_ENQUEUES] = 0;
+    for (int k = 0; k < 4 && bench_mock_calls; k++) out[BENCH_C_ENQUEUES] += (double)bench_mock_calls(k);
+    out[BENCH_C_WORKER] = (double)bench_threads_wakeups(workers);
+    out[BENCH_C_CALLER] = (double)bench_threads_wakeups(&caller);
+}
+/* One figure's counts per step, accel [0] and raw [1], for the table after the report. */
+typedef struct bench_count_row { char title[48]; double c[2][4]; } bench_count_row;
+static bench_count_row bench_count_rows[8];
+static int bench_count_row_n;
+static void bench_counts_add(bench_row* row, const char* title, double c[2][4]) {
+    static const char* const side[2] = { "accel", "raw" };
+    bench_count_row* r;
+    for (int s2 = 0; s2 < 2; s2++) {
+        char key[64];
+        if (bench_mock_calls) {
+            snprintf(key, sizeof key, "%s_driver_calls_per_step", side[s2]);
+            bench_row_extra(row, key, c[s2][BENCH_C_CALLS]);
+            snprintf(key, sizeof key, "%s_enqueue_calls_per_step", side[s2]);
+            bench_row_extra(row, key, c[s2][BENCH_C_ENQUEUES]);
+        }
+        snprintf(key, sizeof key, "%s_worker_wakeups_per_step", side[s2]);
+        bench_row_extra(row, key, c[s2][BENCH_C_WORKER]);
+        snprintf(key, sizeof key, "%s_caller_wakeups_per_step", side[s2]);
+        bench_row_extra(row, key, c[s2][BENCH_C_CALLER]);
+    }
+    if (bench_count_row_n == (int)(sizeof bench_count_rows / sizeof bench_count_rows[0])) return;
+    r = &bench_count_rows[bench_count_row_n++];
+    snprintf(r->title, sizeof r->title, "%s", title);
+    memcpy(r->c, c, sizeof r->c);
+}
+static void bench_counts_print(void) {
+    if (!bench_count_row_n) return;
+    printf("per step, accel | raw: driver calls (of them enqueues%s), wake-ups of accel's queue workers, of the caller\n",
+           bench_mock_calls ? "" : "; n/a: not the mock driver");
+    for (int i = 0; i < bench_count_row_n; i++) {
+        const bench_count_row* r = &bench_count_rows[i];
+        char calls[64];
+        if (bench_mock_calls)
+            snprintf(calls, sizeof calls, "%5.2f (%4.2f) | %5.2f (%4.2f)", r->c[0][BENCH_C_CALLS], r->c[0][BENCH_C_ENQUEUES],
+                     r->c[1][BENCH_C_CALLS], r->c[1][BENCH_C_ENQUEUES]);
+        else
+            snprintf(calls, sizeof calls, "n/a | n/a");
+        printf("%-38s | calls %s | workers %5.3f | %5.3f | caller %5.3f | %5.3f\n", r->title, calls,
+               r->c[0][BENCH_C_WORKER], r->c[1][BENCH_C_WORKER], r->c[0][BENCH_C_CALLER], r->c[1][BENCH_C_CALLER]);
+    }
+    printf("\n");
 }
 
 /* accel: exec(s) + signal + submit + wait. Returns ns. */
@@ -284,6 +374,14 @@ static void bench_copy_figures(bench_cuda* b) {
     memset(rhost, 0x5a, bytes);
     accel_queue_fill(b->q, src, 0, bytes, 0xC0FFEE00u);
     accel_queue_finish(b->q, BENCH_WAIT_NS);
+    /* the raw side's memory written too, as accel's is (its source filled, its destination zeroed at
+       create): on tests/mock_cuda.c device memory is host memory, and a copy from pages never written
+       (the kernel's shared zero page) ran 2-3x faster than from written ones, which made accel's copy
+       read 0.4x raw there; a GPU's memory has no such pages */
+    if (!bench_cu_ok(accel_i_cu.MemsetD32Async(rsrc, 0xC0FFEE00u, bytes / 4, b->stream), "cuMemsetD32Async") ||
+        !bench_cu_ok(accel_i_cu.MemsetD32Async(rdst, 0, bytes / 4, b->stream), "cuMemsetD32Async") ||
+        !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize"))
+        goto out;
     for (int k = 0; k < b->rounds; k++) {
         uint64_t t0;
         if ((a[k] = bench_accel_copy_gbps(b, b->q, dst, src, bytes)) == 0) goto out;
@@ -293,6 +391,10 @@ static void bench_copy_figures(bench_cuda* b) {
         if ((u[k] = bench_raw_copy_gbps(b, t0, accel_i_cu.MemcpyAsync(rdst, rsrc, bytes, b->stream), "cuMemcpyAsync", bytes)) == 0) goto out;
     }
     if (accel_buffer_read(dst, bytes - 4, &probe, 4) != ACCEL_OK || probe != 0xC0FFEE00u) bench_fail("d2d copy: last word %08x", probe);
+    probe = 0;
+    if (!bench_cu_ok(accel_i_cu.MemcpyDtoHAsync(&probe, rdst + bytes - 4, 4, b->stream), "cuMemcpyDtoHAsync") ||
+        !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize") || probe != 0xC0FFEE00u)
+        bench_fail("raw d2d copy: last word %08x", probe);
     bench_row_add("d2d_bandwidth", "3 device-to-device copy", "GB/s", bench_median(a, (size_t)b->rounds), "cuMemcpyDtoDAsync",
                   bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_GE, 0.95);
     bench_row_add("d2d_memcpyasync", "3 raw cuMemcpyAsync (unified)", "GB/s", bench_median(u, (size_t)b->rounds), "cuMemcpyDtoDAsync",
@@ -335,9 +437,10 @@ static void bench_pingpong(bench_cuda* b) {
     void* words = NULL;
     volatile uint64_t *w1, *w2;
     accel_cu_deviceptr d1 = 0;
-    double a[BENCH_ROUNDS_MAX], r[BENCH_ROUNDS_MAX];
+    double a[BENCH_ROUNDS_MAX], r[BENCH_ROUNDS_MAX], c[2][4], c0[4], c1[4];
     uint64_t base = 0;
     bool raw = accel_i_cu.StreamWaitValue64 && accel_i_cu_dev(b->dev)->memops;
+    memset(c, 0, sizeof c);
     if (!raw) { printf("bench_cuda: figure 5 skipped: the device has no 64-bit stream memory operations for the raw baseline\n"); return; }
     if (!bench_accel_ok(accel_signal_create(b->dev, 0, &s1), "signal") || !bench_accel_ok(accel_signal_create(b->dev, 0, &s2), "signal") ||
         !bench_cu_ok(accel_i_cu.MemHostAlloc(&words, 128, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc") ||
@@ -351,6 +454,7 @@ static void bench_pingpong(bench_cuda* b) {
         /* both sides keep BENCH_PINGPONG_AHEAD rounds enqueued ahead of the host: a stream blocked in a
            wait takes only so many more operations before the call that enqueues one blocks too */
         for (uint32_t i = 1; i <= BENCH_PINGPONG_AHEAD; i++) bench_pingpong_accel_enqueue(b, s1, s2, base + i);
+        bench_counts_read(&b->accel_workers, c0);
         t0 = bench_now_ns();
         for (uint32_t i = 1; i <= iters; i++) {
             accel_signal_set(s1, base + i);
@@ -362,8 +466,11 @@ static void bench_pingpong(bench_cuda* b) {
             if (i + BENCH_PINGPONG_AHEAD <= iters) bench_pingpong_accel_enqueue(b, s1, s2, base + i + BENCH_PINGPONG_AHEAD);
         }
         a[k] = (double)(bench_now_ns() - t0) / iters;
+        bench_counts_read(&b->accel_workers, c1);
+        for (int j = 0; j < 4; j++) c[0][j] += (c1[j] - c0[j]) / iters;
         for (uint32_t i = 1; i <= BENCH_PINGPONG_AHEAD; i++)
             if (!bench_pingpong_raw_enqueue(b, d1, base + i)) goto out;
+        bench_counts_read(&b->accel_workers, c0);
         t0 = bench_now_ns();
         for (uint32_t i = 1; i <= iters; i++) {
             uint64_t spin_start = bench_now_ns();
@@ -382,12 +489,16 @@ static void bench_pingpong(bench_cuda* b) {
             }
         }
         r[k] = (double)(bench_now_ns() - t0) / iters;
+        bench_counts_read(&b->accel_workers, c1);
+        for (int j = 0; j < 4; j++) c[1][j] += (c1[j] - c0[j]) / iters;
         base += iters;
     }
+    for (int j = 0; j < 4; j++) { c[0][j] /= b->rounds; c[1][j] /= b->rounds; }
     if (accel_signal_value(s2) != base) bench_fail("ping-pong: s2 = %llu, expected %llu", (unsigned long long)accel_signal_value(s2), (unsigned long long)base);
     {
-        bench_row_add("signal_pingpong", "5 host->GPU->host ping-pong", "ns", bench_median(a, (size_t)b->rounds),
-                      "WaitValue64+WriteValue64", bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_LE, 1.05);
+        bench_row* row = bench_row_add("signal_pingpong", "5 host->GPU->host ping-pong", "ns", bench_median(a, (size_t)b->rounds),
+                                       "WaitValue64+WriteValue64", bench_median(r, (size_t)b->rounds), BENCH_TARGET_RATIO, BENCH_LE, 1.05);
+        bench_counts_add(row, "5 host->GPU->host ping-pong (/round trip)", c);
     }
 out:
     accel_queue_finish(b->q, BENCH_WAIT_NS);
@@ -440,7 +551,9 @@ typedef struct bench_fig {
     uint64_t raw_v;
     double issue_ns[2];              /* chains: host time spent issuing steps (before the wait), per side */
     uint64_t issued[2];              /* and how many steps */
+    bench_threads workers;           /* accel's queue workers (counts) */
 } bench_fig;
+static void bench_fig_count(void* ctx, double out[4]) { bench_counts_read(&((bench_fig*)ctx)->workers, out); }
 
 /* accel: steps batches, step i on queue i % nq: wait for the step before, the empty kernel, signal. */
 static void bench_chain_accel(bench_fig* f) {
@@ -565,6 +678,12 @@ static bench_row* bench_fig_row(const bench_fig* f, const bench_pair* p, const c
     bench_row_extra(row, f->steps ? "accel_queue_thread_wakeups_per_step" : "accel_queue_thread_wakeups_per_sample", p->watched_wakeups / per);
     bench_row_extra(row, "threads_watched", watch->count);
     bench_row_extra(row, "memops", accel_i_cu_dev(f->b->dev)->memops);
+    {
+        double c[2][4];
+        for (int s2 = 0; s2 < 2; s2++)
+            for (int j = 0; j < 4; j++) c[s2][j] = p->counts[s2][j] / per;
+        bench_counts_add(row, title, c);
+    }
     return row;
 }
 
@@ -587,7 +706,8 @@ static void bench_chain(bench_cuda* b, int nq) {
                    !bench_cu_ok(accel_i_cu.EventCreate(&f.ev[i], ACCEL_CU_EVENT_DISABLE_TIMING), "cuEventCreate");
     }
     if (!f.failed) {
-        bench_pair_run(b->rounds, b->quick ? 3 : 5, bench_chain_sample, &f, &watch, &p);
+        bench_accel_threads(&watch, &f.workers);
+        bench_pair_run_counted(b->rounds, b->quick ? 3 : 5, bench_chain_sample, &f, &watch, bench_fig_count, &p);
         if (!f.failed && nq == 1)
             bench_fig_row(&f, &p, "chain_1q", "9 dependent chain, 1 queue, /step", "LaunchKernel+EventRecord", 1.10, &watch);
         else if (!f.failed)
@@ -620,7 +740,8 @@ static void bench_host_set(bench_cuda* b) {
         goto out;
     f.word = (volatile uint64_t*)words;
     *f.word = 0;
-    bench_pair_run(b->rounds, b->quick ? 20 : 100, bench_host_set_sample, &f, &b->workers, &p);
+    f.workers = b->accel_workers;
+    bench_pair_run_counted(b->rounds, b->quick ? 20 : 100, bench_host_set_sample, &f, &b->workers, bench_fig_count, &p);
     if (!f.failed) bench_fig_row(&f, &p, "host_signal_gpu_wait", "11 host set -> GPU wait -> done", "StreamWaitValue64", 1.10, &b->workers);
 out:
     if (f.failed && f.gate) accel_signal_fail(f.gate, ACCEL_ERROR_BACKEND);   /* release what still waits */
@@ -656,7 +777,8 @@ static void bench_gated_pipeline(bench_cuda* b) {
     if (!f.failed) {
         f.word = (volatile uint64_t*)words;
         *f.word = 0;
-        bench_pair_run(b->rounds, b->quick ? 3 : 5, bench_pipe_sample, &f, &watch, &p);
+        bench_accel_threads(&watch, &f.workers);
+        bench_pair_run_counted(b->rounds, b->quick ? 3 : 5, bench_pipe_sample, &f, &watch, bench_fig_count, &p);
         if (!f.failed) bench_fig_row(&f, &p, "gated_pipeline_2q", "12 pipeline behind a host gate, /step", "WaitValue64+StreamWaitEvent", 1.15, &watch);
     }
     if (f.gate) accel_signal_fail(f.gate, ACCEL_ERROR_BACKEND);   /* release what may still wait */
@@ -693,6 +815,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     accel_device_info_get(b.dev, &info);
+    bench_counts_init();
     if ((b.q = bench_queue(&b, ACCEL_QUEUE_COMPUTE, &b.workers)) == NULL ||
         !bench_accel_ok(accel_queue_create(b.dev, ACCEL_QUEUE_COPY, &b.copy_q), "copy queue") ||
         !bench_accel_ok(accel_signal_create(b.dev, 0, &b.s), "signal") ||
@@ -700,6 +823,7 @@ int main(int argc, char** argv) {
         !bench_accel_ok(accel_program_create(b.dev, &(accel_program_desc){ .name = "bench_const", .ptx = bench_empty_ptx, .constant_count = 1 },
                                              &b.konst), "program"))
         goto done;
+    bench_accel_threads(&b.workers, &b.accel_workers);
     /* the raw side: the same driver, the primary context, its own stream and module */
     if (!bench_cu_ok(accel_i_cu.DevicePrimaryCtxRetain(&b.ctx, accel_i_cu_dev(b.dev)->cudev), "cuDevicePrimaryCtxRetain")) goto done;
     accel_i_cu.CtxSetCurrent(b.ctx);
@@ -736,6 +860,7 @@ int main(int argc, char** argv) {
         snprintf(heading, sizeof heading, "accel CUDA backend vs raw driver calls on %s (sm_%u)%s, %.1f s", info.name,
                  info.compute_capability, b.quick ? ", --quick" : "", (double)(bench_now_ns() - start) / 1e9);
         int missed = bench_report(heading);
+        bench_counts_print();
         printf("%d target(s) missed, %d verification failure(s)\n", missed, bench_failures());
     }
 done:

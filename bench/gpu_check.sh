@@ -15,7 +15,9 @@
 #   4. compute-sanitizer (memcheck, racecheck, synccheck; SANITIZER_TOOLS picks, SANITIZER_TIMEOUT limits
 #      each program, default 1800 s) over the suite, when installed
 #   5. the examples with the `cuda` argument
-#   6. the benchmark (bench/cuda.c), full run: the table and BENCH lines to paste into the issue note
+#   6. the benchmark (bench/cuda.c), full run: the table and BENCH lines to paste into the issue note,
+#      and the counts per step (figures 5, 9-12) on both sides: wake-ups of accel's queue workers and
+#      of the caller; driver calls read n/a on a real driver (tests/mock_cuda.c counts them)
 #   7. vulkan: the Vulkan suite and bench/vulkan.c on the GPU's Vulkan driver, when build/vulkan/ holds
 #      them (they need glslc and the Vulkan headers to build: build them elsewhere with
 #      `make build-vulkan build/bench_vulkan` and copy build/ in; the loader libvulkan.so.1 must be

@@ -34,6 +34,14 @@ typedef unsigned long long dptr_t;
 
 static atomic_int mock_sticky;   /* a sticky context error, 0 when none */
 
+/* Driver calls by kind, counted where a caller enters the mock (calls it makes itself are not):
+   bench/cuda.c reads them through mock_cuda_calls (looked up with dlsym) to print driver calls per
+   step on both sides. Relaxed: a count, not a synchronisation. */
+enum { MOCK_CALL_LAUNCH, MOCK_CALL_MEMOP, MOCK_CALL_EVENT, MOCK_CALL_COPY, MOCK_CALL_CONTEXT, MOCK_CALL_QUERY,
+       MOCK_CALL_SYNC, MOCK_CALL_OTHER, MOCK_CALL_KINDS };
+static atomic_ullong mock_calls[MOCK_CALL_KINDS];
+#define MOCK_COUNT(kind) atomic_fetch_add_explicit(&mock_calls[kind], 1ull, memory_order_relaxed)
+
 /* ==== kernels ==== */
 typedef struct mock_thread_ctx { uint32_t tid[3], bid[3], bdim[3], gdim[3]; } mock_thread_ctx;
 typedef void (*mock_kernel_fn)(const mock_thread_ctx* t, void* const* bufs, const uint32_t* c);
@@ -264,10 +272,10 @@ static int mock_is_host(const void* p) {
     pthread_mutex_unlock(&mock_driver_lock);
     return found;
 }
-static CUresult mStreamSynchronize(mock_stream* s);
+static CUresult stream_sync(mock_stream* s);
 /* The whole device idle (mock_driver_lock held). */
 static void mock_device_sync(void) {
-    for (size_t i = 0; i < mock_nstreams; i++) mStreamSynchronize(mock_streams[i]);
+    for (size_t i = 0; i < mock_nstreams; i++) stream_sync(mock_streams[i]);
 }
 /* A release that waits for the whole device, holding the driver's lock meanwhile. */
 static void mock_release_wait(void) {
@@ -277,17 +285,24 @@ static void mock_release_wait(void) {
 }
 
 /* ==== the driver API ==== */
-static CUresult mInit(unsigned f) { (void)f; return 0; }
-static CUresult mDriverGetVersion(int* v) { *v = 12040; return 0; }
+static CUresult mInit(unsigned f) { MOCK_COUNT(MOCK_CALL_OTHER); (void)f; return 0; }
+static CUresult mDriverGetVersion(int* v) { MOCK_COUNT(MOCK_CALL_OTHER); *v = 12040; return 0; }
 static CUresult mGetErrorName(CUresult r, const char** s) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     *s = r == 0 ? "CUDA_SUCCESS" : r == 600 ? "CUDA_ERROR_NOT_READY" : r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" :
          r == 218 ? "CUDA_ERROR_INVALID_PTX" : r == 500 ? "CUDA_ERROR_NOT_FOUND" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_UNKNOWN";
     return 0;
 }
-static CUresult mDeviceGetCount(int* n) { *n = 1; return 0; }
-static CUresult mDeviceGet(int* d, int i) { *d = i; return i == 0 ? 0 : 101; }
-static CUresult mDeviceGetName(char* name, int len, int d) { (void)d; snprintf(name, (size_t)len, "accel mock GPU (CPU)"); return 0; }
+static CUresult mDeviceGetCount(int* n) { MOCK_COUNT(MOCK_CALL_OTHER); *n = 1; return 0; }
+static CUresult mDeviceGet(int* d, int i) { MOCK_COUNT(MOCK_CALL_OTHER); *d = i; return i == 0 ? 0 : 101; }
+static CUresult mDeviceGetName(char* name, int len, int d) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    (void)d;
+    snprintf(name, (size_t)len, "accel mock GPU (CPU)");
+    return 0;
+}
 static CUresult mDeviceGetAttribute(int* v, int a, int d) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     (void)d;
     switch (a) {
     case 1: *v = 1024; break; case 2: *v = 1024; break; case 3: *v = 1024; break; case 4: *v = 64; break;
@@ -298,23 +313,36 @@ static CUresult mDeviceGetAttribute(int* v, int a, int d) {
     }
     return 0;
 }
-static CUresult mDeviceTotalMem(size_t* b, int d) { (void)d; *b = (size_t)1 << 30; return 0; }
+static CUresult mDeviceTotalMem(size_t* b, int d) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    (void)d;
+    *b = (size_t)1 << 30;
+    return 0;
+}
 static int mock_ctx_token;
-static CUresult mPrimaryCtxRetain(void** ctx, int d) { (void)d; *ctx = &mock_ctx_token; return 0; }
-static CUresult mPrimaryCtxRelease(int d) { (void)d; return 0; }
-static CUresult mCtxSetCurrent(void* ctx) { (void)ctx; return 0; }
+static CUresult mPrimaryCtxRetain(void** ctx, int d) {
+    MOCK_COUNT(MOCK_CALL_CONTEXT);
+    (void)d;
+    *ctx = &mock_ctx_token;
+    return 0;
+}
+static CUresult mPrimaryCtxRelease(int d) { MOCK_COUNT(MOCK_CALL_CONTEXT); (void)d; return 0; }
+static CUresult mCtxSetCurrent(void* ctx) { MOCK_COUNT(MOCK_CALL_CONTEXT); (void)ctx; return 0; }
 static CUresult mMemAlloc(dptr_t* p, size_t n) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     void* m = NULL;
     if (posix_memalign(&m, 256, n ? n : 1) != 0) return 2;
     *p = (dptr_t)(uintptr_t)m;
     return 0;
 }
 static CUresult mMemFree(dptr_t p) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     mock_release_wait();
     free((void*)(uintptr_t)p);
     return atomic_load(&mock_sticky);
 }
 static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
     if (!(*p = calloc(1, n ? n : 1))) return 2;
     pthread_mutex_lock(&mock_driver_lock);
@@ -329,6 +357,7 @@ static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) {
     return 0;
 }
 static CUresult mMemFreeHost(void* p) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     pthread_mutex_lock(&mock_driver_lock);
     mock_device_sync();
     for (size_t i = 0; i < mock_nhosts; i++)
@@ -337,11 +366,16 @@ static CUresult mMemFreeHost(void* p) {
     free(p);
     return 0;
 }
-static CUresult mMemHostGetDevicePointer(dptr_t* d, void* h, unsigned f) { (void)f; *d = (dptr_t)(uintptr_t)h; return 0; }
+static CUresult mMemHostGetDevicePointer(dptr_t* d, void* h, unsigned f) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    (void)f;
+    *d = (dptr_t)(uintptr_t)h;
+    return 0;
+}
 static CUresult copy_op(void* dst, const void* src, size_t n, mock_stream* s) {
     op* o;
     if (mock_is_host(dst) && mock_is_host(src)) {   /* done on the CPU once the stream gets there */
-        mStreamSynchronize(s);
+        stream_sync(s);
         memmove(dst, src, n);
         return atomic_load(&mock_sticky);
     }
@@ -349,16 +383,27 @@ static CUresult copy_op(void* dst, const void* src, size_t n, mock_stream* s) {
     o->dst = dst; o->src = src; o->n = n;
     return push(s, o);
 }
-static CUresult mMemcpyHtoDAsync(dptr_t d, const void* h, size_t n, mock_stream* s) { return copy_op((void*)(uintptr_t)d, h, n, s); }
-static CUresult mMemcpyDtoHAsync(void* h, dptr_t d, size_t n, mock_stream* s) { return copy_op(h, (const void*)(uintptr_t)d, n, s); }
-static CUresult mMemcpyDtoDAsync(dptr_t d, dptr_t sr, size_t n, mock_stream* s) { return copy_op((void*)(uintptr_t)d, (const void*)(uintptr_t)sr, n, s); }
+static CUresult mMemcpyHtoDAsync(dptr_t d, const void* h, size_t n, mock_stream* s) {
+    MOCK_COUNT(MOCK_CALL_COPY);
+    return copy_op((void*)(uintptr_t)d, h, n, s);
+}
+static CUresult mMemcpyDtoHAsync(void* h, dptr_t d, size_t n, mock_stream* s) {
+    MOCK_COUNT(MOCK_CALL_COPY);
+    return copy_op(h, (const void*)(uintptr_t)d, n, s);
+}
+static CUresult mMemcpyDtoDAsync(dptr_t d, dptr_t sr, size_t n, mock_stream* s) {
+    MOCK_COUNT(MOCK_CALL_COPY);
+    return copy_op((void*)(uintptr_t)d, (const void*)(uintptr_t)sr, n, s);
+}
 static CUresult mMemsetD8Async(dptr_t d, unsigned char v, size_t n, mock_stream* s) {
+    MOCK_COUNT(MOCK_CALL_COPY);
     op* o = new_op(OP_SET8);
     if (!o) return 2;
     o->dst = (void*)(uintptr_t)d; o->value = v; o->n = n;
     return push(s, o);
 }
 static CUresult mMemsetD32Async(dptr_t d, unsigned v, size_t n, mock_stream* s) {
+    MOCK_COUNT(MOCK_CALL_COPY);
     op* o = new_op(OP_SET32);
     if (!o) return 2;
     o->dst = (void*)(uintptr_t)d; o->value = v; o->n = n;
@@ -366,6 +411,7 @@ static CUresult mMemsetD32Async(dptr_t d, unsigned v, size_t n, mock_stream* s) 
 }
 typedef struct mock_module { char* text; } mock_module;
 static CUresult mModuleLoadDataEx(mock_module** m, const void* image, unsigned n, int* opts, void** vals) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     const char* text = (const char*)image;
     if (strstr(text, "this_is_not_ptx")) {
         for (unsigned i = 0; i < n; i++)
@@ -391,12 +437,14 @@ static CUresult mModuleLoadDataEx(mock_module** m, const void* image, unsigned n
     return 0;
 }
 static CUresult mModuleUnload(mock_module* m) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     mock_release_wait();
     free(m->text);
     free(m);
     return 0;
 }
 static CUresult mModuleGetFunction(const mock_kernel** f, mock_module* m, const char* name) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     for (size_t i = 0; i < sizeof mock_kernels / sizeof mock_kernels[0]; i++)
         if (strcmp(mock_kernels[i].name, name) == 0 && strstr(m->text, name)) { *f = &mock_kernels[i]; return 0; }
     return 500;
@@ -404,6 +452,7 @@ static CUresult mModuleGetFunction(const mock_kernel** f, mock_module* m, const 
 static CUresult mLaunchKernel(const mock_kernel* k, unsigned gx_, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                               unsigned shared, mock_stream* s, void** params, void** extra) {
     op* o;
+    MOCK_COUNT(MOCK_CALL_LAUNCH);
     (void)shared; (void)extra;
     if (bx * by * bz > 1024 || bx == 0 || by == 0 || bz == 0) return 1;
     if (!(o = new_op(OP_LAUNCH))) return 2;
@@ -414,29 +463,32 @@ static CUresult mLaunchKernel(const mock_kernel* k, unsigned gx_, unsigned gy, u
     return push(s, o);
 }
 static CUresult mStreamCreate(mock_stream** ps, unsigned f) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     mock_stream* s = (mock_stream*)calloc(1, sizeof *s);
     (void)f;
     if (!s) return 2;
     pthread_mutex_init(&s->lock, NULL); pthread_cond_init(&s->cond, NULL); pthread_cond_init(&s->idle, NULL); pthread_cond_init(&s->room, NULL);
     if (pthread_create(&s->thread, NULL, stream_main, s) != 0) { free(s); return 2; }
+    pthread_setname_np(s->thread, "mock-stream");   /* the mock's "GPU": bench/cuda.c tells it from accel's threads */
     pthread_mutex_lock(&mock_driver_lock);
     if (mock_grow((void**)&mock_streams, &mock_streams_cap, mock_nstreams + 1, sizeof *mock_streams)) mock_streams[mock_nstreams++] = s;
     pthread_mutex_unlock(&mock_driver_lock);
     *ps = s;
     return 0;
 }
-static CUresult mStreamSynchronize(mock_stream* s) {
+static CUresult stream_sync(mock_stream* s) {
     pthread_mutex_lock(&s->lock);
     while (s->head || s->busy) pthread_cond_wait(&s->idle, &s->lock);
     pthread_mutex_unlock(&s->lock);
     return atomic_load(&mock_sticky);
 }
 static CUresult mStreamDestroy(mock_stream* s) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     pthread_mutex_lock(&mock_driver_lock);
     for (size_t i = 0; i < mock_nstreams; i++)
         if (mock_streams[i] == s) { mock_streams[i] = mock_streams[--mock_nstreams]; break; }
     pthread_mutex_unlock(&mock_driver_lock);
-    mStreamSynchronize(s);
+    stream_sync(s);
     pthread_mutex_lock(&s->lock);
     s->stop = 1;
     pthread_cond_broadcast(&s->cond);
@@ -446,6 +498,7 @@ static CUresult mStreamDestroy(mock_stream* s) {
     return 0;
 }
 static CUresult mStreamQuery(mock_stream* s) {
+    MOCK_COUNT(MOCK_CALL_QUERY);
     int busy;
     if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
     pthread_mutex_lock(&s->lock);
@@ -453,33 +506,40 @@ static CUresult mStreamQuery(mock_stream* s) {
     pthread_mutex_unlock(&s->lock);
     return busy ? 600 : 0;
 }
-static CUresult mEventCreate(mock_event** e, unsigned f) { (void)f; *e = (mock_event*)calloc(1, sizeof **e); return *e ? 0 : 2; }
-static CUresult mEventDestroy(mock_event* e) { free(e); return 0; }
-static CUresult mEventRecord(mock_event* e, mock_stream* s) {
+static CUresult mEventCreate(mock_event** e, unsigned f) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    (void)f;
+    *e = (mock_event*)calloc(1, sizeof **e);
+    return *e ? 0 : 2;
+}
+static CUresult mEventDestroy(mock_event* e) { MOCK_COUNT(MOCK_CALL_OTHER); free(e); return 0; }
+static CUresult event_record(mock_event* e, mock_stream* s) {
     op* o = new_op(OP_EVENT);
     if (!o) return 2;
     o->ev = e;
     o->ev_gen = atomic_fetch_add(&e->recorded, 1) + 1;
     return push(s, o);
 }
-static CUresult mEventQuery(mock_event* e) {
+static CUresult event_query(mock_event* e) {
     if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
     return atomic_load(&e->completed) >= atomic_load(&e->recorded) ? 0 : 600;
 }
 static CUresult mEventSynchronize(mock_event* e) {
+    MOCK_COUNT(MOCK_CALL_SYNC);
     while (atomic_load(&e->completed) < atomic_load(&e->recorded) && !atomic_load(&mock_sticky)) sched_yield();
     return atomic_load(&mock_sticky);
 }
 /* Both recorded and completed (else CUDA_ERROR_NOT_READY, 600); milliseconds between them. */
 static CUresult mEventElapsedTime(float* ms, mock_event* a, mock_event* b) {
+    MOCK_COUNT(MOCK_CALL_QUERY);
     if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
-    if (!atomic_load(&a->recorded) || !atomic_load(&b->recorded) || mEventQuery(a) || mEventQuery(b)) return 600;
+    if (!atomic_load(&a->recorded) || !atomic_load(&b->recorded) || event_query(a) || event_query(b)) return 600;
     *ms = (float)(((double)atomic_load(&b->at_ns) - (double)atomic_load(&a->at_ns)) / 1e6);
     return 0;
 }
 /* cuStreamWaitEvent: the stream waits for the event's latest record at the time of the call (none:
    nothing to wait for). The event must outlive the wait, as the driver wants. */
-static CUresult mStreamWaitEvent(mock_stream* s, mock_event* e, unsigned f) {
+static CUresult stream_wait_event(mock_stream* s, mock_event* e, unsigned f) {
     op* o = new_op(OP_WAIT_EVENT);
     (void)f;
     if (!o) return 2;
@@ -488,6 +548,7 @@ static CUresult mStreamWaitEvent(mock_stream* s, mock_event* e, unsigned f) {
     return push(s, o);
 }
 static CUresult mStreamWriteValue64(mock_stream* s, dptr_t a, uint64_t v, unsigned f) {
+    MOCK_COUNT(MOCK_CALL_MEMOP);
     op* o = new_op(OP_WRITE64);
     (void)f;
     if (!o) return 2;
@@ -495,11 +556,23 @@ static CUresult mStreamWriteValue64(mock_stream* s, dptr_t a, uint64_t v, unsign
     return push(s, o);
 }
 static CUresult mStreamWaitValue64(mock_stream* s, dptr_t a, uint64_t v, unsigned f) {
+    MOCK_COUNT(MOCK_CALL_MEMOP);
     op* o = new_op(OP_WAIT64);
     (void)f;
     if (!o) return 2;
     o->dst = (void*)(uintptr_t)a; o->v64 = v;
     return push(s, o);
+}
+
+static CUresult mStreamSynchronize(mock_stream* s) { MOCK_COUNT(MOCK_CALL_SYNC); return stream_sync(s); }
+static CUresult mEventRecord(mock_event* e, mock_stream* s) {
+    MOCK_COUNT(MOCK_CALL_EVENT);
+    return event_record(e, s);
+}
+static CUresult mEventQuery(mock_event* e) { MOCK_COUNT(MOCK_CALL_QUERY); return event_query(e); }
+static CUresult mStreamWaitEvent(mock_stream* s, mock_event* e, unsigned f) {
+    MOCK_COUNT(MOCK_CALL_EVENT);
+    return stream_wait_event(s, e, f);
 }
 
 /* ==== graphs: a graph is its nodes' ops in order (accel chains every node on the previous one);
@@ -547,24 +620,33 @@ static CUresult graph_add(mock_graph* g, size_t* node, const op* o) {
     *node = g->n;   /* node handle: index + 1 */
     return 0;
 }
-static CUresult mGraphCreate(mock_graph** g, unsigned f) { (void)f; *g = (mock_graph*)calloc(1, sizeof **g); return *g ? 0 : 2; }
-static CUresult mGraphDestroy(mock_graph* g) { free(g->ops); free(g); return 0; }
+static CUresult mGraphCreate(mock_graph** g, unsigned f) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    (void)f;
+    *g = (mock_graph*)calloc(1, sizeof **g);
+    return *g ? 0 : 2;
+}
+static CUresult mGraphDestroy(mock_graph* g) { MOCK_COUNT(MOCK_CALL_OTHER); free(g->ops); free(g); return 0; }
 static CUresult mGraphAddKernelNode(size_t* node, mock_graph* g, const size_t* deps, size_t nd, const mock_kparams* p) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     op o; CUresult r;
     (void)deps; (void)nd;
     return (r = kparams_op(&o, p)) != 0 ? r : graph_add(g, node, &o);
 }
 static CUresult mGraphAddMemsetNode(size_t* node, mock_graph* g, const size_t* deps, size_t nd, const mock_mparams* p, void* ctx) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     op o; CUresult r;
     (void)deps; (void)nd; (void)ctx;
     return (r = mparams_op(&o, p)) != 0 ? r : graph_add(g, node, &o);
 }
 static CUresult mGraphAddMemcpyNode(size_t* node, mock_graph* g, const size_t* deps, size_t nd, const mock_copy3d* p, void* ctx) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     op o; CUresult r;
     (void)deps; (void)nd; (void)ctx;
     return (r = copy3d_op(&o, p)) != 0 ? r : graph_add(g, node, &o);
 }
 static CUresult mGraphInstantiateWithFlags(mock_graph** e, mock_graph* g, unsigned long long f) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
     if (!(*e = (mock_graph*)calloc(1, sizeof **e))) return 2;
     if (g->n && !((*e)->ops = (op*)malloc(g->n * sizeof(op)))) { free(*e); return 2; }
@@ -573,21 +655,25 @@ static CUresult mGraphInstantiateWithFlags(mock_graph** e, mock_graph* g, unsign
     return 0;
 }
 static CUresult mGraphExecKernelNodeSetParams(mock_graph* e, size_t node, const mock_kparams* p) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     return node && node <= e->n && e->ops[node - 1].kind == OP_LAUNCH ? kparams_op(&e->ops[node - 1], p) : 1;
 }
 static CUresult mGraphExecMemsetNodeSetParams(mock_graph* e, size_t node, const mock_mparams* p, void* ctx) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     (void)ctx;
     return node && node <= e->n && e->ops[node - 1].kind == OP_SET32 ? mparams_op(&e->ops[node - 1], p) : 1;
 }
 static CUresult mGraphExecMemcpyNodeSetParams(mock_graph* e, size_t node, const mock_copy3d* p, void* ctx) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
     (void)ctx;
     return node && node <= e->n && e->ops[node - 1].kind == OP_COPY ? copy3d_op(&e->ops[node - 1], p) : 1;
 }
 static CUresult mGraphLaunch(mock_graph* e, mock_stream* s) {
+    MOCK_COUNT(MOCK_CALL_LAUNCH);
     CUresult r;
-    if (e->last && e->last != s && (r = mStreamWaitEvent(s, &e->done, 0)) != 0) return r;   /* behind its last launch */
+    if (e->last && e->last != s && (r = stream_wait_event(s, &e->done, 0)) != 0) return r;   /* behind its last launch */
     for (size_t i = 0; i < e->n; i++)   /* a host-to-host copy node: the launch waits for the stream */
-        if (e->ops[i].kind == OP_COPY && mock_is_host(e->ops[i].dst) && mock_is_host(e->ops[i].src)) { mStreamSynchronize(s); break; }
+        if (e->ops[i].kind == OP_COPY && mock_is_host(e->ops[i].dst) && mock_is_host(e->ops[i].src)) { stream_sync(s); break; }
     for (size_t i = 0; i < e->n; i++) {
         op* o = new_op(OP_COPY);
         if (!o) return 2;
@@ -595,7 +681,7 @@ static CUresult mGraphLaunch(mock_graph* e, mock_stream* s) {
         if ((r = push(s, o)) != 0) return r;
     }
     e->last = s;
-    return mEventRecord(&e->done, s);
+    return event_record(&e->done, s);
 }
 
 static const struct { const char* name; void* fn; } mock_table[] = {
@@ -661,6 +747,17 @@ MOCK_API CUresult cuLaunchKernel(const mock_kernel* k, unsigned gx_, unsigned gy
 }
 MOCK_API CUresult cuStreamSynchronize(mock_stream* s);
 MOCK_API CUresult cuStreamSynchronize(mock_stream* s) { return mStreamSynchronize(s); }
+
+/* Driver calls so far: kind 0 launches (cuLaunchKernel, cuGraphLaunch), 1 stream memory operations,
+   2 event records and stream waits on events, 3 copies and fills, 4 context calls, 5 queries, 6
+   synchronizes, 7 the rest; -1 all of them. Enqueue calls (work on a stream) are kinds 0-3. */
+MOCK_API unsigned long long mock_cuda_calls(int kind);
+MOCK_API unsigned long long mock_cuda_calls(int kind) {
+    unsigned long long n = 0;
+    if (kind >= 0) return kind < MOCK_CALL_KINDS ? atomic_load_explicit(&mock_calls[kind], memory_order_relaxed) : 0;
+    for (int k = 0; k < MOCK_CALL_KINDS; k++) n += atomic_load_explicit(&mock_calls[k], memory_order_relaxed);
+    return n;
+}
 
 /* ==== NVRTC: "compiles" by keeping the source; fails on sources that mention undeclared_thing ==== */
 typedef struct mock_prog { char* src; char* name; int failed; } mock_prog;

@@ -434,6 +434,54 @@ TEST(gated_hop_is_released_on_the_gpu) {
 #endif
 }
 
+/* A GPU wait enqueued before any point promised its value (the promise comes later, from another
+   queue that no host gate holds): the wait watches the signal's mirror, and the point that reaches the
+   value has the GPU write the mirror, so the waiter goes on GPU to GPU. With p's points applied by no
+   one (its reap lock held here), c's fill must still land; before, only the host's raise of the mirror
+   when it applied p's point released c (a worker's poll, a waiter's reap). */
+TEST(wait_before_its_promise_is_released_on_the_gpu) {
+#if !defined(ACCEL_I_CU_NO_LOADER)
+    accel_device* dev = test_cuda_device();
+    accel_queue *p, *c;
+    accel_signal *a, *b;
+    accel_buffer *work, *out;
+    volatile uint32_t* seen;
+    uint64_t t0;
+    int landed = 0;
+    if (!dev) SKIP("no CUDA device here");
+    if (!accel_i_cu_dev(dev)->memops) { accel_device_destroy(dev); SKIP("no stream memory operations: such waits are gated on the host"); }
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &p));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &c));
+    REQUIRE_OK(accel_signal_create(dev, 0, &a));
+    REQUIRE_OK(accel_signal_create(dev, 0, &b));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_HOST, &out));
+    REQUIRE((seen = (volatile uint32_t*)accel_buffer_map(out)) != NULL);
+    seen[0] = 0;
+    accel_queue_wait(c, a, 1);                 /* no point of a yet: the mirror */
+    accel_queue_fill(c, out, 0, 256, 7);
+    accel_queue_signal(c, b, 1);
+    CHECK_OK(accel_queue_submit(c));
+    atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 1u);   /* from here no thread applies p's points */
+    accel_queue_fill(p, work, 0, 256, 1);
+    accel_queue_signal(p, a, 1);
+    CHECK_OK(accel_queue_submit(p));
+    for (t0 = test_now_ns(); !landed && test_now_ns() - t0 < 10000000000ull;) {
+        atomic_thread_fence(memory_order_acquire);
+        landed = seen[0] == 7u;
+    }
+    CHECK(landed);
+    CHECK_EQ_U64(accel_signal_value(a), 0);   /* p's point was not applied: c went on the GPU's write */
+    atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 0u);
+    CHECK_OK(accel_signal_wait(b, 1, 10000000000ull));
+    CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
+    CHECK_EQ_U64(atomic_load(((accel_i_cu_signal*)a)->mirror.host), 1u);
+    accel_device_destroy(dev);
+#else
+    SKIP("no dynamic loading in this build");
+#endif
+}
+
 /* The GPU's write of a mirror stores a value: when the host raised the signal past it meanwhile (a set
    above the point's value, or a failure), the write lowers the mirror, and the host must raise it again
    when it applies the point, or a later GPU wait for a value the host already gave would wait for ever. */
@@ -547,6 +595,7 @@ int main(int argc, char** argv) {
     RUN(ptx_jit_error_goes_to_the_log);
     RUN(cubin_from_the_desc_runs);
     RUN(gated_hop_is_released_on_the_gpu);
+    RUN(wait_before_its_promise_is_released_on_the_gpu);
     RUN(gpu_mirror_write_never_leaves_a_host_raise_lowered);
     RUN(out_of_bounds_kernel_loses_the_device);
     return test_end();

@@ -564,6 +564,31 @@ TEST(many_values_in_order) {
     accel_device_destroy(dev);
 }
 
+/* A thread that only reads accel_signal_value, never waits: the value still arrives (a GPU backend's
+   queue worker applies completed work by itself, however seldom it polls), also when the work is
+   held by a host gate at first (a worker that found it in flight and then slept for good would never
+   see the gate open: no submit and no wait follows). */
+TEST(signal_value_arrives_without_a_wait) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_signal *gate, *s;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    for (uint64_t k = 1; k <= 3; k++) {
+        uint64_t t0;
+        if (k > 1) accel_queue_wait(q, gate, k);
+        accel_queue_signal(q, s, k);
+        CHECK_OK(accel_queue_submit(q));
+        for (t0 = test_now_ns(); test_now_ns() - t0 < 2000000ull;) {}   /* a worker, if any, looks meanwhile */
+        if (k > 1) CHECK_OK(accel_signal_set(gate, k));
+        for (t0 = test_now_ns(); accel_signal_value(s) < k && test_now_ns() - t0 < 5000000000ull;) {}
+        CHECK_EQ_U64(accel_signal_value(s), k);
+    }
+    accel_device_destroy(dev);
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(signal_create_initial_values);
@@ -585,5 +610,6 @@ int main(int argc, char** argv) {
     RUN(signal_fail_unblocks_device_destroy);
     RUN(queue_waits_on_signal_of_other_device);
     RUN(many_values_in_order);
+    RUN(signal_value_arrives_without_a_wait);
     return test_end();
 }
