@@ -3711,7 +3711,8 @@ static void accel_i_wait_flag(accel_queue* q, accel_i_batch* b, accel_i_cmd* c, 
    (*device: any on the device); GATED: wait *at is neither, or it is the first wait not reached before
    a failed one (the queue reaches the failure only after it: waited for on the host, so that nothing
    of the queue runs early); FAILED: *failed holds the failed value, every wait before it reached. */
-static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool* device, uint32_t* at, uint64_t* failed) {
+static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool* device,
+                            uint32_t* at, uint64_t* failed) {
     const accel_backend* be = q->obj.device->backend;
     uint32_t unreached = sg->from;
     *device = false;
@@ -3721,9 +3722,17 @@ static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segm
         uint64_t cur = accel_signal_value(s);
         bool on = false;
         if (accel_i_failed(cur) && unreached < i) { *at = unreached; return ACCEL_I_SEG_GATED; }
-        if (accel_i_failed(cur)) { accel_i_wait_flag(q, b, c, false); *failed = cur; return ACCEL_I_SEG_FAILED; }
+        if (accel_i_failed(cur)) {
+            accel_i_wait_flag(q, b, c, false);
+            *failed = cur;
+            return ACCEL_I_SEG_FAILED;
+        }
         if (cur < c->u.sig.value) {
-            if (!be->walk->wait_on_device(q, s, c->u.sig.value)) { accel_i_wait_flag(q, b, c, false); *at = i; return ACCEL_I_SEG_GATED; }
+            if (!be->walk->wait_on_device(q, s, c->u.sig.value)) {
+                accel_i_wait_flag(q, b, c, false);
+                *at = i;
+                return ACCEL_I_SEG_GATED;
+            }
             on = *device = true;
             if (unreached == sg->from) unreached = i;
         }
@@ -3738,7 +3747,8 @@ struct accel_i_walker {
     accel_i_mutex lock;
     accel_i_cond cond;              /* hand-offs, the end of a walk, stop */
     accel_i_batch *head, *tail;
-    bool active, stop, idle_sleep;  /* active: a thread walks a batch of this queue; idle_sleep: the worker sleeps untimed */
+    /* active: a thread walks a batch of this queue; idle_sleep: the worker sleeps untimed */
+    bool active, stop, idle_sleep;
     uint32_t idle_waiters;          /* threads in accel_i_walker_idle */
     accel_i_thread thread;
     accel_i_blocked blocked;        /* debug devices: the gated wait the worker is in */
@@ -3756,7 +3766,8 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
     } while (r == ACCEL_TIMEOUT);
     accel_i_blocked_set(&q->walker->blocked, NULL, 0);
     cur = accel_signal_value(s);
-    if (r != ACCEL_OK && r != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur)) cur = accel_i_failed_value(r);
+    if (r != ACCEL_OK && r != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur))
+        cur = accel_i_failed_value(r);
     return accel_i_failed(cur) ? cur : 0;
 }
 
@@ -3776,18 +3787,21 @@ static void accel_i_walker_wait_room(accel_queue* q) {
 
 /* Makes a segment ready: classifies its waits, gating on the host when allowed. Returns READY,
    GATED (may_block false: hand off) or FAILED (*failed). */
-static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool may_block, uint64_t* failed) {
+static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool may_block,
+                         uint64_t* failed) {
     for (;;) {
         bool device;
         uint32_t at = 0;
         int k = accel_i_classify(q, b, sg, &device, &at, failed);
         if (k == ACCEL_I_SEG_READY && device) {
             accel_i_dwait_add(b, q);
-            if (accel_i_recheck(b, sg) != 0) continue;   /* a failure came meanwhile: classified again, in order */
+            /* a failure came meanwhile: classified again, in order */
+            if (accel_i_recheck(b, sg) != 0) continue;
         }
         if (k != ACCEL_I_SEG_GATED) return k;
         if (!may_block) return k;
-        if ((*failed = accel_i_gate(q, b->cmds[at].u.sig.signal, b->cmds[at].u.sig.value)) != 0) return ACCEL_I_SEG_FAILED;
+        if ((*failed = accel_i_gate(q, b->cmds[at].u.sig.signal, b->cmds[at].u.sig.value)) != 0)
+            return ACCEL_I_SEG_FAILED;
     }
 }
 
@@ -3813,12 +3827,17 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
         sg = accel_i_segment_at(b, b->pc);
         k = accel_i_ready(q, b, &sg, may_block, &failed);
         if (k == ACCEL_I_SEG_GATED) return ACCEL_I_WOULD_BLOCK;
-        if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d)) {   /* the queue gets there once all before it completed */
+        /* the queue gets there once all before it completed */
+        if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d)) {
             accel_result dr;
             if (!may_block) return ACCEL_I_WOULD_BLOCK;
-            if ((dr = d->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER)) != ACCEL_OK) failed = accel_i_failed_value(dr);
+            if ((dr = d->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER)) != ACCEL_OK)
+                failed = accel_i_failed_value(dr);
         }
-        if (k == ACCEL_I_SEG_READY && accel_i_lost(d)) { k = ACCEL_I_SEG_FAILED; failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST); }
+        if (k == ACCEL_I_SEG_READY && accel_i_lost(d)) {
+            k = ACCEL_I_SEG_FAILED;
+            failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
+        }
         if (k == ACCEL_I_SEG_FAILED) {
             if (ACCEL_I_TRACING(d)) accel_i_trace_waits_failed(q, b, &sg);
             accel_i_fail_rest(b, sg.from, failed);
@@ -3947,7 +3966,8 @@ static accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns
     accel_result r = accel_i_walker_idle(q, deadline);
     if (r != ACCEL_OK) return r;
     now = accel_i_now_ns();
-    return q->obj.device->backend->walk->queue_drain(q, deadline == ACCEL_I_FOREVER ? ACCEL_WAIT_FOREVER : deadline > now ? deadline - now : 0);
+    return q->obj.device->backend->walk->queue_drain(q, deadline == ACCEL_I_FOREVER ? ACCEL_WAIT_FOREVER
+                                                        : deadline > now ? deadline - now : 0);
 }
 /* The first device wait of q's batches in flight that is not reached yet (dwait_lock held). */
 static const accel_i_cmd* accel_i_dwait_pending(accel_device* dev, const accel_queue* q) {
@@ -3997,7 +4017,10 @@ static accel_result accel_i_walker_start(accel_queue* q) {
     memset((void*)w, 0, sizeof *w);
     w->q = q;
     atomic_init(&w->blocked.lock, 0u);
-    if (!accel_i_mutex_init(&w->lock)) { accel_i_dev_free(dev, w, sizeof *w); return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: mutex init failed"); }
+    if (!accel_i_mutex_init(&w->lock)) {
+        accel_i_dev_free(dev, w, sizeof *w);
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: mutex init failed");
+    }
     if (!accel_i_cond_init(&w->cond)) {
         accel_i_mutex_destroy(&w->lock);
         accel_i_dev_free(dev, w, sizeof *w);
