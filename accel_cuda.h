@@ -22,7 +22,8 @@
            float a;
            memcpy(&a, &d->constants[0], sizeof a);
            uint32_t i0 = d->group_id[0] * d->group_size[0];
-           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->constants[1]; i++) y[i] = a * x[i] + y[i];
+           for (uint32_t i = i0; i < i0 + d->group_size[0] && i < d->constants[1]; i++)
+               y[i] = a * x[i] + y[i];
        }
 
        // The same kernel in CUDA C, compiled at run time by NVRTC (no toolkit needed to build).
@@ -194,19 +195,19 @@
    A stream holds only so much work not started (a GPU's launch queue, about a thousand entries), and
    the work behind a GPU wait that the host must release does not start before the host does: once
    256 stream operations (commands, waits, signal points; counted a little high) wait behind the
-   oldest such wait not known released, the rest (of the batch, and later batches) goes to the worker, so accel_queue_submit does
-   not block in the driver however long the batch. The worker does not block there either: it reaps
-   the queue's points (which may be exactly what releases the wait: a pipeline of two queues whose
-   waits watch each other's mirrors) and enqueues more as the waits are released. A replay is one
-   command, so a list replayed as launches (below) of more than about a thousand commands may still
-   block the caller there. Failure after hand-off follows accel.h: the work behind a GPU wait runs even when
-   its signal fails meanwhile, and what it signals reads failed with the same reason.
+   oldest such wait not known released, the rest (of the batch, and later batches) goes to the
+   worker, so accel_queue_submit does not block in the driver however long the batch. The worker does
+   not block there either: it reaps the queue's points (which may be exactly what releases the wait: a
+   pipeline of two queues whose waits watch each other's mirrors) and enqueues more as the waits are
+   released. A replay is one command, so a list replayed as launches (below) of more than about a
+   thousand commands may still block the caller there. Failure after hand-off follows accel.h: the
+   work behind a GPU wait runs even when its signal fails meanwhile, and what it signals reads failed
+   with the same reason.
    Releases that wait for the whole device (cuMemFree, cuMemFreeHost, cuModuleUnload; graph
    destruction too) are held in a list while any GPU wait is pending on the CUDA device, from any accel
    device on it (they share its primary context), and run when the last one's point is reached (or when
-   the last accel device on it is destroyed): measured on an H100, each of them blocks while another
-   stream sits in cuStreamWaitValue64, holding a driver lock that stops other threads' enqueues
-   meanwhile.
+   the last accel device on it is destroyed): each of them blocks while another stream sits in
+   cuStreamWaitValue64, holding a driver lock that stops other threads' enqueues meanwhile.
 
    ==== Recorded command lists ==================================================================
    accel_queue_record_end makes a CUDA graph of the list: kernel, memset and memcpy nodes (unified
@@ -220,11 +221,12 @@
    that finds all 4 owned by live queues issues the pre-resolved launches below. A replay that
    copies host to host (an update into a HOST buffer, a copy between two) while a GPU wait is pending
    on the device issues the pre-resolved launches below instead: such a memcpy node runs on the CPU
-   once the stream gets there, and cuGraphLaunch blocked behind the wait (H100); the launches copy with
-   accel's copy kernel. Updates read their data from pinned memory the list owns. Without the graph entry points (they are optional), or with
-   ACCEL_CUDA_REPLAY=launches, a replay issues the list's pre-resolved launches and copies instead.
-   Why graphs by default: one cuGraphLaunch of 1,000 kernels measured 1.15 us per kernel on an H100
-   against 4.3 us for a launch loop (issue 13); the GPU figures of bench/cuda.c 6-8 decide for short lists.
+   once the stream gets there, so cuGraphLaunch would block behind the wait; the launches copy with
+   accel's copy kernel. Updates read their data from pinned memory the list owns. Without the graph
+   entry points (they are optional), or with ACCEL_CUDA_REPLAY=launches, a replay issues the list's
+   pre-resolved launches and copies instead.
+   Why graphs by default: one cuGraphLaunch of 1,000 kernels costs about a quarter of a launch loop's
+   time per kernel; the GPU figures of bench/cuda.c 6-8 decide for short lists.
 
    ==== Signals and signal points ===============================================================
    A CUDA signal is accel.h's host signal (a 64-bit timeline word with the wake-up machinery: spin, then
@@ -353,7 +355,8 @@ ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_p
    accel_cuda_free_ptx. The compiler log goes to `logger` (NULL: stderr). Returns OK, INVALID_ARGUMENT
    (NULL source/ptx/ptx_size), UNAVAILABLE (NVRTC cannot be loaded: reason logged), COMPILE (the log
    carries the compiler output), OUT_OF_MEMORY. Any thread. */
-ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char* name, uint32_t compute_capability,
+ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char* name,
+                                                 uint32_t compute_capability,
                                                  const accel_allocator* allocator, const accel_logger* logger,
                                                  char** ptx, size_t* ptx_size);
 /* Frees what accel_cuda_compile_source returned (same allocator; NULL ptx is a no-op). */
@@ -389,7 +392,8 @@ ACCEL_API void* accel_cuda_device_context(accel_device* d);
    and no submitted work uses it any more (accel_queue_finish, or a signal the last user signals).
    Returns INVALID_ARGUMENT (NULL d/out, d not a CUDA device, device_pointer 0, size 0) with *out NULL,
    OUT_OF_MEMORY (host), DEVICE_LOST. Any thread. */
-ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_pointer, size_t size, accel_buffer** out);
+ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_pointer, size_t size,
+                                              accel_buffer** out);
 
 #ifdef __cplusplus
 }
@@ -409,8 +413,9 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
      cuda: devices, buffers, programs
      cuda: signal points and reaping - timestamps and the trace; the ring, reaping, the gates
      cuda: signals                 - host words with a device-mapped mirror
-     cuda: queue segments          - segment_submit, drain, poll (the walk's slots)
+     cuda: commands                - exec, copy, fill, update into stream work (staging, copy kernel)
      cuda: recorded command lists  - CUDA graphs, or pre-resolved launches
+     cuda: queue segments          - segment_submit, drain, poll (the walk's slots); queues
      cuda: backend table, interop, unavailable build */
 
 #if !defined(ACCEL_IMPLEMENTATION_INCLUDED)
@@ -488,9 +493,10 @@ enum {
     ACCEL_CU_ERROR_HARDWARE_STACK_ERROR = 714, ACCEL_CU_ERROR_LAUNCH_FAILED = 719
 };
 enum {
-    ACCEL_CU_ATTR_MAX_THREADS_PER_BLOCK = 1, ACCEL_CU_ATTR_MAX_BLOCK_DIM_X = 2, ACCEL_CU_ATTR_MAX_GRID_DIM_X = 5,
-    ACCEL_CU_ATTR_INTEGRATED = 18, ACCEL_CU_ATTR_CAN_MAP_HOST_MEMORY = 19,
-    ACCEL_CU_ATTR_CC_MAJOR = 75, ACCEL_CU_ATTR_CC_MINOR = 76, ACCEL_CU_ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS = 122
+    ACCEL_CU_ATTR_MAX_THREADS_PER_BLOCK = 1, ACCEL_CU_ATTR_MAX_BLOCK_DIM_X = 2,
+    ACCEL_CU_ATTR_MAX_GRID_DIM_X = 5, ACCEL_CU_ATTR_INTEGRATED = 18, ACCEL_CU_ATTR_CAN_MAP_HOST_MEMORY = 19,
+    ACCEL_CU_ATTR_CC_MAJOR = 75, ACCEL_CU_ATTR_CC_MINOR = 76,
+    ACCEL_CU_ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS = 122
 };
 enum {
     ACCEL_CU_STREAM_NON_BLOCKING = 1, ACCEL_CU_EVENT_DISABLE_TIMING = 2,
@@ -519,13 +525,19 @@ enum {
     X(MemHostAlloc, 2020, (void** ptr, size_t bytes, unsigned int flags)) \
     X(MemFreeHost, 2000, (void* ptr)) \
     X(MemHostGetDevicePointer, 3020, (accel_cu_deviceptr* dptr, void* host, unsigned int flags)) \
-    X(MemcpyHtoDAsync, 3020, (accel_cu_deviceptr dst, const void* src, size_t bytes, accel_cu_stream stream)) \
+    X(MemcpyHtoDAsync, 3020, (accel_cu_deviceptr dst, const void* src, size_t bytes, \
+                              accel_cu_stream stream)) \
     X(MemcpyDtoHAsync, 3020, (void* dst, accel_cu_deviceptr src, size_t bytes, accel_cu_stream stream)) \
-    X(MemcpyDtoDAsync, 3020, (accel_cu_deviceptr dst, accel_cu_deviceptr src, size_t bytes, accel_cu_stream stream)) \
-    X(MemcpyAsync, 4000, (accel_cu_deviceptr dst, accel_cu_deviceptr src, size_t bytes, accel_cu_stream stream)) \
-    X(MemsetD8Async, 3020, (accel_cu_deviceptr dst, unsigned char value, size_t count, accel_cu_stream stream)) \
-    X(MemsetD32Async, 3020, (accel_cu_deviceptr dst, unsigned int value, size_t count, accel_cu_stream stream)) \
-    X(ModuleLoadDataEx, 2010, (accel_cu_module* module, const void* image, unsigned int n, int* options, void** values)) \
+    X(MemcpyDtoDAsync, 3020, (accel_cu_deviceptr dst, accel_cu_deviceptr src, size_t bytes, \
+                              accel_cu_stream stream)) \
+    X(MemcpyAsync, 4000, (accel_cu_deviceptr dst, accel_cu_deviceptr src, size_t bytes, \
+                          accel_cu_stream stream)) \
+    X(MemsetD8Async, 3020, (accel_cu_deviceptr dst, unsigned char value, size_t count, \
+                            accel_cu_stream stream)) \
+    X(MemsetD32Async, 3020, (accel_cu_deviceptr dst, unsigned int value, size_t count, \
+                             accel_cu_stream stream)) \
+    X(ModuleLoadDataEx, 2010, (accel_cu_module* module, const void* image, unsigned int n, int* options, \
+                               void** values)) \
     X(ModuleUnload, 2000, (accel_cu_module module)) \
     X(ModuleGetFunction, 2000, (accel_cu_function* fn, accel_cu_module module, const char* name)) \
     X(LaunchKernel, 4000, (accel_cu_function fn, unsigned int gx, unsigned int gy, unsigned int gz, \
@@ -541,23 +553,31 @@ enum {
     X(EventQuery, 2000, (accel_cu_event event)) \
     X(EventSynchronize, 2000, (accel_cu_event event)) \
     X(EventElapsedTime, 2000, (float* ms, accel_cu_event start, accel_cu_event end)) \
-    X(StreamWriteValue64, 11070, (accel_cu_stream stream, accel_cu_deviceptr addr, uint64_t value, unsigned int flags)) \
-    X(StreamWaitValue64, 11070, (accel_cu_stream stream, accel_cu_deviceptr addr, uint64_t value, unsigned int flags)) \
+    X(StreamWriteValue64, 11070, (accel_cu_stream stream, accel_cu_deviceptr addr, uint64_t value, \
+                                  unsigned int flags)) \
+    X(StreamWaitValue64, 11070, (accel_cu_stream stream, accel_cu_deviceptr addr, uint64_t value, \
+                                 unsigned int flags)) \
     X(GraphCreate, 10000, (accel_cu_graph* graph, unsigned int flags)) \
     X(GraphDestroy, 10000, (accel_cu_graph graph)) \
-    X(GraphAddKernelNode, 10000, (accel_cu_graph_node* node, accel_cu_graph graph, const accel_cu_graph_node* deps, size_t n, \
+    X(GraphAddKernelNode, 10000, (accel_cu_graph_node* node, accel_cu_graph graph, \
+                                  const accel_cu_graph_node* deps, size_t n, \
                                   const accel_cu_kernel_node_params* params)) \
-    X(GraphAddMemsetNode, 10000, (accel_cu_graph_node* node, accel_cu_graph graph, const accel_cu_graph_node* deps, size_t n, \
+    X(GraphAddMemsetNode, 10000, (accel_cu_graph_node* node, accel_cu_graph graph, \
+                                  const accel_cu_graph_node* deps, size_t n, \
                                   const accel_cu_memset_node_params* params, accel_cu_context ctx)) \
-    X(GraphAddMemcpyNode, 10000, (accel_cu_graph_node* node, accel_cu_graph graph, const accel_cu_graph_node* deps, size_t n, \
+    X(GraphAddMemcpyNode, 10000, (accel_cu_graph_node* node, accel_cu_graph graph, \
+                                  const accel_cu_graph_node* deps, size_t n, \
                                   const accel_cu_memcpy3d* params, accel_cu_context ctx)) \
-    X(GraphInstantiateWithFlags, 11040, (accel_cu_graph_exec* exec, accel_cu_graph graph, unsigned long long flags)) \
+    X(GraphInstantiateWithFlags, 11040, (accel_cu_graph_exec* exec, accel_cu_graph graph, \
+                                         unsigned long long flags)) \
     X(GraphExecDestroy, 10000, (accel_cu_graph_exec exec)) \
-    X(GraphExecKernelNodeSetParams, 10010, (accel_cu_graph_exec exec, accel_cu_graph_node node, const accel_cu_kernel_node_params* params)) \
-    X(GraphExecMemsetNodeSetParams, 10020, (accel_cu_graph_exec exec, accel_cu_graph_node node, const accel_cu_memset_node_params* params, \
+    X(GraphExecKernelNodeSetParams, 10010, (accel_cu_graph_exec exec, accel_cu_graph_node node, \
+                                            const accel_cu_kernel_node_params* params)) \
+    X(GraphExecMemsetNodeSetParams, 10020, (accel_cu_graph_exec exec, accel_cu_graph_node node, \
+                                            const accel_cu_memset_node_params* params, \
                                             accel_cu_context ctx)) \
-    X(GraphExecMemcpyNodeSetParams, 10020, (accel_cu_graph_exec exec, accel_cu_graph_node node, const accel_cu_memcpy3d* params, \
-                                            accel_cu_context ctx)) \
+    X(GraphExecMemcpyNodeSetParams, 10020, (accel_cu_graph_exec exec, accel_cu_graph_node node, \
+                                            const accel_cu_memcpy3d* params, accel_cu_context ctx)) \
     X(GraphLaunch, 10000, (accel_cu_graph_exec exec, accel_cu_stream stream))
 
 typedef struct accel_i_cu_lib {
@@ -568,8 +588,9 @@ typedef struct accel_i_cu_lib {
 static const char* const accel_i_cu_optional[] = {
     "GetErrorName", "StreamWriteValue64", "StreamWaitValue64",
     /* CUDA graphs: without them recorded lists replay as pre-resolved launches */
-    "GraphCreate", "GraphDestroy", "GraphAddKernelNode", "GraphAddMemsetNode", "GraphAddMemcpyNode", "GraphInstantiateWithFlags",
-    "GraphExecDestroy", "GraphExecKernelNodeSetParams", "GraphExecMemsetNodeSetParams", "GraphExecMemcpyNodeSetParams", "GraphLaunch"
+    "GraphCreate", "GraphDestroy", "GraphAddKernelNode", "GraphAddMemsetNode", "GraphAddMemcpyNode",
+    "GraphInstantiateWithFlags", "GraphExecDestroy", "GraphExecKernelNodeSetParams",
+    "GraphExecMemsetNodeSetParams", "GraphExecMemcpyNodeSetParams", "GraphLaunch"
 };
 
 /* NVRTC, looked up by name (it has no versioned lookup). */
@@ -610,7 +631,8 @@ typedef struct accel_i_cu_state {
     char* path;                    /* overrides from accel_cuda_set_library (default allocator); NULL: none */
     char* nvrtc_path;
     size_t path_bytes, nvrtc_path_bytes;
-    bool path_lost;                /* an override could not be stored (out of memory): loads fail and say so */
+    /* an override could not be stored (out of memory): loads fail and say so */
+    bool path_lost;
     struct accel_i_cu_domain* domains;   /* one per CUDA device in use (see cuda: releases) */
 } accel_i_cu_state;
 static accel_i_cu_state accel_i_cu_g;
@@ -711,15 +733,18 @@ static void* accel_i_cu_open(const accel_logger* lg, const char* override_path) 
     if (override_path && override_path[0]) {
         h = accel_i_dl_open(override_path);
         if (!h)
-            accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: the CUDA driver library '%s' (override) cannot be loaded: %s",
+            accel_i_log_to(lg, ACCEL_LOG_WARN,
+                           "accel_cuda: unavailable: the CUDA driver library '%s' (override) "
+                           "cannot be loaded: %s",
                            override_path, accel_i_dl_error());
         return h;
     }
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if ((h = accel_i_dl_open(names[i])) == NULL) continue;
         if (accel_i_dl_is_stub(accel_i_dl_sym(h, "cuGetProcAddress"))) {
-            accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: refusing %s: it is a file under /stubs/, the CUDA toolkit's link stub, not a driver",
-                           names[i]);
+            accel_i_log_to(lg, ACCEL_LOG_WARN,
+                           "accel_cuda: refusing %s: it is a file under /stubs/, "
+                           "the CUDA toolkit's link stub, not a driver", names[i]);
             accel_i_dl_close(h);
             refused = true;
             continue;
@@ -727,9 +752,13 @@ static void* accel_i_cu_open(const accel_logger* lg, const char* override_path) 
         return h;
     }
     if (refused)
-        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: only the CUDA toolkit's stub library was found (under stubs/): no NVIDIA driver is installed");
+        accel_i_log_to(lg, ACCEL_LOG_WARN,
+                       "accel_cuda: unavailable: only the CUDA toolkit's stub library was found "
+                       "(under stubs/): no NVIDIA driver is installed");
     else
-        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: the CUDA driver library (%s) was not found: no NVIDIA driver is installed "
+        accel_i_log_to(lg, ACCEL_LOG_WARN,
+                       "accel_cuda: unavailable: the CUDA driver library (%s) was not found: "
+                       "no NVIDIA driver is installed "
                        "(set ACCEL_CUDA_LIBRARY to its path if it is elsewhere)", names[0]);
     return NULL;
 }
@@ -738,7 +767,8 @@ static void* accel_i_cu_open(const accel_logger* lg, const char* override_path) 
    a required entry point that the driver lacks. */
 static accel_cu_result accel_i_cu_resolve(void* gpa, bool v2, const char** missing) {
     static const struct { const char* name; const char* member; int version; size_t offset; } table[] = {
-#define ACCEL_I_CU_ENTRY(name, version, params) { "cu" #name, #name, version, offsetof(accel_i_cu_lib, name) },
+#define ACCEL_I_CU_ENTRY(name, version, params) \
+    { "cu" #name, #name, version, offsetof(accel_i_cu_lib, name) },
         ACCEL_I_CU_FUNCS(ACCEL_I_CU_ENTRY)
 #undef ACCEL_I_CU_ENTRY
     };
@@ -747,12 +777,22 @@ static accel_cu_result accel_i_cu_resolve(void* gpa, bool v2, const char** missi
         int status = 0;
         accel_cu_result r;
         bool optional = false;
-        if (v2) { accel_i_cu_gpa2_fn f; memcpy(&f, &gpa, sizeof f); r = f(table[i].name, &fn, table[i].version, 0, &status); }
-        else    { accel_i_cu_gpa1_fn f; memcpy(&f, &gpa, sizeof f); r = f(table[i].name, &fn, table[i].version, 0); }
+        if (v2) {
+            accel_i_cu_gpa2_fn f;
+            memcpy(&f, &gpa, sizeof f);
+            r = f(table[i].name, &fn, table[i].version, 0, &status);
+        } else {
+            accel_i_cu_gpa1_fn f;
+            memcpy(&f, &gpa, sizeof f);
+            r = f(table[i].name, &fn, table[i].version, 0);
+        }
         if (r == ACCEL_CU_ERROR_STUB_LIBRARY) return r;
         for (size_t k = 0; k < sizeof accel_i_cu_optional / sizeof accel_i_cu_optional[0]; k++)
             if (strcmp(accel_i_cu_optional[k], table[i].member) == 0) optional = true;
-        if ((r != ACCEL_CU_SUCCESS || !fn) && !optional) { *missing = table[i].name; return r != ACCEL_CU_SUCCESS ? r : ACCEL_CU_ERROR_NOT_FOUND; }
+        if ((r != ACCEL_CU_SUCCESS || !fn) && !optional) {
+            *missing = table[i].name;
+            return r != ACCEL_CU_SUCCESS ? r : ACCEL_CU_ERROR_NOT_FOUND;
+        }
         memcpy((unsigned char*)&accel_i_cu + table[i].offset, &fn, sizeof fn);
     }
     return ACCEL_CU_SUCCESS;
@@ -767,14 +807,18 @@ static accel_result accel_i_cu_load_locked(const accel_logger* lg) {
     accel_cu_result r;
     int version = 0;
     if (accel_i_cu_g.path_lost) {
-        accel_i_log_to(lg, ACCEL_LOG_ERROR, "accel_cuda: unavailable: accel_cuda_set_library ran out of memory keeping a library path");
+        accel_i_log_to(lg, ACCEL_LOG_ERROR,
+                       "accel_cuda: unavailable: accel_cuda_set_library ran out of memory "
+                       "keeping a library path");
         return ACCEL_ERROR_UNAVAILABLE;
     }
     if ((h = accel_i_cu_open(lg, override_path)) == NULL) return ACCEL_ERROR_UNAVAILABLE;
     gpa = accel_i_dl_sym(h, "cuGetProcAddress_v2");
     if (!gpa) { v2 = false; gpa = accel_i_dl_sym(h, "cuGetProcAddress"); }
     if (!gpa) {
-        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: the CUDA driver is too old (no cuGetProcAddress; CUDA 11.3 or newer is needed, %d.%d for this build)",
+        accel_i_log_to(lg, ACCEL_LOG_WARN,
+                       "accel_cuda: unavailable: the CUDA driver is too old (no cuGetProcAddress; "
+                       "CUDA 11.3 or newer is needed, %d.%d for this build)",
                        ACCEL_CUDA_MIN_DRIVER / 1000, ACCEL_CUDA_MIN_DRIVER % 1000 / 10);
         accel_i_dl_close(h);
         return ACCEL_ERROR_UNAVAILABLE;
@@ -783,17 +827,27 @@ static accel_result accel_i_cu_load_locked(const accel_logger* lg) {
     r = accel_i_cu_resolve(gpa, v2, &missing);
     if (r == ACCEL_CU_SUCCESS) r = accel_i_cu.Init(0);
     if (r == ACCEL_CU_ERROR_STUB_LIBRARY) {
-        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: %s is the CUDA toolkit's stub library (cuInit returned CUDA_ERROR_STUB_LIBRARY, 34), not a driver",
+        accel_i_log_to(lg, ACCEL_LOG_WARN,
+                       "accel_cuda: unavailable: %s is the CUDA toolkit's stub library "
+                       "(cuInit returned CUDA_ERROR_STUB_LIBRARY, 34), not a driver",
                        override_path && override_path[0] ? override_path : "the loaded libcuda");
     } else if (missing) {
-        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: the CUDA driver is too old: it lacks %s (cuGetProcAddress returned %d)", missing, r);
+        accel_i_log_to(lg, ACCEL_LOG_WARN,
+                       "accel_cuda: unavailable: the CUDA driver is too old: it lacks %s "
+                       "(cuGetProcAddress returned %d)", missing, r);
     } else if (r == ACCEL_CU_ERROR_NO_DEVICE) {
-        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: no CUDA device (cuInit returned CUDA_ERROR_NO_DEVICE)");
+        accel_i_log_to(lg, ACCEL_LOG_WARN,
+                       "accel_cuda: unavailable: no CUDA device (cuInit returned CUDA_ERROR_NO_DEVICE)");
     } else if (r != ACCEL_CU_SUCCESS) {
-        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: cuInit failed: %s (%d)", accel_i_cu_error_name(r), r);
-    } else if ((r = accel_i_cu.DriverGetVersion(&version)) != ACCEL_CU_SUCCESS || version < ACCEL_CUDA_MIN_DRIVER) {
-        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: the CUDA driver is too old: it supports CUDA %d.%d, accel_cuda needs %d.%d",
-                       version / 1000, version % 1000 / 10, ACCEL_CUDA_MIN_DRIVER / 1000, ACCEL_CUDA_MIN_DRIVER % 1000 / 10);
+        accel_i_log_to(lg, ACCEL_LOG_WARN,
+                       "accel_cuda: unavailable: cuInit failed: %s (%d)", accel_i_cu_error_name(r), r);
+    } else if ((r = accel_i_cu.DriverGetVersion(&version)) != ACCEL_CU_SUCCESS ||
+               version < ACCEL_CUDA_MIN_DRIVER) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN,
+                       "accel_cuda: unavailable: the CUDA driver is too old: it supports CUDA %d.%d, "
+                       "accel_cuda needs %d.%d",
+                       version / 1000, version % 1000 / 10,
+                       ACCEL_CUDA_MIN_DRIVER / 1000, ACCEL_CUDA_MIN_DRIVER % 1000 / 10);
         r = -1;
     }
     if (r != ACCEL_CU_SUCCESS) {
@@ -830,27 +884,37 @@ static accel_result accel_i_nvrtc_load(const accel_logger* lg) {
 #if defined(_WIN32)
         static const char* const names[] = { "nvrtc64_130_0.dll", "nvrtc64_120_0.dll", "nvrtc64_112_0.dll" };
 #else
-        static const char* const names[] = { "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so",
-                                              "/usr/local/cuda/lib64/libnvrtc.so" };
+        static const char* const names[] = { "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
+                                              "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so" };
 #endif
         const char* over = accel_i_cu_g.nvrtc_path ? accel_i_cu_g.nvrtc_path : getenv("ACCEL_NVRTC_LIBRARY");
         void* h = NULL;
         if (over && over[0]) h = accel_i_dl_open(over);
         else for (size_t i = 0; i < sizeof names / sizeof names[0] && !h; i++) h = accel_i_dl_open(names[i]);
         if (!h) {
-            accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: NVRTC unavailable: %s%s cannot be loaded (set ACCEL_NVRTC_LIBRARY): %s",
-                           over && over[0] ? over : names[0], over && over[0] ? "" : " and the other known names", accel_i_dl_error());
+            accel_i_log_to(lg, ACCEL_LOG_WARN,
+                           "accel_cuda: NVRTC unavailable: %s%s cannot be loaded "
+                           "(set ACCEL_NVRTC_LIBRARY): %s",
+                           over && over[0] ? over : names[0],
+                           over && over[0] ? "" : " and the other known names", accel_i_dl_error());
             r = ACCEL_ERROR_UNAVAILABLE;
         } else {
             memset(&accel_i_nvrtc, 0, sizeof accel_i_nvrtc);
-#define ACCEL_I_NVRTC_SYM(name, params) { void* p = accel_i_dl_sym(h, "nvrtc" #name); memcpy(&accel_i_nvrtc.name, &p, sizeof p); }
+#define ACCEL_I_NVRTC_SYM(name, params) \
+            { void* p = accel_i_dl_sym(h, "nvrtc" #name); memcpy(&accel_i_nvrtc.name, &p, sizeof p); }
             ACCEL_I_NVRTC_FUNCS(ACCEL_I_NVRTC_SYM)
 #undef ACCEL_I_NVRTC_SYM
-            { void* p = accel_i_dl_sym(h, "nvrtcGetErrorString"); memcpy(&accel_i_nvrtc.GetErrorString, &p, sizeof p); }
-            if (!accel_i_nvrtc.CreateProgram || !accel_i_nvrtc.DestroyProgram || !accel_i_nvrtc.CompileProgram ||
-                !accel_i_nvrtc.GetProgramLogSize || !accel_i_nvrtc.GetProgramLog || !accel_i_nvrtc.GetPTXSize ||
+            {
+                void* p = accel_i_dl_sym(h, "nvrtcGetErrorString");
+                memcpy(&accel_i_nvrtc.GetErrorString, &p, sizeof p);
+            }
+            if (!accel_i_nvrtc.CreateProgram || !accel_i_nvrtc.DestroyProgram ||
+                !accel_i_nvrtc.CompileProgram || !accel_i_nvrtc.GetProgramLogSize ||
+                !accel_i_nvrtc.GetProgramLog || !accel_i_nvrtc.GetPTXSize ||
                 !accel_i_nvrtc.GetPTX || !accel_i_nvrtc.Version) {
-                accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: NVRTC unavailable: the loaded library lacks nvrtcCreateProgram/nvrtcCompileProgram/nvrtcGetPTX");
+                accel_i_log_to(lg, ACCEL_LOG_WARN,
+                               "accel_cuda: NVRTC unavailable: the loaded library lacks "
+                               "nvrtcCreateProgram/nvrtcCompileProgram/nvrtcGetPTX");
                 accel_i_dl_close(h);
                 r = ACCEL_ERROR_UNAVAILABLE;
             } else {
@@ -865,7 +929,8 @@ static accel_result accel_i_nvrtc_load(const accel_logger* lg) {
 
 /* ==== cuda: NVRTC compilation ==== */
 /* Sends a multi-line text to the logger one line at a time (the logger truncates long messages). */
-static void accel_i_cu_log_lines(const accel_logger* lg, accel_log_level level, const char* prefix, const char* text) {
+static void accel_i_cu_log_lines(const accel_logger* lg, accel_log_level level, const char* prefix,
+                                 const char* text) {
     int lines = 0;
     while (text && *text && lines < 100) {
         size_t n = strcspn(text, "\n");
@@ -882,7 +947,8 @@ static uint32_t accel_i_nvrtc_arch(uint32_t cc, bool* exact) {
     uint32_t best = 0;
     *exact = false;
     if (!accel_i_nvrtc.GetNumSupportedArchs || !accel_i_nvrtc.GetSupportedArchs ||
-        accel_i_nvrtc.GetNumSupportedArchs(&n) != 0 || n <= 0 || n > 128 || accel_i_nvrtc.GetSupportedArchs(archs) != 0)
+        accel_i_nvrtc.GetNumSupportedArchs(&n) != 0 || n <= 0 || n > 128 ||
+        accel_i_nvrtc.GetSupportedArchs(archs) != 0)
         return cc;
     for (int i = 0; i < n; i++) {
         if ((uint32_t)archs[i] == cc) *exact = true;
@@ -911,8 +977,9 @@ static accel_result accel_i_nvrtc_compile(const char* source, const char* name, 
         if (arch == 0) {
             int major = 0, minor = 0;
             accel_i_nvrtc.Version(&major, &minor);
-            accel_i_log_to(lg, ACCEL_LOG_ERROR, "accel_cuda: NVRTC %d.%d cannot target compute capability %u.%u: '%s' not compiled",
-                           major, minor, cc / 10, cc % 10, name);
+            accel_i_log_to(lg, ACCEL_LOG_ERROR,
+                           "accel_cuda: NVRTC %d.%d cannot target compute capability %u.%u: "
+                           "'%s' not compiled", major, minor, cc / 10, cc % 10, name);
             return ACCEL_ERROR_COMPILE;
         }
         *is_cubin = want_cubin && exact && accel_i_nvrtc.GetCUBINSize && accel_i_nvrtc.GetCUBIN;
@@ -935,22 +1002,29 @@ static accel_result accel_i_nvrtc_compile(const char* source, const char* name, 
         accel_i_free(a, log, log_size);
     }
     if (rc != 0) {
-        accel_i_log_to(lg, ACCEL_LOG_ERROR, "accel_cuda: nvrtcCompileProgram('%s'%s%s) failed: %s (%d)", name, nopts ? ", " : "", nopts ? opt : "",
+        accel_i_log_to(lg, ACCEL_LOG_ERROR,
+                       "accel_cuda: nvrtcCompileProgram('%s'%s%s) failed: %s (%d)",
+                       name, nopts ? ", " : "", nopts ? opt : "",
                        accel_i_nvrtc.GetErrorString ? accel_i_nvrtc.GetErrorString(rc) : "NVRTC error", rc);
         accel_i_nvrtc.DestroyProgram(&prog);
-        return rc == ACCEL_I_NVRTC_ERROR_COMPILATION ? ACCEL_ERROR_COMPILE : rc == 1 ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_BACKEND;
+        return rc == ACCEL_I_NVRTC_ERROR_COMPILATION ? ACCEL_ERROR_COMPILE
+             : rc == 1 ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_BACKEND;
     }
     rc = *is_cubin ? accel_i_nvrtc.GetCUBINSize(prog, &size) : accel_i_nvrtc.GetPTXSize(prog, &size);
     if (rc == 0 && size > 0) {
         *image = (char*)accel_i_alloc(a, size, 16);   /* NVRTC's PTX size counts its NUL */
         if (!*image) r = ACCEL_ERROR_OUT_OF_MEMORY;
-        else if ((rc = *is_cubin ? accel_i_nvrtc.GetCUBIN(prog, *image) : accel_i_nvrtc.GetPTX(prog, *image)) != 0) r = ACCEL_ERROR_BACKEND;
+        else if ((rc = *is_cubin ? accel_i_nvrtc.GetCUBIN(prog, *image)
+                                 : accel_i_nvrtc.GetPTX(prog, *image)) != 0)
+            r = ACCEL_ERROR_BACKEND;
         else { if (!*is_cubin) (*image)[size - 1] = '\0'; *image_size = size; }
     } else {
         r = ACCEL_ERROR_BACKEND;
     }
     if (r != ACCEL_OK) {
-        accel_i_log_to(lg, ACCEL_LOG_ERROR, "accel_cuda: fetching the compiled '%s' from NVRTC failed (%s)", name, accel_result_string(r));
+        accel_i_log_to(lg, ACCEL_LOG_ERROR,
+                       "accel_cuda: fetching the compiled '%s' from NVRTC failed (%s)",
+                       name, accel_result_string(r));
         if (*image) accel_i_free(a, *image, size);
         *image = NULL;
     }
@@ -958,7 +1032,8 @@ static accel_result accel_i_nvrtc_compile(const char* source, const char* name, 
     return r;
 }
 
-static const accel_allocator* accel_i_cu_allocator_or_default(const accel_allocator* a, accel_allocator* tmp) {
+static const accel_allocator* accel_i_cu_allocator_or_default(const accel_allocator* a,
+                                                              accel_allocator* tmp) {
     if (a && a->alloc_fn && a->free_fn) return a;
     tmp->alloc_fn = accel_i_default_alloc;
     tmp->free_fn = accel_i_default_free;
@@ -966,7 +1041,8 @@ static const accel_allocator* accel_i_cu_allocator_or_default(const accel_alloca
     return tmp;
 }
 
-ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char* name, uint32_t compute_capability,
+ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char* name,
+                                                 uint32_t compute_capability,
                                                  const accel_allocator* allocator, const accel_logger* logger,
                                                  char** ptx, size_t* ptx_size) {
     accel_allocator tmp;
@@ -975,11 +1051,13 @@ ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char*
     if (ptx) *ptx = NULL;
     if (ptx_size) *ptx_size = 0;
     if (!source || !ptx || !ptx_size) {
-        accel_i_log_to(logger, ACCEL_LOG_ERROR, "accel_cuda_compile_source: %s is NULL", !source ? "source" : !ptx ? "ptx" : "ptx_size");
+        accel_i_log_to(logger, ACCEL_LOG_ERROR, "accel_cuda_compile_source: %s is NULL",
+                       !source ? "source" : !ptx ? "ptx" : "ptx_size");
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     memset(&none, 0, sizeof none);
-    return accel_i_nvrtc_compile(source, name, compute_capability, false, accel_i_cu_allocator_or_default(allocator, &tmp),
+    return accel_i_nvrtc_compile(source, name, compute_capability, false,
+                                 accel_i_cu_allocator_or_default(allocator, &tmp),
                                  logger ? logger : &none, ptx, ptx_size, &is_cubin);
 }
 ACCEL_API void accel_cuda_free_ptx(const accel_allocator* allocator, char* ptx, size_t ptx_size) {
@@ -1006,7 +1084,8 @@ typedef struct accel_i_cu_device {
     accel_i_a32 queues_lock;       /* guards the queue list (reapers walk it) */
     accel_i_cu_queue* queues;
     accel_i_mutex cache_lock;
-    struct accel_i_cu_domain* domain;   /* shared with the other accel devices on cudev (see cuda: releases) */
+    /* shared with the other accel devices on cudev (see cuda: releases) */
+    struct accel_i_cu_domain* domain;
     accel_cu_module copy_mod;      /* accel_i_copy_ptx, loaded at the first host-to-host copy (cache_lock) */
     accel_cu_function copy_fn;
     accel_i_cu_cache_entry* cache;
@@ -1028,7 +1107,8 @@ typedef struct accel_i_cu_word { accel_i_a64* host; accel_cu_deviceptr dptr; } a
    sequence number a GPU wait can watch instead, for a value GPU work promised: see
    accel_i_cu_device_wait). */
 #define ACCEL_I_CU_POINTS 16u
-#define ACCEL_I_CU_GATES 64u   /* past it, work is counted from the first unlisted one: conservative (see accel_i_cu_behind) */
+/* past it, work is counted from the first unlisted one: conservative (see accel_i_cu_behind) */
+#define ACCEL_I_CU_GATES 64u
 /* A signal point as GPU waits see it: the progress word and sequence number that reach `value`, and
    what the point may be held up by on its stream: a GPU wait for a host-raised value (`gate` >=
    gate_value) not known reached when the point was enqueued (`opaque`: more than one). A GPU wait
@@ -1048,14 +1128,19 @@ typedef struct accel_i_cu_signal {
     accel_i_cu_mark points[ACCEL_I_CU_POINTS];   /* a ring, oldest at points_head */
     uint32_t points_head, points_count;
     uint64_t evicted;              /* the largest value of a point that left the ring */
-    accel_i_a64 mirror_wanted;     /* the largest value a GPU wait on the mirror waits for (written under point_lock) */
+    /* the largest value a GPU wait on the mirror waits for (written under point_lock) */
+    accel_i_a64 mirror_wanted;
 } accel_i_cu_signal;
 typedef struct accel_i_cu_buffer {
     accel_buffer base;
     accel_cu_deviceptr dptr;
     bool borrowed;                 /* accel_cuda_buffer_wrap: the caller's memory, never freed here */
 } accel_i_cu_buffer;
-typedef struct accel_i_cu_program { accel_program base; accel_cu_module module; accel_cu_function fn; } accel_i_cu_program;
+typedef struct accel_i_cu_program {
+    accel_program base;
+    accel_cu_module module;
+    accel_cu_function fn;
+} accel_i_cu_program;
 /* A buffer's device pointer; a view's: its root's plus its offset. */
 static accel_cu_deviceptr accel_i_cu_dptr(const accel_buffer* b) {
     return ((const accel_i_cu_buffer*)(b->root ? b->root : b))->dptr + b->offset;
@@ -1075,7 +1160,8 @@ typedef struct accel_i_cu_point {
     accel_cu_event sev;            /* its timing event (this slot's, kept for reuse) */
     bool stamp_recorded;           /* sev was recorded for this point */
     bool mirrored;                 /* the GPU writes the signal's mirror here (accel_i_cu_mirror_by_gpu) */
-    uint32_t waits;                /* GPU waits enqueued before it (since the point before): retired with it */
+    uint32_t waits;                /* GPU waits enqueued before it (since the point before): retired
+                                      with it */
     uint32_t holds;                /* its count in the device's reap_needed, dropped when it is applied */
 } accel_i_cu_point;
 
@@ -1099,7 +1185,8 @@ struct accel_i_cu_queue {
     uint64_t unlisted_at;
     uint64_t enqueued;             /* stream operations enqueued so far (commands, waits, points) */
     void* staging; size_t staging_size, staging_used;   /* the running batch's update staging */
-    void* staging_cache; size_t staging_cache_size;     /* one finished batch's staging, kept for reuse (ring_lock) */
+    /* one finished batch's staging, kept for reuse (ring_lock) */
+    void* staging_cache; size_t staging_cache_size;
     accel_i_a32 ring_lock;         /* guards ring, ring_cap, ring_head, ring_count */
     accel_i_cu_point* ring;
     uint32_t ring_cap, ring_head, ring_count;
@@ -1108,9 +1195,11 @@ struct accel_i_cu_queue {
     accel_i_event done;            /* batches finished */
     accel_i_a64 submitted;         /* batches submitted */
     accel_i_a64 poll_since;        /* when work was last enqueued (the worker's polling pace) */
-    accel_i_a32 full;              /* the stream had no room (accel_i_cu_stream_full): the worker waits for room */
+    /* the stream had no room (accel_i_cu_stream_full): the worker waits for room */
+    accel_i_a32 full;
     bool lingering;                /* the worker (only): its last poll found points (accel_i_cu_queue_poll) */
-    accel_i_a32 stamps_pending;    /* timestamp (or traced) points not applied yet: later points are not GPU-watchable */
+    /* timestamp (or traced) points not applied yet: later points are not GPU-watchable */
+    accel_i_a32 stamps_pending;
     uint64_t trace_t;              /* traced: where the queue's last span ended (reaper only) */
 };
 
@@ -1206,7 +1295,8 @@ static void accel_i_cu_domain_leave(accel_i_cu_device* dev) {
     accel_i_default_free(dom, sizeof *dom, NULL);
 }
 /* Releases now, or once no GPU wait is pending on the CUDA device (the device's context is current). */
-static void accel_i_cu_release(accel_i_cu_device* dev, accel_i_cu_release_kind kind, void* handle, accel_cu_deviceptr dptr) {
+static void accel_i_cu_release(accel_i_cu_device* dev, accel_i_cu_release_kind kind, void* handle,
+                               accel_cu_deviceptr dptr) {
     accel_i_cu_domain* dom = dev->domain;
     accel_i_cu_grave* g;
     accel_i_mutex_lock(&dom->lock);
@@ -1223,7 +1313,8 @@ static void accel_i_cu_release(accel_i_cu_device* dev, accel_i_cu_release_kind k
     }
     accel_i_mutex_unlock(&dom->lock);
     if (!g) {   /* out of host memory for 32 bytes: release now, which may wait for the pending GPU waits */
-        accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_cuda: out of host memory to defer a release: it waits for the device");
+        accel_i_log(&dev->base, ACCEL_LOG_WARN,
+                    "accel_cuda: out of host memory to defer a release: it waits for the device");
         accel_i_cu_release_now(kind, handle, dptr);
     }
 }
@@ -1248,8 +1339,10 @@ static void accel_i_cu_waits_add(accel_i_cu_device* dev, int n) {
 }
 
 static bool accel_i_cu_sticky(accel_cu_result r) {
-    return r == ACCEL_CU_ERROR_ILLEGAL_ADDRESS || r == ACCEL_CU_ERROR_LAUNCH_TIMEOUT || r == ACCEL_CU_ERROR_CONTEXT_IS_DESTROYED ||
-           (r >= ACCEL_CU_ERROR_ASSERT && r <= ACCEL_CU_ERROR_LAUNCH_FAILED && r != 711 && r != 712 && r != 713) ||
+    return r == ACCEL_CU_ERROR_ILLEGAL_ADDRESS || r == ACCEL_CU_ERROR_LAUNCH_TIMEOUT ||
+           r == ACCEL_CU_ERROR_CONTEXT_IS_DESTROYED ||
+           (r >= ACCEL_CU_ERROR_ASSERT && r <= ACCEL_CU_ERROR_LAUNCH_FAILED &&
+            r != 711 && r != 712 && r != 713) ||
            r == ACCEL_CU_ERROR_ECC_UNCORRECTABLE || r == ACCEL_CU_ERROR_DEINITIALIZED;
 }
 
@@ -1260,7 +1353,8 @@ static void accel_i_cu_lose(accel_i_cu_device* dev, accel_cu_result r, const cha
     accel_device* d = &dev->base;
     uint64_t failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
     if (atomic_exchange(&d->lost, 1u)) return;
-    accel_i_log(d, ACCEL_LOG_ERROR, "accel_cuda: device lost: %s returned %s (%d); every pending signal of the device fails",
+    accel_i_log(d, ACCEL_LOG_ERROR,
+                "accel_cuda: device lost: %s returned %s (%d); every pending signal of the device fails",
                 call, accel_i_cu_error_name(r), r);
     accel_i_spin_lock(&d->objects_lock);
     for (accel_i_object* o = d->objects; o; o = o->next)
@@ -1274,7 +1368,8 @@ static void accel_i_cu_lose(accel_i_cu_device* dev, accel_cu_result r, const cha
 static accel_result accel_i_cu_check(accel_i_cu_device* dev, accel_cu_result r, const char* call) {
     if (r == ACCEL_CU_SUCCESS) return ACCEL_OK;
     if (accel_i_cu_sticky(r)) { accel_i_cu_lose(dev, r, call); return ACCEL_ERROR_DEVICE_LOST; }
-    accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_cuda: %s failed: %s (%d)", call, accel_i_cu_error_name(r), r);
+    accel_i_log(&dev->base, ACCEL_LOG_ERROR,
+                "accel_cuda: %s failed: %s (%d)", call, accel_i_cu_error_name(r), r);
     return r == ACCEL_CU_ERROR_OUT_OF_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_BACKEND;
 }
 
@@ -1301,12 +1396,15 @@ static accel_i_cu_block* accel_i_cu_block_new(accel_i_cu_device* dev, bool progr
     memset(k, 0, sizeof *k);
     k->progress = progress;
     if (accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&k->mem, ACCEL_I_CU_BLOCK_WORDS * 8u,
-                                                      ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc") != ACCEL_OK) {
+                                                      ACCEL_CU_MEMHOSTALLOC_PORTABLE |
+                                                      ACCEL_CU_MEMHOSTALLOC_DEVICEMAP),
+                         "cuMemHostAlloc") != ACCEL_OK) {
         accel_i_dev_free(&dev->base, k, sizeof *k);
         return NULL;
     }
     memset(k->mem, 0, ACCEL_I_CU_BLOCK_WORDS * 8u);
-    if (accel_i_cu_check(dev, accel_i_cu.MemHostGetDevicePointer(&k->dptr, k->mem, 0), "cuMemHostGetDevicePointer") != ACCEL_OK) {
+    if (accel_i_cu_check(dev, accel_i_cu.MemHostGetDevicePointer(&k->dptr, k->mem, 0),
+                         "cuMemHostGetDevicePointer") != ACCEL_OK) {
         accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, k->mem, 0);
         accel_i_dev_free(&dev->base, k, sizeof *k);
         return NULL;
@@ -1379,7 +1477,8 @@ static accel_result accel_i_cu_device_count(const accel_backend* b, uint32_t* co
     r = accel_i_cu.DeviceGetCount(&n);
     accel_i_cu_release_lib();
     if (r != ACCEL_CU_SUCCESS) {
-        accel_i_log_to(&lg, ACCEL_LOG_ERROR, "accel_cuda: cuDeviceGetCount failed: %s (%d)", accel_i_cu_error_name(r), r);
+        accel_i_log_to(&lg, ACCEL_LOG_ERROR,
+                       "accel_cuda: cuDeviceGetCount failed: %s (%d)", accel_i_cu_error_name(r), r);
         return ACCEL_ERROR_BACKEND;
     }
     *count = n > 0 ? (uint32_t)n : 0;
@@ -1400,7 +1499,8 @@ static void accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
     if (accel_i_cu.DeviceGetName(info->name, (int)sizeof info->name, dev->cudev) != ACCEL_CU_SUCCESS)
         snprintf(info->name, sizeof info->name, "CUDA device");
     info->name[sizeof info->name - 1] = '\0';
-    info->type = accel_i_cu_attr(dev, ACCEL_CU_ATTR_INTEGRATED) ? ACCEL_DEVICE_GPU_INTEGRATED : ACCEL_DEVICE_GPU_DISCRETE;
+    info->type = accel_i_cu_attr(dev, ACCEL_CU_ATTR_INTEGRATED) ? ACCEL_DEVICE_GPU_INTEGRATED
+                                                                 : ACCEL_DEVICE_GPU_DISCRETE;
     if (accel_i_cu.DeviceTotalMem(&mem, dev->cudev) == ACCEL_CU_SUCCESS) info->memory_bytes = mem;
     for (int d = 0; d < 3; d++) {
         info->max_group_size[d] = (uint32_t)accel_i_cu_attr(dev, ACCEL_CU_ATTR_MAX_BLOCK_DIM_X + d);
@@ -1409,11 +1509,13 @@ static void accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
     info->max_group_invocations = (uint32_t)accel_i_cu_attr(dev, ACCEL_CU_ATTR_MAX_THREADS_PER_BLOCK);
     info->max_buffers = 64;
     info->max_constants = 64;
-    info->formats = (uint32_t)ACCEL_FORMAT_PTX | (uint32_t)ACCEL_FORMAT_CUBIN | (nvrtc ? (uint32_t)ACCEL_FORMAT_CUDA_SOURCE : 0u);
+    info->formats = (uint32_t)ACCEL_FORMAT_PTX | (uint32_t)ACCEL_FORMAT_CUBIN |
+                    (nvrtc ? (uint32_t)ACCEL_FORMAT_CUDA_SOURCE : 0u);
     info->separate_copy_queue = true;
     info->host_mapped_device_memory = false;
     info->compute_capability = dev->cc;
-    info->buffer_offset_alignment = 256;   /* cuMemAlloc's alignment: any kernel argument type stays aligned */
+    /* cuMemAlloc's alignment: any kernel argument type stays aligned */
+    info->buffer_offset_alignment = 256;
 }
 
 static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bool locks) {
@@ -1436,7 +1538,8 @@ static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bo
     accel_i_cu_release_lib();
 }
 
-static accel_result accel_i_cu_device_create(const accel_backend* b, const accel_device_desc* d, accel_device** out) {
+static accel_result accel_i_cu_device_create(const accel_backend* b, const accel_device_desc* d,
+                                            accel_device** out) {
     accel_i_cu_device* dev;
     accel_cu_device cudev = 0;
     accel_cu_result cr;
@@ -1444,9 +1547,16 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     bool nvrtc;
     const char* no_memops = getenv("ACCEL_CUDA_NO_MEMOPS");
     if (accel_i_cu_acquire(&d->logger) != ACCEL_OK) return ACCEL_ERROR_UNAVAILABLE;
-    if ((cr = accel_i_cu.DeviceGetCount(&n)) != ACCEL_CU_SUCCESS || n <= 0 || d->device_index >= (uint32_t)n) {
-        if (cr != ACCEL_CU_SUCCESS) accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_cuda: unavailable: cuDeviceGetCount failed: %s (%d)", accel_i_cu_error_name(cr), cr);
-        else accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_cuda: unavailable: no CUDA device %u (the driver reports %d)", d->device_index, n);
+    if ((cr = accel_i_cu.DeviceGetCount(&n)) != ACCEL_CU_SUCCESS || n <= 0 ||
+        d->device_index >= (uint32_t)n) {
+        if (cr != ACCEL_CU_SUCCESS)
+            accel_i_log_to(&d->logger, ACCEL_LOG_WARN,
+                           "accel_cuda: unavailable: cuDeviceGetCount failed: %s (%d)",
+                           accel_i_cu_error_name(cr), cr);
+        else
+            accel_i_log_to(&d->logger, ACCEL_LOG_WARN,
+                           "accel_cuda: unavailable: no CUDA device %u (the driver reports %d)",
+                           d->device_index, n);
         accel_i_cu_release_lib();
         return ACCEL_ERROR_UNAVAILABLE;
     }
@@ -1464,7 +1574,9 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     atomic_init(&dev->reap_needed, 0u);
     dev->cudev = cudev;
     if ((cr = accel_i_cu.DevicePrimaryCtxRetain(&dev->ctx, cudev)) != ACCEL_CU_SUCCESS) {
-        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_cuda: cuDevicePrimaryCtxRetain(device %u) failed: %s (%d)", d->device_index, accel_i_cu_error_name(cr), cr);
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR,
+                       "accel_cuda: cuDevicePrimaryCtxRetain(device %u) failed: %s (%d)",
+                       d->device_index, accel_i_cu_error_name(cr), cr);
         accel_i_cu_device_free(dev, false, false, false);
         return cr == ACCEL_CU_ERROR_OUT_OF_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_UNAVAILABLE;
     }
@@ -1475,34 +1587,45 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
     if (!accel_i_cu_attr(dev, ACCEL_CU_ATTR_CAN_MAP_HOST_MEMORY)) {
-        accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_cuda: unavailable: device %u cannot map host memory", d->device_index);
+        accel_i_log_to(&d->logger, ACCEL_LOG_WARN,
+                       "accel_cuda: unavailable: device %u cannot map host memory", d->device_index);
         accel_i_cu_device_free(dev, true, false, false);
         return ACCEL_ERROR_UNAVAILABLE;
     }
     if ((cr = accel_i_cu.StreamCreate(&dev->io, ACCEL_CU_STREAM_NON_BLOCKING)) != ACCEL_CU_SUCCESS) {
-        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_cuda: cuStreamCreate failed: %s (%d)", accel_i_cu_error_name(cr), cr);
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR,
+                       "accel_cuda: cuStreamCreate failed: %s (%d)", accel_i_cu_error_name(cr), cr);
         accel_i_cu_device_free(dev, true, false, false);
         return cr == ACCEL_CU_ERROR_OUT_OF_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_BACKEND;
     }
-    if (!accel_i_mutex_init(&dev->io_lock)) { accel_i_cu_device_free(dev, true, true, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!accel_i_mutex_init(&dev->io_lock)) {
+        accel_i_cu_device_free(dev, true, true, false);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
     if (!accel_i_mutex_init(&dev->cache_lock)) {
         accel_i_mutex_destroy(&dev->io_lock);
         accel_i_cu_device_free(dev, true, true, false);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
     if (!accel_i_cu_words_init(dev)) {
-        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of memory for the device's pinned words");
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR,
+                       "accel_device_create: out of memory for the device's pinned words");
         accel_i_cu_device_free(dev, true, true, true);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    dev->cc = (uint32_t)(accel_i_cu_attr(dev, ACCEL_CU_ATTR_CC_MAJOR) * 10 + accel_i_cu_attr(dev, ACCEL_CU_ATTR_CC_MINOR));
-    dev->memops = accel_i_cu.StreamWriteValue64 && accel_i_cu_attr(dev, ACCEL_CU_ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS) &&
+    dev->cc = (uint32_t)(accel_i_cu_attr(dev, ACCEL_CU_ATTR_CC_MAJOR) * 10 +
+                         accel_i_cu_attr(dev, ACCEL_CU_ATTR_CC_MINOR));
+    dev->memops = accel_i_cu.StreamWriteValue64 &&
+                  accel_i_cu_attr(dev, ACCEL_CU_ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS) &&
                   !(no_memops && no_memops[0] && strcmp(no_memops, "0") != 0);
     nvrtc = accel_i_nvrtc_load(&d->logger) == ACCEL_OK;
     accel_i_cu_fill_info(dev, nvrtc);
-    accel_i_log(&dev->base, ACCEL_LOG_INFO, "accel_cuda: device %u: %s, sm_%u, driver CUDA %d.%d, signal points by %s%s",
-                d->device_index, dev->base.info.name, dev->cc, accel_i_cu_g.driver_version / 1000, accel_i_cu_g.driver_version % 1000 / 10,
-                dev->memops ? "cuStreamWriteValue64" : "an event ring", nvrtc ? ", NVRTC loaded" : ", no NVRTC (CUDA C source unsupported)");
+    accel_i_log(&dev->base, ACCEL_LOG_INFO,
+                "accel_cuda: device %u: %s, sm_%u, driver CUDA %d.%d, signal points by %s%s",
+                d->device_index, dev->base.info.name, dev->cc,
+                accel_i_cu_g.driver_version / 1000, accel_i_cu_g.driver_version % 1000 / 10,
+                dev->memops ? "cuStreamWriteValue64" : "an event ring",
+                nvrtc ? ", NVRTC loaded" : ", no NVRTC (CUDA C source unsupported)");
     *out = &dev->base;
     return ACCEL_OK;
 }
@@ -1513,23 +1636,27 @@ static void accel_i_cu_device_destroy(accel_device* d) {
 }
 
 /* ==== cuda: buffers ==== */
-static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer_desc* desc, accel_buffer** out) {
+static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer_desc* desc,
+                                             accel_buffer** out) {
     accel_i_cu_device* dev = accel_i_cu_dev(d);
     accel_i_cu_buffer* buf;
     accel_cu_result cr;
     accel_result r;
     if (desc->host_ptr)
-        return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "accel_buffer_create: the cuda backend cannot wrap host_ptr memory");
+        return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED,
+                            "accel_buffer_create: the cuda backend cannot wrap host_ptr memory");
     buf = (accel_i_cu_buffer*)accel_i_dev_alloc(d, sizeof *buf);
     if (!buf) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
     memset((void*)buf, 0, sizeof *buf);
     accel_i_cu_enter(dev);
     if (desc->memory == ACCEL_MEMORY_HOST) {
         void* p = NULL;
-        cr = accel_i_cu.MemHostAlloc(&p, desc->size, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP);
+        cr = accel_i_cu.MemHostAlloc(&p, desc->size,
+                                     ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP);
         if ((r = accel_i_cu_check(dev, cr, "cuMemHostAlloc")) == ACCEL_OK) {
             cr = accel_i_cu.MemHostGetDevicePointer(&buf->dptr, p, 0);
-            if ((r = accel_i_cu_check(dev, cr, "cuMemHostGetDevicePointer")) != ACCEL_OK) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, p, 0);
+            if ((r = accel_i_cu_check(dev, cr, "cuMemHostGetDevicePointer")) != ACCEL_OK)
+                accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, p, 0);
             else { memset(p, 0, desc->size); buf->base.mapped = p; }
         }
     } else {
@@ -1539,13 +1666,15 @@ static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer
             cr = accel_i_cu.MemsetD8Async(buf->dptr, 0, desc->size, dev->io);
             if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.StreamSynchronize(dev->io);
             accel_i_mutex_unlock(&dev->io_lock);
-            if ((r = accel_i_cu_check(dev, cr, "cuMemsetD8Async")) != ACCEL_OK) accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
+            if ((r = accel_i_cu_check(dev, cr, "cuMemsetD8Async")) != ACCEL_OK)
+                accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
         }
     }
     if (r != ACCEL_OK) {
         accel_i_dev_free(d, buf, sizeof *buf);
         if (r == ACCEL_ERROR_OUT_OF_MEMORY)
-            accel_i_log(d, ACCEL_LOG_ERROR, "accel_buffer_create: out of %s memory for %zu bytes", desc->memory == ACCEL_MEMORY_HOST ? "pinned host" : "device", desc->size);
+            accel_i_log(d, ACCEL_LOG_ERROR, "accel_buffer_create: out of %s memory for %zu bytes",
+                        desc->memory == ACCEL_MEMORY_HOST ? "pinned host" : "device", desc->size);
         return r;
     }
     buf->base.size = desc->size;
@@ -1563,7 +1692,8 @@ static void accel_i_cu_buffer_free(accel_buffer* b) {
     else accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
     accel_i_dev_free(&dev->base, buf, sizeof *buf);
 }
-static accel_result accel_i_cu_buffer_io(accel_buffer* b, size_t offset, void* host, size_t size, bool write) {
+static accel_result accel_i_cu_buffer_io(accel_buffer* b, size_t offset, void* host, size_t size,
+                                         bool write) {
     accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
     accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
     accel_cu_result cr;
@@ -1578,13 +1708,14 @@ static accel_result accel_i_cu_buffer_io(accel_buffer* b, size_t offset, void* h
                : accel_i_cu.MemcpyDtoHAsync(host, buf->dptr + offset, size, dev->io);
     if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.StreamSynchronize(dev->io);
     accel_i_mutex_unlock(&dev->io_lock);
-    return accel_i_cu_check(dev, cr, write ? "accel_buffer_write: cuMemcpyHtoDAsync" : "accel_buffer_read: cuMemcpyDtoHAsync");
+    return accel_i_cu_check(dev, cr, write ? "accel_buffer_write: cuMemcpyHtoDAsync"
+                                           : "accel_buffer_read: cuMemcpyDtoHAsync");
 }
 
 /* ==== cuda: programs ==== */
 /* Loads a module image (cubin, fatbin or PTX) and finds the kernel. PTX JIT errors go to the log. */
-static accel_result accel_i_cu_module_load(accel_i_cu_device* dev, const void* image, const char* what, const char* name,
-                                           accel_i_cu_program* p) {
+static accel_result accel_i_cu_module_load(accel_i_cu_device* dev, const void* image, const char* what,
+                                           const char* name, accel_i_cu_program* p) {
     char log[4096];
     int options[2] = { ACCEL_CU_JIT_ERROR_LOG_BUFFER, ACCEL_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
     void* values[2];
@@ -1596,10 +1727,16 @@ static accel_result accel_i_cu_module_load(accel_i_cu_device* dev, const void* i
     if (cr != ACCEL_CU_SUCCESS) {
         log[sizeof log - 1] = '\0';
         accel_i_cu_log_lines(&dev->base.logger, ACCEL_LOG_ERROR, "accel_cuda: JIT: ", log);
-        if (accel_i_cu_sticky(cr)) { accel_i_cu_lose(dev, cr, "cuModuleLoadDataEx"); return ACCEL_ERROR_DEVICE_LOST; }
-        accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_program_create '%s': cuModuleLoadDataEx(%s) failed: %s (%d)%s", name, what,
-                    accel_i_cu_error_name(cr), cr, cr == ACCEL_CU_ERROR_UNSUPPORTED_PTX_VERSION ?
-                    " (the PTX is newer than the driver: use an NVRTC/toolkit no newer than the driver)" : "");
+        if (accel_i_cu_sticky(cr)) {
+            accel_i_cu_lose(dev, cr, "cuModuleLoadDataEx");
+            return ACCEL_ERROR_DEVICE_LOST;
+        }
+        accel_i_log(&dev->base, ACCEL_LOG_ERROR,
+                    "accel_program_create '%s': cuModuleLoadDataEx(%s) failed: %s (%d)%s",
+                    name, what, accel_i_cu_error_name(cr), cr,
+                    cr == ACCEL_CU_ERROR_UNSUPPORTED_PTX_VERSION
+                        ? " (the PTX is newer than the driver: use an NVRTC/toolkit no newer than the driver)"
+                        : "");
         return cr == ACCEL_CU_ERROR_OUT_OF_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY :
                cr == ACCEL_CU_ERROR_NO_BINARY_FOR_GPU ? ACCEL_ERROR_UNSUPPORTED : ACCEL_ERROR_COMPILE;
     }
@@ -1607,15 +1744,17 @@ static accel_result accel_i_cu_module_load(accel_i_cu_device* dev, const void* i
     if (cr != ACCEL_CU_SUCCESS) {
         accel_i_cu_release(dev, ACCEL_I_CU_MODULE, p->module, 0);
         p->module = NULL;
-        accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_program_create: no kernel '%s' in the %s (cuModuleGetFunction: %s; declare it extern \"C\")",
-                    name, what, accel_i_cu_error_name(cr));
+        accel_i_log(&dev->base, ACCEL_LOG_ERROR,
+                    "accel_program_create: no kernel '%s' in the %s (cuModuleGetFunction: %s; "
+                    "declare it extern \"C\")", name, what, accel_i_cu_error_name(cr));
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     return ACCEL_OK;
 }
 
 /* The compiled image of a CUDA C source: from the device's cache, or compiled now and cached. */
-static accel_result accel_i_cu_source_image(accel_i_cu_device* dev, const char* source, const char* name, const char** image) {
+static accel_result accel_i_cu_source_image(accel_i_cu_device* dev, const char* source, const char* name,
+                                            const char** image) {
     accel_i_cu_cache_entry* e;
     accel_result r = ACCEL_OK;
     size_t n = strlen(source) + 1;
@@ -1633,7 +1772,8 @@ static accel_result accel_i_cu_source_image(accel_i_cu_device* dev, const char* 
             else {
                 memcpy(e->source, source, n);
                 e->source_size = n;
-                r = accel_i_nvrtc_compile(source, name, dev->cc, true, &dev->base.allocator, &dev->base.logger, &e->image, &e->image_size, &cubin);
+                r = accel_i_nvrtc_compile(source, name, dev->cc, true, &dev->base.allocator,
+                                          &dev->base.logger, &e->image, &e->image_size, &cubin);
             }
             if (r == ACCEL_OK) { e->next = dev->cache; dev->cache = e; }
             else {
@@ -1642,34 +1782,42 @@ static accel_result accel_i_cu_source_image(accel_i_cu_device* dev, const char* 
                 e = NULL;
             }
         }
-        if (r == ACCEL_ERROR_OUT_OF_MEMORY) accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_program_create '%s': out of host memory", name);
+        if (r == ACCEL_ERROR_OUT_OF_MEMORY)
+            accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_program_create '%s': out of host memory", name);
     }
     accel_i_mutex_unlock(&dev->cache_lock);
     *image = e ? e->image : NULL;
     return r;
 }
 
-static accel_result accel_i_cu_program_create(accel_device* d, const accel_program_desc* desc, accel_program** out) {
+static accel_result accel_i_cu_program_create(accel_device* d, const accel_program_desc* desc,
+                                              accel_program** out) {
     accel_i_cu_device* dev = accel_i_cu_dev(d);
     accel_i_cu_program* p;
     accel_result r = ACCEL_ERROR_UNSUPPORTED;
     if (!desc->cubin && !desc->ptx && !desc->cuda_source)
-        return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "accel_program_create '%s': no cubin, PTX or CUDA C source in the desc (the cuda backend runs no other format)",
-                            desc->name ? desc->name : "");
+        return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED,
+                            "accel_program_create '%s': no cubin, PTX or CUDA C source in the desc "
+                            "(the cuda backend runs no other format)", desc->name ? desc->name : "");
     if (!desc->name || !desc->name[0])
-        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_program_create: the cuda backend needs desc->name, the kernel's entry point");
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_program_create: the cuda backend needs desc->name, "
+                            "the kernel's entry point");
     p = (accel_i_cu_program*)accel_i_dev_alloc(d, sizeof *p);
     if (!p) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_program_create: out of host memory");
     memset((void*)p, 0, sizeof *p);
     accel_i_cu_enter(dev);
     if (desc->cubin) r = accel_i_cu_module_load(dev, desc->cubin, "cubin", desc->name, p);
-    if (!p->module && desc->ptx && r != ACCEL_ERROR_DEVICE_LOST) r = accel_i_cu_module_load(dev, desc->ptx, "PTX", desc->name, p);
+    if (!p->module && desc->ptx && r != ACCEL_ERROR_DEVICE_LOST)
+        r = accel_i_cu_module_load(dev, desc->ptx, "PTX", desc->name, p);
     if (!p->module && desc->cuda_source && r != ACCEL_ERROR_DEVICE_LOST) {
         const char* image = NULL;
         if ((r = accel_i_cu_source_image(dev, desc->cuda_source, desc->name, &image)) == ACCEL_OK)
             r = accel_i_cu_module_load(dev, image, "compiled CUDA C", desc->name, p);
         else if (r == ACCEL_ERROR_UNAVAILABLE) {
-            accel_i_log(d, ACCEL_LOG_ERROR, "accel_program_create '%s': CUDA C source needs NVRTC, which is unavailable", desc->name);
+            accel_i_log(d, ACCEL_LOG_ERROR,
+                        "accel_program_create '%s': CUDA C source needs NVRTC, which is unavailable",
+                        desc->name);
             r = ACCEL_ERROR_UNSUPPORTED;
         }
     }
@@ -1697,13 +1845,19 @@ static accel_result accel_i_cu_calibrate(accel_i_cu_device* dev) {
     accel_cu_result cr = ACCEL_CU_SUCCESS;
     if (dev->cal_ev && accel_i_now_ns() - dev->cal_at < 1000000000u) return ACCEL_OK;
     if (!dev->cal_ev) cr = accel_i_cu.EventCreate(&dev->cal_ev, 0);
-    if (cr != ACCEL_CU_SUCCESS) { dev->cal_ev = NULL; return accel_i_cu_check(dev, cr, "cuEventCreate (timestamps)"); }
+    if (cr != ACCEL_CU_SUCCESS) {
+        dev->cal_ev = NULL;
+        return accel_i_cu_check(dev, cr, "cuEventCreate (timestamps)");
+    }
     for (int i = 0; i < 3; i++) {
         uint64_t t0 = accel_i_now_ns(), t1;
         cr = accel_i_cu.EventRecord(dev->cal_ev, dev->io);
         if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventSynchronize(dev->cal_ev);
         t1 = accel_i_now_ns();
-        if (cr != ACCEL_CU_SUCCESS) { dev->cal_at = 0; return accel_i_cu_check(dev, cr, "cuEventRecord/cuEventSynchronize (timestamps)"); }
+        if (cr != ACCEL_CU_SUCCESS) {
+            dev->cal_at = 0;
+            return accel_i_cu_check(dev, cr, "cuEventRecord/cuEventSynchronize (timestamps)");
+        }
         dev->cal_host = t0 + (t1 - t0) / 2;
         dev->cal_at = t1;
         if (t1 - t0 < 20000u) break;
@@ -1734,7 +1888,10 @@ static uint64_t accel_i_cu_stamp_ns(accel_i_cu_device* dev, const accel_i_cu_poi
 static void accel_i_cu_stamp_write(accel_i_cu_device* dev, const accel_i_cmd* c, uint64_t ns) {
     accel_buffer* dst = c->u.stamp.dst;
     accel_cu_result cr;
-    if (dst->memory == ACCEL_MEMORY_HOST) { memcpy((unsigned char*)dst->mapped + c->u.stamp.offset, &ns, 8); return; }
+    if (dst->memory == ACCEL_MEMORY_HOST) {
+        memcpy((unsigned char*)dst->mapped + c->u.stamp.offset, &ns, 8);
+        return;
+    }
     accel_i_mutex_lock(&dev->io_lock);
     cr = accel_i_cu.MemcpyHtoDAsync(accel_i_cu_dptr(dst) + c->u.stamp.offset, &ns, 8, dev->io);
     if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.StreamSynchronize(dev->io);
@@ -1753,7 +1910,8 @@ static void accel_i_cu_stamp_apply(accel_i_cu_queue* q, const accel_i_cu_point* 
         if (!lost && e->stamp->kind == ACCEL_I_CMD_TIMESTAMP) accel_i_cu_stamp_write(dev, e->stamp, t);
         if (traced) {
             uint64_t t0 = q->trace_t > e->stamp_enq ? q->trace_t : e->stamp_enq;
-            q->trace_t = accel_i_trace_cmd(&q->base, e->stamp, t0, t > t0 ? t : t0);   /* ended before t0: empty at t0 */
+            /* ended before t0: empty at t0 */
+            q->trace_t = accel_i_trace_cmd(&q->base, e->stamp, t0, t > t0 ? t : t0);
         }
         atomic_fetch_sub(&q->stamps_pending, 1u);
     }
@@ -1795,8 +1953,8 @@ static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, boo
 
 /* How long a poller of in-flight work pauses before it polls again, after waiting since `since`:
    1/32 of the time waited so far (so noticing late adds at most ~3% to any wait), at least 0.25 us, at
-   most ACCEL_CUDA_POLL_MAX_NS. A pause that doubled each time cost 25% of the copy bandwidth on an
-   H100 (a 36 us copy was noticed after 62 us); with this one, copies measure 0.98-1.00x raw. */
+   most ACCEL_CUDA_POLL_MAX_NS. A pause that doubles each time may notice work late by as long as it
+   has already waited. */
 static uint64_t accel_i_cu_poll_slice(uint64_t since) {
     uint64_t s = (accel_i_now_ns() - since) / 32u;
     return s < 250u ? 250u : s > ACCEL_CUDA_POLL_MAX_NS ? ACCEL_CUDA_POLL_MAX_NS : s;
@@ -1806,7 +1964,8 @@ static uint64_t accel_i_cu_poll_slice(uint64_t since) {
 static bool accel_i_cu_reap(accel_i_cu_queue* q) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     bool pending;
-    bool entered = false;          /* the context, made current only for a driver call (reaping reads words) */
+    /* the context, made current only for a driver call (reaping reads words) */
+    bool entered = false;
     if (atomic_exchange_explicit(&q->reap_lock, 1u, memory_order_acquire)) return true;
     for (;;) {
         accel_i_cu_point e;
@@ -1824,7 +1983,10 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
                 if (!entered) { accel_i_cu_enter(dev); entered = true; }
                 cr = accel_i_cu.EventQuery(e.ev);
                 if (cr == ACCEL_CU_SUCCESS) { q->reached = e.seq; reached = true; }
-                else if (cr != ACCEL_CU_ERROR_NOT_READY) { accel_i_cu_check(dev, cr, "cuEventQuery"); reached = true; }
+                else if (cr != ACCEL_CU_ERROR_NOT_READY) {
+                    accel_i_cu_check(dev, cr, "cuEventQuery");
+                    reached = true;
+                }
             }
         }
         if (!reached) break;
@@ -1967,7 +2129,8 @@ static bool accel_i_cu_mirror_allowed(accel_i_cu_queue* q, const accel_signal* s
 static bool accel_i_cu_mirror_by_gpu(accel_i_cu_queue* q, accel_signal* s) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     if (!accel_i_cu_mirror_allowed(q, s)) return false;
-    if (q->ngates || q->unlisted) return true;   /* not pruned: one already released only costs a needless write */
+    /* not pruned: one already released only costs a needless write */
+    if (q->ngates || q->unlisted) return true;
     return accel_i_cu_mirror_waited(cs);   /* a wait that comes meanwhile: accel_i_cu_point_note's look */
 }
 /* A point the host must apply before a GPU wait can go on (the GPU cannot write the mirror there):
@@ -1987,16 +2150,23 @@ static accel_cu_result accel_i_cu_mirror_write(accel_i_cu_queue* q, accel_signal
 /* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
    enqueued since the last point, else the last point's sequence number. When the ring cannot grow or
    the point cannot be enqueued, waits for the stream and applies the point at once. */
-static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t value, accel_i_batch* batch, const accel_i_cmd* stamp) {
+static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t value, accel_i_batch* batch,
+                                 const accel_i_cmd* stamp) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     accel_i_cu_point e, *slot = NULL;
     accel_cu_result cr = ACCEL_CU_SUCCESS;
     memset(&e, 0, sizeof e);
     e.signal = s; e.value = value; e.batch = batch; e.stamp = stamp;
     if (stamp) { atomic_fetch_add(&q->stamps_pending, 1u); e.stamp_enq = accel_i_now_ns(); }
-    if (batch) { e.staging = q->staging; e.staging_size = q->staging_size; q->staging = NULL; q->staging_size = q->staging_used = 0; }
+    if (batch) {
+        e.staging = q->staging;
+        e.staging_size = q->staging_size;
+        q->staging = NULL;
+        q->staging_size = q->staging_used = 0;
+    }
     accel_i_spin_lock(&q->ring_lock);
-    if (q->ring_count < q->ring_cap || accel_i_cu_ring_grow(q)) slot = &q->ring[(q->ring_head + q->ring_count) % q->ring_cap];
+    if (q->ring_count < q->ring_cap || accel_i_cu_ring_grow(q))
+        slot = &q->ring[(q->ring_head + q->ring_count) % q->ring_cap];
     accel_i_spin_unlock(&q->ring_lock);
     if (slot && !accel_i_lost(&dev->base)) {   /* only the enqueuer touches slots beyond the count */
         e.ev = slot->ev;
@@ -2016,7 +2186,9 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         e.seq = q->issued;
         if (q->dirty) {
             e.seq = q->issued + 1;
-            if (dev->memops) cr = accel_i_cu.StreamWriteValue64(q->stream, q->progress.dptr, e.seq, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
+            if (dev->memops)
+                cr = accel_i_cu.StreamWriteValue64(q->stream, q->progress.dptr, e.seq,
+                                                   ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
             else {
                 if (!e.ev) cr = accel_i_cu.EventCreate(&e.ev, ACCEL_CU_EVENT_DISABLE_TIMING);
                 if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventRecord(e.ev, q->stream);
@@ -2031,7 +2203,8 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             (cr = accel_i_cu_mirror_write(q, s, value)) == ACCEL_CU_SUCCESS) {
             e.mirrored = true;
             e.seq = q->issued + 1;
-            cr = accel_i_cu.StreamWriteValue64(q->stream, q->progress.dptr, e.seq, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
+            cr = accel_i_cu.StreamWriteValue64(q->stream, q->progress.dptr, e.seq,
+                                               ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
             if (cr == ACCEL_CU_SUCCESS) { q->issued = e.seq; q->dirty = false; q->enqueued++; }
         }
         if (cr == ACCEL_CU_SUCCESS) {
@@ -2077,7 +2250,8 @@ static accel_result accel_i_cu_signal_create(accel_device* d, uint64_t initial, 
         accel_i_object_undo(&(*out)->obj);
         accel_i_host_signal_destroy(*out, sizeof(accel_i_cu_signal));
         *out = NULL;
-        return accel_i_fail(d, r, "accel_signal_create: no pinned memory for the signal's device-visible word");
+        return accel_i_fail(d, r,
+                            "accel_signal_create: no pinned memory for the signal's device-visible word");
     }
     atomic_store(cs->mirror.host, initial);
     return ACCEL_OK;
@@ -2095,15 +2269,16 @@ static void accel_i_cu_signal_publish(accel_signal* s, uint64_t v) {
     if (accel_i_failed(v)) v = ACCEL_SIGNAL_MAX;
     while (old < v && !atomic_compare_exchange_weak(m, &old, v)) {}
 }
-static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
-                                                uint64_t timeout_ns, uint32_t* first) {
+static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n,
+                                                bool all, uint64_t timeout_ns, uint32_t* first) {
     uint64_t deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();
     for (;;) {
         bool pending = false;
         uint64_t now, step, slice = accel_i_cu_poll_slice(since);
         accel_result r;
         for (uint32_t i = 0; i < n; i++)
-            if (i == 0 || s[i]->obj.device != s[i - 1]->obj.device) pending |= accel_i_cu_reap_device(accel_i_cu_dev(s[i]->obj.device));
+            if (i == 0 || s[i]->obj.device != s[i - 1]->obj.device)
+                pending |= accel_i_cu_reap_device(accel_i_cu_dev(s[i]->obj.device));
         r = accel_i_wait_check(s, v, n, all, first);
         if (r != ACCEL_TIMEOUT || timeout_ns == 0) return r;
         now = accel_i_now_ns();
@@ -2111,17 +2286,17 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
         step = deadline == ACCEL_I_FOREVER && !pending ? ACCEL_WAIT_FOREVER : deadline - now;
         if (pending && step > slice) step = slice;
         /* after 5 us, the CPU goes to whoever else is ready before each poll: the spin below is
-           shorter than the spin of accel.h's events that yields, so without this a waiter never
-           yielded, and work that needs this CPU (a CPU-side stream, as tests/mock_cuda.c's; the
-           queue's worker) waited for it to be preempted (~100 us a host set -> GPU wait -> done on
-           the mock, 2 vCPUs); a yield with nothing else ready costs ~0.3 us */
+           shorter than the spin of accel.h's events that yields, so without this a waiter would never
+           yield, and work that needs this CPU (a CPU-side stream, as tests/mock_cuda.c's; the
+           queue's worker) would wait for it to be preempted; a yield with nothing else ready costs
+           ~0.3 us */
         if (pending && now - since > 5000u) accel_i_yield();
         r = accel_i_host_signal_wait(s, v, n, all, step, first);   /* the host words */
         if (r != ACCEL_TIMEOUT) return r;
     }
 }
 
-/* ==== cuda: queue segments ==== */
+/* ==== cuda: commands ==== */
 /* Pinned staging for the batch's updates, sized for all of them at the first update. */
 static accel_result accel_i_cu_staging(accel_i_cu_queue* q, const accel_i_batch* b, uint32_t at) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
@@ -2139,7 +2314,8 @@ static accel_result accel_i_cu_staging(accel_i_cu_queue* q, const accel_i_batch*
     }
     accel_i_spin_unlock(&q->ring_lock);
     if (q->staging) return ACCEL_OK;
-    if (accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&q->staging, need, ACCEL_CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc (update staging)") != ACCEL_OK) {
+    if (accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&q->staging, need, ACCEL_CU_MEMHOSTALLOC_PORTABLE),
+                         "cuMemHostAlloc (update staging)") != ACCEL_OK) {
         q->staging = NULL;
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
@@ -2160,28 +2336,36 @@ static accel_cu_result accel_i_cu_exec(accel_i_cu_queue* q, accel_i_batch* b, co
         params[i] = &ptrs[i];
     }
     for (uint32_t i = 0; i < nc; i++) params[nb + i] = &constants[i];
-    for (int d = 0; d < 3; d++) grid[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
+    for (int d = 0; d < 3; d++)
+        grid[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
     return accel_i_cu.LaunchKernel(((accel_i_cu_program*)c->u.exec.program)->fn, grid[0], grid[1], grid[2],
-                                   p->local_size[0], p->local_size[1], p->local_size[2], 0, q->stream, params, NULL);
+                                   p->local_size[0], p->local_size[1], p->local_size[2], 0, q->stream,
+                                   params, NULL);
 }
 
 /* Copies between two pieces of host memory run as a kernel that reads and writes them through unified
    addressing (pinned host memory has the same address on the device). The driver does such a copy
    (cuMemcpy*Async with host memory on both sides) on the CPU once the stream gets there, so the call
-   blocks until then: behind a GPU wait for a value the host has yet to set, for ever (seen on an H100,
-   driver 580, where device-side copies, fills and kernels behind the same wait returned at once). */
+   blocks until then: behind a GPU wait for a value the host has yet to set, for ever (device-side
+   copies, fills and kernels behind the same wait return at once). */
 static const char accel_i_copy_ptx[] =
     ".version 6.0\n.target sm_50\n.address_size 64\n"
-    ".visible .entry accel_i_copy(.param .u64 accel_i_copy_dst, .param .u64 accel_i_copy_src, .param .u32 accel_i_copy_n)\n"
+    ".visible .entry accel_i_copy(.param .u64 accel_i_copy_dst, .param .u64 accel_i_copy_src, "
+    ".param .u32 accel_i_copy_n)\n"
     "{\n"
     "    .reg .pred %p;\n    .reg .b16 %h;\n    .reg .b32 %r<6>;\n    .reg .b64 %rd<6>;\n"
-    "    ld.param.u64 %rd1, [accel_i_copy_dst];\n    ld.param.u64 %rd2, [accel_i_copy_src];\n    ld.param.u32 %r1, [accel_i_copy_n];\n"
-    "    mov.u32 %r2, %ctaid.x;\n    mov.u32 %r3, %ntid.x;\n    mov.u32 %r4, %tid.x;\n    mad.lo.u32 %r4, %r2, %r3, %r4;\n"
+    "    ld.param.u64 %rd1, [accel_i_copy_dst];\n    ld.param.u64 %rd2, [accel_i_copy_src];\n"
+    "    ld.param.u32 %r1, [accel_i_copy_n];\n"
+    "    mov.u32 %r2, %ctaid.x;\n    mov.u32 %r3, %ntid.x;\n    mov.u32 %r4, %tid.x;\n"
+    "    mad.lo.u32 %r4, %r2, %r3, %r4;\n"
     "    mov.u32 %r5, %nctaid.x;\n    mul.lo.u32 %r5, %r5, %r3;\n"
-    "COPY:\n    setp.ge.u32 %p, %r4, %r1;\n    @%p bra DONE;\n    cvt.u64.u32 %rd3, %r4;\n    add.u64 %rd4, %rd2, %rd3;\n"
-    "    ld.global.u8 %h, [%rd4];\n    add.u64 %rd5, %rd1, %rd3;\n    st.global.u8 [%rd5], %h;\n    add.u32 %r4, %r4, %r5;\n    bra COPY;\n"
+    "COPY:\n    setp.ge.u32 %p, %r4, %r1;\n    @%p bra DONE;\n"
+    "    cvt.u64.u32 %rd3, %r4;\n    add.u64 %rd4, %rd2, %rd3;\n"
+    "    ld.global.u8 %h, [%rd4];\n    add.u64 %rd5, %rd1, %rd3;\n    st.global.u8 [%rd5], %h;\n"
+    "    add.u32 %r4, %r4, %r5;\n    bra COPY;\n"
     "DONE:\n    ret;\n}\n";
-static accel_cu_result accel_i_cu_host_copy(accel_i_cu_queue* q, accel_cu_deviceptr d, accel_cu_deviceptr s, size_t n, const char** call) {
+static accel_cu_result accel_i_cu_host_copy(accel_i_cu_queue* q, accel_cu_deviceptr d, accel_cu_deviceptr s,
+                                            size_t n, const char** call) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     accel_cu_result cr = ACCEL_CU_SUCCESS;
     accel_i_mutex_lock(&dev->cache_lock);
@@ -2200,27 +2384,29 @@ static accel_cu_result accel_i_cu_host_copy(accel_i_cu_queue* q, accel_cu_device
         uint32_t count = (uint32_t)part, blocks = (uint32_t)((part + 255u) / 256u);
         void* params[3] = { &dp, &sp, &count };
         *call = "cuLaunchKernel (accel's host-to-host copy kernel)";
-        cr = accel_i_cu.LaunchKernel(dev->copy_fn, blocks < 1024u ? blocks : 1024u, 1, 1, 256, 1, 1, 0, q->stream, params, NULL);
+        cr = accel_i_cu.LaunchKernel(dev->copy_fn, blocks < 1024u ? blocks : 1024u, 1, 1, 256, 1, 1, 0,
+                                     q->stream, params, NULL);
         done += part;
     }
     return cr;
 }
 /* An update's data (pinned: the batch's staging or the list's) into dst: cuMemcpyHtoDAsync, or the copy
    kernel into a HOST buffer (pinned memory's address is its device address). */
-static accel_cu_result accel_i_cu_update(accel_i_cu_queue* q, const accel_buffer* dst, size_t offset, const void* data, size_t size,
-                                         const char** call) {
+static accel_cu_result accel_i_cu_update(accel_i_cu_queue* q, const accel_buffer* dst, size_t offset,
+                                         const void* data, size_t size, const char** call) {
     accel_cu_deviceptr d = accel_i_cu_dptr(dst) + offset;
-    if (dst->memory == ACCEL_MEMORY_HOST) return accel_i_cu_host_copy(q, d, (accel_cu_deviceptr)(uintptr_t)data, size, call);
+    if (dst->memory == ACCEL_MEMORY_HOST)
+        return accel_i_cu_host_copy(q, d, (accel_cu_deviceptr)(uintptr_t)data, size, call);
     *call = "cuMemcpyHtoDAsync";
     return accel_i_cu.MemcpyHtoDAsync(d, data, size, q->stream);
 }
 
-/* Turns one batch into stream work (see "Queues" in the header), then adds its last point. */
 /* A copy through the call that names both sides, as a program calling the driver itself would
-   write it (bench/cuda.c measures exactly these calls as the baseline; on an H100 cuMemcpyAsync on
-   the same pointers measured the same bandwidth). A HOST buffer's side is its pinned host pointer. */
-static accel_cu_result accel_i_cu_copy_bufs(accel_i_cu_queue* q, const accel_buffer* dst, size_t dst_offset, const accel_buffer* src,
-                                            size_t src_offset, size_t n, const char** call) {
+   write it (bench/cuda.c measures exactly these calls as the baseline; cuMemcpyAsync on the same
+   pointers gives the same bandwidth). A HOST buffer's side is its pinned host pointer. */
+static accel_cu_result accel_i_cu_copy_bufs(accel_i_cu_queue* q, const accel_buffer* dst, size_t dst_offset,
+                                            const accel_buffer* src, size_t src_offset, size_t n,
+                                            const char** call) {
     accel_cu_deviceptr d = accel_i_cu_dptr(dst) + dst_offset;
     accel_cu_deviceptr s = accel_i_cu_dptr(src) + src_offset;
     bool dst_host = dst->memory == ACCEL_MEMORY_HOST, src_host = src->memory == ACCEL_MEMORY_HOST;
@@ -2239,7 +2425,8 @@ static accel_cu_result accel_i_cu_copy_bufs(accel_i_cu_queue* q, const accel_buf
     return accel_i_cu_host_copy(q, d, s, n, call);
 }
 static accel_cu_result accel_i_cu_copy(accel_i_cu_queue* q, const accel_i_cmd* c, const char** call) {
-    return accel_i_cu_copy_bufs(q, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src, c->u.copy.src_offset, c->u.copy.size, call);
+    return accel_i_cu_copy_bufs(q, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src, c->u.copy.src_offset,
+                                c->u.copy.size, call);
 }
 
 /* ==== cuda: recorded command lists ==== */
@@ -2285,15 +2472,18 @@ typedef struct accel_i_cu_list {
 static bool accel_i_cu_graphs_usable(void) {
     const char* e = getenv("ACCEL_CUDA_REPLAY");
     if (e && strcmp(e, "launches") == 0) return false;
-    return accel_i_cu.GraphCreate && accel_i_cu.GraphDestroy && accel_i_cu.GraphAddKernelNode && accel_i_cu.GraphAddMemsetNode &&
-           accel_i_cu.GraphAddMemcpyNode && accel_i_cu.GraphInstantiateWithFlags && accel_i_cu.GraphExecDestroy &&
+    return accel_i_cu.GraphCreate && accel_i_cu.GraphDestroy && accel_i_cu.GraphAddKernelNode &&
+           accel_i_cu.GraphAddMemsetNode && accel_i_cu.GraphAddMemcpyNode &&
+           accel_i_cu.GraphInstantiateWithFlags && accel_i_cu.GraphExecDestroy &&
            accel_i_cu.GraphExecKernelNodeSetParams && accel_i_cu.GraphExecMemsetNodeSetParams &&
            accel_i_cu.GraphExecMemcpyNodeSetParams && accel_i_cu.GraphLaunch;
 }
 
-/* Resolves command c into op, taking its arrays from *ptrs / *consts / *params and update data from *data. */
-static void accel_i_cu_op_build(accel_i_cu_op* op, const accel_i_batch* l, const accel_i_cmd* c, accel_cu_deviceptr** ptrs,
-                                uint32_t** consts, void*** params, unsigned char** data) {
+/* Resolves command c into op, taking its arrays from *ptrs / *consts / *params and update data from
+   *data. */
+static void accel_i_cu_op_build(accel_i_cu_op* op, const accel_i_batch* l, const accel_i_cmd* c,
+                                accel_cu_deviceptr** ptrs, uint32_t** consts, void*** params,
+                                unsigned char** data) {
     op->kind = c->kind;
     if (c->kind == ACCEL_I_CMD_EXEC) {
         const accel_exec_params* p = &c->u.exec.params;
@@ -2305,16 +2495,21 @@ static void accel_i_cu_op_build(accel_i_cu_op* op, const accel_i_batch* l, const
             op->grid[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
             op->block[d] = p->local_size[d];
         }
-        for (uint32_t i = 0; i < op->nb; i++) { op->ptrs[i] = accel_i_cu_dptr(bufs[i]); op->params[i] = &op->ptrs[i]; }
+        for (uint32_t i = 0; i < op->nb; i++) {
+            op->ptrs[i] = accel_i_cu_dptr(bufs[i]);
+            op->params[i] = &op->ptrs[i];
+        }
         if (op->nc) memcpy(op->consts, l->arena + c->u.exec.constants, 4u * (size_t)op->nc);
         for (uint32_t i = 0; i < op->nc; i++) op->params[op->nb + i] = &op->consts[i];
         *ptrs += op->nb; *consts += op->nc; *params += op->nb + op->nc;
-        if (!op->grid[0] || !op->grid[1] || !op->grid[2]) op->kind = ACCEL_I_CMD_BARRIER;   /* no work (a list keeps its index) */
+        /* no work (a list keeps its index) */
+        if (!op->grid[0] || !op->grid[1] || !op->grid[2]) op->kind = ACCEL_I_CMD_BARRIER;
     } else if (c->kind == ACCEL_I_CMD_COPY) {
         op->dst = c->u.copy.dst; op->src = c->u.copy.src; op->size = c->u.copy.size;
         op->dst_offset = c->u.copy.dst_offset; op->src_offset = c->u.copy.src_offset;
     } else if (c->kind == ACCEL_I_CMD_FILL) {
-        op->dst = c->u.fill.dst; op->dst_offset = c->u.fill.offset; op->size = c->u.fill.size; op->pattern = c->u.fill.pattern;
+        op->dst = c->u.fill.dst; op->dst_offset = c->u.fill.offset;
+        op->size = c->u.fill.size; op->pattern = c->u.fill.pattern;
     } else if (c->kind == ACCEL_I_CMD_UPDATE) {
         op->dst = c->u.update.dst; op->dst_offset = c->u.update.offset; op->size = c->u.update.size;
         memcpy(*data, l->arena + c->u.update.data, op->size);
@@ -2324,13 +2519,19 @@ static void accel_i_cu_op_build(accel_i_cu_op* op, const accel_i_batch* l, const
 }
 
 /* Where a copy/fill/update op reads and writes, with its patches (roots and offsets in them). */
-typedef struct accel_i_cu_ends { const accel_buffer *dst, *src; size_t dst_offset, src_offset; uint32_t pattern; } accel_i_cu_ends;
+typedef struct accel_i_cu_ends {
+    const accel_buffer *dst, *src;
+    size_t dst_offset, src_offset;
+    uint32_t pattern;
+} accel_i_cu_ends;
 /* An op's operands with its patches: kernel parameters (into ptrs/consts/params; *use points at
    the op's own when unpatched), copy/fill buffers, offsets and pattern. */
-static void accel_i_cu_op_patch(const accel_i_cu_op* op, const accel_i_patch* p, uint32_t n, accel_cu_deviceptr* ptrs, uint32_t* consts,
-                                void** params, void*** use, accel_i_cu_ends* e) {
+static void accel_i_cu_op_patch(const accel_i_cu_op* op, const accel_i_patch* p, uint32_t n,
+                                accel_cu_deviceptr* ptrs, uint32_t* consts, void** params, void*** use,
+                                accel_i_cu_ends* e) {
     *use = op->params;
-    e->dst = op->dst; e->src = op->src; e->dst_offset = op->dst_offset; e->src_offset = op->src_offset; e->pattern = op->pattern;
+    e->dst = op->dst; e->src = op->src;
+    e->dst_offset = op->dst_offset; e->src_offset = op->src_offset; e->pattern = op->pattern;
     if (n == 0) return;
     if (op->kind == ACCEL_I_CMD_EXEC) {
         memcpy(ptrs, op->ptrs, (size_t)op->nb * sizeof *ptrs);
@@ -2340,7 +2541,8 @@ static void accel_i_cu_op_patch(const accel_i_cu_op* op, const accel_i_patch* p,
         *use = params;
     }
     for (uint32_t k = 0; k < n; k++) {
-        if (op->kind == ACCEL_I_CMD_EXEC && p[k].buffer) ptrs[p[k].index] = accel_i_cu_dptr(p[k].buffer) + p[k].offset;
+        if (op->kind == ACCEL_I_CMD_EXEC && p[k].buffer)
+            ptrs[p[k].index] = accel_i_cu_dptr(p[k].buffer) + p[k].offset;
         else if (op->kind == ACCEL_I_CMD_EXEC) consts[p[k].index] = p[k].value;
         else if (!p[k].buffer) e->pattern = p[k].value;
         else if (p[k].index == 0) { e->dst = p[k].buffer; e->dst_offset = p[k].offset; }
@@ -2354,11 +2556,13 @@ static bool accel_i_cu_op_host_to_host(const accel_i_cu_op* op, const accel_i_pa
     void** use;
     if (op->kind != ACCEL_I_CMD_COPY && op->kind != ACCEL_I_CMD_UPDATE) return false;
     accel_i_cu_op_patch(op, p, n, NULL, NULL, NULL, &use, &e);   /* not an exec: no arrays */
-    return e.dst->memory == ACCEL_MEMORY_HOST && (op->kind == ACCEL_I_CMD_UPDATE || e.src->memory == ACCEL_MEMORY_HOST);
+    return e.dst->memory == ACCEL_MEMORY_HOST &&
+           (op->kind == ACCEL_I_CMD_UPDATE || e.src->memory == ACCEL_MEMORY_HOST);
 }
 
 /* Pre-resolved launches: one op with its patches onto the queue's stream. */
-static accel_cu_result accel_i_cu_op_issue(accel_i_cu_queue* q, const accel_i_cu_op* op, const accel_i_patch* p, uint32_t n, const char** call) {
+static accel_cu_result accel_i_cu_op_issue(accel_i_cu_queue* q, const accel_i_cu_op* op,
+                                           const accel_i_patch* p, uint32_t n, const char** call) {
     accel_cu_deviceptr ptrs[64];
     uint32_t consts[64];
     void* params[128];
@@ -2368,20 +2572,24 @@ static accel_cu_result accel_i_cu_op_issue(accel_i_cu_queue* q, const accel_i_cu
     switch (op->kind) {
     case ACCEL_I_CMD_EXEC:
         *call = "cuLaunchKernel";
-        return accel_i_cu.LaunchKernel(op->fn, op->grid[0], op->grid[1], op->grid[2], op->block[0], op->block[1], op->block[2], 0,
-                                       q->stream, use, NULL);
-    case ACCEL_I_CMD_COPY: return accel_i_cu_copy_bufs(q, e.dst, e.dst_offset, e.src, e.src_offset, op->size, call);
+        return accel_i_cu.LaunchKernel(op->fn, op->grid[0], op->grid[1], op->grid[2],
+                                       op->block[0], op->block[1], op->block[2], 0, q->stream, use, NULL);
+    case ACCEL_I_CMD_COPY:
+        return accel_i_cu_copy_bufs(q, e.dst, e.dst_offset, e.src, e.src_offset, op->size, call);
     case ACCEL_I_CMD_FILL:
         *call = "cuMemsetD32Async";
-        return accel_i_cu.MemsetD32Async(accel_i_cu_dptr(e.dst) + e.dst_offset, e.pattern, op->size / 4, q->stream);
+        return accel_i_cu.MemsetD32Async(accel_i_cu_dptr(e.dst) + e.dst_offset, e.pattern, op->size / 4,
+                                         q->stream);
     case ACCEL_I_CMD_UPDATE: return accel_i_cu_update(q, e.dst, e.dst_offset, op->data, op->size, call);
     default: return ACCEL_CU_SUCCESS;
     }
 }
 
 /* Graph mode: adds op's node after dep (exec NULL), or sets its params in instance exec. */
-static accel_cu_result accel_i_cu_op_node(accel_i_cu_device* dev, accel_cu_graph graph, accel_cu_graph_exec exec, accel_i_cu_op* op,
-                                          accel_cu_graph_node dep, const accel_i_patch* p, uint32_t n, const char** call) {
+static accel_cu_result accel_i_cu_op_node(accel_i_cu_device* dev, accel_cu_graph graph,
+                                          accel_cu_graph_exec exec, accel_i_cu_op* op,
+                                          accel_cu_graph_node dep, const accel_i_patch* p, uint32_t n,
+                                          const char** call) {
     accel_cu_deviceptr ptrs[64];
     uint32_t consts[64];
     void* params[128];
@@ -2396,7 +2604,8 @@ static accel_cu_result accel_i_cu_op_node(accel_i_cu_device* dev, accel_cu_graph
         for (int d = 0; d < 3; d++) { kp.grid[d] = op->grid[d]; kp.block[d] = op->block[d]; }
         kp.params = use;
         *call = exec ? "cuGraphExecKernelNodeSetParams" : "cuGraphAddKernelNode";
-        return exec ? accel_i_cu.GraphExecKernelNodeSetParams(exec, op->node, &kp) : accel_i_cu.GraphAddKernelNode(&op->node, graph, &dep, ndep, &kp);
+        return exec ? accel_i_cu.GraphExecKernelNodeSetParams(exec, op->node, &kp)
+                    : accel_i_cu.GraphAddKernelNode(&op->node, graph, &dep, ndep, &kp);
     }
     if (op->kind == ACCEL_I_CMD_FILL) {
         accel_cu_memset_node_params mp;
@@ -2407,11 +2616,13 @@ static accel_cu_result accel_i_cu_op_node(accel_i_cu_device* dev, accel_cu_graph
         return exec ? accel_i_cu.GraphExecMemsetNodeSetParams(exec, op->node, &mp, dev->ctx)
                     : accel_i_cu.GraphAddMemsetNode(&op->node, graph, &dep, ndep, &mp, dev->ctx);
     }
-    if (op->kind == ACCEL_I_CMD_COPY || op->kind == ACCEL_I_CMD_UPDATE) {   /* unified pointers: buffers of any memory kind */
+    /* unified pointers: buffers of any memory kind */
+    if (op->kind == ACCEL_I_CMD_COPY || op->kind == ACCEL_I_CMD_UPDATE) {
         accel_cu_memcpy3d m;
         memset(&m, 0, sizeof m);
         m.src_type = m.dst_type = ACCEL_CU_MEMORYTYPE_UNIFIED;
-        m.src_device = op->data ? (accel_cu_deviceptr)(uintptr_t)op->data : accel_i_cu_dptr(e.src) + e.src_offset;
+        m.src_device = op->data ? (accel_cu_deviceptr)(uintptr_t)op->data
+                                : accel_i_cu_dptr(e.src) + e.src_offset;
         m.dst_device = accel_i_cu_dptr(e.dst) + e.dst_offset;
         m.width = op->size; m.height = 1; m.depth = 1;
         *call = exec ? "cuGraphExecMemcpyNodeSetParams" : "cuGraphAddMemcpyNode";
@@ -2431,15 +2642,19 @@ static void accel_i_cu_list_free(accel_i_cu_device* dev, accel_i_cu_list* l) {
     if (l->pinned) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, l->pinned, 0);
     accel_i_dev_free(&dev->base, l, l->bytes);
 }
-static void accel_i_cu_commands_free(accel_commands* c) { accel_i_cu_list_free(accel_i_cu_dev(c->obj.device), (accel_i_cu_list*)c->native); }
+static void accel_i_cu_commands_free(accel_commands* c) {
+    accel_i_cu_list_free(accel_i_cu_dev(c->obj.device), (accel_i_cu_list*)c->native);
+}
 
 /* Makes instance i (taken by the caller). */
 static accel_result accel_i_cu_instantiate(accel_i_cu_device* dev, accel_i_cu_list* l, uint32_t i) {
     accel_i_cu_instance* in = &l->inst[i];
     if (l->count && (in->patched = (unsigned char*)accel_i_dev_alloc(&dev->base, l->count)) == NULL)
-        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_cuda: out of host memory for a command list instance");
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_cuda: out of host memory for a command list instance");
     if (l->count) memset(in->patched, 0, l->count);
-    return accel_i_cu_check(dev, accel_i_cu.GraphInstantiateWithFlags(&in->exec, l->graph, 0), "cuGraphInstantiateWithFlags");
+    return accel_i_cu_check(dev, accel_i_cu.GraphInstantiateWithFlags(&in->exec, l->graph, 0),
+                            "cuGraphInstantiateWithFlags");
 }
 static accel_result accel_i_cu_graph_build(accel_i_cu_device* dev, accel_i_cu_list* l) {
     accel_cu_graph_node dep = NULL;
@@ -2463,12 +2678,18 @@ static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c)
     (void)q;
     for (uint32_t i = 0; i < b->count; i++) {
         const accel_i_cmd* cmd = &b->cmds[i];
-        if (cmd->kind == ACCEL_I_CMD_EXEC) { nb += cmd->u.exec.buffer_count; nc += cmd->u.exec.constant_count; }
+        if (cmd->kind == ACCEL_I_CMD_EXEC) {
+            nb += cmd->u.exec.buffer_count;
+            nc += cmd->u.exec.constant_count;
+        }
         if (cmd->kind == ACCEL_I_CMD_UPDATE) data += (cmd->u.update.size + 15u) & ~(size_t)15u;
     }
-    bytes = sizeof *l + (uint64_t)b->count * sizeof(accel_i_cu_op) + (nb + nc) * sizeof(void*) + nb * sizeof(accel_cu_deviceptr) + nc * 4u;
+    bytes = sizeof *l + (uint64_t)b->count * sizeof(accel_i_cu_op) + (nb + nc) * sizeof(void*) +
+            nb * sizeof(accel_cu_deviceptr) + nc * 4u;
     l = bytes <= SIZE_MAX ? (accel_i_cu_list*)accel_i_dev_alloc(&dev->base, (size_t)bytes) : NULL;
-    if (!l) return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_record_end: out of host memory for the replay form");
+    if (!l)
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_queue_record_end: out of host memory for the replay form");
     memset((void*)l, 0, (size_t)bytes);
     atomic_init(&l->lock, 0u);
     l->bytes = (size_t)bytes;
@@ -2478,7 +2699,8 @@ static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c)
     ptrs = (accel_cu_deviceptr*)(void*)(params + nb + nc);
     consts = (uint32_t*)(void*)(ptrs + nb);
     accel_i_cu_enter(dev);
-    if (data && (r = accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&l->pinned, (size_t)data, ACCEL_CU_MEMHOSTALLOC_PORTABLE),
+    if (data && (r = accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&l->pinned, (size_t)data,
+                                                                   ACCEL_CU_MEMHOSTALLOC_PORTABLE),
                                       "cuMemHostAlloc (command list updates)")) != ACCEL_OK) {
         l->pinned = NULL;
         accel_i_cu_list_free(dev, l);
@@ -2518,7 +2740,8 @@ static int accel_i_cu_pick(const accel_i_cu_list* l, const accel_queue* q, const
 }
 /* Takes q's instance of l (*out; made when first needed); *out NULL (OK) when every instance belongs
    to another live queue: the caller issues the ops. Errors: a new instance cannot be made (logged). */
-static accel_result accel_i_cu_take(accel_i_cu_device* dev, accel_i_cu_list* l, const accel_queue* q, accel_i_cu_instance** out) {
+static accel_result accel_i_cu_take(accel_i_cu_device* dev, accel_i_cu_list* l, const accel_queue* q,
+                                    accel_i_cu_instance** out) {
     const accel_queue* owners[ACCEL_I_CU_EXECS];
     const accel_queue* gone = NULL;
     int pick;
@@ -2530,11 +2753,13 @@ static accel_result accel_i_cu_take(accel_i_cu_device* dev, accel_i_cu_list* l, 
     for (uint32_t i = 0; pick < 0 && !gone && i < ACCEL_I_CU_EXECS; i++)
         if (owners[i] && owners[i] != q && !accel_i_cu_queue_live(dev, owners[i])) gone = owners[i];
     accel_i_spin_lock(&l->lock);
-    if (pick < 0 || l->inst[pick].busy || l->inst[pick].owner != owners[pick]) pick = accel_i_cu_pick(l, q, gone);
+    if (pick < 0 || l->inst[pick].busy || l->inst[pick].owner != owners[pick])
+        pick = accel_i_cu_pick(l, q, gone);
     if (pick >= 0) { l->inst[pick].busy = true; l->inst[pick].owner = q; }
     accel_i_spin_unlock(&l->lock);
     *out = pick >= 0 ? &l->inst[pick] : NULL;
-    if (pick >= 0 && !l->inst[pick].exec && (r = accel_i_cu_instantiate(dev, l, (uint32_t)pick)) != ACCEL_OK) {
+    if (pick >= 0 && !l->inst[pick].exec &&
+        (r = accel_i_cu_instantiate(dev, l, (uint32_t)pick)) != ACCEL_OK) {
         accel_i_spin_lock(&l->lock);
         l->inst[pick].busy = false;
         l->inst[pick].owner = NULL;
@@ -2554,26 +2779,32 @@ static bool accel_i_cu_replay_host_to_host(const accel_i_cu_list* l, const accel
     return false;
 }
 /* The list's ops launched one by one, with the (sorted) patches. */
-static accel_cu_result accel_i_cu_replay_ops(accel_i_cu_queue* q, const accel_i_cu_list* l, const accel_i_patch* p, uint32_t n, const char** call) {
+static accel_cu_result accel_i_cu_replay_ops(accel_i_cu_queue* q, const accel_i_cu_list* l,
+                                             const accel_i_patch* p, uint32_t n, const char** call) {
     uint32_t k = 0;
     for (uint32_t i = 0; i < l->count; i++) {
         uint32_t first = k;
         accel_cu_result cr;
         while (k < n && p[k].command == i) k++;
-        if ((cr = accel_i_cu_op_issue(q, &l->ops[i], p ? p + first : NULL, k - first, call)) != ACCEL_CU_SUCCESS) return cr;
+        if ((cr = accel_i_cu_op_issue(q, &l->ops[i], p ? p + first : NULL, k - first,
+                                      call)) != ACCEL_CU_SUCCESS) return cr;
         if (i) q->enqueued++;   /* each op is stream work (the command itself counts once) */
     }
     return ACCEL_CU_SUCCESS;
 }
 /* A graph launch; the ops instead when the replay copies host to host while a GPU wait is pending on
    the device: such a copy's memcpy node runs on the CPU once the stream gets there (see the copy
-   kernel above), so cuGraphLaunch blocked behind the wait (seen on an H100, driver 580); the ops copy
-   with the kernel. */
-static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_list* l, const accel_i_patch* p, uint32_t n, const char** call) {
+   kernel above), so cuGraphLaunch would block behind the wait; the ops copy with the kernel. */
+static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_list* l,
+                                               const accel_i_patch* p, uint32_t n, const char** call) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     accel_i_cu_instance* in;
-    if (accel_i_cu_replay_host_to_host(l, p, n) && accel_i_cu_waits_now(dev)) return accel_i_cu_replay_ops(q, l, p, n, call);
-    if (accel_i_cu_take(dev, l, &q->base, &in) != ACCEL_OK) { *call = "cuGraphInstantiateWithFlags"; return ACCEL_CU_ERROR_OUT_OF_MEMORY; }
+    if (accel_i_cu_replay_host_to_host(l, p, n) && accel_i_cu_waits_now(dev))
+        return accel_i_cu_replay_ops(q, l, p, n, call);
+    if (accel_i_cu_take(dev, l, &q->base, &in) != ACCEL_OK) {
+        *call = "cuGraphInstantiateWithFlags";
+        return ACCEL_CU_ERROR_OUT_OF_MEMORY;
+    }
     if (!in) return accel_i_cu_replay_ops(q, l, p, n, call);   /* every instance is another live queue's */
     accel_cu_result cr = ACCEL_CU_SUCCESS;
     uint32_t k = 0;
@@ -2581,7 +2812,8 @@ static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_l
         uint32_t first = k;
         while (k < n && p[k].command == i) k++;
         if (k == first && !in->patched[i]) continue;
-        cr = accel_i_cu_op_node(dev, l->graph, in->exec, &l->ops[i], NULL, p ? p + first : NULL, k - first, call);
+        cr = accel_i_cu_op_node(dev, l->graph, in->exec, &l->ops[i], NULL, p ? p + first : NULL, k - first,
+                                call);
         if (cr == ACCEL_CU_SUCCESS) in->patched[i] = k > first;
     }
     if (cr == ACCEL_CU_SUCCESS) { *call = "cuGraphLaunch"; cr = accel_i_cu.GraphLaunch(in->exec, q->stream); }
@@ -2591,7 +2823,8 @@ static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_l
     return cr;
 }
 /* The replay command: graph launch or pre-resolved launches, with the (sorted) patches. */
-static accel_cu_result accel_i_cu_replay(accel_i_cu_queue* q, const accel_i_batch* b, const accel_i_cmd* c, const char** call) {
+static accel_cu_result accel_i_cu_replay(accel_i_cu_queue* q, const accel_i_batch* b, const accel_i_cmd* c,
+                                         const char** call) {
     accel_i_cu_list* l = (accel_i_cu_list*)c->u.replay.list->native;
     uint32_t n = c->u.replay.patch_count;
     const accel_i_patch* p = n ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
@@ -2599,6 +2832,7 @@ static accel_cu_result accel_i_cu_replay(accel_i_cu_queue* q, const accel_i_batc
     return accel_i_cu_replay_ops(q, l, p, n, call);
 }
 
+/* ==== cuda: queue segments ==== */
 /* A native step: fn enqueues on the queue's stream, with accel's context current (made current again
    after fn, which may change it). */
 static void accel_i_cu_native(accel_i_cu_queue* q, const accel_i_cmd* c) {
@@ -2638,7 +2872,9 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
     case ACCEL_I_CMD_BARRIER:   /* stream order, and the points' fences, already give it */
         if (dev->base.trace) accel_i_cu_point_add(q, NULL, 0, NULL, c);
         return 0;
-    case ACCEL_I_CMD_TIMESTAMP: accel_i_cu_point_add(q, NULL, 0, NULL, c); return 0;   /* the reaper writes it */
+    case ACCEL_I_CMD_TIMESTAMP:   /* the reaper writes it */
+        accel_i_cu_point_add(q, NULL, 0, NULL, c);
+        return 0;
     case ACCEL_I_CMD_HOST_CALL: return 0;   /* a host step: the core's walk runs it, never a segment */
     case ACCEL_I_CMD_NATIVE: accel_i_cu_native(q, c); break;
     }
@@ -2648,7 +2884,8 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
         return 0;
     }
     if (c->kind == ACCEL_I_CMD_EXEC)
-        accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_cuda: launching '%s' on %s failed; the rest of the batch is dropped",
+        accel_i_log(&dev->base, ACCEL_LOG_ERROR,
+                    "accel_cuda: launching '%s' on %s failed; the rest of the batch is dropped",
                     c->u.exec.program->obj.label, accel_i_label(&q->base.obj));
     return accel_i_failed_value(accel_i_cu_check(dev, cr, call));
 }
@@ -2673,20 +2910,23 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
             if (m->value < v) continue;
             /* held up by a host-raised wait (not this stream's: stream order): the mirror, which the
                host raises however v comes (a host set, any queue's point reaped, a failure) */
-            if (m->word != q->progress.dptr && (m->opaque || (m->gate && atomic_load(m->gate) < m->gate_value))) break;
+            if (m->word != q->progress.dptr &&
+                (m->opaque || (m->gate && atomic_load(m->gate) < m->gate_value))) break;
             addr = m->word; value = m->seq;
             break;
         }
     }
     if (addr == cs->mirror.dptr && v > atomic_load_explicit(&cs->mirror_wanted, memory_order_relaxed))
-        atomic_store_explicit(&cs->mirror_wanted, v, memory_order_relaxed);   /* later points write the mirror */
+        atomic_store_explicit(&cs->mirror_wanted, v, memory_order_relaxed);   /* later points write it */
     accel_i_spin_unlock(&cs->point_lock);
-    if (addr == q->progress.dptr) return ACCEL_CU_SUCCESS;   /* a point enqueued earlier on this stream: stream order */
+    /* a point enqueued earlier on this stream: stream order */
+    if (addr == q->progress.dptr) return ACCEL_CU_SUCCESS;
     if (addr == cs->mirror.dptr) accel_i_cu_gate_add(q, cs->mirror.host, v);
     if (addr == cs->mirror.dptr && hold) accel_i_cu_hold(q);
     q->dirty = true;   /* a point after the wait must come after it */
     q->enqueued++;
-    accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), 1);   /* no release runs from here until it retires */
+    /* no release runs from here until it retires */
+    accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), 1);
     cr = accel_i_cu.StreamWaitValue64(q->stream, addr, value, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
     if (cr == ACCEL_CU_SUCCESS) q->waits++;
     else accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), -1);
@@ -2714,7 +2954,8 @@ static bool accel_i_cu_stream_full(accel_i_cu_queue* q) {
     return accel_i_cu_behind(q) >= ACCEL_I_CU_BEHIND;
 }
 /* segment_submit: the segment's GPU waits, then its commands, into the queue's stream. */
-static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg, bool may_block) {
+static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg,
+                                     bool may_block) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     accel_i_cu_device* dev = accel_i_cu_dev(base->obj.device);
     uint64_t failed = 0;
@@ -2730,17 +2971,21 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
     accel_i_spin_lock(&q->ring_lock);
     room = accel_i_cu_ring_room(q, points);
     accel_i_spin_unlock(&q->ring_lock);
-    if (!room) return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory for the signal points of %s",
-                                   accel_i_label(&q->base.obj));
+    if (!room)
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_queue_submit: out of host memory for the signal points of %s",
+                            accel_i_label(&q->base.obj));
     accel_i_cu_enter(dev);
     for (uint32_t i = sg->wfrom; i < sg->from && !failed; i++) {
         accel_i_cmd* c = &b->cmds[i];
         accel_cu_result cr;
         if (!(c->flags & ACCEL_I_CMD_ON_DEVICE)) continue;
         cr = accel_i_cu_device_wait(q, c->u.sig.signal, c->u.sig.value);
-        if (cr != ACCEL_CU_SUCCESS) failed = accel_i_failed_value(accel_i_cu_check(dev, cr, "cuStreamWaitValue64"));
+        if (cr != ACCEL_CU_SUCCESS)
+            failed = accel_i_failed_value(accel_i_cu_check(dev, cr, "cuStreamWaitValue64"));
     }
-    for (uint32_t i = sg->wfrom; i < sg->from && !failed && dev->base.trace; i++) accel_i_cu_point_add(q, NULL, 0, NULL, &b->cmds[i]);
+    for (uint32_t i = sg->wfrom; i < sg->from && !failed && dev->base.trace; i++)
+        accel_i_cu_point_add(q, NULL, 0, NULL, &b->cmds[i]);
     for (uint32_t pc = sg->from; pc < sg->to && !failed; pc++) {
         if (accel_i_lost(&dev->base)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         else failed = accel_i_cu_cmd(q, b, pc);
@@ -2761,7 +3006,8 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
 /* batch_submitted: its last point releases it; the worker watches the points. */
 static void accel_i_cu_batch_submitted(accel_queue* base, accel_i_batch* b) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
-    if (q->dirty) accel_i_cu_enter(accel_i_cu_dev(base->obj.device));   /* else the point makes no driver call */
+    /* else the point makes no driver call */
+    if (q->dirty) accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
     accel_i_cu_point_add(q, NULL, 0, b, NULL);
     accel_i_walker_poke(base);
 }
@@ -2793,7 +3039,8 @@ static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
         accel_cu_result cr;
         accel_i_cu_enter(dev);
         cr = accel_i_cu.StreamQuery(q->stream);
-        if (cr != ACCEL_CU_SUCCESS && cr != ACCEL_CU_ERROR_NOT_READY) accel_i_cu_check(dev, cr, "cuStreamQuery");
+        if (cr != ACCEL_CU_SUCCESS && cr != ACCEL_CU_ERROR_NOT_READY)
+            accel_i_cu_check(dev, cr, "cuStreamQuery");
     }
     if (atomic_load_explicit(&dev->reap_needed, memory_order_relaxed) == 0 &&
         !atomic_load_explicit(&q->full, memory_order_relaxed))
@@ -2813,12 +3060,15 @@ static accel_result accel_i_cu_queue_submit(accel_queue* base, accel_i_batch* b)
    in flight (the batch itself finishes later, so `done` cannot be the test there). */
 static accel_result accel_i_cu_queue_drain(accel_queue* base, uint64_t timeout_ns) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
-    uint64_t submitted = atomic_load(&q->submitted), deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();
-    if (q->dirty) accel_i_cu_point_add(q, NULL, 0, NULL, NULL);   /* mid-batch only: a walked batch ends with a point */
+    uint64_t submitted = atomic_load(&q->submitted), deadline = accel_i_deadline(timeout_ns),
+             since = accel_i_now_ns();
+    /* mid-batch only: a walked batch ends with a point */
+    if (q->dirty) accel_i_cu_point_add(q, NULL, 0, NULL, NULL);
     for (;;) {
         bool pending = accel_i_cu_reap(q);
         uint64_t now, slice;
-        if (!pending || accel_i_event_value(&q->done) >= submitted) return accel_i_lost(base->obj.device) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
+        if (!pending || accel_i_event_value(&q->done) >= submitted)
+            return accel_i_lost(base->obj.device) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
         now = accel_i_now_ns();
         if (timeout_ns == 0 || now >= deadline) return ACCEL_TIMEOUT;
         slice = accel_i_cu_poll_slice(since);
@@ -2835,7 +3085,8 @@ static void accel_i_cu_queue_free(accel_i_cu_queue* q, bool events) {
     }
     accel_i_dev_free(d, q->ring, (size_t)q->ring_cap * sizeof *q->ring);
     if (q->stream) accel_i_cu.StreamDestroy(q->stream);
-    if (q->progress.host) accel_i_cu_word_give(dev, &q->progress);   /* keeps its value: see cuda: pinned words */
+    /* keeps its value: see cuda: pinned words */
+    if (q->progress.host) accel_i_cu_word_give(dev, &q->progress);
     if (q->staging_cache) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, q->staging_cache, 0);
     if (events) accel_i_event_destroy(&q->done);
     accel_i_dev_free(d, q, sizeof *q);
@@ -2853,12 +3104,16 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     atomic_init(&q->full, 0u);
     atomic_init(&q->stamps_pending, 0u);
     accel_i_cu_enter(dev);
-    r = accel_i_cu_check(dev, accel_i_cu.StreamCreate(&q->stream, ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    r = accel_i_cu_check(dev, accel_i_cu.StreamCreate(&q->stream, ACCEL_CU_STREAM_NON_BLOCKING),
+                         "cuStreamCreate");
     if (r == ACCEL_OK) r = accel_i_cu_word_take(dev, &q->progress, true);
     if (r != ACCEL_OK) { accel_i_cu_queue_free(q, false); return r; }
     q->issued = atomic_load(q->progress.host);   /* a reused word counts on */
     q->reached = q->issued;
-    if (!accel_i_event_init(&q->done, 0)) { accel_i_cu_queue_free(q, false); return ACCEL_ERROR_OUT_OF_MEMORY; }
+    if (!accel_i_event_init(&q->done, 0)) {
+        accel_i_cu_queue_free(q, false);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
     accel_i_queue_init(&q->base, d, type);
     if ((r = accel_i_walker_start(&q->base)) != ACCEL_OK) {
         accel_i_object_undo(&q->base.obj);
@@ -2938,15 +3193,19 @@ ACCEL_API void* accel_cuda_queue_stream(accel_queue* q) {
 ACCEL_API void* accel_cuda_device_context(accel_device* d) {
     return accel_i_cu_is(d) ? (void*)accel_i_cu_dev(d)->ctx : NULL;
 }
-ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_pointer, size_t size, accel_buffer** out) {
+ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_pointer, size_t size,
+                                              accel_buffer** out) {
     accel_i_cu_buffer* buf;
     if (out) *out = NULL;
     if (!d || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
     if (!accel_i_cu_is(d))
-        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_cuda_buffer_wrap: device %p%s%s%s is not a CUDA device", ACCEL_I_DEVICE_LABEL(d));
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_cuda_buffer_wrap: device %p%s%s%s is not a CUDA device",
+                            ACCEL_I_DEVICE_LABEL(d));
     if (accel_i_lost(d)) return ACCEL_ERROR_DEVICE_LOST;
     if (device_pointer == 0 || size == 0 || (accel_cu_deviceptr)device_pointer != device_pointer)
-        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "accel_cuda_buffer_wrap: device_pointer 0x%llx / size %zu",
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "accel_cuda_buffer_wrap: device_pointer 0x%llx / size %zu",
                             (unsigned long long)device_pointer, size);
     buf = (accel_i_cu_buffer*)accel_i_dev_alloc(d, sizeof *buf);
     if (!buf) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_cuda_buffer_wrap: out of host memory");
@@ -2966,23 +3225,31 @@ static accel_result accel_i_cu_device_count(const accel_backend* b, uint32_t* co
     accel_logger lg;
     (void)b; (void)count;
     memset(&lg, 0, sizeof lg);
-    accel_i_log_to(&lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: this build has no threads or no dynamic loading (WASI, Emscripten, ACCEL_NO_THREADS)");
+    accel_i_log_to(&lg, ACCEL_LOG_WARN,
+                   "accel_cuda: unavailable: this build has no threads or no dynamic loading "
+                   "(WASI, Emscripten, ACCEL_NO_THREADS)");
     return ACCEL_ERROR_UNAVAILABLE;
 }
-static accel_result accel_i_cu_device_create(const accel_backend* b, const accel_device_desc* d, accel_device** out) {
+static accel_result accel_i_cu_device_create(const accel_backend* b, const accel_device_desc* d,
+                                            accel_device** out) {
     (void)b; (void)out;
-    accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_cuda: unavailable: this build has no threads or no dynamic loading (WASI, Emscripten, ACCEL_NO_THREADS)");
+    accel_i_log_to(&d->logger, ACCEL_LOG_WARN,
+                   "accel_cuda: unavailable: this build has no threads or no dynamic loading "
+                   "(WASI, Emscripten, ACCEL_NO_THREADS)");
     return ACCEL_ERROR_UNAVAILABLE;
 }
 /* no device is ever created, so the other entries are never called */
 static const accel_backend accel_i_cu_backend_table = {
-    "cuda", false, false, accel_i_cu_device_count, accel_i_cu_device_create, NULL, NULL, NULL, NULL, NULL, NULL,
+    "cuda", false, false, accel_i_cu_device_count, accel_i_cu_device_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
-ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) { (void)cuda_path; (void)nvrtc_path; }
-ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char* name, uint32_t compute_capability,
+ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) {
+    (void)cuda_path; (void)nvrtc_path;
+}
+ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char* name,
+                                                 uint32_t compute_capability,
                                                  const accel_allocator* allocator, const accel_logger* logger,
                                                  char** ptx, size_t* ptx_size) {
     accel_logger none;
@@ -2990,11 +3257,13 @@ ACCEL_API accel_result accel_cuda_compile_source(const char* source, const char*
     if (ptx) *ptx = NULL;
     if (ptx_size) *ptx_size = 0;
     if (!source || !ptx || !ptx_size) {
-        accel_i_log_to(logger, ACCEL_LOG_ERROR, "accel_cuda_compile_source: %s is NULL", !source ? "source" : !ptx ? "ptx" : "ptx_size");
+        accel_i_log_to(logger, ACCEL_LOG_ERROR, "accel_cuda_compile_source: %s is NULL",
+                       !source ? "source" : !ptx ? "ptx" : "ptx_size");
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     memset(&none, 0, sizeof none);
-    accel_i_log_to(logger ? logger : &none, ACCEL_LOG_WARN, "accel_cuda: NVRTC unavailable: this build has no threads or no dynamic loading");
+    accel_i_log_to(logger ? logger : &none, ACCEL_LOG_WARN,
+                   "accel_cuda: NVRTC unavailable: this build has no threads or no dynamic loading");
     return ACCEL_ERROR_UNAVAILABLE;
 }
 ACCEL_API void accel_cuda_free_ptx(const accel_allocator* allocator, char* ptx, size_t ptx_size) {
@@ -3005,10 +3274,14 @@ ACCEL_API void accel_cuda_free_ptx(const accel_allocator* allocator, char* ptx, 
 ACCEL_API uint64_t accel_cuda_buffer_pointer(accel_buffer* b) { (void)b; return 0; }
 ACCEL_API void* accel_cuda_queue_stream(accel_queue* q) { (void)q; return NULL; }
 ACCEL_API void* accel_cuda_device_context(accel_device* d) { (void)d; return NULL; }
-ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_pointer, size_t size, accel_buffer** out) {
+ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_pointer, size_t size,
+                                              accel_buffer** out) {
     (void)device_pointer; (void)size;
     if (out) *out = NULL;
-    if (d) accel_i_log(d, ACCEL_LOG_ERROR, "accel_cuda_buffer_wrap: device %p%s%s%s is not a CUDA device (this build has no CUDA backend)", ACCEL_I_DEVICE_LABEL(d));
+    if (d)
+        accel_i_log(d, ACCEL_LOG_ERROR,
+                    "accel_cuda_buffer_wrap: device %p%s%s%s is not a CUDA device "
+                    "(this build has no CUDA backend)", ACCEL_I_DEVICE_LABEL(d));
     return ACCEL_ERROR_INVALID_ARGUMENT;
 }
 #endif /* ACCEL_I_CU_NO_LOADER */
