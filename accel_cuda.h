@@ -1207,10 +1207,10 @@ static accel_i_cu_device* accel_i_cu_dev(accel_device* d) { return (accel_i_cu_d
 static void accel_i_cu_enter(accel_i_cu_device* dev) { accel_i_cu.CtxSetCurrent(dev->ctx); }
 
 /* ==== cuda: releases ====
-   cuMemFree, cuMemFreeHost and cuModuleUnload wait for the whole device to be idle (measured on an
-   H100, driver 580: they block while another stream sits in cuStreamWaitValue64), and hold a driver lock
-   meanwhile that stops other threads' enqueues. With a GPU wait pending for a value the host (or work a
-   blocked thread would enqueue) has yet to provide, that is a deadlock. So these releases, and graph
+   cuMemFree, cuMemFreeHost and cuModuleUnload wait for the whole device to be idle (they block while
+   another stream sits in cuStreamWaitValue64), and hold a driver lock meanwhile that stops other
+   threads' enqueues. With a GPU wait pending for a value the host (or work a blocked thread would
+   enqueue) has yet to provide, that is a deadlock. So these releases, and graph
    destruction, wait in a list (`graves`) while any GPU wait is pending on the CUDA device (waits_pending)
    and run when the last such wait's point is reaped. The driver waits for every stream of the context,
    and every accel device on a CUDA device uses its primary context, so the count and the list belong to
