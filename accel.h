@@ -168,12 +168,13 @@
    index per-worker scratch.
    Waits that help: a thread of yours that waits without a timeout (ACCEL_WAIT_FOREVER) in
    accel_signal_wait for one CPU signal, or in accel_queue_finish of a CPU queue, may run batches of that
-   queue itself (for a signal: the queue of the signal's device that last submitted a signal command on
-   it) while its executor is not running them, instead of waiting for the executor to wake up: so a
-   kernel or host call may run on the thread that waits, taking a lane as an executor does. Exactly
-   one thread runs a queue's batches at a time, in order. A helping wait stops right after the signal
-   command that reached its value, and never waits inside a batch (a batch that waits for a signal not
-   reached goes back to the executor). A wait with a timeout, a wait on several signals, and any wait
+   queue itself (for a signal: the queue of the signal's device that last submitted a signal command on it)
+   while its executor is not running them, instead of waiting for the executor to wake up: so a kernel or
+   host call may run on the thread that waits, taking a lane as an executor does. Exactly one thread runs a
+   queue's batches at a time, in order. A helping wait stops right after the signal command that reached
+   its value, and never waits inside a batch (a batch that waits for a signal not reached goes back to the
+   executor), nor runs work for the pool (an exec of more than ACCEL_CPU_INLINE_GROUPS groups, a replay:
+   those go back to the executor too). A wait with a timeout, a wait on several signals, and any wait
    inside a kernel or host call never runs work: those return when the executor has done it.
    Idle executors and workers spin for ACCEL_CPU_SPIN_NS, then sleep. On Linux an executor or worker
    that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
@@ -4785,6 +4786,20 @@ static uint64_t accel_i_cpu_traced_signal(accel_i_cpu_queue* q, const accel_i_cm
     accel_i_trace_cmd_at(&q->base, c, t0, t0, false);
     return t > t0 ? t : t0;   /* later when the trace was written out meanwhile */
 }
+/* Work that goes to the pool: an exec of more groups than run inline, or a replay (whose execs may).
+   A helping thread leaves it to the executor, whose hand-off to the pool is tuned for it (a decode loop
+   whose waiting thread ran its tokens' batches lost 3-5% at 2 lanes). */
+static bool accel_i_cpu_pool_work(const accel_i_cmd* c) {
+    const accel_exec_params* p = &c->u.exec.params;
+    uint64_t groups = 1;
+    if (c->kind == ACCEL_I_CMD_REPLAY) return true;
+    if (c->kind != ACCEL_I_CMD_EXEC) return false;
+    for (int d = 0; d < 3; d++) {
+        uint64_t local = p->local_size[d] ? p->local_size[d] : 1;
+        groups *= ((uint64_t)p->global_size[d] + local - 1) / local;
+    }
+    return groups > ACCEL_CPU_INLINE_GROUPS;
+}
 /* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). With a
    trace, each command's span is its start and end on the host clock (the CPU device's clock). */
 static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
@@ -4793,6 +4808,7 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
     accel_i_cpu_trace tr = { NULL, 0, 0 };
     for (; b->pc < b->count; b->pc++) {
         accel_i_cmd* c = &b->cmds[b->pc];
+        if (q->help && accel_i_cpu_pool_work(c)) return false;   /* the executor's (see waits that help) */
         switch (c->kind) {
         case ACCEL_I_CMD_WAIT: {
             accel_result r = accel_i_cpu_wait_cmd(q, c->u.sig.signal, c->u.sig.value);
@@ -4899,18 +4915,18 @@ static void accel_i_cpu_executor_main(void* arg) {
 }
 
 /* ==== cpu: waits that help ==== */
-/* A host thread that waits without a timeout (ACCEL_WAIT_FOREVER) for one CPU signal, or finishes a
-   CPU queue, runs batches itself instead of waiting for an executor to wake: the batches of the queue
-   that last submitted a signal command on that signal (of the signal's device), or of the finished
-   queue, while that queue's executor is not running them. Whoever takes the queue's turn runs its
-   batches, so exactly one thread runs them, oldest first. A helper stops once what it waits for is
-   reached (also within a batch, right after the signal command that reached it), and never waits
-   inside a batch: at a wait command not reached it leaves the batch to the executor (b->pc at the
-   wait). Its kernels take a lane as an executor's do (accel_dispatch.worker stays unique per
-   concurrent kernel); it never moves (a user thread). accel's own threads never help, nor does a
-   thread that is helping already (a host call or kernel it runs waits as on the executor), so
-   nothing recurses and a kernel never runs other work on its stack. A wait with a timeout never helps:
-   it returns on time whatever the work does. */
+/* A host thread that waits without a timeout (ACCEL_WAIT_FOREVER) for one CPU signal, or finishes a CPU
+   queue, runs batches itself instead of waiting for an executor to wake: the batches of the queue that
+   last submitted a signal command on that signal (of the signal's device), or of the finished queue, while
+   that queue's executor is not running them. Whoever takes the queue's turn runs its batches, so exactly
+   one thread runs them, oldest first. A helper stops once what it waits for is reached (also within a
+   batch, right after the signal command that reached it), and never waits inside a batch: at a wait
+   command not reached it leaves the batch to the executor (b->pc at the wait). Its kernels take a lane as
+   an executor's do (accel_dispatch.worker stays unique per concurrent kernel); it runs only work that
+   stays off the pool (accel_i_cpu_pool_work), and never moves (a user thread). accel's own threads never
+   help, nor does a thread that is helping already (a host call or kernel it runs waits as on the
+   executor), so nothing recurses and a kernel never runs other work on its stack. A wait with a timeout
+   never helps: it returns on time whatever the work does. */
 /* Runs q's batches on this thread while q's turn is free and h is not reached. */
 static void accel_i_cpu_help_queue(accel_i_cpu_queue* q, const accel_i_cpu_help* h) {
     accel_i_batch* b;
