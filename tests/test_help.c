@@ -266,22 +266,36 @@ TEST(batches_stay_in_order_when_helper_and_executor_alternate) {
 }
 
 #if TEST_HAVE_THREADS
-typedef struct nest_state { accel_signal* later; uint64_t target; atomic_int depth, max_depth; accel_result r; uintptr_t where; } nest_state;
+typedef struct nest_state {
+    accel_queue* other;           /* another queue of the kernel's device */
+    accel_program* mark;          /* k_where */
+    accel_buffer* buf;            /* where k_where records its thread */
+    accel_signal *later, *s2;
+    uint64_t target;
+    accel_result r, r2;
+    uintptr_t where;              /* the thread the waiting kernel ran on */
+} nest_state;
 static nest_state nest;
 /* A kernel that waits (with a timeout) for a value only a later batch of its own queue reaches. */
 static void k_waits_for_later(const accel_dispatch* d) {
-    int depth = atomic_fetch_add(&nest.depth, 1) + 1;
     (void)d;
-    if (depth > atomic_load(&nest.max_depth)) atomic_store(&nest.max_depth, depth);
     nest.where = help_this_thread();
     nest.r = accel_signal_wait(nest.later, nest.target, 20000000u);
-    atomic_fetch_sub(&nest.depth, 1);
+}
+/* A kernel that submits a one-group exec to another queue and waits for it without a timeout. */
+static void k_waits_for_other(const accel_dispatch* d) {
+    (void)d;
+    nest.where = help_this_thread();
+    accel_queue_exec(nest.other, nest.mark, &nest.buf, 1, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_signal(nest.other, nest.s2, nest.target);
+    nest.r2 = accel_queue_submit(nest.other);
+    if (nest.r2 == ACCEL_OK) nest.r2 = accel_signal_wait(nest.s2, nest.target, ACCEL_WAIT_FOREVER);
 }
 #endif
 
 /* A kernel that waits for its own queue's later value gets TIMEOUT, as without helping, whether the
-   executor or a helping waiter runs it, and nothing recurses. */
-TEST(kernel_waiting_on_its_own_queue_times_out_without_recursion) {
+   executor or a helping waiter runs it. */
+TEST(kernel_waiting_on_its_own_queue_times_out) {
 #if TEST_HAVE_THREADS
     accel_device* dev;
     accel_queue* q;
@@ -307,8 +321,48 @@ TEST(kernel_waiting_on_its_own_queue_times_out_without_recursion) {
         on_host += nest.where == host;
         CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
     }
-    CHECK_EQ_INT(atomic_load(&nest.max_depth), 1);
     if (on_host == 0) fprintf(stderr, "    note: the executor ran every one (no helping seen)\n");
+    accel_device_destroy(dev);
+#else
+    SKIP("no threads");
+#endif
+}
+
+/* A kernel never runs other work on its stack: a kernel that submits to another queue of its device
+   (asleep: its executor has been idle for a while) and waits for it without a timeout waits while that
+   queue's executor runs it, on a thread of its own, whether the kernel runs on its queue's executor
+   (the host waits with a timeout) or on the host thread that helps (the host waits without one). */
+TEST(a_kernel_that_waits_never_runs_other_work) {
+#if TEST_HAVE_THREADS
+    accel_device_desc desc;
+    accel_device* dev;
+    accel_queue* q;
+    accel_signal* done;
+    accel_program* p;
+    memset(&desc, 0, sizeof desc);
+    desc.cpu_threads = 2;   /* the waiting kernel holds one lane, the other queue's exec takes the other */
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &nest.other));
+    REQUIRE_OK(accel_signal_create(dev, 0, &nest.s2));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(accel_buffer_create(dev, &(accel_buffer_desc){ .size = 64 }, &nest.buf));
+    REQUIRE_OK(accel_program_create(dev, &(accel_program_desc){ .name = "where", .cpu = k_where, .buffer_count = 1 },
+                                    &nest.mark));
+    REQUIRE_OK(accel_program_create(dev, &(accel_program_desc){ .name = "waits", .cpu = k_waits_for_other }, &p));
+    for (uint64_t i = 1; i <= 8; i++) {
+        uintptr_t other = 0;
+        help_sleep_ms(3);   /* both executors asleep */
+        nest.target = i;
+        accel_queue_exec(q, p, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(q, done, i);
+        CHECK_OK(accel_queue_submit(q));
+        CHECK_OK(accel_signal_wait(done, i, i % 2 ? ACCEL_WAIT_FOREVER : 20000000000ull));
+        CHECK_OK(nest.r2);
+        CHECK_OK(accel_buffer_read(nest.buf, 0, &other, sizeof other));
+        if (!CHECK(other != nest.where)) fprintf(stderr, "    round %u: the other queue's exec ran inside the kernel\n",
+                                                 (unsigned)i);
+    }
     accel_device_destroy(dev);
 #else
     SKIP("no threads");
@@ -442,7 +496,8 @@ int main(int argc, char** argv) {
     RUN(wait_without_timeout_runs_the_batch_on_the_waiting_thread);
     RUN(helping_waiters_run_every_group_exactly_once);
     RUN(batches_stay_in_order_when_helper_and_executor_alternate);
-    RUN(kernel_waiting_on_its_own_queue_times_out_without_recursion);
+    RUN(kernel_waiting_on_its_own_queue_times_out);
+    RUN(a_kernel_that_waits_never_runs_other_work);
     RUN(waiter_on_another_devices_signal_helps_nobody);
     RUN(failure_and_destroy_while_a_waiter_runs_a_batch);
     RUN(helper_stops_right_after_the_signal_it_waits_for);
