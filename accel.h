@@ -1654,6 +1654,8 @@ ACCEL_I_KIT void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b);    /* 
 /* trace: a command's span on its queue's track (device times on the host clock); returns when the next
    command may start */
 ACCEL_I_KIT uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1);
+/* execs: the work groups along dimension d of a recorded exec's params */
+ACCEL_I_KIT uint64_t accel_i_groups_along(const accel_exec_params* p, int d);
 #if !defined(ACCEL_NO_THREADS)
 ACCEL_I_KIT bool accel_i_cmd_is_host_step(const accel_i_cmd* c);          /* ends a segment (host_call) */
 ACCEL_I_KIT accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at);   /* the segment rule */
@@ -2846,6 +2848,10 @@ ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t valu
     accel_i_rec_signal(q, ACCEL_I_CMD_SIGNAL, s, value, "accel_queue_signal");
 }
 
+/* kit: the work groups along dimension d of normalised params (local sizes at least 1, as recorded). */
+static uint64_t accel_i_groups_along(const accel_exec_params* p, int d) {
+    return ((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d];
+}
 /* Normalises params (a local size of 0 counts as 1) and checks them against the device limits. A global
    size of 0 gives 0 groups in that dimension (the exec is a no-op) and is checked like any other. */
 static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p) {
@@ -2854,7 +2860,7 @@ static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p) {
     for (int d = 0; d < 3; d++) {
         uint64_t groups;
         if (p->local_size[d] == 0) p->local_size[d] = 1;
-        groups = ((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d];
+        groups = accel_i_groups_along(p, d);
         invocations *= p->local_size[d];
         if (p->local_size[d] > info->max_group_size[d] || groups > info->max_group_count[d]) {
             accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -3021,25 +3027,24 @@ ACCEL_API void accel_queue_barrier(accel_queue* q) {
     if (!q) accel_i_invalid(NULL, "accel_queue_barrier", "queue is NULL");
     else accel_i_rec_push(q, ACCEL_I_CMD_BARRIER, 0, NULL, "accel_queue_barrier");
 }
-ACCEL_API void accel_queue_native(accel_queue* q, void (*fn)(const accel_native* n, void* user), void* user) {
-    accel_i_cmd* c;
-    if (!q) { accel_i_invalid(NULL, "accel_queue_native", "queue is NULL"); return; }
-    if (!fn) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_native: fn is NULL");
-        return;
+/* A native step or host call: recording errors for a NULL queue or fn, else the recorded command. */
+static accel_i_cmd* accel_i_rec_call(accel_queue* q, accel_i_cmd_kind kind, bool has_fn, const char* fn) {
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return NULL; }
+    if (!has_fn) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: fn is NULL", fn);
+        return NULL;
     }
-    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_NATIVE, 0, NULL, "accel_queue_native")) == NULL) return;
+    return accel_i_rec_push(q, kind, 0, NULL, fn);
+}
+ACCEL_API void accel_queue_native(accel_queue* q, void (*fn)(const accel_native* n, void* user), void* user) {
+    accel_i_cmd* c = accel_i_rec_call(q, ACCEL_I_CMD_NATIVE, fn != NULL, "accel_queue_native");
+    if (!c) return;
     c->u.native.fn = fn;
     c->u.native.user = user;
 }
 ACCEL_API void accel_queue_host_call(accel_queue* q, void (*fn)(void* user), void* user) {
-    accel_i_cmd* c;
-    if (!q) { accel_i_invalid(NULL, "accel_queue_host_call", "queue is NULL"); return; }
-    if (!fn) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_host_call: fn is NULL");
-        return;
-    }
-    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_HOST_CALL, 0, NULL, "accel_queue_host_call")) == NULL) return;
+    accel_i_cmd* c = accel_i_rec_call(q, ACCEL_I_CMD_HOST_CALL, fn != NULL, "accel_queue_host_call");
+    if (!c) return;
     c->u.host.fn = fn;
     c->u.host.user = user;
 }
@@ -4572,8 +4577,7 @@ static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, voi
     for (int d = 0; d < 3; d++) {
         job->tmpl.group_size[d] = p->local_size[d];
         job->tmpl.global_size[d] = p->global_size[d];
-        job->tmpl.group_count[d] =
-            (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
+        job->tmpl.group_count[d] = (uint32_t)accel_i_groups_along(p, d);
         job->groups *= job->tmpl.group_count[d];
     }
     job->tmpl.buffers = ptrs;
@@ -4794,10 +4798,7 @@ static bool accel_i_cpu_pool_work(const accel_i_cmd* c) {
     uint64_t groups = 1;
     if (c->kind == ACCEL_I_CMD_REPLAY) return true;
     if (c->kind != ACCEL_I_CMD_EXEC) return false;
-    for (int d = 0; d < 3; d++) {
-        uint64_t local = p->local_size[d] ? p->local_size[d] : 1;
-        groups *= ((uint64_t)p->global_size[d] + local - 1) / local;
-    }
+    for (int d = 0; d < 3; d++) groups *= accel_i_groups_along(p, d);
     return groups > ACCEL_CPU_INLINE_GROUPS;
 }
 /* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). With a

@@ -2337,7 +2337,7 @@ static accel_cu_result accel_i_cu_exec(accel_i_cu_queue* q, accel_i_batch* b, co
     }
     for (uint32_t i = 0; i < nc; i++) params[nb + i] = &constants[i];
     for (int d = 0; d < 3; d++)
-        grid[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
+        grid[d] = (uint32_t)accel_i_groups_along(p, d);
     return accel_i_cu.LaunchKernel(((accel_i_cu_program*)c->u.exec.program)->fn, grid[0], grid[1], grid[2],
                                    p->local_size[0], p->local_size[1], p->local_size[2], 0, q->stream,
                                    params, NULL);
@@ -2492,7 +2492,7 @@ static void accel_i_cu_op_build(accel_i_cu_op* op, const accel_i_batch* l, const
         op->nb = c->u.exec.buffer_count; op->nc = c->u.exec.constant_count;
         op->ptrs = *ptrs; op->consts = *consts; op->params = *params;
         for (int d = 0; d < 3; d++) {
-            op->grid[d] = (uint32_t)(((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d]);
+            op->grid[d] = (uint32_t)accel_i_groups_along(p, d);
             op->block[d] = p->local_size[d];
         }
         for (uint32_t i = 0; i < op->nb; i++) {
