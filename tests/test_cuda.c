@@ -383,6 +383,17 @@ TEST(cubin_from_the_desc_runs) {
     accel_device_destroy(dev);   /* and what the test made on it */
 }
 
+#if !defined(ACCEL_I_CU_NO_LOADER)
+/* Polls a HOST buffer's first word (written by a GPU fill) until it reads v, for up to 10 s. */
+static bool test_cuda_lands(volatile uint32_t* seen, uint32_t v) {
+    for (uint64_t t0 = test_now_ns(); test_now_ns() - t0 < 10000000000ull;) {
+        atomic_thread_fence(memory_order_acquire);
+        if (seen[0] == v) return true;
+    }
+    return false;
+}
+#endif
+
 /* A hop of a pipeline behind a host gate runs GPU to GPU: p waits for a gate the host sets, then signals
    a; c, submitted while p still waits (so c's wait watches a's mirror word, not p's progress), fills a
    HOST buffer. With p's points reaped by no one (its reap lock held here), c's fill must still land
@@ -395,8 +406,6 @@ TEST(gated_hop_is_released_on_the_gpu) {
     accel_signal *gate, *a, *b;
     accel_buffer *work, *out;
     volatile uint32_t* seen;
-    uint64_t t0;
-    int landed = 0;
     if (!dev) SKIP("no CUDA device here");
     if (!accel_i_cu_dev(dev)->memops) { accel_device_destroy(dev); SKIP("no stream memory operations: such waits are gated on the host"); }
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &p));
@@ -418,11 +427,7 @@ TEST(gated_hop_is_released_on_the_gpu) {
     CHECK_OK(accel_queue_submit(c));
     atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 1u);   /* from here no thread applies p's points */
     CHECK_OK(accel_signal_set(gate, 1));
-    for (t0 = test_now_ns(); !landed && test_now_ns() - t0 < 10000000000ull;) {
-        atomic_thread_fence(memory_order_acquire);
-        landed = seen[0] == 7u;
-    }
-    CHECK(landed);
+    CHECK(test_cuda_lands(seen, 7u));
     CHECK_EQ_U64(accel_signal_value(a), 0);   /* p's point was not applied: c went on the GPU's word */
     atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 0u);
     CHECK_OK(accel_signal_wait(b, 1, 10000000000ull));
@@ -446,8 +451,6 @@ TEST(wait_before_its_promise_is_released_on_the_gpu) {
     accel_signal *a, *b;
     accel_buffer *work, *out;
     volatile uint32_t* seen;
-    uint64_t t0;
-    int landed = 0;
     if (!dev) SKIP("no CUDA device here");
     if (!accel_i_cu_dev(dev)->memops) { accel_device_destroy(dev); SKIP("no stream memory operations: such waits are gated on the host"); }
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &p));
@@ -466,11 +469,7 @@ TEST(wait_before_its_promise_is_released_on_the_gpu) {
     accel_queue_fill(p, work, 0, 256, 1);
     accel_queue_signal(p, a, 1);
     CHECK_OK(accel_queue_submit(p));
-    for (t0 = test_now_ns(); !landed && test_now_ns() - t0 < 10000000000ull;) {
-        atomic_thread_fence(memory_order_acquire);
-        landed = seen[0] == 7u;
-    }
-    CHECK(landed);
+    CHECK(test_cuda_lands(seen, 7u));
     CHECK_EQ_U64(accel_signal_value(a), 0);   /* p's point was not applied: c went on the GPU's write */
     atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 0u);
     CHECK_OK(accel_signal_wait(b, 1, 10000000000ull));
