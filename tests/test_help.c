@@ -134,6 +134,7 @@ static void hx_main(void* p) {
         uint32_t qi = hx_rand(&a->seed) % HX_QUEUES, n = 1 + hx_rand(&a->seed) % HX_ITEMS;
         uint32_t local = 1u << (hx_rand(&a->seed) % 7), execs = 1 + hx_rand(&a->seed) % 3;
         uint64_t v;
+        if (hx_rand(&a->seed) % 2) n = 1 + n % local;   /* one group: work a helper runs itself */
         while (atomic_flag_test_and_set(&sh->lock[qi])) {}
         for (uint32_t e = 0; e < execs; e++) {
             accel_queue_exec(sh->q[qi], sh->p, &sh->buf[qi], 1, NULL, 0, accel_exec_1d(n, local));
@@ -155,7 +156,9 @@ static void hx_main(void* p) {
 #endif
 
 /* Exactly once with helping waiters: several host threads record, submit and wait (or finish) on
-   shared queues, at 1, 2, 3 and 7 lanes; every item of every exec is counted exactly once. */
+   shared queues, at 1, 2, 3 and 7 lanes; every item of every exec is counted exactly once. Half of the
+   execs are one group (a helper runs them), half several (a helper leaves them to the executor, so the
+   queue changes hands inside batches too). */
 TEST(helping_waiters_run_every_group_exactly_once) {
 #if TEST_HAVE_THREADS
     static const uint32_t lanes[4] = { 1, 2, 3, 7 };
