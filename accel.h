@@ -4950,15 +4950,17 @@ static void accel_i_cpu_help_signal(accel_signal* s, uint64_t v) {
     accel_device* dev = s->obj.device;
     accel_i_cpu_queue* q;
     accel_i_cpu_help h;
+    uint64_t cur = accel_i_host_signal_value(s);
     h.s = s;
     h.v = v;
-    if (!atomic_load_explicit(&cs->setter, memory_order_relaxed)) return;
+    if (accel_i_failed(cur) || cur >= v || !atomic_load_explicit(&cs->setter, memory_order_relaxed))
+        return;   /* nothing to help with: no lock, no reference */
     accel_i_spin_lock(&dev->objects_lock);
     q = (accel_i_cpu_queue*)(uintptr_t)atomic_load_explicit(&cs->setter, memory_order_relaxed);
     if (q && !accel_i_try_retain(&q->base.obj)) q = NULL;
     accel_i_spin_unlock(&dev->objects_lock);
     if (!q) return;
-    if (!accel_i_cpu_helped(q, &h)) accel_i_cpu_help_queue(q, &h);
+    accel_i_cpu_help_queue(q, &h);
     accel_i_release(q);
 }
 /* Submit: s's setter is q, for the waits that help. Stored only when it changes. */
