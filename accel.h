@@ -492,6 +492,11 @@ typedef struct accel_device_info {
                                        threads); 0 on other backends */
     uint32_t buffer_offset_alignment; /* accel_buffer_view_create offsets: 1 on the CPU, the device's
                                        minStorageBufferOffsetAlignment on Vulkan, 256 on CUDA */
+    /* Which physical device this is (see "Several devices"): the same GPU opened through CUDA and
+       through Vulkan reports the same uuid, so a program can tell it is one GPU */
+    uint8_t uuid[16];               /* CUDA cuDeviceGetUuid, Vulkan deviceUUID; CPU: all zero */
+    uint32_t pci_domain, pci_bus, pci_device;   /* UINT32_MAX where unknown (CPU; Vulkan without
+                                                   VK_EXT_pci_bus_info) */
 } accel_device_info;
 /* Fills *out. INVALID_ARGUMENT for NULL; DEVICE_LOST when lost. Any thread. */
 ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out);
@@ -633,9 +638,9 @@ ACCEL_API void accel_queue_destroy(accel_queue* q);
    wait/signal: v <= ACCEL_SIGNAL_MAX. exec: COMPUTE queues only, exact buffer and constant counts,
    local_size within the device limits. copy: non-overlapping when src == dst. fill: offset and size
    multiples of 4. Sizes > 0 and offset+size within the buffer everywhere. Buffers and programs are
-   the queue's device's (a CPU device may also use another CPU device's: they share host memory; a
-   GPU device refuses another device's, so move data between devices with accel_buffer_read/write or
-   a host_ptr wrap). wait and signal take any device's or backend's signals (see Signals). */
+   the queue's device's (a CPU device may also use another CPU device's: they share host memory),
+   except that a copy may take ONE buffer (or view) of any other device or backend: a peer copy (see
+   "Several devices"). wait and signal take any device's or backend's signals (see Signals). */
 ACCEL_API void accel_queue_wait(accel_queue* q, accel_signal* s, uint64_t value);
 ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t value);
 ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
@@ -748,6 +753,20 @@ typedef struct accel_patch {
    queues and threads at once, any number of times. */
 ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches,
                                   uint32_t patch_count);
+
+/* ==== several devices ==== */
+/* What a queue of device a can do with device b's objects (see "Several devices"). */
+typedef struct accel_peer_info {
+    bool copy;               /* accel_queue_copy between buffers of the two devices works (always true) */
+    bool direct_copy;        /* ... without staging through a host buffer of accel's: the same device,
+                                CPU buffers (host memory), CUDA peer access or one context */
+    bool device_waits;       /* a queue of a waits on b's signals on the device, no host thread gating
+                                it (a and b the same device; a CPU device waiting on another CPU
+                                device's signal, exactly as on its own) */
+} accel_peer_info;
+/* Fills *out for a's queues using b's buffers and signals (a == b is fine: all true). INVALID_ARGUMENT
+   for NULL; DEVICE_LOST when either is lost. Any thread. */
+ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, accel_peer_info* out);
 
 #ifdef __cplusplus
 }
@@ -1374,6 +1393,9 @@ typedef enum accel_i_cmd_kind {
    signal command of a queue of another device than its signal's */
 #define ACCEL_I_CMD_ON_DEVICE 1u
 #define ACCEL_I_CMD_FOREIGN   2u
+/* STAGED: a copy with a buffer of another device that a GPU queue's backend does not do itself: a host
+   step (core: several devices) */
+#define ACCEL_I_CMD_STAGED    4u
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
     uint32_t flags;
@@ -1482,6 +1504,10 @@ struct accel_backend {
        commands into the batch anew, so the backend never sees ACCEL_I_CMD_REPLAY. */
     accel_result (*commands_build)(accel_queue* q, accel_commands* c);   /* q: the queue that recorded c */
     void (*commands_free)(accel_commands* c);
+    /* several devices (core: several devices): does a queue of dev copy to and from buffers of
+       `other` (another device) itself, in its own order on the device (CUDA: peer access or one
+       context)? NULL or false: the core stages such copies on the host (a GPU queue's host step) */
+    bool (*peer_copy)(accel_device* dev, accel_device* other);
 };
 
 /* Tracing (see "core: trace"): where a signal last reached a value, so that a wait can draw its flow
@@ -2801,14 +2827,10 @@ static bool accel_i_same_device(accel_queue* q, accel_device* other) {
     accel_device* dev = q->obj.device;
     return other == dev || (other->backend == dev->backend && dev->backend->shares_host_memory);
 }
-static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size,
-                                  const char* fn) {
+/* buf is not NULL and holds [offset, offset + size) (any device's: see accel_i_rec_buffer_ok) */
+static bool accel_i_rec_range_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size,
+                                 const char* fn) {
     if (!buf) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer is NULL", fn); return false; }
-    if (!accel_i_same_device(q, buf->obj.device)) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
-                          "%s: buffer%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&buf->obj));
-        return false;
-    }
     if (!accel_i_range_ok(buf->size, offset, size)) {
         char why[200];
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -2817,6 +2839,18 @@ static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offs
     }
     return true;
 }
+static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size,
+                                  const char* fn) {
+    if (buf && !accel_i_same_device(q, buf->obj.device)) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                          "%s: buffer%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&buf->obj));
+        return false;
+    }
+    return accel_i_rec_range_ok(q, buf, offset, size, fn);
+}
+/* core: several devices: a copy's buffers (at most one of another device), and its flags */
+static bool accel_i_peer_rec_ok(accel_queue* q, accel_buffer* dst, accel_buffer* src, const char* fn);
+static uint32_t accel_i_peer_flags(accel_queue* q, const accel_buffer* dst, const accel_buffer* src);
 static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_signal* s, uint64_t value,
                                const char* fn) {
     accel_i_cmd* c;
@@ -2964,8 +2998,8 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
     size_t dst_rel = dst_offset, src_rel = src_offset;
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!accel_i_rec_buffer_ok(q, dst, dst_offset, size, fn) ||
-        !accel_i_rec_buffer_ok(q, src, src_offset, size, fn))
+    if (!accel_i_rec_range_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_range_ok(q, src, src_offset, size, fn) ||
+        !accel_i_peer_rec_ok(q, dst, src, fn))
         return;
     if (!accel_i_rec_target(q, &dst, &dst_offset, fn)) return;
     accel_i_rec_resolve(&src, &src_offset);
@@ -2975,6 +3009,7 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
         return;
     }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_COPY, 0, NULL, fn)) == NULL) return;
+    c->flags = accel_i_peer_flags(q, dst, src);
     accel_i_retain(dst); accel_i_retain(src);
     c->u.copy.dst = dst; c->u.copy.src = src;
     c->u.copy.dst_offset = dst_offset; c->u.copy.src_offset = src_offset; c->u.copy.size = size;
@@ -3242,6 +3277,7 @@ static void accel_i_commands_free(accel_commands* c) {
     accel_i_dev_free(dev, c, sizeof *c);
 }
 
+static bool accel_i_peer_staged_any(const accel_i_batch* b);   /* core: several devices */
 /* Makes the list from the recorded batch b (taken, also on failure). */
 static accel_result accel_i_commands_make(accel_queue* q, accel_i_batch* b, accel_commands** out) {
     accel_device* dev = q->obj.device;
@@ -3255,7 +3291,8 @@ static accel_result accel_i_commands_make(accel_queue* q, accel_i_batch* b, acce
     c->obj.device = dev;
     c->list = b;
     for (uint32_t i = 0; i < b->count; i++) c->has_exec |= b->cmds[i].kind == ACCEL_I_CMD_EXEC;
-    if (dev->backend->commands_build) r = dev->backend->commands_build(q, c);
+    /* a staged copy between devices is a host step: such a list replays in the generic form */
+    if (dev->backend->commands_build && !accel_i_peer_staged_any(b)) r = dev->backend->commands_build(q, c);
     if (r != ACCEL_OK) {
         accel_i_batch_recycle(q, b);
         accel_i_dev_free(dev, c, sizeof *c);
@@ -3331,16 +3368,25 @@ static bool accel_i_range_patch_ok(accel_queue* q, const accel_patch* p, uint32_
     if (p->index == 0 && p->buffer->read_only) return accel_i_bad_patch(q, k, p, "the buffer is read_only");
     return true;
 }
-static bool accel_i_copy_patch_ok(accel_queue* q, const accel_i_cmd* cmd, const accel_patch* all, uint32_t n,
-                                  uint32_t k) {
+/* A copy's patch may bring a buffer of another device (a peer copy: core: several devices), except
+   one that a native list of a GPU backend would have to stage on the host (a list replays as one
+   piece of device work there). */
+static bool accel_i_copy_patch_ok(accel_queue* q, const accel_commands* c, const accel_i_cmd* cmd,
+                                  const accel_patch* all, uint32_t n, uint32_t k) {
     const accel_patch* p = &all[k];
     accel_buffer *dst, *src;
     size_t d, s, size = cmd->u.copy.size;
     if (!p->buffer || p->index > 1)
         return accel_i_bad_patch(q, k, p, "a copy takes buffer 0 (dst) or 1 (src) only");
-    if (!accel_i_range_patch_ok(q, p, k, p->index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel, size))
+    if (!accel_i_rec_range_ok(q, p->buffer, p->index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel, size,
+                              "accel_queue_replay"))
         return false;
+    if (p->index == 0 && p->buffer->read_only) return accel_i_bad_patch(q, k, p, "the buffer is read_only");
     accel_i_copy_patched(cmd, p->command, all, n, &dst, &d, &src, &s);
+    if (!accel_i_peer_rec_ok(q, dst, src, "accel_queue_replay")) return false;
+    if (c->native && accel_i_peer_flags(q, dst, src))
+        return accel_i_bad_patch(q, k, p, "this backend's recorded lists cannot stage a copy between devices "
+                                          "(record the copy with that buffer instead)");
     if (dst == src && d < s + size && s < d + size)
         return accel_i_bad_patch(q, k, p, "the copy would overlap itself");
     return true;
@@ -3352,14 +3398,15 @@ static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const acce
     const accel_i_cmd* cmd;
     if (p->command >= c->list->count) return accel_i_bad_patch(q, k, p, "no such command in the list");
     cmd = &c->list->cmds[p->command];
-    if (p->buffer && !accel_i_rec_buffer_ok(q, p->buffer, 0, p->buffer->size, "accel_queue_replay"))
+    if (p->buffer && cmd->kind != ACCEL_I_CMD_COPY &&
+        !accel_i_rec_buffer_ok(q, p->buffer, 0, p->buffer->size, "accel_queue_replay"))
         return false;
     switch (cmd->kind) {
     case ACCEL_I_CMD_EXEC:
         if (p->index >= (p->buffer ? cmd->u.exec.buffer_count : cmd->u.exec.constant_count))
             return accel_i_bad_patch(q, k, p, "the exec has no such binding");
         return true;
-    case ACCEL_I_CMD_COPY: return accel_i_copy_patch_ok(q, cmd, all, n, k);
+    case ACCEL_I_CMD_COPY: return accel_i_copy_patch_ok(q, c, cmd, all, n, k);
     case ACCEL_I_CMD_FILL: {
         accel_buffer* root;
         size_t at;
@@ -3481,6 +3528,10 @@ static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, cons
         for (uint32_t k = 0; k < n; k++)
             if (patches[k].command == i)
                 accel_i_patch_apply(q->rec, &q->rec->cmds[q->rec->count - 1], &l->cmds[i], &patches[k]);
+        if (l->cmds[i].kind == ACCEL_I_CMD_COPY) {   /* a patch may have brought another device's buffer */
+            accel_i_cmd* cc = &q->rec->cmds[q->rec->count - 1];
+            cc->flags = (cc->flags & ~ACCEL_I_CMD_STAGED) | accel_i_peer_flags(q, cc->u.copy.dst, cc->u.copy.src);
+        }
     }
 }
 /* Stable insertion sort by command (patches usually come sorted: linear then). */
@@ -3510,6 +3561,95 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
     cmd->u.replay.list = c;
     cmd->u.replay.patches = off;
     cmd->u.replay.patch_count = patch_count;
+}
+
+/* ==== core: several devices ==== */
+/* DESIGN 7.2. A copy may take one buffer of another device (a peer copy). It runs in q's order, one of
+   two ways, decided when it is recorded:
+   - by q's device itself: a CPU queue's executor is a host thread, and copies any buffer (memmove
+     between host-visible ones, else the other backend's buffer_io straight into or out of the
+     host-visible side, else through a bounce buffer: accel_i_peer_copy_run); a GPU backend whose
+     peer_copy says so (CUDA: peer access or one context) copies in its own stream;
+   - staged (ACCEL_I_CMD_STAGED): on a GPU queue otherwise, the copy is a host step (core: batch walk):
+     the queue's worker runs accel_i_peer_copy_run once the commands before it completed, then the
+     queue goes on. No caller waits on the host for it; the queue's own order is gated there (the
+     honest fallback, reported by accel_device_peer_info.direct_copy / device_waits).
+   Waits on another device's signals keep the rule of core: batch walk (host-gated on GPU queues). */
+/* A device whose buffers are all host memory that any thread may read and write (the CPU backend). */
+static bool accel_i_host_memory(const accel_device* d) { return d->backend->shares_host_memory; }
+/* The device of a copy's buffer that is not q's (NULL: none). */
+static accel_device* accel_i_peer_of(accel_queue* q, const accel_buffer* dst, const accel_buffer* src) {
+    if (!accel_i_same_device(q, dst->obj.device)) return dst->obj.device;
+    if (!accel_i_same_device(q, src->obj.device)) return src->obj.device;
+    return NULL;
+}
+static bool accel_i_peer_rec_ok(accel_queue* q, accel_buffer* dst, accel_buffer* src, const char* fn) {
+    if (accel_i_same_device(q, dst->obj.device) || accel_i_same_device(q, src->obj.device)) return true;
+    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                      "%s: both buffers belong to other devices (one must be the queue's device's)", fn);
+    return false;
+}
+static uint32_t accel_i_peer_flags(accel_queue* q, const accel_buffer* dst, const accel_buffer* src) {
+    accel_device* dev = q->obj.device;
+    accel_device* other = accel_i_peer_of(q, dst, src);
+    if (!other || !dev->backend->walk) return 0;   /* the CPU executor copies itself */
+    if (dev->backend->peer_copy && dev->backend->peer_copy(dev, other)) return 0;
+    return ACCEL_I_CMD_STAGED;
+}
+static bool accel_i_peer_staged_any(const accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count; i++) if (b->cmds[i].flags & ACCEL_I_CMD_STAGED) return true;
+    return false;
+}
+
+/* The host's part of a copy (dst, src: roots), on the thread whose turn it is: a memmove where both
+   sides are mapped, the unmapped side's buffer_io straight into or out of the other's mapping, else
+   through a bounce buffer of dev's (ACCEL_I_PEER_CHUNK at most), chunk by chunk. */
+#define ACCEL_I_PEER_CHUNK ((size_t)4 << 20)
+static accel_result accel_i_peer_copy_run(accel_device* dev, accel_buffer* dst, size_t doff, accel_buffer* src,
+                                          size_t soff, size_t size) {
+    accel_device *dd = dst->obj.device, *sd = src->obj.device;
+    size_t chunk = size < ACCEL_I_PEER_CHUNK ? size : ACCEL_I_PEER_CHUNK;
+    unsigned char* bounce;
+    accel_result r = ACCEL_OK;
+    if (dst->mapped && src->mapped) {
+        memmove((unsigned char*)dst->mapped + doff, (const unsigned char*)src->mapped + soff, size);
+        return ACCEL_OK;
+    }
+    if (accel_i_lost(dd) || accel_i_lost(sd)) return ACCEL_ERROR_DEVICE_LOST;
+    if (src->mapped) return dd->backend->buffer_io(dst, doff, (unsigned char*)src->mapped + soff, size, true);
+    if (dst->mapped) return sd->backend->buffer_io(src, soff, (unsigned char*)dst->mapped + doff, size, false);
+    if ((bounce = (unsigned char*)accel_i_dev_alloc(dev, chunk)) == NULL)
+        return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_queue_copy: out of host memory for a copy between devices (%zu bytes)", chunk);
+    for (size_t at = 0; at < size && r == ACCEL_OK; at += chunk) {
+        size_t n = size - at < chunk ? size - at : chunk;
+        r = sd->backend->buffer_io(src, soff + at, bounce, n, false);
+        if (r == ACCEL_OK) r = dd->backend->buffer_io(dst, doff + at, bounce, n, true);
+    }
+    accel_i_dev_free(dev, bounce, chunk);
+    return r;
+}
+/* A copy command run on the host (the CPU executor's copies; a GPU queue's staged ones): 0, or the
+   failed value that drops the rest of the batch. */
+static uint64_t accel_i_peer_copy_cmd(accel_device* dev, const accel_i_cmd* c) {
+    accel_result r = accel_i_peer_copy_run(dev, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src,
+                                           c->u.copy.src_offset, c->u.copy.size);
+    if (r == ACCEL_OK) return 0;
+    accel_i_log(dev, ACCEL_LOG_ERROR, "accel_queue_copy: a copy between devices failed (%s); the rest of "
+                "its batch is dropped and its signals fail", accel_result_string(r));
+    return accel_i_failed_value(r);
+}
+
+ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, accel_peer_info* out) {
+    bool same;
+    if (!a || !b || !out) return accel_i_invalid(a ? a : b, "accel_device_peer_info", "a NULL argument");
+    if (accel_i_lost(a) || accel_i_lost(b)) return ACCEL_ERROR_DEVICE_LOST;
+    same = a == b || (a->backend == b->backend && accel_i_host_memory(a));
+    out->copy = true;
+    out->direct_copy = same || accel_i_host_memory(a) || accel_i_host_memory(b) ||
+                       (a->backend->peer_copy && a->backend->peer_copy(a, b));
+    out->device_waits = same;
+    return ACCEL_OK;
 }
 
 /* ==== core: failure after hand-off ==== */
@@ -3660,7 +3800,7 @@ static bool accel_i_fail_handed_off(accel_signal* s, uint64_t before, uint64_t f
    accel_queue_submit walks on the caller's thread until a gated wait is not reached (or the backend
    needs to block), then hands the rest to the queue's worker; later batches queue behind it, so the
    queue stays in order. No host thread wakes for a batch whose waits all go to the device.
-   Host steps (accel_i_cmd_is_host_step: host_call) need the host once the commands before them
+   Host steps (accel_i_cmd_is_host_step: host_call, a staged peer copy) need the host once the commands before them
    completed: a segment ends before one, and the walk runs it on the queue's worker after
    backend->queue_drain (a walk inside accel_queue_submit hands off there), then goes on. */
 /* segment_submit and the walk: "cannot go on without blocking" (an int: accel_result cannot hold it in
@@ -3669,7 +3809,9 @@ static bool accel_i_fail_handed_off(accel_signal* s, uint64_t before, uint64_t f
 
 #if !defined(ACCEL_NO_THREADS)   /* GPU backends need threads: no-threads builds have none to walk */
 /* The one list of host-step command kinds (segment splitting here and in backends' plans uses it). */
-static bool accel_i_cmd_is_host_step(const accel_i_cmd* c) { return c->kind == ACCEL_I_CMD_HOST_CALL; }
+static bool accel_i_cmd_is_host_step(const accel_i_cmd* c) {
+    return c->kind == ACCEL_I_CMD_HOST_CALL || (c->flags & ACCEL_I_CMD_STAGED);   /* a staged peer copy */
+}
 /* kit: the segment rule, the one place it is stated. The segment of b that starts at command `at`
    (not a host step): its waits, then its commands up to the next wait or host step. */
 static accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at) {
@@ -3697,6 +3839,7 @@ static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
         if (accel_i_failed(cur = accel_signal_value(b->cmds[i].u.sig.signal))) return cur;
     }
     b->host_checked = b->pc;
+    if (c->kind == ACCEL_I_CMD_COPY) return accel_i_peer_copy_cmd(q->obj.device, c);
     c->u.host.fn(c->u.host.user);
     return 0;
 }
@@ -4320,6 +4463,7 @@ static void accel_i_cpu_fill_info(accel_i_cpu_device* dev) {
     info->host_mapped_device_memory = true;
     info->cpu_threads = dev->lanes_n;
     info->buffer_offset_alignment = 1;
+    info->pci_domain = info->pci_bus = info->pci_device = UINT32_MAX;   /* uuid: all zero */
 }
 
 /* Stops the started workers and frees what was made; also the failure path of create. */
@@ -4622,8 +4766,9 @@ static void accel_i_cpu_fill(unsigned char* dst, size_t size, uint32_t pattern) 
    concurrent replays and never written). No validation (done at record time) and no allocation. */
 typedef struct accel_i_cpu_op {
     accel_i_cpu_job job;                 /* exec */
-    unsigned char* dst;                  /* copy, fill, update: resolved addresses */
+    unsigned char* dst;                  /* fill, update: resolved addresses */
     const unsigned char* src;
+    accel_buffer *dbuf, *sbuf;           /* copy: the roots (one may be another device's) */
     size_t dst_offset, src_offset, size;
     uint32_t pattern;
     accel_i_cmd_kind kind;
@@ -4647,8 +4792,8 @@ static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, con
         op->dst_offset = c->u.copy.dst_offset;
         op->src_offset = c->u.copy.src_offset;
         op->size = c->u.copy.size;
-        op->dst = (unsigned char*)c->u.copy.dst->mapped + op->dst_offset;
-        op->src = (const unsigned char*)c->u.copy.src->mapped + op->src_offset;
+        op->dbuf = c->u.copy.dst;
+        op->sbuf = c->u.copy.src;
         break;
     case ACCEL_I_CMD_FILL:
         op->dst_offset = c->u.fill.offset; op->size = c->u.fill.size; op->pattern = c->u.fill.pattern;
@@ -4722,9 +4867,26 @@ static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op*
     job.tmpl.constants = consts;
     accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, q->help ? NULL : &q->own);
 }
-/* Runs one op with its n patches (validated at record time). */
-static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p,
-                               uint32_t n) {
+/* A copy op with its patches: the command it stands for, patched, run by the core (any device's
+   buffers: core: several devices). Returns 0 or the failed value that drops the rest. */
+static uint64_t accel_i_cpu_op_copy(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p,
+                                    uint32_t n) {
+    accel_i_cmd c;
+    memset(&c, 0, sizeof c);
+    c.kind = ACCEL_I_CMD_COPY;
+    c.u.copy.dst = op->dbuf; c.u.copy.dst_offset = op->dst_offset;
+    c.u.copy.src = op->sbuf; c.u.copy.src_offset = op->src_offset;
+    c.u.copy.size = op->size;
+    for (uint32_t k = 0; k < n; k++) {
+        if (p[k].index == 0) { c.u.copy.dst = p[k].buffer; c.u.copy.dst_offset = p[k].offset; }
+        else { c.u.copy.src = p[k].buffer; c.u.copy.src_offset = p[k].offset; }
+    }
+    return accel_i_peer_copy_cmd(q->base.obj.device, &c);
+}
+/* Runs one op with its n patches (validated at record time). Returns 0 or the failed value that drops
+   the rest (a copy between devices that failed). */
+static uint64_t accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p,
+                                   uint32_t n) {
     unsigned char* dst = op->dst;
     const unsigned char* src = op->src;
     uint32_t pattern = op->pattern;
@@ -4733,31 +4895,34 @@ static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, c
             accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &op->job, q->lane_hint,
                                  q->help ? NULL : &q->own);
         else accel_i_cpu_exec_patched(q, op, p, n);
-        return;
+        return 0;
     }
+    if (op->kind == ACCEL_I_CMD_COPY) return accel_i_cpu_op_copy(q, op, p, n);
     for (uint32_t k = 0; k < n; k++) {
         if (!p[k].buffer) pattern = p[k].value;
-        else if (p[k].index == 0) dst = (unsigned char*)p[k].buffer->mapped + p[k].offset;
-        else src = (const unsigned char*)p[k].buffer->mapped + p[k].offset;
+        else dst = (unsigned char*)p[k].buffer->mapped + p[k].offset;
     }
     switch (op->kind) {
-    case ACCEL_I_CMD_COPY: memmove(dst, src, op->size); break;
     case ACCEL_I_CMD_FILL: accel_i_cpu_fill(dst, op->size, pattern); break;
     case ACCEL_I_CMD_UPDATE: memcpy(dst, src, op->size); break;
     case ACCEL_I_CMD_BARRIER: atomic_thread_fence(memory_order_seq_cst); break;
     default: break;
     }
+    return 0;
 }
-/* The replay command: the list's ops in order, each with its run of the (sorted) patches. */
-static void accel_i_cpu_replay(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c) {
+/* The replay command: the list's ops in order, each with its run of the (sorted) patches. Returns 0 or
+   the failed value of an op that failed (the rest of the list and of the batch is dropped). */
+static uint64_t accel_i_cpu_replay(accel_i_cpu_queue* q, const accel_i_batch* b, const accel_i_cmd* c) {
     const accel_i_cpu_list* nat = (const accel_i_cpu_list*)c->u.replay.list->native;
     uint32_t n = c->u.replay.patch_count, k = 0;
     const accel_i_patch* p = n ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches) : NULL;
     for (uint32_t i = 0; i < nat->count; i++) {
         uint32_t first = k;
+        uint64_t failed;
         while (k < n && p[k].command == i) k++;
-        accel_i_cpu_op_run(q, &nat->ops[i], p ? p + first : NULL, k - first);
+        if ((failed = accel_i_cpu_op_run(q, &nat->ops[i], p ? p + first : NULL, k - first)) != 0) return failed;
     }
+    return 0;
 }
 
 /* ==== cpu: queue executor ==== */
@@ -4801,6 +4966,16 @@ static bool accel_i_cpu_pool_work(const accel_i_cmd* c) {
     for (int d = 0; d < 3; d++) groups *= accel_i_groups_along(p, d);
     return groups > ACCEL_CPU_INLINE_GROUPS;
 }
+/* A command that ran and failed (failed != 0: a copy between devices, a replay of one) drops the rest
+   of the batch: what it would signal fails. Returns whether it failed. */
+static bool accel_i_cpu_failed_at(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c, bool trace,
+                                  uint64_t t0, uint64_t failed) {
+    if (!failed) return false;
+    if (trace) accel_i_trace_cmd(&q->base, c, t0, accel_i_now_ns());
+    accel_i_fail_rest(b, b->pc + 1, failed);
+    b->pc = b->count;
+    return true;
+}
 /* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). With a
    trace, each command's span is its start and end on the host clock (the CPU device's clock). */
 static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
@@ -4830,9 +5005,9 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
         case ACCEL_I_CMD_EXEC:
             accel_i_cpu_exec(q, b, c);
             break;
-        case ACCEL_I_CMD_COPY:
-            memmove((unsigned char*)c->u.copy.dst->mapped + c->u.copy.dst_offset,
-                    (const unsigned char*)c->u.copy.src->mapped + c->u.copy.src_offset, c->u.copy.size);
+        case ACCEL_I_CMD_COPY:   /* another device's buffer too (core: several devices) */
+            if (accel_i_cpu_failed_at(q, b, c, trace, t0, accel_i_peer_copy_cmd(q->base.obj.device, c)))
+                return true;
             break;
         case ACCEL_I_CMD_FILL:
             accel_i_cpu_fill((unsigned char*)c->u.fill.dst->mapped + c->u.fill.offset, c->u.fill.size,
@@ -4851,7 +5026,7 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             break;
         }
         case ACCEL_I_CMD_REPLAY:
-            accel_i_cpu_replay(q, b, c);
+            if (accel_i_cpu_failed_at(q, b, c, trace, t0, accel_i_cpu_replay(q, b, c))) return true;
             break;
         case ACCEL_I_CMD_HOST_CALL:   /* the commands before it ran on this thread (kernels: joined) */
             c->u.host.fn(c->u.host.user);
@@ -5234,7 +5409,8 @@ static const accel_backend accel_i_cpu_backend_table = {
     accel_i_cpu_queue_describe,         /* queue_describe */
     NULL,                               /* walk: the executor is the device (no batch walk) */
     accel_i_cpu_commands_build,         /* commands_build */
-    accel_i_cpu_commands_free           /* commands_free */
+    accel_i_cpu_commands_free,          /* commands_free */
+    NULL                                /* peer_copy: the executor copies any buffer itself */
 };
 ACCEL_API const accel_backend* accel_cpu_backend(void) { return &accel_i_cpu_backend_table; }
 

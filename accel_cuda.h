@@ -496,8 +496,13 @@ enum {
     ACCEL_CU_ATTR_MAX_THREADS_PER_BLOCK = 1, ACCEL_CU_ATTR_MAX_BLOCK_DIM_X = 2,
     ACCEL_CU_ATTR_MAX_GRID_DIM_X = 5, ACCEL_CU_ATTR_INTEGRATED = 18, ACCEL_CU_ATTR_CAN_MAP_HOST_MEMORY = 19,
     ACCEL_CU_ATTR_CC_MAJOR = 75, ACCEL_CU_ATTR_CC_MINOR = 76,
-    ACCEL_CU_ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS = 122
+    ACCEL_CU_ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS = 122,
+    /* several devices: where the GPU sits, and whether one address space spans host and devices */
+    ACCEL_CU_ATTR_PCI_BUS_ID = 33, ACCEL_CU_ATTR_PCI_DEVICE_ID = 34, ACCEL_CU_ATTR_UNIFIED_ADDRESSING = 41,
+    ACCEL_CU_ATTR_PCI_DOMAIN_ID = 50
 };
+enum { ACCEL_CU_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704 };
+typedef struct accel_cu_uuid { unsigned char bytes[16]; } accel_cu_uuid;   /* CUuuid */
 enum {
     ACCEL_CU_STREAM_NON_BLOCKING = 1, ACCEL_CU_EVENT_DISABLE_TIMING = 2,
     ACCEL_CU_MEMHOSTALLOC_PORTABLE = 1, ACCEL_CU_MEMHOSTALLOC_DEVICEMAP = 2,
@@ -578,7 +583,10 @@ enum {
                                             accel_cu_context ctx)) \
     X(GraphExecMemcpyNodeSetParams, 10020, (accel_cu_graph_exec exec, accel_cu_graph_node node, \
                                             const accel_cu_memcpy3d* params, accel_cu_context ctx)) \
-    X(GraphLaunch, 10000, (accel_cu_graph_exec exec, accel_cu_stream stream))
+    X(GraphLaunch, 10000, (accel_cu_graph_exec exec, accel_cu_stream stream)) \
+    X(DeviceGetUuid, 9020, (accel_cu_uuid* uuid, accel_cu_device device)) \
+    X(DeviceCanAccessPeer, 4000, (int* can, accel_cu_device device, accel_cu_device peer)) \
+    X(CtxEnablePeerAccess, 4000, (accel_cu_context peer, unsigned int flags))
 
 typedef struct accel_i_cu_lib {
 #define ACCEL_I_CU_MEMBER(name, version, params) accel_cu_result (ACCEL_I_CUDAAPI *name) params;
@@ -590,7 +598,9 @@ static const char* const accel_i_cu_optional[] = {
     /* CUDA graphs: without them recorded lists replay as pre-resolved launches */
     "GraphCreate", "GraphDestroy", "GraphAddKernelNode", "GraphAddMemsetNode", "GraphAddMemcpyNode",
     "GraphInstantiateWithFlags", "GraphExecDestroy", "GraphExecKernelNodeSetParams",
-    "GraphExecMemsetNodeSetParams", "GraphExecMemcpyNodeSetParams", "GraphLaunch"
+    "GraphExecMemsetNodeSetParams", "GraphExecMemcpyNodeSetParams", "GraphLaunch",
+    /* several devices: identity and peer access (without them: uuid zero, copies staged) */
+    "DeviceGetUuid", "DeviceCanAccessPeer", "CtxEnablePeerAccess"
 };
 
 /* NVRTC, looked up by name (it has no versioned lookup). */
@@ -1098,6 +1108,9 @@ typedef struct accel_i_cu_device {
        cal_at), the reference the timestamps' events are measured from */
     accel_cu_event cal_ev;
     uint64_t cal_host, cal_at;
+    /* several devices: bit n: peer access to CUDA device n was tried / is on (see accel_i_cu_peer_copy) */
+    accel_i_a32 peers_tried, peers_on;
+    bool unified;                  /* unified addressing (peer copies need it) */
 } accel_i_cu_device;
 /* An 8-byte word in pinned, device-mapped host memory: the host reads and writes it at `host`, a stream
    at `dptr` (cuStreamWaitValue64 / cuStreamWriteValue64). */
@@ -1491,6 +1504,20 @@ static int accel_i_cu_attr(accel_i_cu_device* dev, int attr) {
     return v;
 }
 
+/* uuid and PCI location (see "Several devices"): unknown stays zero / UINT32_MAX */
+static void accel_i_cu_fill_identity(accel_i_cu_device* dev, accel_device_info* info) {
+    accel_cu_uuid id;
+    int v = 0;
+    if (accel_i_cu.DeviceGetUuid && accel_i_cu.DeviceGetUuid(&id, dev->cudev) == ACCEL_CU_SUCCESS)
+        memcpy(info->uuid, id.bytes, sizeof info->uuid);
+    info->pci_domain = accel_i_cu.DeviceGetAttribute(&v, ACCEL_CU_ATTR_PCI_DOMAIN_ID, dev->cudev) ==
+                       ACCEL_CU_SUCCESS ? (uint32_t)v : UINT32_MAX;
+    info->pci_bus = accel_i_cu.DeviceGetAttribute(&v, ACCEL_CU_ATTR_PCI_BUS_ID, dev->cudev) ==
+                    ACCEL_CU_SUCCESS ? (uint32_t)v : UINT32_MAX;
+    info->pci_device = accel_i_cu.DeviceGetAttribute(&v, ACCEL_CU_ATTR_PCI_DEVICE_ID, dev->cudev) ==
+                       ACCEL_CU_SUCCESS ? (uint32_t)v : UINT32_MAX;
+}
+
 static void accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
     accel_device_info* info = &dev->base.info;
     size_t mem = 0;
@@ -1516,6 +1543,7 @@ static void accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
     info->compute_capability = dev->cc;
     /* cuMemAlloc's alignment: any kernel argument type stays aligned */
     info->buffer_offset_alignment = 256;
+    accel_i_cu_fill_identity(dev, info);
 }
 
 static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bool locks) {
@@ -1572,6 +1600,8 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     atomic_init(&dev->queues_lock, 0u);
     atomic_init(&dev->words_lock, 0u);
     atomic_init(&dev->reap_needed, 0u);
+    atomic_init(&dev->peers_tried, 0u);
+    atomic_init(&dev->peers_on, 0u);
     dev->cudev = cudev;
     if ((cr = accel_i_cu.DevicePrimaryCtxRetain(&dev->ctx, cudev)) != ACCEL_CU_SUCCESS) {
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR,
@@ -1618,6 +1648,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     dev->memops = accel_i_cu.StreamWriteValue64 &&
                   accel_i_cu_attr(dev, ACCEL_CU_ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS) &&
                   !(no_memops && no_memops[0] && strcmp(no_memops, "0") != 0);
+    dev->unified = accel_i_cu_attr(dev, ACCEL_CU_ATTR_UNIFIED_ADDRESSING) != 0;
     nvrtc = accel_i_nvrtc_load(&d->logger) == ACCEL_OK;
     accel_i_cu_fill_info(dev, nvrtc);
     accel_i_log(&dev->base, ACCEL_LOG_INFO,
@@ -2418,6 +2449,10 @@ static accel_cu_result accel_i_cu_copy_bufs(accel_i_cu_queue* q, const accel_buf
         *call = "cuMemcpyDtoHAsync";
         return accel_i_cu.MemcpyDtoHAsync((unsigned char*)dst->mapped + dst_offset, s, n, q->stream);
     }
+    if (!dst_host && dst->obj.device != src->obj.device) {   /* a peer copy (see accel_i_cu_peer_copy) */
+        *call = "cuMemcpyAsync";
+        return accel_i_cu.MemcpyAsync(d, s, n, q->stream);
+    }
     if (!dst_host) {
         *call = "cuMemcpyDtoDAsync";
         return accel_i_cu.MemcpyDtoDAsync(d, s, n, q->stream);
@@ -3153,6 +3188,38 @@ static const accel_i_walk_ops accel_i_cu_walk = {
     accel_i_cu_signal_publish,          /* signal_publish: the mirror word */
     accel_i_cu_queue_poll               /* queue_poll: the worker reaps signal points */
 };
+/* ==== cuda: several devices ==== */
+/* peer_copy: does a queue of d copy to and from o's buffers in its own stream (cuMemcpyAsync, the kind
+   inferred from unified addresses)? Another accel device on the same GPU shares the primary context:
+   yes. Another GPU: where peer access can be turned on (from d's context, once per pair and kept:
+   the copy then goes GPU to GPU); else no, and the core stages it on the host. */
+static bool accel_i_cu_peer_on(accel_i_cu_device* dev, accel_i_cu_device* other) {
+    uint32_t bit = 1u << (uint32_t)other->cudev;
+    int can = 0;
+    accel_cu_result cr;
+    if (atomic_load(&dev->peers_tried) & bit) return (atomic_load(&dev->peers_on) & bit) != 0;
+    if (accel_i_cu.DeviceCanAccessPeer && accel_i_cu.CtxEnablePeerAccess &&
+        accel_i_cu.DeviceCanAccessPeer(&can, dev->cudev, other->cudev) == ACCEL_CU_SUCCESS && can) {
+        accel_i_cu_enter(dev);
+        cr = accel_i_cu.CtxEnablePeerAccess(other->ctx, 0);
+        if (cr == ACCEL_CU_SUCCESS || cr == ACCEL_CU_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+            atomic_fetch_or(&dev->peers_on, bit);
+        else
+            accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_cuda: cuCtxEnablePeerAccess(device %d) failed: %s "
+                        "(%d); copies with it are staged on the host", other->cudev, accel_i_cu_error_name(cr), cr);
+    }
+    atomic_fetch_or(&dev->peers_tried, bit);
+    return (atomic_load(&dev->peers_on) & bit) != 0;
+}
+static bool accel_i_cu_peer_copy(accel_device* d, accel_device* o) {
+    accel_i_cu_device *dev = accel_i_cu_dev(d), *other;
+    if (o->backend != d->backend) return false;
+    other = accel_i_cu_dev(o);
+    if (!dev->unified || !other->unified) return false;
+    if (other->cudev == dev->cudev) return true;
+    return other->cudev >= 0 && other->cudev < 32 && accel_i_cu_peer_on(dev, other);
+}
+
 /* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
 static const accel_backend accel_i_cu_backend_table = {
     "cuda",                             /* name */
@@ -3178,7 +3245,8 @@ static const accel_backend accel_i_cu_backend_table = {
     accel_i_walker_describe,            /* queue_describe */
     &accel_i_cu_walk,                   /* walk */
     accel_i_cu_commands_build,          /* commands_build: a CUDA graph (or pre-resolved launches) */
-    accel_i_cu_commands_free            /* commands_free */
+    accel_i_cu_commands_free,           /* commands_free */
+    accel_i_cu_peer_copy                /* peer_copy: one context, or peer access */
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 

@@ -3720,6 +3720,40 @@ static accel_result accel_i_vk_pick(accel_i_vk_device* dev, const accel_logger* 
     return ACCEL_OK;
 }
 
+/* Does the physical device offer extension `name`? (false when it cannot be asked: out of memory) */
+static bool accel_i_vk_phys_has_ext(accel_i_vk_device* dev, const char* name) {
+    uint32_t n = 0;
+    VkExtensionProperties* e;
+    bool has = false;
+    if (dev->vki.EnumerateDeviceExtensionProperties(dev->phys, NULL, &n, NULL) != VK_SUCCESS || !n) return false;
+    if ((e = (VkExtensionProperties*)accel_i_dev_alloc(&dev->base, n * sizeof *e)) == NULL) return false;
+    if (dev->vki.EnumerateDeviceExtensionProperties(dev->phys, NULL, &n, e) == VK_SUCCESS)
+        has = accel_i_vk_has_ext(e, n, name);
+    accel_i_dev_free(&dev->base, e, n * sizeof *e);
+    return has;
+}
+/* uuid (Vulkan 1.1's VkPhysicalDeviceIDProperties) and PCI location (VK_EXT_pci_bus_info, which needs
+   no enabling to be queried; UINT32_MAX without it) */
+static void accel_i_vk_fill_identity(accel_i_vk_device* dev, accel_device_info* info) {
+    VkPhysicalDeviceIDProperties id;
+    VkPhysicalDevicePCIBusInfoPropertiesEXT pci;
+    VkPhysicalDeviceProperties2 p2;
+    bool has_pci = accel_i_vk_phys_has_ext(dev, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
+    memset(&id, 0, sizeof id);
+    id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
+    memset(&pci, 0, sizeof pci);
+    pci.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT;
+    id.pNext = has_pci ? &pci : NULL;
+    memset((void*)&p2, 0, sizeof p2);
+    p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    p2.pNext = &id;
+    dev->vki.GetPhysicalDeviceProperties2(dev->phys, &p2);
+    memcpy(info->uuid, id.deviceUUID, sizeof info->uuid);
+    info->pci_domain = has_pci ? pci.pciDomain : UINT32_MAX;
+    info->pci_bus = has_pci ? pci.pciBus : UINT32_MAX;
+    info->pci_device = has_pci ? pci.pciDevice : UINT32_MAX;
+}
+
 static void accel_i_vk_fill_info(accel_i_vk_device* dev) {
     accel_device_info* info = &dev->base.info;
     VkPhysicalDeviceProperties props;
@@ -3774,6 +3808,7 @@ static void accel_i_vk_fill_info(accel_i_vk_device* dev) {
                                     ? (uint32_t)props.limits.minStorageBufferOffsetAlignment : 1u;
     dev->max_diff =
             tp.maxTimelineSemaphoreValueDifference ? tp.maxTimelineSemaphoreValueDifference : UINT64_MAX;
+    accel_i_vk_fill_identity(dev, info);
 }
 
 /* Timestamps: each VkQueue's valid bits, the tick period, and whether VK_EXT_calibrated_timestamps (when
@@ -4102,7 +4137,8 @@ static const accel_backend accel_i_vk_backend_table = {
     accel_i_walker_describe,            /* queue_describe */
     &accel_i_vk_walk,                   /* walk */
     accel_i_vk_commands_build,          /* commands_build: secondary command buffers */
-    accel_i_vk_commands_free            /* commands_free */
+    accel_i_vk_commands_free,           /* commands_free */
+    NULL                                /* peer_copy: staged by the core (external memory: not yet) */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 

@@ -293,8 +293,35 @@ static CUresult mGetErrorName(CUresult r, const char** s) {
          r == 218 ? "CUDA_ERROR_INVALID_PTX" : r == 500 ? "CUDA_ERROR_NOT_FOUND" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_UNKNOWN";
     return 0;
 }
-static CUresult mDeviceGetCount(int* n) { MOCK_COUNT(MOCK_CALL_OTHER); *n = 1; return 0; }
-static CUresult mDeviceGet(int* d, int i) { MOCK_COUNT(MOCK_CALL_OTHER); *d = i; return i == 0 ? 0 : 101; }
+/* Devices: one, or MOCK_CUDA_DEVICES (1..4) for tests of several devices (tests/test_devices.c). Each
+   has its own primary context, a uuid of 15 bytes 0xA0.. then its ordinal, PCI location 0:(0x10 +
+   ordinal):0, unified addressing, and peer access to every other one (cuDeviceCanAccessPeer 1;
+   cuCtxEnablePeerAccess once per pair, then CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, as the driver). */
+#define MOCK_MAX_DEVICES 4
+static int mock_devices(void) {
+    const char* e = getenv("MOCK_CUDA_DEVICES");
+    int n = e ? atoi(e) : 1;
+    return n < 1 ? 1 : n > MOCK_MAX_DEVICES ? MOCK_MAX_DEVICES : n;
+}
+static CUresult mDeviceGetCount(int* n) { MOCK_COUNT(MOCK_CALL_OTHER); *n = mock_devices(); return 0; }
+static CUresult mDeviceGet(int* d, int i) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    *d = i;
+    return i >= 0 && i < mock_devices() ? 0 : 101;
+}
+static CUresult mDeviceGetUuid(unsigned char* uuid, int d) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    if (d < 0 || d >= mock_devices()) return 101;
+    for (int i = 0; i < 15; i++) uuid[i] = (unsigned char)(0xA0 + i);
+    uuid[15] = (unsigned char)d;
+    return 0;
+}
+static CUresult mDeviceCanAccessPeer(int* can, int d, int peer) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    if (d < 0 || d >= mock_devices() || peer < 0 || peer >= mock_devices()) return 101;
+    *can = d != peer;
+    return 0;
+}
 static CUresult mDeviceGetName(char* name, int len, int d) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)d;
@@ -303,12 +330,14 @@ static CUresult mDeviceGetName(char* name, int len, int d) {
 }
 static CUresult mDeviceGetAttribute(int* v, int a, int d) {
     MOCK_COUNT(MOCK_CALL_OTHER);
-    (void)d;
+    if (d < 0 || d >= mock_devices()) return 101;
     switch (a) {
     case 1: *v = 1024; break; case 2: *v = 1024; break; case 3: *v = 1024; break; case 4: *v = 64; break;
     case 5: *v = 2147483647; break; case 6: *v = 65535; break; case 7: *v = 65535; break;
     case 18: *v = 0; break; case 19: *v = 1; break; case 75: *v = 9; break; case 76: *v = 0; break;
     case 122: *v = 1; break;
+    case 33: *v = 0x10 + d; break; case 34: *v = 0; break; case 50: *v = 0; break;   /* PCI bus, device, domain */
+    case 41: *v = 1; break;                                                          /* unified addressing */
     default: *v = 0; break;
     }
     return 0;
@@ -319,15 +348,27 @@ static CUresult mDeviceTotalMem(size_t* b, int d) {
     *b = (size_t)1 << 30;
     return 0;
 }
-static int mock_ctx_token;
+static int mock_ctx_token[MOCK_MAX_DEVICES];
+static _Thread_local int* mock_current;                       /* the calling thread's current context */
+static atomic_uint mock_peer_enabled[MOCK_MAX_DEVICES];       /* bit p of [c]: context c reaches p */
 static CUresult mPrimaryCtxRetain(void** ctx, int d) {
     MOCK_COUNT(MOCK_CALL_CONTEXT);
-    (void)d;
-    *ctx = &mock_ctx_token;
+    if (d < 0 || d >= mock_devices()) return 101;
+    *ctx = &mock_ctx_token[d];
     return 0;
 }
 static CUresult mPrimaryCtxRelease(int d) { MOCK_COUNT(MOCK_CALL_CONTEXT); (void)d; return 0; }
-static CUresult mCtxSetCurrent(void* ctx) { MOCK_COUNT(MOCK_CALL_CONTEXT); (void)ctx; return 0; }
+static CUresult mCtxSetCurrent(void* ctx) { MOCK_COUNT(MOCK_CALL_CONTEXT); mock_current = (int*)ctx; return 0; }
+static CUresult mCtxEnablePeerAccess(void* peer, unsigned f) {
+    int c, p;
+    MOCK_COUNT(MOCK_CALL_CONTEXT);
+    if (!mock_current || !peer || f != 0) return 1;   /* CUDA_ERROR_INVALID_VALUE */
+    c = (int)(mock_current - mock_ctx_token);
+    p = (int)((int*)peer - mock_ctx_token);
+    if (c == p) return 1;
+    if (atomic_fetch_or(&mock_peer_enabled[c], 1u << p) & (1u << p)) return 704;
+    return 0;
+}
 static CUresult mMemAlloc(dptr_t* p, size_t n) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     void* m = NULL;
@@ -708,6 +749,8 @@ static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuEventQuery", (void*)mEventQuery }, { "cuEventSynchronize", (void*)mEventSynchronize },
     { "cuEventElapsedTime", (void*)mEventElapsedTime }, { "cuStreamWriteValue64", (void*)mStreamWriteValue64 },
     { "cuStreamWaitValue64", (void*)mStreamWaitValue64 }, { "cuStreamWaitEvent", (void*)mStreamWaitEvent },
+    { "cuDeviceGetUuid", (void*)mDeviceGetUuid }, { "cuDeviceCanAccessPeer", (void*)mDeviceCanAccessPeer },
+    { "cuCtxEnablePeerAccess", (void*)mCtxEnablePeerAccess },
 };
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status);
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status) {
