@@ -200,6 +200,42 @@
    at once. It keeps its programs and buffers alive; destroying it while replays are pending is legal.
    On the CPU a replay runs a pre-resolved op array: no validation but the patches', no allocation.
 
+   ==== Several devices =========================================================================
+   A program may open any number of devices, of any backends, also several on one physical device
+   (two accel devices on one GPU are two devices for everything below). accel_device_info.uuid and
+   pci_* say which physical device each is (the same GPU under CUDA and Vulkan has the same uuid), so
+   a program can avoid using one GPU twice. accel_device_peer_info(a, b) says what a's queues do with
+   b's objects:
+   - Peer copies. accel_queue_copy(q, dst, ..., src, ...) takes ONE buffer (or view) of another device
+     or backend; the other is q's device's. It runs in q's order like any copy; the other device's
+     writes must be ordered before it with a signal, as always (q waits on the other device's signal),
+     and whoever reads what it wrote waits on a signal q signals after it. Direct (direct_copy) where
+     no host buffer of accel's is in between: a CPU queue copies any device's buffer itself (memmove
+     where both sides are host-visible, else the other backend's read/write straight into or out of
+     the CPU memory); a GPU queue copies a CPU device's buffer (host memory) with its backend's
+     read/write, on its worker thread when the queue gets there (a host step, as below, without the
+     bounce); CUDA queues copy other CUDA devices' buffers in their stream (one context, or peer
+     access, which accel turns on the first time). Otherwise (Vulkan to Vulkan, CUDA and Vulkan,
+     CUDA devices without peer access) the copy is staged: the queue's worker thread runs it when the
+     queue gets there (after the commands before it completed), through host memory in chunks of at
+     most 4 MiB, and the queue goes on after it; no caller waits on the host for it. Recorded lists
+     take peer copies (and patches bring other devices' buffers to copies) on the CPU backend; on a
+     GPU backend a list whose copy is staged replays in the core's generic form (its commands recorded
+     anew each time), and a patch that would stage a copy of a natively built list is a bad patch.
+     A copy that fails on the host (a lost device, out of memory) drops the rest of its batch and
+     fails what it would signal, with that reason.
+   - Waits across devices. A queue waits on any device's signals (see Signals). On the device
+     (device_waits): a CUDA queue waiting on the signal of another accel device on the same CUDA
+     device (the GPU watches the signal's pinned words, as for its own device's), and a CPU queue
+     waiting on another CPU device's signal (as on its own). Everything else (other GPUs, other
+     backends; Vulkan to Vulkan) is gated on the host by the queue's worker thread, as before. The
+     failure rule of "Waits on the device" holds across devices: a batch whose waits went to the
+     device watching another device's signals is listed with that device, so a failure there fails
+     the rest of its signals (with the same reason) before the waits are released. The signals of
+     one batch's device waits all belong to one device; a wait on a third device's is gated.
+   - Lifetimes. A buffer that a peer copy of another device's queue still holds outlives its device's
+     destroy (as a signal does, see Devices); either device may be destroyed first.
+
    ==== Signals =================================================================================
    A signal is a monotonic 64-bit counter (0..ACCEL_SIGNAL_MAX). `set` and a queue's `signal` store
    max(current, value). A wait returns ACCEL_OK once value >= v, ACCEL_TIMEOUT when the timeout (ns;
@@ -1437,6 +1473,8 @@ struct accel_i_batch {
     /* GPU backends (core: batch walk): in the device's list of batches with waits on the device */
     accel_i_batch *dnext, *dprev;
     accel_queue* dqueue;           /* the queue it was submitted on (hang reports) */
+    accel_device* ddev;            /* whose list: the queue's device, or the one device whose signals its
+                                      device waits watch when they are another device's (several devices) */
     bool dlisted;
 };
 /* waits [wfrom, from), commands [from, to) */
@@ -1508,6 +1546,9 @@ struct accel_backend {
        `other` (another device) itself, in its own order on the device (CUDA: peer access or one
        context)? NULL or false: the core stages such copies on the host (a GPU queue's host step) */
     bool (*peer_copy)(accel_device* dev, accel_device* other);
+    /* several devices: does a queue of dev take waits on `other`'s signals on the device (its
+       walk->wait_on_device says yes to them)? NULL: never (they are gated on the host) */
+    bool (*peer_waits)(accel_device* dev, accel_device* other);
 };
 
 /* Tracing (see "core: trace"): where a signal last reached a value, so that a wait can draw its flow
@@ -3648,15 +3689,16 @@ ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, 
     out->copy = true;
     out->direct_copy = same || accel_i_host_memory(a) || accel_i_host_memory(b) ||
                        (a->backend->peer_copy && a->backend->peer_copy(a, b));
-    out->device_waits = same;
+    out->device_waits = same || (a->backend->peer_waits && a->backend->peer_waits(a, b));
     return ACCEL_OK;
 }
 
 /* ==== core: failure after hand-off ==== */
 /* DESIGN 6.1: work behind a wait the core handed to the device may run after the wait's signal failed;
    every signal that work signals must read failed, with the same reason, before any device-side waiter
-   is released by it. A batch whose segment handed a wait to the device stays in its device's `dwaits`
-   list until it completes. Failing a signal walks that list: every listed batch with a device wait on
+   is released by it. A batch whose segment handed a wait to the device stays in a `dwaits` list until
+   it completes: its device's, or, when its device waits watch another device's signals (several
+   devices: all of one device, see accel_i_classify), that device's. Failing a signal walks that list: every listed batch with a device wait on
    the signal for a value it had not reached before the failure gets the rest of its signals failed
    (host words only, under the lock), and so on for the signals of this device failed that way (a work
    list through accel_signal.fail_next, no recursion, no allocation); then, outside the lock, each
@@ -3671,10 +3713,10 @@ ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, 
    With both fences at least one side sees the other's store: the failer finds the batch in the list
    and fails its rest, or the walk sees the failed value and classifies the segment again. */
 #if !defined(ACCEL_NO_THREADS)   /* only the batch walk adds */
-static void accel_i_dwait_add(accel_i_batch* b, accel_queue* q) {
-    accel_device* dev = q->obj.device;
+static void accel_i_dwait_add(accel_i_batch* b, accel_queue* q, accel_device* dev) {
     if (b->dlisted) return;
     b->dqueue = q;
+    b->ddev = dev;
     accel_i_spin_lock(&dev->dwait_lock);
     b->dprev = NULL;
     b->dnext = dev->dwaits;
@@ -3763,18 +3805,21 @@ static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64
         }
     }
     accel_i_spin_unlock(&dev->dwait_lock);
-    while (l.done) {   /* now the device may see the failures (and release its waiters) */
-        accel_signal* t = l.done;
-        l.done = t->fail_next;
-        if (dev->backend->walk) dev->backend->walk->signal_publish(t, failed);
-        accel_i_release(t);
-    }
-    while (l.foreign) {   /* the whole raise: host word, failure flow and device side on their device */
+    /* other devices' signals first (the whole raise: host word, failure flow and device side on their
+       device): a batch of another device listed here (its device waits watch this device's signals)
+       is released by what is published below, and its signals must read failed before that */
+    while (l.foreign) {
         accel_signal* u = l.foreign;
         l.foreign = u->foreign_next;
         atomic_store(&u->foreign_held, 0u);
         accel_i_raise(u, failed);
         accel_i_release(u);
+    }
+    while (l.done) {   /* now the device may see the failures (and release its waiters) */
+        accel_signal* t = l.done;
+        l.done = t->fail_next;
+        if (dev->backend->walk) dev->backend->walk->signal_publish(t, failed);
+        accel_i_release(t);
     }
 }
 
@@ -3851,20 +3896,25 @@ enum { ACCEL_I_SEG_READY, ACCEL_I_SEG_GATED, ACCEL_I_SEG_FAILED };
 static void accel_i_wait_flag(accel_queue* q, accel_i_batch* b, accel_i_cmd* c, bool on) {
     uint32_t f = on ? (c->flags | ACCEL_I_CMD_ON_DEVICE) : (c->flags & ~ACCEL_I_CMD_ON_DEVICE);
     if (f == c->flags) return;
+    (void)q;
     if (!b->dlisted) { c->flags = f; return; }
-    accel_i_spin_lock(&q->obj.device->dwait_lock);
+    accel_i_spin_lock(&b->ddev->dwait_lock);
     c->flags = f;
-    accel_i_spin_unlock(&q->obj.device->dwait_lock);
+    accel_i_spin_unlock(&b->ddev->dwait_lock);
 }
 /* Classifies the segment's waits in order (see above). READY: every wait reached or on the device
    (*device: any on the device); GATED: wait *at is neither, or it is the first wait not reached before
    a failed one (the queue reaches the failure only after it: waited for on the host, so that nothing
-   of the queue runs early); FAILED: *failed holds the failed value, every wait before it reached. */
+   of the queue runs early); FAILED: *failed holds the failed value, every wait before it reached.
+   *list: the device whose dwaits list the batch joins (core: failure after hand-off): the device of
+   the signals its device waits watch, which must be one device for the whole batch (a wait on
+   another one is gated), so that a failure of any of them finds the batch in that device's list. */
 static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool* device,
-                            uint32_t* at, uint64_t* failed) {
+                            uint32_t* at, uint64_t* failed, accel_device** list) {
     const accel_backend* be = q->obj.device->backend;
     uint32_t unreached = sg->from;
     *device = false;
+    *list = b->dlisted ? b->ddev : NULL;
     for (uint32_t i = sg->wfrom; i < sg->from; i++) {
         accel_i_cmd* c = &b->cmds[i];
         accel_signal* s = c->u.sig.signal;
@@ -3877,11 +3927,12 @@ static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segm
             return ACCEL_I_SEG_FAILED;
         }
         if (cur < c->u.sig.value) {
-            if (!be->walk->wait_on_device(q, s, c->u.sig.value)) {
+            if ((*list && *list != s->obj.device) || !be->walk->wait_on_device(q, s, c->u.sig.value)) {
                 accel_i_wait_flag(q, b, c, false);
                 *at = i;
                 return ACCEL_I_SEG_GATED;
             }
+            *list = s->obj.device;
             on = *device = true;
             if (unreached == sg->from) unreached = i;
         }
@@ -3941,9 +3992,10 @@ static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment
     for (;;) {
         bool device;
         uint32_t at = 0;
-        int k = accel_i_classify(q, b, sg, &device, &at, failed);
+        accel_device* list = NULL;
+        int k = accel_i_classify(q, b, sg, &device, &at, failed, &list);
         if (k == ACCEL_I_SEG_READY && device) {
-            accel_i_dwait_add(b, q);
+            accel_i_dwait_add(b, q, list);
             /* a failure came meanwhile: classified again, in order */
             if (accel_i_recheck(b, sg) != 0) continue;
         }
@@ -4014,7 +4066,7 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
 
 /* The device finished b (or b never reached it): its references go, and it leaves the dwaits list. */
 static void accel_i_batch_complete(accel_queue* q, accel_i_batch* b) {
-    accel_i_dwait_remove(b, q->obj.device);
+    accel_i_dwait_remove(b, b->ddev);
     accel_i_batch_recycle(q, b);
 }
 
@@ -5410,7 +5462,8 @@ static const accel_backend accel_i_cpu_backend_table = {
     NULL,                               /* walk: the executor is the device (no batch walk) */
     accel_i_cpu_commands_build,         /* commands_build */
     accel_i_cpu_commands_free,          /* commands_free */
-    NULL                                /* peer_copy: the executor copies any buffer itself */
+    NULL,                               /* peer_copy: the executor copies any buffer itself */
+    NULL                                /* peer_waits: the executor is the device (see peer_info) */
 };
 ACCEL_API const accel_backend* accel_cpu_backend(void) { return &accel_i_cpu_backend_table; }
 

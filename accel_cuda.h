@@ -279,7 +279,11 @@
    object references (buffers, programs, signals, the staging memory) are released when its last point
    is reached, so destroying objects still used by submitted work is legal.
    Foreign signals: a CUDA queue may wait on a signal of any backend (gated); any backend may wait on a
-   CUDA signal.
+   CUDA signal. Several devices (accel.h, "Several devices"): the signal of another accel device on the
+   same CUDA device is waited for on the GPU like one of its own (its words are pinned and portable,
+   both devices share the primary context and its release domain); peer copies with other CUDA
+   devices' buffers are cuMemcpyAsync in the queue's stream (one context, or peer access, turned on
+   with cuCtxEnablePeerAccess the first time a pair meets; without it the core stages them).
 
    ==== Timestamps and the trace ================================================================
    accel_queue_timestamp records a timing event on the stream (cuEventRecord), then a signal point of
@@ -2967,10 +2971,13 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
     else accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), -1);
     return cr;
 }
-/* wait_on_device: a CUDA signal of this device, where the device has stream memory operations. */
+/* wait_on_device: a CUDA signal of this device, where the device has stream memory operations, or of
+   another accel device on the same CUDA device (accel_i_cu_peer_waits). */
+static bool accel_i_cu_peer_waits(accel_device* d, accel_device* o);
 static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t v) {
     (void)v;
-    return s->obj.device == q->obj.device && accel_i_cu_dev(q->obj.device)->memops;
+    if (s->obj.device != q->obj.device) return accel_i_cu_peer_waits(q->obj.device, s->obj.device);
+    return accel_i_cu_dev(q->obj.device)->memops;
 }
 /* Would enqueuing more block the caller? A stream holds only so much work not started (a GPU's launch
    queue: about a thousand entries), and the work behind a GPU wait that the host must release does not
@@ -3220,6 +3227,17 @@ static bool accel_i_cu_peer_copy(accel_device* d, accel_device* o) {
     return other->cudev >= 0 && other->cudev < 32 && accel_i_cu_peer_on(dev, other);
 }
 
+/* peer_waits: a queue of d waits on the GPU for o's signals (their points' progress words and their
+   mirrors are pinned, portable words, like d's own) where both are accel devices on one CUDA device
+   with stream memory operations: one context, so the GPU waits and the releases that must wait for
+   them (cuda: releases) share the CUDA device's domain, and a lost context is lost for both. Another
+   GPU: gated on the host (its releases could not see this device's waits). */
+static bool accel_i_cu_peer_waits(accel_device* d, accel_device* o) {
+    if (o->backend != d->backend) return false;
+    return accel_i_cu_dev(o)->cudev == accel_i_cu_dev(d)->cudev && accel_i_cu_dev(d)->memops &&
+           accel_i_cu_dev(o)->memops;
+}
+
 /* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
 static const accel_backend accel_i_cu_backend_table = {
     "cuda",                             /* name */
@@ -3246,7 +3264,8 @@ static const accel_backend accel_i_cu_backend_table = {
     &accel_i_cu_walk,                   /* walk */
     accel_i_cu_commands_build,          /* commands_build: a CUDA graph (or pre-resolved launches) */
     accel_i_cu_commands_free,           /* commands_free */
-    accel_i_cu_peer_copy                /* peer_copy: one context, or peer access */
+    accel_i_cu_peer_copy,               /* peer_copy: one context, or peer access */
+    accel_i_cu_peer_waits               /* peer_waits: accel devices on one CUDA device */
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 

@@ -252,6 +252,9 @@
      the host raise is signalled at once); for an engine's semaphore (accel_vulkan_signal_wrap) on any
      VkQueue, since the engine raises it. Everything else (another device's or backend's signal, a
      host-raised value on a shared VkQueue) is gated: the queue's worker waits on the host, then submits.
+     Several devices (accel.h, "Several devices"): a copy with another device's buffer is staged on
+     the queue's worker (a host step: the other device's read/write, or a memmove between mapped
+     memory); exporting memory and timeline semaphores between VkDevices is not done yet.
      A COMPUTE queue owns a compute VkQueue that no other accel queue uses, for as long as it lives
      (another queue joining it later would be held up behind such a wait), while one is free; one
      compute VkQueue (the one COPY queues use, else the last; on lavapipe the only one) is never owned,
@@ -4138,7 +4141,8 @@ static const accel_backend accel_i_vk_backend_table = {
     &accel_i_vk_walk,                   /* walk */
     accel_i_vk_commands_build,          /* commands_build: secondary command buffers */
     accel_i_vk_commands_free,           /* commands_free */
-    NULL                                /* peer_copy: staged by the core (external memory: not yet) */
+    NULL,                               /* peer_copy: staged by the core (external memory: not yet) */
+    NULL                                /* peer_waits: gated (exported timeline semaphores: not yet) */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 

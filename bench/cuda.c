@@ -46,6 +46,9 @@
         rings of 4 between the streams (cuStreamWaitEvent), the host writes the word, sync
                                                                                  target ratio <= 1.15
         (needs 64-bit stream memory operations for its raw baseline)
+    13. figure 10 with its second queue and signal on a second accel device on the same GPU: each step
+        waits on the other device's signal (DESIGN 7.2) | the same raw streams and events
+                                                                                 target ratio <= 1.15
    Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
    the threads that accel_queue_create started (the queues' workers; on tests/mock_cuda.c also the
    mock's stream threads, which are its "GPU"), and the chains each side's host time to issue a step.
@@ -527,13 +530,16 @@ static void bench_cu_resolve_wait_event(void) {
     memcpy(&bench_cu_StreamWaitEvent, &fn, sizeof fn);
 }
 /* accel_queue_create, remembering the threads it started. */
-static accel_queue* bench_queue(bench_cuda* b, accel_queue_type type, bench_threads* watch) {
+static accel_queue* bench_queue_on(accel_device* dev, accel_queue_type type, bench_threads* watch) {
     bench_threads_snapshot before, after;
     accel_queue* q = NULL;
     bench_threads_started(&before, NULL, NULL);
-    if (!bench_accel_ok(accel_queue_create(b->dev, type, &q), "accel_queue_create")) return NULL;
+    if (!bench_accel_ok(accel_queue_create(dev, type, &q), "accel_queue_create")) return NULL;
     bench_threads_started(&after, &before, watch);
     return q;
+}
+static accel_queue* bench_queue(bench_cuda* b, accel_queue_type type, bench_threads* watch) {
+    return bench_queue_on(b->dev, type, watch);
 }
 
 typedef struct bench_fig {
@@ -541,6 +547,7 @@ typedef struct bench_fig {
     int steps, nq;
     bool failed;                     /* a call failed: the remaining samples do nothing */
     accel_queue* q[2];
+    accel_program* empty[2];         /* chains: the empty kernel of each queue's device */
     accel_signal *s[2], *gate;
     uint64_t acc_v, gate_v;
     accel_cu_stream st[2];
@@ -561,7 +568,7 @@ static void bench_chain_accel(bench_fig* f) {
     for (int i = 0; i < f->steps; i++) {
         accel_queue* q = f->q[i % f->nq];
         accel_queue_wait(q, f->s[(i + 1) % f->nq], f->acc_v);
-        accel_queue_exec(q, f->b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_exec(q, f->empty[i % f->nq], NULL, 0, NULL, 0, accel_exec_1d(1, 1));
         accel_queue_signal(q, f->s[i % f->nq], ++f->acc_v);
         if (!bench_accel_ok(accel_queue_submit(q), "accel_queue_submit")) { f->failed = true; return; }
     }
@@ -687,8 +694,9 @@ static bench_row* bench_fig_row(const bench_fig* f, const bench_pair* p, const c
     return row;
 }
 
-/* Figures 9 (nq 1) and 10 (nq 2). */
-static void bench_chain(bench_cuda* b, int nq) {
+/* Figures 9 (nq 1), 10 (nq 2) and 13 (nq 2, the second queue and its signal on dev2: another accel
+   device on the same GPU, so that each step waits on the other device's signal). */
+static void bench_chain(bench_cuda* b, int nq, accel_device* dev2) {
     bench_fig f;
     bench_pair p;
     bench_threads watch;
@@ -699,9 +707,14 @@ static void bench_chain(bench_cuda* b, int nq) {
     f.steps = b->quick ? 50 : 200;   /* even: a two-queue chain's next sample starts on the queue after the last step's */
     if (nq == 2 && !bench_cu_StreamWaitEvent) { printf("bench_cuda: figure 10 skipped: the driver has no cuStreamWaitEvent\n"); return; }
     for (int i = 0; i < nq && !f.failed; i++) {
-        f.q[i] = i == 0 ? b->q : bench_queue(b, ACCEL_QUEUE_COMPUTE, &watch);
+        accel_device* d = i > 0 && dev2 ? dev2 : b->dev;
+        f.q[i] = i == 0 ? b->q : bench_queue_on(d, ACCEL_QUEUE_COMPUTE, &watch);
         f.st[i] = i == 0 ? b->stream : NULL;
-        f.failed = !f.q[i] || !bench_accel_ok(accel_signal_create(b->dev, 0, &f.s[i]), "signal") ||
+        f.empty[i] = b->empty;
+        if (d != b->dev && !bench_accel_ok(accel_program_create(d, &(accel_program_desc){ .name = "empty",
+                                                                .ptx = bench_empty_ptx }, &f.empty[i]), "program"))
+            f.failed = true;
+        f.failed = !f.q[i] || !bench_accel_ok(accel_signal_create(d, 0, &f.s[i]), "signal") ||
                    (i > 0 && !bench_cu_ok(accel_i_cu.StreamCreate(&f.st[i], ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate")) ||
                    !bench_cu_ok(accel_i_cu.EventCreate(&f.ev[i], ACCEL_CU_EVENT_DISABLE_TIMING), "cuEventCreate");
     }
@@ -710,6 +723,9 @@ static void bench_chain(bench_cuda* b, int nq) {
         bench_pair_run_counted(b->rounds, b->quick ? 3 : 5, bench_chain_sample, &f, &watch, bench_fig_count, &p);
         if (!f.failed && nq == 1)
             bench_fig_row(&f, &p, "chain_1q", "9 dependent chain, 1 queue, /step", "LaunchKernel+EventRecord", 1.10, &watch);
+        else if (!f.failed && dev2)
+            bench_fig_row(&f, &p, "chain_2dev", "13 chain over 2 devices on 1 GPU, /step", "+StreamWaitEvent", 1.15,
+                          &watch);
         else if (!f.failed)
             bench_fig_row(&f, &p, "chain_2q", "10 chain over 2 queues, /step", "+StreamWaitEvent", 1.15, &watch);
     }
@@ -721,6 +737,22 @@ static void bench_chain(bench_cuda* b, int nq) {
         if (f.ev[i]) accel_i_cu.EventDestroy(f.ev[i]);
         if (i > 0 && f.st[i]) accel_i_cu.StreamDestroy(f.st[i]);
     }
+}
+
+/* Figure 13: figure 10 with its second queue and signal on a second accel device on the same GPU
+   (DESIGN 7.2: the waits across the two devices go to the GPU where peer_info says device_waits). */
+static void bench_chain_devices(bench_cuda* b) {
+    accel_device* dev2 = NULL;
+    accel_peer_info pi;
+    if (!bench_accel_ok(accel_device_create(&(accel_device_desc){ .backend = accel_cuda_backend(),
+                                                                 .device_index = accel_i_cu_dev(b->dev)->cudev,
+                                                                 .label = "bench 2" }, &dev2), "second device"))
+        return;
+    if (accel_device_peer_info(dev2, b->dev, &pi) == ACCEL_OK)
+        printf("bench_cuda: figure 13: waits across the two devices %s\n",
+               pi.device_waits ? "on the GPU (peer_info.device_waits)" : "gated on the host");
+    bench_chain(b, 2, dev2);
+    accel_device_destroy(dev2);
 }
 
 /* Figure 11. */
@@ -846,9 +878,12 @@ int main(int argc, char** argv) {
     bench_cu_resolve_wait_event();
     accel_i_cu.CtxSetCurrent(b.ctx);
     fprintf(stderr, "bench_cuda: figures 9-10 (chains)\n");
-    bench_chain(&b, 1);
+    bench_chain(&b, 1, NULL);
     accel_i_cu.CtxSetCurrent(b.ctx);
-    bench_chain(&b, 2);
+    bench_chain(&b, 2, NULL);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figure 13 (a chain over two accel devices on one GPU)\n");
+    bench_chain_devices(&b);
     accel_i_cu.CtxSetCurrent(b.ctx);
     fprintf(stderr, "bench_cuda: figure 11 (host set -> GPU wait -> done)\n");
     bench_host_set(&b);

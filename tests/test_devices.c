@@ -135,8 +135,12 @@ TEST(peer_info) {
     CHECK(pi.copy);
     if (test_backend_is_cpu()) CHECK(pi.direct_copy && pi.device_waits);
 #ifdef ACCEL_TEST_HAVE_CUDA
-    if (accel_backend_name(test_g.backend) && strcmp(accel_backend_name(test_g.backend), "cuda") == 0)
+    if (accel_backend_name(test_g.backend) && strcmp(accel_backend_name(test_g.backend), "cuda") == 0) {
+        const char* ring = getenv("ACCEL_CUDA_NO_MEMOPS");
         CHECK(pi.direct_copy);   /* one context, or peer access (the mock has it) */
+        /* waits on the GPU between accel devices on one CUDA device with stream memory operations */
+        CHECK(pi.device_waits == (d.b_index == 0 && !(ring && ring[0] && strcmp(ring, "0") != 0)));
+    }
 #endif
     devices_close(&d);
 }
@@ -274,8 +278,9 @@ TEST(copy_ordered_by_the_other_devices_signal) {
     devices_close(&d);
 }
 
-/* The other device's signal fails: the copy behind the wait does not run, and the waiting queue's
-   later signals read failed with the same reason. */
+/* The other device's signal fails: the waiting queue's later signals read failed with the same
+   reason; where the wait was gated on the host, the copy behind it did not run (a wait handed to the
+   device may let it run: DESIGN 6.1). */
 TEST(failure_of_the_other_devices_signal_reaches_later_signals) {
     devices d;
     pair p[4];
@@ -286,7 +291,9 @@ TEST(failure_of_the_other_devices_signal_reaches_later_signals) {
         accel_queue* q = NULL;
         accel_buffer *mine = NULL, *theirs = NULL;
         accel_signal *up = NULL, *after = NULL;
-        if (CHECK_OK(accel_queue_create(p[i].q_dev, ACCEL_QUEUE_COMPUTE, &q)) &&
+        accel_peer_info pi;
+        if (CHECK_OK(accel_device_peer_info(p[i].q_dev, p[i].other, &pi)) &&
+            CHECK_OK(accel_queue_create(p[i].q_dev, ACCEL_QUEUE_COMPUTE, &q)) &&
             CHECK_OK(test_buffer_create(p[i].q_dev, 64, ACCEL_MEMORY_DEVICE, &mine)) &&
             CHECK_OK(test_buffer_create(p[i].other, 64, ACCEL_MEMORY_DEVICE, &theirs)) &&
             CHECK_OK(accel_signal_create(p[i].other, 0, &up)) &&
@@ -298,8 +305,9 @@ TEST(failure_of_the_other_devices_signal_reaches_later_signals) {
             CHECK_OK(accel_queue_submit(q));
             CHECK_OK(accel_signal_fail(up, ACCEL_ERROR_DEVICE_LOST));
             CHECK_RESULT(accel_signal_wait(after, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+            CHECK_EQ_U64(accel_signal_value(after), accel_signal_value(up));   /* the same reason */
             CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
-            CHECK_EQ_U64(test_buffer_u32(mine, 0), 0);   /* the copy did not run (host-gated wait) */
+            if (!pi.device_waits || p[i].q_dev == d.cpu) CHECK_EQ_U64(test_buffer_u32(mine, 0), 0);
         }
         accel_queue_destroy(q);
         accel_buffer_destroy(mine);
@@ -307,6 +315,67 @@ TEST(failure_of_the_other_devices_signal_reaches_later_signals) {
         accel_signal_destroy(up);
         accel_signal_destroy(after);
     }
+    devices_close(&d);
+}
+
+/* A two-device chain, each step waiting on the other device's signal for a value the other device
+   promised (submitted before the wait): where peer_info says device_waits, the waits go to the
+   device; either way every step sees the one before. Then a failure: the first device's signal fails
+   while a wait on it (on the device where it can be) holds a step of the second, whose later signal,
+   and a third queue's wait on that, read failed. */
+TEST(two_device_chain_and_failure_across_devices) {
+    devices d;
+    accel_queue *qa = NULL, *qb = NULL, *qc = NULL;
+    accel_buffer* buf = NULL;
+    accel_signal *sa = NULL, *sb = NULL, *gate = NULL, *end = NULL;
+    accel_peer_info pi;
+    const uint32_t steps = 50;
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    CHECK_OK(accel_device_peer_info(d.b, d.a, &pi));
+    if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &qa)) &&
+        CHECK_OK(accel_queue_create(d.b, ACCEL_QUEUE_COMPUTE, &qb)) &&
+        CHECK_OK(accel_queue_create(d.b, ACCEL_QUEUE_COMPUTE, &qc)) &&
+        CHECK_OK(test_buffer_create(d.a, 4 * steps, ACCEL_MEMORY_DEVICE, &buf)) &&
+        CHECK_OK(accel_signal_create(d.a, 0, &sa)) && CHECK_OK(accel_signal_create(d.b, 0, &sb)) &&
+        CHECK_OK(accel_signal_create(d.a, 0, &gate)) && CHECK_OK(accel_signal_create(d.b, 0, &end))) {
+        accel_queue_wait(qa, gate, 1);   /* everything below is submitted before anything runs */
+        CHECK_OK(accel_queue_submit(qa));
+        for (uint32_t i = 0; i < steps; i++) {
+            uint32_t v = i + 1;
+            if (i) accel_queue_wait(qa, sb, i);
+            accel_queue_update(qa, buf, 4u * i, &v, 4);
+            accel_queue_signal(qa, sa, i + 1);
+            CHECK_OK(accel_queue_submit(qa));
+            accel_queue_wait(qb, sa, i + 1);
+            accel_queue_signal(qb, sb, i + 1);
+            CHECK_OK(accel_queue_submit(qb));
+        }
+        CHECK_EQ_U64(accel_signal_value(sb), 0);
+        CHECK_OK(accel_signal_set(gate, 1));
+        CHECK_OK(accel_signal_wait(sb, steps, ACCEL_WAIT_FOREVER));
+        for (uint32_t i = 0; i < steps; i++) CHECK_EQ_U64(test_buffer_u32(buf, i), i + 1);
+        /* the failure: qb waits for sa = steps + 1, which qa promises behind a second gate */
+        accel_queue_wait(qa, gate, 2);
+        accel_queue_signal(qa, sa, steps + 1);
+        CHECK_OK(accel_queue_submit(qa));
+        accel_queue_wait(qb, sa, steps + 1);
+        accel_queue_signal(qb, sb, steps + 1);
+        CHECK_OK(accel_queue_submit(qb));
+        accel_queue_wait(qc, sb, steps + 1);   /* a third queue behind qb's signal */
+        accel_queue_signal(qc, end, 1);
+        CHECK_OK(accel_queue_submit(qc));
+        CHECK_OK(accel_signal_fail(sa, ACCEL_ERROR_DEVICE_LOST));
+        CHECK_RESULT(accel_signal_wait(sb, steps + 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_RESULT(accel_signal_wait(end, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_EQ_U64(accel_signal_value(sb), accel_signal_value(sa));
+        CHECK_OK(accel_signal_set(gate, 2));   /* qa goes on (its own signal stays failed) */
+        CHECK_OK(accel_queue_finish(qa, ACCEL_WAIT_FOREVER));
+        CHECK_OK(accel_queue_finish(qb, ACCEL_WAIT_FOREVER));
+        CHECK_OK(accel_queue_finish(qc, ACCEL_WAIT_FOREVER));
+    }
+    accel_queue_destroy(qa);
+    accel_queue_destroy(qb);
+    accel_queue_destroy(qc);
     devices_close(&d);
 }
 
@@ -414,6 +483,7 @@ int main(int argc, char** argv) {
     RUN(copy_between_two_other_devices_is_refused);
     RUN(copy_ordered_by_the_other_devices_signal);
     RUN(failure_of_the_other_devices_signal_reaches_later_signals);
+    RUN(two_device_chain_and_failure_across_devices);
     RUN(destroy_either_device_with_peer_work_pending);
     RUN(recorded_list_with_a_peer_copy);
     return test_end();
