@@ -3039,8 +3039,8 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
     size_t dst_rel = dst_offset, src_rel = src_offset;
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!accel_i_rec_range_ok(q, dst, dst_offset, size, fn) || !accel_i_rec_range_ok(q, src, src_offset, size, fn) ||
-        !accel_i_peer_rec_ok(q, dst, src, fn))
+    if (!accel_i_rec_range_ok(q, dst, dst_offset, size, fn) ||
+        !accel_i_rec_range_ok(q, src, src_offset, size, fn) || !accel_i_peer_rec_ok(q, dst, src, fn))
         return;
     if (!accel_i_rec_target(q, &dst, &dst_offset, fn)) return;
     accel_i_rec_resolve(&src, &src_offset);
@@ -3571,7 +3571,8 @@ static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, cons
                 accel_i_patch_apply(q->rec, &q->rec->cmds[q->rec->count - 1], &l->cmds[i], &patches[k]);
         if (l->cmds[i].kind == ACCEL_I_CMD_COPY) {   /* a patch may have brought another device's buffer */
             accel_i_cmd* cc = &q->rec->cmds[q->rec->count - 1];
-            cc->flags = (cc->flags & ~ACCEL_I_CMD_STAGED) | accel_i_peer_flags(q, cc->u.copy.dst, cc->u.copy.src);
+            cc->flags &= ~ACCEL_I_CMD_STAGED;
+            cc->flags |= accel_i_peer_flags(q, cc->u.copy.dst, cc->u.copy.src);
         }
     }
 }
@@ -3646,8 +3647,8 @@ static bool accel_i_peer_staged_any(const accel_i_batch* b) {
    sides are mapped, the unmapped side's buffer_io straight into or out of the other's mapping, else
    through a bounce buffer of dev's (ACCEL_I_PEER_CHUNK at most), chunk by chunk. */
 #define ACCEL_I_PEER_CHUNK ((size_t)4 << 20)
-static accel_result accel_i_peer_copy_run(accel_device* dev, accel_buffer* dst, size_t doff, accel_buffer* src,
-                                          size_t soff, size_t size) {
+static accel_result accel_i_peer_copy_run(accel_device* dev, accel_buffer* dst, size_t doff,
+                                          accel_buffer* src, size_t soff, size_t size) {
     accel_device *dd = dst->obj.device, *sd = src->obj.device;
     size_t chunk = size < ACCEL_I_PEER_CHUNK ? size : ACCEL_I_PEER_CHUNK;
     unsigned char* bounce;
@@ -3657,11 +3658,14 @@ static accel_result accel_i_peer_copy_run(accel_device* dev, accel_buffer* dst, 
         return ACCEL_OK;
     }
     if (accel_i_lost(dd) || accel_i_lost(sd)) return ACCEL_ERROR_DEVICE_LOST;
-    if (src->mapped) return dd->backend->buffer_io(dst, doff, (unsigned char*)src->mapped + soff, size, true);
-    if (dst->mapped) return sd->backend->buffer_io(src, soff, (unsigned char*)dst->mapped + doff, size, false);
+    if (src->mapped)
+        return dd->backend->buffer_io(dst, doff, (unsigned char*)src->mapped + soff, size, true);
+    if (dst->mapped)
+        return sd->backend->buffer_io(src, soff, (unsigned char*)dst->mapped + doff, size, false);
     if ((bounce = (unsigned char*)accel_i_dev_alloc(dev, chunk)) == NULL)
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY,
-                            "accel_queue_copy: out of host memory for a copy between devices (%zu bytes)", chunk);
+                            "accel_queue_copy: out of host memory for a copy between devices (%zu bytes)",
+                            chunk);
     for (size_t at = 0; at < size && r == ACCEL_OK; at += chunk) {
         size_t n = size - at < chunk ? size - at : chunk;
         r = sd->backend->buffer_io(src, soff + at, bounce, n, false);
@@ -3698,11 +3702,12 @@ ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, 
    every signal that work signals must read failed, with the same reason, before any device-side waiter
    is released by it. A batch whose segment handed a wait to the device stays in a `dwaits` list until
    it completes: its device's, or, when its device waits watch another device's signals (several
-   devices: all of one device, see accel_i_classify), that device's. Failing a signal walks that list: every listed batch with a device wait on
-   the signal for a value it had not reached before the failure gets the rest of its signals failed
-   (host words only, under the lock), and so on for the signals of this device failed that way (a work
-   list through accel_signal.fail_next, no recursion, no allocation); then, outside the lock, each
-   failure is published to the device, and other devices' signals get the whole raise.
+   devices: all of one device, see accel_i_classify), that device's. Failing a signal walks that list:
+   every listed batch with a device wait on the signal for a value it had not reached before the
+   failure gets the rest of its signals failed (host words only, under the lock), and so on for the
+   signals of this device failed that way (a work list through accel_signal.fail_next, no recursion, no
+   allocation); then, outside the lock, other devices' signals get the whole raise, and each failure
+   is published to the device.
 
    The protocol, stated here once: a thread that fails a signal and a walk that hands a wait on it to
    the device meet through one store / seq_cst fence / load pairing on each side.
@@ -3845,8 +3850,8 @@ static bool accel_i_fail_handed_off(accel_signal* s, uint64_t before, uint64_t f
    accel_queue_submit walks on the caller's thread until a gated wait is not reached (or the backend
    needs to block), then hands the rest to the queue's worker; later batches queue behind it, so the
    queue stays in order. No host thread wakes for a batch whose waits all go to the device.
-   Host steps (accel_i_cmd_is_host_step: host_call, a staged peer copy) need the host once the commands before them
-   completed: a segment ends before one, and the walk runs it on the queue's worker after
+   Host steps (accel_i_cmd_is_host_step: host_call, a staged peer copy) need the host once the commands
+   before them completed: a segment ends before one, and the walk runs it on the queue's worker after
    backend->queue_drain (a walk inside accel_queue_submit hands off there), then goes on. */
 /* segment_submit and the walk: "cannot go on without blocking" (an int: accel_result cannot hold it in
    C++, where an enum holds only the values its enumerators span) */
@@ -4972,7 +4977,8 @@ static uint64_t accel_i_cpu_replay(accel_i_cpu_queue* q, const accel_i_batch* b,
         uint32_t first = k;
         uint64_t failed;
         while (k < n && p[k].command == i) k++;
-        if ((failed = accel_i_cpu_op_run(q, &nat->ops[i], p ? p + first : NULL, k - first)) != 0) return failed;
+        failed = accel_i_cpu_op_run(q, &nat->ops[i], p ? p + first : NULL, k - first);
+        if (failed) return failed;
     }
     return 0;
 }

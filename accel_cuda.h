@@ -3212,8 +3212,9 @@ static bool accel_i_cu_peer_on(accel_i_cu_device* dev, accel_i_cu_device* other)
         if (cr == ACCEL_CU_SUCCESS || cr == ACCEL_CU_ERROR_PEER_ACCESS_ALREADY_ENABLED)
             atomic_fetch_or(&dev->peers_on, bit);
         else
-            accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_cuda: cuCtxEnablePeerAccess(device %d) failed: %s "
-                        "(%d); copies with it are staged on the host", other->cudev, accel_i_cu_error_name(cr), cr);
+            accel_i_log(&dev->base, ACCEL_LOG_WARN,
+                        "accel_cuda: cuCtxEnablePeerAccess(device %d) failed: %s (%d); copies with it are "
+                        "staged on the host", other->cudev, accel_i_cu_error_name(cr), cr);
     }
     atomic_fetch_or(&dev->peers_tried, bit);
     return (atomic_load(&dev->peers_on) & bit) != 0;

@@ -3728,7 +3728,8 @@ static bool accel_i_vk_phys_has_ext(accel_i_vk_device* dev, const char* name) {
     uint32_t n = 0;
     VkExtensionProperties* e;
     bool has = false;
-    if (dev->vki.EnumerateDeviceExtensionProperties(dev->phys, NULL, &n, NULL) != VK_SUCCESS || !n) return false;
+    if (dev->vki.EnumerateDeviceExtensionProperties(dev->phys, NULL, &n, NULL) != VK_SUCCESS || !n)
+        return false;
     if ((e = (VkExtensionProperties*)accel_i_dev_alloc(&dev->base, n * sizeof *e)) == NULL) return false;
     if (dev->vki.EnumerateDeviceExtensionProperties(dev->phys, NULL, &n, e) == VK_SUCCESS)
         has = accel_i_vk_has_ext(e, n, name);

@@ -17,9 +17,11 @@
    Usage:  ./build/devices [P [C]] [--trace FILE]     P, C: cpu | vulkan | cuda | any
    Default: P cpu; C vulkan where this binary has Vulkan and a device opens (make run-vulkan builds
    it so), else a second CPU device. Build and run (from the repository root):
-     mkdir -p build && cc -std=gnu11 -O2 -I. examples/devices.c -o build/devices -lpthread -lm && ./build/devices
+     mkdir -p build && cc -std=gnu11 -O2 -I. examples/devices.c -o build/devices -lpthread -lm
+     ./build/devices
 
-   The kernel is examples/pipeline.c's crunch (CPU, GLSL, CUDA C): out[chunk*n + i] = rounds x hash(src[i]). */
+   The kernel is examples/pipeline.c's crunch (CPU, GLSL, CUDA C):
+   out[chunk*n + i] = rounds x hash(src[i]). */
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
 #include "common.h"
@@ -65,7 +67,12 @@ static const char crunch_cuda[] =
     "}\n";
 
 /* One side: a device, a queue, the crunch program. */
-typedef struct side { accel_device* dev; accel_device_info info; accel_queue* q; accel_program* crunch; } side;
+typedef struct side {
+    accel_device* dev;
+    accel_device_info info;
+    accel_queue* q;
+    accel_program* crunch;
+} side;
 
 static accel_result side_setup(side* s) {
     accel_result r = accel_queue_create(s->dev, ACCEL_QUEUE_COMPUTE, &s->q);
@@ -76,7 +83,8 @@ static accel_result side_setup(side* s) {
 }
 static void crunch(side* s, accel_buffer* src, accel_buffer* out, uint32_t chunk, uint32_t rounds) {
     const uint32_t constants[3] = { chunk, N, rounds };
-    accel_queue_exec(s->q, s->crunch, (accel_buffer*[]){ src, out }, 2, constants, 3, accel_exec_1d(N, GROUP));
+    accel_queue_exec(s->q, s->crunch, (accel_buffer*[]){ src, out }, 2, constants, 3,
+                     accel_exec_1d(N, GROUP));
 }
 
 /* The consumer's device: `want` (NULL: the default, see the top) with the producer's trace path. */
@@ -119,7 +127,8 @@ static void print_paths(const side* from, const side* to, const char* what) {
 
 int main(int argc, char** argv) {
     side p = { 0 }, c = { 0 };
-    accel_buffer *src = NULL, *slot[2] = { NULL, NULL }, *in[2] = { NULL, NULL }, *results = NULL, *back = NULL;
+    accel_buffer *src = NULL, *slot[2] = { NULL, NULL }, *in[2] = { NULL, NULL };
+    accel_buffer *results = NULL, *back = NULL;
     accel_signal *produced = NULL, *copied = NULL, *done_sig = NULL;
     const char *pw, *cw;
     char* pargs[4] = { argv[0], NULL, NULL, NULL };
@@ -132,11 +141,15 @@ int main(int argc, char** argv) {
         return 2;
     }
     pargs[pn++] = (char*)(pw ? pw : "cpu");
-    if (ex_trace_path(argc, argv)) { pargs[pn++] = (char*)"--trace"; pargs[pn++] = (char*)ex_trace_path(argc, argv); }
+    if (ex_trace_path(argc, argv)) {
+        pargs[pn++] = (char*)"--trace";
+        pargs[pn++] = (char*)ex_trace_path(argc, argv);
+    }
     if ((rc = ex_open_device(pn, pargs, NULL, &p.dev, &p.info)) != 0) return rc;
     if ((rc = open_consumer(argc, argv, cw, pargs[1], &c)) != 0) { accel_device_destroy(p.dev); return rc; }
     rc = 1;
-    printf("producer: %s (%s)\nconsumer: %s (%s)\n", p.info.name, p.info.backend, c.info.name, c.info.backend);
+    printf("producer: %s (%s)\n", p.info.name, p.info.backend);
+    printf("consumer: %s (%s)\n", c.info.name, c.info.backend);
     print_paths(&p, &c, "consumer queue with producer data:");
     print_paths(&c, &p, "producer queue with consumer data:");
 
@@ -144,15 +157,21 @@ int main(int argc, char** argv) {
     EX_CHECK(side_setup(&c));
     EX_CHECK(accel_buffer_create(p.dev, &(accel_buffer_desc){ .size = bytes, .label = "src" }, &src));
     for (int k = 0; k < 2; k++) {
-        EX_CHECK(accel_buffer_create(p.dev, &(accel_buffer_desc){ .size = bytes, .label = "slot" }, &slot[k]));
+        EX_CHECK(accel_buffer_create(p.dev, &(accel_buffer_desc){ .size = bytes, .label = "slot" },
+                                     &slot[k]));
         EX_CHECK(accel_buffer_create(c.dev, &(accel_buffer_desc){ .size = bytes, .label = "in" }, &in[k]));
     }
-    EX_CHECK(accel_buffer_create(c.dev, &(accel_buffer_desc){ .size = bytes * STEPS, .label = "results" }, &results));
-    EX_CHECK(accel_buffer_create(p.dev, &(accel_buffer_desc){ .size = bytes * STEPS, .label = "back" }, &back));
+    EX_CHECK(accel_buffer_create(c.dev, &(accel_buffer_desc){ .size = bytes * STEPS, .label = "results" },
+                                 &results));
+    EX_CHECK(accel_buffer_create(p.dev, &(accel_buffer_desc){ .size = bytes * STEPS, .label = "back" },
+                                 &back));
     EX_CHECK(accel_signal_create(p.dev, 0, &produced));
     EX_CHECK(accel_signal_create(c.dev, 0, &copied));
     EX_CHECK(accel_signal_create(c.dev, 0, &done_sig));
-    if ((host = (uint32_t*)malloc(bytes * STEPS)) == NULL) { fprintf(stderr, "devices: out of memory\n"); goto done; }
+    if ((host = (uint32_t*)malloc(bytes * STEPS)) == NULL) {
+        fprintf(stderr, "devices: out of memory\n");
+        goto done;
+    }
     for (uint32_t k = 0; k < N; k++) host[k] = ex_hash(k ^ 0x5eed);
     EX_CHECK(accel_buffer_write(src, 0, host, bytes));
 
@@ -177,7 +196,8 @@ int main(int argc, char** argv) {
         uint32_t* got = (uint32_t*)malloc(bytes * STEPS);
         size_t bad = 0;
         for (uint32_t i = 0; i < STEPS; i++)
-            for (uint32_t k = 0; k < N; k++) host[(size_t)i * N + k] = crunch_value(crunch_value(ex_hash(k ^ 0x5eed), i + 1), 2);
+            for (uint32_t k = 0; k < N; k++)
+                host[(size_t)i * N + k] = crunch_value(crunch_value(ex_hash(k ^ 0x5eed), i + 1), 2);
         if (!got) { fprintf(stderr, "devices: out of memory\n"); goto done; }
         EX_CHECK(accel_buffer_read(back, 0, got, bytes * STEPS));
         for (size_t k = 0; k < (size_t)N * STEPS; k++) bad += got[k] != host[k];

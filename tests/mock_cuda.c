@@ -336,7 +336,8 @@ static CUresult mDeviceGetAttribute(int* v, int a, int d) {
     case 5: *v = 2147483647; break; case 6: *v = 65535; break; case 7: *v = 65535; break;
     case 18: *v = 0; break; case 19: *v = 1; break; case 75: *v = 9; break; case 76: *v = 0; break;
     case 122: *v = 1; break;
-    case 33: *v = 0x10 + d; break; case 34: *v = 0; break; case 50: *v = 0; break;   /* PCI bus, device, domain */
+    case 33: *v = 0x10 + d; break; case 34: *v = 0; break; case 50: *v = 0; break;   /* PCI bus, device, */
+                                                                                     /* domain */
     case 41: *v = 1; break;                                                          /* unified addressing */
     default: *v = 0; break;
     }
@@ -358,7 +359,11 @@ static CUresult mPrimaryCtxRetain(void** ctx, int d) {
     return 0;
 }
 static CUresult mPrimaryCtxRelease(int d) { MOCK_COUNT(MOCK_CALL_CONTEXT); (void)d; return 0; }
-static CUresult mCtxSetCurrent(void* ctx) { MOCK_COUNT(MOCK_CALL_CONTEXT); mock_current = (int*)ctx; return 0; }
+static CUresult mCtxSetCurrent(void* ctx) {
+    MOCK_COUNT(MOCK_CALL_CONTEXT);
+    mock_current = (int*)ctx;
+    return 0;
+}
 static CUresult mCtxEnablePeerAccess(void* peer, unsigned f) {
     int c, p;
     MOCK_COUNT(MOCK_CALL_CONTEXT);

@@ -35,12 +35,15 @@ static void devices_close(devices* d) {
 /* every ordered pair: the queue's device, the other buffer's device */
 static uint32_t devices_pairs(const devices* d, pair* out) {
     pair p[4] = { { d->a, d->b, "backend -> second" }, { d->b, d->a, "second -> backend" },
-                  { d->a, d->cpu, "backend queue, cpu buffer" }, { d->cpu, d->a, "cpu queue, backend buffer" } };
+                  { d->a, d->cpu, "backend queue, cpu buffer" },
+                  { d->cpu, d->a, "cpu queue, backend buffer" } };
     memcpy(out, p, sizeof p);
     return 4;
 }
 
-static unsigned char pattern_byte(size_t i, uint32_t seed) { return (unsigned char)((i * 131u + seed * 7u + (i >> 9)) & 0xFFu); }
+static unsigned char pattern_byte(size_t i, uint32_t seed) {
+    return (unsigned char)((i * 131u + seed * 7u + (i >> 9)) & 0xFFu);
+}
 static unsigned char* pattern_make(size_t n, uint32_t seed) {
     unsigned char* p = (unsigned char*)malloc(n ? n : 1);
     if (p) for (size_t i = 0; i < n; i++) p[i] = pattern_byte(i, seed);
@@ -61,8 +64,8 @@ static int expect_pattern(accel_buffer* buf, size_t off, size_t n, size_t from, 
 
 /* One copy between q_dev's buffer and other's, in direction `into_q` (other -> q_dev's buffer) or back,
    with offsets, run on a queue of q_dev. */
-static void copy_case(accel_device* q_dev, accel_device* other, bool into_q, size_t size, size_t doff, size_t soff,
-                      accel_memory mem) {
+static void copy_case(accel_device* q_dev, accel_device* other, bool into_q, size_t size, size_t doff,
+                      size_t soff, accel_memory mem) {
     accel_queue* q = NULL;
     accel_buffer *mine = NULL, *theirs = NULL, *dst, *src;
     size_t total = size + (doff > soff ? doff : soff) + 8;
@@ -158,7 +161,8 @@ TEST(copies_every_direction_sizes_and_offsets) {
                 copy_case(p[i].q_dev, p[i].other, into != 0, sizes[k], 0, 0, ACCEL_MEMORY_DEVICE);
                 copy_case(p[i].q_dev, p[i].other, into != 0, sizes[k], 7, 1, ACCEL_MEMORY_DEVICE);
                 copy_case(p[i].q_dev, p[i].other, into != 0, sizes[k], 256, 5, ACCEL_MEMORY_HOST);
-                if (TEST_FAILED_SO_FAR()) fprintf(stderr, "  pair %s, into %d, size %zu\n", p[i].name, into, sizes[k]);
+                if (TEST_FAILED_SO_FAR())
+                    fprintf(stderr, "  pair %s, into %d, size %zu\n", p[i].name, into, sizes[k]);
             }
     devices_close(&d);
 }
@@ -219,7 +223,10 @@ TEST(copy_between_two_other_devices_is_refused) {
     accel_queue* q = NULL;
     accel_buffer *x = NULL, *y = NULL;
     if (!devices_open(&d)) { devices_close(&d); return; }
-    if (test_backend_is_cpu()) { devices_close(&d); SKIP("CPU devices share host memory: no other device here"); }
+    if (test_backend_is_cpu()) {
+        devices_close(&d);
+        SKIP("CPU devices share host memory: no other device here");
+    }
     if (CHECK_OK(accel_queue_create(d.cpu, ACCEL_QUEUE_COMPUTE, &q)) &&
         CHECK_OK(test_buffer_create(d.a, 64, ACCEL_MEMORY_DEVICE, &x)) &&
         CHECK_OK(test_buffer_create(d.b, 64, ACCEL_MEMORY_DEVICE, &y))) {
