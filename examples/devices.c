@@ -17,54 +17,19 @@
    Usage:  ./build/devices [P [C]] [--trace FILE]     P, C: cpu | vulkan | cuda | any
    Default: P cpu; C vulkan where this binary has Vulkan and a device opens (make run-vulkan builds
    it so), else a second CPU device. Build and run (from the repository root):
-     mkdir -p build && cc -std=gnu11 -O2 -I. examples/devices.c -o build/devices -lpthread -lm
-     ./build/devices
+     mkdir -p build && cc -std=gnu11 -O2 -I. examples/devices.c -o build/devices -lpthread -lm && ./build/devices [cpu|any]
 
-   The kernel is examples/pipeline.c's crunch (CPU, GLSL, CUDA C):
-   out[chunk*n + i] = rounds x hash(src[i]). */
+   The kernel is examples/crunch.h's (CPU, GLSL, CUDA C): out[chunk*n + i] = rounds x hash(src[i]). */
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
 #include "common.h"
-
-#ifdef ACCEL_EXAMPLE_HAVE_VULKAN
-static const uint32_t ex_crunch_spv[] =
-#include "crunch.spv.inc"
-;
-#endif
+#include "crunch.h"
 
 #include <stdlib.h>
 
 #define STEPS  8u
 #define N      (1u << 16)                /* elements per step: 256 KiB */
 #define GROUP  256u
-
-static uint32_t crunch_value(uint32_t v, uint32_t rounds) {
-    for (uint32_t r = 0; r < rounds; r++) v = ex_hash(v + r);
-    return v;
-}
-static void crunch_cpu(const accel_dispatch* d) {
-    const uint32_t* src = (const uint32_t*)d->buffers[0];
-    uint32_t* out = (uint32_t*)d->buffers[1];
-    uint32_t chunk = d->constants[0], n = d->constants[1], rounds = d->constants[2];
-    uint32_t begin = d->group_id[0] * d->group_size[0], end = begin + d->group_size[0];
-    if (end > n) end = n;
-    for (uint32_t i = begin; i < end; i++) out[(size_t)chunk * n + i] = crunch_value(src[i], rounds);
-}
-static const char crunch_cuda[] =
-    "__device__ unsigned ex_hash(unsigned x) {\n"
-    "    x ^= x >> 16; x *= 0x7feb352du;\n"
-    "    x ^= x >> 15; x *= 0x846ca68bu;\n"
-    "    x ^= x >> 16;\n"
-    "    return x;\n"
-    "}\n"
-    "extern \"C\" __global__ void crunch(const unsigned* src, unsigned* out,\n"
-    "                                   unsigned chunk, unsigned n, unsigned rounds) {\n"
-    "    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i >= n) return;\n"
-    "    unsigned v = src[i];\n"
-    "    for (unsigned r = 0; r < rounds; r++) v = ex_hash(v + r);\n"
-    "    out[(unsigned long long)chunk * n + i] = v;\n"
-    "}\n";
 
 /* One side: a device, a queue, the crunch program. */
 typedef struct side {

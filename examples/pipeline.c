@@ -24,17 +24,12 @@
    Build and run (from the repository root):
      mkdir -p build && cc -std=gnu11 -O2 -I. examples/pipeline.c -o build/pipeline -lpthread -lm && ./build/pipeline [cpu|any]
 
-   The kernel: crunch_cpu below, examples/kernels/crunch.comp (GLSL), crunch_cuda below (CUDA C);
+   The kernel: examples/crunch.h (crunch_cpu, examples/kernels/crunch.comp in GLSL, crunch_cuda in CUDA C);
    buffers { src slot, out }, constants { chunk index, chunk elements, rounds }. */
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
 #include "common.h"
-
-#ifdef ACCEL_EXAMPLE_HAVE_VULKAN
-static const uint32_t ex_crunch_spv[] =
-#include "crunch.spv.inc"
-;
-#endif
+#include "crunch.h"
 
 #include <stdlib.h>
 
@@ -62,38 +57,6 @@ static double median(double* v, int n) {
                                             run, else the noise of the longer one decides it */
 #define GROUP_SIZE   256u
 #define RUNS         7                   /* the figures are medians over this many runs */
-
-/* The per-element computation, shared by the CPU kernel and the host check. */
-static uint32_t crunch_value(uint32_t v, uint32_t rounds) {
-    for (uint32_t r = 0; r < rounds; r++) v = ex_hash(v + r);
-    return v;
-}
-
-static void crunch_cpu(const accel_dispatch* d) {
-    const uint32_t* src = (const uint32_t*)d->buffers[0];
-    uint32_t* out = (uint32_t*)d->buffers[1];
-    uint32_t chunk = d->constants[0], n = d->constants[1], rounds = d->constants[2];
-    uint32_t begin = d->group_id[0] * d->group_size[0];
-    uint32_t end = begin + d->group_size[0];
-    if (end > n) end = n;
-    for (uint32_t i = begin; i < end; i++) out[(size_t)chunk * n + i] = crunch_value(src[i], rounds);
-}
-
-static const char crunch_cuda[] =
-    "__device__ unsigned ex_hash(unsigned x) {\n"
-    "    x ^= x >> 16; x *= 0x7feb352du;\n"
-    "    x ^= x >> 15; x *= 0x846ca68bu;\n"
-    "    x ^= x >> 16;\n"
-    "    return x;\n"
-    "}\n"
-    "extern \"C\" __global__ void crunch(const unsigned* src, unsigned* out,\n"
-    "                                   unsigned chunk, unsigned n, unsigned rounds) {\n"
-    "    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i >= n) return;\n"
-    "    unsigned v = src[i];\n"
-    "    for (unsigned r = 0; r < rounds; r++) v = ex_hash(v + r);\n"
-    "    out[(unsigned long long)chunk * n + i] = v;\n"
-    "}\n";
 
 typedef struct pipeline {
     accel_device* dev;

@@ -40,6 +40,17 @@ static uint32_t devices_pairs(const devices* d, pair* out) {
     memcpy(out, p, sizeof p);
     return 4;
 }
+/* Runs fn(pair, index, devices) for every ordered pair, on devices opened for the test. */
+typedef void (*pair_fn)(const pair* p, uint32_t i, const devices* d);
+static void for_each_pair(pair_fn fn) {
+    devices d;
+    pair p[4];
+    uint32_t np;
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    np = devices_pairs(&d, p);
+    for (uint32_t i = 0; i < np && !TEST_FAILED_SO_FAR(); i++) fn(&p[i], i, &d);
+    devices_close(&d);
+}
 
 static unsigned char pattern_byte(size_t i, uint32_t seed) {
     return (unsigned char)((i * 131u + seed * 7u + (i >> 9)) & 0xFFu);
@@ -148,74 +159,59 @@ TEST(peer_info) {
     devices_close(&d);
 }
 
-TEST(copies_every_direction_sizes_and_offsets) {
+static void sizes_case(const pair* p, uint32_t i, const devices* d) {
     static const size_t sizes[] = { 1, 3, 4096 + 5, ((size_t)1 << 20) + 17 };
-    devices d;
-    pair p[4];
-    uint32_t np;
-    if (!devices_open(&d)) { devices_close(&d); return; }
-    np = devices_pairs(&d, p);
-    for (uint32_t i = 0; i < np && !TEST_FAILED_SO_FAR(); i++)
-        for (int into = 0; into < 2; into++)
-            for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
-                copy_case(p[i].q_dev, p[i].other, into != 0, sizes[k], 0, 0, ACCEL_MEMORY_DEVICE);
-                copy_case(p[i].q_dev, p[i].other, into != 0, sizes[k], 7, 1, ACCEL_MEMORY_DEVICE);
-                copy_case(p[i].q_dev, p[i].other, into != 0, sizes[k], 256, 5, ACCEL_MEMORY_HOST);
-                if (TEST_FAILED_SO_FAR())
-                    fprintf(stderr, "  pair %s, into %d, size %zu\n", p[i].name, into, sizes[k]);
-            }
-    devices_close(&d);
+    (void)i; (void)d;
+    for (int into = 0; into < 2; into++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            copy_case(p->q_dev, p->other, into != 0, sizes[k], 0, 0, ACCEL_MEMORY_DEVICE);
+            copy_case(p->q_dev, p->other, into != 0, sizes[k], 7, 1, ACCEL_MEMORY_DEVICE);
+            copy_case(p->q_dev, p->other, into != 0, sizes[k], 256, 5, ACCEL_MEMORY_HOST);
+            if (TEST_FAILED_SO_FAR()) fprintf(stderr, "  pair %s, into %d, size %zu\n", p->name, into, sizes[k]);
+        }
 }
+TEST(copies_every_direction_sizes_and_offsets) { for_each_pair(sizes_case); }
 
+static void big_case(const pair* p, uint32_t i, const devices* d) {
+    (void)d;
+    copy_case(p->q_dev, p->other, (i & 1) != 0, (size_t)64 << 20, 0, 0, ACCEL_MEMORY_DEVICE);
+}
 TEST(copy_of_64_mib) {
 #if defined(__wasi__) || defined(__EMSCRIPTEN__)
     SKIP("64 MiB buffers on WebAssembly");
 #else
-    devices d;
-    pair p[4];
-    uint32_t np;
-    if (!devices_open(&d)) { devices_close(&d); return; }
-    np = devices_pairs(&d, p);
-    for (uint32_t i = 0; i < np; i++) copy_case(p[i].q_dev, p[i].other, (i & 1) != 0, (size_t)64 << 20, 0, 0,
-                                                ACCEL_MEMORY_DEVICE);
-    devices_close(&d);
+    for_each_pair(big_case);
 #endif
 }
 
 /* Views of the other device's buffer, as source and destination */
-TEST(copies_through_views) {
-    devices d;
-    pair p[4];
-    uint32_t np;
-    if (!devices_open(&d)) { devices_close(&d); return; }
-    np = devices_pairs(&d, p);
-    for (uint32_t i = 0; i < np; i++) {
-        accel_device_info io;
-        accel_queue* q = NULL;
-        accel_buffer *mine = NULL, *theirs = NULL, *view = NULL;
-        size_t at, n = 1000;
-        unsigned char* pat = pattern_make(4 * 4096, 9);
-        CHECK_OK(accel_device_info_get(p[i].other, &io));
-        at = io.buffer_offset_alignment > 1 ? io.buffer_offset_alignment : 64;
-        if (CHECK(pat != NULL) && CHECK_OK(accel_queue_create(p[i].q_dev, ACCEL_QUEUE_COMPUTE, &q)) &&
-            CHECK_OK(test_buffer_create(p[i].q_dev, 4 * 4096, ACCEL_MEMORY_DEVICE, &mine)) &&
-            CHECK_OK(test_buffer_create(p[i].other, 4 * 4096, ACCEL_MEMORY_DEVICE, &theirs)) &&
-            CHECK_OK(accel_buffer_view_create(theirs, at, 2 * 4096, &view))) {
-            CHECK_OK(accel_buffer_write(theirs, 0, pat, 4 * 4096));
-            accel_queue_copy(q, mine, 10, view, 3, n);          /* from the view: bytes at + 3 .. */
-            accel_queue_copy(q, view, 4096, mine, 10, n);       /* back into the view at 4096 */
-            CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
-            expect_pattern(mine, 10, n, at + 3, 9);
-            expect_pattern(theirs, at + 4096, n, at + 3, 9);
-        }
-        accel_buffer_destroy(view);
-        accel_buffer_destroy(mine);
-        accel_buffer_destroy(theirs);
-        accel_queue_destroy(q);
-        free(pat);
+static void views_case(const pair* p, uint32_t i, const devices* d) {
+    accel_device_info io;
+    accel_queue* q = NULL;
+    accel_buffer *mine = NULL, *theirs = NULL, *view = NULL;
+    size_t at, n = 1000;
+    unsigned char* pat = pattern_make(4 * 4096, 9);
+    (void)i; (void)d;
+    CHECK_OK(accel_device_info_get(p->other, &io));
+    at = io.buffer_offset_alignment > 1 ? io.buffer_offset_alignment : 64;
+    if (CHECK(pat != NULL) && CHECK_OK(accel_queue_create(p->q_dev, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_buffer_create(p->q_dev, 4 * 4096, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(test_buffer_create(p->other, 4 * 4096, ACCEL_MEMORY_DEVICE, &theirs)) &&
+        CHECK_OK(accel_buffer_view_create(theirs, at, 2 * 4096, &view))) {
+        CHECK_OK(accel_buffer_write(theirs, 0, pat, 4 * 4096));
+        accel_queue_copy(q, mine, 10, view, 3, n);          /* from the view: bytes at + 3 .. */
+        accel_queue_copy(q, view, 4096, mine, 10, n);       /* back into the view at 4096 */
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        expect_pattern(mine, 10, n, at + 3, 9);
+        expect_pattern(theirs, at + 4096, n, at + 3, 9);
     }
-    devices_close(&d);
+    accel_buffer_destroy(view);
+    accel_buffer_destroy(mine);
+    accel_buffer_destroy(theirs);
+    accel_queue_destroy(q);
+    free(pat);
 }
+TEST(copies_through_views) { for_each_pair(views_case); }
 
 /* Two buffers of other devices in one copy: a recording error. */
 TEST(copy_between_two_other_devices_is_refused) {
@@ -243,87 +239,75 @@ TEST(copy_between_two_other_devices_is_refused) {
 
 /* The other device fills its buffer behind a gate and signals; the copy waits for that signal, then
    signals in turn: the copy sees the fill. */
-TEST(copy_ordered_by_the_other_devices_signal) {
-    devices d;
-    pair p[4];
-    uint32_t np;
-    if (!devices_open(&d)) { devices_close(&d); return; }
-    np = devices_pairs(&d, p);
-    for (uint32_t i = 0; i < np; i++) {
-        accel_queue *q = NULL, *oq = NULL;
-        accel_buffer *mine = NULL, *theirs = NULL;
-        accel_signal *gate = NULL, *filled = NULL, *copied = NULL;
-        if (CHECK_OK(accel_queue_create(p[i].q_dev, ACCEL_QUEUE_COMPUTE, &q)) &&
-            CHECK_OK(accel_queue_create(p[i].other, ACCEL_QUEUE_COMPUTE, &oq)) &&
-            CHECK_OK(test_buffer_create(p[i].q_dev, 4096, ACCEL_MEMORY_DEVICE, &mine)) &&
-            CHECK_OK(test_buffer_create(p[i].other, 4096, ACCEL_MEMORY_DEVICE, &theirs)) &&
-            CHECK_OK(accel_signal_create(p[i].other, 0, &gate)) &&
-            CHECK_OK(accel_signal_create(p[i].other, 0, &filled)) &&
-            CHECK_OK(accel_signal_create(p[i].q_dev, 0, &copied))) {
-            accel_queue_wait(oq, gate, 1);
-            accel_queue_fill(oq, theirs, 0, 4096, 0x5A5A5A5Au + i);
-            accel_queue_signal(oq, filled, 1);
-            CHECK_OK(accel_queue_submit(oq));
-            accel_queue_wait(q, filled, 1);
-            accel_queue_copy(q, mine, 0, theirs, 0, 4096);
-            accel_queue_signal(q, copied, 1);
-            CHECK_OK(accel_queue_submit(q));
-            CHECK_EQ_U64(accel_signal_value(copied), 0);
-            CHECK_OK(accel_signal_set(gate, 1));
-            CHECK_OK(accel_signal_wait(copied, 1, ACCEL_WAIT_FOREVER));
-            CHECK_EQ_U64(test_buffer_u32(mine, 0), 0x5A5A5A5Au + i);
-            CHECK_EQ_U64(test_buffer_u32(mine, 1023), 0x5A5A5A5Au + i);
-        }
-        accel_queue_destroy(q);
-        accel_queue_destroy(oq);
-        accel_buffer_destroy(mine);
-        accel_buffer_destroy(theirs);
-        accel_signal_destroy(gate);
-        accel_signal_destroy(filled);
-        accel_signal_destroy(copied);
+static void ordered_case(const pair* p, uint32_t i, const devices* d) {
+    accel_queue *q = NULL, *oq = NULL;
+    accel_buffer *mine = NULL, *theirs = NULL;
+    accel_signal *gate = NULL, *filled = NULL, *copied = NULL;
+    (void)d;
+    if (CHECK_OK(accel_queue_create(p->q_dev, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(accel_queue_create(p->other, ACCEL_QUEUE_COMPUTE, &oq)) &&
+        CHECK_OK(test_buffer_create(p->q_dev, 4096, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(test_buffer_create(p->other, 4096, ACCEL_MEMORY_DEVICE, &theirs)) &&
+        CHECK_OK(accel_signal_create(p->other, 0, &gate)) &&
+        CHECK_OK(accel_signal_create(p->other, 0, &filled)) &&
+        CHECK_OK(accel_signal_create(p->q_dev, 0, &copied))) {
+        accel_queue_wait(oq, gate, 1);
+        accel_queue_fill(oq, theirs, 0, 4096, 0x5A5A5A5Au + i);
+        accel_queue_signal(oq, filled, 1);
+        CHECK_OK(accel_queue_submit(oq));
+        accel_queue_wait(q, filled, 1);
+        accel_queue_copy(q, mine, 0, theirs, 0, 4096);
+        accel_queue_signal(q, copied, 1);
+        CHECK_OK(accel_queue_submit(q));
+        CHECK_EQ_U64(accel_signal_value(copied), 0);
+        CHECK_OK(accel_signal_set(gate, 1));
+        CHECK_OK(accel_signal_wait(copied, 1, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(test_buffer_u32(mine, 0), 0x5A5A5A5Au + i);
+        CHECK_EQ_U64(test_buffer_u32(mine, 1023), 0x5A5A5A5Au + i);
     }
-    devices_close(&d);
+    accel_queue_destroy(q);
+    accel_queue_destroy(oq);
+    accel_buffer_destroy(mine);
+    accel_buffer_destroy(theirs);
+    accel_signal_destroy(gate);
+    accel_signal_destroy(filled);
+    accel_signal_destroy(copied);
 }
+TEST(copy_ordered_by_the_other_devices_signal) { for_each_pair(ordered_case); }
 
 /* The other device's signal fails: the waiting queue's later signals read failed with the same
    reason; where the wait was gated on the host, the copy behind it did not run (a wait handed to the
    device may let it run: DESIGN 6.1). */
-TEST(failure_of_the_other_devices_signal_reaches_later_signals) {
-    devices d;
-    pair p[4];
-    uint32_t np;
-    if (!devices_open(&d)) { devices_close(&d); return; }
-    np = devices_pairs(&d, p);
-    for (uint32_t i = 0; i < np; i++) {
-        accel_queue* q = NULL;
-        accel_buffer *mine = NULL, *theirs = NULL;
-        accel_signal *up = NULL, *after = NULL;
-        accel_peer_info pi;
-        if (CHECK_OK(accel_device_peer_info(p[i].q_dev, p[i].other, &pi)) &&
-            CHECK_OK(accel_queue_create(p[i].q_dev, ACCEL_QUEUE_COMPUTE, &q)) &&
-            CHECK_OK(test_buffer_create(p[i].q_dev, 64, ACCEL_MEMORY_DEVICE, &mine)) &&
-            CHECK_OK(test_buffer_create(p[i].other, 64, ACCEL_MEMORY_DEVICE, &theirs)) &&
-            CHECK_OK(accel_signal_create(p[i].other, 0, &up)) &&
-            CHECK_OK(accel_signal_create(p[i].q_dev, 0, &after)) &&
-            CHECK_OK(test_buffer_set_u32(theirs, 16, 77))) {
-            accel_queue_wait(q, up, 1);
-            accel_queue_copy(q, mine, 0, theirs, 0, 64);
-            accel_queue_signal(q, after, 1);
-            CHECK_OK(accel_queue_submit(q));
-            CHECK_OK(accel_signal_fail(up, ACCEL_ERROR_DEVICE_LOST));
-            CHECK_RESULT(accel_signal_wait(after, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
-            CHECK_EQ_U64(accel_signal_value(after), accel_signal_value(up));   /* the same reason */
-            CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
-            if (!pi.device_waits || p[i].q_dev == d.cpu) CHECK_EQ_U64(test_buffer_u32(mine, 0), 0);
-        }
-        accel_queue_destroy(q);
-        accel_buffer_destroy(mine);
-        accel_buffer_destroy(theirs);
-        accel_signal_destroy(up);
-        accel_signal_destroy(after);
+static void failure_case(const pair* p, uint32_t i, const devices* d) {
+    accel_queue* q = NULL;
+    accel_buffer *mine = NULL, *theirs = NULL;
+    accel_signal *up = NULL, *after = NULL;
+    accel_peer_info pi;
+    (void)i;
+    if (CHECK_OK(accel_device_peer_info(p->q_dev, p->other, &pi)) &&
+        CHECK_OK(accel_queue_create(p->q_dev, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_buffer_create(p->q_dev, 64, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(test_buffer_create(p->other, 64, ACCEL_MEMORY_DEVICE, &theirs)) &&
+        CHECK_OK(accel_signal_create(p->other, 0, &up)) &&
+        CHECK_OK(accel_signal_create(p->q_dev, 0, &after)) &&
+        CHECK_OK(test_buffer_set_u32(theirs, 16, 77))) {
+        accel_queue_wait(q, up, 1);
+        accel_queue_copy(q, mine, 0, theirs, 0, 64);
+        accel_queue_signal(q, after, 1);
+        CHECK_OK(accel_queue_submit(q));
+        CHECK_OK(accel_signal_fail(up, ACCEL_ERROR_DEVICE_LOST));
+        CHECK_RESULT(accel_signal_wait(after, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_EQ_U64(accel_signal_value(after), accel_signal_value(up));   /* the same reason */
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        if (!pi.device_waits || p->q_dev == d->cpu) CHECK_EQ_U64(test_buffer_u32(mine, 0), 0);
     }
-    devices_close(&d);
+    accel_queue_destroy(q);
+    accel_buffer_destroy(mine);
+    accel_buffer_destroy(theirs);
+    accel_signal_destroy(up);
+    accel_signal_destroy(after);
 }
+TEST(failure_of_the_other_devices_signal_reaches_later_signals) { for_each_pair(failure_case); }
 
 /* A two-device chain, each step waiting on the other device's signal for a value the other device
    promised (submitted before the wait): where peer_info says device_waits, the waits go to the
