@@ -17,6 +17,7 @@
 #   make test-vulkan the suite on the Vulkan backend only (validation layer on, then sync validation)
 #   make run-vulkan  the examples on the Vulkan backend (built with -DACCEL_EXAMPLE_HAVE_VULKAN)
 #   make bench-vulkan  bench/vulkan.c: accel vs raw Vulkan on the same device (BENCH_ARGS=--quick)
+#   make bench-devices bench/devices.c: peer copies between devices, direct and staged (BENCH_ARGS=--quick)
 #   make bench-cuda  build and run bench/cuda.c (the CUDA backend next to raw driver calls; needs a GPU,
 #                    prints why and exits 0 without one)
 #   make cuda-blocking  bench/cuda_blocking.c: which driver calls block while a stream waits on the GPU
@@ -109,7 +110,7 @@ NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
 .PHONY: all help deps run-wasm examples-wasm run test test-run test-asan test-tsan bench bench-cuda cuda-blocking gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
-        fuzz build-fuzz soak soak-tsan bench-decode test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan
+        fuzz build-fuzz soak soak-tsan bench-decode test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan bench-devices
 .DELETE_ON_ERROR:
 
 all: examples build-test
@@ -558,6 +559,13 @@ $(BUILD)/bench_vulkan: bench/vulkan.c $(wildcard accel*.h) $(wildcard bench/*.h)
 
 bench-vulkan: $(BUILD)/bench_vulkan
 	$(VK_RUN_ENV) $(BUILD)/bench_vulkan $(BENCH_ARGS)
+
+# make bench-devices: bench/devices.c, peer copies between devices (CPU; Vulkan where its headers are)
+$(BUILD)/bench_devices: bench/devices.c $(wildcard accel*.h) Makefile
+	@mkdir -p $(@D)
+	$(GCC) -std=gnu11 -O2 $(WARN) -I. $(if $(HAVE_VK_HEADERS),-DBENCH_HAVE_VULKAN) -o $@ $< $(LIBS)
+bench-devices: $(BUILD)/bench_devices
+	$(VK_RUN_ENV) $(BUILD)/bench_devices $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BUILD)
