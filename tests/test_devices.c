@@ -213,6 +213,36 @@ static void views_case(const pair* p, uint32_t i, const devices* d) {
 }
 TEST(copies_through_views) { for_each_pair(views_case); }
 
+/* In one batch, the queue's own commands around a peer copy: a fill of its buffer before the copy
+   out (the copy sees the fill), and a copy within its device after the copy in (it sees the bytes). */
+static void mixed_case(const pair* p, uint32_t i, const devices* d) {
+    accel_queue* q = NULL;
+    accel_buffer *mine = NULL, *mine2 = NULL, *theirs = NULL, *theirs2 = NULL;
+    (void)d;
+    if (CHECK_OK(accel_queue_create(p->q_dev, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_buffer_create(p->q_dev, 4096, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(test_buffer_create(p->q_dev, 4096, ACCEL_MEMORY_DEVICE, &mine2)) &&
+        CHECK_OK(test_buffer_create(p->other, 4096, ACCEL_MEMORY_DEVICE, &theirs)) &&
+        CHECK_OK(test_buffer_create(p->other, 4096, ACCEL_MEMORY_DEVICE, &theirs2)) &&
+        CHECK_OK(test_buffer_set_u32(theirs2, 1024, 0xABCD0000u + i))) {
+        accel_queue_fill(q, mine, 0, 4096, 0x1234u + i);
+        accel_queue_copy(q, theirs, 0, mine, 0, 4096);      /* out: after the fill */
+        accel_queue_copy(q, mine, 0, theirs2, 0, 4096);     /* in */
+        accel_queue_copy(q, mine2, 0, mine, 0, 4096);       /* then the device reads what came in */
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(test_buffer_u32(theirs, 0), 0x1234u + i);
+        CHECK_EQ_U64(test_buffer_u32(theirs, 1023), 0x1234u + i);
+        CHECK_EQ_U64(test_buffer_u32(mine2, 0), 0xABCD0000u + i);
+        CHECK_EQ_U64(test_buffer_u32(mine2, 1023), 0xABCD0000u + i);
+    }
+    accel_queue_destroy(q);
+    accel_buffer_destroy(mine);
+    accel_buffer_destroy(mine2);
+    accel_buffer_destroy(theirs);
+    accel_buffer_destroy(theirs2);
+}
+TEST(peer_copies_between_the_queues_own_commands) { for_each_pair(mixed_case); }
+
 /* Two buffers of other devices in one copy: a recording error. */
 TEST(copy_between_two_other_devices_is_refused) {
     devices d;
@@ -471,6 +501,7 @@ int main(int argc, char** argv) {
     RUN(copies_every_direction_sizes_and_offsets);
     RUN(copy_of_64_mib);
     RUN(copies_through_views);
+    RUN(peer_copies_between_the_queues_own_commands);
     RUN(copy_between_two_other_devices_is_refused);
     RUN(copy_ordered_by_the_other_devices_signal);
     RUN(failure_of_the_other_devices_signal_reaches_later_signals);
