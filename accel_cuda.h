@@ -3330,7 +3330,8 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
 static const accel_backend accel_i_cu_backend_table = {
     "cuda", false, false, accel_i_cu_device_count, accel_i_cu_device_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL   /* peer_copy, peer_waits */
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) {

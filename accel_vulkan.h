@@ -520,7 +520,8 @@ static accel_result accel_i_vk_stub_create(const accel_backend* b, const accel_d
 static const accel_backend accel_i_vk_backend_table = {
     "vulkan", false, false, accel_i_vk_stub_count, accel_i_vk_stub_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL   /* a stub makes no device: nothing past device_create is called */
+    NULL, NULL, NULL,  /* a stub makes no device: nothing past device_create is called */
+    NULL, NULL         /* peer_copy, peer_waits */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
