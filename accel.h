@@ -1604,6 +1604,9 @@ ACCEL_I_KIT void accel_i_device_init(accel_device* dev, const accel_backend* b, 
 ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind,
                                      const char* label);
 ACCEL_I_KIT void accel_i_object_undo(accel_i_object* o);    /* a create that fails after object_init */
+/* a reference to an object (a backend's callback that outlives the call that made it), and its drop */
+ACCEL_I_KIT void accel_i_retain(void* obj);
+ACCEL_I_KIT void accel_i_release(void* obj);
 /* the queue's recording state */
 ACCEL_I_KIT void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type);
 ACCEL_I_KIT void accel_i_queue_fini(accel_queue* q);        /* drops unsubmitted batches */

@@ -147,7 +147,7 @@ static const mock_kernel mock_kernels[] = {
 };
 
 /* ==== streams: a worker thread running operations in order ==== */
-typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_EVENT, OP_WAIT_EVENT } op_kind;
+typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_EVENT, OP_WAIT_EVENT, OP_HOST } op_kind;
 typedef struct mock_event { atomic_ullong recorded, completed, at_ns; } mock_event;   /* at_ns: when it last completed */
 typedef struct op {
     struct op* next;
@@ -155,6 +155,7 @@ typedef struct op {
     void* dst; const void* src; size_t n; uint32_t value; uint64_t v64;
     const mock_kernel* k; uint32_t grid[3], block[3]; void* bufs[64]; uint32_t consts[64];
     mock_event* ev; unsigned long long ev_gen;
+    void (*host_fn)(void* user); void* host_user;   /* OP_HOST */
 } op;
 typedef struct mock_stream {
     pthread_mutex_t lock; pthread_cond_t cond, idle, room;
@@ -209,6 +210,7 @@ static void run_op(op* o) {
     case OP_WAIT_EVENT:   /* the event's record that was the latest when the wait was enqueued */
         while (atomic_load(&o->ev->completed) < o->ev_gen && !atomic_load(&mock_sticky)) sched_yield();
         break;
+    case OP_HOST: o->host_fn(o->host_user); break;   /* cuLaunchHostFunc: on the stream's thread, in order */
     }
 }
 static void* stream_main(void* arg) {
@@ -564,6 +566,15 @@ static CUresult mStreamWaitValue64(mock_stream* s, dptr_t a, uint64_t v, unsigne
     return push(s, o);
 }
 
+/* cuLaunchHostFunc: the function runs on a host thread once the work before it completed, and the
+   work after it waits for it to return (here: the stream's own thread, as one operation). */
+static CUresult mLaunchHostFunc(mock_stream* s, void (*fn)(void*), void* user) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    op* o = new_op(OP_HOST);
+    if (!o) return 2;
+    o->host_fn = fn; o->host_user = user;
+    return push(s, o);
+}
 static CUresult mStreamSynchronize(mock_stream* s) { MOCK_COUNT(MOCK_CALL_SYNC); return stream_sync(s); }
 static CUresult mEventRecord(mock_event* e, mock_stream* s) {
     MOCK_COUNT(MOCK_CALL_EVENT);
@@ -708,6 +719,7 @@ static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuEventQuery", (void*)mEventQuery }, { "cuEventSynchronize", (void*)mEventSynchronize },
     { "cuEventElapsedTime", (void*)mEventElapsedTime }, { "cuStreamWriteValue64", (void*)mStreamWriteValue64 },
     { "cuStreamWaitValue64", (void*)mStreamWaitValue64 }, { "cuStreamWaitEvent", (void*)mStreamWaitEvent },
+    { "cuLaunchHostFunc", (void*)mLaunchHostFunc },
 };
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status);
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status) {
