@@ -129,6 +129,21 @@ static void k_decode_reduce(const mock_thread_ctx* t, void* const* b, const uint
     uint32_t i = gx(t);
     if (i < c[1]) atomic_fetch_add((_Atomic uint32_t*)&((uint32_t*)b[1])[c[0]], ((const uint32_t*)b[0])[i]);
 }
+/* examples/native.c: a two-layer MLP's GEMM (C += A*B, row-major; x = column, y = row) and bias + ReLU */
+static void k_mlp_matmul(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t col = gx(t), row = t->bid[1] * t->bdim[1] + t->tid[1];
+    float sum = 0.0f;
+    if (row >= c[0] || col >= c[1]) return;
+    for (uint32_t i = 0; i < c[2]; i++) sum += ((const float*)b[1])[row * c[2] + i] * ((const float*)b[2])[i * c[1] + col];
+    ((float*)b[0])[row * c[1] + col] += sum;
+}
+static void k_mlp_bias_act(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    float v;
+    if (i >= c[0]) return;
+    v = ((float*)b[0])[i] + ((const float*)b[1])[i % c[1]];
+    ((float*)b[0])[i] = c[2] && v < 0.0f ? 0.0f : v;
+}
 static void k_empty(const mock_thread_ctx* t, void* const* b, const uint32_t* c) { (void)t; (void)b; (void)c; }
 static void k_copy_bytes(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {   /* accel's host-to-host copies */
     for (uint32_t i = gx(t); i < c[0]; i += t->gdim[0] * t->bdim[0]) ((unsigned char*)b[0])[i] = ((const unsigned char*)b[1])[i];
@@ -144,6 +159,7 @@ static const mock_kernel mock_kernels[] = {
     { "probe", 1, 1, k_probe }, { "crunch", 2, 3, k_crunch }, { "simulate", 3, 1, k_simulate },
     { "empty", 0, 0, k_empty }, { "oob", 1, 0, k_oob }, { "accel_i_copy", 2, 1, k_copy_bytes }, { "bench_const", 0, 1, k_empty },
     { "decode_mix", 2, 2, k_decode_mix }, { "decode_scale", 2, 1, k_decode_scale }, { "decode_reduce", 2, 2, k_decode_reduce },
+    { "mlp_matmul", 3, 3, k_mlp_matmul }, { "mlp_bias_act", 2, 3, k_mlp_bias_act },
 };
 
 /* ==== streams: a worker thread running operations in order ==== */
