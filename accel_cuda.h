@@ -1225,10 +1225,12 @@ struct accel_i_cu_queue {
     uint32_t waits;                /* GPU waits enqueued since the last point (see cuda: releases) */
     uint32_t holds;                /* reap_needed counts taken since the last point (its `holds`) */
     /* the GPU waits on host-raised values (mirrors) enqueued and not known released, oldest first
-       (pruned by accel_i_cu_gates_prune), with `at`: the stream work enqueued before each. Past
+       (pruned by accel_i_cu_gates_prune), with `at`: the stream work enqueued before each, and `after`:
+       the sequence number of the first point after it (reached, the wait was passed, whatever its word
+       reads now: the signal may be gone and its mirror word another signal's). Past
        ACCEL_I_CU_GATES the newer ones are not listed (`unlisted`, the first at `unlisted_at`) until
        the queue is idle */
-    struct { const accel_i_a64* word; uint64_t value, at; } gates[ACCEL_I_CU_GATES];
+    struct { const accel_i_a64* word; uint64_t value, at, after; } gates[ACCEL_I_CU_GATES];
     uint32_t ngates;
     bool unlisted;
     uint64_t unlisted_at;
@@ -2104,7 +2106,9 @@ static void accel_i_cu_gates_prune(accel_i_cu_queue* q, bool adding) {
     accel_i_spin_unlock(&q->ring_lock);
     if (idle) { q->ngates = 0; q->unlisted = false; return; }
     for (uint32_t i = 0; i < q->ngates; i++)
-        if (atomic_load(q->gates[i].word) < q->gates[i].value) q->gates[n++] = q->gates[i];
+        if (atomic_load(q->gates[i].word) < q->gates[i].value &&
+            atomic_load_explicit(q->progress.host, memory_order_acquire) < q->gates[i].after)
+            q->gates[n++] = q->gates[i];
     q->ngates = n;
 }
 /* A GPU wait for a host-raised value goes into the stream: listed while the list has room and no older
@@ -2114,6 +2118,7 @@ static void accel_i_cu_gate_add(accel_i_cu_queue* q, const accel_i_a64* word, ui
     if (!q->unlisted && q->ngates < ACCEL_I_CU_GATES) {
         q->gates[q->ngates].word = word;
         q->gates[q->ngates].value = value;
+        q->gates[q->ngates].after = q->issued + 1;   /* the point after the wait: passed it */
         q->gates[q->ngates++].at = q->enqueued;
     } else if (!q->unlisted) {
         q->unlisted = true;

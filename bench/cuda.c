@@ -46,6 +46,12 @@
         rings of 4 between the streams (cuStreamWaitEvent), the host writes the word, sync
                                                                                  target ratio <= 1.15
         (needs 64-bit stream memory operations for its raw baseline)
+    13. a chain of kernel -> native step -> kernel on one queue, the native step a 256-byte
+        cuMemcpyDtoDAsync that accel_queue_native's fn enqueues on the stream it gets, one signal and
+        submit per step | cuLaunchKernel, cuMemcpyDtoDAsync, cuLaunchKernel, cuEventRecord on one stream
+                                                            target ratio <= 1.10 (<= 1.15 on the mock)
+        13b: the same chain with the copy from accel_queue_host_call (a host round trip per step) |
+        the native chain: the factor native saves (information, no target)
    Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
    the threads that accel_queue_create started (the queues' workers; on tests/mock_cuda.c also the
    mock's stream threads, which are its "GPU"), and the chains each side's host time to issue a step.
@@ -797,6 +803,117 @@ static void bench_gated_pipeline(bench_cuda* b) {
     accel_signal_destroy(f.s[1]);
 }
 
+/* ==== figure 13: a native step between two kernels (accel_queue_native, DESIGN 7.1) ==== */
+/* Each step: the empty kernel, a 256-byte cuMemcpyDtoDAsync that the step enqueues itself, the empty
+   kernel, then a signal (accel: one submit per step) | cuLaunchKernel, cuMemcpyDtoDAsync, cuLaunchKernel,
+   cuEventRecord on one stream. 13b: the same chain with the copy from accel_queue_host_call (fn enqueues
+   on the queue's stream once the GPU drained what came before) against the native one. */
+enum { BENCH_NATIVE_BYTES = 256 };
+typedef struct bench_nat {
+    bench_fig f;                     /* steps, failed, issue times, the workers to count */
+    accel_cu_deviceptr dst, src;     /* the copy's words (accel buffers: both sides copy the same) */
+    int pair;                        /* 0: native | raw, 1: host_call | native */
+    accel_signal* s;
+    uint64_t v;
+    accel_cu_event ev;
+    int errors;                      /* copies the driver refused inside fn */
+} bench_nat;
+static void bench_nat_copy(bench_nat* n, accel_cu_stream stream) {
+    if (accel_i_cu.MemcpyDtoDAsync(n->dst, n->src, BENCH_NATIVE_BYTES, stream) != ACCEL_CU_SUCCESS) n->errors++;
+}
+static void bench_nat_native_fn(const accel_native* an, void* user) {
+    bench_nat_copy((bench_nat*)user, (accel_cu_stream)an->cuda_stream);
+}
+static void bench_nat_host_fn(void* user) {   /* a library thread: make the context current first */
+    bench_nat* n = (bench_nat*)user;
+    accel_i_cu.CtxSetCurrent(n->f.b->ctx);
+    bench_nat_copy(n, (accel_cu_stream)accel_cuda_queue_stream(n->f.b->q));
+}
+static void bench_nat_accel(bench_nat* n, bool host_call) {
+    bench_cuda* b = n->f.b;
+    uint64_t t0 = bench_now_ns();
+    for (int i = 0; i < n->f.steps; i++) {
+        accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+        if (host_call) accel_queue_host_call(b->q, bench_nat_host_fn, n);
+        else accel_queue_native(b->q, bench_nat_native_fn, n);
+        accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(b->q, n->s, ++n->v);
+        if (!bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit")) { n->f.failed = true; return; }
+    }
+    n->f.issue_ns[host_call ? 1 : 0] += (double)(bench_now_ns() - t0);
+    n->f.issued[host_call ? 1 : 0] += (uint64_t)n->f.steps;
+    if (!bench_accel_ok(accel_signal_wait(n->s, n->v, BENCH_WAIT_NS), "accel_signal_wait")) n->f.failed = true;
+}
+static void bench_nat_raw(bench_nat* n) {
+    bench_cuda* b = n->f.b;
+    uint64_t t0 = bench_now_ns();
+    for (int i = 0; i < n->f.steps && !n->f.failed; i++)
+        n->f.failed = !bench_cu_ok(accel_i_cu.LaunchKernel(b->fn, 1, 1, 1, 1, 1, 1, 0, b->stream, NULL, NULL), "cuLaunchKernel") ||
+                      !bench_cu_ok(accel_i_cu.MemcpyDtoDAsync(n->dst, n->src, BENCH_NATIVE_BYTES, b->stream), "cuMemcpyDtoDAsync") ||
+                      !bench_cu_ok(accel_i_cu.LaunchKernel(b->fn, 1, 1, 1, 1, 1, 1, 0, b->stream, NULL, NULL), "cuLaunchKernel") ||
+                      !bench_cu_ok(accel_i_cu.EventRecord(n->ev, b->stream), "cuEventRecord");
+    n->f.issue_ns[1] += (double)(bench_now_ns() - t0);
+    n->f.issued[1] += (uint64_t)n->f.steps;
+    if (!n->f.failed && !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) n->f.failed = true;
+}
+static double bench_nat_sample(void* ctx, int side) {
+    bench_nat* n = (bench_nat*)ctx;
+    uint64_t t0 = bench_now_ns();
+    if (n->f.failed) return 0;
+    if (n->pair == 0 && side == 1) {
+        accel_i_cu.CtxSetCurrent(n->f.b->ctx);
+        bench_nat_raw(n);
+    } else {
+        bench_nat_accel(n, n->pair == 1 && side == 0);
+    }
+    return (double)(bench_now_ns() - t0) / n->f.steps;
+}
+static void bench_native_chain(bench_cuda* b) {
+    bench_nat n;
+    bench_pair p;
+    accel_buffer *src = NULL, *dst = NULL;
+    uint32_t got[BENCH_NATIVE_BYTES / 4];
+    memset(&n, 0, sizeof n);
+    n.f.b = b;
+    n.f.steps = b->quick ? 50 : 200;
+    n.f.workers = b->accel_workers;
+    n.f.failed = !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = BENCH_NATIVE_BYTES }, &src), "buffer") ||
+                 !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = BENCH_NATIVE_BYTES }, &dst), "buffer") ||
+                 !bench_accel_ok(accel_signal_create(b->dev, 0, &n.s), "signal") ||
+                 !bench_cu_ok(accel_i_cu.EventCreate(&n.ev, ACCEL_CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    if (!n.f.failed) {
+        accel_queue_fill(b->q, src, 0, BENCH_NATIVE_BYTES, 0x5eed5eedu);
+        n.f.failed = !bench_accel_ok(accel_queue_finish(b->q, BENCH_WAIT_NS), "fill");
+        n.src = (accel_cu_deviceptr)accel_cuda_buffer_pointer(src);
+        n.dst = (accel_cu_deviceptr)accel_cuda_buffer_pointer(dst);
+    }
+    if (!n.f.failed) {
+        double target = bench_mock_calls ? 1.15 : 1.10;   /* DESIGN 7.1's targets: the mock, a GPU */
+        bench_pair_run_counted(b->rounds, b->quick ? 3 : 5, bench_nat_sample, &n, &b->workers, bench_fig_count, &p);
+        if (!n.f.failed) bench_fig_row(&n.f, &p, "native_step_chain", "13 kernel->native copy->kernel, /step", "raw stream order", target, &b->workers);
+        memset(n.f.issue_ns, 0, sizeof n.f.issue_ns);
+        memset(n.f.issued, 0, sizeof n.f.issued);
+        n.pair = 1;
+        n.f.steps = b->quick ? 20 : 50;   /* a host round trip per step */
+        if (!n.f.failed) bench_pair_run_counted(b->rounds, b->quick ? 3 : 5, bench_nat_sample, &n, &b->workers, bench_fig_count, &p);
+        if (!n.f.failed) {
+            bench_row* row = bench_row_add("native_vs_host_call", "13b same chain by accel_queue_host_call", "ns", p.accel,
+                                           "accel_queue_native", p.baseline, BENCH_TARGET_NONE, BENCH_LE, 0);
+            bench_row_extra(row, "paired_ratio", p.paired);
+            bench_row_extra(row, "steps", n.f.steps);
+        }
+    }
+    if (n.errors) bench_fail("figure 13: %d copies refused by the driver inside fn", n.errors);
+    if (!n.f.failed && (accel_buffer_read(dst, 0, got, sizeof got) != ACCEL_OK || got[0] != 0x5eed5eedu ||
+                        got[BENCH_NATIVE_BYTES / 4 - 1] != 0x5eed5eedu))
+        bench_fail("figure 13: the copies did not land (%08x)", got[0]);
+    accel_queue_finish(b->q, BENCH_WAIT_NS);
+    if (n.ev) { accel_i_cu.StreamSynchronize(b->stream); accel_i_cu.EventDestroy(n.ev); }
+    accel_signal_destroy(n.s);
+    accel_buffer_destroy(src);
+    accel_buffer_destroy(dst);
+}
+
 int main(int argc, char** argv) {
     bench_cuda b;
     accel_device_info info;
@@ -855,6 +972,9 @@ int main(int argc, char** argv) {
     accel_i_cu.CtxSetCurrent(b.ctx);
     fprintf(stderr, "bench_cuda: figure 12 (a pipeline behind a host gate)\n");
     bench_gated_pipeline(&b);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figure 13 (kernel -> native step -> kernel)\n");
+    bench_native_chain(&b);
     {
         char heading[256];
         snprintf(heading, sizeof heading, "accel CUDA backend vs raw driver calls on %s (sm_%u)%s, %.1f s", info.name,

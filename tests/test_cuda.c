@@ -516,6 +516,51 @@ TEST(gpu_mirror_write_never_leaves_a_host_raise_lowered) {
 #endif
 }
 
+/* A queue lists its GPU waits on host-raised values (mirror words) until it knows them released, and
+   holds back work once 256 operations wait behind the oldest (its "stream full"). A signal destroyed
+   after such a wait gives its mirror word to the next signal, which starts lower: the listed wait must
+   still count as released (the queue passed it), or the queue holds back its work for ever (seen in
+   bench/cuda.c: figure 13's signal took figure 12's gate's word). */
+TEST(gate_on_a_reused_mirror_word_is_released) {
+#if !defined(ACCEL_I_CU_NO_LOADER)
+    accel_device* dev = test_cuda_device();
+    accel_queue* q;
+    accel_signal *gate, *a, *s2;
+    accel_buffer* work;
+    const accel_i_a64* word;
+    if (!dev) SKIP("no CUDA device here");
+    if (!accel_i_cu_dev(dev)->memops) { accel_device_destroy(dev); SKIP("no stream memory operations: no GPU waits"); }
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));   /* first: the lowest free mirror word */
+    REQUIRE_OK(accel_signal_create(dev, 0, &a));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
+    word = ((accel_i_cu_signal*)gate)->mirror.host;
+    accel_queue_wait(q, gate, 5);                       /* a GPU wait on the mirror, listed */
+    accel_queue_fill(q, work, 0, 256, 1);
+    accel_queue_signal(q, a, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_set(gate, 5));
+    CHECK_OK(accel_queue_finish(q, 10000000000ull));
+    accel_signal_destroy(gate);
+    REQUIRE_OK(accel_signal_create(dev, 0, &s2));
+    REQUIRE(((accel_i_cu_signal*)s2)->mirror.host == word);   /* the word came back, now at 0 */
+    atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 1u);     /* the queue never looks idle meanwhile */
+    for (uint64_t i = 2; i <= 200; i++) {                     /* 600 operations behind the old wait */
+        accel_queue_fill(q, work, 0, 256, (uint32_t)i);
+        accel_queue_fill(q, work, 0, 256, (uint32_t)i + 1);
+        accel_queue_signal(q, a, i);
+        CHECK_OK(accel_queue_submit(q));
+    }
+    atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 0u);
+    CHECK_OK(accel_signal_wait(a, 200, 10000000000ull));
+    CHECK_EQ_U64(accel_signal_value(s2), 0u);
+    if (accel_signal_value(a) != 200) accel_signal_set(s2, 5);   /* unstick it, so that teardown returns */
+    accel_device_destroy(dev);
+#else
+    SKIP("no dynamic loading in this build");
+#endif
+}
+
 /* ==== foreign streams: accel_cuda_stream_wait / _signal on streams accel does not own ==== */
 #if TEST_CUDA_LOADER
 /* The driver calls a framework would make on its own stream, looked up like any library does. */
@@ -836,6 +881,7 @@ int main(int argc, char** argv) {
     RUN(gated_hop_is_released_on_the_gpu);
     RUN(wait_before_its_promise_is_released_on_the_gpu);
     RUN(gpu_mirror_write_never_leaves_a_host_raise_lowered);
+    RUN(gate_on_a_reused_mirror_word_is_released);
     RUN(foreign_stream_waits_for_a_host_set);
     RUN(foreign_stream_signal_releases_an_accel_queue);
     RUN(failed_signal_releases_a_foreign_wait);
