@@ -47,11 +47,16 @@
                                                                                  target ratio <= 1.15
         (needs 64-bit stream memory operations for its raw baseline)
     13. a chain of kernel -> native step -> kernel on one queue, the native step a 256-byte
-        cuMemcpyDtoDAsync that accel_queue_native's fn enqueues on the stream it gets, one signal and
-        submit per step | cuLaunchKernel, cuMemcpyDtoDAsync, cuLaunchKernel, cuEventRecord on one stream
+        cuMemcpyDtoDAsync that accel_queue_native's fn enqueues on the stream it gets, 50 (--quick) or
+        200 steps in one batch, then a signal | cuLaunchKernel, cuMemcpyDtoDAsync, cuLaunchKernel per
+        step on one stream, then cuEventRecord; time per step
                                                             target ratio <= 1.10 (<= 1.15 on the mock)
         13b: the same chain with the copy from accel_queue_host_call (a host round trip per step) |
         the native chain: the factor native saves (information, no target)
+    14. a chain of 1024^3 SGEMMs by cuBLAS (libcublas loaded at run time; skipped with the reason where it
+        cannot be loaded or started, e.g. on tests/mock_cuda.c), each a native step + signal + submit |
+        cublasSgemm + cuEventRecord on one stream, time per GEMM                target ratio <= 1.05
+   --native runs figures 13 and 14 only (make gpu-check's `native` step).
    Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
    the threads that accel_queue_create started (the queues' workers; on tests/mock_cuda.c also the
    mock's stream threads, which are its "GPU"), and the chains each side's host time to issue a step.
@@ -70,6 +75,7 @@
 #define ACCEL_CUDA_IMPLEMENTATION
 #include "accel_cuda.h"
 #include "bench/bench.h"
+#include <dlfcn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -805,9 +811,10 @@ static void bench_gated_pipeline(bench_cuda* b) {
 
 /* ==== figure 13: a native step between two kernels (accel_queue_native, DESIGN 7.1) ==== */
 /* Each step: the empty kernel, a 256-byte cuMemcpyDtoDAsync that the step enqueues itself, the empty
-   kernel, then a signal (accel: one submit per step) | cuLaunchKernel, cuMemcpyDtoDAsync, cuLaunchKernel,
-   cuEventRecord on one stream. 13b: the same chain with the copy from accel_queue_host_call (fn enqueues
-   on the queue's stream once the GPU drained what came before) against the native one. */
+   kernel; a sample is one batch of `steps` steps, then a signal (the per-submit cost is figure 9's) |
+   cuLaunchKernel, cuMemcpyDtoDAsync, cuLaunchKernel per step on one stream, then cuEventRecord. 13b: the
+   same chain with the copy from accel_queue_host_call (fn enqueues on the queue's stream once the GPU
+   drained what came before) against the native one. */
 enum { BENCH_NATIVE_BYTES = 256 };
 typedef struct bench_nat {
     bench_fig f;                     /* steps, failed, issue times, the workers to count */
@@ -837,9 +844,9 @@ static void bench_nat_accel(bench_nat* n, bool host_call) {
         if (host_call) accel_queue_host_call(b->q, bench_nat_host_fn, n);
         else accel_queue_native(b->q, bench_nat_native_fn, n);
         accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
-        accel_queue_signal(b->q, n->s, ++n->v);
-        if (!bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit")) { n->f.failed = true; return; }
     }
+    accel_queue_signal(b->q, n->s, ++n->v);
+    if (!bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit")) { n->f.failed = true; return; }
     n->f.issue_ns[host_call ? 1 : 0] += (double)(bench_now_ns() - t0);
     n->f.issued[host_call ? 1 : 0] += (uint64_t)n->f.steps;
     if (!bench_accel_ok(accel_signal_wait(n->s, n->v, BENCH_WAIT_NS), "accel_signal_wait")) n->f.failed = true;
@@ -850,8 +857,8 @@ static void bench_nat_raw(bench_nat* n) {
     for (int i = 0; i < n->f.steps && !n->f.failed; i++)
         n->f.failed = !bench_cu_ok(accel_i_cu.LaunchKernel(b->fn, 1, 1, 1, 1, 1, 1, 0, b->stream, NULL, NULL), "cuLaunchKernel") ||
                       !bench_cu_ok(accel_i_cu.MemcpyDtoDAsync(n->dst, n->src, BENCH_NATIVE_BYTES, b->stream), "cuMemcpyDtoDAsync") ||
-                      !bench_cu_ok(accel_i_cu.LaunchKernel(b->fn, 1, 1, 1, 1, 1, 1, 0, b->stream, NULL, NULL), "cuLaunchKernel") ||
-                      !bench_cu_ok(accel_i_cu.EventRecord(n->ev, b->stream), "cuEventRecord");
+                      !bench_cu_ok(accel_i_cu.LaunchKernel(b->fn, 1, 1, 1, 1, 1, 1, 0, b->stream, NULL, NULL), "cuLaunchKernel");
+    if (!n->f.failed) n->f.failed = !bench_cu_ok(accel_i_cu.EventRecord(n->ev, b->stream), "cuEventRecord");
     n->f.issue_ns[1] += (double)(bench_now_ns() - t0);
     n->f.issued[1] += (uint64_t)n->f.steps;
     if (!n->f.failed && !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) n->f.failed = true;
@@ -914,15 +921,142 @@ static void bench_native_chain(bench_cuda* b) {
     accel_buffer_destroy(dst);
 }
 
+/* ==== figure 14: cuBLAS in queue order (libcublas loaded at run time, as examples/native.c does) ==== */
+typedef int (*bench_cublas_create_fn)(void** handle);
+typedef int (*bench_cublas_stream_fn)(void* handle, void* stream);
+typedef int (*bench_cublas_sgemm_fn)(void* handle, int ta, int tb, int m, int n, int k, const float* alpha,
+                                     const float* a, int lda, const float* b, int ldb, const float* beta, float* c,
+                                     int ldc);
+typedef struct bench_gemm {
+    bench_cuda* b;
+    void* handle;
+    bench_cublas_stream_fn set_stream;
+    bench_cublas_sgemm_fn sgemm;
+    int (*destroy)(void* handle);
+    accel_cu_deviceptr a, bm, c;
+    int steps, errors;
+    bool failed;
+    accel_signal* s;
+    uint64_t v;
+    accel_cu_event ev;
+} bench_gemm;
+enum { BENCH_GEMM_N = 1024 };
+/* libcublas and a handle in the device's primary context; false (why: the reason) when there is none. */
+static bool bench_cublas_open(bench_gemm* g, char* why, size_t cap) {
+    static const char* const libs[] = { "libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so" };
+    void *lib = NULL, *f[4];
+    bench_cublas_create_fn create;
+    int r;
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0] && !lib; i++) lib = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) { snprintf(why, cap, "no libcublas.so.13/.12/.11 can be loaded"); return false; }
+    f[0] = dlsym(lib, "cublasCreate_v2"); f[1] = dlsym(lib, "cublasSetStream_v2");
+    f[2] = dlsym(lib, "cublasSgemm_v2"); f[3] = dlsym(lib, "cublasDestroy_v2");
+    if (!f[0] || !f[1] || !f[2] || !f[3]) { snprintf(why, cap, "libcublas lacks cublasCreate_v2/SetStream_v2/Sgemm_v2"); return false; }
+    memcpy(&create, &f[0], sizeof create);
+    memcpy(&g->set_stream, &f[1], sizeof f[1]);
+    memcpy(&g->sgemm, &f[2], sizeof f[2]);
+    memcpy(&g->destroy, &f[3], sizeof f[3]);
+    accel_i_cu.CtxSetCurrent(g->b->ctx);
+    if ((r = create(&g->handle)) != 0) {
+        g->handle = NULL;
+        snprintf(why, cap, "cublasCreate_v2 returned %d (its CUDA runtime found no GPU: e.g. the mock driver)", r);
+        return false;
+    }
+    return true;
+}
+static void bench_gemm_on(bench_gemm* g, accel_cu_stream stream) {   /* C = A B, column-major, N^3 */
+    const float one = 1.0f, zero = 0.0f;
+    if (g->set_stream(g->handle, stream) != 0 ||
+        g->sgemm(g->handle, 0, 0, BENCH_GEMM_N, BENCH_GEMM_N, BENCH_GEMM_N, &one, (const float*)(uintptr_t)g->a, BENCH_GEMM_N,
+                 (const float*)(uintptr_t)g->bm, BENCH_GEMM_N, &zero, (float*)(uintptr_t)g->c, BENCH_GEMM_N) != 0)
+        g->errors++;
+}
+static void bench_gemm_native_fn(const accel_native* n, void* user) {
+    bench_gemm_on((bench_gemm*)user, (accel_cu_stream)n->cuda_stream);
+}
+/* accel: per GEMM a native step, a signal and a submit | the GEMM and an event record on one stream. */
+static double bench_gemm_sample(void* ctx, int side) {
+    bench_gemm* g = (bench_gemm*)ctx;
+    bench_cuda* b = g->b;
+    uint64_t t0 = bench_now_ns();
+    if (g->failed) return 0;
+    for (int i = 0; i < g->steps && !g->failed; i++) {
+        if (side == 0) {
+            accel_queue_native(b->q, bench_gemm_native_fn, g);
+            accel_queue_signal(b->q, g->s, ++g->v);
+            g->failed = !bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit");
+        } else {
+            bench_gemm_on(g, b->stream);
+            g->failed = !bench_cu_ok(accel_i_cu.EventRecord(g->ev, b->stream), "cuEventRecord");
+        }
+    }
+    if (side == 0 && !g->failed) g->failed = !bench_accel_ok(accel_signal_wait(g->s, g->v, BENCH_WAIT_NS), "accel_signal_wait");
+    if (side == 1 && !g->failed) g->failed = !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize");
+    return (double)(bench_now_ns() - t0) / g->steps;
+}
+static void bench_cublas_chain(bench_cuda* b) {
+    bench_gemm g;
+    bench_pair p;
+    accel_buffer *a = NULL, *bm = NULL, *c = NULL;
+    size_t bytes = (size_t)BENCH_GEMM_N * BENCH_GEMM_N * sizeof(float);
+    float one = 1.0f, two = 2.0f, got[2] = { 0, 0 };
+    uint32_t one_bits, two_bits;
+    char why[160];
+    memset(&g, 0, sizeof g);
+    g.b = b;
+    g.steps = b->quick ? 5 : 20;
+    if (!bench_cublas_open(&g, why, sizeof why)) {
+        printf("bench_cuda: figure 14 skipped: %s\n", why);
+        return;
+    }
+    memcpy(&one_bits, &one, 4);
+    memcpy(&two_bits, &two, 4);
+    g.failed = !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = bytes, .label = "A" }, &a), "buffer") ||
+               !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = bytes, .label = "B" }, &bm), "buffer") ||
+               !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = bytes, .label = "C" }, &c), "buffer") ||
+               !bench_accel_ok(accel_signal_create(b->dev, 0, &g.s), "signal") ||
+               !bench_cu_ok(accel_i_cu.EventCreate(&g.ev, ACCEL_CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    if (!g.failed) {
+        accel_queue_fill(b->q, a, 0, bytes, one_bits);
+        accel_queue_fill(b->q, bm, 0, bytes, two_bits);
+        g.failed = !bench_accel_ok(accel_queue_finish(b->q, BENCH_WAIT_NS), "fill");
+        g.a = (accel_cu_deviceptr)accel_cuda_buffer_pointer(a);
+        g.bm = (accel_cu_deviceptr)accel_cuda_buffer_pointer(bm);
+        g.c = (accel_cu_deviceptr)accel_cuda_buffer_pointer(c);
+    }
+    if (!g.failed) {
+        bench_pair_run(b->rounds, b->quick ? 2 : 5, bench_gemm_sample, &g, &b->workers, &p);
+        if (!g.failed) {
+            bench_row* row = bench_row_add("cublas_sgemm_chain", "14 cuBLAS 1024^3 SGEMM chain, /GEMM", "ns", p.accel,
+                                           "raw stream order", p.baseline, BENCH_TARGET_RATIO, BENCH_LE, 1.05);
+            bench_row_extra(row, "paired_ratio", p.paired);
+            bench_row_extra(row, "steps", g.steps);
+        }
+    }
+    accel_queue_finish(b->q, BENCH_WAIT_NS);
+    if (g.errors) bench_fail("figure 14: cuBLAS refused %d calls", g.errors);
+    if (!g.failed && (accel_buffer_read(c, 0, &got[0], 4) != ACCEL_OK || accel_buffer_read(c, bytes - 4, &got[1], 4) != ACCEL_OK ||
+                      got[0] != 2.0f * BENCH_GEMM_N || got[1] != 2.0f * BENCH_GEMM_N))
+        bench_fail("figure 14: C[0] = %g, C[last] = %g, expected %d", (double)got[0], (double)got[1], 2 * BENCH_GEMM_N);
+    if (g.ev) { accel_i_cu.StreamSynchronize(b->stream); accel_i_cu.EventDestroy(g.ev); }
+    if (g.handle) g.destroy(g.handle);
+    accel_signal_destroy(g.s);
+    accel_buffer_destroy(a);
+    accel_buffer_destroy(bm);
+    accel_buffer_destroy(c);
+}
+
 int main(int argc, char** argv) {
     bench_cuda b;
     accel_device_info info;
     accel_result r;
+    bool native_only = false;   /* --native: figures 13-14 only (make gpu-check's native step) */
     uint64_t start = bench_now_ns();
     memset(&b, 0, sizeof b);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) b.quick = true;
-        else { fprintf(stderr, "usage: %s [--quick]\n", argv[0]); return 2; }
+        else if (strcmp(argv[i], "--native") == 0) native_only = true;
+        else { fprintf(stderr, "usage: %s [--quick] [--native]\n", argv[0]); return 2; }
     }
     b.rounds = b.quick ? 3 : 15;
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a run cut off by a time limit still shows what it printed */
@@ -949,6 +1083,7 @@ int main(int argc, char** argv) {
         !bench_cu_ok(accel_i_cu.ModuleGetFunction(&b.fn, b.module, "empty"), "cuModuleGetFunction") ||
         !bench_cu_ok(accel_i_cu.ModuleGetFunction(&b.fn_const, b.module, "bench_const"), "cuModuleGetFunction"))
         goto done;
+    if (native_only) goto native;
     fprintf(stderr, "bench_cuda: figures 1-2 (launches)\n");
     bench_launch_figures(&b);
     accel_i_cu.CtxSetCurrent(b.ctx);
@@ -972,9 +1107,13 @@ int main(int argc, char** argv) {
     accel_i_cu.CtxSetCurrent(b.ctx);
     fprintf(stderr, "bench_cuda: figure 12 (a pipeline behind a host gate)\n");
     bench_gated_pipeline(&b);
+native:
     accel_i_cu.CtxSetCurrent(b.ctx);
     fprintf(stderr, "bench_cuda: figure 13 (kernel -> native step -> kernel)\n");
     bench_native_chain(&b);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figure 14 (cuBLAS SGEMM chain in queue order)\n");
+    bench_cublas_chain(&b);
     {
         char heading[256];
         snprintf(heading, sizeof heading, "accel CUDA backend vs raw driver calls on %s (sm_%u)%s, %.1f s", info.name,
