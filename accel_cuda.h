@@ -3331,8 +3331,12 @@ static bool accel_i_cu_foreign_orphan(accel_signal* s) {
     return true;
 }
 
-static accel_result accel_i_cu_foreign_check(const char* fn, void* stream, accel_signal* s, uint64_t value) {
+/* The calls' checks; OK with *pending false when s already reached value (nothing to enqueue);
+   SIGNAL_FAILED when s is failed. */
+static accel_result accel_i_cu_foreign_check(const char* fn, void* stream, accel_signal* s, uint64_t value,
+                                             bool* pending) {
     accel_device* d;
+    uint64_t now;
     if (!s) {
         accel_i_log_to(NULL, ACCEL_LOG_ERROR, "%s: signal is NULL", fn);
         return ACCEL_ERROR_INVALID_ARGUMENT;
@@ -3347,7 +3351,11 @@ static accel_result accel_i_cu_foreign_check(const char* fn, void* stream, accel
         return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
                             "%s: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
                             fn, (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
-    return accel_i_lost(d) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
+    if (accel_i_lost(d)) return ACCEL_ERROR_DEVICE_LOST;
+    now = accel_i_host_signal_value(s);
+    if (accel_i_failed(now)) return ACCEL_ERROR_SIGNAL_FAILED;
+    *pending = now < value;
+    return ACCEL_OK;
 }
 /* The host functions: raise s (accel_cuda_stream_signal); wait on the host word (a wait without
    stream memory operations). Neither makes a driver call. */
@@ -3413,20 +3421,14 @@ static accel_result accel_i_cu_foreign_wait(void* stream, accel_signal* s, uint6
     return r;
 }
 ACCEL_API accel_result accel_cuda_stream_wait(void* stream, accel_signal* s, uint64_t value) {
-    accel_result r = accel_i_cu_foreign_check("accel_cuda_stream_wait", stream, s, value);
-    uint64_t now;
-    if (r != ACCEL_OK) return r;
-    now = accel_i_host_signal_value(s);
-    if (accel_i_failed(now)) return ACCEL_ERROR_SIGNAL_FAILED;
-    return now >= value ? ACCEL_OK : accel_i_cu_foreign_wait(stream, s, value);
+    bool pending = false;
+    accel_result r = accel_i_cu_foreign_check("accel_cuda_stream_wait", stream, s, value, &pending);
+    return r != ACCEL_OK || !pending ? r : accel_i_cu_foreign_wait(stream, s, value);
 }
 ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, uint64_t value) {
-    accel_result r = accel_i_cu_foreign_check("accel_cuda_stream_signal", stream, s, value);
-    uint64_t now;
-    if (r != ACCEL_OK) return r;
-    now = accel_i_host_signal_value(s);
-    if (accel_i_failed(now)) return ACCEL_ERROR_SIGNAL_FAILED;
-    if (now >= value) return ACCEL_OK;
+    bool pending = false;
+    accel_result r = accel_i_cu_foreign_check("accel_cuda_stream_signal", stream, s, value, &pending);
+    if (r != ACCEL_OK || !pending) return r;
     return accel_i_cu_foreign_call(stream, s, value, accel_i_cu_foreign_raise,
                                    "cuLaunchHostFunc (accel_cuda_stream_signal)");
 }
@@ -3496,19 +3498,18 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
                     "(this build has no CUDA backend)", ACCEL_I_DEVICE_LABEL(d));
     return ACCEL_ERROR_INVALID_ARGUMENT;
 }
+static accel_result accel_i_cu_no_stream(const char* fn, const accel_signal* s) {
+    accel_i_log_to(s ? &s->obj.device->logger : NULL, ACCEL_LOG_ERROR,
+                   "%s: the signal is not a CUDA signal (this build has no CUDA backend)", fn);
+    return ACCEL_ERROR_INVALID_ARGUMENT;
+}
 ACCEL_API accel_result accel_cuda_stream_wait(void* stream, accel_signal* s, uint64_t value) {
     (void)stream; (void)value;
-    accel_i_log_to(s ? &s->obj.device->logger : NULL, ACCEL_LOG_ERROR,
-                   "accel_cuda_stream_wait: the signal is not a CUDA signal "
-                   "(this build has no CUDA backend)");
-    return ACCEL_ERROR_INVALID_ARGUMENT;
+    return accel_i_cu_no_stream("accel_cuda_stream_wait", s);
 }
 ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, uint64_t value) {
     (void)stream; (void)value;
-    accel_i_log_to(s ? &s->obj.device->logger : NULL, ACCEL_LOG_ERROR,
-                   "accel_cuda_stream_signal: the signal is not a CUDA signal "
-                   "(this build has no CUDA backend)");
-    return ACCEL_ERROR_INVALID_ARGUMENT;
+    return accel_i_cu_no_stream("accel_cuda_stream_signal", s);
 }
 #endif /* ACCEL_I_CU_NO_LOADER */
 
