@@ -3296,7 +3296,10 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
    waits_pending (no release blocks behind it: see cuda: releases) until a raise of the signal reaches
    the largest value such waits of it ask for (accel_i_cu_foreign_retire, from signal_publish). A signal
    is a host function that raises s as accel_signal_set does: host waiters wake, the mirror goes up
-   (GPU waiters go on), failure stays sticky. Host functions hold a reference to s. */
+   (GPU waiters go on), failure stays sticky. Host functions hold a reference to s. Unlike a queue's
+   wait, a foreign one takes no `hold` (it has no point to retire it): a wait for a value whose point
+   left s's ring watches the mirror, which the host raises when it applies that point (at the latest
+   the queue worker's backstop poll, ACCEL_CUDA_POLL_MAX_NS). */
 typedef struct accel_i_cu_foreign { accel_signal* s; uint64_t value; } accel_i_cu_foreign;
 
 /* n foreign waits retired by a raise, which may run on the driver's host-function thread, where no

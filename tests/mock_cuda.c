@@ -10,6 +10,7 @@
    module finds its kernels by name in a table of C twins of the CUDA C kernels of tests/kernels.h and
    of the examples, run block by block and thread by thread. The kernel "oob" makes the context fail
    with CUDA_ERROR_ILLEGAL_ADDRESS (sticky), like an out-of-bounds store on a GPU.
+   cuLaunchHostFunc runs its function on the stream's own thread, in stream order, as one operation.
    The driver calls a test makes itself (cuMemAlloc_v2, cuLaunchKernel, ...) are exported by name too.
    Where a real driver makes the host wait for the GPU, so does the mock (measured on an H100 with
    bench/cuda_blocking.c): cuMemFree, cuMemFreeHost and cuModuleUnload wait until every stream is idle,
