@@ -764,11 +764,48 @@ static void test_foreign_between_queues(bool ring) {
     CHECK_EQ_U64(got[63], 8u);
     test_foreign_teardown(&c, dev, f);
 }
+/* A foreign stream waits for a value a queue's point promised: GPU to GPU (the queue's progress word),
+   so it goes on with the queue's points applied by no one (its reap lock held here). */
+static void test_foreign_wait_gpu_to_gpu(void) {
+    test_raw_stream c;
+    void* f;
+    accel_device* dev = test_foreign_setup(&c, false, &f);
+    accel_queue* q;
+    accel_signal* a;
+    accel_buffer *work, *out;
+    volatile uint32_t* seen;
+    if (!dev) SKIP("no CUDA device (or no cuGetProcAddress_v2) here");
+    if (!accel_i_cu_dev(dev)->memops) { test_foreign_teardown(&c, dev, f); SKIP("no stream memory operations"); }
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &a));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_HOST, &out));
+    REQUIRE((seen = (volatile uint32_t*)accel_buffer_map(out)) != NULL);
+    seen[0] = 0;
+    atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 1u);   /* from here no thread applies q's points */
+    accel_queue_fill(q, work, 0, 256, 1);
+    accel_queue_signal(q, a, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_cuda_stream_wait(f, a, 1));
+    CHECK_EQ_INT(c.MemsetD32Async(accel_cuda_buffer_pointer(out), 6u, 64, f), 0);
+    CHECK(test_cuda_lands(seen, 6u));
+    CHECK_EQ_U64(accel_signal_value(a), 0u);   /* q's point was not applied: the stream went on the GPU's word */
+    atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 0u);
+    CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
+    test_foreign_teardown(&c, dev, f);
+}
 #endif
 TEST(foreign_stream_waits_for_a_host_set) {
 #if TEST_CUDA_LOADER
     test_foreign_wait_host_set(false);
     test_foreign_wait_host_set(true);
+#else
+    SKIP("no dlopen of the driver in this build");
+#endif
+}
+TEST(foreign_stream_waits_on_the_gpu_for_a_queue) {
+#if TEST_CUDA_LOADER
+    test_foreign_wait_gpu_to_gpu();
 #else
     SKIP("no dlopen of the driver in this build");
 #endif
@@ -883,6 +920,7 @@ int main(int argc, char** argv) {
     RUN(gpu_mirror_write_never_leaves_a_host_raise_lowered);
     RUN(gate_on_a_reused_mirror_word_is_released);
     RUN(foreign_stream_waits_for_a_host_set);
+    RUN(foreign_stream_waits_on_the_gpu_for_a_queue);
     RUN(foreign_stream_signal_releases_an_accel_queue);
     RUN(failed_signal_releases_a_foreign_wait);
     RUN(foreign_stream_between_two_queues);
