@@ -775,7 +775,10 @@ static void test_foreign_wait_gpu_to_gpu(void) {
     accel_buffer *work, *out;
     volatile uint32_t* seen;
     if (!dev) SKIP("no CUDA device (or no cuGetProcAddress_v2) here");
-    if (!accel_i_cu_dev(dev)->memops) { test_foreign_teardown(&c, dev, f); SKIP("no stream memory operations"); }
+    if (!accel_i_cu_dev(dev)->memops) {
+        test_foreign_teardown(&c, dev, f);
+        SKIP("no stream memory operations");
+    }
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(accel_signal_create(dev, 0, &a));
     REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
@@ -789,7 +792,7 @@ static void test_foreign_wait_gpu_to_gpu(void) {
     CHECK_OK(accel_cuda_stream_wait(f, a, 1));
     CHECK_EQ_INT(c.MemsetD32Async(accel_cuda_buffer_pointer(out), 6u, 64, f), 0);
     CHECK(test_cuda_lands(seen, 6u));
-    CHECK_EQ_U64(accel_signal_value(a), 0u);   /* q's point was not applied: the stream went on the GPU's word */
+    CHECK_EQ_U64(accel_signal_value(a), 0u);   /* q's point was not applied: the stream went on its word */
     atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 0u);
     CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
     test_foreign_teardown(&c, dev, f);
