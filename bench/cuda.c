@@ -929,7 +929,7 @@ typedef int (*bench_cublas_sgemm_fn)(void* handle, int ta, int tb, int m, int n,
                                      int ldc);
 typedef struct bench_gemm {
     bench_cuda* b;
-    void* handle;
+    void *handle, *raw_handle;   /* one per side: cublasSetStream may swap a handle's workspace */
     bench_cublas_stream_fn set_stream;
     bench_cublas_sgemm_fn sgemm;
     int (*destroy)(void* handle);
@@ -957,17 +957,22 @@ static bool bench_cublas_open(bench_gemm* g, char* why, size_t cap) {
     memcpy(&g->sgemm, &f[2], sizeof f[2]);
     memcpy(&g->destroy, &f[3], sizeof f[3]);
     accel_i_cu.CtxSetCurrent(g->b->ctx);
-    if ((r = create(&g->handle)) != 0) {
-        g->handle = NULL;
-        snprintf(why, cap, "cublasCreate_v2 returned %d (its CUDA runtime found no GPU: e.g. the mock driver)", r);
-        return false;
-    }
-    return true;
+    if ((r = create(&g->handle)) != 0) g->handle = NULL;
+    else if ((r = create(&g->raw_handle)) != 0) g->raw_handle = NULL;
+    else r = g->set_stream(g->raw_handle, g->b->stream);
+    if (r == 0) return true;
+    if (g->handle) g->destroy(g->handle);
+    if (g->raw_handle) g->destroy(g->raw_handle);
+    g->handle = g->raw_handle = NULL;
+    snprintf(why, cap, "cuBLAS could not start: status %d (its CUDA runtime found no GPU: e.g. the mock driver)", r);
+    return false;
 }
-static void bench_gemm_on(bench_gemm* g, accel_cu_stream stream) {   /* C = A B, column-major, N^3 */
+/* C = A B, column-major, N^3; stream NULL: the raw side's handle, already on the raw stream */
+static void bench_gemm_on(bench_gemm* g, accel_cu_stream stream) {
     const float one = 1.0f, zero = 0.0f;
-    if (g->set_stream(g->handle, stream) != 0 ||
-        g->sgemm(g->handle, 0, 0, BENCH_GEMM_N, BENCH_GEMM_N, BENCH_GEMM_N, &one, (const float*)(uintptr_t)g->a, BENCH_GEMM_N,
+    void* h = stream ? g->handle : g->raw_handle;
+    if ((stream && g->set_stream(h, stream) != 0) ||
+        g->sgemm(h, 0, 0, BENCH_GEMM_N, BENCH_GEMM_N, BENCH_GEMM_N, &one, (const float*)(uintptr_t)g->a, BENCH_GEMM_N,
                  (const float*)(uintptr_t)g->bm, BENCH_GEMM_N, &zero, (float*)(uintptr_t)g->c, BENCH_GEMM_N) != 0)
         g->errors++;
 }
@@ -986,7 +991,7 @@ static double bench_gemm_sample(void* ctx, int side) {
             accel_queue_signal(b->q, g->s, ++g->v);
             g->failed = !bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit");
         } else {
-            bench_gemm_on(g, b->stream);
+            bench_gemm_on(g, NULL);
             g->failed = !bench_cu_ok(accel_i_cu.EventRecord(g->ev, b->stream), "cuEventRecord");
         }
     }
@@ -1040,6 +1045,7 @@ static void bench_cublas_chain(bench_cuda* b) {
         bench_fail("figure 14: C[0] = %g, C[last] = %g, expected %d", (double)got[0], (double)got[1], 2 * BENCH_GEMM_N);
     if (g.ev) { accel_i_cu.StreamSynchronize(b->stream); accel_i_cu.EventDestroy(g.ev); }
     if (g.handle) g.destroy(g.handle);
+    if (g.raw_handle) g.destroy(g.raw_handle);
     accel_signal_destroy(g.s);
     accel_buffer_destroy(a);
     accel_buffer_destroy(bm);
