@@ -692,8 +692,16 @@ static void test_foreign_signal_releases_queue(bool ring) {
     CHECK_EQ_U64(got[63], 9u);
     CHECK_EQ_U64(accel_signal_value(s), 2u);
     CHECK_OK(accel_cuda_stream_signal(f, s, 1));   /* below: nothing changes */
+    {   /* destroyed before the stream gets there: the host function keeps it alive (ASan: no use after free) */
+        accel_signal* gone;
+        REQUIRE_OK(accel_signal_create(dev, 0, &gone));
+        CHECK_OK(accel_cuda_stream_wait(f, s, 3));      /* holds the stream until the set below */
+        CHECK_OK(accel_cuda_stream_signal(f, gone, 1));
+        accel_signal_destroy(gone);
+        CHECK_OK(accel_signal_set(s, 3));
+    }
     CHECK_EQ_INT(c.StreamSynchronize(f), 0);
-    CHECK_EQ_U64(accel_signal_value(s), 2u);
+    CHECK_EQ_U64(accel_signal_value(s), 3u);
     test_foreign_teardown(&c, dev, f);
 }
 /* A failure releases a foreign stream that waits on the signal (DESIGN 6.1: a failed signal never
