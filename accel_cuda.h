@@ -3419,7 +3419,10 @@ static accel_result accel_i_cu_foreign_wait(void* stream, accel_signal* s, uint6
     else
         r = accel_i_cu_foreign_call(stream, s, v, accel_i_cu_foreign_hold,
                                     "cuLaunchHostFunc (accel_cuda_stream_wait)");
-    /* a failed enqueue stays counted until s reaches v: releases wait longer, never for ever */
+    /* a failed enqueue stays counted until s reaches v: releases wait longer, never for ever. The
+       count (seq_cst) before this read, a raise's host word (seq_cst) before signal_publish's read of
+       the count: one of the two sees the other */
+    atomic_thread_fence(memory_order_seq_cst);
     accel_i_cu_foreign_retire(s, accel_i_host_signal_value(s));
     return r;
 }
