@@ -419,10 +419,11 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
    (GPU to GPU), or else on s's mirror word, which every raise reaches: accel_signal_set, a queue's
    signal (the GPU writes the mirror there), accel_cuda_stream_signal, and a failure (ACCEL_SIGNAL_MAX),
    so a failed signal releases the stream, whose work then runs (as accel's own GPU waits do, DESIGN
-   6.1; fail what it signals yourself). Without them (the event-ring mode, ACCEL_CUDA_NO_MEMOPS=1): one
-   cuLaunchHostFunc whose function waits on the host until s reaches value or fails; it holds the
-   driver's host-function thread meanwhile, so the value must come from the host, an accel queue or
-   another device, not from a host function (accel_cuda_stream_signal) behind it on the same driver.
+   6.1; fail what it signals yourself). Without them (the event-ring mode, ACCEL_CUDA_NO_MEMOPS=1): a
+   cuStreamWaitEvent on the event of the accel queue's signal point that promised value, already
+   enqueued; else one cuLaunchHostFunc whose function waits on the host until s reaches value or
+   fails; it holds the driver's host-function thread meanwhile, so the value must come from the host, an
+   accel queue or another device, not from a host function (accel_cuda_stream_signal) behind it.
    Destroying s while a stream still waits on its mirror releases the stream (the mirror reads
    ACCEL_SIGNAL_MAX). Destroy the device only after such streams passed the wait (cuStreamSynchronize). */
 ACCEL_API accel_result accel_cuda_stream_wait(void* stream, accel_signal* s, uint64_t value);
@@ -621,7 +622,8 @@ enum {
     X(GraphExecMemcpyNodeSetParams, 10020, (accel_cu_graph_exec exec, accel_cu_graph_node node, \
                                             const accel_cu_memcpy3d* params, accel_cu_context ctx)) \
     X(GraphLaunch, 10000, (accel_cu_graph_exec exec, accel_cu_stream stream)) \
-    X(LaunchHostFunc, 10000, (accel_cu_stream stream, accel_cu_host_fn fn, void* user))
+    X(LaunchHostFunc, 10000, (accel_cu_stream stream, accel_cu_host_fn fn, void* user)) \
+    X(StreamWaitEvent, 3020, (accel_cu_stream stream, accel_cu_event event, unsigned int flags))
 
 typedef struct accel_i_cu_lib {
 #define ACCEL_I_CU_MEMBER(name, version, params) accel_cu_result (ACCEL_I_CUDAAPI *name) params;
@@ -635,7 +637,7 @@ static const char* const accel_i_cu_optional[] = {
     "GraphInstantiateWithFlags", "GraphExecDestroy", "GraphExecKernelNodeSetParams",
     "GraphExecMemsetNodeSetParams", "GraphExecMemcpyNodeSetParams", "GraphLaunch",
     /* foreign streams (accel_cuda_stream_signal; stream_wait without memops): UNSUPPORTED without it */
-    "LaunchHostFunc"
+    "LaunchHostFunc", "StreamWaitEvent"
 };
 
 /* NVRTC, looked up by name (it has no versioned lookup). */
@@ -3292,7 +3294,9 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
    accel_cuda_stream_wait / accel_cuda_stream_signal: one operation on a stream accel does not own.
    A wait is a GPU wait as a queue's is (accel_i_cu_wait_target: the progress word of the point that
    promised the value, else the mirror, which later points then write on the GPU); without stream
-   memory operations, a host function that waits on the host word. Either counts in the domain's
+   memory operations, a cuStreamWaitEvent on the event of a point in a queue's ring that promised the
+   value (accel_i_cu_foreign_event: needs no host, so it is not counted below), else a host function
+   that waits on the host word. The GPU waits on words and the host functions count in the domain's
    waits_pending (no release blocks behind it: see cuda: releases) until a raise of the signal reaches
    the largest value such waits of it ask for (accel_i_cu_foreign_retire, from signal_publish). A signal
    is a host function that raises s as accel_signal_set does: host waiters wake, the mirror goes up
@@ -3398,6 +3402,29 @@ static accel_result accel_i_cu_foreign_call(void* stream, accel_signal* s, uint6
     accel_i_release(s);
     return accel_i_cu_check(accel_i_cu_dev(d), cr, call);
 }
+/* Without stream memory operations: when a point in a queue's ring promised v and recorded its event,
+   the stream waits for that event (on the GPU: ring points are never behind a wait for the host, so the
+   event completes by itself). The ring lock keeps the slot's event from being recorded again meanwhile.
+   False when there is no such point. */
+static bool accel_i_cu_foreign_event(accel_i_cu_device* dev, void* stream, accel_signal* s, uint64_t v,
+                                     accel_result* r) {
+    bool found = false;
+    if (!accel_i_cu.StreamWaitEvent) return false;
+    accel_i_spin_lock(&dev->queues_lock);
+    for (accel_i_cu_queue* q = dev->queues; q && !found; q = q->next_queue) {
+        accel_i_spin_lock(&q->ring_lock);
+        for (uint32_t i = 0; i < q->ring_count && !found; i++) {
+            const accel_i_cu_point* e = &q->ring[(q->ring_head + i) % q->ring_cap];
+            if (e->signal != s || e->value < v || !e->recorded) continue;
+            found = true;
+            *r = accel_i_cu_check(dev, accel_i_cu.StreamWaitEvent((accel_cu_stream)stream, e->ev, 0),
+                                  "cuStreamWaitEvent (accel_cuda_stream_wait)");
+        }
+        accel_i_spin_unlock(&q->ring_lock);
+    }
+    accel_i_spin_unlock(&dev->queues_lock);
+    return found;
+}
 /* The wait, counted (see the section's top) from before it is enqueued: a release that comes meanwhile
    is held back. A raise that reached v before the count retires it here. */
 static accel_result accel_i_cu_foreign_wait(void* stream, accel_signal* s, uint64_t v) {
@@ -3429,7 +3456,11 @@ static accel_result accel_i_cu_foreign_wait(void* stream, accel_signal* s, uint6
 ACCEL_API accel_result accel_cuda_stream_wait(void* stream, accel_signal* s, uint64_t value) {
     bool pending = false;
     accel_result r = accel_i_cu_foreign_check("accel_cuda_stream_wait", stream, s, value, &pending);
-    return r != ACCEL_OK || !pending ? r : accel_i_cu_foreign_wait(stream, s, value);
+    accel_i_cu_device* dev;
+    if (r != ACCEL_OK || !pending) return r;
+    dev = accel_i_cu_dev(s->obj.device);
+    if (!dev->memops && accel_i_cu_foreign_event(dev, stream, s, value, &r)) return r;
+    return accel_i_cu_foreign_wait(stream, s, value);
 }
 ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, uint64_t value) {
     bool pending = false;

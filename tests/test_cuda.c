@@ -772,21 +772,18 @@ static void test_foreign_between_queues(bool ring) {
     CHECK_EQ_U64(got[63], 8u);
     test_foreign_teardown(&c, dev, f);
 }
-/* A foreign stream waits for a value a queue's point promised: GPU to GPU (the queue's progress word),
-   so it goes on with the queue's points applied by no one (its reap lock held here). */
-static void test_foreign_wait_gpu_to_gpu(void) {
+/* A foreign stream waits for a value a queue's point promised: GPU to GPU (the queue's progress word;
+   in the event-ring mode the point's event), so it goes on with the queue's points applied by no one
+   (its reap lock held here). */
+static void test_foreign_wait_gpu_to_gpu(bool ring) {
     test_raw_stream c;
     void* f;
-    accel_device* dev = test_foreign_setup(&c, false, &f);
+    accel_device* dev = test_foreign_setup(&c, ring, &f);
     accel_queue* q;
     accel_signal* a;
     accel_buffer *work, *out;
     volatile uint32_t* seen;
     if (!dev) SKIP("no CUDA device (or no cuGetProcAddress_v2) here");
-    if (!accel_i_cu_dev(dev)->memops) {
-        test_foreign_teardown(&c, dev, f);
-        SKIP("no stream memory operations");
-    }
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(accel_signal_create(dev, 0, &a));
     REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
@@ -816,7 +813,8 @@ TEST(foreign_stream_waits_for_a_host_set) {
 }
 TEST(foreign_stream_waits_on_the_gpu_for_a_queue) {
 #if TEST_CUDA_LOADER
-    test_foreign_wait_gpu_to_gpu();
+    test_foreign_wait_gpu_to_gpu(false);
+    test_foreign_wait_gpu_to_gpu(true);
 #else
     SKIP("no dlopen of the driver in this build");
 #endif
