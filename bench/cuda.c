@@ -67,8 +67,7 @@
    Method: the two sides alternate in rounds after a warm-up; each reports its median (figures 9-11:
    bench_pair_run of bench.h, rounds of sample blocks, with the paired ratio). Results are checked
    (copied data, signal values); the bench exits 1 when a check fails, 0 otherwise.
-   cuStreamWaitEvent is not in accel_cuda.h's entry-point table: the bench resolves it through the
-   same loaded driver's cuGetProcAddress. */
+   cuStreamWaitEvent comes from accel_cuda.h's entry-point table (an optional entry). */
 #define _GNU_SOURCE 1
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
@@ -522,22 +521,8 @@ out:
 /* ==== figures 9-11: chains and host set -> GPU wait, through bench_pair_run ==== */
 typedef accel_cu_result (ACCEL_I_CUDAAPI* bench_cu_wait_event_fn)(accel_cu_stream stream, accel_cu_event event, unsigned int flags);
 static bench_cu_wait_event_fn bench_cu_StreamWaitEvent;   /* NULL when the driver lacks it */
-/* cuStreamWaitEvent through the loaded driver's cuGetProcAddress (accel's table does not list it). */
-static void bench_cu_resolve_wait_event(void) {
-    void* gpa = accel_i_dl_sym(accel_i_cu_g.handle, "cuGetProcAddress_v2");
-    void* fn = NULL;
-    int status = 0;
-    if (gpa) {
-        accel_i_cu_gpa2_fn f;
-        memcpy(&f, &gpa, sizeof f);
-        if (f("cuStreamWaitEvent", &fn, 3020, 0, &status) != ACCEL_CU_SUCCESS) fn = NULL;
-    } else if ((gpa = accel_i_dl_sym(accel_i_cu_g.handle, "cuGetProcAddress")) != NULL) {
-        accel_i_cu_gpa1_fn f;
-        memcpy(&f, &gpa, sizeof f);
-        if (f("cuStreamWaitEvent", &fn, 3020, 0) != ACCEL_CU_SUCCESS) fn = NULL;
-    }
-    memcpy(&bench_cu_StreamWaitEvent, &fn, sizeof fn);
-}
+/* cuStreamWaitEvent from accel's driver table (an optional entry: NULL when the driver lacks it). */
+static void bench_cu_resolve_wait_event(void) { bench_cu_StreamWaitEvent = accel_i_cu.StreamWaitEvent; }
 /* accel_queue_create, remembering the threads it started. */
 static accel_queue* bench_queue(bench_cuda* b, accel_queue_type type, bench_threads* watch) {
     bench_threads_snapshot before, after;
