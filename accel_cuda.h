@@ -415,8 +415,9 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
 
 /* The stream waits, on the GPU, until s >= value: work enqueued on it after this call starts only then.
    Nothing is enqueued when s already reached value. With stream memory operations: one
-   cuStreamWaitValue64 (GEQ) on the progress word of the accel queue whose signal point promised value
-   (GPU to GPU), or else on s's mirror word, which every raise reaches: accel_signal_set, a queue's
+   cuStreamWaitValue64 (GEQ) on the progress word of the accel queue whose signal point promised value,
+   already enqueued and held up by no wait for the host (GPU to GPU: the point's work runs whatever
+   happens to s), or else on s's mirror word, which every raise reaches: accel_signal_set, a queue's
    signal (the GPU writes the mirror there), accel_cuda_stream_signal, and a failure (ACCEL_SIGNAL_MAX),
    so a failed signal releases the stream, whose work then runs (as accel's own GPU waits do, DESIGN
    6.1; fail what it signals yourself). Without them (the event-ring mode, ACCEL_CUDA_NO_MEMOPS=1): a
