@@ -40,12 +40,15 @@
    It checks every cell and every checksum against a serial computation of the whole rod (skip with
    --no-check), and prints how much of the exchange the interior hid.
 
-   Build and run (from the repository root; as root add --allow-run-as-root to mpirun):
-     mkdir -p build && mpicc -std=gnu11 -O2 -I. examples/mpi_halo.c -o build/mpi_halo -lpthread -lm && mpirun -np 2 --oversubscribe ./build/mpi_halo [cpu] [--cells N] [--steps S] [--every K] [--threads T] [--fail signal|mpi:RANK:STEP] [--no-check] [--timeout SEC] [--quiet]
+   Build and run (from the repository root):
+     mkdir -p build && mpicc -std=gnu11 -O2 -I. examples/mpi_halo.c -o build/mpi_halo -lpthread -lm && mpirun -np 2 --oversubscribe ./build/mpi_halo [cpu] [OPTIONS]
 
-   cells: per rank (default 65536); every: the all-reduce period (default 10); threads: accel lanes per
-   rank (default 1: ranks share the machine's cores). --quiet prints one line (rank 0): "mpi_halo accel
-   wall_ms W exch_us E hidden_pct H". Exit 0 when every check passed, 1 on a failure, 2 on bad usage. */
+   (as root, mpirun wants --allow-run-as-root, or the environment OMPI_ALLOW_RUN_AS_ROOT=1
+   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1). OPTIONS: --cells N cells per rank (default 65536), --steps S
+   (100), --every K: the all-reduce period (10), --threads T accel lanes per rank (1: ranks share the
+   machine's cores), --fail signal|mpi:RANK:STEP, --no-check, --timeout SEC (10), --quiet: rank 0
+   prints one line, "mpi_halo accel wall_ms W exch_us E hidden_pct H wait_us B checksum C". Exit 0 when
+   every check passed, 1 on a failure, 2 on bad usage. */
 #define ACCEL_CPU_SPIN_NS 20000u   /* ranks share the cores: an idle executor spins 20 us, not 200 */
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
@@ -178,6 +181,8 @@ static void post_exchange(const accel_native* nat, void* user) {
     double* recv = (double*)accel_buffer_map(st->recv);
     int inject = st->opt.fail_kind && st->opt.fail_rank == (uint32_t)st->rank && st->opt.fail_step == a->step;
     int rc = MPI_SUCCESS;
+    MPI_Comm c = st->comm;
+    MPI_Request* q = st->xreq;
     (void)nat;
     if (inject && st->opt.fail_kind == 1) {
         snprintf(st->xerror, sizeof st->xerror, "failed its halo signal in step %llu (--fail signal:%d:%llu)",
@@ -188,12 +193,12 @@ static void post_exchange(const accel_native* nat, void* user) {
     }
     st->xn = 0;
     st->xpost_ns[a->step] = now_ns();
-    if (rc == MPI_SUCCESS) rc = MPI_Irecv(&recv[0], 1, MPI_DOUBLE, st->left, TAG_TO_RIGHT, st->comm, &st->xreq[st->xn++]);
-    if (rc == MPI_SUCCESS) rc = MPI_Irecv(&recv[1], 1, MPI_DOUBLE, st->right, TAG_TO_LEFT, st->comm, &st->xreq[st->xn++]);
-    if (rc == MPI_SUCCESS) rc = MPI_Isend(&send[0], 1, MPI_DOUBLE, st->left, TAG_TO_LEFT, st->comm, &st->xreq[st->xn++]);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Isend(&send[1], 1, MPI_DOUBLE, inject ? st->size + 7 : st->right, TAG_TO_RIGHT, st->comm,
-                       &st->xreq[st->xn++]);
+    if (rc == MPI_SUCCESS) rc = MPI_Irecv(&recv[0], 1, MPI_DOUBLE, st->left, TAG_TO_RIGHT, c, &q[st->xn++]);
+    if (rc == MPI_SUCCESS) rc = MPI_Irecv(&recv[1], 1, MPI_DOUBLE, st->right, TAG_TO_LEFT, c, &q[st->xn++]);
+    if (rc == MPI_SUCCESS) rc = MPI_Isend(&send[0], 1, MPI_DOUBLE, st->left, TAG_TO_LEFT, c, &q[st->xn++]);
+    if (rc == MPI_SUCCESS)   /* --fail mpi: a rank that does not exist */
+        rc = MPI_Isend(&send[1], 1, MPI_DOUBLE, inject ? st->size + 7 : st->right, TAG_TO_RIGHT, c,
+                       &q[st->xn++]);
     if (rc != MPI_SUCCESS) {
         char msg[MPI_MAX_ERROR_STRING];
         int len = 0;
@@ -219,7 +224,8 @@ static void post_reduction(const accel_native* nat, void* user) {
     for (uint32_t i = 0; i < st->opt.cells; i++) sum += u[i];
     r->local = sum;
     if (MPI_Iallreduce(&r->local, &r->global, 1, MPI_DOUBLE, MPI_SUM, st->comm, &r->req) != MPI_SUCCESS) {
-        snprintf(st->xerror, sizeof st->xerror, "MPI_Iallreduce failed at step %llu", (unsigned long long)r->step);
+        snprintf(st->xerror, sizeof st->xerror, "MPI_Iallreduce failed at step %llu",
+                 (unsigned long long)r->step);
         r->req = MPI_REQUEST_NULL;
         accel_signal_fail(st->reduced, ACCEL_ERROR_BACKEND);
     }
@@ -294,7 +300,7 @@ static accel_result submit_step(rank_state* st, uint32_t s, post_arg* pa, reduce
 
     if (s > 0) accel_queue_wait(st->copy, st->done, s);
     accel_queue_copy(st->copy, st->send, 0, src, 0, sizeof(double));
-    accel_queue_copy(st->copy, st->send, sizeof(double), src, (size_t)(n - 1) * sizeof(double), sizeof(double));
+    accel_queue_copy(st->copy, st->send, sizeof(double), src, (n - 1) * sizeof(double), sizeof(double));
     pa->st = st;
     pa->step = s;
     accel_queue_native(st->copy, post_exchange, pa);
@@ -343,7 +349,8 @@ static void tell_others(rank_state* st, uint64_t step) {
     memcpy(st->origin, msg, sizeof msg);
     for (int r = 0; r < st->size; r++) {
         if (r == st->rank) continue;
-        if (MPI_Isend(msg, 3, MPI_LONG_LONG, r, TAG_ABORT, st->ctl, &req) == MPI_SUCCESS) MPI_Request_free(&req);
+        if (MPI_Isend(msg, 3, MPI_LONG_LONG, r, TAG_ABORT, st->ctl, &req) == MPI_SUCCESS)
+            MPI_Request_free(&req);
     }
 }
 
@@ -371,7 +378,8 @@ static int progress(rank_state* st) {
     }
     if (posted > st->xdone && !failed(st->halo)) {
         if (MPI_Testall(st->xn, st->xreq, &flag, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
-            snprintf(st->xerror, sizeof st->xerror, "MPI_Testall failed in step %llu's exchange", (unsigned long long)posted - 1);
+            snprintf(st->xerror, sizeof st->xerror, "MPI_Testall failed in step %llu's exchange",
+                     (unsigned long long)posted - 1);
             accel_signal_fail(st->halo, ACCEL_ERROR_BACKEND);
         } else if (flag) {
             st->xdone = posted;
@@ -434,9 +442,11 @@ static void agree(rank_state* st, long long out[4]) {
     MPI_Allreduce(in, out, 4, MPI_LONG_LONG, MPI_MAX, st->ctl);
     for (uint32_t i = (uint32_t)in[0]; i < (uint32_t)out[0] && i < st->nred; i++) {
         st->red[i].local = 0;
-        MPI_Iallreduce(&st->red[i].local, &st->red[i].global, 1, MPI_DOUBLE, MPI_SUM, st->comm, &st->red[i].req);
+        reduction* r = &st->red[i];
+        MPI_Iallreduce(&r->local, &r->global, 1, MPI_DOUBLE, MPI_SUM, st->comm, &r->req);
     }
-    for (uint32_t i = 0; i < (uint32_t)out[0] && i < st->nred; i++) MPI_Wait(&st->red[i].req, MPI_STATUS_IGNORE);
+    for (uint32_t i = 0; i < (uint32_t)out[0] && i < st->nred; i++)
+        MPI_Wait(&st->red[i].req, MPI_STATUS_IGNORE);
 }
 
 /* ==== the check: the whole rod, serially ==== */
@@ -446,7 +456,12 @@ static int check(rank_state* st, double* max_diff) {
     const double* mine = (const double*)accel_buffer_map(st->u[st->opt.steps % 2]);
     uint32_t k = 0;
     *max_diff = 0;
-    if (!a || !b) { free(a); free(b); fprintf(stderr, "rank %d: no memory for the check\n", st->rank); return 0; }
+    if (!a || !b) {
+        free(a);
+        free(b);
+        fprintf(stderr, "rank %d: no memory for the check\n", st->rank);
+        return 0;
+    }
     for (uint32_t i = 0; i < N; i++) a[i] = initial(i);
     for (uint32_t s = 0; s < st->opt.steps; s++) {
         for (uint32_t i = 0; i < N; i++) b[i] = heat(i ? a[i - 1] : 0.0, a[i], i + 1 < N ? a[i + 1] : 0.0);
@@ -460,7 +475,9 @@ static int check(rank_state* st, double* max_diff) {
             }
             sum = st->red[k++].global;
             if (fabs(sum - want) > 1e-9 * (fabs(want) + 1)) {
-                if (!bad++) fprintf(stderr, "rank %d: checksum after step %u: %.17g, serial %.17g\n", st->rank, s, sum, want);
+                if (!bad++)
+                    fprintf(stderr, "rank %d: checksum after step %u: %.17g, serial %.17g\n", st->rank, s,
+                            sum, want);
             }
         }
     }
@@ -469,7 +486,8 @@ static int check(rank_state* st, double* max_diff) {
         if (d > *max_diff) *max_diff = d;
     }
     if (*max_diff > 1e-12) {
-        fprintf(stderr, "rank %d: cells differ from the serial computation by up to %g\n", st->rank, *max_diff);
+        fprintf(stderr, "rank %d: cells differ from the serial computation by up to %g\n", st->rank,
+                *max_diff);
         bad++;
     }
     free(a);
@@ -514,8 +532,8 @@ static int report_success(rank_state* st, double wall_ms) {
     MPI_Allreduce(&good, &all_good, 1, MPI_INT, MPI_LAND, st->ctl);
     if (st->rank != 0) return all_good;
     if (st->opt.quiet) {
-        printf("mpi_halo accel wall_ms %.3f exch_us %.1f hidden_pct %.1f wait_us %.1f\n", all[0], all[1],
-               hidden_pct, all[2]);
+        printf("mpi_halo accel wall_ms %.3f exch_us %.1f hidden_pct %.1f wait_us %.1f checksum %.17g\n",
+               all[0], all[1], hidden_pct, all[2], st->nred ? st->red[st->nred - 1].global : 0.0);
         return all_good;
     }
     printf("mpi_halo: %d ranks x %u cells, %u steps, one CPU device per rank (%u lane(s)): %.1f ms\n",
@@ -568,8 +586,8 @@ static int run(rank_state* st) {
             fprintf(stderr, "rank %d: every request settled %.1f ms after the failure: exit 1\n", st->rank,
                     (double)(now_ns() - (uint64_t)st->origin[2]) / 1e6);
         if (st->rank == 0)
-            fprintf(stderr, "mpi_halo: FAILED: rank %lld failed at step %lld (see above); every rank stopped, "
-                    "exit 1\n", outcome[2], outcome[3]);
+            fprintf(stderr, "mpi_halo: FAILED: rank %lld failed at step %lld (see above); every rank "
+                    "stopped, exit 1\n", outcome[2], outcome[3]);
         ok = 0;
     } else {
         ok = report_success(st, (t1 - t0) * 1e3);
@@ -588,15 +606,17 @@ int main(int argc, char** argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &st.size);
     if (!parse_options(argc, argv, &st.opt)) {
         if (st.rank == 0)
-            fprintf(stderr, "usage: mpirun -np N %s [cpu] [--cells N>=4] [--steps S] [--every K] [--threads T] "
-                    "[--fail signal|mpi:RANK:STEP] [--no-check] [--timeout SEC] [--quiet]\n", argv[0]);
+            fprintf(stderr, "usage: mpirun -np N %s [cpu] [--cells N>=4] [--steps S] [--every K] "
+                    "[--threads T] [--fail signal|mpi:RANK:STEP] [--no-check] [--timeout SEC] [--quiet]\n",
+                    argv[0]);
         MPI_Finalize();
         return 2;
     }
     if (provided < MPI_THREAD_MULTIPLE) {
         if (st.rank == 0)
-            fprintf(stderr, "mpi_halo: needs MPI_THREAD_MULTIPLE (native steps post MPI calls from accel's queue "
-                    "threads while the main thread tests requests); this MPI provides level %d\n", provided);
+            fprintf(stderr, "mpi_halo: needs MPI_THREAD_MULTIPLE (native steps post MPI calls from accel's "
+                    "queue threads while the main thread tests requests); this MPI provides level %d\n",
+                    provided);
         MPI_Finalize();
         return 1;
     }
