@@ -15,6 +15,10 @@
 #   4. compute-sanitizer (memcheck, racecheck, synccheck; SANITIZER_TOOLS picks, SANITIZER_TIMEOUT limits
 #      each program, default 1800 s) over the suite, when installed
 #   5. the examples with the `cuda` argument
+#   5b. nccl: examples/nccl_allreduce.c (NCCL all-reduce and cuBLAS GEMM as native steps between accel
+#      kernels, checked on the host; then 20 x 64 MiB all-reduces as native steps vs raw on a stream of
+#      its own: the ratio, target <= 1.05). NCCL (libnccl.so.2) and cuBLAS are loaded at run time
+#      (ACCEL_EXAMPLE_NCCL_LIBRARY, ACCEL_EXAMPLE_CUBLAS_LIBRARY); without NCCL the step says so.
 #   6. the benchmark (bench/cuda.c), full run: the table and BENCH lines to paste into the issue note,
 #      and the counts per step (figures 5, 9-12) on both sides: wake-ups of accel's queue workers and
 #      of the caller; driver calls read n/a on a real driver (tests/mock_cuda.c counts them)
@@ -31,7 +35,8 @@
 #
 # Options: --no-build uses the binaries already in build/ (built elsewhere and copied in); --list builds
 # (unless --no-build), prints each step's programs and whether they exist, and exits; step names
-# (suite ring test_cuda blocking sanitizer examples bench vulkan) run only those steps, in the order above.
+# (suite ring test_cuda blocking sanitizer examples nccl bench vulkan) run only those steps, in the order
+# above.
 set -u
 cd "$(dirname "$0")/.."
 build=1 list=0 steps=()
@@ -67,15 +72,15 @@ cuda_home=${CUDA_HOME:-/usr/local/cuda}
 [[ -z ${ACCEL_NVRTC_LIBRARY:-} && -f $cuda_home/lib64/libnvrtc.so ]] && export ACCEL_NVRTC_LIBRARY=$cuda_home/lib64/libnvrtc.so
 
 # the programs, by name from the Makefile (a glob over build/ matches nothing before the first build)
-suite_bins=() example_bins=()
+suite_bins=() example_bins=() nccl_bins=()
 while read -r kind path; do
-    case $kind in suite) suite_bins+=("$path") ;; example) example_bins+=("$path") ;; esac
+    case $kind in suite) suite_bins+=("$path") ;; example) example_bins+=("$path") ;; nccl) nccl_bins+=("$path") ;; esac
 done < <(make -s --no-print-directory gpu-check-list)
 if (( ${#suite_bins[@]} == 0 || ${#example_bins[@]} == 0 )); then
     echo "gpu_check: \`make gpu-check-list\` named no programs (${#suite_bins[@]} suite, ${#example_bins[@]} examples)"
     exit 1
 fi
-bins=("${suite_bins[@]}" build/gcc/test_cuda "${example_bins[@]}" build/bench_cuda build/cuda_blocking)
+bins=("${suite_bins[@]}" build/gcc/test_cuda "${example_bins[@]}" "${nccl_bins[@]}" build/bench_cuda build/cuda_blocking)
 if (( build )); then
     echo "==== build (${#bins[@]} programs)"
     make -j"$(nproc)" -k "${bins[@]}" >/dev/null 2>&1 || make -k "${bins[@]}"
@@ -83,7 +88,7 @@ fi
 if (( list )); then
     for b in "${bins[@]}"; do
         case $b in build/cuda/*) step="suite, ring, sanitizer" ;; build/gcc/test_cuda) step=test_cuda ;; build/bench_cuda) step=bench ;;
-                   build/cuda_blocking) step=blocking ;; *) step=examples ;; esac
+                   build/cuda_blocking) step=blocking ;; build/nccl_allreduce) step=nccl ;; *) step=examples ;; esac
         if [[ -x $b ]]; then echo "  built    $b  ($step)"; else echo "  MISSING  $b  ($step)"; fi
     done
     for b in "${bins[@]}"; do [[ -x $b ]] || exit 1; done
@@ -137,6 +142,15 @@ fi
 want examples && for e in "${example_bins[@]}"; do
     echo "==== $e cuda"
     if timeout -k 10 300 "$e" cuda; then ok "$e cuda"; else bad "$e cuda (exit $?)"; fi
+done
+
+want nccl && for e in "${nccl_bins[@]}"; do
+    echo "==== $e cuda (NCCL + cuBLAS in queue order, then 64 MiB all-reduces vs raw)"
+    timeout -k 10 300 "$e" cuda 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    if (( rc != 0 )); then bad "$e (exit $rc)"
+    elif grep -q '^nccl_allreduce: skipped' "$log"; then echo "==== nccl: $(grep -m1 '^nccl_allreduce: skipped' "$log")"
+    else ok "$e"; fi
 done
 
 want bench && {
