@@ -3,23 +3,26 @@
    Each rank owns n cells of a rod of size*n cells (Dirichlet 0 at both ends) and one CPU accel device
    with a COMPUTE and a COPY queue. Step s reads u[s % 2] and writes u[(s + 1) % 2]:
 
-       copy queue, step s:     wait done >= s                (u[s % 2] is complete)
-                               copy its first and last cell into `send`
-                               native step: MPI_Irecv x2 into `recv`, MPI_Isend x2 from `send`
        compute queue, step s:  wait halo >= s                (nothing to wait for: keeps a failure short)
+                               native step: MPI_Irecv x2 into `recv`, MPI_Isend x2 of the edge cells
                                exec interior                 (cells 1 .. n-2: needs no halo) ...
-                               wait halo >= s + 1            ... while the exchange is in flight
+                               native step: MPI_Testall      ... while the exchange was in flight
+                               wait halo >= s + 1
                                exec boundary                 (cells 0 and n-1, from `recv`)
                                signal done = s + 1
-                               every K steps, native step: checksum of u, MPI_Iallreduce (a sum)
+       copy queue, every K:    wait done >= s + 1
+                               native step: checksum of u[(s + 1) % 2], MPI_Iallreduce (a sum)
+                               signal summed                 (step s + 2 overwrites that u: it waits)
        main thread:            MPI progress: MPI_Test* the requests the native steps posted; on
                                completion, accel_signal_set(halo, s + 1) (and `reduced` for the sums)
 
-   So the exchange of step s+1 is posted as soon as step s is done, and the interior of step s+1
-   overlaps it; only the two boundary cells wait for MPI. Every batch is submitted before the first
-   step runs: after that the host does nothing but MPI progress.
+   So the interior of each step overlaps its exchange; only the two boundary cells wait for MPI. The
+   signal `halo` is set by whoever sees the exchange complete first: the native step after the
+   interior (no thread hop when the neighbours were on time) or the main thread's progress loop. The
+   checksums run on the copy queue beside the next step's interior. Every batch is submitted before the
+   first step runs: after that the host does nothing but MPI progress.
 
-   Threads: the native steps run on accel's queue threads and post MPI calls while the main thread tests
+   Threads: the native steps run on accel's queue threads and call MPI while the main thread tests
    requests, so this needs MPI_THREAD_MULTIPLE (Open MPI 4 provides it; the program says so and stops
    where the MPI does not). A funneled variant would have the native steps hand the posts to the main
    thread, which then makes every MPI call: one more hop per message.
@@ -28,7 +31,7 @@
    of posting the exchange; `--fail mpi:R:S` makes it post an MPI_Isend to a rank that does not exist
    (the communicator returns errors: MPI_ERRORS_RETURN), and the error fails the signal. The failed
    signal drops the rest of the compute queue's batch, which fails `done`, which drops the copy queue's
-   waits: the rank's queues stop at once. Its main thread sees the failed signal and sends an abort
+   batches: the rank's queues stop at once. Its main thread sees the failed signal and sends an abort
    message (a point-to-point message with its own tag, no MPI_Abort) to every other rank, where a
    receive is always posted; each rank that gets it fails its own signals, so every rank's waiting
    queues end with ACCEL_ERROR_SIGNAL_FAILED within milliseconds. Then each rank cancels its pending
@@ -144,14 +147,16 @@ typedef struct rank_state {
     accel_device* dev;
     accel_queue *compute, *copy;
     accel_program *interior, *boundary;
-    accel_buffer *u[2], *send, *recv, *ts;
-    accel_signal *halo, *done, *reduced, *finished, *posted;
+    accel_buffer *u[2], *recv, *ts;
+    accel_signal *halo, *done, *summed, *reduced, *finished, *posted;
+    double send[2];                    /* the edge cells in flight (MPI_Isend) */
     /* the exchange in flight (one at a time: step s+1 is posted after step s's boundary, which waited
        for step s's exchange): requests, the step, and when it was posted and seen complete */
     MPI_Request xreq[4];
     int xn;
     atomic_uint_fast64_t xposted;      /* steps posted (published after xreq, xn) */
-    uint64_t xdone;                    /* steps seen complete (main thread) */
+    atomic_uint_fast64_t xdone;        /* steps seen complete (under `testing`) */
+    atomic_flag testing;               /* held while a thread tests xreq (one at a time, as MPI wants) */
     uint64_t *xpost_ns, *xdone_ns;
     char xerror[MPI_MAX_ERROR_STRING + 64];
     /* the all-reduces of the checksum */
@@ -168,16 +173,18 @@ typedef struct rank_state {
 } rank_state;
 
 static uint64_t now_ns(void) { return accel_host_time_ns(); }
+static int failed(accel_signal* s) { return accel_signal_value(s) > ACCEL_SIGNAL_MAX; }
 /* Wakes the main thread after a post: `posted` counts the posts. */
 static void wake(rank_state* st) { accel_signal_set(st->posted, atomic_fetch_add(&st->wakes, 1) + 1); }
 
-/* The copy queue's native step: post step s's exchange (or, for --fail, fail the halo signal / make
-   MPI return an error). Runs on the copy queue's thread once the copies before it completed. */
+/* The compute queue's native step: post step s's exchange (or, for --fail, fail the halo signal / make
+   MPI return an error). Runs on the compute queue's thread once step s-1 completed. */
 typedef struct post_arg { rank_state* st; uint64_t step; } post_arg;
 static void post_exchange(const accel_native* nat, void* user) {
     post_arg* a = (post_arg*)user;
     rank_state* st = a->st;
-    double* send = (double*)accel_buffer_map(st->send);
+    const double* u = (const double*)accel_buffer_map(st->u[a->step % 2]);
+    double* send = st->send;
     double* recv = (double*)accel_buffer_map(st->recv);
     int inject = st->opt.fail_kind && st->opt.fail_rank == (uint32_t)st->rank && st->opt.fail_step == a->step;
     int rc = MPI_SUCCESS;
@@ -193,6 +200,8 @@ static void post_exchange(const accel_native* nat, void* user) {
     }
     st->xn = 0;
     st->xpost_ns[a->step] = now_ns();
+    send[0] = u[0];                    /* the previous step's writes are complete: stage the edges */
+    send[1] = u[st->opt.cells - 1];
     if (rc == MPI_SUCCESS) rc = MPI_Irecv(&recv[0], 1, MPI_DOUBLE, st->left, TAG_TO_RIGHT, c, &q[st->xn++]);
     if (rc == MPI_SUCCESS) rc = MPI_Irecv(&recv[1], 1, MPI_DOUBLE, st->right, TAG_TO_LEFT, c, &q[st->xn++]);
     if (rc == MPI_SUCCESS) rc = MPI_Isend(&send[0], 1, MPI_DOUBLE, st->left, TAG_TO_LEFT, c, &q[st->xn++]);
@@ -212,7 +221,36 @@ static void post_exchange(const accel_native* nat, void* user) {
     wake(st);
 }
 
-/* The compute queue's native step every K steps: the checksum of the cells just written, all-reduced. */
+/* Tests step `step`'s exchange, if it is the one in flight and no other thread is testing it; sets
+   `halo` when it completed. 1 when something moved. Any thread (MPI_THREAD_MULTIPLE). */
+static int try_complete(rank_state* st, uint64_t step) {
+    int flag = 0;
+    if (atomic_load_explicit(&st->xposted, memory_order_acquire) != step + 1 ||
+        atomic_load(&st->xdone) > step || failed(st->halo) || atomic_flag_test_and_set(&st->testing))
+        return 0;
+    if (atomic_load(&st->xdone) <= step) {   /* (not completed by the other thread meanwhile) */
+        if (MPI_Testall(st->xn, st->xreq, &flag, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+            snprintf(st->xerror, sizeof st->xerror, "MPI_Testall failed in step %llu's exchange",
+                     (unsigned long long)step);
+            accel_signal_fail(st->halo, ACCEL_ERROR_BACKEND);
+        } else if (flag) {
+            st->xdone_ns[step] = now_ns();
+            atomic_store(&st->xdone, step + 1);
+            accel_signal_set(st->halo, step + 1);
+        }
+    }
+    atomic_flag_clear(&st->testing);
+    return flag;
+}
+/* The compute queue's native step after the interior: completes the exchange here when the neighbours'
+   cells already arrived, so that the boundary does not wait for the main thread to wake. */
+static void test_exchange(const accel_native* nat, void* user) {
+    post_arg* a = (post_arg*)user;
+    (void)nat;
+    try_complete(a->st, a->step);
+}
+
+/* The copy queue's native step every K steps: the checksum of the cells just written, all-reduced. */
 typedef struct reduce_arg { rank_state* st; uint32_t index; } reduce_arg;
 static void post_reduction(const accel_native* nat, void* user) {
     reduce_arg* a = (reduce_arg*)user;
@@ -274,11 +312,11 @@ static accel_result setup(rank_state* st) {
     TRY(make_program(st, "boundary", boundary_cpu, 3, &st->boundary));
     TRY(make_buffer(st, bytes, "u0", &st->u[0]));
     TRY(make_buffer(st, bytes, "u1", &st->u[1]));
-    TRY(make_buffer(st, 2 * sizeof(double), "send", &st->send));
     TRY(make_buffer(st, 2 * sizeof(double), "recv", &st->recv));
     TRY(make_buffer(st, (size_t)st->opt.steps * 3 * sizeof(uint64_t), "timestamps", &st->ts));
     TRY(accel_signal_create(st->dev, 0, &st->halo));
     TRY(accel_signal_create(st->dev, 0, &st->done));
+    TRY(accel_signal_create(st->dev, 0, &st->summed));
     TRY(accel_signal_create(st->dev, 0, &st->reduced));
     TRY(accel_signal_create(st->dev, 0, &st->finished));
     TRY(accel_signal_create(st->dev, 0, &st->posted));
@@ -292,48 +330,46 @@ static accel_result setup(rank_state* st) {
 
 /* Records and submits step s on both queues. */
 static accel_result submit_step(rank_state* st, uint32_t s, post_arg* pa, reduce_arg* ra) {
-    uint32_t n = st->opt.cells;
-    accel_buffer* src = st->u[s % 2];
-    accel_buffer* dst = st->u[(s + 1) % 2];
-    accel_buffer* bind[3] = { src, dst, st->recv };
+    uint32_t n = st->opt.cells, every = st->opt.every;
+    accel_buffer* bind[3] = { st->u[s % 2], st->u[(s + 1) % 2], st->recv };
     size_t ts = (size_t)s * 3 * sizeof(uint64_t);
 
-    if (s > 0) accel_queue_wait(st->copy, st->done, s);
-    accel_queue_copy(st->copy, st->send, 0, src, 0, sizeof(double));
-    accel_queue_copy(st->copy, st->send, sizeof(double), src, (n - 1) * sizeof(double), sizeof(double));
     pa->st = st;
     pa->step = s;
-    accel_queue_native(st->copy, post_exchange, pa);
-    TRY(accel_queue_submit(st->copy));
-
     if (s > 0) accel_queue_wait(st->compute, st->halo, s);
+    if (s >= 2 && (s - 1) % every == 0) accel_queue_wait(st->compute, st->summed, (s - 1) / every);
+    accel_queue_native(st->compute, post_exchange, pa);
     accel_queue_timestamp(st->compute, st->ts, ts);
     accel_queue_exec(st->compute, st->interior, bind, 2, &n, 1, accel_exec_1d(n - 2, GROUP));
     accel_queue_timestamp(st->compute, st->ts, ts + 8);
+    accel_queue_native(st->compute, test_exchange, pa);
     accel_queue_wait(st->compute, st->halo, (uint64_t)s + 1);
     accel_queue_timestamp(st->compute, st->ts, ts + 16);
     accel_queue_exec(st->compute, st->boundary, bind, 3, &n, 1, accel_exec_1d(1, 1));
     accel_queue_signal(st->compute, st->done, (uint64_t)s + 1);
-    if ((s + 1) % st->opt.every == 0) {
-        ra->st = st;
-        ra->index = (s + 1) / st->opt.every - 1;
-        st->red[ra->index].step = s;
-        accel_queue_native(st->compute, post_reduction, ra);
-    }
     if (s + 1 == st->opt.steps) {
         accel_queue_wait(st->compute, st->reduced, st->nred);
         accel_queue_signal(st->compute, st->finished, 1);
     }
     TRY(accel_queue_submit(st->compute));
+    if ((s + 1) % every == 0) {        /* the checksum of u[(s + 1) % 2], beside step s + 1 */
+        ra->st = st;
+        ra->index = (s + 1) / every - 1;
+        st->red[ra->index].step = s;
+        accel_queue_wait(st->copy, st->done, (uint64_t)s + 1);
+        accel_queue_native(st->copy, post_reduction, ra);
+        accel_queue_signal(st->copy, st->summed, ra->index + 1);
+        TRY(accel_queue_submit(st->copy));
+    }
     return ACCEL_OK;
 }
 
 /* ==== the main thread: MPI progress, failure, and the end ==== */
-static int failed(accel_signal* s) { return accel_signal_value(s) > ACCEL_SIGNAL_MAX; }
 
 /* Fails every signal of this rank (the queues behind them drop their batches at once). */
 static void fail_signals(rank_state* st) {
     accel_signal_fail(st->halo, ACCEL_ERROR_BACKEND);
+    accel_signal_fail(st->summed, ACCEL_ERROR_BACKEND);
     accel_signal_fail(st->reduced, ACCEL_ERROR_BACKEND);
     accel_signal_fail(st->done, ACCEL_ERROR_BACKEND);
     accel_signal_fail(st->finished, ACCEL_ERROR_BACKEND);
@@ -360,7 +396,7 @@ static int note_local_failure(rank_state* st) {
     if (st->failed_here || st->told) return 0;
     if (!failed(st->halo) && !failed(st->reduced) && !failed(st->done) && !failed(st->finished)) return 0;
     st->failed_here = 1;
-    tell_others(st, st->xdone);
+    tell_others(st, atomic_load(&st->xdone));
     fail_signals(st);
     return 1;
 }
@@ -376,18 +412,7 @@ static int progress(rank_state* st) {
         fail_signals(st);
         return 1;
     }
-    if (posted > st->xdone && !failed(st->halo)) {
-        if (MPI_Testall(st->xn, st->xreq, &flag, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
-            snprintf(st->xerror, sizeof st->xerror, "MPI_Testall failed in step %llu's exchange",
-                     (unsigned long long)posted - 1);
-            accel_signal_fail(st->halo, ACCEL_ERROR_BACKEND);
-        } else if (flag) {
-            st->xdone = posted;
-            st->xdone_ns[posted - 1] = now_ns();
-            accel_signal_set(st->halo, posted);
-            moved = 1;
-        }
-    }
+    if (posted > atomic_load(&st->xdone)) moved |= try_complete(st, posted - 1);
     while (st->nred_done < nposted) {
         reduction* r = &st->red[st->nred_done];
         if (MPI_Test(&r->req, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || !flag) break;
@@ -415,7 +440,8 @@ static void drive(rank_state* st) {
             fail_signals(st);
             continue;
         }
-        busy = atomic_load(&st->xposted) > st->xdone || atomic_load(&st->nred_posted) > st->nred_done;
+        busy = atomic_load(&st->xposted) > atomic_load(&st->xdone) ||
+               atomic_load(&st->nred_posted) > st->nred_done;
         accel_signal_wait(st->posted, seen + 1, busy ? pause : 500000);
         if (busy && pause < 200000) pause *= 2;
     }
@@ -425,7 +451,7 @@ static void drive(rank_state* st) {
 /* After a failure: no request of ours may stay pending at MPI_Finalize. */
 static void cancel_pending(rank_state* st) {
     uint64_t posted = atomic_load(&st->xposted);
-    if (posted > st->xdone)
+    if (posted > atomic_load(&st->xdone))
         for (int i = 0; i < st->xn; i++) {
             if (st->xreq[i] == MPI_REQUEST_NULL) continue;
             MPI_Cancel(&st->xreq[i]);
@@ -518,8 +544,9 @@ static void report_failure(rank_state* st, accel_result fin, uint64_t seen) {
         fprintf(stderr, "rank %d: %s: told the other ranks\n", st->rank,
                 st->xerror[0] ? st->xerror : "a signal failed");
     fprintf(stderr, "rank %d: %s: the queues stopped after %llu of %u steps (rank %lld failed at step %lld; "
-            "seen here %.1f ms later)\n", st->rank, accel_result_string(fin), (unsigned long long)st->xdone,
-            st->opt.steps, st->origin[0], st->origin[1], (double)(seen - (uint64_t)st->origin[2]) / 1e6);
+            "seen here %.1f ms later)\n", st->rank, accel_result_string(fin),
+            (unsigned long long)atomic_load(&st->xdone), st->opt.steps, st->origin[0], st->origin[1],
+            (double)(seen - (uint64_t)st->origin[2]) / 1e6);
 }
 
 /* Rank 0 prints the figures and the check; returns 1 when every rank's check passed. */
@@ -601,6 +628,7 @@ int main(int argc, char** argv) {
     rank_state st;
     int provided = 0, code;
     memset(&st, 0, sizeof st);
+    atomic_flag_clear(&st.testing);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &st.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &st.size);
