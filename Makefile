@@ -560,7 +560,8 @@ MPI_CHECKS = \
     --cmd mpi-halo-2-ranks-fail-signal '$(MPI_CHECK) 2 --fail signal:1:5' \
     --cmd mpi-halo-4-ranks-fail-mpi '$(MPI_CHECK) 4 $(MPI_SMALL) --fail mpi:0:7' \
     --cmd mpi-halo-4-ranks-fail-signal-late '$(MPI_CHECK) 4 $(MPI_SMALL) --fail signal:3:50' \
-    --cmd bench-mpi-omp.c-warnings '$(MPICC) -std=c11 -O2 -fopenmp -c -o $(CHK)/scratch.o $(WARN) bench/mpi_omp.c',\
+    --cmd bench-mpi-omp.c-warnings '$(MPICC) -std=c11 -O2 -fopenmp -c -o $(CHK)/scratch.o $(WARN) bench/mpi_omp.c' \
+    --cmd bench-mpi-smoke 'CELLS=65536 MPIRUN=$(MPIRUN) bench/mpi.sh --quick --rounds=1 > $(CHK)/bench_mpi.out 2>&1 && tail -n 1 $(CHK)/bench_mpi.out | grep -q "^mpi: ratio" || { cat $(CHK)/bench_mpi.out; exit 1; }',\
     --skip mpi-halo '$(MPICC) or $(MPIRUN) not found (Open MPI: libopenmpi-dev openmpi-bin)') \
   --cmd nccl_allreduce.c-warnings '$(GCC) -std=c11 -O2 -c -o $(CHK)/scratch.o $(WARN) -I. examples/nccl_allreduce.c && $(CLANG) -std=c11 -fsyntax-only $(WARN) -I. examples/nccl_allreduce.c && $(GXX) -x c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I. examples/nccl_allreduce.c' \
   --cmd nccl-allreduce-without-a-gpu '$(MAKE) --no-print-directory -s $(BUILD)/nccl_allreduce && ACCEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1 $(BUILD)/nccl_allreduce > $(CHK)/nccl.out 2>&1 && grep -q "^nccl_allreduce: skipped: " $(CHK)/nccl.out && ACCEL_EXAMPLE_NCCL_LIBRARY=/nonexistent/libnccl.so.2 $(BUILD)/nccl_allreduce > $(CHK)/nccl.out 2>&1 && grep -q "^nccl_allreduce: skipped: " $(CHK)/nccl.out || { cat $(CHK)/nccl.out; exit 1; }'
