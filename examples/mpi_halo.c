@@ -20,7 +20,10 @@
    signal `halo` is set by whoever sees the exchange complete first: the native step after the
    interior (no thread hop when the neighbours were on time) or the main thread's progress loop. The
    checksums run on the copy queue beside the next step's interior. Every batch is submitted before the
-   first step runs: after that the host does nothing but MPI progress.
+   first step runs: after that the host does nothing but MPI progress. (Why the compute queue posts and
+   tests itself: with one core per rank, as under mpirun's default binding on a small machine, another
+   thread woken to post or test would mostly get the core only when the interior ends, and nothing
+   would overlap.)
 
    Threads: the native steps run on accel's queue threads and call MPI while the main thread tests
    requests, so this needs MPI_THREAD_MULTIPLE (Open MPI 4 provides it; the program says so and stops
@@ -62,7 +65,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define ALPHA 0.25
 enum { TAG_TO_RIGHT = 1, TAG_TO_LEFT = 2, TAG_ABORT = 3, GROUP = 1024 };
