@@ -241,7 +241,7 @@
    cooperation; a device-side launch or graph update needs the device runtime (cudadevrt) linked into
    the program's module; conditional graph nodes gate on a value but cannot size a grid. A command list
    holding an indirect exec replays in the core's generic form (its commands recorded anew per replay),
-   not as a graph. bench/cuda.c figure 12 measures an indirect exec against a direct one.
+   not as a graph. bench/cuda.c figure 13 measures an indirect exec against a direct one.
 
    ==== Signals and signal points ===============================================================
    A CUDA signal is accel.h's host signal (a 64-bit timeline word with the wake-up machinery: spin, then
