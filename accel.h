@@ -747,8 +747,9 @@ ACCEL_API void accel_commands_destroy(accel_commands* c);
 
 typedef struct accel_patch {
     uint32_t command;       /* index of the command in the list, in recording order, from 0 */
-    uint32_t index;         /* exec: buffer binding / constant index; copy: buffer 0 = dst, 1 = src;
-                               fill: buffer 0 = dst, constant 0 = the pattern */
+    uint32_t index;         /* exec: buffer binding / constant index (an indirect exec's counts: buffer
+                               buffer_count); copy: buffer 0 = dst, 1 = src; fill: buffer 0 = dst,
+                               constant 0 = the pattern */
     accel_buffer* buffer;   /* non-NULL: replace that buffer for this replay */
     uint32_t value;         /* buffer NULL: replace that 32-bit constant for this replay */
 } accel_patch;

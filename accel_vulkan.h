@@ -428,7 +428,8 @@ ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b);
 ACCEL_API accel_vk_queue accel_vulkan_queue_handle(accel_queue* q, uint32_t* family);
 /* An engine's VkBuffer as an ACCEL_MEMORY_DEVICE accel buffer of `size` bytes (at most the VkBuffer's
    size). It must be a buffer of d's VkDevice (so d is normally an adopted device), bound to memory, with
-   usage STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST, and usable by accel's queue families (EXCLUSIVE
+   usage STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST (+ INDIRECT_BUFFER to hold an indirect exec's
+   counts; accel's own buffers have it), and usable by accel's queue families (EXCLUSIVE
    sharing is fine on an adopted device: all its queues use the adopted family; on a device accel created
    with a separate copy family, use CONCURRENT over both). accel_buffer_map returns NULL for it (accel does
    not know its memory); read/write go through staging copies. Returns INVALID_ARGUMENT (NULL d/out, no
