@@ -582,7 +582,9 @@ ACCEL_API void     accel_signal_destroy(accel_signal* s);     /* NULL is a no-op
 /* Current value; above ACCEL_SIGNAL_MAX once failed; 0 for NULL. */
 ACCEL_API uint64_t accel_signal_value(const accel_signal* s);
 /* Host signal: value = max(value, v). INVALID_ARGUMENT for NULL or v > ACCEL_SIGNAL_MAX;
-   SIGNAL_FAILED when the signal is failed (it stays failed). */
+   SIGNAL_FAILED when the signal is failed (it stays failed). Where a GPU queue's worker waits on the
+   host for this value (a wait its device cannot watch), the calling thread submits the device work
+   the raise releases itself, without blocking (what would block stays with the worker). */
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value);
 /* OK once value >= v; TIMEOUT when timeout_ns passes first; SIGNAL_FAILED once failed; DEADLOCK in a
    no-threads build when nothing can reach v; INVALID_ARGUMENT for NULL or v > ACCEL_SIGNAL_MAX. Without a
@@ -1535,6 +1537,9 @@ struct accel_device {
     /* batches in flight that handed a wait to the device (core: failure after hand-off) */
     accel_i_a32 dwait_lock, dwait_count;
     accel_i_batch* dwaits;
+    /* queue workers gated on the host for one of this device's signals (core: batch walk) */
+    accel_i_a32 gate_lock, gate_count;
+    accel_i_walker* gated;
     accel_i_trace* trace;          /* NULL: not tracing (the one branch tracing costs when off) */
 };
 /* A view (root != NULL) aliases [offset, offset + size) of its root, holds one reference on it, and
@@ -1895,6 +1900,8 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     atomic_init(&dev->objects_lock, 0u);
     atomic_init(&dev->dwait_lock, 0u);
     atomic_init(&dev->dwait_count, 0u);
+    atomic_init(&dev->gate_lock, 0u);
+    atomic_init(&dev->gate_count, 0u);
 }
 static void* accel_i_dev_alloc(accel_device* dev, size_t size) {
     return accel_i_alloc(&dev->allocator, size, 16);
@@ -2338,10 +2345,16 @@ ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
 /* A host set or fail may be what lets a destroy of the signal's queue or device go on (the documented
    remedy for a queue blocked on a signal nobody sets): the destroy may then drop the signal's last
    other reference while the raise still wakes its waiters. The raise holds its own reference. */
+#if !defined(ACCEL_NO_THREADS)
+static void accel_i_gate_release(accel_signal* s);   /* core: batch walk */
+#endif
 static uint64_t accel_i_signal_raise_held(accel_signal* s, uint64_t value) {
     uint64_t old;
     accel_i_retain(s);
     old = accel_i_raise(s, value);
+#if !defined(ACCEL_NO_THREADS)
+    if (!accel_i_failed(value) && !accel_i_failed(old) && old < value) accel_i_gate_release(s);
+#endif
     accel_i_release(s);
     return old;
 }
@@ -3814,6 +3827,7 @@ static bool accel_i_fail_handed_off(accel_signal* s, uint64_t before, uint64_t f
 /* segment_submit and the walk: "cannot go on without blocking" (an int: accel_result cannot hold it in
    C++, where an enum holds only the values its enumerators span) */
 #define ACCEL_I_WOULD_BLOCK 1000
+#define ACCEL_I_TAKEN 1001         /* accel_i_walk (the worker): a raiser took the batch at a gate */
 
 #if !defined(ACCEL_NO_THREADS)   /* GPU backends need threads: no-threads builds have none to walk */
 /* The one list of host-step command kinds (segment splitting here and in backends' plans uses it). */
@@ -3852,7 +3866,8 @@ static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
     return 0;
 }
 
-enum { ACCEL_I_SEG_READY, ACCEL_I_SEG_GATED, ACCEL_I_SEG_FAILED };
+/* TAKEN: while the worker waited at a gate, a host raise took the batch (accel_i_gate_open) */
+enum { ACCEL_I_SEG_READY, ACCEL_I_SEG_GATED, ACCEL_I_SEG_FAILED, ACCEL_I_SEG_TAKEN };
 /* Sets or clears wait c's ACCEL_I_CMD_ON_DEVICE; under the device's dwait_lock once b is in the dwaits
    list, where a failure on another thread reads the flags (accel_i_dwait_hit). The walking thread is
    the only writer. */
@@ -3909,6 +3924,13 @@ struct accel_i_walker {
     uint32_t idle_waiters;          /* threads in accel_i_walker_idle */
     accel_i_thread thread;
     accel_i_blocked blocked;        /* debug devices: the gated wait the worker is in */
+    /* the gated wait the worker waits for on the host with its batch handed back (accel_i_gate_open):
+       open while it waits; taken once a raiser took the batch. gate_next: the gated list of gate_s's
+       device (under its gate_lock) */
+    accel_signal* gate_s;
+    uint64_t gate_v;
+    bool gate_open, gate_taken;
+    accel_i_walker* gate_next;
 };
 
 /* Waits on the host for a gated wait (the worker only), published for the hang reports. */
@@ -3928,6 +3950,46 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
     return accel_i_failed(cur) ? cur : 0;
 }
 
+/* The worker's gated wait, during which the batch goes back to the front of the queue's batches and
+   the wait is published on s's device: the thread whose accel_signal_set reaches v walks the batch
+   itself (accel_i_gate_release), so no worker wake-up stands between a host raise and the device work
+   it releases. Afterwards the worker takes the batch back, unless a raiser took it (*taken: the walk
+   is the raiser's now). Returns accel_i_gate's result. */
+static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal* s, uint64_t v, bool* taken) {
+    accel_i_walker* w = q->walker;
+    accel_device* sd = s->obj.device;
+    uint64_t failed;
+    accel_i_mutex_lock(&w->lock);
+    if ((b->next = w->head) == NULL) w->tail = b;
+    w->head = b;
+    w->active = false;
+    w->gate_s = s;
+    w->gate_v = v;
+    w->gate_open = true;
+    accel_i_mutex_unlock(&w->lock);
+    accel_i_spin_lock(&sd->gate_lock);
+    w->gate_next = sd->gated;
+    sd->gated = w;
+    atomic_fetch_add(&sd->gate_count, 1u);
+    accel_i_spin_unlock(&sd->gate_lock);
+    failed = accel_i_gate(q, s, v);
+    accel_i_spin_lock(&sd->gate_lock);
+    for (accel_i_walker** p = &sd->gated; *p; p = &(*p)->gate_next)
+        if (*p == w) { *p = w->gate_next; break; }
+    atomic_fetch_sub(&sd->gate_count, 1u);
+    accel_i_spin_unlock(&sd->gate_lock);
+    accel_i_mutex_lock(&w->lock);
+    w->gate_open = false;
+    if ((*taken = w->gate_taken) == false) {   /* still at the front: ours again */
+        if ((w->head = b->next) == NULL) w->tail = NULL;
+        b->next = NULL;
+        w->active = true;
+    }
+    w->gate_taken = false;
+    accel_i_mutex_unlock(&w->lock);
+    return *taken ? 0 : failed;
+}
+
 /* The worker, when the backend has no room for more (segment_submit returned ACCEL_I_WOULD_BLOCK with
    may_block true): reaps the queue's work for one poll slice, then the walk goes on from b->pc. Never
    blocking in the driver is what keeps the worker a reaper: the GPU wait that holds the device's work
@@ -3943,11 +4005,11 @@ static void accel_i_walker_wait_room(accel_queue* q) {
 }
 
 /* Makes a segment ready: classifies its waits, gating on the host when allowed. Returns READY,
-   GATED (may_block false: hand off) or FAILED (*failed). */
+   GATED (may_block false: hand off), FAILED (*failed) or TAKEN (a raiser walks b now). */
 static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool may_block,
                          uint64_t* failed) {
     for (;;) {
-        bool device;
+        bool device, taken;
         uint32_t at = 0;
         int k = accel_i_classify(q, b, sg, &device, &at, failed);
         if (k == ACCEL_I_SEG_READY && device) {
@@ -3957,8 +4019,10 @@ static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment
         }
         if (k != ACCEL_I_SEG_GATED) return k;
         if (!may_block) return k;
-        if ((*failed = accel_i_gate(q, b->cmds[at].u.sig.signal, b->cmds[at].u.sig.value)) != 0)
+        if ((*failed = accel_i_gate_open(q, b, b->cmds[at].u.sig.signal, b->cmds[at].u.sig.value,
+                                         &taken)) != 0)
             return ACCEL_I_SEG_FAILED;
+        if (taken) return ACCEL_I_SEG_TAKEN;
     }
 }
 
@@ -3984,6 +4048,7 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
         sg = accel_i_segment_at(b, b->pc);
         k = accel_i_ready(q, b, &sg, may_block, &failed);
         if (k == ACCEL_I_SEG_GATED) return ACCEL_I_WOULD_BLOCK;
+        if (k == ACCEL_I_SEG_TAKEN) return ACCEL_I_TAKEN;
         /* the queue gets there once all before it completed */
         if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d)) {
             accel_result dr;
@@ -4055,7 +4120,10 @@ static void accel_i_walker_main(void* arg) {
         b->next = NULL;
         w->active = true;
         accel_i_mutex_unlock(&w->lock);
-        accel_i_walk(w->q, b, true);
+        if (accel_i_walk(w->q, b, true) == ACCEL_I_TAKEN) {   /* the walk is the raiser's now */
+            accel_i_mutex_lock(&w->lock);
+            continue;
+        }
         accel_i_mutex_lock(&w->lock);
         w->active = false;
         if (w->idle_waiters) accel_i_cond_broadcast(&w->cond);
@@ -4063,24 +4131,11 @@ static void accel_i_walker_main(void* arg) {
     accel_i_mutex_unlock(&w->lock);
 }
 
-/* accel_queue_submit for GPU backends, after the backend checked the batch: walks it here when the
-   queue's worker holds nothing, else queues it behind the worker's batches. Wakes the worker only
-   when it is handed the walk (behind the worker's own batches it is not: the worker never sleeps with
-   one it has not taken, and one that waits for room in the device's queue would wake for nothing). */
-static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
+/* Walks b, q's oldest batch (the caller set `active`), on this thread without blocking: what would
+   block goes back to the front for the worker. */
+static accel_result accel_i_walker_run(accel_queue* q, accel_i_batch* b) {
     accel_i_walker* w = q->walker;
-    int r;
-    b->next = NULL;
-    accel_i_mutex_lock(&w->lock);
-    if (w->head || w->active) {   /* no wake-up: a worker with a head or a walk takes it when it is done */
-        if (w->tail) w->tail->next = b; else w->head = b;
-        w->tail = b;
-        accel_i_mutex_unlock(&w->lock);
-        return ACCEL_OK;
-    }
-    w->active = true;
-    accel_i_mutex_unlock(&w->lock);
-    r = accel_i_walk(q, b, false);
+    int r = accel_i_walk(q, b, false);
     accel_i_mutex_lock(&w->lock);
     if (r == ACCEL_I_WOULD_BLOCK) {   /* the oldest work of the queue: to the front */
         b->next = w->head;
@@ -4092,6 +4147,51 @@ static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
     if (w->head || w->idle_waiters) accel_i_cond_broadcast(&w->cond);
     accel_i_mutex_unlock(&w->lock);
     return (accel_result)r;   /* ACCEL_I_WOULD_BLOCK went to the worker */
+}
+/* accel_queue_submit for GPU backends, after the backend checked the batch: walks it here when the
+   queue's worker holds nothing, else queues it behind the worker's batches. Wakes the worker only
+   when it is handed the walk (behind the worker's own batches it is not: the worker never sleeps with
+   one it has not taken, and one that waits for room in the device's queue would wake for nothing). */
+static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
+    accel_i_walker* w = q->walker;
+    b->next = NULL;
+    accel_i_mutex_lock(&w->lock);
+    if (w->head || w->active) {   /* no wake-up: a worker with a head or a walk takes it when it is done */
+        if (w->tail) w->tail->next = b; else w->head = b;
+        w->tail = b;
+        accel_i_mutex_unlock(&w->lock);
+        return ACCEL_OK;
+    }
+    w->active = true;
+    accel_i_mutex_unlock(&w->lock);
+    return accel_i_walker_run(q, b);
+}
+/* accel_signal_set reached a value: walks here the batches of workers gated on s at a value now
+   reached (accel_i_gate_open). Claimed under s's device's gate lock, which the worker takes to leave
+   the list (so a listed worker's walker lives; once claimed, `active` keeps its queue alive); walked
+   after it, like a submit. */
+static void accel_i_gate_release(accel_signal* s) {
+    accel_device* dev = s->obj.device;
+    accel_i_walker* took[4];
+    accel_i_batch* tb[4];
+    uint32_t n = 0;
+    uint64_t cur;
+    if (atomic_load(&dev->gate_count) == 0 || accel_i_failed(cur = accel_signal_value(s))) return;
+    accel_i_spin_lock(&dev->gate_lock);
+    for (accel_i_walker* w = dev->gated; w && n < 4; w = w->gate_next) {
+        if (w->gate_s != s || w->gate_v > cur) continue;
+        accel_i_mutex_lock(&w->lock);
+        if (w->gate_open && !w->gate_taken && !w->active && w->head) {
+            w->gate_taken = w->active = true;
+            tb[n] = w->head;
+            if ((w->head = tb[n]->next) == NULL) w->tail = NULL;
+            tb[n]->next = NULL;
+            took[n++] = w;
+        }
+        accel_i_mutex_unlock(&w->lock);
+    }
+    accel_i_spin_unlock(&dev->gate_lock);
+    for (uint32_t i = 0; i < n; i++) accel_i_walker_run(took[i]->q, tb[i]);
 }
 /* Wakes the worker when it sleeps with nothing to poll and the backend just put work in flight that
    it must watch (queue_poll backends). */
