@@ -4863,7 +4863,12 @@ static bool accel_i_cpu_indirect(accel_i_cpu_queue* q, const accel_program* prog
     memcpy(counts, at, sizeof counts);
     memcpy(p.local_size, job->tmpl.group_size, sizeof p.local_size);
     if (!accel_i_indirect_params(&q->base, prog, counts, &p)) return false;
-    accel_i_cpu_job_grid(job, &p);
+    job->groups = 1;
+    for (int d = 0; d < 3; d++) {   /* the group counts are given: no division (accel_i_cpu_job_grid) */
+        job->tmpl.global_size[d] = p.global_size[d];
+        job->tmpl.group_count[d] = counts[d];
+        job->groups *= counts[d];
+    }
     return true;
 }
 static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c) {
