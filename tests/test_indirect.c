@@ -214,7 +214,8 @@ TEST(recording_errors) {
         accel_device* other = NULL;
         accel_buffer* oc = NULL;
         if (CHECK_OK(test_device_create(&other)) &&
-            CHECK_OK(test_buffer_create(other, CW * 4, ACCEL_MEMORY_HOST, &oc)) && ind_host_counts(oc, 0, 1, 1, 1)) {
+            CHECK_OK(test_buffer_create(other, CW * 4, ACCEL_MEMORY_HOST, &oc)) &&
+            ind_host_counts(oc, 0, 1, 1, 1)) {
             ind_add(&r, r.q, oc, 0);
             if (test_backend_is_cpu()) {
                 CHECK_OK(ind_run(&r, r.q, 1));
