@@ -2,7 +2,7 @@
 #
 #   make help        this list
 #   make run         build the examples (cc -std=c11 -O2) and run each on the CPU backend: needs only make
-#                    and a C compiler
+#                    and a C compiler (examples/mpi_halo.c on 2 MPI ranks too where mpicc and mpirun are)
 #   make test        the test suite in every configuration below, summed up into one line, then the
 #                    skipped tests by reason. First installs what it needs (.ci/packages, through
 #                    .ci/deps.sh: apt-get as root or with sudo; otherwise it prints the install line and
