@@ -550,6 +550,13 @@ $(BUILD)/bench_mpi_omp: bench/mpi_omp.c Makefile
 $(BUILD)/nccl_allreduce: examples/nccl_allreduce.c accel.h accel_cuda.h Makefile
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -I. -o $@ $< $(LIBS)
+# tests/mock_nccl.c: NCCL and cuBLAS stand-ins over the mock driver (one rank), for nccl_allreduce on the mock
+MOCK_NCCL_LIB := $(BUILD)/mock/libnccl_mock.so
+$(MOCK_NCCL_LIB): tests/mock_nccl.c
+	@mkdir -p $(@D)
+	$(GCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
+NCCL_MOCK_ENV = ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB) \
+                ACCEL_EXAMPLE_NCCL_LIBRARY=$(MOCK_NCCL_LIB) ACCEL_EXAMPLE_CUBLAS_LIBRARY=$(MOCK_NCCL_LIB)
 MPI_CHECK = $(MAKE) --no-print-directory -s $(BUILD)/mpi_halo && MPIRUN=$(MPIRUN) tests/check_mpi.sh $(BUILD)/mpi_halo
 MPI_SMALL = --cells 20000 --steps 60 --every 6
 MPI_CHECKS = \
@@ -564,6 +571,7 @@ MPI_CHECKS = \
     --cmd bench-mpi-smoke 'CELLS=65536 MPIRUN=$(MPIRUN) bench/mpi.sh --quick --rounds=1 > $(CHK)/bench_mpi.out 2>&1 && tail -n 1 $(CHK)/bench_mpi.out | grep -q "^mpi: ratio" || { cat $(CHK)/bench_mpi.out; exit 1; }',\
     --skip mpi-halo '$(MPICC) or $(MPIRUN) not found (Open MPI: libopenmpi-dev openmpi-bin)') \
   --cmd nccl_allreduce.c-warnings '$(GCC) -std=c11 -O2 -c -o $(CHK)/scratch.o $(WARN) -I. examples/nccl_allreduce.c && $(CLANG) -std=c11 -fsyntax-only $(WARN) -I. examples/nccl_allreduce.c && $(GXX) -x c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I. examples/nccl_allreduce.c' \
+  --cmd nccl-allreduce-on-mock '$(MAKE) --no-print-directory -s $(BUILD)/nccl_allreduce $(MOCK_LIB) $(MOCK_NCCL_LIB) && $(NCCL_MOCK_ENV) $(BUILD)/nccl_allreduce cuda --bench-mib 1 > $(CHK)/nccl_mock.out 2>&1 && grep -q "cublasSgemm -> consume in one queue: matches the host" $(CHK)/nccl_mock.out && tail -n 1 $(CHK)/nccl_mock.out | grep -qx OK || { cat $(CHK)/nccl_mock.out; exit 1; }' \
   --cmd nccl-allreduce-without-a-gpu '$(MAKE) --no-print-directory -s $(BUILD)/nccl_allreduce && ACCEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1 $(BUILD)/nccl_allreduce > $(CHK)/nccl.out 2>&1 && grep -q "^nccl_allreduce: skipped: " $(CHK)/nccl.out && ACCEL_EXAMPLE_NCCL_LIBRARY=/nonexistent/libnccl.so.2 $(BUILD)/nccl_allreduce > $(CHK)/nccl.out 2>&1 && grep -q "^nccl_allreduce: skipped: " $(CHK)/nccl.out || { cat $(CHK)/nccl.out; exit 1; }'
 
 bench-mpi: $(BUILD)/mpi_halo $(BUILD)/bench_mpi_omp

@@ -17,7 +17,9 @@
    header or library is needed to build; the few types and prototypes used are declared below. Overrides:
    ACCEL_EXAMPLE_NCCL_LIBRARY, ACCEL_EXAMPLE_CUBLAS_LIBRARY (and accel's ACCEL_CUDA_LIBRARY,
    ACCEL_NVRTC_LIBRARY: the two kernels are CUDA C, compiled by NVRTC). Without NCCL or a CUDA device it
-   says why and exits 0; without cuBLAS it skips the GEMM (consume reads y) and says so.
+   says why and exits 0; without cuBLAS it skips the GEMM (consume reads y) and says so. --bench-mib N
+   sets the timed all-reduce's size (default 64). On the mock driver, tests/mock_nccl.c stands in for
+   both libraries (`make test`).
 
    Build and run (from the repository root):
      mkdir -p build && cc -std=gnu11 -O2 -I. examples/nccl_allreduce.c -o build/nccl_allreduce -lpthread -lm -ldl && ./build/nccl_allreduce [cpu|cuda]
@@ -97,8 +99,8 @@ static int load_nccl(nccl_api* n, const char** why) {
            sym(lib, "ncclGetErrorString", &n->error_string);
 }
 static int load_cublas(cublas_api* c, const char** why) {
-    static const char* const names[] = { "libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so",
-                                         NULL };
+    static const char* const names[] = { "libcublas.so.13", "libcublas.so.12", "libcublas.so.11",
+                                         "libcublas.so", NULL };
     const char* path = NULL;
     void* lib = open_first("ACCEL_EXAMPLE_CUBLAS_LIBRARY", names, &path);
     *why = path;
@@ -126,11 +128,12 @@ static const char consume_cuda[] =
     "    if (i < n) z[i] = c[i] * 0.5f + 1.0f;\n"
     "}\n";
 
-enum { DIM = 256, COUNT = DIM * DIM, BENCH_COUNT = 16 * 1024 * 1024, BENCH_ITERS = 20, BENCH_REPS = 5 };
+enum { DIM = 256, COUNT = DIM * DIM, BENCH_ITERS = 20, BENCH_REPS = 5 };
 
 /* ==== the run ==== */
 typedef struct run_state {
     int rank, nranks, gemm;
+    size_t bench_count;               /* floats per bench all-reduce (--bench-mib, default 64 MiB) */
     nccl_api nccl;
     cublas_api blas;
     cuda_api cu;
@@ -250,12 +253,13 @@ static int cmp_double(const void* a, const void* b) {
     return x < y ? -1 : x > y;
 }
 
-/* 64 MiB all-reduces: BENCH_ITERS native steps in a row vs the same raw calls on a stream of our own. */
+/* All-reduces of bench_count floats: BENCH_ITERS native steps in a row vs the same raw calls on a stream of
+   our own. */
 static void bench(run_state* st) {
     double raw[BENCH_REPS], queued[BENCH_REPS];
     void* stream = NULL;
     accel_signal* s;
-    reduce_step rs = { st, st->big_in, st->big_out, BENCH_COUNT };
+    reduce_step rs = { st, st->big_in, st->big_out, st->bench_count };
     uint64_t v = 0;
     if (st->cu.ctx_set_current(accel_cuda_device_context(st->dev)) != 0 ||
         st->cu.stream_create(&stream, 1) != 0 || accel_signal_create(st->dev, 0, &s) != ACCEL_OK) {
@@ -266,7 +270,7 @@ static void bench(run_state* st) {
         double t0 = seconds();
         for (int i = 0; i < BENCH_ITERS; i++)
             st->nccl.all_reduce((const void*)(uintptr_t)accel_cuda_buffer_pointer(st->big_in),
-                                (void*)(uintptr_t)accel_cuda_buffer_pointer(st->big_out), BENCH_COUNT,
+                                (void*)(uintptr_t)accel_cuda_buffer_pointer(st->big_out), st->bench_count,
                                 NCCL_FLOAT32, NCCL_SUM, st->comm, stream);
         st->cu.stream_synchronize(stream);
         raw[rep] = seconds() - t0;
@@ -280,8 +284,9 @@ static void bench(run_state* st) {
     st->cu.stream_destroy(stream);
     qsort(raw, BENCH_REPS, sizeof raw[0], cmp_double);
     qsort(queued, BENCH_REPS, sizeof queued[0], cmp_double);
-    printf("nccl_allreduce: %d x 64 MiB all-reduce (%d ranks), median of %d: raw stream %.3f ms, accel "
-           "native steps %.3f ms: ratio %.3f (target <= 1.05)\n", BENCH_ITERS, st->nranks, BENCH_REPS,
+    printf("nccl_allreduce: %d x %zu MiB all-reduce (%d ranks), median of %d: raw stream %.3f ms, accel "
+           "native steps %.3f ms: ratio %.3f (target <= 1.05)\n", BENCH_ITERS, st->bench_count >> 18,
+           st->nranks, BENCH_REPS,
            raw[BENCH_REPS / 2] * 1e3, queued[BENCH_REPS / 2] * 1e3,
            queued[BENCH_REPS / 2] / raw[BENCH_REPS / 2]);
 }
@@ -334,6 +339,7 @@ int main(int argc, char** argv) {
     int code = 1;
     memset(&st, 0, sizeof st);
     st.nranks = 1;
+    st.bench_count = (size_t)64 << 18;
     for (int i = 1; i < argc; i++) {
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(argv[i], "cpu")) return skip("NCCL and cuBLAS need the CUDA backend (run it with cuda)");
@@ -341,8 +347,11 @@ int main(int argc, char** argv) {
         else if (!strcmp(argv[i], "--rank") && v) st.rank = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--nranks") && v) st.nranks = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--id-file") && v) id_file = argv[++i];
+        else if (!strcmp(argv[i], "--bench-mib") && v && atoi(v) > 0)
+            st.bench_count = (size_t)atoi(argv[++i]) << 18;   /* MiB of floats */
         else {
-            fprintf(stderr, "usage: %s [cpu|cuda] [--rank R --nranks N --id-file PATH]\n", argv[0]);
+            fprintf(stderr, "usage: %s [cpu|cuda] [--rank R --nranks N --id-file PATH] [--bench-mib N]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -387,8 +396,8 @@ int main(int argc, char** argv) {
             make_buffer(&st, COUNT * sizeof(float), &st.b) == ACCEL_OK &&
             make_buffer(&st, COUNT * sizeof(float), &st.c) == ACCEL_OK &&
             make_buffer(&st, COUNT * sizeof(float), &st.z) == ACCEL_OK &&
-            make_buffer(&st, (size_t)BENCH_COUNT * sizeof(float), &st.big_in) == ACCEL_OK &&
-            make_buffer(&st, (size_t)BENCH_COUNT * sizeof(float), &st.big_out) == ACCEL_OK) {
+            make_buffer(&st, st.bench_count * sizeof(float), &st.big_in) == ACCEL_OK &&
+            make_buffer(&st, st.bench_count * sizeof(float), &st.big_out) == ACCEL_OK) {
             code = pipeline(&st) ? 0 : 1;
             if (code == 0) bench(&st);
         } else if (rc == NCCL_SUCCESS) {

@@ -121,6 +121,26 @@ static void k_simulate(const mock_thread_ctx* t, void* const* b, const uint32_t*
     atomic_fetch_add((_Atomic uint32_t*)&((uint32_t*)b[2])[t->bid[0]],
                      (uint32_t)p.x * 7u + (uint32_t)p.y * 13u + (uint32_t)p.vx * 17u + (uint32_t)p.vy * 19u);
 }
+/* examples/nccl_allreduce.c: produce and consume; mock_sgemm is tests/mock_nccl.c's stand-in for
+   cublasSgemm (column-major C = A * B, square, alpha 1, beta 0; one thread per element of C) */
+static void k_produce(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    if (i < c[1]) ((float*)b[0])[i] = (float)((c[0] + 1u) * (i % 7u + 1u));
+}
+static void k_consume(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    if (i < c[0]) ((float*)b[0])[i] = ((const float*)b[1])[i] * 0.5f + 1.0f;
+}
+static void k_mock_sgemm(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    const float *a = (const float*)b[0], *bm = (const float*)b[1];
+    uint32_t i = gx(t), n = c[0], row, col;
+    float sum = 0.0f;
+    if (i >= n * n) return;
+    row = i % n;
+    col = i / n;
+    for (uint32_t k = 0; k < n; k++) sum += a[row + k * n] * bm[k + col * n];
+    ((float*)b[2])[i] = sum;
+}
 /* examples/replay.c: one decoder step */
 static void k_decode_mix(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
     uint32_t i = gx(t);
@@ -148,6 +168,7 @@ static const mock_kernel mock_kernels[] = {
     { "copy_u32", 2, 1, k_copy_u32 }, { "group_ids", 1, 3, k_group_ids }, { "slow", 1, 3, k_slow },
     { "probe", 1, 1, k_probe }, { "set_counts", 1, 4, k_set_counts }, { "crunch", 2, 3, k_crunch }, { "simulate", 3, 1, k_simulate },
     { "empty", 0, 0, k_empty }, { "oob", 1, 0, k_oob }, { "accel_i_copy", 2, 1, k_copy_bytes }, { "bench_const", 0, 1, k_empty },
+    { "produce", 1, 2, k_produce }, { "consume", 2, 1, k_consume }, { "mock_sgemm", 3, 1, k_mock_sgemm },
     { "decode_mix", 2, 2, k_decode_mix }, { "decode_scale", 2, 1, k_decode_scale }, { "decode_reduce", 2, 2, k_decode_reduce },
 };
 
@@ -752,6 +773,10 @@ MOCK_API CUresult cuLaunchKernel(const mock_kernel* k, unsigned gx_, unsigned gy
 }
 MOCK_API CUresult cuStreamSynchronize(mock_stream* s);
 MOCK_API CUresult cuStreamSynchronize(mock_stream* s) { return mStreamSynchronize(s); }
+MOCK_API CUresult cuStreamCreate(mock_stream** ps, unsigned flags);   /* examples/nccl_allreduce.c's raw stream */
+MOCK_API CUresult cuStreamCreate(mock_stream** ps, unsigned flags) { return mStreamCreate(ps, flags); }
+MOCK_API CUresult cuStreamDestroy_v2(mock_stream* s);
+MOCK_API CUresult cuStreamDestroy_v2(mock_stream* s) { return mStreamDestroy(s); }
 
 /* Driver calls so far: kind 0 launches (cuLaunchKernel, cuGraphLaunch), 1 stream memory operations,
    2 event records and stream waits on events, 3 copies and fills, 4 context calls, 5 queries, 6
