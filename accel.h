@@ -1543,6 +1543,7 @@ struct accel_device {
     accel_device_info info;        /* filled by the backend at create; validation reads the limits */
     accel_i_a32 lost;
     accel_i_a64 generation;        /* 1 at create, +1 per recover (core: device generations) */
+    accel_i_a32 gate_in, gate_closed;   /* creates under way; a recover refuses new ones (same section) */
     accel_i_a32 destroyed;         /* accel_device_destroy dropped the handles (see accel_i_orphan_check) */
     accel_i_a32 refs;              /* the caller's handle + one per live object (see core: objects) */
     accel_i_a32 objects_lock;
@@ -1901,6 +1902,8 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     accel_i_copy_label(dev->label, sizeof dev->label, d->label);
     atomic_init(&dev->lost, 0u);
     atomic_init(&dev->generation, 1u);
+    atomic_init(&dev->gate_in, 0u);
+    atomic_init(&dev->gate_closed, 0u);
     atomic_init(&dev->destroyed, 0u);
     atomic_init(&dev->refs, 1u);
     atomic_init(&dev->objects_lock, 0u);
@@ -2234,6 +2237,26 @@ static accel_result accel_i_live(const accel_i_object* o, const char* fn) {
     return accel_i_lost(o->device) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
 }
 
+/* The create gate: a recover makes the native device anew while no create is under way, so that an
+   object's native part is always of its generation's native device. A create enters (false, logged as
+   fn's: a recover is under way, the create returns DEVICE_LOST) and leaves around the backend's create;
+   a recover closes the gate and waits for the creates under way. Refusing instead of waiting: a create
+   inside a host call that the recover waits for must not wait for the recover. seq_cst on both sides
+   (store, then load): one of the two sees the other. No threads: nothing runs beside a recover. */
+static bool accel_i_gate_enter(accel_device* dev, const char* fn) {
+    atomic_fetch_add(&dev->gate_in, 1u);
+    if (!atomic_load(&dev->gate_closed)) return true;
+    atomic_fetch_sub(&dev->gate_in, 1u);
+    accel_i_log(dev, ACCEL_LOG_ERROR, "%s: device %p%s%s%s is being recovered (accel_device_recover)",
+                fn, ACCEL_I_DEVICE_LABEL(dev));
+    return false;
+}
+static void accel_i_gate_leave(accel_device* dev) { atomic_fetch_sub(&dev->gate_in, 1u); }
+static void accel_i_gate_close(accel_device* dev) {
+    atomic_store(&dev->gate_closed, 1u);
+    while (atomic_load(&dev->gate_in) != 0) accel_i_yield();
+}
+
 /* A signal of dev made before generation g that is not failed, retained; NULL when none is left. */
 static accel_signal* accel_i_next_unfailed(accel_device* dev, uint64_t g) {
     accel_i_object* o;
@@ -2245,6 +2268,36 @@ static accel_signal* accel_i_next_unfailed(accel_device* dev, uint64_t g) {
     accel_i_spin_unlock(&dev->objects_lock);
     return (accel_signal*)(void*)o;
 }
+#if !defined(ACCEL_NO_THREADS)
+/* The k-th queue of dev made before generation g (k from 0), retained; NULL past the last. */
+static accel_queue* accel_i_stale_queue(accel_device* dev, uint64_t g, uint32_t k) {
+    accel_i_object* o;
+    accel_i_spin_lock(&dev->objects_lock);
+    for (o = dev->objects; o; o = o->next)
+        if (o->kind == ACCEL_I_QUEUE && o->generation < g && k-- == 0) {
+            if (!accel_i_try_retain(o)) k++;   /* being freed: skip it */
+            else break;
+        }
+    accel_i_spin_unlock(&dev->objects_lock);
+    return (accel_queue*)(void*)o;
+}
+static void accel_i_walker_settle(accel_queue* q);   /* core: batch walk */
+#endif
+/* GPU backends: no thread walks a stale queue's batch into the native device any more (each walk drops
+   what is left once its queue is stale; one that is gated on the host waits there, holding nothing
+   native, and drops its batch when the wait ends). Then the backend may take the native device down. */
+static void accel_i_walkers_settle(accel_device* dev, uint64_t g) {
+#if !defined(ACCEL_NO_THREADS)
+    accel_queue* q;
+    if (!dev->backend->walk) return;
+    for (uint32_t k = 0; (q = accel_i_stale_queue(dev, g, k)) != NULL; k++) {
+        if (q->walker) accel_i_walker_settle(q);
+        accel_i_release(q);
+    }
+#else
+    (void)dev; (void)g;
+#endif
+}
 ACCEL_API accel_result accel_device_recover(accel_device* dev) {
     accel_signal* s;
     accel_result r;
@@ -2254,6 +2307,7 @@ ACCEL_API accel_result accel_device_recover(accel_device* dev) {
         return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED,
                             "accel_device_recover: the %s backend cannot recreate its devices",
                             dev->backend->name);
+    accel_i_gate_close(dev);
     accel_i_spin_lock(&dev->objects_lock);   /* every object from here on is of the new generation */
     g = atomic_fetch_add(&dev->generation, 1u) + 1u;
     accel_i_spin_unlock(&dev->objects_lock);
@@ -2266,8 +2320,10 @@ ACCEL_API accel_result accel_device_recover(accel_device* dev) {
         accel_i_raise(s, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
         accel_i_release(s);
     }
+    accel_i_walkers_settle(dev, g);
     r = dev->backend->device_recover(dev);
     atomic_store(&dev->lost, r == ACCEL_OK ? 0u : 1u);   /* the new generation is not lost */
+    atomic_store(&dev->gate_closed, 0u);
     if (r != ACCEL_OK)
         accel_i_log(dev, ACCEL_LOG_ERROR, "accel_device_recover: %s; the device is lost (recover it again, "
                     "or destroy it)", accel_result_string(r));
@@ -2308,7 +2364,9 @@ ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer
     if (desc->read_only && !desc->host_ptr)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_buffer_create: read_only without host_ptr");
+    if (!accel_i_gate_enter(dev, "accel_buffer_create")) return ACCEL_ERROR_DEVICE_LOST;
     r = dev->backend->buffer_create(dev, desc, out);
+    accel_i_gate_leave(dev);
     if (r == ACCEL_OK) (*out)->read_only = desc->read_only;
     return r;
 }
@@ -2404,7 +2462,10 @@ ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_progr
                             "(%u / %u)",
                             desc->buffer_count, desc->constant_count, dev->info.max_buffers,
                             dev->info.max_constants);
-    return dev->backend->program_create(dev, desc, out);
+    if (!accel_i_gate_enter(dev, "accel_program_create")) return ACCEL_ERROR_DEVICE_LOST;
+    r = dev->backend->program_create(dev, desc, out);
+    accel_i_gate_leave(dev);
+    return r;
 }
 ACCEL_API void accel_program_destroy(accel_program* prog) { if (prog) accel_i_handle_drop(prog); }
 
@@ -2419,7 +2480,9 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_signal_create: initial value %llu is above ACCEL_SIGNAL_MAX",
                             (unsigned long long)initial);
+    if (!accel_i_gate_enter(dev, "accel_signal_create")) return ACCEL_ERROR_DEVICE_LOST;
     r = dev->backend->signal_create(dev, initial, out);
+    accel_i_gate_leave(dev);
     if (r == ACCEL_OK) {
         atomic_init(&(*out)->promised, initial);
         atomic_init(&(*out)->wanted, 0u);
@@ -3291,7 +3354,10 @@ ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type ty
     if (type != ACCEL_QUEUE_COMPUTE && type != ACCEL_QUEUE_COPY)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_queue_create: unknown queue type %d", (int)type);
-    return dev->backend->queue_create(dev, type, out);
+    if (!accel_i_gate_enter(dev, "accel_queue_create")) return ACCEL_ERROR_DEVICE_LOST;
+    r = dev->backend->queue_create(dev, type, out);
+    accel_i_gate_leave(dev);
+    return r;
 }
 /* Core part of a backend's queue creation: the recording state. */
 static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type) {
@@ -3441,11 +3507,15 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
     if (r == ACCEL_OK && !b && (b = accel_i_batch_take(q)) == NULL)
         r = accel_i_fail(q->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
                          "accel_queue_record_end: out of host memory");
+    if (r == ACCEL_OK && !accel_i_gate_enter(q->obj.device, "accel_queue_record_end"))
+        r = ACCEL_ERROR_DEVICE_LOST;
     if (r != ACCEL_OK) {   /* all or nothing */
         if (b) accel_i_batch_recycle(q, b);
         return r;
     }
-    return accel_i_commands_make(q, b, out);
+    r = accel_i_commands_make(q, b, out);
+    accel_i_gate_leave(q->obj.device);
+    return r;
 }
 ACCEL_API void accel_commands_destroy(accel_commands* c) { if (c) accel_i_handle_drop(c); }
 
@@ -3846,6 +3916,7 @@ static accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at) {
 static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
     accel_result r = q->obj.device->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER);
     accel_i_cmd* c = &b->cmds[b->pc];
+    if (r == ACCEL_OK && accel_i_stale(&q->obj)) r = ACCEL_ERROR_DEVICE_LOST;   /* recovered meanwhile */
     if (r != ACCEL_OK) return accel_i_failed_value(r);
     for (uint32_t i = b->host_checked; i < b->pc; i++) {
         uint64_t cur;
@@ -4104,6 +4175,23 @@ static void accel_i_walker_poke(accel_queue* q) {
     accel_i_walker* w = q->walker;
     accel_i_mutex_lock(&w->lock);
     if (w->idle_sleep) accel_i_cond_broadcast(&w->cond);
+    accel_i_mutex_unlock(&w->lock);
+}
+/* accel_device_recover (core: device generations): waits until no thread walks q's batches but one
+   gated on the host (w->blocked names its wait: it holds nothing native). */
+static bool accel_i_walker_gated(accel_i_walker* w) {
+    bool gated;
+    accel_i_spin_lock(&w->blocked.lock);
+    gated = w->blocked.s != NULL;
+    accel_i_spin_unlock(&w->blocked.lock);
+    return gated;
+}
+static void accel_i_walker_settle(accel_queue* q) {
+    accel_i_walker* w = q->walker;
+    accel_i_mutex_lock(&w->lock);
+    w->idle_waiters++;
+    while (w->active && !accel_i_walker_gated(w)) accel_i_cond_timedwait(&w->cond, &w->lock, 1000000u);
+    w->idle_waiters--;
     accel_i_mutex_unlock(&w->lock);
 }
 /* Waits until no batch of q is held or walked; TIMEOUT when the deadline passes first. */
