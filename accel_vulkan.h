@@ -517,7 +517,7 @@ static accel_result accel_i_vk_stub_create(const accel_backend* b, const accel_d
 static const accel_backend accel_i_vk_backend_table = {
     "vulkan", false, false, accel_i_vk_stub_count, accel_i_vk_stub_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL   /* a stub makes no device: nothing past device_create is called */
+    NULL, NULL, NULL, NULL   /* a stub makes no device: nothing past device_create is called */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
@@ -4102,7 +4102,8 @@ static const accel_backend accel_i_vk_backend_table = {
     accel_i_walker_describe,            /* queue_describe */
     &accel_i_vk_walk,                   /* walk */
     accel_i_vk_commands_build,          /* commands_build: secondary command buffers */
-    accel_i_vk_commands_free            /* commands_free */
+    accel_i_vk_commands_free,           /* commands_free */
+    NULL                                /* device_recover */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 
