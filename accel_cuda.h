@@ -3035,7 +3035,7 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
 static void accel_i_cu_batch_submitted(accel_queue* base, accel_i_batch* b) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     /* else the point makes no driver call */
-    if (q->dirty) accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
+    if (q->dirty && !accel_i_cu_gone(q)) accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
     accel_i_cu_point_add(q, NULL, 0, b, NULL);
     accel_i_walker_poke(base);
 }
@@ -3215,7 +3215,9 @@ static accel_result accel_i_cu_context_anew(accel_i_cu_device* dev) {
                             "accel_device_recover: cuDevicePrimaryCtxRetain failed: %s (%d)",
                             accel_i_cu_error_name(cr), cr);
     }
-    dev->ctx = ctx;
+    /* the same handle on the drivers seen so far: then nobody sees a write (stale queues' threads may
+       still read it, for calls their gone state then skips) */
+    if (ctx != dev->ctx) dev->ctx = ctx;
     accel_i_cu_enter(dev);
     cr = accel_i_cu.StreamCreate(&dev->io, ACCEL_CU_STREAM_NON_BLOCKING);
     if (cr != ACCEL_CU_SUCCESS) {

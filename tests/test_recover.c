@@ -82,6 +82,7 @@ static int recover_saxpy(accel_device* dev) {
     return ok;
 }
 
+#if defined(ACCEL_TEST_HAVE_CUDA)
 /* CUDA: an out-of-bounds store (the mock's "oob" kernel makes its context fail the same way). */
 static const char recover_oob_ptx[] =
     ".version 7.0\n.target sm_70\n.address_size 64\n"
@@ -89,6 +90,7 @@ static const char recover_oob_ptx[] =
     "    .reg .u64 %a;\n    .reg .u32 %v;\n"
     "    ld.param.u64 %a, [p];\n    cvta.to.global.u64 %a, %a;\n"
     "    add.u64 %a, %a, 0x100000000000;\n    mov.u32 %v, 7;\n    st.global.u32 [%a], %v;\n    ret;\n}\n";
+#endif
 /* Makes dev lost the way its backend can (see the top), with a GPU wait pending on another queue;
    0 when this backend is never lost. */
 static int recover_lose(accel_device* dev) {
