@@ -202,6 +202,28 @@ TEST(recover_of_a_lost_device) {
     accel_device_destroy(dev);
 }
 
+/* A backend that cannot recover says UNSUPPORTED and changes nothing: same generation, objects live. */
+TEST(unsupported_changes_nothing) {
+    accel_device* dev = NULL;
+    accel_signal* s = NULL;
+    accel_result r;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    r = accel_device_recover(dev);
+    if (r != ACCEL_ERROR_UNSUPPORTED) {
+        CHECK_OK(r);
+        accel_device_destroy(dev);
+        SKIP("this backend recovers its devices (see the other tests)");
+    }
+    CHECK(test_log_contains("accel_device_recover"));
+    CHECK_EQ_U64(recover_generation(dev), 1);
+    CHECK_OK(accel_signal_set(s, 2));
+    CHECK_EQ_U64(accel_signal_value(s), 2);
+    CHECK(recover_saxpy(dev));
+    accel_signal_destroy(s);
+    accel_device_destroy(dev);
+}
+
 /* ==== stale objects ==== */
 static void recover_host_fn(void* user) { atomic_fetch_add((atomic_int*)user, 1); }
 static void recover_native_fn(const accel_native* n, void* user) { (void)n; recover_host_fn(user); }
@@ -599,6 +621,7 @@ int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(generation_counts_recovers);
     RUN(recover_of_a_lost_device);
+    RUN(unsupported_changes_nothing);
     RUN(stale_objects_are_refused_everywhere);
     RUN(pending_batches_and_signals);
     RUN(other_devices_queues_are_released);
