@@ -1544,6 +1544,8 @@ struct accel_device {
     accel_i_a32 lost;
     accel_i_a64 generation;        /* 1 at create, +1 per recover (core: device generations) */
     accel_i_a32 gate_in, gate_closed;   /* creates under way; a recover refuses new ones (same section) */
+    accel_i_a32 freeing;           /* object frees under way (accel_i_objects_hold) */
+    bool no_recover;               /* set by the backend at create: accel_device_recover is UNSUPPORTED */
     accel_i_a32 destroyed;         /* accel_device_destroy dropped the handles (see accel_i_orphan_check) */
     accel_i_a32 refs;              /* the caller's handle + one per live object (see core: objects) */
     accel_i_a32 objects_lock;
@@ -1625,11 +1627,12 @@ struct accel_queue {
      accel_i_batch, accel_i_cmd, accel_i_patch, accel_i_segment, accel_i_walk_ops, and
      accel_i_host_signal (CUDA's signals embed one).
    - Fields a backend reads: an object's `device`; a device's `backend`, `allocator`, `logger`, `info`
-     (which the backend fills at create), `trace` (NULL: no trace); a batch's `cmds`, `count`, `arena`
-     and `pc`; a command list's `list` and `has_exec`; a buffer's size, memory, mapped, root and offset;
-     a queue's `type`. Fields a backend writes: a batch's `pc` (segment_submit: the first command it did
-     not take) and a command list's `native` (commands_build / commands_free). Everything else is the
-     core's.
+     (which the backend fills at create), `trace` (NULL: no trace), `generation` (device generations);
+     a batch's `cmds`, `count`, `arena` and `pc`; a command list's `list` and `has_exec`; a buffer's
+     size, memory, mapped, root and offset; a queue's `type`. Fields a backend writes: a batch's `pc`
+     (segment_submit: the first command it did not take), a command list's `native` (commands_build /
+     commands_free) and a device's `no_recover` (at create: a device accel did not make, which it
+     cannot make anew). Everything else is the core's.
    - The functions below. */
 #if defined(__MINGW32__)
 #  define ACCEL_I_PRINTF(f, a) __attribute__((format(gnu_printf, f, a), unused))
@@ -1648,6 +1651,7 @@ ACCEL_I_KIT void accel_i_device_init(accel_device* dev, const accel_backend* b, 
 ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind,
                                      const char* label);
 ACCEL_I_KIT void accel_i_object_undo(accel_i_object* o);    /* a create that fails after object_init */
+ACCEL_I_KIT void accel_i_objects_hold(accel_device* dev);   /* device_recover: the object list, whole */
 /* the queue's recording state */
 ACCEL_I_KIT void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type);
 ACCEL_I_KIT void accel_i_queue_fini(accel_queue* q);        /* drops unsubmitted batches */
@@ -1904,6 +1908,7 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     atomic_init(&dev->generation, 1u);
     atomic_init(&dev->gate_in, 0u);
     atomic_init(&dev->gate_closed, 0u);
+    atomic_init(&dev->freeing, 0u);
     atomic_init(&dev->destroyed, 0u);
     atomic_init(&dev->refs, 1u);
     atomic_init(&dev->objects_lock, 0u);
@@ -1972,6 +1977,7 @@ static void accel_i_view_free(accel_buffer* view) {
 static void accel_i_object_free(accel_i_object* o) {
     accel_device* dev = o->device;
     const accel_backend* b = dev->backend;
+    atomic_fetch_add(&dev->freeing, 1u);   /* while listed: see accel_i_objects_hold */
     accel_i_object_unlist(o);
     if (o->label_set) accel_i_free(&dev->allocator, o->label_set, strlen(o->label_set) + 1);
     switch (o->kind) {
@@ -1984,6 +1990,7 @@ static void accel_i_object_free(accel_i_object* o) {
     case ACCEL_I_QUEUE:   b->queue_destroy((accel_queue*)o); break;
     case ACCEL_I_COMMANDS: accel_i_commands_free((accel_commands*)o); break;
     }
+    atomic_fetch_sub(&dev->freeing, 1u);
     accel_i_device_release(dev);
 }
 static void accel_i_retain(void* obj) {
@@ -2001,6 +2008,18 @@ static bool accel_i_try_retain(accel_i_object* o) {
 static void accel_i_release(void* obj) {
     accel_i_object* o = (accel_i_object*)obj;
     if (atomic_fetch_sub_explicit(&o->refs, 1u, memory_order_acq_rel) == 1u) accel_i_object_free(o);
+}
+/* kit (a backend's device_recover): returns with dev's object list locked and no object free under
+   way, so that every object the backend finds on the list is whole and stays (a free that starts
+   meanwhile waits to unlist it; accel_i_spin_unlock(&dev->objects_lock) lets it go). A free counts
+   itself before it unlists its object, so one that is under way is waited for, never missed. */
+static void accel_i_objects_hold(accel_device* dev) {
+    for (;;) {
+        accel_i_spin_lock(&dev->objects_lock);
+        if (atomic_load(&dev->freeing) == 0) return;
+        accel_i_spin_unlock(&dev->objects_lock);
+        accel_i_yield();
+    }
 }
 /* A caller's destroy: drops the handle's reference (once). */
 static void accel_i_handle_drop(void* obj) {
@@ -2233,7 +2252,8 @@ static const char* accel_i_stale_why(const accel_i_object* o, const char* fn, ch
 static accel_result accel_i_live(const accel_i_object* o, const char* fn) {
     char why[400];
     if (accel_i_stale(o))
-        return accel_i_fail(o->device, ACCEL_ERROR_DEVICE_LOST, "%s", accel_i_stale_why(o, fn, why, sizeof why));
+        return accel_i_fail(o->device, ACCEL_ERROR_DEVICE_LOST, "%s",
+                            accel_i_stale_why(o, fn, why, sizeof why));
     return accel_i_lost(o->device) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
 }
 
@@ -2303,10 +2323,10 @@ ACCEL_API accel_result accel_device_recover(accel_device* dev) {
     accel_result r;
     uint64_t g;
     if (!dev) return accel_i_invalid(NULL, "accel_device_recover", "dev is NULL");
-    if (!dev->backend->device_recover)
+    if (!dev->backend->device_recover || dev->no_recover)
         return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED,
-                            "accel_device_recover: the %s backend cannot recreate its devices",
-                            dev->backend->name);
+                            "accel_device_recover: the %s backend cannot recreate this device%s",
+                            dev->backend->name, dev->no_recover ? " (it is not accel's own)" : "");
     accel_i_gate_close(dev);
     accel_i_spin_lock(&dev->objects_lock);   /* every object from here on is of the new generation */
     g = atomic_fetch_add(&dev->generation, 1u) + 1u;
