@@ -46,6 +46,10 @@
         rings of 4 between the streams (cuStreamWaitEvent), the host writes the word, sync
                                                                                  target ratio <= 1.15
         (needs 64-bit stream memory operations for its raw baseline)
+    13. an indirect exec (accel_queue_exec_indirect, counts (1, 1, 1) in device memory) after a direct
+        one, + signal + submit + wait | the same batch with both execs direct. Both sides are accel: the
+        figure is the cost of CUDA's form of an indirect exec (a host step: the queue drains, the host
+        reads the counts, then launches); no target (it costs a device round trip by design)
    Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
    the threads that accel_queue_create started (the queues' workers; on tests/mock_cuda.c also the
    mock's stream threads, which are its "GPU"), and the chains each side's host time to issue a step.
@@ -750,6 +754,40 @@ out:
     accel_signal_destroy(f.gate);
 }
 
+/* Figure 13: [empty kernel, empty kernel indirect on (1, 1, 1)] | [empty kernel x 2], round trip. */
+typedef struct bench_ind { bench_cuda* b; accel_buffer* counts; bool failed; } bench_ind;
+static double bench_indirect_sample(void* ctx, int side) {
+    bench_ind* f = (bench_ind*)ctx;
+    bench_cuda* b = f->b;
+    uint64_t t0 = bench_now_ns();
+    if (f->failed) return 0;
+    accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+    if (side == 0) accel_queue_exec_indirect(b->q, b->empty, NULL, 0, NULL, 0, NULL, f->counts, 0);
+    else accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_signal(b->q, b->s, ++b->s_value);
+    f->failed = !bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit") ||
+                !bench_accel_ok(accel_signal_wait(b->s, b->s_value, BENCH_WAIT_NS), "accel_signal_wait");
+    return (double)(bench_now_ns() - t0);
+}
+static void bench_indirect(bench_cuda* b) {
+    bench_ind f;
+    bench_pair p;
+    const uint32_t one[3] = { 1, 1, 1 };
+    memset(&f, 0, sizeof f);
+    f.b = b;
+    f.failed = !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = 12 }, &f.counts), "buffer") ||
+               !bench_accel_ok(accel_buffer_write(f.counts, 0, one, sizeof one), "accel_buffer_write");
+    if (!f.failed) bench_pair_run(b->rounds, b->quick ? 20 : 100, bench_indirect_sample, &f, NULL, &p);
+    if (!f.failed) {
+        bench_row* row = bench_row_add("indirect", "13 indirect exec (host step), batch", "ns", p.accel, "direct exec",
+                                       p.baseline, BENCH_TARGET_NONE, BENCH_LE, 0);
+        bench_row_extra(row, "paired_ratio", p.paired);
+        bench_row_extra(row, "extra_ns", p.accel - p.baseline);
+    }
+    accel_queue_finish(b->q, BENCH_WAIT_NS);
+    accel_buffer_destroy(f.counts);
+}
+
 /* Figure 12. */
 static void bench_gated_pipeline(bench_cuda* b) {
     bench_fig f;
@@ -855,6 +893,9 @@ int main(int argc, char** argv) {
     accel_i_cu.CtxSetCurrent(b.ctx);
     fprintf(stderr, "bench_cuda: figure 12 (a pipeline behind a host gate)\n");
     bench_gated_pipeline(&b);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figure 13 (indirect exec)\n");
+    bench_indirect(&b);
     {
         char heading[256];
         snprintf(heading, sizeof heading, "accel CUDA backend vs raw driver calls on %s (sm_%u)%s, %.1f s", info.name,
