@@ -5,6 +5,9 @@
    other threads during it (run it under TSan too), 100 recovers without growth of host memory (the
    counting allocator) or of driver objects (the mock's live counts), no-threads builds. A backend that
    cannot recover (UNSUPPORTED) skips with the reason. */
+#if defined(ACCEL_TEST_HAVE_VULKAN) && defined(__linux__) && !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L   /* setenv, unsetenv: the Vulkan loss hook */
+#endif
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
 #include "test.h"
@@ -133,8 +136,39 @@ static int recover_lose(accel_device* dev) {
         accel_program_destroy(p);
     }
 #endif
+#if defined(ACCEL_TEST_HAVE_VULKAN) && defined(__linux__)
+    if (test_g.backend == accel_vulkan_backend()) {   /* the device was made with the hook armed */
+        accel_queue* q = NULL;
+        accel_buffer* buf = NULL;
+        accel_signal *done = NULL, *other = NULL;
+        accel_buffer_desc bd;
+        memset(&bd, 0, sizeof bd);
+        bd.size = 4096;
+        if (CHECK_OK(accel_buffer_create(dev, &bd, &buf)) && CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) &&
+            CHECK_OK(accel_signal_create(dev, 0, &done)) && CHECK_OK(accel_signal_create(dev, 0, &other))) {
+            accel_queue_fill(q, buf, 0, 64, 2);
+            accel_queue_signal(q, done, 1);
+            lost = CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_DEVICE_LOST);
+            CHECK_EQ_U64(accel_signal_value(other), lost_value());   /* every signal of the device */
+        }
+        accel_queue_destroy(q);
+        accel_signal_destroy(done);
+        accel_signal_destroy(other);
+        accel_buffer_destroy(buf);
+    }
+#endif
     (void)dev;
     return lost;
+}
+/* Vulkan: the test-only loss hook (accel_vulkan.h, "Recovery"): the device's first vkQueueSubmit says
+   VK_ERROR_DEVICE_LOST. Armed for the devices made between the two calls. */
+static void recover_arm_loss(int on) {
+#if defined(ACCEL_TEST_HAVE_VULKAN) && defined(__linux__)
+    if (on) setenv("ACCEL_VULKAN_TEST_DEVICE_LOST", "1", 1);
+    else unsetenv("ACCEL_VULKAN_TEST_DEVICE_LOST");
+#else
+    (void)on;
+#endif
 }
 
 /* The mock driver's counts (tests/mock_cuda.c): live driver objects, releases of dead handles; -1
@@ -173,8 +207,11 @@ TEST(generation_counts_recovers) {
 }
 
 TEST(recover_of_a_lost_device) {
-    accel_device* dev = recover_device(NULL);
+    accel_device* dev;
     accel_signal* s = NULL;
+    recover_arm_loss(1);
+    dev = recover_device(NULL);
+    recover_arm_loss(0);
     if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
     REQUIRE_OK(accel_signal_create(dev, 0, &s));
     if (!test_backend_is_cpu() && TEST_FAILED_SO_FAR()) { accel_device_destroy(dev); return; }
