@@ -2304,9 +2304,10 @@ static accel_result accel_i_live(const accel_i_object* o, const char* fn) {
 /* Creates against a recover: it makes the native device anew while no create is under way, so that an
    object's native part is always of its generation's native device. A create enters (false, logged as
    fn's: a recover is under way, the create returns DEVICE_LOST) and leaves around the backend's create;
-   a recover closes creates (creates_closed) and waits for those under way. Refusing instead of waiting: a create
-   inside a host call that the recover waits for must not wait for the recover. seq_cst on both sides
-   (store, then load): one of the two sees the other. No threads: nothing runs beside a recover. */
+   a recover closes creates (creates_closed) and waits for those under way. Refusing instead of
+   waiting: a create inside a host call that the recover waits for must not wait for the recover.
+   seq_cst on both sides (store, then load): one of the two sees the other. No threads: nothing runs
+   beside a recover. */
 static bool accel_i_creates_enter(accel_device* dev, const char* fn) {
     atomic_fetch_add(&dev->creates_in, 1u);
     if (!atomic_load(&dev->creates_closed)) return true;

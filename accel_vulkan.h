@@ -119,6 +119,10 @@
    | ACCEL_VULKAN_REPLAY_CHUNK   | commands per reusable secondary command buffer of a recorded list |
    |                             | (default 32; 1: a patched replay re-records only patched commands) |
    | env ACCEL_VULKAN_NO_CALIBRATED_TIMESTAMPS | 1: timestamps use the paired reading (see Profiling) |
+   | env ACCEL_VULKAN_TEST_DEVICE_LOST | TEST ONLY. N: the N-th vkQueueSubmit of a queue's segment, |
+   |                             | counted from the device's create (read then), fails as if the driver |
+   |                             | said VK_ERROR_DEVICE_LOST (nothing is submitted): a device loss on  |
+   |                             | any driver, for the recovery path (see Recovery). Never set it else |
    The three ACCEL_VULKAN_NO_* variables exist to test fallback paths on drivers that would not take them.
 
    ==== Devices =================================================================================
@@ -315,6 +319,22 @@
    VkQueue while accel may
    (accel takes its own lock, which the engine cannot see).
 
+   ==== Recovery (accel_device_recover, see accel.h "Device generations") ======================
+   A recover makes a new VkDevice on the same physical device, with the same queues and extensions,
+   and its VkQueues, io pool and semaphore anew; the old VkDevice is destroyed in the same call, so
+   nothing of the old generation lives on: once no native call on an old object is under way (value
+   reads, waits and raises of signals' semaphores, a queue's completion checks, each counted), with the
+   device's object list held (no destroy under way; one that starts waits), the old VkDevice is waited
+   idle (every device wait on a failed signal's semaphore was released by its failure; a lost device
+   returns at once), and every native object of the old generation (buffers' memory, pipelines and
+   layouts, semaphores, command pools and lists, descriptor and query pools, the queues' in-flight
+   segments) is destroyed before vkDestroyDevice: the validation layer checks that none is left, which
+   is how tests/test_recover.c counts Vulkan objects over 100 recovers. A stale object's destroy then
+   frees host memory only. accel_buffer_map pointers of the old generation are invalid after the
+   recover. A device made by accel_vulkan_device_adopt is the engine's: ACCEL_ERROR_UNSUPPORTED, and
+   nothing changes. ACCEL_VULKAN_TEST_DEVICE_LOST (above) loses a device on purpose, so that the whole
+   path runs on lavapipe in the tests.
+
    ==== Errors ==================================================================================
    Every failing Vulkan call is logged with its name and VkResult. VK_ERROR_OUT_OF_{HOST,DEVICE}_MEMORY ->
    ACCEL_ERROR_OUT_OF_MEMORY, VK_ERROR_DEVICE_LOST -> ACCEL_ERROR_DEVICE_LOST (sticky), anything else ->
@@ -487,7 +507,9 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
      vulkan: queue bookkeeping, recording, recorded command lists
      vulkan: submission            - a segment's semaphores; timestamps and the trace; the host's part
                                      of a segment, and segment_submit
-     vulkan: queues, devices, backend table, interop
+     vulkan: queues, devices
+     vulkan: recovery              - accel_device_recover: the old VkDevice's objects, then a new one
+     vulkan: backend table, interop
    Vulkan structs with an sType are zeroed with memset and filled by name: C++11 has no designated
    initialisers, and a positional list must name every member (-Wmissing-field-initializers), which
    the nested ones (VkPhysicalDeviceFeatures2) cannot do in a form both C and C++ accept. */
@@ -774,7 +796,7 @@ typedef struct accel_i_vk_device {
     const char* open_ext[3];
     accel_i_a64 vk_gen;
     accel_i_a32 native_users, recovering;
-    uint32_t lose_at;             /* test only: ACCEL_VULKAN_TEST_DEVICE_LOST (the lose_at-th vkQueueSubmit) */
+    uint32_t lose_at;             /* test only: ACCEL_VULKAN_TEST_DEVICE_LOST (which vkQueueSubmit fails) */
     accel_i_a32 submits;
 } accel_i_vk_device;
 
@@ -4212,7 +4234,8 @@ static void accel_i_vk_buffer_forget(accel_i_vk_device* dev, accel_i_vk_buffer* 
     b->base.mapped = NULL;
 }
 static void accel_i_vk_program_forget(accel_i_vk_device* dev, accel_i_vk_program* p) {
-    for (uint32_t i = 0; i < p->pipe_count; i++) dev->vk.DestroyPipeline(dev->device, p->pipes[i].pipeline, NULL);
+    for (uint32_t i = 0; i < p->pipe_count; i++)
+        dev->vk.DestroyPipeline(dev->device, p->pipes[i].pipeline, NULL);
     p->pipe_count = 0;
     if (p->layout) dev->vk.DestroyPipelineLayout(dev->device, p->layout, NULL);
     if (p->set_layout) dev->vk.DestroyDescriptorSetLayout(dev->device, p->set_layout, NULL);
@@ -4341,7 +4364,8 @@ static accel_result accel_i_vk_device_recover(accel_device* d) {
     }
     atomic_store(&dev->recovering, 0u);
     if (r == ACCEL_OK)
-        accel_i_log(d, ACCEL_LOG_INFO, "accel_device_recover: Vulkan device %s: a new VkDevice", d->info.name);
+        accel_i_log(d, ACCEL_LOG_INFO, "accel_device_recover: Vulkan device %s: a new VkDevice",
+                    d->info.name);
     return r;
 }
 

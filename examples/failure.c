@@ -87,8 +87,8 @@ static const char* lose_device(accel_device* dev, const accel_device_info* info,
     if (!strcmp(info->backend, "cuda")) {
         accel_program* oob = NULL;
         accel_signal* hit = NULL;
-        if (accel_program_create(dev, &(accel_program_desc){ .name = "oob", .ptx = oob_ptx, .buffer_count = 1 },
-                                 &oob) == ACCEL_OK &&
+        accel_program_desc pd = { .name = "oob", .ptx = oob_ptx, .buffer_count = 1 };
+        if (accel_program_create(dev, &pd, &oob) == ACCEL_OK &&
             accel_signal_create(dev, 0, &hit) == ACCEL_OK) {
             accel_queue_exec(q, oob, &buf, 1, NULL, 0, accel_exec_1d(1, 1));
             accel_queue_signal(q, hit, 1);
@@ -253,14 +253,14 @@ int main(int argc, char** argv) {
             ok &= failure_reason(out) == ACCEL_ERROR_DEVICE_LOST;
             ok &= rebuild_and_finish(dev, constants);
             double s = (double)(accel_host_time_ns() - t0) / 1e9;
-            printf("   rebuilt (buffers, program, queue, signal) and saxpy again: %s, %.3f s after the loss\n",
+            printf("   rebuilt (buffers, program, queue, signal), saxpy again: %s, %.3f s after the loss\n",
                    ok ? "right" : "WRONG", s);
             ok &= s < 5.0;
         }
     }
 
-    printf("\nfailure: %s\n", ok ? "OK (the failure reached the end of the pipeline; debug named the culprits;"
-                                   " the device came back)" : "WRONG");
+    printf("\nfailure: %s\n", ok ? "OK (the failure reached the end of the pipeline; debug named the "
+                                   "culprits; the device came back)" : "WRONG");
     exit_code = ok ? 0 : 1;
 
 done:

@@ -65,7 +65,8 @@ static int recover_saxpy(accel_device* dev) {
     if (CHECK_OK(accel_buffer_create(dev, &bd, &bx)) && CHECK_OK(accel_buffer_create(dev, &bd, &by)) &&
         CHECK_OK(test_program_create(dev, TK_SAXPY, &p)) && CHECK_OK(accel_signal_create(dev, 0, &done)) &&
         CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) &&
-        CHECK_OK(accel_buffer_write(bx, 0, x, sizeof x)) && CHECK_OK(accel_buffer_write(by, 0, y, sizeof y))) {
+        CHECK_OK(accel_buffer_write(bx, 0, x, sizeof x)) &&
+        CHECK_OK(accel_buffer_write(by, 0, y, sizeof y))) {
         args[0] = by;
         args[1] = bx;
         accel_queue_exec(q, p, args, 2, k, 2, accel_exec_1d(RN, 64));
@@ -144,7 +145,8 @@ static int recover_lose(accel_device* dev) {
         accel_buffer_desc bd;
         memset(&bd, 0, sizeof bd);
         bd.size = 4096;
-        if (CHECK_OK(accel_buffer_create(dev, &bd, &buf)) && CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) &&
+        if (CHECK_OK(accel_buffer_create(dev, &bd, &buf)) &&
+            CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) &&
             CHECK_OK(accel_signal_create(dev, 0, &done)) && CHECK_OK(accel_signal_create(dev, 0, &other))) {
             accel_queue_fill(q, buf, 0, 64, 2);
             accel_queue_signal(q, done, 1);
@@ -337,7 +339,8 @@ TEST(stale_objects_are_refused_everywhere) {
     REQUIRE_OK(accel_buffer_create(dev, &bd, &fresh2));
     REQUIRE_OK(test_program_create(dev, TK_FILL_INDEX, &fresh_prog));
     REQUIRE_OK(accel_signal_create(dev, 0, &fresh_sig));
-#define STALE_IN(record) do { record; CHECK_RESULT(accel_queue_submit(nq), ACCEL_ERROR_DEVICE_LOST); } while (0)
+#define STALE_IN(record) \
+    do { record; CHECK_RESULT(accel_queue_submit(nq), ACCEL_ERROR_DEVICE_LOST); } while (0)
     args[0] = buf;
     STALE_IN(accel_queue_exec(nq, fresh_prog, args, 1, k, 2, accel_exec_1d(16, 16)));
     args[0] = view;
@@ -499,7 +502,10 @@ TEST(hundred_recovers_without_growth) {
         accel_signal_destroy(gate);
         accel_signal_destroy(done);
         accel_buffer_destroy(b);
-        if (round == 1) { after_first = atomic_load(&st.outstanding); live_first = recover_mock_count("mock_cuda_live"); }
+        if (round == 1) {
+            after_first = atomic_load(&st.outstanding);
+            live_first = recover_mock_count("mock_cuda_live");
+        }
         if (round > 1) {
             CHECK_EQ_INT(atomic_load(&st.outstanding), after_first);
             CHECK_EQ_INT(recover_mock_count("mock_cuda_live"), live_first);
