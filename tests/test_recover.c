@@ -86,15 +86,6 @@ static int recover_saxpy(accel_device* dev) {
     return ok;
 }
 
-#if defined(ACCEL_TEST_HAVE_CUDA)
-/* CUDA: an out-of-bounds store (the mock's "oob" kernel makes its context fail the same way). */
-static const char recover_oob_ptx[] =
-    ".version 7.0\n.target sm_70\n.address_size 64\n"
-    ".visible .entry oob(.param .u64 p)\n{\n"
-    "    .reg .u64 %a;\n    .reg .u32 %v;\n"
-    "    ld.param.u64 %a, [p];\n    cvta.to.global.u64 %a, %a;\n"
-    "    add.u64 %a, %a, 0x100000000000;\n    mov.u32 %v, 7;\n    st.global.u32 [%a], %v;\n    ret;\n}\n";
-#endif
 /* Makes dev lost the way its backend can (see the top), with a GPU wait pending on another queue;
    0 when this backend is never lost. */
 static int recover_lose(accel_device* dev) {
@@ -109,7 +100,7 @@ static int recover_lose(accel_device* dev) {
         accel_buffer_desc bd;
         memset(&pd, 0, sizeof pd);
         pd.name = "oob";
-        pd.ptx = recover_oob_ptx;
+        pd.ptx = test_oob_ptx();
         pd.buffer_count = 1;
         memset(&bd, 0, sizeof bd);
         bd.size = 4096;
@@ -266,6 +257,13 @@ TEST(unsupported_changes_nothing) {
 /* ==== stale objects ==== */
 static void recover_host_fn(void* user) { atomic_fetch_add((atomic_int*)user, 1); }
 static void recover_native_fn(const accel_native* n, void* user) { (void)n; recover_host_fn(user); }
+/* Records and submits on q: a wait for gate >= 1, a host call that counts in *calls, signal out = 1. */
+static accel_result recover_gated(accel_queue* q, accel_signal* gate, atomic_int* calls, accel_signal* out) {
+    accel_queue_wait(q, gate, 1);
+    accel_queue_host_call(q, recover_host_fn, calls);
+    accel_queue_signal(q, out, 1);
+    return accel_queue_submit(q);
+}
 
 /* Each object kind, made before the recover, in every call that takes it. */
 TEST(stale_objects_are_refused_everywhere) {
@@ -410,14 +408,8 @@ TEST(pending_batches_and_signals) {
     REQUIRE_OK(accel_signal_create(dev, 0, &done2));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q2));
-    accel_queue_wait(q, gate, 1);
-    accel_queue_host_call(q, recover_host_fn, &calls);
-    accel_queue_signal(q, done, 1);
-    REQUIRE_OK(accel_queue_submit(q));
-    accel_queue_wait(q2, foreign, 1);
-    accel_queue_host_call(q2, recover_host_fn, &calls);
-    accel_queue_signal(q2, done2, 1);
-    REQUIRE_OK(accel_queue_submit(q2));
+    REQUIRE_OK(recover_gated(q, gate, &calls, done));
+    REQUIRE_OK(recover_gated(q2, foreign, &calls, done2));
     CHECK_RESULT(accel_signal_wait(done, 1, 0), ACCEL_TIMEOUT);
 
     REQUIRE_OK(accel_device_recover(dev));
@@ -450,10 +442,7 @@ TEST(other_devices_queues_are_released) {
     REQUIRE_OK(accel_signal_create(dev, 0, &mine));
     REQUIRE_OK(accel_signal_create(other, 0, &after));
     REQUIRE_OK(accel_queue_create(other, ACCEL_QUEUE_COMPUTE, &oq));
-    accel_queue_wait(oq, s, 1);
-    accel_queue_host_call(oq, recover_host_fn, &calls);
-    accel_queue_signal(oq, after, 1);
-    REQUIRE_OK(accel_queue_submit(oq));
+    REQUIRE_OK(recover_gated(oq, s, &calls, after));
     REQUIRE_OK(accel_device_recover(dev));
     CHECK_RESULT(accel_signal_wait(after, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
     CHECK_EQ_U64(accel_signal_value(after), lost_value());
@@ -643,10 +632,7 @@ TEST(parked_batch_at_the_recover) {
     REQUIRE_OK(accel_signal_create(dev, 0, &gate));
     REQUIRE_OK(accel_signal_create(dev, 0, &done));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
-    accel_queue_wait(q, gate, 1);
-    accel_queue_host_call(q, recover_host_fn, &calls);
-    accel_queue_signal(q, done, 1);
-    REQUIRE_OK(accel_queue_submit(q));
+    REQUIRE_OK(recover_gated(q, gate, &calls, done));
     CHECK_RESULT(accel_queue_finish(q, 0), ACCEL_TIMEOUT);
     REQUIRE_OK(accel_device_recover(dev));
     CHECK_EQ_U64(accel_signal_value(done), lost_value());
