@@ -44,6 +44,13 @@ static uint64_t recover_generation(accel_device* dev) {
     if (!CHECK_OK(accel_device_info_get(dev, &info))) return 0;
     return info.generation;
 }
+/* A CPU device with the test logger (another device beside the one under test). */
+static accel_result recover_cpu_device(accel_device** out) {
+    accel_device_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = accel_cpu_backend();
+    return test_device_create_desc(d, out);
+}
 static uint64_t lost_value(void) { return ACCEL_SIGNAL_MAX + 1 - (uint64_t)(int64_t)ACCEL_ERROR_DEVICE_LOST; }
 
 /* y = 2 * x + y over RN floats (x = i, y = 1) on a fresh set of objects: the work a program rebuilds
@@ -401,7 +408,7 @@ TEST(pending_batches_and_signals) {
     atomic_int calls;
     if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
     atomic_init(&calls, 0);
-    REQUIRE_OK(accel_device_create(NULL, &other));   /* a CPU device: its signals gate on the host */
+    REQUIRE_OK(recover_cpu_device(&other));   /* a CPU device: its signals gate on the host */
     REQUIRE_OK(accel_signal_create(other, 0, &foreign));
     REQUIRE_OK(accel_signal_create(dev, 0, &gate));
     REQUIRE_OK(accel_signal_create(dev, 0, &done));
@@ -437,7 +444,7 @@ TEST(other_devices_queues_are_released) {
     atomic_int calls;
     if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
     atomic_init(&calls, 0);
-    REQUIRE_OK(accel_device_create(NULL, &other));
+    REQUIRE_OK(recover_cpu_device(&other));
     REQUIRE_OK(accel_signal_create(dev, 0, &s));
     REQUIRE_OK(accel_signal_create(dev, 0, &mine));
     REQUIRE_OK(accel_signal_create(other, 0, &after));
@@ -574,7 +581,7 @@ TEST(waiters_recorders_and_callers_during_the_recover) {
     accel_device* napdev = NULL;
     accel_buffer_desc bd;
     if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
-    REQUIRE_OK(accel_device_create(NULL, &napdev));
+    REQUIRE_OK(recover_cpu_device(&napdev));
     REQUIRE_OK(accel_signal_create(napdev, 0, &nap));
     memset(&bd, 0, sizeof bd);
     bd.size = 256;
