@@ -2317,8 +2317,9 @@ static bool accel_i_creates_enter(accel_device* dev, const char* fn) {
     return false;
 }
 static void accel_i_creates_leave(accel_device* dev) { atomic_fetch_sub(&dev->creates_in, 1u); }
+/* Also one recover at a time: a second one waits here until the first opened creates again. */
 static void accel_i_creates_close(accel_device* dev) {
-    atomic_store(&dev->creates_closed, 1u);
+    while (atomic_exchange(&dev->creates_closed, 1u)) accel_i_yield();
     while (atomic_load(&dev->creates_in) != 0) accel_i_yield();
 }
 

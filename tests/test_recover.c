@@ -626,6 +626,36 @@ TEST(waiters_recorders_and_callers_during_the_recover) {
 #endif
 }
 
+#if TEST_HAVE_THREADS
+static void recover_twice(void* arg) {
+    recover_side* t = (recover_side*)arg;
+    for (int i = 0; i < 3; i++) if (accel_device_recover(t->dev) != ACCEL_OK) atomic_store(&t->result, -1);
+}
+#endif
+/* Recovers from two threads at once: one at a time, each adds 1. */
+TEST(concurrent_recovers) {
+#if !TEST_HAVE_THREADS
+    SKIP("no threads in this build");
+#else
+    accel_device* dev = recover_device(NULL);
+    recover_side a, b;
+    test_thread ta, tb;
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    a.dev = b.dev = dev;
+    REQUIRE(test_thread_start(&ta, recover_twice, &a));
+    REQUIRE(test_thread_start(&tb, recover_twice, &b));
+    test_thread_join(&ta);
+    test_thread_join(&tb);
+    CHECK_EQ_INT(atomic_load(&a.result), 0);
+    CHECK_EQ_INT(atomic_load(&b.result), 0);
+    CHECK_EQ_U64(recover_generation(dev), 8);
+    CHECK(recover_saxpy(dev));
+    accel_device_destroy(dev);
+#endif
+}
+
 /* ==== no-threads builds ==== */
 /* Without threads a batch parks on its wait; the recover's failure of the signal runs it (inline), and
    it drops its rest. */
@@ -663,6 +693,7 @@ int main(int argc, char** argv) {
     RUN(other_devices_queues_are_released);
     RUN(hundred_recovers_without_growth);
     RUN(waiters_recorders_and_callers_during_the_recover);
+    RUN(concurrent_recovers);
     RUN(parked_batch_at_the_recover);
     return test_end();
 }
