@@ -4452,20 +4452,15 @@ static void accel_i_walker_poke(accel_queue* q) {
     if (w->idle_sleep) accel_i_cond_broadcast(&w->cond);
     accel_i_mutex_unlock(&w->lock);
 }
-/* accel_device_recover (core: device generations): waits until no thread walks q's batches but one
-   gated on the host (w->blocked names its wait: it holds nothing native). */
-static bool accel_i_walker_gated(accel_i_walker* w) {
-    bool gated;
-    accel_i_spin_lock(&w->blocked.lock);
-    gated = w->blocked.s != NULL;
-    accel_i_spin_unlock(&w->blocked.lock);
-    return gated;
-}
+/* accel_device_recover (core: device generations): waits until no thread walks q's batches. A worker
+   gated on the host is not walking (accel_i_gate_open handed its batch back: it holds nothing native);
+   a walk that starts from here on finds q stale and drops what is left. Polled each millisecond: not
+   every end of a walk broadcasts. */
 static void accel_i_walker_settle(accel_queue* q) {
     accel_i_walker* w = q->walker;
     accel_i_mutex_lock(&w->lock);
     w->idle_waiters++;
-    while (w->active && !accel_i_walker_gated(w)) accel_i_cond_timedwait(&w->cond, &w->lock, 1000000u);
+    while (w->active) accel_i_cond_timedwait(&w->cond, &w->lock, 1000000u);
     w->idle_waiters--;
     accel_i_mutex_unlock(&w->lock);
 }
