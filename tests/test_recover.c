@@ -2,9 +2,11 @@
    device and of a lost one (where the backend can lose one: the mock driver's out-of-bounds kernel on
    CUDA, the test-only loss hook on Vulkan; a CPU device is never lost), every object kind stale for
    every call that takes it, batches and signals pending at the recover, waiters / recorders / callers on
-   other threads during it (run it under TSan too), 100 recovers without growth of host memory (the
-   counting allocator) or of driver objects (the mock's live counts), no-threads builds. A backend that
-   cannot recover (UNSUPPORTED) skips with the reason. */
+   other threads during it and two recovers at once (run it under TSan too), 100 recovers without
+   growth of host memory (the counting allocator) or of driver objects (the mock's live counts and
+   stale releases; on Vulkan the validation layer's object tracker, which reports any object left at
+   each recover's vkDestroyDevice), no-threads builds. A backend that cannot recover (UNSUPPORTED)
+   changes nothing; the other tests skip there with the reason. */
 #if defined(ACCEL_TEST_HAVE_VULKAN) && defined(__linux__) && !defined(_POSIX_C_SOURCE)
 #  define _POSIX_C_SOURCE 200809L   /* setenv, unsetenv: the Vulkan loss hook */
 #endif
