@@ -10,6 +10,9 @@
 #   2. the same with ACCEL_CUDA_NO_MEMOPS=1: signal points by the event ring (the fallback)
 #   3. tests/test_cuda.c: unavailable paths, NVRTC, PTX JIT errors, and the out-of-bounds kernel that
 #      must end in ACCEL_ERROR_DEVICE_LOST without a hang (a 120 s limit catches a hang)
+#   3a. recover: tests/test_recover.c (both signal-point modes; its lost-device test must run, not skip:
+#      the out-of-bounds kernel loses the context, accel_device_recover resets it, saxpy runs again
+#      within 5 s; 100 recovers without growth) and examples/failure.c's recovery part with `cuda`
 #   3b. blocking: bench/cuda_blocking.c, which driver calls block the host while a stream waits on the
 #      GPU (what accel's "cuda: releases" and host-to-host copy kernel rest on; a table, for the note)
 #   4. compute-sanitizer (memcheck, racecheck, synccheck; SANITIZER_TOOLS picks, SANITIZER_TIMEOUT limits
@@ -35,8 +38,8 @@
 #
 # Options: --no-build uses the binaries already in build/ (built elsewhere and copied in); --list builds
 # (unless --no-build), prints each step's programs and whether they exist, and exits; step names
-# (suite ring test_cuda blocking sanitizer examples nccl bench vulkan) run only those steps, in the order
-# above.
+# (suite ring test_cuda recover blocking sanitizer examples nccl bench vulkan) run only those steps, in the
+# order above.
 set -u
 cd "$(dirname "$0")/.."
 build=1 list=0 steps=()
@@ -80,6 +83,7 @@ if (( ${#suite_bins[@]} == 0 || ${#example_bins[@]} == 0 )); then
     echo "gpu_check: \`make gpu-check-list\` named no programs (${#suite_bins[@]} suite, ${#example_bins[@]} examples)"
     exit 1
 fi
+# recover: its programs are in the suite's and the examples'
 bins=("${suite_bins[@]}" build/gcc/test_cuda "${example_bins[@]}" "${nccl_bins[@]}" build/bench_cuda build/cuda_blocking)
 if (( build )); then
     echo "==== build (${#bins[@]} programs)"
@@ -113,6 +117,20 @@ if timeout -k 10 120 build/gcc/test_cuda 2>&1 | tee "$log"; then
 else
     bad "test_cuda (exit ${PIPESTATUS[0]}; 124 = hang)"
 fi
+}
+
+want recover && {
+echo "==== recover (out-of-bounds kernel -> DEVICE_LOST -> accel_device_recover -> saxpy within 5 s)"
+for mode in 0 1; do
+    if ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_NO_MEMOPS=$mode timeout -k 10 600 build/cuda/test_recover 2>&1 | tee "$log"; then
+        if grep -q 'SKIP recover_of_a_lost_device' "$log"; then bad "test_recover (NO_MEMOPS=$mode): the lost-device test skipped"
+        else ok "test_recover (NO_MEMOPS=$mode)"; fi
+    else
+        bad "test_recover (NO_MEMOPS=$mode, exit ${PIPESTATUS[0]}; 124 = hang)"
+    fi
+done
+if timeout -k 10 120 build/failure cuda 2>&1 | tee "$log" && grep -q 'the device came back' "$log"; then ok "failure cuda (recovery)"
+else bad "failure cuda (recovery)"; fi
 }
 
 want blocking && {
