@@ -46,17 +46,21 @@
         rings of 4 between the streams (cuStreamWaitEvent), the host writes the word, sync
                                                                                  target ratio <= 1.15
         (needs 64-bit stream memory operations for its raw baseline)
-    13. a chain of kernel -> native step -> kernel on one queue, the native step a 256-byte
+    13. an indirect exec (accel_queue_exec_indirect, counts (1, 1, 1) in device memory) after a direct
+        one, + signal + submit + wait | the same batch with both execs direct. Both sides are accel: the
+        figure is the cost of CUDA's form of an indirect exec (a host step: the queue drains, the host
+        reads the counts, then launches); no target (it costs a device round trip by design)
+    14. a chain of kernel -> native step -> kernel on one queue, the native step a 256-byte
         cuMemcpyDtoDAsync that accel_queue_native's fn enqueues on the stream it gets, 50 (--quick) or
         200 steps in one batch, then a signal | cuLaunchKernel, cuMemcpyDtoDAsync, cuLaunchKernel per
         step on one stream, then cuEventRecord; time per step
                                                             target ratio <= 1.10 (<= 1.15 on the mock)
-        13b: the same chain with the copy from accel_queue_host_call (a host round trip per step) |
+        14b: the same chain with the copy from accel_queue_host_call (a host round trip per step) |
         the native chain: the factor native saves (information, no target)
-    14. a chain of 1024^3 SGEMMs by cuBLAS (libcublas loaded at run time; skipped with the reason where it
+    15. a chain of 1024^3 SGEMMs by cuBLAS (libcublas loaded at run time; skipped with the reason where it
         cannot be loaded or started, e.g. on tests/mock_cuda.c), each a native step + signal + submit |
         cublasSgemm + cuEventRecord on one stream, time per GEMM                target ratio <= 1.05
-   --native runs figures 13 and 14 only (make gpu-check's `native` step).
+   --native runs figures 14 and 15 only (make gpu-check's `native` step).
    Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
    the threads that accel_queue_create started (the queues' workers; on tests/mock_cuda.c also the
    mock's stream threads, which are its "GPU"), and the chains each side's host time to issue a step.
@@ -747,6 +751,40 @@ out:
     accel_signal_destroy(f.gate);
 }
 
+/* Figure 13: [empty kernel, empty kernel indirect on (1, 1, 1)] | [empty kernel x 2], round trip. */
+typedef struct bench_ind { bench_cuda* b; accel_buffer* counts; bool failed; } bench_ind;
+static double bench_indirect_sample(void* ctx, int side) {
+    bench_ind* f = (bench_ind*)ctx;
+    bench_cuda* b = f->b;
+    uint64_t t0 = bench_now_ns();
+    if (f->failed) return 0;
+    accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+    if (side == 0) accel_queue_exec_indirect(b->q, b->empty, NULL, 0, NULL, 0, NULL, f->counts, 0);
+    else accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_signal(b->q, b->s, ++b->s_value);
+    f->failed = !bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit") ||
+                !bench_accel_ok(accel_signal_wait(b->s, b->s_value, BENCH_WAIT_NS), "accel_signal_wait");
+    return (double)(bench_now_ns() - t0);
+}
+static void bench_indirect(bench_cuda* b) {
+    bench_ind f;
+    bench_pair p;
+    const uint32_t one[3] = { 1, 1, 1 };
+    memset(&f, 0, sizeof f);
+    f.b = b;
+    f.failed = !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = 12 }, &f.counts), "buffer") ||
+               !bench_accel_ok(accel_buffer_write(f.counts, 0, one, sizeof one), "accel_buffer_write");
+    if (!f.failed) bench_pair_run(b->rounds, b->quick ? 20 : 100, bench_indirect_sample, &f, NULL, &p);
+    if (!f.failed) {
+        bench_row* row = bench_row_add("indirect", "13 indirect exec (host step), batch", "ns", p.accel, "direct exec",
+                                       p.baseline, BENCH_TARGET_NONE, BENCH_LE, 0);
+        bench_row_extra(row, "paired_ratio", p.paired);
+        bench_row_extra(row, "extra_ns", p.accel - p.baseline);
+    }
+    accel_queue_finish(b->q, BENCH_WAIT_NS);
+    accel_buffer_destroy(f.counts);
+}
+
 /* Figure 12. */
 static void bench_gated_pipeline(bench_cuda* b) {
     bench_fig f;
@@ -794,10 +832,10 @@ static void bench_gated_pipeline(bench_cuda* b) {
     accel_signal_destroy(f.s[1]);
 }
 
-/* ==== figure 13: a native step between two kernels (accel_queue_native, DESIGN 7.1) ==== */
+/* ==== figure 14: a native step between two kernels (accel_queue_native, DESIGN 7.1) ==== */
 /* Each step: the empty kernel, a 256-byte cuMemcpyDtoDAsync that the step enqueues itself, the empty
    kernel; a sample is one batch of `steps` steps, then a signal (the per-submit cost is figure 9's) |
-   cuLaunchKernel, cuMemcpyDtoDAsync, cuLaunchKernel per step on one stream, then cuEventRecord. 13b: the
+   cuLaunchKernel, cuMemcpyDtoDAsync, cuLaunchKernel per step on one stream, then cuEventRecord. 14b: the
    same chain with the copy from accel_queue_host_call (fn enqueues on the queue's stream once the GPU
    drained what came before) against the native one. */
 enum { BENCH_NATIVE_BYTES = 256 };
@@ -882,23 +920,23 @@ static void bench_native_chain(bench_cuda* b) {
     if (!n.f.failed) {
         double target = bench_mock_calls ? 1.15 : 1.10;   /* DESIGN 7.1's targets: the mock, a GPU */
         bench_pair_run_counted(b->rounds, b->quick ? 3 : 5, bench_nat_sample, &n, &b->workers, bench_fig_count, &p);
-        if (!n.f.failed) bench_fig_row(&n.f, &p, "native_step_chain", "13 kernel->native copy->kernel, /step", "raw stream order", target, &b->workers);
+        if (!n.f.failed) bench_fig_row(&n.f, &p, "native_step_chain", "14 kernel->native copy->kernel, /step", "raw stream order", target, &b->workers);
         memset(n.f.issue_ns, 0, sizeof n.f.issue_ns);
         memset(n.f.issued, 0, sizeof n.f.issued);
         n.pair = 1;
         n.f.steps = b->quick ? 20 : 50;   /* a host round trip per step */
         if (!n.f.failed) bench_pair_run_counted(b->rounds, b->quick ? 3 : 5, bench_nat_sample, &n, &b->workers, bench_fig_count, &p);
         if (!n.f.failed) {
-            bench_row* row = bench_row_add("native_vs_host_call", "13b same chain by accel_queue_host_call", "ns", p.accel,
+            bench_row* row = bench_row_add("native_vs_host_call", "14b same chain by accel_queue_host_call", "ns", p.accel,
                                            "accel_queue_native", p.baseline, BENCH_TARGET_NONE, BENCH_LE, 0);
             bench_row_extra(row, "paired_ratio", p.paired);
             bench_row_extra(row, "steps", n.f.steps);
         }
     }
-    if (n.errors) bench_fail("figure 13: %d copies refused by the driver inside fn", n.errors);
+    if (n.errors) bench_fail("figure 14: %d copies refused by the driver inside fn", n.errors);
     if (!n.f.failed && (accel_buffer_read(dst, 0, got, sizeof got) != ACCEL_OK || got[0] != 0x5eed5eedu ||
                         got[BENCH_NATIVE_BYTES / 4 - 1] != 0x5eed5eedu))
-        bench_fail("figure 13: the copies did not land (%08x)", got[0]);
+        bench_fail("figure 14: the copies did not land (%08x)", got[0]);
     accel_queue_finish(b->q, BENCH_WAIT_NS);
     if (n.ev) { accel_i_cu.StreamSynchronize(b->stream); accel_i_cu.EventDestroy(n.ev); }
     accel_signal_destroy(n.s);
@@ -906,7 +944,7 @@ static void bench_native_chain(bench_cuda* b) {
     accel_buffer_destroy(dst);
 }
 
-/* ==== figure 14: cuBLAS in queue order (libcublas loaded at run time, as examples/native.c does) ==== */
+/* ==== figure 15: cuBLAS in queue order (libcublas loaded at run time, as examples/native.c does) ==== */
 typedef int (*bench_cublas_create_fn)(void** handle);
 typedef int (*bench_cublas_stream_fn)(void* handle, void* stream);
 typedef int (*bench_cublas_sgemm_fn)(void* handle, int ta, int tb, int m, int n, int k, const float* alpha,
@@ -996,7 +1034,7 @@ static void bench_cublas_chain(bench_cuda* b) {
     g.b = b;
     g.steps = b->quick ? 5 : 20;
     if (!bench_cublas_open(&g, why, sizeof why)) {
-        printf("bench_cuda: figure 14 skipped: %s\n", why);
+        printf("bench_cuda: figure 15 skipped: %s\n", why);
         return;
     }
     memcpy(&one_bits, &one, 4);
@@ -1017,17 +1055,17 @@ static void bench_cublas_chain(bench_cuda* b) {
     if (!g.failed) {
         bench_pair_run(b->rounds, b->quick ? 2 : 5, bench_gemm_sample, &g, &b->workers, &p);
         if (!g.failed) {
-            bench_row* row = bench_row_add("cublas_sgemm_chain", "14 cuBLAS 1024^3 SGEMM chain, /GEMM", "ns", p.accel,
+            bench_row* row = bench_row_add("cublas_sgemm_chain", "15 cuBLAS 1024^3 SGEMM chain, /GEMM", "ns", p.accel,
                                            "raw stream order", p.baseline, BENCH_TARGET_RATIO, BENCH_LE, 1.05);
             bench_row_extra(row, "paired_ratio", p.paired);
             bench_row_extra(row, "steps", g.steps);
         }
     }
     accel_queue_finish(b->q, BENCH_WAIT_NS);
-    if (g.errors) bench_fail("figure 14: cuBLAS refused %d calls", g.errors);
+    if (g.errors) bench_fail("figure 15: cuBLAS refused %d calls", g.errors);
     if (!g.failed && (accel_buffer_read(c, 0, &got[0], 4) != ACCEL_OK || accel_buffer_read(c, bytes - 4, &got[1], 4) != ACCEL_OK ||
                       got[0] != 2.0f * BENCH_GEMM_N || got[1] != 2.0f * BENCH_GEMM_N))
-        bench_fail("figure 14: C[0] = %g, C[last] = %g, expected %d", (double)got[0], (double)got[1], 2 * BENCH_GEMM_N);
+        bench_fail("figure 15: C[0] = %g, C[last] = %g, expected %d", (double)got[0], (double)got[1], 2 * BENCH_GEMM_N);
     if (g.ev) { accel_i_cu.StreamSynchronize(b->stream); accel_i_cu.EventDestroy(g.ev); }
     if (g.handle) g.destroy(g.handle);
     if (g.raw_handle) g.destroy(g.raw_handle);
@@ -1041,7 +1079,7 @@ int main(int argc, char** argv) {
     bench_cuda b;
     accel_device_info info;
     accel_result r;
-    bool native_only = false;   /* --native: figures 13-14 only (make gpu-check's native step) */
+    bool native_only = false;   /* --native: figures 14-15 only (make gpu-check's native step) */
     uint64_t start = bench_now_ns();
     memset(&b, 0, sizeof b);
     for (int i = 1; i < argc; i++) {
@@ -1098,12 +1136,15 @@ int main(int argc, char** argv) {
     accel_i_cu.CtxSetCurrent(b.ctx);
     fprintf(stderr, "bench_cuda: figure 12 (a pipeline behind a host gate)\n");
     bench_gated_pipeline(&b);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figure 13 (indirect exec)\n");
+    bench_indirect(&b);
 native:
     accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figure 13 (kernel -> native step -> kernel)\n");
+    fprintf(stderr, "bench_cuda: figure 14 (kernel -> native step -> kernel)\n");
     bench_native_chain(&b);
     accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figure 14 (cuBLAS SGEMM chain in queue order)\n");
+    fprintf(stderr, "bench_cuda: figure 15 (cuBLAS SGEMM chain in queue order)\n");
     bench_cublas_chain(&b);
     {
         char heading[256];
