@@ -14,8 +14,9 @@
      cpu     the GEMM is cblas_sgemm from a BLAS found at run time (libopenblas.so.0, else any CBLAS such
              as libblas.so.3), else a plain C loop, so the example needs only a compiler; the copy is a
              memcpy. fn runs on the queue's executor once the commands before it completed.
-     cuda    cublasSgemm on the stream fn receives (libcublas loaded at run time, no CUDA headers); the
-             copy is cuMemcpyDtoDAsync. Where cuBLAS cannot be loaded or cannot start (no libcublas, or
+     cuda    cublasSgemm on the stream fn receives (libcublas loaded at run time, no CUDA headers; env
+             ACCEL_EXAMPLE_CUBLAS_LIBRARY names it, as for examples/nccl_allreduce.c: make test runs
+             this with tests/mock_nccl.c's stand-in on the mock driver); the copy is cuMemcpyDtoDAsync. Where cuBLAS cannot be loaded or cannot start (no libcublas, or
              the mock driver of `make test`), the example says why and runs the GEMM as an accel kernel
              (mlp_matmul, which accumulates) behind a native cuMemsetD32Async that zeroes its output.
      vulkan  no GEMM library here: the GEMM is the accel kernel mlp_matmul, and the native steps are the
@@ -186,8 +187,9 @@ static bool mlp_open_driver(mlp* m) {
 }
 /* cuBLAS: loaded and started, or why not (then the GEMM is mlp_matmul). */
 static const char* mlp_open_cublas(mlp* m, accel_device* dev, char* why, size_t cap) {
-    static const char* const libs[] = {
-        "libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so", NULL
+    const char* env = getenv("ACCEL_EXAMPLE_CUBLAS_LIBRARY");   /* as examples/nccl_allreduce.c */
+    const char* const libs[] = {
+        env && env[0] ? env : "libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so", NULL
     };
     const char* found = NULL;
     void* create = ex_sym(libs, "cublasCreate_v2", &found);

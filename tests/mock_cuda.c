@@ -137,15 +137,17 @@ static void k_consume(const mock_thread_ctx* t, void* const* b, const uint32_t* 
     uint32_t i = gx(t);
     if (i < c[0]) ((float*)b[0])[i] = ((const float*)b[1])[i] * 0.5f + 1.0f;
 }
+/* tests/mock_nccl.c's cublasSgemm_v2: column-major C = A B, c = { m, n, k, lda, ldb, ldc }, one item per
+   element of C */
 static void k_mock_sgemm(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
     const float *a = (const float*)b[0], *bm = (const float*)b[1];
-    uint32_t i = gx(t), n = c[0], row, col;
+    uint32_t i = gx(t), m = c[0], row, col;
     float sum = 0.0f;
-    if (i >= n * n) return;
-    row = i % n;
-    col = i / n;
-    for (uint32_t k = 0; k < n; k++) sum += a[row + k * n] * bm[k + col * n];
-    ((float*)b[2])[i] = sum;
+    if (i >= m * c[1]) return;
+    row = i % m;
+    col = i / m;
+    for (uint32_t k = 0; k < c[2]; k++) sum += a[row + k * c[3]] * bm[k + col * c[4]];
+    ((float*)b[2])[row + col * c[5]] = sum;
 }
 /* examples/replay.c: one decoder step */
 static void k_decode_mix(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
@@ -189,7 +191,7 @@ static const mock_kernel mock_kernels[] = {
     { "copy_u32", 2, 1, k_copy_u32 }, { "group_ids", 1, 3, k_group_ids }, { "slow", 1, 3, k_slow },
     { "probe", 1, 1, k_probe }, { "set_counts", 1, 4, k_set_counts }, { "crunch", 2, 3, k_crunch }, { "simulate", 3, 1, k_simulate },
     { "empty", 0, 0, k_empty }, { "oob", 1, 0, k_oob }, { "accel_i_copy", 2, 1, k_copy_bytes }, { "bench_const", 0, 1, k_empty },
-    { "produce", 1, 2, k_produce }, { "consume", 2, 1, k_consume }, { "mock_sgemm", 3, 1, k_mock_sgemm },
+    { "produce", 1, 2, k_produce }, { "consume", 2, 1, k_consume }, { "mock_sgemm", 3, 6, k_mock_sgemm },
     { "decode_mix", 2, 2, k_decode_mix }, { "decode_scale", 2, 1, k_decode_scale }, { "decode_reduce", 2, 2, k_decode_reduce },
     { "mlp_matmul", 3, 3, k_mlp_matmul }, { "mlp_bias_act", 2, 3, k_mlp_bias_act },
 };
