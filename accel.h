@@ -327,6 +327,26 @@
    and its kind ('signal', 'compute queue', ...). accel_device_create_any logs an unavailable backend as
    a warning (the backend's reason) and an info line, never as an error: falling back is normal.
 
+   ==== Device generations ======================================================================
+   A lost device (a CUDA context that hit an illegal address, a Vulkan VK_ERROR_DEVICE_LOST) need not be
+   destroyed: accel_device_recover(dev) makes its native device anew and adds 1 to its generation
+   (accel_device_info.generation: 1 at create). The handle stays valid, so whoever holds it compares the
+   generation with the one it built its objects in, and rebuilds only those. Objects created before the
+   recover (buffers and views, programs, signals, queues, command lists) are stale: every call that
+   takes one returns ACCEL_ERROR_DEVICE_LOST (recording calls record it: the next submit or record_end
+   returns it) with a log line naming the object and its generation; destroying one works and frees
+   what is left of it. accel_signal_value of a stale signal reads it failed (reason DEVICE_LOST, unless
+   it failed before), accel_buffer_size still answers, accel_buffer_map returns NULL.
+   What a recover does with the work: every signal of the device not failed yet fails with reason
+   ACCEL_ERROR_DEVICE_LOST, before anything else (threads waiting on them return: accel_signal_wait
+   with ACCEL_ERROR_DEVICE_LOST); queues are objects too, so the device's queues are stale: a batch
+   never starts a command after the recover (the rest of each batch is dropped and its signals fail),
+   and nothing of the old generation blocks the new one (a stale queue that waits on another device's
+   signal drops its batch when that wait ends; destroying it waits for that, as ever). Record on a new
+   queue. Per backend: CPU, nothing native is lost or made anew (the pool's threads serve both
+   generations; a kernel that is running when the recover comes finishes); a recover of a CPU device is
+   how a program tests its recovery path there. CUDA and Vulkan: see their headers.
+
    ==== Profiling ===============================================================================
    accel_queue_timestamp records a command that writes the moment the commands before it completed, in
    nanoseconds on the host clock accel uses for timeouts and traces, which accel_host_time_ns reads:
@@ -435,7 +455,9 @@ typedef enum accel_result {
     ACCEL_ERROR_UNAVAILABLE = -3,         /* driver/library not found, stub driver, or no such device */
     ACCEL_ERROR_UNSUPPORTED = -4,         /* the device cannot do this (format, feature, queue type) */
     ACCEL_ERROR_SIGNAL_FAILED = -5,       /* the awaited signal was failed with accel_signal_fail */
-    ACCEL_ERROR_DEVICE_LOST = -6,         /* sticky: the device is unusable; recreate it */
+    ACCEL_ERROR_DEVICE_LOST = -6,         /* sticky: the device is unusable; recreate it, or recover it
+                                             (accel_device_recover); also: a stale object (see Device
+                                             generations) */
     ACCEL_ERROR_DEADLOCK = -7,            /* the wait can never complete (nothing submitted will signal it) */
     ACCEL_ERROR_COMPILE = -8,             /* program build failed; the log carries the compiler output */
     ACCEL_ERROR_BACKEND = -9              /* a driver call failed; the log names the call and its code */
@@ -533,6 +555,7 @@ typedef struct accel_device_info {
     uint8_t uuid[16];               /* CUDA cuDeviceGetUuid, Vulkan deviceUUID; CPU: all zero */
     uint32_t pci_domain, pci_bus, pci_device;   /* UINT32_MAX where unknown (CPU; Vulkan without
                                                    VK_EXT_pci_bus_info) */
+    uint64_t generation;            /* 1 at create, +1 per accel_device_recover (see Device generations) */
 } accel_device_info;
 /* Fills *out. INVALID_ARGUMENT for NULL; DEVICE_LOST when lost. Any thread. */
 ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out);
@@ -623,7 +646,9 @@ ACCEL_API void     accel_signal_destroy(accel_signal* s);     /* NULL is a no-op
 /* Current value; above ACCEL_SIGNAL_MAX once failed; 0 for NULL. */
 ACCEL_API uint64_t accel_signal_value(const accel_signal* s);
 /* Host signal: value = max(value, v). INVALID_ARGUMENT for NULL or v > ACCEL_SIGNAL_MAX;
-   SIGNAL_FAILED when the signal is failed (it stays failed). */
+   SIGNAL_FAILED when the signal is failed (it stays failed). Where a GPU queue's worker waits on the
+   host for this value (a wait its device cannot watch), the calling thread submits the device work
+   the raise releases itself, without blocking (what would block stays with the worker). */
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value);
 /* OK once value >= v; TIMEOUT when timeout_ns passes first; SIGNAL_FAILED once failed; DEADLOCK in a
    no-threads build when nothing can reach v; INVALID_ARGUMENT for NULL or v > ACCEL_SIGNAL_MAX. Without a
@@ -682,6 +707,22 @@ ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t valu
 ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
                                 accel_exec_params params);
+/* Indirect exec: like accel_queue_exec with `local_size` (NULL: 1 x 1 x 1; a 0 counts as 1), but the
+   group counts (3 x uint32_t: x, y, z) are read from counts + offset when the command runs, after the
+   commands before it completed (a kernel of the same batch may write them). A count of 0 in any
+   dimension runs nothing. Counts above accel_device_info.max_group_count, or whose items (count x
+   local size) do not fit 32 bits, are over the limits: the exec is skipped and a debug device logs it
+   (CPU, CUDA; Vulkan reads the counts on the device and cannot check them: there they must be within
+   the limits, as in Vulkan). Recording errors, besides accel_queue_exec's: counts NULL or another
+   device's buffer, offset not a multiple of 4 (in counts and in a view's root), offset + 12 beyond
+   counts. In a command list the counts buffer is patch index buffer_count (after the bindings; the
+   offset stays as recorded). Where it runs: CPU, the executor reads the counts; Vulkan,
+   vkCmdDispatchIndirect; CUDA, which has no indirect launch, reads them on the host at the command's
+   turn (a device round trip: see accel_cuda.h). Recording thread. */
+ACCEL_API void accel_queue_exec_indirect(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
+                                         uint32_t buffer_count, const uint32_t* constants,
+                                         uint32_t constant_count, const uint32_t local_size[3],
+                                         accel_buffer* counts, size_t offset);
 ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset,
                                 accel_buffer* src, size_t src_offset, size_t size);
 ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size,
@@ -772,8 +813,9 @@ ACCEL_API void accel_commands_destroy(accel_commands* c);
 
 typedef struct accel_patch {
     uint32_t command;       /* index of the command in the list, in recording order, from 0 */
-    uint32_t index;         /* exec: buffer binding / constant index; copy: buffer 0 = dst, 1 = src;
-                               fill: buffer 0 = dst, constant 0 = the pattern */
+    uint32_t index;         /* exec: buffer binding / constant index (an indirect exec's counts: buffer
+                               buffer_count); copy: buffer 0 = dst, 1 = src; fill: buffer 0 = dst,
+                               constant 0 = the pattern */
     accel_buffer* buffer;   /* non-NULL: replace that buffer for this replay */
     uint32_t value;         /* buffer NULL: replace that 32-bit constant for this replay */
 } accel_patch;
@@ -803,6 +845,18 @@ typedef struct accel_peer_info {
 /* Fills *out for a's queues using b's buffers and signals (a == b is fine: all true). INVALID_ARGUMENT
    for NULL; DEVICE_LOST when either is lost. Any thread. */
 ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, accel_peer_info* out);
+/* ==== device generations ==== */
+/* Recreates the native device (CPU: nothing native, see Device generations; CUDA: the primary context;
+   Vulkan: the VkDevice) and adds 1 to accel_device_info.generation. First every signal of the device
+   that is not failed is failed with ACCEL_ERROR_DEVICE_LOST (so every waiter returns and every batch
+   that waits on one drops its rest), and every object of the device becomes stale: queues drop what
+   they have not started. Works on a lost device (its lost state is cleared for the new generation) and
+   on a healthy one (a reset). Returns OK; INVALID_ARGUMENT (NULL); UNSUPPORTED (a backend or device
+   accel cannot recreate, e.g. an adopted Vulkan device: nothing changed); or the backend's error when
+   the new native device cannot be made (the device stays lost: try again, or destroy it). Any thread,
+   also while other threads wait on the device's signals, record on its queues or call its functions:
+   those calls return (or record) ACCEL_ERROR_DEVICE_LOST. */
+ACCEL_API accel_result accel_device_recover(accel_device* dev);
 
 #ifdef __cplusplus
 }
@@ -821,12 +875,15 @@ ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, 
      core: backend kit          - what accel_cuda.h / accel_vulkan.h may call from here
      core: allocation and logging
      core: optional parts: entry points  - the calls into the trace and the debug reports
-     core: objects, results and backends, devices, buffers, programs
+     core: objects, results and backends, devices
+     core: device generations   - stale objects (the one entry check), accel_device_recover
+     core: buffers, programs
      core: signals              - create, set, fail, the public waits
      core: host signals         - a host word with waiters: the CPU backend's signals, CUDA's core
      core: raising signals      - every raise: host word, failure flow, device side
      core: queue reports        - what a queue waits for, for a destroy that waits and hang reports
      core: recording, recorded command lists          - batches, all-or-nothing recording errors
+     core: indirect execs       - group counts read when the command runs (between the two above)
      core: failure after hand-off                     - DESIGN 6.1's rule, and its one protocol
      core: batch walk (GPU backends)                  - segments, wait classes, the queue's worker
      cpu: device and worker pool; buffers, programs and signals; queue commands; recorded command
@@ -1412,6 +1469,7 @@ struct accel_i_object {
     accel_i_object *prev, *next;   /* the device's live objects */
     char label[48];                /* the desc's label (truncated), or a default */
     char* label_set;               /* accel_*_set_label's copy (device allocator); wins over label */
+    uint64_t generation;           /* the device's generation at create (see core: device generations) */
     accel_device* device;
 };
 typedef char accel_i_counts_apart_from_device[
@@ -1426,18 +1484,25 @@ typedef enum accel_i_cmd_kind {
 } accel_i_cmd_kind;
 
 /* accel_i_cmd.flags: ON_DEVICE, a wait the core handed to the device (core: batch walk); FOREIGN, a
-   signal command of a queue of another device than its signal's */
+   signal command of a queue of another device than its signal's; INDIRECT, an exec whose group counts
+   are read when it runs (accel_i_exec_counts: its params hold the local size, global 1 x 1 x 1);
+   HOST_READ, an indirect exec whose counts the walk reads on the host (a host step: see "core: indirect
+   execs"), cleared once its params hold the grid read */
 #define ACCEL_I_CMD_ON_DEVICE 1u
 #define ACCEL_I_CMD_FOREIGN   2u
 /* STAGED: a copy with a buffer of another device that a GPU queue's backend does not do itself: a host
    step (core: several devices) */
-#define ACCEL_I_CMD_STAGED    4u
+#define ACCEL_I_CMD_INDIRECT  4u
+#define ACCEL_I_CMD_HOST_READ 8u
+#define ACCEL_I_CMD_STAGED    16u
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
     uint32_t flags;
     union {
         struct { accel_signal* signal; uint64_t value; } sig;                 /* wait, signal */
-        struct { accel_program* program; size_t buffers, constants;          /* arena offsets */
+        /* buffers, constants: arena offsets; an indirect exec's counts buffer and offset follow the
+           bindings (accel_i_exec_counts) */
+        struct { accel_program* program; size_t buffers, constants;
                  uint32_t buffer_count, constant_count; accel_exec_params params; } exec;
         /* copy: dst and src are roots, the offsets in them; the _rel offsets as recorded (in a view:
            from its start) */
@@ -1505,6 +1570,9 @@ typedef struct accel_i_walk_ops {
     /* the queue's worker, idle: reap completed work; returns 0 when nothing is in flight, else how long
        to sleep before polling again (ns). May be NULL (completion found lazily) */
     uint64_t (*queue_poll)(accel_queue* q);
+    /* true: the device cannot read an indirect exec's counts itself (CUDA): each is recorded HOST_READ,
+       a host step where the walk reads the counts after a drain (see "core: indirect execs") */
+    bool indirect_on_host;
 } accel_i_walk_ops;
 
 struct accel_backend {
@@ -1542,6 +1610,9 @@ struct accel_backend {
        commands into the batch anew, so the backend never sees ACCEL_I_CMD_REPLAY. */
     accel_result (*commands_build)(accel_queue* q, accel_commands* c);   /* q: the queue that recorded c */
     void (*commands_free)(accel_commands* c);
+    /* accel_device_recover, after the core made the device's objects stale and failed its signals: makes
+       the native device anew (see core: device generations). NULL: the backend cannot (UNSUPPORTED) */
+    accel_result (*device_recover)(accel_device* dev);
     /* several devices (core: several devices): does a queue of dev copy to and from buffers of
        `other` (another device) itself, in its own order on the device (CUDA: peer access or one
        context)? NULL or false: the core stages such copies on the host (a GPU queue's host step) */
@@ -1567,6 +1638,10 @@ struct accel_device {
     char label[64];
     accel_device_info info;        /* filled by the backend at create; validation reads the limits */
     accel_i_a32 lost;
+    accel_i_a64 generation;        /* 1 at create, +1 per recover (core: device generations) */
+    accel_i_a32 creates_in, creates_closed;   /* creates under way; a recover refuses new ones */
+    accel_i_a32 freeing;           /* object frees under way (accel_i_objects_hold) */
+    bool no_recover;               /* set by the backend at create: accel_device_recover is UNSUPPORTED */
     accel_i_a32 destroyed;         /* accel_device_destroy dropped the handles (see accel_i_orphan_check) */
     accel_i_a32 refs;              /* the caller's handle + one per live object (see core: objects) */
     accel_i_a32 objects_lock;
@@ -1574,6 +1649,9 @@ struct accel_device {
     /* batches in flight that handed a wait to the device (core: failure after hand-off) */
     accel_i_a32 dwait_lock, dwait_count;
     accel_i_batch* dwaits;
+    /* queue workers gated on the host for one of this device's signals (core: batch walk) */
+    accel_i_a32 gate_lock, gate_count;
+    accel_i_walker* gated;
     accel_i_trace* trace;          /* NULL: not tracing (the one branch tracing costs when off) */
 };
 /* A view (root != NULL) aliases [offset, offset + size) of its root, holds one reference on it, and
@@ -1616,6 +1694,7 @@ struct accel_commands {            /* refs: the caller's handle + one per record
     accel_i_object obj;
     accel_i_batch* list;           /* the commands, holding references to their objects; never changes */
     bool has_exec;                 /* cannot replay on a COPY queue */
+    bool has_indirect;             /* holds an indirect exec (Vulkan: its barriers cover the counts' reads) */
     void* native;                  /* the backend's replay form (commands_build); NULL in the generic form */
 };
 struct accel_queue {
@@ -1648,11 +1727,12 @@ struct accel_queue {
      accel_i_batch, accel_i_cmd, accel_i_patch, accel_i_segment, accel_i_walk_ops, and
      accel_i_host_signal (CUDA's signals embed one).
    - Fields a backend reads: an object's `device`; a device's `backend`, `allocator`, `logger`, `info`
-     (which the backend fills at create), `trace` (NULL: no trace); a batch's `cmds`, `count`, `arena`
-     and `pc`; a command list's `list` and `has_exec`; a buffer's size, memory, mapped, root and offset;
-     a queue's `type`. Fields a backend writes: a batch's `pc` (segment_submit: the first command it did
-     not take) and a command list's `native` (commands_build / commands_free). Everything else is the
-     core's.
+     (which the backend fills at create), `trace` (NULL: no trace), `generation` (device generations);
+     a batch's `cmds`, `count`, `arena` and `pc`; a command list's `list`, `has_exec` and
+     `has_indirect`; a buffer's size, memory, mapped, root and offset; a queue's `type`. Fields a
+     backend writes: a batch's `pc` (segment_submit: the first command it did not take), a command
+     list's `native` (commands_build / commands_free) and a device's `no_recover` (at create: a device
+     accel did not make, which it cannot make anew). Everything else is the core's.
    - The functions below. */
 #if defined(__MINGW32__)
 #  define ACCEL_I_PRINTF(f, a) __attribute__((format(gnu_printf, f, a), unused))
@@ -1671,6 +1751,11 @@ ACCEL_I_KIT void accel_i_device_init(accel_device* dev, const accel_backend* b, 
 ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind,
                                      const char* label);
 ACCEL_I_KIT void accel_i_object_undo(accel_i_object* o);    /* a create that fails after object_init */
+ACCEL_I_KIT void accel_i_objects_hold(accel_device* dev);   /* device_recover: the object list, whole */
+ACCEL_I_KIT bool accel_i_try_retain(accel_i_object* o);     /* a reference to a listed object (list held) */
+/* a reference to an object (a backend's callback that outlives the call that made it) */
+ACCEL_I_KIT void accel_i_retain(void* obj);
+ACCEL_I_KIT void accel_i_release(void* obj);                /* drops one (frees the object at 0) */
 /* the queue's recording state */
 ACCEL_I_KIT void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type);
 ACCEL_I_KIT void accel_i_queue_fini(accel_queue* q);        /* drops unsubmitted batches */
@@ -1693,6 +1778,8 @@ ACCEL_I_KIT void  accel_i_log(accel_device* dev, accel_log_level level,
 ACCEL_I_KIT accel_result accel_i_fail(accel_device* dev, accel_result r,
                                       const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 ACCEL_I_KIT bool accel_i_lost(accel_device* dev);                     /* the sticky device-lost flag */
+/* an object created before its device's last recover (core: device generations) */
+ACCEL_I_KIT bool accel_i_stale(const accel_i_object* o);
 /* for log lines: the label, quoted, or empty */
 ACCEL_I_KIT const char* accel_i_label(const accel_i_object* o);
 /* signals: values, failure encoding, raising (host word, then device side, then failure flow) */
@@ -1723,6 +1810,12 @@ ACCEL_I_KIT void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b);    /* 
 ACCEL_I_KIT uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1);
 /* execs: the work groups along dimension d of a recorded exec's params */
 ACCEL_I_KIT uint64_t accel_i_groups_along(const accel_exec_params* p, int d);
+/* indirect execs (ACCEL_I_CMD_INDIRECT): the counts buffer as recorded (a view or a root: resolve it like
+   a binding) and the offset in it; the params for the counts read when it runs (the local size as
+   recorded), false when it runs nothing (a count of 0; over the limits: logged on a debug device) */
+ACCEL_I_KIT accel_buffer* accel_i_exec_counts(const accel_i_batch* b, const accel_i_cmd* c, size_t* offset);
+ACCEL_I_KIT bool accel_i_indirect_params(accel_queue* q, const accel_program* p, const uint32_t counts[3],
+                                         accel_exec_params* params);
 #if !defined(ACCEL_NO_THREADS)
 ACCEL_I_KIT bool accel_i_cmd_is_host_step(const accel_i_cmd* c);          /* ends a segment (host_call) */
 ACCEL_I_KIT accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at);   /* the segment rule */
@@ -1922,11 +2015,17 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
                     "accel_device_create: built with ACCEL_NO_DEBUG; debug = true has no effect");
     accel_i_copy_label(dev->label, sizeof dev->label, d->label);
     atomic_init(&dev->lost, 0u);
+    atomic_init(&dev->generation, 1u);
+    atomic_init(&dev->creates_in, 0u);
+    atomic_init(&dev->creates_closed, 0u);
+    atomic_init(&dev->freeing, 0u);
     atomic_init(&dev->destroyed, 0u);
     atomic_init(&dev->refs, 1u);
     atomic_init(&dev->objects_lock, 0u);
     atomic_init(&dev->dwait_lock, 0u);
     atomic_init(&dev->dwait_count, 0u);
+    atomic_init(&dev->gate_lock, 0u);
+    atomic_init(&dev->gate_count, 0u);
 }
 static void* accel_i_dev_alloc(accel_device* dev, size_t size) {
     return accel_i_alloc(&dev->allocator, size, 16);
@@ -1954,6 +2053,8 @@ static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_ki
     }
     atomic_fetch_add_explicit(&dev->refs, 1u, memory_order_relaxed);
     accel_i_spin_lock(&dev->objects_lock);
+    /* under the lock a recover bumps it under: listed before the bump, or of the new generation */
+    o->generation = atomic_load_explicit(&dev->generation, memory_order_relaxed);
     o->prev = NULL;
     o->next = dev->objects;
     if (dev->objects) dev->objects->prev = o;
@@ -1988,6 +2089,7 @@ static void accel_i_view_free(accel_buffer* view) {
 static void accel_i_object_free(accel_i_object* o) {
     accel_device* dev = o->device;
     const accel_backend* b = dev->backend;
+    atomic_fetch_add(&dev->freeing, 1u);   /* while listed: see accel_i_objects_hold */
     accel_i_object_unlist(o);
     if (o->label_set) accel_i_free(&dev->allocator, o->label_set, strlen(o->label_set) + 1);
     switch (o->kind) {
@@ -2000,6 +2102,7 @@ static void accel_i_object_free(accel_i_object* o) {
     case ACCEL_I_QUEUE:   b->queue_destroy((accel_queue*)o); break;
     case ACCEL_I_COMMANDS: accel_i_commands_free((accel_commands*)o); break;
     }
+    atomic_fetch_sub(&dev->freeing, 1u);
     accel_i_device_release(dev);
 }
 static void accel_i_retain(void* obj) {
@@ -2018,6 +2121,18 @@ static void accel_i_release(void* obj) {
     accel_i_object* o = (accel_i_object*)obj;
     if (atomic_fetch_sub_explicit(&o->refs, 1u, memory_order_acq_rel) == 1u) accel_i_object_free(o);
 }
+/* kit (a backend's device_recover): returns with dev's object list locked and no object free under
+   way, so that every object the backend finds on the list is whole and stays (a free that starts
+   meanwhile waits to unlist it; accel_i_spin_unlock(&dev->objects_lock) lets it go). A free counts
+   itself before it unlists its object, so one that is under way is waited for, never missed. */
+static void accel_i_objects_hold(accel_device* dev) {
+    for (;;) {
+        accel_i_spin_lock(&dev->objects_lock);
+        if (atomic_load(&dev->freeing) == 0) return;
+        accel_i_spin_unlock(&dev->objects_lock);
+        accel_i_yield();
+    }
+}
 /* A caller's destroy: drops the handle's reference (once). */
 static void accel_i_handle_drop(void* obj) {
     accel_i_object* o = (accel_i_object*)obj;
@@ -2026,6 +2141,11 @@ static void accel_i_handle_drop(void* obj) {
 static bool accel_i_lost(accel_device* dev) {
     return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0;
 }
+static bool accel_i_stale(const accel_i_object* o) {
+    return o->generation != atomic_load_explicit(&o->device->generation, memory_order_relaxed);
+}
+/* in core: device generations: the entry check of every call that takes an object */
+static accel_result accel_i_live(const accel_i_object* o, const char* fn);
 
 /* ==== core: results and backends ==== */
 ACCEL_API const char* accel_result_string(accel_result r) {
@@ -2199,6 +2319,7 @@ ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_inf
         return accel_i_invalid(dev, "accel_device_info_get", !dev ? "dev is NULL" : "out is NULL");
     if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
     *out = dev->info;
+    out->generation = atomic_load(&dev->generation);
     return ACCEL_OK;
 }
 
@@ -2208,6 +2329,139 @@ static accel_result accel_i_create_args(accel_device* dev, bool desc_ok, void* o
     if (!desc_ok) return accel_i_invalid(dev, fn, "desc is NULL");
     if (!out) return accel_i_invalid(dev, fn, "out is NULL");
     return accel_i_lost(dev) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
+}
+
+/* ==== core: device generations ==== */
+/* DESIGN 7.4. A device counts generations (1 at create); accel_device_recover adds 1 under the object
+   lock, and every object records the generation it was made in (accel_i_object_init, under the same
+   lock). An object of an older generation is stale: the entry check below (accel_i_live, or for
+   recording calls accel_i_rec_live) is the only place that refuses it, with ACCEL_ERROR_DEVICE_LOST
+   and a log line; every public call that takes an object passes through one of the two. Destroys skip
+   it. The executors of stale queues see it too (a batch starts no command once its queue is stale). */
+static const char* accel_i_kind_name(accel_i_kind k) {
+    switch (k) {
+    case ACCEL_I_BUFFER: return "buffer";
+    case ACCEL_I_PROGRAM: return "program";
+    case ACCEL_I_SIGNAL: return "signal";
+    case ACCEL_I_QUEUE: return "queue";
+    case ACCEL_I_COMMANDS: return "command list";
+    }
+    return "object";
+}
+/* The log line of a stale object, for fn. */
+static const char* accel_i_stale_why(const accel_i_object* o, const char* fn, char* out, size_t cap) {
+    const accel_device* d = o->device;
+    snprintf(out, cap,
+             "%s: %s %p%s%s%s is stale: made in generation %llu of device %p%s%s%s, which "
+             "accel_device_recover took to generation %llu (destroy it and make it anew)",
+             fn, accel_i_kind_name(o->kind), (const void*)o, ACCEL_I_LABEL(o),
+             (unsigned long long)o->generation, ACCEL_I_DEVICE_LABEL(d),
+             (unsigned long long)atomic_load(&o->device->generation));
+    return out;
+}
+/* The entry check of a call that takes object o: DEVICE_LOST for a stale object (logged as fn's) or a
+   lost device, else OK. */
+static accel_result accel_i_live(const accel_i_object* o, const char* fn) {
+    char why[400];
+    if (accel_i_stale(o))
+        return accel_i_fail(o->device, ACCEL_ERROR_DEVICE_LOST, "%s",
+                            accel_i_stale_why(o, fn, why, sizeof why));
+    return accel_i_lost(o->device) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
+}
+
+/* Creates against a recover: it makes the native device anew while no create is under way, so that an
+   object's native part is always of its generation's native device. A create enters (false, logged as
+   fn's: a recover is under way, the create returns DEVICE_LOST) and leaves around the backend's create;
+   a recover closes creates (creates_closed) and waits for those under way. Refusing instead of
+   waiting: a create inside a host call that the recover waits for must not wait for the recover.
+   seq_cst on both sides (store, then load): one of the two sees the other. No threads: nothing runs
+   beside a recover. */
+static bool accel_i_creates_enter(accel_device* dev, const char* fn) {
+    atomic_fetch_add(&dev->creates_in, 1u);
+    if (!atomic_load(&dev->creates_closed)) return true;
+    atomic_fetch_sub(&dev->creates_in, 1u);
+    accel_i_log(dev, ACCEL_LOG_ERROR, "%s: device %p%s%s%s is being recovered (accel_device_recover)",
+                fn, ACCEL_I_DEVICE_LABEL(dev));
+    return false;
+}
+static void accel_i_creates_leave(accel_device* dev) { atomic_fetch_sub(&dev->creates_in, 1u); }
+/* Also one recover at a time: a second one waits here until the first opened creates again. */
+static void accel_i_creates_close(accel_device* dev) {
+    while (atomic_exchange(&dev->creates_closed, 1u)) accel_i_yield();
+    while (atomic_load(&dev->creates_in) != 0) accel_i_yield();
+}
+
+/* A signal of dev made before generation g that is not failed, retained; NULL when none is left. */
+static accel_signal* accel_i_next_unfailed(accel_device* dev, uint64_t g) {
+    accel_i_object* o;
+    accel_i_spin_lock(&dev->objects_lock);
+    for (o = dev->objects; o; o = o->next)
+        if (o->kind == ACCEL_I_SIGNAL && o->generation < g &&
+            !accel_i_failed(dev->backend->signal_value((accel_signal*)(void*)o)) && accel_i_try_retain(o))
+            break;
+    accel_i_spin_unlock(&dev->objects_lock);
+    return (accel_signal*)(void*)o;
+}
+#if !defined(ACCEL_NO_THREADS)
+/* The k-th queue of dev made before generation g (k from 0), retained; NULL past the last. */
+static accel_queue* accel_i_stale_queue(accel_device* dev, uint64_t g, uint32_t k) {
+    accel_i_object* o;
+    accel_i_spin_lock(&dev->objects_lock);
+    for (o = dev->objects; o; o = o->next)
+        if (o->kind == ACCEL_I_QUEUE && o->generation < g && k-- == 0) {
+            if (!accel_i_try_retain(o)) k++;   /* being freed: skip it */
+            else break;
+        }
+    accel_i_spin_unlock(&dev->objects_lock);
+    return (accel_queue*)(void*)o;
+}
+static void accel_i_walker_settle(accel_queue* q);   /* core: batch walk */
+#endif
+/* GPU backends: no thread walks a stale queue's batch into the native device any more (each walk drops
+   what is left once its queue is stale; one that is gated on the host waits there, holding nothing
+   native, and drops its batch when the wait ends). Then the backend may take the native device down. */
+static void accel_i_walkers_settle(accel_device* dev, uint64_t g) {
+#if !defined(ACCEL_NO_THREADS)
+    accel_queue* q;
+    if (!dev->backend->walk) return;
+    for (uint32_t k = 0; (q = accel_i_stale_queue(dev, g, k)) != NULL; k++) {
+        if (q->walker) accel_i_walker_settle(q);
+        accel_i_release(q);
+    }
+#else
+    (void)dev; (void)g;
+#endif
+}
+ACCEL_API accel_result accel_device_recover(accel_device* dev) {
+    accel_signal* s;
+    accel_result r;
+    uint64_t g;
+    if (!dev) return accel_i_invalid(NULL, "accel_device_recover", "dev is NULL");
+    if (!dev->backend->device_recover || dev->no_recover)
+        return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED,
+                            "accel_device_recover: the %s backend cannot recreate this device%s",
+                            dev->backend->name, dev->no_recover ? " (it is not accel's own)" : "");
+    accel_i_creates_close(dev);
+    accel_i_spin_lock(&dev->objects_lock);   /* every object from here on is of the new generation */
+    g = atomic_fetch_add(&dev->generation, 1u) + 1u;
+    accel_i_spin_unlock(&dev->objects_lock);
+    accel_i_log(dev, ACCEL_LOG_WARN,
+                "accel_device_recover: device %p%s%s%s: generation %llu; the objects made before are stale "
+                "and every signal of theirs not failed fails with ACCEL_ERROR_DEVICE_LOST",
+                ACCEL_I_DEVICE_LABEL(dev), (unsigned long long)g);
+    /* outside the lock: a raise runs what it releases (no-threads builds run batches inline) */
+    while ((s = accel_i_next_unfailed(dev, g)) != NULL) {
+        accel_i_raise(s, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
+        accel_i_release(s);
+    }
+    accel_i_walkers_settle(dev, g);
+    r = dev->backend->device_recover(dev);
+    atomic_store(&dev->lost, r == ACCEL_OK ? 0u : 1u);   /* the new generation is not lost */
+    atomic_store(&dev->creates_closed, 0u);
+    if (r != ACCEL_OK)
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_device_recover: %s; the device is lost (recover it again, "
+                    "or destroy it)", accel_result_string(r));
+    return r;
 }
 
 /* ==== core: buffers ==== */
@@ -2244,7 +2498,9 @@ ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer
     if (desc->read_only && !desc->host_ptr)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_buffer_create: read_only without host_ptr");
+    if (!accel_i_creates_enter(dev, "accel_buffer_create")) return ACCEL_ERROR_DEVICE_LOST;
     r = dev->backend->buffer_create(dev, desc, out);
+    accel_i_creates_leave(dev);
     if (r == ACCEL_OK) (*out)->read_only = desc->read_only;
     return r;
 }
@@ -2272,7 +2528,7 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
     if (out) *out = NULL;
     if (!buf) return accel_i_invalid(NULL, "accel_buffer_view_create", "buffer is NULL");
     if (!out) return accel_i_invalid(buf->obj.device, "accel_buffer_view_create", "out is NULL");
-    if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    if (accel_i_live(&buf->obj, "accel_buffer_view_create") != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
     if (!accel_i_view_args_ok(buf, offset, size)) return ACCEL_ERROR_INVALID_ARGUMENT;
     root = accel_i_buffer_root(buf);
     view = (accel_buffer*)accel_i_dev_alloc(buf->obj.device, sizeof *view);
@@ -2293,7 +2549,10 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
 }
 ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_handle_drop(buf); }
 ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
-ACCEL_API void* accel_buffer_map(accel_buffer* buf) { return buf ? buf->mapped : NULL; }
+ACCEL_API void* accel_buffer_map(accel_buffer* buf) {
+    if (buf && accel_i_stale(&buf->obj)) { accel_i_live(&buf->obj, "accel_buffer_map"); return NULL; }
+    return buf ? buf->mapped : NULL;
+}
 
 static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* host, size_t size, bool write) {
     const char* fn = write ? "accel_buffer_write" : "accel_buffer_read";
@@ -2307,7 +2566,7 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
     if (write && buf->read_only)
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&buf->obj));
-    if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    if (accel_i_live(&buf->obj, fn) != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
     return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size,
                                                write);
 }
@@ -2337,7 +2596,10 @@ ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_progr
                             "(%u / %u)",
                             desc->buffer_count, desc->constant_count, dev->info.max_buffers,
                             dev->info.max_constants);
-    return dev->backend->program_create(dev, desc, out);
+    if (!accel_i_creates_enter(dev, "accel_program_create")) return ACCEL_ERROR_DEVICE_LOST;
+    r = dev->backend->program_create(dev, desc, out);
+    accel_i_creates_leave(dev);
+    return r;
 }
 ACCEL_API void accel_program_destroy(accel_program* prog) { if (prog) accel_i_handle_drop(prog); }
 
@@ -2352,7 +2614,9 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_signal_create: initial value %llu is above ACCEL_SIGNAL_MAX",
                             (unsigned long long)initial);
+    if (!accel_i_creates_enter(dev, "accel_signal_create")) return ACCEL_ERROR_DEVICE_LOST;
     r = dev->backend->signal_create(dev, initial, out);
+    accel_i_creates_leave(dev);
     if (r == ACCEL_OK) {
         atomic_init(&(*out)->promised, initial);
         atomic_init(&(*out)->wanted, 0u);
@@ -2370,15 +2634,22 @@ ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
 /* A host set or fail may be what lets a destroy of the signal's queue or device go on (the documented
    remedy for a queue blocked on a signal nobody sets): the destroy may then drop the signal's last
    other reference while the raise still wakes its waiters. The raise holds its own reference. */
+#if !defined(ACCEL_NO_THREADS)
+static void accel_i_gate_release(accel_signal* s);   /* core: batch walk */
+#endif
 static uint64_t accel_i_signal_raise_held(accel_signal* s, uint64_t value) {
     uint64_t old;
     accel_i_retain(s);
     old = accel_i_raise(s, value);
+#if !defined(ACCEL_NO_THREADS)
+    if (!accel_i_failed(value) && !accel_i_failed(old) && old < value) accel_i_gate_release(s);
+#endif
     accel_i_release(s);
     return old;
 }
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
     if (!s) return accel_i_invalid(NULL, "accel_signal_set", "signal is NULL");
+    if (accel_i_stale(&s->obj)) return accel_i_live(&s->obj, "accel_signal_set");
     if (value > ACCEL_SIGNAL_MAX)
         return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_signal_set: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
@@ -2403,6 +2674,7 @@ static accel_result accel_i_set_label(accel_i_object* o, const char* label, cons
 }
 ACCEL_API accel_result accel_signal_set_label(accel_signal* s, const char* label) {
     if (!s) return accel_i_invalid(NULL, "accel_signal_set_label", "signal is NULL");
+    if (accel_i_stale(&s->obj)) return accel_i_live(&s->obj, "accel_signal_set_label");
     return accel_i_set_label(&s->obj, label, "accel_signal_set_label");
 }
 /* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). Negated as unsigned: any
@@ -2412,6 +2684,7 @@ static uint64_t accel_i_failed_value(accel_result reason) {
 }
 ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
     if (!s) return accel_i_invalid(NULL, "accel_signal_fail", "signal is NULL");
+    if (accel_i_stale(&s->obj)) return accel_i_live(&s->obj, "accel_signal_fail");
     if ((int)reason >= 0)
         return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_signal_fail: reason %d is not an error (signal %p%s%s%s)",
@@ -2485,6 +2758,7 @@ static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64
             return accel_i_fail(s[i]->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                                 "%s: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
                                 fn, (unsigned long long)v[i], (void*)s[i], ACCEL_I_LABEL(&s[i]->obj));
+        if (accel_i_stale(&s[i]->obj)) return accel_i_live(&s[i]->obj, fn);
     }
     return ACCEL_OK;
 }
@@ -2504,6 +2778,9 @@ static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const
         accel_i_debug_unreachable(signals, values, count, wait_all, fn);
     r = b ? b->signal_wait_many(signals, values, count, wait_all, timeout_ns, &first)
           : accel_i_wait_mixed(signals, values, count, wait_all, timeout_ns, &first);
+    /* a recover came while it waited (it failed the signal): stale now */
+    if (r == ACCEL_ERROR_SIGNAL_FAILED && accel_i_stale(&signals[first]->obj))
+        r = accel_i_live(&signals[first]->obj, fn);
     if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
     if (t0) accel_i_trace_host_wait(signals, values, count, t0);
     if (r == ACCEL_ERROR_DEADLOCK)   /* no-threads builds: nothing submitted can end the wait */
@@ -2711,7 +2988,8 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_WAIT: accel_i_release(c->u.sig.signal); break;
         case ACCEL_I_CMD_EXEC: {
             accel_buffer** bufs = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers);
-            for (uint32_t j = 0; j < c->u.exec.buffer_count; j++) accel_i_release(bufs[j]);
+            uint32_t n = c->u.exec.buffer_count + ((c->flags & ACCEL_I_CMD_INDIRECT) != 0);   /* + counts */
+            for (uint32_t j = 0; j < n; j++) accel_i_release(bufs[j]);
             accel_i_release(c->u.exec.program);
             break;
         }
@@ -2807,6 +3085,14 @@ static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, .
                 accel_result_string(r));
     if (q->rec_error == ACCEL_OK) q->rec_error = r;
 }
+/* The recording calls' entry check of object o (accel_i_live's, see core: device generations): a stale
+   one is a recording error (DEVICE_LOST). */
+static bool accel_i_rec_live(accel_queue* q, const accel_i_object* o, const char* fn) {
+    char why[400];
+    if (!accel_i_stale(o)) return true;
+    accel_i_rec_error(q, ACCEL_ERROR_DEVICE_LOST, "%s", accel_i_stale_why(o, fn, why, sizeof why));
+    return false;
+}
 
 /* While q records a command list only exec, copy, fill, update and barrier may be recorded: any other
    command (wait, signal, replay, and kinds added later) is a recording error of the list. */
@@ -2840,6 +3126,7 @@ static accel_i_cmd* accel_i_rec_push(accel_queue* q, accel_i_cmd_kind kind, size
     accel_device* dev = q->obj.device;
     accel_i_batch* b = q->rec;
     accel_i_cmd* c;
+    if (!accel_i_rec_live(q, &q->obj, fn)) return NULL;
     if (q->recording && !accel_i_rec_listable(kind) && !accel_i_rec_not_recording(q, fn)) return NULL;
     if (!b && (b = q->rec = accel_i_batch_take(q)) == NULL) goto oom;
     if (((size_t)b->count + 1) * sizeof *b->cmds > b->cmds_bytes) {
@@ -2872,6 +3159,7 @@ static bool accel_i_same_device(accel_queue* q, accel_device* other) {
 static bool accel_i_rec_range_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size,
                                  const char* fn) {
     if (!buf) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer is NULL", fn); return false; }
+    if (!accel_i_rec_live(q, &buf->obj, fn)) return false;
     if (!accel_i_range_ok(buf->size, offset, size)) {
         char why[200];
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -2897,6 +3185,7 @@ static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_sign
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     if (!s) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: signal is NULL", fn); return; }
+    if (!accel_i_rec_live(q, &s->obj, fn)) return;
     if (value > ACCEL_SIGNAL_MAX) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
                           "%s: value %llu on signal %p%s%s%s is above ACCEL_SIGNAL_MAX",
@@ -2929,7 +3218,7 @@ static uint64_t accel_i_groups_along(const accel_exec_params* p, int d) {
 }
 /* Normalises params (a local size of 0 counts as 1) and checks them against the device limits. A global
    size of 0 gives 0 groups in that dimension (the exec is a no-op) and is checked like any other. */
-static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p) {
+static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p, const char* fn) {
     const accel_device_info* info = &q->obj.device->info;
     uint64_t invocations = 1;
     for (int d = 0; d < 3; d++) {
@@ -2939,23 +3228,23 @@ static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p) {
         invocations *= p->local_size[d];
         if (p->local_size[d] > info->max_group_size[d] || groups > info->max_group_count[d]) {
             accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
-                              "accel_queue_exec: dimension %d: local size %u (max %u), %llu groups (max %u)",
-                              d, p->local_size[d], info->max_group_size[d], (unsigned long long)groups,
+                              "%s: dimension %d: local size %u (max %u), %llu groups (max %u)",
+                              fn, d, p->local_size[d], info->max_group_size[d], (unsigned long long)groups,
                               info->max_group_count[d]);
             return false;
         }
     }
     if (invocations > info->max_group_invocations) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
-                          "accel_queue_exec: %llu invocations per group (max %u)",
-                          (unsigned long long)invocations, info->max_group_invocations);
+                          "%s: %llu invocations per group (max %u)",
+                          fn, (unsigned long long)invocations, info->max_group_invocations);
         return false;
     }
     return true;
 }
 static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
-                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count) {
-    const char* fn = "accel_queue_exec";
+                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
+                                 const char* fn) {
     if (q->type != ACCEL_QUEUE_COMPUTE) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: exec on a COPY queue", fn);
         return false;
@@ -2966,6 +3255,7 @@ static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer*
                           "%s: program%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&p->obj));
         return false;
     }
+    if (!accel_i_rec_live(q, &p->obj, fn)) return false;
     if (buffer_count != p->buffer_count || constant_count != p->constant_count) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
                           "%s: program%s%s%s takes %u buffers and %u constants, got %u and %u",
@@ -2985,15 +3275,42 @@ static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer*
 static bool accel_i_no_work(const accel_exec_params* p) {
     return !p->global_size[0] || !p->global_size[1] || !p->global_size[2];
 }
+/* Records a checked exec: its bindings, for an indirect exec (counts non-NULL) the counts buffer and
+   offset after them (accel_i_exec_counts), then its constants. */
+static void accel_i_rec_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
+                             uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
+                             const accel_exec_params* params, accel_buffer* counts, size_t offset,
+                             const char* fn) {
+    size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u,
+           bytes_i = counts ? sizeof(accel_buffer*) + sizeof(size_t) : 0, off = 0;
+    accel_i_cmd* c;
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_i + bytes_c + 1, &off, fn)) == NULL)
+        return;
+    if (bytes_b) memcpy(q->rec->arena + off, buffers, bytes_b);
+    if (counts) {
+        const accel_i_walk_ops* walk = q->obj.device->backend->walk;
+        memcpy(q->rec->arena + off + bytes_b, &counts, sizeof counts);
+        memcpy(q->rec->arena + off + bytes_b + sizeof counts, &offset, sizeof offset);
+        accel_i_retain(counts);
+        c->flags = ACCEL_I_CMD_INDIRECT | (walk && walk->indirect_on_host ? ACCEL_I_CMD_HOST_READ : 0u);
+    }
+    if (bytes_c) memcpy(q->rec->arena + off + bytes_b + bytes_i, constants, bytes_c);
+    for (uint32_t i = 0; i < buffer_count; i++) accel_i_retain(buffers[i]);
+    accel_i_retain(p);
+    c->u.exec.program = p;
+    c->u.exec.buffers = off;
+    c->u.exec.constants = off + bytes_b + bytes_i;
+    c->u.exec.buffer_count = buffer_count;
+    c->u.exec.constant_count = constant_count;
+    c->u.exec.params = *params;
+}
 ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
                                 accel_exec_params params) {
-    size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u,
-           off = 0;
-    accel_i_cmd* c;
-    if (!q) { accel_i_invalid(NULL, "accel_queue_exec", "queue is NULL"); return; }
-    if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count)) return;
-    if (!accel_i_exec_params_ok(q, &params)) return;
+    const char* fn = "accel_queue_exec";
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count, fn)) return;
+    if (!accel_i_exec_params_ok(q, &params, fn)) return;
     /* no work: a no-op, left out of a batch; a list keeps it (its commands' indices are the patches'
        addresses, and its patches are still checked): every backend builds it as nothing */
     if (accel_i_no_work(&params)) {
@@ -3005,18 +3322,7 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
                         ACCEL_I_LABEL(&p->obj));
         if (!q->recording) return;
     }
-    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_c + 1, &off, "accel_queue_exec")) == NULL)
-        return;
-    if (bytes_b) memcpy(q->rec->arena + off, buffers, bytes_b);
-    if (bytes_c) memcpy(q->rec->arena + off + bytes_b, constants, bytes_c);
-    for (uint32_t i = 0; i < buffer_count; i++) accel_i_retain(buffers[i]);
-    accel_i_retain(p);
-    c->u.exec.program = p;
-    c->u.exec.buffers = off;
-    c->u.exec.constants = off + bytes_b;
-    c->u.exec.buffer_count = buffer_count;
-    c->u.exec.constant_count = constant_count;
-    c->u.exec.params = params;
+    accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, NULL, 0, fn);
 }
 /* A view as its root and the offset in it: what copy/fill/update commands record. */
 static void accel_i_rec_resolve(accel_buffer** buf, size_t* offset) {
@@ -3172,7 +3478,8 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     q->rec = NULL;
     q->rec_error = ACCEL_OK;
     if (ACCEL_I_DEBUGGING(q->obj.device)) accel_i_debug_recorded(q, NULL, 0);
-    if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
+    if (accel_i_stale(&q->obj)) r = accel_i_live(&q->obj, "accel_queue_submit");
+    else if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
     if (r != ACCEL_OK || !b || b->count == 0) {   /* all or nothing: a bad batch runs nothing */
         if (b) accel_i_batch_recycle(q, b);
         return r;
@@ -3200,6 +3507,7 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
 ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label) {
     accel_result r;
     if (!q) return accel_i_invalid(NULL, "accel_queue_set_label", "queue is NULL");
+    if (accel_i_stale(&q->obj)) return accel_i_live(&q->obj, "accel_queue_set_label");
     r = accel_i_set_label(&q->obj, label, "accel_queue_set_label");
     /* its track's new name */
     if (r == ACCEL_OK && ACCEL_I_TRACING(q->obj.device)) accel_i_trace_queue_name(q);
@@ -3212,7 +3520,10 @@ ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type ty
     if (type != ACCEL_QUEUE_COMPUTE && type != ACCEL_QUEUE_COPY)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_queue_create: unknown queue type %d", (int)type);
-    return dev->backend->queue_create(dev, type, out);
+    if (!accel_i_creates_enter(dev, "accel_queue_create")) return ACCEL_ERROR_DEVICE_LOST;
+    r = dev->backend->queue_create(dev, type, out);
+    accel_i_creates_leave(dev);
+    return r;
 }
 /* Core part of a backend's queue creation: the recording state. */
 static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type) {
@@ -3289,6 +3600,85 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
     return p;
 }
 
+/* ==== core: indirect execs ==== */
+/* accel_queue_exec_indirect records an exec flagged ACCEL_I_CMD_INDIRECT: its params hold the local size
+   (global 1 x 1 x 1, so every check of a recorded exec holds), and the counts buffer (as given: a view
+   or a root) with the offset in it follow the bindings in the arena, so that a patch of binding index
+   buffer_count replaces it as it would a binding. The backend reads the counts when the command runs:
+   the CPU executor, Vulkan's vkCmdDispatchIndirect. A backend whose device cannot (walk->indirect_on_host:
+   CUDA) gets a HOST_READ exec, a host step of the walk: once the queue drained, the walk reads the
+   counts (buffer_io) and leaves in its place a direct exec of that grid (no work: nothing launches). */
+static accel_buffer* accel_i_exec_counts(const accel_i_batch* b, const accel_i_cmd* c, size_t* offset) {
+    const unsigned char* at =
+        b->arena + c->u.exec.buffers + (size_t)c->u.exec.buffer_count * sizeof(accel_buffer*);
+    accel_buffer* buf;
+    memcpy(&buf, at, sizeof buf);
+    memcpy(offset, at + sizeof buf, sizeof *offset);
+    return buf;
+}
+static bool accel_i_indirect_params(accel_queue* q, const accel_program* p, const uint32_t counts[3],
+                                    accel_exec_params* params) {
+    const accel_device_info* info = &q->obj.device->info;
+    bool over = false;
+    if (!counts[0] || !counts[1] || !counts[2]) return false;
+    for (int d = 0; d < 3; d++) {
+        uint64_t items = (uint64_t)counts[d] * params->local_size[d];
+        over |= counts[d] > info->max_group_count[d] || items > UINT32_MAX;
+        params->global_size[d] = (uint32_t)items;
+    }
+    if (over && ACCEL_I_DEBUGGING(q->obj.device))
+        accel_i_log(q->obj.device, ACCEL_LOG_WARN,
+                    "accel_queue_exec_indirect: counts %u x %u x %u of program%s%s%s on queue %p%s%s%s are "
+                    "over the device limits (%u x %u x %u groups, 2^32-1 items a dimension at local size "
+                    "%u x %u x %u): the exec is skipped",
+                    counts[0], counts[1], counts[2], ACCEL_I_LABEL(&p->obj), (void*)q, ACCEL_I_LABEL(&q->obj),
+                    info->max_group_count[0], info->max_group_count[1], info->max_group_count[2],
+                    params->local_size[0], params->local_size[1], params->local_size[2]);
+    return !over;
+}
+/* An indirect exec's counts: 12 bytes of a buffer q can use, at a multiple of 4 (in a view's root too). */
+static bool accel_i_counts_ok(accel_queue* q, accel_buffer* counts, size_t offset, const char* fn) {
+    if (!counts) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: counts is NULL", fn);
+        return false;
+    }
+    if (!accel_i_rec_buffer_ok(q, counts, offset, 12, fn)) return false;
+    if (((offset | (counts->offset + offset)) & 3u) == 0) return true;
+    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                      "%s: counts offset %zu (%zu in its root buffer) is not a multiple of 4",
+                      fn, offset, counts->offset + offset);
+    return false;
+}
+ACCEL_API void accel_queue_exec_indirect(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
+                                         uint32_t buffer_count, const uint32_t* constants,
+                                         uint32_t constant_count, const uint32_t local_size[3],
+                                         accel_buffer* counts, size_t offset) {
+    const char* fn = "accel_queue_exec_indirect";
+    accel_exec_params params = { { 1, 1, 1 }, { 1, 1, 1 } };
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (local_size) memcpy(params.local_size, local_size, sizeof params.local_size);
+    if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count, fn)) return;
+    if (!accel_i_exec_params_ok(q, &params, fn) || !accel_i_counts_ok(q, counts, offset, fn)) return;
+    accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, counts, offset, fn);
+}
+#if !defined(ACCEL_NO_THREADS)
+/* The host step of HOST_READ exec c (the queue drained: its counts are final): reads them and leaves a
+   direct exec of that grid for the walk's next segment. Returns 0, or the failed value of a read error
+   (which drops the rest of the batch). */
+static uint64_t accel_i_indirect_read(accel_queue* q, accel_i_batch* b, accel_i_cmd* c) {
+    size_t offset;
+    accel_buffer* buf = accel_i_exec_counts(b, c, &offset);
+    uint32_t counts[3];
+    accel_result r = q->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, counts,
+                                                       sizeof counts, false);
+    if (r != ACCEL_OK) return accel_i_failed_value(r);
+    if (!accel_i_indirect_params(q, c->u.exec.program, counts, &c->u.exec.params))
+        memset(c->u.exec.params.global_size, 0, sizeof c->u.exec.params.global_size);
+    c->flags &= ~ACCEL_I_CMD_HOST_READ;
+    return 0;
+}
+#endif
+
 /* ==== core: recorded command lists ==== */
 /* record_begin turns the queue's batch into the list being recorded (the recording calls append to
    q->rec as usual; wait/signal/replay refuse). record_end takes that batch as the list, with the
@@ -3305,7 +3695,7 @@ ACCEL_API accel_result accel_queue_record_begin(accel_queue* q) {
         return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_queue_record_begin: the %s has an unsubmitted batch (submit it first)",
                             accel_i_label(&q->obj));
-    if (accel_i_lost(q->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    if (accel_i_live(&q->obj, "accel_queue_record_begin") != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
     q->recording = true;
     return ACCEL_OK;
 }
@@ -3331,7 +3721,10 @@ static accel_result accel_i_commands_make(accel_queue* q, accel_i_batch* b, acce
     memset((void*)c, 0, sizeof *c);
     c->obj.device = dev;
     c->list = b;
-    for (uint32_t i = 0; i < b->count; i++) c->has_exec |= b->cmds[i].kind == ACCEL_I_CMD_EXEC;
+    for (uint32_t i = 0; i < b->count; i++) {
+        c->has_exec |= b->cmds[i].kind == ACCEL_I_CMD_EXEC;
+        c->has_indirect |= (b->cmds[i].flags & ACCEL_I_CMD_INDIRECT) != 0;
+    }
     /* a staged copy between devices is a host step: such a list replays in the generic form */
     if (dev->backend->commands_build && !accel_i_peer_staged_any(b)) r = dev->backend->commands_build(q, c);
     if (r != ACCEL_OK) {
@@ -3360,15 +3753,19 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
     q->recording = false;
     if (r == ACCEL_OK && !out)
         r = accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: out is NULL");
-    if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
+    if (r == ACCEL_OK) r = accel_i_live(&q->obj, "accel_queue_record_end");
     if (r == ACCEL_OK && !b && (b = accel_i_batch_take(q)) == NULL)
         r = accel_i_fail(q->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
                          "accel_queue_record_end: out of host memory");
+    if (r == ACCEL_OK && !accel_i_creates_enter(q->obj.device, "accel_queue_record_end"))
+        r = ACCEL_ERROR_DEVICE_LOST;
     if (r != ACCEL_OK) {   /* all or nothing */
         if (b) accel_i_batch_recycle(q, b);
         return r;
     }
-    return accel_i_commands_make(q, b, out);
+    r = accel_i_commands_make(q, b, out);
+    accel_i_creates_leave(q->obj.device);
+    return r;
 }
 ACCEL_API void accel_commands_destroy(accel_commands* c) { if (c) accel_i_handle_drop(c); }
 
@@ -3443,10 +3840,18 @@ static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const acce
         !accel_i_rec_buffer_ok(q, p->buffer, 0, p->buffer->size, "accel_queue_replay"))
         return false;
     switch (cmd->kind) {
-    case ACCEL_I_CMD_EXEC:
+    case ACCEL_I_CMD_EXEC: {
+        bool counts = p->buffer && (cmd->flags & ACCEL_I_CMD_INDIRECT) &&
+                      p->index == cmd->u.exec.buffer_count;
+        size_t offset;
+        if (counts) {   /* an indirect exec's counts buffer, at the offset recorded */
+            accel_i_exec_counts(c->list, cmd, &offset);
+            return accel_i_counts_ok(q, p->buffer, offset, "accel_queue_replay");
+        }
         if (p->index >= (p->buffer ? cmd->u.exec.buffer_count : cmd->u.exec.constant_count))
             return accel_i_bad_patch(q, k, p, "the exec has no such binding");
         return true;
+    }
     case ACCEL_I_CMD_COPY: return accel_i_copy_patch_ok(q, c, cmd, all, n, k);
     case ACCEL_I_CMD_FILL: {
         accel_buffer* root;
@@ -3490,6 +3895,7 @@ static bool accel_i_replay_ok(accel_queue* q, accel_commands* c, const accel_pat
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: command list is NULL", fn);
         return false;
     }
+    if (!accel_i_rec_live(q, &c->obj, fn)) return false;
     if (n && !patches) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: patches is NULL", fn);
         return false;
@@ -3537,8 +3943,14 @@ static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel
     case ACCEL_I_CMD_EXEC: {
         accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(l->arena + c->u.exec.buffers);
         const uint32_t* consts = (const uint32_t*)(const void*)(l->arena + c->u.exec.constants);
-        accel_queue_exec(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts, c->u.exec.constant_count,
-                         c->u.exec.params);
+        size_t offset = 0;
+        accel_buffer* counts = (c->flags & ACCEL_I_CMD_INDIRECT) ? accel_i_exec_counts(l, c, &offset) : NULL;
+        if (counts)
+            accel_queue_exec_indirect(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts,
+                                      c->u.exec.constant_count, c->u.exec.params.local_size, counts, offset);
+        else
+            accel_queue_exec(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts,
+                             c->u.exec.constant_count, c->u.exec.params);
         break;
     }
     case ACCEL_I_CMD_COPY:
@@ -3653,6 +4065,8 @@ static accel_result accel_i_peer_copy_run(accel_device* dev, accel_buffer* dst, 
     size_t chunk = size < ACCEL_I_PEER_CHUNK ? size : ACCEL_I_PEER_CHUNK;
     unsigned char* bounce;
     accel_result r = ACCEL_OK;
+    /* a device recovered since the copy was recorded: its memory may be gone (core: device generations) */
+    if (accel_i_stale(&dst->obj) || accel_i_stale(&src->obj)) return ACCEL_ERROR_DEVICE_LOST;
     if (dst->mapped && src->mapped) {
         memmove((unsigned char*)dst->mapped + doff, (const unsigned char*)src->mapped + soff, size);
         return ACCEL_OK;
@@ -3850,17 +4264,19 @@ static bool accel_i_fail_handed_off(accel_signal* s, uint64_t before, uint64_t f
    accel_queue_submit walks on the caller's thread until a gated wait is not reached (or the backend
    needs to block), then hands the rest to the queue's worker; later batches queue behind it, so the
    queue stays in order. No host thread wakes for a batch whose waits all go to the device.
-   Host steps (accel_i_cmd_is_host_step: host_call, a staged peer copy) need the host once the commands
-   before them completed: a segment ends before one, and the walk runs it on the queue's worker after
-   backend->queue_drain (a walk inside accel_queue_submit hands off there), then goes on. */
+   Host steps (accel_i_cmd_is_host_step: host_call, HOST_READ execs, a staged peer copy) need the host
+   once the commands before them completed: a segment ends before one, and the walk runs it on the
+   queue's worker after backend->queue_drain (a walk inside accel_queue_submit hands off there), then
+   goes on. */
 /* segment_submit and the walk: "cannot go on without blocking" (an int: accel_result cannot hold it in
    C++, where an enum holds only the values its enumerators span) */
 #define ACCEL_I_WOULD_BLOCK 1000
+#define ACCEL_I_TAKEN 1001         /* accel_i_walk (the worker): a raiser took the batch at a gate */
 
 #if !defined(ACCEL_NO_THREADS)   /* GPU backends need threads: no-threads builds have none to walk */
 /* The one list of host-step command kinds (segment splitting here and in backends' plans uses it). */
 static bool accel_i_cmd_is_host_step(const accel_i_cmd* c) {
-    return c->kind == ACCEL_I_CMD_HOST_CALL || (c->flags & ACCEL_I_CMD_STAGED);   /* a staged peer copy */
+    return c->kind == ACCEL_I_CMD_HOST_CALL || (c->flags & (ACCEL_I_CMD_HOST_READ | ACCEL_I_CMD_STAGED));
 }
 /* kit: the segment rule, the one place it is stated. The segment of b that starts at command `at`
    (not a host step): its waits, then its commands up to the next wait or host step. */
@@ -3882,6 +4298,7 @@ static accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at) {
 static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
     accel_result r = q->obj.device->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER);
     accel_i_cmd* c = &b->cmds[b->pc];
+    if (r == ACCEL_OK && accel_i_stale(&q->obj)) r = ACCEL_ERROR_DEVICE_LOST;   /* recovered meanwhile */
     if (r != ACCEL_OK) return accel_i_failed_value(r);
     for (uint32_t i = b->host_checked; i < b->pc; i++) {
         uint64_t cur;
@@ -3889,12 +4306,14 @@ static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
         if (accel_i_failed(cur = accel_signal_value(b->cmds[i].u.sig.signal))) return cur;
     }
     b->host_checked = b->pc;
+    if (c->kind == ACCEL_I_CMD_EXEC) return accel_i_indirect_read(q, b, c);   /* stays at b->pc, direct */
     if (c->kind == ACCEL_I_CMD_COPY) return accel_i_peer_copy_cmd(q->obj.device, c);
     c->u.host.fn(c->u.host.user);
     return 0;
 }
 
-enum { ACCEL_I_SEG_READY, ACCEL_I_SEG_GATED, ACCEL_I_SEG_FAILED };
+/* TAKEN: while the worker waited at a gate, a host raise took the batch (accel_i_gate_open) */
+enum { ACCEL_I_SEG_READY, ACCEL_I_SEG_GATED, ACCEL_I_SEG_FAILED, ACCEL_I_SEG_TAKEN };
 /* Sets or clears wait c's ACCEL_I_CMD_ON_DEVICE; under the device's dwait_lock once b is in the dwaits
    list, where a failure on another thread reads the flags (accel_i_dwait_hit). The walking thread is
    the only writer. */
@@ -3957,6 +4376,13 @@ struct accel_i_walker {
     uint32_t idle_waiters;          /* threads in accel_i_walker_idle */
     accel_i_thread thread;
     accel_i_blocked blocked;        /* debug devices: the gated wait the worker is in */
+    /* the gated wait the worker waits for on the host with its batch handed back (accel_i_gate_open):
+       open while it waits; taken once a raiser took the batch. gate_next: the gated list of gate_s's
+       device (under its gate_lock) */
+    accel_signal* gate_s;
+    uint64_t gate_v;
+    bool gate_open, gate_taken;
+    accel_i_walker* gate_next;
 };
 
 /* Waits on the host for a gated wait (the worker only), published for the hang reports. */
@@ -3976,6 +4402,46 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
     return accel_i_failed(cur) ? cur : 0;
 }
 
+/* The worker's gated wait, during which the batch goes back to the front of the queue's batches and
+   the wait is published on s's device: the thread whose accel_signal_set reaches v walks the batch
+   itself (accel_i_gate_release), so no worker wake-up stands between a host raise and the device work
+   it releases. Afterwards the worker takes the batch back, unless a raiser took it (*taken: the walk
+   is the raiser's now). Returns accel_i_gate's result. */
+static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal* s, uint64_t v, bool* taken) {
+    accel_i_walker* w = q->walker;
+    accel_device* sd = s->obj.device;
+    uint64_t failed;
+    accel_i_mutex_lock(&w->lock);
+    if ((b->next = w->head) == NULL) w->tail = b;
+    w->head = b;
+    w->active = false;
+    w->gate_s = s;
+    w->gate_v = v;
+    w->gate_open = true;
+    accel_i_mutex_unlock(&w->lock);
+    accel_i_spin_lock(&sd->gate_lock);
+    w->gate_next = sd->gated;
+    sd->gated = w;
+    atomic_fetch_add(&sd->gate_count, 1u);
+    accel_i_spin_unlock(&sd->gate_lock);
+    failed = accel_i_gate(q, s, v);
+    accel_i_spin_lock(&sd->gate_lock);
+    for (accel_i_walker** p = &sd->gated; *p; p = &(*p)->gate_next)
+        if (*p == w) { *p = w->gate_next; break; }
+    atomic_fetch_sub(&sd->gate_count, 1u);
+    accel_i_spin_unlock(&sd->gate_lock);
+    accel_i_mutex_lock(&w->lock);
+    w->gate_open = false;
+    if ((*taken = w->gate_taken) == false) {   /* still at the front: ours again */
+        if ((w->head = b->next) == NULL) w->tail = NULL;
+        b->next = NULL;
+        w->active = true;
+    }
+    w->gate_taken = false;
+    accel_i_mutex_unlock(&w->lock);
+    return *taken ? 0 : failed;
+}
+
 /* The worker, when the backend has no room for more (segment_submit returned ACCEL_I_WOULD_BLOCK with
    may_block true): reaps the queue's work for one poll slice, then the walk goes on from b->pc. Never
    blocking in the driver is what keeps the worker a reaper: the GPU wait that holds the device's work
@@ -3991,11 +4457,11 @@ static void accel_i_walker_wait_room(accel_queue* q) {
 }
 
 /* Makes a segment ready: classifies its waits, gating on the host when allowed. Returns READY,
-   GATED (may_block false: hand off) or FAILED (*failed). */
+   GATED (may_block false: hand off), FAILED (*failed) or TAKEN (a raiser walks b now). */
 static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool may_block,
                          uint64_t* failed) {
     for (;;) {
-        bool device;
+        bool device, taken;
         uint32_t at = 0;
         accel_device* list = NULL;
         int k = accel_i_classify(q, b, sg, &device, &at, failed, &list);
@@ -4006,8 +4472,10 @@ static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment
         }
         if (k != ACCEL_I_SEG_GATED) return k;
         if (!may_block) return k;
-        if ((*failed = accel_i_gate(q, b->cmds[at].u.sig.signal, b->cmds[at].u.sig.value)) != 0)
+        if ((*failed = accel_i_gate_open(q, b, b->cmds[at].u.sig.signal, b->cmds[at].u.sig.value,
+                                         &taken)) != 0)
             return ACCEL_I_SEG_FAILED;
+        if (taken) return ACCEL_I_SEG_TAKEN;
     }
 }
 
@@ -4027,20 +4495,22 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
         if (accel_i_cmd_is_host_step(&b->cmds[b->pc])) {   /* on the worker, after the device drained */
             if (!may_block) return ACCEL_I_WOULD_BLOCK;
             if ((failed = accel_i_host_step(q, b)) != 0) { accel_i_fail_rest(b, b->pc + 1, failed); break; }
-            b->pc++;
+            /* an indirect exec is now direct, and runs next; a host call or a staged copy is done */
+            b->pc += b->cmds[b->pc].kind != ACCEL_I_CMD_EXEC;
             continue;
         }
         sg = accel_i_segment_at(b, b->pc);
         k = accel_i_ready(q, b, &sg, may_block, &failed);
         if (k == ACCEL_I_SEG_GATED) return ACCEL_I_WOULD_BLOCK;
-        /* the queue gets there once all before it completed */
-        if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d)) {
+        if (k == ACCEL_I_SEG_TAKEN) return ACCEL_I_TAKEN;
+        /* the queue gets there once all before it completed (a lost device, or a stale queue, never) */
+        if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d) && !accel_i_stale(&q->obj)) {
             accel_result dr;
             if (!may_block) return ACCEL_I_WOULD_BLOCK;
             if ((dr = d->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER)) != ACCEL_OK)
                 failed = accel_i_failed_value(dr);
         }
-        if (k == ACCEL_I_SEG_READY && accel_i_lost(d)) {
+        if (k == ACCEL_I_SEG_READY && (accel_i_lost(d) || accel_i_stale(&q->obj))) {
             k = ACCEL_I_SEG_FAILED;
             failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         }
@@ -4104,7 +4574,10 @@ static void accel_i_walker_main(void* arg) {
         b->next = NULL;
         w->active = true;
         accel_i_mutex_unlock(&w->lock);
-        accel_i_walk(w->q, b, true);
+        if (accel_i_walk(w->q, b, true) == ACCEL_I_TAKEN) {   /* the walk is the raiser's now */
+            accel_i_mutex_lock(&w->lock);
+            continue;
+        }
         accel_i_mutex_lock(&w->lock);
         w->active = false;
         if (w->idle_waiters) accel_i_cond_broadcast(&w->cond);
@@ -4112,24 +4585,11 @@ static void accel_i_walker_main(void* arg) {
     accel_i_mutex_unlock(&w->lock);
 }
 
-/* accel_queue_submit for GPU backends, after the backend checked the batch: walks it here when the
-   queue's worker holds nothing, else queues it behind the worker's batches. Wakes the worker only
-   when it is handed the walk (behind the worker's own batches it is not: the worker never sleeps with
-   one it has not taken, and one that waits for room in the device's queue would wake for nothing). */
-static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
+/* Walks b, q's oldest batch (the caller set `active`), on this thread without blocking: what would
+   block goes back to the front for the worker. */
+static accel_result accel_i_walker_run(accel_queue* q, accel_i_batch* b) {
     accel_i_walker* w = q->walker;
-    int r;
-    b->next = NULL;
-    accel_i_mutex_lock(&w->lock);
-    if (w->head || w->active) {   /* no wake-up: a worker with a head or a walk takes it when it is done */
-        if (w->tail) w->tail->next = b; else w->head = b;
-        w->tail = b;
-        accel_i_mutex_unlock(&w->lock);
-        return ACCEL_OK;
-    }
-    w->active = true;
-    accel_i_mutex_unlock(&w->lock);
-    r = accel_i_walk(q, b, false);
+    int r = accel_i_walk(q, b, false);
     accel_i_mutex_lock(&w->lock);
     if (r == ACCEL_I_WOULD_BLOCK) {   /* the oldest work of the queue: to the front */
         b->next = w->head;
@@ -4142,12 +4602,69 @@ static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
     accel_i_mutex_unlock(&w->lock);
     return (accel_result)r;   /* ACCEL_I_WOULD_BLOCK went to the worker */
 }
+/* accel_queue_submit for GPU backends, after the backend checked the batch: walks it here when the
+   queue's worker holds nothing, else queues it behind the worker's batches. Wakes the worker only
+   when it is handed the walk (behind the worker's own batches it is not: the worker never sleeps with
+   one it has not taken, and one that waits for room in the device's queue would wake for nothing). */
+static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
+    accel_i_walker* w = q->walker;
+    b->next = NULL;
+    accel_i_mutex_lock(&w->lock);
+    if (w->head || w->active) {   /* no wake-up: a worker with a head or a walk takes it when it is done */
+        if (w->tail) w->tail->next = b; else w->head = b;
+        w->tail = b;
+        accel_i_mutex_unlock(&w->lock);
+        return ACCEL_OK;
+    }
+    w->active = true;
+    accel_i_mutex_unlock(&w->lock);
+    return accel_i_walker_run(q, b);
+}
+/* accel_signal_set reached a value: walks here the batches of workers gated on s at a value now
+   reached (accel_i_gate_open). Claimed under s's device's gate lock, which the worker takes to leave
+   the list (so a listed worker's walker lives; once claimed, `active` keeps its queue alive); walked
+   after it, like a submit. */
+static void accel_i_gate_release(accel_signal* s) {
+    accel_device* dev = s->obj.device;
+    accel_i_walker* took[4];
+    accel_i_batch* tb[4];
+    uint32_t n = 0;
+    uint64_t cur;
+    if (atomic_load(&dev->gate_count) == 0 || accel_i_failed(cur = accel_signal_value(s))) return;
+    accel_i_spin_lock(&dev->gate_lock);
+    for (accel_i_walker* w = dev->gated; w && n < 4; w = w->gate_next) {
+        if (w->gate_s != s || w->gate_v > cur) continue;
+        accel_i_mutex_lock(&w->lock);
+        if (w->gate_open && !w->gate_taken && !w->active && w->head) {
+            w->gate_taken = w->active = true;
+            tb[n] = w->head;
+            if ((w->head = tb[n]->next) == NULL) w->tail = NULL;
+            tb[n]->next = NULL;
+            took[n++] = w;
+        }
+        accel_i_mutex_unlock(&w->lock);
+    }
+    accel_i_spin_unlock(&dev->gate_lock);
+    for (uint32_t i = 0; i < n; i++) accel_i_walker_run(took[i]->q, tb[i]);
+}
 /* Wakes the worker when it sleeps with nothing to poll and the backend just put work in flight that
    it must watch (queue_poll backends). */
 static void accel_i_walker_poke(accel_queue* q) {
     accel_i_walker* w = q->walker;
     accel_i_mutex_lock(&w->lock);
     if (w->idle_sleep) accel_i_cond_broadcast(&w->cond);
+    accel_i_mutex_unlock(&w->lock);
+}
+/* accel_device_recover (core: device generations): waits until no thread walks q's batches. A worker
+   gated on the host is not walking (accel_i_gate_open handed its batch back: it holds nothing native);
+   a walk that starts from here on finds q stale and drops what is left. Polled each millisecond: not
+   every end of a walk broadcasts. */
+static void accel_i_walker_settle(accel_queue* q) {
+    accel_i_walker* w = q->walker;
+    accel_i_mutex_lock(&w->lock);
+    w->idle_waiters++;
+    while (w->active) accel_i_cond_timedwait(&w->cond, &w->lock, 1000000u);
+    w->idle_waiters--;
     accel_i_mutex_unlock(&w->lock);
 }
 /* Waits until no batch of q is held or walked; TIMEOUT when the deadline passes first. */
@@ -4768,12 +5285,8 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
     return accel_i_failed(cur) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
 
-/* The grid of exec command c over resolved buffer addresses, sizes and constants. */
-static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, void* const* ptrs,
-                                 const size_t* sizes, const uint32_t* constants) {
-    const accel_exec_params* p = &c->u.exec.params;
-    memset((void*)job, 0, sizeof *job);
-    job->fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
+/* A job's grid: its sizes and group counts for params p. */
+static void accel_i_cpu_job_grid(accel_i_cpu_job* job, const accel_exec_params* p) {
     job->groups = 1;
     for (int d = 0; d < 3; d++) {
         job->tmpl.group_size[d] = p->local_size[d];
@@ -4781,6 +5294,13 @@ static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, voi
         job->tmpl.group_count[d] = (uint32_t)accel_i_groups_along(p, d);
         job->groups *= job->tmpl.group_count[d];
     }
+}
+/* The grid of exec command c over resolved buffer addresses, sizes and constants. */
+static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, void* const* ptrs,
+                                 const size_t* sizes, const uint32_t* constants) {
+    memset((void*)job, 0, sizeof *job);
+    job->fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
+    accel_i_cpu_job_grid(job, &c->u.exec.params);
     job->tmpl.buffers = ptrs;
     job->tmpl.buffer_sizes = sizes;
     job->tmpl.constants = constants;
@@ -4795,6 +5315,29 @@ static void accel_i_cpu_resolve(const accel_i_batch* b, const accel_i_cmd* c, vo
         sizes[i] = bufs[i]->size;
     }
 }
+/* Where indirect exec c's counts are (a view's memory is its root's). */
+static const unsigned char* accel_i_cpu_counts_at(const accel_i_batch* b, const accel_i_cmd* c) {
+    size_t offset;
+    const accel_buffer* buf = accel_i_exec_counts(b, c, &offset);
+    return (const unsigned char*)buf->mapped + offset;
+}
+/* An indirect exec's grid from the counts at `at`, read now: the commands before it completed (their
+   kernels joined). False: it runs nothing (see accel_i_indirect_params). */
+static bool accel_i_cpu_indirect(accel_i_cpu_queue* q, const accel_program* prog, const unsigned char* at,
+                                 accel_i_cpu_job* job) {
+    uint32_t counts[3];
+    accel_exec_params p;
+    memcpy(counts, at, sizeof counts);
+    memcpy(p.local_size, job->tmpl.group_size, sizeof p.local_size);
+    if (!accel_i_indirect_params(&q->base, prog, counts, &p)) return false;
+    job->groups = 1;
+    for (int d = 0; d < 3; d++) {   /* the group counts are given: no division (accel_i_cpu_job_grid) */
+        job->tmpl.global_size[d] = p.global_size[d];
+        job->tmpl.group_count[d] = counts[d];
+        job->groups *= counts[d];
+    }
+    return true;
+}
 static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c) {
     void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
     size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
@@ -4802,6 +5345,9 @@ static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel
     accel_i_cpu_resolve(b, c, ptrs, sizes);
     accel_i_cpu_job_init(&job, c, ptrs, sizes,
                          (const uint32_t*)(const void*)(b->arena + c->u.exec.constants));
+    if ((c->flags & ACCEL_I_CMD_INDIRECT) &&
+        !accel_i_cpu_indirect(q, c->u.exec.program, accel_i_cpu_counts_at(b, c), &job))
+        return;
     accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, q->help ? NULL : &q->own);
 }
 
@@ -4829,6 +5375,9 @@ typedef struct accel_i_cpu_op {
     size_t dst_offset, src_offset, size;
     uint32_t pattern;
     accel_i_cmd_kind kind;
+    const unsigned char* counts;         /* an indirect exec: where its counts are (NULL: a direct one) */
+    size_t counts_offset;                /* ... the offset recorded (a counts patch keeps it) */
+    const accel_program* prog;           /* ... its program (for the log) */
 } accel_i_cpu_op;
 typedef struct accel_i_cpu_list { accel_i_cpu_op* ops; uint32_t count; size_t bytes; } accel_i_cpu_list;
 
@@ -4841,6 +5390,11 @@ static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, con
         if (c->u.exec.constant_count)
             memcpy(*consts, l->arena + c->u.exec.constants, 4u * (size_t)c->u.exec.constant_count);
         accel_i_cpu_job_init(&op->job, c, *ptrs, *sizes, *consts);
+        if (c->flags & ACCEL_I_CMD_INDIRECT) {
+            op->counts = accel_i_cpu_counts_at(l, c);
+            accel_i_exec_counts(l, c, &op->counts_offset);
+            op->prog = c->u.exec.program;
+        }
         *ptrs += c->u.exec.buffer_count;
         *sizes += c->u.exec.buffer_count;
         *consts += c->u.exec.constant_count;
@@ -4897,7 +5451,8 @@ static void accel_i_cpu_commands_free(accel_commands* c) {
     accel_i_dev_free(c->obj.device, c->native, ((accel_i_cpu_list*)c->native)->bytes);
 }
 
-/* An exec op with patches: its arrays and grid copied to the stack, patched, run. */
+/* An exec op with patches, or an indirect one: its arrays and grid copied to the stack, patched (an
+   indirect exec's grid from its counts), run. */
 static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p,
                                      uint32_t n) {
     void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
@@ -4905,11 +5460,14 @@ static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op*
     uint32_t consts[ACCEL_I_CPU_MAX_CONSTANTS];
     accel_i_cpu_job job;
     const accel_dispatch* t = &op->job.tmpl;
+    const unsigned char* counts = op->counts;
     memcpy(ptrs, t->buffers, (size_t)t->buffer_count * sizeof *ptrs);
     memcpy(sizes, t->buffer_sizes, (size_t)t->buffer_count * sizeof *sizes);
     memcpy(consts, t->constants, (size_t)t->constant_count * 4u);
     for (uint32_t k = 0; k < n; k++) {
-        if (p[k].buffer) {
+        if (p[k].buffer && p[k].index == t->buffer_count)   /* an indirect exec's counts */
+            counts = (const unsigned char*)p[k].buffer->mapped + p[k].offset + op->counts_offset;
+        else if (p[k].buffer) {
             ptrs[p[k].index] = (unsigned char*)p[k].buffer->mapped + p[k].offset;
             sizes[p[k].index] = p[k].size;
         }
@@ -4922,6 +5480,7 @@ static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op*
     job.tmpl.buffers = ptrs;
     job.tmpl.buffer_sizes = sizes;
     job.tmpl.constants = consts;
+    if (counts && !accel_i_cpu_indirect(q, op->prog, counts, &job)) return;
     accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, q->help ? NULL : &q->own);
 }
 /* A copy op with its patches: the command it stands for, patched, run by the core (any device's
@@ -4948,7 +5507,7 @@ static uint64_t accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* o
     const unsigned char* src = op->src;
     uint32_t pattern = op->pattern;
     if (op->kind == ACCEL_I_CMD_EXEC) {
-        if (n == 0)
+        if (n == 0 && !op->counts)
             accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &op->job, q->lane_hint,
                                  q->help ? NULL : &q->own);
         else accel_i_cpu_exec_patched(q, op, p, n);
@@ -5016,12 +5575,16 @@ static uint64_t accel_i_cpu_traced_signal(accel_i_cpu_queue* q, const accel_i_cm
 /* Work that goes to the pool: an exec of more groups than run inline, or a replay (whose execs may).
    A helping thread leaves it to the executor, whose hand-off to the pool is tuned for it (a decode loop
    whose waiting thread ran its tokens' batches lost 3-5% at 2 lanes). */
-static bool accel_i_cpu_pool_work(const accel_i_cmd* c) {
+static bool accel_i_cpu_pool_work(const accel_i_batch* b, const accel_i_cmd* c) {
     const accel_exec_params* p = &c->u.exec.params;
+    uint32_t counts[3] = { 1, 1, 1 };
     uint64_t groups = 1;
     if (c->kind == ACCEL_I_CMD_REPLAY) return true;
     if (c->kind != ACCEL_I_CMD_EXEC) return false;
-    for (int d = 0; d < 3; d++) groups *= accel_i_groups_along(p, d);
+    /* indirect: its counts (read at its turn: final), each at most 2^32-1 */
+    if (c->flags & ACCEL_I_CMD_INDIRECT) memcpy(counts, accel_i_cpu_counts_at(b, c), sizeof counts);
+    for (int d = 0; d < 3 && groups <= ACCEL_CPU_INLINE_GROUPS; d++)
+        groups *= accel_i_groups_along(p, d) * counts[d];
     return groups > ACCEL_CPU_INLINE_GROUPS;
 }
 /* A command that ran and failed (failed != 0: a copy between devices, a replay of one) drops the rest
@@ -5042,7 +5605,12 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
     accel_i_cpu_trace tr = { NULL, 0, 0 };
     for (; b->pc < b->count; b->pc++) {
         accel_i_cmd* c = &b->cmds[b->pc];
-        if (q->help && accel_i_cpu_pool_work(c)) return false;   /* the executor's (see waits that help) */
+        if (q->help && accel_i_cpu_pool_work(b, c)) return false;   /* the executor's (see waits that help) */
+        if (accel_i_stale(&q->base.obj)) {   /* recovered: start nothing more (core: device generations) */
+            accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
+            b->pc = b->count;
+            return true;
+        }
         switch (c->kind) {
         case ACCEL_I_CMD_WAIT: {
             accel_result r = accel_i_cpu_wait_cmd(q, c->u.sig.signal, c->u.sig.value);
@@ -5441,6 +6009,14 @@ static void accel_i_cpu_queue_destroy(accel_queue* base) {
     accel_i_cpu_queue_free(q);
 }
 
+/* accel_device_recover: nothing native to make anew. The core made the queues stale and failed the
+   signals, so the executors start no command of the old generation (accel_i_cpu_run_batch); the pool's
+   threads and lanes serve both generations. */
+static accel_result accel_i_cpu_device_recover(accel_device* dev) {
+    (void)dev;
+    return ACCEL_OK;
+}
+
 /* ==== cpu: backend table ==== */
 /* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
 static const accel_backend accel_i_cpu_backend_table = {
@@ -5468,6 +6044,7 @@ static const accel_backend accel_i_cpu_backend_table = {
     NULL,                               /* walk: the executor is the device (no batch walk) */
     accel_i_cpu_commands_build,         /* commands_build */
     accel_i_cpu_commands_free,          /* commands_free */
+    accel_i_cpu_device_recover,         /* device_recover */
     NULL,                               /* peer_copy: the executor copies any buffer itself */
     NULL                                /* peer_waits: the executor is the device (see peer_info) */
 };

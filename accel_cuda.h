@@ -228,6 +228,21 @@
    Why graphs by default: one cuGraphLaunch of 1,000 kernels costs about a quarter of a launch loop's
    time per kernel; the GPU figures of bench/cuda.c 6-8 decide for short lists.
 
+   ==== Indirect execs ==========================================================================
+   CUDA has no indirect launch: accel_queue_exec_indirect reads the counts on the host where the
+   command's turn comes. It is a host step of the batch walk, like accel_queue_host_call: the segment
+   before it ends, the queue's worker waits until the queue's work drained (its last signal point
+   reached), reads the 12 bytes (device memory: a copy on the device's I/O stream and its synchronize;
+   HOST memory: directly), checks them against the limits, and launches the kernel with that grid as the
+   first command of the next segment (nothing when a count is 0 or the counts are over the limits). So
+   each costs a device round trip and a worker wake-up, as a host-gated wait does, and the stream idles
+   meanwhile. The other forms are not correct for every program or need what accel does not load: a
+   launch of the largest grid that returns early past the counts changes gridDim and needs the kernel's
+   cooperation; a device-side launch or graph update needs the device runtime (cudadevrt) linked into
+   the program's module; conditional graph nodes gate on a value but cannot size a grid. A command list
+   holding an indirect exec replays in the core's generic form (its commands recorded anew per replay),
+   not as a graph. bench/cuda.c figure 13 measures an indirect exec against a direct one.
+
    ==== Signals and signal points ===============================================================
    A CUDA signal is accel.h's host signal (a 64-bit timeline word with the wake-up machinery: spin, then
    sleep on a condition variable): host set and fail are atomic max / final failure, exactly as on the
@@ -314,12 +329,33 @@
    are logged with the call name and the driver's error name, fail the rest of that batch with
    ACCEL_ERROR_BACKEND, and leave the device usable.
 
+   ==== Recovery (accel_device_recover, see accel.h "Device generations") ======================
+   A recover resets the primary context: cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxReset (which
+   destroys every resource of the context, and with it a sticky error), cuDevicePrimaryCtxRetain; then
+   the device's own stream and pinned word blocks are made anew (the copy kernel and the timestamps'
+   reference event again when first needed). Before the reset, every queue of the old generation is
+   settled: its walks end (segments not handed to the stream are dropped) and its signal points apply
+   at once, as failed, releasing their batches; a walk gated on the host drops its batch when the wait
+   ends. Stale objects never call the driver again (their handles went with the context): destroying one
+   frees its host memory only. The primary context is the CUDA device's, shared by every accel device
+   on it (and by other code of the process that retains it): a recover resets theirs too, so their
+   objects are dead; recover each such device as well (their next driver calls fail, sticky, which
+   makes them lost). Measured on a GPU by `make gpu-check` (an out-of-bounds kernel, then a recover and
+   saxpy again).
+
    ==== Interop =================================================================================
    Code that also calls the driver or libraries on CUDA streams (cuBLAS, cuDNN, a framework) gets the
    native handles: accel_cuda_device_context (the primary context), accel_cuda_queue_stream (the
    queue's stream: work launched on it runs in stream order with accel's), accel_cuda_buffer_pointer
    (a buffer's CUdeviceptr); and lends accel its memory with accel_cuda_buffer_wrap (accel never frees
    it). No CUDA type appears in the public part: pointers are uint64_t, the context and stream void*.
+   accel_queue_native (accel.h) runs a library's enqueue (cuBLAS, NCCL, cuFFT) on the queue's stream in
+   the queue's order with no host round trip. A stream accel does not own takes accel signals with
+   accel_cuda_stream_wait (one cuStreamWaitValue64 on the word of "Signals and signal points" that
+   will reach the value; without stream memory operations a cuLaunchHostFunc that waits on the host)
+   and accel_cuda_stream_signal (one cuLaunchHostFunc that raises the signal: the GPU cannot store a
+   maximum, and host waiters must wake). Until the signal reaches what such waits wait for, releases
+   that wait for the whole device are held back, as behind accel's own GPU waits.
 
    ==== Thread safety, errors, allocation =======================================================
    As in accel.h: objects from any thread, one recording thread per queue. Nothing aborts; every driver
@@ -399,6 +435,40 @@ ACCEL_API void* accel_cuda_device_context(accel_device* d);
 ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_pointer, size_t size,
                                               accel_buffer** out);
 
+/* ==== interop: accel signals on streams accel does not own ====
+   A framework's or a library's CUstream (PyTorch, CuPy, cuBLAS's, one made with cuStreamCreate) in the
+   order of accel's signals. Each call enqueues ONE operation on `stream` and returns; errors are
+   returned (with a log line), not recorded. s must be a signal of a CUDA device and `stream` a stream in
+   a context on that CUDA device (the primary context accel uses, the CUDA runtime's, or another: the
+   words involved are portable, device-mapped pinned memory). Any thread; the calls do not change the
+   thread's current context. Both return INVALID_ARGUMENT for a NULL stream or signal, a signal of
+   another backend, value > ACCEL_SIGNAL_MAX; DEVICE_LOST; SIGNAL_FAILED, enqueuing nothing, when s is
+   already failed; BACKEND (or OUT_OF_MEMORY) when the driver refuses the operation. See "Signals and
+   signal points" in the documentation above for the words. */
+
+/* The stream waits, on the GPU, until s >= value: work enqueued on it after this call starts only then.
+   Nothing is enqueued when s already reached value. With stream memory operations: one
+   cuStreamWaitValue64 (GEQ) on the progress word of the accel queue whose signal point promised value,
+   already enqueued and held up by no wait for the host (GPU to GPU: the point's work runs whatever
+   happens to s), or else on s's mirror word, which every raise reaches: accel_signal_set, a queue's
+   signal (the GPU writes the mirror there), accel_cuda_stream_signal, and a failure (ACCEL_SIGNAL_MAX),
+   so a failed signal releases the stream, whose work then runs (as accel's own GPU waits do, DESIGN
+   6.1; fail what it signals yourself). Without them (the event-ring mode, ACCEL_CUDA_NO_MEMOPS=1): a
+   cuStreamWaitEvent on the event of the accel queue's signal point that promised value, already
+   enqueued; else one cuLaunchHostFunc whose function waits on the host until s reaches value or
+   fails; it holds the driver's host-function thread meanwhile, so the value must come from the host, an
+   accel queue or another device, not from a host function (accel_cuda_stream_signal) behind it.
+   Destroying s while a stream still waits on its mirror releases the stream (the mirror reads
+   ACCEL_SIGNAL_MAX). Destroy the device only after such streams passed the wait (cuStreamSynchronize). */
+ACCEL_API accel_result accel_cuda_stream_wait(void* stream, accel_signal* s, uint64_t value);
+/* When the stream gets there (everything enqueued on it before has completed), s = max(s, value), as
+   accel_signal_set: host waiters wake, accel queues of any backend waiting for it go on, and a failed s
+   stays failed. One cuLaunchHostFunc (a GPU cannot store a maximum; the host function makes no driver
+   call); accel queues of s's device waiting on the GPU are released when it has raised the mirror.
+   Nothing is enqueued when s already reached value. s is kept alive until the function ran; destroy the
+   device only after the stream passed it. UNSUPPORTED where the driver lacks cuLaunchHostFunc. */
+ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, uint64_t value);
+
 #ifdef __cplusplus
 }
 #endif
@@ -420,7 +490,10 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
      cuda: commands                - exec, copy, fill, update into stream work (staging, copy kernel)
      cuda: recorded command lists  - CUDA graphs, or pre-resolved launches
      cuda: queue segments          - segment_submit, drain, poll (the walk's slots); queues
-     cuda: backend table, interop, unavailable build */
+     cuda: recovery                - accel_device_recover: the primary context reset and made anew
+     cuda: backend table, interop
+     cuda: foreign streams         - accel_cuda_stream_wait / _signal on streams accel does not own
+     cuda: unavailable build */
 
 #if !defined(ACCEL_IMPLEMENTATION_INCLUDED)
 #  error "accel_cuda.h: define ACCEL_IMPLEMENTATION and include accel.h before ACCEL_CUDA_IMPLEMENTATION"
@@ -463,6 +536,7 @@ typedef struct accel_cu_event_s*   accel_cu_event;
 typedef struct accel_cu_graph_s*   accel_cu_graph;         /* CUDA graphs (recorded lists) */
 typedef struct accel_cu_graph_exec_s* accel_cu_graph_exec;
 typedef struct accel_cu_graph_node_s* accel_cu_graph_node;
+typedef void (ACCEL_I_CUDAAPI* accel_cu_host_fn)(void* user);   /* CUhostFn (cuLaunchHostFunc) */
 typedef struct accel_cu_kernel_node_params {   /* CUDA_KERNEL_NODE_PARAMS (v1) */
     accel_cu_function func;
     unsigned int grid[3], block[3], shared_bytes;
@@ -528,6 +602,7 @@ enum {
     X(DeviceTotalMem, 3020, (size_t* bytes, accel_cu_device device)) \
     X(DevicePrimaryCtxRetain, 7000, (accel_cu_context* ctx, accel_cu_device device)) \
     X(DevicePrimaryCtxRelease, 11000, (accel_cu_device device)) \
+    X(DevicePrimaryCtxReset, 11000, (accel_cu_device device)) \
     X(CtxSetCurrent, 4000, (accel_cu_context ctx)) \
     X(MemAlloc, 3020, (accel_cu_deviceptr* ptr, size_t bytes)) \
     X(MemFree, 3020, (accel_cu_deviceptr ptr)) \
@@ -588,6 +663,8 @@ enum {
     X(GraphExecMemcpyNodeSetParams, 10020, (accel_cu_graph_exec exec, accel_cu_graph_node node, \
                                             const accel_cu_memcpy3d* params, accel_cu_context ctx)) \
     X(GraphLaunch, 10000, (accel_cu_graph_exec exec, accel_cu_stream stream)) \
+    X(LaunchHostFunc, 10000, (accel_cu_stream stream, accel_cu_host_fn fn, void* user)) \
+    X(StreamWaitEvent, 3020, (accel_cu_stream stream, accel_cu_event event, unsigned int flags)) \
     X(DeviceGetUuid, 9020, (accel_cu_uuid* uuid, accel_cu_device device)) \
     X(DeviceCanAccessPeer, 4000, (int* can, accel_cu_device device, accel_cu_device peer)) \
     X(CtxEnablePeerAccess, 4000, (accel_cu_context peer, unsigned int flags))
@@ -603,6 +680,8 @@ static const char* const accel_i_cu_optional[] = {
     "GraphCreate", "GraphDestroy", "GraphAddKernelNode", "GraphAddMemsetNode", "GraphAddMemcpyNode",
     "GraphInstantiateWithFlags", "GraphExecDestroy", "GraphExecKernelNodeSetParams",
     "GraphExecMemsetNodeSetParams", "GraphExecMemcpyNodeSetParams", "GraphLaunch",
+    /* foreign streams (accel_cuda_stream_signal; stream_wait without memops): UNSUPPORTED without it */
+    "LaunchHostFunc", "StreamWaitEvent",
     /* several devices: identity and peer access (without them: uuid zero, copies staged) */
     "DeviceGetUuid", "DeviceCanAccessPeer", "CtxEnablePeerAccess"
 };
@@ -1147,6 +1226,10 @@ typedef struct accel_i_cu_signal {
     uint64_t evicted;              /* the largest value of a point that left the ring */
     /* the largest value a GPU wait on the mirror waits for (written under point_lock) */
     accel_i_a64 mirror_wanted;
+    /* GPU waits of streams accel does not own, not retired yet (cuda: foreign streams), and the largest
+       value they wait for (point_lock) */
+    accel_i_a32 foreign_waits;
+    uint64_t foreign_max;
 } accel_i_cu_signal;
 typedef struct accel_i_cu_buffer {
     accel_buffer base;
@@ -1193,10 +1276,12 @@ struct accel_i_cu_queue {
     uint32_t waits;                /* GPU waits enqueued since the last point (see cuda: releases) */
     uint32_t holds;                /* reap_needed counts taken since the last point (its `holds`) */
     /* the GPU waits on host-raised values (mirrors) enqueued and not known released, oldest first
-       (pruned by accel_i_cu_gates_prune), with `at`: the stream work enqueued before each. Past
+       (pruned by accel_i_cu_gates_prune), with `at`: the stream work enqueued before each, and `after`:
+       the sequence number of the first point after it (reached, the wait was passed, whatever its word
+       reads now: the signal may be gone and its mirror word another signal's). Past
        ACCEL_I_CU_GATES the newer ones are not listed (`unlisted`, the first at `unlisted_at`) until
        the queue is idle */
-    struct { const accel_i_a64* word; uint64_t value, at; } gates[ACCEL_I_CU_GATES];
+    struct { const accel_i_a64* word; uint64_t value, at, after; } gates[ACCEL_I_CU_GATES];
     uint32_t ngates;
     bool unlisted;
     uint64_t unlisted_at;
@@ -1222,6 +1307,12 @@ struct accel_i_cu_queue {
 
 static accel_i_cu_device* accel_i_cu_dev(accel_device* d) { return (accel_i_cu_device*)d; }
 static void accel_i_cu_enter(accel_i_cu_device* dev) { accel_i_cu.CtxSetCurrent(dev->ctx); }
+/* The queue's native work is over: its device is lost, or the queue is stale (accel_device_recover: its
+   stream and events went with the old context, see cuda: recovery). Such a queue's points apply at once,
+   as failed, and it makes no driver call any more. */
+static bool accel_i_cu_gone(accel_i_cu_queue* q) {
+    return accel_i_lost(q->base.obj.device) || accel_i_stale(&q->base.obj);
+}
 
 /* ==== cuda: releases ====
    cuMemFree, cuMemFreeHost and cuModuleUnload wait for the whole device to be idle (they block while
@@ -1318,6 +1409,7 @@ static void accel_i_cu_release(accel_i_cu_device* dev, accel_i_cu_release_kind k
     accel_i_cu_grave* g;
     accel_i_mutex_lock(&dom->lock);
     if (dom->waits_pending == 0) {
+        accel_i_cu_graves_run(dom);   /* any held back by foreign waits (cuda: foreign streams) */
         accel_i_cu_release_now(kind, handle, dptr);
         accel_i_mutex_unlock(&dom->lock);
         return;
@@ -1722,7 +1814,7 @@ static void accel_i_cu_buffer_free(accel_buffer* b) {
     accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
     accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
     accel_i_cu_enter(dev);
-    if (buf->borrowed) { /* the caller's memory */ }
+    if (buf->borrowed || accel_i_stale(&b->obj)) { /* the caller's memory; the old context's */ }
     else if (b->mapped) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, b->mapped, 0);
     else accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
     accel_i_dev_free(&dev->base, buf, sizeof *buf);
@@ -1867,7 +1959,7 @@ static void accel_i_cu_program_free(accel_program* prog) {
     accel_i_cu_program* p = (accel_i_cu_program*)prog;
     accel_i_cu_device* dev = accel_i_cu_dev(prog->obj.device);
     accel_i_cu_enter(dev);
-    accel_i_cu_release(dev, ACCEL_I_CU_MODULE, p->module, 0);
+    if (!accel_i_stale(&prog->obj)) accel_i_cu_release(dev, ACCEL_I_CU_MODULE, p->module, 0);
     accel_i_dev_free(&dev->base, p, sizeof *p);
 }
 
@@ -1969,7 +2061,7 @@ static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, boo
     if (e->signal) accel_i_raise(e->signal, lost ? accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST) : e->value);
     if (e->mirrored)   /* the GPU's store may have lowered the mirror below a host raise */
         accel_i_cu_signal_publish(e->signal, accel_i_host_signal_value(e->signal));
-    if (e->staging) {   /* keep the larger of it and the cached block for the next batch */
+    if (e->staging && !accel_i_stale(&q->base.obj)) {   /* keep the larger of it and the cached one */
         void* drop = e->staging;
         accel_i_spin_lock(&q->ring_lock);
         if (e->staging_size > q->staging_cache_size) {
@@ -2004,7 +2096,7 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
     if (atomic_exchange_explicit(&q->reap_lock, 1u, memory_order_acquire)) return true;
     for (;;) {
         accel_i_cu_point e;
-        bool lost = accel_i_lost(&dev->base), reached = lost;
+        bool lost = accel_i_cu_gone(q), reached = lost;
         accel_i_spin_lock(&q->ring_lock);
         if (q->ring_count == 0) { accel_i_spin_unlock(&q->ring_lock); break; }
         e = q->ring[q->ring_head];
@@ -2040,7 +2132,7 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
             accel_i_cu_enter(dev);
             entered = true;
         }
-        accel_i_cu_point_apply(q, &e, accel_i_lost(&dev->base));
+        accel_i_cu_point_apply(q, &e, accel_i_cu_gone(q));
     }
     accel_i_spin_lock(&q->ring_lock);
     pending = q->ring_count > 0;
@@ -2089,7 +2181,9 @@ static void accel_i_cu_gates_prune(accel_i_cu_queue* q, bool adding) {
     accel_i_spin_unlock(&q->ring_lock);
     if (idle) { q->ngates = 0; q->unlisted = false; return; }
     for (uint32_t i = 0; i < q->ngates; i++)
-        if (atomic_load(q->gates[i].word) < q->gates[i].value) q->gates[n++] = q->gates[i];
+        if (atomic_load(q->gates[i].word) < q->gates[i].value &&
+            atomic_load_explicit(q->progress.host, memory_order_acquire) < q->gates[i].after)
+            q->gates[n++] = q->gates[i];
     q->ngates = n;
 }
 /* A GPU wait for a host-raised value goes into the stream: listed while the list has room and no older
@@ -2099,6 +2193,7 @@ static void accel_i_cu_gate_add(accel_i_cu_queue* q, const accel_i_a64* word, ui
     if (!q->unlisted && q->ngates < ACCEL_I_CU_GATES) {
         q->gates[q->ngates].word = word;
         q->gates[q->ngates].value = value;
+        q->gates[q->ngates].after = q->issued + 1;   /* the point after the wait: passed it */
         q->gates[q->ngates++].at = q->enqueued;
     } else if (!q->unlisted) {
         q->unlisted = true;
@@ -2190,10 +2285,12 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     accel_i_cu_point e, *slot = NULL;
     accel_cu_result cr = ACCEL_CU_SUCCESS;
+    bool gone = accel_i_cu_gone(q);
     memset(&e, 0, sizeof e);
     e.signal = s; e.value = value; e.batch = batch; e.stamp = stamp;
     if (stamp) { atomic_fetch_add(&q->stamps_pending, 1u); e.stamp_enq = accel_i_now_ns(); }
-    if (batch) {
+    if (gone && accel_i_stale(&q->base.obj)) q->waits = q->holds = 0;   /* the recover dropped them */
+    if (batch && !accel_i_stale(&q->base.obj)) {   /* a stale queue's went with the old context */
         e.staging = q->staging;
         e.staging_size = q->staging_size;
         q->staging = NULL;
@@ -2203,7 +2300,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
     if (q->ring_count < q->ring_cap || accel_i_cu_ring_grow(q))
         slot = &q->ring[(q->ring_head + q->ring_count) % q->ring_cap];
     accel_i_spin_unlock(&q->ring_lock);
-    if (slot && !accel_i_lost(&dev->base)) {   /* only the enqueuer touches slots beyond the count */
+    if (slot && !gone) {   /* only the enqueuer touches slots beyond the count */
         e.ev = slot->ev;
         e.sev = slot->sev;
         if (stamp) {   /* its timing event, then a point of its own after it */
@@ -2257,19 +2354,21 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         accel_i_cu_check(dev, cr, dev->memops ? "cuStreamWriteValue64" : "cuEventRecord");
     }
     /* fallback: everything before the point completes first (or the device is lost) */
-    accel_i_cu_enter(dev);
+    if (!gone) accel_i_cu_enter(dev);
     while (accel_i_cu_reap(q)) accel_i_yield();
-    if (!accel_i_lost(&dev->base)) {
+    if (!gone) {
         cr = accel_i_cu.StreamSynchronize(q->stream);
         if (cr != ACCEL_CU_SUCCESS) accel_i_cu_check(dev, cr, "cuStreamSynchronize");
     }
     e.waits = q->waits;
     e.holds = q->holds;
     q->waits = q->holds = 0;
-    accel_i_cu_point_apply(q, &e, accel_i_lost(&dev->base));
+    accel_i_cu_point_apply(q, &e, accel_i_cu_gone(q));
 }
 
 /* ==== cuda: signals ==== */
+static void accel_i_cu_foreign_retire(accel_signal* s, uint64_t v);   /* cuda: foreign streams */
+static bool accel_i_cu_foreign_orphan(accel_signal* s);
 /* Signals are accel.h's host signals (see the header's design notes) plus a mirror word the GPU can
    watch; a wait also reaps the points of the signals' devices, polling in slices of
    accel_i_cu_poll_slice while work is in flight. */
@@ -2280,6 +2379,8 @@ static accel_result accel_i_cu_signal_create(accel_device* d, uint64_t initial, 
     cs = (accel_i_cu_signal*)*out;
     atomic_init(&cs->point_lock, 0u);
     atomic_init(&cs->mirror_wanted, 0u);
+    atomic_init(&cs->foreign_waits, 0u);
+    cs->foreign_max = 0;
     accel_i_cu_enter(accel_i_cu_dev(d));
     if ((r = accel_i_cu_word_take(accel_i_cu_dev(d), &cs->mirror, false)) != ACCEL_OK) {
         accel_i_object_undo(&(*out)->obj);
@@ -2292,7 +2393,9 @@ static accel_result accel_i_cu_signal_create(accel_device* d, uint64_t initial, 
     return ACCEL_OK;
 }
 static void accel_i_cu_signal_free(accel_signal* s) {
-    accel_i_cu_word_give(accel_i_cu_dev(s->obj.device), &((accel_i_cu_signal*)s)->mirror);
+    /* a stale one's word went with the old context's blocks; one foreign streams may still read stays */
+    if (!accel_i_stale(&s->obj) && !accel_i_cu_foreign_orphan(s))
+        accel_i_cu_word_give(accel_i_cu_dev(s->obj.device), &((accel_i_cu_signal*)s)->mirror);
     accel_i_host_signal_destroy(s, sizeof(accel_i_cu_signal));
 }
 /* signal_publish: the mirror takes the maximum. A failure writes ACCEL_SIGNAL_MAX, at or above every
@@ -2300,9 +2403,12 @@ static void accel_i_cu_signal_free(accel_signal* s) {
    with bit 63 set would read as below every value. */
 static void accel_i_cu_signal_publish(accel_signal* s, uint64_t v) {
     accel_i_a64* m = ((accel_i_cu_signal*)s)->mirror.host;
-    uint64_t old = atomic_load(m);
+    uint64_t old;
+    if (accel_i_stale(&s->obj)) return;   /* its word went with the old context (no GPU waits on it) */
+    old = atomic_load(m);
     if (accel_i_failed(v)) v = ACCEL_SIGNAL_MAX;
     while (old < v && !atomic_compare_exchange_weak(m, &old, v)) {}
+    if (atomic_load(&((accel_i_cu_signal*)s)->foreign_waits)) accel_i_cu_foreign_retire(s, v);
 }
 static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n,
                                                 bool all, uint64_t timeout_ns, uint32_t* first) {
@@ -2373,6 +2479,7 @@ static accel_cu_result accel_i_cu_exec(accel_i_cu_queue* q, accel_i_batch* b, co
     for (uint32_t i = 0; i < nc; i++) params[nb + i] = &constants[i];
     for (int d = 0; d < 3; d++)
         grid[d] = (uint32_t)accel_i_groups_along(p, d);
+    if (!grid[0] || !grid[1] || !grid[2]) return ACCEL_CU_SUCCESS;   /* an indirect exec read no work */
     return accel_i_cu.LaunchKernel(((accel_i_cu_program*)c->u.exec.program)->fn, grid[0], grid[1], grid[2],
                                    p->local_size[0], p->local_size[1], p->local_size[2], 0, q->stream,
                                    params, NULL);
@@ -2671,18 +2778,19 @@ static accel_cu_result accel_i_cu_op_node(accel_i_cu_device* dev, accel_cu_graph
     return ACCEL_CU_SUCCESS;   /* a barrier: stream order within the graph's chain gives it */
 }
 
-static void accel_i_cu_list_free(accel_i_cu_device* dev, accel_i_cu_list* l) {
-    accel_i_cu_enter(dev);
+/* native false: the list is stale, its graphs and pinned block went with the old context */
+static void accel_i_cu_list_free(accel_i_cu_device* dev, accel_i_cu_list* l, bool native) {
+    if (native) accel_i_cu_enter(dev);
     for (uint32_t i = 0; i < ACCEL_I_CU_EXECS; i++) {
-        if (l->inst[i].exec) accel_i_cu_release(dev, ACCEL_I_CU_GRAPH_EXEC, l->inst[i].exec, 0);
+        if (l->inst[i].exec && native) accel_i_cu_release(dev, ACCEL_I_CU_GRAPH_EXEC, l->inst[i].exec, 0);
         accel_i_dev_free(&dev->base, l->inst[i].patched, l->count);
     }
-    if (l->graph) accel_i_cu_release(dev, ACCEL_I_CU_GRAPH, l->graph, 0);
-    if (l->pinned) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, l->pinned, 0);
+    if (l->graph && native) accel_i_cu_release(dev, ACCEL_I_CU_GRAPH, l->graph, 0);
+    if (l->pinned && native) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, l->pinned, 0);
     accel_i_dev_free(&dev->base, l, l->bytes);
 }
 static void accel_i_cu_commands_free(accel_commands* c) {
-    accel_i_cu_list_free(accel_i_cu_dev(c->obj.device), (accel_i_cu_list*)c->native);
+    accel_i_cu_list_free(accel_i_cu_dev(c->obj.device), (accel_i_cu_list*)c->native, !accel_i_stale(&c->obj));
 }
 
 /* Makes instance i (taken by the caller). */
@@ -2715,6 +2823,7 @@ static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c)
     accel_cu_deviceptr* ptrs; uint32_t* consts; void** params; unsigned char* pinned;
     accel_result r = ACCEL_OK;
     (void)q;
+    if (c->has_indirect) return ACCEL_OK;   /* host steps inside: the core's generic form (native NULL) */
     for (uint32_t i = 0; i < b->count; i++) {
         const accel_i_cmd* cmd = &b->cmds[i];
         if (cmd->kind == ACCEL_I_CMD_EXEC) {
@@ -2742,7 +2851,7 @@ static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c)
                                                                    ACCEL_CU_MEMHOSTALLOC_PORTABLE),
                                       "cuMemHostAlloc (command list updates)")) != ACCEL_OK) {
         l->pinned = NULL;
-        accel_i_cu_list_free(dev, l);
+        accel_i_cu_list_free(dev, l, true);
         return r;
     }
     pinned = (unsigned char*)l->pinned;
@@ -2751,7 +2860,7 @@ static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c)
         l->host_copy = l->host_copy || accel_i_cu_op_host_to_host(&l->ops[i], NULL, 0);
     }
     if (accel_i_cu_graphs_usable() && (r = accel_i_cu_graph_build(dev, l)) != ACCEL_OK) {
-        accel_i_cu_list_free(dev, l);
+        accel_i_cu_list_free(dev, l, true);
         return r;
     }
     c->native = l;
@@ -2929,6 +3038,28 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
     return accel_i_failed_value(accel_i_cu_check(dev, cr, call));
 }
 
+/* The word and value a GPU wait for s >= v watches (s's point_lock held; see accel_i_cu_device_wait):
+   a promising point's progress word and sequence number, else the mirror (and v goes into
+   mirror_wanted: later points write it). `own`: the waiting stream's progress word (0: a stream of no
+   queue). Returns whether a point that left the ring may be what reaches v (only the host's apply of
+   it raises the mirror then). */
+static bool accel_i_cu_wait_target(accel_i_cu_signal* cs, uint64_t v, accel_cu_deviceptr own,
+                                   accel_cu_deviceptr* addr, uint64_t* value) {
+    *addr = cs->mirror.dptr;
+    *value = v;
+    for (uint32_t i = 0; cs->evicted < v && i < cs->points_count; i++) {
+        const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
+        if (m->value < v) continue;
+        /* held up by a host-raised wait (not this stream's: stream order): the mirror, which the
+           host raises however v comes (a host set, any queue's point reaped, a failure) */
+        if (m->word != own && (m->opaque || (m->gate && atomic_load(m->gate) < m->gate_value))) break;
+        *addr = m->word; *value = m->seq;
+        break;
+    }
+    if (*addr == cs->mirror.dptr && v > atomic_load_explicit(&cs->mirror_wanted, memory_order_relaxed))
+        atomic_store_explicit(&cs->mirror_wanted, v, memory_order_relaxed);   /* later points write it */
+    return cs->evicted >= v;
+}
 /* A GPU wait for s >= v (a CUDA signal of this device). On the progress word of the queue of the FIRST
    signal point that promised v (waiting for a later one could wait on work that itself waits for this
    queue: a deadlock), when the ring of recent points still holds it; else on the signal's mirror, which
@@ -2937,26 +3068,12 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
    launch and a progress write, as a raw stream's launch and event record). */
 static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
-    accel_cu_deviceptr addr = cs->mirror.dptr;
-    uint64_t value = v;
+    accel_cu_deviceptr addr;
+    uint64_t value;
     accel_cu_result cr;
     bool hold;
     accel_i_spin_lock(&cs->point_lock);
-    hold = cs->evicted >= v;   /* a point that left the ring may be one only the host's apply releases */
-    if (cs->evicted < v) {
-        for (uint32_t i = 0; i < cs->points_count; i++) {
-            const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
-            if (m->value < v) continue;
-            /* held up by a host-raised wait (not this stream's: stream order): the mirror, which the
-               host raises however v comes (a host set, any queue's point reaped, a failure) */
-            if (m->word != q->progress.dptr &&
-                (m->opaque || (m->gate && atomic_load(m->gate) < m->gate_value))) break;
-            addr = m->word; value = m->seq;
-            break;
-        }
-    }
-    if (addr == cs->mirror.dptr && v > atomic_load_explicit(&cs->mirror_wanted, memory_order_relaxed))
-        atomic_store_explicit(&cs->mirror_wanted, v, memory_order_relaxed);   /* later points write it */
+    hold = accel_i_cu_wait_target(cs, v, q->progress.dptr, &addr, &value);
     accel_i_spin_unlock(&cs->point_lock);
     /* a point enqueued earlier on this stream: stream order */
     if (addr == q->progress.dptr) return ACCEL_CU_SUCCESS;
@@ -3049,7 +3166,7 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
 static void accel_i_cu_batch_submitted(accel_queue* base, accel_i_batch* b) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     /* else the point makes no driver call */
-    if (q->dirty) accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
+    if (q->dirty && !accel_i_cu_gone(q)) accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
     accel_i_cu_point_add(q, NULL, 0, b, NULL);
     accel_i_walker_poke(base);
 }
@@ -3077,7 +3194,7 @@ static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
     }
     q->lingering = true;
     slice = accel_i_cu_poll_slice(atomic_load(&q->poll_since));
-    if (slice >= 32000u && !accel_i_lost(&dev->base)) {   /* waits over 1 ms: notice a dead device */
+    if (slice >= 32000u && !accel_i_cu_gone(q)) {   /* waits over 1 ms: notice a dead device */
         accel_cu_result cr;
         accel_i_cu_enter(dev);
         cr = accel_i_cu.StreamQuery(q->stream);
@@ -3118,18 +3235,19 @@ static accel_result accel_i_cu_queue_drain(accel_queue* base, uint64_t timeout_n
     }
 }
 
-static void accel_i_cu_queue_free(accel_i_cu_queue* q, bool events) {
+/* native false: the queue is stale, its stream, events, word and staging went with the old context */
+static void accel_i_cu_queue_free(accel_i_cu_queue* q, bool events, bool native) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     accel_device* d = &dev->base;
-    for (uint32_t i = 0; i < q->ring_cap; i++) {
+    for (uint32_t i = 0; i < q->ring_cap && native; i++) {
         if (q->ring[i].ev) accel_i_cu.EventDestroy(q->ring[i].ev);
         if (q->ring[i].sev) accel_i_cu.EventDestroy(q->ring[i].sev);
     }
     accel_i_dev_free(d, q->ring, (size_t)q->ring_cap * sizeof *q->ring);
-    if (q->stream) accel_i_cu.StreamDestroy(q->stream);
+    if (q->stream && native) accel_i_cu.StreamDestroy(q->stream);
     /* keeps its value: see cuda: pinned words */
-    if (q->progress.host) accel_i_cu_word_give(dev, &q->progress);
-    if (q->staging_cache) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, q->staging_cache, 0);
+    if (q->progress.host && native) accel_i_cu_word_give(dev, &q->progress);
+    if (q->staging_cache && native) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, q->staging_cache, 0);
     if (events) accel_i_event_destroy(&q->done);
     accel_i_dev_free(d, q, sizeof *q);
 }
@@ -3149,18 +3267,18 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     r = accel_i_cu_check(dev, accel_i_cu.StreamCreate(&q->stream, ACCEL_CU_STREAM_NON_BLOCKING),
                          "cuStreamCreate");
     if (r == ACCEL_OK) r = accel_i_cu_word_take(dev, &q->progress, true);
-    if (r != ACCEL_OK) { accel_i_cu_queue_free(q, false); return r; }
+    if (r != ACCEL_OK) { accel_i_cu_queue_free(q, false, true); return r; }
     q->issued = atomic_load(q->progress.host);   /* a reused word counts on */
     q->reached = q->issued;
     if (!accel_i_event_init(&q->done, 0)) {
-        accel_i_cu_queue_free(q, false);
+        accel_i_cu_queue_free(q, false, true);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
     accel_i_queue_init(&q->base, d, type);
     if ((r = accel_i_walker_start(&q->base)) != ACCEL_OK) {
         accel_i_object_undo(&q->base.obj);
         accel_i_queue_fini(&q->base);
-        accel_i_cu_queue_free(q, true);
+        accel_i_cu_queue_free(q, true, true);
         return r;
     }
     accel_i_spin_lock(&dev->queues_lock);
@@ -3179,10 +3297,86 @@ static void accel_i_cu_queue_destroy(accel_queue* base) {
     for (accel_i_cu_queue** p = &dev->queues; *p; p = &(*p)->next_queue)
         if (*p == q) { *p = q->next_queue; break; }
     accel_i_spin_unlock(&dev->queues_lock);
-    accel_i_cu_enter(dev);
+    if (!accel_i_stale(&base->obj)) accel_i_cu_enter(dev);
     while (accel_i_cu_reap(q)) accel_i_yield();   /* nothing is left; makes sure of it */
     accel_i_queue_fini(base);
-    accel_i_cu_queue_free(q, true);
+    accel_i_cu_queue_free(q, true, !accel_i_stale(&base->obj));
+}
+
+/* ==== cuda: recovery ==== */
+/* accel_device_recover (see "Recovery" in the header). The core made every object stale, failed the
+   signals and settled the walks; here the old context's points apply (as failed: no driver call), the
+   device's native state is forgotten (it goes with the context: nothing is released), the context is
+   reset and retained anew, and the device's stream and pinned blocks are made again. The io, cache and
+   domain locks keep buffer reads and writes, the copy kernel's loading and releases out meanwhile. */
+static void accel_i_cu_forget_native(accel_i_cu_device* dev) {
+    accel_i_cu_block* k;
+    accel_i_spin_lock(&dev->words_lock);
+    k = dev->blocks;
+    dev->blocks = NULL;
+    accel_i_spin_unlock(&dev->words_lock);
+    while (k) {
+        accel_i_cu_block* next = k->next;
+        accel_i_dev_free(&dev->base, k, sizeof *k);
+        k = next;
+    }
+    dev->io = NULL;
+    dev->cal_ev = NULL;
+    dev->cal_at = 0;
+    dev->copy_mod = NULL;
+    dev->copy_fn = NULL;
+    atomic_store(&dev->reap_needed, 0u);
+    while (dev->domain->graves) {   /* domain lock held: releases of the old context's handles */
+        accel_i_cu_grave* g = dev->domain->graves;
+        dev->domain->graves = g->next;
+        accel_i_default_free(g, sizeof *g, NULL);
+    }
+    dev->domain->waits_pending = 0;
+}
+static accel_result accel_i_cu_context_anew(accel_i_cu_device* dev) {
+    accel_cu_context ctx = NULL;
+    accel_cu_result cr;
+    accel_i_cu.DevicePrimaryCtxRelease(dev->cudev);   /* the last retain gone: the context goes */
+    cr = accel_i_cu.DevicePrimaryCtxReset(dev->cudev);   /* and if others retain it, it goes now */
+    if (cr != ACCEL_CU_SUCCESS)
+        accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_device_recover: cuDevicePrimaryCtxReset: %s (%d)",
+                    accel_i_cu_error_name(cr), cr);
+    if ((cr = accel_i_cu.DevicePrimaryCtxRetain(&ctx, dev->cudev)) != ACCEL_CU_SUCCESS) {
+        return accel_i_fail(&dev->base, ACCEL_ERROR_BACKEND,
+                            "accel_device_recover: cuDevicePrimaryCtxRetain failed: %s (%d)",
+                            accel_i_cu_error_name(cr), cr);
+    }
+    /* the same handle on the drivers seen so far: then nobody sees a write (stale queues' threads may
+       still read it, for calls their gone state then skips) */
+    if (ctx != dev->ctx) dev->ctx = ctx;
+    accel_i_cu_enter(dev);
+    cr = accel_i_cu.StreamCreate(&dev->io, ACCEL_CU_STREAM_NON_BLOCKING);
+    if (cr != ACCEL_CU_SUCCESS) {
+        dev->io = NULL;
+        return accel_i_fail(&dev->base, ACCEL_ERROR_BACKEND, "accel_device_recover: cuStreamCreate: %s (%d)",
+                            accel_i_cu_error_name(cr), cr);
+    }
+    if (!accel_i_cu_words_init(dev))
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_device_recover: out of memory for the device's pinned words");
+    return ACCEL_OK;
+}
+static accel_result accel_i_cu_device_recover(accel_device* d) {
+    accel_i_cu_device* dev = accel_i_cu_dev(d);
+    accel_result r;
+    while (accel_i_cu_reap_device(dev)) accel_i_yield();   /* stale queues: at once, as failed */
+    accel_i_mutex_lock(&dev->io_lock);
+    accel_i_mutex_lock(&dev->cache_lock);
+    accel_i_mutex_lock(&dev->domain->lock);
+    accel_i_cu_forget_native(dev);
+    r = accel_i_cu_context_anew(dev);
+    accel_i_mutex_unlock(&dev->domain->lock);
+    accel_i_mutex_unlock(&dev->cache_lock);
+    accel_i_mutex_unlock(&dev->io_lock);
+    if (r == ACCEL_OK)
+        accel_i_log(d, ACCEL_LOG_INFO, "accel_device_recover: CUDA device %s: the primary context is new",
+                    d->info.name);
+    return r;
 }
 
 /* ==== cuda: backend table ==== */
@@ -3193,7 +3387,8 @@ static const accel_i_walk_ops accel_i_cu_walk = {
     accel_i_cu_batch_submitted,         /* batch_submitted */
     accel_i_cu_queue_drain,             /* queue_drain */
     accel_i_cu_signal_publish,          /* signal_publish: the mirror word */
-    accel_i_cu_queue_poll               /* queue_poll: the worker reaps signal points */
+    accel_i_cu_queue_poll,              /* queue_poll: the worker reaps signal points */
+    true                                /* indirect_on_host: no indirect launch (see "Indirect execs") */
 };
 /* ==== cuda: several devices ==== */
 /* peer_copy: does a queue of d copy to and from o's buffers in its own stream (cuMemcpyAsync, the kind
@@ -3265,6 +3460,7 @@ static const accel_backend accel_i_cu_backend_table = {
     &accel_i_cu_walk,                   /* walk */
     accel_i_cu_commands_build,          /* commands_build: a CUDA graph (or pre-resolved launches) */
     accel_i_cu_commands_free,           /* commands_free */
+    accel_i_cu_device_recover,          /* device_recover: the primary context reset (cuda: recovery) */
     accel_i_cu_peer_copy,               /* peer_copy: one context, or peer access */
     accel_i_cu_peer_waits               /* peer_waits: accel devices on one CUDA device */
 };
@@ -3307,6 +3503,190 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
     return ACCEL_OK;
 }
 
+/* ==== cuda: foreign streams ====
+   accel_cuda_stream_wait / accel_cuda_stream_signal: one operation on a stream accel does not own.
+   A wait is a GPU wait as a queue's is (accel_i_cu_wait_target: the progress word of the point that
+   promised the value, else the mirror, which later points then write on the GPU); without stream
+   memory operations, a cuStreamWaitEvent on the event of a point in a queue's ring that promised the
+   value (accel_i_cu_foreign_event: needs no host, so it is not counted below), else a host function
+   that waits on the host word. The GPU waits on words and the host functions count in the domain's
+   waits_pending (no release blocks behind it: see cuda: releases) until a raise of the signal reaches
+   the largest value such waits of it ask for (accel_i_cu_foreign_retire, from signal_publish). A signal
+   is a host function that raises s as accel_signal_set does: host waiters wake, the mirror goes up
+   (GPU waiters go on), failure stays sticky. Host functions hold a reference to s. Unlike a queue's
+   wait, a foreign one takes no `hold` (it has no point to retire it): a wait for a value whose point
+   left s's ring watches the mirror, which the host raises when it applies that point (at the latest
+   the queue worker's backstop poll, ACCEL_CUDA_POLL_MAX_NS). */
+typedef struct accel_i_cu_foreign { accel_signal* s; uint64_t value; } accel_i_cu_foreign;
+
+/* n foreign waits retired by a raise, which may run on the driver's host-function thread, where no
+   driver call may be made: the releases they held back run at the next release (accel_i_cu_release). */
+static void accel_i_cu_waits_drop(accel_i_cu_device* dev, uint32_t n) {
+    accel_i_mutex_lock(&dev->domain->lock);
+    dev->domain->waits_pending -= n;
+    accel_i_mutex_unlock(&dev->domain->lock);
+}
+/* s reached v (or failed): its foreign waits are retired once v reaches the largest they wait for (a
+   wait for less is retired late: a release waits a little longer, nothing waits for ever). */
+static void accel_i_cu_foreign_retire(accel_signal* s, uint64_t v) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    uint32_t n = 0;
+    accel_i_spin_lock(&cs->point_lock);
+    if (accel_i_failed(v) || v >= cs->foreign_max) {
+        n = atomic_exchange(&cs->foreign_waits, 0u);
+        cs->foreign_max = 0;
+    }
+    accel_i_spin_unlock(&cs->point_lock);
+    if (n) accel_i_cu_waits_drop(accel_i_cu_dev(s->obj.device), n);
+}
+/* A signal freed while foreign streams may still wait on its mirror: the mirror reads
+   ACCEL_SIGNAL_MAX (released, as by a failure) and its word never returns to the pool. Returns whether
+   there were such waits (the word is then kept). */
+static bool accel_i_cu_foreign_orphan(accel_signal* s) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    uint32_t n = atomic_exchange(&cs->foreign_waits, 0u);
+    if (!n) return false;
+    atomic_store(cs->mirror.host, ACCEL_SIGNAL_MAX);
+    accel_i_cu_waits_drop(accel_i_cu_dev(s->obj.device), n);
+    return true;
+}
+
+/* The calls' checks; OK with *pending false when s already reached value (nothing to enqueue);
+   SIGNAL_FAILED when s is failed. */
+static accel_result accel_i_cu_foreign_check(const char* fn, void* stream, accel_signal* s, uint64_t value,
+                                             bool* pending) {
+    accel_device* d;
+    uint64_t now;
+    if (!s) {
+        accel_i_log_to(NULL, ACCEL_LOG_ERROR, "%s: signal is NULL", fn);
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    d = s->obj.device;
+    if (!accel_i_cu_is(d))
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "%s: signal %p%s%s%s is not a CUDA signal (its device's backend is %s)",
+                            fn, (void*)s, ACCEL_I_LABEL(&s->obj), d->backend->name);
+    if (!stream) return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "%s: stream is NULL", fn);
+    if (value > ACCEL_SIGNAL_MAX)
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "%s: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
+                            fn, (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
+    if (accel_i_stale(&s->obj))
+        return accel_i_fail(d, ACCEL_ERROR_DEVICE_LOST,
+                            "%s: signal %p%s%s%s is of a generation before accel_device_recover",
+                            fn, (void*)s, ACCEL_I_LABEL(&s->obj));
+    if (accel_i_lost(d)) return ACCEL_ERROR_DEVICE_LOST;
+    now = accel_i_host_signal_value(s);
+    if (accel_i_failed(now)) return ACCEL_ERROR_SIGNAL_FAILED;
+    *pending = now < value;
+    return ACCEL_OK;
+}
+/* The host functions: raise s (accel_cuda_stream_signal); wait on the host word (a wait without
+   stream memory operations). Neither makes a driver call. */
+static void ACCEL_I_CUDAAPI accel_i_cu_foreign_raise(void* user) {
+    accel_i_cu_foreign* f = (accel_i_cu_foreign*)user;
+    accel_signal* s = f->s;
+    uint64_t v = f->value;
+    accel_i_dev_free(s->obj.device, f, sizeof *f);
+    accel_i_raise(s, v);
+    accel_i_release(s);
+}
+static void ACCEL_I_CUDAAPI accel_i_cu_foreign_hold(void* user) {
+    accel_i_cu_foreign* f = (accel_i_cu_foreign*)user;
+    accel_signal* s = f->s;
+    uint64_t v = f->value;
+    uint32_t first = 0;
+    accel_i_dev_free(s->obj.device, f, sizeof *f);
+    accel_i_host_signal_wait(&s, &v, 1, true, ACCEL_WAIT_FOREVER, &first);   /* reached, or failed */
+    accel_i_release(s);
+}
+/* Enqueues fn(s, value) on stream, holding a reference to s until it ran. */
+static accel_result accel_i_cu_foreign_call(void* stream, accel_signal* s, uint64_t value,
+                                            accel_cu_host_fn fn, const char* call) {
+    accel_device* d = s->obj.device;
+    accel_i_cu_foreign* f;
+    accel_cu_result cr;
+    if (!accel_i_cu.LaunchHostFunc)
+        return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "%s: the driver has no cuLaunchHostFunc", call);
+    if ((f = (accel_i_cu_foreign*)accel_i_dev_alloc(d, sizeof *f)) == NULL)
+        return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory", call);
+    f->s = s;
+    f->value = value;
+    accel_i_retain(s);
+    cr = accel_i_cu.LaunchHostFunc((accel_cu_stream)stream, fn, f);
+    if (cr == ACCEL_CU_SUCCESS) return ACCEL_OK;
+    accel_i_dev_free(d, f, sizeof *f);
+    accel_i_release(s);
+    return accel_i_cu_check(accel_i_cu_dev(d), cr, call);
+}
+/* Without stream memory operations: when a point in a queue's ring promised v and recorded its event,
+   the stream waits for that event (on the GPU: ring points are never behind a wait for the host, so the
+   event completes by itself). The ring lock keeps the slot's event from being recorded again meanwhile.
+   False when there is no such point. */
+static bool accel_i_cu_foreign_event(accel_i_cu_device* dev, void* stream, accel_signal* s, uint64_t v,
+                                     accel_result* r) {
+    bool found = false;
+    if (!accel_i_cu.StreamWaitEvent) return false;
+    accel_i_spin_lock(&dev->queues_lock);
+    for (accel_i_cu_queue* q = dev->queues; q && !found; q = q->next_queue) {
+        accel_i_spin_lock(&q->ring_lock);
+        for (uint32_t i = 0; i < q->ring_count && !found; i++) {
+            const accel_i_cu_point* e = &q->ring[(q->ring_head + i) % q->ring_cap];
+            if (e->signal != s || e->value < v || !e->recorded) continue;
+            found = true;
+            *r = accel_i_cu_check(dev, accel_i_cu.StreamWaitEvent((accel_cu_stream)stream, e->ev, 0),
+                                  "cuStreamWaitEvent (accel_cuda_stream_wait)");
+        }
+        accel_i_spin_unlock(&q->ring_lock);
+    }
+    accel_i_spin_unlock(&dev->queues_lock);
+    return found;
+}
+/* The wait, counted (see the section's top) from before it is enqueued: a release that comes meanwhile
+   is held back. A raise that reached v before the count retires it here. */
+static accel_result accel_i_cu_foreign_wait(void* stream, accel_signal* s, uint64_t v) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    accel_i_cu_device* dev = accel_i_cu_dev(s->obj.device);
+    accel_cu_deviceptr addr = 0;
+    uint64_t value = 0;
+    accel_result r = ACCEL_OK;
+    accel_i_cu_waits_add(dev, 1);
+    accel_i_spin_lock(&cs->point_lock);
+    if (dev->memops) accel_i_cu_wait_target(cs, v, 0, &addr, &value);
+    atomic_fetch_add(&cs->foreign_waits, 1u);
+    if (v > cs->foreign_max) cs->foreign_max = v;
+    accel_i_spin_unlock(&cs->point_lock);
+    if (dev->memops)
+        r = accel_i_cu_check(dev, accel_i_cu.StreamWaitValue64((accel_cu_stream)stream, addr, value,
+                                                               ACCEL_CU_STREAM_WAIT_VALUE_GEQ),
+                             "cuStreamWaitValue64 (accel_cuda_stream_wait)");
+    else
+        r = accel_i_cu_foreign_call(stream, s, v, accel_i_cu_foreign_hold,
+                                    "cuLaunchHostFunc (accel_cuda_stream_wait)");
+    /* a failed enqueue stays counted until s reaches v: releases wait longer, never for ever. The
+       count (seq_cst) before this read, a raise's host word (seq_cst) before signal_publish's read of
+       the count: one of the two sees the other */
+    atomic_thread_fence(memory_order_seq_cst);
+    accel_i_cu_foreign_retire(s, accel_i_host_signal_value(s));
+    return r;
+}
+ACCEL_API accel_result accel_cuda_stream_wait(void* stream, accel_signal* s, uint64_t value) {
+    bool pending = false;
+    accel_result r = accel_i_cu_foreign_check("accel_cuda_stream_wait", stream, s, value, &pending);
+    accel_i_cu_device* dev;
+    if (r != ACCEL_OK || !pending) return r;
+    dev = accel_i_cu_dev(s->obj.device);
+    if (!dev->memops && accel_i_cu_foreign_event(dev, stream, s, value, &r)) return r;
+    return accel_i_cu_foreign_wait(stream, s, value);
+}
+ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, uint64_t value) {
+    bool pending = false;
+    accel_result r = accel_i_cu_foreign_check("accel_cuda_stream_signal", stream, s, value, &pending);
+    if (r != ACCEL_OK || !pending) return r;
+    return accel_i_cu_foreign_call(stream, s, value, accel_i_cu_foreign_raise,
+                                   "cuLaunchHostFunc (accel_cuda_stream_signal)");
+}
+
 #else /* ACCEL_I_CU_NO_LOADER: no threads or no dynamic loading; the backend is always unavailable */
 /* ==== cuda: unavailable build ==== */
 static accel_result accel_i_cu_device_count(const accel_backend* b, uint32_t* count) {
@@ -3330,7 +3710,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
 static const accel_backend accel_i_cu_backend_table = {
     "cuda", false, false, accel_i_cu_device_count, accel_i_cu_device_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL   /* peer_copy, peer_waits */
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
@@ -3372,6 +3752,19 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
                     "accel_cuda_buffer_wrap: device %p%s%s%s is not a CUDA device "
                     "(this build has no CUDA backend)", ACCEL_I_DEVICE_LABEL(d));
     return ACCEL_ERROR_INVALID_ARGUMENT;
+}
+static accel_result accel_i_cu_no_stream(const char* fn, const accel_signal* s) {
+    accel_i_log_to(s ? &s->obj.device->logger : NULL, ACCEL_LOG_ERROR,
+                   "%s: the signal is not a CUDA signal (this build has no CUDA backend)", fn);
+    return ACCEL_ERROR_INVALID_ARGUMENT;
+}
+ACCEL_API accel_result accel_cuda_stream_wait(void* stream, accel_signal* s, uint64_t value) {
+    (void)stream; (void)value;
+    return accel_i_cu_no_stream("accel_cuda_stream_wait", s);
+}
+ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, uint64_t value) {
+    (void)stream; (void)value;
+    return accel_i_cu_no_stream("accel_cuda_stream_signal", s);
 }
 #endif /* ACCEL_I_CU_NO_LOADER */
 
