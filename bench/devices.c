@@ -104,7 +104,8 @@ static void row(const char* name, accel_device* qdev, accel_device* to, accel_de
     memset(&c, 0, sizeof c);
     c.host = (unsigned char*)malloc(BYTES);
     if (!c.host || accel_queue_create(qdev, ACCEL_QUEUE_COMPUTE, &c.q) != ACCEL_OK ||
-        accel_buffer_create(to, &d, &c.dst) != ACCEL_OK || accel_buffer_create(from, &d, &c.src) != ACCEL_OK) {
+        accel_buffer_create(to, &d, &c.dst) != ACCEL_OK ||
+        accel_buffer_create(from, &d, &c.src) != ACCEL_OK) {
         printf("bench_devices: row %s: setup failed\n", name);
         failures++;
         goto done;
@@ -159,7 +160,10 @@ int main(int argc, char** argv) {
         } else {
             printf("bench_devices: no Vulkan device: rows 2-6 skipped\n");
         }
-        accel_device_destroy(vk); accel_device_destroy(vk2); accel_device_destroy(vk3); accel_device_destroy(vk4);
+        accel_device_destroy(vk);
+        accel_device_destroy(vk2);
+        accel_device_destroy(vk3);
+        accel_device_destroy(vk4);
     }
 #else
     printf("bench_devices: built without Vulkan (-DBENCH_HAVE_VULKAN): rows 2-6 skipped\n");
