@@ -3332,17 +3332,19 @@ static void accel_i_qmem_put(accel_buffer* root, accel_queue* owner) {
     }
     accel_i_spin_unlock(&p->lock);
 }
-/* A free root of the class for q, at least size bytes, taken off the pool; NULL when none may be. */
+/* A free root of the class for q, at least size bytes, taken off the pool: the newest that q freed,
+   else the newest idle one (so that each queue keeps to its own roots); NULL when none may be. */
 static accel_buffer* accel_i_qmem_take(accel_i_qmem_pool* p, accel_queue* q, uint32_t cls, accel_memory mem,
                                        size_t size) {
-    accel_buffer **link, *b;
+    accel_buffer **link, **idle = NULL, *b;
     accel_i_spin_lock(&p->lock);
-    for (link = &p->free[mem][cls]; (b = *link) != NULL; link = &b->pool_next)
-        if (b->size >= size &&
-            (b->pool_owner == q || atomic_load_explicit(&b->obj.refs, memory_order_acquire) == 1u)) {
-            *link = b->pool_next;
-            break;
-        }
+    for (link = &p->free[mem][cls]; (b = *link) != NULL; link = &b->pool_next) {
+        if (b->size < size) continue;
+        if (b->pool_owner == q) break;
+        if (!idle && atomic_load_explicit(&b->obj.refs, memory_order_acquire) == 1u) idle = link;
+    }
+    if (!b && idle) b = *(link = idle);
+    if (b) *link = b->pool_next;
     accel_i_spin_unlock(&p->lock);
     return b;
 }

@@ -313,10 +313,11 @@ static CUresult mDeviceGetAttribute(int* v, int a, int d) {
     }
     return 0;
 }
+#define MOCK_TOTAL_MEM ((size_t)1 << 30)   /* what cuDeviceTotalMem says: a larger allocation is refused */
 static CUresult mDeviceTotalMem(size_t* b, int d) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)d;
-    *b = (size_t)1 << 30;
+    *b = MOCK_TOTAL_MEM;
     return 0;
 }
 static int mock_ctx_token;
@@ -331,7 +332,7 @@ static CUresult mCtxSetCurrent(void* ctx) { MOCK_COUNT(MOCK_CALL_CONTEXT); (void
 static CUresult mMemAlloc(dptr_t* p, size_t n) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     void* m = NULL;
-    if (posix_memalign(&m, 256, n ? n : 1) != 0) return 2;
+    if (n > MOCK_TOTAL_MEM || posix_memalign(&m, 256, n ? n : 1) != 0) return 2;   /* CUDA_ERROR_OUT_OF_MEMORY */
     *p = (dptr_t)(uintptr_t)m;
     return 0;
 }

@@ -170,7 +170,7 @@ TEST(qmem_reuse_on_the_same_queue_without_a_host_wait) {
    batch waits for the other queue's last). Without host waits, the CPU buffers' memory stays flat (the
    allocations of QM_N * 4 bytes); with each batch waiting on the host for the one before the last
    (so that the queues' caches of recycled batches stay as they are), every live allocation of the
-   device stays flat: buffers of every backend, handles, batches. */
+   device stays flat: buffers of every backend, handles, batches (up to a batch per queue). */
 static void qm_steps_bounded(qm_scene* sc, int steps, bool two, bool bounded) {
     for (int i = 0; i < steps; i++) {
         accel_queue* q = two && (i / 10) % 2 ? sc->q2 : sc->q;
@@ -198,12 +198,14 @@ TEST(qmem_ten_thousand_steps_without_growth) {
             big = atomic_load(&sc.big);
             qm_steps(&sc, 10000, two);
             qm_live(&sc);
-            CHECK_EQ_INT(atomic_load(&sc.big), big);   /* the memory itself */
+            if (test_backend_is_cpu()) CHECK_EQ_INT(atomic_load(&sc.big), big);   /* the memory itself */
             qm_check(sc.out, QM_N, 9999);
             qm_steps_bounded(&sc, 200, two, true);
             warm = qm_live(&sc);
             qm_steps_bounded(&sc, 10000, two, true);
-            CHECK_EQ_INT(qm_live(&sc), warm);         /* everything */
+            /* everything; a queue's cache of recycled batches may still take a batch more (3
+               allocations) when timing lets three be in flight where the warm-up had two */
+            CHECK(qm_live(&sc) <= warm + 6);
             qm_check(sc.out, QM_N, 9999);
         }
     }
@@ -247,38 +249,43 @@ TEST(qmem_used_by_another_queue_between_signals) {
 
 /* ==== failures ==== */
 /* Alloc and free around a failed wait: the batch behind it is dropped (its signals fail), the handles
-   stay valid and their memory comes back through free or destroy; the next batches run. */
+   stay valid and their memory comes back through free; the next batches run. Twice: the second round
+   allocates nothing the first did not. */
+static void qm_failed_wait_round(qm_scene* sc) {
+    accel_signal* gate = NULL;
+    accel_buffer *a = NULL, *b = NULL, *c = NULL;
+    REQUIRE_OK(accel_signal_create(sc->dev, 0, &gate));
+    REQUIRE_OK(accel_queue_alloc(sc->q, QM_N * 4, ACCEL_MEMORY_DEVICE, &a));   /* before the wait */
+    accel_queue_wait(sc->q, gate, 1);
+    REQUIRE_OK(accel_queue_alloc(sc->q, 4096, ACCEL_MEMORY_DEVICE, &b));       /* after it */
+    qm_fill(sc, sc->q, a, 1, QM_N);
+    qm_fill(sc, sc->q, b, 1, QM_N);
+    accel_queue_free(sc->q, b);                                               /* in the dropped part */
+    accel_queue_signal(sc->q, sc->s, ++sc->next);
+    REQUIRE_OK(accel_queue_submit(sc->q));
+    REQUIRE_OK(accel_signal_fail(gate, ACCEL_ERROR_BACKEND));
+    CHECK_RESULT(accel_signal_wait(sc->s, sc->next, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+    accel_signal_destroy(gate);
+    /* the next batch: a is still the caller's; b's memory is back */
+    REQUIRE_OK(accel_queue_alloc(sc->q, 4096, ACCEL_MEMORY_DEVICE, &c));
+    qm_fill(sc, sc->q, a, 50, QM_N);
+    accel_queue_copy(sc->q, sc->out, 0, a, 0, QM_N * 4);
+    accel_queue_free(sc->q, c);
+    accel_queue_free(sc->q, a);
+    accel_signal_destroy(sc->s);
+    REQUIRE_OK(accel_signal_create(sc->dev, 0, &sc->s));
+    sc->next = 0;
+    REQUIRE_OK(qm_run(sc, sc->q));
+    qm_check(sc->out, QM_N, 50);
+}
 TEST(qmem_alloc_and_free_around_a_failed_wait) {
     qm_scene sc;
-    accel_signal* gate = NULL;
     if (qm_make(&sc)) {
-        accel_buffer *a = NULL, *b = NULL, *c = NULL;
         long live;
-        REQUIRE_OK(accel_signal_create(sc.dev, 0, &gate));
-        qm_steps(&sc, 10, false);
+        qm_failed_wait_round(&sc);
         live = qm_live(&sc);
-        REQUIRE_OK(accel_queue_alloc(sc.q, QM_N * 4, ACCEL_MEMORY_DEVICE, &a));   /* before the wait */
-        accel_queue_wait(sc.q, gate, 1);
-        REQUIRE_OK(accel_queue_alloc(sc.q, 4096, ACCEL_MEMORY_DEVICE, &b));       /* after it */
-        qm_fill(&sc, sc.q, a, 1, QM_N);
-        qm_fill(&sc, sc.q, b, 1, QM_N);
-        accel_queue_free(sc.q, b);                                              /* in the dropped part */
-        accel_queue_signal(sc.q, sc.s, ++sc.next);
-        REQUIRE_OK(accel_queue_submit(sc.q));
-        REQUIRE_OK(accel_signal_fail(gate, ACCEL_ERROR_BACKEND));
-        CHECK_RESULT(accel_signal_wait(sc.s, sc.next, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
-        /* the next batch: a is still the caller's; b's memory is back */
-        REQUIRE_OK(accel_queue_alloc(sc.q, 4096, ACCEL_MEMORY_DEVICE, &c));
-        qm_fill(&sc, sc.q, a, 50, QM_N);
-        accel_queue_copy(sc.q, sc.out, 0, a, 0, QM_N * 4);
-        accel_queue_free(sc.q, c);
-        accel_queue_free(sc.q, a);
-        accel_signal_destroy(sc.s);
-        REQUIRE_OK(accel_signal_create(sc.dev, 0, &sc.s));
-        sc.next = 0;
-        REQUIRE_OK(qm_run(&sc, sc.q));
-        qm_check(sc.out, QM_N, 50);
-        CHECK(qm_live(&sc) <= live + 2);   /* the new signal, and the failed one while a list holds it */
+        qm_failed_wait_round(&sc);
+        CHECK_EQ_INT(qm_live(&sc), live);
     }
     qm_end(&sc);
 }
