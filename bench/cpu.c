@@ -25,6 +25,11 @@
         tiny tasks, per task; a fork-join over 4096 items; the host submits one tiny task and waits
         (mean and median). Targets: ahead of both on the chain and the fork-join; the round trip's
         mean <= 1.5x oneTBB's task_group run + wait and <= 0.5x OpenMP's fork-join.
+    10. queue-ordered memory: a step (a one-group exec that writes a 1 MiB scratch buffer and reads it
+        back into a result word, signal, submit, wait) whose scratch comes from accel_queue_alloc and
+        goes back with accel_queue_free | the same step with a scratch made once (paired rounds,
+        bench_pair_run). Target <= 1.10x. 10b, for information: the scratch made by accel_buffer_create
+        and dropped by accel_buffer_destroy per step (what a program without queue memory does).
 
    Method: this is meant for a shared, noisy 2-core machine. The two sides of a figure run interleaved
    (A B A B ...) for several rounds after a warm-up, and each side reports its median. Between blocks
@@ -72,7 +77,7 @@ typedef struct bench_config {
     size_t saxpy_n;            /* floats per array */
     uint32_t compute_n, compute_iters;
     uint64_t idle_ns;          /* idle measurement length */
-    const char* only;          /* --only NAME: run just that figure (pingpong, latency, trace, batch, saxpy, compute, idle, overhead, replay, tasks) */
+    const char* only;          /* --only NAME: run just that figure (pingpong, latency, trace, batch, saxpy, compute, idle, overhead, replay, tasks, qmem) */
 } bench_config;
 static bench_config cfg;
 
@@ -610,6 +615,70 @@ static void fig_replay_one(accel_device* dev, bool patched) {
 static void fig_replay(accel_device* dev) {
     fig_replay_one(dev, false);
     fig_replay_one(dev, true);
+}
+
+/* ==== figure 10: queue-ordered memory ==== */
+enum { QMEM_BYTES = 1 << 20 };
+/* scratch[0] = c; scratch[last] = c + 1; result[0] = scratch[0] + scratch[last] */
+static void k_qmem_step(const accel_dispatch* d) {
+    uint32_t *scratch = (uint32_t*)d->buffers[0], *result = (uint32_t*)d->buffers[1];
+    size_t last = d->buffer_sizes[0] / 4 - 1;
+    scratch[0] = d->constants[0];
+    scratch[last] = d->constants[0] + 1;
+    result[0] = scratch[0] + scratch[last];
+}
+typedef struct qmem_rig {
+    accel_device* dev; accel_queue* q; accel_signal* s; accel_program* prog;
+    accel_buffer *once, *result;
+    uint64_t value;
+    int made;                  /* the side that makes its scratch per step: 0 queue memory, 1 buffer_create */
+} qmem_rig;
+/* One step; side 0 with a scratch made per step (queue memory, or create/destroy), 1 with the one made
+   once. Returns ns. */
+static double qmem_sample(void* ctx, int side) {
+    qmem_rig* r = (qmem_rig*)ctx;
+    uint32_t c = (uint32_t)r->value;
+    accel_buffer* scratch = r->once;
+    uint64_t t0 = bench_now_ns();
+    if (side == 0 && r->made == 0) check(accel_queue_alloc(r->q, QMEM_BYTES, ACCEL_MEMORY_DEVICE, &scratch), "accel_queue_alloc");
+    if (side == 0 && r->made == 1)
+        check(accel_buffer_create(r->dev, &(accel_buffer_desc){ .size = QMEM_BYTES }, &scratch), "accel_buffer_create");
+    accel_buffer* bufs[2] = { scratch, r->result };
+    accel_queue_exec(r->q, r->prog, bufs, 2, &c, 1, accel_exec_1d(1, 1));
+    if (side == 0 && r->made == 0) accel_queue_free(r->q, scratch);
+    if (side == 0 && r->made == 1) accel_buffer_destroy(scratch);
+    accel_queue_signal(r->q, r->s, ++r->value);
+    check(accel_queue_submit(r->q), "accel_queue_submit");
+    check(accel_signal_wait(r->s, r->value, BENCH_WAIT_NS), "accel_signal_wait");
+    double t = (double)(bench_now_ns() - t0);
+    if (*(const uint32_t*)accel_buffer_map(r->result) != 2 * c + 1)
+        bench_fail("qmem: result %u, expected %u", *(const uint32_t*)accel_buffer_map(r->result), 2 * c + 1);
+    return t;
+}
+static void fig_qmem(accel_device* dev) {
+    qmem_rig r = { 0 };
+    bench_pair p;
+    r.dev = dev;
+    check(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &r.q), "accel_queue_create");
+    check(accel_signal_create(dev, 0, &r.s), "accel_signal_create");
+    check(accel_program_create(dev, &(accel_program_desc){ .name = "qmem_step", .cpu = k_qmem_step, .buffer_count = 2,
+                                                            .constant_count = 1 }, &r.prog), "accel_program_create");
+    check(accel_buffer_create(dev, &(accel_buffer_desc){ .size = QMEM_BYTES }, &r.once), "accel_buffer_create");
+    check(accel_buffer_create(dev, &(accel_buffer_desc){ .size = 64 }, &r.result), "accel_buffer_create");
+    for (r.made = 0; r.made < 2; r.made++) {
+        bench_pair_run(cfg.rounds, cfg.quick ? 200 : 1000, qmem_sample, &r, NULL, &p);
+        bench_row* row = r.made == 0
+            ? bench_row_add("qmem_step", "10 step with 1 MiB queue_alloc+free", "ns", p.accel, "scratch made once", p.baseline,
+                            BENCH_TARGET_RATIO, BENCH_LE, 1.10)
+            : bench_row_add("qmem_create_step", "10b same, buffer_create+destroy", "ns", p.accel, "scratch made once", p.baseline,
+                            BENCH_TARGET_NONE, BENCH_LE, 0);
+        bench_row_extra(row, "paired_ratio", p.paired);
+    }
+    accel_buffer_destroy(r.once);
+    accel_buffer_destroy(r.result);
+    accel_program_destroy(r.prog);
+    accel_signal_destroy(r.s);
+    accel_queue_destroy(r.q);
 }
 
 /* ==== figure 4: SAXPY vs OpenMP vs memcpy ==== */
@@ -1164,7 +1233,7 @@ int main(int argc, char** argv) {
         if (strcmp(argv[i], "--quick") == 0) cfg.quick = true;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) cfg.only = argv[++i];
         else {
-            printf("usage: %s [--quick] [--only pingpong|latency|trace|batch|saxpy|compute|idle|overhead|replay|tasks]\n"
+            printf("usage: %s [--quick] [--only pingpong|latency|trace|batch|saxpy|compute|idle|overhead|replay|tasks|qmem]\n"
                    "  --quick  short run (smaller sizes, fewer rounds) for CI smoke checks\n"
                    "  --only   run one figure (for profiling it, e.g. under perf)\n", argv[0]);
             return strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 ? 0 : 2;
@@ -1201,6 +1270,7 @@ int main(int argc, char** argv) {
     if (want("saxpy")) { printf("4 saxpy ...\n"); fflush(stdout); fig_saxpy(dev); }
     if (want("replay")) { printf("8 replay ...\n"); fflush(stdout); fig_replay(dev); }
     if (want("tasks")) { printf("9 task systems ...\n"); fflush(stdout); fig_tasks(dev); }
+    if (want("qmem")) { printf("10 queue memory ...\n"); fflush(stdout); fig_qmem(dev); }
     accel_device_destroy(dev);
     if (want("trace")) { printf("2t traced exec latency ...\n"); fflush(stdout); fig_trace_latency(); }
     if (want("compute")) { printf("5 compute ...\n"); fflush(stdout); fig_compute(); }
