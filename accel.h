@@ -1539,7 +1539,7 @@ struct accel_device {
     accel_i_a32 dwait_lock, dwait_count;
     accel_i_batch* dwaits;
     accel_i_trace* trace;          /* NULL: not tracing (the one branch tracing costs when off) */
-    struct accel_i_qmem_pool* qmem;   /* accel_queue_alloc's pool, made at the first (objects_lock) */
+    accel_i_a64 qmem;              /* accel_queue_alloc's pool (a pointer), made at the first alloc */
 };
 /* A view (root != NULL) aliases [offset, offset + size) of its root, holds one reference on it, and
    is never seen by a backend's buffer_create/buffer_free/buffer_io; exec bindings may be views
@@ -1898,6 +1898,7 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     atomic_init(&dev->objects_lock, 0u);
     atomic_init(&dev->dwait_lock, 0u);
     atomic_init(&dev->dwait_count, 0u);
+    atomic_init(&dev->qmem, 0u);
 }
 static void* accel_i_dev_alloc(accel_device* dev, size_t size) {
     return accel_i_alloc(&dev->allocator, size, 16);
@@ -1954,16 +1955,16 @@ static void accel_i_object_undo(accel_i_object* o) {
     accel_i_device_release(dev);
 }
 static void accel_i_release(void* obj);
-static void accel_i_qmem_view_free(accel_buffer* view);
+static bool accel_i_qmem_view_keep(accel_buffer* view);
 static void accel_i_view_free(accel_buffer* view) {
     accel_buffer* root = view->root;
-    if (view->qmem) accel_i_qmem_view_free(view);
     accel_i_dev_free(view->obj.device, view, sizeof *view);
     accel_i_release(root);
 }
 static void accel_i_object_free(accel_i_object* o) {
     accel_device* dev = o->device;
     const accel_backend* b = dev->backend;
+    if (o->kind == ACCEL_I_BUFFER && ((accel_buffer*)o)->qmem && accel_i_qmem_view_keep((accel_buffer*)o)) return;
     accel_i_object_unlist(o);
     if (o->label_set) accel_i_free(&dev->allocator, o->label_set, strlen(o->label_set) + 1);
     switch (o->kind) {
@@ -3280,14 +3281,22 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
    holding the handle is done. No host wait anywhere; the pool keeps its roots until the device goes
    (idle ones are given back when a new root does not fit). A root that cannot be had (out of memory)
    gives a handle of a small root whose uses all wait on a failed signal first (reason: the
-   buffer_create's error), so each batch that uses it fails from there. */
+   buffer_create's error), so each batch that uses it fails from there. Released handles are kept for
+   reuse (up to ACCEL_I_QMEM_VIEWS): an alloc / free pair then costs no host allocation, one pool lock
+   each, and the handle's and root's reference counts. */
 #define ACCEL_I_QMEM_HANDLE 1u    /* an accel_queue_alloc handle */
 #define ACCEL_I_QMEM_FREED  2u    /* ... whose root accel_queue_free put back */
 #define ACCEL_I_QMEM_CLASSES 210u   /* 0: up to 256 bytes; 1..208: 4 a doubling; 209: above 2^60 */
+#define ACCEL_I_QMEM_VIEWS 64u      /* released handles kept for reuse */
 typedef struct accel_i_qmem_pool {
     accel_i_a32 lock;
     bool closed;                    /* the device is going: roots are not put back */
     accel_buffer* free[2][ACCEL_I_QMEM_CLASSES];   /* [memory kind][class]: free roots, newest first */
+    /* released handles (linked by pool_next): still on the device's object list and holding their
+       device reference, with refs 0 and no handle, so that reusing one needs no allocation, no list
+       update and no device reference */
+    accel_buffer* views;
+    uint32_t nviews;
 } accel_i_qmem_pool;
 
 /* The size class of size, and the size of its roots. */
@@ -3301,27 +3310,27 @@ static uint32_t accel_i_qmem_class(size_t size, size_t* rounded) {
     *rounded = (size_t)(q << (bits - 3u));
     return (bits - 9u) * 4u + (uint32_t)(q - 5u) + 1u;
 }
+static accel_i_qmem_pool* accel_i_qmem_pool_get(accel_device* dev) {
+    return (accel_i_qmem_pool*)(uintptr_t)atomic_load_explicit(&dev->qmem, memory_order_acquire);
+}
+/* The device's pool, made at the first call (by whichever thread gets there first); NULL when out of
+   host memory. */
 static accel_i_qmem_pool* accel_i_qmem_pool_of(accel_device* dev) {
-    accel_i_qmem_pool* p;
-    accel_i_spin_lock(&dev->objects_lock);
-    p = dev->qmem;
-    accel_i_spin_unlock(&dev->objects_lock);
+    accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
+    uint64_t none = 0;
     if (p) return p;
     if ((p = (accel_i_qmem_pool*)accel_i_dev_alloc(dev, sizeof *p)) == NULL) return NULL;
     memset((void*)p, 0, sizeof *p);
     atomic_init(&p->lock, 0u);
-    accel_i_spin_lock(&dev->objects_lock);
-    if (!dev->qmem) { dev->qmem = p; p = NULL; }
-    accel_i_spin_unlock(&dev->objects_lock);
-    if (p) accel_i_dev_free(dev, p, sizeof *p);   /* another thread made it first */
-    accel_i_spin_lock(&dev->objects_lock);
-    p = dev->qmem;
-    accel_i_spin_unlock(&dev->objects_lock);
-    return p;
+    if (atomic_compare_exchange_strong_explicit(&dev->qmem, &none, (uint64_t)(uintptr_t)p, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return p;
+    accel_i_dev_free(dev, p, sizeof *p);   /* another thread made it first */
+    return (accel_i_qmem_pool*)(uintptr_t)none;
 }
 /* Puts a root back, to be taken by owner's later allocs at once and by anyone's once idle. */
 static void accel_i_qmem_put(accel_buffer* root, accel_queue* owner) {
-    accel_i_qmem_pool* p = root->obj.device->qmem;
+    accel_i_qmem_pool* p = accel_i_qmem_pool_get(root->obj.device);
     size_t rounded;
     accel_buffer** head = &p->free[root->memory][accel_i_qmem_class(root->size, &rounded)];
     accel_i_spin_lock(&p->lock);
@@ -3332,10 +3341,11 @@ static void accel_i_qmem_put(accel_buffer* root, accel_queue* owner) {
     }
     accel_i_spin_unlock(&p->lock);
 }
-/* A free root of the class for q, at least size bytes, taken off the pool: the newest that q freed,
-   else the newest idle one (so that each queue keeps to its own roots); NULL when none may be. */
+/* Takes a free root of the class for q, at least size bytes, off the pool: the newest that q freed,
+   else the newest idle one (so that each queue keeps to its own roots); NULL when none may be. With
+   view not NULL, also a kept handle (*view; NULL when none is kept). */
 static accel_buffer* accel_i_qmem_take(accel_i_qmem_pool* p, accel_queue* q, uint32_t cls, accel_memory mem,
-                                       size_t size) {
+                                       size_t size, accel_buffer** view) {
     accel_buffer **link, **idle = NULL, *b;
     accel_i_spin_lock(&p->lock);
     for (link = &p->free[mem][cls]; (b = *link) != NULL; link = &b->pool_next) {
@@ -3345,8 +3355,25 @@ static accel_buffer* accel_i_qmem_take(accel_i_qmem_pool* p, accel_queue* q, uin
     }
     if (!b && idle) b = *(link = idle);
     if (b) *link = b->pool_next;
+    if (view && (*view = p->views) != NULL) {
+        p->views = (*view)->pool_next;
+        p->nviews--;
+    }
     accel_i_spin_unlock(&p->lock);
     return b;
+}
+/* Keeps a released handle for reuse; false when the pool keeps enough (or is closing). */
+static bool accel_i_qmem_view_put(accel_i_qmem_pool* p, accel_buffer* view) {
+    bool keep;
+    accel_i_spin_lock(&p->lock);
+    keep = !p->closed && !view->obj.label_set && p->nviews < ACCEL_I_QMEM_VIEWS;
+    if (keep) {
+        view->pool_next = p->views;
+        p->views = view;
+        p->nviews++;
+    }
+    accel_i_spin_unlock(&p->lock);
+    return keep;
 }
 /* Gives the idle roots back to the backend (before a new root is tried again). */
 static void accel_i_qmem_trim(accel_i_qmem_pool* p) {
@@ -3369,15 +3396,15 @@ static void accel_i_qmem_trim(accel_i_qmem_pool* p) {
     }
 }
 /* A root for q of at least size bytes: from the pool, else a new one (the pool's idle roots given back
-   first when that fails). */
+   first when that fails). view: as in accel_i_qmem_take. */
 static accel_result accel_i_qmem_root(accel_queue* q, accel_i_qmem_pool* p, size_t size, accel_memory mem,
-                                      accel_buffer** out) {
+                                      accel_buffer** out, accel_buffer** view) {
     accel_device* dev = q->obj.device;
     accel_buffer_desc d;
     accel_result r;
     size_t rounded;
     uint32_t cls = accel_i_qmem_class(size, &rounded);
-    if ((*out = accel_i_qmem_take(p, q, cls, mem, size)) != NULL) return ACCEL_OK;
+    if ((*out = accel_i_qmem_take(p, q, cls, mem, size, view)) != NULL) return ACCEL_OK;
     memset(&d, 0, sizeof d);
     d.size = rounded;
     d.memory = mem;
@@ -3386,6 +3413,22 @@ static accel_result accel_i_qmem_root(accel_queue* q, accel_i_qmem_pool* p, size
     accel_i_qmem_trim(p);
     return dev->backend->buffer_create(dev, &d, out);
 }
+/* The handle of size bytes over root (taking a reference on it): v, a kept one, made anew; else a new
+   view. NULL when out of host memory. */
+static accel_buffer* accel_i_qmem_view(accel_buffer* root, size_t size, accel_buffer* v) {
+    if (!v) return accel_i_view_make(root, 0, size, NULL);
+    accel_i_retain(root);
+    v->root = root;
+    v->offset = 0;
+    v->size = size;
+    v->memory = root->memory;
+    v->read_only = false;
+    v->mapped = root->mapped;
+    v->pool_next = NULL;
+    atomic_store_explicit(&v->obj.handle, 1u, memory_order_relaxed);
+    atomic_store_explicit(&v->obj.refs, 1u, memory_order_relaxed);   /* published by handing it out */
+    return v;
+}
 /* The handle when no root of its size could be had: a view of a small root, and a signal failed with
    why, which every use of the handle waits on (accel_i_qmem_oom_use). */
 static accel_result accel_i_qmem_oom_handle(accel_queue* q, accel_i_qmem_pool* p, size_t size, accel_memory mem,
@@ -3393,7 +3436,7 @@ static accel_result accel_i_qmem_oom_handle(accel_queue* q, accel_i_qmem_pool* p
     accel_device* dev = q->obj.device;
     accel_buffer *root, *view = NULL;
     accel_signal* s = NULL;
-    accel_result r = accel_i_qmem_root(q, p, 1, mem, &root);
+    accel_result r = accel_i_qmem_root(q, p, 1, mem, &root, NULL);
     if (r != ACCEL_OK) return r;
     if ((r = dev->backend->signal_create(dev, 0, &s)) == ACCEL_OK &&
         (view = accel_i_view_make(root, 0, size, NULL)) == NULL)
@@ -3409,10 +3452,28 @@ static accel_result accel_i_qmem_oom_handle(accel_queue* q, accel_i_qmem_pool* p
     *out = view;
     return ACCEL_OK;
 }
+/* A handle and its memory for accel_queue_alloc (arguments checked); a result for its recording error. */
+static accel_result accel_i_qmem_alloc(accel_queue* q, size_t size, accel_memory memory, accel_buffer** out) {
+    accel_i_qmem_pool* p = accel_i_qmem_pool_of(q->obj.device);
+    accel_buffer *root, *kept = NULL;
+    accel_result r;
+    if (!p) return ACCEL_ERROR_OUT_OF_MEMORY;
+    if ((r = accel_i_qmem_root(q, p, size, memory, &root, &kept)) != ACCEL_OK) {
+        if (kept && !accel_i_qmem_view_put(p, kept)) accel_i_release(accel_i_qmem_view(root, 0, kept));
+        accel_i_log(q->obj.device, ACCEL_LOG_ERROR,
+                    "accel_queue_alloc: no memory for %zu bytes (%s): the batches that use the buffer fail "
+                    "from there", size, accel_result_string(r));
+        return accel_i_qmem_oom_handle(q, p, size, memory, r, out);
+    }
+    if ((*out = accel_i_qmem_view(root, size, kept)) == NULL) {
+        accel_i_qmem_put(root, q);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    return ACCEL_OK;
+}
 ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory, accel_buffer** out) {
     const char* fn = "accel_queue_alloc";
-    accel_i_qmem_pool* p;
-    accel_buffer *root, *view = NULL;
+    accel_buffer* view = NULL;
     accel_result r;
     if (out) *out = NULL;
     if (!q) return accel_i_invalid(NULL, fn, "queue is NULL");
@@ -3426,17 +3487,7 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
         accel_i_rec_error(q, ACCEL_ERROR_DEVICE_LOST, "%s: the device is lost", fn);
         return ACCEL_ERROR_DEVICE_LOST;
     }
-    if ((p = accel_i_qmem_pool_of(q->obj.device)) == NULL) r = ACCEL_ERROR_OUT_OF_MEMORY;
-    else if ((r = accel_i_qmem_root(q, p, size, memory, &root)) != ACCEL_OK) {
-        accel_i_log(q->obj.device, ACCEL_LOG_ERROR,
-                    "%s: no memory for %zu bytes (%s): the batches that use the buffer fail from there",
-                    fn, size, accel_result_string(r));
-        r = accel_i_qmem_oom_handle(q, p, size, memory, r, &view);
-    } else if ((view = accel_i_view_make(root, 0, size, NULL)) == NULL) {
-        accel_i_qmem_put(root, q);
-        r = ACCEL_ERROR_OUT_OF_MEMORY;
-    }
-    if (r != ACCEL_OK) {
+    if ((r = accel_i_qmem_alloc(q, size, memory, &view)) != ACCEL_OK) {
         accel_i_rec_error(q, r, "%s: out of memory for the handle of %zu bytes", fn, size);
         return r;
     }
@@ -3462,12 +3513,18 @@ ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
     accel_i_qmem_put(buf->root, q);
     accel_i_handle_drop(buf);
 }
-/* A handle's view is released: a handle destroyed instead of freed puts its root back now, its work
-   done (copies and fills hold the root itself: idle only once they are done too). */
-static void accel_i_qmem_view_free(accel_buffer* view) {
+/* A handle's last reference is gone: a handle destroyed instead of freed puts its root back now, its
+   work done (copies and fills hold the root itself: idle only once they are done too). true: the
+   handle is kept for reuse; false: the caller frees it as any view. */
+static bool accel_i_qmem_view_keep(accel_buffer* view) {
     if ((view->qmem & (ACCEL_I_QMEM_HANDLE | ACCEL_I_QMEM_FREED)) == ACCEL_I_QMEM_HANDLE)
         accel_i_qmem_put(view->root, NULL);
     if (view->oom) accel_i_handle_drop(view->oom);
+    view->oom = NULL;
+    view->qmem = 0;
+    if (!accel_i_qmem_view_put(accel_i_qmem_pool_get(view->obj.device), view)) return false;
+    accel_i_release(view->root);
+    return true;
 }
 /* A use of a handle without memory: the batch waits on its failed signal first (and fails there). */
 static bool accel_i_qmem_oom_use(accel_queue* q, accel_buffer* buf, const char* fn) {
@@ -3485,14 +3542,25 @@ static accel_result accel_i_qmem_no_memory(accel_buffer* buf, const char* fn) {
 }
 /* The device is going (free_pool false: its handles are dropped next; the roots go with them) or gone. */
 static void accel_i_qmem_close(accel_device* dev, bool free_pool) {
-    accel_i_qmem_pool* p = dev->qmem;
+    accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
+    accel_buffer* views;
     if (!p) return;
     accel_i_spin_lock(&p->lock);
     p->closed = true;
     memset((void*)p->free, 0, sizeof p->free);
+    views = p->views;
+    p->views = NULL;
+    p->nviews = 0;
     accel_i_spin_unlock(&p->lock);
+    while (views) {   /* kept handles: freed as accel_i_object_free frees a view */
+        accel_buffer* v = views;
+        views = v->pool_next;
+        accel_i_object_unlist(&v->obj);
+        accel_i_dev_free(dev, v, sizeof *v);
+        accel_i_device_release(dev);
+    }
     if (free_pool) {
-        dev->qmem = NULL;
+        atomic_store_explicit(&dev->qmem, 0u, memory_order_relaxed);
         accel_i_dev_free(dev, p, sizeof *p);
     }
 }

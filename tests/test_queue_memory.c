@@ -286,7 +286,7 @@ TEST(qmem_used_by_another_queue_between_signals) {
         live = qm_live(&sc);
         qm_check(sc.out, QM_N, 8);
         REQUIRE_OK(accel_queue_alloc(sc.q2, QM_N * 4, ACCEL_MEMORY_DEVICE, &b));
-        CHECK_EQ_INT(atomic_load(&sc.mem.outstanding), live + 1);   /* the handle only */
+        CHECK(atomic_load(&sc.mem.outstanding) <= live + 1);   /* the handle at most (one kept is reused) */
         qm_fill(&sc, sc.q2, b, 3, QM_N);
         accel_queue_copy(sc.q2, sc.out, 0, b, 0, QM_N * 4);
         accel_queue_free(sc.q2, b);
@@ -457,7 +457,7 @@ TEST(qmem_destroy_instead_of_free) {
         qm_check(sc.out, QM_N, 77);
         live = qm_live(&sc);
         REQUIRE_OK(accel_queue_alloc(sc.q2, QM_N * 4, ACCEL_MEMORY_DEVICE, &b));
-        CHECK_EQ_INT(atomic_load(&sc.mem.outstanding), live + 1);
+        CHECK(atomic_load(&sc.mem.outstanding) <= live + 1);   /* the handle at most */
         accel_buffer_destroy(b);
         CHECK_EQ_INT(qm_live(&sc), live);
     }
