@@ -3517,13 +3517,14 @@ ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
    work done (copies and fills hold the root itself: idle only once they are done too). true: the
    handle is kept for reuse; false: the caller frees it as any view. */
 static bool accel_i_qmem_view_keep(accel_buffer* view) {
+    accel_buffer* root = view->root;   /* once kept, the view may be taken again at once */
     if ((view->qmem & (ACCEL_I_QMEM_HANDLE | ACCEL_I_QMEM_FREED)) == ACCEL_I_QMEM_HANDLE)
-        accel_i_qmem_put(view->root, NULL);
+        accel_i_qmem_put(root, NULL);
     if (view->oom) accel_i_handle_drop(view->oom);
     view->oom = NULL;
     view->qmem = 0;
     if (!accel_i_qmem_view_put(accel_i_qmem_pool_get(view->obj.device), view)) return false;
-    accel_i_release(view->root);
+    accel_i_release(root);
     return true;
 }
 /* A use of a handle without memory: the batch waits on its failed signal first (and fails there). */

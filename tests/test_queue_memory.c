@@ -223,8 +223,9 @@ TEST(qmem_ten_thousand_steps_without_growth) {
             warm = qm_live(&sc);
             qm_steps_bounded(&sc, 10000, two, true);
             /* everything; a queue's cache of recycled batches may still take a batch more (3
-               allocations) when timing lets three be in flight where the warm-up had two */
-            CHECK(qm_live(&sc) <= warm + 6);
+               allocations), and the pool a few released handles more, when timing lets more be in
+               flight than in the warm-up */
+            CHECK(qm_live(&sc) <= warm + 8);
             qm_check(sc.out, QM_N, 9999);
         }
     }
@@ -330,12 +331,16 @@ static void qm_failed_wait_round(qm_scene* sc) {
 TEST(qmem_alloc_and_free_around_a_failed_wait) {
     qm_scene sc;
     if (qm_make(&sc)) {
-        long live;
+        long live, big;
         qm_failed_wait_round(&sc);
         qm_failed_wait_round(&sc);
         live = qm_live(&sc);
+        big = atomic_load(&sc.big);
         for (int i = 0; i < 5; i++) qm_failed_wait_round(&sc);
-        CHECK(qm_live(&sc) <= live + 3);   /* a recycled batch more at most (see qm_steps_bounded) */
+        if (test_backend_is_cpu()) CHECK_EQ_INT(atomic_load(&sc.big), big);   /* the memory: no new root */
+        /* everything: a batch or a few released handles more (kept for reuse) at most, when the
+           executor released the last round's later than the warm-up's */
+        CHECK(qm_live(&sc) <= live + 8);
     }
     qm_end(&sc);
 }
