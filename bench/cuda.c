@@ -46,6 +46,12 @@
         rings of 4 between the streams (cuStreamWaitEvent), the host writes the word, sync
                                                                                  target ratio <= 1.15
         (needs 64-bit stream memory operations for its raw baseline)
+    13. queue-ordered memory: a step (fill a 1 MiB scratch, the empty kernel, copy its first word to a
+        pinned HOST buffer, signal, submit, wait) whose scratch comes from accel_queue_alloc and goes
+        back with accel_queue_free | the same step with the scratch made once    target ratio <= 1.10
+        13b: the queue-memory step | the raw step with its scratch from cuMemAlloc and cuMemFree per
+        step (cuMemAlloc, cuMemsetD32Async, cuLaunchKernel, cuMemFree, cuStreamSynchronize)
+                                                             target ratio <= 0.10 (10x faster)
    Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
    the threads that accel_queue_create started (the queues' workers; on tests/mock_cuda.c also the
    mock's stream threads, which are its "GPU"), and the chains each side's host time to issue a step.
@@ -797,6 +803,77 @@ static void bench_gated_pipeline(bench_cuda* b) {
     accel_signal_destroy(f.s[1]);
 }
 
+/* ==== figure 13: queue-ordered memory ==== */
+enum { BENCH_QMEM_BYTES = 1 << 20 };
+typedef struct bench_qmem {
+    bench_cuda* b;
+    accel_buffer *once, *out;
+    bool raw;                        /* side 1 is the raw cuMemAlloc step (else the scratch made once) */
+    bool failed;
+    uint32_t v;
+} bench_qmem;
+/* The accel step; alloc: its scratch from accel_queue_alloc (else m->once). Checks the copied word. */
+static double bench_qmem_accel(bench_qmem* m, bool alloc) {
+    bench_cuda* b = m->b;
+    accel_buffer* scratch = m->once;
+    uint32_t v = ++m->v;
+    uint64_t t0 = bench_now_ns();
+    if (alloc && !bench_accel_ok(accel_queue_alloc(b->q, BENCH_QMEM_BYTES, ACCEL_MEMORY_DEVICE, &scratch), "accel_queue_alloc"))
+        return m->failed = true, 0;
+    accel_queue_fill(b->q, scratch, 0, BENCH_QMEM_BYTES, v);
+    accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_copy(b->q, m->out, 0, scratch, 0, 4);
+    if (alloc) accel_queue_free(b->q, scratch);
+    accel_queue_signal(b->q, b->s, ++b->s_value);
+    if (!bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit") ||
+        !bench_accel_ok(accel_signal_wait(b->s, b->s_value, BENCH_WAIT_NS), "accel_signal_wait"))
+        return m->failed = true, 0;
+    double t = (double)(bench_now_ns() - t0);
+    if (*(volatile uint32_t*)accel_buffer_map(m->out) != v) bench_fail("qmem: word %u, expected %u", *(volatile uint32_t*)accel_buffer_map(m->out), v);
+    return t;
+}
+/* The raw step with cuMemAlloc / cuMemFree per step. */
+static double bench_qmem_raw(bench_qmem* m) {
+    bench_cuda* b = m->b;
+    accel_cu_deviceptr p = 0;
+    uint64_t t0 = bench_now_ns();
+    if (!bench_cu_ok(accel_i_cu.MemAlloc(&p, BENCH_QMEM_BYTES), "cuMemAlloc")) return m->failed = true, 0;
+    bool ok = bench_cu_ok(accel_i_cu.MemsetD32Async(p, ++m->v, BENCH_QMEM_BYTES / 4, b->stream), "cuMemsetD32Async") &&
+              bench_cu_ok(accel_i_cu.LaunchKernel(b->fn, 1, 1, 1, 1, 1, 1, 0, b->stream, NULL, NULL), "cuLaunchKernel");
+    ok = bench_cu_ok(accel_i_cu.MemFree(p), "cuMemFree") && ok;
+    ok = ok && bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize");
+    if (!ok) m->failed = true;
+    return (double)(bench_now_ns() - t0);
+}
+static double bench_qmem_sample(void* ctx, int side) {
+    bench_qmem* m = (bench_qmem*)ctx;
+    if (m->failed) return 0;
+    return side == 0 ? bench_qmem_accel(m, true) : m->raw ? bench_qmem_raw(m) : bench_qmem_accel(m, false);
+}
+static void bench_qmem_figure(bench_cuda* b) {
+    bench_qmem m;
+    bench_pair p;
+    memset(&m, 0, sizeof m);
+    m.b = b;
+    if (!bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = BENCH_QMEM_BYTES }, &m.once), "buffer") ||
+        !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = 64, .memory = ACCEL_MEMORY_HOST }, &m.out), "buffer"))
+        goto out;
+    for (int raw = 0; raw < 2 && !m.failed; raw++) {
+        m.raw = raw != 0;
+        bench_pair_run(b->rounds, b->quick ? 10 : 50, bench_qmem_sample, &m, NULL, &p);
+        if (m.failed) break;
+        bench_row* row = raw ? bench_row_add("qmem_vs_cumemalloc", "13b same vs cuMemAlloc+cuMemFree", "ns", p.accel,
+                                             "cuMemAlloc/Free step", p.baseline, BENCH_TARGET_RATIO, BENCH_LE, 0.10)
+                             : bench_row_add("qmem_step", "13 1 MiB scratch step, queue_alloc", "ns", p.accel,
+                                             "scratch made once", p.baseline, BENCH_TARGET_RATIO, BENCH_LE, 1.10);
+        bench_row_extra(row, "paired_ratio", p.paired);
+    }
+out:
+    accel_queue_finish(b->q, BENCH_WAIT_NS);
+    accel_buffer_destroy(m.once);
+    accel_buffer_destroy(m.out);
+}
+
 int main(int argc, char** argv) {
     bench_cuda b;
     accel_device_info info;
@@ -855,6 +932,9 @@ int main(int argc, char** argv) {
     accel_i_cu.CtxSetCurrent(b.ctx);
     fprintf(stderr, "bench_cuda: figure 12 (a pipeline behind a host gate)\n");
     bench_gated_pipeline(&b);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figure 13 (queue-ordered memory)\n");
+    bench_qmem_figure(&b);
     {
         char heading[256];
         snprintf(heading, sizeof heading, "accel CUDA backend vs raw driver calls on %s (sm_%u)%s, %.1f s", info.name,
