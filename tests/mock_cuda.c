@@ -329,16 +329,21 @@ static CUresult mPrimaryCtxRetain(void** ctx, int d) {
 }
 static CUresult mPrimaryCtxRelease(int d) { MOCK_COUNT(MOCK_CALL_CONTEXT); (void)d; return 0; }
 static CUresult mCtxSetCurrent(void* ctx) { MOCK_COUNT(MOCK_CALL_CONTEXT); (void)ctx; return 0; }
+/* Device allocations alive (cuMemAlloc less cuMemFree): tests read it through mock_cuda_live_allocations
+   to see that memory does not grow (tests/test_queue_memory.c). */
+static atomic_long mock_live_allocs;
 static CUresult mMemAlloc(dptr_t* p, size_t n) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     void* m = NULL;
     if (n > MOCK_TOTAL_MEM || posix_memalign(&m, 256, n ? n : 1) != 0) return 2;   /* CUDA_ERROR_OUT_OF_MEMORY */
     *p = (dptr_t)(uintptr_t)m;
+    atomic_fetch_add(&mock_live_allocs, 1);
     return 0;
 }
 static CUresult mMemFree(dptr_t p) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     mock_release_wait();
+    if (p) atomic_fetch_sub(&mock_live_allocs, 1);
     free((void*)(uintptr_t)p);
     return atomic_load(&mock_sticky);
 }
@@ -759,6 +764,9 @@ MOCK_API unsigned long long mock_cuda_calls(int kind) {
     for (int k = 0; k < MOCK_CALL_KINDS; k++) n += atomic_load_explicit(&mock_calls[k], memory_order_relaxed);
     return n;
 }
+
+MOCK_API long mock_cuda_live_allocations(void);
+MOCK_API long mock_cuda_live_allocations(void) { return atomic_load(&mock_live_allocs); }
 
 /* ==== NVRTC: "compiles" by keeping the source; fails on sources that mention undeclared_thing ==== */
 typedef struct mock_prog { char* src; char* name; int failed; } mock_prog;

@@ -10,6 +10,9 @@
 #include "accel.h"
 #include "test.h"
 #include "kernels.h"
+#if defined(ACCEL_TEST_HAVE_CUDA) && defined(__linux__)
+#  include <dlfcn.h>
+#endif
 
 enum { QM_N = 1024 };   /* words of the usual scratch buffer */
 
@@ -111,6 +114,25 @@ static long qm_vk_memory_objects(accel_device* dev) {
     return -1;
 }
 
+/* CUDA on tests/mock_cuda.c: its device allocations alive (mock_cuda_live_allocations); -1 elsewhere
+   (a real driver has no such count). */
+static long qm_cuda_live_allocations(void) {
+#if defined(ACCEL_TEST_HAVE_CUDA) && defined(__linux__)
+    if (test_g.backend == accel_cuda_backend()) {
+        const char* path = getenv("ACCEL_CUDA_LIBRARY");
+        void* lib = path && path[0] ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+        void* sym = lib ? dlsym(lib, "mock_cuda_live_allocations") : NULL;
+        long (*fn)(void) = NULL;
+        long n;
+        memcpy(&fn, &sym, sizeof sym);
+        n = fn ? fn() : -1;
+        if (lib) dlclose(lib);
+        return n;
+    }
+#endif
+    return -1;
+}
+
 /* ==== contents ==== */
 TEST(qmem_every_command_reaches_the_memory) {
     qm_scene sc;
@@ -208,16 +230,18 @@ static void qm_steps(qm_scene* sc, int steps, bool two) { qm_steps_bounded(sc, s
 TEST(qmem_ten_thousand_steps_without_growth) {
     qm_scene sc;
     if (qm_make(&sc)) {
-        long warm, big, vk;
+        long warm, big, vk, cu;
         for (int two = 0; two < 2; two++) {
             qm_steps(&sc, 200, two);
             warm = qm_live(&sc);
             big = atomic_load(&sc.big);
             vk = qm_vk_memory_objects(sc.dev);
+            cu = qm_cuda_live_allocations();
             qm_steps(&sc, 10000, two);
             qm_live(&sc);
             if (test_backend_is_cpu()) CHECK_EQ_INT(atomic_load(&sc.big), big);   /* the memory itself */
             CHECK_EQ_INT(qm_vk_memory_objects(sc.dev), vk);                     /* Vulkan: VkDeviceMemory */
+            CHECK_EQ_INT(qm_cuda_live_allocations(), cu);                       /* the CUDA mock: cuMemAlloc */
             qm_check(sc.out, QM_N, 9999);
             qm_steps_bounded(&sc, 200, two, true);
             warm = qm_live(&sc);
