@@ -613,7 +613,9 @@ ACCEL_API void     accel_signal_destroy(accel_signal* s);     /* NULL is a no-op
 /* Current value; above ACCEL_SIGNAL_MAX once failed; 0 for NULL. */
 ACCEL_API uint64_t accel_signal_value(const accel_signal* s);
 /* Host signal: value = max(value, v). INVALID_ARGUMENT for NULL or v > ACCEL_SIGNAL_MAX;
-   SIGNAL_FAILED when the signal is failed (it stays failed). */
+   SIGNAL_FAILED when the signal is failed (it stays failed). Where a GPU queue's worker waits on the
+   host for this value (a wait its device cannot watch), the calling thread submits the device work
+   the raise releases itself, without blocking (what would block stays with the worker). */
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value);
 /* OK once value >= v; TIMEOUT when timeout_ns passes first; SIGNAL_FAILED once failed; DEADLOCK in a
    no-threads build when nothing can reach v; INVALID_ARGUMENT for NULL or v > ACCEL_SIGNAL_MAX. Without a
@@ -672,6 +674,22 @@ ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t valu
 ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
                                 accel_exec_params params);
+/* Indirect exec: like accel_queue_exec with `local_size` (NULL: 1 x 1 x 1; a 0 counts as 1), but the
+   group counts (3 x uint32_t: x, y, z) are read from counts + offset when the command runs, after the
+   commands before it completed (a kernel of the same batch may write them). A count of 0 in any
+   dimension runs nothing. Counts above accel_device_info.max_group_count, or whose items (count x
+   local size) do not fit 32 bits, are over the limits: the exec is skipped and a debug device logs it
+   (CPU, CUDA; Vulkan reads the counts on the device and cannot check them: there they must be within
+   the limits, as in Vulkan). Recording errors, besides accel_queue_exec's: counts NULL or another
+   device's buffer, offset not a multiple of 4 (in counts and in a view's root), offset + 12 beyond
+   counts. In a command list the counts buffer is patch index buffer_count (after the bindings; the
+   offset stays as recorded). Where it runs: CPU, the executor reads the counts; Vulkan,
+   vkCmdDispatchIndirect; CUDA, which has no indirect launch, reads them on the host at the command's
+   turn (a device round trip: see accel_cuda.h). Recording thread. */
+ACCEL_API void accel_queue_exec_indirect(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
+                                         uint32_t buffer_count, const uint32_t* constants,
+                                         uint32_t constant_count, const uint32_t local_size[3],
+                                         accel_buffer* counts, size_t offset);
 ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_offset,
                                 accel_buffer* src, size_t src_offset, size_t size);
 ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset, size_t size,
@@ -762,8 +780,9 @@ ACCEL_API void accel_commands_destroy(accel_commands* c);
 
 typedef struct accel_patch {
     uint32_t command;       /* index of the command in the list, in recording order, from 0 */
-    uint32_t index;         /* exec: buffer binding / constant index; copy: buffer 0 = dst, 1 = src;
-                               fill: buffer 0 = dst, constant 0 = the pattern */
+    uint32_t index;         /* exec: buffer binding / constant index (an indirect exec's counts: buffer
+                               buffer_count); copy: buffer 0 = dst, 1 = src; fill: buffer 0 = dst,
+                               constant 0 = the pattern */
     accel_buffer* buffer;   /* non-NULL: replace that buffer for this replay */
     uint32_t value;         /* buffer NULL: replace that 32-bit constant for this replay */
 } accel_patch;
@@ -803,6 +822,7 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
      core: raising signals      - every raise: host word, failure flow, device side
      core: queue reports        - what a queue waits for, for a destroy that waits and hang reports
      core: recording, recorded command lists          - batches, all-or-nothing recording errors
+     core: indirect execs       - group counts read when the command runs (between the two above)
      core: failure after hand-off                     - DESIGN 6.1's rule, and its one protocol
      core: batch walk (GPU backends)                  - segments, wait classes, the queue's worker
      cpu: device and worker pool; buffers, programs and signals; queue commands; recorded command
@@ -1402,15 +1422,22 @@ typedef enum accel_i_cmd_kind {
 } accel_i_cmd_kind;
 
 /* accel_i_cmd.flags: ON_DEVICE, a wait the core handed to the device (core: batch walk); FOREIGN, a
-   signal command of a queue of another device than its signal's */
+   signal command of a queue of another device than its signal's; INDIRECT, an exec whose group counts
+   are read when it runs (accel_i_exec_counts: its params hold the local size, global 1 x 1 x 1);
+   HOST_READ, an indirect exec whose counts the walk reads on the host (a host step: see "core: indirect
+   execs"), cleared once its params hold the grid read */
 #define ACCEL_I_CMD_ON_DEVICE 1u
 #define ACCEL_I_CMD_FOREIGN   2u
+#define ACCEL_I_CMD_INDIRECT  4u
+#define ACCEL_I_CMD_HOST_READ 8u
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
     uint32_t flags;
     union {
         struct { accel_signal* signal; uint64_t value; } sig;                 /* wait, signal */
-        struct { accel_program* program; size_t buffers, constants;          /* arena offsets */
+        /* buffers, constants: arena offsets; an indirect exec's counts buffer and offset follow the
+           bindings (accel_i_exec_counts) */
+        struct { accel_program* program; size_t buffers, constants;
                  uint32_t buffer_count, constant_count; accel_exec_params params; } exec;
         /* copy: dst and src are roots, the offsets in them; the _rel offsets as recorded (in a view:
            from its start) */
@@ -1476,6 +1503,9 @@ typedef struct accel_i_walk_ops {
     /* the queue's worker, idle: reap completed work; returns 0 when nothing is in flight, else how long
        to sleep before polling again (ns). May be NULL (completion found lazily) */
     uint64_t (*queue_poll)(accel_queue* q);
+    /* true: the device cannot read an indirect exec's counts itself (CUDA): each is recorded HOST_READ,
+       a host step where the walk reads the counts after a drain (see "core: indirect execs") */
+    bool indirect_on_host;
 } accel_i_walk_ops;
 
 struct accel_backend {
@@ -1538,6 +1568,9 @@ struct accel_device {
     /* batches in flight that handed a wait to the device (core: failure after hand-off) */
     accel_i_a32 dwait_lock, dwait_count;
     accel_i_batch* dwaits;
+    /* queue workers gated on the host for one of this device's signals (core: batch walk) */
+    accel_i_a32 gate_lock, gate_count;
+    accel_i_walker* gated;
     accel_i_trace* trace;          /* NULL: not tracing (the one branch tracing costs when off) */
     accel_i_a64 qmem;              /* accel_queue_alloc's pool (a pointer), made at the first alloc */
 };
@@ -1587,6 +1620,7 @@ struct accel_commands {            /* refs: the caller's handle + one per record
     accel_i_object obj;
     accel_i_batch* list;           /* the commands, holding references to their objects; never changes */
     bool has_exec;                 /* cannot replay on a COPY queue */
+    bool has_indirect;             /* holds an indirect exec (Vulkan: its barriers cover the counts' reads) */
     void* native;                  /* the backend's replay form (commands_build); NULL in the generic form */
 };
 struct accel_queue {
@@ -1620,10 +1654,10 @@ struct accel_queue {
      accel_i_host_signal (CUDA's signals embed one).
    - Fields a backend reads: an object's `device`; a device's `backend`, `allocator`, `logger`, `info`
      (which the backend fills at create), `trace` (NULL: no trace); a batch's `cmds`, `count`, `arena`
-     and `pc`; a command list's `list` and `has_exec`; a buffer's size, memory, mapped, root and offset;
-     a queue's `type`. Fields a backend writes: a batch's `pc` (segment_submit: the first command it did
-     not take) and a command list's `native` (commands_build / commands_free). Everything else is the
-     core's.
+     and `pc`; a command list's `list`, `has_exec` and `has_indirect`; a buffer's size, memory, mapped,
+     root and offset; a queue's `type`. Fields a backend writes: a batch's `pc` (segment_submit: the
+     first command it did not take) and a command list's `native` (commands_build / commands_free).
+     Everything else is the core's.
    - The functions below. */
 #if defined(__MINGW32__)
 #  define ACCEL_I_PRINTF(f, a) __attribute__((format(gnu_printf, f, a), unused))
@@ -1694,6 +1728,12 @@ ACCEL_I_KIT void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b);    /* 
 ACCEL_I_KIT uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1);
 /* execs: the work groups along dimension d of a recorded exec's params */
 ACCEL_I_KIT uint64_t accel_i_groups_along(const accel_exec_params* p, int d);
+/* indirect execs (ACCEL_I_CMD_INDIRECT): the counts buffer as recorded (a view or a root: resolve it like
+   a binding) and the offset in it; the params for the counts read when it runs (the local size as
+   recorded), false when it runs nothing (a count of 0; over the limits: logged on a debug device) */
+ACCEL_I_KIT accel_buffer* accel_i_exec_counts(const accel_i_batch* b, const accel_i_cmd* c, size_t* offset);
+ACCEL_I_KIT bool accel_i_indirect_params(accel_queue* q, const accel_program* p, const uint32_t counts[3],
+                                         accel_exec_params* params);
 #if !defined(ACCEL_NO_THREADS)
 ACCEL_I_KIT bool accel_i_cmd_is_host_step(const accel_i_cmd* c);          /* ends a segment (host_call) */
 ACCEL_I_KIT accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at);   /* the segment rule */
@@ -1899,6 +1939,8 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     atomic_init(&dev->dwait_lock, 0u);
     atomic_init(&dev->dwait_count, 0u);
     atomic_init(&dev->qmem, 0u);
+    atomic_init(&dev->gate_lock, 0u);
+    atomic_init(&dev->gate_count, 0u);
 }
 static void* accel_i_dev_alloc(accel_device* dev, size_t size) {
     return accel_i_alloc(&dev->allocator, size, 16);
@@ -2357,10 +2399,16 @@ ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
 /* A host set or fail may be what lets a destroy of the signal's queue or device go on (the documented
    remedy for a queue blocked on a signal nobody sets): the destroy may then drop the signal's last
    other reference while the raise still wakes its waiters. The raise holds its own reference. */
+#if !defined(ACCEL_NO_THREADS)
+static void accel_i_gate_release(accel_signal* s);   /* core: batch walk */
+#endif
 static uint64_t accel_i_signal_raise_held(accel_signal* s, uint64_t value) {
     uint64_t old;
     accel_i_retain(s);
     old = accel_i_raise(s, value);
+#if !defined(ACCEL_NO_THREADS)
+    if (!accel_i_failed(value) && !accel_i_failed(old) && old < value) accel_i_gate_release(s);
+#endif
     accel_i_release(s);
     return old;
 }
@@ -2698,7 +2746,8 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_WAIT: accel_i_release(c->u.sig.signal); break;
         case ACCEL_I_CMD_EXEC: {
             accel_buffer** bufs = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers);
-            for (uint32_t j = 0; j < c->u.exec.buffer_count; j++) accel_i_release(bufs[j]);
+            uint32_t n = c->u.exec.buffer_count + ((c->flags & ACCEL_I_CMD_INDIRECT) != 0);   /* + counts */
+            for (uint32_t j = 0; j < n; j++) accel_i_release(bufs[j]);
             accel_i_release(c->u.exec.program);
             break;
         }
@@ -2909,7 +2958,7 @@ static uint64_t accel_i_groups_along(const accel_exec_params* p, int d) {
 }
 /* Normalises params (a local size of 0 counts as 1) and checks them against the device limits. A global
    size of 0 gives 0 groups in that dimension (the exec is a no-op) and is checked like any other. */
-static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p) {
+static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p, const char* fn) {
     const accel_device_info* info = &q->obj.device->info;
     uint64_t invocations = 1;
     for (int d = 0; d < 3; d++) {
@@ -2919,23 +2968,23 @@ static bool accel_i_exec_params_ok(accel_queue* q, accel_exec_params* p) {
         invocations *= p->local_size[d];
         if (p->local_size[d] > info->max_group_size[d] || groups > info->max_group_count[d]) {
             accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
-                              "accel_queue_exec: dimension %d: local size %u (max %u), %llu groups (max %u)",
-                              d, p->local_size[d], info->max_group_size[d], (unsigned long long)groups,
+                              "%s: dimension %d: local size %u (max %u), %llu groups (max %u)",
+                              fn, d, p->local_size[d], info->max_group_size[d], (unsigned long long)groups,
                               info->max_group_count[d]);
             return false;
         }
     }
     if (invocations > info->max_group_invocations) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
-                          "accel_queue_exec: %llu invocations per group (max %u)",
-                          (unsigned long long)invocations, info->max_group_invocations);
+                          "%s: %llu invocations per group (max %u)",
+                          fn, (unsigned long long)invocations, info->max_group_invocations);
         return false;
     }
     return true;
 }
 static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
-                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count) {
-    const char* fn = "accel_queue_exec";
+                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
+                                 const char* fn) {
     if (q->type != ACCEL_QUEUE_COMPUTE) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: exec on a COPY queue", fn);
         return false;
@@ -2965,15 +3014,42 @@ static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer*
 static bool accel_i_no_work(const accel_exec_params* p) {
     return !p->global_size[0] || !p->global_size[1] || !p->global_size[2];
 }
+/* Records a checked exec: its bindings, for an indirect exec (counts non-NULL) the counts buffer and
+   offset after them (accel_i_exec_counts), then its constants. */
+static void accel_i_rec_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
+                             uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
+                             const accel_exec_params* params, accel_buffer* counts, size_t offset,
+                             const char* fn) {
+    size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u,
+           bytes_i = counts ? sizeof(accel_buffer*) + sizeof(size_t) : 0, off = 0;
+    accel_i_cmd* c;
+    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_i + bytes_c + 1, &off, fn)) == NULL)
+        return;
+    if (bytes_b) memcpy(q->rec->arena + off, buffers, bytes_b);
+    if (counts) {
+        const accel_i_walk_ops* walk = q->obj.device->backend->walk;
+        memcpy(q->rec->arena + off + bytes_b, &counts, sizeof counts);
+        memcpy(q->rec->arena + off + bytes_b + sizeof counts, &offset, sizeof offset);
+        accel_i_retain(counts);
+        c->flags = ACCEL_I_CMD_INDIRECT | (walk && walk->indirect_on_host ? ACCEL_I_CMD_HOST_READ : 0u);
+    }
+    if (bytes_c) memcpy(q->rec->arena + off + bytes_b + bytes_i, constants, bytes_c);
+    for (uint32_t i = 0; i < buffer_count; i++) accel_i_retain(buffers[i]);
+    accel_i_retain(p);
+    c->u.exec.program = p;
+    c->u.exec.buffers = off;
+    c->u.exec.constants = off + bytes_b + bytes_i;
+    c->u.exec.buffer_count = buffer_count;
+    c->u.exec.constant_count = constant_count;
+    c->u.exec.params = *params;
+}
 ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
                                 accel_exec_params params) {
-    size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u,
-           off = 0;
-    accel_i_cmd* c;
-    if (!q) { accel_i_invalid(NULL, "accel_queue_exec", "queue is NULL"); return; }
-    if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count)) return;
-    if (!accel_i_exec_params_ok(q, &params)) return;
+    const char* fn = "accel_queue_exec";
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count, fn)) return;
+    if (!accel_i_exec_params_ok(q, &params, fn)) return;
     /* no work: a no-op, left out of a batch; a list keeps it (its commands' indices are the patches'
        addresses, and its patches are still checked): every backend builds it as nothing */
     if (accel_i_no_work(&params)) {
@@ -2985,18 +3061,7 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
                         ACCEL_I_LABEL(&p->obj));
         if (!q->recording) return;
     }
-    if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_c + 1, &off, "accel_queue_exec")) == NULL)
-        return;
-    if (bytes_b) memcpy(q->rec->arena + off, buffers, bytes_b);
-    if (bytes_c) memcpy(q->rec->arena + off + bytes_b, constants, bytes_c);
-    for (uint32_t i = 0; i < buffer_count; i++) accel_i_retain(buffers[i]);
-    accel_i_retain(p);
-    c->u.exec.program = p;
-    c->u.exec.buffers = off;
-    c->u.exec.constants = off + bytes_b;
-    c->u.exec.buffer_count = buffer_count;
-    c->u.exec.constant_count = constant_count;
-    c->u.exec.params = params;
+    accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, NULL, 0, fn);
 }
 /* A view as its root and the offset in it: what copy/fill/update commands record. */
 static void accel_i_rec_resolve(accel_buffer** buf, size_t* offset) {
@@ -3566,6 +3631,85 @@ static void accel_i_qmem_close(accel_device* dev, bool free_pool) {
     }
 }
 
+/* ==== core: indirect execs ==== */
+/* accel_queue_exec_indirect records an exec flagged ACCEL_I_CMD_INDIRECT: its params hold the local size
+   (global 1 x 1 x 1, so every check of a recorded exec holds), and the counts buffer (as given: a view
+   or a root) with the offset in it follow the bindings in the arena, so that a patch of binding index
+   buffer_count replaces it as it would a binding. The backend reads the counts when the command runs:
+   the CPU executor, Vulkan's vkCmdDispatchIndirect. A backend whose device cannot (walk->indirect_on_host:
+   CUDA) gets a HOST_READ exec, a host step of the walk: once the queue drained, the walk reads the
+   counts (buffer_io) and leaves in its place a direct exec of that grid (no work: nothing launches). */
+static accel_buffer* accel_i_exec_counts(const accel_i_batch* b, const accel_i_cmd* c, size_t* offset) {
+    const unsigned char* at =
+        b->arena + c->u.exec.buffers + (size_t)c->u.exec.buffer_count * sizeof(accel_buffer*);
+    accel_buffer* buf;
+    memcpy(&buf, at, sizeof buf);
+    memcpy(offset, at + sizeof buf, sizeof *offset);
+    return buf;
+}
+static bool accel_i_indirect_params(accel_queue* q, const accel_program* p, const uint32_t counts[3],
+                                    accel_exec_params* params) {
+    const accel_device_info* info = &q->obj.device->info;
+    bool over = false;
+    if (!counts[0] || !counts[1] || !counts[2]) return false;
+    for (int d = 0; d < 3; d++) {
+        uint64_t items = (uint64_t)counts[d] * params->local_size[d];
+        over |= counts[d] > info->max_group_count[d] || items > UINT32_MAX;
+        params->global_size[d] = (uint32_t)items;
+    }
+    if (over && ACCEL_I_DEBUGGING(q->obj.device))
+        accel_i_log(q->obj.device, ACCEL_LOG_WARN,
+                    "accel_queue_exec_indirect: counts %u x %u x %u of program%s%s%s on queue %p%s%s%s are "
+                    "over the device limits (%u x %u x %u groups, 2^32-1 items a dimension at local size "
+                    "%u x %u x %u): the exec is skipped",
+                    counts[0], counts[1], counts[2], ACCEL_I_LABEL(&p->obj), (void*)q, ACCEL_I_LABEL(&q->obj),
+                    info->max_group_count[0], info->max_group_count[1], info->max_group_count[2],
+                    params->local_size[0], params->local_size[1], params->local_size[2]);
+    return !over;
+}
+/* An indirect exec's counts: 12 bytes of a buffer q can use, at a multiple of 4 (in a view's root too). */
+static bool accel_i_counts_ok(accel_queue* q, accel_buffer* counts, size_t offset, const char* fn) {
+    if (!counts) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: counts is NULL", fn);
+        return false;
+    }
+    if (!accel_i_rec_buffer_ok(q, counts, offset, 12, fn)) return false;
+    if (((offset | (counts->offset + offset)) & 3u) == 0) return true;
+    accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
+                      "%s: counts offset %zu (%zu in its root buffer) is not a multiple of 4",
+                      fn, offset, counts->offset + offset);
+    return false;
+}
+ACCEL_API void accel_queue_exec_indirect(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
+                                         uint32_t buffer_count, const uint32_t* constants,
+                                         uint32_t constant_count, const uint32_t local_size[3],
+                                         accel_buffer* counts, size_t offset) {
+    const char* fn = "accel_queue_exec_indirect";
+    accel_exec_params params = { { 1, 1, 1 }, { 1, 1, 1 } };
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (local_size) memcpy(params.local_size, local_size, sizeof params.local_size);
+    if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count, fn)) return;
+    if (!accel_i_exec_params_ok(q, &params, fn) || !accel_i_counts_ok(q, counts, offset, fn)) return;
+    accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, counts, offset, fn);
+}
+#if !defined(ACCEL_NO_THREADS)
+/* The host step of HOST_READ exec c (the queue drained: its counts are final): reads them and leaves a
+   direct exec of that grid for the walk's next segment. Returns 0, or the failed value of a read error
+   (which drops the rest of the batch). */
+static uint64_t accel_i_indirect_read(accel_queue* q, accel_i_batch* b, accel_i_cmd* c) {
+    size_t offset;
+    accel_buffer* buf = accel_i_exec_counts(b, c, &offset);
+    uint32_t counts[3];
+    accel_result r = q->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, counts,
+                                                       sizeof counts, false);
+    if (r != ACCEL_OK) return accel_i_failed_value(r);
+    if (!accel_i_indirect_params(q, c->u.exec.program, counts, &c->u.exec.params))
+        memset(c->u.exec.params.global_size, 0, sizeof c->u.exec.params.global_size);
+    c->flags &= ~ACCEL_I_CMD_HOST_READ;
+    return 0;
+}
+#endif
+
 /* ==== core: recorded command lists ==== */
 /* record_begin turns the queue's batch into the list being recorded (the recording calls append to
    q->rec as usual; wait/signal/replay refuse). record_end takes that batch as the list, with the
@@ -3607,7 +3751,10 @@ static accel_result accel_i_commands_make(accel_queue* q, accel_i_batch* b, acce
     memset((void*)c, 0, sizeof *c);
     c->obj.device = dev;
     c->list = b;
-    for (uint32_t i = 0; i < b->count; i++) c->has_exec |= b->cmds[i].kind == ACCEL_I_CMD_EXEC;
+    for (uint32_t i = 0; i < b->count; i++) {
+        c->has_exec |= b->cmds[i].kind == ACCEL_I_CMD_EXEC;
+        c->has_indirect |= (b->cmds[i].flags & ACCEL_I_CMD_INDIRECT) != 0;
+    }
     if (dev->backend->commands_build) r = dev->backend->commands_build(q, c);
     if (r != ACCEL_OK) {
         accel_i_batch_recycle(q, b);
@@ -3708,10 +3855,18 @@ static bool accel_i_patch_ok(accel_queue* q, const accel_commands* c, const acce
     if (p->buffer && !accel_i_rec_buffer_ok(q, p->buffer, 0, p->buffer->size, "accel_queue_replay"))
         return false;
     switch (cmd->kind) {
-    case ACCEL_I_CMD_EXEC:
+    case ACCEL_I_CMD_EXEC: {
+        bool counts = p->buffer && (cmd->flags & ACCEL_I_CMD_INDIRECT) &&
+                      p->index == cmd->u.exec.buffer_count;
+        size_t offset;
+        if (counts) {   /* an indirect exec's counts buffer, at the offset recorded */
+            accel_i_exec_counts(c->list, cmd, &offset);
+            return accel_i_counts_ok(q, p->buffer, offset, "accel_queue_replay");
+        }
         if (p->index >= (p->buffer ? cmd->u.exec.buffer_count : cmd->u.exec.constant_count))
             return accel_i_bad_patch(q, k, p, "the exec has no such binding");
         return true;
+    }
     case ACCEL_I_CMD_COPY: return accel_i_copy_patch_ok(q, cmd, all, n, k);
     case ACCEL_I_CMD_FILL: {
         accel_buffer* root;
@@ -3802,8 +3957,14 @@ static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel
     case ACCEL_I_CMD_EXEC: {
         accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(l->arena + c->u.exec.buffers);
         const uint32_t* consts = (const uint32_t*)(const void*)(l->arena + c->u.exec.constants);
-        accel_queue_exec(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts, c->u.exec.constant_count,
-                         c->u.exec.params);
+        size_t offset = 0;
+        accel_buffer* counts = (c->flags & ACCEL_I_CMD_INDIRECT) ? accel_i_exec_counts(l, c, &offset) : NULL;
+        if (counts)
+            accel_queue_exec_indirect(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts,
+                                      c->u.exec.constant_count, c->u.exec.params.local_size, counts, offset);
+        else
+            accel_queue_exec(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts,
+                             c->u.exec.constant_count, c->u.exec.params);
         break;
     }
     case ACCEL_I_CMD_COPY:
@@ -4013,16 +4174,19 @@ static bool accel_i_fail_handed_off(accel_signal* s, uint64_t before, uint64_t f
    accel_queue_submit walks on the caller's thread until a gated wait is not reached (or the backend
    needs to block), then hands the rest to the queue's worker; later batches queue behind it, so the
    queue stays in order. No host thread wakes for a batch whose waits all go to the device.
-   Host steps (accel_i_cmd_is_host_step: host_call) need the host once the commands before them
-   completed: a segment ends before one, and the walk runs it on the queue's worker after
+   Host steps (accel_i_cmd_is_host_step: host_call, HOST_READ execs) need the host once the commands
+   before them completed: a segment ends before one, and the walk runs it on the queue's worker after
    backend->queue_drain (a walk inside accel_queue_submit hands off there), then goes on. */
 /* segment_submit and the walk: "cannot go on without blocking" (an int: accel_result cannot hold it in
    C++, where an enum holds only the values its enumerators span) */
 #define ACCEL_I_WOULD_BLOCK 1000
+#define ACCEL_I_TAKEN 1001         /* accel_i_walk (the worker): a raiser took the batch at a gate */
 
 #if !defined(ACCEL_NO_THREADS)   /* GPU backends need threads: no-threads builds have none to walk */
 /* The one list of host-step command kinds (segment splitting here and in backends' plans uses it). */
-static bool accel_i_cmd_is_host_step(const accel_i_cmd* c) { return c->kind == ACCEL_I_CMD_HOST_CALL; }
+static bool accel_i_cmd_is_host_step(const accel_i_cmd* c) {
+    return c->kind == ACCEL_I_CMD_HOST_CALL || (c->flags & ACCEL_I_CMD_HOST_READ);
+}
 /* kit: the segment rule, the one place it is stated. The segment of b that starts at command `at`
    (not a host step): its waits, then its commands up to the next wait or host step. */
 static accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at) {
@@ -4050,11 +4214,13 @@ static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
         if (accel_i_failed(cur = accel_signal_value(b->cmds[i].u.sig.signal))) return cur;
     }
     b->host_checked = b->pc;
+    if (c->kind == ACCEL_I_CMD_EXEC) return accel_i_indirect_read(q, b, c);   /* stays at b->pc, direct */
     c->u.host.fn(c->u.host.user);
     return 0;
 }
 
-enum { ACCEL_I_SEG_READY, ACCEL_I_SEG_GATED, ACCEL_I_SEG_FAILED };
+/* TAKEN: while the worker waited at a gate, a host raise took the batch (accel_i_gate_open) */
+enum { ACCEL_I_SEG_READY, ACCEL_I_SEG_GATED, ACCEL_I_SEG_FAILED, ACCEL_I_SEG_TAKEN };
 /* Sets or clears wait c's ACCEL_I_CMD_ON_DEVICE; under the device's dwait_lock once b is in the dwaits
    list, where a failure on another thread reads the flags (accel_i_dwait_hit). The walking thread is
    the only writer. */
@@ -4111,6 +4277,13 @@ struct accel_i_walker {
     uint32_t idle_waiters;          /* threads in accel_i_walker_idle */
     accel_i_thread thread;
     accel_i_blocked blocked;        /* debug devices: the gated wait the worker is in */
+    /* the gated wait the worker waits for on the host with its batch handed back (accel_i_gate_open):
+       open while it waits; taken once a raiser took the batch. gate_next: the gated list of gate_s's
+       device (under its gate_lock) */
+    accel_signal* gate_s;
+    uint64_t gate_v;
+    bool gate_open, gate_taken;
+    accel_i_walker* gate_next;
 };
 
 /* Waits on the host for a gated wait (the worker only), published for the hang reports. */
@@ -4130,6 +4303,46 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
     return accel_i_failed(cur) ? cur : 0;
 }
 
+/* The worker's gated wait, during which the batch goes back to the front of the queue's batches and
+   the wait is published on s's device: the thread whose accel_signal_set reaches v walks the batch
+   itself (accel_i_gate_release), so no worker wake-up stands between a host raise and the device work
+   it releases. Afterwards the worker takes the batch back, unless a raiser took it (*taken: the walk
+   is the raiser's now). Returns accel_i_gate's result. */
+static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal* s, uint64_t v, bool* taken) {
+    accel_i_walker* w = q->walker;
+    accel_device* sd = s->obj.device;
+    uint64_t failed;
+    accel_i_mutex_lock(&w->lock);
+    if ((b->next = w->head) == NULL) w->tail = b;
+    w->head = b;
+    w->active = false;
+    w->gate_s = s;
+    w->gate_v = v;
+    w->gate_open = true;
+    accel_i_mutex_unlock(&w->lock);
+    accel_i_spin_lock(&sd->gate_lock);
+    w->gate_next = sd->gated;
+    sd->gated = w;
+    atomic_fetch_add(&sd->gate_count, 1u);
+    accel_i_spin_unlock(&sd->gate_lock);
+    failed = accel_i_gate(q, s, v);
+    accel_i_spin_lock(&sd->gate_lock);
+    for (accel_i_walker** p = &sd->gated; *p; p = &(*p)->gate_next)
+        if (*p == w) { *p = w->gate_next; break; }
+    atomic_fetch_sub(&sd->gate_count, 1u);
+    accel_i_spin_unlock(&sd->gate_lock);
+    accel_i_mutex_lock(&w->lock);
+    w->gate_open = false;
+    if ((*taken = w->gate_taken) == false) {   /* still at the front: ours again */
+        if ((w->head = b->next) == NULL) w->tail = NULL;
+        b->next = NULL;
+        w->active = true;
+    }
+    w->gate_taken = false;
+    accel_i_mutex_unlock(&w->lock);
+    return *taken ? 0 : failed;
+}
+
 /* The worker, when the backend has no room for more (segment_submit returned ACCEL_I_WOULD_BLOCK with
    may_block true): reaps the queue's work for one poll slice, then the walk goes on from b->pc. Never
    blocking in the driver is what keeps the worker a reaper: the GPU wait that holds the device's work
@@ -4145,11 +4358,11 @@ static void accel_i_walker_wait_room(accel_queue* q) {
 }
 
 /* Makes a segment ready: classifies its waits, gating on the host when allowed. Returns READY,
-   GATED (may_block false: hand off) or FAILED (*failed). */
+   GATED (may_block false: hand off), FAILED (*failed) or TAKEN (a raiser walks b now). */
 static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool may_block,
                          uint64_t* failed) {
     for (;;) {
-        bool device;
+        bool device, taken;
         uint32_t at = 0;
         int k = accel_i_classify(q, b, sg, &device, &at, failed);
         if (k == ACCEL_I_SEG_READY && device) {
@@ -4159,8 +4372,10 @@ static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment
         }
         if (k != ACCEL_I_SEG_GATED) return k;
         if (!may_block) return k;
-        if ((*failed = accel_i_gate(q, b->cmds[at].u.sig.signal, b->cmds[at].u.sig.value)) != 0)
+        if ((*failed = accel_i_gate_open(q, b, b->cmds[at].u.sig.signal, b->cmds[at].u.sig.value,
+                                         &taken)) != 0)
             return ACCEL_I_SEG_FAILED;
+        if (taken) return ACCEL_I_SEG_TAKEN;
     }
 }
 
@@ -4180,12 +4395,13 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
         if (accel_i_cmd_is_host_step(&b->cmds[b->pc])) {   /* on the worker, after the device drained */
             if (!may_block) return ACCEL_I_WOULD_BLOCK;
             if ((failed = accel_i_host_step(q, b)) != 0) { accel_i_fail_rest(b, b->pc + 1, failed); break; }
-            b->pc++;
+            b->pc += b->cmds[b->pc].kind == ACCEL_I_CMD_HOST_CALL;   /* an indirect exec is now direct */
             continue;
         }
         sg = accel_i_segment_at(b, b->pc);
         k = accel_i_ready(q, b, &sg, may_block, &failed);
         if (k == ACCEL_I_SEG_GATED) return ACCEL_I_WOULD_BLOCK;
+        if (k == ACCEL_I_SEG_TAKEN) return ACCEL_I_TAKEN;
         /* the queue gets there once all before it completed */
         if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d)) {
             accel_result dr;
@@ -4257,7 +4473,10 @@ static void accel_i_walker_main(void* arg) {
         b->next = NULL;
         w->active = true;
         accel_i_mutex_unlock(&w->lock);
-        accel_i_walk(w->q, b, true);
+        if (accel_i_walk(w->q, b, true) == ACCEL_I_TAKEN) {   /* the walk is the raiser's now */
+            accel_i_mutex_lock(&w->lock);
+            continue;
+        }
         accel_i_mutex_lock(&w->lock);
         w->active = false;
         if (w->idle_waiters) accel_i_cond_broadcast(&w->cond);
@@ -4265,24 +4484,11 @@ static void accel_i_walker_main(void* arg) {
     accel_i_mutex_unlock(&w->lock);
 }
 
-/* accel_queue_submit for GPU backends, after the backend checked the batch: walks it here when the
-   queue's worker holds nothing, else queues it behind the worker's batches. Wakes the worker only
-   when it is handed the walk (behind the worker's own batches it is not: the worker never sleeps with
-   one it has not taken, and one that waits for room in the device's queue would wake for nothing). */
-static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
+/* Walks b, q's oldest batch (the caller set `active`), on this thread without blocking: what would
+   block goes back to the front for the worker. */
+static accel_result accel_i_walker_run(accel_queue* q, accel_i_batch* b) {
     accel_i_walker* w = q->walker;
-    int r;
-    b->next = NULL;
-    accel_i_mutex_lock(&w->lock);
-    if (w->head || w->active) {   /* no wake-up: a worker with a head or a walk takes it when it is done */
-        if (w->tail) w->tail->next = b; else w->head = b;
-        w->tail = b;
-        accel_i_mutex_unlock(&w->lock);
-        return ACCEL_OK;
-    }
-    w->active = true;
-    accel_i_mutex_unlock(&w->lock);
-    r = accel_i_walk(q, b, false);
+    int r = accel_i_walk(q, b, false);
     accel_i_mutex_lock(&w->lock);
     if (r == ACCEL_I_WOULD_BLOCK) {   /* the oldest work of the queue: to the front */
         b->next = w->head;
@@ -4294,6 +4500,51 @@ static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
     if (w->head || w->idle_waiters) accel_i_cond_broadcast(&w->cond);
     accel_i_mutex_unlock(&w->lock);
     return (accel_result)r;   /* ACCEL_I_WOULD_BLOCK went to the worker */
+}
+/* accel_queue_submit for GPU backends, after the backend checked the batch: walks it here when the
+   queue's worker holds nothing, else queues it behind the worker's batches. Wakes the worker only
+   when it is handed the walk (behind the worker's own batches it is not: the worker never sleeps with
+   one it has not taken, and one that waits for room in the device's queue would wake for nothing). */
+static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
+    accel_i_walker* w = q->walker;
+    b->next = NULL;
+    accel_i_mutex_lock(&w->lock);
+    if (w->head || w->active) {   /* no wake-up: a worker with a head or a walk takes it when it is done */
+        if (w->tail) w->tail->next = b; else w->head = b;
+        w->tail = b;
+        accel_i_mutex_unlock(&w->lock);
+        return ACCEL_OK;
+    }
+    w->active = true;
+    accel_i_mutex_unlock(&w->lock);
+    return accel_i_walker_run(q, b);
+}
+/* accel_signal_set reached a value: walks here the batches of workers gated on s at a value now
+   reached (accel_i_gate_open). Claimed under s's device's gate lock, which the worker takes to leave
+   the list (so a listed worker's walker lives; once claimed, `active` keeps its queue alive); walked
+   after it, like a submit. */
+static void accel_i_gate_release(accel_signal* s) {
+    accel_device* dev = s->obj.device;
+    accel_i_walker* took[4];
+    accel_i_batch* tb[4];
+    uint32_t n = 0;
+    uint64_t cur;
+    if (atomic_load(&dev->gate_count) == 0 || accel_i_failed(cur = accel_signal_value(s))) return;
+    accel_i_spin_lock(&dev->gate_lock);
+    for (accel_i_walker* w = dev->gated; w && n < 4; w = w->gate_next) {
+        if (w->gate_s != s || w->gate_v > cur) continue;
+        accel_i_mutex_lock(&w->lock);
+        if (w->gate_open && !w->gate_taken && !w->active && w->head) {
+            w->gate_taken = w->active = true;
+            tb[n] = w->head;
+            if ((w->head = tb[n]->next) == NULL) w->tail = NULL;
+            tb[n]->next = NULL;
+            took[n++] = w;
+        }
+        accel_i_mutex_unlock(&w->lock);
+    }
+    accel_i_spin_unlock(&dev->gate_lock);
+    for (uint32_t i = 0; i < n; i++) accel_i_walker_run(took[i]->q, tb[i]);
 }
 /* Wakes the worker when it sleeps with nothing to poll and the backend just put work in flight that
    it must watch (queue_poll backends). */
@@ -4920,12 +5171,8 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
     return accel_i_failed(cur) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
 }
 
-/* The grid of exec command c over resolved buffer addresses, sizes and constants. */
-static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, void* const* ptrs,
-                                 const size_t* sizes, const uint32_t* constants) {
-    const accel_exec_params* p = &c->u.exec.params;
-    memset((void*)job, 0, sizeof *job);
-    job->fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
+/* A job's grid: its sizes and group counts for params p. */
+static void accel_i_cpu_job_grid(accel_i_cpu_job* job, const accel_exec_params* p) {
     job->groups = 1;
     for (int d = 0; d < 3; d++) {
         job->tmpl.group_size[d] = p->local_size[d];
@@ -4933,6 +5180,13 @@ static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, voi
         job->tmpl.group_count[d] = (uint32_t)accel_i_groups_along(p, d);
         job->groups *= job->tmpl.group_count[d];
     }
+}
+/* The grid of exec command c over resolved buffer addresses, sizes and constants. */
+static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, void* const* ptrs,
+                                 const size_t* sizes, const uint32_t* constants) {
+    memset((void*)job, 0, sizeof *job);
+    job->fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
+    accel_i_cpu_job_grid(job, &c->u.exec.params);
     job->tmpl.buffers = ptrs;
     job->tmpl.buffer_sizes = sizes;
     job->tmpl.constants = constants;
@@ -4947,6 +5201,29 @@ static void accel_i_cpu_resolve(const accel_i_batch* b, const accel_i_cmd* c, vo
         sizes[i] = bufs[i]->size;
     }
 }
+/* Where indirect exec c's counts are (a view's memory is its root's). */
+static const unsigned char* accel_i_cpu_counts_at(const accel_i_batch* b, const accel_i_cmd* c) {
+    size_t offset;
+    const accel_buffer* buf = accel_i_exec_counts(b, c, &offset);
+    return (const unsigned char*)buf->mapped + offset;
+}
+/* An indirect exec's grid from the counts at `at`, read now: the commands before it completed (their
+   kernels joined). False: it runs nothing (see accel_i_indirect_params). */
+static bool accel_i_cpu_indirect(accel_i_cpu_queue* q, const accel_program* prog, const unsigned char* at,
+                                 accel_i_cpu_job* job) {
+    uint32_t counts[3];
+    accel_exec_params p;
+    memcpy(counts, at, sizeof counts);
+    memcpy(p.local_size, job->tmpl.group_size, sizeof p.local_size);
+    if (!accel_i_indirect_params(&q->base, prog, counts, &p)) return false;
+    job->groups = 1;
+    for (int d = 0; d < 3; d++) {   /* the group counts are given: no division (accel_i_cpu_job_grid) */
+        job->tmpl.global_size[d] = p.global_size[d];
+        job->tmpl.group_count[d] = counts[d];
+        job->groups *= counts[d];
+    }
+    return true;
+}
 static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c) {
     void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
     size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
@@ -4954,6 +5231,9 @@ static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel
     accel_i_cpu_resolve(b, c, ptrs, sizes);
     accel_i_cpu_job_init(&job, c, ptrs, sizes,
                          (const uint32_t*)(const void*)(b->arena + c->u.exec.constants));
+    if ((c->flags & ACCEL_I_CMD_INDIRECT) &&
+        !accel_i_cpu_indirect(q, c->u.exec.program, accel_i_cpu_counts_at(b, c), &job))
+        return;
     accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, q->help ? NULL : &q->own);
 }
 
@@ -4980,6 +5260,9 @@ typedef struct accel_i_cpu_op {
     size_t dst_offset, src_offset, size;
     uint32_t pattern;
     accel_i_cmd_kind kind;
+    const unsigned char* counts;         /* an indirect exec: where its counts are (NULL: a direct one) */
+    size_t counts_offset;                /* ... the offset recorded (a counts patch keeps it) */
+    const accel_program* prog;           /* ... its program (for the log) */
 } accel_i_cpu_op;
 typedef struct accel_i_cpu_list { accel_i_cpu_op* ops; uint32_t count; size_t bytes; } accel_i_cpu_list;
 
@@ -4992,6 +5275,11 @@ static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, con
         if (c->u.exec.constant_count)
             memcpy(*consts, l->arena + c->u.exec.constants, 4u * (size_t)c->u.exec.constant_count);
         accel_i_cpu_job_init(&op->job, c, *ptrs, *sizes, *consts);
+        if (c->flags & ACCEL_I_CMD_INDIRECT) {
+            op->counts = accel_i_cpu_counts_at(l, c);
+            accel_i_exec_counts(l, c, &op->counts_offset);
+            op->prog = c->u.exec.program;
+        }
         *ptrs += c->u.exec.buffer_count;
         *sizes += c->u.exec.buffer_count;
         *consts += c->u.exec.constant_count;
@@ -5048,7 +5336,8 @@ static void accel_i_cpu_commands_free(accel_commands* c) {
     accel_i_dev_free(c->obj.device, c->native, ((accel_i_cpu_list*)c->native)->bytes);
 }
 
-/* An exec op with patches: its arrays and grid copied to the stack, patched, run. */
+/* An exec op with patches, or an indirect one: its arrays and grid copied to the stack, patched (an
+   indirect exec's grid from its counts), run. */
 static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op* op, const accel_i_patch* p,
                                      uint32_t n) {
     void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
@@ -5056,11 +5345,14 @@ static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op*
     uint32_t consts[ACCEL_I_CPU_MAX_CONSTANTS];
     accel_i_cpu_job job;
     const accel_dispatch* t = &op->job.tmpl;
+    const unsigned char* counts = op->counts;
     memcpy(ptrs, t->buffers, (size_t)t->buffer_count * sizeof *ptrs);
     memcpy(sizes, t->buffer_sizes, (size_t)t->buffer_count * sizeof *sizes);
     memcpy(consts, t->constants, (size_t)t->constant_count * 4u);
     for (uint32_t k = 0; k < n; k++) {
-        if (p[k].buffer) {
+        if (p[k].buffer && p[k].index == t->buffer_count)   /* an indirect exec's counts */
+            counts = (const unsigned char*)p[k].buffer->mapped + p[k].offset + op->counts_offset;
+        else if (p[k].buffer) {
             ptrs[p[k].index] = (unsigned char*)p[k].buffer->mapped + p[k].offset;
             sizes[p[k].index] = p[k].size;
         }
@@ -5073,6 +5365,7 @@ static void accel_i_cpu_exec_patched(accel_i_cpu_queue* q, const accel_i_cpu_op*
     job.tmpl.buffers = ptrs;
     job.tmpl.buffer_sizes = sizes;
     job.tmpl.constants = consts;
+    if (counts && !accel_i_cpu_indirect(q, op->prog, counts, &job)) return;
     accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, q->help ? NULL : &q->own);
 }
 /* Runs one op with its n patches (validated at record time). */
@@ -5082,7 +5375,7 @@ static void accel_i_cpu_op_run(accel_i_cpu_queue* q, const accel_i_cpu_op* op, c
     const unsigned char* src = op->src;
     uint32_t pattern = op->pattern;
     if (op->kind == ACCEL_I_CMD_EXEC) {
-        if (n == 0)
+        if (n == 0 && !op->counts)
             accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &op->job, q->lane_hint,
                                  q->help ? NULL : &q->own);
         else accel_i_cpu_exec_patched(q, op, p, n);
@@ -5146,12 +5439,16 @@ static uint64_t accel_i_cpu_traced_signal(accel_i_cpu_queue* q, const accel_i_cm
 /* Work that goes to the pool: an exec of more groups than run inline, or a replay (whose execs may).
    A helping thread leaves it to the executor, whose hand-off to the pool is tuned for it (a decode loop
    whose waiting thread ran its tokens' batches lost 3-5% at 2 lanes). */
-static bool accel_i_cpu_pool_work(const accel_i_cmd* c) {
+static bool accel_i_cpu_pool_work(const accel_i_batch* b, const accel_i_cmd* c) {
     const accel_exec_params* p = &c->u.exec.params;
+    uint32_t counts[3] = { 1, 1, 1 };
     uint64_t groups = 1;
     if (c->kind == ACCEL_I_CMD_REPLAY) return true;
     if (c->kind != ACCEL_I_CMD_EXEC) return false;
-    for (int d = 0; d < 3; d++) groups *= accel_i_groups_along(p, d);
+    /* indirect: its counts (read at its turn: final), each at most 2^32-1 */
+    if (c->flags & ACCEL_I_CMD_INDIRECT) memcpy(counts, accel_i_cpu_counts_at(b, c), sizeof counts);
+    for (int d = 0; d < 3 && groups <= ACCEL_CPU_INLINE_GROUPS; d++)
+        groups *= accel_i_groups_along(p, d) * counts[d];
     return groups > ACCEL_CPU_INLINE_GROUPS;
 }
 /* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). With a
@@ -5162,7 +5459,7 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
     accel_i_cpu_trace tr = { NULL, 0, 0 };
     for (; b->pc < b->count; b->pc++) {
         accel_i_cmd* c = &b->cmds[b->pc];
-        if (q->help && accel_i_cpu_pool_work(c)) return false;   /* the executor's (see waits that help) */
+        if (q->help && accel_i_cpu_pool_work(b, c)) return false;   /* the executor's (see waits that help) */
         switch (c->kind) {
         case ACCEL_I_CMD_WAIT: {
             accel_result r = accel_i_cpu_wait_cmd(q, c->u.sig.signal, c->u.sig.value);

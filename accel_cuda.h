@@ -228,6 +228,21 @@
    Why graphs by default: one cuGraphLaunch of 1,000 kernels costs about a quarter of a launch loop's
    time per kernel; the GPU figures of bench/cuda.c 6-8 decide for short lists.
 
+   ==== Indirect execs ==========================================================================
+   CUDA has no indirect launch: accel_queue_exec_indirect reads the counts on the host where the
+   command's turn comes. It is a host step of the batch walk, like accel_queue_host_call: the segment
+   before it ends, the queue's worker waits until the queue's work drained (its last signal point
+   reached), reads the 12 bytes (device memory: a copy on the device's I/O stream and its synchronize;
+   HOST memory: directly), checks them against the limits, and launches the kernel with that grid as the
+   first command of the next segment (nothing when a count is 0 or the counts are over the limits). So
+   each costs a device round trip and a worker wake-up, as a host-gated wait does, and the stream idles
+   meanwhile. The other forms are not correct for every program or need what accel does not load: a
+   launch of the largest grid that returns early past the counts changes gridDim and needs the kernel's
+   cooperation; a device-side launch or graph update needs the device runtime (cudadevrt) linked into
+   the program's module; conditional graph nodes gate on a value but cannot size a grid. A command list
+   holding an indirect exec replays in the core's generic form (its commands recorded anew per replay),
+   not as a graph. bench/cuda.c figure 13 measures an indirect exec against a direct one.
+
    ==== Signals and signal points ===============================================================
    A CUDA signal is accel.h's host signal (a 64-bit timeline word with the wake-up machinery: spin, then
    sleep on a condition variable): host set and fail are atomic max / final failure, exactly as on the
@@ -2338,6 +2353,7 @@ static accel_cu_result accel_i_cu_exec(accel_i_cu_queue* q, accel_i_batch* b, co
     for (uint32_t i = 0; i < nc; i++) params[nb + i] = &constants[i];
     for (int d = 0; d < 3; d++)
         grid[d] = (uint32_t)accel_i_groups_along(p, d);
+    if (!grid[0] || !grid[1] || !grid[2]) return ACCEL_CU_SUCCESS;   /* an indirect exec read no work */
     return accel_i_cu.LaunchKernel(((accel_i_cu_program*)c->u.exec.program)->fn, grid[0], grid[1], grid[2],
                                    p->local_size[0], p->local_size[1], p->local_size[2], 0, q->stream,
                                    params, NULL);
@@ -2676,6 +2692,7 @@ static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c)
     accel_cu_deviceptr* ptrs; uint32_t* consts; void** params; unsigned char* pinned;
     accel_result r = ACCEL_OK;
     (void)q;
+    if (c->has_indirect) return ACCEL_OK;   /* host steps inside: the core's generic form (native NULL) */
     for (uint32_t i = 0; i < b->count; i++) {
         const accel_i_cmd* cmd = &b->cmds[i];
         if (cmd->kind == ACCEL_I_CMD_EXEC) {
@@ -3151,7 +3168,8 @@ static const accel_i_walk_ops accel_i_cu_walk = {
     accel_i_cu_batch_submitted,         /* batch_submitted */
     accel_i_cu_queue_drain,             /* queue_drain */
     accel_i_cu_signal_publish,          /* signal_publish: the mirror word */
-    accel_i_cu_queue_poll               /* queue_poll: the worker reaps signal points */
+    accel_i_cu_queue_poll,              /* queue_poll: the worker reaps signal points */
+    true                                /* indirect_on_host: no indirect launch (see "Indirect execs") */
 };
 /* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
 static const accel_backend accel_i_cu_backend_table = {

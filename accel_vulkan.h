@@ -428,7 +428,8 @@ ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b);
 ACCEL_API accel_vk_queue accel_vulkan_queue_handle(accel_queue* q, uint32_t* family);
 /* An engine's VkBuffer as an ACCEL_MEMORY_DEVICE accel buffer of `size` bytes (at most the VkBuffer's
    size). It must be a buffer of d's VkDevice (so d is normally an adopted device), bound to memory, with
-   usage STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST, and usable by accel's queue families (EXCLUSIVE
+   usage STORAGE_BUFFER | TRANSFER_SRC | TRANSFER_DST (+ INDIRECT_BUFFER to hold an indirect exec's
+   counts; accel's own buffers have it), and usable by accel's queue families (EXCLUSIVE
    sharing is fine on an adopted device: all its queues use the adopted family; on a device accel created
    with a separate copy family, use CONCURRENT over both). accel_buffer_map returns NULL for it (accel does
    not know its memory); read/write go through staging copies. Returns INVALID_ARGUMENT (NULL d/out, no
@@ -598,7 +599,8 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
     D(CreateDescriptorPool) D(DestroyDescriptorPool) D(AllocateDescriptorSets) D(UpdateDescriptorSets) \
     D(CreateCommandPool) D(DestroyCommandPool) D(AllocateCommandBuffers) D(FreeCommandBuffers) \
     D(BeginCommandBuffer) D(EndCommandBuffer) D(CmdPipelineBarrier) D(CmdBindPipeline) \
-    D(CmdBindDescriptorSets) D(CmdPushConstants) D(CmdDispatch) D(CmdCopyBuffer) D(CmdFillBuffer) \
+    D(CmdBindDescriptorSets) D(CmdPushConstants) D(CmdDispatch) D(CmdDispatchIndirect) D(CmdCopyBuffer) \
+    D(CmdFillBuffer) \
     D(CmdPushDescriptorSetKHR) D(CmdExecuteCommands) \
     D(CreateSemaphore) D(DestroySemaphore) D(GetSemaphoreCounterValue) D(WaitSemaphores) D(SignalSemaphore) \
     D(CreateQueryPool) D(DestroyQueryPool) D(CmdResetQueryPool) D(CmdWriteTimestamp) D(GetQueryPoolResults) \
@@ -1335,7 +1337,7 @@ static accel_result accel_i_vk_buffer_new(accel_i_vk_device* dev, VkDeviceSize s
     bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
     bi.size = size;
     bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;   /* indirect counts */
     if (dev->copy_family != dev->compute_family) {
         bi.sharingMode = VK_SHARING_MODE_CONCURRENT;
         bi.queueFamilyIndexCount = 2;
@@ -2660,6 +2662,12 @@ static accel_i_vk_scope accel_i_vk_scope_of(const accel_i_batch* b, uint32_t fro
             sc.stages |= VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
             sc.writes |= VK_ACCESS_SHADER_WRITE_BIT;
             sc.access |= VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+        }
+        /* an indirect exec's counts: read by the indirect-command stage */
+        if ((k == ACCEL_I_CMD_EXEC && (b->cmds[i].flags & ACCEL_I_CMD_INDIRECT)) ||
+            (k == ACCEL_I_CMD_REPLAY && b->cmds[i].u.replay.list->has_indirect)) {
+            sc.stages |= VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT;
+            sc.access |= VK_ACCESS_INDIRECT_COMMAND_READ_BIT;
         } else if (k == ACCEL_I_CMD_COPY || k == ACCEL_I_CMD_FILL || k == ACCEL_I_CMD_UPDATE) {
             sc.stages |= VK_PIPELINE_STAGE_TRANSFER_BIT;
             sc.writes |= VK_ACCESS_TRANSFER_WRITE_BIT;
@@ -2687,6 +2695,12 @@ static void accel_i_vk_barrier_within(accel_i_vk_device* dev, VkCommandBuffer cb
     dev->vk.CmdPipelineBarrier(cb, sc->stages, sc->stages, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
+/* An exec's dispatch: its groups, or (counts non-NULL: a root) an indirect exec's counts at offset. */
+static void accel_i_vk_dispatch(accel_i_vk_device* dev, VkCommandBuffer cb, const uint32_t groups[3],
+                                const accel_buffer* counts, VkDeviceSize offset) {
+    if (counts) dev->vk.CmdDispatchIndirect(cb, ((const accel_i_vk_buffer*)counts)->buffer, offset);
+    else dev->vk.CmdDispatch(cb, groups[0], groups[1], groups[2]);
+}
 static accel_result accel_i_vk_record_exec(accel_i_vk_queue* q, accel_i_vk_entry* e, VkDescriptorPool pool,
                                            const accel_i_batch* b, const accel_i_cmd* c) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
@@ -2733,7 +2747,11 @@ static accel_result accel_i_vk_record_exec(accel_i_vk_queue* q, accel_i_vk_entry
                                  c->u.exec.constant_count * 4u, b->arena + c->u.exec.constants);
     for (int d = 0; d < 3; d++)
         groups[d] = (uint32_t)(((uint64_t)ep->global_size[d] + size[d] - 1) / size[d]);
-    dev->vk.CmdDispatch(e->cb, groups[0], groups[1], groups[2]);
+    if (c->flags & ACCEL_I_CMD_INDIRECT) {
+        size_t at;
+        accel_buffer* counts = accel_i_exec_counts(b, c, &at);
+        accel_i_vk_dispatch(dev, e->cb, groups, accel_i_buffer_root(counts), counts->offset + at);
+    } else accel_i_vk_dispatch(dev, e->cb, groups, NULL, 0);
     return ACCEL_OK;
 }
 
@@ -2880,6 +2898,8 @@ typedef struct accel_i_vk_op {
     accel_buffer *dst, *src;           /* copy, fill, update (src: none, the list's staging) */
     VkDeviceSize dst_offset, src_offset, size;
     uint32_t pattern;
+    accel_buffer* counts;              /* an indirect exec: its counts' root (NULL: a direct exec), */
+    VkDeviceSize counts_at, counts_offset;   /* the offset in it, the offset recorded (patches keep it) */
 } accel_i_vk_op;
 typedef struct accel_i_vk_list {
     accel_i_vk_op* ops; uint32_t count; size_t bytes;
@@ -2904,11 +2924,16 @@ static accel_result accel_i_vk_op_exec(accel_i_vk_device* dev, VkCommandBuffer c
     VkDescriptorBufferInfo infos[ACCEL_I_VK_MAX_BUFFERS];
     VkWriteDescriptorSet writes[ACCEL_I_VK_MAX_BUFFERS];
     VkDescriptorSet set = op->set;
+    const accel_buffer* counts = op->counts;
+    VkDeviceSize counts_at = op->counts_at;
     memcpy((void*)bufs, op->bufs, (size_t)op->nb * sizeof *bufs);
     memset(offs, 0, sizeof offs);
     if (op->nc) memcpy(consts, op->consts, (size_t)op->nc * 4u);
     for (uint32_t k = 0; k < n; k++) {   /* a patched binding: a root and the offset in it */
-        if (p[k].buffer) {
+        if (p[k].buffer && p[k].index == op->nb) {   /* an indirect exec's counts */
+            counts = p[k].buffer;
+            counts_at = p[k].offset + op->counts_offset;
+        } else if (p[k].buffer) {
             bufs[p[k].index] = p[k].buffer;
             offs[p[k].index] = p[k].offset;
             set = VK_NULL_HANDLE;
@@ -2945,7 +2970,7 @@ static accel_result accel_i_vk_op_exec(accel_i_vk_device* dev, VkCommandBuffer c
     }
     if (op->nc)
         dev->vk.CmdPushConstants(cb, op->prog->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, op->nc * 4u, consts);
-    dev->vk.CmdDispatch(cb, op->groups[0], op->groups[1], op->groups[2]);
+    accel_i_vk_dispatch(dev, cb, op->groups, counts, counts_at);
     return ACCEL_OK;
 }
 /* One op with its patches into cb. */
@@ -3015,6 +3040,13 @@ static accel_result accel_i_vk_op_build(accel_i_vk_device* dev, const accel_i_ba
         accel_i_vk_group_size(op->prog, &c->u.exec.params, size);
         for (int d = 0; d < 3; d++)
             op->groups[d] = (uint32_t)(((uint64_t)c->u.exec.params.global_size[d] + size[d] - 1) / size[d]);
+        if (c->flags & ACCEL_I_CMD_INDIRECT) {
+            size_t at;
+            accel_buffer* counts = accel_i_exec_counts(b, c, &at);
+            op->counts = accel_i_buffer_root(counts);
+            op->counts_at = counts->offset + at;
+            op->counts_offset = at;
+        }
         return accel_i_vk_pipeline(dev, op->prog, size, &op->pipe);
     }
     if (c->kind == ACCEL_I_CMD_COPY) {
@@ -4303,8 +4335,9 @@ static const accel_i_walk_ops accel_i_vk_walk = {
     accel_i_vk_batch_submitted,         /* batch_submitted */
     accel_i_vk_queue_drain,             /* queue_drain */
     accel_i_vk_signal_publish,          /* signal_publish: the timeline semaphore */
-    NULL                                /* queue_poll: completed segments are reclaimed at submit and
+    NULL,                               /* queue_poll: completed segments are reclaimed at submit and
                                            finish */
+    false                               /* indirect_on_host: vkCmdDispatchIndirect reads the counts */
 };
 /* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
 static const accel_backend accel_i_vk_backend_table = {

@@ -25,12 +25,15 @@
         tiny tasks, per task; a fork-join over 4096 items; the host submits one tiny task and waits
         (mean and median). Targets: ahead of both on the chain and the fork-join; the round trip's
         mean <= 1.5x oneTBB's task_group run + wait and <= 0.5x OpenMP's fork-join.
-    10. queue-ordered memory: a step (fill a 1 MiB scratch buffer, a one-group exec that reads two words
+    10. an indirect exec (accel_queue_exec_indirect: group counts read from a buffer when it runs),
+        submit to complete, one group (10) and a SAXPY over 16K floats in 64 groups (10b) | the same
+        exec with its size given (accel_queue_exec). Paired rounds; target <= 1.05x.
+    11. queue-ordered memory: a step (fill a 1 MiB scratch buffer, a one-group exec that reads two words
         of it into a result word, signal, submit, wait) whose scratch comes from accel_queue_alloc and
         goes back with accel_queue_free | the same step with a scratch made once (paired rounds,
-        bench_pair_run). Target <= 1.10x. For information: 10c the same with the fill replaced by two
+        bench_pair_run). Target <= 1.10x. For information: 11c the same with the fill replaced by two
         words written by the exec (the alloc/free pair against a step of almost nothing: extra_ns is
-        its cost); 10b the 1 MiB step with accel_buffer_create / accel_buffer_destroy per step (what a
+        its cost); 11b the 1 MiB step with accel_buffer_create / accel_buffer_destroy per step (what a
         program without queue memory does).
 
    Method: this is meant for a shared, noisy 2-core machine. The two sides of a figure run interleaved
@@ -79,7 +82,7 @@ typedef struct bench_config {
     size_t saxpy_n;            /* floats per array */
     uint32_t compute_n, compute_iters;
     uint64_t idle_ns;          /* idle measurement length */
-    const char* only;          /* --only NAME: run just that figure (pingpong, latency, trace, batch, saxpy, compute, idle, overhead, replay, tasks, qmem) */
+    const char* only;          /* --only NAME: run just that figure (pingpong, latency, trace, batch, saxpy, compute, idle, overhead, replay, tasks, indirect, qmem) */
 } bench_config;
 static bench_config cfg;
 
@@ -619,7 +622,67 @@ static void fig_replay(accel_device* dev) {
     fig_replay_one(dev, true);
 }
 
-/* ==== figure 10: queue-ordered memory ==== */
+/* ==== figure 10: indirect exec vs direct exec of the same size ==== */
+/* Each sample: one exec (side 0 indirect, its counts written once by the host; side 1 direct, the same
+   grid), a signal, submit, wait. SAXPY with a = 1 over x = 1: y counts the execs that ran. */
+typedef struct indirect_fig {
+    counter_rig r;
+    accel_buffer *counts, *bufs[2];
+    accel_program* saxpy;
+    uint32_t groups, a_bits;
+    uint64_t value, execs;
+} indirect_fig;
+static double indirect_sample(void* ctx, int side) {
+    indirect_fig* f = (indirect_fig*)ctx;
+    static const uint32_t local[3] = { 256, 1, 1 };
+    uint64_t t0 = bench_now_ns();
+    if (side == 0) accel_queue_exec_indirect(f->r.q, f->saxpy, f->bufs, 2, &f->a_bits, 1, local, f->counts, 0);
+    else accel_queue_exec(f->r.q, f->saxpy, f->bufs, 2, &f->a_bits, 1, accel_exec_1d(f->groups * 256, 256));
+    accel_queue_signal(f->r.q, f->r.s, ++f->value);
+    check(accel_queue_submit(f->r.q), "accel_queue_submit");
+    check(accel_signal_wait(f->r.s, f->value, BENCH_WAIT_NS), "accel_signal_wait");
+    f->execs++;
+    return (double)(bench_now_ns() - t0);
+}
+static void fig_indirect_one(accel_device* dev, uint32_t groups) {
+    indirect_fig f;
+    uint32_t counts[3] = { groups, 1, 1 };
+    size_t n = (size_t)groups * 256;
+    float one = 1.0f;
+    bench_pair res;
+    memset(&f, 0, sizeof f);
+    f.r = counter_rig_open(dev, k_count);
+    f.groups = groups;
+    memcpy(&f.a_bits, &one, 4);
+    check(accel_program_create(dev, &(accel_program_desc){ .name = "saxpy", .cpu = k_saxpy, .buffer_count = 2,
+                                                           .constant_count = 1 }, &f.saxpy), "accel_program_create");
+    for (int i = 0; i < 2; i++)
+        check(accel_buffer_create(dev, &(accel_buffer_desc){ .size = n * 4 }, &f.bufs[i]), "accel_buffer_create");
+    check(accel_buffer_create(dev, &(accel_buffer_desc){ .size = 12 }, &f.counts), "accel_buffer_create");
+    check(accel_buffer_write(f.counts, 0, counts, sizeof counts), "accel_buffer_write");
+    float* y = (float*)accel_buffer_map(f.bufs[0]);
+    float* x = (float*)accel_buffer_map(f.bufs[1]);
+    for (size_t i = 0; i < n; i++) { y[i] = 0; x[i] = 1; }
+    bench_pair_run(cfg.rounds * 2, cfg.latency_iters, indirect_sample, &f, NULL, &res);
+    if (y[0] != (float)f.execs || y[n - 1] != (float)f.execs)
+        bench_fail("indirect: y holds %g and %g, expected %llu", y[0], y[n - 1], (unsigned long long)f.execs);
+    bench_row* r = bench_row_add(groups == 1 ? "indirect" : "indirect_64", groups == 1 ? "10 indirect exec, 1 group"
+                                 : "10b indirect exec, 64 groups", "ns", res.accel, "direct exec", res.baseline,
+                                 BENCH_TARGET_RATIO, BENCH_LE, 1.05);
+    bench_row_extra(r, "paired_ratio", res.paired);
+    bench_row_extra(r, "groups", groups);
+    bench_row_extra(r, "samples", (double)cfg.latency_iters * cfg.rounds * 2);
+    accel_program_destroy(f.saxpy);
+    for (int i = 0; i < 2; i++) accel_buffer_destroy(f.bufs[i]);
+    accel_buffer_destroy(f.counts);
+    counter_rig_close(&f.r);
+}
+static void fig_indirect(accel_device* dev) {
+    fig_indirect_one(dev, 1);
+    fig_indirect_one(dev, 64);
+}
+
+/* ==== figure 11: queue-ordered memory ==== */
 enum { QMEM_BYTES = 1 << 20 };
 /* result[0] = scratch[0] + scratch[last] (+ c, written to scratch[0] first when the step does not fill) */
 static void k_qmem_step(const accel_dispatch* d) {
@@ -661,9 +724,9 @@ static double qmem_sample(void* ctx, int side) {
 }
 static void fig_qmem(accel_device* dev) {
     static const struct { int made; bool fill; const char *figure, *title; } rows[3] = {
-        { 0, true, "qmem_step", "10 1 MiB scratch step, queue_alloc" },
-        { 0, false, "qmem_tiny_step", "10c same, 2 words written, queue_alloc" },
-        { 1, true, "qmem_create_step", "10b 1 MiB step, buffer_create+destroy" },
+        { 0, true, "qmem_step", "11 1 MiB scratch step, queue_alloc" },
+        { 0, false, "qmem_tiny_step", "11c same, 2 words written, queue_alloc" },
+        { 1, true, "qmem_create_step", "11b 1 MiB step, buffer_create+destroy" },
     };
     qmem_rig r = { 0 };
     bench_pair p;
@@ -1242,7 +1305,7 @@ int main(int argc, char** argv) {
         if (strcmp(argv[i], "--quick") == 0) cfg.quick = true;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) cfg.only = argv[++i];
         else {
-            printf("usage: %s [--quick] [--only pingpong|latency|trace|batch|saxpy|compute|idle|overhead|replay|tasks|qmem]\n"
+            printf("usage: %s [--quick] [--only pingpong|latency|trace|batch|saxpy|compute|idle|overhead|replay|tasks|indirect|qmem]\n"
                    "  --quick  short run (smaller sizes, fewer rounds) for CI smoke checks\n"
                    "  --only   run one figure (for profiling it, e.g. under perf)\n", argv[0]);
             return strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 ? 0 : 2;
@@ -1279,7 +1342,8 @@ int main(int argc, char** argv) {
     if (want("saxpy")) { printf("4 saxpy ...\n"); fflush(stdout); fig_saxpy(dev); }
     if (want("replay")) { printf("8 replay ...\n"); fflush(stdout); fig_replay(dev); }
     if (want("tasks")) { printf("9 task systems ...\n"); fflush(stdout); fig_tasks(dev); }
-    if (want("qmem")) { printf("10 queue memory ...\n"); fflush(stdout); fig_qmem(dev); }
+    if (want("indirect")) { printf("10 indirect exec ...\n"); fflush(stdout); fig_indirect(dev); }
+    if (want("qmem")) { printf("11 queue memory ...\n"); fflush(stdout); fig_qmem(dev); }
     accel_device_destroy(dev);
     if (want("trace")) { printf("2t traced exec latency ...\n"); fflush(stdout); fig_trace_latency(); }
     if (want("compute")) { printf("5 compute ...\n"); fflush(stdout); fig_compute(); }

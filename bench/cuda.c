@@ -46,10 +46,14 @@
         rings of 4 between the streams (cuStreamWaitEvent), the host writes the word, sync
                                                                                  target ratio <= 1.15
         (needs 64-bit stream memory operations for its raw baseline)
-    13. queue-ordered memory: a step (fill a 1 MiB scratch, the empty kernel, copy its first word to a
+    13. an indirect exec (accel_queue_exec_indirect, counts (1, 1, 1) in device memory) after a direct
+        one, + signal + submit + wait | the same batch with both execs direct. Both sides are accel: the
+        figure is the cost of CUDA's form of an indirect exec (a host step: the queue drains, the host
+        reads the counts, then launches); no target (it costs a device round trip by design)
+    14. queue-ordered memory: a step (fill a 1 MiB scratch, the empty kernel, copy its first word to a
         pinned HOST buffer, signal, submit, wait) whose scratch comes from accel_queue_alloc and goes
         back with accel_queue_free | the same step with the scratch made once    target ratio <= 1.10
-        13b: the queue-memory step | the raw step with its scratch from cuMemAlloc and cuMemFree per
+        14b: the queue-memory step | the raw step with its scratch from cuMemAlloc and cuMemFree per
         step (cuMemAlloc, cuMemsetD32Async, cuLaunchKernel, cuMemFree, cuStreamSynchronize)
                                                              target ratio <= 0.10 (10x faster)
    Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
@@ -756,6 +760,40 @@ out:
     accel_signal_destroy(f.gate);
 }
 
+/* Figure 13: [empty kernel, empty kernel indirect on (1, 1, 1)] | [empty kernel x 2], round trip. */
+typedef struct bench_ind { bench_cuda* b; accel_buffer* counts; bool failed; } bench_ind;
+static double bench_indirect_sample(void* ctx, int side) {
+    bench_ind* f = (bench_ind*)ctx;
+    bench_cuda* b = f->b;
+    uint64_t t0 = bench_now_ns();
+    if (f->failed) return 0;
+    accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+    if (side == 0) accel_queue_exec_indirect(b->q, b->empty, NULL, 0, NULL, 0, NULL, f->counts, 0);
+    else accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_signal(b->q, b->s, ++b->s_value);
+    f->failed = !bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit") ||
+                !bench_accel_ok(accel_signal_wait(b->s, b->s_value, BENCH_WAIT_NS), "accel_signal_wait");
+    return (double)(bench_now_ns() - t0);
+}
+static void bench_indirect(bench_cuda* b) {
+    bench_ind f;
+    bench_pair p;
+    const uint32_t one[3] = { 1, 1, 1 };
+    memset(&f, 0, sizeof f);
+    f.b = b;
+    f.failed = !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = 12 }, &f.counts), "buffer") ||
+               !bench_accel_ok(accel_buffer_write(f.counts, 0, one, sizeof one), "accel_buffer_write");
+    if (!f.failed) bench_pair_run(b->rounds, b->quick ? 20 : 100, bench_indirect_sample, &f, NULL, &p);
+    if (!f.failed) {
+        bench_row* row = bench_row_add("indirect", "13 indirect exec (host step), batch", "ns", p.accel, "direct exec",
+                                       p.baseline, BENCH_TARGET_NONE, BENCH_LE, 0);
+        bench_row_extra(row, "paired_ratio", p.paired);
+        bench_row_extra(row, "extra_ns", p.accel - p.baseline);
+    }
+    accel_queue_finish(b->q, BENCH_WAIT_NS);
+    accel_buffer_destroy(f.counts);
+}
+
 /* Figure 12. */
 static void bench_gated_pipeline(bench_cuda* b) {
     bench_fig f;
@@ -803,7 +841,7 @@ static void bench_gated_pipeline(bench_cuda* b) {
     accel_signal_destroy(f.s[1]);
 }
 
-/* ==== figure 13: queue-ordered memory ==== */
+/* ==== figure 14: queue-ordered memory ==== */
 enum { BENCH_QMEM_BYTES = 1 << 20 };
 typedef struct bench_qmem {
     bench_cuda* b;
@@ -862,9 +900,9 @@ static void bench_qmem_figure(bench_cuda* b) {
         m.raw = raw != 0;
         bench_pair_run(b->rounds, b->quick ? 10 : 50, bench_qmem_sample, &m, NULL, &p);
         if (m.failed) break;
-        bench_row* row = raw ? bench_row_add("qmem_vs_cumemalloc", "13b same vs cuMemAlloc+cuMemFree", "ns", p.accel,
+        bench_row* row = raw ? bench_row_add("qmem_vs_cumemalloc", "14b same vs cuMemAlloc+cuMemFree", "ns", p.accel,
                                              "cuMemAlloc/Free step", p.baseline, BENCH_TARGET_RATIO, BENCH_LE, 0.10)
-                             : bench_row_add("qmem_step", "13 1 MiB scratch step, queue_alloc", "ns", p.accel,
+                             : bench_row_add("qmem_step", "14 1 MiB scratch step, queue_alloc", "ns", p.accel,
                                              "scratch made once", p.baseline, BENCH_TARGET_RATIO, BENCH_LE, 1.10);
         bench_row_extra(row, "paired_ratio", p.paired);
     }
@@ -933,7 +971,10 @@ int main(int argc, char** argv) {
     fprintf(stderr, "bench_cuda: figure 12 (a pipeline behind a host gate)\n");
     bench_gated_pipeline(&b);
     accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figure 13 (queue-ordered memory)\n");
+    fprintf(stderr, "bench_cuda: figure 13 (indirect exec)\n");
+    bench_indirect(&b);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figure 14 (queue-ordered memory)\n");
     bench_qmem_figure(&b);
     {
         char heading[256];

@@ -22,10 +22,14 @@
                                           queue workers per step, which should be 0: DESIGN §6.1)
     10 the chain alternating two queues  (each step waits for the previous one, on the other queue:
                                           <= 1.15x raw)
-    11 queue-ordered memory              (a step: fill a 1 MiB scratch, add_one on 64 words of it, copy
+    11 indirect dispatch round trip      (accel_queue_exec_indirect, vkCmdDispatchIndirect on counts a
+                                          kernel of the same batch wrote, + wait | the same two
+                                          dispatches with the size given, accel_queue_exec: <= 1.05x;
+                                          both sides accel, the baseline is not raw Vulkan)
+    12 queue-ordered memory              (a step: fill a 1 MiB scratch, add_one on 64 words of it, copy
                                           them out, signal, submit, wait; its scratch from
                                           accel_queue_alloc / accel_queue_free | the scratch made once:
-                                          <= 1.10x; both sides accel. 11c, for information: the same
+                                          <= 1.10x; both sides accel. 12c, for information: the same
                                           without the fill)
 
    The raw side is the minimal program a Vulkan programmer writes by hand: its own VkInstance/VkDevice,
@@ -379,6 +383,7 @@ struct fig_t {
     int rounds;                      /* rounds (0: cfg.rounds) */
     int steps;                       /* chain steps per sample (figures 9 and 10) */
     accel_buffer* ab;
+    accel_buffer* counts;            /* figure 11: the indirect dispatch's counts */
     raw_buf rb;
     VkCommandBuffer* cbs;            /* the raw side's pre-recorded command buffers */
     uint32_t ncb;
@@ -785,7 +790,38 @@ static void fig_replay_list(acc_t* a, raw_t* r) {
     raw_buffer_free(r, &rb);
 }
 
-/* Figure 11: queue-ordered memory. One step on a's queue: [alloc the scratch,] fill it (when fill),
+/* Figure 11: a batch of a fill and a dispatch that make the counts (1, 1, 1), then an indirect dispatch
+   on them | the same batch with the last dispatch's size given. Both sides are accel: the figure is
+   what reading the counts on the device costs next to the same work. */
+static double indirect_sample(void* ctx, int side) {
+    fig_t* f = (fig_t*)ctx;
+    static const uint32_t local[3] = { 64, 1, 1 };
+    uint32_t n = 64, three = 3;
+    uint64_t t0 = bench_now_ns();
+    accel_queue_fill(f->a->q, f->counts, 0, 12, 0);
+    accel_queue_exec(f->a->q, f->a->add_one, &f->counts, 1, &three, 1, accel_exec_1d(3, 64));
+    if (side == 0) accel_queue_exec_indirect(f->a->q, f->a->add_one, &f->ab, 1, &n, 1, local, f->counts, 0);
+    else acc_add_one(f->a->q, f->a, f->ab);
+    accel_queue_signal(f->a->q, f->a->done, ++f->a->done_val);
+    check(accel_queue_submit(f->a->q), "submit");
+    check(accel_signal_wait(f->a->done, f->a->done_val, ACCEL_WAIT_FOREVER), "wait");
+    f->acc_total++;
+    return ns_since(t0);
+}
+static void fig_indirect(acc_t* a, raw_t* r) {
+    fig_t f = { .a = a, .r = r, .sample = indirect_sample, .per_round = cfg.lat_block, .rounds = cfg.lat_rounds };
+    fig_buffers(&f, 1);
+    check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = 16 }, &f.counts), "buffer");
+    fig_run(&f);
+    fig_done(&f, "indirect");
+    accel_buffer_destroy(f.counts);
+    bench_row* row = bench_row_add("indirect", "11 indirect dispatch round trip", "ns", f.res.accel, "direct dispatch",
+                                   f.res.baseline, BENCH_TARGET_RATIO, BENCH_LE, 1.05);
+    bench_row_extra(row, "paired_ratio", f.res.paired);
+    bench_row_extra(row, "samples", (double)(f.per_round * fig_rounds(&f)));
+}
+
+/* Figure 12: queue-ordered memory. One step on a's queue: [alloc the scratch,] fill it (when fill),
    add_one on its first 64 words, copy them to f->ab, [free it,] signal, submit, wait. Side 0 allocates
    the scratch per step, side 1 uses f->once. Checks the copied word. */
 typedef struct qmem_fig { fig_t f; accel_buffer* once; bool fill; uint32_t v; } qmem_fig;
@@ -818,8 +854,8 @@ static void fig_qmem(acc_t* a, raw_t* r) {
         check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = QMEM_BYTES }, &m.once), "buffer");
         check(accel_buffer_create(a->dev, &(accel_buffer_desc){ .size = 256 }, &m.f.ab), "buffer");
         bench_pair_run(fig_rounds(&m.f), m.f.per_round, qmem_sample, &m, &a->workers, &m.f.res);
-        bench_row* row = bench_row_add(fill ? "qmem_step" : "qmem_tiny_step", fill ? "11 1 MiB scratch step, queue_alloc"
-                                       : "11c same without the fill", "ns", m.f.res.accel, "scratch made once",
+        bench_row* row = bench_row_add(fill ? "qmem_step" : "qmem_tiny_step", fill ? "12 1 MiB scratch step, queue_alloc"
+                                       : "12c same without the fill", "ns", m.f.res.accel, "scratch made once",
                                        m.f.res.baseline, fill ? BENCH_TARGET_RATIO : BENCH_TARGET_NONE, BENCH_LE, fill ? 1.10 : 0);
         bench_row_extra(row, "paired_ratio", m.f.res.paired);
         bench_row_extra(row, "extra_ns", m.f.res.accel - m.f.res.baseline);
@@ -837,7 +873,7 @@ int main(int argc, char** argv) {
         else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) cfg.rounds_arg = atoi(argv[++i]);
         else {
             printf("usage: %s [--quick] [--only N] [--rounds R]\n"
-                   "  --only N    run figure N only (1-11; 6 runs 6-8): to study one figure, e.g. under perf\n"
+                   "  --only N    run figure N only (1-12; 6 runs 6-8): to study one figure, e.g. under perf\n"
                    "  --rounds R  rounds per paired figure (default 7, --quick 5; at most 64)\n", argv[0]);
             return strcmp(argv[i], "--help") == 0 ? 0 : 2;
         }
@@ -891,7 +927,8 @@ int main(int argc, char** argv) {
     if (want("6")) { printf("6-8 replay of a list ...\n"); fflush(stdout); fig_replay_list(&a, &r); }
     if (want("9")) { printf("9 chain, one queue ...\n"); fflush(stdout); fig_chain(&a, &r, 1); }
     if (want("10")) { printf("10 chain, two queues ...\n"); fflush(stdout); fig_chain(a2 == ap ? &a : a2, &r, 2); }
-    if (want("11")) { printf("11 queue memory ...\n"); fflush(stdout); fig_qmem(&a, &r); }
+    if (want("11")) { printf("11 indirect dispatch ...\n"); fflush(stdout); fig_indirect(&a, &r); }
+    if (want("12")) { printf("12 queue memory ...\n"); fflush(stdout); fig_qmem(&a, &r); }
     accel_device_destroy(a.dev);
     if (own.dev) accel_device_destroy(own.dev);
     r.DeviceWaitIdle(r.dev);

@@ -87,6 +87,11 @@ static void k_probe(const mock_thread_ctx* t, void* const* b, const uint32_t* c)
     }
     out[16 + g] = 1;
 }
+static void k_set_counts(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t* out = (uint32_t*)b[0];
+    if (t->bid[0] + t->bid[1] + t->bid[2] + t->tid[0] + t->tid[1] + t->tid[2] != 0) return;
+    out[c[0]] = c[1]; out[c[0] + 1] = c[2]; out[c[0] + 2] = c[3];
+}
 static uint32_t ex_hash(uint32_t x) {
     x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
     return x;
@@ -141,7 +146,7 @@ static void k_oob(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
 static const mock_kernel mock_kernels[] = {
     { "saxpy", 2, 2, k_saxpy }, { "fill_index", 1, 2, k_fill_index }, { "add_one", 1, 1, k_add_one },
     { "copy_u32", 2, 1, k_copy_u32 }, { "group_ids", 1, 3, k_group_ids }, { "slow", 1, 3, k_slow },
-    { "probe", 1, 1, k_probe }, { "crunch", 2, 3, k_crunch }, { "simulate", 3, 1, k_simulate },
+    { "probe", 1, 1, k_probe }, { "set_counts", 1, 4, k_set_counts }, { "crunch", 2, 3, k_crunch }, { "simulate", 3, 1, k_simulate },
     { "empty", 0, 0, k_empty }, { "oob", 1, 0, k_oob }, { "accel_i_copy", 2, 1, k_copy_bytes }, { "bench_const", 0, 1, k_empty },
     { "decode_mix", 2, 2, k_decode_mix }, { "decode_scale", 2, 1, k_decode_scale }, { "decode_reduce", 2, 2, k_decode_reduce },
 };

@@ -896,6 +896,66 @@ TEST(queues_created_later_are_not_held_up_by_an_earlier_wait) {
     accel_device_destroy(dev);
 }
 
+#if TEST_HAVE_THREADS
+/* Raises each of its gates to 1, 2, ... steps (all gates at each step), as fast as it can. */
+typedef struct storm_arg { accel_signal** gates; uint32_t n, steps; } storm_arg;
+static void storm_main(void* p) {
+    storm_arg* a = (storm_arg*)p;
+    for (uint32_t v = 1; v <= a->steps; v++)
+        for (uint32_t j = 0; j < a->n; j++) accel_signal_set(a->gates[(j + v) % a->n], v);
+}
+#endif
+
+/* Host raises that release gated waits (GPU backends: the raising thread walks the batch it releases,
+   handed over by the queue's worker at the gate): four queues of 150 batches, batch i waiting for its
+   queue's gate to reach i, then filling word i % 8 with i and signalling i, while two threads raise
+   the gates as batches are still being submitted. Every batch runs once and in order: each queue's
+   signal reaches 150 and word w holds the last i with i % 8 == w. */
+TEST(host_raises_release_gated_batches_once_and_in_order) {
+#if TEST_HAVE_THREADS
+    enum { Q = 4, STEPS = 150, W = 8 };
+    accel_device* dev;
+    accel_queue* q[Q];
+    accel_signal *gate[Q], *done[Q];
+    accel_buffer* buf[Q];
+    test_thread th[2];
+    storm_arg sa[2];
+    REQUIRE_OK(test_device_create(&dev));
+    for (uint32_t j = 0; j < Q; j++) {
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q[j]));
+        REQUIRE_OK(accel_signal_create(dev, 0, &gate[j]));
+        REQUIRE_OK(accel_signal_create(dev, 0, &done[j]));
+        REQUIRE_OK(accel_buffer_create(dev, &(accel_buffer_desc){ .size = W * 4 }, &buf[j]));
+    }
+    for (uint32_t i = 1; i <= STEPS; i++) {
+        if (i == STEPS / 3)
+            for (uint32_t t = 0; t < 2; t++) {
+                sa[t].gates = gate + t * (Q / 2);
+                sa[t].n = Q / 2;
+                sa[t].steps = STEPS;
+                REQUIRE(test_thread_start(&th[t], storm_main, &sa[t]));
+            }
+        for (uint32_t j = 0; j < Q; j++) {
+            accel_queue_wait(q[j], gate[j], i);
+            accel_queue_fill(q[j], buf[j], (i % W) * 4, 4, i);
+            accel_queue_signal(q[j], done[j], i);
+            CHECK_OK(accel_queue_submit(q[j]));
+        }
+    }
+    for (uint32_t t = 0; t < 2; t++) test_thread_join(&th[t]);
+    for (uint32_t j = 0; j < Q; j++) {
+        uint32_t got[W];
+        CHECK_OK(accel_signal_wait(done[j], STEPS, 10000000000ull));
+        CHECK_EQ_U64(accel_signal_value(done[j]), STEPS);
+        CHECK_OK(accel_buffer_read(buf[j], 0, got, sizeof got));
+        for (uint32_t w = 0; w < W; w++) CHECK_EQ_INT(got[w], STEPS - (STEPS - w) % W);
+    }
+    accel_device_destroy(dev);
+#else
+    SKIP("no threads");
+#endif
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(two_queue_chain_each_step_reads_the_last);
@@ -917,5 +977,6 @@ int main(int argc, char** argv) {
     RUN(failed_wait_waits_its_turn);
     RUN(device_wait_outlives_the_queue_it_waits_for);
     RUN(queues_created_later_are_not_held_up_by_an_earlier_wait);
+    RUN(host_raises_release_gated_batches_once_and_in_order);
     return test_end();
 }
