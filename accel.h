@@ -559,7 +559,8 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    uses it (the one with the alloc first) fails where it does, as a batch behind a failed wait does:
    its signals fail with the reason (OUT_OF_MEMORY, or the backend's error); read/write of the handle,
    and a view of it, return that error, and map returns NULL. Recording thread. */
-ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory, accel_buffer** out);
+ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
+                                        accel_buffer** out);
 /* Ends buf (an accel_queue_alloc handle) at this point of q's order: its memory returns to the pool
    and its handle goes with it (do not destroy it afterwards; views of it must not be used past this
    point either). Commands recorded before it, on q or ordered before it, still see the memory. q may be
@@ -2006,7 +2007,8 @@ static void accel_i_view_free(accel_buffer* view) {
 static void accel_i_object_free(accel_i_object* o) {
     accel_device* dev = o->device;
     const accel_backend* b = dev->backend;
-    if (o->kind == ACCEL_I_BUFFER && ((accel_buffer*)o)->qmem && accel_i_qmem_view_keep((accel_buffer*)o)) return;
+    if (o->kind == ACCEL_I_BUFFER && ((accel_buffer*)o)->qmem && accel_i_qmem_view_keep((accel_buffer*)o))
+        return;   /* a queue memory handle kept for reuse */
     accel_i_object_unlist(o);
     if (o->label_set) accel_i_free(&dev->allocator, o->label_set, strlen(o->label_set) + 1);
     switch (o->kind) {
@@ -3387,8 +3389,8 @@ static accel_i_qmem_pool* accel_i_qmem_pool_of(accel_device* dev) {
     if ((p = (accel_i_qmem_pool*)accel_i_dev_alloc(dev, sizeof *p)) == NULL) return NULL;
     memset((void*)p, 0, sizeof *p);
     atomic_init(&p->lock, 0u);
-    if (atomic_compare_exchange_strong_explicit(&dev->qmem, &none, (uint64_t)(uintptr_t)p, memory_order_acq_rel,
-                                                memory_order_acquire))
+    if (atomic_compare_exchange_strong_explicit(&dev->qmem, &none, (uint64_t)(uintptr_t)p,
+                                                memory_order_acq_rel, memory_order_acquire))
         return p;
     accel_i_dev_free(dev, p, sizeof *p);   /* another thread made it first */
     return (accel_i_qmem_pool*)(uintptr_t)none;
@@ -3447,7 +3449,10 @@ static void accel_i_qmem_trim(accel_i_qmem_pool* p) {
     for (uint32_t i = 0; i < 2u * ACCEL_I_QMEM_CLASSES; i++) {
         accel_buffer **link = &p->free[i / ACCEL_I_QMEM_CLASSES][i % ACCEL_I_QMEM_CLASSES], *b;
         while ((b = *link) != NULL) {
-            if (atomic_load_explicit(&b->obj.refs, memory_order_acquire) != 1u) { link = &b->pool_next; continue; }
+            if (atomic_load_explicit(&b->obj.refs, memory_order_acquire) != 1u) {
+                link = &b->pool_next;
+                continue;
+            }
             *link = b->pool_next;
             b->pool_next = idle;
             idle = b;
@@ -3496,8 +3501,8 @@ static accel_buffer* accel_i_qmem_view(accel_buffer* root, size_t size, accel_bu
 }
 /* The handle when no root of its size could be had: a view of a small root, and a signal failed with
    why, which every use of the handle waits on (accel_i_qmem_oom_use). */
-static accel_result accel_i_qmem_oom_handle(accel_queue* q, accel_i_qmem_pool* p, size_t size, accel_memory mem,
-                                            accel_result why, accel_buffer** out) {
+static accel_result accel_i_qmem_oom_handle(accel_queue* q, accel_i_qmem_pool* p, size_t size,
+                                            accel_memory mem, accel_result why, accel_buffer** out) {
     accel_device* dev = q->obj.device;
     accel_buffer *root, *view = NULL;
     accel_signal* s = NULL;
@@ -3536,7 +3541,8 @@ static accel_result accel_i_qmem_alloc(accel_queue* q, size_t size, accel_memory
     }
     return ACCEL_OK;
 }
-ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory, accel_buffer** out) {
+ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
+                                        accel_buffer** out) {
     const char* fn = "accel_queue_alloc";
     accel_buffer* view = NULL;
     accel_result r;

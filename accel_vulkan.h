@@ -1324,8 +1324,9 @@ static int accel_i_vk_mem_type(const accel_i_vk_device* dev, uint32_t bits, VkMe
 
 /* A VkBuffer of size bytes, its memory requirements and the memory type for it (host: host-visible and
    coherent, cached where there is such; else device-local where there is such). */
-static accel_result accel_i_vk_buffer_new(accel_i_vk_device* dev, VkDeviceSize size, bool host, const char* what,
-                                          VkBuffer* buf, VkMemoryRequirements* req, uint32_t* type) {
+static accel_result accel_i_vk_buffer_new(accel_i_vk_device* dev, VkDeviceSize size, bool host,
+                                          const char* what, VkBuffer* buf, VkMemoryRequirements* req,
+                                          uint32_t* type) {
     const VkMemoryPropertyFlags hv =
             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     uint32_t families[2] = { dev->compute_family, dev->copy_family };
@@ -1486,7 +1487,8 @@ static void accel_i_vk_block_drop(accel_i_vk_device* dev, accel_i_vk_block* k) {
 static accel_i_vk_block* accel_i_vk_block_new(accel_i_vk_device* dev, uint32_t type) {
     accel_i_vk_block* k = (accel_i_vk_block*)accel_i_dev_alloc(&dev->base, sizeof *k);
     accel_i_vk_range* all = (accel_i_vk_range*)accel_i_dev_alloc(&dev->base, sizeof *all);
-    if (k && all && accel_i_vk_memory_new(dev, ACCEL_I_VK_BLOCK, type, true, &k->memory, &k->mapped) == VK_SUCCESS) {
+    if (k && all &&
+        accel_i_vk_memory_new(dev, ACCEL_I_VK_BLOCK, type, true, &k->memory, &k->mapped) == VK_SUCCESS) {
         atomic_fetch_add(&dev->memory_objects, 1u);
         memset(all, 0, sizeof *all);
         all->size = ACCEL_I_VK_BLOCK;
@@ -1508,14 +1510,15 @@ static accel_result accel_i_vk_block_bind(accel_i_vk_device* dev, accel_i_vk_buf
     accel_i_vk_range* mine;
     accel_i_vk_block *k, *fresh = NULL;
     VkResult vr;
-    if (req->size > ACCEL_I_VK_BLOCK / 4u || req->alignment > ACCEL_I_VK_BLOCK / 4u) return ACCEL_ERROR_UNSUPPORTED;
+    VkDeviceSize align = req->alignment ? req->alignment : 1u;
+    if (req->size > ACCEL_I_VK_BLOCK / 4u || align > ACCEL_I_VK_BLOCK / 4u) return ACCEL_ERROR_UNSUPPORTED;
     if ((mine = (accel_i_vk_range*)accel_i_dev_alloc(&dev->base, sizeof *mine)) == NULL)
         return ACCEL_ERROR_OUT_OF_MEMORY;
     for (;;) {
         accel_i_mutex_lock(&dev->mem_lock);
         if (fresh) { fresh->next = dev->blocks; dev->blocks = fresh; dev->empty_blocks++; }
         for (k = dev->blocks; k; k = k->next)
-            if (k->type == type && accel_i_vk_block_take(dev, k, req->size, req->alignment ? req->alignment : 1u, mine))
+            if (k->type == type && accel_i_vk_block_take(dev, k, req->size, align, mine))
                 break;
         accel_i_mutex_unlock(&dev->mem_lock);
         if (k || fresh) break;
@@ -1572,12 +1575,14 @@ static accel_result accel_i_vk_buffer_memory(accel_i_vk_device* dev, accel_i_vk_
     if (r != ACCEL_OK) return r;
     if ((r = accel_i_vk_block_bind(dev, b, &req, type, &mapped)) == ACCEL_ERROR_UNSUPPORTED) {
         VkResult vr = accel_i_vk_memory_new(dev, req.size, type, map, &b->memory, &mapped);
-        if (vr == VK_SUCCESS && (vr = dev->vk.BindBufferMemory(dev->device, b->buffer, b->memory, 0)) != VK_SUCCESS) {
+        if (vr == VK_SUCCESS &&
+            (vr = dev->vk.BindBufferMemory(dev->device, b->buffer, b->memory, 0)) != VK_SUCCESS) {
             dev->vk.FreeMemory(dev->device, b->memory, NULL);
             b->memory = VK_NULL_HANDLE;
         }
         if (vr == VK_SUCCESS) atomic_fetch_add(&dev->memory_objects, 1u);
-        r = vr == VK_SUCCESS ? ACCEL_OK : accel_i_vk_fail(dev, vr, "vkAllocateMemory/vkBindBufferMemory/vkMapMemory", what);
+        r = vr == VK_SUCCESS ? ACCEL_OK
+                             : accel_i_vk_fail(dev, vr, "vkAllocateMemory/vkBindBufferMemory/vkMapMemory", what);
     }
     if (r != ACCEL_OK) {
         dev->vk.DestroyBuffer(dev->device, b->buffer, NULL);

@@ -340,7 +340,7 @@ static atomic_long mock_live_allocs;
 static CUresult mMemAlloc(dptr_t* p, size_t n) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     void* m = NULL;
-    if (n > MOCK_TOTAL_MEM || posix_memalign(&m, 256, n ? n : 1) != 0) return 2;   /* CUDA_ERROR_OUT_OF_MEMORY */
+    if (n > MOCK_TOTAL_MEM || posix_memalign(&m, 256, n ? n : 1) != 0) return 2;   /* OUT_OF_MEMORY */
     *p = (dptr_t)(uintptr_t)m;
     atomic_fetch_add(&mock_live_allocs, 1);
     return 0;

@@ -241,7 +241,7 @@ TEST(qmem_ten_thousand_steps_without_growth) {
             qm_live(&sc);
             if (test_backend_is_cpu()) CHECK_EQ_INT(atomic_load(&sc.big), big);   /* the memory itself */
             CHECK_EQ_INT(qm_vk_memory_objects(sc.dev), vk);                     /* Vulkan: VkDeviceMemory */
-            CHECK_EQ_INT(qm_cuda_live_allocations(), cu);                       /* the CUDA mock: cuMemAlloc */
+            CHECK_EQ_INT(qm_cuda_live_allocations(), cu);                       /* CUDA mock: cuMemAlloc */
             qm_check(sc.out, QM_N, 9999);
             qm_steps_bounded(&sc, 200, two, true);
             warm = qm_live(&sc);
@@ -266,8 +266,9 @@ TEST(qmem_vulkan_buffers_share_memory_blocks) {
         accel_buffer* large = NULL;
         long before = qm_vk_memory_objects(sc.dev);
         for (int i = 0; i < 2000; i++) {
-            if (i < 1000) REQUIRE_OK(test_buffer_create(sc.dev, 4096 + (size_t)i * 4, ACCEL_MEMORY_DEVICE, &b[i]));
-            else REQUIRE_OK(accel_queue_alloc(sc.q, 4096 + (size_t)i * 4, i % 2 ? ACCEL_MEMORY_HOST : ACCEL_MEMORY_DEVICE, &b[i]));
+            size_t size = 4096 + (size_t)i * 4;
+            if (i < 1000) REQUIRE_OK(test_buffer_create(sc.dev, size, ACCEL_MEMORY_DEVICE, &b[i]));
+            else REQUIRE_OK(accel_queue_alloc(sc.q, size, (accel_memory)(i % 2), &b[i]));   /* DEVICE, HOST */
         }
         qm_fill(&sc, sc.q, b[1999], 5, QM_N);
         accel_queue_copy(sc.q, sc.out, 0, b[1999], 0, QM_N * 4);
@@ -393,7 +394,8 @@ TEST(qmem_out_of_memory_when_the_command_runs) {
         REQUIRE_OK(accel_queue_submit(sc.q));
         CHECK_RESULT(accel_signal_wait(sc.s, sc.next, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
         if (test_backend_is_cpu())
-            CHECK_EQ_U64(accel_signal_value(sc.s), ACCEL_SIGNAL_MAX + 1 + (uint64_t)-(int64_t)ACCEL_ERROR_OUT_OF_MEMORY);
+            CHECK_EQ_U64(accel_signal_value(sc.s),
+                         ACCEL_SIGNAL_MAX + 1 + (uint64_t)-(int64_t)ACCEL_ERROR_OUT_OF_MEMORY);
         CHECK_OK(accel_queue_finish(sc.q, ACCEL_WAIT_FOREVER));
         qm_check(sc.out, QM_N, 40);
         CHECK_RESULT(accel_buffer_read(a, 0, &word, 4), ACCEL_ERROR_OUT_OF_MEMORY);
@@ -565,7 +567,8 @@ static void qm_worker_main(void* arg) {
     for (uint32_t i = 0; i < 500 && !w->bad; i++) {
         accel_buffer* a = NULL;
         uint32_t n = 256 + (i % 3) * 300, k[2] = { i, n };
-        if (accel_queue_alloc(w->q, n * 4, i % 2 ? ACCEL_MEMORY_HOST : ACCEL_MEMORY_DEVICE, &a) != ACCEL_OK) w->bad = 2;
+        accel_memory mem = i % 2 ? ACCEL_MEMORY_HOST : ACCEL_MEMORY_DEVICE;
+        if (accel_queue_alloc(w->q, n * 4, mem, &a) != ACCEL_OK) w->bad = 2;
         accel_queue_exec(w->q, w->sc->fill, &a, 1, k, 2, accel_exec_1d(n, 64));
         accel_queue_copy(w->q, out, 0, a, 0, n * 4);
         if (i % 4 == 3) accel_buffer_destroy(a); else accel_queue_free(w->q, a);
