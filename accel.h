@@ -551,13 +551,16 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    them, as with any memory shared by two queues). Freed memory goes back to the device's pool (keyed
    by size class and memory kind) and a later accel_queue_alloc takes it with no host wait: at once on
    q itself (q's order puts it after the free), on another queue once no submitted command uses it.
-   The pool keeps memory until the device is destroyed; idle memory is given back when a new
+   The memory is set aside when the call records (never later than its point), so a program that
+   records many steps ahead holds theirs. Every backend uses the same pool of its own buffers (CUDA:
+   cuMemAlloc'd once, no driver call per alloc; Vulkan: ranges of memory blocks, see accel_vulkan.h);
+   the pool keeps memory until the device is destroyed, and gives idle memory back when a new
    allocation does not fit. Errors: NULL q (logged, returned), NULL out, size 0, an unknown memory
    kind, a call while q records a command list, a lost device, out of host memory for the handle:
    recording errors (logged, returned here and by the next submit; *out NULL). Out of device memory is
    not an error of the call: the handle is returned with no memory behind it, and every batch that
-   uses it (the one with the alloc first) fails where it does, as a batch behind a failed wait does:
-   its signals fail with the reason (OUT_OF_MEMORY, or the backend's error); read/write of the handle,
+   uses it fails where it does (its own batch at the alloc), as a batch behind a failed wait does: its
+   signals fail with the reason (OUT_OF_MEMORY, or the backend's error); read/write of the handle,
    and a view of it, return that error, and map returns NULL. Recording thread. */
 ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
                                         accel_buffer** out);

@@ -104,8 +104,11 @@
    - No shader compilation: programs are SPIR-V (compile GLSL/HLSL with glslc or dxc at build time).
    - No images, samplers, uniform buffers, or more than one descriptor set: a program sees storage buffers
      at set 0, bindings 0..buffer_count-1, and `constant_count` 32-bit words of push constants.
-   - No memory sub-allocator: one VkDeviceMemory per buffer (fine for the hundreds of buffers accel
-     programs use; a program with tens of thousands of live buffers hits maxMemoryAllocationCount).
+   - No general memory allocator for the engine's use: buffers (accel_buffer_create and the pool of
+     accel_queue_alloc) take ranges of 32 MiB VkDeviceMemory blocks, one memory type each, so that tens
+     of thousands of live buffers stay far under maxMemoryAllocationCount; a buffer above 8 MiB has a
+     VkDeviceMemory of its own, and one empty block is kept as a spare. Host-visible blocks are mapped
+     once.
    - No no-threads build: with ACCEL_NO_THREADS, on WASI and on Emscripten the backend is a stub whose
      every device is ACCEL_ERROR_UNAVAILABLE (and nothing is dlopen'ed there).
 
