@@ -428,6 +428,51 @@ TEST(qmem_out_of_memory_when_the_command_runs) {
     qm_end(&sc);
 }
 
+/* Host allocations refused from the k-th on, for every k until a run refuses none: the calls return
+   OK or OUT_OF_MEMORY (the batch is then discarded or fails), nothing leaks (qm_end), and once the
+   allocator gives again the device runs a step with queue memory. */
+static void qm_alloc_sweep_run(qm_scene* sc, long k, int* refused) {
+    accel_buffer *a = NULL, *b = NULL;
+    accel_result ra, rb, rs, rw = ACCEL_OK;
+    long failures = atomic_load(&sc->mem.failures);
+    atomic_store(&sc->mem.fail_after, k);
+    ra = accel_queue_alloc(sc->q, QM_N * 4, ACCEL_MEMORY_DEVICE, &a);
+    rb = accel_queue_alloc(sc->q, 300, ACCEL_MEMORY_HOST, &b);
+    if (a) qm_fill(sc, sc->q, a, 70, QM_N);
+    if (a) accel_queue_copy(sc->q, sc->out, 0, a, 0, QM_N * 4);
+    if (a) accel_queue_free(sc->q, a);
+    accel_buffer_destroy(b);
+    accel_queue_signal(sc->q, sc->s, ++sc->next);
+    rs = accel_queue_submit(sc->q);
+    if (rs == ACCEL_OK) rw = accel_signal_wait(sc->s, sc->next, ACCEL_WAIT_FOREVER);
+    atomic_store(&sc->mem.fail_after, -1);
+    *refused = atomic_load(&sc->mem.failures) != failures;
+    CHECK(ra == ACCEL_OK || ra == ACCEL_ERROR_OUT_OF_MEMORY);
+    CHECK(rb == ACCEL_OK || rb == ACCEL_ERROR_OUT_OF_MEMORY);
+    CHECK((ra == ACCEL_OK) == (a != NULL));
+    CHECK(rs == ACCEL_OK || rs == ACCEL_ERROR_OUT_OF_MEMORY);
+    CHECK(rw == ACCEL_OK || rw == ACCEL_ERROR_SIGNAL_FAILED);
+    if (!*refused) { CHECK_OK(rs); CHECK_OK(rw); qm_check(sc->out, QM_N, 70); }
+    CHECK_OK(accel_queue_finish(sc->q, ACCEL_WAIT_FOREVER));
+    if (rs != ACCEL_OK || rw != ACCEL_OK) {   /* the signal may be failed or behind: a new one */
+        accel_signal_destroy(sc->s);
+        if (!CHECK_OK(accel_signal_create(sc->dev, 0, &sc->s))) return;
+        sc->next = 0;
+    }
+    qm_steps(sc, 10, false);
+    CHECK_OK(qm_run(sc, sc->q));
+    qm_check(sc->out, QM_N, 9);
+}
+TEST(qmem_host_allocation_failures) {
+    int refused = 1;
+    for (long k = 0; refused && k < 200 && !TEST_FAILED_SO_FAR(); k++) {
+        qm_scene sc;
+        if (qm_make(&sc)) qm_alloc_sweep_run(&sc, k, &refused);
+        qm_end(&sc);
+    }
+    CHECK(!refused);
+}
+
 /* Recording errors: returned by the call and by the next submit, which discards the batch. */
 TEST(qmem_recording_errors) {
     qm_scene sc;
@@ -607,6 +652,7 @@ int main(int argc, char** argv) {
     RUN(qmem_alloc_and_free_around_a_failed_wait);
     RUN(qmem_out_of_memory_when_the_command_runs);
     RUN(qmem_recording_errors);
+    RUN(qmem_host_allocation_failures);
     RUN(qmem_destroy_instead_of_free);
     RUN(qmem_teardown_with_allocations_pending);
     RUN(qmem_views_and_patched_lists);
