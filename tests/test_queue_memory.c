@@ -601,6 +601,23 @@ TEST(qmem_views_and_patched_lists) {
     qm_end(&sc);
 }
 
+/* An indirect exec whose counts live in queue memory (written by an update in the same batch). */
+TEST(qmem_counts_of_an_indirect_exec) {
+    qm_scene sc;
+    if (qm_make(&sc)) {
+        static const uint32_t local[3] = { 64, 1, 1 };
+        uint32_t counts[3] = { QM_N / 64, 1, 1 }, k[2] = { 500, QM_N };
+        accel_buffer* c = NULL;
+        REQUIRE_OK(accel_queue_alloc(sc.q, 12, ACCEL_MEMORY_DEVICE, &c));
+        accel_queue_update(sc.q, c, 0, counts, sizeof counts);
+        accel_queue_exec_indirect(sc.q, sc.fill, &sc.out, 1, k, 2, local, c, 0);
+        accel_queue_free(sc.q, c);
+        REQUIRE_OK(qm_run(&sc, sc.q));
+        qm_check(sc.out, QM_N, 500);
+    }
+    qm_end(&sc);
+}
+
 /* ==== threads ==== */
 #if TEST_HAVE_THREADS
 typedef struct qm_worker { qm_scene* sc; accel_queue* q; accel_signal* s; int bad; } qm_worker;
@@ -656,6 +673,7 @@ int main(int argc, char** argv) {
     RUN(qmem_destroy_instead_of_free);
     RUN(qmem_teardown_with_allocations_pending);
     RUN(qmem_views_and_patched_lists);
+    RUN(qmem_counts_of_an_indirect_exec);
 #if TEST_HAVE_THREADS
     RUN(qmem_threads_on_their_own_queues);
 #endif
