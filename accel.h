@@ -268,6 +268,9 @@
    until its last view (and the work using them) is gone. Offsets must be multiples of
    accel_device_info.buffer_offset_alignment (CPU 1, Vulkan the device's storage-buffer offset
    alignment, CUDA 256); a view out of range or misaligned is refused with a log line.
+   Queue-ordered memory (`accel_queue_alloc(q, size, memory, &buf)` ... `accel_queue_free(q, buf)`) is
+   a buffer whose memory belongs to a stretch of q's order: a step's scratch, taken from and given back
+   to a device pool with no host wait (see "queue-ordered memory" below the buffer calls).
 
    ==== Thread safety ===========================================================================
    Devices, buffers, programs and signals may be used from any thread. A queue is recorded by one thread
@@ -543,8 +546,9 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
 /* A buffer whose memory belongs to a stretch of a queue's order (CUDA's cuMemAllocAsync, IREE's
    queue_alloca): per-step scratch and activations without a host wait and without keeping them all.
    accel_queue_alloc is a recording call of q: *out is a buffer handle at once, usable wherever a buffer
-   is (exec bindings, copy, fill, update, views, patches, read/write and map with memory HOST once the
-   memory's point is reached: order them with signals), of exactly `size` bytes, contents undefined. Its
+   is (exec bindings, indirect counts, copy, fill, update, views, patches; read/write, and map with
+   memory HOST, once its point is reached: order them with signals), of exactly `size` bytes, contents
+   undefined. Its
    memory is the buffer's from this point of q's order until the point of accel_queue_free: commands
    recorded on q between the two may use it, and so may another queue's commands between a wait on a
    signal q signals after the alloc and a signal that q waits for before the free (the caller orders
