@@ -2,7 +2,7 @@
 #
 #   make help        this list
 #   make run         build the examples (cc -std=c11 -O2) and run each on the CPU backend: needs only make
-#                    and a C compiler
+#                    and a C compiler (examples/mpi_halo.c on 2 MPI ranks too where mpicc and mpirun are)
 #   make test        the test suite in every configuration below, summed up into one line, then the
 #                    skipped tests by reason. First installs what it needs (.ci/packages, through
 #                    .ci/deps.sh: apt-get as root or with sudo; otherwise it prints the install line and
@@ -14,6 +14,7 @@
 #   make test-tsan   the suite under ThreadSanitizer (pthread shim: TSan crashes in C11 thrd_create)
 #   make bench       build and run bench/cpu.c (gcc -O2 -fopenmp; BENCH_ARGS=--quick for a short run)
 #   make bench-decode  bench/decode.c: a transformer decode loop, accel vs OpenMP (tokens/s, ratio)
+#   make bench-mpi   bench/mpi.sh: examples/mpi_halo.c on 2 MPI ranks vs plain MPI + OpenMP (needs mpicc)
 #   make test-vulkan the suite on the Vulkan backend only (validation layer on, then sync validation)
 #   make run-vulkan  the examples on the Vulkan backend (built with -DACCEL_EXAMPLE_HAVE_VULKAN)
 #   make bench-vulkan  bench/vulkan.c: accel vs raw Vulkan on the same device (BENCH_ARGS=--quick)
@@ -76,7 +77,10 @@ else
 KERNEL_INCS :=
 TESTFLAGS += -DACCEL_TEST_NO_SPIRV
 endif
-EXAMPLES := $(basename $(notdir $(wildcard examples/*.c)))
+# examples/mpi_halo.c (MPI) and examples/nccl_allreduce.c (CUDA + NCCL) are built and run apart from the
+# examples every backend runs: see "more than one machine" below
+EXAMPLES_APART := mpi_halo nccl_allreduce
+EXAMPLES := $(filter-out $(EXAMPLES_APART),$(basename $(notdir $(wildcard examples/*.c))))
 # the suite built with the CUDA backend (-DACCEL_TEST_HAVE_CUDA) and run with ACCEL_TEST_BACKEND=cuda:
 # without a driver every program skips (exit 77); test_cuda.c runs in the other configurations
 CUDA_SUITE := $(filter-out test_cuda,$(TESTS))
@@ -106,7 +110,7 @@ export ACCEL_TEST_BACKEND ?= cpu
 NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all help deps run-wasm examples-wasm run test test-run test-asan test-tsan bench bench-cuda cuda-blocking gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
+.PHONY: all help deps run-wasm examples-wasm run test test-run test-asan test-tsan bench bench-mpi bench-cuda cuda-blocking gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
         fuzz build-fuzz soak soak-tsan bench-decode test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan
 .DELETE_ON_ERROR:
 
@@ -256,7 +260,8 @@ VULKAN_INC_OK := $(if $(wildcard accel_vulkan.h),$(shell printf '\043include <vu
 TOOL_VARS = HAVE_GLSLC=$(HAVE_GLSLC) HAVE_VK_HEADERS=$(HAVE_VK_HEADERS) VULKAN_INC_OK=$(VULKAN_INC_OK) \
             HAVE_VULKAN=$(HAVE_VULKAN) $(if $(filter file,$(origin LVP_ICD)),LVP_ICD=$(LVP_ICD)) \
             VK_LAYER=$(VK_LAYER) HAVE_MINGW=$(HAVE_MINGW) HAVE_EMCC=$(HAVE_EMCC) WASM_LD=$(WASM_LD) \
-            HAVE_WASI=$(HAVE_WASI) HAVE_TCC=$(HAVE_TCC) HAVE_CMAKE=$(HAVE_CMAKE) HAVE_TBB=$(HAVE_TBB)
+            HAVE_WASI=$(HAVE_WASI) HAVE_TCC=$(HAVE_TCC) HAVE_CMAKE=$(HAVE_CMAKE) HAVE_TBB=$(HAVE_TBB) \
+            HAVE_MPI=$(HAVE_MPI)
 TOOLS_WHY_NOT = $(shell tests/check_tools.sh --why-not)
 # footprint: a minimal CPU program's stripped -Os size, default and small build (x86-64 limits)
 GCC_X86_64 = $(filter x86_64-%,$(shell $(GCC) -dumpmachine 2>/dev/null))
@@ -323,6 +328,7 @@ CHECKS = \
   --cmd make-help '$(MAKE) --no-print-directory help | grep -q "make run-wasm"' \
   $(if $(HAVE_EMCC),--cmd emscripten-no-pthreads-impl '$(EMCC_ENV) $(EMCC) -std=c11 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/scratch.o',--skip emscripten-no-pthreads-impl '$(EMCC) not found') \
   $(if $(TOOLS_WHY_NOT),--skip tools-of-.ci/packages '$(TOOLS_WHY_NOT)',--cmd tools-of-.ci/packages 'SPIRVVAL=$(SPIRVVAL) VALGRIND=$(VALGRIND) CLANG=$(CLANG) SCRATCH=$(CHK) tests/check_tools.sh $(TOOL_VARS)') \
+  $(MPI_CHECKS) \
   $(if $(GCC_X86_64),--cmd footprint 'GCC=$(GCC) tests/check_size.sh $(CHK)/size',--skip footprint '$(GCC) does not target x86-64: the limits are x86-64 sizes')
 
 
@@ -452,11 +458,14 @@ $(EXAMPLE_BINS): $(BUILD)/%: examples/%.c $(wildcard accel*.h) $(wildcard exampl
 
 examples: $(EXAMPLE_BINS)
 
-run: examples
+run: examples $(if $(HAVE_MPI),$(BUILD)/mpi_halo)
 	@set -e; for e in $(EXAMPLES); do \
 	  echo "==== $(BUILD)/$$e cpu"; \
 	  $(BUILD)/$$e cpu || { echo "==== $$e FAILED (exit $$?)"; exit 1; }; \
 	done; echo "==== all examples ran: $(EXAMPLES)"
+	@$(if $(HAVE_MPI),echo "==== $(MPIRUN) -np 2 --oversubscribe $(BUILD)/mpi_halo cpu"; \
+	  $(MPIRUN) $(MPI_ROOT) -np 2 --oversubscribe $(BUILD)/mpi_halo cpu || { echo "==== mpi_halo FAILED"; exit 1; },\
+	  echo "==== mpi_halo skipped: $(MPICC) or $(MPIRUN) not found (Open MPI: apt-get install libopenmpi-dev openmpi-bin)")
 
 # the examples as wasm32-wasi command modules (no threads: each batch runs inside its submit), run under
 # node by tests/wasi_run.mjs. --single-threaded where node knows it: on some kernels and sandboxes node
@@ -521,6 +530,52 @@ gpu-check:
 gpu-check-list:
 	@for b in $(cuda_BINS); do echo "suite $$b"; done
 	@for b in $(EXAMPLE_BINS); do echo "example $$b"; done
+	@echo "nccl $(BUILD)/nccl_allreduce"
+
+# ---- more than one machine: examples/mpi_halo.c (MPI ranks, CPU backend), examples/nccl_allreduce.c --
+# mpi_halo is built with mpicc where Open MPI is installed (libopenmpi-dev openmpi-bin); `make run` runs it
+# on 2 ranks, `make test` on 2 and 4 ranks, with and without a failure (tests/check_mpi.sh), and
+# `make bench-mpi` (bench/mpi.sh) times it against plain MPI + OpenMP (bench/mpi_omp.c). nccl_allreduce
+# (CUDA: NCCL and cuBLAS loaded at run time) runs in `make gpu-check`; elsewhere it says why and exits 0.
+MPICC  ?= mpicc
+MPIRUN ?= mpirun
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && command -v $(MPIRUN) >/dev/null 2>&1 && echo 1)
+MPI_ROOT := $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
+$(BUILD)/mpi_halo: examples/mpi_halo.c accel.h Makefile
+	@mkdir -p $(@D)
+	$(MPICC) -std=gnu11 -O2 -Wall -Wextra -I. -o $@ $< $(LIBS)
+$(BUILD)/bench_mpi_omp: bench/mpi_omp.c Makefile
+	@mkdir -p $(@D)
+	$(MPICC) -std=gnu11 -O2 -fopenmp -Wall -Wextra -o $@ $< -lm
+$(BUILD)/nccl_allreduce: examples/nccl_allreduce.c accel.h accel_cuda.h Makefile
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -I. -o $@ $< $(LIBS)
+# tests/mock_nccl.c: NCCL and cuBLAS stand-ins over the mock driver (one rank), for nccl_allreduce on the mock
+MOCK_NCCL_LIB := $(BUILD)/mock/libnccl_mock.so
+$(MOCK_NCCL_LIB): tests/mock_nccl.c
+	@mkdir -p $(@D)
+	$(GCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
+NCCL_MOCK_ENV = ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB) \
+                ACCEL_EXAMPLE_NCCL_LIBRARY=$(MOCK_NCCL_LIB) ACCEL_EXAMPLE_CUBLAS_LIBRARY=$(MOCK_NCCL_LIB)
+MPI_CHECK = $(MAKE) --no-print-directory -s $(BUILD)/mpi_halo && MPIRUN=$(MPIRUN) tests/check_mpi.sh $(BUILD)/mpi_halo
+MPI_SMALL = --cells 20000 --steps 60 --every 6
+MPI_CHECKS = \
+  $(if $(HAVE_MPI),\
+    --cmd mpi_halo.c-warnings '$(MPICC) -std=c11 -O2 -c -o $(CHK)/scratch.o $(WARN) -I. examples/mpi_halo.c' \
+    --cmd mpi-halo-2-ranks '$(MPI_CHECK) 2' \
+    --cmd mpi-halo-4-ranks '$(MPI_CHECK) 4 $(MPI_SMALL)' \
+    --cmd mpi-halo-2-ranks-fail-signal '$(MPI_CHECK) 2 --fail signal:1:5' \
+    --cmd mpi-halo-4-ranks-fail-mpi '$(MPI_CHECK) 4 $(MPI_SMALL) --fail mpi:0:7' \
+    --cmd mpi-halo-4-ranks-fail-signal-late '$(MPI_CHECK) 4 $(MPI_SMALL) --fail signal:3:50' \
+    --cmd bench-mpi-omp.c-warnings '$(MPICC) -std=c11 -O2 -fopenmp -c -o $(CHK)/scratch.o $(WARN) bench/mpi_omp.c' \
+    --cmd bench-mpi-smoke 'CELLS=65536 MPIRUN=$(MPIRUN) bench/mpi.sh --quick --rounds=1 > $(CHK)/bench_mpi.out 2>&1 && tail -n 1 $(CHK)/bench_mpi.out | grep -q "^mpi: ratio" || { cat $(CHK)/bench_mpi.out; exit 1; }',\
+    --skip mpi-halo '$(MPICC) or $(MPIRUN) not found (Open MPI: libopenmpi-dev openmpi-bin)') \
+  --cmd nccl_allreduce.c-warnings '$(GCC) -std=c11 -O2 -c -o $(CHK)/scratch.o $(WARN) -I. examples/nccl_allreduce.c && $(CLANG) -std=c11 -fsyntax-only $(WARN) -I. examples/nccl_allreduce.c && $(GXX) -x c++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I. examples/nccl_allreduce.c' \
+  --cmd nccl-allreduce-on-mock '$(MAKE) --no-print-directory -s $(BUILD)/nccl_allreduce $(MOCK_LIB) $(MOCK_NCCL_LIB) && $(NCCL_MOCK_ENV) $(BUILD)/nccl_allreduce cuda --bench-mib 1 > $(CHK)/nccl_mock.out 2>&1 && grep -q "cublasSgemm -> consume in one queue: matches the host" $(CHK)/nccl_mock.out && tail -n 1 $(CHK)/nccl_mock.out | grep -qx OK || { cat $(CHK)/nccl_mock.out; exit 1; }' \
+  --cmd nccl-allreduce-without-a-gpu '$(MAKE) --no-print-directory -s $(BUILD)/nccl_allreduce && ACCEL_CUDA_LIBRARY=/nonexistent/libcuda.so.1 $(BUILD)/nccl_allreduce > $(CHK)/nccl.out 2>&1 && grep -q "^nccl_allreduce: skipped: " $(CHK)/nccl.out && ACCEL_EXAMPLE_NCCL_LIBRARY=/nonexistent/libnccl.so.2 $(BUILD)/nccl_allreduce > $(CHK)/nccl.out 2>&1 && grep -q "^nccl_allreduce: skipped: " $(CHK)/nccl.out || { cat $(CHK)/nccl.out; exit 1; }'
+
+bench-mpi: $(BUILD)/mpi_halo $(BUILD)/bench_mpi_omp
+	bench/mpi.sh $(BENCH_ARGS)
 
 # ---- Vulkan examples and bench ---------------------------------------------------------------------
 # The example kernels compiled like the test kernels; the examples built with -DACCEL_EXAMPLE_HAVE_VULKAN

@@ -294,6 +294,26 @@
    and its kind ('signal', 'compute queue', ...). accel_device_create_any logs an unavailable backend as
    a warning (the backend's reason) and an info line, never as an error: falling back is normal.
 
+   ==== Device generations ======================================================================
+   A lost device (a CUDA context that hit an illegal address, a Vulkan VK_ERROR_DEVICE_LOST) need not be
+   destroyed: accel_device_recover(dev) makes its native device anew and adds 1 to its generation
+   (accel_device_info.generation: 1 at create). The handle stays valid, so whoever holds it compares the
+   generation with the one it built its objects in, and rebuilds only those. Objects created before the
+   recover (buffers and views, programs, signals, queues, command lists) are stale: every call that
+   takes one returns ACCEL_ERROR_DEVICE_LOST (recording calls record it: the next submit or record_end
+   returns it) with a log line naming the object and its generation; destroying one works and frees
+   what is left of it. accel_signal_value of a stale signal reads it failed (reason DEVICE_LOST, unless
+   it failed before), accel_buffer_size still answers, accel_buffer_map returns NULL.
+   What a recover does with the work: every signal of the device not failed yet fails with reason
+   ACCEL_ERROR_DEVICE_LOST, before anything else (threads waiting on them return: accel_signal_wait
+   with ACCEL_ERROR_DEVICE_LOST); queues are objects too, so the device's queues are stale: a batch
+   never starts a command after the recover (the rest of each batch is dropped and its signals fail),
+   and nothing of the old generation blocks the new one (a stale queue that waits on another device's
+   signal drops its batch when that wait ends; destroying it waits for that, as ever). Record on a new
+   queue. Per backend: CPU, nothing native is lost or made anew (the pool's threads serve both
+   generations; a kernel that is running when the recover comes finishes); a recover of a CPU device is
+   how a program tests its recovery path there. CUDA and Vulkan: see their headers.
+
    ==== Profiling ===============================================================================
    accel_queue_timestamp records a command that writes the moment the commands before it completed, in
    nanoseconds on the host clock accel uses for timeouts and traces, which accel_host_time_ns reads:
@@ -402,7 +422,9 @@ typedef enum accel_result {
     ACCEL_ERROR_UNAVAILABLE = -3,         /* driver/library not found, stub driver, or no such device */
     ACCEL_ERROR_UNSUPPORTED = -4,         /* the device cannot do this (format, feature, queue type) */
     ACCEL_ERROR_SIGNAL_FAILED = -5,       /* the awaited signal was failed with accel_signal_fail */
-    ACCEL_ERROR_DEVICE_LOST = -6,         /* sticky: the device is unusable; recreate it */
+    ACCEL_ERROR_DEVICE_LOST = -6,         /* sticky: the device is unusable; recreate it, or recover it
+                                             (accel_device_recover); also: a stale object (see Device
+                                             generations) */
     ACCEL_ERROR_DEADLOCK = -7,            /* the wait can never complete (nothing submitted will signal it) */
     ACCEL_ERROR_COMPILE = -8,             /* program build failed; the log carries the compiler output */
     ACCEL_ERROR_BACKEND = -9              /* a driver call failed; the log names the call and its code */
@@ -495,6 +517,7 @@ typedef struct accel_device_info {
                                        threads); 0 on other backends */
     uint32_t buffer_offset_alignment; /* accel_buffer_view_create offsets: 1 on the CPU, the device's
                                        minStorageBufferOffsetAlignment on Vulkan, 256 on CUDA */
+    uint64_t generation;            /* 1 at create, +1 per accel_device_recover (see Device generations) */
 } accel_device_info;
 /* Fills *out. INVALID_ARGUMENT for NULL; DEVICE_LOST when lost. Any thread. */
 ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_info* out);
@@ -807,6 +830,19 @@ typedef struct accel_patch {
 ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches,
                                   uint32_t patch_count);
 
+/* ==== device generations ==== */
+/* Recreates the native device (CPU: nothing native, see Device generations; CUDA: the primary context;
+   Vulkan: the VkDevice) and adds 1 to accel_device_info.generation. First every signal of the device
+   that is not failed is failed with ACCEL_ERROR_DEVICE_LOST (so every waiter returns and every batch
+   that waits on one drops its rest), and every object of the device becomes stale: queues drop what
+   they have not started. Works on a lost device (its lost state is cleared for the new generation) and
+   on a healthy one (a reset). Returns OK; INVALID_ARGUMENT (NULL); UNSUPPORTED (a backend or device
+   accel cannot recreate, e.g. an adopted Vulkan device: nothing changed); or the backend's error when
+   the new native device cannot be made (the device stays lost: try again, or destroy it). Any thread,
+   also while other threads wait on the device's signals, record on its queues or call its functions:
+   those calls return (or record) ACCEL_ERROR_DEVICE_LOST. */
+ACCEL_API accel_result accel_device_recover(accel_device* dev);
+
 #ifdef __cplusplus
 }
 #endif
@@ -824,7 +860,9 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
      core: backend kit          - what accel_cuda.h / accel_vulkan.h may call from here
      core: allocation and logging
      core: optional parts: entry points  - the calls into the trace and the debug reports
-     core: objects, results and backends, devices, buffers, programs
+     core: objects, results and backends, devices
+     core: device generations   - stale objects (the one entry check), accel_device_recover
+     core: buffers, programs
      core: signals              - create, set, fail, the public waits
      core: host signals         - a host word with waiters: the CPU backend's signals, CUDA's core
      core: raising signals      - every raise: host word, failure flow, device side
@@ -1416,6 +1454,7 @@ struct accel_i_object {
     accel_i_object *prev, *next;   /* the device's live objects */
     char label[48];                /* the desc's label (truncated), or a default */
     char* label_set;               /* accel_*_set_label's copy (device allocator); wins over label */
+    uint64_t generation;           /* the device's generation at create (see core: device generations) */
     accel_device* device;
 };
 typedef char accel_i_counts_apart_from_device[
@@ -1551,6 +1590,9 @@ struct accel_backend {
        commands into the batch anew, so the backend never sees ACCEL_I_CMD_REPLAY. */
     accel_result (*commands_build)(accel_queue* q, accel_commands* c);   /* q: the queue that recorded c */
     void (*commands_free)(accel_commands* c);
+    /* accel_device_recover, after the core made the device's objects stale and failed its signals: makes
+       the native device anew (see core: device generations). NULL: the backend cannot (UNSUPPORTED) */
+    accel_result (*device_recover)(accel_device* dev);
 };
 
 /* Tracing (see "core: trace"): where a signal last reached a value, so that a wait can draw its flow
@@ -1569,6 +1611,10 @@ struct accel_device {
     char label[64];
     accel_device_info info;        /* filled by the backend at create; validation reads the limits */
     accel_i_a32 lost;
+    accel_i_a64 generation;        /* 1 at create, +1 per recover (core: device generations) */
+    accel_i_a32 creates_in, creates_closed;   /* creates under way; a recover refuses new ones */
+    accel_i_a32 freeing;           /* object frees under way (accel_i_objects_hold) */
+    bool no_recover;               /* set by the backend at create: accel_device_recover is UNSUPPORTED */
     accel_i_a32 destroyed;         /* accel_device_destroy dropped the handles (see accel_i_orphan_check) */
     accel_i_a32 refs;              /* the caller's handle + one per live object (see core: objects) */
     accel_i_a32 objects_lock;
@@ -1661,11 +1707,12 @@ struct accel_queue {
      accel_i_batch, accel_i_cmd, accel_i_patch, accel_i_segment, accel_i_walk_ops, and
      accel_i_host_signal (CUDA's signals embed one).
    - Fields a backend reads: an object's `device`; a device's `backend`, `allocator`, `logger`, `info`
-     (which the backend fills at create), `trace` (NULL: no trace); a batch's `cmds`, `count`, `arena`
-     and `pc`; a command list's `list`, `has_exec` and `has_indirect`; a buffer's size, memory, mapped,
-     root and offset; a queue's `type`. Fields a backend writes: a batch's `pc` (segment_submit: the
-     first command it did not take) and a command list's `native` (commands_build / commands_free).
-     Everything else is the core's.
+     (which the backend fills at create), `trace` (NULL: no trace), `generation` (device generations);
+     a batch's `cmds`, `count`, `arena` and `pc`; a command list's `list`, `has_exec` and
+     `has_indirect`; a buffer's size, memory, mapped, root and offset; a queue's `type`. Fields a
+     backend writes: a batch's `pc` (segment_submit: the first command it did not take), a command
+     list's `native` (commands_build / commands_free) and a device's `no_recover` (at create: a device
+     accel did not make, which it cannot make anew). Everything else is the core's.
    - The functions below. */
 #if defined(__MINGW32__)
 #  define ACCEL_I_PRINTF(f, a) __attribute__((format(gnu_printf, f, a), unused))
@@ -1684,6 +1731,9 @@ ACCEL_I_KIT void accel_i_device_init(accel_device* dev, const accel_backend* b, 
 ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind,
                                      const char* label);
 ACCEL_I_KIT void accel_i_object_undo(accel_i_object* o);    /* a create that fails after object_init */
+ACCEL_I_KIT void accel_i_objects_hold(accel_device* dev);   /* device_recover: the object list, whole */
+ACCEL_I_KIT bool accel_i_try_retain(accel_i_object* o);     /* a reference to a listed object (list held) */
+ACCEL_I_KIT void accel_i_release(void* obj);                /* drops one (frees the object at 0) */
 /* the queue's recording state */
 ACCEL_I_KIT void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type);
 ACCEL_I_KIT void accel_i_queue_fini(accel_queue* q);        /* drops unsubmitted batches */
@@ -1706,6 +1756,8 @@ ACCEL_I_KIT void  accel_i_log(accel_device* dev, accel_log_level level,
 ACCEL_I_KIT accel_result accel_i_fail(accel_device* dev, accel_result r,
                                       const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 ACCEL_I_KIT bool accel_i_lost(accel_device* dev);                     /* the sticky device-lost flag */
+/* an object created before its device's last recover (core: device generations) */
+ACCEL_I_KIT bool accel_i_stale(const accel_i_object* o);
 /* for log lines: the label, quoted, or empty */
 ACCEL_I_KIT const char* accel_i_label(const accel_i_object* o);
 /* signals: values, failure encoding, raising (host word, then device side, then failure flow) */
@@ -1941,6 +1993,10 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
                     "accel_device_create: built with ACCEL_NO_DEBUG; debug = true has no effect");
     accel_i_copy_label(dev->label, sizeof dev->label, d->label);
     atomic_init(&dev->lost, 0u);
+    atomic_init(&dev->generation, 1u);
+    atomic_init(&dev->creates_in, 0u);
+    atomic_init(&dev->creates_closed, 0u);
+    atomic_init(&dev->freeing, 0u);
     atomic_init(&dev->destroyed, 0u);
     atomic_init(&dev->refs, 1u);
     atomic_init(&dev->objects_lock, 0u);
@@ -1976,6 +2032,8 @@ static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_ki
     }
     atomic_fetch_add_explicit(&dev->refs, 1u, memory_order_relaxed);
     accel_i_spin_lock(&dev->objects_lock);
+    /* under the lock a recover bumps it under: listed before the bump, or of the new generation */
+    o->generation = atomic_load_explicit(&dev->generation, memory_order_relaxed);
     o->prev = NULL;
     o->next = dev->objects;
     if (dev->objects) dev->objects->prev = o;
@@ -2016,6 +2074,7 @@ static void accel_i_object_free(accel_i_object* o) {
     const accel_backend* b = dev->backend;
     if (o->kind == ACCEL_I_BUFFER && ((accel_buffer*)o)->qmem && accel_i_qmem_view_keep((accel_buffer*)o))
         return;   /* a queue memory handle kept for reuse */
+    atomic_fetch_add(&dev->freeing, 1u);   /* while listed: see accel_i_objects_hold */
     accel_i_object_unlist(o);
     if (o->label_set) accel_i_free(&dev->allocator, o->label_set, strlen(o->label_set) + 1);
     switch (o->kind) {
@@ -2028,6 +2087,7 @@ static void accel_i_object_free(accel_i_object* o) {
     case ACCEL_I_QUEUE:   b->queue_destroy((accel_queue*)o); break;
     case ACCEL_I_COMMANDS: accel_i_commands_free((accel_commands*)o); break;
     }
+    atomic_fetch_sub(&dev->freeing, 1u);
     accel_i_device_release(dev);
 }
 static void accel_i_retain(void* obj) {
@@ -2046,6 +2106,18 @@ static void accel_i_release(void* obj) {
     accel_i_object* o = (accel_i_object*)obj;
     if (atomic_fetch_sub_explicit(&o->refs, 1u, memory_order_acq_rel) == 1u) accel_i_object_free(o);
 }
+/* kit (a backend's device_recover): returns with dev's object list locked and no object free under
+   way, so that every object the backend finds on the list is whole and stays (a free that starts
+   meanwhile waits to unlist it; accel_i_spin_unlock(&dev->objects_lock) lets it go). A free counts
+   itself before it unlists its object, so one that is under way is waited for, never missed. */
+static void accel_i_objects_hold(accel_device* dev) {
+    for (;;) {
+        accel_i_spin_lock(&dev->objects_lock);
+        if (atomic_load(&dev->freeing) == 0) return;
+        accel_i_spin_unlock(&dev->objects_lock);
+        accel_i_yield();
+    }
+}
 /* A caller's destroy: drops the handle's reference (once). */
 static void accel_i_handle_drop(void* obj) {
     accel_i_object* o = (accel_i_object*)obj;
@@ -2054,6 +2126,11 @@ static void accel_i_handle_drop(void* obj) {
 static bool accel_i_lost(accel_device* dev) {
     return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0;
 }
+static bool accel_i_stale(const accel_i_object* o) {
+    return o->generation != atomic_load_explicit(&o->device->generation, memory_order_relaxed);
+}
+/* in core: device generations: the entry check of every call that takes an object */
+static accel_result accel_i_live(const accel_i_object* o, const char* fn);
 
 /* ==== core: results and backends ==== */
 ACCEL_API const char* accel_result_string(accel_result r) {
@@ -2228,6 +2305,7 @@ ACCEL_API accel_result accel_device_info_get(accel_device* dev, accel_device_inf
         return accel_i_invalid(dev, "accel_device_info_get", !dev ? "dev is NULL" : "out is NULL");
     if (accel_i_lost(dev)) return ACCEL_ERROR_DEVICE_LOST;
     *out = dev->info;
+    out->generation = atomic_load(&dev->generation);
     return ACCEL_OK;
 }
 
@@ -2237,6 +2315,139 @@ static accel_result accel_i_create_args(accel_device* dev, bool desc_ok, void* o
     if (!desc_ok) return accel_i_invalid(dev, fn, "desc is NULL");
     if (!out) return accel_i_invalid(dev, fn, "out is NULL");
     return accel_i_lost(dev) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
+}
+
+/* ==== core: device generations ==== */
+/* DESIGN 7.4. A device counts generations (1 at create); accel_device_recover adds 1 under the object
+   lock, and every object records the generation it was made in (accel_i_object_init, under the same
+   lock). An object of an older generation is stale: the entry check below (accel_i_live, or for
+   recording calls accel_i_rec_live) is the only place that refuses it, with ACCEL_ERROR_DEVICE_LOST
+   and a log line; every public call that takes an object passes through one of the two. Destroys skip
+   it. The executors of stale queues see it too (a batch starts no command once its queue is stale). */
+static const char* accel_i_kind_name(accel_i_kind k) {
+    switch (k) {
+    case ACCEL_I_BUFFER: return "buffer";
+    case ACCEL_I_PROGRAM: return "program";
+    case ACCEL_I_SIGNAL: return "signal";
+    case ACCEL_I_QUEUE: return "queue";
+    case ACCEL_I_COMMANDS: return "command list";
+    }
+    return "object";
+}
+/* The log line of a stale object, for fn. */
+static const char* accel_i_stale_why(const accel_i_object* o, const char* fn, char* out, size_t cap) {
+    const accel_device* d = o->device;
+    snprintf(out, cap,
+             "%s: %s %p%s%s%s is stale: made in generation %llu of device %p%s%s%s, which "
+             "accel_device_recover took to generation %llu (destroy it and make it anew)",
+             fn, accel_i_kind_name(o->kind), (const void*)o, ACCEL_I_LABEL(o),
+             (unsigned long long)o->generation, ACCEL_I_DEVICE_LABEL(d),
+             (unsigned long long)atomic_load(&o->device->generation));
+    return out;
+}
+/* The entry check of a call that takes object o: DEVICE_LOST for a stale object (logged as fn's) or a
+   lost device, else OK. */
+static accel_result accel_i_live(const accel_i_object* o, const char* fn) {
+    char why[400];
+    if (accel_i_stale(o))
+        return accel_i_fail(o->device, ACCEL_ERROR_DEVICE_LOST, "%s",
+                            accel_i_stale_why(o, fn, why, sizeof why));
+    return accel_i_lost(o->device) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
+}
+
+/* Creates against a recover: it makes the native device anew while no create is under way, so that an
+   object's native part is always of its generation's native device. A create enters (false, logged as
+   fn's: a recover is under way, the create returns DEVICE_LOST) and leaves around the backend's create;
+   a recover closes creates (creates_closed) and waits for those under way. Refusing instead of
+   waiting: a create inside a host call that the recover waits for must not wait for the recover.
+   seq_cst on both sides (store, then load): one of the two sees the other. No threads: nothing runs
+   beside a recover. */
+static bool accel_i_creates_enter(accel_device* dev, const char* fn) {
+    atomic_fetch_add(&dev->creates_in, 1u);
+    if (!atomic_load(&dev->creates_closed)) return true;
+    atomic_fetch_sub(&dev->creates_in, 1u);
+    accel_i_log(dev, ACCEL_LOG_ERROR, "%s: device %p%s%s%s is being recovered (accel_device_recover)",
+                fn, ACCEL_I_DEVICE_LABEL(dev));
+    return false;
+}
+static void accel_i_creates_leave(accel_device* dev) { atomic_fetch_sub(&dev->creates_in, 1u); }
+/* Also one recover at a time: a second one waits here until the first opened creates again. */
+static void accel_i_creates_close(accel_device* dev) {
+    while (atomic_exchange(&dev->creates_closed, 1u)) accel_i_yield();
+    while (atomic_load(&dev->creates_in) != 0) accel_i_yield();
+}
+
+/* A signal of dev made before generation g that is not failed, retained; NULL when none is left. */
+static accel_signal* accel_i_next_unfailed(accel_device* dev, uint64_t g) {
+    accel_i_object* o;
+    accel_i_spin_lock(&dev->objects_lock);
+    for (o = dev->objects; o; o = o->next)
+        if (o->kind == ACCEL_I_SIGNAL && o->generation < g &&
+            !accel_i_failed(dev->backend->signal_value((accel_signal*)(void*)o)) && accel_i_try_retain(o))
+            break;
+    accel_i_spin_unlock(&dev->objects_lock);
+    return (accel_signal*)(void*)o;
+}
+#if !defined(ACCEL_NO_THREADS)
+/* The k-th queue of dev made before generation g (k from 0), retained; NULL past the last. */
+static accel_queue* accel_i_stale_queue(accel_device* dev, uint64_t g, uint32_t k) {
+    accel_i_object* o;
+    accel_i_spin_lock(&dev->objects_lock);
+    for (o = dev->objects; o; o = o->next)
+        if (o->kind == ACCEL_I_QUEUE && o->generation < g && k-- == 0) {
+            if (!accel_i_try_retain(o)) k++;   /* being freed: skip it */
+            else break;
+        }
+    accel_i_spin_unlock(&dev->objects_lock);
+    return (accel_queue*)(void*)o;
+}
+static void accel_i_walker_settle(accel_queue* q);   /* core: batch walk */
+#endif
+/* GPU backends: no thread walks a stale queue's batch into the native device any more (each walk drops
+   what is left once its queue is stale; one that is gated on the host waits there, holding nothing
+   native, and drops its batch when the wait ends). Then the backend may take the native device down. */
+static void accel_i_walkers_settle(accel_device* dev, uint64_t g) {
+#if !defined(ACCEL_NO_THREADS)
+    accel_queue* q;
+    if (!dev->backend->walk) return;
+    for (uint32_t k = 0; (q = accel_i_stale_queue(dev, g, k)) != NULL; k++) {
+        if (q->walker) accel_i_walker_settle(q);
+        accel_i_release(q);
+    }
+#else
+    (void)dev; (void)g;
+#endif
+}
+ACCEL_API accel_result accel_device_recover(accel_device* dev) {
+    accel_signal* s;
+    accel_result r;
+    uint64_t g;
+    if (!dev) return accel_i_invalid(NULL, "accel_device_recover", "dev is NULL");
+    if (!dev->backend->device_recover || dev->no_recover)
+        return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED,
+                            "accel_device_recover: the %s backend cannot recreate this device%s",
+                            dev->backend->name, dev->no_recover ? " (it is not accel's own)" : "");
+    accel_i_creates_close(dev);
+    accel_i_spin_lock(&dev->objects_lock);   /* every object from here on is of the new generation */
+    g = atomic_fetch_add(&dev->generation, 1u) + 1u;
+    accel_i_spin_unlock(&dev->objects_lock);
+    accel_i_log(dev, ACCEL_LOG_WARN,
+                "accel_device_recover: device %p%s%s%s: generation %llu; the objects made before are stale "
+                "and every signal of theirs not failed fails with ACCEL_ERROR_DEVICE_LOST",
+                ACCEL_I_DEVICE_LABEL(dev), (unsigned long long)g);
+    /* outside the lock: a raise runs what it releases (no-threads builds run batches inline) */
+    while ((s = accel_i_next_unfailed(dev, g)) != NULL) {
+        accel_i_raise(s, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
+        accel_i_release(s);
+    }
+    accel_i_walkers_settle(dev, g);
+    r = dev->backend->device_recover(dev);
+    atomic_store(&dev->lost, r == ACCEL_OK ? 0u : 1u);   /* the new generation is not lost */
+    atomic_store(&dev->creates_closed, 0u);
+    if (r != ACCEL_OK)
+        accel_i_log(dev, ACCEL_LOG_ERROR, "accel_device_recover: %s; the device is lost (recover it again, "
+                    "or destroy it)", accel_result_string(r));
+    return r;
 }
 
 /* ==== core: buffers ==== */
@@ -2273,7 +2484,9 @@ ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer
     if (desc->read_only && !desc->host_ptr)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_buffer_create: read_only without host_ptr");
+    if (!accel_i_creates_enter(dev, "accel_buffer_create")) return ACCEL_ERROR_DEVICE_LOST;
     r = dev->backend->buffer_create(dev, desc, out);
+    accel_i_creates_leave(dev);
     if (r == ACCEL_OK) (*out)->read_only = desc->read_only;
     return r;
 }
@@ -2318,7 +2531,7 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
     if (out) *out = NULL;
     if (!buf) return accel_i_invalid(NULL, "accel_buffer_view_create", "buffer is NULL");
     if (!out) return accel_i_invalid(buf->obj.device, "accel_buffer_view_create", "out is NULL");
-    if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    if (accel_i_live(&buf->obj, "accel_buffer_view_create") != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
     if (buf->oom) return accel_i_qmem_no_memory(buf, "accel_buffer_view_create");
     if (!accel_i_view_args_ok(buf, offset, size)) return ACCEL_ERROR_INVALID_ARGUMENT;
     view = accel_i_view_make(accel_i_buffer_root(buf), buf->offset + offset, size, accel_i_label(&buf->obj));
@@ -2330,7 +2543,10 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
 }
 ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_handle_drop(buf); }
 ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
-ACCEL_API void* accel_buffer_map(accel_buffer* buf) { return buf ? buf->mapped : NULL; }
+ACCEL_API void* accel_buffer_map(accel_buffer* buf) {
+    if (buf && accel_i_stale(&buf->obj)) { accel_i_live(&buf->obj, "accel_buffer_map"); return NULL; }
+    return buf ? buf->mapped : NULL;
+}
 
 static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* host, size_t size, bool write) {
     const char* fn = write ? "accel_buffer_write" : "accel_buffer_read";
@@ -2344,7 +2560,7 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
     if (write && buf->read_only)
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&buf->obj));
-    if (accel_i_lost(buf->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    if (accel_i_live(&buf->obj, fn) != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
     if (buf->oom) return accel_i_qmem_no_memory(buf, fn);
     return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size,
                                                write);
@@ -2375,7 +2591,10 @@ ACCEL_API accel_result accel_program_create(accel_device* dev, const accel_progr
                             "(%u / %u)",
                             desc->buffer_count, desc->constant_count, dev->info.max_buffers,
                             dev->info.max_constants);
-    return dev->backend->program_create(dev, desc, out);
+    if (!accel_i_creates_enter(dev, "accel_program_create")) return ACCEL_ERROR_DEVICE_LOST;
+    r = dev->backend->program_create(dev, desc, out);
+    accel_i_creates_leave(dev);
+    return r;
 }
 ACCEL_API void accel_program_destroy(accel_program* prog) { if (prog) accel_i_handle_drop(prog); }
 
@@ -2390,7 +2609,9 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_signal_create: initial value %llu is above ACCEL_SIGNAL_MAX",
                             (unsigned long long)initial);
+    if (!accel_i_creates_enter(dev, "accel_signal_create")) return ACCEL_ERROR_DEVICE_LOST;
     r = dev->backend->signal_create(dev, initial, out);
+    accel_i_creates_leave(dev);
     if (r == ACCEL_OK) {
         atomic_init(&(*out)->promised, initial);
         atomic_init(&(*out)->wanted, 0u);
@@ -2423,6 +2644,7 @@ static uint64_t accel_i_signal_raise_held(accel_signal* s, uint64_t value) {
 }
 ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
     if (!s) return accel_i_invalid(NULL, "accel_signal_set", "signal is NULL");
+    if (accel_i_stale(&s->obj)) return accel_i_live(&s->obj, "accel_signal_set");
     if (value > ACCEL_SIGNAL_MAX)
         return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_signal_set: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
@@ -2447,6 +2669,7 @@ static accel_result accel_i_set_label(accel_i_object* o, const char* label, cons
 }
 ACCEL_API accel_result accel_signal_set_label(accel_signal* s, const char* label) {
     if (!s) return accel_i_invalid(NULL, "accel_signal_set_label", "signal is NULL");
+    if (accel_i_stale(&s->obj)) return accel_i_live(&s->obj, "accel_signal_set_label");
     return accel_i_set_label(&s->obj, label, "accel_signal_set_label");
 }
 /* The failed value encodes the reason: ACCEL_SIGNAL_MAX + 1 + (-reason). Negated as unsigned: any
@@ -2456,6 +2679,7 @@ static uint64_t accel_i_failed_value(accel_result reason) {
 }
 ACCEL_API accel_result accel_signal_fail(accel_signal* s, accel_result reason) {
     if (!s) return accel_i_invalid(NULL, "accel_signal_fail", "signal is NULL");
+    if (accel_i_stale(&s->obj)) return accel_i_live(&s->obj, "accel_signal_fail");
     if ((int)reason >= 0)
         return accel_i_fail(s->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_signal_fail: reason %d is not an error (signal %p%s%s%s)",
@@ -2529,6 +2753,7 @@ static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64
             return accel_i_fail(s[i]->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                                 "%s: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
                                 fn, (unsigned long long)v[i], (void*)s[i], ACCEL_I_LABEL(&s[i]->obj));
+        if (accel_i_stale(&s[i]->obj)) return accel_i_live(&s[i]->obj, fn);
     }
     return ACCEL_OK;
 }
@@ -2548,6 +2773,9 @@ static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const
         accel_i_debug_unreachable(signals, values, count, wait_all, fn);
     r = b ? b->signal_wait_many(signals, values, count, wait_all, timeout_ns, &first)
           : accel_i_wait_mixed(signals, values, count, wait_all, timeout_ns, &first);
+    /* a recover came while it waited (it failed the signal): stale now */
+    if (r == ACCEL_ERROR_SIGNAL_FAILED && accel_i_stale(&signals[first]->obj))
+        r = accel_i_live(&signals[first]->obj, fn);
     if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
     if (t0) accel_i_trace_host_wait(signals, values, count, t0);
     if (r == ACCEL_ERROR_DEADLOCK)   /* no-threads builds: nothing submitted can end the wait */
@@ -2852,6 +3080,14 @@ static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, .
                 accel_result_string(r));
     if (q->rec_error == ACCEL_OK) q->rec_error = r;
 }
+/* The recording calls' entry check of object o (accel_i_live's, see core: device generations): a stale
+   one is a recording error (DEVICE_LOST). */
+static bool accel_i_rec_live(accel_queue* q, const accel_i_object* o, const char* fn) {
+    char why[400];
+    if (!accel_i_stale(o)) return true;
+    accel_i_rec_error(q, ACCEL_ERROR_DEVICE_LOST, "%s", accel_i_stale_why(o, fn, why, sizeof why));
+    return false;
+}
 
 /* While q records a command list only exec, copy, fill, update and barrier may be recorded: any other
    command (wait, signal, replay, and kinds added later) is a recording error of the list. */
@@ -2885,6 +3121,7 @@ static accel_i_cmd* accel_i_rec_push(accel_queue* q, accel_i_cmd_kind kind, size
     accel_device* dev = q->obj.device;
     accel_i_batch* b = q->rec;
     accel_i_cmd* c;
+    if (!accel_i_rec_live(q, &q->obj, fn)) return NULL;
     if (q->recording && !accel_i_rec_listable(kind) && !accel_i_rec_not_recording(q, fn)) return NULL;
     if (!b && (b = q->rec = accel_i_batch_take(q)) == NULL) goto oom;
     if (((size_t)b->count + 1) * sizeof *b->cmds > b->cmds_bytes) {
@@ -2922,6 +3159,7 @@ static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offs
                           "%s: buffer%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&buf->obj));
         return false;
     }
+    if (!accel_i_rec_live(q, &buf->obj, fn)) return false;
     if (!accel_i_range_ok(buf->size, offset, size)) {
         char why[200];
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -2935,6 +3173,7 @@ static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_sign
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     if (!s) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: signal is NULL", fn); return; }
+    if (!accel_i_rec_live(q, &s->obj, fn)) return;
     if (value > ACCEL_SIGNAL_MAX) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
                           "%s: value %llu on signal %p%s%s%s is above ACCEL_SIGNAL_MAX",
@@ -3004,6 +3243,7 @@ static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer*
                           "%s: program%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&p->obj));
         return false;
     }
+    if (!accel_i_rec_live(q, &p->obj, fn)) return false;
     if (buffer_count != p->buffer_count || constant_count != p->constant_count) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
                           "%s: program%s%s%s takes %u buffers and %u constants, got %u and %u",
@@ -3225,7 +3465,8 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     q->rec = NULL;
     q->rec_error = ACCEL_OK;
     if (ACCEL_I_DEBUGGING(q->obj.device)) accel_i_debug_recorded(q, NULL, 0);
-    if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
+    if (accel_i_stale(&q->obj)) r = accel_i_live(&q->obj, "accel_queue_submit");
+    else if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
     if (r != ACCEL_OK || !b || b->count == 0) {   /* all or nothing: a bad batch runs nothing */
         if (b) accel_i_batch_recycle(q, b);
         return r;
@@ -3253,6 +3494,7 @@ ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
 ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label) {
     accel_result r;
     if (!q) return accel_i_invalid(NULL, "accel_queue_set_label", "queue is NULL");
+    if (accel_i_stale(&q->obj)) return accel_i_live(&q->obj, "accel_queue_set_label");
     r = accel_i_set_label(&q->obj, label, "accel_queue_set_label");
     /* its track's new name */
     if (r == ACCEL_OK && ACCEL_I_TRACING(q->obj.device)) accel_i_trace_queue_name(q);
@@ -3265,7 +3507,10 @@ ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type ty
     if (type != ACCEL_QUEUE_COMPUTE && type != ACCEL_QUEUE_COPY)
         return accel_i_fail(dev, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_queue_create: unknown queue type %d", (int)type);
-    return dev->backend->queue_create(dev, type, out);
+    if (!accel_i_creates_enter(dev, "accel_queue_create")) return ACCEL_ERROR_DEVICE_LOST;
+    r = dev->backend->queue_create(dev, type, out);
+    accel_i_creates_leave(dev);
+    return r;
 }
 /* Core part of a backend's queue creation: the recording state. */
 static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type) {
@@ -3739,7 +3984,7 @@ ACCEL_API accel_result accel_queue_record_begin(accel_queue* q) {
         return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_queue_record_begin: the %s has an unsubmitted batch (submit it first)",
                             accel_i_label(&q->obj));
-    if (accel_i_lost(q->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
+    if (accel_i_live(&q->obj, "accel_queue_record_begin") != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
     q->recording = true;
     return ACCEL_OK;
 }
@@ -3795,15 +4040,19 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
     q->recording = false;
     if (r == ACCEL_OK && !out)
         r = accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "accel_queue_record_end: out is NULL");
-    if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
+    if (r == ACCEL_OK) r = accel_i_live(&q->obj, "accel_queue_record_end");
     if (r == ACCEL_OK && !b && (b = accel_i_batch_take(q)) == NULL)
         r = accel_i_fail(q->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
                          "accel_queue_record_end: out of host memory");
+    if (r == ACCEL_OK && !accel_i_creates_enter(q->obj.device, "accel_queue_record_end"))
+        r = ACCEL_ERROR_DEVICE_LOST;
     if (r != ACCEL_OK) {   /* all or nothing */
         if (b) accel_i_batch_recycle(q, b);
         return r;
     }
-    return accel_i_commands_make(q, b, out);
+    r = accel_i_commands_make(q, b, out);
+    accel_i_creates_leave(q->obj.device);
+    return r;
 }
 ACCEL_API void accel_commands_destroy(accel_commands* c) { if (c) accel_i_handle_drop(c); }
 
@@ -3923,6 +4172,7 @@ static bool accel_i_replay_ok(accel_queue* q, accel_commands* c, const accel_pat
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: command list is NULL", fn);
         return false;
     }
+    if (!accel_i_rec_live(q, &c->obj, fn)) return false;
     if (n && !patches) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: patches is NULL", fn);
         return false;
@@ -4220,6 +4470,7 @@ static accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at) {
 static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
     accel_result r = q->obj.device->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER);
     accel_i_cmd* c = &b->cmds[b->pc];
+    if (r == ACCEL_OK && accel_i_stale(&q->obj)) r = ACCEL_ERROR_DEVICE_LOST;   /* recovered meanwhile */
     if (r != ACCEL_OK) return accel_i_failed_value(r);
     for (uint32_t i = b->host_checked; i < b->pc; i++) {
         uint64_t cur;
@@ -4415,14 +4666,14 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
         k = accel_i_ready(q, b, &sg, may_block, &failed);
         if (k == ACCEL_I_SEG_GATED) return ACCEL_I_WOULD_BLOCK;
         if (k == ACCEL_I_SEG_TAKEN) return ACCEL_I_TAKEN;
-        /* the queue gets there once all before it completed */
-        if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d)) {
+        /* the queue gets there once all before it completed (a lost device, or a stale queue, never) */
+        if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d) && !accel_i_stale(&q->obj)) {
             accel_result dr;
             if (!may_block) return ACCEL_I_WOULD_BLOCK;
             if ((dr = d->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER)) != ACCEL_OK)
                 failed = accel_i_failed_value(dr);
         }
-        if (k == ACCEL_I_SEG_READY && accel_i_lost(d)) {
+        if (k == ACCEL_I_SEG_READY && (accel_i_lost(d) || accel_i_stale(&q->obj))) {
             k = ACCEL_I_SEG_FAILED;
             failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         }
@@ -4565,6 +4816,18 @@ static void accel_i_walker_poke(accel_queue* q) {
     accel_i_walker* w = q->walker;
     accel_i_mutex_lock(&w->lock);
     if (w->idle_sleep) accel_i_cond_broadcast(&w->cond);
+    accel_i_mutex_unlock(&w->lock);
+}
+/* accel_device_recover (core: device generations): waits until no thread walks q's batches. A worker
+   gated on the host is not walking (accel_i_gate_open handed its batch back: it holds nothing native);
+   a walk that starts from here on finds q stale and drops what is left. Polled each millisecond: not
+   every end of a walk broadcasts. */
+static void accel_i_walker_settle(accel_queue* q) {
+    accel_i_walker* w = q->walker;
+    accel_i_mutex_lock(&w->lock);
+    w->idle_waiters++;
+    while (w->active) accel_i_cond_timedwait(&w->cond, &w->lock, 1000000u);
+    w->idle_waiters--;
     accel_i_mutex_unlock(&w->lock);
 }
 /* Waits until no batch of q is held or walked; TIMEOUT when the deadline passes first. */
@@ -5473,6 +5736,11 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
     for (; b->pc < b->count; b->pc++) {
         accel_i_cmd* c = &b->cmds[b->pc];
         if (q->help && accel_i_cpu_pool_work(b, c)) return false;   /* the executor's (see waits that help) */
+        if (accel_i_stale(&q->base.obj)) {   /* recovered: start nothing more (core: device generations) */
+            accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
+            b->pc = b->count;
+            return true;
+        }
         switch (c->kind) {
         case ACCEL_I_CMD_WAIT: {
             accel_result r = accel_i_cpu_wait_cmd(q, c->u.sig.signal, c->u.sig.value);
@@ -5871,6 +6139,14 @@ static void accel_i_cpu_queue_destroy(accel_queue* base) {
     accel_i_cpu_queue_free(q);
 }
 
+/* accel_device_recover: nothing native to make anew. The core made the queues stale and failed the
+   signals, so the executors start no command of the old generation (accel_i_cpu_run_batch); the pool's
+   threads and lanes serve both generations. */
+static accel_result accel_i_cpu_device_recover(accel_device* dev) {
+    (void)dev;
+    return ACCEL_OK;
+}
+
 /* ==== cpu: backend table ==== */
 /* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
 static const accel_backend accel_i_cpu_backend_table = {
@@ -5897,7 +6173,8 @@ static const accel_backend accel_i_cpu_backend_table = {
     accel_i_cpu_queue_describe,         /* queue_describe */
     NULL,                               /* walk: the executor is the device (no batch walk) */
     accel_i_cpu_commands_build,         /* commands_build */
-    accel_i_cpu_commands_free           /* commands_free */
+    accel_i_cpu_commands_free,          /* commands_free */
+    accel_i_cpu_device_recover          /* device_recover */
 };
 ACCEL_API const accel_backend* accel_cpu_backend(void) { return &accel_i_cpu_backend_table; }
 

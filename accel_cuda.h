@@ -325,6 +325,20 @@
    are logged with the call name and the driver's error name, fail the rest of that batch with
    ACCEL_ERROR_BACKEND, and leave the device usable.
 
+   ==== Recovery (accel_device_recover, see accel.h "Device generations") ======================
+   A recover resets the primary context: cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxReset (which
+   destroys every resource of the context, and with it a sticky error), cuDevicePrimaryCtxRetain; then
+   the device's own stream and pinned word blocks are made anew (the copy kernel and the timestamps'
+   reference event again when first needed). Before the reset, every queue of the old generation is
+   settled: its walks end (segments not handed to the stream are dropped) and its signal points apply
+   at once, as failed, releasing their batches; a walk gated on the host drops its batch when the wait
+   ends. Stale objects never call the driver again (their handles went with the context): destroying one
+   frees its host memory only. The primary context is the CUDA device's, shared by every accel device
+   on it (and by other code of the process that retains it): a recover resets theirs too, so their
+   objects are dead; recover each such device as well (their next driver calls fail, sticky, which
+   makes them lost). Measured on a GPU by `make gpu-check` (an out-of-bounds kernel, then a recover and
+   saxpy again).
+
    ==== Interop =================================================================================
    Code that also calls the driver or libraries on CUDA streams (cuBLAS, cuDNN, a framework) gets the
    native handles: accel_cuda_device_context (the primary context), accel_cuda_queue_stream (the
@@ -431,6 +445,7 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
      cuda: commands                - exec, copy, fill, update into stream work (staging, copy kernel)
      cuda: recorded command lists  - CUDA graphs, or pre-resolved launches
      cuda: queue segments          - segment_submit, drain, poll (the walk's slots); queues
+     cuda: recovery                - accel_device_recover: the primary context reset and made anew
      cuda: backend table, interop, unavailable build */
 
 #if !defined(ACCEL_IMPLEMENTATION_INCLUDED)
@@ -534,6 +549,7 @@ enum {
     X(DeviceTotalMem, 3020, (size_t* bytes, accel_cu_device device)) \
     X(DevicePrimaryCtxRetain, 7000, (accel_cu_context* ctx, accel_cu_device device)) \
     X(DevicePrimaryCtxRelease, 11000, (accel_cu_device device)) \
+    X(DevicePrimaryCtxReset, 11000, (accel_cu_device device)) \
     X(CtxSetCurrent, 4000, (accel_cu_context ctx)) \
     X(MemAlloc, 3020, (accel_cu_deviceptr* ptr, size_t bytes)) \
     X(MemFree, 3020, (accel_cu_deviceptr ptr)) \
@@ -1220,6 +1236,12 @@ struct accel_i_cu_queue {
 
 static accel_i_cu_device* accel_i_cu_dev(accel_device* d) { return (accel_i_cu_device*)d; }
 static void accel_i_cu_enter(accel_i_cu_device* dev) { accel_i_cu.CtxSetCurrent(dev->ctx); }
+/* The queue's native work is over: its device is lost, or the queue is stale (accel_device_recover: its
+   stream and events went with the old context, see cuda: recovery). Such a queue's points apply at once,
+   as failed, and it makes no driver call any more. */
+static bool accel_i_cu_gone(accel_i_cu_queue* q) {
+    return accel_i_lost(q->base.obj.device) || accel_i_stale(&q->base.obj);
+}
 
 /* ==== cuda: releases ====
    cuMemFree, cuMemFreeHost and cuModuleUnload wait for the whole device to be idle (they block while
@@ -1702,7 +1724,7 @@ static void accel_i_cu_buffer_free(accel_buffer* b) {
     accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
     accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
     accel_i_cu_enter(dev);
-    if (buf->borrowed) { /* the caller's memory */ }
+    if (buf->borrowed || accel_i_stale(&b->obj)) { /* the caller's memory; the old context's */ }
     else if (b->mapped) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, b->mapped, 0);
     else accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
     accel_i_dev_free(&dev->base, buf, sizeof *buf);
@@ -1847,7 +1869,7 @@ static void accel_i_cu_program_free(accel_program* prog) {
     accel_i_cu_program* p = (accel_i_cu_program*)prog;
     accel_i_cu_device* dev = accel_i_cu_dev(prog->obj.device);
     accel_i_cu_enter(dev);
-    accel_i_cu_release(dev, ACCEL_I_CU_MODULE, p->module, 0);
+    if (!accel_i_stale(&prog->obj)) accel_i_cu_release(dev, ACCEL_I_CU_MODULE, p->module, 0);
     accel_i_dev_free(&dev->base, p, sizeof *p);
 }
 
@@ -1949,7 +1971,7 @@ static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, boo
     if (e->signal) accel_i_raise(e->signal, lost ? accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST) : e->value);
     if (e->mirrored)   /* the GPU's store may have lowered the mirror below a host raise */
         accel_i_cu_signal_publish(e->signal, accel_i_host_signal_value(e->signal));
-    if (e->staging) {   /* keep the larger of it and the cached block for the next batch */
+    if (e->staging && !accel_i_stale(&q->base.obj)) {   /* keep the larger of it and the cached one */
         void* drop = e->staging;
         accel_i_spin_lock(&q->ring_lock);
         if (e->staging_size > q->staging_cache_size) {
@@ -1984,7 +2006,7 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
     if (atomic_exchange_explicit(&q->reap_lock, 1u, memory_order_acquire)) return true;
     for (;;) {
         accel_i_cu_point e;
-        bool lost = accel_i_lost(&dev->base), reached = lost;
+        bool lost = accel_i_cu_gone(q), reached = lost;
         accel_i_spin_lock(&q->ring_lock);
         if (q->ring_count == 0) { accel_i_spin_unlock(&q->ring_lock); break; }
         e = q->ring[q->ring_head];
@@ -2020,7 +2042,7 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
             accel_i_cu_enter(dev);
             entered = true;
         }
-        accel_i_cu_point_apply(q, &e, accel_i_lost(&dev->base));
+        accel_i_cu_point_apply(q, &e, accel_i_cu_gone(q));
     }
     accel_i_spin_lock(&q->ring_lock);
     pending = q->ring_count > 0;
@@ -2170,10 +2192,12 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     accel_i_cu_point e, *slot = NULL;
     accel_cu_result cr = ACCEL_CU_SUCCESS;
+    bool gone = accel_i_cu_gone(q);
     memset(&e, 0, sizeof e);
     e.signal = s; e.value = value; e.batch = batch; e.stamp = stamp;
     if (stamp) { atomic_fetch_add(&q->stamps_pending, 1u); e.stamp_enq = accel_i_now_ns(); }
-    if (batch) {
+    if (gone && accel_i_stale(&q->base.obj)) q->waits = q->holds = 0;   /* the recover dropped them */
+    if (batch && !accel_i_stale(&q->base.obj)) {   /* a stale queue's went with the old context */
         e.staging = q->staging;
         e.staging_size = q->staging_size;
         q->staging = NULL;
@@ -2183,7 +2207,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
     if (q->ring_count < q->ring_cap || accel_i_cu_ring_grow(q))
         slot = &q->ring[(q->ring_head + q->ring_count) % q->ring_cap];
     accel_i_spin_unlock(&q->ring_lock);
-    if (slot && !accel_i_lost(&dev->base)) {   /* only the enqueuer touches slots beyond the count */
+    if (slot && !gone) {   /* only the enqueuer touches slots beyond the count */
         e.ev = slot->ev;
         e.sev = slot->sev;
         if (stamp) {   /* its timing event, then a point of its own after it */
@@ -2237,16 +2261,16 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         accel_i_cu_check(dev, cr, dev->memops ? "cuStreamWriteValue64" : "cuEventRecord");
     }
     /* fallback: everything before the point completes first (or the device is lost) */
-    accel_i_cu_enter(dev);
+    if (!gone) accel_i_cu_enter(dev);
     while (accel_i_cu_reap(q)) accel_i_yield();
-    if (!accel_i_lost(&dev->base)) {
+    if (!gone) {
         cr = accel_i_cu.StreamSynchronize(q->stream);
         if (cr != ACCEL_CU_SUCCESS) accel_i_cu_check(dev, cr, "cuStreamSynchronize");
     }
     e.waits = q->waits;
     e.holds = q->holds;
     q->waits = q->holds = 0;
-    accel_i_cu_point_apply(q, &e, accel_i_lost(&dev->base));
+    accel_i_cu_point_apply(q, &e, accel_i_cu_gone(q));
 }
 
 /* ==== cuda: signals ==== */
@@ -2272,7 +2296,8 @@ static accel_result accel_i_cu_signal_create(accel_device* d, uint64_t initial, 
     return ACCEL_OK;
 }
 static void accel_i_cu_signal_free(accel_signal* s) {
-    accel_i_cu_word_give(accel_i_cu_dev(s->obj.device), &((accel_i_cu_signal*)s)->mirror);
+    if (!accel_i_stale(&s->obj))   /* a stale one's word went with the old context's blocks */
+        accel_i_cu_word_give(accel_i_cu_dev(s->obj.device), &((accel_i_cu_signal*)s)->mirror);
     accel_i_host_signal_destroy(s, sizeof(accel_i_cu_signal));
 }
 /* signal_publish: the mirror takes the maximum. A failure writes ACCEL_SIGNAL_MAX, at or above every
@@ -2280,7 +2305,9 @@ static void accel_i_cu_signal_free(accel_signal* s) {
    with bit 63 set would read as below every value. */
 static void accel_i_cu_signal_publish(accel_signal* s, uint64_t v) {
     accel_i_a64* m = ((accel_i_cu_signal*)s)->mirror.host;
-    uint64_t old = atomic_load(m);
+    uint64_t old;
+    if (accel_i_stale(&s->obj)) return;   /* its word went with the old context (no GPU waits on it) */
+    old = atomic_load(m);
     if (accel_i_failed(v)) v = ACCEL_SIGNAL_MAX;
     while (old < v && !atomic_compare_exchange_weak(m, &old, v)) {}
 }
@@ -2648,18 +2675,19 @@ static accel_cu_result accel_i_cu_op_node(accel_i_cu_device* dev, accel_cu_graph
     return ACCEL_CU_SUCCESS;   /* a barrier: stream order within the graph's chain gives it */
 }
 
-static void accel_i_cu_list_free(accel_i_cu_device* dev, accel_i_cu_list* l) {
-    accel_i_cu_enter(dev);
+/* native false: the list is stale, its graphs and pinned block went with the old context */
+static void accel_i_cu_list_free(accel_i_cu_device* dev, accel_i_cu_list* l, bool native) {
+    if (native) accel_i_cu_enter(dev);
     for (uint32_t i = 0; i < ACCEL_I_CU_EXECS; i++) {
-        if (l->inst[i].exec) accel_i_cu_release(dev, ACCEL_I_CU_GRAPH_EXEC, l->inst[i].exec, 0);
+        if (l->inst[i].exec && native) accel_i_cu_release(dev, ACCEL_I_CU_GRAPH_EXEC, l->inst[i].exec, 0);
         accel_i_dev_free(&dev->base, l->inst[i].patched, l->count);
     }
-    if (l->graph) accel_i_cu_release(dev, ACCEL_I_CU_GRAPH, l->graph, 0);
-    if (l->pinned) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, l->pinned, 0);
+    if (l->graph && native) accel_i_cu_release(dev, ACCEL_I_CU_GRAPH, l->graph, 0);
+    if (l->pinned && native) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, l->pinned, 0);
     accel_i_dev_free(&dev->base, l, l->bytes);
 }
 static void accel_i_cu_commands_free(accel_commands* c) {
-    accel_i_cu_list_free(accel_i_cu_dev(c->obj.device), (accel_i_cu_list*)c->native);
+    accel_i_cu_list_free(accel_i_cu_dev(c->obj.device), (accel_i_cu_list*)c->native, !accel_i_stale(&c->obj));
 }
 
 /* Makes instance i (taken by the caller). */
@@ -2720,7 +2748,7 @@ static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c)
                                                                    ACCEL_CU_MEMHOSTALLOC_PORTABLE),
                                       "cuMemHostAlloc (command list updates)")) != ACCEL_OK) {
         l->pinned = NULL;
-        accel_i_cu_list_free(dev, l);
+        accel_i_cu_list_free(dev, l, true);
         return r;
     }
     pinned = (unsigned char*)l->pinned;
@@ -2729,7 +2757,7 @@ static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c)
         l->host_copy = l->host_copy || accel_i_cu_op_host_to_host(&l->ops[i], NULL, 0);
     }
     if (accel_i_cu_graphs_usable() && (r = accel_i_cu_graph_build(dev, l)) != ACCEL_OK) {
-        accel_i_cu_list_free(dev, l);
+        accel_i_cu_list_free(dev, l, true);
         return r;
     }
     c->native = l;
@@ -3024,7 +3052,7 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
 static void accel_i_cu_batch_submitted(accel_queue* base, accel_i_batch* b) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     /* else the point makes no driver call */
-    if (q->dirty) accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
+    if (q->dirty && !accel_i_cu_gone(q)) accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
     accel_i_cu_point_add(q, NULL, 0, b, NULL);
     accel_i_walker_poke(base);
 }
@@ -3052,7 +3080,7 @@ static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
     }
     q->lingering = true;
     slice = accel_i_cu_poll_slice(atomic_load(&q->poll_since));
-    if (slice >= 32000u && !accel_i_lost(&dev->base)) {   /* waits over 1 ms: notice a dead device */
+    if (slice >= 32000u && !accel_i_cu_gone(q)) {   /* waits over 1 ms: notice a dead device */
         accel_cu_result cr;
         accel_i_cu_enter(dev);
         cr = accel_i_cu.StreamQuery(q->stream);
@@ -3093,18 +3121,19 @@ static accel_result accel_i_cu_queue_drain(accel_queue* base, uint64_t timeout_n
     }
 }
 
-static void accel_i_cu_queue_free(accel_i_cu_queue* q, bool events) {
+/* native false: the queue is stale, its stream, events, word and staging went with the old context */
+static void accel_i_cu_queue_free(accel_i_cu_queue* q, bool events, bool native) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     accel_device* d = &dev->base;
-    for (uint32_t i = 0; i < q->ring_cap; i++) {
+    for (uint32_t i = 0; i < q->ring_cap && native; i++) {
         if (q->ring[i].ev) accel_i_cu.EventDestroy(q->ring[i].ev);
         if (q->ring[i].sev) accel_i_cu.EventDestroy(q->ring[i].sev);
     }
     accel_i_dev_free(d, q->ring, (size_t)q->ring_cap * sizeof *q->ring);
-    if (q->stream) accel_i_cu.StreamDestroy(q->stream);
+    if (q->stream && native) accel_i_cu.StreamDestroy(q->stream);
     /* keeps its value: see cuda: pinned words */
-    if (q->progress.host) accel_i_cu_word_give(dev, &q->progress);
-    if (q->staging_cache) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, q->staging_cache, 0);
+    if (q->progress.host && native) accel_i_cu_word_give(dev, &q->progress);
+    if (q->staging_cache && native) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, q->staging_cache, 0);
     if (events) accel_i_event_destroy(&q->done);
     accel_i_dev_free(d, q, sizeof *q);
 }
@@ -3124,18 +3153,18 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     r = accel_i_cu_check(dev, accel_i_cu.StreamCreate(&q->stream, ACCEL_CU_STREAM_NON_BLOCKING),
                          "cuStreamCreate");
     if (r == ACCEL_OK) r = accel_i_cu_word_take(dev, &q->progress, true);
-    if (r != ACCEL_OK) { accel_i_cu_queue_free(q, false); return r; }
+    if (r != ACCEL_OK) { accel_i_cu_queue_free(q, false, true); return r; }
     q->issued = atomic_load(q->progress.host);   /* a reused word counts on */
     q->reached = q->issued;
     if (!accel_i_event_init(&q->done, 0)) {
-        accel_i_cu_queue_free(q, false);
+        accel_i_cu_queue_free(q, false, true);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
     accel_i_queue_init(&q->base, d, type);
     if ((r = accel_i_walker_start(&q->base)) != ACCEL_OK) {
         accel_i_object_undo(&q->base.obj);
         accel_i_queue_fini(&q->base);
-        accel_i_cu_queue_free(q, true);
+        accel_i_cu_queue_free(q, true, true);
         return r;
     }
     accel_i_spin_lock(&dev->queues_lock);
@@ -3154,10 +3183,86 @@ static void accel_i_cu_queue_destroy(accel_queue* base) {
     for (accel_i_cu_queue** p = &dev->queues; *p; p = &(*p)->next_queue)
         if (*p == q) { *p = q->next_queue; break; }
     accel_i_spin_unlock(&dev->queues_lock);
-    accel_i_cu_enter(dev);
+    if (!accel_i_stale(&base->obj)) accel_i_cu_enter(dev);
     while (accel_i_cu_reap(q)) accel_i_yield();   /* nothing is left; makes sure of it */
     accel_i_queue_fini(base);
-    accel_i_cu_queue_free(q, true);
+    accel_i_cu_queue_free(q, true, !accel_i_stale(&base->obj));
+}
+
+/* ==== cuda: recovery ==== */
+/* accel_device_recover (see "Recovery" in the header). The core made every object stale, failed the
+   signals and settled the walks; here the old context's points apply (as failed: no driver call), the
+   device's native state is forgotten (it goes with the context: nothing is released), the context is
+   reset and retained anew, and the device's stream and pinned blocks are made again. The io, cache and
+   domain locks keep buffer reads and writes, the copy kernel's loading and releases out meanwhile. */
+static void accel_i_cu_forget_native(accel_i_cu_device* dev) {
+    accel_i_cu_block* k;
+    accel_i_spin_lock(&dev->words_lock);
+    k = dev->blocks;
+    dev->blocks = NULL;
+    accel_i_spin_unlock(&dev->words_lock);
+    while (k) {
+        accel_i_cu_block* next = k->next;
+        accel_i_dev_free(&dev->base, k, sizeof *k);
+        k = next;
+    }
+    dev->io = NULL;
+    dev->cal_ev = NULL;
+    dev->cal_at = 0;
+    dev->copy_mod = NULL;
+    dev->copy_fn = NULL;
+    atomic_store(&dev->reap_needed, 0u);
+    while (dev->domain->graves) {   /* domain lock held: releases of the old context's handles */
+        accel_i_cu_grave* g = dev->domain->graves;
+        dev->domain->graves = g->next;
+        accel_i_default_free(g, sizeof *g, NULL);
+    }
+    dev->domain->waits_pending = 0;
+}
+static accel_result accel_i_cu_context_anew(accel_i_cu_device* dev) {
+    accel_cu_context ctx = NULL;
+    accel_cu_result cr;
+    accel_i_cu.DevicePrimaryCtxRelease(dev->cudev);   /* the last retain gone: the context goes */
+    cr = accel_i_cu.DevicePrimaryCtxReset(dev->cudev);   /* and if others retain it, it goes now */
+    if (cr != ACCEL_CU_SUCCESS)
+        accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_device_recover: cuDevicePrimaryCtxReset: %s (%d)",
+                    accel_i_cu_error_name(cr), cr);
+    if ((cr = accel_i_cu.DevicePrimaryCtxRetain(&ctx, dev->cudev)) != ACCEL_CU_SUCCESS) {
+        return accel_i_fail(&dev->base, ACCEL_ERROR_BACKEND,
+                            "accel_device_recover: cuDevicePrimaryCtxRetain failed: %s (%d)",
+                            accel_i_cu_error_name(cr), cr);
+    }
+    /* the same handle on the drivers seen so far: then nobody sees a write (stale queues' threads may
+       still read it, for calls their gone state then skips) */
+    if (ctx != dev->ctx) dev->ctx = ctx;
+    accel_i_cu_enter(dev);
+    cr = accel_i_cu.StreamCreate(&dev->io, ACCEL_CU_STREAM_NON_BLOCKING);
+    if (cr != ACCEL_CU_SUCCESS) {
+        dev->io = NULL;
+        return accel_i_fail(&dev->base, ACCEL_ERROR_BACKEND, "accel_device_recover: cuStreamCreate: %s (%d)",
+                            accel_i_cu_error_name(cr), cr);
+    }
+    if (!accel_i_cu_words_init(dev))
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_device_recover: out of memory for the device's pinned words");
+    return ACCEL_OK;
+}
+static accel_result accel_i_cu_device_recover(accel_device* d) {
+    accel_i_cu_device* dev = accel_i_cu_dev(d);
+    accel_result r;
+    while (accel_i_cu_reap_device(dev)) accel_i_yield();   /* stale queues: at once, as failed */
+    accel_i_mutex_lock(&dev->io_lock);
+    accel_i_mutex_lock(&dev->cache_lock);
+    accel_i_mutex_lock(&dev->domain->lock);
+    accel_i_cu_forget_native(dev);
+    r = accel_i_cu_context_anew(dev);
+    accel_i_mutex_unlock(&dev->domain->lock);
+    accel_i_mutex_unlock(&dev->cache_lock);
+    accel_i_mutex_unlock(&dev->io_lock);
+    if (r == ACCEL_OK)
+        accel_i_log(d, ACCEL_LOG_INFO, "accel_device_recover: CUDA device %s: the primary context is new",
+                    d->info.name);
+    return r;
 }
 
 /* ==== cuda: backend table ==== */
@@ -3196,7 +3301,8 @@ static const accel_backend accel_i_cu_backend_table = {
     accel_i_walker_describe,            /* queue_describe */
     &accel_i_cu_walk,                   /* walk */
     accel_i_cu_commands_build,          /* commands_build: a CUDA graph (or pre-resolved launches) */
-    accel_i_cu_commands_free            /* commands_free */
+    accel_i_cu_commands_free,           /* commands_free */
+    accel_i_cu_device_recover           /* device_recover: the primary context reset (cuda: recovery) */
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 
@@ -3260,7 +3366,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
 static const accel_backend accel_i_cu_backend_table = {
     "cuda", false, false, accel_i_cu_device_count, accel_i_cu_device_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) {

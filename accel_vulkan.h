@@ -122,6 +122,10 @@
    | ACCEL_VULKAN_REPLAY_CHUNK   | commands per reusable secondary command buffer of a recorded list |
    |                             | (default 32; 1: a patched replay re-records only patched commands) |
    | env ACCEL_VULKAN_NO_CALIBRATED_TIMESTAMPS | 1: timestamps use the paired reading (see Profiling) |
+   | env ACCEL_VULKAN_TEST_DEVICE_LOST | TEST ONLY. N: the N-th vkQueueSubmit of a queue's segment, |
+   |                             | counted from the device's create (read then), fails as if the driver |
+   |                             | said VK_ERROR_DEVICE_LOST (nothing is submitted): a device loss on  |
+   |                             | any driver, for the recovery path (see Recovery). Never set it else |
    The three ACCEL_VULKAN_NO_* variables exist to test fallback paths on drivers that would not take them.
 
    ==== Devices =================================================================================
@@ -318,6 +322,22 @@
    VkQueue while accel may
    (accel takes its own lock, which the engine cannot see).
 
+   ==== Recovery (accel_device_recover, see accel.h "Device generations") ======================
+   A recover makes a new VkDevice on the same physical device, with the same queues and extensions,
+   and its VkQueues, io pool and semaphore anew; the old VkDevice is destroyed in the same call, so
+   nothing of the old generation lives on: once no native call on an old object is under way (value
+   reads, waits and raises of signals' semaphores, a queue's completion checks, each counted), with the
+   device's object list held (no destroy under way; one that starts waits), the old VkDevice is waited
+   idle (every device wait on a failed signal's semaphore was released by its failure; a lost device
+   returns at once), and every native object of the old generation (buffers' memory, pipelines and
+   layouts, semaphores, command pools and lists, descriptor and query pools, the queues' in-flight
+   segments) is destroyed before vkDestroyDevice: the validation layer checks that none is left, which
+   is how tests/test_recover.c counts Vulkan objects over 100 recovers. A stale object's destroy then
+   frees host memory only. accel_buffer_map pointers of the old generation are invalid after the
+   recover. A device made by accel_vulkan_device_adopt is the engine's: ACCEL_ERROR_UNSUPPORTED, and
+   nothing changes. ACCEL_VULKAN_TEST_DEVICE_LOST (above) loses a device on purpose, so that the whole
+   path runs on lavapipe in the tests.
+
    ==== Errors ==================================================================================
    Every failing Vulkan call is logged with its name and VkResult. VK_ERROR_OUT_OF_{HOST,DEVICE}_MEMORY ->
    ACCEL_ERROR_OUT_OF_MEMORY, VK_ERROR_DEVICE_LOST -> ACCEL_ERROR_DEVICE_LOST (sticky), anything else ->
@@ -490,7 +510,9 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
      vulkan: queue bookkeeping, recording, recorded command lists
      vulkan: submission            - a segment's semaphores; timestamps and the trace; the host's part
                                      of a segment, and segment_submit
-     vulkan: queues, devices, backend table, interop
+     vulkan: queues, devices
+     vulkan: recovery              - accel_device_recover: the old VkDevice's objects, then a new one
+     vulkan: backend table, interop
    Vulkan structs with an sType are zeroed with memset and filled by name: C++11 has no designated
    initialisers, and a positional list must name every member (-Wmissing-field-initializers), which
    the nested ones (VkPhysicalDeviceFeatures2) cannot do in a form both C and C++ accept. */
@@ -521,7 +543,7 @@ static accel_result accel_i_vk_stub_create(const accel_backend* b, const accel_d
 static const accel_backend accel_i_vk_backend_table = {
     "vulkan", false, false, accel_i_vk_stub_count, accel_i_vk_stub_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL   /* a stub makes no device: nothing past device_create is called */
+    NULL, NULL, NULL, NULL   /* a stub makes no device: nothing past device_create is called */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
@@ -774,6 +796,16 @@ typedef struct accel_i_vk_device {
     bool cal_ext;                 /* VK_EXT_calibrated_timestamps with DEVICE + CLOCK_MONOTONIC domains */
     bool cal_done;                /* paired calibration taken (io_lock): cal_host ns <-> cal_raw ticks */
     uint64_t cal_host, cal_raw, cal_error;
+    /* vulkan: recovery. What vkCreateDevice was given (to make it again); the generation whose VkDevice
+       is current (objects older than it have no native part any more); threads in a native call on an
+       object of that VkDevice outside the object lock (accel_i_vk_enter); a recover under way */
+    uint32_t open_compute_n, open_copy_family, open_next;
+    bool open_io_own, open_copy_own;
+    const char* open_ext[3];
+    accel_i_a64 vk_gen;
+    accel_i_a32 native_users, recovering;
+    uint32_t lose_at;             /* test only: ACCEL_VULKAN_TEST_DEVICE_LOST (which vkQueueSubmit fails) */
+    accel_i_a32 submits;
 } accel_i_vk_device;
 
 typedef struct accel_i_vk_buffer {
@@ -852,6 +884,10 @@ typedef struct accel_i_vk_queue {
     VkCommandBuffer* free_cbs; size_t free_cbs_bytes; uint32_t free_cb_count;
     uint64_t last;                /* last value submitted on `done` */
     uint64_t uid;                 /* never reused on its device (accel_i_vk_signal.hi_q) */
+    /* a recover's (vulkan: recovery): the batches of the entries it took (list_lock), completed by it
+       or by the queue's destroy; its list of the queues it holds */
+    accel_i_batch* forgotten;
+    struct accel_i_vk_queue* recover_next;
 } accel_i_vk_queue;
 
 /* What a submitted batch needs to run to its end, set aside by accel_queue_submit before anything of
@@ -875,6 +911,17 @@ typedef struct accel_i_vk_ops {
     (sizeof(VkSemaphore) + 2 * sizeof(uint64_t) + sizeof(VkPipelineStageFlags) + 2 * sizeof(void*))
 
 static accel_i_vk_device* accel_i_vk_dev(accel_device* d) { return (accel_i_vk_device*)d; }
+/* A native call on object o outside the object lock (a signal's semaphore: value, wait, raise; a
+   queue's completion and entries): false when o's VkDevice is gone or going (accel_device_recover:
+   vulkan: recovery), then the caller skips it. The recover stores vk_gen, then waits until no caller
+   is inside; a caller counts itself, then loads vk_gen (seq_cst both): one sees the other. */
+static bool accel_i_vk_enter(accel_i_vk_device* dev, const accel_i_object* o) {
+    atomic_fetch_add(&dev->native_users, 1u);
+    if (o->generation >= atomic_load(&dev->vk_gen)) return true;
+    atomic_fetch_sub(&dev->native_users, 1u);
+    return false;
+}
+static void accel_i_vk_leave(accel_i_vk_device* dev) { atomic_fetch_sub(&dev->native_users, 1u); }
 
 /* ==== vulkan: errors ==== */
 static const char* accel_i_vk_result_name(VkResult r) {
@@ -902,6 +949,8 @@ static const char* accel_i_vk_result_name(VkResult r) {
 }
 /* Device loss: sticky flag, every signal of the device failed, every waiter woken. */
 static void accel_i_vk_mark_lost(accel_i_vk_device* dev) {
+    /* a recover makes the VkDevice anew: its own calls on the old one say nothing about the new one */
+    if (atomic_load(&dev->recovering)) return;
     if (atomic_exchange(&dev->base.lost, 1u) != 0) return;
     accel_i_log(&dev->base, ACCEL_LOG_ERROR,
                 "vulkan: device lost; every call on this device now returns ACCEL_ERROR_DEVICE_LOST");
@@ -998,9 +1047,11 @@ static VkResult accel_i_vk_wait_sem(accel_i_vk_device* dev, VkSemaphore sem, uin
 }
 static uint64_t accel_i_vk_signal_value(const accel_signal* base) {
     accel_i_vk_signal* s = (accel_i_vk_signal*)(uintptr_t)base;
+    accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
     uint64_t h = accel_i_event_value(&s->host), c;
-    if (accel_i_failed(h)) return h;
-    c = accel_i_vk_counter(accel_i_vk_dev(base->obj.device), s->sem);
+    if (accel_i_failed(h) || !accel_i_vk_enter(dev, &base->obj)) return h;   /* stale: failed already */
+    c = accel_i_vk_counter(dev, s->sem);
+    accel_i_vk_leave(dev);
     h = accel_i_event_value(&s->host);   /* a failure (e.g. device loss) may have landed meanwhile */
     if (accel_i_failed(h)) return h;
     return c > h ? c : h;
@@ -1056,11 +1107,12 @@ static void accel_i_vk_signal_free(accel_signal* base) {
     uint64_t hi = atomic_load(&s->submitted);
     /* a host raise published behind GPU work (accel_i_vk_signal_publish) may still be pending on its
        VkQueue, behind other queues' work that may wait for anything: the semaphore outlives it (it
-       goes with the device) rather than be destroyed under a pending signal operation */
-    bool pending = !accel_i_lost(&dev->base) && accel_i_vk_counter(dev, s->sem) < hi;
+       goes with the device) rather than be destroyed under a pending signal operation. No semaphore:
+       a recover took it (vulkan: recovery) */
+    bool pending = s->sem && !accel_i_lost(&dev->base) && accel_i_vk_counter(dev, s->sem) < hi;
     if (pending && s->owned && !accel_i_vk_sem_late(dev, s->sem))
         accel_i_vk_wait_sem(dev, s->sem, hi, UINT64_MAX);
-    else if (s->owned && !pending) dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
+    else if (s->owned && !pending && s->sem) dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
     accel_i_event_destroy(&s->host);
     accel_i_dev_free(&dev->base, s, sizeof *s);
 }
@@ -1128,7 +1180,7 @@ static void accel_i_vk_signal_publish(accel_signal* base, uint64_t v) {
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
     uint64_t c, target;
     VkResult vr = VK_SUCCESS;
-    if (accel_i_lost(&dev->base)) return;
+    if (accel_i_lost(&dev->base) || !accel_i_vk_enter(dev, &base->obj)) return;
     accel_i_mutex_lock(&dev->submit_lock);
     c = accel_i_vk_counter(dev, s->sem);
     target = accel_i_failed(v) ? accel_i_vk_fail_target(dev, c) : v;
@@ -1159,6 +1211,7 @@ static void accel_i_vk_signal_publish(accel_signal* base, uint64_t v) {
         vr = dev->vk.SignalSemaphore(dev->device, &si);
     }
     accel_i_mutex_unlock(&dev->submit_lock);
+    accel_i_vk_leave(dev);
     if (vr != VK_SUCCESS) accel_i_vk_fail(dev, vr, "vkSignalSemaphore", "signal raise");
 }
 /* Can the device wait for s >= v itself? Only for a signal of this device, and only where the wait
@@ -1232,6 +1285,15 @@ static void accel_i_vk_host_wait(accel_i_vk_signal* s, uint64_t v, uint64_t seen
     accel_i_mutex_unlock(&ev->lock);
 }
 
+/* accel_i_vk_enter for every signal of a wait (one count). */
+static bool accel_i_vk_enter_all(accel_i_vk_device* dev, accel_signal* const* s, uint32_t n) {
+    uint64_t g;
+    atomic_fetch_add(&dev->native_users, 1u);
+    g = atomic_load(&dev->vk_gen);
+    for (uint32_t i = 0; i < n; i++)
+        if (s[i]->obj.generation < g) { atomic_fetch_sub(&dev->native_users, 1u); return false; }
+    return true;
+}
 /* Host wait over signals of one device, in slices of at most ACCEL_I_VK_SLICE_NS, re-checking the
    values after each: while a GPU signal operation is pending on an unreached signal, vkWaitSemaphores on
    those semaphores (WAIT_ANY for wait-any; all of them for wait-all: one call); otherwise only the host
@@ -1263,6 +1325,7 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
         if (accel_i_lost(&dev->base)) { r = ACCEL_ERROR_DEVICE_LOST; break; }
         now = accel_i_now_ns();
         if (now >= deadline) break;
+        if (!accel_i_vk_enter_all(dev, s, n)) { accel_i_yield(); continue; }   /* stale: failed soon */
         slice = deadline == ACCEL_I_FOREVER ? ACCEL_I_VK_SLICE_NS : deadline - now;
         if (slice > ACCEL_I_VK_SLICE_NS) slice = ACCEL_I_VK_SLICE_NS;
         for (uint32_t i = 0; i < n; i++) {   /* submitted is read before the counter: no false "pending" */
@@ -1274,9 +1337,10 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
             if ((sub > c || !vs->owned) && v[i] - c <= dev->max_diff) { sems[k] = vs->sem; vals[k++] = v[i]; }
             else if (host_only == UINT32_MAX) { host_only = i; host_sub = sub; }
         }
-        if (k == 0 && host_only == UINT32_MAX) continue;   /* reached meanwhile */
+        if (k == 0 && host_only == UINT32_MAX) { accel_i_vk_leave(dev); continue; }   /* reached meanwhile */
         if (host_only != UINT32_MAX && (k == 0 || all)) {
             /* wait-all: this one must be reached anyway; wait-any with nothing pending on the GPU */
+            accel_i_vk_leave(dev);
             if (k != 0 || unreached > 1) slice = slice < 200000u ? slice : 200000u;
             accel_i_vk_host_wait((accel_i_vk_signal*)s[host_only], v[host_only], host_sub, slice);
             continue;
@@ -1290,6 +1354,7 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
         wi.pSemaphores = sems;
         wi.pValues = vals;
         vr = dev->vk.WaitSemaphores(dev->device, &wi, slice);
+        accel_i_vk_leave(dev);
         if (vr != VK_SUCCESS && vr != VK_TIMEOUT) {
             r = accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "accel_signal_wait");
             if (r == ACCEL_ERROR_DEVICE_LOST) break;
@@ -2259,7 +2324,7 @@ static accel_result accel_i_spv_read(accel_device* dev, const uint32_t* w, size_
 /* ==== vulkan: programs ==== */
 static void accel_i_vk_program_release(accel_i_vk_device* dev, accel_i_vk_program* p) {
     for (uint32_t i = 0; i < p->pipe_count; i++)
-        dev->vk.DestroyPipeline(dev->device, p->pipes[i].pipeline, NULL);
+        if (p->pipes[i].pipeline) dev->vk.DestroyPipeline(dev->device, p->pipes[i].pipeline, NULL);
     accel_i_dev_free(&dev->base, p->pipes, p->pipes_bytes);
     accel_i_dev_free(&dev->base, p->entry, p->entry_bytes);
     if (p->layout) dev->vk.DestroyPipelineLayout(dev->device, p->layout, NULL);
@@ -2502,36 +2567,58 @@ static void accel_i_vk_cb_give(accel_i_vk_queue* q, VkCommandBuffer cb) {
     accel_i_spin_unlock(&q->list_lock);
     if (!kept) dev->vk.FreeCommandBuffers(dev->device, q->pool, 1, &cb);
 }
-/* Releases what an entry holds (its GPU work is complete, or the device is gone, or it was never
-   submitted) and clears it. */
-static void accel_i_vk_entry_clear(accel_i_vk_queue* q, accel_i_vk_entry* e) {
+/* Releases the native objects an entry holds (its GPU work is complete, or the device is gone, or it
+   was never submitted), clears it and returns its batches (linked through next), which the caller
+   completes: apart, since their release may free objects (a recover takes the natives with the object
+   lock held, see vulkan: recovery). */
+static accel_i_batch* accel_i_vk_entry_empty(accel_i_vk_queue* q, accel_i_vk_entry* e) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
+    accel_i_batch* b = e->batches;
     if (e->cb && !e->cb_lent) accel_i_vk_cb_give(q, e->cb);
     accel_i_vk_drop_buffer(dev, e->staging, e->staging_mem);
     if (e->pool) dev->vk.DestroyDescriptorPool(dev->device, e->pool, NULL);
     if (e->stamps) dev->vk.DestroyQueryPool(dev->device, e->stamps, NULL);
-    while (e->batches) {
-        accel_i_batch* b = e->batches;
-        e->batches = b->next;
-        accel_i_batch_complete(&q->base, b);
-    }
     memset((void*)e, 0, sizeof *e);
+    return b;
 }
-static void accel_i_vk_entry_release(accel_i_vk_queue* q, accel_i_vk_entry* e) {
-    accel_i_vk_entry_clear(q, e);
-    accel_i_vk_entry_spare(q, e);
+static void accel_i_vk_batches_complete(accel_i_vk_queue* q, accel_i_batch* b) {
+    while (b) {
+        accel_i_batch* next = b->next;
+        accel_i_batch_complete(&q->base, b);
+        b = next;
+    }
 }
-/* Releases every entry the GPU finished (all of them with force: the device is lost or idle). */
+/* Completes the batches a recover took from q's entries (the recover, or q's destroy). */
+static void accel_i_vk_forgotten_complete(accel_i_vk_queue* q) {
+    accel_i_batch* b;
+    accel_i_spin_lock(&q->list_lock);
+    b = q->forgotten;
+    q->forgotten = NULL;
+    accel_i_spin_unlock(&q->list_lock);
+    accel_i_vk_batches_complete(q, b);
+}
+/* Appends list `more` to *list. */
+static void accel_i_vk_batches_join(accel_i_batch** list, accel_i_batch* more) {
+    while (*list) list = &(*list)->next;
+    *list = more;
+}
+static void accel_i_vk_entry_clear(accel_i_vk_queue* q, accel_i_vk_entry* e) {
+    accel_i_vk_batches_complete(q, accel_i_vk_entry_empty(q, e));
+}
+/* Releases every entry the GPU finished (all of them with force: the device is lost or idle). Nothing
+   once a recover takes the queue's VkDevice: it releases them (vulkan: recovery). */
 static void accel_i_vk_reclaim(accel_i_vk_queue* q, bool force) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     uint64_t done = force ? UINT64_MAX : 0;
     accel_i_vk_entry *list = NULL, **tail = &list;
+    accel_i_batch* batches = NULL;
+    if (!accel_i_vk_enter(dev, &q->base.obj)) return;
     if (!force) {
         bool any;
         accel_i_spin_lock(&q->list_lock);
         any = q->first != NULL;
         accel_i_spin_unlock(&q->list_lock);
-        if (!any) return;
+        if (!any) { accel_i_vk_leave(dev); return; }
         done = accel_i_vk_counter(dev, q->done);
         if (accel_i_lost(&dev->base)) done = UINT64_MAX;
     }
@@ -2548,8 +2635,11 @@ static void accel_i_vk_reclaim(accel_i_vk_queue* q, bool force) {
     while (list) {
         accel_i_vk_entry* e = list;
         list = e->next;
-        accel_i_vk_entry_release(q, e);
+        accel_i_vk_batches_join(&batches, accel_i_vk_entry_empty(q, e));
+        accel_i_vk_entry_spare(q, e);
     }
+    accel_i_vk_leave(dev);
+    accel_i_vk_batches_complete(q, batches);
 }
 /* The batch's plan (see accel_i_vk_plan), at the 16-byte boundary after its recorded data. */
 static accel_i_vk_plan* accel_i_vk_plan_of(const accel_i_batch* b) {
@@ -3419,7 +3509,9 @@ static VkResult accel_i_vk_seg_submit(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     si.signalSemaphoreCount = o->ns + 1;
     si.pSignalSemaphores = o->sems + o->nw;
     accel_i_mutex_lock(&q->hwq->lock);
-    vr = dev->vk.QueueSubmit(q->hwq->queue, 1, &si, VK_NULL_HANDLE);
+    vr = dev->lose_at && atomic_fetch_add(&dev->submits, 1u) + 1u == dev->lose_at
+             ? VK_ERROR_DEVICE_LOST   /* test only: see ACCEL_VULKAN_TEST_DEVICE_LOST */
+             : dev->vk.QueueSubmit(q->hwq->queue, 1, &si, VK_NULL_HANDLE);
     accel_i_mutex_unlock(&q->hwq->lock);
     if (vr != VK_SUCCESS) return vr;
     for (uint32_t k = 0; k < o->ns; k++) {   /* what each semaphore is promised now, and by whom */
@@ -3714,7 +3806,9 @@ static accel_result accel_i_vk_queue_drain(accel_queue* base, uint64_t timeout_n
     target = q->last;
     accel_i_spin_unlock(&q->list_lock);
     if (accel_i_lost(&dev->base)) return ACCEL_ERROR_DEVICE_LOST;
+    if (!accel_i_vk_enter(dev, &base->obj)) return ACCEL_OK;   /* a recover took its work (it is over) */
     vr = accel_i_vk_wait_sem(dev, q->done, target, timeout_ns);
+    accel_i_vk_leave(dev);
     if (vr == VK_TIMEOUT) return ACCEL_TIMEOUT;
     if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkWaitSemaphores", "accel_queue_finish");
     accel_i_vk_reclaim(q, false);
@@ -3755,7 +3849,7 @@ static void accel_i_vk_hwq_give(accel_i_vk_device* dev, accel_i_vk_hwq* h) {
 static void accel_i_vk_queue_release(accel_i_vk_queue* q) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     accel_device* d = &dev->base;
-    if (q->hwq) accel_i_vk_hwq_give(dev, q->hwq);
+    if (q->hwq) accel_i_vk_hwq_give(dev, q->hwq);   /* NULL: a recover took it (vulkan: recovery) */
     while (q->spare) {
         accel_i_vk_entry* e = q->spare;
         q->spare = e->next;
@@ -3809,6 +3903,7 @@ static void accel_i_vk_queue_destroy(accel_queue* base) {
     accel_i_vk_queue* q = (accel_i_vk_queue*)base;
     accel_i_walker_stop(base);     /* waits for everything submitted */
     accel_i_vk_reclaim(q, true);   /* everything completed (or the device is lost) */
+    accel_i_vk_forgotten_complete(q);   /* a recover took its entries (vulkan: recovery) */
     accel_i_queue_fini(base);
     accel_i_vk_queue_release(q);
 }
@@ -3817,6 +3912,10 @@ static void accel_i_vk_queue_destroy(accel_queue* base) {
 static bool accel_i_vk_env_on(const char* name) {
     const char* v = getenv(name);
     return v && v[0] && strcmp(v, "0") != 0;
+}
+static uint32_t accel_i_vk_env_u32(const char* name) {
+    const char* v = getenv(name);
+    return v ? (uint32_t)strtoul(v, NULL, 10) : 0u;
 }
 static bool accel_i_vk_has_ext(const VkExtensionProperties* e, uint32_t n, const char* name) {
     for (uint32_t i = 0; i < n; i++) if (!strcmp(e[i].extensionName, name)) return true;
@@ -4065,15 +4164,27 @@ static void accel_i_vk_stamps_setup(accel_i_vk_device* dev) {
     dev->cal_ext = dev->cal_ext && found == 3u;
 }
 
+/* The io semaphore and command pool (accel_buffer_read/write through staging, create-time fills). */
+static accel_result accel_i_vk_io_make(accel_i_vk_device* dev) {
+    VkCommandPoolCreateInfo pi;
+    VkResult vr;
+    if ((vr = accel_i_vk_timeline(dev, 0, &dev->io_sem)) != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkCreateSemaphore", "accel_device_create");
+    memset(&pi, 0, sizeof pi);
+    pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pi.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+    pi.queueFamilyIndex = dev->hwq[dev->io_hwq].family;
+    if ((vr = dev->vk.CreateCommandPool(dev->device, &pi, NULL, &dev->io_pool)) != VK_SUCCESS)
+        return accel_i_vk_fail(dev, vr, "vkCreateCommandPool", "accel_device_create");
+    return ACCEL_OK;
+}
 /* Device-level state shared by the create and adopt paths: entry points, queues, internal objects. */
 /* VkQueues: compute_queues of the compute family (accel queues take them round robin), then an io
    VkQueue of the same family (io_own_queue), then the copy family's (copy_own_queue). */
 static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t compute_queues,
                                             bool io_own_queue, uint32_t copy_family, bool copy_own_queue) {
     uint32_t n = compute_queues + (io_own_queue ? 1u : 0u) + (copy_own_queue ? 1u : 0u);
-    VkCommandPoolCreateInfo pi;
     const char* missing = accel_i_vk_load_device(&dev->vki, &dev->vk, dev->device);
-    VkResult vr;
     if (missing)
         return accel_i_fail(&dev->base, ACCEL_ERROR_UNAVAILABLE, "vulkan: the device lacks %s", missing);
     if (dev->push_desc && !dev->vk.CmdPushDescriptorSetKHR) dev->push_desc = false;
@@ -4107,15 +4218,39 @@ static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t com
     /* reads and writes through staging share hwq[0]: an accel queue there is never alone on it, so it
        never waits on the device for a value only the host raises (a read would wait behind that) */
     if (!io_own_queue && !dev->map_device) dev->hwq[0].users = 1;
-    if ((vr = accel_i_vk_timeline(dev, 0, &dev->io_sem)) != VK_SUCCESS)
-        return accel_i_vk_fail(dev, vr, "vkCreateSemaphore", "accel_device_create");
-    memset(&pi, 0, sizeof pi);
-    pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
-    pi.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
-    pi.queueFamilyIndex = dev->hwq[dev->io_hwq].family;
-    if ((vr = dev->vk.CreateCommandPool(dev->device, &pi, NULL, &dev->io_pool)) != VK_SUCCESS)
-        return accel_i_vk_fail(dev, vr, "vkCreateCommandPool", "accel_device_create");
-    return ACCEL_OK;
+    return accel_i_vk_io_make(dev);
+}
+
+/* vkCreateDevice with what accel_i_vk_device_create chose (dev->open_*), again at a recover. */
+static VkResult accel_i_vk_device_open(accel_i_vk_device* dev) {
+    float prio[ACCEL_VULKAN_MAX_QUEUES + 1];
+    VkDeviceQueueCreateInfo qci[2];
+    VkPhysicalDeviceTimelineSemaphoreFeatures tl;
+    VkPhysicalDeviceFeatures2 f2;
+    VkDeviceCreateInfo ci;
+    memset(prio, 0, sizeof prio);
+    memset(&tl, 0, sizeof tl);
+    tl.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
+    tl.timelineSemaphore = VK_TRUE;
+    memset((void*)&f2, 0, sizeof f2);
+    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f2.pNext = &tl;
+    memset(qci, 0, sizeof qci);
+    qci[0].sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+    qci[0].queueFamilyIndex = dev->compute_family;
+    qci[0].queueCount = dev->open_compute_n + (dev->open_io_own ? 1u : 0u);
+    qci[0].pQueuePriorities = prio;
+    qci[1] = qci[0];
+    qci[1].queueFamilyIndex = dev->open_copy_family;
+    qci[1].queueCount = 1;
+    memset(&ci, 0, sizeof ci);
+    ci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+    ci.pNext = &f2;
+    ci.queueCreateInfoCount = dev->open_copy_own ? 2 : 1;
+    ci.pQueueCreateInfos = qci;
+    ci.enabledExtensionCount = dev->open_next;
+    ci.ppEnabledExtensionNames = dev->open_ext;
+    return dev->vki.CreateDevice(dev->phys, &ci, NULL, &dev->device);
 }
 
 /* Releases whatever the device got so far (every create failure path, and destroy). */
@@ -4151,27 +4286,17 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     VkExtensionProperties* exts = NULL;
     uint32_t nfam = 32, next = 0, compute_n, copy_family, ne = 0;
     bool copy_own = false, io_own;
-    float prio[ACCEL_VULKAN_MAX_QUEUES + 1] = { 0 };
-    VkDeviceQueueCreateInfo qci[2];
-    VkPhysicalDeviceTimelineSemaphoreFeatures tl;
-    VkDeviceCreateInfo ci;
-    const char* enabled[3];
+    const char** enabled;
     VkPhysicalDeviceProperties props;
     accel_result r;
     VkResult vr;
-    VkPhysicalDeviceFeatures2 f2;
-    memset(&tl, 0, sizeof tl);
-    tl.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
-    tl.timelineSemaphore = VK_TRUE;
-    memset((void*)&f2, 0, sizeof f2);
-    f2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
-    f2.pNext = &tl;
     if (!dev) {
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: out of host memory");
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
     memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, d);
+    enabled = dev->open_ext;
     r = accel_i_vk_lib_open(&dev->base.logger, &dev->vki.GetInstanceProcAddr);
     if (r == ACCEL_OK)
         r = accel_i_vk_make_instance(dev, &dev->base.logger,
@@ -4214,25 +4339,16 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
         accel_i_dev_free(&dev->base, exts, next * sizeof *exts);
     }
     if (dev->push_desc) enabled[ne++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
-    memset(qci, 0, sizeof qci);
-    qci[0].sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
-    qci[0].queueFamilyIndex = dev->compute_family;
     /* one of its own for reads/writes */
     io_own = fam[dev->compute_family].queueCount > compute_n || compute_n > 1;
     if (io_own && fam[dev->compute_family].queueCount <= compute_n) compute_n--;
-    qci[0].queueCount = compute_n + (io_own ? 1u : 0u);
-    qci[0].pQueuePriorities = prio;
-    qci[1] = qci[0];
-    qci[1].queueFamilyIndex = copy_family;
-    qci[1].queueCount = 1;
-    memset(&ci, 0, sizeof ci);
-    ci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
-    ci.pNext = &f2;
-    ci.queueCreateInfoCount = copy_own ? 2 : 1;
-    ci.pQueueCreateInfos = qci;
-    ci.enabledExtensionCount = ne;
-    ci.ppEnabledExtensionNames = enabled;
-    vr = dev->vki.CreateDevice(dev->phys, &ci, NULL, &dev->device);
+    dev->open_compute_n = compute_n;
+    dev->open_io_own = io_own;
+    dev->open_copy_family = copy_family;
+    dev->open_copy_own = copy_own;
+    dev->open_next = ne;
+    dev->lose_at = accel_i_vk_env_u32("ACCEL_VULKAN_TEST_DEVICE_LOST");
+    vr = accel_i_vk_device_open(dev);
     if (vr != VK_SUCCESS) {
         dev->device = VK_NULL_HANDLE;
         r = accel_i_vk_fail(dev, vr, "vkCreateDevice", "accel_device_create");
@@ -4295,6 +4411,7 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
     }
     memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, accel_vulkan_backend(), &d);
+    dev->base.no_recover = true;   /* the engine's VkDevice: accel cannot make it anew */
     dev->vki.GetInstanceProcAddr = vk->get_instance_proc_addr;
     dev->instance = vk->instance;
     dev->phys = vk->physical_device;
@@ -4335,6 +4452,160 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
     return ACCEL_OK;
 }
 
+/* ==== vulkan: recovery ==== */
+/* accel_device_recover (see "Recovery" in the header). The core made every object stale, failed the
+   signals (which released every device wait on their semaphores) and settled the walks. Here:
+   1. vk_gen moves to the new generation, so no native call on an old object starts any more
+      (accel_i_vk_enter), and those under way end;
+   2. with the object list held (no free under way or starting, accel_i_objects_hold), the VkDevice
+      goes idle (vkDeviceWaitIdle; at once when lost) and every native object of the old generation is
+      destroyed and its handle cleared, so that a destroy of a stale object frees host memory only;
+   3. vkDestroyDevice, then a VkDevice made as the first was, its VkQueues and io objects.
+   The batches that the old queues' entries held complete after the list is let go (their release may
+   free objects, which waits for the list). */
+static void accel_i_vk_buffer_forget(accel_i_vk_device* dev, accel_i_vk_buffer* b) {
+    if (b->base.root) return;   /* a view: the core's, no native part */
+    if (!b->borrowed) accel_i_vk_drop_buffer(dev, b->buffer, b->memory);
+    b->buffer = VK_NULL_HANDLE;
+    b->memory = VK_NULL_HANDLE;
+    b->base.mapped = NULL;
+}
+static void accel_i_vk_program_forget(accel_i_vk_device* dev, accel_i_vk_program* p) {
+    for (uint32_t i = 0; i < p->pipe_count; i++)
+        dev->vk.DestroyPipeline(dev->device, p->pipes[i].pipeline, NULL);
+    p->pipe_count = 0;
+    if (p->layout) dev->vk.DestroyPipelineLayout(dev->device, p->layout, NULL);
+    if (p->set_layout) dev->vk.DestroyDescriptorSetLayout(dev->device, p->set_layout, NULL);
+    if (p->module) dev->vk.DestroyShaderModule(dev->device, p->module, NULL);
+    p->layout = VK_NULL_HANDLE;
+    p->set_layout = VK_NULL_HANDLE;
+    p->module = VK_NULL_HANDLE;
+}
+static void accel_i_vk_signal_forget(accel_i_vk_device* dev, accel_i_vk_signal* s) {
+    if (s->owned && s->sem) dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
+    s->sem = VK_NULL_HANDLE;
+}
+static void accel_i_vk_list_forget(accel_i_vk_device* dev, accel_commands* c) {
+    accel_i_vk_list* l = (accel_i_vk_list*)c->native;
+    if (!l) return;
+    if (l->pool) dev->vk.DestroyCommandPool(dev->device, l->pool, NULL);   /* its command buffers too */
+    if (l->dpool) dev->vk.DestroyDescriptorPool(dev->device, l->dpool, NULL);
+    if (l->staging) accel_i_vk_drop_buffer(dev, l->staging, l->staging_mem);
+    l->pool = VK_NULL_HANDLE;
+    l->dpool = VK_NULL_HANDLE;
+    l->staging = VK_NULL_HANDLE;
+    l->staging_mem = VK_NULL_HANDLE;
+}
+/* A queue's entries (their batches wait in q->forgotten), command buffers, pool and completion
+   semaphore. */
+static void accel_i_vk_queue_forget(accel_i_vk_device* dev, accel_i_vk_queue* q) {
+    accel_i_batch* batches = NULL;
+    accel_i_vk_entry* e;
+    accel_i_spin_lock(&q->list_lock);
+    e = q->first;
+    q->first = q->last_entry = NULL;
+    accel_i_spin_unlock(&q->list_lock);
+    while (e) {
+        accel_i_vk_entry* next = e->next;
+        accel_i_vk_batches_join(&batches, accel_i_vk_entry_empty(q, e));
+        accel_i_vk_entry_spare(q, e);
+        e = next;
+    }
+    accel_i_spin_lock(&q->list_lock);
+    q->free_cb_count = 0;   /* they go with the pool */
+    accel_i_vk_batches_join(&q->forgotten, batches);
+    accel_i_spin_unlock(&q->list_lock);
+    if (q->pool) dev->vk.DestroyCommandPool(dev->device, q->pool, NULL);
+    if (q->done) dev->vk.DestroySemaphore(dev->device, q->done, NULL);
+    q->pool = VK_NULL_HANDLE;
+    q->done = VK_NULL_HANDLE;
+    q->hwq = NULL;   /* the VkQueues' users are counted anew */
+}
+/* Step 2 for every object of the old generation (the list held); returns the queues it holds a
+   reference to (through recover_next), whose forgotten batches it completes once the list is let go
+   (a queue it cannot hold is being destroyed: its destroy completes them). */
+static accel_i_vk_queue* accel_i_vk_forget_all(accel_i_vk_device* dev) {
+    accel_i_vk_queue* held = NULL;
+    for (accel_i_object* o = dev->base.objects; o; o = o->next) {
+        switch (o->kind) {
+        case ACCEL_I_BUFFER: accel_i_vk_buffer_forget(dev, (accel_i_vk_buffer*)(void*)o); break;
+        case ACCEL_I_PROGRAM: accel_i_vk_program_forget(dev, (accel_i_vk_program*)(void*)o); break;
+        case ACCEL_I_SIGNAL: accel_i_vk_signal_forget(dev, (accel_i_vk_signal*)(void*)o); break;
+        case ACCEL_I_COMMANDS: accel_i_vk_list_forget(dev, (accel_commands*)(void*)o); break;
+        case ACCEL_I_QUEUE: {
+            accel_i_vk_queue* q = (accel_i_vk_queue*)(void*)o;
+            accel_i_vk_queue_forget(dev, q);
+            if (accel_i_try_retain(o)) { q->recover_next = held; held = q; }
+            break;
+        }
+        }
+    }
+    for (uint32_t i = 0; i < dev->nlate; i++) dev->vk.DestroySemaphore(dev->device, dev->late_sems[i], NULL);
+    dev->nlate = 0;
+    if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
+    if (dev->io_sem) dev->vk.DestroySemaphore(dev->device, dev->io_sem, NULL);
+    dev->io_pool = VK_NULL_HANDLE;
+    dev->io_sem = VK_NULL_HANDLE;
+    dev->io_val = 0;
+    return held;
+}
+/* Step 3 after vkCreateDevice: the entry points, the VkQueues (their locks and families stay, their
+   users start from none, as at create), the io objects. */
+static accel_result accel_i_vk_device_reopen(accel_i_vk_device* dev) {
+    uint32_t n = dev->open_compute_n + (dev->open_io_own ? 1u : 0u) + (dev->open_copy_own ? 1u : 0u);
+    const char* missing = accel_i_vk_load_device(&dev->vki, &dev->vk, dev->device);
+    if (missing)
+        return accel_i_fail(&dev->base, ACCEL_ERROR_UNAVAILABLE, "vulkan: the device lacks %s", missing);
+    for (uint32_t i = 0; i < n; i++) {
+        accel_i_vk_hwq* h = &dev->hwq[i];
+        bool copy = dev->open_copy_own && i == n - 1u;
+        dev->vk.GetDeviceQueue(dev->device, h->family, copy ? 0 : i, &h->queue);
+        h->users = 0;
+        h->owned = false;
+    }
+    if (!dev->open_io_own && !dev->map_device) dev->hwq[0].users = 1;
+    return accel_i_vk_io_make(dev);
+}
+/* Every VkQueue's lock held: vkDeviceWaitIdle's external synchronization. */
+static void accel_i_vk_idle(accel_i_vk_device* dev) {
+    for (uint32_t i = 0; i < dev->hwq_inited; i++) accel_i_mutex_lock(&dev->hwq[i].lock);
+    dev->vk.DeviceWaitIdle(dev->device);
+    for (uint32_t i = 0; i < dev->hwq_inited; i++) accel_i_mutex_unlock(&dev->hwq[i].lock);
+}
+static accel_result accel_i_vk_device_recover(accel_device* d) {
+    accel_i_vk_device* dev = accel_i_vk_dev(d);
+    accel_i_vk_queue* held;
+    accel_result r;
+    VkResult vr;
+    atomic_store(&dev->recovering, 1u);
+    atomic_store(&dev->vk_gen, atomic_load(&d->generation));
+    while (atomic_load(&dev->native_users) != 0) accel_i_yield();
+    accel_i_objects_hold(d);
+    accel_i_mutex_lock(&dev->io_lock);
+    accel_i_mutex_lock(&dev->submit_lock);
+    accel_i_vk_idle(dev);
+    held = accel_i_vk_forget_all(dev);
+    dev->vk.DestroyDevice(dev->device, NULL);
+    dev->device = VK_NULL_HANDLE;
+    vr = accel_i_vk_device_open(dev);
+    if (vr != VK_SUCCESS) r = accel_i_vk_fail(dev, vr, "vkCreateDevice", "accel_device_recover");
+    else r = accel_i_vk_device_reopen(dev);
+    accel_i_mutex_unlock(&dev->submit_lock);
+    accel_i_mutex_unlock(&dev->io_lock);
+    accel_i_spin_unlock(&d->objects_lock);
+    while (held) {   /* the old queues' work: released (its signals read failed) */
+        accel_i_vk_queue* q = held;
+        held = q->recover_next;
+        accel_i_vk_forgotten_complete(q);
+        accel_i_release(q);
+    }
+    atomic_store(&dev->recovering, 0u);
+    if (r == ACCEL_OK)
+        accel_i_log(d, ACCEL_LOG_INFO, "accel_device_recover: Vulkan device %s: a new VkDevice",
+                    d->info.name);
+    return r;
+}
+
 /* ==== vulkan: backend table ==== */
 /* The batch walk's slots, in the order of accel_i_walk_ops. */
 static const accel_i_walk_ops accel_i_vk_walk = {
@@ -4372,7 +4643,8 @@ static const accel_backend accel_i_vk_backend_table = {
     accel_i_walker_describe,            /* queue_describe */
     &accel_i_vk_walk,                   /* walk */
     accel_i_vk_commands_build,          /* commands_build: secondary command buffers */
-    accel_i_vk_commands_free            /* commands_free */
+    accel_i_vk_commands_free,           /* commands_free */
+    accel_i_vk_device_recover           /* device_recover: a new VkDevice (vulkan: recovery) */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 
@@ -4386,7 +4658,7 @@ ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s) {
     return s && accel_i_vk_is(s->obj.device) ? ((accel_i_vk_signal*)s)->sem : VK_NULL_HANDLE;
 }
 ACCEL_API accel_vk_queue accel_vulkan_queue_handle(accel_queue* q, uint32_t* family) {
-    bool vk = q && accel_i_vk_is(q->obj.device);
+    bool vk = q && accel_i_vk_is(q->obj.device) && ((accel_i_vk_queue*)q)->hwq;   /* NULL: a recover's */
     if (family) *family = vk ? ((accel_i_vk_queue*)q)->hwq->family : 0;
     return vk ? ((accel_i_vk_queue*)q)->hwq->queue : VK_NULL_HANDLE;
 }

@@ -10,11 +10,18 @@
 #   2. the same with ACCEL_CUDA_NO_MEMOPS=1: signal points by the event ring (the fallback)
 #   3. tests/test_cuda.c: unavailable paths, NVRTC, PTX JIT errors, and the out-of-bounds kernel that
 #      must end in ACCEL_ERROR_DEVICE_LOST without a hang (a 120 s limit catches a hang)
+#   3a. recover: tests/test_recover.c (both signal-point modes; its lost-device test must run, not skip:
+#      the out-of-bounds kernel loses the context, accel_device_recover resets it, saxpy runs again
+#      within 5 s; 100 recovers without growth) and examples/failure.c's recovery part with `cuda`
 #   3b. blocking: bench/cuda_blocking.c, which driver calls block the host while a stream waits on the
 #      GPU (what accel's "cuda: releases" and host-to-host copy kernel rest on; a table, for the note)
 #   4. compute-sanitizer (memcheck, racecheck, synccheck; SANITIZER_TOOLS picks, SANITIZER_TIMEOUT limits
 #      each program, default 1800 s) over the suite, when installed
 #   5. the examples with the `cuda` argument
+#   5b. nccl: examples/nccl_allreduce.c (NCCL all-reduce and cuBLAS GEMM as native steps between accel
+#      kernels, checked on the host; then 20 x 64 MiB all-reduces as native steps vs raw on a stream of
+#      its own: the ratio, target <= 1.05). NCCL (libnccl.so.2) and cuBLAS are loaded at run time
+#      (ACCEL_EXAMPLE_NCCL_LIBRARY, ACCEL_EXAMPLE_CUBLAS_LIBRARY); without NCCL the step says so.
 #   6. the benchmark (bench/cuda.c), full run: the table and BENCH lines to paste into the issue note,
 #      and the counts per step (figures 5, 9-12) on both sides: wake-ups of accel's queue workers and
 #      of the caller; driver calls read n/a on a real driver (tests/mock_cuda.c counts them)
@@ -31,7 +38,8 @@
 #
 # Options: --no-build uses the binaries already in build/ (built elsewhere and copied in); --list builds
 # (unless --no-build), prints each step's programs and whether they exist, and exits; step names
-# (suite ring test_cuda blocking sanitizer examples bench vulkan) run only those steps, in the order above.
+# (suite ring test_cuda recover blocking sanitizer examples nccl bench vulkan) run only those steps, in the
+# order above.
 set -u
 cd "$(dirname "$0")/.."
 build=1 list=0 steps=()
@@ -67,15 +75,16 @@ cuda_home=${CUDA_HOME:-/usr/local/cuda}
 [[ -z ${ACCEL_NVRTC_LIBRARY:-} && -f $cuda_home/lib64/libnvrtc.so ]] && export ACCEL_NVRTC_LIBRARY=$cuda_home/lib64/libnvrtc.so
 
 # the programs, by name from the Makefile (a glob over build/ matches nothing before the first build)
-suite_bins=() example_bins=()
+suite_bins=() example_bins=() nccl_bins=()
 while read -r kind path; do
-    case $kind in suite) suite_bins+=("$path") ;; example) example_bins+=("$path") ;; esac
+    case $kind in suite) suite_bins+=("$path") ;; example) example_bins+=("$path") ;; nccl) nccl_bins+=("$path") ;; esac
 done < <(make -s --no-print-directory gpu-check-list)
 if (( ${#suite_bins[@]} == 0 || ${#example_bins[@]} == 0 )); then
     echo "gpu_check: \`make gpu-check-list\` named no programs (${#suite_bins[@]} suite, ${#example_bins[@]} examples)"
     exit 1
 fi
-bins=("${suite_bins[@]}" build/gcc/test_cuda "${example_bins[@]}" build/bench_cuda build/cuda_blocking)
+# recover: its programs are in the suite's and the examples'
+bins=("${suite_bins[@]}" build/gcc/test_cuda "${example_bins[@]}" "${nccl_bins[@]}" build/bench_cuda build/cuda_blocking)
 if (( build )); then
     echo "==== build (${#bins[@]} programs)"
     make -j"$(nproc)" -k "${bins[@]}" >/dev/null 2>&1 || make -k "${bins[@]}"
@@ -83,7 +92,7 @@ fi
 if (( list )); then
     for b in "${bins[@]}"; do
         case $b in build/cuda/*) step="suite, ring, sanitizer" ;; build/gcc/test_cuda) step=test_cuda ;; build/bench_cuda) step=bench ;;
-                   build/cuda_blocking) step=blocking ;; *) step=examples ;; esac
+                   build/cuda_blocking) step=blocking ;; build/nccl_allreduce) step=nccl ;; *) step=examples ;; esac
         if [[ -x $b ]]; then echo "  built    $b  ($step)"; else echo "  MISSING  $b  ($step)"; fi
     done
     for b in "${bins[@]}"; do [[ -x $b ]] || exit 1; done
@@ -108,6 +117,20 @@ if timeout -k 10 120 build/gcc/test_cuda 2>&1 | tee "$log"; then
 else
     bad "test_cuda (exit ${PIPESTATUS[0]}; 124 = hang)"
 fi
+}
+
+want recover && {
+echo "==== recover (out-of-bounds kernel -> DEVICE_LOST -> accel_device_recover -> saxpy within 5 s)"
+for mode in 0 1; do
+    if ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_NO_MEMOPS=$mode timeout -k 10 600 build/cuda/test_recover 2>&1 | tee "$log"; then
+        if grep -q 'SKIP recover_of_a_lost_device' "$log"; then bad "test_recover (NO_MEMOPS=$mode): the lost-device test skipped"
+        else ok "test_recover (NO_MEMOPS=$mode)"; fi
+    else
+        bad "test_recover (NO_MEMOPS=$mode, exit ${PIPESTATUS[0]}; 124 = hang)"
+    fi
+done
+if timeout -k 10 120 build/failure cuda 2>&1 | tee "$log" && grep -q 'the device came back' "$log"; then ok "failure cuda (recovery)"
+else bad "failure cuda (recovery)"; fi
 }
 
 want blocking && {
@@ -137,6 +160,15 @@ fi
 want examples && for e in "${example_bins[@]}"; do
     echo "==== $e cuda"
     if timeout -k 10 300 "$e" cuda; then ok "$e cuda"; else bad "$e cuda (exit $?)"; fi
+done
+
+want nccl && for e in "${nccl_bins[@]}"; do
+    echo "==== $e cuda (NCCL + cuBLAS in queue order, then 64 MiB all-reduces vs raw)"
+    timeout -k 10 300 "$e" cuda 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    if (( rc != 0 )); then bad "$e (exit $rc)"
+    elif grep -q '^nccl_allreduce: skipped' "$log"; then echo "==== nccl: $(grep -m1 '^nccl_allreduce: skipped' "$log")"
+    else ok "$e"; fi
 done
 
 want bench && {

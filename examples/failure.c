@@ -10,6 +10,13 @@
    2. The forgotten submit: a queue records `signal(done, 1)` but nobody calls accel_queue_submit. A
       host wait on a debug device reports it at once, naming the queue.
    3. A wait that times out on a debug device logs which queue is blocked on which (signal, value).
+   4. Recovery (accel_device_recover): the device is lost with work pending, a recover makes it anew
+      (accel_device_info.generation goes up), the old objects are stale (DEVICE_LOST, with a log line
+      naming them) and the program rebuilds its own and finishes the work. CUDA: an out-of-bounds
+      store loses the context for real. CPU and Vulkan: the loss is simulated by a recover of the
+      healthy device while a batch waits on a gate nobody opens (what a recover does to pending work
+      is the same; tests/test_recover.c loses a Vulkan device through a test-only hook). It must all
+      take less than 5 s (bench/gpu_check.sh runs it on a GPU).
    Labels (accel_queue_set_label, accel_signal_set_label) name everything in these reports. The
    example's logger prints what the library logs, prefixed "  log: ", so you can read it below.
 
@@ -55,10 +62,78 @@ static void print_log(accel_log_level level, const char* message, void* user) {
     log_lines++;
 }
 
+#ifdef ACCEL_EXAMPLE_HAVE_CUDA
+/* An out-of-bounds store: a CUDA context that runs it is lost (sticky), as after a real bug. */
+static const char oob_ptx[] =
+    ".version 7.0\n.target sm_70\n.address_size 64\n"
+    ".visible .entry oob(.param .u64 p)\n{\n"
+    "    .reg .u64 %a;\n    .reg .u32 %v;\n"
+    "    ld.param.u64 %a, [p];\n    cvta.to.global.u64 %a, %a;\n"
+    "    add.u64 %a, %a, 0x100000000000;\n    mov.u32 %v, 7;\n    st.global.u32 [%a], %v;\n    ret;\n}\n";
+#endif
+
 /* The failed value of a signal, decoded back into the reason it was failed with. */
 static accel_result failure_reason(const accel_signal* s) {
     uint64_t v = accel_signal_value(s);
     return v > ACCEL_SIGNAL_MAX ? (accel_result)-(int)(v - ACCEL_SIGNAL_MAX - 1) : ACCEL_OK;
+}
+
+/* 4. The device's work goes wrong for real (CUDA) or a recover comes with work pending (elsewhere):
+   `q` has a batch waiting on `gate` (nobody opens it) that would signal `out`. Returns how the device
+   was lost, for the printout. */
+static const char* lose_device(accel_device* dev, const accel_device_info* info, accel_queue* q,
+                               accel_buffer* buf) {
+#ifdef ACCEL_EXAMPLE_HAVE_CUDA
+    if (!strcmp(info->backend, "cuda")) {
+        accel_program* oob = NULL;
+        accel_signal* hit = NULL;
+        accel_program_desc pd = { .name = "oob", .ptx = oob_ptx, .buffer_count = 1 };
+        if (accel_program_create(dev, &pd, &oob) == ACCEL_OK &&
+            accel_signal_create(dev, 0, &hit) == ACCEL_OK) {
+            accel_queue_exec(q, oob, &buf, 1, NULL, 0, accel_exec_1d(1, 1));
+            accel_queue_signal(q, hit, 1);
+            if (accel_queue_submit(q) == ACCEL_OK) accel_signal_wait(hit, 1, 30000000000ull);
+        }
+        return "an out-of-bounds store: the CUDA context is lost";
+    }
+#endif
+    (void)dev; (void)info; (void)q; (void)buf;
+    return "simulated: a recover of the healthy device with a batch pending";
+}
+
+/* 4. Rebuilds what the program needs on the recovered device and runs saxpy: y = 2 * x + 1 for x = i.
+   Returns 1 when y is right. */
+static int rebuild_and_finish(accel_device* dev, const uint32_t constants[2]) {
+    static float host_x[N], host_y[N];
+    accel_buffer *x = NULL, *y = NULL;
+    accel_program* prog = NULL;
+    accel_queue* q = NULL;
+    accel_signal* done = NULL;
+    int ok = 0;
+    for (uint32_t i = 0; i < N; i++) { host_x[i] = (float)i; host_y[i] = 1.0f; }
+    EX_CHECK(accel_buffer_create(dev, &(accel_buffer_desc){ .size = N * 4, .label = "x2" }, &x));
+    EX_CHECK(accel_buffer_create(dev, &(accel_buffer_desc){ .size = N * 4, .label = "y2" }, &y));
+    EX_CHECK(accel_program_create(dev, &(accel_program_desc){
+        .name = "saxpy", .cpu = saxpy_cpu, EX_SPIRV(saxpy) .cuda_source = saxpy_cuda,
+        .buffer_count = 2, .constant_count = 2 }, &prog));
+    EX_CHECK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    EX_CHECK(accel_signal_create(dev, 0, &done));
+    EX_CHECK(accel_buffer_write(x, 0, host_x, sizeof host_x));
+    EX_CHECK(accel_buffer_write(y, 0, host_y, sizeof host_y));
+    accel_queue_exec(q, prog, (accel_buffer*[]){ y, x }, 2, constants, 2, accel_exec_1d(N, 256));
+    accel_queue_signal(q, done, 1);
+    EX_CHECK(accel_queue_submit(q));
+    EX_CHECK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));
+    EX_CHECK(accel_buffer_read(y, 0, host_y, sizeof host_y));
+    ok = 1;
+    for (uint32_t i = 0; i < N; i++) ok &= host_y[i] == 2.0f * (float)i + 1.0f;
+done:
+    accel_queue_destroy(q);
+    accel_signal_destroy(done);
+    accel_program_destroy(prog);
+    accel_buffer_destroy(x);
+    accel_buffer_destroy(y);
+    return ok;
 }
 
 int main(int argc, char** argv) {
@@ -148,8 +223,44 @@ int main(int argc, char** argv) {
     printf("   after accel_signal_set(done, 2): rendered2 = %llu\n", (unsigned long long)accel_signal_value(rendered2));
     accel_signal_destroy(rendered2);
 
-    printf("\nfailure: %s\n", ok ? "OK (the failure reached the end of the pipeline; debug named the culprits)"
-                                 : "WRONG");
+    /* 4. Recovery: work pending on a gate, the device lost, accel_device_recover, rebuild, finish. */
+    {
+        accel_signal *gate = NULL, *out = NULL;
+        const char* how;
+        uint64_t t0;
+        float probe = 0;
+        EX_CHECK(accel_signal_create(dev, 0, &gate));
+        EX_CHECK(accel_signal_create(dev, 0, &out));
+        EX_CHECK(accel_signal_set_label(gate, "gate"));
+        EX_CHECK(accel_signal_set_label(out, "out"));
+        accel_queue_wait(decode, gate, 1);
+        accel_queue_exec(decode, prog, (accel_buffer*[]){ y, x }, 2, constants, 2, accel_exec_1d(N, 256));
+        accel_queue_signal(decode, out, 1);
+        EX_CHECK(accel_queue_submit(decode));
+        t0 = accel_host_time_ns();
+        how = lose_device(dev, &info, render, z);
+        printf("\n4. the device is lost (%s), then accel_device_recover:\n", how);
+        r = accel_device_recover(dev);
+        printf("   accel_device_recover -> %s\n", accel_result_string(r));
+        if (r == ACCEL_ERROR_UNSUPPORTED) {
+            printf("   (this device cannot be recovered: skipped)\n");
+        } else {
+            accel_device_info after;
+            ok &= r == ACCEL_OK && accel_device_info_get(dev, &after) == ACCEL_OK && after.generation == 2;
+            printf("   generation %llu; the pending batch's signal: %s; the old buffer y: read -> %s\n",
+                   (unsigned long long)after.generation, accel_result_string(failure_reason(out)),
+                   accel_result_string(accel_buffer_read(y, 0, &probe, 4)));
+            ok &= failure_reason(out) == ACCEL_ERROR_DEVICE_LOST;
+            ok &= rebuild_and_finish(dev, constants);
+            double s = (double)(accel_host_time_ns() - t0) / 1e9;
+            printf("   rebuilt (buffers, program, queue, signal), saxpy again: %s, %.3f s after the loss\n",
+                   ok ? "right" : "WRONG", s);
+            ok &= s < 5.0;
+        }
+    }
+
+    printf("\nfailure: %s\n", ok ? "OK (the failure reached the end of the pipeline; debug named the "
+                                   "culprits; the device came back)" : "WRONG");
     exit_code = ok ? 0 : 1;
 
 done:

@@ -42,6 +42,7 @@ what() {
         HAVE_TCC)        echo "tcc (tcc): the tcc-header check" ;;
         HAVE_CMAKE)      echo "cmake (cmake): the cmake check" ;;
         HAVE_TBB)        echo "oneTBB (libtbb-dev): bench/cpu.c figure 9's oneTBB side" ;;
+        HAVE_MPI)        echo "mpicc + mpirun (libopenmpi-dev, openmpi-bin): the mpi-halo checks, make bench-mpi" ;;
         *)               echo "(a tool of .ci/packages)" ;;
     esac
 }

@@ -275,4 +275,14 @@ static inline accel_result test_program_create(accel_device* dev, test_kernel k,
     return accel_program_create(dev, &d, out);
 }
 
+/* CUDA: an out-of-bounds store, which loses the context (sticky), as after a real bug; the mock's
+   "oob" kernel does the same to its context. A function: most tests do not use it. */
+static inline const char* test_oob_ptx(void) {
+    return ".version 7.0\n.target sm_70\n.address_size 64\n"
+           ".visible .entry oob(.param .u64 p)\n{\n"
+           "    .reg .u64 %a;\n    .reg .u32 %v;\n"
+           "    ld.param.u64 %a, [p];\n    cvta.to.global.u64 %a, %a;\n"
+           "    add.u64 %a, %a, 0x100000000000;\n    mov.u32 %v, 7;\n    st.global.u32 [%a], %v;\n    ret;\n}\n";
+}
+
 #endif /* ACCEL_TEST_KERNELS_H_INCLUDED */

@@ -17,6 +17,11 @@
    on both sides, a graph's at launch too, waits until its stream is idle; an enqueue waits while its
    stream holds 1,024 operations not started (MOCK_CUDA_STREAM_DEPTH). Behind a stream wait the host
    has yet to release, each is a hang, as on a GPU.
+   The primary context's objects (allocations, pinned blocks, streams, events, modules, graphs) are
+   listed: mock_cuda_live() counts them, a release of one that is not live (freed already, or made
+   before a reset) fails with CUDA_ERROR_INVALID_VALUE and counts in mock_cuda_stale_uses(), and
+   cuDevicePrimaryCtxReset frees every one and clears a sticky error, as the driver destroys the
+   context's resources: the context works again (accel_device_recover).
    It proves nothing about a real GPU: only that the backend's host side keeps the contract. */
 #define _GNU_SOURCE 1
 #include <pthread.h>
@@ -121,6 +126,26 @@ static void k_simulate(const mock_thread_ctx* t, void* const* b, const uint32_t*
     atomic_fetch_add((_Atomic uint32_t*)&((uint32_t*)b[2])[t->bid[0]],
                      (uint32_t)p.x * 7u + (uint32_t)p.y * 13u + (uint32_t)p.vx * 17u + (uint32_t)p.vy * 19u);
 }
+/* examples/nccl_allreduce.c: produce and consume; mock_sgemm is tests/mock_nccl.c's stand-in for
+   cublasSgemm (column-major C = A * B, square, alpha 1, beta 0; one thread per element of C) */
+static void k_produce(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    if (i < c[1]) ((float*)b[0])[i] = (float)((c[0] + 1u) * (i % 7u + 1u));
+}
+static void k_consume(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    if (i < c[0]) ((float*)b[0])[i] = ((const float*)b[1])[i] * 0.5f + 1.0f;
+}
+static void k_mock_sgemm(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    const float *a = (const float*)b[0], *bm = (const float*)b[1];
+    uint32_t i = gx(t), n = c[0], row, col;
+    float sum = 0.0f;
+    if (i >= n * n) return;
+    row = i % n;
+    col = i / n;
+    for (uint32_t k = 0; k < n; k++) sum += a[row + k * n] * bm[k + col * n];
+    ((float*)b[2])[i] = sum;
+}
 /* examples/replay.c: one decoder step */
 static void k_decode_mix(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
     uint32_t i = gx(t);
@@ -148,6 +173,7 @@ static const mock_kernel mock_kernels[] = {
     { "copy_u32", 2, 1, k_copy_u32 }, { "group_ids", 1, 3, k_group_ids }, { "slow", 1, 3, k_slow },
     { "probe", 1, 1, k_probe }, { "set_counts", 1, 4, k_set_counts }, { "crunch", 2, 3, k_crunch }, { "simulate", 3, 1, k_simulate },
     { "empty", 0, 0, k_empty }, { "oob", 1, 0, k_oob }, { "accel_i_copy", 2, 1, k_copy_bytes }, { "bench_const", 0, 1, k_empty },
+    { "produce", 1, 2, k_produce }, { "consume", 2, 1, k_consume }, { "mock_sgemm", 3, 1, k_mock_sgemm },
     { "decode_mix", 2, 2, k_decode_mix }, { "decode_scale", 2, 1, k_decode_scale }, { "decode_reduce", 2, 2, k_decode_reduce },
 };
 
@@ -254,7 +280,7 @@ static CUresult push(mock_stream* s, op* o) {
 static op* new_op(op_kind k) { op* o = (op*)calloc(1, sizeof *o); if (o) o->kind = k; return o; }
 
 /* ==== where the host waits for the GPU (see the top) ==== */
-static pthread_mutex_t mock_driver_lock = PTHREAD_MUTEX_INITIALIZER;   /* the streams and host blocks below */
+static pthread_mutex_t mock_driver_lock = PTHREAD_MUTEX_INITIALIZER;   /* the lists below */
 static mock_stream** mock_streams;
 static size_t mock_nstreams, mock_streams_cap;
 typedef struct mock_block { const char* p; size_t n; } mock_block;
@@ -268,6 +294,39 @@ static int mock_grow(void** a, size_t* cap, size_t need, size_t size) {
     *a = m;
     *cap = need * 2;
     return 1;
+}
+/* ==== the context's objects (see the top), under mock_driver_lock ==== */
+enum { MOCK_OBJ_MEM, MOCK_OBJ_HOST, MOCK_OBJ_STREAM, MOCK_OBJ_EVENT, MOCK_OBJ_MODULE, MOCK_OBJ_GRAPH };
+typedef struct mock_obj { void* h; int kind; } mock_obj;
+static mock_obj* mock_objs;
+static size_t mock_nobjs, mock_objs_cap;
+static atomic_llong mock_stale;   /* releases of handles that were not live */
+static int mock_obj_add_locked(void* h, int kind) {
+    if (!mock_grow((void**)&mock_objs, &mock_objs_cap, mock_nobjs + 1, sizeof *mock_objs)) return 0;
+    mock_objs[mock_nobjs].h = h;
+    mock_objs[mock_nobjs++].kind = kind;
+    return 1;
+}
+static int mock_obj_add(void* h, int kind) {
+    int ok;
+    pthread_mutex_lock(&mock_driver_lock);
+    ok = mock_obj_add_locked(h, kind);
+    pthread_mutex_unlock(&mock_driver_lock);
+    return ok;
+}
+/* Takes h off the list; 0 (counted as a stale use) when it is not live. */
+static int mock_obj_remove_locked(void* h, int kind) {
+    for (size_t i = 0; i < mock_nobjs; i++)
+        if (mock_objs[i].h == h && mock_objs[i].kind == kind) { mock_objs[i] = mock_objs[--mock_nobjs]; return 1; }
+    atomic_fetch_add(&mock_stale, 1);
+    return 0;
+}
+static int mock_obj_remove(void* h, int kind) {
+    int ok;
+    pthread_mutex_lock(&mock_driver_lock);
+    ok = mock_obj_remove_locked(h, kind);
+    pthread_mutex_unlock(&mock_driver_lock);
+    return ok;
 }
 static int mock_is_host(const void* p) {
     int found = 0;
@@ -334,21 +393,22 @@ static CUresult mPrimaryCtxRetain(void** ctx, int d) {
 }
 static CUresult mPrimaryCtxRelease(int d) { MOCK_COUNT(MOCK_CALL_CONTEXT); (void)d; return 0; }
 static CUresult mCtxSetCurrent(void* ctx) { MOCK_COUNT(MOCK_CALL_CONTEXT); (void)ctx; return 0; }
-/* Device allocations alive (cuMemAlloc less cuMemFree): tests read it through mock_cuda_live_allocations
-   to see that memory does not grow (tests/test_queue_memory.c). */
-static atomic_long mock_live_allocs;
 static CUresult mMemAlloc(dptr_t* p, size_t n) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     void* m = NULL;
     if (n > MOCK_TOTAL_MEM || posix_memalign(&m, 256, n ? n : 1) != 0) return 2;   /* OUT_OF_MEMORY */
+    if (!mock_obj_add(m, MOCK_OBJ_MEM)) { free(m); return 2; }
     *p = (dptr_t)(uintptr_t)m;
-    atomic_fetch_add(&mock_live_allocs, 1);
     return 0;
 }
 static CUresult mMemFree(dptr_t p) {
     MOCK_COUNT(MOCK_CALL_OTHER);
-    mock_release_wait();
-    if (p) atomic_fetch_sub(&mock_live_allocs, 1);
+    int live;
+    pthread_mutex_lock(&mock_driver_lock);
+    mock_device_sync();
+    live = mock_obj_remove_locked((void*)(uintptr_t)p, MOCK_OBJ_MEM);
+    pthread_mutex_unlock(&mock_driver_lock);
+    if (!live) return 1;   /* CUDA_ERROR_INVALID_VALUE */
     free((void*)(uintptr_t)p);
     return atomic_load(&mock_sticky);
 }
@@ -357,7 +417,8 @@ static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) {
     (void)f;
     if (!(*p = calloc(1, n ? n : 1))) return 2;
     pthread_mutex_lock(&mock_driver_lock);
-    if (!mock_grow((void**)&mock_hosts, &mock_hosts_cap, mock_nhosts + 1, sizeof *mock_hosts)) {
+    if (!mock_grow((void**)&mock_hosts, &mock_hosts_cap, mock_nhosts + 1, sizeof *mock_hosts) ||
+        !mock_obj_add_locked(*p, MOCK_OBJ_HOST)) {
         pthread_mutex_unlock(&mock_driver_lock);
         free(*p);
         return 2;
@@ -369,11 +430,14 @@ static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) {
 }
 static CUresult mMemFreeHost(void* p) {
     MOCK_COUNT(MOCK_CALL_OTHER);
+    int live;
     pthread_mutex_lock(&mock_driver_lock);
     mock_device_sync();
     for (size_t i = 0; i < mock_nhosts; i++)
         if (mock_hosts[i].p == (const char*)p) { mock_hosts[i] = mock_hosts[--mock_nhosts]; break; }
+    live = mock_obj_remove_locked(p, MOCK_OBJ_HOST);
     pthread_mutex_unlock(&mock_driver_lock);
+    if (!live) return 1;
     free(p);
     return 0;
 }
@@ -431,6 +495,7 @@ static CUresult mModuleLoadDataEx(mock_module** m, const void* image, unsigned n
     }
     *m = (mock_module*)calloc(1, sizeof **m);
     if (!*m) return 2;
+    if (!mock_obj_add(*m, MOCK_OBJ_MODULE)) { free(*m); return 2; }
     if (memcmp(text, "\177ELF", 4) == 0) {   /* a cubin (from a real NVRTC): its names, NULs made newlines */
         const unsigned char* e = (const unsigned char*)image;
         uint64_t shoff;
@@ -439,7 +504,7 @@ static CUresult mModuleLoadDataEx(mock_module** m, const void* image, unsigned n
         memcpy(&shoff, e + 0x28, 8); memcpy(&shentsize, e + 0x3A, 2); memcpy(&shnum, e + 0x3C, 2);
         size = (size_t)shoff + (size_t)shentsize * shnum;
         (*m)->text = (char*)malloc(size + 1);
-        if (!(*m)->text) { free(*m); return 2; }
+        if (!(*m)->text) { mock_obj_remove(*m, MOCK_OBJ_MODULE); free(*m); return 2; }
         for (size_t i = 0; i < size; i++) (*m)->text[i] = e[i] ? (char)e[i] : '\n';
         (*m)->text[size] = '\0';
         return 0;
@@ -450,6 +515,7 @@ static CUresult mModuleLoadDataEx(mock_module** m, const void* image, unsigned n
 static CUresult mModuleUnload(mock_module* m) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     mock_release_wait();
+    if (!mock_obj_remove(m, MOCK_OBJ_MODULE)) return 1;
     free(m->text);
     free(m);
     return 0;
@@ -483,6 +549,7 @@ static CUresult mStreamCreate(mock_stream** ps, unsigned f) {
     pthread_setname_np(s->thread, "mock-stream");   /* the mock's "GPU": bench/cuda.c tells it from accel's threads */
     pthread_mutex_lock(&mock_driver_lock);
     if (mock_grow((void**)&mock_streams, &mock_streams_cap, mock_nstreams + 1, sizeof *mock_streams)) mock_streams[mock_nstreams++] = s;
+    mock_obj_add_locked(s, MOCK_OBJ_STREAM);   /* out of memory: uncounted, like a leak in the count */
     pthread_mutex_unlock(&mock_driver_lock);
     *ps = s;
     return 0;
@@ -493,12 +560,8 @@ static CUresult stream_sync(mock_stream* s) {
     pthread_mutex_unlock(&s->lock);
     return atomic_load(&mock_sticky);
 }
-static CUresult mStreamDestroy(mock_stream* s) {
-    MOCK_COUNT(MOCK_CALL_OTHER);
-    pthread_mutex_lock(&mock_driver_lock);
-    for (size_t i = 0; i < mock_nstreams; i++)
-        if (mock_streams[i] == s) { mock_streams[i] = mock_streams[--mock_nstreams]; break; }
-    pthread_mutex_unlock(&mock_driver_lock);
+/* Stops the stream's thread once it ran (or, on a dead context, skipped) what it holds; frees it. */
+static void stream_end(mock_stream* s) {
     stream_sync(s);
     pthread_mutex_lock(&s->lock);
     s->stop = 1;
@@ -506,6 +569,17 @@ static CUresult mStreamDestroy(mock_stream* s) {
     pthread_mutex_unlock(&s->lock);
     pthread_join(s->thread, NULL);
     free(s);
+}
+static CUresult mStreamDestroy(mock_stream* s) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    int live;
+    pthread_mutex_lock(&mock_driver_lock);
+    live = mock_obj_remove_locked(s, MOCK_OBJ_STREAM);
+    for (size_t i = 0; live && i < mock_nstreams; i++)
+        if (mock_streams[i] == s) { mock_streams[i] = mock_streams[--mock_nstreams]; break; }
+    pthread_mutex_unlock(&mock_driver_lock);
+    if (!live) return 1;
+    stream_end(s);
     return 0;
 }
 static CUresult mStreamQuery(mock_stream* s) {
@@ -521,9 +595,15 @@ static CUresult mEventCreate(mock_event** e, unsigned f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
     *e = (mock_event*)calloc(1, sizeof **e);
+    if (*e && !mock_obj_add(*e, MOCK_OBJ_EVENT)) { free(*e); return 2; }
     return *e ? 0 : 2;
 }
-static CUresult mEventDestroy(mock_event* e) { MOCK_COUNT(MOCK_CALL_OTHER); free(e); return 0; }
+static CUresult mEventDestroy(mock_event* e) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    if (!mock_obj_remove(e, MOCK_OBJ_EVENT)) return 1;
+    free(e);
+    return 0;
+}
 static CUresult event_record(mock_event* e, mock_stream* s) {
     op* o = new_op(OP_EVENT);
     if (!o) return 2;
@@ -635,9 +715,16 @@ static CUresult mGraphCreate(mock_graph** g, unsigned f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
     *g = (mock_graph*)calloc(1, sizeof **g);
+    if (*g && !mock_obj_add(*g, MOCK_OBJ_GRAPH)) { free(*g); return 2; }
     return *g ? 0 : 2;
 }
-static CUresult mGraphDestroy(mock_graph* g) { MOCK_COUNT(MOCK_CALL_OTHER); free(g->ops); free(g); return 0; }
+static CUresult mGraphDestroy(mock_graph* g) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    if (!mock_obj_remove(g, MOCK_OBJ_GRAPH)) return 1;
+    free(g->ops);
+    free(g);
+    return 0;
+}
 static CUresult mGraphAddKernelNode(size_t* node, mock_graph* g, const size_t* deps, size_t nd, const mock_kparams* p) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     op o; CUresult r;
@@ -660,7 +747,11 @@ static CUresult mGraphInstantiateWithFlags(mock_graph** e, mock_graph* g, unsign
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
     if (!(*e = (mock_graph*)calloc(1, sizeof **e))) return 2;
-    if (g->n && !((*e)->ops = (op*)malloc(g->n * sizeof(op)))) { free(*e); return 2; }
+    if ((g->n && !((*e)->ops = (op*)malloc(g->n * sizeof(op)))) || !mock_obj_add(*e, MOCK_OBJ_GRAPH)) {
+        free((*e)->ops);
+        free(*e);
+        return 2;
+    }
     if (g->n) memcpy((*e)->ops, g->ops, g->n * sizeof(op));
     (*e)->n = (*e)->cap = g->n;
     return 0;
@@ -695,11 +786,42 @@ static CUresult mGraphLaunch(mock_graph* e, mock_stream* s) {
     return event_record(&e->done, s);
 }
 
+/* ==== the context: reset ==== */
+static atomic_llong mock_resets;
+/* Frees one of the context's objects (a reset; mock_driver_lock held, streams ended before). */
+static void mock_obj_free(const mock_obj* o) {
+    switch (o->kind) {
+    case MOCK_OBJ_MEM: case MOCK_OBJ_HOST: case MOCK_OBJ_EVENT: free(o->h); break;
+    case MOCK_OBJ_MODULE: free(((mock_module*)o->h)->text); free(o->h); break;
+    case MOCK_OBJ_GRAPH: free(((mock_graph*)o->h)->ops); free(o->h); break;
+    default: break;
+    }
+}
+/* Destroys every resource of the context: streams end (their work is dropped: the context reads dead
+   meanwhile, so running operations and stream waits end), the rest is freed; then the context works
+   again, with no sticky error. Handles made before are no longer live. */
+static CUresult mPrimaryCtxReset(int d) {
+    MOCK_COUNT(MOCK_CALL_CONTEXT);
+    (void)d;
+    atomic_store(&mock_sticky, 709);   /* CUDA_ERROR_CONTEXT_IS_DESTROYED while it goes */
+    pthread_mutex_lock(&mock_driver_lock);
+    for (size_t i = 0; i < mock_nstreams; i++) stream_end(mock_streams[i]);
+    mock_nstreams = 0;
+    mock_nhosts = 0;
+    for (size_t i = 0; i < mock_nobjs; i++) mock_obj_free(&mock_objs[i]);
+    mock_nobjs = 0;
+    pthread_mutex_unlock(&mock_driver_lock);
+    atomic_store(&mock_sticky, 0);
+    atomic_fetch_add(&mock_resets, 1);
+    return 0;
+}
+
 static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuInit", (void*)mInit }, { "cuDriverGetVersion", (void*)mDriverGetVersion }, { "cuGetErrorName", (void*)mGetErrorName },
     { "cuDeviceGetCount", (void*)mDeviceGetCount }, { "cuDeviceGet", (void*)mDeviceGet }, { "cuDeviceGetName", (void*)mDeviceGetName },
     { "cuDeviceGetAttribute", (void*)mDeviceGetAttribute }, { "cuDeviceTotalMem", (void*)mDeviceTotalMem },
     { "cuDevicePrimaryCtxRetain", (void*)mPrimaryCtxRetain }, { "cuDevicePrimaryCtxRelease", (void*)mPrimaryCtxRelease },
+    { "cuDevicePrimaryCtxReset", (void*)mPrimaryCtxReset },
     { "cuCtxSetCurrent", (void*)mCtxSetCurrent }, { "cuMemAlloc", (void*)mMemAlloc }, { "cuMemFree", (void*)mMemFree },
     { "cuMemHostAlloc", (void*)mMemHostAlloc }, { "cuMemFreeHost", (void*)mMemFreeHost },
     { "cuMemHostGetDevicePointer", (void*)mMemHostGetDevicePointer }, { "cuMemcpyHtoDAsync", (void*)mMemcpyHtoDAsync },
@@ -758,6 +880,10 @@ MOCK_API CUresult cuLaunchKernel(const mock_kernel* k, unsigned gx_, unsigned gy
 }
 MOCK_API CUresult cuStreamSynchronize(mock_stream* s);
 MOCK_API CUresult cuStreamSynchronize(mock_stream* s) { return mStreamSynchronize(s); }
+MOCK_API CUresult cuStreamCreate(mock_stream** ps, unsigned flags);   /* examples/nccl_allreduce.c's raw stream */
+MOCK_API CUresult cuStreamCreate(mock_stream** ps, unsigned flags) { return mStreamCreate(ps, flags); }
+MOCK_API CUresult cuStreamDestroy_v2(mock_stream* s);
+MOCK_API CUresult cuStreamDestroy_v2(mock_stream* s) { return mStreamDestroy(s); }
 
 /* Driver calls so far: kind 0 launches (cuLaunchKernel, cuGraphLaunch), 1 stream memory operations,
    2 event records and stream waits on events, 3 copies and fills, 4 context calls, 5 queries, 6
@@ -770,8 +896,19 @@ MOCK_API unsigned long long mock_cuda_calls(int kind) {
     return n;
 }
 
-MOCK_API long mock_cuda_live_allocations(void);
-MOCK_API long mock_cuda_live_allocations(void) { return atomic_load(&mock_live_allocs); }
+/* The context's live objects (see the top), releases of handles that were not live, resets so far. */
+MOCK_API long long mock_cuda_live(void);
+MOCK_API long long mock_cuda_live(void) {
+    long long n;
+    pthread_mutex_lock(&mock_driver_lock);
+    n = (long long)mock_nobjs;
+    pthread_mutex_unlock(&mock_driver_lock);
+    return n;
+}
+MOCK_API long long mock_cuda_stale_uses(void);
+MOCK_API long long mock_cuda_stale_uses(void) { return atomic_load(&mock_stale); }
+MOCK_API long long mock_cuda_resets(void);
+MOCK_API long long mock_cuda_resets(void) { return atomic_load(&mock_resets); }
 
 /* ==== NVRTC: "compiles" by keeping the source; fails on sources that mention undeclared_thing ==== */
 typedef struct mock_prog { char* src; char* name; int failed; } mock_prog;

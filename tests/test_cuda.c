@@ -515,13 +515,6 @@ TEST(gpu_mirror_write_never_leaves_a_host_raise_lowered) {
 
 /* An out-of-bounds store: the device is lost, the pending signal fails, waits return (no hang), every
    later call says DEVICE_LOST. Runs last: a lost primary context stays broken in this process. */
-static const char test_oob_ptx[] =
-    ".version 7.0\n.target sm_70\n.address_size 64\n"
-    ".visible .entry oob(.param .u64 p)\n{\n"
-    "    .reg .u64 %a;\n    .reg .u32 %v;\n"
-    "    ld.param.u64 %a, [p];\n    cvta.to.global.u64 %a, %a;\n"
-    "    add.u64 %a, %a, 0x100000000000;\n    mov.u32 %v, 7;\n    st.global.u32 [%a], %v;\n    ret;\n}\n";
-
 TEST(out_of_bounds_kernel_loses_the_device) {
     accel_device* dev = test_cuda_device();
     accel_program* p;
@@ -531,7 +524,7 @@ TEST(out_of_bounds_kernel_loses_the_device) {
     accel_device_info info;
     uint64_t t0;
     if (!dev) SKIP("no CUDA device here");
-    REQUIRE_OK(accel_program_create(dev, &(accel_program_desc){ .name = "oob", .ptx = test_oob_ptx, .buffer_count = 1 }, &p));
+    REQUIRE_OK(accel_program_create(dev, &(accel_program_desc){ .name = "oob", .ptx = test_oob_ptx(), .buffer_count = 1 }, &p));
     REQUIRE_OK(test_buffer_create(dev, 4096, ACCEL_MEMORY_DEVICE, &buf));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(accel_signal_create(dev, 0, &done));

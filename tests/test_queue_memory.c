@@ -114,18 +114,18 @@ static long qm_vk_memory_objects(accel_device* dev) {
     return -1;
 }
 
-/* CUDA on tests/mock_cuda.c: its device allocations alive (mock_cuda_live_allocations); -1 elsewhere
-   (a real driver has no such count). */
+/* CUDA on tests/mock_cuda.c: the context's live objects (mock_cuda_live: device and pinned memory,
+   streams, events, modules); -1 elsewhere (a real driver has no such count). */
 static long qm_cuda_live_allocations(void) {
 #if defined(ACCEL_TEST_HAVE_CUDA) && defined(__linux__)
     if (test_g.backend == accel_cuda_backend()) {
         const char* path = getenv("ACCEL_CUDA_LIBRARY");
         void* lib = path && path[0] ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-        void* sym = lib ? dlsym(lib, "mock_cuda_live_allocations") : NULL;
-        long (*fn)(void) = NULL;
+        void* sym = lib ? dlsym(lib, "mock_cuda_live") : NULL;
+        long long (*fn)(void) = NULL;
         long n;
         memcpy(&fn, &sym, sizeof sym);
-        n = fn ? fn() : -1;
+        n = fn ? (long)fn() : -1;
         if (lib) dlclose(lib);
         return n;
     }
@@ -241,7 +241,7 @@ TEST(qmem_ten_thousand_steps_without_growth) {
             qm_live(&sc);
             if (test_backend_is_cpu()) CHECK_EQ_INT(atomic_load(&sc.big), big);   /* the memory itself */
             CHECK_EQ_INT(qm_vk_memory_objects(sc.dev), vk);                     /* Vulkan: VkDeviceMemory */
-            CHECK_EQ_INT(qm_cuda_live_allocations(), cu);                       /* CUDA mock: cuMemAlloc */
+            CHECK_EQ_INT(qm_cuda_live_allocations(), cu);                       /* CUDA mock: objects */
             qm_check(sc.out, QM_N, 9999);
             qm_steps_bounded(&sc, 200, two, true);
             warm = qm_live(&sc);

@@ -636,8 +636,11 @@ TEST(adopt_engine_device) {
     CHECK(dev == NULL);
     REQUIRE_OK(accel_vulkan_device_adopt(&d, &ad, &dev));
     accel_device_info info;
+    /* the engine's VkDevice: accel cannot make it anew (DESIGN 7.4), and nothing changes */
+    CHECK_RESULT(accel_device_recover(dev), ACCEL_ERROR_UNSUPPORTED);
     REQUIRE_OK(accel_device_info_get(dev, &info));
     CHECK_EQ_STR(info.backend, "vulkan");
+    CHECK_EQ_U64(info.generation, 1);
     accel_queue *q, *c;
     accel_buffer *b, *b2;
     accel_program* p;

@@ -1,0 +1,701 @@
+/* tests/test_recover.c — device generations (accel_device_recover, DESIGN.md 7.4): a recover of a healthy
+   device and of a lost one (where the backend can lose one: the mock driver's out-of-bounds kernel on
+   CUDA, the test-only loss hook on Vulkan; a CPU device is never lost), every object kind stale for
+   every call that takes it, batches and signals pending at the recover, waiters / recorders / callers on
+   other threads during it and two recovers at once (run it under TSan too), 100 recovers without
+   growth of host memory (the counting allocator) or of driver objects (the mock's live counts and
+   stale releases; on Vulkan the validation layer's object tracker, which reports any object left at
+   each recover's vkDestroyDevice), no-threads builds. A backend that cannot recover (UNSUPPORTED)
+   changes nothing; the other tests skip there with the reason. */
+#if defined(ACCEL_TEST_HAVE_VULKAN) && defined(__linux__) && !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L   /* setenv, unsetenv: the Vulkan loss hook */
+#endif
+#define ACCEL_IMPLEMENTATION
+#include "accel.h"
+#include "test.h"
+#include "kernels.h"
+
+#if defined(ACCEL_TEST_HAVE_CUDA) && defined(__linux__) && TEST_HAVE_THREADS
+#  include <dlfcn.h>
+#  define RECOVER_MOCK 1
+#else
+#  define RECOVER_MOCK 0
+#endif
+
+enum { RN = 256 };
+
+/* ==== helpers ==== */
+/* A device of the backend under test that can recover; NULL (the test skips) when it cannot. */
+static accel_device* recover_device(test_alloc_state* st) {
+    accel_device_desc d;
+    accel_device* dev = NULL;
+    accel_result r;
+    memset(&d, 0, sizeof d);
+    d.label = "recover";
+    if (st) d.allocator = test_allocator(st);
+    if (test_device_create_desc(d, &dev) != ACCEL_OK) return NULL;
+    r = accel_device_recover(dev);
+    if (r == ACCEL_ERROR_UNSUPPORTED) { accel_device_destroy(dev); return NULL; }
+    if (!CHECK_OK(r)) { accel_device_destroy(dev); return NULL; }
+    test_log_reset();
+    return dev;
+}
+static uint64_t recover_generation(accel_device* dev) {
+    accel_device_info info;
+    memset(&info, 0, sizeof info);
+    if (!CHECK_OK(accel_device_info_get(dev, &info))) return 0;
+    return info.generation;
+}
+/* A CPU device with the test logger (another device beside the one under test). */
+static accel_result recover_cpu_device(accel_device** out) {
+    accel_device_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = accel_cpu_backend();
+    return test_device_create_desc(d, out);
+}
+static uint64_t lost_value(void) { return ACCEL_SIGNAL_MAX + 1 - (uint64_t)(int64_t)ACCEL_ERROR_DEVICE_LOST; }
+
+/* y = 2 * x + y over RN floats (x = i, y = 1) on a fresh set of objects: the work a program rebuilds
+   after a recover. Returns 1 when y came out right. */
+static int recover_saxpy(accel_device* dev) {
+    accel_buffer *bx = NULL, *by = NULL, *args[2];
+    accel_program* p = NULL;
+    accel_queue* q = NULL;
+    accel_signal* done = NULL;
+    accel_buffer_desc bd;
+    float x[RN], y[RN], a = 2.0f;
+    uint32_t k[2];
+    int ok = 0;
+    memset(&bd, 0, sizeof bd);
+    bd.size = sizeof x;
+    for (int i = 0; i < RN; i++) { x[i] = (float)i; y[i] = 1.0f; }
+    memcpy(&k[0], &a, 4);
+    k[1] = RN;
+    if (CHECK_OK(accel_buffer_create(dev, &bd, &bx)) && CHECK_OK(accel_buffer_create(dev, &bd, &by)) &&
+        CHECK_OK(test_program_create(dev, TK_SAXPY, &p)) && CHECK_OK(accel_signal_create(dev, 0, &done)) &&
+        CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(accel_buffer_write(bx, 0, x, sizeof x)) &&
+        CHECK_OK(accel_buffer_write(by, 0, y, sizeof y))) {
+        args[0] = by;
+        args[1] = bx;
+        accel_queue_exec(q, p, args, 2, k, 2, accel_exec_1d(RN, 64));
+        accel_queue_signal(q, done, 1);
+        if (CHECK_OK(accel_queue_submit(q)) && CHECK_OK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER)) &&
+            CHECK_OK(accel_buffer_read(by, 0, y, sizeof y))) {
+            ok = 1;
+            for (int i = 0; i < RN; i++) ok &= y[i] == 2.0f * (float)i + 1.0f;
+            CHECK(ok);
+        }
+    }
+    accel_queue_destroy(q);
+    accel_signal_destroy(done);
+    accel_program_destroy(p);
+    accel_buffer_destroy(bx);
+    accel_buffer_destroy(by);
+    return ok;
+}
+
+/* Makes dev lost the way its backend can (see the top), with a GPU wait pending on another queue;
+   0 when this backend is never lost. */
+static int recover_lose(accel_device* dev) {
+    int lost = 0;
+#if defined(ACCEL_TEST_HAVE_CUDA)
+    if (test_g.backend == accel_cuda_backend()) {
+        accel_program_desc pd;
+        accel_program* p = NULL;
+        accel_buffer* buf = NULL;
+        accel_queue *q = NULL, *q2 = NULL;
+        accel_signal *done = NULL, *gate = NULL, *after = NULL;
+        accel_buffer_desc bd;
+        memset(&pd, 0, sizeof pd);
+        pd.name = "oob";
+        pd.ptx = test_oob_ptx();
+        pd.buffer_count = 1;
+        memset(&bd, 0, sizeof bd);
+        bd.size = 4096;
+        if (CHECK_OK(accel_program_create(dev, &pd, &p)) && CHECK_OK(accel_buffer_create(dev, &bd, &buf)) &&
+            CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) &&
+            CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q2)) &&
+            CHECK_OK(accel_signal_create(dev, 0, &done)) && CHECK_OK(accel_signal_create(dev, 0, &gate)) &&
+            CHECK_OK(accel_signal_create(dev, 0, &after))) {
+            accel_queue_wait(q2, gate, 1);   /* a GPU wait nobody releases */
+            accel_queue_fill(q2, buf, 0, 64, 2);
+            accel_queue_signal(q2, after, 1);
+            CHECK_OK(accel_queue_submit(q2));
+            accel_queue_exec(q, p, &buf, 1, NULL, 0, accel_exec_1d(1, 1));
+            accel_queue_signal(q, done, 1);
+            CHECK_OK(accel_queue_submit(q));
+            lost = CHECK_RESULT(accel_signal_wait(done, 1, 30000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+            CHECK_EQ_U64(accel_signal_value(after), lost_value());
+        }
+        accel_queue_destroy(q);   /* lost: they finish at once */
+        accel_queue_destroy(q2);
+        accel_signal_destroy(done);
+        accel_signal_destroy(gate);
+        accel_signal_destroy(after);
+        accel_buffer_destroy(buf);
+        accel_program_destroy(p);
+    }
+#endif
+#if defined(ACCEL_TEST_HAVE_VULKAN) && defined(__linux__)
+    if (test_g.backend == accel_vulkan_backend()) {   /* the device was made with the hook armed */
+        accel_queue* q = NULL;
+        accel_buffer* buf = NULL;
+        accel_signal *done = NULL, *other = NULL;
+        accel_buffer_desc bd;
+        memset(&bd, 0, sizeof bd);
+        bd.size = 4096;
+        if (CHECK_OK(accel_buffer_create(dev, &bd, &buf)) &&
+            CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) &&
+            CHECK_OK(accel_signal_create(dev, 0, &done)) && CHECK_OK(accel_signal_create(dev, 0, &other))) {
+            accel_queue_fill(q, buf, 0, 64, 2);
+            accel_queue_signal(q, done, 1);
+            lost = CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_DEVICE_LOST);
+            CHECK_EQ_U64(accel_signal_value(other), lost_value());   /* every signal of the device */
+        }
+        accel_queue_destroy(q);
+        accel_signal_destroy(done);
+        accel_signal_destroy(other);
+        accel_buffer_destroy(buf);
+    }
+#endif
+    (void)dev;
+    return lost;
+}
+/* Vulkan: the test-only loss hook (accel_vulkan.h, "Recovery"): the device's first vkQueueSubmit says
+   VK_ERROR_DEVICE_LOST. Armed for the devices made between the two calls. */
+static void recover_arm_loss(int on) {
+#if defined(ACCEL_TEST_HAVE_VULKAN) && defined(__linux__)
+    if (on) setenv("ACCEL_VULKAN_TEST_DEVICE_LOST", "1", 1);
+    else unsetenv("ACCEL_VULKAN_TEST_DEVICE_LOST");
+#else
+    (void)on;
+#endif
+}
+
+/* The mock driver's counts (tests/mock_cuda.c): live driver objects, releases of dead handles; -1
+   where the backend under test is not the mock. */
+static long long recover_mock_count(const char* name) {
+#if RECOVER_MOCK
+    const char* path = getenv("ACCEL_CUDA_LIBRARY");
+    void* lib;
+    void* sym;
+    long long (*fn)(void);
+    if (test_g.backend != accel_cuda_backend() || !path || !strstr(path, "mock")) return -1;
+    if (!(lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD)) || !(sym = dlsym(lib, name))) return -1;
+    memcpy(&fn, &sym, sizeof sym);
+    return fn();
+#else
+    (void)name;
+    return -1;
+#endif
+}
+
+/* ==== recover: healthy and lost ==== */
+TEST(generation_counts_recovers) {
+    accel_device* dev = recover_device(NULL);
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    CHECK_EQ_U64(recover_generation(dev), 2);   /* recover_device recovered once */
+    CHECK(recover_saxpy(dev));
+    CHECK_OK(accel_device_recover(dev));
+    CHECK_EQ_U64(recover_generation(dev), 3);
+    CHECK(recover_saxpy(dev));
+    accel_device_destroy(dev);
+    /* a fresh device starts at 1 */
+    REQUIRE_OK(test_device_create(&dev));
+    CHECK_EQ_U64(recover_generation(dev), 1);
+    CHECK_RESULT(accel_device_recover(NULL), ACCEL_ERROR_INVALID_ARGUMENT);
+    accel_device_destroy(dev);
+}
+
+TEST(recover_of_a_lost_device) {
+    accel_device* dev;
+    accel_signal* s = NULL;
+    recover_arm_loss(1);
+    dev = recover_device(NULL);
+    recover_arm_loss(0);
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    if (!test_backend_is_cpu() && TEST_FAILED_SO_FAR()) { accel_device_destroy(dev); return; }
+    if (!recover_lose(dev)) {
+        accel_signal_destroy(s);
+        accel_device_destroy(dev);
+        SKIP("this backend is never lost (the CPU backend): see generation_counts_recovers");
+    }
+    {
+        accel_device_info info;
+        accel_signal* t = NULL;
+        CHECK_RESULT(accel_device_info_get(dev, &info), ACCEL_ERROR_DEVICE_LOST);   /* sticky until ... */
+        CHECK_RESULT(accel_signal_create(dev, 0, &t), ACCEL_ERROR_DEVICE_LOST);
+        CHECK_EQ_U64(accel_signal_value(s), lost_value());
+    }
+    {
+        uint64_t t0 = test_now_ns();
+        CHECK_OK(accel_device_recover(dev));                                       /* ... the recover */
+        CHECK_EQ_U64(recover_generation(dev), 3);
+        CHECK_RESULT(accel_signal_wait(s, 1, 0), ACCEL_ERROR_DEVICE_LOST);
+        CHECK(recover_saxpy(dev));
+        CHECK(test_now_ns() - t0 < 5000000000ull);   /* DESIGN 7.4 on a GPU: back within 5 s */
+    }
+    accel_signal_destroy(s);
+    accel_device_destroy(dev);
+}
+
+/* A backend that cannot recover says UNSUPPORTED and changes nothing: same generation, objects live. */
+TEST(unsupported_changes_nothing) {
+    accel_device* dev = NULL;
+    accel_signal* s = NULL;
+    accel_result r;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    r = accel_device_recover(dev);
+    if (r != ACCEL_ERROR_UNSUPPORTED) {
+        CHECK_OK(r);
+        accel_device_destroy(dev);
+        SKIP("this backend recovers its devices (see the other tests)");
+    }
+    CHECK(test_log_contains("accel_device_recover"));
+    CHECK_EQ_U64(recover_generation(dev), 1);
+    CHECK_OK(accel_signal_set(s, 2));
+    CHECK_EQ_U64(accel_signal_value(s), 2);
+    CHECK(recover_saxpy(dev));
+    accel_signal_destroy(s);
+    accel_device_destroy(dev);
+}
+
+/* ==== stale objects ==== */
+static void recover_host_fn(void* user) { atomic_fetch_add((atomic_int*)user, 1); }
+static void recover_native_fn(const accel_native* n, void* user) { (void)n; recover_host_fn(user); }
+/* Records and submits on q: a wait for gate >= 1, a host call that counts in *calls, signal out = 1. */
+static accel_result recover_gated(accel_queue* q, accel_signal* gate, atomic_int* calls, accel_signal* out) {
+    accel_queue_wait(q, gate, 1);
+    accel_queue_host_call(q, recover_host_fn, calls);
+    accel_queue_signal(q, out, 1);
+    return accel_queue_submit(q);
+}
+
+/* Each object kind, made before the recover, in every call that takes it. */
+TEST(stale_objects_are_refused_everywhere) {
+    accel_device* dev = recover_device(NULL);
+    accel_buffer *buf = NULL, *view = NULL, *fresh = NULL, *fresh2 = NULL, *v2 = NULL, *args[1];
+    accel_program *prog = NULL, *fresh_prog = NULL;
+    accel_signal *sig = NULL, *fresh_sig = NULL;
+    accel_queue *q = NULL, *nq = NULL;
+    accel_commands *list = NULL, *fresh_list = NULL, *l2 = NULL;
+    accel_buffer_desc bd;
+    accel_patch patch;
+    uint32_t data[4] = { 1, 2, 3, 4 }, k[2] = { 5, 16 };
+    atomic_int calls;
+    uint32_t first = 99;
+    uint64_t one = 1;
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    atomic_init(&calls, 0);
+    memset(&bd, 0, sizeof bd);
+    bd.size = 64;
+    bd.label = "old";
+    REQUIRE_OK(accel_buffer_create(dev, &bd, &buf));
+    REQUIRE_OK(accel_buffer_view_create(buf, 0, 32, &view));
+    REQUIRE_OK(test_program_create(dev, TK_FILL_INDEX, &prog));
+    REQUIRE_OK(accel_signal_create(dev, 3, &sig));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    args[0] = buf;
+    REQUIRE_OK(accel_queue_record_begin(q));
+    accel_queue_exec(q, prog, args, 1, k, 2, accel_exec_1d(16, 16));
+    REQUIRE_OK(accel_queue_record_end(q, &list));
+    accel_queue_barrier(q);   /* an unsubmitted batch at the recover */
+
+    REQUIRE_OK(accel_device_recover(dev));
+    CHECK(test_log_contains("generation 3"));
+    test_log_reset();
+
+    /* buffers and views */
+    CHECK_RESULT(accel_buffer_write(buf, 0, data, sizeof data), ACCEL_ERROR_DEVICE_LOST);
+    CHECK(test_log_contains("accel_buffer_write: buffer") && test_log_contains("'old' is stale"));
+    CHECK(test_log_contains("made in generation 2"));
+    CHECK_RESULT(accel_buffer_read(buf, 0, data, sizeof data), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_RESULT(accel_buffer_read(view, 0, data, sizeof data), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_RESULT(accel_buffer_view_create(buf, 0, 16, &v2), ACCEL_ERROR_DEVICE_LOST);
+    CHECK(v2 == NULL);
+    CHECK(accel_buffer_map(buf) == NULL);
+    CHECK(accel_buffer_map(view) == NULL);
+    CHECK_EQ_U64(accel_buffer_size(buf), 64);
+    /* signals: the recover failed it (it was at 3) */
+    CHECK_EQ_U64(accel_signal_value(sig), lost_value());
+    CHECK_RESULT(accel_signal_set(sig, 5), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_RESULT(accel_signal_fail(sig, ACCEL_ERROR_BACKEND), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_RESULT(accel_signal_wait(sig, 1, 0), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_RESULT(accel_signal_wait(sig, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_RESULT(accel_signal_wait_many(&sig, &one, 1, false, 1000, &first), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_EQ_U64(first, 99);
+    CHECK_RESULT(accel_signal_set_label(sig, "x"), ACCEL_ERROR_DEVICE_LOST);
+    /* the stale queue: every recording call records it, submit / finish / record return it */
+    accel_queue_barrier(q);
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_DEVICE_LOST);
+    accel_queue_host_call(q, recover_host_fn, &calls);
+    CHECK_RESULT(accel_queue_finish(q, ACCEL_WAIT_FOREVER), ACCEL_ERROR_DEVICE_LOST);
+    accel_queue_native(q, recover_native_fn, &calls);
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_DEVICE_LOST);   /* empty batch */
+    CHECK_RESULT(accel_queue_record_begin(q), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_RESULT(accel_queue_set_label(q, "x"), ACCEL_ERROR_DEVICE_LOST);
+    CHECK(test_log_contains("queue") && test_log_contains("is stale"));
+
+    /* stale objects in the calls of a fresh queue: each one a recording error of its batch */
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &nq));
+    REQUIRE_OK(accel_buffer_create(dev, &bd, &fresh));
+    REQUIRE_OK(accel_buffer_create(dev, &bd, &fresh2));
+    REQUIRE_OK(test_program_create(dev, TK_FILL_INDEX, &fresh_prog));
+    REQUIRE_OK(accel_signal_create(dev, 0, &fresh_sig));
+#define STALE_IN(record) \
+    do { record; CHECK_RESULT(accel_queue_submit(nq), ACCEL_ERROR_DEVICE_LOST); } while (0)
+    args[0] = buf;
+    STALE_IN(accel_queue_exec(nq, fresh_prog, args, 1, k, 2, accel_exec_1d(16, 16)));
+    args[0] = view;
+    STALE_IN(accel_queue_exec(nq, fresh_prog, args, 1, k, 2, accel_exec_1d(16, 16)));
+    args[0] = fresh;
+    STALE_IN(accel_queue_exec(nq, prog, args, 1, k, 2, accel_exec_1d(16, 16)));
+    STALE_IN(accel_queue_copy(nq, fresh, 0, buf, 0, 16));
+    STALE_IN(accel_queue_copy(nq, buf, 0, fresh, 0, 16));
+    STALE_IN(accel_queue_fill(nq, view, 0, 16, 7));
+    STALE_IN(accel_queue_update(nq, buf, 0, data, sizeof data));
+    STALE_IN(accel_queue_timestamp(nq, buf, 0));
+    STALE_IN(accel_queue_wait(nq, sig, 1));
+    STALE_IN(accel_queue_signal(nq, sig, 9));
+    STALE_IN(accel_queue_replay(nq, list, NULL, 0));
+    /* a fresh list patched with a stale buffer */
+    args[0] = fresh;
+    REQUIRE_OK(accel_queue_record_begin(nq));
+    accel_queue_exec(nq, fresh_prog, args, 1, k, 2, accel_exec_1d(16, 16));
+    REQUIRE_OK(accel_queue_record_end(nq, &fresh_list));
+    memset(&patch, 0, sizeof patch);
+    patch.buffer = buf;
+    STALE_IN(accel_queue_replay(nq, fresh_list, &patch, 1));
+    /* a stale object in a list being recorded: record_end returns it */
+    REQUIRE_OK(accel_queue_record_begin(nq));
+    accel_queue_copy(nq, fresh, 0, view, 0, 16);
+    CHECK_RESULT(accel_queue_record_end(nq, &l2), ACCEL_ERROR_DEVICE_LOST);
+    CHECK(l2 == NULL);
+#undef STALE_IN
+    /* the fresh queue and objects work, and none of the stale batches ran */
+    patch.buffer = fresh2;
+    accel_queue_replay(nq, fresh_list, &patch, 1);
+    accel_queue_signal(nq, fresh_sig, 1);
+    REQUIRE_OK(accel_queue_submit(nq));
+    REQUIRE_OK(accel_signal_wait(fresh_sig, 1, ACCEL_WAIT_FOREVER));
+    REQUIRE_OK(accel_buffer_read(fresh2, 0, data, sizeof data));
+    CHECK_EQ_U64(data[0], 5);
+    CHECK_EQ_U64(data[3], 8);
+    REQUIRE_OK(accel_buffer_read(fresh, 0, data, sizeof data));
+    CHECK_EQ_U64(data[0], 0);
+    CHECK_EQ_INT(atomic_load(&calls), 0);
+    /* destroying stale objects works (in any order) */
+    accel_buffer_destroy(buf);
+    accel_commands_destroy(list);
+    accel_queue_destroy(q);
+    accel_buffer_destroy(view);
+    accel_program_destroy(prog);
+    accel_signal_destroy(sig);
+    accel_commands_destroy(fresh_list);
+    accel_device_destroy(dev);
+}
+
+/* ==== work pending at the recover ==== */
+/* A batch gated on a signal nobody sets, one gated on another device's signal, and a wait on its last
+   signal: the recover fails the signals, nothing behind the gates runs, a new queue is not held up,
+   and the other device's signal, set later, lets the stale batch go (it drops its rest). */
+TEST(pending_batches_and_signals) {
+    accel_device *dev = recover_device(NULL), *other = NULL;
+    accel_signal *gate = NULL, *done = NULL, *foreign = NULL, *done2 = NULL;
+    accel_queue *q = NULL, *q2 = NULL;
+    atomic_int calls;
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    atomic_init(&calls, 0);
+    REQUIRE_OK(recover_cpu_device(&other));   /* a CPU device: its signals gate on the host */
+    REQUIRE_OK(accel_signal_create(other, 0, &foreign));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done2));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q2));
+    REQUIRE_OK(recover_gated(q, gate, &calls, done));
+    REQUIRE_OK(recover_gated(q2, foreign, &calls, done2));
+    CHECK_RESULT(accel_signal_wait(done, 1, 0), ACCEL_TIMEOUT);
+
+    REQUIRE_OK(accel_device_recover(dev));
+    CHECK_EQ_U64(accel_signal_value(done), lost_value());
+    CHECK_EQ_U64(accel_signal_value(done2), lost_value());
+    CHECK_RESULT(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_DEVICE_LOST);
+    CHECK(recover_saxpy(dev));   /* the new generation is not held up by q2's wait */
+    CHECK_OK(accel_signal_set(foreign, 1));
+    accel_queue_destroy(q);      /* q2 drops its rest once its wait ended */
+    accel_queue_destroy(q2);
+    CHECK_EQ_INT(atomic_load(&calls), 0);
+    accel_signal_destroy(gate);
+    accel_signal_destroy(done);
+    accel_signal_destroy(done2);
+    accel_device_destroy(dev);
+    accel_device_destroy(other);
+}
+
+/* A queue of another device waits on a signal of dev and signals one of dev: the recover fails both,
+   so the other device's queue drops its rest instead of waiting for ever. */
+TEST(other_devices_queues_are_released) {
+    accel_device *dev = recover_device(NULL), *other = NULL;
+    accel_signal *s = NULL, *mine = NULL, *after = NULL;
+    accel_queue* oq = NULL;
+    atomic_int calls;
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    atomic_init(&calls, 0);
+    REQUIRE_OK(recover_cpu_device(&other));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(accel_signal_create(dev, 0, &mine));
+    REQUIRE_OK(accel_signal_create(other, 0, &after));
+    REQUIRE_OK(accel_queue_create(other, ACCEL_QUEUE_COMPUTE, &oq));
+    REQUIRE_OK(recover_gated(oq, s, &calls, after));
+    REQUIRE_OK(accel_device_recover(dev));
+    CHECK_RESULT(accel_signal_wait(after, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+    CHECK_EQ_U64(accel_signal_value(after), lost_value());
+    CHECK_EQ_INT(atomic_load(&calls), 0);
+    /* the other device's queue is live: it refuses the stale signal, then works */
+    accel_queue_signal(oq, mine, 1);
+    CHECK_RESULT(accel_queue_submit(oq), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_OK(accel_queue_finish(oq, ACCEL_WAIT_FOREVER));
+    accel_queue_destroy(oq);
+    accel_signal_destroy(after);
+    accel_device_destroy(dev);
+    accel_device_destroy(other);
+}
+
+/* ==== 100 recovers ==== */
+/* Each round builds a set of objects, runs saxpy, recovers with work pending and the old objects alive,
+   then destroys them: host memory (the counting allocator) must not grow from round 2 on. */
+TEST(hundred_recovers_without_growth) {
+    test_alloc_state st;
+    accel_device* dev;
+    long after_first = 0;
+    long long live_first = -1;
+    test_alloc_init(&st);
+    dev = recover_device(&st);
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    for (int round = 0; round < 100 && !TEST_FAILED_SO_FAR(); round++) {
+        accel_queue* q = NULL;
+        accel_signal *gate = NULL, *done = NULL;
+        accel_buffer* b = NULL;
+        accel_buffer_desc bd;
+        uint32_t v = 1;
+        memset(&bd, 0, sizeof bd);
+        bd.size = 256;
+        CHECK(recover_saxpy(dev));
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+        REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+        REQUIRE_OK(accel_signal_create(dev, 0, &done));
+        REQUIRE_OK(accel_buffer_create(dev, &bd, &b));
+        accel_queue_wait(q, gate, 1);
+        accel_queue_update(q, b, 0, &v, 4);
+        accel_queue_signal(q, done, 1);
+        REQUIRE_OK(accel_queue_submit(q));
+        REQUIRE_OK(accel_device_recover(dev));
+        CHECK_RESULT(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_DEVICE_LOST);
+        accel_queue_destroy(q);
+        accel_signal_destroy(gate);
+        accel_signal_destroy(done);
+        accel_buffer_destroy(b);
+        if (round == 1) {
+            after_first = atomic_load(&st.outstanding);
+            live_first = recover_mock_count("mock_cuda_live");
+        }
+        if (round > 1) {
+            CHECK_EQ_INT(atomic_load(&st.outstanding), after_first);
+            CHECK_EQ_INT(recover_mock_count("mock_cuda_live"), live_first);
+        }
+    }
+    if (live_first >= 0) CHECK_EQ_INT(recover_mock_count("mock_cuda_stale_uses"), 0);
+    CHECK_EQ_U64(recover_generation(dev), 102);
+    accel_device_destroy(dev);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+    CHECK_EQ_INT(atomic_load(&st.size_mismatch), 0);
+}
+
+/* ==== other threads during the recover ==== */
+#if TEST_HAVE_THREADS
+typedef struct recover_side {
+    accel_device* dev;
+    accel_signal* s;
+    accel_queue* q;
+    accel_program* p;
+    accel_buffer* b;
+    atomic_int stop, result, rounds;
+} recover_side;
+static void recover_waiter(void* arg) {
+    recover_side* t = (recover_side*)arg;
+    atomic_store(&t->result, (int)accel_signal_wait(t->s, 1, ACCEL_WAIT_FOREVER));
+}
+/* Records and submits on a queue of the old generation until a submit says DEVICE_LOST. */
+static void recover_recorder(void* arg) {
+    recover_side* t = (recover_side*)arg;
+    uint32_t k[2] = { 1, 64 };
+    accel_buffer* args[1];
+    args[0] = t->b;
+    for (;;) {
+        accel_result r;
+        accel_queue_exec(t->q, t->p, args, 1, k, 2, accel_exec_1d(64, 64));
+        r = accel_queue_submit(t->q);
+        atomic_fetch_add(&t->rounds, 1);
+        if (r != ACCEL_OK) { atomic_store(&t->result, (int)r); return; }
+    }
+}
+/* Makes and destroys objects on the device (the new generation's, or refused ones) until told to stop. */
+static void recover_caller(void* arg) {
+    recover_side* t = (recover_side*)arg;
+    accel_buffer_desc bd;
+    memset(&bd, 0, sizeof bd);
+    bd.size = 64;
+    while (!atomic_load(&t->stop)) {
+        accel_buffer* b = NULL;
+        accel_signal* s = NULL;
+        uint32_t v = 7, got = 0;
+        if (accel_buffer_create(t->dev, &bd, &b) == ACCEL_OK) {
+            accel_result r = accel_buffer_write(b, 0, &v, 4);
+            if (r == ACCEL_OK) r = accel_buffer_read(b, 0, &got, 4);
+            if (r == ACCEL_OK && got != 7) atomic_store(&t->result, -100);
+            if (r != ACCEL_OK && r != ACCEL_ERROR_DEVICE_LOST) atomic_store(&t->result, (int)r);
+            accel_buffer_destroy(b);
+        }
+        if (accel_signal_create(t->dev, 0, &s) == ACCEL_OK) {
+            accel_result r = accel_signal_set(s, 1);
+            if (r != ACCEL_OK && r != ACCEL_ERROR_DEVICE_LOST) atomic_store(&t->result, (int)r);
+            accel_signal_destroy(s);
+        }
+        atomic_fetch_add(&t->rounds, 1);
+    }
+}
+#endif
+
+TEST(waiters_recorders_and_callers_during_the_recover) {
+#if !TEST_HAVE_THREADS
+    SKIP("no threads in this build");
+#else
+    enum { WAITERS = 3 };
+    accel_device* dev = recover_device(NULL);
+    recover_side w[WAITERS], rec, call;
+    test_thread tw[WAITERS], tr, tc;
+    accel_signal *s = NULL, *nap = NULL;   /* nap: a CPU signal nobody sets, to sleep 1 ms on */
+    accel_device* napdev = NULL;
+    accel_buffer_desc bd;
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    REQUIRE_OK(recover_cpu_device(&napdev));
+    REQUIRE_OK(accel_signal_create(napdev, 0, &nap));
+    memset(&bd, 0, sizeof bd);
+    bd.size = 256;
+    memset(&rec, 0, sizeof rec);
+    memset(&call, 0, sizeof call);
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    for (int i = 0; i < WAITERS; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].s = s;
+        atomic_store(&w[i].result, 1000);
+        REQUIRE(test_thread_start(&tw[i], recover_waiter, &w[i]));
+    }
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &rec.q));
+    REQUIRE_OK(test_program_create(dev, TK_FILL_INDEX, &rec.p));
+    REQUIRE_OK(accel_buffer_create(dev, &bd, &rec.b));
+    atomic_store(&rec.result, 1000);
+    call.dev = dev;
+    REQUIRE(test_thread_start(&tr, recover_recorder, &rec));
+    REQUIRE(test_thread_start(&tc, recover_caller, &call));
+    while (atomic_load(&rec.rounds) < 20 || atomic_load(&call.rounds) < 5) accel_signal_wait(nap, 1, 1000000);
+    REQUIRE_OK(accel_device_recover(dev));
+    for (int i = 0; i < WAITERS; i++) {
+        test_thread_join(&tw[i]);
+        CHECK_RESULT((accel_result)atomic_load(&w[i].result), ACCEL_ERROR_DEVICE_LOST);
+    }
+    test_thread_join(&tr);
+    CHECK_RESULT((accel_result)atomic_load(&rec.result), ACCEL_ERROR_DEVICE_LOST);
+    {   /* the caller goes on in the new generation */
+        int seen = atomic_load(&call.rounds);
+        while (atomic_load(&call.rounds) < seen + 5) accel_signal_wait(nap, 1, 1000000);
+    }
+    atomic_store(&call.stop, 1);
+    test_thread_join(&tc);
+    CHECK_EQ_INT(atomic_load(&call.result), 0);
+    CHECK(recover_saxpy(dev));
+    accel_queue_destroy(rec.q);
+    accel_program_destroy(rec.p);
+    accel_buffer_destroy(rec.b);
+    accel_signal_destroy(s);
+    accel_device_destroy(dev);
+    accel_device_destroy(napdev);
+#endif
+}
+
+#if TEST_HAVE_THREADS
+static void recover_twice(void* arg) {
+    recover_side* t = (recover_side*)arg;
+    for (int i = 0; i < 3; i++) if (accel_device_recover(t->dev) != ACCEL_OK) atomic_store(&t->result, -1);
+}
+#endif
+/* Recovers from two threads at once: one at a time, each adds 1. */
+TEST(concurrent_recovers) {
+#if !TEST_HAVE_THREADS
+    SKIP("no threads in this build");
+#else
+    accel_device* dev = recover_device(NULL);
+    recover_side a, b;
+    test_thread ta, tb;
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    a.dev = b.dev = dev;
+    REQUIRE(test_thread_start(&ta, recover_twice, &a));
+    REQUIRE(test_thread_start(&tb, recover_twice, &b));
+    test_thread_join(&ta);
+    test_thread_join(&tb);
+    CHECK_EQ_INT(atomic_load(&a.result), 0);
+    CHECK_EQ_INT(atomic_load(&b.result), 0);
+    CHECK_EQ_U64(recover_generation(dev), 8);
+    CHECK(recover_saxpy(dev));
+    accel_device_destroy(dev);
+#endif
+}
+
+/* ==== no-threads builds ==== */
+/* Without threads a batch parks on its wait; the recover's failure of the signal runs it (inline), and
+   it drops its rest. */
+TEST(parked_batch_at_the_recover) {
+    accel_device* dev = recover_device(NULL);
+    accel_signal *gate = NULL, *done = NULL;
+    accel_queue* q = NULL;
+    atomic_int calls;
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    atomic_init(&calls, 0);
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(recover_gated(q, gate, &calls, done));
+    CHECK_RESULT(accel_queue_finish(q, 0), ACCEL_TIMEOUT);
+    REQUIRE_OK(accel_device_recover(dev));
+    CHECK_EQ_U64(accel_signal_value(done), lost_value());
+    /* the stale queue's finish still tells whether its work is over: it is (dropped) */
+    CHECK_RESULT(accel_queue_finish(q, ACCEL_WAIT_FOREVER), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_EQ_INT(atomic_load(&calls), 0);
+    accel_queue_destroy(q);
+    accel_signal_destroy(gate);
+    accel_signal_destroy(done);
+    CHECK(recover_saxpy(dev));
+    accel_device_destroy(dev);
+}
+
+int main(int argc, char** argv) {
+    test_begin(argc, argv);
+    RUN(generation_counts_recovers);
+    RUN(recover_of_a_lost_device);
+    RUN(unsupported_changes_nothing);
+    RUN(stale_objects_are_refused_everywhere);
+    RUN(pending_batches_and_signals);
+    RUN(other_devices_queues_are_released);
+    RUN(hundred_recovers_without_growth);
+    RUN(waiters_recorders_and_callers_during_the_recover);
+    RUN(concurrent_recovers);
+    RUN(parked_batch_at_the_recover);
+    return test_end();
+}
