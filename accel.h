@@ -2403,6 +2403,7 @@ static accel_queue* accel_i_stale_queue(accel_device* dev, uint64_t g, uint32_t 
 }
 static void accel_i_walker_settle(accel_queue* q);   /* core: batch walk */
 #endif
+static void accel_i_qmem_recover(accel_device* dev);   /* core: queue-ordered memory */
 /* GPU backends: no thread walks a stale queue's batch into the native device any more (each walk drops
    what is left once its queue is stale; one that is gated on the host waits there, holding nothing
    native, and drops its batch when the wait ends). Then the backend may take the native device down. */
@@ -2441,6 +2442,7 @@ ACCEL_API accel_result accel_device_recover(accel_device* dev) {
         accel_i_release(s);
     }
     accel_i_walkers_settle(dev, g);
+    accel_i_qmem_recover(dev);
     r = dev->backend->device_recover(dev);
     atomic_store(&dev->lost, r == ACCEL_OK ? 0u : 1u);   /* the new generation is not lost */
     atomic_store(&dev->creates_closed, 0u);
@@ -3647,18 +3649,21 @@ static accel_i_qmem_pool* accel_i_qmem_pool_of(accel_device* dev) {
     accel_i_dev_free(dev, p, sizeof *p);   /* another thread made it first */
     return (accel_i_qmem_pool*)(uintptr_t)none;
 }
-/* Puts a root back, to be taken by owner's later allocs at once and by anyone's once idle. */
+/* Puts a root back, to be taken by owner's later allocs at once and by anyone's once idle. A stale
+   root (made before a recover) goes instead; so does one of a closing pool, at the device's destroy. */
 static void accel_i_qmem_put(accel_buffer* root, accel_queue* owner) {
     accel_i_qmem_pool* p = accel_i_qmem_pool_get(root->obj.device);
     size_t rounded;
     accel_buffer** head = &p->free[root->memory][accel_i_qmem_class(root->size, &rounded)];
+    bool stale = accel_i_stale(&root->obj);
     accel_i_spin_lock(&p->lock);
-    if (!p->closed) {
+    if (!p->closed && !stale) {
         root->pool_owner = owner;
         root->pool_next = *head;
         *head = root;
     }
     accel_i_spin_unlock(&p->lock);
+    if (stale) accel_i_handle_drop(root);
 }
 /* Takes a free root of the class for q, at least size bytes, off the pool: the newest that q freed,
    else the newest idle one (so that each queue keeps to its own roots); NULL when none may be. With
@@ -3685,7 +3690,8 @@ static accel_buffer* accel_i_qmem_take(accel_i_qmem_pool* p, accel_queue* q, uin
 static bool accel_i_qmem_view_put(accel_i_qmem_pool* p, accel_buffer* view) {
     bool keep;
     accel_i_spin_lock(&p->lock);
-    keep = !p->closed && !view->obj.label_set && p->nviews < ACCEL_I_QMEM_VIEWS;
+    keep = !p->closed && !view->obj.label_set && p->nviews < ACCEL_I_QMEM_VIEWS &&
+           !accel_i_stale(&view->obj);
     if (keep) {
         view->pool_next = p->views;
         p->views = view;
@@ -3747,6 +3753,7 @@ static accel_buffer* accel_i_qmem_view(accel_buffer* root, size_t size, accel_bu
     v->read_only = false;
     v->mapped = root->mapped;
     v->pool_next = NULL;
+    v->obj.generation = atomic_load(&root->obj.device->generation);   /* creates are open: it stays */
     atomic_store_explicit(&v->obj.handle, 1u, memory_order_relaxed);
     atomic_store_explicit(&v->obj.refs, 1u, memory_order_relaxed);   /* published by handing it out */
     return v;
@@ -3806,11 +3813,14 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     if (!accel_i_rec_not_recording(q, fn)) return ACCEL_ERROR_INVALID_ARGUMENT;
-    if (accel_i_lost(q->obj.device)) {
-        accel_i_rec_error(q, ACCEL_ERROR_DEVICE_LOST, "%s: the device is lost", fn);
+    if (!accel_i_rec_live(q, &q->obj, fn)) return ACCEL_ERROR_DEVICE_LOST;
+    if (accel_i_lost(q->obj.device) || !accel_i_creates_enter(q->obj.device, fn)) {
+        accel_i_rec_error(q, ACCEL_ERROR_DEVICE_LOST, "%s: the device is lost or being recovered", fn);
         return ACCEL_ERROR_DEVICE_LOST;
     }
-    if ((r = accel_i_qmem_alloc(q, size, memory, &view)) != ACCEL_OK) {
+    r = accel_i_qmem_alloc(q, size, memory, &view);
+    accel_i_creates_leave(q->obj.device);
+    if (r != ACCEL_OK) {
         accel_i_rec_error(q, r, "%s: out of memory for the handle of %zu bytes", fn, size);
         return r;
     }
@@ -3831,7 +3841,9 @@ ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
                           : "the buffer belongs to another device");
         return;
     }
-    if (!accel_i_rec_not_recording(q, fn)) return;
+    if (!accel_i_rec_not_recording(q, fn) || !accel_i_rec_live(q, &q->obj, fn) ||
+        !accel_i_rec_live(q, &buf->obj, fn))
+        return;
     buf->qmem |= ACCEL_I_QMEM_FREED;
     accel_i_qmem_put(buf->root, q);
     accel_i_handle_drop(buf);
@@ -3864,6 +3876,43 @@ static accel_result accel_i_qmem_no_memory(accel_buffer* buf, const char* fn) {
     return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
                         "%s: the buffer's accel_queue_alloc found no memory", fn);
 }
+/* Kept handles (a list linked by pool_next): freed as accel_i_object_free frees a view. */
+static void accel_i_qmem_views_free(accel_device* dev, accel_buffer* views) {
+    while (views) {
+        accel_buffer* v = views;
+        views = v->pool_next;
+        accel_i_object_unlist(&v->obj);
+        accel_i_dev_free(dev, v, sizeof *v);
+        accel_i_device_release(dev);
+    }
+}
+/* accel_device_recover, with the generation raised and creates closed: the pool's roots and kept
+   handles are stale; they go (the roots as any stale object's destroy), and the pool starts empty. */
+static void accel_i_qmem_recover(accel_device* dev) {
+    accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
+    accel_buffer *roots = NULL, *views;
+    if (!p) return;
+    accel_i_spin_lock(&p->lock);
+    for (uint32_t i = 0; i < 2u * ACCEL_I_QMEM_CLASSES; i++) {
+        accel_buffer** head = &p->free[i / ACCEL_I_QMEM_CLASSES][i % ACCEL_I_QMEM_CLASSES];
+        while (*head) {
+            accel_buffer* b = *head;
+            *head = b->pool_next;
+            b->pool_next = roots;
+            roots = b;
+        }
+    }
+    views = p->views;
+    p->views = NULL;
+    p->nviews = 0;
+    accel_i_spin_unlock(&p->lock);
+    while (roots) {
+        accel_buffer* b = roots;
+        roots = b->pool_next;
+        accel_i_handle_drop(b);
+    }
+    accel_i_qmem_views_free(dev, views);
+}
 /* The device is going (free_pool false: its handles are dropped next; the roots go with them) or gone. */
 static void accel_i_qmem_close(accel_device* dev, bool free_pool) {
     accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
@@ -3876,13 +3925,7 @@ static void accel_i_qmem_close(accel_device* dev, bool free_pool) {
     p->views = NULL;
     p->nviews = 0;
     accel_i_spin_unlock(&p->lock);
-    while (views) {   /* kept handles: freed as accel_i_object_free frees a view */
-        accel_buffer* v = views;
-        views = v->pool_next;
-        accel_i_object_unlist(&v->obj);
-        accel_i_dev_free(dev, v, sizeof *v);
-        accel_i_device_release(dev);
-    }
+    accel_i_qmem_views_free(dev, views);
     if (free_pool) {
         atomic_store_explicit(&dev->qmem, 0u, memory_order_relaxed);
         accel_i_dev_free(dev, p, sizeof *p);

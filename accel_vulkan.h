@@ -1625,6 +1625,7 @@ static void accel_i_vk_blocks_free(accel_i_vk_device* dev) {
         dev->blocks = k->next;
         accel_i_vk_block_drop(dev, k);
     }
+    dev->empty_blocks = 0;
 }
 
 static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkDeviceSize src_off,
@@ -1649,8 +1650,9 @@ static accel_result accel_i_vk_buffer_memory(accel_i_vk_device* dev, accel_i_vk_
             b->memory = VK_NULL_HANDLE;
         }
         if (vr == VK_SUCCESS) atomic_fetch_add(&dev->memory_objects, 1u);
-        r = vr == VK_SUCCESS ? ACCEL_OK
-                             : accel_i_vk_fail(dev, vr, "vkAllocateMemory/vkBindBufferMemory/vkMapMemory", what);
+        r = ACCEL_OK;
+        if (vr != VK_SUCCESS)
+            r = accel_i_vk_fail(dev, vr, "vkAllocateMemory/vkBindBufferMemory/vkMapMemory", what);
     }
     if (r != ACCEL_OK) {
         dev->vk.DestroyBuffer(dev->device, b->buffer, NULL);
@@ -4465,7 +4467,7 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
    free objects, which waits for the list). */
 static void accel_i_vk_buffer_forget(accel_i_vk_device* dev, accel_i_vk_buffer* b) {
     if (b->base.root) return;   /* a view: the core's, no native part */
-    if (!b->borrowed) accel_i_vk_drop_buffer(dev, b->buffer, b->memory);
+    if (!b->borrowed) accel_i_vk_buffer_drop(dev, b);   /* its range back to its block (freed next) */
     b->buffer = VK_NULL_HANDLE;
     b->memory = VK_NULL_HANDLE;
     b->base.mapped = NULL;
@@ -4540,6 +4542,7 @@ static accel_i_vk_queue* accel_i_vk_forget_all(accel_i_vk_device* dev) {
         }
         }
     }
+    accel_i_vk_blocks_free(dev);   /* the buffers gave their ranges back above */
     for (uint32_t i = 0; i < dev->nlate; i++) dev->vk.DestroySemaphore(dev->device, dev->late_sems[i], NULL);
     dev->nlate = 0;
     if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);

@@ -905,6 +905,16 @@ MOCK_API long long mock_cuda_live(void) {
     pthread_mutex_unlock(&mock_driver_lock);
     return n;
 }
+/* Of those, device and pinned memory (cuMemAlloc, cuMemHostAlloc): tests/test_queue_memory.c counts
+   them over 10,000 steps (events come and go with the ring of signal points). */
+MOCK_API long long mock_cuda_live_memory(void);
+MOCK_API long long mock_cuda_live_memory(void) {
+    long long n = 0;
+    pthread_mutex_lock(&mock_driver_lock);
+    for (size_t i = 0; i < mock_nobjs; i++) n += mock_objs[i].kind == MOCK_OBJ_MEM || mock_objs[i].kind == MOCK_OBJ_HOST;
+    pthread_mutex_unlock(&mock_driver_lock);
+    return n;
+}
 MOCK_API long long mock_cuda_stale_uses(void);
 MOCK_API long long mock_cuda_stale_uses(void) { return atomic_load(&mock_stale); }
 MOCK_API long long mock_cuda_resets(void);

@@ -114,14 +114,14 @@ static long qm_vk_memory_objects(accel_device* dev) {
     return -1;
 }
 
-/* CUDA on tests/mock_cuda.c: the context's live objects (mock_cuda_live: device and pinned memory,
-   streams, events, modules); -1 elsewhere (a real driver has no such count). */
+/* CUDA on tests/mock_cuda.c: its device and pinned allocations alive (mock_cuda_live_memory); -1
+   elsewhere (a real driver has no such count). */
 static long qm_cuda_live_allocations(void) {
 #if defined(ACCEL_TEST_HAVE_CUDA) && defined(__linux__)
     if (test_g.backend == accel_cuda_backend()) {
         const char* path = getenv("ACCEL_CUDA_LIBRARY");
         void* lib = path && path[0] ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-        void* sym = lib ? dlsym(lib, "mock_cuda_live") : NULL;
+        void* sym = lib ? dlsym(lib, "mock_cuda_live_memory") : NULL;
         long long (*fn)(void) = NULL;
         long n;
         memcpy(&fn, &sym, sizeof sym);
@@ -241,7 +241,7 @@ TEST(qmem_ten_thousand_steps_without_growth) {
             qm_live(&sc);
             if (test_backend_is_cpu()) CHECK_EQ_INT(atomic_load(&sc.big), big);   /* the memory itself */
             CHECK_EQ_INT(qm_vk_memory_objects(sc.dev), vk);                     /* Vulkan: VkDeviceMemory */
-            CHECK_EQ_INT(qm_cuda_live_allocations(), cu);                       /* CUDA mock: objects */
+            CHECK_EQ_INT(qm_cuda_live_allocations(), cu);                       /* CUDA mock: memory */
             qm_check(sc.out, QM_N, 9999);
             qm_steps_bounded(&sc, 200, two, true);
             warm = qm_live(&sc);
@@ -625,6 +625,56 @@ TEST(qmem_counts_of_an_indirect_exec) {
     qm_end(&sc);
 }
 
+/* accel_device_recover with queue memory in every state: a handle alive, roots free in the pool, a
+   handle destroyed while its work was pending. After it, the old handles and the old queue are stale
+   (DEVICE_LOST where used, destroying them is fine) and a new queue allocates from the new generation. */
+TEST(qmem_recover_with_allocations) {
+    qm_scene sc;
+    if (qm_make(&sc)) {
+        accel_buffer *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+        accel_queue* q3 = NULL;
+        accel_result r;
+        REQUIRE_OK(accel_queue_alloc(sc.q, QM_N * 4, ACCEL_MEMORY_DEVICE, &a));   /* kept by the caller */
+        REQUIRE_OK(accel_queue_alloc(sc.q, QM_N * 4, ACCEL_MEMORY_HOST, &b));
+        REQUIRE_OK(accel_queue_alloc(sc.q, 100, ACCEL_MEMORY_DEVICE, &c));
+        qm_fill(&sc, sc.q, a, 1, QM_N);
+        qm_fill(&sc, sc.q, b, 1, QM_N);
+        accel_queue_free(sc.q, b);                 /* its root: free in the pool */
+        accel_buffer_destroy(c);                   /* its root: back once the batch is done */
+        REQUIRE_OK(qm_run(&sc, sc.q));
+        r = accel_device_recover(sc.dev);
+        if (r == ACCEL_ERROR_UNSUPPORTED) { qm_end(&sc); SKIP("accel_device_recover is unsupported here"); }
+        REQUIRE_OK(r);
+        /* stale: the handle, the queue */
+        REQUIRE_OK(accel_queue_create(sc.dev, ACCEL_QUEUE_COMPUTE, &q3));
+        accel_queue_free(q3, a);
+        CHECK_RESULT(accel_queue_submit(q3), ACCEL_ERROR_DEVICE_LOST);
+        CHECK_RESULT(accel_queue_alloc(sc.q, 64, ACCEL_MEMORY_DEVICE, &d), ACCEL_ERROR_DEVICE_LOST);
+        CHECK(d == NULL);
+        CHECK_RESULT(accel_queue_submit(sc.q), ACCEL_ERROR_DEVICE_LOST);
+        accel_buffer_destroy(a);
+        /* the new generation: a step through queue memory on the new queue */
+        accel_buffer* out = NULL;
+        accel_signal* s = NULL;
+        REQUIRE_OK(test_buffer_create(sc.dev, QM_N * 4, ACCEL_MEMORY_HOST, &out));
+        REQUIRE_OK(accel_signal_create(sc.dev, 0, &s));
+        accel_program* fill = NULL;
+        REQUIRE_OK(test_program_create(sc.dev, TK_FILL_INDEX, &fill));
+        for (int i = 0; i < 3; i++) {
+            uint32_t k[2] = { 900u + (uint32_t)i, QM_N };
+            REQUIRE_OK(accel_queue_alloc(q3, QM_N * 4, ACCEL_MEMORY_DEVICE, &d));
+            accel_queue_exec(q3, fill, &d, 1, k, 2, accel_exec_1d(QM_N, 64));
+            accel_queue_copy(q3, out, 0, d, 0, QM_N * 4);
+            accel_queue_free(q3, d);
+            accel_queue_signal(q3, s, (uint64_t)i + 1);
+            REQUIRE_OK(accel_queue_submit(q3));
+            REQUIRE_OK(accel_signal_wait(s, (uint64_t)i + 1, ACCEL_WAIT_FOREVER));
+            qm_check(out, QM_N, 900u + (uint32_t)i);
+        }
+    }
+    qm_end(&sc);
+}
+
 /* ==== threads ==== */
 #if TEST_HAVE_THREADS
 typedef struct qm_worker { qm_scene* sc; accel_queue* q; accel_signal* s; int bad; } qm_worker;
@@ -681,6 +731,7 @@ int main(int argc, char** argv) {
     RUN(qmem_teardown_with_allocations_pending);
     RUN(qmem_views_and_patched_lists);
     RUN(qmem_counts_of_an_indirect_exec);
+    RUN(qmem_recover_with_allocations);
 #if TEST_HAVE_THREADS
     RUN(qmem_threads_on_their_own_queues);
 #endif
