@@ -1733,6 +1733,8 @@ ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel
 ACCEL_I_KIT void accel_i_object_undo(accel_i_object* o);    /* a create that fails after object_init */
 ACCEL_I_KIT void accel_i_objects_hold(accel_device* dev);   /* device_recover: the object list, whole */
 ACCEL_I_KIT bool accel_i_try_retain(accel_i_object* o);     /* a reference to a listed object (list held) */
+/* a reference to an object (a backend's callback that outlives the call that made it) */
+ACCEL_I_KIT void accel_i_retain(void* obj);
 ACCEL_I_KIT void accel_i_release(void* obj);                /* drops one (frees the object at 0) */
 /* the queue's recording state */
 ACCEL_I_KIT void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type);

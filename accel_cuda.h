@@ -345,6 +345,13 @@
    queue's stream: work launched on it runs in stream order with accel's), accel_cuda_buffer_pointer
    (a buffer's CUdeviceptr); and lends accel its memory with accel_cuda_buffer_wrap (accel never frees
    it). No CUDA type appears in the public part: pointers are uint64_t, the context and stream void*.
+   accel_queue_native (accel.h) runs a library's enqueue (cuBLAS, NCCL, cuFFT) on the queue's stream in
+   the queue's order with no host round trip. A stream accel does not own takes accel signals with
+   accel_cuda_stream_wait (one cuStreamWaitValue64 on the word of "Signals and signal points" that
+   will reach the value; without stream memory operations a cuLaunchHostFunc that waits on the host)
+   and accel_cuda_stream_signal (one cuLaunchHostFunc that raises the signal: the GPU cannot store a
+   maximum, and host waiters must wake). Until the signal reaches what such waits wait for, releases
+   that wait for the whole device are held back, as behind accel's own GPU waits.
 
    ==== Thread safety, errors, allocation =======================================================
    As in accel.h: objects from any thread, one recording thread per queue. Nothing aborts; every driver
@@ -424,6 +431,40 @@ ACCEL_API void* accel_cuda_device_context(accel_device* d);
 ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_pointer, size_t size,
                                               accel_buffer** out);
 
+/* ==== interop: accel signals on streams accel does not own ====
+   A framework's or a library's CUstream (PyTorch, CuPy, cuBLAS's, one made with cuStreamCreate) in the
+   order of accel's signals. Each call enqueues ONE operation on `stream` and returns; errors are
+   returned (with a log line), not recorded. s must be a signal of a CUDA device and `stream` a stream in
+   a context on that CUDA device (the primary context accel uses, the CUDA runtime's, or another: the
+   words involved are portable, device-mapped pinned memory). Any thread; the calls do not change the
+   thread's current context. Both return INVALID_ARGUMENT for a NULL stream or signal, a signal of
+   another backend, value > ACCEL_SIGNAL_MAX; DEVICE_LOST; SIGNAL_FAILED, enqueuing nothing, when s is
+   already failed; BACKEND (or OUT_OF_MEMORY) when the driver refuses the operation. See "Signals and
+   signal points" in the documentation above for the words. */
+
+/* The stream waits, on the GPU, until s >= value: work enqueued on it after this call starts only then.
+   Nothing is enqueued when s already reached value. With stream memory operations: one
+   cuStreamWaitValue64 (GEQ) on the progress word of the accel queue whose signal point promised value,
+   already enqueued and held up by no wait for the host (GPU to GPU: the point's work runs whatever
+   happens to s), or else on s's mirror word, which every raise reaches: accel_signal_set, a queue's
+   signal (the GPU writes the mirror there), accel_cuda_stream_signal, and a failure (ACCEL_SIGNAL_MAX),
+   so a failed signal releases the stream, whose work then runs (as accel's own GPU waits do, DESIGN
+   6.1; fail what it signals yourself). Without them (the event-ring mode, ACCEL_CUDA_NO_MEMOPS=1): a
+   cuStreamWaitEvent on the event of the accel queue's signal point that promised value, already
+   enqueued; else one cuLaunchHostFunc whose function waits on the host until s reaches value or
+   fails; it holds the driver's host-function thread meanwhile, so the value must come from the host, an
+   accel queue or another device, not from a host function (accel_cuda_stream_signal) behind it.
+   Destroying s while a stream still waits on its mirror releases the stream (the mirror reads
+   ACCEL_SIGNAL_MAX). Destroy the device only after such streams passed the wait (cuStreamSynchronize). */
+ACCEL_API accel_result accel_cuda_stream_wait(void* stream, accel_signal* s, uint64_t value);
+/* When the stream gets there (everything enqueued on it before has completed), s = max(s, value), as
+   accel_signal_set: host waiters wake, accel queues of any backend waiting for it go on, and a failed s
+   stays failed. One cuLaunchHostFunc (a GPU cannot store a maximum; the host function makes no driver
+   call); accel queues of s's device waiting on the GPU are released when it has raised the mirror.
+   Nothing is enqueued when s already reached value. s is kept alive until the function ran; destroy the
+   device only after the stream passed it. UNSUPPORTED where the driver lacks cuLaunchHostFunc. */
+ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, uint64_t value);
+
 #ifdef __cplusplus
 }
 #endif
@@ -446,7 +487,9 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
      cuda: recorded command lists  - CUDA graphs, or pre-resolved launches
      cuda: queue segments          - segment_submit, drain, poll (the walk's slots); queues
      cuda: recovery                - accel_device_recover: the primary context reset and made anew
-     cuda: backend table, interop, unavailable build */
+     cuda: backend table, interop
+     cuda: foreign streams         - accel_cuda_stream_wait / _signal on streams accel does not own
+     cuda: unavailable build */
 
 #if !defined(ACCEL_IMPLEMENTATION_INCLUDED)
 #  error "accel_cuda.h: define ACCEL_IMPLEMENTATION and include accel.h before ACCEL_CUDA_IMPLEMENTATION"
@@ -489,6 +532,7 @@ typedef struct accel_cu_event_s*   accel_cu_event;
 typedef struct accel_cu_graph_s*   accel_cu_graph;         /* CUDA graphs (recorded lists) */
 typedef struct accel_cu_graph_exec_s* accel_cu_graph_exec;
 typedef struct accel_cu_graph_node_s* accel_cu_graph_node;
+typedef void (ACCEL_I_CUDAAPI* accel_cu_host_fn)(void* user);   /* CUhostFn (cuLaunchHostFunc) */
 typedef struct accel_cu_kernel_node_params {   /* CUDA_KERNEL_NODE_PARAMS (v1) */
     accel_cu_function func;
     unsigned int grid[3], block[3], shared_bytes;
@@ -609,7 +653,9 @@ enum {
                                             accel_cu_context ctx)) \
     X(GraphExecMemcpyNodeSetParams, 10020, (accel_cu_graph_exec exec, accel_cu_graph_node node, \
                                             const accel_cu_memcpy3d* params, accel_cu_context ctx)) \
-    X(GraphLaunch, 10000, (accel_cu_graph_exec exec, accel_cu_stream stream))
+    X(GraphLaunch, 10000, (accel_cu_graph_exec exec, accel_cu_stream stream)) \
+    X(LaunchHostFunc, 10000, (accel_cu_stream stream, accel_cu_host_fn fn, void* user)) \
+    X(StreamWaitEvent, 3020, (accel_cu_stream stream, accel_cu_event event, unsigned int flags))
 
 typedef struct accel_i_cu_lib {
 #define ACCEL_I_CU_MEMBER(name, version, params) accel_cu_result (ACCEL_I_CUDAAPI *name) params;
@@ -621,7 +667,9 @@ static const char* const accel_i_cu_optional[] = {
     /* CUDA graphs: without them recorded lists replay as pre-resolved launches */
     "GraphCreate", "GraphDestroy", "GraphAddKernelNode", "GraphAddMemsetNode", "GraphAddMemcpyNode",
     "GraphInstantiateWithFlags", "GraphExecDestroy", "GraphExecKernelNodeSetParams",
-    "GraphExecMemsetNodeSetParams", "GraphExecMemcpyNodeSetParams", "GraphLaunch"
+    "GraphExecMemsetNodeSetParams", "GraphExecMemcpyNodeSetParams", "GraphLaunch",
+    /* foreign streams (accel_cuda_stream_signal; stream_wait without memops): UNSUPPORTED without it */
+    "LaunchHostFunc", "StreamWaitEvent"
 };
 
 /* NVRTC, looked up by name (it has no versioned lookup). */
@@ -1161,6 +1209,10 @@ typedef struct accel_i_cu_signal {
     uint64_t evicted;              /* the largest value of a point that left the ring */
     /* the largest value a GPU wait on the mirror waits for (written under point_lock) */
     accel_i_a64 mirror_wanted;
+    /* GPU waits of streams accel does not own, not retired yet (cuda: foreign streams), and the largest
+       value they wait for (point_lock) */
+    accel_i_a32 foreign_waits;
+    uint64_t foreign_max;
 } accel_i_cu_signal;
 typedef struct accel_i_cu_buffer {
     accel_buffer base;
@@ -1207,10 +1259,12 @@ struct accel_i_cu_queue {
     uint32_t waits;                /* GPU waits enqueued since the last point (see cuda: releases) */
     uint32_t holds;                /* reap_needed counts taken since the last point (its `holds`) */
     /* the GPU waits on host-raised values (mirrors) enqueued and not known released, oldest first
-       (pruned by accel_i_cu_gates_prune), with `at`: the stream work enqueued before each. Past
+       (pruned by accel_i_cu_gates_prune), with `at`: the stream work enqueued before each, and `after`:
+       the sequence number of the first point after it (reached, the wait was passed, whatever its word
+       reads now: the signal may be gone and its mirror word another signal's). Past
        ACCEL_I_CU_GATES the newer ones are not listed (`unlisted`, the first at `unlisted_at`) until
        the queue is idle */
-    struct { const accel_i_a64* word; uint64_t value, at; } gates[ACCEL_I_CU_GATES];
+    struct { const accel_i_a64* word; uint64_t value, at, after; } gates[ACCEL_I_CU_GATES];
     uint32_t ngates;
     bool unlisted;
     uint64_t unlisted_at;
@@ -1338,6 +1392,7 @@ static void accel_i_cu_release(accel_i_cu_device* dev, accel_i_cu_release_kind k
     accel_i_cu_grave* g;
     accel_i_mutex_lock(&dom->lock);
     if (dom->waits_pending == 0) {
+        accel_i_cu_graves_run(dom);   /* any held back by foreign waits (cuda: foreign streams) */
         accel_i_cu_release_now(kind, handle, dptr);
         accel_i_mutex_unlock(&dom->lock);
         return;
@@ -2091,7 +2146,9 @@ static void accel_i_cu_gates_prune(accel_i_cu_queue* q, bool adding) {
     accel_i_spin_unlock(&q->ring_lock);
     if (idle) { q->ngates = 0; q->unlisted = false; return; }
     for (uint32_t i = 0; i < q->ngates; i++)
-        if (atomic_load(q->gates[i].word) < q->gates[i].value) q->gates[n++] = q->gates[i];
+        if (atomic_load(q->gates[i].word) < q->gates[i].value &&
+            atomic_load_explicit(q->progress.host, memory_order_acquire) < q->gates[i].after)
+            q->gates[n++] = q->gates[i];
     q->ngates = n;
 }
 /* A GPU wait for a host-raised value goes into the stream: listed while the list has room and no older
@@ -2101,6 +2158,7 @@ static void accel_i_cu_gate_add(accel_i_cu_queue* q, const accel_i_a64* word, ui
     if (!q->unlisted && q->ngates < ACCEL_I_CU_GATES) {
         q->gates[q->ngates].word = word;
         q->gates[q->ngates].value = value;
+        q->gates[q->ngates].after = q->issued + 1;   /* the point after the wait: passed it */
         q->gates[q->ngates++].at = q->enqueued;
     } else if (!q->unlisted) {
         q->unlisted = true;
@@ -2274,6 +2332,8 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
 }
 
 /* ==== cuda: signals ==== */
+static void accel_i_cu_foreign_retire(accel_signal* s, uint64_t v);   /* cuda: foreign streams */
+static bool accel_i_cu_foreign_orphan(accel_signal* s);
 /* Signals are accel.h's host signals (see the header's design notes) plus a mirror word the GPU can
    watch; a wait also reaps the points of the signals' devices, polling in slices of
    accel_i_cu_poll_slice while work is in flight. */
@@ -2284,6 +2344,8 @@ static accel_result accel_i_cu_signal_create(accel_device* d, uint64_t initial, 
     cs = (accel_i_cu_signal*)*out;
     atomic_init(&cs->point_lock, 0u);
     atomic_init(&cs->mirror_wanted, 0u);
+    atomic_init(&cs->foreign_waits, 0u);
+    cs->foreign_max = 0;
     accel_i_cu_enter(accel_i_cu_dev(d));
     if ((r = accel_i_cu_word_take(accel_i_cu_dev(d), &cs->mirror, false)) != ACCEL_OK) {
         accel_i_object_undo(&(*out)->obj);
@@ -2296,7 +2358,8 @@ static accel_result accel_i_cu_signal_create(accel_device* d, uint64_t initial, 
     return ACCEL_OK;
 }
 static void accel_i_cu_signal_free(accel_signal* s) {
-    if (!accel_i_stale(&s->obj))   /* a stale one's word went with the old context's blocks */
+    /* a stale one's word went with the old context's blocks; one foreign streams may still read stays */
+    if (!accel_i_stale(&s->obj) && !accel_i_cu_foreign_orphan(s))
         accel_i_cu_word_give(accel_i_cu_dev(s->obj.device), &((accel_i_cu_signal*)s)->mirror);
     accel_i_host_signal_destroy(s, sizeof(accel_i_cu_signal));
 }
@@ -2310,6 +2373,7 @@ static void accel_i_cu_signal_publish(accel_signal* s, uint64_t v) {
     old = atomic_load(m);
     if (accel_i_failed(v)) v = ACCEL_SIGNAL_MAX;
     while (old < v && !atomic_compare_exchange_weak(m, &old, v)) {}
+    if (atomic_load(&((accel_i_cu_signal*)s)->foreign_waits)) accel_i_cu_foreign_retire(s, v);
 }
 static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n,
                                                 bool all, uint64_t timeout_ns, uint32_t* first) {
@@ -2935,6 +2999,28 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
     return accel_i_failed_value(accel_i_cu_check(dev, cr, call));
 }
 
+/* The word and value a GPU wait for s >= v watches (s's point_lock held; see accel_i_cu_device_wait):
+   a promising point's progress word and sequence number, else the mirror (and v goes into
+   mirror_wanted: later points write it). `own`: the waiting stream's progress word (0: a stream of no
+   queue). Returns whether a point that left the ring may be what reaches v (only the host's apply of
+   it raises the mirror then). */
+static bool accel_i_cu_wait_target(accel_i_cu_signal* cs, uint64_t v, accel_cu_deviceptr own,
+                                   accel_cu_deviceptr* addr, uint64_t* value) {
+    *addr = cs->mirror.dptr;
+    *value = v;
+    for (uint32_t i = 0; cs->evicted < v && i < cs->points_count; i++) {
+        const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
+        if (m->value < v) continue;
+        /* held up by a host-raised wait (not this stream's: stream order): the mirror, which the
+           host raises however v comes (a host set, any queue's point reaped, a failure) */
+        if (m->word != own && (m->opaque || (m->gate && atomic_load(m->gate) < m->gate_value))) break;
+        *addr = m->word; *value = m->seq;
+        break;
+    }
+    if (*addr == cs->mirror.dptr && v > atomic_load_explicit(&cs->mirror_wanted, memory_order_relaxed))
+        atomic_store_explicit(&cs->mirror_wanted, v, memory_order_relaxed);   /* later points write it */
+    return cs->evicted >= v;
+}
 /* A GPU wait for s >= v (a CUDA signal of this device). On the progress word of the queue of the FIRST
    signal point that promised v (waiting for a later one could wait on work that itself waits for this
    queue: a deadlock), when the ring of recent points still holds it; else on the signal's mirror, which
@@ -2943,26 +3029,12 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
    launch and a progress write, as a raw stream's launch and event record). */
 static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
-    accel_cu_deviceptr addr = cs->mirror.dptr;
-    uint64_t value = v;
+    accel_cu_deviceptr addr;
+    uint64_t value;
     accel_cu_result cr;
     bool hold;
     accel_i_spin_lock(&cs->point_lock);
-    hold = cs->evicted >= v;   /* a point that left the ring may be one only the host's apply releases */
-    if (cs->evicted < v) {
-        for (uint32_t i = 0; i < cs->points_count; i++) {
-            const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
-            if (m->value < v) continue;
-            /* held up by a host-raised wait (not this stream's: stream order): the mirror, which the
-               host raises however v comes (a host set, any queue's point reaped, a failure) */
-            if (m->word != q->progress.dptr &&
-                (m->opaque || (m->gate && atomic_load(m->gate) < m->gate_value))) break;
-            addr = m->word; value = m->seq;
-            break;
-        }
-    }
-    if (addr == cs->mirror.dptr && v > atomic_load_explicit(&cs->mirror_wanted, memory_order_relaxed))
-        atomic_store_explicit(&cs->mirror_wanted, v, memory_order_relaxed);   /* later points write it */
+    hold = accel_i_cu_wait_target(cs, v, q->progress.dptr, &addr, &value);
     accel_i_spin_unlock(&cs->point_lock);
     /* a point enqueued earlier on this stream: stream order */
     if (addr == q->progress.dptr) return ACCEL_CU_SUCCESS;
@@ -3343,6 +3415,190 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
     return ACCEL_OK;
 }
 
+/* ==== cuda: foreign streams ====
+   accel_cuda_stream_wait / accel_cuda_stream_signal: one operation on a stream accel does not own.
+   A wait is a GPU wait as a queue's is (accel_i_cu_wait_target: the progress word of the point that
+   promised the value, else the mirror, which later points then write on the GPU); without stream
+   memory operations, a cuStreamWaitEvent on the event of a point in a queue's ring that promised the
+   value (accel_i_cu_foreign_event: needs no host, so it is not counted below), else a host function
+   that waits on the host word. The GPU waits on words and the host functions count in the domain's
+   waits_pending (no release blocks behind it: see cuda: releases) until a raise of the signal reaches
+   the largest value such waits of it ask for (accel_i_cu_foreign_retire, from signal_publish). A signal
+   is a host function that raises s as accel_signal_set does: host waiters wake, the mirror goes up
+   (GPU waiters go on), failure stays sticky. Host functions hold a reference to s. Unlike a queue's
+   wait, a foreign one takes no `hold` (it has no point to retire it): a wait for a value whose point
+   left s's ring watches the mirror, which the host raises when it applies that point (at the latest
+   the queue worker's backstop poll, ACCEL_CUDA_POLL_MAX_NS). */
+typedef struct accel_i_cu_foreign { accel_signal* s; uint64_t value; } accel_i_cu_foreign;
+
+/* n foreign waits retired by a raise, which may run on the driver's host-function thread, where no
+   driver call may be made: the releases they held back run at the next release (accel_i_cu_release). */
+static void accel_i_cu_waits_drop(accel_i_cu_device* dev, uint32_t n) {
+    accel_i_mutex_lock(&dev->domain->lock);
+    dev->domain->waits_pending -= n;
+    accel_i_mutex_unlock(&dev->domain->lock);
+}
+/* s reached v (or failed): its foreign waits are retired once v reaches the largest they wait for (a
+   wait for less is retired late: a release waits a little longer, nothing waits for ever). */
+static void accel_i_cu_foreign_retire(accel_signal* s, uint64_t v) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    uint32_t n = 0;
+    accel_i_spin_lock(&cs->point_lock);
+    if (accel_i_failed(v) || v >= cs->foreign_max) {
+        n = atomic_exchange(&cs->foreign_waits, 0u);
+        cs->foreign_max = 0;
+    }
+    accel_i_spin_unlock(&cs->point_lock);
+    if (n) accel_i_cu_waits_drop(accel_i_cu_dev(s->obj.device), n);
+}
+/* A signal freed while foreign streams may still wait on its mirror: the mirror reads
+   ACCEL_SIGNAL_MAX (released, as by a failure) and its word never returns to the pool. Returns whether
+   there were such waits (the word is then kept). */
+static bool accel_i_cu_foreign_orphan(accel_signal* s) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    uint32_t n = atomic_exchange(&cs->foreign_waits, 0u);
+    if (!n) return false;
+    atomic_store(cs->mirror.host, ACCEL_SIGNAL_MAX);
+    accel_i_cu_waits_drop(accel_i_cu_dev(s->obj.device), n);
+    return true;
+}
+
+/* The calls' checks; OK with *pending false when s already reached value (nothing to enqueue);
+   SIGNAL_FAILED when s is failed. */
+static accel_result accel_i_cu_foreign_check(const char* fn, void* stream, accel_signal* s, uint64_t value,
+                                             bool* pending) {
+    accel_device* d;
+    uint64_t now;
+    if (!s) {
+        accel_i_log_to(NULL, ACCEL_LOG_ERROR, "%s: signal is NULL", fn);
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    d = s->obj.device;
+    if (!accel_i_cu_is(d))
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "%s: signal %p%s%s%s is not a CUDA signal (its device's backend is %s)",
+                            fn, (void*)s, ACCEL_I_LABEL(&s->obj), d->backend->name);
+    if (!stream) return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "%s: stream is NULL", fn);
+    if (value > ACCEL_SIGNAL_MAX)
+        return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
+                            "%s: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
+                            fn, (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
+    if (accel_i_stale(&s->obj))
+        return accel_i_fail(d, ACCEL_ERROR_DEVICE_LOST,
+                            "%s: signal %p%s%s%s is of a generation before accel_device_recover",
+                            fn, (void*)s, ACCEL_I_LABEL(&s->obj));
+    if (accel_i_lost(d)) return ACCEL_ERROR_DEVICE_LOST;
+    now = accel_i_host_signal_value(s);
+    if (accel_i_failed(now)) return ACCEL_ERROR_SIGNAL_FAILED;
+    *pending = now < value;
+    return ACCEL_OK;
+}
+/* The host functions: raise s (accel_cuda_stream_signal); wait on the host word (a wait without
+   stream memory operations). Neither makes a driver call. */
+static void ACCEL_I_CUDAAPI accel_i_cu_foreign_raise(void* user) {
+    accel_i_cu_foreign* f = (accel_i_cu_foreign*)user;
+    accel_signal* s = f->s;
+    uint64_t v = f->value;
+    accel_i_dev_free(s->obj.device, f, sizeof *f);
+    accel_i_raise(s, v);
+    accel_i_release(s);
+}
+static void ACCEL_I_CUDAAPI accel_i_cu_foreign_hold(void* user) {
+    accel_i_cu_foreign* f = (accel_i_cu_foreign*)user;
+    accel_signal* s = f->s;
+    uint64_t v = f->value;
+    uint32_t first = 0;
+    accel_i_dev_free(s->obj.device, f, sizeof *f);
+    accel_i_host_signal_wait(&s, &v, 1, true, ACCEL_WAIT_FOREVER, &first);   /* reached, or failed */
+    accel_i_release(s);
+}
+/* Enqueues fn(s, value) on stream, holding a reference to s until it ran. */
+static accel_result accel_i_cu_foreign_call(void* stream, accel_signal* s, uint64_t value,
+                                            accel_cu_host_fn fn, const char* call) {
+    accel_device* d = s->obj.device;
+    accel_i_cu_foreign* f;
+    accel_cu_result cr;
+    if (!accel_i_cu.LaunchHostFunc)
+        return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "%s: the driver has no cuLaunchHostFunc", call);
+    if ((f = (accel_i_cu_foreign*)accel_i_dev_alloc(d, sizeof *f)) == NULL)
+        return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory", call);
+    f->s = s;
+    f->value = value;
+    accel_i_retain(s);
+    cr = accel_i_cu.LaunchHostFunc((accel_cu_stream)stream, fn, f);
+    if (cr == ACCEL_CU_SUCCESS) return ACCEL_OK;
+    accel_i_dev_free(d, f, sizeof *f);
+    accel_i_release(s);
+    return accel_i_cu_check(accel_i_cu_dev(d), cr, call);
+}
+/* Without stream memory operations: when a point in a queue's ring promised v and recorded its event,
+   the stream waits for that event (on the GPU: ring points are never behind a wait for the host, so the
+   event completes by itself). The ring lock keeps the slot's event from being recorded again meanwhile.
+   False when there is no such point. */
+static bool accel_i_cu_foreign_event(accel_i_cu_device* dev, void* stream, accel_signal* s, uint64_t v,
+                                     accel_result* r) {
+    bool found = false;
+    if (!accel_i_cu.StreamWaitEvent) return false;
+    accel_i_spin_lock(&dev->queues_lock);
+    for (accel_i_cu_queue* q = dev->queues; q && !found; q = q->next_queue) {
+        accel_i_spin_lock(&q->ring_lock);
+        for (uint32_t i = 0; i < q->ring_count && !found; i++) {
+            const accel_i_cu_point* e = &q->ring[(q->ring_head + i) % q->ring_cap];
+            if (e->signal != s || e->value < v || !e->recorded) continue;
+            found = true;
+            *r = accel_i_cu_check(dev, accel_i_cu.StreamWaitEvent((accel_cu_stream)stream, e->ev, 0),
+                                  "cuStreamWaitEvent (accel_cuda_stream_wait)");
+        }
+        accel_i_spin_unlock(&q->ring_lock);
+    }
+    accel_i_spin_unlock(&dev->queues_lock);
+    return found;
+}
+/* The wait, counted (see the section's top) from before it is enqueued: a release that comes meanwhile
+   is held back. A raise that reached v before the count retires it here. */
+static accel_result accel_i_cu_foreign_wait(void* stream, accel_signal* s, uint64_t v) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    accel_i_cu_device* dev = accel_i_cu_dev(s->obj.device);
+    accel_cu_deviceptr addr = 0;
+    uint64_t value = 0;
+    accel_result r = ACCEL_OK;
+    accel_i_cu_waits_add(dev, 1);
+    accel_i_spin_lock(&cs->point_lock);
+    if (dev->memops) accel_i_cu_wait_target(cs, v, 0, &addr, &value);
+    atomic_fetch_add(&cs->foreign_waits, 1u);
+    if (v > cs->foreign_max) cs->foreign_max = v;
+    accel_i_spin_unlock(&cs->point_lock);
+    if (dev->memops)
+        r = accel_i_cu_check(dev, accel_i_cu.StreamWaitValue64((accel_cu_stream)stream, addr, value,
+                                                               ACCEL_CU_STREAM_WAIT_VALUE_GEQ),
+                             "cuStreamWaitValue64 (accel_cuda_stream_wait)");
+    else
+        r = accel_i_cu_foreign_call(stream, s, v, accel_i_cu_foreign_hold,
+                                    "cuLaunchHostFunc (accel_cuda_stream_wait)");
+    /* a failed enqueue stays counted until s reaches v: releases wait longer, never for ever. The
+       count (seq_cst) before this read, a raise's host word (seq_cst) before signal_publish's read of
+       the count: one of the two sees the other */
+    atomic_thread_fence(memory_order_seq_cst);
+    accel_i_cu_foreign_retire(s, accel_i_host_signal_value(s));
+    return r;
+}
+ACCEL_API accel_result accel_cuda_stream_wait(void* stream, accel_signal* s, uint64_t value) {
+    bool pending = false;
+    accel_result r = accel_i_cu_foreign_check("accel_cuda_stream_wait", stream, s, value, &pending);
+    accel_i_cu_device* dev;
+    if (r != ACCEL_OK || !pending) return r;
+    dev = accel_i_cu_dev(s->obj.device);
+    if (!dev->memops && accel_i_cu_foreign_event(dev, stream, s, value, &r)) return r;
+    return accel_i_cu_foreign_wait(stream, s, value);
+}
+ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, uint64_t value) {
+    bool pending = false;
+    accel_result r = accel_i_cu_foreign_check("accel_cuda_stream_signal", stream, s, value, &pending);
+    if (r != ACCEL_OK || !pending) return r;
+    return accel_i_cu_foreign_call(stream, s, value, accel_i_cu_foreign_raise,
+                                   "cuLaunchHostFunc (accel_cuda_stream_signal)");
+}
+
 #else /* ACCEL_I_CU_NO_LOADER: no threads or no dynamic loading; the backend is always unavailable */
 /* ==== cuda: unavailable build ==== */
 static accel_result accel_i_cu_device_count(const accel_backend* b, uint32_t* count) {
@@ -3407,6 +3663,19 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
                     "accel_cuda_buffer_wrap: device %p%s%s%s is not a CUDA device "
                     "(this build has no CUDA backend)", ACCEL_I_DEVICE_LABEL(d));
     return ACCEL_ERROR_INVALID_ARGUMENT;
+}
+static accel_result accel_i_cu_no_stream(const char* fn, const accel_signal* s) {
+    accel_i_log_to(s ? &s->obj.device->logger : NULL, ACCEL_LOG_ERROR,
+                   "%s: the signal is not a CUDA signal (this build has no CUDA backend)", fn);
+    return ACCEL_ERROR_INVALID_ARGUMENT;
+}
+ACCEL_API accel_result accel_cuda_stream_wait(void* stream, accel_signal* s, uint64_t value) {
+    (void)stream; (void)value;
+    return accel_i_cu_no_stream("accel_cuda_stream_wait", s);
+}
+ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, uint64_t value) {
+    (void)stream; (void)value;
+    return accel_i_cu_no_stream("accel_cuda_stream_signal", s);
 }
 #endif /* ACCEL_I_CU_NO_LOADER */
 

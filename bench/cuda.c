@@ -50,14 +50,25 @@
         one, + signal + submit + wait | the same batch with both execs direct. Both sides are accel: the
         figure is the cost of CUDA's form of an indirect exec (a host step: the queue drains, the host
         reads the counts, then launches); no target (it costs a device round trip by design)
-    14. queue-ordered memory: a step (fill a 1 MiB scratch, the empty kernel, copy its first word to a
+    14. a chain of kernel -> native step -> kernel on one queue, the native step a 256-byte
+        cuMemcpyDtoDAsync that accel_queue_native's fn enqueues on the stream it gets, 50 (--quick) or
+        200 steps in one batch, then a signal | cuLaunchKernel, cuMemcpyDtoDAsync, cuLaunchKernel per
+        step on one stream, then cuEventRecord; time per step
+                                                            target ratio <= 1.10 (<= 1.15 on the mock)
+        14b: the same chain with the copy from accel_queue_host_call (a host round trip per step) |
+        the native chain: the factor native saves (information, no target)
+    15. a chain of 1024^3 SGEMMs by cuBLAS (libcublas loaded at run time; skipped with the reason where it
+        cannot be loaded or started, e.g. on tests/mock_cuda.c), each a native step + signal + submit |
+        cublasSgemm + cuEventRecord on one stream, time per GEMM                target ratio <= 1.05
+    16. queue-ordered memory: a step (fill a 1 MiB scratch, the empty kernel, copy its first word to a
         pinned HOST buffer, signal, submit, wait) whose scratch comes from accel_queue_alloc and goes
         back with accel_queue_free | the same step with the scratch made once    target ratio <= 1.10
-        14c, for information: the same without the fill (mostly the round trip). 14b: what the alloc
-        and free add to 14c's step (its two sides' difference) | what cuMemAlloc and cuMemFree add to
+        16c, for information: the same without the fill (mostly the round trip). 16b: what the alloc
+        and free add to 16c's step (its two sides' difference) | what cuMemAlloc and cuMemFree add to
         the same step in raw calls (cuLaunchKernel, cuMemcpyDtoHAsync of the word, cuStreamSynchronize;
         the scratch from cuMemAlloc / cuMemFree per step against one made once, run as a pair the same
         way)                                                     target ratio <= 0.10 (10x cheaper)
+   --native runs figures 14 and 15 only (make gpu-check's `native` step).
    Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
    the threads that accel_queue_create started (the queues' workers; on tests/mock_cuda.c also the
    mock's stream threads, which are its "GPU"), and the chains each side's host time to issue a step.
@@ -68,14 +79,14 @@
    Method: the two sides alternate in rounds after a warm-up; each reports its median (figures 9-11:
    bench_pair_run of bench.h, rounds of sample blocks, with the paired ratio). Results are checked
    (copied data, signal values); the bench exits 1 when a check fails, 0 otherwise.
-   cuStreamWaitEvent is not in accel_cuda.h's entry-point table: the bench resolves it through the
-   same loaded driver's cuGetProcAddress. */
+   cuStreamWaitEvent comes from accel_cuda.h's entry-point table (an optional entry). */
 #define _GNU_SOURCE 1
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
 #define ACCEL_CUDA_IMPLEMENTATION
 #include "accel_cuda.h"
 #include "bench/bench.h"
+#include <dlfcn.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -522,22 +533,8 @@ out:
 /* ==== figures 9-11: chains and host set -> GPU wait, through bench_pair_run ==== */
 typedef accel_cu_result (ACCEL_I_CUDAAPI* bench_cu_wait_event_fn)(accel_cu_stream stream, accel_cu_event event, unsigned int flags);
 static bench_cu_wait_event_fn bench_cu_StreamWaitEvent;   /* NULL when the driver lacks it */
-/* cuStreamWaitEvent through the loaded driver's cuGetProcAddress (accel's table does not list it). */
-static void bench_cu_resolve_wait_event(void) {
-    void* gpa = accel_i_dl_sym(accel_i_cu_g.handle, "cuGetProcAddress_v2");
-    void* fn = NULL;
-    int status = 0;
-    if (gpa) {
-        accel_i_cu_gpa2_fn f;
-        memcpy(&f, &gpa, sizeof f);
-        if (f("cuStreamWaitEvent", &fn, 3020, 0, &status) != ACCEL_CU_SUCCESS) fn = NULL;
-    } else if ((gpa = accel_i_dl_sym(accel_i_cu_g.handle, "cuGetProcAddress")) != NULL) {
-        accel_i_cu_gpa1_fn f;
-        memcpy(&f, &gpa, sizeof f);
-        if (f("cuStreamWaitEvent", &fn, 3020, 0) != ACCEL_CU_SUCCESS) fn = NULL;
-    }
-    memcpy(&bench_cu_StreamWaitEvent, &fn, sizeof fn);
-}
+/* cuStreamWaitEvent from accel's driver table (an optional entry: NULL when the driver lacks it). */
+static void bench_cu_resolve_wait_event(void) { bench_cu_StreamWaitEvent = accel_i_cu.StreamWaitEvent; }
 /* accel_queue_create, remembering the threads it started. */
 static accel_queue* bench_queue(bench_cuda* b, accel_queue_type type, bench_threads* watch) {
     bench_threads_snapshot before, after;
@@ -843,7 +840,7 @@ static void bench_gated_pipeline(bench_cuda* b) {
     accel_signal_destroy(f.s[1]);
 }
 
-/* ==== figure 14: queue-ordered memory ==== */
+/* ==== figure 16: queue-ordered memory ==== */
 enum { BENCH_QMEM_BYTES = 1 << 20 };
 typedef struct bench_qmem {
     bench_cuda* b;
@@ -900,8 +897,8 @@ static double bench_qmem_sample(void* ctx, int side) {
     if (m->failed) return 0;
     return m->raw ? bench_qmem_raw(m, side == 0) : bench_qmem_accel(m, side == 0);
 }
-/* 14: the accel step with queue memory | with the scratch made once. 14c: the same without the fill
-   (the step is then mostly the round trip). 14b: what allocating and freeing add to 14c's step (its
+/* 16: the accel step with queue memory | with the scratch made once. 16c: the same without the fill
+   (the step is then mostly the round trip). 16b: what allocating and freeing add to 16c's step (its
    two sides' difference) | what cuMemAlloc + cuMemFree add to the same step in raw calls (the
    difference of the raw pair, run the same way): target <= 0.10, 10x cheaper. */
 static void bench_qmem_figure(bench_cuda* b) {
@@ -924,13 +921,13 @@ static void bench_qmem_figure(bench_cuda* b) {
     }
     if (!m.failed) {
         double extra = p[1].accel - p[1].baseline, raw_extra = p[2].accel - p[2].baseline;
-        bench_row* row = bench_row_add("qmem_step", "14 1 MiB scratch step, queue_alloc", "ns", p[0].accel,
+        bench_row* row = bench_row_add("qmem_step", "16 1 MiB scratch step, queue_alloc", "ns", p[0].accel,
                                        "scratch made once", p[0].baseline, BENCH_TARGET_RATIO, BENCH_LE, 1.10);
         bench_row_extra(row, "paired_ratio", p[0].paired);
-        row = bench_row_add("qmem_tiny_step", "14c same without the fill", "ns", p[1].accel, "scratch made once",
+        row = bench_row_add("qmem_tiny_step", "16c same without the fill", "ns", p[1].accel, "scratch made once",
                             p[1].baseline, BENCH_TARGET_NONE, BENCH_LE, 0);
         bench_row_extra(row, "paired_ratio", p[1].paired);
-        row = bench_row_add("qmem_vs_cumemalloc", "14b 14c's alloc+free, per step", "ns", extra, "cuMemAlloc+cuMemFree",
+        row = bench_row_add("qmem_vs_cumemalloc", "16b 16c's alloc+free, per step", "ns", extra, "cuMemAlloc+cuMemFree",
                             raw_extra, BENCH_TARGET_RATIO, BENCH_LE, 0.10);
         bench_row_extra(row, "raw_step_ns", p[2].accel);
         bench_row_extra(row, "raw_step_once_ns", p[2].baseline);
@@ -944,15 +941,260 @@ out:
     accel_buffer_destroy(m.out);
 }
 
+/* ==== figure 14: a native step between two kernels (accel_queue_native, DESIGN 7.1) ==== */
+/* Each step: the empty kernel, a 256-byte cuMemcpyDtoDAsync that the step enqueues itself, the empty
+   kernel; a sample is one batch of `steps` steps, then a signal (the per-submit cost is figure 9's) |
+   cuLaunchKernel, cuMemcpyDtoDAsync, cuLaunchKernel per step on one stream, then cuEventRecord. 14b: the
+   same chain with the copy from accel_queue_host_call (fn enqueues on the queue's stream once the GPU
+   drained what came before) against the native one. */
+enum { BENCH_NATIVE_BYTES = 256 };
+typedef struct bench_nat {
+    bench_fig f;                     /* steps, failed, issue times, the workers to count */
+    accel_cu_deviceptr dst, src;     /* the copy's words (accel buffers: both sides copy the same) */
+    int pair;                        /* 0: native | raw, 1: host_call | native */
+    accel_signal* s;
+    uint64_t v;
+    accel_cu_event ev;
+    int errors;                      /* copies the driver refused inside fn */
+} bench_nat;
+static void bench_nat_copy(bench_nat* n, accel_cu_stream stream) {
+    if (accel_i_cu.MemcpyDtoDAsync(n->dst, n->src, BENCH_NATIVE_BYTES, stream) != ACCEL_CU_SUCCESS) n->errors++;
+}
+static void bench_nat_native_fn(const accel_native* an, void* user) {
+    bench_nat_copy((bench_nat*)user, (accel_cu_stream)an->cuda_stream);
+}
+static void bench_nat_host_fn(void* user) {   /* a library thread: make the context current first */
+    bench_nat* n = (bench_nat*)user;
+    accel_i_cu.CtxSetCurrent(n->f.b->ctx);
+    bench_nat_copy(n, (accel_cu_stream)accel_cuda_queue_stream(n->f.b->q));
+}
+static void bench_nat_accel(bench_nat* n, bool host_call) {
+    bench_cuda* b = n->f.b;
+    uint64_t t0 = bench_now_ns();
+    for (int i = 0; i < n->f.steps; i++) {
+        accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+        if (host_call) accel_queue_host_call(b->q, bench_nat_host_fn, n);
+        else accel_queue_native(b->q, bench_nat_native_fn, n);
+        accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+    }
+    accel_queue_signal(b->q, n->s, ++n->v);
+    if (!bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit")) { n->f.failed = true; return; }
+    n->f.issue_ns[host_call ? 1 : 0] += (double)(bench_now_ns() - t0);
+    n->f.issued[host_call ? 1 : 0] += (uint64_t)n->f.steps;
+    if (!bench_accel_ok(accel_signal_wait(n->s, n->v, BENCH_WAIT_NS), "accel_signal_wait")) n->f.failed = true;
+}
+static void bench_nat_raw(bench_nat* n) {
+    bench_cuda* b = n->f.b;
+    uint64_t t0 = bench_now_ns();
+    for (int i = 0; i < n->f.steps && !n->f.failed; i++)
+        n->f.failed = !bench_cu_ok(accel_i_cu.LaunchKernel(b->fn, 1, 1, 1, 1, 1, 1, 0, b->stream, NULL, NULL), "cuLaunchKernel") ||
+                      !bench_cu_ok(accel_i_cu.MemcpyDtoDAsync(n->dst, n->src, BENCH_NATIVE_BYTES, b->stream), "cuMemcpyDtoDAsync") ||
+                      !bench_cu_ok(accel_i_cu.LaunchKernel(b->fn, 1, 1, 1, 1, 1, 1, 0, b->stream, NULL, NULL), "cuLaunchKernel");
+    if (!n->f.failed) n->f.failed = !bench_cu_ok(accel_i_cu.EventRecord(n->ev, b->stream), "cuEventRecord");
+    n->f.issue_ns[1] += (double)(bench_now_ns() - t0);
+    n->f.issued[1] += (uint64_t)n->f.steps;
+    if (!n->f.failed && !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize")) n->f.failed = true;
+}
+static double bench_nat_sample(void* ctx, int side) {
+    bench_nat* n = (bench_nat*)ctx;
+    uint64_t t0 = bench_now_ns();
+    if (n->f.failed) return 0;
+    if (n->pair == 0 && side == 1) {
+        accel_i_cu.CtxSetCurrent(n->f.b->ctx);
+        bench_nat_raw(n);
+    } else {
+        bench_nat_accel(n, n->pair == 1 && side == 0);
+    }
+    return (double)(bench_now_ns() - t0) / n->f.steps;
+}
+static void bench_native_chain(bench_cuda* b) {
+    bench_nat n;
+    bench_pair p;
+    accel_buffer *src = NULL, *dst = NULL;
+    uint32_t got[BENCH_NATIVE_BYTES / 4];
+    memset(&n, 0, sizeof n);
+    n.f.b = b;
+    n.f.steps = b->quick ? 50 : 200;
+    n.f.workers = b->accel_workers;
+    n.f.failed = !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = BENCH_NATIVE_BYTES }, &src), "buffer") ||
+                 !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = BENCH_NATIVE_BYTES }, &dst), "buffer") ||
+                 !bench_accel_ok(accel_signal_create(b->dev, 0, &n.s), "signal") ||
+                 !bench_cu_ok(accel_i_cu.EventCreate(&n.ev, ACCEL_CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    if (!n.f.failed) {
+        accel_queue_fill(b->q, src, 0, BENCH_NATIVE_BYTES, 0x5eed5eedu);
+        n.f.failed = !bench_accel_ok(accel_queue_finish(b->q, BENCH_WAIT_NS), "fill");
+        n.src = (accel_cu_deviceptr)accel_cuda_buffer_pointer(src);
+        n.dst = (accel_cu_deviceptr)accel_cuda_buffer_pointer(dst);
+    }
+    if (!n.f.failed) {
+        double target = bench_mock_calls ? 1.15 : 1.10;   /* DESIGN 7.1's targets: the mock, a GPU */
+        bench_pair_run_counted(b->rounds, b->quick ? 3 : 5, bench_nat_sample, &n, &b->workers, bench_fig_count, &p);
+        if (!n.f.failed) bench_fig_row(&n.f, &p, "native_step_chain", "14 kernel->native copy->kernel, /step", "raw stream order", target, &b->workers);
+        memset(n.f.issue_ns, 0, sizeof n.f.issue_ns);
+        memset(n.f.issued, 0, sizeof n.f.issued);
+        n.pair = 1;
+        n.f.steps = b->quick ? 20 : 50;   /* a host round trip per step */
+        if (!n.f.failed) bench_pair_run_counted(b->rounds, b->quick ? 3 : 5, bench_nat_sample, &n, &b->workers, bench_fig_count, &p);
+        if (!n.f.failed) {
+            bench_row* row = bench_row_add("native_vs_host_call", "14b same chain by accel_queue_host_call", "ns", p.accel,
+                                           "accel_queue_native", p.baseline, BENCH_TARGET_NONE, BENCH_LE, 0);
+            bench_row_extra(row, "paired_ratio", p.paired);
+            bench_row_extra(row, "steps", n.f.steps);
+        }
+    }
+    if (n.errors) bench_fail("figure 14: %d copies refused by the driver inside fn", n.errors);
+    if (!n.f.failed && (accel_buffer_read(dst, 0, got, sizeof got) != ACCEL_OK || got[0] != 0x5eed5eedu ||
+                        got[BENCH_NATIVE_BYTES / 4 - 1] != 0x5eed5eedu))
+        bench_fail("figure 14: the copies did not land (%08x)", got[0]);
+    accel_queue_finish(b->q, BENCH_WAIT_NS);
+    if (n.ev) { accel_i_cu.StreamSynchronize(b->stream); accel_i_cu.EventDestroy(n.ev); }
+    accel_signal_destroy(n.s);
+    accel_buffer_destroy(src);
+    accel_buffer_destroy(dst);
+}
+
+/* ==== figure 15: cuBLAS in queue order (libcublas loaded at run time, as examples/native.c does) ==== */
+typedef int (*bench_cublas_create_fn)(void** handle);
+typedef int (*bench_cublas_stream_fn)(void* handle, void* stream);
+typedef int (*bench_cublas_sgemm_fn)(void* handle, int ta, int tb, int m, int n, int k, const float* alpha,
+                                     const float* a, int lda, const float* b, int ldb, const float* beta, float* c,
+                                     int ldc);
+typedef struct bench_gemm {
+    bench_cuda* b;
+    void *handle, *raw_handle;   /* one per side: cublasSetStream may swap a handle's workspace */
+    bench_cublas_stream_fn set_stream;
+    bench_cublas_sgemm_fn sgemm;
+    int (*destroy)(void* handle);
+    accel_cu_deviceptr a, bm, c;
+    int steps, errors;
+    bool failed;
+    accel_signal* s;
+    uint64_t v;
+    accel_cu_event ev;
+} bench_gemm;
+enum { BENCH_GEMM_N = 1024 };
+/* libcublas and a handle in the device's primary context; false (why: the reason) when there is none. */
+static bool bench_cublas_open(bench_gemm* g, char* why, size_t cap) {
+    static const char* const libs[] = { "libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so" };
+    void *lib = NULL, *f[4];
+    bench_cublas_create_fn create;
+    int r;
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0] && !lib; i++) lib = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) { snprintf(why, cap, "no libcublas.so.13/.12/.11 can be loaded"); return false; }
+    f[0] = dlsym(lib, "cublasCreate_v2"); f[1] = dlsym(lib, "cublasSetStream_v2");
+    f[2] = dlsym(lib, "cublasSgemm_v2"); f[3] = dlsym(lib, "cublasDestroy_v2");
+    if (!f[0] || !f[1] || !f[2] || !f[3]) { snprintf(why, cap, "libcublas lacks cublasCreate_v2/SetStream_v2/Sgemm_v2"); return false; }
+    memcpy(&create, &f[0], sizeof create);
+    memcpy(&g->set_stream, &f[1], sizeof f[1]);
+    memcpy(&g->sgemm, &f[2], sizeof f[2]);
+    memcpy(&g->destroy, &f[3], sizeof f[3]);
+    accel_i_cu.CtxSetCurrent(g->b->ctx);
+    if ((r = create(&g->handle)) != 0) g->handle = NULL;
+    else if ((r = create(&g->raw_handle)) != 0) g->raw_handle = NULL;
+    else r = g->set_stream(g->raw_handle, g->b->stream);
+    if (r == 0) return true;
+    if (g->handle) g->destroy(g->handle);
+    if (g->raw_handle) g->destroy(g->raw_handle);
+    g->handle = g->raw_handle = NULL;
+    snprintf(why, cap, "cuBLAS could not start: status %d (its CUDA runtime found no GPU: e.g. the mock driver)", r);
+    return false;
+}
+/* C = A B, column-major, N^3; stream NULL: the raw side's handle, already on the raw stream */
+static void bench_gemm_on(bench_gemm* g, accel_cu_stream stream) {
+    const float one = 1.0f, zero = 0.0f;
+    void* h = stream ? g->handle : g->raw_handle;
+    if ((stream && g->set_stream(h, stream) != 0) ||
+        g->sgemm(h, 0, 0, BENCH_GEMM_N, BENCH_GEMM_N, BENCH_GEMM_N, &one, (const float*)(uintptr_t)g->a, BENCH_GEMM_N,
+                 (const float*)(uintptr_t)g->bm, BENCH_GEMM_N, &zero, (float*)(uintptr_t)g->c, BENCH_GEMM_N) != 0)
+        g->errors++;
+}
+static void bench_gemm_native_fn(const accel_native* n, void* user) {
+    bench_gemm_on((bench_gemm*)user, (accel_cu_stream)n->cuda_stream);
+}
+/* accel: per GEMM a native step, a signal and a submit | the GEMM and an event record on one stream. */
+static double bench_gemm_sample(void* ctx, int side) {
+    bench_gemm* g = (bench_gemm*)ctx;
+    bench_cuda* b = g->b;
+    uint64_t t0 = bench_now_ns();
+    if (g->failed) return 0;
+    for (int i = 0; i < g->steps && !g->failed; i++) {
+        if (side == 0) {
+            accel_queue_native(b->q, bench_gemm_native_fn, g);
+            accel_queue_signal(b->q, g->s, ++g->v);
+            g->failed = !bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit");
+        } else {
+            bench_gemm_on(g, NULL);
+            g->failed = !bench_cu_ok(accel_i_cu.EventRecord(g->ev, b->stream), "cuEventRecord");
+        }
+    }
+    if (side == 0 && !g->failed) g->failed = !bench_accel_ok(accel_signal_wait(g->s, g->v, BENCH_WAIT_NS), "accel_signal_wait");
+    if (side == 1 && !g->failed) g->failed = !bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize");
+    return (double)(bench_now_ns() - t0) / g->steps;
+}
+static void bench_cublas_chain(bench_cuda* b) {
+    bench_gemm g;
+    bench_pair p;
+    accel_buffer *a = NULL, *bm = NULL, *c = NULL;
+    size_t bytes = (size_t)BENCH_GEMM_N * BENCH_GEMM_N * sizeof(float);
+    float one = 1.0f, two = 2.0f, got[2] = { 0, 0 };
+    uint32_t one_bits, two_bits;
+    char why[160];
+    memset(&g, 0, sizeof g);
+    g.b = b;
+    g.steps = b->quick ? 5 : 20;
+    if (!bench_cublas_open(&g, why, sizeof why)) {
+        printf("bench_cuda: figure 15 skipped: %s\n", why);
+        return;
+    }
+    memcpy(&one_bits, &one, 4);
+    memcpy(&two_bits, &two, 4);
+    g.failed = !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = bytes, .label = "A" }, &a), "buffer") ||
+               !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = bytes, .label = "B" }, &bm), "buffer") ||
+               !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = bytes, .label = "C" }, &c), "buffer") ||
+               !bench_accel_ok(accel_signal_create(b->dev, 0, &g.s), "signal") ||
+               !bench_cu_ok(accel_i_cu.EventCreate(&g.ev, ACCEL_CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+    if (!g.failed) {
+        accel_queue_fill(b->q, a, 0, bytes, one_bits);
+        accel_queue_fill(b->q, bm, 0, bytes, two_bits);
+        g.failed = !bench_accel_ok(accel_queue_finish(b->q, BENCH_WAIT_NS), "fill");
+        g.a = (accel_cu_deviceptr)accel_cuda_buffer_pointer(a);
+        g.bm = (accel_cu_deviceptr)accel_cuda_buffer_pointer(bm);
+        g.c = (accel_cu_deviceptr)accel_cuda_buffer_pointer(c);
+    }
+    if (!g.failed) {
+        bench_pair_run(b->rounds, b->quick ? 2 : 5, bench_gemm_sample, &g, &b->workers, &p);
+        if (!g.failed) {
+            bench_row* row = bench_row_add("cublas_sgemm_chain", "15 cuBLAS 1024^3 SGEMM chain, /GEMM", "ns", p.accel,
+                                           "raw stream order", p.baseline, BENCH_TARGET_RATIO, BENCH_LE, 1.05);
+            bench_row_extra(row, "paired_ratio", p.paired);
+            bench_row_extra(row, "steps", g.steps);
+        }
+    }
+    accel_queue_finish(b->q, BENCH_WAIT_NS);
+    if (g.errors) bench_fail("figure 15: cuBLAS refused %d calls", g.errors);
+    if (!g.failed && (accel_buffer_read(c, 0, &got[0], 4) != ACCEL_OK || accel_buffer_read(c, bytes - 4, &got[1], 4) != ACCEL_OK ||
+                      got[0] != 2.0f * BENCH_GEMM_N || got[1] != 2.0f * BENCH_GEMM_N))
+        bench_fail("figure 15: C[0] = %g, C[last] = %g, expected %d", (double)got[0], (double)got[1], 2 * BENCH_GEMM_N);
+    if (g.ev) { accel_i_cu.StreamSynchronize(b->stream); accel_i_cu.EventDestroy(g.ev); }
+    if (g.handle) g.destroy(g.handle);
+    if (g.raw_handle) g.destroy(g.raw_handle);
+    accel_signal_destroy(g.s);
+    accel_buffer_destroy(a);
+    accel_buffer_destroy(bm);
+    accel_buffer_destroy(c);
+}
+
 int main(int argc, char** argv) {
     bench_cuda b;
     accel_device_info info;
     accel_result r;
+    bool native_only = false;   /* --native: figures 14-15 only (make gpu-check's native step) */
     uint64_t start = bench_now_ns();
     memset(&b, 0, sizeof b);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) b.quick = true;
-        else { fprintf(stderr, "usage: %s [--quick]\n", argv[0]); return 2; }
+        else if (strcmp(argv[i], "--native") == 0) native_only = true;
+        else { fprintf(stderr, "usage: %s [--quick] [--native]\n", argv[0]); return 2; }
     }
     b.rounds = b.quick ? 3 : 15;
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a run cut off by a time limit still shows what it printed */
@@ -979,6 +1221,7 @@ int main(int argc, char** argv) {
         !bench_cu_ok(accel_i_cu.ModuleGetFunction(&b.fn, b.module, "empty"), "cuModuleGetFunction") ||
         !bench_cu_ok(accel_i_cu.ModuleGetFunction(&b.fn_const, b.module, "bench_const"), "cuModuleGetFunction"))
         goto done;
+    if (native_only) goto native;
     fprintf(stderr, "bench_cuda: figures 1-2 (launches)\n");
     bench_launch_figures(&b);
     accel_i_cu.CtxSetCurrent(b.ctx);
@@ -1006,8 +1249,15 @@ int main(int argc, char** argv) {
     fprintf(stderr, "bench_cuda: figure 13 (indirect exec)\n");
     bench_indirect(&b);
     accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figure 14 (queue-ordered memory)\n");
+    fprintf(stderr, "bench_cuda: figure 16 (queue-ordered memory)\n");
     bench_qmem_figure(&b);
+native:
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figure 14 (kernel -> native step -> kernel)\n");
+    bench_native_chain(&b);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figure 15 (cuBLAS SGEMM chain in queue order)\n");
+    bench_cublas_chain(&b);
     {
         char heading[256];
         snprintf(heading, sizeof heading, "accel CUDA backend vs raw driver calls on %s (sm_%u)%s, %.1f s", info.name,

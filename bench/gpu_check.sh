@@ -17,11 +17,14 @@
 #      GPU (what accel's "cuda: releases" and host-to-host copy kernel rest on; a table, for the note)
 #   4. compute-sanitizer (memcheck, racecheck, synccheck; SANITIZER_TOOLS picks, SANITIZER_TIMEOUT limits
 #      each program, default 1800 s) over the suite, when installed
-#   5. the examples with the `cuda` argument
+#   5. the examples with the `cuda` argument (examples/native.c: its GEMMs by cuBLAS where libcublas loads)
 #   5b. nccl: examples/nccl_allreduce.c (NCCL all-reduce and cuBLAS GEMM as native steps between accel
 #      kernels, checked on the host; then 20 x 64 MiB all-reduces as native steps vs raw on a stream of
 #      its own: the ratio, target <= 1.05). NCCL (libnccl.so.2) and cuBLAS are loaded at run time
 #      (ACCEL_EXAMPLE_NCCL_LIBRARY, ACCEL_EXAMPLE_CUBLAS_LIBRARY); without NCCL the step says so.
+#   5c. native: bench/cuda.c --native, figures 14 (kernel -> native step -> kernel vs raw stream order)
+#      and 15 (a chain of 1024^3 SGEMMs by cuBLAS in queue order vs raw stream order, target 1.05; it
+#      says "figure 15 skipped" with the reason where libcublas cannot be loaded or started)
 #   6. the benchmark (bench/cuda.c), full run: the table and BENCH lines to paste into the issue note,
 #      and the counts per step (figures 5, 9-12) on both sides: wake-ups of accel's queue workers and
 #      of the caller; driver calls read n/a on a real driver (tests/mock_cuda.c counts them)
@@ -38,8 +41,8 @@
 #
 # Options: --no-build uses the binaries already in build/ (built elsewhere and copied in); --list builds
 # (unless --no-build), prints each step's programs and whether they exist, and exits; step names
-# (suite ring test_cuda recover blocking sanitizer examples nccl bench vulkan) run only those steps, in the
-# order above.
+# (suite ring test_cuda recover blocking sanitizer examples nccl native bench vulkan) run only those steps,
+# in the order above.
 set -u
 cd "$(dirname "$0")/.."
 build=1 list=0 steps=()
@@ -170,6 +173,16 @@ want nccl && for e in "${nccl_bins[@]}"; do
     elif grep -q '^nccl_allreduce: skipped' "$log"; then echo "==== nccl: $(grep -m1 '^nccl_allreduce: skipped' "$log")"
     else ok "$e"; fi
 done
+
+want native && {
+echo "==== native steps: bench_cuda --native (14: kernel -> native step -> kernel; 15: cuBLAS SGEMM chain)"
+if timeout -k 10 300 build/bench_cuda --native 2>&1 | tee "$log"; then
+    why=$(grep -m 1 -o 'figure 15 skipped: .*' "$log")
+    if [[ -n $why ]]; then ok "bench_cuda --native ($why)"; else ok "bench_cuda --native"; fi
+else
+    bad "bench_cuda --native (exit ${PIPESTATUS[0]})"
+fi
+}
 
 want bench && {
 echo "==== bench"

@@ -10,6 +10,7 @@
    module finds its kernels by name in a table of C twins of the CUDA C kernels of tests/kernels.h and
    of the examples, run block by block and thread by thread. The kernel "oob" makes the context fail
    with CUDA_ERROR_ILLEGAL_ADDRESS (sticky), like an out-of-bounds store on a GPU.
+   cuLaunchHostFunc runs its function on the stream's own thread, in stream order, as one operation.
    The driver calls a test makes itself (cuMemAlloc_v2, cuLaunchKernel, ...) are exported by name too.
    Where a real driver makes the host wait for the GPU, so does the mock (measured on an H100 with
    bench/cuda_blocking.c): cuMemFree, cuMemFreeHost and cuModuleUnload wait until every stream is idle,
@@ -136,15 +137,17 @@ static void k_consume(const mock_thread_ctx* t, void* const* b, const uint32_t* 
     uint32_t i = gx(t);
     if (i < c[0]) ((float*)b[0])[i] = ((const float*)b[1])[i] * 0.5f + 1.0f;
 }
+/* tests/mock_nccl.c's cublasSgemm_v2: column-major C = A B, c = { m, n, k, lda, ldb, ldc }, one item per
+   element of C */
 static void k_mock_sgemm(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
     const float *a = (const float*)b[0], *bm = (const float*)b[1];
-    uint32_t i = gx(t), n = c[0], row, col;
+    uint32_t i = gx(t), m = c[0], row, col;
     float sum = 0.0f;
-    if (i >= n * n) return;
-    row = i % n;
-    col = i / n;
-    for (uint32_t k = 0; k < n; k++) sum += a[row + k * n] * bm[k + col * n];
-    ((float*)b[2])[i] = sum;
+    if (i >= m * c[1]) return;
+    row = i % m;
+    col = i / m;
+    for (uint32_t k = 0; k < c[2]; k++) sum += a[row + k * c[3]] * bm[k + col * c[4]];
+    ((float*)b[2])[row + col * c[5]] = sum;
 }
 /* examples/replay.c: one decoder step */
 static void k_decode_mix(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
@@ -158,6 +161,21 @@ static void k_decode_scale(const mock_thread_ctx* t, void* const* b, const uint3
 static void k_decode_reduce(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
     uint32_t i = gx(t);
     if (i < c[1]) atomic_fetch_add((_Atomic uint32_t*)&((uint32_t*)b[1])[c[0]], ((const uint32_t*)b[0])[i]);
+}
+/* examples/native.c: a two-layer MLP's GEMM (C += A*B, row-major; x = column, y = row) and bias + ReLU */
+static void k_mlp_matmul(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t col = gx(t), row = t->bid[1] * t->bdim[1] + t->tid[1];
+    float sum = 0.0f;
+    if (row >= c[0] || col >= c[1]) return;
+    for (uint32_t i = 0; i < c[2]; i++) sum += ((const float*)b[1])[row * c[2] + i] * ((const float*)b[2])[i * c[1] + col];
+    ((float*)b[0])[row * c[1] + col] += sum;
+}
+static void k_mlp_bias_act(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t i = gx(t);
+    float v;
+    if (i >= c[0]) return;
+    v = ((float*)b[0])[i] + ((const float*)b[1])[i % c[1]];
+    ((float*)b[0])[i] = c[2] && v < 0.0f ? 0.0f : v;
 }
 static void k_empty(const mock_thread_ctx* t, void* const* b, const uint32_t* c) { (void)t; (void)b; (void)c; }
 static void k_copy_bytes(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {   /* accel's host-to-host copies */
@@ -173,12 +191,13 @@ static const mock_kernel mock_kernels[] = {
     { "copy_u32", 2, 1, k_copy_u32 }, { "group_ids", 1, 3, k_group_ids }, { "slow", 1, 3, k_slow },
     { "probe", 1, 1, k_probe }, { "set_counts", 1, 4, k_set_counts }, { "crunch", 2, 3, k_crunch }, { "simulate", 3, 1, k_simulate },
     { "empty", 0, 0, k_empty }, { "oob", 1, 0, k_oob }, { "accel_i_copy", 2, 1, k_copy_bytes }, { "bench_const", 0, 1, k_empty },
-    { "produce", 1, 2, k_produce }, { "consume", 2, 1, k_consume }, { "mock_sgemm", 3, 1, k_mock_sgemm },
+    { "produce", 1, 2, k_produce }, { "consume", 2, 1, k_consume }, { "mock_sgemm", 3, 6, k_mock_sgemm },
     { "decode_mix", 2, 2, k_decode_mix }, { "decode_scale", 2, 1, k_decode_scale }, { "decode_reduce", 2, 2, k_decode_reduce },
+    { "mlp_matmul", 3, 3, k_mlp_matmul }, { "mlp_bias_act", 2, 3, k_mlp_bias_act },
 };
 
 /* ==== streams: a worker thread running operations in order ==== */
-typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_EVENT, OP_WAIT_EVENT } op_kind;
+typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_EVENT, OP_WAIT_EVENT, OP_HOST } op_kind;
 typedef struct mock_event { atomic_ullong recorded, completed, at_ns; } mock_event;   /* at_ns: when it last completed */
 typedef struct op {
     struct op* next;
@@ -186,6 +205,7 @@ typedef struct op {
     void* dst; const void* src; size_t n; uint32_t value; uint64_t v64;
     const mock_kernel* k; uint32_t grid[3], block[3]; void* bufs[64]; uint32_t consts[64];
     mock_event* ev; unsigned long long ev_gen;
+    void (*host_fn)(void* user); void* host_user;   /* OP_HOST */
 } op;
 typedef struct mock_stream {
     pthread_mutex_t lock; pthread_cond_t cond, idle, room;
@@ -240,6 +260,7 @@ static void run_op(op* o) {
     case OP_WAIT_EVENT:   /* the event's record that was the latest when the wait was enqueued */
         while (atomic_load(&o->ev->completed) < o->ev_gen && !atomic_load(&mock_sticky)) sched_yield();
         break;
+    case OP_HOST: o->host_fn(o->host_user); break;   /* cuLaunchHostFunc: on the stream's thread, in order */
     }
 }
 static void* stream_main(void* arg) {
@@ -655,6 +676,15 @@ static CUresult mStreamWaitValue64(mock_stream* s, dptr_t a, uint64_t v, unsigne
     return push(s, o);
 }
 
+/* cuLaunchHostFunc: the function runs on a host thread once the work before it completed, and the
+   work after it waits for it to return (here: the stream's own thread, as one operation). */
+static CUresult mLaunchHostFunc(mock_stream* s, void (*fn)(void*), void* user) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    op* o = new_op(OP_HOST);
+    if (!o) return 2;
+    o->host_fn = fn; o->host_user = user;
+    return push(s, o);
+}
 static CUresult mStreamSynchronize(mock_stream* s) { MOCK_COUNT(MOCK_CALL_SYNC); return stream_sync(s); }
 static CUresult mEventRecord(mock_event* e, mock_stream* s) {
     MOCK_COUNT(MOCK_CALL_EVENT);
@@ -841,6 +871,7 @@ static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuEventQuery", (void*)mEventQuery }, { "cuEventSynchronize", (void*)mEventSynchronize },
     { "cuEventElapsedTime", (void*)mEventElapsedTime }, { "cuStreamWriteValue64", (void*)mStreamWriteValue64 },
     { "cuStreamWaitValue64", (void*)mStreamWaitValue64 }, { "cuStreamWaitEvent", (void*)mStreamWaitEvent },
+    { "cuLaunchHostFunc", (void*)mLaunchHostFunc },
 };
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status);
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status) {

@@ -6,9 +6,10 @@
    and ACCEL_EXAMPLE_CUBLAS_LIBRARY=build/mock/libnccl_mock.so,
    beside ACCEL_CUDA_LIBRARY=build/mock/libcuda_mock.so, whose calls it makes (looked up through the mock
    driver's cuGetProcAddress_v2). One rank only: the all-reduce of one rank is a copy, enqueued on the
-   stream like NCCL's kernel; cublasSgemm_v2 (no transposes, alpha 1, beta 0, square) launches the mock's
-   "mock_sgemm" kernel on the stream set by cublasSetStream_v2. Anything else returns an error. It proves
-   nothing about NCCL or cuBLAS: only that the example puts them in queue order. */
+   stream like NCCL's kernel; cublasSgemm_v2 (column-major, no transposes, alpha 1, beta 0) launches the
+   mock's "mock_sgemm" kernel on the stream set by cublasSetStream_v2 (examples/native.c's rectangular
+   GEMMs too). Anything else returns an error. It proves nothing about NCCL or cuBLAS: only that the
+   examples put them in queue order. */
 #define _GNU_SOURCE 1
 #include <dlfcn.h>
 #include <stdint.h>
@@ -78,7 +79,7 @@ MOCK_API int ncclCommDestroy(mock_comm* comm) { free(comm); return 0; }
 MOCK_API const char* ncclGetErrorString(int result);
 MOCK_API const char* ncclGetErrorString(int result) { return result ? "mock NCCL error" : "no error"; }
 
-/* ==== cuBLAS: one GEMM shape ==== */
+/* ==== cuBLAS: SGEMM without transposes, alpha 1, beta 0 ==== */
 typedef struct mock_blas { void* module; void* sgemm; void* stream; } mock_blas;
 MOCK_API int cublasCreate_v2(mock_blas** handle);
 MOCK_API int cublasCreate_v2(mock_blas** handle) {
@@ -107,11 +108,11 @@ MOCK_API int cublasSgemm_v2(mock_blas* h, int transa, int transb, int m, int n, 
                             const float* a, int lda, const float* b, int ldb, const float* beta, float* c,
                             int ldc) {
     uint64_t pa = (uint64_t)(uintptr_t)a, pb = (uint64_t)(uintptr_t)b, pc = (uint64_t)(uintptr_t)c;
-    uint32_t dim = (uint32_t)m;
-    void* params[4] = { &pa, &pb, &pc, &dim };
-    if (transa || transb || m != n || n != k || lda != m || ldb != m || ldc != m || *alpha != 1.0f ||
+    uint32_t dims[6] = { (uint32_t)m, (uint32_t)n, (uint32_t)k, (uint32_t)lda, (uint32_t)ldb, (uint32_t)ldc };
+    void* params[9] = { &pa, &pb, &pc, &dims[0], &dims[1], &dims[2], &dims[3], &dims[4], &dims[5] };
+    if (transa || transb || m <= 0 || n <= 0 || k <= 0 || lda < m || ldb < k || ldc < m || *alpha != 1.0f ||
         *beta != 0.0f)
         return 7;                                                    /* CUBLAS_STATUS_INVALID_VALUE */
-    int rc = drv_launch(h->sgemm, (dim * dim + 255) / 256, 1, 1, 256, 1, 1, 0, h->stream, params, NULL);
+    int rc = drv_launch(h->sgemm, (dims[0] * dims[1] + 255) / 256, 1, 1, 256, 1, 1, 0, h->stream, params, NULL);
     return rc ? 13 : 0;                                              /* CUBLAS_STATUS_EXECUTION_FAILED */
 }

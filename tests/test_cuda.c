@@ -4,6 +4,9 @@
    accel_device_create_any falling back to the CPU. On a machine with a driver the suite itself runs on
    CUDA (ACCEL_TEST_BACKEND=cuda); these tests force the unavailable paths with the library override.
    Tests that need the CUDA toolkit's files (the stub libcuda, NVRTC) skip when they are absent. */
+#if defined(__linux__)
+#  define _POSIX_C_SOURCE 200809L   /* setenv, unsetenv (the foreign-stream tests' ring mode) */
+#endif
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
 #ifndef ACCEL_TEST_HAVE_CUDA
@@ -513,6 +516,334 @@ TEST(gpu_mirror_write_never_leaves_a_host_raise_lowered) {
 #endif
 }
 
+/* A queue lists its GPU waits on host-raised values (mirror words) until it knows them released, and
+   holds back work once 256 operations wait behind the oldest (its "stream full"). A signal destroyed
+   after such a wait gives its mirror word to the next signal, which starts lower: the listed wait must
+   still count as released (the queue passed it), or the queue holds back its work for ever (seen in
+   bench/cuda.c: figure 13's signal took figure 12's gate's word). */
+TEST(gate_on_a_reused_mirror_word_is_released) {
+#if !defined(ACCEL_I_CU_NO_LOADER)
+    accel_device* dev = test_cuda_device();
+    accel_queue* q;
+    accel_signal *gate, *a, *s2;
+    accel_buffer* work;
+    const accel_i_a64* word;
+    if (!dev) SKIP("no CUDA device here");
+    if (!accel_i_cu_dev(dev)->memops) { accel_device_destroy(dev); SKIP("no stream memory operations: no GPU waits"); }
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));   /* first: the lowest free mirror word */
+    REQUIRE_OK(accel_signal_create(dev, 0, &a));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
+    word = ((accel_i_cu_signal*)gate)->mirror.host;
+    accel_queue_wait(q, gate, 5);                       /* a GPU wait on the mirror, listed */
+    accel_queue_fill(q, work, 0, 256, 1);
+    accel_queue_signal(q, a, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_set(gate, 5));
+    CHECK_OK(accel_queue_finish(q, 10000000000ull));
+    accel_signal_destroy(gate);
+    REQUIRE_OK(accel_signal_create(dev, 0, &s2));
+    REQUIRE(((accel_i_cu_signal*)s2)->mirror.host == word);   /* the word came back, now at 0 */
+    atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 1u);     /* the queue never looks idle meanwhile */
+    for (uint64_t i = 2; i <= 200; i++) {                     /* 600 operations behind the old wait */
+        accel_queue_fill(q, work, 0, 256, (uint32_t)i);
+        accel_queue_fill(q, work, 0, 256, (uint32_t)i + 1);
+        accel_queue_signal(q, a, i);
+        CHECK_OK(accel_queue_submit(q));
+    }
+    atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 0u);
+    CHECK_OK(accel_signal_wait(a, 200, 10000000000ull));
+    CHECK_EQ_U64(accel_signal_value(s2), 0u);
+    if (accel_signal_value(a) != 200) accel_signal_set(s2, 5);   /* unstick it, so that teardown returns */
+    accel_device_destroy(dev);
+#else
+    SKIP("no dynamic loading in this build");
+#endif
+}
+
+/* ==== foreign streams: accel_cuda_stream_wait / _signal on streams accel does not own ==== */
+#if TEST_CUDA_LOADER
+/* The driver calls a framework would make on its own stream, looked up like any library does. */
+typedef struct test_raw_stream {
+    int (*CtxSetCurrent)(void* ctx);
+    int (*StreamCreate)(void** stream, unsigned flags);
+    int (*StreamDestroy)(void* stream);
+    int (*StreamSynchronize)(void* stream);
+    int (*MemsetD32Async)(uint64_t dptr, unsigned value, size_t n, void* stream);
+} test_raw_stream;
+static bool test_raw_sym(int (*get)(const char*, void**, int, unsigned long long, int*), const char* name,
+                         int version, void* fn_ptr) {
+    void* sym = NULL;
+    int status = 0;
+    if (get(name, &sym, version, 0, &status) != 0 || !sym) return false;
+    memcpy(fn_ptr, &sym, sizeof sym);
+    return true;
+}
+static bool test_raw_stream_open(test_raw_stream* c) {
+    const char* path = getenv("ACCEL_CUDA_LIBRARY");
+    void* lib = dlopen(path && path[0] ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    void* sym = lib ? dlsym(lib, "cuGetProcAddress_v2") : NULL;
+    int (*get)(const char*, void**, int, unsigned long long, int*);
+    memset(c, 0, sizeof *c);
+    if (!sym) return false;
+    memcpy(&get, &sym, sizeof sym);
+    return test_raw_sym(get, "cuCtxSetCurrent", 4000, &c->CtxSetCurrent) &&
+           test_raw_sym(get, "cuStreamCreate", 2000, &c->StreamCreate) &&
+           test_raw_sym(get, "cuStreamDestroy", 4000, &c->StreamDestroy) &&
+           test_raw_sym(get, "cuStreamSynchronize", 2000, &c->StreamSynchronize) &&
+           test_raw_sym(get, "cuMemsetD32Async", 3020, &c->MemsetD32Async);
+}
+/* A CUDA device in one signal-point mode (ring: the event ring, as ACCEL_CUDA_NO_MEMOPS=1 asks) and a
+   stream of the caller's own on it; NULL when there is no driver. */
+static accel_device* test_foreign_setup(test_raw_stream* c, bool ring, void** stream) {
+    accel_device* dev;
+    *stream = NULL;
+    if (!test_raw_stream_open(c)) return NULL;
+    if (ring) setenv("ACCEL_CUDA_NO_MEMOPS", "1", 1);
+    dev = test_cuda_device();
+    if (ring) unsetenv("ACCEL_CUDA_NO_MEMOPS");
+    if (!dev) return NULL;
+    if (c->CtxSetCurrent(accel_cuda_device_context(dev)) != 0 || c->StreamCreate(stream, 1) != 0) {
+        accel_device_destroy(dev);
+        return NULL;
+    }
+    return dev;
+}
+static void test_foreign_teardown(test_raw_stream* c, accel_device* dev, void* stream) {
+    CHECK_EQ_INT(c->StreamSynchronize(stream), 0);
+    CHECK_EQ_INT(c->StreamDestroy(stream), 0);
+    accel_device_destroy(dev);
+}
+static void test_spin_ms(uint32_t ms) {
+    for (uint64_t t0 = test_now_ns(); test_now_ns() - t0 < ms * 1000000ull;) accel_i_yield();
+}
+/* A foreign stream waits for a value nothing has promised yet; its fill must not land before the host
+   sets the signal, and must land after. A buffer destroyed meanwhile must not make the host wait for
+   the stream (a release that waits for the whole device would wait for ever: the wait holds it back).
+   Also: the argument errors, and a reached value (nothing to wait for). */
+static void test_foreign_wait_host_set(bool ring) {
+    test_raw_stream c;
+    void* f;
+    accel_device* dev = test_foreign_setup(&c, ring, &f);
+    accel_device* cpu = NULL;
+    accel_signal *s, *cs, *reached;
+    accel_buffer *out, *spare;
+    volatile uint32_t* seen;
+    if (!dev) SKIP("no CUDA device (or no cuGetProcAddress_v2) here");
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(accel_signal_create(dev, 3, &reached));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_HOST, &out));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &spare));
+    REQUIRE_OK(accel_device_create(&(accel_device_desc){ .logger = test_logger() }, &cpu));
+    REQUIRE_OK(accel_signal_create(cpu, 0, &cs));
+    REQUIRE((seen = (volatile uint32_t*)accel_buffer_map(out)) != NULL);
+    seen[0] = 0;
+    test_log_reset();
+    CHECK_RESULT(accel_cuda_stream_wait(NULL, s, 1), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_log_contains("accel_cuda_stream_wait: stream is NULL"));
+    CHECK_RESULT(accel_cuda_stream_wait(f, NULL, 1), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK_RESULT(accel_cuda_stream_signal(f, cs, 1), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_log_contains("is not a CUDA signal"));
+    CHECK_RESULT(accel_cuda_stream_wait(f, cs, 1), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK_RESULT(accel_cuda_stream_signal(f, s, ACCEL_SIGNAL_MAX + 1), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_log_contains("above ACCEL_SIGNAL_MAX"));
+    CHECK_OK(accel_cuda_stream_wait(f, reached, 2));    /* already there */
+    CHECK_OK(accel_cuda_stream_signal(f, reached, 1));  /* lower: nothing changes */
+    CHECK_OK(accel_cuda_stream_wait(f, s, 1));
+    CHECK_EQ_INT(c.MemsetD32Async(accel_cuda_buffer_pointer(out), 7u, 64, f), 0);
+    accel_buffer_destroy(spare);   /* its cuMemFree waits for an idle device: held back, not here */
+    test_spin_ms(20);
+    CHECK_EQ_U64(seen[0], 0u);     /* the stream still waits */
+    CHECK_OK(accel_signal_set(s, 1));
+    CHECK_EQ_INT(c.StreamSynchronize(f), 0);
+    CHECK_EQ_U64(seen[0], 7u);
+    CHECK_EQ_U64(seen[63], 7u);
+    CHECK_EQ_U64(accel_signal_value(reached), 3u);
+    accel_device_destroy(cpu);
+    test_foreign_teardown(&c, dev, f);
+}
+/* A foreign stream's work, then a raise of s, which an accel queue waits for (on the GPU where it can):
+   the queue must see the stream's fill (release/acquire through s), and host waiters must wake. */
+static void test_foreign_signal_releases_queue(bool ring) {
+    test_raw_stream c;
+    void* f;
+    accel_device* dev = test_foreign_setup(&c, ring, &f);
+    accel_queue* q;
+    accel_signal *s, *done;
+    accel_buffer *work, *out;
+    uint32_t got[64];
+    if (!dev) SKIP("no CUDA device (or no cuGetProcAddress_v2) here");
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &out));
+    accel_queue_wait(q, s, 2);                 /* nothing promised 2 yet: the GPU watches the mirror */
+    accel_queue_copy(q, out, 0, work, 0, 256);
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    test_spin_ms(5);
+    CHECK_EQ_INT(c.MemsetD32Async(accel_cuda_buffer_pointer(work), 9u, 64, f), 0);
+    CHECK_OK(accel_cuda_stream_signal(f, s, 2));
+    CHECK_OK(accel_signal_wait(s, 2, 10000000000ull));
+    CHECK_OK(accel_signal_wait(done, 1, 10000000000ull));
+    CHECK_OK(accel_buffer_read(out, 0, got, sizeof got));
+    CHECK_EQ_U64(got[0], 9u);
+    CHECK_EQ_U64(got[63], 9u);
+    CHECK_EQ_U64(accel_signal_value(s), 2u);
+    CHECK_OK(accel_cuda_stream_signal(f, s, 1));   /* below: nothing changes */
+    {   /* destroyed before the stream gets there: the host function keeps it alive (ASan: no use after free) */
+        accel_signal* gone;
+        REQUIRE_OK(accel_signal_create(dev, 0, &gone));
+        CHECK_OK(accel_cuda_stream_wait(f, s, 3));      /* holds the stream until the set below */
+        CHECK_OK(accel_cuda_stream_signal(f, gone, 1));
+        accel_signal_destroy(gone);
+        CHECK_OK(accel_signal_set(s, 3));
+    }
+    CHECK_EQ_INT(c.StreamSynchronize(f), 0);
+    CHECK_EQ_U64(accel_signal_value(s), 3u);
+    test_foreign_teardown(&c, dev, f);
+}
+/* A failure releases a foreign stream that waits on the signal (DESIGN 6.1: a failed signal never
+   leaves a device waiting for ever); waits and raises on a failed signal enqueue nothing. */
+static void test_foreign_failure_releases_wait(bool ring) {
+    test_raw_stream c;
+    void* f;
+    accel_device* dev = test_foreign_setup(&c, ring, &f);
+    accel_signal* s;
+    accel_buffer* out;
+    volatile uint32_t* seen;
+    if (!dev) SKIP("no CUDA device (or no cuGetProcAddress_v2) here");
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_HOST, &out));
+    REQUIRE((seen = (volatile uint32_t*)accel_buffer_map(out)) != NULL);
+    seen[0] = 0;
+    CHECK_OK(accel_cuda_stream_wait(f, s, 5));
+    CHECK_EQ_INT(c.MemsetD32Async(accel_cuda_buffer_pointer(out), 4u, 64, f), 0);
+    test_spin_ms(10);
+    CHECK_EQ_U64(seen[0], 0u);
+    CHECK_OK(accel_signal_fail(s, ACCEL_ERROR_BACKEND));
+    CHECK_EQ_INT(c.StreamSynchronize(f), 0);   /* released: it does not hang */
+    CHECK_EQ_U64(seen[0], 4u);
+    CHECK_RESULT(accel_cuda_stream_wait(f, s, 6), ACCEL_ERROR_SIGNAL_FAILED);
+    CHECK_RESULT(accel_cuda_stream_signal(f, s, 6), ACCEL_ERROR_SIGNAL_FAILED);
+    CHECK_RESULT(accel_signal_wait(s, 1, 0), ACCEL_ERROR_SIGNAL_FAILED);
+    test_foreign_teardown(&c, dev, f);
+}
+/* A foreign stream waits for a value an accel queue's signal point promised (GPU to GPU with stream
+   memory operations: the queue's progress word), and raises another signal that a second accel queue
+   waits for: the chain of the examples/native.c foreign-stream part. */
+static void test_foreign_between_queues(bool ring) {
+    test_raw_stream c;
+    void* f;
+    accel_device* dev = test_foreign_setup(&c, ring, &f);
+    accel_queue *p, *q;
+    accel_signal *a, *b, *gate, *done;
+    accel_buffer *work, *out;
+    uint32_t got[64];
+    if (!dev) SKIP("no CUDA device (or no cuGetProcAddress_v2) here");
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &p));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &a));
+    REQUIRE_OK(accel_signal_create(dev, 0, &b));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &out));
+    accel_queue_wait(p, gate, 1);
+    accel_queue_fill(p, work, 0, 256, 3);
+    accel_queue_signal(p, a, 1);
+    CHECK_OK(accel_queue_submit(p));
+    CHECK_OK(accel_cuda_stream_wait(f, a, 1));
+    CHECK_EQ_INT(c.MemsetD32Async(accel_cuda_buffer_pointer(work) + 128, 8u, 32, f), 0);
+    CHECK_OK(accel_cuda_stream_signal(f, b, 1));
+    accel_queue_wait(q, b, 1);
+    accel_queue_copy(q, out, 0, work, 0, 256);
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    test_spin_ms(5);
+    CHECK_EQ_U64(accel_signal_value(b), 0u);   /* the chain waits for the gate */
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_signal_wait(done, 1, 10000000000ull));
+    CHECK_OK(accel_buffer_read(out, 0, got, sizeof got));
+    CHECK_EQ_U64(got[0], 3u);
+    CHECK_EQ_U64(got[31], 3u);
+    CHECK_EQ_U64(got[32], 8u);
+    CHECK_EQ_U64(got[63], 8u);
+    test_foreign_teardown(&c, dev, f);
+}
+/* A foreign stream waits for a value a queue's point promised: GPU to GPU (the queue's progress word;
+   in the event-ring mode the point's event), so it goes on with the queue's points applied by no one
+   (its reap lock held here). */
+static void test_foreign_wait_gpu_to_gpu(bool ring) {
+    test_raw_stream c;
+    void* f;
+    accel_device* dev = test_foreign_setup(&c, ring, &f);
+    accel_queue* q;
+    accel_signal* a;
+    accel_buffer *work, *out;
+    volatile uint32_t* seen;
+    if (!dev) SKIP("no CUDA device (or no cuGetProcAddress_v2) here");
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &a));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_HOST, &out));
+    REQUIRE((seen = (volatile uint32_t*)accel_buffer_map(out)) != NULL);
+    seen[0] = 0;
+    atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 1u);   /* from here no thread applies q's points */
+    accel_queue_fill(q, work, 0, 256, 1);
+    accel_queue_signal(q, a, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_cuda_stream_wait(f, a, 1));
+    CHECK_EQ_INT(c.MemsetD32Async(accel_cuda_buffer_pointer(out), 6u, 64, f), 0);
+    CHECK(test_cuda_lands(seen, 6u));
+    CHECK_EQ_U64(accel_signal_value(a), 0u);   /* q's point was not applied: the stream went on its word */
+    atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 0u);
+    CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
+    test_foreign_teardown(&c, dev, f);
+}
+#endif
+TEST(foreign_stream_waits_for_a_host_set) {
+#if TEST_CUDA_LOADER
+    test_foreign_wait_host_set(false);
+    test_foreign_wait_host_set(true);
+#else
+    SKIP("no dlopen of the driver in this build");
+#endif
+}
+TEST(foreign_stream_waits_on_the_gpu_for_a_queue) {
+#if TEST_CUDA_LOADER
+    test_foreign_wait_gpu_to_gpu(false);
+    test_foreign_wait_gpu_to_gpu(true);
+#else
+    SKIP("no dlopen of the driver in this build");
+#endif
+}
+TEST(foreign_stream_signal_releases_an_accel_queue) {
+#if TEST_CUDA_LOADER
+    test_foreign_signal_releases_queue(false);
+    test_foreign_signal_releases_queue(true);
+#else
+    SKIP("no dlopen of the driver in this build");
+#endif
+}
+TEST(failed_signal_releases_a_foreign_wait) {
+#if TEST_CUDA_LOADER
+    test_foreign_failure_releases_wait(false);
+    test_foreign_failure_releases_wait(true);
+#else
+    SKIP("no dlopen of the driver in this build");
+#endif
+}
+TEST(foreign_stream_between_two_queues) {
+#if TEST_CUDA_LOADER
+    test_foreign_between_queues(false);
+    test_foreign_between_queues(true);
+#else
+    SKIP("no dlopen of the driver in this build");
+#endif
+}
+
 /* An out-of-bounds store: the device is lost, the pending signal fails, waits return (no hang), every
    later call says DEVICE_LOST. Runs last: a lost primary context stays broken in this process. */
 TEST(out_of_bounds_kernel_loses_the_device) {
@@ -589,6 +920,12 @@ int main(int argc, char** argv) {
     RUN(gated_hop_is_released_on_the_gpu);
     RUN(wait_before_its_promise_is_released_on_the_gpu);
     RUN(gpu_mirror_write_never_leaves_a_host_raise_lowered);
+    RUN(gate_on_a_reused_mirror_word_is_released);
+    RUN(foreign_stream_waits_for_a_host_set);
+    RUN(foreign_stream_waits_on_the_gpu_for_a_queue);
+    RUN(foreign_stream_signal_releases_an_accel_queue);
+    RUN(failed_signal_releases_a_foreign_wait);
+    RUN(foreign_stream_between_two_queues);
     RUN(out_of_bounds_kernel_loses_the_device);
     return test_end();
 }
