@@ -753,6 +753,9 @@ static accel_result accel_i_vk_lib_open(const accel_logger* lg, PFN_vkGetInstanc
 typedef struct accel_i_vk_hwq {
     VkQueue queue; uint32_t family; accel_i_mutex lock; uint32_t users; bool owned;
     uint32_t stamp_bits;          /* the family's timestampValidBits (0: no timestamps on it) */
+    /* vulkan: semaphore retirement (submit_lock): the flush timeline and the value of the last flush */
+    VkSemaphore flush;
+    uint64_t flush_to;
 } accel_i_vk_hwq;
 
 typedef struct accel_i_vk_device {
@@ -786,6 +789,10 @@ typedef struct accel_i_vk_device {
     VkSemaphore* late_sems;       /* destroyed signals' semaphores with a host raise still pending on a
                                      VkQueue */
     uint32_t nlate, late_cap;     /* (submit_lock): destroyed after vkDeviceWaitIdle at device destroy */
+    /* semaphores waiting to be destroyed (see vulkan: semaphore retirement; submit_lock): the first
+       nflushing are covered by the flush in flight */
+    VkSemaphore* retired;
+    uint32_t nretired, retired_cap, nflushing;
     /* timestamps (see "Timestamps"): ticks to ns, and how device ticks meet the host clock */
     double stamp_period;          /* timestampPeriod: ns per tick */
     /* buffers' memory (see "vulkan: memory blocks"; mem_lock) */
@@ -1101,6 +1108,86 @@ static bool accel_i_vk_sem_late(accel_i_vk_device* dev, VkSemaphore sem) {
     accel_i_mutex_unlock(&dev->submit_lock);
     return kept;
 }
+/* ==== vulkan: semaphore retirement ====
+   A semaphore that went into a submission is not destroyed when accel is done with it, but retired and
+   destroyed one step later. Mesa's threaded queues (lavapipe) signal a submission's semaphores before
+   their submit thread releases the submission's timeline points, so a value observed does not prove
+   the driver is done with every semaphore of that submission: destroying one then is a use after free
+   in the driver's thread (seen as a crash in lavapipe's queue thread at device destroy, where the
+   memory had been reused). A VkQueue runs its submissions in order, one after the other, so once an
+   empty submission made after the retire (a flush: it signals the VkQueue's flush timeline) has
+   signalled on every VkQueue, the driver is done with the semaphores retired before it. A flush starts
+   once ACCEL_I_VK_RETIRE_BATCH wait; each retire checks the one in flight without blocking; device
+   destroy and recover end with a flush waited for. */
+#define ACCEL_I_VK_RETIRE_BATCH 16u
+static VkResult accel_i_vk_submit_signal(accel_i_vk_device* dev, accel_i_vk_hwq* hwq, VkCommandBuffer cb,
+                                         VkSemaphore sem, uint64_t value);
+static bool accel_i_vk_flush_start(accel_i_vk_device* dev) {
+    for (uint32_t i = 0; i < dev->hwq_inited; i++) {
+        accel_i_vk_hwq* h = &dev->hwq[i];
+        if (!h->flush && accel_i_vk_timeline(dev, 0, &h->flush) != VK_SUCCESS) return false;
+        if (accel_i_vk_submit_signal(dev, h, VK_NULL_HANDLE, h->flush, h->flush_to + 1) != VK_SUCCESS)
+            return false;
+        h->flush_to++;
+    }
+    return true;
+}
+static bool accel_i_vk_flush_done(accel_i_vk_device* dev) {
+    for (uint32_t i = 0; i < dev->hwq_inited; i++) {
+        const accel_i_vk_hwq* h = &dev->hwq[i];
+        if (h->flush && accel_i_vk_counter(dev, h->flush) < h->flush_to) return false;
+    }
+    return true;
+}
+/* Destroys the first n retired semaphores (submit_lock held). */
+static void accel_i_vk_retired_destroy(accel_i_vk_device* dev, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) dev->vk.DestroySemaphore(dev->device, dev->retired[i], NULL);
+    memmove(dev->retired, dev->retired + n, (size_t)(dev->nretired - n) * sizeof *dev->retired);
+    dev->nretired -= n;
+    dev->nflushing = 0;
+}
+/* Retires sem (see above; submit_lock held); destroys it at once when out of host memory for the
+   list, after waiting for its device to be idle. */
+static void accel_i_vk_sem_retire_locked(accel_i_vk_device* dev, VkSemaphore sem) {
+    if (dev->nretired == dev->retired_cap) {
+        uint32_t cap = dev->retired_cap ? dev->retired_cap * 2u : 32u;
+        VkSemaphore* m = (VkSemaphore*)accel_i_dev_alloc(&dev->base, (size_t)cap * sizeof *m);
+        if (!m) {
+            dev->vk.DeviceWaitIdle(dev->device);
+            dev->vk.DestroySemaphore(dev->device, sem, NULL);
+            return;
+        }
+        if (dev->nretired) memcpy(m, dev->retired, (size_t)dev->nretired * sizeof *m);
+        if (dev->retired) accel_i_dev_free(&dev->base, dev->retired, (size_t)dev->retired_cap * sizeof *m);
+        dev->retired = m;
+        dev->retired_cap = cap;
+    }
+    dev->retired[dev->nretired++] = sem;
+    if (dev->nflushing && accel_i_vk_flush_done(dev)) accel_i_vk_retired_destroy(dev, dev->nflushing);
+    if (!dev->nflushing && dev->nretired >= ACCEL_I_VK_RETIRE_BATCH && !accel_i_lost(&dev->base) &&
+        accel_i_vk_flush_start(dev))
+        dev->nflushing = dev->nretired;
+}
+static void accel_i_vk_sem_retire(accel_i_vk_device* dev, VkSemaphore sem) {
+    accel_i_mutex_lock(&dev->submit_lock);
+    accel_i_vk_sem_retire_locked(dev, sem);
+    accel_i_mutex_unlock(&dev->submit_lock);
+}
+/* Device destroy and recover (the device idle, submit_lock held, no VkQueue's lock): a last flush,
+   waited for, then every retired semaphore and the flush timelines go. */
+static void accel_i_vk_retired_free_locked(accel_i_vk_device* dev) {
+    if (!accel_i_lost(&dev->base) && accel_i_vk_flush_start(dev))
+        for (uint32_t i = 0; i < dev->hwq_inited; i++)
+            accel_i_vk_wait_sem(dev, dev->hwq[i].flush, dev->hwq[i].flush_to, 1000000000u);
+    dev->nflushing = 0;
+    accel_i_vk_retired_destroy(dev, dev->nretired);
+    for (uint32_t i = 0; i < dev->hwq_inited; i++) {
+        if (dev->hwq[i].flush) dev->vk.DestroySemaphore(dev->device, dev->hwq[i].flush, NULL);
+        dev->hwq[i].flush = VK_NULL_HANDLE;
+        dev->hwq[i].flush_to = 0;
+    }
+}
+
 static void accel_i_vk_signal_free(accel_signal* base) {
     accel_i_vk_signal* s = (accel_i_vk_signal*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
@@ -1112,7 +1199,7 @@ static void accel_i_vk_signal_free(accel_signal* base) {
     bool pending = s->sem && !accel_i_lost(&dev->base) && accel_i_vk_counter(dev, s->sem) < hi;
     if (pending && s->owned && !accel_i_vk_sem_late(dev, s->sem))
         accel_i_vk_wait_sem(dev, s->sem, hi, UINT64_MAX);
-    else if (s->owned && !pending && s->sem) dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
+    else if (s->owned && !pending && s->sem) accel_i_vk_sem_retire(dev, s->sem);
     accel_i_event_destroy(&s->host);
     accel_i_dev_free(&dev->base, s, sizeof *s);
 }
@@ -3858,7 +3945,7 @@ static void accel_i_vk_queue_release(accel_i_vk_queue* q) {
         accel_i_dev_free(d, e, sizeof *e);
     }
     if (q->pool) dev->vk.DestroyCommandPool(dev->device, q->pool, NULL);   /* frees its command buffers */
-    if (q->done) dev->vk.DestroySemaphore(dev->device, q->done, NULL);
+    if (q->done) accel_i_vk_sem_retire(dev, q->done);
     accel_i_dev_free(d, q->free_cbs, q->free_cbs_bytes);
     accel_i_dev_free(d, q, sizeof *q);
 }
@@ -4260,6 +4347,7 @@ static void accel_i_vk_blocks_free(accel_i_vk_device* dev);
 static void accel_i_vk_device_free(accel_i_vk_device* dev) {
     if (dev->device) {
         if (dev->vk.DeviceWaitIdle) dev->vk.DeviceWaitIdle(dev->device);
+        if (dev->locks_inited) accel_i_vk_retired_free_locked(dev);   /* one thread left */
         accel_i_vk_blocks_free(dev);
         for (uint32_t i = 0; i < dev->nlate; i++)
             dev->vk.DestroySemaphore(dev->device, dev->late_sems[i], NULL);
@@ -4278,6 +4366,7 @@ static void accel_i_vk_device_free(accel_i_vk_device* dev) {
     if (dev->instance && dev->own_instance) dev->vki.DestroyInstance(dev->instance, NULL);
     if (dev->late_sems)
         accel_i_dev_free(&dev->base, dev->late_sems, (size_t)dev->late_cap * sizeof *dev->late_sems);
+    if (dev->retired) accel_i_dev_free(&dev->base, dev->retired, (size_t)dev->retired_cap * sizeof *dev->retired);
     accel_i_dev_free(&dev->base, dev, sizeof *dev);
 }
 
@@ -4518,7 +4607,7 @@ static void accel_i_vk_queue_forget(accel_i_vk_device* dev, accel_i_vk_queue* q)
     accel_i_vk_batches_join(&q->forgotten, batches);
     accel_i_spin_unlock(&q->list_lock);
     if (q->pool) dev->vk.DestroyCommandPool(dev->device, q->pool, NULL);
-    if (q->done) dev->vk.DestroySemaphore(dev->device, q->done, NULL);
+    if (q->done) accel_i_vk_sem_retire_locked(dev, q->done);   /* recover: submit_lock held */
     q->pool = VK_NULL_HANDLE;
     q->done = VK_NULL_HANDLE;
     q->hwq = NULL;   /* the VkQueues' users are counted anew */
@@ -4545,6 +4634,7 @@ static accel_i_vk_queue* accel_i_vk_forget_all(accel_i_vk_device* dev) {
     accel_i_vk_blocks_free(dev);   /* the buffers gave their ranges back above */
     for (uint32_t i = 0; i < dev->nlate; i++) dev->vk.DestroySemaphore(dev->device, dev->late_sems[i], NULL);
     dev->nlate = 0;
+    accel_i_vk_retired_free_locked(dev);
     if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
     if (dev->io_sem) dev->vk.DestroySemaphore(dev->device, dev->io_sem, NULL);
     dev->io_pool = VK_NULL_HANDLE;
