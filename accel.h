@@ -304,6 +304,9 @@
    until its last view (and the work using them) is gone. Offsets must be multiples of
    accel_device_info.buffer_offset_alignment (CPU 1, Vulkan the device's storage-buffer offset
    alignment, CUDA 256); a view out of range or misaligned is refused with a log line.
+   Queue-ordered memory (`accel_queue_alloc(q, size, memory, &buf)` ... `accel_queue_free(q, buf)`) is
+   a buffer whose memory belongs to a stretch of q's order: a step's scratch, taken from and given back
+   to a device pool with no host wait (see "queue-ordered memory" below the buffer calls).
 
    ==== Thread safety ===========================================================================
    Devices, buffers, programs and signals may be used from any thread. A queue is recorded by one thread
@@ -602,6 +605,42 @@ ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void*
    Any thread. */
 ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size,
                                                 accel_buffer** out);
+
+/* ==== queue-ordered memory ==== */
+/* A buffer whose memory belongs to a stretch of a queue's order (CUDA's cuMemAllocAsync, IREE's
+   queue_alloca): per-step scratch and activations without a host wait and without keeping them all.
+   accel_queue_alloc is a recording call of q: *out is a buffer handle at once, usable wherever a buffer
+   is (exec bindings, indirect counts, copy, fill, update, views, patches; read/write, and map with
+   memory HOST, once its point is reached: order them with signals), of exactly `size` bytes, contents
+   undefined. Its
+   memory is the buffer's from this point of q's order until the point of accel_queue_free: commands
+   recorded on q between the two may use it, and so may another queue's commands between a wait on a
+   signal q signals after the alloc and a signal that q waits for before the free (the caller orders
+   them, as with any memory shared by two queues). Freed memory goes back to the device's pool (keyed
+   by size class and memory kind) and a later accel_queue_alloc takes it with no host wait: at once on
+   q itself (q's order puts it after the free), on another queue once no submitted command uses it.
+   The memory is set aside when the call records (never later than its point), so a program that
+   records many steps ahead holds theirs. Every backend uses the same pool of its own buffers (CUDA:
+   cuMemAlloc'd once, no driver call per alloc; Vulkan: ranges of memory blocks, see accel_vulkan.h);
+   the pool keeps memory until the device is destroyed, and gives idle memory back when a new
+   allocation does not fit. Errors: NULL q (logged, returned), NULL out, size 0, an unknown memory
+   kind, a call while q records a command list, a lost device, out of host memory for the handle:
+   recording errors (logged, returned here and by the next submit; *out NULL). Out of device memory is
+   not an error of the call: the handle is returned with no memory behind it, and every batch that
+   uses it fails where it does (its own batch at the alloc), as a batch behind a failed wait does: its
+   signals fail with the reason (OUT_OF_MEMORY, or the backend's error); read/write of the handle,
+   and a view of it, return that error, and map returns NULL. Recording thread. */
+ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
+                                        accel_buffer** out);
+/* Ends buf (an accel_queue_alloc handle) at this point of q's order: its memory returns to the pool
+   and its handle goes with it (do not destroy it afterwards; views of it must not be used past this
+   point either). Commands recorded before it, on q or ordered before it, still see the memory. q may be
+   another queue of buf's device than the one that allocated it. accel_buffer_destroy instead of
+   accel_queue_free is a free at no queue point: the memory returns once no submitted work uses the
+   buffer. Recording errors (INVALID_ARGUMENT at the next submit, nothing freed): NULL buf, a buffer
+   not from accel_queue_alloc or freed already, another device's, a call while q records a command
+   list. Recording thread. */
+ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf);
 
 /* ==== programs ==== */
 typedef struct accel_dispatch {      /* what a CPU kernel sees: one work group */
@@ -1653,6 +1692,7 @@ struct accel_device {
     accel_i_a32 gate_lock, gate_count;
     accel_i_walker* gated;
     accel_i_trace* trace;          /* NULL: not tracing (the one branch tracing costs when off) */
+    accel_i_a64 qmem;              /* accel_queue_alloc's pool (a pointer), made at the first alloc */
 };
 /* A view (root != NULL) aliases [offset, offset + size) of its root, holds one reference on it, and
    is never seen by a backend's buffer_create/buffer_free/buffer_io; exec bindings may be views
@@ -1662,6 +1702,12 @@ struct accel_buffer  {
     accel_i_object obj; size_t size; accel_memory memory; void* mapped;
     accel_buffer* root; size_t offset;   /* views: the root buffer and the offset in it; roots: NULL, 0 */
     bool read_only;                       /* wraps const memory: nothing accel runs writes it */
+    /* queue-ordered memory (see "core: queue-ordered memory"): an accel_queue_alloc handle is a view
+       (qmem flags) of a pooled root (pool_next, pool_owner while it lies in the pool) */
+    unsigned char qmem;
+    accel_buffer* pool_next;
+    accel_queue* pool_owner;
+    accel_signal* oom;                    /* a handle whose memory could not be had: its failed signal */
 };
 /* The buffer that owns the memory: buf itself, or a view's root. */
 static accel_buffer* accel_i_buffer_root(accel_buffer* buf) { return buf->root ? buf->root : buf; }
@@ -2024,6 +2070,7 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     atomic_init(&dev->objects_lock, 0u);
     atomic_init(&dev->dwait_lock, 0u);
     atomic_init(&dev->dwait_count, 0u);
+    atomic_init(&dev->qmem, 0u);
     atomic_init(&dev->gate_lock, 0u);
     atomic_init(&dev->gate_count, 0u);
 }
@@ -2061,9 +2108,12 @@ static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_ki
     dev->objects = o;
     accel_i_spin_unlock(&dev->objects_lock);
 }
+static void accel_i_qmem_close(accel_device* dev, bool free_pool);
 static void accel_i_device_release(accel_device* dev) {
-    if (atomic_fetch_sub_explicit(&dev->refs, 1u, memory_order_acq_rel) == 1u)
+    if (atomic_fetch_sub_explicit(&dev->refs, 1u, memory_order_acq_rel) == 1u) {
+        accel_i_qmem_close(dev, true);
         dev->backend->device_destroy(dev);
+    }
 }
 /* Takes o off its device's list. A create that fails after accel_i_object_init undoes it with this and
    accel_i_device_release(dev). */
@@ -2081,6 +2131,7 @@ static void accel_i_object_undo(accel_i_object* o) {
     accel_i_device_release(dev);
 }
 static void accel_i_release(void* obj);
+static bool accel_i_qmem_view_keep(accel_buffer* view);
 static void accel_i_view_free(accel_buffer* view) {
     accel_buffer* root = view->root;
     accel_i_dev_free(view->obj.device, view, sizeof *view);
@@ -2089,6 +2140,8 @@ static void accel_i_view_free(accel_buffer* view) {
 static void accel_i_object_free(accel_i_object* o) {
     accel_device* dev = o->device;
     const accel_backend* b = dev->backend;
+    if (o->kind == ACCEL_I_BUFFER && ((accel_buffer*)o)->qmem && accel_i_qmem_view_keep((accel_buffer*)o))
+        return;   /* a queue memory handle kept for reuse */
     atomic_fetch_add(&dev->freeing, 1u);   /* while listed: see accel_i_objects_hold */
     accel_i_object_unlist(o);
     if (o->label_set) accel_i_free(&dev->allocator, o->label_set, strlen(o->label_set) + 1);
@@ -2304,6 +2357,7 @@ static void accel_i_queue_settle(accel_queue* q, const char* fn);
 ACCEL_API void accel_device_destroy(accel_device* dev) {
     accel_i_object* o;
     if (!dev) return;
+    accel_i_qmem_close(dev, false);   /* its roots go with the other handles below */
     while ((o = accel_i_take_handle(dev, ACCEL_I_QUEUE)) != NULL) {   /* waits for each queue */
         accel_i_queue_settle((accel_queue*)(void*)o, "accel_device_destroy");
         accel_i_release(o);
@@ -2417,6 +2471,7 @@ static accel_queue* accel_i_stale_queue(accel_device* dev, uint64_t g, uint32_t 
 }
 static void accel_i_walker_settle(accel_queue* q);   /* core: batch walk */
 #endif
+static void accel_i_qmem_recover(accel_device* dev);   /* core: queue-ordered memory */
 /* GPU backends: no thread walks a stale queue's batch into the native device any more (each walk drops
    what is left once its queue is stale; one that is gated on the host waits there, holding nothing
    native, and drops its batch when the wait ends). Then the backend may take the native device down. */
@@ -2455,6 +2510,7 @@ ACCEL_API accel_result accel_device_recover(accel_device* dev) {
         accel_i_release(s);
     }
     accel_i_walkers_settle(dev, g);
+    accel_i_qmem_recover(dev);
     r = dev->backend->device_recover(dev);
     atomic_store(&dev->lost, r == ACCEL_OK ? 0u : 1u);   /* the new generation is not lost */
     atomic_store(&dev->creates_closed, 0u);
@@ -2522,28 +2578,36 @@ static bool accel_i_view_args_ok(accel_buffer* buf, size_t offset, size_t size) 
     }
     return true;
 }
+/* A new view of bytes [offset, offset + size) of root, holding a reference on it, with the caller's
+   handle; NULL when out of host memory. */
+static accel_buffer* accel_i_view_make(accel_buffer* root, size_t offset, size_t size, const char* label) {
+    accel_buffer* view = (accel_buffer*)accel_i_dev_alloc(root->obj.device, sizeof *view);
+    if (!view) return NULL;
+    memset((void*)view, 0, sizeof *view);
+    accel_i_retain(root);
+    view->root = root;
+    view->offset = offset;
+    view->size = size;
+    view->memory = root->memory;
+    view->read_only = root->read_only;
+    view->mapped = root->mapped ? (unsigned char*)root->mapped + offset : NULL;
+    accel_i_object_init(&view->obj, root->obj.device, ACCEL_I_BUFFER, label);
+    return view;
+}
+static accel_result accel_i_qmem_no_memory(accel_buffer* buf, const char* fn);
 ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size,
                                                 accel_buffer** out) {
-    accel_buffer *root, *view;
+    accel_buffer* view;
     if (out) *out = NULL;
     if (!buf) return accel_i_invalid(NULL, "accel_buffer_view_create", "buffer is NULL");
     if (!out) return accel_i_invalid(buf->obj.device, "accel_buffer_view_create", "out is NULL");
     if (accel_i_live(&buf->obj, "accel_buffer_view_create") != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
+    if (buf->oom) return accel_i_qmem_no_memory(buf, "accel_buffer_view_create");
     if (!accel_i_view_args_ok(buf, offset, size)) return ACCEL_ERROR_INVALID_ARGUMENT;
-    root = accel_i_buffer_root(buf);
-    view = (accel_buffer*)accel_i_dev_alloc(buf->obj.device, sizeof *view);
+    view = accel_i_view_make(accel_i_buffer_root(buf), buf->offset + offset, size, accel_i_label(&buf->obj));
     if (!view)
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
                             "accel_buffer_view_create: out of host memory");
-    memset((void*)view, 0, sizeof *view);
-    accel_i_retain(root);
-    view->root = root;
-    view->offset = buf->offset + offset;
-    view->size = size;
-    view->memory = root->memory;
-    view->read_only = root->read_only;
-    view->mapped = root->mapped ? (unsigned char*)root->mapped + view->offset : NULL;
-    accel_i_object_init(&view->obj, root->obj.device, ACCEL_I_BUFFER, accel_i_label(&buf->obj));
     *out = view;
     return ACCEL_OK;
 }
@@ -2567,6 +2631,7 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&buf->obj));
     if (accel_i_live(&buf->obj, fn) != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
+    if (buf->oom) return accel_i_qmem_no_memory(buf, fn);
     return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size,
                                                write);
 }
@@ -3155,6 +3220,7 @@ static bool accel_i_same_device(accel_queue* q, accel_device* other) {
     accel_device* dev = q->obj.device;
     return other == dev || (other->backend == dev->backend && dev->backend->shares_host_memory);
 }
+static bool accel_i_qmem_oom_use(accel_queue* q, accel_buffer* buf, const char* fn);
 /* buf is not NULL and holds [offset, offset + size) (any device's: see accel_i_rec_buffer_ok) */
 static bool accel_i_rec_range_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size,
                                  const char* fn) {
@@ -3166,7 +3232,7 @@ static bool accel_i_rec_range_ok(accel_queue* q, accel_buffer* buf, size_t offse
                           "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
         return false;
     }
-    return true;
+    return !buf->oom || accel_i_qmem_oom_use(q, buf, fn);
 }
 static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size,
                                   const char* fn) {
@@ -3598,6 +3664,349 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
         if (local) p.local_size[d] = local[d];
     }
     return p;
+}
+
+/* ==== core: queue-ordered memory ==== */
+/* accel_queue_alloc hands out a view (flag ACCEL_I_QMEM_HANDLE) of a root buffer from the device's pool,
+   made by the backend's ordinary buffer_create at a size class (4 a doubling, at least 256 bytes), and
+   keyed by class and memory kind. The memory is the handle's from the alloc's point in its queue's order
+   on: it is taken from the pool when the alloc is recorded, which is never later than that point.
+   accel_queue_free puts the root back at once, owned by the freeing queue: a later alloc on that queue
+   comes after the free in the queue's order, after every command that used it (or that the queue waited
+   for), so it may take the root whatever is still pending. Another queue takes a root only when idle:
+   no command holds it (references, as every recorded command holds its buffers; the pool's is the
+   root's handle). A handle destroyed instead of freed puts its root back, owned by nobody, once the work
+   holding the handle is done. No host wait anywhere; the pool keeps its roots until the device goes
+   (idle ones are given back when a new root does not fit). A root that cannot be had (out of memory)
+   gives a handle of a small root whose uses all wait on a failed signal first (reason: the
+   buffer_create's error), so each batch that uses it fails from there. Released handles are kept for
+   reuse (up to ACCEL_I_QMEM_VIEWS): an alloc / free pair then costs no host allocation, one pool lock
+   each, and the handle's and root's reference counts. */
+#define ACCEL_I_QMEM_HANDLE 1u    /* an accel_queue_alloc handle */
+#define ACCEL_I_QMEM_FREED  2u    /* ... whose root accel_queue_free put back */
+#define ACCEL_I_QMEM_CLASSES 210u   /* 0: up to 256 bytes; 1..208: 4 a doubling; 209: above 2^60 */
+#define ACCEL_I_QMEM_VIEWS 64u      /* released handles kept for reuse */
+typedef struct accel_i_qmem_pool {
+    accel_i_a32 lock;
+    bool closed;                    /* the device is going: roots are not put back */
+    accel_buffer* free[2][ACCEL_I_QMEM_CLASSES];   /* [memory kind][class]: free roots, newest first */
+    /* released handles (linked by pool_next): still on the device's object list and holding their
+       device reference, with refs 0 and no handle, so that reusing one needs no allocation, no list
+       update and no device reference */
+    accel_buffer* views;
+    uint32_t nviews;
+} accel_i_qmem_pool;
+
+/* The size class of size, and the size of its roots. */
+static uint32_t accel_i_qmem_class(size_t size, size_t* rounded) {
+    uint64_t m = (uint64_t)size - 1u, q;
+    uint32_t bits = 0;
+    if (size <= 256u) { *rounded = 256u; return 0; }
+    while (bits < 64u && (m >> bits) != 0) bits++;   /* 9 .. 64 */
+    if (bits > 60u || size > SIZE_MAX / 2u) { *rounded = size; return ACCEL_I_QMEM_CLASSES - 1u; }
+    q = (m >> (bits - 3u)) + 1u;                     /* 5 .. 8 */
+    *rounded = (size_t)(q << (bits - 3u));
+    return (bits - 9u) * 4u + (uint32_t)(q - 5u) + 1u;
+}
+static accel_i_qmem_pool* accel_i_qmem_pool_get(accel_device* dev) {
+    return (accel_i_qmem_pool*)(uintptr_t)atomic_load_explicit(&dev->qmem, memory_order_acquire);
+}
+/* The device's pool, made at the first call (by whichever thread gets there first); NULL when out of
+   host memory. */
+static accel_i_qmem_pool* accel_i_qmem_pool_of(accel_device* dev) {
+    accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
+    uint64_t none = 0;
+    if (p) return p;
+    if ((p = (accel_i_qmem_pool*)accel_i_dev_alloc(dev, sizeof *p)) == NULL) return NULL;
+    memset((void*)p, 0, sizeof *p);
+    atomic_init(&p->lock, 0u);
+    if (atomic_compare_exchange_strong_explicit(&dev->qmem, &none, (uint64_t)(uintptr_t)p,
+                                                memory_order_acq_rel, memory_order_acquire))
+        return p;
+    accel_i_dev_free(dev, p, sizeof *p);   /* another thread made it first */
+    return (accel_i_qmem_pool*)(uintptr_t)none;
+}
+/* Puts a root back, to be taken by owner's later allocs at once and by anyone's once idle. A stale
+   root (made before a recover) goes instead; so does one of a closing pool, at the device's destroy. */
+static void accel_i_qmem_put(accel_buffer* root, accel_queue* owner) {
+    accel_i_qmem_pool* p = accel_i_qmem_pool_get(root->obj.device);
+    size_t rounded;
+    accel_buffer** head = &p->free[root->memory][accel_i_qmem_class(root->size, &rounded)];
+    bool stale = accel_i_stale(&root->obj);
+    accel_i_spin_lock(&p->lock);
+    if (!p->closed && !stale) {
+        root->pool_owner = owner;
+        root->pool_next = *head;
+        *head = root;
+    }
+    accel_i_spin_unlock(&p->lock);
+    if (stale) accel_i_handle_drop(root);
+}
+/* Takes a free root of the class for q, at least size bytes, off the pool: the newest that q freed,
+   else the newest idle one (so that each queue keeps to its own roots); NULL when none may be. With
+   view not NULL, also a kept handle (*view; NULL when none is kept). */
+static accel_buffer* accel_i_qmem_take(accel_i_qmem_pool* p, accel_queue* q, uint32_t cls, accel_memory mem,
+                                       size_t size, accel_buffer** view) {
+    accel_buffer **link, **idle = NULL, *b;
+    accel_i_spin_lock(&p->lock);
+    for (link = &p->free[mem][cls]; (b = *link) != NULL; link = &b->pool_next) {
+        if (b->size < size) continue;
+        if (b->pool_owner == q) break;
+        if (!idle && atomic_load_explicit(&b->obj.refs, memory_order_acquire) == 1u) idle = link;
+    }
+    if (!b && idle) b = *(link = idle);
+    if (b) *link = b->pool_next;
+    if (view && (*view = p->views) != NULL) {
+        p->views = (*view)->pool_next;
+        p->nviews--;
+    }
+    accel_i_spin_unlock(&p->lock);
+    return b;
+}
+/* Keeps a released handle for reuse; false when the pool keeps enough (or is closing). */
+static bool accel_i_qmem_view_put(accel_i_qmem_pool* p, accel_buffer* view) {
+    bool keep;
+    accel_i_spin_lock(&p->lock);
+    keep = !p->closed && !view->obj.label_set && p->nviews < ACCEL_I_QMEM_VIEWS &&
+           !accel_i_stale(&view->obj);
+    if (keep) {
+        view->pool_next = p->views;
+        p->views = view;
+        p->nviews++;
+    }
+    accel_i_spin_unlock(&p->lock);
+    return keep;
+}
+/* Gives the idle roots back to the backend (before a new root is tried again). */
+static void accel_i_qmem_trim(accel_i_qmem_pool* p) {
+    accel_buffer* idle = NULL;
+    accel_i_spin_lock(&p->lock);
+    for (uint32_t i = 0; i < 2u * ACCEL_I_QMEM_CLASSES; i++) {
+        accel_buffer **link = &p->free[i / ACCEL_I_QMEM_CLASSES][i % ACCEL_I_QMEM_CLASSES], *b;
+        while ((b = *link) != NULL) {
+            if (atomic_load_explicit(&b->obj.refs, memory_order_acquire) != 1u) {
+                link = &b->pool_next;
+                continue;
+            }
+            *link = b->pool_next;
+            b->pool_next = idle;
+            idle = b;
+        }
+    }
+    accel_i_spin_unlock(&p->lock);
+    while (idle) {
+        accel_buffer* b = idle;
+        idle = b->pool_next;
+        accel_i_handle_drop(b);
+    }
+}
+/* A root for q of at least size bytes: from the pool, else a new one (the pool's idle roots given back
+   first when that fails). view: as in accel_i_qmem_take. */
+static accel_result accel_i_qmem_root(accel_queue* q, accel_i_qmem_pool* p, size_t size, accel_memory mem,
+                                      accel_buffer** out, accel_buffer** view) {
+    accel_device* dev = q->obj.device;
+    accel_buffer_desc d;
+    accel_result r;
+    size_t rounded;
+    uint32_t cls = accel_i_qmem_class(size, &rounded);
+    if ((*out = accel_i_qmem_take(p, q, cls, mem, size, view)) != NULL) return ACCEL_OK;
+    memset(&d, 0, sizeof d);
+    d.size = rounded;
+    d.memory = mem;
+    d.label = "accel_queue_alloc";
+    if ((r = dev->backend->buffer_create(dev, &d, out)) == ACCEL_OK) return r;
+    accel_i_qmem_trim(p);
+    return dev->backend->buffer_create(dev, &d, out);
+}
+/* The handle of size bytes over root (taking a reference on it): v, a kept one, made anew; else a new
+   view. NULL when out of host memory. */
+static accel_buffer* accel_i_qmem_view(accel_buffer* root, size_t size, accel_buffer* v) {
+    if (!v) return accel_i_view_make(root, 0, size, NULL);
+    accel_i_retain(root);
+    v->root = root;
+    v->offset = 0;
+    v->size = size;
+    v->memory = root->memory;
+    v->read_only = false;
+    v->mapped = root->mapped;
+    v->pool_next = NULL;
+    v->obj.generation = atomic_load(&root->obj.device->generation);   /* creates are open: it stays */
+    atomic_store_explicit(&v->obj.handle, 1u, memory_order_relaxed);
+    atomic_store_explicit(&v->obj.refs, 1u, memory_order_relaxed);   /* published by handing it out */
+    return v;
+}
+/* The handle when no root of its size could be had: a view of a small root, and a signal failed with
+   why, which every use of the handle waits on (accel_i_qmem_oom_use). */
+static accel_result accel_i_qmem_oom_handle(accel_queue* q, accel_i_qmem_pool* p, size_t size,
+                                            accel_memory mem, accel_result why, accel_buffer** out) {
+    accel_device* dev = q->obj.device;
+    accel_buffer *root, *view = NULL;
+    accel_signal* s = NULL;
+    accel_result r = accel_i_qmem_root(q, p, 1, mem, &root, NULL);
+    if (r != ACCEL_OK) return r;
+    if ((r = dev->backend->signal_create(dev, 0, &s)) == ACCEL_OK &&
+        (view = accel_i_view_make(root, 0, size, NULL)) == NULL)
+        r = ACCEL_ERROR_OUT_OF_MEMORY;
+    if (r != ACCEL_OK) {
+        if (s) accel_i_handle_drop(s);
+        accel_i_qmem_put(root, q);
+        return r;
+    }
+    accel_i_signal_raise_held(s, accel_i_failed_value(why));
+    view->mapped = NULL;
+    view->oom = s;
+    *out = view;
+    return ACCEL_OK;
+}
+/* A handle and its memory for accel_queue_alloc (arguments checked); a result for its recording error. */
+static accel_result accel_i_qmem_alloc(accel_queue* q, size_t size, accel_memory memory, accel_buffer** out) {
+    accel_i_qmem_pool* p = accel_i_qmem_pool_of(q->obj.device);
+    accel_buffer *root, *kept = NULL;
+    accel_result r;
+    if (!p) return ACCEL_ERROR_OUT_OF_MEMORY;
+    if ((r = accel_i_qmem_root(q, p, size, memory, &root, &kept)) != ACCEL_OK) {
+        if (kept && !accel_i_qmem_view_put(p, kept)) accel_i_release(accel_i_qmem_view(root, 0, kept));
+        accel_i_log(q->obj.device, ACCEL_LOG_ERROR,
+                    "accel_queue_alloc: no memory for %zu bytes (%s): the batches that use the buffer fail "
+                    "from there", size, accel_result_string(r));
+        return accel_i_qmem_oom_handle(q, p, size, memory, r, out);
+    }
+    if ((*out = accel_i_qmem_view(root, size, kept)) == NULL) {
+        accel_i_qmem_put(root, q);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    return ACCEL_OK;
+}
+ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
+                                        accel_buffer** out) {
+    const char* fn = "accel_queue_alloc";
+    accel_buffer* view = NULL;
+    accel_result r;
+    if (out) *out = NULL;
+    if (!q) return accel_i_invalid(NULL, fn, "queue is NULL");
+    if (!out || size == 0 || (memory != ACCEL_MEMORY_DEVICE && memory != ACCEL_MEMORY_HOST)) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn,
+                          !out ? "out is NULL" : size == 0 ? "size is 0" : "unknown memory kind");
+        return ACCEL_ERROR_INVALID_ARGUMENT;
+    }
+    if (!accel_i_rec_not_recording(q, fn)) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!accel_i_rec_live(q, &q->obj, fn)) return ACCEL_ERROR_DEVICE_LOST;
+    if (accel_i_lost(q->obj.device) || !accel_i_creates_enter(q->obj.device, fn)) {
+        accel_i_rec_error(q, ACCEL_ERROR_DEVICE_LOST, "%s: the device is lost or being recovered", fn);
+        return ACCEL_ERROR_DEVICE_LOST;
+    }
+    r = accel_i_qmem_alloc(q, size, memory, &view);
+    accel_i_creates_leave(q->obj.device);
+    if (r != ACCEL_OK) {
+        accel_i_rec_error(q, r, "%s: out of memory for the handle of %zu bytes", fn, size);
+        return r;
+    }
+    view->qmem = ACCEL_I_QMEM_HANDLE;
+    if (view->oom) accel_i_qmem_oom_use(q, view, fn);   /* the batch fails at the alloc's point */
+    *out = view;
+    return ACCEL_OK;
+}
+ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
+    const char* fn = "accel_queue_free";
+    if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (!buf || !(buf->qmem & ACCEL_I_QMEM_HANDLE) || (buf->qmem & ACCEL_I_QMEM_FREED) ||
+        !accel_i_same_device(q, buf->obj.device)) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn,
+                          !buf ? "buffer is NULL"
+                          : !(buf->qmem & ACCEL_I_QMEM_HANDLE) ? "the buffer is not from accel_queue_alloc"
+                          : (buf->qmem & ACCEL_I_QMEM_FREED) ? "the buffer was freed already"
+                          : "the buffer belongs to another device");
+        return;
+    }
+    if (!accel_i_rec_not_recording(q, fn) || !accel_i_rec_live(q, &q->obj, fn) ||
+        !accel_i_rec_live(q, &buf->obj, fn))
+        return;
+    buf->qmem |= ACCEL_I_QMEM_FREED;
+    accel_i_qmem_put(buf->root, q);
+    accel_i_handle_drop(buf);
+}
+/* A handle's last reference is gone: a handle destroyed instead of freed puts its root back now, its
+   work done (copies and fills hold the root itself: idle only once they are done too). true: the
+   handle is kept for reuse; false: the caller frees it as any view. */
+static bool accel_i_qmem_view_keep(accel_buffer* view) {
+    accel_buffer* root = view->root;   /* once kept, the view may be taken again at once */
+    if ((view->qmem & (ACCEL_I_QMEM_HANDLE | ACCEL_I_QMEM_FREED)) == ACCEL_I_QMEM_HANDLE)
+        accel_i_qmem_put(root, NULL);
+    if (view->oom) accel_i_handle_drop(view->oom);
+    view->oom = NULL;
+    view->qmem = 0;
+    if (!accel_i_qmem_view_put(accel_i_qmem_pool_get(view->obj.device), view)) return false;
+    accel_i_release(root);
+    return true;
+}
+/* A use of a handle without memory: the batch waits on its failed signal first (and fails there). */
+static bool accel_i_qmem_oom_use(accel_queue* q, accel_buffer* buf, const char* fn) {
+    if (q->recording) {
+        accel_i_rec_error(q, ACCEL_ERROR_OUT_OF_MEMORY,
+                          "%s: the buffer's accel_queue_alloc found no memory", fn);
+        return false;
+    }
+    accel_i_rec_signal(q, ACCEL_I_CMD_WAIT, buf->oom, 1u, fn);
+    return true;
+}
+static accel_result accel_i_qmem_no_memory(accel_buffer* buf, const char* fn) {
+    return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
+                        "%s: the buffer's accel_queue_alloc found no memory", fn);
+}
+/* Kept handles (a list linked by pool_next): freed as accel_i_object_free frees a view. */
+static void accel_i_qmem_views_free(accel_device* dev, accel_buffer* views) {
+    while (views) {
+        accel_buffer* v = views;
+        views = v->pool_next;
+        accel_i_object_unlist(&v->obj);
+        accel_i_dev_free(dev, v, sizeof *v);
+        accel_i_device_release(dev);
+    }
+}
+/* accel_device_recover, with the generation raised and creates closed: the pool's roots and kept
+   handles are stale; they go (the roots as any stale object's destroy), and the pool starts empty. */
+static void accel_i_qmem_recover(accel_device* dev) {
+    accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
+    accel_buffer *roots = NULL, *views;
+    if (!p) return;
+    accel_i_spin_lock(&p->lock);
+    for (uint32_t i = 0; i < 2u * ACCEL_I_QMEM_CLASSES; i++) {
+        accel_buffer** head = &p->free[i / ACCEL_I_QMEM_CLASSES][i % ACCEL_I_QMEM_CLASSES];
+        while (*head) {
+            accel_buffer* b = *head;
+            *head = b->pool_next;
+            b->pool_next = roots;
+            roots = b;
+        }
+    }
+    views = p->views;
+    p->views = NULL;
+    p->nviews = 0;
+    accel_i_spin_unlock(&p->lock);
+    while (roots) {
+        accel_buffer* b = roots;
+        roots = b->pool_next;
+        accel_i_handle_drop(b);
+    }
+    accel_i_qmem_views_free(dev, views);
+}
+/* The device is going (free_pool false: its handles are dropped next; the roots go with them) or gone. */
+static void accel_i_qmem_close(accel_device* dev, bool free_pool) {
+    accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
+    accel_buffer* views;
+    if (!p) return;
+    accel_i_spin_lock(&p->lock);
+    p->closed = true;
+    memset((void*)p->free, 0, sizeof p->free);
+    views = p->views;
+    p->views = NULL;
+    p->nviews = 0;
+    accel_i_spin_unlock(&p->lock);
+    accel_i_qmem_views_free(dev, views);
+    if (free_pool) {
+        atomic_store_explicit(&dev->qmem, 0u, memory_order_relaxed);
+        accel_i_dev_free(dev, p, sizeof *p);
+    }
 }
 
 /* ==== core: indirect execs ==== */

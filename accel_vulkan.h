@@ -104,8 +104,11 @@
    - No shader compilation: programs are SPIR-V (compile GLSL/HLSL with glslc or dxc at build time).
    - No images, samplers, uniform buffers, or more than one descriptor set: a program sees storage buffers
      at set 0, bindings 0..buffer_count-1, and `constant_count` 32-bit words of push constants.
-   - No memory sub-allocator: one VkDeviceMemory per buffer (fine for the hundreds of buffers accel
-     programs use; a program with tens of thousands of live buffers hits maxMemoryAllocationCount).
+   - No general memory allocator for the engine's use: buffers (accel_buffer_create and the pool of
+     accel_queue_alloc) take ranges of 32 MiB VkDeviceMemory blocks, one memory type each, so that tens
+     of thousands of live buffers stay far under maxMemoryAllocationCount; a buffer above 8 MiB has a
+     VkDeviceMemory of its own, and one empty block is kept as a spare. Host-visible blocks are mapped
+     once.
    - No no-threads build: with ACCEL_NO_THREADS, on WASI and on Emscripten the backend is a stub whose
      every device is ACCEL_ERROR_UNAVAILABLE (and nothing is dlopen'ed there).
 
@@ -754,6 +757,9 @@ static accel_result accel_i_vk_lib_open(const accel_logger* lg, PFN_vkGetInstanc
 typedef struct accel_i_vk_hwq {
     VkQueue queue; uint32_t family; accel_i_mutex lock; uint32_t users; bool owned;
     uint32_t stamp_bits;          /* the family's timestampValidBits (0: no timestamps on it) */
+    /* vulkan: semaphore retirement (submit_lock): the flush timeline and the value of the last flush */
+    VkSemaphore flush;
+    uint64_t flush_to;
 } accel_i_vk_hwq;
 
 typedef struct accel_i_vk_device {
@@ -787,8 +793,17 @@ typedef struct accel_i_vk_device {
     VkSemaphore* late_sems;       /* destroyed signals' semaphores with a host raise still pending on a
                                      VkQueue */
     uint32_t nlate, late_cap;     /* (submit_lock): destroyed after vkDeviceWaitIdle at device destroy */
+    /* semaphores waiting to be destroyed (see vulkan: semaphore retirement; submit_lock): the first
+       nflushing are covered by the flush in flight */
+    VkSemaphore* retired;
+    uint32_t nretired, retired_cap, nflushing;
     /* timestamps (see "Timestamps"): ticks to ns, and how device ticks meet the host clock */
     double stamp_period;          /* timestampPeriod: ns per tick */
+    /* buffers' memory (see "vulkan: memory blocks"; mem_lock) */
+    accel_i_mutex mem_lock;
+    struct accel_i_vk_block* blocks;
+    uint32_t empty_blocks;
+    accel_i_a32 memory_objects;   /* VkDeviceMemory objects of buffers now: blocks and large buffers' own */
     bool cal_ext;                 /* VK_EXT_calibrated_timestamps with DEVICE + CLOCK_MONOTONIC domains */
     bool cal_done;                /* paired calibration taken (io_lock): cal_host ns <-> cal_raw ticks */
     uint64_t cal_host, cal_raw, cal_error;
@@ -807,7 +822,9 @@ typedef struct accel_i_vk_device {
 typedef struct accel_i_vk_buffer {
     accel_buffer base;
     VkBuffer buffer;
-    VkDeviceMemory memory;
+    VkDeviceMemory memory;        /* its own memory; VK_NULL_HANDLE in a block (or borrowed) */
+    struct accel_i_vk_block* block;   /* the block its memory is a range of */
+    struct accel_i_vk_range* range;
     bool borrowed;                /* accel_vulkan_buffer_wrap: the engine's buffer, never destroyed here */
 } accel_i_vk_buffer;
 
@@ -1095,6 +1112,86 @@ static bool accel_i_vk_sem_late(accel_i_vk_device* dev, VkSemaphore sem) {
     accel_i_mutex_unlock(&dev->submit_lock);
     return kept;
 }
+/* ==== vulkan: semaphore retirement ====
+   A semaphore that went into a submission is not destroyed when accel is done with it, but retired and
+   destroyed one step later. Mesa's threaded queues (lavapipe) signal a submission's semaphores before
+   their submit thread releases the submission's timeline points, so a value observed does not prove
+   the driver is done with every semaphore of that submission: destroying one then is a use after free
+   in the driver's thread (seen as a crash in lavapipe's queue thread at device destroy, where the
+   memory had been reused). A VkQueue runs its submissions in order, one after the other, so once an
+   empty submission made after the retire (a flush: it signals the VkQueue's flush timeline) has
+   signalled on every VkQueue, the driver is done with the semaphores retired before it. A flush starts
+   once ACCEL_I_VK_RETIRE_BATCH wait; each retire checks the one in flight without blocking; device
+   destroy and recover end with a flush waited for. */
+#define ACCEL_I_VK_RETIRE_BATCH 16u
+static VkResult accel_i_vk_submit_signal(accel_i_vk_device* dev, accel_i_vk_hwq* hwq, VkCommandBuffer cb,
+                                         VkSemaphore sem, uint64_t value);
+static bool accel_i_vk_flush_start(accel_i_vk_device* dev) {
+    for (uint32_t i = 0; i < dev->hwq_inited; i++) {
+        accel_i_vk_hwq* h = &dev->hwq[i];
+        if (!h->flush && accel_i_vk_timeline(dev, 0, &h->flush) != VK_SUCCESS) return false;
+        if (accel_i_vk_submit_signal(dev, h, VK_NULL_HANDLE, h->flush, h->flush_to + 1) != VK_SUCCESS)
+            return false;
+        h->flush_to++;
+    }
+    return true;
+}
+static bool accel_i_vk_flush_done(accel_i_vk_device* dev) {
+    for (uint32_t i = 0; i < dev->hwq_inited; i++) {
+        const accel_i_vk_hwq* h = &dev->hwq[i];
+        if (h->flush && accel_i_vk_counter(dev, h->flush) < h->flush_to) return false;
+    }
+    return true;
+}
+/* Destroys the first n retired semaphores (submit_lock held). */
+static void accel_i_vk_retired_destroy(accel_i_vk_device* dev, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) dev->vk.DestroySemaphore(dev->device, dev->retired[i], NULL);
+    memmove(dev->retired, dev->retired + n, (size_t)(dev->nretired - n) * sizeof *dev->retired);
+    dev->nretired -= n;
+    dev->nflushing = 0;
+}
+/* Retires sem (see above; submit_lock held); destroys it at once when out of host memory for the
+   list, after waiting for its device to be idle. */
+static void accel_i_vk_sem_retire_locked(accel_i_vk_device* dev, VkSemaphore sem) {
+    if (dev->nretired == dev->retired_cap) {
+        uint32_t cap = dev->retired_cap ? dev->retired_cap * 2u : 32u;
+        VkSemaphore* m = (VkSemaphore*)accel_i_dev_alloc(&dev->base, (size_t)cap * sizeof *m);
+        if (!m) {
+            dev->vk.DeviceWaitIdle(dev->device);
+            dev->vk.DestroySemaphore(dev->device, sem, NULL);
+            return;
+        }
+        if (dev->nretired) memcpy(m, dev->retired, (size_t)dev->nretired * sizeof *m);
+        if (dev->retired) accel_i_dev_free(&dev->base, dev->retired, (size_t)dev->retired_cap * sizeof *m);
+        dev->retired = m;
+        dev->retired_cap = cap;
+    }
+    dev->retired[dev->nretired++] = sem;
+    if (dev->nflushing && accel_i_vk_flush_done(dev)) accel_i_vk_retired_destroy(dev, dev->nflushing);
+    if (!dev->nflushing && dev->nretired >= ACCEL_I_VK_RETIRE_BATCH && !accel_i_lost(&dev->base) &&
+        accel_i_vk_flush_start(dev))
+        dev->nflushing = dev->nretired;
+}
+static void accel_i_vk_sem_retire(accel_i_vk_device* dev, VkSemaphore sem) {
+    accel_i_mutex_lock(&dev->submit_lock);
+    accel_i_vk_sem_retire_locked(dev, sem);
+    accel_i_mutex_unlock(&dev->submit_lock);
+}
+/* Device destroy and recover (the device idle, submit_lock held, no VkQueue's lock): a last flush,
+   waited for, then every retired semaphore and the flush timelines go. */
+static void accel_i_vk_retired_free_locked(accel_i_vk_device* dev) {
+    if (!accel_i_lost(&dev->base) && accel_i_vk_flush_start(dev))
+        for (uint32_t i = 0; i < dev->hwq_inited; i++)
+            accel_i_vk_wait_sem(dev, dev->hwq[i].flush, dev->hwq[i].flush_to, 1000000000u);
+    dev->nflushing = 0;
+    accel_i_vk_retired_destroy(dev, dev->nretired);
+    for (uint32_t i = 0; i < dev->hwq_inited; i++) {
+        if (dev->hwq[i].flush) dev->vk.DestroySemaphore(dev->device, dev->hwq[i].flush, NULL);
+        dev->hwq[i].flush = VK_NULL_HANDLE;
+        dev->hwq[i].flush_to = 0;
+    }
+}
+
 static void accel_i_vk_signal_free(accel_signal* base) {
     accel_i_vk_signal* s = (accel_i_vk_signal*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
@@ -1106,7 +1203,7 @@ static void accel_i_vk_signal_free(accel_signal* base) {
     bool pending = s->sem && !accel_i_lost(&dev->base) && accel_i_vk_counter(dev, s->sem) < hi;
     if (pending && s->owned && !accel_i_vk_sem_late(dev, s->sem))
         accel_i_vk_wait_sem(dev, s->sem, hi, UINT64_MAX);
-    else if (s->owned && !pending && s->sem) dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
+    else if (s->owned && !pending && s->sem) accel_i_vk_sem_retire(dev, s->sem);
     accel_i_event_destroy(&s->host);
     accel_i_dev_free(&dev->base, s, sizeof *s);
 }
@@ -1384,20 +1481,18 @@ static int accel_i_vk_mem_type(const accel_i_vk_device* dev, uint32_t bits, VkMe
     return fallback;
 }
 
-/* A VkBuffer with its own memory; *mapped set when the memory is host-visible and coherent and
-   `map` is asked. */
-static accel_result accel_i_vk_make_buffer(accel_i_vk_device* dev, VkDeviceSize size, bool host, bool map,
-                                           const char* what, VkBuffer* buf, VkDeviceMemory* mem,
-                                           void** mapped) {
+/* A VkBuffer of size bytes, its memory requirements and the memory type for it (host: host-visible and
+   coherent, cached where there is such; else device-local where there is such). */
+static accel_result accel_i_vk_buffer_new(accel_i_vk_device* dev, VkDeviceSize size, bool host,
+                                          const char* what, VkBuffer* buf, VkMemoryRequirements* req,
+                                          uint32_t* type) {
     const VkMemoryPropertyFlags hv =
             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     uint32_t families[2] = { dev->compute_family, dev->copy_family };
     VkBufferCreateInfo bi;
-    VkMemoryRequirements req;
-    VkMemoryAllocateInfo ai;
     VkResult vr;
-    int type;
-    *buf = VK_NULL_HANDLE; *mem = VK_NULL_HANDLE; *mapped = NULL;
+    int t;
+    *buf = VK_NULL_HANDLE;
     memset(&bi, 0, sizeof bi);
     bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
     bi.size = size;
@@ -1410,24 +1505,54 @@ static accel_result accel_i_vk_make_buffer(accel_i_vk_device* dev, VkDeviceSize 
     }
     vr = dev->vk.CreateBuffer(dev->device, &bi, NULL, buf);
     if (vr != VK_SUCCESS) return accel_i_vk_fail(dev, vr, "vkCreateBuffer", what);
-    dev->vk.GetBufferMemoryRequirements(dev->device, *buf, &req);
-    type = host ? accel_i_vk_mem_type(dev, req.memoryTypeBits, hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
-                : accel_i_vk_mem_type(dev, req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    if (type < 0) {
+    dev->vk.GetBufferMemoryRequirements(dev->device, *buf, req);
+    t = host ? accel_i_vk_mem_type(dev, req->memoryTypeBits, hv, VK_MEMORY_PROPERTY_HOST_CACHED_BIT)
+             : accel_i_vk_mem_type(dev, req->memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (t < 0) {
         dev->vk.DestroyBuffer(dev->device, *buf, NULL);
         *buf = VK_NULL_HANDLE;
         return accel_i_fail(&dev->base, ACCEL_ERROR_UNSUPPORTED, "vulkan: %s: no suitable memory type", what);
     }
+    *type = (uint32_t)t;
+    return ACCEL_OK;
+}
+/* size bytes of memory of `type`, mapped (*mapped) when host-visible and coherent and `map` is asked. */
+static VkResult accel_i_vk_memory_new(accel_i_vk_device* dev, VkDeviceSize size, uint32_t type, bool map,
+                                      VkDeviceMemory* mem, void** mapped) {
+    const VkMemoryPropertyFlags hv =
+            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    VkMemoryAllocateInfo ai;
+    VkResult vr;
+    *mapped = NULL;
     memset(&ai, 0, sizeof ai);
     ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
-    ai.allocationSize = req.size;
-    ai.memoryTypeIndex = (uint32_t)type;
+    ai.allocationSize = size;
+    ai.memoryTypeIndex = type;
     vr = dev->vk.AllocateMemory(dev->device, &ai, NULL, mem);
+    if (vr != VK_SUCCESS) { *mem = VK_NULL_HANDLE; return vr; }
+    if (map && (dev->mem.memoryTypes[type].propertyFlags & hv) == hv &&
+        (vr = dev->vk.MapMemory(dev->device, *mem, 0, VK_WHOLE_SIZE, 0, mapped)) != VK_SUCCESS) {
+        dev->vk.FreeMemory(dev->device, *mem, NULL);
+        *mem = VK_NULL_HANDLE;
+        *mapped = NULL;
+    }
+    return vr;
+}
+/* A VkBuffer with its own memory; *mapped set when the memory is host-visible and coherent and
+   `map` is asked. */
+static accel_result accel_i_vk_make_buffer(accel_i_vk_device* dev, VkDeviceSize size, bool host, bool map,
+                                           const char* what, VkBuffer* buf, VkDeviceMemory* mem,
+                                           void** mapped) {
+    VkMemoryRequirements req;
+    uint32_t type;
+    VkResult vr;
+    accel_result r = accel_i_vk_buffer_new(dev, size, host, what, buf, &req, &type);
+    *mem = VK_NULL_HANDLE; *mapped = NULL;
+    if (r != ACCEL_OK) return r;
+    vr = accel_i_vk_memory_new(dev, req.size, type, map, mem, mapped);
     if (vr == VK_SUCCESS) vr = dev->vk.BindBufferMemory(dev->device, *buf, *mem, 0);
-    if (vr == VK_SUCCESS && map && (dev->mem.memoryTypes[type].propertyFlags & hv) == hv)
-        vr = dev->vk.MapMemory(dev->device, *mem, 0, VK_WHOLE_SIZE, 0, mapped);
     if (vr != VK_SUCCESS) {
-        accel_result r = accel_i_vk_fail(dev, vr, "vkAllocateMemory/vkBindBufferMemory/vkMapMemory", what);
+        r = accel_i_vk_fail(dev, vr, "vkAllocateMemory/vkBindBufferMemory/vkMapMemory", what);
         dev->vk.DestroyBuffer(dev->device, *buf, NULL);
         if (*mem) dev->vk.FreeMemory(dev->device, *mem, NULL);
         *buf = VK_NULL_HANDLE; *mem = VK_NULL_HANDLE; *mapped = NULL;
@@ -1440,8 +1565,203 @@ static void accel_i_vk_drop_buffer(accel_i_vk_device* dev, VkBuffer buf, VkDevic
     if (mem) dev->vk.FreeMemory(dev->device, mem, NULL);   /* unmaps implicitly */
 }
 
+/* ==== vulkan: memory blocks ==== */
+/* Buffers take their memory from large VkDeviceMemory blocks (ACCEL_I_VK_BLOCK bytes, one memory type
+   each), so that the count of VkDeviceMemory objects stays far under maxMemoryAllocationCount (4096 on
+   many drivers) however many buffers a program makes: accel_buffer_create's and the roots of
+   accel_queue_alloc's pool alike. A buffer above a quarter of a block gets memory of its own. Ranges are
+   taken first fit (a range holds its alignment padding) and coalesced when given back. A range is given
+   back when its buffer is freed, which the core does once no submitted work uses it: no timeline is
+   needed here (the queue-ordered reuse is the core pool's: accel.h, "core: queue-ordered memory"). One
+   empty block is kept as a spare; host-visible blocks are mapped once. */
+#define ACCEL_I_VK_BLOCK ((VkDeviceSize)32 << 20)
+typedef struct accel_i_vk_range {
+    VkDeviceSize offset, size;    /* in the block, alignment padding included */
+    VkDeviceSize at;              /* a buffer's range: where the buffer is bound */
+    struct accel_i_vk_range* next;
+} accel_i_vk_range;
+typedef struct accel_i_vk_block {
+    struct accel_i_vk_block* next;
+    VkDeviceMemory memory;
+    void* mapped;
+    uint32_t type;
+    accel_i_vk_range* free;       /* sorted by offset */
+} accel_i_vk_block;
+
+static bool accel_i_vk_block_empty(const accel_i_vk_block* k) {
+    return k->free && !k->free->next && k->free->size == ACCEL_I_VK_BLOCK;
+}
+/* Carves `mine` (size bytes at `align`) out of k's first free range that holds it; false if none
+   does (mem_lock held). */
+static bool accel_i_vk_block_take(accel_i_vk_device* dev, accel_i_vk_block* k, VkDeviceSize size,
+                                  VkDeviceSize align, accel_i_vk_range* mine) {
+    accel_i_vk_range **link, *n;
+    bool was_empty = accel_i_vk_block_empty(k);
+    for (link = &k->free; (n = *link) != NULL; link = &n->next) {
+        VkDeviceSize at = (n->offset + align - 1) / align * align, need = at - n->offset + size;
+        if (need > n->size) continue;
+        mine->offset = n->offset;
+        mine->size = need;
+        mine->at = at;
+        n->offset += need;
+        n->size -= need;
+        if (n->size == 0) {
+            *link = n->next;
+            accel_i_dev_free(&dev->base, n, sizeof *n);
+        }
+        if (was_empty) dev->empty_blocks--;
+        return true;
+    }
+    return false;
+}
+/* Gives r back to k, merged with its free neighbours (mem_lock held). */
+static void accel_i_vk_block_give(accel_i_vk_device* dev, accel_i_vk_block* k, accel_i_vk_range* r) {
+    accel_i_vk_range **link = &k->free, *prev = NULL, *n;
+    while ((n = *link) != NULL && n->offset < r->offset) { prev = n; link = &n->next; }
+    r->next = n;
+    *link = r;
+    if (n && r->offset + r->size == n->offset) {
+        r->size += n->size;
+        r->next = n->next;
+        accel_i_dev_free(&dev->base, n, sizeof *n);
+    }
+    if (prev && prev->offset + prev->size == r->offset) {
+        prev->size += r->size;
+        prev->next = r->next;
+        accel_i_dev_free(&dev->base, r, sizeof *r);
+    }
+}
+static void accel_i_vk_block_drop(accel_i_vk_device* dev, accel_i_vk_block* k) {
+    while (k->free) {
+        accel_i_vk_range* n = k->free;
+        k->free = n->next;
+        accel_i_dev_free(&dev->base, n, sizeof *n);
+    }
+    dev->vk.FreeMemory(dev->device, k->memory, NULL);   /* unmaps implicitly */
+    atomic_fetch_sub(&dev->memory_objects, 1u);
+    accel_i_dev_free(&dev->base, k, sizeof *k);
+}
+/* A new empty block of `type`, mapped where host-visible; NULL when out of memory (logged by the caller:
+   a buffer then gets memory of its own). */
+static accel_i_vk_block* accel_i_vk_block_new(accel_i_vk_device* dev, uint32_t type) {
+    accel_i_vk_block* k = (accel_i_vk_block*)accel_i_dev_alloc(&dev->base, sizeof *k);
+    accel_i_vk_range* all = (accel_i_vk_range*)accel_i_dev_alloc(&dev->base, sizeof *all);
+    if (k && all &&
+        accel_i_vk_memory_new(dev, ACCEL_I_VK_BLOCK, type, true, &k->memory, &k->mapped) == VK_SUCCESS) {
+        atomic_fetch_add(&dev->memory_objects, 1u);
+        memset(all, 0, sizeof *all);
+        all->size = ACCEL_I_VK_BLOCK;
+        k->free = all;
+        k->type = type;
+        k->next = NULL;
+        return k;
+    }
+    if (k) accel_i_dev_free(&dev->base, k, sizeof *k);
+    if (all) accel_i_dev_free(&dev->base, all, sizeof *all);
+    return NULL;
+}
+static void accel_i_vk_block_release(accel_i_vk_device* dev, accel_i_vk_buffer* b);
+/* Binds b->buffer to a range of a block of `type` (a new block if none has room); *mapped: where the
+   range is mapped, if the block is. UNSUPPORTED (not an error: the caller gives b memory of its own)
+   when req is too large for blocks or no block can be had; else OK, OUT_OF_MEMORY or the bind's error. */
+static accel_result accel_i_vk_block_bind(accel_i_vk_device* dev, accel_i_vk_buffer* b,
+                                          const VkMemoryRequirements* req, uint32_t type, void** mapped) {
+    accel_i_vk_range* mine;
+    accel_i_vk_block *k, *fresh = NULL;
+    VkResult vr;
+    VkDeviceSize align = req->alignment ? req->alignment : 1u;
+    if (req->size > ACCEL_I_VK_BLOCK / 4u || align > ACCEL_I_VK_BLOCK / 4u) return ACCEL_ERROR_UNSUPPORTED;
+    if ((mine = (accel_i_vk_range*)accel_i_dev_alloc(&dev->base, sizeof *mine)) == NULL)
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    for (;;) {
+        accel_i_mutex_lock(&dev->mem_lock);
+        if (fresh) { fresh->next = dev->blocks; dev->blocks = fresh; dev->empty_blocks++; }
+        for (k = dev->blocks; k; k = k->next)
+            if (k->type == type && accel_i_vk_block_take(dev, k, req->size, align, mine))
+                break;
+        accel_i_mutex_unlock(&dev->mem_lock);
+        if (k || fresh) break;
+        if ((fresh = accel_i_vk_block_new(dev, type)) == NULL) break;
+    }
+    if (!k) { accel_i_dev_free(&dev->base, mine, sizeof *mine); return ACCEL_ERROR_UNSUPPORTED; }
+    b->block = k;
+    b->range = mine;
+    if ((vr = dev->vk.BindBufferMemory(dev->device, b->buffer, k->memory, mine->at)) != VK_SUCCESS) {
+        accel_i_vk_block_release(dev, b);
+        return accel_i_vk_fail(dev, vr, "vkBindBufferMemory", "accel_buffer_create");
+    }
+    *mapped = k->mapped ? (unsigned char*)k->mapped + mine->at : NULL;
+    return ACCEL_OK;
+}
+/* Gives b's range back; a block left empty goes when another empty one is kept already. */
+static void accel_i_vk_block_release(accel_i_vk_device* dev, accel_i_vk_buffer* b) {
+    accel_i_vk_block *k = b->block, *gone = NULL, **link;
+    accel_i_mutex_lock(&dev->mem_lock);
+    accel_i_vk_block_give(dev, k, b->range);
+    if (accel_i_vk_block_empty(k) && dev->empty_blocks++ >= 1u) {
+        for (link = &dev->blocks; *link != k; link = &(*link)->next) {}
+        *link = k->next;
+        dev->empty_blocks--;
+        gone = k;
+    }
+    accel_i_mutex_unlock(&dev->mem_lock);
+    if (gone) accel_i_vk_block_drop(dev, gone);
+    b->block = NULL;
+    b->range = NULL;
+}
+/* At device destroy, every buffer gone: the blocks left (the spare). */
+static void accel_i_vk_blocks_free(accel_i_vk_device* dev) {
+    while (dev->blocks) {
+        accel_i_vk_block* k = dev->blocks;
+        dev->blocks = k->next;
+        accel_i_vk_block_drop(dev, k);
+    }
+    dev->empty_blocks = 0;
+}
+
 static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkDeviceSize src_off,
                                        VkBuffer dst, VkDeviceSize dst_off, VkDeviceSize size);
+
+/* b's VkBuffer and its memory: a range of a block, else memory of its own (see "vulkan: memory blocks");
+   mapped where host-visible and host memory or map_device. */
+static accel_result accel_i_vk_buffer_memory(accel_i_vk_device* dev, accel_i_vk_buffer* b, VkDeviceSize size,
+                                             bool host) {
+    const char* what = "accel_buffer_create";
+    bool map = host || dev->map_device;
+    VkMemoryRequirements req;
+    uint32_t type;
+    void* mapped = NULL;
+    accel_result r = accel_i_vk_buffer_new(dev, size, host, what, &b->buffer, &req, &type);
+    if (r != ACCEL_OK) return r;
+    if ((r = accel_i_vk_block_bind(dev, b, &req, type, &mapped)) == ACCEL_ERROR_UNSUPPORTED) {
+        VkResult vr = accel_i_vk_memory_new(dev, req.size, type, map, &b->memory, &mapped);
+        if (vr == VK_SUCCESS &&
+            (vr = dev->vk.BindBufferMemory(dev->device, b->buffer, b->memory, 0)) != VK_SUCCESS) {
+            dev->vk.FreeMemory(dev->device, b->memory, NULL);
+            b->memory = VK_NULL_HANDLE;
+        }
+        if (vr == VK_SUCCESS) atomic_fetch_add(&dev->memory_objects, 1u);
+        r = ACCEL_OK;
+        if (vr != VK_SUCCESS)
+            r = accel_i_vk_fail(dev, vr, "vkAllocateMemory/vkBindBufferMemory/vkMapMemory", what);
+    }
+    if (r != ACCEL_OK) {
+        dev->vk.DestroyBuffer(dev->device, b->buffer, NULL);
+        b->buffer = VK_NULL_HANDLE;
+        return r;
+    }
+    b->base.mapped = map ? mapped : NULL;
+    return ACCEL_OK;
+}
+/* Destroys b's VkBuffer and gives its memory back. */
+static void accel_i_vk_buffer_drop(accel_i_vk_device* dev, accel_i_vk_buffer* b) {
+    dev->vk.DestroyBuffer(dev->device, b->buffer, NULL);
+    if (b->block) accel_i_vk_block_release(dev, b);
+    else if (b->memory) {
+        dev->vk.FreeMemory(dev->device, b->memory, NULL);   /* unmaps implicitly */
+        atomic_fetch_sub(&dev->memory_objects, 1u);
+    }
+}
 
 /* New buffers read as zeros, as on the CPU backend. */
 static accel_result accel_i_vk_buffer_create(accel_device* d, const accel_buffer_desc* desc,
@@ -1449,21 +1769,19 @@ static accel_result accel_i_vk_buffer_create(accel_device* d, const accel_buffer
     accel_i_vk_device* dev = accel_i_vk_dev(d);
     accel_i_vk_buffer* b;
     accel_result r;
-    bool host = desc->memory == ACCEL_MEMORY_HOST;
     if (desc->host_ptr)
         return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED,
                             "accel_buffer_create: host_ptr wrapping is a CPU backend feature");
     b = (accel_i_vk_buffer*)accel_i_dev_alloc(d, sizeof *b);
     if (!b) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
     memset((void*)b, 0, sizeof *b);
-    r = accel_i_vk_make_buffer(dev, desc->size, host, host || dev->map_device, "accel_buffer_create",
-                               &b->buffer, &b->memory, &b->base.mapped);
+    r = accel_i_vk_buffer_memory(dev, b, desc->size, desc->memory == ACCEL_MEMORY_HOST);
     if (r == ACCEL_OK && b->base.mapped) memset(b->base.mapped, 0, desc->size);
     else if (r == ACCEL_OK) {
         accel_i_mutex_lock(&dev->io_lock);
         r = accel_i_vk_io_copy(dev, VK_NULL_HANDLE, 0, b->buffer, 0, desc->size);
         accel_i_mutex_unlock(&dev->io_lock);
-        if (r != ACCEL_OK) accel_i_vk_drop_buffer(dev, b->buffer, b->memory);
+        if (r != ACCEL_OK) accel_i_vk_buffer_drop(dev, b);
     }
     if (r != ACCEL_OK) { accel_i_dev_free(d, b, sizeof *b); return r; }
     b->base.size = desc->size;
@@ -1475,7 +1793,7 @@ static accel_result accel_i_vk_buffer_create(accel_device* d, const accel_buffer
 static void accel_i_vk_buffer_free(accel_buffer* base) {
     accel_i_vk_buffer* b = (accel_i_vk_buffer*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
-    if (!b->borrowed) accel_i_vk_drop_buffer(dev, b->buffer, b->memory);
+    if (!b->borrowed) accel_i_vk_buffer_drop(dev, b);
     accel_i_dev_free(&dev->base, b, sizeof *b);
 }
 
@@ -3631,7 +3949,7 @@ static void accel_i_vk_queue_release(accel_i_vk_queue* q) {
         accel_i_dev_free(d, e, sizeof *e);
     }
     if (q->pool) dev->vk.DestroyCommandPool(dev->device, q->pool, NULL);   /* frees its command buffers */
-    if (q->done) dev->vk.DestroySemaphore(dev->device, q->done, NULL);
+    if (q->done) accel_i_vk_sem_retire(dev, q->done);
     accel_i_dev_free(d, q->free_cbs, q->free_cbs_bytes);
     accel_i_dev_free(d, q, sizeof *q);
 }
@@ -4004,6 +4322,11 @@ static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t com
         accel_i_mutex_destroy(&dev->io_lock);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
+    if (!accel_i_mutex_init(&dev->mem_lock)) {
+        accel_i_mutex_destroy(&dev->io_lock);
+        accel_i_mutex_destroy(&dev->submit_lock);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
     dev->locks_inited = true;
     dev->hwq_count = compute_queues;
     for (uint32_t i = 0; i < n; i++) {
@@ -4060,9 +4383,12 @@ static VkResult accel_i_vk_device_open(accel_i_vk_device* dev) {
 }
 
 /* Releases whatever the device got so far (every create failure path, and destroy). */
+static void accel_i_vk_blocks_free(accel_i_vk_device* dev);
 static void accel_i_vk_device_free(accel_i_vk_device* dev) {
     if (dev->device) {
         if (dev->vk.DeviceWaitIdle) dev->vk.DeviceWaitIdle(dev->device);
+        if (dev->locks_inited) accel_i_vk_retired_free_locked(dev);   /* one thread left */
+        accel_i_vk_blocks_free(dev);
         for (uint32_t i = 0; i < dev->nlate; i++)
             dev->vk.DestroySemaphore(dev->device, dev->late_sems[i], NULL);
         if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
@@ -4073,12 +4399,14 @@ static void accel_i_vk_device_free(accel_i_vk_device* dev) {
     if (dev->locks_inited) {
         accel_i_mutex_destroy(&dev->io_lock);
         accel_i_mutex_destroy(&dev->submit_lock);
+        accel_i_mutex_destroy(&dev->mem_lock);
     }
     if (dev->messenger && dev->vki.DestroyDebugUtilsMessengerEXT)
         dev->vki.DestroyDebugUtilsMessengerEXT(dev->instance, dev->messenger, NULL);
     if (dev->instance && dev->own_instance) dev->vki.DestroyInstance(dev->instance, NULL);
     if (dev->late_sems)
         accel_i_dev_free(&dev->base, dev->late_sems, (size_t)dev->late_cap * sizeof *dev->late_sems);
+    if (dev->retired) accel_i_dev_free(&dev->base, dev->retired, (size_t)dev->retired_cap * sizeof *dev->retired);
     accel_i_dev_free(&dev->base, dev, sizeof *dev);
 }
 
@@ -4268,7 +4596,7 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
    free objects, which waits for the list). */
 static void accel_i_vk_buffer_forget(accel_i_vk_device* dev, accel_i_vk_buffer* b) {
     if (b->base.root) return;   /* a view: the core's, no native part */
-    if (!b->borrowed) accel_i_vk_drop_buffer(dev, b->buffer, b->memory);
+    if (!b->borrowed) accel_i_vk_buffer_drop(dev, b);   /* its range back to its block (freed next) */
     b->buffer = VK_NULL_HANDLE;
     b->memory = VK_NULL_HANDLE;
     b->base.mapped = NULL;
@@ -4319,7 +4647,7 @@ static void accel_i_vk_queue_forget(accel_i_vk_device* dev, accel_i_vk_queue* q)
     accel_i_vk_batches_join(&q->forgotten, batches);
     accel_i_spin_unlock(&q->list_lock);
     if (q->pool) dev->vk.DestroyCommandPool(dev->device, q->pool, NULL);
-    if (q->done) dev->vk.DestroySemaphore(dev->device, q->done, NULL);
+    if (q->done) accel_i_vk_sem_retire_locked(dev, q->done);   /* recover: submit_lock held */
     q->pool = VK_NULL_HANDLE;
     q->done = VK_NULL_HANDLE;
     q->hwq = NULL;   /* the VkQueues' users are counted anew */
@@ -4343,8 +4671,10 @@ static accel_i_vk_queue* accel_i_vk_forget_all(accel_i_vk_device* dev) {
         }
         }
     }
+    accel_i_vk_blocks_free(dev);   /* the buffers gave their ranges back above */
     for (uint32_t i = 0; i < dev->nlate; i++) dev->vk.DestroySemaphore(dev->device, dev->late_sems[i], NULL);
     dev->nlate = 0;
+    accel_i_vk_retired_free_locked(dev);
     if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
     if (dev->io_sem) dev->vk.DestroySemaphore(dev->device, dev->io_sem, NULL);
     dev->io_pool = VK_NULL_HANDLE;

@@ -28,6 +28,13 @@
     10. an indirect exec (accel_queue_exec_indirect: group counts read from a buffer when it runs),
         submit to complete, one group (10) and a SAXPY over 16K floats in 64 groups (10b) | the same
         exec with its size given (accel_queue_exec). Paired rounds; target <= 1.05x.
+    11. queue-ordered memory: a step (fill a 1 MiB scratch buffer, a one-group exec that reads two words
+        of it into a result word, signal, submit, wait) whose scratch comes from accel_queue_alloc and
+        goes back with accel_queue_free | the same step with a scratch made once (paired rounds,
+        bench_pair_run). Target <= 1.10x. For information: 11c the same with the fill replaced by two
+        words written by the exec (the alloc/free pair against a step of almost nothing: extra_ns is
+        its cost); 11b the 1 MiB step with accel_buffer_create / accel_buffer_destroy per step (what a
+        program without queue memory does).
 
    Method: this is meant for a shared, noisy 2-core machine. The two sides of a figure run interleaved
    (A B A B ...) for several rounds after a warm-up, and each side reports its median. Between blocks
@@ -75,7 +82,7 @@ typedef struct bench_config {
     size_t saxpy_n;            /* floats per array */
     uint32_t compute_n, compute_iters;
     uint64_t idle_ns;          /* idle measurement length */
-    const char* only;          /* --only NAME: run just that figure (pingpong, latency, trace, batch, saxpy, compute, idle, overhead, replay, tasks, indirect) */
+    const char* only;          /* --only NAME: run just that figure (pingpong, latency, trace, batch, saxpy, compute, idle, overhead, replay, tasks, indirect, qmem) */
 } bench_config;
 static bench_config cfg;
 
@@ -675,6 +682,77 @@ static void fig_indirect(accel_device* dev) {
     fig_indirect_one(dev, 64);
 }
 
+/* ==== figure 11: queue-ordered memory ==== */
+enum { QMEM_BYTES = 1 << 20 };
+/* result[0] = scratch[0] + scratch[last] (+ c, written to scratch[0] first when the step does not fill) */
+static void k_qmem_step(const accel_dispatch* d) {
+    uint32_t *scratch = (uint32_t*)d->buffers[0], *result = (uint32_t*)d->buffers[1];
+    size_t last = d->buffer_sizes[0] / 4 - 1;
+    if (d->constants[1]) { scratch[0] = d->constants[0]; scratch[last] = d->constants[0]; }
+    result[0] = scratch[0] + scratch[last] + 1;
+}
+typedef struct qmem_rig {
+    accel_device* dev; accel_queue* q; accel_signal* s; accel_program* prog;
+    accel_buffer *once, *result;
+    uint64_t value;
+    int made;                  /* how side 0 makes its scratch per step: 0 queue memory, 1 buffer_create */
+    bool fill;                 /* the step fills its whole scratch (else it writes 2 words of it) */
+} qmem_rig;
+/* One step: [make the scratch,] fill it (or write two words of it), read it into the result, [drop the
+   scratch,] signal, submit, wait. Side 0 makes the scratch per step, side 1 uses the one made once.
+   Returns ns. */
+static double qmem_sample(void* ctx, int side) {
+    qmem_rig* r = (qmem_rig*)ctx;
+    uint32_t k[2] = { (uint32_t)r->value, r->fill ? 0u : 1u };
+    accel_buffer* scratch = r->once;
+    uint64_t t0 = bench_now_ns();
+    if (side == 0 && r->made == 0) check(accel_queue_alloc(r->q, QMEM_BYTES, ACCEL_MEMORY_DEVICE, &scratch), "accel_queue_alloc");
+    if (side == 0 && r->made == 1)
+        check(accel_buffer_create(r->dev, &(accel_buffer_desc){ .size = QMEM_BYTES }, &scratch), "accel_buffer_create");
+    accel_buffer* bufs[2] = { scratch, r->result };
+    if (r->fill) accel_queue_fill(r->q, scratch, 0, QMEM_BYTES, k[0]);
+    accel_queue_exec(r->q, r->prog, bufs, 2, k, 2, accel_exec_1d(1, 1));
+    if (side == 0 && r->made == 0) accel_queue_free(r->q, scratch);
+    if (side == 0 && r->made == 1) accel_buffer_destroy(scratch);
+    accel_queue_signal(r->q, r->s, ++r->value);
+    check(accel_queue_submit(r->q), "accel_queue_submit");
+    check(accel_signal_wait(r->s, r->value, BENCH_WAIT_NS), "accel_signal_wait");
+    double t = (double)(bench_now_ns() - t0);
+    if (*(const uint32_t*)accel_buffer_map(r->result) != 2 * k[0] + 1)
+        bench_fail("qmem: result %u, expected %u", *(const uint32_t*)accel_buffer_map(r->result), 2 * k[0] + 1);
+    return t;
+}
+static void fig_qmem(accel_device* dev) {
+    static const struct { int made; bool fill; const char *figure, *title; } rows[3] = {
+        { 0, true, "qmem_step", "11 1 MiB scratch step, queue_alloc" },
+        { 0, false, "qmem_tiny_step", "11c same, 2 words written, queue_alloc" },
+        { 1, true, "qmem_create_step", "11b 1 MiB step, buffer_create+destroy" },
+    };
+    qmem_rig r = { 0 };
+    bench_pair p;
+    r.dev = dev;
+    check(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &r.q), "accel_queue_create");
+    check(accel_signal_create(dev, 0, &r.s), "accel_signal_create");
+    check(accel_program_create(dev, &(accel_program_desc){ .name = "qmem_step", .cpu = k_qmem_step, .buffer_count = 2,
+                                                            .constant_count = 2 }, &r.prog), "accel_program_create");
+    check(accel_buffer_create(dev, &(accel_buffer_desc){ .size = QMEM_BYTES }, &r.once), "accel_buffer_create");
+    check(accel_buffer_create(dev, &(accel_buffer_desc){ .size = 64 }, &r.result), "accel_buffer_create");
+    for (int i = 0; i < 3; i++) {
+        r.made = rows[i].made;
+        r.fill = rows[i].fill;
+        bench_pair_run(cfg.rounds, cfg.quick ? 50 : 200, qmem_sample, &r, NULL, &p);
+        bench_row* row = bench_row_add(rows[i].figure, rows[i].title, "ns", p.accel, "scratch made once", p.baseline,
+                                       i == 0 ? BENCH_TARGET_RATIO : BENCH_TARGET_NONE, BENCH_LE, i == 0 ? 1.10 : 0);
+        bench_row_extra(row, "paired_ratio", p.paired);
+        bench_row_extra(row, "extra_ns", p.accel - p.baseline);
+    }
+    accel_buffer_destroy(r.once);
+    accel_buffer_destroy(r.result);
+    accel_program_destroy(r.prog);
+    accel_signal_destroy(r.s);
+    accel_queue_destroy(r.q);
+}
+
 /* ==== figure 4: SAXPY vs OpenMP vs memcpy ==== */
 static uint32_t pick_local(accel_device* dev, uint32_t want) {
     accel_device_info info;
@@ -1227,7 +1305,7 @@ int main(int argc, char** argv) {
         if (strcmp(argv[i], "--quick") == 0) cfg.quick = true;
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) cfg.only = argv[++i];
         else {
-            printf("usage: %s [--quick] [--only pingpong|latency|trace|batch|saxpy|compute|idle|overhead|replay|tasks|indirect]\n"
+            printf("usage: %s [--quick] [--only pingpong|latency|trace|batch|saxpy|compute|idle|overhead|replay|tasks|indirect|qmem]\n"
                    "  --quick  short run (smaller sizes, fewer rounds) for CI smoke checks\n"
                    "  --only   run one figure (for profiling it, e.g. under perf)\n", argv[0]);
             return strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 ? 0 : 2;
@@ -1265,6 +1343,7 @@ int main(int argc, char** argv) {
     if (want("replay")) { printf("8 replay ...\n"); fflush(stdout); fig_replay(dev); }
     if (want("tasks")) { printf("9 task systems ...\n"); fflush(stdout); fig_tasks(dev); }
     if (want("indirect")) { printf("10 indirect exec ...\n"); fflush(stdout); fig_indirect(dev); }
+    if (want("qmem")) { printf("11 queue memory ...\n"); fflush(stdout); fig_qmem(dev); }
     accel_device_destroy(dev);
     if (want("trace")) { printf("2t traced exec latency ...\n"); fflush(stdout); fig_trace_latency(); }
     if (want("compute")) { printf("5 compute ...\n"); fflush(stdout); fig_compute(); }

@@ -60,7 +60,15 @@
     15. a chain of 1024^3 SGEMMs by cuBLAS (libcublas loaded at run time; skipped with the reason where it
         cannot be loaded or started, e.g. on tests/mock_cuda.c), each a native step + signal + submit |
         cublasSgemm + cuEventRecord on one stream, time per GEMM                target ratio <= 1.05
-    16. figure 10 with its second queue and signal on a second accel device on the same GPU: each step
+    16. queue-ordered memory: a step (fill a 1 MiB scratch, the empty kernel, copy its first word to a
+        pinned HOST buffer, signal, submit, wait) whose scratch comes from accel_queue_alloc and goes
+        back with accel_queue_free | the same step with the scratch made once    target ratio <= 1.10
+        16c, for information: the same without the fill (mostly the round trip). 16b: what the alloc
+        and free add to 16c's step (its two sides' difference) | what cuMemAlloc and cuMemFree add to
+        the same step in raw calls (cuLaunchKernel, cuMemcpyDtoHAsync of the word, cuStreamSynchronize;
+        the scratch from cuMemAlloc / cuMemFree per step against one made once, run as a pair the same
+        way)                                                     target ratio <= 0.10 (10x cheaper)
+    17. figure 10 with its second queue and signal on a second accel device on the same GPU: each step
         waits on the other device's signal (DESIGN 7.2) | the same raw streams and events
                                                                                  target ratio <= 1.15
    --native runs figures 14 and 15 only (make gpu-check's `native` step).
@@ -695,7 +703,7 @@ static bench_row* bench_fig_row(const bench_fig* f, const bench_pair* p, const c
     return row;
 }
 
-/* Figures 9 (nq 1), 10 (nq 2) and 16 (nq 2, the second queue and its signal on dev2: another accel
+/* Figures 9 (nq 1), 10 (nq 2) and 17 (nq 2, the second queue and its signal on dev2: another accel
    device on the same GPU, so that each step waits on the other device's signal). */
 static void bench_chain(bench_cuda* b, int nq, accel_device* dev2) {
     bench_fig f;
@@ -715,7 +723,7 @@ static void bench_chain(bench_cuda* b, int nq, accel_device* dev2) {
         f.failed = !f.q[i] || !bench_accel_ok(accel_signal_create(d, 0, &f.s[i]), "signal") ||
                    (i > 0 && !bench_cu_ok(accel_i_cu.StreamCreate(&f.st[i], ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate")) ||
                    !bench_cu_ok(accel_i_cu.EventCreate(&f.ev[i], ACCEL_CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-        if (!f.failed && d != b->dev) {   /* figure 16: the second device's own kernel */
+        if (!f.failed && d != b->dev) {   /* figure 17: the second device's own kernel */
             accel_program_desc pd = { .name = "empty", .ptx = bench_empty_ptx };
             f.failed = !bench_accel_ok(accel_program_create(d, &pd, &f.empty[i]), "program");
         }
@@ -726,7 +734,7 @@ static void bench_chain(bench_cuda* b, int nq, accel_device* dev2) {
         if (!f.failed && nq == 1)
             bench_fig_row(&f, &p, "chain_1q", "9 dependent chain, 1 queue, /step", "LaunchKernel+EventRecord", 1.10, &watch);
         else if (!f.failed && dev2)
-            bench_fig_row(&f, &p, "chain_2dev", "16 chain over 2 devices on 1 GPU, /step", "+StreamWaitEvent",
+            bench_fig_row(&f, &p, "chain_2dev", "17 chain over 2 devices on 1 GPU, /step", "+StreamWaitEvent",
                           1.15, &watch);
         else if (!f.failed)
             bench_fig_row(&f, &p, "chain_2q", "10 chain over 2 queues, /step", "+StreamWaitEvent", 1.15, &watch);
@@ -741,7 +749,7 @@ static void bench_chain(bench_cuda* b, int nq, accel_device* dev2) {
     }
 }
 
-/* Figure 16: figure 10 with its second queue and signal on a second accel device on the same GPU
+/* Figure 17: figure 10 with its second queue and signal on a second accel device on the same GPU
    (DESIGN 7.2: the waits across the two devices go to the GPU where peer_info says device_waits). */
 static void bench_chain_devices(bench_cuda* b) {
     accel_device* dev2 = NULL;
@@ -750,7 +758,7 @@ static void bench_chain_devices(bench_cuda* b) {
     desc.device_index = (uint32_t)accel_i_cu_dev(b->dev)->cudev;
     if (!bench_accel_ok(accel_device_create(&desc, &dev2), "second device")) return;
     if (accel_device_peer_info(dev2, b->dev, &pi) == ACCEL_OK)
-        printf("bench_cuda: figure 16: waits across the two devices %s\n",
+        printf("bench_cuda: figure 17: waits across the two devices %s\n",
                pi.device_waits ? "on the GPU (peer_info.device_waits)" : "gated on the host");
     bench_chain(b, 2, dev2);
     accel_device_destroy(dev2);
@@ -862,6 +870,107 @@ static void bench_gated_pipeline(bench_cuda* b) {
     accel_signal_destroy(f.gate);
     accel_signal_destroy(f.s[0]);
     accel_signal_destroy(f.s[1]);
+}
+
+/* ==== figure 16: queue-ordered memory ==== */
+enum { BENCH_QMEM_BYTES = 1 << 20 };
+typedef struct bench_qmem {
+    bench_cuda* b;
+    accel_buffer *once, *out;
+    accel_cu_deviceptr raw_once;     /* the raw side's scratch made once */
+    uint32_t* pinned;                /* the raw side's result word (cuMemHostAlloc) */
+    bool raw;                        /* the raw pair: cuMemAlloc/cuMemFree per step | made once */
+    bool fill;                       /* the step fills its 1 MiB scratch (else it only reads a word of it) */
+    bool failed;
+    uint32_t v;
+} bench_qmem;
+/* The accel step; alloc: its scratch from accel_queue_alloc (else m->once). Checks the copied word. */
+static double bench_qmem_accel(bench_qmem* m, bool alloc) {
+    bench_cuda* b = m->b;
+    accel_buffer* scratch = m->once;
+    uint32_t v = ++m->v;
+    uint64_t t0 = bench_now_ns();
+    if (alloc && !bench_accel_ok(accel_queue_alloc(b->q, BENCH_QMEM_BYTES, ACCEL_MEMORY_DEVICE, &scratch),
+                                 "accel_queue_alloc"))
+        return m->failed = true, 0;
+    if (m->fill) accel_queue_fill(b->q, scratch, 0, BENCH_QMEM_BYTES, v);
+    accel_queue_exec(b->q, b->empty, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_copy(b->q, m->out, 0, scratch, 0, 4);
+    if (alloc) accel_queue_free(b->q, scratch);
+    accel_queue_signal(b->q, b->s, ++b->s_value);
+    if (!bench_accel_ok(accel_queue_submit(b->q), "accel_queue_submit") ||
+        !bench_accel_ok(accel_signal_wait(b->s, b->s_value, BENCH_WAIT_NS), "accel_signal_wait"))
+        return m->failed = true, 0;
+    double t = (double)(bench_now_ns() - t0);
+    uint32_t got = *(volatile uint32_t*)accel_buffer_map(m->out);
+    if (m->fill && got != v) bench_fail("qmem: word %u, expected %u", got, v);
+    return t;
+}
+/* The same step in raw driver calls; alloc: its scratch from cuMemAlloc, freed by cuMemFree. */
+static double bench_qmem_raw(bench_qmem* m, bool alloc) {
+    bench_cuda* b = m->b;
+    accel_cu_deviceptr p = m->raw_once;
+    uint32_t v = ++m->v;
+    uint64_t t0 = bench_now_ns();
+    if (alloc && !bench_cu_ok(accel_i_cu.MemAlloc(&p, BENCH_QMEM_BYTES), "cuMemAlloc")) return m->failed = true, 0;
+    bool ok = (!m->fill ||
+               bench_cu_ok(accel_i_cu.MemsetD32Async(p, v, BENCH_QMEM_BYTES / 4, b->stream), "cuMemsetD32Async")) &&
+              bench_cu_ok(accel_i_cu.LaunchKernel(b->fn, 1, 1, 1, 1, 1, 1, 0, b->stream, NULL, NULL), "cuLaunchKernel") &&
+              bench_cu_ok(accel_i_cu.MemcpyDtoHAsync(m->pinned, p, 4, b->stream), "cuMemcpyDtoHAsync");
+    if (alloc) ok = bench_cu_ok(accel_i_cu.MemFree(p), "cuMemFree") && ok;
+    ok = ok && bench_cu_ok(accel_i_cu.StreamSynchronize(b->stream), "cuStreamSynchronize");
+    double t = (double)(bench_now_ns() - t0);
+    if (!ok) m->failed = true;
+    else if (m->fill && *(volatile uint32_t*)m->pinned != v) bench_fail("qmem raw: word %u, expected %u", *m->pinned, v);
+    return t;
+}
+static double bench_qmem_sample(void* ctx, int side) {
+    bench_qmem* m = (bench_qmem*)ctx;
+    if (m->failed) return 0;
+    return m->raw ? bench_qmem_raw(m, side == 0) : bench_qmem_accel(m, side == 0);
+}
+/* 16: the accel step with queue memory | with the scratch made once. 16c: the same without the fill
+   (the step is then mostly the round trip). 16b: what allocating and freeing add to 16c's step (its
+   two sides' difference) | what cuMemAlloc + cuMemFree add to the same step in raw calls (the
+   difference of the raw pair, run the same way): target <= 0.10, 10x cheaper. */
+static void bench_qmem_figure(bench_cuda* b) {
+    bench_qmem m;
+    bench_pair p[3];
+    void* pinned = NULL;
+    memset(&m, 0, sizeof m);
+    m.b = b;
+    if (!bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = BENCH_QMEM_BYTES }, &m.once), "buffer") ||
+        !bench_accel_ok(accel_buffer_create(b->dev, &(accel_buffer_desc){ .size = 64, .memory = ACCEL_MEMORY_HOST }, &m.out),
+                        "buffer") ||
+        !bench_cu_ok(accel_i_cu.MemAlloc(&m.raw_once, BENCH_QMEM_BYTES), "cuMemAlloc") ||
+        !bench_cu_ok(accel_i_cu.MemHostAlloc(&pinned, 64, 0), "cuMemHostAlloc"))
+        goto out;
+    m.pinned = (uint32_t*)pinned;
+    for (int i = 0; i < 3 && !m.failed; i++) {   /* accel with the fill, accel without, raw without */
+        m.fill = i == 0;
+        m.raw = i == 2;
+        bench_pair_run(b->rounds, b->quick ? 10 : 50, bench_qmem_sample, &m, NULL, &p[i]);
+    }
+    if (!m.failed) {
+        double extra = p[1].accel - p[1].baseline, raw_extra = p[2].accel - p[2].baseline;
+        bench_row* row = bench_row_add("qmem_step", "16 1 MiB scratch step, queue_alloc", "ns", p[0].accel,
+                                       "scratch made once", p[0].baseline, BENCH_TARGET_RATIO, BENCH_LE, 1.10);
+        bench_row_extra(row, "paired_ratio", p[0].paired);
+        row = bench_row_add("qmem_tiny_step", "16c same without the fill", "ns", p[1].accel, "scratch made once",
+                            p[1].baseline, BENCH_TARGET_NONE, BENCH_LE, 0);
+        bench_row_extra(row, "paired_ratio", p[1].paired);
+        row = bench_row_add("qmem_vs_cumemalloc", "16b 16c's alloc+free, per step", "ns", extra, "cuMemAlloc+cuMemFree",
+                            raw_extra, BENCH_TARGET_RATIO, BENCH_LE, 0.10);
+        bench_row_extra(row, "raw_step_ns", p[2].accel);
+        bench_row_extra(row, "raw_step_once_ns", p[2].baseline);
+    }
+out:
+    accel_queue_finish(b->q, BENCH_WAIT_NS);
+    accel_i_cu.StreamSynchronize(b->stream);
+    if (m.raw_once) accel_i_cu.MemFree(m.raw_once);
+    if (pinned) accel_i_cu.MemFreeHost(pinned);
+    accel_buffer_destroy(m.once);
+    accel_buffer_destroy(m.out);
 }
 
 /* ==== figure 14: a native step between two kernels (accel_queue_native, DESIGN 7.1) ==== */
@@ -1163,7 +1272,7 @@ int main(int argc, char** argv) {
     accel_i_cu.CtxSetCurrent(b.ctx);
     bench_chain(&b, 2, NULL);
     accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figure 16 (a chain over two accel devices on one GPU)\n");
+    fprintf(stderr, "bench_cuda: figure 17 (a chain over two accel devices on one GPU)\n");
     bench_chain_devices(&b);
     accel_i_cu.CtxSetCurrent(b.ctx);
     fprintf(stderr, "bench_cuda: figure 11 (host set -> GPU wait -> done)\n");
@@ -1174,6 +1283,9 @@ int main(int argc, char** argv) {
     accel_i_cu.CtxSetCurrent(b.ctx);
     fprintf(stderr, "bench_cuda: figure 13 (indirect exec)\n");
     bench_indirect(&b);
+    accel_i_cu.CtxSetCurrent(b.ctx);
+    fprintf(stderr, "bench_cuda: figure 16 (queue-ordered memory)\n");
+    bench_qmem_figure(&b);
 native:
     accel_i_cu.CtxSetCurrent(b.ctx);
     fprintf(stderr, "bench_cuda: figure 14 (kernel -> native step -> kernel)\n");

@@ -428,10 +428,11 @@ static CUresult mDeviceGetAttribute(int* v, int a, int d) {
     }
     return 0;
 }
+#define MOCK_TOTAL_MEM ((size_t)1 << 30)   /* what cuDeviceTotalMem says: a larger allocation is refused */
 static CUresult mDeviceTotalMem(size_t* b, int d) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)d;
-    *b = (size_t)1 << 30;
+    *b = MOCK_TOTAL_MEM;
     return 0;
 }
 static int mock_ctx_token[MOCK_MAX_DEVICES];
@@ -462,7 +463,7 @@ static CUresult mCtxEnablePeerAccess(void* peer, unsigned f) {
 static CUresult mMemAlloc(dptr_t* p, size_t n) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     void* m = NULL;
-    if (posix_memalign(&m, 256, n ? n : 1) != 0) return 2;
+    if (n > MOCK_TOTAL_MEM || posix_memalign(&m, 256, n ? n : 1) != 0) return 2;   /* OUT_OF_MEMORY */
     if (!mock_obj_add(m, MOCK_OBJ_MEM)) { free(m); return 2; }
     *p = (dptr_t)(uintptr_t)m;
     return 0;
@@ -980,6 +981,16 @@ MOCK_API long long mock_cuda_live(void) {
     long long n;
     pthread_mutex_lock(&mock_driver_lock);
     n = (long long)mock_nobjs;
+    pthread_mutex_unlock(&mock_driver_lock);
+    return n;
+}
+/* Of those, device and pinned memory (cuMemAlloc, cuMemHostAlloc): tests/test_queue_memory.c counts
+   them over 10,000 steps (events come and go with the ring of signal points). */
+MOCK_API long long mock_cuda_live_memory(void);
+MOCK_API long long mock_cuda_live_memory(void) {
+    long long n = 0;
+    pthread_mutex_lock(&mock_driver_lock);
+    for (size_t i = 0; i < mock_nobjs; i++) n += mock_objs[i].kind == MOCK_OBJ_MEM || mock_objs[i].kind == MOCK_OBJ_HOST;
     pthread_mutex_unlock(&mock_driver_lock);
     return n;
 }
