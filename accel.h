@@ -116,7 +116,7 @@
    |                           | then ignored with one warning                                       |
    | ACCEL_NO_DEBUG            | compile the debug checks and hang reports out: `debug = true` is    |
    |                           | then a warning, not an error. With both, a minimal CPU program is   |
-   |                           | about a quarter smaller (x86-64, -Os, stripped: 68 KB -> 52 KB)     |
+   |                           | about a quarter smaller (x86-64, -Os, stripped: 83 KB -> 62 KB)     |
    | ACCEL_CPU_SPIN_NS         | how long idle CPU-backend threads and host waits spin before they   |
    |                           | sleep (default 200000 ns; 0 sleeps at once). Keep it above the cost |
    |                           | of waking a sleeping thread (tens to hundreds of us on virtual      |
