@@ -1216,6 +1216,29 @@ static void bench_cublas_chain(bench_cuda* b) {
     accel_buffer_destroy(c);
 }
 
+/* The figures in the order they run; `native`: also with --native. */
+static void bench_chain_1q(bench_cuda* b) { bench_chain(b, 1, NULL); }
+static void bench_chain_2q(bench_cuda* b) { bench_chain(b, 2, NULL); }
+static void bench_replay_then_resolve(bench_cuda* b) {
+    bench_replay_figures(b);
+    bench_cu_resolve_wait_event();
+}
+static const struct { const char* what; void (*run)(bench_cuda* b); bool native; } bench_steps[] = {
+    { "figures 1-2 (launches)", bench_launch_figures, false },
+    { "figures 3-4 (copies)", bench_copy_figures, false },
+    { "figure 5 (ping-pong)", bench_pingpong, false },
+    { "figures 6-8 (recorded lists)", bench_replay_then_resolve, false },
+    { "figure 9 (a chain on one queue)", bench_chain_1q, false },
+    { "figure 10 (a chain over two queues)", bench_chain_2q, false },
+    { "figure 17 (a chain over two accel devices on one GPU)", bench_chain_devices, false },
+    { "figure 11 (host set -> GPU wait -> done)", bench_host_set, false },
+    { "figure 12 (a pipeline behind a host gate)", bench_gated_pipeline, false },
+    { "figure 13 (indirect exec)", bench_indirect, false },
+    { "figure 16 (queue-ordered memory)", bench_qmem_figure, false },
+    { "figure 14 (kernel -> native step -> kernel)", bench_native_chain, true },
+    { "figure 15 (cuBLAS SGEMM chain in queue order)", bench_cublas_chain, true },
+};
+
 int main(int argc, char** argv) {
     bench_cuda b;
     accel_device_info info;
@@ -1253,46 +1276,12 @@ int main(int argc, char** argv) {
         !bench_cu_ok(accel_i_cu.ModuleGetFunction(&b.fn, b.module, "empty"), "cuModuleGetFunction") ||
         !bench_cu_ok(accel_i_cu.ModuleGetFunction(&b.fn_const, b.module, "bench_const"), "cuModuleGetFunction"))
         goto done;
-    if (native_only) goto native;
-    fprintf(stderr, "bench_cuda: figures 1-2 (launches)\n");
-    bench_launch_figures(&b);
-    accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figures 3-4 (copies)\n");
-    bench_copy_figures(&b);
-    accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figure 5 (ping-pong)\n");
-    bench_pingpong(&b);
-    accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figures 6-8 (recorded lists)\n");
-    bench_replay_figures(&b);
-    bench_cu_resolve_wait_event();
-    accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figures 9-10 (chains)\n");
-    bench_chain(&b, 1, NULL);
-    accel_i_cu.CtxSetCurrent(b.ctx);
-    bench_chain(&b, 2, NULL);
-    accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figure 17 (a chain over two accel devices on one GPU)\n");
-    bench_chain_devices(&b);
-    accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figure 11 (host set -> GPU wait -> done)\n");
-    bench_host_set(&b);
-    accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figure 12 (a pipeline behind a host gate)\n");
-    bench_gated_pipeline(&b);
-    accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figure 13 (indirect exec)\n");
-    bench_indirect(&b);
-    accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figure 16 (queue-ordered memory)\n");
-    bench_qmem_figure(&b);
-native:
-    accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figure 14 (kernel -> native step -> kernel)\n");
-    bench_native_chain(&b);
-    accel_i_cu.CtxSetCurrent(b.ctx);
-    fprintf(stderr, "bench_cuda: figure 15 (cuBLAS SGEMM chain in queue order)\n");
-    bench_cublas_chain(&b);
+    for (size_t i = 0; i < sizeof bench_steps / sizeof bench_steps[0]; i++) {
+        if (native_only && !bench_steps[i].native) continue;
+        accel_i_cu.CtxSetCurrent(b.ctx);   /* each step starts with the raw side's context current */
+        fprintf(stderr, "bench_cuda: %s\n", bench_steps[i].what);
+        bench_steps[i].run(&b);
+    }
     {
         char heading[256];
         snprintf(heading, sizeof heading, "accel CUDA backend vs raw driver calls on %s (sm_%u)%s, %.1f s", info.name,
