@@ -232,6 +232,15 @@ static inline accel_result test_device_create_desc(accel_device_desc desc, accel
     return accel_device_create(&desc, out);
 }
 /* A device of the backend under test, with the capturing logger. */
+/* A CPU device beside the one under test (the other side of waits and copies across devices). */
+static inline accel_result test_cpu_device_create(accel_device** out) {
+    accel_device_desc d;
+    memset(&d, 0, sizeof d);
+    d.backend = accel_cpu_backend();
+    d.cpu_threads = 2;
+    d.logger = test_logger();
+    return accel_device_create(&d, out);
+}
 static inline accel_result test_device_create(accel_device** out) {
     accel_device_desc desc;
     memset(&desc, 0, sizeof desc);

@@ -8,15 +8,6 @@
 #include "test.h"
 #include "kernels.h"
 
-static accel_result cpu_device(accel_device** out) {
-    accel_device_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = accel_cpu_backend();
-    d.cpu_threads = 2;
-    d.logger = test_logger();
-    return accel_device_create(&d, out);
-}
-
 /* ==== 7.1 native enqueue ==== */
 typedef struct native_seen { int calls; bool queue_ok, pointers_ok; uint32_t first_word; accel_buffer* buf; } native_seen;
 static void native_fn(const accel_native* n, void* user) {
@@ -79,7 +70,7 @@ TEST(device_identity_fields) {
     uint8_t zero[16];
     memset(zero, 0, sizeof zero);
     REQUIRE_OK(test_device_create(&dev));
-    REQUIRE_OK(cpu_device(&cpu));
+    REQUIRE_OK(test_cpu_device_create(&cpu));
     REQUIRE_OK(accel_device_info_get(dev, &info));
     REQUIRE_OK(accel_device_info_get(cpu, &ci));
     CHECK(memcmp(ci.uuid, zero, 16) == 0);
@@ -96,7 +87,7 @@ TEST(peer_info_always_copies) {
     accel_device *dev, *cpu;
     accel_peer_info pi;
     REQUIRE_OK(test_device_create(&dev));
-    REQUIRE_OK(cpu_device(&cpu));
+    REQUIRE_OK(test_cpu_device_create(&cpu));
     memset(&pi, 0, sizeof pi);
     CHECK_OK(accel_device_peer_info(dev, cpu, &pi));
     CHECK(pi.copy);
@@ -120,7 +111,7 @@ static void peer_copy_round(bool on_cpu_queue, size_t size, size_t off) {
     REQUIRE(want && got);
     for (size_t i = 0; i < size; i++) want[i] = (uint8_t)(i * 7 + 3);
     REQUIRE_OK(test_device_create(&dev));
-    REQUIRE_OK(cpu_device(&cpu));
+    REQUIRE_OK(test_cpu_device_create(&cpu));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(accel_queue_create(cpu, ACCEL_QUEUE_COMPUTE, &cq));
     REQUIRE_OK(accel_buffer_create(dev, &(accel_buffer_desc){ .size = size + off }, &a));
@@ -169,7 +160,7 @@ TEST(peer_wait_failure_flows_on) {
     accel_buffer *a, *b;
     accel_signal *ready, *done;
     REQUIRE_OK(test_device_create(&dev));
-    REQUIRE_OK(cpu_device(&cpu));
+    REQUIRE_OK(test_cpu_device_create(&cpu));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(accel_buffer_create(dev, &(accel_buffer_desc){ .size = 256 }, &a));
     REQUIRE_OK(accel_buffer_create(cpu, &(accel_buffer_desc){ .size = 256 }, &b));

@@ -11,16 +11,6 @@
 
 enum { N = 1024 };
 
-/* A CPU device beside the one under test (the other side of mixed waits). */
-static accel_result cpu_device(accel_device** out) {
-    accel_device_desc d;
-    memset(&d, 0, sizeof d);
-    d.backend = accel_cpu_backend();
-    d.cpu_threads = 2;
-    d.logger = test_logger();
-    return accel_device_create(&d, out);
-}
-
 /* A long chain alternating two queues: step k waits for step k - 1 (the other queue's signal), adds one
    to every item, and signals k. Every step reads what the previous one wrote: the final buffer holds
    `steps` in every item only if the order and the memory visibility across queues hold. The whole chain
@@ -263,7 +253,7 @@ static void pipeline_ahead(const char* trace_path) {
     CHECK_OK(accel_signal_set(cancel, 1));
     CHECK_OK(accel_signal_set(gate, 1));
     if (strcmp(test_g.backend_name, "cuda") == 0) {   /* there a host wait would reap the queues itself */
-        REQUIRE_OK(cpu_device(&pace_dev));   /* its signal paces the polling: a wait on it reaps nothing here */
+        REQUIRE_OK(test_cpu_device_create(&pace_dev));   /* its signal paces the polling: a wait on it reaps nothing here */
         REQUIRE_OK(accel_signal_create(pace_dev, 0, &pace));
         for (t0 = test_now_ns(); accel_signal_value(free_) < STEPS && test_now_ns() - t0 < 60000000000ull;)
             accel_signal_wait(pace, 1, 1000000u);
@@ -717,7 +707,7 @@ TEST(mixed_waits_cpu_to_device_and_back) {
     accel_signal *c, *t;
     static uint32_t got[N];
     REQUIRE_OK(test_device_create(&dev));
-    REQUIRE_OK(cpu_device(&cpu));
+    REQUIRE_OK(test_cpu_device_create(&cpu));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(accel_queue_create(cpu, ACCEL_QUEUE_COMPUTE, &cq));
     REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &hb));
@@ -757,7 +747,7 @@ TEST(mixed_wait_on_a_failed_cpu_signal) {
     accel_buffer* buf;
     accel_signal *c, *t;
     REQUIRE_OK(test_device_create(&dev));
-    REQUIRE_OK(cpu_device(&cpu));
+    REQUIRE_OK(test_cpu_device_create(&cpu));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &buf));
     REQUIRE_OK(test_buffer_set_u32(buf, 16, 0));
