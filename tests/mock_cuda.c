@@ -177,6 +177,35 @@ static void k_mlp_bias_act(const mock_thread_ctx* t, void* const* b, const uint3
     v = ((float*)b[0])[i] + ((const float*)b[1])[i % c[1]];
     ((float*)b[0])[i] = c[2] && v < 0.0f ? 0.0f : v;
 }
+/* examples/compact.c: a stream-compaction step (count per chunk, one-thread scan, gather per survivor) */
+static uint32_t mock_div_up(uint32_t a, uint32_t b) { return (a + b - 1u) / b; }
+static void k_compact_count(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    const uint32_t *src = (const uint32_t*)b[0], *meta = (const uint32_t*)b[2];
+    uint32_t ch = gx(t), n = meta[3], count = 0, end;
+    if (ch >= mock_div_up(n, c[1])) return;
+    end = (ch + 1u) * c[1] < n ? (ch + 1u) * c[1] : n;
+    for (uint32_t i = ch * c[1]; i < end; i++) count += src[i] % c[0] != 0u;
+    ((uint32_t*)b[1])[ch] = count;
+}
+static void k_compact_scan(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    uint32_t *part = (uint32_t*)b[0], *next = (uint32_t*)b[2], n = ((const uint32_t*)b[1])[3], sum = 0;
+    if (gx(t) != 0) return;
+    for (uint32_t ch = 0, k; ch < mock_div_up(n, c[2]); ch++) { k = part[ch]; part[ch] = sum; sum += k; }
+    next[0] = mock_div_up(sum, c[1]); next[1] = 1; next[2] = 1; next[3] = sum;
+    next[4] = mock_div_up(mock_div_up(sum, c[2]), c[1]); next[5] = 1; next[6] = 1; next[7] = n;
+    ((uint32_t*)b[3])[c[0]] = sum;
+}
+static void k_compact_gather(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
+    const uint32_t *src = (const uint32_t*)b[1], *part = (const uint32_t*)b[2], *next = (const uint32_t*)b[3];
+    uint32_t j = gx(t), n = next[7], lo = 0, hi, rank, end;
+    if (j >= next[3]) return;
+    hi = mock_div_up(n, c[1]) - 1u;
+    while (lo < hi) { uint32_t mid = (lo + hi + 1u) / 2u; if (part[mid] <= j) lo = mid; else hi = mid - 1u; }
+    rank = j - part[lo];
+    end = (lo + 1u) * c[1] < n ? (lo + 1u) * c[1] : n;
+    for (uint32_t i = lo * c[1]; i < end; i++)
+        if (src[i] % c[0] != 0u && rank-- == 0u) { ((uint32_t*)b[0])[j] = ex_hash(src[i] + c[2]); return; }
+}
 static void k_empty(const mock_thread_ctx* t, void* const* b, const uint32_t* c) { (void)t; (void)b; (void)c; }
 static void k_copy_bytes(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {   /* accel's host-to-host copies */
     for (uint32_t i = gx(t); i < c[0]; i += t->gdim[0] * t->bdim[0]) ((unsigned char*)b[0])[i] = ((const unsigned char*)b[1])[i];
@@ -194,6 +223,8 @@ static const mock_kernel mock_kernels[] = {
     { "produce", 1, 2, k_produce }, { "consume", 2, 1, k_consume }, { "mock_sgemm", 3, 6, k_mock_sgemm },
     { "decode_mix", 2, 2, k_decode_mix }, { "decode_scale", 2, 1, k_decode_scale }, { "decode_reduce", 2, 2, k_decode_reduce },
     { "mlp_matmul", 3, 3, k_mlp_matmul }, { "mlp_bias_act", 2, 3, k_mlp_bias_act },
+    { "compact_count", 3, 2, k_compact_count }, { "compact_scan", 4, 3, k_compact_scan },
+    { "compact_gather", 4, 3, k_compact_gather },
 };
 
 /* ==== streams: a worker thread running operations in order ==== */
