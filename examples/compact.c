@@ -20,7 +20,7 @@
    C loop doing the same compaction.
 
    Build and run (from the repository root):
-     cc -O2 -I. examples/compact.c -o build/compact -lpthread && ./build/compact [cpu|vulkan|cuda|any]
+     mkdir -p build && cc -std=gnu11 -O2 -I. examples/compact.c -o build/compact -lpthread -lm && ./build/compact [cpu|vulkan|cuda|any]
 
    The kernels: compact_*_cpu below, examples/kernels/compact_*.comp (GLSL), compact_cuda below (CUDA C;
    the mock CUDA driver of the tests has CPU twins of them). */
