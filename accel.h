@@ -217,7 +217,8 @@
      bounce); CUDA queues copy other CUDA devices' buffers in their stream (one context, or peer
      access, which accel turns on the first time); Vulkan queues copy buffers of other Vulkan devices
      on the same physical device and driver in their command buffers, through memory exported as an
-     opaque fd and imported once (accel_vulkan.h, "Peer copies between Vulkan devices"). Otherwise
+     opaque fd and imported once (buffers made while both devices are open: accel_vulkan.h, "Peer
+     copies between Vulkan devices"). Otherwise
      (other Vulkan devices, CUDA and Vulkan, CUDA devices without peer access) the copy is staged: the queue's worker thread runs it when the
      queue gets there (after the commands before it completed), through host memory in chunks of at
      most 4 MiB, and the queue goes on after it; no caller waits on the host for it. Recorded lists
@@ -879,7 +880,8 @@ typedef struct accel_peer_info {
     bool copy;               /* accel_queue_copy between buffers of the two devices works (always true) */
     bool direct_copy;        /* ... without staging through a host buffer of accel's: the same device,
                                 CPU buffers (host memory), CUDA peer access or one context, Vulkan
-                                memory imported from the same physical device and driver */
+                                memory imported from the same physical device and driver (b's
+                                buffers made while both are open) */
     bool device_waits;       /* a queue of a waits on b's signals on the device, no host thread gating
                                 it (a and b the same device; a CPU device waiting on another CPU
                                 device's signal, exactly as on its own) */

@@ -288,7 +288,10 @@
    (accel_device_peer_info.direct_copy): the other device's memory is exported as an opaque fd
    (VK_KHR_external_memory_fd, enabled at create where the device can export and import buffer memory
    so) and imported into the queue's VkDevice once per 32 MiB block (or large buffer), and the copy is a
-   vkCmdCopyBuffer in the queue's own command buffer. Otherwise (other GPUs or drivers, adopted devices,
+   vkCmdCopyBuffer in the queue's own command buffer. A device allocates exportable memory only while
+   such a second device is open (exportable memory costs: on lavapipe about 1.4x the time to make and
+   clear a buffer), so this holds for buffers made while both devices are open; a buffer made before
+   is copied staged. Otherwise (other GPUs or drivers, adopted devices,
    wrapped buffers, ACCEL_VULKAN_NO_EXTERNAL_MEMORY) it is staged through host memory by the queue's
    worker (accel.h, "Several devices"). Waits on another Vulkan device's signals stay host-gated.
 
@@ -828,11 +831,14 @@ typedef struct accel_i_vk_device {
     accel_i_a32 native_users, recovering;
     uint32_t lose_at;             /* test only: ACCEL_VULKAN_TEST_DEVICE_LOST (which vkQueueSubmit fails) */
     accel_i_a32 submits;
-    /* vulkan: peer copies: VK_KHR_external_memory_fd enabled and buffer memory allocated exportable
-       (opaque fd); the driver's UUID (imports need the same device and driver); live imports of other
+    /* vulkan: peer copies: VK_KHR_external_memory_fd enabled; new buffer memory allocated exportable
+       (while another device of the process can import it); the driver's UUID (imports need the same
+       device and driver); the next device with ext_mem in the process's list; live imports of other
        devices' memory into this one (a debug count) */
     bool ext_mem;
+    accel_i_a32 exporting;
     uint8_t driver_uuid[VK_UUID_SIZE];
+    struct accel_i_vk_device* next_sharer;
     accel_i_a32 imports;
 } accel_i_vk_device;
 
@@ -843,8 +849,9 @@ typedef struct accel_i_vk_buffer {
     struct accel_i_vk_block* block;   /* the block its memory is a range of */
     struct accel_i_vk_range* range;
     bool borrowed;                /* accel_vulkan_buffer_wrap: the engine's buffer, never destroyed here */
-    VkDeviceSize memory_size;     /* its own memory: the allocation's size and type (to import it) */
+    VkDeviceSize memory_size;     /* its own memory: the allocation's size and type (to import it), */
     uint32_t memory_type;
+    bool exportable;              /* and whether it was allocated exportable (vulkan: peer copies) */
 } accel_i_vk_buffer;
 
 typedef struct accel_i_vk_pipe { uint32_t size[3]; VkPipeline pipeline; } accel_i_vk_pipe;
@@ -1541,9 +1548,10 @@ static accel_result accel_i_vk_buffer_new(accel_i_vk_device* dev, VkDeviceSize s
     return ACCEL_OK;
 }
 /* size bytes of memory of `type`, mapped (*mapped) when host-visible and coherent and `map` is asked;
-   exportable as an opaque fd when `share` is asked and the device can (vulkan: peer copies). */
+   with `shared`, exportable as an opaque fd where the device exports now (*shared says whether: vulkan:
+   peer copies). */
 static VkResult accel_i_vk_memory_new(accel_i_vk_device* dev, VkDeviceSize size, uint32_t type, bool map,
-                                      bool share, VkDeviceMemory* mem, void** mapped) {
+                                      bool* shared, VkDeviceMemory* mem, void** mapped) {
     const VkMemoryPropertyFlags hv =
             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     VkMemoryAllocateInfo ai;
@@ -1555,7 +1563,7 @@ static VkResult accel_i_vk_memory_new(accel_i_vk_device* dev, VkDeviceSize size,
     memset(&ei, 0, sizeof ei);
     ei.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO;
     ei.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    if (share && dev->ext_mem) ai.pNext = &ei;
+    if (shared && (*shared = dev->ext_mem && atomic_load(&dev->exporting) != 0)) ai.pNext = &ei;
     ai.allocationSize = size;
     ai.memoryTypeIndex = type;
     vr = dev->vk.AllocateMemory(dev->device, &ai, NULL, mem);
@@ -1579,7 +1587,7 @@ static accel_result accel_i_vk_make_buffer(accel_i_vk_device* dev, VkDeviceSize 
     accel_result r = accel_i_vk_buffer_new(dev, size, host, what, buf, &req, &type);
     *mem = VK_NULL_HANDLE; *mapped = NULL;
     if (r != ACCEL_OK) return r;
-    vr = accel_i_vk_memory_new(dev, req.size, type, map, false, mem, mapped);
+    vr = accel_i_vk_memory_new(dev, req.size, type, map, NULL, mem, mapped);
     if (vr == VK_SUCCESS) vr = dev->vk.BindBufferMemory(dev->device, *buf, *mem, 0);
     if (vr != VK_SUCCESS) {
         r = accel_i_vk_fail(dev, vr, "vkAllocateMemory/vkBindBufferMemory/vkMapMemory", what);
@@ -1615,6 +1623,7 @@ typedef struct accel_i_vk_block {
     VkDeviceMemory memory;
     void* mapped;
     uint32_t type;
+    bool exportable;              /* allocated exportable (vulkan: peer copies) */
     accel_i_vk_range* free;       /* sorted by offset */
 } accel_i_vk_block;
 
@@ -1679,8 +1688,8 @@ static accel_i_vk_block* accel_i_vk_block_new(accel_i_vk_device* dev, uint32_t t
     accel_i_vk_block* k = (accel_i_vk_block*)accel_i_dev_alloc(&dev->base, sizeof *k);
     accel_i_vk_range* all = (accel_i_vk_range*)accel_i_dev_alloc(&dev->base, sizeof *all);
     if (k && all &&
-        accel_i_vk_memory_new(dev, ACCEL_I_VK_BLOCK, type, true, true, &k->memory, &k->mapped) ==
-                VK_SUCCESS) {
+        accel_i_vk_memory_new(dev, ACCEL_I_VK_BLOCK, type, true, &k->exportable, &k->memory,
+                              &k->mapped) == VK_SUCCESS) {
         atomic_fetch_add(&dev->memory_objects, 1u);
         memset(all, 0, sizeof *all);
         all->size = ACCEL_I_VK_BLOCK;
@@ -1703,6 +1712,7 @@ static accel_result accel_i_vk_block_bind(accel_i_vk_device* dev, accel_i_vk_buf
     accel_i_vk_block *k, *fresh = NULL;
     VkResult vr;
     VkDeviceSize align = req->alignment ? req->alignment : 1u;
+    bool shared = dev->ext_mem && atomic_load(&dev->exporting) != 0;   /* exportable blocks only */
     if (req->size > ACCEL_I_VK_BLOCK / 4u || align > ACCEL_I_VK_BLOCK / 4u) return ACCEL_ERROR_UNSUPPORTED;
     if ((mine = (accel_i_vk_range*)accel_i_dev_alloc(&dev->base, sizeof *mine)) == NULL)
         return ACCEL_ERROR_OUT_OF_MEMORY;
@@ -1710,7 +1720,8 @@ static accel_result accel_i_vk_block_bind(accel_i_vk_device* dev, accel_i_vk_buf
         accel_i_mutex_lock(&dev->mem_lock);
         if (fresh) { fresh->next = dev->blocks; dev->blocks = fresh; dev->empty_blocks++; }
         for (k = dev->blocks; k; k = k->next)
-            if (k->type == type && accel_i_vk_block_take(dev, k, req->size, align, mine))
+            if (k->type == type && (k->exportable || !shared) &&
+                accel_i_vk_block_take(dev, k, req->size, align, mine))
                 break;
         accel_i_mutex_unlock(&dev->mem_lock);
         if (k || fresh) break;
@@ -1767,7 +1778,8 @@ static accel_result accel_i_vk_buffer_memory(accel_i_vk_device* dev, accel_i_vk_
     accel_result r = accel_i_vk_buffer_new(dev, size, host, what, &b->buffer, &req, &type);
     if (r != ACCEL_OK) return r;
     if ((r = accel_i_vk_block_bind(dev, b, &req, type, &mapped)) == ACCEL_ERROR_UNSUPPORTED) {
-        VkResult vr = accel_i_vk_memory_new(dev, req.size, type, map, true, &b->memory, &mapped);
+        VkResult vr = accel_i_vk_memory_new(dev, req.size, type, map, &b->exportable, &b->memory,
+                                            &mapped);
         b->memory_size = req.size;
         b->memory_type = type;
         if (vr == VK_SUCCESS &&
@@ -1957,7 +1969,9 @@ static accel_result accel_i_vk_buffer_io(accel_buffer* base, size_t offset, void
    queue's VkDevice once, as a VkBuffer over all of it; the copy names that VkBuffer at the range's
    offset. It needs VK_KHR_external_memory_fd, enabled at create where the device has it and can export
    and import buffer memory as opaque fds without a dedicated allocation (not on adopted devices, nor
-   with ACCEL_VULKAN_NO_EXTERNAL_MEMORY); buffers' memory is then allocated exportable (staging is not).
+   with ACCEL_VULKAN_NO_EXTERNAL_MEMORY). A device allocates buffers' memory exportable (staging never)
+   only while another device of the process can import it (accel_i_vk_sharers), and then takes ranges
+   of exportable blocks only; a buffer whose memory is not exportable is copied staged.
    Imports are kept in one list for the process (a spin lock: short sections), keyed by the exported
    memory's owner (a block, or a buffer with memory of its own) and the importing device. An import goes
    when its memory goes (the block dropped, the buffer freed: nothing in flight uses it then, as the
@@ -1980,9 +1994,34 @@ static bool accel_i_vk_shares_memory(const accel_i_vk_device* dev, const accel_i
 }
 /* peer_copy: a queue of d copies o's buffer buf (NULL: o's buffers made by accel) itself. */
 static bool accel_i_vk_peer_copy(accel_device* d, accel_device* o, const accel_buffer* buf) {
+    const accel_i_vk_buffer* b;
     if (o->backend != d->backend || !accel_i_vk_shares_memory(accel_i_vk_dev(d), accel_i_vk_dev(o)))
         return false;
-    return !buf || !((const accel_i_vk_buffer*)buf)->borrowed;
+    if (!buf) return true;
+    b = (const accel_i_vk_buffer*)buf;
+    return !b->borrowed && (b->block ? b->block->exportable : b->exportable);
+}
+/* The devices with ext_mem (a list under the imports' lock): a device exports the memory it allocates
+   while another device of the list can import it, so that a process with one device per GPU does not
+   pay for exportable memory (lavapipe: memfd pages, about 1.4x the time to make and clear a buffer). */
+static accel_i_vk_device* accel_i_vk_sharers;
+static void accel_i_vk_sharers_count(accel_i_vk_device* dev) {
+    accel_i_vk_device* o;
+    uint32_t n = 0;
+    for (o = accel_i_vk_sharers; o; o = o->next_sharer) n += o != dev && accel_i_vk_shares_memory(dev, o);
+    atomic_store(&dev->exporting, n ? 1u : 0u);
+}
+/* joining (at create) or leaving (at destroy): every device sharing memory with dev counts again */
+static void accel_i_vk_sharers_update(accel_i_vk_device* dev, bool join) {
+    accel_i_vk_device **link = &accel_i_vk_sharers, *o;
+    if (!dev->ext_mem) return;
+    accel_i_spin_lock(&accel_i_vk_imports_lock);
+    while (*link && *link != dev) link = &(*link)->next_sharer;
+    if (!join && *link) *link = dev->next_sharer;
+    if (join && !*link) { dev->next_sharer = accel_i_vk_sharers; accel_i_vk_sharers = dev; }
+    for (o = accel_i_vk_sharers; o; o = o->next_sharer)
+        if (accel_i_vk_shares_memory(dev, o)) accel_i_vk_sharers_count(o);
+    accel_i_spin_unlock(&accel_i_vk_imports_lock);
 }
 static void accel_i_vk_import_free(accel_i_vk_import* im) {
     accel_i_vk_device* to = im->to;
@@ -4591,7 +4630,9 @@ static VkResult accel_i_vk_device_open(accel_i_vk_device* dev) {
 
 /* Releases whatever the device got so far (every create failure path, and destroy). */
 static void accel_i_vk_blocks_free(accel_i_vk_device* dev);
+static void accel_i_vk_sharers_update(accel_i_vk_device* dev, bool join);
 static void accel_i_vk_device_free(accel_i_vk_device* dev) {
+    accel_i_vk_sharers_update(dev, false);   /* vulkan: peer copies */
     if (dev->device) {
         if (dev->vk.DeviceWaitIdle) dev->vk.DeviceWaitIdle(dev->device);
         if (dev->locks_inited) accel_i_vk_retired_free_locked(dev);   /* one thread left */
@@ -4707,6 +4748,7 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
         accel_i_vk_device_free(dev);
         return r;
     }
+    accel_i_vk_sharers_update(dev, true);   /* vulkan: peer copies */
     *out = &dev->base;
     return ACCEL_OK;
 }

@@ -628,7 +628,38 @@ TEST(vulkan_recorded_list_with_a_direct_peer_copy) {
     accel_buffer_destroy(theirs2);
     devices_close(&d);
 }
+/* A device exports the memory it allocates only while another device can import it: a buffer made
+   before the second device opened is copied staged (right bytes, no import), one made after directly. */
+TEST(vulkan_memory_made_before_the_peer_opened_is_staged) {
+    accel_device *x = NULL, *y = NULL;
+    accel_queue* q = NULL;
+    accel_buffer *early = NULL, *later = NULL;
+    accel_peer_info pi;
+    unsigned char* pat = pattern_make(4096, 3);
+    if (test_g.backend != accel_vulkan_backend()) { free(pat); SKIP("Vulkan only"); }
+    if (CHECK(pat != NULL) && CHECK_OK(test_device_create(&x)) &&
+        CHECK_OK(test_buffer_create(x, 4096, ACCEL_MEMORY_DEVICE, &early)) &&
+        CHECK_OK(accel_buffer_write(early, 0, pat, 4096)) && CHECK_OK(test_device_create(&y)) &&
+        CHECK_OK(accel_device_peer_info(y, x, &pi)) && pi.direct_copy &&
+        CHECK_OK(test_buffer_create(x, 4096, ACCEL_MEMORY_DEVICE, &later)) &&
+        CHECK_OK(accel_buffer_write(later, 0, pat, 4096)) &&
+        CHECK_OK(accel_queue_create(y, ACCEL_QUEUE_COMPUTE, &q))) {
+        CHECK_EQ_INT(atomic_load(&accel_i_vk_dev(x)->exporting), 1);
+        vk_round_trip(y, q, early, 5, 2048, 1000, 3, false);
+        CHECK_EQ_INT(vk_imports(y), 0);
+        vk_round_trip(y, q, later, 5, 2048, 1000, 3, false);
+        CHECK_EQ_INT(vk_imports(y), 1);
+    }
+    accel_queue_destroy(q);
+    accel_buffer_destroy(early);
+    accel_buffer_destroy(later);
+    accel_device_destroy(y);
+    if (x) CHECK_EQ_INT(atomic_load(&accel_i_vk_dev(x)->exporting), 0);   /* alone again */
+    accel_device_destroy(x);
+    free(pat);
+}
 #else
+TEST(vulkan_memory_made_before_the_peer_opened_is_staged) { SKIP("built without Vulkan"); }
 TEST(vulkan_copies_through_imported_memory) { SKIP("built without Vulkan"); }
 TEST(vulkan_recorded_list_with_a_direct_peer_copy) { SKIP("built without Vulkan"); }
 #endif
@@ -649,5 +680,6 @@ int main(int argc, char** argv) {
     RUN(recorded_list_with_a_peer_copy);
     RUN(vulkan_copies_through_imported_memory);
     RUN(vulkan_recorded_list_with_a_direct_peer_copy);
+    RUN(vulkan_memory_made_before_the_peer_opened_is_staged);
     return test_end();
 }
