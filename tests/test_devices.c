@@ -658,7 +658,52 @@ TEST(vulkan_memory_made_before_the_peer_opened_is_staged) {
     accel_device_destroy(x);
     free(pat);
 }
+/* A recover of the importer frees its imports; one of the exporter frees its blocks, and with them
+   their imports elsewhere; copies of buffers made afterwards are direct again. */
+TEST(vulkan_imports_across_recovers) {
+    devices d;
+    accel_queue* q = NULL;
+    accel_buffer *theirs = NULL, *again = NULL;
+    accel_peer_info pi;
+    unsigned char* pat = pattern_make(8192, 4);
+    if (test_g.backend != accel_vulkan_backend()) { free(pat); SKIP("Vulkan only"); }
+    if (!devices_open(&d)) { devices_close(&d); free(pat); return; }
+    if (!CHECK_OK(accel_device_peer_info(d.a, d.b, &pi)) || !pi.direct_copy || !pat) {
+        devices_close(&d);
+        free(pat);
+        SKIP("copies between the two Vulkan devices are staged");
+    }
+    if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_buffer_create(d.b, 8192, ACCEL_MEMORY_DEVICE, &theirs)) &&
+        CHECK_OK(accel_buffer_write(theirs, 0, pat, 8192))) {
+        vk_round_trip(d.a, q, theirs, 0, 4096, 4096, 4, false);
+        CHECK_EQ_INT(vk_imports(d.a), 1);
+        accel_queue_destroy(q);
+        q = NULL;
+        CHECK_OK(accel_device_recover(d.a));   /* the importer */
+        CHECK_EQ_INT(vk_imports(d.a), 0);
+        if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q))) {
+            vk_round_trip(d.a, q, theirs, 0, 4096, 4096, 4, false);
+            CHECK_EQ_INT(vk_imports(d.a), 1);
+        }
+        accel_buffer_destroy(theirs);
+        theirs = NULL;
+        CHECK_OK(accel_device_recover(d.b));   /* the exporter: its blocks go, their imports too */
+        CHECK_EQ_INT(vk_imports(d.a), 0);
+        if (CHECK_OK(test_buffer_create(d.b, 8192, ACCEL_MEMORY_DEVICE, &again)) &&
+            CHECK_OK(accel_buffer_write(again, 0, pat, 8192))) {
+            vk_round_trip(d.a, q, again, 100, 5000, 3000, 4, false);
+            CHECK_EQ_INT(vk_imports(d.a), 1);
+        }
+    }
+    accel_queue_destroy(q);
+    accel_buffer_destroy(theirs);
+    accel_buffer_destroy(again);
+    devices_close(&d);
+    free(pat);
+}
 #else
+TEST(vulkan_imports_across_recovers) { SKIP("built without Vulkan"); }
 TEST(vulkan_memory_made_before_the_peer_opened_is_staged) { SKIP("built without Vulkan"); }
 TEST(vulkan_copies_through_imported_memory) { SKIP("built without Vulkan"); }
 TEST(vulkan_recorded_list_with_a_direct_peer_copy) { SKIP("built without Vulkan"); }
@@ -681,5 +726,6 @@ int main(int argc, char** argv) {
     RUN(vulkan_copies_through_imported_memory);
     RUN(vulkan_recorded_list_with_a_direct_peer_copy);
     RUN(vulkan_memory_made_before_the_peer_opened_is_staged);
+    RUN(vulkan_imports_across_recovers);
     return test_end();
 }
