@@ -1172,7 +1172,8 @@ static bool accel_i_vk_flush_done(accel_i_vk_device* dev) {
 /* Destroys the first n retired semaphores (submit_lock held). */
 static void accel_i_vk_retired_destroy(accel_i_vk_device* dev, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) dev->vk.DestroySemaphore(dev->device, dev->retired[i], NULL);
-    memmove(dev->retired, dev->retired + n, (size_t)(dev->nretired - n) * sizeof *dev->retired);
+    if (dev->nretired > n)   /* never memmove(NULL, ...) (an empty list may have no array yet) */
+        memmove(dev->retired, dev->retired + n, (size_t)(dev->nretired - n) * sizeof *dev->retired);
     dev->nretired -= n;
     dev->nflushing = 0;
 }
