@@ -461,21 +461,23 @@ TEST(destroy_either_device_with_peer_work_pending) {
 
 /* A recorded list with a peer copy replays it (GPU backends: in the generic form, since the copy is
    staged); a patch may bring another device's buffer where the list can take it. */
-TEST(recorded_list_with_a_peer_copy) {
-    devices d;
+/* A list recorded on a queue of q_dev copies 256 bytes from a buffer of `other` into q_dev's; replayed,
+   then patched with another buffer of `other` (size2 bytes). native: 1 the list must be built natively,
+   0 must not be, -1 either. */
+static void list_case(accel_device* q_dev, accel_device* other, size_t size2, int native) {
     accel_queue* q = NULL;
     accel_buffer *mine = NULL, *theirs = NULL, *theirs2 = NULL;
     accel_commands* list = NULL;
-    if (!devices_open(&d)) { devices_close(&d); return; }
-    if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q)) &&
-        CHECK_OK(test_buffer_create(d.a, 256, ACCEL_MEMORY_DEVICE, &mine)) &&
-        CHECK_OK(test_buffer_create(d.cpu, 256, ACCEL_MEMORY_DEVICE, &theirs)) &&
-        CHECK_OK(test_buffer_create(d.cpu, 256, ACCEL_MEMORY_DEVICE, &theirs2)) &&
+    if (CHECK_OK(accel_queue_create(q_dev, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_buffer_create(q_dev, 256, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(test_buffer_create(other, 256, ACCEL_MEMORY_DEVICE, &theirs)) &&
+        CHECK_OK(test_buffer_create(other, size2, ACCEL_MEMORY_DEVICE, &theirs2)) &&
         CHECK_OK(test_buffer_set_u32(theirs, 64, 11)) && CHECK_OK(test_buffer_set_u32(theirs2, 64, 22)) &&
         CHECK_OK(accel_queue_record_begin(q))) {
         accel_patch patch;
         accel_queue_copy(q, mine, 0, theirs, 0, 256);
         if (CHECK_OK(accel_queue_record_end(q, &list))) {
+            if (native >= 0) CHECK((list->native != NULL) == (native == 1));
             accel_queue_replay(q, list, NULL, 0);
             CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
             CHECK_EQ_U64(test_buffer_u32(mine, 63), 11);
@@ -493,6 +495,11 @@ TEST(recorded_list_with_a_peer_copy) {
     accel_buffer_destroy(mine);
     accel_buffer_destroy(theirs);
     accel_buffer_destroy(theirs2);
+}
+TEST(recorded_list_with_a_peer_copy) {
+    devices d;
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    list_case(d.a, d.cpu, 256, -1);
     devices_close(&d);
 }
 
@@ -590,42 +597,13 @@ TEST(vulkan_copies_through_imported_memory) {
 TEST(vulkan_recorded_list_with_a_direct_peer_copy) {
     devices d;
     accel_peer_info pi;
-    accel_queue* q = NULL;
-    accel_buffer *mine = NULL, *theirs = NULL, *theirs2 = NULL;
-    accel_commands* list = NULL;
     if (test_g.backend != accel_vulkan_backend()) SKIP("Vulkan only");
     if (!devices_open(&d)) { devices_close(&d); return; }
     if (!CHECK_OK(accel_device_peer_info(d.a, d.b, &pi)) || !pi.direct_copy) {
         devices_close(&d);
         SKIP("copies between the two Vulkan devices are staged");
     }
-    if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q)) &&
-        CHECK_OK(test_buffer_create(d.a, 256, ACCEL_MEMORY_DEVICE, &mine)) &&
-        CHECK_OK(test_buffer_create(d.b, 256, ACCEL_MEMORY_DEVICE, &theirs)) &&
-        CHECK_OK(test_buffer_create(d.b, (size_t)12 << 20, ACCEL_MEMORY_DEVICE, &theirs2)) &&
-        CHECK_OK(test_buffer_set_u32(theirs, 64, 11)) && CHECK_OK(test_buffer_set_u32(theirs2, 64, 22)) &&
-        CHECK_OK(accel_queue_record_begin(q))) {
-        accel_patch patch;
-        accel_queue_copy(q, mine, 0, theirs, 0, 256);
-        if (CHECK_OK(accel_queue_record_end(q, &list))) {
-            CHECK(list->native != NULL);   /* built natively: the copy is not staged */
-            accel_queue_replay(q, list, NULL, 0);
-            CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
-            CHECK_EQ_U64(test_buffer_u32(mine, 63), 11);
-            memset(&patch, 0, sizeof patch);
-            patch.command = 0;
-            patch.index = 1;
-            patch.buffer = theirs2;
-            accel_queue_replay(q, list, &patch, 1);
-            CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
-            CHECK_EQ_U64(test_buffer_u32(mine, 63), 22);
-        }
-    }
-    accel_commands_destroy(list);
-    accel_queue_destroy(q);
-    accel_buffer_destroy(mine);
-    accel_buffer_destroy(theirs);
-    accel_buffer_destroy(theirs2);
+    list_case(d.a, d.b, (size_t)12 << 20, 1);   /* the patch: a buffer with memory of its own */
     devices_close(&d);
 }
 /* A device exports the memory it allocates only while another device can import it: a buffer made
