@@ -173,10 +173,12 @@ VK_ENV    = env ACCEL_TEST_BACKEND=vulkan $(if $(LVP_ICD),VK_DRIVER_FILES=$(LVP_
 VK_SYNC_ENV = $(VK_ENV) $(if $(VK_LAYER),VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT)
 ifeq ($(HAVE_VULKAN),1)
 VK_BUILD := $(vulkan_BINS)
-# vulkan-nomap: tests/test_devices.c with device memory not mapped, so that copies between two Vulkan
-# devices go through the core's bounce buffer and both devices' reads and writes (staged peer copies)
+# vulkan-nomap: tests/test_devices.c with device memory not mapped and no external memory, so that copies
+# between two Vulkan devices go through the core's bounce buffer and both devices' reads and writes (staged
+# peer copies; elsewhere they go through imported memory)
+VK_NOMAP  = ACCEL_VULKAN_NO_MAP_DEVICE=1 ACCEL_VULKAN_NO_EXTERNAL_MEMORY=1
 VK_RUNS   = $(call config_args,vulkan,$(VK_ENV)) --config vulkan-sync --runner "$(VK_SYNC_ENV)" $(vulkan_BINS) \
-            --config vulkan-nomap --runner "$(VK_SYNC_ENV) ACCEL_VULKAN_NO_MAP_DEVICE=1" $(BUILD)/vulkan/test_devices
+            --config vulkan-nomap --runner "$(VK_SYNC_ENV) $(VK_NOMAP)" $(BUILD)/vulkan/test_devices
 else
 VK_BUILD :=
 VK_RUNS   = --config vulkan --skip vulkan-suite 'no Vulkan headers or no glslc' \

@@ -215,8 +215,11 @@
      the CPU memory); a GPU queue copies a CPU device's buffer (host memory) with its backend's
      read/write, on its worker thread when the queue gets there (a host step, as below, without the
      bounce); CUDA queues copy other CUDA devices' buffers in their stream (one context, or peer
-     access, which accel turns on the first time). Otherwise (Vulkan to Vulkan, CUDA and Vulkan,
-     CUDA devices without peer access) the copy is staged: the queue's worker thread runs it when the
+     access, which accel turns on the first time); Vulkan queues copy buffers of other Vulkan devices
+     on the same physical device and driver in their command buffers, through memory exported as an
+     opaque fd and imported once (buffers made while both devices are open: accel_vulkan.h, "Peer
+     copies between Vulkan devices"). Otherwise
+     (other Vulkan devices, CUDA and Vulkan, CUDA devices without peer access) the copy is staged: the queue's worker thread runs it when the
      queue gets there (after the commands before it completed), through host memory in chunks of at
      most 4 MiB, and the queue goes on after it; no caller waits on the host for it. Recorded lists
      take peer copies (and patches bring other devices' buffers to copies) on the CPU backend; on a
@@ -876,7 +879,9 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
 typedef struct accel_peer_info {
     bool copy;               /* accel_queue_copy between buffers of the two devices works (always true) */
     bool direct_copy;        /* ... without staging through a host buffer of accel's: the same device,
-                                CPU buffers (host memory), CUDA peer access or one context */
+                                CPU buffers (host memory), CUDA peer access or one context, Vulkan
+                                memory imported from the same physical device and driver (b's
+                                buffers made while both are open) */
     bool device_waits;       /* a queue of a waits on b's signals on the device, no host thread gating
                                 it (a and b the same device; a CPU device waiting on another CPU
                                 device's signal, exactly as on its own) */
@@ -1652,10 +1657,11 @@ struct accel_backend {
     /* accel_device_recover, after the core made the device's objects stale and failed its signals: makes
        the native device anew (see core: device generations). NULL: the backend cannot (UNSUPPORTED) */
     accel_result (*device_recover)(accel_device* dev);
-    /* several devices (core: several devices): does a queue of dev copy to and from buffers of
-       `other` (another device) itself, in its own order on the device (CUDA: peer access or one
-       context)? NULL or false: the core stages such copies on the host (a GPU queue's host step) */
-    bool (*peer_copy)(accel_device* dev, accel_device* other);
+    /* several devices (core: several devices): does a queue of dev copy to and from `buf` (a root),
+       a buffer of `other` (another device), itself, in its own order on the device (CUDA: peer access
+       or one context; Vulkan: imported memory)? buf NULL: other's buffers in general (peer_info).
+       NULL or false: the core stages such copies on the host (a GPU queue's host step) */
+    bool (*peer_copy)(accel_device* dev, accel_device* other, const accel_buffer* buf);
     /* several devices: does a queue of dev take waits on `other`'s signals on the device (its
        walk->wait_on_device says yes to them)? NULL: never (they are gated on the host) */
     bool (*peer_waits)(accel_device* dev, accel_device* other);
@@ -4455,8 +4461,9 @@ static bool accel_i_peer_rec_ok(accel_queue* q, accel_buffer* dst, accel_buffer*
 static uint32_t accel_i_peer_flags(accel_queue* q, const accel_buffer* dst, const accel_buffer* src) {
     accel_device* dev = q->obj.device;
     accel_device* other = accel_i_peer_of(q, dst, src);
+    const accel_buffer* ob = other == dst->obj.device ? dst : src;   /* the other device's buffer */
     if (!other || !dev->backend->walk) return 0;   /* the CPU executor copies itself */
-    if (dev->backend->peer_copy && dev->backend->peer_copy(dev, other)) return 0;
+    if (dev->backend->peer_copy && dev->backend->peer_copy(dev, other, ob->root ? ob->root : ob)) return 0;
     return ACCEL_I_CMD_STAGED;
 }
 static bool accel_i_peer_staged_any(const accel_i_batch* b) {
@@ -4515,7 +4522,7 @@ ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, 
     same = a == b || (a->backend == b->backend && accel_i_host_memory(a));
     out->copy = true;
     out->direct_copy = same || accel_i_host_memory(a) || accel_i_host_memory(b) ||
-                       (a->backend->peer_copy && a->backend->peer_copy(a, b));
+                       (a->backend->peer_copy && a->backend->peer_copy(a, b, NULL));
     out->device_waits = same || (a->backend->peer_waits && a->backend->peer_waits(a, b));
     return ACCEL_OK;
 }

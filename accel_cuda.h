@@ -3414,8 +3414,9 @@ static bool accel_i_cu_peer_on(accel_i_cu_device* dev, accel_i_cu_device* other)
     atomic_fetch_or(&dev->peers_tried, bit);
     return (atomic_load(&dev->peers_on) & bit) != 0;
 }
-static bool accel_i_cu_peer_copy(accel_device* d, accel_device* o) {
+static bool accel_i_cu_peer_copy(accel_device* d, accel_device* o, const accel_buffer* buf) {
     accel_i_cu_device *dev = accel_i_cu_dev(d), *other;
+    (void)buf;   /* any of o's buffers alike */
     if (o->backend != d->backend) return false;
     other = accel_i_cu_dev(o);
     if (!dev->unified || !other->unified) return false;

@@ -122,11 +122,12 @@
    | ACCEL_VULKAN_REPLAY_CHUNK   | commands per reusable secondary command buffer of a recorded list |
    |                             | (default 32; 1: a patched replay re-records only patched commands) |
    | env ACCEL_VULKAN_NO_CALIBRATED_TIMESTAMPS | 1: timestamps use the paired reading (see Profiling) |
+   | env ACCEL_VULKAN_NO_EXTERNAL_MEMORY | 1: copies between Vulkan devices are staged (see Peer copies) |
    | env ACCEL_VULKAN_TEST_DEVICE_LOST | TEST ONLY. N: the N-th vkQueueSubmit of a queue's segment, |
    |                             | counted from the device's create (read then), fails as if the driver |
    |                             | said VK_ERROR_DEVICE_LOST (nothing is submitted): a device loss on  |
    |                             | any driver, for the recovery path (see Recovery). Never set it else |
-   The three ACCEL_VULKAN_NO_* variables exist to test fallback paths on drivers that would not take them.
+   The four ACCEL_VULKAN_NO_* variables exist to test fallback paths on drivers that would not take them.
 
    ==== Devices =================================================================================
    `device_index` counts the physical devices that can run the backend (Vulkan 1.2 or 1.1 +
@@ -280,6 +281,19 @@
    uses) until the queue's completion timeline shows the GPU finished it; completed work is reclaimed at
    the next submit or finish. A queue keeps up to 16 command buffers and 64 segment records for reuse
    and frees the rest, so a burst does not grow its memory for good.
+
+   ==== Peer copies between Vulkan devices ======================================================
+   accel_queue_copy between buffers of two Vulkan devices on one physical device and driver (the same
+   deviceUUID and driverUUID: two accel devices on one GPU, or two on lavapipe) is direct
+   (accel_device_peer_info.direct_copy): the other device's memory is exported as an opaque fd
+   (VK_KHR_external_memory_fd, enabled at create where the device can export and import buffer memory
+   so) and imported into the queue's VkDevice once per 32 MiB block (or large buffer), and the copy is a
+   vkCmdCopyBuffer in the queue's own command buffer. A device allocates exportable memory only while
+   such a second device is open (exportable memory costs: on lavapipe about 1.4x the time to make and
+   clear a buffer), so this holds for buffers made while both devices are open; a buffer made before
+   is copied staged. Otherwise (other GPUs or drivers, adopted devices,
+   wrapped buffers, ACCEL_VULKAN_NO_EXTERNAL_MEMORY) it is staged through host memory by the queue's
+   worker (accel.h, "Several devices"). Waits on another Vulkan device's signals stay host-gated.
 
    ==== Interop: an engine's buffers and semaphores =============================================
    For an engine that owns its Vulkan objects (examples/engine.c does all of this): build accel on its
@@ -619,7 +633,7 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
     I(GetPhysicalDeviceMemoryProperties) \
     I(EnumerateDeviceExtensionProperties) I(CreateDevice) I(GetDeviceProcAddr) \
     I(CreateDebugUtilsMessengerEXT) I(DestroyDebugUtilsMessengerEXT) \
-    I(GetPhysicalDeviceCalibrateableTimeDomainsEXT) \
+    I(GetPhysicalDeviceCalibrateableTimeDomainsEXT) I(GetPhysicalDeviceExternalBufferProperties) \
     D(DestroyDevice) D(GetDeviceQueue) D(DeviceWaitIdle) D(QueueSubmit) \
     D(CreateBuffer) D(DestroyBuffer) D(GetBufferMemoryRequirements) D(AllocateMemory) D(FreeMemory) \
     D(BindBufferMemory) D(MapMemory) D(UnmapMemory) \
@@ -633,7 +647,7 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
     D(CmdPushDescriptorSetKHR) D(CmdExecuteCommands) \
     D(CreateSemaphore) D(DestroySemaphore) D(GetSemaphoreCounterValue) D(WaitSemaphores) D(SignalSemaphore) \
     D(CreateQueryPool) D(DestroyQueryPool) D(CmdResetQueryPool) D(CmdWriteTimestamp) D(GetQueryPoolResults) \
-    D(GetCalibratedTimestampsEXT)
+    D(GetCalibratedTimestampsEXT) D(GetMemoryFdKHR)
 
 #define ACCEL_I_VK_MEMBER(name) PFN_vk##name name;
 #define ACCEL_I_VK_NONE(name)
@@ -680,7 +694,7 @@ static const char* accel_i_vk_load_device(const accel_i_vk_itab* it, accel_i_vk_
                 (PFN_vkSignalSemaphore)(void (*)(void))it->GetDeviceProcAddr(device, "vkSignalSemaphoreKHR");
 #define ACCEL_I_VK_REQ_D(name) \
     if (!t->name && strcmp(#name, "CmdPushDescriptorSetKHR") != 0 && \
-        strcmp(#name, "GetCalibratedTimestampsEXT") != 0) \
+        strcmp(#name, "GetCalibratedTimestampsEXT") != 0 && strcmp(#name, "GetMemoryFdKHR") != 0) \
         return "vk" #name;
     ACCEL_I_VK_FUNCS(ACCEL_I_VK_NONE, ACCEL_I_VK_NONE, ACCEL_I_VK_REQ_D)
 #undef ACCEL_I_VK_REQ_D
@@ -812,11 +826,20 @@ typedef struct accel_i_vk_device {
        object of that VkDevice outside the object lock (accel_i_vk_enter); a recover under way */
     uint32_t open_compute_n, open_copy_family, open_next;
     bool open_io_own, open_copy_own;
-    const char* open_ext[3];
+    const char* open_ext[4];
     accel_i_a64 vk_gen;
     accel_i_a32 native_users, recovering;
     uint32_t lose_at;             /* test only: ACCEL_VULKAN_TEST_DEVICE_LOST (which vkQueueSubmit fails) */
     accel_i_a32 submits;
+    /* vulkan: peer copies: VK_KHR_external_memory_fd enabled; new buffer memory allocated exportable
+       (while another device of the process can import it); the driver's UUID (imports need the same
+       device and driver); the next device with ext_mem in the process's list; live imports of other
+       devices' memory into this one (a debug count) */
+    bool ext_mem;
+    accel_i_a32 exporting;
+    uint8_t driver_uuid[VK_UUID_SIZE];
+    struct accel_i_vk_device* next_sharer;
+    accel_i_a32 imports;
 } accel_i_vk_device;
 
 typedef struct accel_i_vk_buffer {
@@ -826,6 +849,9 @@ typedef struct accel_i_vk_buffer {
     struct accel_i_vk_block* block;   /* the block its memory is a range of */
     struct accel_i_vk_range* range;
     bool borrowed;                /* accel_vulkan_buffer_wrap: the engine's buffer, never destroyed here */
+    VkDeviceSize memory_size;     /* its own memory: the allocation's size and type (to import it), */
+    uint32_t memory_type;
+    bool exportable;              /* and whether it was allocated exportable (vulkan: peer copies) */
 } accel_i_vk_buffer;
 
 typedef struct accel_i_vk_pipe { uint32_t size[3]; VkPipeline pipeline; } accel_i_vk_pipe;
@@ -1146,7 +1172,8 @@ static bool accel_i_vk_flush_done(accel_i_vk_device* dev) {
 /* Destroys the first n retired semaphores (submit_lock held). */
 static void accel_i_vk_retired_destroy(accel_i_vk_device* dev, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) dev->vk.DestroySemaphore(dev->device, dev->retired[i], NULL);
-    memmove(dev->retired, dev->retired + n, (size_t)(dev->nretired - n) * sizeof *dev->retired);
+    if (dev->nretired > n)   /* never memmove(NULL, ...) (an empty list may have no array yet) */
+        memmove(dev->retired, dev->retired + n, (size_t)(dev->nretired - n) * sizeof *dev->retired);
     dev->nretired -= n;
     dev->nflushing = 0;
 }
@@ -1490,11 +1517,16 @@ static accel_result accel_i_vk_buffer_new(accel_i_vk_device* dev, VkDeviceSize s
             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     uint32_t families[2] = { dev->compute_family, dev->copy_family };
     VkBufferCreateInfo bi;
+    VkExternalMemoryBufferCreateInfo ei;   /* its memory may be exportable (vulkan: peer copies) */
     VkResult vr;
     int t;
     *buf = VK_NULL_HANDLE;
     memset(&bi, 0, sizeof bi);
     bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    memset(&ei, 0, sizeof ei);
+    ei.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO;
+    ei.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    if (dev->ext_mem) bi.pNext = &ei;
     bi.size = size;
     bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;   /* indirect counts */
@@ -1516,16 +1548,23 @@ static accel_result accel_i_vk_buffer_new(accel_i_vk_device* dev, VkDeviceSize s
     *type = (uint32_t)t;
     return ACCEL_OK;
 }
-/* size bytes of memory of `type`, mapped (*mapped) when host-visible and coherent and `map` is asked. */
+/* size bytes of memory of `type`, mapped (*mapped) when host-visible and coherent and `map` is asked;
+   with `shared`, exportable as an opaque fd where the device exports now (*shared says whether: vulkan:
+   peer copies). */
 static VkResult accel_i_vk_memory_new(accel_i_vk_device* dev, VkDeviceSize size, uint32_t type, bool map,
-                                      VkDeviceMemory* mem, void** mapped) {
+                                      bool* shared, VkDeviceMemory* mem, void** mapped) {
     const VkMemoryPropertyFlags hv =
             VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     VkMemoryAllocateInfo ai;
+    VkExportMemoryAllocateInfo ei;
     VkResult vr;
     *mapped = NULL;
     memset(&ai, 0, sizeof ai);
     ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    memset(&ei, 0, sizeof ei);
+    ei.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO;
+    ei.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    if (shared && (*shared = dev->ext_mem && atomic_load(&dev->exporting) != 0)) ai.pNext = &ei;
     ai.allocationSize = size;
     ai.memoryTypeIndex = type;
     vr = dev->vk.AllocateMemory(dev->device, &ai, NULL, mem);
@@ -1549,7 +1588,7 @@ static accel_result accel_i_vk_make_buffer(accel_i_vk_device* dev, VkDeviceSize 
     accel_result r = accel_i_vk_buffer_new(dev, size, host, what, buf, &req, &type);
     *mem = VK_NULL_HANDLE; *mapped = NULL;
     if (r != ACCEL_OK) return r;
-    vr = accel_i_vk_memory_new(dev, req.size, type, map, mem, mapped);
+    vr = accel_i_vk_memory_new(dev, req.size, type, map, NULL, mem, mapped);
     if (vr == VK_SUCCESS) vr = dev->vk.BindBufferMemory(dev->device, *buf, *mem, 0);
     if (vr != VK_SUCCESS) {
         r = accel_i_vk_fail(dev, vr, "vkAllocateMemory/vkBindBufferMemory/vkMapMemory", what);
@@ -1585,6 +1624,7 @@ typedef struct accel_i_vk_block {
     VkDeviceMemory memory;
     void* mapped;
     uint32_t type;
+    bool exportable;              /* allocated exportable (vulkan: peer copies) */
     accel_i_vk_range* free;       /* sorted by offset */
 } accel_i_vk_block;
 
@@ -1631,7 +1671,9 @@ static void accel_i_vk_block_give(accel_i_vk_device* dev, accel_i_vk_block* k, a
         accel_i_dev_free(&dev->base, r, sizeof *r);
     }
 }
+static void accel_i_vk_imports_evict(const void* key);
 static void accel_i_vk_block_drop(accel_i_vk_device* dev, accel_i_vk_block* k) {
+    accel_i_vk_imports_evict(k);   /* its imports into other devices (vulkan: peer copies) */
     while (k->free) {
         accel_i_vk_range* n = k->free;
         k->free = n->next;
@@ -1647,7 +1689,8 @@ static accel_i_vk_block* accel_i_vk_block_new(accel_i_vk_device* dev, uint32_t t
     accel_i_vk_block* k = (accel_i_vk_block*)accel_i_dev_alloc(&dev->base, sizeof *k);
     accel_i_vk_range* all = (accel_i_vk_range*)accel_i_dev_alloc(&dev->base, sizeof *all);
     if (k && all &&
-        accel_i_vk_memory_new(dev, ACCEL_I_VK_BLOCK, type, true, &k->memory, &k->mapped) == VK_SUCCESS) {
+        accel_i_vk_memory_new(dev, ACCEL_I_VK_BLOCK, type, true, &k->exportable, &k->memory,
+                              &k->mapped) == VK_SUCCESS) {
         atomic_fetch_add(&dev->memory_objects, 1u);
         memset(all, 0, sizeof *all);
         all->size = ACCEL_I_VK_BLOCK;
@@ -1670,6 +1713,7 @@ static accel_result accel_i_vk_block_bind(accel_i_vk_device* dev, accel_i_vk_buf
     accel_i_vk_block *k, *fresh = NULL;
     VkResult vr;
     VkDeviceSize align = req->alignment ? req->alignment : 1u;
+    bool shared = dev->ext_mem && atomic_load(&dev->exporting) != 0;   /* exportable blocks only */
     if (req->size > ACCEL_I_VK_BLOCK / 4u || align > ACCEL_I_VK_BLOCK / 4u) return ACCEL_ERROR_UNSUPPORTED;
     if ((mine = (accel_i_vk_range*)accel_i_dev_alloc(&dev->base, sizeof *mine)) == NULL)
         return ACCEL_ERROR_OUT_OF_MEMORY;
@@ -1677,7 +1721,8 @@ static accel_result accel_i_vk_block_bind(accel_i_vk_device* dev, accel_i_vk_buf
         accel_i_mutex_lock(&dev->mem_lock);
         if (fresh) { fresh->next = dev->blocks; dev->blocks = fresh; dev->empty_blocks++; }
         for (k = dev->blocks; k; k = k->next)
-            if (k->type == type && accel_i_vk_block_take(dev, k, req->size, align, mine))
+            if (k->type == type && (k->exportable || !shared) &&
+                accel_i_vk_block_take(dev, k, req->size, align, mine))
                 break;
         accel_i_mutex_unlock(&dev->mem_lock);
         if (k || fresh) break;
@@ -1734,7 +1779,10 @@ static accel_result accel_i_vk_buffer_memory(accel_i_vk_device* dev, accel_i_vk_
     accel_result r = accel_i_vk_buffer_new(dev, size, host, what, &b->buffer, &req, &type);
     if (r != ACCEL_OK) return r;
     if ((r = accel_i_vk_block_bind(dev, b, &req, type, &mapped)) == ACCEL_ERROR_UNSUPPORTED) {
-        VkResult vr = accel_i_vk_memory_new(dev, req.size, type, map, &b->memory, &mapped);
+        VkResult vr = accel_i_vk_memory_new(dev, req.size, type, map, &b->exportable, &b->memory,
+                                            &mapped);
+        b->memory_size = req.size;
+        b->memory_type = type;
         if (vr == VK_SUCCESS &&
             (vr = dev->vk.BindBufferMemory(dev->device, b->buffer, b->memory, 0)) != VK_SUCCESS) {
             dev->vk.FreeMemory(dev->device, b->memory, NULL);
@@ -1758,6 +1806,7 @@ static void accel_i_vk_buffer_drop(accel_i_vk_device* dev, accel_i_vk_buffer* b)
     dev->vk.DestroyBuffer(dev->device, b->buffer, NULL);
     if (b->block) accel_i_vk_block_release(dev, b);
     else if (b->memory) {
+        accel_i_vk_imports_evict(b);
         dev->vk.FreeMemory(dev->device, b->memory, NULL);   /* unmaps implicitly */
         atomic_fetch_sub(&dev->memory_objects, 1u);
     }
@@ -1911,6 +1960,195 @@ static accel_result accel_i_vk_buffer_io(accel_buffer* base, size_t offset, void
     accel_i_mutex_unlock(&dev->io_lock);
     accel_i_vk_drop_buffer(dev, st, sm);
     return r;
+}
+
+/* ==== vulkan: peer copies ==== */
+/* A copy between buffers of two Vulkan devices on one physical device and driver (the same deviceUUID
+   and driverUUID: two accel devices on one GPU, or on lavapipe) runs in the queue's own command buffer,
+   not staged on the host (accel.h, "core: several devices"): the other device's memory (the block its
+   buffer is a range of, or its buffer's own memory) is exported as an opaque fd and imported into the
+   queue's VkDevice once, as a VkBuffer over all of it; the copy names that VkBuffer at the range's
+   offset. It needs VK_KHR_external_memory_fd, enabled at create where the device has it and can export
+   and import buffer memory as opaque fds without a dedicated allocation (not on adopted devices, nor
+   with ACCEL_VULKAN_NO_EXTERNAL_MEMORY). A device allocates buffers' memory exportable (staging never)
+   only while another device of the process can import it (accel_i_vk_sharers), and then takes ranges
+   of exportable blocks only; a buffer whose memory is not exportable is copied staged.
+   Imports are kept in one list for the process (a spin lock: short sections), keyed by the exported
+   memory's owner (a block, or a buffer with memory of its own) and the importing device. An import goes
+   when its memory goes (the block dropped, the buffer freed: nothing in flight uses it then, as the
+   core keeps a peer copy's buffers until it completed) or when its importer goes (destroy, recover).
+   Wrapped buffers (accel_vulkan_buffer_wrap: memory not accel's) keep the staged path. */
+typedef struct accel_i_vk_import {
+    struct accel_i_vk_import* next;
+    const void* key;              /* the exported memory's owner: a block, or a buffer */
+    accel_i_vk_device* to;        /* the importer */
+    VkDeviceMemory memory;
+    VkBuffer buffer;              /* over all of memory, on `to` */
+} accel_i_vk_import;
+static accel_i_vk_import* accel_i_vk_imports;
+static accel_i_a32 accel_i_vk_imports_lock;
+
+/* Can device dev import buffer memory that `other` exports? (both with ext_mem, one device and driver) */
+static bool accel_i_vk_shares_memory(const accel_i_vk_device* dev, const accel_i_vk_device* other) {
+    return dev->ext_mem && other->ext_mem && !memcmp(dev->base.info.uuid, other->base.info.uuid, 16) &&
+           !memcmp(dev->driver_uuid, other->driver_uuid, VK_UUID_SIZE);
+}
+/* peer_copy: a queue of d copies o's buffer buf (NULL: o's buffers made by accel) itself. */
+static bool accel_i_vk_peer_copy(accel_device* d, accel_device* o, const accel_buffer* buf) {
+    const accel_i_vk_buffer* b;
+    if (o->backend != d->backend || !accel_i_vk_shares_memory(accel_i_vk_dev(d), accel_i_vk_dev(o)))
+        return false;
+    if (!buf) return true;
+    b = (const accel_i_vk_buffer*)buf;
+    return !b->borrowed && (b->block ? b->block->exportable : b->exportable);
+}
+/* The devices with ext_mem (a list under the imports' lock): a device exports the memory it allocates
+   while another device of the list can import it, so that a process with one device per GPU does not
+   pay for exportable memory (lavapipe: memfd pages, about 1.4x the time to make and clear a buffer). */
+static accel_i_vk_device* accel_i_vk_sharers;
+static void accel_i_vk_sharers_count(accel_i_vk_device* dev) {
+    accel_i_vk_device* o;
+    uint32_t n = 0;
+    for (o = accel_i_vk_sharers; o; o = o->next_sharer) n += o != dev && accel_i_vk_shares_memory(dev, o);
+    atomic_store(&dev->exporting, n ? 1u : 0u);
+}
+/* joining (at create) or leaving (at destroy): every device sharing memory with dev counts again */
+static void accel_i_vk_sharers_update(accel_i_vk_device* dev, bool join) {
+    accel_i_vk_device **link = &accel_i_vk_sharers, *o;
+    if (!dev->ext_mem) return;
+    accel_i_spin_lock(&accel_i_vk_imports_lock);
+    while (*link && *link != dev) link = &(*link)->next_sharer;
+    if (!join && *link) *link = dev->next_sharer;
+    if (join && !*link) { dev->next_sharer = accel_i_vk_sharers; accel_i_vk_sharers = dev; }
+    for (o = accel_i_vk_sharers; o; o = o->next_sharer)
+        if (accel_i_vk_shares_memory(dev, o)) accel_i_vk_sharers_count(o);
+    accel_i_spin_unlock(&accel_i_vk_imports_lock);
+}
+static void accel_i_vk_import_free(accel_i_vk_import* im) {
+    accel_i_vk_device* to = im->to;
+    if (im->buffer) to->vk.DestroyBuffer(to->device, im->buffer, NULL);
+    if (im->memory) {
+        to->vk.FreeMemory(to->device, im->memory, NULL);
+        atomic_fetch_sub(&to->imports, 1u);
+    }
+    accel_i_dev_free(&to->base, im, sizeof *im);
+}
+/* Frees every import whose memory is key's (key's memory is going), or, key NULL, every import into
+   `to` (its VkDevice is going). Under the lock, so that an importer's destroy never runs beside it. */
+static void accel_i_vk_imports_drop(const void* key, const accel_i_vk_device* to) {
+    accel_i_vk_import **link = &accel_i_vk_imports, *im;
+    accel_i_spin_lock(&accel_i_vk_imports_lock);
+    while ((im = *link) != NULL) {
+        if (key ? im->key == key : im->to == to) { *link = im->next; accel_i_vk_import_free(im); }
+        else link = &im->next;
+    }
+    accel_i_spin_unlock(&accel_i_vk_imports_lock);
+}
+static void accel_i_vk_imports_evict(const void* key) { if (key) accel_i_vk_imports_drop(key, NULL); }
+static accel_i_vk_import* accel_i_vk_import_find(const void* key, const accel_i_vk_device* to) {
+    accel_i_vk_import* im = accel_i_vk_imports;
+    while (im && (im->key != key || im->to != to)) im = im->next;
+    return im;
+}
+#if !defined(_WIN32)
+#  include <unistd.h>
+#endif
+/* Imports `from`'s memory (size bytes of memory type `type`) into `to` as im's memory and buffer. */
+static accel_result accel_i_vk_import_make(accel_i_vk_device* to, accel_i_vk_device* from, VkDeviceMemory mem,
+                                           VkDeviceSize size, uint32_t type, accel_i_vk_import* im) {
+    const char* what = "accel_queue_copy (a peer copy's import)";
+    VkMemoryGetFdInfoKHR gi;
+    VkImportMemoryFdInfoKHR ii;
+    VkMemoryAllocateInfo ai;
+    VkMemoryRequirements req;
+    uint32_t t;
+    int fd = -1;
+    VkResult vr;
+    accel_result r = accel_i_vk_buffer_new(to, size, false, what, &im->buffer, &req, &t);
+    if (r != ACCEL_OK) return r;
+    if (!(req.memoryTypeBits & (1u << type)) || req.size > size)
+        return accel_i_fail(&to->base, ACCEL_ERROR_UNSUPPORTED,
+                            "vulkan: %s: memory type %u does not hold the buffer", what, type);
+    memset(&gi, 0, sizeof gi);
+    gi.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR;
+    gi.memory = mem;
+    gi.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    if ((vr = from->vk.GetMemoryFdKHR(from->device, &gi, &fd)) != VK_SUCCESS)
+        return accel_i_vk_fail(from, vr, "vkGetMemoryFdKHR", what);
+    memset(&ii, 0, sizeof ii);
+    ii.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR;
+    ii.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    ii.fd = fd;
+    memset(&ai, 0, sizeof ai);
+    ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    ai.pNext = &ii;
+    ai.allocationSize = size;
+    ai.memoryTypeIndex = type;
+    if ((vr = to->vk.AllocateMemory(to->device, &ai, NULL, &im->memory)) != VK_SUCCESS) {
+        im->memory = VK_NULL_HANDLE;
+#if !defined(_WIN32)
+        close(fd);   /* a failed import leaves the fd to the caller */
+#endif
+        return accel_i_vk_fail(to, vr, "vkAllocateMemory (import)", what);
+    }
+    atomic_fetch_add(&to->imports, 1u);
+    if ((vr = to->vk.BindBufferMemory(to->device, im->buffer, im->memory, 0)) != VK_SUCCESS)
+        return accel_i_vk_fail(to, vr, "vkBindBufferMemory (import)", what);
+    return ACCEL_OK;
+}
+/* The VkBuffer that a command of dev's queue names for buffer base (a root), and *off moved to where
+   base is in it: base's own where dev's, else the import of its memory into dev (made the first time). */
+static accel_result accel_i_vk_copy_side(accel_i_vk_device* dev, accel_buffer* base, VkBuffer* out,
+                                         VkDeviceSize* off) {
+    accel_i_vk_buffer* b = (accel_i_vk_buffer*)base;
+    accel_i_vk_device* from = accel_i_vk_dev(base->obj.device);
+    const void* key = b->block ? (const void*)b->block : (const void*)b;
+    accel_i_vk_import *im, *fresh;
+    accel_result r;
+    *out = b->buffer;
+    if (from == dev) return ACCEL_OK;
+    if (b->block) *off += b->range->at;
+    accel_i_spin_lock(&accel_i_vk_imports_lock);
+    im = accel_i_vk_import_find(key, dev);
+    accel_i_spin_unlock(&accel_i_vk_imports_lock);
+    if (im) { *out = im->buffer; return ACCEL_OK; }   /* stays while base lives (its memory is key's) */
+    if ((fresh = (accel_i_vk_import*)accel_i_dev_alloc(&dev->base, sizeof *fresh)) == NULL)
+        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_copy: out of host memory");
+    memset((void*)fresh, 0, sizeof *fresh);
+    fresh->key = key;
+    fresh->to = dev;
+    if (b->block)
+        r = accel_i_vk_import_make(dev, from, b->block->memory, ACCEL_I_VK_BLOCK, b->block->type, fresh);
+    else r = accel_i_vk_import_make(dev, from, b->memory, b->memory_size, b->memory_type, fresh);
+    if (r != ACCEL_OK) { accel_i_vk_import_free(fresh); return r; }
+    accel_i_spin_lock(&accel_i_vk_imports_lock);
+    if ((im = accel_i_vk_import_find(key, dev)) == NULL) {   /* else another thread's came first */
+        fresh->next = accel_i_vk_imports;
+        accel_i_vk_imports = im = fresh;
+        fresh = NULL;
+    }
+    accel_i_spin_unlock(&accel_i_vk_imports_lock);
+    if (fresh) accel_i_vk_import_free(fresh);
+    *out = im->buffer;
+    return ACCEL_OK;
+}
+/* At create: can buffers' memory be exported and imported as opaque fds (no dedicated allocation)? */
+static bool accel_i_vk_ext_mem_ok(accel_i_vk_device* dev) {
+    VkPhysicalDeviceExternalBufferInfo bi;
+    VkExternalBufferProperties bp;
+    VkExternalMemoryFeatureFlags has, need =
+            VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT | VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT;
+    if (!dev->vki.GetPhysicalDeviceExternalBufferProperties) return false;
+    memset(&bi, 0, sizeof bi);
+    bi.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO;
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
+    bi.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    memset(&bp, 0, sizeof bp);
+    bp.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES;
+    dev->vki.GetPhysicalDeviceExternalBufferProperties(dev->phys, &bi, &bp);
+    has = bp.externalMemoryProperties.externalMemoryFeatures;
+    return (has & need) == need && !(has & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT);
 }
 
 /* ==== vulkan: SPIR-V checks ==== */
@@ -2826,6 +3064,17 @@ static void accel_i_vk_bind(VkDescriptorBufferInfo* info, const accel_buffer* b,
     info->offset = (VkDeviceSize)b->offset + offset;
     info->range = VK_WHOLE_SIZE;
 }
+/* A copy between roots, one of them possibly another Vulkan device's (vulkan: peer copies). */
+static accel_result accel_i_vk_record_copy(accel_i_vk_device* dev, VkCommandBuffer cb, accel_buffer* dst,
+                                           VkDeviceSize dst_off, accel_buffer* src, VkDeviceSize src_off,
+                                           VkDeviceSize size) {
+    VkBufferCopy region = { src_off, dst_off, size };
+    VkBuffer from, to;
+    accel_result r = accel_i_vk_copy_side(dev, src, &from, &region.srcOffset);
+    if (r == ACCEL_OK) r = accel_i_vk_copy_side(dev, dst, &to, &region.dstOffset);
+    if (r == ACCEL_OK) dev->vk.CmdCopyBuffer(cb, from, to, 1, &region);
+    return r;
+}
 /* The barrier between two commands of one segment: in order, earlier writes visible. Its scopes are
    the stages the segment's commands use (compute shaders, transfers), not all commands: each barrier's
    first scope holds every earlier command of those stages, so the chain orders and shows everything
@@ -3019,12 +3268,10 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
         case ACCEL_I_CMD_EXEC:
             r = accel_i_vk_record_exec(q, e, e->pool, b, c);
             break;
-        case ACCEL_I_CMD_COPY: {
-            VkBufferCopy region = { c->u.copy.src_offset, c->u.copy.dst_offset, c->u.copy.size };
-            dev->vk.CmdCopyBuffer(e->cb, ((accel_i_vk_buffer*)c->u.copy.src)->buffer,
-                                  ((accel_i_vk_buffer*)c->u.copy.dst)->buffer, 1, &region);
+        case ACCEL_I_CMD_COPY:
+            r = accel_i_vk_record_copy(dev, e->cb, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src,
+                                       c->u.copy.src_offset, c->u.copy.size);
             break;
-        }
         case ACCEL_I_CMD_FILL:
             dev->vk.CmdFillBuffer(e->cb, ((accel_i_vk_buffer*)c->u.fill.dst)->buffer, c->u.fill.offset,
                                   c->u.fill.size, c->u.fill.pattern);
@@ -3178,9 +3425,8 @@ static accel_result accel_i_vk_op_record(accel_i_vk_device* dev, const accel_i_v
         else { src = p[k].buffer; region.srcOffset = p[k].offset; }
     }
     if (op->kind == ACCEL_I_CMD_COPY)
-        dev->vk.CmdCopyBuffer(cb, ((accel_i_vk_buffer*)src)->buffer, ((accel_i_vk_buffer*)dst)->buffer, 1,
-                              &region);
-    else if (op->kind == ACCEL_I_CMD_UPDATE)
+        return accel_i_vk_record_copy(dev, cb, dst, region.dstOffset, src, region.srcOffset, op->size);
+    if (op->kind == ACCEL_I_CMD_UPDATE)
         dev->vk.CmdCopyBuffer(cb, l->staging, ((accel_i_vk_buffer*)dst)->buffer, 1, &region);
     else if (op->kind == ACCEL_I_CMD_FILL)
         dev->vk.CmdFillBuffer(cb, ((accel_i_vk_buffer*)dst)->buffer, region.dstOffset, op->size, pattern);
@@ -4203,6 +4449,7 @@ static void accel_i_vk_fill_identity(accel_i_vk_device* dev, accel_device_info* 
     p2.pNext = &id;
     dev->vki.GetPhysicalDeviceProperties2(dev->phys, &p2);
     memcpy(info->uuid, id.deviceUUID, sizeof info->uuid);
+    memcpy(dev->driver_uuid, id.driverUUID, VK_UUID_SIZE);
     info->pci_domain = has_pci ? pci.pciDomain : UINT32_MAX;
     info->pci_bus = has_pci ? pci.pciBus : UINT32_MAX;
     info->pci_device = has_pci ? pci.pciDevice : UINT32_MAX;
@@ -4384,10 +4631,13 @@ static VkResult accel_i_vk_device_open(accel_i_vk_device* dev) {
 
 /* Releases whatever the device got so far (every create failure path, and destroy). */
 static void accel_i_vk_blocks_free(accel_i_vk_device* dev);
+static void accel_i_vk_sharers_update(accel_i_vk_device* dev, bool join);
 static void accel_i_vk_device_free(accel_i_vk_device* dev) {
+    accel_i_vk_sharers_update(dev, false);   /* vulkan: peer copies */
     if (dev->device) {
         if (dev->vk.DeviceWaitIdle) dev->vk.DeviceWaitIdle(dev->device);
         if (dev->locks_inited) accel_i_vk_retired_free_locked(dev);   /* one thread left */
+        accel_i_vk_imports_drop(NULL, dev);   /* other devices' memory imported here (vulkan: peer copies) */
         accel_i_vk_blocks_free(dev);
         for (uint32_t i = 0; i < dev->nlate; i++)
             dev->vk.DestroySemaphore(dev->device, dev->late_sems[i], NULL);
@@ -4467,6 +4717,11 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
         dev->cal_ext = accel_i_vk_has_ext(exts, next, VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME) &&
                        !accel_i_vk_env_on("ACCEL_VULKAN_NO_CALIBRATED_TIMESTAMPS");
         if (dev->cal_ext) enabled[ne++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
+#if !defined(_WIN32)
+        dev->ext_mem = accel_i_vk_has_ext(exts, next, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
+                       !accel_i_vk_env_on("ACCEL_VULKAN_NO_EXTERNAL_MEMORY") && accel_i_vk_ext_mem_ok(dev);
+        if (dev->ext_mem) enabled[ne++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;   /* peer copies */
+#endif
         accel_i_dev_free(&dev->base, exts, next * sizeof *exts);
     }
     if (dev->push_desc) enabled[ne++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
@@ -4494,6 +4749,7 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
         accel_i_vk_device_free(dev);
         return r;
     }
+    accel_i_vk_sharers_update(dev, true);   /* vulkan: peer copies */
     *out = &dev->base;
     return ACCEL_OK;
 }
@@ -4671,6 +4927,7 @@ static accel_i_vk_queue* accel_i_vk_forget_all(accel_i_vk_device* dev) {
         }
         }
     }
+    accel_i_vk_imports_drop(NULL, dev);   /* other devices' memory imported here (vulkan: peer copies) */
     accel_i_vk_blocks_free(dev);   /* the buffers gave their ranges back above */
     for (uint32_t i = 0; i < dev->nlate; i++) dev->vk.DestroySemaphore(dev->device, dev->late_sems[i], NULL);
     dev->nlate = 0;
@@ -4778,7 +5035,7 @@ static const accel_backend accel_i_vk_backend_table = {
     accel_i_vk_commands_build,          /* commands_build: secondary command buffers */
     accel_i_vk_commands_free,           /* commands_free */
     accel_i_vk_device_recover,          /* device_recover: a new VkDevice (vulkan: recovery) */
-    NULL,                               /* peer_copy: staged by the core (external memory: not yet) */
+    accel_i_vk_peer_copy,               /* peer_copy: imported memory (vulkan: peer copies) */
     NULL                                /* peer_waits: gated (exported timeline semaphores: not yet) */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }

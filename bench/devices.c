@@ -6,11 +6,14 @@
      3 Vulkan queue, a CPU device's buffer        (direct: the Vulkan buffer written from host memory)
                                                                             | accel_buffer_write
      4 CPU queue, a Vulkan device's buffer        (direct: read into host memory) | accel_buffer_read
-     5 Vulkan queue, another Vulkan device's buffer, both mapped (staged on the queue's worker: memmove)
+     5 Vulkan queue, another Vulkan device's buffer (direct: its memory imported, vkCmdCopyBuffer)
                                                                             | read + write through the host
-     6 the same with ACCEL_VULKAN_NO_MAP_DEVICE=1 (staged through a bounce buffer, 4 MiB chunks)
+     6 the same, ACCEL_VULKAN_NO_EXTERNAL_MEMORY=1, both mapped (staged on the queue's worker: memmove)
                                                                             | read + write through the host
-   Rows 2-6 need the Vulkan backend (built with -DBENCH_HAVE_VULKAN; lavapipe in CI: a CPU driver, so the
+     7 the same with ACCEL_VULKAN_NO_MAP_DEVICE=1 too (staged through a bounce buffer, 4 MiB chunks)
+                                                                            | read + write through the host
+   and the factor imported (5) / staged (6, 7), in time. Rows 2-7 need the Vulkan backend (built with
+   -DBENCH_HAVE_VULKAN; lavapipe in CI: a CPU driver, so the
    figures say what the host paths cost, not what a GPU's DMA engines do). Every copy's bytes are
    checked. Prints a table and a BENCH line a row; exits 1 when a check fails.
 
@@ -95,12 +98,12 @@ static void fill_pattern(accel_buffer* b, unsigned char* host) {
 }
 
 /* One row: q on qdev copies from a buffer of `from` into one of `to` (one of them is qdev); the raw
-   side is `raw` (0: none). */
-static void row(const char* name, accel_device* qdev, accel_device* to, accel_device* from, int raw,
+   side is `raw` (0: none). Returns accel's seconds (negative: failed). */
+static double row(const char* name, accel_device* qdev, accel_device* to, accel_device* from, int raw,
                 const char* raw_name) {
     copy_ctx c;
     accel_buffer_desc d = { .size = BYTES, .memory = ACCEL_MEMORY_DEVICE };
-    double ta, tr = 0;
+    double ta = -1, tr = 0;
     memset(&c, 0, sizeof c);
     c.host = (unsigned char*)malloc(BYTES);
     if (!c.host || accel_queue_create(qdev, ACCEL_QUEUE_COMPUTE, &c.q) != ACCEL_OK ||
@@ -118,7 +121,12 @@ static void row(const char* name, accel_device* qdev, accel_device* to, accel_de
         if (raw == 1 && (!accel_buffer_map(c.dst) || !accel_buffer_map(c.src))) tr = -1;
         else tr = best_of(run_raw, &c);
     }
-    if (ta < 0 || tr < 0) { printf("bench_devices: row %s: a call failed\n", name); failures++; goto done; }
+    if (ta < 0 || tr < 0) {
+        printf("bench_devices: row %s: a call failed\n", name);
+        failures++;
+        ta = -1;
+        goto done;
+    }
     printf("%-52s | %7.2f GB/s | %-26s %7.2f GB/s | %5.2f\n", name, (double)BYTES / ta / 1e9,
            raw ? raw_name : "-", raw ? (double)BYTES / tr / 1e9 : 0.0, raw ? tr / ta : 0.0);
     printf("BENCH {\"figure\":\"%s\",\"accel_gbps\":%.3f,\"baseline\":\"%s\",\"baseline_gbps\":%.3f}\n", name,
@@ -128,6 +136,38 @@ done:
     accel_buffer_destroy(c.dst);
     accel_buffer_destroy(c.src);
     free(c.host);
+    return ta;
+}
+/* Vulkan to Vulkan, three ways: imported memory (rows 5), staged with memmove (6), staged through the
+   bounce buffer (7); the environment is read at device create. */
+static void vulkan_pairs(const accel_device_desc* d) {
+    static const char* const env[3][2] = {
+        { NULL, NULL }, { "ACCEL_VULKAN_NO_EXTERNAL_MEMORY", NULL },
+        { "ACCEL_VULKAN_NO_EXTERNAL_MEMORY", "ACCEL_VULKAN_NO_MAP_DEVICE" } };
+    static const char* const names[3] = { "5 vulkan queue <- other vulkan device (imported)",
+                                          "6 the same, staged (no external memory)",
+                                          "7 the same, staged, not mapped (bounce)" };
+    double t[3] = { -1, -1, -1 };
+    for (int k = 0; k < 3; k++) {
+        accel_device *x = NULL, *y = NULL;
+        accel_peer_info pi;
+        for (int e = 0; e < 2; e++) if (env[k][e]) setenv(env[k][e], "1", 1);
+        if (accel_device_create(d, &x) == ACCEL_OK && accel_device_create(d, &y) == ACCEL_OK &&
+            accel_device_peer_info(x, y, &pi) == ACCEL_OK) {
+            if (pi.direct_copy != (k == 0)) printf("bench_devices: row %s: direct_copy %d\n", names[k],
+                                                   (int)pi.direct_copy);
+            t[k] = row(names[k], x, x, y, 4, "read+write via host");
+        }
+        for (int e = 0; e < 2; e++) if (env[k][e]) unsetenv(env[k][e]);
+        accel_device_destroy(x);
+        accel_device_destroy(y);
+    }
+    if (t[0] > 0 && t[1] > 0 && t[2] > 0) {
+        printf("vulkan to vulkan: imported is %.2fx staged (memmove), %.2fx staged (bounce), in time\n",
+               t[1] / t[0], t[2] / t[0]);
+        printf("BENCH {\"figure\":\"vulkan imported vs staged\",\"factor_memmove\":%.3f,"
+               "\"factor_bounce\":%.3f}\n", t[1] / t[0], t[2] / t[0]);
+    }
 }
 
 int main(int argc, char** argv) {
@@ -143,30 +183,23 @@ int main(int argc, char** argv) {
     row("1 cpu queue <- other cpu device", cpu, cpu, cpu2, 1, "memcpy");
 #ifdef BENCH_HAVE_VULKAN
     {
-        accel_device *vk = NULL, *vk2 = NULL, *vk3 = NULL, *vk4 = NULL;
+        accel_device *vk = NULL;
         accel_device_desc d = { .backend = accel_vulkan_backend() };
         accel_device_info info;
-        if (accel_device_create(&d, &vk) == ACCEL_OK && accel_device_create(&d, &vk2) == ACCEL_OK) {
+        if (accel_device_create(&d, &vk) == ACCEL_OK) {
             accel_device_info_get(vk, &info);
             printf("vulkan: %s\n", info.name);
             row("2 vulkan queue, within its device", vk, vk, vk, 0, NULL);
             row("3 vulkan queue <- cpu device (direct)", vk, vk, cpu, 2, "accel_buffer_write");
             row("4 cpu queue <- vulkan device (direct)", cpu, cpu, vk, 3, "accel_buffer_read");
-            row("5 vulkan queue <- other vulkan device (staged)", vk, vk, vk2, 4, "read+write via host");
-            setenv("ACCEL_VULKAN_NO_MAP_DEVICE", "1", 1);
-            if (accel_device_create(&d, &vk3) == ACCEL_OK && accel_device_create(&d, &vk4) == ACCEL_OK)
-                row("6 the same, device memory not mapped (bounce)", vk3, vk3, vk4, 4, "read+write via host");
-            unsetenv("ACCEL_VULKAN_NO_MAP_DEVICE");
+            vulkan_pairs(&d);
         } else {
-            printf("bench_devices: no Vulkan device: rows 2-6 skipped\n");
+            printf("bench_devices: no Vulkan device: rows 2-7 skipped\n");
         }
         accel_device_destroy(vk);
-        accel_device_destroy(vk2);
-        accel_device_destroy(vk3);
-        accel_device_destroy(vk4);
     }
 #else
-    printf("bench_devices: built without Vulkan (-DBENCH_HAVE_VULKAN): rows 2-6 skipped\n");
+    printf("bench_devices: built without Vulkan (-DBENCH_HAVE_VULKAN): rows 2-7 skipped\n");
 #endif
     accel_device_destroy(cpu);
     accel_device_destroy(cpu2);

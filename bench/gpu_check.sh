@@ -30,7 +30,9 @@
 #      of the caller; driver calls read n/a on a real driver (tests/mock_cuda.c counts them)
 #   7. vulkan: the Vulkan suite and bench/vulkan.c on the GPU's Vulkan driver, when build/vulkan/ holds
 #      them (they need glslc and the Vulkan headers to build: build them elsewhere with
-#      `make build-vulkan build/bench_vulkan` and copy build/ in; the loader libvulkan.so.1 must be
+#      `make build-vulkan build/bench_vulkan build/bench_devices` and copy build/ in (bench_devices: peer
+#      copies between two Vulkan devices on the GPU, imported memory vs staged); the loader
+#      libvulkan.so.1 must be
 #      installed). NV_ICD names the driver's manifest (default: the NVIDIA one under /usr/local/nvidia,
 #      else the loader's own search).
 # The last line is "gpu_check: N passed, N failed"; the exit status is non-zero when anything failed.
@@ -202,6 +204,10 @@ else
     if [[ -x build/bench_vulkan ]]; then
         echo "==== bench_vulkan"
         if env "${vk_env[@]}" timeout -k 10 300 build/bench_vulkan; then ok "bench_vulkan"; else bad "bench_vulkan (exit $?)"; fi
+    fi
+    if [[ -x build/bench_devices ]]; then   # peer copies: rows 5-7, imported memory vs staged on the GPU
+        echo "==== bench_devices"
+        if env "${vk_env[@]}" timeout -k 10 300 build/bench_devices; then ok "bench_devices"; else bad "bench_devices (exit $?)"; fi
     fi
 fi
 }

@@ -461,21 +461,23 @@ TEST(destroy_either_device_with_peer_work_pending) {
 
 /* A recorded list with a peer copy replays it (GPU backends: in the generic form, since the copy is
    staged); a patch may bring another device's buffer where the list can take it. */
-TEST(recorded_list_with_a_peer_copy) {
-    devices d;
+/* A list recorded on a queue of q_dev copies 256 bytes from a buffer of `other` into q_dev's; replayed,
+   then patched with another buffer of `other` (size2 bytes). native: 1 the list must be built natively,
+   0 must not be, -1 either. */
+static void list_case(accel_device* q_dev, accel_device* other, size_t size2, int native) {
     accel_queue* q = NULL;
     accel_buffer *mine = NULL, *theirs = NULL, *theirs2 = NULL;
     accel_commands* list = NULL;
-    if (!devices_open(&d)) { devices_close(&d); return; }
-    if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q)) &&
-        CHECK_OK(test_buffer_create(d.a, 256, ACCEL_MEMORY_DEVICE, &mine)) &&
-        CHECK_OK(test_buffer_create(d.cpu, 256, ACCEL_MEMORY_DEVICE, &theirs)) &&
-        CHECK_OK(test_buffer_create(d.cpu, 256, ACCEL_MEMORY_DEVICE, &theirs2)) &&
+    if (CHECK_OK(accel_queue_create(q_dev, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_buffer_create(q_dev, 256, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(test_buffer_create(other, 256, ACCEL_MEMORY_DEVICE, &theirs)) &&
+        CHECK_OK(test_buffer_create(other, size2, ACCEL_MEMORY_DEVICE, &theirs2)) &&
         CHECK_OK(test_buffer_set_u32(theirs, 64, 11)) && CHECK_OK(test_buffer_set_u32(theirs2, 64, 22)) &&
         CHECK_OK(accel_queue_record_begin(q))) {
         accel_patch patch;
         accel_queue_copy(q, mine, 0, theirs, 0, 256);
         if (CHECK_OK(accel_queue_record_end(q, &list))) {
+            if (native >= 0) CHECK((list->native != NULL) == (native == 1));
             accel_queue_replay(q, list, NULL, 0);
             CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
             CHECK_EQ_U64(test_buffer_u32(mine, 63), 11);
@@ -493,8 +495,197 @@ TEST(recorded_list_with_a_peer_copy) {
     accel_buffer_destroy(mine);
     accel_buffer_destroy(theirs);
     accel_buffer_destroy(theirs2);
+}
+TEST(recorded_list_with_a_peer_copy) {
+    devices d;
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    list_case(d.a, d.cpu, 256, -1);
     devices_close(&d);
 }
+
+/* Vulkan to Vulkan (two accel devices on lavapipe, or on one GPU): direct copies through imported
+   memory (accel_vulkan.h, "vulkan: peer copies"), counted by the importer's debug count; ranges of
+   different blocks, a buffer with memory of its own, views, both directions, a native recorded list
+   with a patch, imports freed with their memory. ACCEL_VULKAN_NO_EXTERNAL_MEMORY: staged, reported. */
+#ifdef ACCEL_TEST_HAVE_VULKAN
+static uint32_t vk_imports(accel_device* d) { return atomic_load(&accel_i_vk_dev(d)->imports); }
+/* copies n bytes of theirs (other's) at soff into a fresh buffer of q's device and back into theirs at
+   doff, through views where `views`; checks both */
+static void vk_round_trip(accel_device* qd, accel_queue* q, accel_buffer* theirs, size_t soff, size_t doff,
+                          size_t n, uint32_t seed, bool views) {
+    accel_buffer *mine = NULL, *vs = NULL, *vd = NULL;
+    if (CHECK_OK(test_buffer_create(qd, n + 64, ACCEL_MEMORY_DEVICE, &mine))) {
+        accel_buffer *src = theirs, *dst = theirs;
+        size_t s = soff, d = doff;
+        if (views && CHECK_OK(accel_buffer_view_create(theirs, soff, n, &vs)) &&
+            CHECK_OK(accel_buffer_view_create(theirs, doff, n, &vd))) {
+            src = vs; dst = vd; s = 0; d = 0;
+        }
+        accel_queue_copy(q, mine, 64, src, s, n);
+        accel_queue_copy(q, dst, d, mine, 64, n);
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        expect_pattern(mine, 64, n, soff, seed);
+        expect_pattern(theirs, doff, n, soff, seed);
+        if (TEST_FAILED_SO_FAR())
+            fprintf(stderr, "  round trip: from %zu to %zu, %zu bytes, views %d\n", soff, doff, n,
+                    (int)views);
+    }
+    accel_buffer_destroy(vd);
+    accel_buffer_destroy(vs);
+    accel_buffer_destroy(mine);
+}
+TEST(vulkan_copies_through_imported_memory) {
+    devices d;
+    accel_peer_info ab, ba;
+    accel_queue *qa = NULL, *qb = NULL;
+    accel_buffer* fill[5] = { NULL, NULL, NULL, NULL, NULL };
+    accel_buffer *late = NULL, *own = NULL, *back = NULL;
+    const size_t six = (size_t)6 << 20, big = (size_t)9 << 20;   /* 5 x 6 MiB fill a 32 MiB block */
+    unsigned char* pat = pattern_make(big, 5);
+    const char* off = getenv("ACCEL_VULKAN_NO_EXTERNAL_MEMORY");
+    if (test_g.backend != accel_vulkan_backend()) { free(pat); SKIP("Vulkan only"); }
+    if (!devices_open(&d)) { devices_close(&d); free(pat); return; }
+    CHECK_OK(accel_device_peer_info(d.a, d.b, &ab));
+    CHECK_OK(accel_device_peer_info(d.b, d.a, &ba));
+    CHECK(ab.direct_copy == ba.direct_copy);
+    CHECK(!ab.device_waits);   /* exported timeline semaphores: not on lavapipe 22.3 */
+    if (off && off[0] && strcmp(off, "0") != 0) CHECK(!ab.direct_copy);
+    if (!ab.direct_copy || !pat) {
+        devices_close(&d);
+        free(pat);
+        SKIP("no VK_KHR_external_memory_fd (or ACCEL_VULKAN_NO_EXTERNAL_MEMORY): copies are staged");
+    }
+    CHECK_EQ_INT(vk_imports(d.a), 0);
+    if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &qa)) &&
+        CHECK_OK(accel_queue_create(d.b, ACCEL_QUEUE_COMPUTE, &qb))) {
+        for (int i = 0; i < 5; i++) CHECK_OK(test_buffer_create(d.b, six, ACCEL_MEMORY_DEVICE, &fill[i]));
+        CHECK_OK(test_buffer_create(d.b, six, ACCEL_MEMORY_DEVICE, &late));   /* a second block */
+        CHECK_OK(test_buffer_create(d.b, big, ACCEL_MEMORY_DEVICE, &own));    /* memory of its own */
+        if (!TEST_FAILED_SO_FAR()) {
+            CHECK_OK(accel_buffer_write(fill[4], 0, pat, six));
+            CHECK_OK(accel_buffer_write(late, 0, pat, six));
+            CHECK_OK(accel_buffer_write(own, 0, pat, big));
+            /* the last range of the first block, to its last byte */
+            vk_round_trip(d.a, qa, fill[4], six - 4099, 8195, 4099, 5, false);
+            CHECK_EQ_INT(vk_imports(d.a), 1);
+            vk_round_trip(d.a, qa, fill[4], 256, six - 5120, 4000, 5, true);
+            vk_round_trip(d.a, qa, late, 1, 3 << 20, (size_t)1 << 20, 5, false);   /* the second block */
+            CHECK_EQ_INT(vk_imports(d.a), 2);
+            vk_round_trip(d.a, qa, own, 4096, big - ((size_t)2 << 20), (size_t)2 << 20, 5, true);
+            CHECK_EQ_INT(vk_imports(d.a), 3);
+            CHECK_EQ_INT(vk_imports(d.b), 0);
+            CHECK_OK(test_buffer_create(d.a, six, ACCEL_MEMORY_DEVICE, &back));   /* the other way */
+            CHECK_OK(accel_buffer_write(back, 0, pat, six));
+            vk_round_trip(d.b, qb, back, 9, 4096, 65536, 5, false);
+            CHECK_EQ_INT(vk_imports(d.b), 1);
+            accel_buffer_destroy(own);   /* its memory goes, and its import with it */
+            own = NULL;
+            CHECK_EQ_INT(vk_imports(d.a), 2);
+        }
+    }
+    for (int i = 0; i < 5; i++) accel_buffer_destroy(fill[i]);
+    accel_buffer_destroy(late);
+    accel_buffer_destroy(own);
+    accel_buffer_destroy(back);
+    accel_queue_destroy(qa);
+    accel_queue_destroy(qb);
+    CHECK(vk_imports(d.a) <= 1);   /* the blocks went, but one kept as a spare (its import too) */
+    devices_close(&d);
+    free(pat);
+}
+/* A natively built list copies from the other Vulkan device's buffer; a patch brings another one. */
+TEST(vulkan_recorded_list_with_a_direct_peer_copy) {
+    devices d;
+    accel_peer_info pi;
+    if (test_g.backend != accel_vulkan_backend()) SKIP("Vulkan only");
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    if (!CHECK_OK(accel_device_peer_info(d.a, d.b, &pi)) || !pi.direct_copy) {
+        devices_close(&d);
+        SKIP("copies between the two Vulkan devices are staged");
+    }
+    list_case(d.a, d.b, (size_t)12 << 20, 1);   /* the patch: a buffer with memory of its own */
+    devices_close(&d);
+}
+/* A device exports the memory it allocates only while another device can import it: a buffer made
+   before the second device opened is copied staged (right bytes, no import), one made after directly. */
+TEST(vulkan_memory_made_before_the_peer_opened_is_staged) {
+    accel_device *x = NULL, *y = NULL;
+    accel_queue* q = NULL;
+    accel_buffer *early = NULL, *later = NULL;
+    accel_peer_info pi;
+    unsigned char* pat = pattern_make(4096, 3);
+    if (test_g.backend != accel_vulkan_backend()) { free(pat); SKIP("Vulkan only"); }
+    if (CHECK(pat != NULL) && CHECK_OK(test_device_create(&x)) &&
+        CHECK_OK(test_buffer_create(x, 4096, ACCEL_MEMORY_DEVICE, &early)) &&
+        CHECK_OK(accel_buffer_write(early, 0, pat, 4096)) && CHECK_OK(test_device_create(&y)) &&
+        CHECK_OK(accel_device_peer_info(y, x, &pi)) && pi.direct_copy &&
+        CHECK_OK(test_buffer_create(x, 4096, ACCEL_MEMORY_DEVICE, &later)) &&
+        CHECK_OK(accel_buffer_write(later, 0, pat, 4096)) &&
+        CHECK_OK(accel_queue_create(y, ACCEL_QUEUE_COMPUTE, &q))) {
+        CHECK_EQ_INT(atomic_load(&accel_i_vk_dev(x)->exporting), 1);
+        vk_round_trip(y, q, early, 5, 2048, 1000, 3, false);
+        CHECK_EQ_INT(vk_imports(y), 0);
+        vk_round_trip(y, q, later, 5, 2048, 1000, 3, false);
+        CHECK_EQ_INT(vk_imports(y), 1);
+    }
+    accel_queue_destroy(q);
+    accel_buffer_destroy(early);
+    accel_buffer_destroy(later);
+    accel_device_destroy(y);
+    if (x) CHECK_EQ_INT(atomic_load(&accel_i_vk_dev(x)->exporting), 0);   /* alone again */
+    accel_device_destroy(x);
+    free(pat);
+}
+/* A recover of the importer frees its imports; one of the exporter frees its blocks, and with them
+   their imports elsewhere; copies of buffers made afterwards are direct again. */
+TEST(vulkan_imports_across_recovers) {
+    devices d;
+    accel_queue* q = NULL;
+    accel_buffer *theirs = NULL, *again = NULL;
+    accel_peer_info pi;
+    unsigned char* pat = pattern_make(8192, 4);
+    if (test_g.backend != accel_vulkan_backend()) { free(pat); SKIP("Vulkan only"); }
+    if (!devices_open(&d)) { devices_close(&d); free(pat); return; }
+    if (!CHECK_OK(accel_device_peer_info(d.a, d.b, &pi)) || !pi.direct_copy || !pat) {
+        devices_close(&d);
+        free(pat);
+        SKIP("copies between the two Vulkan devices are staged");
+    }
+    if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_buffer_create(d.b, 8192, ACCEL_MEMORY_DEVICE, &theirs)) &&
+        CHECK_OK(accel_buffer_write(theirs, 0, pat, 8192))) {
+        vk_round_trip(d.a, q, theirs, 0, 4096, 4096, 4, false);
+        CHECK_EQ_INT(vk_imports(d.a), 1);
+        accel_queue_destroy(q);
+        q = NULL;
+        CHECK_OK(accel_device_recover(d.a));   /* the importer */
+        CHECK_EQ_INT(vk_imports(d.a), 0);
+        if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q))) {
+            vk_round_trip(d.a, q, theirs, 0, 4096, 4096, 4, false);
+            CHECK_EQ_INT(vk_imports(d.a), 1);
+        }
+        accel_buffer_destroy(theirs);
+        theirs = NULL;
+        CHECK_OK(accel_device_recover(d.b));   /* the exporter: its blocks go, their imports too */
+        CHECK_EQ_INT(vk_imports(d.a), 0);
+        if (CHECK_OK(test_buffer_create(d.b, 8192, ACCEL_MEMORY_DEVICE, &again)) &&
+            CHECK_OK(accel_buffer_write(again, 0, pat, 8192))) {
+            vk_round_trip(d.a, q, again, 100, 5000, 3000, 4, false);
+            CHECK_EQ_INT(vk_imports(d.a), 1);
+        }
+    }
+    accel_queue_destroy(q);
+    accel_buffer_destroy(theirs);
+    accel_buffer_destroy(again);
+    devices_close(&d);
+    free(pat);
+}
+#else
+TEST(vulkan_imports_across_recovers) { SKIP("built without Vulkan"); }
+TEST(vulkan_memory_made_before_the_peer_opened_is_staged) { SKIP("built without Vulkan"); }
+TEST(vulkan_copies_through_imported_memory) { SKIP("built without Vulkan"); }
+TEST(vulkan_recorded_list_with_a_direct_peer_copy) { SKIP("built without Vulkan"); }
+#endif
 
 int main(int argc, char** argv) {
     test_begin(argc, argv);
@@ -510,5 +701,9 @@ int main(int argc, char** argv) {
     RUN(two_device_chain_and_failure_across_devices);
     RUN(destroy_either_device_with_peer_work_pending);
     RUN(recorded_list_with_a_peer_copy);
+    RUN(vulkan_copies_through_imported_memory);
+    RUN(vulkan_recorded_list_with_a_direct_peer_copy);
+    RUN(vulkan_memory_made_before_the_peer_opened_is_staged);
+    RUN(vulkan_imports_across_recovers);
     return test_end();
 }
