@@ -4419,26 +4419,27 @@ static accel_result accel_i_vk_pick(accel_i_vk_device* dev, const accel_logger* 
     return ACCEL_OK;
 }
 
-/* Does the physical device offer extension `name`? (false when it cannot be asked: out of memory) */
-static bool accel_i_vk_phys_has_ext(accel_i_vk_device* dev, const char* name) {
+/* Does the physical device offer extension `name`? *has; false: out of host memory to ask */
+static bool accel_i_vk_phys_has_ext(accel_i_vk_device* dev, const char* name, bool* has) {
     uint32_t n = 0;
     VkExtensionProperties* e;
-    bool has = false;
+    *has = false;
     if (dev->vki.EnumerateDeviceExtensionProperties(dev->phys, NULL, &n, NULL) != VK_SUCCESS || !n)
-        return false;
+        return true;
     if ((e = (VkExtensionProperties*)accel_i_dev_alloc(&dev->base, n * sizeof *e)) == NULL) return false;
     if (dev->vki.EnumerateDeviceExtensionProperties(dev->phys, NULL, &n, e) == VK_SUCCESS)
-        has = accel_i_vk_has_ext(e, n, name);
+        *has = accel_i_vk_has_ext(e, n, name);
     accel_i_dev_free(&dev->base, e, n * sizeof *e);
-    return has;
+    return true;
 }
 /* uuid (Vulkan 1.1's VkPhysicalDeviceIDProperties) and PCI location (VK_EXT_pci_bus_info, which needs
    no enabling to be queried; UINT32_MAX without it) */
-static void accel_i_vk_fill_identity(accel_i_vk_device* dev, accel_device_info* info) {
+static bool accel_i_vk_fill_identity(accel_i_vk_device* dev, accel_device_info* info) {
     VkPhysicalDeviceIDProperties id;
     VkPhysicalDevicePCIBusInfoPropertiesEXT pci;
     VkPhysicalDeviceProperties2 p2;
-    bool has_pci = accel_i_vk_phys_has_ext(dev, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
+    bool has_pci;
+    if (!accel_i_vk_phys_has_ext(dev, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME, &has_pci)) return false;
     memset(&id, 0, sizeof id);
     id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
     memset(&pci, 0, sizeof pci);
@@ -4453,9 +4454,11 @@ static void accel_i_vk_fill_identity(accel_i_vk_device* dev, accel_device_info* 
     info->pci_domain = has_pci ? pci.pciDomain : UINT32_MAX;
     info->pci_bus = has_pci ? pci.pciBus : UINT32_MAX;
     info->pci_device = has_pci ? pci.pciDevice : UINT32_MAX;
+    return true;
 }
 
-static void accel_i_vk_fill_info(accel_i_vk_device* dev) {
+/* false: out of host memory */
+static bool accel_i_vk_fill_info(accel_i_vk_device* dev) {
     accel_device_info* info = &dev->base.info;
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceTimelineSemaphoreProperties tp;
@@ -4509,7 +4512,7 @@ static void accel_i_vk_fill_info(accel_i_vk_device* dev) {
                                     ? (uint32_t)props.limits.minStorageBufferOffsetAlignment : 1u;
     dev->max_diff =
             tp.maxTimelineSemaphoreValueDifference ? tp.maxTimelineSemaphoreValueDifference : UINT64_MAX;
-    accel_i_vk_fill_identity(dev, info);
+    return accel_i_vk_fill_identity(dev, info);
 }
 
 /* Timestamps: each VkQueue's valid bits, the tick period, and whether VK_EXT_calibrated_timestamps (when
@@ -4590,7 +4593,7 @@ static accel_result accel_i_vk_device_setup(accel_i_vk_device* dev, uint32_t com
     dev->io_hwq = io_own_queue ? compute_queues : 0;
     if (copy_own_queue && copy_family == dev->compute_family) dev->copy_family = dev->compute_family;
     atomic_init(&dev->next_hwq, 0u);
-    accel_i_vk_fill_info(dev);
+    if (!accel_i_vk_fill_info(dev)) return ACCEL_ERROR_OUT_OF_MEMORY;
     /* reads and writes through staging share hwq[0]: an accel queue there is never alone on it, so it
        never waits on the device for a value only the host raises (a read would wait behind that) */
     if (!io_own_queue && !dev->map_device) dev->hwq[0].users = 1;
