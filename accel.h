@@ -218,8 +218,8 @@
      access, which accel turns on the first time); Vulkan queues copy buffers of other Vulkan devices
      on the same physical device and driver in their command buffers, through memory exported as an
      opaque fd and imported once (buffers made while both devices are open: accel_vulkan.h, "Peer
-     copies between Vulkan devices"). Otherwise
-     (other Vulkan devices, CUDA and Vulkan, CUDA devices without peer access) the copy is staged: the queue's worker thread runs it when the
+     copies between Vulkan devices"). Otherwise (other Vulkan devices, CUDA and Vulkan, CUDA devices
+     without peer access) the copy is staged: the queue's worker thread runs it when the
      queue gets there (after the commands before it completed), through host memory in chunks of at
      most 4 MiB, and the queue goes on after it; no caller waits on the host for it. Recorded lists
      take peer copies (and patches bring other devices' buffers to copies) on the CPU backend; on a
@@ -615,11 +615,10 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    accel_queue_alloc is a recording call of q: *out is a buffer handle at once, usable wherever a buffer
    is (exec bindings, indirect counts, copy, fill, update, views, patches; read/write, and map with
    memory HOST, once its point is reached: order them with signals), of exactly `size` bytes, contents
-   undefined. Its
-   memory is the buffer's from this point of q's order until the point of accel_queue_free: commands
-   recorded on q between the two may use it, and so may another queue's commands between a wait on a
-   signal q signals after the alloc and a signal that q waits for before the free (the caller orders
-   them, as with any memory shared by two queues). Freed memory goes back to the device's pool (keyed
+   undefined. Its memory is the buffer's from this point of q's order until the point of
+   accel_queue_free: commands recorded on q between the two may use it, and so may another queue's
+   commands between a wait on a signal q signals after the alloc and a signal that q waits for before
+   the free (the caller orders them, as with any memory shared by two queues). Freed memory goes back to the device's pool (keyed
    by size class and memory kind) and a later accel_queue_alloc takes it with no host wait: at once on
    q itself (q's order puts it after the free), on another queue once no submitted command uses it.
    The memory is set aside when the call records (never later than its point), so a program that
@@ -884,7 +883,8 @@ typedef struct accel_peer_info {
                                 buffers made while both are open) */
     bool device_waits;       /* a queue of a waits on b's signals on the device, no host thread gating
                                 it (a and b the same device; a CPU device waiting on another CPU
-                                device's signal, exactly as on its own) */
+                                device's signal, exactly as on its own; two CUDA devices on one GPU
+                                with stream memory operations) */
 } accel_peer_info;
 /* Fills *out for a's queues using b's buffers and signals (a == b is fine: all true). INVALID_ARGUMENT
    for NULL; DEVICE_LOST when either is lost. Any thread. */
@@ -4823,7 +4823,8 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
    itself (accel_i_gate_release), so no worker wake-up stands between a host raise and the device work
    it releases. Afterwards the worker takes the batch back, unless a raiser took it (*taken: the walk
    is the raiser's now). Returns accel_i_gate's result. */
-static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal* s, uint64_t v, bool* taken) {
+static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal* s, uint64_t v,
+                                  bool* taken) {
     accel_i_walker* w = q->walker;
     accel_device* sd = s->obj.device;
     uint64_t failed;
