@@ -618,9 +618,10 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    undefined. Its memory is the buffer's from this point of q's order until the point of
    accel_queue_free: commands recorded on q between the two may use it, and so may another queue's
    commands between a wait on a signal q signals after the alloc and a signal that q waits for before
-   the free (the caller orders them, as with any memory shared by two queues). Freed memory goes back to the device's pool (keyed
-   by size class and memory kind) and a later accel_queue_alloc takes it with no host wait: at once on
-   q itself (q's order puts it after the free), on another queue once no submitted command uses it.
+   the free (the caller orders them, as with any memory shared by two queues). Freed memory goes back
+   to the device's pool (keyed by size class and memory kind) and a later accel_queue_alloc takes it
+   with no host wait: at once on q itself (q's order puts it after the free), on another queue once no
+   submitted command uses it.
    The memory is set aside when the call records (never later than its point), so a program that
    records many steps ahead holds theirs. Every backend uses the same pool of its own buffers (CUDA:
    cuMemAlloc'd once, no driver call per alloc; Vulkan: ranges of memory blocks, see accel_vulkan.h);

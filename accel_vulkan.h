@@ -4659,7 +4659,8 @@ static void accel_i_vk_device_free(accel_i_vk_device* dev) {
     if (dev->instance && dev->own_instance) dev->vki.DestroyInstance(dev->instance, NULL);
     if (dev->late_sems)
         accel_i_dev_free(&dev->base, dev->late_sems, (size_t)dev->late_cap * sizeof *dev->late_sems);
-    if (dev->retired) accel_i_dev_free(&dev->base, dev->retired, (size_t)dev->retired_cap * sizeof *dev->retired);
+    if (dev->retired)
+        accel_i_dev_free(&dev->base, dev->retired, (size_t)dev->retired_cap * sizeof *dev->retired);
     accel_i_dev_free(&dev->base, dev, sizeof *dev);
 }
 
