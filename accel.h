@@ -2727,7 +2727,9 @@ ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
                             "accel_signal_set: value %llu is above ACCEL_SIGNAL_MAX on signal %p%s%s%s",
                             (unsigned long long)value, (void*)s, ACCEL_I_LABEL(&s->obj));
     if (ACCEL_I_TRACING(s->obj.device)) accel_i_trace_host_set(s, value);
-    return accel_i_failed(accel_i_signal_raise_held(s, value)) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
+    if (!accel_i_failed(accel_i_signal_raise_held(s, value))) return ACCEL_OK;
+    /* failed: by a recover that came meanwhile, stale now (as a wait that a recover ends) */
+    return accel_i_stale(&s->obj) ? accel_i_live(&s->obj, "accel_signal_set") : ACCEL_ERROR_SIGNAL_FAILED;
 }
 /* Replaces an object's label with a copy of `label` (device allocator); NULL or "" removes it. */
 static accel_result accel_i_set_label(accel_i_object* o, const char* label, const char* fn) {
