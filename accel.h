@@ -4795,12 +4795,12 @@ struct accel_i_walker {
     uint32_t idle_waiters;          /* threads in accel_i_walker_idle */
     accel_i_thread thread;
     accel_i_blocked blocked;        /* debug devices: the gated wait the worker is in */
-    /* the gated wait the worker waits for on the host with its batch handed back (accel_i_gate_open):
-       open while it waits; taken once a raiser took the batch. gate_next: the gated list of gate_s's
-       device (under its gate_lock) */
+    /* the gated wait the worker waits for on the host with its batch handed back (accel_i_gate_open),
+       while it is on the gated list of gate_s's device (gate_next, under that device's gate_lock);
+       taken once a raiser took the batch */
     accel_signal* gate_s;
     uint64_t gate_v;
-    bool gate_open, gate_taken;
+    bool gate_taken;
     accel_i_walker* gate_next;
 };
 
@@ -4837,7 +4837,6 @@ static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal
     w->active = false;
     w->gate_s = s;
     w->gate_v = v;
-    w->gate_open = true;
     accel_i_mutex_unlock(&w->lock);
     accel_i_spin_lock(&sd->gate_lock);
     w->gate_next = sd->gated;
@@ -4851,7 +4850,6 @@ static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal
     atomic_fetch_sub(&sd->gate_count, 1u);
     accel_i_spin_unlock(&sd->gate_lock);
     accel_i_mutex_lock(&w->lock);
-    w->gate_open = false;
     if ((*taken = w->gate_taken) == false) {   /* still at the front: ours again */
         if ((w->head = b->next) == NULL) w->tail = NULL;
         b->next = NULL;
@@ -5055,7 +5053,8 @@ static void accel_i_gate_release(accel_signal* s) {
     for (accel_i_walker* w = dev->gated; w && n < 4; w = w->gate_next) {
         if (w->gate_s != s || w->gate_v > cur) continue;
         accel_i_mutex_lock(&w->lock);
-        if (w->gate_open && !w->gate_taken && !w->active && w->head) {
+        /* listed: the batch is at the head and nobody walks (unless a raiser took it already) */
+        if (!w->gate_taken) {
             w->gate_taken = w->active = true;
             tb[n] = w->head;
             if ((w->head = tb[n]->next) == NULL) w->tail = NULL;
