@@ -804,9 +804,6 @@ typedef struct accel_i_vk_device {
     VkCommandPool io_pool;        /* staging copies of accel_buffer_read/write (io_lock) */
     VkSemaphore io_sem;
     uint64_t io_val;
-    VkSemaphore* late_sems;       /* destroyed signals' semaphores with a host raise still pending on a
-                                     VkQueue */
-    uint32_t nlate, late_cap;     /* (submit_lock): destroyed after vkDeviceWaitIdle at device destroy */
     /* semaphores waiting to be destroyed (see vulkan: semaphore retirement; submit_lock): the first
        nflushing are covered by the flush in flight */
     VkSemaphore* retired;
@@ -1120,24 +1117,6 @@ static accel_result accel_i_vk_signal_create(accel_device* d, uint64_t initial, 
     *out = &s->base;
     return ACCEL_OK;
 }
-/* Keeps sem until the device is destroyed (a signal operation on it is still pending); false when out
-   of memory for the list. */
-static bool accel_i_vk_sem_late(accel_i_vk_device* dev, VkSemaphore sem) {
-    bool kept = true;
-    accel_i_mutex_lock(&dev->submit_lock);
-    if (dev->nlate == dev->late_cap) {
-        uint32_t cap = dev->late_cap ? dev->late_cap * 2u : 8u;
-        VkSemaphore* m = (VkSemaphore*)accel_i_dev_alloc(&dev->base, (size_t)cap * sizeof *m);
-        if (m && dev->nlate) memcpy(m, dev->late_sems, (size_t)dev->nlate * sizeof *m);
-        if (m && dev->late_sems)
-            accel_i_dev_free(&dev->base, dev->late_sems, (size_t)dev->late_cap * sizeof *m);
-        if (m) { dev->late_sems = m; dev->late_cap = cap; }
-        kept = m != NULL;
-    }
-    if (kept) dev->late_sems[dev->nlate++] = sem;
-    accel_i_mutex_unlock(&dev->submit_lock);
-    return kept;
-}
 /* ==== vulkan: semaphore retirement ====
    A semaphore that went into a submission is not destroyed when accel is done with it, but retired and
    destroyed one step later. Mesa's threaded queues (lavapipe) signal a submission's semaphores before
@@ -1146,7 +1125,9 @@ static bool accel_i_vk_sem_late(accel_i_vk_device* dev, VkSemaphore sem) {
    in the driver's thread (seen as a crash in lavapipe's queue thread at device destroy, where the
    memory had been reused). A VkQueue runs its submissions in order, one after the other, so once an
    empty submission made after the retire (a flush: it signals the VkQueue's flush timeline) has
-   signalled on every VkQueue, the driver is done with the semaphores retired before it. A flush starts
+   signalled on every VkQueue, the driver is done with the semaphores retired before it, and with any
+   signal operation still pending on them when they were retired (a host raise submitted behind GPU
+   work: accel_i_vk_signal_publish), which that VkQueue runs before the flush. A flush starts
    once ACCEL_I_VK_RETIRE_BATCH wait; each retire checks the one in flight without blocking; device
    destroy and recover end with a flush waited for. */
 #define ACCEL_I_VK_RETIRE_BATCH 16u
@@ -1222,15 +1203,11 @@ static void accel_i_vk_retired_free_locked(accel_i_vk_device* dev) {
 static void accel_i_vk_signal_free(accel_signal* base) {
     accel_i_vk_signal* s = (accel_i_vk_signal*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
-    uint64_t hi = atomic_load(&s->submitted);
-    /* a host raise published behind GPU work (accel_i_vk_signal_publish) may still be pending on its
-       VkQueue, behind other queues' work that may wait for anything: the semaphore outlives it (it
-       goes with the device) rather than be destroyed under a pending signal operation. No semaphore:
-       a recover took it (vulkan: recovery) */
-    bool pending = s->sem && !accel_i_lost(&dev->base) && accel_i_vk_counter(dev, s->sem) < hi;
-    if (pending && s->owned && !accel_i_vk_sem_late(dev, s->sem))
-        accel_i_vk_wait_sem(dev, s->sem, hi, UINT64_MAX);
-    else if (s->owned && !pending && s->sem) accel_i_vk_sem_retire(dev, s->sem);
+    /* retired, not destroyed: also a host raise published behind GPU work (accel_i_vk_signal_publish)
+       may still be pending on its VkQueue, behind other queues' work that may wait for anything, and
+       the flush that frees it comes after that on the same VkQueue. No semaphore: a recover took it
+       (vulkan: recovery) */
+    if (s->owned && s->sem) accel_i_vk_sem_retire(dev, s->sem);
     accel_i_event_destroy(&s->host);
     accel_i_dev_free(&dev->base, s, sizeof *s);
 }
@@ -4642,8 +4619,6 @@ static void accel_i_vk_device_free(accel_i_vk_device* dev) {
         if (dev->locks_inited) accel_i_vk_retired_free_locked(dev);   /* one thread left */
         accel_i_vk_imports_drop(NULL, dev);   /* other devices' memory imported here (vulkan: peer copies) */
         accel_i_vk_blocks_free(dev);
-        for (uint32_t i = 0; i < dev->nlate; i++)
-            dev->vk.DestroySemaphore(dev->device, dev->late_sems[i], NULL);
         if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
         if (dev->io_sem) dev->vk.DestroySemaphore(dev->device, dev->io_sem, NULL);
         if (dev->own_device && dev->vk.DestroyDevice) dev->vk.DestroyDevice(dev->device, NULL);
@@ -4657,8 +4632,6 @@ static void accel_i_vk_device_free(accel_i_vk_device* dev) {
     if (dev->messenger && dev->vki.DestroyDebugUtilsMessengerEXT)
         dev->vki.DestroyDebugUtilsMessengerEXT(dev->instance, dev->messenger, NULL);
     if (dev->instance && dev->own_instance) dev->vki.DestroyInstance(dev->instance, NULL);
-    if (dev->late_sems)
-        accel_i_dev_free(&dev->base, dev->late_sems, (size_t)dev->late_cap * sizeof *dev->late_sems);
     if (dev->retired)
         accel_i_dev_free(&dev->base, dev->retired, (size_t)dev->retired_cap * sizeof *dev->retired);
     accel_i_dev_free(&dev->base, dev, sizeof *dev);
@@ -4933,8 +4906,6 @@ static accel_i_vk_queue* accel_i_vk_forget_all(accel_i_vk_device* dev) {
     }
     accel_i_vk_imports_drop(NULL, dev);   /* other devices' memory imported here (vulkan: peer copies) */
     accel_i_vk_blocks_free(dev);   /* the buffers gave their ranges back above */
-    for (uint32_t i = 0; i < dev->nlate; i++) dev->vk.DestroySemaphore(dev->device, dev->late_sems[i], NULL);
-    dev->nlate = 0;
     accel_i_vk_retired_free_locked(dev);
     if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
     if (dev->io_sem) dev->vk.DestroySemaphore(dev->device, dev->io_sem, NULL);
