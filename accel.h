@@ -1184,6 +1184,19 @@ static void accel_i_cond_destroy(accel_i_cond* c) { (void)c; }
 static void accel_i_yield(void) { }
 #endif
 
+/* A small number per host thread (1, 2, ...; 1 in no-threads builds), process-wide as threads are:
+   a thread's host track in a trace, its slot in a sharded counter (the one piece of global state). */
+#if defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_host_thread(void) { return 1; }
+#else
+static uint32_t accel_i_host_thread(void) {
+    static accel_i_a32 next;
+    static ACCEL_I_THREAD_LOCAL uint32_t mine;
+    if (!mine) mine = atomic_fetch_add(&next, 1u) + 1u;
+    return mine;
+}
+#endif
+
 /* ==== platform: cpu placement ==== */
 /* On Linux, a woken thread is often placed on the CPU of the thread that woke it, even when another
    CPU is idle; once there, two threads that hand work back and forth (a host thread and a queue's
@@ -6649,19 +6662,6 @@ struct accel_i_trace {
     accel_i_a32 names_lock;
     struct accel_i_trace_name** names;   /* ACCEL_I_TRACE_NAMES buckets, made at the first long name */
 };
-
-#if defined(ACCEL_NO_THREADS)
-static uint32_t accel_i_host_thread(void) { return 1; }
-#else
-/* A small number per host thread (1, 2, ...): the calling thread's host track. Process-wide, as
-   threads are (the one piece of global state tracing has). */
-static uint32_t accel_i_host_thread(void) {
-    static accel_i_a32 next;
-    static ACCEL_I_THREAD_LOCAL uint32_t mine;
-    if (!mine) mine = atomic_fetch_add(&next, 1u) + 1u;
-    return mine;
-}
-#endif
 
 /* ---- writing ---- */
 /* The writer formats into t->out (no stdio formatting: fprintf costs ~600 ns an event, 5x the
