@@ -4838,12 +4838,14 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
    the wait is published on s's device: the thread whose accel_signal_set reaches v walks the batch
    itself (accel_i_gate_release), so no worker wake-up stands between a host raise and the device work
    it releases. Afterwards the worker takes the batch back, unless a raiser took it (*taken: the walk
-   is the raiser's now). Returns accel_i_gate's result. */
+   is the raiser's now). The worker holds s meanwhile: a raiser's walk may complete the batch, whose
+   command was what kept s alive. Returns accel_i_gate's result. */
 static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal* s, uint64_t v,
                                   bool* taken) {
     accel_i_walker* w = q->walker;
     accel_device* sd = s->obj.device;
     uint64_t failed;
+    accel_i_retain(s);
     accel_i_mutex_lock(&w->lock);
     if ((b->next = w->head) == NULL) w->tail = b;
     w->head = b;
@@ -4870,6 +4872,7 @@ static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal
     }
     w->gate_taken = false;
     accel_i_mutex_unlock(&w->lock);
+    accel_i_release(s);
     return *taken ? 0 : failed;
 }
 

@@ -45,6 +45,7 @@ typedef struct pool_lane_run {
     uint64_t until_ns;           /* 0: run `rounds` rounds */
     uint32_t expect[POOL_ITEMS];
     uint32_t bad_items, bad_stats, bad_waits;
+    uint32_t seen_stats[4];      /* the first bad round's stats words and the groups it expected */
 } pool_lane_run;
 
 /* The shape of exec k of round r of queue q: 1D or 2D, local sizes that do and do not divide. */
@@ -88,7 +89,20 @@ static inline void pool_round(pool_lane_run* a, uint32_t r) {
     items = (const uint32_t*)accel_buffer_map(a->bufs[0]);
     if (!items || accel_buffer_read(a->bufs[2], 0, stats, sizeof stats) != ACCEL_OK) { a->bad_waits++; return; }
     for (uint32_t i = 0; i < POOL_ITEMS; i++) a->bad_items += items[i] != a->expect[i];
-    a->bad_stats += stats[0] != 0 || stats[1] != a->groups_total || stats[2] != 0;
+    if ((stats[0] != 0 || stats[1] != a->groups_total || stats[2] != 0) && a->bad_stats++ == 0) {
+        memcpy(a->seen_stats, stats, sizeof stats);
+        a->seen_stats[3] = a->groups_total;
+    }
+}
+/* Says what a run found wrong (stderr). */
+static inline void pool_report(const pool_lane_run* a, const char* who) {
+    fprintf(stderr, "%s: %u items off, %u bad stats, %u failed waits", who, a->bad_items, a->bad_stats,
+            a->bad_waits);
+    if (a->bad_stats)
+        fprintf(stderr, " (first: %u items run twice by one exec, %u of %u groups completed, %u groups started "
+                "before the earlier execs completed)", a->seen_stats[0], a->seen_stats[1], a->seen_stats[3],
+                a->seen_stats[2]);
+    fprintf(stderr, "\n");
 }
 /* Runs rounds (a->rounds of them, or until a->until_ns when set) until one goes wrong. */
 static inline void pool_drive(void* p) {

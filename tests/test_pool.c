@@ -66,9 +66,11 @@ static void pool_exactly_once(uint32_t lanes, uint32_t queues, uint32_t rounds) 
         for (uint32_t i = 0; i < queues; i++) pool_drive(&runs[i]);
 #endif
         for (uint32_t i = 0; i < queues; i++) {
-            if (runs[i].bad_items || runs[i].bad_stats || runs[i].bad_waits)
-                fprintf(stderr, "    lanes %u, queue %u: %u items off, %u bad stats, %u failed waits\n", lanes, i,
-                        runs[i].bad_items, runs[i].bad_stats, runs[i].bad_waits);
+            if (runs[i].bad_items || runs[i].bad_stats || runs[i].bad_waits) {
+                char who[48];
+                snprintf(who, sizeof who, "    lanes %u, queue %u", lanes, i);
+                pool_report(&runs[i], who);
+            }
             CHECK_EQ_INT(runs[i].bad_items, 0);
             CHECK_EQ_INT(runs[i].bad_stats, 0);
             CHECK_EQ_INT(runs[i].bad_waits, 0);
