@@ -456,14 +456,24 @@ $(BUILD)/soak/soak-tsan: tests/soak.c $(HEADERS) $(KERNEL_INCS)
 $(BUILD)/soak/soak-gpu: tests/soak.c $(HEADERS) $(KERNEL_INCS)
 	@mkdir -p $(@D)
 	$(GCC) $(TESTFLAGS) $(SAN_ASAN) $(if $(HAVE_VULKAN),-DACCEL_TEST_HAVE_VULKAN) -DACCEL_TEST_HAVE_CUDA -o $@ $< $(LIBS)
+# and under TSan on the mock (pthread shim), without failure injection: work that a failure released
+# after its wait went to the GPU may run beside what it waited for (DESIGN 6.1), which TSan reports
+$(BUILD)/soak/soak-tsan-cuda: tests/soak.c $(HEADERS) $(KERNEL_INCS)
+	@mkdir -p $(@D)
+	$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS -DACCEL_TEST_HAVE_CUDA -o $@ $< $(LIBS)
 SOAK_GPU_ENV = env SOAK_SECONDS=$(SOAK_SECONDS) ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=0}
-soak-gpu: $(BUILD)/soak/soak-gpu $(MOCK_LIB)
-	@echo "==== soak for $(SOAK_SECONDS)s each on lavapipe and the mock CUDA driver, ASan+UBSan"
+SOAK_TSAN_MOCK = env SOAK_SECONDS=$(SOAK_SECONDS) SOAK_NO_FAIL=1 ACCEL_TEST_BACKEND=cuda \
+  ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_TSAN_LIB) \
+  TSAN_OPTIONS=$${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:history_size=4}
+soak-gpu: $(BUILD)/soak/soak-gpu $(BUILD)/soak/soak-tsan-cuda $(MOCK_LIB) $(MOCK_TSAN_LIB)
+	@echo "==== soak for $(SOAK_SECONDS)s each on lavapipe and the mock CUDA driver (ASan+UBSan; TSan on the mock)"
 	@$(RUN_TESTS) $(if $(HAVE_VULKAN),--config soak-vulkan --runner "$(SOAK_GPU_ENV) ACCEL_TEST_BACKEND=vulkan \
 	    $(if $(LVP_ICD),VK_DRIVER_FILES=$(LVP_ICD))" $(BUILD)/soak/soak-gpu,--config soak-vulkan --skip soak \
 	    'no Vulkan headers or no glslc') \
 	  --config soak-cuda-mock --runner "$(SOAK_GPU_ENV) $(MOCK_ENV)" $(BUILD)/soak/soak-gpu \
-	  --config soak-cuda-mock-ring --runner "$(SOAK_GPU_ENV) $(MOCK_ENV) ACCEL_CUDA_NO_MEMOPS=1" $(BUILD)/soak/soak-gpu
+	  --config soak-cuda-mock-ring --runner "$(SOAK_GPU_ENV) $(MOCK_ENV) ACCEL_CUDA_NO_MEMOPS=1" $(BUILD)/soak/soak-gpu \
+	  --config soak-tsan-cuda-mock --runner "$$(setarch $$(uname -m) -R true 2>/dev/null && echo setarch $$(uname -m) -R) \
+	    $(SOAK_TSAN_MOCK)" $(BUILD)/soak/soak-tsan-cuda
 
 soak: $(BUILD)/soak/soak
 	@echo "==== soak for $(SOAK_SECONDS)s under ASan+UBSan (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"

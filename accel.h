@@ -5144,11 +5144,12 @@ static const accel_i_cmd* accel_i_dwait_pending(accel_device* dev, const accel_q
 /* Hang report of GPU queues: the worker's gated wait and the batches it holds, or else a wait handed to
    the device that is not reached. */
 static size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap) {
-    accel_i_walker* w = q->walker;
+    accel_i_walker* w = q->walker;   /* the hang report holds the object list: set (or not yet) */
     accel_device* dev = q->obj.device;
     const accel_i_cmd* c;
     uint64_t held = 0;
     size_t len;
+    if (!w) return 0;   /* a queue being made */
     accel_i_mutex_lock(&w->lock);
     for (const accel_i_batch* b = w->head; b; b = b->next) held++;
     held += w->active;
@@ -5165,6 +5166,13 @@ static void accel_i_walker_free(accel_device* dev, accel_i_walker* w) {
     accel_i_cond_destroy(&w->cond);
     accel_i_mutex_destroy(&w->lock);
     accel_i_dev_free(dev, w, sizeof *w);
+}
+/* q is on its device's object list already (accel_i_queue_init), where a debug device's hang report
+   finds it (accel_i_walker_describe): its worker is set under that list's lock. */
+static void accel_i_walker_publish(accel_queue* q, accel_i_walker* w) {
+    accel_i_spin_lock(&q->obj.device->objects_lock);
+    q->walker = w;
+    accel_i_spin_unlock(&q->obj.device->objects_lock);
 }
 /* Starts q's worker (GPU backends, at queue creation, after accel_i_queue_init). */
 static accel_result accel_i_walker_start(accel_queue* q) {
@@ -5184,9 +5192,9 @@ static accel_result accel_i_walker_start(accel_queue* q) {
         accel_i_dev_free(dev, w, sizeof *w);
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: condition init failed");
     }
-    q->walker = w;
+    accel_i_walker_publish(q, w);
     if ((r = accel_i_thread_start(&w->thread, accel_i_walker_main, w)) != ACCEL_OK) {
-        q->walker = NULL;
+        accel_i_walker_publish(q, NULL);
         accel_i_walker_free(dev, w);
         return accel_i_fail(dev, r, "accel_queue_create: starting the queue's worker thread failed");
     }

@@ -33,8 +33,8 @@
    copy from it across devices (peer copies: direct on the CPU, staged or direct on a GPU queue).
 
    Env: SOAK_SECONDS (default 10), SOAK_SEED (default: from the clock; printed), SOAK_WORKERS,
-   SOAK_WATCHDOG, ACCEL_TEST_BACKEND (the device; default cpu). The last line is the usual
-   "N passed, N failed, N skipped": one per worker, one for the leak check, one for the watchdog, and on
+   SOAK_WATCHDOG, SOAK_NO_FAIL (1: no failure injection), ACCEL_TEST_BACKEND (the device; default cpu).
+   The last line is the usual "N passed, N failed, N skipped": one per worker, one for the leak check, one for the watchdog, and on
    the CPU backend one for the pool checker: a thread that runs tests/pool_check.h's exactly-once rounds
    (every work group once, each exec complete before the next) on the soak device's 5-lane pool while
    the workers use it too. */
@@ -69,6 +69,8 @@ static uint64_t sk_failed_value(accel_result reason) { return ACCEL_SIGNAL_MAX +
 
 /* ==== shared state ==== */
 static accel_device* sk_dev;
+static int sk_no_fail;                  /* SOAK_NO_FAIL=1: gates are set, never failed (a race hunt where
+                                           DESIGN 6.1 lets failed work run on GPU backends) */
 static accel_device* sk_dev2;           /* the other device of peer copies (a CPU device) */
 static accel_program* sk_add_one;
 static atomic_long sk_heartbeat;        /* bumped on every bit of progress */
@@ -271,7 +273,7 @@ static void sk_round(sk_worker* w, sk_rng* rng) {
     memset(jobs, 0, sizeof jobs);
     for (int k = 0; k < g; k++) {
         gate_value[k] = 1 + sk_below(rng, 100);
-        gate_fail[k] = sk_below(rng, 10) < 3;
+        gate_fail[k] = !sk_no_fail && sk_below(rng, 10) < 3;
         gate_reason[k] = sk_reason(rng);
         if (accel_signal_create(sk_dev, 0, &gates[k]) != ACCEL_OK) { sk_mismatch(w, "gate create", -1, 0, 0); return; }
         jobs[k].gate = gates[k];
@@ -287,7 +289,7 @@ static void sk_round(sk_worker* w, sk_rng* rng) {
         for (int k = 0; k < s->waits_n; k++) s->waits[k] = (int)sk_below(rng, (uint32_t)i);
         s->value = 1 + sk_below(rng, 1000);
         s->base = 0x100u * (uint32_t)(i + 1) + sk_below(rng, 0x100);
-        s->direct = s->gate >= 0 && sk_below(rng, 6) == 0;
+        s->direct = !sk_no_fail && s->gate >= 0 && sk_below(rng, 6) == 0;
         s->direct_reason = sk_reason(rng);
         s->scratch = sk_below(rng, 2) == 0;
         s->indirect = sk_below(rng, 3) == 0;
@@ -433,6 +435,7 @@ int main(int argc, char** argv) {
     sk_seconds = sk_env("SOAK_SECONDS", 10);
     sk_watchdog_s = sk_env("SOAK_WATCHDOG", 60);
     sk_nworkers = (int)sk_env("SOAK_WORKERS", 3);
+    sk_no_fail = sk_env("SOAK_NO_FAIL", 0) != 0;
     if (sk_nworkers < 1) sk_nworkers = 1;
     if (sk_nworkers > SK_MAX_WORKERS) sk_nworkers = SK_MAX_WORKERS;
     printf("soak: %.0f s, %d workers x %d queues + injector + watchdog, SOAK_SEED=%llu, backend %s\n",
