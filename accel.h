@@ -1851,6 +1851,14 @@ ACCEL_I_KIT accel_result accel_i_host_signal_make(accel_device* dev, uint64_t in
 ACCEL_I_KIT void     accel_i_host_signal_destroy(accel_signal* s, size_t size);
 ACCEL_I_KIT uint64_t accel_i_host_signal_value(const accel_signal* s);
 ACCEL_I_KIT uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v);
+/* device words of CPU signals (core: device words, accel_i_dword): a backend attaches one, under its
+   lock, and stores into it with accel_i_dword_store; the core's raises keep it up to date */
+typedef struct accel_i_dword accel_i_dword;
+ACCEL_I_KIT accel_i_dword* accel_i_dword_of(accel_signal* s);
+ACCEL_I_KIT void     accel_i_dword_store(accel_i_dword* d, uint64_t v);
+/* devices: a reference that keeps a device (its backend state) until released (the handle's aside) */
+ACCEL_I_KIT void     accel_i_device_retain(accel_device* dev);
+ACCEL_I_KIT void     accel_i_device_release(accel_device* dev);
 ACCEL_I_KIT accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n,
                                                   bool all, uint64_t timeout_ns, uint32_t* first);
 /* buffers: accel_i_buffer_root(buf), a view's root (defined with struct accel_buffer above; views are
@@ -2116,6 +2124,9 @@ static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_ki
     accel_i_spin_unlock(&dev->objects_lock);
 }
 static void accel_i_qmem_close(accel_device* dev, bool free_pool);
+static void accel_i_device_retain(accel_device* dev) {
+    atomic_fetch_add_explicit(&dev->refs, 1u, memory_order_relaxed);
+}
 static void accel_i_device_release(accel_device* dev) {
     if (atomic_fetch_sub_explicit(&dev->refs, 1u, memory_order_acq_rel) == 1u) {
         accel_i_qmem_close(dev, true);
@@ -2881,7 +2892,22 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
 /* ==== core: host signals ==== */
 /* A host signal is a 64-bit host word with the event machinery (spin, then sleep; waiters): the CPU
    backend's signals, and the CUDA backend's (which put `size` bytes of their own around it). */
-typedef struct accel_i_host_signal { accel_signal base; accel_i_event ev; } accel_i_host_signal;
+/* A device word (core: device words): a copy of a host signal's value kept where another backend's
+   device can watch it (CUDA: a word of the pinned, device-mapped pool of a CUDA device that waits on a
+   CPU signal on the GPU). `word` holds the signal's value, kept at the maximum, and ACCEL_SIGNAL_MAX
+   once the signal failed (a device's compare cannot read failed values: cuStreamWaitValue64's GEQ is
+   cyclic); each raise of the signal stores it (accel_i_dword_raise). The owner (the backend that
+   attached it) reads `addr`, its address on the device, and gets drop(s) when the signal goes. `lock`
+   guards word, addr, owner, drop; `on` (seq_cst) says a word was ever attached: a raise that reads 0
+   comes before the attach, whose first store then sees the raised value. */
+struct accel_i_dword {
+    accel_i_a32 on, lock;
+    accel_i_a64* word;             /* NULL: none now */
+    uint64_t addr;
+    void* owner;
+    void (*drop)(accel_signal* s);
+};
+typedef struct accel_i_host_signal { accel_signal base; accel_i_event ev; accel_i_dword dword; } accel_i_host_signal;
 static accel_i_event* accel_i_host_signal_event(accel_signal* s) { return &((accel_i_host_signal*)s)->ev; }
 static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size,
                                              accel_signal** out) {
@@ -2899,6 +2925,8 @@ static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial
     return ACCEL_OK;
 }
 static void accel_i_host_signal_destroy(accel_signal* s, size_t size) {
+    accel_i_dword* d = &((accel_i_host_signal*)s)->dword;
+    if (d->drop) d->drop(s);   /* its device word goes back to its owner */
     accel_i_event_destroy(accel_i_host_signal_event(s));
     accel_i_dev_free(s->obj.device, s, size);
 }
@@ -2907,6 +2935,27 @@ static uint64_t accel_i_host_signal_value(const accel_signal* s) {
 }
 static uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v) {
     return accel_i_event_raise(accel_i_host_signal_event(s), v);
+}
+/* ---- core: device words (see accel_i_dword) ---- */
+/* kit: s's device word (s a host signal: CPU or CUDA; only CPU signals get one) */
+static accel_i_dword* accel_i_dword_of(accel_signal* s) { return &((accel_i_host_signal*)s)->dword; }
+/* kit: word takes max(word, v), ACCEL_SIGNAL_MAX for a failed v (d's lock held, or d not yet shared) */
+static void accel_i_dword_store(accel_i_dword* d, uint64_t v) {
+    uint64_t old;
+    if (!d->word) return;
+    if (accel_i_failed(v)) v = ACCEL_SIGNAL_MAX;
+    old = atomic_load(d->word);
+    while (old < v && !atomic_compare_exchange_weak(d->word, &old, v)) {}
+}
+/* The device side of a raise of a host signal of a backend without a walk (CPU): its device word, if
+   one was ever attached (s's host word took v before: see accel_i_dword's `on`). */
+static void accel_i_dword_raise(accel_signal* s, uint64_t v) {
+    accel_i_dword* d = accel_i_dword_of(s);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!atomic_load(&d->on)) return;
+    accel_i_spin_lock(&d->lock);
+    accel_i_dword_store(d, v);
+    accel_i_spin_unlock(&d->lock);
 }
 
 #if !defined(ACCEL_NO_THREADS)
@@ -2984,6 +3033,7 @@ static uint64_t accel_i_raise(accel_signal* s, uint64_t v) {
     if (accel_i_failed(old) || (!fail && old >= v)) return old;   /* nothing changed */
     if (fail && accel_i_fail_handed_off(s, before, v)) return old;   /* it published the failure */
     if (be->walk) be->walk->signal_publish(s, v);
+    else accel_i_dword_raise(s, v);
     return old;
 }
 /* A batch stopped by a failed wait (or an error): fail every signal the rest of it would have signalled. */
@@ -4657,6 +4707,7 @@ static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64
         accel_signal* t = l.done;
         l.done = t->fail_next;
         if (dev->backend->walk) dev->backend->walk->signal_publish(t, failed);
+        else accel_i_dword_raise(t, failed);
         accel_i_release(t);
     }
 }
