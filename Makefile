@@ -96,7 +96,7 @@ cuda-mock-ring_BINS = $(cuda_BINS)
 $(MOCK_LIB): tests/mock_cuda.c
 	@mkdir -p $(@D)
 	$(GCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -pthread -o $@ $<
-# cuda-mock-2dev: tests/test_devices.c once more with the mock's two devices (MOCK_CUDA_DEVICES=2), so
+# cuda-mock-2dev: tests/test_devices.c and test_device_waits.c once more with the mock's two devices (MOCK_CUDA_DEVICES=2), so
 # that its second CUDA device is another GPU (peer access) instead of a second accel device on the first
 # the mock instrumented for ThreadSanitizer (clang: gcc's libtsan cannot be dlopen'ed), so that its
 # stream threads' writes and atomics are seen by the TSan run of the CUDA backend
@@ -368,6 +368,7 @@ test-run:
 	  $(call config_args,cuda-mock,$(MOCK_ENV)) --runner "env ACCEL_CUDA_LIBRARY=$(MOCK_LIB)" $(BUILD)/gcc/test_cuda \
 	  $(call config_args,cuda-mock-ring,$(MOCK_ENV) ACCEL_CUDA_NO_MEMOPS=1) \
 	  --config cuda-mock-2dev --runner "$(MOCK_ENV) MOCK_CUDA_DEVICES=2" $(BUILD)/cuda/test_devices \
+	    $(BUILD)/cuda/test_device_waits \
 	  $(call config_args,wasm,$(NODE_WASI)) \
 	  $(call config_args,cxx,) $(call config_args,clangxx,) \
 	  $(if $(HAVE_MINGW),$(call config_args,mingw,$(WINE_RUN)),--config mingw --skip mingw-wine '$(MINGW_CC) or $(WINE) not found') \
