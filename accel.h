@@ -2907,7 +2907,9 @@ struct accel_i_dword {
     void* owner;
     void (*drop)(accel_signal* s);
 };
-typedef struct accel_i_host_signal { accel_signal base; accel_i_event ev; accel_i_dword dword; } accel_i_host_signal;
+typedef struct accel_i_host_signal {
+    accel_signal base; accel_i_event ev; accel_i_dword dword;
+} accel_i_host_signal;
 static accel_i_event* accel_i_host_signal_event(accel_signal* s) { return &((accel_i_host_signal*)s)->ev; }
 static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size,
                                              accel_signal** out) {
