@@ -114,7 +114,8 @@ NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
 .PHONY: all help deps run-wasm examples-wasm run test test-run test-asan test-tsan bench bench-mpi bench-cuda cuda-blocking gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
-        fuzz build-fuzz soak soak-tsan bench-decode test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan bench-devices
+        fuzz build-fuzz soak soak-tsan bench-decode test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan bench-devices \
+        bench-device-waits
 .DELETE_ON_ERROR:
 
 all: examples build-test
@@ -525,6 +526,14 @@ $(BUILD)/bench_cuda: bench/cuda.c $(wildcard accel*.h) $(wildcard bench/*.h) Mak
 
 bench-cuda: $(BUILD)/bench_cuda
 	$(BUILD)/bench_cuda $(BENCH_ARGS)
+
+# make bench-device-waits: bench/device_waits.c, a CUDA queue's wait on a CPU signal (on the GPU, gated in
+# the ring mode) next to raw cuStreamWaitValue64; on the mock with MOCK_ENV's library where no GPU is
+$(BUILD)/bench_device_waits: bench/device_waits.c $(wildcard accel*.h) $(wildcard bench/*.h) Makefile
+	@mkdir -p $(@D)
+	$(GCC) -std=c11 -O2 $(WARN) -I. -o $@ $< $(LIBS)
+bench-device-waits: $(BUILD)/bench_device_waits
+	$(BUILD)/bench_device_waits $(BENCH_ARGS)
 
 # make cuda-blocking: bench/cuda_blocking.c, which driver calls block the host while a stream waits on the GPU
 $(BUILD)/cuda_blocking: bench/cuda_blocking.c $(wildcard accel*.h) Makefile
