@@ -229,9 +229,13 @@
      fails what it would signal, with that reason.
    - Waits across devices. A queue waits on any device's signals (see Signals). On the device
      (device_waits): a CUDA queue waiting on the signal of another accel device on the same CUDA
-     device (the GPU watches the signal's pinned words, as for its own device's), and a CPU queue
-     waiting on another CPU device's signal (as on its own). Everything else (other GPUs, other
-     backends; Vulkan to Vulkan) is gated on the host by the queue's worker thread, as before. The
+     device (the GPU watches the signal's pinned words, as for its own device's), a CUDA queue
+     waiting on a CPU signal with stream memory operations (the GPU watches the signal's device word:
+     pinned, device-mapped memory of that CUDA device, attached at the first such wait and stored by
+     every raise, ACCEL_SIGNAL_MAX once failed; the signal keeps the CUDA device's state until it is
+     destroyed; a queue of another GPU waits on the host), and a CPU queue waiting on another CPU
+     device's signal (as on its own). Everything else (other GPUs, other backends; Vulkan to Vulkan)
+     is gated on the host by the queue's worker thread, as before. The
      failure rule of "Waits on the device" holds across devices: a batch whose waits went to the
      device watching another device's signals is listed with that device, so a failure there fails
      the rest of its signals (with the same reason) before the waits are released. The signals of
@@ -885,7 +889,8 @@ typedef struct accel_peer_info {
     bool device_waits;       /* a queue of a waits on b's signals on the device, no host thread gating
                                 it (a and b the same device; a CPU device waiting on another CPU
                                 device's signal, exactly as on its own; two CUDA devices on one GPU
-                                with stream memory operations) */
+                                with stream memory operations; a CUDA device with them waiting on a
+                                CPU device's signals) */
 } accel_peer_info;
 /* Fills *out for a's queues using b's buffers and signals (a == b is fine: all true). INVALID_ARGUMENT
    for NULL; DEVICE_LOST when either is lost. Any thread. */
@@ -4498,7 +4503,9 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
      the queue's worker runs accel_i_peer_copy_run once the commands before it completed, then the
      queue goes on. No caller waits on the host for it; the queue's own order is gated there (the
      honest fallback, reported by accel_device_peer_info.direct_copy / device_waits).
-   Waits on another device's signals keep the rule of core: batch walk (host-gated on GPU queues). */
+   Waits on another device's signals keep the rule of core: batch walk (host-gated on GPU queues,
+   unless the backend's peer_waits says yes: CUDA devices on one GPU; a CUDA queue on a CPU signal,
+   through the signal's device word, core: device words). */
 /* A device whose buffers are all host memory that any thread may read and write (the CPU backend). */
 static bool accel_i_host_memory(const accel_device* d) { return d->backend->shares_host_memory; }
 /* The device of a copy's buffer that is not q's (NULL: none). */
