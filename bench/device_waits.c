@@ -65,9 +65,9 @@ static double run_raw(accel_device* gpu) {
     accel_cu_deviceptr d = 0;
     accel_cu_stream st = NULL;
     double ns = -1;
+    unsigned flags = ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP;
     accel_i_cu.CtxSetCurrent((accel_cu_context)accel_cuda_device_context(gpu));
-    if (accel_i_cu.MemHostAlloc(&mem, 128, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP) ==
-            ACCEL_CU_SUCCESS &&
+    if (accel_i_cu.MemHostAlloc(&mem, 128, flags) == ACCEL_CU_SUCCESS &&
         accel_i_cu.MemHostGetDevicePointer(&d, mem, 0) == ACCEL_CU_SUCCESS &&
         accel_i_cu.StreamCreate(&st, ACCEL_CU_STREAM_NON_BLOCKING) == ACCEL_CU_SUCCESS) {
         _Atomic uint64_t* in = (_Atomic uint64_t*)mem;
@@ -78,7 +78,8 @@ static double run_raw(accel_device* gpu) {
         t0 = bench_now_ns();
         for (int i = 1; i <= steps; i++) {
             if (accel_i_cu.StreamWaitValue64(st, d, (uint64_t)i, ACCEL_CU_STREAM_WAIT_VALUE_GEQ) != 0 ||
-                accel_i_cu.StreamWriteValue64(st, d + 64, (uint64_t)i, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT) != 0) {
+                accel_i_cu.StreamWriteValue64(st, d + 64, (uint64_t)i, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT) !=
+                    0) {
                 failures++;
                 break;
             }
@@ -135,9 +136,11 @@ int main(int argc, char** argv) {
         accel_device_destroy(cpu);
     }
     unsetenv("ACCEL_CUDA_NO_MEMOPS");
-    printf("%-34s %12s %14s %10s\n", "a CPU signal -> CUDA queue -> host", "ns/step", "worker wakes", "vs raw");
+    printf("%-34s %12s %14s %10s\n", "a CPU signal -> CUDA queue -> host", "ns/step", "worker wakes",
+           "vs raw");
     for (int row = 0; row < 3; row++) {
-        printf("%d %-32s %12.0f %14.2f %10.2f\n", row + 1, names[row], med[row], wake[row], med[row] / med[2]);
+        printf("%d %-32s %12.0f %14.2f %10.2f\n", row + 1, names[row], med[row], wake[row],
+               med[row] / med[2]);
         printf("BENCH device_waits row=%d ns_per_step=%.0f worker_wakeups_per_step=%.2f vs_raw=%.3f\n",
                row + 1, med[row], wake[row], med[row] / med[2]);
     }
