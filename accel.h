@@ -1773,6 +1773,9 @@ struct accel_queue {
     accel_signal* unsubmitted_s[4];
     uint64_t unsubmitted_v[4];
     accel_i_walker* walker;        /* GPU backends: the core's batch walk and worker thread */
+    /* GPU backends: the pinned slots of its staged copies between two other devices, kept for the next
+       (core: several devices, the staged pipeline); each holds a reference */
+    accel_buffer* stage[2];
 };
 
 /* ==== core: backend kit ==== */
@@ -3668,10 +3671,12 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     q->free_count = 0;
     atomic_init(&q->unsubmitted_lock, 0u);
     q->unsubmitted_n = 0;
+    q->stage[0] = q->stage[1] = NULL;
     accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE,
                         type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
     accel_i_trace_queue(q);
 }
+static void accel_i_stage_drop(accel_queue* q);   /* core: several devices */
 /* Core part of a backend's queue teardown: drops the unsubmitted batch and the recycled ones. */
 static void accel_i_queue_fini(accel_queue* q) {
     accel_device* dev = q->obj.device;
@@ -3682,6 +3687,7 @@ static void accel_i_queue_fini(accel_queue* q) {
         accel_i_batch_free(dev, b);
     }
     q->free_count = 0;
+    accel_i_stage_drop(q);
     accel_i_trace_queue_fini(q);
 }
 /* A destroy waits for the queue's submitted work; a batch blocked on a signal that nobody sets keeps
@@ -4568,14 +4574,151 @@ static accel_result accel_i_peer_copy_run(accel_device* dev, accel_buffer* dst, 
 }
 /* A copy command run on the host (the CPU executor's copies; a GPU queue's staged ones): 0, or the
    failed value that drops the rest of the batch. */
-static uint64_t accel_i_peer_copy_cmd(accel_device* dev, const accel_i_cmd* c) {
-    accel_result r = accel_i_peer_copy_run(dev, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src,
-                                           c->u.copy.src_offset, c->u.copy.size);
+static uint64_t accel_i_peer_copy_fails(accel_device* dev, accel_result r) {
     if (r == ACCEL_OK) return 0;
     accel_i_log(dev, ACCEL_LOG_ERROR, "accel_queue_copy: a copy between devices failed (%s); the rest of "
                 "its batch is dropped and its signals fail", accel_result_string(r));
     return accel_i_failed_value(r);
 }
+static uint64_t accel_i_peer_copy_cmd(accel_device* dev, const accel_i_cmd* c) {
+    return accel_i_peer_copy_fails(dev, accel_i_peer_copy_run(dev, c->u.copy.dst, c->u.copy.dst_offset,
+                                                              c->u.copy.src, c->u.copy.src_offset,
+                                                              c->u.copy.size));
+}
+
+/* ---- core: several devices: the staged pipeline ----
+   A GPU queue's staged copy between two devices that map neither buffer goes through the queue's two
+   slots: ACCEL_MEMORY_HOST buffers of ACCEL_I_PEER_CHUNK bytes (pinned, portable memory on CUDA: the
+   slots are the queue's device's, or the other's where only that one is CUDA), made at the first copy
+   and kept with the queue (anew when the copy needs another device's, or theirs was recovered or
+   destroyed). Double-buffered: a helper thread writes chunk k into dst from one slot while the queue's
+   worker reads chunk k + 1 from src into the other, so the two devices' transfers overlap, as a raw
+   program's two streams and two pinned buffers do. One chunk: read, then written, on the worker. No
+   slots (out of memory): accel_i_peer_copy_run's bounce buffer, one chunk at a time. */
+#if !defined(ACCEL_NO_THREADS)
+typedef struct accel_i_stage_run {
+    accel_buffer *dst, *src;
+    size_t doff, soff, size;
+    unsigned char* slot[2];
+    accel_i_event filled, drained;   /* chunks read into a slot / written out of one */
+    accel_i_a32 failed;              /* -(accel_result) of the first side that failed; 0: none */
+} accel_i_stage_run;
+#define ACCEL_I_STAGE_END ((uint64_t)1 << 40)   /* added to an event: the other side goes no further */
+static size_t accel_i_stage_n(const accel_i_stage_run* s, size_t at) {
+    return s->size - at < ACCEL_I_PEER_CHUNK ? s->size - at : ACCEL_I_PEER_CHUNK;
+}
+static void accel_i_stage_fail(accel_i_stage_run* s, accel_result r, accel_i_event* other) {
+    uint32_t none = 0;
+    atomic_compare_exchange_strong(&s->failed, &none, (uint32_t)-(int)r);
+    accel_i_event_add(other, ACCEL_I_STAGE_END);
+}
+/* The helper thread: chunk k goes into dst once it is in its slot. */
+static void accel_i_stage_writer(void* p) {
+    accel_i_stage_run* s = (accel_i_stage_run*)p;
+    const accel_backend* be = s->dst->obj.device->backend;
+    uint64_t k = 0;
+    for (size_t at = 0; at < s->size; at += ACCEL_I_PEER_CHUNK, k++) {
+        accel_result r;
+        accel_i_event_wait(&s->filled, k + 1, ACCEL_I_FOREVER);
+        if (atomic_load(&s->failed)) return;
+        r = be->buffer_io(s->dst, s->doff + at, s->slot[k % 2], accel_i_stage_n(s, at), true);
+        if (r != ACCEL_OK) { accel_i_stage_fail(s, r, &s->drained); return; }
+        accel_i_event_add(&s->drained, 1);
+    }
+}
+/* Chunk by chunk through slot 0, on this thread: a copy of one chunk, or no helper thread. */
+static accel_result accel_i_stage_serial(accel_i_stage_run* s) {
+    accel_result r = ACCEL_OK;
+    for (size_t at = 0; at < s->size && r == ACCEL_OK; at += ACCEL_I_PEER_CHUNK) {
+        r = s->src->obj.device->backend->buffer_io(s->src, s->soff + at, s->slot[0], accel_i_stage_n(s, at),
+                                                   false);
+        if (r == ACCEL_OK)
+            r = s->dst->obj.device->backend->buffer_io(s->dst, s->doff + at, s->slot[0],
+                                                       accel_i_stage_n(s, at), true);
+    }
+    return r;
+}
+/* The queue's thread: chunk k into its slot once chunk k - 2 left it; the writer alongside. */
+static accel_result accel_i_stage_pipe(accel_i_stage_run* s) {
+    const accel_backend* be = s->src->obj.device->backend;
+    accel_i_thread t;
+    uint64_t k = 0;
+    accel_result r;
+    if (s->size <= ACCEL_I_PEER_CHUNK || !accel_i_event_init(&s->filled, 0)) return accel_i_stage_serial(s);
+    if (!accel_i_event_init(&s->drained, 0)) {
+        accel_i_event_destroy(&s->filled);
+        return accel_i_stage_serial(s);
+    }
+    atomic_init(&s->failed, 0u);
+    if (accel_i_thread_start(&t, accel_i_stage_writer, s) != ACCEL_OK) {
+        r = accel_i_stage_serial(s);
+    } else {
+        for (size_t at = 0; at < s->size; at += ACCEL_I_PEER_CHUNK, k++) {
+            if (k >= 2) accel_i_event_wait(&s->drained, k - 1, ACCEL_I_FOREVER);
+            if (atomic_load(&s->failed)) break;
+            r = be->buffer_io(s->src, s->soff + at, s->slot[k % 2], accel_i_stage_n(s, at), false);
+            if (r != ACCEL_OK) { accel_i_stage_fail(s, r, &s->filled); break; }
+            accel_i_event_add(&s->filled, 1);
+        }
+        accel_i_thread_join(&t);
+        r = atomic_load(&s->failed) ? (accel_result)-(int)atomic_load(&s->failed) : ACCEL_OK;
+    }
+    accel_i_event_destroy(&s->filled);
+    accel_i_event_destroy(&s->drained);
+    return r;
+}
+#endif
+/* Drops q's slots (its teardown; a copy that needs others). */
+static void accel_i_stage_drop(accel_queue* q) {
+    for (int i = 0; i < 2; i++) {
+        if (!q->stage[i]) continue;
+        accel_buffer_destroy(q->stage[i]);
+        accel_i_release(q->stage[i]);
+        q->stage[i] = NULL;
+    }
+}
+#if !defined(ACCEL_NO_THREADS)
+/* q's slots on `dev` (made now if q has none there that still work); false when they cannot be made. */
+static bool accel_i_stage_slots(accel_queue* q, accel_device* dev) {
+    accel_buffer_desc desc;
+    accel_buffer* b = q->stage[0];
+    if (b && b->obj.device == dev && !accel_i_stale(&b->obj) && !atomic_load(&dev->destroyed)) return true;
+    accel_i_stage_drop(q);
+    memset(&desc, 0, sizeof desc);
+    desc.size = ACCEL_I_PEER_CHUNK;
+    desc.memory = ACCEL_MEMORY_HOST;
+    desc.label = "staged copy slot";
+    for (int i = 0; i < 2; i++) {
+        if (accel_buffer_create(dev, &desc, &q->stage[i]) != ACCEL_OK) {
+            accel_i_stage_drop(q);
+            return false;
+        }
+        accel_i_retain(q->stage[i]);   /* the slot outlives a destroy of its device's handles */
+        if (!q->stage[i]->mapped) { accel_i_stage_drop(q); return false; }
+    }
+    return true;
+}
+/* A GPU queue's staged copy (a host step, core: batch walk): through the slots where neither side is
+   mapped, else as the CPU executor's copies. */
+static uint64_t accel_i_peer_staged_cmd(accel_queue* q, const accel_i_cmd* c) {
+    accel_buffer *dst = c->u.copy.dst, *src = c->u.copy.src;
+    accel_device *dd = dst->obj.device, *sd = src->obj.device;
+    accel_device* other = dd == q->obj.device ? sd : dd;
+    /* the queue's device's, unless only the other one's host buffers are pinned (CUDA) */
+    bool pin = strcmp(other->backend->name, "cuda") == 0 && strcmp(q->obj.device->backend->name, "cuda") != 0;
+    accel_device* slots = pin ? other : q->obj.device;
+    accel_i_stage_run s;
+    if (dst->mapped || src->mapped || accel_i_stale(&dst->obj) || accel_i_stale(&src->obj) ||
+        accel_i_lost(dd) || accel_i_lost(sd) || !accel_i_stage_slots(q, slots))
+        return accel_i_peer_copy_cmd(q->obj.device, c);
+    s.dst = dst; s.doff = c->u.copy.dst_offset;
+    s.src = src; s.soff = c->u.copy.src_offset;
+    s.size = c->u.copy.size;
+    s.slot[0] = (unsigned char*)q->stage[0]->mapped;
+    s.slot[1] = (unsigned char*)q->stage[1]->mapped;
+    return accel_i_peer_copy_fails(q->obj.device, accel_i_stage_pipe(&s));
+}
+#endif
 
 ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, accel_peer_info* out) {
     bool same;
@@ -4786,7 +4929,7 @@ static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
     }
     b->host_checked = b->pc;
     if (c->kind == ACCEL_I_CMD_EXEC) return accel_i_indirect_read(q, b, c);   /* stays at b->pc, direct */
-    if (c->kind == ACCEL_I_CMD_COPY) return accel_i_peer_copy_cmd(q->obj.device, c);
+    if (c->kind == ACCEL_I_CMD_COPY) return accel_i_peer_staged_cmd(q, c);
     c->u.host.fn(c->u.host.user);
     return 0;
 }

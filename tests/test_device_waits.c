@@ -359,12 +359,96 @@ TEST(second_cuda_device_waits_on_the_cpu_signal) {
     accel_device_destroy(other);
     scene_close(&sc);
 }
+
+/* Staged copies between two CUDA devices without peer access (the mock's MOCK_CUDA_DEVICES=2 with
+   MOCK_CUDA_NO_PEER=1; a GPU pair without P2P): the queue's two pinned slots (ACCEL_MEMORY_HOST
+   buffers of the CUDA side, core: several devices, the staged pipeline), double-buffered over chunks of
+   4 MiB: exact contents at odd offsets and sizes of 1 to 4 chunks and more, both directions, the slots
+   kept for the next copy, made anew after a recover of their device, released with the queue when
+   its device is destroyed first. */
+static void staged_round(accel_queue* q, accel_buffer* mine, accel_buffer* theirs, size_t n, size_t off,
+                         uint32_t seed) {
+    unsigned char* pat = (unsigned char*)malloc(n);
+    unsigned char* got = (unsigned char*)malloc(n);
+    size_t bad = 0;
+    REQUIRE(pat != NULL && got != NULL);
+    for (size_t i = 0; i < n; i++) pat[i] = (unsigned char)(i * 7u + seed + (i >> 13));
+    CHECK_OK(accel_buffer_write(theirs, off, pat, n));
+    accel_queue_copy(q, mine, off + 3, theirs, off, n);   /* theirs -> mine */
+    accel_queue_copy(q, theirs, 1, mine, off + 3, n);      /* and back, elsewhere */
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    CHECK_OK(accel_buffer_read(theirs, 1, got, n));
+    for (size_t i = 0; i < n; i++) bad += got[i] != pat[i];
+    CHECK_EQ_U64(bad, 0);
+    free(pat);
+    free(got);
+}
+TEST(staged_copies_between_gpus_without_peer_access) {
+    accel_device *b = NULL;
+    accel_queue* q = NULL;
+    accel_buffer *mine = NULL, *theirs = NULL, *slot = NULL;
+    accel_device_desc desc;
+    accel_peer_info pi;
+    uint32_t n = 0;
+    const size_t chunk = (size_t)4 << 20, total = 4 * chunk + 64;
+    SCENE(sc);
+    memset(&desc, 0, sizeof desc);
+    desc.device_index = 1;
+    if (accel_backend_device_count(test_g.backend, &n) != ACCEL_OK || n < 2 ||
+        !CHECK_OK(test_device_create_desc(desc, &b)) || !CHECK_OK(accel_device_peer_info(sc.gpu, b, &pi)) ||
+        pi.direct_copy) {
+        accel_device_destroy(b);
+        scene_close(&sc);
+        if (!TEST_FAILED_SO_FAR()) SKIP("needs two CUDA devices without peer access (MOCK_CUDA_NO_PEER=1)");
+        return;
+    }
+    if (CHECK_OK(accel_queue_create(sc.gpu, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_buffer_create(sc.gpu, total, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(test_buffer_create(b, total, ACCEL_MEMORY_DEVICE, &theirs))) {
+        static const size_t sizes[] = { 1, 4096 + 1, (size_t)4 << 20, ((size_t)4 << 20) + 1,
+                                        ((size_t)12 << 20) + 17, ((size_t)16 << 20) - 9 };
+        for (uint32_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+            staged_round(q, mine, theirs, sizes[i], 5, i);
+        slot = q->stage[0];
+        CHECK(slot != NULL && slot->obj.device == sc.gpu && slot->memory == ACCEL_MEMORY_HOST);
+        staged_round(q, mine, theirs, 3 * chunk, 0, 9);
+        CHECK(q->stage[0] == slot);   /* kept */
+        /* a recover of the slots' device: the queue, buffers and slots are stale; new ones work (the
+           other device opened anew: the mock's reset ends every device's objects, one context) */
+        accel_buffer_destroy(theirs);
+        accel_device_destroy(b);
+        theirs = NULL; b = NULL;
+        CHECK_OK(accel_device_recover(sc.gpu));
+        accel_queue_destroy(q);
+        accel_buffer_destroy(mine);
+        q = NULL; mine = NULL;
+        if (CHECK_OK(test_device_create_desc(desc, &b)) &&
+            CHECK_OK(test_buffer_create(b, total, ACCEL_MEMORY_DEVICE, &theirs)) &&
+            CHECK_OK(accel_queue_create(sc.gpu, ACCEL_QUEUE_COMPUTE, &q)) &&
+            CHECK_OK(test_buffer_create(sc.gpu, total, ACCEL_MEMORY_DEVICE, &mine))) {
+            staged_round(q, mine, theirs, 2 * chunk + 5, 7, 11);
+            CHECK(q->stage[0] != NULL && !accel_i_stale(&q->stage[0]->obj));
+            /* the queue's device (the slots' too) goes with the queue, before the other one */
+            accel_buffer_destroy(mine);
+            mine = NULL;
+            accel_device_destroy(sc.gpu);
+            sc.gpu = NULL;
+            q = NULL;   /* destroyed with its device */
+        }
+    }
+    accel_queue_destroy(q);
+    accel_buffer_destroy(mine);
+    accel_buffer_destroy(theirs);
+    accel_device_destroy(b);
+    scene_close(&sc);
+}
 #else
 TEST(cpu_signal_waited_on_the_gpu) { SKIP("built without CUDA"); }
 TEST(chain_across_a_cpu_queue_and_many_cuda_queues) { SKIP("built without CUDA"); }
 TEST(failure_of_the_cpu_signal_releases_the_gpu_wait) { SKIP("built without CUDA"); }
 TEST(teardown_in_every_order) { SKIP("built without CUDA"); }
 TEST(second_cuda_device_waits_on_the_cpu_signal) { SKIP("built without CUDA"); }
+TEST(staged_copies_between_gpus_without_peer_access) { SKIP("built without CUDA"); }
 #endif
 
 int main(int argc, char** argv) {
@@ -374,5 +458,6 @@ int main(int argc, char** argv) {
     RUN(failure_of_the_cpu_signal_releases_the_gpu_wait);
     RUN(teardown_in_every_order);
     RUN(second_cuda_device_waits_on_the_cpu_signal);
+    RUN(staged_copies_between_gpus_without_peer_access);
     return test_end();
 }
