@@ -97,7 +97,8 @@ $(MOCK_LIB): tests/mock_cuda.c
 	@mkdir -p $(@D)
 	$(GCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -pthread -o $@ $<
 # cuda-mock-2dev: tests/test_devices.c and test_device_waits.c once more with the mock's two devices (MOCK_CUDA_DEVICES=2), so
-# that its second CUDA device is another GPU (peer access) instead of a second accel device on the first
+# that its second CUDA device is another GPU (peer access) instead of a second accel device on the first;
+# cuda-mock-2dev-nopeer: the same without peer access (MOCK_CUDA_NO_PEER=1): copies between them staged
 # the mock instrumented for ThreadSanitizer (clang: gcc's libtsan cannot be dlopen'ed), so that its
 # stream threads' writes and atomics are seen by the TSan run of the CUDA backend
 MOCK_TSAN_LIB := $(BUILD)/mock/libcuda_mock_tsan.so
@@ -370,6 +371,8 @@ test-run:
 	  $(call config_args,cuda-mock-ring,$(MOCK_ENV) ACCEL_CUDA_NO_MEMOPS=1) \
 	  --config cuda-mock-2dev --runner "$(MOCK_ENV) MOCK_CUDA_DEVICES=2" $(BUILD)/cuda/test_devices \
 	    $(BUILD)/cuda/test_device_waits \
+	  --config cuda-mock-2dev-nopeer --runner "$(MOCK_ENV) MOCK_CUDA_DEVICES=2 MOCK_CUDA_NO_PEER=1" \
+	    $(BUILD)/cuda/test_devices $(BUILD)/cuda/test_device_waits \
 	  $(call config_args,wasm,$(NODE_WASI)) \
 	  $(call config_args,cxx,) $(call config_args,clangxx,) \
 	  $(if $(HAVE_MINGW),$(call config_args,mingw,$(WINE_RUN)),--config mingw --skip mingw-wine '$(MINGW_CC) or $(WINE) not found') \

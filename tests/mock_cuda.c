@@ -434,9 +434,10 @@ static CUresult mDeviceGetUuid(unsigned char* uuid, int d) {
     return 0;
 }
 static CUresult mDeviceCanAccessPeer(int* can, int d, int peer) {
+    const char* no = getenv("MOCK_CUDA_NO_PEER");   /* GPUs without peer access: staged copies */
     MOCK_COUNT(MOCK_CALL_OTHER);
     if (d < 0 || d >= mock_devices() || peer < 0 || peer >= mock_devices()) return 101;
-    *can = d != peer && !getenv("MOCK_CUDA_NO_PEER");   /* GPUs without peer access: staged copies */
+    *can = d != peer && !(no && no[0] && strcmp(no, "0") != 0);
     return 0;
 }
 static CUresult mDeviceGetName(char* name, int len, int d) {
