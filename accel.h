@@ -221,7 +221,11 @@
      copies between Vulkan devices"). Otherwise (other Vulkan devices, CUDA and Vulkan, CUDA devices
      without peer access) the copy is staged: the queue's worker thread runs it when the
      queue gets there (after the commands before it completed), through host memory in chunks of at
-     most 4 MiB, and the queue goes on after it; no caller waits on the host for it. Recorded lists
+     most 4 MiB, and the queue goes on after it; no caller waits on the host for it. Where neither
+     buffer is mapped, the chunks go through two slots of 4 MiB that the queue keeps for its later
+     staged copies (ACCEL_MEMORY_HOST buffers of its device, or of the other where only that one is
+     CUDA: pinned memory), double-buffered: a helper thread writes one chunk while the worker reads
+     the next, so both devices' transfers overlap. Recorded lists
      take peer copies (and patches bring other devices' buffers to copies) on the CPU backend; on a
      GPU backend a list whose copy is staged replays in the core's generic form (its commands recorded
      anew each time), and a patch that would stage a copy of a natively built list is a bad patch.
