@@ -1193,6 +1193,19 @@ static void accel_i_cond_destroy(accel_i_cond* c) { (void)c; }
 static void accel_i_yield(void) { }
 #endif
 
+/* A small number per host thread (1, 2, ...; 1 in no-threads builds), process-wide as threads are:
+   a thread's host track in a trace, its slot in a sharded counter (the one piece of global state). */
+#if defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_host_thread(void) { return 1; }
+#else
+static uint32_t accel_i_host_thread(void) {
+    static accel_i_a32 next;
+    static ACCEL_I_THREAD_LOCAL uint32_t mine;
+    if (!mine) mine = atomic_fetch_add(&next, 1u) + 1u;
+    return mine;
+}
+#endif
+
 /* ==== platform: cpu placement ==== */
 /* On Linux, a woken thread is often placed on the CPU of the thread that woke it, even when another
    CPU is idle; once there, two threads that hand work back and forth (a host thread and a queue's
@@ -5032,12 +5045,14 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
    the wait is published on s's device: the thread whose accel_signal_set reaches v walks the batch
    itself (accel_i_gate_release), so no worker wake-up stands between a host raise and the device work
    it releases. Afterwards the worker takes the batch back, unless a raiser took it (*taken: the walk
-   is the raiser's now). Returns accel_i_gate's result. */
+   is the raiser's now). The worker holds s meanwhile: a raiser's walk may complete the batch, whose
+   command was what kept s alive. Returns accel_i_gate's result. */
 static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal* s, uint64_t v,
                                   bool* taken) {
     accel_i_walker* w = q->walker;
     accel_device* sd = s->obj.device;
     uint64_t failed;
+    accel_i_retain(s);
     accel_i_mutex_lock(&w->lock);
     if ((b->next = w->head) == NULL) w->tail = b;
     w->head = b;
@@ -5064,6 +5079,7 @@ static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal
     }
     w->gate_taken = false;
     accel_i_mutex_unlock(&w->lock);
+    accel_i_release(s);
     return *taken ? 0 : failed;
 }
 
@@ -6856,19 +6872,6 @@ struct accel_i_trace {
     accel_i_a32 names_lock;
     struct accel_i_trace_name** names;   /* ACCEL_I_TRACE_NAMES buckets, made at the first long name */
 };
-
-#if defined(ACCEL_NO_THREADS)
-static uint32_t accel_i_host_thread(void) { return 1; }
-#else
-/* A small number per host thread (1, 2, ...): the calling thread's host track. Process-wide, as
-   threads are (the one piece of global state tracing has). */
-static uint32_t accel_i_host_thread(void) {
-    static accel_i_a32 next;
-    static ACCEL_I_THREAD_LOCAL uint32_t mine;
-    if (!mine) mine = atomic_fetch_add(&next, 1u) + 1u;
-    return mine;
-}
-#endif
 
 /* ---- writing ---- */
 /* The writer formats into t->out (no stdio formatting: fprintf costs ~600 ns an event, 5x the
