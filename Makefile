@@ -97,8 +97,9 @@ cuda-mock-ring_BINS = $(cuda_BINS)
 $(MOCK_LIB): tests/mock_cuda.c
 	@mkdir -p $(@D)
 	$(GCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -pthread -o $@ $<
-# cuda-mock-2dev: tests/test_devices.c once more with the mock's two devices (MOCK_CUDA_DEVICES=2), so
-# that its second CUDA device is another GPU (peer access) instead of a second accel device on the first
+# cuda-mock-2dev: tests/test_devices.c and test_device_waits.c once more with the mock's two devices (MOCK_CUDA_DEVICES=2), so
+# that its second CUDA device is another GPU (peer access) instead of a second accel device on the first;
+# cuda-mock-2dev-nopeer: the same without peer access (MOCK_CUDA_NO_PEER=1): copies between them staged
 # the mock instrumented for ThreadSanitizer (clang: gcc's libtsan cannot be dlopen'ed), so that its
 # stream threads' writes and atomics are seen by the TSan run of the CUDA backend
 MOCK_TSAN_LIB := $(BUILD)/mock/libcuda_mock_tsan.so
@@ -115,7 +116,8 @@ NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
 .PHONY: all help deps run-wasm examples-wasm run test test-run test-asan test-tsan bench bench-mpi bench-cuda cuda-blocking gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
-        fuzz build-fuzz soak soak-tsan soak-gpu bench-decode test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan bench-devices
+        fuzz build-fuzz soak soak-tsan soak-gpu bench-decode test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan bench-devices \
+        bench-device-waits
 .DELETE_ON_ERROR:
 
 all: examples build-test
@@ -369,6 +371,9 @@ test-run:
 	  $(call config_args,cuda-mock,$(MOCK_ENV)) --runner "env ACCEL_CUDA_LIBRARY=$(MOCK_LIB)" $(BUILD)/gcc/test_cuda \
 	  $(call config_args,cuda-mock-ring,$(MOCK_ENV) ACCEL_CUDA_NO_MEMOPS=1) \
 	  --config cuda-mock-2dev --runner "$(MOCK_ENV) MOCK_CUDA_DEVICES=2" $(BUILD)/cuda/test_devices \
+	    $(BUILD)/cuda/test_device_waits \
+	  --config cuda-mock-2dev-nopeer --runner "$(MOCK_ENV) MOCK_CUDA_DEVICES=2 MOCK_CUDA_NO_PEER=1" \
+	    $(BUILD)/cuda/test_devices $(BUILD)/cuda/test_device_waits \
 	  $(call config_args,wasm,$(NODE_WASI)) \
 	  $(call config_args,cxx,) $(call config_args,clangxx,) \
 	  $(if $(HAVE_MINGW),$(call config_args,mingw,$(WINE_RUN)),--config mingw --skip mingw-wine '$(MINGW_CC) or $(WINE) not found') \
@@ -551,6 +556,14 @@ $(BUILD)/bench_cuda: bench/cuda.c $(wildcard accel*.h) $(wildcard bench/*.h) Mak
 
 bench-cuda: $(BUILD)/bench_cuda
 	$(BUILD)/bench_cuda $(BENCH_ARGS)
+
+# make bench-device-waits: bench/device_waits.c, a CUDA queue's wait on a CPU signal (on the GPU, gated in
+# the ring mode) next to raw cuStreamWaitValue64; on the mock with MOCK_ENV's library where no GPU is
+$(BUILD)/bench_device_waits: bench/device_waits.c $(wildcard accel*.h) $(wildcard bench/*.h) Makefile
+	@mkdir -p $(@D)
+	$(GCC) -std=c11 -O2 $(WARN) -I. -o $@ $< $(LIBS)
+bench-device-waits: $(BUILD)/bench_device_waits
+	$(BUILD)/bench_device_waits $(BENCH_ARGS)
 
 # make cuda-blocking: bench/cuda_blocking.c, which driver calls block the host while a stream waits on the GPU
 $(BUILD)/cuda_blocking: bench/cuda_blocking.c $(wildcard accel*.h) Makefile

@@ -221,7 +221,11 @@
      copies between Vulkan devices"). Otherwise (other Vulkan devices, CUDA and Vulkan, CUDA devices
      without peer access) the copy is staged: the queue's worker thread runs it when the
      queue gets there (after the commands before it completed), through host memory in chunks of at
-     most 4 MiB, and the queue goes on after it; no caller waits on the host for it. Recorded lists
+     most 4 MiB, and the queue goes on after it; no caller waits on the host for it. Where neither
+     buffer is mapped, the chunks go through two slots of 4 MiB that the queue keeps for its later
+     staged copies (ACCEL_MEMORY_HOST buffers of its device, or of the other where only that one is
+     CUDA: pinned memory), double-buffered: a helper thread writes one chunk while the worker reads
+     the next, so both devices' transfers overlap. Recorded lists
      take peer copies (and patches bring other devices' buffers to copies) on the CPU backend; on a
      GPU backend a list whose copy is staged replays in the core's generic form (its commands recorded
      anew each time), and a patch that would stage a copy of a natively built list is a bad patch.
@@ -229,9 +233,13 @@
      fails what it would signal, with that reason.
    - Waits across devices. A queue waits on any device's signals (see Signals). On the device
      (device_waits): a CUDA queue waiting on the signal of another accel device on the same CUDA
-     device (the GPU watches the signal's pinned words, as for its own device's), and a CPU queue
-     waiting on another CPU device's signal (as on its own). Everything else (other GPUs, other
-     backends; Vulkan to Vulkan) is gated on the host by the queue's worker thread, as before. The
+     device (the GPU watches the signal's pinned words, as for its own device's), a CUDA queue
+     waiting on a CPU signal with stream memory operations (the GPU watches the signal's device word:
+     pinned, device-mapped memory of that CUDA device, attached at the first such wait and stored by
+     every raise, ACCEL_SIGNAL_MAX once failed; the signal keeps the CUDA device's state until it is
+     destroyed; a queue of another GPU waits on the host), and a CPU queue waiting on another CPU
+     device's signal (as on its own). Everything else (other GPUs, other backends; Vulkan to Vulkan)
+     is gated on the host by the queue's worker thread, as before. The
      failure rule of "Waits on the device" holds across devices: a batch whose waits went to the
      device watching another device's signals is listed with that device, so a failure there fails
      the rest of its signals (with the same reason) before the waits are released. The signals of
@@ -885,7 +893,8 @@ typedef struct accel_peer_info {
     bool device_waits;       /* a queue of a waits on b's signals on the device, no host thread gating
                                 it (a and b the same device; a CPU device waiting on another CPU
                                 device's signal, exactly as on its own; two CUDA devices on one GPU
-                                with stream memory operations) */
+                                with stream memory operations; a CUDA device with them waiting on a
+                                CPU device's signals) */
 } accel_peer_info;
 /* Fills *out for a's queues using b's buffers and signals (a == b is fine: all true). INVALID_ARGUMENT
    for NULL; DEVICE_LOST when either is lost. Any thread. */
@@ -1781,6 +1790,9 @@ struct accel_queue {
     accel_signal* unsubmitted_s[4];
     uint64_t unsubmitted_v[4];
     accel_i_walker* walker;        /* GPU backends: the core's batch walk and worker thread */
+    /* GPU backends: the pinned slots of its staged copies between two other devices, kept for the next
+       (core: several devices, the staged pipeline); each holds a reference */
+    accel_buffer* stage[2];
 };
 
 /* ==== core: backend kit ==== */
@@ -1864,6 +1876,14 @@ ACCEL_I_KIT accel_result accel_i_host_signal_make(accel_device* dev, uint64_t in
 ACCEL_I_KIT void     accel_i_host_signal_destroy(accel_signal* s, size_t size);
 ACCEL_I_KIT uint64_t accel_i_host_signal_value(const accel_signal* s);
 ACCEL_I_KIT uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v);
+/* device words of CPU signals (core: device words, accel_i_dword): a backend attaches one, under its
+   lock, and stores into it with accel_i_dword_store; the core's raises keep it up to date */
+typedef struct accel_i_dword accel_i_dword;
+ACCEL_I_KIT accel_i_dword* accel_i_dword_of(accel_signal* s);
+ACCEL_I_KIT void     accel_i_dword_store(accel_i_dword* d, uint64_t v);
+/* devices: a reference that keeps a device (its backend state) until released (the handle's aside) */
+ACCEL_I_KIT void     accel_i_device_retain(accel_device* dev);
+ACCEL_I_KIT void     accel_i_device_release(accel_device* dev);
 ACCEL_I_KIT accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n,
                                                   bool all, uint64_t timeout_ns, uint32_t* first);
 /* buffers: accel_i_buffer_root(buf), a view's root (defined with struct accel_buffer above; views are
@@ -2129,6 +2149,9 @@ static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_ki
     accel_i_spin_unlock(&dev->objects_lock);
 }
 static void accel_i_qmem_close(accel_device* dev, bool free_pool);
+static void accel_i_device_retain(accel_device* dev) {
+    atomic_fetch_add_explicit(&dev->refs, 1u, memory_order_relaxed);
+}
 static void accel_i_device_release(accel_device* dev) {
     if (atomic_fetch_sub_explicit(&dev->refs, 1u, memory_order_acq_rel) == 1u) {
         accel_i_qmem_close(dev, true);
@@ -2894,7 +2917,24 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
 /* ==== core: host signals ==== */
 /* A host signal is a 64-bit host word with the event machinery (spin, then sleep; waiters): the CPU
    backend's signals, and the CUDA backend's (which put `size` bytes of their own around it). */
-typedef struct accel_i_host_signal { accel_signal base; accel_i_event ev; } accel_i_host_signal;
+/* A device word (core: device words): a copy of a host signal's value kept where another backend's
+   device can watch it (CUDA: a word of the pinned, device-mapped pool of a CUDA device that waits on a
+   CPU signal on the GPU). `word` holds the signal's value, kept at the maximum, and ACCEL_SIGNAL_MAX
+   once the signal failed (a device's compare cannot read failed values: cuStreamWaitValue64's GEQ is
+   cyclic); each raise of the signal stores it (accel_i_dword_raise). The owner (the backend that
+   attached it) reads `addr`, its address on the device, and gets drop(s) when the signal goes. `lock`
+   guards word, addr, owner, drop; `on` (seq_cst) says a word was ever attached: a raise that reads 0
+   comes before the attach, whose first store then sees the raised value. */
+struct accel_i_dword {
+    accel_i_a32 on, lock;
+    accel_i_a64* word;             /* NULL: none now */
+    uint64_t addr;
+    void* owner;
+    void (*drop)(accel_signal* s);
+};
+typedef struct accel_i_host_signal {
+    accel_signal base; accel_i_event ev; accel_i_dword dword;
+} accel_i_host_signal;
 static accel_i_event* accel_i_host_signal_event(accel_signal* s) { return &((accel_i_host_signal*)s)->ev; }
 static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size,
                                              accel_signal** out) {
@@ -2912,6 +2952,8 @@ static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial
     return ACCEL_OK;
 }
 static void accel_i_host_signal_destroy(accel_signal* s, size_t size) {
+    accel_i_dword* d = &((accel_i_host_signal*)s)->dword;
+    if (d->drop) d->drop(s);   /* its device word goes back to its owner */
     accel_i_event_destroy(accel_i_host_signal_event(s));
     accel_i_dev_free(s->obj.device, s, size);
 }
@@ -2920,6 +2962,27 @@ static uint64_t accel_i_host_signal_value(const accel_signal* s) {
 }
 static uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v) {
     return accel_i_event_raise(accel_i_host_signal_event(s), v);
+}
+/* ---- core: device words (see accel_i_dword) ---- */
+/* kit: s's device word (s a host signal: CPU or CUDA; only CPU signals get one) */
+static accel_i_dword* accel_i_dword_of(accel_signal* s) { return &((accel_i_host_signal*)s)->dword; }
+/* kit: word takes max(word, v), ACCEL_SIGNAL_MAX for a failed v (d's lock held, or d not yet shared) */
+static void accel_i_dword_store(accel_i_dword* d, uint64_t v) {
+    uint64_t old;
+    if (!d->word) return;
+    if (accel_i_failed(v)) v = ACCEL_SIGNAL_MAX;
+    old = atomic_load(d->word);
+    while (old < v && !atomic_compare_exchange_weak(d->word, &old, v)) {}
+}
+/* The device side of a raise of a host signal of a backend without a walk (CPU): its device word, if
+   one was ever attached (s's host word took v before: see accel_i_dword's `on`). */
+static void accel_i_dword_raise(accel_signal* s, uint64_t v) {
+    accel_i_dword* d = accel_i_dword_of(s);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!atomic_load(&d->on)) return;
+    accel_i_spin_lock(&d->lock);
+    accel_i_dword_store(d, v);
+    accel_i_spin_unlock(&d->lock);
 }
 
 #if !defined(ACCEL_NO_THREADS)
@@ -2997,6 +3060,7 @@ static uint64_t accel_i_raise(accel_signal* s, uint64_t v) {
     if (accel_i_failed(old) || (!fail && old >= v)) return old;   /* nothing changed */
     if (fail && accel_i_fail_handed_off(s, before, v)) return old;   /* it published the failure */
     if (be->walk) be->walk->signal_publish(s, v);
+    else accel_i_dword_raise(s, v);
     return old;
 }
 /* A batch stopped by a failed wait (or an error): fail every signal the rest of it would have signalled. */
@@ -3624,10 +3688,12 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     q->free_count = 0;
     atomic_init(&q->unsubmitted_lock, 0u);
     q->unsubmitted_n = 0;
+    q->stage[0] = q->stage[1] = NULL;
     accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE,
                         type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
     accel_i_trace_queue(q);
 }
+static void accel_i_stage_drop(accel_queue* q);   /* core: several devices */
 /* Core part of a backend's queue teardown: drops the unsubmitted batch and the recycled ones. */
 static void accel_i_queue_fini(accel_queue* q) {
     accel_device* dev = q->obj.device;
@@ -3638,6 +3704,7 @@ static void accel_i_queue_fini(accel_queue* q) {
         accel_i_batch_free(dev, b);
     }
     q->free_count = 0;
+    accel_i_stage_drop(q);
     accel_i_trace_queue_fini(q);
 }
 /* A destroy waits for the queue's submitted work; a batch blocked on a signal that nobody sets keeps
@@ -4459,7 +4526,9 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
      the queue's worker runs accel_i_peer_copy_run once the commands before it completed, then the
      queue goes on. No caller waits on the host for it; the queue's own order is gated there (the
      honest fallback, reported by accel_device_peer_info.direct_copy / device_waits).
-   Waits on another device's signals keep the rule of core: batch walk (host-gated on GPU queues). */
+   Waits on another device's signals keep the rule of core: batch walk (host-gated on GPU queues,
+   unless the backend's peer_waits says yes: CUDA devices on one GPU; a CUDA queue on a CPU signal,
+   through the signal's device word, core: device words). */
 /* A device whose buffers are all host memory that any thread may read and write (the CPU backend). */
 static bool accel_i_host_memory(const accel_device* d) { return d->backend->shares_host_memory; }
 /* The device of a copy's buffer that is not q's (NULL: none). */
@@ -4522,14 +4591,151 @@ static accel_result accel_i_peer_copy_run(accel_device* dev, accel_buffer* dst, 
 }
 /* A copy command run on the host (the CPU executor's copies; a GPU queue's staged ones): 0, or the
    failed value that drops the rest of the batch. */
-static uint64_t accel_i_peer_copy_cmd(accel_device* dev, const accel_i_cmd* c) {
-    accel_result r = accel_i_peer_copy_run(dev, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src,
-                                           c->u.copy.src_offset, c->u.copy.size);
+static uint64_t accel_i_peer_copy_fails(accel_device* dev, accel_result r) {
     if (r == ACCEL_OK) return 0;
     accel_i_log(dev, ACCEL_LOG_ERROR, "accel_queue_copy: a copy between devices failed (%s); the rest of "
                 "its batch is dropped and its signals fail", accel_result_string(r));
     return accel_i_failed_value(r);
 }
+static uint64_t accel_i_peer_copy_cmd(accel_device* dev, const accel_i_cmd* c) {
+    return accel_i_peer_copy_fails(dev, accel_i_peer_copy_run(dev, c->u.copy.dst, c->u.copy.dst_offset,
+                                                              c->u.copy.src, c->u.copy.src_offset,
+                                                              c->u.copy.size));
+}
+
+/* ---- core: several devices: the staged pipeline ----
+   A GPU queue's staged copy between two devices that map neither buffer goes through the queue's two
+   slots: ACCEL_MEMORY_HOST buffers of ACCEL_I_PEER_CHUNK bytes (pinned, portable memory on CUDA: the
+   slots are the queue's device's, or the other's where only that one is CUDA), made at the first copy
+   and kept with the queue (anew when the copy needs another device's, or theirs was recovered or
+   destroyed). Double-buffered: a helper thread writes chunk k into dst from one slot while the queue's
+   worker reads chunk k + 1 from src into the other, so the two devices' transfers overlap, as a raw
+   program's two streams and two pinned buffers do. One chunk: read, then written, on the worker. No
+   slots (out of memory): accel_i_peer_copy_run's bounce buffer, one chunk at a time. */
+#if !defined(ACCEL_NO_THREADS)
+typedef struct accel_i_stage_run {
+    accel_buffer *dst, *src;
+    size_t doff, soff, size;
+    unsigned char* slot[2];
+    accel_i_event filled, drained;   /* chunks read into a slot / written out of one */
+    accel_i_a32 failed;              /* -(accel_result) of the first side that failed; 0: none */
+} accel_i_stage_run;
+#define ACCEL_I_STAGE_END ((uint64_t)1 << 40)   /* added to an event: the other side goes no further */
+static size_t accel_i_stage_n(const accel_i_stage_run* s, size_t at) {
+    return s->size - at < ACCEL_I_PEER_CHUNK ? s->size - at : ACCEL_I_PEER_CHUNK;
+}
+static void accel_i_stage_fail(accel_i_stage_run* s, accel_result r, accel_i_event* other) {
+    uint32_t none = 0;
+    atomic_compare_exchange_strong(&s->failed, &none, (uint32_t)-(int)r);
+    accel_i_event_add(other, ACCEL_I_STAGE_END);
+}
+/* The helper thread: chunk k goes into dst once it is in its slot. */
+static void accel_i_stage_writer(void* p) {
+    accel_i_stage_run* s = (accel_i_stage_run*)p;
+    const accel_backend* be = s->dst->obj.device->backend;
+    uint64_t k = 0;
+    for (size_t at = 0; at < s->size; at += ACCEL_I_PEER_CHUNK, k++) {
+        accel_result r;
+        accel_i_event_wait(&s->filled, k + 1, ACCEL_I_FOREVER);
+        if (atomic_load(&s->failed)) return;
+        r = be->buffer_io(s->dst, s->doff + at, s->slot[k % 2], accel_i_stage_n(s, at), true);
+        if (r != ACCEL_OK) { accel_i_stage_fail(s, r, &s->drained); return; }
+        accel_i_event_add(&s->drained, 1);
+    }
+}
+/* Chunk by chunk through slot 0, on this thread: a copy of one chunk, or no helper thread. */
+static accel_result accel_i_stage_serial(accel_i_stage_run* s) {
+    accel_result r = ACCEL_OK;
+    for (size_t at = 0; at < s->size && r == ACCEL_OK; at += ACCEL_I_PEER_CHUNK) {
+        r = s->src->obj.device->backend->buffer_io(s->src, s->soff + at, s->slot[0], accel_i_stage_n(s, at),
+                                                   false);
+        if (r == ACCEL_OK)
+            r = s->dst->obj.device->backend->buffer_io(s->dst, s->doff + at, s->slot[0],
+                                                       accel_i_stage_n(s, at), true);
+    }
+    return r;
+}
+/* The queue's thread: chunk k into its slot once chunk k - 2 left it; the writer alongside. */
+static accel_result accel_i_stage_pipe(accel_i_stage_run* s) {
+    const accel_backend* be = s->src->obj.device->backend;
+    accel_i_thread t;
+    uint64_t k = 0;
+    accel_result r;
+    if (s->size <= ACCEL_I_PEER_CHUNK || !accel_i_event_init(&s->filled, 0)) return accel_i_stage_serial(s);
+    if (!accel_i_event_init(&s->drained, 0)) {
+        accel_i_event_destroy(&s->filled);
+        return accel_i_stage_serial(s);
+    }
+    atomic_init(&s->failed, 0u);
+    if (accel_i_thread_start(&t, accel_i_stage_writer, s) != ACCEL_OK) {
+        r = accel_i_stage_serial(s);
+    } else {
+        for (size_t at = 0; at < s->size; at += ACCEL_I_PEER_CHUNK, k++) {
+            if (k >= 2) accel_i_event_wait(&s->drained, k - 1, ACCEL_I_FOREVER);
+            if (atomic_load(&s->failed)) break;
+            r = be->buffer_io(s->src, s->soff + at, s->slot[k % 2], accel_i_stage_n(s, at), false);
+            if (r != ACCEL_OK) { accel_i_stage_fail(s, r, &s->filled); break; }
+            accel_i_event_add(&s->filled, 1);
+        }
+        accel_i_thread_join(&t);
+        r = atomic_load(&s->failed) ? (accel_result)-(int)atomic_load(&s->failed) : ACCEL_OK;
+    }
+    accel_i_event_destroy(&s->filled);
+    accel_i_event_destroy(&s->drained);
+    return r;
+}
+#endif
+/* Drops q's slots (its teardown; a copy that needs others). */
+static void accel_i_stage_drop(accel_queue* q) {
+    for (int i = 0; i < 2; i++) {
+        if (!q->stage[i]) continue;
+        accel_buffer_destroy(q->stage[i]);
+        accel_i_release(q->stage[i]);
+        q->stage[i] = NULL;
+    }
+}
+#if !defined(ACCEL_NO_THREADS)
+/* q's slots on `dev` (made now if q has none there that still work); false when they cannot be made. */
+static bool accel_i_stage_slots(accel_queue* q, accel_device* dev) {
+    accel_buffer_desc desc;
+    accel_buffer* b = q->stage[0];
+    if (b && b->obj.device == dev && !accel_i_stale(&b->obj) && !atomic_load(&dev->destroyed)) return true;
+    accel_i_stage_drop(q);
+    memset(&desc, 0, sizeof desc);
+    desc.size = ACCEL_I_PEER_CHUNK;
+    desc.memory = ACCEL_MEMORY_HOST;
+    desc.label = "staged copy slot";
+    for (int i = 0; i < 2; i++) {
+        if (accel_buffer_create(dev, &desc, &q->stage[i]) != ACCEL_OK) {
+            accel_i_stage_drop(q);
+            return false;
+        }
+        accel_i_retain(q->stage[i]);   /* the slot outlives a destroy of its device's handles */
+        if (!q->stage[i]->mapped) { accel_i_stage_drop(q); return false; }
+    }
+    return true;
+}
+/* A GPU queue's staged copy (a host step, core: batch walk): through the slots where neither side is
+   mapped, else as the CPU executor's copies. */
+static uint64_t accel_i_peer_staged_cmd(accel_queue* q, const accel_i_cmd* c) {
+    accel_buffer *dst = c->u.copy.dst, *src = c->u.copy.src;
+    accel_device *dd = dst->obj.device, *sd = src->obj.device;
+    accel_device* other = dd == q->obj.device ? sd : dd;
+    /* the queue's device's, unless only the other one's host buffers are pinned (CUDA) */
+    bool pin = strcmp(other->backend->name, "cuda") == 0 && strcmp(q->obj.device->backend->name, "cuda") != 0;
+    accel_device* slots = pin ? other : q->obj.device;
+    accel_i_stage_run s;
+    if (dst->mapped || src->mapped || accel_i_stale(&dst->obj) || accel_i_stale(&src->obj) ||
+        accel_i_lost(dd) || accel_i_lost(sd) || !accel_i_stage_slots(q, slots))
+        return accel_i_peer_copy_cmd(q->obj.device, c);
+    s.dst = dst; s.doff = c->u.copy.dst_offset;
+    s.src = src; s.soff = c->u.copy.src_offset;
+    s.size = c->u.copy.size;
+    s.slot[0] = (unsigned char*)q->stage[0]->mapped;
+    s.slot[1] = (unsigned char*)q->stage[1]->mapped;
+    return accel_i_peer_copy_fails(q->obj.device, accel_i_stage_pipe(&s));
+}
+#endif
 
 ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, accel_peer_info* out) {
     bool same;
@@ -4670,6 +4876,7 @@ static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64
         accel_signal* t = l.done;
         l.done = t->fail_next;
         if (dev->backend->walk) dev->backend->walk->signal_publish(t, failed);
+        else accel_i_dword_raise(t, failed);
         accel_i_release(t);
     }
 }
@@ -4739,7 +4946,7 @@ static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
     }
     b->host_checked = b->pc;
     if (c->kind == ACCEL_I_CMD_EXEC) return accel_i_indirect_read(q, b, c);   /* stays at b->pc, direct */
-    if (c->kind == ACCEL_I_CMD_COPY) return accel_i_peer_copy_cmd(q->obj.device, c);
+    if (c->kind == ACCEL_I_CMD_COPY) return accel_i_peer_staged_cmd(q, c);
     c->u.host.fn(c->u.host.user);
     return 0;
 }

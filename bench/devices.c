@@ -10,8 +10,10 @@
                                                                             | raw imported vkCmdCopyBuffer
      6 the same, ACCEL_VULKAN_NO_EXTERNAL_MEMORY=1, both mapped (staged on the queue's worker: memmove)
                                                                             | read + write through the host
-     7 the same with ACCEL_VULKAN_NO_MAP_DEVICE=1 too (staged through a bounce buffer, 4 MiB chunks)
-                                                                            | read + write through the host
+     7 the same with ACCEL_VULKAN_NO_MAP_DEVICE=1 too (staged through the queue's two slots, 4 MiB
+       chunks, double-buffered: core: several devices, the staged pipeline)
+                                              | the same double-buffered: two host buffers, a thread
+                                                reading chunk k + 1 while another writes chunk k
    and the factor imported (5) / staged (6, 7), in time. Row 5's baseline is the raw floor: a minimal
    Vulkan program of its own (two VkDevices, memory exported as an opaque fd and imported, one
    vkCmdCopyBuffer recorded once, a submit and a fence wait per copy). Each row warms both sides up,
@@ -34,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 
 #define BYTES ((size_t)64 << 20)
 static int runs = 7, failures = 0;
@@ -56,8 +59,60 @@ typedef struct copy_ctx {
     accel_buffer *dst, *src;
     unsigned char* host;           /* raw sides: the program's own memory */
     int raw;                       /* 1: memcpy; 2: accel_buffer_write(dst, host); 3: read(src, host);
-                                      4: read + write through host, 4 MiB at a time */
+                                      4: read + write through host, 4 MiB at a time; 5: the same,
+                                      double-buffered: two host buffers, a thread reading chunk k + 1
+                                      while this one writes chunk k (raw_double) */
 } copy_ctx;
+/* raw side 5: the reader thread fills host buffer k % 2 with chunk k once chunk k - 2 left it */
+#define RAW_CHUNK ((size_t)4 << 20)
+typedef struct raw_pipe {
+    copy_ctx* c;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    size_t filled, drained;        /* chunks read / written */
+    int failed;
+} raw_pipe;
+static void* raw_reader(void* p) {
+    raw_pipe* rp = (raw_pipe*)p;
+    for (size_t k = 0; k * RAW_CHUNK < BYTES; k++) {
+        accel_result r;
+        pthread_mutex_lock(&rp->lock);
+        while (rp->drained + 2 <= k && !rp->failed) pthread_cond_wait(&rp->cond, &rp->lock);
+        pthread_mutex_unlock(&rp->lock);
+        if (rp->failed) break;
+        r = accel_buffer_read(rp->c->src, k * RAW_CHUNK, rp->c->host + (k % 2) * RAW_CHUNK, RAW_CHUNK);
+        pthread_mutex_lock(&rp->lock);
+        if (r != ACCEL_OK) rp->failed = 1; else rp->filled = k + 1;
+        pthread_cond_broadcast(&rp->cond);
+        pthread_mutex_unlock(&rp->lock);
+    }
+    return NULL;
+}
+static accel_result raw_double(copy_ctx* c) {
+    raw_pipe rp;
+    pthread_t t;
+    memset(&rp, 0, sizeof rp);
+    rp.c = c;
+    pthread_mutex_init(&rp.lock, NULL);
+    pthread_cond_init(&rp.cond, NULL);
+    if (pthread_create(&t, NULL, raw_reader, &rp) != 0) return ACCEL_ERROR_BACKEND;
+    for (size_t k = 0; k * RAW_CHUNK < BYTES && !rp.failed; k++) {
+        accel_result r;
+        pthread_mutex_lock(&rp.lock);
+        while (rp.filled <= k && !rp.failed) pthread_cond_wait(&rp.cond, &rp.lock);
+        pthread_mutex_unlock(&rp.lock);
+        if (rp.failed) break;
+        r = accel_buffer_write(c->dst, k * RAW_CHUNK, c->host + (k % 2) * RAW_CHUNK, RAW_CHUNK);
+        pthread_mutex_lock(&rp.lock);
+        if (r != ACCEL_OK) rp.failed = 1; else rp.drained = k + 1;
+        pthread_cond_broadcast(&rp.cond);
+        pthread_mutex_unlock(&rp.lock);
+    }
+    pthread_join(t, NULL);
+    pthread_mutex_destroy(&rp.lock);
+    pthread_cond_destroy(&rp.cond);
+    return rp.failed ? ACCEL_ERROR_BACKEND : ACCEL_OK;
+}
 
 static double run_accel(void* p) {
     copy_ctx* c = (copy_ctx*)p;
@@ -74,6 +129,7 @@ static double run_raw(void* p) {
     case 1: memcpy(accel_buffer_map(c->dst), accel_buffer_map(c->src), BYTES); break;
     case 2: r = accel_buffer_write(c->dst, 0, c->host, BYTES); break;
     case 3: r = accel_buffer_read(c->src, 0, c->host, BYTES); break;
+    case 5: r = raw_double(c); break;
     default:
         for (size_t at = 0; at < BYTES && r == ACCEL_OK; at += (size_t)4 << 20) {
             r = accel_buffer_read(c->src, at, c->host, (size_t)4 << 20);
@@ -358,6 +414,7 @@ static void vulkan_pairs(const accel_device_desc* d) {
             if (pi.direct_copy != (k == 0)) printf("bench_devices: row %s: direct_copy %d\n", names[k],
                                                    (int)pi.direct_copy);
             if (k == 0 && raw_ok) t[k] = row_with(names[k], x, x, y, 0, rvk_copy, &raw, "raw imported vkCmdCopyBuffer");
+            else if (k == 2) t[k] = row(names[k], x, x, y, 5, "double-buffered via host");
             else t[k] = row(names[k], x, x, y, 4, "read+write via host");
         }
         for (int e = 0; e < 2; e++) if (env[k][e]) unsetenv(env[k][e]);
