@@ -1646,6 +1646,8 @@ struct accel_backend {
     const char* name;
     bool shares_host_memory;       /* buffers/programs of any device of this backend work on any other */
     bool fills_any_byte;           /* a fill may start at any byte of a root (else at a multiple of 4) */
+    bool pinned_host_buffers;      /* ACCEL_MEMORY_HOST buffers are pinned memory that other devices'
+                                      transfers reach (the staged pipeline's slots: core: several devices) */
     accel_result (*device_count)(const accel_backend* b, uint32_t* count);
     accel_result (*device_create)(const accel_backend* b, const accel_device_desc* desc, accel_device** out);
     void (*device_destroy)(accel_device* dev);
@@ -4722,7 +4724,7 @@ static uint64_t accel_i_peer_staged_cmd(accel_queue* q, const accel_i_cmd* c) {
     accel_device *dd = dst->obj.device, *sd = src->obj.device;
     accel_device* other = dd == q->obj.device ? sd : dd;
     /* the queue's device's, unless only the other one's host buffers are pinned (CUDA) */
-    bool pin = strcmp(other->backend->name, "cuda") == 0 && strcmp(q->obj.device->backend->name, "cuda") != 0;
+    bool pin = other->backend->pinned_host_buffers && !q->obj.device->backend->pinned_host_buffers;
     accel_device* slots = pin ? other : q->obj.device;
     accel_i_stage_run s;
     if (dst->mapped || src->mapped || accel_i_stale(&dst->obj) || accel_i_stale(&src->obj) ||
@@ -6673,6 +6675,7 @@ static const accel_backend accel_i_cpu_backend_table = {
     "cpu",                              /* name */
     true,                               /* shares_host_memory */
     true,                               /* fills_any_byte */
+    false,                              /* pinned_host_buffers: plain host memory */
     accel_i_cpu_device_count,           /* device_count */
     accel_i_cpu_device_create,          /* device_create */
     accel_i_cpu_device_destroy,         /* device_destroy */

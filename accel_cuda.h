@@ -3570,6 +3570,7 @@ static const accel_backend accel_i_cu_backend_table = {
     "cuda",                             /* name */
     false,                              /* shares_host_memory */
     false,                              /* fills_any_byte: cuMemsetD32Async */
+    true,                               /* pinned_host_buffers: cuMemHostAlloc, portable */
     accel_i_cu_device_count,            /* device_count */
     accel_i_cu_device_create,           /* device_create */
     accel_i_cu_device_destroy,          /* device_destroy */
@@ -3839,7 +3840,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
 }
 /* no device is ever created, so the other entries are never called */
 static const accel_backend accel_i_cu_backend_table = {
-    "cuda", false, false, accel_i_cu_device_count, accel_i_cu_device_create,
+    "cuda", false, false, false, accel_i_cu_device_count, accel_i_cu_device_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL   /* peer_copy, peer_waits */

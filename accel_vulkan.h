@@ -558,7 +558,7 @@ static accel_result accel_i_vk_stub_create(const accel_backend* b, const accel_d
     return ACCEL_ERROR_UNAVAILABLE;
 }
 static const accel_backend accel_i_vk_backend_table = {
-    "vulkan", false, false, accel_i_vk_stub_count, accel_i_vk_stub_create,
+    "vulkan", false, false, false, accel_i_vk_stub_count, accel_i_vk_stub_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL,  /* a stub makes no device: nothing past device_create is called */
     NULL, NULL               /* peer_copy, peer_waits */
@@ -5035,6 +5035,8 @@ static const accel_backend accel_i_vk_backend_table = {
     "vulkan",                           /* name */
     false,                              /* shares_host_memory */
     false,                              /* fills_any_byte: vkCmdFillBuffer */
+    false,                              /* pinned_host_buffers: host-visible memory, not pinned for
+                                           other devices */
     accel_i_vk_device_count,            /* device_count */
     accel_i_vk_device_create,           /* device_create */
     accel_i_vk_device_destroy,          /* device_destroy */
