@@ -1193,19 +1193,6 @@ static void accel_i_cond_destroy(accel_i_cond* c) { (void)c; }
 static void accel_i_yield(void) { }
 #endif
 
-/* A small number per host thread (1, 2, ...; 1 in no-threads builds), process-wide as threads are:
-   a thread's host track in a trace, its slot in a sharded counter (the one piece of global state). */
-#if defined(ACCEL_NO_THREADS)
-static uint32_t accel_i_host_thread(void) { return 1; }
-#else
-static uint32_t accel_i_host_thread(void) {
-    static accel_i_a32 next;
-    static ACCEL_I_THREAD_LOCAL uint32_t mine;
-    if (!mine) mine = atomic_fetch_add(&next, 1u) + 1u;
-    return mine;
-}
-#endif
-
 /* ==== platform: cpu placement ==== */
 /* On Linux, a woken thread is often placed on the CPU of the thread that woke it, even when another
    CPU is idle; once there, two threads that hand work back and forth (a host thread and a queue's
@@ -1826,6 +1813,8 @@ struct accel_queue {
 #else
 #  define ACCEL_I_KIT static
 #endif
+/* threads: a small number per host thread (a sharded counter's slot: Vulkan's native_users) */
+ACCEL_I_KIT uint32_t accel_i_host_thread(void);
 /* objects: the base part of a backend's object, and its release */
 ACCEL_I_KIT void accel_i_device_init(accel_device* dev, const accel_backend* b, const accel_device_desc* d);
 ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind,
@@ -1913,6 +1902,20 @@ ACCEL_I_KIT accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b)
 ACCEL_I_KIT accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns); /* queue_wait_idle */
 ACCEL_I_KIT size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap);       /* queue_describe */
 ACCEL_I_KIT void accel_i_walker_poke(accel_queue* q);       /* new in-flight work for queue_poll to watch */
+#endif
+
+/* ==== core: host threads ==== */
+/* kit: a small number per host thread (1, 2, ...; 1 in no-threads builds), process-wide as threads are:
+   a thread's host track in a trace, its slot in a sharded counter (the one piece of global state). */
+#if defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_host_thread(void) { return 1; }
+#else
+static uint32_t accel_i_host_thread(void) {
+    static accel_i_a32 next;
+    static ACCEL_I_THREAD_LOCAL uint32_t mine;
+    if (!mine) mine = atomic_fetch_add(&next, 1u) + 1u;
+    return mine;
+}
 #endif
 
 /* ==== core: allocation and logging ==== */
