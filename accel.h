@@ -1540,6 +1540,10 @@ typedef enum accel_i_cmd_kind {
 #define ACCEL_I_CMD_INDIRECT  4u
 #define ACCEL_I_CMD_HOST_READ 8u
 #define ACCEL_I_CMD_STAGED    16u
+/* QMEM_POINT: a NATIVE command that is an accel_queue_alloc / accel_queue_free point of a backend whose
+   executor is the device (u.qmem; core: queue-ordered memory at its point); only the CPU executor
+   sees them */
+#define ACCEL_I_CMD_QMEM_POINT 32u
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
     uint32_t flags;
@@ -1560,6 +1564,9 @@ typedef struct accel_i_cmd {
         struct { accel_commands* list; size_t patches; uint32_t patch_count; } replay;
         struct { void (*fn)(void* user); void* user; } host;               /* host call */
         struct { void (*fn)(const accel_native* n, void* user); void* user; } native;   /* native step */
+        /* a queue-memory point (a NATIVE command flagged ACCEL_I_CMD_QMEM_POINT): core: queue-ordered
+           memory at its point */
+        struct { accel_buffer* buf; bool free; } qmem;
     } u;
 } accel_i_cmd;
 /* A replay's patch as backends see it (accel_queue_replay makes them from the caller's, checked and
@@ -1580,6 +1587,7 @@ struct accel_i_batch {
     unsigned char* arena; size_t arena_used, arena_cap;   /* exec bindings, constants, update data */
     uint32_t pc;                   /* next command to run (a parked batch resumes here) */
     uint32_t host_checked;         /* GPU walk: device waits before this were checked by a host step */
+    bool qmem;                     /* uses memory taken at its point (core: queue-ordered memory at ...) */
     /* GPU backends (core: batch walk): in the device's list of batches with waits on the device */
     accel_i_batch *dnext, *dprev;
     accel_queue* dqueue;           /* the queue it was submitted on (hang reports) */
@@ -1715,7 +1723,11 @@ struct accel_buffer  {
     accel_buffer* pool_next;
     accel_queue* pool_owner;
     accel_signal* oom;                    /* a handle whose memory could not be had: its failed signal */
+    uint64_t qfail;                       /* memory at its point: why it has none (a failed value), or 0 */
 };
+/* accel_buffer.qmem: an accel_queue_alloc handle that is a root of the core's whose memory is taken at
+   its point (see "core: queue-ordered memory at its point"); its `mapped` is NULL until then */
+#define ACCEL_I_QMEM_LATE 4u
 /* The buffer that owns the memory: buf itself, or a view's root. */
 static accel_buffer* accel_i_buffer_root(accel_buffer* buf) { return buf->root ? buf->root : buf; }
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
@@ -1768,6 +1780,9 @@ struct accel_queue {
     accel_signal* unsubmitted_s[4];
     uint64_t unsubmitted_v[4];
     accel_i_walker* walker;        /* GPU backends: the core's batch walk and worker thread */
+    /* queue memory points alone recorded before record_begin: the batch again at record_end (core:
+       queue-ordered memory at its point) */
+    accel_i_batch* rec_aside;
 };
 
 /* ==== core: backend kit ==== */
@@ -2155,6 +2170,7 @@ static void accel_i_object_free(accel_i_object* o) {
     switch (o->kind) {
     case ACCEL_I_BUFFER:
         if (((accel_buffer*)o)->root) accel_i_view_free((accel_buffer*)o);
+        else if (((accel_buffer*)o)->qmem & ACCEL_I_QMEM_LATE) accel_i_dev_free(dev, o, sizeof(accel_buffer));
         else b->buffer_free((accel_buffer*)o);
         break;
     case ACCEL_I_PROGRAM: b->program_free((accel_program*)o); break;
@@ -2597,11 +2613,20 @@ static accel_buffer* accel_i_view_make(accel_buffer* root, size_t offset, size_t
     view->size = size;
     view->memory = root->memory;
     view->read_only = root->read_only;
-    view->mapped = root->mapped ? (unsigned char*)root->mapped + offset : NULL;
+    /* memory taken at its point: none here, resolved through the root (accel_i_qmem_host) */
+    view->mapped = !(root->qmem & ACCEL_I_QMEM_LATE) && root->mapped ? (unsigned char*)root->mapped + offset
+                                                                     : NULL;
     accel_i_object_init(&view->obj, root->obj.device, ACCEL_I_BUFFER, label);
     return view;
 }
 static accel_result accel_i_qmem_no_memory(accel_buffer* buf, const char* fn);
+/* core: queue-ordered memory at its point */
+static void* accel_i_qmem_host(const accel_buffer* buf);
+static bool accel_i_qmem_none(const accel_buffer* buf);
+static accel_result accel_i_qmem_io_none(accel_buffer* buf, const char* fn);
+static bool accel_i_qmem_late_use(accel_queue* q, accel_buffer* buf, const char* fn);
+static void accel_i_qmem_skipped(const accel_i_cmd* c, uint64_t failed);
+static bool accel_i_qmem_points_only(const accel_i_batch* b);
 ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size,
                                                 accel_buffer** out) {
     accel_buffer* view;
@@ -2609,7 +2634,8 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
     if (!buf) return accel_i_invalid(NULL, "accel_buffer_view_create", "buffer is NULL");
     if (!out) return accel_i_invalid(buf->obj.device, "accel_buffer_view_create", "out is NULL");
     if (accel_i_live(&buf->obj, "accel_buffer_view_create") != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
-    if (buf->oom) return accel_i_qmem_no_memory(buf, "accel_buffer_view_create");
+    if (buf->oom || accel_i_buffer_root(buf)->qfail)
+        return accel_i_qmem_no_memory(buf, "accel_buffer_view_create");
     if (!accel_i_view_args_ok(buf, offset, size)) return ACCEL_ERROR_INVALID_ARGUMENT;
     view = accel_i_view_make(accel_i_buffer_root(buf), buf->offset + offset, size, accel_i_label(&buf->obj));
     if (!view)
@@ -2622,7 +2648,7 @@ ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_handle
 ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
 ACCEL_API void* accel_buffer_map(accel_buffer* buf) {
     if (buf && accel_i_stale(&buf->obj)) { accel_i_live(&buf->obj, "accel_buffer_map"); return NULL; }
-    return buf ? buf->mapped : NULL;
+    return buf ? (buf->mapped ? buf->mapped : accel_i_qmem_host(buf)) : NULL;
 }
 
 static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* host, size_t size, bool write) {
@@ -2639,6 +2665,7 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
                             "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&buf->obj));
     if (accel_i_live(&buf->obj, fn) != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
     if (buf->oom) return accel_i_qmem_no_memory(buf, fn);
+    if (accel_i_qmem_none(buf)) return accel_i_qmem_io_none(buf, fn);
     return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size,
                                                write);
 }
@@ -2991,6 +3018,7 @@ static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_v
     for (uint32_t i = from; i < b->count; i++) {
         accel_i_cmd* c = &b->cmds[i];
         if (c->kind == ACCEL_I_CMD_SIGNAL) accel_i_raise(c->u.sig.signal, failed_value);
+        else if (c->flags & ACCEL_I_CMD_QMEM_POINT) accel_i_qmem_skipped(c, failed_value);
     }
 }
 
@@ -3071,7 +3099,8 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_FILL: accel_i_release(c->u.fill.dst); break;
         case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
         case ACCEL_I_CMD_TIMESTAMP: accel_i_release(c->u.stamp.dst); break;
-        case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: case ACCEL_I_CMD_NATIVE: break;
+        case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: break;
+        case ACCEL_I_CMD_NATIVE: if (c->flags & ACCEL_I_CMD_QMEM_POINT) accel_i_release(c->u.qmem.buf); break;
         case ACCEL_I_CMD_REPLAY: {
             uint32_t n = c->u.replay.patch_count;
             const accel_i_patch* p =
@@ -3085,6 +3114,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
     b->count = 0;
     b->pc = 0;
     b->host_checked = 0;
+    b->qmem = false;
     b->arena_used = 0;
 }
 
@@ -3241,7 +3271,8 @@ static bool accel_i_rec_range_ok(accel_queue* q, accel_buffer* buf, size_t offse
                           "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
         return false;
     }
-    return !buf->oom || accel_i_qmem_oom_use(q, buf, fn);
+    if (buf->oom) return accel_i_qmem_oom_use(q, buf, fn);
+    return !(accel_i_buffer_root(buf)->qmem & ACCEL_I_QMEM_LATE) || accel_i_qmem_late_use(q, buf, fn);
 }
 static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size,
                                   const char* fn) {
@@ -3604,6 +3635,7 @@ ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type ty
 static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type) {
     q->type = type;
     q->rec = NULL;
+    q->rec_aside = NULL;
     q->rec_error = ACCEL_OK;
     q->recording = false;
     atomic_init(&q->free_lock, 0u);
@@ -3619,6 +3651,11 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
 static void accel_i_queue_fini(accel_queue* q) {
     accel_device* dev = q->obj.device;
     if (q->rec) { accel_i_batch_release(q->rec); accel_i_batch_free(dev, q->rec); q->rec = NULL; }
+    if (q->rec_aside) {
+        accel_i_batch_release(q->rec_aside);
+        accel_i_batch_free(dev, q->rec_aside);
+        q->rec_aside = NULL;
+    }
     while (q->free_batches) {
         accel_i_batch* b = q->free_batches;
         q->free_batches = b->next;
@@ -3695,6 +3732,8 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 #define ACCEL_I_QMEM_FREED  2u    /* ... whose root accel_queue_free put back */
 #define ACCEL_I_QMEM_CLASSES 210u   /* 0: up to 256 bytes; 1..208: 4 a doubling; 209: above 2^60 */
 #define ACCEL_I_QMEM_VIEWS 64u      /* released handles kept for reuse */
+/* memory at its point: a free chunk of a size class (its first bytes while it lies in the pool) */
+typedef struct accel_i_qmem_chunk { struct accel_i_qmem_chunk* next; size_t size; } accel_i_qmem_chunk;
 typedef struct accel_i_qmem_pool {
     accel_i_a32 lock;
     bool closed;                    /* the device is going: roots are not put back */
@@ -3704,6 +3743,7 @@ typedef struct accel_i_qmem_pool {
        update and no device reference */
     accel_buffer* views;
     uint32_t nviews;
+    accel_i_qmem_chunk* chunks[ACCEL_I_QMEM_CLASSES];   /* memory at its point: free chunks by class */
 } accel_i_qmem_pool;
 
 /* The size class of size, and the size of its roots. */
@@ -3886,6 +3926,244 @@ static accel_result accel_i_qmem_alloc(accel_queue* q, size_t size, accel_memory
     }
     return ACCEL_OK;
 }
+/* ---- core: queue-ordered memory at its point ----
+   Where the executor is the device (a backend with no batch walk: the CPU), the memory is taken when
+   the alloc's point of the queue's order is reached, not when the alloc records, and given back at the
+   free's point: N batches of alloc / use / free submitted ahead hold one chunk, not N. The handle is a
+   root of the core's with no memory of its own (qmem ACCEL_I_QMEM_LATE; never seen by buffer_create /
+   buffer_free / buffer_io), whose `mapped` is NULL but between its points. accel_queue_alloc and
+   accel_queue_free each record a point: a NATIVE command flagged ACCEL_I_CMD_QMEM_POINT holding a
+   reference on the handle, which the executor runs in its turn (accel_i_qmem_step). The alloc point
+   takes a chunk of the handle's size class from the pool (else from the device allocator, the pool's
+   chunks given back first when that fails); the free point puts it back. At a free point every
+   command before it on that queue has completed, and every use on another queue too (the contract
+   orders them before a signal the queue waited for), so a freed chunk is anyone's at once.
+   A batch that uses such a buffer (b->qmem, set where it records the use) checks each command's
+   buffers where it runs: one with no memory (its alloc point failed or was dropped with its batch, or
+   its free point passed) fails the rest of the batch with the reason (qfail: out of memory, or the
+   failure that dropped the alloc point; else INVALID_ARGUMENT). A list that uses such a buffer replays
+   in the generic form (its commands are checked and resolved where they run); a patch takes one as
+   it takes any buffer (the executor reads the root's memory when the replay runs). Views of such a
+   buffer have `mapped` NULL and reach the memory through the root (accel_i_qmem_host). A handle
+   destroyed instead of freed, or whose free point never ran, gives its chunk back with its last
+   reference. The handle's qmem and size are written only while nobody else holds it (reads need no
+   lock); `mapped` and qfail are written at its points, ordered for every reader as its uses are. */
+static bool accel_i_qmem_at_point(const accel_device* dev) { return dev->backend->walk == NULL; }
+
+/* The pool's free chunks go back to the device allocator (before a new chunk is tried again, and when
+   the device goes). */
+static void accel_i_qmem_chunks_free(accel_device* dev, accel_i_qmem_pool* p) {
+    accel_i_qmem_chunk* all = NULL;
+    accel_i_spin_lock(&p->lock);
+    for (uint32_t i = 0; i < ACCEL_I_QMEM_CLASSES; i++) {
+        while (p->chunks[i]) {
+            accel_i_qmem_chunk* ch = p->chunks[i];
+            p->chunks[i] = ch->next;
+            ch->next = all;
+            all = ch;
+        }
+    }
+    accel_i_spin_unlock(&p->lock);
+    while (all) {
+        accel_i_qmem_chunk* ch = all;
+        all = ch->next;
+        accel_i_free(&dev->allocator, ch, ch->size);
+    }
+}
+/* A chunk for size bytes: the pool's newest of its class, else a new one; NULL when out of memory. */
+static void* accel_i_qmem_chunk_take(accel_device* dev, accel_i_qmem_pool* p, size_t size) {
+    size_t rounded;
+    uint32_t cls = accel_i_qmem_class(size, &rounded);
+    accel_i_qmem_chunk* ch;
+    void* m;
+    accel_i_spin_lock(&p->lock);
+    if ((ch = p->chunks[cls]) != NULL) p->chunks[cls] = ch->next;
+    accel_i_spin_unlock(&p->lock);
+    if (ch) return ch;
+    if ((m = accel_i_alloc(&dev->allocator, rounded, 64)) != NULL) return m;
+    accel_i_qmem_chunks_free(dev, p);
+    return accel_i_alloc(&dev->allocator, rounded, 64);
+}
+/* Puts the chunk of a handle of size bytes back (freed instead, once the device is going, or of the
+   last class, whose chunks have no common size). */
+static void accel_i_qmem_chunk_put(accel_device* dev, accel_i_qmem_pool* p, void* chunk, size_t size) {
+    size_t rounded;
+    uint32_t cls = accel_i_qmem_class(size, &rounded);
+    accel_i_qmem_chunk* ch = (accel_i_qmem_chunk*)chunk;
+    bool keep;
+    accel_i_spin_lock(&p->lock);
+    if ((keep = !p->closed && cls != ACCEL_I_QMEM_CLASSES - 1u) == true) {
+        ch->next = p->chunks[cls];
+        ch->size = rounded;
+        p->chunks[cls] = ch;
+    }
+    accel_i_spin_unlock(&p->lock);
+    if (!keep) accel_i_free(&dev->allocator, chunk, rounded);
+}
+/* A handle of size bytes with no memory yet: a kept one made anew, else a new one; NULL when out of
+   host memory. */
+static accel_buffer* accel_i_qmem_late_new(accel_device* dev, accel_i_qmem_pool* p, size_t size,
+                                           accel_memory memory) {
+    accel_buffer* r;
+    accel_i_spin_lock(&p->lock);
+    if ((r = p->views) != NULL) {
+        p->views = r->pool_next;
+        p->nviews--;
+    }
+    accel_i_spin_unlock(&p->lock);
+    if (r) {
+        r->obj.generation = atomic_load(&dev->generation);   /* creates are open: it stays */
+        atomic_store_explicit(&r->obj.handle, 1u, memory_order_relaxed);
+        atomic_store_explicit(&r->obj.refs, 1u, memory_order_relaxed);   /* published by handing it out */
+    } else {
+        if ((r = (accel_buffer*)accel_i_dev_alloc(dev, sizeof *r)) == NULL) return NULL;
+        memset((void*)r, 0, sizeof *r);
+        accel_i_object_init(&r->obj, dev, ACCEL_I_BUFFER, "accel_queue_alloc");
+    }
+    r->size = size;
+    r->memory = memory;
+    r->mapped = NULL;
+    r->root = NULL;
+    r->offset = 0;
+    r->read_only = false;
+    r->pool_next = NULL;
+    r->qfail = 0;
+    r->qmem = ACCEL_I_QMEM_HANDLE | ACCEL_I_QMEM_LATE;
+    return r;
+}
+/* Records handle r's alloc or free point on q; false on a recording error (recorded). */
+static bool accel_i_qmem_point_rec(accel_queue* q, accel_buffer* r, bool is_free, const char* fn) {
+    accel_i_cmd* c = accel_i_rec_push(q, ACCEL_I_CMD_NATIVE, 0, NULL, fn);
+    if (!c) return false;
+    c->flags = ACCEL_I_CMD_QMEM_POINT;
+    c->u.qmem.buf = r;
+    c->u.qmem.free = is_free;
+    accel_i_retain(r);
+    q->rec->qmem = true;
+    return true;
+}
+/* accel_queue_alloc's handle and its alloc point (arguments checked); a result for its recording error. */
+static accel_result accel_i_qmem_late_alloc(accel_queue* q, size_t size, accel_memory memory,
+                                            accel_buffer** out) {
+    accel_i_qmem_pool* p = accel_i_qmem_pool_of(q->obj.device);
+    accel_buffer* r = p ? accel_i_qmem_late_new(q->obj.device, p, size, memory) : NULL;
+    if (!r) return ACCEL_ERROR_OUT_OF_MEMORY;
+    if (!accel_i_qmem_point_rec(q, r, false, "accel_queue_alloc")) {
+        accel_i_handle_drop(r);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    *out = r;
+    return ACCEL_OK;
+}
+/* A use of buf (memory at its point) recorded on q: the batch checks its commands where they run. */
+static bool accel_i_qmem_late_use(accel_queue* q, accel_buffer* buf, const char* fn) {
+    if (q->recording && accel_i_buffer_root(buf)->qfail) {   /* known to have none: the list's error */
+        accel_i_rec_error(q, ACCEL_ERROR_OUT_OF_MEMORY, "%s: the buffer's accel_queue_alloc found no memory",
+                          fn);
+        return false;
+    }
+    if (!q->rec && (q->rec = accel_i_batch_take(q)) == NULL) {
+        accel_i_rec_error(q, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory while recording", fn);
+        return false;
+    }
+    q->rec->qmem = true;
+    return true;
+}
+/* Where buf's memory is now when it is memory taken at its point (a view: from its offset); NULL when
+   it has none, or buf is no such buffer. */
+static void* accel_i_qmem_host(const accel_buffer* buf) {
+    const accel_buffer* r = buf->root ? buf->root : buf;
+    if (!(r->qmem & ACCEL_I_QMEM_LATE) || !r->mapped) return NULL;
+    return (unsigned char*)r->mapped + buf->offset;
+}
+/* Is buf (or its root) memory taken at its point, with none now? */
+static bool accel_i_qmem_none(const accel_buffer* buf) {
+    const accel_buffer* r = buf->root ? buf->root : buf;
+    return (r->qmem & ACCEL_I_QMEM_LATE) && !r->mapped;
+}
+static accel_result accel_i_qmem_io_none(accel_buffer* buf, const char* fn) {
+    if (accel_i_buffer_root(buf)->qfail) return accel_i_qmem_no_memory(buf, fn);
+    return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                        "%s: the buffer's accel_queue_alloc point is not reached, or its free point passed "
+                        "(order host access after them with signals)", fn);
+}
+/* A batch dropped from before alloc point c on (fail_rest): the handle never gets memory, and every use
+   of it fails with the same reason. */
+static void accel_i_qmem_skipped(const accel_i_cmd* c, uint64_t failed) {
+    accel_buffer* r = c->u.qmem.buf;
+    if (!c->u.qmem.free && !r->mapped && !r->qfail) r->qfail = failed;
+}
+/* Runs point c on q: 0, or the failed value that drops the rest of the batch (out of memory). */
+static uint64_t accel_i_qmem_point_run(accel_queue* q, const accel_i_cmd* c) {
+    accel_buffer* r = c->u.qmem.buf;
+    accel_device* dev = r->obj.device;
+    accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
+    if (c->u.qmem.free) {
+        if (r->mapped) accel_i_qmem_chunk_put(dev, p, r->mapped, r->size);
+        r->mapped = NULL;
+        return 0;
+    }
+    if (r->mapped || (r->mapped = accel_i_qmem_chunk_take(dev, p, r->size)) != NULL) return 0;
+    r->qfail = accel_i_failed_value(ACCEL_ERROR_OUT_OF_MEMORY);
+    accel_i_log(dev, ACCEL_LOG_ERROR,
+                "accel_queue_alloc: no memory for %zu bytes where its point of queue %p%s%s%s was reached: "
+                "the batches that use the buffer fail from there", r->size, (void*)q, ACCEL_I_LABEL(&q->obj));
+    return r->qfail;
+}
+/* The reason a command cannot use buf (memory at its point with none now), else 0. */
+static uint64_t accel_i_qmem_use_check(accel_queue* q, const accel_buffer* buf) {
+    const accel_buffer* r = buf->root ? buf->root : buf;
+    if (!accel_i_qmem_none(buf)) return 0;
+    if (r->qfail) return r->qfail;
+    accel_i_log(q->obj.device, ACCEL_LOG_ERROR,
+                "queue %p%s%s%s: a command uses buffer %p of accel_queue_alloc before its alloc point or "
+                "after its free point: the rest of its batch fails", (void*)q, ACCEL_I_LABEL(&q->obj),
+                (const void*)r);
+    return accel_i_failed_value(ACCEL_ERROR_INVALID_ARGUMENT);
+}
+/* The executor, at command c of a batch flagged qmem: runs a point, or checks the buffers the command
+   uses. Returns 0, or the failed value that drops the rest of the batch. */
+static uint64_t accel_i_qmem_step(accel_queue* q, const accel_i_batch* b, const accel_i_cmd* c) {
+    uint64_t failed = 0;
+    switch (c->kind) {
+    case ACCEL_I_CMD_NATIVE: return (c->flags & ACCEL_I_CMD_QMEM_POINT) ? accel_i_qmem_point_run(q, c) : 0;
+    case ACCEL_I_CMD_EXEC: {
+        accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
+        uint32_t n = c->u.exec.buffer_count + ((c->flags & ACCEL_I_CMD_INDIRECT) != 0);   /* + counts */
+        for (uint32_t i = 0; i < n && !failed; i++) failed = accel_i_qmem_use_check(q, bufs[i]);
+        return failed;
+    }
+    case ACCEL_I_CMD_COPY:
+        if ((failed = accel_i_qmem_use_check(q, c->u.copy.dst)) != 0) return failed;
+        return accel_i_qmem_use_check(q, c->u.copy.src);
+    case ACCEL_I_CMD_FILL: return accel_i_qmem_use_check(q, c->u.fill.dst);
+    case ACCEL_I_CMD_UPDATE: return accel_i_qmem_use_check(q, c->u.update.dst);
+    case ACCEL_I_CMD_TIMESTAMP: return accel_i_qmem_use_check(q, c->u.stamp.dst);
+    case ACCEL_I_CMD_REPLAY: {
+        const accel_i_patch* p = (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches);
+        for (uint32_t i = 0; i < c->u.replay.patch_count && !failed; i++)
+            if (p[i].buffer) failed = accel_i_qmem_use_check(q, p[i].buffer);
+        return failed;
+    }
+    default: return 0;
+    }
+}
+/* Does b (not empty) hold alloc / free points alone? Such a batch is kept aside while q records a list
+   (an alloc adds a point to the batch, and record_begin wants none but those). */
+static bool accel_i_qmem_points_only(const accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count; i++)
+        if (!(b->cmds[i].flags & ACCEL_I_CMD_QMEM_POINT)) return false;
+    return b->count != 0;
+}
+/* A handle's last reference is gone: its chunk (a free point that never ran) goes back; the handle is
+   kept for reuse (true) or freed by the caller (false: accel_i_object_free frees such a root itself). */
+static bool accel_i_qmem_late_keep(accel_buffer* r) {
+    accel_device* dev = r->obj.device;
+    accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
+    if (r->mapped) accel_i_qmem_chunk_put(dev, p, r->mapped, r->size);
+    r->mapped = NULL;
+    return accel_i_qmem_view_put(p, r);
+}
 ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
                                         accel_buffer** out) {
     const char* fn = "accel_queue_alloc";
@@ -3904,13 +4182,14 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
         accel_i_rec_error(q, ACCEL_ERROR_DEVICE_LOST, "%s: the device is lost or being recovered", fn);
         return ACCEL_ERROR_DEVICE_LOST;
     }
-    r = accel_i_qmem_alloc(q, size, memory, &view);
+    r = accel_i_qmem_at_point(q->obj.device) ? accel_i_qmem_late_alloc(q, size, memory, &view)
+                                               : accel_i_qmem_alloc(q, size, memory, &view);
     accel_i_creates_leave(q->obj.device);
     if (r != ACCEL_OK) {
         accel_i_rec_error(q, r, "%s: out of memory for the handle of %zu bytes", fn, size);
         return r;
     }
-    view->qmem = ACCEL_I_QMEM_HANDLE;
+    view->qmem |= ACCEL_I_QMEM_HANDLE;
     if (view->oom) accel_i_qmem_oom_use(q, view, fn);   /* the batch fails at the alloc's point */
     *out = view;
     return ACCEL_OK;
@@ -3918,18 +4197,22 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
 ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
     const char* fn = "accel_queue_free";
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!buf || !(buf->qmem & ACCEL_I_QMEM_HANDLE) || (buf->qmem & ACCEL_I_QMEM_FREED) ||
-        !accel_i_same_device(q, buf->obj.device)) {
+    bool freed = buf && ((buf->qmem & ACCEL_I_QMEM_FREED) || !atomic_load(&buf->obj.handle));
+    if (!buf || !(buf->qmem & ACCEL_I_QMEM_HANDLE) || freed || !accel_i_same_device(q, buf->obj.device)) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn,
                           !buf ? "buffer is NULL"
                           : !(buf->qmem & ACCEL_I_QMEM_HANDLE) ? "the buffer is not from accel_queue_alloc"
-                          : (buf->qmem & ACCEL_I_QMEM_FREED) ? "the buffer was freed already"
+                          : freed ? "the buffer was freed already"
                           : "the buffer belongs to another device");
         return;
     }
     if (!accel_i_rec_not_recording(q, fn) || !accel_i_rec_live(q, &q->obj, fn) ||
         !accel_i_rec_live(q, &buf->obj, fn))
         return;
+    if (buf->qmem & ACCEL_I_QMEM_LATE) {   /* its point (the handle's qmem stays as it is: see there) */
+        if (accel_i_qmem_point_rec(q, buf, true, fn)) accel_i_handle_drop(buf);
+        return;
+    }
     buf->qmem |= ACCEL_I_QMEM_FREED;
     accel_i_qmem_put(buf->root, q);
     accel_i_handle_drop(buf);
@@ -3939,6 +4222,7 @@ ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
    handle is kept for reuse; false: the caller frees it as any view. */
 static bool accel_i_qmem_view_keep(accel_buffer* view) {
     accel_buffer* root = view->root;   /* once kept, the view may be taken again at once */
+    if (view->qmem & ACCEL_I_QMEM_LATE) return accel_i_qmem_late_keep(view);
     if ((view->qmem & (ACCEL_I_QMEM_HANDLE | ACCEL_I_QMEM_FREED)) == ACCEL_I_QMEM_HANDLE)
         accel_i_qmem_put(root, NULL);
     if (view->oom) accel_i_handle_drop(view->oom);
@@ -4012,6 +4296,7 @@ static void accel_i_qmem_close(accel_device* dev, bool free_pool) {
     p->nviews = 0;
     accel_i_spin_unlock(&p->lock);
     accel_i_qmem_views_free(dev, views);
+    accel_i_qmem_chunks_free(dev, p);
     if (free_pool) {
         atomic_store_explicit(&dev->qmem, 0u, memory_order_relaxed);
         accel_i_dev_free(dev, p, sizeof *p);
@@ -4109,6 +4394,10 @@ ACCEL_API accel_result accel_queue_record_begin(accel_queue* q) {
         return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_queue_record_begin: the %s is already recording",
                             accel_i_label(&q->obj));
+    if (q->rec && q->rec_error == ACCEL_OK && accel_i_qmem_points_only(q->rec)) {   /* kept aside */
+        q->rec_aside = q->rec;
+        q->rec = NULL;
+    }
     if ((q->rec && q->rec->count) || q->rec_error != ACCEL_OK)
         return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_queue_record_begin: the %s has an unsubmitted batch (submit it first)",
@@ -4143,8 +4432,10 @@ static accel_result accel_i_commands_make(accel_queue* q, accel_i_batch* b, acce
         c->has_exec |= b->cmds[i].kind == ACCEL_I_CMD_EXEC;
         c->has_indirect |= (b->cmds[i].flags & ACCEL_I_CMD_INDIRECT) != 0;
     }
-    /* a staged copy between devices is a host step: such a list replays in the generic form */
-    if (dev->backend->commands_build && !accel_i_peer_staged_any(b)) r = dev->backend->commands_build(q, c);
+    /* a staged copy between devices is a host step: such a list replays in the generic form; so does one
+       that uses memory taken at its point (its commands resolve it where they run) */
+    if (dev->backend->commands_build && !accel_i_peer_staged_any(b) && !b->qmem)
+        r = dev->backend->commands_build(q, c);
     if (r != ACCEL_OK) {
         accel_i_batch_recycle(q, b);
         accel_i_dev_free(dev, c, sizeof *c);
@@ -4166,7 +4457,8 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
                             accel_i_label(&q->obj));
     b = q->rec;
     r = q->rec_error;
-    q->rec = NULL;
+    q->rec = q->rec_aside;   /* the points recorded before record_begin, if any */
+    q->rec_aside = NULL;
     q->rec_error = ACCEL_OK;
     q->recording = false;
     if (r == ACCEL_OK && !out)
@@ -5730,15 +6022,17 @@ static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, voi
 static void accel_i_cpu_resolve(const accel_i_batch* b, const accel_i_cmd* c, void** ptrs, size_t* sizes) {
     accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
     for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) {
-        ptrs[i] = bufs[i]->mapped;
+        ptrs[i] = bufs[i]->mapped ? bufs[i]->mapped : accel_i_qmem_host(bufs[i]);   /* memory at its point */
         sizes[i] = bufs[i]->size;
     }
 }
 /* Where indirect exec c's counts are (a view's memory is its root's). */
 static const unsigned char* accel_i_cpu_counts_at(const accel_i_batch* b, const accel_i_cmd* c) {
+    static const unsigned char none[12];   /* memory at its point not there (yet): no work */
     size_t offset;
     const accel_buffer* buf = accel_i_exec_counts(b, c, &offset);
-    return (const unsigned char*)buf->mapped + offset;
+    const unsigned char* m = (const unsigned char*)(buf->mapped ? buf->mapped : accel_i_qmem_host(buf));
+    return m ? m + offset : none;
 }
 /* An indirect exec's grid from the counts at `at`, read now: the commands before it completed (their
    kernels joined). False: it runs nothing (see accel_i_indirect_params). */
@@ -6029,6 +6323,10 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
             b->pc = b->count;
             return true;
+        }
+        if (b->qmem) {   /* queue-ordered memory at its point: a point runs here; a use of none fails */
+            if (accel_i_cpu_failed_at(q, b, c, trace, t0, accel_i_qmem_step(&q->base, b, c))) return true;
+            if (c->flags & ACCEL_I_CMD_QMEM_POINT) continue;
         }
         switch (c->kind) {
         case ACCEL_I_CMD_WAIT: {
