@@ -642,6 +642,65 @@ TEST(qmem_teardown_with_allocations_pending) {
     qm_end(&sc);
 }
 
+/* Memory at its point (the CPU): an alloc point dropped with its batch (a failed wait before it) gives
+   the handle no memory; a later batch that uses it fails where it does, with the same reason. */
+TEST(qmem_alloc_point_dropped_with_its_batch) {
+    qm_scene sc;
+    accel_signal *gate = NULL, *s2 = NULL;
+    if (!test_backend_is_cpu()) SKIP("memory is taken at the alloc's point on the CPU backend only");
+    if (qm_make(&sc)) {
+        accel_buffer* a = NULL;
+        uint32_t word = 0;
+        REQUIRE_OK(accel_signal_create(sc.dev, 0, &gate));
+        REQUIRE_OK(accel_signal_create(sc.dev, 0, &s2));
+        REQUIRE_OK(test_buffer_set_u32(sc.out, QM_N, 5));
+        accel_queue_wait(sc.q, gate, 1);
+        REQUIRE_OK(accel_queue_alloc(sc.q, QM_N * 4, ACCEL_MEMORY_DEVICE, &a));
+        accel_queue_signal(sc.q, sc.s, ++sc.next);
+        REQUIRE_OK(accel_queue_submit(sc.q));
+        qm_fill(&sc, sc.q, a, 1, QM_N);                 /* a later batch */
+        accel_queue_copy(sc.q, sc.out, 0, a, 0, QM_N * 4);
+        accel_queue_signal(sc.q, s2, 1);
+        REQUIRE_OK(accel_queue_submit(sc.q));
+        REQUIRE_OK(accel_signal_fail(gate, ACCEL_ERROR_BACKEND));
+        CHECK_RESULT(accel_signal_wait(s2, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_EQ_U64(accel_signal_value(s2), accel_signal_value(gate));   /* the same reason */
+        CHECK_EQ_U64(test_buffer_u32(sc.out, 0), 5);   /* the copy never ran */
+        CHECK(accel_buffer_map(a) == NULL);
+        CHECK(accel_buffer_read(a, 0, &word, 4) != ACCEL_OK);
+        accel_queue_free(sc.q, a);
+        CHECK_OK(accel_queue_finish(sc.q, ACCEL_WAIT_FOREVER));
+        accel_signal_destroy(gate);
+        accel_signal_destroy(s2);
+    }
+    qm_end(&sc);
+}
+
+/* The queue that uses the buffer is submitted before the one that allocates it (its wait orders them):
+   it runs once the alloc's point is passed, on every backend. */
+TEST(qmem_used_by_a_queue_submitted_before_the_alloc) {
+    qm_scene sc;
+    accel_signal* s1 = NULL;
+    if (qm_make(&sc)) {
+        accel_buffer* a = NULL;
+        REQUIRE_OK(accel_signal_create(sc.dev, 0, &s1));
+        REQUIRE_OK(accel_queue_alloc(sc.q, QM_STEP, ACCEL_MEMORY_DEVICE, &a));
+        accel_queue_wait(sc.q2, s1, 1);
+        qm_add(&sc, sc.q2, a, QM_N);
+        accel_queue_copy(sc.q2, sc.out, 0, a, 0, QM_N * 4);
+        accel_queue_free(sc.q2, a);
+        accel_queue_signal(sc.q2, sc.s, ++sc.next);
+        REQUIRE_OK(accel_queue_submit(sc.q2));
+        qm_fill(&sc, sc.q, a, 60, QM_N);
+        accel_queue_signal(sc.q, s1, 1);
+        REQUIRE_OK(accel_queue_submit(sc.q));
+        REQUIRE_OK(accel_signal_wait(sc.s, sc.next, ACCEL_WAIT_FOREVER));
+        qm_check(sc.out, QM_N, 61);
+        accel_signal_destroy(s1);
+    }
+    qm_end(&sc);
+}
+
 /* ==== views and lists ==== */
 /* A view of an accel_queue_alloc buffer, and a recorded list replayed with such a buffer patched in
    (exec binding and copy source). */
@@ -673,6 +732,23 @@ TEST(qmem_views_and_patched_lists) {
         REQUIRE_OK(qm_run(&sc, sc.q));
         qm_check(sc.out, QM_N, 300);
         CHECK_EQ_U64(test_buffer_u32(plain, 0), 0);   /* patched away: untouched */
+        accel_commands_destroy(list);
+        /* a list that uses the buffer itself, recorded right after its alloc (the batch holds the
+           alloc alone), with a view made before its point; replayed twice, then freed */
+        list = NULL;
+        REQUIRE_OK(accel_queue_alloc(sc.q, off + QM_N * 4, ACCEL_MEMORY_DEVICE, &a));
+        REQUIRE_OK(accel_buffer_view_create(a, off, QM_N * 4, &v));
+        REQUIRE_OK(accel_queue_record_begin(sc.q));
+        qm_fill(&sc, sc.q, a, 0, (uint32_t)(off / 4) + QM_N);
+        qm_add(&sc, sc.q, v, QM_N);
+        accel_queue_copy(sc.q, sc.out, 0, v, 0, QM_N * 4);
+        REQUIRE_OK(accel_queue_record_end(sc.q, &list));
+        accel_queue_replay(sc.q, list, NULL, 0);
+        accel_queue_replay(sc.q, list, NULL, 0);
+        accel_queue_free(sc.q, a);
+        REQUIRE_OK(qm_run(&sc, sc.q));
+        qm_check(sc.out, QM_N, (uint32_t)(off / 4) + 1);
+        accel_buffer_destroy(v);
         accel_commands_destroy(list);
     }
     qm_end(&sc);
@@ -800,6 +876,8 @@ int main(int argc, char** argv) {
     RUN(qmem_host_allocation_failures);
     RUN(qmem_destroy_instead_of_free);
     RUN(qmem_teardown_with_allocations_pending);
+    RUN(qmem_alloc_point_dropped_with_its_batch);
+    RUN(qmem_used_by_a_queue_submitted_before_the_alloc);
     RUN(qmem_views_and_patched_lists);
     RUN(qmem_counts_of_an_indirect_exec);
     RUN(qmem_recover_with_allocations);
