@@ -6028,7 +6028,7 @@ static void accel_i_cpu_resolve(const accel_i_batch* b, const accel_i_cmd* c, vo
 }
 /* Where indirect exec c's counts are (a view's memory is its root's). */
 static const unsigned char* accel_i_cpu_counts_at(const accel_i_batch* b, const accel_i_cmd* c) {
-    static const unsigned char none[12];   /* memory at its point not there (yet): no work */
+    static const unsigned char none[12] = { 0 };   /* memory at its point not there yet: no work */
     size_t offset;
     const accel_buffer* buf = accel_i_exec_counts(b, c, &offset);
     const unsigned char* m = (const unsigned char*)(buf->mapped ? buf->mapped : accel_i_qmem_host(buf));
