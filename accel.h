@@ -622,17 +622,24 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    to the device's pool (keyed by size class and memory kind) and a later accel_queue_alloc takes it
    with no host wait: at once on q itself (q's order puts it after the free), on another queue once no
    submitted command uses it.
-   The memory is set aside when the call records (never later than its point), so a program that
-   records many steps ahead holds theirs. Every backend uses the same pool of its own buffers (CUDA:
-   cuMemAlloc'd once, no driver call per alloc; Vulkan: ranges of memory blocks, see accel_vulkan.h);
-   the pool keeps memory until the device is destroyed, and gives idle memory back when a new
-   allocation does not fit. Errors: NULL q (logged, returned), NULL out, size 0, an unknown memory
+   When the memory is taken: on the CPU backend at the alloc's point (the executor takes it from a
+   pool of chunks keyed by size class, and the free's point gives it back), so that batches of
+   alloc / use / free submitted ahead hold one step's memory, not all of theirs; read/write/map before
+   the point fail (INVALID_ARGUMENT; map NULL). On the GPU backends when the call records (never later
+   than its point), so a program that records many steps ahead holds theirs; they use a pool of their
+   own buffers (CUDA: cuMemAlloc'd once, no driver call per alloc; Vulkan: ranges of memory blocks, see
+   accel_vulkan.h). The pools keep memory until the device is destroyed, and give idle memory back
+   when a new allocation does not fit. A command list that uses such a buffer itself (not through a
+   patch) replays as its commands recorded anew. Errors: NULL q (logged, returned), NULL out, size 0,
+   an unknown memory
    kind, a call while q records a command list, a lost device, out of host memory for the handle:
    recording errors (logged, returned here and by the next submit; *out NULL). Out of device memory is
    not an error of the call: the handle is returned with no memory behind it, and every batch that
    uses it fails where it does (its own batch at the alloc), as a batch behind a failed wait does: its
    signals fail with the reason (OUT_OF_MEMORY, or the backend's error); read/write of the handle,
-   and a view of it, return that error, and map returns NULL. Recording thread. */
+   and a view of it, return that error, and map returns NULL. Where the memory is taken at the point,
+   so is that error (logged there); an alloc point a failed batch never reached leaves the handle
+   without memory the same way, with that batch's reason. Recording thread. */
 ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
                                         accel_buffer** out);
 /* Ends buf (an accel_queue_alloc handle) at this point of q's order: its memory returns to the pool
@@ -3713,7 +3720,8 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 }
 
 /* ==== core: queue-ordered memory ==== */
-/* accel_queue_alloc hands out a view (flag ACCEL_I_QMEM_HANDLE) of a root buffer from the device's pool,
+/* GPU backends (a batch walk; the CPU's: see "core: queue-ordered memory at its point" below):
+   accel_queue_alloc hands out a view (flag ACCEL_I_QMEM_HANDLE) of a root buffer from the device's pool,
    made by the backend's ordinary buffer_create at a size class (4 a doubling, at least 256 bytes), and
    keyed by class and memory kind. The memory is the handle's from the alloc's point in its queue's order
    on: it is taken from the pool when the alloc is recorded, which is never later than that point.
