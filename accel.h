@@ -4810,8 +4810,12 @@ static accel_result accel_i_peer_copy_run(accel_device* dev, accel_buffer* dst, 
 /* A copy command run on the host (the CPU executor's copies; a GPU queue's staged ones): 0, or the
    failed value that drops the rest of the batch. */
 static uint64_t accel_i_peer_copy_cmd(accel_device* dev, const accel_i_cmd* c) {
-    accel_result r = accel_i_peer_copy_run(dev, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src,
-                                           c->u.copy.src_offset, c->u.copy.size);
+    /* a GPU queue's staged copy of CPU queue memory out of its stretch (core: queue-ordered memory at
+       its point): refused, not read through a NULL mapping */
+    accel_result r = accel_i_qmem_none(c->u.copy.dst) || accel_i_qmem_none(c->u.copy.src)
+                             ? ACCEL_ERROR_INVALID_ARGUMENT
+                             : accel_i_peer_copy_run(dev, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src,
+                                                     c->u.copy.src_offset, c->u.copy.size);
     if (r == ACCEL_OK) return 0;
     accel_i_log(dev, ACCEL_LOG_ERROR, "accel_queue_copy: a copy between devices failed (%s); the rest of "
                 "its batch is dropped and its signals fail", accel_result_string(r));
