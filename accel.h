@@ -1573,7 +1573,7 @@ typedef struct accel_i_cmd {
         struct { void (*fn)(const accel_native* n, void* user); void* user; } native;   /* native step */
         /* a queue-memory point (a NATIVE command flagged ACCEL_I_CMD_QMEM_POINT): core: queue-ordered
            memory at its point */
-        struct { accel_buffer* buf; bool free; } qmem;
+        struct { accel_buffer* buf; accel_buffer* held; bool free; } qmem;   /* held: see the point */
     } u;
 } accel_i_cmd;
 /* A replay's patch as backends see it (accel_queue_replay makes them from the caller's, checked and
@@ -1687,6 +1687,14 @@ struct accel_backend {
    arrow from there. Atomics: a waiter reads them without a lock (see accel_i_trace_mark_of). */
 typedef struct accel_i_trace accel_i_trace;
 typedef struct accel_i_trace_mark { accel_i_a64 value, t; accel_i_a32 track; } accel_i_trace_mark;
+/* A GPU backend whose walk runs queue-memory points (core: queue-ordered memory at its point) sets
+   accel_device.qmem_ops at create: its handles are `handle_bytes` each (its buffer struct, zeroed, whose
+   native fields its points fill), and drop gives back the memory of its own that a handle still holds
+   at its last reference (its free point never ran; its work is done). */
+typedef struct accel_i_qmem_ops {
+    size_t handle_bytes;
+    void (*drop)(accel_buffer* r);
+} accel_i_qmem_ops;
 /* a mark, read */
 typedef struct accel_i_trace_spot { uint64_t value, t; uint32_t track; } accel_i_trace_spot;
 #define ACCEL_I_TRACE_MARKS 2u   /* with the sequence word, the 56 bytes before a host signal's word */
@@ -1715,6 +1723,7 @@ struct accel_device {
     accel_i_walker* gated;
     accel_i_trace* trace;          /* NULL: not tracing (the one branch tracing costs when off) */
     accel_i_a64 qmem;              /* accel_queue_alloc's pool (a pointer), made at the first alloc */
+    const accel_i_qmem_ops* qmem_ops;   /* a GPU backend's, where its walk runs the points; else NULL */
 };
 /* A view (root != NULL) aliases [offset, offset + size) of its root, holds one reference on it, and
    is never seen by a backend's buffer_create/buffer_free/buffer_io; exec bindings may be views
@@ -1731,6 +1740,8 @@ struct accel_buffer  {
     accel_queue* pool_owner;
     accel_signal* oom;                    /* a handle whose memory could not be had: its failed signal */
     uint64_t qfail;                       /* memory at its point: why it has none (a failed value), or 0 */
+    accel_i_a32 qhas;                     /* ... 1: it has memory now (between its points; release-stored) */
+    accel_buffer* qroot;                  /* ... a root of the core's pool lends it (a reference) */
 };
 /* accel_buffer.qmem: an accel_queue_alloc handle that is a root of the core's whose memory is taken at
    its point (see "core: queue-ordered memory at its point"); its `mapped` is NULL until then */
@@ -1877,6 +1888,19 @@ ACCEL_I_KIT accel_result accel_i_host_signal_wait(accel_signal* const* s, const 
                                                   bool all, uint64_t timeout_ns, uint32_t* first);
 /* buffers: accel_i_buffer_root(buf), a view's root (defined with struct accel_buffer above; views are
    resolved to root + offset where a backend binds them) */
+/* queue-ordered memory at its point (a backend that sets accel_device.qmem_ops; see "core: queue-ordered
+   memory at its point"): where its walk builds command c of a batch flagged qmem, a point is the
+   backend's to run (ACCEL_I_CMD_QMEM_POINT: its memory of its own, or a root of the core's pool lent
+   and given back below; it publishes the handle's qhas after its native fields, and reports an alloc
+   point without memory with accel_i_qmem_point_failed); any other command is checked first with
+   accel_i_qmem_use_failed (0, or the failed value that drops the rest of the batch) */
+ACCEL_I_KIT bool accel_i_qmem_has(const accel_buffer* r);
+ACCEL_I_KIT uint64_t accel_i_qmem_use_failed(accel_queue* q, const accel_i_batch* b, const accel_i_cmd* c);
+ACCEL_I_KIT uint64_t accel_i_qmem_point_failed(accel_queue* q, accel_buffer* r, accel_result why);
+#if !defined(ACCEL_NO_THREADS)
+ACCEL_I_KIT accel_buffer* accel_i_qmem_lend(accel_queue* q, accel_buffer* r, uint64_t* failed);
+ACCEL_I_KIT void accel_i_qmem_give_back(accel_queue* q, accel_i_cmd* c);
+#endif
 /* batches: the walk (core: batch walk) and completion */
 ACCEL_I_KIT void accel_i_batch_complete(accel_queue* q, accel_i_batch* b);   /* the device finished b */
 ACCEL_I_KIT void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b);    /* a batch refused at submit */
@@ -2161,6 +2185,7 @@ static void accel_i_object_undo(accel_i_object* o) {
 }
 static void accel_i_release(void* obj);
 static bool accel_i_qmem_view_keep(accel_buffer* view);
+static size_t accel_i_qmem_bytes(const accel_device* dev);
 static void accel_i_view_free(accel_buffer* view) {
     accel_buffer* root = view->root;
     accel_i_dev_free(view->obj.device, view, sizeof *view);
@@ -2177,7 +2202,8 @@ static void accel_i_object_free(accel_i_object* o) {
     switch (o->kind) {
     case ACCEL_I_BUFFER:
         if (((accel_buffer*)o)->root) accel_i_view_free((accel_buffer*)o);
-        else if (((accel_buffer*)o)->qmem & ACCEL_I_QMEM_LATE) accel_i_dev_free(dev, o, sizeof(accel_buffer));
+        else if (((accel_buffer*)o)->qmem & ACCEL_I_QMEM_LATE)
+            accel_i_dev_free(dev, o, accel_i_qmem_bytes(dev));
         else b->buffer_free((accel_buffer*)o);
         break;
     case ACCEL_I_PROGRAM: b->program_free((accel_program*)o); break;
@@ -3107,7 +3133,11 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
         case ACCEL_I_CMD_TIMESTAMP: accel_i_release(c->u.stamp.dst); break;
         case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: break;
-        case ACCEL_I_CMD_NATIVE: if (c->flags & ACCEL_I_CMD_QMEM_POINT) accel_i_release(c->u.qmem.buf); break;
+        case ACCEL_I_CMD_NATIVE:
+            if (!(c->flags & ACCEL_I_CMD_QMEM_POINT)) break;
+            if (c->u.qmem.held) accel_i_release(c->u.qmem.held);
+            accel_i_release(c->u.qmem.buf);
+            break;
         case ACCEL_I_CMD_REPLAY: {
             uint32_t n = c->u.replay.patch_count;
             const accel_i_patch* p =
@@ -3956,7 +3986,15 @@ static accel_result accel_i_qmem_alloc(accel_queue* q, size_t size, accel_memory
    destroyed instead of freed, or whose free point never ran, gives its chunk back with its last
    reference. The handle's qmem and size are written only while nobody else holds it (reads need no
    lock); `mapped` and qfail are written at its points, ordered for every reader as its uses are. */
-static bool accel_i_qmem_at_point(const accel_device* dev) { return dev->backend->walk == NULL; }
+static bool accel_i_qmem_at_point(const accel_device* dev) { return !dev->backend->walk || dev->qmem_ops; }
+/* kit: does handle r have memory now? (acquire: its native fields, written before, are there) */
+static bool accel_i_qmem_has(const accel_buffer* r) {
+    return atomic_load_explicit(&r->qhas, memory_order_acquire) != 0;
+}
+/* The bytes of a handle of dev's (a GPU backend's buffer struct where its walk runs the points). */
+static size_t accel_i_qmem_bytes(const accel_device* dev) {
+    return dev->qmem_ops ? dev->qmem_ops->handle_bytes : sizeof(accel_buffer);
+}
 
 /* The pool's free chunks go back to the device allocator (before a new chunk is tried again, and when
    the device goes). */
@@ -4012,6 +4050,7 @@ static void accel_i_qmem_chunk_put(accel_device* dev, accel_i_qmem_pool* p, void
    host memory. */
 static accel_buffer* accel_i_qmem_late_new(accel_device* dev, accel_i_qmem_pool* p, size_t size,
                                            accel_memory memory) {
+    size_t bytes = accel_i_qmem_bytes(dev);
     accel_buffer* r;
     accel_i_spin_lock(&p->lock);
     if ((r = p->views) != NULL) {
@@ -4023,9 +4062,10 @@ static accel_buffer* accel_i_qmem_late_new(accel_device* dev, accel_i_qmem_pool*
         r->obj.generation = atomic_load(&dev->generation);   /* creates are open: it stays */
         atomic_store_explicit(&r->obj.handle, 1u, memory_order_relaxed);
         atomic_store_explicit(&r->obj.refs, 1u, memory_order_relaxed);   /* published by handing it out */
+        memset((void*)(r + 1), 0, bytes - sizeof *r);   /* the backend's part */
     } else {
-        if ((r = (accel_buffer*)accel_i_dev_alloc(dev, sizeof *r)) == NULL) return NULL;
-        memset((void*)r, 0, sizeof *r);
+        if ((r = (accel_buffer*)accel_i_dev_alloc(dev, bytes)) == NULL) return NULL;
+        memset((void*)r, 0, bytes);
         accel_i_object_init(&r->obj, dev, ACCEL_I_BUFFER, "accel_queue_alloc");
     }
     r->size = size;
@@ -4036,6 +4076,8 @@ static accel_buffer* accel_i_qmem_late_new(accel_device* dev, accel_i_qmem_pool*
     r->read_only = false;
     r->pool_next = NULL;
     r->qfail = 0;
+    atomic_store_explicit(&r->qhas, 0u, memory_order_relaxed);
+    r->qroot = NULL;
     r->qmem = ACCEL_I_QMEM_HANDLE | ACCEL_I_QMEM_LATE;
     return r;
 }
@@ -4087,7 +4129,7 @@ static void* accel_i_qmem_host(const accel_buffer* buf) {
 /* Is buf (or its root) memory taken at its point, with none now? */
 static bool accel_i_qmem_none(const accel_buffer* buf) {
     const accel_buffer* r = buf->root ? buf->root : buf;
-    return (r->qmem & ACCEL_I_QMEM_LATE) && !r->mapped;
+    return (r->qmem & ACCEL_I_QMEM_LATE) && !accel_i_qmem_has(r);
 }
 static accel_result accel_i_qmem_io_none(accel_buffer* buf, const char* fn) {
     if (accel_i_buffer_root(buf)->qfail) return accel_i_qmem_no_memory(buf, fn);
@@ -4099,7 +4141,17 @@ static accel_result accel_i_qmem_io_none(accel_buffer* buf, const char* fn) {
    of it fails with the same reason. */
 static void accel_i_qmem_skipped(const accel_i_cmd* c, uint64_t failed) {
     accel_buffer* r = c->u.qmem.buf;
-    if (!c->u.qmem.free && !r->mapped && !r->qfail) r->qfail = failed;
+    if (!c->u.qmem.free && !accel_i_qmem_has(r) && !r->qfail) r->qfail = failed;
+}
+/* kit: alloc point of handle r on q found no memory (why): the handle fails every use with why, and the
+   rest of the batch drops (returns the failed value). */
+static uint64_t accel_i_qmem_point_failed(accel_queue* q, accel_buffer* r, accel_result why) {
+    r->qfail = accel_i_failed_value(why);
+    accel_i_log(q->obj.device, ACCEL_LOG_ERROR,
+                "accel_queue_alloc: no memory for %zu bytes where its point of queue %p%s%s%s was reached "
+                "(%s): the batches that use the buffer fail from there", r->size, (void*)q,
+                ACCEL_I_LABEL(&q->obj), accel_result_string(why));
+    return r->qfail;
 }
 /* Runs point c on q: 0, or the failed value that drops the rest of the batch (out of memory). */
 static uint64_t accel_i_qmem_point_run(accel_queue* q, const accel_i_cmd* c) {
@@ -4107,21 +4159,52 @@ static uint64_t accel_i_qmem_point_run(accel_queue* q, const accel_i_cmd* c) {
     accel_device* dev = r->obj.device;
     accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
     if (c->u.qmem.free) {
-        if (r->mapped) accel_i_qmem_chunk_put(dev, p, r->mapped, r->size);
+        if (accel_i_qmem_has(r)) accel_i_qmem_chunk_put(dev, p, r->mapped, r->size);
         r->mapped = NULL;
+        atomic_store_explicit(&r->qhas, 0u, memory_order_relaxed);
         return 0;
     }
-    if (r->mapped || (r->mapped = accel_i_qmem_chunk_take(dev, p, r->size)) != NULL) return 0;
-    r->qfail = accel_i_failed_value(ACCEL_ERROR_OUT_OF_MEMORY);
-    accel_i_log(dev, ACCEL_LOG_ERROR,
-                "accel_queue_alloc: no memory for %zu bytes where its point of queue %p%s%s%s was reached: "
-                "the batches that use the buffer fail from there", r->size, (void*)q, ACCEL_I_LABEL(&q->obj));
-    return r->qfail;
+    if (accel_i_qmem_has(r)) return 0;
+    if ((r->mapped = accel_i_qmem_chunk_take(dev, p, r->size)) != NULL) {
+        atomic_store_explicit(&r->qhas, 1u, memory_order_release);
+        return 0;
+    }
+    return accel_i_qmem_point_failed(q, r, ACCEL_ERROR_OUT_OF_MEMORY);
 }
-/* The reason a command cannot use buf (memory at its point with none now), else 0. */
-static uint64_t accel_i_qmem_use_check(accel_queue* q, const accel_buffer* buf) {
-    const accel_buffer* r = buf->root ? buf->root : buf;
-    if (!accel_i_qmem_none(buf)) return 0;
+/* buf's root when it is memory at its point with none now, else NULL. */
+static const accel_buffer* accel_i_qmem_none_of(const accel_buffer* buf) {
+    return accel_i_qmem_none(buf) ? (buf->root ? buf->root : buf) : NULL;
+}
+/* The first buffer command c uses (a root) that is memory at its point with none now, else NULL. */
+static const accel_buffer* accel_i_qmem_cmd_none(const accel_i_batch* b, const accel_i_cmd* c) {
+    const accel_buffer* r = NULL;
+    switch (c->kind) {
+    case ACCEL_I_CMD_EXEC: {
+        accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
+        uint32_t n = c->u.exec.buffer_count + ((c->flags & ACCEL_I_CMD_INDIRECT) != 0);   /* + counts */
+        for (uint32_t i = 0; i < n && !r; i++) r = accel_i_qmem_none_of(bufs[i]);
+        return r;
+    }
+    case ACCEL_I_CMD_COPY:
+        return (r = accel_i_qmem_none_of(c->u.copy.dst)) != NULL ? r : accel_i_qmem_none_of(c->u.copy.src);
+    case ACCEL_I_CMD_FILL: return accel_i_qmem_none_of(c->u.fill.dst);
+    case ACCEL_I_CMD_UPDATE: return accel_i_qmem_none_of(c->u.update.dst);
+    case ACCEL_I_CMD_TIMESTAMP: return accel_i_qmem_none_of(c->u.stamp.dst);
+    case ACCEL_I_CMD_REPLAY: {
+        const accel_i_patch* p = (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches);
+        for (uint32_t i = 0; i < c->u.replay.patch_count && !r; i++)
+            if (p[i].buffer) r = accel_i_qmem_none_of(p[i].buffer);
+        return r;
+    }
+    default: return NULL;
+    }
+}
+/* kit: command c (no point) of a batch flagged qmem, where it runs or is built: 0, or the failed value
+   that drops the rest of the batch (a buffer with no memory there: the reason its alloc point gave,
+   else a use before its alloc point or after its free point, logged). */
+static uint64_t accel_i_qmem_use_failed(accel_queue* q, const accel_i_batch* b, const accel_i_cmd* c) {
+    const accel_buffer* r = accel_i_qmem_cmd_none(b, c);
+    if (!r) return 0;
     if (r->qfail) return r->qfail;
     accel_i_log(q->obj.device, ACCEL_LOG_ERROR,
                 "queue %p%s%s%s: a command uses buffer %p of accel_queue_alloc before its alloc point or "
@@ -4129,33 +4212,53 @@ static uint64_t accel_i_qmem_use_check(accel_queue* q, const accel_buffer* buf) 
                 (const void*)r);
     return accel_i_failed_value(ACCEL_ERROR_INVALID_ARGUMENT);
 }
-/* The executor, at command c of a batch flagged qmem: runs a point, or checks the buffers the command
-   uses. Returns 0, or the failed value that drops the rest of the batch. */
+/* The CPU executor, at command c of a batch flagged qmem: runs a point, or checks the buffers the
+   command uses. Returns 0, or the failed value that drops the rest of the batch. */
 static uint64_t accel_i_qmem_step(accel_queue* q, const accel_i_batch* b, const accel_i_cmd* c) {
-    uint64_t failed = 0;
-    switch (c->kind) {
-    case ACCEL_I_CMD_NATIVE: return (c->flags & ACCEL_I_CMD_QMEM_POINT) ? accel_i_qmem_point_run(q, c) : 0;
-    case ACCEL_I_CMD_EXEC: {
-        accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
-        uint32_t n = c->u.exec.buffer_count + ((c->flags & ACCEL_I_CMD_INDIRECT) != 0);   /* + counts */
-        for (uint32_t i = 0; i < n && !failed; i++) failed = accel_i_qmem_use_check(q, bufs[i]);
-        return failed;
-    }
-    case ACCEL_I_CMD_COPY:
-        if ((failed = accel_i_qmem_use_check(q, c->u.copy.dst)) != 0) return failed;
-        return accel_i_qmem_use_check(q, c->u.copy.src);
-    case ACCEL_I_CMD_FILL: return accel_i_qmem_use_check(q, c->u.fill.dst);
-    case ACCEL_I_CMD_UPDATE: return accel_i_qmem_use_check(q, c->u.update.dst);
-    case ACCEL_I_CMD_TIMESTAMP: return accel_i_qmem_use_check(q, c->u.stamp.dst);
-    case ACCEL_I_CMD_REPLAY: {
-        const accel_i_patch* p = (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches);
-        for (uint32_t i = 0; i < c->u.replay.patch_count && !failed; i++)
-            if (p[i].buffer) failed = accel_i_qmem_use_check(q, p[i].buffer);
-        return failed;
-    }
-    default: return 0;
-    }
+    if (c->flags & ACCEL_I_CMD_QMEM_POINT) return accel_i_qmem_point_run(q, c);
+    return accel_i_qmem_use_failed(q, b, c);
 }
+#if !defined(ACCEL_NO_THREADS)
+/* The GPU walk: does segment sg of a batch flagged qmem use a handle with no memory now before any
+   alloc point of it in the segment? Its waits then go to the host (accel_i_classify): a use on
+   another queue is ordered after a signal the allocating queue signals after the alloc point, so once
+   they are reached that queue's walk has passed the point; a use still without memory then fails
+   where the backend builds it (accel_i_qmem_use_failed). */
+static bool accel_i_qmem_waits_on_host(const accel_i_batch* b, const accel_i_segment* sg) {
+    for (uint32_t i = sg->from; i < sg->to; i++) {
+        const accel_buffer* r = accel_i_qmem_cmd_none(b, &b->cmds[i]);
+        bool made = false;
+        for (uint32_t k = sg->from; r && k < i && !made; k++)
+            made = (b->cmds[k].flags & ACCEL_I_CMD_QMEM_POINT) && !b->cmds[k].u.qmem.free &&
+                   b->cmds[k].u.qmem.buf == r;
+        if (r && !made) return true;
+    }
+    return false;
+}
+/* kit: alloc point c of handle r on q, served by a root of the core's pool (made by buffer_create
+   when none is free): the root, lent to r (r->qroot, a reference; the backend copies its native
+   fields into r, then publishes qhas), or NULL with *failed the failed value (logged). */
+static accel_buffer* accel_i_qmem_lend(accel_queue* q, accel_buffer* r, uint64_t* failed) {
+    accel_buffer* m = NULL;
+    accel_result res = accel_i_qmem_root(q, accel_i_qmem_pool_get(r->obj.device), r->size, r->memory, &m,
+                                         NULL);
+    if (res != ACCEL_OK) { *failed = accel_i_qmem_point_failed(q, r, res); return NULL; }
+    accel_i_retain(m);
+    r->qroot = m;
+    return m;
+}
+/* kit: free point c of a handle a root lends: the root back to the pool (q's: its later allocs take
+   it in stream order), the handle's reference on it held by the command until its batch completes
+   (another queue takes the root only once idle). */
+static void accel_i_qmem_give_back(accel_queue* q, accel_i_cmd* c) {
+    accel_buffer* r = c->u.qmem.buf;
+    if (!accel_i_qmem_has(r) || !r->qroot) return;
+    accel_i_qmem_put(r->qroot, q);
+    c->u.qmem.held = r->qroot;
+    r->qroot = NULL;
+    atomic_store_explicit(&r->qhas, 0u, memory_order_relaxed);
+}
+#endif
 /* Does b (not empty) hold alloc / free points alone? Such a batch is kept aside while q records a list
    (an alloc adds a point to the batch, and record_begin wants none but those). */
 static bool accel_i_qmem_points_only(const accel_i_batch* b) {
@@ -4168,8 +4271,18 @@ static bool accel_i_qmem_points_only(const accel_i_batch* b) {
 static bool accel_i_qmem_late_keep(accel_buffer* r) {
     accel_device* dev = r->obj.device;
     accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
-    if (r->mapped) accel_i_qmem_chunk_put(dev, p, r->mapped, r->size);
+    bool has = accel_i_qmem_has(r);
+    if (has && r->qroot) {   /* a root of the pool lent it: back, idle once its work is done */
+        accel_i_qmem_put(r->qroot, NULL);
+        accel_i_release(r->qroot);
+    } else if (has && dev->qmem_ops) {
+        dev->qmem_ops->drop(r);
+    } else if (has) {
+        accel_i_qmem_chunk_put(dev, p, r->mapped, r->size);
+    }
     r->mapped = NULL;
+    atomic_store_explicit(&r->qhas, 0u, memory_order_relaxed);
+    r->qroot = NULL;
     return accel_i_qmem_view_put(p, r);
 }
 ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
@@ -4260,7 +4373,7 @@ static void accel_i_qmem_views_free(accel_device* dev, accel_buffer* views) {
         accel_buffer* v = views;
         views = v->pool_next;
         accel_i_object_unlist(&v->obj);
-        accel_i_dev_free(dev, v, sizeof *v);
+        accel_i_dev_free(dev, v, (v->qmem & ACCEL_I_QMEM_LATE) ? accel_i_qmem_bytes(dev) : sizeof *v);
         accel_i_device_release(dev);
     }
 }
@@ -5060,6 +5173,7 @@ static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segm
                             uint32_t* at, uint64_t* failed, accel_device** list) {
     const accel_backend* be = q->obj.device->backend;
     uint32_t unreached = sg->from;
+    int host = -1;   /* queue memory: the waits go to the host (accel_i_qmem_waits_on_host); -1: unknown */
     *device = false;
     *list = b->dlisted ? b->ddev : NULL;
     for (uint32_t i = sg->wfrom; i < sg->from; i++) {
@@ -5074,7 +5188,9 @@ static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segm
             return ACCEL_I_SEG_FAILED;
         }
         if (cur < c->u.sig.value) {
-            if ((*list && *list != s->obj.device) || !be->walk->wait_on_device(q, s, c->u.sig.value)) {
+            if (host < 0) host = b->qmem && accel_i_qmem_waits_on_host(b, sg);
+            if (host || (*list && *list != s->obj.device) ||
+                !be->walk->wait_on_device(q, s, c->u.sig.value)) {
                 accel_i_wait_flag(q, b, c, false);
                 *at = i;
                 return ACCEL_I_SEG_GATED;
