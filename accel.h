@@ -1740,7 +1740,9 @@ struct accel_buffer  {
     accel_queue* pool_owner;
     accel_signal* oom;                    /* a handle whose memory could not be had: its failed signal */
     uint64_t qfail;                       /* memory at its point: why it has none (a failed value), or 0 */
-    accel_i_a32 qhas;                     /* ... 1: it has memory now (between its points; release-stored) */
+    /* ... 1: it has memory now (between its points; release-stored); 2 (GPU walks): its free point gave
+       it back, the native fields stay for commands built later but ordered before that point */
+    accel_i_a32 qhas;
     accel_buffer* qroot;                  /* ... a root of the core's pool lends it (a reference) */
 };
 /* accel_buffer.qmem: an accel_queue_alloc handle that is a root of the core's whose memory is taken at
@@ -3987,7 +3989,8 @@ static accel_result accel_i_qmem_alloc(accel_queue* q, size_t size, accel_memory
    reference. The handle's qmem and size are written only while nobody else holds it (reads need no
    lock); `mapped` and qfail are written at its points, ordered for every reader as its uses are. */
 static bool accel_i_qmem_at_point(const accel_device* dev) { return !dev->backend->walk || dev->qmem_ops; }
-/* kit: does handle r have memory now? (acquire: its native fields, written before, are there) */
+/* kit: does handle r have memory now (or its free point passed on a GPU walk: qhas 2)? (acquire: its
+   native fields, written before, are there) */
 static bool accel_i_qmem_has(const accel_buffer* r) {
     return atomic_load_explicit(&r->qhas, memory_order_acquire) != 0;
 }
@@ -4249,14 +4252,15 @@ static accel_buffer* accel_i_qmem_lend(accel_queue* q, accel_buffer* r, uint64_t
 }
 /* kit: free point c of a handle a root lends: the root back to the pool (q's: its later allocs take
    it in stream order), the handle's reference on it held by the command until its batch completes
-   (another queue takes the root only once idle). */
+   (another queue takes the root only once idle). The handle keeps its native fields (qhas 2): a
+   command of another queue built after this point may still be ordered before it. */
 static void accel_i_qmem_give_back(accel_queue* q, accel_i_cmd* c) {
     accel_buffer* r = c->u.qmem.buf;
-    if (!accel_i_qmem_has(r) || !r->qroot) return;
+    if (atomic_load_explicit(&r->qhas, memory_order_relaxed) != 1u || !r->qroot) return;
     accel_i_qmem_put(r->qroot, q);
     c->u.qmem.held = r->qroot;
     r->qroot = NULL;
-    atomic_store_explicit(&r->qhas, 0u, memory_order_relaxed);
+    atomic_store_explicit(&r->qhas, 2u, memory_order_release);
 }
 #endif
 /* Does b (not empty) hold alloc / free points alone? Such a batch is kept aside while q records a list
@@ -4271,7 +4275,7 @@ static bool accel_i_qmem_points_only(const accel_i_batch* b) {
 static bool accel_i_qmem_late_keep(accel_buffer* r) {
     accel_device* dev = r->obj.device;
     accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
-    bool has = accel_i_qmem_has(r);
+    bool has = atomic_load_explicit(&r->qhas, memory_order_acquire) == 1u;   /* still its own */
     if (has && r->qroot) {   /* a root of the pool lent it: back, idle once its work is done */
         accel_i_qmem_put(r->qroot, NULL);
         accel_i_release(r->qroot);
