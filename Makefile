@@ -368,6 +368,7 @@ test-run:
 	  $(call config_args,cuda-mock,$(MOCK_ENV)) --runner "env ACCEL_CUDA_LIBRARY=$(MOCK_LIB)" $(BUILD)/gcc/test_cuda \
 	  $(call config_args,cuda-mock-ring,$(MOCK_ENV) ACCEL_CUDA_NO_MEMOPS=1) \
 	  --config cuda-mock-2dev --runner "$(MOCK_ENV) MOCK_CUDA_DEVICES=2" $(BUILD)/cuda/test_devices \
+	  --config cuda-mock-nopools --runner "$(MOCK_ENV) MOCK_CUDA_NO_POOLS=1" $(BUILD)/cuda/test_queue_memory \
 	  $(call config_args,wasm,$(NODE_WASI)) \
 	  $(call config_args,cxx,) $(call config_args,clangxx,) \
 	  $(if $(HAVE_MINGW),$(call config_args,mingw,$(WINE_RUN)),--config mingw --skip mingw-wine '$(MINGW_CC) or $(WINE) not found') \
