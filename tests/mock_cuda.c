@@ -260,6 +260,7 @@ static size_t mock_depth(void) {
     return (size_t)d;
 }
 
+static void mock_pool_freed(void* block);
 static void run_op(op* o) {
     if (atomic_load(&mock_sticky)) return;   /* a dead context runs nothing more */
     switch (o->kind) {
@@ -293,7 +294,7 @@ static void run_op(op* o) {
         while (atomic_load(&o->ev->completed) < o->ev_gen && !atomic_load(&mock_sticky)) sched_yield();
         break;
     case OP_HOST: o->host_fn(o->host_user); break;   /* cuLaunchHostFunc: on the stream's thread, in order */
-    case OP_POOL_FREE: atomic_store((atomic_int*)o->dst, 1); break;   /* cuMemFreeAsync's point: the block is free */
+    case OP_POOL_FREE: mock_pool_freed(o->dst); break;   /* cuMemFreeAsync's point: the block is free */
     }
 }
 static void* stream_main(void* arg) {
@@ -423,7 +424,8 @@ typedef struct mock_pool_block {
     void* p; size_t n;
     int used;                    /* handed out, not freed yet */
     mock_stream* freed_on;       /* the stream of its last cuMemFreeAsync */
-    atomic_int free_done;        /* ... which has run */
+    atomic_int free_done;        /* ... which has run (1); 2: its pool is gone, the free's point frees it */
+    struct mock_pool_block* orphan_next;
 } mock_pool_block;
 struct mock_pool {
     pthread_mutex_t lock;
@@ -449,11 +451,42 @@ static void mock_block_drop(mock_pool* pool, mock_pool_block* b) {
     free(b->p);
     free(b);
 }
-/* Frees a pool and its blocks (the pool's lock not held). */
+/* Blocks whose pool was destroyed while their cuMemFreeAsync had not run: the free's point frees
+   them (a reset, which drops that point, frees them instead). Own lock: the point runs on a stream's
+   thread, which mock_device_sync waits for holding the driver's lock. */
+static pthread_mutex_t mock_orphans_lock = PTHREAD_MUTEX_INITIALIZER;
+static mock_pool_block* mock_orphans;
+static void mock_orphan_drop(mock_pool_block* b) {
+    pthread_mutex_lock(&mock_orphans_lock);
+    for (mock_pool_block** l = &mock_orphans; *l; l = &(*l)->orphan_next)
+        if (*l == b) { *l = b->orphan_next; break; }
+    pthread_mutex_unlock(&mock_orphans_lock);
+    mock_big(b->n, -1);
+    free(b->p);
+    free(b);
+}
+static void mock_pool_freed(void* block) {
+    mock_pool_block* b = (mock_pool_block*)block;
+    if (atomic_exchange(&b->free_done, 1) == 2) mock_orphan_drop(b);
+}
+static void mock_orphans_free(void) {   /* a reset: no free's point runs any more */
+    while (mock_orphans) mock_orphan_drop(mock_orphans);
+}
+/* Frees a pool and its blocks (the pool's lock not held); cuMemPoolDestroy, as the driver, waits for
+   no stream: a block whose free has yet to run goes when it runs. */
 static void mock_pool_free(mock_pool* pool) {
     while (pool->blocks) {
         mock_pool_block* b = pool->blocks;
+        int pending = 0;
         pool->blocks = b->next;
+        if (!b->used && atomic_compare_exchange_strong(&b->free_done, &pending, 2)) {
+            pool->bytes -= b->n;
+            pthread_mutex_lock(&mock_orphans_lock);
+            b->orphan_next = mock_orphans;
+            mock_orphans = b;
+            pthread_mutex_unlock(&mock_orphans_lock);
+            continue;
+        }
         mock_block_drop(pool, b);
     }
     pthread_mutex_destroy(&pool->lock);
@@ -491,12 +524,7 @@ static CUresult mMemPoolCreate(mock_pool** out, const mock_pool_props* props) {
 }
 static CUresult mMemPoolDestroy(mock_pool* pool) {
     MOCK_COUNT(MOCK_CALL_OTHER);
-    int live;
-    pthread_mutex_lock(&mock_driver_lock);
-    mock_device_sync();   /* its frees have run */
-    live = mock_obj_remove_locked(pool, MOCK_OBJ_POOL);
-    pthread_mutex_unlock(&mock_driver_lock);
-    if (!live) return 1;
+    if (!mock_obj_remove(pool, MOCK_OBJ_POOL)) return 1;
     mock_pool_free(pool);
     return 0;
 }
@@ -560,7 +588,7 @@ static CUresult mMemFreeAsync(dptr_t p, mock_stream* s) {
     }
     pthread_mutex_unlock(&mock_driver_lock);
     if (!b) { free(o); return 1; }   /* not a live allocation of a pool */
-    o->dst = (void*)&b->free_done;
+    o->dst = (void*)b;
     return push(s, o);
 }
 
@@ -1097,6 +1125,7 @@ static CUresult mPrimaryCtxReset(int d) {
     mock_nhosts = 0;
     for (size_t i = 0; i < mock_nobjs; i++) mock_obj_free(&mock_objs[i]);
     mock_nobjs = 0;
+    mock_orphans_free();
     pthread_mutex_unlock(&mock_driver_lock);
     atomic_store(&mock_sticky, 0);
     atomic_fetch_add(&mock_resets, 1);
