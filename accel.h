@@ -622,16 +622,17 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    to the device's pool (keyed by size class and memory kind) and a later accel_queue_alloc takes it
    with no host wait: at once on q itself (q's order puts it after the free), on another queue once no
    submitted command uses it.
-   When the memory is taken: on the CPU backend at the alloc's point (the executor takes it from a
-   pool of chunks keyed by size class, and the free's point gives it back), so that batches of
-   alloc / use / free submitted ahead hold one step's memory, not all of theirs; read/write/map before
-   the point fail (INVALID_ARGUMENT; map NULL). On the GPU backends when the call records (never later
-   than its point), so a program that records many steps ahead holds theirs; they use a pool of their
-   own buffers (CUDA: cuMemAlloc'd once, no driver call per alloc; Vulkan: ranges of memory blocks, see
-   accel_vulkan.h). The pools keep memory until the device is destroyed, and give idle memory back
-   when a new allocation does not fit. A command list that uses such a buffer itself (not through a
-   patch) replays as its commands recorded anew. Errors: NULL q (logged, returned), NULL out, size 0,
-   an unknown memory
+   When the memory is taken: at the alloc's point on the CPU (the executor takes it from a pool of
+   chunks keyed by size class when it gets there, and the free's point gives it back) and on CUDA
+   (where the point is enqueued on the queue's stream: cuMemAllocFromPoolAsync / cuMemFreeAsync where
+   the device has memory pools, see accel_cuda.h), so that batches of alloc / use / free submitted
+   ahead hold one step's memory, not all of theirs; read/write/map before the point fail
+   (INVALID_ARGUMENT; map NULL). On Vulkan when the call records (never later than its point), so a
+   program that records many steps ahead holds theirs (ranges of memory blocks, see accel_vulkan.h).
+   The pools keep memory until the device is destroyed, and give idle memory back when a new
+   allocation does not fit. A command list that uses such a buffer itself (not through a patch)
+   replays as its commands recorded anew where the memory is taken at the point. Errors: NULL q
+   (logged, returned), NULL out, size 0, an unknown memory
    kind, a call while q records a command list, a lost device, out of host memory for the handle:
    recording errors (logged, returned here and by the next submit; *out NULL). Out of device memory is
    not an error of the call: the handle is returned with no memory behind it, and every batch that
@@ -639,7 +640,8 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    signals fail with the reason (OUT_OF_MEMORY, or the backend's error); read/write of the handle,
    and a view of it, return that error, and map returns NULL. Where the memory is taken at the point,
    so is that error (logged there); an alloc point a failed batch never reached leaves the handle
-   without memory the same way, with that batch's reason. Recording thread. */
+   without memory the same way, with that batch's reason (on CUDA a point behind a wait that the device
+   watches is enqueued before that wait's failure is known: it gets its memory). Recording thread. */
 ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
                                         accel_buffer** out);
 /* Ends buf (an accel_queue_alloc handle) at this point of q's order: its memory returns to the pool
@@ -3752,7 +3754,8 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 }
 
 /* ==== core: queue-ordered memory ==== */
-/* GPU backends (a batch walk; the CPU's: see "core: queue-ordered memory at its point" below):
+/* Where the memory is taken when the alloc records (Vulkan; the CPU and CUDA take it at the point: see
+   "core: queue-ordered memory at its point" below):
    accel_queue_alloc hands out a view (flag ACCEL_I_QMEM_HANDLE) of a root buffer from the device's pool,
    made by the backend's ordinary buffer_create at a size class (4 a doubling, at least 256 bytes), and
    keyed by class and memory kind. The memory is the handle's from the alloc's point in its queue's order
@@ -3987,7 +3990,17 @@ static accel_result accel_i_qmem_alloc(accel_queue* q, size_t size, accel_memory
    buffer have `mapped` NULL and reach the memory through the root (accel_i_qmem_host). A handle
    destroyed instead of freed, or whose free point never ran, gives its chunk back with its last
    reference. The handle's qmem and size are written only while nobody else holds it (reads need no
-   lock); `mapped` and qfail are written at its points, ordered for every reader as its uses are. */
+   lock); `mapped` and qfail are written at its points, ordered for every reader as its uses are; qhas
+   (it has memory) is published with release after them.
+   A GPU backend whose walk runs the points (accel_device.qmem_ops: CUDA) makes the same handles at its
+   own buffer struct's size, and runs each point where its walk builds the command (its stream order
+   is the queue's): the memory of its own (a stream-ordered pool) or a root of the core's pool lent
+   (accel_i_qmem_lend / accel_i_qmem_give_back). Its free point leaves the handle's native fields in
+   place (qhas 2): a command of another queue built after that point may still be ordered before it
+   on the device, so a use after the free is not caught there (undefined, as any use of freed memory).
+   A segment that uses a handle whose alloc point its queue's walk has not reached yet (another queue
+   submitted first, its waits watched by the device) has its waits gated on the host instead
+   (accel_i_classify, accel_i_qmem_waits_on_host): they are reached only after that point. */
 static bool accel_i_qmem_at_point(const accel_device* dev) { return !dev->backend->walk || dev->qmem_ops; }
 /* kit: does handle r have memory now (or its free point passed on a GPU walk: qhas 2)? (acquire: its
    native fields, written before, are there) */

@@ -152,6 +152,14 @@
    memory (cuMemHostAlloc PORTABLE | DEVICEMAP): accel_buffer_map returns it, kernels use it through its
    device pointer, and it stays mapped for the buffer's life. accel_buffer_read/write on DEVICE buffers
    copy through a private stream of the device and wait for it.
+   Queue-ordered memory (accel_queue_alloc / accel_queue_free) is taken where the alloc's point is
+   enqueued on the queue's stream and given back where the free's point is: DEVICE memory by
+   cuMemAllocFromPoolAsync / cuMemFreeAsync from a pool of accel's own where the device has memory
+   pools (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED; the pool keeps freed memory, release threshold
+   UINT64_MAX), else (and HOST memory) from accel's own pool of cuMemAlloc'd / pinned buffers. Freed
+   memory is reused at once by later allocs on the same queue; another queue reuses it once the free
+   has run on the device (the driver cannot see accel's stream waits), so two queues that free each
+   other's memory far ahead of the device hold more of it.
 
    ==== Programs ================================================================================
    A program desc may carry cubin/fatbin, PTX and CUDA C source; they are tried in that order and the
