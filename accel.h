@@ -5385,6 +5385,9 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
             r = ACCEL_OK;
             break;
         }
+        /* a command of it failed and the backend dropped the rest (b->pc = b->count; its signals failed):
+           nothing more of the batch runs (an alloc point without memory: core: queue-ordered memory) */
+        if (b->pc == b->count) break;
         b->pc = sg.to;
     }
     b->pc = b->count;

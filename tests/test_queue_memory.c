@@ -481,6 +481,7 @@ TEST(qmem_out_of_memory_when_the_command_runs) {
     qm_scene sc;
     if (qm_make(&sc)) {
         accel_buffer *a = NULL, *v = NULL;
+        accel_signal* reached = NULL;
         size_t huge = sizeof(size_t) >= 8 ? (size_t)1 << 46 : (size_t)1 << 30;
         uint32_t word = 0;
         sc.mem.refuse_above = (size_t)1 << 29;
@@ -490,6 +491,8 @@ TEST(qmem_out_of_memory_when_the_command_runs) {
         REQUIRE_OK(accel_queue_alloc(sc.q, huge, ACCEL_MEMORY_DEVICE, &a));
         REQUIRE(a != NULL);
         CHECK_EQ_U64(accel_buffer_size(a), huge);
+        REQUIRE_OK(accel_signal_create(sc.dev, 1, &reached));
+        accel_queue_wait(sc.q, reached, 1);    /* reached: on a GPU, what follows is another segment */
         qm_add(&sc, sc.q, sc.out, QM_N);                                         /* after it: dropped */
         qm_fill(&sc, sc.q, a, 1, QM_N);
         accel_queue_signal(sc.q, sc.s, ++sc.next);
