@@ -260,7 +260,7 @@ static size_t mock_depth(void) {
     return (size_t)d;
 }
 
-static void mock_pool_freed(void* block);
+static void mock_pool_freed(void* block, unsigned gen);
 static void run_op(op* o) {
     if (atomic_load(&mock_sticky)) return;   /* a dead context runs nothing more */
     switch (o->kind) {
@@ -294,7 +294,7 @@ static void run_op(op* o) {
         while (atomic_load(&o->ev->completed) < o->ev_gen && !atomic_load(&mock_sticky)) sched_yield();
         break;
     case OP_HOST: o->host_fn(o->host_user); break;   /* cuLaunchHostFunc: on the stream's thread, in order */
-    case OP_POOL_FREE: mock_pool_freed(o->dst); break;   /* cuMemFreeAsync's point: the block is free */
+    case OP_POOL_FREE: mock_pool_freed(o->dst, (unsigned)o->v64); break;   /* cuMemFreeAsync's point */
     }
 }
 static void* stream_main(void* arg) {
@@ -424,7 +424,9 @@ typedef struct mock_pool_block {
     void* p; size_t n;
     int used;                    /* handed out, not freed yet */
     mock_stream* freed_on;       /* the stream of its last cuMemFreeAsync */
-    atomic_int free_done;        /* ... which has run (1); 2: its pool is gone, the free's point frees it */
+    unsigned free_gen;           /* cuMemFreeAsync calls on it so far (the pool's lock) */
+    atomic_uint done_gen;        /* ... of which the last whose point has run (free for all once equal) */
+    unsigned orphan_gen;         /* its pool is gone: the point of this free frees it (0: no); orphans lock */
     struct mock_pool_block* orphan_next;
 } mock_pool_block;
 struct mock_pool {
@@ -456,38 +458,43 @@ static void mock_block_drop(mock_pool* pool, mock_pool_block* b) {
    thread, which mock_device_sync waits for holding the driver's lock. */
 static pthread_mutex_t mock_orphans_lock = PTHREAD_MUTEX_INITIALIZER;
 static mock_pool_block* mock_orphans;
-static void mock_orphan_drop(mock_pool_block* b) {
-    pthread_mutex_lock(&mock_orphans_lock);
+static void mock_orphan_drop_locked(mock_pool_block* b) {
     for (mock_pool_block** l = &mock_orphans; *l; l = &(*l)->orphan_next)
         if (*l == b) { *l = b->orphan_next; break; }
-    pthread_mutex_unlock(&mock_orphans_lock);
     mock_big(b->n, -1);
     free(b->p);
     free(b);
 }
-static void mock_pool_freed(void* block) {
+/* The point of free number gen of the block has run; an orphan's last free drops it (under the
+   orphans' lock, which mock_pool_free decides under). */
+static void mock_pool_freed(void* block, unsigned gen) {
     mock_pool_block* b = (mock_pool_block*)block;
-    if (atomic_exchange(&b->free_done, 1) == 2) mock_orphan_drop(b);
+    pthread_mutex_lock(&mock_orphans_lock);
+    atomic_store(&b->done_gen, gen);
+    if (b->orphan_gen == gen) mock_orphan_drop_locked(b);
+    pthread_mutex_unlock(&mock_orphans_lock);
 }
 static void mock_orphans_free(void) {   /* a reset: no free's point runs any more */
-    while (mock_orphans) mock_orphan_drop(mock_orphans);
+    pthread_mutex_lock(&mock_orphans_lock);
+    while (mock_orphans) mock_orphan_drop_locked(mock_orphans);
+    pthread_mutex_unlock(&mock_orphans_lock);
 }
 /* Frees a pool and its blocks (the pool's lock not held); cuMemPoolDestroy, as the driver, waits for
    no stream: a block whose free has yet to run goes when it runs. */
 static void mock_pool_free(mock_pool* pool) {
     while (pool->blocks) {
         mock_pool_block* b = pool->blocks;
-        int pending = 0;
+        int orphan;
         pool->blocks = b->next;
-        if (!b->used && atomic_compare_exchange_strong(&b->free_done, &pending, 2)) {
-            pool->bytes -= b->n;
-            pthread_mutex_lock(&mock_orphans_lock);
+        pthread_mutex_lock(&mock_orphans_lock);
+        if ((orphan = !b->used && atomic_load(&b->done_gen) != b->free_gen) != 0) {   /* its last free: to run */
+            b->orphan_gen = b->free_gen;
             b->orphan_next = mock_orphans;
             mock_orphans = b;
-            pthread_mutex_unlock(&mock_orphans_lock);
-            continue;
+            pool->bytes -= b->n;
         }
-        mock_block_drop(pool, b);
+        pthread_mutex_unlock(&mock_orphans_lock);
+        if (!orphan) mock_block_drop(pool, b);
     }
     pthread_mutex_destroy(&pool->lock);
     free(pool);
@@ -497,7 +504,7 @@ static void mock_pool_trim(mock_pool* pool) {
     pthread_mutex_lock(&pool->lock);
     for (mock_pool_block** l = &pool->blocks; *l && pool->bytes > pool->threshold;) {
         mock_pool_block* b = *l;
-        if (b->used || !atomic_load(&b->free_done)) { l = &b->next; continue; }
+        if (b->used || atomic_load(&b->done_gen) != b->free_gen) { l = &b->next; continue; }
         *l = b->next;
         mock_block_drop(pool, b);
     }
@@ -547,7 +554,8 @@ static CUresult mMemAllocFromPoolAsync(dptr_t* out, size_t n, mock_pool* pool, m
     pthread_mutex_lock(&pool->lock);
     for (int pass = 0; pass < 2 && !b; pass++)   /* one its stream freed first, then one free for all */
         for (b = pool->blocks; b; b = b->next)
-            if (!b->used && b->n >= n && b->n / 2 <= n && (pass ? atomic_load(&b->free_done) : b->freed_on == s))
+            if (!b->used && b->n >= n && b->n / 2 <= n &&
+                (pass ? atomic_load(&b->done_gen) == b->free_gen : b->freed_on == s))
                 break;
     if (!b && (b = (mock_pool_block*)calloc(1, sizeof *b)) != NULL) {
         size_t size = (n + 255u) & ~(size_t)255u;
@@ -582,7 +590,7 @@ static CUresult mMemFreeAsync(dptr_t p, mock_stream* s) {
         if (b) {
             b->used = 0;
             b->freed_on = s;
-            atomic_store(&b->free_done, 0);
+            o->v64 = ++b->free_gen;   /* for all once this one's point ran (not an earlier one's) */
         }
         pthread_mutex_unlock(&pool->lock);
     }
