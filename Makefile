@@ -25,7 +25,8 @@
 #   make gpu-check   everything a machine with an NVIDIA GPU should run (bench/gpu_check.sh; builds what it
 #                    runs, from a fresh clone too; exit 77 where no CUDA device can be opened)
 #   make test-valgrind  the failure-path tests under valgrind memcheck
-#   make fuzz        the API fuzzer (FUZZ_SECONDS=60); make soak / soak-tsan: random pipelines (SOAK_SECONDS)
+#   make fuzz        the API fuzzer (FUZZ_SECONDS=60)
+#   make soak / soak-tsan / soak-gpu  random pipelines (SOAK_SECONDS): ASan, TSan, lavapipe + mock CUDA
 #   make deps        install what `make test` needs (the first step of `make test`)
 #   make clean
 #
@@ -96,8 +97,9 @@ cuda-mock-ring_BINS = $(cuda_BINS)
 $(MOCK_LIB): tests/mock_cuda.c
 	@mkdir -p $(@D)
 	$(GCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -pthread -o $@ $<
-# cuda-mock-2dev: tests/test_devices.c once more with the mock's two devices (MOCK_CUDA_DEVICES=2), so
-# that its second CUDA device is another GPU (peer access) instead of a second accel device on the first
+# cuda-mock-2dev: tests/test_devices.c and test_device_waits.c once more with the mock's two devices (MOCK_CUDA_DEVICES=2), so
+# that its second CUDA device is another GPU (peer access) instead of a second accel device on the first;
+# cuda-mock-2dev-nopeer: the same without peer access (MOCK_CUDA_NO_PEER=1): copies between them staged
 # the mock instrumented for ThreadSanitizer (clang: gcc's libtsan cannot be dlopen'ed), so that its
 # stream threads' writes and atomics are seen by the TSan run of the CUDA backend
 MOCK_TSAN_LIB := $(BUILD)/mock/libcuda_mock_tsan.so
@@ -114,7 +116,8 @@ NPROC    := $(shell nproc 2>/dev/null || echo 2)
 SUBMAKE   = $(MAKE) --no-print-directory -k $(if $(filter -j%,$(MAKEFLAGS))$(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
 .PHONY: all help deps run-wasm examples-wasm run test test-run test-asan test-tsan bench bench-mpi bench-cuda cuda-blocking gpu-check gpu-check-list clean examples build-test build-asan build-tsan FORCE \
-        fuzz build-fuzz soak soak-tsan bench-decode test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan bench-devices
+        fuzz build-fuzz soak soak-tsan soak-gpu bench-decode test-valgrind test-vulkan build-vulkan run-vulkan bench-vulkan examples-vulkan bench-devices \
+        bench-device-waits
 .DELETE_ON_ERROR:
 
 all: examples build-test
@@ -368,6 +371,9 @@ test-run:
 	  $(call config_args,cuda-mock,$(MOCK_ENV)) --runner "env ACCEL_CUDA_LIBRARY=$(MOCK_LIB)" $(BUILD)/gcc/test_cuda \
 	  $(call config_args,cuda-mock-ring,$(MOCK_ENV) ACCEL_CUDA_NO_MEMOPS=1) \
 	  --config cuda-mock-2dev --runner "$(MOCK_ENV) MOCK_CUDA_DEVICES=2" $(BUILD)/cuda/test_devices \
+	    $(BUILD)/cuda/test_device_waits \
+	  --config cuda-mock-2dev-nopeer --runner "$(MOCK_ENV) MOCK_CUDA_DEVICES=2 MOCK_CUDA_NO_PEER=1" \
+	    $(BUILD)/cuda/test_devices $(BUILD)/cuda/test_device_waits \
 	  --config cuda-mock-nopools --runner "$(MOCK_ENV) MOCK_CUDA_NO_POOLS=1" $(BUILD)/cuda/test_queue_memory \
 	  $(call config_args,wasm,$(NODE_WASI)) \
 	  $(call config_args,cxx,) $(call config_args,clangxx,) \
@@ -449,6 +455,32 @@ $(BUILD)/soak/soak-tsan: tests/soak.c $(HEADERS) $(KERNEL_INCS)
 	@mkdir -p $(@D)
 	$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS -o $@ $< $(LIBS)
 
+# make soak-gpu SOAK_SECONDS=30: the soak built with the GPU backends (ASan+UBSan), on lavapipe (no
+# validation layer: the soak wants its speed; lavapipe's own allocations at exit are not accel's, so no
+# leak report: the soak's counting allocator checks accel's) and on the mock CUDA driver in both signal
+# modes. On a GPU backend the model allows what DESIGN 6.1 allows after a hand-off (see tests/soak.c).
+$(BUILD)/soak/soak-gpu: tests/soak.c $(HEADERS) $(KERNEL_INCS)
+	@mkdir -p $(@D)
+	$(GCC) $(TESTFLAGS) $(SAN_ASAN) $(if $(HAVE_VULKAN),-DACCEL_TEST_HAVE_VULKAN) -DACCEL_TEST_HAVE_CUDA -o $@ $< $(LIBS)
+# and under TSan on the mock (pthread shim), without failure injection: work that a failure released
+# after its wait went to the GPU may run beside what it waited for (DESIGN 6.1), which TSan reports
+$(BUILD)/soak/soak-tsan-cuda: tests/soak.c $(HEADERS) $(KERNEL_INCS)
+	@mkdir -p $(@D)
+	$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS -DACCEL_TEST_HAVE_CUDA -o $@ $< $(LIBS)
+SOAK_GPU_ENV = env SOAK_SECONDS=$(SOAK_SECONDS) ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=0}
+SOAK_TSAN_MOCK = env SOAK_SECONDS=$(SOAK_SECONDS) SOAK_NO_FAIL=1 ACCEL_TEST_BACKEND=cuda \
+  ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_TSAN_LIB) \
+  TSAN_OPTIONS=$${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:history_size=4}
+soak-gpu: $(BUILD)/soak/soak-gpu $(BUILD)/soak/soak-tsan-cuda $(MOCK_LIB) $(MOCK_TSAN_LIB)
+	@echo "==== soak for $(SOAK_SECONDS)s each on lavapipe and the mock CUDA driver (ASan+UBSan; TSan on the mock)"
+	@$(RUN_TESTS) $(if $(HAVE_VULKAN),--config soak-vulkan --runner "$(SOAK_GPU_ENV) ACCEL_TEST_BACKEND=vulkan \
+	    $(if $(LVP_ICD),VK_DRIVER_FILES=$(LVP_ICD))" $(BUILD)/soak/soak-gpu,--config soak-vulkan --skip soak \
+	    'no Vulkan headers or no glslc') \
+	  --config soak-cuda-mock --runner "$(SOAK_GPU_ENV) $(MOCK_ENV)" $(BUILD)/soak/soak-gpu \
+	  --config soak-cuda-mock-ring --runner "$(SOAK_GPU_ENV) $(MOCK_ENV) ACCEL_CUDA_NO_MEMOPS=1" $(BUILD)/soak/soak-gpu \
+	  --config soak-tsan-cuda-mock --runner "$$(setarch $$(uname -m) -R true 2>/dev/null && echo setarch $$(uname -m) -R) \
+	    $(SOAK_TSAN_MOCK)" $(BUILD)/soak/soak-tsan-cuda
+
 soak: $(BUILD)/soak/soak
 	@echo "==== soak for $(SOAK_SECONDS)s under ASan+UBSan (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
 	@ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1} \
@@ -525,6 +557,14 @@ $(BUILD)/bench_cuda: bench/cuda.c $(wildcard accel*.h) $(wildcard bench/*.h) Mak
 
 bench-cuda: $(BUILD)/bench_cuda
 	$(BUILD)/bench_cuda $(BENCH_ARGS)
+
+# make bench-device-waits: bench/device_waits.c, a CUDA queue's wait on a CPU signal (on the GPU, gated in
+# the ring mode) next to raw cuStreamWaitValue64; on the mock with MOCK_ENV's library where no GPU is
+$(BUILD)/bench_device_waits: bench/device_waits.c $(wildcard accel*.h) $(wildcard bench/*.h) Makefile
+	@mkdir -p $(@D)
+	$(GCC) -std=c11 -O2 $(WARN) -I. -o $@ $< $(LIBS)
+bench-device-waits: $(BUILD)/bench_device_waits
+	$(BUILD)/bench_device_waits $(BENCH_ARGS)
 
 # make cuda-blocking: bench/cuda_blocking.c, which driver calls block the host while a stream waits on the GPU
 $(BUILD)/cuda_blocking: bench/cuda_blocking.c $(wildcard accel*.h) Makefile

@@ -221,7 +221,11 @@
      copies between Vulkan devices"). Otherwise (other Vulkan devices, CUDA and Vulkan, CUDA devices
      without peer access) the copy is staged: the queue's worker thread runs it when the
      queue gets there (after the commands before it completed), through host memory in chunks of at
-     most 4 MiB, and the queue goes on after it; no caller waits on the host for it. Recorded lists
+     most 4 MiB, and the queue goes on after it; no caller waits on the host for it. Where neither
+     buffer is mapped, the chunks go through two slots of 4 MiB that the queue keeps for its later
+     staged copies (ACCEL_MEMORY_HOST buffers of its device, or of the other where only that one is
+     CUDA: pinned memory), double-buffered: a helper thread writes one chunk while the worker reads
+     the next, so both devices' transfers overlap. Recorded lists
      take peer copies (and patches bring other devices' buffers to copies) on the CPU backend; on a
      GPU backend a list whose copy is staged replays in the core's generic form (its commands recorded
      anew each time), and a patch that would stage a copy of a natively built list is a bad patch.
@@ -229,9 +233,13 @@
      fails what it would signal, with that reason.
    - Waits across devices. A queue waits on any device's signals (see Signals). On the device
      (device_waits): a CUDA queue waiting on the signal of another accel device on the same CUDA
-     device (the GPU watches the signal's pinned words, as for its own device's), and a CPU queue
-     waiting on another CPU device's signal (as on its own). Everything else (other GPUs, other
-     backends; Vulkan to Vulkan) is gated on the host by the queue's worker thread, as before. The
+     device (the GPU watches the signal's pinned words, as for its own device's), a CUDA queue
+     waiting on a CPU signal with stream memory operations (the GPU watches the signal's device word:
+     pinned, device-mapped memory of that CUDA device, attached at the first such wait and stored by
+     every raise, ACCEL_SIGNAL_MAX once failed; the signal keeps the CUDA device's state until it is
+     destroyed; a queue of another GPU waits on the host), and a CPU queue waiting on another CPU
+     device's signal (as on its own). Everything else (other GPUs, other backends; Vulkan to Vulkan)
+     is gated on the host by the queue's worker thread, as before. The
      failure rule of "Waits on the device" holds across devices: a batch whose waits went to the
      device watching another device's signals is listed with that device, so a failure there fails
      the rest of its signals (with the same reason) before the waits are released. The signals of
@@ -894,7 +902,8 @@ typedef struct accel_peer_info {
     bool device_waits;       /* a queue of a waits on b's signals on the device, no host thread gating
                                 it (a and b the same device; a CPU device waiting on another CPU
                                 device's signal, exactly as on its own; two CUDA devices on one GPU
-                                with stream memory operations) */
+                                with stream memory operations; a CUDA device with them waiting on a
+                                CPU device's signals) */
 } accel_peer_info;
 /* Fills *out for a's queues using b's buffers and signals (a == b is fine: all true). INVALID_ARGUMENT
    for NULL; DEVICE_LOST when either is lost. Any thread. */
@@ -1191,6 +1200,19 @@ static void accel_i_mutex_unlock(accel_i_mutex* m) { (void)m; }
 static bool accel_i_cond_init(accel_i_cond* c) { (void)c; return true; }
 static void accel_i_cond_destroy(accel_i_cond* c) { (void)c; }
 static void accel_i_yield(void) { }
+#endif
+
+/* A small number per host thread (1, 2, ...; 1 in no-threads builds), process-wide as threads are:
+   a thread's host track in a trace, its slot in a sharded counter (the one piece of global state). */
+#if defined(ACCEL_NO_THREADS)
+static uint32_t accel_i_host_thread(void) { return 1; }
+#else
+static uint32_t accel_i_host_thread(void) {
+    static accel_i_a32 next;
+    static ACCEL_I_THREAD_LOCAL uint32_t mine;
+    if (!mine) mine = atomic_fetch_add(&next, 1u) + 1u;
+    return mine;
+}
 #endif
 
 /* ==== platform: cpu placement ==== */
@@ -1641,6 +1663,8 @@ struct accel_backend {
     const char* name;
     bool shares_host_memory;       /* buffers/programs of any device of this backend work on any other */
     bool fills_any_byte;           /* a fill may start at any byte of a root (else at a multiple of 4) */
+    bool pinned_host_buffers;      /* ACCEL_MEMORY_HOST buffers are pinned memory that other devices'
+                                      transfers reach (the staged pipeline's slots: core: several devices) */
     accel_result (*device_count)(const accel_backend* b, uint32_t* count);
     accel_result (*device_create)(const accel_backend* b, const accel_device_desc* desc, accel_device** out);
     void (*device_destroy)(accel_device* dev);
@@ -1802,6 +1826,9 @@ struct accel_queue {
     accel_signal* unsubmitted_s[4];
     uint64_t unsubmitted_v[4];
     accel_i_walker* walker;        /* GPU backends: the core's batch walk and worker thread */
+    /* GPU backends: the pinned slots of its staged copies between two other devices, kept for the next
+       (core: several devices, the staged pipeline); each holds a reference */
+    accel_buffer* stage[2];
     /* queue memory points alone recorded before record_begin: the batch again at record_end (core:
        queue-ordered memory at its point) */
     accel_i_batch* rec_aside;
@@ -1888,6 +1915,14 @@ ACCEL_I_KIT accel_result accel_i_host_signal_make(accel_device* dev, uint64_t in
 ACCEL_I_KIT void     accel_i_host_signal_destroy(accel_signal* s, size_t size);
 ACCEL_I_KIT uint64_t accel_i_host_signal_value(const accel_signal* s);
 ACCEL_I_KIT uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v);
+/* device words of CPU signals (core: device words, accel_i_dword): a backend attaches one, under its
+   lock, and stores into it with accel_i_dword_store; the core's raises keep it up to date */
+typedef struct accel_i_dword accel_i_dword;
+ACCEL_I_KIT accel_i_dword* accel_i_dword_of(accel_signal* s);
+ACCEL_I_KIT void     accel_i_dword_store(accel_i_dword* d, uint64_t v);
+/* devices: a reference that keeps a device (its backend state) until released (the handle's aside) */
+ACCEL_I_KIT void     accel_i_device_retain(accel_device* dev);
+ACCEL_I_KIT void     accel_i_device_release(accel_device* dev);
 ACCEL_I_KIT accel_result accel_i_host_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n,
                                                   bool all, uint64_t timeout_ns, uint32_t* first);
 /* buffers: accel_i_buffer_root(buf), a view's root (defined with struct accel_buffer above; views are
@@ -2166,6 +2201,9 @@ static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_ki
     accel_i_spin_unlock(&dev->objects_lock);
 }
 static void accel_i_qmem_close(accel_device* dev, bool free_pool);
+static void accel_i_device_retain(accel_device* dev) {
+    atomic_fetch_add_explicit(&dev->refs, 1u, memory_order_relaxed);
+}
 static void accel_i_device_release(accel_device* dev) {
     if (atomic_fetch_sub_explicit(&dev->refs, 1u, memory_order_acq_rel) == 1u) {
         accel_i_qmem_close(dev, true);
@@ -2945,7 +2983,24 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
 /* ==== core: host signals ==== */
 /* A host signal is a 64-bit host word with the event machinery (spin, then sleep; waiters): the CPU
    backend's signals, and the CUDA backend's (which put `size` bytes of their own around it). */
-typedef struct accel_i_host_signal { accel_signal base; accel_i_event ev; } accel_i_host_signal;
+/* A device word (core: device words): a copy of a host signal's value kept where another backend's
+   device can watch it (CUDA: a word of the pinned, device-mapped pool of a CUDA device that waits on a
+   CPU signal on the GPU). `word` holds the signal's value, kept at the maximum, and ACCEL_SIGNAL_MAX
+   once the signal failed (a device's compare cannot read failed values: cuStreamWaitValue64's GEQ is
+   cyclic); each raise of the signal stores it (accel_i_dword_raise). The owner (the backend that
+   attached it) reads `addr`, its address on the device, and gets drop(s) when the signal goes. `lock`
+   guards word, addr, owner, drop; `on` (seq_cst) says a word was ever attached: a raise that reads 0
+   comes before the attach, whose first store then sees the raised value. */
+struct accel_i_dword {
+    accel_i_a32 on, lock;
+    accel_i_a64* word;             /* NULL: none now */
+    uint64_t addr;
+    void* owner;
+    void (*drop)(accel_signal* s);
+};
+typedef struct accel_i_host_signal {
+    accel_signal base; accel_i_event ev; accel_i_dword dword;
+} accel_i_host_signal;
 static accel_i_event* accel_i_host_signal_event(accel_signal* s) { return &((accel_i_host_signal*)s)->ev; }
 static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size,
                                              accel_signal** out) {
@@ -2963,6 +3018,8 @@ static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial
     return ACCEL_OK;
 }
 static void accel_i_host_signal_destroy(accel_signal* s, size_t size) {
+    accel_i_dword* d = &((accel_i_host_signal*)s)->dword;
+    if (d->drop) d->drop(s);   /* its device word goes back to its owner */
     accel_i_event_destroy(accel_i_host_signal_event(s));
     accel_i_dev_free(s->obj.device, s, size);
 }
@@ -2971,6 +3028,27 @@ static uint64_t accel_i_host_signal_value(const accel_signal* s) {
 }
 static uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v) {
     return accel_i_event_raise(accel_i_host_signal_event(s), v);
+}
+/* ---- core: device words (see accel_i_dword) ---- */
+/* kit: s's device word (s a host signal: CPU or CUDA; only CPU signals get one) */
+static accel_i_dword* accel_i_dword_of(accel_signal* s) { return &((accel_i_host_signal*)s)->dword; }
+/* kit: word takes max(word, v), ACCEL_SIGNAL_MAX for a failed v (d's lock held, or d not yet shared) */
+static void accel_i_dword_store(accel_i_dword* d, uint64_t v) {
+    uint64_t old;
+    if (!d->word) return;
+    if (accel_i_failed(v)) v = ACCEL_SIGNAL_MAX;
+    old = atomic_load(d->word);
+    while (old < v && !atomic_compare_exchange_weak(d->word, &old, v)) {}
+}
+/* The device side of a raise of a host signal of a backend without a walk (CPU): its device word, if
+   one was ever attached (s's host word took v before: see accel_i_dword's `on`). */
+static void accel_i_dword_raise(accel_signal* s, uint64_t v) {
+    accel_i_dword* d = accel_i_dword_of(s);
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!atomic_load(&d->on)) return;
+    accel_i_spin_lock(&d->lock);
+    accel_i_dword_store(d, v);
+    accel_i_spin_unlock(&d->lock);
 }
 
 #if !defined(ACCEL_NO_THREADS)
@@ -3048,6 +3126,7 @@ static uint64_t accel_i_raise(accel_signal* s, uint64_t v) {
     if (accel_i_failed(old) || (!fail && old >= v)) return old;   /* nothing changed */
     if (fail && accel_i_fail_handed_off(s, before, v)) return old;   /* it published the failure */
     if (be->walk) be->walk->signal_publish(s, v);
+    else accel_i_dword_raise(s, v);
     return old;
 }
 /* A batch stopped by a failed wait (or an error): fail every signal the rest of it would have signalled. */
@@ -3684,10 +3763,12 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     q->free_count = 0;
     atomic_init(&q->unsubmitted_lock, 0u);
     q->unsubmitted_n = 0;
+    q->stage[0] = q->stage[1] = NULL;
     accel_i_object_init(&q->obj, dev, ACCEL_I_QUEUE,
                         type == ACCEL_QUEUE_COPY ? "copy queue" : "compute queue");
     accel_i_trace_queue(q);
 }
+static void accel_i_stage_drop(accel_queue* q);   /* core: several devices */
 /* Core part of a backend's queue teardown: drops the unsubmitted batch and the recycled ones. */
 static void accel_i_queue_fini(accel_queue* q) {
     accel_device* dev = q->obj.device;
@@ -3703,6 +3784,7 @@ static void accel_i_queue_fini(accel_queue* q) {
         accel_i_batch_free(dev, b);
     }
     q->free_count = 0;
+    accel_i_stage_drop(q);
     accel_i_trace_queue_fini(q);
 }
 /* A destroy waits for the queue's submitted work; a batch blocked on a signal that nobody sets keeps
@@ -4876,7 +4958,9 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
      the queue's worker runs accel_i_peer_copy_run once the commands before it completed, then the
      queue goes on. No caller waits on the host for it; the queue's own order is gated there (the
      honest fallback, reported by accel_device_peer_info.direct_copy / device_waits).
-   Waits on another device's signals keep the rule of core: batch walk (host-gated on GPU queues). */
+   Waits on another device's signals keep the rule of core: batch walk (host-gated on GPU queues,
+   unless the backend's peer_waits says yes: CUDA devices on one GPU; a CUDA queue on a CPU signal,
+   through the signal's device word, core: device words). */
 /* A device whose buffers are all host memory that any thread may read and write (the CPU backend). */
 static bool accel_i_host_memory(const accel_device* d) { return d->backend->shares_host_memory; }
 /* The device of a copy's buffer that is not q's (NULL: none). */
@@ -4939,18 +5023,156 @@ static accel_result accel_i_peer_copy_run(accel_device* dev, accel_buffer* dst, 
 }
 /* A copy command run on the host (the CPU executor's copies; a GPU queue's staged ones): 0, or the
    failed value that drops the rest of the batch. */
-static uint64_t accel_i_peer_copy_cmd(accel_device* dev, const accel_i_cmd* c) {
-    /* a GPU queue's staged copy of CPU queue memory out of its stretch (core: queue-ordered memory at
-       its point): refused, not read through a NULL mapping */
-    accel_result r = accel_i_qmem_none(c->u.copy.dst) || accel_i_qmem_none(c->u.copy.src)
-                             ? ACCEL_ERROR_INVALID_ARGUMENT
-                             : accel_i_peer_copy_run(dev, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src,
-                                                     c->u.copy.src_offset, c->u.copy.size);
+static uint64_t accel_i_peer_copy_fails(accel_device* dev, accel_result r) {
     if (r == ACCEL_OK) return 0;
     accel_i_log(dev, ACCEL_LOG_ERROR, "accel_queue_copy: a copy between devices failed (%s); the rest of "
                 "its batch is dropped and its signals fail", accel_result_string(r));
     return accel_i_failed_value(r);
 }
+static uint64_t accel_i_peer_copy_cmd(accel_device* dev, const accel_i_cmd* c) {
+    /* CPU queue memory out of its stretch (core: queue-ordered memory at its point): refused, not read
+       through a NULL mapping */
+    if (accel_i_qmem_none(c->u.copy.dst) || accel_i_qmem_none(c->u.copy.src))
+        return accel_i_peer_copy_fails(dev, ACCEL_ERROR_INVALID_ARGUMENT);
+    return accel_i_peer_copy_fails(dev, accel_i_peer_copy_run(dev, c->u.copy.dst, c->u.copy.dst_offset,
+                                                              c->u.copy.src, c->u.copy.src_offset,
+                                                              c->u.copy.size));
+}
+
+/* ---- core: several devices: the staged pipeline ----
+   A GPU queue's staged copy between two devices that map neither buffer goes through the queue's two
+   slots: ACCEL_MEMORY_HOST buffers of ACCEL_I_PEER_CHUNK bytes (pinned, portable memory on CUDA: the
+   slots are the queue's device's, or the other's where only that one is CUDA), made at the first copy
+   and kept with the queue (anew when the copy needs another device's, or theirs was recovered or
+   destroyed). Double-buffered: a helper thread writes chunk k into dst from one slot while the queue's
+   worker reads chunk k + 1 from src into the other, so the two devices' transfers overlap, as a raw
+   program's two streams and two pinned buffers do. One chunk: read, then written, on the worker. No
+   slots (out of memory): accel_i_peer_copy_run's bounce buffer, one chunk at a time. */
+#if !defined(ACCEL_NO_THREADS)
+typedef struct accel_i_stage_run {
+    accel_buffer *dst, *src;
+    size_t doff, soff, size;
+    unsigned char* slot[2];
+    accel_i_event filled, drained;   /* chunks read into a slot / written out of one */
+    accel_i_a32 failed;              /* -(accel_result) of the first side that failed; 0: none */
+} accel_i_stage_run;
+#define ACCEL_I_STAGE_END ((uint64_t)1 << 40)   /* added to an event: the other side goes no further */
+static size_t accel_i_stage_n(const accel_i_stage_run* s, size_t at) {
+    return s->size - at < ACCEL_I_PEER_CHUNK ? s->size - at : ACCEL_I_PEER_CHUNK;
+}
+static void accel_i_stage_fail(accel_i_stage_run* s, accel_result r, accel_i_event* other) {
+    uint32_t none = 0;
+    atomic_compare_exchange_strong(&s->failed, &none, (uint32_t)-(int)r);
+    accel_i_event_add(other, ACCEL_I_STAGE_END);
+}
+/* The helper thread: chunk k goes into dst once it is in its slot. */
+static void accel_i_stage_writer(void* p) {
+    accel_i_stage_run* s = (accel_i_stage_run*)p;
+    const accel_backend* be = s->dst->obj.device->backend;
+    uint64_t k = 0;
+    for (size_t at = 0; at < s->size; at += ACCEL_I_PEER_CHUNK, k++) {
+        accel_result r;
+        accel_i_event_wait(&s->filled, k + 1, ACCEL_I_FOREVER);
+        if (atomic_load(&s->failed)) return;
+        r = be->buffer_io(s->dst, s->doff + at, s->slot[k % 2], accel_i_stage_n(s, at), true);
+        if (r != ACCEL_OK) { accel_i_stage_fail(s, r, &s->drained); return; }
+        accel_i_event_add(&s->drained, 1);
+    }
+}
+/* Chunk by chunk through slot 0, on this thread: a copy of one chunk, or no helper thread. */
+static accel_result accel_i_stage_serial(accel_i_stage_run* s) {
+    accel_result r = ACCEL_OK;
+    for (size_t at = 0; at < s->size && r == ACCEL_OK; at += ACCEL_I_PEER_CHUNK) {
+        r = s->src->obj.device->backend->buffer_io(s->src, s->soff + at, s->slot[0], accel_i_stage_n(s, at),
+                                                   false);
+        if (r == ACCEL_OK)
+            r = s->dst->obj.device->backend->buffer_io(s->dst, s->doff + at, s->slot[0],
+                                                       accel_i_stage_n(s, at), true);
+    }
+    return r;
+}
+/* The queue's thread: chunk k into its slot once chunk k - 2 left it; the writer alongside. */
+static accel_result accel_i_stage_pipe(accel_i_stage_run* s) {
+    const accel_backend* be = s->src->obj.device->backend;
+    accel_i_thread t;
+    uint64_t k = 0;
+    accel_result r;
+    if (s->size <= ACCEL_I_PEER_CHUNK || !accel_i_event_init(&s->filled, 0)) return accel_i_stage_serial(s);
+    if (!accel_i_event_init(&s->drained, 0)) {
+        accel_i_event_destroy(&s->filled);
+        return accel_i_stage_serial(s);
+    }
+    atomic_init(&s->failed, 0u);
+    if (accel_i_thread_start(&t, accel_i_stage_writer, s) != ACCEL_OK) {
+        r = accel_i_stage_serial(s);
+    } else {
+        for (size_t at = 0; at < s->size; at += ACCEL_I_PEER_CHUNK, k++) {
+            if (k >= 2) accel_i_event_wait(&s->drained, k - 1, ACCEL_I_FOREVER);
+            if (atomic_load(&s->failed)) break;
+            r = be->buffer_io(s->src, s->soff + at, s->slot[k % 2], accel_i_stage_n(s, at), false);
+            if (r != ACCEL_OK) { accel_i_stage_fail(s, r, &s->filled); break; }
+            accel_i_event_add(&s->filled, 1);
+        }
+        accel_i_thread_join(&t);
+        r = atomic_load(&s->failed) ? (accel_result)-(int)atomic_load(&s->failed) : ACCEL_OK;
+    }
+    accel_i_event_destroy(&s->filled);
+    accel_i_event_destroy(&s->drained);
+    return r;
+}
+#endif
+/* Drops q's slots (its teardown; a copy that needs others). */
+static void accel_i_stage_drop(accel_queue* q) {
+    for (int i = 0; i < 2; i++) {
+        if (!q->stage[i]) continue;
+        accel_buffer_destroy(q->stage[i]);
+        accel_i_release(q->stage[i]);
+        q->stage[i] = NULL;
+    }
+}
+#if !defined(ACCEL_NO_THREADS)
+/* q's slots on `dev` (made now if q has none there that still work); false when they cannot be made. */
+static bool accel_i_stage_slots(accel_queue* q, accel_device* dev) {
+    accel_buffer_desc desc;
+    accel_buffer* b = q->stage[0];
+    if (b && b->obj.device == dev && !accel_i_stale(&b->obj) && !atomic_load(&dev->destroyed)) return true;
+    accel_i_stage_drop(q);
+    memset(&desc, 0, sizeof desc);
+    desc.size = ACCEL_I_PEER_CHUNK;
+    desc.memory = ACCEL_MEMORY_HOST;
+    desc.label = "staged copy slot";
+    for (int i = 0; i < 2; i++) {
+        if (accel_buffer_create(dev, &desc, &q->stage[i]) != ACCEL_OK) {
+            accel_i_stage_drop(q);
+            return false;
+        }
+        accel_i_retain(q->stage[i]);   /* the slot outlives a destroy of its device's handles */
+        if (!q->stage[i]->mapped) { accel_i_stage_drop(q); return false; }
+    }
+    return true;
+}
+/* A GPU queue's staged copy (a host step, core: batch walk): through the slots where neither side is
+   mapped, else as the CPU executor's copies. */
+static uint64_t accel_i_peer_staged_cmd(accel_queue* q, const accel_i_cmd* c) {
+    accel_buffer *dst = c->u.copy.dst, *src = c->u.copy.src;
+    accel_device *dd = dst->obj.device, *sd = src->obj.device;
+    accel_device* other = dd == q->obj.device ? sd : dd;
+    /* the queue's device's, unless only the other one's host buffers are pinned (CUDA) */
+    bool pin = other->backend->pinned_host_buffers && !q->obj.device->backend->pinned_host_buffers;
+    accel_device* slots = pin ? other : q->obj.device;
+    accel_i_stage_run s;
+    if (dst->mapped || src->mapped || accel_i_stale(&dst->obj) || accel_i_stale(&src->obj) ||
+        accel_i_qmem_none(dst) || accel_i_qmem_none(src) ||   /* refused there (queue memory at its point) */
+        accel_i_lost(dd) || accel_i_lost(sd) || !accel_i_stage_slots(q, slots))
+        return accel_i_peer_copy_cmd(q->obj.device, c);
+    s.dst = dst; s.doff = c->u.copy.dst_offset;
+    s.src = src; s.soff = c->u.copy.src_offset;
+    s.size = c->u.copy.size;
+    s.slot[0] = (unsigned char*)q->stage[0]->mapped;
+    s.slot[1] = (unsigned char*)q->stage[1]->mapped;
+    return accel_i_peer_copy_fails(q->obj.device, accel_i_stage_pipe(&s));
+}
+#endif
 
 ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, accel_peer_info* out) {
     bool same;
@@ -5091,6 +5313,7 @@ static void accel_i_fail_device_waiters(accel_signal* s, uint64_t before, uint64
         accel_signal* t = l.done;
         l.done = t->fail_next;
         if (dev->backend->walk) dev->backend->walk->signal_publish(t, failed);
+        else accel_i_dword_raise(t, failed);
         accel_i_release(t);
     }
 }
@@ -5160,7 +5383,7 @@ static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
     }
     b->host_checked = b->pc;
     if (c->kind == ACCEL_I_CMD_EXEC) return accel_i_indirect_read(q, b, c);   /* stays at b->pc, direct */
-    if (c->kind == ACCEL_I_CMD_COPY) return accel_i_peer_copy_cmd(q->obj.device, c);
+    if (c->kind == ACCEL_I_CMD_COPY) return accel_i_peer_staged_cmd(q, c);
     c->u.host.fn(c->u.host.user);
     return 0;
 }
@@ -5262,12 +5485,14 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
    the wait is published on s's device: the thread whose accel_signal_set reaches v walks the batch
    itself (accel_i_gate_release), so no worker wake-up stands between a host raise and the device work
    it releases. Afterwards the worker takes the batch back, unless a raiser took it (*taken: the walk
-   is the raiser's now). Returns accel_i_gate's result. */
+   is the raiser's now). The worker holds s meanwhile: a raiser's walk may complete the batch, whose
+   command was what kept s alive. Returns accel_i_gate's result. */
 static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal* s, uint64_t v,
                                   bool* taken) {
     accel_i_walker* w = q->walker;
     accel_device* sd = s->obj.device;
     uint64_t failed;
+    accel_i_retain(s);
     accel_i_mutex_lock(&w->lock);
     if ((b->next = w->head) == NULL) w->tail = b;
     w->head = b;
@@ -5294,6 +5519,7 @@ static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal
     }
     w->gate_taken = false;
     accel_i_mutex_unlock(&w->lock);
+    accel_i_release(s);
     return *taken ? 0 : failed;
 }
 
@@ -5568,11 +5794,12 @@ static const accel_i_cmd* accel_i_dwait_pending(accel_device* dev, const accel_q
 /* Hang report of GPU queues: the worker's gated wait and the batches it holds, or else a wait handed to
    the device that is not reached. */
 static size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap) {
-    accel_i_walker* w = q->walker;
+    accel_i_walker* w = q->walker;   /* the hang report holds the object list: set (or not yet) */
     accel_device* dev = q->obj.device;
     const accel_i_cmd* c;
     uint64_t held = 0;
     size_t len;
+    if (!w) return 0;   /* a queue being made */
     accel_i_mutex_lock(&w->lock);
     for (const accel_i_batch* b = w->head; b; b = b->next) held++;
     held += w->active;
@@ -5589,6 +5816,13 @@ static void accel_i_walker_free(accel_device* dev, accel_i_walker* w) {
     accel_i_cond_destroy(&w->cond);
     accel_i_mutex_destroy(&w->lock);
     accel_i_dev_free(dev, w, sizeof *w);
+}
+/* q is on its device's object list already (accel_i_queue_init), where a debug device's hang report
+   finds it (accel_i_walker_describe): its worker is set under that list's lock. */
+static void accel_i_walker_publish(accel_queue* q, accel_i_walker* w) {
+    accel_i_spin_lock(&q->obj.device->objects_lock);
+    q->walker = w;
+    accel_i_spin_unlock(&q->obj.device->objects_lock);
 }
 /* Starts q's worker (GPU backends, at queue creation, after accel_i_queue_init). */
 static accel_result accel_i_walker_start(accel_queue* q) {
@@ -5608,9 +5842,9 @@ static accel_result accel_i_walker_start(accel_queue* q) {
         accel_i_dev_free(dev, w, sizeof *w);
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: condition init failed");
     }
-    q->walker = w;
+    accel_i_walker_publish(q, w);
     if ((r = accel_i_thread_start(&w->thread, accel_i_walker_main, w)) != ACCEL_OK) {
-        q->walker = NULL;
+        accel_i_walker_publish(q, NULL);
         accel_i_walker_free(dev, w);
         return accel_i_fail(dev, r, "accel_queue_create: starting the queue's worker thread failed");
     }
@@ -6888,6 +7122,7 @@ static const accel_backend accel_i_cpu_backend_table = {
     "cpu",                              /* name */
     true,                               /* shares_host_memory */
     true,                               /* fills_any_byte */
+    false,                              /* pinned_host_buffers: plain host memory */
     accel_i_cpu_device_count,           /* device_count */
     accel_i_cpu_device_create,          /* device_create */
     accel_i_cpu_device_destroy,         /* device_destroy */
@@ -7095,19 +7330,6 @@ struct accel_i_trace {
     accel_i_a32 names_lock;
     struct accel_i_trace_name** names;   /* ACCEL_I_TRACE_NAMES buckets, made at the first long name */
 };
-
-#if defined(ACCEL_NO_THREADS)
-static uint32_t accel_i_host_thread(void) { return 1; }
-#else
-/* A small number per host thread (1, 2, ...): the calling thread's host track. Process-wide, as
-   threads are (the one piece of global state tracing has). */
-static uint32_t accel_i_host_thread(void) {
-    static accel_i_a32 next;
-    static ACCEL_I_THREAD_LOCAL uint32_t mine;
-    if (!mine) mine = atomic_fetch_add(&next, 1u) + 1u;
-    return mine;
-}
-#endif
 
 /* ---- writing ---- */
 /* The writer formats into t->out (no stdio formatting: fprintf costs ~600 ns an event, 5x the

@@ -1221,6 +1221,11 @@ typedef struct accel_i_cu_device {
     /* several devices: bit n: peer access to CUDA device n was tried / is on (see accel_i_cu_peer_copy) */
     accel_i_a32 peers_tried, peers_on;
     bool unified;                  /* unified addressing (peer copies need it) */
+    /* CPU signals holding a word of this device's mirror pool (cuda: CPU signals on the GPU), each
+       holding a reference to the device (cpu_lock guards the array) */
+    accel_i_a32 cpu_lock;
+    accel_signal** cpu_sigs;
+    uint32_t cpu_n, cpu_cap;
     accel_cu_mempool mempool;      /* queue-ordered DEVICE memory's pool; NULL: accel's own (cuda: queue-
                                       ordered memory) */
 } accel_i_cu_device;
@@ -3194,12 +3199,14 @@ static bool accel_i_cu_wait_target(accel_i_cu_signal* cs, uint64_t v, accel_cu_d
    the host raises when it reaps that point (or sets or fails the signal). None when that point is this
    queue's own: it is earlier in the same stream, which runs in order (a one-queue chain step is then a
    launch and a progress write, as a raw stream's launch and event record). */
+static accel_cu_result accel_i_cu_word_wait(accel_i_cu_queue* q, accel_cu_deviceptr addr, uint64_t value);
+static accel_cu_result accel_i_cu_cpu_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v);
 static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     accel_cu_deviceptr addr;
     uint64_t value;
-    accel_cu_result cr;
     bool hold;
+    if (s->obj.device->backend == accel_cpu_backend()) return accel_i_cu_cpu_wait(q, s, v);   /* its word */
     accel_i_spin_lock(&cs->point_lock);
     hold = accel_i_cu_wait_target(cs, v, q->progress.dptr, &addr, &value);
     accel_i_spin_unlock(&cs->point_lock);
@@ -3207,6 +3214,12 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
     if (addr == q->progress.dptr) return ACCEL_CU_SUCCESS;
     if (addr == cs->mirror.dptr) accel_i_cu_gate_add(q, cs->mirror.host, v);
     if (addr == cs->mirror.dptr && hold) accel_i_cu_hold(q);
+    return accel_i_cu_word_wait(q, addr, value);
+}
+/* The stream waits for the word at addr >= value (cyclic, as the driver compares); the wait retires
+   with the queue's next point. */
+static accel_cu_result accel_i_cu_word_wait(accel_i_cu_queue* q, accel_cu_deviceptr addr, uint64_t value) {
+    accel_cu_result cr;
     q->dirty = true;   /* a point after the wait must come after it */
     q->enqueued++;
     /* no release runs from here until it retires */
@@ -3217,10 +3230,18 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
     return cr;
 }
 /* wait_on_device: a CUDA signal of this device, where the device has stream memory operations, or of
-   another accel device on the same CUDA device (accel_i_cu_peer_waits). */
+   another accel device on the same CUDA device (accel_i_cu_peer_waits), or a CPU signal whose device
+   word this CUDA device can watch (cuda: CPU signals on the GPU). */
 static bool accel_i_cu_peer_waits(accel_device* d, accel_device* o);
+static bool accel_i_cu_cpu_word(accel_i_cu_device* dev, accel_signal* s, accel_i_a64** word,
+                                accel_cu_deviceptr* addr);
 static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t v) {
+    accel_i_a64* word;
+    accel_cu_deviceptr addr;
     (void)v;
+    if (s->obj.device->backend == accel_cpu_backend())
+        return accel_i_cu_peer_waits(q->obj.device, s->obj.device) &&
+               accel_i_cu_cpu_word(accel_i_cu_dev(q->obj.device), s, &word, &addr);
     if (s->obj.device != q->obj.device) return accel_i_cu_peer_waits(q->obj.device, s->obj.device);
     return accel_i_cu_dev(q->obj.device)->memops;
 }
@@ -3437,8 +3458,10 @@ static void accel_i_cu_queue_destroy(accel_queue* base) {
    device's native state is forgotten (it goes with the context: nothing is released), the context is
    reset and retained anew, and the device's stream and pinned blocks are made again. The io, cache and
    domain locks keep buffer reads and writes, the copy kernel's loading and releases out meanwhile. */
+static void accel_i_cu_cpu_forget(accel_i_cu_device* dev);
 static void accel_i_cu_forget_native(accel_i_cu_device* dev) {
     accel_i_cu_block* k;
+    accel_i_cu_cpu_forget(dev);   /* before the blocks go: CPU signals' raises store no more into them */
     accel_i_spin_lock(&dev->words_lock);
     k = dev->blocks;
     dev->blocks = NULL;
@@ -3561,9 +3584,116 @@ static bool accel_i_cu_peer_copy(accel_device* d, accel_device* o, const accel_b
    them (cuda: releases) share the CUDA device's domain, and a lost context is lost for both. Another
    GPU: gated on the host (its releases could not see this device's waits). */
 static bool accel_i_cu_peer_waits(accel_device* d, accel_device* o) {
+    if (o->backend == accel_cpu_backend()) return accel_i_cu_dev(d)->memops;   /* cuda: CPU signals */
     if (o->backend != d->backend) return false;
     return accel_i_cu_dev(o)->cudev == accel_i_cu_dev(d)->cudev && accel_i_cu_dev(d)->memops &&
            accel_i_cu_dev(o)->memops;
+}
+
+/* ==== cuda: CPU signals on the GPU ====
+   A queue's wait on a CPU signal goes to the GPU (DESIGN 7.2) as a cuStreamWaitValue64 on the signal's
+   device word (core: device words): a word of the mirror pool (pinned, device-mapped) of the first CUDA
+   device that waits on the signal on the GPU, attached at that wait and kept with the signal, which
+   holds a reference to the device meanwhile (its pool stays). Every raise of the CPU signal stores
+   the word (a CPU queue's signal command, a host set, a failure: ACCEL_SIGNAL_MAX, so the failure
+   releases the stream and the core's failure flow, which fails the waiting batch's later signals
+   first, holds as for a GPU signal), so the stream goes on with no host thread of this device
+   involved. Accel devices on the same CUDA device share the word (one context); a stream of another
+   CUDA device waits on the host (its context may not map the word). A recover of the owner forgets
+   the words (they went with the old context: accel_i_cu_cpu_forget); the next wait attaches a new one.
+   The signal's free gives the word back to the pool (no stream waits on it then: a batch waiting on
+   the signal holds it until the point after its wait is reaped) and drops the reference. */
+static void accel_i_cu_cpu_drop(accel_signal* s) {
+    accel_i_dword* d = accel_i_dword_of(s);
+    accel_i_cu_device* dev = (accel_i_cu_device*)d->owner;
+    accel_i_spin_lock(&dev->cpu_lock);
+    for (uint32_t i = 0; i < dev->cpu_n; i++)
+        if (dev->cpu_sigs[i] == s) { dev->cpu_sigs[i] = dev->cpu_sigs[--dev->cpu_n]; break; }
+    if (d->word) {
+        accel_i_cu_word w;
+        w.host = d->word; w.dptr = (accel_cu_deviceptr)d->addr;
+        accel_i_cu_word_give(dev, &w);
+    }
+    if (dev->cpu_n == 0) {
+        accel_i_dev_free(&dev->base, dev->cpu_sigs, (size_t)dev->cpu_cap * sizeof *dev->cpu_sigs);
+        dev->cpu_sigs = NULL;
+        dev->cpu_cap = 0;
+    }
+    accel_i_spin_unlock(&dev->cpu_lock);
+    d->word = NULL; d->owner = NULL; d->drop = NULL;
+    accel_i_device_release(&dev->base);
+}
+/* Attaches word w to s (dev's cpu_lock and s's lock held); false when out of host memory. */
+static bool accel_i_cu_cpu_attach(accel_i_cu_device* dev, accel_signal* s, const accel_i_cu_word* w) {
+    accel_i_dword* d = accel_i_dword_of(s);
+    if (!d->owner) {   /* the first: s joins dev's list and holds the device */
+        if (dev->cpu_n == dev->cpu_cap) {
+            size_t bytes = (size_t)dev->cpu_cap * sizeof *dev->cpu_sigs;
+            if (!accel_i_grow(&dev->base, (void**)&dev->cpu_sigs, &bytes, bytes + 8 * sizeof *dev->cpu_sigs))
+                return false;
+            dev->cpu_cap = (uint32_t)(bytes / sizeof *dev->cpu_sigs);
+        }
+        dev->cpu_sigs[dev->cpu_n++] = s;
+        accel_i_device_retain(&dev->base);
+        d->owner = dev;
+        d->drop = accel_i_cu_cpu_drop;
+    }
+    atomic_store(w->host, 0u);
+    d->word = w->host;
+    d->addr = (uint64_t)w->dptr;
+    atomic_store(&d->on, 1u);   /* seq_cst, then the value: see accel_i_dword */
+    accel_i_dword_store(d, accel_signal_value(s));
+    return true;
+}
+/* The device word of CPU signal s that dev's streams can watch (attached now if s has none): *word,
+   *addr. False when it is another CUDA device's, or none could be had (out of memory): the wait is
+   gated on the host then. */
+static bool accel_i_cu_cpu_word(accel_i_cu_device* dev, accel_signal* s, accel_i_a64** word,
+                                accel_cu_deviceptr* addr) {
+    accel_i_dword* d = accel_i_dword_of(s);
+    accel_i_cu_word w;
+    bool ok, fresh = false;
+    accel_i_spin_lock(&d->lock);
+    ok = d->word != NULL;
+    if (ok) { *word = d->word; *addr = (accel_cu_deviceptr)d->addr; }
+    if (d->owner) ok = ok && accel_i_cu_dev((accel_device*)d->owner)->cudev == dev->cudev;
+    fresh = !d->word && (!d->owner || d->owner == dev);
+    accel_i_spin_unlock(&d->lock);
+    if (!fresh) return ok;
+    accel_i_cu_enter(dev);   /* the pool may grow (cuMemHostAlloc) */
+    if (accel_i_cu_word_take(dev, &w, false) != ACCEL_OK) return false;
+    accel_i_spin_lock(&dev->cpu_lock);
+    accel_i_spin_lock(&d->lock);
+    fresh = !d->word && (!d->owner || d->owner == dev);
+    ok = fresh && accel_i_cu_cpu_attach(dev, s, &w);
+    if (ok) { *word = d->word; *addr = (accel_cu_deviceptr)d->addr; }
+    accel_i_spin_unlock(&d->lock);
+    accel_i_spin_unlock(&dev->cpu_lock);
+    if (!ok) accel_i_cu_word_give(dev, &w);   /* another thread attached one meanwhile, or no memory */
+    return ok || (!fresh && accel_i_cu_cpu_word(dev, s, word, addr));
+}
+/* A GPU wait for CPU signal s >= v: on its device word; a wait for a host-raised value, listed as the
+   mirrors' are (accel_i_cu_gate_add). No word (out of memory, or the owner was recovered and then
+   another device's): an error, which fails the batch (wait_on_device said yes a moment ago). */
+static accel_cu_result accel_i_cu_cpu_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
+    accel_i_a64* word;
+    accel_cu_deviceptr addr;
+    if (!accel_i_cu_cpu_word(accel_i_cu_dev(q->base.obj.device), s, &word, &addr))
+        return ACCEL_CU_ERROR_OUT_OF_MEMORY;
+    accel_i_cu_gate_add(q, word, v);
+    return accel_i_cu_word_wait(q, addr, v);
+}
+/* A recover: the device's words went with the old context; the CPU signals keep their place in the
+   list (and their reference) and take a new word at their next wait. */
+static void accel_i_cu_cpu_forget(accel_i_cu_device* dev) {
+    accel_i_spin_lock(&dev->cpu_lock);
+    for (uint32_t i = 0; i < dev->cpu_n; i++) {
+        accel_i_dword* d = accel_i_dword_of(dev->cpu_sigs[i]);
+        accel_i_spin_lock(&d->lock);
+        d->word = NULL;
+        accel_i_spin_unlock(&d->lock);
+    }
+    accel_i_spin_unlock(&dev->cpu_lock);
 }
 
 /* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
@@ -3571,6 +3701,7 @@ static const accel_backend accel_i_cu_backend_table = {
     "cuda",                             /* name */
     false,                              /* shares_host_memory */
     false,                              /* fills_any_byte: cuMemsetD32Async */
+    true,                               /* pinned_host_buffers: cuMemHostAlloc, portable */
     accel_i_cu_device_count,            /* device_count */
     accel_i_cu_device_create,           /* device_create */
     accel_i_cu_device_destroy,          /* device_destroy */
@@ -3840,7 +3971,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
 }
 /* no device is ever created, so the other entries are never called */
 static const accel_backend accel_i_cu_backend_table = {
-    "cuda", false, false, accel_i_cu_device_count, accel_i_cu_device_create,
+    "cuda", false, false, false, accel_i_cu_device_count, accel_i_cu_device_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL   /* peer_copy, peer_waits */

@@ -558,7 +558,7 @@ static accel_result accel_i_vk_stub_create(const accel_backend* b, const accel_d
     return ACCEL_ERROR_UNAVAILABLE;
 }
 static const accel_backend accel_i_vk_backend_table = {
-    "vulkan", false, false, accel_i_vk_stub_count, accel_i_vk_stub_create,
+    "vulkan", false, false, false, accel_i_vk_stub_count, accel_i_vk_stub_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL,  /* a stub makes no device: nothing past device_create is called */
     NULL, NULL               /* peer_copy, peer_waits */
@@ -776,6 +776,12 @@ typedef struct accel_i_vk_hwq {
     uint64_t flush_to;
 } accel_i_vk_hwq;
 
+/* Threads in a native call outside the object lock (accel_i_vk_enter), counted in slots by thread, each
+   on a cache line of its own: the count is taken on every signal value, raise and wait, by threads
+   that share nothing else. */
+#define ACCEL_I_VK_USER_SLOTS 16u
+typedef struct accel_i_vk_users { accel_i_a32 n; char pad[60]; } accel_i_vk_users;
+
 typedef struct accel_i_vk_device {
     accel_device base;
     accel_i_vk_itab vki;
@@ -805,9 +811,10 @@ typedef struct accel_i_vk_device {
     VkSemaphore io_sem;
     uint64_t io_val;
     /* semaphores waiting to be destroyed (see vulkan: semaphore retirement; submit_lock): the first
-       nflushing are covered by the flush in flight */
+       nflushing are covered by the flush in flight; room for `retirable` (the semaphores accel owns,
+       live or retired: reserved when each is made, so that retiring one never allocates) */
     VkSemaphore* retired;
-    uint32_t nretired, retired_cap, nflushing;
+    uint32_t nretired, retired_cap, nflushing, retirable;
     /* timestamps (see "Timestamps"): ticks to ns, and how device ticks meet the host clock */
     double stamp_period;          /* timestampPeriod: ns per tick */
     /* buffers' memory (see "vulkan: memory blocks"; mem_lock) */
@@ -816,6 +823,7 @@ typedef struct accel_i_vk_device {
     uint32_t empty_blocks;
     accel_i_a32 memory_objects;   /* VkDeviceMemory objects of buffers now: blocks and large buffers' own */
     bool cal_ext;                 /* VK_EXT_calibrated_timestamps with DEVICE + CLOCK_MONOTONIC domains */
+    bool pci_known, pci_ext;      /* VK_EXT_pci_bus_info offered (known: from create's extension list) */
     bool cal_done;                /* paired calibration taken (io_lock): cal_host ns <-> cal_raw ticks */
     uint64_t cal_host, cal_raw, cal_error;
     /* vulkan: recovery. What vkCreateDevice was given (to make it again); the generation whose VkDevice
@@ -825,7 +833,8 @@ typedef struct accel_i_vk_device {
     bool open_io_own, open_copy_own;
     const char* open_ext[4];
     accel_i_a64 vk_gen;
-    accel_i_a32 native_users, recovering;
+    accel_i_vk_users native_users[ACCEL_I_VK_USER_SLOTS];
+    accel_i_a32 recovering;
     uint32_t lose_at;             /* test only: ACCEL_VULKAN_TEST_DEVICE_LOST (which vkQueueSubmit fails) */
     accel_i_a32 submits;
     /* vulkan: peer copies: VK_KHR_external_memory_fd enabled; new buffer memory allocated exportable
@@ -949,13 +958,21 @@ static accel_i_vk_device* accel_i_vk_dev(accel_device* d) { return (accel_i_vk_d
    queue's completion and entries): false when o's VkDevice is gone or going (accel_device_recover:
    vulkan: recovery), then the caller skips it. The recover stores vk_gen, then waits until no caller
    is inside; a caller counts itself, then loads vk_gen (seq_cst both): one sees the other. */
+static accel_i_a32* accel_i_vk_users_of(accel_i_vk_device* dev) {
+    return &dev->native_users[accel_i_host_thread() % ACCEL_I_VK_USER_SLOTS].n;
+}
 static bool accel_i_vk_enter(accel_i_vk_device* dev, const accel_i_object* o) {
-    atomic_fetch_add(&dev->native_users, 1u);
+    atomic_fetch_add(accel_i_vk_users_of(dev), 1u);
     if (o->generation >= atomic_load(&dev->vk_gen)) return true;
-    atomic_fetch_sub(&dev->native_users, 1u);
+    atomic_fetch_sub(accel_i_vk_users_of(dev), 1u);
     return false;
 }
-static void accel_i_vk_leave(accel_i_vk_device* dev) { atomic_fetch_sub(&dev->native_users, 1u); }
+static void accel_i_vk_leave(accel_i_vk_device* dev) { atomic_fetch_sub(accel_i_vk_users_of(dev), 1u); }
+/* A recover's wait for the callers inside (after it stored vk_gen) */
+static void accel_i_vk_users_out(accel_i_vk_device* dev) {
+    for (uint32_t i = 0; i < ACCEL_I_VK_USER_SLOTS; i++)
+        while (atomic_load(&dev->native_users[i].n) != 0) accel_i_yield();
+}
 
 /* ==== vulkan: errors ==== */
 static const char* accel_i_vk_result_name(VkResult r) {
@@ -1040,6 +1057,8 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL accel_i_vk_debug_cb(VkDebugUtilsMessageSev
 }
 
 /* ==== vulkan: signals ==== */
+static bool accel_i_vk_retire_reserve(accel_i_vk_device* dev);   /* vulkan: semaphore retirement */
+static void accel_i_vk_retire_unreserve(accel_i_vk_device* dev);
 static VkResult accel_i_vk_timeline(accel_i_vk_device* dev, uint64_t initial, VkSemaphore* out) {
     VkSemaphoreTypeCreateInfo type;
     VkSemaphoreCreateInfo ci;
@@ -1107,8 +1126,14 @@ static accel_result accel_i_vk_signal_create(accel_device* d, uint64_t initial, 
         accel_i_dev_free(d, s, sizeof *s);
         return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: mutex/condition init failed");
     }
+    if (!accel_i_vk_retire_reserve(dev)) {
+        accel_i_event_destroy(&s->host);
+        accel_i_dev_free(d, s, sizeof *s);
+        return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
+    }
     vr = accel_i_vk_timeline(dev, initial, &s->sem);
     if (vr != VK_SUCCESS) {
+        accel_i_vk_retire_unreserve(dev);
         accel_i_event_destroy(&s->host);
         accel_i_dev_free(d, s, sizeof *s);
         return accel_i_vk_fail(dev, vr, "vkCreateSemaphore", "accel_signal_create");
@@ -1156,24 +1181,34 @@ static void accel_i_vk_retired_destroy(accel_i_vk_device* dev, uint32_t n) {
     if (dev->nretired > n)   /* never memmove(NULL, ...) (an empty list may have no array yet) */
         memmove(dev->retired, dev->retired + n, (size_t)(dev->nretired - n) * sizeof *dev->retired);
     dev->nretired -= n;
+    dev->retirable -= n;
     dev->nflushing = 0;
 }
-/* Retires sem (see above; submit_lock held); destroys it at once when out of host memory for the
-   list, after waiting for its device to be idle. */
-static void accel_i_vk_sem_retire_locked(accel_i_vk_device* dev, VkSemaphore sem) {
-    if (dev->nretired == dev->retired_cap) {
+/* Room on the list for one more semaphore of accel's (before it is made); false: out of host memory.
+   accel_i_vk_retire_unreserve when it is not made after all, or destroyed without retiring. */
+static bool accel_i_vk_retire_reserve(accel_i_vk_device* dev) {
+    bool ok = true;
+    accel_i_mutex_lock(&dev->submit_lock);
+    if (dev->retirable == dev->retired_cap) {
         uint32_t cap = dev->retired_cap ? dev->retired_cap * 2u : 32u;
         VkSemaphore* m = (VkSemaphore*)accel_i_dev_alloc(&dev->base, (size_t)cap * sizeof *m);
-        if (!m) {
-            dev->vk.DeviceWaitIdle(dev->device);
-            dev->vk.DestroySemaphore(dev->device, sem, NULL);
-            return;
-        }
-        if (dev->nretired) memcpy(m, dev->retired, (size_t)dev->nretired * sizeof *m);
-        if (dev->retired) accel_i_dev_free(&dev->base, dev->retired, (size_t)dev->retired_cap * sizeof *m);
-        dev->retired = m;
-        dev->retired_cap = cap;
+        ok = m != NULL;
+        if (ok && dev->nretired) memcpy(m, dev->retired, (size_t)dev->nretired * sizeof *m);
+        if (ok && dev->retired)
+            accel_i_dev_free(&dev->base, dev->retired, (size_t)dev->retired_cap * sizeof *m);
+        if (ok) { dev->retired = m; dev->retired_cap = cap; }
     }
+    if (ok) dev->retirable++;
+    accel_i_mutex_unlock(&dev->submit_lock);
+    return ok;
+}
+static void accel_i_vk_retire_unreserve(accel_i_vk_device* dev) {
+    accel_i_mutex_lock(&dev->submit_lock);
+    dev->retirable--;
+    accel_i_mutex_unlock(&dev->submit_lock);
+}
+/* Retires sem, one of accel's, reserved when it was made (see above; submit_lock held). */
+static void accel_i_vk_sem_retire_locked(accel_i_vk_device* dev, VkSemaphore sem) {
     dev->retired[dev->nretired++] = sem;
     if (dev->nflushing && accel_i_vk_flush_done(dev)) accel_i_vk_retired_destroy(dev, dev->nflushing);
     if (!dev->nflushing && dev->nretired >= ACCEL_I_VK_RETIRE_BATCH && !accel_i_lost(&dev->base) &&
@@ -1383,10 +1418,10 @@ static void accel_i_vk_host_wait(accel_i_vk_signal* s, uint64_t v, uint64_t seen
 /* accel_i_vk_enter for every signal of a wait (one count). */
 static bool accel_i_vk_enter_all(accel_i_vk_device* dev, accel_signal* const* s, uint32_t n) {
     uint64_t g;
-    atomic_fetch_add(&dev->native_users, 1u);
+    atomic_fetch_add(accel_i_vk_users_of(dev), 1u);
     g = atomic_load(&dev->vk_gen);
     for (uint32_t i = 0; i < n; i++)
-        if (s[i]->obj.generation < g) { atomic_fetch_sub(&dev->native_users, 1u); return false; }
+        if (s[i]->obj.generation < g) { accel_i_vk_leave(dev); return false; }
     return true;
 }
 /* Host wait over signals of one device, in slices of at most ACCEL_I_VK_SLICE_NS, re-checking the
@@ -4198,9 +4233,14 @@ static accel_result accel_i_vk_queue_create(accel_device* d, accel_queue_type ty
     pi.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
     pi.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     pi.queueFamilyIndex = q->hwq->family;
+    if (!accel_i_vk_retire_reserve(dev)) {
+        accel_i_vk_queue_release(q);
+        return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: out of host memory");
+    }
     vr = dev->vk.CreateCommandPool(dev->device, &pi, NULL, &q->pool);
     if (vr == VK_SUCCESS) vr = accel_i_vk_timeline(dev, 0, &q->done);
     if (vr != VK_SUCCESS) {
+        if (!q->done) accel_i_vk_retire_unreserve(dev);   /* a done made is retired by the release */
         accel_i_vk_queue_release(q);
         return accel_i_vk_fail(dev, vr, "vkCreateCommandPool/vkCreateSemaphore", "accel_queue_create");
     }
@@ -4416,7 +4456,9 @@ static bool accel_i_vk_fill_identity(accel_i_vk_device* dev, accel_device_info* 
     VkPhysicalDevicePCIBusInfoPropertiesEXT pci;
     VkPhysicalDeviceProperties2 p2;
     bool has_pci;
-    if (!accel_i_vk_phys_has_ext(dev, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME, &has_pci)) return false;
+    has_pci = dev->pci_ext;
+    if (!dev->pci_known && !accel_i_vk_phys_has_ext(dev, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME, &has_pci))
+        return false;
     memset(&id, 0, sizeof id);
     id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
     memset(&pci, 0, sizeof pci);
@@ -4686,6 +4728,8 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
             return ACCEL_ERROR_OUT_OF_MEMORY;
         }
         if (dev->vki.EnumerateDeviceExtensionProperties(dev->phys, NULL, &next, exts) != VK_SUCCESS) next = 0;
+        dev->pci_known = true;
+        dev->pci_ext = accel_i_vk_has_ext(exts, next, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
         dev->push_desc = accel_i_vk_has_ext(exts, next, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME) &&
                          !accel_i_vk_env_on("ACCEL_VULKAN_NO_PUSH_DESCRIPTORS");
         if (props.apiVersion < VK_API_VERSION_1_2 &&
@@ -4846,7 +4890,10 @@ static void accel_i_vk_program_forget(accel_i_vk_device* dev, accel_i_vk_program
     p->module = VK_NULL_HANDLE;
 }
 static void accel_i_vk_signal_forget(accel_i_vk_device* dev, accel_i_vk_signal* s) {
-    if (s->owned && s->sem) dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
+    if (s->owned && s->sem) {
+        dev->vk.DestroySemaphore(dev->device, s->sem, NULL);
+        dev->retirable--;   /* its room on the retirement list (submit_lock held) */
+    }
     s->sem = VK_NULL_HANDLE;
 }
 static void accel_i_vk_list_forget(accel_i_vk_device* dev, accel_commands* c) {
@@ -4944,7 +4991,7 @@ static accel_result accel_i_vk_device_recover(accel_device* d) {
     VkResult vr;
     atomic_store(&dev->recovering, 1u);
     atomic_store(&dev->vk_gen, atomic_load(&d->generation));
-    while (atomic_load(&dev->native_users) != 0) accel_i_yield();
+    accel_i_vk_users_out(dev);
     accel_i_objects_hold(d);
     accel_i_mutex_lock(&dev->io_lock);
     accel_i_mutex_lock(&dev->submit_lock);
@@ -4988,6 +5035,8 @@ static const accel_backend accel_i_vk_backend_table = {
     "vulkan",                           /* name */
     false,                              /* shares_host_memory */
     false,                              /* fills_any_byte: vkCmdFillBuffer */
+    false,                              /* pinned_host_buffers: host-visible memory, not pinned for
+                                           other devices */
     accel_i_vk_device_count,            /* device_count */
     accel_i_vk_device_create,           /* device_create */
     accel_i_vk_device_destroy,          /* device_destroy */

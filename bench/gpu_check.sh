@@ -27,7 +27,10 @@
 #      says "figure 15 skipped" with the reason where libcublas cannot be loaded or started)
 #   6. the benchmark (bench/cuda.c), full run: the table and BENCH lines to paste into the issue note,
 #      and the counts per step (figures 5, 9-12) on both sides: wake-ups of accel's queue workers and
-#      of the caller; driver calls read n/a on a real driver (tests/mock_cuda.c counts them)
+#      of the caller; driver calls read n/a on a real driver (tests/mock_cuda.c counts them); then
+#      bench/device_waits.c: a CPU signal waited on by a CUDA queue on the GPU (its device word), in the
+#      ring mode (gated on the host), and raw cuStreamWaitValue64 on a pinned word: ns and worker
+#      wake-ups per step (the suite's tests/test_device_waits.c checks the same path's results)
 #   7. vulkan: the Vulkan suite and bench/vulkan.c on the GPU's Vulkan driver, when build/vulkan/ holds
 #      them (they need glslc and the Vulkan headers to build: build them elsewhere with
 #      `make build-vulkan build/bench_vulkan build/bench_devices` and copy build/ in (bench_devices: peer
@@ -89,14 +92,16 @@ if (( ${#suite_bins[@]} == 0 || ${#example_bins[@]} == 0 )); then
     exit 1
 fi
 # recover: its programs are in the suite's and the examples'
-bins=("${suite_bins[@]}" build/gcc/test_cuda "${example_bins[@]}" "${nccl_bins[@]}" build/bench_cuda build/cuda_blocking)
+bins=("${suite_bins[@]}" build/gcc/test_cuda "${example_bins[@]}" "${nccl_bins[@]}" build/bench_cuda build/cuda_blocking
+      build/bench_device_waits)
 if (( build )); then
     echo "==== build (${#bins[@]} programs)"
     make -j"$(nproc)" -k "${bins[@]}" >/dev/null 2>&1 || make -k "${bins[@]}"
 fi
 if (( list )); then
     for b in "${bins[@]}"; do
-        case $b in build/cuda/*) step="suite, ring, sanitizer" ;; build/gcc/test_cuda) step=test_cuda ;; build/bench_cuda) step=bench ;;
+        case $b in build/cuda/*) step="suite, ring, sanitizer" ;; build/gcc/test_cuda) step=test_cuda ;;
+                   build/bench_cuda | build/bench_device_waits) step=bench ;;
                    build/cuda_blocking) step=blocking ;; build/nccl_allreduce) step=nccl ;; *) step=examples ;; esac
         if [[ -x $b ]]; then echo "  built    $b  ($step)"; else echo "  MISSING  $b  ($step)"; fi
     done
@@ -189,6 +194,8 @@ fi
 want bench && {
 echo "==== bench"
 if timeout -k 10 600 build/bench_cuda; then ok "bench_cuda"; else bad "bench_cuda (exit $?)"; fi
+echo "==== bench_device_waits (a CPU signal waited on by a CUDA queue: on the GPU, ring mode, raw)"
+if timeout -k 10 300 build/bench_device_waits; then ok "bench_device_waits"; else bad "bench_device_waits (exit $?)"; fi
 }
 
 want vulkan && {

@@ -11,8 +11,11 @@
    programs and signals that submitted work still uses is allowed and happens), record any command with
    arbitrary offsets, sizes, counts, values and NULLs, submit, finish with tiny timeouts, set/fail/wait
    signals (wait, wait_many: timeouts of at most 200 us), read/write buffers, make the next few host
-   allocations fail. At the end everything is unblocked and the device destroyed; no allocation may
-   be outstanding.
+   allocations fail. An input whose first byte has its top bit set also gets v0.3's calls: queue memory
+   (accel_queue_alloc into a buffer slot, accel_queue_free of such a slot), indirect execs with
+   arbitrary counts buffers and offsets, peer copies with a second (CPU) device's buffers, native steps,
+   accel_device_peer_info, and accel_device_recover (after which every object is stale and destroyed).
+   At the end everything is unblocked and the device destroyed; no allocation may be outstanding.
 
    Bounded by construction: no call waits forever. The fuzzer remembers, per signal, the largest value a
    recorded queue wait asked for; before a queue or the device is destroyed, or a signal handle dropped,
@@ -127,6 +130,11 @@ typedef struct fz {
     uint32_t p_buffers[FZ_P], p_constants[FZ_P];   /* the counts each program takes */
     accel_signal* s[FZ_S];
     fz_sig m[FZ_S];
+    /* v0.3 (see the top): queue memory slots, the second device and its buffers */
+    int v3;
+    uint8_t qm[FZ_B];                  /* 1: b[i] came from accel_queue_alloc */
+    accel_device* dev2;
+    accel_buffer* pb[2];
 } fz;
 static unsigned char fz_host_mem[FZ_B][FZ_BUF_MAX];    /* host_ptr buffers wrap these */
 #define FZ_ALLOC_MAX ((size_t)1 << 20)                 /* larger host allocations are refused (OOM) */
@@ -169,7 +177,8 @@ enum {
     OP_BUFFER_CREATE, OP_BUFFER_DESTROY, OP_PROGRAM_CREATE, OP_PROGRAM_DESTROY, OP_SIGNAL_CREATE,
     OP_SIGNAL_DESTROY, OP_QUEUE_CREATE, OP_QUEUE_DESTROY, OP_WAIT, OP_SIGNAL, OP_EXEC, OP_COPY, OP_FILL,
     OP_UPDATE, OP_BARRIER, OP_SUBMIT, OP_FINISH, OP_SET, OP_FAIL, OP_HOST_WAIT, OP_WAIT_MANY, OP_IO,
-    OP_OOM, OP_MISC, OP_COUNT
+    OP_OOM, OP_MISC, OP_COUNT,
+    OP_QALLOC = OP_COUNT, OP_QFREE, OP_INDIRECT, OP_PEER, OP_NATIVE, OP_RECOVER, OP_COUNT_V3   /* v3 inputs */
 };
 
 static void fz_op_buffer_create(fz* f, fz_in* in) {
@@ -197,6 +206,7 @@ static void fz_op_buffer_create(fz* f, fz_in* in) {
     if (d.host_ptr) FZ_EXPECT(accel_buffer_map(out) == d.host_ptr, 0, 0);
     accel_buffer_destroy(f->b[i]);   /* the old one may still be in use by submitted work */
     f->b[i] = out;
+    f->qm[i] = 0;
 }
 static void fz_op_program_create(fz* f, fz_in* in) {
     int i = fz_u8(in) % FZ_P;
@@ -408,15 +418,21 @@ static void fz_op_wait_many(fz* f, fz_in* in) {
         for (uint32_t j = 0; j < n; j++) FZ_EXPECT(accel_signal_value(s[j]) >= v[j], j, v[j]);
 }
 static void fz_op_io(fz* f, fz_in* in) {
-    accel_buffer* b = fz_pick_buffer(f, in);
+    uint8_t pick = fz_u8(in);
+    accel_buffer* b = pick == 0xFFu ? NULL : f->b[pick % FZ_B];   /* as fz_pick_buffer */
+    /* queue memory: OUT_OF_MEMORY where none came (the contract); INVALID_ARGUMENT before its alloc's
+       point or after its free's where the memory is taken at the point (the CPU, CUDA) */
+    int qmem = b && f->qm[pick % FZ_B];
     uint8_t k = fz_u8(in);
     size_t off = fz_size(in), size = fz_size(in);
     void* host = (k & 0x70u) == 0x70u ? NULL : fz_scratch;
     accel_result r;
     if (size > sizeof fz_scratch && b && size <= accel_buffer_size(b)) size = sizeof fz_scratch;   /* host side */
     r = (k & 1u) ? accel_buffer_write(b, off, host, size) : accel_buffer_read(b, off, host, size);
-    FZ_EXPECT(r == ACCEL_OK || r == ACCEL_ERROR_INVALID_ARGUMENT, r, 0);
-    if (b && host && size && off <= accel_buffer_size(b) && size <= accel_buffer_size(b) - off) FZ_EXPECT(r == ACCEL_OK, r, 0);
+    FZ_EXPECT(r == ACCEL_OK || r == ACCEL_ERROR_INVALID_ARGUMENT || (qmem && r == ACCEL_ERROR_OUT_OF_MEMORY), r, 0);
+    if (b && host && size && off <= accel_buffer_size(b) && size <= accel_buffer_size(b) - off)
+        FZ_EXPECT(r == ACCEL_OK ||
+                  (qmem && (r == ACCEL_ERROR_OUT_OF_MEMORY || r == ACCEL_ERROR_INVALID_ARGUMENT)), r, 0);
     if (b) (void)accel_buffer_map(b);
 }
 static void fz_op_misc(fz* f, fz_in* in) {
@@ -469,6 +485,102 @@ static void fz_op_misc(fz* f, fz_in* in) {
     }
 }
 
+/* ==== v0.3's calls ==== */
+static void fz_op_qalloc(fz* f, fz_in* in) {
+    int i = fz_u8(in) % FZ_B;
+    accel_queue* q = fz_pick_queue(f, in);
+    uint8_t k = fz_u8(in);
+    size_t size = fz_size(in);
+    accel_memory m = (accel_memory)((k & 3u) == 3u ? (int)fz_u8(in) - 128 : (int)(k & 3u) % 3);
+    accel_buffer* out = (accel_buffer*)&k;
+    accel_result r;
+    if (size > FZ_BUF_MAX && (k & 4u)) size = FZ_BUF_MAX;
+    r = accel_queue_alloc(q, size, m, (k & 0xF0u) == 0xF0u ? NULL : &out);
+    FZ_EXPECT(r == ACCEL_OK || r == ACCEL_ERROR_INVALID_ARGUMENT || r == ACCEL_ERROR_OUT_OF_MEMORY, r, 0);
+    if ((k & 0xF0u) == 0xF0u) { FZ_EXPECT(r == ACCEL_ERROR_INVALID_ARGUMENT, r, 0); return; }
+    FZ_EXPECT((r == ACCEL_OK) == (out != NULL), r, 0);
+    if (r != ACCEL_OK) return;
+    FZ_EXPECT(accel_buffer_size(out) == size, accel_buffer_size(out), size);
+    accel_buffer_destroy(f->b[i]);   /* a queue memory handle too: a free at no queue point */
+    f->b[i] = out;
+    f->qm[i] = 1;
+}
+/* A free ends the handle (its slot is cleared); one of a buffer not from accel_queue_alloc, or with no
+   queue, is an error that frees nothing (the slot stays). */
+static void fz_op_qfree(fz* f, fz_in* in) {
+    int i = fz_u8(in) % FZ_B;
+    accel_queue* q = fz_pick_queue(f, in);
+    accel_queue_free(q, f->b[i]);
+    if (q && f->b[i] && f->qm[i]) { f->b[i] = NULL; f->qm[i] = 0; }
+}
+static void fz_op_indirect(fz* f, fz_in* in) {
+    accel_queue* q = fz_pick_queue(f, in);
+    int i = fz_u8(in) % FZ_P;
+    uint8_t k = fz_u8(in);
+    accel_buffer* bufs[70];
+    uint32_t consts[70], local[3];
+    uint32_t nb = f->p[i] && !(k & 1u) ? f->p_buffers[i] : fz_u8(in) % 70u;
+    uint32_t nc = f->p[i] && !(k & 1u) ? f->p_constants[i] : fz_u8(in) % 70u;
+    for (uint32_t j = 0; j < 70u; j++) { bufs[j] = f->b[(j + k) % FZ_B]; consts[j] = j + 1u; }
+    for (int d = 0; d < 3; d++) local[d] = (k & 2u) ? fz_u32(in) : (uint32_t)(fz_u8(in) & 15u);
+    accel_queue_exec_indirect(q, (k & 0xC0u) == 0xC0u ? NULL : f->p[i], bufs, nb, consts, nc,
+                              (k & 0x30u) == 0x30u ? NULL : local, fz_pick_buffer(f, in), fz_size(in));
+}
+/* A copy with one buffer of the second device: into it, or out of it. */
+static void fz_op_peer(fz* f, fz_in* in) {
+    accel_queue* q = fz_pick_queue(f, in);
+    accel_buffer* mine = fz_pick_buffer(f, in);
+    uint8_t k = fz_u8(in);
+    accel_buffer* other = f->pb[k & 1u];
+    size_t a = fz_size(in), b = fz_size(in), size = fz_size(in);
+    if (k & 2u) accel_queue_copy(q, mine, a, other, b, size);
+    else accel_queue_copy(q, other, a, (k & 4u) ? other : mine, b, size);   /* both the other's: an error */
+}
+static void fz_native_nop(const accel_native* n, void* user) { (void)n; (void)user; }
+static void fz_op_native(fz* f, fz_in* in) {
+    accel_queue* q = fz_pick_queue(f, in);
+    uint8_t k = fz_u8(in);
+    accel_peer_info pi;
+    accel_queue_native(q, (k & 1u) ? NULL : fz_native_nop, f);
+    if (k & 2u) {
+        accel_result r = accel_device_peer_info((k & 4u) ? NULL : f->dev, f->dev2, (k & 8u) ? NULL : &pi);
+        FZ_EXPECT(r == ((k & 12u) ? ACCEL_ERROR_INVALID_ARGUMENT : ACCEL_OK), r, k);
+        if (r == ACCEL_OK) FZ_EXPECT(pi.copy, 0, 0);
+    }
+}
+/* Every object of the old generation is stale afterwards (calls on it fail, destroys work): the slots
+   are emptied, destroyed one by one or left to the device (the input decides). */
+static void fz_op_recover(fz* f, fz_in* in) {
+    uint8_t k = fz_u8(in);
+    accel_result r = accel_device_recover(f->dev);
+    FZ_EXPECT(r == ACCEL_OK || r == ACCEL_ERROR_UNSUPPORTED || r == ACCEL_ERROR_OUT_OF_MEMORY ||
+              r == ACCEL_ERROR_DEVICE_LOST || r == ACCEL_ERROR_BACKEND || r == ACCEL_ERROR_UNAVAILABLE, r, 0);
+    if (r == ACCEL_ERROR_UNSUPPORTED) return;
+    for (int i = 0; i < FZ_Q; i++) { if (k & 1u) accel_queue_destroy(f->q[i]); f->q[i] = NULL; }
+    for (int i = 0; i < FZ_B; i++) { if (k & 2u) accel_buffer_destroy(f->b[i]); f->b[i] = NULL; f->qm[i] = 0; }
+    for (int i = 0; i < FZ_P; i++) { if (k & 4u) accel_program_destroy(f->p[i]); f->p[i] = NULL; }
+    for (int i = 0; i < FZ_S; i++) {
+        if (f->s[i]) FZ_EXPECT(accel_signal_value(f->s[i]) > ACCEL_SIGNAL_MAX, accel_signal_value(f->s[i]), i);
+        if (k & 8u) accel_signal_destroy(f->s[i]);
+        f->s[i] = NULL;
+        memset(&f->m[i], 0, sizeof f->m[i]);
+    }
+}
+/* The second device (v3 inputs): a CPU device on the same counting allocator, two buffers. */
+static void fz_dev2_make(fz* f, const accel_device_desc* d) {
+    accel_device_desc d2 = *d;
+    accel_buffer_desc bd;
+    d2.backend = accel_cpu_backend();
+    d2.cpu_threads = 1;
+    d2.debug = false;
+    if (accel_device_create(&d2, &f->dev2) != ACCEL_OK) fz_violation("second device create failed", 0, 0);
+    memset(&bd, 0, sizeof bd);
+    for (int i = 0; i < 2; i++) {
+        bd.size = i ? FZ_BUF_MAX : 64u;
+        if (accel_buffer_create(f->dev2, &bd, &f->pb[i]) != ACCEL_OK) fz_violation("peer buffer create", i, 0);
+    }
+}
+
 /* One input: a device, ops until the input ends, then teardown. Returns 0 (libFuzzer's convention). */
 static int fz_run(const uint8_t* data, size_t size) {
     static fz f;
@@ -488,8 +600,10 @@ static int fz_run(const uint8_t* data, size_t size) {
     f.lanes = FZ_THREADS ? d.cpu_threads : 1u;
     atomic_store(&fz_lanes, f.lanes);
     if (accel_device_create(&d, &f.dev) != ACCEL_OK) fz_violation("device create failed", 0, 0);
+    f.v3 = (head & 0x80u) != 0;
+    if (f.v3) fz_dev2_make(&f, &d);
     while (in.i < in.n && ops++ < 400) {
-        uint8_t op = fz_u8(&in) % OP_COUNT;
+        uint8_t op = fz_u8(&in) % (f.v3 ? OP_COUNT_V3 : OP_COUNT);
         switch (op) {
         case OP_BUFFER_CREATE: fz_op_buffer_create(&f, &in); break;
         case OP_BUFFER_DESTROY: { int i = fz_u8(&in) % FZ_B; accel_buffer_destroy(f.b[i]); f.b[i] = NULL; break; }
@@ -528,6 +642,12 @@ static int fz_run(const uint8_t* data, size_t size) {
             atomic_store(&f.st.fail_after, -1);
             break;
         }
+        case OP_QALLOC: fz_op_qalloc(&f, &in); break;
+        case OP_QFREE: fz_op_qfree(&f, &in); break;
+        case OP_INDIRECT: fz_op_indirect(&f, &in); break;
+        case OP_PEER: fz_op_peer(&f, &in); break;
+        case OP_NATIVE: fz_op_native(&f, &in); break;
+        case OP_RECOVER: fz_op_recover(&f, &in); break;
         default: fz_op_misc(&f, &in); break;
         }
     }
@@ -540,7 +660,9 @@ static int fz_run(const uint8_t* data, size_t size) {
         for (int i = 0; i < FZ_P; i++) accel_program_destroy(f.p[i]);
         for (int i = 0; i < FZ_S; i++) accel_signal_destroy(f.s[i]);
     }
+    if (f.v3 && (in.n & 2u)) accel_device_destroy(f.dev2);   /* the peer device first, or last */
     accel_device_destroy(f.dev);   /* ... or leave them to the device */
+    if (f.v3 && !(in.n & 2u)) accel_device_destroy(f.dev2);
     FZ_EXPECT(atomic_load(&f.st.outstanding) == 0, atomic_load(&f.st.outstanding), 0);
     FZ_EXPECT(atomic_load(&f.st.size_mismatch) == 0 && atomic_load(&f.st.bad_align) == 0, 0, 0);
     return 0;

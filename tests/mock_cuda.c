@@ -612,7 +612,8 @@ static CUresult mGetErrorName(CUresult r, const char** s) {
 /* Devices: one, or MOCK_CUDA_DEVICES (1..4) for tests of several devices (tests/test_devices.c). Each
    has its own primary context, a uuid of 15 bytes 0xA0.. then its ordinal, PCI location 0:(0x10 +
    ordinal):0, unified addressing, and peer access to every other one (cuDeviceCanAccessPeer 1;
-   cuCtxEnablePeerAccess once per pair, then CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, as the driver). */
+   cuCtxEnablePeerAccess once per pair, then CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, as the driver), or
+   none with MOCK_CUDA_NO_PEER=1 (cuDeviceCanAccessPeer 0: GPUs without it, whose copies are staged). */
 #define MOCK_MAX_DEVICES 4
 static int mock_devices(void) {
     const char* e = getenv("MOCK_CUDA_DEVICES");
@@ -633,9 +634,10 @@ static CUresult mDeviceGetUuid(unsigned char* uuid, int d) {
     return 0;
 }
 static CUresult mDeviceCanAccessPeer(int* can, int d, int peer) {
+    const char* no = getenv("MOCK_CUDA_NO_PEER");   /* GPUs without peer access: staged copies */
     MOCK_COUNT(MOCK_CALL_OTHER);
     if (d < 0 || d >= mock_devices() || peer < 0 || peer >= mock_devices()) return 101;
-    *can = d != peer;
+    *can = d != peer && !(no && no[0] && strcmp(no, "0") != 0);
     return 0;
 }
 static CUresult mDeviceGetName(char* name, int len, int d) {

@@ -10,14 +10,23 @@
 /* ==== the kernel: counts itself, per item and per group ==== */
 /* buffers: items (n words, +1 per run), stamps (n words: the serial of the last exec that ran the
    item), stats (words: 0 = items run twice by one exec, 1 = groups completed, 2 = groups that started
-   before every group of the earlier execs had completed). constants: serial (unique per exec, > 0),
+   before every group of the earlier execs had completed; 3-7: the first of those: the serial of its
+   exec, the groups completed it saw, those it expected, its group id x + 1, its worker). constants: serial (unique per exec, > 0),
    before (groups completed by the earlier execs of this queue), n. 2D: item = y * global_x + x. */
 static inline void pool_tick(const accel_dispatch* d) {
     uint32_t* items = (uint32_t*)d->buffers[0];
     uint32_t* stamps = (uint32_t*)d->buffers[1];
     atomic_uint* stats = (atomic_uint*)d->buffers[2];
     uint32_t serial = d->constants[0], before = d->constants[1], n = d->constants[2];
-    if (atomic_load(&stats[1]) < before) atomic_fetch_add(&stats[2], 1);
+    uint32_t seen = atomic_load(&stats[1]), none = 0;
+    /* the counts wrap at 2^32 (a long soak gets there): compared as a difference */
+    if ((int32_t)(seen - before) < 0 && atomic_fetch_add(&stats[2], 1) == 0 &&
+        atomic_compare_exchange_strong(&stats[3], &none, serial)) {
+        atomic_store(&stats[4], seen);   /* the first such group: its exec, what it saw, what it expected */
+        atomic_store(&stats[5], before);
+        atomic_store(&stats[6], d->group_id[0] + 1u);
+        atomic_store(&stats[7], (uint32_t)d->worker);
+    }
     for (uint32_t ly = 0; ly < d->group_size[1]; ly++) {
         uint32_t y = d->group_id[1] * d->group_size[1] + ly;
         if (y >= d->global_size[1]) break;
@@ -45,6 +54,8 @@ typedef struct pool_lane_run {
     uint64_t until_ns;           /* 0: run `rounds` rounds */
     uint32_t expect[POOL_ITEMS];
     uint32_t bad_items, bad_stats, bad_waits;
+    uint32_t seen_stats[9];      /* the first bad round's stats words and the groups it expected */
+    uint32_t seen_round, seen_serial0;   /* ... that round, and the serial of its first exec */
 } pool_lane_run;
 
 /* The shape of exec k of round r of queue q: 1D or 2D, local sizes that do and do not divide. */
@@ -71,7 +82,7 @@ static inline void pool_expect(pool_lane_run* a, accel_exec_params p) {
 }
 
 static inline void pool_round(pool_lane_run* a, uint32_t r) {
-    uint32_t stats[3];
+    uint32_t stats[8];
     const uint32_t* items;
     for (uint32_t k = 0; k < POOL_EXECS; k++) {
         accel_exec_params p = pool_shape(a, r, k);
@@ -88,7 +99,24 @@ static inline void pool_round(pool_lane_run* a, uint32_t r) {
     items = (const uint32_t*)accel_buffer_map(a->bufs[0]);
     if (!items || accel_buffer_read(a->bufs[2], 0, stats, sizeof stats) != ACCEL_OK) { a->bad_waits++; return; }
     for (uint32_t i = 0; i < POOL_ITEMS; i++) a->bad_items += items[i] != a->expect[i];
-    a->bad_stats += stats[0] != 0 || stats[1] != a->groups_total || stats[2] != 0;
+    if ((stats[0] != 0 || stats[1] != a->groups_total || stats[2] != 0) && a->bad_stats++ == 0) {
+        memcpy(a->seen_stats, stats, sizeof stats);
+        a->seen_stats[8] = a->groups_total;
+        a->seen_round = r;
+        a->seen_serial0 = a->serial - POOL_EXECS + 1u;
+    }
+}
+/* Says what a run found wrong (stderr). */
+static inline void pool_report(const pool_lane_run* a, const char* who) {
+    fprintf(stderr, "%s: %u items off, %u bad stats, %u failed waits", who, a->bad_items, a->bad_stats,
+            a->bad_waits);
+    if (a->bad_stats)
+        fprintf(stderr, " (first: round %u, %u items run twice by one exec, %u of %u groups completed, %u groups "
+                "started before the earlier execs completed; the first of them: exec %u of the round, group %u, "
+                "worker %u, saw %u groups completed of %u)", a->seen_round, a->seen_stats[0], a->seen_stats[1],
+                a->seen_stats[8], a->seen_stats[2], a->seen_stats[3] - a->seen_serial0, a->seen_stats[6] - 1u,
+                a->seen_stats[7], a->seen_stats[4], a->seen_stats[5]);
+    fprintf(stderr, "\n");
 }
 /* Runs rounds (a->rounds of them, or until a->until_ns when set) until one goes wrong. */
 static inline void pool_drive(void* p) {

@@ -16,14 +16,25 @@
 
    The model predicts, for every stage, the exact final value of its signal (v_i, or the failed value
    carrying the reason of the first failed wait in batch order, or the directly injected reason) and the
-   exact contents of its buffer (untouched when a wait failed). The worker checks both, with bounded
+   exact contents of its buffer (untouched when a wait failed). On a GPU backend a wait may have been
+   handed to the device before its signal failed (DESIGN 6.1): the work behind it may then run, and its
+   signals fail with the reason of any failure that reached them first. There a failed stage's value
+   must carry one of the reasons that could reach it (its gate's, its direct injection's, those its
+   failed predecessors could carry) and its buffer is not checked; a stage that succeeds is exact. The worker checks both, with bounded
    waits; the queues must finish. A watchdog thread fails the run when nothing progresses for
    SOAK_WATCHDOG seconds (default 60) and prints what every worker was waiting for. At the end the
    device is destroyed and the counting allocator must have nothing outstanding.
 
+   v0.3's calls ride along without changing what the model predicts: a compute stage may do its work in
+   a scratch buffer from accel_queue_alloc (input copied or filled in, add one, copied out to its own
+   buffer, accel_queue_free), may add one with accel_queue_exec_indirect (counts written by
+   accel_queue_update earlier in the batch, into queue memory too), and a copy stage's buffer may live
+   on a second device (a CPU device beside the one under test, same allocator), so that later stages
+   copy from it across devices (peer copies: direct on the CPU, staged or direct on a GPU queue).
+
    Env: SOAK_SECONDS (default 10), SOAK_SEED (default: from the clock; printed), SOAK_WORKERS,
-   SOAK_WATCHDOG, ACCEL_TEST_BACKEND (the device; default cpu). The last line is the usual
-   "N passed, N failed, N skipped": one per worker, one for the leak check, one for the watchdog, and on
+   SOAK_WATCHDOG, SOAK_NO_FAIL (1: no failure injection), ACCEL_TEST_BACKEND (the device; default cpu).
+   The last line is the usual "N passed, N failed, N skipped": one per worker, one for the leak check, one for the watchdog, and on
    the CPU backend one for the pool checker: a thread that runs tests/pool_check.h's exactly-once rounds
    (every work group once, each exec complete before the next) on the soak device's 5-lane pool while
    the workers use it too. */
@@ -58,6 +69,9 @@ static uint64_t sk_failed_value(accel_result reason) { return ACCEL_SIGNAL_MAX +
 
 /* ==== shared state ==== */
 static accel_device* sk_dev;
+static int sk_no_fail;                  /* SOAK_NO_FAIL=1: gates are set, never failed (a race hunt where
+                                           DESIGN 6.1 lets failed work run on GPU backends) */
+static accel_device* sk_dev2;           /* the other device of peer copies (a CPU device) */
 static accel_program* sk_add_one;
 static atomic_long sk_heartbeat;        /* bumped on every bit of progress */
 static atomic_int sk_stop;
@@ -142,11 +156,14 @@ typedef struct sk_stage {
     int waits[2], waits_n;         /* earlier stages */
     uint64_t value;
     uint32_t base;
+    int scratch, indirect;         /* compute stage: work in queue memory; add one by an indirect exec */
+    int peer;                      /* copy stage: its buffer is sk_dev2's */
     int direct;                    /* directly failed by the injector before its gate opens */
     accel_result direct_reason;
     /* prediction */
     int ran;
     uint64_t expect_value;
+    uint32_t reasons;              /* GPU backends: bit -r for each reason r its failure may carry */
     uint32_t expect_word;
     accel_signal* s;
     accel_buffer* buf;
@@ -170,14 +187,20 @@ static void sk_mismatch(sk_worker* w, const char* what, int stage, unsigned long
     atomic_fetch_add(&sk_mismatches, 1);
 }
 
+static uint32_t sk_reason_bit(accel_result r) { return 1u << (-(int)r & 31); }
 static void sk_predict(sk_stage* st, int n, const int* gate_fail, const accel_result* gate_reason) {
     for (int i = 0; i < n; i++) {
         sk_stage* s = &st[i];
         uint64_t failed = 0;
-        if (s->gate >= 0 && gate_fail[s->gate]) failed = sk_failed_value(gate_reason[s->gate]);
-        for (int k = 0; k < s->waits_n && !failed; k++) {
+        s->reasons = s->direct ? sk_reason_bit(s->direct_reason) : 0;
+        if (s->gate >= 0 && gate_fail[s->gate]) {
+            failed = sk_failed_value(gate_reason[s->gate]);
+            s->reasons |= sk_reason_bit(gate_reason[s->gate]);
+        }
+        for (int k = 0; k < s->waits_n; k++) {
             const sk_stage* p = &st[s->waits[k]];
-            if (p->expect_value > ACCEL_SIGNAL_MAX) failed = p->expect_value;
+            if (p->expect_value > ACCEL_SIGNAL_MAX && !failed) failed = p->expect_value;
+            if (p->expect_value > ACCEL_SIGNAL_MAX) s->reasons |= p->reasons;
         }
         s->ran = failed == 0;
         s->expect_value = s->direct ? sk_failed_value(s->direct_reason) : failed ? failed : s->value;
@@ -187,19 +210,52 @@ static void sk_predict(sk_stage* st, int n, const int* gate_fail, const accel_re
     }
 }
 
+/* The CPU backend gates every wait on the host: exact. A GPU backend: see the top of the file. */
+static int sk_value_ok(const sk_stage* s, uint64_t v) {
+    if (v == s->expect_value) return 1;
+    if (test_backend_is_cpu() || s->expect_value <= ACCEL_SIGNAL_MAX || v <= ACCEL_SIGNAL_MAX) return 0;
+    return v - ACCEL_SIGNAL_MAX - 1u < 32u && (s->reasons & (1u << (v - ACCEL_SIGNAL_MAX - 1u))) != 0;
+}
+
 static void sk_record(sk_worker* w, sk_stage* st, int i, accel_signal* const* gates, const uint64_t* gate_value) {
     sk_stage* s = &st[i];
     accel_queue* q = w->q[s->queue];
     uint32_t n = SK_WORDS;
     if (s->gate >= 0) accel_queue_wait(q, gates[s->gate], gate_value[s->gate]);
     for (int k = 0; k < s->waits_n; k++) accel_queue_wait(q, st[s->waits[k]].s, st[s->waits[k]].value);
-    if (s->queue == SK_QUEUES - 1) {   /* copy queue */
+    if (s->queue == SK_QUEUES - 1 && s->peer) {   /* copy queue, the buffer another device's: copies only */
+        accel_buffer* base = NULL;
+        if (s->waits_n) accel_queue_copy(q, s->buf, 0, st[s->waits[0]].buf, 0, SK_WORDS * 4);
+        else if (accel_queue_alloc(q, SK_WORDS * 4, ACCEL_MEMORY_DEVICE, &base) == ACCEL_OK) {
+            accel_queue_fill(q, base, 0, SK_WORDS * 4, s->base);
+            accel_queue_copy(q, s->buf, 0, base, 0, SK_WORDS * 4);
+            accel_queue_free(q, base);
+        } else sk_mismatch(w, "accel_queue_alloc (base)", i, 0, 0);
+    } else if (s->queue == SK_QUEUES - 1) {   /* copy queue */
         accel_queue_fill(q, s->buf, 0, SK_WORDS * 4, s->base);
         if (s->waits_n) accel_queue_copy(q, s->buf, 0, st[s->waits[0]].buf, 0, SK_WORDS * 4);
     } else {
-        if (s->waits_n) accel_queue_copy(q, s->buf, 0, st[s->waits[0]].buf, 0, SK_WORDS * 4);
-        else accel_queue_fill(q, s->buf, 0, SK_WORDS * 4, s->base);
-        accel_queue_exec(q, sk_add_one, &s->buf, 1, &n, 1, accel_exec_1d(SK_WORDS, 16));
+        accel_buffer *work = s->buf, *counts = NULL;
+        if (s->scratch && accel_queue_alloc(q, SK_WORDS * 4, ACCEL_MEMORY_DEVICE, &work) != ACCEL_OK) {
+            sk_mismatch(w, "accel_queue_alloc", i, 0, 0);
+            work = s->buf;
+        }
+        if (s->waits_n) accel_queue_copy(q, work, 0, st[s->waits[0]].buf, 0, SK_WORDS * 4);
+        else accel_queue_fill(q, work, 0, SK_WORDS * 4, s->base);
+        if (s->indirect && accel_queue_alloc(q, 16, ACCEL_MEMORY_DEVICE, &counts) == ACCEL_OK) {
+            static const uint32_t groups[4] = { SK_WORDS / 16, 1, 1, 0 };
+            static const uint32_t local[3] = { 16, 1, 1 };
+            accel_queue_update(q, counts, 0, groups, sizeof groups);
+            accel_queue_exec_indirect(q, sk_add_one, &work, 1, &n, 1, local, counts, 0);
+            accel_queue_free(q, counts);
+        } else {
+            if (s->indirect) sk_mismatch(w, "accel_queue_alloc (counts)", i, 0, 0);
+            accel_queue_exec(q, sk_add_one, &work, 1, &n, 1, accel_exec_1d(SK_WORDS, 16));
+        }
+        if (work != s->buf) {
+            accel_queue_copy(q, s->buf, 0, work, 0, SK_WORDS * 4);
+            accel_queue_free(q, work);
+        }
     }
     accel_queue_signal(q, s->s, s->value);
 }
@@ -217,7 +273,7 @@ static void sk_round(sk_worker* w, sk_rng* rng) {
     memset(jobs, 0, sizeof jobs);
     for (int k = 0; k < g; k++) {
         gate_value[k] = 1 + sk_below(rng, 100);
-        gate_fail[k] = sk_below(rng, 10) < 3;
+        gate_fail[k] = !sk_no_fail && sk_below(rng, 10) < 3;
         gate_reason[k] = sk_reason(rng);
         if (accel_signal_create(sk_dev, 0, &gates[k]) != ACCEL_OK) { sk_mismatch(w, "gate create", -1, 0, 0); return; }
         jobs[k].gate = gates[k];
@@ -233,9 +289,14 @@ static void sk_round(sk_worker* w, sk_rng* rng) {
         for (int k = 0; k < s->waits_n; k++) s->waits[k] = (int)sk_below(rng, (uint32_t)i);
         s->value = 1 + sk_below(rng, 1000);
         s->base = 0x100u * (uint32_t)(i + 1) + sk_below(rng, 0x100);
-        s->direct = s->gate >= 0 && sk_below(rng, 6) == 0;
+        s->direct = !sk_no_fail && s->gate >= 0 && sk_below(rng, 6) == 0;
         s->direct_reason = sk_reason(rng);
-        if (accel_signal_create(sk_dev, 0, &s->s) != ACCEL_OK || test_buffer_create(sk_dev, SK_WORDS * 4, ACCEL_MEMORY_DEVICE, &s->buf) != ACCEL_OK) {
+        s->scratch = sk_below(rng, 2) == 0;
+        s->indirect = sk_below(rng, 3) == 0;
+        /* one buffer of a copy may be another device's: not when the stage it copies from has one */
+        s->peer = s->queue == SK_QUEUES - 1 && sk_below(rng, 3) == 0 && !(s->waits_n && st[s->waits[0]].peer);
+        if (accel_signal_create(sk_dev, 0, &s->s) != ACCEL_OK ||
+            test_buffer_create(s->peer ? sk_dev2 : sk_dev, SK_WORDS * 4, ACCEL_MEMORY_DEVICE, &s->buf) != ACCEL_OK) {
             sk_mismatch(w, "create", i, 0, 0);
             return;
         }
@@ -273,7 +334,8 @@ static void sk_round(sk_worker* w, sk_rng* rng) {
                     : accel_signal_wait_many(&s->s, &s->value, 1, (i & 2) != 0, SK_WAIT_NS, NULL);
         if (r == ACCEL_TIMEOUT) sk_mismatch(w, "wait timed out (hang)", i, 0, 0);
         else if (r != want) sk_mismatch(w, "wait result", i, (unsigned long long)(long long)r, (unsigned long long)(long long)want);
-        if (accel_signal_value(s->s) != s->expect_value) sk_mismatch(w, "signal value", i, accel_signal_value(s->s), s->expect_value);
+        if (!sk_value_ok(s, accel_signal_value(s->s)))
+            sk_mismatch(w, "signal value", i, accel_signal_value(s->s), s->expect_value);
         atomic_fetch_add(&sk_heartbeat, 1);
         atomic_fetch_add(&sk_stages, 1);
         if (!s->ran) atomic_fetch_add(&sk_failed_stages, 1);
@@ -285,7 +347,8 @@ static void sk_round(sk_worker* w, sk_rng* rng) {
     }
     for (int i = 0; i < n; i++) {
         sk_stage* s = &st[i];
-        if (!s->buf_dropped) {
+        if (!s->buf_dropped && !s->ran && !test_backend_is_cpu()) accel_buffer_destroy(s->buf);   /* may have run */
+        else if (!s->buf_dropped) {
             uint32_t a = test_buffer_u32(s->buf, 0), b = test_buffer_u32(s->buf, SK_WORDS - 1);
             if (a != s->expect_word || b != s->expect_word) sk_mismatch(w, "buffer word", i, a != s->expect_word ? a : b, s->expect_word);
             accel_buffer_destroy(s->buf);
@@ -372,6 +435,7 @@ int main(int argc, char** argv) {
     sk_seconds = sk_env("SOAK_SECONDS", 10);
     sk_watchdog_s = sk_env("SOAK_WATCHDOG", 60);
     sk_nworkers = (int)sk_env("SOAK_WORKERS", 3);
+    sk_no_fail = sk_env("SOAK_NO_FAIL", 0) != 0;
     if (sk_nworkers < 1) sk_nworkers = 1;
     if (sk_nworkers > SK_MAX_WORKERS) sk_nworkers = SK_MAX_WORKERS;
     printf("soak: %.0f s, %d workers x %d queues + injector + watchdog, SOAK_SEED=%llu, backend %s\n",
@@ -385,7 +449,10 @@ int main(int argc, char** argv) {
     desc.debug = true;
     desc.label = "soak";
     if (test_device_create_desc(desc, &sk_dev) != ACCEL_OK || test_program_create(sk_dev, TK_ADD_ONE, &sk_add_one) != ACCEL_OK ||
-        accel_signal_create(sk_dev, 0, &sk_jobs_pushed) != ACCEL_OK || accel_signal_create(sk_dev, 0, &sk_done) != ACCEL_OK) {
+        accel_signal_create(sk_dev, 0, &sk_jobs_pushed) != ACCEL_OK || accel_signal_create(sk_dev, 0, &sk_done) != ACCEL_OK ||
+        accel_device_create(&(accel_device_desc){ .backend = accel_cpu_backend(), .allocator = desc.allocator,
+                                                  .cpu_threads = 2, .logger = test_logger(), .label = "soak peer" },
+                            &sk_dev2) != ACCEL_OK) {
         printf("soak: setup failed\n0 passed, 1 failed, 0 skipped\n");
         return 1;
     }
@@ -416,8 +483,7 @@ int main(int argc, char** argv) {
         if (!sk_pool.bad_items && !sk_pool.bad_stats && !sk_pool.bad_waits) passed++;
         else {
             failed++;
-            fprintf(stderr, "soak: pool checker: %u items off, %u bad stats, %u failed waits\n", sk_pool.bad_items,
-                    sk_pool.bad_stats, sk_pool.bad_waits);
+            pool_report(&sk_pool, "soak: pool checker");
         }
     }
     atomic_store(&sk_stop, 1);
@@ -427,6 +493,7 @@ int main(int argc, char** argv) {
     passed++;   /* no hang: the watchdog never fired */
 
     accel_device_destroy(sk_dev);
+    accel_device_destroy(sk_dev2);
     if (atomic_load(&st.outstanding) == 0 && atomic_load(&st.size_mismatch) == 0 && atomic_load(&sk_mismatches) == 0) passed++;
     else {
         failed++;

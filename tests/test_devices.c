@@ -137,6 +137,15 @@ TEST(identity_uuid_and_pci) {
     devices_close(&d);
 }
 
+/* The CUDA backend with stream memory operations (not the ring mode, ACCEL_CUDA_NO_MEMOPS) */
+static bool cuda_memops(void) {
+#ifdef ACCEL_TEST_HAVE_CUDA
+    const char* ring = getenv("ACCEL_CUDA_NO_MEMOPS");
+    return test_g.backend == accel_cuda_backend() && !(ring && ring[0] && strcmp(ring, "0") != 0);
+#else
+    return false;
+#endif
+}
 TEST(peer_info) {
     devices d;
     accel_peer_info pi;
@@ -148,7 +157,8 @@ TEST(peer_info) {
     CHECK(pi.copy && pi.direct_copy && pi.device_waits);
     CHECK_OK(accel_device_peer_info(d.a, d.cpu, &pi));   /* CPU buffers are host memory */
     CHECK(pi.copy && pi.direct_copy);
-    CHECK(pi.device_waits == (bool)test_backend_is_cpu());
+    /* a CUDA queue waits for a CPU signal on the GPU (tests/test_device_waits.c) */
+    CHECK(pi.device_waits == (test_backend_is_cpu() || cuda_memops()));
     CHECK_OK(accel_device_peer_info(d.cpu, d.a, &pi));
     CHECK(pi.copy && pi.direct_copy);
     CHECK_OK(accel_device_peer_info(d.a, d.b, &pi));
@@ -157,7 +167,9 @@ TEST(peer_info) {
 #ifdef ACCEL_TEST_HAVE_CUDA
     if (accel_backend_name(test_g.backend) && strcmp(accel_backend_name(test_g.backend), "cuda") == 0) {
         const char* ring = getenv("ACCEL_CUDA_NO_MEMOPS");
-        CHECK(pi.direct_copy);   /* one context, or peer access (the mock has it) */
+        const char* no_peer = getenv("MOCK_CUDA_NO_PEER");
+        /* one context, or peer access (the mock has it, unless MOCK_CUDA_NO_PEER: staged) */
+        CHECK(pi.direct_copy == (d.b_index == 0 || !(no_peer && no_peer[0] && strcmp(no_peer, "0") != 0)));
         /* waits on the GPU between accel devices on one CUDA device with stream memory operations */
         CHECK(pi.device_waits == (d.b_index == 0 && !(ring && ring[0] && strcmp(ring, "0") != 0)));
     }
