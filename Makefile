@@ -374,6 +374,7 @@ test-run:
 	    $(BUILD)/cuda/test_device_waits \
 	  --config cuda-mock-2dev-nopeer --runner "$(MOCK_ENV) MOCK_CUDA_DEVICES=2 MOCK_CUDA_NO_PEER=1" \
 	    $(BUILD)/cuda/test_devices $(BUILD)/cuda/test_device_waits \
+	  --config cuda-mock-nopools --runner "$(MOCK_ENV) MOCK_CUDA_NO_POOLS=1" $(BUILD)/cuda/test_queue_memory \
 	  $(call config_args,wasm,$(NODE_WASI)) \
 	  $(call config_args,cxx,) $(call config_args,clangxx,) \
 	  $(if $(HAVE_MINGW),$(call config_args,mingw,$(WINE_RUN)),--config mingw --skip mingw-wine '$(MINGW_CC) or $(WINE) not found') \

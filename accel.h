@@ -630,17 +630,26 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    to the device's pool (keyed by size class and memory kind) and a later accel_queue_alloc takes it
    with no host wait: at once on q itself (q's order puts it after the free), on another queue once no
    submitted command uses it.
-   The memory is set aside when the call records (never later than its point), so a program that
-   records many steps ahead holds theirs. Every backend uses the same pool of its own buffers (CUDA:
-   cuMemAlloc'd once, no driver call per alloc; Vulkan: ranges of memory blocks, see accel_vulkan.h);
-   the pool keeps memory until the device is destroyed, and gives idle memory back when a new
-   allocation does not fit. Errors: NULL q (logged, returned), NULL out, size 0, an unknown memory
+   When the memory is taken: at the alloc's point on the CPU (the executor takes it from a pool of
+   chunks keyed by size class when it gets there, and the free's point gives it back) and on CUDA
+   (where the point is enqueued on the queue's stream: cuMemAllocFromPoolAsync / cuMemFreeAsync where
+   the device has memory pools, see accel_cuda.h), so that batches of alloc / use / free submitted
+   ahead hold one step's memory, not all of theirs; read/write/map before the point fail
+   (INVALID_ARGUMENT; map NULL). On Vulkan when the call records (never later than its point), so a
+   program that records many steps ahead holds theirs (ranges of memory blocks, see accel_vulkan.h).
+   The pools keep memory until the device is destroyed, and give idle memory back when a new
+   allocation does not fit. A command list that uses such a buffer itself (not through a patch)
+   replays as its commands recorded anew where the memory is taken at the point. Errors: NULL q
+   (logged, returned), NULL out, size 0, an unknown memory
    kind, a call while q records a command list, a lost device, out of host memory for the handle:
    recording errors (logged, returned here and by the next submit; *out NULL). Out of device memory is
    not an error of the call: the handle is returned with no memory behind it, and every batch that
    uses it fails where it does (its own batch at the alloc), as a batch behind a failed wait does: its
    signals fail with the reason (OUT_OF_MEMORY, or the backend's error); read/write of the handle,
-   and a view of it, return that error, and map returns NULL. Recording thread. */
+   and a view of it, return that error, and map returns NULL. Where the memory is taken at the point,
+   so is that error (logged there); an alloc point a failed batch never reached leaves the handle
+   without memory the same way, with that batch's reason (on CUDA a point behind a wait that the device
+   watches is enqueued before that wait's failure is known: it gets its memory). Recording thread. */
 ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
                                         accel_buffer** out);
 /* Ends buf (an accel_queue_alloc handle) at this point of q's order: its memory returns to the pool
@@ -1549,6 +1558,10 @@ typedef enum accel_i_cmd_kind {
 #define ACCEL_I_CMD_INDIRECT  4u
 #define ACCEL_I_CMD_HOST_READ 8u
 #define ACCEL_I_CMD_STAGED    16u
+/* QMEM_POINT: a NATIVE command that is an accel_queue_alloc / accel_queue_free point of a backend whose
+   executor is the device (u.qmem; core: queue-ordered memory at its point); only the CPU executor
+   sees them */
+#define ACCEL_I_CMD_QMEM_POINT 32u
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
     uint32_t flags;
@@ -1569,6 +1582,9 @@ typedef struct accel_i_cmd {
         struct { accel_commands* list; size_t patches; uint32_t patch_count; } replay;
         struct { void (*fn)(void* user); void* user; } host;               /* host call */
         struct { void (*fn)(const accel_native* n, void* user); void* user; } native;   /* native step */
+        /* a queue-memory point (a NATIVE command flagged ACCEL_I_CMD_QMEM_POINT): core: queue-ordered
+           memory at its point */
+        struct { accel_buffer* buf; accel_buffer* held; bool free; } qmem;   /* held: see the point */
     } u;
 } accel_i_cmd;
 /* A replay's patch as backends see it (accel_queue_replay makes them from the caller's, checked and
@@ -1589,6 +1605,7 @@ struct accel_i_batch {
     unsigned char* arena; size_t arena_used, arena_cap;   /* exec bindings, constants, update data */
     uint32_t pc;                   /* next command to run (a parked batch resumes here) */
     uint32_t host_checked;         /* GPU walk: device waits before this were checked by a host step */
+    bool qmem;                     /* uses memory taken at its point (core: queue-ordered memory at ...) */
     /* GPU backends (core: batch walk): in the device's list of batches with waits on the device */
     accel_i_batch *dnext, *dprev;
     accel_queue* dqueue;           /* the queue it was submitted on (hang reports) */
@@ -1683,6 +1700,14 @@ struct accel_backend {
    arrow from there. Atomics: a waiter reads them without a lock (see accel_i_trace_mark_of). */
 typedef struct accel_i_trace accel_i_trace;
 typedef struct accel_i_trace_mark { accel_i_a64 value, t; accel_i_a32 track; } accel_i_trace_mark;
+/* A GPU backend whose walk runs queue-memory points (core: queue-ordered memory at its point) sets
+   accel_device.qmem_ops at create: its handles are `handle_bytes` each (its buffer struct, zeroed, whose
+   native fields its points fill), and drop gives back the memory of its own that a handle still holds
+   at its last reference (its free point never ran; its work is done). */
+typedef struct accel_i_qmem_ops {
+    size_t handle_bytes;
+    void (*drop)(accel_buffer* r);
+} accel_i_qmem_ops;
 /* a mark, read */
 typedef struct accel_i_trace_spot { uint64_t value, t; uint32_t track; } accel_i_trace_spot;
 #define ACCEL_I_TRACE_MARKS 2u   /* with the sequence word, the 56 bytes before a host signal's word */
@@ -1711,6 +1736,7 @@ struct accel_device {
     accel_i_walker* gated;
     accel_i_trace* trace;          /* NULL: not tracing (the one branch tracing costs when off) */
     accel_i_a64 qmem;              /* accel_queue_alloc's pool (a pointer), made at the first alloc */
+    const accel_i_qmem_ops* qmem_ops;   /* a GPU backend's, where its walk runs the points; else NULL */
 };
 /* A view (root != NULL) aliases [offset, offset + size) of its root, holds one reference on it, and
    is never seen by a backend's buffer_create/buffer_free/buffer_io; exec bindings may be views
@@ -1726,7 +1752,15 @@ struct accel_buffer  {
     accel_buffer* pool_next;
     accel_queue* pool_owner;
     accel_signal* oom;                    /* a handle whose memory could not be had: its failed signal */
+    uint64_t qfail;                       /* memory at its point: why it has none (a failed value), or 0 */
+    /* ... 1: it has memory now (between its points; release-stored); 2 (GPU walks): its free point gave
+       it back, the native fields stay for commands built later but ordered before that point */
+    accel_i_a32 qhas;
+    accel_buffer* qroot;                  /* ... a root of the core's pool lends it (a reference) */
 };
+/* accel_buffer.qmem: an accel_queue_alloc handle that is a root of the core's whose memory is taken at
+   its point (see "core: queue-ordered memory at its point"); its `mapped` is NULL until then */
+#define ACCEL_I_QMEM_LATE 4u
 /* The buffer that owns the memory: buf itself, or a view's root. */
 static accel_buffer* accel_i_buffer_root(accel_buffer* buf) { return buf->root ? buf->root : buf; }
 struct accel_program { accel_i_object obj; uint32_t buffer_count, constant_count; };
@@ -1782,6 +1816,9 @@ struct accel_queue {
     /* GPU backends: the pinned slots of its staged copies between two other devices, kept for the next
        (core: several devices, the staged pipeline); each holds a reference */
     accel_buffer* stage[2];
+    /* queue memory points alone recorded before record_begin: the batch again at record_end (core:
+       queue-ordered memory at its point) */
+    accel_i_batch* rec_aside;
 };
 
 /* ==== core: backend kit ==== */
@@ -1879,6 +1916,19 @@ ACCEL_I_KIT accel_result accel_i_host_signal_wait(accel_signal* const* s, const 
                                                   bool all, uint64_t timeout_ns, uint32_t* first);
 /* buffers: accel_i_buffer_root(buf), a view's root (defined with struct accel_buffer above; views are
    resolved to root + offset where a backend binds them) */
+/* queue-ordered memory at its point (a backend that sets accel_device.qmem_ops; see "core: queue-ordered
+   memory at its point"): where its walk builds command c of a batch flagged qmem, a point is the
+   backend's to run (ACCEL_I_CMD_QMEM_POINT: its memory of its own, or a root of the core's pool lent
+   and given back below; it publishes the handle's qhas after its native fields, and reports an alloc
+   point without memory with accel_i_qmem_point_failed); any other command is checked first with
+   accel_i_qmem_use_failed (0, or the failed value that drops the rest of the batch) */
+ACCEL_I_KIT bool accel_i_qmem_has(const accel_buffer* r);
+ACCEL_I_KIT uint64_t accel_i_qmem_use_failed(accel_queue* q, const accel_i_batch* b, const accel_i_cmd* c);
+ACCEL_I_KIT uint64_t accel_i_qmem_point_failed(accel_queue* q, accel_buffer* r, accel_result why);
+#if !defined(ACCEL_NO_THREADS)
+ACCEL_I_KIT accel_buffer* accel_i_qmem_lend(accel_queue* q, accel_buffer* r, uint64_t* failed);
+ACCEL_I_KIT void accel_i_qmem_give_back(accel_queue* q, accel_i_cmd* c);
+#endif
 /* batches: the walk (core: batch walk) and completion */
 ACCEL_I_KIT void accel_i_batch_complete(accel_queue* q, accel_i_batch* b);   /* the device finished b */
 ACCEL_I_KIT void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b);    /* a batch refused at submit */
@@ -2180,6 +2230,7 @@ static void accel_i_object_undo(accel_i_object* o) {
 }
 static void accel_i_release(void* obj);
 static bool accel_i_qmem_view_keep(accel_buffer* view);
+static size_t accel_i_qmem_bytes(const accel_device* dev);
 static void accel_i_view_free(accel_buffer* view) {
     accel_buffer* root = view->root;
     accel_i_dev_free(view->obj.device, view, sizeof *view);
@@ -2196,6 +2247,8 @@ static void accel_i_object_free(accel_i_object* o) {
     switch (o->kind) {
     case ACCEL_I_BUFFER:
         if (((accel_buffer*)o)->root) accel_i_view_free((accel_buffer*)o);
+        else if (((accel_buffer*)o)->qmem & ACCEL_I_QMEM_LATE)
+            accel_i_dev_free(dev, o, accel_i_qmem_bytes(dev));
         else b->buffer_free((accel_buffer*)o);
         break;
     case ACCEL_I_PROGRAM: b->program_free((accel_program*)o); break;
@@ -2638,11 +2691,20 @@ static accel_buffer* accel_i_view_make(accel_buffer* root, size_t offset, size_t
     view->size = size;
     view->memory = root->memory;
     view->read_only = root->read_only;
-    view->mapped = root->mapped ? (unsigned char*)root->mapped + offset : NULL;
+    /* memory taken at its point: none here, resolved through the root (accel_i_qmem_host) */
+    view->mapped = !(root->qmem & ACCEL_I_QMEM_LATE) && root->mapped ? (unsigned char*)root->mapped + offset
+                                                                     : NULL;
     accel_i_object_init(&view->obj, root->obj.device, ACCEL_I_BUFFER, label);
     return view;
 }
 static accel_result accel_i_qmem_no_memory(accel_buffer* buf, const char* fn);
+/* core: queue-ordered memory at its point */
+static void* accel_i_qmem_host(const accel_buffer* buf);
+static bool accel_i_qmem_none(const accel_buffer* buf);
+static accel_result accel_i_qmem_io_none(accel_buffer* buf, const char* fn);
+static bool accel_i_qmem_late_use(accel_queue* q, accel_buffer* buf, const char* fn);
+static void accel_i_qmem_skipped(const accel_i_cmd* c, uint64_t failed);
+static bool accel_i_qmem_points_only(const accel_i_batch* b);
 ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size,
                                                 accel_buffer** out) {
     accel_buffer* view;
@@ -2650,7 +2712,8 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
     if (!buf) return accel_i_invalid(NULL, "accel_buffer_view_create", "buffer is NULL");
     if (!out) return accel_i_invalid(buf->obj.device, "accel_buffer_view_create", "out is NULL");
     if (accel_i_live(&buf->obj, "accel_buffer_view_create") != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
-    if (buf->oom) return accel_i_qmem_no_memory(buf, "accel_buffer_view_create");
+    if (buf->oom || accel_i_buffer_root(buf)->qfail)
+        return accel_i_qmem_no_memory(buf, "accel_buffer_view_create");
     if (!accel_i_view_args_ok(buf, offset, size)) return ACCEL_ERROR_INVALID_ARGUMENT;
     view = accel_i_view_make(accel_i_buffer_root(buf), buf->offset + offset, size, accel_i_label(&buf->obj));
     if (!view)
@@ -2663,7 +2726,7 @@ ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_handle
 ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
 ACCEL_API void* accel_buffer_map(accel_buffer* buf) {
     if (buf && accel_i_stale(&buf->obj)) { accel_i_live(&buf->obj, "accel_buffer_map"); return NULL; }
-    return buf ? buf->mapped : NULL;
+    return buf ? (buf->mapped ? buf->mapped : accel_i_qmem_host(buf)) : NULL;
 }
 
 static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* host, size_t size, bool write) {
@@ -2680,6 +2743,7 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
                             "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&buf->obj));
     if (accel_i_live(&buf->obj, fn) != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
     if (buf->oom) return accel_i_qmem_no_memory(buf, fn);
+    if (accel_i_qmem_none(buf)) return accel_i_qmem_io_none(buf, fn);
     return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size,
                                                write);
 }
@@ -3073,6 +3137,7 @@ static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_v
     for (uint32_t i = from; i < b->count; i++) {
         accel_i_cmd* c = &b->cmds[i];
         if (c->kind == ACCEL_I_CMD_SIGNAL) accel_i_raise(c->u.sig.signal, failed_value);
+        else if (c->flags & ACCEL_I_CMD_QMEM_POINT) accel_i_qmem_skipped(c, failed_value);
     }
 }
 
@@ -3153,7 +3218,12 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_FILL: accel_i_release(c->u.fill.dst); break;
         case ACCEL_I_CMD_UPDATE: accel_i_release(c->u.update.dst); break;
         case ACCEL_I_CMD_TIMESTAMP: accel_i_release(c->u.stamp.dst); break;
-        case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: case ACCEL_I_CMD_NATIVE: break;
+        case ACCEL_I_CMD_BARRIER: case ACCEL_I_CMD_HOST_CALL: break;
+        case ACCEL_I_CMD_NATIVE:
+            if (!(c->flags & ACCEL_I_CMD_QMEM_POINT)) break;
+            if (c->u.qmem.held) accel_i_release(c->u.qmem.held);
+            accel_i_release(c->u.qmem.buf);
+            break;
         case ACCEL_I_CMD_REPLAY: {
             uint32_t n = c->u.replay.patch_count;
             const accel_i_patch* p =
@@ -3167,6 +3237,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
     b->count = 0;
     b->pc = 0;
     b->host_checked = 0;
+    b->qmem = false;
     b->arena_used = 0;
 }
 
@@ -3323,7 +3394,8 @@ static bool accel_i_rec_range_ok(accel_queue* q, accel_buffer* buf, size_t offse
                           "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
         return false;
     }
-    return !buf->oom || accel_i_qmem_oom_use(q, buf, fn);
+    if (buf->oom) return accel_i_qmem_oom_use(q, buf, fn);
+    return !(accel_i_buffer_root(buf)->qmem & ACCEL_I_QMEM_LATE) || accel_i_qmem_late_use(q, buf, fn);
 }
 static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size,
                                   const char* fn) {
@@ -3686,6 +3758,7 @@ ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type ty
 static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_type type) {
     q->type = type;
     q->rec = NULL;
+    q->rec_aside = NULL;
     q->rec_error = ACCEL_OK;
     q->recording = false;
     atomic_init(&q->free_lock, 0u);
@@ -3703,6 +3776,11 @@ static void accel_i_stage_drop(accel_queue* q);   /* core: several devices */
 static void accel_i_queue_fini(accel_queue* q) {
     accel_device* dev = q->obj.device;
     if (q->rec) { accel_i_batch_release(q->rec); accel_i_batch_free(dev, q->rec); q->rec = NULL; }
+    if (q->rec_aside) {
+        accel_i_batch_release(q->rec_aside);
+        accel_i_batch_free(dev, q->rec_aside);
+        q->rec_aside = NULL;
+    }
     while (q->free_batches) {
         accel_i_batch* b = q->free_batches;
         q->free_batches = b->next;
@@ -3761,7 +3839,9 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 }
 
 /* ==== core: queue-ordered memory ==== */
-/* accel_queue_alloc hands out a view (flag ACCEL_I_QMEM_HANDLE) of a root buffer from the device's pool,
+/* Where the memory is taken when the alloc records (Vulkan; the CPU and CUDA take it at the point: see
+   "core: queue-ordered memory at its point" below):
+   accel_queue_alloc hands out a view (flag ACCEL_I_QMEM_HANDLE) of a root buffer from the device's pool,
    made by the backend's ordinary buffer_create at a size class (4 a doubling, at least 256 bytes), and
    keyed by class and memory kind. The memory is the handle's from the alloc's point in its queue's order
    on: it is taken from the pool when the alloc is recorded, which is never later than that point.
@@ -3780,6 +3860,8 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 #define ACCEL_I_QMEM_FREED  2u    /* ... whose root accel_queue_free put back */
 #define ACCEL_I_QMEM_CLASSES 210u   /* 0: up to 256 bytes; 1..208: 4 a doubling; 209: above 2^60 */
 #define ACCEL_I_QMEM_VIEWS 64u      /* released handles kept for reuse */
+/* memory at its point: a free chunk of a size class (its first bytes while it lies in the pool) */
+typedef struct accel_i_qmem_chunk { struct accel_i_qmem_chunk* next; size_t size; } accel_i_qmem_chunk;
 typedef struct accel_i_qmem_pool {
     accel_i_a32 lock;
     bool closed;                    /* the device is going: roots are not put back */
@@ -3789,6 +3871,7 @@ typedef struct accel_i_qmem_pool {
        update and no device reference */
     accel_buffer* views;
     uint32_t nviews;
+    accel_i_qmem_chunk* chunks[ACCEL_I_QMEM_CLASSES];   /* memory at its point: free chunks by class */
 } accel_i_qmem_pool;
 
 /* The size class of size, and the size of its roots. */
@@ -3971,6 +4054,339 @@ static accel_result accel_i_qmem_alloc(accel_queue* q, size_t size, accel_memory
     }
     return ACCEL_OK;
 }
+/* ---- core: queue-ordered memory at its point ----
+   Where the executor is the device (a backend with no batch walk: the CPU), the memory is taken when
+   the alloc's point of the queue's order is reached, not when the alloc records, and given back at the
+   free's point: N batches of alloc / use / free submitted ahead hold one chunk, not N. The handle is a
+   root of the core's with no memory of its own (qmem ACCEL_I_QMEM_LATE; never seen by buffer_create /
+   buffer_free / buffer_io), whose `mapped` is NULL but between its points. accel_queue_alloc and
+   accel_queue_free each record a point: a NATIVE command flagged ACCEL_I_CMD_QMEM_POINT holding a
+   reference on the handle, which the executor runs in its turn (accel_i_qmem_step). The alloc point
+   takes a chunk of the handle's size class from the pool (else from the device allocator, the pool's
+   chunks given back first when that fails); the free point puts it back. At a free point every
+   command before it on that queue has completed, and every use on another queue too (the contract
+   orders them before a signal the queue waited for), so a freed chunk is anyone's at once.
+   A batch that uses such a buffer (b->qmem, set where it records the use) checks each command's
+   buffers where it runs: one with no memory (its alloc point failed or was dropped with its batch, or
+   its free point passed) fails the rest of the batch with the reason (qfail: out of memory, or the
+   failure that dropped the alloc point; else INVALID_ARGUMENT). A list that uses such a buffer replays
+   in the generic form (its commands are checked and resolved where they run); a patch takes one as
+   it takes any buffer (the executor reads the root's memory when the replay runs). Views of such a
+   buffer have `mapped` NULL and reach the memory through the root (accel_i_qmem_host). A handle
+   destroyed instead of freed, or whose free point never ran, gives its chunk back with its last
+   reference. The handle's qmem and size are written only while nobody else holds it (reads need no
+   lock); `mapped` and qfail are written at its points, ordered for every reader as its uses are; qhas
+   (it has memory) is published with release after them.
+   A GPU backend whose walk runs the points (accel_device.qmem_ops: CUDA) makes the same handles at its
+   own buffer struct's size, and runs each point where its walk builds the command (its stream order
+   is the queue's): the memory of its own (a stream-ordered pool) or a root of the core's pool lent
+   (accel_i_qmem_lend / accel_i_qmem_give_back). Its free point leaves the handle's native fields in
+   place (qhas 2): a command of another queue built after that point may still be ordered before it
+   on the device, so a use after the free is not caught there (undefined, as any use of freed memory).
+   A segment that uses a handle whose alloc point its queue's walk has not reached yet (another queue
+   submitted first, its waits watched by the device) has its waits gated on the host instead
+   (accel_i_classify, accel_i_qmem_waits_on_host): they are reached only after that point. */
+static bool accel_i_qmem_at_point(const accel_device* dev) { return !dev->backend->walk || dev->qmem_ops; }
+/* kit: does handle r have memory now (or its free point passed on a GPU walk: qhas 2)? (acquire: its
+   native fields, written before, are there) */
+static bool accel_i_qmem_has(const accel_buffer* r) {
+    return atomic_load_explicit(&r->qhas, memory_order_acquire) != 0;
+}
+/* The bytes of a handle of dev's (a GPU backend's buffer struct where its walk runs the points). */
+static size_t accel_i_qmem_bytes(const accel_device* dev) {
+    return dev->qmem_ops ? dev->qmem_ops->handle_bytes : sizeof(accel_buffer);
+}
+
+/* The pool's free chunks go back to the device allocator (before a new chunk is tried again, and when
+   the device goes). */
+static void accel_i_qmem_chunks_free(accel_device* dev, accel_i_qmem_pool* p) {
+    accel_i_qmem_chunk* all = NULL;
+    accel_i_spin_lock(&p->lock);
+    for (uint32_t i = 0; i < ACCEL_I_QMEM_CLASSES; i++) {
+        while (p->chunks[i]) {
+            accel_i_qmem_chunk* ch = p->chunks[i];
+            p->chunks[i] = ch->next;
+            ch->next = all;
+            all = ch;
+        }
+    }
+    accel_i_spin_unlock(&p->lock);
+    while (all) {
+        accel_i_qmem_chunk* ch = all;
+        all = ch->next;
+        accel_i_free(&dev->allocator, ch, ch->size);
+    }
+}
+/* A chunk for size bytes: the pool's newest of its class, else a new one; NULL when out of memory. */
+static void* accel_i_qmem_chunk_take(accel_device* dev, accel_i_qmem_pool* p, size_t size) {
+    size_t rounded;
+    uint32_t cls = accel_i_qmem_class(size, &rounded);
+    accel_i_qmem_chunk* ch;
+    void* m;
+    accel_i_spin_lock(&p->lock);
+    if ((ch = p->chunks[cls]) != NULL) p->chunks[cls] = ch->next;
+    accel_i_spin_unlock(&p->lock);
+    if (ch) return ch;
+    if ((m = accel_i_alloc(&dev->allocator, rounded, 64)) != NULL) return m;
+    accel_i_qmem_chunks_free(dev, p);
+    return accel_i_alloc(&dev->allocator, rounded, 64);
+}
+/* Puts the chunk of a handle of size bytes back (freed instead, once the device is going, or of the
+   last class, whose chunks have no common size). */
+static void accel_i_qmem_chunk_put(accel_device* dev, accel_i_qmem_pool* p, void* chunk, size_t size) {
+    size_t rounded;
+    uint32_t cls = accel_i_qmem_class(size, &rounded);
+    accel_i_qmem_chunk* ch = (accel_i_qmem_chunk*)chunk;
+    bool keep;
+    accel_i_spin_lock(&p->lock);
+    if ((keep = !p->closed && cls != ACCEL_I_QMEM_CLASSES - 1u) == true) {
+        ch->next = p->chunks[cls];
+        ch->size = rounded;
+        p->chunks[cls] = ch;
+    }
+    accel_i_spin_unlock(&p->lock);
+    if (!keep) accel_i_free(&dev->allocator, chunk, rounded);
+}
+/* A handle of size bytes with no memory yet: a kept one made anew, else a new one; NULL when out of
+   host memory. */
+static accel_buffer* accel_i_qmem_late_new(accel_device* dev, accel_i_qmem_pool* p, size_t size,
+                                           accel_memory memory) {
+    size_t bytes = accel_i_qmem_bytes(dev);
+    accel_buffer* r;
+    accel_i_spin_lock(&p->lock);
+    if ((r = p->views) != NULL) {
+        p->views = r->pool_next;
+        p->nviews--;
+    }
+    accel_i_spin_unlock(&p->lock);
+    if (r) {
+        r->obj.generation = atomic_load(&dev->generation);   /* creates are open: it stays */
+        atomic_store_explicit(&r->obj.handle, 1u, memory_order_relaxed);
+        atomic_store_explicit(&r->obj.refs, 1u, memory_order_relaxed);   /* published by handing it out */
+        memset((void*)(r + 1), 0, bytes - sizeof *r);   /* the backend's part */
+    } else {
+        if ((r = (accel_buffer*)accel_i_dev_alloc(dev, bytes)) == NULL) return NULL;
+        memset((void*)r, 0, bytes);
+        accel_i_object_init(&r->obj, dev, ACCEL_I_BUFFER, "accel_queue_alloc");
+    }
+    r->size = size;
+    r->memory = memory;
+    r->mapped = NULL;
+    r->root = NULL;
+    r->offset = 0;
+    r->read_only = false;
+    r->pool_next = NULL;
+    r->qfail = 0;
+    atomic_store_explicit(&r->qhas, 0u, memory_order_relaxed);
+    r->qroot = NULL;
+    r->qmem = ACCEL_I_QMEM_HANDLE | ACCEL_I_QMEM_LATE;
+    return r;
+}
+/* Records handle r's alloc or free point on q; false on a recording error (recorded). */
+static bool accel_i_qmem_point_rec(accel_queue* q, accel_buffer* r, bool is_free, const char* fn) {
+    accel_i_cmd* c = accel_i_rec_push(q, ACCEL_I_CMD_NATIVE, 0, NULL, fn);
+    if (!c) return false;
+    c->flags = ACCEL_I_CMD_QMEM_POINT;
+    c->u.qmem.buf = r;
+    c->u.qmem.free = is_free;
+    accel_i_retain(r);
+    q->rec->qmem = true;
+    return true;
+}
+/* accel_queue_alloc's handle and its alloc point (arguments checked); a result for its recording error. */
+static accel_result accel_i_qmem_late_alloc(accel_queue* q, size_t size, accel_memory memory,
+                                            accel_buffer** out) {
+    accel_i_qmem_pool* p = accel_i_qmem_pool_of(q->obj.device);
+    accel_buffer* r = p ? accel_i_qmem_late_new(q->obj.device, p, size, memory) : NULL;
+    if (!r) return ACCEL_ERROR_OUT_OF_MEMORY;
+    if (!accel_i_qmem_point_rec(q, r, false, "accel_queue_alloc")) {
+        accel_i_handle_drop(r);
+        return ACCEL_ERROR_OUT_OF_MEMORY;
+    }
+    *out = r;
+    return ACCEL_OK;
+}
+/* A use of buf (memory at its point) recorded on q: the batch checks its commands where they run. */
+static bool accel_i_qmem_late_use(accel_queue* q, accel_buffer* buf, const char* fn) {
+    if (q->recording && accel_i_buffer_root(buf)->qfail) {   /* known to have none: the list's error */
+        accel_i_rec_error(q, ACCEL_ERROR_OUT_OF_MEMORY, "%s: the buffer's accel_queue_alloc found no memory",
+                          fn);
+        return false;
+    }
+    if (!q->rec && (q->rec = accel_i_batch_take(q)) == NULL) {
+        accel_i_rec_error(q, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory while recording", fn);
+        return false;
+    }
+    q->rec->qmem = true;
+    return true;
+}
+/* Where buf's memory is now when it is memory taken at its point (a view: from its offset); NULL when
+   it has none, or buf is no such buffer. */
+static void* accel_i_qmem_host(const accel_buffer* buf) {
+    const accel_buffer* r = buf->root ? buf->root : buf;
+    if (!(r->qmem & ACCEL_I_QMEM_LATE) || !r->mapped) return NULL;
+    return (unsigned char*)r->mapped + buf->offset;
+}
+/* Is buf (or its root) memory taken at its point, with none now? */
+static bool accel_i_qmem_none(const accel_buffer* buf) {
+    const accel_buffer* r = buf->root ? buf->root : buf;
+    return (r->qmem & ACCEL_I_QMEM_LATE) && !accel_i_qmem_has(r);
+}
+static accel_result accel_i_qmem_io_none(accel_buffer* buf, const char* fn) {
+    if (accel_i_buffer_root(buf)->qfail) return accel_i_qmem_no_memory(buf, fn);
+    return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
+                        "%s: the buffer's accel_queue_alloc point is not reached, or its free point passed "
+                        "(order host access after them with signals)", fn);
+}
+/* A batch dropped from before alloc point c on (fail_rest): the handle never gets memory, and every use
+   of it fails with the same reason. */
+static void accel_i_qmem_skipped(const accel_i_cmd* c, uint64_t failed) {
+    accel_buffer* r = c->u.qmem.buf;
+    if (!c->u.qmem.free && !accel_i_qmem_has(r) && !r->qfail) r->qfail = failed;
+}
+/* kit: alloc point of handle r on q found no memory (why): the handle fails every use with why, and the
+   rest of the batch drops (returns the failed value). */
+static uint64_t accel_i_qmem_point_failed(accel_queue* q, accel_buffer* r, accel_result why) {
+    r->qfail = accel_i_failed_value(why);
+    accel_i_log(q->obj.device, ACCEL_LOG_ERROR,
+                "accel_queue_alloc: no memory for %zu bytes where its point of queue %p%s%s%s was reached "
+                "(%s): the batches that use the buffer fail from there", r->size, (void*)q,
+                ACCEL_I_LABEL(&q->obj), accel_result_string(why));
+    return r->qfail;
+}
+/* Runs point c on q: 0, or the failed value that drops the rest of the batch (out of memory). */
+static uint64_t accel_i_qmem_point_run(accel_queue* q, const accel_i_cmd* c) {
+    accel_buffer* r = c->u.qmem.buf;
+    accel_device* dev = r->obj.device;
+    accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
+    if (c->u.qmem.free) {
+        if (accel_i_qmem_has(r)) accel_i_qmem_chunk_put(dev, p, r->mapped, r->size);
+        r->mapped = NULL;
+        atomic_store_explicit(&r->qhas, 0u, memory_order_relaxed);
+        return 0;
+    }
+    if (accel_i_qmem_has(r)) return 0;
+    if ((r->mapped = accel_i_qmem_chunk_take(dev, p, r->size)) != NULL) {
+        atomic_store_explicit(&r->qhas, 1u, memory_order_release);
+        return 0;
+    }
+    return accel_i_qmem_point_failed(q, r, ACCEL_ERROR_OUT_OF_MEMORY);
+}
+/* buf's root when it is memory at its point with none now, else NULL. */
+static const accel_buffer* accel_i_qmem_none_of(const accel_buffer* buf) {
+    return accel_i_qmem_none(buf) ? (buf->root ? buf->root : buf) : NULL;
+}
+/* The first buffer command c uses (a root) that is memory at its point with none now, else NULL. */
+static const accel_buffer* accel_i_qmem_cmd_none(const accel_i_batch* b, const accel_i_cmd* c) {
+    const accel_buffer* r = NULL;
+    switch (c->kind) {
+    case ACCEL_I_CMD_EXEC: {
+        accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
+        uint32_t n = c->u.exec.buffer_count + ((c->flags & ACCEL_I_CMD_INDIRECT) != 0);   /* + counts */
+        for (uint32_t i = 0; i < n && !r; i++) r = accel_i_qmem_none_of(bufs[i]);
+        return r;
+    }
+    case ACCEL_I_CMD_COPY:
+        return (r = accel_i_qmem_none_of(c->u.copy.dst)) != NULL ? r : accel_i_qmem_none_of(c->u.copy.src);
+    case ACCEL_I_CMD_FILL: return accel_i_qmem_none_of(c->u.fill.dst);
+    case ACCEL_I_CMD_UPDATE: return accel_i_qmem_none_of(c->u.update.dst);
+    case ACCEL_I_CMD_TIMESTAMP: return accel_i_qmem_none_of(c->u.stamp.dst);
+    case ACCEL_I_CMD_REPLAY: {
+        const accel_i_patch* p = (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches);
+        for (uint32_t i = 0; i < c->u.replay.patch_count && !r; i++)
+            if (p[i].buffer) r = accel_i_qmem_none_of(p[i].buffer);
+        return r;
+    }
+    default: return NULL;
+    }
+}
+/* kit: command c (no point) of a batch flagged qmem, where it runs or is built: 0, or the failed value
+   that drops the rest of the batch (a buffer with no memory there: the reason its alloc point gave,
+   else a use before its alloc point or after its free point, logged). */
+static uint64_t accel_i_qmem_use_failed(accel_queue* q, const accel_i_batch* b, const accel_i_cmd* c) {
+    const accel_buffer* r = accel_i_qmem_cmd_none(b, c);
+    if (!r) return 0;
+    if (r->qfail) return r->qfail;
+    accel_i_log(q->obj.device, ACCEL_LOG_ERROR,
+                "queue %p%s%s%s: a command uses buffer %p of accel_queue_alloc before its alloc point or "
+                "after its free point: the rest of its batch fails", (void*)q, ACCEL_I_LABEL(&q->obj),
+                (const void*)r);
+    return accel_i_failed_value(ACCEL_ERROR_INVALID_ARGUMENT);
+}
+/* The CPU executor, at command c of a batch flagged qmem: runs a point, or checks the buffers the
+   command uses. Returns 0, or the failed value that drops the rest of the batch. */
+static uint64_t accel_i_qmem_step(accel_queue* q, const accel_i_batch* b, const accel_i_cmd* c) {
+    if (c->flags & ACCEL_I_CMD_QMEM_POINT) return accel_i_qmem_point_run(q, c);
+    return accel_i_qmem_use_failed(q, b, c);
+}
+#if !defined(ACCEL_NO_THREADS)
+/* The GPU walk: does segment sg of a batch flagged qmem use a handle with no memory now before any
+   alloc point of it in the segment? Its waits then go to the host (accel_i_classify): a use on
+   another queue is ordered after a signal the allocating queue signals after the alloc point, so once
+   they are reached that queue's walk has passed the point; a use still without memory then fails
+   where the backend builds it (accel_i_qmem_use_failed). */
+static bool accel_i_qmem_waits_on_host(const accel_i_batch* b, const accel_i_segment* sg) {
+    for (uint32_t i = sg->from; i < sg->to; i++) {
+        const accel_buffer* r = accel_i_qmem_cmd_none(b, &b->cmds[i]);
+        bool made = false;
+        for (uint32_t k = sg->from; r && k < i && !made; k++)
+            made = (b->cmds[k].flags & ACCEL_I_CMD_QMEM_POINT) && !b->cmds[k].u.qmem.free &&
+                   b->cmds[k].u.qmem.buf == r;
+        if (r && !made) return true;
+    }
+    return false;
+}
+/* kit: alloc point c of handle r on q, served by a root of the core's pool (made by buffer_create
+   when none is free): the root, lent to r (r->qroot, a reference; the backend copies its native
+   fields into r, then publishes qhas), or NULL with *failed the failed value (logged). */
+static accel_buffer* accel_i_qmem_lend(accel_queue* q, accel_buffer* r, uint64_t* failed) {
+    accel_buffer* m = NULL;
+    accel_result res = accel_i_qmem_root(q, accel_i_qmem_pool_get(r->obj.device), r->size, r->memory, &m,
+                                         NULL);
+    if (res != ACCEL_OK) { *failed = accel_i_qmem_point_failed(q, r, res); return NULL; }
+    accel_i_retain(m);
+    r->qroot = m;
+    return m;
+}
+/* kit: free point c of a handle a root lends: the root back to the pool (q's: its later allocs take
+   it in stream order), the handle's reference on it held by the command until its batch completes
+   (another queue takes the root only once idle). The handle keeps its native fields (qhas 2): a
+   command of another queue built after this point may still be ordered before it. */
+static void accel_i_qmem_give_back(accel_queue* q, accel_i_cmd* c) {
+    accel_buffer* r = c->u.qmem.buf;
+    if (atomic_load_explicit(&r->qhas, memory_order_relaxed) != 1u || !r->qroot) return;
+    accel_i_qmem_put(r->qroot, q);
+    c->u.qmem.held = r->qroot;
+    r->qroot = NULL;
+    atomic_store_explicit(&r->qhas, 2u, memory_order_release);
+}
+#endif
+/* Does b (not empty) hold alloc / free points alone? Such a batch is kept aside while q records a list
+   (an alloc adds a point to the batch, and record_begin wants none but those). */
+static bool accel_i_qmem_points_only(const accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count; i++)
+        if (!(b->cmds[i].flags & ACCEL_I_CMD_QMEM_POINT)) return false;
+    return b->count != 0;
+}
+/* A handle's last reference is gone: its chunk (a free point that never ran) goes back; the handle is
+   kept for reuse (true) or freed by the caller (false: accel_i_object_free frees such a root itself). */
+static bool accel_i_qmem_late_keep(accel_buffer* r) {
+    accel_device* dev = r->obj.device;
+    accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
+    bool has = atomic_load_explicit(&r->qhas, memory_order_acquire) == 1u;   /* still its own */
+    if (has && r->qroot) {   /* a root of the pool lent it: back, idle once its work is done */
+        accel_i_qmem_put(r->qroot, NULL);
+        accel_i_release(r->qroot);
+    } else if (has && dev->qmem_ops) {
+        dev->qmem_ops->drop(r);
+    } else if (has) {
+        accel_i_qmem_chunk_put(dev, p, r->mapped, r->size);
+    }
+    r->mapped = NULL;
+    atomic_store_explicit(&r->qhas, 0u, memory_order_relaxed);
+    r->qroot = NULL;
+    return accel_i_qmem_view_put(p, r);
+}
 ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
                                         accel_buffer** out) {
     const char* fn = "accel_queue_alloc";
@@ -3989,13 +4405,14 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
         accel_i_rec_error(q, ACCEL_ERROR_DEVICE_LOST, "%s: the device is lost or being recovered", fn);
         return ACCEL_ERROR_DEVICE_LOST;
     }
-    r = accel_i_qmem_alloc(q, size, memory, &view);
+    r = accel_i_qmem_at_point(q->obj.device) ? accel_i_qmem_late_alloc(q, size, memory, &view)
+                                               : accel_i_qmem_alloc(q, size, memory, &view);
     accel_i_creates_leave(q->obj.device);
     if (r != ACCEL_OK) {
         accel_i_rec_error(q, r, "%s: out of memory for the handle of %zu bytes", fn, size);
         return r;
     }
-    view->qmem = ACCEL_I_QMEM_HANDLE;
+    view->qmem |= ACCEL_I_QMEM_HANDLE;
     if (view->oom) accel_i_qmem_oom_use(q, view, fn);   /* the batch fails at the alloc's point */
     *out = view;
     return ACCEL_OK;
@@ -4003,18 +4420,22 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
 ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
     const char* fn = "accel_queue_free";
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (!buf || !(buf->qmem & ACCEL_I_QMEM_HANDLE) || (buf->qmem & ACCEL_I_QMEM_FREED) ||
-        !accel_i_same_device(q, buf->obj.device)) {
+    bool freed = buf && ((buf->qmem & ACCEL_I_QMEM_FREED) || !atomic_load(&buf->obj.handle));
+    if (!buf || !(buf->qmem & ACCEL_I_QMEM_HANDLE) || freed || !accel_i_same_device(q, buf->obj.device)) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn,
                           !buf ? "buffer is NULL"
                           : !(buf->qmem & ACCEL_I_QMEM_HANDLE) ? "the buffer is not from accel_queue_alloc"
-                          : (buf->qmem & ACCEL_I_QMEM_FREED) ? "the buffer was freed already"
+                          : freed ? "the buffer was freed already"
                           : "the buffer belongs to another device");
         return;
     }
     if (!accel_i_rec_not_recording(q, fn) || !accel_i_rec_live(q, &q->obj, fn) ||
         !accel_i_rec_live(q, &buf->obj, fn))
         return;
+    if (buf->qmem & ACCEL_I_QMEM_LATE) {   /* its point (the handle's qmem stays as it is: see there) */
+        if (accel_i_qmem_point_rec(q, buf, true, fn)) accel_i_handle_drop(buf);
+        return;
+    }
     buf->qmem |= ACCEL_I_QMEM_FREED;
     accel_i_qmem_put(buf->root, q);
     accel_i_handle_drop(buf);
@@ -4024,6 +4445,7 @@ ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
    handle is kept for reuse; false: the caller frees it as any view. */
 static bool accel_i_qmem_view_keep(accel_buffer* view) {
     accel_buffer* root = view->root;   /* once kept, the view may be taken again at once */
+    if (view->qmem & ACCEL_I_QMEM_LATE) return accel_i_qmem_late_keep(view);
     if ((view->qmem & (ACCEL_I_QMEM_HANDLE | ACCEL_I_QMEM_FREED)) == ACCEL_I_QMEM_HANDLE)
         accel_i_qmem_put(root, NULL);
     if (view->oom) accel_i_handle_drop(view->oom);
@@ -4053,7 +4475,7 @@ static void accel_i_qmem_views_free(accel_device* dev, accel_buffer* views) {
         accel_buffer* v = views;
         views = v->pool_next;
         accel_i_object_unlist(&v->obj);
-        accel_i_dev_free(dev, v, sizeof *v);
+        accel_i_dev_free(dev, v, (v->qmem & ACCEL_I_QMEM_LATE) ? accel_i_qmem_bytes(dev) : sizeof *v);
         accel_i_device_release(dev);
     }
 }
@@ -4097,6 +4519,7 @@ static void accel_i_qmem_close(accel_device* dev, bool free_pool) {
     p->nviews = 0;
     accel_i_spin_unlock(&p->lock);
     accel_i_qmem_views_free(dev, views);
+    accel_i_qmem_chunks_free(dev, p);
     if (free_pool) {
         atomic_store_explicit(&dev->qmem, 0u, memory_order_relaxed);
         accel_i_dev_free(dev, p, sizeof *p);
@@ -4194,6 +4617,10 @@ ACCEL_API accel_result accel_queue_record_begin(accel_queue* q) {
         return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_queue_record_begin: the %s is already recording",
                             accel_i_label(&q->obj));
+    if (q->rec && q->rec_error == ACCEL_OK && accel_i_qmem_points_only(q->rec)) {   /* kept aside */
+        q->rec_aside = q->rec;
+        q->rec = NULL;
+    }
     if ((q->rec && q->rec->count) || q->rec_error != ACCEL_OK)
         return accel_i_fail(q->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_queue_record_begin: the %s has an unsubmitted batch (submit it first)",
@@ -4228,8 +4655,10 @@ static accel_result accel_i_commands_make(accel_queue* q, accel_i_batch* b, acce
         c->has_exec |= b->cmds[i].kind == ACCEL_I_CMD_EXEC;
         c->has_indirect |= (b->cmds[i].flags & ACCEL_I_CMD_INDIRECT) != 0;
     }
-    /* a staged copy between devices is a host step: such a list replays in the generic form */
-    if (dev->backend->commands_build && !accel_i_peer_staged_any(b)) r = dev->backend->commands_build(q, c);
+    /* a staged copy between devices is a host step: such a list replays in the generic form; so does one
+       that uses memory taken at its point (its commands resolve it where they run) */
+    if (dev->backend->commands_build && !accel_i_peer_staged_any(b) && !b->qmem)
+        r = dev->backend->commands_build(q, c);
     if (r != ACCEL_OK) {
         accel_i_batch_recycle(q, b);
         accel_i_dev_free(dev, c, sizeof *c);
@@ -4251,7 +4680,8 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
                             accel_i_label(&q->obj));
     b = q->rec;
     r = q->rec_error;
-    q->rec = NULL;
+    q->rec = q->rec_aside;   /* the points recorded before record_begin, if any */
+    q->rec_aside = NULL;
     q->rec_error = ACCEL_OK;
     q->recording = false;
     if (r == ACCEL_OK && !out)
@@ -4603,6 +5033,10 @@ static uint64_t accel_i_peer_copy_fails(accel_device* dev, accel_result r) {
     return accel_i_failed_value(r);
 }
 static uint64_t accel_i_peer_copy_cmd(accel_device* dev, const accel_i_cmd* c) {
+    /* CPU queue memory out of its stretch (core: queue-ordered memory at its point): refused, not read
+       through a NULL mapping */
+    if (accel_i_qmem_none(c->u.copy.dst) || accel_i_qmem_none(c->u.copy.src))
+        return accel_i_peer_copy_fails(dev, ACCEL_ERROR_INVALID_ARGUMENT);
     return accel_i_peer_copy_fails(dev, accel_i_peer_copy_run(dev, c->u.copy.dst, c->u.copy.dst_offset,
                                                               c->u.copy.src, c->u.copy.src_offset,
                                                               c->u.copy.size));
@@ -4731,6 +5165,7 @@ static uint64_t accel_i_peer_staged_cmd(accel_queue* q, const accel_i_cmd* c) {
     accel_device* slots = pin ? other : q->obj.device;
     accel_i_stage_run s;
     if (dst->mapped || src->mapped || accel_i_stale(&dst->obj) || accel_i_stale(&src->obj) ||
+        accel_i_qmem_none(dst) || accel_i_qmem_none(src) ||   /* refused there (queue memory at its point) */
         accel_i_lost(dd) || accel_i_lost(sd) || !accel_i_stage_slots(q, slots))
         return accel_i_peer_copy_cmd(q->obj.device, c);
     s.dst = dst; s.doff = c->u.copy.dst_offset;
@@ -4981,6 +5416,7 @@ static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segm
                             uint32_t* at, uint64_t* failed, accel_device** list) {
     const accel_backend* be = q->obj.device->backend;
     uint32_t unreached = sg->from;
+    int host = -1;   /* queue memory: the waits go to the host (accel_i_qmem_waits_on_host); -1: unknown */
     *device = false;
     *list = b->dlisted ? b->ddev : NULL;
     for (uint32_t i = sg->wfrom; i < sg->from; i++) {
@@ -4995,7 +5431,9 @@ static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segm
             return ACCEL_I_SEG_FAILED;
         }
         if (cur < c->u.sig.value) {
-            if ((*list && *list != s->obj.device) || !be->walk->wait_on_device(q, s, c->u.sig.value)) {
+            if (host < 0) host = b->qmem && accel_i_qmem_waits_on_host(b, sg);
+            if (host || (*list && *list != s->obj.device) ||
+                !be->walk->wait_on_device(q, s, c->u.sig.value)) {
                 accel_i_wait_flag(q, b, c, false);
                 *at = i;
                 return ACCEL_I_SEG_GATED;
@@ -5176,6 +5614,9 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
             r = ACCEL_OK;
             break;
         }
+        /* a command of it failed and the backend dropped the rest (b->pc = b->count; its signals failed):
+           nothing more of the batch runs (an alloc point without memory: core: queue-ordered memory) */
+        if (b->pc == b->count) break;
         b->pc = sg.to;
     }
     b->pc = b->count;
@@ -5966,15 +6407,17 @@ static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, voi
 static void accel_i_cpu_resolve(const accel_i_batch* b, const accel_i_cmd* c, void** ptrs, size_t* sizes) {
     accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers);
     for (uint32_t i = 0; i < c->u.exec.buffer_count; i++) {
-        ptrs[i] = bufs[i]->mapped;
+        ptrs[i] = bufs[i]->mapped ? bufs[i]->mapped : accel_i_qmem_host(bufs[i]);   /* memory at its point */
         sizes[i] = bufs[i]->size;
     }
 }
 /* Where indirect exec c's counts are (a view's memory is its root's). */
 static const unsigned char* accel_i_cpu_counts_at(const accel_i_batch* b, const accel_i_cmd* c) {
+    static const unsigned char none[12] = { 0 };   /* memory at its point not there yet: no work */
     size_t offset;
     const accel_buffer* buf = accel_i_exec_counts(b, c, &offset);
-    return (const unsigned char*)buf->mapped + offset;
+    const unsigned char* m = (const unsigned char*)(buf->mapped ? buf->mapped : accel_i_qmem_host(buf));
+    return m ? m + offset : none;
 }
 /* An indirect exec's grid from the counts at `at`, read now: the commands before it completed (their
    kernels joined). False: it runs nothing (see accel_i_indirect_params). */
@@ -6265,6 +6708,10 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
             b->pc = b->count;
             return true;
+        }
+        if (b->qmem) {   /* queue-ordered memory at its point: a point runs here; a use of none fails */
+            if (accel_i_cpu_failed_at(q, b, c, trace, t0, accel_i_qmem_step(&q->base, b, c))) return true;
+            if (c->flags & ACCEL_I_CMD_QMEM_POINT) continue;
         }
         switch (c->kind) {
         case ACCEL_I_CMD_WAIT: {

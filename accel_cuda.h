@@ -152,6 +152,14 @@
    memory (cuMemHostAlloc PORTABLE | DEVICEMAP): accel_buffer_map returns it, kernels use it through its
    device pointer, and it stays mapped for the buffer's life. accel_buffer_read/write on DEVICE buffers
    copy through a private stream of the device and wait for it.
+   Queue-ordered memory (accel_queue_alloc / accel_queue_free) is taken where the alloc's point is
+   enqueued on the queue's stream and given back where the free's point is: DEVICE memory by
+   cuMemAllocFromPoolAsync / cuMemFreeAsync from a pool of accel's own where the device has memory
+   pools (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED; the pool keeps freed memory, release threshold
+   UINT64_MAX), else (and HOST memory) from accel's own pool of cuMemAlloc'd / pinned buffers. Freed
+   memory is reused at once by later allocs on the same queue; another queue reuses it once the free
+   has run on the device (the driver cannot see accel's stream waits), so two queues that free each
+   other's memory far ahead of the device hold more of it.
 
    ==== Programs ================================================================================
    A program desc may carry cubin/fatbin, PTX and CUDA C source; they are tried in that order and the
@@ -537,6 +545,13 @@ typedef struct accel_cu_graph_s*   accel_cu_graph;         /* CUDA graphs (recor
 typedef struct accel_cu_graph_exec_s* accel_cu_graph_exec;
 typedef struct accel_cu_graph_node_s* accel_cu_graph_node;
 typedef void (ACCEL_I_CUDAAPI* accel_cu_host_fn)(void* user);   /* CUhostFn (cuLaunchHostFunc) */
+typedef struct accel_cu_mempool_s* accel_cu_mempool;   /* CUmemoryPool (queue-ordered memory) */
+typedef struct accel_cu_mempool_props {   /* CUmemPoolProps: pinned device memory of one device */
+    int alloc_type, handle_types;          /* CU_MEM_ALLOCATION_TYPE_PINNED (1), none (0) */
+    int location_type, location_id;        /* CU_MEM_LOCATION_TYPE_DEVICE (1), the device's ordinal */
+    void* win32_security_attributes;
+    unsigned char reserved[64];            /* 0 (later drivers' maxSize and usage: their defaults) */
+} accel_cu_mempool_props;
 typedef struct accel_cu_kernel_node_params {   /* CUDA_KERNEL_NODE_PARAMS (v1) */
     accel_cu_function func;
     unsigned int grid[3], block[3], shared_bytes;
@@ -577,7 +592,11 @@ enum {
     ACCEL_CU_ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS = 122,
     /* several devices: where the GPU sits, and whether one address space spans host and devices */
     ACCEL_CU_ATTR_PCI_BUS_ID = 33, ACCEL_CU_ATTR_PCI_DEVICE_ID = 34, ACCEL_CU_ATTR_UNIFIED_ADDRESSING = 41,
-    ACCEL_CU_ATTR_PCI_DOMAIN_ID = 50
+    ACCEL_CU_ATTR_PCI_DOMAIN_ID = 50,
+    ACCEL_CU_ATTR_MEMORY_POOLS_SUPPORTED = 115   /* cuMemAllocFromPoolAsync / cuMemFreeAsync */
+};
+enum {   /* CUmemPool_attribute */
+    ACCEL_CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES = 3, ACCEL_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4
 };
 enum { ACCEL_CU_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704 };
 typedef struct accel_cu_uuid { unsigned char bytes[16]; } accel_cu_uuid;   /* CUuuid */
@@ -667,7 +686,13 @@ enum {
     X(StreamWaitEvent, 3020, (accel_cu_stream stream, accel_cu_event event, unsigned int flags)) \
     X(DeviceGetUuid, 9020, (accel_cu_uuid* uuid, accel_cu_device device)) \
     X(DeviceCanAccessPeer, 4000, (int* can, accel_cu_device device, accel_cu_device peer)) \
-    X(CtxEnablePeerAccess, 4000, (accel_cu_context peer, unsigned int flags))
+    X(CtxEnablePeerAccess, 4000, (accel_cu_context peer, unsigned int flags)) \
+    X(MemPoolCreate, 11020, (accel_cu_mempool* pool, const accel_cu_mempool_props* props)) \
+    X(MemPoolDestroy, 11020, (accel_cu_mempool pool)) \
+    X(MemPoolSetAttribute, 11020, (accel_cu_mempool pool, int attr, void* value)) \
+    X(MemAllocFromPoolAsync, 11020, (accel_cu_deviceptr* ptr, size_t bytes, accel_cu_mempool pool, \
+                                     accel_cu_stream stream)) \
+    X(MemFreeAsync, 11020, (accel_cu_deviceptr ptr, accel_cu_stream stream))
 
 typedef struct accel_i_cu_lib {
 #define ACCEL_I_CU_MEMBER(name, version, params) accel_cu_result (ACCEL_I_CUDAAPI *name) params;
@@ -683,7 +708,9 @@ static const char* const accel_i_cu_optional[] = {
     /* foreign streams (accel_cuda_stream_signal; stream_wait without memops): UNSUPPORTED without it */
     "LaunchHostFunc", "StreamWaitEvent",
     /* several devices: identity and peer access (without them: uuid zero, copies staged) */
-    "DeviceGetUuid", "DeviceCanAccessPeer", "CtxEnablePeerAccess"
+    "DeviceGetUuid", "DeviceCanAccessPeer", "CtxEnablePeerAccess",
+    /* queue-ordered memory from a stream-ordered pool (without them: accel's own pool) */
+    "MemPoolCreate", "MemPoolDestroy", "MemPoolSetAttribute", "MemAllocFromPoolAsync", "MemFreeAsync"
 };
 
 /* NVRTC, looked up by name (it has no versioned lookup). */
@@ -1199,6 +1226,8 @@ typedef struct accel_i_cu_device {
     accel_i_a32 cpu_lock;
     accel_signal** cpu_sigs;
     uint32_t cpu_n, cpu_cap;
+    accel_cu_mempool mempool;      /* queue-ordered DEVICE memory's pool; NULL: accel's own (cuda: queue-
+                                      ordered memory) */
 } accel_i_cu_device;
 /* An 8-byte word in pinned, device-mapped host memory: the host reads and writes it at `host`, a stream
    at `dptr` (cuStreamWaitValue64 / cuStreamWriteValue64). */
@@ -1580,6 +1609,97 @@ static void accel_i_cu_words_free(accel_i_cu_device* dev) {
     }
 }
 
+/* ==== cuda: queue-ordered memory ====
+   The memory of accel_queue_alloc is taken where the alloc's point is enqueued on the queue's stream
+   (the walk runs the points: accel.h, "core: queue-ordered memory at its point"), and given back where
+   the free's point is: a handle is an accel_i_cu_buffer of the core's whose dptr (and, HOST memory,
+   mapped) the alloc point fills. DEVICE memory, where the device has memory pools
+   (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED): cuMemAllocFromPoolAsync from a pool of accel's own
+   (pinned device memory, release threshold UINT64_MAX so that a synchronize does not hand the pool's
+   memory back to the system, and no reuse through dependencies the driver inserts itself, which could
+   make a stream wait for another that waits for it through accel's signals) at the alloc point,
+   cuMemFreeAsync at the free point, both on the queue's stream: the driver reuses freed memory at once
+   on that stream, and on another stream once the free has run there (it cannot follow accel's stream
+   memory-op waits). A command of another queue built after the free point but ordered before it (by
+   the signals the free's queue waited for) still finds the handle's pointer. HOST memory, or a device
+   without pools: a root of the core's pool lent at the alloc point (made by cuMemAlloc /
+   cuMemHostAlloc when none is free) and given back at the free point, reused at once on the same
+   stream and by another queue once the free's batch completed. A handle whose free point never ran
+   (destroyed instead, or its batch failed) gives pool memory back at its last reference with
+   cuMemFreeAsync on the device's io stream (its work is done). */
+static void accel_i_cu_qmem_drop(accel_buffer* r) {
+    accel_i_cu_device* dev = accel_i_cu_dev(r->obj.device);
+    accel_i_cu_buffer* b = (accel_i_cu_buffer*)r;
+    if (!b->dptr || accel_i_stale(&r->obj)) return;   /* the old context's: gone with it */
+    accel_i_cu_enter(dev);
+    accel_i_mutex_lock(&dev->io_lock);
+    if (dev->io) accel_i_cu.MemFreeAsync(b->dptr, dev->io);
+    accel_i_mutex_unlock(&dev->io_lock);
+    b->dptr = 0;
+}
+static const accel_i_qmem_ops accel_i_cu_qmem_ops = { sizeof(accel_i_cu_buffer), accel_i_cu_qmem_drop };
+static int accel_i_cu_attr(accel_i_cu_device* dev, int attr);   /* cuda: devices */
+/* The device's pool for DEVICE memory (device create, recover): none where the driver or the device
+   has no pools, or it cannot be made (accel's own pool serves then). */
+static void accel_i_cu_mempool_make(accel_i_cu_device* dev) {
+    accel_cu_mempool_props props;
+    accel_cu_mempool pool = NULL;
+    uint64_t keep = UINT64_MAX;
+    int no = 0;
+    dev->mempool = NULL;
+    if (!accel_i_cu.MemPoolCreate || !accel_i_cu.MemPoolDestroy || !accel_i_cu.MemPoolSetAttribute ||
+        !accel_i_cu.MemAllocFromPoolAsync || !accel_i_cu.MemFreeAsync ||
+        !accel_i_cu_attr(dev, ACCEL_CU_ATTR_MEMORY_POOLS_SUPPORTED))
+        return;
+    memset(&props, 0, sizeof props);
+    props.alloc_type = 1;
+    props.location_type = 1;
+    props.location_id = (int)dev->cudev;
+    if (accel_i_cu.MemPoolCreate(&pool, &props) != ACCEL_CU_SUCCESS) return;
+    if (accel_i_cu.MemPoolSetAttribute(pool, ACCEL_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep) !=
+        ACCEL_CU_SUCCESS ||
+        accel_i_cu.MemPoolSetAttribute(pool, ACCEL_CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, &no) !=
+        ACCEL_CU_SUCCESS) {
+        accel_i_cu.MemPoolDestroy(pool);
+        return;
+    }
+    dev->mempool = pool;
+}
+/* Point c of a batch flagged qmem, enqueued on q's stream; 0, or the failed value that drops the rest
+   of the batch. */
+static uint64_t accel_i_cu_qmem_point(accel_i_cu_queue* q, accel_i_cmd* c) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    accel_buffer* r = c->u.qmem.buf;
+    accel_i_cu_buffer* b = (accel_i_cu_buffer*)r;
+    accel_buffer* lent;
+    accel_cu_result cr;
+    uint64_t failed = 0;
+    if (c->u.qmem.free) {   /* dptr stays: another queue's command built later may come before it */
+        bool own = atomic_load_explicit(&r->qhas, memory_order_relaxed) == 1u && !r->qroot;   /* the pool's */
+        if (!own) { accel_i_qmem_give_back(&q->base, c); return 0; }   /* a root lent (or none) */
+        atomic_store_explicit(&r->qhas, 2u, memory_order_release);
+        q->dirty = true;
+        cr = accel_i_cu.MemFreeAsync(b->dptr, q->stream);
+        return cr == ACCEL_CU_SUCCESS ? 0 : accel_i_failed_value(accel_i_cu_check(dev, cr, "cuMemFreeAsync"));
+    }
+    if (accel_i_qmem_has(r)) return 0;
+    if (r->memory == ACCEL_MEMORY_DEVICE && dev->mempool) {
+        cr = accel_i_cu.MemAllocFromPoolAsync(&b->dptr, r->size, dev->mempool, q->stream);
+        if (cr != ACCEL_CU_SUCCESS) {
+            b->dptr = 0;
+            return accel_i_qmem_point_failed(&q->base, r,
+                                             accel_i_cu_check(dev, cr, "cuMemAllocFromPoolAsync"));
+        }
+        q->dirty = true;
+    } else {
+        if ((lent = accel_i_qmem_lend(&q->base, r, &failed)) == NULL) return failed;
+        b->dptr = ((accel_i_cu_buffer*)lent)->dptr;
+        r->mapped = lent->mapped;
+    }
+    atomic_store_explicit(&r->qhas, 1u, memory_order_release);
+    return 0;
+}
+
 /* ==== cuda: devices ==== */
 static accel_result accel_i_cu_device_count(const accel_backend* b, uint32_t* count) {
     accel_logger lg;
@@ -1658,6 +1778,7 @@ static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bo
         accel_i_free(&a, e, sizeof *e);
     }
     if (io && dev->cal_ev) accel_i_cu.EventDestroy(dev->cal_ev);
+    if (dev->mempool) accel_i_cu.MemPoolDestroy(dev->mempool);
     if (dev->copy_mod) accel_i_cu_release(dev, ACCEL_I_CU_MODULE, dev->copy_mod, 0);
     if (io) accel_i_cu.StreamDestroy(dev->io);
     accel_i_cu_domain_leave(dev);   /* with the context still retained: the last one out runs its releases */
@@ -1750,6 +1871,8 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
                   accel_i_cu_attr(dev, ACCEL_CU_ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS) &&
                   !(no_memops && no_memops[0] && strcmp(no_memops, "0") != 0);
     dev->unified = accel_i_cu_attr(dev, ACCEL_CU_ATTR_UNIFIED_ADDRESSING) != 0;
+    accel_i_cu_mempool_make(dev);
+    dev->base.qmem_ops = &accel_i_cu_qmem_ops;   /* queue memory at its point (cuda: queue-ordered memory) */
     nvrtc = accel_i_nvrtc_load(&d->logger) == ACCEL_OK;
     accel_i_cu_fill_info(dev, nvrtc);
     accel_i_log(&dev->base, ACCEL_LOG_INFO,
@@ -3002,6 +3125,11 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
     accel_i_cmd* c = &b->cmds[pc];
     accel_cu_result cr = ACCEL_CU_SUCCESS;
     const char* call = NULL;
+    uint64_t failed;
+    if (b->qmem) {   /* queue-ordered memory: a point, or a use checked (cuda: queue-ordered memory) */
+        if (c->flags & ACCEL_I_CMD_QMEM_POINT) return accel_i_cu_qmem_point(q, c);
+        if ((failed = accel_i_qmem_use_failed(&q->base, b, c)) != 0) return failed;
+    }
     switch (c->kind) {
     case ACCEL_I_CMD_WAIT: return 0;   /* the walk already took care of it (accel_i_cu_device_wait) */
     case ACCEL_I_CMD_SIGNAL: accel_i_cu_point_add(q, c->u.sig.signal, c->u.sig.value, NULL, NULL); return 0;
@@ -3359,6 +3487,8 @@ static void accel_i_cu_forget_native(accel_i_cu_device* dev) {
 static accel_result accel_i_cu_context_anew(accel_i_cu_device* dev) {
     accel_cu_context ctx = NULL;
     accel_cu_result cr;
+    if (dev->mempool) accel_i_cu.MemPoolDestroy(dev->mempool);   /* its memory goes with the context's */
+    dev->mempool = NULL;
     accel_i_cu.DevicePrimaryCtxRelease(dev->cudev);   /* the last retain gone: the context goes */
     cr = accel_i_cu.DevicePrimaryCtxReset(dev->cudev);   /* and if others retain it, it goes now */
     if (cr != ACCEL_CU_SUCCESS)
@@ -3382,6 +3512,7 @@ static accel_result accel_i_cu_context_anew(accel_i_cu_device* dev) {
     if (!accel_i_cu_words_init(dev))
         return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
                             "accel_device_recover: out of memory for the device's pinned words");
+    accel_i_cu_mempool_make(dev);
     return ACCEL_OK;
 }
 static accel_result accel_i_cu_device_recover(accel_device* d) {

@@ -420,7 +420,9 @@ static void fz_op_wait_many(fz* f, fz_in* in) {
 static void fz_op_io(fz* f, fz_in* in) {
     uint8_t pick = fz_u8(in);
     accel_buffer* b = pick == 0xFFu ? NULL : f->b[pick % FZ_B];   /* as fz_pick_buffer */
-    int qmem = b && f->qm[pick % FZ_B];   /* queue memory: OUT_OF_MEMORY where none came (the contract) */
+    /* queue memory: OUT_OF_MEMORY where none came (the contract); INVALID_ARGUMENT before its alloc's
+       point or after its free's where the memory is taken at the point (the CPU, CUDA) */
+    int qmem = b && f->qm[pick % FZ_B];
     uint8_t k = fz_u8(in);
     size_t off = fz_size(in), size = fz_size(in);
     void* host = (k & 0x70u) == 0x70u ? NULL : fz_scratch;
@@ -429,7 +431,8 @@ static void fz_op_io(fz* f, fz_in* in) {
     r = (k & 1u) ? accel_buffer_write(b, off, host, size) : accel_buffer_read(b, off, host, size);
     FZ_EXPECT(r == ACCEL_OK || r == ACCEL_ERROR_INVALID_ARGUMENT || (qmem && r == ACCEL_ERROR_OUT_OF_MEMORY), r, 0);
     if (b && host && size && off <= accel_buffer_size(b) && size <= accel_buffer_size(b) - off)
-        FZ_EXPECT(r == ACCEL_OK || (qmem && r == ACCEL_ERROR_OUT_OF_MEMORY), r, 0);
+        FZ_EXPECT(r == ACCEL_OK ||
+                  (qmem && (r == ACCEL_ERROR_OUT_OF_MEMORY || r == ACCEL_ERROR_INVALID_ARGUMENT)), r, 0);
     if (b) (void)accel_buffer_map(b);
 }
 static void fz_op_misc(fz* f, fz_in* in) {

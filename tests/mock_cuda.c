@@ -228,7 +228,8 @@ static const mock_kernel mock_kernels[] = {
 };
 
 /* ==== streams: a worker thread running operations in order ==== */
-typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_EVENT, OP_WAIT_EVENT, OP_HOST } op_kind;
+typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_EVENT, OP_WAIT_EVENT, OP_HOST,
+               OP_POOL_FREE } op_kind;
 typedef struct mock_event { atomic_ullong recorded, completed, at_ns; } mock_event;   /* at_ns: when it last completed */
 typedef struct op {
     struct op* next;
@@ -259,6 +260,7 @@ static size_t mock_depth(void) {
     return (size_t)d;
 }
 
+static void mock_pool_freed(void* block, unsigned gen);
 static void run_op(op* o) {
     if (atomic_load(&mock_sticky)) return;   /* a dead context runs nothing more */
     switch (o->kind) {
@@ -292,6 +294,7 @@ static void run_op(op* o) {
         while (atomic_load(&o->ev->completed) < o->ev_gen && !atomic_load(&mock_sticky)) sched_yield();
         break;
     case OP_HOST: o->host_fn(o->host_user); break;   /* cuLaunchHostFunc: on the stream's thread, in order */
+    case OP_POOL_FREE: mock_pool_freed(o->dst, (unsigned)o->v64); break;   /* cuMemFreeAsync's point */
     }
 }
 static void* stream_main(void* arg) {
@@ -348,14 +351,15 @@ static int mock_grow(void** a, size_t* cap, size_t need, size_t size) {
     return 1;
 }
 /* ==== the context's objects (see the top), under mock_driver_lock ==== */
-enum { MOCK_OBJ_MEM, MOCK_OBJ_HOST, MOCK_OBJ_STREAM, MOCK_OBJ_EVENT, MOCK_OBJ_MODULE, MOCK_OBJ_GRAPH };
-typedef struct mock_obj { void* h; int kind; } mock_obj;
+enum { MOCK_OBJ_MEM, MOCK_OBJ_HOST, MOCK_OBJ_STREAM, MOCK_OBJ_EVENT, MOCK_OBJ_MODULE, MOCK_OBJ_GRAPH, MOCK_OBJ_POOL };
+typedef struct mock_obj { void* h; int kind; size_t n; } mock_obj;   /* n: cuMemAlloc's size */
 static mock_obj* mock_objs;
 static size_t mock_nobjs, mock_objs_cap;
 static atomic_llong mock_stale;   /* releases of handles that were not live */
 static int mock_obj_add_locked(void* h, int kind) {
     if (!mock_grow((void**)&mock_objs, &mock_objs_cap, mock_nobjs + 1, sizeof *mock_objs)) return 0;
     mock_objs[mock_nobjs].h = h;
+    mock_objs[mock_nobjs].n = 0;
     mock_objs[mock_nobjs++].kind = kind;
     return 1;
 }
@@ -398,6 +402,202 @@ static void mock_release_wait(void) {
     pthread_mutex_lock(&mock_driver_lock);
     mock_device_sync();
     pthread_mutex_unlock(&mock_driver_lock);
+}
+
+/* ==== stream-ordered memory pools (cuMemPoolCreate, cuMemAllocFromPoolAsync, cuMemFreeAsync) ====
+   A pool keeps blocks (256-aligned host memory, as cuMemAlloc's). cuMemAllocFromPoolAsync returns at
+   once a block of the pool that is free for its stream: freed by cuMemFreeAsync on the same stream (its
+   order puts the new use after the free), or freed on another stream whose free has run (the stream
+   reached it: the driver's opportunistic reuse; it cannot see accel's stream memory-op waits, so it
+   follows no dependency of those); else a new block (a larger allocation than cuDeviceTotalMem is
+   CUDA_ERROR_OUT_OF_MEMORY); a block its stream freed is preferred. A block serves requests of its size
+   up to half of it. cuMemFreeAsync gives
+   the block back at once for its stream and enqueues the point where it is free for all. At a
+   synchronize (stream, event), free blocks above the pool's release threshold (0 unless set, as the
+   driver's) go back to the system. MOCK_CUDA_NO_POOLS=1: the device says it has no pools (the attribute
+   is 0). Pools are context objects: a reset frees them with their blocks. */
+#define MOCK_TOTAL_MEM ((size_t)1 << 30)   /* what cuDeviceTotalMem says: a larger allocation is refused */
+static int mock_devices(void);
+typedef struct mock_pool mock_pool;
+typedef struct mock_pool_block {
+    struct mock_pool_block* next;
+    void* p; size_t n;
+    int used;                    /* handed out, not freed yet */
+    mock_stream* freed_on;       /* the stream of its last cuMemFreeAsync */
+    unsigned free_gen;           /* cuMemFreeAsync calls on it so far (the pool's lock) */
+    atomic_uint done_gen;        /* ... of which the last whose point has run (free for all once equal) */
+    unsigned orphan_gen;         /* its pool is gone: the point of this free frees it (0: no); orphans lock */
+    struct mock_pool_block* orphan_next;
+} mock_pool_block;
+struct mock_pool {
+    pthread_mutex_t lock;
+    mock_pool_block* blocks;
+    uint64_t threshold;
+    size_t bytes;                /* all its blocks */
+};
+static atomic_llong mock_pool_blocks_made, mock_big_live, mock_big_peak;   /* big: blocks of 1 MiB or more */
+static int mock_no_pools(void) {
+    const char* e = getenv("MOCK_CUDA_NO_POOLS");
+    return e && e[0] && strcmp(e, "0") != 0;
+}
+static void mock_big(size_t n, int add) {
+    long long v, peak;
+    if (n < ((size_t)1 << 20)) return;
+    v = atomic_fetch_add(&mock_big_live, add) + add;
+    peak = atomic_load(&mock_big_peak);
+    while (v > peak && !atomic_compare_exchange_weak(&mock_big_peak, &peak, v)) {}
+}
+static void mock_block_drop(mock_pool* pool, mock_pool_block* b) {
+    pool->bytes -= b->n;
+    mock_big(b->n, -1);
+    free(b->p);
+    free(b);
+}
+/* Blocks whose pool was destroyed while their cuMemFreeAsync had not run: the free's point frees
+   them (a reset, which drops that point, frees them instead). Own lock: the point runs on a stream's
+   thread, which mock_device_sync waits for holding the driver's lock. */
+static pthread_mutex_t mock_orphans_lock = PTHREAD_MUTEX_INITIALIZER;
+static mock_pool_block* mock_orphans;
+static void mock_orphan_drop_locked(mock_pool_block* b) {
+    for (mock_pool_block** l = &mock_orphans; *l; l = &(*l)->orphan_next)
+        if (*l == b) { *l = b->orphan_next; break; }
+    mock_big(b->n, -1);
+    free(b->p);
+    free(b);
+}
+/* The point of free number gen of the block has run; an orphan's last free drops it (under the
+   orphans' lock, which mock_pool_free decides under). */
+static void mock_pool_freed(void* block, unsigned gen) {
+    mock_pool_block* b = (mock_pool_block*)block;
+    pthread_mutex_lock(&mock_orphans_lock);
+    atomic_store(&b->done_gen, gen);
+    if (b->orphan_gen == gen) mock_orphan_drop_locked(b);
+    pthread_mutex_unlock(&mock_orphans_lock);
+}
+static void mock_orphans_free(void) {   /* a reset: no free's point runs any more */
+    pthread_mutex_lock(&mock_orphans_lock);
+    while (mock_orphans) mock_orphan_drop_locked(mock_orphans);
+    pthread_mutex_unlock(&mock_orphans_lock);
+}
+/* Frees a pool and its blocks (the pool's lock not held); cuMemPoolDestroy, as the driver, waits for
+   no stream: a block whose free has yet to run goes when it runs. */
+static void mock_pool_free(mock_pool* pool) {
+    while (pool->blocks) {
+        mock_pool_block* b = pool->blocks;
+        int orphan;
+        pool->blocks = b->next;
+        pthread_mutex_lock(&mock_orphans_lock);
+        if ((orphan = !b->used && atomic_load(&b->done_gen) != b->free_gen) != 0) {   /* its last free: to run */
+            b->orphan_gen = b->free_gen;
+            b->orphan_next = mock_orphans;
+            mock_orphans = b;
+            pool->bytes -= b->n;
+        }
+        pthread_mutex_unlock(&mock_orphans_lock);
+        if (!orphan) mock_block_drop(pool, b);
+    }
+    pthread_mutex_destroy(&pool->lock);
+    free(pool);
+}
+/* Free blocks above the threshold go back (at a synchronize). */
+static void mock_pool_trim(mock_pool* pool) {
+    pthread_mutex_lock(&pool->lock);
+    for (mock_pool_block** l = &pool->blocks; *l && pool->bytes > pool->threshold;) {
+        mock_pool_block* b = *l;
+        if (b->used || atomic_load(&b->done_gen) != b->free_gen) { l = &b->next; continue; }
+        *l = b->next;
+        mock_block_drop(pool, b);
+    }
+    pthread_mutex_unlock(&pool->lock);
+}
+static void mock_pools_trim(void) {
+    pthread_mutex_lock(&mock_driver_lock);
+    for (size_t i = 0; i < mock_nobjs; i++)
+        if (mock_objs[i].kind == MOCK_OBJ_POOL) mock_pool_trim((mock_pool*)mock_objs[i].h);
+    pthread_mutex_unlock(&mock_driver_lock);
+}
+typedef struct mock_pool_props { int alloc_type, handle_types, location_type, location_id; } mock_pool_props;
+static CUresult mMemPoolCreate(mock_pool** out, const mock_pool_props* props) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    mock_pool* pool;
+    if (!out || !props || props->alloc_type != 1 || props->location_type != 1 || props->location_id < 0 ||
+        props->location_id >= mock_devices() || mock_no_pools())
+        return 1;   /* CUDA_ERROR_INVALID_VALUE (pinned device memory of a device is all it makes) */
+    if (!(pool = (mock_pool*)calloc(1, sizeof *pool))) return 2;
+    pthread_mutex_init(&pool->lock, NULL);
+    if (!mock_obj_add(pool, MOCK_OBJ_POOL)) { mock_pool_free(pool); return 2; }
+    *out = pool;
+    return 0;
+}
+static CUresult mMemPoolDestroy(mock_pool* pool) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    if (!mock_obj_remove(pool, MOCK_OBJ_POOL)) return 1;
+    mock_pool_free(pool);
+    return 0;
+}
+static CUresult mMemPoolSetAttribute(mock_pool* pool, int attr, void* value) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    if (!pool || !value) return 1;
+    if (attr >= 1 && attr <= 3) return 0;   /* the reuse policies: the mock's is fixed (see above) */
+    if (attr != 4) return 1;                /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
+    pthread_mutex_lock(&pool->lock);
+    memcpy(&pool->threshold, value, sizeof pool->threshold);
+    pthread_mutex_unlock(&pool->lock);
+    return 0;
+}
+static CUresult mMemAllocFromPoolAsync(dptr_t* out, size_t n, mock_pool* pool, mock_stream* s) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    mock_pool_block* b = NULL;
+    if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
+    if (!out || !pool || !s || n == 0) return 1;
+    if (n > MOCK_TOTAL_MEM) return 2;   /* CUDA_ERROR_OUT_OF_MEMORY */
+    pthread_mutex_lock(&pool->lock);
+    for (int pass = 0; pass < 2 && !b; pass++)   /* one its stream freed first, then one free for all */
+        for (b = pool->blocks; b; b = b->next)
+            if (!b->used && b->n >= n && b->n / 2 <= n &&
+                (pass ? atomic_load(&b->done_gen) == b->free_gen : b->freed_on == s))
+                break;
+    if (!b && (b = (mock_pool_block*)calloc(1, sizeof *b)) != NULL) {
+        size_t size = (n + 255u) & ~(size_t)255u;
+        if (posix_memalign(&b->p, 256, size) != 0) { free(b); b = NULL; }
+        else {
+            b->n = size;
+            b->next = pool->blocks;
+            pool->blocks = b;
+            pool->bytes += size;
+            atomic_fetch_add(&mock_pool_blocks_made, 1);
+            mock_big(size, 1);
+        }
+    }
+    if (b) b->used = 1;
+    pthread_mutex_unlock(&pool->lock);
+    if (!b) return 2;
+    *out = (dptr_t)(uintptr_t)b->p;
+    return 0;
+}
+static CUresult mMemFreeAsync(dptr_t p, mock_stream* s) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    mock_pool_block* b = NULL;
+    op* o;
+    if (!s) return 1;
+    if (!(o = new_op(OP_POOL_FREE))) return 2;
+    pthread_mutex_lock(&mock_driver_lock);
+    for (size_t i = 0; i < mock_nobjs && !b; i++) {
+        mock_pool* pool = (mock_pool*)mock_objs[i].h;
+        if (mock_objs[i].kind != MOCK_OBJ_POOL) continue;
+        pthread_mutex_lock(&pool->lock);
+        for (b = pool->blocks; b && !(b->used && (dptr_t)(uintptr_t)b->p == p); b = b->next) {}
+        if (b) {
+            b->used = 0;
+            b->freed_on = s;
+            o->v64 = ++b->free_gen;   /* for all once this one's point ran (not an earlier one's) */
+        }
+        pthread_mutex_unlock(&pool->lock);
+    }
+    pthread_mutex_unlock(&mock_driver_lock);
+    if (!b) { free(o); return 1; }   /* not a live allocation of a pool */
+    o->dst = (void*)b;
+    return push(s, o);
 }
 
 /* ==== the driver API ==== */
@@ -457,11 +657,11 @@ static CUresult mDeviceGetAttribute(int* v, int a, int d) {
     case 33: *v = 0x10 + d; break; case 34: *v = 0; break; case 50: *v = 0; break;   /* PCI bus, device, */
                                                                                      /* domain */
     case 41: *v = 1; break;                                                          /* unified addressing */
+    case 115: *v = !mock_no_pools(); break;                                          /* memory pools */
     default: *v = 0; break;
     }
     return 0;
 }
-#define MOCK_TOTAL_MEM ((size_t)1 << 30)   /* what cuDeviceTotalMem says: a larger allocation is refused */
 static CUresult mDeviceTotalMem(size_t* b, int d) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)d;
@@ -497,7 +697,11 @@ static CUresult mMemAlloc(dptr_t* p, size_t n) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     void* m = NULL;
     if (n > MOCK_TOTAL_MEM || posix_memalign(&m, 256, n ? n : 1) != 0) return 2;   /* OUT_OF_MEMORY */
-    if (!mock_obj_add(m, MOCK_OBJ_MEM)) { free(m); return 2; }
+    pthread_mutex_lock(&mock_driver_lock);
+    if (!mock_obj_add_locked(m, MOCK_OBJ_MEM)) { pthread_mutex_unlock(&mock_driver_lock); free(m); return 2; }
+    mock_objs[mock_nobjs - 1].n = n;
+    pthread_mutex_unlock(&mock_driver_lock);
+    mock_big(n, 1);
     *p = (dptr_t)(uintptr_t)m;
     return 0;
 }
@@ -506,6 +710,8 @@ static CUresult mMemFree(dptr_t p) {
     int live;
     pthread_mutex_lock(&mock_driver_lock);
     mock_device_sync();
+    for (size_t i = 0; i < mock_nobjs; i++)
+        if (mock_objs[i].h == (void*)(uintptr_t)p && mock_objs[i].kind == MOCK_OBJ_MEM) mock_big(mock_objs[i].n, -1);
     live = mock_obj_remove_locked((void*)(uintptr_t)p, MOCK_OBJ_MEM);
     pthread_mutex_unlock(&mock_driver_lock);
     if (!live) return 1;   /* CUDA_ERROR_INVALID_VALUE */
@@ -718,6 +924,7 @@ static CUresult event_query(mock_event* e) {
 static CUresult mEventSynchronize(mock_event* e) {
     MOCK_COUNT(MOCK_CALL_SYNC);
     while (atomic_load(&e->completed) < atomic_load(&e->recorded) && !atomic_load(&mock_sticky)) sched_yield();
+    mock_pools_trim();
     return atomic_load(&mock_sticky);
 }
 /* Both recorded and completed (else CUDA_ERROR_NOT_READY, 600); milliseconds between them. */
@@ -764,7 +971,13 @@ static CUresult mLaunchHostFunc(mock_stream* s, void (*fn)(void*), void* user) {
     o->host_fn = fn; o->host_user = user;
     return push(s, o);
 }
-static CUresult mStreamSynchronize(mock_stream* s) { MOCK_COUNT(MOCK_CALL_SYNC); return stream_sync(s); }
+static CUresult mStreamSynchronize(mock_stream* s) {
+    CUresult r;
+    MOCK_COUNT(MOCK_CALL_SYNC);
+    r = stream_sync(s);
+    mock_pools_trim();
+    return r;
+}
 static CUresult mEventRecord(mock_event* e, mock_stream* s) {
     MOCK_COUNT(MOCK_CALL_EVENT);
     return event_record(e, s);
@@ -898,9 +1111,12 @@ static CUresult mGraphLaunch(mock_graph* e, mock_stream* s) {
 /* ==== the context: reset ==== */
 static atomic_llong mock_resets;
 /* Frees one of the context's objects (a reset; mock_driver_lock held, streams ended before). */
+static void mock_pool_free(mock_pool* pool);
 static void mock_obj_free(const mock_obj* o) {
     switch (o->kind) {
-    case MOCK_OBJ_MEM: case MOCK_OBJ_HOST: case MOCK_OBJ_EVENT: free(o->h); break;
+    case MOCK_OBJ_POOL: mock_pool_free((mock_pool*)o->h); break;
+    case MOCK_OBJ_MEM: mock_big(o->n, -1); free(o->h); break;
+    case MOCK_OBJ_HOST: case MOCK_OBJ_EVENT: free(o->h); break;
     case MOCK_OBJ_MODULE: free(((mock_module*)o->h)->text); free(o->h); break;
     case MOCK_OBJ_GRAPH: free(((mock_graph*)o->h)->ops); free(o->h); break;
     default: break;
@@ -919,6 +1135,7 @@ static CUresult mPrimaryCtxReset(int d) {
     mock_nhosts = 0;
     for (size_t i = 0; i < mock_nobjs; i++) mock_obj_free(&mock_objs[i]);
     mock_nobjs = 0;
+    mock_orphans_free();
     pthread_mutex_unlock(&mock_driver_lock);
     atomic_store(&mock_sticky, 0);
     atomic_fetch_add(&mock_resets, 1);
@@ -953,6 +1170,9 @@ static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuDeviceGetUuid", (void*)mDeviceGetUuid }, { "cuDeviceCanAccessPeer", (void*)mDeviceCanAccessPeer },
     { "cuCtxEnablePeerAccess", (void*)mCtxEnablePeerAccess },
     { "cuLaunchHostFunc", (void*)mLaunchHostFunc },
+    { "cuMemPoolCreate", (void*)mMemPoolCreate }, { "cuMemPoolDestroy", (void*)mMemPoolDestroy },
+    { "cuMemPoolSetAttribute", (void*)mMemPoolSetAttribute },
+    { "cuMemAllocFromPoolAsync", (void*)mMemAllocFromPoolAsync }, { "cuMemFreeAsync", (void*)mMemFreeAsync },
 };
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status);
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status) {
@@ -1023,10 +1243,28 @@ MOCK_API long long mock_cuda_live_memory(void);
 MOCK_API long long mock_cuda_live_memory(void) {
     long long n = 0;
     pthread_mutex_lock(&mock_driver_lock);
-    for (size_t i = 0; i < mock_nobjs; i++) n += mock_objs[i].kind == MOCK_OBJ_MEM || mock_objs[i].kind == MOCK_OBJ_HOST;
+    for (size_t i = 0; i < mock_nobjs; i++) {
+        n += mock_objs[i].kind == MOCK_OBJ_MEM || mock_objs[i].kind == MOCK_OBJ_HOST;
+        if (mock_objs[i].kind == MOCK_OBJ_POOL) {   /* and the pools' blocks */
+            mock_pool* pool = (mock_pool*)mock_objs[i].h;
+            pthread_mutex_lock(&pool->lock);
+            for (mock_pool_block* b = pool->blocks; b; b = b->next) n++;
+            pthread_mutex_unlock(&pool->lock);
+        }
+    }
     pthread_mutex_unlock(&mock_driver_lock);
     return n;
 }
+/* Allocations of 1 MiB or more alive (cuMemAlloc's and the pools' blocks), and the most at once since
+   the last reset of the peak (mock_cuda_big_reset); blocks the pools made so far. */
+MOCK_API long long mock_cuda_big_live(void);
+MOCK_API long long mock_cuda_big_live(void) { return atomic_load(&mock_big_live); }
+MOCK_API long long mock_cuda_big_peak(void);
+MOCK_API long long mock_cuda_big_peak(void) { return atomic_load(&mock_big_peak); }
+MOCK_API void mock_cuda_big_reset(void);
+MOCK_API void mock_cuda_big_reset(void) { atomic_store(&mock_big_peak, atomic_load(&mock_big_live)); }
+MOCK_API long long mock_cuda_pool_blocks_made(void);
+MOCK_API long long mock_cuda_pool_blocks_made(void) { return atomic_load(&mock_pool_blocks_made); }
 MOCK_API long long mock_cuda_stale_uses(void);
 MOCK_API long long mock_cuda_stale_uses(void) { return atomic_load(&mock_stale); }
 MOCK_API long long mock_cuda_resets(void);
