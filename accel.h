@@ -3289,6 +3289,7 @@ ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t valu
 
 /* kit: the work groups along dimension d of normalised params (local sizes at least 1, as recorded). */
 static uint64_t accel_i_groups_along(const accel_exec_params* p, int d) {
+    if (p->local_size[d] == 1) return p->global_size[d];   /* no division: a tiny exec's cost (CPU) */
     return ((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d];
 }
 /* Normalises params (a local size of 0 counts as 1) and checks them against the device limits. A global
@@ -5338,11 +5339,11 @@ static void accel_i_cpu_lane_give(accel_i_cpu_device* dev, uint32_t lane) {
 static void accel_i_cpu_run_groups(const accel_i_cpu_job* job, uint64_t first, uint64_t count,
                                    uint32_t lane) {
     accel_dispatch d = job->tmpl;
-    uint64_t cx = d.group_count[0], cy = d.group_count[1], row = first / cx;
-    d.worker = lane;
-    d.group_id[0] = (uint32_t)(first % cx);
-    d.group_id[1] = (uint32_t)(row % cy);
-    d.group_id[2] = (uint32_t)(row / cy);
+    uint64_t cx = d.group_count[0], cy = d.group_count[1], row = first < cx ? 0 : first / cx;
+    d.worker = lane;   /* no division where none is needed (a whole one-group exec: most of its cost) */
+    d.group_id[0] = (uint32_t)(first - row * cx);
+    d.group_id[1] = (uint32_t)(row < cy ? row : row % cy);
+    d.group_id[2] = (uint32_t)(row < cy ? 0 : row / cy);
     for (uint64_t i = 0; i < count; i++) {
         job->fn(&d);
         if (++d.group_id[0] == cx) {
@@ -5663,6 +5664,7 @@ typedef struct accel_i_cpu_queue {
     accel_i_blocked blocked;      /* debug devices: what the executor waits for */
     accel_i_a32 turn;             /* 1: a thread (the executor or a helper) runs the batches */
     accel_i_event turned;         /* a helper gave the turn back */
+    accel_i_a32 helped;           /* 1: waiting threads run q's batches (accel_i_cpu_executor_wait) */
 #endif
 } accel_i_cpu_queue;
 /* What a helping thread waits for (see "cpu: waits that help"): s >= v (or failed), or, with s NULL,
@@ -5677,6 +5679,9 @@ static bool accel_i_cpu_helped(const accel_i_cpu_queue* q, const accel_i_cpu_hel
 
 
 
+#if !defined(ACCEL_NO_THREADS)
+static void accel_i_cpu_help_signal(accel_signal* s, uint64_t v, bool help);
+#endif
 /* The wait command: ACCEL_OK when reached, ACCEL_ERROR_SIGNAL_FAILED when failed, ACCEL_TIMEOUT
    when the batch must park (no-threads) or go back to the executor (a helper). */
 static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
@@ -5693,6 +5698,7 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
 #else
     cur = accel_signal_value(s);
     if (!accel_i_failed(cur) && cur < v) {   /* published in every build: a destroy that waits reports it */
+        if (accel_i_is_cpu_signal(s)) accel_i_cpu_help_signal(s, v, false);   /* its setter runs now */
         if (q->help) return ACCEL_TIMEOUT;   /* a helper never waits here: the batch is the executor's */
         accel_i_blocked_set(&q->blocked, s, v);
         if (accel_i_is_cpu_signal(s)) accel_i_event_wait_own(accel_i_host_signal_event(s), v, &q->own);
@@ -5991,21 +5997,6 @@ static uint64_t accel_i_cpu_traced_signal(accel_i_cpu_queue* q, const accel_i_cm
     accel_i_trace_cmd_at(&q->base, c, t0, t0, false);
     return t > t0 ? t : t0;   /* later when the trace was written out meanwhile */
 }
-/* Work that goes to the pool: an exec of more groups than run inline, or a replay (whose execs may).
-   A helping thread leaves it to the executor, whose hand-off to the pool is tuned for it (a decode loop
-   whose waiting thread ran its tokens' batches lost 3-5% at 2 lanes). */
-static bool accel_i_cpu_pool_work(const accel_i_batch* b, const accel_i_cmd* c) {
-    const accel_exec_params* p = &c->u.exec.params;
-    uint32_t counts[3] = { 1, 1, 1 };
-    uint64_t groups = 1;
-    if (c->kind == ACCEL_I_CMD_REPLAY) return true;
-    if (c->kind != ACCEL_I_CMD_EXEC) return false;
-    /* indirect: its counts (read at its turn: final), each at most 2^32-1 */
-    if (c->flags & ACCEL_I_CMD_INDIRECT) memcpy(counts, accel_i_cpu_counts_at(b, c), sizeof counts);
-    for (int d = 0; d < 3 && groups <= ACCEL_CPU_INLINE_GROUPS; d++)
-        groups *= accel_i_groups_along(p, d) * counts[d];
-    return groups > ACCEL_CPU_INLINE_GROUPS;
-}
 /* A command that ran and failed (failed != 0: a copy between devices, a replay of one) drops the rest
    of the batch: what it would signal fails. Returns whether it failed. */
 static bool accel_i_cpu_failed_at(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c, bool trace,
@@ -6024,7 +6015,6 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
     accel_i_cpu_trace tr = { NULL, 0, 0 };
     for (; b->pc < b->count; b->pc++) {
         accel_i_cmd* c = &b->cmds[b->pc];
-        if (q->help && accel_i_cpu_pool_work(b, c)) return false;   /* the executor's (see waits that help) */
         if (accel_i_stale(&q->base.obj)) {   /* recovered: start nothing more (core: device generations) */
             accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
             b->pc = b->count;
@@ -6104,14 +6094,70 @@ static accel_i_batch* accel_i_cpu_head(accel_i_cpu_queue* q) {
     accel_i_spin_unlock(&q->fifo.lock);
     return b;
 }
-/* The executor takes q's turn: at once, or once the helper that holds it gives it back. */
-static void accel_i_cpu_turn_take(accel_i_cpu_queue* q) {
+/* The executor of a helped queue looks at it once per ACCEL_I_CPU_LOOK_NS, and sleeps until a submit once
+   it found nothing to run for ACCEL_I_CPU_LOOK_IDLE_NS (see accel_i_cpu_executor_wait). */
+#define ACCEL_I_CPU_LOOK_NS 500000u
+#define ACCEL_I_CPU_LOOK_IDLE_NS 50000000u
+/* Sleeps for ns, or until q stops: on `turned`'s condition variable without counting as its sleeper, so
+   that neither a submit nor a helper giving the turn back pays a wake-up for it. */
+static void accel_i_cpu_doze(accel_i_cpu_queue* q, uint64_t ns) {
+    accel_i_mutex_lock(&q->turned.lock);
+    if (!atomic_load(&q->stop) && atomic_load_explicit(&q->helped, memory_order_relaxed))
+        accel_i_cond_timedwait(&q->turned.cond, &q->turned.lock, ns);
+    accel_i_mutex_unlock(&q->turned.lock);
+}
+/* A wait that does not help (see "cpu: waits that help") for work of a helped queue: the executor
+   leaves its doze and runs the batches at once (plain again). */
+static void accel_i_cpu_unhelp(accel_i_cpu_queue* q) {
+    if (!atomic_load_explicit(&q->helped, memory_order_relaxed)) return;
+    atomic_store_explicit(&q->helped, 0u, memory_order_relaxed);
+    accel_i_mutex_lock(&q->turned.lock);
+    accel_i_cond_broadcast(&q->turned.cond);
+    accel_i_mutex_unlock(&q->turned.lock);
+}
+/* The executor waits for batches to run and takes q's turn for them; false: q stops.
+   Plain (q->helped 0): it waits for a submit (spin, then sleep) and takes the turn at once.
+   Helped (a waiting thread ran a batch of q, or found the executor running one): the submitting thread
+   will likely wait and run its batches itself, with no hand-off at all, so the executor leaves them to
+   it and stays off its way: it is not woken by submits, and looks at q's counters once per
+   ACCEL_I_CPU_LOOK_NS. It takes the turn only for a batch that stayed unfinished with the turn free
+   for a whole look (no one came to help: plain again, and the batch started at most two looks late).
+   While a helper holds the turn without finishing a batch for a whole look, it sleeps until the turn
+   comes back; after ACCEL_I_CPU_LOOK_IDLE_NS with nothing to run, until a submit. */
+static bool accel_i_cpu_executor_wait(accel_i_cpu_queue* q, uint64_t* seen) {
+    uint64_t last = UINT64_MAX, since = accel_i_now_ns();
     for (;;) {
-        uint64_t seen = accel_i_event_value(&q->turned);
+        uint64_t turned, work, done, now;
         bool slept = false;
-        if (!atomic_exchange(&q->turn, 1u)) return;
-        /* sleeps at once, no spin: the helper runs a batch, often with the lanes this CPU would serve */
-        accel_i_event_block(&q->turned, seen + 1, ACCEL_I_FOREVER, &slept);
+        if (!atomic_load_explicit(&q->helped, memory_order_relaxed)) {   /* no wait for a batch seen */
+            if (accel_i_event_value(&q->done) >= *seen) accel_i_event_wait_own(&q->work, *seen + 1, &q->own);
+            *seen = accel_i_event_value(&q->work);
+            if (atomic_load(&q->stop)) return false;
+            if (!atomic_exchange(&q->turn, 1u)) return true;
+            atomic_store_explicit(&q->helped, 1u, memory_order_relaxed);   /* a helper has it */
+            since = accel_i_now_ns();
+            continue;
+        }
+        turned = accel_i_event_value(&q->turned);
+        work = accel_i_event_value(&q->work);
+        done = accel_i_event_value(&q->done);
+        if (atomic_load(&q->stop)) return false;
+        now = accel_i_now_ns();
+        if (done != work && done == last && !atomic_load(&q->turn)) {
+            if (!atomic_exchange(&q->turn, 1u)) {   /* left alone for a whole look */
+                atomic_store_explicit(&q->helped, 0u, memory_order_relaxed);
+                *seen = work;
+                return true;
+            }
+        } else if (done != work && done == last) {   /* a helper runs a long batch */
+            accel_i_event_block(&q->turned, turned + 1, ACCEL_I_FOREVER, &slept);
+        } else if (done == work && now - since >= ACCEL_I_CPU_LOOK_IDLE_NS) {
+            accel_i_event_block(&q->work, work + 1, ACCEL_I_FOREVER, &slept);
+        }
+        if (done != work || done != last) since = now;
+        last = done;
+        if (!slept) accel_i_cpu_doze(q, ACCEL_I_CPU_LOOK_NS);
+        else since = accel_i_now_ns();
     }
 }
 /* Each submit adds to `work`; the executor then runs every batch there is, in order, while it holds
@@ -6120,12 +6166,8 @@ static void accel_i_cpu_executor_main(void* arg) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)arg;
     uint64_t seen = 0;
     accel_i_cpu_no_help = 1;
-    for (;;) {
+    while (accel_i_cpu_executor_wait(q, &seen)) {
         accel_i_batch* b;
-        accel_i_event_wait_own(&q->work, seen + 1, &q->own);
-        seen = accel_i_event_value(&q->work);
-        if (atomic_load(&q->stop)) return;
-        accel_i_cpu_turn_take(q);
         while ((b = accel_i_cpu_head(q)) != NULL) {
             accel_i_cpu_run_batch(q, b);
             accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
@@ -6151,6 +6193,8 @@ static void accel_i_cpu_executor_main(void* arg) {
 /* Runs q's batches on this thread while q's turn is free and h is not reached. */
 static void accel_i_cpu_help_queue(accel_i_cpu_queue* q, const accel_i_cpu_help* h) {
     accel_i_batch* b;
+    if (!atomic_load_explicit(&q->helped, memory_order_relaxed))   /* the executor leaves batches to us */
+        atomic_store_explicit(&q->helped, 1u, memory_order_relaxed);
     if (atomic_load_explicit(&q->turn, memory_order_relaxed) || atomic_exchange(&q->turn, 1u)) return;
     accel_i_cpu_no_help = 1;
     q->help = h;
@@ -6162,10 +6206,13 @@ static void accel_i_cpu_help_queue(accel_i_cpu_queue* q, const accel_i_cpu_help*
     accel_i_cpu_no_help = 0;
     atomic_store(&q->turn, 0u);
     accel_i_event_add(&q->turned, 1);   /* the executor may wait for the turn */
+    if (accel_i_event_value(&q->done) != accel_i_event_value(&q->work))
+        accel_i_cpu_unhelp(q);   /* batches left: the executor's, now */
 }
-/* A wait for s >= v: helps the queue that last submitted a signal command on s. The queue is read
-   under the device's object lock, which its destroy takes to clear it, and kept by a reference. */
-static void accel_i_cpu_help_signal(accel_signal* s, uint64_t v) {
+/* A wait for s >= v: helps the queue that last submitted a signal command on s (help), else has its
+   executor run it at once (accel_i_cpu_unhelp). The queue is read under the device's object lock, which
+   its destroy takes to clear it, and kept by a reference. */
+static void accel_i_cpu_help_signal(accel_signal* s, uint64_t v, bool help) {
     accel_i_cpu_signal* cs = (accel_i_cpu_signal*)s;
     accel_device* dev = s->obj.device;
     accel_i_cpu_queue* q;
@@ -6180,7 +6227,8 @@ static void accel_i_cpu_help_signal(accel_signal* s, uint64_t v) {
     if (q && !accel_i_try_retain(&q->base.obj)) q = NULL;
     accel_i_spin_unlock(&dev->objects_lock);
     if (!q) return;
-    accel_i_cpu_help_queue(q, &h);
+    if (help) accel_i_cpu_help_queue(q, &h);
+    else accel_i_cpu_unhelp(q);
     accel_i_release(q);
 }
 /* Submit: s's setter is q, for the waits that help. Stored only when it changes. */
@@ -6206,11 +6254,13 @@ static void accel_i_cpu_forget_setters(accel_i_cpu_queue* q) {
     }
     accel_i_spin_unlock(&dev->objects_lock);
 }
-/* The CPU backend's signal_wait_many: helps first where it may (one signal, no timeout). */
+/* The CPU backend's signal_wait_many: helps first where it may (one signal, no timeout); a wait that
+   may not help and may block has the executors run the work at once. */
 static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                             uint64_t timeout_ns, uint32_t* first) {
-    if (n == 1 && timeout_ns == ACCEL_WAIT_FOREVER && !accel_i_cpu_no_help)
-        accel_i_cpu_help_signal(s[0], v[0]);
+    bool help = n == 1 && timeout_ns == ACCEL_WAIT_FOREVER && !accel_i_cpu_no_help;
+    for (uint32_t i = 0; i < n && timeout_ns != 0; i++)
+        if (accel_i_is_cpu_signal(s[i])) accel_i_cpu_help_signal(s[i], v[i], help);
     return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
 }
 #else
@@ -6323,7 +6373,7 @@ static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t time
         h.s = NULL;
         h.v = submitted;
         accel_i_cpu_help_queue(q, &h);
-    }
+    } else accel_i_cpu_unhelp(q);
     if (accel_i_event_wait(&q->done, submitted, accel_i_deadline(timeout_ns))) return ACCEL_OK;
     return ACCEL_TIMEOUT;
 #endif
@@ -6387,6 +6437,7 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
         atomic_init(&q->stop, 0u);
         atomic_init(&q->blocked.lock, 0u);
         atomic_init(&q->turn, 0u);
+        atomic_init(&q->helped, 0u);
         if (!accel_i_event_init(&q->turned, 0)) {
             accel_i_event_destroy(&q->work);
             accel_i_event_destroy(&q->done);
@@ -6421,6 +6472,9 @@ static void accel_i_cpu_queue_destroy(accel_queue* base) {
     accel_i_cpu_queue_wait_idle(base, ACCEL_WAIT_FOREVER);
     atomic_store(&q->stop, 1u);
     accel_i_event_add(&q->work, 1);
+    accel_i_mutex_lock(&q->turned.lock);   /* a dozing executor (accel_i_cpu_doze) */
+    accel_i_cond_broadcast(&q->turned.cond);
+    accel_i_mutex_unlock(&q->turned.lock);
     accel_i_thread_join(&q->thread);
     accel_i_cpu_forget_setters(q);
 #endif
