@@ -173,9 +173,14 @@
    host call may run on the thread that waits, taking a lane as an executor does. Exactly one thread runs a
    queue's batches at a time, in order. A helping wait stops right after the signal command that reached
    its value, and never waits inside a batch (a batch that waits for a signal not reached goes back to the
-   executor), nor runs work for the pool (an exec of more than ACCEL_CPU_INLINE_GROUPS groups, a replay:
-   those go back to the executor too). A wait with a timeout, a wait on several signals, and any wait
-   inside a kernel or host call never runs work: those return when the executor has done it.
+   executor). An exec of more groups than ACCEL_CPU_INLINE_GROUPS that it runs goes to the pool as the
+   executor's would, the waiting thread working on it as one of the lanes. A wait with a timeout, a wait
+   on several signals, and any wait inside a kernel or host call never runs work: those return when the
+   executor has done it. Once waiting threads run a queue's batches, its executor leaves new batches to
+   them and is not woken by submits; it looks at the queue every half millisecond and runs a batch that no
+   one took meanwhile, so a batch that no thread waits for without a timeout may start up to about a
+   millisecond late, once (the executor then runs batches as they come again). A wait that does not
+   help, a wait command in another batch, and a helper that leaves work behind wake the executor at once.
    Idle executors and workers spin for ACCEL_CPU_SPIN_NS, then sleep. On Linux an executor or worker
    that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
    its waker's CPU, and two threads that yield to each other are never separated by the scheduler)
@@ -6185,8 +6190,9 @@ static void accel_i_cpu_executor_main(void* arg) {
    one thread runs them, oldest first. A helper stops once what it waits for is reached (also within a
    batch, right after the signal command that reached it), and never waits inside a batch: at a wait
    command not reached it leaves the batch to the executor (b->pc at the wait). Its kernels take a lane as
-   an executor's do (accel_dispatch.worker stays unique per concurrent kernel); it runs only work that
-   stays off the pool (accel_i_cpu_pool_work), and never moves (a user thread). accel's own threads never
+   an executor's do (accel_dispatch.worker stays unique per concurrent kernel), an exec of many groups goes
+   to the pool from it as from an executor, and it never moves (a user thread). While threads help, the
+   executor keeps out of their way (accel_i_cpu_executor_wait). accel's own threads never
    help, nor does a thread that is helping already (a host call or kernel it runs waits as on the
    executor), so nothing recurses and a kernel never runs other work on its stack. A wait with a timeout
    never helps: it returns on time whatever the work does. */
