@@ -6177,7 +6177,7 @@ static void accel_i_cpu_executor_main(void* arg) {
             accel_i_cpu_run_batch(q, b);
             accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
         }
-        atomic_store(&q->turn, 0u);
+        atomic_store_explicit(&q->turn, 0u, memory_order_release);
         accel_i_own_settle(&q->own);
     }
 }
@@ -6210,7 +6210,7 @@ static void accel_i_cpu_help_queue(accel_i_cpu_queue* q, const accel_i_cpu_help*
     }
     q->help = NULL;
     accel_i_cpu_no_help = 0;
-    atomic_store(&q->turn, 0u);
+    atomic_store_explicit(&q->turn, 0u, memory_order_release);
     accel_i_event_add(&q->turned, 1);   /* the executor may wait for the turn */
     if (accel_i_event_value(&q->done) != accel_i_event_value(&q->work))
         accel_i_cpu_unhelp(q);   /* batches left: the executor's, now */
