@@ -179,8 +179,9 @@
    executor has done it. Once waiting threads run a queue's batches, its executor leaves new batches to
    them and is not woken by submits; it looks at the queue every half millisecond and runs a batch that no
    one took meanwhile, so a batch that no thread waits for without a timeout may start up to about a
-   millisecond late, once (the executor then runs batches as they come again). A wait that does not
-   help, a wait command in another batch, and a helper that leaves work behind wake the executor at once.
+   millisecond late, once (the executor then runs batches as they come again). A helper that leaves work
+   behind wakes the executor at once, and so do a wait that does not help and a wait command of another
+   queue, on a signal that waits have helped for before.
    Idle executors and workers spin for ACCEL_CPU_SPIN_NS, then sleep. On Linux an executor or worker
    that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
    its waker's CPU, and two threads that yield to each other are never separated by the scheduler)
@@ -5636,10 +5637,15 @@ static void accel_i_cpu_program_free(accel_program* p) {
 
 /* A CPU signal: a host signal, and the queue of its device that last submitted a signal command on it
    (0: none, or that queue is gone), which a waiting thread may help (see "cpu: waits that help"). */
-typedef struct accel_i_cpu_signal { accel_i_host_signal host; accel_i_a64 setter; } accel_i_cpu_signal;
+typedef struct accel_i_cpu_signal {
+    accel_i_host_signal host;
+    accel_i_a64 setter;
+    accel_i_a32 helped;   /* 1: a wait on it helped: waits that do not help look for its setter too */
+} accel_i_cpu_signal;
 static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
     accel_result r = accel_i_host_signal_make(dev, initial, sizeof(accel_i_cpu_signal), out);
     if (r == ACCEL_OK) atomic_init(&((accel_i_cpu_signal*)*out)->setter, 0u);
+    if (r == ACCEL_OK) atomic_init(&((accel_i_cpu_signal*)*out)->helped, 0u);
     return r;
 }
 static void accel_i_cpu_signal_free(accel_signal* s) {
@@ -6226,8 +6232,11 @@ static void accel_i_cpu_help_signal(accel_signal* s, uint64_t v, bool help) {
     uint64_t cur = accel_i_host_signal_value(s);
     h.s = s;
     h.v = v;
-    if (accel_i_failed(cur) || cur >= v || !atomic_load_explicit(&cs->setter, memory_order_relaxed))
-        return;   /* nothing to help with: no lock, no reference */
+    if (accel_i_failed(cur) || cur >= v || !atomic_load_explicit(&cs->setter, memory_order_relaxed) ||
+        (!help && !atomic_load_explicit(&cs->helped, memory_order_relaxed)))
+        return;   /* nothing to help with (or no helped queue to wake): no lock, no reference */
+    if (help && !atomic_load_explicit(&cs->helped, memory_order_relaxed))
+        atomic_store_explicit(&cs->helped, 1u, memory_order_relaxed);
     accel_i_spin_lock(&dev->objects_lock);
     q = (accel_i_cpu_queue*)(uintptr_t)atomic_load_explicit(&cs->setter, memory_order_relaxed);
     if (q && !accel_i_try_retain(&q->base.obj)) q = NULL;
