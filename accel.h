@@ -6108,7 +6108,7 @@ static accel_i_batch* accel_i_cpu_head(accel_i_cpu_queue* q) {
 /* The executor of a helped queue looks at it once per ACCEL_I_CPU_LOOK_NS, and sleeps until a submit once
    it found nothing to run for ACCEL_I_CPU_LOOK_IDLE_NS (see accel_i_cpu_executor_wait). */
 #define ACCEL_I_CPU_LOOK_NS 500000u
-#define ACCEL_I_CPU_LOOK_IDLE_NS 50000000u
+#define ACCEL_I_CPU_LOOK_IDLE_NS 5000000u
 /* Sleeps for ns, or until q stops: on `turned`'s condition variable without counting as its sleeper, so
    that neither a submit nor a helper giving the turn back pays a wake-up for it. */
 static void accel_i_cpu_doze(accel_i_cpu_queue* q, uint64_t ns) {
