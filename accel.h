@@ -177,11 +177,12 @@
    executor's would, the waiting thread working on it as one of the lanes. A wait with a timeout, a wait
    on several signals, and any wait inside a kernel or host call never runs work: those return when the
    executor has done it. Once waiting threads run a queue's batches, its executor leaves new batches to
-   them and is not woken by submits; it looks at the queue every half millisecond and runs a batch that no
-   one took meanwhile, so a batch that no thread waits for without a timeout may start up to about a
-   millisecond late, once (the executor then runs batches as they come again). A helper that leaves work
-   behind wakes the executor at once, and so do a wait that does not help and a wait command of another
-   queue, on a signal that waits have helped for before.
+   them and is not woken by submits; it looks at the queue after half a millisecond, then at doubling
+   intervals up to 4 ms, and runs a batch that no one took meanwhile, so a batch that no thread waits for
+   (one you only poll with accel_signal_value) may start up to about 8 ms late, once (the executor then
+   runs batches as they come again). A helper that leaves work behind wakes the executor at once, and so
+   do a wait that does not help (a timeout of 0 too) and a wait command of another queue, on a signal
+   that waits have helped for before.
    Idle executors and workers spin for ACCEL_CPU_SPIN_NS, then sleep. On Linux an executor or worker
    that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
    its waker's CPU, and two threads that yield to each other are never separated by the scheduler)
@@ -6105,10 +6106,12 @@ static accel_i_batch* accel_i_cpu_head(accel_i_cpu_queue* q) {
     accel_i_spin_unlock(&q->fifo.lock);
     return b;
 }
-/* The executor of a helped queue looks at it once per ACCEL_I_CPU_LOOK_NS, and sleeps until a submit once
-   it found nothing to run for ACCEL_I_CPU_LOOK_IDLE_NS (see accel_i_cpu_executor_wait). */
+/* The executor of a helped queue looks at it after ACCEL_I_CPU_LOOK_NS, then at doubling intervals up to
+   ACCEL_I_CPU_LOOK_MAX_NS, and sleeps until a submit after ACCEL_I_CPU_LOOK_IDLE_NS with nothing to run
+   (see accel_i_cpu_executor_wait). */
 #define ACCEL_I_CPU_LOOK_NS 500000u
-#define ACCEL_I_CPU_LOOK_IDLE_NS 5000000u
+#define ACCEL_I_CPU_LOOK_MAX_NS 4000000u
+#define ACCEL_I_CPU_LOOK_IDLE_NS 1000000000u
 /* Sleeps for ns, or until q stops: on `turned`'s condition variable without counting as its sleeper, so
    that neither a submit nor a helper giving the turn back pays a wake-up for it. */
 static void accel_i_cpu_doze(accel_i_cpu_queue* q, uint64_t ns) {
@@ -6130,45 +6133,53 @@ static void accel_i_cpu_unhelp(accel_i_cpu_queue* q) {
    Plain (q->helped 0): it waits for a submit (spin, then sleep) and takes the turn at once.
    Helped (a waiting thread ran a batch of q, or found the executor running one): the submitting thread
    will likely wait and run its batches itself, with no hand-off at all, so the executor leaves them to
-   it and stays off its way: it is not woken by submits, and looks at q's counters once per
-   ACCEL_I_CPU_LOOK_NS. It takes the turn only for a batch that stayed unfinished with the turn free
-   for a whole look (no one came to help: plain again, and the batch started at most two looks late).
-   While a helper holds the turn without finishing a batch for a whole look, it sleeps until the turn
-   comes back; after ACCEL_I_CPU_LOOK_IDLE_NS with nothing to run, until a submit. */
+   it and stays out of its way: it is no one's sleeper (neither a submit nor a helper giving the turn back
+   pays a wake-up for it; on a busy machine a woken thread may not run for long, and every submit meanwhile
+   would). It dozes and looks at q's counters after ACCEL_I_CPU_LOOK_NS, then at doubling intervals up
+   to ACCEL_I_CPU_LOOK_MAX_NS, and takes the turn for a batch that stayed unfinished with the turn free
+   for a whole look (no one came to help: plain again). A helper that leaves work behind, a wait that
+   does not help and a wait command wake it at once (accel_i_cpu_unhelp). After ACCEL_I_CPU_LOOK_IDLE_NS
+   with nothing to run it sleeps until a submit. */
 static bool accel_i_cpu_executor_wait(accel_i_cpu_queue* q, uint64_t* seen) {
-    uint64_t last = UINT64_MAX, since = accel_i_now_ns();
+    uint64_t last = UINT64_MAX, last_work = 0, since = accel_i_now_ns(), nap = ACCEL_I_CPU_LOOK_NS;
     for (;;) {
-        uint64_t turned, work, done, now;
+        uint64_t work, done, now;
         bool slept = false;
         if (!atomic_load_explicit(&q->helped, memory_order_relaxed)) {   /* no wait for a batch seen */
-            if (accel_i_event_value(&q->done) >= *seen) accel_i_event_wait_own(&q->work, *seen + 1, &q->own);
+            if (accel_i_event_value(&q->done) >= *seen &&
+                !accel_i_event_spin(&q->work, *seen + 1, ACCEL_I_FOREVER, &q->own)) {
+                if (atomic_load_explicit(&q->helped, memory_order_relaxed)) continue;   /* doze instead */
+                if (accel_i_event_block(&q->work, *seen + 1, ACCEL_I_FOREVER, &slept) && slept)
+                    accel_i_own_leave(&q->own, atomic_load_explicit(&q->work.waker_cpu, memory_order_relaxed),
+                                      accel_i_now_ns());   /* as accel_i_event_sleep */
+            }
             *seen = accel_i_event_value(&q->work);
             if (atomic_load(&q->stop)) return false;
             if (!atomic_exchange(&q->turn, 1u)) return true;
             atomic_store_explicit(&q->helped, 1u, memory_order_relaxed);   /* a helper has it */
             since = accel_i_now_ns();
+            nap = ACCEL_I_CPU_LOOK_NS;
             continue;
         }
-        turned = accel_i_event_value(&q->turned);
         work = accel_i_event_value(&q->work);
         done = accel_i_event_value(&q->done);
         if (atomic_load(&q->stop)) return false;
         now = accel_i_now_ns();
-        if (done != work && done == last && !atomic_load(&q->turn)) {
+        if (done != work && done == last && last != last_work && !atomic_load(&q->turn)) {
             if (!atomic_exchange(&q->turn, 1u)) {   /* left alone for a whole look */
                 atomic_store_explicit(&q->helped, 0u, memory_order_relaxed);
                 *seen = work;
                 return true;
             }
-        } else if (done != work && done == last) {   /* a helper runs a long batch */
-            accel_i_event_block(&q->turned, turned + 1, ACCEL_I_FOREVER, &slept);
         } else if (done == work && now - since >= ACCEL_I_CPU_LOOK_IDLE_NS) {
             accel_i_event_block(&q->work, work + 1, ACCEL_I_FOREVER, &slept);
+            nap = ACCEL_I_CPU_LOOK_NS;
         }
-        if (done != work || done != last) since = now;
+        if (done != work || done != last || slept) since = accel_i_now_ns();
         last = done;
-        if (!slept) accel_i_cpu_doze(q, ACCEL_I_CPU_LOOK_NS);
-        else since = accel_i_now_ns();
+        last_work = work;
+        if (!slept) accel_i_cpu_doze(q, nap);
+        if (nap < ACCEL_I_CPU_LOOK_MAX_NS) nap *= 2;
     }
 }
 /* Each submit adds to `work`; the executor then runs every batch there is, in order, while it holds
@@ -6270,11 +6281,11 @@ static void accel_i_cpu_forget_setters(accel_i_cpu_queue* q) {
     accel_i_spin_unlock(&dev->objects_lock);
 }
 /* The CPU backend's signal_wait_many: helps first where it may (one signal, no timeout); a wait that
-   may not help and may block has the executors run the work at once. */
+   may not help (a poll too) has the executors run the work at once. */
 static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                             uint64_t timeout_ns, uint32_t* first) {
     bool help = n == 1 && timeout_ns == ACCEL_WAIT_FOREVER && !accel_i_cpu_no_help;
-    for (uint32_t i = 0; i < n && timeout_ns != 0; i++)
+    for (uint32_t i = 0; i < n; i++)
         if (accel_i_is_cpu_signal(s[i])) accel_i_cpu_help_signal(s[i], v[i], help);
     return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
 }
@@ -6382,7 +6393,8 @@ static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t time
                 "accel_queue_finish: a batch waits on a signal that nothing submitted can reach: deadlock");
     return ACCEL_ERROR_DEADLOCK;
 #else
-    if (timeout_ns == 0) return accel_i_event_value(&q->done) >= submitted ? ACCEL_OK : ACCEL_TIMEOUT;
+    if (accel_i_event_value(&q->done) >= submitted) return ACCEL_OK;
+    if (timeout_ns == 0) { accel_i_cpu_unhelp(q); return ACCEL_TIMEOUT; }
     if (timeout_ns == ACCEL_WAIT_FOREVER && !accel_i_cpu_no_help) {   /* see "cpu: waits that help" */
         accel_i_cpu_help h;
         h.s = NULL;
