@@ -3,7 +3,8 @@
    finishes a CPU queue, may run that queue's batches itself; exactly one thread runs a queue's batches,
    in order; a helper stops once its value is reached and never waits inside a batch; kernels and host
    calls never help (no recursion); a wait with a timeout never helps; a waiter on another device's
-   signal helps nobody; failure and destroy while a helper runs a batch.
+   signal helps nobody; failure and destroy while a helper runs a batch; after waits that helped, the
+   batches nobody helps with still run (on the executor, which leaves batches to helpers meanwhile).
    Env ACCEL_TEST_STRESS_SCALE (percent, default 100) scales the rounds (e.g. 10 under TSan). */
 #if !defined(_WIN32) && !defined(__wasi__) && !defined(__EMSCRIPTEN__)
 #  define _POSIX_C_SOURCE 200809L   /* nanosleep */
