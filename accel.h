@@ -5238,6 +5238,7 @@ struct accel_i_cpu_device {
     accel_i_a32 pool_owner;       /* the job slot: 1 = an executor is running a job */
     accel_i_a32 stop;
     accel_i_event gen;            /* job generation: workers wait on it */
+    uint64_t gen_woken_ns;        /* when the pool's owner last woke sleeping workers (cpu_pool_run) */
     accel_i_event done;           /* chunks finished in the current job */
     accel_i_event lanes_given;    /* lanes given back while a thread slept for one (its sleepers) */
     accel_i_cpu_job job;
@@ -5411,7 +5412,11 @@ static void accel_i_cpu_worker_main(void* arg) {
 #endif
 
 /* Publishes the job to the pool (the caller owns the slot): the job first, then each lane's range of
-   chunks with release (a claim acquires it); works on it, waits for the rest. */
+   chunks with release (a claim acquires it); works on it, waits for the rest. Sleeping workers are woken
+   at most once per ACCEL_I_CPU_WAKE_GAP_NS: a woken worker may not run for long on a busy machine, and
+   until it does every job would pay the wake again (a mutex and a system call); a worker that sleeps
+   through a job only leaves its chunks to the others, the owner first, which claims every chunk left. */
+#define ACCEL_I_CPU_WAKE_GAP_NS 50000u
 static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane,
                                  accel_i_own* own) {
     uint64_t target = (uint64_t)dev->lanes_n * 16u;
@@ -5426,7 +5431,14 @@ static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job*
         uint64_t from = chunks * i / dev->lanes_n, to = chunks * (i + 1u) / dev->lanes_n;
         atomic_store_explicit(&dev->lanes[i].work, tag | from << 16 | to, memory_order_release);
     }
-    accel_i_event_raise(&dev->gen, gen);
+    atomic_store(&dev->gen.word, gen);   /* only the slot's owner raises it (and a destroy, with no job) */
+    if (atomic_load(&dev->gen.sleepers)) {
+        uint64_t now = accel_i_now_ns();
+        if (now - dev->gen_woken_ns >= ACCEL_I_CPU_WAKE_GAP_NS) {
+            dev->gen_woken_ns = now;
+            accel_i_event_notify(&dev->gen);
+        }
+    }
     accel_i_cpu_job_work(dev, (uint32_t)gen, lane);
     accel_i_event_wait_own(&dev->done, chunks, own);
 }
