@@ -173,9 +173,16 @@
    host call may run on the thread that waits, taking a lane as an executor does. Exactly one thread runs a
    queue's batches at a time, in order. A helping wait stops right after the signal command that reached
    its value, and never waits inside a batch (a batch that waits for a signal not reached goes back to the
-   executor), nor runs work for the pool (an exec of more than ACCEL_CPU_INLINE_GROUPS groups, a replay:
-   those go back to the executor too). A wait with a timeout, a wait on several signals, and any wait
-   inside a kernel or host call never runs work: those return when the executor has done it.
+   executor). An exec of more groups than ACCEL_CPU_INLINE_GROUPS that it runs goes to the pool as the
+   executor's would, the waiting thread working on it as one of the lanes. A wait with a timeout, a wait
+   on several signals, and any wait inside a kernel or host call never runs work: those return when the
+   executor has done it. Once waiting threads run a queue's batches, its executor leaves new batches to
+   them and is not woken by submits; it looks at the queue after half a millisecond, then at doubling
+   intervals up to 4 ms, and runs a batch that no one took meanwhile, so a batch that no thread waits for
+   (one you only poll with accel_signal_value) may start up to about 8 ms late, once (the executor then
+   runs batches as they come again). A helper that leaves work behind wakes the executor at once, and so
+   do a wait that does not help (a timeout of 0 too) and a wait command of another queue, on a signal
+   that waits have helped for before.
    Idle executors and workers spin for ACCEL_CPU_SPIN_NS, then sleep. On Linux an executor or worker
    that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
    its waker's CPU, and two threads that yield to each other are never separated by the scheduler)
@@ -3443,6 +3450,7 @@ ACCEL_API void accel_queue_signal(accel_queue* q, accel_signal* s, uint64_t valu
 
 /* kit: the work groups along dimension d of normalised params (local sizes at least 1, as recorded). */
 static uint64_t accel_i_groups_along(const accel_exec_params* p, int d) {
+    if (p->local_size[d] == 1) return p->global_size[d];   /* no division: a tiny exec's cost (CPU) */
     return ((uint64_t)p->global_size[d] + p->local_size[d] - 1) / p->local_size[d];
 }
 /* Normalises params (a local size of 0 counts as 1) and checks them against the device limits. A global
@@ -5907,6 +5915,7 @@ struct accel_i_cpu_device {
     accel_i_a32 pool_owner;       /* the job slot: 1 = an executor is running a job */
     accel_i_a32 stop;
     accel_i_event gen;            /* job generation: workers wait on it */
+    uint64_t gen_woken_ns;        /* when the pool's owner last woke sleeping workers (cpu_pool_run) */
     accel_i_event done;           /* chunks finished in the current job */
     accel_i_event lanes_given;    /* lanes given back while a thread slept for one (its sleepers) */
     accel_i_cpu_job job;
@@ -6015,11 +6024,11 @@ static void accel_i_cpu_lane_give(accel_i_cpu_device* dev, uint32_t lane) {
 static void accel_i_cpu_run_groups(const accel_i_cpu_job* job, uint64_t first, uint64_t count,
                                    uint32_t lane) {
     accel_dispatch d = job->tmpl;
-    uint64_t cx = d.group_count[0], cy = d.group_count[1], row = first / cx;
-    d.worker = lane;
-    d.group_id[0] = (uint32_t)(first % cx);
-    d.group_id[1] = (uint32_t)(row % cy);
-    d.group_id[2] = (uint32_t)(row / cy);
+    uint64_t cx = d.group_count[0], cy = d.group_count[1], row = first < cx ? 0 : first / cx;
+    d.worker = lane;   /* no division where none is needed (a whole one-group exec: most of its cost) */
+    d.group_id[0] = (uint32_t)(first - row * cx);
+    d.group_id[1] = (uint32_t)(row < cy ? row : row % cy);
+    d.group_id[2] = (uint32_t)(row < cy ? 0 : row / cy);
     for (uint64_t i = 0; i < count; i++) {
         job->fn(&d);
         if (++d.group_id[0] == cx) {
@@ -6080,7 +6089,11 @@ static void accel_i_cpu_worker_main(void* arg) {
 #endif
 
 /* Publishes the job to the pool (the caller owns the slot): the job first, then each lane's range of
-   chunks with release (a claim acquires it); works on it, waits for the rest. */
+   chunks with release (a claim acquires it); works on it, waits for the rest. Sleeping workers are woken
+   at most once per ACCEL_I_CPU_WAKE_GAP_NS: a woken worker may not run for long on a busy machine, and
+   until it does every job would pay the wake again (a mutex and a system call); a worker that sleeps
+   through a job only leaves its chunks to the others, the owner first, which claims every chunk left. */
+#define ACCEL_I_CPU_WAKE_GAP_NS 50000u
 static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane,
                                  accel_i_own* own) {
     uint64_t target = (uint64_t)dev->lanes_n * 16u;
@@ -6095,7 +6108,14 @@ static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job*
         uint64_t from = chunks * i / dev->lanes_n, to = chunks * (i + 1u) / dev->lanes_n;
         atomic_store_explicit(&dev->lanes[i].work, tag | from << 16 | to, memory_order_release);
     }
-    accel_i_event_raise(&dev->gen, gen);
+    atomic_store(&dev->gen.word, gen);   /* only the slot's owner raises it (and a destroy, with no job) */
+    if (atomic_load(&dev->gen.sleepers)) {
+        uint64_t now = accel_i_now_ns();
+        if (now - dev->gen_woken_ns >= ACCEL_I_CPU_WAKE_GAP_NS) {
+            dev->gen_woken_ns = now;
+            accel_i_event_notify(&dev->gen);
+        }
+    }
     accel_i_cpu_job_work(dev, (uint32_t)gen, lane);
     accel_i_event_wait_own(&dev->done, chunks, own);
 }
@@ -6307,10 +6327,15 @@ static void accel_i_cpu_program_free(accel_program* p) {
 
 /* A CPU signal: a host signal, and the queue of its device that last submitted a signal command on it
    (0: none, or that queue is gone), which a waiting thread may help (see "cpu: waits that help"). */
-typedef struct accel_i_cpu_signal { accel_i_host_signal host; accel_i_a64 setter; } accel_i_cpu_signal;
+typedef struct accel_i_cpu_signal {
+    accel_i_host_signal host;
+    accel_i_a64 setter;
+    accel_i_a32 helped;   /* 1: a wait on it helped: waits that do not help look for its setter too */
+} accel_i_cpu_signal;
 static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
     accel_result r = accel_i_host_signal_make(dev, initial, sizeof(accel_i_cpu_signal), out);
     if (r == ACCEL_OK) atomic_init(&((accel_i_cpu_signal*)*out)->setter, 0u);
+    if (r == ACCEL_OK) atomic_init(&((accel_i_cpu_signal*)*out)->helped, 0u);
     return r;
 }
 static void accel_i_cpu_signal_free(accel_signal* s) {
@@ -6340,6 +6365,7 @@ typedef struct accel_i_cpu_queue {
     accel_i_blocked blocked;      /* debug devices: what the executor waits for */
     accel_i_a32 turn;             /* 1: a thread (the executor or a helper) runs the batches */
     accel_i_event turned;         /* a helper gave the turn back */
+    accel_i_a32 helped;           /* 1: waiting threads run q's batches (accel_i_cpu_executor_wait) */
 #endif
 } accel_i_cpu_queue;
 /* What a helping thread waits for (see "cpu: waits that help"): s >= v (or failed), or, with s NULL,
@@ -6354,6 +6380,9 @@ static bool accel_i_cpu_helped(const accel_i_cpu_queue* q, const accel_i_cpu_hel
 
 
 
+#if !defined(ACCEL_NO_THREADS)
+static void accel_i_cpu_help_signal(accel_signal* s, uint64_t v, bool help);
+#endif
 /* The wait command: ACCEL_OK when reached, ACCEL_ERROR_SIGNAL_FAILED when failed, ACCEL_TIMEOUT
    when the batch must park (no-threads) or go back to the executor (a helper). */
 static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
@@ -6370,6 +6399,7 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
 #else
     cur = accel_signal_value(s);
     if (!accel_i_failed(cur) && cur < v) {   /* published in every build: a destroy that waits reports it */
+        if (accel_i_is_cpu_signal(s)) accel_i_cpu_help_signal(s, v, false);   /* its setter runs now */
         if (q->help) return ACCEL_TIMEOUT;   /* a helper never waits here: the batch is the executor's */
         accel_i_blocked_set(&q->blocked, s, v);
         if (accel_i_is_cpu_signal(s)) accel_i_event_wait_own(accel_i_host_signal_event(s), v, &q->own);
@@ -6670,21 +6700,6 @@ static uint64_t accel_i_cpu_traced_signal(accel_i_cpu_queue* q, const accel_i_cm
     accel_i_trace_cmd_at(&q->base, c, t0, t0, false);
     return t > t0 ? t : t0;   /* later when the trace was written out meanwhile */
 }
-/* Work that goes to the pool: an exec of more groups than run inline, or a replay (whose execs may).
-   A helping thread leaves it to the executor, whose hand-off to the pool is tuned for it (a decode loop
-   whose waiting thread ran its tokens' batches lost 3-5% at 2 lanes). */
-static bool accel_i_cpu_pool_work(const accel_i_batch* b, const accel_i_cmd* c) {
-    const accel_exec_params* p = &c->u.exec.params;
-    uint32_t counts[3] = { 1, 1, 1 };
-    uint64_t groups = 1;
-    if (c->kind == ACCEL_I_CMD_REPLAY) return true;
-    if (c->kind != ACCEL_I_CMD_EXEC) return false;
-    /* indirect: its counts (read at its turn: final), each at most 2^32-1 */
-    if (c->flags & ACCEL_I_CMD_INDIRECT) memcpy(counts, accel_i_cpu_counts_at(b, c), sizeof counts);
-    for (int d = 0; d < 3 && groups <= ACCEL_CPU_INLINE_GROUPS; d++)
-        groups *= accel_i_groups_along(p, d) * counts[d];
-    return groups > ACCEL_CPU_INLINE_GROUPS;
-}
 /* A command that ran and failed (failed != 0: a copy between devices, a replay of one) drops the rest
    of the batch: what it would signal fails. Returns whether it failed. */
 static bool accel_i_cpu_failed_at(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c, bool trace,
@@ -6703,7 +6718,6 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
     accel_i_cpu_trace tr = { NULL, 0, 0 };
     for (; b->pc < b->count; b->pc++) {
         accel_i_cmd* c = &b->cmds[b->pc];
-        if (q->help && accel_i_cpu_pool_work(b, c)) return false;   /* the executor's (see waits that help) */
         if (accel_i_stale(&q->base.obj)) {   /* recovered: start nothing more (core: device generations) */
             accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
             b->pc = b->count;
@@ -6787,14 +6801,80 @@ static accel_i_batch* accel_i_cpu_head(accel_i_cpu_queue* q) {
     accel_i_spin_unlock(&q->fifo.lock);
     return b;
 }
-/* The executor takes q's turn: at once, or once the helper that holds it gives it back. */
-static void accel_i_cpu_turn_take(accel_i_cpu_queue* q) {
+/* The executor of a helped queue looks at it after ACCEL_I_CPU_LOOK_NS, then at doubling intervals up to
+   ACCEL_I_CPU_LOOK_MAX_NS, and sleeps until a submit after ACCEL_I_CPU_LOOK_IDLE_NS with nothing to run
+   (see accel_i_cpu_executor_wait). */
+#define ACCEL_I_CPU_LOOK_NS 500000u
+#define ACCEL_I_CPU_LOOK_MAX_NS 4000000u
+#define ACCEL_I_CPU_LOOK_IDLE_NS 1000000000u
+/* Sleeps for ns, or until q stops: on `turned`'s condition variable without counting as its sleeper, so
+   that neither a submit nor a helper giving the turn back pays a wake-up for it. */
+static void accel_i_cpu_doze(accel_i_cpu_queue* q, uint64_t ns) {
+    accel_i_mutex_lock(&q->turned.lock);
+    if (!atomic_load(&q->stop) && atomic_load_explicit(&q->helped, memory_order_relaxed))
+        accel_i_cond_timedwait(&q->turned.cond, &q->turned.lock, ns);
+    accel_i_mutex_unlock(&q->turned.lock);
+}
+/* A wait that does not help (see "cpu: waits that help") for work of a helped queue: the executor
+   leaves its doze and runs the batches at once (plain again). */
+static void accel_i_cpu_unhelp(accel_i_cpu_queue* q) {
+    if (!atomic_load_explicit(&q->helped, memory_order_relaxed)) return;
+    atomic_store_explicit(&q->helped, 0u, memory_order_relaxed);
+    accel_i_mutex_lock(&q->turned.lock);
+    accel_i_cond_broadcast(&q->turned.cond);
+    accel_i_mutex_unlock(&q->turned.lock);
+}
+/* The executor waits for batches to run and takes q's turn for them; false: q stops.
+   Plain (q->helped 0): it waits for a submit (spin, then sleep) and takes the turn at once.
+   Helped (a waiting thread ran a batch of q, or found the executor running one): the submitting thread
+   will likely wait and run its batches itself, with no hand-off at all, so the executor leaves them to
+   it and stays out of its way: it is no one's sleeper (neither a submit nor a helper giving the turn back
+   pays a wake-up for it; on a busy machine a woken thread may not run for long, and every submit meanwhile
+   would). It dozes and looks at q's counters after ACCEL_I_CPU_LOOK_NS, then at doubling intervals up
+   to ACCEL_I_CPU_LOOK_MAX_NS, and takes the turn for a batch that stayed unfinished with the turn free
+   for a whole look (no one came to help: plain again). A helper that leaves work behind, a wait that
+   does not help and a wait command wake it at once (accel_i_cpu_unhelp). After ACCEL_I_CPU_LOOK_IDLE_NS
+   with nothing to run it sleeps until a submit. */
+static bool accel_i_cpu_executor_wait(accel_i_cpu_queue* q, uint64_t* seen) {
+    uint64_t last = UINT64_MAX, last_work = 0, since = accel_i_now_ns(), nap = ACCEL_I_CPU_LOOK_NS;
     for (;;) {
-        uint64_t seen = accel_i_event_value(&q->turned);
+        uint64_t work, done, now;
         bool slept = false;
-        if (!atomic_exchange(&q->turn, 1u)) return;
-        /* sleeps at once, no spin: the helper runs a batch, often with the lanes this CPU would serve */
-        accel_i_event_block(&q->turned, seen + 1, ACCEL_I_FOREVER, &slept);
+        if (!atomic_load_explicit(&q->helped, memory_order_relaxed)) {   /* no wait for a batch seen */
+            if (accel_i_event_value(&q->done) >= *seen &&
+                !accel_i_event_spin(&q->work, *seen + 1, ACCEL_I_FOREVER, &q->own)) {
+                if (atomic_load_explicit(&q->helped, memory_order_relaxed)) continue;   /* doze instead */
+                if (accel_i_event_block(&q->work, *seen + 1, ACCEL_I_FOREVER, &slept) && slept)
+                    accel_i_own_leave(&q->own, atomic_load_explicit(&q->work.waker_cpu, memory_order_relaxed),
+                                      accel_i_now_ns());   /* as accel_i_event_sleep */
+            }
+            *seen = accel_i_event_value(&q->work);
+            if (atomic_load(&q->stop)) return false;
+            if (!atomic_exchange(&q->turn, 1u)) return true;
+            atomic_store_explicit(&q->helped, 1u, memory_order_relaxed);   /* a helper has it */
+            since = accel_i_now_ns();
+            nap = ACCEL_I_CPU_LOOK_NS;
+            continue;
+        }
+        work = accel_i_event_value(&q->work);
+        done = accel_i_event_value(&q->done);
+        if (atomic_load(&q->stop)) return false;
+        now = accel_i_now_ns();
+        if (done != work && done == last && last != last_work && !atomic_load(&q->turn)) {
+            if (!atomic_exchange(&q->turn, 1u)) {   /* left alone for a whole look */
+                atomic_store_explicit(&q->helped, 0u, memory_order_relaxed);
+                *seen = work;
+                return true;
+            }
+        } else if (done == work && now - since >= ACCEL_I_CPU_LOOK_IDLE_NS) {
+            accel_i_event_block(&q->work, work + 1, ACCEL_I_FOREVER, &slept);
+            nap = ACCEL_I_CPU_LOOK_NS;
+        }
+        if (done != work || done != last || slept) since = accel_i_now_ns();
+        last = done;
+        last_work = work;
+        if (!slept) accel_i_cpu_doze(q, nap);
+        if (nap < ACCEL_I_CPU_LOOK_MAX_NS) nap *= 2;
     }
 }
 /* Each submit adds to `work`; the executor then runs every batch there is, in order, while it holds
@@ -6803,17 +6883,13 @@ static void accel_i_cpu_executor_main(void* arg) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)arg;
     uint64_t seen = 0;
     accel_i_cpu_no_help = 1;
-    for (;;) {
+    while (accel_i_cpu_executor_wait(q, &seen)) {
         accel_i_batch* b;
-        accel_i_event_wait_own(&q->work, seen + 1, &q->own);
-        seen = accel_i_event_value(&q->work);
-        if (atomic_load(&q->stop)) return;
-        accel_i_cpu_turn_take(q);
         while ((b = accel_i_cpu_head(q)) != NULL) {
             accel_i_cpu_run_batch(q, b);
             accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
         }
-        atomic_store(&q->turn, 0u);
+        atomic_store_explicit(&q->turn, 0u, memory_order_release);
         accel_i_own_settle(&q->own);
     }
 }
@@ -6826,14 +6902,17 @@ static void accel_i_cpu_executor_main(void* arg) {
    one thread runs them, oldest first. A helper stops once what it waits for is reached (also within a
    batch, right after the signal command that reached it), and never waits inside a batch: at a wait
    command not reached it leaves the batch to the executor (b->pc at the wait). Its kernels take a lane as
-   an executor's do (accel_dispatch.worker stays unique per concurrent kernel); it runs only work that
-   stays off the pool (accel_i_cpu_pool_work), and never moves (a user thread). accel's own threads never
+   an executor's do (accel_dispatch.worker stays unique per concurrent kernel), an exec of many groups goes
+   to the pool from it as from an executor, and it never moves (a user thread). While threads help, the
+   executor keeps out of their way (accel_i_cpu_executor_wait). accel's own threads never
    help, nor does a thread that is helping already (a host call or kernel it runs waits as on the
    executor), so nothing recurses and a kernel never runs other work on its stack. A wait with a timeout
    never helps: it returns on time whatever the work does. */
 /* Runs q's batches on this thread while q's turn is free and h is not reached. */
 static void accel_i_cpu_help_queue(accel_i_cpu_queue* q, const accel_i_cpu_help* h) {
     accel_i_batch* b;
+    if (!atomic_load_explicit(&q->helped, memory_order_relaxed))   /* the executor leaves batches to us */
+        atomic_store_explicit(&q->helped, 1u, memory_order_relaxed);
     if (atomic_load_explicit(&q->turn, memory_order_relaxed) || atomic_exchange(&q->turn, 1u)) return;
     accel_i_cpu_no_help = 1;
     q->help = h;
@@ -6843,12 +6922,15 @@ static void accel_i_cpu_help_queue(accel_i_cpu_queue* q, const accel_i_cpu_help*
     }
     q->help = NULL;
     accel_i_cpu_no_help = 0;
-    atomic_store(&q->turn, 0u);
+    atomic_store_explicit(&q->turn, 0u, memory_order_release);
     accel_i_event_add(&q->turned, 1);   /* the executor may wait for the turn */
+    if (accel_i_event_value(&q->done) != accel_i_event_value(&q->work))
+        accel_i_cpu_unhelp(q);   /* batches left: the executor's, now */
 }
-/* A wait for s >= v: helps the queue that last submitted a signal command on s. The queue is read
-   under the device's object lock, which its destroy takes to clear it, and kept by a reference. */
-static void accel_i_cpu_help_signal(accel_signal* s, uint64_t v) {
+/* A wait for s >= v: helps the queue that last submitted a signal command on s (help), else has its
+   executor run it at once (accel_i_cpu_unhelp). The queue is read under the device's object lock, which
+   its destroy takes to clear it, and kept by a reference. */
+static void accel_i_cpu_help_signal(accel_signal* s, uint64_t v, bool help) {
     accel_i_cpu_signal* cs = (accel_i_cpu_signal*)s;
     accel_device* dev = s->obj.device;
     accel_i_cpu_queue* q;
@@ -6856,14 +6938,18 @@ static void accel_i_cpu_help_signal(accel_signal* s, uint64_t v) {
     uint64_t cur = accel_i_host_signal_value(s);
     h.s = s;
     h.v = v;
-    if (accel_i_failed(cur) || cur >= v || !atomic_load_explicit(&cs->setter, memory_order_relaxed))
-        return;   /* nothing to help with: no lock, no reference */
+    if (accel_i_failed(cur) || cur >= v || !atomic_load_explicit(&cs->setter, memory_order_relaxed) ||
+        (!help && !atomic_load_explicit(&cs->helped, memory_order_relaxed)))
+        return;   /* nothing to help with (or no helped queue to wake): no lock, no reference */
+    if (help && !atomic_load_explicit(&cs->helped, memory_order_relaxed))
+        atomic_store_explicit(&cs->helped, 1u, memory_order_relaxed);
     accel_i_spin_lock(&dev->objects_lock);
     q = (accel_i_cpu_queue*)(uintptr_t)atomic_load_explicit(&cs->setter, memory_order_relaxed);
     if (q && !accel_i_try_retain(&q->base.obj)) q = NULL;
     accel_i_spin_unlock(&dev->objects_lock);
     if (!q) return;
-    accel_i_cpu_help_queue(q, &h);
+    if (help) accel_i_cpu_help_queue(q, &h);
+    else accel_i_cpu_unhelp(q);
     accel_i_release(q);
 }
 /* Submit: s's setter is q, for the waits that help. Stored only when it changes. */
@@ -6889,11 +6975,13 @@ static void accel_i_cpu_forget_setters(accel_i_cpu_queue* q) {
     }
     accel_i_spin_unlock(&dev->objects_lock);
 }
-/* The CPU backend's signal_wait_many: helps first where it may (one signal, no timeout). */
+/* The CPU backend's signal_wait_many: helps first where it may (one signal, no timeout); a wait that
+   may not help (a poll too) has the executors run the work at once. */
 static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                             uint64_t timeout_ns, uint32_t* first) {
-    if (n == 1 && timeout_ns == ACCEL_WAIT_FOREVER && !accel_i_cpu_no_help)
-        accel_i_cpu_help_signal(s[0], v[0]);
+    bool help = n == 1 && timeout_ns == ACCEL_WAIT_FOREVER && !accel_i_cpu_no_help;
+    for (uint32_t i = 0; i < n; i++)
+        if (accel_i_is_cpu_signal(s[i])) accel_i_cpu_help_signal(s[i], v[i], help);
     return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
 }
 #else
@@ -7000,13 +7088,14 @@ static accel_result accel_i_cpu_queue_wait_idle(accel_queue* base, uint64_t time
                 "accel_queue_finish: a batch waits on a signal that nothing submitted can reach: deadlock");
     return ACCEL_ERROR_DEADLOCK;
 #else
-    if (timeout_ns == 0) return accel_i_event_value(&q->done) >= submitted ? ACCEL_OK : ACCEL_TIMEOUT;
+    if (accel_i_event_value(&q->done) >= submitted) return ACCEL_OK;
+    if (timeout_ns == 0) { accel_i_cpu_unhelp(q); return ACCEL_TIMEOUT; }
     if (timeout_ns == ACCEL_WAIT_FOREVER && !accel_i_cpu_no_help) {   /* see "cpu: waits that help" */
         accel_i_cpu_help h;
         h.s = NULL;
         h.v = submitted;
         accel_i_cpu_help_queue(q, &h);
-    }
+    } else accel_i_cpu_unhelp(q);
     if (accel_i_event_wait(&q->done, submitted, accel_i_deadline(timeout_ns))) return ACCEL_OK;
     return ACCEL_TIMEOUT;
 #endif
@@ -7070,6 +7159,7 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
         atomic_init(&q->stop, 0u);
         atomic_init(&q->blocked.lock, 0u);
         atomic_init(&q->turn, 0u);
+        atomic_init(&q->helped, 0u);
         if (!accel_i_event_init(&q->turned, 0)) {
             accel_i_event_destroy(&q->work);
             accel_i_event_destroy(&q->done);
@@ -7104,6 +7194,9 @@ static void accel_i_cpu_queue_destroy(accel_queue* base) {
     accel_i_cpu_queue_wait_idle(base, ACCEL_WAIT_FOREVER);
     atomic_store(&q->stop, 1u);
     accel_i_event_add(&q->work, 1);
+    accel_i_mutex_lock(&q->turned.lock);   /* a dozing executor (accel_i_cpu_doze) */
+    accel_i_cond_broadcast(&q->turned.cond);
+    accel_i_mutex_unlock(&q->turned.lock);
     accel_i_thread_join(&q->thread);
     accel_i_cpu_forget_setters(q);
 #endif

@@ -3,7 +3,8 @@
    finishes a CPU queue, may run that queue's batches itself; exactly one thread runs a queue's batches,
    in order; a helper stops once its value is reached and never waits inside a batch; kernels and host
    calls never help (no recursion); a wait with a timeout never helps; a waiter on another device's
-   signal helps nobody; failure and destroy while a helper runs a batch.
+   signal helps nobody; failure and destroy while a helper runs a batch; after waits that helped, the
+   batches nobody helps with still run (on the executor, which leaves batches to helpers meanwhile).
    Env ACCEL_TEST_STRESS_SCALE (percent, default 100) scales the rounds (e.g. 10 under TSan). */
 #if !defined(_WIN32) && !defined(__wasi__) && !defined(__EMSCRIPTEN__)
 #  define _POSIX_C_SOURCE 200809L   /* nanosleep */
@@ -157,8 +158,8 @@ static void hx_main(void* p) {
 
 /* Exactly once with helping waiters: several host threads record, submit and wait (or finish) on
    shared queues, at 1, 2, 3 and 7 lanes; every item of every exec is counted exactly once. Half of the
-   execs are one group (a helper runs them), half several (a helper leaves them to the executor, so the
-   queue changes hands inside batches too). */
+   execs are one group (a helper runs them itself), half several (a helper hands them to the pool and
+   works on them as a lane, beside the pool's workers and other queues' executors and helpers). */
 TEST(helping_waiters_run_every_group_exactly_once) {
 #if TEST_HAVE_THREADS
     static const uint32_t lanes[4] = { 1, 2, 3, 7 };
@@ -493,6 +494,75 @@ TEST(helper_stops_right_after_the_signal_it_waits_for) {
 #endif
 }
 
+#if TEST_HAVE_THREADS
+/* A few round trips whose waits help (the executor sleeps, so the waiter takes the turn first, nearly
+   every time): the queue's executor then leaves new batches to waiting threads. */
+static void helped_trips(where_rig* r, uint64_t* v) {
+    for (int i = 0; i < 4; i++) {
+        help_sleep_ms(3);   /* longer than ACCEL_CPU_SPIN_NS: the executor sleeps */
+        accel_queue_exec(r->q, r->p, &r->buf, 1, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(r->q, r->s, ++*v);
+        CHECK_OK(accel_queue_submit(r->q));
+        CHECK_OK(accel_signal_wait(r->s, *v, ACCEL_WAIT_FOREVER));
+    }
+}
+/* One exec + signal submitted; returns its value. */
+static uint64_t where_submit(where_rig* r, uint64_t* v) {
+    accel_queue_exec(r->q, r->p, &r->buf, 1, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_signal(r->q, r->s, ++*v);
+    CHECK_OK(accel_queue_submit(r->q));
+    return *v;
+}
+static uintptr_t where_ran(where_rig* r) {
+    uintptr_t w = 0;
+    CHECK_OK(accel_buffer_read(r->buf, 0, &w, sizeof w));
+    return w;
+}
+#endif
+
+/* After waits that helped, the executor leaves new batches to waiting threads: batches that no thread
+   helps with still run, on the executor: one the host only polls for, one a wait with a timeout waits
+   for, one a finish with a timeout waits for, and one another queue's wait command waits for (the host
+   helps that other queue, whose batch cannot go on). */
+TEST(batches_nobody_helps_still_run_after_helping) {
+#if TEST_HAVE_THREADS
+    where_rig r;
+    accel_queue* other;
+    accel_signal* done;
+    uint64_t v = 0;
+    REQUIRE(where_rig_open(&r, 2));
+    REQUIRE_OK(accel_queue_create(r.dev, ACCEL_QUEUE_COMPUTE, &other));
+    REQUIRE_OK(accel_signal_create(r.dev, 0, &done));
+    for (uint64_t round = 1; round <= 10 && !TEST_FAILED_SO_FAR(); round++) {
+        uint64_t want;
+        int polls = 0;
+        helped_trips(&r, &v);
+        want = where_submit(&r, &v);
+        while (accel_signal_value(r.s) < want && polls++ < 10000) help_sleep_ms(1);   /* 10 s at most */
+        CHECK_EQ_U64(accel_signal_value(r.s), want);
+        CHECK(where_ran(&r) != help_this_thread());
+        helped_trips(&r, &v);
+        want = where_submit(&r, &v);
+        CHECK_OK(accel_signal_wait(r.s, want, 10000000000ull));
+        CHECK(where_ran(&r) != help_this_thread());
+        helped_trips(&r, &v);
+        where_submit(&r, &v);
+        CHECK_OK(accel_queue_finish(r.q, 10000000000ull));
+        CHECK(where_ran(&r) != help_this_thread());
+        helped_trips(&r, &v);
+        want = where_submit(&r, &v);
+        accel_queue_wait(other, r.s, want);
+        accel_queue_signal(other, done, round);
+        CHECK_OK(accel_queue_submit(other));
+        CHECK_OK(accel_signal_wait(done, round, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(accel_signal_value(r.s), want);
+    }
+    accel_device_destroy(r.dev);
+#else
+    SKIP("no threads");
+#endif
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     test_only_backends("cpu", "the CPU backend's waits that help");
@@ -504,5 +574,6 @@ int main(int argc, char** argv) {
     RUN(waiter_on_another_devices_signal_helps_nobody);
     RUN(failure_and_destroy_while_a_waiter_runs_a_batch);
     RUN(helper_stops_right_after_the_signal_it_waits_for);
+    RUN(batches_nobody_helps_still_run_after_helping);
     return test_end();
 }
