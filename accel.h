@@ -177,10 +177,10 @@
    executor's would, the waiting thread working on it as one of the lanes. A wait with a timeout, a wait
    on several signals, and any wait inside a kernel or host call never runs work: those return when the
    executor has done it. Once waiting threads run a queue's batches, its executor leaves new batches to
-   them and is not woken by submits; it looks at the queue after half a millisecond, then at doubling
-   intervals up to 4 ms, and runs a batch that no one took meanwhile, so a batch that no thread waits for
-   (one you only poll with accel_signal_value) may start up to about 8 ms late, once (the executor then
-   runs batches as they come again). A helper that leaves work behind wakes the executor at once, and so
+   them and is not woken by submits; it looks at the queue every quarter of a millisecond and runs a
+   batch that no one took since its last look, so a batch that no thread waits for at once (submitted
+   to overlap with the host's own work, or only polled with accel_signal_value) starts up to about half
+   a millisecond late (the executor then runs batches as they come again, until waits help again). A helper that leaves work behind wakes the executor at once, and so
    do a wait that does not help (a timeout of 0 too) and a wait command of another queue, on a signal
    that waits have helped for before.
    Idle executors and workers spin for ACCEL_CPU_SPIN_NS, then sleep. On Linux an executor or worker
@@ -6801,12 +6801,12 @@ static accel_i_batch* accel_i_cpu_head(accel_i_cpu_queue* q) {
     accel_i_spin_unlock(&q->fifo.lock);
     return b;
 }
-/* The executor of a helped queue looks at it after ACCEL_I_CPU_LOOK_NS, then at doubling intervals up to
-   ACCEL_I_CPU_LOOK_MAX_NS, and sleeps until a submit after ACCEL_I_CPU_LOOK_IDLE_NS with nothing to run
+/* The executor of a helped queue looks at it every ACCEL_I_CPU_LOOK_NS (a batch no one waits for starts
+   at most two looks late: a submit meant to overlap the host's own work keeps most of that overlap; at
+   4 ms looks it kept none), and sleeps until a submit after ACCEL_I_CPU_LOOK_IDLE_NS with nothing to run
    (see accel_i_cpu_executor_wait). */
-#define ACCEL_I_CPU_LOOK_NS 500000u
-#define ACCEL_I_CPU_LOOK_MAX_NS 4000000u
-#define ACCEL_I_CPU_LOOK_IDLE_NS 1000000000u
+#define ACCEL_I_CPU_LOOK_NS 250000u
+#define ACCEL_I_CPU_LOOK_IDLE_NS 5000000u
 /* Sleeps for ns, or until q stops: on `turned`'s condition variable without counting as its sleeper, so
    that neither a submit nor a helper giving the turn back pays a wake-up for it. */
 static void accel_i_cpu_doze(accel_i_cpu_queue* q, uint64_t ns) {
@@ -6830,13 +6830,13 @@ static void accel_i_cpu_unhelp(accel_i_cpu_queue* q) {
    will likely wait and run its batches itself, with no hand-off at all, so the executor leaves them to
    it and stays out of its way: it is no one's sleeper (neither a submit nor a helper giving the turn back
    pays a wake-up for it; on a busy machine a woken thread may not run for long, and every submit meanwhile
-   would). It dozes and looks at q's counters after ACCEL_I_CPU_LOOK_NS, then at doubling intervals up
-   to ACCEL_I_CPU_LOOK_MAX_NS, and takes the turn for a batch that stayed unfinished with the turn free
+   would). It dozes and looks at q's counters every ACCEL_I_CPU_LOOK_NS, and takes the turn for a batch
+   that stayed unfinished with the turn free
    for a whole look (no one came to help: plain again). A helper that leaves work behind, a wait that
    does not help and a wait command wake it at once (accel_i_cpu_unhelp). After ACCEL_I_CPU_LOOK_IDLE_NS
    with nothing to run it sleeps until a submit. */
 static bool accel_i_cpu_executor_wait(accel_i_cpu_queue* q, uint64_t* seen) {
-    uint64_t last = UINT64_MAX, last_work = 0, since = accel_i_now_ns(), nap = ACCEL_I_CPU_LOOK_NS;
+    uint64_t last = UINT64_MAX, last_work = 0, since = accel_i_now_ns();
     for (;;) {
         uint64_t work, done, now;
         bool slept = false;
@@ -6853,7 +6853,6 @@ static bool accel_i_cpu_executor_wait(accel_i_cpu_queue* q, uint64_t* seen) {
             if (!atomic_exchange(&q->turn, 1u)) return true;
             atomic_store_explicit(&q->helped, 1u, memory_order_relaxed);   /* a helper has it */
             since = accel_i_now_ns();
-            nap = ACCEL_I_CPU_LOOK_NS;
             continue;
         }
         work = accel_i_event_value(&q->work);
@@ -6868,13 +6867,11 @@ static bool accel_i_cpu_executor_wait(accel_i_cpu_queue* q, uint64_t* seen) {
             }
         } else if (done == work && now - since >= ACCEL_I_CPU_LOOK_IDLE_NS) {
             accel_i_event_block(&q->work, work + 1, ACCEL_I_FOREVER, &slept);
-            nap = ACCEL_I_CPU_LOOK_NS;
         }
         if (done != work || done != last || slept) since = accel_i_now_ns();
         last = done;
         last_work = work;
-        if (!slept) accel_i_cpu_doze(q, nap);
-        if (nap < ACCEL_I_CPU_LOOK_MAX_NS) nap *= 2;
+        if (!slept) accel_i_cpu_doze(q, ACCEL_I_CPU_LOOK_NS);
     }
 }
 /* Each submit adds to `work`; the executor then runs every batch there is, in order, while it holds
