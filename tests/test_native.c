@@ -186,18 +186,24 @@ TEST(native_recording_errors) {
 }
 
 /* A failure that comes before the step was enqueued drops it with the rest of its batch: a wait on a
-   signal of a CPU device (gated on the host on every backend), failed; the step never runs, the
-   batch's signal fails. Then, with the queue destroyed while such a batch is pending (its gate failed
-   first), the step never runs either. */
+   signal of a CPU device, failed; the step never runs, the batch's signal fails. Then, with the queue
+   destroyed while such a batch is pending (its gate failed first), the step never runs either. Where
+   the queue waits on the CPU signal on the device (accel_device_peer_info: device_waits, a CUDA queue
+   with stream memory operations), the step was enqueued behind that wait before the failure: it may
+   run (DESIGN 6.1 and 7.1), and the batch's signal still reads failed. */
 TEST(failure_before_the_step_drops_it) {
     native_rig r;
     accel_device* host;
     accel_signal* gate;
+    accel_peer_info pi;
     atomic_int runs;
+    int may_run;
     atomic_init(&runs, 0);
     if (!native_rig_open(&r)) return;
     REQUIRE_OK(accel_device_create(NULL, &host));
     REQUIRE_OK(accel_signal_create(host, 0, &gate));
+    REQUIRE_OK(accel_device_peer_info(r.dev, host, &pi));
+    may_run = pi.device_waits && !test_backend_is_cpu();
     accel_queue_wait(r.q, gate, 1);
     accel_queue_native(r.q, native_count_fn, &runs);
     accel_queue_signal(r.q, r.s, 1);
@@ -205,7 +211,8 @@ TEST(failure_before_the_step_drops_it) {
     CHECK_OK(accel_signal_fail(gate, ACCEL_ERROR_BACKEND));
     CHECK_RESULT(accel_signal_wait(r.s, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
     CHECK_OK(accel_queue_finish(r.q, ACCEL_WAIT_FOREVER));
-    CHECK_EQ_INT(atomic_load(&runs), 0);
+    CHECK(atomic_load(&runs) == 0 || (may_run && atomic_load(&runs) == 1));
+    atomic_store(&runs, 0);
     {   /* destroy with a step pending behind a gate that fails */
         accel_queue* q2;
         accel_signal* gate2;
@@ -218,23 +225,27 @@ TEST(failure_before_the_step_drops_it) {
         }
         CHECK_OK(accel_signal_fail(gate2, ACCEL_ERROR_BACKEND));
         accel_queue_destroy(q2);
-        CHECK_EQ_INT(atomic_load(&runs), 0);
+        CHECK(atomic_load(&runs) == 0 || (may_run && atomic_load(&runs) <= 5));
     }
     accel_device_destroy(r.dev);
     accel_device_destroy(host);
 }
 
 /* A step after a gate the host sets later runs once the gate is set (on a GPU, by the queue's worker
-   that releases the gate), after the commands before it. */
+   that releases the gate), after the commands before it. Where the queue waits on the CPU signal on
+   the device (device_waits), the step's fn runs when it is enqueued, behind the wait on the device:
+   the work it enqueues still lands after the gate. */
 TEST(native_step_behind_a_host_gate) {
     native_rig r;
     accel_device* host;
     accel_signal* gate;
+    accel_peer_info pi;
     native_fill f;
     if (!native_raw_open()) SKIP("the driver's own calls for the native step are not reachable here");
     if (!native_rig_open(&r)) return;
     REQUIRE_OK(accel_device_create(NULL, &host));
     REQUIRE_OK(accel_signal_create(host, 0, &gate));
+    REQUIRE_OK(accel_device_peer_info(r.dev, host, &pi));
     memset(&f, 0, sizeof f);
     f.buf = r.buf; f.value = 3; f.n = NN;
     native_add(&r);
@@ -246,7 +257,7 @@ TEST(native_step_behind_a_host_gate) {
 #if TEST_HAVE_THREADS
     CHECK_RESULT(accel_signal_wait(r.s, 1, 20000000u), ACCEL_TIMEOUT);
 #endif
-    CHECK_EQ_INT(atomic_load(&f.runs), 0);
+    if (!pi.device_waits || test_backend_is_cpu()) CHECK_EQ_INT(atomic_load(&f.runs), 0);
     CHECK_OK(accel_signal_set(gate, 1));
     CHECK_OK(accel_signal_wait(r.s, 1, ACCEL_WAIT_FOREVER));
     CHECK_EQ_INT(atomic_load(&f.runs), 1);
