@@ -1340,7 +1340,46 @@ struct accel_i_cu_queue {
 };
 
 static accel_i_cu_device* accel_i_cu_dev(accel_device* d) { return (accel_i_cu_device*)d; }
-static void accel_i_cu_enter(accel_i_cu_device* dev) { accel_i_cu.CtxSetCurrent(dev->ctx); }
+/* ==== cuda: the current context on the enqueue path ====
+   A one-queue chain step is a launch and a progress write, as a raw stream's launch and event record;
+   making the context current for each segment was a third driver call per step. So the thread that
+   enqueues remembers the context accel last made current on it (accel_i_cu_current) and trusts it for
+   the enqueues that do not depend on it being right (accel_i_cu_enter_cached): a launch, a stream
+   wait or write on accel's stream, an event record. Code outside accel may have made another context
+   current since, or none (cudaSetDevice, a library, the caller, a host call's or native step's fn): such
+   a call then fails with one of accel_i_cu_context_error's codes, enqueuing nothing, and
+   accel_i_cu_retry makes accel's context current and issues it once more. Calls that would act in the
+   wrong context instead of failing (creating an event, allocating, loading a module, a copy or fill
+   whose pointers decide the context) and native steps (fn is promised accel's context) make it current
+   first, once per segment (accel_i_cu_enter_sure: accel_i_cu_entered says it was made current since
+   the segment started). */
+static ACCEL_I_THREAD_LOCAL accel_cu_context accel_i_cu_current;
+static ACCEL_I_THREAD_LOCAL bool accel_i_cu_entered;
+static void accel_i_cu_enter(accel_i_cu_device* dev) {
+    accel_i_cu.CtxSetCurrent(dev->ctx);
+    accel_i_cu_current = dev->ctx;
+    accel_i_cu_entered = true;
+}
+/* A segment (or another enqueue entry of the walk) starts: the context is trusted, not known. */
+static void accel_i_cu_enter_cached(accel_i_cu_device* dev) {
+    accel_i_cu_entered = false;
+    if (accel_i_cu_current != dev->ctx) accel_i_cu_enter(dev);
+}
+static void accel_i_cu_enter_sure(accel_i_cu_device* dev) {
+    if (!accel_i_cu_entered || accel_i_cu_current != dev->ctx) accel_i_cu_enter(dev);
+}
+/* What a call returns that needed accel's context current and found none, another, or a destroyed one. */
+static bool accel_i_cu_context_error(accel_cu_result r) {
+    return r == 201 /* INVALID_CONTEXT */ || r == 400 /* INVALID_HANDLE */ ||
+           r == ACCEL_CU_ERROR_CONTEXT_IS_DESTROYED;
+}
+/* After a call failed: true when it may have failed for a trusted context (call it again: the context is
+   current now), false when the failure is the call's own. */
+static bool accel_i_cu_retry(accel_i_cu_device* dev, accel_cu_result r) {
+    if (accel_i_cu_entered || !accel_i_cu_context_error(r)) return false;
+    accel_i_cu_enter(dev);
+    return true;
+}
 /* The queue's native work is over: its device is lost, or the queue is stale (accel_device_recover: its
    stream and events went with the old context, see cuda: recovery). Such a queue's points apply at once,
    as failed, and it makes no driver call any more. */
@@ -2397,11 +2436,18 @@ static void accel_i_cu_hold(accel_i_cu_queue* q) {
     q->holds++;
     atomic_fetch_add(&accel_i_cu_dev(q->base.obj.device)->reap_needed, 1u);
 }
+/* cuStreamWriteValue64 of value to addr on q's stream (again where the trusted context was not current). */
+static accel_cu_result accel_i_cu_write(accel_i_cu_queue* q, accel_cu_deviceptr addr, uint64_t value) {
+    const unsigned int flags = ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT;
+    accel_cu_result cr = accel_i_cu.StreamWriteValue64(q->stream, addr, value, flags);
+    if (accel_i_cu_retry(accel_i_cu_dev(q->base.obj.device), cr))
+        cr = accel_i_cu.StreamWriteValue64(q->stream, addr, value, flags);
+    return cr;
+}
 static accel_cu_result accel_i_cu_mirror_write(accel_i_cu_queue* q, accel_signal* s, uint64_t value) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     uint64_t now = atomic_load(cs->mirror.host);
-    accel_cu_result cr = accel_i_cu.StreamWriteValue64(q->stream, cs->mirror.dptr, now > value ? now : value,
-                                                       ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
+    accel_cu_result cr = accel_i_cu_write(q, cs->mirror.dptr, now > value ? now : value);
     if (cr == ACCEL_CU_SUCCESS) { q->dirty = true; q->enqueued++; }   /* the progress write goes after it */
     return cr;
 }
@@ -2432,6 +2478,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         e.ev = slot->ev;
         e.sev = slot->sev;
         if (stamp) {   /* its timing event, then a point of its own after it */
+            accel_i_cu_enter_sure(dev);
             if (!e.sev) cr = accel_i_cu.EventCreate(&e.sev, 0);
             if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventRecord(e.sev, q->stream);
             e.stamp_recorded = cr == ACCEL_CU_SUCCESS;
@@ -2446,12 +2493,15 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         e.seq = q->issued;
         if (q->dirty) {
             e.seq = q->issued + 1;
-            if (dev->memops)
-                cr = accel_i_cu.StreamWriteValue64(q->stream, q->progress.dptr, e.seq,
-                                                   ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
-            else {
-                if (!e.ev) cr = accel_i_cu.EventCreate(&e.ev, ACCEL_CU_EVENT_DISABLE_TIMING);
+            if (dev->memops) {
+                cr = accel_i_cu_write(q, q->progress.dptr, e.seq);
+            } else {
+                if (!e.ev) {
+                    accel_i_cu_enter_sure(dev);
+                    cr = accel_i_cu.EventCreate(&e.ev, ACCEL_CU_EVENT_DISABLE_TIMING);
+                }
                 if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventRecord(e.ev, q->stream);
+                if (accel_i_cu_retry(dev, cr)) cr = accel_i_cu.EventRecord(e.ev, q->stream);
                 e.recorded = cr == ACCEL_CU_SUCCESS;
             }
             if (cr == ACCEL_CU_SUCCESS) { q->issued = e.seq; q->dirty = false; q->enqueued++; }
@@ -2463,8 +2513,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             (cr = accel_i_cu_mirror_write(q, s, value)) == ACCEL_CU_SUCCESS) {
             e.mirrored = true;
             e.seq = q->issued + 1;
-            cr = accel_i_cu.StreamWriteValue64(q->stream, q->progress.dptr, e.seq,
-                                               ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
+            cr = accel_i_cu_write(q, q->progress.dptr, e.seq);
             if (cr == ACCEL_CU_SUCCESS) { q->issued = e.seq; q->dirty = false; q->enqueued++; }
         }
         if (cr == ACCEL_CU_SUCCESS) {
@@ -2608,9 +2657,12 @@ static accel_cu_result accel_i_cu_exec(accel_i_cu_queue* q, accel_i_batch* b, co
     for (int d = 0; d < 3; d++)
         grid[d] = (uint32_t)accel_i_groups_along(p, d);
     if (!grid[0] || !grid[1] || !grid[2]) return ACCEL_CU_SUCCESS;   /* an indirect exec read no work */
-    return accel_i_cu.LaunchKernel(((accel_i_cu_program*)c->u.exec.program)->fn, grid[0], grid[1], grid[2],
-                                   p->local_size[0], p->local_size[1], p->local_size[2], 0, q->stream,
-                                   params, NULL);
+    for (int again = 0;; again++) {   /* once more where the trusted context was not current */
+        accel_cu_result cr = accel_i_cu.LaunchKernel(((accel_i_cu_program*)c->u.exec.program)->fn, grid[0],
+                                                     grid[1], grid[2], p->local_size[0], p->local_size[1],
+                                                     p->local_size[2], 0, q->stream, params, NULL);
+        if (again || !accel_i_cu_retry(accel_i_cu_dev(q->base.obj.device), cr)) return cr;
+    }
 }
 
 /* Copies between two pieces of host memory run as a kernel that reads and writes them through unified
@@ -3126,6 +3178,9 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
     accel_cu_result cr = ACCEL_CU_SUCCESS;
     const char* call = NULL;
     uint64_t failed;
+    /* a launch or a point trusts the context (cuda: the current context on the enqueue path) */
+    if (c->kind != ACCEL_I_CMD_EXEC && c->kind != ACCEL_I_CMD_SIGNAL && c->kind != ACCEL_I_CMD_WAIT)
+        accel_i_cu_enter_sure(dev);
     if (b->qmem) {   /* queue-ordered memory: a point, or a use checked (cuda: queue-ordered memory) */
         if (c->flags & ACCEL_I_CMD_QMEM_POINT) return accel_i_cu_qmem_point(q, c);
         if ((failed = accel_i_qmem_use_failed(&q->base, b, c)) != 0) return failed;
@@ -3225,6 +3280,8 @@ static accel_cu_result accel_i_cu_word_wait(accel_i_cu_queue* q, accel_cu_device
     /* no release runs from here until it retires */
     accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), 1);
     cr = accel_i_cu.StreamWaitValue64(q->stream, addr, value, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
+    if (accel_i_cu_retry(accel_i_cu_dev(q->base.obj.device), cr))
+        cr = accel_i_cu.StreamWaitValue64(q->stream, addr, value, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
     if (cr == ACCEL_CU_SUCCESS) q->waits++;
     else accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), -1);
     return cr;
@@ -3283,7 +3340,7 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
         return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
                             "accel_queue_submit: out of host memory for the signal points of %s",
                             accel_i_label(&q->base.obj));
-    accel_i_cu_enter(dev);
+    accel_i_cu_enter_cached(dev);
     for (uint32_t i = sg->wfrom; i < sg->from && !failed; i++) {
         accel_i_cmd* c = &b->cmds[i];
         accel_cu_result cr;
@@ -3315,7 +3372,7 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
 static void accel_i_cu_batch_submitted(accel_queue* base, accel_i_batch* b) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     /* else the point makes no driver call */
-    if (q->dirty && !accel_i_cu_gone(q)) accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
+    if (q->dirty && !accel_i_cu_gone(q)) accel_i_cu_enter_cached(accel_i_cu_dev(base->obj.device));
     accel_i_cu_point_add(q, NULL, 0, b, NULL);
     accel_i_walker_poke(base);
 }
@@ -3370,6 +3427,9 @@ static accel_result accel_i_cu_queue_drain(accel_queue* base, uint64_t timeout_n
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     uint64_t submitted = atomic_load(&q->submitted), deadline = accel_i_deadline(timeout_ns),
              since = accel_i_now_ns();
+    /* made current: a host step's fn runs next on this thread, with accel's context current as before the
+       enqueue path trusted it (cuda: the current context on the enqueue path) */
+    if (!accel_i_cu_gone(q)) accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
     /* mid-batch only: a walked batch ends with a point */
     if (q->dirty) accel_i_cu_point_add(q, NULL, 0, NULL, NULL);
     for (;;) {

@@ -837,6 +837,7 @@ static CUresult mLaunchKernel(const mock_kernel* k, unsigned gx_, unsigned gy, u
     op* o;
     MOCK_COUNT(MOCK_CALL_LAUNCH);
     (void)shared; (void)extra;
+    if (!mock_current) return 201;   /* CUDA_ERROR_INVALID_CONTEXT: a function needs its context current */
     if (bx * by * bz > 1024 || bx == 0 || by == 0 || bz == 0) return 1;
     if (!(o = new_op(OP_LAUNCH))) return 2;
     o->k = k;
