@@ -599,6 +599,21 @@ enum {   /* CUmemPool_attribute */
     ACCEL_CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES = 3, ACCEL_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4
 };
 enum { ACCEL_CU_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704 };
+/* CUstreamBatchMemOpParams (48 bytes), the form of a 64-bit write (CU_STREAM_MEM_OP_WRITE_VALUE_64) */
+typedef union accel_cu_batch_memop {
+    unsigned int operation;
+    struct {
+        unsigned int operation;
+        accel_cu_deviceptr address;
+        uint64_t value64;
+        unsigned int flags;
+        accel_cu_deviceptr alias;   /* the driver's */
+    } write_value;
+    uint64_t pad[6];
+} accel_cu_batch_memop;
+enum { ACCEL_CU_STREAM_MEM_OP_WRITE_VALUE_64 = 5 };
+typedef char accel_i_cu_memop_layout[sizeof(accel_cu_batch_memop) == 48 &&
+                                     offsetof(accel_cu_batch_memop, write_value.value64) == 16 ? 1 : -1];
 typedef struct accel_cu_uuid { unsigned char bytes[16]; } accel_cu_uuid;   /* CUuuid */
 enum {
     ACCEL_CU_STREAM_NON_BLOCKING = 1, ACCEL_CU_EVENT_DISABLE_TIMING = 2,
@@ -660,6 +675,8 @@ enum {
                                   unsigned int flags)) \
     X(StreamWaitValue64, 11070, (accel_cu_stream stream, accel_cu_deviceptr addr, uint64_t value, \
                                  unsigned int flags)) \
+    X(StreamBatchMemOp, 11070, (accel_cu_stream stream, unsigned int count, accel_cu_batch_memop* ops, \
+                                unsigned int flags)) \
     X(GraphCreate, 10000, (accel_cu_graph* graph, unsigned int flags)) \
     X(GraphDestroy, 10000, (accel_cu_graph graph)) \
     X(GraphAddKernelNode, 10000, (accel_cu_graph_node* node, accel_cu_graph graph, \
@@ -700,7 +717,7 @@ typedef struct accel_i_cu_lib {
 #undef ACCEL_I_CU_MEMBER
 } accel_i_cu_lib;
 static const char* const accel_i_cu_optional[] = {
-    "GetErrorName", "StreamWriteValue64", "StreamWaitValue64",
+    "GetErrorName", "StreamWriteValue64", "StreamWaitValue64", "StreamBatchMemOp",
     /* CUDA graphs: without them recorded lists replay as pre-resolved launches */
     "GraphCreate", "GraphDestroy", "GraphAddKernelNode", "GraphAddMemsetNode", "GraphAddMemcpyNode",
     "GraphInstantiateWithFlags", "GraphExecDestroy", "GraphExecKernelNodeSetParams",
@@ -1228,6 +1245,9 @@ typedef struct accel_i_cu_device {
     uint32_t cpu_n, cpu_cap;
     accel_cu_mempool mempool;      /* queue-ordered DEVICE memory's pool; NULL: accel's own (cuda: queue-
                                       ordered memory) */
+    /* a point's mirror and progress writes go in one cuStreamBatchMemOp (cleared if the driver refuses it:
+       separate writes from then on; see accel_i_cu_mirror_point) */
+    accel_i_a32 batch_memops;
 } accel_i_cu_device;
 /* An 8-byte word in pinned, device-mapped host memory: the host reads and writes it at `host`, a stream
    at `dptr` (cuStreamWaitValue64 / cuStreamWriteValue64). */
@@ -1912,6 +1932,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     dev->unified = accel_i_cu_attr(dev, ACCEL_CU_ATTR_UNIFIED_ADDRESSING) != 0;
     accel_i_cu_mempool_make(dev);
     dev->base.qmem_ops = &accel_i_cu_qmem_ops;   /* queue memory at its point (cuda: queue-ordered memory) */
+    atomic_init(&dev->batch_memops, dev->memops && accel_i_cu.StreamBatchMemOp ? 1u : 0u);
     nvrtc = accel_i_nvrtc_load(&d->logger) == ACCEL_OK;
     accel_i_cu_fill_info(dev, nvrtc);
     accel_i_log(&dev->base, ACCEL_LOG_INFO,
@@ -2451,6 +2472,43 @@ static accel_cu_result accel_i_cu_mirror_write(accel_i_cu_queue* q, accel_signal
     if (cr == ACCEL_CU_SUCCESS) { q->dirty = true; q->enqueued++; }   /* the progress write goes after it */
     return cr;
 }
+/* A point of s whose mirror the GPU writes: the mirror write, then the progress write of seq (the point
+   applies after both: accel_i_cu_point_apply). One cuStreamBatchMemOp where the driver takes it, which
+   enqueues its operations in their order (a point behind a host gate is then one driver call, as a raw
+   stream's event record); else, or once the driver refused one (not for a lost device), two writes. */
+static accel_cu_result accel_i_cu_mirror_point(accel_i_cu_queue* q, accel_signal* s, uint64_t value,
+                                               uint64_t seq) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    accel_cu_result cr;
+    if (atomic_load_explicit(&dev->batch_memops, memory_order_relaxed)) {
+        accel_cu_batch_memop ops[2];
+        uint64_t now = atomic_load(cs->mirror.host);
+        memset(ops, 0, sizeof ops);
+        ops[0].write_value.operation = ops[1].write_value.operation = ACCEL_CU_STREAM_MEM_OP_WRITE_VALUE_64;
+        ops[0].write_value.address = cs->mirror.dptr;
+        ops[0].write_value.value64 = now > value ? now : value;
+        ops[1].write_value.address = q->progress.dptr;
+        ops[1].write_value.value64 = seq;
+        cr = accel_i_cu.StreamBatchMemOp(q->stream, 2, ops, 0);
+        if (accel_i_cu_retry(dev, cr)) cr = accel_i_cu.StreamBatchMemOp(q->stream, 2, ops, 0);
+        if (cr == ACCEL_CU_SUCCESS) {
+            q->enqueued += 2;
+            q->issued = seq;
+            q->dirty = false;
+            return cr;
+        }
+        if (accel_i_cu_sticky(cr) || accel_i_lost(&dev->base)) return cr;
+        if (atomic_exchange(&dev->batch_memops, 0u))
+            accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_cuda: cuStreamBatchMemOp failed: %s (%d); "
+                        "signal points write the mirror and the progress word in two calls",
+                        accel_i_cu_error_name(cr), cr);
+    }
+    cr = accel_i_cu_mirror_write(q, s, value);
+    if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu_write(q, q->progress.dptr, seq);
+    if (cr == ACCEL_CU_SUCCESS) { q->issued = seq; q->dirty = false; q->enqueued++; }
+    return cr;
+}
 /* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
    enqueued since the last point, else the last point's sequence number. When the ring cannot grow or
    the point cannot be enqueued, waits for the stream and applies the point at once. */
@@ -2485,11 +2543,14 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             q->dirty = true;
             q->enqueued++;
         }
-        if (cr == ACCEL_CU_SUCCESS && s && accel_i_cu_mirror_by_gpu(q, s))
-            e.mirrored = (cr = accel_i_cu_mirror_write(q, s, value)) == ACCEL_CU_SUCCESS;
-        else if (cr == ACCEL_CU_SUCCESS && s && dev->memops && s->obj.device == q->base.obj.device &&
-                 !accel_i_cu_mirror_allowed(q, s))
+        /* e.mirrored once a mirror write may be enqueued: the apply publishes the host's value again */
+        if (cr == ACCEL_CU_SUCCESS && s && accel_i_cu_mirror_by_gpu(q, s)) {
+            e.mirrored = true;
+            cr = accel_i_cu_mirror_point(q, s, value, q->issued + 1);
+        } else if (cr == ACCEL_CU_SUCCESS && s && dev->memops && s->obj.device == q->base.obj.device &&
+                   !accel_i_cu_mirror_allowed(q, s)) {
             accel_i_cu_hold(q);   /* traced or timestamps pending: GPU waits on s go through the host */
+        }
         e.seq = q->issued;
         if (q->dirty) {
             e.seq = q->issued + 1;
@@ -2509,12 +2570,10 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         /* a GPU wait on s's mirror enqueued since the look above missed the mark: the mirror write,
            and a point after it (the point applies after the write, see accel_i_cu_point_apply) */
         if (cr == ACCEL_CU_SUCCESS && s && dev->memops && s->obj.device == q->base.obj.device &&
-            accel_i_cu_point_note(q, s, value, e.seq) && !e.mirrored && accel_i_cu_mirror_allowed(q, s) &&
-            (cr = accel_i_cu_mirror_write(q, s, value)) == ACCEL_CU_SUCCESS) {
+            accel_i_cu_point_note(q, s, value, e.seq) && !e.mirrored && accel_i_cu_mirror_allowed(q, s)) {
             e.mirrored = true;
-            e.seq = q->issued + 1;
-            cr = accel_i_cu_write(q, q->progress.dptr, e.seq);
-            if (cr == ACCEL_CU_SUCCESS) { q->issued = e.seq; q->dirty = false; q->enqueued++; }
+            cr = accel_i_cu_mirror_point(q, s, value, q->issued + 1);
+            if (cr == ACCEL_CU_SUCCESS) e.seq = q->issued;
         }
         if (cr == ACCEL_CU_SUCCESS) {
             e.waits = q->waits;
