@@ -269,22 +269,22 @@
      queue's point; the host may wait for the waiter before it releases the point), it watches the
      mirror (so a failure of the signal releases it at once: after a failure upstream of that point,
      the work behind the wait may then run beside the held work, not after it; on Vulkan it runs after);
-   - each signal has a mirror word (pinned, device-mapped) that every host raise raises to the maximum;
-     a failure writes ACCEL_SIGNAL_MAX (cuStreamWaitValue64's GEQ compares (int64_t)(*addr - value) >= 0,
-     so a word with bit 63 set would read as below every value). A signal point enqueued behind a GPU
-     wait for a host-raised value (so its waiters watch the mirror, above) also has the GPU write the
-     mirror, just before the point's progress write, so that a pipeline behind a host gate (a frame loop
-     whose first queue waits for the host) runs queue to queue on the GPU instead of a host round trip
-     per hop (a wait for a point that left the ring still goes through the host). So does a point of a
-     signal that a GPU wait on its mirror may still wait for (the signal's mirror_wanted, the largest
-     value such a wait asked for, above the mirror): a wait enqueued before any point promised its
-     value (another thread's queue promises it later) is released GPU to GPU too. The wait sets
-     mirror_wanted and reads the marks, the point is noted and reads mirror_wanted, both under the
-     signal's point_lock, so one sees the other; a point whose mark such a wait missed gets the mirror
-     write after its progress write, and a second progress write after that. That write stores:
-     where the host raised the signal past it meanwhile, the host raises the mirror again when it
-     applies the point (a waiter that read the lower value waits until then). Not while timestamps
-     are pending or the device is traced (the host must go first there).
+   - each signal has a mirror word (pinned, device-mapped) that every host raise raises to the maximum; a
+     failure writes ACCEL_SIGNAL_MAX (cuStreamWaitValue64's GEQ compares (int64_t)(*addr - value) >= 0, so a
+     word with bit 63 set would read as below every value). A signal point enqueued behind a GPU wait for a
+     host-raised value (so its waiters watch the mirror, above) also has the GPU write the mirror, just before
+     the point's progress write (both in one cuStreamBatchMemOp where the driver has it: one driver call per
+     point, as a raw stream's event record), so that a pipeline behind a host gate (a frame loop whose first
+     queue waits for the host) runs queue to queue on the GPU instead of a host round trip per hop (a wait for
+     a point that left the ring still goes through the host). So does a point of a signal that a GPU wait on
+     its mirror may still wait for (the signal's mirror_wanted, the largest value such a wait asked for, above
+     the mirror): a wait enqueued before any point promised its value (another thread's queue promises it
+     later) is released GPU to GPU too. The wait sets mirror_wanted and reads the marks, the point is noted
+     and reads mirror_wanted, both under the signal's point_lock, so one sees the other; a point whose mark
+     such a wait missed gets the mirror write after its progress write, and a second progress write after
+     that. That write stores: where the host raised the signal past it meanwhile, the host raises the mirror
+     again when it applies the point (a waiter that read the lower value waits until then). Not while
+     timestamps are pending or the device is traced (the host must go first there).
    Progress and mirror words come from blocks of 512, kept until the device is destroyed (a stream may
    still read a word after its queue or signal is gone; a reused progress word counts on from its value,
    and only queues reuse progress words).
@@ -301,6 +301,10 @@
    reap_needed count) or the stream is full. So a chain of batches wakes no thread per batch. A batch's
    object references (buffers, programs, signals, the staging memory) are released when its last point
    is reached, so destroying objects still used by submitted work is legal.
+   A single-signal wait for a point still far down its stream sleeps meanwhile: after 20 us it estimates
+   from how fast the point's progress word moves when the point will be reached, and sleeps half that
+   time, less a timer's slack, while that is 0.1 ms or more; a host raise wakes it (see cuda: naps in
+   long waits). On a host with few cores the polling took a core from what the wait waits for.
    Foreign signals: a CUDA queue may wait on a signal of any backend (gated); any backend may wait on a
    CUDA signal. Several devices (accel.h, "Several devices"): the signal of another accel device on the
    same CUDA device is waited for on the GPU like one of its own (its words are pinned and portable,
@@ -426,12 +430,13 @@ ACCEL_API uint64_t accel_cuda_buffer_pointer(accel_buffer* b);
    use accel_queue_host_call (from it, the stream holds exactly the commands recorded before it).
    NULL if q is NULL or not a CUDA queue. */
 ACCEL_API void* accel_cuda_queue_stream(accel_queue* q);
-/* The CUcontext of d: the device's primary context (shared with the CUDA runtime in the process).
-   Make it current (cuCtxSetCurrent) before driver calls on accel's memory or streams. accel retains it
-   while d lives and releases it in accel_device_destroy: when no one else holds it (the CUDA runtime
-   does once used), that destroys the context and everything allocated in it. Memory you allocate in it
-   to outlive d needs a retain of your own (cuDevicePrimaryCtxRetain). NULL if d is NULL or not a CUDA
-   device. */
+/* The CUcontext of d: the device's primary context (shared with the CUDA runtime in the process). Make it
+   current (cuCtxSetCurrent) before driver calls on accel's memory or streams. accel makes it current on the
+   threads that enqueue its work and leaves it current there; another context (or none) made current on such a
+   thread since costs accel a second try of the call that needed it. accel retains it while d lives and
+   releases it in accel_device_destroy: when no one else holds it (the CUDA runtime does once used), that
+   destroys the context and everything allocated in it. Memory you allocate in it to outlive d needs a retain
+   of your own (cuDevicePrimaryCtxRetain). NULL if d is NULL or not a CUDA device. */
 ACCEL_API void* accel_cuda_device_context(accel_device* d);
 /* Borrows `size` bytes of device memory at device_pointer, allocated elsewhere (cuMemAlloc, cudaMalloc, a
    framework's allocator) in d's context, as an ACCEL_MEMORY_DEVICE buffer: *out works wherever an accel
@@ -1267,6 +1272,7 @@ typedef struct accel_i_cu_word { accel_i_a64* host; accel_cu_deviceptr dptr; } a
    waiter (see accel_i_cu_device_wait). */
 typedef struct accel_i_cu_mark {
     accel_cu_deviceptr word;
+    const accel_i_a64* progress;   /* the word as the host reads it (cuda: naps in long waits) */
     uint64_t seq, value;
     const accel_i_a64* gate; uint64_t gate_value;
     bool opaque;
@@ -2418,6 +2424,7 @@ static bool accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
     }
     m = &cs->points[(cs->points_head + cs->points_count++) % ACCEL_I_CU_POINTS];
     m->word = q->progress.dptr;
+    m->progress = q->progress.host;
     m->seq = seq;
     m->value = value;
     m->opaque = q->unlisted || q->ngates > 1;
@@ -2646,9 +2653,52 @@ static void accel_i_cu_signal_publish(accel_signal* s, uint64_t v) {
     while (old < v && !atomic_compare_exchange_weak(m, &old, v)) {}
     if (atomic_load(&((accel_i_cu_signal*)s)->foreign_waits)) accel_i_cu_foreign_retire(s, v);
 }
+/* ==== cuda: naps in long waits ====
+   A thread that waits for a value a signal point far down a stream promises polls for nothing until the
+   stream gets near it, and on a host with few cores the polling takes a core from threads that need it
+   (tests/mock_cuda.c's streams, which are its GPU; the caller's other threads). So a waiter that has
+   polled for ACCEL_I_CU_NAP_LOOK estimates when the point will be reached, from how fast the point's
+   progress word moved since it first looked, and sleeps for half that time less a timer's slack while
+   that is at least ACCEL_I_CU_NAP_MIN; the last stretch is polled as before, so the wait ends when it
+   would have (a host raise, or a failure, wakes the sleeper at once: the signal's host event). A point
+   held up (behind a host gate, its word not moving) or none known (no mark: see accel_i_cu_point_note)
+   gives no estimate: no nap. */
+#define ACCEL_I_CU_NAP_LOOK 20000u
+#define ACCEL_I_CU_NAP_MIN 100000u
+#define ACCEL_I_CU_NAP_SLACK 60000u    /* a timed sleep may end this much late (Linux: 50 us slack) */
+typedef struct accel_i_cu_nap {
+    const accel_i_a64* word;       /* the progress word of the first point that promises the value */
+    uint64_t seq, p0, t0;          /* its sequence number; the word and the time at the first look */
+    bool looked;
+} accel_i_cu_nap;
+/* How long to sleep now (0: poll on). The first call looks for the point and reads its word. */
+static uint64_t accel_i_cu_nap_ns(accel_i_cu_nap* n, accel_signal* s, uint64_t v, uint64_t now) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    uint64_t p, left;
+    if (!n->looked) {
+        n->looked = true;
+        accel_i_spin_lock(&cs->point_lock);
+        for (uint32_t i = 0; cs->evicted < v && i < cs->points_count; i++) {
+            const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
+            if (m->value < v) continue;
+            n->word = m->progress;
+            n->seq = m->seq;
+            break;
+        }
+        accel_i_spin_unlock(&cs->point_lock);
+        if (n->word) { n->p0 = atomic_load(n->word); n->t0 = now; }
+        return 0;
+    }
+    if (!n->word || (p = atomic_load(n->word)) <= n->p0 || p >= n->seq || n->seq - p > (1u << 20)) return 0;
+    left = (n->seq - p) * ((now - n->t0) / (p - n->p0));
+    return left / 2 >= ACCEL_I_CU_NAP_MIN + ACCEL_I_CU_NAP_SLACK ? left / 2 - ACCEL_I_CU_NAP_SLACK : 0;
+}
+
 static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n,
                                                 bool all, uint64_t timeout_ns, uint32_t* first) {
     uint64_t deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();
+    accel_i_cu_nap nap;
+    memset(&nap, 0, sizeof nap);
     for (;;) {
         bool pending = false;
         uint64_t now, step, slice = accel_i_cu_poll_slice(since);
@@ -2667,6 +2717,14 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
            yield, and work that needs this CPU (a CPU-side stream, as tests/mock_cuda.c's; the
            queue's worker) would wait for it to be preempted; a yield with nothing else ready costs
            ~0.3 us */
+        if (pending && n == 1 && now - since >= ACCEL_I_CU_NAP_LOOK) {
+            uint64_t ns = accel_i_cu_nap_ns(&nap, s[0], v[0], now);
+            bool slept = false;
+            if (ns && deadline - now > ns) {
+                accel_i_event_block(accel_i_host_signal_event(s[0]), v[0], now + ns, &slept);
+                continue;
+            }
+        }
         if (pending && now - since > 5000u) accel_i_yield();
         r = accel_i_host_signal_wait(s, v, n, all, step, first);   /* the host words */
         if (r != ACCEL_TIMEOUT) return r;
