@@ -496,9 +496,12 @@ ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, u
    turns segments into stream work and reports completion through signal points:
      cuda: driver declarations     - the driver types and constants, under accel_cu_* names
      cuda: process-wide library state - the loaded driver and NVRTC (refcounted, once-flag)
-     cuda: NVRTC compilation, objects, releases, device loss, pinned words
+     cuda: NVRTC compilation, objects
+     cuda: the current context on the enqueue path - trusted per thread, made current on a refusal
+     cuda: releases, device loss, pinned words
      cuda: devices, buffers, programs
      cuda: signal points and reaping - timestamps and the trace; the ring, reaping, the gates
+     cuda: naps in long waits      - a waiter sleeps while the point it waits for is far off
      cuda: signals                 - host words with a device-mapped mirror
      cuda: commands                - exec, copy, fill, update into stream work (staging, copy kernel)
      cuda: recorded command lists  - CUDA graphs, or pre-resolved launches
@@ -2609,6 +2612,47 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
     accel_i_cu_point_apply(q, &e, accel_i_cu_gone(q));
 }
 
+/* ==== cuda: naps in long waits ====
+   A thread that waits for a value a signal point far down a stream promises polls for nothing until the
+   stream gets near it, and on a host with few cores the polling takes a core from threads that need it
+   (tests/mock_cuda.c's streams, which are its GPU; the caller's other threads). So a waiter that has
+   polled for ACCEL_I_CU_NAP_LOOK estimates when the point will be reached, from how fast the point's
+   progress word moved since it first looked, and sleeps for half that time less a timer's slack while
+   that is at least ACCEL_I_CU_NAP_MIN; the last stretch is polled as before, so the wait ends when it
+   would have (a host raise, or a failure, wakes the sleeper at once: the signal's host event). A point
+   held up (behind a host gate, its word not moving) or none known (no mark: see accel_i_cu_point_note)
+   gives no estimate: no nap. */
+#define ACCEL_I_CU_NAP_LOOK 20000u
+#define ACCEL_I_CU_NAP_MIN 100000u
+#define ACCEL_I_CU_NAP_SLACK 60000u    /* a timed sleep may end this much late (Linux: 50 us slack) */
+typedef struct accel_i_cu_nap {
+    const accel_i_a64* word;       /* the progress word of the first point that promises the value */
+    uint64_t seq, p0, t0;          /* its sequence number; the word and the time at the first look */
+    bool looked;
+} accel_i_cu_nap;
+/* How long to sleep now (0: poll on). The first call looks for the point and reads its word. */
+static uint64_t accel_i_cu_nap_ns(accel_i_cu_nap* n, accel_signal* s, uint64_t v, uint64_t now) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    uint64_t p, left;
+    if (!n->looked) {
+        n->looked = true;
+        accel_i_spin_lock(&cs->point_lock);
+        for (uint32_t i = 0; cs->evicted < v && i < cs->points_count; i++) {
+            const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
+            if (m->value < v) continue;
+            n->word = m->progress;
+            n->seq = m->seq;
+            break;
+        }
+        accel_i_spin_unlock(&cs->point_lock);
+        if (n->word) { n->p0 = atomic_load(n->word); n->t0 = now; }
+        return 0;
+    }
+    if (!n->word || (p = atomic_load(n->word)) <= n->p0 || p >= n->seq || n->seq - p > (1u << 20)) return 0;
+    left = (n->seq - p) * ((now - n->t0) / (p - n->p0));
+    return left / 2 >= ACCEL_I_CU_NAP_MIN + ACCEL_I_CU_NAP_SLACK ? left / 2 - ACCEL_I_CU_NAP_SLACK : 0;
+}
+
 /* ==== cuda: signals ==== */
 static void accel_i_cu_foreign_retire(accel_signal* s, uint64_t v);   /* cuda: foreign streams */
 static bool accel_i_cu_foreign_orphan(accel_signal* s);
@@ -2653,47 +2697,6 @@ static void accel_i_cu_signal_publish(accel_signal* s, uint64_t v) {
     while (old < v && !atomic_compare_exchange_weak(m, &old, v)) {}
     if (atomic_load(&((accel_i_cu_signal*)s)->foreign_waits)) accel_i_cu_foreign_retire(s, v);
 }
-/* ==== cuda: naps in long waits ====
-   A thread that waits for a value a signal point far down a stream promises polls for nothing until the
-   stream gets near it, and on a host with few cores the polling takes a core from threads that need it
-   (tests/mock_cuda.c's streams, which are its GPU; the caller's other threads). So a waiter that has
-   polled for ACCEL_I_CU_NAP_LOOK estimates when the point will be reached, from how fast the point's
-   progress word moved since it first looked, and sleeps for half that time less a timer's slack while
-   that is at least ACCEL_I_CU_NAP_MIN; the last stretch is polled as before, so the wait ends when it
-   would have (a host raise, or a failure, wakes the sleeper at once: the signal's host event). A point
-   held up (behind a host gate, its word not moving) or none known (no mark: see accel_i_cu_point_note)
-   gives no estimate: no nap. */
-#define ACCEL_I_CU_NAP_LOOK 20000u
-#define ACCEL_I_CU_NAP_MIN 100000u
-#define ACCEL_I_CU_NAP_SLACK 60000u    /* a timed sleep may end this much late (Linux: 50 us slack) */
-typedef struct accel_i_cu_nap {
-    const accel_i_a64* word;       /* the progress word of the first point that promises the value */
-    uint64_t seq, p0, t0;          /* its sequence number; the word and the time at the first look */
-    bool looked;
-} accel_i_cu_nap;
-/* How long to sleep now (0: poll on). The first call looks for the point and reads its word. */
-static uint64_t accel_i_cu_nap_ns(accel_i_cu_nap* n, accel_signal* s, uint64_t v, uint64_t now) {
-    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
-    uint64_t p, left;
-    if (!n->looked) {
-        n->looked = true;
-        accel_i_spin_lock(&cs->point_lock);
-        for (uint32_t i = 0; cs->evicted < v && i < cs->points_count; i++) {
-            const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
-            if (m->value < v) continue;
-            n->word = m->progress;
-            n->seq = m->seq;
-            break;
-        }
-        accel_i_spin_unlock(&cs->point_lock);
-        if (n->word) { n->p0 = atomic_load(n->word); n->t0 = now; }
-        return 0;
-    }
-    if (!n->word || (p = atomic_load(n->word)) <= n->p0 || p >= n->seq || n->seq - p > (1u << 20)) return 0;
-    left = (n->seq - p) * ((now - n->t0) / (p - n->p0));
-    return left / 2 >= ACCEL_I_CU_NAP_MIN + ACCEL_I_CU_NAP_SLACK ? left / 2 - ACCEL_I_CU_NAP_SLACK : 0;
-}
-
 static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n,
                                                 bool all, uint64_t timeout_ns, uint32_t* first) {
     uint64_t deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();

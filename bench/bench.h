@@ -152,7 +152,8 @@ typedef struct bench_pair {
     double accel_process_wakeups, baseline_process_wakeups;   /* every thread's, per sample of each side */
     double counts[2][BENCH_COUNTS];  /* bench_pair_run_counted: the counters' growth per sample, per side */
 } bench_pair;
-/* Reads a bench's own counters (driver calls, wake-ups of chosen threads, ...) into out[0..BENCH_COUNTS-1]. */
+/* Reads a bench's own counters (driver calls, wake-ups of chosen threads, ...) into out[0..BENCH_COUNTS - 1]:
+   bench_pair_run_counted zeroes them first. */
 typedef void (*bench_count_fn)(void* ctx, double out[BENCH_COUNTS]);
 #define BENCH_PAIR_MAX_ROUNDS 64
 /* Runs 1 + per_round / 4 warm-up samples per side, then `rounds` rounds (at most 64) of per_round

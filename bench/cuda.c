@@ -77,9 +77,10 @@
    the threads that accel_queue_create started (the queues' workers; on tests/mock_cuda.c also the
    mock's stream threads, which are its "GPU"), and the chains each side's host time to issue a step.
    Figures 5 and 9-12 report, for each side, per step (figure 5: per round trip, 11: per round): the
-   driver calls and the enqueue calls among them (on tests/mock_cuda.c, which counts them; n/a on a
-   real driver), the wake-ups of accel's queue workers (the mock's stream threads left out) and of the
-   calling thread; in their BENCH lines and in a table after the report.
+   driver calls and, among them, the enqueue calls, the context calls and the queries and synchronizes
+   (on tests/mock_cuda.c, which counts them; n/a on a real driver), the wake-ups of accel's queue
+   workers (the mock's stream threads left out) and of the calling thread; in their BENCH lines and in
+   a table after the report.
    Method: the two sides alternate in rounds after a warm-up; each reports its median (figures 9-11:
    bench_pair_run of bench.h, rounds of sample blocks, with the paired ratio). Results are checked
    (copied data, signal values); the bench exits 1 when a check fails, 0 otherwise.
@@ -217,15 +218,17 @@ static void bench_counts_add(bench_row* row, const char* title, double c[2][BENC
 }
 static void bench_counts_print(void) {
     if (!bench_count_row_n) return;
-    printf("per step, accel | raw: driver calls (of them enqueues / context calls / queries and synchronizes%s),\n"
-           "wake-ups of accel's queue workers, of the caller\n", bench_mock_calls ? "" : "; n/a: not the mock driver");
+    printf("per step, accel | raw: driver calls (of them enqueues / context calls / queries and "
+           "synchronizes%s),\nwake-ups of accel's queue workers, of the caller\n",
+           bench_mock_calls ? "" : "; n/a: not the mock driver");
     for (int i = 0; i < bench_count_row_n; i++) {
         const bench_count_row* r = &bench_count_rows[i];
         char calls[96];
         if (bench_mock_calls)
-            snprintf(calls, sizeof calls, "%5.2f (%4.2f/%4.2f/%4.2f) | %5.2f (%4.2f/%4.2f/%4.2f)", r->c[0][BENCH_C_CALLS],
-                     r->c[0][BENCH_C_ENQUEUES], r->c[0][BENCH_C_CONTEXT], r->c[0][BENCH_C_POLLS], r->c[1][BENCH_C_CALLS],
-                     r->c[1][BENCH_C_ENQUEUES], r->c[1][BENCH_C_CONTEXT], r->c[1][BENCH_C_POLLS]);
+            snprintf(calls, sizeof calls, "%5.2f (%4.2f/%4.2f/%4.2f) | %5.2f (%4.2f/%4.2f/%4.2f)",
+                     r->c[0][BENCH_C_CALLS], r->c[0][BENCH_C_ENQUEUES], r->c[0][BENCH_C_CONTEXT],
+                     r->c[0][BENCH_C_POLLS], r->c[1][BENCH_C_CALLS], r->c[1][BENCH_C_ENQUEUES],
+                     r->c[1][BENCH_C_CONTEXT], r->c[1][BENCH_C_POLLS]);
         else
             snprintf(calls, sizeof calls, "n/a | n/a");
         printf("%-38s | calls %s | workers %5.3f | %5.3f | caller %5.3f | %5.3f\n", r->title, calls,
@@ -582,7 +585,9 @@ typedef struct bench_fig {
     uint64_t issued[2];              /* and how many steps */
     bench_threads workers;           /* accel's queue workers (counts) */
 } bench_fig;
-static void bench_fig_count(void* ctx, double out[BENCH_COUNTS]) { bench_counts_read(&((bench_fig*)ctx)->workers, out); }
+static void bench_fig_count(void* ctx, double out[BENCH_COUNTS]) {
+    bench_counts_read(&((bench_fig*)ctx)->workers, out);
+}
 
 /* accel: steps batches, step i on queue i % nq: wait for the step before, the empty kernel, signal. */
 static void bench_chain_accel(bench_fig* f) {
@@ -1233,7 +1238,12 @@ static void bench_cublas_chain(bench_cuda* b) {
 static void bench_chain_1q(bench_cuda* b) { bench_chain(b, 1, NULL); }
 static void bench_chain_2q(bench_cuda* b) { bench_chain(b, 2, NULL); }
 /* ids: the figures a step measures (--figures picks steps by them). */
-static const struct { const char* what; const char* ids; void (*run)(bench_cuda* b); bool native; } bench_steps[] = {
+static const struct {
+    const char* what;
+    const char* ids;
+    void (*run)(bench_cuda* b);
+    bool native;
+} bench_steps[] = {
     { "figures 1-2 (launches)", "1,2", bench_launch_figures, false },
     { "figures 3-4 (copies)", "3,4", bench_copy_figures, false },
     { "figure 5 (ping-pong)", "5", bench_pingpong, false },
