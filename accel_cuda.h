@@ -269,22 +269,22 @@
      queue's point; the host may wait for the waiter before it releases the point), it watches the
      mirror (so a failure of the signal releases it at once: after a failure upstream of that point,
      the work behind the wait may then run beside the held work, not after it; on Vulkan it runs after);
-   - each signal has a mirror word (pinned, device-mapped) that every host raise raises to the maximum;
-     a failure writes ACCEL_SIGNAL_MAX (cuStreamWaitValue64's GEQ compares (int64_t)(*addr - value) >= 0,
-     so a word with bit 63 set would read as below every value). A signal point enqueued behind a GPU
-     wait for a host-raised value (so its waiters watch the mirror, above) also has the GPU write the
-     mirror, just before the point's progress write, so that a pipeline behind a host gate (a frame loop
-     whose first queue waits for the host) runs queue to queue on the GPU instead of a host round trip
-     per hop (a wait for a point that left the ring still goes through the host). So does a point of a
-     signal that a GPU wait on its mirror may still wait for (the signal's mirror_wanted, the largest
-     value such a wait asked for, above the mirror): a wait enqueued before any point promised its
-     value (another thread's queue promises it later) is released GPU to GPU too. The wait sets
-     mirror_wanted and reads the marks, the point is noted and reads mirror_wanted, both under the
-     signal's point_lock, so one sees the other; a point whose mark such a wait missed gets the mirror
-     write after its progress write, and a second progress write after that. That write stores:
-     where the host raised the signal past it meanwhile, the host raises the mirror again when it
-     applies the point (a waiter that read the lower value waits until then). Not while timestamps
-     are pending or the device is traced (the host must go first there).
+   - each signal has a mirror word (pinned, device-mapped) that every host raise raises to the maximum; a
+     failure writes ACCEL_SIGNAL_MAX (cuStreamWaitValue64's GEQ compares (int64_t)(*addr - value) >= 0, so a
+     word with bit 63 set would read as below every value). A signal point enqueued behind a GPU wait for a
+     host-raised value (so its waiters watch the mirror, above) also has the GPU write the mirror, just before
+     the point's progress write (both in one cuStreamBatchMemOp where the driver has it: one driver call per
+     point, as a raw stream's event record), so that a pipeline behind a host gate (a frame loop whose first
+     queue waits for the host) runs queue to queue on the GPU instead of a host round trip per hop (a wait for
+     a point that left the ring still goes through the host). So does a point of a signal that a GPU wait on
+     its mirror may still wait for (the signal's mirror_wanted, the largest value such a wait asked for, above
+     the mirror): a wait enqueued before any point promised its value (another thread's queue promises it
+     later) is released GPU to GPU too. The wait sets mirror_wanted and reads the marks, the point is noted
+     and reads mirror_wanted, both under the signal's point_lock, so one sees the other; a point whose mark
+     such a wait missed gets the mirror write after its progress write, and a second progress write after
+     that. That write stores: where the host raised the signal past it meanwhile, the host raises the mirror
+     again when it applies the point (a waiter that read the lower value waits until then). Not while
+     timestamps are pending or the device is traced (the host must go first there).
    Progress and mirror words come from blocks of 512, kept until the device is destroyed (a stream may
    still read a word after its queue or signal is gone; a reused progress word counts on from its value,
    and only queues reuse progress words).
@@ -301,6 +301,10 @@
    reap_needed count) or the stream is full. So a chain of batches wakes no thread per batch. A batch's
    object references (buffers, programs, signals, the staging memory) are released when its last point
    is reached, so destroying objects still used by submitted work is legal.
+   A single-signal wait for a point still far down its stream sleeps meanwhile: after 20 us it estimates
+   from how fast the point's progress word moves when the point will be reached, and sleeps half that
+   time, less a timer's slack, while that is 0.1 ms or more; a host raise wakes it (see cuda: naps in
+   long waits). On a host with few cores the polling took a core from what the wait waits for.
    Foreign signals: a CUDA queue may wait on a signal of any backend (gated); any backend may wait on a
    CUDA signal. Several devices (accel.h, "Several devices"): the signal of another accel device on the
    same CUDA device is waited for on the GPU like one of its own (its words are pinned and portable,
@@ -426,12 +430,13 @@ ACCEL_API uint64_t accel_cuda_buffer_pointer(accel_buffer* b);
    use accel_queue_host_call (from it, the stream holds exactly the commands recorded before it).
    NULL if q is NULL or not a CUDA queue. */
 ACCEL_API void* accel_cuda_queue_stream(accel_queue* q);
-/* The CUcontext of d: the device's primary context (shared with the CUDA runtime in the process).
-   Make it current (cuCtxSetCurrent) before driver calls on accel's memory or streams. accel retains it
-   while d lives and releases it in accel_device_destroy: when no one else holds it (the CUDA runtime
-   does once used), that destroys the context and everything allocated in it. Memory you allocate in it
-   to outlive d needs a retain of your own (cuDevicePrimaryCtxRetain). NULL if d is NULL or not a CUDA
-   device. */
+/* The CUcontext of d: the device's primary context (shared with the CUDA runtime in the process). Make it
+   current (cuCtxSetCurrent) before driver calls on accel's memory or streams. accel makes it current on the
+   threads that enqueue its work and leaves it current there; another context (or none) made current on such a
+   thread since costs accel a second try of the call that needed it. accel retains it while d lives and
+   releases it in accel_device_destroy: when no one else holds it (the CUDA runtime does once used), that
+   destroys the context and everything allocated in it. Memory you allocate in it to outlive d needs a retain
+   of your own (cuDevicePrimaryCtxRetain). NULL if d is NULL or not a CUDA device. */
 ACCEL_API void* accel_cuda_device_context(accel_device* d);
 /* Borrows `size` bytes of device memory at device_pointer, allocated elsewhere (cuMemAlloc, cudaMalloc, a
    framework's allocator) in d's context, as an ACCEL_MEMORY_DEVICE buffer: *out works wherever an accel
@@ -491,9 +496,12 @@ ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, u
    turns segments into stream work and reports completion through signal points:
      cuda: driver declarations     - the driver types and constants, under accel_cu_* names
      cuda: process-wide library state - the loaded driver and NVRTC (refcounted, once-flag)
-     cuda: NVRTC compilation, objects, releases, device loss, pinned words
+     cuda: NVRTC compilation, objects
+     cuda: the current context on the enqueue path - trusted per thread, made current on a refusal
+     cuda: releases, device loss, pinned words
      cuda: devices, buffers, programs
      cuda: signal points and reaping - timestamps and the trace; the ring, reaping, the gates
+     cuda: naps in long waits      - a waiter sleeps while the point it waits for is far off
      cuda: signals                 - host words with a device-mapped mirror
      cuda: commands                - exec, copy, fill, update into stream work (staging, copy kernel)
      cuda: recorded command lists  - CUDA graphs, or pre-resolved launches
@@ -599,6 +607,21 @@ enum {   /* CUmemPool_attribute */
     ACCEL_CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES = 3, ACCEL_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4
 };
 enum { ACCEL_CU_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704 };
+/* CUstreamBatchMemOpParams (48 bytes), the form of a 64-bit write (CU_STREAM_MEM_OP_WRITE_VALUE_64) */
+typedef union accel_cu_batch_memop {
+    unsigned int operation;
+    struct {
+        unsigned int operation;
+        accel_cu_deviceptr address;
+        uint64_t value64;
+        unsigned int flags;
+        accel_cu_deviceptr alias;   /* the driver's */
+    } write_value;
+    uint64_t pad[6];
+} accel_cu_batch_memop;
+enum { ACCEL_CU_STREAM_MEM_OP_WRITE_VALUE_64 = 5 };
+typedef char accel_i_cu_memop_layout[sizeof(accel_cu_batch_memop) == 48 &&
+                                     offsetof(accel_cu_batch_memop, write_value.value64) == 16 ? 1 : -1];
 typedef struct accel_cu_uuid { unsigned char bytes[16]; } accel_cu_uuid;   /* CUuuid */
 enum {
     ACCEL_CU_STREAM_NON_BLOCKING = 1, ACCEL_CU_EVENT_DISABLE_TIMING = 2,
@@ -660,6 +683,8 @@ enum {
                                   unsigned int flags)) \
     X(StreamWaitValue64, 11070, (accel_cu_stream stream, accel_cu_deviceptr addr, uint64_t value, \
                                  unsigned int flags)) \
+    X(StreamBatchMemOp, 11070, (accel_cu_stream stream, unsigned int count, accel_cu_batch_memop* ops, \
+                                unsigned int flags)) \
     X(GraphCreate, 10000, (accel_cu_graph* graph, unsigned int flags)) \
     X(GraphDestroy, 10000, (accel_cu_graph graph)) \
     X(GraphAddKernelNode, 10000, (accel_cu_graph_node* node, accel_cu_graph graph, \
@@ -700,7 +725,7 @@ typedef struct accel_i_cu_lib {
 #undef ACCEL_I_CU_MEMBER
 } accel_i_cu_lib;
 static const char* const accel_i_cu_optional[] = {
-    "GetErrorName", "StreamWriteValue64", "StreamWaitValue64",
+    "GetErrorName", "StreamWriteValue64", "StreamWaitValue64", "StreamBatchMemOp",
     /* CUDA graphs: without them recorded lists replay as pre-resolved launches */
     "GraphCreate", "GraphDestroy", "GraphAddKernelNode", "GraphAddMemsetNode", "GraphAddMemcpyNode",
     "GraphInstantiateWithFlags", "GraphExecDestroy", "GraphExecKernelNodeSetParams",
@@ -1228,6 +1253,9 @@ typedef struct accel_i_cu_device {
     uint32_t cpu_n, cpu_cap;
     accel_cu_mempool mempool;      /* queue-ordered DEVICE memory's pool; NULL: accel's own (cuda: queue-
                                       ordered memory) */
+    /* a point's mirror and progress writes go in one cuStreamBatchMemOp (cleared if the driver refuses it:
+       separate writes from then on; see accel_i_cu_mirror_point) */
+    accel_i_a32 batch_memops;
 } accel_i_cu_device;
 /* An 8-byte word in pinned, device-mapped host memory: the host reads and writes it at `host`, a stream
    at `dptr` (cuStreamWaitValue64 / cuStreamWriteValue64). */
@@ -1247,6 +1275,7 @@ typedef struct accel_i_cu_word { accel_i_a64* host; accel_cu_deviceptr dptr; } a
    waiter (see accel_i_cu_device_wait). */
 typedef struct accel_i_cu_mark {
     accel_cu_deviceptr word;
+    const accel_i_a64* progress;   /* the word as the host reads it (cuda: naps in long waits) */
     uint64_t seq, value;
     const accel_i_a64* gate; uint64_t gate_value;
     bool opaque;
@@ -1340,7 +1369,46 @@ struct accel_i_cu_queue {
 };
 
 static accel_i_cu_device* accel_i_cu_dev(accel_device* d) { return (accel_i_cu_device*)d; }
-static void accel_i_cu_enter(accel_i_cu_device* dev) { accel_i_cu.CtxSetCurrent(dev->ctx); }
+/* ==== cuda: the current context on the enqueue path ====
+   A one-queue chain step is a launch and a progress write, as a raw stream's launch and event record;
+   making the context current for each segment was a third driver call per step. So the thread that
+   enqueues remembers the context accel last made current on it (accel_i_cu_current) and trusts it for
+   the enqueues that do not depend on it being right (accel_i_cu_enter_cached): a launch, a stream
+   wait or write on accel's stream, an event record. Code outside accel may have made another context
+   current since, or none (cudaSetDevice, a library, the caller, a host call's or native step's fn): such
+   a call then fails with one of accel_i_cu_context_error's codes, enqueuing nothing, and
+   accel_i_cu_retry makes accel's context current and issues it once more. Calls that would act in the
+   wrong context instead of failing (creating an event, allocating, loading a module, a copy or fill
+   whose pointers decide the context) and native steps (fn is promised accel's context) make it current
+   first, once per segment (accel_i_cu_enter_sure: accel_i_cu_entered says it was made current since
+   the segment started). */
+static ACCEL_I_THREAD_LOCAL accel_cu_context accel_i_cu_current;
+static ACCEL_I_THREAD_LOCAL bool accel_i_cu_entered;
+static void accel_i_cu_enter(accel_i_cu_device* dev) {
+    accel_i_cu.CtxSetCurrent(dev->ctx);
+    accel_i_cu_current = dev->ctx;
+    accel_i_cu_entered = true;
+}
+/* A segment (or another enqueue entry of the walk) starts: the context is trusted, not known. */
+static void accel_i_cu_enter_cached(accel_i_cu_device* dev) {
+    accel_i_cu_entered = false;
+    if (accel_i_cu_current != dev->ctx) accel_i_cu_enter(dev);
+}
+static void accel_i_cu_enter_sure(accel_i_cu_device* dev) {
+    if (!accel_i_cu_entered || accel_i_cu_current != dev->ctx) accel_i_cu_enter(dev);
+}
+/* What a call returns that needed accel's context current and found none, another, or a destroyed one. */
+static bool accel_i_cu_context_error(accel_cu_result r) {
+    return r == 201 /* INVALID_CONTEXT */ || r == 400 /* INVALID_HANDLE */ ||
+           r == ACCEL_CU_ERROR_CONTEXT_IS_DESTROYED;
+}
+/* After a call failed: true when it may have failed for a trusted context (call it again: the context is
+   current now), false when the failure is the call's own. */
+static bool accel_i_cu_retry(accel_i_cu_device* dev, accel_cu_result r) {
+    if (accel_i_cu_entered || !accel_i_cu_context_error(r)) return false;
+    accel_i_cu_enter(dev);
+    return true;
+}
 /* The queue's native work is over: its device is lost, or the queue is stale (accel_device_recover: its
    stream and events went with the old context, see cuda: recovery). Such a queue's points apply at once,
    as failed, and it makes no driver call any more. */
@@ -1873,6 +1941,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     dev->unified = accel_i_cu_attr(dev, ACCEL_CU_ATTR_UNIFIED_ADDRESSING) != 0;
     accel_i_cu_mempool_make(dev);
     dev->base.qmem_ops = &accel_i_cu_qmem_ops;   /* queue memory at its point (cuda: queue-ordered memory) */
+    atomic_init(&dev->batch_memops, dev->memops && accel_i_cu.StreamBatchMemOp ? 1u : 0u);
     nvrtc = accel_i_nvrtc_load(&d->logger) == ACCEL_OK;
     accel_i_cu_fill_info(dev, nvrtc);
     accel_i_log(&dev->base, ACCEL_LOG_INFO,
@@ -2358,6 +2427,7 @@ static bool accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
     }
     m = &cs->points[(cs->points_head + cs->points_count++) % ACCEL_I_CU_POINTS];
     m->word = q->progress.dptr;
+    m->progress = q->progress.host;
     m->seq = seq;
     m->value = value;
     m->opaque = q->unlisted || q->ngates > 1;
@@ -2397,12 +2467,56 @@ static void accel_i_cu_hold(accel_i_cu_queue* q) {
     q->holds++;
     atomic_fetch_add(&accel_i_cu_dev(q->base.obj.device)->reap_needed, 1u);
 }
+/* cuStreamWriteValue64 of value to addr on q's stream (again where the trusted context was not current). */
+static accel_cu_result accel_i_cu_write(accel_i_cu_queue* q, accel_cu_deviceptr addr, uint64_t value) {
+    const unsigned int flags = ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT;
+    accel_cu_result cr = accel_i_cu.StreamWriteValue64(q->stream, addr, value, flags);
+    if (accel_i_cu_retry(accel_i_cu_dev(q->base.obj.device), cr))
+        cr = accel_i_cu.StreamWriteValue64(q->stream, addr, value, flags);
+    return cr;
+}
 static accel_cu_result accel_i_cu_mirror_write(accel_i_cu_queue* q, accel_signal* s, uint64_t value) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     uint64_t now = atomic_load(cs->mirror.host);
-    accel_cu_result cr = accel_i_cu.StreamWriteValue64(q->stream, cs->mirror.dptr, now > value ? now : value,
-                                                       ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
+    accel_cu_result cr = accel_i_cu_write(q, cs->mirror.dptr, now > value ? now : value);
     if (cr == ACCEL_CU_SUCCESS) { q->dirty = true; q->enqueued++; }   /* the progress write goes after it */
+    return cr;
+}
+/* A point of s whose mirror the GPU writes: the mirror write, then the progress write of seq (the point
+   applies after both: accel_i_cu_point_apply). One cuStreamBatchMemOp where the driver takes it, which
+   enqueues its operations in their order (a point behind a host gate is then one driver call, as a raw
+   stream's event record); else, or once the driver refused one (not for a lost device), two writes. */
+static accel_cu_result accel_i_cu_mirror_point(accel_i_cu_queue* q, accel_signal* s, uint64_t value,
+                                               uint64_t seq) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    accel_cu_result cr;
+    if (atomic_load_explicit(&dev->batch_memops, memory_order_relaxed)) {
+        accel_cu_batch_memop ops[2];
+        uint64_t now = atomic_load(cs->mirror.host);
+        memset(ops, 0, sizeof ops);
+        ops[0].write_value.operation = ops[1].write_value.operation = ACCEL_CU_STREAM_MEM_OP_WRITE_VALUE_64;
+        ops[0].write_value.address = cs->mirror.dptr;
+        ops[0].write_value.value64 = now > value ? now : value;
+        ops[1].write_value.address = q->progress.dptr;
+        ops[1].write_value.value64 = seq;
+        cr = accel_i_cu.StreamBatchMemOp(q->stream, 2, ops, 0);
+        if (accel_i_cu_retry(dev, cr)) cr = accel_i_cu.StreamBatchMemOp(q->stream, 2, ops, 0);
+        if (cr == ACCEL_CU_SUCCESS) {
+            q->enqueued += 2;
+            q->issued = seq;
+            q->dirty = false;
+            return cr;
+        }
+        if (accel_i_cu_sticky(cr) || accel_i_lost(&dev->base)) return cr;
+        if (atomic_exchange(&dev->batch_memops, 0u))
+            accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_cuda: cuStreamBatchMemOp failed: %s (%d); "
+                        "signal points write the mirror and the progress word in two calls",
+                        accel_i_cu_error_name(cr), cr);
+    }
+    cr = accel_i_cu_mirror_write(q, s, value);
+    if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu_write(q, q->progress.dptr, seq);
+    if (cr == ACCEL_CU_SUCCESS) { q->issued = seq; q->dirty = false; q->enqueued++; }
     return cr;
 }
 /* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
@@ -2432,26 +2546,33 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         e.ev = slot->ev;
         e.sev = slot->sev;
         if (stamp) {   /* its timing event, then a point of its own after it */
+            accel_i_cu_enter_sure(dev);
             if (!e.sev) cr = accel_i_cu.EventCreate(&e.sev, 0);
             if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventRecord(e.sev, q->stream);
             e.stamp_recorded = cr == ACCEL_CU_SUCCESS;
             q->dirty = true;
             q->enqueued++;
         }
-        if (cr == ACCEL_CU_SUCCESS && s && accel_i_cu_mirror_by_gpu(q, s))
-            e.mirrored = (cr = accel_i_cu_mirror_write(q, s, value)) == ACCEL_CU_SUCCESS;
-        else if (cr == ACCEL_CU_SUCCESS && s && dev->memops && s->obj.device == q->base.obj.device &&
-                 !accel_i_cu_mirror_allowed(q, s))
+        /* e.mirrored once a mirror write may be enqueued: the apply publishes the host's value again */
+        if (cr == ACCEL_CU_SUCCESS && s && accel_i_cu_mirror_by_gpu(q, s)) {
+            e.mirrored = true;
+            cr = accel_i_cu_mirror_point(q, s, value, q->issued + 1);
+        } else if (cr == ACCEL_CU_SUCCESS && s && dev->memops && s->obj.device == q->base.obj.device &&
+                   !accel_i_cu_mirror_allowed(q, s)) {
             accel_i_cu_hold(q);   /* traced or timestamps pending: GPU waits on s go through the host */
+        }
         e.seq = q->issued;
         if (q->dirty) {
             e.seq = q->issued + 1;
-            if (dev->memops)
-                cr = accel_i_cu.StreamWriteValue64(q->stream, q->progress.dptr, e.seq,
-                                                   ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
-            else {
-                if (!e.ev) cr = accel_i_cu.EventCreate(&e.ev, ACCEL_CU_EVENT_DISABLE_TIMING);
+            if (dev->memops) {
+                cr = accel_i_cu_write(q, q->progress.dptr, e.seq);
+            } else {
+                if (!e.ev) {
+                    accel_i_cu_enter_sure(dev);
+                    cr = accel_i_cu.EventCreate(&e.ev, ACCEL_CU_EVENT_DISABLE_TIMING);
+                }
                 if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventRecord(e.ev, q->stream);
+                if (accel_i_cu_retry(dev, cr)) cr = accel_i_cu.EventRecord(e.ev, q->stream);
                 e.recorded = cr == ACCEL_CU_SUCCESS;
             }
             if (cr == ACCEL_CU_SUCCESS) { q->issued = e.seq; q->dirty = false; q->enqueued++; }
@@ -2459,13 +2580,10 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         /* a GPU wait on s's mirror enqueued since the look above missed the mark: the mirror write,
            and a point after it (the point applies after the write, see accel_i_cu_point_apply) */
         if (cr == ACCEL_CU_SUCCESS && s && dev->memops && s->obj.device == q->base.obj.device &&
-            accel_i_cu_point_note(q, s, value, e.seq) && !e.mirrored && accel_i_cu_mirror_allowed(q, s) &&
-            (cr = accel_i_cu_mirror_write(q, s, value)) == ACCEL_CU_SUCCESS) {
+            accel_i_cu_point_note(q, s, value, e.seq) && !e.mirrored && accel_i_cu_mirror_allowed(q, s)) {
             e.mirrored = true;
-            e.seq = q->issued + 1;
-            cr = accel_i_cu.StreamWriteValue64(q->stream, q->progress.dptr, e.seq,
-                                               ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
-            if (cr == ACCEL_CU_SUCCESS) { q->issued = e.seq; q->dirty = false; q->enqueued++; }
+            cr = accel_i_cu_mirror_point(q, s, value, q->issued + 1);
+            if (cr == ACCEL_CU_SUCCESS) e.seq = q->issued;
         }
         if (cr == ACCEL_CU_SUCCESS) {
             e.waits = q->waits;
@@ -2492,6 +2610,47 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
     e.holds = q->holds;
     q->waits = q->holds = 0;
     accel_i_cu_point_apply(q, &e, accel_i_cu_gone(q));
+}
+
+/* ==== cuda: naps in long waits ====
+   A thread that waits for a value a signal point far down a stream promises polls for nothing until the
+   stream gets near it, and on a host with few cores the polling takes a core from threads that need it
+   (tests/mock_cuda.c's streams, which are its GPU; the caller's other threads). So a waiter that has
+   polled for ACCEL_I_CU_NAP_LOOK estimates when the point will be reached, from how fast the point's
+   progress word moved since it first looked, and sleeps for half that time less a timer's slack while
+   that is at least ACCEL_I_CU_NAP_MIN; the last stretch is polled as before, so the wait ends when it
+   would have (a host raise, or a failure, wakes the sleeper at once: the signal's host event). A point
+   held up (behind a host gate, its word not moving) or none known (no mark: see accel_i_cu_point_note)
+   gives no estimate: no nap. */
+#define ACCEL_I_CU_NAP_LOOK 20000u
+#define ACCEL_I_CU_NAP_MIN 100000u
+#define ACCEL_I_CU_NAP_SLACK 60000u    /* a timed sleep may end this much late (Linux: 50 us slack) */
+typedef struct accel_i_cu_nap {
+    const accel_i_a64* word;       /* the progress word of the first point that promises the value */
+    uint64_t seq, p0, t0;          /* its sequence number; the word and the time at the first look */
+    bool looked;
+} accel_i_cu_nap;
+/* How long to sleep now (0: poll on). The first call looks for the point and reads its word. */
+static uint64_t accel_i_cu_nap_ns(accel_i_cu_nap* n, accel_signal* s, uint64_t v, uint64_t now) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    uint64_t p, left;
+    if (!n->looked) {
+        n->looked = true;
+        accel_i_spin_lock(&cs->point_lock);
+        for (uint32_t i = 0; cs->evicted < v && i < cs->points_count; i++) {
+            const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
+            if (m->value < v) continue;
+            n->word = m->progress;
+            n->seq = m->seq;
+            break;
+        }
+        accel_i_spin_unlock(&cs->point_lock);
+        if (n->word) { n->p0 = atomic_load(n->word); n->t0 = now; }
+        return 0;
+    }
+    if (!n->word || (p = atomic_load(n->word)) <= n->p0 || p >= n->seq || n->seq - p > (1u << 20)) return 0;
+    left = (n->seq - p) * ((now - n->t0) / (p - n->p0));
+    return left / 2 >= ACCEL_I_CU_NAP_MIN + ACCEL_I_CU_NAP_SLACK ? left / 2 - ACCEL_I_CU_NAP_SLACK : 0;
 }
 
 /* ==== cuda: signals ==== */
@@ -2541,6 +2700,8 @@ static void accel_i_cu_signal_publish(accel_signal* s, uint64_t v) {
 static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n,
                                                 bool all, uint64_t timeout_ns, uint32_t* first) {
     uint64_t deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();
+    accel_i_cu_nap nap;
+    memset(&nap, 0, sizeof nap);
     for (;;) {
         bool pending = false;
         uint64_t now, step, slice = accel_i_cu_poll_slice(since);
@@ -2559,6 +2720,14 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
            yield, and work that needs this CPU (a CPU-side stream, as tests/mock_cuda.c's; the
            queue's worker) would wait for it to be preempted; a yield with nothing else ready costs
            ~0.3 us */
+        if (pending && n == 1 && now - since >= ACCEL_I_CU_NAP_LOOK) {
+            uint64_t ns = accel_i_cu_nap_ns(&nap, s[0], v[0], now);
+            bool slept = false;
+            if (ns && deadline - now > ns) {
+                accel_i_event_block(accel_i_host_signal_event(s[0]), v[0], now + ns, &slept);
+                continue;
+            }
+        }
         if (pending && now - since > 5000u) accel_i_yield();
         r = accel_i_host_signal_wait(s, v, n, all, step, first);   /* the host words */
         if (r != ACCEL_TIMEOUT) return r;
@@ -2608,9 +2777,12 @@ static accel_cu_result accel_i_cu_exec(accel_i_cu_queue* q, accel_i_batch* b, co
     for (int d = 0; d < 3; d++)
         grid[d] = (uint32_t)accel_i_groups_along(p, d);
     if (!grid[0] || !grid[1] || !grid[2]) return ACCEL_CU_SUCCESS;   /* an indirect exec read no work */
-    return accel_i_cu.LaunchKernel(((accel_i_cu_program*)c->u.exec.program)->fn, grid[0], grid[1], grid[2],
-                                   p->local_size[0], p->local_size[1], p->local_size[2], 0, q->stream,
-                                   params, NULL);
+    for (int again = 0;; again++) {   /* once more where the trusted context was not current */
+        accel_cu_result cr = accel_i_cu.LaunchKernel(((accel_i_cu_program*)c->u.exec.program)->fn, grid[0],
+                                                     grid[1], grid[2], p->local_size[0], p->local_size[1],
+                                                     p->local_size[2], 0, q->stream, params, NULL);
+        if (again || !accel_i_cu_retry(accel_i_cu_dev(q->base.obj.device), cr)) return cr;
+    }
 }
 
 /* Copies between two pieces of host memory run as a kernel that reads and writes them through unified
@@ -3126,6 +3298,9 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
     accel_cu_result cr = ACCEL_CU_SUCCESS;
     const char* call = NULL;
     uint64_t failed;
+    /* a launch or a point trusts the context (cuda: the current context on the enqueue path) */
+    if (c->kind != ACCEL_I_CMD_EXEC && c->kind != ACCEL_I_CMD_SIGNAL && c->kind != ACCEL_I_CMD_WAIT)
+        accel_i_cu_enter_sure(dev);
     if (b->qmem) {   /* queue-ordered memory: a point, or a use checked (cuda: queue-ordered memory) */
         if (c->flags & ACCEL_I_CMD_QMEM_POINT) return accel_i_cu_qmem_point(q, c);
         if ((failed = accel_i_qmem_use_failed(&q->base, b, c)) != 0) return failed;
@@ -3225,6 +3400,8 @@ static accel_cu_result accel_i_cu_word_wait(accel_i_cu_queue* q, accel_cu_device
     /* no release runs from here until it retires */
     accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), 1);
     cr = accel_i_cu.StreamWaitValue64(q->stream, addr, value, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
+    if (accel_i_cu_retry(accel_i_cu_dev(q->base.obj.device), cr))
+        cr = accel_i_cu.StreamWaitValue64(q->stream, addr, value, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
     if (cr == ACCEL_CU_SUCCESS) q->waits++;
     else accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), -1);
     return cr;
@@ -3283,7 +3460,7 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
         return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
                             "accel_queue_submit: out of host memory for the signal points of %s",
                             accel_i_label(&q->base.obj));
-    accel_i_cu_enter(dev);
+    accel_i_cu_enter_cached(dev);
     for (uint32_t i = sg->wfrom; i < sg->from && !failed; i++) {
         accel_i_cmd* c = &b->cmds[i];
         accel_cu_result cr;
@@ -3315,7 +3492,7 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
 static void accel_i_cu_batch_submitted(accel_queue* base, accel_i_batch* b) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     /* else the point makes no driver call */
-    if (q->dirty && !accel_i_cu_gone(q)) accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
+    if (q->dirty && !accel_i_cu_gone(q)) accel_i_cu_enter_cached(accel_i_cu_dev(base->obj.device));
     accel_i_cu_point_add(q, NULL, 0, b, NULL);
     accel_i_walker_poke(base);
 }
@@ -3370,6 +3547,9 @@ static accel_result accel_i_cu_queue_drain(accel_queue* base, uint64_t timeout_n
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     uint64_t submitted = atomic_load(&q->submitted), deadline = accel_i_deadline(timeout_ns),
              since = accel_i_now_ns();
+    /* made current: a host step's fn runs next on this thread, with accel's context current as before the
+       enqueue path trusted it (cuda: the current context on the enqueue path) */
+    if (!accel_i_cu_gone(q)) accel_i_cu_enter(accel_i_cu_dev(base->obj.device));
     /* mid-batch only: a walked batch ends with a point */
     if (q->dirty) accel_i_cu_point_add(q, NULL, 0, NULL, NULL);
     for (;;) {

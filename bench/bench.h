@@ -144,15 +144,17 @@ static inline void bench_fail(const char* fmt, ...) {
 static inline int bench_failures(void) { return bench_i_failures; }
 
 /* ==== paired samples ==== */
+#define BENCH_COUNTS 6                /* counters a bench_count_fn reads */
 typedef struct bench_pair {
     double accel, baseline;          /* medians of all samples of each side */
     double paired;                   /* median over rounds of (accel median / baseline median) of the round */
     double watched_wakeups;          /* wake-ups of the watched threads per accel sample */
     double accel_process_wakeups, baseline_process_wakeups;   /* every thread's, per sample of each side */
-    double counts[2][4];             /* bench_pair_run_counted: the counters' growth per sample, per side */
+    double counts[2][BENCH_COUNTS];  /* bench_pair_run_counted: the counters' growth per sample, per side */
 } bench_pair;
-/* Reads a bench's own counters (driver calls, wake-ups of chosen threads, ...) into out[0..3]. */
-typedef void (*bench_count_fn)(void* ctx, double out[4]);
+/* Reads a bench's own counters (driver calls, wake-ups of chosen threads, ...) into out[0..BENCH_COUNTS - 1]:
+   bench_pair_run_counted zeroes them first. */
+typedef void (*bench_count_fn)(void* ctx, double out[BENCH_COUNTS]);
 #define BENCH_PAIR_MAX_ROUNDS 64
 /* Runs 1 + per_round / 4 warm-up samples per side, then `rounds` rounds (at most 64) of per_round
    samples of each side; sample(ctx, 0) runs an accel sample, sample(ctx, 1) a baseline one, and returns
@@ -165,8 +167,9 @@ static inline void bench_pair_run_counted(int rounds, int per_round, double (*sa
     double* tmp = (double*)calloc((size_t)per_round, sizeof(double));
     double paired[BENCH_PAIR_MAX_ROUNDS], med[2] = { 0, 0 };
     uint64_t watched = 0, proc[2] = { 0, 0 };
-    double counts[2][4] = { { 0, 0, 0, 0 }, { 0, 0, 0, 0 } };
+    double counts[2][BENCH_COUNTS];
     memset(out, 0, sizeof *out);
+    memset(counts, 0, sizeof counts);
     if (!x[0] || !x[1] || !tmp || rounds > BENCH_PAIR_MAX_ROUNDS) { bench_fail("bench_pair_run: out of memory or too many rounds"); goto out; }
     for (int i = 0; i < 1 + per_round / 4; i++) { sample(ctx, 0); sample(ctx, 1); }
     for (int k = 0; k < rounds; k++) {
@@ -174,11 +177,11 @@ static inline void bench_pair_run_counted(int rounds, int per_round, double (*sa
             int side = (k + o) & 1;
             double* v = x[side] + (size_t)k * (size_t)per_round;
             uint64_t w0 = side == 0 && watch ? bench_threads_wakeups(watch) : 0, p0 = bench_threads_wakeups(NULL);
-            double c0[4] = { 0, 0, 0, 0 }, c1[4] = { 0, 0, 0, 0 };
+            double c0[BENCH_COUNTS] = { 0 }, c1[BENCH_COUNTS] = { 0 };
             if (count) count(ctx, c0);
             for (int i = 0; i < per_round; i++) v[i] = sample(ctx, side);
             if (count) count(ctx, c1);
-            for (int j = 0; j < 4; j++) counts[side][j] += c1[j] - c0[j];
+            for (int j = 0; j < BENCH_COUNTS; j++) counts[side][j] += c1[j] - c0[j];
             proc[side] += bench_threads_wakeups(NULL) - p0;
             if (side == 0 && watch) watched += bench_threads_wakeups(watch) - w0;
             memcpy(tmp, v, (size_t)per_round * sizeof *tmp);
@@ -193,7 +196,7 @@ static inline void bench_pair_run_counted(int rounds, int per_round, double (*sa
     out->accel_process_wakeups = (double)proc[0] / n;
     out->baseline_process_wakeups = (double)proc[1] / n;
     for (int side = 0; side < 2; side++)
-        for (int j = 0; j < 4; j++) out->counts[side][j] = counts[side][j] / n;
+        for (int j = 0; j < BENCH_COUNTS; j++) out->counts[side][j] = counts[side][j] / n;
 out:
     free(x[0]); free(x[1]); free(tmp);
 }
@@ -221,7 +224,7 @@ typedef struct bench_row {
     bench_target_op op;
     double threshold;
     bool met;
-    char extra[768];       /* extra JSON members, e.g. "\"accel_p90_ns\":123" (no leading comma) */
+    char extra[1280];      /* extra JSON members, e.g. "\"accel_p90_ns\":123" (no leading comma) */
 } bench_row;
 
 #define BENCH_MAX_ROWS 32

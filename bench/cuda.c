@@ -71,14 +71,16 @@
     17. figure 10 with its second queue and signal on a second accel device on the same GPU: each step
         waits on the other device's signal (DESIGN 7.2) | the same raw streams and events
                                                                                  target ratio <= 1.15
-   --native runs figures 14 and 15 only (make gpu-check's `native` step).
+   --native runs figures 14 and 15 only (make gpu-check's `native` step); --figures 5,9,10 runs the steps
+   that measure those figures only (with --quick too: e.g. to repeat one figure on a noisy machine).
    Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
    the threads that accel_queue_create started (the queues' workers; on tests/mock_cuda.c also the
    mock's stream threads, which are its "GPU"), and the chains each side's host time to issue a step.
    Figures 5 and 9-12 report, for each side, per step (figure 5: per round trip, 11: per round): the
-   driver calls and the enqueue calls among them (on tests/mock_cuda.c, which counts them; n/a on a
-   real driver), the wake-ups of accel's queue workers (the mock's stream threads left out) and of the
-   calling thread; in their BENCH lines and in a table after the report.
+   driver calls and, among them, the enqueue calls, the context calls and the queries and synchronizes
+   (on tests/mock_cuda.c, which counts them; n/a on a real driver), the wake-ups of accel's queue
+   workers (the mock's stream threads left out) and of the calling thread; in their BENCH lines and in
+   a table after the report.
    Method: the two sides alternate in rounds after a warm-up; each reports its median (figures 9-11:
    bench_pair_run of bench.h, rounds of sample blocks, with the paired ratio). Results are checked
    (copied data, signal values); the bench exits 1 when a check fails, 0 otherwise.
@@ -146,7 +148,10 @@ static int bench_accel_ok(accel_result r, const char* what) {
 typedef unsigned long long (*bench_mock_calls_fn)(int kind);
 static bench_mock_calls_fn bench_mock_calls;
 static pid_t bench_caller_tid;
-enum { BENCH_C_CALLS, BENCH_C_ENQUEUES, BENCH_C_WORKER, BENCH_C_CALLER };
+enum { BENCH_C_CALLS, BENCH_C_ENQUEUES, BENCH_C_WORKER, BENCH_C_CALLER, BENCH_C_CONTEXT, BENCH_C_POLLS };
+/* tests/mock_cuda.c's kinds: launches, memory operations, events, copies (the enqueues); context calls;
+   queries; synchronizes */
+enum { BENCH_MOCK_CONTEXT = 4, BENCH_MOCK_QUERY = 5, BENCH_MOCK_SYNC = 6 };
 static void bench_counts_init(void) {
     void* f = accel_i_dl_sym(accel_i_cu_g.handle, "mock_cuda_calls");
     memcpy(&bench_mock_calls, &f, sizeof f);
@@ -167,8 +172,9 @@ static void bench_accel_threads(const bench_threads* t, bench_threads* out) {
     }
 }
 /* The counters now: driver calls (all; enqueues: launches, memory operations, event records and
-   waits, copies and fills), wake-ups of accel's workers and of the caller. */
-static void bench_counts_read(const bench_threads* workers, double out[4]) {
+   waits, copies and fills; context calls; queries and synchronizes), wake-ups of accel's workers and of
+   the caller. */
+static void bench_counts_read(const bench_threads* workers, double out[BENCH_COUNTS]) {
     bench_threads caller;
     caller.count = 1;
     caller.tid[0] = bench_caller_tid;
@@ -177,12 +183,15 @@ static void bench_counts_read(const bench_threads* workers, double out[4]) {
     for (int k = 0; k < 4 && bench_mock_calls; k++) out[BENCH_C_ENQUEUES] += (double)bench_mock_calls(k);
     out[BENCH_C_WORKER] = (double)bench_threads_wakeups(workers);
     out[BENCH_C_CALLER] = (double)bench_threads_wakeups(&caller);
+    out[BENCH_C_CONTEXT] = bench_mock_calls ? (double)bench_mock_calls(BENCH_MOCK_CONTEXT) : 0;
+    out[BENCH_C_POLLS] = bench_mock_calls ?
+        (double)(bench_mock_calls(BENCH_MOCK_QUERY) + bench_mock_calls(BENCH_MOCK_SYNC)) : 0;
 }
 /* One figure's counts per step, accel [0] and raw [1], for the table after the report. */
-typedef struct bench_count_row { char title[48]; double c[2][4]; } bench_count_row;
+typedef struct bench_count_row { char title[48]; double c[2][BENCH_COUNTS]; } bench_count_row;
 static bench_count_row bench_count_rows[8];
 static int bench_count_row_n;
-static void bench_counts_add(bench_row* row, const char* title, double c[2][4]) {
+static void bench_counts_add(bench_row* row, const char* title, double c[2][BENCH_COUNTS]) {
     static const char* const side[2] = { "accel", "raw" };
     bench_count_row* r;
     for (int s2 = 0; s2 < 2; s2++) {
@@ -192,6 +201,10 @@ static void bench_counts_add(bench_row* row, const char* title, double c[2][4]) 
             bench_row_extra(row, key, c[s2][BENCH_C_CALLS]);
             snprintf(key, sizeof key, "%s_enqueue_calls_per_step", side[s2]);
             bench_row_extra(row, key, c[s2][BENCH_C_ENQUEUES]);
+            snprintf(key, sizeof key, "%s_context_calls_per_step", side[s2]);
+            bench_row_extra(row, key, c[s2][BENCH_C_CONTEXT]);
+            snprintf(key, sizeof key, "%s_query_sync_calls_per_step", side[s2]);
+            bench_row_extra(row, key, c[s2][BENCH_C_POLLS]);
         }
         snprintf(key, sizeof key, "%s_worker_wakeups_per_step", side[s2]);
         bench_row_extra(row, key, c[s2][BENCH_C_WORKER]);
@@ -205,14 +218,17 @@ static void bench_counts_add(bench_row* row, const char* title, double c[2][4]) 
 }
 static void bench_counts_print(void) {
     if (!bench_count_row_n) return;
-    printf("per step, accel | raw: driver calls (of them enqueues%s), wake-ups of accel's queue workers, of the caller\n",
+    printf("per step, accel | raw: driver calls (of them enqueues / context calls / queries and "
+           "synchronizes%s),\nwake-ups of accel's queue workers, of the caller\n",
            bench_mock_calls ? "" : "; n/a: not the mock driver");
     for (int i = 0; i < bench_count_row_n; i++) {
         const bench_count_row* r = &bench_count_rows[i];
-        char calls[64];
+        char calls[96];
         if (bench_mock_calls)
-            snprintf(calls, sizeof calls, "%5.2f (%4.2f) | %5.2f (%4.2f)", r->c[0][BENCH_C_CALLS], r->c[0][BENCH_C_ENQUEUES],
-                     r->c[1][BENCH_C_CALLS], r->c[1][BENCH_C_ENQUEUES]);
+            snprintf(calls, sizeof calls, "%5.2f (%4.2f/%4.2f/%4.2f) | %5.2f (%4.2f/%4.2f/%4.2f)",
+                     r->c[0][BENCH_C_CALLS], r->c[0][BENCH_C_ENQUEUES], r->c[0][BENCH_C_CONTEXT],
+                     r->c[0][BENCH_C_POLLS], r->c[1][BENCH_C_CALLS], r->c[1][BENCH_C_ENQUEUES],
+                     r->c[1][BENCH_C_CONTEXT], r->c[1][BENCH_C_POLLS]);
         else
             snprintf(calls, sizeof calls, "n/a | n/a");
         printf("%-38s | calls %s | workers %5.3f | %5.3f | caller %5.3f | %5.3f\n", r->title, calls,
@@ -463,7 +479,7 @@ static void bench_pingpong(bench_cuda* b) {
     void* words = NULL;
     volatile uint64_t *w1, *w2;
     accel_cu_deviceptr d1 = 0;
-    double a[BENCH_ROUNDS_MAX], r[BENCH_ROUNDS_MAX], c[2][4], c0[4], c1[4];
+    double a[BENCH_ROUNDS_MAX], r[BENCH_ROUNDS_MAX], c[2][BENCH_COUNTS], c0[BENCH_COUNTS], c1[BENCH_COUNTS];
     uint64_t base = 0;
     bool raw = accel_i_cu.StreamWaitValue64 && accel_i_cu_dev(b->dev)->memops;
     memset(c, 0, sizeof c);
@@ -493,7 +509,7 @@ static void bench_pingpong(bench_cuda* b) {
         }
         a[k] = (double)(bench_now_ns() - t0) / iters;
         bench_counts_read(&b->accel_workers, c1);
-        for (int j = 0; j < 4; j++) c[0][j] += (c1[j] - c0[j]) / iters;
+        for (int j = 0; j < BENCH_COUNTS; j++) c[0][j] += (c1[j] - c0[j]) / iters;
         for (uint32_t i = 1; i <= BENCH_PINGPONG_AHEAD; i++)
             if (!bench_pingpong_raw_enqueue(b, d1, base + i)) goto out;
         bench_counts_read(&b->accel_workers, c0);
@@ -516,10 +532,10 @@ static void bench_pingpong(bench_cuda* b) {
         }
         r[k] = (double)(bench_now_ns() - t0) / iters;
         bench_counts_read(&b->accel_workers, c1);
-        for (int j = 0; j < 4; j++) c[1][j] += (c1[j] - c0[j]) / iters;
+        for (int j = 0; j < BENCH_COUNTS; j++) c[1][j] += (c1[j] - c0[j]) / iters;
         base += iters;
     }
-    for (int j = 0; j < 4; j++) { c[0][j] /= b->rounds; c[1][j] /= b->rounds; }
+    for (int j = 0; j < BENCH_COUNTS; j++) { c[0][j] /= b->rounds; c[1][j] /= b->rounds; }
     if (accel_signal_value(s2) != base) bench_fail("ping-pong: s2 = %llu, expected %llu", (unsigned long long)accel_signal_value(s2), (unsigned long long)base);
     {
         bench_row* row = bench_row_add("signal_pingpong", "5 host->GPU->host ping-pong", "ns", bench_median(a, (size_t)b->rounds),
@@ -569,7 +585,9 @@ typedef struct bench_fig {
     uint64_t issued[2];              /* and how many steps */
     bench_threads workers;           /* accel's queue workers (counts) */
 } bench_fig;
-static void bench_fig_count(void* ctx, double out[4]) { bench_counts_read(&((bench_fig*)ctx)->workers, out); }
+static void bench_fig_count(void* ctx, double out[BENCH_COUNTS]) {
+    bench_counts_read(&((bench_fig*)ctx)->workers, out);
+}
 
 /* accel: steps batches, step i on queue i % nq: wait for the step before, the empty kernel, signal. */
 static void bench_chain_accel(bench_fig* f) {
@@ -695,9 +713,9 @@ static bench_row* bench_fig_row(const bench_fig* f, const bench_pair* p, const c
     bench_row_extra(row, "threads_watched", watch->count);
     bench_row_extra(row, "memops", accel_i_cu_dev(f->b->dev)->memops);
     {
-        double c[2][4];
+        double c[2][BENCH_COUNTS];
         for (int s2 = 0; s2 < 2; s2++)
-            for (int j = 0; j < 4; j++) c[s2][j] = p->counts[s2][j] / per;
+            for (int j = 0; j < BENCH_COUNTS; j++) c[s2][j] = p->counts[s2][j] / per;
         bench_counts_add(row, title, c);
     }
     return row;
@@ -1219,37 +1237,56 @@ static void bench_cublas_chain(bench_cuda* b) {
 /* The figures in the order they run; `native`: also with --native. */
 static void bench_chain_1q(bench_cuda* b) { bench_chain(b, 1, NULL); }
 static void bench_chain_2q(bench_cuda* b) { bench_chain(b, 2, NULL); }
-static void bench_replay_then_resolve(bench_cuda* b) {
-    bench_replay_figures(b);
-    bench_cu_resolve_wait_event();
-}
-static const struct { const char* what; void (*run)(bench_cuda* b); bool native; } bench_steps[] = {
-    { "figures 1-2 (launches)", bench_launch_figures, false },
-    { "figures 3-4 (copies)", bench_copy_figures, false },
-    { "figure 5 (ping-pong)", bench_pingpong, false },
-    { "figures 6-8 (recorded lists)", bench_replay_then_resolve, false },
-    { "figure 9 (a chain on one queue)", bench_chain_1q, false },
-    { "figure 10 (a chain over two queues)", bench_chain_2q, false },
-    { "figure 17 (a chain over two accel devices on one GPU)", bench_chain_devices, false },
-    { "figure 11 (host set -> GPU wait -> done)", bench_host_set, false },
-    { "figure 12 (a pipeline behind a host gate)", bench_gated_pipeline, false },
-    { "figure 13 (indirect exec)", bench_indirect, false },
-    { "figure 16 (queue-ordered memory)", bench_qmem_figure, false },
-    { "figure 14 (kernel -> native step -> kernel)", bench_native_chain, true },
-    { "figure 15 (cuBLAS SGEMM chain in queue order)", bench_cublas_chain, true },
+/* ids: the figures a step measures (--figures picks steps by them). */
+static const struct {
+    const char* what;
+    const char* ids;
+    void (*run)(bench_cuda* b);
+    bool native;
+} bench_steps[] = {
+    { "figures 1-2 (launches)", "1,2", bench_launch_figures, false },
+    { "figures 3-4 (copies)", "3,4", bench_copy_figures, false },
+    { "figure 5 (ping-pong)", "5", bench_pingpong, false },
+    { "figures 6-8 (recorded lists)", "6,7,8", bench_replay_figures, false },
+    { "figure 9 (a chain on one queue)", "9", bench_chain_1q, false },
+    { "figure 10 (a chain over two queues)", "10", bench_chain_2q, false },
+    { "figure 17 (a chain over two accel devices on one GPU)", "17", bench_chain_devices, false },
+    { "figure 11 (host set -> GPU wait -> done)", "11", bench_host_set, false },
+    { "figure 12 (a pipeline behind a host gate)", "12", bench_gated_pipeline, false },
+    { "figure 13 (indirect exec)", "13", bench_indirect, false },
+    { "figure 16 (queue-ordered memory)", "16", bench_qmem_figure, false },
+    { "figure 14 (kernel -> native step -> kernel)", "14", bench_native_chain, true },
+    { "figure 15 (cuBLAS SGEMM chain in queue order)", "15", bench_cublas_chain, true },
 };
+/* Does the comma-separated list `pick` (NULL: every figure) name one of `ids`? */
+static bool bench_picked(const char* pick, const char* ids) {
+    char want[64], have[32];
+    if (!pick) return true;
+    snprintf(have, sizeof have, ",%s,", ids);
+    for (const char* p = pick; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n > 0 && n < 8) {
+            snprintf(want, sizeof want, ",%.*s,", (int)n, p);
+            if (strstr(have, want)) return true;
+        }
+        p += n + (p[n] == ',');
+    }
+    return false;
+}
 
 int main(int argc, char** argv) {
     bench_cuda b;
     accel_device_info info;
     accel_result r;
     bool native_only = false;   /* --native: figures 14-15 only (make gpu-check's native step) */
+    const char* pick = NULL;    /* --figures 9,10: those figures only */
     uint64_t start = bench_now_ns();
     memset(&b, 0, sizeof b);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) b.quick = true;
         else if (strcmp(argv[i], "--native") == 0) native_only = true;
-        else { fprintf(stderr, "usage: %s [--quick] [--native]\n", argv[0]); return 2; }
+        else if (strcmp(argv[i], "--figures") == 0 && i + 1 < argc) pick = argv[++i];
+        else { fprintf(stderr, "usage: %s [--quick] [--native] [--figures N,N,...]\n", argv[0]); return 2; }
     }
     b.rounds = b.quick ? 3 : 15;
     setvbuf(stdout, NULL, _IOLBF, 0);   /* a run cut off by a time limit still shows what it printed */
@@ -1276,8 +1313,9 @@ int main(int argc, char** argv) {
         !bench_cu_ok(accel_i_cu.ModuleGetFunction(&b.fn, b.module, "empty"), "cuModuleGetFunction") ||
         !bench_cu_ok(accel_i_cu.ModuleGetFunction(&b.fn_const, b.module, "bench_const"), "cuModuleGetFunction"))
         goto done;
+    bench_cu_resolve_wait_event();
     for (size_t i = 0; i < sizeof bench_steps / sizeof bench_steps[0]; i++) {
-        if (native_only && !bench_steps[i].native) continue;
+        if ((native_only && !bench_steps[i].native) || !bench_picked(pick, bench_steps[i].ids)) continue;
         accel_i_cu.CtxSetCurrent(b.ctx);   /* each step starts with the raw side's context current */
         fprintf(stderr, "bench_cuda: %s\n", bench_steps[i].what);
         bench_steps[i].run(&b);

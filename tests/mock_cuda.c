@@ -11,6 +11,7 @@
    of the examples, run block by block and thread by thread. The kernel "oob" makes the context fail
    with CUDA_ERROR_ILLEGAL_ADDRESS (sticky), like an out-of-bounds store on a GPU.
    cuLaunchHostFunc runs its function on the stream's own thread, in stream order, as one operation.
+   cuLaunchKernel with no context current on the calling thread fails with CUDA_ERROR_INVALID_CONTEXT.
    The driver calls a test makes itself (cuMemAlloc_v2, cuLaunchKernel, ...) are exported by name too.
    Where a real driver makes the host wait for the GPU, so does the mock (measured on an H100 with
    bench/cuda_blocking.c): cuMemFree, cuMemFreeHost and cuModuleUnload wait until every stream is idle,
@@ -606,7 +607,8 @@ static CUresult mDriverGetVersion(int* v) { MOCK_COUNT(MOCK_CALL_OTHER); *v = 12
 static CUresult mGetErrorName(CUresult r, const char** s) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     *s = r == 0 ? "CUDA_SUCCESS" : r == 600 ? "CUDA_ERROR_NOT_READY" : r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" :
-         r == 218 ? "CUDA_ERROR_INVALID_PTX" : r == 500 ? "CUDA_ERROR_NOT_FOUND" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_UNKNOWN";
+         r == 218 ? "CUDA_ERROR_INVALID_PTX" : r == 500 ? "CUDA_ERROR_NOT_FOUND" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" :
+         r == 201 ? "CUDA_ERROR_INVALID_CONTEXT" : r == 801 ? "CUDA_ERROR_NOT_SUPPORTED" : "CUDA_ERROR_UNKNOWN";
     return 0;
 }
 /* Devices: one, or MOCK_CUDA_DEVICES (1..4) for tests of several devices (tests/test_devices.c). Each
@@ -837,6 +839,7 @@ static CUresult mLaunchKernel(const mock_kernel* k, unsigned gx_, unsigned gy, u
     op* o;
     MOCK_COUNT(MOCK_CALL_LAUNCH);
     (void)shared; (void)extra;
+    if (!mock_current) return 201;   /* CUDA_ERROR_INVALID_CONTEXT: a function needs its context current */
     if (bx * by * bz > 1024 || bx == 0 || by == 0 || bz == 0) return 1;
     if (!(o = new_op(OP_LAUNCH))) return 2;
     o->k = k;
@@ -960,6 +963,29 @@ static CUresult mStreamWaitValue64(mock_stream* s, dptr_t a, uint64_t v, unsigne
     if (!o) return 2;
     o->dst = (void*)(uintptr_t)a; o->v64 = v;
     return push(s, o);
+}
+
+/* cuStreamBatchMemOp: CUstreamBatchMemOpParams (48 bytes each), the 64-bit waits and writes (the mock has
+   no 32-bit operations, flushes or barriers: CUDA_ERROR_NOT_SUPPORTED), enqueued in the array's order, as
+   one call; an operation it lacks is refused before any is enqueued. */
+typedef union mock_memop {
+    unsigned operation;
+    struct { unsigned operation; dptr_t address; uint64_t value64; unsigned flags; dptr_t alias; } value;
+    uint64_t pad[6];
+} mock_memop;
+static CUresult mStreamBatchMemOp(mock_stream* s, unsigned count, const mock_memop* ops, unsigned f) {
+    MOCK_COUNT(MOCK_CALL_MEMOP);
+    if (f != 0 || count == 0 || count > 256 || !ops) return 1;   /* CUDA_ERROR_INVALID_VALUE */
+    for (unsigned i = 0; i < count; i++)
+        if (ops[i].operation != 4 && ops[i].operation != 5) return 801;   /* CUDA_ERROR_NOT_SUPPORTED */
+    for (unsigned i = 0; i < count; i++) {
+        op* o = new_op(ops[i].operation == 4 ? OP_WAIT64 : OP_WRITE64);
+        CUresult r;
+        if (!o) return 2;
+        o->dst = (void*)(uintptr_t)ops[i].value.address; o->v64 = ops[i].value.value64;
+        if ((r = push(s, o)) != 0) return r;
+    }
+    return 0;
 }
 
 /* cuLaunchHostFunc: the function runs on a host thread once the work before it completed, and the
@@ -1166,6 +1192,7 @@ static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuEventCreate", (void*)mEventCreate }, { "cuEventDestroy", (void*)mEventDestroy }, { "cuEventRecord", (void*)mEventRecord },
     { "cuEventQuery", (void*)mEventQuery }, { "cuEventSynchronize", (void*)mEventSynchronize },
     { "cuEventElapsedTime", (void*)mEventElapsedTime }, { "cuStreamWriteValue64", (void*)mStreamWriteValue64 },
+    { "cuStreamBatchMemOp", (void*)mStreamBatchMemOp },
     { "cuStreamWaitValue64", (void*)mStreamWaitValue64 }, { "cuStreamWaitEvent", (void*)mStreamWaitEvent },
     { "cuDeviceGetUuid", (void*)mDeviceGetUuid }, { "cuDeviceCanAccessPeer", (void*)mDeviceCanAccessPeer },
     { "cuCtxEnablePeerAccess", (void*)mCtxEnablePeerAccess },

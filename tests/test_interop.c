@@ -517,6 +517,65 @@ TEST(cuda_host_call_launches_a_raw_kernel_between_commands) {
     dlclose(cu.lib);
     CHECK_OK(r);
 }
+/* accel trusts the context it made current on a thread for its launches, stream writes and waits: code
+   that makes none current between two submits (the caller; a host call's fn, on the thread that walks
+   the rest of the batch) costs a second try of the call that needed it, not the batch. On the mock a
+   launch with no context current fails as the driver's does (CUDA_ERROR_INVALID_CONTEXT). */
+typedef struct raw_unset { raw_cu* cu; int result; } raw_unset;
+static void raw_unset_call(void* user) {
+    raw_unset* u = (raw_unset*)user;
+    u->result = u->cu->CtxSetCurrent(NULL);
+}
+TEST(cuda_submits_after_the_current_context_was_unset) {
+    enum { N = 300 };
+    if (test_g.backend != accel_cuda_backend()) SKIP("CUDA backend only (ACCEL_TEST_BACKEND=cuda)");
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* out;
+    accel_program* p;
+    accel_signal *s, *gate;
+    raw_cu cu;
+    raw_unset u;
+    uint32_t n = N;
+    if (!raw_cu_open(&cu)) { if (cu.lib) dlclose(cu.lib); SKIP("the driver library does not export the plain entry points"); }
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &p));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &out));
+    u.cu = &cu; u.result = -1;
+    accel_queue_fill(q, out, 0, N * 4, 0);
+    accel_queue_exec(q, p, &out, 1, &n, 1, accel_exec_1d(N, 64));
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_wait(s, 1, 10000000000ull));
+    for (uint64_t v = 2; v <= 4; v++) {   /* the caller's thread: no context current at the launch */
+        CHECK(cu.CtxSetCurrent(NULL) == 0);
+        accel_queue_exec(q, p, &out, 1, &n, 1, accel_exec_1d(N, 64));
+        accel_queue_signal(q, s, v);
+        CHECK_OK(accel_queue_submit(q));
+        CHECK_OK(accel_signal_wait(s, v, 10000000000ull));
+    }
+    /* the walking thread: a host call unsets it, then launches follow on that thread (the first one behind
+       a gated wait, so that the worker walks it) */
+    accel_queue_wait(q, gate, 1);
+    accel_queue_host_call(q, raw_unset_call, &u);
+    accel_queue_exec(q, p, &out, 1, &n, 1, accel_exec_1d(N, 64));
+    accel_queue_signal(q, s, 5);
+    accel_queue_host_call(q, raw_unset_call, &u);
+    accel_queue_exec(q, p, &out, 1, &n, 1, accel_exec_1d(N, 64));
+    accel_queue_signal(q, s, 6);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_signal_wait(s, 6, 10000000000ull));
+    CHECK_EQ_INT(u.result, 0);
+    CHECK_EQ_U64(accel_signal_value(s), 6);
+    CHECK_EQ_U64(test_buffer_u32(out, 0), 6);
+    CHECK_EQ_U64(test_buffer_u32(out, N - 1), 6);
+    accel_device_destroy(dev);
+    dlclose(cu.lib);
+}
 #endif
 
 /* ==== Vulkan: a raw-Vulkan "engine" that shares its device, buffers and semaphores with accel ==== */
@@ -1025,6 +1084,7 @@ int main(int argc, char** argv) {
     RUN(cuda_getters_and_wrap_errors);
     RUN(cuda_raw_kernel_on_accel_stream_in_borrowed_memory);
     RUN(cuda_host_call_launches_a_raw_kernel_between_commands);
+    RUN(cuda_submits_after_the_current_context_was_unset);
 #endif
 #if defined(ACCEL_TEST_HAVE_VULKAN) && TEST_RAW_DRIVERS
     RUN(vulkan_getters_and_wrap_errors);
