@@ -620,8 +620,9 @@ typedef union accel_cu_batch_memop {
     uint64_t pad[6];
 } accel_cu_batch_memop;
 enum { ACCEL_CU_STREAM_MEM_OP_WRITE_VALUE_64 = 5 };
-typedef char accel_i_cu_memop_layout[sizeof(accel_cu_batch_memop) == 48 &&
-                                     offsetof(accel_cu_batch_memop, write_value.value64) == 16 ? 1 : -1];
+typedef char accel_i_cu_memop_layout[sizeof(void*) != 8 ||   /* 64-bit drivers only (a 32-bit build: stub) */
+                                     (sizeof(accel_cu_batch_memop) == 48 &&
+                                      offsetof(accel_cu_batch_memop, write_value.value64) == 16) ? 1 : -1];
 typedef struct accel_cu_uuid { unsigned char bytes[16]; } accel_cu_uuid;   /* CUuuid */
 enum {
     ACCEL_CU_STREAM_NON_BLOCKING = 1, ACCEL_CU_EVENT_DISABLE_TIMING = 2,
