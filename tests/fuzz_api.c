@@ -132,7 +132,7 @@ typedef struct fz {
     fz_sig m[FZ_S];
     /* v0.3 (see the top): queue memory slots, the second device and its buffers */
     int v3;
-    uint8_t qm[FZ_B];                  /* 1: b[i] came from accel_queue_alloc */
+    uint8_t qm[FZ_B];                  /* 1: b[i] came from accel_queue_alloc; 2: a view of such a buffer */
     accel_device* dev2;
     accel_buffer* pb[2];
 } fz;
@@ -186,7 +186,7 @@ static void fz_op_buffer_create(fz* f, fz_in* in) {
     accel_buffer_desc d;
     accel_buffer* out = (accel_buffer*)&d;
     accel_result r;
-    uint8_t k = fz_u8(in);
+    uint8_t k = fz_u8(in), qm = 0;   /* qm 2: a view of queue memory (reads and writes fail as its own do) */
     memset(&d, 0, sizeof d);
     d.size = fz_size(in);
     if (d.size > FZ_BUF_MAX && (k & 1u)) d.size = FZ_BUF_MAX;   /* keep memory use small, mostly */
@@ -195,6 +195,7 @@ static void fz_op_buffer_create(fz* f, fz_in* in) {
     d.label = (k & 0x20u) ? "fuzz buffer with a label longer than the forty-eight bytes kept for it" : NULL;
     if ((k & 0xC0u) == 0xC0u && f->b[(i + 1) % FZ_B]) {   /* a view of the next slot's buffer (maybe a view) */
         d.host_ptr = NULL;
+        qm = f->qm[(i + 1) % FZ_B] ? 2u : 0u;
         r = accel_buffer_view_create(f->b[(i + 1) % FZ_B], d.size % 512u, d.size, &out);
     } else {
         r = accel_buffer_create(f->dev, &d, &out);
@@ -206,7 +207,7 @@ static void fz_op_buffer_create(fz* f, fz_in* in) {
     if (d.host_ptr) FZ_EXPECT(accel_buffer_map(out) == d.host_ptr, 0, 0);
     accel_buffer_destroy(f->b[i]);   /* the old one may still be in use by submitted work */
     f->b[i] = out;
-    f->qm[i] = 0;
+    f->qm[i] = qm;
 }
 static void fz_op_program_create(fz* f, fz_in* in) {
     int i = fz_u8(in) % FZ_P;
@@ -511,7 +512,7 @@ static void fz_op_qfree(fz* f, fz_in* in) {
     int i = fz_u8(in) % FZ_B;
     accel_queue* q = fz_pick_queue(f, in);
     accel_queue_free(q, f->b[i]);
-    if (q && f->b[i] && f->qm[i]) { f->b[i] = NULL; f->qm[i] = 0; }
+    if (q && f->b[i] && f->qm[i] == 1u) { f->b[i] = NULL; f->qm[i] = 0; }
 }
 static void fz_op_indirect(fz* f, fz_in* in) {
     accel_queue* q = fz_pick_queue(f, in);
