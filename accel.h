@@ -180,9 +180,10 @@
    them and is not woken by submits; it looks at the queue every quarter of a millisecond and runs a
    batch that no one took since its last look, so a batch that no thread waits for at once (submitted
    to overlap with the host's own work, or only polled with accel_signal_value) starts up to about half
-   a millisecond late (the executor then runs batches as they come again, until waits help again). A helper that leaves work behind wakes the executor at once, and so
-   do a wait that does not help (a timeout of 0 too) and a wait command of another queue, on a signal
-   that waits have helped for before.
+   a millisecond late (the executor then runs batches as they come again, until waits help again). A
+   helper that leaves work behind wakes the executor at once, and so do a wait that does not help (a
+   timeout of 0 too) and a wait command of another queue, on a signal that waits have helped for
+   before.
    Idle executors and workers spin for ACCEL_CPU_SPIN_NS, then sleep. On Linux an executor or worker
    that finds itself sharing a CPU with the thread it hands work to (a woken thread is often placed on
    its waker's CPU, and two threads that yield to each other are never separated by the scheduler)
@@ -2999,8 +3000,11 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
    once the signal failed (a device's compare cannot read failed values: cuStreamWaitValue64's GEQ is
    cyclic); each raise of the signal stores it (accel_i_dword_raise). The owner (the backend that
    attached it) reads `addr`, its address on the device, and gets drop(s) when the signal goes. `lock`
-   guards word, addr, owner, drop; `on` (seq_cst) says a word was ever attached: a raise that reads 0
-   comes before the attach, whose first store then sees the raised value. */
+   guards word, addr, owner, drop; `on` says a word was ever attached. The pairing: a raise changes the
+   host word with a seq_cst compare-exchange (accel_i_event_raise), then loads `on` (seq_cst); the attach
+   stores `on` (seq_cst), then a seq_cst fence, then reads the host word. A raise that reads 0 comes
+   before the attach in the total order, whose read after its fence then sees the raised value; the
+   fence is the attach's (rare), not every raise's. */
 struct accel_i_dword {
     accel_i_a32 on, lock;
     accel_i_a64* word;             /* NULL: none now */
@@ -3051,10 +3055,9 @@ static void accel_i_dword_store(accel_i_dword* d, uint64_t v) {
     while (old < v && !atomic_compare_exchange_weak(d->word, &old, v)) {}
 }
 /* The device side of a raise of a host signal of a backend without a walk (CPU): its device word, if
-   one was ever attached (s's host word took v before: see accel_i_dword's `on`). */
+   one was ever attached (s's host word took v before, by a seq_cst compare-exchange: see accel_i_dword). */
 static void accel_i_dword_raise(accel_signal* s, uint64_t v) {
     accel_i_dword* d = accel_i_dword_of(s);
-    atomic_thread_fence(memory_order_seq_cst);
     if (!atomic_load(&d->on)) return;
     accel_i_spin_lock(&d->lock);
     accel_i_dword_store(d, v);

@@ -2736,6 +2736,16 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
 }
 
 /* ==== cuda: commands ==== */
+/* cuLaunchKernel on q's stream (again where the trusted context was not current: accel_i_cu_retry). */
+static accel_cu_result accel_i_cu_launch(accel_i_cu_queue* q, accel_cu_function fn, const uint32_t grid[3],
+                                         const uint32_t block[3], void** params) {
+    accel_cu_result cr = accel_i_cu.LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0,
+                                                 q->stream, params, NULL);
+    if (accel_i_cu_retry(accel_i_cu_dev(q->base.obj.device), cr))
+        cr = accel_i_cu.LaunchKernel(fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], 0, q->stream,
+                                     params, NULL);
+    return cr;
+}
 /* Pinned staging for the batch's updates, sized for all of them at the first update. */
 static accel_result accel_i_cu_staging(accel_i_cu_queue* q, const accel_i_batch* b, uint32_t at) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
@@ -2778,12 +2788,7 @@ static accel_cu_result accel_i_cu_exec(accel_i_cu_queue* q, accel_i_batch* b, co
     for (int d = 0; d < 3; d++)
         grid[d] = (uint32_t)accel_i_groups_along(p, d);
     if (!grid[0] || !grid[1] || !grid[2]) return ACCEL_CU_SUCCESS;   /* an indirect exec read no work */
-    for (int again = 0;; again++) {   /* once more where the trusted context was not current */
-        accel_cu_result cr = accel_i_cu.LaunchKernel(((accel_i_cu_program*)c->u.exec.program)->fn, grid[0],
-                                                     grid[1], grid[2], p->local_size[0], p->local_size[1],
-                                                     p->local_size[2], 0, q->stream, params, NULL);
-        if (again || !accel_i_cu_retry(accel_i_cu_dev(q->base.obj.device), cr)) return cr;
-    }
+    return accel_i_cu_launch(q, ((accel_i_cu_program*)c->u.exec.program)->fn, grid, p->local_size, params);
 }
 
 /* Copies between two pieces of host memory run as a kernel that reads and writes them through unified
@@ -3822,7 +3827,8 @@ static bool accel_i_cu_cpu_attach(accel_i_cu_device* dev, accel_signal* s, const
     atomic_store(w->host, 0u);
     d->word = w->host;
     d->addr = (uint64_t)w->dptr;
-    atomic_store(&d->on, 1u);   /* seq_cst, then the value: see accel_i_dword */
+    atomic_store(&d->on, 1u);   /* seq_cst, a fence, then the value: the pairing of accel_i_dword */
+    atomic_thread_fence(memory_order_seq_cst);
     accel_i_dword_store(d, accel_signal_value(s));
     return true;
 }
