@@ -638,8 +638,8 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    to the device's pool (keyed by size class and memory kind) and a later accel_queue_alloc takes it
    with no host wait: at once on q itself (q's order puts it after the free), on another queue once no
    submitted command uses it.
-   When the memory is taken: at the alloc's point on the CPU (the executor takes it from a pool of
-   chunks keyed by size class when it gets there, and the free's point gives it back) and on CUDA
+   When the memory is taken: at the alloc's point on the CPU (the executor takes it from the pool
+   when it gets there, and the free's point gives it back) and on CUDA
    (where the point is enqueued on the queue's stream: cuMemAllocFromPoolAsync / cuMemFreeAsync where
    the device has memory pools, see accel_cuda.h), so that batches of alloc / use / free submitted
    ahead hold one step's memory, not all of theirs; read/write/map before the point fail
@@ -1933,10 +1933,8 @@ ACCEL_I_KIT accel_result accel_i_host_signal_wait(accel_signal* const* s, const 
 ACCEL_I_KIT bool accel_i_qmem_has(const accel_buffer* r);
 ACCEL_I_KIT uint64_t accel_i_qmem_use_failed(accel_queue* q, const accel_i_batch* b, const accel_i_cmd* c);
 ACCEL_I_KIT uint64_t accel_i_qmem_point_failed(accel_queue* q, accel_buffer* r, accel_result why);
-#if !defined(ACCEL_NO_THREADS)
 ACCEL_I_KIT accel_buffer* accel_i_qmem_lend(accel_queue* q, accel_buffer* r, uint64_t* failed);
 ACCEL_I_KIT void accel_i_qmem_give_back(accel_queue* q, accel_i_cmd* c);
-#endif
 /* batches: the walk (core: batch walk) and completion */
 ACCEL_I_KIT void accel_i_batch_complete(accel_queue* q, accel_i_batch* b);   /* the device finished b */
 ACCEL_I_KIT void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b);    /* a batch refused at submit */
@@ -3871,8 +3869,6 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 #define ACCEL_I_QMEM_FREED  2u    /* ... whose root accel_queue_free put back */
 #define ACCEL_I_QMEM_CLASSES 210u   /* 0: up to 256 bytes; 1..208: 4 a doubling; 209: above 2^60 */
 #define ACCEL_I_QMEM_VIEWS 64u      /* released handles kept for reuse */
-/* memory at its point: a free chunk of a size class (its first bytes while it lies in the pool) */
-typedef struct accel_i_qmem_chunk { struct accel_i_qmem_chunk* next; size_t size; } accel_i_qmem_chunk;
 typedef struct accel_i_qmem_pool {
     accel_i_a32 lock;
     bool closed;                    /* the device is going: roots are not put back */
@@ -3882,7 +3878,6 @@ typedef struct accel_i_qmem_pool {
        update and no device reference */
     accel_buffer* views;
     uint32_t nviews;
-    accel_i_qmem_chunk* chunks[ACCEL_I_QMEM_CLASSES];   /* memory at its point: free chunks by class */
 } accel_i_qmem_pool;
 
 /* The size class of size, and the size of its roots. */
@@ -4068,15 +4063,16 @@ static accel_result accel_i_qmem_alloc(accel_queue* q, size_t size, accel_memory
 /* ---- core: queue-ordered memory at its point ----
    Where the executor is the device (a backend with no batch walk: the CPU), the memory is taken when
    the alloc's point of the queue's order is reached, not when the alloc records, and given back at the
-   free's point: N batches of alloc / use / free submitted ahead hold one chunk, not N. The handle is a
+   free's point: N batches of alloc / use / free submitted ahead hold one root, not N. The handle is a
    root of the core's with no memory of its own (qmem ACCEL_I_QMEM_LATE; never seen by buffer_create /
    buffer_free / buffer_io), whose `mapped` is NULL but between its points. accel_queue_alloc and
    accel_queue_free each record a point: a NATIVE command flagged ACCEL_I_CMD_QMEM_POINT holding a
    reference on the handle, which the executor runs in its turn (accel_i_qmem_step). The alloc point
-   takes a chunk of the handle's size class from the pool (else from the device allocator, the pool's
-   chunks given back first when that fails); the free point puts it back. At a free point every
-   command before it on that queue has completed, and every use on another queue too (the contract
-   orders them before a signal the queue waited for), so a freed chunk is anyone's at once.
+   is lent a root of the pool (its size class and memory kind; made by buffer_create when none is
+   free, idle roots given back first when that fails: accel_i_qmem_lend); the free point gives it back
+   (accel_i_qmem_give_back), idle at once: every use completed by then, on other queues too (the
+   contract orders them before a signal the queue waited for). One pool serves every backend: the roots that allocs which record their
+   memory take, and those the points lend.
    A batch that uses such a buffer (b->qmem, set where it records the use) checks each command's
    buffers where it runs: one with no memory (its alloc point failed or was dropped with its batch, or
    its free point passed) fails the rest of the batch with the reason (qfail: out of memory, or the
@@ -4084,7 +4080,7 @@ static accel_result accel_i_qmem_alloc(accel_queue* q, size_t size, accel_memory
    in the generic form (its commands are checked and resolved where they run); a patch takes one as
    it takes any buffer (the executor reads the root's memory when the replay runs). Views of such a
    buffer have `mapped` NULL and reach the memory through the root (accel_i_qmem_host). A handle
-   destroyed instead of freed, or whose free point never ran, gives its chunk back with its last
+   destroyed instead of freed, or whose free point never ran, gives its root back with its last
    reference. The handle's qmem and size are written only while nobody else holds it (reads need no
    lock); `mapped` and qfail are written at its points, ordered for every reader as its uses are; qhas
    (it has memory) is published with release after them.
@@ -4108,56 +4104,6 @@ static size_t accel_i_qmem_bytes(const accel_device* dev) {
     return dev->qmem_ops ? dev->qmem_ops->handle_bytes : sizeof(accel_buffer);
 }
 
-/* The pool's free chunks go back to the device allocator (before a new chunk is tried again, and when
-   the device goes). */
-static void accel_i_qmem_chunks_free(accel_device* dev, accel_i_qmem_pool* p) {
-    accel_i_qmem_chunk* all = NULL;
-    accel_i_spin_lock(&p->lock);
-    for (uint32_t i = 0; i < ACCEL_I_QMEM_CLASSES; i++) {
-        while (p->chunks[i]) {
-            accel_i_qmem_chunk* ch = p->chunks[i];
-            p->chunks[i] = ch->next;
-            ch->next = all;
-            all = ch;
-        }
-    }
-    accel_i_spin_unlock(&p->lock);
-    while (all) {
-        accel_i_qmem_chunk* ch = all;
-        all = ch->next;
-        accel_i_free(&dev->allocator, ch, ch->size);
-    }
-}
-/* A chunk for size bytes: the pool's newest of its class, else a new one; NULL when out of memory. */
-static void* accel_i_qmem_chunk_take(accel_device* dev, accel_i_qmem_pool* p, size_t size) {
-    size_t rounded;
-    uint32_t cls = accel_i_qmem_class(size, &rounded);
-    accel_i_qmem_chunk* ch;
-    void* m;
-    accel_i_spin_lock(&p->lock);
-    if ((ch = p->chunks[cls]) != NULL) p->chunks[cls] = ch->next;
-    accel_i_spin_unlock(&p->lock);
-    if (ch) return ch;
-    if ((m = accel_i_alloc(&dev->allocator, rounded, 64)) != NULL) return m;
-    accel_i_qmem_chunks_free(dev, p);
-    return accel_i_alloc(&dev->allocator, rounded, 64);
-}
-/* Puts the chunk of a handle of size bytes back (freed instead, once the device is going, or of the
-   last class, whose chunks have no common size). */
-static void accel_i_qmem_chunk_put(accel_device* dev, accel_i_qmem_pool* p, void* chunk, size_t size) {
-    size_t rounded;
-    uint32_t cls = accel_i_qmem_class(size, &rounded);
-    accel_i_qmem_chunk* ch = (accel_i_qmem_chunk*)chunk;
-    bool keep;
-    accel_i_spin_lock(&p->lock);
-    if ((keep = !p->closed && cls != ACCEL_I_QMEM_CLASSES - 1u) == true) {
-        ch->next = p->chunks[cls];
-        ch->size = rounded;
-        p->chunks[cls] = ch;
-    }
-    accel_i_spin_unlock(&p->lock);
-    if (!keep) accel_i_free(&dev->allocator, chunk, rounded);
-}
 /* A handle of size bytes with no memory yet: a kept one made anew, else a new one; NULL when out of
    host memory. */
 static accel_buffer* accel_i_qmem_late_new(accel_device* dev, accel_i_qmem_pool* p, size_t size,
@@ -4265,23 +4211,30 @@ static uint64_t accel_i_qmem_point_failed(accel_queue* q, accel_buffer* r, accel
                 ACCEL_I_LABEL(&q->obj), accel_result_string(why));
     return r->qfail;
 }
-/* Runs point c on q: 0, or the failed value that drops the rest of the batch (out of memory). */
-static uint64_t accel_i_qmem_point_run(accel_queue* q, const accel_i_cmd* c) {
+/* The CPU executor runs point c on q: 0, or the failed value that drops the rest of the batch (out of
+   memory). The memory is a root of the pool lent at the alloc point and given back at the free point
+   (accel_i_qmem_lend / accel_i_qmem_give_back, as a GPU walk's without memory of its own); past the
+   free point the handle has none (a use there is caught: the CPU runs every command where it is). */
+static uint64_t accel_i_qmem_point_run(accel_queue* q, accel_i_cmd* c) {
     accel_buffer* r = c->u.qmem.buf;
-    accel_device* dev = r->obj.device;
-    accel_i_qmem_pool* p = accel_i_qmem_pool_get(dev);
+    accel_buffer* lent;
+    uint64_t failed = 0;
     if (c->u.qmem.free) {
-        if (accel_i_qmem_has(r)) accel_i_qmem_chunk_put(dev, p, r->mapped, r->size);
+        accel_i_qmem_give_back(q, c);
+        if (c->u.qmem.held) {   /* every use completed (on other queues too: the contract orders them
+                                   before this point): idle, anyone's at once */
+            accel_i_release(c->u.qmem.held);
+            c->u.qmem.held = NULL;
+        }
         r->mapped = NULL;
         atomic_store_explicit(&r->qhas, 0u, memory_order_relaxed);
         return 0;
     }
     if (accel_i_qmem_has(r)) return 0;
-    if ((r->mapped = accel_i_qmem_chunk_take(dev, p, r->size)) != NULL) {
-        atomic_store_explicit(&r->qhas, 1u, memory_order_release);
-        return 0;
-    }
-    return accel_i_qmem_point_failed(q, r, ACCEL_ERROR_OUT_OF_MEMORY);
+    if ((lent = accel_i_qmem_lend(q, r, &failed)) == NULL) return failed;
+    r->mapped = lent->mapped;
+    atomic_store_explicit(&r->qhas, 1u, memory_order_release);
+    return 0;
 }
 /* buf's root when it is memory at its point with none now, else NULL. */
 static const accel_buffer* accel_i_qmem_none_of(const accel_buffer* buf) {
@@ -4326,7 +4279,7 @@ static uint64_t accel_i_qmem_use_failed(accel_queue* q, const accel_i_batch* b, 
 }
 /* The CPU executor, at command c of a batch flagged qmem: runs a point, or checks the buffers the
    command uses. Returns 0, or the failed value that drops the rest of the batch. */
-static uint64_t accel_i_qmem_step(accel_queue* q, const accel_i_batch* b, const accel_i_cmd* c) {
+static uint64_t accel_i_qmem_step(accel_queue* q, const accel_i_batch* b, accel_i_cmd* c) {
     if (c->flags & ACCEL_I_CMD_QMEM_POINT) return accel_i_qmem_point_run(q, c);
     return accel_i_qmem_use_failed(q, b, c);
 }
@@ -4347,6 +4300,7 @@ static bool accel_i_qmem_waits_on_host(const accel_i_batch* b, const accel_i_seg
     }
     return false;
 }
+#endif
 /* kit: alloc point c of handle r on q, served by a root of the core's pool (made by buffer_create
    when none is free): the root, lent to r (r->qroot, a reference; the backend copies its native
    fields into r, then publishes qhas), or NULL with *failed the failed value (logged). */
@@ -4371,7 +4325,6 @@ static void accel_i_qmem_give_back(accel_queue* q, accel_i_cmd* c) {
     r->qroot = NULL;
     atomic_store_explicit(&r->qhas, 2u, memory_order_release);
 }
-#endif
 /* Does b (not empty) hold alloc / free points alone? Such a batch is kept aside while q records a list
    (an alloc adds a point to the batch, and record_begin wants none but those). */
 static bool accel_i_qmem_points_only(const accel_i_batch* b) {
@@ -4379,7 +4332,7 @@ static bool accel_i_qmem_points_only(const accel_i_batch* b) {
         if (!(b->cmds[i].flags & ACCEL_I_CMD_QMEM_POINT)) return false;
     return b->count != 0;
 }
-/* A handle's last reference is gone: its chunk (a free point that never ran) goes back; the handle is
+/* A handle's last reference is gone: its memory (a free point that never ran) goes back; the handle is
    kept for reuse (true) or freed by the caller (false: accel_i_object_free frees such a root itself). */
 static bool accel_i_qmem_late_keep(accel_buffer* r) {
     accel_device* dev = r->obj.device;
@@ -4390,8 +4343,6 @@ static bool accel_i_qmem_late_keep(accel_buffer* r) {
         accel_i_release(r->qroot);
     } else if (has && dev->qmem_ops) {
         dev->qmem_ops->drop(r);
-    } else if (has) {
-        accel_i_qmem_chunk_put(dev, p, r->mapped, r->size);
     }
     r->mapped = NULL;
     atomic_store_explicit(&r->qhas, 0u, memory_order_relaxed);
@@ -4530,7 +4481,6 @@ static void accel_i_qmem_close(accel_device* dev, bool free_pool) {
     p->nviews = 0;
     accel_i_spin_unlock(&p->lock);
     accel_i_qmem_views_free(dev, views);
-    accel_i_qmem_chunks_free(dev, p);
     if (free_pool) {
         atomic_store_explicit(&dev->qmem, 0u, memory_order_relaxed);
         accel_i_dev_free(dev, p, sizeof *p);
