@@ -295,7 +295,8 @@
    need that CPU). Reaping reads words and makes no driver call (the event ring's queries, a timestamp,
    a release excepted). The queue's worker is the backstop: with points in flight it reaps once per
    ACCEL_CUDA_POLL_MAX_NS (for releases, threads that only read accel_signal_value, a lost device),
-   and once more after it found the last ones reached before it sleeps until the next batch; at the
+   and at that pace until nothing was enqueued for 16 such periods before it sleeps until the next
+   batch (a worker that slept wakes for it: so a steady stream of batches wakes it once); at the
    waiters' pace only while a GPU wait needs the host to apply a point (a wait for a value whose point
    left the ring; points while timestamps are pending or the device is traced: the device's
    reap_needed count) or the stream is full. So a chain of batches wakes no thread per batch. A batch's
@@ -521,6 +522,9 @@ ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, u
 #ifndef ACCEL_CUDA_POLL_MAX_NS
 #  define ACCEL_CUDA_POLL_MAX_NS 250000u
 #endif
+
+/* how long a queue's worker keeps its backstop pace after the last enqueue (accel_i_cu_queue_poll) */
+#define ACCEL_I_CU_LINGER_NS (16u * (uint64_t)ACCEL_CUDA_POLL_MAX_NS)
 
 #if defined(ACCEL_NO_THREADS) || defined(__wasi__) || defined(__EMSCRIPTEN__)
 #  define ACCEL_I_CU_NO_LOADER
@@ -1363,7 +1367,6 @@ struct accel_i_cu_queue {
     accel_i_a64 poll_since;        /* when work was last enqueued (the worker's polling pace) */
     /* the stream had no room (accel_i_cu_stream_full): the worker waits for room */
     accel_i_a32 full;
-    bool lingering;                /* the worker (only): its last poll found points (accel_i_cu_queue_poll) */
     /* timestamp (or traced) points not applied yet: later points are not GPU-watchable */
     accel_i_a32 stamps_pending;
     uint64_t trace_t;              /* traced: where the queue's last span ended (reaper only) */
@@ -3506,25 +3509,18 @@ static void accel_i_cu_batch_submitted(accel_queue* base, accel_i_batch* b) {
    accel_i_cu_poll_slice while a GPU wait needs the host to apply a point (reap_needed), else after
    ACCEL_CUDA_POLL_MAX_NS: the threads that wait for a value apply the points themselves, GPU waits go
    GPU to GPU, so the worker is only the backstop (releases, accel_signal_value pollers, device loss)
-   and wakes about once per ACCEL_CUDA_POLL_MAX_NS, not per batch. Once nothing is in flight it polls
-   once more after ACCEL_CUDA_POLL_MAX_NS before it sleeps for good: a batch submitted to a worker that
-   sleeps for good wakes it (accel_i_walker_poke), and with a poll that found everything reached (work
-   that completes as fast as it is submitted), that was a wake-up per batch. Checks the stream once
-   the waits grow past a millisecond. */
+   and wakes about once per ACCEL_CUDA_POLL_MAX_NS, not per batch. With everything reached it keeps
+   that pace until nothing was enqueued for ACCEL_I_CU_LINGER_NS, then sleeps for good: a batch
+   submitted to a worker that sleeps for good wakes it (accel_i_walker_poke), so sleeping as soon as
+   the work completes (work that completes as fast as it is submitted: a chain a host step apart) was a
+   wake-up per batch. Checks the stream once the waits grow past a millisecond. */
 static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     accel_i_cu_device* dev = accel_i_cu_dev(base->obj.device);
     uint64_t slice;
-    bool had;
-    accel_i_spin_lock(&q->ring_lock);
-    had = q->ring_count > 0;
-    accel_i_spin_unlock(&q->ring_lock);
-    if (!accel_i_cu_reap(q)) {
-        bool linger = q->lingering || had;
-        q->lingering = false;
-        return linger ? ACCEL_CUDA_POLL_MAX_NS : 0;
-    }
-    q->lingering = true;
+    if (!accel_i_cu_reap(q))   /* everything reached */
+        return accel_i_now_ns() - atomic_load(&q->poll_since) < ACCEL_I_CU_LINGER_NS ? ACCEL_CUDA_POLL_MAX_NS
+                                                                                     : 0;
     slice = accel_i_cu_poll_slice(atomic_load(&q->poll_since));
     if (slice >= 32000u && !accel_i_cu_gone(q)) {   /* waits over 1 ms: notice a dead device */
         accel_cu_result cr;

@@ -128,6 +128,21 @@ static inline void bench_threads_started(bench_threads_snapshot* snap, const ben
         if (!old && out->count < BENCH_MAX_THREADS) out->tid[out->count++] = snap->tid[i];
     }
 }
+/* t without tests/mock_cuda.c's stream threads (named "mock-stream": they are the mock's "GPU", not
+   accel's threads). */
+static inline void bench_threads_not_mock(const bench_threads* t, bench_threads* out) {
+    out->count = 0;
+    for (int i = 0; i < t->count; i++) {
+        char path[64], comm[32] = "";
+        FILE* f;
+        snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid[i]);
+        if ((f = fopen(path, "r")) != NULL) {
+            if (!fgets(comm, sizeof comm, f)) comm[0] = '\0';
+            fclose(f);
+        }
+        if (strncmp(comm, "mock-stream", 11) != 0) out->tid[out->count++] = t->tid[i];
+    }
+}
 
 /* ==== failures ==== */
 static int bench_i_failures;

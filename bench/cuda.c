@@ -157,20 +157,6 @@ static void bench_counts_init(void) {
     memcpy(&bench_mock_calls, &f, sizeof f);
     bench_caller_tid = (pid_t)syscall(SYS_gettid);
 }
-/* t without the mock's stream threads. */
-static void bench_accel_threads(const bench_threads* t, bench_threads* out) {
-    out->count = 0;
-    for (int i = 0; i < t->count; i++) {
-        char path[64], comm[32] = "";
-        FILE* f;
-        snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)t->tid[i]);
-        if ((f = fopen(path, "r")) != NULL) {
-            if (!fgets(comm, sizeof comm, f)) comm[0] = '\0';
-            fclose(f);
-        }
-        if (strncmp(comm, "mock-stream", 11) != 0) out->tid[out->count++] = t->tid[i];
-    }
-}
 /* The counters now: driver calls (all; enqueues: launches, memory operations, event records and
    waits, copies and fills; context calls; queries and synchronizes), wake-ups of accel's workers and of
    the caller. */
@@ -747,7 +733,7 @@ static void bench_chain(bench_cuda* b, int nq, accel_device* dev2) {
         }
     }
     if (!f.failed) {
-        bench_accel_threads(&watch, &f.workers);
+        bench_threads_not_mock(&watch, &f.workers);
         bench_pair_run_counted(b->rounds, b->quick ? 3 : 5, bench_chain_sample, &f, &watch, bench_fig_count, &p);
         if (!f.failed && nq == 1)
             bench_fig_row(&f, &p, "chain_1q", "9 dependent chain, 1 queue, /step", "LaunchKernel+EventRecord", 1.10, &watch);
@@ -870,7 +856,7 @@ static void bench_gated_pipeline(bench_cuda* b) {
     if (!f.failed) {
         f.word = (volatile uint64_t*)words;
         *f.word = 0;
-        bench_accel_threads(&watch, &f.workers);
+        bench_threads_not_mock(&watch, &f.workers);
         bench_pair_run_counted(b->rounds, b->quick ? 3 : 5, bench_pipe_sample, &f, &watch, bench_fig_count, &p);
         if (!f.failed) bench_fig_row(&f, &p, "gated_pipeline_2q", "12 pipeline behind a host gate, /step", "WaitValue64+StreamWaitEvent", 1.15, &watch);
     }
@@ -1304,7 +1290,7 @@ int main(int argc, char** argv) {
         !bench_accel_ok(accel_program_create(b.dev, &(accel_program_desc){ .name = "bench_const", .ptx = bench_empty_ptx, .constant_count = 1 },
                                              &b.konst), "program"))
         goto done;
-    bench_accel_threads(&b.workers, &b.accel_workers);
+    bench_threads_not_mock(&b.workers, &b.accel_workers);
     /* the raw side: the same driver, the primary context, its own stream and module */
     if (!bench_cu_ok(accel_i_cu.DevicePrimaryCtxRetain(&b.ctx, accel_i_cu_dev(b.dev)->cudev), "cuDevicePrimaryCtxRetain")) goto done;
     accel_i_cu.CtxSetCurrent(b.ctx);
