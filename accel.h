@@ -638,26 +638,25 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    to the device's pool (keyed by size class and memory kind) and a later accel_queue_alloc takes it
    with no host wait: at once on q itself (q's order puts it after the free), on another queue once no
    submitted command uses it.
-   When the memory is taken: at the alloc's point on the CPU (the executor takes it from the pool
-   when it gets there, and the free's point gives it back) and on CUDA
-   (where the point is enqueued on the queue's stream: cuMemAllocFromPoolAsync / cuMemFreeAsync where
-   the device has memory pools, see accel_cuda.h), so that batches of alloc / use / free submitted
-   ahead hold one step's memory, not all of theirs; read/write/map before the point fail
-   (INVALID_ARGUMENT; map NULL). On Vulkan when the call records (never later than its point), so a
-   program that records many steps ahead holds theirs (ranges of memory blocks, see accel_vulkan.h).
-   The pools keep memory until the device is destroyed, and give idle memory back when a new
-   allocation does not fit. A command list that uses such a buffer itself (not through a patch)
-   replays as its commands recorded anew where the memory is taken at the point. Errors: NULL q
+   When the memory is taken: at the alloc's point of q's order, on every backend: on the CPU the
+   executor takes it from the pool when it gets there, and the free's point gives it back; on CUDA
+   where the point is enqueued on the queue's stream (cuMemAllocFromPoolAsync / cuMemFreeAsync where
+   the device has memory pools, see accel_cuda.h); on Vulkan where the point's segment is built for
+   vkQueueSubmit (ranges of memory blocks, see accel_vulkan.h). So batches of alloc / use / free
+   submitted ahead hold one step's memory, not all of theirs; read/write/map before the point fail
+   (INVALID_ARGUMENT; map NULL). The pools keep memory until the device is destroyed, and give idle
+   memory back when a new allocation does not fit. A command list that uses such a buffer itself (not
+   through a patch) replays as its commands recorded anew. Errors: NULL q
    (logged, returned), NULL out, size 0, an unknown memory
    kind, a call while q records a command list, a lost device, out of host memory for the handle:
    recording errors (logged, returned here and by the next submit; *out NULL). Out of device memory is
    not an error of the call: the handle is returned with no memory behind it, and every batch that
    uses it fails where it does (its own batch at the alloc), as a batch behind a failed wait does: its
    signals fail with the reason (OUT_OF_MEMORY, or the backend's error); read/write of the handle,
-   and a view of it, return that error, and map returns NULL. Where the memory is taken at the point,
-   so is that error (logged there); an alloc point a failed batch never reached leaves the handle
-   without memory the same way, with that batch's reason (on CUDA a point behind a wait that the device
-   watches is enqueued before that wait's failure is known: it gets its memory). Recording thread. */
+   and a view of it, return that error, and map returns NULL. That error is found at the point (logged
+   there); an alloc point a failed batch never reached leaves the handle without memory the same way,
+   with that batch's reason (on a GPU a point behind a wait that the device watches is built before
+   that wait's failure is known: it gets its memory). Recording thread. */
 ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
                                         accel_buffer** out);
 /* Ends buf (an accel_queue_alloc handle) at this point of q's order: its memory returns to the pool

@@ -149,6 +149,13 @@
    (HOST_CACHED where offered), mapped for its whole life. accel_buffer_read/write copy through the mapping
    where there is one, else through a staging buffer and a copy (blocking) on a VkQueue of their own
    where the compute family has two or more, else on the first (see "Queues").
+   Queue-ordered memory (accel_queue_alloc / accel_queue_free) is taken where the queue's worker, or
+   accel_queue_submit, builds the segment of the alloc, not when the alloc is recorded: a buffer of the
+   device's pool (a range of a 32 MiB block) is lent to the handle there and given back where the free's
+   segment is built; the queue's own later allocs reuse it at once (its segments run in order), another
+   queue's once the free's batch completed. Batches of alloc / use / free submitted ahead of a wait hold
+   one such buffer, not one each; accel_vulkan_buffer_handle of the handle is VK_NULL_HANDLE until its
+   alloc's segment was built. Out of memory there fails the batch's signals from the alloc on.
 
    ==== Programs ================================================================================
    SPIR-V only. The entry point is `name` when the module has one of that name, else its only GLCompute
@@ -460,7 +467,8 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
    signal they signal after it). */
 
 /* The VkBuffer behind b (whole size, offset 0; for a view, its root's: the view starts at the offset it
-   was made with, within the root's). 0 if b is NULL or not a Vulkan buffer. */
+   was made with, within the root's). 0 if b is NULL or not a Vulkan buffer, and for a buffer of
+   accel_queue_alloc before its alloc's point was reached (then the one lent to it: see "Memory"). */
 ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b);
 /* The VkQueue q's work is submitted to (fixed for q's life; other accel queues, and an adopting engine,
    may submit to it too), and its family in *family (if not NULL). VK_NULL_HANDLE (and family 0) if q is
