@@ -638,26 +638,25 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    to the device's pool (keyed by size class and memory kind) and a later accel_queue_alloc takes it
    with no host wait: at once on q itself (q's order puts it after the free), on another queue once no
    submitted command uses it.
-   When the memory is taken: at the alloc's point on the CPU (the executor takes it from the pool
-   when it gets there, and the free's point gives it back) and on CUDA
-   (where the point is enqueued on the queue's stream: cuMemAllocFromPoolAsync / cuMemFreeAsync where
-   the device has memory pools, see accel_cuda.h), so that batches of alloc / use / free submitted
-   ahead hold one step's memory, not all of theirs; read/write/map before the point fail
-   (INVALID_ARGUMENT; map NULL). On Vulkan when the call records (never later than its point), so a
-   program that records many steps ahead holds theirs (ranges of memory blocks, see accel_vulkan.h).
-   The pools keep memory until the device is destroyed, and give idle memory back when a new
-   allocation does not fit. A command list that uses such a buffer itself (not through a patch)
-   replays as its commands recorded anew where the memory is taken at the point. Errors: NULL q
+   When the memory is taken: at the alloc's point of q's order, on every backend: on the CPU the
+   executor takes it from the pool when it gets there, and the free's point gives it back; on CUDA
+   where the point is enqueued on the queue's stream (cuMemAllocFromPoolAsync / cuMemFreeAsync where
+   the device has memory pools, see accel_cuda.h); on Vulkan where the point's segment is built for
+   vkQueueSubmit (ranges of memory blocks, see accel_vulkan.h). So batches of alloc / use / free
+   submitted ahead hold one step's memory, not all of theirs; read/write/map before the point fail
+   (INVALID_ARGUMENT; map NULL). The pools keep memory until the device is destroyed, and give idle
+   memory back when a new allocation does not fit. A command list that uses such a buffer itself (not
+   through a patch) replays as its commands recorded anew. Errors: NULL q
    (logged, returned), NULL out, size 0, an unknown memory
    kind, a call while q records a command list, a lost device, out of host memory for the handle:
    recording errors (logged, returned here and by the next submit; *out NULL). Out of device memory is
    not an error of the call: the handle is returned with no memory behind it, and every batch that
    uses it fails where it does (its own batch at the alloc), as a batch behind a failed wait does: its
    signals fail with the reason (OUT_OF_MEMORY, or the backend's error); read/write of the handle,
-   and a view of it, return that error, and map returns NULL. Where the memory is taken at the point,
-   so is that error (logged there); an alloc point a failed batch never reached leaves the handle
-   without memory the same way, with that batch's reason (on CUDA a point behind a wait that the device
-   watches is enqueued before that wait's failure is known: it gets its memory). Recording thread. */
+   and a view of it, return that error, and map returns NULL. That error is found at the point (logged
+   there); an alloc point a failed batch never reached leaves the handle without memory the same way,
+   with that batch's reason (on a GPU a point behind a wait that the device watches is built before
+   that wait's failure is known: it gets its memory). Recording thread. */
 ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
                                         accel_buffer** out);
 /* Ends buf (an accel_queue_alloc handle) at this point of q's order: its memory returns to the pool
@@ -1566,9 +1565,8 @@ typedef enum accel_i_cmd_kind {
 #define ACCEL_I_CMD_INDIRECT  4u
 #define ACCEL_I_CMD_HOST_READ 8u
 #define ACCEL_I_CMD_STAGED    16u
-/* QMEM_POINT: a NATIVE command that is an accel_queue_alloc / accel_queue_free point of a backend whose
-   executor is the device (u.qmem; core: queue-ordered memory at its point); only the CPU executor
-   sees them */
+/* QMEM_POINT: a NATIVE command that is an accel_queue_alloc / accel_queue_free point (u.qmem; core:
+   queue-ordered memory at its point): the CPU executor runs it, a GPU walk where it builds it */
 #define ACCEL_I_CMD_QMEM_POINT 32u
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
@@ -1754,12 +1752,12 @@ struct accel_buffer  {
     accel_i_object obj; size_t size; accel_memory memory; void* mapped;
     accel_buffer* root; size_t offset;   /* views: the root buffer and the offset in it; roots: NULL, 0 */
     bool read_only;                       /* wraps const memory: nothing accel runs writes it */
-    /* queue-ordered memory (see "core: queue-ordered memory"): an accel_queue_alloc handle is a view
-       (qmem flags) of a pooled root (pool_next, pool_owner while it lies in the pool) */
+    /* queue-ordered memory (see "core: queue-ordered memory"): an accel_queue_alloc handle (qmem flags),
+       lent a pooled root between its points (qroot); pool_next, pool_owner: a root while it lies in the
+       pool (a kept handle: pool_next) */
     unsigned char qmem;
     accel_buffer* pool_next;
     accel_queue* pool_owner;
-    accel_signal* oom;                    /* a handle whose memory could not be had: its failed signal */
     uint64_t qfail;                       /* memory at its point: why it has none (a failed value), or 0 */
     /* ... 1: it has memory now (between its points; release-stored); 2 (GPU walks): its free point gave
        it back, the native fields stay for commands built later but ordered before that point */
@@ -2235,7 +2233,7 @@ static void accel_i_object_undo(accel_i_object* o) {
     accel_i_device_release(dev);
 }
 static void accel_i_release(void* obj);
-static bool accel_i_qmem_view_keep(accel_buffer* view);
+static bool accel_i_qmem_late_keep(accel_buffer* r);
 static size_t accel_i_qmem_bytes(const accel_device* dev);
 static void accel_i_view_free(accel_buffer* view) {
     accel_buffer* root = view->root;
@@ -2245,7 +2243,7 @@ static void accel_i_view_free(accel_buffer* view) {
 static void accel_i_object_free(accel_i_object* o) {
     accel_device* dev = o->device;
     const accel_backend* b = dev->backend;
-    if (o->kind == ACCEL_I_BUFFER && ((accel_buffer*)o)->qmem && accel_i_qmem_view_keep((accel_buffer*)o))
+    if (o->kind == ACCEL_I_BUFFER && ((accel_buffer*)o)->qmem && accel_i_qmem_late_keep((accel_buffer*)o))
         return;   /* a queue memory handle kept for reuse */
     atomic_fetch_add(&dev->freeing, 1u);   /* while listed: see accel_i_objects_hold */
     accel_i_object_unlist(o);
@@ -2718,8 +2716,7 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
     if (!buf) return accel_i_invalid(NULL, "accel_buffer_view_create", "buffer is NULL");
     if (!out) return accel_i_invalid(buf->obj.device, "accel_buffer_view_create", "out is NULL");
     if (accel_i_live(&buf->obj, "accel_buffer_view_create") != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
-    if (buf->oom || accel_i_buffer_root(buf)->qfail)
-        return accel_i_qmem_no_memory(buf, "accel_buffer_view_create");
+    if (accel_i_buffer_root(buf)->qfail) return accel_i_qmem_no_memory(buf, "accel_buffer_view_create");
     if (!accel_i_view_args_ok(buf, offset, size)) return ACCEL_ERROR_INVALID_ARGUMENT;
     view = accel_i_view_make(accel_i_buffer_root(buf), buf->offset + offset, size, accel_i_label(&buf->obj));
     if (!view)
@@ -2748,7 +2745,6 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&buf->obj));
     if (accel_i_live(&buf->obj, fn) != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
-    if (buf->oom) return accel_i_qmem_no_memory(buf, fn);
     if (accel_i_qmem_none(buf)) return accel_i_qmem_io_none(buf, fn);
     return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size,
                                                write);
@@ -3390,7 +3386,6 @@ static bool accel_i_same_device(accel_queue* q, accel_device* other) {
     accel_device* dev = q->obj.device;
     return other == dev || (other->backend == dev->backend && dev->backend->shares_host_memory);
 }
-static bool accel_i_qmem_oom_use(accel_queue* q, accel_buffer* buf, const char* fn);
 /* buf is not NULL and holds [offset, offset + size) (any device's: see accel_i_rec_buffer_ok) */
 static bool accel_i_rec_range_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size,
                                  const char* fn) {
@@ -3402,7 +3397,6 @@ static bool accel_i_rec_range_ok(accel_queue* q, accel_buffer* buf, size_t offse
                           "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
         return false;
     }
-    if (buf->oom) return accel_i_qmem_oom_use(q, buf, fn);
     return !(accel_i_buffer_root(buf)->qmem & ACCEL_I_QMEM_LATE) || accel_i_qmem_late_use(q, buf, fn);
 }
 static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offset, size_t size,
@@ -3848,25 +3842,18 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 }
 
 /* ==== core: queue-ordered memory ==== */
-/* Where the memory is taken when the alloc records (Vulkan; the CPU and CUDA take it at the point: see
-   "core: queue-ordered memory at its point" below):
-   accel_queue_alloc hands out a view (flag ACCEL_I_QMEM_HANDLE) of a root buffer from the device's pool,
-   made by the backend's ordinary buffer_create at a size class (4 a doubling, at least 256 bytes), and
-   keyed by class and memory kind. The memory is the handle's from the alloc's point in its queue's order
-   on: it is taken from the pool when the alloc is recorded, which is never later than that point.
-   accel_queue_free puts the root back at once, owned by the freeing queue: a later alloc on that queue
-   comes after the free in the queue's order, after every command that used it (or that the queue waited
-   for), so it may take the root whatever is still pending. Another queue takes a root only when idle:
-   no command holds it (references, as every recorded command holds its buffers; the pool's is the
-   root's handle). A handle destroyed instead of freed puts its root back, owned by nobody, once the work
-   holding the handle is done. No host wait anywhere; the pool keeps its roots until the device goes
-   (idle ones are given back when a new root does not fit). A root that cannot be had (out of memory)
-   gives a handle of a small root whose uses all wait on a failed signal first (reason: the
-   buffer_create's error), so each batch that uses it fails from there. Released handles are kept for
-   reuse (up to ACCEL_I_QMEM_VIEWS): an alloc / free pair then costs no host allocation, one pool lock
-   each, and the handle's and root's reference counts. */
+/* The device's pool of roots: buffers of the backend's ordinary buffer_create at a size class (4 a
+   doubling, at least 256 bytes), keyed by class and memory kind. An accel_queue_alloc handle takes its
+   memory from the pool at its alloc's point of the queue's order and gives it back at its free's point
+   (see "core: queue-ordered memory at its point" below; every backend). A root given back is owned by
+   the freeing queue: a later alloc point on that queue comes after the free in the queue's order,
+   after every command that used it (or that the queue waited for), so it may take the root whatever is
+   still pending. Another queue takes a root only when idle: no command holds it (references; the
+   pool's is the root's handle). No host wait anywhere; the pool keeps its roots until the device goes
+   (idle ones are given back when a new root does not fit). Released handles are kept for reuse (up to
+   ACCEL_I_QMEM_VIEWS): an alloc / free pair then costs no host allocation, one pool lock each, and the
+   handle's and root's reference counts. */
 #define ACCEL_I_QMEM_HANDLE 1u    /* an accel_queue_alloc handle */
-#define ACCEL_I_QMEM_FREED  2u    /* ... whose root accel_queue_free put back */
 #define ACCEL_I_QMEM_CLASSES 210u   /* 0: up to 256 bytes; 1..208: 4 a doubling; 209: above 2^60 */
 #define ACCEL_I_QMEM_VIEWS 64u      /* released handles kept for reuse */
 typedef struct accel_i_qmem_pool {
@@ -3926,10 +3913,9 @@ static void accel_i_qmem_put(accel_buffer* root, accel_queue* owner) {
     if (stale) accel_i_handle_drop(root);
 }
 /* Takes a free root of the class for q, at least size bytes, off the pool: the newest that q freed,
-   else the newest idle one (so that each queue keeps to its own roots); NULL when none may be. With
-   view not NULL, also a kept handle (*view; NULL when none is kept). */
+   else the newest idle one (so that each queue keeps to its own roots); NULL when none may be. */
 static accel_buffer* accel_i_qmem_take(accel_i_qmem_pool* p, accel_queue* q, uint32_t cls, accel_memory mem,
-                                       size_t size, accel_buffer** view) {
+                                       size_t size) {
     accel_buffer **link, **idle = NULL, *b;
     accel_i_spin_lock(&p->lock);
     for (link = &p->free[mem][cls]; (b = *link) != NULL; link = &b->pool_next) {
@@ -3939,10 +3925,6 @@ static accel_buffer* accel_i_qmem_take(accel_i_qmem_pool* p, accel_queue* q, uin
     }
     if (!b && idle) b = *(link = idle);
     if (b) *link = b->pool_next;
-    if (view && (*view = p->views) != NULL) {
-        p->views = (*view)->pool_next;
-        p->nviews--;
-    }
     accel_i_spin_unlock(&p->lock);
     return b;
 }
@@ -3984,15 +3966,15 @@ static void accel_i_qmem_trim(accel_i_qmem_pool* p) {
     }
 }
 /* A root for q of at least size bytes: from the pool, else a new one (the pool's idle roots given back
-   first when that fails). view: as in accel_i_qmem_take. */
+   first when that fails). */
 static accel_result accel_i_qmem_root(accel_queue* q, accel_i_qmem_pool* p, size_t size, accel_memory mem,
-                                      accel_buffer** out, accel_buffer** view) {
+                                      accel_buffer** out) {
     accel_device* dev = q->obj.device;
     accel_buffer_desc d;
     accel_result r;
     size_t rounded;
     uint32_t cls = accel_i_qmem_class(size, &rounded);
-    if ((*out = accel_i_qmem_take(p, q, cls, mem, size, view)) != NULL) return ACCEL_OK;
+    if ((*out = accel_i_qmem_take(p, q, cls, mem, size)) != NULL) return ACCEL_OK;
     memset(&d, 0, sizeof d);
     d.size = rounded;
     d.memory = mem;
@@ -4001,78 +3983,18 @@ static accel_result accel_i_qmem_root(accel_queue* q, accel_i_qmem_pool* p, size
     accel_i_qmem_trim(p);
     return dev->backend->buffer_create(dev, &d, out);
 }
-/* The handle of size bytes over root (taking a reference on it): v, a kept one, made anew; else a new
-   view. NULL when out of host memory. */
-static accel_buffer* accel_i_qmem_view(accel_buffer* root, size_t size, accel_buffer* v) {
-    if (!v) return accel_i_view_make(root, 0, size, NULL);
-    accel_i_retain(root);
-    v->root = root;
-    v->offset = 0;
-    v->size = size;
-    v->memory = root->memory;
-    v->read_only = false;
-    v->mapped = root->mapped;
-    v->pool_next = NULL;
-    v->obj.generation = atomic_load(&root->obj.device->generation);   /* creates are open: it stays */
-    atomic_store_explicit(&v->obj.handle, 1u, memory_order_relaxed);
-    atomic_store_explicit(&v->obj.refs, 1u, memory_order_relaxed);   /* published by handing it out */
-    return v;
-}
-/* The handle when no root of its size could be had: a view of a small root, and a signal failed with
-   why, which every use of the handle waits on (accel_i_qmem_oom_use). */
-static accel_result accel_i_qmem_oom_handle(accel_queue* q, accel_i_qmem_pool* p, size_t size,
-                                            accel_memory mem, accel_result why, accel_buffer** out) {
-    accel_device* dev = q->obj.device;
-    accel_buffer *root, *view = NULL;
-    accel_signal* s = NULL;
-    accel_result r = accel_i_qmem_root(q, p, 1, mem, &root, NULL);
-    if (r != ACCEL_OK) return r;
-    if ((r = dev->backend->signal_create(dev, 0, &s)) == ACCEL_OK &&
-        (view = accel_i_view_make(root, 0, size, NULL)) == NULL)
-        r = ACCEL_ERROR_OUT_OF_MEMORY;
-    if (r != ACCEL_OK) {
-        if (s) accel_i_handle_drop(s);
-        accel_i_qmem_put(root, q);
-        return r;
-    }
-    accel_i_signal_raise_held(s, accel_i_failed_value(why));
-    view->mapped = NULL;
-    view->oom = s;
-    *out = view;
-    return ACCEL_OK;
-}
-/* A handle and its memory for accel_queue_alloc (arguments checked); a result for its recording error. */
-static accel_result accel_i_qmem_alloc(accel_queue* q, size_t size, accel_memory memory, accel_buffer** out) {
-    accel_i_qmem_pool* p = accel_i_qmem_pool_of(q->obj.device);
-    accel_buffer *root, *kept = NULL;
-    accel_result r;
-    if (!p) return ACCEL_ERROR_OUT_OF_MEMORY;
-    if ((r = accel_i_qmem_root(q, p, size, memory, &root, &kept)) != ACCEL_OK) {
-        if (kept && !accel_i_qmem_view_put(p, kept)) accel_i_release(accel_i_qmem_view(root, 0, kept));
-        accel_i_log(q->obj.device, ACCEL_LOG_ERROR,
-                    "accel_queue_alloc: no memory for %zu bytes (%s): the batches that use the buffer fail "
-                    "from there", size, accel_result_string(r));
-        return accel_i_qmem_oom_handle(q, p, size, memory, r, out);
-    }
-    if ((*out = accel_i_qmem_view(root, size, kept)) == NULL) {
-        accel_i_qmem_put(root, q);
-        return ACCEL_ERROR_OUT_OF_MEMORY;
-    }
-    return ACCEL_OK;
-}
 /* ---- core: queue-ordered memory at its point ----
-   Where the executor is the device (a backend with no batch walk: the CPU), the memory is taken when
-   the alloc's point of the queue's order is reached, not when the alloc records, and given back at the
-   free's point: N batches of alloc / use / free submitted ahead hold one root, not N. The handle is a
-   root of the core's with no memory of its own (qmem ACCEL_I_QMEM_LATE; never seen by buffer_create /
-   buffer_free / buffer_io), whose `mapped` is NULL but between its points. accel_queue_alloc and
+   On every backend the memory is taken when the alloc's point of the queue's order is reached, not
+   when the alloc records, and given back at the free's point: N batches of alloc / use / free
+   submitted ahead hold one root, not N. The handle is a root of the core's with no memory of its own
+   (qmem ACCEL_I_QMEM_LATE; never seen by buffer_create / buffer_free / buffer_io), whose `mapped` is
+   NULL but between its points. accel_queue_alloc and
    accel_queue_free each record a point: a NATIVE command flagged ACCEL_I_CMD_QMEM_POINT holding a
-   reference on the handle, which the executor runs in its turn (accel_i_qmem_step). The alloc point
+   reference on the handle, which the CPU executor runs in its turn (accel_i_qmem_step). The alloc point
    is lent a root of the pool (its size class and memory kind; made by buffer_create when none is
    free, idle roots given back first when that fails: accel_i_qmem_lend); the free point gives it back
-   (accel_i_qmem_give_back), idle at once: every use completed by then, on other queues too (the
-   contract orders them before a signal the queue waited for). One pool serves every backend: the roots that allocs which record their
-   memory take, and those the points lend.
+   (accel_i_qmem_give_back); on the CPU idle at once: every use completed by then, on other queues too
+   (the contract orders them before a signal the queue waited for).
    A batch that uses such a buffer (b->qmem, set where it records the use) checks each command's
    buffers where it runs: one with no memory (its alloc point failed or was dropped with its batch, or
    its free point passed) fails the rest of the batch with the reason (qfail: out of memory, or the
@@ -4084,16 +4006,17 @@ static accel_result accel_i_qmem_alloc(accel_queue* q, size_t size, accel_memory
    reference. The handle's qmem and size are written only while nobody else holds it (reads need no
    lock); `mapped` and qfail are written at its points, ordered for every reader as its uses are; qhas
    (it has memory) is published with release after them.
-   A GPU backend whose walk runs the points (accel_device.qmem_ops: CUDA) makes the same handles at its
-   own buffer struct's size, and runs each point where its walk builds the command (its stream order
-   is the queue's): the memory of its own (a stream-ordered pool) or a root of the core's pool lent
-   (accel_i_qmem_lend / accel_i_qmem_give_back). Its free point leaves the handle's native fields in
-   place (qhas 2): a command of another queue built after that point may still be ordered before it
-   on the device, so a use after the free is not caught there (undefined, as any use of freed memory).
+   A GPU backend's walk runs the points (accel_device.qmem_ops, set at create: CUDA, Vulkan); it makes
+   the same handles at its own buffer struct's size, and runs each point where its walk builds the
+   command (its stream or submission order is the queue's): the memory of its own (CUDA's
+   stream-ordered pool) or a root of the core's pool lent (accel_i_qmem_lend / accel_i_qmem_give_back;
+   another queue takes it once the batch of the free completed on the device). Its free point leaves
+   the handle's native fields in place (qhas 2): a command of another queue built after that point may
+   still be ordered before it on the device, so a use after the free is not caught there (undefined,
+   as any use of freed memory).
    A segment that uses a handle whose alloc point its queue's walk has not reached yet (another queue
    submitted first, its waits watched by the device) has its waits gated on the host instead
    (accel_i_classify, accel_i_qmem_waits_on_host): they are reached only after that point. */
-static bool accel_i_qmem_at_point(const accel_device* dev) { return !dev->backend->walk || dev->qmem_ops; }
 /* kit: does handle r have memory now (or its free point passed on a GPU walk: qhas 2)? (acquire: its
    native fields, written before, are there) */
 static bool accel_i_qmem_has(const accel_buffer* r) {
@@ -4306,8 +4229,7 @@ static bool accel_i_qmem_waits_on_host(const accel_i_batch* b, const accel_i_seg
    fields into r, then publishes qhas), or NULL with *failed the failed value (logged). */
 static accel_buffer* accel_i_qmem_lend(accel_queue* q, accel_buffer* r, uint64_t* failed) {
     accel_buffer* m = NULL;
-    accel_result res = accel_i_qmem_root(q, accel_i_qmem_pool_get(r->obj.device), r->size, r->memory, &m,
-                                         NULL);
+    accel_result res = accel_i_qmem_root(q, accel_i_qmem_pool_get(r->obj.device), r->size, r->memory, &m);
     if (res != ACCEL_OK) { *failed = accel_i_qmem_point_failed(q, r, res); return NULL; }
     accel_i_retain(m);
     r->qroot = m;
@@ -4367,22 +4289,19 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
         accel_i_rec_error(q, ACCEL_ERROR_DEVICE_LOST, "%s: the device is lost or being recovered", fn);
         return ACCEL_ERROR_DEVICE_LOST;
     }
-    r = accel_i_qmem_at_point(q->obj.device) ? accel_i_qmem_late_alloc(q, size, memory, &view)
-                                               : accel_i_qmem_alloc(q, size, memory, &view);
+    r = accel_i_qmem_late_alloc(q, size, memory, &view);
     accel_i_creates_leave(q->obj.device);
     if (r != ACCEL_OK) {
         accel_i_rec_error(q, r, "%s: out of memory for the handle of %zu bytes", fn, size);
         return r;
     }
-    view->qmem |= ACCEL_I_QMEM_HANDLE;
-    if (view->oom) accel_i_qmem_oom_use(q, view, fn);   /* the batch fails at the alloc's point */
     *out = view;
     return ACCEL_OK;
 }
 ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
     const char* fn = "accel_queue_free";
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    bool freed = buf && ((buf->qmem & ACCEL_I_QMEM_FREED) || !atomic_load(&buf->obj.handle));
+    bool freed = buf && !atomic_load(&buf->obj.handle);
     if (!buf || !(buf->qmem & ACCEL_I_QMEM_HANDLE) || freed || !accel_i_same_device(q, buf->obj.device)) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn,
                           !buf ? "buffer is NULL"
@@ -4394,38 +4313,8 @@ ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
     if (!accel_i_rec_not_recording(q, fn) || !accel_i_rec_live(q, &q->obj, fn) ||
         !accel_i_rec_live(q, &buf->obj, fn))
         return;
-    if (buf->qmem & ACCEL_I_QMEM_LATE) {   /* its point (the handle's qmem stays as it is: see there) */
-        if (accel_i_qmem_point_rec(q, buf, true, fn)) accel_i_handle_drop(buf);
-        return;
-    }
-    buf->qmem |= ACCEL_I_QMEM_FREED;
-    accel_i_qmem_put(buf->root, q);
-    accel_i_handle_drop(buf);
-}
-/* A handle's last reference is gone: a handle destroyed instead of freed puts its root back now, its
-   work done (copies and fills hold the root itself: idle only once they are done too). true: the
-   handle is kept for reuse; false: the caller frees it as any view. */
-static bool accel_i_qmem_view_keep(accel_buffer* view) {
-    accel_buffer* root = view->root;   /* once kept, the view may be taken again at once */
-    if (view->qmem & ACCEL_I_QMEM_LATE) return accel_i_qmem_late_keep(view);
-    if ((view->qmem & (ACCEL_I_QMEM_HANDLE | ACCEL_I_QMEM_FREED)) == ACCEL_I_QMEM_HANDLE)
-        accel_i_qmem_put(root, NULL);
-    if (view->oom) accel_i_handle_drop(view->oom);
-    view->oom = NULL;
-    view->qmem = 0;
-    if (!accel_i_qmem_view_put(accel_i_qmem_pool_get(view->obj.device), view)) return false;
-    accel_i_release(root);
-    return true;
-}
-/* A use of a handle without memory: the batch waits on its failed signal first (and fails there). */
-static bool accel_i_qmem_oom_use(accel_queue* q, accel_buffer* buf, const char* fn) {
-    if (q->recording) {
-        accel_i_rec_error(q, ACCEL_ERROR_OUT_OF_MEMORY,
-                          "%s: the buffer's accel_queue_alloc found no memory", fn);
-        return false;
-    }
-    accel_i_rec_signal(q, ACCEL_I_CMD_WAIT, buf->oom, 1u, fn);
-    return true;
+    /* its point (the handle's qmem stays as it is: see there) */
+    if (accel_i_qmem_point_rec(q, buf, true, fn)) accel_i_handle_drop(buf);
 }
 static accel_result accel_i_qmem_no_memory(accel_buffer* buf, const char* fn) {
     return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
@@ -4437,7 +4326,7 @@ static void accel_i_qmem_views_free(accel_device* dev, accel_buffer* views) {
         accel_buffer* v = views;
         views = v->pool_next;
         accel_i_object_unlist(&v->obj);
-        accel_i_dev_free(dev, v, (v->qmem & ACCEL_I_QMEM_LATE) ? accel_i_qmem_bytes(dev) : sizeof *v);
+        accel_i_dev_free(dev, v, accel_i_qmem_bytes(dev));
         accel_i_device_release(dev);
     }
 }

@@ -149,6 +149,13 @@
    (HOST_CACHED where offered), mapped for its whole life. accel_buffer_read/write copy through the mapping
    where there is one, else through a staging buffer and a copy (blocking) on a VkQueue of their own
    where the compute family has two or more, else on the first (see "Queues").
+   Queue-ordered memory (accel_queue_alloc / accel_queue_free) is taken where the queue's worker, or
+   accel_queue_submit, builds the segment of the alloc, not when the alloc is recorded: a buffer of the
+   device's pool (a range of a 32 MiB block) is lent to the handle there and given back where the free's
+   segment is built; the queue's own later allocs reuse it at once (its segments run in order), another
+   queue's once the free's batch completed. Batches of alloc / use / free submitted ahead of a wait hold
+   one such buffer, not one each; accel_vulkan_buffer_handle of the handle is VK_NULL_HANDLE until its
+   alloc's segment was built. Out of memory there fails the batch's signals from the alloc on.
 
    ==== Programs ================================================================================
    SPIR-V only. The entry point is `name` when the module has one of that name, else its only GLCompute
@@ -460,7 +467,8 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
    signal they signal after it). */
 
 /* The VkBuffer behind b (whole size, offset 0; for a view, its root's: the view starts at the offset it
-   was made with, within the root's). 0 if b is NULL or not a Vulkan buffer. */
+   was made with, within the root's). 0 if b is NULL or not a Vulkan buffer, and for a buffer of
+   accel_queue_alloc before its alloc's point was reached (then the one lent to it: see "Memory"). */
 ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b);
 /* The VkQueue q's work is submitted to (fixed for q's life; other accel queues, and an adopting engine,
    may submit to it too), and its family in *family (if not NULL). VK_NULL_HANDLE (and family 0) if q is
@@ -3056,6 +3064,62 @@ static void accel_i_vk_batch_submitted(accel_queue* base, accel_i_batch* b) {
     accel_i_vk_retire((accel_i_vk_queue*)base, b);
 }
 
+/* ==== vulkan: queue-ordered memory ====
+   accel_queue_alloc's memory is taken at the alloc's point of the queue's order, not when the alloc is
+   recorded (accel.h, "core: queue-ordered memory at its point"): the walk runs the points where it
+   builds a segment, once it knows the segment goes to the device now (segment_submit, under the
+   submit lock, before the segment is recorded). A handle is an accel_i_vk_buffer of the core's with no
+   memory of its own; its alloc point is lent a root of the core's pool (a buffer of buffer_create: a
+   range of a 32 MiB memory block, or memory of its own above 8 MiB) and copies the root's VkBuffer
+   (whole, offset 0) and mapping into the handle; the free point gives the root back. Commands read the
+   handle's VkBuffer where their segment is recorded, after the points before them: descriptors,
+   copies, fills, indirect counts and patches of a replay name the lent root then. A point records
+   nothing into the command buffer (accel_i_vk_no_record). Reuse follows the queue's timeline: the
+   queue's own later allocs take a freed root at once (its segments run in order: each waits for the
+   one before on the queue's completion timeline, and the commands of one segment are separated by
+   memory barriers over all the memory they touch), another queue's once the batch of the free
+   completed there (the free command holds the root until then). An alloc point without memory (or a
+   use of a handle without memory) cuts its segment there: the commands before it go to the device,
+   the rest of the batch is dropped and its signals fail with the reason. */
+static void accel_i_vk_qmem_drop(accel_buffer* r) {   /* a handle's memory is always a lent root's */
+    ((accel_i_vk_buffer*)r)->buffer = VK_NULL_HANDLE;
+}
+static const accel_i_qmem_ops accel_i_vk_qmem_ops = { sizeof(accel_i_vk_buffer), accel_i_vk_qmem_drop };
+/* Does c put nothing into a command buffer (a signal or wait: semaphore operations; a queue-memory
+   point: run where the segment is built)? */
+static bool accel_i_vk_no_record(const accel_i_cmd* c) {
+    return c->kind == ACCEL_I_CMD_SIGNAL || c->kind == ACCEL_I_CMD_WAIT ||
+           (c->flags & ACCEL_I_CMD_QMEM_POINT) != 0;
+}
+/* Point c of q (submit_lock held): 0, or the failed value that drops the rest of the batch. */
+static uint64_t accel_i_vk_qmem_point(accel_i_vk_queue* q, accel_i_cmd* c) {
+    accel_buffer *r = c->u.qmem.buf, *lent;
+    uint64_t failed = 0;
+    if (c->u.qmem.free) {   /* the VkBuffer stays: another queue's command built later may come first */
+        accel_i_qmem_give_back(&q->base, c);
+        return 0;
+    }
+    if (accel_i_qmem_has(r)) return 0;   /* run already (the segment was handed on: see the submit) */
+    if ((lent = accel_i_qmem_lend(&q->base, r, &failed)) == NULL) return failed;
+    ((accel_i_vk_buffer*)r)->buffer = ((accel_i_vk_buffer*)lent)->buffer;
+    r->mapped = lent->mapped;
+    r->qfail = 0;
+    atomic_store_explicit(&r->qhas, 1u, memory_order_release);
+    return 0;
+}
+/* The commands of segment sg of b (a batch flagged qmem) in order: each point run, each other command's
+   buffers checked. Returns the first that failed (*failed: its failed value), else sg->to. */
+static uint32_t accel_i_vk_qmem_run(accel_i_vk_queue* q, accel_i_batch* b, const accel_i_segment* sg,
+                                    uint64_t* failed) {
+    for (uint32_t i = sg->from; i < sg->to; i++) {
+        accel_i_cmd* c = &b->cmds[i];
+        *failed = (c->flags & ACCEL_I_CMD_QMEM_POINT) ? accel_i_vk_qmem_point(q, c)
+                                                      : accel_i_qmem_use_failed(&q->base, b, c);
+        if (*failed) return i;
+    }
+    return sg->to;
+}
+
 /* ==== vulkan: recording ==== */
 static void accel_i_vk_barrier(accel_i_vk_device* dev, VkCommandBuffer cb, VkPipelineStageFlags dst_stage,
                                VkAccessFlags dst_access) {
@@ -3110,6 +3174,7 @@ static accel_i_vk_scope accel_i_vk_scope_of(const accel_i_batch* b, uint32_t fro
     accel_i_vk_scope sc = { 0, 0, 0 };
     for (uint32_t i = from; i < to; i++) {
         accel_i_cmd_kind k = b->cmds[i].kind;
+        if (b->cmds[i].flags & ACCEL_I_CMD_QMEM_POINT) continue;   /* records nothing */
         if (k == ACCEL_I_CMD_EXEC) {
             sc.stages |= VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
             sc.writes |= VK_ACCESS_SHADER_WRITE_BIT;
@@ -3232,7 +3297,7 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
         if (c->kind == ACCEL_I_CMD_UPDATE) update_bytes += (c->u.update.size + 15u) & ~(size_t)15u;
         if (c->kind == ACCEL_I_CMD_EXEC) { execs++; bindings += c->u.exec.buffer_count; }
         if (c->kind == ACCEL_I_CMD_REPLAY) accel_i_vk_list_sizes(c->u.replay.list, &execs, &bindings);
-        e->nstamps += c->kind == ACCEL_I_CMD_TIMESTAMP || (traced && c->kind != ACCEL_I_CMD_SIGNAL);
+        e->nstamps += c->kind == ACCEL_I_CMD_TIMESTAMP || (traced && !accel_i_vk_no_record(c));
     }
     e->nstamps += traced;   /* traced: the start, then the end of every command */
     if (update_bytes) {
@@ -3270,7 +3335,7 @@ static accel_result accel_i_vk_record(accel_i_vk_queue* q, accel_i_vk_entry* e, 
     if (traced) dev->vk.CmdWriteTimestamp(e->cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, e->stamps, stamp++);
     for (uint32_t i = from; i < to && r == ACCEL_OK; i++) {
         const accel_i_cmd* c = &b->cmds[i];
-        if (c->kind == ACCEL_I_CMD_SIGNAL || c->kind == ACCEL_I_CMD_WAIT) continue;
+        if (accel_i_vk_no_record(c)) continue;
         /* the first command: the submit already waits for the queue's earlier segments
            (accel_i_vk_seg_after_queue) */
         if (!first && c->kind != ACCEL_I_CMD_BARRIER && c->kind != ACCEL_I_CMD_TIMESTAMP)
@@ -3724,7 +3789,7 @@ static VkCommandBuffer accel_i_vk_lone_replay(const accel_i_vk_queue* q, const a
     const accel_i_cmd* lone = NULL;
     const accel_i_vk_list* l;
     for (uint32_t i = sg->from; i < sg->to; i++) {
-        if (b->cmds[i].kind == ACCEL_I_CMD_SIGNAL || b->cmds[i].kind == ACCEL_I_CMD_WAIT) continue;
+        if (accel_i_vk_no_record(&b->cmds[i])) continue;
         if (lone) return VK_NULL_HANDLE;
         lone = &b->cmds[i];
     }
@@ -4003,7 +4068,7 @@ static accel_result accel_i_vk_seg_host(accel_i_vk_queue* q, const accel_i_vk_en
         accel_i_trace_cmd(&q->base, &b->cmds[i], ck.t0, t);
     for (uint32_t i = sg->from; i < sg->to && r == ACCEL_OK; i++) {
         const accel_i_cmd* c = &b->cmds[i];
-        if (c->kind == ACCEL_I_CMD_SIGNAL || (!traced && c->kind != ACCEL_I_CMD_TIMESTAMP)) continue;
+        if (accel_i_vk_no_record(c) || (!traced && c->kind != ACCEL_I_CMD_TIMESTAMP)) continue;
         if ((r = accel_i_vk_query_ns(q, e, k++, &ck, &t1)) != ACCEL_OK) break;
         if (c->kind == ACCEL_I_CMD_TIMESTAMP) r = accel_i_vk_stamp_put(q, c, t1);
         /* ended before t (a write-out): empty at t */
@@ -4030,43 +4095,70 @@ static void accel_i_vk_seg_later(accel_i_vk_queue* q, const accel_i_vk_entry* e,
     for (uint32_t k = 0; k < o->nlater; k++)
         accel_i_raise(o->later[k], r == ACCEL_OK ? o->later_vals[k] : accel_i_failed_value(r));
 }
+/* The segment's commands that go into its command buffer, and its timestamps (+1 traced: the start). */
+static void accel_i_vk_seg_count(const accel_i_vk_device* dev, const accel_i_batch* b,
+                                 const accel_i_segment* sg, uint32_t* ncmd, uint32_t* nstamps) {
+    *ncmd = 0;
+    *nstamps = dev->base.trace != NULL;
+    for (uint32_t i = sg->from; i < sg->to; i++) {
+        *ncmd += !accel_i_vk_no_record(&b->cmds[i]);
+        *nstamps += b->cmds[i].kind == ACCEL_I_CMD_TIMESTAMP;
+    }
+}
+/* The segment's semaphore operations into o (submit_lock held); true when the host must raise some of
+   its signals once it completed (the worker's: accel_queue_submit cannot wait for that). */
+static bool accel_i_vk_seg_ops(accel_i_vk_queue* q, const accel_i_batch* b, const accel_i_segment* sg,
+                               accel_i_vk_ops* o, uint32_t nstamps) {
+    accel_i_vk_seg_waits(q, b, sg, o);
+    accel_i_vk_seg_after_queue(q, o);
+    accel_i_vk_seg_signals(q, b, sg, o);
+    if (nstamps) {   /* every signal after the host wrote the timestamps (and the trace) */
+        for (uint32_t k = 0; k < o->ns; k++) {
+            o->later[o->nlater] = &o->sigs[k]->base;
+            o->later_vals[o->nlater++] = o->vals[o->nw + k];
+        }
+        o->ns = 0;
+    }
+    return o->nlater || nstamps;
+}
 /* segment_submit (core: batch walk): one vkQueueSubmit with the segment's command buffer, its waits
    (device waits and reached GPU waits) and its signals. Signals that cannot be native operations are
    raised by the host once the segment completed: the worker does that (ACCEL_I_WOULD_BLOCK inside
    accel_queue_submit, which must not block). A segment with timestamps (every segment, traced) has all
    its signals raised so, after the host wrote the timestamps (and the trace); its entry joins the
-   queue's list only then (a reclaim would free its query pool). */
+   queue's list only then (a reclaim would free its query pool). Queue memory (vulkan: queue-ordered
+   memory): once the segment is known to go now, its points run; one that fails (or a use of a handle
+   without memory) cuts the segment there: the part before it is submitted (its operations made anew;
+   in the rare case that part has a signal the host must raise where the whole had none, it goes to
+   the worker, which finds its points run already), and the rest of the batch is dropped. */
 static int accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg,
                                      bool may_block) {
     accel_i_vk_queue* q = (accel_i_vk_queue*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
     accel_i_vk_ops o = accel_i_vk_ops_of(b);
     accel_i_vk_entry* e;
-    uint32_t ncmd = 0, nstamps = dev->base.trace != NULL;
-    uint64_t value;
+    accel_i_segment part = *sg;   /* the segment, cut at a queue-memory failure */
+    uint32_t ncmd, nstamps;
+    uint64_t value, failed = 0;
     int r = ACCEL_OK;   /* or ACCEL_I_WOULD_BLOCK */
+    bool later;
     VkResult vr;
-    for (uint32_t i = sg->from; i < sg->to; i++) {
-        ncmd += b->cmds[i].kind != ACCEL_I_CMD_SIGNAL;
-        nstamps += b->cmds[i].kind == ACCEL_I_CMD_TIMESTAMP;
-    }
+    accel_i_vk_seg_count(dev, b, sg, &ncmd, &nstamps);
     if ((e = accel_i_vk_entry_take(b)) == NULL)   /* cannot happen: the plan holds one per segment */
         return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
                             "accel_queue_submit: no entry set aside for a segment");
     accel_i_mutex_lock(&dev->submit_lock);
-    accel_i_vk_seg_waits(q, b, sg, &o);
-    accel_i_vk_seg_after_queue(q, &o);
-    accel_i_vk_seg_signals(q, b, sg, &o);
-    if (nstamps) {   /* every signal after the host wrote the timestamps (and the trace) */
-        for (uint32_t k = 0; k < o.ns; k++) {
-            o.later[o.nlater] = &o.sigs[k]->base;
-            o.later_vals[o.nlater++] = o.vals[o.nw + k];
-        }
-        o.ns = 0;
+    later = accel_i_vk_seg_ops(q, b, sg, &o, nstamps);
+    if (later && !may_block) r = ACCEL_I_WOULD_BLOCK;
+    else if (b->qmem && (part.to = accel_i_vk_qmem_run(q, b, sg, &failed)) < sg->to) {
+        accel_i_vk_seg_count(dev, b, &part, &ncmd, &nstamps);
+        o = accel_i_vk_ops_of(b);
+        later = accel_i_vk_seg_ops(q, b, &part, &o, nstamps);
+        if (later && !may_block) r = ACCEL_I_WOULD_BLOCK;
     }
-    if ((o.nlater || nstamps) && !may_block) r = ACCEL_I_WOULD_BLOCK;
-    else if (!nstamps && (e->cb = accel_i_vk_lone_replay(q, b, sg)) != VK_NULL_HANDLE) e->cb_lent = true;
-    else if (ncmd || nstamps) r = accel_i_vk_record(q, e, b, sg->from, sg->to);
+    if (r == ACCEL_OK && !nstamps && (e->cb = accel_i_vk_lone_replay(q, b, &part)) != VK_NULL_HANDLE)
+        e->cb_lent = true;
+    else if (r == ACCEL_OK && (ncmd || nstamps)) r = accel_i_vk_record(q, e, b, part.from, part.to);
     if (r != ACCEL_OK) {
         accel_i_mutex_unlock(&dev->submit_lock);
         accel_i_vk_entry_untake(q, b, e);
@@ -4084,11 +4176,15 @@ static int accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const 
     accel_i_spin_lock(&q->list_lock);
     q->last = value;
     accel_i_spin_unlock(&q->list_lock);
-    if (o.nlater || nstamps) accel_i_vk_seg_later(q, e, b, sg, &o, nstamps != 0);
+    if (later) accel_i_vk_seg_later(q, e, b, &part, &o, nstamps != 0);
     accel_i_spin_lock(&q->list_lock);
     if (q->last_entry) q->last_entry->next = e; else q->first = e;
     q->last_entry = e;
     accel_i_spin_unlock(&q->list_lock);
+    if (failed) {   /* the rest of the batch drops, its signals fail (vulkan: queue-ordered memory) */
+        accel_i_fail_rest(b, part.to + 1, failed);
+        b->pc = b->count;
+    }
     return ACCEL_OK;
 }
 
@@ -4696,6 +4792,7 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     }
     memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, b, d);
+    dev->base.qmem_ops = &accel_i_vk_qmem_ops;   /* queue memory at its point (vulkan: queue-ordered ...) */
     enabled = dev->open_ext;
     r = accel_i_vk_lib_open(&dev->base.logger, &dev->vki.GetInstanceProcAddr);
     if (r == ACCEL_OK)
@@ -4819,6 +4916,7 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
     }
     memset((void*)dev, 0, sizeof *dev);
     accel_i_device_init(&dev->base, accel_vulkan_backend(), &d);
+    dev->base.qmem_ops = &accel_i_vk_qmem_ops;   /* queue memory at its point (vulkan: queue-ordered ...) */
     dev->base.no_recover = true;   /* the engine's VkDevice: accel cannot make it anew */
     dev->vki.GetInstanceProcAddr = vk->get_instance_proc_addr;
     dev->instance = vk->instance;
@@ -4873,7 +4971,9 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
    free objects, which waits for the list). */
 static void accel_i_vk_buffer_forget(accel_i_vk_device* dev, accel_i_vk_buffer* b) {
     if (b->base.root) return;   /* a view: the core's, no native part */
-    if (!b->borrowed) accel_i_vk_buffer_drop(dev, b);   /* its range back to its block (freed next) */
+    /* its range back to its block (freed next); a queue-memory handle has neither a range nor memory of
+       its own (its VkBuffer is a lent root's: vulkan: queue-ordered memory) */
+    if (!b->borrowed && (b->block || b->memory)) accel_i_vk_buffer_drop(dev, b);
     b->buffer = VK_NULL_HANDLE;
     b->memory = VK_NULL_HANDLE;
     b->base.mapped = NULL;

@@ -25,6 +25,7 @@ typedef struct qm_scene {
        batches' arrays (powers of two) */
     atomic_long big;
     atomic_long mib, mib_peak;    /* live allocations of 1 MiB or more, and their most at once */
+    long vk_base;                 /* Vulkan: the device's VkDeviceMemory objects once made (qm_big_live) */
     accel_device* dev;
     accel_queue *q, *q2;
     accel_program *fill, *add;
@@ -49,8 +50,10 @@ static void qm_free_fn(void* ptr, size_t size, void* user) {
     if (ptr && size >= ((size_t)1 << 20)) atomic_fetch_sub(&sc->mib, 1);
     test_free_fn(ptr, size, &sc->mem);
 }
+static long qm_vk_memory_objects(accel_device* dev);
 static int qm_make(qm_scene* sc) {
     accel_device_desc d;
+    int ok;
     memset(sc, 0, sizeof *sc);
     test_alloc_init(&sc->mem);
     memset(&d, 0, sizeof d);
@@ -58,13 +61,15 @@ static int qm_make(qm_scene* sc) {
     d.allocator.alloc_fn = qm_alloc_fn;
     d.allocator.free_fn = qm_free_fn;
     d.allocator.user = sc;
-    return CHECK_OK(test_device_create_desc(d, &sc->dev)) &&
-           CHECK_OK(accel_queue_create(sc->dev, ACCEL_QUEUE_COMPUTE, &sc->q)) &&
-           CHECK_OK(accel_queue_create(sc->dev, ACCEL_QUEUE_COMPUTE, &sc->q2)) &&
-           CHECK_OK(test_program_create(sc->dev, TK_FILL_INDEX, &sc->fill)) &&
-           CHECK_OK(test_program_create(sc->dev, TK_ADD_ONE, &sc->add)) &&
-           CHECK_OK(test_buffer_create(sc->dev, QM_N * 4, ACCEL_MEMORY_HOST, &sc->out)) &&
-           CHECK_OK(accel_signal_create(sc->dev, 0, &sc->s));
+    ok = CHECK_OK(test_device_create_desc(d, &sc->dev)) &&
+         CHECK_OK(accel_queue_create(sc->dev, ACCEL_QUEUE_COMPUTE, &sc->q)) &&
+         CHECK_OK(accel_queue_create(sc->dev, ACCEL_QUEUE_COMPUTE, &sc->q2)) &&
+         CHECK_OK(test_program_create(sc->dev, TK_FILL_INDEX, &sc->fill)) &&
+         CHECK_OK(test_program_create(sc->dev, TK_ADD_ONE, &sc->add)) &&
+         CHECK_OK(test_buffer_create(sc->dev, QM_N * 4, ACCEL_MEMORY_HOST, &sc->out)) &&
+         CHECK_OK(accel_signal_create(sc->dev, 0, &sc->s));
+    if (ok) sc->vk_base = qm_vk_memory_objects(sc->dev);
+    return ok;
 }
 /* Destroys the device; nothing of it may be left in the allocator. */
 static void qm_end(qm_scene* sc) {
@@ -242,11 +247,18 @@ TEST(qmem_reuse_on_the_same_queue_without_a_host_wait) {
    taken before the gate opens, and the same holds with the alloc on q and the use and free on q2 after
    a signal. On CUDA (the mock's allocations of 1 MiB or more: pool blocks or cuMemAlloc'd roots) the
    points are enqueued at submit, past a wait the device watches: one block, reused in stream order;
-   one queue only (another stream reuses a block only once the free has run, as the driver does). */
+   one queue only (another stream reuses a block only once the free has run, as the driver does). On
+   Vulkan the allocations are of 16 MiB (above a quarter of a memory block: a VkDeviceMemory each),
+   counted through the device's VkDeviceMemory objects (live, not a peak): none before the gate opens
+   (the gated wait holds the walk before the points), one after; one queue only (a root freed on q2 is
+   q's only once q2's batch completed, which the walk on q need not wait for). */
+static size_t qm_ahead_bytes(void) { return qm_on_vulkan() ? (size_t)16 << 20 : (size_t)1 << 20; }
 static long qm_big_live(qm_scene* sc) {
+    if (qm_on_vulkan()) return qm_vk_memory_objects(sc->dev) - sc->vk_base;
     return test_backend_is_cpu() ? atomic_load(&sc->mib) : qm_cuda_count("mock_cuda_big_live");
 }
 static long qm_big_peak(qm_scene* sc) {
+    if (qm_on_vulkan()) return qm_big_live(sc);
     return test_backend_is_cpu() ? atomic_load(&sc->mib_peak) : qm_cuda_count("mock_cuda_big_peak");
 }
 static void qm_ahead_round(qm_scene* sc, bool two) {
@@ -261,7 +273,7 @@ static void qm_ahead_round(qm_scene* sc, bool two) {
     accel_queue_wait(sc->q, gate, 1);
     for (uint32_t i = 0; i < BATCHES; i++) {
         accel_buffer* a = NULL;
-        REQUIRE_OK(accel_queue_alloc(sc->q, (size_t)1 << 20, ACCEL_MEMORY_DEVICE, &a));
+        REQUIRE_OK(accel_queue_alloc(sc->q, qm_ahead_bytes(), ACCEL_MEMORY_DEVICE, &a));
         if (two) {
             accel_queue_signal(sc->q, s1, i + 1);
             REQUIRE_OK(accel_queue_submit(sc->q));
@@ -275,7 +287,8 @@ static void qm_ahead_round(qm_scene* sc, bool two) {
         if (two) accel_queue_wait(sc->q, sc->s, sc->next);   /* the next alloc after this free */
     }
     CHECK_RESULT(accel_signal_wait(sc->s, sc->next, 0), ACCEL_TIMEOUT);
-    if (test_backend_is_cpu()) CHECK_EQ_INT(qm_big_peak(sc), base);   /* nothing taken at record time */
+    if (test_backend_is_cpu() || qm_on_vulkan())
+        CHECK_EQ_INT(qm_big_peak(sc), base);   /* nothing taken at record time */
     CHECK(qm_big_peak(sc) <= (base ? base : 1));
     REQUIRE_OK(accel_signal_set(gate, 1));
     REQUIRE_OK(accel_signal_wait(sc->s, sc->next, ACCEL_WAIT_FOREVER));
@@ -288,8 +301,8 @@ static void qm_ahead_round(qm_scene* sc, bool two) {
 }
 TEST(qmem_batches_submitted_ahead_hold_one_chunk) {
     qm_scene sc;
-    if (!test_backend_is_cpu() && qm_cuda_live_allocations() < 0)
-        SKIP("counts memory at the alloc's point on the CPU and the CUDA mock (Vulkan takes it at record)");
+    if (!test_backend_is_cpu() && !qm_on_vulkan() && qm_cuda_live_allocations() < 0)
+        SKIP("counts memory at the alloc's point on the CPU, Vulkan and the CUDA mock (not on a real driver)");
     if (qm_make(&sc)) {
         qm_ahead_round(&sc, false);
         if (test_backend_is_cpu() || qm_cuda_ring()) qm_ahead_round(&sc, true);
@@ -468,10 +481,12 @@ TEST(qmem_alloc_and_free_around_a_failed_wait) {
 
 /* Does a size no device has fail with OUT_OF_MEMORY here? The CPU backend, the CUDA mock and lavapipe
    say so; a real driver may refuse such a buffer with another error. */
-static int qm_oom_is_out_of_memory(accel_device* dev) {
+static int qm_is_lavapipe(accel_device* dev) {
     accel_device_info info;
-    if (test_backend_is_cpu() || qm_cuda_live_allocations() >= 0) return 1;
     return accel_device_info_get(dev, &info) == ACCEL_OK && strstr(info.name, "llvmpipe") != NULL;
+}
+static int qm_oom_is_out_of_memory(accel_device* dev) {
+    return test_backend_is_cpu() || qm_cuda_live_allocations() >= 0 || qm_is_lavapipe(dev);
 }
 /* A size no backend can give: accel_queue_alloc still hands a handle; the batch runs up to the alloc,
    then fails: its signals fail with the reason (OUT_OF_MEMORY: on the CPU the device allocator refuses
@@ -671,13 +686,19 @@ TEST(qmem_teardown_with_allocations_pending) {
     qm_end(&sc);
 }
 
-/* Memory at its point (the CPU): an alloc point dropped with its batch (a failed wait before it) gives
-   the handle no memory; a later batch that uses it fails where it does, with the same reason. */
+/* Memory at its point: an alloc point dropped with its batch (a failed wait before it) gives the handle
+   no memory; a later batch that uses it fails where it does, with the same reason. Where the wait for
+   the gate (raised by the host) is held on the host: the CPU, CUDA's ring mode, Vulkan on lavapipe (one
+   VkQueue, shared: such a wait is gated); a GPU waiting on the device runs the alloc point behind it
+   and the failure reaches only what waits for it (accel.h, "Failure after hand-off"). */
 TEST(qmem_alloc_point_dropped_with_its_batch) {
     qm_scene sc;
     accel_signal *gate = NULL, *s2 = NULL;
-    if (!test_backend_is_cpu()) SKIP("memory is taken at the alloc's point on the CPU backend only");
     if (qm_make(&sc)) {
+        if (!test_backend_is_cpu() && !qm_cuda_ring() && !(qm_on_vulkan() && qm_is_lavapipe(sc.dev))) {
+            qm_end(&sc);
+            SKIP("the gate's wait may go to the device here: its failure does not drop the alloc point");
+        }
         accel_buffer* a = NULL;
         uint32_t word = 0;
         REQUIRE_OK(accel_signal_create(sc.dev, 0, &gate));
@@ -701,6 +722,73 @@ TEST(qmem_alloc_point_dropped_with_its_batch) {
         CHECK_OK(accel_queue_finish(sc.q, ACCEL_WAIT_FOREVER));
         accel_signal_destroy(gate);
         accel_signal_destroy(s2);
+    }
+    qm_end(&sc);
+}
+
+/* An alloc point without memory in the middle of a batch with no wait (on a GPU one segment, cut there):
+   the commands before it run and the signal between them is reached; the rest is dropped: a command
+   after it never runs, the batch's last signal fails with OUT_OF_MEMORY, an alloc point after it gives
+   its handle no memory (its uses fail with the same reason), and a free after it is as if the handle
+   had been destroyed (its memory back once the batch is done). The queue goes on. */
+TEST(qmem_alloc_point_fails_mid_segment) {
+    qm_scene sc;
+    accel_signal* s1 = NULL;
+    if (qm_make(&sc)) {
+        accel_buffer *a = NULL, *big = NULL, *b = NULL;
+        size_t huge = sizeof(size_t) >= 8 ? (size_t)1 << 46 : (size_t)1 << 30;
+        uint32_t word = 0;
+        uint64_t failed;
+        long live;
+        qm_steps(&sc, 10, false);
+        live = qm_live(&sc);
+        sc.mem.refuse_above = (size_t)1 << 29;
+        REQUIRE_OK(accel_signal_create(sc.dev, 0, &s1));
+        REQUIRE_OK(accel_queue_alloc(sc.q, QM_STEP, ACCEL_MEMORY_DEVICE, &a));
+        qm_fill(&sc, sc.q, a, 40, QM_N);
+        accel_queue_copy(sc.q, sc.out, 0, a, 0, QM_N * 4);
+        accel_queue_signal(sc.q, s1, 1);
+        REQUIRE_OK(accel_queue_alloc(sc.q, huge, ACCEL_MEMORY_DEVICE, &big));   /* no memory here */
+        qm_add(&sc, sc.q, sc.out, QM_N);                                          /* dropped */
+        REQUIRE_OK(accel_queue_alloc(sc.q, 64, ACCEL_MEMORY_HOST, &b));           /* its point dropped */
+        accel_queue_fill(sc.q, b, 0, 64, 3);
+        accel_queue_free(sc.q, a);                                                /* dropped */
+        accel_queue_signal(sc.q, sc.s, ++sc.next);
+        REQUIRE_OK(accel_queue_submit(sc.q));
+        CHECK_RESULT(accel_signal_wait(sc.s, sc.next, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_OK(accel_signal_wait(s1, 1, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(accel_signal_value(s1), 1);
+        if (qm_oom_is_out_of_memory(sc.dev))
+            CHECK_EQ_U64(accel_signal_value(sc.s),
+                         ACCEL_SIGNAL_MAX + 1 + (uint64_t)-(int64_t)ACCEL_ERROR_OUT_OF_MEMORY);
+        CHECK_OK(accel_queue_finish(sc.q, ACCEL_WAIT_FOREVER));
+        qm_check(sc.out, QM_N, 40);                                               /* the add never ran */
+        CHECK(accel_buffer_map(b) == NULL);
+        if (qm_oom_is_out_of_memory(sc.dev))
+            CHECK_RESULT(accel_buffer_read(b, 0, &word, 4), ACCEL_ERROR_OUT_OF_MEMORY);
+        /* a later batch that uses b fails where it does, with the same reason */
+        failed = accel_signal_value(sc.s);
+        accel_signal_destroy(sc.s);
+        REQUIRE_OK(accel_signal_create(sc.dev, 0, &sc.s));
+        sc.next = 0;
+        qm_add(&sc, sc.q, sc.out, QM_N);                                          /* runs */
+        accel_queue_copy(sc.q, sc.out, 0, b, 0, 64);                              /* fails */
+        accel_queue_free(sc.q, b);
+        accel_queue_free(sc.q, big);
+        CHECK_RESULT(qm_run(&sc, sc.q), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_EQ_U64(accel_signal_value(sc.s), failed);
+        CHECK_OK(accel_queue_finish(sc.q, ACCEL_WAIT_FOREVER));
+        qm_check(sc.out, QM_N, 41);
+        accel_signal_destroy(sc.s);
+        REQUIRE_OK(accel_signal_create(sc.dev, 0, &sc.s));
+        sc.next = 0;
+        sc.mem.refuse_above = 0;
+        qm_steps(&sc, 10, false);
+        CHECK_OK(qm_run(&sc, sc.q));
+        qm_check(sc.out, QM_N, 9);
+        accel_signal_destroy(s1);
+        /* a's memory came back: the steps took no more than before (a batch or a few handles at most) */
+        CHECK(qm_live(&sc) <= live + 8);
     }
     qm_end(&sc);
 }
@@ -906,6 +994,7 @@ int main(int argc, char** argv) {
     RUN(qmem_destroy_instead_of_free);
     RUN(qmem_teardown_with_allocations_pending);
     RUN(qmem_alloc_point_dropped_with_its_batch);
+    RUN(qmem_alloc_point_fails_mid_segment);
     RUN(qmem_used_by_a_queue_submitted_before_the_alloc);
     RUN(qmem_views_and_patched_lists);
     RUN(qmem_counts_of_an_indirect_exec);
