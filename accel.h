@@ -1700,6 +1700,9 @@ struct accel_backend {
     /* several devices: does a queue of dev take waits on `other`'s signals on the device (its
        walk->wait_on_device says yes to them)? NULL: never (they are gated on the host) */
     bool (*peer_waits)(accel_device* dev, accel_device* other);
+    /* several devices: exporting memory as opaque fds and importing other devices' (core: imported
+       memory of other devices). NULL: the backend does neither */
+    const struct accel_i_share_ops* share;
 };
 
 /* Tracing (see "core: trace"): where a signal last reached a value, so that a wait can draw its flow
@@ -1743,6 +1746,11 @@ struct accel_device {
     accel_i_trace* trace;          /* NULL: not tracing (the one branch tracing costs when off) */
     accel_i_a64 qmem;              /* accel_queue_alloc's pool (a pointer), made at the first alloc */
     const accel_i_qmem_ops* qmem_ops;   /* a GPU backend's, where its walk runs the points; else NULL */
+    /* core: imported memory of other devices: the sharers' list (under its lock), whether another
+       device of it can import this one's memory (the backend then allocates it exportable), and how
+       many imports of other devices' memory this one holds */
+    accel_device* next_sharer;
+    accel_i_a32 exporting, imports;
 };
 /* A view (root != NULL) aliases [offset, offset + size) of its root, holds one reference on it, and
    is never seen by a backend's buffer_create/buffer_free/buffer_io; exec bindings may be views
@@ -1947,6 +1955,18 @@ ACCEL_I_KIT uint64_t accel_i_groups_along(const accel_exec_params* p, int d);
 ACCEL_I_KIT accel_buffer* accel_i_exec_counts(const accel_i_batch* b, const accel_i_cmd* c, size_t* offset);
 ACCEL_I_KIT bool accel_i_indirect_params(accel_queue* q, const accel_program* p, const uint32_t counts[3],
                                          accel_exec_params* params);
+/* imported memory of other devices (core: imported memory of other devices): a device that exports or
+   imports joins the sharers at create and leaves at destroy; an exporter evicts the imports of memory
+   it frees; an importer takes an import of another device's buffer, and drops its own at destroy and
+   recover */
+typedef struct accel_i_export accel_i_export;
+typedef struct accel_i_import accel_i_import;
+ACCEL_I_KIT void accel_i_sharers_update(accel_device* dev, bool join);
+ACCEL_I_KIT bool accel_i_exporting(const accel_device* dev);
+ACCEL_I_KIT void accel_i_imports_evict(const void* key);
+ACCEL_I_KIT void accel_i_imports_drop_into(accel_device* to);
+ACCEL_I_KIT accel_result accel_i_import_get(accel_device* to, const accel_buffer* root, accel_i_import** out,
+                                            uint64_t* at);
 #if !defined(ACCEL_NO_THREADS)
 ACCEL_I_KIT bool accel_i_cmd_is_host_step(const accel_i_cmd* c);          /* ends a segment (host_call) */
 ACCEL_I_KIT accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at);   /* the segment rule */
@@ -2170,6 +2190,8 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     atomic_init(&dev->dwait_lock, 0u);
     atomic_init(&dev->dwait_count, 0u);
     atomic_init(&dev->qmem, 0u);
+    atomic_init(&dev->exporting, 0u);
+    atomic_init(&dev->imports, 0u);
     atomic_init(&dev->gate_lock, 0u);
     atomic_init(&dev->gate_count, 0u);
 }
@@ -5039,6 +5061,135 @@ ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, 
     return ACCEL_OK;
 }
 
+/* ==== core: imported memory of other devices ====
+   A GPU queue's direct copy with a buffer of another device whose memory it cannot name itself (Vulkan
+   to Vulkan; a CUDA queue with a Vulkan buffer of the same GPU) goes through an import: the memory
+   that buffer lies in (a block it is a range of, or its own) exported as an opaque fd by its device
+   (share->memory_export) and imported into the queue's (share->memory_import), once per memory and
+   importer. The imports of the process are one list under one spin lock (short sections), keyed by
+   the exported memory's owner (accel_i_export.key) and the importer. An import goes when its memory
+   goes (the exporter calls accel_i_imports_evict as it frees a buffer's memory or drops a block:
+   nothing in flight uses it then, as the core keeps a peer copy's buffers until it completed) or
+   when its importer goes (accel_i_imports_drop_into at its destroy or recover); both under the lock,
+   so that neither runs beside the other.
+   Exportable memory costs (lavapipe: memfd pages, about 1.4x the time to make and clear a buffer), so
+   a device allocates it only while another device of the process could import it: devices that
+   export or import join the sharers' list at create (accel_i_sharers_update) and leave it at destroy;
+   each one's `exporting` says whether another's share->can_import says yes to it (recounted at each
+   join and leave). Memory made while a device was alone stays unexported: copies of it are staged. */
+struct accel_i_export {
+    const void* key;     /* the exported memory's owner on its device (a block, a buffer) */
+    uint64_t size;       /* the memory's bytes */
+    uint64_t offset;     /* where the buffer (a root) lies in it */
+    uint32_t type;       /* the exporter's memory type (Vulkan: its index, which the same driver takes) */
+};
+/* An import: a backend's (share->import_bytes) embeds this as its first member. */
+struct accel_i_import {
+    struct accel_i_import* next;
+    const void* key;
+    accel_device* to;    /* the importer */
+};
+typedef struct accel_i_share_ops {
+    size_t import_bytes;   /* the importer's struct (accel_i_import first) */
+    /* exporter: can dev export memory at all? does root's memory export (then *out says which)? */
+    bool (*exports)(const accel_device* dev);
+    bool (*memory_of)(const accel_buffer* root, accel_i_export* out);
+    /* exporter: a new opaque fd of root's memory (the caller's) */
+    accel_result (*memory_export)(const accel_buffer* root, int* fd);
+    /* importer: could `to` import memory `from` exports (both sharers; under the lock: no driver call) */
+    bool (*can_import)(const accel_device* to, const accel_device* from);
+    /* importer: imports fd (always taken: the driver's on success, closed on failure) as im, whole on
+       success, with nothing left on failure; import_free releases it (its device's context made current
+       where the backend needs one) */
+    accel_result (*memory_import)(accel_device* to, const accel_i_export* ex, int fd, accel_i_import* im);
+    void (*import_free)(accel_i_import* im);
+} accel_i_share_ops;
+
+static accel_i_import* accel_i_imports;
+static accel_device* accel_i_sharers;
+static accel_i_a32 accel_i_imports_lock;   /* the imports and the sharers */
+
+static bool accel_i_can_import(const accel_device* to, const accel_device* from) {
+    return to != from && to->backend->share && to->backend->share->can_import &&
+           to->backend->share->can_import(to, from);
+}
+/* joining (at create) or leaving (at destroy): every sharer counts again */
+static void accel_i_sharers_update(accel_device* dev, bool join) {
+    accel_device **link = &accel_i_sharers, *o, *i;
+    accel_i_spin_lock(&accel_i_imports_lock);
+    while (*link && *link != dev) link = &(*link)->next_sharer;
+    if (!join && *link) *link = dev->next_sharer;
+    if (join && !*link) { dev->next_sharer = accel_i_sharers; accel_i_sharers = dev; }
+    for (o = accel_i_sharers; o; o = o->next_sharer) {
+        uint32_t n = 0;
+        for (i = accel_i_sharers; i; i = i->next_sharer) n += accel_i_can_import(i, o);
+        atomic_store(&o->exporting, n ? 1u : 0u);
+    }
+    accel_i_spin_unlock(&accel_i_imports_lock);
+}
+static bool accel_i_exporting(const accel_device* dev) { return atomic_load(&dev->exporting) != 0; }
+static void accel_i_import_free(accel_i_import* im) {
+    accel_device* to = im->to;
+    to->backend->share->import_free(im);
+    atomic_fetch_sub(&to->imports, 1u);
+    accel_i_dev_free(to, im, to->backend->share->import_bytes);
+}
+/* Frees every import whose memory is key's, or, key NULL, every import into `to`. */
+static void accel_i_imports_drop(const void* key, const accel_device* to) {
+    accel_i_import **link = &accel_i_imports, *im;
+    accel_i_spin_lock(&accel_i_imports_lock);
+    while ((im = *link) != NULL) {
+        if (key ? im->key == key : im->to == to) { *link = im->next; accel_i_import_free(im); }
+        else link = &im->next;
+    }
+    accel_i_spin_unlock(&accel_i_imports_lock);
+}
+static void accel_i_imports_evict(const void* key) { if (key) accel_i_imports_drop(key, NULL); }
+static void accel_i_imports_drop_into(accel_device* to) { accel_i_imports_drop(NULL, to); }
+static accel_i_import* accel_i_import_find(const void* key, const accel_device* to) {
+    accel_i_import* im = accel_i_imports;
+    while (im && (im->key != key || im->to != to)) im = im->next;
+    return im;
+}
+/* The import into `to` of the memory of root (another device's buffer), made the first time; *at: where
+   root lies in it. It stays while root's memory lives. UNSUPPORTED (not logged) where that memory is
+   not exportable. */
+static accel_result accel_i_import_get(accel_device* to, const accel_buffer* root, accel_i_import** out,
+                                       uint64_t* at) {
+    const accel_i_share_ops* fs = root->obj.device->backend->share;
+    const accel_i_share_ops* ts = to->backend->share;
+    accel_i_export ex;
+    accel_i_import *im, *fresh;
+    accel_result r;
+    int fd = -1;
+    *out = NULL;
+    if (!fs || !ts || !fs->memory_of(root, &ex)) return ACCEL_ERROR_UNSUPPORTED;
+    *at = ex.offset;
+    accel_i_spin_lock(&accel_i_imports_lock);
+    im = accel_i_import_find(ex.key, to);
+    accel_i_spin_unlock(&accel_i_imports_lock);
+    if (im) { *out = im; return ACCEL_OK; }
+    if ((fresh = (accel_i_import*)accel_i_dev_alloc(to, ts->import_bytes)) == NULL)
+        return accel_i_fail(to, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_copy: out of host memory for an import");
+    memset((void*)fresh, 0, ts->import_bytes);
+    fresh->key = ex.key;
+    fresh->to = to;
+    r = fs->memory_export(root, &fd);
+    if (r == ACCEL_OK) r = ts->memory_import(to, &ex, fd, fresh);
+    if (r != ACCEL_OK) { accel_i_dev_free(to, fresh, ts->import_bytes); return r; }
+    atomic_fetch_add(&to->imports, 1u);
+    accel_i_spin_lock(&accel_i_imports_lock);
+    if ((im = accel_i_import_find(ex.key, to)) == NULL) {   /* else another thread's came first */
+        fresh->next = accel_i_imports;
+        accel_i_imports = im = fresh;
+        fresh = NULL;
+    }
+    accel_i_spin_unlock(&accel_i_imports_lock);
+    if (fresh) accel_i_import_free(fresh);
+    *out = im;
+    return ACCEL_OK;
+}
+
 /* ==== core: failure after hand-off ==== */
 /* DESIGN 6.1: work behind a wait the core handed to the device may run after the wait's signal failed;
    every signal that work signals must read failed, with the same reason, before any device-side waiter
@@ -7081,7 +7232,8 @@ static const accel_backend accel_i_cpu_backend_table = {
     accel_i_cpu_commands_free,          /* commands_free */
     accel_i_cpu_device_recover,         /* device_recover */
     NULL,                               /* peer_copy: the executor copies any buffer itself */
-    NULL                                /* peer_waits: the executor is the device (see peer_info) */
+    NULL,                               /* peer_waits: the executor is the device (see peer_info) */
+    NULL                                /* share: buffers are host memory */
 };
 ACCEL_API const accel_backend* accel_cpu_backend(void) { return &accel_i_cpu_backend_table; }
 

@@ -564,6 +564,20 @@ typedef struct accel_cu_mempool_props {   /* CUmemPoolProps: pinned device memor
     void* win32_security_attributes;
     unsigned char reserved[64];            /* 0 (later drivers' maxSize and usage: their defaults) */
 } accel_cu_mempool_props;
+typedef struct accel_cu_extmem_s* accel_cu_extmem;   /* CUexternalMemory (cuda: several devices) */
+typedef struct accel_cu_extmem_desc {      /* CUDA_EXTERNAL_MEMORY_HANDLE_DESC */
+    int type;                              /* CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD (1) */
+    union { int fd; struct { void* handle; const void* name; } win32; } handle;
+    unsigned long long size;
+    unsigned int flags;
+    unsigned int reserved[16];
+} accel_cu_extmem_desc;
+#define ACCEL_CU_EXTMEM_OPAQUE_FD 1
+typedef struct accel_cu_extmem_buffer_desc {   /* CUDA_EXTERNAL_MEMORY_BUFFER_DESC */
+    unsigned long long offset, size;
+    unsigned int flags;
+    unsigned int reserved[16];
+} accel_cu_extmem_buffer_desc;
 typedef struct accel_cu_kernel_node_params {   /* CUDA_KERNEL_NODE_PARAMS (v1) */
     accel_cu_function func;
     unsigned int grid[3], block[3], shared_bytes;
@@ -722,7 +736,11 @@ enum {
     X(MemPoolSetAttribute, 11020, (accel_cu_mempool pool, int attr, void* value)) \
     X(MemAllocFromPoolAsync, 11020, (accel_cu_deviceptr* ptr, size_t bytes, accel_cu_mempool pool, \
                                      accel_cu_stream stream)) \
-    X(MemFreeAsync, 11020, (accel_cu_deviceptr ptr, accel_cu_stream stream))
+    X(MemFreeAsync, 11020, (accel_cu_deviceptr ptr, accel_cu_stream stream)) \
+    X(ImportExternalMemory, 10000, (accel_cu_extmem* mem, const accel_cu_extmem_desc* desc)) \
+    X(ExternalMemoryGetMappedBuffer, 10000, (accel_cu_deviceptr* ptr, accel_cu_extmem mem, \
+                                             const accel_cu_extmem_buffer_desc* desc)) \
+    X(DestroyExternalMemory, 10000, (accel_cu_extmem mem))
 
 typedef struct accel_i_cu_lib {
 #define ACCEL_I_CU_MEMBER(name, version, params) accel_cu_result (ACCEL_I_CUDAAPI *name) params;
@@ -740,7 +758,9 @@ static const char* const accel_i_cu_optional[] = {
     /* several devices: identity and peer access (without them: uuid zero, copies staged) */
     "DeviceGetUuid", "DeviceCanAccessPeer", "CtxEnablePeerAccess",
     /* queue-ordered memory from a stream-ordered pool (without them: accel's own pool) */
-    "MemPoolCreate", "MemPoolDestroy", "MemPoolSetAttribute", "MemAllocFromPoolAsync", "MemFreeAsync"
+    "MemPoolCreate", "MemPoolDestroy", "MemPoolSetAttribute", "MemAllocFromPoolAsync", "MemFreeAsync",
+    /* several devices: Vulkan memory of the same GPU imported (without them: such copies staged) */
+    "ImportExternalMemory", "ExternalMemoryGetMappedBuffer", "DestroyExternalMemory"
 };
 
 /* NVRTC, looked up by name (it has no versioned lookup). */
@@ -1434,7 +1454,8 @@ static bool accel_i_cu_gone(accel_i_cu_queue* q) {
    The domain's lock orders releases against new GPU waits: a wait is not enqueued while a release runs.
    bench/cuda_blocking.c (make cuda-blocking) measures which calls block, on the driver at hand. */
 typedef enum accel_i_cu_release_kind {
-    ACCEL_I_CU_MEM, ACCEL_I_CU_HOST_MEM, ACCEL_I_CU_MODULE, ACCEL_I_CU_GRAPH_EXEC, ACCEL_I_CU_GRAPH
+    ACCEL_I_CU_MEM, ACCEL_I_CU_HOST_MEM, ACCEL_I_CU_MODULE, ACCEL_I_CU_GRAPH_EXEC, ACCEL_I_CU_GRAPH,
+    ACCEL_I_CU_EXT_MEM   /* an import (cuda: several devices): its mapped buffer, then the memory */
 } accel_i_cu_release_kind;
 typedef struct accel_i_cu_grave {
     struct accel_i_cu_grave* next;
@@ -1458,6 +1479,10 @@ static void accel_i_cu_release_now(accel_i_cu_release_kind kind, void* handle, a
     case ACCEL_I_CU_MODULE: accel_i_cu.ModuleUnload((accel_cu_module)handle); break;
     case ACCEL_I_CU_GRAPH_EXEC: accel_i_cu.GraphExecDestroy((accel_cu_graph_exec)handle); break;
     case ACCEL_I_CU_GRAPH: accel_i_cu.GraphDestroy((accel_cu_graph)handle); break;
+    case ACCEL_I_CU_EXT_MEM:
+        accel_i_cu.MemFree(dptr);
+        accel_i_cu.DestroyExternalMemory((accel_cu_extmem)handle);
+        break;
     }
 }
 /* Runs the waiting releases (the domain's lock held; no GPU wait pending on the CUDA device). */
@@ -1860,6 +1885,7 @@ static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bo
     accel_i_cu_release_lib();
 }
 
+static bool accel_i_cu_can_import_any(const accel_i_cu_device* dev);   /* cuda: imported memory */
 static accel_result accel_i_cu_device_create(const accel_backend* b, const accel_device_desc* d,
                                             accel_device** out) {
     accel_i_cu_device* dev;
@@ -1948,6 +1974,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     atomic_init(&dev->batch_memops, dev->memops && accel_i_cu.StreamBatchMemOp ? 1u : 0u);
     nvrtc = accel_i_nvrtc_load(&d->logger) == ACCEL_OK;
     accel_i_cu_fill_info(dev, nvrtc);
+    if (accel_i_cu_can_import_any(dev)) accel_i_sharers_update(&dev->base, true);   /* cuda: imported memory */
     accel_i_log(&dev->base, ACCEL_LOG_INFO,
                 "accel_cuda: device %u: %s, sm_%u, driver CUDA %d.%d, signal points by %s%s",
                 d->device_index, dev->base.info.name, dev->cc,
@@ -1960,6 +1987,8 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
 static void accel_i_cu_device_destroy(accel_device* d) {
     accel_i_cu_device* dev = accel_i_cu_dev(d);
     accel_i_cu_enter(dev);
+    accel_i_sharers_update(d, false);    /* cuda: imported memory: no longer an importer, */
+    accel_i_imports_drop_into(d);        /* and its imports go (released while the context lives) */
     accel_i_cu_device_free(dev, true, true, true);
 }
 
@@ -2852,6 +2881,10 @@ static accel_cu_result accel_i_cu_update(accel_i_cu_queue* q, const accel_buffer
     return accel_i_cu.MemcpyHtoDAsync(d, data, size, q->stream);
 }
 
+static accel_cu_result accel_i_cu_copy_imported(accel_i_cu_queue* q, const accel_buffer* dst, size_t dst_offset,
+                                                const accel_buffer* src, size_t src_offset, size_t n,
+                                                const char** call);   /* cuda: imported memory */
+static accel_cu_deviceptr accel_i_cu_ptr(accel_i_cu_device* dev, const accel_buffer* b);
 /* A copy through the call that names both sides, as a program calling the driver itself would
    write it (bench/cuda.c measures exactly these calls as the baseline; cuMemcpyAsync on the same
    pointers gives the same bandwidth). A HOST buffer's side is its pinned host pointer. */
@@ -2861,6 +2894,9 @@ static accel_cu_result accel_i_cu_copy_bufs(accel_i_cu_queue* q, const accel_buf
     accel_cu_deviceptr d = accel_i_cu_dptr(dst) + dst_offset;
     accel_cu_deviceptr s = accel_i_cu_dptr(src) + src_offset;
     bool dst_host = dst->memory == ACCEL_MEMORY_HOST, src_host = src->memory == ACCEL_MEMORY_HOST;
+    if (dst->obj.device->backend != q->base.obj.device->backend ||
+        src->obj.device->backend != q->base.obj.device->backend)   /* cuda: imported memory */
+        return accel_i_cu_copy_imported(q, dst, dst_offset, src, src_offset, n, call);
     if (src_host && !dst_host) {
         *call = "cuMemcpyHtoDAsync";
         return accel_i_cu.MemcpyHtoDAsync(d, (const unsigned char*)src->mapped + src_offset, n, q->stream);
@@ -3077,8 +3113,8 @@ static accel_cu_result accel_i_cu_op_node(accel_i_cu_device* dev, accel_cu_graph
         memset(&m, 0, sizeof m);
         m.src_type = m.dst_type = ACCEL_CU_MEMORYTYPE_UNIFIED;
         m.src_device = op->data ? (accel_cu_deviceptr)(uintptr_t)op->data
-                                : accel_i_cu_dptr(e.src) + e.src_offset;
-        m.dst_device = accel_i_cu_dptr(e.dst) + e.dst_offset;
+                                : accel_i_cu_ptr(dev, e.src) + e.src_offset;   /* or imported */
+        m.dst_device = accel_i_cu_ptr(dev, e.dst) + e.dst_offset;
         m.width = op->size; m.height = 1; m.depth = 1;
         *call = exec ? "cuGraphExecMemcpyNodeSetParams" : "cuGraphAddMemcpyNode";
         return exec ? accel_i_cu.GraphExecMemcpyNodeSetParams(exec, op->node, &m, dev->ctx)
@@ -3701,6 +3737,7 @@ static accel_result accel_i_cu_device_recover(accel_device* d) {
     accel_i_cu_device* dev = accel_i_cu_dev(d);
     accel_result r;
     while (accel_i_cu_reap_device(dev)) accel_i_yield();   /* stale queues: at once, as failed */
+    accel_i_imports_drop_into(d);   /* cuda: imported memory: the old context's (made again when needed) */
     accel_i_mutex_lock(&dev->io_lock);
     accel_i_mutex_lock(&dev->cache_lock);
     accel_i_mutex_lock(&dev->domain->lock);
@@ -3750,10 +3787,10 @@ static bool accel_i_cu_peer_on(accel_i_cu_device* dev, accel_i_cu_device* other)
     atomic_fetch_or(&dev->peers_tried, bit);
     return (atomic_load(&dev->peers_on) & bit) != 0;
 }
+static bool accel_i_cu_imports_from(accel_device* d, accel_device* o, const accel_buffer* buf);
 static bool accel_i_cu_peer_copy(accel_device* d, accel_device* o, const accel_buffer* buf) {
     accel_i_cu_device *dev = accel_i_cu_dev(d), *other;
-    (void)buf;   /* any of o's buffers alike */
-    if (o->backend != d->backend) return false;
+    if (o->backend != d->backend) return accel_i_cu_imports_from(d, o, buf);   /* cuda: imported memory */
     other = accel_i_cu_dev(o);
     if (!dev->unified || !other->unified) return false;
     if (other->cudev == dev->cudev) return true;
@@ -3770,6 +3807,104 @@ static bool accel_i_cu_peer_waits(accel_device* d, accel_device* o) {
     if (o->backend != d->backend) return false;
     return accel_i_cu_dev(o)->cudev == accel_i_cu_dev(d)->cudev && accel_i_cu_dev(d)->memops &&
            accel_i_cu_dev(o)->memops;
+}
+
+/* ==== cuda: imported memory ====
+   A CUDA queue's copy with a buffer of another backend's device on the same GPU (the same uuid: a
+   Vulkan device, whose memory exports as an opaque fd) runs in the queue's stream: that buffer's memory
+   (its block, or its own) is imported once with cuImportExternalMemory (CU_EXTERNAL_MEMORY_HANDLE_TYPE_
+   OPAQUE_FD) and mapped whole with cuExternalMemoryGetMappedBuffer, and the copy is a cuMemcpyAsync
+   between unified addresses. The import is accel.h's (core: imported memory of other devices): made at
+   the copy's record (accel_i_cu_peer_copy; a copy whose import fails, or whose memory was not made
+   exportable, is staged), found again where the copy is issued, freed (cuMemFree of the mapping, then
+   cuDestroyExternalMemory, as a release: cuda: releases) when the Vulkan memory goes, or when this
+   device is destroyed or recovered. A CUDA device joins the sharers where the driver has the three
+   calls and unified addressing, so that a Vulkan device of its GPU allocates exportable memory.
+   The other way (a Vulkan queue with a CUDA buffer) is staged: cuMemAlloc memory does not export. */
+typedef struct accel_i_cu_import {
+    accel_i_import base;
+    accel_cu_extmem mem;
+    accel_cu_deviceptr dptr;       /* the whole memory, mapped */
+} accel_i_cu_import;
+static bool accel_i_cu_can_import_any(const accel_i_cu_device* dev) {
+    return dev->unified && accel_i_cu.ImportExternalMemory && accel_i_cu.ExternalMemoryGetMappedBuffer &&
+           accel_i_cu.DestroyExternalMemory;
+}
+/* share->can_import: another backend's device that exports, with this device's (non-zero) uuid */
+static bool accel_i_cu_can_import(const accel_device* to, const accel_device* from) {
+    static const uint8_t zero[16] = { 0 };
+    const accel_i_share_ops* fs = from->backend->share;
+    return from->backend != to->backend && fs && fs->exports && fs->exports(from) &&
+           memcmp(to->info.uuid, zero, 16) != 0 && memcmp(to->info.uuid, from->info.uuid, 16) == 0 &&
+           accel_i_cu_can_import_any((const accel_i_cu_device*)to);
+}
+/* peer_copy with another backend's device: buf NULL, could it be imported (peer_info); else is it (made
+   now, so that a copy that cannot import is staged) */
+static bool accel_i_cu_imports_from(accel_device* d, accel_device* o, const accel_buffer* buf) {
+    accel_i_import* im;
+    uint64_t at;
+    if (!accel_i_cu_can_import(d, o)) return false;
+    return !buf || accel_i_import_get(d, buf, &im, &at) == ACCEL_OK;
+}
+static accel_result accel_i_cu_memory_import(accel_device* to, const accel_i_export* ex, int fd,
+                                             accel_i_import* base) {
+    accel_i_cu_device* dev = accel_i_cu_dev(to);
+    accel_i_cu_import* im = (accel_i_cu_import*)base;
+    accel_cu_extmem_desc md;
+    accel_cu_extmem_buffer_desc bd;
+    accel_cu_result cr;
+    memset(&md, 0, sizeof md);
+    md.type = ACCEL_CU_EXTMEM_OPAQUE_FD;
+    md.handle.fd = fd;
+    md.size = ex->size;
+    accel_i_cu_enter(dev);
+    if ((cr = accel_i_cu.ImportExternalMemory(&im->mem, &md)) != ACCEL_CU_SUCCESS) {
+#if !defined(_WIN32)
+        close(fd);   /* the driver takes the fd only on success */
+#endif
+        return accel_i_fail(to, ACCEL_ERROR_BACKEND, "accel_queue_copy: cuImportExternalMemory (%llu bytes) "
+                            "failed: %s (%d); the copy is staged", (unsigned long long)ex->size,
+                            accel_i_cu_error_name(cr), cr);
+    }
+    memset(&bd, 0, sizeof bd);
+    bd.size = ex->size;
+    if ((cr = accel_i_cu.ExternalMemoryGetMappedBuffer(&im->dptr, im->mem, &bd)) != ACCEL_CU_SUCCESS) {
+        accel_i_cu.DestroyExternalMemory(im->mem);
+        return accel_i_fail(to, ACCEL_ERROR_BACKEND, "accel_queue_copy: cuExternalMemoryGetMappedBuffer (%llu "
+                            "bytes) failed: %s (%d); the copy is staged", (unsigned long long)ex->size,
+                            accel_i_cu_error_name(cr), cr);
+    }
+    return ACCEL_OK;
+}
+static void accel_i_cu_import_free(accel_i_import* base) {
+    accel_i_cu_import* im = (accel_i_cu_import*)base;
+    accel_i_cu_device* dev = accel_i_cu_dev(base->to);
+    accel_i_cu_enter(dev);
+    accel_i_cu_release(dev, ACCEL_I_CU_EXT_MEM, im->mem, im->dptr);
+}
+static const accel_i_share_ops accel_i_cu_share = {
+    sizeof(accel_i_cu_import), NULL, NULL, NULL,   /* exports nothing (cuMemAlloc memory) */
+    accel_i_cu_can_import, accel_i_cu_memory_import, accel_i_cu_import_free
+};
+/* The device pointer of b for a command of dev: its own, or in the import of another backend's memory
+   (0 where that cannot be made: the command fails) */
+static accel_cu_deviceptr accel_i_cu_ptr(accel_i_cu_device* dev, const accel_buffer* b) {
+    const accel_buffer* root = b->root ? b->root : b;
+    accel_i_import* im;
+    uint64_t at = 0;
+    if (root->obj.device->backend == dev->base.backend) return accel_i_cu_dptr(b);
+    if (accel_i_import_get(&dev->base, root, &im, &at) != ACCEL_OK) return 0;
+    return ((accel_i_cu_import*)im)->dptr + (accel_cu_deviceptr)at + (accel_cu_deviceptr)b->offset;
+}
+/* A copy with another backend's buffer: cuMemcpyAsync between unified addresses, one side imported. */
+static accel_cu_result accel_i_cu_copy_imported(accel_i_cu_queue* q, const accel_buffer* dst, size_t dst_offset,
+                                                const accel_buffer* src, size_t src_offset, size_t n,
+                                                const char** call) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    accel_cu_deviceptr d = accel_i_cu_ptr(dev, dst), s = accel_i_cu_ptr(dev, src);
+    *call = "cuMemcpyAsync (imported memory)";
+    if (!d || !s) return 1;   /* CUDA_ERROR_INVALID_VALUE: the import is gone */
+    return accel_i_cu.MemcpyAsync(d + dst_offset, s + src_offset, n, q->stream);
 }
 
 /* ==== cuda: CPU signals on the GPU ====
@@ -3908,7 +4043,8 @@ static const accel_backend accel_i_cu_backend_table = {
     accel_i_cu_commands_free,           /* commands_free */
     accel_i_cu_device_recover,          /* device_recover: the primary context reset (cuda: recovery) */
     accel_i_cu_peer_copy,               /* peer_copy: one context, or peer access */
-    accel_i_cu_peer_waits               /* peer_waits: accel devices on one CUDA device */
+    accel_i_cu_peer_waits,              /* peer_waits: accel devices on one CUDA device */
+    &accel_i_cu_share                   /* share: imports another backend's memory (cuda: imported memory) */
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 
@@ -4157,7 +4293,7 @@ static const accel_backend accel_i_cu_backend_table = {
     "cuda", false, false, false, accel_i_cu_device_count, accel_i_cu_device_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL   /* peer_copy, peer_waits */
+    NULL, NULL, NULL   /* peer_copy, peer_waits, share */
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) {

@@ -569,7 +569,7 @@ static const accel_backend accel_i_vk_backend_table = {
     "vulkan", false, false, false, accel_i_vk_stub_count, accel_i_vk_stub_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL,  /* a stub makes no device: nothing past device_create is called */
-    NULL, NULL               /* peer_copy, peer_waits */
+    NULL, NULL, NULL         /* peer_copy, peer_waits, share */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
@@ -845,15 +845,10 @@ typedef struct accel_i_vk_device {
     accel_i_a32 recovering;
     uint32_t lose_at;             /* test only: ACCEL_VULKAN_TEST_DEVICE_LOST (which vkQueueSubmit fails) */
     accel_i_a32 submits;
-    /* vulkan: peer copies: VK_KHR_external_memory_fd enabled; new buffer memory allocated exportable
-       (while another device of the process can import it); the driver's UUID (imports need the same
-       device and driver); the next device with ext_mem in the process's list; live imports of other
-       devices' memory into this one (a debug count) */
+    /* vulkan: peer copies: VK_KHR_external_memory_fd enabled (new buffer memory is allocated exportable
+       while base.exporting says so); the driver's UUID (imports need the same device and driver) */
     bool ext_mem;
-    accel_i_a32 exporting;
     uint8_t driver_uuid[VK_UUID_SIZE];
-    struct accel_i_vk_device* next_sharer;
-    accel_i_a32 imports;
 } accel_i_vk_device;
 
 typedef struct accel_i_vk_buffer {
@@ -1584,7 +1579,7 @@ static VkResult accel_i_vk_memory_new(accel_i_vk_device* dev, VkDeviceSize size,
     memset(&ei, 0, sizeof ei);
     ei.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO;
     ei.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    if (shared && (*shared = dev->ext_mem && atomic_load(&dev->exporting) != 0)) ai.pNext = &ei;
+    if (shared && (*shared = dev->ext_mem && accel_i_exporting(&dev->base))) ai.pNext = &ei;
     ai.allocationSize = size;
     ai.memoryTypeIndex = type;
     vr = dev->vk.AllocateMemory(dev->device, &ai, NULL, mem);
@@ -1691,9 +1686,8 @@ static void accel_i_vk_block_give(accel_i_vk_device* dev, accel_i_vk_block* k, a
         accel_i_dev_free(&dev->base, r, sizeof *r);
     }
 }
-static void accel_i_vk_imports_evict(const void* key);
 static void accel_i_vk_block_drop(accel_i_vk_device* dev, accel_i_vk_block* k) {
-    accel_i_vk_imports_evict(k);   /* its imports into other devices (vulkan: peer copies) */
+    accel_i_imports_evict(k);   /* its imports into other devices (vulkan: peer copies) */
     while (k->free) {
         accel_i_vk_range* n = k->free;
         k->free = n->next;
@@ -1733,7 +1727,7 @@ static accel_result accel_i_vk_block_bind(accel_i_vk_device* dev, accel_i_vk_buf
     accel_i_vk_block *k, *fresh = NULL;
     VkResult vr;
     VkDeviceSize align = req->alignment ? req->alignment : 1u;
-    bool shared = dev->ext_mem && atomic_load(&dev->exporting) != 0;   /* exportable blocks only */
+    bool shared = dev->ext_mem && accel_i_exporting(&dev->base);   /* exportable blocks only */
     if (req->size > ACCEL_I_VK_BLOCK / 4u || align > ACCEL_I_VK_BLOCK / 4u) return ACCEL_ERROR_UNSUPPORTED;
     if ((mine = (accel_i_vk_range*)accel_i_dev_alloc(&dev->base, sizeof *mine)) == NULL)
         return ACCEL_ERROR_OUT_OF_MEMORY;
@@ -1826,7 +1820,7 @@ static void accel_i_vk_buffer_drop(accel_i_vk_device* dev, accel_i_vk_buffer* b)
     dev->vk.DestroyBuffer(dev->device, b->buffer, NULL);
     if (b->block) accel_i_vk_block_release(dev, b);
     else if (b->memory) {
-        accel_i_vk_imports_evict(b);
+        accel_i_imports_evict(b);
         dev->vk.FreeMemory(dev->device, b->memory, NULL);   /* unmaps implicitly */
         atomic_fetch_sub(&dev->memory_objects, 1u);
     }
@@ -1991,29 +1985,28 @@ static accel_result accel_i_vk_buffer_io(accel_buffer* base, size_t offset, void
    offset. It needs VK_KHR_external_memory_fd, enabled at create where the device has it and can export
    and import buffer memory as opaque fds without a dedicated allocation (not on adopted devices, nor
    with ACCEL_VULKAN_NO_EXTERNAL_MEMORY). A device allocates buffers' memory exportable (staging never)
-   only while another device of the process can import it (accel_i_vk_sharers), and then takes ranges
-   of exportable blocks only; a buffer whose memory is not exportable is copied staged.
-   Imports are kept in one list for the process (a spin lock: short sections), keyed by the exported
-   memory's owner (a block, or a buffer with memory of its own) and the importing device. An import goes
-   when its memory goes (the block dropped, the buffer freed: nothing in flight uses it then, as the
-   core keeps a peer copy's buffers until it completed) or when its importer goes (destroy, recover).
-   Wrapped buffers (accel_vulkan_buffer_wrap: memory not accel's) keep the staged path. */
+   only while another device of the process can import it (accel.h's sharers: another Vulkan device of
+   the same device and driver, or a CUDA device of the same GPU, which imports it with
+   cuImportExternalMemory: accel_cuda.h, "cuda: several devices"), and then takes ranges of exportable
+   blocks only; a buffer whose memory is not exportable is copied staged.
+   The imports are accel.h's (core: imported memory of other devices: one list for the process, keyed by
+   the exported memory's owner, a block or a buffer with memory of its own, and the importer; evicted
+   when that memory goes, dropped when the importer goes); this section is the share slots: what the
+   memory of a buffer is, its export, its import into another Vulkan device. Wrapped buffers
+   (accel_vulkan_buffer_wrap: memory not accel's) keep the staged path. */
 typedef struct accel_i_vk_import {
-    struct accel_i_vk_import* next;
-    const void* key;              /* the exported memory's owner: a block, or a buffer */
-    accel_i_vk_device* to;        /* the importer */
+    accel_i_import base;
     VkDeviceMemory memory;
-    VkBuffer buffer;              /* over all of memory, on `to` */
+    VkBuffer buffer;              /* over all of memory, on the importer */
 } accel_i_vk_import;
-static accel_i_vk_import* accel_i_vk_imports;
-static accel_i_a32 accel_i_vk_imports_lock;
 
 /* Can device dev import buffer memory that `other` exports? (both with ext_mem, one device and driver) */
 static bool accel_i_vk_shares_memory(const accel_i_vk_device* dev, const accel_i_vk_device* other) {
     return dev->ext_mem && other->ext_mem && !memcmp(dev->base.info.uuid, other->base.info.uuid, 16) &&
            !memcmp(dev->driver_uuid, other->driver_uuid, VK_UUID_SIZE);
 }
-/* peer_copy: a queue of d copies o's buffer buf (NULL: o's buffers made by accel) itself. */
+/* peer_copy: a queue of d copies o's buffer buf (NULL: o's buffers made by accel) itself: another Vulkan
+   device's, imported. A CUDA device's memory (cuMemAlloc) does not export: staged. */
 static bool accel_i_vk_peer_copy(accel_device* d, accel_device* o, const accel_buffer* buf) {
     const accel_i_vk_buffer* b;
     if (o->backend != d->backend || !accel_i_vk_shares_memory(accel_i_vk_dev(d), accel_i_vk_dev(o)))
@@ -2022,79 +2015,67 @@ static bool accel_i_vk_peer_copy(accel_device* d, accel_device* o, const accel_b
     b = (const accel_i_vk_buffer*)buf;
     return !b->borrowed && (b->block ? b->block->exportable : b->exportable);
 }
-/* The devices with ext_mem (a list under the imports' lock): a device exports the memory it allocates
-   while another device of the list can import it, so that a process with one device per GPU does not
-   pay for exportable memory (lavapipe: memfd pages, about 1.4x the time to make and clear a buffer). */
-static accel_i_vk_device* accel_i_vk_sharers;
-static void accel_i_vk_sharers_count(accel_i_vk_device* dev) {
-    accel_i_vk_device* o;
-    uint32_t n = 0;
-    for (o = accel_i_vk_sharers; o; o = o->next_sharer) n += o != dev && accel_i_vk_shares_memory(dev, o);
-    atomic_store(&dev->exporting, n ? 1u : 0u);
+/* share: the exporter's side */
+static bool accel_i_vk_exports(const accel_device* d) { return accel_i_vk_dev((accel_device*)d)->ext_mem; }
+static bool accel_i_vk_memory_of(const accel_buffer* root, accel_i_export* out) {
+    const accel_i_vk_buffer* b = (const accel_i_vk_buffer*)root;
+    if (b->borrowed || !(b->block ? b->block->exportable : b->exportable)) return false;
+    out->key = b->block ? (const void*)b->block : (const void*)b;
+    out->size = b->block ? ACCEL_I_VK_BLOCK : b->memory_size;
+    out->offset = b->block ? b->range->at : 0;
+    out->type = b->block ? b->block->type : b->memory_type;
+    return true;
 }
-/* joining (at create) or leaving (at destroy): every device sharing memory with dev counts again */
-static void accel_i_vk_sharers_update(accel_i_vk_device* dev, bool join) {
-    accel_i_vk_device **link = &accel_i_vk_sharers, *o;
-    if (!dev->ext_mem) return;
-    accel_i_spin_lock(&accel_i_vk_imports_lock);
-    while (*link && *link != dev) link = &(*link)->next_sharer;
-    if (!join && *link) *link = dev->next_sharer;
-    if (join && !*link) { dev->next_sharer = accel_i_vk_sharers; accel_i_vk_sharers = dev; }
-    for (o = accel_i_vk_sharers; o; o = o->next_sharer)
-        if (accel_i_vk_shares_memory(dev, o)) accel_i_vk_sharers_count(o);
-    accel_i_spin_unlock(&accel_i_vk_imports_lock);
+static accel_result accel_i_vk_memory_export(const accel_buffer* root, int* fd) {
+    const accel_i_vk_buffer* b = (const accel_i_vk_buffer*)root;
+    accel_i_vk_device* from = accel_i_vk_dev(root->obj.device);
+    VkMemoryGetFdInfoKHR gi;
+    VkResult vr;
+    memset(&gi, 0, sizeof gi);
+    gi.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR;
+    gi.memory = b->block ? b->block->memory : b->memory;
+    gi.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+    if ((vr = from->vk.GetMemoryFdKHR(from->device, &gi, fd)) != VK_SUCCESS)
+        return accel_i_vk_fail(from, vr, "vkGetMemoryFdKHR", "accel_queue_copy (a peer copy's export)");
+    return ACCEL_OK;
 }
-static void accel_i_vk_import_free(accel_i_vk_import* im) {
-    accel_i_vk_device* to = im->to;
+/* share: the importer's side (another Vulkan device of the same device and driver) */
+static bool accel_i_vk_can_import(const accel_device* to, const accel_device* from) {
+    return from->backend == to->backend &&
+           accel_i_vk_shares_memory(accel_i_vk_dev((accel_device*)to), accel_i_vk_dev((accel_device*)from));
+}
+static void accel_i_vk_import_free(accel_i_import* base) {
+    accel_i_vk_import* im = (accel_i_vk_import*)base;
+    accel_i_vk_device* to = accel_i_vk_dev(base->to);
     if (im->buffer) to->vk.DestroyBuffer(to->device, im->buffer, NULL);
-    if (im->memory) {
-        to->vk.FreeMemory(to->device, im->memory, NULL);
-        atomic_fetch_sub(&to->imports, 1u);
-    }
-    accel_i_dev_free(&to->base, im, sizeof *im);
-}
-/* Frees every import whose memory is key's (key's memory is going), or, key NULL, every import into
-   `to` (its VkDevice is going). Under the lock, so that an importer's destroy never runs beside it. */
-static void accel_i_vk_imports_drop(const void* key, const accel_i_vk_device* to) {
-    accel_i_vk_import **link = &accel_i_vk_imports, *im;
-    accel_i_spin_lock(&accel_i_vk_imports_lock);
-    while ((im = *link) != NULL) {
-        if (key ? im->key == key : im->to == to) { *link = im->next; accel_i_vk_import_free(im); }
-        else link = &im->next;
-    }
-    accel_i_spin_unlock(&accel_i_vk_imports_lock);
-}
-static void accel_i_vk_imports_evict(const void* key) { if (key) accel_i_vk_imports_drop(key, NULL); }
-static accel_i_vk_import* accel_i_vk_import_find(const void* key, const accel_i_vk_device* to) {
-    accel_i_vk_import* im = accel_i_vk_imports;
-    while (im && (im->key != key || im->to != to)) im = im->next;
-    return im;
+    if (im->memory) to->vk.FreeMemory(to->device, im->memory, NULL);
 }
 #if !defined(_WIN32)
 #  include <unistd.h>
 #endif
-/* Imports `from`'s memory (size bytes of memory type `type`) into `to` as im's memory and buffer. */
-static accel_result accel_i_vk_import_make(accel_i_vk_device* to, accel_i_vk_device* from, VkDeviceMemory mem,
-                                           VkDeviceSize size, uint32_t type, accel_i_vk_import* im) {
+static void accel_i_vk_fd_close(int fd) {
+#if !defined(_WIN32)
+    close(fd);
+#else
+    (void)fd;
+#endif
+}
+/* Imports fd (ex: its size and memory type) into `to` as im's memory and a buffer over all of it. */
+static accel_result accel_i_vk_import_make(accel_i_vk_device* to, const accel_i_export* ex, int fd,
+                                           accel_i_vk_import* im) {
     const char* what = "accel_queue_copy (a peer copy's import)";
-    VkMemoryGetFdInfoKHR gi;
     VkImportMemoryFdInfoKHR ii;
     VkMemoryAllocateInfo ai;
     VkMemoryRequirements req;
     uint32_t t;
-    int fd = -1;
     VkResult vr;
-    accel_result r = accel_i_vk_buffer_new(to, size, false, what, &im->buffer, &req, &t);
-    if (r != ACCEL_OK) return r;
-    if (!(req.memoryTypeBits & (1u << type)) || req.size > size)
+    accel_result r = accel_i_vk_buffer_new(to, ex->size, false, what, &im->buffer, &req, &t);
+    if (r != ACCEL_OK) { accel_i_vk_fd_close(fd); return r; }
+    if (!(req.memoryTypeBits & (1u << ex->type)) || req.size > ex->size) {
+        accel_i_vk_fd_close(fd);
         return accel_i_fail(&to->base, ACCEL_ERROR_UNSUPPORTED,
-                            "vulkan: %s: memory type %u does not hold the buffer", what, type);
-    memset(&gi, 0, sizeof gi);
-    gi.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR;
-    gi.memory = mem;
-    gi.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    if ((vr = from->vk.GetMemoryFdKHR(from->device, &gi, &fd)) != VK_SUCCESS)
-        return accel_i_vk_fail(from, vr, "vkGetMemoryFdKHR", what);
+                            "vulkan: %s: memory type %u does not hold the buffer", what, ex->type);
+    }
     memset(&ii, 0, sizeof ii);
     ii.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR;
     ii.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
@@ -2102,54 +2083,40 @@ static accel_result accel_i_vk_import_make(accel_i_vk_device* to, accel_i_vk_dev
     memset(&ai, 0, sizeof ai);
     ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
     ai.pNext = &ii;
-    ai.allocationSize = size;
-    ai.memoryTypeIndex = type;
+    ai.allocationSize = ex->size;
+    ai.memoryTypeIndex = ex->type;
     if ((vr = to->vk.AllocateMemory(to->device, &ai, NULL, &im->memory)) != VK_SUCCESS) {
         im->memory = VK_NULL_HANDLE;
-#if !defined(_WIN32)
-        close(fd);   /* a failed import leaves the fd to the caller */
-#endif
+        accel_i_vk_fd_close(fd);   /* a failed import leaves the fd to the caller */
         return accel_i_vk_fail(to, vr, "vkAllocateMemory (import)", what);
     }
-    atomic_fetch_add(&to->imports, 1u);
     if ((vr = to->vk.BindBufferMemory(to->device, im->buffer, im->memory, 0)) != VK_SUCCESS)
         return accel_i_vk_fail(to, vr, "vkBindBufferMemory (import)", what);
     return ACCEL_OK;
 }
+static accel_result accel_i_vk_memory_import(accel_device* to, const accel_i_export* ex, int fd,
+                                             accel_i_import* im) {
+    accel_result r = accel_i_vk_import_make(accel_i_vk_dev(to), ex, fd, (accel_i_vk_import*)im);
+    if (r != ACCEL_OK) accel_i_vk_import_free(im);   /* what was made of it */
+    return r;
+}
+static const accel_i_share_ops accel_i_vk_share = {
+    sizeof(accel_i_vk_import), accel_i_vk_exports, accel_i_vk_memory_of, accel_i_vk_memory_export,
+    accel_i_vk_can_import, accel_i_vk_memory_import, accel_i_vk_import_free
+};
 /* The VkBuffer that a command of dev's queue names for buffer base (a root), and *off moved to where
-   base is in it: base's own where dev's, else the import of its memory into dev (made the first time). */
+   base is in it: base's own where dev's, else the import of its memory into dev (made the first time;
+   it stays while base lives, as its memory does). */
 static accel_result accel_i_vk_copy_side(accel_i_vk_device* dev, accel_buffer* base, VkBuffer* out,
                                          VkDeviceSize* off) {
-    accel_i_vk_buffer* b = (accel_i_vk_buffer*)base;
-    accel_i_vk_device* from = accel_i_vk_dev(base->obj.device);
-    const void* key = b->block ? (const void*)b->block : (const void*)b;
-    accel_i_vk_import *im, *fresh;
+    accel_i_import* im;
+    uint64_t at = 0;
     accel_result r;
-    *out = b->buffer;
-    if (from == dev) return ACCEL_OK;
-    if (b->block) *off += b->range->at;
-    accel_i_spin_lock(&accel_i_vk_imports_lock);
-    im = accel_i_vk_import_find(key, dev);
-    accel_i_spin_unlock(&accel_i_vk_imports_lock);
-    if (im) { *out = im->buffer; return ACCEL_OK; }   /* stays while base lives (its memory is key's) */
-    if ((fresh = (accel_i_vk_import*)accel_i_dev_alloc(&dev->base, sizeof *fresh)) == NULL)
-        return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_copy: out of host memory");
-    memset((void*)fresh, 0, sizeof *fresh);
-    fresh->key = key;
-    fresh->to = dev;
-    if (b->block)
-        r = accel_i_vk_import_make(dev, from, b->block->memory, ACCEL_I_VK_BLOCK, b->block->type, fresh);
-    else r = accel_i_vk_import_make(dev, from, b->memory, b->memory_size, b->memory_type, fresh);
-    if (r != ACCEL_OK) { accel_i_vk_import_free(fresh); return r; }
-    accel_i_spin_lock(&accel_i_vk_imports_lock);
-    if ((im = accel_i_vk_import_find(key, dev)) == NULL) {   /* else another thread's came first */
-        fresh->next = accel_i_vk_imports;
-        accel_i_vk_imports = im = fresh;
-        fresh = NULL;
-    }
-    accel_i_spin_unlock(&accel_i_vk_imports_lock);
-    if (fresh) accel_i_vk_import_free(fresh);
-    *out = im->buffer;
+    *out = ((accel_i_vk_buffer*)base)->buffer;
+    if (base->obj.device == &dev->base) return ACCEL_OK;
+    if ((r = accel_i_import_get(&dev->base, base, &im, &at)) != ACCEL_OK) return r;
+    *off += at;
+    *out = ((accel_i_vk_import*)im)->buffer;
     return ACCEL_OK;
 }
 /* At create: can buffers' memory be exported and imported as opaque fds (no dedicated allocation)? */
@@ -4749,13 +4716,12 @@ static VkResult accel_i_vk_device_open(accel_i_vk_device* dev) {
 
 /* Releases whatever the device got so far (every create failure path, and destroy). */
 static void accel_i_vk_blocks_free(accel_i_vk_device* dev);
-static void accel_i_vk_sharers_update(accel_i_vk_device* dev, bool join);
 static void accel_i_vk_device_free(accel_i_vk_device* dev) {
-    accel_i_vk_sharers_update(dev, false);   /* vulkan: peer copies */
+    accel_i_sharers_update(&dev->base, false);   /* vulkan: peer copies */
     if (dev->device) {
         if (dev->vk.DeviceWaitIdle) dev->vk.DeviceWaitIdle(dev->device);
         if (dev->locks_inited) accel_i_vk_retired_free_locked(dev);   /* one thread left */
-        accel_i_vk_imports_drop(NULL, dev);   /* other devices' memory imported here (vulkan: peer copies) */
+        accel_i_imports_drop_into(&dev->base);   /* other devices' memory imported here (vulkan: peer copies) */
         accel_i_vk_blocks_free(dev);
         if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
         if (dev->io_sem) dev->vk.DestroySemaphore(dev->device, dev->io_sem, NULL);
@@ -4867,7 +4833,7 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
         accel_i_vk_device_free(dev);
         return r;
     }
-    accel_i_vk_sharers_update(dev, true);   /* vulkan: peer copies */
+    if (dev->ext_mem) accel_i_sharers_update(&dev->base, true);   /* vulkan: peer copies */
     *out = &dev->base;
     return ACCEL_OK;
 }
@@ -5051,7 +5017,7 @@ static accel_i_vk_queue* accel_i_vk_forget_all(accel_i_vk_device* dev) {
         }
         }
     }
-    accel_i_vk_imports_drop(NULL, dev);   /* other devices' memory imported here (vulkan: peer copies) */
+    accel_i_imports_drop_into(&dev->base);   /* other devices' memory imported here (vulkan: peer copies) */
     accel_i_vk_blocks_free(dev);   /* the buffers gave their ranges back above */
     accel_i_vk_retired_free_locked(dev);
     if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
@@ -5160,7 +5126,8 @@ static const accel_backend accel_i_vk_backend_table = {
     accel_i_vk_commands_free,           /* commands_free */
     accel_i_vk_device_recover,          /* device_recover: a new VkDevice (vulkan: recovery) */
     accel_i_vk_peer_copy,               /* peer_copy: imported memory (vulkan: peer copies) */
-    NULL                                /* peer_waits: gated (exported timeline semaphores: not yet) */
+    NULL,                               /* peer_waits: gated (exported timeline semaphores: not yet) */
+    &accel_i_vk_share                   /* share: memory exported as opaque fds, imported (peer copies) */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 

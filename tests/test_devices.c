@@ -524,7 +524,7 @@ TEST(recorded_list_with_a_peer_copy) {
    different blocks, a buffer with memory of its own, views, both directions, a native recorded list
    with a patch, imports freed with their memory. ACCEL_VULKAN_NO_EXTERNAL_MEMORY: staged, reported. */
 #ifdef ACCEL_TEST_HAVE_VULKAN
-static uint32_t vk_imports(accel_device* d) { return atomic_load(&accel_i_vk_dev(d)->imports); }
+static uint32_t vk_imports(accel_device* d) { return atomic_load(&d->imports); }
 /* copies n bytes of theirs (other's) at soff into a fresh buffer of q's device and back into theirs at
    doff, through views where `views`; checks both */
 static void vk_round_trip(accel_device* qd, accel_queue* q, accel_buffer* theirs, size_t soff, size_t doff,
@@ -638,7 +638,7 @@ TEST(vulkan_memory_made_before_the_peer_opened_is_staged) {
         CHECK_OK(test_buffer_create(x, 4096, ACCEL_MEMORY_DEVICE, &later)) &&
         CHECK_OK(accel_buffer_write(later, 0, pat, 4096)) &&
         CHECK_OK(accel_queue_create(y, ACCEL_QUEUE_COMPUTE, &q))) {
-        CHECK_EQ_INT(atomic_load(&accel_i_vk_dev(x)->exporting), 1);
+        CHECK_EQ_INT(atomic_load(&x->exporting), 1);
         vk_round_trip(y, q, early, 5, 2048, 1000, 3, false);
         CHECK_EQ_INT(vk_imports(y), 0);
         vk_round_trip(y, q, later, 5, 2048, 1000, 3, false);
@@ -648,7 +648,7 @@ TEST(vulkan_memory_made_before_the_peer_opened_is_staged) {
     accel_buffer_destroy(early);
     accel_buffer_destroy(later);
     accel_device_destroy(y);
-    if (x) CHECK_EQ_INT(atomic_load(&accel_i_vk_dev(x)->exporting), 0);   /* alone again */
+    if (x) CHECK_EQ_INT(atomic_load(&x->exporting), 0);   /* alone again */
     accel_device_destroy(x);
     free(pat);
 }
