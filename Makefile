@@ -174,18 +174,30 @@ VK_LAYER := $(firstword $(wildcard /usr/share/vulkan/explicit_layer.d/VkLayer_kh
 VK_ENV    = env ACCEL_TEST_BACKEND=vulkan $(if $(LVP_ICD),VK_DRIVER_FILES=$(LVP_ICD)) \
             $(if $(VK_LAYER),VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation)
 VK_SYNC_ENV = $(VK_ENV) $(if $(VK_LAYER),VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT)
+# cuda-vulkan: tests/test_devices.c built with both GPU backends (ASan+UBSan), CUDA and Vulkan on one GPU: the
+# mock CUDA driver claims lavapipe's uuid (ACCEL_TEST_PEER=vulkan), so that a CUDA queue's copies import the
+# Vulkan memory (cuImportExternalMemory); validation with synchronization validation on. Leak checks off:
+# lavapipe's own allocations at exit are not accel's (the test counts the imports and the driver's mappings).
+CUVK_BIN := $(BUILD)/asan-cuda-vulkan/test_devices
+CUVK_ENV  = $(VK_SYNC_ENV) ASAN_OPTIONS=detect_leaks=0 ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_LIBRARY=$(MOCK_LIB) \
+            ACCEL_NVRTC_LIBRARY=$(MOCK_LIB) ACCEL_TEST_PEER=vulkan
+$(CUVK_BIN): tests/test_devices.c $(HEADERS) $(KERNEL_INCS)
+	@mkdir -p $(@D)
+	$(GCC) $(TESTFLAGS) $(SAN_ASAN) -DACCEL_TEST_HAVE_VULKAN -DACCEL_TEST_HAVE_CUDA -o $@ $< $(LIBS)
 ifeq ($(HAVE_VULKAN),1)
-VK_BUILD := $(vulkan_BINS)
+VK_BUILD := $(vulkan_BINS) $(CUVK_BIN) $(MOCK_LIB)
 # vulkan-nomap: tests/test_devices.c with device memory not mapped and no external memory, so that copies
 # between two Vulkan devices go through the core's bounce buffer and both devices' reads and writes (staged
 # peer copies; elsewhere they go through imported memory)
 VK_NOMAP  = ACCEL_VULKAN_NO_MAP_DEVICE=1 ACCEL_VULKAN_NO_EXTERNAL_MEMORY=1
 VK_RUNS   = $(call config_args,vulkan,$(VK_ENV)) --config vulkan-sync --runner "$(VK_SYNC_ENV)" $(vulkan_BINS) \
-            --config vulkan-nomap --runner "$(VK_SYNC_ENV) $(VK_NOMAP)" $(BUILD)/vulkan/test_devices
+            --config vulkan-nomap --runner "$(VK_SYNC_ENV) $(VK_NOMAP)" $(BUILD)/vulkan/test_devices \
+            --config cuda-vulkan --runner "$(CUVK_ENV)" $(CUVK_BIN)
 else
 VK_BUILD :=
 VK_RUNS   = --config vulkan --skip vulkan-suite 'no Vulkan headers or no glslc' \
-            --config vulkan-sync --skip vulkan-sync-suite 'no Vulkan headers or no glslc'
+            --config vulkan-sync --skip vulkan-sync-suite 'no Vulkan headers or no glslc' \
+            --config cuda-vulkan --skip cuda-vulkan-one-gpu 'no Vulkan headers or no glslc'
 endif
 
 # C++: the implementation compiled as C++17 (g++ / clang++, <atomic>), the C test programs linked against

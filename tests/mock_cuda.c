@@ -24,6 +24,8 @@
    before a reset) fails with CUDA_ERROR_INVALID_VALUE and counts in mock_cuda_stale_uses(), and
    cuDevicePrimaryCtxReset frees every one and clears a sticky error, as the driver destroys the
    context's resources: the context works again (accel_device_recover).
+   Vulkan memory of the same GPU imports as an opaque fd (cuImportExternalMemory: see "external
+   memory"); MOCK_CUDA_UUID makes device 0 that GPU (see mDeviceGetUuid).
    It proves nothing about a real GPU: only that the backend's host side keeps the contract. */
 #define _GNU_SOURCE 1
 #include <pthread.h>
@@ -34,6 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <ctype.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MOCK_API __attribute__((visibility("default")))
 typedef int CUresult;
@@ -352,8 +358,10 @@ static int mock_grow(void** a, size_t* cap, size_t need, size_t size) {
     return 1;
 }
 /* ==== the context's objects (see the top), under mock_driver_lock ==== */
-enum { MOCK_OBJ_MEM, MOCK_OBJ_HOST, MOCK_OBJ_STREAM, MOCK_OBJ_EVENT, MOCK_OBJ_MODULE, MOCK_OBJ_GRAPH, MOCK_OBJ_POOL };
-typedef struct mock_obj { void* h; int kind; size_t n; } mock_obj;   /* n: cuMemAlloc's size */
+enum { MOCK_OBJ_MEM, MOCK_OBJ_HOST, MOCK_OBJ_STREAM, MOCK_OBJ_EVENT, MOCK_OBJ_MODULE, MOCK_OBJ_GRAPH, MOCK_OBJ_POOL,
+       MOCK_OBJ_EXTMEM };
+/* n: cuMemAlloc's size; mapped: a buffer mapped from external memory (cuMemFree unmaps nothing, frees nothing) */
+typedef struct mock_obj { void* h; int kind; size_t n; int mapped; } mock_obj;
 static mock_obj* mock_objs;
 static size_t mock_nobjs, mock_objs_cap;
 static atomic_llong mock_stale;   /* releases of handles that were not live */
@@ -361,6 +369,7 @@ static int mock_obj_add_locked(void* h, int kind) {
     if (!mock_grow((void**)&mock_objs, &mock_objs_cap, mock_nobjs + 1, sizeof *mock_objs)) return 0;
     mock_objs[mock_nobjs].h = h;
     mock_objs[mock_nobjs].n = 0;
+    mock_objs[mock_nobjs].mapped = 0;
     mock_objs[mock_nobjs++].kind = kind;
     return 1;
 }
@@ -628,9 +637,25 @@ static CUresult mDeviceGet(int* d, int i) {
     *d = i;
     return i >= 0 && i < mock_devices() ? 0 : 101;
 }
+/* MOCK_CUDA_UUID=<32 hex digits>: device 0's uuid instead (a GPU that a Vulkan device sees too: set it
+   to that device's deviceUUID, as tests/test_devices.c does with lavapipe's, so that the mock and the
+   Vulkan device are one GPU and copies between them go through imported memory) */
+static int mock_uuid_override(unsigned char* uuid) {
+    const char* e = getenv("MOCK_CUDA_UUID");
+    unsigned v;
+    if (!e || strlen(e) != 32) return 0;
+    for (int i = 0; i < 16; i++) {
+        char two[3] = { e[2 * i], e[2 * i + 1], 0 };
+        if (!isxdigit((unsigned char)two[0]) || !isxdigit((unsigned char)two[1]) || sscanf(two, "%x", &v) != 1)
+            return 0;
+        uuid[i] = (unsigned char)v;
+    }
+    return 1;
+}
 static CUresult mDeviceGetUuid(unsigned char* uuid, int d) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     if (d < 0 || d >= mock_devices()) return 101;
+    if (d == 0 && mock_uuid_override(uuid)) return 0;
     for (int i = 0; i < 15; i++) uuid[i] = (unsigned char)(0xA0 + i);
     uuid[15] = (unsigned char)d;
     return 0;
@@ -709,15 +734,18 @@ static CUresult mMemAlloc(dptr_t* p, size_t n) {
 }
 static CUresult mMemFree(dptr_t p) {
     MOCK_COUNT(MOCK_CALL_OTHER);
-    int live;
+    int live, mapped = 0;
     pthread_mutex_lock(&mock_driver_lock);
     mock_device_sync();
     for (size_t i = 0; i < mock_nobjs; i++)
-        if (mock_objs[i].h == (void*)(uintptr_t)p && mock_objs[i].kind == MOCK_OBJ_MEM) mock_big(mock_objs[i].n, -1);
+        if (mock_objs[i].h == (void*)(uintptr_t)p && mock_objs[i].kind == MOCK_OBJ_MEM) {
+            mapped = mock_objs[i].mapped;
+            if (!mapped) mock_big(mock_objs[i].n, -1);
+        }
     live = mock_obj_remove_locked((void*)(uintptr_t)p, MOCK_OBJ_MEM);
     pthread_mutex_unlock(&mock_driver_lock);
     if (!live) return 1;   /* CUDA_ERROR_INVALID_VALUE */
-    free((void*)(uintptr_t)p);
+    if (!mapped) free((void*)(uintptr_t)p);
     return atomic_load(&mock_sticky);
 }
 static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) {
@@ -753,6 +781,79 @@ static CUresult mMemHostGetDevicePointer(dptr_t* d, void* h, unsigned f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
     *d = (dptr_t)(uintptr_t)h;
+    return 0;
+}
+/* ==== external memory (cuImportExternalMemory: a Vulkan device's memory on the same GPU) ====
+   An opaque fd (the only handle type taken) is what the Vulkan driver of the same GPU exported. An
+   opaque fd is read only by a driver of that GPU: the mock stands for the CUDA driver of lavapipe's
+   device (the CPU), so it reads the fd as Mesa lays it out (util/os_memory_fd.c: a memfd that starts
+   with the mapping's whole size and the data's offset, two size_t; the data at that offset). The
+   import maps the whole memfd (MAP_SHARED: the Vulkan side's pages themselves) and takes the fd, as
+   the driver does on success (it stays the caller's on failure); cuExternalMemoryGetMappedBuffer
+   hands out a range of the data as a device pointer, a live allocation until cuMemFree (which frees
+   nothing); cuDestroyExternalMemory unmaps it, so that a mapped buffer used after it faults, as the
+   driver says it must not be used. An fd not laid out so, a size larger than its data, a range past
+   the memory, flags or another handle type fail with CUDA_ERROR_INVALID_VALUE. A context reset
+   destroys the imports as it frees the rest. */
+typedef struct mock_extmem { void* base; size_t size; char* data; size_t data_size; } mock_extmem;
+typedef struct mock_extmem_desc {   /* CUDA_EXTERNAL_MEMORY_HANDLE_DESC */
+    int type;
+    union { int fd; struct { void* handle; const void* name; } win32; const void* sci; } handle;
+    unsigned long long size;
+    unsigned flags, reserved[16];
+} mock_extmem_desc;
+typedef struct mock_extmem_buffer_desc { unsigned long long offset, size; unsigned flags, reserved[16]; } mock_extmem_buffer_desc;
+static void mock_extmem_free(mock_extmem* m) {
+    munmap(m->base, m->size);
+    free(m);
+}
+static CUresult mImportExternalMemory(mock_extmem** out, const mock_extmem_desc* d) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    struct stat st;
+    size_t head[2];   /* Mesa's memfd header: the whole size, the data's offset */
+    mock_extmem* m;
+    void* base;
+    if (!out || !d || d->type != 1 /* OPAQUE_FD */ || d->handle.fd < 0 || !d->size || d->flags) return 1;
+    if (fstat(d->handle.fd, &st) != 0 || pread(d->handle.fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
+        head[0] != (size_t)st.st_size || head[1] < sizeof head || head[1] > head[0] ||
+        head[0] - head[1] < d->size)
+        return 1;
+    base = mmap(NULL, head[0], PROT_READ | PROT_WRITE, MAP_SHARED, d->handle.fd, 0);
+    if (base == MAP_FAILED) return 2;
+    if (!(m = (mock_extmem*)malloc(sizeof *m)) || !mock_obj_add(m, MOCK_OBJ_EXTMEM)) {
+        munmap(base, head[0]);
+        free(m);
+        return 2;
+    }
+    m->base = base;
+    m->size = head[0];
+    m->data = (char*)base + head[1];
+    m->data_size = (size_t)d->size;
+    close(d->handle.fd);   /* the driver's now: the mapping keeps the pages */
+    *out = m;
+    return 0;
+}
+static CUresult mExternalMemoryGetMappedBuffer(dptr_t* p, mock_extmem* m, const mock_extmem_buffer_desc* d) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    int live = 0;
+    if (!p || !d || d->flags) return 1;
+    pthread_mutex_lock(&mock_driver_lock);
+    for (size_t i = 0; i < mock_nobjs && !live; i++) live = mock_objs[i].h == m && mock_objs[i].kind == MOCK_OBJ_EXTMEM;
+    if (!live || !d->size || d->offset > m->data_size || d->size > m->data_size - d->offset ||
+        !mock_obj_add_locked(m->data + d->offset, MOCK_OBJ_MEM)) {
+        pthread_mutex_unlock(&mock_driver_lock);
+        return 1;
+    }
+    mock_objs[mock_nobjs - 1].n = (size_t)d->size;
+    mock_objs[mock_nobjs - 1].mapped = 1;
+    pthread_mutex_unlock(&mock_driver_lock);
+    *p = (dptr_t)(uintptr_t)(m->data + d->offset);
+    return 0;
+}
+static CUresult mDestroyExternalMemory(mock_extmem* m) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    if (!mock_obj_remove(m, MOCK_OBJ_EXTMEM)) return 1;
+    mock_extmem_free(m);
     return 0;
 }
 static CUresult copy_op(void* dst, const void* src, size_t n, mock_stream* s) {
@@ -1141,7 +1242,8 @@ static void mock_pool_free(mock_pool* pool);
 static void mock_obj_free(const mock_obj* o) {
     switch (o->kind) {
     case MOCK_OBJ_POOL: mock_pool_free((mock_pool*)o->h); break;
-    case MOCK_OBJ_MEM: mock_big(o->n, -1); free(o->h); break;
+    case MOCK_OBJ_MEM: if (!o->mapped) { mock_big(o->n, -1); free(o->h); } break;
+    case MOCK_OBJ_EXTMEM: mock_extmem_free((mock_extmem*)o->h); break;
     case MOCK_OBJ_HOST: case MOCK_OBJ_EVENT: free(o->h); break;
     case MOCK_OBJ_MODULE: free(((mock_module*)o->h)->text); free(o->h); break;
     case MOCK_OBJ_GRAPH: free(((mock_graph*)o->h)->ops); free(o->h); break;
@@ -1200,6 +1302,9 @@ static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuMemPoolCreate", (void*)mMemPoolCreate }, { "cuMemPoolDestroy", (void*)mMemPoolDestroy },
     { "cuMemPoolSetAttribute", (void*)mMemPoolSetAttribute },
     { "cuMemAllocFromPoolAsync", (void*)mMemAllocFromPoolAsync }, { "cuMemFreeAsync", (void*)mMemFreeAsync },
+    { "cuImportExternalMemory", (void*)mImportExternalMemory },
+    { "cuExternalMemoryGetMappedBuffer", (void*)mExternalMemoryGetMappedBuffer },
+    { "cuDestroyExternalMemory", (void*)mDestroyExternalMemory },
 };
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status);
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status) {
@@ -1261,6 +1366,17 @@ MOCK_API long long mock_cuda_live(void) {
     long long n;
     pthread_mutex_lock(&mock_driver_lock);
     n = (long long)mock_nobjs;
+    pthread_mutex_unlock(&mock_driver_lock);
+    return n;
+}
+/* Of those, imports of external memory (which 0) and buffers mapped from them (which 1):
+   tests/test_devices.c checks that every import is destroyed and every mapping freed. */
+MOCK_API long long mock_cuda_live_imports(int which);
+MOCK_API long long mock_cuda_live_imports(int which) {
+    long long n = 0;
+    pthread_mutex_lock(&mock_driver_lock);
+    for (size_t i = 0; i < mock_nobjs; i++)
+        n += which ? mock_objs[i].kind == MOCK_OBJ_MEM && mock_objs[i].mapped : mock_objs[i].kind == MOCK_OBJ_EXTMEM;
     pthread_mutex_unlock(&mock_driver_lock);
     return n;
 }

@@ -4,10 +4,44 @@
    ordered by the other device's signal, failures across devices, and destroying either device with
    peer work pending. The second device of the backend is device 1 where the backend has two (the CUDA
    mock with MOCK_CUDA_DEVICES=2), else another accel device on device 0 (two accel devices on one
-   GPU are two devices). */
+   GPU are two devices). With ACCEL_TEST_PEER=vulkan (a program built with both GPU backends, CUDA
+   under test) the second device is a Vulkan device instead, on the same GPU: CUDA and Vulkan on one
+   GPU (a CUDA queue's copies import the Vulkan memory; a Vulkan queue's are staged). */
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
 #include "test.h"
+#if defined(ACCEL_TEST_HAVE_CUDA) && defined(ACCEL_TEST_HAVE_VULKAN) && !defined(_WIN32)
+#  include <dlfcn.h>
+#  define PEER_VK 1
+#  if !defined(__cplusplus)
+int setenv(const char* name, const char* value, int overwrite);   /* POSIX; <stdlib.h> hides it in C11 */
+#  endif
+/* ACCEL_TEST_PEER=vulkan, CUDA under test */
+static bool peer_vulkan(void) {
+    const char* e = getenv("ACCEL_TEST_PEER");
+    return e && strcmp(e, "vulkan") == 0 && test_g.backend == accel_cuda_backend();
+}
+/* The Vulkan device 0. Where MOCK_CUDA_UUID is unset, the CUDA mock (tests/mock_cuda.c) is made to
+   claim its uuid from now on, so that the two are one GPU (a real driver ignores the variable). */
+static int peer_vulkan_open(accel_device** out) {
+    accel_device_desc desc;
+    accel_device_info info;
+    char hex[33];
+    memset(&desc, 0, sizeof desc);
+    desc.backend = accel_vulkan_backend();
+    desc.label = "second (vulkan)";
+    if (!CHECK_OK(test_device_create_desc(desc, out))) return 0;
+    if (!getenv("MOCK_CUDA_UUID") && CHECK_OK(accel_device_info_get(*out, &info))) {
+        for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", info.uuid[i]);
+        setenv("MOCK_CUDA_UUID", hex, 1);
+    }
+    return 1;
+}
+#else
+#  define PEER_VK 0
+static bool peer_vulkan(void) { return false; }
+static int peer_vulkan_open(accel_device** out) { *out = NULL; return 0; }
+#endif
 
 typedef struct pair { accel_device *q_dev, *other; const char* name; } pair;
 typedef struct devices { accel_device *a, *b, *cpu; uint32_t b_index; } devices;
@@ -17,11 +51,15 @@ static int devices_open(devices* d) {
     uint32_t n = 0;
     memset(d, 0, sizeof *d);
     memset(&desc, 0, sizeof desc);
-    if (!CHECK_OK(test_device_create(&d->a))) return 0;
-    if (accel_backend_device_count(test_g.backend, &n) == ACCEL_OK && n > 1) d->b_index = 1;
-    desc.device_index = d->b_index;
-    desc.label = "second";
-    if (!CHECK_OK(test_device_create_desc(desc, &d->b))) return 0;
+    if (peer_vulkan()) {   /* the Vulkan device first: the CUDA mock takes its uuid */
+        if (!peer_vulkan_open(&d->b) || !CHECK_OK(test_device_create(&d->a))) return 0;
+    } else {
+        if (!CHECK_OK(test_device_create(&d->a))) return 0;
+        if (accel_backend_device_count(test_g.backend, &n) == ACCEL_OK && n > 1) d->b_index = 1;
+        desc.device_index = d->b_index;
+        desc.label = "second";
+        if (!CHECK_OK(test_device_create_desc(desc, &d->b))) return 0;
+    }
     desc.backend = accel_cpu_backend();
     desc.device_index = 0;
     desc.label = "cpu";
@@ -117,7 +155,8 @@ TEST(identity_uuid_and_pci) {
     CHECK_EQ_U64(ic.pci_domain, UINT32_MAX);
     CHECK_EQ_U64(ic.pci_bus, UINT32_MAX);
     CHECK_EQ_U64(ic.pci_device, UINT32_MAX);
-    if (strcmp(ia.backend, "cuda") == 0 && strstr(ia.name, "mock")) {   /* tests/mock_cuda.c's values */
+    if (strcmp(ia.backend, "cuda") == 0 && strstr(ia.name, "mock") && !getenv("MOCK_CUDA_UUID")) {
+        /* tests/mock_cuda.c's values */
         CHECK_EQ_INT(ia.uuid[0], 0xA0);
         CHECK_EQ_INT(ia.uuid[14], 0xAE);
         CHECK_EQ_INT(ia.uuid[15], 0);
@@ -130,7 +169,7 @@ TEST(identity_uuid_and_pci) {
     if (!test_backend_is_cpu()) CHECK(memcmp(ia.uuid, zero, 16) != 0);   /* a GPU has one */
     if (d.b_index == 0) {   /* the same physical device: the same identity */
         CHECK(memcmp(ia.uuid, ib.uuid, 16) == 0);
-        CHECK_EQ_U64(ia.pci_bus, ib.pci_bus);
+        if (!peer_vulkan()) CHECK_EQ_U64(ia.pci_bus, ib.pci_bus);   /* lavapipe has no PCI location */
     } else {
         CHECK(memcmp(ia.uuid, ib.uuid, 16) != 0);
     }
@@ -164,6 +203,16 @@ TEST(peer_info) {
     CHECK_OK(accel_device_peer_info(d.a, d.b, &pi));
     CHECK(pi.copy);
     if (test_backend_is_cpu()) CHECK(pi.direct_copy && pi.device_waits);
+#if PEER_VK
+    if (peer_vulkan()) {
+        /* a CUDA queue imports the Vulkan memory (where the Vulkan device exports it) ... */
+        CHECK(pi.direct_copy == accel_i_vk_dev(d.b)->ext_mem);
+        CHECK(!pi.device_waits);   /* an imported timeline semaphore: not yet */
+        /* ... a Vulkan queue stages (cuMemAlloc memory does not export) */
+        CHECK_OK(accel_device_peer_info(d.b, d.a, &pi));
+        CHECK(pi.copy && !pi.direct_copy && !pi.device_waits);
+    } else
+#endif
 #ifdef ACCEL_TEST_HAVE_CUDA
     if (accel_backend_name(test_g.backend) && strcmp(accel_backend_name(test_g.backend), "cuda") == 0) {
         const char* ring = getenv("ACCEL_CUDA_NO_MEMOPS");
@@ -703,6 +752,151 @@ TEST(vulkan_copies_through_imported_memory) { SKIP("built without Vulkan"); }
 TEST(vulkan_recorded_list_with_a_direct_peer_copy) { SKIP("built without Vulkan"); }
 #endif
 
+/* CUDA and Vulkan on one GPU (ACCEL_TEST_PEER=vulkan; the CUDA mock and lavapipe in CI): a CUDA queue's
+   copies with Vulkan buffers go through the Vulkan memory imported into CUDA (accel_cuda.h, "cuda:
+   imported memory"), counted by the CUDA device's imports (and, on the mock, by the driver's live
+   imports and mappings): ranges of two blocks, a buffer with memory of its own, views, both
+   directions, a native recorded list with a patch; an import goes with its memory (eviction), and
+   with either device in either order. */
+#if PEER_VK
+/* the mock's live imports (which 0) or mapped buffers (1); -1 where the driver is not the mock */
+static long long mock_imports(int which) {
+    const char* path = getenv("ACCEL_CUDA_LIBRARY");
+    void *lib, *sym;
+    long long (*fn)(int);
+    if (!path || !strstr(path, "mock")) return -1;
+    if (!(lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD)) || !(sym = dlsym(lib, "mock_cuda_live_imports"))) return -1;
+    memcpy(&fn, &sym, sizeof sym);
+    return fn(which);
+}
+static void expect_mock_imports(long long n) {
+    if (mock_imports(0) < 0) return;
+    CHECK_EQ_INT(mock_imports(0), n);
+    CHECK_EQ_INT(mock_imports(1), n);
+}
+static uint32_t imports_of(accel_device* d) { return atomic_load(&d->imports); }
+TEST(cuda_and_vulkan_copies_through_imported_memory) {
+    devices d;
+    accel_peer_info pi;
+    accel_queue* q = NULL;
+    accel_buffer* fill[5] = { NULL, NULL, NULL, NULL, NULL };
+    accel_buffer *late = NULL, *own = NULL;
+    const size_t six = (size_t)6 << 20, big = (size_t)9 << 20;   /* 5 x 6 MiB fill a 32 MiB block */
+    unsigned char* pat = pattern_make(big, 6);
+    if (!peer_vulkan()) { free(pat); SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only"); }
+    if (!devices_open(&d)) { devices_close(&d); free(pat); return; }
+    if (!CHECK_OK(accel_device_peer_info(d.a, d.b, &pi)) || !pi.direct_copy || !pat) {
+        devices_close(&d);
+        free(pat);
+        SKIP("the Vulkan device exports no memory (or the driver has no cuImportExternalMemory): staged");
+    }
+    CHECK_EQ_INT(atomic_load(&d.b->exporting), 1);   /* a CUDA device of its GPU could import */
+    CHECK_EQ_INT(imports_of(d.a), 0);
+    if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q))) {
+        for (int i = 0; i < 5; i++) CHECK_OK(test_buffer_create(d.b, six, ACCEL_MEMORY_DEVICE, &fill[i]));
+        CHECK_OK(test_buffer_create(d.b, six, ACCEL_MEMORY_DEVICE, &late));   /* a second block */
+        CHECK_OK(test_buffer_create(d.b, big, ACCEL_MEMORY_DEVICE, &own));    /* memory of its own */
+        if (!TEST_FAILED_SO_FAR()) {
+            CHECK_OK(accel_buffer_write(fill[4], 0, pat, six));
+            CHECK_OK(accel_buffer_write(late, 0, pat, six));
+            CHECK_OK(accel_buffer_write(own, 0, pat, big));
+            vk_round_trip(d.a, q, fill[4], six - 4099, 8195, 4099, 6, false);   /* to the block's end */
+            CHECK_EQ_INT(imports_of(d.a), 1);
+            expect_mock_imports(1);
+            vk_round_trip(d.a, q, fill[4], 256, six - 5120, 4000, 6, true);
+            vk_round_trip(d.a, q, fill[4], 77, 78, 1, 6, false);                   /* one byte */
+            CHECK_EQ_INT(imports_of(d.a), 1);
+            vk_round_trip(d.a, q, late, 1, 3 << 20, (size_t)1 << 20, 6, false);    /* the second block */
+            CHECK_EQ_INT(imports_of(d.a), 2);
+            vk_round_trip(d.a, q, own, 4096, big - ((size_t)2 << 20), (size_t)2 << 20, 6, true);
+            CHECK_EQ_INT(imports_of(d.a), 3);
+            expect_mock_imports(3);
+            CHECK_EQ_INT(imports_of(d.b), 0);   /* a Vulkan queue imports nothing of CUDA's */
+            accel_buffer_destroy(own);   /* its memory goes, and its import with it */
+            own = NULL;
+            CHECK_EQ_INT(imports_of(d.a), 2);
+            expect_mock_imports(2);
+        }
+    }
+    for (int i = 0; i < 5; i++) accel_buffer_destroy(fill[i]);
+    accel_buffer_destroy(late);
+    accel_buffer_destroy(own);
+    accel_queue_destroy(q);
+    CHECK(imports_of(d.a) <= 1);   /* the blocks went, but one kept as a spare (its import too) */
+    devices_close(&d);             /* the CUDA device first: its imports go */
+    expect_mock_imports(0);
+    free(pat);
+}
+/* A natively built CUDA list copies from a Vulkan buffer; a patch brings another one. */
+TEST(cuda_recorded_list_with_a_vulkan_buffer) {
+    devices d;
+    accel_peer_info pi;
+    if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    if (!CHECK_OK(accel_device_peer_info(d.a, d.b, &pi)) || !pi.direct_copy) {
+        devices_close(&d);
+        SKIP("copies between the CUDA and the Vulkan device are staged");
+    }
+    list_case(d.a, d.b, (size_t)12 << 20, 1);   /* the patch: a buffer with memory of its own */
+    devices_close(&d);
+    expect_mock_imports(0);
+}
+/* Vulkan memory made before the CUDA device opened is not exportable: staged, no import; memory made
+   after is imported. Then each teardown order with an import alive: the Vulkan buffer first (eviction),
+   the CUDA device first (its imports dropped), the Vulkan device first (its blocks, and their imports). */
+TEST(cuda_and_vulkan_imports_in_every_teardown_order) {
+    unsigned char* pat = pattern_make(8192, 8);
+    if (!peer_vulkan()) { free(pat); SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only"); }
+    for (int order = 0; order < 3 && pat && !TEST_FAILED_SO_FAR(); order++) {
+        accel_device *vk = NULL, *cu = NULL;
+        accel_queue* q = NULL;
+        accel_buffer *early = NULL, *later = NULL;
+        accel_peer_info pi;
+        if (CHECK(peer_vulkan_open(&vk)) && CHECK_OK(test_buffer_create(vk, 8192, ACCEL_MEMORY_DEVICE, &early)) &&
+            CHECK_OK(accel_buffer_write(early, 0, pat, 8192))) {
+            CHECK_EQ_INT(atomic_load(&vk->exporting), 0);   /* alone: nothing exported */
+            if (CHECK_OK(test_device_create(&cu)) && CHECK_OK(accel_device_peer_info(cu, vk, &pi)) &&
+                pi.direct_copy && CHECK_OK(accel_queue_create(cu, ACCEL_QUEUE_COMPUTE, &q)) &&
+                CHECK_OK(test_buffer_create(vk, 8192, ACCEL_MEMORY_DEVICE, &later)) &&
+                CHECK_OK(accel_buffer_write(later, 0, pat, 8192))) {
+                CHECK_EQ_INT(atomic_load(&vk->exporting), 1);
+                vk_round_trip(cu, q, early, 5, 4096, 3000, 8, false);   /* staged */
+                CHECK_EQ_INT(imports_of(cu), 0);
+                vk_round_trip(cu, q, later, 16, 4096, 3000, 8, true);
+                CHECK_EQ_INT(imports_of(cu), 1);
+                expect_mock_imports(1);
+            }
+        }
+        accel_queue_destroy(q);
+        accel_buffer_destroy(early);
+        if (order == 0) {   /* the buffer (its block: its import goes once the block does), then CUDA */
+            accel_buffer_destroy(later);
+            accel_device_destroy(cu);
+            if (vk) CHECK_EQ_INT(atomic_load(&vk->exporting), 0);   /* alone again */
+            accel_device_destroy(vk);
+        } else if (order == 1) {   /* the CUDA device with its import, then the Vulkan buffer */
+            accel_device_destroy(cu);
+            expect_mock_imports(0);
+            accel_buffer_destroy(later);
+            accel_device_destroy(vk);
+        } else {   /* the Vulkan device (its memory: the import goes), then the CUDA device */
+            accel_buffer_destroy(later);
+            accel_device_destroy(vk);
+            if (cu) CHECK_EQ_INT(imports_of(cu), 0);
+            expect_mock_imports(0);
+            accel_device_destroy(cu);
+        }
+        expect_mock_imports(0);
+        if (TEST_FAILED_SO_FAR()) fprintf(stderr, "  teardown order %d\n", order);
+    }
+    free(pat);
+}
+#else
+TEST(cuda_and_vulkan_copies_through_imported_memory) { SKIP("built without both CUDA and Vulkan"); }
+TEST(cuda_recorded_list_with_a_vulkan_buffer) { SKIP("built without both CUDA and Vulkan"); }
+TEST(cuda_and_vulkan_imports_in_every_teardown_order) { SKIP("built without both CUDA and Vulkan"); }
+#endif
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(identity_uuid_and_pci);
@@ -721,5 +915,8 @@ int main(int argc, char** argv) {
     RUN(vulkan_recorded_list_with_a_direct_peer_copy);
     RUN(vulkan_memory_made_before_the_peer_opened_is_staged);
     RUN(vulkan_imports_across_recovers);
+    RUN(cuda_and_vulkan_copies_through_imported_memory);
+    RUN(cuda_recorded_list_with_a_vulkan_buffer);
+    RUN(cuda_and_vulkan_imports_in_every_teardown_order);
     return test_end();
 }
