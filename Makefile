@@ -179,8 +179,8 @@ VK_SYNC_ENV = $(VK_ENV) $(if $(VK_LAYER),VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_
 # Vulkan memory (cuImportExternalMemory); validation with synchronization validation on. Leak checks off:
 # lavapipe's own allocations at exit are not accel's (the test counts the imports and the driver's mappings).
 CUVK_BIN := $(BUILD)/asan-cuda-vulkan/test_devices
-CUVK_ENV  = $(VK_SYNC_ENV) ASAN_OPTIONS=detect_leaks=0 ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_LIBRARY=$(MOCK_LIB) \
-            ACCEL_NVRTC_LIBRARY=$(MOCK_LIB) ACCEL_TEST_PEER=vulkan
+CUVK_ENV  = $(VK_SYNC_ENV) ASAN_OPTIONS=detect_leaks=0 ACCEL_TEST_BACKEND=cuda ACCEL_TEST_PEER=vulkan \
+            ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB)
 $(CUVK_BIN): tests/test_devices.c $(HEADERS) $(KERNEL_INCS)
 	@mkdir -p $(@D)
 	$(GCC) $(TESTFLAGS) $(SAN_ASAN) -DACCEL_TEST_HAVE_VULKAN -DACCEL_TEST_HAVE_CUDA -o $@ $< $(LIBS)

@@ -5170,7 +5170,8 @@ static accel_result accel_i_import_get(accel_device* to, const accel_buffer* roo
     accel_i_spin_unlock(&accel_i_imports_lock);
     if (im) { *out = im; return ACCEL_OK; }
     if ((fresh = (accel_i_import*)accel_i_dev_alloc(to, ts->import_bytes)) == NULL)
-        return accel_i_fail(to, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_copy: out of host memory for an import");
+        return accel_i_fail(to, ACCEL_ERROR_OUT_OF_MEMORY,
+                            "accel_queue_copy: out of host memory for an import");
     memset((void*)fresh, 0, ts->import_bytes);
     fresh->key = ex.key;
     fresh->to = to;

@@ -1974,7 +1974,8 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     atomic_init(&dev->batch_memops, dev->memops && accel_i_cu.StreamBatchMemOp ? 1u : 0u);
     nvrtc = accel_i_nvrtc_load(&d->logger) == ACCEL_OK;
     accel_i_cu_fill_info(dev, nvrtc);
-    if (accel_i_cu_can_import_any(dev)) accel_i_sharers_update(&dev->base, true);   /* cuda: imported memory */
+    if (accel_i_cu_can_import_any(dev))
+        accel_i_sharers_update(&dev->base, true);   /* an importer (cuda: imported memory) */
     accel_i_log(&dev->base, ACCEL_LOG_INFO,
                 "accel_cuda: device %u: %s, sm_%u, driver CUDA %d.%d, signal points by %s%s",
                 d->device_index, dev->base.info.name, dev->cc,
@@ -2881,9 +2882,9 @@ static accel_cu_result accel_i_cu_update(accel_i_cu_queue* q, const accel_buffer
     return accel_i_cu.MemcpyHtoDAsync(d, data, size, q->stream);
 }
 
-static accel_cu_result accel_i_cu_copy_imported(accel_i_cu_queue* q, const accel_buffer* dst, size_t dst_offset,
-                                                const accel_buffer* src, size_t src_offset, size_t n,
-                                                const char** call);   /* cuda: imported memory */
+static accel_cu_result accel_i_cu_copy_imported(accel_i_cu_queue* q, const accel_buffer* dst,
+                                                size_t dst_offset, const accel_buffer* src, size_t src_offset,
+                                                size_t n, const char** call);   /* cuda: imported memory */
 static accel_cu_deviceptr accel_i_cu_ptr(accel_i_cu_device* dev, const accel_buffer* b);
 /* A copy through the call that names both sides, as a program calling the driver itself would
    write it (bench/cuda.c measures exactly these calls as the baseline; cuMemcpyAsync on the same
@@ -3870,8 +3871,8 @@ static accel_result accel_i_cu_memory_import(accel_device* to, const accel_i_exp
     bd.size = ex->size;
     if ((cr = accel_i_cu.ExternalMemoryGetMappedBuffer(&im->dptr, im->mem, &bd)) != ACCEL_CU_SUCCESS) {
         accel_i_cu.DestroyExternalMemory(im->mem);
-        return accel_i_fail(to, ACCEL_ERROR_BACKEND, "accel_queue_copy: cuExternalMemoryGetMappedBuffer (%llu "
-                            "bytes) failed: %s (%d); the copy is staged", (unsigned long long)ex->size,
+        return accel_i_fail(to, ACCEL_ERROR_BACKEND, "accel_queue_copy: cuExternalMemoryGetMappedBuffer "
+                            "(%llu bytes) failed: %s (%d); the copy is staged", (unsigned long long)ex->size,
                             accel_i_cu_error_name(cr), cr);
     }
     return ACCEL_OK;
@@ -3897,9 +3898,9 @@ static accel_cu_deviceptr accel_i_cu_ptr(accel_i_cu_device* dev, const accel_buf
     return ((accel_i_cu_import*)im)->dptr + (accel_cu_deviceptr)at + (accel_cu_deviceptr)b->offset;
 }
 /* A copy with another backend's buffer: cuMemcpyAsync between unified addresses, one side imported. */
-static accel_cu_result accel_i_cu_copy_imported(accel_i_cu_queue* q, const accel_buffer* dst, size_t dst_offset,
-                                                const accel_buffer* src, size_t src_offset, size_t n,
-                                                const char** call) {
+static accel_cu_result accel_i_cu_copy_imported(accel_i_cu_queue* q, const accel_buffer* dst,
+                                                size_t dst_offset, const accel_buffer* src, size_t src_offset,
+                                                size_t n, const char** call) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     accel_cu_deviceptr d = accel_i_cu_ptr(dev, dst), s = accel_i_cu_ptr(dev, src);
     *call = "cuMemcpyAsync (imported memory)";

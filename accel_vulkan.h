@@ -4721,7 +4721,7 @@ static void accel_i_vk_device_free(accel_i_vk_device* dev) {
     if (dev->device) {
         if (dev->vk.DeviceWaitIdle) dev->vk.DeviceWaitIdle(dev->device);
         if (dev->locks_inited) accel_i_vk_retired_free_locked(dev);   /* one thread left */
-        accel_i_imports_drop_into(&dev->base);   /* other devices' memory imported here (vulkan: peer copies) */
+        accel_i_imports_drop_into(&dev->base);   /* other devices' memory imported here (peer copies) */
         accel_i_vk_blocks_free(dev);
         if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
         if (dev->io_sem) dev->vk.DestroySemaphore(dev->device, dev->io_sem, NULL);

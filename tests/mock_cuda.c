@@ -358,9 +358,9 @@ static int mock_grow(void** a, size_t* cap, size_t need, size_t size) {
     return 1;
 }
 /* ==== the context's objects (see the top), under mock_driver_lock ==== */
-enum { MOCK_OBJ_MEM, MOCK_OBJ_HOST, MOCK_OBJ_STREAM, MOCK_OBJ_EVENT, MOCK_OBJ_MODULE, MOCK_OBJ_GRAPH, MOCK_OBJ_POOL,
-       MOCK_OBJ_EXTMEM };
-/* n: cuMemAlloc's size; mapped: a buffer mapped from external memory (cuMemFree unmaps nothing, frees nothing) */
+enum { MOCK_OBJ_MEM, MOCK_OBJ_HOST, MOCK_OBJ_STREAM, MOCK_OBJ_EVENT, MOCK_OBJ_MODULE, MOCK_OBJ_GRAPH,
+       MOCK_OBJ_POOL, MOCK_OBJ_EXTMEM };
+/* n: cuMemAlloc's size; mapped: a buffer mapped from external memory (cuMemFree frees nothing) */
 typedef struct mock_obj { void* h; int kind; size_t n; int mapped; } mock_obj;
 static mock_obj* mock_objs;
 static size_t mock_nobjs, mock_objs_cap;
@@ -646,8 +646,8 @@ static int mock_uuid_override(unsigned char* uuid) {
     if (!e || strlen(e) != 32) return 0;
     for (int i = 0; i < 16; i++) {
         char two[3] = { e[2 * i], e[2 * i + 1], 0 };
-        if (!isxdigit((unsigned char)two[0]) || !isxdigit((unsigned char)two[1]) || sscanf(two, "%x", &v) != 1)
-            return 0;
+        if (!isxdigit((unsigned char)two[0]) || !isxdigit((unsigned char)two[1])) return 0;
+        if (sscanf(two, "%x", &v) != 1) return 0;
         uuid[i] = (unsigned char)v;
     }
     return 1;
@@ -802,7 +802,10 @@ typedef struct mock_extmem_desc {   /* CUDA_EXTERNAL_MEMORY_HANDLE_DESC */
     unsigned long long size;
     unsigned flags, reserved[16];
 } mock_extmem_desc;
-typedef struct mock_extmem_buffer_desc { unsigned long long offset, size; unsigned flags, reserved[16]; } mock_extmem_buffer_desc;
+typedef struct mock_extmem_buffer_desc {   /* CUDA_EXTERNAL_MEMORY_BUFFER_DESC */
+    unsigned long long offset, size;
+    unsigned flags, reserved[16];
+} mock_extmem_buffer_desc;
 static void mock_extmem_free(mock_extmem* m) {
     munmap(m->base, m->size);
     free(m);
@@ -838,7 +841,8 @@ static CUresult mExternalMemoryGetMappedBuffer(dptr_t* p, mock_extmem* m, const 
     int live = 0;
     if (!p || !d || d->flags) return 1;
     pthread_mutex_lock(&mock_driver_lock);
-    for (size_t i = 0; i < mock_nobjs && !live; i++) live = mock_objs[i].h == m && mock_objs[i].kind == MOCK_OBJ_EXTMEM;
+    for (size_t i = 0; i < mock_nobjs && !live; i++)
+        live = mock_objs[i].h == m && mock_objs[i].kind == MOCK_OBJ_EXTMEM;
     if (!live || !d->size || d->offset > m->data_size || d->size > m->data_size - d->offset ||
         !mock_obj_add_locked(m->data + d->offset, MOCK_OBJ_MEM)) {
         pthread_mutex_unlock(&mock_driver_lock);
@@ -1376,7 +1380,8 @@ MOCK_API long long mock_cuda_live_imports(int which) {
     long long n = 0;
     pthread_mutex_lock(&mock_driver_lock);
     for (size_t i = 0; i < mock_nobjs; i++)
-        n += which ? mock_objs[i].kind == MOCK_OBJ_MEM && mock_objs[i].mapped : mock_objs[i].kind == MOCK_OBJ_EXTMEM;
+        n += which ? mock_objs[i].kind == MOCK_OBJ_MEM && mock_objs[i].mapped
+                   : mock_objs[i].kind == MOCK_OBJ_EXTMEM;
     pthread_mutex_unlock(&mock_driver_lock);
     return n;
 }

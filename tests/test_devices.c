@@ -599,15 +599,49 @@ static void vk_round_trip(accel_device* qd, accel_queue* q, accel_buffer* theirs
     accel_buffer_destroy(vs);
     accel_buffer_destroy(mine);
 }
+/* Buffers of another device that an importer copies through: five of 6 MiB that fill a 32 MiB block
+   (the last one written), one in a second block and one of 9 MiB with memory of its own (both
+   written). import_rounds makes them and copies through each on q (of qd), which imports each memory
+   once: ranges of the first block to its last byte, through views and of one byte, the second block,
+   the buffer with memory of its own; all three imported then. */
+typedef struct import_bufs { accel_buffer *fill[5], *late, *own; } import_bufs;
+#define SIX_MIB ((size_t)6 << 20)
+#define NINE_MIB ((size_t)9 << 20)
+static void import_rounds(accel_device* qd, accel_queue* q, accel_device* other, import_bufs* s,
+                          const unsigned char* pat, uint32_t seed) {
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < 5; i++)
+        CHECK_OK(test_buffer_create(other, SIX_MIB, ACCEL_MEMORY_DEVICE, &s->fill[i]));
+    CHECK_OK(test_buffer_create(other, SIX_MIB, ACCEL_MEMORY_DEVICE, &s->late));   /* a second block */
+    CHECK_OK(test_buffer_create(other, NINE_MIB, ACCEL_MEMORY_DEVICE, &s->own));   /* memory of its own */
+    if (TEST_FAILED_SO_FAR()) return;
+    CHECK_OK(accel_buffer_write(s->fill[4], 0, pat, SIX_MIB));
+    CHECK_OK(accel_buffer_write(s->late, 0, pat, SIX_MIB));
+    CHECK_OK(accel_buffer_write(s->own, 0, pat, NINE_MIB));
+    vk_round_trip(qd, q, s->fill[4], SIX_MIB - 4099, 8195, 4099, seed, false);   /* to the block's end */
+    CHECK_EQ_INT(vk_imports(qd), 1);
+    vk_round_trip(qd, q, s->fill[4], 256, SIX_MIB - 5120, 4000, seed, true);
+    vk_round_trip(qd, q, s->fill[4], 77, 78, 1, seed, false);
+    CHECK_EQ_INT(vk_imports(qd), 1);
+    vk_round_trip(qd, q, s->late, 1, 3 << 20, (size_t)1 << 20, seed, false);
+    CHECK_EQ_INT(vk_imports(qd), 2);
+    vk_round_trip(qd, q, s->own, 4096, NINE_MIB - ((size_t)2 << 20), (size_t)2 << 20, seed, true);
+    CHECK_EQ_INT(vk_imports(qd), 3);
+}
+static void import_bufs_free(import_bufs* s) {
+    for (int i = 0; i < 5; i++) accel_buffer_destroy(s->fill[i]);
+    accel_buffer_destroy(s->late);
+    accel_buffer_destroy(s->own);
+}
 TEST(vulkan_copies_through_imported_memory) {
     devices d;
     accel_peer_info ab, ba;
     accel_queue *qa = NULL, *qb = NULL;
-    accel_buffer* fill[5] = { NULL, NULL, NULL, NULL, NULL };
-    accel_buffer *late = NULL, *own = NULL, *back = NULL;
-    const size_t six = (size_t)6 << 20, big = (size_t)9 << 20;   /* 5 x 6 MiB fill a 32 MiB block */
-    unsigned char* pat = pattern_make(big, 5);
+    accel_buffer* back = NULL;
+    import_bufs s;
+    unsigned char* pat = pattern_make(NINE_MIB, 5);
     const char* off = getenv("ACCEL_VULKAN_NO_EXTERNAL_MEMORY");
+    memset(&s, 0, sizeof s);
     if (test_g.backend != accel_vulkan_backend()) { free(pat); SKIP("Vulkan only"); }
     if (!devices_open(&d)) { devices_close(&d); free(pat); return; }
     CHECK_OK(accel_device_peer_info(d.a, d.b, &ab));
@@ -623,34 +657,19 @@ TEST(vulkan_copies_through_imported_memory) {
     CHECK_EQ_INT(vk_imports(d.a), 0);
     if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &qa)) &&
         CHECK_OK(accel_queue_create(d.b, ACCEL_QUEUE_COMPUTE, &qb))) {
-        for (int i = 0; i < 5; i++) CHECK_OK(test_buffer_create(d.b, six, ACCEL_MEMORY_DEVICE, &fill[i]));
-        CHECK_OK(test_buffer_create(d.b, six, ACCEL_MEMORY_DEVICE, &late));   /* a second block */
-        CHECK_OK(test_buffer_create(d.b, big, ACCEL_MEMORY_DEVICE, &own));    /* memory of its own */
+        import_rounds(d.a, qa, d.b, &s, pat, 5);
         if (!TEST_FAILED_SO_FAR()) {
-            CHECK_OK(accel_buffer_write(fill[4], 0, pat, six));
-            CHECK_OK(accel_buffer_write(late, 0, pat, six));
-            CHECK_OK(accel_buffer_write(own, 0, pat, big));
-            /* the last range of the first block, to its last byte */
-            vk_round_trip(d.a, qa, fill[4], six - 4099, 8195, 4099, 5, false);
-            CHECK_EQ_INT(vk_imports(d.a), 1);
-            vk_round_trip(d.a, qa, fill[4], 256, six - 5120, 4000, 5, true);
-            vk_round_trip(d.a, qa, late, 1, 3 << 20, (size_t)1 << 20, 5, false);   /* the second block */
-            CHECK_EQ_INT(vk_imports(d.a), 2);
-            vk_round_trip(d.a, qa, own, 4096, big - ((size_t)2 << 20), (size_t)2 << 20, 5, true);
-            CHECK_EQ_INT(vk_imports(d.a), 3);
             CHECK_EQ_INT(vk_imports(d.b), 0);
-            CHECK_OK(test_buffer_create(d.a, six, ACCEL_MEMORY_DEVICE, &back));   /* the other way */
-            CHECK_OK(accel_buffer_write(back, 0, pat, six));
+            CHECK_OK(test_buffer_create(d.a, SIX_MIB, ACCEL_MEMORY_DEVICE, &back));   /* the other way */
+            CHECK_OK(accel_buffer_write(back, 0, pat, SIX_MIB));
             vk_round_trip(d.b, qb, back, 9, 4096, 65536, 5, false);
             CHECK_EQ_INT(vk_imports(d.b), 1);
-            accel_buffer_destroy(own);   /* its memory goes, and its import with it */
-            own = NULL;
+            accel_buffer_destroy(s.own);   /* its memory goes, and its import with it */
+            s.own = NULL;
             CHECK_EQ_INT(vk_imports(d.a), 2);
         }
     }
-    for (int i = 0; i < 5; i++) accel_buffer_destroy(fill[i]);
-    accel_buffer_destroy(late);
-    accel_buffer_destroy(own);
+    import_bufs_free(&s);
     accel_buffer_destroy(back);
     accel_queue_destroy(qa);
     accel_queue_destroy(qb);
@@ -765,7 +784,8 @@ static long long mock_imports(int which) {
     void *lib, *sym;
     long long (*fn)(int);
     if (!path || !strstr(path, "mock")) return -1;
-    if (!(lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD)) || !(sym = dlsym(lib, "mock_cuda_live_imports"))) return -1;
+    if (!(lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD)) || !(sym = dlsym(lib, "mock_cuda_live_imports")))
+        return -1;
     memcpy(&fn, &sym, sizeof sym);
     return fn(which);
 }
@@ -774,15 +794,13 @@ static void expect_mock_imports(long long n) {
     CHECK_EQ_INT(mock_imports(0), n);
     CHECK_EQ_INT(mock_imports(1), n);
 }
-static uint32_t imports_of(accel_device* d) { return atomic_load(&d->imports); }
 TEST(cuda_and_vulkan_copies_through_imported_memory) {
     devices d;
     accel_peer_info pi;
     accel_queue* q = NULL;
-    accel_buffer* fill[5] = { NULL, NULL, NULL, NULL, NULL };
-    accel_buffer *late = NULL, *own = NULL;
-    const size_t six = (size_t)6 << 20, big = (size_t)9 << 20;   /* 5 x 6 MiB fill a 32 MiB block */
-    unsigned char* pat = pattern_make(big, 6);
+    import_bufs s;
+    unsigned char* pat = pattern_make(NINE_MIB, 6);
+    memset(&s, 0, sizeof s);
     if (!peer_vulkan()) { free(pat); SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only"); }
     if (!devices_open(&d)) { devices_close(&d); free(pat); return; }
     if (!CHECK_OK(accel_device_peer_info(d.a, d.b, &pi)) || !pi.direct_copy || !pat) {
@@ -791,38 +809,19 @@ TEST(cuda_and_vulkan_copies_through_imported_memory) {
         SKIP("the Vulkan device exports no memory (or the driver has no cuImportExternalMemory): staged");
     }
     CHECK_EQ_INT(atomic_load(&d.b->exporting), 1);   /* a CUDA device of its GPU could import */
-    CHECK_EQ_INT(imports_of(d.a), 0);
+    CHECK_EQ_INT(vk_imports(d.a), 0);
     if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q))) {
-        for (int i = 0; i < 5; i++) CHECK_OK(test_buffer_create(d.b, six, ACCEL_MEMORY_DEVICE, &fill[i]));
-        CHECK_OK(test_buffer_create(d.b, six, ACCEL_MEMORY_DEVICE, &late));   /* a second block */
-        CHECK_OK(test_buffer_create(d.b, big, ACCEL_MEMORY_DEVICE, &own));    /* memory of its own */
-        if (!TEST_FAILED_SO_FAR()) {
-            CHECK_OK(accel_buffer_write(fill[4], 0, pat, six));
-            CHECK_OK(accel_buffer_write(late, 0, pat, six));
-            CHECK_OK(accel_buffer_write(own, 0, pat, big));
-            vk_round_trip(d.a, q, fill[4], six - 4099, 8195, 4099, 6, false);   /* to the block's end */
-            CHECK_EQ_INT(imports_of(d.a), 1);
-            expect_mock_imports(1);
-            vk_round_trip(d.a, q, fill[4], 256, six - 5120, 4000, 6, true);
-            vk_round_trip(d.a, q, fill[4], 77, 78, 1, 6, false);                   /* one byte */
-            CHECK_EQ_INT(imports_of(d.a), 1);
-            vk_round_trip(d.a, q, late, 1, 3 << 20, (size_t)1 << 20, 6, false);    /* the second block */
-            CHECK_EQ_INT(imports_of(d.a), 2);
-            vk_round_trip(d.a, q, own, 4096, big - ((size_t)2 << 20), (size_t)2 << 20, 6, true);
-            CHECK_EQ_INT(imports_of(d.a), 3);
-            expect_mock_imports(3);
-            CHECK_EQ_INT(imports_of(d.b), 0);   /* a Vulkan queue imports nothing of CUDA's */
-            accel_buffer_destroy(own);   /* its memory goes, and its import with it */
-            own = NULL;
-            CHECK_EQ_INT(imports_of(d.a), 2);
-            expect_mock_imports(2);
-        }
+        import_rounds(d.a, q, d.b, &s, pat, 6);
+        expect_mock_imports(3);
+        CHECK_EQ_INT(vk_imports(d.b), 0);   /* a Vulkan queue imports nothing of CUDA's */
+        accel_buffer_destroy(s.own);   /* its memory goes, and its import with it */
+        s.own = NULL;
+        CHECK_EQ_INT(vk_imports(d.a), 2);
+        expect_mock_imports(2);
     }
-    for (int i = 0; i < 5; i++) accel_buffer_destroy(fill[i]);
-    accel_buffer_destroy(late);
-    accel_buffer_destroy(own);
+    import_bufs_free(&s);
     accel_queue_destroy(q);
-    CHECK(imports_of(d.a) <= 1);   /* the blocks went, but one kept as a spare (its import too) */
+    CHECK(vk_imports(d.a) <= 1);   /* the blocks went, but one kept as a spare (its import too) */
     devices_close(&d);             /* the CUDA device first: its imports go */
     expect_mock_imports(0);
     free(pat);
@@ -852,7 +851,8 @@ TEST(cuda_and_vulkan_imports_in_every_teardown_order) {
         accel_queue* q = NULL;
         accel_buffer *early = NULL, *later = NULL;
         accel_peer_info pi;
-        if (CHECK(peer_vulkan_open(&vk)) && CHECK_OK(test_buffer_create(vk, 8192, ACCEL_MEMORY_DEVICE, &early)) &&
+        if (CHECK(peer_vulkan_open(&vk)) &&
+            CHECK_OK(test_buffer_create(vk, 8192, ACCEL_MEMORY_DEVICE, &early)) &&
             CHECK_OK(accel_buffer_write(early, 0, pat, 8192))) {
             CHECK_EQ_INT(atomic_load(&vk->exporting), 0);   /* alone: nothing exported */
             if (CHECK_OK(test_device_create(&cu)) && CHECK_OK(accel_device_peer_info(cu, vk, &pi)) &&
@@ -861,9 +861,9 @@ TEST(cuda_and_vulkan_imports_in_every_teardown_order) {
                 CHECK_OK(accel_buffer_write(later, 0, pat, 8192))) {
                 CHECK_EQ_INT(atomic_load(&vk->exporting), 1);
                 vk_round_trip(cu, q, early, 5, 4096, 3000, 8, false);   /* staged */
-                CHECK_EQ_INT(imports_of(cu), 0);
+                CHECK_EQ_INT(vk_imports(cu), 0);
                 vk_round_trip(cu, q, later, 16, 4096, 3000, 8, true);
-                CHECK_EQ_INT(imports_of(cu), 1);
+                CHECK_EQ_INT(vk_imports(cu), 1);
                 expect_mock_imports(1);
             }
         }
@@ -882,7 +882,7 @@ TEST(cuda_and_vulkan_imports_in_every_teardown_order) {
         } else {   /* the Vulkan device (its memory: the import goes), then the CUDA device */
             accel_buffer_destroy(later);
             accel_device_destroy(vk);
-            if (cu) CHECK_EQ_INT(imports_of(cu), 0);
+            if (cu) CHECK_EQ_INT(vk_imports(cu), 0);
             expect_mock_imports(0);
             accel_device_destroy(cu);
         }
