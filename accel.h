@@ -226,7 +226,10 @@
      access, which accel turns on the first time); Vulkan queues copy buffers of other Vulkan devices
      on the same physical device and driver in their command buffers, through memory exported as an
      opaque fd and imported once (buffers made while both devices are open: accel_vulkan.h, "Peer
-     copies between Vulkan devices"). Otherwise (other Vulkan devices, CUDA and Vulkan, CUDA devices
+     copies between Vulkan devices"); CUDA queues copy buffers of a Vulkan device on the same GPU (the
+     same uuid) in their stream, through that memory imported once with cuImportExternalMemory (buffers
+     made while both devices are open: accel_cuda.h, "Signals and signal points"). Otherwise (other
+     Vulkan devices, a Vulkan queue with a CUDA buffer: cuMemAlloc memory does not export, CUDA devices
      without peer access) the copy is staged: the queue's worker thread runs it when the
      queue gets there (after the commands before it completed), through host memory in chunks of at
      most 4 MiB, and the queue goes on after it; no caller waits on the host for it. Where neither

@@ -311,7 +311,12 @@
    same CUDA device is waited for on the GPU like one of its own (its words are pinned and portable,
    both devices share the primary context and its release domain); peer copies with other CUDA
    devices' buffers are cuMemcpyAsync in the queue's stream (one context, or peer access, turned on
-   with cuCtxEnablePeerAccess the first time a pair meets; without it the core stages them).
+   with cuCtxEnablePeerAccess the first time a pair meets; without it the core stages them). Copies
+   with buffers of a Vulkan device on the same GPU (the same uuid) are cuMemcpyAsync in the stream too:
+   the Vulkan memory (exported as an opaque fd) is imported with cuImportExternalMemory and mapped once
+   per 32 MiB block or large buffer, and kept until that memory goes or this device is destroyed; the
+   Vulkan device exports the memory it makes while such a CUDA device is open, so buffers made before
+   are staged. A Vulkan queue's copies with CUDA buffers are staged (cuMemAlloc memory does not export).
 
    ==== Timestamps and the trace ================================================================
    accel_queue_timestamp records a timing event on the stream (cuEventRecord), then a signal point of

@@ -301,6 +301,9 @@
    is copied staged. Otherwise (other GPUs or drivers, adopted devices,
    wrapped buffers, ACCEL_VULKAN_NO_EXTERNAL_MEMORY) it is staged through host memory by the queue's
    worker (accel.h, "Several devices"). Waits on another Vulkan device's signals stay host-gated.
+   A CUDA device of the same GPU (the same uuid) counts as such a second device: its queues copy this
+   device's buffers through the memory imported into CUDA (accel_cuda.h); this device's queues copy
+   CUDA buffers staged (cuMemAlloc memory does not export).
 
    ==== Interop: an engine's buffers and semaphores =============================================
    For an engine that owns its Vulkan objects (examples/engine.c does all of this): build accel on its
