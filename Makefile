@@ -179,6 +179,10 @@ VK_SYNC_ENV = $(VK_ENV) $(if $(VK_LAYER),VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_
 # Vulkan memory (cuImportExternalMemory); validation with synchronization validation on. Leak checks off:
 # lavapipe's own allocations at exit are not accel's (the test counts the imports and the driver's mappings).
 CUVK_BIN := $(BUILD)/asan-cuda-vulkan/test_devices
+# the same without sanitizers, for bench/gpu_check.sh on a GPU (NVIDIA's Vulkan driver beside CUDA)
+$(BUILD)/cuda-vulkan/test_devices: tests/test_devices.c $(HEADERS) $(KERNEL_INCS)
+	@mkdir -p $(@D)
+	$(GCC) $(TESTFLAGS) -DACCEL_TEST_HAVE_VULKAN -DACCEL_TEST_HAVE_CUDA -o $@ $< $(LIBS)
 CUVK_ENV  = $(VK_SYNC_ENV) ASAN_OPTIONS=detect_leaks=0 ACCEL_TEST_BACKEND=cuda ACCEL_TEST_PEER=vulkan \
             ACCEL_CUDA_LIBRARY=$(MOCK_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_LIB)
 $(CUVK_BIN): tests/test_devices.c $(HEADERS) $(KERNEL_INCS)
@@ -674,7 +678,9 @@ $(BUILD)/bench_vulkan: bench/vulkan.c $(wildcard accel*.h) $(wildcard bench/*.h)
 bench-vulkan: $(BUILD)/bench_vulkan
 	$(VK_RUN_ENV) $(BUILD)/bench_vulkan $(BENCH_ARGS)
 
-# make bench-devices: bench/devices.c, peer copies between devices (CPU; Vulkan where its headers are)
+# make bench-devices: bench/devices.c, peer copies between devices (CPU; Vulkan where its headers are; CUDA and
+# Vulkan on one GPU where a CUDA device has the Vulkan device's uuid: on lavapipe, with
+# ACCEL_CUDA_LIBRARY=build/mock/libcuda_mock.so, a sanity check of the path only)
 $(BUILD)/bench_devices: bench/devices.c $(wildcard accel*.h) Makefile
 	@mkdir -p $(@D)
 	$(GCC) -std=gnu11 -O2 $(WARN) -I. $(if $(HAVE_VK_HEADERS),-DBENCH_HAVE_VULKAN) -o $@ $< $(LIBS)

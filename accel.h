@@ -5166,7 +5166,8 @@ static accel_result accel_i_import_get(accel_device* to, const accel_buffer* roo
     accel_result r;
     int fd = -1;
     *out = NULL;
-    if (!fs || !ts || !fs->memory_of(root, &ex)) return ACCEL_ERROR_UNSUPPORTED;
+    if (!fs || !ts || !fs->memory_of || !ts->memory_import || !fs->memory_of(root, &ex))
+        return ACCEL_ERROR_UNSUPPORTED;
     *at = ex.offset;
     accel_i_spin_lock(&accel_i_imports_lock);
     im = accel_i_import_find(ex.key, to);

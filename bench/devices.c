@@ -14,12 +14,21 @@
        chunks, double-buffered: core: several devices, the staged pipeline)
                                               | the same double-buffered: two host buffers, a thread
                                                 reading chunk k + 1 while another writes chunk k
+     8 CUDA queue, a Vulkan device's buffer on the same GPU (direct: the Vulkan memory imported with
+       cuImportExternalMemory, cuMemcpyAsync)  | raw: the same fd imported, cuMemcpyAsync on a stream
+     9 Vulkan queue, a CUDA device's buffer on the same GPU (staged: cuMemAlloc memory does not export)
+                                              | the same double-buffered through two host buffers
    and the factor imported (5) / staged (6, 7), in time. Row 5's baseline is the raw floor: a minimal
    Vulkan program of its own (two VkDevices, memory exported as an opaque fd and imported, one
    vkCmdCopyBuffer recorded once, a submit and a fence wait per copy). Each row warms both sides up,
    then alternates them round by round; the last column is the median of the rounds' paired ratios.
    Rows 2-7 need the Vulkan backend (built with -DBENCH_HAVE_VULKAN; lavapipe in CI: a CPU driver, so
-   the figures say what the host paths cost, not what a GPU's DMA engines do). Every copy's bytes are
+   the figures say what the host paths cost, not what a GPU's DMA engines do). Rows 8-9 need a CUDA
+   device with the Vulkan device's uuid: a GPU's (bench/gpu_check.sh runs them with the NVIDIA Vulkan
+   driver), or the mock CUDA driver beside lavapipe (ACCEL_CUDA_LIBRARY=build/mock/libcuda_mock.so: the
+   bench then sets MOCK_CUDA_UUID to lavapipe's uuid; memcpy on both sides there, so row 8's figure is
+   only a sanity check of the path, not a bandwidth). Row 8's raw program imports row 5's raw exported
+   memory (another fd of it) into CUDA itself. Every copy's bytes are
    checked (the raw program's where its memory is host-visible). Prints a table and a BENCH line a row; exits 1 when a check fails.
 
    make bench-devices   (BENCH_ARGS=--quick: 3 runs) */
@@ -29,6 +38,8 @@
 #ifdef BENCH_HAVE_VULKAN
 #  define ACCEL_VULKAN_IMPLEMENTATION
 #  include "accel_vulkan.h"
+#  define ACCEL_CUDA_IMPLEMENTATION
+#  include "accel_cuda.h"
 #  include <dlfcn.h>
 #  include <unistd.h>
 #endif
@@ -238,6 +249,7 @@ typedef struct rvk {
     VkQueue qa;
     VkBuffer src_b, src_a, dst_a;          /* B's buffer; its memory imported into A; A's own */
     VkDeviceMemory mem_b, mem_imp, mem_a;
+    VkDeviceSize size_b;                   /* mem_b's allocation size */
     uint32_t type_b, type_a;
     VkCommandPool pool;
     VkCommandBuffer cb;
@@ -282,6 +294,7 @@ static int rvk_buffer(rvk* r, VkDevice d, int export_it, int fd, VkBuffer* b, Vk
     ai.pNext = export_it ? (const void*)&ex : fd >= 0 ? (const void*)&im : NULL;
     ai.allocationSize = req.size;
     ai.memoryTypeIndex = *type;
+    if (export_it) r->size_b = req.size;
     if (r->AllocateMemory(d, &ai, NULL, m) != VK_SUCCESS) return 0;
     return r->BindBufferMemory(d, *b, *m, 0) == VK_SUCCESS;
 }
@@ -388,9 +401,135 @@ static double rvk_copy(void* p) {
 }
 #endif
 
+/* ==== the raw floor of row 8: the same exported memory imported into CUDA by hand ====
+   Another fd of row 5's exported memory (device B's) imported with cuImportExternalMemory and mapped
+   whole, a cuMemAlloc'ed destination on the primary context of CUDA device 0, one cuMemcpyAsync and a
+   cuStreamSynchronize per copy. The driver's calls through cuGetProcAddress_v2, from the library accel
+   loaded (ACCEL_CUDA_LIBRARY, else libcuda.so.1). */
+typedef unsigned long long rcu_ptr;   /* CUdeviceptr */
+#define RCU_FUNCS(X) X(Init, (unsigned)) X(DeviceGet, (int*, int)) X(DevicePrimaryCtxRetain, (void**, int)) \
+    X(DevicePrimaryCtxRelease, (int)) X(CtxSetCurrent, (void*)) X(StreamCreate, (void**, unsigned)) \
+    X(StreamDestroy, (void*)) X(StreamSynchronize, (void*)) X(MemAlloc, (rcu_ptr*, size_t)) X(MemFree, (rcu_ptr)) \
+    X(MemcpyAsync, (rcu_ptr, rcu_ptr, size_t, void*)) X(MemcpyDtoHAsync, (void*, rcu_ptr, size_t, void*)) \
+    X(ImportExternalMemory, (void**, const void*)) X(ExternalMemoryGetMappedBuffer, (rcu_ptr*, void*, const void*)) \
+    X(DestroyExternalMemory, (void*))
+typedef struct rcu {
+    void* lib;
+#define RCU_MEMBER(n, params) int (*n) params;
+    RCU_FUNCS(RCU_MEMBER)
+    int dev;
+    void *ctx, *stream, *ext;
+    rcu_ptr src, dst;              /* the mapped import; cuMemAlloc's */
+} rcu;
+static int rcu_load(rcu* c) {
+    const char* path = getenv("ACCEL_CUDA_LIBRARY");
+    int (*gpa)(const char*, void**, int, unsigned long long, int*) = NULL;
+    void* sym;
+    if ((c->lib = dlopen(path && path[0] ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) == NULL) return 0;
+    sym = dlsym(c->lib, "cuGetProcAddress_v2");
+    memcpy(&gpa, &sym, sizeof sym);
+    if (!gpa) return 0;
+#define RCU_LOAD(n, params) { void* f_ = NULL; if (gpa("cu" #n, &f_, 12000, 0, NULL) != 0 || !f_) return 0; \
+                      memcpy(&c->n, &f_, sizeof f_); }
+    RCU_FUNCS(RCU_LOAD)
+    return 1;
+}
+static void rcu_close(rcu* c) {
+    if (c->ctx) {
+        c->CtxSetCurrent(c->ctx);
+        if (c->dst) c->MemFree(c->dst);
+        if (c->src) c->MemFree(c->src);
+        if (c->ext) c->DestroyExternalMemory(c->ext);
+        if (c->stream) c->StreamDestroy(c->stream);
+        c->DevicePrimaryCtxRelease(c->dev);
+    }
+    if (c->lib) dlclose(c->lib);
+    memset(c, 0, sizeof *c);
+}
+/* Sets up the raw side over r's exported memory; 0 where it cannot (then row 8 has no raw side). */
+static int rcu_open(rcu* c, rvk* r) {
+    struct { int type; union { int fd; struct { void* h; const void* n; } w; } handle;
+             unsigned long long size; unsigned flags, reserved[16]; } md;
+    struct { unsigned long long offset, size; unsigned flags, reserved[16]; } bd;
+    VkMemoryGetFdInfoKHR gi = { VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, NULL, r->mem_b,
+                                VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT };
+    int fd = -1;
+    memset(c, 0, sizeof *c);
+    if (!rcu_load(c) || c->Init(0) != 0 || c->DeviceGet(&c->dev, 0) != 0 ||
+        c->DevicePrimaryCtxRetain(&c->ctx, c->dev) != 0)
+        return 0;
+    if (c->CtxSetCurrent(c->ctx) != 0 || c->StreamCreate(&c->stream, 1u) != 0 || c->MemAlloc(&c->dst, BYTES) != 0)
+        return 0;
+    if (r->GetMemoryFdKHR(r->db, &gi, &fd) != VK_SUCCESS) return 0;
+    memset(&md, 0, sizeof md);
+    md.type = 1;   /* CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD */
+    md.handle.fd = fd;
+    md.size = r->size_b;
+    if (c->ImportExternalMemory(&c->ext, &md) != 0) { close(fd); return 0; }
+    memset(&bd, 0, sizeof bd);
+    bd.size = BYTES;
+    return c->ExternalMemoryGetMappedBuffer(&c->src, c->ext, &bd) == 0;
+}
+static double rcu_copy(void* p) {
+    rcu* c = (rcu*)p;
+    double t0 = now_s();
+    c->CtxSetCurrent(c->ctx);
+    if (c->MemcpyAsync(c->dst, c->src, BYTES, c->stream) != 0 || c->StreamSynchronize(c->stream) != 0) return -1;
+    return now_s() - t0;
+}
+/* the raw copy's bytes, where B's memory took the pattern (host-visible: rvk_fill) */
+static int rcu_check(rcu* c, rvk* r) {
+    uint32_t* got;
+    size_t bad = 0;
+    if (!(r->props.memoryTypes[r->type_b].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)) return 1;
+    if (!(got = (uint32_t*)malloc(BYTES))) return 0;
+    if (c->MemcpyDtoHAsync(got, c->dst, BYTES, c->stream) != 0 || c->StreamSynchronize(c->stream) != 0) bad = 1;
+    for (size_t i = 0; !bad && i < BYTES / 4; i++) bad += got[i] != (uint32_t)(i * 2654435761u);
+    free(got);
+    return bad == 0;
+}
+
+/* CUDA and Vulkan on one GPU: rows 8 (a CUDA queue, the Vulkan buffer imported) and 9 (a Vulkan queue,
+   the CUDA buffer staged). On the mock, it is made to claim the Vulkan device's uuid first. */
+static void cuda_vulkan_pairs(accel_device* vk, rvk* raw, int raw_ok) {
+    accel_device_desc cd = { .backend = accel_cuda_backend() };
+    accel_device* cu = NULL;
+    accel_device_info vi, ci;
+    accel_peer_info pi;
+    const char* lib = getenv("ACCEL_CUDA_LIBRARY");
+    char hex[33];
+    rcu c;
+    int c_ok = 0;
+    memset(&c, 0, sizeof c);
+    accel_device_info_get(vk, &vi);
+    if (lib && strstr(lib, "mock") && !getenv("MOCK_CUDA_UUID")) {
+        for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", vi.uuid[i]);
+        setenv("MOCK_CUDA_UUID", hex, 1);
+    }
+    if (accel_device_create(&cd, &cu) != ACCEL_OK || accel_device_info_get(cu, &ci) != ACCEL_OK ||
+        memcmp(ci.uuid, vi.uuid, 16) != 0) {
+        printf("bench_devices: no CUDA device on the Vulkan device's GPU: rows 8-9 skipped\n");
+        accel_device_destroy(cu);
+        return;
+    }
+    printf("cuda: %s (the Vulkan device's uuid)\n", ci.name);
+    if (accel_device_peer_info(cu, vk, &pi) == ACCEL_OK && !pi.direct_copy)
+        printf("bench_devices: row 8: direct_copy 0 (the Vulkan device exports no memory)\n");
+    if (raw_ok && (c_ok = rcu_open(&c, raw)) != 0 && (rcu_copy(&c) < 0 || !rcu_check(&c, raw))) {
+        printf("bench_devices: the raw CUDA import: WRONG bytes\n");
+        failures++;
+    }
+    if (!c_ok) printf("bench_devices: the raw CUDA import could not be set up here: row 8 without a raw side\n");
+    row_with("8 cuda queue <- vulkan device, one GPU (imported)", cu, cu, vk, 0, c_ok ? rcu_copy : NULL, &c,
+             "raw imported cuMemcpyAsync");
+    row("9 vulkan queue <- cuda device, one GPU (staged)", vk, vk, cu, 5, "double-buffered via host");
+    if (c_ok || c.lib) rcu_close(&c);
+    accel_device_destroy(cu);
+}
+
 /* Vulkan to Vulkan, three ways: imported memory (rows 5), staged with memmove (6), staged through the
    bounce buffer (7); the environment is read at device create. */
-static void vulkan_pairs(const accel_device_desc* d) {
+static void vulkan_pairs(const accel_device_desc* d, accel_device* vk) {
     static const char* const env[3][2] = {
         { NULL, NULL }, { "ACCEL_VULKAN_NO_EXTERNAL_MEMORY", NULL },
         { "ACCEL_VULKAN_NO_EXTERNAL_MEMORY", "ACCEL_VULKAN_NO_MAP_DEVICE" } };
@@ -421,6 +560,7 @@ static void vulkan_pairs(const accel_device_desc* d) {
         accel_device_destroy(x);
         accel_device_destroy(y);
     }
+    cuda_vulkan_pairs(vk, &raw, raw_ok);
     rvk_close(&raw);
     if (t[0] > 0 && t[1] > 0 && t[2] > 0) {
         printf("vulkan to vulkan: imported is %.2fx staged (memmove), %.2fx staged (bounce), in time\n",
@@ -452,7 +592,7 @@ int main(int argc, char** argv) {
             row("2 vulkan queue, within its device", vk, vk, vk, 0, NULL);
             row("3 vulkan queue <- cpu device (direct)", vk, vk, cpu, 2, "accel_buffer_write");
             row("4 cpu queue <- vulkan device (direct)", cpu, cpu, vk, 3, "accel_buffer_read");
-            vulkan_pairs(&d);
+            vulkan_pairs(&d, vk);
         } else {
             printf("bench_devices: no Vulkan device: rows 2-7 skipped\n");
         }

@@ -34,9 +34,13 @@
 #      bench step also says whether the driver took cuStreamBatchMemOp (a gated point's two writes)
 #   7. vulkan: the Vulkan suite and bench/vulkan.c on the GPU's Vulkan driver, when build/vulkan/ holds
 #      them (they need glslc and the Vulkan headers to build: build them elsewhere with
-#      `make build-vulkan build/bench_vulkan build/bench_devices` and copy build/ in (bench_devices: peer
-#      copies between two Vulkan devices on the GPU, imported memory vs staged); the loader
-#      libvulkan.so.1 must be
+#      `make build-vulkan build/bench_vulkan build/bench_devices build/cuda-vulkan/test_devices` and copy
+#      build/ in (bench_devices: peer copies between two Vulkan devices on the GPU, imported memory vs
+#      staged, and rows 8-9: CUDA and Vulkan on one GPU, a CUDA queue's copy of Vulkan memory imported
+#      with cuImportExternalMemory vs a raw program importing the same memory, target >= 0.9x; a Vulkan
+#      queue's copy of a CUDA buffer, staged); cuda-vulkan: tests/test_devices.c with CUDA under test and
+#      a Vulkan device of the same GPU as the second device (ACCEL_TEST_PEER=vulkan: its
+#      cuda_and_vulkan_* tests must run, not skip); the loader libvulkan.so.1 must be
 #      installed). NV_ICD names the driver's manifest (default: the NVIDIA one under /usr/local/nvidia,
 #      else the loader's own search).
 # The last line is "gpu_check: N passed, N failed"; the exit status is non-zero when anything failed.
@@ -220,7 +224,14 @@ else
         echo "==== bench_vulkan"
         if env "${vk_env[@]}" timeout -k 10 300 build/bench_vulkan; then ok "bench_vulkan"; else bad "bench_vulkan (exit $?)"; fi
     fi
-    if [[ -x build/bench_devices ]]; then   # peer copies: rows 5-7, imported memory vs staged on the GPU
+    if [[ -x build/cuda-vulkan/test_devices ]]; then   # CUDA and Vulkan on one GPU: imported memory
+        suite_bins=(build/cuda-vulkan/test_devices)
+        suite cuda-vulkan-gpu "${vk_env[@]}" ACCEL_TEST_BACKEND=cuda ACCEL_TEST_PEER=vulkan
+        if grep -q 'SKIP cuda_and_vulkan_copies_through_imported_memory' "$log"; then
+            bad "cuda-vulkan-gpu: the imported-memory tests skipped ($(grep -m1 -o 'SKIP cuda_and_vulkan_copies.*' "$log"))"
+        fi
+    fi
+    if [[ -x build/bench_devices ]]; then   # peer copies: rows 5-9, imported memory vs staged on the GPU
         echo "==== bench_devices"
         if env "${vk_env[@]}" timeout -k 10 300 build/bench_devices; then ok "bench_devices"; else bad "bench_devices (exit $?)"; fi
     fi

@@ -842,11 +842,12 @@ TEST(cuda_recorded_list_with_a_vulkan_buffer) {
 }
 /* Vulkan memory made before the CUDA device opened is not exportable: staged, no import; memory made
    after is imported. Then each teardown order with an import alive: the Vulkan buffer first (eviction),
-   the CUDA device first (its imports dropped), the Vulkan device first (its blocks, and their imports). */
+   the CUDA device first (its imports dropped), the Vulkan device first (its blocks, and their imports);
+   and a recover of the CUDA device (its imports dropped; the next copy imports again). */
 TEST(cuda_and_vulkan_imports_in_every_teardown_order) {
     unsigned char* pat = pattern_make(8192, 8);
     if (!peer_vulkan()) { free(pat); SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only"); }
-    for (int order = 0; order < 3 && pat && !TEST_FAILED_SO_FAR(); order++) {
+    for (int order = 0; order < 4 && pat && !TEST_FAILED_SO_FAR(); order++) {
         accel_device *vk = NULL, *cu = NULL;
         accel_queue* q = NULL;
         accel_buffer *early = NULL, *later = NULL;
@@ -879,6 +880,21 @@ TEST(cuda_and_vulkan_imports_in_every_teardown_order) {
             expect_mock_imports(0);
             accel_buffer_destroy(later);
             accel_device_destroy(vk);
+        } else if (order == 3 && cu) {   /* a recover of the CUDA device, then a copy again */
+            CHECK_OK(accel_device_recover(cu));
+            CHECK_EQ_INT(vk_imports(cu), 0);
+            expect_mock_imports(0);
+            q = NULL;
+            if (CHECK_OK(accel_queue_create(cu, ACCEL_QUEUE_COMPUTE, &q))) {
+                vk_round_trip(cu, q, later, 16, 4096, 3000, 8, false);
+                CHECK_EQ_INT(vk_imports(cu), 1);
+                expect_mock_imports(1);
+            }
+            accel_queue_destroy(q);
+            accel_buffer_destroy(later);
+            accel_device_destroy(vk);   /* the exporter first: its memory, and the import, go */
+            CHECK_EQ_INT(vk_imports(cu), 0);
+            accel_device_destroy(cu);
         } else {   /* the Vulkan device (its memory: the import goes), then the CUDA device */
             accel_buffer_destroy(later);
             accel_device_destroy(vk);
