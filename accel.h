@@ -957,6 +957,8 @@ ACCEL_API accel_result accel_device_recover(accel_device* dev);
      core: queue reports        - what a queue waits for, for a destroy that waits and hang reports
      core: recording, recorded command lists          - batches, all-or-nothing recording errors
      core: indirect execs       - group counts read when the command runs (between the two above)
+     core: several devices, imported memory of other devices - peer copies (direct or staged); the
+                                imports of other devices' memory (one cache, the backends' share slots)
      core: failure after hand-off                     - DESIGN 6.1's rule, and its one protocol
      core: batch walk (GPU backends)                  - segments, wait classes, the queue's worker
      cpu: device and worker pool; buffers, programs and signals; queue commands; recorded command
