@@ -179,6 +179,14 @@ VK_SYNC_ENV = $(VK_ENV) $(if $(VK_LAYER),VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_
 # Vulkan memory (cuImportExternalMemory); validation with synchronization validation on. Leak checks off:
 # lavapipe's own allocations at exit are not accel's (the test counts the imports and the driver's mappings).
 CUVK_BIN := $(BUILD)/asan-cuda-vulkan/test_devices
+# and under TSan (make test-tsan: the pthread shim, the mock built for TSan; lavapipe is not instrumented)
+CUVK_TSAN_BIN := $(BUILD)/tsan-cuda-vulkan/test_devices
+CUVK_TSAN_ENV  = env ACCEL_TEST_BACKEND=cuda ACCEL_TEST_PEER=vulkan $(VK_RUN_ENV) \
+                 ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_TSAN_LIB)
+$(CUVK_TSAN_BIN): tests/test_devices.c $(HEADERS) $(KERNEL_INCS)
+	@mkdir -p $(@D)
+	$(CLANG) $(TESTFLAGS) $(SAN_TSAN) -DACCEL_USE_PTHREADS -DACCEL_TEST_HAVE_VULKAN -DACCEL_TEST_HAVE_CUDA \
+	  -o $@ $< $(LIBS)
 # the same without sanitizers, for bench/gpu_check.sh on a GPU (NVIDIA's Vulkan driver beside CUDA)
 $(BUILD)/cuda-vulkan/test_devices: tests/test_devices.c $(HEADERS) $(KERNEL_INCS)
 	@mkdir -p $(@D)
@@ -364,7 +372,7 @@ TEST_CONFIGS := gcc clang pthreads nothreads small small-nothreads cuda wasm cxx
 build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS) $(MOCK_LIB) $(VK_BUILD)
 build-vulkan: $(VK_BUILD) $(CHECK_SRCS)
 build-asan: $(asan_BINS) $(asan-nothreads_BINS) $(asan-cuda_BINS) $(MOCK_LIB)
-build-tsan: $(tsan_BINS) $(tsan-cuda_BINS) $(MOCK_TSAN_LIB)
+build-tsan: $(tsan_BINS) $(tsan-cuda_BINS) $(MOCK_TSAN_LIB) $(if $(HAVE_VULKAN),$(CUVK_TSAN_BIN))
 
 RUN_TESTS = tests/run.sh
 config_args = --config $(1) --runner "$(2)" $($(1)_BINS)
@@ -416,7 +424,8 @@ test-tsan:
 	@if setarch "$$(uname -m)" -R true 2>/dev/null; then norand="setarch $$(uname -m) -R"; else norand=""; fi; \
 	 TSAN_OPTIONS=$${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:history_size=4} \
 	 $(RUN_TESTS) --config tsan --runner "$$norand" $(tsan_BINS) \
-	   --config tsan-cuda --runner "$$norand env ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_TSAN_LIB)" $(tsan-cuda_BINS)
+	   --config tsan-cuda --runner "$$norand env ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_TSAN_LIB)" $(tsan-cuda_BINS) \
+	   $(if $(HAVE_VULKAN),--config tsan-cuda-vulkan --runner "$$norand $(CUVK_TSAN_ENV)" $(CUVK_TSAN_BIN))
 
 # ---- valgrind memcheck: the failure-path tests (allocation sweep, fuzz replay, regressions, hang
 # diagnostics) with the pthread shim and without threads; a memcheck error or a definite leak fails.
