@@ -3854,6 +3854,13 @@ static bool accel_i_cu_imports_from(accel_device* d, accel_device* o, const acce
     if (!accel_i_cu_can_import(d, o)) return false;
     return !buf || accel_i_import_get(d, buf, &im, &at) == ACCEL_OK;
 }
+/* An import the driver refused: a warning (the copy that asked for it is staged), BACKEND. */
+static accel_result accel_i_cu_import_refused(accel_device* to, const char* call, uint64_t size,
+                                              accel_cu_result cr) {
+    accel_i_log(to, ACCEL_LOG_WARN, "accel_queue_copy: %s (%llu bytes of Vulkan memory) failed: %s (%d); the "
+                "copy is staged", call, (unsigned long long)size, accel_i_cu_error_name(cr), cr);
+    return ACCEL_ERROR_BACKEND;
+}
 static accel_result accel_i_cu_memory_import(accel_device* to, const accel_i_export* ex, int fd,
                                              accel_i_import* base) {
     accel_i_cu_device* dev = accel_i_cu_dev(to);
@@ -3870,17 +3877,13 @@ static accel_result accel_i_cu_memory_import(accel_device* to, const accel_i_exp
 #if !defined(_WIN32)
         close(fd);   /* the driver takes the fd only on success */
 #endif
-        return accel_i_fail(to, ACCEL_ERROR_BACKEND, "accel_queue_copy: cuImportExternalMemory (%llu bytes) "
-                            "failed: %s (%d); the copy is staged", (unsigned long long)ex->size,
-                            accel_i_cu_error_name(cr), cr);
+        return accel_i_cu_import_refused(to, "cuImportExternalMemory", ex->size, cr);
     }
     memset(&bd, 0, sizeof bd);
     bd.size = ex->size;
     if ((cr = accel_i_cu.ExternalMemoryGetMappedBuffer(&im->dptr, im->mem, &bd)) != ACCEL_CU_SUCCESS) {
         accel_i_cu.DestroyExternalMemory(im->mem);
-        return accel_i_fail(to, ACCEL_ERROR_BACKEND, "accel_queue_copy: cuExternalMemoryGetMappedBuffer "
-                            "(%llu bytes) failed: %s (%d); the copy is staged", (unsigned long long)ex->size,
-                            accel_i_cu_error_name(cr), cr);
+        return accel_i_cu_import_refused(to, "cuExternalMemoryGetMappedBuffer", ex->size, cr);
     }
     return ACCEL_OK;
 }

@@ -793,7 +793,8 @@ static CUresult mMemHostGetDevicePointer(dptr_t* d, void* h, unsigned f) {
    hands out a range of the data as a device pointer, a live allocation until cuMemFree (which frees
    nothing); cuDestroyExternalMemory unmaps it, so that a mapped buffer used after it faults, as the
    driver says it must not be used. An fd not laid out so, a size larger than its data, a range past
-   the memory, flags or another handle type fail with CUDA_ERROR_INVALID_VALUE. A context reset
+   the memory, flags or another handle type fail with CUDA_ERROR_INVALID_VALUE; so does every import
+   while MOCK_CUDA_IMPORT_FAILS=1 (read at each call: a driver that refuses the memory). A context reset
    destroys the imports as it frees the rest. */
 typedef struct mock_extmem { void* base; size_t size; char* data; size_t data_size; } mock_extmem;
 typedef struct mock_extmem_desc {   /* CUDA_EXTERNAL_MEMORY_HANDLE_DESC */
@@ -816,7 +817,9 @@ static CUresult mImportExternalMemory(mock_extmem** out, const mock_extmem_desc*
     size_t head[2];   /* Mesa's memfd header: the whole size, the data's offset */
     mock_extmem* m;
     void* base;
+    const char* refuse = getenv("MOCK_CUDA_IMPORT_FAILS");
     if (!out || !d || d->type != 1 /* OPAQUE_FD */ || d->handle.fd < 0 || !d->size || d->flags) return 1;
+    if (refuse && refuse[0] && strcmp(refuse, "0") != 0) return 1;
     if (fstat(d->handle.fd, &st) != 0 || pread(d->handle.fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
         head[0] != (size_t)st.st_size || head[1] < sizeof head || head[1] > head[0] ||
         head[0] - head[1] < d->size)

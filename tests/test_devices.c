@@ -11,6 +11,7 @@
 #include "accel.h"
 #include "test.h"
 #if defined(ACCEL_TEST_HAVE_CUDA) && defined(ACCEL_TEST_HAVE_VULKAN) && !defined(_WIN32)
+#  include <dirent.h>
 #  include <dlfcn.h>
 #  define PEER_VK 1
 #  if !defined(__cplusplus)
@@ -907,7 +908,49 @@ TEST(cuda_and_vulkan_imports_in_every_teardown_order) {
     }
     free(pat);
 }
+/* open file descriptors of the process */
+static int open_fds(void) {
+    DIR* d = opendir("/proc/self/fd");
+    int n = 0;
+    if (!d) return -1;
+    while (readdir(d)) n++;
+    closedir(d);
+    return n;
+}
+/* The driver refuses the import (the mock with MOCK_CUDA_IMPORT_FAILS=1): the copy is staged, with the
+   right bytes, and the exported fd is not left open. */
+TEST(cuda_import_refused_is_staged) {
+    devices d;
+    accel_peer_info pi;
+    accel_queue* q = NULL;
+    accel_buffer* theirs = NULL;
+    unsigned char* pat = pattern_make(8192, 9);
+    int fds;
+    if (!peer_vulkan() || mock_imports(0) < 0) {
+        free(pat);
+        SKIP("ACCEL_TEST_PEER=vulkan on the CUDA mock only");
+    }
+    if (!devices_open(&d)) { devices_close(&d); free(pat); return; }
+    if (CHECK(pat != NULL) && CHECK_OK(accel_device_peer_info(d.a, d.b, &pi)) && pi.direct_copy &&
+        CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_buffer_create(d.b, 8192, ACCEL_MEMORY_DEVICE, &theirs)) &&
+        CHECK_OK(accel_buffer_write(theirs, 0, pat, 8192))) {
+        fds = open_fds();
+        setenv("MOCK_CUDA_IMPORT_FAILS", "1", 1);
+        vk_round_trip(d.a, q, theirs, 16, 4096, 3000, 9, false);
+        setenv("MOCK_CUDA_IMPORT_FAILS", "0", 1);
+        CHECK_EQ_INT(vk_imports(d.a), 0);
+        CHECK_EQ_INT(open_fds(), fds);
+        vk_round_trip(d.a, q, theirs, 16, 4096, 3000, 9, false);   /* imported now */
+        CHECK_EQ_INT(vk_imports(d.a), 1);
+    }
+    accel_queue_destroy(q);
+    accel_buffer_destroy(theirs);
+    devices_close(&d);
+    free(pat);
+}
 #else
+TEST(cuda_import_refused_is_staged) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_and_vulkan_copies_through_imported_memory) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_recorded_list_with_a_vulkan_buffer) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_and_vulkan_imports_in_every_teardown_order) { SKIP("built without both CUDA and Vulkan"); }
@@ -934,5 +977,6 @@ int main(int argc, char** argv) {
     RUN(cuda_and_vulkan_copies_through_imported_memory);
     RUN(cuda_recorded_list_with_a_vulkan_buffer);
     RUN(cuda_and_vulkan_imports_in_every_teardown_order);
+    RUN(cuda_import_refused_is_staged);
     return test_end();
 }
