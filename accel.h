@@ -1972,6 +1972,7 @@ ACCEL_I_KIT void accel_i_imports_evict(const void* key);
 ACCEL_I_KIT void accel_i_imports_drop_into(accel_device* to);
 ACCEL_I_KIT accel_result accel_i_import_get(accel_device* to, const accel_buffer* root, accel_i_import** out,
                                             uint64_t* at);
+ACCEL_I_KIT bool accel_i_import_late(const accel_buffer* root);   /* its memory known only where it runs */
 #if !defined(ACCEL_NO_THREADS)
 ACCEL_I_KIT bool accel_i_cmd_is_host_step(const accel_i_cmd* c);          /* ends a segment (host_call) */
 ACCEL_I_KIT accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at);   /* the segment rule */
@@ -5133,6 +5134,9 @@ static void accel_i_sharers_update(accel_device* dev, bool join) {
     accel_i_spin_unlock(&accel_i_imports_lock);
 }
 static bool accel_i_exporting(const accel_device* dev) { return atomic_load(&dev->exporting) != 0; }
+/* Is root memory taken at its point (core: queue-ordered memory at its point)? Which memory it is is
+   known only where a command runs: an import made when a copy is recorded would name another use's. */
+static bool accel_i_import_late(const accel_buffer* root) { return (root->qmem & ACCEL_I_QMEM_LATE) != 0; }
 static void accel_i_import_free(accel_i_import* im) {
     accel_device* to = im->to;
     to->backend->share->import_free(im);

@@ -3847,12 +3847,14 @@ static bool accel_i_cu_can_import(const accel_device* to, const accel_device* fr
            accel_i_cu_can_import_any((const accel_i_cu_device*)to);
 }
 /* peer_copy with another backend's device: buf NULL, could it be imported (peer_info); else is it (made
-   now, so that a copy that cannot import is staged) */
+   now, so that a copy that cannot import is staged, as is one of memory taken at its point, whose
+   memory is known only where the copy runs) */
 static bool accel_i_cu_imports_from(accel_device* d, accel_device* o, const accel_buffer* buf) {
     accel_i_import* im;
     uint64_t at;
     if (!accel_i_cu_can_import(d, o)) return false;
-    return !buf || accel_i_import_get(d, buf, &im, &at) == ACCEL_OK;
+    if (!buf) return true;
+    return !accel_i_import_late(buf) && accel_i_import_get(d, buf, &im, &at) == ACCEL_OK;
 }
 /* An import the driver refused: a warning (the copy that asked for it is staged), BACKEND. */
 static accel_result accel_i_cu_import_refused(accel_device* to, const char* call, uint64_t size,

@@ -908,6 +908,46 @@ TEST(cuda_and_vulkan_imports_in_every_teardown_order) {
     }
     free(pat);
 }
+/* A CUDA queue copies out of a Vulkan queue's accel_queue_alloc memory between the Vulkan queue's signal
+   after a fill and the free behind the CUDA queue's signal: the bytes of that use (direct or staged, as
+   the handle's memory allows). */
+TEST(cuda_copy_of_vulkan_queue_memory) {
+    devices d;
+    accel_queue *vq = NULL, *cq = NULL;
+    accel_buffer *h = NULL, *mine = NULL;
+    accel_signal *filled = NULL, *copied = NULL;
+    if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    if (CHECK_OK(accel_queue_create(d.b, ACCEL_QUEUE_COMPUTE, &vq)) &&
+        CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &cq)) &&
+        CHECK_OK(test_buffer_create(d.a, 4096, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(accel_signal_create(d.b, 0, &filled)) && CHECK_OK(accel_signal_create(d.a, 0, &copied))) {
+        for (uint32_t round = 1; round <= 3 && !TEST_FAILED_SO_FAR(); round++) {
+            if (!CHECK_OK(accel_queue_alloc(vq, 4096, ACCEL_MEMORY_DEVICE, &h))) break;
+            accel_queue_fill(vq, h, 0, 4096, 0x7E570000u + round);
+            accel_queue_signal(vq, filled, round);
+            accel_queue_wait(vq, copied, round);
+            accel_queue_free(vq, h);
+            CHECK_OK(accel_queue_submit(vq));
+            accel_queue_wait(cq, filled, round);
+            accel_queue_copy(cq, mine, 0, h, 0, 4096);
+            accel_queue_signal(cq, copied, round);
+            CHECK_OK(accel_queue_submit(cq));
+            accel_buffer_destroy(h);
+            h = NULL;
+            CHECK_OK(accel_signal_wait(copied, round, ACCEL_WAIT_FOREVER));
+            expect_ends(mine, 0x7E570000u + round);
+        }
+        CHECK_OK(accel_queue_finish(vq, ACCEL_WAIT_FOREVER));
+    }
+    accel_queue_destroy(vq);
+    accel_queue_destroy(cq);
+    accel_buffer_destroy(mine);
+    accel_signal_destroy(filled);
+    accel_signal_destroy(copied);
+    devices_close(&d);
+    expect_mock_imports(0);
+}
 /* open file descriptors of the process */
 static int open_fds(void) {
     DIR* d = opendir("/proc/self/fd");
@@ -951,6 +991,7 @@ TEST(cuda_import_refused_is_staged) {
 }
 #else
 TEST(cuda_import_refused_is_staged) { SKIP("built without both CUDA and Vulkan"); }
+TEST(cuda_copy_of_vulkan_queue_memory) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_and_vulkan_copies_through_imported_memory) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_recorded_list_with_a_vulkan_buffer) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_and_vulkan_imports_in_every_teardown_order) { SKIP("built without both CUDA and Vulkan"); }
@@ -978,5 +1019,6 @@ int main(int argc, char** argv) {
     RUN(cuda_recorded_list_with_a_vulkan_buffer);
     RUN(cuda_and_vulkan_imports_in_every_teardown_order);
     RUN(cuda_import_refused_is_staged);
+    RUN(cuda_copy_of_vulkan_queue_memory);
     return test_end();
 }
