@@ -1973,6 +1973,9 @@ ACCEL_I_KIT void accel_i_imports_drop_into(accel_device* to);
 ACCEL_I_KIT accel_result accel_i_import_get(accel_device* to, const accel_buffer* root, accel_i_import** out,
                                             uint64_t* at);
 ACCEL_I_KIT bool accel_i_import_late(const accel_buffer* root);   /* its memory known only where it runs */
+ACCEL_I_KIT bool accel_i_signal_shared(const accel_device* to, const accel_device* from);
+ACCEL_I_KIT accel_i_import* accel_i_signal_import(accel_device* to, accel_signal* s, uint64_t v);
+ACCEL_I_KIT accel_i_import* accel_i_import_of(const void* key, const accel_device* to);
 #if !defined(ACCEL_NO_THREADS)
 ACCEL_I_KIT bool accel_i_cmd_is_host_step(const accel_i_cmd* c);          /* ends a segment (host_call) */
 ACCEL_I_KIT accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at);   /* the segment rule */
@@ -5109,6 +5112,15 @@ typedef struct accel_i_share_ops {
        where the backend needs one) */
     accel_result (*memory_import)(accel_device* to, const accel_i_export* ex, int fd, accel_i_import* im);
     void (*import_free)(accel_i_import* im);
+    /* signals (core: signals waited on by other devices). Exporter: does dev make signals another
+       device can import? may another device wait for s >= v on its own device (s exported, and v
+       promised by work already handed to s's device, so that the wait holds up nothing that must come
+       after it)? a new opaque fd of s's semaphore (the caller's). Importer: imports fd (always taken,
+       as memory_import) as im, which import_free releases */
+    bool (*signals_export)(const accel_device* dev);
+    bool (*signal_waitable)(accel_signal* s, uint64_t v);
+    accel_result (*signal_export)(accel_signal* s, int* fd);
+    accel_result (*signal_import)(accel_device* to, accel_signal* s, int fd, accel_i_import* im);
 } accel_i_share_ops;
 
 static accel_i_import* accel_i_imports;
@@ -5160,37 +5172,36 @@ static accel_i_import* accel_i_import_find(const void* key, const accel_device* 
     while (im && (im->key != key || im->to != to)) im = im->next;
     return im;
 }
-/* The import into `to` of the memory of root (another device's buffer), made the first time; *at: where
-   root lies in it. It stays while root's memory lives. UNSUPPORTED (not logged) where that memory is
-   not exportable. */
-static accel_result accel_i_import_get(accel_device* to, const accel_buffer* root, accel_i_import** out,
-                                       uint64_t* at) {
-    const accel_i_share_ops* fs = root->obj.device->backend->share;
+/* The import of key into `to` made before (NULL: none). */
+static accel_i_import* accel_i_import_of(const void* key, const accel_device* to) {
+    accel_i_import* im;
+    accel_i_spin_lock(&accel_i_imports_lock);
+    im = accel_i_import_find(key, to);
+    accel_i_spin_unlock(&accel_i_imports_lock);
+    return im;
+}
+/* The import of key (another device's memory, ex of root; or else signal s) into `to`, made the first
+   time: exported by its device and imported by `to` outside the lock; a thread that came first wins. */
+static accel_result accel_i_import_keyed(accel_device* to, const void* key, const accel_buffer* root,
+                                         const accel_i_export* ex, accel_signal* s, accel_i_import** out) {
+    const accel_i_share_ops* fs = (root ? root->obj.device : s->obj.device)->backend->share;
     const accel_i_share_ops* ts = to->backend->share;
-    accel_i_export ex;
     accel_i_import *im, *fresh;
     accel_result r;
     int fd = -1;
-    *out = NULL;
-    if (!fs || !ts || !fs->memory_of || !ts->memory_import || !fs->memory_of(root, &ex))
-        return ACCEL_ERROR_UNSUPPORTED;
-    *at = ex.offset;
-    accel_i_spin_lock(&accel_i_imports_lock);
-    im = accel_i_import_find(ex.key, to);
-    accel_i_spin_unlock(&accel_i_imports_lock);
-    if (im) { *out = im; return ACCEL_OK; }
+    if ((im = accel_i_import_of(key, to)) != NULL) { *out = im; return ACCEL_OK; }
     if ((fresh = (accel_i_import*)accel_i_dev_alloc(to, ts->import_bytes)) == NULL)
-        return accel_i_fail(to, ACCEL_ERROR_OUT_OF_MEMORY,
-                            "accel_queue_copy: out of host memory for an import");
+        return accel_i_fail(to, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory for an import",
+                            root ? "accel_queue_copy" : "accel_queue_submit");
     memset((void*)fresh, 0, ts->import_bytes);
-    fresh->key = ex.key;
+    fresh->key = key;
     fresh->to = to;
-    r = fs->memory_export(root, &fd);
-    if (r == ACCEL_OK) r = ts->memory_import(to, &ex, fd, fresh);
+    r = root ? fs->memory_export(root, &fd) : fs->signal_export(s, &fd);
+    if (r == ACCEL_OK) r = root ? ts->memory_import(to, ex, fd, fresh) : ts->signal_import(to, s, fd, fresh);
     if (r != ACCEL_OK) { accel_i_dev_free(to, fresh, ts->import_bytes); return r; }
     atomic_fetch_add(&to->imports, 1u);
     accel_i_spin_lock(&accel_i_imports_lock);
-    if ((im = accel_i_import_find(ex.key, to)) == NULL) {   /* else another thread's came first */
+    if ((im = accel_i_import_find(key, to)) == NULL) {   /* else another thread's came first */
         fresh->next = accel_i_imports;
         accel_i_imports = im = fresh;
         fresh = NULL;
@@ -5199,6 +5210,46 @@ static accel_result accel_i_import_get(accel_device* to, const accel_buffer* roo
     if (fresh) accel_i_import_free(fresh);
     *out = im;
     return ACCEL_OK;
+}
+/* The import into `to` of the memory of root (another device's buffer), made the first time; *at: where
+   root lies in it. It stays while root's memory lives. UNSUPPORTED (not logged) where that memory is
+   not exportable. */
+static accel_result accel_i_import_get(accel_device* to, const accel_buffer* root, accel_i_import** out,
+                                       uint64_t* at) {
+    const accel_i_share_ops* fs = root->obj.device->backend->share;
+    const accel_i_share_ops* ts = to->backend->share;
+    accel_i_export ex;
+    *out = NULL;
+    if (!fs || !ts || !fs->memory_of || !ts->memory_import || !fs->memory_of(root, &ex))
+        return ACCEL_ERROR_UNSUPPORTED;
+    *at = ex.offset;
+    return accel_i_import_keyed(to, ex.key, root, &ex, NULL, out);
+}
+
+/* ==== core: signals waited on by other devices ====
+   A queue's wait on another backend's (or another VkDevice's) signal goes to the device where the two
+   share a semaphore: the signal's timeline semaphore exported as an opaque fd by its device
+   (share->signal_export) and imported by the waiting one (share->signal_import: Vulkan, another
+   VkDevice of the same device and driver; CUDA, a Vulkan device of the same GPU, through
+   cuImportExternalSemaphore), once per signal and importer, in the imports' list above (keyed by the
+   signal; evicted when the signal goes, which the exporter does at its destroy: no batch that waits on
+   it is unfinished then, as each holds the signal; dropped when the importer goes). Only for a value
+   the signal's device was already handed work to reach (share->signal_waitable): a wait for a value
+   only a later host raise could bring stays gated on the host, so a device's queue never waits on
+   another device for something its own later work might have to cause. Whether two devices can do it
+   at all: accel_i_signal_shared (their backends' peer_waits use it). */
+static bool accel_i_signal_shared(const accel_device* to, const accel_device* from) {
+    const accel_i_share_ops *fs = from->backend->share, *ts = to->backend->share;
+    return to != from && fs && ts && fs->signals_export && fs->signals_export(from) && ts->signal_import &&
+           accel_i_can_import(to, from);
+}
+/* The import of s (another device's signal) into `to`, made the first time, where `to`'s queues may wait
+   for s >= v on the device (NULL: they gate on the host). */
+static accel_i_import* accel_i_signal_import(accel_device* to, accel_signal* s, uint64_t v) {
+    const accel_i_share_ops* fs = s->obj.device->backend->share;
+    accel_i_import* im = NULL;
+    if (!accel_i_signal_shared(to, s->obj.device) || !fs->signal_waitable(s, v)) return NULL;
+    return accel_i_import_keyed(to, s, NULL, NULL, s, &im) == ACCEL_OK ? im : NULL;
 }
 
 /* ==== core: failure after hand-off ==== */

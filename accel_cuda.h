@@ -317,6 +317,10 @@
    per 32 MiB block or large buffer, and kept until that memory goes or this device is destroyed; the
    Vulkan device exports the memory it makes while such a CUDA device is open, so buffers made before
    are staged. A Vulkan queue's copies with CUDA buffers are staged (cuMemAlloc memory does not export).
+   A Vulkan signal of the same GPU whose semaphore exports (accel_vulkan.h, "Peer copies between Vulkan
+   devices") is waited for on the GPU too, imported with cuImportExternalSemaphore and waited on with
+   cuWaitExternalSemaphoresAsync (cuda: waits on Vulkan signals); a Vulkan queue's waits on CUDA
+   signals are gated on the host (a CUDA signal is a word, not a semaphore).
 
    ==== Timestamps and the trace ================================================================
    accel_queue_timestamp records a timing event on the stream (cuEventRecord), then a signal point of
@@ -585,6 +589,24 @@ typedef struct accel_cu_extmem_buffer_desc {   /* CUDA_EXTERNAL_MEMORY_BUFFER_DE
     unsigned int flags;
     unsigned int reserved[16];
 } accel_cu_extmem_buffer_desc;
+typedef struct accel_cu_extsem_s* accel_cu_extsem;   /* CUexternalSemaphore (cuda: signals of Vulkan) */
+typedef struct accel_cu_extsem_desc {      /* CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC */
+    int type;                              /* CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD (9) */
+    union { int fd; struct { void* handle; const void* name; } win32; const void* sci; } handle;
+    unsigned int flags;
+    unsigned int reserved[16];
+} accel_cu_extsem_desc;
+#define ACCEL_CU_EXTSEM_TIMELINE_FD 9
+typedef struct accel_cu_extsem_wait {      /* CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS */
+    struct {
+        struct { unsigned long long value; } fence;
+        union { void* fence; unsigned long long reserved; } sci;
+        struct { unsigned long long key; unsigned int timeout_ms; } keyed_mutex;
+        unsigned int reserved[10];
+    } params;
+    unsigned int flags;
+    unsigned int reserved[16];
+} accel_cu_extsem_wait;
 typedef struct accel_cu_kernel_node_params {   /* CUDA_KERNEL_NODE_PARAMS (v1) */
     accel_cu_function func;
     unsigned int grid[3], block[3], shared_bytes;
@@ -747,7 +769,11 @@ enum {
     X(ImportExternalMemory, 10000, (accel_cu_extmem* mem, const accel_cu_extmem_desc* desc)) \
     X(ExternalMemoryGetMappedBuffer, 10000, (accel_cu_deviceptr* ptr, accel_cu_extmem mem, \
                                              const accel_cu_extmem_buffer_desc* desc)) \
-    X(DestroyExternalMemory, 10000, (accel_cu_extmem mem))
+    X(DestroyExternalMemory, 10000, (accel_cu_extmem mem)) \
+    X(ImportExternalSemaphore, 10000, (accel_cu_extsem* sem, const accel_cu_extsem_desc* desc)) \
+    X(WaitExternalSemaphoresAsync, 10000, (const accel_cu_extsem* sems, const accel_cu_extsem_wait* params, \
+                                           unsigned int n, accel_cu_stream stream)) \
+    X(DestroyExternalSemaphore, 10000, (accel_cu_extsem sem))
 
 typedef struct accel_i_cu_lib {
 #define ACCEL_I_CU_MEMBER(name, version, params) accel_cu_result (ACCEL_I_CUDAAPI *name) params;
@@ -767,7 +793,9 @@ static const char* const accel_i_cu_optional[] = {
     /* queue-ordered memory from a stream-ordered pool (without them: accel's own pool) */
     "MemPoolCreate", "MemPoolDestroy", "MemPoolSetAttribute", "MemAllocFromPoolAsync", "MemFreeAsync",
     /* several devices: Vulkan memory of the same GPU imported (without them: such copies staged) */
-    "ImportExternalMemory", "ExternalMemoryGetMappedBuffer", "DestroyExternalMemory"
+    "ImportExternalMemory", "ExternalMemoryGetMappedBuffer", "DestroyExternalMemory",
+    /* several devices: waits on Vulkan signals of the same GPU on the GPU (without them: gated) */
+    "ImportExternalSemaphore", "WaitExternalSemaphoresAsync", "DestroyExternalSemaphore"
 };
 
 /* NVRTC, looked up by name (it has no versioned lookup). */
@@ -1462,7 +1490,8 @@ static bool accel_i_cu_gone(accel_i_cu_queue* q) {
    bench/cuda_blocking.c (make cuda-blocking) measures which calls block, on the driver at hand. */
 typedef enum accel_i_cu_release_kind {
     ACCEL_I_CU_MEM, ACCEL_I_CU_HOST_MEM, ACCEL_I_CU_MODULE, ACCEL_I_CU_GRAPH_EXEC, ACCEL_I_CU_GRAPH,
-    ACCEL_I_CU_EXT_MEM   /* an import (cuda: several devices): its mapped buffer, then the memory */
+    ACCEL_I_CU_EXT_MEM,  /* an import (cuda: several devices): its mapped buffer, then the memory */
+    ACCEL_I_CU_EXT_SEM   /* an imported semaphore (cuda: signals of Vulkan) */
 } accel_i_cu_release_kind;
 typedef struct accel_i_cu_grave {
     struct accel_i_cu_grave* next;
@@ -1490,6 +1519,7 @@ static void accel_i_cu_release_now(accel_i_cu_release_kind kind, void* handle, a
         accel_i_cu.MemFree(dptr);
         accel_i_cu.DestroyExternalMemory((accel_cu_extmem)handle);
         break;
+    case ACCEL_I_CU_EXT_SEM: accel_i_cu.DestroyExternalSemaphore((accel_cu_extsem)handle); break;
     }
 }
 /* Runs the waiting releases (the domain's lock held; no GPU wait pending on the CUDA device). */
@@ -3429,12 +3459,14 @@ static bool accel_i_cu_wait_target(accel_i_cu_signal* cs, uint64_t v, accel_cu_d
    launch and a progress write, as a raw stream's launch and event record). */
 static accel_cu_result accel_i_cu_word_wait(accel_i_cu_queue* q, accel_cu_deviceptr addr, uint64_t value);
 static accel_cu_result accel_i_cu_cpu_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v);
+static accel_cu_result accel_i_cu_sem_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v);
 static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     accel_cu_deviceptr addr;
     uint64_t value;
     bool hold;
     if (s->obj.device->backend == accel_cpu_backend()) return accel_i_cu_cpu_wait(q, s, v);   /* its word */
+    if (s->obj.device->backend != q->base.obj.device->backend) return accel_i_cu_sem_wait(q, s, v);
     accel_i_spin_lock(&cs->point_lock);
     hold = accel_i_cu_wait_target(cs, v, q->progress.dptr, &addr, &value);
     accel_i_spin_unlock(&cs->point_lock);
@@ -3444,25 +3476,38 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
     if (addr == cs->mirror.dptr && hold) accel_i_cu_hold(q);
     return accel_i_cu_word_wait(q, addr, value);
 }
-/* The stream waits for the word at addr >= value (cyclic, as the driver compares); the wait retires
-   with the queue's next point. */
-static accel_cu_result accel_i_cu_word_wait(accel_i_cu_queue* q, accel_cu_deviceptr addr, uint64_t value) {
+/* The stream waits for the word at addr >= value (cyclic, as the driver compares), or for the imported
+   semaphore sem >= value; the wait retires with the queue's next point. */
+static accel_cu_result accel_i_cu_wait_call(accel_i_cu_queue* q, accel_cu_deviceptr addr, uint64_t value,
+                                            accel_cu_extsem sem) {
+    accel_cu_extsem_wait w;
+    if (!sem) return accel_i_cu.StreamWaitValue64(q->stream, addr, value, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
+    memset(&w, 0, sizeof w);
+    w.params.fence.value = value;
+    return accel_i_cu.WaitExternalSemaphoresAsync(&sem, &w, 1, q->stream);
+}
+static accel_cu_result accel_i_cu_gpu_wait(accel_i_cu_queue* q, accel_cu_deviceptr addr, uint64_t value,
+                                           accel_cu_extsem sem) {
     accel_cu_result cr;
     q->dirty = true;   /* a point after the wait must come after it */
     q->enqueued++;
     /* no release runs from here until it retires */
     accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), 1);
-    cr = accel_i_cu.StreamWaitValue64(q->stream, addr, value, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
+    cr = accel_i_cu_wait_call(q, addr, value, sem);
     if (accel_i_cu_retry(accel_i_cu_dev(q->base.obj.device), cr))
-        cr = accel_i_cu.StreamWaitValue64(q->stream, addr, value, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
+        cr = accel_i_cu_wait_call(q, addr, value, sem);
     if (cr == ACCEL_CU_SUCCESS) q->waits++;
     else accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), -1);
     return cr;
+}
+static accel_cu_result accel_i_cu_word_wait(accel_i_cu_queue* q, accel_cu_deviceptr addr, uint64_t value) {
+    return accel_i_cu_gpu_wait(q, addr, value, NULL);
 }
 /* wait_on_device: a CUDA signal of this device, where the device has stream memory operations, or of
    another accel device on the same CUDA device (accel_i_cu_peer_waits), or a CPU signal whose device
    word this CUDA device can watch (cuda: CPU signals on the GPU). */
 static bool accel_i_cu_peer_waits(accel_device* d, accel_device* o);
+static bool accel_i_cu_sems(void);
 static bool accel_i_cu_cpu_word(accel_i_cu_device* dev, accel_signal* s, accel_i_a64** word,
                                 accel_cu_deviceptr* addr);
 static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t v) {
@@ -3472,6 +3517,8 @@ static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t 
     if (s->obj.device->backend == accel_cpu_backend())
         return accel_i_cu_peer_waits(q->obj.device, s->obj.device) &&
                accel_i_cu_cpu_word(accel_i_cu_dev(q->obj.device), s, &word, &addr);
+    if (s->obj.device->backend != q->obj.device->backend)   /* cuda: waits on Vulkan signals */
+        return accel_i_cu_sems() && accel_i_signal_import(q->obj.device, s, v) != NULL;
     if (s->obj.device != q->obj.device) return accel_i_cu_peer_waits(q->obj.device, s->obj.device);
     return accel_i_cu_dev(q->obj.device)->memops;
 }
@@ -3812,7 +3859,7 @@ static bool accel_i_cu_peer_copy(accel_device* d, accel_device* o, const accel_b
    GPU: gated on the host (its releases could not see this device's waits). */
 static bool accel_i_cu_peer_waits(accel_device* d, accel_device* o) {
     if (o->backend == accel_cpu_backend()) return accel_i_cu_dev(d)->memops;   /* cuda: CPU signals */
-    if (o->backend != d->backend) return false;
+    if (o->backend != d->backend) return accel_i_cu_sems() && accel_i_signal_shared(d, o);   /* Vulkan's */
     return accel_i_cu_dev(o)->cudev == accel_i_cu_dev(d)->cudev && accel_i_cu_dev(d)->memops &&
            accel_i_cu_dev(o)->memops;
 }
@@ -3833,6 +3880,7 @@ typedef struct accel_i_cu_import {
     accel_i_import base;
     accel_cu_extmem mem;
     accel_cu_deviceptr dptr;       /* the whole memory, mapped */
+    accel_cu_extsem sem;           /* or a signal's semaphore (cuda: waits on Vulkan signals) */
 } accel_i_cu_import;
 static bool accel_i_cu_can_import_any(const accel_i_cu_device* dev) {
     return dev->unified && accel_i_cu.ImportExternalMemory && accel_i_cu.ExternalMemoryGetMappedBuffer &&
@@ -3893,11 +3941,15 @@ static void accel_i_cu_import_free(accel_i_import* base) {
     accel_i_cu_import* im = (accel_i_cu_import*)base;
     accel_i_cu_device* dev = accel_i_cu_dev(base->to);
     accel_i_cu_enter(dev);
-    accel_i_cu_release(dev, ACCEL_I_CU_EXT_MEM, im->mem, im->dptr);
+    if (im->sem) accel_i_cu_release(dev, ACCEL_I_CU_EXT_SEM, im->sem, 0);
+    else accel_i_cu_release(dev, ACCEL_I_CU_EXT_MEM, im->mem, im->dptr);
 }
+static accel_result accel_i_cu_signal_import(accel_device* to, accel_signal* s, int fd, accel_i_import* base);
 static const accel_i_share_ops accel_i_cu_share = {
     sizeof(accel_i_cu_import), NULL, NULL, NULL,   /* exports nothing (cuMemAlloc memory) */
-    accel_i_cu_can_import, accel_i_cu_memory_import, accel_i_cu_import_free
+    accel_i_cu_can_import, accel_i_cu_memory_import, accel_i_cu_import_free,
+    NULL, NULL, NULL,                              /* nor signals (their words are not semaphores) */
+    accel_i_cu_signal_import
 };
 /* The device pointer of b for a command of dev: its own, or in the import of another backend's memory
    (0 where that cannot be made: the command fails) */
@@ -3918,6 +3970,49 @@ static accel_cu_result accel_i_cu_copy_imported(accel_i_cu_queue* q, const accel
     *call = "cuMemcpyAsync (imported memory)";
     if (!d || !s) return 1;   /* CUDA_ERROR_INVALID_VALUE: the import is gone */
     return accel_i_cu.MemcpyAsync(d + dst_offset, s + src_offset, n, q->stream);
+}
+
+/* ==== cuda: waits on Vulkan signals ====
+   A CUDA queue's wait on a signal of a Vulkan device of the same GPU runs on the GPU (DESIGN 7.2): the
+   signal's timeline semaphore, exported by the Vulkan device as an opaque fd, is imported once with
+   cuImportExternalSemaphore (CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD) and waited on with
+   cuWaitExternalSemaphoresAsync in the queue's stream, counted as the GPU waits on words are (cuda:
+   releases). The import is accel.h's (core: signals waited on by other devices): made where the wait is
+   classified, for a value the Vulkan device was already handed work to reach (else the wait is gated on
+   the host, as before); freed (cuDestroyExternalSemaphore, as a release) when the signal goes, or when
+   this device is destroyed or recovered. A failed Vulkan signal's semaphore is raised past every wait
+   (accel_vulkan.h, "Signals: design"), which releases the stream; the core fails what the batch signals
+   (core: failure after hand-off). The other way (a Vulkan queue on a CUDA signal) is gated on the host:
+   a CUDA signal is a word, not a semaphore. */
+static bool accel_i_cu_sems(void) {
+    return accel_i_cu.ImportExternalSemaphore && accel_i_cu.WaitExternalSemaphoresAsync &&
+           accel_i_cu.DestroyExternalSemaphore;
+}
+/* share->signal_import: fd (a Vulkan timeline semaphore's) imported into `to`'s context. */
+static accel_result accel_i_cu_signal_import(accel_device* to, accel_signal* s, int fd,
+                                             accel_i_import* base) {
+    accel_i_cu_import* im = (accel_i_cu_import*)base;
+    accel_cu_extsem_desc sd;
+    accel_cu_result cr;
+    memset(&sd, 0, sizeof sd);
+    sd.type = ACCEL_CU_EXTSEM_TIMELINE_FD;
+    sd.handle.fd = fd;
+    accel_i_cu_enter(accel_i_cu_dev(to));
+    if ((cr = accel_i_cu.ImportExternalSemaphore(&im->sem, &sd)) == ACCEL_CU_SUCCESS) return ACCEL_OK;
+#if !defined(_WIN32)
+    close(fd);   /* the driver takes the fd only on success */
+#endif
+    im->sem = NULL;
+    return accel_i_fail(to, ACCEL_ERROR_BACKEND, "accel_queue_submit: cuImportExternalSemaphore (signal %p) "
+                        "failed: %s (%d); waits on it are gated on the host", (void*)s,
+                        accel_i_cu_error_name(cr), cr);
+}
+/* The stream waits for s >= v, a Vulkan signal's semaphore, imported (accel_i_cu_wait_on_device made the
+   import; CUDA_ERROR_INVALID_VALUE where it is gone: the batch's rest fails). */
+static accel_cu_result accel_i_cu_sem_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
+    accel_i_import* im = accel_i_import_of(s, q->base.obj.device);
+    if (!im) return 1;
+    return accel_i_cu_gpu_wait(q, 0, v, ((accel_i_cu_import*)im)->sem);
 }
 
 /* ==== cuda: CPU signals on the GPU ====

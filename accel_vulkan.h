@@ -123,11 +123,12 @@
    |                             | (default 32; 1: a patched replay re-records only patched commands) |
    | env ACCEL_VULKAN_NO_CALIBRATED_TIMESTAMPS | 1: timestamps use the paired reading (see Profiling) |
    | env ACCEL_VULKAN_NO_EXTERNAL_MEMORY | 1: copies between Vulkan devices are staged (see Peer copies) |
+   | env ACCEL_VULKAN_NO_EXTERNAL_SEMAPHORE | 1: waits on other devices' Vulkan signals are host-gated |
    | env ACCEL_VULKAN_TEST_DEVICE_LOST | TEST ONLY. N: the N-th vkQueueSubmit of a queue's segment, |
    |                             | counted from the device's create (read then), fails as if the driver |
    |                             | said VK_ERROR_DEVICE_LOST (nothing is submitted): a device loss on  |
    |                             | any driver, for the recovery path (see Recovery). Never set it else |
-   The four ACCEL_VULKAN_NO_* variables exist to test fallback paths on drivers that would not take them.
+   The five ACCEL_VULKAN_NO_* variables exist to test fallback paths on drivers that would not take them.
 
    ==== Devices =================================================================================
    `device_index` counts the physical devices that can run the backend (Vulkan 1.2 or 1.1 +
@@ -300,10 +301,16 @@
    clear a buffer), so this holds for buffers made while both devices are open; a buffer made before
    is copied staged. Otherwise (other GPUs or drivers, adopted devices,
    wrapped buffers, ACCEL_VULKAN_NO_EXTERNAL_MEMORY) it is staged through host memory by the queue's
-   worker (accel.h, "Several devices"). Waits on another Vulkan device's signals stay host-gated.
+   worker (accel.h, "Several devices").
    A CUDA device of the same GPU (the same uuid) counts as such a second device: its queues copy this
    device's buffers through the memory imported into CUDA (accel_cuda.h); this device's queues copy
    CUDA buffers staged (cuMemAlloc memory does not export).
+   Waits on another Vulkan device's signals go to the device where both export and import timeline
+   semaphores as opaque fds (VK_KHR_external_semaphore_fd): the signal's semaphore, made exportable
+   while such a device is open, is imported once and waited on in the segment's vkQueueSubmit, for a
+   value already promised there, on a queue that owns its VkQueue (a CUDA queue of the same GPU imports
+   it as well); elsewhere (lavapipe 22.3 exports none, ACCEL_VULKAN_NO_EXTERNAL_SEMAPHORE) they stay
+   host-gated, as do waits on CUDA signals.
 
    ==== Interop: an engine's buffers and semaphores =============================================
    For an engine that owns its Vulkan objects (examples/engine.c does all of this): build accel on its
@@ -645,6 +652,7 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
     I(EnumerateDeviceExtensionProperties) I(CreateDevice) I(GetDeviceProcAddr) \
     I(CreateDebugUtilsMessengerEXT) I(DestroyDebugUtilsMessengerEXT) \
     I(GetPhysicalDeviceCalibrateableTimeDomainsEXT) I(GetPhysicalDeviceExternalBufferProperties) \
+    I(GetPhysicalDeviceExternalSemaphoreProperties) \
     D(DestroyDevice) D(GetDeviceQueue) D(DeviceWaitIdle) D(QueueSubmit) \
     D(CreateBuffer) D(DestroyBuffer) D(GetBufferMemoryRequirements) D(AllocateMemory) D(FreeMemory) \
     D(BindBufferMemory) D(MapMemory) D(UnmapMemory) \
@@ -658,7 +666,7 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
     D(CmdPushDescriptorSetKHR) D(CmdExecuteCommands) \
     D(CreateSemaphore) D(DestroySemaphore) D(GetSemaphoreCounterValue) D(WaitSemaphores) D(SignalSemaphore) \
     D(CreateQueryPool) D(DestroyQueryPool) D(CmdResetQueryPool) D(CmdWriteTimestamp) D(GetQueryPoolResults) \
-    D(GetCalibratedTimestampsEXT) D(GetMemoryFdKHR)
+    D(GetCalibratedTimestampsEXT) D(GetMemoryFdKHR) D(GetSemaphoreFdKHR) D(ImportSemaphoreFdKHR)
 
 #define ACCEL_I_VK_MEMBER(name) PFN_vk##name name;
 #define ACCEL_I_VK_NONE(name)
@@ -705,7 +713,8 @@ static const char* accel_i_vk_load_device(const accel_i_vk_itab* it, accel_i_vk_
                 (PFN_vkSignalSemaphore)(void (*)(void))it->GetDeviceProcAddr(device, "vkSignalSemaphoreKHR");
 #define ACCEL_I_VK_REQ_D(name) \
     if (!t->name && strcmp(#name, "CmdPushDescriptorSetKHR") != 0 && \
-        strcmp(#name, "GetCalibratedTimestampsEXT") != 0 && strcmp(#name, "GetMemoryFdKHR") != 0) \
+        strcmp(#name, "GetCalibratedTimestampsEXT") != 0 && strcmp(#name, "GetMemoryFdKHR") != 0 && \
+        strcmp(#name, "GetSemaphoreFdKHR") != 0 && strcmp(#name, "ImportSemaphoreFdKHR") != 0) \
         return "vk" #name;
     ACCEL_I_VK_FUNCS(ACCEL_I_VK_NONE, ACCEL_I_VK_NONE, ACCEL_I_VK_REQ_D)
 #undef ACCEL_I_VK_REQ_D
@@ -842,7 +851,7 @@ typedef struct accel_i_vk_device {
        object of that VkDevice outside the object lock (accel_i_vk_enter); a recover under way */
     uint32_t open_compute_n, open_copy_family, open_next;
     bool open_io_own, open_copy_own;
-    const char* open_ext[4];
+    const char* open_ext[6];
     accel_i_a64 vk_gen;
     accel_i_vk_users native_users[ACCEL_I_VK_USER_SLOTS];
     accel_i_a32 recovering;
@@ -852,6 +861,8 @@ typedef struct accel_i_vk_device {
        while base.exporting says so); the driver's UUID (imports need the same device and driver) */
     bool ext_mem;
     uint8_t driver_uuid[VK_UUID_SIZE];
+    bool ext_sem;                 /* vulkan: signals waited on by other devices (timeline opaque fds) */
+    accel_i_a32 imports_closing;  /* its imports are dropped at destroy or recover (accel_i_vk_import_free) */
 } accel_i_vk_device;
 
 typedef struct accel_i_vk_buffer {
@@ -904,6 +915,7 @@ typedef struct accel_i_vk_signal {
     uint64_t hi_seg, hi_prev;
     uint64_t mark;                /* segment building: stamp of the segment that saw this signal last, */
     uint32_t slot;                /* and its index in that segment's wait or signal operations */
+    bool exportable;              /* sem exports as an opaque fd (vulkan: signals waited on by others) */
 } accel_i_vk_signal;
 
 /* One submitted segment, kept until the queue's timeline reaches `value`. */
@@ -955,6 +967,7 @@ typedef struct accel_i_vk_ops {
     accel_signal** later; uint64_t* later_vals;
     uint32_t nw, ns, nlater;
     bool after_last;              /* a wait operation implies the queue's last segment completed */
+    bool lost_import;             /* another device's signal waited on here has no import (cannot be) */
 } accel_i_vk_ops;
 #define ACCEL_I_VK_OP_BYTES \
     (sizeof(VkSemaphore) + 2 * sizeof(uint64_t) + sizeof(VkPipelineStageFlags) + 2 * sizeof(void*))
@@ -1065,17 +1078,28 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL accel_i_vk_debug_cb(VkDebugUtilsMessageSev
 /* ==== vulkan: signals ==== */
 static bool accel_i_vk_retire_reserve(accel_i_vk_device* dev);   /* vulkan: semaphore retirement */
 static void accel_i_vk_retire_unreserve(accel_i_vk_device* dev);
-static VkResult accel_i_vk_timeline(accel_i_vk_device* dev, uint64_t initial, VkSemaphore* out) {
+/* A timeline semaphore at `initial`; exportable: as an opaque fd (vulkan: signals waited on by other
+   devices). */
+static VkResult accel_i_vk_timeline_made(accel_i_vk_device* dev, uint64_t initial, bool exportable,
+                                         VkSemaphore* out) {
     VkSemaphoreTypeCreateInfo type;
     VkSemaphoreCreateInfo ci;
+    VkExportSemaphoreCreateInfo ei;
     memset(&type, 0, sizeof type);
     type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
     type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
     type.initialValue = initial;
+    memset(&ei, 0, sizeof ei);
+    ei.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO;
+    ei.handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+    if (exportable) type.pNext = &ei;
     memset(&ci, 0, sizeof ci);
     ci.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
     ci.pNext = &type;
     return dev->vk.CreateSemaphore(dev->device, &ci, NULL, out);
+}
+static VkResult accel_i_vk_timeline(accel_i_vk_device* dev, uint64_t initial, VkSemaphore* out) {
+    return accel_i_vk_timeline_made(dev, initial, false, out);
 }
 static uint64_t accel_i_vk_counter(accel_i_vk_device* dev, VkSemaphore sem) {
     uint64_t v = 0;
@@ -1137,7 +1161,8 @@ static accel_result accel_i_vk_signal_create(accel_device* d, uint64_t initial, 
         accel_i_dev_free(d, s, sizeof *s);
         return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_signal_create: out of host memory");
     }
-    vr = accel_i_vk_timeline(dev, initial, &s->sem);
+    s->exportable = dev->ext_sem && accel_i_exporting(&dev->base);
+    vr = accel_i_vk_timeline_made(dev, initial, s->exportable, &s->sem);
     if (vr != VK_SUCCESS) {
         accel_i_vk_retire_unreserve(dev);
         accel_i_event_destroy(&s->host);
@@ -1248,6 +1273,7 @@ static void accel_i_vk_signal_free(accel_signal* base) {
        may still be pending on its VkQueue, behind other queues' work that may wait for anything, and
        the flush that frees it comes after that on the same VkQueue. No semaphore: a recover took it
        (vulkan: recovery) */
+    if (s->exportable) accel_i_imports_evict(s);   /* its imports (vulkan: signals waited on by ...) */
     if (s->owned && s->sem) accel_i_vk_sem_retire(dev, s->sem);
     accel_i_event_destroy(&s->host);
     accel_i_dev_free(&dev->base, s, sizeof *s);
@@ -1367,14 +1393,16 @@ static void accel_i_vk_signal_publish(accel_signal* base, uint64_t v) {
      as accel_vulkan_signal_wrap asks), and an engine sharing accel's VkQueue needs accel_queue_submit
      to make its vkQueueSubmit before it returns (examples/engine.c); accel queues sharing that VkQueue
      wait behind it until the engine's value comes.
-   Anything else, and other devices' and backends' signals, is gated on the host (v1). */
+   Another Vulkan device's signal: see "vulkan: signals waited on by other devices". Anything else, and
+   other backends' signals, is gated on the host (v1). */
+static bool accel_i_vk_wait_foreign(accel_i_vk_queue* q, accel_signal* s, uint64_t v);
 static bool accel_i_vk_wait_on_device(accel_queue* qb, accel_signal* base, uint64_t v) {
     accel_i_vk_device* dev = accel_i_vk_dev(qb->obj.device);
     accel_i_vk_queue* q = (accel_i_vk_queue*)qb;
     accel_i_vk_signal* s = (accel_i_vk_signal*)base;
     uint64_t c, hi;
     bool ok;
-    if (base->obj.device != &dev->base) return false;
+    if (base->obj.device != &dev->base) return accel_i_vk_wait_foreign(q, base, v);
     accel_i_mutex_lock(&dev->submit_lock);
     c = accel_i_vk_counter(dev, s->sem);
     hi = atomic_load(&s->submitted);
@@ -2001,6 +2029,7 @@ typedef struct accel_i_vk_import {
     accel_i_import base;
     VkDeviceMemory memory;
     VkBuffer buffer;              /* over all of memory, on the importer */
+    VkSemaphore sem;              /* or another device's signal's (vulkan: signals waited on by others) */
 } accel_i_vk_import;
 
 /* Can device dev import buffer memory that `other` exports? (both with ext_mem, one device and driver) */
@@ -2052,6 +2081,12 @@ static void accel_i_vk_import_free(accel_i_import* base) {
     accel_i_vk_device* to = accel_i_vk_dev(base->to);
     if (im->buffer) to->vk.DestroyBuffer(to->device, im->buffer, NULL);
     if (im->memory) to->vk.FreeMemory(to->device, im->memory, NULL);
+    if (im->sem && atomic_load(&to->imports_closing)) {   /* destroy, recover: idle, submit_lock held */
+        to->vk.DestroySemaphore(to->device, im->sem, NULL);
+        to->retirable--;   /* the room reserved at the import */
+    } else if (im->sem) {
+        accel_i_vk_sem_retire(to, im->sem);
+    }
 }
 #if !defined(_WIN32)
 #  include <unistd.h>
@@ -2103,9 +2138,14 @@ static accel_result accel_i_vk_memory_import(accel_device* to, const accel_i_exp
     if (r != ACCEL_OK) accel_i_vk_import_free(im);   /* what was made of it */
     return r;
 }
+static bool accel_i_vk_signals_export(const accel_device* d);   /* vulkan: signals waited on by ... */
+static bool accel_i_vk_signal_waitable(accel_signal* base, uint64_t v);
+static accel_result accel_i_vk_signal_export(accel_signal* base, int* fd);
+static accel_result accel_i_vk_signal_import(accel_device* to, accel_signal* s, int fd, accel_i_import* base);
 static const accel_i_share_ops accel_i_vk_share = {
     sizeof(accel_i_vk_import), accel_i_vk_exports, accel_i_vk_memory_of, accel_i_vk_memory_export,
-    accel_i_vk_can_import, accel_i_vk_memory_import, accel_i_vk_import_free
+    accel_i_vk_can_import, accel_i_vk_memory_import, accel_i_vk_import_free,
+    accel_i_vk_signals_export, accel_i_vk_signal_waitable, accel_i_vk_signal_export, accel_i_vk_signal_import
 };
 /* The VkBuffer that a command of dev's queue names for buffer base (a root), and *off moved to where
    base is in it: base's own where dev's, else the import of its memory into dev (made the first time;
@@ -2139,6 +2179,114 @@ static bool accel_i_vk_ext_mem_ok(accel_i_vk_device* dev) {
     dev->vki.GetPhysicalDeviceExternalBufferProperties(dev->phys, &bi, &bp);
     has = bp.externalMemoryProperties.externalMemoryFeatures;
     return (has & need) == need && !(has & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT);
+}
+
+/* ==== vulkan: signals waited on by other devices ====
+   A queue's wait on another VkDevice's signal (two accel devices on one GPU, both with
+   VK_KHR_external_semaphore_fd and timeline semaphores that export and import as opaque fds: not
+   lavapipe 22.3, which keeps the host path) goes into the segment's vkQueueSubmit as a timeline wait on
+   the signal's semaphore imported into this VkDevice; a CUDA queue of the same GPU imports it as well
+   (accel_cuda.h, "cuda: waits on Vulkan signals"). The import is accel.h's (core: signals waited on by
+   other devices). A signal's semaphore is made exportable while another device of the process could
+   import it (base.exporting, as for buffer memory); one made while its device was alone is waited on
+   from the host. The wait goes to the device only for a value the signal's device was handed work to
+   reach (signal_waitable: promised by a signal operation or a host raise already submitted there,
+   which needs nothing of this device's later work), and only on a queue that owns its VkQueue (a wait
+   there holds up this queue's later work alone, as in "Signals: design"); anything else gates on the
+   host. A failure raises the signal's semaphore past every wait (accel_i_vk_fail_target), which
+   releases this queue; the core fails what it signals (core: failure after hand-off). Both devices are
+   on one physical device: a loss of it before the promise runs loses both (as for two CUDA devices on
+   one GPU), and their recovers release what waits. */
+static bool accel_i_vk_ext_sem_ok(accel_i_vk_device* dev) {
+    VkPhysicalDeviceExternalSemaphoreInfo si;
+    VkSemaphoreTypeCreateInfo type;
+    VkExternalSemaphoreProperties sp;
+    VkExternalSemaphoreFeatureFlags need =
+            VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT | VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT;
+    if (!dev->vki.GetPhysicalDeviceExternalSemaphoreProperties) return false;
+    memset(&type, 0, sizeof type);
+    type.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+    memset(&si, 0, sizeof si);
+    si.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO;
+    si.pNext = &type;
+    si.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+    memset(&sp, 0, sizeof sp);
+    sp.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES;
+    dev->vki.GetPhysicalDeviceExternalSemaphoreProperties(dev->phys, &si, &sp);
+    return (sp.externalSemaphoreFeatures & need) == need;
+}
+/* share: the exporter's side */
+static bool accel_i_vk_signals_export(const accel_device* d) {
+    const accel_i_vk_device* dev = accel_i_vk_dev((accel_device*)d);
+    return dev->ext_sem && dev->vk.GetSemaphoreFdKHR;
+}
+static bool accel_i_vk_signal_waitable(accel_signal* base, uint64_t v) {
+    const accel_i_vk_signal* s = (const accel_i_vk_signal*)base;
+    return s->exportable && s->owned && v <= atomic_load(&s->submitted);
+}
+static accel_result accel_i_vk_signal_export(accel_signal* base, int* fd) {
+    const accel_i_vk_signal* s = (const accel_i_vk_signal*)base;
+    accel_i_vk_device* from = accel_i_vk_dev(base->obj.device);
+    VkSemaphoreGetFdInfoKHR gi;
+    VkResult vr;
+    if (!accel_i_vk_enter(from, &base->obj)) return ACCEL_ERROR_DEVICE_LOST;   /* recovered meanwhile */
+    memset(&gi, 0, sizeof gi);
+    gi.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR;
+    gi.semaphore = s->sem;
+    gi.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+    vr = from->vk.GetSemaphoreFdKHR(from->device, &gi, fd);
+    accel_i_vk_leave(from);
+    if (vr != VK_SUCCESS)
+        return accel_i_vk_fail(from, vr, "vkGetSemaphoreFdKHR",
+                               "accel_queue_submit (a wait of another device)");
+    return ACCEL_OK;
+}
+/* share: the importer's side: fd into a timeline semaphore of `to` (retired as accel's own) */
+static accel_result accel_i_vk_signal_import(accel_device* to, accel_signal* s, int fd,
+                                             accel_i_import* base) {
+    accel_i_vk_device* dev = accel_i_vk_dev(to);
+    accel_i_vk_import* im = (accel_i_vk_import*)base;
+    VkImportSemaphoreFdInfoKHR ii;
+    VkResult vr = VK_ERROR_FEATURE_NOT_PRESENT;
+    (void)s;
+    if (!dev->ext_sem || !dev->vk.ImportSemaphoreFdKHR || !accel_i_vk_retire_reserve(dev)) {
+        accel_i_vk_fd_close(fd);
+        return accel_i_fail(to, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory for an "
+                            "imported semaphore");
+    }
+    if ((vr = accel_i_vk_timeline(dev, 0, &im->sem)) == VK_SUCCESS) {
+        memset(&ii, 0, sizeof ii);
+        ii.sType = VK_STRUCTURE_TYPE_IMPORT_SEMAPHORE_FD_INFO_KHR;
+        ii.semaphore = im->sem;
+        ii.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+        ii.fd = fd;
+        if ((vr = dev->vk.ImportSemaphoreFdKHR(dev->device, &ii)) == VK_SUCCESS) return ACCEL_OK;
+        dev->vk.DestroySemaphore(dev->device, im->sem, NULL);
+        im->sem = VK_NULL_HANDLE;
+    }
+    accel_i_vk_fd_close(fd);   /* the driver takes it only on success */
+    accel_i_vk_retire_unreserve(dev);
+    return accel_i_vk_fail(dev, vr, "vkImportSemaphoreFdKHR",
+                           "accel_queue_submit (a wait on another device)");
+}
+/* peer_waits: o's signals, imported (another VkDevice of the same device and driver) */
+static bool accel_i_vk_peer_waits(accel_device* d, accel_device* o) {
+    return accel_i_vk_dev(d)->ext_sem && accel_i_signal_shared(d, o);
+}
+/* wait_on_device for another device's signal s >= v: on a queue that owns its VkQueue, for a value
+   promised there (see above); the import made here */
+static bool accel_i_vk_wait_foreign(accel_i_vk_queue* q, accel_signal* s, uint64_t v) {
+    accel_device* d = q->base.obj.device;
+    return q->hwq->owned && accel_i_vk_peer_waits(d, s->obj.device) && accel_i_signal_import(d, s, v) != NULL;
+}
+/* seg_waits: the wait operation of c (another device's signal, on the device) on its import */
+static void accel_i_vk_seg_wait_foreign(accel_i_vk_device* dev, const accel_i_cmd* c, accel_i_vk_ops* o) {
+    accel_i_import* im = accel_i_import_of(c->u.sig.signal, &dev->base);
+    if (!im) { o->lost_import = true; return; }
+    o->sems[o->nw] = ((accel_i_vk_import*)im)->sem;
+    o->vals[o->nw] = c->u.sig.value;
+    o->stages[o->nw++] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
 }
 
 /* ==== vulkan: SPIR-V checks ==== */
@@ -3788,7 +3936,9 @@ static accel_i_vk_ops accel_i_vk_ops_of(const accel_i_batch* b) {
    reached (its memory order); one per semaphore, with the largest value. Linear: a signal remembers
    the segment (stamp) and slot it went into. A wait for more than what the semaphore was promised
    before this queue's last segment promised it can only be released by that segment's signal
-   operation (or a host raise submitted behind it): after_last. submit_lock held. */
+   operation (or a host raise submitted behind it): after_last. Another device's signal waited on the
+   device: its imported semaphore (lost_import where there is none). submit_lock held. */
+static void accel_i_vk_seg_wait_foreign(accel_i_vk_device* dev, const accel_i_cmd* c, accel_i_vk_ops* o);
 static void accel_i_vk_seg_waits(accel_i_vk_queue* q, const accel_i_batch* b, const accel_i_segment* sg,
                                  accel_i_vk_ops* o) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
@@ -3797,7 +3947,10 @@ static void accel_i_vk_seg_waits(accel_i_vk_queue* q, const accel_i_batch* b, co
         const accel_i_cmd* c = &b->cmds[i];
         accel_i_vk_signal* vs = (accel_i_vk_signal*)c->u.sig.signal;
         uint64_t v = c->u.sig.value;
-        if (c->u.sig.signal->obj.device != &dev->base) continue;
+        if (c->u.sig.signal->obj.device != &dev->base) {   /* on the device: an imported semaphore */
+            if (c->flags & ACCEL_I_CMD_ON_DEVICE) accel_i_vk_seg_wait_foreign(dev, c, o);
+            continue;
+        }
         /* reached by a host raise */
         if (!(c->flags & ACCEL_I_CMD_ON_DEVICE) && accel_i_vk_counter(dev, vs->sem) < v) continue;
         if (vs->hi_q == q->uid && q->last != 0 && vs->hi_seg == q->last && v > vs->hi_prev)
@@ -4126,6 +4279,9 @@ static int accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const 
         later = accel_i_vk_seg_ops(q, b, &part, &o, nstamps);
         if (later && !may_block) r = ACCEL_I_WOULD_BLOCK;
     }
+    if (r == ACCEL_OK && o.lost_import)   /* made where the wait was classified; never dropped before */
+        r = accel_i_fail(&dev->base, ACCEL_ERROR_BACKEND, "accel_queue_submit: a wait on another device's "
+                         "signal has no imported semaphore");
     if (r == ACCEL_OK && !nstamps && (e->cb = accel_i_vk_lone_replay(q, b, &part)) != VK_NULL_HANDLE)
         e->cb_lent = true;
     else if (r == ACCEL_OK && (ncmd || nstamps)) r = accel_i_vk_record(q, e, b, part.from, part.to);
@@ -4723,8 +4879,9 @@ static void accel_i_vk_device_free(accel_i_vk_device* dev) {
     accel_i_sharers_update(&dev->base, false);   /* vulkan: peer copies */
     if (dev->device) {
         if (dev->vk.DeviceWaitIdle) dev->vk.DeviceWaitIdle(dev->device);
+        atomic_store(&dev->imports_closing, 1u);   /* other devices' memory and signals imported here */
+        accel_i_imports_drop_into(&dev->base);
         if (dev->locks_inited) accel_i_vk_retired_free_locked(dev);   /* one thread left */
-        accel_i_imports_drop_into(&dev->base);   /* other devices' memory imported here (peer copies) */
         accel_i_vk_blocks_free(dev);
         if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
         if (dev->io_sem) dev->vk.DestroySemaphore(dev->device, dev->io_sem, NULL);
@@ -4808,6 +4965,9 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
         dev->ext_mem = accel_i_vk_has_ext(exts, next, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) &&
                        !accel_i_vk_env_on("ACCEL_VULKAN_NO_EXTERNAL_MEMORY") && accel_i_vk_ext_mem_ok(dev);
         if (dev->ext_mem) enabled[ne++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;   /* peer copies */
+        dev->ext_sem = accel_i_vk_has_ext(exts, next, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME) &&
+                       !accel_i_vk_env_on("ACCEL_VULKAN_NO_EXTERNAL_SEMAPHORE") && accel_i_vk_ext_sem_ok(dev);
+        if (dev->ext_sem) enabled[ne++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;   /* waits across */
 #endif
         accel_i_dev_free(&dev->base, exts, next * sizeof *exts);
     }
@@ -5020,7 +5180,9 @@ static accel_i_vk_queue* accel_i_vk_forget_all(accel_i_vk_device* dev) {
         }
         }
     }
-    accel_i_imports_drop_into(&dev->base);   /* other devices' memory imported here (vulkan: peer copies) */
+    atomic_store(&dev->imports_closing, 1u);   /* other devices' memory and signals imported here */
+    accel_i_imports_drop_into(&dev->base);
+    atomic_store(&dev->imports_closing, 0u);
     accel_i_vk_blocks_free(dev);   /* the buffers gave their ranges back above */
     accel_i_vk_retired_free_locked(dev);
     if (dev->io_pool) dev->vk.DestroyCommandPool(dev->device, dev->io_pool, NULL);
@@ -5129,7 +5291,7 @@ static const accel_backend accel_i_vk_backend_table = {
     accel_i_vk_commands_free,           /* commands_free */
     accel_i_vk_device_recover,          /* device_recover: a new VkDevice (vulkan: recovery) */
     accel_i_vk_peer_copy,               /* peer_copy: imported memory (vulkan: peer copies) */
-    NULL,                               /* peer_waits: gated (exported timeline semaphores: not yet) */
+    accel_i_vk_peer_waits,              /* peer_waits: another VkDevice's signals, imported */
     &accel_i_vk_share                   /* share: memory exported as opaque fds, imported (peer copies) */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
