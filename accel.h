@@ -248,9 +248,16 @@
      waiting on a CPU signal with stream memory operations (the GPU watches the signal's device word:
      pinned, device-mapped memory of that CUDA device, attached at the first such wait and stored by
      every raise, ACCEL_SIGNAL_MAX once failed; the signal keeps the CUDA device's state until it is
-     destroyed; a queue of another GPU waits on the host), and a CPU queue waiting on another CPU
-     device's signal (as on its own). Everything else (other GPUs, other backends; Vulkan to Vulkan)
-     is gated on the host by the queue's worker thread, as before. The
+     destroyed; a queue of another GPU waits on the host), a CPU queue waiting on another CPU
+     device's signal (as on its own), and a queue waiting on a Vulkan signal of the same physical
+     device through its timeline semaphore, exported as an opaque fd and imported once (another
+     Vulkan device of the same driver, with VK_KHR_external_semaphore_fd: a wait operation of its
+     submission, on a queue that owns its VkQueue; a CUDA device of the same GPU:
+     cuWaitExternalSemaphoresAsync), for a value already promised by work handed to the signal's
+     device (a value only a later host set could bring is gated), on signals made while both devices
+     are open. Everything else (other GPUs, a Vulkan queue on a CUDA signal, Vulkan drivers without
+     exportable timeline semaphores such as lavapipe) is gated on the host by the queue's worker
+     thread, as before. The
      failure rule of "Waits on the device" holds across devices: a batch whose waits went to the
      device watching another device's signals is listed with that device, so a failure there fails
      the rest of its signals (with the same reason) before the waits are released. The signals of
@@ -913,7 +920,9 @@ typedef struct accel_peer_info {
                                 it (a and b the same device; a CPU device waiting on another CPU
                                 device's signal, exactly as on its own; two CUDA devices on one GPU
                                 with stream memory operations; a CUDA device with them waiting on a
-                                CPU device's signals) */
+                                CPU device's signals; a Vulkan or CUDA device waiting on a Vulkan
+                                device's signals through shared timeline semaphores, where the
+                                drivers export them: see "Waits across devices" for the values) */
 } accel_peer_info;
 /* Fills *out for a's queues using b's buffers and signals (a == b is fine: all true). INVALID_ARGUMENT
    for NULL; DEVICE_LOST when either is lost. Any thread. */
