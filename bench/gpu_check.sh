@@ -40,7 +40,10 @@
 #      with cuImportExternalMemory vs a raw program importing the same memory, target >= 0.9x; a Vulkan
 #      queue's copy of a CUDA buffer, staged); cuda-vulkan: tests/test_devices.c with CUDA under test and
 #      a Vulkan device of the same GPU as the second device (ACCEL_TEST_PEER=vulkan: its
-#      cuda_and_vulkan_* tests must run, not skip); the loader libvulkan.so.1 must be
+#      cuda_and_vulkan_* tests must run, not skip; its pair tests wait across the two devices on the
+#      GPU through the Vulkan signals' imported timeline semaphores); both again with
+#      ACCEL_VULKAN_NO_EXTERNAL_SEMAPHORE=1 (test_devices and test_ordering: those waits gated on the
+#      host, the fallback); the loader libvulkan.so.1 must be
 #      installed). NV_ICD names the driver's manifest (default: the NVIDIA one under /usr/local/nvidia,
 #      else the loader's own search).
 # The last line is "gpu_check: N passed, N failed"; the exit status is non-zero when anything failed.
@@ -224,12 +227,16 @@ else
         echo "==== bench_vulkan"
         if env "${vk_env[@]}" timeout -k 10 300 build/bench_vulkan; then ok "bench_vulkan"; else bad "bench_vulkan (exit $?)"; fi
     fi
-    if [[ -x build/cuda-vulkan/test_devices ]]; then   # CUDA and Vulkan on one GPU: imported memory
+    # two Vulkan devices on the GPU with their waits on the host (the shared-semaphore path's fallback)
+    suite_bins=(build/vulkan/test_devices build/vulkan/test_ordering)
+    [[ -x build/vulkan/test_devices ]] && suite vulkan-gpu-no-shared-semaphores "${vk_env[@]}" ACCEL_VULKAN_NO_EXTERNAL_SEMAPHORE=1
+    if [[ -x build/cuda-vulkan/test_devices ]]; then   # CUDA and Vulkan on one GPU: imported memory and semaphores
         suite_bins=(build/cuda-vulkan/test_devices)
         suite cuda-vulkan-gpu "${vk_env[@]}" ACCEL_TEST_BACKEND=cuda ACCEL_TEST_PEER=vulkan
         if grep -q 'SKIP cuda_and_vulkan_copies_through_imported_memory' "$log"; then
             bad "cuda-vulkan-gpu: the imported-memory tests skipped ($(grep -m1 -o 'SKIP cuda_and_vulkan_copies.*' "$log"))"
         fi
+        suite cuda-vulkan-gpu-gated "${vk_env[@]}" ACCEL_TEST_BACKEND=cuda ACCEL_TEST_PEER=vulkan ACCEL_VULKAN_NO_EXTERNAL_SEMAPHORE=1
     fi
     if [[ -x build/bench_devices ]]; then   # peer copies: rows 5-9, imported memory vs staged on the GPU
         echo "==== bench_devices"
