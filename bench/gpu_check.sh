@@ -34,7 +34,8 @@
 #      bench step also says whether the driver took cuStreamBatchMemOp (a gated point's two writes)
 #   7. vulkan: the Vulkan suite and bench/vulkan.c on the GPU's Vulkan driver, when build/vulkan/ holds
 #      them (they need glslc and the Vulkan headers to build: build them elsewhere with
-#      `make build-vulkan build/bench_vulkan build/bench_devices build/cuda-vulkan/test_devices` and copy
+#      `make build-vulkan build/bench_vulkan build/bench_devices build/bench_shared_waits
+#      build/cuda-vulkan/test_devices` and copy
 #      build/ in (bench_devices: peer copies between two Vulkan devices on the GPU, imported memory vs
 #      staged, and rows 8-9: CUDA and Vulkan on one GPU, a CUDA queue's copy of Vulkan memory imported
 #      with cuImportExternalMemory vs a raw program importing the same memory, target >= 0.9x; a Vulkan
@@ -43,7 +44,9 @@
 #      cuda_and_vulkan_* tests must run, not skip; its pair tests wait across the two devices on the
 #      GPU through the Vulkan signals' imported timeline semaphores); both again with
 #      ACCEL_VULKAN_NO_EXTERNAL_SEMAPHORE=1 (test_devices and test_ordering: those waits gated on the
-#      host, the fallback); the loader libvulkan.so.1 must be
+#      host, the fallback); bench_shared_waits: a Vulkan signal waited on by a CUDA queue and by another
+#      Vulkan device's queue through the shared semaphore vs raw programs (target <= 1.2x); the loader
+#      libvulkan.so.1 must be
 #      installed). NV_ICD names the driver's manifest (default: the NVIDIA one under /usr/local/nvidia,
 #      else the loader's own search).
 # The last line is "gpu_check: N passed, N failed"; the exit status is non-zero when anything failed.
@@ -237,6 +240,10 @@ else
             bad "cuda-vulkan-gpu: the imported-memory tests skipped ($(grep -m1 -o 'SKIP cuda_and_vulkan_copies.*' "$log"))"
         fi
         suite cuda-vulkan-gpu-gated "${vk_env[@]}" ACCEL_TEST_BACKEND=cuda ACCEL_TEST_PEER=vulkan ACCEL_VULKAN_NO_EXTERNAL_SEMAPHORE=1
+    fi
+    if [[ -x build/bench_shared_waits ]]; then   # waits across devices of the GPU: shared timeline semaphores
+        echo "==== bench_shared_waits"
+        if env "${vk_env[@]}" timeout -k 10 300 build/bench_shared_waits; then ok "bench_shared_waits"; else bad "bench_shared_waits (exit $?)"; fi
     fi
     if [[ -x build/bench_devices ]]; then   # peer copies: rows 5-9, imported memory vs staged on the GPU
         echo "==== bench_devices"
