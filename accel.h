@@ -968,6 +968,8 @@ ACCEL_API accel_result accel_device_recover(accel_device* dev);
      core: indirect execs       - group counts read when the command runs (between the two above)
      core: several devices, imported memory of other devices - peer copies (direct or staged); the
                                 imports of other devices' memory (one cache, the backends' share slots)
+     core: signals waited on by other devices         - a signal's semaphore imported by another
+                                device (on the imports' list) where its waits go to the device
      core: failure after hand-off                     - DESIGN 6.1's rule, and its one protocol
      core: batch walk (GPU backends)                  - segments, wait classes, the queue's worker
      cpu: device and worker pool; buffers, programs and signals; queue commands; recorded command

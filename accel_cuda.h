@@ -519,6 +519,7 @@ ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, u
      cuda: recovery                - accel_device_recover: the primary context reset and made anew
      cuda: several devices, imported memory - peer access; a Vulkan device's memory on the same GPU
                                      imported (cuImportExternalMemory) for a queue's copies
+     cuda: waits on Vulkan signals - a Vulkan signal's semaphore imported, waited on in the stream
      cuda: backend table, interop
      cuda: foreign streams         - accel_cuda_stream_wait / _signal on streams accel does not own
      cuda: unavailable build */

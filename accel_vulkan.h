@@ -540,9 +540,12 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
      vulkan: entry points, loader library, objects
      vulkan: errors                - VkResult to accel_result; device loss; validation-layer messages
      vulkan: signals               - timeline semaphores; which waits go to the device
-     vulkan: memory and buffers
+     vulkan: memory and buffers    - buffers, their 32 MiB blocks
+     vulkan: peer copies           - memory exported as opaque fds (the core's imports' share slots)
+     vulkan: signals waited on by other devices - timeline semaphores exported and imported
      vulkan: SPIR-V checks, programs
-     vulkan: queue bookkeeping, recording, recorded command lists
+     vulkan: queue bookkeeping, queue-ordered memory (taken at its point), recording, recorded
+             command lists
      vulkan: submission            - a segment's semaphores; timestamps and the trace; the host's part
                                      of a segment, and segment_submit
      vulkan: queues, devices
