@@ -2253,7 +2253,11 @@ static accel_result accel_i_vk_signal_import(accel_device* to, accel_signal* s, 
     VkImportSemaphoreFdInfoKHR ii;
     VkResult vr = VK_ERROR_FEATURE_NOT_PRESENT;
     (void)s;
-    if (!dev->ext_sem || !dev->vk.ImportSemaphoreFdKHR || !accel_i_vk_retire_reserve(dev)) {
+    if (!dev->ext_sem || !dev->vk.ImportSemaphoreFdKHR) {   /* accel_i_vk_peer_waits said no before */
+        accel_i_vk_fd_close(fd);
+        return ACCEL_ERROR_UNSUPPORTED;
+    }
+    if (!accel_i_vk_retire_reserve(dev)) {
         accel_i_vk_fd_close(fd);
         return accel_i_fail(to, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_submit: out of host memory for an "
                             "imported semaphore");

@@ -40,7 +40,7 @@
 #  include "accel_vulkan.h"
 #  define ACCEL_CUDA_IMPLEMENTATION
 #  include "accel_cuda.h"
-#  include <dlfcn.h>
+#  include "bench/raw_gpu.h"
 #  include <unistd.h>
 #endif
 #include <stdio.h>
@@ -256,9 +256,7 @@ typedef struct rvk {
     VkFence fence;
 } rvk;
 static void rvk_load(rvk* r, VkDevice d) {
-#define RVK_LOAD(n) { PFN_vkVoidFunction f_ = d && r->GetDeviceProcAddr ? r->GetDeviceProcAddr(d, "vk" #n) : NULL; \
-                      if (!f_) f_ = r->gipa(r->inst, "vk" #n); \
-                      if (f_) memcpy(&r->n, &f_, sizeof f_); }
+#define RVK_LOAD(n) BENCH_VK_LOAD(r, d, n)
     RVK_FUNCS(RVK_LOAD)
 }
 static uint32_t rvk_type(const rvk* r, uint32_t bits, VkMemoryPropertyFlags want) {
@@ -340,7 +338,6 @@ static void rvk_close(rvk* r) {
 }
 /* Sets up the raw program; 0 (and why, on stdout) where the driver cannot. */
 static int rvk_open(rvk* r) {
-    const char* path = getenv("ACCEL_VULKAN_LIBRARY");
     VkApplicationInfo app = { VK_STRUCTURE_TYPE_APPLICATION_INFO, NULL, "raw", 1, "raw", 1, VK_API_VERSION_1_2 };
     VkInstanceCreateInfo ici = { VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, NULL, 0, &app, 0, NULL, 0, NULL };
     VkQueueFamilyProperties fam[16];
@@ -354,12 +351,8 @@ static int rvk_open(rvk* r) {
     VkBufferCopy region = { 0, 0, BYTES };
     uint32_t n = 1, nf = 16;
     int fd = -1;
-    void* sym;
     memset(r, 0, sizeof *r);
-    if ((r->lib = dlopen(path && path[0] ? path : "libvulkan.so.1", RTLD_NOW | RTLD_LOCAL)) == NULL) return 0;
-    sym = dlsym(r->lib, "vkGetInstanceProcAddr");
-    memcpy(&r->gipa, &sym, sizeof sym);
-    if (!r->gipa) return 0;
+    if ((r->gipa = bench_vk_open(&r->lib)) == NULL) return 0;
     rvk_load(r, VK_NULL_HANDLE);
     if (r->CreateInstance(&ici, NULL, &r->inst) != VK_SUCCESS) return 0;
     rvk_load(r, VK_NULL_HANDLE);
@@ -422,15 +415,9 @@ typedef struct rcu {
     rcu_ptr src, dst;              /* the mapped import; cuMemAlloc's */
 } rcu;
 static int rcu_load(rcu* c) {
-    const char* path = getenv("ACCEL_CUDA_LIBRARY");
-    int (*gpa)(const char*, void**, int, unsigned long long, int*) = NULL;
-    void* sym;
-    if ((c->lib = dlopen(path && path[0] ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) == NULL) return 0;
-    sym = dlsym(c->lib, "cuGetProcAddress_v2");
-    memcpy(&gpa, &sym, sizeof sym);
+    bench_cu_gpa gpa = bench_cu_open(&c->lib);
     if (!gpa) return 0;
-#define RCU_LOAD(n, params) { void* f_ = NULL; if (gpa("cu" #n, &f_, 12000, 0, NULL) != 0 || !f_) return 0; \
-                      memcpy(&c->n, &f_, sizeof f_); }
+#define RCU_LOAD(n, params) BENCH_CU_LOAD(gpa, c, n)
     RCU_FUNCS(RCU_LOAD)
     return 1;
 }

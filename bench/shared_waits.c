@@ -31,7 +31,7 @@
 #define ACCEL_CUDA_IMPLEMENTATION
 #include "accel_cuda.h"
 #include "bench/bench.h"
-#include <dlfcn.h>
+#include "bench/raw_gpu.h"
 #include <sched.h>
 #include <unistd.h>
 
@@ -98,9 +98,7 @@ typedef struct rvk {
     uint64_t v;
 } rvk;
 static void rvk_load(rvk* r, VkDevice d) {
-#define RVK_LOAD(n) { PFN_vkVoidFunction f_ = d && r->GetDeviceProcAddr ? r->GetDeviceProcAddr(d, "vk" #n) : NULL; \
-                      if (!f_) f_ = r->gipa(r->inst, "vk" #n); \
-                      if (f_) memcpy(&r->n, &f_, sizeof f_); }
+#define RVK_LOAD(n) BENCH_VK_LOAD(r, d, n)
     RVK_FUNCS(RVK_LOAD)
 }
 static VkSemaphore rvk_timeline(rvk* r, VkDevice d, int exportable) {
@@ -157,16 +155,13 @@ static int rvk_open(rvk* r, const char** why) {
     VkExternalSemaphoreProperties sp = { VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES, NULL, 0, 0, 0 };
     VkQueueFamilyProperties fam[16];
     uint32_t n = 1, nf = 16, family = UINT32_MAX;
-    void* sym;
     int fd;
     memset(r, 0, sizeof *r);
     *why = "no Vulkan loader";
-    if ((r->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL)) == NULL) return 0;
-    sym = dlsym(r->lib, "vkGetInstanceProcAddr");
-    memcpy(&r->gipa, &sym, sizeof sym);
+    if ((r->gipa = bench_vk_open(&r->lib)) == NULL) return 0;
     rvk_load(r, VK_NULL_HANDLE);
     *why = "no Vulkan device";
-    if (!r->gipa || r->CreateInstance(&ici, NULL, &r->inst) != VK_SUCCESS) return 0;
+    if (r->CreateInstance(&ici, NULL, &r->inst) != VK_SUCCESS) return 0;
     rvk_load(r, VK_NULL_HANDLE);
     if (r->EnumeratePhysicalDevices(r->inst, &n, &r->phys) < 0 || n == 0) return 0;
     *why = "the Vulkan driver exports no timeline semaphores as opaque fds";
@@ -236,19 +231,13 @@ typedef struct rcu {
     rvk* vk;
 } rcu;
 static int rcu_open(rcu* c, rvk* r) {
-    const char* path = getenv("ACCEL_CUDA_LIBRARY");
-    int (*gpa)(const char*, void**, int, unsigned long long, int*) = NULL;
     accel_cu_extsem_desc sd;
-    void* sym;
+    bench_cu_gpa gpa;
     int fd;
     memset(c, 0, sizeof *c);
     c->vk = r;
-    if ((c->lib = dlopen(path && path[0] ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL)) == NULL) return 0;
-    sym = dlsym(c->lib, "cuGetProcAddress_v2");
-    memcpy(&gpa, &sym, sizeof sym);
-    if (!gpa) return 0;
-#define RCU_LOAD(n, params) { void* f_ = NULL; if (gpa("cu" #n, &f_, 12000, 0, NULL) != 0 || !f_) return 0; \
-                              memcpy(&c->n, &f_, sizeof f_); }
+    if ((gpa = bench_cu_open(&c->lib)) == NULL) return 0;
+#define RCU_LOAD(n, params) BENCH_CU_LOAD(gpa, c, n)
     RCU_FUNCS(RCU_LOAD)
     if (c->Init(0) != 0 || c->DeviceGet(&c->dev, 0) != 0 || c->DevicePrimaryCtxRetain(&c->ctx, c->dev) != 0 ||
         c->CtxSetCurrent(c->ctx) != 0 || c->StreamCreate(&c->stream, 1u) != 0 ||
