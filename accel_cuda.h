@@ -3906,10 +3906,17 @@ static bool accel_i_cu_imports_from(accel_device* d, accel_device* o, const acce
     return !accel_i_import_late(buf) && accel_i_import_get(d, buf, &im, &at) == ACCEL_OK;
 }
 /* An import the driver refused: a warning (the copy that asked for it is staged), BACKEND. */
-static accel_result accel_i_cu_import_refused(accel_device* to, const char* call, uint64_t size,
-                                              accel_cu_result cr) {
-    accel_i_log(to, ACCEL_LOG_WARN, "accel_queue_copy: %s (%llu bytes of Vulkan memory) failed: %s (%d); the "
-                "copy is staged", call, (unsigned long long)size, accel_i_cu_error_name(cr), cr);
+/* An import the driver refused: fd closed (the driver takes it only on success; -1: none), a warning
+   naming the call, what it imported and what happens instead. */
+static accel_result accel_i_cu_import_refused(accel_device* to, int fd, const char* call, const char* what,
+                                              accel_cu_result cr, const char* instead) {
+#if !defined(_WIN32)
+    if (fd >= 0) close(fd);
+#else
+    (void)fd;
+#endif
+    accel_i_log(to, ACCEL_LOG_WARN, "%s (%s) failed: %s (%d); %s", call, what, accel_i_cu_error_name(cr), cr,
+                instead);
     return ACCEL_ERROR_BACKEND;
 }
 static accel_result accel_i_cu_memory_import(accel_device* to, const accel_i_export* ex, int fd,
@@ -3924,17 +3931,15 @@ static accel_result accel_i_cu_memory_import(accel_device* to, const accel_i_exp
     md.handle.fd = fd;
     md.size = ex->size;
     accel_i_cu_enter(dev);
-    if ((cr = accel_i_cu.ImportExternalMemory(&im->mem, &md)) != ACCEL_CU_SUCCESS) {
-#if !defined(_WIN32)
-        close(fd);   /* the driver takes the fd only on success */
-#endif
-        return accel_i_cu_import_refused(to, "cuImportExternalMemory", ex->size, cr);
-    }
+    if ((cr = accel_i_cu.ImportExternalMemory(&im->mem, &md)) != ACCEL_CU_SUCCESS)
+        return accel_i_cu_import_refused(to, fd, "accel_queue_copy: cuImportExternalMemory",
+                                         "a block of Vulkan memory", cr, "the copy is staged");
     memset(&bd, 0, sizeof bd);
     bd.size = ex->size;
     if ((cr = accel_i_cu.ExternalMemoryGetMappedBuffer(&im->dptr, im->mem, &bd)) != ACCEL_CU_SUCCESS) {
         accel_i_cu.DestroyExternalMemory(im->mem);
-        return accel_i_cu_import_refused(to, "cuExternalMemoryGetMappedBuffer", ex->size, cr);
+        return accel_i_cu_import_refused(to, -1, "accel_queue_copy: cuExternalMemoryGetMappedBuffer",
+                                         "a block of Vulkan memory", cr, "the copy is staged");
     }
     return ACCEL_OK;
 }
@@ -4000,13 +4005,9 @@ static accel_result accel_i_cu_signal_import(accel_device* to, accel_signal* s, 
     sd.handle.fd = fd;
     accel_i_cu_enter(accel_i_cu_dev(to));
     if ((cr = accel_i_cu.ImportExternalSemaphore(&im->sem, &sd)) == ACCEL_CU_SUCCESS) return ACCEL_OK;
-#if !defined(_WIN32)
-    close(fd);   /* the driver takes the fd only on success */
-#endif
     im->sem = NULL;
-    return accel_i_fail(to, ACCEL_ERROR_BACKEND, "accel_queue_submit: cuImportExternalSemaphore (signal %p) "
-                        "failed: %s (%d); waits on it are gated on the host", (void*)s,
-                        accel_i_cu_error_name(cr), cr);
+    return accel_i_cu_import_refused(to, fd, "accel_queue_submit: cuImportExternalSemaphore",
+                                     accel_i_label(&s->obj), cr, "waits on it are gated on the host");
 }
 /* The stream waits for s >= v, a Vulkan signal's semaphore, imported (accel_i_cu_wait_on_device made the
    import; CUDA_ERROR_INVALID_VALUE where it is gone: the batch's rest fails). */
