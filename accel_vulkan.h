@@ -3228,7 +3228,6 @@ static uint64_t accel_i_vk_qmem_point(accel_i_vk_queue* q, accel_i_cmd* c) {
     if ((lent = accel_i_qmem_lend(&q->base, r, &failed)) == NULL) return failed;
     ((accel_i_vk_buffer*)r)->buffer = ((accel_i_vk_buffer*)lent)->buffer;
     r->mapped = lent->mapped;
-    r->qfail = 0;
     atomic_store_explicit(&r->qhas, 1u, memory_order_release);
     return 0;
 }
