@@ -13,7 +13,7 @@
    signals (wait, wait_many: timeouts of at most 200 us), read/write buffers, make the next few host
    allocations fail. An input whose first byte has its top bit set also gets v0.3's calls: queue memory
    (accel_queue_alloc into a buffer slot, accel_queue_free of such a slot), indirect execs with
-   arbitrary counts buffers and offsets, peer copies with a second (CPU) device's buffers, native steps,
+   arbitrary offsets into a counts buffer of bounded values (small, or over the limits), peer copies with a second (CPU) device's buffers, native steps,
    accel_device_peer_info, and accel_device_recover (after which every object is stale and destroyed).
    At the end everything is unblocked and the device destroyed; no allocation may be outstanding.
 
@@ -135,6 +135,7 @@ typedef struct fz {
     uint8_t qm[FZ_B];                  /* 1: b[i] came from accel_queue_alloc; 2: a view of such a buffer */
     accel_device* dev2;
     accel_buffer* pb[2];
+    accel_buffer* counts;              /* indirect execs' counts: bounded values only (fz_op_indirect) */
 } fz;
 static unsigned char fz_host_mem[FZ_B][FZ_BUF_MAX];    /* host_ptr buffers wrap these */
 #define FZ_ALLOC_MAX ((size_t)1 << 20)                 /* larger host allocations are refused (OOM) */
@@ -523,9 +524,19 @@ static void fz_op_indirect(fz* f, fz_in* in) {
     uint32_t nb = f->p[i] && !(k & 1u) ? f->p_buffers[i] : fz_u8(in) % 70u;
     uint32_t nc = f->p[i] && !(k & 1u) ? f->p_constants[i] : fz_u8(in) % 70u;
     for (uint32_t j = 0; j < 70u; j++) { bufs[j] = f->b[(j + k) % FZ_B]; consts[j] = j + 1u; }
+    /* counts from a buffer no other op writes, small or over the limits (y, z): a buffer any op wrote
+       could hold a valid grid of billions of groups, which only costs time (minutes, single-threaded) */
+    static const uint32_t small[8] = { 0, 1, 2, 3, 5, 7, 16, 64 };
+    uint32_t counts[3];
+    for (int d = 0; d < 3; d++) {
+        uint8_t c = fz_u8(in);
+        counts[d] = d && (c & 0xF0u) == 0xF0u ? 65536u : small[c & 7u];
+    }
+    accel_buffer_write(f->counts, 0, counts, sizeof counts);
     for (int d = 0; d < 3; d++) local[d] = (k & 2u) ? fz_u32(in) : (uint32_t)(fz_u8(in) & 15u);
     accel_queue_exec_indirect(q, (k & 0xC0u) == 0xC0u ? NULL : f->p[i], bufs, nb, consts, nc,
-                              (k & 0x30u) == 0x30u ? NULL : local, fz_pick_buffer(f, in), fz_size(in));
+                              (k & 0x30u) == 0x30u ? NULL : local, (k & 0x0Cu) == 0x0Cu ? NULL : f->counts,
+                              (k & 0x08u) ? fz_size(in) : 0u);
 }
 /* A copy with one buffer of the second device: into it, or out of it. */
 static void fz_op_peer(fz* f, fz_in* in) {
@@ -560,6 +571,11 @@ static void fz_op_recover(fz* f, fz_in* in) {
     for (int i = 0; i < FZ_Q; i++) { if (k & 1u) accel_queue_destroy(f->q[i]); f->q[i] = NULL; }
     for (int i = 0; i < FZ_B; i++) { if (k & 2u) accel_buffer_destroy(f->b[i]); f->b[i] = NULL; f->qm[i] = 0; }
     for (int i = 0; i < FZ_P; i++) { if (k & 4u) accel_program_destroy(f->p[i]); f->p[i] = NULL; }
+    if (f->counts) {   /* stale too: a new one (NULL where the allocator refuses it now) */
+        if (k & 2u) accel_buffer_destroy(f->counts);
+        f->counts = NULL;
+        accel_buffer_create(f->dev, &(accel_buffer_desc){ .size = 64 }, &f->counts);
+    }
     for (int i = 0; i < FZ_S; i++) {
         if (f->s[i]) FZ_EXPECT(accel_signal_value(f->s[i]) > ACCEL_SIGNAL_MAX, accel_signal_value(f->s[i]), i);
         if (k & 8u) accel_signal_destroy(f->s[i]);
@@ -603,6 +619,8 @@ static int fz_run(const uint8_t* data, size_t size) {
     if (accel_device_create(&d, &f.dev) != ACCEL_OK) fz_violation("device create failed", 0, 0);
     f.v3 = (head & 0x80u) != 0;
     if (f.v3) fz_dev2_make(&f, &d);
+    if (f.v3 && accel_buffer_create(f.dev, &(accel_buffer_desc){ .size = 64 }, &f.counts) != ACCEL_OK)
+        fz_violation("counts buffer create failed", 0, 0);
     while (in.i < in.n && ops++ < 400) {
         uint8_t op = fz_u8(&in) % (f.v3 ? OP_COUNT_V3 : OP_COUNT);
         switch (op) {
