@@ -191,9 +191,11 @@
    took less than ACCEL_CPU_SPIN_NS (the handing thread then still spins for the result; after longer
    work it sleeps, and the CPU is no longer shared); your threads are never moved.
    It does so only where a CPU without a busy lane is left to go to: on a device with fewer lanes than
-   the process may use CPUs, always; with one lane per allowed CPU, only an executor, and only while
-   every pool worker sleeps (a one-group exec's round trip: the executor leaves your waiting thread's
-   CPU for a sleeping worker's). A move onto a busy lane's CPU would stack two busy lanes on one core.
+   the process may use CPUs, always; with one lane per allowed CPU, a pool worker that shares the CPU of
+   the thread whose exec it helps with (two busy lanes on one CPU: another CPU has none), and an
+   executor only while every pool worker sleeps (a one-group exec's round trip: the executor leaves
+   your waiting thread's CPU for a sleeping worker's). A move onto a busy lane's CPU would stack two
+   busy lanes on one core.
    ACCEL_CPU_MOVE_OFF 0 switches moves off altogether. `cpu_threads = 0` means one lane per CPU in the
    process's affinity mask (`taskset`, `sched_setaffinity`, a Win32 process affinity mask), read when
    the device is created; without a mask, one per online core.
@@ -1241,7 +1243,9 @@ static void accel_i_yield(void) { }
    at most one per millisecond per thread. User threads are never moved; the original affinity mask
    is restored at once. Moves happen only where a CPU without a busy lane is left (accel_i_own;
    ACCEL_CPU_MOVE_OFF 0: never): on devices with fewer lanes than allowed CPUs, always; when every
-   allowed CPU has a lane, only an executor while every pool worker sleeps. Otherwise "off" can only
+   allowed CPU has a lane, a pool worker (it only ever leaves the CPU of the job's owner, which works
+   on the job: two busy lanes there leave another CPU with none), and an executor while every pool
+   worker sleeps. Otherwise "off" can only
    mean onto another busy lane's CPU, which halves the speed of a 2-lane device on 2 allowed CPUs;
    and never moving at all leaves a one-group exec's executor on the CPU of the host thread spinning
    for its result (a round trip about 5x slower on 2 CPUs). Raw system calls, because glibc hides
@@ -1364,17 +1368,23 @@ static void accel_i_atomic_max(accel_i_a64* a, uint64_t v) {
    executors (word = batches submitted), queue completion, and the worker pool. Waiters are callbacks
    run when the word changes: wait_many uses them, and no-threads builds use them to run parked
    batches. The sleepers count lets a raise skip the lock when nobody sleeps (seq_cst on both sides:
-   the raiser stores the word then reads sleepers; a sleeper counts itself then re-reads the word). */
+   the raiser stores the word then reads sleepers; a sleeper counts itself then re-reads the word).
+   A raise that wakes sleepers uncounts them (they re-count if they must sleep again): a woken thread
+   may wait long for a CPU (it is often queued behind its waker, on the waker's CPU), and raises
+   meanwhile would each pay the lock and a futex wake for a thread that is awake already. */
 typedef struct accel_i_waiter accel_i_waiter;
 struct accel_i_waiter { accel_i_waiter* next; void (*wake)(accel_i_waiter* w); };
 
 typedef struct accel_i_event {
     accel_i_a64 word;
-    accel_i_a32 sleepers;        /* sleeping threads + registered waiters */
+    accel_i_a32 sleepers;        /* sleeping threads not woken yet + registered waiters */
     accel_i_a32 waker_cpu;       /* CPU (+1) of the last raise that woke sleepers; 0 unknown */
     accel_i_mutex lock;
     accel_i_cond cond;
     accel_i_waiter* waiters;     /* guarded by lock */
+    uint32_t blocked;            /* guarded by lock: sleeping threads counted and not woken yet */
+    accel_i_a32 inside;          /* threads in accel_i_event_block (asleep, or woken and not back) */
+    uint32_t wakes;              /* guarded by lock: raises that woke sleepers (a sleeper's snapshot) */
 } accel_i_event;
 
 static bool accel_i_event_init(accel_i_event* ev, uint64_t value) {
@@ -1382,6 +1392,9 @@ static bool accel_i_event_init(accel_i_event* ev, uint64_t value) {
     atomic_init(&ev->sleepers, 0u);
     atomic_init(&ev->waker_cpu, 0u);
     ev->waiters = NULL;
+    ev->blocked = 0;
+    ev->wakes = 0;
+    atomic_init(&ev->inside, 0u);
     if (!accel_i_mutex_init(&ev->lock)) return false;
     if (!accel_i_cond_init(&ev->cond)) { accel_i_mutex_destroy(&ev->lock); return false; }
     return true;
@@ -1411,6 +1424,11 @@ static void accel_i_event_notify(accel_i_event* ev) {
 #else
     atomic_store_explicit(&ev->waker_cpu, accel_i_cpu_id(), memory_order_relaxed);
     accel_i_mutex_lock(&ev->lock);
+    if (ev->blocked) {   /* woken from here on: uncounted (see above) */
+        atomic_fetch_sub(&ev->sleepers, ev->blocked);
+        ev->blocked = 0;
+        ev->wakes++;
+    }
     accel_i_cond_broadcast(&ev->cond);
     for (accel_i_waiter* w = ev->waiters; w; w = w->next) w->wake(w);
     accel_i_mutex_unlock(&ev->lock);
@@ -1489,22 +1507,44 @@ static bool accel_i_event_spin(const accel_i_event* ev, uint64_t target, uint64_
    threads, which steps off a CPU it shares with the thread it waits for (see platform: cpu
    placement); NULL for user threads. */
 #if !defined(ACCEL_NO_THREADS)
+/* A sleeper's three steps, with ev->lock held: count itself (if a raise uncounted it or it has not
+   yet), then re-read what it waits for, then sleep once (ns: ACCEL_I_FOREVER or a timeout); a raise
+   that woke it uncounted it (*counted false); at the end it uncounts itself if no raise did. */
+static void accel_i_event_count(accel_i_event* ev, bool* counted) {
+    if (*counted) return;
+    ev->blocked++;
+    atomic_fetch_add(&ev->sleepers, 1u);
+    *counted = true;
+}
+static void accel_i_event_nap(accel_i_event* ev, uint64_t ns, bool* counted) {
+    uint32_t wakes = ev->wakes;
+    if (ns == ACCEL_I_FOREVER) accel_i_cond_wait(&ev->cond, &ev->lock);
+    else accel_i_cond_timedwait(&ev->cond, &ev->lock, ns);
+    if (ev->wakes != wakes) *counted = false;   /* a raise woke us (it changes wakes only while we sleep) */
+}
+static void accel_i_event_uncount(accel_i_event* ev, bool* counted) {
+    if (!*counted) return;
+    ev->blocked--;
+    atomic_fetch_sub(&ev->sleepers, 1u);
+    *counted = false;
+}
 /* The sleeping part: on the condition variable until word >= target or the deadline. *slept: it did. */
 static bool accel_i_event_block(accel_i_event* ev, uint64_t target, uint64_t deadline, bool* slept) {
-    bool reached = false;
+    bool reached = false, counted = false;
+    atomic_fetch_add_explicit(&ev->inside, 1u, memory_order_relaxed);
     accel_i_mutex_lock(&ev->lock);
-    atomic_fetch_add(&ev->sleepers, 1u);
     for (;;) {
         uint64_t now;
+        accel_i_event_count(ev, &counted);
         if (atomic_load(&ev->word) >= target) { reached = true; break; }
         now = accel_i_now_ns();
         if (now >= deadline) break;
-        if (deadline == ACCEL_I_FOREVER) accel_i_cond_wait(&ev->cond, &ev->lock);
-        else accel_i_cond_timedwait(&ev->cond, &ev->lock, deadline - now);
+        accel_i_event_nap(ev, deadline == ACCEL_I_FOREVER ? ACCEL_I_FOREVER : deadline - now, &counted);
         *slept = true;
     }
-    atomic_fetch_sub(&ev->sleepers, 1u);
+    accel_i_event_uncount(ev, &counted);
     accel_i_mutex_unlock(&ev->lock);
+    atomic_fetch_sub_explicit(&ev->inside, 1u, memory_order_relaxed);
     return reached;
 }
 #endif
@@ -5981,7 +6021,6 @@ struct accel_i_cpu_device {
     accel_i_a32 pool_owner;       /* the job slot: 1 = an executor is running a job */
     accel_i_a32 stop;
     accel_i_event gen;            /* job generation: workers wait on it */
-    uint64_t gen_woken_ns;        /* when the pool's owner last woke sleeping workers (cpu_pool_run) */
     accel_i_event done;           /* chunks finished in the current job */
     accel_i_event lanes_given;    /* lanes given back while a thread slept for one (its sleepers) */
     accel_i_cpu_job job;
@@ -6155,11 +6194,9 @@ static void accel_i_cpu_worker_main(void* arg) {
 #endif
 
 /* Publishes the job to the pool (the caller owns the slot): the job first, then each lane's range of
-   chunks with release (a claim acquires it); works on it, waits for the rest. Sleeping workers are woken
-   at most once per ACCEL_I_CPU_WAKE_GAP_NS: a woken worker may not run for long on a busy machine, and
-   until it does every job would pay the wake again (a mutex and a system call); a worker that sleeps
-   through a job only leaves its chunks to the others, the owner first, which claims every chunk left. */
-#define ACCEL_I_CPU_WAKE_GAP_NS 50000u
+   chunks with release (a claim acquires it); works on it, waits for the rest. A worker woken for an
+   earlier job that has not run yet is not woken again (see core: events); a worker that sleeps through
+   a job only leaves its chunks to the others, the owner first, which claims every chunk left. */
 static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane,
                                  accel_i_own* own) {
     uint64_t target = (uint64_t)dev->lanes_n * 16u;
@@ -6175,13 +6212,7 @@ static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job*
         atomic_store_explicit(&dev->lanes[i].work, tag | from << 16 | to, memory_order_release);
     }
     atomic_store(&dev->gen.word, gen);   /* only the slot's owner raises it (and a destroy, with no job) */
-    if (atomic_load(&dev->gen.sleepers)) {
-        uint64_t now = accel_i_now_ns();
-        if (now - dev->gen_woken_ns >= ACCEL_I_CPU_WAKE_GAP_NS) {
-            dev->gen_woken_ns = now;
-            accel_i_event_notify(&dev->gen);
-        }
-    }
+    accel_i_event_notify(&dev->gen);
     accel_i_cpu_job_work(dev, (uint32_t)gen, lane);
     accel_i_event_wait_own(&dev->done, chunks, own);
 }
@@ -6256,9 +6287,9 @@ static accel_result accel_i_cpu_start_workers(accel_i_cpu_device* dev) {
     for (uint32_t i = 0; i < n; i++) {
         accel_result r;
         dev->workers[i].dev = dev;
-        /* no idle condition: workers move freely */
+        /* no idle condition: a worker leaves only the CPU of the job's owner, a busy lane */
         memset(&dev->workers[i].own, 0, sizeof dev->workers[i].own);
-        dev->workers[i].own.moves = dev->moves;
+        dev->workers[i].own.moves = ACCEL_CPU_MOVE_OFF && dev->lanes_n <= accel_i_cpu_cores();
         r = accel_i_thread_start(&dev->workers[i].thread, accel_i_cpu_worker_main, &dev->workers[i]);
         if (r != ACCEL_OK)
             return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);
@@ -7232,7 +7263,7 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
         accel_i_cpu_device* cd = accel_i_cpu_dev(dev);
         q->own.moves = ACCEL_CPU_MOVE_OFF != 0;
         if (!cd->moves) {   /* a lane per allowed CPU: free CPUs are those of sleeping workers */
-            q->own.idle_sleepers = &cd->gen.sleepers;
+            q->own.idle_sleepers = &cd->gen.inside;   /* a worker woken and not running yet counts */
             q->own.idle_need = cd->lanes_n - 1u;
         }
         r = accel_i_thread_start(&q->thread, accel_i_cpu_executor_main, q);

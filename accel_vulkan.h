@@ -1432,6 +1432,7 @@ static bool accel_i_vk_native_ok(accel_i_vk_device* dev, accel_i_vk_signal* s, u
    it (submitted grows past `seen`: the caller then waits on the semaphore), or `ns` pass. */
 static void accel_i_vk_host_wait(accel_i_vk_signal* s, uint64_t v, uint64_t seen, uint64_t ns) {
     accel_i_event* ev = &s->host;
+    bool counted = false;
     /* spin first, as accel.h's events do: a host set in the next few microseconds is caught without a
        sleep and a wake-up (bounded by ACCEL_CPU_SPIN_NS, so an idle waiter burns no CPU) */
     uint64_t start = accel_i_now_ns();
@@ -1445,10 +1446,9 @@ static void accel_i_vk_host_wait(accel_i_vk_signal* s, uint64_t v, uint64_t seen
         }
     }
     accel_i_mutex_lock(&ev->lock);
-    atomic_fetch_add(&ev->sleepers, 1u);
-    if (atomic_load(&ev->word) < v && atomic_load(&s->submitted) == seen)
-        accel_i_cond_timedwait(&ev->cond, &ev->lock, ns);
-    atomic_fetch_sub(&ev->sleepers, 1u);
+    accel_i_event_count(ev, &counted);
+    if (atomic_load(&ev->word) < v && atomic_load(&s->submitted) == seen) accel_i_event_nap(ev, ns, &counted);
+    accel_i_event_uncount(ev, &counted);
     accel_i_mutex_unlock(&ev->lock);
 }
 

@@ -543,6 +543,62 @@ TEST(queue_waits_on_signal_of_other_device) {
     accel_device_destroy(b);
 }
 
+/* Waiters that sleep and are woken, one value at a time: each of 6 threads waits for every value in
+   turn, first with a short timeout (past the spin, and it expires at a pause: a timed-out sleeper uncounts itself), then
+   with a long one; the host raises one value at a time, some after a pause (the waiters are asleep),
+   some in bursts (a woken waiter has not run yet when the next raise comes: a raise uncounts the
+   sleepers it wakes, and one that re-sleeps counts itself again). A lost wake-up shows as a timeout;
+   on the CPU backend no sleeper is left counted once every waiter is gone. */
+#if TEST_HAVE_THREADS
+typedef struct stepper_arg { accel_signal* s; uint64_t last; uint32_t reached, expired; accel_result r; } stepper_arg;
+static void stepper_main(void* p) {
+    stepper_arg* a = (stepper_arg*)p;
+    a->r = ACCEL_OK;
+    for (uint64_t v = 1; v <= a->last; v++) {
+        accel_result r = accel_signal_wait(a->s, v, (v & 1u) ? 400000u : 0u);   /* past the spin */
+        if (r == ACCEL_TIMEOUT) { a->expired++; r = accel_signal_wait(a->s, v, 5000000000ull); }
+        if (r != ACCEL_OK || accel_signal_value(a->s) < v) { a->r = r != ACCEL_OK ? r : ACCEL_ERROR_BACKEND; return; }
+        a->reached++;
+    }
+}
+#endif
+TEST(sleeping_waiters_woken_one_value_at_a_time) {
+#if TEST_HAVE_THREADS
+    enum { WAITERS = 6, LAST = 90 };
+    accel_device* dev;
+    accel_signal* s;
+    stepper_arg args[WAITERS];
+    test_thread th[WAITERS];
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    for (int i = 0; i < WAITERS; i++) {
+        memset(&args[i], 0, sizeof args[i]);
+        args[i].s = s;
+        args[i].last = LAST;
+        REQUIRE(test_thread_start(&th[i], stepper_main, &args[i]));
+    }
+    for (uint64_t v = 1; v <= LAST; v++) {
+        if (v % 3 == 0) {   /* a pause past every spin: the waiters sleep */
+            uint64_t until = test_now_ns() + 2000000u;
+            while (test_now_ns() < until) accel_signal_wait(s, UINT64_MAX - 1, 100000u);
+        }
+        CHECK_OK(accel_signal_set(s, v));
+    }
+    for (int i = 0; i < WAITERS; i++) {
+        test_thread_join(&th[i]);
+        CHECK_OK(args[i].r);
+        CHECK_EQ_U64(args[i].reached, LAST);
+    }
+    CHECK_RESULT(accel_signal_wait(s, LAST + 1, 400000u), ACCEL_TIMEOUT);   /* a sleep that expires, last */
+#if defined(ACCEL_I_FAILED_BIT)   /* the implementation is in this file (not so in the C++ build) */
+    if (test_backend_is_cpu()) CHECK_EQ_U64(atomic_load(&((accel_i_host_signal*)s)->ev.sleepers), 0);
+#endif
+    accel_device_destroy(dev);
+#else
+    SKIP("no threads");
+#endif
+}
+
 TEST(many_values_in_order) {
     accel_device* dev;
     accel_queue* q;
@@ -609,6 +665,7 @@ int main(int argc, char** argv) {
     RUN(signal_destroyed_while_in_use);
     RUN(signal_fail_unblocks_device_destroy);
     RUN(queue_waits_on_signal_of_other_device);
+    RUN(sleeping_waiters_woken_one_value_at_a_time);
     RUN(many_values_in_order);
     RUN(signal_value_arrives_without_a_wait);
     return test_end();
