@@ -1407,6 +1407,7 @@ struct accel_i_cu_queue {
        the queue is idle */
     struct { const accel_i_a64* word; uint64_t value, at, after; } gates[ACCEL_I_CU_GATES];
     uint32_t ngates;
+    bool gates_one_word;           /* the listed gates wait on one word, values not decreasing */
     bool unlisted;
     uint64_t unlisted_at;
     uint64_t enqueued;             /* stream operations enqueued so far (commands, waits, points) */
@@ -2441,25 +2442,43 @@ static bool accel_i_cu_ring_room(accel_i_cu_queue* q, uint32_t n) {
 
 /* Drops the queue's listed host-raised GPU waits that are reached (all, when nothing is in flight;
    adding: a point is enqueued that is not in the ring yet, so something is). */
+static bool accel_i_cu_gate_held(const accel_i_cu_queue* q, uint32_t i, uint64_t passed) {
+    return atomic_load(q->gates[i].word) < q->gates[i].value && passed < q->gates[i].after;
+}
+/* Gates on one word with values in order (a host gate raised step by step, the common case) are
+   released in list order (`after` grows with the list too): the released ones are a prefix, and the
+   first one held ends the look, so a queue running ahead of its gate by many steps does not read every
+   gate's word at every point. */
 static void accel_i_cu_gates_prune(accel_i_cu_queue* q, bool adding) {
-    uint32_t n = 0;
+    uint32_t n = 0, i = 0;
+    uint64_t passed;
     bool idle;
     if (q->ngates == 0 && !q->unlisted) return;
     accel_i_spin_lock(&q->ring_lock);
     idle = q->ring_count == 0 && !q->dirty && !adding;
     accel_i_spin_unlock(&q->ring_lock);
     if (idle) { q->ngates = 0; q->unlisted = false; return; }
-    for (uint32_t i = 0; i < q->ngates; i++)
-        if (atomic_load(q->gates[i].word) < q->gates[i].value &&
-            atomic_load_explicit(q->progress.host, memory_order_acquire) < q->gates[i].after)
-            q->gates[n++] = q->gates[i];
+    passed = atomic_load_explicit(q->progress.host, memory_order_acquire);
+    if (q->gates_one_word) {
+        while (i < q->ngates && !accel_i_cu_gate_held(q, i, passed)) i++;
+        if (i) memmove(q->gates, q->gates + i, (q->ngates - i) * sizeof q->gates[0]);
+        q->ngates -= i;
+        return;
+    }
+    for (; i < q->ngates; i++)
+        if (accel_i_cu_gate_held(q, i, passed)) q->gates[n++] = q->gates[i];
     q->ngates = n;
+    q->gates_one_word = true;
+    for (i = 1; i < n && q->gates_one_word; i++)
+        q->gates_one_word = q->gates[i].word == q->gates[0].word && q->gates[i].value >= q->gates[i - 1].value;
 }
 /* A GPU wait for a host-raised value goes into the stream: listed while the list has room and no older
    one is unlisted (so that the list stays oldest first). */
 static void accel_i_cu_gate_add(accel_i_cu_queue* q, const accel_i_a64* word, uint64_t value) {
     accel_i_cu_gates_prune(q, false);
     if (!q->unlisted && q->ngates < ACCEL_I_CU_GATES) {
+        q->gates_one_word = q->ngates == 0 || (q->gates_one_word && word == q->gates[q->ngates - 1].word &&
+                                               value >= q->gates[q->ngates - 1].value);
         q->gates[q->ngates].word = word;
         q->gates[q->ngates].value = value;
         q->gates[q->ngates].after = q->issued + 1;   /* the point after the wait: passed it */
