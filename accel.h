@@ -3449,7 +3449,8 @@ static accel_i_cmd* accel_i_rec_push(accel_queue* q, accel_i_cmd_kind kind, size
     }
     if (arena) {
         size_t off = (b->arena_used + 15u) & ~(size_t)15u;
-        if (arena > SIZE_MAX - off || !accel_i_grow(dev, (void**)&b->arena, &b->arena_cap, off + arena))
+        if (arena > SIZE_MAX - off ||
+            (off + arena > b->arena_cap && !accel_i_grow(dev, (void**)&b->arena, &b->arena_cap, off + arena)))
             goto oom;
         *arena_off = off;
         b->arena_used = off + arena;
