@@ -1497,8 +1497,14 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
         if (slice > ACCEL_I_VK_SLICE_NS) slice = ACCEL_I_VK_SLICE_NS;
         for (uint32_t i = 0; i < n; i++) {   /* submitted is read before the counter: no false "pending" */
             accel_i_vk_signal* vs = (accel_i_vk_signal*)s[i];
-            uint64_t sub = atomic_load(&vs->submitted), c = accel_i_vk_counter(dev, vs->sem);
-            if (c >= v[i] || accel_i_event_value(&vs->host) >= v[i]) continue;
+            uint64_t sub = atomic_load(&vs->submitted), h = accel_i_event_value(&vs->host), c;
+            if (h >= v[i]) continue;
+            /* nothing promised above the host's value: an owned semaphore is not above it either (only
+               accel signals it; a signal operation that landed before its promise was stored wakes the
+               host event right after it), so no driver call: under a validation layer each one takes a
+               lock every waiter of the device shares */
+            c = vs->owned && sub <= h ? h : accel_i_vk_counter(dev, vs->sem);
+            if (c >= v[i]) continue;
             unreached++;
             /* an engine's semaphore (wrapped) may be signalled by the engine at any time: watch it */
             if ((sub > c || !vs->owned) && v[i] - c <= dev->max_diff) { sems[k] = vs->sem; vals[k++] = v[i]; }

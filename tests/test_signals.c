@@ -548,7 +548,10 @@ TEST(queue_waits_on_signal_of_other_device) {
    with a long one; the host raises one value at a time, some after a pause (the waiters are asleep),
    some in bursts (a woken waiter has not run yet when the next raise comes: a raise uncounts the
    sleepers it wakes, and one that re-sleeps counts itself again). A lost wake-up shows as a timeout;
-   on the CPU backend no sleeper is left counted once every waiter is gone. */
+   on the CPU backend no sleeper is left counted once every waiter is gone. The host's pauses call
+   nothing: on Vulkan under synchronization validation every vkGetSemaphoreCounterValue takes a lock of
+   the layer's that all threads share, and in the 1.3.239 layer may sleep holding it: with 7 threads
+   polling, a loaded machine stalls them for seconds (older accel too), so the test skips there. */
 #if TEST_HAVE_THREADS
 typedef struct stepper_arg { accel_signal* s; uint64_t last; uint32_t reached, expired; accel_result r; } stepper_arg;
 static void stepper_main(void* p) {
@@ -557,7 +560,7 @@ static void stepper_main(void* p) {
     for (uint64_t v = 1; v <= a->last; v++) {
         accel_result r = accel_signal_wait(a->s, v, (v & 1u) ? 400000u : 0u);   /* past the spin */
         if (r == ACCEL_TIMEOUT) { a->expired++; r = accel_signal_wait(a->s, v, 5000000000ull); }
-        if (r != ACCEL_OK || accel_signal_value(a->s) < v) { a->r = r != ACCEL_OK ? r : ACCEL_ERROR_BACKEND; return; }
+        if (r != ACCEL_OK) { a->r = r; return; }
         a->reached++;
     }
 }
@@ -565,10 +568,12 @@ static void stepper_main(void* p) {
 TEST(sleeping_waiters_woken_one_value_at_a_time) {
 #if TEST_HAVE_THREADS
     enum { WAITERS = 6, LAST = 90 };
+    const char* layers = getenv("VK_LAYER_ENABLES");
     accel_device* dev;
     accel_signal* s;
     stepper_arg args[WAITERS];
     test_thread th[WAITERS];
+    if (layers && strstr(layers, "SYNCHRONIZATION")) SKIP("synchronization validation (see above)");
     REQUIRE_OK(test_device_create(&dev));
     REQUIRE_OK(accel_signal_create(dev, 0, &s));
     for (int i = 0; i < WAITERS; i++) {
@@ -580,7 +585,7 @@ TEST(sleeping_waiters_woken_one_value_at_a_time) {
     for (uint64_t v = 1; v <= LAST; v++) {
         if (v % 3 == 0) {   /* a pause past every spin: the waiters sleep */
             uint64_t until = test_now_ns() + 2000000u;
-            while (test_now_ns() < until) accel_signal_wait(s, UINT64_MAX - 1, 100000u);
+            while (test_now_ns() < until) {}   /* no call into the backend (see above) */
         }
         CHECK_OK(accel_signal_set(s, v));
     }
