@@ -2790,8 +2790,11 @@ static void accel_i_cu_signal_publish(accel_signal* s, uint64_t v) {
 }
 /* Polls the host words until one of them reaches its value (a host raise, or a reap by another thread)
    or the clock reaches `until`. Not accel.h's event spin: that one reads the clock only every 64
-   pauses (~1.5-3 us), and a poll slice of a wait whose points are in flight is a few hundred ns (the
-   points' words are read by the reap after it). */
+   pauses (~1.5-3 us), and a poll slice of a wait whose points are in flight is a few hundred ns in its
+   first microseconds (the points' words are read by the reap after it): a host -> GPU -> host round
+   trip then costs one slice more than the GPU's, not 64 pauses. Longer waits go back to the event
+   spin, whose yields leave the CPU to whatever the GPU's progress needs (tests/mock_cuda.c's streams
+   are CPU threads: polling on the clock there slowed a chain over two devices ~20%). */
 static void accel_i_cu_poll_host(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t until) {
     do {
         for (uint32_t i = 0; i < n; i++)
@@ -2832,7 +2835,7 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
             }
         }
         if (pending && now - since > 5000u) accel_i_yield();
-        if (pending) {   /* a slice on the clock, then a reap again */
+        if (pending && now - since <= 5000u) {   /* the first 5 us: slices on the clock, then a reap */
             accel_i_cu_poll_host(s, v, n, now + step);
             continue;
         }
