@@ -191,11 +191,9 @@
    took less than ACCEL_CPU_SPIN_NS (the handing thread then still spins for the result; after longer
    work it sleeps, and the CPU is no longer shared); your threads are never moved.
    It does so only where a CPU without a busy lane is left to go to: on a device with fewer lanes than
-   the process may use CPUs, always; with one lane per allowed CPU, a pool worker that shares the CPU of
-   the thread whose exec it helps with (two busy lanes on one CPU: another CPU has none), and an
-   executor only while every pool worker sleeps (a one-group exec's round trip: the executor leaves
-   your waiting thread's CPU for a sleeping worker's). A move onto a busy lane's CPU would stack two
-   busy lanes on one core.
+   the process may use CPUs, always; with one lane per allowed CPU, only an executor, and only while
+   every pool worker sleeps (a one-group exec's round trip: the executor leaves your waiting thread's
+   CPU for a sleeping worker's). A move onto a busy lane's CPU would stack two busy lanes on one core.
    ACCEL_CPU_MOVE_OFF 0 switches moves off altogether. `cpu_threads = 0` means one lane per CPU in the
    process's affinity mask (`taskset`, `sched_setaffinity`, a Win32 process affinity mask), read when
    the device is created; without a mask, one per online core.
@@ -1243,10 +1241,10 @@ static void accel_i_yield(void) { }
    at most one per millisecond per thread. User threads are never moved; the original affinity mask
    is restored at once. Moves happen only where a CPU without a busy lane is left (accel_i_own;
    ACCEL_CPU_MOVE_OFF 0: never): on devices with fewer lanes than allowed CPUs, always; when every
-   allowed CPU has a lane, a pool worker (it only ever leaves the CPU of the job's owner, which works
-   on the job: two busy lanes there leave another CPU with none), and an executor while every pool
-   worker sleeps. Otherwise "off" can only
-   mean onto another busy lane's CPU, which halves the speed of a 2-lane device on 2 allowed CPUs;
+   allowed CPU has a lane, only an executor while every pool worker sleeps (pool workers that left the
+   CPU of the job's owner too made a 2-thread transformer decode 16% slower, bench/decode.c). Otherwise
+   "off" can only mean onto another busy lane's CPU, which halves the speed of a 2-lane device on 2
+   allowed CPUs;
    and never moving at all leaves a one-group exec's executor on the CPU of the host thread spinning
    for its result (a round trip about 5x slower on 2 CPUs). Raw system calls, because glibc hides
    sched_getcpu and sched_setaffinity under a strict -std=c11. Elsewhere these are no-ops, and the
@@ -6288,9 +6286,9 @@ static accel_result accel_i_cpu_start_workers(accel_i_cpu_device* dev) {
     for (uint32_t i = 0; i < n; i++) {
         accel_result r;
         dev->workers[i].dev = dev;
-        /* no idle condition: a worker leaves only the CPU of the job's owner, a busy lane */
+        /* no idle condition: workers move freely */
         memset(&dev->workers[i].own, 0, sizeof dev->workers[i].own);
-        dev->workers[i].own.moves = ACCEL_CPU_MOVE_OFF && dev->lanes_n <= accel_i_cpu_cores();
+        dev->workers[i].own.moves = dev->moves;
         r = accel_i_thread_start(&dev->workers[i].thread, accel_i_cpu_worker_main, &dev->workers[i]);
         if (r != ACCEL_OK)
             return accel_i_fail(&dev->base, r, "accel_device_create: starting worker thread %u failed", i);
