@@ -247,6 +247,47 @@ TEST(buffer_destroyed_while_in_use) {
 }
 
 /* Buffers may be created and destroyed with a queue running on others. */
+/* accel_queue_fill at sizes around the CPU backend's 64-byte stores and 4 KiB copies (and a byte
+   repeated, which is a memset there), at offsets that are not 64-aligned: every word filled holds the
+   pattern, the bytes around it keep the buffer's earlier contents. */
+TEST(fill_sizes_offsets_and_patterns) {
+    static const size_t sizes[] = { 4, 60, 64, 68, 4092, 4096, 4100, 12296, (1u << 20) + 4 };
+    static const size_t offsets[] = { 0, 4, 60 };
+    static const uint32_t patterns[] = { 0x12345678u, 0xababababu, 0u };
+    const size_t total = (1u << 20) + 256;
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* b;
+    unsigned char* host = (unsigned char*)malloc(total);
+    REQUIRE(host != NULL);
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_buffer_create(dev, &(accel_buffer_desc){ .size = total }, &b));
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (size_t oi = 0; oi < sizeof offsets / sizeof offsets[0]; oi++)
+            for (size_t pi = 0; pi < sizeof patterns / sizeof patterns[0]; pi++) {
+                size_t off = offsets[oi], size = sizes[si], bad = SIZE_MAX;
+                accel_queue_fill(q, b, 0, total, 0x5a5a5a5au);
+                accel_queue_fill(q, b, off, size, patterns[pi]);
+                REQUIRE_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+                REQUIRE_OK(accel_buffer_read(b, 0, host, total));
+                for (size_t i = 0; i < total && bad == SIZE_MAX; i += 4) {
+                    uint32_t w, want = i >= off && i < off + size ? patterns[pi] : 0x5a5a5a5au;
+                    memcpy(&w, host + i, 4);
+                    if (w != want) bad = i;
+                }
+                if (bad != SIZE_MAX) {
+                    CHECK_EQ_U64(bad, SIZE_MAX);
+                    fprintf(stderr, "    fill of %zu bytes at %zu with 0x%08x: byte %zu wrong\n", size, off,
+                            (unsigned)patterns[pi], bad);
+                }
+            }
+    accel_buffer_destroy(b);
+    accel_queue_destroy(q);
+    accel_device_destroy(dev);
+    free(host);
+}
+
 TEST(buffer_many_create_destroy) {
     accel_device* dev;
     REQUIRE_OK(test_device_create(&dev));
@@ -271,6 +312,7 @@ int main(int argc, char** argv) {
     RUN(buffer_map_device_and_host_memory);
     RUN(buffer_wraps_host_ptr);
     RUN(buffer_destroyed_while_in_use);
+    RUN(fill_sizes_offsets_and_patterns);
     RUN(buffer_many_create_destroy);
     return test_end();
 }
