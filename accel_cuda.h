@@ -1354,6 +1354,9 @@ typedef struct accel_i_cu_signal {
        value they wait for (point_lock) */
     accel_i_a32 foreign_waits;
     uint64_t foreign_max;
+    /* signal points enqueued on it: a host waiter that found none in flight sleeps until this moves (the
+       enqueuer then notifies the host event), and then reaps (see accel_i_cu_signal_wait_many) */
+    accel_i_a64 pointed;
 } accel_i_cu_signal;
 typedef struct accel_i_cu_buffer {
     accel_buffer base;
@@ -2613,6 +2616,12 @@ static accel_cu_result accel_i_cu_mirror_point(accel_i_cu_queue* q, accel_signal
 /* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
    enqueued since the last point, else the last point's sequence number. When the ring cannot grow or
    the point cannot be enqueued, waits for the stream and applies the point at once. */
+/* A point of s is in flight now: host waiters that slept for want of one wake up and reap. */
+static void accel_i_cu_pointed(accel_signal* s) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    atomic_fetch_add(&cs->pointed, 1u);
+    accel_i_event_notify(accel_i_host_signal_event(s));
+}
 static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t value, accel_i_batch* batch,
                                  const accel_i_cmd* stamp) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
@@ -2684,6 +2693,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             *slot = e;
             q->ring_count++;
             accel_i_spin_unlock(&q->ring_lock);
+            if (s && s->obj.device == q->base.obj.device) accel_i_cu_pointed(s);
             return;
         }
         slot->ev = e.ev;
@@ -2758,6 +2768,7 @@ static accel_result accel_i_cu_signal_create(accel_device* d, uint64_t initial, 
     atomic_init(&cs->point_lock, 0u);
     atomic_init(&cs->mirror_wanted, 0u);
     atomic_init(&cs->foreign_waits, 0u);
+    atomic_init(&cs->pointed, 0u);
     cs->foreign_max = 0;
     accel_i_cu_enter(accel_i_cu_dev(d));
     if ((r = accel_i_cu_word_take(accel_i_cu_dev(d), &cs->mirror, false)) != ACCEL_OK) {
@@ -2811,6 +2822,7 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
     for (;;) {
         bool pending = false;
         uint64_t now, step, slice = accel_i_cu_poll_slice(since);
+        uint64_t seen = atomic_load(&((accel_i_cu_signal*)s[0])->pointed);   /* before the reap */
         accel_result r;
         for (uint32_t i = 0; i < n; i++)
             if (i == 0 || s[i]->obj.device != s[i - 1]->obj.device)
@@ -2837,6 +2849,11 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
         if (pending && now - since > 5000u) accel_i_yield();
         if (pending && now - since <= 5000u) {   /* the first 5 us: slices on the clock, then a reap */
             accel_i_cu_poll_host(s, v, n, now + step);
+            continue;
+        }
+        if (!pending && n == 1) {   /* a host raise, or a point enqueued meanwhile (then a reap) */
+            accel_i_event_wait_or(accel_i_host_signal_event(s[0]), v[0], &((accel_i_cu_signal*)s[0])->pointed,
+                                  seen, step);
             continue;
         }
         r = accel_i_host_signal_wait(s, v, n, all, step, first);   /* the host words */

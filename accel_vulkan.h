@@ -1431,25 +1431,7 @@ static bool accel_i_vk_native_ok(accel_i_vk_device* dev, accel_i_vk_signal* s, u
 /* Sleeps on the signal's host event until its word reaches v, a GPU signal operation is submitted to
    it (submitted grows past `seen`: the caller then waits on the semaphore), or `ns` pass. */
 static void accel_i_vk_host_wait(accel_i_vk_signal* s, uint64_t v, uint64_t seen, uint64_t ns) {
-    accel_i_event* ev = &s->host;
-    bool counted = false;
-    /* spin first, as accel.h's events do: a host set in the next few microseconds is caught without a
-       sleep and a wake-up (bounded by ACCEL_CPU_SPIN_NS, so an idle waiter burns no CPU) */
-    uint64_t start = accel_i_now_ns();
-    for (uint32_t i = 1;; i++) {
-        if (accel_i_event_value(ev) >= v || atomic_load(&s->submitted) != seen) return;
-        ACCEL_I_RELAX();
-        if ((i & 63u) == 0) {
-            uint64_t now = accel_i_now_ns();
-            if (now - start >= ACCEL_CPU_SPIN_NS || now - start >= ns) break;
-            accel_i_yield();   /* the thread we wait for may share our core */
-        }
-    }
-    accel_i_mutex_lock(&ev->lock);
-    accel_i_event_count(ev, &counted);
-    if (atomic_load(&ev->word) < v && atomic_load(&s->submitted) == seen) accel_i_event_nap(ev, ns, &counted);
-    accel_i_event_uncount(ev, &counted);
-    accel_i_mutex_unlock(&ev->lock);
+    accel_i_event_wait_or(&s->host, v, &s->submitted, seen, ns);
 }
 
 /* accel_i_vk_enter for every signal of a wait (one count). */
