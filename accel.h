@@ -1545,29 +1545,6 @@ static bool accel_i_event_block(accel_i_event* ev, uint64_t target, uint64_t dea
     atomic_fetch_sub_explicit(&ev->inside, 1u, memory_order_relaxed);
     return reached;
 }
-/* Waits until ev's word reaches v, *other moves off `seen`, or ns pass: spin first (up to
-   ACCEL_CPU_SPIN_NS, yielding: a raise in the next few microseconds is caught without a sleep), then one
-   nap. `other` is a backend's "something to do instead" counter (a GPU operation now promises the value,
-   so the caller should watch it there), whose writer calls accel_i_event_notify(ev) after moving it. */
-static void accel_i_event_wait_or(accel_i_event* ev, uint64_t v, const accel_i_a64* other, uint64_t seen,
-                                  uint64_t ns) {
-    uint64_t start = accel_i_now_ns();
-    bool counted = false;
-    for (uint32_t i = 1;; i++) {
-        if (accel_i_event_value(ev) >= v || atomic_load(other) != seen) return;
-        ACCEL_I_RELAX();
-        if ((i & 63u) == 0) {
-            uint64_t now = accel_i_now_ns();
-            if (now - start >= ACCEL_CPU_SPIN_NS || now - start >= ns) break;
-            accel_i_yield();   /* the thread we wait for may share our core */
-        }
-    }
-    accel_i_mutex_lock(&ev->lock);
-    accel_i_event_count(ev, &counted);
-    if (atomic_load(&ev->word) < v && atomic_load(other) == seen) accel_i_event_nap(ev, ns, &counted);
-    accel_i_event_uncount(ev, &counted);
-    accel_i_mutex_unlock(&ev->lock);
-}
 #endif
 static bool accel_i_event_sleep(accel_i_event* ev, uint64_t target, uint64_t deadline, accel_i_own* own) {
     if (accel_i_event_value(ev) >= target) return true;
@@ -1940,6 +1917,32 @@ struct accel_queue {
 #  define ACCEL_I_KIT static __attribute__((unused))
 #else
 #  define ACCEL_I_KIT static
+#endif
+#if !defined(ACCEL_NO_THREADS)
+/* events: a wait with a second condition (used by backends only) */
+/* Waits until ev's word reaches v, *other moves off `seen`, or ns pass: spin first (up to
+   ACCEL_CPU_SPIN_NS, yielding: a raise in the next few microseconds is caught without a sleep), then one
+   nap. `other` is a backend's "something to do instead" counter (a GPU operation now promises the value,
+   so the caller should watch it there), whose writer calls accel_i_event_notify(ev) after moving it. */
+ACCEL_I_KIT void accel_i_event_wait_or(accel_i_event* ev, uint64_t v, const accel_i_a64* other, uint64_t seen,
+                                       uint64_t ns) {
+    uint64_t start = accel_i_now_ns();
+    bool counted = false;
+    for (uint32_t i = 1;; i++) {
+        if (accel_i_event_value(ev) >= v || atomic_load(other) != seen) return;
+        ACCEL_I_RELAX();
+        if ((i & 63u) == 0) {
+            uint64_t now = accel_i_now_ns();
+            if (now - start >= ACCEL_CPU_SPIN_NS || now - start >= ns) break;
+            accel_i_yield();   /* the thread we wait for may share our core */
+        }
+    }
+    accel_i_mutex_lock(&ev->lock);
+    accel_i_event_count(ev, &counted);
+    if (atomic_load(&ev->word) < v && atomic_load(other) == seen) accel_i_event_nap(ev, ns, &counted);
+    accel_i_event_uncount(ev, &counted);
+    accel_i_mutex_unlock(&ev->lock);
+}
 #endif
 /* threads: a small number per host thread (a sharded counter's slot: Vulkan's native_users) */
 ACCEL_I_KIT uint32_t accel_i_host_thread(void);
