@@ -2613,15 +2613,15 @@ static accel_cu_result accel_i_cu_mirror_point(accel_i_cu_queue* q, accel_signal
     if (cr == ACCEL_CU_SUCCESS) { q->issued = seq; q->dirty = false; q->enqueued++; }
     return cr;
 }
-/* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
-   enqueued since the last point, else the last point's sequence number. When the ring cannot grow or
-   the point cannot be enqueued, waits for the stream and applies the point at once. */
 /* A point of s is in flight now: host waiters that slept for want of one wake up and reap. */
 static void accel_i_cu_pointed(accel_signal* s) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     atomic_fetch_add(&cs->pointed, 1u);
     accel_i_event_notify(accel_i_host_signal_event(s));
 }
+/* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
+   enqueued since the last point, else the last point's sequence number. When the ring cannot grow or
+   the point cannot be enqueued, waits for the stream and applies the point at once. */
 static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t value, accel_i_batch* batch,
                                  const accel_i_cmd* stamp) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
