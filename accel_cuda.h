@@ -1407,12 +1407,12 @@ struct accel_i_cu_queue {
        the sequence number of the first point after it (reached, the wait was passed, whatever its word
        reads now: the signal may be gone and its mirror word another signal's). Past
        ACCEL_I_CU_GATES the newer ones are not listed (`unlisted`, the first at `unlisted_at`) until
-       the queue is idle */
+       the queue is idle or has passed the first point after the newest (`unlisted_after`) */
     struct { const accel_i_a64* word; uint64_t value, at, after; } gates[ACCEL_I_CU_GATES];
     uint32_t ngates;
     bool gates_one_word;           /* the listed gates wait on one word, values not decreasing */
     bool unlisted;
-    uint64_t unlisted_at;
+    uint64_t unlisted_at, unlisted_after;
     uint64_t enqueued;             /* stream operations enqueued so far (commands, waits, points) */
     void* staging; size_t staging_size, staging_used;   /* the running batch's update staging */
     /* one finished batch's staging, kept for reuse (ring_lock) */
@@ -2462,6 +2462,7 @@ static void accel_i_cu_gates_prune(accel_i_cu_queue* q, bool adding) {
     accel_i_spin_unlock(&q->ring_lock);
     if (idle) { q->ngates = 0; q->unlisted = false; return; }
     passed = atomic_load_explicit(q->progress.host, memory_order_acquire);
+    if (q->unlisted && passed >= q->unlisted_after) q->unlisted = false;
     if (q->gates_one_word) {
         while (i < q->ngates && !accel_i_cu_gate_held(q, i, passed)) i++;
         if (i) memmove(q->gates, q->gates + i, (q->ngates - i) * sizeof q->gates[0]);
@@ -2486,9 +2487,10 @@ static void accel_i_cu_gate_add(accel_i_cu_queue* q, const accel_i_a64* word, ui
         q->gates[q->ngates].value = value;
         q->gates[q->ngates].after = q->issued + 1;   /* the point after the wait: passed it */
         q->gates[q->ngates++].at = q->enqueued;
-    } else if (!q->unlisted) {
+    } else {
+        if (!q->unlisted) q->unlisted_at = q->enqueued;
         q->unlisted = true;
-        q->unlisted_at = q->enqueued;
+        q->unlisted_after = q->issued + 1;   /* the point after the newest */
     }
 }
 /* Is a GPU wait on s's mirror possibly waiting (it asked for more than the mirror holds)? A point of s
@@ -2722,21 +2724,20 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
    that is at least ACCEL_I_CU_NAP_MIN; the last stretch is polled as before, so the wait ends when it
    would have (a host raise, or a failure, wakes the sleeper at once: the signal's host event). A point
    held up (behind a host gate, its word not moving) or none known (no mark: see accel_i_cu_point_note)
-   gives no estimate: no nap. */
+   gives no estimate: no nap. A point not enqueued yet at the first look (the rest of a batch that a
+   full stream handed to the queue's worker) is looked for again at the next. */
 #define ACCEL_I_CU_NAP_LOOK 20000u
 #define ACCEL_I_CU_NAP_MIN 100000u
 #define ACCEL_I_CU_NAP_SLACK 60000u    /* a timed sleep may end this much late (Linux: 50 us slack) */
 typedef struct accel_i_cu_nap {
     const accel_i_a64* word;       /* the progress word of the first point that promises the value */
-    uint64_t seq, p0, t0;          /* its sequence number; the word and the time at the first look */
-    bool looked;
+    uint64_t seq, p0, t0;          /* its sequence number; the word and the time when it was found */
 } accel_i_cu_nap;
-/* How long to sleep now (0: poll on). The first call looks for the point and reads its word. */
+/* How long to sleep now (0: poll on). Calls look for the point, until one finds it and reads its word. */
 static uint64_t accel_i_cu_nap_ns(accel_i_cu_nap* n, accel_signal* s, uint64_t v, uint64_t now) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     uint64_t p, left;
-    if (!n->looked) {
-        n->looked = true;
+    if (!n->word) {
         accel_i_spin_lock(&cs->point_lock);
         for (uint32_t i = 0; cs->evicted < v && i < cs->points_count; i++) {
             const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
@@ -2749,7 +2750,7 @@ static uint64_t accel_i_cu_nap_ns(accel_i_cu_nap* n, accel_signal* s, uint64_t v
         if (n->word) { n->p0 = atomic_load(n->word); n->t0 = now; }
         return 0;
     }
-    if (!n->word || (p = atomic_load(n->word)) <= n->p0 || p >= n->seq || n->seq - p > (1u << 20)) return 0;
+    if ((p = atomic_load(n->word)) <= n->p0 || p >= n->seq || n->seq - p > (1u << 20)) return 0;
     left = (n->seq - p) * ((now - n->t0) / (p - n->p0));
     return left / 2 >= ACCEL_I_CU_NAP_MIN + ACCEL_I_CU_NAP_SLACK ? left / 2 - ACCEL_I_CU_NAP_SLACK : 0;
 }
@@ -3594,6 +3595,18 @@ static bool accel_i_cu_stream_full(accel_i_cu_queue* q) {
     accel_i_cu_gates_prune(q, false);
     return accel_i_cu_behind(q) >= ACCEL_I_CU_BEHIND;
 }
+/* The stream is full: the rest goes to the worker. A point goes after what was enqueued since the last
+   one (mid-batch: after a command or a wait), so that passing it tells the worker that the waits before
+   it were passed, the unlisted ones too (accel_i_cu_gates_prune): else nothing would, and the queue
+   would stay full for ever. */
+static int accel_i_cu_hand_back(accel_i_cu_queue* q) {
+    if (q->dirty && !accel_i_cu_gone(q)) {
+        accel_i_cu_enter_cached(accel_i_cu_dev(q->base.obj.device));
+        accel_i_cu_point_add(q, NULL, 0, NULL, NULL);
+    }
+    atomic_store(&q->full, 1u);
+    return ACCEL_I_WOULD_BLOCK;
+}
 /* segment_submit: the segment's GPU waits, then its commands, into the queue's stream. */
 static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg,
                                      bool may_block) {
@@ -3603,10 +3616,7 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
     uint32_t points = (sg->to - sg->wfrom) * (dev->base.trace ? 2u : 1u) + 2u;
     bool room;
     (void)may_block;   /* inside accel_queue_submit or on the worker, a full stream is handed back alike */
-    if (accel_i_cu_stream_full(q)) {   /* the worker reaps, then again */
-        atomic_store(&q->full, 1u);
-        return ACCEL_I_WOULD_BLOCK;
-    }
+    if (accel_i_cu_stream_full(q)) return accel_i_cu_hand_back(q);   /* the worker reaps, then again */
     /* ring room for every point the segment can add, and the batch's last (or a host step's): a point
        with no room makes the enqueuer wait for the stream, which a GPU wait may hold for ever */
     accel_i_spin_lock(&q->ring_lock);
@@ -3634,9 +3644,8 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
         if (failed) accel_i_fail_rest(b, pc + 1, failed);   /* drop the rest, pass the failure on */
         else if (pc + 1 < sg->to && accel_i_cu_stream_full(q)) {   /* the rest to the worker, or later */
             atomic_store(&q->poll_since, accel_i_now_ns());
-            atomic_store(&q->full, 1u);
             b->pc = pc + 1;
-            return ACCEL_I_WOULD_BLOCK;
+            return accel_i_cu_hand_back(q);
         }
     }
     atomic_store(&q->poll_since, accel_i_now_ns());

@@ -180,6 +180,42 @@ TEST(long_batch_behind_a_host_gate_does_not_block_submit) {
 #endif
 }
 
+/* Many small batches, each only a wait on a host gate, then one long batch behind the gate. On CUDA
+   with stream memory operations each wait is a GPU wait on the gate's mirror that the queue lists
+   until it is known passed (64 at most: the later ones are counted as one, from the first unlisted),
+   and a queue with more than its budget of work behind such waits hands the rest of its batch to its
+   worker, which goes on when the waits are passed: the budget ran out mid-batch, after a command and
+   before any signal point, so nothing told the worker that the unlisted waits were passed (a hang on
+   the CUDA mock, found by a bigger budget in the benchmark's gated pipeline). */
+TEST(many_waits_then_a_long_batch_behind_a_host_gate) {
+    enum { WAITS = 100, FILLS = 600 };
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* buf;
+    accel_signal *gate, *done;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, FILLS * 4, ACCEL_MEMORY_DEVICE, &buf));
+    REQUIRE_OK(test_buffer_set_u32(buf, FILLS, 0));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    for (uint32_t k = 1; k <= WAITS; k++) {
+        accel_queue_wait(q, gate, k);
+        CHECK_OK(accel_queue_submit(q));
+    }
+    accel_queue_wait(q, gate, WAITS + 1);
+    for (uint32_t i = 0; i < FILLS; i++) accel_queue_fill(q, buf, (size_t)i * 4, 4, i + 1);
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_set(gate, WAITS + 1));
+    CHECK_OK(accel_signal_wait(done, 1, 20000000000ull));
+    CHECK_OK(accel_queue_finish(q, 20000000000ull));
+    CHECK_EQ_U64(test_buffer_u32(buf, 0), 1);
+    CHECK_EQ_U64(test_buffer_u32(buf, FILLS - 1), FILLS);
+    accel_signal_fail(gate, ACCEL_ERROR_BACKEND);   /* after a failed check: nothing stays parked */
+    accel_device_destroy(dev);
+}
+
 /* A whole two-queue pipeline submitted ahead from one thread, behind a host gate: producer batch k waits
    for the consumer to free slot k - RING, fills the slot with k and signals full = k; consumer batch k
    waits for full = k, copies the slot out, adds one to a sum and signals free = k. On CUDA the waits of
@@ -958,6 +994,7 @@ int main(int argc, char** argv) {
     RUN(host_set_releases_a_queue_wait);
     RUN(host_memory_commands_behind_a_host_gate);
     RUN(long_batch_behind_a_host_gate_does_not_block_submit);
+    RUN(many_waits_then_a_long_batch_behind_a_host_gate);
     RUN(pipeline_submitted_ahead_behind_a_host_gate);
     RUN(second_device_releases_while_the_first_waits);
     RUN(out_of_memory_behind_a_device_wait_returns);
