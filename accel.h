@@ -1346,13 +1346,16 @@ static void accel_i_own_settle(accel_i_own* own) {
 #endif
 
 /* A short critical section: an atomic flag, spinning then yielding. */
-static void accel_i_spin_lock(accel_i_a32* l) {
+static void accel_i_spin_lock_held(accel_i_a32* l) {   /* the lock was held: spin until it is ours */
     uint32_t n = 0;
-    while (atomic_exchange_explicit(l, 1u, memory_order_acquire)) {
+    do {
         while (atomic_load_explicit(l, memory_order_relaxed)) {
             if ((++n & 63u) != 0) ACCEL_I_RELAX(); else accel_i_yield();
         }
-    }
+    } while (atomic_exchange_explicit(l, 1u, memory_order_acquire));
+}
+static inline void accel_i_spin_lock(accel_i_a32* l) {
+    if (atomic_exchange_explicit(l, 1u, memory_order_acquire)) accel_i_spin_lock_held(l);
 }
 static void accel_i_spin_unlock(accel_i_a32* l) { atomic_store_explicit(l, 0u, memory_order_release); }
 static void accel_i_atomic_max(accel_i_a64* a, uint64_t v) {
