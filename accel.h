@@ -1472,16 +1472,16 @@ static void accel_i_waiter_remove(accel_i_event* ev, accel_i_waiter* w) {
 }
 
 #if !defined(ACCEL_NO_THREADS)
-/* Spins until word >= target, for at most ACCEL_CPU_SPIN_NS or until the deadline. The first
-   stretch is a pure spin with no clock reads (a partner on another core answers within it); after
-   that each round also yields, because on an oversubscribed or virtual machine the thread we wait
-   for is often queued behind us on the same core, and a pure spin would keep it off for the whole
-   spin budget. */
+/* Spins until word >= target (or, with `other`, until *other differs from seen), for at most
+   ACCEL_CPU_SPIN_NS or until the deadline. The first stretch is a pure spin with no clock reads (a
+   partner on another core answers within it); after that each round also yields, because on an
+   oversubscribed or virtual machine the thread we wait for is often queued behind us on the same
+   core, and a pure spin would keep it off for the whole spin budget. */
 static bool accel_i_event_spin(const accel_i_event* ev, uint64_t target, uint64_t deadline,
-                               accel_i_own* own) {
+                               accel_i_own* own, const accel_i_a64* other, uint64_t seen) {
     uint64_t start = 0;
     for (uint32_t i = 1;; i++) {
-        if (accel_i_event_value(ev) >= target) return true;
+        if (accel_i_event_value(ev) >= target || (other && atomic_load(other) != seen)) return true;
         ACCEL_I_RELAX();
         if ((i & 63u) == 0) {
             uint64_t now = accel_i_now_ns();
@@ -1556,7 +1556,7 @@ static bool accel_i_event_sleep(accel_i_event* ev, uint64_t target, uint64_t dea
     return false;
 #else
     bool reached, slept = false;
-    if (accel_i_event_spin(ev, target, deadline, own)) return true;
+    if (accel_i_event_spin(ev, target, deadline, own, NULL, 0)) return true;
     reached = accel_i_event_block(ev, target, deadline, &slept);
     if (own && slept && reached)
         accel_i_own_leave(own, atomic_load_explicit(&ev->waker_cpu, memory_order_relaxed), accel_i_now_ns());
@@ -1929,17 +1929,8 @@ struct accel_queue {
    so the caller should watch it there), whose writer calls accel_i_event_notify(ev) after moving it. */
 ACCEL_I_KIT void accel_i_event_wait_or(accel_i_event* ev, uint64_t v, const accel_i_a64* other, uint64_t seen,
                                        uint64_t ns) {
-    uint64_t start = accel_i_now_ns();
     bool counted = false;
-    for (uint32_t i = 1;; i++) {
-        if (accel_i_event_value(ev) >= v || atomic_load(other) != seen) return;
-        ACCEL_I_RELAX();
-        if ((i & 63u) == 0) {
-            uint64_t now = accel_i_now_ns();
-            if (now - start >= ACCEL_CPU_SPIN_NS || now - start >= ns) break;
-            accel_i_yield();   /* the thread we wait for may share our core */
-        }
-    }
+    if (accel_i_event_spin(ev, v, accel_i_deadline(ns), NULL, other, seen)) return;
     accel_i_mutex_lock(&ev->lock);
     accel_i_event_count(ev, &counted);
     if (atomic_load(&ev->word) < v && atomic_load(other) == seen) accel_i_event_nap(ev, ns, &counted);
@@ -6972,7 +6963,7 @@ static bool accel_i_cpu_executor_wait(accel_i_cpu_queue* q, uint64_t* seen) {
         bool slept = false;
         if (!atomic_load_explicit(&q->helped, memory_order_relaxed)) {   /* no wait for a batch seen */
             if (accel_i_event_value(&q->done) >= *seen &&
-                !accel_i_event_spin(&q->work, *seen + 1, ACCEL_I_FOREVER, &q->own)) {
+                !accel_i_event_spin(&q->work, *seen + 1, ACCEL_I_FOREVER, &q->own, NULL, 0)) {
                 if (atomic_load_explicit(&q->helped, memory_order_relaxed)) continue;   /* doze instead */
                 if (accel_i_event_block(&q->work, *seen + 1, ACCEL_I_FOREVER, &slept) && slept)
                     accel_i_own_leave(&q->own, atomic_load_explicit(&q->work.waker_cpu, memory_order_relaxed),
