@@ -6236,6 +6236,15 @@ static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job*
     accel_i_event_wait_own(&dev->done, chunks, own);
 }
 
+/* Runs the one group of a job of the caller's own, whose template is the group's dispatch (group ids 0):
+   no copy of the template and no walk over group ids (accel_i_cpu_run_groups), which were most of the
+   cost of a chain's tiny kernel or a host's round trip. */
+static void accel_i_cpu_run_one(accel_i_cpu_device* dev, accel_i_cpu_job* job, uint32_t hint) {
+    uint32_t lane = accel_i_cpu_lane_take(dev, hint);
+    job->tmpl.worker = lane;
+    job->fn(&job->tmpl);
+    accel_i_cpu_lane_give(dev, lane);
+}
 /* Runs a whole grid: inline when tiny or when the pool is busy, else across the pool. */
 static void accel_i_cpu_run_grid(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t hint,
                                  accel_i_own* own) {
@@ -6592,7 +6601,10 @@ static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel
     if ((c->flags & ACCEL_I_CMD_INDIRECT) &&
         !accel_i_cpu_indirect(q, c->u.exec.program, accel_i_cpu_counts_at(b, c), &job))
         return;
-    accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, q->help ? NULL : &q->own);
+    if (job.groups == 1 && ACCEL_CPU_INLINE_GROUPS >= 1u)
+        accel_i_cpu_run_one(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint);
+    else
+        accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, q->help ? NULL : &q->own);
 }
 
 /* size is a multiple of 4 (accel_i_fill_aligned), so the pattern repeats every 4 bytes from dst. A byte
