@@ -2815,6 +2815,30 @@ static void accel_i_cu_poll_host(accel_signal* const* s, const uint64_t* v, uint
         ACCEL_I_RELAX();
     } while (accel_i_now_ns() < until);
 }
+/* One slice of a wait with points in flight (the caller reaps and checks after it): the first 5 us poll
+   the host words on the clock; later slices give the CPU to whoever else is ready first (the spin of
+   accel.h's events yields only after a while, so without this a waiter would never yield, and work
+   that needs this CPU, a CPU-side stream as tests/mock_cuda.c's or the queue's worker, would wait for
+   it to be preempted; a yield with nothing else ready costs ~0.3 us), then wait on the host words; a
+   long wait for one value naps (cuda: naps in long waits). */
+static accel_result accel_i_cu_wait_slice(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                          uint64_t since, uint64_t now, uint64_t step, uint64_t deadline,
+                                          accel_i_cu_nap* nap, uint32_t* first) {
+    if (n == 1 && now - since >= ACCEL_I_CU_NAP_LOOK) {
+        uint64_t ns = accel_i_cu_nap_ns(nap, s[0], v[0], now);
+        bool slept = false;
+        if (ns && deadline - now > ns) {
+            accel_i_event_block(accel_i_host_signal_event(s[0]), v[0], now + ns, &slept);
+            return ACCEL_TIMEOUT;
+        }
+    }
+    if (now - since <= 5000u) {
+        accel_i_cu_poll_host(s, v, n, now + step);
+        return ACCEL_TIMEOUT;
+    }
+    accel_i_yield();
+    return accel_i_host_signal_wait(s, v, n, all, step, first);
+}
 static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n,
                                                 bool all, uint64_t timeout_ns, uint32_t* first) {
     uint64_t deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();
@@ -2834,30 +2858,15 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
         if (now >= deadline) return ACCEL_TIMEOUT;
         step = deadline == ACCEL_I_FOREVER && !pending ? ACCEL_WAIT_FOREVER : deadline - now;
         if (pending && step > slice) step = slice;
-        /* after 5 us, the CPU goes to whoever else is ready before each poll: the spin below is
-           shorter than the spin of accel.h's events that yields, so without this a waiter would never
-           yield, and work that needs this CPU (a CPU-side stream, as tests/mock_cuda.c's; the
-           queue's worker) would wait for it to be preempted; a yield with nothing else ready costs
-           ~0.3 us */
-        if (pending && n == 1 && now - since >= ACCEL_I_CU_NAP_LOOK) {
-            uint64_t ns = accel_i_cu_nap_ns(&nap, s[0], v[0], now);
-            bool slept = false;
-            if (ns && deadline - now > ns) {
-                accel_i_event_block(accel_i_host_signal_event(s[0]), v[0], now + ns, &slept);
-                continue;
-            }
-        }
-        if (pending && now - since > 5000u) accel_i_yield();
-        if (pending && now - since <= 5000u) {   /* the first 5 us: slices on the clock, then a reap */
-            accel_i_cu_poll_host(s, v, n, now + step);
-            continue;
-        }
-        if (!pending && n == 1) {   /* a host raise, or a point enqueued meanwhile (then a reap) */
+        if (pending) {
+            r = accel_i_cu_wait_slice(s, v, n, all, since, now, step, deadline, &nap, first);
+        } else if (n == 1) {   /* a host raise, or a point enqueued meanwhile (then a reap) */
             accel_i_event_wait_or(accel_i_host_signal_event(s[0]), v[0], &((accel_i_cu_signal*)s[0])->pointed,
                                   seen, step);
             continue;
+        } else {
+            r = accel_i_host_signal_wait(s, v, n, all, step, first);   /* the host words */
         }
-        r = accel_i_host_signal_wait(s, v, n, all, step, first);   /* the host words */
         if (r != ACCEL_TIMEOUT) return r;
     }
 }
