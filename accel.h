@@ -6459,8 +6459,10 @@ typedef struct accel_i_cpu_signal {
 } accel_i_cpu_signal;
 static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
     accel_result r = accel_i_host_signal_make(dev, initial, sizeof(accel_i_cpu_signal), out);
-    if (r == ACCEL_OK) atomic_init(&((accel_i_cpu_signal*)*out)->setter, 0u);
-    if (r == ACCEL_OK) atomic_init(&((accel_i_cpu_signal*)*out)->helped, 0u);
+    /* zero already (the make's memset); stores, not atomic_init: the signal is on the device's object
+       list now, where a queue's destroy reads every signal's setter (accel_i_cpu_forget_setters) */
+    if (r == ACCEL_OK) atomic_store_explicit(&((accel_i_cpu_signal*)*out)->setter, 0u, memory_order_relaxed);
+    if (r == ACCEL_OK) atomic_store_explicit(&((accel_i_cpu_signal*)*out)->helped, 0u, memory_order_relaxed);
     return r;
 }
 static void accel_i_cpu_signal_free(accel_signal* s) {

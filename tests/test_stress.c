@@ -211,7 +211,10 @@ static void many_wait_main(void* p) {
     if (accel_signal_wait(a->s, a->n, ACCEL_WAIT_FOREVER) != ACCEL_OK) a->failures++;
 }
 
-/* ==== concurrent object churn on one device, plus host sets racing on one signal ==== */
+/* ==== concurrent object churn on one device, plus host sets racing on one signal ====
+   Queues come and go too: a CPU queue's destroy reads every signal of the device (the queue may be
+   the one that sets it), while other threads make signals (TSan found a signal's fields written
+   after it was on the device's list: a soak run, 2026-11-28). */
 typedef struct churn_arg { accel_device* dev; accel_signal* shared; uint32_t index, n, failures; } churn_arg;
 static void churn_main(void* p) {
     churn_arg* a = (churn_arg*)p;
@@ -223,6 +226,18 @@ static void churn_main(void* p) {
         if (accel_signal_create(a->dev, i, &s) != ACCEL_OK) a->failures++;
         if (test_program_create(a->dev, TK_ADD_ONE, &prog) != ACCEL_OK) a->failures++;
         if (accel_signal_value(s) != i) a->failures++;
+        if (i % 4 == 0) {   /* a queue made, set s, destroyed: its destroy walks the device's signals */
+            accel_queue* q = NULL;
+            if (accel_queue_create(a->dev, ACCEL_QUEUE_COMPUTE, &q) != ACCEL_OK) {
+                a->failures++;
+            } else {
+                accel_queue_signal(q, s, (uint64_t)i + 1);
+                if (accel_queue_submit(q) != ACCEL_OK ||
+                    accel_signal_wait(s, (uint64_t)i + 1, ACCEL_WAIT_FOREVER) != ACCEL_OK)
+                    a->failures++;
+                accel_queue_destroy(q);
+            }
+        }
         if (accel_signal_set(a->shared, (uint64_t)i * STRESS_THREADS + a->index) != ACCEL_OK) a->failures++;
         accel_program_destroy(prog);
         accel_signal_destroy(s);
