@@ -3610,11 +3610,20 @@ static bool accel_i_cu_stream_full(accel_i_cu_queue* q) {
 /* The stream is full: the rest goes to the worker. A point goes after what was enqueued since the last
    one (mid-batch: after a command or a wait), so that passing it tells the worker that the waits before
    it were passed, the unlisted ones too (accel_i_cu_gates_prune): else nothing would, and the queue
-   would stay full for ever. */
+   would stay full for ever. Only with room in the ring: a point without room waits for the stream
+   (accel_i_cu_point_add), which here is behind a wait the host has yet to release, perhaps by this
+   very thread (out of host memory then, the point is left out and the queue frees its budget once
+   idle, as before). */
 static int accel_i_cu_hand_back(accel_i_cu_queue* q) {
     if (q->dirty && !accel_i_cu_gone(q)) {
-        accel_i_cu_enter_cached(accel_i_cu_dev(q->base.obj.device));
-        accel_i_cu_point_add(q, NULL, 0, NULL, NULL);
+        bool room;
+        accel_i_spin_lock(&q->ring_lock);
+        room = accel_i_cu_ring_room(q, 1);
+        accel_i_spin_unlock(&q->ring_lock);
+        if (room) {
+            accel_i_cu_enter_cached(accel_i_cu_dev(q->base.obj.device));
+            accel_i_cu_point_add(q, NULL, 0, NULL, NULL);
+        }
     }
     atomic_store(&q->full, 1u);
     return ACCEL_I_WOULD_BLOCK;
