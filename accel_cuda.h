@@ -122,6 +122,8 @@
    | ACCEL_CUDA_MIN_DRIVER       | oldest driver accepted, as CUDA_VERSION (default 11070: CUDA 11.7) |
    | ACCEL_CUDA_POLL_MAX_NS      | longest pause between two polls of in-flight work, and the       |
    |                             | queue worker's backstop period (default 250 us)                   |
+   | ACCEL_CUDA_MAX_BEHIND       | stream operations a queue enqueues behind a GPU wait that the     |
+   |                             | host has yet to release (default 768; see accel_i_cu_behind)      |
 
    Default search: Linux libcuda.so.1, then libcuda.so (a library found under a `stubs/` directory is
    refused: that is the toolkit's link stub, not a driver); Windows nvcuda.dll. NVRTC: libnvrtc.so.13,
@@ -533,6 +535,9 @@ ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, u
 #endif
 #ifndef ACCEL_CUDA_POLL_MAX_NS
 #  define ACCEL_CUDA_POLL_MAX_NS 250000u
+#endif
+#ifndef ACCEL_CUDA_MAX_BEHIND
+#  define ACCEL_CUDA_MAX_BEHIND 768u
 #endif
 
 /* how long a queue's worker keeps its backstop pace after the last enqueue (accel_i_cu_queue_poll) */
@@ -1326,7 +1331,7 @@ typedef struct accel_i_cu_word { accel_i_a64* host; accel_cu_deviceptr dptr; } a
    sequence number a GPU wait can watch instead, for a value GPU work promised: see
    accel_i_cu_device_wait). */
 #define ACCEL_I_CU_POINTS 16u
-/* past it, work is counted from the first unlisted one: conservative (see accel_i_cu_behind) */
+/* past it, the newest entry takes in the newer ones (see accel_i_cu_gate_add) */
 #define ACCEL_I_CU_GATES 64u
 /* A signal point as GPU waits see it: the progress word and sequence number that reach `value`, and
    what the point may be held up by on its stream: a GPU wait for a host-raised value (`gate` >=
@@ -1405,14 +1410,12 @@ struct accel_i_cu_queue {
     /* the GPU waits on host-raised values (mirrors) enqueued and not known released, oldest first
        (pruned by accel_i_cu_gates_prune), with `at`: the stream work enqueued before each, and `after`:
        the sequence number of the first point after it (reached, the wait was passed, whatever its word
-       reads now: the signal may be gone and its mirror word another signal's). Past
-       ACCEL_I_CU_GATES the newer ones are not listed (`unlisted`, the first at `unlisted_at`) until
-       the queue is idle or has passed the first point after the newest (`unlisted_after`) */
+       reads now: the signal may be gone and its mirror word another signal's). With the list full, the
+       newest entry takes in the newer waits: its word NULL, it is passed with the point after the
+       newest it took in (accel_i_cu_gate_add) */
     struct { const accel_i_a64* word; uint64_t value, at, after; } gates[ACCEL_I_CU_GATES];
     uint32_t ngates;
     bool gates_one_word;           /* the listed gates wait on one word, values not decreasing */
-    bool unlisted;
-    uint64_t unlisted_at, unlisted_after;
     uint64_t enqueued;             /* stream operations enqueued so far (commands, waits, points) */
     void* staging; size_t staging_size, staging_used;   /* the running batch's update staging */
     /* one finished batch's staging, kept for reuse (ring_lock) */
@@ -2447,7 +2450,8 @@ static bool accel_i_cu_ring_room(accel_i_cu_queue* q, uint32_t n) {
 /* Drops the queue's listed host-raised GPU waits that are reached (all, when nothing is in flight;
    adding: a point is enqueued that is not in the ring yet, so something is). */
 static bool accel_i_cu_gate_held(const accel_i_cu_queue* q, uint32_t i, uint64_t passed) {
-    return atomic_load(q->gates[i].word) < q->gates[i].value && passed < q->gates[i].after;
+    const accel_i_a64* word = q->gates[i].word;
+    return (!word || atomic_load(word) < q->gates[i].value) && passed < q->gates[i].after;
 }
 /* Gates on one word with values in order (a host gate raised step by step, the common case) are
    released in list order (`after` grows with the list too): the released ones are a prefix, and the
@@ -2457,13 +2461,12 @@ static void accel_i_cu_gates_prune(accel_i_cu_queue* q, bool adding) {
     uint32_t n = 0, i = 0;
     uint64_t passed;
     bool idle;
-    if (q->ngates == 0 && !q->unlisted) return;
+    if (q->ngates == 0) return;
     accel_i_spin_lock(&q->ring_lock);
     idle = q->ring_count == 0 && !q->dirty && !adding;
     accel_i_spin_unlock(&q->ring_lock);
-    if (idle) { q->ngates = 0; q->unlisted = false; return; }
+    if (idle) { q->ngates = 0; return; }
     passed = atomic_load_explicit(q->progress.host, memory_order_acquire);
-    if (q->unlisted && passed >= q->unlisted_after) q->unlisted = false;
     if (q->gates_one_word) {
         while (i < q->ngates && !accel_i_cu_gate_held(q, i, passed)) i++;
         if (i) memmove(q->gates, q->gates + i, (q->ngates - i) * sizeof q->gates[0]);
@@ -2473,26 +2476,31 @@ static void accel_i_cu_gates_prune(accel_i_cu_queue* q, bool adding) {
     for (; i < q->ngates; i++)
         if (accel_i_cu_gate_held(q, i, passed)) q->gates[n++] = q->gates[i];
     q->ngates = n;
-    q->gates_one_word = true;
+    q->gates_one_word = n == 0 || q->gates[0].word;
     for (i = 1; i < n && q->gates_one_word; i++)
         q->gates_one_word = q->gates[i].word == q->gates[0].word && q->gates[i].value >= q->gates[i - 1].value;
 }
-/* A GPU wait for a host-raised value goes into the stream: listed while the list has room and no older
-   one is unlisted (so that the list stays oldest first). */
+/* A GPU wait for a host-raised value goes into the stream: a new entry at the list's end (oldest first),
+   or, with the list full, into the newest entry, which then holds from its own wait to the point after
+   this one (word NULL: only passing that point releases it). Once the older entries are released,
+   newer waits get entries of their own again, so the work counted behind the oldest follows the GPU
+   through a long pipeline of such waits. */
 static void accel_i_cu_gate_add(accel_i_cu_queue* q, const accel_i_a64* word, uint64_t value) {
+    uint32_t n;
     accel_i_cu_gates_prune(q, false);
-    if (!q->unlisted && q->ngates < ACCEL_I_CU_GATES) {
-        q->gates_one_word = q->ngates == 0 || (q->gates_one_word && word == q->gates[q->ngates - 1].word &&
-                                               value >= q->gates[q->ngates - 1].value);
-        q->gates[q->ngates].word = word;
-        q->gates[q->ngates].value = value;
-        q->gates[q->ngates].after = q->issued + 1;   /* the point after the wait: passed it */
-        q->gates[q->ngates++].at = q->enqueued;
-    } else {
-        if (!q->unlisted) q->unlisted_at = q->enqueued;
-        q->unlisted = true;
-        q->unlisted_after = q->issued + 1;   /* the point after the newest */
+    if ((n = q->ngates) == ACCEL_I_CU_GATES) {
+        q->gates[n - 1].word = NULL;
+        q->gates[n - 1].after = q->issued + 1;
+        q->gates_one_word = false;
+        return;
     }
+    q->gates_one_word = n == 0 ? true : q->gates_one_word && word == q->gates[n - 1].word &&
+                                        value >= q->gates[n - 1].value;
+    q->gates[n].word = word;
+    q->gates[n].value = value;
+    q->gates[n].after = q->issued + 1;   /* the point after the wait: passed it */
+    q->gates[n].at = q->enqueued;
+    q->ngates = n + 1;
 }
 /* Is a GPU wait on s's mirror possibly waiting (it asked for more than the mirror holds)? A point of s
    then has the GPU write the mirror too (see accel_i_cu_mirror_by_gpu), or is one the host must apply. */
@@ -2527,7 +2535,7 @@ static bool accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
     m->progress = q->progress.host;
     m->seq = seq;
     m->value = value;
-    m->opaque = q->unlisted || q->ngates > 1;
+    m->opaque = q->ngates > 1 || (q->ngates == 1 && !q->gates[0].word);
     m->gate = !m->opaque && q->ngates == 1 ? q->gates[0].word : NULL;
     m->gate_value = m->gate ? q->gates[0].value : 0;
     accel_i_spin_unlock(&cs->point_lock);
@@ -2555,7 +2563,7 @@ static bool accel_i_cu_mirror_by_gpu(accel_i_cu_queue* q, accel_signal* s) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     if (!accel_i_cu_mirror_allowed(q, s)) return false;
     /* not pruned: one already released only costs a needless write */
-    if (q->ngates || q->unlisted) return true;
+    if (q->ngates) return true;
     return accel_i_cu_mirror_waited(cs);   /* a wait that comes meanwhile: accel_i_cu_point_note's look */
 }
 /* A point the host must apply before a GPU wait can go on (the GPU cannot write the mirror there):
@@ -2720,9 +2728,11 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
    A thread that waits for a value a signal point far down a stream promises polls for nothing until the
    stream gets near it, and on a host with few cores the polling takes a core from threads that need it
    (tests/mock_cuda.c's streams, which are its GPU; the caller's other threads). So a waiter that has
-   polled for ACCEL_I_CU_NAP_LOOK estimates when the point will be reached, from how fast the point's
-   progress word moved since it first looked, and sleeps for half that time less a timer's slack while
-   that is at least ACCEL_I_CU_NAP_MIN; the last stretch is polled as before, so the wait ends when it
+   polled for ACCEL_I_CU_NAP_LOOK estimates when the point will be reached, from the fastest pace the
+   point's progress word has moved at from one move to the next (not from the first look: the stream
+   may have stood still before it, behind a host gate or a queue's worker catching up, which would make
+   the estimate far too long, and the sleep end far past the point), and sleeps for half that time less a timer's slack while that
+   is at least ACCEL_I_CU_NAP_MIN; the last stretch is polled as before, so the wait ends when it
    would have (a host raise, or a failure, wakes the sleeper at once: the signal's host event). A point
    held up (behind a host gate, its word not moving) or none known (no mark: see accel_i_cu_point_note)
    gives no estimate: no nap. A point not enqueued yet at the first look (the rest of a batch that a
@@ -2732,7 +2742,9 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
 #define ACCEL_I_CU_NAP_SLACK 60000u    /* a timed sleep may end this much late (Linux: 50 us slack) */
 typedef struct accel_i_cu_nap {
     const accel_i_a64* word;       /* the progress word of the first point that promises the value */
-    uint64_t seq, p0, t0;          /* its sequence number; the word and the time when it was found */
+    uint64_t seq, p0, t0;          /* its sequence number; the word and the time when it last moved */
+    uint64_t per;                  /* the fastest pace seen from one move to the next, ns a point */
+    bool moved;                    /* it moved since the first look (p0, t0 are a move's) */
 } accel_i_cu_nap;
 /* How long to sleep now (0: poll on). Calls look for the point, until one finds it and reads its word. */
 static uint64_t accel_i_cu_nap_ns(accel_i_cu_nap* n, accel_signal* s, uint64_t v, uint64_t now) {
@@ -2752,7 +2764,13 @@ static uint64_t accel_i_cu_nap_ns(accel_i_cu_nap* n, accel_signal* s, uint64_t v
         return 0;
     }
     if ((p = atomic_load(n->word)) <= n->p0 || p >= n->seq || n->seq - p > (1u << 20)) return 0;
-    left = (n->seq - p) * ((now - n->t0) / (p - n->p0));
+    left = (now - n->t0) / (p - n->p0);
+    if (n->moved && (n->per == 0 || left < n->per)) n->per = left;
+    n->moved = true;
+    n->p0 = p;
+    n->t0 = now;
+    if (n->per == 0) return 0;
+    left = (n->seq - p) * n->per;
     return left / 2 >= ACCEL_I_CU_NAP_MIN + ACCEL_I_CU_NAP_SLACK ? left / 2 - ACCEL_I_CU_NAP_SLACK : 0;
 }
 
@@ -3488,6 +3506,7 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
     }
     if (cr == ACCEL_CU_SUCCESS) {
         q->dirty = true;
+        q->enqueued++;   /* stream work (a point counts its own writes) */
         if (dev->base.trace) accel_i_cu_point_add(q, NULL, 0, NULL, c);   /* its end, for its span */
         return 0;
     }
@@ -3592,25 +3611,25 @@ static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t 
     return accel_i_cu_dev(q->obj.device)->memops;
 }
 /* Would enqueuing more block the caller? A stream holds only so much work not started (a GPU's launch
-   queue: about a thousand entries), and the work behind a GPU wait that the host must release does not
-   start before the host does. Once ACCEL_I_CU_BEHIND operations wait behind the oldest such wait not
-   known released, the stream is full: inside accel_queue_submit the rest goes to the queue's worker;
-   the worker reaps (which may be what releases the wait) until there is room (see the core's
+   queue: about a thousand entries a stream; a full one blocks the enqueuing call in the driver), and
+   the work behind a GPU wait that the host must release does not start before the host does. Once
+   ACCEL_CUDA_MAX_BEHIND stream operations (launches, copies, fills, waits, memory writes: each driver
+   operation counts, a batch of n memory operations n times) wait behind the oldest such wait not known
+   released, the stream is full: inside accel_queue_submit the rest goes to the queue's worker; the
+   worker reaps (which may be what releases the wait) until there is room (see the core's
    accel_i_walker_wait_room). Neither blocks in the driver. */
-#define ACCEL_I_CU_BEHIND 256u
 static uint64_t accel_i_cu_behind(const accel_i_cu_queue* q) {
-    if (q->ngates) return q->enqueued - q->gates[0].at;
-    return q->unlisted ? q->enqueued - q->unlisted_at : 0;
+    return q->ngates ? q->enqueued - q->gates[0].at : 0;
 }
 static bool accel_i_cu_stream_full(accel_i_cu_queue* q) {
-    if (accel_i_cu_behind(q) < ACCEL_I_CU_BEHIND) return false;
+    if (accel_i_cu_behind(q) < ACCEL_CUDA_MAX_BEHIND) return false;
     accel_i_cu_gates_prune(q, false);
-    return accel_i_cu_behind(q) >= ACCEL_I_CU_BEHIND;
+    return accel_i_cu_behind(q) >= ACCEL_CUDA_MAX_BEHIND;
 }
 /* The stream is full: the rest goes to the worker. A point goes after what was enqueued since the last
    one (mid-batch: after a command or a wait), so that passing it tells the worker that the waits before
-   it were passed, the unlisted ones too (accel_i_cu_gates_prune): else nothing would, and the queue
-   would stay full for ever. Only with room in the ring: a point without room waits for the stream
+   it were passed, those a list entry took in too (accel_i_cu_gates_prune): else nothing would, and the
+   queue would stay full for ever. Only with room in the ring: a point without room waits for the stream
    (accel_i_cu_point_add), which here is behind a wait the host has yet to release, perhaps by this
    very thread (out of host memory then, the point is left out and the queue frees its budget once
    idle, as before). */
@@ -3661,7 +3680,6 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
     for (uint32_t pc = sg->from; pc < sg->to && !failed; pc++) {
         if (accel_i_lost(&dev->base)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         else failed = accel_i_cu_cmd(q, b, pc);
-        q->enqueued++;
         if (failed) accel_i_fail_rest(b, pc + 1, failed);   /* drop the rest, pass the failure on */
         else if (pc + 1 < sg->to && accel_i_cu_stream_full(q)) {   /* the rest to the worker, or later */
             atomic_store(&q->poll_since, accel_i_now_ns());

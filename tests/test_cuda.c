@@ -397,6 +397,36 @@ static bool test_cuda_lands(volatile uint32_t* seen, uint32_t v) {
 }
 #endif
 
+/* A long wait's nap (cuda: naps in long waits) is sized from the fastest pace the point's progress word
+   has moved at from one move to the next: a stream that stood still at first (1 ms to its first 10
+   points, as behind a host gate or while a queue's worker caught up) and then ran at 100 ns a point has
+   10,000 points, 1 ms, left; a nap sized from the pace since the first look (1.01 ms for 110 points)
+   slept 46 ms, far past the end. The estimate is a pure function of the looks: no device needed. */
+TEST(nap_follows_the_fastest_pace_seen) {
+#if !defined(ACCEL_I_CU_NO_LOADER)
+    accel_i_a64 word;
+    accel_i_cu_nap n;
+    uint64_t ns;
+    atomic_init(&word, 10u);
+    memset(&n, 0, sizeof n);
+    n.word = &word;
+    n.seq = 10110u;
+    n.p0 = 0;
+    n.t0 = 0;                                               /* found while the stream stood still */
+    CHECK_EQ_U64(accel_i_cu_nap_ns(&n, NULL, 0, 1000000u), 0);   /* its first move: no pace from it */
+    atomic_store(&word, 110u);                              /* 100 points in 10 us */
+    ns = accel_i_cu_nap_ns(&n, NULL, 0, 1010000u);
+    CHECK(ns > 0);
+    CHECK(ns <= 500000u);                                   /* half of 10,000 points at 100 ns */
+    atomic_store(&word, 111u);                              /* a slow point after it changes nothing */
+    CHECK(accel_i_cu_nap_ns(&n, NULL, 0, 1510000u) <= 500000u);
+    atomic_store(&word, 10110u);                            /* reached: poll */
+    CHECK_EQ_U64(accel_i_cu_nap_ns(&n, NULL, 0, 1520000u), 0);
+#else
+    SKIP("no CUDA backend in this build");
+#endif
+}
+
 /* A hop of a pipeline behind a host gate runs GPU to GPU: p waits for a gate the host sets, then signals
    a; c, submitted while p still waits (so c's wait watches a's mirror word, not p's progress), fills a
    HOST buffer. With p's points reaped by no one (its reap lock held here), c's fill must still land
@@ -917,6 +947,7 @@ int main(int argc, char** argv) {
     RUN(long_library_path_is_kept_whole);   /* loads the driver, which stays: after the unavailable paths */
     RUN(ptx_jit_error_goes_to_the_log);
     RUN(cubin_from_the_desc_runs);
+    RUN(nap_follows_the_fastest_pace_seen);
     RUN(gated_hop_is_released_on_the_gpu);
     RUN(wait_before_its_promise_is_released_on_the_gpu);
     RUN(gpu_mirror_write_never_leaves_a_host_raise_lowered);

@@ -182,13 +182,14 @@ TEST(long_batch_behind_a_host_gate_does_not_block_submit) {
 
 /* Many small batches, each only a wait on a host gate, then one long batch behind the gate. On CUDA
    with stream memory operations each wait is a GPU wait on the gate's mirror that the queue lists
-   until it is known passed (64 at most: the later ones are counted as one, from the first unlisted),
-   and a queue with more than its budget of work behind such waits hands the rest of its batch to its
-   worker, which goes on when the waits are passed: the budget ran out mid-batch, after a command and
-   before any signal point, so nothing told the worker that the unlisted waits were passed (a hang on
-   the CUDA mock, found by a bigger budget in the benchmark's gated pipeline). */
+   until it is known passed (64 entries at most: the newest takes in the later ones, passed with the
+   point after the last it took in), and a queue with more than its budget of work behind such waits
+   (768 stream operations) hands the rest of its batch to its worker, which goes on when the waits are
+   passed: the budget ran out mid-batch, after a command and before any signal point, so nothing told
+   the worker that the waits taken in were passed (a hang on the CUDA mock, found by a bigger budget in
+   the benchmark's gated pipeline). */
 TEST(many_waits_then_a_long_batch_behind_a_host_gate) {
-    enum { WAITS = 100, FILLS = 600 };
+    enum { WAITS = 100, FILLS = 1000 };
     accel_device* dev;
     accel_queue* q;
     accel_buffer* buf;
@@ -212,6 +213,43 @@ TEST(many_waits_then_a_long_batch_behind_a_host_gate) {
     CHECK_OK(accel_queue_finish(q, 20000000000ull));
     CHECK_EQ_U64(test_buffer_u32(buf, 0), 1);
     CHECK_EQ_U64(test_buffer_u32(buf, FILLS - 1), FILLS);
+    accel_signal_fail(gate, ACCEL_ERROR_BACKEND);   /* after a failed check: nothing stays parked */
+    accel_device_destroy(dev);
+}
+
+/* Many more batches than a CUDA queue lists gates for, each behind its own step of a host gate, submitted
+   ahead, then released one step at a time, each step checked before the next: past 64 listed waits the
+   newest entry takes in the later ones, and past the budget of work behind them (768 stream operations)
+   the rest waits on the queue's worker; as the first steps are released the budget frees and the rest
+   goes in, behind waits listed again after the entry that took the others in. Every step must land, in
+   order, and none before its gate. */
+TEST(gated_steps_past_the_list_and_the_budget_release_one_by_one) {
+    enum { STEPS = 320 };
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* buf;
+    accel_signal *gate, *done;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, STEPS * 4, ACCEL_MEMORY_HOST, &buf));
+    REQUIRE_OK(test_buffer_set_u32(buf, STEPS, 0));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    for (uint32_t k = 1; k <= STEPS; k++) {
+        accel_queue_wait(q, gate, k);
+        accel_queue_fill(q, buf, (size_t)(k - 1) * 4, 4, k);
+        accel_queue_signal(q, done, k);
+        CHECK_OK(accel_queue_submit(q));
+    }
+    CHECK_EQ_U64(accel_signal_value(done), 0);
+    for (uint32_t k = 1; k <= STEPS; k++) {
+        if (!CHECK_OK(accel_signal_set(gate, k))) break;
+        if (!CHECK_OK(accel_signal_wait(done, k, 20000000000ull))) break;
+        if (k < STEPS && !CHECK_EQ_U64(accel_signal_value(done), k)) break;   /* not past its gate */
+        if (!CHECK_EQ_U64(test_buffer_u32(buf, k - 1), k)) break;
+    }
+    CHECK_OK(accel_queue_finish(q, 20000000000ull));
+    CHECK_EQ_U64(test_buffer_u32(buf, STEPS - 1), STEPS);
     accel_signal_fail(gate, ACCEL_ERROR_BACKEND);   /* after a failed check: nothing stays parked */
     accel_device_destroy(dev);
 }
@@ -995,6 +1033,7 @@ int main(int argc, char** argv) {
     RUN(host_memory_commands_behind_a_host_gate);
     RUN(long_batch_behind_a_host_gate_does_not_block_submit);
     RUN(many_waits_then_a_long_batch_behind_a_host_gate);
+    RUN(gated_steps_past_the_list_and_the_budget_release_one_by_one);
     RUN(pipeline_submitted_ahead_behind_a_host_gate);
     RUN(second_device_releases_while_the_first_waits);
     RUN(out_of_memory_behind_a_device_wait_returns);
