@@ -1986,9 +1986,14 @@ ACCEL_I_KIT accel_result accel_i_wait_check(accel_signal* const* s, const uint64
 ACCEL_I_KIT accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                             uint64_t timeout_ns, uint32_t* first);
 /* host signals: a 64-bit host word with accel.h's event machinery (the CPU backend's signals; CUDA's,
-   with `size` bytes of its own around them) */
+   with `size` bytes of its own around them). The make leaves the signal off the device's object list:
+   the backend sets its own part, then lists it (accel_i_host_signal_list), so that whoever walks the
+   list (a device loss, a queue's destroy) sees only whole signals; one that fails before it is listed
+   goes with accel_i_host_signal_unmake. */
 ACCEL_I_KIT accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial, size_t size,
                                                   accel_signal** out);
+ACCEL_I_KIT void     accel_i_host_signal_list(accel_device* dev, accel_signal* s);
+ACCEL_I_KIT void     accel_i_host_signal_unmake(accel_device* dev, accel_signal* s, size_t size);
 ACCEL_I_KIT void     accel_i_host_signal_destroy(accel_signal* s, size_t size);
 ACCEL_I_KIT uint64_t accel_i_host_signal_value(const accel_signal* s);
 ACCEL_I_KIT uint64_t accel_i_host_signal_raise(accel_signal* s, uint64_t v);
@@ -3121,9 +3126,15 @@ static accel_result accel_i_host_signal_make(accel_device* dev, uint64_t initial
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY,
                             "accel_signal_create: mutex/condition init failed");
     }
-    accel_i_object_init(&s->base.obj, dev, ACCEL_I_SIGNAL, "signal");
     *out = &s->base;
     return ACCEL_OK;
+}
+static void accel_i_host_signal_list(accel_device* dev, accel_signal* s) {
+    accel_i_object_init(&s->obj, dev, ACCEL_I_SIGNAL, "signal");
+}
+static void accel_i_host_signal_unmake(accel_device* dev, accel_signal* s, size_t size) {
+    accel_i_event_destroy(accel_i_host_signal_event(s));
+    accel_i_dev_free(dev, s, size);
 }
 static void accel_i_host_signal_destroy(accel_signal* s, size_t size) {
     accel_i_dword* d = &((accel_i_host_signal*)s)->dword;
@@ -6459,11 +6470,11 @@ typedef struct accel_i_cpu_signal {
 } accel_i_cpu_signal;
 static accel_result accel_i_cpu_signal_create(accel_device* dev, uint64_t initial, accel_signal** out) {
     accel_result r = accel_i_host_signal_make(dev, initial, sizeof(accel_i_cpu_signal), out);
-    /* zero already (the make's memset); stores, not atomic_init: the signal is on the device's object
-       list now, where a queue's destroy reads every signal's setter (accel_i_cpu_forget_setters) */
-    if (r == ACCEL_OK) atomic_store_explicit(&((accel_i_cpu_signal*)*out)->setter, 0u, memory_order_relaxed);
-    if (r == ACCEL_OK) atomic_store_explicit(&((accel_i_cpu_signal*)*out)->helped, 0u, memory_order_relaxed);
-    return r;
+    if (r != ACCEL_OK) return r;
+    atomic_init(&((accel_i_cpu_signal*)*out)->setter, 0u);
+    atomic_init(&((accel_i_cpu_signal*)*out)->helped, 0u);
+    accel_i_host_signal_list(dev, *out);   /* whole now: a queue's destroy reads every signal's setter */
+    return ACCEL_OK;
 }
 static void accel_i_cpu_signal_free(accel_signal* s) {
     accel_i_host_signal_destroy(s, sizeof(accel_i_cpu_signal));

@@ -1645,8 +1645,7 @@ static void accel_i_cu_lose(accel_i_cu_device* dev, accel_cu_result r, const cha
     for (accel_i_object* o = d->objects; o; o = o->next)
         if (o->kind == ACCEL_I_SIGNAL) {   /* the mirror too: no stream waits on a lost device */
             accel_i_host_signal_raise((accel_signal*)o, failed);
-            if (((accel_i_cu_signal*)(void*)o)->mirror.host)   /* NULL: being made (see signal_create) */
-                accel_i_cu_signal_publish((accel_signal*)o, failed);
+            accel_i_cu_signal_publish((accel_signal*)o, failed);
         }
     accel_i_spin_unlock(&d->objects_lock);
 }
@@ -2782,25 +2781,19 @@ static bool accel_i_cu_foreign_orphan(accel_signal* s);
    accel_i_cu_poll_slice while work is in flight. */
 static accel_result accel_i_cu_signal_create(accel_device* d, uint64_t initial, accel_signal** out) {
     accel_i_cu_signal* cs;
-    accel_i_cu_word word;
     accel_result r = accel_i_host_signal_make(d, initial, sizeof(accel_i_cu_signal), out);
     if (r != ACCEL_OK) return r;
-    /* the rest is zero (the make's memset), and the signal is on the device's object list already,
-       where a device loss raises every signal (accel_i_cu_lose): the word goes in under the list's lock,
-       set to the initial value, and a loss before that skips the mirror */
-    cs = (accel_i_cu_signal*)*out;
+    cs = (accel_i_cu_signal*)*out;   /* the rest is zero (the make's memset) */
     accel_i_cu_enter(accel_i_cu_dev(d));
-    if ((r = accel_i_cu_word_take(accel_i_cu_dev(d), &word, false)) != ACCEL_OK) {
-        accel_i_object_undo(&(*out)->obj);
-        accel_i_host_signal_destroy(*out, sizeof(accel_i_cu_signal));
+    if ((r = accel_i_cu_word_take(accel_i_cu_dev(d), &cs->mirror, false)) != ACCEL_OK) {
+        accel_i_host_signal_unmake(d, *out, sizeof(accel_i_cu_signal));
         *out = NULL;
         return accel_i_fail(d, r,
                             "accel_signal_create: no pinned memory for the signal's device-visible word");
     }
-    atomic_store(word.host, initial);
-    accel_i_spin_lock(&d->objects_lock);
-    cs->mirror = word;
-    accel_i_spin_unlock(&d->objects_lock);
+    atomic_store(cs->mirror.host, initial);
+    /* whole now: a device loss raises every listed signal's mirror (accel_i_cu_lose) */
+    accel_i_host_signal_list(d, *out);
     return ACCEL_OK;
 }
 static void accel_i_cu_signal_free(accel_signal* s) {
