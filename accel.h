@@ -1625,6 +1625,10 @@ typedef enum accel_i_cmd_kind {
 /* QMEM_POINT: a NATIVE command that is an accel_queue_alloc / accel_queue_free point (u.qmem; core:
    queue-ordered memory at its point): the CPU executor runs it, a GPU walk where it builds it */
 #define ACCEL_I_CMD_QMEM_POINT 32u
+/* SHARED: an exec with the program and buffers of an earlier exec of its batch, whose references hold
+   them for both (accel_i_rec_exec): the batch releases them once. A patch that swaps one of its buffers
+   gives it references of its own first (accel_i_patch_apply). */
+#define ACCEL_I_CMD_SHARED     64u
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
     uint32_t flags;
@@ -1669,6 +1673,7 @@ struct accel_i_batch {
     uint32_t pc;                   /* next command to run (a parked batch resumes here) */
     uint32_t host_checked;         /* GPU walk: device waits before this were checked by a host step */
     bool qmem;                     /* uses memory taken at its point (core: queue-ordered memory at ...) */
+    uint32_t last_exec;            /* the last direct exec recorded, + 1 (0: none) */
     /* GPU backends (core: batch walk): in the device's list of batches with waits on the device */
     accel_i_batch *dnext, *dprev;
     accel_queue* dqueue;           /* the queue it was submitted on (hang reports) */
@@ -3325,6 +3330,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_EXEC: {
             accel_buffer** bufs = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers);
             uint32_t n = c->u.exec.buffer_count + ((c->flags & ACCEL_I_CMD_INDIRECT) != 0);   /* + counts */
+            if (c->flags & ACCEL_I_CMD_SHARED) break;   /* an earlier exec's references */
             for (uint32_t j = 0; j < n; j++) accel_i_release(bufs[j]);
             accel_i_release(c->u.exec.program);
             break;
@@ -3353,6 +3359,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
     b->pc = 0;
     b->host_checked = 0;
     b->qmem = false;
+    b->last_exec = 0;
     b->arena_used = 0;
 }
 
@@ -3621,6 +3628,19 @@ static bool accel_i_no_work(const accel_exec_params* p) {
 }
 /* Records a checked exec: its bindings, for an indirect exec (counts non-NULL) the counts buffer and
    offset after them (accel_i_exec_counts), then its constants. */
+/* Does the last direct exec of batch b (not this one, the newest command) bind program p and these
+   buffers? Then the new one shares its references (ACCEL_I_CMD_SHARED): a chain or a loop of the same
+   kernel over the same buffers takes no atomic reference count an exec (four, with the releases). */
+static bool accel_i_exec_like_last(const accel_i_batch* b, const accel_program* p,
+                                   accel_buffer* const* buffers, uint32_t buffer_count) {
+    const accel_i_cmd* l;
+    if (b->last_exec == 0 || b->last_exec >= b->count) return false;
+    l = &b->cmds[b->last_exec - 1];
+    return l->kind == ACCEL_I_CMD_EXEC && !(l->flags & ACCEL_I_CMD_INDIRECT) && l->u.exec.program == p &&
+           l->u.exec.buffer_count == buffer_count &&
+           (buffer_count == 0 || memcmp(b->arena + l->u.exec.buffers, buffers,
+                                        (size_t)buffer_count * sizeof *buffers) == 0);
+}
 static void accel_i_rec_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
                              uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
                              const accel_exec_params* params, accel_buffer* counts, size_t offset,
@@ -3639,8 +3659,13 @@ static void accel_i_rec_exec(accel_queue* q, accel_program* p, accel_buffer* con
         c->flags = ACCEL_I_CMD_INDIRECT | (walk && walk->indirect_on_host ? ACCEL_I_CMD_HOST_READ : 0u);
     }
     if (bytes_c) memcpy(q->rec->arena + off + bytes_b + bytes_i, constants, bytes_c);
-    for (uint32_t i = 0; i < buffer_count; i++) accel_i_retain(buffers[i]);
-    accel_i_retain(p);
+    if (!counts && accel_i_exec_like_last(q->rec, p, buffers, buffer_count)) {
+        c->flags |= ACCEL_I_CMD_SHARED;
+    } else {
+        for (uint32_t i = 0; i < buffer_count; i++) accel_i_retain(buffers[i]);
+        accel_i_retain(p);
+    }
+    if (!counts) q->rec->last_exec = q->rec->count;   /* this one, + 1 */
     c->u.exec.program = p;
     c->u.exec.buffers = off;
     c->u.exec.constants = off + bytes_b + bytes_i;
@@ -4828,6 +4853,12 @@ static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_i_
         else { slot = &c->u.copy.src; c->u.copy.src_offset = at; }
     }
     if (!slot) return;
+    if (c->flags & ACCEL_I_CMD_SHARED) {   /* references of its own before one is swapped */
+        accel_buffer** bufs = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers);
+        for (uint32_t j = 0; j < c->u.exec.buffer_count; j++) accel_i_retain(bufs[j]);
+        accel_i_retain(c->u.exec.program);
+        c->flags &= ~ACCEL_I_CMD_SHARED;
+    }
     accel_i_retain(to);
     accel_i_release(*slot);
     *slot = to;
@@ -6249,12 +6280,19 @@ static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job*
 
 /* Runs the one group of a job of the caller's own, whose template is the group's dispatch (group ids 0):
    no copy of the template and no walk over group ids (accel_i_cpu_run_groups), which were most of the
-   cost of a chain's tiny kernel or a host's round trip. */
-static void accel_i_cpu_run_one(accel_i_cpu_device* dev, accel_i_cpu_job* job, uint32_t hint) {
-    uint32_t lane = accel_i_cpu_lane_take(dev, hint);
-    job->tmpl.worker = lane;
+   cost of a chain's tiny kernel or a host's round trip. On the lane *held (taken first if none): a batch
+   keeps it over a run of such execs and gives it back before anything else (accel_i_cpu_run_batch),
+   one exchange for the run instead of one an exec. */
+#define ACCEL_I_CPU_NO_LANE UINT32_MAX
+static void accel_i_cpu_run_one(accel_i_cpu_device* dev, accel_i_cpu_job* job, uint32_t hint, uint32_t* held) {
+    if (*held == ACCEL_I_CPU_NO_LANE) *held = accel_i_cpu_lane_take(dev, hint);
+    job->tmpl.worker = *held;
     job->fn(&job->tmpl);
-    accel_i_cpu_lane_give(dev, lane);
+}
+static void accel_i_cpu_lane_drop(accel_i_cpu_device* dev, uint32_t* held) {
+    if (*held == ACCEL_I_CPU_NO_LANE) return;
+    accel_i_cpu_lane_give(dev, *held);
+    *held = ACCEL_I_CPU_NO_LANE;
 }
 /* Runs a whole grid: inline when tiny or when the pool is busy, else across the pool. */
 static void accel_i_cpu_run_grid(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t hint,
@@ -6562,8 +6600,11 @@ static void accel_i_cpu_job_grid(accel_i_cpu_job* job, const accel_exec_params* 
 /* The grid of exec command c over resolved buffer addresses, sizes and constants. */
 static void accel_i_cpu_job_init(accel_i_cpu_job* job, const accel_i_cmd* c, void* const* ptrs,
                                  const size_t* sizes, const uint32_t* constants) {
-    memset((void*)job, 0, sizeof *job);
+    /* every field set (a memset of the whole job was a string store, a tenth of a tiny exec's time) */
     job->fn = ((accel_i_cpu_program*)c->u.exec.program)->fn;
+    job->chunk = 0;
+    job->tmpl.group_id[0] = job->tmpl.group_id[1] = job->tmpl.group_id[2] = 0;
+    job->tmpl.worker = 0;
     accel_i_cpu_job_grid(job, &c->u.exec.params);
     job->tmpl.buffers = ptrs;
     job->tmpl.buffer_sizes = sizes;
@@ -6604,20 +6645,25 @@ static bool accel_i_cpu_indirect(accel_i_cpu_queue* q, const accel_program* prog
     }
     return true;
 }
-static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c) {
+/* Runs exec command c; a one-group one on the lane *held (see accel_i_cpu_run_one), a grid on a lane of
+   its own (the held one given back first). */
+static void accel_i_cpu_exec(accel_i_cpu_queue* q, accel_i_batch* b, const accel_i_cmd* c, uint32_t* held) {
     void* ptrs[ACCEL_I_CPU_MAX_BUFFERS];
     size_t sizes[ACCEL_I_CPU_MAX_BUFFERS];
     accel_i_cpu_job job;
+    accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
     accel_i_cpu_resolve(b, c, ptrs, sizes);
     accel_i_cpu_job_init(&job, c, ptrs, sizes,
                          (const uint32_t*)(const void*)(b->arena + c->u.exec.constants));
     if ((c->flags & ACCEL_I_CMD_INDIRECT) &&
         !accel_i_cpu_indirect(q, c->u.exec.program, accel_i_cpu_counts_at(b, c), &job))
         return;
-    if (job.groups == 1 && ACCEL_CPU_INLINE_GROUPS >= 1u)
-        accel_i_cpu_run_one(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint);
-    else
-        accel_i_cpu_run_grid(accel_i_cpu_dev(q->base.obj.device), &job, q->lane_hint, q->help ? NULL : &q->own);
+    if (job.groups == 1 && ACCEL_CPU_INLINE_GROUPS >= 1u) {
+        accel_i_cpu_run_one(dev, &job, q->lane_hint, held);
+        return;
+    }
+    accel_i_cpu_lane_drop(dev, held);
+    accel_i_cpu_run_grid(dev, &job, q->lane_hint, q->help ? NULL : &q->own);
 }
 
 /* size is a multiple of 4 (accel_i_fill_aligned), so the pattern repeats every 4 bytes from dst. A byte
@@ -6856,14 +6902,16 @@ static bool accel_i_cpu_failed_at(accel_i_cpu_queue* q, accel_i_batch* b, const 
     b->pc = b->count;
     return true;
 }
-/* Runs the batch from b->pc. Returns false when it parked on an unreached signal (no-threads). With a
-   trace, each command's span is its start and end on the host clock (the CPU device's clock). */
-static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
+/* Runs the batch from b->pc (accel_i_cpu_run_batch). With a trace, each command's span is its start
+   and end on the host clock (the CPU device's clock). */
+static bool accel_i_cpu_run_cmds(accel_i_cpu_queue* q, accel_i_batch* b, uint32_t* held) {
     bool trace = ACCEL_I_TRACING(q->base.obj.device);
     uint64_t t0 = trace ? accel_i_now_ns() : 0;   /* a command starts where the one before ended */
     accel_i_cpu_trace tr = { NULL, 0, 0 };
     for (; b->pc < b->count; b->pc++) {
         accel_i_cmd* c = &b->cmds[b->pc];
+        /* a lane is held over a run of execs only: nothing else (a wait above all) keeps one */
+        if (c->kind != ACCEL_I_CMD_EXEC || b->qmem) accel_i_cpu_lane_drop(accel_i_cpu_dev(q->base.obj.device), held);
         if (accel_i_stale(&q->base.obj)) {   /* recovered: start nothing more (core: device generations) */
             accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
             b->pc = b->count;
@@ -6891,7 +6939,7 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
             if (q->help && b->pc + 1 < b->count && accel_i_cpu_helped(q, q->help)) { b->pc++; return false; }
             continue;
         case ACCEL_I_CMD_EXEC:
-            accel_i_cpu_exec(q, b, c);
+            accel_i_cpu_exec(q, b, c, held);
             break;
         case ACCEL_I_CMD_COPY:   /* another device's buffer too (core: several devices) */
             if (accel_i_cpu_failed_at(q, b, c, trace, t0, accel_i_peer_copy_cmd(q->base.obj.device, c)))
@@ -6930,6 +6978,14 @@ static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
         if (trace) t0 = accel_i_cpu_traced(q, b, c, t0, &tr);
     }
     return true;
+}
+/* Runs b from b->pc: true when it ran to its end (or failed there), false when it parked on an
+   unreached signal (no threads) or a helper handed it back (b->pc at what is left). */
+static bool accel_i_cpu_run_batch(accel_i_cpu_queue* q, accel_i_batch* b) {
+    uint32_t held = ACCEL_I_CPU_NO_LANE;
+    bool done = accel_i_cpu_run_cmds(q, b, &held);
+    accel_i_cpu_lane_drop(accel_i_cpu_dev(q->base.obj.device), &held);
+    return done;
 }
 
 /* A finished batch: release what it held, count it, wake whoever waits for the queue. */
