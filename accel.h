@@ -6540,7 +6540,7 @@ typedef struct accel_i_cpu_queue {
     accel_i_thread thread;
     accel_i_blocked blocked;      /* debug devices: what the executor waits for */
     accel_i_a32 turn;             /* 1: a thread (the executor or a helper) runs the batches */
-    accel_i_event turned;         /* a helper gave the turn back */
+    accel_i_event turned;         /* its lock and condition only: the executor dozes there (accel_i_cpu_doze) */
     accel_i_a32 helped;           /* 1: waiting threads run q's batches (accel_i_cpu_executor_wait) */
 #endif
 } accel_i_cpu_queue;
@@ -7121,8 +7121,7 @@ static void accel_i_cpu_help_queue(accel_i_cpu_queue* q, const accel_i_cpu_help*
     }
     q->help = NULL;
     accel_i_cpu_no_help = 0;
-    atomic_store_explicit(&q->turn, 0u, memory_order_release);
-    accel_i_event_add(&q->turned, 1);   /* the executor may wait for the turn */
+    atomic_store_explicit(&q->turn, 0u, memory_order_release);   /* a dozing executor looks at it */
     if (accel_i_event_value(&q->done) != accel_i_event_value(&q->work))
         accel_i_cpu_unhelp(q);   /* batches left: the executor's, now */
 }
