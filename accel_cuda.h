@@ -204,9 +204,13 @@
                 waits on the host, then enqueues the rest.
    A stream holds only so much work not started (a GPU's launch queue, about a thousand entries), and
    the work behind a GPU wait that the host must release does not start before the host does: once
-   256 stream operations (commands, waits, signal points; counted a little high) wait behind the
-   oldest such wait not known released, the rest (of the batch, and later batches) goes to the
-   worker, so accel_queue_submit does not block in the driver however long the batch. The worker does
+   ACCEL_CUDA_MAX_BEHIND (768) stream operations (launches, copies, fills, waits, signal points' memory
+   writes: each one the driver enqueues) wait behind the oldest such wait not known released, the rest
+   (of the batch, and later batches) goes to the worker, so accel_queue_submit does not block in the
+   driver however long the batch. Such waits are tracked one by one, up to 64 of them; past that the
+   newest entry takes in the later ones and is released with the point after the last it took in, so
+   in a long pipeline of them the budget frees as the GPU passes each (not only once the stream has
+   drained). The worker does
    not block there either: it reaps the queue's points (which may be exactly what releases the wait: a
    pipeline of two queues whose waits watch each other's mirrors) and enqueues more as the waits are
    released. A replay is one command, so a list replayed as launches (below) of more than about a

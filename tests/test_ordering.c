@@ -188,33 +188,34 @@ TEST(long_batch_behind_a_host_gate_does_not_block_submit) {
    passed: the budget ran out mid-batch, after a command and before any signal point, so nothing told
    the worker that the waits taken in were passed (a hang on the CUDA mock, found by a bigger budget in
    the benchmark's gated pipeline). */
+/* A queue, a buffer of `words` zeroed words, a host gate and a signal for the end. */
+typedef struct gate_scene { accel_device* dev; accel_queue* q; accel_buffer* buf; accel_signal *gate, *done; } gate_scene;
+static bool gate_scene_make(gate_scene* g, uint32_t words, accel_memory memory) {
+    memset(g, 0, sizeof *g);
+    return CHECK_OK(test_device_create(&g->dev)) && CHECK_OK(accel_queue_create(g->dev, ACCEL_QUEUE_COMPUTE, &g->q)) &&
+           CHECK_OK(test_buffer_create(g->dev, (size_t)words * 4, memory, &g->buf)) &&
+           CHECK_OK(test_buffer_set_u32(g->buf, words, 0)) && CHECK_OK(accel_signal_create(g->dev, 0, &g->gate)) &&
+           CHECK_OK(accel_signal_create(g->dev, 0, &g->done));
+}
 TEST(many_waits_then_a_long_batch_behind_a_host_gate) {
     enum { WAITS = 100, FILLS = 1000 };
-    accel_device* dev;
-    accel_queue* q;
-    accel_buffer* buf;
-    accel_signal *gate, *done;
-    REQUIRE_OK(test_device_create(&dev));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
-    REQUIRE_OK(test_buffer_create(dev, FILLS * 4, ACCEL_MEMORY_DEVICE, &buf));
-    REQUIRE_OK(test_buffer_set_u32(buf, FILLS, 0));
-    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
-    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    gate_scene g;
+    if (!gate_scene_make(&g, FILLS, ACCEL_MEMORY_DEVICE)) { accel_device_destroy(g.dev); return; }
     for (uint32_t k = 1; k <= WAITS; k++) {
-        accel_queue_wait(q, gate, k);
-        CHECK_OK(accel_queue_submit(q));
+        accel_queue_wait(g.q, g.gate, k);
+        CHECK_OK(accel_queue_submit(g.q));
     }
-    accel_queue_wait(q, gate, WAITS + 1);
-    for (uint32_t i = 0; i < FILLS; i++) accel_queue_fill(q, buf, (size_t)i * 4, 4, i + 1);
-    accel_queue_signal(q, done, 1);
-    CHECK_OK(accel_queue_submit(q));
-    CHECK_OK(accel_signal_set(gate, WAITS + 1));
-    CHECK_OK(accel_signal_wait(done, 1, 20000000000ull));
-    CHECK_OK(accel_queue_finish(q, 20000000000ull));
-    CHECK_EQ_U64(test_buffer_u32(buf, 0), 1);
-    CHECK_EQ_U64(test_buffer_u32(buf, FILLS - 1), FILLS);
-    accel_signal_fail(gate, ACCEL_ERROR_BACKEND);   /* after a failed check: nothing stays parked */
-    accel_device_destroy(dev);
+    accel_queue_wait(g.q, g.gate, WAITS + 1);
+    for (uint32_t i = 0; i < FILLS; i++) accel_queue_fill(g.q, g.buf, (size_t)i * 4, 4, i + 1);
+    accel_queue_signal(g.q, g.done, 1);
+    CHECK_OK(accel_queue_submit(g.q));
+    CHECK_OK(accel_signal_set(g.gate, WAITS + 1));
+    CHECK_OK(accel_signal_wait(g.done, 1, 20000000000ull));
+    CHECK_OK(accel_queue_finish(g.q, 20000000000ull));
+    CHECK_EQ_U64(test_buffer_u32(g.buf, 0), 1);
+    CHECK_EQ_U64(test_buffer_u32(g.buf, FILLS - 1), FILLS);
+    accel_signal_fail(g.gate, ACCEL_ERROR_BACKEND);   /* after a failed check: nothing stays parked */
+    accel_device_destroy(g.dev);
 }
 
 /* Many more batches than a CUDA queue lists gates for, each behind its own step of a host gate, submitted
@@ -225,33 +226,25 @@ TEST(many_waits_then_a_long_batch_behind_a_host_gate) {
    order, and none before its gate. */
 TEST(gated_steps_past_the_list_and_the_budget_release_one_by_one) {
     enum { STEPS = 320 };
-    accel_device* dev;
-    accel_queue* q;
-    accel_buffer* buf;
-    accel_signal *gate, *done;
-    REQUIRE_OK(test_device_create(&dev));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
-    REQUIRE_OK(test_buffer_create(dev, STEPS * 4, ACCEL_MEMORY_HOST, &buf));
-    REQUIRE_OK(test_buffer_set_u32(buf, STEPS, 0));
-    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
-    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    gate_scene g;
+    if (!gate_scene_make(&g, STEPS, ACCEL_MEMORY_HOST)) { accel_device_destroy(g.dev); return; }
     for (uint32_t k = 1; k <= STEPS; k++) {
-        accel_queue_wait(q, gate, k);
-        accel_queue_fill(q, buf, (size_t)(k - 1) * 4, 4, k);
-        accel_queue_signal(q, done, k);
-        CHECK_OK(accel_queue_submit(q));
+        accel_queue_wait(g.q, g.gate, k);
+        accel_queue_fill(g.q, g.buf, (size_t)(k - 1) * 4, 4, k);
+        accel_queue_signal(g.q, g.done, k);
+        CHECK_OK(accel_queue_submit(g.q));
     }
-    CHECK_EQ_U64(accel_signal_value(done), 0);
+    CHECK_EQ_U64(accel_signal_value(g.done), 0);
     for (uint32_t k = 1; k <= STEPS; k++) {
-        if (!CHECK_OK(accel_signal_set(gate, k))) break;
-        if (!CHECK_OK(accel_signal_wait(done, k, 20000000000ull))) break;
-        if (k < STEPS && !CHECK_EQ_U64(accel_signal_value(done), k)) break;   /* not past its gate */
-        if (!CHECK_EQ_U64(test_buffer_u32(buf, k - 1), k)) break;
+        if (!CHECK_OK(accel_signal_set(g.gate, k))) break;
+        if (!CHECK_OK(accel_signal_wait(g.done, k, 20000000000ull))) break;
+        if (k < STEPS && !CHECK_EQ_U64(accel_signal_value(g.done), k)) break;   /* not past its g.gate */
+        if (!CHECK_EQ_U64(test_buffer_u32(g.buf, k - 1), k)) break;
     }
-    CHECK_OK(accel_queue_finish(q, 20000000000ull));
-    CHECK_EQ_U64(test_buffer_u32(buf, STEPS - 1), STEPS);
-    accel_signal_fail(gate, ACCEL_ERROR_BACKEND);   /* after a failed check: nothing stays parked */
-    accel_device_destroy(dev);
+    CHECK_OK(accel_queue_finish(g.q, 20000000000ull));
+    CHECK_EQ_U64(test_buffer_u32(g.buf, STEPS - 1), STEPS);
+    accel_signal_fail(g.gate, ACCEL_ERROR_BACKEND);   /* after a failed check: nothing stays parked */
+    accel_device_destroy(g.dev);
 }
 
 /* A whole two-queue pipeline submitted ahead from one thread, behind a host gate: producer batch k waits
