@@ -6540,7 +6540,7 @@ typedef struct accel_i_cpu_queue {
     accel_i_thread thread;
     accel_i_blocked blocked;      /* debug devices: what the executor waits for */
     accel_i_a32 turn;             /* 1: a thread (the executor or a helper) runs the batches */
-    accel_i_event turned;         /* its lock and condition only: the executor dozes there (accel_i_cpu_doze) */
+    accel_i_event turned;         /* its lock and condition only: the executor dozes there */
     accel_i_a32 helped;           /* 1: waiting threads run q's batches (accel_i_cpu_executor_wait) */
 #endif
 } accel_i_cpu_queue;
@@ -6911,7 +6911,8 @@ static bool accel_i_cpu_run_cmds(accel_i_cpu_queue* q, accel_i_batch* b, uint32_
     for (; b->pc < b->count; b->pc++) {
         accel_i_cmd* c = &b->cmds[b->pc];
         /* a lane is held over a run of execs only: nothing else (a wait above all) keeps one */
-        if (c->kind != ACCEL_I_CMD_EXEC || b->qmem) accel_i_cpu_lane_drop(accel_i_cpu_dev(q->base.obj.device), held);
+        if (c->kind != ACCEL_I_CMD_EXEC || b->qmem)
+            accel_i_cpu_lane_drop(accel_i_cpu_dev(q->base.obj.device), held);
         if (accel_i_stale(&q->base.obj)) {   /* recovered: start nothing more (core: device generations) */
             accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
             b->pc = b->count;

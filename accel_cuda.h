@@ -2734,9 +2734,10 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
    polled for ACCEL_I_CU_NAP_LOOK estimates when the point will be reached, from the fastest pace the
    point's progress word has moved at from one move to the next (not from the first look: the stream
    may have stood still before it, behind a host gate or a queue's worker catching up, which would make
-   the estimate far too long, and the sleep end far past the point), and sleeps for half that time less a timer's slack while that
-   is at least ACCEL_I_CU_NAP_MIN; the last stretch is polled as before, so the wait ends when it
-   would have (a host raise, or a failure, wakes the sleeper at once: the signal's host event). A point
+   the estimate far too long, and the sleep end far past the point), and sleeps for half that time
+   less a timer's slack while that is at least ACCEL_I_CU_NAP_MIN; the last stretch is polled as
+   before, so the wait ends when it would have (a host raise, or a failure, wakes the sleeper at once:
+   the signal's host event). A point
    held up (behind a host gate, its word not moving) or none known (no mark: see accel_i_cu_point_note)
    gives no estimate: no nap. A point not enqueued yet at the first look (the rest of a batch that a
    full stream handed to the queue's worker) is looked for again at the next. */

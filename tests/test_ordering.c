@@ -189,12 +189,19 @@ TEST(long_batch_behind_a_host_gate_does_not_block_submit) {
    the worker that the waits taken in were passed (a hang on the CUDA mock, found by a bigger budget in
    the benchmark's gated pipeline). */
 /* A queue, a buffer of `words` zeroed words, a host gate and a signal for the end. */
-typedef struct gate_scene { accel_device* dev; accel_queue* q; accel_buffer* buf; accel_signal *gate, *done; } gate_scene;
+typedef struct gate_scene {
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* buf;
+    accel_signal *gate, *done;
+} gate_scene;
 static bool gate_scene_make(gate_scene* g, uint32_t words, accel_memory memory) {
     memset(g, 0, sizeof *g);
-    return CHECK_OK(test_device_create(&g->dev)) && CHECK_OK(accel_queue_create(g->dev, ACCEL_QUEUE_COMPUTE, &g->q)) &&
+    return CHECK_OK(test_device_create(&g->dev)) &&
+           CHECK_OK(accel_queue_create(g->dev, ACCEL_QUEUE_COMPUTE, &g->q)) &&
            CHECK_OK(test_buffer_create(g->dev, (size_t)words * 4, memory, &g->buf)) &&
-           CHECK_OK(test_buffer_set_u32(g->buf, words, 0)) && CHECK_OK(accel_signal_create(g->dev, 0, &g->gate)) &&
+           CHECK_OK(test_buffer_set_u32(g->buf, words, 0)) &&
+           CHECK_OK(accel_signal_create(g->dev, 0, &g->gate)) &&
            CHECK_OK(accel_signal_create(g->dev, 0, &g->done));
 }
 TEST(many_waits_then_a_long_batch_behind_a_host_gate) {

@@ -161,13 +161,14 @@ static void shared_refs_free(void* ptr, size_t size, void* user) {
     test_free_fn(ptr, size, &m->st);
 }
 enum { SR_N = 64, SR_RUN = 300 };
-static accel_result shared_refs_program(accel_device* dev, test_kernel k, const char* big_name, accel_program** out) {
+static accel_result shared_refs_program(accel_device* dev, test_kernel k, const char* big_name,
+                                        accel_program** out) {
     accel_program_desc d = test_kernel_desc(k);
     if (big_name) d.name = big_name;   /* the CPU backend's label: copied into the allocator's memory */
     return accel_program_create(dev, &d, out);
 }
-static void shared_refs_round(accel_device* dev, accel_queue* q, accel_signal* s, uint64_t v, accel_buffer* out,
-                              const char* big_name, size_t bytes) {
+static void shared_refs_round(accel_device* dev, accel_queue* q, accel_signal* s, uint64_t v,
+                              accel_buffer* out, const char* big_name, size_t bytes) {
     accel_program *add, *copy;
     accel_buffer *a, *b, *view, *scratch = NULL;
     accel_commands* list = NULL;
@@ -242,7 +243,8 @@ TEST(execs_of_one_kernel_share_references_and_let_them_go) {
     REQUIRE_OK(test_buffer_create(dev, SR_N * 4, ACCEL_MEMORY_HOST, &out));
     for (int round = 1; round <= 3 && !TEST_FAILED_SO_FAR(); round++) {
         long long before = atomic_load(&mem.bytes);
-        shared_refs_round(dev, q, s, (uint64_t)round, out, cpu ? big_name : NULL, cpu ? (size_t)4 << 20 : SR_N * 4);
+        shared_refs_round(dev, q, s, (uint64_t)round, out, cpu ? big_name : NULL,
+                          cpu ? (size_t)4 << 20 : SR_N * 4);
         REQUIRE_OK(accel_buffer_read(out, 0, got, sizeof got));
         for (uint32_t i = 0; i < SR_N && !TEST_FAILED_SO_FAR(); i++)   /* 600 + 7, + 5 in the view, + 1 */
             CHECK_EQ_U64(got[i], 600u + 7u + (i < SR_N / 2 ? 5u : 0u) + 1u);
