@@ -3631,15 +3631,20 @@ static bool accel_i_no_work(const accel_exec_params* p) {
 /* Does the last direct exec of batch b (not this one, the newest command) bind program p and these
    buffers? Then the new one shares its references (ACCEL_I_CMD_SHARED): a chain or a loop of the same
    kernel over the same buffers takes no atomic reference count an exec (four, with the releases). */
+static bool accel_i_exec_binds(const accel_i_batch* b, const accel_i_cmd* l, accel_buffer* const* buffers,
+                               uint32_t buffer_count) {
+    accel_buffer* const* had = (accel_buffer* const*)(const void*)(b->arena + l->u.exec.buffers);
+    if (l->u.exec.buffer_count != buffer_count) return false;
+    for (uint32_t i = 0; i < buffer_count; i++) if (had[i] != buffers[i]) return false;   /* a few: no memcmp */
+    return true;
+}
 static bool accel_i_exec_like_last(const accel_i_batch* b, const accel_program* p,
                                    accel_buffer* const* buffers, uint32_t buffer_count) {
     const accel_i_cmd* l;
     if (b->last_exec == 0 || b->last_exec >= b->count) return false;
     l = &b->cmds[b->last_exec - 1];
     return l->kind == ACCEL_I_CMD_EXEC && !(l->flags & ACCEL_I_CMD_INDIRECT) && l->u.exec.program == p &&
-           l->u.exec.buffer_count == buffer_count &&
-           (buffer_count == 0 || memcmp(b->arena + l->u.exec.buffers, buffers,
-                                        (size_t)buffer_count * sizeof *buffers) == 0);
+           accel_i_exec_binds(b, l, buffers, buffer_count);
 }
 static void accel_i_rec_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
                              uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
@@ -3673,11 +3678,52 @@ static void accel_i_rec_exec(accel_queue* q, accel_program* p, accel_buffer* con
     c->u.exec.constant_count = constant_count;
     c->u.exec.params = *params;
 }
+/* Does this exec repeat the newest command of the batch q records: a direct exec of program p over the
+   same buffers, with as many constants and the same (normalised) params? Then the checks that command
+   passed hold for this one too, but for device generations, which move on their own (each object is
+   checked again) and queue memory (a batch that binds any takes the full checks). A chain or a loop of
+   one kernel records at a third of the cost. */
+static bool accel_i_exec_repeats(const accel_queue* q, const accel_program* p, accel_buffer* const* buffers,
+                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
+                                 accel_exec_params* params) {
+    const accel_i_batch* b = q->rec;
+    const accel_i_cmd* l;
+    if (!b || b->last_exec == 0 || b->last_exec != b->count || b->qmem) return false;
+    l = &b->cmds[b->count - 1];
+    for (int d = 0; d < 3; d++) if (params->local_size[d] == 0) params->local_size[d] = 1;
+    if (l->u.exec.program != p || l->u.exec.constant_count != constant_count || (constant_count && !constants) ||
+        (buffer_count && !buffers) || !accel_i_exec_binds(b, l, buffers, buffer_count) ||
+        memcmp(&l->u.exec.params, params, sizeof *params) != 0 || accel_i_stale(&p->obj))
+        return false;
+    for (uint32_t i = 0; i < buffer_count; i++) if (accel_i_stale(&buffers[i]->obj)) return false;
+    return true;
+}
+/* Records an exec that repeats the newest command (accel_i_exec_repeats): a copy of it that shares its
+   references, with bindings and constants of its own (a list's patches rewrite them per command). */
+static void accel_i_rec_exec_again(accel_queue* q, accel_buffer* const* buffers, const uint32_t* constants,
+                                   const char* fn) {
+    const accel_i_cmd* l = &q->rec->cmds[q->rec->count - 1];
+    uint32_t nb = l->u.exec.buffer_count, nc = l->u.exec.constant_count;
+    size_t bytes_b = (size_t)nb * sizeof *buffers, off = 0;
+    accel_i_cmd* c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + 4u * (size_t)nc + 1, &off, fn);
+    if (!c) return;
+    c->flags = c[-1].flags | ACCEL_I_CMD_SHARED;   /* c[-1]: the push may have moved the commands */
+    c->u.exec = c[-1].u.exec;
+    c->u.exec.buffers = off;
+    c->u.exec.constants = off + bytes_b;
+    for (uint32_t i = 0; i < nb; i++) ((accel_buffer**)(void*)(q->rec->arena + off))[i] = buffers[i];
+    if (nc) memcpy(q->rec->arena + off + bytes_b, constants, 4u * (size_t)nc);
+    q->rec->last_exec = q->rec->count;
+}
 ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
                                 accel_exec_params params) {
     const char* fn = "accel_queue_exec";
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    if (accel_i_exec_repeats(q, p, buffers, buffer_count, constants, constant_count, &params)) {
+        accel_i_rec_exec_again(q, buffers, constants, fn);
+        return;
+    }
     if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count, fn)) return;
     if (!accel_i_exec_params_ok(q, &params, fn)) return;
     /* no work: a no-op, left out of a batch; a list keeps it (its commands' indices are the patches'

@@ -258,6 +258,85 @@ TEST(execs_of_one_kernel_share_references_and_let_them_go) {
     CHECK_EQ_INT(atomic_load(&mem.st.outstanding), 0);
 }
 
+/* A run of execs of one program over the same buffers records by a shorter path (accel_i_exec_repeats):
+   each keeps its own constants; a change of buffers or params inside the run (a local size of 0 is 1:
+   still the same) takes the full checks and starts a new run; a bad repeat (constants missing, a buffer
+   NULL) is still refused; in a list, a patch of one repeat moves that one only. */
+enum { RP_N = 300 };
+TEST(repeated_execs_keep_their_own_constants) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_program* set;
+    accel_buffer *a, *b, *none = NULL;
+    accel_commands* list = NULL;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_SET_COUNTS, &set));
+    REQUIRE_OK(test_buffer_create(dev, RP_N * 12, ACCEL_MEMORY_HOST, &a));
+    REQUIRE_OK(test_buffer_create(dev, RP_N * 12, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(test_buffer_set_u32(a, RP_N * 3, SENTINEL));
+    REQUIRE_OK(test_buffer_set_u32(b, RP_N * 3, SENTINEL));
+    for (uint32_t i = 0; i < RP_N; i++) {   /* a: slots of i % 50 < 40, b the rest */
+        uint32_t k[4] = { 3 * i, i, i + 1, i + 2 };
+        accel_buffer* to = i % 50 < 40 ? a : b;
+        accel_queue_exec(q, set, &to, 1, k, 4, accel_exec_1d(i % 60 < 30 ? 1 : 2, i % 7 == 6 ? 0 : 1));
+    }
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    {
+        static uint32_t ga[RP_N * 3], gb[RP_N * 3];
+        int bad = 0;
+        REQUIRE_OK(accel_buffer_read(a, 0, ga, sizeof ga));
+        REQUIRE_OK(accel_buffer_read(b, 0, gb, sizeof gb));
+        for (uint32_t i = 0; i < RP_N; i++)
+            for (uint32_t k = 0; k < 3; k++) {
+                bool in_a = i % 50 < 40;
+                bad += (in_a ? ga : gb)[3 * i + k] != i + k || (in_a ? gb : ga)[3 * i + k] != SENTINEL;
+            }
+        CHECK_EQ_INT(bad, 0);
+    }
+    /* a bad repeat: refused at once (it is logged), and the batch with it at submit */
+    for (uint32_t i = 0; i < 4; i++) {
+        uint32_t k[4] = { 3 * i, i, i + 1, i + 2 };
+        accel_queue_exec(q, set, &a, 1, k, 4, accel_exec_1d(1, 1));
+        if (i == 1) accel_queue_exec(q, set, &a, 1, NULL, 4, accel_exec_1d(1, 1));
+        if (i == 2) accel_queue_exec(q, set, &none, 1, k, 4, accel_exec_1d(1, 1));
+    }
+    CHECK_EQ_INT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
+    /* a list of repeats; the replay moves command 5 to b and command 7's slot to 3 * 9 */
+    REQUIRE_OK(test_buffer_set_u32(a, RP_N * 3, SENTINEL));
+    REQUIRE_OK(test_buffer_set_u32(b, RP_N * 3, SENTINEL));
+    REQUIRE_OK(accel_queue_record_begin(q));
+    for (uint32_t i = 0; i < 9; i++) {
+        uint32_t k[4] = { 3 * i, i + 10, i + 11, i + 12 };
+        accel_queue_exec(q, set, &a, 1, k, 4, accel_exec_1d(1, 1));
+    }
+    REQUIRE_OK(accel_queue_record_end(q, &list));
+    {
+        accel_patch p[2];
+        memset(p, 0, sizeof p);
+        p[0].command = 5;
+        p[0].buffer = b;
+        p[1].command = 7;
+        p[1].value = 27;
+        accel_queue_replay(q, list, p, 2);
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    }
+    {
+        uint32_t ga[30], gb[30];
+        int bad = 0;
+        REQUIRE_OK(accel_buffer_read(a, 0, ga, sizeof ga));
+        REQUIRE_OK(accel_buffer_read(b, 0, gb, sizeof gb));
+        for (uint32_t i = 0; i < 10; i++)   /* a: 0-4, 6, 8 and 9 (command 7's); b: 5 */
+            for (uint32_t k = 0; k < 3; k++) {
+                uint32_t want_a = i == 5 || i == 7 ? SENTINEL : (i == 9 ? 7 : i) + 10 + k;
+                bad += ga[3 * i + k] != want_a || gb[3 * i + k] != (i == 5 ? i + 10 + k : SENTINEL);
+            }
+        CHECK_EQ_INT(bad, 0);
+    }
+    accel_commands_destroy(list);
+    accel_device_destroy(dev);
+}
+
 /* 1D with global sizes that are not multiples of the group size: items past the end are skipped. */
 TEST(exec_1d_partial_groups) {
     accel_device* dev;
@@ -857,6 +936,7 @@ int main(int argc, char** argv) {
     RUN(copy_with_offsets);
     RUN(exec_saxpy);
     RUN(execs_of_one_kernel_share_references_and_let_them_go);
+    RUN(repeated_execs_keep_their_own_constants);
     RUN(exec_1d_partial_groups);
     RUN(exec_2d_and_3d_partial_groups);
     RUN(exec_zero_global_is_noop);
