@@ -334,6 +334,19 @@ TEST(repeated_execs_keep_their_own_constants) {
         CHECK_EQ_INT(bad, 0);
     }
     accel_commands_destroy(list);
+    if (test_backend_is_cpu()) {   /* another CPU device's buffer, recovered between two repeats: stale */
+        accel_device* other;
+        accel_buffer* x;
+        uint32_t k[4] = { 0, 1, 2, 3 };
+        REQUIRE_OK(test_device_create(&other));
+        REQUIRE_OK(test_buffer_create(other, 64, ACCEL_MEMORY_HOST, &x));
+        accel_queue_exec(q, set, &x, 1, k, 4, accel_exec_1d(1, 1));
+        REQUIRE_OK(accel_device_recover(other));
+        accel_queue_exec(q, set, &x, 1, k, 4, accel_exec_1d(1, 1));
+        CHECK_EQ_INT(accel_queue_submit(q), ACCEL_ERROR_DEVICE_LOST);
+        accel_buffer_destroy(x);
+        accel_device_destroy(other);
+    }
     accel_device_destroy(dev);
 }
 
