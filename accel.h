@@ -3655,7 +3655,8 @@ static void accel_i_rec_exec(accel_queue* q, accel_program* p, accel_buffer* con
     accel_i_cmd* c;
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + bytes_i + bytes_c + 1, &off, fn)) == NULL)
         return;
-    if (bytes_b) memcpy(q->rec->arena + off, buffers, bytes_b);
+    for (uint32_t i = 0; i < buffer_count; i++)   /* a few: no memcpy */
+        ((accel_buffer**)(void*)(q->rec->arena + off))[i] = buffers[i];
     if (counts) {
         const accel_i_walk_ops* walk = q->obj.device->backend->walk;
         memcpy(q->rec->arena + off + bytes_b, &counts, sizeof counts);
@@ -3698,30 +3699,13 @@ static bool accel_i_exec_repeats(const accel_queue* q, const accel_program* p, a
     for (uint32_t i = 0; i < buffer_count; i++) if (accel_i_stale(&buffers[i]->obj)) return false;
     return true;
 }
-/* Records an exec that repeats the newest command (accel_i_exec_repeats): a copy of it that shares its
-   references, with bindings and constants of its own (a list's patches rewrite them per command). */
-static void accel_i_rec_exec_again(accel_queue* q, accel_buffer* const* buffers, const uint32_t* constants,
-                                   const char* fn) {
-    const accel_i_cmd* l = &q->rec->cmds[q->rec->count - 1];
-    uint32_t nb = l->u.exec.buffer_count, nc = l->u.exec.constant_count;
-    size_t bytes_b = (size_t)nb * sizeof *buffers, off = 0;
-    accel_i_cmd* c = accel_i_rec_push(q, ACCEL_I_CMD_EXEC, bytes_b + 4u * (size_t)nc + 1, &off, fn);
-    if (!c) return;
-    c->flags = c[-1].flags | ACCEL_I_CMD_SHARED;   /* c[-1]: the push may have moved the commands */
-    c->u.exec = c[-1].u.exec;
-    c->u.exec.buffers = off;
-    c->u.exec.constants = off + bytes_b;
-    for (uint32_t i = 0; i < nb; i++) ((accel_buffer**)(void*)(q->rec->arena + off))[i] = buffers[i];
-    if (nc) memcpy(q->rec->arena + off + bytes_b, constants, 4u * (size_t)nc);
-    q->rec->last_exec = q->rec->count;
-}
 ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
                                 accel_exec_params params) {
     const char* fn = "accel_queue_exec";
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     if (accel_i_exec_repeats(q, p, buffers, buffer_count, constants, constant_count, &params)) {
-        accel_i_rec_exec_again(q, buffers, constants, fn);
+        accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, NULL, 0, fn);
         return;
     }
     if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count, fn)) return;
