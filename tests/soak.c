@@ -28,7 +28,8 @@
    v0.3's calls ride along without changing what the model predicts: a compute stage may do its work in
    a scratch buffer from accel_queue_alloc (input copied or filled in, add one, copied out to its own
    buffer, accel_queue_free), may add one with accel_queue_exec_indirect (counts written by
-   accel_queue_update earlier in the batch, into queue memory too), and a copy stage's buffer may live
+   accel_queue_update earlier in the batch, into queue memory too) or add one to three by as many execs
+   in a row (a repeated exec records by a shorter path), and a copy stage's buffer may live
    on a second device (a CPU device beside the one under test, same allocator), so that later stages
    copy from it across devices (peer copies: direct on the CPU, staged or direct on a GPU queue).
 
@@ -157,6 +158,7 @@ typedef struct sk_stage {
     uint64_t value;
     uint32_t base;
     int scratch, indirect;         /* compute stage: work in queue memory; add one by an indirect exec */
+    uint32_t adds;                 /* ... else add this many (1-3) by as many execs in a row */
     int peer;                      /* copy stage: its buffer is sk_dev2's */
     int direct;                    /* directly failed by the injector before its gate opens */
     accel_result direct_reason;
@@ -206,7 +208,7 @@ static void sk_predict(sk_stage* st, int n, const int* gate_fail, const accel_re
         s->expect_value = s->direct ? sk_failed_value(s->direct_reason) : failed ? failed : s->value;
         if (!s->ran) s->expect_word = 0;
         else if (s->queue == SK_QUEUES - 1) s->expect_word = s->waits_n ? st[s->waits[0]].expect_word : s->base;
-        else s->expect_word = (s->waits_n ? st[s->waits[0]].expect_word : s->base) + 1u;
+        else s->expect_word = (s->waits_n ? st[s->waits[0]].expect_word : s->base) + s->adds;
     }
 }
 
@@ -250,7 +252,8 @@ static void sk_record(sk_worker* w, sk_stage* st, int i, accel_signal* const* ga
             accel_queue_free(q, counts);
         } else {
             if (s->indirect) sk_mismatch(w, "accel_queue_alloc (counts)", i, 0, 0);
-            accel_queue_exec(q, sk_add_one, &work, 1, &n, 1, accel_exec_1d(SK_WORDS, 16));
+            for (uint32_t k = 0; k < s->adds; k++)
+                accel_queue_exec(q, sk_add_one, &work, 1, &n, 1, accel_exec_1d(SK_WORDS, 16));
         }
         if (work != s->buf) {
             accel_queue_copy(q, s->buf, 0, work, 0, SK_WORDS * 4);
@@ -293,6 +296,7 @@ static void sk_round(sk_worker* w, sk_rng* rng) {
         s->direct_reason = sk_reason(rng);
         s->scratch = sk_below(rng, 2) == 0;
         s->indirect = sk_below(rng, 3) == 0;
+        s->adds = s->indirect ? 1u : 1u + sk_below(rng, 3);
         /* one buffer of a copy may be another device's: not when the stage it copies from has one */
         s->peer = s->queue == SK_QUEUES - 1 && sk_below(rng, 3) == 0 && !(s->waits_n && st[s->waits[0]].peer);
         if (accel_signal_create(sk_dev, 0, &s->s) != ACCEL_OK ||
