@@ -3626,29 +3626,41 @@ static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer*
 static bool accel_i_no_work(const accel_exec_params* p) {
     return !p->global_size[0] || !p->global_size[1] || !p->global_size[2];
 }
-/* Records a checked exec: its bindings, for an indirect exec (counts non-NULL) the counts buffer and
-   offset after them (accel_i_exec_counts), then its constants. */
-/* Does the last direct exec of batch b (not this one, the newest command) bind program p and these
-   buffers? Then the new one shares its references (ACCEL_I_CMD_SHARED): a chain or a loop of the same
-   kernel over the same buffers takes no atomic reference count an exec (four, with the releases). */
-static bool accel_i_exec_binds(const accel_i_batch* b, const accel_i_cmd* l, accel_buffer* const* buffers,
-                               uint32_t buffer_count) {
-    accel_buffer* const* had = (accel_buffer* const*)(const void*)(b->arena + l->u.exec.buffers);
-    if (l->u.exec.buffer_count != buffer_count) return false;
-    for (uint32_t i = 0; i < buffer_count; i++) if (had[i] != buffers[i]) return false;   /* a few: no memcmp */
+/* The last direct exec of batch b (NULL: none) when it binds program p and these buffers: its references
+   then hold them for a new exec too (ACCEL_I_CMD_SHARED), so a chain or a loop of one kernel over the
+   same buffers takes no atomic reference count an exec (four, with the releases). */
+static const accel_i_cmd* accel_i_exec_twin(const accel_i_batch* b, const accel_program* p,
+                                            accel_buffer* const* buffers, uint32_t buffer_count) {
+    const accel_i_cmd* l;
+    accel_buffer* const* had;
+    if (!b || b->last_exec == 0 || (buffer_count && !buffers)) return NULL;
+    l = &b->cmds[b->last_exec - 1];
+    if (l->u.exec.program != p || l->u.exec.buffer_count != buffer_count) return NULL;
+    had = (accel_buffer* const*)(const void*)(b->arena + l->u.exec.buffers);
+    for (uint32_t i = 0; i < buffer_count; i++) if (had[i] != buffers[i]) return NULL;   /* a few: no memcmp */
+    return l;
+}
+/* Does an exec with twin t (accel_i_exec_twin) repeat it: t is the batch's newest command, with as many
+   constants and the same (normalised) params? Then the checks t passed hold for it too, but for device
+   generations, which move on their own (each object is checked again), and queue memory (a batch that
+   binds any takes the full checks). A chain of one kernel records at about half the cost. */
+static bool accel_i_exec_repeats(const accel_i_batch* b, const accel_i_cmd* t, const uint32_t* constants,
+                                 uint32_t constant_count, accel_exec_params* params) {
+    accel_buffer* const* had = (accel_buffer* const*)(const void*)(b->arena + t->u.exec.buffers);
+    if (t != &b->cmds[b->count - 1] || b->qmem || t->u.exec.constant_count != constant_count ||
+        (constant_count && !constants))
+        return false;
+    for (int d = 0; d < 3; d++) if (params->local_size[d] == 0) params->local_size[d] = 1;
+    if (memcmp(&t->u.exec.params, params, sizeof *params) != 0 || accel_i_stale(&t->u.exec.program->obj))
+        return false;
+    for (uint32_t i = 0; i < t->u.exec.buffer_count; i++) if (accel_i_stale(&had[i]->obj)) return false;
     return true;
 }
-static bool accel_i_exec_like_last(const accel_i_batch* b, const accel_program* p,
-                                   accel_buffer* const* buffers, uint32_t buffer_count) {
-    const accel_i_cmd* l;
-    if (b->last_exec == 0 || b->last_exec >= b->count) return false;
-    l = &b->cmds[b->last_exec - 1];
-    return l->kind == ACCEL_I_CMD_EXEC && !(l->flags & ACCEL_I_CMD_INDIRECT) && l->u.exec.program == p &&
-           accel_i_exec_binds(b, l, buffers, buffer_count);
-}
+/* Records a checked exec: its bindings, for an indirect exec (counts non-NULL) the counts buffer and
+   offset after them (accel_i_exec_counts), then its constants; shared: it has a twin (accel_i_exec_twin). */
 static void accel_i_rec_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
                              uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
-                             const accel_exec_params* params, accel_buffer* counts, size_t offset,
+                             const accel_exec_params* params, accel_buffer* counts, size_t offset, bool shared,
                              const char* fn) {
     size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u,
            bytes_i = counts ? sizeof(accel_buffer*) + sizeof(size_t) : 0, off = 0;
@@ -3665,7 +3677,7 @@ static void accel_i_rec_exec(accel_queue* q, accel_program* p, accel_buffer* con
         c->flags = ACCEL_I_CMD_INDIRECT | (walk && walk->indirect_on_host ? ACCEL_I_CMD_HOST_READ : 0u);
     }
     if (bytes_c) memcpy(q->rec->arena + off + bytes_b + bytes_i, constants, bytes_c);
-    if (!counts && accel_i_exec_like_last(q->rec, p, buffers, buffer_count)) {
+    if (shared && !counts) {
         c->flags |= ACCEL_I_CMD_SHARED;
     } else {
         for (uint32_t i = 0; i < buffer_count; i++) accel_i_retain(buffers[i]);
@@ -3679,49 +3691,36 @@ static void accel_i_rec_exec(accel_queue* q, accel_program* p, accel_buffer* con
     c->u.exec.constant_count = constant_count;
     c->u.exec.params = *params;
 }
-/* Does this exec repeat the newest command of the batch q records: a direct exec of program p over the
-   same buffers, with as many constants and the same (normalised) params? Then the checks that command
-   passed hold for this one too, but for device generations, which move on their own (each object is
-   checked again) and queue memory (a batch that binds any takes the full checks). A chain or a loop of
-   one kernel records at a third of the cost. */
-static bool accel_i_exec_repeats(const accel_queue* q, const accel_program* p, accel_buffer* const* buffers,
+/* The full checks of an exec (false: a recording error, or no work outside a list: nothing to record). */
+static bool accel_i_exec_checked(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
                                  uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
-                                 accel_exec_params* params) {
-    const accel_i_batch* b = q->rec;
-    const accel_i_cmd* l;
-    if (!b || b->last_exec == 0 || b->last_exec != b->count || b->qmem) return false;
-    l = &b->cmds[b->count - 1];
-    for (int d = 0; d < 3; d++) if (params->local_size[d] == 0) params->local_size[d] = 1;
-    if (l->u.exec.program != p || l->u.exec.constant_count != constant_count || (constant_count && !constants) ||
-        (buffer_count && !buffers) || !accel_i_exec_binds(b, l, buffers, buffer_count) ||
-        memcmp(&l->u.exec.params, params, sizeof *params) != 0 || accel_i_stale(&p->obj))
-        return false;
-    for (uint32_t i = 0; i < buffer_count; i++) if (accel_i_stale(&buffers[i]->obj)) return false;
+                                 accel_exec_params* params, const char* fn) {
+    if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count, fn)) return false;
+    if (!accel_i_exec_params_ok(q, params, fn)) return false;
+    /* no work: a no-op, left out of a batch; a list keeps it (its commands' indices are the patches'
+       addresses, and its patches are still checked): every backend builds it as nothing */
+    if (accel_i_no_work(params)) {
+        if (ACCEL_I_DEBUGGING(q->obj.device))
+            accel_i_log(q->obj.device, ACCEL_LOG_WARN,
+                        "accel_queue_exec: global size %u x %u x %u of program%s%s%s is no work: the "
+                        "exec does nothing (an unused dimension takes 1)",
+                        params->global_size[0], params->global_size[1], params->global_size[2],
+                        ACCEL_I_LABEL(&p->obj));
+        return q->recording;
+    }
     return true;
 }
 ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
                                 accel_exec_params params) {
     const char* fn = "accel_queue_exec";
+    const accel_i_cmd* twin;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    if (accel_i_exec_repeats(q, p, buffers, buffer_count, constants, constant_count, &params)) {
-        accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, NULL, 0, fn);
-        return;
-    }
-    if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count, fn)) return;
-    if (!accel_i_exec_params_ok(q, &params, fn)) return;
-    /* no work: a no-op, left out of a batch; a list keeps it (its commands' indices are the patches'
-       addresses, and its patches are still checked): every backend builds it as nothing */
-    if (accel_i_no_work(&params)) {
-        if (ACCEL_I_DEBUGGING(q->obj.device))
-            accel_i_log(q->obj.device, ACCEL_LOG_WARN,
-                        "accel_queue_exec: global size %u x %u x %u of program%s%s%s is no work: the "
-                        "exec does nothing (an unused dimension takes 1)",
-                        params.global_size[0], params.global_size[1], params.global_size[2],
-                        ACCEL_I_LABEL(&p->obj));
-        if (!q->recording) return;
-    }
-    accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, NULL, 0, fn);
+    twin = accel_i_exec_twin(q->rec, p, buffers, buffer_count);
+    if ((twin && accel_i_exec_repeats(q->rec, twin, constants, constant_count, &params)) ||
+        accel_i_exec_checked(q, p, buffers, buffer_count, constants, constant_count, &params, fn))
+        accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, NULL, 0, twin != NULL,
+                         fn);
 }
 /* A view as its root and the offset in it: what copy/fill/update commands record. */
 static void accel_i_rec_resolve(accel_buffer** buf, size_t* offset) {
@@ -4602,7 +4601,8 @@ ACCEL_API void accel_queue_exec_indirect(accel_queue* q, accel_program* p, accel
     if (local_size) memcpy(params.local_size, local_size, sizeof params.local_size);
     if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count, fn)) return;
     if (!accel_i_exec_params_ok(q, &params, fn) || !accel_i_counts_ok(q, counts, offset, fn)) return;
-    accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, counts, offset, fn);
+    accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, counts, offset, false,
+                     fn);
 }
 #if !defined(ACCEL_NO_THREADS)
 /* The host step of HOST_READ exec c (the queue drained: its counts are final): reads them and leaves a
