@@ -3637,7 +3637,7 @@ static const accel_i_cmd* accel_i_exec_twin(const accel_i_batch* b, const accel_
     l = &b->cmds[b->last_exec - 1];
     if (l->u.exec.program != p || l->u.exec.buffer_count != buffer_count) return NULL;
     had = (accel_buffer* const*)(const void*)(b->arena + l->u.exec.buffers);
-    for (uint32_t i = 0; i < buffer_count; i++) if (had[i] != buffers[i]) return NULL;   /* a few: no memcmp */
+    for (uint32_t i = 0; i < buffer_count; i++) if (had[i] != buffers[i]) return NULL;   /* no memcmp */
     return l;
 }
 /* Does an exec with twin t (accel_i_exec_twin) repeat it: t is the batch's newest command, with as many
@@ -3660,8 +3660,8 @@ static bool accel_i_exec_repeats(const accel_i_batch* b, const accel_i_cmd* t, c
    offset after them (accel_i_exec_counts), then its constants; shared: it has a twin (accel_i_exec_twin). */
 static void accel_i_rec_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
                              uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
-                             const accel_exec_params* params, accel_buffer* counts, size_t offset, bool shared,
-                             const char* fn) {
+                             const accel_exec_params* params, accel_buffer* counts, size_t offset,
+                             bool shared, const char* fn) {
     size_t bytes_b = (size_t)buffer_count * sizeof(accel_buffer*), bytes_c = (size_t)constant_count * 4u,
            bytes_i = counts ? sizeof(accel_buffer*) + sizeof(size_t) : 0, off = 0;
     accel_i_cmd* c;
@@ -3719,8 +3719,8 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
     twin = accel_i_exec_twin(q->rec, p, buffers, buffer_count);
     if ((twin && accel_i_exec_repeats(q->rec, twin, constants, constant_count, &params)) ||
         accel_i_exec_checked(q, p, buffers, buffer_count, constants, constant_count, &params, fn))
-        accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, NULL, 0, twin != NULL,
-                         fn);
+        accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, NULL, 0,
+                         twin != NULL, fn);
 }
 /* A view as its root and the offset in it: what copy/fill/update commands record. */
 static void accel_i_rec_resolve(accel_buffer** buf, size_t* offset) {
