@@ -1590,14 +1590,19 @@ struct accel_i_object {
        the counts beside `device` each set would move the line every waiter of the signal reads first
        back to the setter (more than doubling a two-thread signal ping-pong); recording, which takes
        references, would do the same to an executor reading a buffer's pointer. */
-    accel_i_a32 refs;              /* the caller's handle + one per recorded command using it */
+    accel_i_a32 refs;              /* the caller's handle + its queue's hold + one per other command */
     accel_i_a32 handle;            /* 1 while the caller's handle holds its reference */
+    /* core: queue holds: the seq that the last batch using the object has or will have (its holder's
+       recording thread writes it), and that queue (its address; 0: none) */
+    accel_i_a64 held_until, holder;
     accel_i_kind kind;
     accel_i_object *prev, *next;   /* the device's live objects */
-    char label[48];                /* the desc's label (truncated), or a default */
+    char label[32];                /* the desc's label, or a default (a longer one is in label_set) */
     char* label_set;               /* accel_*_set_label's copy (device allocator); wins over label */
     uint64_t generation;           /* the device's generation at create (see core: device generations) */
     accel_device* device;
+    /* core: queue holds: its links in its holder's held list, or (next) in its last holder's unheld list */
+    accel_i_object *hold_prev, *hold_next;
 };
 typedef char accel_i_counts_apart_from_device[
     offsetof(accel_i_object, device) >= offsetof(accel_i_object, handle) + 67 ? 1 : -1];
@@ -1625,9 +1630,10 @@ typedef enum accel_i_cmd_kind {
 /* QMEM_POINT: a NATIVE command that is an accel_queue_alloc / accel_queue_free point (u.qmem; core:
    queue-ordered memory at its point): the CPU executor runs it, a GPU walk where it builds it */
 #define ACCEL_I_CMD_QMEM_POINT 32u
-/* SHARED: an exec with the program and buffers of an earlier exec of its batch, whose references hold
-   them for both (accel_i_rec_exec): the batch releases them once. A patch that swaps one of its buffers
-   gives it references of its own first (accel_i_patch_apply). */
+/* SHARED: a command that holds no references of its own: an exec with the program and buffers of an
+   earlier exec of its batch, whose references hold them for both (accel_i_rec_exec), or a command whose
+   objects its queue holds (core: queue holds). A patch that swaps one of its buffers gives it references
+   of its own first (accel_i_patch_apply). */
 #define ACCEL_I_CMD_SHARED     64u
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
@@ -1674,6 +1680,7 @@ struct accel_i_batch {
     uint32_t host_checked;         /* GPU walk: device waits before this were checked by a host step */
     bool qmem;                     /* uses memory taken at its point (core: queue-ordered memory at ...) */
     uint32_t last_exec;            /* the last direct exec recorded, + 1 (0: none) */
+    uint64_t seq;                  /* its queue's submits when a backend accepted it (0: not accepted) */
     /* GPU backends (core: batch walk): in the device's list of batches with waits on the device */
     accel_i_batch *dnext, *dprev;
     accel_queue* dqueue;           /* the queue it was submitted on (hang reports) */
@@ -1880,6 +1887,11 @@ struct accel_queue {
     accel_i_a32 free_lock;
     accel_i_batch* free_batches;   /* recycled batches, capacity kept */
     uint32_t free_count;
+    /* core: queue holds: batches accepted so far (the recording thread's), the highest seq of a batch
+       recycled, the objects held (under the device's object lock) and those whose handle went while a
+       batch used them (under free_lock too) */
+    uint64_t submits, completed;
+    accel_i_object *held, *unheld;
     uint32_t trace_track;          /* tracing: the queue's track in the trace */
     struct accel_i_trace_buf* trace_buf;   /* tracing: where the queue's events go (NULL: the host's) */
     /* debug devices: the last signal commands recorded since the last submit, for the forgotten-submit
@@ -2290,15 +2302,19 @@ static void accel_i_dev_free(accel_device* dev, void* p, size_t size) {
     accel_i_free(&dev->allocator, p, size);
 }
 
-/* Lifetimes. An object holds one reference for the caller's handle and one per recorded command that
-   uses it, so work keeps alive what it uses, across devices too: a batch of device A may hold a signal
-   or buffer of device B. A device holds one reference for its handle and one per live object, so B's
-   backend state outlives accel_device_destroy(B) until the last object that A's work holds is
-   released, by whichever thread releases it. */
+/* Lifetimes. An object holds one reference for the caller's handle, one for the queue that holds it
+   (see "core: queue holds") and one per other recorded command that uses it, so work keeps alive what it
+   uses, across devices too: a batch of device A may hold a signal or buffer of device B. A device holds
+   one reference for its handle and one per live object, so B's backend state outlives
+   accel_device_destroy(B) until the last object that A's work holds is released, by whichever thread
+   releases it. */
 static void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind, const char* label) {
     o->device = dev;
     atomic_init(&o->refs, 1u);
     atomic_init(&o->handle, 1u);
+    atomic_init(&o->holder, 0u);
+    atomic_init(&o->held_until, 0u);
+    o->hold_prev = o->hold_next = NULL;
     o->kind = kind;
     o->label_set = NULL;
     accel_i_copy_label(o->label, sizeof o->label, label);
@@ -2401,10 +2417,54 @@ static void accel_i_objects_hold(accel_device* dev) {
         accel_i_yield();
     }
 }
+/* ---- core: queue holds ----
+   A command's objects must live until its batch is done. Instead of a reference per command (two atomic
+   counts, taken where it records and dropped where it completes, most often on two threads), a queue
+   holds one reference to each object of its device it records with, for as long as the caller's handle
+   lives: the first command claims the object (accel_i_hold_claim), and every command after it only
+   stamps it with the seq that its batch will have (held_until). A batch that a backend accepts takes the
+   queue's next seq (accel_i_batch_accepted); a recycled batch raises the queue's `completed` to its seq.
+   Every backend recycles a batch only once the device is done with it and with all the queue's batches
+   before it (a refused one has seq 0), so an object stamped at or below `completed` is no batch's any
+   more. When the caller's handle goes (accel_i_handle_gone), the hold goes too: its reference is
+   dropped at once if the object is no batch's any more, else when the batch of its stamp is recycled
+   (the queue's unheld list). The queue drops what it still holds at its teardown (accel_i_queue_fini),
+   once its work is done. An object the queue cannot hold (one of another device, used by another
+   queue first, queue memory, or recorded into a command list) takes references per command as before.
+   `holder` and the held list change only under the device's object lock, the unheld list only under
+   the queue's free_lock as well. */
+/* The caller's handle of o went: so does its queue's hold (see above). */
+static void accel_i_unhold(accel_i_object* o) {
+    accel_device* dev = o->device;
+    accel_queue* q;
+    bool now = false;
+    accel_i_spin_lock(&dev->objects_lock);
+    q = (accel_queue*)(uintptr_t)atomic_load_explicit(&o->holder, memory_order_relaxed);
+    if (q) {   /* q lives: its teardown clears `holder` under this lock first */
+        atomic_store_explicit(&o->holder, 0u, memory_order_relaxed);
+        if (o->hold_prev) o->hold_prev->hold_next = o->hold_next; else q->held = o->hold_next;
+        if (o->hold_next) o->hold_next->hold_prev = o->hold_prev;
+        o->hold_prev = o->hold_next = NULL;
+        accel_i_spin_lock(&q->free_lock);
+        now = atomic_load_explicit(&o->held_until, memory_order_relaxed) <= q->completed;
+        if (!now) {
+            o->hold_next = q->unheld;
+            q->unheld = o;
+        }
+        accel_i_spin_unlock(&q->free_lock);
+    }
+    accel_i_spin_unlock(&dev->objects_lock);
+    if (now) accel_i_release(o);
+}
+/* The caller's reference of o goes (its handle taken): its queue's hold too. */
+static void accel_i_handle_gone(accel_i_object* o) {
+    accel_i_unhold(o);
+    accel_i_release(o);
+}
 /* A caller's destroy: drops the handle's reference (once). */
 static void accel_i_handle_drop(void* obj) {
     accel_i_object* o = (accel_i_object*)obj;
-    if (atomic_exchange(&o->handle, 0u)) accel_i_release(o);
+    if (atomic_exchange(&o->handle, 0u)) accel_i_handle_gone(o);
 }
 static bool accel_i_lost(accel_device* dev) {
     return atomic_load_explicit(&dev->lost, memory_order_relaxed) != 0;
@@ -2577,7 +2637,7 @@ ACCEL_API void accel_device_destroy(accel_device* dev) {
         accel_i_queue_settle((accel_queue*)(void*)o, "accel_device_destroy");
         accel_i_release(o);
     }
-    while ((o = accel_i_take_handle(dev, -1)) != NULL) accel_i_release(o);
+    while ((o = accel_i_take_handle(dev, -1)) != NULL) accel_i_handle_gone(o);
     accel_i_fail_orphans(dev);
     accel_i_trace_close(dev);      /* its queues are gone, their events written */
     accel_i_device_release(dev);   /* now, or when other devices' work releases its last object */
@@ -3315,11 +3375,103 @@ static void accel_i_batch_free(accel_device* dev, accel_i_batch* b) {
     accel_i_dev_free(dev, b->arena, b->arena_cap);
     accel_i_dev_free(dev, b, sizeof *b);
 }
+/* q's first command with o: q holds o from now on if it may (see "core: queue holds"). */
+static bool accel_i_hold_claim(accel_queue* q, accel_i_object* o) {
+    accel_device* dev = q->obj.device;
+    bool took = false;
+    if (o->device != dev || atomic_load_explicit(&o->holder, memory_order_relaxed) != 0 ||
+        (o->kind == ACCEL_I_BUFFER && accel_i_buffer_root((accel_buffer*)o)->qmem))
+        return false;
+    accel_i_spin_lock(&dev->objects_lock);
+    if (atomic_load_explicit(&o->handle, memory_order_relaxed) &&   /* a handle to end the hold */
+        atomic_load_explicit(&o->holder, memory_order_relaxed) == 0) {
+        atomic_store_explicit(&o->holder, (uint64_t)(uintptr_t)q, memory_order_relaxed);
+        accel_i_retain(o);
+        o->hold_prev = NULL;
+        o->hold_next = q->held;
+        if (q->held) q->held->hold_prev = o;
+        q->held = o;
+        took = true;
+    }
+    accel_i_spin_unlock(&dev->objects_lock);
+    return took;
+}
+/* Does q hold o for a command of the batch it records (then stamped with that batch's seq)? */
+static bool accel_i_hold(accel_queue* q, void* obj) {
+    accel_i_object* o = (accel_i_object*)obj;
+    if (q->recording) return false;   /* a command list keeps references of its own */
+    if (atomic_load_explicit(&o->holder, memory_order_relaxed) != (uint64_t)(uintptr_t)q &&
+        !accel_i_hold_claim(q, o))
+        return false;
+    atomic_store_explicit(&o->held_until, q->submits + 1u, memory_order_relaxed);
+    return true;
+}
+/* Does q hold a, b (unless NULL) and the n buffers for a command of the batch it records? */
+static bool accel_i_holds(accel_queue* q, void* a, void* b, accel_buffer* const* bufs, uint32_t n) {
+    if (!accel_i_hold(q, a) || (b && !accel_i_hold(q, b))) return false;
+    for (uint32_t i = 0; i < n; i++) if (!accel_i_hold(q, bufs[i])) return false;
+    return true;
+}
+/* One reference each to a, b (unless NULL) and the n buffers. */
+static void accel_i_retain_all(void* a, void* b, accel_buffer* const* bufs, uint32_t n) {
+    accel_i_retain(a);
+    if (b) accel_i_retain(b);
+    for (uint32_t i = 0; i < n; i++) accel_i_retain(bufs[i]);
+}
+/* A command's references to its objects (a, b unless NULL, the n buffers): q's holds (the command is
+   flagged SHARED: it holds none of its own), else one each. */
+static void accel_i_rec_refs(accel_queue* q, accel_i_cmd* c, void* a, void* b, accel_buffer* const* bufs,
+                             uint32_t n) {
+    if (accel_i_holds(q, a, b, bufs, n)) c->flags |= ACCEL_I_CMD_SHARED;
+    else accel_i_retain_all(a, b, bufs, n);
+}
+/* A backend takes b (not to refuse it): b gets q's next seq. */
+static void accel_i_batch_accepted(accel_queue* q, accel_i_batch* b) { b->seq = ++q->submits; }
+/* Releases the objects of list (linked through hold_next). */
+static void accel_i_unheld_release(accel_i_object* list) {
+    for (accel_i_object* next; list; list = next) {
+        next = list->hold_next;
+        list->hold_prev = list->hold_next = NULL;
+        accel_i_release(list);
+    }
+}
+/* q's teardown, its work done: drops every hold left, and the unheld list. */
+static void accel_i_holds_drop(accel_queue* q) {
+    accel_device* dev = q->obj.device;
+    accel_i_object *held, *o;
+    accel_i_spin_lock(&dev->objects_lock);   /* after it, no unhold changes q's lists */
+    held = q->held;
+    for (o = held; o; o = o->hold_next) atomic_store_explicit(&o->holder, 0u, memory_order_relaxed);
+    q->held = NULL;
+    accel_i_spin_unlock(&dev->objects_lock);
+    accel_i_unheld_release(held);
+    accel_i_unheld_release(q->unheld);
+    q->unheld = NULL;
+}
+/* Recycling a batch of seq s: q's completed rises to s; returns the unheld objects now no batch's
+   (linked through hold_next), for accel_i_unheld_release (q's free_lock held). */
+static accel_i_object* accel_i_holds_done(accel_queue* q, uint64_t s) {
+    accel_i_object **at = &q->unheld, *done = NULL;
+    if (s <= q->completed) return NULL;
+    q->completed = s;
+    while (*at) {
+        accel_i_object* o = *at;
+        if (atomic_load_explicit(&o->held_until, memory_order_relaxed) > s) {
+            at = &o->hold_next;
+            continue;
+        }
+        *at = o->hold_next;
+        o->hold_next = done;
+        done = o;
+    }
+    return done;
+}
 
 /* Drops the references the batch's commands hold. */
 static void accel_i_batch_release(accel_i_batch* b) {
     for (uint32_t i = 0; i < b->count; i++) {
         accel_i_cmd* c = &b->cmds[i];
+        if (c->flags & ACCEL_I_CMD_SHARED) continue;   /* an earlier exec's references, or q's holds */
         switch (c->kind) {
         case ACCEL_I_CMD_SIGNAL:
             if (c->flags & ACCEL_I_CMD_FOREIGN)
@@ -3330,7 +3482,6 @@ static void accel_i_batch_release(accel_i_batch* b) {
         case ACCEL_I_CMD_EXEC: {
             accel_buffer** bufs = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers);
             uint32_t n = c->u.exec.buffer_count + ((c->flags & ACCEL_I_CMD_INDIRECT) != 0);   /* + counts */
-            if (c->flags & ACCEL_I_CMD_SHARED) break;   /* an earlier exec's references */
             for (uint32_t j = 0; j < n; j++) accel_i_release(bufs[j]);
             accel_i_release(c->u.exec.program);
             break;
@@ -3361,6 +3512,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
     b->qmem = false;
     b->last_exec = 0;
     b->arena_used = 0;
+    b->seq = 0;
 }
 
 /* Releases what the batch holds and keeps it for reuse, else frees it: 4 of up to 1 MiB of arena,
@@ -3371,20 +3523,23 @@ static void accel_i_batch_release(accel_i_batch* b) {
    executors recycle while the recording thread takes. */
 static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
     accel_device* dev = q->obj.device;
+    uint64_t seq = b->seq;
+    bool small = b->arena_cap <= 4096u && b->cmds_bytes <= 4096u;
+    bool tiny = b->arena_cap + b->cmds_bytes <= 1024u;
+    accel_i_object* done;
     accel_i_batch_release(b);
-    if (b->arena_cap <= ((size_t)1 << 20)) {
-        bool small = b->arena_cap <= 4096u && b->cmds_bytes <= 4096u;
-        bool tiny = b->arena_cap + b->cmds_bytes <= 1024u;
-        accel_i_spin_lock(&q->free_lock);
-        if (q->free_count < 4 || (small && q->free_count < 64) || (tiny && q->free_count < 512)) {
-            b->next = q->free_batches;
-            q->free_batches = b;
-            q->free_count++;
-            b = NULL;
-        }
-        accel_i_spin_unlock(&q->free_lock);
+    accel_i_spin_lock(&q->free_lock);
+    done = accel_i_holds_done(q, seq);
+    if (b->arena_cap <= ((size_t)1 << 20) &&
+        (q->free_count < 4 || (small && q->free_count < 64) || (tiny && q->free_count < 512))) {
+        b->next = q->free_batches;
+        q->free_batches = b;
+        q->free_count++;
+        b = NULL;
     }
+    accel_i_spin_unlock(&q->free_lock);
     if (b) accel_i_batch_free(dev, b);
+    accel_i_unheld_release(done);   /* no batch's any more (core: queue holds) */
 }
 static accel_i_batch* accel_i_batch_take(accel_queue* q) {
     accel_i_batch* b;
@@ -3543,7 +3698,7 @@ static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_sign
         return;
     }
     if ((c = accel_i_rec_push(q, kind, 0, NULL, fn)) == NULL) return;
-    accel_i_retain(s);
+    accel_i_rec_refs(q, c, s, NULL, NULL, 0);
     if (s->obj.device != q->obj.device) {   /* only other devices' batches outlive the signal's device */
         accel_i_atomic_max(kind == ACCEL_I_CMD_WAIT ? &s->wanted : &s->recorded, value);
         if (kind == ACCEL_I_CMD_SIGNAL) {
@@ -3673,16 +3828,11 @@ static void accel_i_rec_exec(accel_queue* q, accel_program* p, accel_buffer* con
         const accel_i_walk_ops* walk = q->obj.device->backend->walk;
         memcpy(q->rec->arena + off + bytes_b, &counts, sizeof counts);
         memcpy(q->rec->arena + off + bytes_b + sizeof counts, &offset, sizeof offset);
-        accel_i_retain(counts);
         c->flags = ACCEL_I_CMD_INDIRECT | (walk && walk->indirect_on_host ? ACCEL_I_CMD_HOST_READ : 0u);
     }
     if (bytes_c) memcpy(q->rec->arena + off + bytes_b + bytes_i, constants, bytes_c);
-    if (shared && !counts) {
-        c->flags |= ACCEL_I_CMD_SHARED;
-    } else {
-        for (uint32_t i = 0; i < buffer_count; i++) accel_i_retain(buffers[i]);
-        accel_i_retain(p);
-    }
+    if (shared && !counts) c->flags |= ACCEL_I_CMD_SHARED;
+    else accel_i_rec_refs(q, c, p, counts, buffers, buffer_count);
     if (!counts) q->rec->last_exec = q->rec->count;   /* this one, + 1 */
     c->u.exec.program = p;
     c->u.exec.buffers = off;
@@ -3755,7 +3905,7 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
     }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_COPY, 0, NULL, fn)) == NULL) return;
     c->flags = accel_i_peer_flags(q, dst, src);
-    accel_i_retain(dst); accel_i_retain(src);
+    accel_i_rec_refs(q, c, dst, src, NULL, 0);
     c->u.copy.dst = dst; c->u.copy.src = src;
     c->u.copy.dst_offset = dst_offset; c->u.copy.src_offset = src_offset; c->u.copy.size = size;
     c->u.copy.dst_rel = dst_rel; c->u.copy.src_rel = src_rel;
@@ -3786,7 +3936,7 @@ ACCEL_API void accel_queue_fill(accel_queue* q, accel_buffer* dst, size_t offset
     if (!accel_i_rec_buffer_ok(q, dst, offset, size, fn) || !accel_i_rec_target(q, &dst, &offset, fn)) return;
     if (!accel_i_fill_aligned(q, rel, offset, size, fn)) return;
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_FILL, 0, NULL, fn)) == NULL) return;
-    accel_i_retain(dst);
+    accel_i_rec_refs(q, c, dst, NULL, NULL, 0);
     c->u.fill.dst = dst; c->u.fill.offset = offset; c->u.fill.size = size;
     c->u.fill.pattern = pattern; c->u.fill.rel = rel;
 }
@@ -3800,7 +3950,7 @@ ACCEL_API void accel_queue_update(accel_queue* q, accel_buffer* dst, size_t offs
     if (!data) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: data is NULL", fn); return; }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_UPDATE, size, &off, fn)) == NULL) return;
     memcpy(q->rec->arena + off, data, size);
-    accel_i_retain(dst);
+    accel_i_rec_refs(q, c, dst, NULL, NULL, 0);
     c->u.update.dst = dst; c->u.update.offset = offset; c->u.update.size = size; c->u.update.data = off;
 }
 ACCEL_API void accel_queue_barrier(accel_queue* q) {
@@ -3848,7 +3998,7 @@ ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t o
         return;
     }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_TIMESTAMP, 0, NULL, fn)) == NULL) return;
-    accel_i_retain(dst);
+    accel_i_rec_refs(q, c, dst, NULL, NULL, 0);
     c->u.stamp.dst = dst; c->u.stamp.offset = offset;
 }
 
@@ -3933,6 +4083,8 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     atomic_init(&q->free_lock, 0u);
     q->free_batches = NULL;
     q->free_count = 0;
+    q->submits = q->completed = 0;
+    q->held = q->unheld = NULL;
     atomic_init(&q->unsubmitted_lock, 0u);
     q->unsubmitted_n = 0;
     q->stage[0] = q->stage[1] = NULL;
@@ -3956,6 +4108,7 @@ static void accel_i_queue_fini(accel_queue* q) {
         accel_i_batch_free(dev, b);
     }
     q->free_count = 0;
+    accel_i_holds_drop(q);
     accel_i_stage_drop(q);
     accel_i_trace_queue_fini(q);
 }
@@ -4884,9 +5037,12 @@ static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_i_
     }
     if (!slot) return;
     if (c->flags & ACCEL_I_CMD_SHARED) {   /* references of its own before one is swapped */
-        accel_buffer** bufs = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers);
-        for (uint32_t j = 0; j < c->u.exec.buffer_count; j++) accel_i_retain(bufs[j]);
-        accel_i_retain(c->u.exec.program);
+        if (c->kind == ACCEL_I_CMD_EXEC)
+            accel_i_retain_all(c->u.exec.program, NULL,
+                               (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers),
+                               c->u.exec.buffer_count + ((c->flags & ACCEL_I_CMD_INDIRECT) != 0));
+        else if (c->kind == ACCEL_I_CMD_COPY) accel_i_retain_all(c->u.copy.dst, c->u.copy.src, NULL, 0);
+        else accel_i_retain_all(c->u.fill.dst, NULL, NULL, 0);
         c->flags &= ~ACCEL_I_CMD_SHARED;
     }
     accel_i_retain(to);
@@ -5900,6 +6056,7 @@ static accel_result accel_i_walker_run(accel_queue* q, accel_i_batch* b) {
    one it has not taken, and one that waits for room in the device's queue would wake for nothing). */
 static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
     accel_i_walker* w = q->walker;
+    accel_i_batch_accepted(q, b);
     b->next = NULL;
     accel_i_mutex_lock(&w->lock);
     if (w->head || w->active) {   /* no wake-up: a worker with a head or a walk takes it when it is done */
@@ -7295,6 +7452,7 @@ static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
 
 static accel_result accel_i_cpu_queue_submit(accel_queue* base, accel_i_batch* b) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)base;
+    accel_i_batch_accepted(base, b);
 #if !defined(ACCEL_NO_THREADS)
     accel_i_cpu_note_setters(q, b);   /* before the push: from then on b is the executor's */
 #endif

@@ -254,6 +254,7 @@ typedef struct test_alloc_state {
     atomic_long fail_after;                  /* < 0: never fail; else succeed this many more times, then fail */
     atomic_long failures;                    /* allocations refused */
     atomic_long size_mismatch, bad_align;    /* free got another size than alloc; align not a power of 2 */
+    atomic_llong bytes;                      /* bytes allocated and not freed */
     size_t refuse_above;                     /* refuse any single allocation above this (0: no limit) */
 } test_alloc_state;
 
@@ -278,6 +279,7 @@ static inline void* test_alloc_fn(size_t size, size_t align, void* user) {
     memcpy((unsigned char*)p - sizeof head, &head, sizeof head);
     atomic_fetch_add(&st->allocs, 1);
     atomic_fetch_add(&st->outstanding, 1);
+    atomic_fetch_add(&st->bytes, (long long)size);
     return (void*)p;
 }
 static inline void test_free_fn(void* ptr, size_t size, void* user) {
@@ -288,6 +290,7 @@ static inline void test_free_fn(void* ptr, size_t size, void* user) {
     if (head.size != size) atomic_fetch_add(&st->size_mismatch, 1);
     atomic_fetch_add(&st->frees, 1);
     atomic_fetch_sub(&st->outstanding, 1);
+    atomic_fetch_sub(&st->bytes, (long long)size);
     free(head.base);
 }
 static inline void test_alloc_init(test_alloc_state* st) {

@@ -148,18 +148,6 @@ TEST(exec_saxpy) {
    the programs' names 1 MiB of host memory each, counted by the allocator: a round that held on to any
    of them leaves at least a MiB more than before it (the queue's caches vary by far less), and one
    released twice is a use after free under ASan. Three rounds. */
-typedef struct shared_refs_mem { test_alloc_state st; atomic_llong bytes; } shared_refs_mem;
-static void* shared_refs_alloc(size_t size, size_t align, void* user) {
-    shared_refs_mem* m = (shared_refs_mem*)user;
-    void* p = test_alloc_fn(size, align, &m->st);
-    if (p) atomic_fetch_add(&m->bytes, (long long)size);
-    return p;
-}
-static void shared_refs_free(void* ptr, size_t size, void* user) {
-    shared_refs_mem* m = (shared_refs_mem*)user;
-    if (ptr) atomic_fetch_sub(&m->bytes, (long long)size);
-    test_free_fn(ptr, size, &m->st);
-}
 enum { SR_N = 64, SR_RUN = 300 };
 static accel_result shared_refs_program(accel_device* dev, test_kernel k, const char* big_name,
                                         accel_program** out) {
@@ -222,7 +210,7 @@ static void shared_refs_round(accel_device* dev, accel_queue* q, accel_signal* s
 }
 TEST(execs_of_one_kernel_share_references_and_let_them_go) {
     static char big_name[(1u << 20) + 1];
-    shared_refs_mem mem;
+    test_alloc_state mem;
     accel_device_desc desc;
     accel_device* dev;
     accel_queue* q;
@@ -231,12 +219,9 @@ TEST(execs_of_one_kernel_share_references_and_let_them_go) {
     bool cpu = test_backend_is_cpu();
     uint32_t got[SR_N];
     memset(big_name, 'k', sizeof big_name - 1);
-    test_alloc_init(&mem.st);
-    atomic_init(&mem.bytes, 0);
+    test_alloc_init(&mem);
     memset(&desc, 0, sizeof desc);
-    desc.allocator.alloc_fn = shared_refs_alloc;
-    desc.allocator.free_fn = shared_refs_free;
-    desc.allocator.user = &mem;
+    desc.allocator = test_allocator(&mem);
     REQUIRE_OK(test_device_create_desc(desc, &dev));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(accel_signal_create(dev, 0, &s));
@@ -255,7 +240,7 @@ TEST(execs_of_one_kernel_share_references_and_let_them_go) {
     accel_signal_destroy(s);
     accel_queue_destroy(q);
     accel_device_destroy(dev);
-    CHECK_EQ_INT(atomic_load(&mem.st.outstanding), 0);
+    CHECK_EQ_INT(atomic_load(&mem.outstanding), 0);
 }
 
 /* A run of execs of one program over the same buffers records by a shorter path (accel_i_exec_repeats):
