@@ -3380,6 +3380,7 @@ static bool accel_i_hold_claim(accel_queue* q, accel_i_object* o) {
     accel_device* dev = q->obj.device;
     bool took = false;
     if (o->device != dev || atomic_load_explicit(&o->holder, memory_order_relaxed) != 0 ||
+        !atomic_load_explicit(&o->handle, memory_order_relaxed) ||   /* e.g. a view's root: no lock */
         (o->kind == ACCEL_I_BUFFER && accel_i_buffer_root((accel_buffer*)o)->qmem))
         return false;
     accel_i_spin_lock(&dev->objects_lock);
@@ -3399,7 +3400,6 @@ static bool accel_i_hold_claim(accel_queue* q, accel_i_object* o) {
 /* Does q hold o for a command of the batch it records (then stamped with that batch's seq)? */
 static bool accel_i_hold(accel_queue* q, void* obj) {
     accel_i_object* o = (accel_i_object*)obj;
-    if (q->recording) return false;   /* a command list keeps references of its own */
     if (atomic_load_explicit(&o->holder, memory_order_relaxed) != (uint64_t)(uintptr_t)q &&
         !accel_i_hold_claim(q, o))
         return false;
@@ -3408,6 +3408,7 @@ static bool accel_i_hold(accel_queue* q, void* obj) {
 }
 /* Does q hold a, b (unless NULL) and the n buffers for a command of the batch it records? */
 static bool accel_i_holds(accel_queue* q, void* a, void* b, accel_buffer* const* bufs, uint32_t n) {
+    if (q->recording) return false;   /* a command list keeps references of its own */
     if (!accel_i_hold(q, a) || (b && !accel_i_hold(q, b))) return false;
     for (uint32_t i = 0; i < n; i++) if (!accel_i_hold(q, bufs[i])) return false;
     return true;
@@ -3427,8 +3428,8 @@ static void accel_i_rec_refs(accel_queue* q, accel_i_cmd* c, void* a, void* b, a
 }
 /* A backend takes b (not to refuse it): b gets q's next seq. */
 static void accel_i_batch_accepted(accel_queue* q, accel_i_batch* b) { b->seq = ++q->submits; }
-/* Releases the objects of list (linked through hold_next). */
-static void accel_i_unheld_release(accel_i_object* list) {
+/* Releases the objects of a held or unheld list (linked through hold_next). */
+static void accel_i_holds_release(accel_i_object* list) {
     for (accel_i_object* next; list; list = next) {
         next = list->hold_next;
         list->hold_prev = list->hold_next = NULL;
@@ -3444,12 +3445,12 @@ static void accel_i_holds_drop(accel_queue* q) {
     for (o = held; o; o = o->hold_next) atomic_store_explicit(&o->holder, 0u, memory_order_relaxed);
     q->held = NULL;
     accel_i_spin_unlock(&dev->objects_lock);
-    accel_i_unheld_release(held);
-    accel_i_unheld_release(q->unheld);
+    accel_i_holds_release(held);
+    accel_i_holds_release(q->unheld);
     q->unheld = NULL;
 }
 /* Recycling a batch of seq s: q's completed rises to s; returns the unheld objects now no batch's
-   (linked through hold_next), for accel_i_unheld_release (q's free_lock held). */
+   (linked through hold_next), for accel_i_holds_release (q's free_lock held). */
 static accel_i_object* accel_i_holds_done(accel_queue* q, uint64_t s) {
     accel_i_object **at = &q->unheld, *done = NULL;
     if (s <= q->completed) return NULL;
@@ -3539,7 +3540,7 @@ static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
     }
     accel_i_spin_unlock(&q->free_lock);
     if (b) accel_i_batch_free(dev, b);
-    accel_i_unheld_release(done);   /* no batch's any more (core: queue holds) */
+    accel_i_holds_release(done);   /* no batch's any more (core: queue holds) */
 }
 static accel_i_batch* accel_i_batch_take(accel_queue* q) {
     accel_i_batch* b;

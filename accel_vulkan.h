@@ -1403,13 +1403,15 @@ static bool accel_i_vk_wait_on_device(accel_queue* qb, accel_signal* base, uint6
     accel_i_vk_device* dev = accel_i_vk_dev(qb->obj.device);
     accel_i_vk_queue* q = (accel_i_vk_queue*)qb;
     accel_i_vk_signal* s = (accel_i_vk_signal*)base;
+    const accel_i_vk_hwq* hwq;
     uint64_t c, hi;
     bool ok;
-    if (base->obj.device != &dev->base) return accel_i_vk_wait_foreign(q, base, v);
-    accel_i_mutex_lock(&dev->submit_lock);
-    if (!q->hwq) {   /* a recover took q's natives: q is stale, and the walk fails the segment */
+    accel_i_mutex_lock(&dev->submit_lock);   /* a recover takes q's VkQueue under it */
+    hwq = q->hwq;
+    if (!hwq || base->obj.device != &dev->base) {
         accel_i_mutex_unlock(&dev->submit_lock);
-        return true;
+        if (!hwq) return true;   /* a recover took it (q is stale): the walk fails the segment */
+        return hwq->owned && accel_i_vk_wait_foreign(q, base, v);
     }
     c = accel_i_vk_counter(dev, s->sem);
     hi = atomic_load(&s->submitted);
@@ -2273,17 +2275,11 @@ static accel_result accel_i_vk_signal_import(accel_device* to, accel_signal* s, 
 static bool accel_i_vk_peer_waits(accel_device* d, accel_device* o) {
     return accel_i_vk_dev(d)->ext_sem && accel_i_signal_shared(d, o);
 }
-/* wait_on_device for another device's signal s >= v: on a queue that owns its VkQueue, for a value
-   promised there (see above); the import made here */
+/* wait_on_device for another device's signal s >= v, on a queue that owns its VkQueue (the caller
+   checked): for a value promised there (see above); the import made here */
 static bool accel_i_vk_wait_foreign(accel_i_vk_queue* q, accel_signal* s, uint64_t v) {
     accel_device* d = q->base.obj.device;
-    accel_i_vk_device* dev = accel_i_vk_dev(d);
-    const accel_i_vk_hwq* hwq;
-    accel_i_mutex_lock(&dev->submit_lock);   /* a recover takes q's natives under it */
-    hwq = q->hwq;
-    accel_i_mutex_unlock(&dev->submit_lock);
-    if (!hwq) return true;   /* as in accel_i_vk_wait_on_device: the walk fails the stale queue's segment */
-    return hwq->owned && accel_i_vk_peer_waits(d, s->obj.device) && accel_i_signal_import(d, s, v) != NULL;
+    return accel_i_vk_peer_waits(d, s->obj.device) && accel_i_signal_import(d, s, v) != NULL;
 }
 /* seg_waits: the wait operation of c (another device's signal, on the device) on its import */
 static void accel_i_vk_seg_wait_foreign(accel_i_vk_device* dev, const accel_i_cmd* c, accel_i_vk_ops* o) {
