@@ -5815,8 +5815,9 @@ struct accel_i_walker {
     accel_i_mutex lock;
     accel_i_cond cond;              /* hand-offs, the end of a walk, stop */
     accel_i_batch *head, *tail;
-    /* active: a thread walks a batch of this queue; idle_sleep: the worker sleeps untimed */
-    bool active, stop, idle_sleep;
+    /* active: a thread walks a batch of this queue; idle_sleep: the worker sleeps untimed; poke: the
+       walk put work in flight for queue_poll to watch (accel_i_walker_poke: the walking thread's) */
+    bool active, stop, idle_sleep, poke;
     uint32_t idle_waiters;          /* threads in accel_i_walker_idle */
     accel_i_thread thread;
     accel_i_blocked blocked;        /* debug devices: the gated wait the worker is in */
@@ -6028,7 +6029,7 @@ static void accel_i_walker_main(void* arg) {
             continue;
         }
         accel_i_mutex_lock(&w->lock);
-        w->active = false;
+        w->active = w->poke = false;   /* the worker itself polls next */
         if (w->idle_waiters) accel_i_cond_broadcast(&w->cond);
     }
     accel_i_mutex_unlock(&w->lock);
@@ -6047,7 +6048,8 @@ static accel_result accel_i_walker_run(accel_queue* q, accel_i_batch* b) {
         r = ACCEL_OK;
     }
     w->active = false;
-    if (w->head || w->idle_waiters) accel_i_cond_broadcast(&w->cond);
+    if (w->head || w->idle_waiters || (w->poke && w->idle_sleep)) accel_i_cond_broadcast(&w->cond);
+    w->poke = false;
     accel_i_mutex_unlock(&w->lock);
     return (accel_result)r;   /* ACCEL_I_WOULD_BLOCK went to the worker */
 }
@@ -6099,12 +6101,10 @@ static void accel_i_gate_release(accel_signal* s) {
     for (uint32_t i = 0; i < n; i++) accel_i_walker_run(took[i]->q, tb[i]);
 }
 /* Wakes the worker when it sleeps with nothing to poll and the backend just put work in flight that
-   it must watch (queue_poll backends). */
+   it must watch (queue_poll backends): at the end of the walk, where accel_i_walker_run takes the
+   worker's lock anyway (a lock a batch less); a worker's own walk polls next, awake. */
 static void accel_i_walker_poke(accel_queue* q) {
-    accel_i_walker* w = q->walker;
-    accel_i_mutex_lock(&w->lock);
-    if (w->idle_sleep) accel_i_cond_broadcast(&w->cond);
-    accel_i_mutex_unlock(&w->lock);
+    q->walker->poke = true;   /* the walk's end wakes it (accel_i_walker_run), under the lock it takes */
 }
 /* accel_device_recover (core: device generations): waits until no thread walks q's batches. A worker
    gated on the host is not walking (accel_i_gate_open handed its batch back: it holds nothing native);

@@ -1356,6 +1356,7 @@ typedef struct accel_i_cu_signal {
     accel_i_a32 point_lock;        /* guards the rest */
     accel_i_cu_mark points[ACCEL_I_CU_POINTS];   /* a ring, oldest at points_head */
     uint32_t points_head, points_count;
+    uint32_t descents;             /* neighbours in the ring whose values fall (accel_i_cu_first_mark) */
     uint64_t evicted;              /* the largest value of a point that left the ring */
     /* the largest value a GPU wait on the mirror waits for (written under point_lock) */
     accel_i_a64 mirror_wanted;
@@ -2399,6 +2400,7 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
         if (!reached) break;
         atomic_thread_fence(memory_order_acquire);
         accel_i_spin_lock(&q->ring_lock);
+        e = q->ring[q->ring_head];   /* again: a batch may have joined it since (accel_i_cu_batch_joins) */
         q->ring[q->ring_head].signal = NULL;
         q->ring[q->ring_head].batch = NULL;
         q->ring[q->ring_head].staging = NULL;
@@ -2516,6 +2518,20 @@ static bool accel_i_cu_mirror_waited(accel_i_cu_signal* cs) {   /* a hint withou
    enqueued since the caller looked (accel_i_cu_point_add), which missed the point's mark. Under the
    signal's point_lock, as the waits' look at the marks and their mirror_wanted: one of the two sees
    the other. */
+/* The oldest mark of cs's ring whose value reaches v, NULL when none (point_lock held). Values mostly
+   rise along the ring: with no descent in it, the marks that reach v are its newest ones, and the
+   look goes from the newest back (a chain's wait for the step before: one or two marks, not sixteen). */
+static const accel_i_cu_mark* accel_i_cu_first_mark(const accel_i_cu_signal* cs, uint64_t v) {
+    const accel_i_cu_mark* found = NULL;
+    if (cs->evicted >= v) return NULL;
+    for (uint32_t k = 0; k < cs->points_count; k++) {
+        uint32_t i = cs->descents ? k : cs->points_count - 1 - k;
+        const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
+        if (m->value >= v) found = m;
+        if (cs->descents ? found != NULL : m->value < v) break;
+    }
+    return found;
+}
 static bool accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t value, uint64_t seq) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     accel_i_cu_mark* m;
@@ -2531,8 +2547,11 @@ static bool accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
         uint64_t v = cs->points[cs->points_head].value;
         if (v > cs->evicted) cs->evicted = v;
         cs->points_head = (cs->points_head + 1) % ACCEL_I_CU_POINTS;
+        cs->descents -= cs->points[cs->points_head].value < v;
         cs->points_count--;
     }
+    if (cs->points_count)
+        cs->descents += value < cs->points[(cs->points_head + cs->points_count - 1) % ACCEL_I_CU_POINTS].value;
     m = &cs->points[(cs->points_head + cs->points_count++) % ACCEL_I_CU_POINTS];
     m->word = q->progress.dptr;
     m->progress = q->progress.host;
@@ -2755,14 +2774,9 @@ static uint64_t accel_i_cu_nap_ns(accel_i_cu_nap* n, accel_signal* s, uint64_t v
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     uint64_t p, left;
     if (!n->word) {
+        const accel_i_cu_mark* m;
         accel_i_spin_lock(&cs->point_lock);
-        for (uint32_t i = 0; cs->evicted < v && i < cs->points_count; i++) {
-            const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
-            if (m->value < v) continue;
-            n->word = m->progress;
-            n->seq = m->seq;
-            break;
-        }
+        if ((m = accel_i_cu_first_mark(cs, v)) != NULL) { n->word = m->progress; n->seq = m->seq; }
         accel_i_spin_unlock(&cs->point_lock);
         if (n->word) { n->p0 = atomic_load(n->word); n->t0 = now; }
         return 0;
@@ -3522,16 +3536,14 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
    it raises the mirror then). */
 static bool accel_i_cu_wait_target(accel_i_cu_signal* cs, uint64_t v, accel_cu_deviceptr own,
                                    accel_cu_deviceptr* addr, uint64_t* value) {
+    const accel_i_cu_mark* m = accel_i_cu_first_mark(cs, v);
     *addr = cs->mirror.dptr;
     *value = v;
-    for (uint32_t i = 0; cs->evicted < v && i < cs->points_count; i++) {
-        const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
-        if (m->value < v) continue;
-        /* held up by a host-raised wait (not this stream's: stream order): the mirror, which the
-           host raises however v comes (a host set, any queue's point reaped, a failure) */
-        if (m->word != own && (m->opaque || (m->gate && atomic_load(m->gate) < m->gate_value))) break;
-        *addr = m->word; *value = m->seq;
-        break;
+    /* unless held up by a host-raised wait (not this stream's: stream order): the mirror then, which
+       the host raises however v comes (a host set, any queue's point reaped, a failure) */
+    if (m && (m->word == own || (!m->opaque && !(m->gate && atomic_load(m->gate) < m->gate_value)))) {
+        *addr = m->word;
+        *value = m->seq;
     }
     if (*addr == cs->mirror.dptr && v > atomic_load_explicit(&cs->mirror_wanted, memory_order_relaxed))
         atomic_store_explicit(&cs->mirror_wanted, v, memory_order_relaxed);   /* later points write it */
@@ -3690,12 +3702,28 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
     if (failed) b->pc = b->count;
     return ACCEL_OK;
 }
+/* Does b join the newest point in the ring? It may when nothing was enqueued since that point (a batch
+   that ends with a signal: one point a step, not two), when the point carries no batch yet, and b
+   leaves no staging memory and no waits to retire. Under ring_lock, as the reaper takes the point. */
+static bool accel_i_cu_batch_joins(accel_i_cu_queue* q, accel_i_batch* b) {
+    bool joined = false;
+    if (q->dirty || q->staging || q->waits || q->holds || accel_i_cu_gone(q)) return false;
+    accel_i_spin_lock(&q->ring_lock);
+    if (q->ring_count) {
+        accel_i_cu_point* last = &q->ring[(q->ring_head + q->ring_count - 1) % q->ring_cap];
+        if (!last->batch && last->seq == q->issued) joined = (last->batch = b) != NULL;
+    }
+    accel_i_spin_unlock(&q->ring_lock);
+    return joined;
+}
 /* batch_submitted: its last point releases it; the worker watches the points. */
 static void accel_i_cu_batch_submitted(accel_queue* base, accel_i_batch* b) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
-    /* else the point makes no driver call */
-    if (q->dirty && !accel_i_cu_gone(q)) accel_i_cu_enter_cached(accel_i_cu_dev(base->obj.device));
-    accel_i_cu_point_add(q, NULL, 0, b, NULL);
+    if (!accel_i_cu_batch_joins(q, b)) {
+        /* else the point makes no driver call */
+        if (q->dirty && !accel_i_cu_gone(q)) accel_i_cu_enter_cached(accel_i_cu_dev(base->obj.device));
+        accel_i_cu_point_add(q, NULL, 0, b, NULL);
+    }
     accel_i_walker_poke(base);
 }
 /* queue_poll (the queue's worker, idle): applies reached points; in flight, polls again after

@@ -571,6 +571,68 @@ TEST(in_order_slow_exec_then_copy) {
     accel_device_destroy(dev);
 }
 
+/* A batch that goes on after its signal: finishing the queue waits for the commands after the signal too
+   (the CUDA backend lets a batch that ends with a signal complete with that signal's point: never one
+   with work after it). Slow execs on both sides of the signal, so that the point is still in flight
+   when the batch ends. */
+TEST(finish_waits_for_work_after_a_signal) {
+    enum { N = 2048, ITERS = 3000 };
+    accel_device* dev;
+    accel_queue* q;
+    accel_program* p;
+    accel_buffer *a, *b;
+    accel_signal* s;
+    static uint32_t got[N];
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_SLOW, &p));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &a));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    for (uint32_t round = 1; round <= 3; round++) {
+        uint32_t ka[3] = { N, ITERS, round }, kb[3] = { N, ITERS, round + 100u };
+        int bad = 0;
+        accel_queue_exec(q, p, &a, 1, ka, 3, accel_exec_1d(N, 64));
+        accel_queue_signal(q, s, round);
+        accel_queue_exec(q, p, &b, 1, kb, 3, accel_exec_1d(N, 64));
+        CHECK_OK(accel_queue_submit(q));
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(accel_signal_value(s), round);
+        REQUIRE_OK(accel_buffer_read(b, 0, got, sizeof got));
+        for (uint32_t i = 0; i < N; i++) bad += got[i] != test_slow_hash(i ^ (round + 100u), ITERS);
+        CHECK_EQ_INT(bad, 0);
+    }
+    accel_device_destroy(dev);
+}
+
+/* Nobody waits: a thread that only reads accel_signal_value still sees the value come, also when the queue
+   was idle long enough for its worker to sleep for good before the submit (on GPU backends the worker
+   is what applies the device's progress then: the submit must wake it). */
+TEST(signal_value_comes_without_a_wait) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_program* p;
+    accel_buffer* out;
+    accel_signal* s;
+    uint64_t t0;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_FILL_INDEX, &p));
+    REQUIRE_OK(test_buffer_create(dev, 64 * 4, ACCEL_MEMORY_HOST, &out));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    for (uint64_t round = 1; round <= 2; round++) {
+        uint32_t k[2] = { (uint32_t)round, 64 };   /* out[i] = i + round */
+        for (t0 = test_now_ns(); test_now_ns() - t0 < 30000000u;) { }   /* idle: 30 ms */
+        accel_queue_exec(q, p, &out, 1, k, 2, accel_exec_1d(64, 64));
+        accel_queue_signal(q, s, round);
+        CHECK_OK(accel_queue_submit(q));
+        for (t0 = test_now_ns(); accel_signal_value(s) < round && test_now_ns() - t0 < 10000000000u;) { }
+        CHECK_EQ_U64(accel_signal_value(s), round);
+    }
+    CHECK_EQ_U64(test_buffer_u32(out, 63), 63u + 2u);
+    accel_device_destroy(dev);
+}
+
 /* Across batches of one queue too, and a barrier between dependent commands. */
 TEST(in_order_across_batches) {
     accel_device* dev;
@@ -941,6 +1003,8 @@ int main(int argc, char** argv) {
     RUN(exec_param_helpers);
     RUN(exec_dispatch_fields_cpu);
     RUN(in_order_slow_exec_then_copy);
+    RUN(finish_waits_for_work_after_a_signal);
+    RUN(signal_value_comes_without_a_wait);
     RUN(in_order_across_batches);
     RUN(copy_queue_ordered_with_compute);
     RUN(finish_waits_and_times_out);
