@@ -2512,26 +2512,31 @@ static void accel_i_cu_gate_add(accel_i_cu_queue* q, const accel_i_a64* word, ui
 static bool accel_i_cu_mirror_waited(accel_i_cu_signal* cs) {   /* a hint without point_lock, exact with it */
     return atomic_load_explicit(&cs->mirror_wanted, memory_order_relaxed) > atomic_load(cs->mirror.host);
 }
-/* Remembers the newest point of a CUDA signal of this device: a GPU wait for a value up to `value` can
-   watch this queue's progress word reach `seq` (cuda: queue segments), unless a host-raised wait holds
-   the point up (accel_i_cu_mark). Returns whether a GPU wait on the mirror may wait for the point: one
-   enqueued since the caller looked (accel_i_cu_point_add), which missed the point's mark. Under the
-   signal's point_lock, as the waits' look at the marks and their mirror_wanted: one of the two sees
-   the other. */
+/* Mark i of cs's ring, 0 the oldest. */
+static const accel_i_cu_mark* accel_i_cu_mark_at(const accel_i_cu_signal* cs, uint32_t i) {
+    return &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
+}
 /* The oldest mark of cs's ring whose value reaches v, NULL when none (point_lock held). Values mostly
    rise along the ring: with no descent in it, the marks that reach v are its newest ones, and the
    look goes from the newest back (a chain's wait for the step before: one or two marks, not sixteen). */
 static const accel_i_cu_mark* accel_i_cu_first_mark(const accel_i_cu_signal* cs, uint64_t v) {
     const accel_i_cu_mark* found = NULL;
     if (cs->evicted >= v) return NULL;
-    for (uint32_t k = 0; k < cs->points_count; k++) {
-        uint32_t i = cs->descents ? k : cs->points_count - 1 - k;
-        const accel_i_cu_mark* m = &cs->points[(cs->points_head + i) % ACCEL_I_CU_POINTS];
-        if (m->value >= v) found = m;
-        if (cs->descents ? found != NULL : m->value < v) break;
+    if (cs->descents == 0) {
+        for (uint32_t i = cs->points_count; i-- > 0 && accel_i_cu_mark_at(cs, i)->value >= v;)
+            found = accel_i_cu_mark_at(cs, i);
+        return found;
     }
-    return found;
+    for (uint32_t i = 0; i < cs->points_count; i++)
+        if (accel_i_cu_mark_at(cs, i)->value >= v) return accel_i_cu_mark_at(cs, i);
+    return NULL;
 }
+/* Remembers the newest point of a CUDA signal of this device: a GPU wait for a value up to `value` can
+   watch this queue's progress word reach `seq` (cuda: queue segments), unless a host-raised wait holds
+   the point up (accel_i_cu_mark). Returns whether a GPU wait on the mirror may wait for the point: one
+   enqueued since the caller looked (accel_i_cu_point_add), which missed the point's mark. Under the
+   signal's point_lock, as the waits' look at the marks and their mirror_wanted: one of the two sees
+   the other. */
 static bool accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t value, uint64_t seq) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     accel_i_cu_mark* m;
@@ -2547,11 +2552,10 @@ static bool accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
         uint64_t v = cs->points[cs->points_head].value;
         if (v > cs->evicted) cs->evicted = v;
         cs->points_head = (cs->points_head + 1) % ACCEL_I_CU_POINTS;
-        cs->descents -= cs->points[cs->points_head].value < v;
+        cs->descents -= accel_i_cu_mark_at(cs, 0)->value < v;
         cs->points_count--;
     }
-    if (cs->points_count)
-        cs->descents += value < cs->points[(cs->points_head + cs->points_count - 1) % ACCEL_I_CU_POINTS].value;
+    if (cs->points_count) cs->descents += value < accel_i_cu_mark_at(cs, cs->points_count - 1)->value;
     m = &cs->points[(cs->points_head + cs->points_count++) % ACCEL_I_CU_POINTS];
     m->word = q->progress.dptr;
     m->progress = q->progress.host;
@@ -3711,7 +3715,7 @@ static bool accel_i_cu_batch_joins(accel_i_cu_queue* q, accel_i_batch* b) {
     accel_i_spin_lock(&q->ring_lock);
     if (q->ring_count) {
         accel_i_cu_point* last = &q->ring[(q->ring_head + q->ring_count - 1) % q->ring_cap];
-        if (!last->batch && last->seq == q->issued) joined = (last->batch = b) != NULL;
+        if (!last->batch && last->seq == q->issued) { last->batch = b; joined = true; }
     }
     accel_i_spin_unlock(&q->ring_lock);
     return joined;
