@@ -1432,7 +1432,8 @@ struct accel_i_cu_queue {
     uint64_t reached;              /* event ring mode: highest completed seq (reaper only) */
     accel_i_event done;            /* batches finished */
     accel_i_a64 submitted;         /* batches submitted */
-    accel_i_a64 poll_since;        /* when work was last enqueued (the worker's polling pace) */
+    /* the worker's polling pace: when it saw poll_mark move last (accel_i_cu_poll_since) */
+    accel_i_a64 poll_mark, poll_seen, poll_since;
     /* the stream had no room (accel_i_cu_stream_full): the worker waits for room */
     accel_i_a32 full;
     /* timestamp (or traced) points not applied yet: later points are not GPU-watchable */
@@ -3661,6 +3662,22 @@ static int accel_i_cu_hand_back(accel_i_cu_queue* q) {
     atomic_store(&q->full, 1u);
     return ACCEL_I_WOULD_BLOCK;
 }
+/* The walking thread enqueued a segment: it moves poll_mark (one walking thread at a time, so a relaxed
+   load and store), and the worker's poll notes when it saw the mark move (accel_i_cu_poll_since),
+   instead of a clock read and a locked store on the enqueue path every segment. */
+static void accel_i_cu_enqueued(accel_i_cu_queue* q) {
+    uint64_t m = atomic_load_explicit(&q->poll_mark, memory_order_relaxed);
+    atomic_store_explicit(&q->poll_mark, m + 1u, memory_order_relaxed);
+}
+/* When work was last enqueued, as the worker saw it: at most one poll slice late. */
+static uint64_t accel_i_cu_poll_since(accel_i_cu_queue* q, uint64_t now) {
+    uint64_t m = atomic_load_explicit(&q->poll_mark, memory_order_relaxed);
+    if (m != atomic_load_explicit(&q->poll_seen, memory_order_relaxed)) {
+        atomic_store_explicit(&q->poll_seen, m, memory_order_relaxed);
+        atomic_store_explicit(&q->poll_since, now, memory_order_relaxed);
+    }
+    return atomic_load_explicit(&q->poll_since, memory_order_relaxed);
+}
 /* segment_submit: the segment's GPU waits, then its commands, into the queue's stream. */
 static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg,
                                      bool may_block) {
@@ -3696,12 +3713,12 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
         else failed = accel_i_cu_cmd(q, b, pc);
         if (failed) accel_i_fail_rest(b, pc + 1, failed);   /* drop the rest, pass the failure on */
         else if (pc + 1 < sg->to && accel_i_cu_stream_full(q)) {   /* the rest to the worker, or later */
-            atomic_store(&q->poll_since, accel_i_now_ns());
+            accel_i_cu_enqueued(q);
             b->pc = pc + 1;
             return accel_i_cu_hand_back(q);
         }
     }
-    atomic_store(&q->poll_since, accel_i_now_ns());
+    accel_i_cu_enqueued(q);
     if (atomic_load_explicit(&q->full, memory_order_relaxed)) atomic_store(&q->full, 0u);
     if (failed) b->pc = b->count;
     return ACCEL_OK;
@@ -3742,11 +3759,10 @@ static void accel_i_cu_batch_submitted(accel_queue* base, accel_i_batch* b) {
 static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     accel_i_cu_device* dev = accel_i_cu_dev(base->obj.device);
-    uint64_t slice;
+    uint64_t slice, now = accel_i_now_ns(), since = accel_i_cu_poll_since(q, now);
     if (!accel_i_cu_reap(q))   /* everything reached */
-        return accel_i_now_ns() - atomic_load(&q->poll_since) < ACCEL_I_CU_LINGER_NS ? ACCEL_CUDA_POLL_MAX_NS
-                                                                                     : 0;
-    slice = accel_i_cu_poll_slice(atomic_load(&q->poll_since));
+        return now - since < ACCEL_I_CU_LINGER_NS ? ACCEL_CUDA_POLL_MAX_NS : 0;
+    slice = accel_i_cu_poll_slice(since);
     if (slice >= 32000u && !accel_i_cu_gone(q)) {   /* waits over 1 ms: notice a dead device */
         accel_cu_result cr;
         accel_i_cu_enter(dev);
@@ -3816,6 +3832,8 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     memset((void*)q, 0, sizeof *q);
     q->base.obj.device = d;
     atomic_init(&q->submitted, 0u);
+    atomic_init(&q->poll_mark, 0u);
+    atomic_init(&q->poll_seen, 0u);
     atomic_init(&q->poll_since, 0u);
     atomic_init(&q->full, 0u);
     atomic_init(&q->stamps_pending, 0u);
