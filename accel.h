@@ -1719,6 +1719,9 @@ typedef struct accel_i_walk_ops {
     /* true: the device cannot read an indirect exec's counts itself (CUDA): each is recorded HOST_READ,
        a host step where the walk reads the counts after a drain (see "core: indirect execs") */
     bool indirect_on_host;
+    /* accel_signal_value (the caller's read, not accel's own): raise s's host word to what the device
+       already reached but no thread applied yet. May be NULL (the host word is always current) */
+    void (*signal_settle)(accel_signal* s);
 } accel_i_walk_ops;
 
 struct accel_backend {
@@ -2977,8 +2980,16 @@ ACCEL_API accel_result accel_signal_create(accel_device* dev, uint64_t initial, 
     return r;
 }
 ACCEL_API void accel_signal_destroy(accel_signal* s) { if (s) accel_i_handle_drop(s); }
-ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
+/* The value as the host word holds it (accel's own reads: the walk's, the waits'). */
+static uint64_t accel_i_signal_value(const accel_signal* s) {
     return s ? s->obj.device->backend->signal_value(s) : 0;
+}
+/* The caller's read: first raised to what the device already reached, where the backend can tell
+   (signal_settle), so that values read in causal order (accel_cuda.h: signals). */
+ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
+    const accel_i_walk_ops* w = s ? s->obj.device->backend->walk : NULL;
+    if (w && w->signal_settle) w->signal_settle((accel_signal*)(uintptr_t)s);
+    return accel_i_signal_value(s);
 }
 /* A host set or fail may be what lets a destroy of the signal's queue or device go on (the documented
    remedy for a queue blocked on a signal nobody sets): the destroy may then drop the signal's last
@@ -3074,7 +3085,7 @@ static accel_result accel_i_wait_mixed(accel_signal* const* s, const uint64_t* v
         if (r != ACCEL_TIMEOUT || accel_i_now_ns() >= deadline) return r;
         for (uint32_t i = 0; i < n; i++) {   /* give each backend a short blocking wait */
             uint32_t f;
-            if (!accel_i_failed(accel_signal_value(s[i])) && accel_signal_value(s[i]) < v[i]) {
+            if (!accel_i_failed(accel_i_signal_value(s[i])) && accel_i_signal_value(s[i]) < v[i]) {
                 s[i]->obj.device->backend->signal_wait_many(&s[i], &v[i], 1, true, pause_ns, &f);
                 break;
             }
@@ -3334,7 +3345,7 @@ static size_t accel_i_describe_queue(char* out, size_t cap, const accel_queue* q
                        "(it is at %llu);",
                        (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending,
                        (void*)s, ACCEL_I_LABEL(&s->obj),
-                       (unsigned long long)v, (unsigned long long)accel_signal_value(s));
+                       (unsigned long long)v, (unsigned long long)accel_i_signal_value(s));
     else if (pending)
         len = snprintf(out, cap, " queue %p%s%s%s (%llu unfinished batches) has not reached a wait;",
                        (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending);
@@ -5590,7 +5601,7 @@ static void accel_i_dwait_add(accel_i_batch* b, accel_queue* q, accel_device* de
    the batch joined the list is seen here (one that comes later finds the batch in the list). */
 static uint64_t accel_i_recheck(accel_i_batch* b, const accel_i_segment* sg) {
     for (uint32_t i = sg->wfrom; i < sg->from; i++) {
-        uint64_t cur = accel_signal_value(b->cmds[i].u.sig.signal);
+        uint64_t cur = accel_i_signal_value(b->cmds[i].u.sig.signal);
         if (accel_i_failed(cur)) return cur;
     }
     return 0;
@@ -5744,7 +5755,7 @@ static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
     for (uint32_t i = b->host_checked; i < b->pc; i++) {
         uint64_t cur;
         if (b->cmds[i].kind != ACCEL_I_CMD_WAIT || !(b->cmds[i].flags & ACCEL_I_CMD_ON_DEVICE)) continue;
-        if (accel_i_failed(cur = accel_signal_value(b->cmds[i].u.sig.signal))) return cur;
+        if (accel_i_failed(cur = accel_i_signal_value(b->cmds[i].u.sig.signal))) return cur;
     }
     b->host_checked = b->pc;
     if (c->kind == ACCEL_I_CMD_EXEC) return accel_i_indirect_read(q, b, c);   /* stays at b->pc, direct */
@@ -5784,7 +5795,7 @@ static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segm
     for (uint32_t i = sg->wfrom; i < sg->from; i++) {
         accel_i_cmd* c = &b->cmds[i];
         accel_signal* s = c->u.sig.signal;
-        uint64_t cur = accel_signal_value(s);
+        uint64_t cur = accel_i_signal_value(s);
         bool on = false;
         if (accel_i_failed(cur) && unreached < i) { *at = unreached; return ACCEL_I_SEG_GATED; }
         if (accel_i_failed(cur)) {
@@ -5841,7 +5852,7 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
         r = accel_i_wait_internal(s, v, poll ? poll : ACCEL_WAIT_FOREVER);
     } while (r == ACCEL_TIMEOUT);
     accel_i_blocked_set(&q->walker->blocked, NULL, 0);
-    cur = accel_signal_value(s);
+    cur = accel_i_signal_value(s);
     if (r != ACCEL_OK && r != ACCEL_ERROR_SIGNAL_FAILED && !accel_i_failed(cur))
         cur = accel_i_failed_value(r);
     return accel_i_failed(cur) ? cur : 0;
@@ -6082,7 +6093,7 @@ static void accel_i_gate_release(accel_signal* s) {
     accel_i_batch* tb[4];
     uint32_t n = 0;
     uint64_t cur;
-    if (atomic_load(&dev->gate_count) == 0 || accel_i_failed(cur = accel_signal_value(s))) return;
+    if (atomic_load(&dev->gate_count) == 0 || accel_i_failed(cur = accel_i_signal_value(s))) return;
     accel_i_spin_lock(&dev->gate_lock);
     for (accel_i_walker* w = dev->gated; w && n < 4; w = w->gate_next) {
         if (w->gate_s != s || w->gate_v > cur) continue;
@@ -6151,7 +6162,7 @@ static const accel_i_cmd* accel_i_dwait_pending(accel_device* dev, const accel_q
             const accel_i_cmd* c = &b->cmds[i];
             uint64_t cur;
             if (c->kind != ACCEL_I_CMD_WAIT || !(c->flags & ACCEL_I_CMD_ON_DEVICE)) continue;
-            cur = accel_signal_value(c->u.sig.signal);
+            cur = accel_i_signal_value(c->u.sig.signal);
             if (!accel_i_failed(cur) && cur < c->u.sig.value) return c;
         }
     }
@@ -6752,7 +6763,7 @@ static void accel_i_cpu_help_signal(accel_signal* s, uint64_t v, bool help);
 static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, uint64_t v) {
     uint64_t cur;
 #if defined(ACCEL_NO_THREADS)
-    cur = accel_signal_value(s);
+    cur = accel_i_signal_value(s);
     if (!accel_i_failed(cur) && cur < v) {
         if (accel_i_is_cpu_signal(s)) {
             q->parked_on = accel_i_host_signal_event(s);
@@ -6761,7 +6772,7 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
         return ACCEL_TIMEOUT;
     }
 #else
-    cur = accel_signal_value(s);
+    cur = accel_i_signal_value(s);
     if (!accel_i_failed(cur) && cur < v) {   /* published in every build: a destroy that waits reports it */
         if (accel_i_is_cpu_signal(s)) accel_i_cpu_help_signal(s, v, false);   /* its setter runs now */
         if (q->help) return ACCEL_TIMEOUT;   /* a helper never waits here: the batch is the executor's */
@@ -6769,7 +6780,7 @@ static accel_result accel_i_cpu_wait_cmd(accel_i_cpu_queue* q, accel_signal* s, 
         if (accel_i_is_cpu_signal(s)) accel_i_event_wait_own(accel_i_host_signal_event(s), v, &q->own);
         else accel_i_wait_internal(s, v, ACCEL_WAIT_FOREVER);
         accel_i_blocked_set(&q->blocked, NULL, 0);
-        cur = accel_signal_value(s);
+        cur = accel_i_signal_value(s);
     }
 #endif
     return accel_i_failed(cur) ? ACCEL_ERROR_SIGNAL_FAILED : ACCEL_OK;
@@ -7116,7 +7127,7 @@ static bool accel_i_cpu_run_cmds(accel_i_cpu_queue* q, accel_i_batch* b, uint32_
             if (r == ACCEL_TIMEOUT) return false;
             if (r != ACCEL_OK) {   /* drop the rest, pass the failure on */
                 if (trace) accel_i_trace_cmd(&q->base, c, t0, accel_i_now_ns());
-                accel_i_fail_rest(b, b->pc + 1, accel_signal_value(c->u.sig.signal));
+                accel_i_fail_rest(b, b->pc + 1, accel_i_signal_value(c->u.sig.signal));
                 b->pc = b->count;
                 return true;
             }
@@ -7689,14 +7700,14 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
                                                    bool all, const char* fn) {
     uint32_t pending = 0, unreachable = 0;
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t cur = accel_signal_value(s[i]);
+        uint64_t cur = accel_i_signal_value(s[i]);
         if (accel_i_failed(cur) || cur >= v[i]) { if (!all) return; continue; }
         pending++;
         if (atomic_load(&s[i]->promised) < v[i]) unreachable++;
     }
     if (unreachable == 0 || (!all && unreachable < pending)) return;
     for (uint32_t i = 0, logged = 0; i < n; i++) {   /* the first 8 of them, then a count */
-        uint64_t cur = accel_signal_value(s[i]), promised = atomic_load(&s[i]->promised);
+        uint64_t cur = accel_i_signal_value(s[i]), promised = atomic_load(&s[i]->promised);
         if (accel_i_failed(cur) || cur >= v[i] || promised >= v[i]) continue;
         if (logged++ == 8) {
             accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
@@ -7747,7 +7758,7 @@ static ACCEL_I_COLD void accel_i_debug_hang(accel_device* dev, const char* what,
         accel_i_log(dev, ACCEL_LOG_WARN,
                     "%s: %s waiting for signal %p%s%s%s >= %llu (it is at %llu)%s; blocked:%s",
                     what, ended, (void*)s[0], ACCEL_I_LABEL(&s[0]->obj), (unsigned long long)v[0],
-                    (unsigned long long)accel_signal_value(s[0]), n > 1 ? " and others" : "",
+                    (unsigned long long)accel_i_signal_value(s[0]), n > 1 ? " and others" : "",
                     used ? blocked : " no queue of this device");
     else
         accel_i_log(dev, ACCEL_LOG_WARN,

@@ -305,7 +305,11 @@
    batch (a worker that slept wakes for it: so a steady stream of batches wakes it once); at the
    waiters' pace only while a GPU wait needs the host to apply a point (a wait for a value whose point
    left the ring; points while timestamps are pending or the device is traced: the device's
-   reap_needed count) or the stream is full. So a chain of batches wakes no thread per batch. A batch's
+   reap_needed count) or the stream is full. So a chain of batches wakes no thread per batch.
+   accel_signal_value also reads what the GPU reached before anyone applied it (the signal's mirror, and
+   its recent points' progress words), so a value awaited on one queue and the value that queue waited
+   for read in causal order: a host that saw the later one sees the earlier one too (a foreign stream
+   that waited on a point's event, in the event-ring mode, excepted). A batch's
    object references (buffers, programs, signals, the staging memory) are released when its last point
    is reached, so destroying objects still used by submitted work is legal.
    A single-signal wait for a point still far down its stream sleeps meanwhile: after 20 us it estimates
@@ -1358,6 +1362,7 @@ typedef struct accel_i_cu_signal {
     uint32_t points_head, points_count;
     uint32_t descents;             /* neighbours in the ring whose values fall (accel_i_cu_first_mark) */
     uint64_t evicted;              /* the largest value of a point that left the ring */
+    accel_i_a64 marked;            /* the largest value of a mark (written under point_lock) */
     /* the largest value a GPU wait on the mirror waits for (written under point_lock) */
     accel_i_a64 mirror_wanted;
     /* GPU waits of streams accel does not own, not retired yet (cuda: foreign streams), and the largest
@@ -2324,7 +2329,7 @@ static void accel_i_cu_stamp_apply(accel_i_cu_queue* q, const accel_i_cu_point* 
         }
         atomic_fetch_sub(&q->stamps_pending, 1u);
     }
-    if (traced && e->signal && !accel_i_failed(accel_signal_value(e->signal))) {
+    if (traced && e->signal && !accel_i_failed(accel_i_signal_value(e->signal))) {
         accel_i_cmd c;
         memset(&c, 0, sizeof c);
         c.kind = ACCEL_I_CMD_SIGNAL;
@@ -2565,6 +2570,8 @@ static bool accel_i_cu_point_note(accel_i_cu_queue* q, accel_signal* s, uint64_t
     m->opaque = q->ngates > 1 || (q->ngates == 1 && !q->gates[0].word);
     m->gate = !m->opaque && q->ngates == 1 ? q->gates[0].word : NULL;
     m->gate_value = m->gate ? q->gates[0].value : 0;
+    if (value > atomic_load_explicit(&cs->marked, memory_order_relaxed))
+        atomic_store_explicit(&cs->marked, value, memory_order_relaxed);
     accel_i_spin_unlock(&cs->point_lock);
     return waited;
 }
@@ -2838,6 +2845,32 @@ static void accel_i_cu_signal_publish(accel_signal* s, uint64_t v) {
     while (old < v && !atomic_compare_exchange_weak(m, &old, v)) {}
     if (atomic_load(&((accel_i_cu_signal*)s)->foreign_waits)) accel_i_cu_foreign_retire(s, v);
 }
+/* signal_settle (accel_signal_value): the host word is raised to what the GPU already reached: the
+   mirror's value, and the value of each mark whose progress word passed its point (only while a mark
+   promises more than the host word: `marked`). A GPU wait elsewhere is released by a point's mirror
+   write or progress word before any thread applied the point (even before the point is in its queue's
+   ring), and the work behind it may signal a value the host sees first: what that work waited for then
+   reads reached too. Both hold only values a stream reached or the host published (a failure reads
+   failed in the host word first), so the raise is one the point's apply makes later anyway. Not for
+   accel's own reads (a chain's walk reads the value it waits for every step). */
+static uint64_t accel_i_cu_reached_mark(accel_i_cu_signal* cs, uint64_t v) {
+    accel_i_spin_lock(&cs->point_lock);
+    for (uint32_t i = 0; i < cs->points_count; i++) {
+        const accel_i_cu_mark* m = accel_i_cu_mark_at(cs, i);
+        if (m->value > v && atomic_load_explicit(m->progress, memory_order_acquire) >= m->seq) v = m->value;
+    }
+    accel_i_spin_unlock(&cs->point_lock);
+    return v;
+}
+static void accel_i_cu_signal_settle(accel_signal* s) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    uint64_t v = accel_i_host_signal_value(s), r;
+    if (accel_i_failed(v) || accel_i_stale(&s->obj)) return;
+    r = atomic_load(cs->mirror.host);
+    if (r < v) r = v;
+    if (atomic_load_explicit(&cs->marked, memory_order_relaxed) > r) r = accel_i_cu_reached_mark(cs, r);
+    if (r > v) accel_i_raise(s, r);
+}
 /* Polls the host words until one of them reaches its value (a host raise, or a reap by another thread)
    or the clock reaches `until`. Not accel.h's event spin: that one reads the clock only every 64
    pauses (~1.5-3 us), and a poll slice of a wait whose points are in flight is a few hundred ns in its
@@ -2877,6 +2910,14 @@ static accel_result accel_i_cu_wait_slice(accel_signal* const* s, const uint64_t
     accel_i_yield();
     return accel_i_host_signal_wait(s, v, n, all, step, first);
 }
+/* Applies the reached points of the devices of s[0..n) (each once); true while points remain in flight. */
+static bool accel_i_cu_reap_devices(accel_signal* const* s, uint32_t n) {
+    bool pending = false;
+    for (uint32_t i = 0; i < n; i++)
+        if (i == 0 || s[i]->obj.device != s[i - 1]->obj.device)
+            pending |= accel_i_cu_reap_device(accel_i_cu_dev(s[i]->obj.device));
+    return pending;
+}
 static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n,
                                                 bool all, uint64_t timeout_ns, uint32_t* first) {
     uint64_t deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();
@@ -2887,9 +2928,7 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
         uint64_t now, step, slice = accel_i_cu_poll_slice(since);
         uint64_t seen = atomic_load(&((accel_i_cu_signal*)s[0])->pointed);   /* before the reap */
         accel_result r;
-        for (uint32_t i = 0; i < n; i++)
-            if (i == 0 || s[i]->obj.device != s[i - 1]->obj.device)
-                pending |= accel_i_cu_reap_device(accel_i_cu_dev(s[i]->obj.device));
+        pending = accel_i_cu_reap_devices(s, n);
         r = accel_i_wait_check(s, v, n, all, first);
         if (r != ACCEL_TIMEOUT || timeout_ns == 0) return r;
         now = accel_i_now_ns();
@@ -3968,7 +4007,8 @@ static const accel_i_walk_ops accel_i_cu_walk = {
     accel_i_cu_queue_drain,             /* queue_drain */
     accel_i_cu_signal_publish,          /* signal_publish: the mirror word */
     accel_i_cu_queue_poll,              /* queue_poll: the worker reaps signal points */
-    true                                /* indirect_on_host: no indirect launch (see "Indirect execs") */
+    true,                               /* indirect_on_host: no indirect launch (see "Indirect execs") */
+    accel_i_cu_signal_settle            /* signal_settle: the mirror's and the marks' reached values */
 };
 /* ==== cuda: several devices ==== */
 /* peer_copy: does a queue of d copy to and from o's buffers in its own stream (cuMemcpyAsync, the kind
@@ -4221,7 +4261,7 @@ static bool accel_i_cu_cpu_attach(accel_i_cu_device* dev, accel_signal* s, const
     d->addr = (uint64_t)w->dptr;
     atomic_store(&d->on, 1u);   /* seq_cst, a fence, then the value: the pairing of accel_i_dword */
     atomic_thread_fence(memory_order_seq_cst);
-    accel_i_dword_store(d, accel_signal_value(s));
+    accel_i_dword_store(d, accel_i_signal_value(s));
     return true;
 }
 /* The device word of CPU signal s that dev's streams can watch (attached now if s has none): *word,
@@ -4291,7 +4331,7 @@ static const accel_backend accel_i_cu_backend_table = {
     accel_i_cu_program_free,            /* program_free */
     accel_i_cu_signal_create,           /* signal_create */
     accel_i_cu_signal_free,             /* signal_free */
-    accel_i_host_signal_value,          /* signal_value: the host word */
+    accel_i_host_signal_value,          /* signal_value: the host word (see signal_settle) */
     accel_i_host_signal_raise,          /* signal_raise: the host word */
     accel_i_cu_signal_wait_many,        /* signal_wait_many */
     accel_i_cu_queue_create,            /* queue_create */

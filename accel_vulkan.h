@@ -4200,7 +4200,7 @@ static accel_result accel_i_vk_seg_host(accel_i_vk_queue* q, const accel_i_vk_en
     /* failed meanwhile: never reached */
     for (uint32_t i = sg->from; i < sg->to && r == ACCEL_OK && traced; i++) {
         const accel_i_cmd* c = &b->cmds[i];
-        if (c->kind == ACCEL_I_CMD_SIGNAL && !accel_i_failed(accel_signal_value(c->u.sig.signal)))
+        if (c->kind == ACCEL_I_CMD_SIGNAL && !accel_i_failed(accel_i_signal_value(c->u.sig.signal)))
             t = accel_i_trace_cmd(&q->base, c, t, t);
     }
     return r;
@@ -5259,7 +5259,8 @@ static const accel_i_walk_ops accel_i_vk_walk = {
     accel_i_vk_signal_publish,          /* signal_publish: the timeline semaphore */
     NULL,                               /* queue_poll: completed segments are reclaimed at submit and
                                            finish */
-    false                               /* indirect_on_host: vkCmdDispatchIndirect reads the counts */
+    false,                              /* indirect_on_host: vkCmdDispatchIndirect reads the counts */
+    NULL                                /* signal_settle: the value is the timeline semaphore's */
 };
 /* Slots in the order of struct accel_backend (positional: designated initialisers need C++20). */
 static const accel_backend accel_i_vk_backend_table = {

@@ -461,7 +461,10 @@ TEST(gated_hop_is_released_on_the_gpu) {
     atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 1u);   /* from here no thread applies p's points */
     CHECK_OK(accel_signal_set(gate, 1));
     CHECK(test_cuda_lands(seen, 7u));
-    CHECK_EQ_U64(accel_signal_value(a), 0);   /* p's point was not applied: c went on the GPU's word */
+    /* p's point was not applied (the host word; accel_signal_value reads what the GPU reached too): c
+       went on the GPU's word */
+    CHECK_EQ_U64(accel_i_host_signal_value(a), 0);
+    CHECK_EQ_U64(accel_signal_value(a), 1);
     atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 0u);
     CHECK_OK(accel_signal_wait(b, 1, 10000000000ull));
     CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
@@ -503,7 +506,8 @@ TEST(wait_before_its_promise_is_released_on_the_gpu) {
     accel_queue_signal(p, a, 1);
     CHECK_OK(accel_queue_submit(p));
     CHECK(test_cuda_lands(seen, 7u));
-    CHECK_EQ_U64(accel_signal_value(a), 0);   /* p's point was not applied: c went on the GPU's write */
+    CHECK_EQ_U64(accel_i_host_signal_value(a), 0);   /* p's point was not applied: c went on the GPU's write */
+    CHECK_EQ_U64(accel_signal_value(a), 1);          /* which the value reads */
     atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 0u);
     CHECK_OK(accel_signal_wait(b, 1, 10000000000ull));
     CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
@@ -827,7 +831,8 @@ static void test_foreign_wait_gpu_to_gpu(bool ring) {
     CHECK_OK(accel_cuda_stream_wait(f, a, 1));
     CHECK_EQ_INT(c.MemsetD32Async(accel_cuda_buffer_pointer(out), 6u, 64, f), 0);
     CHECK(test_cuda_lands(seen, 6u));
-    CHECK_EQ_U64(accel_signal_value(a), 0u);   /* q's point was not applied: the stream went on its word */
+    CHECK_EQ_U64(accel_i_host_signal_value(a), 0u);   /* q's point was not applied: the stream went on its word */
+    if (!ring) CHECK_EQ_U64(accel_signal_value(a), 1u);   /* which the value reads (not an event's) */
     atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 0u);
     CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
     test_foreign_teardown(&c, dev, f);

@@ -605,6 +605,86 @@ TEST(finish_waits_for_work_after_a_signal) {
     accel_device_destroy(dev);
 }
 
+/* A signal whose values fall along one queue's points (7, then 3, then 8): another queue's wait for 5 is
+   released by the first point that reaches 5 (the 7), not by a later one behind a wait the host has
+   not opened (the CUDA backend looks through a signal's recent points from the oldest when their values
+   fall somewhere, see accel_i_cu_first_mark). Twice: the 7 behind a host gate opened after the wait was
+   submitted, and the 7 behind a slow exec only (its point still in flight when the wait is submitted). */
+TEST(wait_takes_the_first_point_that_reaches_it) {
+    enum { N = 2048, ITERS = 3000 };
+    for (int gated = 0; gated <= 1; gated++) {
+        uint32_t k[3] = { N, ITERS, 1 };
+        accel_device* dev;
+        accel_queue *a, *b;
+        accel_program* p;
+        accel_buffer* buf;
+        accel_signal *g, *h, *s, *t;
+        REQUIRE_OK(test_device_create(&dev));
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &a));
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &b));
+        REQUIRE_OK(test_program_create(dev, TK_SLOW, &p));
+        REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &buf));
+        REQUIRE_OK(accel_signal_create(dev, 0, &g));
+        REQUIRE_OK(accel_signal_create(dev, 0, &h));
+        REQUIRE_OK(accel_signal_create(dev, 0, &s));
+        REQUIRE_OK(accel_signal_create(dev, 0, &t));
+        if (gated) accel_queue_wait(a, g, 1);
+        accel_queue_exec(a, p, &buf, 1, k, 3, accel_exec_1d(N, 64));
+        accel_queue_signal(a, s, 7);
+        accel_queue_wait(a, h, 1);
+        accel_queue_signal(a, s, 3);
+        accel_queue_signal(a, s, 8);
+        CHECK_OK(accel_queue_submit(a));
+        accel_queue_wait(b, s, 5);
+        accel_queue_signal(b, t, 1);
+        CHECK_OK(accel_queue_submit(b));
+        if (gated) accel_signal_set(g, 1);
+        CHECK_OK(accel_signal_wait(t, 1, 10000000000ull));   /* h is still 0 */
+        CHECK_EQ_U64(accel_signal_value(s), 7);
+        accel_signal_set(h, 1);
+        CHECK_OK(accel_signal_wait(s, 8, 10000000000ull));
+        CHECK_OK(accel_queue_finish(a, 10000000000ull));
+        CHECK_OK(accel_queue_finish(b, 10000000000ull));
+        accel_device_destroy(dev);
+    }
+}
+
+/* What the awaited work waited for reads reached: once a host wait saw queue b's signal t, which b
+   signalled after its wait for a's signal s, accel_signal_value(s) reads at least that value (on a GPU
+   a's point may reach b GPU to GPU before any thread applied it on the host). Many rounds, a's point
+   behind a slow exec or none, so that the points are reached in every order against the reaps. */
+TEST(wait_sees_what_the_awaited_work_waited_for) {
+    enum { N = 256, ROUNDS = 300 };
+    accel_device* dev;
+    accel_queue *a, *b;
+    accel_program* p;
+    accel_buffer* buf;
+    accel_signal *s, *t;
+    int stale = 0;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &a));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &b));
+    REQUIRE_OK(test_program_create(dev, TK_SLOW, &p));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &buf));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(accel_signal_create(dev, 0, &t));
+    for (uint32_t r = 1; r <= ROUNDS; r++) {
+        uint32_t k[3] = { N, (r % 4) * 50u, r };
+        if (r % 4) accel_queue_exec(a, p, &buf, 1, k, 3, accel_exec_1d(N, 64));
+        accel_queue_signal(a, s, r);
+        CHECK_OK(accel_queue_submit(a));
+        accel_queue_wait(b, s, r);
+        accel_queue_signal(b, t, r);
+        CHECK_OK(accel_queue_submit(b));
+        CHECK_OK(accel_signal_wait(t, r, 10000000000ull));
+        stale += accel_signal_value(s) < r;
+    }
+    CHECK_EQ_INT(stale, 0);
+    CHECK_OK(accel_queue_finish(a, 10000000000ull));
+    CHECK_OK(accel_queue_finish(b, 10000000000ull));
+    accel_device_destroy(dev);
+}
+
 /* Nobody waits: a thread that only reads accel_signal_value still sees the value come, also when the queue
    was idle long enough for its worker to sleep for good before the submit (on GPU backends the worker
    is what applies the device's progress then: the submit must wake it). */
@@ -1004,6 +1084,8 @@ int main(int argc, char** argv) {
     RUN(exec_dispatch_fields_cpu);
     RUN(in_order_slow_exec_then_copy);
     RUN(finish_waits_for_work_after_a_signal);
+    RUN(wait_takes_the_first_point_that_reaches_it);
+    RUN(wait_sees_what_the_awaited_work_waited_for);
     RUN(signal_value_comes_without_a_wait);
     RUN(in_order_across_batches);
     RUN(copy_queue_ordered_with_compute);
