@@ -605,6 +605,34 @@ TEST(finish_waits_for_work_after_a_signal) {
     accel_device_destroy(dev);
 }
 
+/* Waits across two queues: a device with two compute queues, the slow kernel, a device buffer of n
+   words and ns signals at 0. Destroyed after both queues finished (a check that they do). */
+typedef struct two_queues {
+    accel_device* dev;
+    accel_queue *a, *b;
+    accel_program* slow;
+    accel_buffer* buf;
+    accel_signal* sig[4];
+} two_queues;
+static accel_result two_queues_create(two_queues* f, uint32_t n, uint32_t ns) {
+    accel_result r;
+    memset(f, 0, sizeof *f);
+    if ((r = test_device_create(&f->dev)) != ACCEL_OK) return r;
+    if ((r = accel_queue_create(f->dev, ACCEL_QUEUE_COMPUTE, &f->a)) != ACCEL_OK ||
+        (r = accel_queue_create(f->dev, ACCEL_QUEUE_COMPUTE, &f->b)) != ACCEL_OK ||
+        (r = test_program_create(f->dev, TK_SLOW, &f->slow)) != ACCEL_OK ||
+        (r = test_buffer_create(f->dev, n * 4u, ACCEL_MEMORY_DEVICE, &f->buf)) != ACCEL_OK)
+        return r;
+    for (uint32_t i = 0; i < ns && i < 4; i++)
+        if ((r = accel_signal_create(f->dev, 0, &f->sig[i])) != ACCEL_OK) return r;
+    return ACCEL_OK;
+}
+static void two_queues_destroy(two_queues* f) {
+    CHECK_OK(accel_queue_finish(f->a, 10000000000ull));
+    CHECK_OK(accel_queue_finish(f->b, 10000000000ull));
+    accel_device_destroy(f->dev);
+}
+
 /* A signal whose values fall along one queue's points (7, then 3, then 8): another queue's wait for 5 is
    released by the first point that reaches 5 (the 7), not by a later one behind a wait the host has
    not opened (the CUDA backend looks through a signal's recent points from the oldest when their values
@@ -614,22 +642,13 @@ TEST(wait_takes_the_first_point_that_reaches_it) {
     enum { N = 2048, ITERS = 3000 };
     for (int gated = 0; gated <= 1; gated++) {
         uint32_t k[3] = { N, ITERS, 1 };
-        accel_device* dev;
+        two_queues f;
         accel_queue *a, *b;
-        accel_program* p;
-        accel_buffer* buf;
         accel_signal *g, *h, *s, *t;
-        REQUIRE_OK(test_device_create(&dev));
-        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &a));
-        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &b));
-        REQUIRE_OK(test_program_create(dev, TK_SLOW, &p));
-        REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &buf));
-        REQUIRE_OK(accel_signal_create(dev, 0, &g));
-        REQUIRE_OK(accel_signal_create(dev, 0, &h));
-        REQUIRE_OK(accel_signal_create(dev, 0, &s));
-        REQUIRE_OK(accel_signal_create(dev, 0, &t));
+        REQUIRE_OK(two_queues_create(&f, N, 4));
+        a = f.a; b = f.b; g = f.sig[0]; h = f.sig[1]; s = f.sig[2]; t = f.sig[3];
         if (gated) accel_queue_wait(a, g, 1);
-        accel_queue_exec(a, p, &buf, 1, k, 3, accel_exec_1d(N, 64));
+        accel_queue_exec(a, f.slow, &f.buf, 1, k, 3, accel_exec_1d(N, 64));
         accel_queue_signal(a, s, 7);
         accel_queue_wait(a, h, 1);
         accel_queue_signal(a, s, 3);
@@ -643,9 +662,7 @@ TEST(wait_takes_the_first_point_that_reaches_it) {
         CHECK_EQ_U64(accel_signal_value(s), 7);
         accel_signal_set(h, 1);
         CHECK_OK(accel_signal_wait(s, 8, 10000000000ull));
-        CHECK_OK(accel_queue_finish(a, 10000000000ull));
-        CHECK_OK(accel_queue_finish(b, 10000000000ull));
-        accel_device_destroy(dev);
+        two_queues_destroy(&f);
     }
 }
 
@@ -655,22 +672,15 @@ TEST(wait_takes_the_first_point_that_reaches_it) {
    behind a slow exec or none, so that the points are reached in every order against the reaps. */
 TEST(wait_sees_what_the_awaited_work_waited_for) {
     enum { N = 256, ROUNDS = 300 };
-    accel_device* dev;
+    two_queues f;
     accel_queue *a, *b;
-    accel_program* p;
-    accel_buffer* buf;
     accel_signal *s, *t;
     int stale = 0;
-    REQUIRE_OK(test_device_create(&dev));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &a));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &b));
-    REQUIRE_OK(test_program_create(dev, TK_SLOW, &p));
-    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &buf));
-    REQUIRE_OK(accel_signal_create(dev, 0, &s));
-    REQUIRE_OK(accel_signal_create(dev, 0, &t));
+    REQUIRE_OK(two_queues_create(&f, N, 2));
+    a = f.a; b = f.b; s = f.sig[0]; t = f.sig[1];
     for (uint32_t r = 1; r <= ROUNDS; r++) {
         uint32_t k[3] = { N, (r % 4) * 50u, r };
-        if (r % 4) accel_queue_exec(a, p, &buf, 1, k, 3, accel_exec_1d(N, 64));
+        if (r % 4) accel_queue_exec(a, f.slow, &f.buf, 1, k, 3, accel_exec_1d(N, 64));
         accel_queue_signal(a, s, r);
         CHECK_OK(accel_queue_submit(a));
         accel_queue_wait(b, s, r);
@@ -680,9 +690,7 @@ TEST(wait_sees_what_the_awaited_work_waited_for) {
         stale += accel_signal_value(s) < r;
     }
     CHECK_EQ_INT(stale, 0);
-    CHECK_OK(accel_queue_finish(a, 10000000000ull));
-    CHECK_OK(accel_queue_finish(b, 10000000000ull));
-    accel_device_destroy(dev);
+    two_queues_destroy(&f);
 }
 
 /* Nobody waits: a thread that only reads accel_signal_value still sees the value come, also when the queue
