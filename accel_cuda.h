@@ -2918,21 +2918,28 @@ static bool accel_i_cu_reap_devices(accel_signal* const* s, uint32_t n) {
             pending |= accel_i_cu_reap_device(accel_i_cu_dev(s[i]->obj.device));
     return pending;
 }
+/* A wait about to time out (or a poll) looks once more, at what the GPU reached but no thread applied
+   yet (accel_i_cu_signal_settle): it returns OK wherever accel_signal_value would read the value. */
+static accel_result accel_i_cu_wait_last(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                         uint32_t* first) {
+    for (uint32_t i = 0; i < n; i++) accel_i_cu_signal_settle(s[i]);
+    return accel_i_wait_check(s, v, n, all, first);
+}
 static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n,
                                                 bool all, uint64_t timeout_ns, uint32_t* first) {
     uint64_t deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();
     accel_i_cu_nap nap;
     memset(&nap, 0, sizeof nap);
     for (;;) {
-        bool pending = false;
+        bool pending;
         uint64_t now, step, slice = accel_i_cu_poll_slice(since);
         uint64_t seen = atomic_load(&((accel_i_cu_signal*)s[0])->pointed);   /* before the reap */
         accel_result r;
         pending = accel_i_cu_reap_devices(s, n);
         r = accel_i_wait_check(s, v, n, all, first);
-        if (r != ACCEL_TIMEOUT || timeout_ns == 0) return r;
-        now = accel_i_now_ns();
-        if (now >= deadline) return ACCEL_TIMEOUT;
+        if (r != ACCEL_TIMEOUT) return r;
+        now = timeout_ns == 0 ? deadline : accel_i_now_ns();
+        if (now >= deadline) return accel_i_cu_wait_last(s, v, n, all, first);
         step = deadline == ACCEL_I_FOREVER && !pending ? ACCEL_WAIT_FOREVER : deadline - now;
         if (pending && step > slice) step = slice;
         if (pending) {
