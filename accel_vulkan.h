@@ -256,7 +256,11 @@
      when the signals share a device); otherwise on the signal's host event, which a host set, a
      failure, or the submission of a GPU signal operation to that signal wakes. Every wait is cut into
      slices of 2 ms with a re-check in between (Mesa 22.3's lavapipe misses some wake-ups of
-     vkWaitSemaphores, and polls when WAIT_ANY spans semaphores).
+     vkWaitSemaphores, and polls when WAIT_ANY spans semaphores). Known limit there: lavapipe 22.3
+     sometimes keeps a vkWaitSemaphores for a value whose signal operation is pending well past its
+     timeout, until the next submission to the device wakes it (seen: 10 s, a queue's worker waiting on
+     the host for another queue's pending value while nothing else was submitted: tests/test_queues.c,
+     wait_takes_the_first_point_that_reaches_it); the slices do not help there.
    - A queue `wait` (see accel.h, "Waits on the device"): reached at submit, it costs nothing (when a GPU
      producer reached it, it is still put in the submit's wait operations, for the memory dependency).
      Otherwise it goes into the segment's vkQueueSubmit as a timeline wait when the device can watch it
