@@ -427,6 +427,16 @@ TEST(nap_follows_the_fastest_pace_seen) {
 #endif
 }
 
+/* Signal a reached 1 on the GPU and no thread applied the point (its queue's reap lock is held): the host
+   word is still 0. Where the GPU's value is readable (a mark's progress word or the mirror, not an
+   event), a poll and accel_signal_value see 1 all the same (accel_i_cu_signal_settle, and the poll's
+   last look, accel_i_cu_wait_last), the poll first: the value's read raises the host word. */
+static void test_cuda_reached_unapplied(accel_signal* a, bool readable) {
+    CHECK_EQ_U64(accel_i_host_signal_value(a), 0u);
+    if (!readable) return;
+    CHECK_OK(accel_signal_wait(a, 1, 0));
+    CHECK_EQ_U64(accel_signal_value(a), 1u);
+}
 /* A hop of a pipeline behind a host gate runs GPU to GPU: p waits for a gate the host sets, then signals
    a; c, submitted while p still waits (so c's wait watches a's mirror word, not p's progress), fills a
    HOST buffer. With p's points reaped by no one (its reap lock held here), c's fill must still land
@@ -461,10 +471,7 @@ TEST(gated_hop_is_released_on_the_gpu) {
     atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 1u);   /* from here no thread applies p's points */
     CHECK_OK(accel_signal_set(gate, 1));
     CHECK(test_cuda_lands(seen, 7u));
-    /* p's point was not applied (the host word; accel_signal_value reads what the GPU reached too): c
-       went on the GPU's word */
-    CHECK_EQ_U64(accel_i_host_signal_value(a), 0);
-    CHECK_EQ_U64(accel_signal_value(a), 1);
+    test_cuda_reached_unapplied(a, true);   /* p's point was not applied: c went on the GPU's word */
     atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 0u);
     CHECK_OK(accel_signal_wait(b, 1, 10000000000ull));
     CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
@@ -506,8 +513,7 @@ TEST(wait_before_its_promise_is_released_on_the_gpu) {
     accel_queue_signal(p, a, 1);
     CHECK_OK(accel_queue_submit(p));
     CHECK(test_cuda_lands(seen, 7u));
-    CHECK_EQ_U64(accel_i_host_signal_value(a), 0);   /* p's point was not applied: c went on the GPU's write */
-    CHECK_EQ_U64(accel_signal_value(a), 1);          /* which the value reads */
+    test_cuda_reached_unapplied(a, true);   /* p's point was not applied: c went on the GPU's write */
     atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 0u);
     CHECK_OK(accel_signal_wait(b, 1, 10000000000ull));
     CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
@@ -831,8 +837,7 @@ static void test_foreign_wait_gpu_to_gpu(bool ring) {
     CHECK_OK(accel_cuda_stream_wait(f, a, 1));
     CHECK_EQ_INT(c.MemsetD32Async(accel_cuda_buffer_pointer(out), 6u, 64, f), 0);
     CHECK(test_cuda_lands(seen, 6u));
-    CHECK_EQ_U64(accel_i_host_signal_value(a), 0u);   /* q's point was not applied: the stream went on its word */
-    if (!ring) CHECK_EQ_U64(accel_signal_value(a), 1u);   /* which the value reads (not an event's) */
+    test_cuda_reached_unapplied(a, !ring);   /* q's point was not applied: the stream went on its word */
     atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 0u);
     CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
     test_foreign_teardown(&c, dev, f);
