@@ -431,12 +431,14 @@ TEST(nap_follows_the_fastest_pace_seen) {
    word is still 0. Where the GPU's value is readable (a mark's progress word or the mirror, not an
    event), a poll and accel_signal_value see 1 all the same (accel_i_cu_signal_settle, and the poll's
    last look, accel_i_cu_wait_last), the poll first: the value's read raises the host word. */
+#if !defined(ACCEL_I_CU_NO_LOADER)
 static void test_cuda_reached_unapplied(accel_signal* a, bool readable) {
     CHECK_EQ_U64(accel_i_host_signal_value(a), 0u);
     if (!readable) return;
     CHECK_OK(accel_signal_wait(a, 1, 0));
     CHECK_EQ_U64(accel_signal_value(a), 1u);
 }
+#endif
 /* A hop of a pipeline behind a host gate runs GPU to GPU: p waits for a gate the host sets, then signals
    a; c, submitted while p still waits (so c's wait watches a's mirror word, not p's progress), fills a
    HOST buffer. With p's points reaped by no one (its reap lock held here), c's fill must still land
