@@ -256,11 +256,13 @@
      when the signals share a device); otherwise on the signal's host event, which a host set, a
      failure, or the submission of a GPU signal operation to that signal wakes. Every wait is cut into
      slices of 2 ms with a re-check in between (Mesa 22.3's lavapipe misses some wake-ups of
-     vkWaitSemaphores, and polls when WAIT_ANY spans semaphores). Known limit there: lavapipe 22.3
-     sometimes keeps a vkWaitSemaphores for a value whose signal operation is pending well past its
-     timeout, until the next submission to the device wakes it (seen: 10 s, a queue's worker waiting on
-     the host for another queue's pending value while nothing else was submitted: tests/test_queues.c,
-     wait_takes_the_first_point_that_reaches_it); the slices do not help there.
+     vkWaitSemaphores, and polls when WAIT_ANY spans semaphores). Known limit under the Khronos
+     validation layer 1.3.239: a vkWaitSemaphores for a value below the pending operation's (5 while 7
+     is pending) returns from the driver, then the layer holds it until its own bookkeeping marks the
+     value reached: at the device's next submission, else after its 10 s limit (its false positive
+     UNASSIGNED-VkSemaphore-state-timeout). Seen where a queue's worker waits on the host for another
+     queue's pending value and nothing else is submitted (tests/test_queues.c,
+     wait_takes_the_first_point_that_reaches_it); the slices do not help there, lavapipe alone is fine.
    - A queue `wait` (see accel.h, "Waits on the device"): reached at submit, it costs nothing (when a GPU
      producer reached it, it is still put in the submit's wait operations, for the memory dependency).
      Otherwise it goes into the segment's vkQueueSubmit as a timeline wait when the device can watch it
