@@ -7208,7 +7208,8 @@ static accel_i_batch* accel_i_cpu_head(accel_i_cpu_queue* q) {
    at most two looks late: a submit meant to overlap the host's own work keeps most of that overlap; at
    4 ms looks it kept none), twice as far apart after each look that found a helper running the batch
    or nothing left, up to ACCEL_I_CPU_LOOK_MAX_NS (on 2 cores, a look every 0.25 ms through a decode
-   loop's helped batches took a lane's core 4,000 times a second: 0.90-0.94x OpenMP, 0.98-1.00x at 1 ms),
+   loop's helped batches took a lane's core 4,000 times a second: bench/decode.c at 2 threads 0.89-0.95x
+   OpenMP, 0.96-1.01x with these looks),
    and sleeps until a submit after ACCEL_I_CPU_LOOK_IDLE_NS with nothing to run (see
    accel_i_cpu_executor_wait). */
 #define ACCEL_I_CPU_LOOK_NS 250000u
