@@ -1483,7 +1483,7 @@ static bool accel_i_cu_context_error(accel_cu_result r) {
 /* After a call failed: true when it may have failed for a trusted context (call it again: the context is
    current now), false when the failure is the call's own. */
 static bool accel_i_cu_retry(accel_i_cu_device* dev, accel_cu_result r) {
-    if (accel_i_cu_entered || !accel_i_cu_context_error(r)) return false;
+    if (!accel_i_cu_context_error(r) || accel_i_cu_entered) return false;   /* the thread-local last */
     accel_i_cu_enter(dev);
     return true;
 }
