@@ -697,6 +697,12 @@ static bench_row* bench_fig_row(const bench_fig* f, const bench_pair* p, const c
     }
     bench_row_extra(row, f->steps ? "accel_queue_thread_wakeups_per_step" : "accel_queue_thread_wakeups_per_sample", p->watched_wakeups / per);
     bench_row_extra(row, "threads_watched", watch->count);
+    /* every thread's sleeps, the mock's stream threads too: a stream that drains sleeps, and the next
+       enqueue pays its wake-up (a slower issuer drains it more often: the mock's cost, not a GPU's) */
+    bench_row_extra(row, f->steps ? "accel_process_wakeups_per_step" : "accel_process_wakeups_per_sample",
+                    p->accel_process_wakeups / per);
+    bench_row_extra(row, f->steps ? "raw_process_wakeups_per_step" : "raw_process_wakeups_per_sample",
+                    p->baseline_process_wakeups / per);
     bench_row_extra(row, "memops", accel_i_cu_dev(f->b->dev)->memops);
     {
         double c[2][BENCH_COUNTS];
