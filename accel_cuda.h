@@ -121,7 +121,8 @@
    | accel_cuda_set_library()    | the same overrides from code (take precedence over the env)      |
    | ACCEL_CUDA_MIN_DRIVER       | oldest driver accepted, as CUDA_VERSION (default 11070: CUDA 11.7) |
    | ACCEL_CUDA_POLL_MAX_NS      | longest pause between two polls of in-flight work, and the       |
-   |                             | queue worker's backstop period (default 250 us)                   |
+   |                             | queue worker's first backstop period (default 250 us; it doubles  |
+   |                             | up to 8 times that while the worker is only the backstop)         |
    | ACCEL_CUDA_MAX_BEHIND       | stream operations a queue enqueues behind a GPU wait that the     |
    |                             | host has yet to release (default 768; see accel_i_cu_behind)      |
 
@@ -299,13 +300,16 @@
    time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS), so noticing a completion late
    adds at most ~3% to a wait, and after 5 us it yields its CPU before each poll (what it waits for may
    need that CPU). Reaping reads words and makes no driver call (the event ring's queries, a timestamp,
-   a release excepted). The queue's worker is the backstop: with points in flight it reaps once per
-   ACCEL_CUDA_POLL_MAX_NS (for releases, threads that only read accel_signal_value, a lost device),
-   and at that pace until nothing was enqueued for 16 such periods before it sleeps until the next
+   a release excepted). The queue's worker is the backstop (for releases, threads that only read
+   accel_signal_value, a lost device): with points in flight it reaps after ACCEL_CUDA_POLL_MAX_NS,
+   then after twice the last pause each time, up to 8 times ACCEL_CUDA_POLL_MAX_NS (2 ms by default:
+   at 250 us, a two-queue chain woke the two workers once every 30 steps on the mock), and keeps
+   reaping so until nothing was enqueued for 16 ACCEL_CUDA_POLL_MAX_NS before it sleeps until the next
    batch (a worker that slept wakes for it: so a steady stream of batches wakes it once); at the
    waiters' pace only while a GPU wait needs the host to apply a point (a wait for a value whose point
    left the ring; points while timestamps are pending or the device is traced: the device's
-   reap_needed count) or the stream is full. So a chain of batches wakes no thread per batch.
+   reap_needed count) or the stream is full, and from ACCEL_CUDA_POLL_MAX_NS again after that or a
+   sleep. So a chain of batches wakes no thread per batch, and its workers rarely.
    accel_signal_value also reads what the GPU reached before anyone applied it (the signal's mirror, and
    its recent points' progress words), so a value awaited on one queue and the value that queue waited
    for read in causal order: a host that saw the later one sees the earlier one too (a foreign stream
@@ -1439,6 +1443,7 @@ struct accel_i_cu_queue {
     accel_i_a64 submitted;         /* batches submitted */
     /* the worker's polling pace: when it saw poll_mark move last (accel_i_cu_poll_since) */
     accel_i_a64 poll_mark, poll_seen, poll_since;
+    uint64_t backstop;             /* the worker's next backstop pause, 0: ACCEL_CUDA_POLL_MAX_NS */
     /* the stream had no room (accel_i_cu_stream_full): the worker waits for room */
     accel_i_a32 full;
     /* timestamp (or traced) points not applied yet: later points are not GPU-watchable */
@@ -3795,19 +3800,31 @@ static void accel_i_cu_batch_submitted(accel_queue* base, accel_i_batch* b) {
 }
 /* queue_poll (the queue's worker, idle): applies reached points; in flight, polls again after
    accel_i_cu_poll_slice while a GPU wait needs the host to apply a point (reap_needed), else after
-   ACCEL_CUDA_POLL_MAX_NS: the threads that wait for a value apply the points themselves, GPU waits go
+   accel_i_cu_backstop: the threads that wait for a value apply the points themselves, GPU waits go
    GPU to GPU, so the worker is only the backstop (releases, accel_signal_value pollers, device loss)
-   and wakes about once per ACCEL_CUDA_POLL_MAX_NS, not per batch. With everything reached it keeps
-   that pace until nothing was enqueued for ACCEL_I_CU_LINGER_NS, then sleeps for good: a batch
+   and wakes once per backstop pause, not per batch. With everything reached it keeps that pace until
+   nothing was enqueued for ACCEL_I_CU_LINGER_NS, then sleeps for good: a batch
    submitted to a worker that sleeps for good wakes it (accel_i_walker_poke), so sleeping as soon as
    the work completes (work that completes as fast as it is submitted: a chain a host step apart) was a
    wake-up per batch. Checks the stream once the waits grow past a millisecond. */
+#define ACCEL_I_CU_BACKSTOP_MAX_NS (8u * (uint64_t)ACCEL_CUDA_POLL_MAX_NS)
+/* The worker's next backstop pause (see cuda: signal points): ACCEL_CUDA_POLL_MAX_NS, then twice the
+   last, up to ACCEL_I_CU_BACKSTOP_MAX_NS; from the start again after a poll at the waiters' pace or a
+   sleep for good (q->backstop = 0). Only the worker polls the queue: a plain field. */
+static uint64_t accel_i_cu_backstop(accel_i_cu_queue* q) {
+    uint64_t b = q->backstop ? q->backstop : ACCEL_CUDA_POLL_MAX_NS;
+    q->backstop = b < ACCEL_I_CU_BACKSTOP_MAX_NS / 2u ? 2u * b : ACCEL_I_CU_BACKSTOP_MAX_NS;
+    return b;
+}
 static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     accel_i_cu_device* dev = accel_i_cu_dev(base->obj.device);
     uint64_t slice, now = accel_i_now_ns(), since = accel_i_cu_poll_since(q, now);
-    if (!accel_i_cu_reap(q))   /* everything reached */
-        return now - since < ACCEL_I_CU_LINGER_NS ? ACCEL_CUDA_POLL_MAX_NS : 0;
+    if (!accel_i_cu_reap(q)) {   /* everything reached */
+        if (now - since < ACCEL_I_CU_LINGER_NS) return accel_i_cu_backstop(q);
+        q->backstop = 0;
+        return 0;
+    }
     slice = accel_i_cu_poll_slice(since);
     if (slice >= 32000u && !accel_i_cu_gone(q)) {   /* waits over 1 ms: notice a dead device */
         accel_cu_result cr;
@@ -3818,7 +3835,8 @@ static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
     }
     if (atomic_load_explicit(&dev->reap_needed, memory_order_relaxed) == 0 &&
         !atomic_load_explicit(&q->full, memory_order_relaxed))
-        return slice > ACCEL_CUDA_POLL_MAX_NS ? slice : ACCEL_CUDA_POLL_MAX_NS;   /* the backstop */
+        return accel_i_cu_backstop(q);
+    q->backstop = 0;
     return slice;
 }
 
@@ -4406,7 +4424,7 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
    (GPU waiters go on), failure stays sticky. Host functions hold a reference to s. Unlike a queue's
    wait, a foreign one takes no `hold` (it has no point to retire it): a wait for a value whose point
    left s's ring watches the mirror, which the host raises when it applies that point (at the latest
-   the queue worker's backstop poll, ACCEL_CUDA_POLL_MAX_NS). */
+   the queue worker's backstop poll, 8 ACCEL_CUDA_POLL_MAX_NS apart at most). */
 typedef struct accel_i_cu_foreign { accel_signal* s; uint64_t value; } accel_i_cu_foreign;
 
 /* n foreign waits retired by a raise, which may run on the driver's host-function thread, where no
