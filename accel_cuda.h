@@ -1441,9 +1441,10 @@ struct accel_i_cu_queue {
     uint64_t reached;              /* event ring mode: highest completed seq (reaper only) */
     accel_i_event done;            /* batches finished */
     accel_i_a64 submitted;         /* batches submitted */
-    /* the worker's polling pace: when it saw poll_mark move last (accel_i_cu_poll_since) */
-    accel_i_a64 poll_mark, poll_seen, poll_since;
-    uint64_t backstop;             /* the worker's next backstop pause, 0: ACCEL_CUDA_POLL_MAX_NS */
+    accel_i_a64 poll_mark;         /* moved by the walking thread per segment (accel_i_cu_enqueued) */
+    /* the worker's alone (only it polls): when it saw poll_mark move last (accel_i_cu_poll_since), and
+       its next backstop pause, 0: ACCEL_CUDA_POLL_MAX_NS (accel_i_cu_backstop) */
+    uint64_t poll_seen, poll_since, backstop;
     /* the stream had no room (accel_i_cu_stream_full): the worker waits for room */
     accel_i_a32 full;
     /* timestamp (or traced) points not applied yet: later points are not GPU-watchable */
@@ -3723,11 +3724,11 @@ static void accel_i_cu_enqueued(accel_i_cu_queue* q) {
 /* When work was last enqueued, as the worker saw it: at most one poll slice late. */
 static uint64_t accel_i_cu_poll_since(accel_i_cu_queue* q, uint64_t now) {
     uint64_t m = atomic_load_explicit(&q->poll_mark, memory_order_relaxed);
-    if (m != atomic_load_explicit(&q->poll_seen, memory_order_relaxed)) {
-        atomic_store_explicit(&q->poll_seen, m, memory_order_relaxed);
-        atomic_store_explicit(&q->poll_since, now, memory_order_relaxed);
+    if (m != q->poll_seen) {
+        q->poll_seen = m;
+        q->poll_since = now;
     }
-    return atomic_load_explicit(&q->poll_since, memory_order_relaxed);
+    return q->poll_since;
 }
 /* segment_submit: the segment's GPU waits, then its commands, into the queue's stream. */
 static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg,
@@ -3897,8 +3898,6 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     q->base.obj.device = d;
     atomic_init(&q->submitted, 0u);
     atomic_init(&q->poll_mark, 0u);
-    atomic_init(&q->poll_seen, 0u);
-    atomic_init(&q->poll_since, 0u);
     atomic_init(&q->full, 0u);
     atomic_init(&q->stamps_pending, 0u);
     accel_i_cu_enter(dev);

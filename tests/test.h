@@ -103,6 +103,43 @@ static inline uint64_t test_now_ns(void) {
 #endif
 }
 
+/* ==== the process's threads (Linux) ==== */
+#if TEST_HAVE_THREADS && defined(__linux__) && !defined(__EMSCRIPTEN__)
+#  include <dirent.h>
+#  include <unistd.h>
+#  define TEST_HAVE_THREAD_SLEEPS 1
+/* The sleeps so far (voluntary context switches, /proc/self/task/<tid>/status) of this process's threads
+   other than the main thread, and other than those whose name starts with `except` (NULL: none); -1
+   when /proc/self/task cannot be read. */
+static inline long test_thread_sleeps(const char* except) {
+    long sum = 0;
+    struct dirent* e;
+    DIR* d = opendir("/proc/self/task");
+    if (!d) return -1;
+    while ((e = readdir(d)) != NULL) {
+        char path[300], line[200] = "";
+        long tid = strtol(e->d_name, NULL, 10), n;
+        FILE* f;
+        if (tid <= 0 || tid == (long)getpid()) continue;
+        snprintf(path, sizeof path, "/proc/self/task/%ld/comm", tid);
+        if (except && (f = fopen(path, "r")) != NULL) {
+            if (!fgets(line, sizeof line, f)) line[0] = '\0';
+            fclose(f);
+            if (strncmp(line, except, strlen(except)) == 0) continue;
+        }
+        snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
+        if ((f = fopen(path, "r")) == NULL) continue;   /* a thread that just ended */
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1) sum += n;
+        fclose(f);
+    }
+    closedir(d);
+    return sum;
+}
+#else
+#  define TEST_HAVE_THREAD_SLEEPS 0
+#endif
+
 /* ==== capturing logger ==== */
 #define TEST_LOG_KEEP 32
 typedef struct test_log_state {

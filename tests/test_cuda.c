@@ -16,9 +16,7 @@
 #include "kernels.h"
 
 #if defined(__linux__) && !defined(ACCEL_NO_THREADS) && !defined(__wasi__)
-#  include <dirent.h>
 #  include <dlfcn.h>
-#  include <unistd.h>
 #  define TEST_CUDA_LOADER 1
 #else
 #  define TEST_CUDA_LOADER 0
@@ -441,43 +439,15 @@ static void test_cuda_reached_unapplied(accel_signal* a, bool readable) {
     CHECK_EQ_U64(accel_signal_value(a), 1u);
 }
 #endif
-/* The sleeps so far of this process's threads other than the main thread and the mock's stream threads
-   (its "GPU", named mock-stream): accel's workers'. -1 when /proc/self/task cannot be read. */
-#if TEST_CUDA_LOADER
-static long test_worker_sleeps(void) {
-    long sum = 0;
-    struct dirent* e;
-    DIR* d = opendir("/proc/self/task");
-    if (!d) return -1;
-    while ((e = readdir(d)) != NULL) {
-        char path[300], line[200] = "";
-        long tid = strtol(e->d_name, NULL, 10), n;
-        FILE* f;
-        if (tid <= 0 || tid == (long)getpid()) continue;
-        snprintf(path, sizeof path, "/proc/self/task/%ld/comm", tid);
-        if ((f = fopen(path, "r")) == NULL) continue;   /* a thread that just ended */
-        if (!fgets(line, sizeof line, f)) line[0] = '\0';
-        fclose(f);
-        if (strncmp(line, "mock-stream", 11) == 0) continue;
-        snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
-        if ((f = fopen(path, "r")) == NULL) continue;
-        while (fgets(line, sizeof line, f))
-            if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1) sum += n;
-        fclose(f);
-    }
-    closedir(d);
-    return sum;
-}
-#endif
 /* With points in flight and no GPU wait that needs the host to apply a point, a queue's worker is only
    the backstop, and its pauses double from ACCEL_CUDA_POLL_MAX_NS up to 8 times that
    (accel_i_cu_backstop). A chain over two queues (each step's GPU wait watches the other queue's
    progress word) is kept in flight for 200 ms, the host waiting every 32 steps for the step 16 back
    (so the streams never fill); the two workers sleep at most 500 times then: about 200 with the
-   backoff, over 1,000 with a pause of 250 us throughout. On the mock only: a GPU driver's own threads
-   sleep too. */
+   backoff, over 1,000 with a pause of 250 us throughout (the threads' sleeps from /proc, less the mock's
+   stream threads: its "GPU"). On the mock only: a GPU driver's own threads sleep too. */
 TEST(workers_back_off_while_they_are_only_the_backstop) {
-#if TEST_CUDA_LOADER
+#if TEST_CUDA_LOADER && TEST_HAVE_THREAD_SLEEPS
     accel_device* dev = test_cuda_device();
     accel_queue* q[2] = { NULL, NULL };
     accel_signal* s[2] = { NULL, NULL };
@@ -494,7 +464,7 @@ TEST(workers_back_off_while_they_are_only_the_backstop) {
         REQUIRE_OK(accel_signal_create(dev, 0, &s[i]));
     }
     REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &buf));
-    if ((before = test_worker_sleeps()) < 0) { accel_device_destroy(dev); SKIP("no /proc/self/task"); }
+    if ((before = test_thread_sleeps("mock-stream")) < 0) { accel_device_destroy(dev); SKIP("no /proc/self/task"); }
     t0 = test_now_ns();
     while (test_now_ns() - t0 < 200000000ull && !TEST_FAILED_SO_FAR()) {
         accel_queue* x = q[v & 1u];
@@ -504,7 +474,7 @@ TEST(workers_back_off_while_they_are_only_the_backstop) {
         CHECK_OK(accel_queue_submit(x));
         if (++v % 32u == 0) CHECK_OK(accel_signal_wait(s[(v - 16u) & 1u], v - 16u, ACCEL_WAIT_FOREVER));
     }
-    after = test_worker_sleeps();
+    after = test_thread_sleeps("mock-stream");
     fprintf(stderr, "    %llu steps in 200 ms; the workers slept %ld times\n", (unsigned long long)v,
             after - before);
     CHECK(after - before <= 500);

@@ -15,10 +15,6 @@
 #if TEST_HAVE_THREADS && !defined(_WIN32)
 #  include <time.h>
 #endif
-#if TEST_HAVE_THREADS && defined(__linux__)
-#  include <dirent.h>
-#  include <unistd.h>
-#endif
 
 #if TEST_HAVE_THREADS
 static _Thread_local int help_marker;          /* its address names the thread that reads it */
@@ -595,29 +591,6 @@ TEST(a_batch_submitted_to_overlap_runs_beside_the_host_after_helping) {
 #endif
 }
 
-#if TEST_HAVE_THREADS && defined(__linux__)
-/* The voluntary context switches (sleeps) of this process's threads other than the main thread, from
-   /proc/self/task/<tid>/status; -1 when that cannot be read. */
-static long help_other_sleeps(void) {
-    long sum = 0;
-    struct dirent* e;
-    DIR* d = opendir("/proc/self/task");
-    if (!d) return -1;
-    while ((e = readdir(d)) != NULL) {
-        char path[300], line[200];
-        long tid = strtol(e->d_name, NULL, 10), n;
-        FILE* f;
-        if (tid <= 0 || tid == (long)getpid()) continue;
-        snprintf(path, sizeof path, "/proc/self/task/%ld/status", tid);
-        if ((f = fopen(path, "r")) == NULL) continue;   /* a thread that just ended */
-        while (fgets(line, sizeof line, f))
-            if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1) sum += n;
-        fclose(f);
-    }
-    closedir(d);
-    return sum;
-}
-#endif
 
 /* While waiting threads run every batch, the executor looks at the queue less and less often, down to
    once a millisecond (accel.h, accel_i_cpu_look_next): on 2 cores, a look every quarter of a
@@ -626,20 +599,20 @@ static long help_other_sleeps(void) {
    other threads then (the pool's lanes sleep: a one-group exec wakes none). At most 400 sleeps: about
    200 with the backoff, about 800 with looks every quarter of a millisecond. Linux (/proc) only. */
 TEST(executor_looks_less_often_while_waits_help) {
-#if TEST_HAVE_THREADS && defined(__linux__)
+#if TEST_HAVE_THREAD_SLEEPS
     where_rig r;
     uint64_t v = 0, t0;
     long before, after;
     uint32_t trips = 0;
     REQUIRE(where_rig_open(&r, 2));
     helped_trips(&r, &v);
-    if ((before = help_other_sleeps()) < 0) { accel_device_destroy(r.dev); SKIP("no /proc/self/task"); }
+    if ((before = test_thread_sleeps(NULL)) < 0) { accel_device_destroy(r.dev); SKIP("no /proc/self/task"); }
     t0 = test_now_ns();
     while (test_now_ns() - t0 < 200000000ull && !TEST_FAILED_SO_FAR()) {
         CHECK_OK(accel_signal_wait(r.s, where_submit(&r, &v), ACCEL_WAIT_FOREVER));
         trips++;
     }
-    after = help_other_sleeps();
+    after = test_thread_sleeps(NULL);
     fprintf(stderr, "    %u helped trips in 200 ms; other threads slept %ld times\n", trips, after - before);
     CHECK(after - before <= 400);
     CHECK_EQ_U64(accel_signal_value(r.s), v);
