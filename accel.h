@@ -1942,6 +1942,11 @@ struct accel_queue {
 #else
 #  define ACCEL_I_KIT static
 #endif
+/* A backoff's next pause: twice the last, up to max (a destroy's hang warnings, the CPU executor's looks,
+   the CUDA workers' backstop polls). */
+ACCEL_I_KIT uint64_t accel_i_backoff(uint64_t pause, uint64_t max) {
+    return pause < max / 2u ? 2u * pause : max;
+}
 #if !defined(ACCEL_NO_THREADS)
 /* events: a wait with a second condition (used by backends only) */
 /* Waits until ev's word reaches v, *other moves off `seen`, or ns pass: spin first (up to
@@ -4146,7 +4151,7 @@ static void accel_i_queue_settle(accel_queue* q, const char* fn) {
                     "%s: still waiting after %llu s; fail (accel_signal_fail) or set from another "
                     "thread the signal it waits for:%s",
                     fn, (unsigned long long)(waited / 1000000000u), what);
-        if (step < 32000000000u) step *= 2;
+        step = accel_i_backoff(step, 32000000000u);
     }
 #endif
 }
@@ -7238,7 +7243,7 @@ static void accel_i_cpu_unhelp(accel_i_cpu_queue* q) {
 static uint64_t accel_i_cpu_look_next(accel_i_cpu_queue* q, uint64_t look, uint64_t work, uint64_t done,
                                       bool slept) {
     if (slept || (done != work && !atomic_load(&q->turn))) return ACCEL_I_CPU_LOOK_NS;
-    return look < ACCEL_I_CPU_LOOK_MAX_NS / 2 ? look * 2 : ACCEL_I_CPU_LOOK_MAX_NS;
+    return accel_i_backoff(look, ACCEL_I_CPU_LOOK_MAX_NS);
 }
 /* The executor waits for batches to run and takes q's turn for them; false: q stops.
    Plain (q->helped 0): it waits for a submit (spin, then sleep) and takes the turn at once.

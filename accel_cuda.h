@@ -3814,7 +3814,7 @@ static void accel_i_cu_batch_submitted(accel_queue* base, accel_i_batch* b) {
    sleep for good (q->backstop = 0). Only the worker polls the queue: a plain field. */
 static uint64_t accel_i_cu_backstop(accel_i_cu_queue* q) {
     uint64_t b = q->backstop ? q->backstop : ACCEL_CUDA_POLL_MAX_NS;
-    q->backstop = b < ACCEL_I_CU_BACKSTOP_MAX_NS / 2u ? 2u * b : ACCEL_I_CU_BACKSTOP_MAX_NS;
+    q->backstop = accel_i_backoff(b, ACCEL_I_CU_BACKSTOP_MAX_NS);
     return b;
 }
 static uint64_t accel_i_cu_queue_poll(accel_queue* base) {

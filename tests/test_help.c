@@ -591,7 +591,6 @@ TEST(a_batch_submitted_to_overlap_runs_beside_the_host_after_helping) {
 #endif
 }
 
-
 /* While waiting threads run every batch, the executor looks at the queue less and less often, down to
    once a millisecond (accel.h, accel_i_cpu_look_next): on 2 cores, a look every quarter of a
    millisecond took a lane's core 4,000 times a second through a decode loop. The host runs tiny batches
