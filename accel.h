@@ -362,7 +362,9 @@
 
    ==== Device generations ======================================================================
    A lost device (a CUDA context that hit an illegal address, a Vulkan VK_ERROR_DEVICE_LOST) need not be
-   destroyed: accel_device_recover(dev) makes its native device anew and adds 1 to its generation
+   destroyed (unless the driver keeps the loss for the process, as NVIDIA's CUDA drivers do after an
+   illegal address: then the recover returns DEVICE_LOST and says so): accel_device_recover(dev) makes
+   its native device anew and adds 1 to its generation
    (accel_device_info.generation: 1 at create). The handle stays valid, so whoever holds it compares the
    generation with the one it built its objects in, and rebuilds only those. Objects created before the
    recover (buffers and views, programs, signals, queues, command lists) are stale: every call that
@@ -936,7 +938,9 @@ ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, 
    they have not started. Works on a lost device (its lost state is cleared for the new generation) and
    on a healthy one (a reset). Returns OK; INVALID_ARGUMENT (NULL); UNSUPPORTED (a backend or device
    accel cannot recreate, e.g. an adopted Vulkan device: nothing changed); or the backend's error when
-   the new native device cannot be made (the device stays lost: try again, or destroy it). Any thread,
+   the new native device cannot be made (the device stays lost: try again, or destroy it);
+   DEVICE_LOST where the driver keeps the loss for the rest of the process (NVIDIA's CUDA drivers after
+   a sticky error such as an illegal address: accel_cuda.h "Recovery"; destroy the device). Any thread,
    also while other threads wait on the device's signals, record on its queues or call its functions:
    those calls return (or record) ACCEL_ERROR_DEVICE_LOST. */
 ACCEL_API accel_result accel_device_recover(accel_device* dev);

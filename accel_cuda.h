@@ -376,8 +376,17 @@
    frees its host memory only. The primary context is the CUDA device's, shared by every accel device
    on it (and by other code of the process that retains it): a recover resets theirs too, so their
    objects are dead; recover each such device as well (their next driver calls fail, sticky, which
-   makes them lost). Measured on a GPU by `make gpu-check` (an out-of-bounds kernel, then a recover and
-   saxpy again).
+   makes them lost). The driver tears the context down only once its streams are idle, so first every
+   pinned word of the device is raised to ACCEL_SIGNAL_MAX (repeatedly, for up to 2 s, while a stream
+   still runs): a stream waiting on the GPU for a value that no stale object will raise goes on, and the
+   work behind it runs on the old context's memory before the reset frees it (a wait on another device's
+   word, or a long kernel, still holds the reset: a warning says so after 2 s).
+   A device lost to a sticky error: on NVIDIA's driver (580, H200, measured by `make gpu-check`) the
+   error outlives the reset, as NVIDIA documents for such errors ("the process must be terminated and
+   relaunched"): cuDevicePrimaryCtxRetain returns it again, and accel_device_recover returns
+   ACCEL_ERROR_DEVICE_LOST with a log line that says so; the device stays lost (destroy it; its objects'
+   destroys work). A recover of a device that is not lost (a reset) works there. tests/mock_cuda.c
+   clears a sticky error at the reset, and does as NVIDIA's driver with MOCK_CUDA_STICKY_SURVIVES=1.
 
    ==== Interop =================================================================================
    Code that also calls the driver or libraries on CUDA streams (cuBLAS, cuDNN, a framework) gets the
@@ -650,7 +659,7 @@ typedef struct accel_cu_memcpy3d {             /* CUDA_MEMCPY3D; accel uses unif
 } accel_cu_memcpy3d;
 
 enum {
-    ACCEL_CU_SUCCESS = 0, ACCEL_CU_ERROR_OUT_OF_MEMORY = 2, ACCEL_CU_ERROR_DEINITIALIZED = 4,
+    ACCEL_CU_SUCCESS = 0, ACCEL_CU_ERROR_INVALID_VALUE = 1, ACCEL_CU_ERROR_OUT_OF_MEMORY = 2, ACCEL_CU_ERROR_DEINITIALIZED = 4,
     ACCEL_CU_ERROR_STUB_LIBRARY = 34, ACCEL_CU_ERROR_NO_DEVICE = 100, ACCEL_CU_ERROR_NO_BINARY_FOR_GPU = 209,
     ACCEL_CU_ERROR_ECC_UNCORRECTABLE = 214, ACCEL_CU_ERROR_INVALID_PTX = 218,
     ACCEL_CU_ERROR_UNSUPPORTED_PTX_VERSION = 222, ACCEL_CU_ERROR_NOT_FOUND = 500,
@@ -3149,6 +3158,7 @@ typedef struct accel_i_cu_list {
     accel_i_cu_op* ops; uint32_t count; size_t bytes;
     void* pinned;                      /* the updates' data */
     bool host_copy;                    /* an op copies host to host unpatched (accel_i_cu_op_host_to_host) */
+    accel_i_a32 refused;               /* a patch was refused once (accel_i_cu_refused): said */
     accel_cu_graph graph;              /* NULL: pre-resolved launches */
     accel_i_a32 lock;                  /* guards inst[].busy / owner / exec creation */
     accel_i_cu_instance inst[ACCEL_I_CU_EXECS];
@@ -3379,6 +3389,7 @@ static accel_result accel_i_cu_commands_build(accel_queue* q, accel_commands* c)
                             "accel_queue_record_end: out of host memory for the replay form");
     memset((void*)l, 0, (size_t)bytes);
     atomic_init(&l->lock, 0u);
+    atomic_init(&l->refused, 0u);
     l->bytes = (size_t)bytes;
     l->count = b->count;
     l->ops = (accel_i_cu_op*)(void*)(l + 1);
@@ -3479,6 +3490,16 @@ static accel_cu_result accel_i_cu_replay_ops(accel_i_cu_queue* q, const accel_i_
     }
     return ACCEL_CU_SUCCESS;
 }
+/* The driver refuses to set a copy's or a fill's node to memory of another kind than it was made
+   with (CUDA_ERROR_INVALID_VALUE, "the memory operands' mappings changed": an H200 refused a copy
+   recorded from an accel_buffer_create buffer and patched to one from accel_queue_alloc, which comes
+   from a memory pool): that replay issues the list's ops instead, said once a list. */
+static void accel_i_cu_refused(accel_i_cu_device* dev, accel_i_cu_list* l, const char* call) {
+    if (atomic_exchange(&l->refused, 1u)) return;
+    accel_i_log(&dev->base, ACCEL_LOG_INFO, "accel_queue_replay: %s refused a patch (CUDA_ERROR_INVALID_VALUE: "
+                "memory of another kind than recorded); such replays of this list launch its commands one by "
+                "one", call);
+}
 /* A graph launch; the ops instead when the replay copies host to host while a GPU wait is pending on
    the device: such a copy's memcpy node runs on the CPU once the stream gets there (see the copy
    kernel above), so cuGraphLaunch would block behind the wait; the ops copy with the kernel. */
@@ -3495,19 +3516,22 @@ static accel_cu_result accel_i_cu_replay_graph(accel_i_cu_queue* q, accel_i_cu_l
     if (!in) return accel_i_cu_replay_ops(q, l, p, n, call);   /* every instance is another live queue's */
     accel_cu_result cr = ACCEL_CU_SUCCESS;
     uint32_t k = 0;
-    for (uint32_t i = 0; i < l->count && cr == ACCEL_CU_SUCCESS; i++) {
+    bool refused = false;
+    for (uint32_t i = 0; i < l->count && cr == ACCEL_CU_SUCCESS && !refused; i++) {
         uint32_t first = k;
         while (k < n && p[k].command == i) k++;
         if (k == first && !in->patched[i]) continue;
         cr = accel_i_cu_op_node(dev, l->graph, in->exec, &l->ops[i], NULL, p ? p + first : NULL, k - first,
                                 call);
-        if (cr == ACCEL_CU_SUCCESS) in->patched[i] = k > first;
+        refused = cr == ACCEL_CU_ERROR_INVALID_VALUE;   /* the node keeps what it had: set it next time */
+        if (cr == ACCEL_CU_SUCCESS || refused) in->patched[i] = k > first || refused;
     }
     if (cr == ACCEL_CU_SUCCESS) { *call = "cuGraphLaunch"; cr = accel_i_cu.GraphLaunch(in->exec, q->stream); }
     accel_i_spin_lock(&l->lock);
     in->busy = false;
     accel_i_spin_unlock(&l->lock);
-    return cr;
+    if (refused) accel_i_cu_refused(dev, l, *call);
+    return refused ? accel_i_cu_replay_ops(q, l, p, n, call) : cr;
 }
 /* The replay command: graph launch or pre-resolved launches, with the (sorted) patches. */
 static accel_cu_result accel_i_cu_replay(accel_i_cu_queue* q, const accel_i_batch* b, const accel_i_cmd* c,
@@ -3982,7 +4006,14 @@ static accel_result accel_i_cu_context_anew(accel_i_cu_device* dev) {
     if (cr != ACCEL_CU_SUCCESS)
         accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_device_recover: cuDevicePrimaryCtxReset: %s (%d)",
                     accel_i_cu_error_name(cr), cr);
-    if ((cr = accel_i_cu.DevicePrimaryCtxRetain(&ctx, dev->cudev)) != ACCEL_CU_SUCCESS) {
+    cr = accel_i_cu.DevicePrimaryCtxRetain(&ctx, dev->cudev);
+    if (accel_i_cu_sticky(cr))   /* NVIDIA's drivers: the error outlives the context (see "Recovery") */
+        return accel_i_fail(&dev->base, ACCEL_ERROR_DEVICE_LOST,
+                            "accel_device_recover: CUDA device %s: the driver keeps the sticky error %s (%d) "
+                            "after the primary context's reset: this process cannot use the GPU again "
+                            "(end it and start a new one); destroy the device",
+                            dev->base.info.name, accel_i_cu_error_name(cr), cr);
+    if (cr != ACCEL_CU_SUCCESS) {
         return accel_i_fail(&dev->base, ACCEL_ERROR_BACKEND,
                             "accel_device_recover: cuDevicePrimaryCtxRetain failed: %s (%d)",
                             accel_i_cu_error_name(cr), cr);
@@ -4003,10 +4034,44 @@ static accel_result accel_i_cu_context_anew(accel_i_cu_device* dev) {
     accel_i_cu_mempool_make(dev);
     return ACCEL_OK;
 }
+/* Is a stream of dev (a queue's, the device's own) still running work? A lost context's read idle. */
+static bool accel_i_cu_streams_busy(accel_i_cu_device* dev) {
+    bool busy = dev->io && accel_i_cu.StreamQuery(dev->io) == ACCEL_CU_ERROR_NOT_READY;
+    accel_i_spin_lock(&dev->queues_lock);
+    for (accel_i_cu_queue* q = dev->queues; q && !busy; q = q->next_queue)
+        busy = q->stream && accel_i_cu.StreamQuery(q->stream) == ACCEL_CU_ERROR_NOT_READY;
+    accel_i_spin_unlock(&dev->queues_lock);
+    return busy;
+}
+/* The driver tears a context down only once its streams are idle, and a stream that waits on the GPU
+   for a word no stale object will raise again (its signal failed: a stale mirror is not written) waits
+   for ever: the reset would hang. So every word of the device reads ACCEL_SIGNAL_MAX, at or above
+   every value a GPU waits for, again while a stream still runs (the work a released wait lets through
+   writes its points' words lower), for up to ACCEL_I_CU_DRAIN_NS; the work left runs on the old
+   context's memory, which the reset then frees. */
+#define ACCEL_I_CU_DRAIN_NS 2000000000ull
+static void accel_i_cu_words_release(accel_i_cu_device* dev) {
+    uint64_t until = accel_i_now_ns() + ACCEL_I_CU_DRAIN_NS;
+    accel_i_cu_enter(dev);
+    for (;;) {
+        accel_i_spin_lock(&dev->words_lock);
+        for (accel_i_cu_block* k = dev->blocks; k; k = k->next)
+            for (uint32_t i = 0; i < ACCEL_I_CU_BLOCK_WORDS; i++)
+                atomic_store((accel_i_a64*)k->mem + i, (uint64_t)ACCEL_SIGNAL_MAX);
+        accel_i_spin_unlock(&dev->words_lock);
+        if (!accel_i_cu_streams_busy(dev)) return;
+        if (accel_i_now_ns() > until) break;
+        accel_i_yield();
+    }
+    accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_device_recover: a stream of CUDA device %s still runs "
+                "after %llu ms (a long kernel, or a wait on another device's word): the reset waits for it",
+                dev->base.info.name, (unsigned long long)(ACCEL_I_CU_DRAIN_NS / 1000000u));
+}
 static accel_result accel_i_cu_device_recover(accel_device* d) {
     accel_i_cu_device* dev = accel_i_cu_dev(d);
     accel_result r;
     while (accel_i_cu_reap_device(dev)) accel_i_yield();   /* stale queues: at once, as failed */
+    accel_i_cu_words_release(dev);
     accel_i_imports_drop_into(d);   /* cuda: imported memory: the old context's (made again when needed) */
     accel_i_mutex_lock(&dev->io_lock);
     accel_i_mutex_lock(&dev->cache_lock);

@@ -14,6 +14,8 @@
    blocked behind a wait on its own stream; allocations, launches, fills, device-side copies, event and
    stream calls, graph instantiation, launch and exec updates did not. accel_cuda.h's "cuda: releases"
    and its host-to-host copy kernel rest on these answers: run this on a new driver before trusting them.
+   cuModuleLoadDataEx is asked too: on an H200 (driver 580, 2026-11-29) examples/failure.c hung in the
+   step that makes a program while a queue waited on the GPU for the host (inferred, not measured).
    tests/mock_cuda.c emulates the same answers (CI checks that this program reads 5 on it), so that the
    suite on the mock hangs where accel would hang on a GPU.
    The last line is "cuda_blocking: N calls block".
@@ -84,6 +86,8 @@ static void op_mem_alloc(void) { accel_cu_deviceptr p; if (accel_i_cu.MemAlloc(&
 static void op_mem_free(void) { accel_i_cu.MemFree(cb.spare_dbuf); cb.spare_dbuf = 0; }
 static void op_host_alloc(void) { accel_i_cu.MemHostAlloc(&cb.spare_pinned, 1 << 20, ACCEL_CU_MEMHOSTALLOC_PORTABLE); }
 static void op_host_free(void) { accel_i_cu.MemFreeHost(cb.spare_pinned); cb.spare_pinned = NULL; }
+/* a program made while a queue waits on the GPU (accel_program_create): the module stays loaded */
+static void op_module_load(void) { accel_cu_module m = NULL; accel_i_cu.ModuleLoadDataEx(&m, cb_ptx, 0, NULL, NULL); }
 static void op_module_unload(void) { accel_i_cu.ModuleUnload(cb.spare_module); cb.spare_module = NULL; }
 static void op_stream(void) { accel_cu_stream s; if (accel_i_cu.StreamCreate(&s, ACCEL_CU_STREAM_NON_BLOCKING) == ACCEL_CU_SUCCESS) accel_i_cu.StreamDestroy(s); }
 static void op_event(void) {
@@ -156,7 +160,7 @@ int main(void) {
     static const struct { const char* name; cb_op op; bool on_stream; } calls[] = {
         { "cuMemAlloc (1 MiB)", op_mem_alloc, false }, { "cuMemFree", op_mem_free, false },
         { "cuMemHostAlloc (1 MiB)", op_host_alloc, false }, { "cuMemFreeHost", op_host_free, false },
-        { "cuModuleUnload", op_module_unload, false }, { "cuStreamCreate + cuStreamDestroy", op_stream, false },
+        { "cuModuleUnload", op_module_unload, false }, { "cuModuleLoadDataEx (PTX)", op_module_load, false }, { "cuStreamCreate + cuStreamDestroy", op_stream, false },
         { "cuEventRecord + cuEventDestroy", op_event, true }, { "cuLaunchKernel", op_launch, true },
         { "cuMemsetD32Async", op_memset, true }, { "cuMemcpyHtoDAsync (pinned -> device)", op_htod, true },
         { "cuMemcpyDtoHAsync (device -> pinned)", op_dtoh, true }, { "cuMemcpyDtoDAsync (device -> device)", op_dtod, true },

@@ -22,8 +22,10 @@
    The primary context's objects (allocations, pinned blocks, streams, events, modules, graphs) are
    listed: mock_cuda_live() counts them, a release of one that is not live (freed already, or made
    before a reset) fails with CUDA_ERROR_INVALID_VALUE and counts in mock_cuda_stale_uses(), and
-   cuDevicePrimaryCtxReset frees every one and clears a sticky error, as the driver destroys the
-   context's resources: the context works again (accel_device_recover).
+   cuDevicePrimaryCtxReset waits (as the driver) for the context's streams to go idle, up to 5 s (then
+   it says so, and the process's CUDA is dead: a GPU hangs there), frees every object and clears a
+   sticky error, as the driver destroys the context's resources: the context works again
+   (accel_device_recover). MOCK_CUDA_STICKY_SURVIVES=1 keeps the sticky error, as NVIDIA's drivers do.
    Vulkan memory of the same GPU imports as an opaque fd (cuImportExternalMemory: see "external
    memory"); MOCK_CUDA_UUID makes device 0 that GPU (see mDeviceGetUuid).
    It proves nothing about a real GPU: only that the backend's host side keeps the contract. */
@@ -252,6 +254,7 @@ typedef struct mock_stream {
     size_t queued;   /* operations not started yet: a push waits while MOCK_CUDA_STREAM_DEPTH are */
     int busy, stop;
     pthread_t thread;
+    const int* ctx;   /* the context current at its creation (device 0's when none) */
 } mock_stream;
 /* A GPU's stream holds so much work not yet started, and an enqueue blocks the caller while it is full
    (a launch queue of about a thousand entries on NVIDIA's drivers): 1024 here, MOCK_CUDA_STREAM_DEPTH
@@ -698,9 +701,14 @@ static CUresult mDeviceTotalMem(size_t* b, int d) {
 static int mock_ctx_token[MOCK_MAX_DEVICES];
 static _Thread_local int* mock_current;                       /* the calling thread's current context */
 static atomic_uint mock_peer_enabled[MOCK_MAX_DEVICES];       /* bit p of [c]: context c reaches p */
+static int mock_sticky_survives(void);
+static atomic_int mock_hung;
 static CUresult mPrimaryCtxRetain(void** ctx, int d) {
     MOCK_COUNT(MOCK_CALL_CONTEXT);
+    int sticky = atomic_load(&mock_sticky);
     if (d < 0 || d >= mock_devices()) return 101;
+    if (atomic_load(&mock_hung)) return 999;
+    if (sticky && sticky != 709 && mock_sticky_survives()) return sticky;   /* NVIDIA's drivers */
     *ctx = &mock_ctx_token[d];
     return 0;
 }
@@ -962,6 +970,7 @@ static CUresult mStreamCreate(mock_stream** ps, unsigned f) {
     (void)f;
     if (!s) return 2;
     pthread_mutex_init(&s->lock, NULL); pthread_cond_init(&s->cond, NULL); pthread_cond_init(&s->idle, NULL); pthread_cond_init(&s->room, NULL);
+    s->ctx = mock_current ? mock_current : &mock_ctx_token[0];
     if (pthread_create(&s->thread, NULL, stream_main, s) != 0) { free(s); return 2; }
     pthread_setname_np(s->thread, "mock-stream");   /* the mock's "GPU": bench/cuda.c tells it from accel's threads */
     pthread_mutex_lock(&mock_driver_lock);
@@ -1216,15 +1225,47 @@ static CUresult mGraphExecKernelNodeSetParams(mock_graph* e, size_t node, const 
     MOCK_COUNT(MOCK_CALL_OTHER);
     return node && node <= e->n && e->ops[node - 1].kind == OP_LAUNCH ? kparams_op(&e->ops[node - 1], p) : 1;
 }
+/* What kind of memory p is in: 2 pinned host memory, 1 a memory pool's block, 0 else (cuMemAlloc). */
+static int mock_mem_kind(const void* p) {
+    int kind = 0;
+    if (!p) return 0;
+    if (mock_is_host(p)) return 2;
+    pthread_mutex_lock(&mock_driver_lock);
+    for (size_t i = 0; i < mock_nobjs && !kind; i++) {
+        mock_pool* pool = (mock_pool*)mock_objs[i].h;
+        if (mock_objs[i].kind != MOCK_OBJ_POOL) continue;
+        pthread_mutex_lock(&pool->lock);
+        for (mock_pool_block* b = pool->blocks; b && !kind; b = b->next)
+            kind = (const char*)p >= (const char*)b->p && (const char*)p < (const char*)b->p + b->n;
+        pthread_mutex_unlock(&pool->lock);
+    }
+    pthread_mutex_unlock(&mock_driver_lock);
+    return kind;
+}
+/* An exec node's copy or fill takes memory of the kinds it was made with only: the driver refuses
+   another (CUDA_ERROR_INVALID_VALUE, "the memory operands' mappings changed"; an H200 refused a copy
+   made from cuMemAlloc memory and set to a pool's), and the node keeps what it had. */
+static CUresult mock_exec_node_set(op* node, const op* o) {
+    if (mock_mem_kind(node->dst) != mock_mem_kind(o->dst) || mock_mem_kind(node->src) != mock_mem_kind(o->src))
+        return 1;
+    *node = *o;
+    return 0;
+}
 static CUresult mGraphExecMemsetNodeSetParams(mock_graph* e, size_t node, const mock_mparams* p, void* ctx) {
     MOCK_COUNT(MOCK_CALL_OTHER);
+    op o;
+    CUresult r;
     (void)ctx;
-    return node && node <= e->n && e->ops[node - 1].kind == OP_SET32 ? mparams_op(&e->ops[node - 1], p) : 1;
+    if (!node || node > e->n || e->ops[node - 1].kind != OP_SET32) return 1;
+    return (r = mparams_op(&o, p)) != 0 ? r : mock_exec_node_set(&e->ops[node - 1], &o);
 }
 static CUresult mGraphExecMemcpyNodeSetParams(mock_graph* e, size_t node, const mock_copy3d* p, void* ctx) {
     MOCK_COUNT(MOCK_CALL_OTHER);
+    op o;
+    CUresult r;
     (void)ctx;
-    return node && node <= e->n && e->ops[node - 1].kind == OP_COPY ? copy3d_op(&e->ops[node - 1], p) : 1;
+    if (!node || node > e->n || e->ops[node - 1].kind != OP_COPY) return 1;
+    return (r = copy3d_op(&o, p)) != 0 ? r : mock_exec_node_set(&e->ops[node - 1], &o);
 }
 static CUresult mGraphLaunch(mock_graph* e, mock_stream* s) {
     MOCK_COUNT(MOCK_CALL_LAUNCH);
@@ -1257,12 +1298,52 @@ static void mock_obj_free(const mock_obj* o) {
     default: break;
     }
 }
-/* Destroys every resource of the context: streams end (their work is dropped: the context reads dead
-   meanwhile, so running operations and stream waits end), the rest is freed; then the context works
-   again, with no sticky error. Handles made before are no longer live. */
+/* MOCK_CUDA_STICKY_SURVIVES=1: a sticky error outlives the reset, and cuDevicePrimaryCtxRetain returns
+   it, as NVIDIA's driver does (580 on an H200: "the process must be terminated and relaunched"). */
+static int mock_sticky_survives(void) {
+    const char* e = getenv("MOCK_CUDA_STICKY_SURVIVES");
+    return e && e[0] == '1';
+}
+/* mock_hung: a reset found a stream that never went idle: the "GPU" hangs (declared above) */
+/* The driver destroys a context once its streams are idle: a stream that waits for a word nobody
+   writes holds the reset for ever (seen on an H200). The mock waits up to 5 s for the streams made in
+   device d's context, then says so on stderr and the process's CUDA is dead from then on (999,
+   CUDA_ERROR_UNKNOWN, from every call that checks): a test fails instead of hanging. */
+static int mock_streams_drain(int d) {
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int busy = 0;
+        pthread_mutex_lock(&mock_driver_lock);
+        for (size_t i = 0; i < mock_nstreams; i++) {
+            mock_stream* st = mock_streams[i];
+            if (st->ctx != &mock_ctx_token[d]) continue;
+            pthread_mutex_lock(&st->lock);
+            busy |= st->head != NULL || st->busy;
+            pthread_mutex_unlock(&st->lock);
+        }
+        pthread_mutex_unlock(&mock_driver_lock);
+        if (!busy) return 1;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec >= 5) return 0;
+        sched_yield();
+    }
+}
+/* Destroys every resource of the context: first its streams go idle (see above); then streams end
+   (their work is dropped: the context reads dead meanwhile), the rest is freed; then the context works
+   again, with no sticky error (unless MOCK_CUDA_STICKY_SURVIVES). Handles made before are no longer
+   live. */
 static CUresult mPrimaryCtxReset(int d) {
     MOCK_COUNT(MOCK_CALL_CONTEXT);
-    (void)d;
+    int kept = atomic_load(&mock_sticky);
+    if (d < 0 || d >= mock_devices()) return 101;
+    if (!mock_streams_drain(d)) {
+        fprintf(stderr, "mock_cuda: cuDevicePrimaryCtxReset(%d): a stream of the context is still busy after "
+                "5 s (a GPU hangs here: a stream waits for a word nobody writes); CUDA is dead from now on\n", d);
+        atomic_store(&mock_hung, 1);
+        atomic_store(&mock_sticky, 999);
+        return 999;
+    }
     atomic_store(&mock_sticky, 709);   /* CUDA_ERROR_CONTEXT_IS_DESTROYED while it goes */
     pthread_mutex_lock(&mock_driver_lock);
     for (size_t i = 0; i < mock_nstreams; i++) stream_end(mock_streams[i]);
@@ -1272,7 +1353,7 @@ static CUresult mPrimaryCtxReset(int d) {
     mock_nobjs = 0;
     mock_orphans_free();
     pthread_mutex_unlock(&mock_driver_lock);
-    atomic_store(&mock_sticky, 0);
+    atomic_store(&mock_sticky, kept && kept != 709 && mock_sticky_survives() ? kept : 0);
     atomic_fetch_add(&mock_resets, 1);
     return 0;
 }
