@@ -1325,6 +1325,7 @@ typedef struct accel_i_cu_device {
     /* points in flight whose GPU waiters need the host to apply them (see accel_i_cu_queue_poll): the
        queues' workers poll at the waiters' pace while it is not 0, else only as a backstop */
     accel_i_a32 reap_needed;
+    accel_i_a32 losing;            /* accel_i_cu_lose ran (once a generation) */
     struct accel_i_cu_block* blocks;
     /* timestamps (io_lock): an event recorded on the idle io stream at host time cal_host (taken at
        cal_at), the reference the timestamps' events are measured from */
@@ -1663,16 +1664,19 @@ static void accel_i_cu_signal_publish(accel_signal* s, uint64_t v);
 static void accel_i_cu_lose(accel_i_cu_device* dev, accel_cu_result r, const char* call) {
     accel_device* d = &dev->base;
     uint64_t failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
-    if (atomic_exchange(&d->lost, 1u)) return;
+    if (atomic_exchange(&dev->losing, 1u)) return;
     accel_i_log(d, ACCEL_LOG_ERROR,
                 "accel_cuda: device lost: %s returned %s (%d); every pending signal of the device fails",
                 call, accel_i_cu_error_name(r), r);
+    /* every signal fails before the lost flag shows: a reap that sees it applies its points as failed,
+       and a waiter woken by one of them must find the device's other signals failed already */
     accel_i_spin_lock(&d->objects_lock);
     for (accel_i_object* o = d->objects; o; o = o->next)
         if (o->kind == ACCEL_I_SIGNAL) {   /* the mirror too: no stream waits on a lost device */
             accel_i_host_signal_raise((accel_signal*)o, failed);
             accel_i_cu_signal_publish((accel_signal*)o, failed);
         }
+    atomic_store(&d->lost, 1u);
     accel_i_spin_unlock(&d->objects_lock);
 }
 /* Maps a failed driver call to an accel_result, logging it; sticky errors lose the device. */
@@ -1991,6 +1995,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     atomic_init(&dev->queues_lock, 0u);
     atomic_init(&dev->words_lock, 0u);
     atomic_init(&dev->reap_needed, 0u);
+    atomic_init(&dev->losing, 0u);
     atomic_init(&dev->peers_tried, 0u);
     atomic_init(&dev->peers_on, 0u);
     dev->cudev = cudev;
@@ -4081,9 +4086,11 @@ static accel_result accel_i_cu_device_recover(accel_device* d) {
     accel_i_mutex_unlock(&dev->domain->lock);
     accel_i_mutex_unlock(&dev->cache_lock);
     accel_i_mutex_unlock(&dev->io_lock);
-    if (r == ACCEL_OK)
+    if (r == ACCEL_OK) {
+        atomic_store(&dev->losing, 0u);   /* the new generation can be lost again */
         accel_i_log(d, ACCEL_LOG_INFO, "accel_device_recover: CUDA device %s: the primary context is new",
                     d->info.name);
+    }
     return r;
 }
 
