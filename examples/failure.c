@@ -80,9 +80,6 @@ static accel_result failure_reason(const accel_signal* s) {
     return v > ACCEL_SIGNAL_MAX ? (accel_result)-(int)(v - ACCEL_SIGNAL_MAX - 1) : ACCEL_OK;
 }
 
-/* 4. The device's work goes wrong for real (CUDA) or a recover comes with work pending (elsewhere):
-   `q` has a batch waiting on `gate` (nobody opens it) that would signal `out`. Returns how the device
-   was lost, for the printout. */
 /* 4's loss on CUDA: an out-of-bounds store. Its program is made before the batch that waits on the
    gate: a module load may wait for the context's streams, and behind a gate the host opens later that
    would never return. NULL elsewhere (the loss is simulated). */
@@ -95,6 +92,9 @@ static accel_program* loss_program(accel_device* dev, const accel_device_info* i
     (void)dev; (void)info;
     return oob;
 }
+/* 4. The device's work goes wrong for real (CUDA: oob from loss_program) or a recover comes with work
+   pending (elsewhere): another queue has a batch waiting on a gate nobody opens. Returns how the device
+   was lost, for the printout. */
 static const char* lose_device(accel_device* dev, accel_program* oob, accel_queue* q, accel_buffer* buf) {
     accel_signal* hit = NULL;
     if (!oob) return "simulated: a recover of the healthy device with a batch pending";

@@ -701,8 +701,13 @@ static CUresult mDeviceTotalMem(size_t* b, int d) {
 static int mock_ctx_token[MOCK_MAX_DEVICES];
 static _Thread_local int* mock_current;                       /* the calling thread's current context */
 static atomic_uint mock_peer_enabled[MOCK_MAX_DEVICES];       /* bit p of [c]: context c reaches p */
-static int mock_sticky_survives(void);
-static atomic_int mock_hung;
+/* MOCK_CUDA_STICKY_SURVIVES=1: a sticky error outlives the reset, and cuDevicePrimaryCtxRetain returns
+   it, as NVIDIA's driver does (580 on an H200: "the process must be terminated and relaunched"). */
+static int mock_sticky_survives(void) {
+    const char* e = getenv("MOCK_CUDA_STICKY_SURVIVES");
+    return e && e[0] == '1';
+}
+static atomic_int mock_hung;   /* a reset found a stream that never went idle: the "GPU" hangs */
 static CUresult mPrimaryCtxRetain(void** ctx, int d) {
     MOCK_COUNT(MOCK_CALL_CONTEXT);
     int sticky = atomic_load(&mock_sticky);
@@ -1298,13 +1303,6 @@ static void mock_obj_free(const mock_obj* o) {
     default: break;
     }
 }
-/* MOCK_CUDA_STICKY_SURVIVES=1: a sticky error outlives the reset, and cuDevicePrimaryCtxRetain returns
-   it, as NVIDIA's driver does (580 on an H200: "the process must be terminated and relaunched"). */
-static int mock_sticky_survives(void) {
-    const char* e = getenv("MOCK_CUDA_STICKY_SURVIVES");
-    return e && e[0] == '1';
-}
-/* mock_hung: a reset found a stream that never went idle: the "GPU" hangs (declared above) */
 /* The driver destroys a context once its streams are idle: a stream that waits for a word nobody
    writes holds the reset for ever (seen on an H200). The mock waits up to 5 s for the streams made in
    device d's context, then says so on stderr and the process's CUDA is dead from then on (999,
