@@ -71,6 +71,11 @@
     17. figure 10 with its second queue and signal on a second accel device on the same GPU: each step
         waits on the other device's signal (DESIGN 7.2) | the same raw streams and events
                                                                                  target ratio <= 1.15
+    18. for information, what one driver call costs the host (a chain's step is host-bound: its
+        figures are these costs plus accel's own work): cuLaunchKernel, cuStreamWaitEvent,
+        cuStreamWriteValue64, cuStreamBatchMemOp of two writes (accel's signal point, where a signal has
+        a mirror word), cuStreamWaitValue64 on a reached word, each issued 1,000 times in a row, host ns
+        per call | cuEventRecord (the raw chains' signal)
    --native runs figures 14 and 15 only (make gpu-check's `native` step); --figures 5,9,10 runs the steps
    that measure those figures only (with --quick too: e.g. to repeat one figure on a noisy machine).
    Figures 9-11 also report, in their BENCH lines, the wake-ups (voluntary context switches) per step of
@@ -1226,6 +1231,79 @@ static void bench_cublas_chain(bench_cuda* b) {
     accel_buffer_destroy(c);
 }
 
+/* ==== figure 18: what one driver call costs the host ==== */
+/* The calls a chain step makes, each issued n times in a row on the raw stream (the work is trivial, so
+   the stream keeps up), host ns per call; the stream is synchronized outside the timing. */
+enum { BENCH_CALL_LAUNCH, BENCH_CALL_RECORD, BENCH_CALL_WAIT_EVENT, BENCH_CALL_WRITE, BENCH_CALL_BATCH2,
+       BENCH_CALL_WAIT_VALUE, BENCH_CALLS };
+static const char* const bench_call_names[BENCH_CALLS][2] = {
+    { "call_launch", "18 cuLaunchKernel (empty)" }, { "call_event_record", "18 cuEventRecord" },
+    { "call_wait_event", "18 cuStreamWaitEvent (reached)" }, { "call_write_value", "18 cuStreamWriteValue64" },
+    { "call_batch_memop", "18 cuStreamBatchMemOp, 2 writes" }, { "call_wait_value", "18 cuStreamWaitValue64 (reached)" },
+};
+typedef struct bench_calls { bench_cuda* b; accel_cu_event ev; accel_cu_deviceptr word; } bench_calls;
+static accel_cu_result bench_call(const bench_calls* c, int kind, uint64_t v) {
+    accel_cu_stream st = c->b->stream;
+    accel_cu_batch_memop ops[2];
+    switch (kind) {
+    case BENCH_CALL_LAUNCH: return accel_i_cu.LaunchKernel(c->b->fn, 1, 1, 1, 1, 1, 1, 0, st, NULL, NULL);
+    case BENCH_CALL_RECORD: return accel_i_cu.EventRecord(c->ev, st);
+    case BENCH_CALL_WAIT_EVENT: return bench_cu_StreamWaitEvent(st, c->ev, 0);
+    case BENCH_CALL_WRITE: return accel_i_cu.StreamWriteValue64(st, c->word, v, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
+    case BENCH_CALL_WAIT_VALUE: return accel_i_cu.StreamWaitValue64(st, c->word, 1, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
+    default:
+        memset(ops, 0, sizeof ops);
+        ops[0].write_value.operation = ops[1].write_value.operation = ACCEL_CU_STREAM_MEM_OP_WRITE_VALUE_64;
+        ops[0].write_value.address = c->word + 64;
+        ops[1].write_value.address = c->word;
+        ops[0].write_value.value64 = ops[1].write_value.value64 = v;
+        return accel_i_cu.StreamBatchMemOp(st, 2, ops, 0);
+    }
+}
+/* One sample: n calls of `kind`, host ns per call; 0 when a call fails. */
+static double bench_call_sample(const bench_calls* c, int kind, uint32_t n) {
+    uint64_t t0 = bench_now_ns();
+    double ns;
+    for (uint32_t i = 0; i < n; i++)
+        if (!bench_cu_ok(bench_call(c, kind, i + 1), bench_call_names[kind][1] + 3)) return 0;
+    ns = (double)(bench_now_ns() - t0) / n;
+    return bench_cu_ok(accel_i_cu.StreamSynchronize(c->b->stream), "cuStreamSynchronize") ? ns : 0;
+}
+/* Figure 18: rounds alternate the kinds; each row beside cuEventRecord, a raw chain's signal. Where the
+   chains' accel / raw ratios come from on a GPU: accel's point is a memory write (a batch of two where
+   it also writes a signal's mirror), raw's an event. */
+static void bench_call_costs(bench_cuda* b) {
+    double m[BENCH_CALLS][BENCH_ROUNDS_MAX];
+    uint32_t n = b->quick ? 100 : 1000;
+    int kinds = accel_i_cu_dev(b->dev)->memops && accel_i_cu.StreamWriteValue64 && accel_i_cu.StreamWaitValue64
+                    ? (accel_i_cu.StreamBatchMemOp ? BENCH_CALLS : BENCH_CALL_BATCH2) : BENCH_CALL_WRITE;
+    bench_calls c = { b, NULL, 0 };
+    void* words = NULL;
+    if (!bench_cu_StreamWaitEvent) { printf("bench_cuda: figure 18 skipped: the driver has no cuStreamWaitEvent\n"); return; }
+    if (!bench_cu_ok(accel_i_cu.EventCreate(&c.ev, ACCEL_CU_EVENT_DISABLE_TIMING), "cuEventCreate") ||
+        (kinds > BENCH_CALL_WRITE &&
+         (!bench_cu_ok(accel_i_cu.MemHostAlloc(&words, 128, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc") ||
+          !bench_cu_ok(accel_i_cu.MemHostGetDevicePointer(&c.word, words, 0), "cuMemHostGetDevicePointer"))))
+        goto out;
+    if (words) memset(words, 0, 128);
+    if (!bench_cu_ok(accel_i_cu.EventRecord(c.ev, b->stream), "cuEventRecord")) goto out;
+    for (int k = 0; k < kinds; k++)
+        if (!bench_call_sample(&c, k, 10)) goto out;   /* warm-up */
+    for (int r = 0; r < b->rounds; r++)
+        for (int k = 0; k < kinds; k++)
+            if ((m[k][r] = bench_call_sample(&c, k, n)) == 0) goto out;
+    for (int k = 0; k < kinds; k++)
+        if (k != BENCH_CALL_RECORD)
+            bench_row_add(bench_call_names[k][0], bench_call_names[k][1], "ns", bench_median(m[k], (size_t)b->rounds),
+                          "cuEventRecord", bench_median(m[BENCH_CALL_RECORD], (size_t)b->rounds), BENCH_TARGET_NONE, BENCH_LE, 0);
+    if (kinds < BENCH_CALLS) printf("bench_cuda: figure 18: no %s here (the driver's or ACCEL_CUDA_NO_MEMOPS): those rows are left out\n",
+                                    kinds == BENCH_CALL_WRITE ? "64-bit stream memory operations" : "cuStreamBatchMemOp");
+out:
+    accel_i_cu.StreamSynchronize(b->stream);
+    if (words) accel_i_cu.MemFreeHost(words);
+    if (c.ev) accel_i_cu.EventDestroy(c.ev);
+}
+
 /* The figures in the order they run; `native`: also with --native. */
 static void bench_chain_1q(bench_cuda* b) { bench_chain(b, 1, NULL); }
 static void bench_chain_2q(bench_cuda* b) { bench_chain(b, 2, NULL); }
@@ -1249,6 +1327,7 @@ static const struct {
     { "figure 16 (queue-ordered memory)", "16", bench_qmem_figure, false },
     { "figure 14 (kernel -> native step -> kernel)", "14", bench_native_chain, true },
     { "figure 15 (cuBLAS SGEMM chain in queue order)", "15", bench_cublas_chain, true },
+    { "figure 18 (the host cost of one driver call)", "18", bench_call_costs, false },
 };
 /* Does the comma-separated list `pick` (NULL: every figure) name one of `ids`? */
 static bool bench_picked(const char* pick, const char* ids) {

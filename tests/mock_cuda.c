@@ -237,8 +237,8 @@ static const mock_kernel mock_kernels[] = {
 };
 
 /* ==== streams: a worker thread running operations in order ==== */
-typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_EVENT, OP_WAIT_EVENT, OP_HOST,
-               OP_POOL_FREE } op_kind;
+typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_BATCH, OP_EVENT, OP_WAIT_EVENT,
+               OP_HOST, OP_POOL_FREE } op_kind;
 typedef struct mock_event { atomic_ullong recorded, completed, at_ns; } mock_event;   /* at_ns: when it last completed */
 typedef struct op {
     struct op* next;
@@ -247,6 +247,7 @@ typedef struct op {
     const mock_kernel* k; uint32_t grid[3], block[3]; void* bufs[64]; uint32_t consts[64];
     mock_event* ev; unsigned long long ev_gen;
     void (*host_fn)(void* user); void* host_user;   /* OP_HOST */
+    unsigned nmemops;                                /* OP_BATCH: its memops follow the op */
 } op;
 typedef struct mock_stream {
     pthread_mutex_t lock; pthread_cond_t cond, idle, room;
@@ -271,6 +272,14 @@ static size_t mock_depth(void) {
 }
 
 static void mock_pool_freed(void* block, unsigned gen);
+static void mock_wait64(void* word, uint64_t v) {
+    while ((int64_t)(atomic_load((_Atomic uint64_t*)word) - v) < 0 && !atomic_load(&mock_sticky)) sched_yield();
+}
+static void mock_write64(void* word, uint64_t v) {
+    atomic_thread_fence(memory_order_seq_cst);
+    atomic_store((_Atomic uint64_t*)word, v);
+}
+static void mock_batch_run(const op* o);
 static void run_op(op* o) {
     if (atomic_load(&mock_sticky)) return;   /* a dead context runs nothing more */
     switch (o->kind) {
@@ -289,10 +298,9 @@ static void run_op(op* o) {
         for (t.tid[0] = 0; t.tid[0] < o->block[0]; t.tid[0]++) o->k->fn(&t, o->bufs, o->consts);
         break;
     }
-    case OP_WRITE64: atomic_thread_fence(memory_order_seq_cst); atomic_store((_Atomic uint64_t*)o->dst, o->v64); break;
-    case OP_WAIT64:
-        while ((int64_t)(atomic_load((_Atomic uint64_t*)o->dst) - o->v64) < 0 && !atomic_load(&mock_sticky)) sched_yield();
-        break;
+    case OP_WRITE64: mock_write64(o->dst, o->v64); break;
+    case OP_WAIT64: mock_wait64(o->dst, o->v64); break;
+    case OP_BATCH: mock_batch_run(o); break;
     case OP_EVENT: {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -1088,26 +1096,34 @@ static CUresult mStreamWaitValue64(mock_stream* s, dptr_t a, uint64_t v, unsigne
 }
 
 /* cuStreamBatchMemOp: CUstreamBatchMemOpParams (48 bytes each), the 64-bit waits and writes (the mock has
-   no 32-bit operations, flushes or barriers: CUDA_ERROR_NOT_SUPPORTED), enqueued in the array's order, as
-   one call; an operation it lacks is refused before any is enqueued. */
+   no 32-bit operations, flushes or barriers: CUDA_ERROR_NOT_SUPPORTED), run in the array's order as one
+   stream operation (one command of the driver's, not one per entry); an operation it lacks is refused
+   before any is enqueued. */
 typedef union mock_memop {
     unsigned operation;
     struct { unsigned operation; dptr_t address; uint64_t value64; unsigned flags; dptr_t alias; } value;
     uint64_t pad[6];
 } mock_memop;
 static CUresult mStreamBatchMemOp(mock_stream* s, unsigned count, const mock_memop* ops, unsigned f) {
+    op* o;
     MOCK_COUNT(MOCK_CALL_MEMOP);
     if (f != 0 || count == 0 || count > 256 || !ops) return 1;   /* CUDA_ERROR_INVALID_VALUE */
     for (unsigned i = 0; i < count; i++)
         if (ops[i].operation != 4 && ops[i].operation != 5) return 801;   /* CUDA_ERROR_NOT_SUPPORTED */
-    for (unsigned i = 0; i < count; i++) {
-        op* o = new_op(ops[i].operation == 4 ? OP_WAIT64 : OP_WRITE64);
-        CUresult r;
-        if (!o) return 2;
-        o->dst = (void*)(uintptr_t)ops[i].value.address; o->v64 = ops[i].value.value64;
-        if ((r = push(s, o)) != 0) return r;
+    o = (op*)calloc(1, sizeof *o + count * sizeof *ops);
+    if (!o) return 2;
+    o->kind = OP_BATCH;
+    o->nmemops = count;
+    memcpy(o + 1, ops, count * sizeof *ops);
+    return push(s, o);
+}
+static void mock_batch_run(const op* o) {
+    const mock_memop* m = (const mock_memop*)(o + 1);
+    for (unsigned i = 0; i < o->nmemops; i++) {
+        void* word = (void*)(uintptr_t)m[i].value.address;
+        if (m[i].operation == 4) mock_wait64(word, m[i].value.value64);
+        else mock_write64(word, m[i].value.value64);
     }
-    return 0;
 }
 
 /* cuLaunchHostFunc: the function runs on a host thread once the work before it completed, and the
