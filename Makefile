@@ -422,6 +422,9 @@ test-asan:
 	 $(RUN_TESTS) $(call config_args,asan,) $(call config_args,asan-nothreads,) $(call config_args,asan-cuda,$(MOCK_ENV))
 
 # TSan of clang 14 cannot handle the mmap randomisation of newer kernels; run without it where allowed.
+# The CUDA mock's event-ring mode too, for the programs whose queues wait on each other's points (its GPU
+# waits are events there: accel_cuda.h, "cuda: GPU waits in the event-ring mode").
+TSAN_RING_BINS := $(addprefix $(BUILD)/tsan-cuda/,test_ordering test_queues test_signals test_stress test_teardown)
 test-tsan:
 	-@$(SUBMAKE) build-tsan
 	@echo "==== running the threaded tests under TSan, pthread shim (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
@@ -429,6 +432,7 @@ test-tsan:
 	 TSAN_OPTIONS=$${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:history_size=4} \
 	 $(RUN_TESTS) --config tsan --runner "$$norand" $(tsan_BINS) \
 	   --config tsan-cuda --runner "$$norand env ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_TSAN_LIB)" $(tsan-cuda_BINS) \
+	   --config tsan-cuda-ring --runner "$$norand env ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_NO_MEMOPS=1 ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_TSAN_LIB)" $(TSAN_RING_BINS) \
 	   $(if $(HAVE_VULKAN),--config tsan-cuda-vulkan --runner "$$norand $(CUVK_TSAN_ENV)" $(CUVK_TSAN_BIN))
 
 # ---- valgrind memcheck: the failure-path tests (allocation sweep, fuzz replay, regressions, hang

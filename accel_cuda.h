@@ -99,8 +99,10 @@
    warning), and accel_device_create_any goes on to the CPU: one binary runs with or without a GPU.
 
    ==== What it does NOT do =====================================================================
-   - No GPU-side waits without stream memory operations (the event-ring mode, see "Signals and signal
-     points"): there a queue waits on the host for a signal not reached at submit time.
+   - Without stream memory operations (the event-ring mode, see "Signals and signal points") a queue
+     waits on the GPU only for a point of its own device's queues (cuStreamWaitEvent on its event);
+     for anything else not reached at submit time (a host raise, another device's signal) it waits on
+     the host.
    - No registration of CPU-backend signal words with cuMemHostRegister: waits on foreign signals are
      host waits.
    - No multi-GPU peer copies (a buffer is used by queues of its own device only), no
@@ -200,9 +202,12 @@
                 queue's own point, earlier in its stream), or else on the signal's mirror word, which
                 every host raise of the signal reaches (accel_signal_set, a failure, a point the host
                 reaped), and which the GPU writes itself at a point that is behind a wait for the host
-                (GPU to GPU again: see "Signals and signal points"). Any other wait (another device's
-                or backend's signal, or no stream memory operations) is gated: the queue's worker
-                waits on the host, then enqueues the rest.
+                (GPU to GPU again: see "Signals and signal points"). Without stream memory
+                operations (the event ring) such a wait runs on the GPU when a signal point of the
+                device's queues promised the value: cuStreamWaitEvent on that point's event (nothing
+                when it is the queue's own). Any other wait (another device's or backend's signal, a
+                host-raised value in the event-ring mode) is gated: the queue's worker waits on the
+                host, then enqueues the rest.
    A stream holds only so much work not started (a GPU's launch queue, about a thousand entries), and
    the work behind a GPU wait that the host must release does not start before the host does: once
    ACCEL_CUDA_MAX_BEHIND (768) stream operations (launches, copies, fills, waits, signal points' memory
@@ -267,7 +272,9 @@
      queue's next sequence number into it with cuStreamWriteValue64 (which fences all earlier work of
      the stream), and the host turns reached points into signal raises in order. When the device lacks
      64-bit stream memory operations (CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS = 0) a signal
-     point records an event instead, from a ring of events keyed by sequence number. A signal point with
+     point records an event instead, from a ring of events keyed by sequence number (the host writes
+     into the progress word what it found reached, and a point's apply what the stream waited for
+     before it: see "cuda: GPU waits in the event-ring mode"). A signal point with
      no GPU work since the previous one shares its sequence number (no GPU round trip);
    - each signal keeps its last 16 points (progress word, sequence number, value): a GPU wait for v
      watches the first of them with a value >= v (waiting for a later one could wait on work that itself
@@ -1353,6 +1360,8 @@ typedef struct accel_i_cu_word { accel_i_a64* host; accel_cu_deviceptr dptr; } a
    sequence number a GPU wait can watch instead, for a value GPU work promised: see
    accel_i_cu_device_wait). */
 #define ACCEL_I_CU_POINTS 16u
+/* event ring mode: other queues' points a point may imply (past it, a point of its own goes between) */
+#define ACCEL_I_CU_IMPLIED 2u
 /* past it, the newest entry takes in the newer ones (see accel_i_cu_gate_add) */
 #define ACCEL_I_CU_GATES 64u
 /* A signal point as GPU waits see it: the progress word and sequence number that reach `value`, and
@@ -1419,6 +1428,11 @@ typedef struct accel_i_cu_point {
     uint32_t waits;                /* GPU waits enqueued before it (since the point before): retired
                                       with it */
     uint32_t holds;                /* its count in the device's reap_needed, dropped when it is applied */
+    /* event ring mode: the points of other queues whose events this queue's stream waited for before
+       it (cuda: GPU waits in the event-ring mode): reached when it is, their progress words raised to
+       their seq as it applies */
+    uint32_t nimplied;
+    struct { accel_i_a64* word; uint64_t seq; } implied[ACCEL_I_CU_IMPLIED];
 } accel_i_cu_point;
 
 struct accel_i_cu_queue {
@@ -1431,6 +1445,8 @@ struct accel_i_cu_queue {
     bool dirty;                    /* GPU work (or a GPU wait) enqueued since the last point */
     uint32_t waits;                /* GPU waits enqueued since the last point (see cuda: releases) */
     uint32_t holds;                /* reap_needed counts taken since the last point (its `holds`) */
+    uint32_t nimplied;             /* event ring mode: the waits' points since the last point (`implied`) */
+    struct { accel_i_a64* word; uint64_t seq; } implied[ACCEL_I_CU_IMPLIED];
     /* the GPU waits on host-raised values (mirrors) enqueued and not known released, oldest first
        (pruned by accel_i_cu_gates_prune), with `at`: the stream work enqueued before each, and `after`:
        the sequence number of the first point after it (reached, the wait was passed, whatever its word
@@ -2362,6 +2378,7 @@ static void accel_i_cu_stamp_apply(accel_i_cu_queue* q, const accel_i_cu_point* 
 /* Applies one reached point: its timestamp and trace, then raise its signal (failed when the device is
    lost), release its batch. */
 static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
+    for (uint32_t i = 0; i < e->nimplied; i++) accel_i_atomic_max(e->implied[i].word, e->implied[i].seq);
     accel_i_cu_stamp_apply(q, e, lost);
     if (e->waits) accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), -(int)e->waits);
     if (e->holds) atomic_fetch_sub(&accel_i_cu_dev(q->base.obj.device)->reap_needed, e->holds);
@@ -2416,7 +2433,11 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
                 accel_cu_result cr;
                 if (!entered) { accel_i_cu_enter(dev); entered = true; }
                 cr = accel_i_cu.EventQuery(e.ev);
-                if (cr == ACCEL_CU_SUCCESS) { q->reached = e.seq; reached = true; }
+                if (cr == ACCEL_CU_SUCCESS) {   /* the progress word reads it, as the GPU's writes do */
+                    q->reached = e.seq;
+                    reached = true;
+                    accel_i_atomic_max(q->progress.host, e.seq);
+                }
                 else if (cr != ACCEL_CU_ERROR_NOT_READY) {
                     accel_i_cu_check(dev, cr, "cuEventQuery");
                     reached = true;
@@ -2684,6 +2705,15 @@ static void accel_i_cu_pointed(accel_signal* s) {
     atomic_fetch_add(&cs->pointed, 1u);
     accel_i_event_notify(accel_i_host_signal_event(s));
 }
+/* The point takes what the queue's stream waited for since the last point: the waits it retires, the
+   holds it drops, the points it implies (event ring mode). */
+static void accel_i_cu_point_takes(accel_i_cu_queue* q, accel_i_cu_point* e) {
+    e->waits = q->waits;
+    e->holds = q->holds;
+    e->nimplied = q->nimplied;
+    memcpy(e->implied, q->implied, sizeof e->implied);
+    q->waits = q->holds = q->nimplied = 0;
+}
 /* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
    enqueued since the last point, else the last point's sequence number. When the ring cannot grow or
    the point cannot be enqueued, waits for the stream and applies the point at once. */
@@ -2751,13 +2781,14 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             if (cr == ACCEL_CU_SUCCESS) e.seq = q->issued;
         }
         if (cr == ACCEL_CU_SUCCESS) {
-            e.waits = q->waits;
-            e.holds = q->holds;
-            q->waits = q->holds = 0;
+            accel_i_cu_point_takes(q, &e);
             accel_i_spin_lock(&q->ring_lock);
             *slot = e;
             q->ring_count++;
             accel_i_spin_unlock(&q->ring_lock);
+            /* the event ring's mark once the ring holds the point: a GPU wait that finds the mark finds
+               the point's event there, or the point reached (cuda: GPU waits in the event-ring mode) */
+            if (s && !dev->memops && s->obj.device == q->base.obj.device) accel_i_cu_point_note(q, s, value, e.seq);
             if (s && s->obj.device == q->base.obj.device) accel_i_cu_pointed(s);
             return;
         }
@@ -2772,9 +2803,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         cr = accel_i_cu.StreamSynchronize(q->stream);
         if (cr != ACCEL_CU_SUCCESS) accel_i_cu_check(dev, cr, "cuStreamSynchronize");
     }
-    e.waits = q->waits;
-    e.holds = q->holds;
-    q->waits = q->holds = 0;
+    accel_i_cu_point_takes(q, &e);
     accel_i_cu_point_apply(q, &e, accel_i_cu_gone(q));
 }
 
@@ -3642,6 +3671,7 @@ static bool accel_i_cu_wait_target(accel_i_cu_signal* cs, uint64_t v, accel_cu_d
    queue's own: it is earlier in the same stream, which runs in order (a one-queue chain step is then a
    launch and a progress write, as a raw stream's launch and event record). */
 static accel_cu_result accel_i_cu_word_wait(accel_i_cu_queue* q, accel_cu_deviceptr addr, uint64_t value);
+static accel_cu_result accel_i_cu_event_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v);
 static accel_cu_result accel_i_cu_cpu_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v);
 static accel_cu_result accel_i_cu_sem_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v);
 static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
@@ -3651,6 +3681,7 @@ static accel_cu_result accel_i_cu_device_wait(accel_i_cu_queue* q, accel_signal*
     bool hold;
     if (s->obj.device->backend == accel_cpu_backend()) return accel_i_cu_cpu_wait(q, s, v);   /* its word */
     if (s->obj.device->backend != q->base.obj.device->backend) return accel_i_cu_sem_wait(q, s, v);
+    if (!accel_i_cu_dev(q->base.obj.device)->memops) return accel_i_cu_event_wait(q, s, v);
     accel_i_spin_lock(&cs->point_lock);
     hold = accel_i_cu_wait_target(cs, v, q->progress.dptr, &addr, &value);
     accel_i_spin_unlock(&cs->point_lock);
@@ -3687,6 +3718,100 @@ static accel_cu_result accel_i_cu_gpu_wait(accel_i_cu_queue* q, accel_cu_devicep
 static accel_cu_result accel_i_cu_word_wait(accel_i_cu_queue* q, accel_cu_deviceptr addr, uint64_t value) {
     return accel_i_cu_gpu_wait(q, addr, value, NULL);
 }
+/* ==== cuda: GPU waits in the event-ring mode ====
+   Without stream memory operations a queue still waits on the GPU for a signal of its own device whose
+   value a point of one of its queues promised: cuStreamWaitEvent on the event of the first such point
+   (its mark, as the memops mode's waits find theirs; the in-flight one with the smallest such value
+   where its mark has left the signal's ring), none for a point of the queue's own (earlier in the same
+   stream). Ring points never wait for the host (the ring mode gates those waits before the stream), so
+   the event completes by itself. A point that left its ring is reached: nothing to wait for. Points
+   behind a timestamp not applied yet are not watched (the host writes the timestamp first). A point's
+   mark is noted once its ring holds it, and the reaper writes a reached point's seq into its queue's
+   progress word before it takes the point out: a wait that finds the mark but not the point finds it
+   reached. Everything
+   else (a value no point promised yet, a host-raised one, another device's signal) waits on the host.
+   What the awaited work waited for reads reached (accel_i_cu_signal_settle), as in the memops mode,
+   where the GPU writes the progress words: the reaper writes into a queue's progress word the seq it
+   found reached, and the waiting queue's next point implies the points it waited for: its apply raises
+   their progress words first (two a point; a third wait gets a point of its own before it). So a
+   host that saw the waiting queue's signal reads the awaited one too, even while another thread is
+   still applying that one's queue (a reaper skips a queue whose reap lock is taken). */
+/* Has a point of the device's own queues promised s >= v (a mark, or one that left the marks)? */
+static bool accel_i_cu_promised(accel_signal* s, uint64_t v) {
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    bool found;
+    accel_i_spin_lock(&cs->point_lock);
+    found = accel_i_cu_first_mark(cs, v) != NULL || cs->evicted >= v;
+    accel_i_spin_unlock(&cs->point_lock);
+    return found;
+}
+/* The in-flight point of s with the smallest value reaching v, not behind a timestamp: its queue's
+   progress word and seq; false when there is none (queues_lock held). */
+static bool accel_i_cu_ring_promise(accel_i_cu_device* dev, accel_signal* s, uint64_t v,
+                                    accel_cu_deviceptr* word, uint64_t* seq) {
+    uint64_t best = UINT64_MAX;
+    for (accel_i_cu_queue* o = dev->queues; o; o = o->next_queue) {
+        accel_i_spin_lock(&o->ring_lock);
+        for (uint32_t i = 0; i < o->ring_count; i++) {
+            const accel_i_cu_point* e = &o->ring[(o->ring_head + i) % o->ring_cap];
+            if (e->stamp) break;
+            if (e->signal == s && e->value >= v && e->value < best) {
+                best = e->value;
+                *word = o->progress.dptr;
+                *seq = e->seq;
+            }
+        }
+        accel_i_spin_unlock(&o->ring_lock);
+    }
+    return best != UINT64_MAX;
+}
+/* q's stream waits for the event recorded for point `seq` of the queue whose progress word is `word`,
+   while that point is in its ring (queues_lock held; the ring lock keeps the event from being recorded
+   again meanwhile). A point with no event of its own shares the one recorded before it. */
+static accel_cu_result accel_i_cu_event_wait_at(accel_i_cu_queue* q, accel_cu_deviceptr word, uint64_t seq) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    accel_cu_result cr = ACCEL_CU_SUCCESS;
+    for (accel_i_cu_queue* o = dev->queues; o; o = o->next_queue) {
+        if (o->progress.dptr != word) continue;
+        accel_i_spin_lock(&o->ring_lock);
+        for (uint32_t i = o->ring_count; i-- > 0;) {
+            const accel_i_cu_point* e = &o->ring[(o->ring_head + i) % o->ring_cap];
+            if (e->seq < seq) break;
+            if (e->seq > seq || !e->recorded) continue;
+            q->dirty = true;   /* a point after the wait must come after it */
+            q->enqueued++;
+            cr = accel_i_cu.StreamWaitEvent(q->stream, e->ev, 0);
+            if (accel_i_cu_retry(dev, cr)) cr = accel_i_cu.StreamWaitEvent(q->stream, e->ev, 0);
+            if (cr == ACCEL_CU_SUCCESS) {   /* room: accel_i_cu_event_wait */
+                q->implied[q->nimplied].word = o->progress.host;
+                q->implied[q->nimplied++].seq = seq;
+            }
+            break;
+        }
+        accel_i_spin_unlock(&o->ring_lock);
+        break;
+    }
+    return cr;
+}
+static accel_cu_result accel_i_cu_event_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    const accel_i_cu_mark* m;
+    accel_cu_deviceptr word = 0;
+    uint64_t seq = 0;
+    accel_cu_result cr = ACCEL_CU_SUCCESS;
+    bool found;
+    accel_i_spin_lock(&cs->point_lock);
+    if ((m = accel_i_cu_first_mark(cs, v)) != NULL) { word = m->word; seq = m->seq; }
+    accel_i_spin_unlock(&cs->point_lock);
+    if (word == q->progress.dptr) return ACCEL_CU_SUCCESS;
+    if (q->nimplied == ACCEL_I_CU_IMPLIED) accel_i_cu_point_add(q, NULL, 0, NULL, NULL);   /* room */
+    accel_i_spin_lock(&dev->queues_lock);
+    found = word || accel_i_cu_ring_promise(dev, s, v, &word, &seq);
+    if (found && word != q->progress.dptr) cr = accel_i_cu_event_wait_at(q, word, seq);
+    accel_i_spin_unlock(&dev->queues_lock);
+    return cr;
+}
 /* wait_on_device: a CUDA signal of this device, where the device has stream memory operations, or of
    another accel device on the same CUDA device (accel_i_cu_peer_waits), or a CPU signal whose device
    word this CUDA device can watch (cuda: CPU signals on the GPU). */
@@ -3704,7 +3829,7 @@ static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t 
     if (s->obj.device->backend != q->obj.device->backend)   /* cuda: waits on Vulkan signals */
         return accel_i_cu_sems() && accel_i_signal_import(q->obj.device, s, v) != NULL;
     if (s->obj.device != q->obj.device) return accel_i_cu_peer_waits(q->obj.device, s->obj.device);
-    return accel_i_cu_dev(q->obj.device)->memops;
+    return accel_i_cu_dev(q->obj.device)->memops || (accel_i_cu.StreamWaitEvent && accel_i_cu_promised(s, v));
 }
 /* Would enqueuing more block the caller? A stream holds only so much work not started (a GPU's launch
    queue: about a thousand entries a stream; a full one blocks the enqueuing call in the driver), and

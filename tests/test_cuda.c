@@ -485,6 +485,42 @@ TEST(workers_back_off_while_they_are_only_the_backstop) {
     SKIP("no CUDA backend in this build");
 #endif
 }
+#if !defined(ACCEL_I_CU_NO_LOADER)
+/* The scene of the tests below, where c's work must land while no thread applies p's points (p's reap
+   lock held: test_hop_hold): queues p and c, signals a and b, a DEVICE buffer `work` and a HOST buffer
+   `out` (seen: its words, 7 once c's fill landed). */
+typedef struct test_hop {
+    accel_queue *p, *c;
+    accel_signal *a, *b;
+    accel_buffer *work, *out;
+    volatile uint32_t* seen;
+} test_hop;
+static bool test_hop_make(accel_device* dev, test_hop* h) {
+    memset(h, 0, sizeof *h);
+    if (!CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &h->p)) ||
+        !CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &h->c)) ||
+        !CHECK_OK(accel_signal_create(dev, 0, &h->a)) || !CHECK_OK(accel_signal_create(dev, 0, &h->b)) ||
+        !CHECK_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &h->work)) ||
+        !CHECK_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_HOST, &h->out)) ||
+        !CHECK((h->seen = (volatile uint32_t*)accel_buffer_map(h->out)) != NULL))
+        return false;
+    h->seen[0] = 0;
+    return true;
+}
+static void test_hop_hold(test_hop* h, uint32_t held) {
+    atomic_store(&((accel_i_cu_queue*)h->p)->reap_lock, held);
+}
+/* c's fill lands while p's points are not applied (a's host word reads 0; readable: a poll reads a's
+   value from what the GPU reached), then everything finishes once they may apply (a reaches a_value). */
+static void test_hop_lands(test_hop* h, bool readable, uint64_t a_value) {
+    CHECK(test_cuda_lands(h->seen, 7u));
+    test_cuda_reached_unapplied(h->a, readable);
+    test_hop_hold(h, 0);
+    CHECK_OK(accel_signal_wait(h->b, 1, 10000000000ull));
+    CHECK_OK(accel_signal_wait(h->a, a_value, 10000000000ull));
+    CHECK_EQ_U64(h->seen[255 / 4], 7u);
+}
+#endif
 /* A hop of a pipeline behind a host gate runs GPU to GPU: p waits for a gate the host sets, then signals
    a; c, submitted while p still waits (so c's wait watches a's mirror word, not p's progress), fills a
    HOST buffer. With p's points reaped by no one (its reap lock held here), c's fill must still land
@@ -493,37 +529,23 @@ TEST(workers_back_off_while_they_are_only_the_backstop) {
 TEST(gated_hop_is_released_on_the_gpu) {
 #if !defined(ACCEL_I_CU_NO_LOADER)
     accel_device* dev = test_cuda_device();
-    accel_queue *p, *c;
-    accel_signal *gate, *a, *b;
-    accel_buffer *work, *out;
-    volatile uint32_t* seen;
+    accel_signal* gate;
+    test_hop h;
     if (!dev) SKIP("no CUDA device here");
     if (!accel_i_cu_dev(dev)->memops) { accel_device_destroy(dev); SKIP("no stream memory operations: such waits are gated on the host"); }
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &p));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &c));
     REQUIRE_OK(accel_signal_create(dev, 0, &gate));
-    REQUIRE_OK(accel_signal_create(dev, 0, &a));
-    REQUIRE_OK(accel_signal_create(dev, 0, &b));
-    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
-    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_HOST, &out));
-    REQUIRE((seen = (volatile uint32_t*)accel_buffer_map(out)) != NULL);
-    seen[0] = 0;
-    accel_queue_wait(p, gate, 1);
-    accel_queue_fill(p, work, 0, 256, 1);
-    accel_queue_signal(p, a, 1);
-    CHECK_OK(accel_queue_submit(p));
-    accel_queue_wait(c, a, 1);
-    accel_queue_fill(c, out, 0, 256, 7);
-    accel_queue_signal(c, b, 1);
-    CHECK_OK(accel_queue_submit(c));
-    atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 1u);   /* from here no thread applies p's points */
+    REQUIRE(test_hop_make(dev, &h));
+    accel_queue_wait(h.p, gate, 1);
+    accel_queue_fill(h.p, h.work, 0, 256, 1);
+    accel_queue_signal(h.p, h.a, 1);
+    CHECK_OK(accel_queue_submit(h.p));
+    accel_queue_wait(h.c, h.a, 1);
+    accel_queue_fill(h.c, h.out, 0, 256, 7);
+    accel_queue_signal(h.c, h.b, 1);
+    CHECK_OK(accel_queue_submit(h.c));
+    test_hop_hold(&h, 1);   /* from here no thread applies p's points */
     CHECK_OK(accel_signal_set(gate, 1));
-    CHECK(test_cuda_lands(seen, 7u));
-    test_cuda_reached_unapplied(a, true);   /* p's point was not applied: c went on the GPU's word */
-    atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 0u);
-    CHECK_OK(accel_signal_wait(b, 1, 10000000000ull));
-    CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
-    CHECK_EQ_U64(seen[255 / 4], 7u);
+    test_hop_lands(&h, true, 1);   /* p's point was not applied: c went on the GPU's word */
     accel_device_destroy(dev);
 #else
     SKIP("no dynamic loading in this build");
@@ -538,39 +560,65 @@ TEST(gated_hop_is_released_on_the_gpu) {
 TEST(wait_before_its_promise_is_released_on_the_gpu) {
 #if !defined(ACCEL_I_CU_NO_LOADER)
     accel_device* dev = test_cuda_device();
-    accel_queue *p, *c;
-    accel_signal *a, *b;
-    accel_buffer *work, *out;
-    volatile uint32_t* seen;
+    test_hop h;
     if (!dev) SKIP("no CUDA device here");
     if (!accel_i_cu_dev(dev)->memops) { accel_device_destroy(dev); SKIP("no stream memory operations: such waits are gated on the host"); }
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &p));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &c));
-    REQUIRE_OK(accel_signal_create(dev, 0, &a));
-    REQUIRE_OK(accel_signal_create(dev, 0, &b));
-    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
-    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_HOST, &out));
-    REQUIRE((seen = (volatile uint32_t*)accel_buffer_map(out)) != NULL);
-    seen[0] = 0;
-    accel_queue_wait(c, a, 1);                 /* no point of a yet: the mirror */
-    accel_queue_fill(c, out, 0, 256, 7);
-    accel_queue_signal(c, b, 1);
-    CHECK_OK(accel_queue_submit(c));
-    atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 1u);   /* from here no thread applies p's points */
-    accel_queue_fill(p, work, 0, 256, 1);
-    accel_queue_signal(p, a, 1);
-    CHECK_OK(accel_queue_submit(p));
-    CHECK(test_cuda_lands(seen, 7u));
-    test_cuda_reached_unapplied(a, true);   /* p's point was not applied: c went on the GPU's write */
-    atomic_store(&((accel_i_cu_queue*)p)->reap_lock, 0u);
-    CHECK_OK(accel_signal_wait(b, 1, 10000000000ull));
-    CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
-    CHECK_EQ_U64(atomic_load(((accel_i_cu_signal*)a)->mirror.host), 1u);
+    REQUIRE(test_hop_make(dev, &h));
+    accel_queue_wait(h.c, h.a, 1);                 /* no point of a yet: the mirror */
+    accel_queue_fill(h.c, h.out, 0, 256, 7);
+    accel_queue_signal(h.c, h.b, 1);
+    CHECK_OK(accel_queue_submit(h.c));
+    test_hop_hold(&h, 1);   /* from here no thread applies p's points */
+    accel_queue_fill(h.p, h.work, 0, 256, 1);
+    accel_queue_signal(h.p, h.a, 1);
+    CHECK_OK(accel_queue_submit(h.p));
+    test_hop_lands(&h, true, 1);   /* p's point was not applied: c went on the GPU's write */
+    CHECK_EQ_U64(atomic_load(((accel_i_cu_signal*)h.a)->mirror.host), 1u);
     accel_device_destroy(dev);
 #else
     SKIP("no dynamic loading in this build");
 #endif
 }
+
+/* The event-ring mode (ACCEL_CUDA_NO_MEMOPS=1) waits on the GPU too for a value a point of the device's
+   queues promised (cuStreamWaitEvent on the point's event; a point of the waiting queue's own: stream
+   order). p signals a at its points 1..n; with p's points applied by no one (its reap lock held here),
+   c's wait for a >= w, then its fill, must still land: a wait gated on the host would wait for the
+   apply. w = n: the newest point (its mark); w = 1 with n = 20: a point whose mark left the signal's 16
+   (found in p's ring). Own: p itself waits for a >= n behind its point, then fills. */
+#if !defined(ACCEL_I_CU_NO_LOADER) && !defined(_WIN32)
+static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own) {
+    accel_device* dev;
+    test_hop h;
+    setenv("ACCEL_CUDA_NO_MEMOPS", "1", 1);
+    dev = test_cuda_device();
+    unsetenv("ACCEL_CUDA_NO_MEMOPS");
+    if (!dev) SKIP("no CUDA device here");
+    if (accel_i_cu_dev(dev)->memops || !accel_i_cu.StreamWaitEvent) {
+        accel_device_destroy(dev);
+        SKIP("the driver has no cuStreamWaitEvent, or the ring mode was not taken");
+    }
+    REQUIRE(test_hop_make(dev, &h));
+    test_hop_hold(&h, 1);   /* from here no thread applies p's points */
+    for (uint32_t i = 1; i <= n; i++) {
+        accel_queue_fill(h.p, h.work, 0, 256, i);
+        accel_queue_signal(h.p, h.a, i);
+        CHECK_OK(accel_queue_submit(h.p));
+    }
+    if (own) h.c = h.p;
+    accel_queue_wait(h.c, h.a, w);
+    accel_queue_fill(h.c, h.out, 0, 256, 7);
+    accel_queue_signal(h.c, h.b, 1);
+    CHECK_OK(accel_queue_submit(h.c));
+    test_hop_lands(&h, false, n);   /* p's points were not applied: c waited on the GPU */
+    accel_device_destroy(dev);
+}
+#else
+#  define test_ring_wait_lands(n, w, own) SKIP("no dynamic loading (or setenv) in this build")
+#endif
+TEST(ring_mode_waits_on_the_gpu_for_another_queue) { test_ring_wait_lands(3, 3, false); }
+TEST(ring_mode_waits_on_the_gpu_for_a_point_past_the_marks) { test_ring_wait_lands(20, 1, false); }
+TEST(ring_mode_wait_on_the_queue_own_point_is_stream_order) { test_ring_wait_lands(3, 3, true); }
 
 /* The GPU's write of a mirror stores a value: when the host raised the signal past it meanwhile (a set
    above the point's value, or a failure), the write lowers the mirror, and the host must raise it again
@@ -1009,6 +1057,9 @@ int main(int argc, char** argv) {
     RUN(workers_back_off_while_they_are_only_the_backstop);
     RUN(gated_hop_is_released_on_the_gpu);
     RUN(wait_before_its_promise_is_released_on_the_gpu);
+    RUN(ring_mode_waits_on_the_gpu_for_another_queue);
+    RUN(ring_mode_waits_on_the_gpu_for_a_point_past_the_marks);
+    RUN(ring_mode_wait_on_the_queue_own_point_is_stream_order);
     RUN(gpu_mirror_write_never_leaves_a_host_raise_lowered);
     RUN(gate_on_a_reused_mirror_word_is_released);
     RUN(foreign_stream_waits_for_a_host_set);

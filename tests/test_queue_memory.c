@@ -149,8 +149,9 @@ static long qm_cuda_count(const char* name) {
     return -1;
 }
 static long qm_cuda_live_allocations(void) { return qm_cuda_count("mock_cuda_live_memory"); }
-/* CUDA without stream memory operations (ACCEL_CUDA_NO_MEMOPS): waits on another queue's signals are
-   gated on the host, so the walk reaches an alloc point only once the waits before it are reached. */
+/* CUDA without stream memory operations (ACCEL_CUDA_NO_MEMOPS): a wait for a value no signal point has
+   promised yet (another queue's, held behind a host gate) is gated on the host, so the walk reaches an
+   alloc point only once the waits before it are reached. */
 static int qm_cuda_ring(void) {
     const char* e = getenv("ACCEL_CUDA_NO_MEMOPS");
     return qm_cuda_live_allocations() >= 0 && e && e[0] && strcmp(e, "0") != 0;
