@@ -2378,7 +2378,8 @@ static void accel_i_cu_stamp_apply(accel_i_cu_queue* q, const accel_i_cu_point* 
 /* Applies one reached point: its timestamp and trace, then raise its signal (failed when the device is
    lost), release its batch. */
 static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
-    for (uint32_t i = 0; i < e->nimplied; i++) accel_i_atomic_max(e->implied[i].word, e->implied[i].seq);
+    for (uint32_t i = 0; i < e->nimplied && !lost; i++)   /* lost: the words may be gone with a context */
+        accel_i_atomic_max(e->implied[i].word, e->implied[i].seq);
     accel_i_cu_stamp_apply(q, e, lost);
     if (e->waits) accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), -(int)e->waits);
     if (e->holds) atomic_fetch_sub(&accel_i_cu_dev(q->base.obj.device)->reap_needed, e->holds);
@@ -3724,12 +3725,11 @@ static accel_cu_result accel_i_cu_word_wait(accel_i_cu_queue* q, accel_cu_device
    (its mark, as the memops mode's waits find theirs; the in-flight one with the smallest such value
    where its mark has left the signal's ring), none for a point of the queue's own (earlier in the same
    stream). Ring points never wait for the host (the ring mode gates those waits before the stream), so
-   the event completes by itself. A point that left its ring is reached: nothing to wait for. Points
-   behind a timestamp not applied yet are not watched (the host writes the timestamp first). A point's
-   mark is noted once its ring holds it, and the reaper writes a reached point's seq into its queue's
-   progress word before it takes the point out: a wait that finds the mark but not the point finds it
-   reached. Everything
-   else (a value no point promised yet, a host-raised one, another device's signal) waits on the host.
+   the event completes by itself. Everything else (a value no point promised yet, a host-raised one,
+   another device's signal) waits on the host. A point that left its ring is reached: nothing to wait
+   for (a point's mark is noted once its ring holds it, and the reaper takes a point out only after it
+   found it reached). Points behind a timestamp not applied yet are not watched (the host writes the
+   timestamp first).
    What the awaited work waited for reads reached (accel_i_cu_signal_settle), as in the memops mode,
    where the GPU writes the progress words: the reaper writes into a queue's progress word the seq it
    found reached, and the waiting queue's next point implies the points it waited for: its apply raises
