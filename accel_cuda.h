@@ -2712,7 +2712,7 @@ static void accel_i_cu_point_takes(accel_i_cu_queue* q, accel_i_cu_point* e) {
     e->waits = q->waits;
     e->holds = q->holds;
     e->nimplied = q->nimplied;
-    memcpy(e->implied, q->implied, sizeof e->implied);
+    if (q->nimplied) memcpy(e->implied, q->implied, sizeof e->implied);   /* the memops mode has none */
     q->waits = q->holds = q->nimplied = 0;
 }
 /* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
@@ -3745,10 +3745,11 @@ static bool accel_i_cu_promised(accel_signal* s, uint64_t v) {
     accel_i_spin_unlock(&cs->point_lock);
     return found;
 }
-/* The in-flight point of s with the smallest value reaching v, not behind a timestamp: its queue's
-   progress word and seq; false when there is none (queues_lock held). */
-static bool accel_i_cu_ring_promise(accel_i_cu_device* dev, accel_signal* s, uint64_t v,
-                                    accel_cu_deviceptr* word, uint64_t* seq) {
+/* The in-flight point of s with the smallest value reaching v, not behind a timestamp: its queue (NULL
+   when there is none) and seq (queues_lock held). */
+static accel_i_cu_queue* accel_i_cu_ring_promise(accel_i_cu_device* dev, accel_signal* s, uint64_t v,
+                                                 uint64_t* seq) {
+    accel_i_cu_queue* found = NULL;
     uint64_t best = UINT64_MAX;
     for (accel_i_cu_queue* o = dev->queues; o; o = o->next_queue) {
         accel_i_spin_lock(&o->ring_lock);
@@ -3757,58 +3758,66 @@ static bool accel_i_cu_ring_promise(accel_i_cu_device* dev, accel_signal* s, uin
             if (e->stamp) break;
             if (e->signal == s && e->value >= v && e->value < best) {
                 best = e->value;
-                *word = o->progress.dptr;
+                found = o;
                 *seq = e->seq;
             }
         }
         accel_i_spin_unlock(&o->ring_lock);
     }
-    return best != UINT64_MAX;
+    return found;
 }
-/* q's stream waits for the event recorded for point `seq` of the queue whose progress word is `word`,
-   while that point is in its ring (queues_lock held; the ring lock keeps the event from being recorded
-   again meanwhile). A point with no event of its own shares the one recorded before it. */
-static accel_cu_result accel_i_cu_event_wait_at(accel_i_cu_queue* q, accel_cu_deviceptr word, uint64_t seq) {
+/* The queue of dev whose progress word is `word` (a mark's), NULL when it is gone (queues_lock held). */
+static accel_i_cu_queue* accel_i_cu_queue_at(accel_i_cu_device* dev, accel_cu_deviceptr word) {
+    accel_i_cu_queue* o = dev->queues;
+    while (o && o->progress.dptr != word) o = o->next_queue;
+    return o;
+}
+/* The event recorded for o's point `seq` while that point is in o's ring (a point with no event of its
+   own shares the one recorded before it); NULL once it left the ring: reached (o's ring_lock held, which
+   keeps the event from being recorded again meanwhile). */
+static accel_cu_event accel_i_cu_point_event(const accel_i_cu_queue* o, uint64_t seq) {
+    for (uint32_t i = o->ring_count; i-- > 0;) {
+        const accel_i_cu_point* e = &o->ring[(o->ring_head + i) % o->ring_cap];
+        if (e->seq < seq) break;
+        if (e->seq == seq && e->recorded) return e->ev;
+    }
+    return NULL;
+}
+/* q's stream waits for o's point `seq` (queues_lock held); the point is one q's next point implies. */
+static accel_cu_result accel_i_cu_event_wait_at(accel_i_cu_queue* q, accel_i_cu_queue* o, uint64_t seq) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     accel_cu_result cr = ACCEL_CU_SUCCESS;
-    for (accel_i_cu_queue* o = dev->queues; o; o = o->next_queue) {
-        if (o->progress.dptr != word) continue;
-        accel_i_spin_lock(&o->ring_lock);
-        for (uint32_t i = o->ring_count; i-- > 0;) {
-            const accel_i_cu_point* e = &o->ring[(o->ring_head + i) % o->ring_cap];
-            if (e->seq < seq) break;
-            if (e->seq > seq || !e->recorded) continue;
-            q->dirty = true;   /* a point after the wait must come after it */
-            q->enqueued++;
-            cr = accel_i_cu.StreamWaitEvent(q->stream, e->ev, 0);
-            if (accel_i_cu_retry(dev, cr)) cr = accel_i_cu.StreamWaitEvent(q->stream, e->ev, 0);
-            if (cr == ACCEL_CU_SUCCESS) {   /* room: accel_i_cu_event_wait */
-                q->implied[q->nimplied].word = o->progress.host;
-                q->implied[q->nimplied++].seq = seq;
-            }
-            break;
+    accel_cu_event ev;
+    accel_i_spin_lock(&o->ring_lock);
+    if ((ev = accel_i_cu_point_event(o, seq)) != NULL) {
+        q->dirty = true;   /* a point after the wait must come after it */
+        q->enqueued++;
+        cr = accel_i_cu.StreamWaitEvent(q->stream, ev, 0);
+        if (accel_i_cu_retry(dev, cr)) cr = accel_i_cu.StreamWaitEvent(q->stream, ev, 0);
+        if (cr == ACCEL_CU_SUCCESS) {   /* room: accel_i_cu_event_wait */
+            q->implied[q->nimplied].word = o->progress.host;
+            q->implied[q->nimplied++].seq = seq;
         }
-        accel_i_spin_unlock(&o->ring_lock);
-        break;
     }
+    accel_i_spin_unlock(&o->ring_lock);
     return cr;
 }
 static accel_cu_result accel_i_cu_event_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     const accel_i_cu_mark* m;
+    accel_i_cu_queue* o;
     accel_cu_deviceptr word = 0;
     uint64_t seq = 0;
     accel_cu_result cr = ACCEL_CU_SUCCESS;
-    bool found;
     accel_i_spin_lock(&cs->point_lock);
     if ((m = accel_i_cu_first_mark(cs, v)) != NULL) { word = m->word; seq = m->seq; }
     accel_i_spin_unlock(&cs->point_lock);
     if (word == q->progress.dptr) return ACCEL_CU_SUCCESS;
     if (q->nimplied == ACCEL_I_CU_IMPLIED) accel_i_cu_point_add(q, NULL, 0, NULL, NULL);   /* room */
     accel_i_spin_lock(&dev->queues_lock);
-    found = word || accel_i_cu_ring_promise(dev, s, v, &word, &seq);
-    if (found && word != q->progress.dptr) cr = accel_i_cu_event_wait_at(q, word, seq);
+    o = word ? accel_i_cu_queue_at(dev, word) : accel_i_cu_ring_promise(dev, s, v, &seq);
+    if (o && o != q) cr = accel_i_cu_event_wait_at(q, o, seq);
     accel_i_spin_unlock(&dev->queues_lock);
     return cr;
 }
@@ -4723,28 +4732,25 @@ static accel_result accel_i_cu_foreign_call(void* stream, accel_signal* s, uint6
     accel_i_release(s);
     return accel_i_cu_check(accel_i_cu_dev(d), cr, call);
 }
-/* Without stream memory operations: when a point in a queue's ring promised v and recorded its event,
-   the stream waits for that event (on the GPU: ring points are never behind a wait for the host, so the
-   event completes by itself). The ring lock keeps the slot's event from being recorded again meanwhile.
-   False when there is no such point. */
+/* Without stream memory operations: when a point of a queue promised v, the stream waits for that
+   point's event, as a queue's wait does (cuda: GPU waits in the event-ring mode), or for nothing when it
+   is reached. False when no point in flight promised v. */
 static bool accel_i_cu_foreign_event(accel_i_cu_device* dev, void* stream, accel_signal* s, uint64_t v,
                                      accel_result* r) {
-    bool found = false;
+    accel_i_cu_queue* o;
+    accel_cu_event ev;
+    uint64_t seq = 0;
     if (!accel_i_cu.StreamWaitEvent) return false;
     accel_i_spin_lock(&dev->queues_lock);
-    for (accel_i_cu_queue* q = dev->queues; q && !found; q = q->next_queue) {
-        accel_i_spin_lock(&q->ring_lock);
-        for (uint32_t i = 0; i < q->ring_count && !found; i++) {
-            const accel_i_cu_point* e = &q->ring[(q->ring_head + i) % q->ring_cap];
-            if (e->signal != s || e->value < v || !e->recorded) continue;
-            found = true;
-            *r = accel_i_cu_check(dev, accel_i_cu.StreamWaitEvent((accel_cu_stream)stream, e->ev, 0),
+    if ((o = accel_i_cu_ring_promise(dev, s, v, &seq)) != NULL) {
+        accel_i_spin_lock(&o->ring_lock);
+        if ((ev = accel_i_cu_point_event(o, seq)) != NULL)
+            *r = accel_i_cu_check(dev, accel_i_cu.StreamWaitEvent((accel_cu_stream)stream, ev, 0),
                                   "cuStreamWaitEvent (accel_cuda_stream_wait)");
-        }
-        accel_i_spin_unlock(&q->ring_lock);
+        accel_i_spin_unlock(&o->ring_lock);
     }
     accel_i_spin_unlock(&dev->queues_lock);
-    return found;
+    return o != NULL;
 }
 /* The wait, counted (see the section's top) from before it is enqueued: a release that comes meanwhile
    is held back. A raise that reached v before the count retires it here. */
