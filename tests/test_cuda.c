@@ -584,11 +584,15 @@ TEST(wait_before_its_promise_is_released_on_the_gpu) {
    queues promised (cuStreamWaitEvent on the point's event; a point of the waiting queue's own: stream
    order). p signals a at its points 1..n; with p's points applied by no one (its reap lock held here),
    c's wait for a >= w, then its fill, must still land: a wait gated on the host would wait for the
-   apply. w = n: the newest point (its mark); w = 1 with n = 20: a point whose mark left the signal's 16
-   (found in p's ring). Own: p itself waits for a >= n behind its point, then fills. */
+   apply. And it must wait: p's stream first stands still behind a host gate (accel_cuda_stream_wait on
+   the raw stream, before any of p's work), and c's fill must not land until the gate opens, as it
+   would where c's wait was dropped. w = n: the newest point (its mark); w = 1 with n = 20: a point whose
+   mark left the signal's 16 (found in p's ring). Own: p itself waits for a >= n behind its point, then
+   fills. */
 #if !defined(ACCEL_I_CU_NO_LOADER) && !defined(_WIN32)
 static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own) {
     accel_device* dev;
+    accel_signal* gate;
     test_hop h;
     setenv("ACCEL_CUDA_NO_MEMOPS", "1", 1);
     dev = test_cuda_device();
@@ -599,6 +603,8 @@ static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own) {
         SKIP("the driver has no cuStreamWaitEvent, or the ring mode was not taken");
     }
     REQUIRE(test_hop_make(dev, &h));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_cuda_stream_wait(accel_cuda_queue_stream(h.p), gate, 1));   /* p's stream stands still */
     test_hop_hold(&h, 1);   /* from here no thread applies p's points */
     for (uint32_t i = 1; i <= n; i++) {
         accel_queue_fill(h.p, h.work, 0, 256, i);
@@ -610,6 +616,12 @@ static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own) {
     accel_queue_fill(h.c, h.out, 0, 256, 7);
     accel_queue_signal(h.c, h.b, 1);
     CHECK_OK(accel_queue_submit(h.c));
+    for (uint64_t t0 = test_now_ns(); test_now_ns() - t0 < 50000000u;) {   /* 50 ms: c waits for p */
+        atomic_thread_fence(memory_order_acquire);
+        if (!CHECK_EQ_U64(h.seen[0], 0u)) break;
+    }
+    CHECK_EQ_U64(accel_signal_value(h.a), 0u);
+    CHECK_OK(accel_signal_set(gate, 1));
     test_hop_lands(&h, false, n);   /* p's points were not applied: c waited on the GPU */
     accel_device_destroy(dev);
 }
