@@ -1233,22 +1233,29 @@ static void bench_cublas_chain(bench_cuda* b) {
 
 /* ==== figure 18: what one driver call costs the host ==== */
 /* The calls a chain step makes, each issued n times in a row on the raw stream (the work is trivial, so
-   the stream keeps up), host ns per call; the stream is synchronized outside the timing. */
+   the stream keeps up), host ns per call; the stream is synchronized outside the timing. The event
+   waited for was recorded once on a second stream (a chain over two queues waits on the other one's
+   event: a driver may take a wait on its own stream's event as stream order). */
 enum { BENCH_CALL_LAUNCH, BENCH_CALL_RECORD, BENCH_CALL_WAIT_EVENT, BENCH_CALL_WRITE, BENCH_CALL_BATCH2,
        BENCH_CALL_WAIT_VALUE, BENCH_CALLS };
 static const char* const bench_call_names[BENCH_CALLS][2] = {
     { "call_launch", "18 cuLaunchKernel (empty)" }, { "call_event_record", "18 cuEventRecord" },
-    { "call_wait_event", "18 cuStreamWaitEvent (reached)" }, { "call_write_value", "18 cuStreamWriteValue64" },
+    { "call_wait_event", "18 cuStreamWaitEvent (other stream, reached)" }, { "call_write_value", "18 cuStreamWriteValue64" },
     { "call_batch_memop", "18 cuStreamBatchMemOp, 2 writes" }, { "call_wait_value", "18 cuStreamWaitValue64 (reached)" },
 };
-typedef struct bench_calls { bench_cuda* b; accel_cu_event ev; accel_cu_deviceptr word; } bench_calls;
+typedef struct bench_calls {
+    bench_cuda* b;
+    accel_cu_event ev, other_ev;   /* recorded on the raw stream; recorded once on `other` */
+    accel_cu_stream other;
+    accel_cu_deviceptr word;
+} bench_calls;
 static accel_cu_result bench_call(const bench_calls* c, int kind, uint64_t v) {
     accel_cu_stream st = c->b->stream;
     accel_cu_batch_memop ops[2];
     switch (kind) {
     case BENCH_CALL_LAUNCH: return accel_i_cu.LaunchKernel(c->b->fn, 1, 1, 1, 1, 1, 1, 0, st, NULL, NULL);
     case BENCH_CALL_RECORD: return accel_i_cu.EventRecord(c->ev, st);
-    case BENCH_CALL_WAIT_EVENT: return bench_cu_StreamWaitEvent(st, c->ev, 0);
+    case BENCH_CALL_WAIT_EVENT: return bench_cu_StreamWaitEvent(st, c->other_ev, 0);
     case BENCH_CALL_WRITE: return accel_i_cu.StreamWriteValue64(st, c->word, v, ACCEL_CU_STREAM_WRITE_VALUE_DEFAULT);
     case BENCH_CALL_WAIT_VALUE: return accel_i_cu.StreamWaitValue64(st, c->word, 1, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
     default:
@@ -1277,10 +1284,14 @@ static void bench_call_costs(bench_cuda* b) {
     uint32_t n = b->quick ? 100 : 1000;
     int kinds = accel_i_cu_dev(b->dev)->memops && accel_i_cu.StreamWriteValue64 && accel_i_cu.StreamWaitValue64
                     ? (accel_i_cu.StreamBatchMemOp ? BENCH_CALLS : BENCH_CALL_BATCH2) : BENCH_CALL_WRITE;
-    bench_calls c = { b, NULL, 0 };
+    bench_calls c = { b, NULL, NULL, NULL, 0 };
     void* words = NULL;
     if (!bench_cu_StreamWaitEvent) { printf("bench_cuda: figure 18 skipped: the driver has no cuStreamWaitEvent\n"); return; }
     if (!bench_cu_ok(accel_i_cu.EventCreate(&c.ev, ACCEL_CU_EVENT_DISABLE_TIMING), "cuEventCreate") ||
+        !bench_cu_ok(accel_i_cu.EventCreate(&c.other_ev, ACCEL_CU_EVENT_DISABLE_TIMING), "cuEventCreate") ||
+        !bench_cu_ok(accel_i_cu.StreamCreate(&c.other, ACCEL_CU_STREAM_NON_BLOCKING), "cuStreamCreate") ||
+        !bench_cu_ok(accel_i_cu.EventRecord(c.other_ev, c.other), "cuEventRecord") ||
+        !bench_cu_ok(accel_i_cu.StreamSynchronize(c.other), "cuStreamSynchronize") ||
         (kinds > BENCH_CALL_WRITE &&
          (!bench_cu_ok(accel_i_cu.MemHostAlloc(&words, 128, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP), "cuMemHostAlloc") ||
           !bench_cu_ok(accel_i_cu.MemHostGetDevicePointer(&c.word, words, 0), "cuMemHostGetDevicePointer"))))
@@ -1302,6 +1313,8 @@ out:
     accel_i_cu.StreamSynchronize(b->stream);
     if (words) accel_i_cu.MemFreeHost(words);
     if (c.ev) accel_i_cu.EventDestroy(c.ev);
+    if (c.other_ev) accel_i_cu.EventDestroy(c.other_ev);
+    if (c.other) accel_i_cu.StreamDestroy(c.other);
 }
 
 /* The figures in the order they run; `native`: also with --native. */
