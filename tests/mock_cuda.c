@@ -248,6 +248,7 @@ typedef struct op {
     mock_event* ev; unsigned long long ev_gen;
     void (*host_fn)(void* user); void* host_user;   /* OP_HOST */
     unsigned nmemops;                                /* OP_BATCH: its memops follow the op */
+    int pooled;                                      /* from the operations' free list (new_op) */
 } op;
 typedef struct mock_stream {
     pthread_mutex_t lock; pthread_cond_t cond, idle, room;
@@ -278,6 +279,44 @@ static void mock_wait64(void* word, uint64_t v) {
 static void mock_write64(void* word, uint64_t v) {
     atomic_thread_fence(memory_order_seq_cst);
     atomic_store((_Atomic uint64_t*)word, v);
+}
+/* Operations come from one free list, not from malloc: a stream's thread frees what the host
+   allocated, and glibc's arena lock, contended by two streams' threads and the host, put a thread to
+   sleep (about 35 us to wake on a VM) often enough to make a figure of two streams bimodal from one
+   run to the next, on either side. A spin lock held for two pointer moves; room for a batch of up to
+   MOCK_OP_MEMOPS memory operations after each (OP_BATCH); up to 4,096 kept. */
+enum { MOCK_OP_MEMOPS = 4, MOCK_OPS_KEPT = 4096 };
+static atomic_flag mock_ops_lock = ATOMIC_FLAG_INIT;
+static op* mock_ops_free;
+static size_t mock_ops_kept;
+static size_t mock_op_bytes(unsigned memops);   /* an op with room for memops memory operations */
+static void mock_ops_take(void) {
+    while (atomic_flag_test_and_set_explicit(&mock_ops_lock, memory_order_acquire)) sched_yield();
+}
+static void mock_ops_give(void) { atomic_flag_clear_explicit(&mock_ops_lock, memory_order_release); }
+static op* new_op_sized(op_kind k, unsigned memops) {
+    op* o = NULL;
+    if (memops <= MOCK_OP_MEMOPS) {
+        mock_ops_take();
+        if ((o = mock_ops_free) != NULL) { mock_ops_free = o->next; mock_ops_kept--; }
+        mock_ops_give();
+        if (o) memset(o, 0, mock_op_bytes(MOCK_OP_MEMOPS));
+        else o = (op*)calloc(1, mock_op_bytes(MOCK_OP_MEMOPS));
+        if (o) o->pooled = 1;
+    } else {
+        o = (op*)calloc(1, mock_op_bytes(memops));
+    }
+    if (o) o->kind = k;
+    return o;
+}
+static op* new_op(op_kind k) { return new_op_sized(k, 0); }
+static void op_free(op* o) {
+    if (o && o->pooled) {
+        mock_ops_take();
+        if (mock_ops_kept < MOCK_OPS_KEPT) { o->next = mock_ops_free; mock_ops_free = o; mock_ops_kept++; o = NULL; }
+        mock_ops_give();
+    }
+    free(o);
 }
 static void mock_batch_run(const op* o);
 static void run_op(op* o) {
@@ -330,7 +369,7 @@ static void* stream_main(void* arg) {
         s->busy = 1;
         pthread_mutex_unlock(&s->lock);
         run_op(o);
-        free(o);
+        op_free(o);
         pthread_mutex_lock(&s->lock);
         s->busy = 0;
         if (!s->head) pthread_cond_broadcast(&s->idle);
@@ -339,7 +378,7 @@ static void* stream_main(void* arg) {
     return NULL;
 }
 static CUresult push(mock_stream* s, op* o) {
-    if (atomic_load(&mock_sticky)) { free(o); return atomic_load(&mock_sticky); }
+    if (atomic_load(&mock_sticky)) { op_free(o); return atomic_load(&mock_sticky); }
     o->next = NULL;
     pthread_mutex_lock(&s->lock);
     while (mock_depth() && s->queued >= mock_depth()) pthread_cond_wait(&s->room, &s->lock);
@@ -350,7 +389,6 @@ static CUresult push(mock_stream* s, op* o) {
     pthread_mutex_unlock(&s->lock);
     return 0;
 }
-static op* new_op(op_kind k) { op* o = (op*)calloc(1, sizeof *o); if (o) o->kind = k; return o; }
 
 /* ==== where the host waits for the GPU (see the top) ==== */
 static pthread_mutex_t mock_driver_lock = PTHREAD_MUTEX_INITIALIZER;   /* the lists below */
@@ -616,7 +654,7 @@ static CUresult mMemFreeAsync(dptr_t p, mock_stream* s) {
         pthread_mutex_unlock(&pool->lock);
     }
     pthread_mutex_unlock(&mock_driver_lock);
-    if (!b) { free(o); return 1; }   /* not a live allocation of a pool */
+    if (!b) { op_free(o); return 1; }   /* not a live allocation of a pool */
     o->dst = (void*)b;
     return push(s, o);
 }
@@ -1104,15 +1142,14 @@ typedef union mock_memop {
     struct { unsigned operation; dptr_t address; uint64_t value64; unsigned flags; dptr_t alias; } value;
     uint64_t pad[6];
 } mock_memop;
+static size_t mock_op_bytes(unsigned memops) { return sizeof(op) + memops * sizeof(mock_memop); }
 static CUresult mStreamBatchMemOp(mock_stream* s, unsigned count, const mock_memop* ops, unsigned f) {
     op* o;
     MOCK_COUNT(MOCK_CALL_MEMOP);
     if (f != 0 || count == 0 || count > 256 || !ops) return 1;   /* CUDA_ERROR_INVALID_VALUE */
     for (unsigned i = 0; i < count; i++)
         if (ops[i].operation != 4 && ops[i].operation != 5) return 801;   /* CUDA_ERROR_NOT_SUPPORTED */
-    o = (op*)calloc(1, sizeof *o + count * sizeof *ops);
-    if (!o) return 2;
-    o->kind = OP_BATCH;
+    if (!(o = new_op_sized(OP_BATCH, count))) return 2;
     o->nmemops = count;
     memcpy(o + 1, ops, count * sizeof *ops);
     return push(s, o);
