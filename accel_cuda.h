@@ -211,7 +211,7 @@
    A stream holds only so much work not started (a GPU's launch queue, about a thousand entries), and
    the work behind a GPU wait that the host must release does not start before the host does: once
    ACCEL_CUDA_MAX_BEHIND (768) stream operations (launches, copies, fills, waits, signal points' memory
-   writes: each one the driver enqueues) wait behind the oldest such wait not known released, the rest
+   writes: each enqueuing driver call, a batch of writes once) wait behind the oldest such wait not known released, the rest
    (of the batch, and later batches) goes to the worker, so accel_queue_submit does not block in the
    driver however long the batch. Such waits are tracked one by one, up to 64 of them; past that the
    newest entry takes in the later ones and is released with the point after the last it took in, so
@@ -2684,7 +2684,7 @@ static accel_cu_result accel_i_cu_mirror_point(accel_i_cu_queue* q, accel_signal
         cr = accel_i_cu.StreamBatchMemOp(q->stream, 2, ops, 0);
         if (accel_i_cu_retry(dev, cr)) cr = accel_i_cu.StreamBatchMemOp(q->stream, 2, ops, 0);
         if (cr == ACCEL_CU_SUCCESS) {
-            q->enqueued += 2;
+            q->enqueued++;   /* one enqueue, as a launch (accel_i_cu_stream_full) */
             q->issued = seq;
             q->dirty = false;
             return cr;
@@ -3843,9 +3843,10 @@ static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t 
 /* Would enqueuing more block the caller? A stream holds only so much work not started (a GPU's launch
    queue: about a thousand entries a stream; a full one blocks the enqueuing call in the driver), and
    the work behind a GPU wait that the host must release does not start before the host does. Once
-   ACCEL_CUDA_MAX_BEHIND stream operations (launches, copies, fills, waits, memory writes: each driver
-   operation counts, a batch of n memory operations n times) wait behind the oldest such wait not known
-   released, the stream is full: inside accel_queue_submit the rest goes to the queue's worker; the
+   ACCEL_CUDA_MAX_BEHIND stream operations (launches, copies, fills, waits, memory writes: each enqueuing
+   driver call counts once, a cuStreamBatchMemOp too, as the driver's launch queue takes it and as a
+   raw program's event record would) wait behind the oldest such wait not known released, the stream
+   is full: inside accel_queue_submit the rest goes to the queue's worker; the
    worker reaps (which may be what releases the wait) until there is room (see the core's
    accel_i_walker_wait_room). Neither blocks in the driver. */
 static uint64_t accel_i_cu_behind(const accel_i_cu_queue* q) {

@@ -1333,8 +1333,11 @@ static CUresult mGraphLaunch(mock_graph* e, mock_stream* s) {
         if (e->ops[i].kind == OP_COPY && mock_is_host(e->ops[i].dst) && mock_is_host(e->ops[i].src)) { stream_sync(s); break; }
     for (size_t i = 0; i < e->n; i++) {
         op* o = new_op(OP_COPY);
+        int pooled;
         if (!o) return 2;
+        pooled = o->pooled;
         *o = e->ops[i];
+        o->pooled = pooled;   /* where its block goes back to */
         if ((r = push(s, o)) != 0) return r;
     }
     e->last = s;
