@@ -100,7 +100,8 @@ $(MOCK_LIB): tests/mock_cuda.c
 	$(GCC) -std=gnu11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -pthread -o $@ $<
 # cuda-mock-2dev: tests/test_devices.c and test_device_waits.c once more with the mock's two devices (MOCK_CUDA_DEVICES=2), so
 # that its second CUDA device is another GPU (peer access) instead of a second accel device on the first;
-# cuda-mock-2dev-nopeer: the same without peer access (MOCK_CUDA_NO_PEER=1): copies between them staged
+# cuda-mock-2dev-nopeer: the same without peer access (MOCK_CUDA_NO_PEER=1): copies between them staged;
+# cuda-mock-2dev-ring: the same two in the event-ring mode (ACCEL_CUDA_NO_MEMOPS=1)
 # the mock instrumented for ThreadSanitizer (clang: gcc's libtsan cannot be dlopen'ed), so that its
 # stream threads' writes and atomics are seen by the TSan run of the CUDA backend
 MOCK_TSAN_LIB := $(BUILD)/mock/libcuda_mock_tsan.so
@@ -402,6 +403,8 @@ test-run:
 	    $(BUILD)/cuda/test_device_waits \
 	  --config cuda-mock-2dev-nopeer --runner "$(MOCK_ENV) MOCK_CUDA_DEVICES=2 MOCK_CUDA_NO_PEER=1" \
 	    $(BUILD)/cuda/test_devices $(BUILD)/cuda/test_device_waits \
+	  --config cuda-mock-2dev-ring --runner "$(MOCK_ENV) MOCK_CUDA_DEVICES=2 ACCEL_CUDA_NO_MEMOPS=1" \
+	    $(BUILD)/cuda/test_devices $(BUILD)/cuda/test_device_waits \
 	  --config cuda-mock-nopools --runner "$(MOCK_ENV) MOCK_CUDA_NO_POOLS=1" $(BUILD)/cuda/test_queue_memory \
 	  $(call config_args,wasm,$(NODE_WASI)) \
 	  $(call config_args,cxx,) $(call config_args,clangxx,) \
@@ -419,7 +422,8 @@ test-asan:
 	@echo "==== running the tests under ASan+UBSan (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"
 	@ASAN_OPTIONS=$${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1} \
 	 UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1} \
-	 $(RUN_TESTS) $(call config_args,asan,) $(call config_args,asan-nothreads,) $(call config_args,asan-cuda,$(MOCK_ENV))
+	 $(RUN_TESTS) $(call config_args,asan,) $(call config_args,asan-nothreads,) $(call config_args,asan-cuda,$(MOCK_ENV)) \
+	   --config asan-cuda-mock --runner "env ACCEL_CUDA_LIBRARY=$(MOCK_LIB)" $(BUILD)/asan/test_cuda
 
 # TSan of clang 14 cannot handle the mmap randomisation of newer kernels; run without it where allowed.
 # The CUDA mock's event-ring mode too, for the programs whose queues wait on each other's points (its GPU

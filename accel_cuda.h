@@ -204,10 +204,11 @@
                 reaped), and which the GPU writes itself at a point that is behind a wait for the host
                 (GPU to GPU again: see "Signals and signal points"). Without stream memory
                 operations (the event ring) such a wait runs on the GPU when a signal point of the
-                device's queues promised the value: cuStreamWaitEvent on that point's event (nothing
-                when it is the queue's own). Any other wait (another device's or backend's signal, a
-                host-raised value in the event-ring mode) is gated: the queue's worker waits on the
-                host, then enqueues the rest.
+                device's queues promised the value, or of another accel device's queues on the same
+                CUDA device: cuStreamWaitEvent on that point's event (nothing when it is the queue's
+                own). Any other wait (another GPU's or backend's signal, a host-raised value in the
+                event-ring mode) is gated: the queue's worker waits on the host, then enqueues the
+                rest.
    A stream holds only so much work not started (a GPU's launch queue, about a thousand entries), and
    the work behind a GPU wait that the host must release does not start before the host does: once
    ACCEL_CUDA_MAX_BEHIND (768) stream operations (launches, copies, fills, waits, signal points' memory
@@ -3803,7 +3804,7 @@ static accel_cu_result accel_i_cu_event_wait_at(accel_i_cu_queue* q, accel_i_cu_
     return cr;
 }
 static accel_cu_result accel_i_cu_event_wait(accel_i_cu_queue* q, accel_signal* s, uint64_t v) {
-    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    accel_i_cu_device* dev = accel_i_cu_dev(s->obj.device);   /* whose queues promised v */
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
     const accel_i_cu_mark* m;
     accel_i_cu_queue* o;
@@ -3822,9 +3823,11 @@ static accel_cu_result accel_i_cu_event_wait(accel_i_cu_queue* q, accel_signal* 
     return cr;
 }
 /* wait_on_device: a CUDA signal of this device, where the device has stream memory operations, or of
-   another accel device on the same CUDA device (accel_i_cu_peer_waits), or a CPU signal whose device
-   word this CUDA device can watch (cuda: CPU signals on the GPU). */
+   another accel device on the same CUDA device (accel_i_cu_peer_waits; in the event-ring mode, a value
+   a point of its queues promised: accel_i_cu_peer_events), or a CPU signal whose device word this CUDA
+   device can watch (cuda: CPU signals on the GPU). */
 static bool accel_i_cu_peer_waits(accel_device* d, accel_device* o);
+static bool accel_i_cu_peer_events(accel_device* d, accel_signal* s, uint64_t v);
 static bool accel_i_cu_sems(void);
 static bool accel_i_cu_cpu_word(accel_i_cu_device* dev, accel_signal* s, accel_i_a64** word,
                                 accel_cu_deviceptr* addr);
@@ -3837,7 +3840,8 @@ static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t 
                accel_i_cu_cpu_word(accel_i_cu_dev(q->obj.device), s, &word, &addr);
     if (s->obj.device->backend != q->obj.device->backend)   /* cuda: waits on Vulkan signals */
         return accel_i_cu_sems() && accel_i_signal_import(q->obj.device, s, v) != NULL;
-    if (s->obj.device != q->obj.device) return accel_i_cu_peer_waits(q->obj.device, s->obj.device);
+    if (s->obj.device != q->obj.device)
+        return accel_i_cu_peer_waits(q->obj.device, s->obj.device) || accel_i_cu_peer_events(q->obj.device, s, v);
     return accel_i_cu_dev(q->obj.device)->memops || (accel_i_cu.StreamWaitEvent && accel_i_cu_promised(s, v));
 }
 /* Would enqueuing more block the caller? A stream holds only so much work not started (a GPU's launch
@@ -4285,6 +4289,19 @@ static bool accel_i_cu_peer_waits(accel_device* d, accel_device* o) {
     if (o->backend != d->backend) return accel_i_cu_sems() && accel_i_signal_shared(d, o);   /* Vulkan's */
     return accel_i_cu_dev(o)->cudev == accel_i_cu_dev(d)->cudev && accel_i_cu_dev(d)->memops &&
            accel_i_cu_dev(o)->memops;
+}
+/* In the event-ring mode (both devices), the same CUDA device: a value of o's signal that a point of o's
+   queues promised is waited for on the GPU as the device's own are (cuda: GPU waits in the event-ring
+   mode): cuStreamWaitEvent on that point's event, found among o's queues (a destroyed event that a
+   stream still waits for stays with the driver until it completed). The waiting queue's next point
+   raises o's progress word when applied (causal reads): that point is its batch's, which holds the
+   awaited signal, and so o, until the batch completes, after the raise. A value no point promised yet
+   waits on the host. peer_info's device_waits stays false: not every wait runs on the GPU. */
+static bool accel_i_cu_peer_events(accel_device* d, accel_signal* s, uint64_t v) {
+    accel_device* o = s->obj.device;
+    return o->backend == d->backend && accel_i_cu_dev(o)->cudev == accel_i_cu_dev(d)->cudev &&
+           !accel_i_cu_dev(d)->memops && !accel_i_cu_dev(o)->memops && accel_i_cu.StreamWaitEvent &&
+           accel_i_cu_promised(s, v);
 }
 
 /* ==== cuda: imported memory ====

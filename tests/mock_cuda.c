@@ -239,7 +239,11 @@ static const mock_kernel mock_kernels[] = {
 /* ==== streams: a worker thread running operations in order ==== */
 typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_BATCH, OP_EVENT, OP_WAIT_EVENT,
                OP_HOST, OP_POOL_FREE } op_kind;
-typedef struct mock_event { atomic_ullong recorded, completed, at_ns; } mock_event;   /* at_ns: when it last completed */
+/* at_ns: when it last completed. One cuEventCreate made (owned) lives until cuEventDestroy and every
+   operation recorded on it or waiting for it went (refs), as the driver keeps a destroyed event that a
+   stream still waits for: a queue of one accel device may wait for an event of another one's queue
+   that is destroyed meanwhile. A graph's own is not counted. */
+typedef struct mock_event { atomic_ullong recorded, completed, at_ns; atomic_int refs; int owned; } mock_event;
 typedef struct op {
     struct op* next;
     op_kind kind;
@@ -310,7 +314,18 @@ static op* new_op_sized(op_kind k, unsigned memops) {
     return o;
 }
 static op* new_op(op_kind k) { return new_op_sized(k, 0); }
+static void mock_event_put(mock_event* e) {
+    if (e && e->owned && atomic_fetch_sub(&e->refs, 1) == 1) free(e);
+}
+static op* op_on_event(op_kind k, mock_event* e) {   /* OP_EVENT, OP_WAIT_EVENT: e stays until it goes */
+    op* o = new_op(k);
+    if (!o) return NULL;
+    if (e->owned) atomic_fetch_add(&e->refs, 1);
+    o->ev = e;
+    return o;
+}
 static void op_free(op* o) {
+    if (o && (o->kind == OP_EVENT || o->kind == OP_WAIT_EVENT)) mock_event_put(o->ev);
     if (o && o->pooled) {
         mock_ops_take();
         if (mock_ops_kept < MOCK_OPS_KEPT) { o->next = mock_ops_free; mock_ops_free = o; mock_ops_kept++; o = NULL; }
@@ -1072,19 +1087,21 @@ static CUresult mEventCreate(mock_event** e, unsigned f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
     *e = (mock_event*)calloc(1, sizeof **e);
-    if (*e && !mock_obj_add(*e, MOCK_OBJ_EVENT)) { free(*e); return 2; }
-    return *e ? 0 : 2;
+    if (!*e) return 2;
+    (*e)->owned = 1;
+    atomic_init(&(*e)->refs, 1);
+    if (!mock_obj_add(*e, MOCK_OBJ_EVENT)) { free(*e); return 2; }
+    return 0;
 }
 static CUresult mEventDestroy(mock_event* e) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     if (!mock_obj_remove(e, MOCK_OBJ_EVENT)) return 1;
-    free(e);
+    mock_event_put(e);
     return 0;
 }
 static CUresult event_record(mock_event* e, mock_stream* s) {
-    op* o = new_op(OP_EVENT);
+    op* o = op_on_event(OP_EVENT, e);
     if (!o) return 2;
-    o->ev = e;
     o->ev_gen = atomic_fetch_add(&e->recorded, 1) + 1;
     return push(s, o);
 }
@@ -1109,10 +1126,9 @@ static CUresult mEventElapsedTime(float* ms, mock_event* a, mock_event* b) {
 /* cuStreamWaitEvent: the stream waits for the event's latest record at the time of the call (none:
    nothing to wait for). The event must outlive the wait, as the driver wants. */
 static CUresult stream_wait_event(mock_stream* s, mock_event* e, unsigned f) {
-    op* o = new_op(OP_WAIT_EVENT);
+    op* o = op_on_event(OP_WAIT_EVENT, e);
     (void)f;
     if (!o) return 2;
-    o->ev = e;
     o->ev_gen = atomic_load(&e->recorded);
     return push(s, o);
 }
@@ -1353,7 +1369,8 @@ static void mock_obj_free(const mock_obj* o) {
     case MOCK_OBJ_POOL: mock_pool_free((mock_pool*)o->h); break;
     case MOCK_OBJ_MEM: if (!o->mapped) { mock_big(o->n, -1); free(o->h); } break;
     case MOCK_OBJ_EXTMEM: mock_extmem_free((mock_extmem*)o->h); break;
-    case MOCK_OBJ_HOST: case MOCK_OBJ_EVENT: free(o->h); break;
+    case MOCK_OBJ_HOST: free(o->h); break;
+    case MOCK_OBJ_EVENT: mock_event_put((mock_event*)o->h); break;
     case MOCK_OBJ_MODULE: free(((mock_module*)o->h)->text); free(o->h); break;
     case MOCK_OBJ_GRAPH: free(((mock_graph*)o->h)->ops); free(o->h); break;
     default: break;

@@ -588,21 +588,30 @@ TEST(wait_before_its_promise_is_released_on_the_gpu) {
    the raw stream, before any of p's work), and c's fill must not land until the gate opens, as it
    would where c's wait was dropped. w = n: the newest point (its mark); w = 1 with n = 20: a point whose
    mark left the signal's 16 (found in p's ring). Own: p itself waits for a >= n behind its point, then
-   fills. */
+   fills. Peer: c, b and out are of a second accel device on the same CUDA device (its wait finds the
+   point among the first one's queues), and the first device is destroyed before c's point is applied
+   (c's reap lock held till then), whose apply raises p's progress word: it must still be there. */
 #if !defined(ACCEL_I_CU_NO_LOADER) && !defined(_WIN32)
-static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own) {
-    accel_device* dev;
+static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own, bool peer) {
+    accel_device *dev, *dev2 = NULL;
     accel_signal* gate;
-    test_hop h;
+    test_hop h, h2;
     setenv("ACCEL_CUDA_NO_MEMOPS", "1", 1);
     dev = test_cuda_device();
+    if (dev && peer) dev2 = test_cuda_device();
     unsetenv("ACCEL_CUDA_NO_MEMOPS");
-    if (!dev) SKIP("no CUDA device here");
+    if (!dev || (peer && !dev2)) { accel_device_destroy(dev); SKIP("no CUDA device here"); }
     if (accel_i_cu_dev(dev)->memops || !accel_i_cu.StreamWaitEvent) {
         accel_device_destroy(dev);
+        accel_device_destroy(dev2);
         SKIP("the driver has no cuStreamWaitEvent, or the ring mode was not taken");
     }
     REQUIRE(test_hop_make(dev, &h));
+    if (peer) {   /* the waiting side on the second device, whose points wait too */
+        REQUIRE(test_hop_make(dev2, &h2));
+        h.c = h2.c; h.b = h2.b; h.out = h2.out; h.seen = h2.seen;
+        atomic_store(&((accel_i_cu_queue*)h.c)->reap_lock, 1u);
+    }
     REQUIRE_OK(accel_signal_create(dev, 0, &gate));
     REQUIRE_OK(accel_cuda_stream_wait(accel_cuda_queue_stream(h.p), gate, 1));   /* p's stream stands still */
     test_hop_hold(&h, 1);   /* from here no thread applies p's points */
@@ -622,15 +631,27 @@ static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own) {
     }
     CHECK_EQ_U64(accel_signal_value(h.a), 0u);
     CHECK_OK(accel_signal_set(gate, 1));
-    test_hop_lands(&h, false, n);   /* p's points were not applied: c waited on the GPU */
+    if (peer) {   /* c lands with p's points unapplied; then the first device goes before c's applies */
+        CHECK(test_cuda_lands(h.seen, 7u));
+        test_hop_hold(&h, 0);
+        accel_device_destroy(dev);
+        dev = NULL;
+        atomic_store(&((accel_i_cu_queue*)h.c)->reap_lock, 0u);
+        CHECK_OK(accel_signal_wait(h.b, 1, 10000000000ull));
+        CHECK_EQ_U64(h.seen[255 / 4], 7u);
+    } else {
+        test_hop_lands(&h, false, n);   /* p's points were not applied: c waited on the GPU */
+    }
     accel_device_destroy(dev);
+    accel_device_destroy(dev2);
 }
 #else
-#  define test_ring_wait_lands(n, w, own) SKIP("no dynamic loading (or setenv) in this build")
+#  define test_ring_wait_lands(n, w, own, peer) SKIP("no dynamic loading (or setenv) in this build")
 #endif
-TEST(ring_mode_waits_on_the_gpu_for_another_queue) { test_ring_wait_lands(3, 3, false); }
-TEST(ring_mode_waits_on_the_gpu_for_a_point_past_the_marks) { test_ring_wait_lands(20, 1, false); }
-TEST(ring_mode_wait_on_the_queue_own_point_is_stream_order) { test_ring_wait_lands(3, 3, true); }
+TEST(ring_mode_waits_on_the_gpu_for_another_queue) { test_ring_wait_lands(3, 3, false, false); }
+TEST(ring_mode_waits_on_the_gpu_for_a_point_past_the_marks) { test_ring_wait_lands(20, 1, false, false); }
+TEST(ring_mode_wait_on_the_queue_own_point_is_stream_order) { test_ring_wait_lands(3, 3, true, false); }
+TEST(ring_mode_waits_on_the_gpu_for_another_device_on_its_gpu) { test_ring_wait_lands(3, 3, false, true); }
 
 /* The GPU's write of a mirror stores a value: when the host raised the signal past it meanwhile (a set
    above the point's value, or a failure), the write lowers the mirror, and the host must raise it again
@@ -1072,6 +1093,7 @@ int main(int argc, char** argv) {
     RUN(ring_mode_waits_on_the_gpu_for_another_queue);
     RUN(ring_mode_waits_on_the_gpu_for_a_point_past_the_marks);
     RUN(ring_mode_wait_on_the_queue_own_point_is_stream_order);
+    RUN(ring_mode_waits_on_the_gpu_for_another_device_on_its_gpu);
     RUN(gpu_mirror_write_never_leaves_a_host_raise_lowered);
     RUN(gate_on_a_reused_mirror_word_is_released);
     RUN(foreign_stream_waits_for_a_host_set);
