@@ -259,6 +259,8 @@ typedef struct mock_stream {
     op *head, *tail;
     size_t queued;   /* operations not started yet: a push waits while MOCK_CUDA_STREAM_DEPTH are */
     int busy, stop;
+    atomic_uint pushes;   /* operations pushed so far: an idle stream's thread looks for more (stream_main) */
+    atomic_uint done;     /* and run (in order): cuStreamSynchronize waits for `pushes` at its call */
     pthread_t thread;
     const int* ctx;   /* the context current at its creation (device 0's when none) */
 } mock_stream;
@@ -369,11 +371,30 @@ static void run_op(op* o) {
     case OP_POOL_FREE: mock_pool_freed(o->dst, (unsigned)o->v64); break;   /* cuMemFreeAsync's point */
     }
 }
+/* A stream that ran dry looks for more for MOCK_IDLE_SPIN_NS before its thread sleeps, as a GPU's
+   front end keeps fetching: waking a sleeping thread costs tens of microseconds on a VM, and a host that
+   enqueues a step every microsecond or two (a chain) would otherwise pay for it at every step whenever
+   it was a little slower than the stream, and not when a little faster (figures that flipped between
+   two speeds from run to run). */
+#define MOCK_IDLE_SPIN_NS 5000u
+static void mock_idle_spin(mock_stream* s) {
+    unsigned seen = atomic_load_explicit(&s->pushes, memory_order_relaxed);
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pthread_mutex_unlock(&s->lock);
+    do {
+        for (int i = 0; i < 64 && atomic_load_explicit(&s->pushes, memory_order_relaxed) == seen; i++) {}
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while (atomic_load_explicit(&s->pushes, memory_order_relaxed) == seen &&
+             (t.tv_sec - t0.tv_sec) * 1000000000ll + (t.tv_nsec - t0.tv_nsec) < (long long)MOCK_IDLE_SPIN_NS);
+    pthread_mutex_lock(&s->lock);
+}
 static void* stream_main(void* arg) {
     mock_stream* s = (mock_stream*)arg;
     pthread_mutex_lock(&s->lock);
     for (;;) {
         op* o;
+        if (!s->head && !s->stop) mock_idle_spin(s);
         while (!s->head && !s->stop) pthread_cond_wait(&s->cond, &s->lock);
         if (!s->head) break;
         o = s->head;
@@ -385,6 +406,7 @@ static void* stream_main(void* arg) {
         pthread_mutex_unlock(&s->lock);
         run_op(o);
         op_free(o);
+        atomic_fetch_add_explicit(&s->done, 1u, memory_order_release);
         pthread_mutex_lock(&s->lock);
         s->busy = 0;
         if (!s->head) pthread_cond_broadcast(&s->idle);
@@ -400,6 +422,7 @@ static CUresult push(mock_stream* s, op* o) {
     s->queued++;
     if (s->tail) s->tail->next = o; else s->head = o;
     s->tail = o;
+    atomic_fetch_add_explicit(&s->pushes, 1u, memory_order_relaxed);
     pthread_cond_signal(&s->cond);
     pthread_mutex_unlock(&s->lock);
     return 0;
@@ -1188,12 +1211,20 @@ static CUresult mLaunchHostFunc(mock_stream* s, void (*fn)(void*), void* user) {
     o->host_fn = fn; o->host_user = user;
     return push(s, o);
 }
+/* The host waits for what the stream holds as the driver's default (CU_CTX_SCHED_AUTO with fewer
+   contexts than cores) does: it spins, yielding, as cuEventSynchronize does here; not asleep, which on
+   the mock's two-core CI gave a raw program's waiting thread's core to the streams (its "GPU") while an
+   accel waiter, which polls, kept its own. */
 static CUresult mStreamSynchronize(mock_stream* s) {
-    CUresult r;
+    unsigned target;
     MOCK_COUNT(MOCK_CALL_SYNC);
-    r = stream_sync(s);
+    pthread_mutex_lock(&s->lock);
+    target = atomic_load_explicit(&s->pushes, memory_order_relaxed);
+    pthread_mutex_unlock(&s->lock);
+    while ((int)(atomic_load_explicit(&s->done, memory_order_acquire) - target) < 0 && !atomic_load(&mock_sticky))
+        sched_yield();
     mock_pools_trim();
-    return r;
+    return atomic_load(&mock_sticky);
 }
 static CUresult mEventRecord(mock_event* e, mock_stream* s) {
     MOCK_COUNT(MOCK_CALL_EVENT);
