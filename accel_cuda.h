@@ -209,20 +209,20 @@
                 own). Any other wait (another GPU's or backend's signal, a host-raised value in the
                 event-ring mode) is gated: the queue's worker waits on the host, then enqueues the
                 rest.
-   A stream holds only so much work not started (a GPU's launch queue, about a thousand entries), and
-   the work behind a GPU wait that the host must release does not start before the host does: once
-   ACCEL_CUDA_MAX_BEHIND (768) stream operations (launches, copies, fills, waits, signal points' memory
-   writes: each enqueuing driver call, a batch of writes once) wait behind the oldest such wait not known released, the rest
-   (of the batch, and later batches) goes to the worker, so accel_queue_submit does not block in the
-   driver however long the batch. Such waits are tracked one by one, up to 64 of them; past that the
-   newest entry takes in the later ones and is released with the point after the last it took in, so
-   in a long pipeline of them the budget frees as the GPU passes each (not only once the stream has
-   drained). The worker does
-   not block there either: it reaps the queue's points (which may be exactly what releases the wait: a
-   pipeline of two queues whose waits watch each other's mirrors) and enqueues more as the waits are
-   released. A replay is one command, so a list replayed as launches (below) of more than about a
-   thousand commands may still block the caller there. Failure after hand-off follows accel.h: the
-   work behind a GPU wait runs even when its signal fails meanwhile, and what it signals reads failed
+   A stream holds only so much work not started (a GPU's launch queue, about a thousand entries),
+   and the work behind a GPU wait that the host must release does not start before the host does:
+   once ACCEL_CUDA_MAX_BEHIND (768) stream operations (launches, copies, fills, waits, signal
+   points' memory writes: each enqueuing driver call, a batch of writes once) wait behind the oldest
+   such wait not known released, the rest (of the batch, and later batches) goes to the worker, so
+   accel_queue_submit does not block in the driver however long the batch. Such waits are tracked
+   one by one, up to 64 of them; past that the newest entry takes in the later ones and is released
+   with the point after the last it took in, so in a long pipeline of them the budget frees as the
+   GPU passes each (not only once the stream has drained). The worker does not block there either:
+   it reaps the queue's points (which may be exactly what releases the wait: a pipeline of two
+   queues whose waits watch each other's mirrors) and enqueues more as the waits are released. A
+   replay is one command, so a list replayed as launches (below) of more than about a thousand
+   commands may still block the caller there. Failure after hand-off follows accel.h: the work
+   behind a GPU wait runs even when its signal fails meanwhile, and what it signals reads failed
    with the same reason.
    Releases that wait for the whole device (cuMemFree, cuMemFreeHost, cuModuleUnload; graph
    destruction too) are held in a list while any GPU wait is pending on the CUDA device, from any accel
@@ -3841,7 +3841,8 @@ static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t 
     if (s->obj.device->backend != q->obj.device->backend)   /* cuda: waits on Vulkan signals */
         return accel_i_cu_sems() && accel_i_signal_import(q->obj.device, s, v) != NULL;
     if (s->obj.device != q->obj.device)
-        return accel_i_cu_peer_waits(q->obj.device, s->obj.device) || accel_i_cu_peer_events(q->obj.device, s, v);
+        return accel_i_cu_peer_waits(q->obj.device, s->obj.device) ||
+               accel_i_cu_peer_events(q->obj.device, s, v);
     return accel_i_cu_dev(q->obj.device)->memops || (accel_i_cu.StreamWaitEvent && accel_i_cu_promised(s, v));
 }
 /* Would enqueuing more block the caller? A stream holds only so much work not started (a GPU's launch
