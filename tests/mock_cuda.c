@@ -1147,7 +1147,8 @@ static CUresult mEventElapsedTime(float* ms, mock_event* a, mock_event* b) {
     return 0;
 }
 /* cuStreamWaitEvent: the stream waits for the event's latest record at the time of the call (none:
-   nothing to wait for). The event must outlive the wait, as the driver wants. */
+   nothing to wait for). An event destroyed meanwhile stays until the wait ran (mock_event_put), as the
+   driver keeps it. */
 static CUresult stream_wait_event(mock_stream* s, mock_event* e, unsigned f) {
     op* o = op_on_event(OP_WAIT_EVENT, e);
     (void)f;
