@@ -387,6 +387,13 @@ TEST(cubin_from_the_desc_runs) {
 }
 
 #if !defined(ACCEL_I_CU_NO_LOADER)
+/* Holds q's points unapplied (held) or lets them apply: takes q's reap lock as a reaper does, waiting
+   while one holds it (a plain store of 1 then would be undone by that reaper's release), or releases it. */
+static void test_reap_hold(accel_queue* q, bool held) {
+    accel_i_a32* lock = &((accel_i_cu_queue*)q)->reap_lock;
+    if (!held) { atomic_store(lock, 0u); return; }
+    while (atomic_exchange(lock, 1u)) accel_i_yield();
+}
 /* Polls a HOST buffer's first word (written by a GPU fill) until it reads v, for up to 10 s. */
 static bool test_cuda_lands(volatile uint32_t* seen, uint32_t v) {
     for (uint64_t t0 = test_now_ns(); test_now_ns() - t0 < 10000000000ull;) {
@@ -507,15 +514,13 @@ static bool test_hop_make(accel_device* dev, test_hop* h) {
     h->seen[0] = 0;
     return true;
 }
-static void test_hop_hold(test_hop* h, uint32_t held) {
-    atomic_store(&((accel_i_cu_queue*)h->p)->reap_lock, held);
-}
+static void test_hop_hold(test_hop* h, bool held) { test_reap_hold(h->p, held); }
 /* c's fill lands while p's points are not applied (a's host word reads 0; readable: a poll reads a's
    value from what the GPU reached), then everything finishes once they may apply (a reaches a_value). */
 static void test_hop_lands(test_hop* h, bool readable, uint64_t a_value) {
     CHECK(test_cuda_lands(h->seen, 7u));
     test_cuda_reached_unapplied(h->a, readable);
-    test_hop_hold(h, 0);
+    test_hop_hold(h, false);
     CHECK_OK(accel_signal_wait(h->b, 1, 10000000000ull));
     CHECK_OK(accel_signal_wait(h->a, a_value, 10000000000ull));
     CHECK_EQ_U64(h->seen[255 / 4], 7u);
@@ -543,7 +548,7 @@ TEST(gated_hop_is_released_on_the_gpu) {
     accel_queue_fill(h.c, h.out, 0, 256, 7);
     accel_queue_signal(h.c, h.b, 1);
     CHECK_OK(accel_queue_submit(h.c));
-    test_hop_hold(&h, 1);   /* from here no thread applies p's points */
+    test_hop_hold(&h, true);   /* from here no thread applies p's points */
     CHECK_OK(accel_signal_set(gate, 1));
     test_hop_lands(&h, true, 1);   /* p's point was not applied: c went on the GPU's word */
     accel_device_destroy(dev);
@@ -568,7 +573,7 @@ TEST(wait_before_its_promise_is_released_on_the_gpu) {
     accel_queue_fill(h.c, h.out, 0, 256, 7);
     accel_queue_signal(h.c, h.b, 1);
     CHECK_OK(accel_queue_submit(h.c));
-    test_hop_hold(&h, 1);   /* from here no thread applies p's points */
+    test_hop_hold(&h, true);   /* from here no thread applies p's points */
     accel_queue_fill(h.p, h.work, 0, 256, 1);
     accel_queue_signal(h.p, h.a, 1);
     CHECK_OK(accel_queue_submit(h.p));
@@ -610,11 +615,11 @@ static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own, bool peer) {
     if (peer) {   /* the waiting side on the second device, whose points wait too */
         REQUIRE(test_hop_make(dev2, &h2));
         h.c = h2.c; h.b = h2.b; h.out = h2.out; h.seen = h2.seen;
-        atomic_store(&((accel_i_cu_queue*)h.c)->reap_lock, 1u);
+        test_reap_hold(h.c, true);
     }
     REQUIRE_OK(accel_signal_create(dev, 0, &gate));
     REQUIRE_OK(accel_cuda_stream_wait(accel_cuda_queue_stream(h.p), gate, 1));   /* p's stream stands still */
-    test_hop_hold(&h, 1);   /* from here no thread applies p's points */
+    test_hop_hold(&h, true);   /* from here no thread applies p's points */
     for (uint32_t i = 1; i <= n; i++) {
         accel_queue_fill(h.p, h.work, 0, 256, i);
         accel_queue_signal(h.p, h.a, i);
@@ -633,10 +638,10 @@ static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own, bool peer) {
     CHECK_OK(accel_signal_set(gate, 1));
     if (peer) {   /* c lands with p's points unapplied; then the first device goes before c's applies */
         CHECK(test_cuda_lands(h.seen, 7u));
-        test_hop_hold(&h, 0);
+        test_hop_hold(&h, false);
         accel_device_destroy(dev);
         dev = NULL;
-        atomic_store(&((accel_i_cu_queue*)h.c)->reap_lock, 0u);
+        test_reap_hold(h.c, false);
         CHECK_OK(accel_signal_wait(h.b, 1, 10000000000ull));
         CHECK_EQ_U64(h.seen[255 / 4], 7u);
     } else {
@@ -713,14 +718,14 @@ TEST(gate_on_a_reused_mirror_word_is_released) {
     accel_signal_destroy(gate);
     REQUIRE_OK(accel_signal_create(dev, 0, &s2));
     REQUIRE(((accel_i_cu_signal*)s2)->mirror.host == word);   /* the word came back, now at 0 */
-    atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 1u);     /* the queue never looks idle meanwhile */
+    test_reap_hold(q, true);                                  /* the queue never looks idle meanwhile */
     for (uint64_t i = 2; i <= 200; i++) {                     /* 600 operations behind the old wait */
         accel_queue_fill(q, work, 0, 256, (uint32_t)i);
         accel_queue_fill(q, work, 0, 256, (uint32_t)i + 1);
         accel_queue_signal(q, a, i);
         CHECK_OK(accel_queue_submit(q));
     }
-    atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 0u);
+    test_reap_hold(q, false);
     CHECK_OK(accel_signal_wait(a, 200, 10000000000ull));
     CHECK_EQ_U64(accel_signal_value(s2), 0u);
     if (accel_signal_value(a) != 200) accel_signal_set(s2, 5);   /* unstick it, so that teardown returns */
@@ -959,7 +964,7 @@ static void test_foreign_wait_gpu_to_gpu(bool ring) {
     REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_HOST, &out));
     REQUIRE((seen = (volatile uint32_t*)accel_buffer_map(out)) != NULL);
     seen[0] = 0;
-    atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 1u);   /* from here no thread applies q's points */
+    test_reap_hold(q, true);   /* from here no thread applies q's points */
     accel_queue_fill(q, work, 0, 256, 1);
     accel_queue_signal(q, a, 1);
     CHECK_OK(accel_queue_submit(q));
@@ -967,7 +972,7 @@ static void test_foreign_wait_gpu_to_gpu(bool ring) {
     CHECK_EQ_INT(c.MemsetD32Async(accel_cuda_buffer_pointer(out), 6u, 64, f), 0);
     CHECK(test_cuda_lands(seen, 6u));
     test_cuda_reached_unapplied(a, !ring);   /* q's point was not applied: the stream went on its word */
-    atomic_store(&((accel_i_cu_queue*)q)->reap_lock, 0u);
+    test_reap_hold(q, false);
     CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
     test_foreign_teardown(&c, dev, f);
 }
