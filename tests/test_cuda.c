@@ -494,7 +494,7 @@ TEST(workers_back_off_while_they_are_only_the_backstop) {
 }
 #if !defined(ACCEL_I_CU_NO_LOADER)
 /* The scene of the tests below, where c's work must land while no thread applies p's points (p's reap
-   lock held: test_hop_hold): queues p and c, signals a and b, a DEVICE buffer `work` and a HOST buffer
+   lock held: test_reap_hold): queues p and c, signals a and b, a DEVICE buffer `work` and a HOST buffer
    `out` (seen: its words, 7 once c's fill landed). */
 typedef struct test_hop {
     accel_queue *p, *c;
@@ -514,13 +514,12 @@ static bool test_hop_make(accel_device* dev, test_hop* h) {
     h->seen[0] = 0;
     return true;
 }
-static void test_hop_hold(test_hop* h, bool held) { test_reap_hold(h->p, held); }
 /* c's fill lands while p's points are not applied (a's host word reads 0; readable: a poll reads a's
    value from what the GPU reached), then everything finishes once they may apply (a reaches a_value). */
 static void test_hop_lands(test_hop* h, bool readable, uint64_t a_value) {
     CHECK(test_cuda_lands(h->seen, 7u));
     test_cuda_reached_unapplied(h->a, readable);
-    test_hop_hold(h, false);
+    test_reap_hold(h->p, false);
     CHECK_OK(accel_signal_wait(h->b, 1, 10000000000ull));
     CHECK_OK(accel_signal_wait(h->a, a_value, 10000000000ull));
     CHECK_EQ_U64(h->seen[255 / 4], 7u);
@@ -548,7 +547,7 @@ TEST(gated_hop_is_released_on_the_gpu) {
     accel_queue_fill(h.c, h.out, 0, 256, 7);
     accel_queue_signal(h.c, h.b, 1);
     CHECK_OK(accel_queue_submit(h.c));
-    test_hop_hold(&h, true);   /* from here no thread applies p's points */
+    test_reap_hold(h.p, true);   /* from here no thread applies p's points */
     CHECK_OK(accel_signal_set(gate, 1));
     test_hop_lands(&h, true, 1);   /* p's point was not applied: c went on the GPU's word */
     accel_device_destroy(dev);
@@ -573,7 +572,7 @@ TEST(wait_before_its_promise_is_released_on_the_gpu) {
     accel_queue_fill(h.c, h.out, 0, 256, 7);
     accel_queue_signal(h.c, h.b, 1);
     CHECK_OK(accel_queue_submit(h.c));
-    test_hop_hold(&h, true);   /* from here no thread applies p's points */
+    test_reap_hold(h.p, true);   /* from here no thread applies p's points */
     accel_queue_fill(h.p, h.work, 0, 256, 1);
     accel_queue_signal(h.p, h.a, 1);
     CHECK_OK(accel_queue_submit(h.p));
@@ -619,7 +618,7 @@ static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own, bool peer) {
     }
     REQUIRE_OK(accel_signal_create(dev, 0, &gate));
     REQUIRE_OK(accel_cuda_stream_wait(accel_cuda_queue_stream(h.p), gate, 1));   /* p's stream stands still */
-    test_hop_hold(&h, true);   /* from here no thread applies p's points */
+    test_reap_hold(h.p, true);   /* from here no thread applies p's points */
     for (uint32_t i = 1; i <= n; i++) {
         accel_queue_fill(h.p, h.work, 0, 256, i);
         accel_queue_signal(h.p, h.a, i);
@@ -638,7 +637,7 @@ static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own, bool peer) {
     CHECK_OK(accel_signal_set(gate, 1));
     if (peer) {   /* c lands with p's points unapplied; then the first device goes before c's applies */
         CHECK(test_cuda_lands(h.seen, 7u));
-        test_hop_hold(&h, false);
+        test_reap_hold(h.p, false);
         accel_device_destroy(dev);
         dev = NULL;
         test_reap_hold(h.c, false);
