@@ -300,14 +300,14 @@
      that. That write stores: where the host raised the signal past it meanwhile, the host raises the mirror
      again when it applies the point (a waiter that read the lower value waits until then). Not while
      timestamps are pending or the device is traced (the host must go first there).
-   Progress and mirror words come from blocks of 512, kept until the device is destroyed (a stream may
-   still read a word after its queue or signal is gone; a reused progress word counts on from its value,
-   and only queues reuse progress words).
+   Progress and mirror words come from blocks of 512, a 64-byte line each (32 KiB of pinned memory a
+   block), kept until the device is destroyed (a stream may still read a word after its queue or signal
+   is gone; a reused progress word counts on from its value, and only queues reuse progress words).
    Reached points are applied (reaped) by every thread that waits on a CUDA signal or finishes a queue,
    so a waiter sees its value as soon as it polls: while work is in flight it polls every 1/32 of the
    time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS), so noticing a completion late
-   adds at most ~3% to a wait, and after 5 us it yields its CPU before each poll (what it waits for may
-   need that CPU). Reaping reads words and makes no driver call (the event ring's queries, a timestamp,
+   adds at most ~3% to a wait; in between it reads its signals' host words, after 5 us yielding its CPU
+   before each read (what it waits for may need that CPU, as on a host with few cores). Reaping reads words and makes no driver call (the event ring's queries, a timestamp,
    a release excepted). The queue's worker is the backstop (for releases, threads that only read
    accel_signal_value, a lost device): with points in flight it reaps after ACCEL_CUDA_POLL_MAX_NS,
    then after twice the last pause each time, up to 8 times ACCEL_CUDA_POLL_MAX_NS (2 ms by default:
@@ -1712,29 +1712,37 @@ static accel_result accel_i_cu_check(accel_i_cu_device* dev, accel_cu_result r, 
    that takes it counts on from there, so a word never goes down. So progress words and signals'
    mirrors (which start at the signal's initial value) come from blocks of their own: a mirror never
    takes a progress word (a new signal's mirror on a destroyed queue's word left a stream that waited
-   on it for ever). */
+   on it for ever). Each word has a 64-byte line of its own: a stream writing its queue's word then does
+   not take the line from a stream that writes another word or polls one (tests/mock_cuda.c's streams
+   are CPU threads: two queues' words on one line made a two-queue pipeline ~10% slower there), and a
+   host thread polling a word misses its cache only when that word moves. */
 #define ACCEL_I_CU_BLOCK_WORDS 512u
+#define ACCEL_I_CU_WORD_BYTES 64u
 typedef struct accel_i_cu_block {
     struct accel_i_cu_block* next;
-    void* mem;                     /* pinned, device-mapped: ACCEL_I_CU_BLOCK_WORDS words */
+    void* mem;                     /* pinned, device-mapped: ACCEL_I_CU_BLOCK_WORDS words, a line each */
     accel_cu_deviceptr dptr;
     uint64_t used[ACCEL_I_CU_BLOCK_WORDS / 64];
     bool progress;                 /* progress words (true) or signals' mirrors */
 } accel_i_cu_block;
+/* Word i of block k, as the host reads it. */
+static accel_i_a64* accel_i_cu_block_word(const accel_i_cu_block* k, uint32_t i) {
+    return (accel_i_a64*)(void*)((unsigned char*)k->mem + (size_t)i * ACCEL_I_CU_WORD_BYTES);
+}
 /* A new block of words, linked into the device's pool; NULL when out of memory. */
 static accel_i_cu_block* accel_i_cu_block_new(accel_i_cu_device* dev, bool progress) {
     accel_i_cu_block* k = (accel_i_cu_block*)accel_i_dev_alloc(&dev->base, sizeof *k);
     if (!k) return NULL;
     memset(k, 0, sizeof *k);
     k->progress = progress;
-    if (accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&k->mem, ACCEL_I_CU_BLOCK_WORDS * 8u,
+    if (accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&k->mem, ACCEL_I_CU_BLOCK_WORDS * ACCEL_I_CU_WORD_BYTES,
                                                       ACCEL_CU_MEMHOSTALLOC_PORTABLE |
                                                       ACCEL_CU_MEMHOSTALLOC_DEVICEMAP),
                          "cuMemHostAlloc") != ACCEL_OK) {
         accel_i_dev_free(&dev->base, k, sizeof *k);
         return NULL;
     }
-    memset(k->mem, 0, ACCEL_I_CU_BLOCK_WORDS * 8u);
+    memset(k->mem, 0, ACCEL_I_CU_BLOCK_WORDS * ACCEL_I_CU_WORD_BYTES);
     if (accel_i_cu_check(dev, accel_i_cu.MemHostGetDevicePointer(&k->dptr, k->mem, 0),
                          "cuMemHostGetDevicePointer") != ACCEL_OK) {
         accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, k->mem, 0);
@@ -1754,8 +1762,8 @@ static bool accel_i_cu_block_take(accel_i_cu_block* k, accel_i_cu_word* out) {
         for (uint32_t j = 0; j < 64; j++) {
             if (k->used[i] & ((uint64_t)1 << j)) continue;
             k->used[i] |= (uint64_t)1 << j;
-            out->host = (accel_i_a64*)(void*)((unsigned char*)k->mem + (i * 64u + j) * 8u);
-            out->dptr = k->dptr + (i * 64u + j) * 8u;
+            out->host = accel_i_cu_block_word(k, i * 64u + j);
+            out->dptr = k->dptr + (i * 64u + j) * ACCEL_I_CU_WORD_BYTES;
             return true;
         }
     }
@@ -1777,7 +1785,7 @@ static accel_result accel_i_cu_word_take(accel_i_cu_device* dev, accel_i_cu_word
 static void accel_i_cu_word_give(accel_i_cu_device* dev, const accel_i_cu_word* w) {
     accel_i_spin_lock(&dev->words_lock);
     for (accel_i_cu_block* k = dev->blocks; k; k = k->next) {
-        size_t at = (size_t)((unsigned char*)(void*)w->host - (unsigned char*)k->mem) / 8u;
+        size_t at = (size_t)((unsigned char*)(void*)w->host - (unsigned char*)k->mem) / ACCEL_I_CU_WORD_BYTES;
         if ((unsigned char*)(void*)w->host < (unsigned char*)k->mem || at >= ACCEL_I_CU_BLOCK_WORDS) continue;
         k->used[at / 64] &= ~((uint64_t)1 << (at % 64));
         break;
@@ -2926,40 +2934,39 @@ static void accel_i_cu_signal_settle(accel_signal* s) {
    or the clock reaches `until`. Not accel.h's event spin: that one reads the clock only every 64
    pauses (~1.5-3 us), and a poll slice of a wait whose points are in flight is a few hundred ns in its
    first microseconds (the points' words are read by the reap after it): a host -> GPU -> host round
-   trip then costs one slice more than the GPU's, not 64 pauses. Longer waits go back to the event
-   spin, whose yields leave the CPU to whatever the GPU's progress needs (tests/mock_cuda.c's streams
-   are CPU threads: polling on the clock there slowed a chain over two devices ~20%). */
-static void accel_i_cu_poll_host(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t until) {
+   trip then costs one slice more than the GPU's, not 64 pauses. `yield`: each poll gives the CPU to
+   whoever else is ready first (a yield with nothing else ready costs ~0.3 us), as the driver's own
+   synchronize does by default; the event spin yields only every 64 pauses, and a waiter that shared a
+   core with what it waited for (tests/mock_cuda.c's streams are CPU threads, and so may be the
+   caller's other threads that feed the GPU) held it ~2 us at each turn: a pipeline over two streams
+   on two cores ran at 0.55-0.65x its speed in one run of three. */
+static void accel_i_cu_poll_host(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t until,
+                                 bool yield) {
     do {
         for (uint32_t i = 0; i < n; i++)
             if (accel_i_host_signal_value(s[i]) >= v[i]) return;
-        ACCEL_I_RELAX();
-        ACCEL_I_RELAX();
+        if (yield) {
+            accel_i_yield();
+        } else {
+            ACCEL_I_RELAX();
+            ACCEL_I_RELAX();
+        }
     } while (accel_i_now_ns() < until);
 }
-/* One slice of a wait with points in flight (the caller reaps and checks after it): the first 5 us poll
-   the host words on the clock; later slices give the CPU to whoever else is ready first (the spin of
-   accel.h's events yields only after a while, so without this a waiter would never yield, and work
-   that needs this CPU, a CPU-side stream as tests/mock_cuda.c's or the queue's worker, would wait for
-   it to be preempted; a yield with nothing else ready costs ~0.3 us), then wait on the host words; a
-   long wait for one value naps (cuda: naps in long waits). */
-static accel_result accel_i_cu_wait_slice(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
-                                          uint64_t since, uint64_t now, uint64_t step, uint64_t deadline,
-                                          accel_i_cu_nap* nap, uint32_t* first) {
+/* One slice of a wait with points in flight (the caller reaps and checks after it): it polls the host
+   words, the first 5 us on the clock, later yielding before each poll; a long wait for one value naps
+   (cuda: naps in long waits). */
+static void accel_i_cu_wait_slice(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t since,
+                                  uint64_t now, uint64_t step, uint64_t deadline, accel_i_cu_nap* nap) {
     if (n == 1 && now - since >= ACCEL_I_CU_NAP_LOOK) {
         uint64_t ns = accel_i_cu_nap_ns(nap, s[0], v[0], now);
         bool slept = false;
         if (ns && deadline - now > ns) {
             accel_i_event_block(accel_i_host_signal_event(s[0]), v[0], now + ns, &slept);
-            return ACCEL_TIMEOUT;
+            return;
         }
     }
-    if (now - since <= 5000u) {
-        accel_i_cu_poll_host(s, v, n, now + step);
-        return ACCEL_TIMEOUT;
-    }
-    accel_i_yield();
-    return accel_i_host_signal_wait(s, v, n, all, step, first);
+    accel_i_cu_poll_host(s, v, n, now + step, now - since > 5000u);
 }
 /* Applies the reached points of the devices of s[0..n) (each once); true while points remain in flight. */
 static bool accel_i_cu_reap_devices(accel_signal* const* s, uint32_t n) {
@@ -2994,15 +3001,13 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
         step = deadline == ACCEL_I_FOREVER && !pending ? ACCEL_WAIT_FOREVER : deadline - now;
         if (pending && step > slice) step = slice;
         if (pending) {
-            r = accel_i_cu_wait_slice(s, v, n, all, since, now, step, deadline, &nap, first);
+            accel_i_cu_wait_slice(s, v, n, since, now, step, deadline, &nap);
         } else if (n == 1) {   /* a host raise, or a point enqueued meanwhile (then a reap) */
             accel_i_event_wait_or(accel_i_host_signal_event(s[0]), v[0], &((accel_i_cu_signal*)s[0])->pointed,
                                   seen, step);
-            continue;
-        } else {
-            r = accel_i_host_signal_wait(s, v, n, all, step, first);   /* the host words */
+        } else if ((r = accel_i_host_signal_wait(s, v, n, all, step, first)) != ACCEL_TIMEOUT) {
+            return r;   /* the host words */
         }
-        if (r != ACCEL_TIMEOUT) return r;
     }
 }
 
@@ -4202,7 +4207,7 @@ static void accel_i_cu_words_release(accel_i_cu_device* dev) {
         accel_i_spin_lock(&dev->words_lock);
         for (accel_i_cu_block* k = dev->blocks; k; k = k->next)
             for (uint32_t i = 0; i < ACCEL_I_CU_BLOCK_WORDS; i++)
-                atomic_store((accel_i_a64*)k->mem + i, (uint64_t)ACCEL_SIGNAL_MAX);
+                atomic_store(accel_i_cu_block_word(k, i), (uint64_t)ACCEL_SIGNAL_MAX);
         accel_i_spin_unlock(&dev->words_lock);
         if (!accel_i_cu_streams_busy(dev)) return;
         if (accel_i_now_ns() > until) break;

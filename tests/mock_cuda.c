@@ -848,7 +848,8 @@ static CUresult mMemFree(dptr_t p) {
 static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
-    if (!(*p = calloc(1, n ? n : 1))) return 2;
+    if (posix_memalign(p, 4096, n ? n : 1) != 0) return 2;   /* the driver's pinned memory is page-aligned */
+    memset(*p, 0, n ? n : 1);
     pthread_mutex_lock(&mock_driver_lock);
     if (!mock_grow((void**)&mock_hosts, &mock_hosts_cap, mock_nhosts + 1, sizeof *mock_hosts) ||
         !mock_obj_add_locked(*p, MOCK_OBJ_HOST)) {
