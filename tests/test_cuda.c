@@ -596,10 +596,20 @@ TEST(wait_before_its_promise_is_released_on_the_gpu) {
    point among the first one's queues), and the first device is destroyed before c's point is applied
    (c's reap lock held till then), whose apply raises p's progress word: it must still be there. */
 #if !defined(ACCEL_I_CU_NO_LOADER) && !defined(_WIN32)
+/* The mock's count of driver calls of a kind (tests/mock_cuda.c, mock_cuda_calls), ~0 on a driver. */
+enum { TEST_MOCK_EVENT_CALLS = 2 };   /* event records and stream waits on events */
+static unsigned long long test_mock_calls(int kind) {
+    void* f = accel_i_dl_sym(accel_i_cu_g.handle, "mock_cuda_calls");
+    unsigned long long (*calls)(int);
+    if (!f) return ~0ull;
+    memcpy(&calls, &f, sizeof f);
+    return calls(kind);
+}
 static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own, bool peer) {
     accel_device *dev, *dev2 = NULL;
     accel_signal* gate;
     test_hop h, h2;
+    unsigned long long events;
     setenv("ACCEL_CUDA_NO_MEMOPS", "1", 1);
     dev = test_cuda_device();
     if (dev && peer) dev2 = test_cuda_device();
@@ -625,10 +635,13 @@ static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own, bool peer) {
         CHECK_OK(accel_queue_submit(h.p));
     }
     if (own) h.c = h.p;
+    events = test_mock_calls(TEST_MOCK_EVENT_CALLS);
     accel_queue_wait(h.c, h.a, w);
     accel_queue_fill(h.c, h.out, 0, 256, 7);
     accel_queue_signal(h.c, h.b, 1);
     CHECK_OK(accel_queue_submit(h.c));
+    /* the mock counts event calls: the point's record, and a cuStreamWaitEvent unless the wait is p's own */
+    if (events != ~0ull) CHECK_EQ_U64(test_mock_calls(TEST_MOCK_EVENT_CALLS) - events, (own ? 1u : 2u));
     for (uint64_t t0 = test_now_ns(); test_now_ns() - t0 < 50000000u;) {   /* 50 ms: c waits for p */
         atomic_thread_fence(memory_order_acquire);
         if (!CHECK_EQ_U64(h.seen[0], 0u)) break;
