@@ -2954,7 +2954,7 @@ static void accel_i_cu_poll_host(accel_signal* const* s, const uint64_t* v, uint
     } while (accel_i_now_ns() < until);
 }
 /* One slice of a wait with points in flight (the caller reaps and checks after it): it polls the host
-   words, the first 5 us on the clock, later yielding before each poll; a long wait for one value naps
+   words, the first 5 us on the clock, later yielding between polls; a long wait for one value naps
    (cuda: naps in long waits). */
 static void accel_i_cu_wait_slice(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t since,
                                   uint64_t now, uint64_t step, uint64_t deadline, accel_i_cu_nap* nap) {
