@@ -307,9 +307,10 @@
    so a waiter sees its value as soon as it polls: while work is in flight it polls every 1/32 of the
    time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS), so noticing a completion late
    adds at most ~3% to a wait; in between it reads its signals' host words, after 5 us yielding its CPU
-   before each read (what it waits for may need that CPU, as on a host with few cores). Reaping reads words and makes no driver call (the event ring's queries, a timestamp,
-   a release excepted). The queue's worker is the backstop (for releases, threads that only read
-   accel_signal_value, a lost device): with points in flight it reaps after ACCEL_CUDA_POLL_MAX_NS,
+   before each read (what it waits for may need that CPU, as on a host with few cores). Reaping reads
+   words and makes no driver call (the event ring's queries, a timestamp, a release excepted). The
+   queue's worker is the backstop (for releases, threads that only read accel_signal_value, a lost
+   device): with points in flight it reaps after ACCEL_CUDA_POLL_MAX_NS,
    then after twice the last pause each time, up to 8 times ACCEL_CUDA_POLL_MAX_NS (2 ms by default:
    at 250 us, a two-queue chain woke the two workers once every 30 steps on the mock), and keeps
    reaping so until nothing was enqueued for 16 ACCEL_CUDA_POLL_MAX_NS before it sleeps until the next

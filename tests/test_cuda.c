@@ -771,7 +771,7 @@ TEST(pinned_words_have_a_line_each) {
             CHECK((w[i]->dptr > w[j]->dptr ? w[i]->dptr - w[j]->dptr : w[j]->dptr - w[i]->dptr) >= 64u);
         }
     }
-    for (int i = 0; i < NS; i++) CHECK_EQ_U64(atomic_load(w[NQ + i]->host), (uint64_t)i);   /* initial values */
+    for (int i = 0; i < NS; i++) CHECK_EQ_U64(atomic_load(w[NQ + i]->host), (uint64_t)i);   /* initial */
     for (int i = 0; i < NS; i++) accel_signal_destroy(s[i]);
     for (int i = 0; i < NQ; i++) accel_queue_destroy(q[i]);
     accel_device_destroy(dev);
