@@ -307,7 +307,7 @@
    so a waiter sees its value as soon as it polls: while work is in flight it polls every 1/32 of the
    time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS), so noticing a completion late
    adds at most ~3% to a wait; in between it reads its signals' host words, after 5 us yielding its CPU
-   before each read (what it waits for may need that CPU, as on a host with few cores). Reaping reads
+   between reads (what it waits for may need that CPU, as on a host with few cores). Reaping reads
    words and makes no driver call (the event ring's queries, a timestamp, a release excepted). The
    queue's worker is the backstop (for releases, threads that only read accel_signal_value, a lost
    device): with points in flight it reaps after ACCEL_CUDA_POLL_MAX_NS,
@@ -1719,6 +1719,7 @@ static accel_result accel_i_cu_check(accel_i_cu_device* dev, accel_cu_result r, 
    host thread polling a word misses its cache only when that word moves. */
 #define ACCEL_I_CU_BLOCK_WORDS 512u
 #define ACCEL_I_CU_WORD_BYTES 64u
+#define ACCEL_I_CU_BLOCK_BYTES (ACCEL_I_CU_BLOCK_WORDS * ACCEL_I_CU_WORD_BYTES)
 typedef struct accel_i_cu_block {
     struct accel_i_cu_block* next;
     void* mem;                     /* pinned, device-mapped: ACCEL_I_CU_BLOCK_WORDS words, a line each */
@@ -1736,14 +1737,14 @@ static accel_i_cu_block* accel_i_cu_block_new(accel_i_cu_device* dev, bool progr
     if (!k) return NULL;
     memset(k, 0, sizeof *k);
     k->progress = progress;
-    if (accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&k->mem, ACCEL_I_CU_BLOCK_WORDS * ACCEL_I_CU_WORD_BYTES,
+    if (accel_i_cu_check(dev, accel_i_cu.MemHostAlloc(&k->mem, ACCEL_I_CU_BLOCK_BYTES,
                                                       ACCEL_CU_MEMHOSTALLOC_PORTABLE |
                                                       ACCEL_CU_MEMHOSTALLOC_DEVICEMAP),
                          "cuMemHostAlloc") != ACCEL_OK) {
         accel_i_dev_free(&dev->base, k, sizeof *k);
         return NULL;
     }
-    memset(k->mem, 0, ACCEL_I_CU_BLOCK_WORDS * ACCEL_I_CU_WORD_BYTES);
+    memset(k->mem, 0, ACCEL_I_CU_BLOCK_BYTES);
     if (accel_i_cu_check(dev, accel_i_cu.MemHostGetDevicePointer(&k->dptr, k->mem, 0),
                          "cuMemHostGetDevicePointer") != ACCEL_OK) {
         accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, k->mem, 0);
@@ -1761,10 +1762,11 @@ static bool accel_i_cu_block_take(accel_i_cu_block* k, accel_i_cu_word* out) {
     for (uint32_t i = 0; i < ACCEL_I_CU_BLOCK_WORDS / 64; i++) {
         if (k->used[i] == UINT64_MAX) continue;
         for (uint32_t j = 0; j < 64; j++) {
+            uint32_t at = i * 64u + j;
             if (k->used[i] & ((uint64_t)1 << j)) continue;
             k->used[i] |= (uint64_t)1 << j;
-            out->host = accel_i_cu_block_word(k, i * 64u + j);
-            out->dptr = k->dptr + (i * 64u + j) * ACCEL_I_CU_WORD_BYTES;
+            out->host = accel_i_cu_block_word(k, at);
+            out->dptr = k->dptr + (accel_cu_deviceptr)at * ACCEL_I_CU_WORD_BYTES;
             return true;
         }
     }
@@ -1786,8 +1788,10 @@ static accel_result accel_i_cu_word_take(accel_i_cu_device* dev, accel_i_cu_word
 static void accel_i_cu_word_give(accel_i_cu_device* dev, const accel_i_cu_word* w) {
     accel_i_spin_lock(&dev->words_lock);
     for (accel_i_cu_block* k = dev->blocks; k; k = k->next) {
-        size_t at = (size_t)((unsigned char*)(void*)w->host - (unsigned char*)k->mem) / ACCEL_I_CU_WORD_BYTES;
-        if ((unsigned char*)(void*)w->host < (unsigned char*)k->mem || at >= ACCEL_I_CU_BLOCK_WORDS) continue;
+        const unsigned char* word = (const unsigned char*)(void*)w->host;
+        const unsigned char* mem = (const unsigned char*)k->mem;
+        size_t at = (size_t)(word - mem) / ACCEL_I_CU_WORD_BYTES;
+        if (word < mem || at >= ACCEL_I_CU_BLOCK_WORDS) continue;
         k->used[at / 64] &= ~((uint64_t)1 << (at % 64));
         break;
     }
@@ -2936,11 +2940,12 @@ static void accel_i_cu_signal_settle(accel_signal* s) {
    pauses (~1.5-3 us), and a poll slice of a wait whose points are in flight is a few hundred ns in its
    first microseconds (the points' words are read by the reap after it): a host -> GPU -> host round
    trip then costs one slice more than the GPU's, not 64 pauses. `yield`: each poll gives the CPU to
-   whoever else is ready first (a yield with nothing else ready costs ~0.3 us), as the driver's own
-   synchronize does by default; the event spin yields only every 64 pauses, and a waiter that shared a
-   core with what it waited for (tests/mock_cuda.c's streams are CPU threads, and so may be the
-   caller's other threads that feed the GPU) held it ~2 us at each turn: a pipeline over two streams
-   on two cores ran at 0.55-0.65x its speed in one run of three. */
+   whoever else is ready first (a yield with nothing else ready costs ~0.3 us), as a context made with
+   CU_CTX_SCHED_YIELD synchronizes (the driver's default spins without yielding while it has fewer
+   contexts than cores). The event spin yields only every 64 pauses: a waiter that shared a core with
+   what it waited for (tests/mock_cuda.c's streams are CPU threads; so may be the caller's threads that
+   feed the GPU) held it ~2 us at each turn, and a pipeline over two streams on two cores ran at
+   0.55-0.65x its speed in one run of three. */
 static void accel_i_cu_poll_host(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t until,
                                  bool yield) {
     do {

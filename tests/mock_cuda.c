@@ -848,7 +848,7 @@ static CUresult mMemFree(dptr_t p) {
 static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
-    if (posix_memalign(p, 4096, n ? n : 1) != 0) return 2;   /* the driver's pinned memory is page-aligned */
+    if (posix_memalign(p, 4096, n ? n : 1) != 0) return 2;   /* page-aligned, as the driver's */
     memset(*p, 0, n ? n : 1);
     pthread_mutex_lock(&mock_driver_lock);
     if (!mock_grow((void**)&mock_hosts, &mock_hosts_cap, mock_nhosts + 1, sizeof *mock_hosts) ||

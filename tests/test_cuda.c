@@ -446,6 +446,17 @@ static void test_cuda_reached_unapplied(accel_signal* a, bool readable) {
     CHECK_EQ_U64(accel_signal_value(a), 1u);
 }
 #endif
+#if !defined(ACCEL_I_CU_NO_LOADER) && !defined(_WIN32)
+/* The mock's count of driver calls of a kind (tests/mock_cuda.c, mock_cuda_calls), ~0 on a driver. */
+enum { TEST_MOCK_EVENT_CALLS = 2 };   /* event records and stream waits on events */
+static unsigned long long test_mock_calls(int kind) {
+    void* f = accel_i_dl_sym(accel_i_cu_g.handle, "mock_cuda_calls");
+    unsigned long long (*calls)(int);
+    if (!f) return ~0ull;
+    memcpy(&calls, &f, sizeof f);
+    return calls(kind);
+}
+#endif
 /* With points in flight and no GPU wait that needs the host to apply a point, a queue's worker is only
    the backstop, and its pauses double from ACCEL_CUDA_POLL_MAX_NS up to 8 times that
    (accel_i_cu_backstop). A chain over two queues (each step's GPU wait watches the other queue's
@@ -462,7 +473,7 @@ TEST(workers_back_off_while_they_are_only_the_backstop) {
     uint64_t v = 0, t0;
     long before, after;
     if (!dev) SKIP("no CUDA device here");
-    if (!accel_i_dl_sym(accel_i_cu_g.handle, "mock_cuda_calls")) {
+    if (test_mock_calls(0) == ~0ull) {
         accel_device_destroy(dev);
         SKIP("on the mock only: a GPU driver's own threads sleep too");
     }
@@ -596,15 +607,6 @@ TEST(wait_before_its_promise_is_released_on_the_gpu) {
    point among the first one's queues), and the first device is destroyed before c's point is applied
    (c's reap lock held till then), whose apply raises p's progress word: it must still be there. */
 #if !defined(ACCEL_I_CU_NO_LOADER) && !defined(_WIN32)
-/* The mock's count of driver calls of a kind (tests/mock_cuda.c, mock_cuda_calls), ~0 on a driver. */
-enum { TEST_MOCK_EVENT_CALLS = 2 };   /* event records and stream waits on events */
-static unsigned long long test_mock_calls(int kind) {
-    void* f = accel_i_dl_sym(accel_i_cu_g.handle, "mock_cuda_calls");
-    unsigned long long (*calls)(int);
-    if (!f) return ~0ull;
-    memcpy(&calls, &f, sizeof f);
-    return calls(kind);
-}
 static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own, bool peer) {
     accel_device *dev, *dev2 = NULL;
     accel_signal* gate;
@@ -640,7 +642,7 @@ static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own, bool peer) {
     accel_queue_fill(h.c, h.out, 0, 256, 7);
     accel_queue_signal(h.c, h.b, 1);
     CHECK_OK(accel_queue_submit(h.c));
-    /* the mock counts event calls: the point's record, and a cuStreamWaitEvent unless the wait is p's own */
+    /* the mock counts event calls: the point's record, and cuStreamWaitEvent unless the wait is p's own */
     if (events != ~0ull) CHECK_EQ_U64(test_mock_calls(TEST_MOCK_EVENT_CALLS) - events, (own ? 1u : 2u));
     for (uint64_t t0 = test_now_ns(); test_now_ns() - t0 < 50000000u;) {   /* 50 ms: c waits for p */
         atomic_thread_fence(memory_order_acquire);
