@@ -2959,20 +2959,33 @@ static void accel_i_cu_poll_host(accel_signal* const* s, const uint64_t* v, uint
         }
     } while (accel_i_now_ns() < until);
 }
+/* How long a wait with points in flight polls (yielding) before its slices sleep: a pipeline's round of
+   a few hundred steps (~0.2 ms on the mock, ~1 ms on a GPU) stays on the poll; a wait for work that takes
+   longer sleeps through each slice (1/32 of the time waited: it notices the end at most ~3% late)
+   instead of taking a core for the whole wait. */
+#define ACCEL_I_CU_YIELD_NS 2000000u
 /* One slice of a wait with points in flight (the caller reaps and checks after it): it polls the host
-   words, the first 5 us on the clock, later yielding between polls; a long wait for one value naps
-   (cuda: naps in long waits). */
+   words, the first 5 us on the clock, then yielding between polls until ACCEL_I_CU_YIELD_NS, then
+   sleeps on the first word not reached yet (without the event spin: a slice is at most
+   ACCEL_CUDA_POLL_MAX_NS, about the spin's budget); a long wait for one value naps sooner (cuda: naps in
+   long waits). */
 static void accel_i_cu_wait_slice(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t since,
                                   uint64_t now, uint64_t step, uint64_t deadline, accel_i_cu_nap* nap) {
+    bool slept = false;
+    uint32_t i = 0;
     if (n == 1 && now - since >= ACCEL_I_CU_NAP_LOOK) {
         uint64_t ns = accel_i_cu_nap_ns(nap, s[0], v[0], now);
-        bool slept = false;
         if (ns && deadline - now > ns) {
             accel_i_event_block(accel_i_host_signal_event(s[0]), v[0], now + ns, &slept);
             return;
         }
     }
-    accel_i_cu_poll_host(s, v, n, now + step, now - since > 5000u);
+    if (now - since < ACCEL_I_CU_YIELD_NS) {
+        accel_i_cu_poll_host(s, v, n, now + step, now - since > 5000u);
+        return;
+    }
+    while (i < n && accel_i_host_signal_value(s[i]) >= v[i]) i++;
+    if (i < n) accel_i_event_block(accel_i_host_signal_event(s[i]), v[i], now + step, &slept);
 }
 /* Applies the reached points of the devices of s[0..n) (each once); true while points remain in flight. */
 static bool accel_i_cu_reap_devices(accel_signal* const* s, uint32_t n) {

@@ -749,6 +749,70 @@ TEST(gate_on_a_reused_mirror_word_is_released) {
 #endif
 }
 
+/* A host wait for work that takes long sleeps between its polls: the yielding poll that keeps a short
+   wait quick (a pipeline round of ~200 us) lasts only the wait's first ACCEL_I_CU_YIELD_NS; past it a
+   thread waiting on a GPU wait that the host releases 300 ms later spends a small part of that on the
+   CPU, whether it waits for one signal or for two. */
+#if !defined(ACCEL_I_CU_NO_LOADER) && defined(CLOCK_THREAD_CPUTIME_ID) && !defined(_WIN32)
+typedef struct test_late_set { accel_signal* s; uint64_t value; uint64_t after_ns; } test_late_set;
+static void test_late_set_main(void* p) {
+    test_late_set* t = (test_late_set*)p;
+    uint64_t until = test_now_ns() + t->after_ns;
+    while (test_now_ns() < until) {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    accel_signal_set(t->s, t->value);
+}
+static uint64_t test_thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#endif
+TEST(long_wait_sleeps_between_polls) {
+#if !defined(ACCEL_I_CU_NO_LOADER) && defined(CLOCK_THREAD_CPUTIME_ID) && !defined(_WIN32)
+    accel_device* dev = test_cuda_device();
+    accel_queue* q;
+    accel_signal *gate, *done[2];
+    accel_buffer* work;
+    if (!dev) SKIP("no CUDA device here");
+    if (!accel_i_cu_dev(dev)->memops) { accel_device_destroy(dev); SKIP("no stream memory operations: no GPU waits"); }
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done[0]));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done[1]));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
+    for (uint64_t round = 1; round <= 2; round++) {   /* one signal, then two */
+        test_late_set late = { gate, round, 300000000u };
+        const uint64_t want[2] = { round, round };
+        test_thread t;
+        uint64_t wall, cpu;
+        accel_queue_wait(q, gate, round);              /* a GPU wait on the mirror: a point in flight */
+        accel_queue_fill(q, work, 0, 256, (uint32_t)round);
+        accel_queue_signal(q, done[0], round);
+        accel_queue_signal(q, done[1], round);
+        REQUIRE_OK(accel_queue_submit(q));
+        REQUIRE(test_thread_start(&t, test_late_set_main, &late));
+        wall = test_now_ns();
+        cpu = test_thread_cpu_ns();
+        if (round == 1) CHECK_OK(accel_signal_wait(done[0], round, 10000000000ull));
+        else CHECK_OK(accel_signal_wait_many(done, want, 2, true, 10000000000ull, NULL));
+        cpu = test_thread_cpu_ns() - cpu;
+        wall = test_now_ns() - wall;
+        test_thread_join(&t);
+        CHECK(wall >= 250000000u);
+        if (cpu * 4u >= wall || getenv("TEST_VERBOSE"))
+            fprintf(stderr, "  round %llu: %llu ms on the CPU of %llu ms waited\n", (unsigned long long)round,
+                    (unsigned long long)(cpu / 1000000u), (unsigned long long)(wall / 1000000u));
+        CHECK(cpu * 4u < wall);                         /* under a quarter of the time waited */
+    }
+    accel_device_destroy(dev);
+#else
+    SKIP("no dynamic loading or no thread CPU clock in this build");
+#endif
+}
+
 /* Every pinned word (queues' progress words, signals' mirrors) has a 64-byte line of its own, on the
    host and on the device: a stream writing one word never moves the line of another (tests/mock_cuda.c's
    streams, CPU threads, ran a two-queue pipeline ~10% slower with the words packed 8 to a line). */
@@ -1149,6 +1213,7 @@ int main(int argc, char** argv) {
     RUN(gpu_mirror_write_never_leaves_a_host_raise_lowered);
     RUN(gate_on_a_reused_mirror_word_is_released);
     RUN(pinned_words_have_a_line_each);
+    RUN(long_wait_sleeps_between_polls);
     RUN(foreign_stream_waits_for_a_host_set);
     RUN(foreign_stream_waits_on_the_gpu_for_a_queue);
     RUN(foreign_stream_signal_releases_an_accel_queue);
