@@ -777,7 +777,10 @@ TEST(long_wait_sleeps_between_polls) {
     accel_signal *gate, *done[2];
     accel_buffer* work;
     if (!dev) SKIP("no CUDA device here");
-    if (!accel_i_cu_dev(dev)->memops) { accel_device_destroy(dev); SKIP("no stream memory operations: no GPU waits"); }
+    if (!accel_i_cu_dev(dev)->memops) {
+        accel_device_destroy(dev);
+        SKIP("no stream memory operations: no GPU waits");
+    }
     REQUIRE_OK(accel_signal_create(dev, 0, &gate));
     REQUIRE_OK(accel_signal_create(dev, 0, &done[0]));
     REQUIRE_OK(accel_signal_create(dev, 0, &done[1]));
