@@ -377,7 +377,9 @@ TEST_CONFIGS := gcc clang pthreads nothreads small small-nothreads cuda wasm cxx
 build-test: $(foreach c,$(TEST_CONFIGS),$($(c)_BINS)) $(CHECK_SRCS) $(MOCK_LIB) $(VK_BUILD)
 build-vulkan: $(VK_BUILD) $(CHECK_SRCS)
 build-asan: $(asan_BINS) $(asan-nothreads_BINS) $(asan-cuda_BINS) $(MOCK_LIB)
-build-tsan: $(tsan_BINS) $(tsan-cuda_BINS) $(MOCK_TSAN_LIB) $(if $(HAVE_VULKAN),$(CUVK_TSAN_BIN))
+# test_cuda.c itself too, on the mock only (its loader tests choose their own libraries)
+TSAN_CUDA_OWN := $(BUILD)/tsan-cuda/test_cuda
+build-tsan: $(tsan_BINS) $(tsan-cuda_BINS) $(TSAN_CUDA_OWN) $(MOCK_TSAN_LIB) $(if $(HAVE_VULKAN),$(CUVK_TSAN_BIN))
 
 RUN_TESTS = tests/run.sh
 config_args = --config $(1) --runner "$(2)" $($(1)_BINS)
@@ -437,6 +439,7 @@ test-tsan:
 	 $(RUN_TESTS) --config tsan --runner "$$norand" $(tsan_BINS) \
 	   --config tsan-cuda --runner "$$norand env ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_TSAN_LIB)" $(tsan-cuda_BINS) \
 	   --config tsan-cuda-ring --runner "$$norand env ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_NO_MEMOPS=1 ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_TSAN_LIB)" $(TSAN_RING_BINS) \
+	   --config tsan-cuda-mock --runner "$$norand env ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB)" $(TSAN_CUDA_OWN) \
 	   $(if $(HAVE_VULKAN),--config tsan-cuda-vulkan --runner "$$norand $(CUVK_TSAN_ENV)" $(CUVK_TSAN_BIN))
 
 # ---- valgrind memcheck: the failure-path tests (allocation sweep, fuzz replay, regressions, hang

@@ -341,7 +341,10 @@ static void run_op(op* o) {
     switch (o->kind) {
     case OP_COPY: memmove(o->dst, o->src, o->n); break;
     case OP_SET8: memset(o->dst, (int)o->value, o->n); break;
-    case OP_SET32: for (size_t i = 0; i < o->n; i++) memcpy((unsigned char*)o->dst + 4 * i, &o->value, 4); break;
+    case OP_SET32:   /* a word at a time, each store whole (a host poll of one is no data race) */
+        for (size_t i = 0; i < o->n; i++)
+            atomic_store_explicit((_Atomic uint32_t*)((unsigned char*)o->dst + 4 * i), o->value, memory_order_relaxed);
+        break;
     case OP_LAUNCH: {
         mock_thread_ctx t;
         memcpy(t.gdim, o->grid, sizeof t.gdim);
@@ -993,6 +996,7 @@ static CUresult mMemsetD8Async(dptr_t d, unsigned char v, size_t n, mock_stream*
 }
 static CUresult mMemsetD32Async(dptr_t d, unsigned v, size_t n, mock_stream* s) {
     MOCK_COUNT(MOCK_CALL_COPY);
+    if (d % 4u) return 1;   /* CUDA_ERROR_INVALID_VALUE, as the driver's: the words are 4-byte aligned */
     op* o = new_op(OP_SET32);
     if (!o) return 2;
     o->dst = (void*)(uintptr_t)d; o->value = v; o->n = n;

@@ -386,6 +386,11 @@ TEST(cubin_from_the_desc_runs) {
     accel_device_destroy(dev);   /* and what the test made on it */
 }
 
+/* Word i of a HOST buffer that a stream may be writing meanwhile (a GPU's fill lands a word at a time;
+   the mock's stores each word atomically, so that a poll of one is no data race under TSan). */
+static inline uint32_t test_seen(const volatile uint32_t* seen, size_t i) {
+    return atomic_load_explicit((const volatile _Atomic uint32_t*)(seen + i), memory_order_acquire);
+}
 #if !defined(ACCEL_I_CU_NO_LOADER)
 /* Holds q's points unapplied (held) or lets them apply: takes q's reap lock as a reaper does, waiting
    while one holds it (a plain store of 1 then would be undone by that reaper's release), or releases it. */
@@ -396,10 +401,8 @@ static void test_reap_hold(accel_queue* q, bool held) {
 }
 /* Polls a HOST buffer's first word (written by a GPU fill) until it reads v, for up to 10 s. */
 static bool test_cuda_lands(volatile uint32_t* seen, uint32_t v) {
-    for (uint64_t t0 = test_now_ns(); test_now_ns() - t0 < 10000000000ull;) {
-        atomic_thread_fence(memory_order_acquire);
-        if (seen[0] == v) return true;
-    }
+    for (uint64_t t0 = test_now_ns(); test_now_ns() - t0 < 10000000000ull;)
+        if (test_seen(seen, 0) == v) return true;
     return false;
 }
 #endif
@@ -533,7 +536,7 @@ static void test_hop_lands(test_hop* h, bool readable, uint64_t a_value) {
     test_reap_hold(h->p, false);
     CHECK_OK(accel_signal_wait(h->b, 1, 10000000000ull));
     CHECK_OK(accel_signal_wait(h->a, a_value, 10000000000ull));
-    CHECK_EQ_U64(h->seen[255 / 4], 7u);
+    CHECK_EQ_U64(test_seen(h->seen, 255 / 4), 7u);
 }
 #endif
 /* A hop of a pipeline behind a host gate runs GPU to GPU: p waits for a gate the host sets, then signals
@@ -646,7 +649,7 @@ static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own, bool peer) {
     if (events != ~0ull) CHECK_EQ_U64(test_mock_calls(TEST_MOCK_EVENT_CALLS) - events, (own ? 1u : 2u));
     for (uint64_t t0 = test_now_ns(); test_now_ns() - t0 < 50000000u;) {   /* 50 ms: c waits for p */
         atomic_thread_fence(memory_order_acquire);
-        if (!CHECK_EQ_U64(h.seen[0], 0u)) break;
+        if (!CHECK_EQ_U64(test_seen(h.seen, 0), 0u)) break;
     }
     CHECK_EQ_U64(accel_signal_value(h.a), 0u);
     CHECK_OK(accel_signal_set(gate, 1));
@@ -657,7 +660,7 @@ static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own, bool peer) {
         dev = NULL;
         test_reap_hold(h.c, false);
         CHECK_OK(accel_signal_wait(h.b, 1, 10000000000ull));
-        CHECK_EQ_U64(h.seen[255 / 4], 7u);
+        CHECK_EQ_U64(test_seen(h.seen, 255 / 4), 7u);
     } else {
         test_hop_lands(&h, false, n);   /* p's points were not applied: c waited on the GPU */
     }
@@ -941,11 +944,11 @@ static void test_foreign_wait_host_set(bool ring) {
     CHECK_EQ_INT(c.MemsetD32Async(accel_cuda_buffer_pointer(out), 7u, 64, f), 0);
     accel_buffer_destroy(spare);   /* its cuMemFree waits for an idle device: held back, not here */
     test_spin_ms(20);
-    CHECK_EQ_U64(seen[0], 0u);     /* the stream still waits */
+    CHECK_EQ_U64(test_seen(seen, 0), 0u);     /* the stream still waits */
     CHECK_OK(accel_signal_set(s, 1));
     CHECK_EQ_INT(c.StreamSynchronize(f), 0);
-    CHECK_EQ_U64(seen[0], 7u);
-    CHECK_EQ_U64(seen[63], 7u);
+    CHECK_EQ_U64(test_seen(seen, 0), 7u);
+    CHECK_EQ_U64(test_seen(seen, 63), 7u);
     CHECK_EQ_U64(accel_signal_value(reached), 3u);
     accel_device_destroy(cpu);
     test_foreign_teardown(&c, dev, f);
@@ -1009,10 +1012,10 @@ static void test_foreign_failure_releases_wait(bool ring) {
     CHECK_OK(accel_cuda_stream_wait(f, s, 5));
     CHECK_EQ_INT(c.MemsetD32Async(accel_cuda_buffer_pointer(out), 4u, 64, f), 0);
     test_spin_ms(10);
-    CHECK_EQ_U64(seen[0], 0u);
+    CHECK_EQ_U64(test_seen(seen, 0), 0u);
     CHECK_OK(accel_signal_fail(s, ACCEL_ERROR_BACKEND));
     CHECK_EQ_INT(c.StreamSynchronize(f), 0);   /* released: it does not hang */
-    CHECK_EQ_U64(seen[0], 4u);
+    CHECK_EQ_U64(test_seen(seen, 0), 4u);
     CHECK_RESULT(accel_cuda_stream_wait(f, s, 6), ACCEL_ERROR_SIGNAL_FAILED);
     CHECK_RESULT(accel_cuda_stream_signal(f, s, 6), ACCEL_ERROR_SIGNAL_FAILED);
     CHECK_RESULT(accel_signal_wait(s, 1, 0), ACCEL_ERROR_SIGNAL_FAILED);
