@@ -5,7 +5,10 @@
 
    Built as a shared library (gcc -shared -fPIC -pthread) and loaded with
        ACCEL_CUDA_LIBRARY=build/mock/libcuda_mock.so ACCEL_NVRTC_LIBRARY=build/mock/libcuda_mock.so
-   Each stream is a worker thread that runs its operations in order, asynchronously to the caller.
+   Each stream is a worker thread that runs its operations in order, asynchronously to the caller; it
+   takes them from a queue the host appends to with no lock between the two (see mock_stream), so that
+   the host's cost of an enqueue is about the same whether the stream keeps pace or not.
+   MOCK_CUDA_GPU_CPU=1 (bench/cuda.c sets it) gives the streams' threads a CPU of their own.
    Device memory is host memory (device pointer = host address). "Compiling" keeps the source text; a
    module finds its kernels by name in a table of C twins of the CUDA C kernels of tests/kernels.h and
    of the examples, run block by block and thread by thread. The kernel "oob" makes the context fail
@@ -33,6 +36,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,27 +247,63 @@ typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_
    operation recorded on it or waiting for it went (refs), as the driver keeps a destroyed event that a
    stream still waits for: a queue of one accel device may wait for an event of another one's queue
    that is destroyed meanwhile. A graph's own is not counted. */
-typedef struct mock_event { atomic_ullong recorded, completed, at_ns; atomic_int refs; int owned; } mock_event;
+/* The host writes `recorded` (a record), the stream's thread `completed` and `at_ns` (its run), both
+   `refs`: on lines of their own (mock_alloc64), as a GPU writes an event's completion to memory of its
+   own. */
+typedef struct mock_event {
+    atomic_ullong recorded; int owned;
+    _Alignas(64) atomic_ullong completed, at_ns;
+    _Alignas(64) atomic_int refs;
+} mock_event;
+/* The arrays come last and only a launch writes them, as many as its kernel takes: new_op clears the
+   head alone, so that an operation moves a line or two between the host and its stream's thread, as
+   a command in a GPU's push buffer is tens of bytes, not the whole ~900. */
 typedef struct op {
-    struct op* next;
+    struct op* next;                                 /* the free lists, a graph's ops */
+    struct op* _Atomic snext;                        /* the stream's queue (push, stream_main) */
     op_kind kind;
     void* dst; const void* src; size_t n; uint32_t value; uint64_t v64;
-    const mock_kernel* k; uint32_t grid[3], block[3]; void* bufs[64]; uint32_t consts[64];
+    const mock_kernel* k; uint32_t grid[3], block[3];
     mock_event* ev; unsigned long long ev_gen;
     void (*host_fn)(void* user); void* host_user;   /* OP_HOST */
     unsigned nmemops;                                /* OP_BATCH: its memops follow the op */
     int pooled;                                      /* from the operations' free list (new_op) */
+    void* bufs[64]; uint32_t consts[64];             /* OP_LAUNCH: k->buffers and k->constants of them */
 } op;
+/* A stream's operations are a queue the host appends to and the stream's thread takes from with no lock
+   between the two, as a GPU reads the push buffer the host writes. With one lock shared by both (and the
+   counters, the operations' free list and the events' fields on lines both wrote), each push and each
+   take moved lines between the two cores once the stream kept pace with the host: a raw launch + event
+   record chain ran at ~1 us or ~0.3 us a step from one run to the next, as the two threads fell into
+   step or not, and so did every figure measured against it. `head` is the node the thread took last (the
+   stub at first): the next operation is head->snext; a node is freed once the thread took the one after
+   it (an event's reference goes when it ran), into the thread's spares, given back 32 at a time.
+   Pushes take push_lock (host threads only). Host-written, thread-written and shared fields lie on
+   lines of their own (mock_alloc64). */
 typedef struct mock_stream {
-    pthread_mutex_t lock; pthread_cond_t cond, idle, room;
-    op *head, *tail;
-    size_t queued;   /* operations not started yet: a push waits while MOCK_CUDA_STREAM_DEPTH are */
-    int busy, stop;
-    atomic_uint pushes;   /* operations pushed so far: an idle stream's thread looks for more (stream_main) */
-    atomic_uint done;     /* and run (in order): cuStreamSynchronize waits for `pushes` at its call */
+    pthread_mutex_t push_lock;
+    op* tail;                 /* the last node pushed (push_lock) */
+    unsigned seen_started;    /* `started` as a push last read it (push_lock) */
+    const int* ctx;           /* the context current at its creation (device 0's when none) */
     pthread_t thread;
-    const int* ctx;   /* the context current at its creation (device 0's when none) */
+    _Alignas(64) atomic_uint pushes;   /* operations pushed so far (the host's) */
+    _Alignas(64) atomic_uint started;  /* taken by the stream's thread, */
+    atomic_uint done;                  /* and run (in order): a synchronize waits for `pushes` at its call */
+    op* head;                          /* the thread's own */
+    op* spare; unsigned nspare;
+    _Alignas(64) pthread_mutex_t lock; /* the thread's sleep (`sleeping`) and `stop` */
+    pthread_cond_t cond;
+    atomic_int sleeping;
+    int stop;
+    _Alignas(64) op stub;
 } mock_stream;
+/* Zeroed memory on 64-byte lines, for the structs whose fields lie on lines of their own (their
+   alignment is 64; calloc promises 16). Freed with free(). */
+static void* mock_alloc64(size_t n) {
+    void* p = aligned_alloc(64, (n + 63u) & ~(size_t)63u);
+    if (p) memset(p, 0, n);
+    return p;
+}
 /* A GPU's stream holds so much work not yet started, and an enqueue blocks the caller while it is full
    (a launch queue of about a thousand entries on NVIDIA's drivers): 1024 here, MOCK_CUDA_STREAM_DEPTH
    to change it, 0 for no bound. Behind a wait the host has yet to release, a full stream is a hang. */
@@ -306,7 +346,7 @@ static op* new_op_sized(op_kind k, unsigned memops) {
         mock_ops_take();
         if ((o = mock_ops_free) != NULL) { mock_ops_free = o->next; mock_ops_kept--; }
         mock_ops_give();
-        if (o) memset(o, 0, mock_op_bytes(MOCK_OP_MEMOPS));
+        if (o) memset(o, 0, offsetof(op, bufs));   /* the head (see op) */
         else o = (op*)calloc(1, mock_op_bytes(MOCK_OP_MEMOPS));
         if (o) o->pooled = 1;
     } else {
@@ -334,6 +374,25 @@ static void op_free(op* o) {
         mock_ops_give();
     }
     free(o);
+}
+/* The thread's spares back to the free list, their events' references dropped: the host's own lines
+   (the list, the events' counts) move once a batch, not at every operation. */
+static void mock_spare_flush(mock_stream* s) {
+    op* last = s->spare;
+    if (!last) return;
+    for (op* o = s->spare; o; o = o->next) {
+        if (o->kind == OP_EVENT || o->kind == OP_WAIT_EVENT) { mock_event_put(o->ev); o->ev = NULL; }
+        last = o;
+    }
+    mock_ops_take();
+    last->next = mock_ops_free; mock_ops_free = s->spare; mock_ops_kept += s->nspare;
+    mock_ops_give();
+    s->spare = NULL; s->nspare = 0;
+}
+static void mock_stream_free(mock_stream* s, op* o) {
+    if (!o->pooled) { op_free(o); return; }
+    o->next = s->spare; s->spare = o;
+    if (++s->nspare >= 32) mock_spare_flush(s);
 }
 static void mock_batch_run(const op* o);
 static void run_op(op* o) {
@@ -380,55 +439,69 @@ static void run_op(op* o) {
    it was a little slower than the stream, and not when a little faster (figures that flipped between
    two speeds from run to run). */
 #define MOCK_IDLE_SPIN_NS 5000u
-static void mock_idle_spin(mock_stream* s) {
-    unsigned seen = atomic_load_explicit(&s->pushes, memory_order_relaxed);
+static op* mock_next(mock_stream* s) { return atomic_load_explicit(&s->head->snext, memory_order_acquire); }
+/* Looks for the next operation for MOCK_IDLE_SPIN_NS, yielding (a GPU's front end takes no host CPU: a
+   host thread that shares this core runs first), then sleeps until a push wakes it or the stream stops. */
+static op* mock_idle_wait(mock_stream* s) {
     struct timespec t0, t;
+    op* n;
+    mock_spare_flush(s);
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    pthread_mutex_unlock(&s->lock);
     do {
-        for (int i = 0; i < 64 && atomic_load_explicit(&s->pushes, memory_order_relaxed) == seen; i++) {}
+        if ((n = mock_next(s)) != NULL) return n;
+        sched_yield();
         clock_gettime(CLOCK_MONOTONIC, &t);
-    } while (atomic_load_explicit(&s->pushes, memory_order_relaxed) == seen &&
-             (t.tv_sec - t0.tv_sec) * 1000000000ll + (t.tv_nsec - t0.tv_nsec) < (long long)MOCK_IDLE_SPIN_NS);
+    } while ((t.tv_sec - t0.tv_sec) * 1000000000ll + (t.tv_nsec - t0.tv_nsec) < (long long)MOCK_IDLE_SPIN_NS);
     pthread_mutex_lock(&s->lock);
+    atomic_store(&s->sleeping, 1);   /* then look again: a push that missed it sees `sleeping` (push) */
+    while ((n = atomic_load(&s->head->snext)) == NULL && !s->stop) pthread_cond_wait(&s->cond, &s->lock);
+    atomic_store(&s->sleeping, 0);
+    pthread_mutex_unlock(&s->lock);
+    return n;
 }
 static void* stream_main(void* arg) {
     mock_stream* s = (mock_stream*)arg;
-    pthread_mutex_lock(&s->lock);
     for (;;) {
-        op* o;
-        if (!s->head && !s->stop) mock_idle_spin(s);
-        while (!s->head && !s->stop) pthread_cond_wait(&s->cond, &s->lock);
-        if (!s->head) break;
-        o = s->head;
-        s->head = o->next;
-        if (!s->head) s->tail = NULL;
-        s->queued--;
-        pthread_cond_broadcast(&s->room);
-        s->busy = 1;
-        pthread_mutex_unlock(&s->lock);
+        op* o = mock_next(s);
+        if (!o && (o = mock_idle_wait(s)) == NULL) break;   /* stopped, and nothing left */
+        atomic_fetch_add_explicit(&s->started, 1u, memory_order_relaxed);
+        if (s->head != &s->stub) mock_stream_free(s, s->head);
+        s->head = o;
         run_op(o);
-        op_free(o);
+        /* a graph's own event goes with the graph (no count): not touched after the run */
+        if ((o->kind == OP_EVENT || o->kind == OP_WAIT_EVENT) && !o->ev->owned) o->ev = NULL;
         atomic_fetch_add_explicit(&s->done, 1u, memory_order_release);
-        pthread_mutex_lock(&s->lock);
-        s->busy = 0;
-        if (!s->head) pthread_cond_broadcast(&s->idle);
     }
-    pthread_mutex_unlock(&s->lock);
+    if (s->head != &s->stub) op_free(s->head);
+    mock_spare_flush(s);
     return NULL;
 }
 static CUresult push(mock_stream* s, op* o) {
     if (atomic_load(&mock_sticky)) { op_free(o); return atomic_load(&mock_sticky); }
-    o->next = NULL;
-    pthread_mutex_lock(&s->lock);
-    while (mock_depth() && s->queued >= mock_depth()) pthread_cond_wait(&s->room, &s->lock);
-    s->queued++;
-    if (s->tail) s->tail->next = o; else s->head = o;
+    atomic_store_explicit(&o->snext, NULL, memory_order_relaxed);
+    pthread_mutex_lock(&s->push_lock);
+    /* full: as the driver, the enqueue waits for room (`started` read again only then: its line is the
+       thread's) */
+    while (mock_depth() && atomic_load_explicit(&s->pushes, memory_order_relaxed) - s->seen_started >= mock_depth()) {
+        unsigned now = atomic_load_explicit(&s->started, memory_order_relaxed);
+        if (now == s->seen_started) sched_yield();
+        s->seen_started = now;
+    }
+    atomic_store_explicit(&s->tail->snext, o, memory_order_release);
     s->tail = o;
     atomic_fetch_add_explicit(&s->pushes, 1u, memory_order_relaxed);
-    pthread_cond_signal(&s->cond);
-    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->push_lock);
+    atomic_thread_fence(memory_order_seq_cst);   /* against mock_idle_wait's store of `sleeping` */
+    if (atomic_load_explicit(&s->sleeping, memory_order_relaxed)) {
+        pthread_mutex_lock(&s->lock);
+        pthread_cond_signal(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+    }
     return 0;
+}
+/* Whether the stream holds operations not run yet (or one running). */
+static int stream_busy(mock_stream* s) {
+    return atomic_load_explicit(&s->done, memory_order_acquire) != atomic_load_explicit(&s->pushes, memory_order_acquire);
 }
 
 /* ==== where the host waits for the GPU (see the top) ==== */
@@ -701,7 +774,23 @@ static CUresult mMemFreeAsync(dptr_t p, mock_stream* s) {
 }
 
 /* ==== the driver API ==== */
-static CUresult mInit(unsigned f) { MOCK_COUNT(MOCK_CALL_OTHER); (void)f; return 0; }
+/* MOCK_CUDA_GPU_CPU=1: the "GPU" gets a CPU of its own, as a real one runs beside the host's cores: the
+   streams' threads run on the last CPU of the process's set, and cuInit's caller (and the threads it makes
+   afterwards) on the others. Without it the scheduler may put a stream's thread and the thread that feeds
+   it on one core, and keep them there while both poll (a launch + sync round trip then took 1.5 or 9 us
+   from one run to the next). For benchmarks; the tests leave the scheduler alone. */
+static int mock_gpu_cpu = -1;
+static void mock_gpu_cpu_take(void) {
+    cpu_set_t all;
+    int last = -1;
+    const char* e = getenv("MOCK_CUDA_GPU_CPU");
+    if (mock_gpu_cpu >= 0 || !e || strcmp(e, "1") != 0) return;
+    if (pthread_getaffinity_np(pthread_self(), sizeof all, &all) != 0 || CPU_COUNT(&all) < 2) return;
+    for (int c = 0; c < CPU_SETSIZE; c++) if (CPU_ISSET(c, &all)) last = c;
+    CPU_CLR(last, &all);
+    if (pthread_setaffinity_np(pthread_self(), sizeof all, &all) == 0) mock_gpu_cpu = last;
+}
+static CUresult mInit(unsigned f) { MOCK_COUNT(MOCK_CALL_OTHER); (void)f; mock_gpu_cpu_take(); return 0; }
 static CUresult mDriverGetVersion(int* v) { MOCK_COUNT(MOCK_CALL_OTHER); *v = 12040; return 0; }
 static CUresult mGetErrorName(CUresult r, const char** s) {
     MOCK_COUNT(MOCK_CALL_OTHER);
@@ -851,7 +940,7 @@ static CUresult mMemFree(dptr_t p) {
 static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
-    if (posix_memalign(p, 4096, n ? n : 1) != 0) return 2;   /* page-aligned, as the driver's */
+    if (posix_memalign(p, 4096, n ? n : 1) != 0) return 2;   /* the driver's pinned memory is page-aligned */
     memset(*p, 0, n ? n : 1);
     pthread_mutex_lock(&mock_driver_lock);
     if (!mock_grow((void**)&mock_hosts, &mock_hosts_cap, mock_nhosts + 1, sizeof *mock_hosts) ||
@@ -1060,12 +1149,19 @@ static CUresult mLaunchKernel(const mock_kernel* k, unsigned gx_, unsigned gy, u
 }
 static CUresult mStreamCreate(mock_stream** ps, unsigned f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
-    mock_stream* s = (mock_stream*)calloc(1, sizeof *s);
+    mock_stream* s = (mock_stream*)mock_alloc64(sizeof *s);
     (void)f;
     if (!s) return 2;
-    pthread_mutex_init(&s->lock, NULL); pthread_cond_init(&s->cond, NULL); pthread_cond_init(&s->idle, NULL); pthread_cond_init(&s->room, NULL);
+    pthread_mutex_init(&s->push_lock, NULL); pthread_mutex_init(&s->lock, NULL); pthread_cond_init(&s->cond, NULL);
+    s->head = s->tail = &s->stub;
     s->ctx = mock_current ? mock_current : &mock_ctx_token[0];
     if (pthread_create(&s->thread, NULL, stream_main, s) != 0) { free(s); return 2; }
+    if (mock_gpu_cpu >= 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(mock_gpu_cpu, &one);
+        pthread_setaffinity_np(s->thread, sizeof one, &one);
+    }
     pthread_setname_np(s->thread, "mock-stream");   /* the mock's "GPU": bench/cuda.c tells it from accel's threads */
     pthread_mutex_lock(&mock_driver_lock);
     if (mock_grow((void**)&mock_streams, &mock_streams_cap, mock_nstreams + 1, sizeof *mock_streams)) mock_streams[mock_nstreams++] = s;
@@ -1075,9 +1171,7 @@ static CUresult mStreamCreate(mock_stream** ps, unsigned f) {
     return 0;
 }
 static CUresult stream_sync(mock_stream* s) {
-    pthread_mutex_lock(&s->lock);
-    while (s->head || s->busy) pthread_cond_wait(&s->idle, &s->lock);
-    pthread_mutex_unlock(&s->lock);
+    while (stream_busy(s)) sched_yield();
     return atomic_load(&mock_sticky);
 }
 /* Stops the stream's thread once it ran (or, on a dead context, skipped) what it holds; frees it. */
@@ -1106,15 +1200,13 @@ static CUresult mStreamQuery(mock_stream* s) {
     MOCK_COUNT(MOCK_CALL_QUERY);
     int busy;
     if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
-    pthread_mutex_lock(&s->lock);
-    busy = s->head || s->busy;
-    pthread_mutex_unlock(&s->lock);
+    busy = stream_busy(s);
     return busy ? 600 : 0;
 }
 static CUresult mEventCreate(mock_event** e, unsigned f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
-    *e = (mock_event*)calloc(1, sizeof **e);
+    *e = (mock_event*)mock_alloc64(sizeof **e);
     if (!*e) return 2;
     (*e)->owned = 1;
     atomic_init(&(*e)->refs, 1);
@@ -1224,9 +1316,7 @@ static CUresult mLaunchHostFunc(mock_stream* s, void (*fn)(void*), void* user) {
 static CUresult mStreamSynchronize(mock_stream* s) {
     unsigned target;
     MOCK_COUNT(MOCK_CALL_SYNC);
-    pthread_mutex_lock(&s->lock);
-    target = atomic_load_explicit(&s->pushes, memory_order_relaxed);
-    pthread_mutex_unlock(&s->lock);
+    target = atomic_load_explicit(&s->pushes, memory_order_acquire);
     while ((int)(atomic_load_explicit(&s->done, memory_order_acquire) - target) < 0 && !atomic_load(&mock_sticky))
         sched_yield();
     mock_pools_trim();
@@ -1290,7 +1380,7 @@ static CUresult graph_add(mock_graph* g, size_t* node, const op* o) {
 static CUresult mGraphCreate(mock_graph** g, unsigned f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
-    *g = (mock_graph*)calloc(1, sizeof **g);
+    *g = (mock_graph*)mock_alloc64(sizeof **g);
     if (*g && !mock_obj_add(*g, MOCK_OBJ_GRAPH)) { free(*g); return 2; }
     return *g ? 0 : 2;
 }
@@ -1322,7 +1412,7 @@ static CUresult mGraphAddMemcpyNode(size_t* node, mock_graph* g, const size_t* d
 static CUresult mGraphInstantiateWithFlags(mock_graph** e, mock_graph* g, unsigned long long f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
-    if (!(*e = (mock_graph*)calloc(1, sizeof **e))) return 2;
+    if (!(*e = (mock_graph*)mock_alloc64(sizeof **e))) return 2;
     if ((g->n && !((*e)->ops = (op*)malloc(g->n * sizeof(op)))) || !mock_obj_add(*e, MOCK_OBJ_GRAPH)) {
         free((*e)->ops);
         free(*e);
@@ -1426,9 +1516,7 @@ static int mock_streams_drain(int d) {
         for (size_t i = 0; i < mock_nstreams; i++) {
             mock_stream* st = mock_streams[i];
             if (st->ctx != &mock_ctx_token[d]) continue;
-            pthread_mutex_lock(&st->lock);
-            busy |= st->head != NULL || st->busy;
-            pthread_mutex_unlock(&st->lock);
+            busy |= stream_busy(st);
         }
         pthread_mutex_unlock(&mock_driver_lock);
         if (!busy) return 1;
