@@ -103,6 +103,15 @@ static inline uint64_t test_now_ns(void) {
 #endif
 }
 
+/* CPU time in ns of a POSIX CPU-time clock (CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID): Linux. */
+#if defined(__linux__) && defined(CLOCK_THREAD_CPUTIME_ID)   /* POSIX's <time.h> (_GNU_SOURCE) */
+static inline uint64_t test_cpu_ns(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+#endif
+
 /* ==== the process's threads (Linux) ==== */
 #if TEST_HAVE_THREADS && defined(__linux__) && !defined(__EMSCRIPTEN__)
 #  include <dirent.h>

@@ -165,11 +165,6 @@ TEST(pool_default_lanes_follow_affinity_mask) {
 #if defined(__linux__) && TEST_HAVE_THREADS
 static void pool_k_sleep(const accel_dispatch* d) { struct timespec ts = { 0, 600000000 }; (void)d; nanosleep(&ts, NULL); }
 static void pool_k_nop(const accel_dispatch* d) { (void)d; }
-static uint64_t pool_cpu_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 #endif
 TEST(pool_queue_waiting_for_a_lane_sleeps) {
 #if defined(__linux__) && TEST_HAVE_THREADS
@@ -194,12 +189,12 @@ TEST(pool_queue_waiting_for_a_lane_sleeps) {
     accel_queue_exec(q0, slow, NULL, 0, NULL, 0, accel_exec_1d(1, 1));   /* holds the one lane */
     CHECK_OK(accel_queue_submit(q0));
     nanosleep(&settle, NULL);
-    uint64_t c0 = pool_cpu_ns(), t0 = test_now_ns();
+    uint64_t c0 = test_cpu_ns(CLOCK_PROCESS_CPUTIME_ID), t0 = test_now_ns();
     accel_queue_exec(q1, nop, NULL, 0, NULL, 0, accel_exec_1d(1, 1));    /* waits for it */
     accel_queue_signal(q1, done, 1);
     CHECK_OK(accel_queue_submit(q1));
     CHECK_OK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));
-    uint64_t cpu = pool_cpu_ns() - c0, wall = test_now_ns() - t0;
+    uint64_t cpu = test_cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - c0, wall = test_now_ns() - t0;
     CHECK(wall >= 300000000u);              /* it did wait for the lane */
     if (!CHECK(cpu < wall / 4)) fprintf(stderr, "    %llu ns of CPU over %llu ns waiting for a lane\n", (unsigned long long)cpu, (unsigned long long)wall);
     CHECK_OK(accel_queue_finish(q0, ACCEL_WAIT_FOREVER));
