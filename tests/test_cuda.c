@@ -386,12 +386,12 @@ TEST(cubin_from_the_desc_runs) {
     accel_device_destroy(dev);   /* and what the test made on it */
 }
 
+#if !defined(ACCEL_I_CU_NO_LOADER)
 /* Word i of a HOST buffer that a stream may be writing meanwhile (a GPU's fill lands a word at a time;
    the mock's stores each word atomically, so that a poll of one is no data race under TSan). */
-static inline uint32_t test_seen(const volatile uint32_t* seen, size_t i) {
+static uint32_t test_seen(const volatile uint32_t* seen, size_t i) {
     return atomic_load_explicit((const volatile _Atomic uint32_t*)(seen + i), memory_order_acquire);
 }
-#if !defined(ACCEL_I_CU_NO_LOADER)
 /* Holds q's points unapplied (held) or lets them apply: takes q's reap lock as a reaper does, waiting
    while one holds it (a plain store of 1 then would be undone by that reaper's release), or releases it. */
 static void test_reap_hold(accel_queue* q, bool held) {
