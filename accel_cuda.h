@@ -2937,9 +2937,30 @@ static void accel_i_cu_signal_settle(accel_signal* s) {
     if (atomic_load_explicit(&cs->marked, memory_order_relaxed) > r) r = accel_i_cu_reached_mark(cs, r);
     if (r > v) accel_i_raise(s, r);
 }
-/* Polls the host words until one of them reaches its value (a host raise, or a reap by another thread)
-   or the clock reaches `until`. Not accel.h's event spin: that one reads the clock only every 64
-   pauses (~1.5-3 us), and a poll slice of a wait whose points are in flight is a few hundred ns in its
+/* s's mirror: what the GPU wrote there (a point whose mirror it writes reaches the value before any thread
+   applies the point) or the host published; 0 for a stale signal, whose word went with the old context. */
+static uint64_t accel_i_cu_mirror_value(accel_signal* s) {
+    if (accel_i_stale(&s->obj)) return 0;
+    return atomic_load_explicit(((accel_i_cu_signal*)s)->mirror.host, memory_order_acquire);
+}
+/* A waiter's check: the host words, then (where they are short) the mirrors: a value the GPU wrote there
+   is settled into the host word at once (accel_i_cu_signal_settle), not when some thread applies its
+   point after the next slice. */
+static accel_result accel_i_cu_wait_check(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
+                                          uint32_t* first) {
+    accel_result r = accel_i_wait_check(s, v, n, all, first);
+    bool settled = false;
+    if (r != ACCEL_TIMEOUT) return r;
+    for (uint32_t i = 0; i < n; i++) {
+        if (accel_i_host_signal_value(s[i]) >= v[i] || accel_i_cu_mirror_value(s[i]) < v[i]) continue;
+        accel_i_cu_signal_settle(s[i]);
+        settled = true;
+    }
+    return settled ? accel_i_wait_check(s, v, n, all, first) : r;
+}
+/* Polls the host words and the mirrors until one of them reaches its value (a host raise, a reap by
+   another thread, a mirror the GPU wrote) or the clock reaches `until`. Not accel.h's event spin: that
+   one reads the clock only every 64 pauses (~1.5-3 us), and a poll slice of a wait whose points are in flight is a few hundred ns in its
    first microseconds (the points' words are read by the reap after it): a host -> GPU -> host round
    trip then costs one slice more than the GPU's, not 64 pauses. `yield`: each poll gives the CPU to
    whoever else is ready first (a yield with nothing else ready costs ~0.3 us), as a context made with
@@ -2952,7 +2973,7 @@ static void accel_i_cu_poll_host(accel_signal* const* s, const uint64_t* v, uint
                                  bool yield) {
     do {
         for (uint32_t i = 0; i < n; i++)
-            if (accel_i_host_signal_value(s[i]) >= v[i]) return;
+            if (accel_i_host_signal_value(s[i]) >= v[i] || accel_i_cu_mirror_value(s[i]) >= v[i]) return;
         if (yield) {
             accel_i_yield();
         } else {
@@ -3015,7 +3036,7 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
         uint64_t seen = atomic_load(&((accel_i_cu_signal*)s[0])->pointed);   /* before the reap */
         accel_result r;
         pending = accel_i_cu_reap_devices(s, n);
-        r = accel_i_wait_check(s, v, n, all, first);
+        r = accel_i_cu_wait_check(s, v, n, all, first);
         if (r != ACCEL_TIMEOUT) return r;
         now = timeout_ns == 0 ? deadline : accel_i_now_ns();
         if (now >= deadline) return accel_i_cu_wait_last(s, v, n, all, first);

@@ -570,6 +570,45 @@ TEST(gated_hop_is_released_on_the_gpu) {
 #endif
 }
 
+/* A host wait sees a value as soon as the GPU wrote it to the signal's mirror (a point behind a host gate
+   writes the mirror from the GPU), not only once some thread applied the point: with no thread
+   applying q's points, a 2 s wait returns at once. Before, it polled the host word only and returned
+   OK at its deadline (its last look reads the mirror). */
+TEST(host_wait_sees_the_mirror_the_gpu_wrote) {
+#if !defined(ACCEL_I_CU_NO_LOADER)
+    accel_device* dev = test_cuda_device();
+    accel_signal *gate, *a;
+    accel_queue* q;
+    accel_buffer* work;
+    uint64_t t0, took;
+    if (!dev) SKIP("no CUDA device here");
+    if (!accel_i_cu_dev(dev)->memops) {
+        accel_device_destroy(dev);
+        SKIP("no stream memory operations: such waits are gated on the host");
+    }
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &a));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &work));
+    accel_queue_wait(q, gate, 1);
+    accel_queue_fill(q, work, 0, 256, 1);
+    accel_queue_signal(q, a, 1);
+    CHECK_OK(accel_queue_submit(q));
+    test_reap_hold(q, true);   /* from here no thread applies q's points */
+    CHECK_OK(accel_signal_set(gate, 1));
+    t0 = test_now_ns();
+    CHECK_OK(accel_signal_wait(a, 1, 2000000000ull));
+    took = test_now_ns() - t0;
+    CHECK(took < 1000000000ull);
+    CHECK_EQ_U64(accel_signal_value(a), 1u);
+    test_reap_hold(q, false);
+    CHECK_OK(accel_queue_finish(q, 10000000000ull));
+    accel_device_destroy(dev);
+#else
+    SKIP("no dynamic loading in this build");
+#endif
+}
+
 /* A GPU wait enqueued before any point promised its value (the promise comes later, from another
    queue that no host gate holds): the wait watches the signal's mirror, and the point that reaches the
    value has the GPU write the mirror, so the waiter goes on GPU to GPU. With p's points applied by no
@@ -1206,6 +1245,7 @@ int main(int argc, char** argv) {
     RUN(nap_follows_the_fastest_pace_seen);
     RUN(workers_back_off_while_they_are_only_the_backstop);
     RUN(gated_hop_is_released_on_the_gpu);
+    RUN(host_wait_sees_the_mirror_the_gpu_wrote);
     RUN(wait_before_its_promise_is_released_on_the_gpu);
     RUN(ring_mode_waits_on_the_gpu_for_another_queue);
     RUN(ring_mode_waits_on_the_gpu_for_a_point_past_the_marks);
