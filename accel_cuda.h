@@ -2959,15 +2959,15 @@ static accel_result accel_i_cu_wait_check(accel_signal* const* s, const uint64_t
     return settled ? accel_i_wait_check(s, v, n, all, first) : r;
 }
 /* Polls the host words and the mirrors until one of them reaches its value (a host raise, a reap by
-   another thread, a mirror the GPU wrote) or the clock reaches `until`. Not accel.h's event spin: that
-   one reads the clock only every 64 pauses (~1.5-3 us), and a poll slice of a wait whose points are in flight is a few hundred ns in its
-   first microseconds (the points' words are read by the reap after it): a host -> GPU -> host round
-   trip then costs one slice more than the GPU's, not 64 pauses. `yield`: each poll gives the CPU to
-   whoever else is ready first (a yield with nothing else ready costs ~0.3 us), as a context made with
-   CU_CTX_SCHED_YIELD synchronizes (the driver's default spins without yielding while it has fewer
-   contexts than cores). The event spin yields only every 64 pauses: a waiter that shared a core with
-   what it waited for (tests/mock_cuda.c's streams are CPU threads; so may be the caller's threads that
-   feed the GPU) held it ~2 us at each turn, and a pipeline over two streams on two cores ran at
+   another thread, a mirror the GPU wrote) or the clock reaches `until`. Not accel.h's event spin: that one
+   reads the clock only every 64 pauses (~1.5-3 us), and a poll slice of a wait whose points are in flight
+   is a few hundred ns in its first microseconds (the points' words are read by the reap after it): a host
+   -> GPU -> host round trip then costs one slice more than the GPU's, not 64 pauses. `yield`: each poll
+   gives the CPU to whoever else is ready first (a yield with nothing else ready costs ~0.3 us), as a
+   context made with CU_CTX_SCHED_YIELD synchronizes (the driver's default spins without yielding while it
+   has fewer contexts than cores). The event spin yields only every 64 pauses: a waiter that shared a core
+   with what it waited for (tests/mock_cuda.c's streams are CPU threads; so may be the caller's threads
+   that feed the GPU) held it ~2 us at each turn, and a pipeline over two streams on two cores ran at
    0.55-0.65x its speed in one run of three. */
 static void accel_i_cu_poll_host(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t until,
                                  bool yield) {
