@@ -268,6 +268,7 @@ typedef struct op {
     void (*host_fn)(void* user); void* host_user;   /* OP_HOST */
     unsigned nmemops;                                /* OP_BATCH: its memops follow the op */
     int pooled;                                      /* from the operations' free list (new_op) */
+    int ev_ref;                                      /* holds a reference of ev (op_on_event) */
     void* bufs[64]; uint32_t consts[64];             /* OP_LAUNCH: k->buffers and k->constants of them */
 } op;
 /* A stream's operations are a queue the host appends to and the stream's thread takes from with no lock
@@ -277,9 +278,10 @@ typedef struct op {
    record chain ran at ~1 us or ~0.3 us a step from one run to the next, as the two threads fell into
    step or not, and so did every figure measured against it. `head` is the node the thread took last (the
    stub at first): the next operation is head->snext; a node is freed once the thread took the one after
-   it (an event's reference goes when it ran), into the thread's spares, given back 32 at a time.
+   it, into the thread's spares (mock_spare_flush).
    Pushes take push_lock (host threads only). Host-written, thread-written and shared fields lie on
    lines of their own (mock_alloc64). */
+enum { MOCK_SPARES = 32 };
 typedef struct mock_stream {
     pthread_mutex_t push_lock;
     op* tail;                 /* the last node pushed (push_lock) */
@@ -362,37 +364,52 @@ static void mock_event_put(mock_event* e) {
 static op* op_on_event(op_kind k, mock_event* e) {   /* OP_EVENT, OP_WAIT_EVENT: e stays until it goes */
     op* o = new_op(k);
     if (!o) return NULL;
-    if (e->owned) atomic_fetch_add(&e->refs, 1);
+    if ((o->ev_ref = e->owned) != 0) atomic_fetch_add(&e->refs, 1);
     o->ev = e;
     return o;
 }
-static void op_free(op* o) {
-    if (o && (o->kind == OP_EVENT || o->kind == OP_WAIT_EVENT)) mock_event_put(o->ev);
-    if (o && o->pooled) {
-        mock_ops_take();
-        if (mock_ops_kept < MOCK_OPS_KEPT) { o->next = mock_ops_free; mock_ops_free = o; mock_ops_kept++; o = NULL; }
-        mock_ops_give();
+/* Gives pooled operations back (linked through next), their event references dropped: kept up to
+   MOCK_OPS_KEPT, the rest freed; the free list's lock once for the lot. */
+static void mock_ops_back(op* list) {
+    for (op* o = list; o; o = o->next)
+        if (o->ev_ref) mock_event_put(o->ev);
+    mock_ops_take();
+    while (list && mock_ops_kept < MOCK_OPS_KEPT) {
+        op* o = list;
+        list = o->next;
+        o->next = mock_ops_free;
+        mock_ops_free = o;
+        mock_ops_kept++;
     }
+    mock_ops_give();
+    while (list) {
+        op* o = list;
+        list = o->next;
+        free(o);
+    }
+}
+static void op_free(op* o) {
+    if (!o) return;
+    if (o->pooled) {
+        o->next = NULL;
+        mock_ops_back(o);
+        return;
+    }
+    if (o->ev_ref) mock_event_put(o->ev);
     free(o);
 }
-/* The thread's spares back to the free list, their events' references dropped: the host's own lines
-   (the list, the events' counts) move once a batch, not at every operation. */
+/* A stream's thread frees into its spares, given back MOCK_SPARES at a time and whenever it runs dry:
+   the host's own lines (the free list, the events' counts) move once a batch, not at every operation. */
 static void mock_spare_flush(mock_stream* s) {
-    op* last = s->spare;
-    if (!last) return;
-    for (op* o = s->spare; o; o = o->next) {
-        if (o->kind == OP_EVENT || o->kind == OP_WAIT_EVENT) { mock_event_put(o->ev); o->ev = NULL; }
-        last = o;
-    }
-    mock_ops_take();
-    last->next = mock_ops_free; mock_ops_free = s->spare; mock_ops_kept += s->nspare;
-    mock_ops_give();
-    s->spare = NULL; s->nspare = 0;
+    mock_ops_back(s->spare);
+    s->spare = NULL;
+    s->nspare = 0;
 }
 static void mock_stream_free(mock_stream* s, op* o) {
     if (!o->pooled) { op_free(o); return; }
-    o->next = s->spare; s->spare = o;
-    if (++s->nspare >= 32) mock_spare_flush(s);
+    o->next = s->spare;
+    s->spare = o;
+    if (++s->nspare == MOCK_SPARES) mock_spare_flush(s);
 }
 static void mock_batch_run(const op* o);
 static void run_op(op* o) {
@@ -468,8 +485,6 @@ static void* stream_main(void* arg) {
         if (s->head != &s->stub) mock_stream_free(s, s->head);
         s->head = o;
         run_op(o);
-        /* a graph's own event goes with the graph (no count): not touched after the run */
-        if ((o->kind == OP_EVENT || o->kind == OP_WAIT_EVENT) && !o->ev->owned) o->ev = NULL;
         atomic_fetch_add_explicit(&s->done, 1u, memory_order_release);
     }
     if (s->head != &s->stub) op_free(s->head);
