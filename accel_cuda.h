@@ -306,11 +306,12 @@
    Reached points are applied (reaped) by every thread that waits on a CUDA signal or finishes a queue,
    so a waiter sees its value as soon as it polls: while work is in flight it polls every 1/32 of the
    time waited so far (at least 0.25 us, at most ACCEL_CUDA_POLL_MAX_NS), so noticing a completion late
-   adds at most ~3% to a wait; in between it reads its signals' host words, after 5 us yielding its CPU
-   between reads (what it waits for may need that CPU, as on a host with few cores), and after 2 ms
+   adds at most ~3% to a wait; in between it reads its signals' host words and mirrors (a value the GPU
+   wrote to a mirror is settled into the host word at once), after 5 us yielding its CPU between reads
+   (what it waits for may need that CPU, as on a host with few cores), and after 2 ms
    (ACCEL_I_CU_YIELD_NS) it sleeps through each slice instead (a wait for a long kernel takes a few
-   percent of a core, not all of it). Reaping reads
-   words and makes no driver call (the event ring's queries, a timestamp, a release excepted). The
+   percent of a core, not all of it). Reaping reads words and makes no driver call (the event ring's
+   queries, a timestamp, a release excepted). The
    queue's worker is the backstop (for releases, threads that only read accel_signal_value, a lost
    device): with points in flight it reaps after ACCEL_CUDA_POLL_MAX_NS,
    then after twice the last pause each time, up to 8 times ACCEL_CUDA_POLL_MAX_NS (2 ms by default:

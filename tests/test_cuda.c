@@ -686,10 +686,8 @@ static void test_ring_wait_lands(uint32_t n, uint32_t w, bool own, bool peer) {
     CHECK_OK(accel_queue_submit(h.c));
     /* the mock counts event calls: the point's record, and cuStreamWaitEvent unless the wait is p's own */
     if (events != ~0ull) CHECK_EQ_U64(test_mock_calls(TEST_MOCK_EVENT_CALLS) - events, (own ? 1u : 2u));
-    for (uint64_t t0 = test_now_ns(); test_now_ns() - t0 < 50000000u;) {   /* 50 ms: c waits for p */
-        atomic_thread_fence(memory_order_acquire);
+    for (uint64_t t0 = test_now_ns(); test_now_ns() - t0 < 50000000u;)   /* 50 ms: c waits for p */
         if (!CHECK_EQ_U64(test_seen(h.seen, 0), 0u)) break;
-    }
     CHECK_EQ_U64(accel_signal_value(h.a), 0u);
     CHECK_OK(accel_signal_set(gate, 1));
     if (peer) {   /* c lands with p's points unapplied; then the first device goes before c's applies */
@@ -842,10 +840,9 @@ TEST(long_wait_sleeps_between_polls) {
         wall = test_now_ns() - wall;
         test_thread_join(&t);
         CHECK(wall >= 250000000u);
-        if (cpu * 4u >= wall || getenv("TEST_VERBOSE"))
+        if (!CHECK(cpu * 4u < wall))                    /* under a quarter of the time waited */
             fprintf(stderr, "  round %llu: %llu ms on the CPU of %llu ms waited\n", (unsigned long long)round,
                     (unsigned long long)(cpu / 1000000u), (unsigned long long)(wall / 1000000u));
-        CHECK(cpu * 4u < wall);                         /* under a quarter of the time waited */
     }
     accel_device_destroy(dev);
 #else
