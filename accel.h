@@ -5836,10 +5836,11 @@ struct accel_i_walker {
     accel_i_mutex lock;
     accel_i_cond cond;              /* hand-offs, the end of a walk, stop */
     accel_i_batch *head, *tail;
-    /* active: a thread walks a batch of this queue; idle_sleep: the worker sleeps untimed; poke: the
-       walk put work in flight for queue_poll to watch (accel_i_walker_poke: the walking thread's) */
-    bool active, stop, idle_sleep, poke;
-    uint32_t idle_waiters;          /* threads in accel_i_walker_idle */
+    /* state: ACCEL_I_W_* bits (below); poke: the walk put work in flight for queue_poll to watch
+       (accel_i_walker_poke: the walking thread's) */
+    accel_i_a32 state;
+    bool stop, poke;
+    uint32_t idle_waiters;          /* threads in accel_i_walker_idle or _settle (lock) */
     accel_i_thread thread;
     accel_i_blocked blocked;        /* debug devices: the gated wait the worker is in */
     /* the gated wait the worker waits for on the host with its batch handed back (accel_i_gate_open),
@@ -5850,6 +5851,26 @@ struct accel_i_walker {
     bool gate_taken;
     accel_i_walker* gate_next;
 };
+
+/* A worker's state bits. ACTIVE: a thread walks a batch of the queue; HEAD: head is not NULL; WAITERS:
+   idle_waiters is not 0; SLEEP: the worker sleeps untimed. Changed under the lock, except that a submit
+   claims ACTIVE without it when no bit but WAITERS or SLEEP is set (accel_i_walker_submit), and a walk
+   that ends with only SLEEP set (not poked) drops it without it (accel_i_walker_run): a batch walked
+   inside accel_queue_submit takes no lock. HEAD goes up only while ACTIVE is (or under the lock), so a
+   walk's lock-free end and a batch queued behind it cannot miss each other. */
+enum { ACCEL_I_W_ACTIVE = 1u, ACCEL_I_W_HEAD = 2u, ACCEL_I_W_WAITERS = 4u, ACCEL_I_W_SLEEP = 8u };
+static uint32_t accel_i_w_state(accel_i_walker* w) { return atomic_load(&w->state); }
+static void accel_i_w_set(accel_i_walker* w, uint32_t bits, bool on) {
+    if (on) atomic_fetch_or(&w->state, bits);
+    else atomic_fetch_and(&w->state, ~bits);
+}
+/* head changed (the lock held): HEAD follows it */
+static void accel_i_w_head(accel_i_walker* w) { accel_i_w_set(w, ACCEL_I_W_HEAD, w->head != NULL); }
+/* one more (+1) or one less (-1) thread waits for the worker to be idle (the lock held) */
+static void accel_i_w_waiters(accel_i_walker* w, int d) {
+    w->idle_waiters = (uint32_t)((int)w->idle_waiters + d);
+    accel_i_w_set(w, ACCEL_I_W_WAITERS, w->idle_waiters != 0);
+}
 
 /* Waits on the host for a gated wait (the worker only), published for the hang reports. */
 static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
@@ -5883,7 +5904,8 @@ static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal
     accel_i_mutex_lock(&w->lock);
     if ((b->next = w->head) == NULL) w->tail = b;
     w->head = b;
-    w->active = false;
+    accel_i_w_head(w);
+    accel_i_w_set(w, ACCEL_I_W_ACTIVE, false);
     w->gate_s = s;
     w->gate_v = v;
     accel_i_mutex_unlock(&w->lock);
@@ -5902,7 +5924,8 @@ static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal
     if ((*taken = w->gate_taken) == false) {   /* still at the front: ours again */
         if ((w->head = b->next) == NULL) w->tail = NULL;
         b->next = NULL;
-        w->active = true;
+        accel_i_w_set(w, ACCEL_I_W_ACTIVE, true);   /* before HEAD may go: no submit claims it */
+        accel_i_w_head(w);
     }
     w->gate_taken = false;
     accel_i_mutex_unlock(&w->lock);
@@ -6024,52 +6047,74 @@ static void accel_i_walker_main(void* arg) {
     accel_i_mutex_lock(&w->lock);
     for (;;) {
         accel_i_batch* b;
-        if (!w->head || w->active) {
+        bool active = (accel_i_w_state(w) & ACCEL_I_W_ACTIVE) != 0;
+        if (!w->head || active) {
             uint64_t poll = 0;
-            if (w->stop && !w->active) break;
+            if (w->stop && !active) break;
             if (be->walk->queue_poll) {   /* reap completed work outside the lock */
                 accel_i_mutex_unlock(&w->lock);
                 poll = be->walk->queue_poll(w->q);
                 accel_i_mutex_lock(&w->lock);
-                if (w->head && !w->active) continue;
-                if (w->stop && !w->active && poll == 0) break;
+                active = (accel_i_w_state(w) & ACCEL_I_W_ACTIVE) != 0;
+                if (w->head && !active) continue;
+                if (w->stop && !active && poll == 0) break;
             }
-            w->idle_sleep = poll == 0;
-            if (poll) accel_i_cond_timedwait(&w->cond, &w->lock, poll);
-            else accel_i_cond_wait(&w->cond, &w->lock);
-            w->idle_sleep = false;
+            if (poll) {
+                accel_i_cond_timedwait(&w->cond, &w->lock, poll);
+            } else {
+                accel_i_w_set(w, ACCEL_I_W_SLEEP, true);
+                accel_i_cond_wait(&w->cond, &w->lock);
+                accel_i_w_set(w, ACCEL_I_W_SLEEP, false);
+            }
             continue;
         }
         b = w->head;
         if ((w->head = b->next) == NULL) w->tail = NULL;
         b->next = NULL;
-        w->active = true;
+        accel_i_w_set(w, ACCEL_I_W_ACTIVE, true);   /* before HEAD may go: no submit claims it */
+        accel_i_w_head(w);
         accel_i_mutex_unlock(&w->lock);
         if (accel_i_walk(w->q, b, true) == ACCEL_I_TAKEN) {   /* the walk is the raiser's now */
             accel_i_mutex_lock(&w->lock);
             continue;
         }
         accel_i_mutex_lock(&w->lock);
-        w->active = w->poke = false;   /* the worker itself polls next */
+        w->poke = false;   /* the worker itself polls next */
+        accel_i_w_set(w, ACCEL_I_W_ACTIVE, false);
         if (w->idle_waiters) accel_i_cond_broadcast(&w->cond);
     }
     accel_i_mutex_unlock(&w->lock);
 }
 
-/* Walks b, q's oldest batch (the caller set `active`), on this thread without blocking: what would
-   block goes back to the front for the worker. */
+/* The end of a walk with nothing for the worker or a waiter: ACTIVE dropped without the lock (see
+   ACCEL_I_W_ACTIVE); false when the worker must hear of it (a batch behind, an idle waiter, a poke
+   while it sleeps untimed). */
+static bool accel_i_walker_leave(accel_i_walker* w) {
+    uint32_t st = accel_i_w_state(w);
+    while (!(st & (ACCEL_I_W_HEAD | ACCEL_I_W_WAITERS)) && !(w->poke && (st & ACCEL_I_W_SLEEP)))
+        if (atomic_compare_exchange_weak(&w->state, &st, st & ~(uint32_t)ACCEL_I_W_ACTIVE)) {
+            w->poke = false;
+            return true;
+        }
+    return false;
+}
+/* Walks b, q's oldest batch (the caller set ACCEL_I_W_ACTIVE), on this thread without blocking: what
+   would block goes back to the front for the worker. */
 static accel_result accel_i_walker_run(accel_queue* q, accel_i_batch* b) {
     accel_i_walker* w = q->walker;
     int r = accel_i_walk(q, b, false);
+    if (r != ACCEL_I_WOULD_BLOCK && accel_i_walker_leave(w)) return (accel_result)r;
     accel_i_mutex_lock(&w->lock);
     if (r == ACCEL_I_WOULD_BLOCK) {   /* the oldest work of the queue: to the front */
         b->next = w->head;
         w->head = b;
         if (!w->tail) w->tail = b;
+        accel_i_w_head(w);
         r = ACCEL_OK;
     }
-    w->active = false;
-    if (w->head || w->idle_waiters || (w->poke && w->idle_sleep)) accel_i_cond_broadcast(&w->cond);
+    accel_i_w_set(w, ACCEL_I_W_ACTIVE, false);
+    if (w->head || w->idle_waiters || (w->poke && (accel_i_w_state(w) & ACCEL_I_W_SLEEP)))
+        accel_i_cond_broadcast(&w->cond);
     w->poke = false;
     accel_i_mutex_unlock(&w->lock);
     return (accel_result)r;   /* ACCEL_I_WOULD_BLOCK went to the worker */
@@ -6077,19 +6122,30 @@ static accel_result accel_i_walker_run(accel_queue* q, accel_i_batch* b) {
 /* accel_queue_submit for GPU backends, after the backend checked the batch: walks it here when the
    queue's worker holds nothing, else queues it behind the worker's batches. Wakes the worker only
    when it is handed the walk (behind the worker's own batches it is not: the worker never sleeps with
-   one it has not taken, and one that waits for room in the device's queue would wake for nothing). */
+   one it has not taken, and one that waits for room in the device's queue would wake for nothing).
+   With no batch queued and no walk, the walk is claimed without the lock (see ACCEL_I_W_ACTIVE). */
 static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
     accel_i_walker* w = q->walker;
+    const uint32_t busy = ACCEL_I_W_ACTIVE | ACCEL_I_W_HEAD;
+    uint32_t st = accel_i_w_state(w);
     accel_i_batch_accepted(q, b);
     b->next = NULL;
+    while (!(st & busy))
+        if (atomic_compare_exchange_weak(&w->state, &st, st | ACCEL_I_W_ACTIVE))
+            return accel_i_walker_run(q, b);
     accel_i_mutex_lock(&w->lock);
-    if (w->head || w->active) {   /* no wake-up: a worker with a head or a walk takes it when it is done */
-        if (w->tail) w->tail->next = b; else w->head = b;
-        w->tail = b;
-        accel_i_mutex_unlock(&w->lock);
-        return ACCEL_OK;
+    for (;;) {   /* no wake-up: a worker with a head or a walk takes it when it is done */
+        st = accel_i_w_state(w);
+        if ((st & ACCEL_I_W_HEAD) ||   /* HEAD goes down only under the lock */
+            ((st & ACCEL_I_W_ACTIVE) &&
+             atomic_compare_exchange_strong(&w->state, &st, st | ACCEL_I_W_HEAD))) {
+            if (w->tail) w->tail->next = b; else w->head = b;
+            w->tail = b;
+            accel_i_mutex_unlock(&w->lock);
+            return ACCEL_OK;
+        }
+        if (!(st & busy) && atomic_compare_exchange_strong(&w->state, &st, st | ACCEL_I_W_ACTIVE)) break;
     }
-    w->active = true;
     accel_i_mutex_unlock(&w->lock);
     return accel_i_walker_run(q, b);
 }
@@ -6110,9 +6166,11 @@ static void accel_i_gate_release(accel_signal* s) {
         accel_i_mutex_lock(&w->lock);
         /* listed: the batch is at the head and nobody walks (unless a raiser took it already) */
         if (!w->gate_taken) {
-            w->gate_taken = w->active = true;
+            w->gate_taken = true;
+            accel_i_w_set(w, ACCEL_I_W_ACTIVE, true);   /* HEAD is up: no submit claims it */
             tb[n] = w->head;
             if ((w->head = tb[n]->next) == NULL) w->tail = NULL;
+            accel_i_w_head(w);
             tb[n]->next = NULL;
             took[n++] = w;
         }
@@ -6134,9 +6192,9 @@ static void accel_i_walker_poke(accel_queue* q) {
 static void accel_i_walker_settle(accel_queue* q) {
     accel_i_walker* w = q->walker;
     accel_i_mutex_lock(&w->lock);
-    w->idle_waiters++;
-    while (w->active) accel_i_cond_timedwait(&w->cond, &w->lock, 1000000u);
-    w->idle_waiters--;
+    accel_i_w_waiters(w, 1);   /* before the look at ACTIVE: a walk's end sees one or the other */
+    while (accel_i_w_state(w) & ACCEL_I_W_ACTIVE) accel_i_cond_timedwait(&w->cond, &w->lock, 1000000u);
+    accel_i_w_waiters(w, -1);
     accel_i_mutex_unlock(&w->lock);
 }
 /* Waits until no batch of q is held or walked; TIMEOUT when the deadline passes first. */
@@ -6144,14 +6202,14 @@ static accel_result accel_i_walker_idle(accel_queue* q, uint64_t deadline) {
     accel_i_walker* w = q->walker;
     accel_result r = ACCEL_OK;
     accel_i_mutex_lock(&w->lock);
-    w->idle_waiters++;
-    while (w->head || w->active) {
+    accel_i_w_waiters(w, 1);
+    while (w->head || (accel_i_w_state(w) & ACCEL_I_W_ACTIVE)) {
         uint64_t now = accel_i_now_ns();
         if (now >= deadline) { r = ACCEL_TIMEOUT; break; }
         if (deadline == ACCEL_I_FOREVER) accel_i_cond_wait(&w->cond, &w->lock);
         else accel_i_cond_timedwait(&w->cond, &w->lock, deadline - now);
     }
-    w->idle_waiters--;
+    accel_i_w_waiters(w, -1);
     accel_i_mutex_unlock(&w->lock);
     return r;
 }
@@ -6189,7 +6247,7 @@ static size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap) {
     if (!w) return 0;   /* a queue being made */
     accel_i_mutex_lock(&w->lock);
     for (const accel_i_batch* b = w->head; b; b = b->next) held++;
-    held += w->active;
+    held += (accel_i_w_state(w) & ACCEL_I_W_ACTIVE) != 0;
     accel_i_mutex_unlock(&w->lock);
     len = accel_i_blocked_describe(&w->blocked, out, cap, q, held);
     if (len) return len;
@@ -6220,6 +6278,7 @@ static accel_result accel_i_walker_start(accel_queue* q) {
     memset((void*)w, 0, sizeof *w);
     w->q = q;
     atomic_init(&w->blocked.lock, 0u);
+    atomic_init(&w->state, 0u);
     if (!accel_i_mutex_init(&w->lock)) {
         accel_i_dev_free(dev, w, sizeof *w);
         return accel_i_fail(dev, ACCEL_ERROR_OUT_OF_MEMORY, "accel_queue_create: mutex init failed");

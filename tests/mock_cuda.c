@@ -7,7 +7,8 @@
        ACCEL_CUDA_LIBRARY=build/mock/libcuda_mock.so ACCEL_NVRTC_LIBRARY=build/mock/libcuda_mock.so
    Each stream is a worker thread that runs its operations in order, asynchronously to the caller; it
    takes them from a queue the host appends to with no lock between the two (see mock_stream), so that
-   the host's cost of an enqueue is about the same whether the stream keeps pace or not.
+   the host's cost of an enqueue is about the same whether the stream keeps pace or not (not quite: see
+   MOCK_CUDA_OP_NS).
    MOCK_CUDA_GPU_CPU=1 (bench/cuda.c sets it) gives the streams' threads a CPU of their own.
    Device memory is host memory (device pointer = host address). "Compiling" keeps the source text; a
    module finds its kernels by name in a table of C twins of the CUDA C kernels of tests/kernels.h and
@@ -309,15 +310,18 @@ static void* mock_alloc64(size_t n) {
 /* A GPU's stream holds so much work not yet started, and an enqueue blocks the caller while it is full
    (a launch queue of about a thousand entries on NVIDIA's drivers): 1024 here, MOCK_CUDA_STREAM_DEPTH
    to change it, 0 for no bound. Behind a wait the host has yet to release, a full stream is a hang. */
+static long long mock_env_number(atomic_llong* cache, const char* name, long long fallback) {
+    long long d = atomic_load(cache);   /* -1: not read yet */
+    if (d < 0) {
+        const char* e = getenv(name);
+        d = e && *e ? atoll(e) : fallback;
+        atomic_store(cache, d < 0 ? 0 : d);
+    }
+    return d < 0 ? 0 : d;
+}
 static size_t mock_depth(void) {
     static atomic_llong depth = -1;
-    long long d = atomic_load(&depth);
-    if (d < 0) {
-        const char* e = getenv("MOCK_CUDA_STREAM_DEPTH");
-        d = e && *e ? atoll(e) : 1024;
-        atomic_store(&depth, d < 0 ? 0 : d);
-    }
-    return (size_t)d;
+    return (size_t)mock_env_number(&depth, "MOCK_CUDA_STREAM_DEPTH", 1024);
 }
 
 static void mock_pool_freed(void* block, unsigned gen);
@@ -476,6 +480,20 @@ static op* mock_idle_wait(mock_stream* s) {
     pthread_mutex_unlock(&s->lock);
     return n;
 }
+/* MOCK_CUDA_OP_NS=n: every operation takes at least n ns on its stream, as a GPU's kernel takes its run
+   time (0 by default). For benchmarks: streams that run behind the host never wait for its next
+   enqueue, so a chain's issue time is the host's own cost per step, whichever side issues faster (with
+   a stream that keeps pace, the slower side's enqueues also meet the stream's look for them). */
+static long long mock_op_ns(void) {
+    static atomic_llong ns = -1;
+    return mock_env_number(&ns, "MOCK_CUDA_OP_NS", 0);
+}
+static void mock_op_time(long long ns) {   /* the stream's thread is busy meanwhile, as a GPU */
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((t.tv_sec - t0.tv_sec) * 1000000000ll + (t.tv_nsec - t0.tv_nsec) < ns);
+}
 static void* stream_main(void* arg) {
     mock_stream* s = (mock_stream*)arg;
     for (;;) {
@@ -484,6 +502,7 @@ static void* stream_main(void* arg) {
         atomic_fetch_add_explicit(&s->started, 1u, memory_order_relaxed);
         if (s->head != &s->stub) mock_stream_free(s, s->head);
         s->head = o;
+        if (mock_op_ns()) mock_op_time(mock_op_ns());
         run_op(o);
         atomic_fetch_add_explicit(&s->done, 1u, memory_order_release);
     }

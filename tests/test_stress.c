@@ -310,6 +310,71 @@ TEST(stress_concurrent_object_churn) {
 #endif
 }
 
+/* ==== one queue: batches gated on the host among batches walked inside accel_queue_submit ==== */
+/* Every third batch waits for a host signal that another thread raises meanwhile (GPU backends: the
+   worker gates it, and the raiser's accel_signal_set walks it), the others go straight in, so the
+   submitting thread, the worker and the raiser hand the queue's walk around thousands of times. Batch k
+   copies word 0 to word 1 + k, then fills word 0 with k + 1: in queue order word 1 + k holds k, for
+   every k, and the queue's signal reaches the count once. */
+typedef struct gated_arg { accel_signal* gate; uint64_t top; } gated_arg;
+#if TEST_HAVE_THREADS
+static void gated_raiser(void* p) {
+    gated_arg* a = (gated_arg*)p;
+    for (uint64_t g = 1; g <= a->top; g++) {
+        for (int i = 0; i < (int)(g % 7) * 50; i++) accel_i_yield();   /* raises at varying paces */
+        accel_signal_set(a->gate, g);
+    }
+}
+#endif
+TEST(stress_gated_batches_keep_order) {
+#if TEST_HAVE_THREADS
+    enum { WORDS_MAX = 1 + 3000 };
+    uint32_t n = stress_scaled(3000), bad = 0;
+    accel_device* dev;
+    accel_queue* q;
+    accel_signal *gate, *done;
+    accel_buffer* buf;
+    gated_arg ga;
+    test_thread raiser;
+    uint32_t* got;
+    const char* layers = getenv("VK_LAYER_ENABLES");
+    /* under synchronization validation every semaphore call takes one lock of the layer's, which it may
+       hold while it sleeps (see test_signals.c): fewer batches, or the test takes minutes */
+    if (layers && strstr(layers, "SYNCHRONIZATION")) n = n < 150 ? n : 150;
+    if (n > WORDS_MAX - 1) n = WORDS_MAX - 1;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(test_buffer_create(dev, (size_t)(n + 1) * 4, ACCEL_MEMORY_DEVICE, &buf));
+    accel_queue_fill(q, buf, 0, (size_t)(n + 1) * 4, 0);
+    REQUIRE_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    ga.gate = gate;
+    ga.top = (n + 2) / 3;
+    REQUIRE(test_thread_start(&raiser, gated_raiser, &ga));
+    for (uint32_t k = 0; k < n; k++) {
+        if (k % 3 == 0) accel_queue_wait(q, gate, k / 3 + 1);
+        accel_queue_copy(q, buf, 4 * (size_t)(1 + k), buf, 0, 4);
+        accel_queue_fill(q, buf, 0, 4, k + 1);
+        accel_queue_signal(q, done, k + 1);
+        if (!CHECK_OK(accel_queue_submit(q))) break;
+    }
+    test_thread_join(&raiser);
+    CHECK_OK(accel_signal_wait(done, n, 60ull * 1000000000ull));
+    CHECK_EQ_U64(accel_signal_value(done), n);
+    got = (uint32_t*)malloc((size_t)(n + 1) * 4);
+    REQUIRE(got != NULL);
+    CHECK_OK(accel_buffer_read(buf, 0, got, (size_t)(n + 1) * 4));
+    for (uint32_t k = 0; k < n; k++) bad += got[1 + k] != k;
+    CHECK_EQ_U64(got[0], n);
+    CHECK_EQ_INT(bad, 0);
+    free(got);
+    accel_device_destroy(dev);
+#else
+    SKIP("no threads");
+#endif
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(stress_8_threads_10000_batches);
@@ -317,5 +382,6 @@ int main(int argc, char** argv) {
     RUN(stress_pipeline_two_queues);
     RUN(stress_many_waiters_one_signal);
     RUN(stress_concurrent_object_churn);
+    RUN(stress_gated_batches_keep_order);
     return test_end();
 }
