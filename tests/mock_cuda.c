@@ -458,13 +458,18 @@ static void run_op(op* o) {
    front end keeps fetching: waking a sleeping thread costs tens of microseconds on a VM, and a host that
    enqueues a step every microsecond or two (a chain) would otherwise pay for it at every step whenever
    it was a little slower than the stream, and not when a little faster (figures that flipped between
-   two speeds from run to run). */
+   two speeds from run to run). With a CPU of its own (MOCK_CUDA_GPU_CPU=1) it looks for 2 ms, as a GPU
+   never sleeps: a benchmark's rounds then find their stream awake, not one that slept through the other
+   side's round (a wake-up at every round's start cost a 200-step chain ~130 ns a step). */
 #define MOCK_IDLE_SPIN_NS 5000u
+#define MOCK_IDLE_SPIN_OWN_CPU_NS 2000000u
+static int mock_gpu_cpu = -1;   /* the streams' CPU (MOCK_CUDA_GPU_CPU=1), else -1 */
 static op* mock_next(mock_stream* s) { return atomic_load_explicit(&s->head->snext, memory_order_acquire); }
-/* Looks for the next operation for MOCK_IDLE_SPIN_NS, yielding (a GPU's front end takes no host CPU: a
+/* Looks for the next operation for a while (above), yielding (a GPU's front end takes no host CPU: a
    host thread that shares this core runs first), then sleeps until a push wakes it or the stream stops. */
 static op* mock_idle_wait(mock_stream* s) {
     struct timespec t0, t;
+    long long spin = mock_gpu_cpu >= 0 ? MOCK_IDLE_SPIN_OWN_CPU_NS : MOCK_IDLE_SPIN_NS;
     op* n;
     mock_spare_flush(s);
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -472,10 +477,13 @@ static op* mock_idle_wait(mock_stream* s) {
         if ((n = mock_next(s)) != NULL) return n;
         sched_yield();
         clock_gettime(CLOCK_MONOTONIC, &t);
-    } while ((t.tv_sec - t0.tv_sec) * 1000000000ll + (t.tv_nsec - t0.tv_nsec) < (long long)MOCK_IDLE_SPIN_NS);
+    } while ((t.tv_sec - t0.tv_sec) * 1000000000ll + (t.tv_nsec - t0.tv_nsec) < spin);
     pthread_mutex_lock(&s->lock);
-    atomic_store(&s->sleeping, 1);   /* then look again: a push that missed it sees `sleeping` (push) */
-    while ((n = atomic_load(&s->head->snext)) == NULL && !s->stop) pthread_cond_wait(&s->cond, &s->lock);
+    for (;;) {   /* `sleeping`, then look again: a push that missed the node sees it (push), and takes it */
+        atomic_store(&s->sleeping, 1);
+        if ((n = atomic_load(&s->head->snext)) != NULL || s->stop) break;
+        pthread_cond_wait(&s->cond, &s->lock);
+    }
     atomic_store(&s->sleeping, 0);
     pthread_mutex_unlock(&s->lock);
     return n;
@@ -526,7 +534,9 @@ static CUresult push(mock_stream* s, op* o) {
     atomic_fetch_add_explicit(&s->pushes, 1u, memory_order_relaxed);
     pthread_mutex_unlock(&s->push_lock);
     atomic_thread_fence(memory_order_seq_cst);   /* against mock_idle_wait's store of `sleeping` */
-    if (atomic_load_explicit(&s->sleeping, memory_order_relaxed)) {
+    /* one push wakes the thread: the pushes while it wakes up (tens of microseconds on a VM) do not
+       each take its lock to signal it again, which a GPU's doorbell never costs */
+    if (atomic_load_explicit(&s->sleeping, memory_order_relaxed) && atomic_exchange(&s->sleeping, 0)) {
         pthread_mutex_lock(&s->lock);
         pthread_cond_signal(&s->cond);
         pthread_mutex_unlock(&s->lock);
@@ -813,7 +823,6 @@ static CUresult mMemFreeAsync(dptr_t p, mock_stream* s) {
    afterwards) on the others. Without it the scheduler may put a stream's thread and the thread that feeds
    it on one core, and keep them there while both poll (a launch + sync round trip then took 1.5 or 9 us
    from one run to the next). For benchmarks; the tests leave the scheduler alone. */
-static int mock_gpu_cpu = -1;
 static void mock_gpu_cpu_take(void) {
     cpu_set_t all;
     int last = -1;
