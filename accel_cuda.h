@@ -2429,6 +2429,12 @@ static uint64_t accel_i_cu_poll_slice(uint64_t since) {
     return s < 250u ? 250u : s > ACCEL_CUDA_POLL_MAX_NS ? ACCEL_CUDA_POLL_MAX_NS : s;
 }
 
+/* Slot i of q's ring, 0 the oldest point (ring_lock held, or the enqueuer beyond the count). The ring's
+   capacity is a power of two (16, then doubling: accel_i_cu_ring_grow), so a mask, not a division (a
+   step of a chain indexes it three or four times). */
+static accel_i_cu_point* accel_i_cu_ring_at(const accel_i_cu_queue* q, uint32_t i) {
+    return &q->ring[(q->ring_head + i) & (q->ring_cap - 1u)];
+}
 /* Applies the queue's reached points in order. Returns true while points remain in flight. */
 static bool accel_i_cu_reap(accel_i_cu_queue* q) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
@@ -2472,7 +2478,7 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
         q->ring[q->ring_head].recorded = false;
         q->ring[q->ring_head].stamp = NULL;
         q->ring[q->ring_head].stamp_recorded = false;
-        q->ring_head = (q->ring_head + 1) % q->ring_cap;
+        q->ring_head = (q->ring_head + 1) & (q->ring_cap - 1u);
         q->ring_count--;
         accel_i_spin_unlock(&q->ring_lock);
         if (!entered && (e.staging || e.stamp)) {   /* a release, a timestamp */
@@ -2503,7 +2509,7 @@ static bool accel_i_cu_ring_grow(accel_i_cu_queue* q) {
     accel_i_cu_point* n = (accel_i_cu_point*)accel_i_dev_alloc(d, (size_t)cap * sizeof *n);
     if (!n) return false;
     memset(n, 0, (size_t)cap * sizeof *n);
-    for (uint32_t i = 0; i < q->ring_cap; i++) n[i] = q->ring[(q->ring_head + i) % q->ring_cap];
+    for (uint32_t i = 0; i < q->ring_cap; i++) n[i] = *accel_i_cu_ring_at(q, i);
     accel_i_dev_free(d, q->ring, (size_t)q->ring_cap * sizeof *q->ring);
     q->ring = n;
     q->ring_head = 0;
@@ -2753,7 +2759,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
     }
     accel_i_spin_lock(&q->ring_lock);
     if (q->ring_count < q->ring_cap || accel_i_cu_ring_grow(q))
-        slot = &q->ring[(q->ring_head + q->ring_count) % q->ring_cap];
+        slot = accel_i_cu_ring_at(q, q->ring_count);
     accel_i_spin_unlock(&q->ring_lock);
     if (slot && !gone) {   /* only the enqueuer touches slots beyond the count */
         e.ev = slot->ev;
@@ -3803,7 +3809,7 @@ static accel_i_cu_queue* accel_i_cu_ring_promise(accel_i_cu_device* dev, accel_s
     for (accel_i_cu_queue* o = dev->queues; o; o = o->next_queue) {
         accel_i_spin_lock(&o->ring_lock);
         for (uint32_t i = 0; i < o->ring_count; i++) {
-            const accel_i_cu_point* e = &o->ring[(o->ring_head + i) % o->ring_cap];
+            const accel_i_cu_point* e = accel_i_cu_ring_at(o, i);
             if (e->stamp) break;
             if (e->signal == s && e->value >= v && e->value < best) {
                 best = e->value;
@@ -3826,7 +3832,7 @@ static accel_i_cu_queue* accel_i_cu_queue_at(accel_i_cu_device* dev, accel_cu_de
    keeps the event from being recorded again meanwhile). */
 static accel_cu_event accel_i_cu_point_event(const accel_i_cu_queue* o, uint64_t seq) {
     for (uint32_t i = o->ring_count; i-- > 0;) {
-        const accel_i_cu_point* e = &o->ring[(o->ring_head + i) % o->ring_cap];
+        const accel_i_cu_point* e = accel_i_cu_ring_at(o, i);
         if (e->seq < seq) break;
         if (e->seq == seq && e->recorded) return e->ev;
     }
@@ -4000,7 +4006,7 @@ static bool accel_i_cu_batch_joins(accel_i_cu_queue* q, accel_i_batch* b) {
     if (q->dirty || q->staging || q->waits || q->holds || accel_i_cu_gone(q)) return false;
     accel_i_spin_lock(&q->ring_lock);
     if (q->ring_count) {
-        accel_i_cu_point* last = &q->ring[(q->ring_head + q->ring_count - 1) % q->ring_cap];
+        accel_i_cu_point* last = accel_i_cu_ring_at(q, q->ring_count - 1);
         if (!last->batch && last->seq == q->issued) { last->batch = b; joined = true; }
     }
     accel_i_spin_unlock(&q->ring_lock);
