@@ -6091,11 +6091,11 @@ static void accel_i_walker_main(void* arg) {
    while it sleeps untimed). */
 static bool accel_i_walker_leave(accel_i_walker* w) {
     uint32_t st = accel_i_w_state(w);
-    while (!(st & (ACCEL_I_W_HEAD | ACCEL_I_W_WAITERS)) && !(w->poke && (st & ACCEL_I_W_SLEEP)))
-        if (atomic_compare_exchange_weak(&w->state, &st, st & ~(uint32_t)ACCEL_I_W_ACTIVE)) {
-            w->poke = false;
-            return true;
-        }
+    bool poke = w->poke;
+    w->poke = false;   /* before ACTIVE goes: from then on the queue may be destroyed */
+    while (!(st & (ACCEL_I_W_HEAD | ACCEL_I_W_WAITERS)) && !(poke && (st & ACCEL_I_W_SLEEP)))
+        if (atomic_compare_exchange_weak(&w->state, &st, st & ~(uint32_t)ACCEL_I_W_ACTIVE)) return true;
+    w->poke = poke;
     return false;
 }
 /* Walks b, q's oldest batch (the caller set ACCEL_I_W_ACTIVE), on this thread without blocking: what
