@@ -6180,10 +6180,11 @@ static void accel_i_gate_release(accel_signal* s) {
     for (uint32_t i = 0; i < n; i++) accel_i_walker_run(took[i]->q, tb[i]);
 }
 /* Wakes the worker when it sleeps with nothing to poll and the backend just put work in flight that
-   it must watch (queue_poll backends): at the end of the walk, where accel_i_walker_run takes the
-   worker's lock anyway (a lock a batch less); a worker's own walk polls next, awake. */
+   it must watch (queue_poll backends): at the end of the walk (accel_i_walker_run), which takes the
+   worker's lock for it only while the worker sleeps untimed (SLEEP); a worker's own walk polls next,
+   awake. */
 static void accel_i_walker_poke(accel_queue* q) {
-    q->walker->poke = true;   /* the walk's end wakes it (accel_i_walker_run), under the lock it takes */
+    q->walker->poke = true;   /* the walk's end wakes it (accel_i_walker_run, accel_i_walker_leave) */
 }
 /* accel_device_recover (core: device generations): waits until no thread walks q's batches. A worker
    gated on the host is not walking (accel_i_gate_open handed its batch back: it holds nothing native);
