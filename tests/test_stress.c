@@ -321,7 +321,8 @@ typedef struct gated_arg { accel_signal* gate; uint64_t top; } gated_arg;
 static void gated_raiser(void* p) {
     gated_arg* a = (gated_arg*)p;
     for (uint64_t g = 1; g <= a->top; g++) {
-        for (int i = 0; i < (int)(g % 7) * 50; i++) accel_i_yield();   /* raises at varying paces */
+        uint64_t t0 = accel_host_time_ns(), pause = (g % 7) * 20000u;   /* raises at varying paces */
+        while (accel_host_time_ns() - t0 < pause) { }
         accel_signal_set(a->gate, g);
     }
 }
