@@ -5840,7 +5840,6 @@ struct accel_i_walker {
        (accel_i_walker_poke: the walking thread's) */
     accel_i_a32 state;
     bool stop, poke;
-    uint32_t idle_waiters;          /* threads in accel_i_walker_idle or _settle (lock) */
     accel_i_thread thread;
     accel_i_blocked blocked;        /* debug devices: the gated wait the worker is in */
     /* the gated wait the worker waits for on the host with its batch handed back (accel_i_gate_open),
@@ -5852,24 +5851,39 @@ struct accel_i_walker {
     accel_i_walker* gate_next;
 };
 
-/* A worker's state bits. ACTIVE: a thread walks a batch of the queue; HEAD: head is not NULL; WAITERS:
-   idle_waiters is not 0; SLEEP: the worker sleeps untimed. Changed under the lock, except that a submit
-   claims ACTIVE without it when no bit but WAITERS or SLEEP is set (accel_i_walker_submit), and a walk
-   that ends with only SLEEP set (not poked) drops it without it (accel_i_walker_run): a batch walked
-   inside accel_queue_submit takes no lock. HEAD goes up only while ACTIVE is (or under the lock), so a
-   walk's lock-free end and a batch queued behind it cannot miss each other. */
-enum { ACCEL_I_W_ACTIVE = 1u, ACCEL_I_W_HEAD = 2u, ACCEL_I_W_WAITERS = 4u, ACCEL_I_W_SLEEP = 8u };
+/* A worker's state word. ACTIVE: a thread walks a batch of the queue; HEAD: head is not NULL; SLEEP:
+   the worker sleeps untimed; above them, in units of ACCEL_I_W_WAITER, the threads that wait for the
+   worker to be idle (accel_i_walker_idle, _settle). Changed under the lock, except that a submit claims
+   ACTIVE without it when neither ACTIVE nor HEAD is set (accel_i_walker_submit), and a walk that ends
+   with no HEAD, no waiter and no poke for a sleeping worker drops it without it (accel_i_walker_leave):
+   a batch walked inside accel_queue_submit takes no lock. HEAD goes up only while ACTIVE is (or under
+   the lock), so a walk's lock-free end and a batch queued behind it cannot miss each other. */
+enum { ACCEL_I_W_ACTIVE = 1u, ACCEL_I_W_HEAD = 2u, ACCEL_I_W_SLEEP = 4u, ACCEL_I_W_WAITER = 8u };
+#define ACCEL_I_W_WAITERS (~(uint32_t)(ACCEL_I_W_WAITER - 1u))
 static uint32_t accel_i_w_state(accel_i_walker* w) { return atomic_load(&w->state); }
+static bool accel_i_w_has(accel_i_walker* w, uint32_t bits) { return (accel_i_w_state(w) & bits) != 0; }
 static void accel_i_w_set(accel_i_walker* w, uint32_t bits, bool on) {
     if (on) atomic_fetch_or(&w->state, bits);
     else atomic_fetch_and(&w->state, ~bits);
 }
 /* head changed (the lock held): HEAD follows it */
 static void accel_i_w_head(accel_i_walker* w) { accel_i_w_set(w, ACCEL_I_W_HEAD, w->head != NULL); }
-/* one more (+1) or one less (-1) thread waits for the worker to be idle (the lock held) */
-static void accel_i_w_waiters(accel_i_walker* w, int d) {
-    w->idle_waiters = (uint32_t)((int)w->idle_waiters + d);
-    accel_i_w_set(w, ACCEL_I_W_WAITERS, w->idle_waiters != 0);
+/* The batch at the head leaves the list, walked by the caller from here (the lock held): ACTIVE goes up
+   before HEAD may go down, so that no submit claims the walk between the two. */
+static accel_i_batch* accel_i_walker_take(accel_i_walker* w) {
+    accel_i_batch* b = w->head;
+    if ((w->head = b->next) == NULL) w->tail = NULL;
+    b->next = NULL;
+    accel_i_w_set(w, ACCEL_I_W_ACTIVE, true);
+    accel_i_w_head(w);
+    return b;
+}
+/* b goes back to the front of the list, for the worker; the caller walks no more (the lock held). */
+static void accel_i_walker_give_back(accel_i_walker* w, accel_i_batch* b) {
+    if ((b->next = w->head) == NULL) w->tail = b;
+    w->head = b;
+    accel_i_w_head(w);
+    accel_i_w_set(w, ACCEL_I_W_ACTIVE, false);
 }
 
 /* Waits on the host for a gated wait (the worker only), published for the hang reports. */
@@ -5902,10 +5916,7 @@ static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal
     uint64_t failed;
     accel_i_retain(s);
     accel_i_mutex_lock(&w->lock);
-    if ((b->next = w->head) == NULL) w->tail = b;
-    w->head = b;
-    accel_i_w_head(w);
-    accel_i_w_set(w, ACCEL_I_W_ACTIVE, false);
+    accel_i_walker_give_back(w, b);
     w->gate_s = s;
     w->gate_v = v;
     accel_i_mutex_unlock(&w->lock);
@@ -5921,12 +5932,7 @@ static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal
     atomic_fetch_sub(&sd->gate_count, 1u);
     accel_i_spin_unlock(&sd->gate_lock);
     accel_i_mutex_lock(&w->lock);
-    if ((*taken = w->gate_taken) == false) {   /* still at the front: ours again */
-        if ((w->head = b->next) == NULL) w->tail = NULL;
-        b->next = NULL;
-        accel_i_w_set(w, ACCEL_I_W_ACTIVE, true);   /* before HEAD may go: no submit claims it */
-        accel_i_w_head(w);
-    }
+    if ((*taken = w->gate_taken) == false) accel_i_walker_take(w);   /* b, still at the front: ours again */
     w->gate_taken = false;
     accel_i_mutex_unlock(&w->lock);
     accel_i_release(s);
@@ -6047,7 +6053,7 @@ static void accel_i_walker_main(void* arg) {
     accel_i_mutex_lock(&w->lock);
     for (;;) {
         accel_i_batch* b;
-        bool active = (accel_i_w_state(w) & ACCEL_I_W_ACTIVE) != 0;
+        bool active = accel_i_w_has(w, ACCEL_I_W_ACTIVE);
         if (!w->head || active) {
             uint64_t poll = 0;
             if (w->stop && !active) break;
@@ -6055,7 +6061,7 @@ static void accel_i_walker_main(void* arg) {
                 accel_i_mutex_unlock(&w->lock);
                 poll = be->walk->queue_poll(w->q);
                 accel_i_mutex_lock(&w->lock);
-                active = (accel_i_w_state(w) & ACCEL_I_W_ACTIVE) != 0;
+                active = accel_i_w_has(w, ACCEL_I_W_ACTIVE);
                 if (w->head && !active) continue;
                 if (w->stop && !active && poll == 0) break;
             }
@@ -6068,11 +6074,7 @@ static void accel_i_walker_main(void* arg) {
             }
             continue;
         }
-        b = w->head;
-        if ((w->head = b->next) == NULL) w->tail = NULL;
-        b->next = NULL;
-        accel_i_w_set(w, ACCEL_I_W_ACTIVE, true);   /* before HEAD may go: no submit claims it */
-        accel_i_w_head(w);
+        b = accel_i_walker_take(w);
         accel_i_mutex_unlock(&w->lock);
         if (accel_i_walk(w->q, b, true) == ACCEL_I_TAKEN) {   /* the walk is the raiser's now */
             accel_i_mutex_lock(&w->lock);
@@ -6081,7 +6083,7 @@ static void accel_i_walker_main(void* arg) {
         accel_i_mutex_lock(&w->lock);
         w->poke = false;   /* the worker itself polls next */
         accel_i_w_set(w, ACCEL_I_W_ACTIVE, false);
-        if (w->idle_waiters) accel_i_cond_broadcast(&w->cond);
+        if (accel_i_w_has(w, ACCEL_I_W_WAITERS)) accel_i_cond_broadcast(&w->cond);
     }
     accel_i_mutex_unlock(&w->lock);
 }
@@ -6106,14 +6108,12 @@ static accel_result accel_i_walker_run(accel_queue* q, accel_i_batch* b) {
     if (r != ACCEL_I_WOULD_BLOCK && accel_i_walker_leave(w)) return (accel_result)r;
     accel_i_mutex_lock(&w->lock);
     if (r == ACCEL_I_WOULD_BLOCK) {   /* the oldest work of the queue: to the front */
-        b->next = w->head;
-        w->head = b;
-        if (!w->tail) w->tail = b;
-        accel_i_w_head(w);
+        accel_i_walker_give_back(w, b);
         r = ACCEL_OK;
+    } else {
+        accel_i_w_set(w, ACCEL_I_W_ACTIVE, false);
     }
-    accel_i_w_set(w, ACCEL_I_W_ACTIVE, false);
-    if (w->head || w->idle_waiters || (w->poke && (accel_i_w_state(w) & ACCEL_I_W_SLEEP)))
+    if (w->head || accel_i_w_has(w, ACCEL_I_W_WAITERS) || (w->poke && accel_i_w_has(w, ACCEL_I_W_SLEEP)))
         accel_i_cond_broadcast(&w->cond);
     w->poke = false;
     accel_i_mutex_unlock(&w->lock);
@@ -6167,11 +6167,7 @@ static void accel_i_gate_release(accel_signal* s) {
         /* listed: the batch is at the head and nobody walks (unless a raiser took it already) */
         if (!w->gate_taken) {
             w->gate_taken = true;
-            accel_i_w_set(w, ACCEL_I_W_ACTIVE, true);   /* HEAD is up: no submit claims it */
-            tb[n] = w->head;
-            if ((w->head = tb[n]->next) == NULL) w->tail = NULL;
-            accel_i_w_head(w);
-            tb[n]->next = NULL;
+            tb[n] = accel_i_walker_take(w);
             took[n++] = w;
         }
         accel_i_mutex_unlock(&w->lock);
@@ -6193,9 +6189,9 @@ static void accel_i_walker_poke(accel_queue* q) {
 static void accel_i_walker_settle(accel_queue* q) {
     accel_i_walker* w = q->walker;
     accel_i_mutex_lock(&w->lock);
-    accel_i_w_waiters(w, 1);   /* before the look at ACTIVE: a walk's end sees one or the other */
-    while (accel_i_w_state(w) & ACCEL_I_W_ACTIVE) accel_i_cond_timedwait(&w->cond, &w->lock, 1000000u);
-    accel_i_w_waiters(w, -1);
+    atomic_fetch_add(&w->state, ACCEL_I_W_WAITER);   /* before the look at ACTIVE: a walk's end sees one */
+    while (accel_i_w_has(w, ACCEL_I_W_ACTIVE)) accel_i_cond_timedwait(&w->cond, &w->lock, 1000000u);
+    atomic_fetch_sub(&w->state, ACCEL_I_W_WAITER);
     accel_i_mutex_unlock(&w->lock);
 }
 /* Waits until no batch of q is held or walked; TIMEOUT when the deadline passes first. */
@@ -6203,14 +6199,14 @@ static accel_result accel_i_walker_idle(accel_queue* q, uint64_t deadline) {
     accel_i_walker* w = q->walker;
     accel_result r = ACCEL_OK;
     accel_i_mutex_lock(&w->lock);
-    accel_i_w_waiters(w, 1);
-    while (w->head || (accel_i_w_state(w) & ACCEL_I_W_ACTIVE)) {
+    atomic_fetch_add(&w->state, ACCEL_I_W_WAITER);
+    while (w->head || accel_i_w_has(w, ACCEL_I_W_ACTIVE)) {
         uint64_t now = accel_i_now_ns();
         if (now >= deadline) { r = ACCEL_TIMEOUT; break; }
         if (deadline == ACCEL_I_FOREVER) accel_i_cond_wait(&w->cond, &w->lock);
         else accel_i_cond_timedwait(&w->cond, &w->lock, deadline - now);
     }
-    accel_i_w_waiters(w, -1);
+    atomic_fetch_sub(&w->state, ACCEL_I_W_WAITER);
     accel_i_mutex_unlock(&w->lock);
     return r;
 }
@@ -6248,7 +6244,7 @@ static size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap) {
     if (!w) return 0;   /* a queue being made */
     accel_i_mutex_lock(&w->lock);
     for (const accel_i_batch* b = w->head; b; b = b->next) held++;
-    held += (accel_i_w_state(w) & ACCEL_I_W_ACTIVE) != 0;
+    held += accel_i_w_has(w, ACCEL_I_W_ACTIVE);
     accel_i_mutex_unlock(&w->lock);
     len = accel_i_blocked_describe(&w->blocked, out, cap, q, held);
     if (len) return len;

@@ -416,6 +416,11 @@ static void mock_stream_free(mock_stream* s, op* o) {
     if (++s->nspare == MOCK_SPARES) mock_spare_flush(s);
 }
 static void mock_batch_run(const op* o);
+static long long mock_now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
+}
 static void run_op(op* o) {
     if (atomic_load(&mock_sticky)) return;   /* a dead context runs nothing more */
     switch (o->kind) {
@@ -441,9 +446,7 @@ static void run_op(op* o) {
     case OP_WAIT64: mock_wait64(o->dst, o->v64); break;
     case OP_BATCH: mock_batch_run(o); break;
     case OP_EVENT: {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        atomic_store(&o->ev->at_ns, (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+        atomic_store(&o->ev->at_ns, (unsigned long long)mock_now_ns());
         atomic_store(&o->ev->completed, o->ev_gen);
         break;
     }
@@ -468,16 +471,14 @@ static op* mock_next(mock_stream* s) { return atomic_load_explicit(&s->head->sne
 /* Looks for the next operation for a while (above), yielding (a GPU's front end takes no host CPU: a
    host thread that shares this core runs first), then sleeps until a push wakes it or the stream stops. */
 static op* mock_idle_wait(mock_stream* s) {
-    struct timespec t0, t;
-    long long spin = mock_gpu_cpu >= 0 ? MOCK_IDLE_SPIN_OWN_CPU_NS : MOCK_IDLE_SPIN_NS;
+    long long spin = mock_gpu_cpu >= 0 ? MOCK_IDLE_SPIN_OWN_CPU_NS : MOCK_IDLE_SPIN_NS, t0;
     op* n;
     mock_spare_flush(s);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t0 = mock_now_ns();
     do {
         if ((n = mock_next(s)) != NULL) return n;
         sched_yield();
-        clock_gettime(CLOCK_MONOTONIC, &t);
-    } while ((t.tv_sec - t0.tv_sec) * 1000000000ll + (t.tv_nsec - t0.tv_nsec) < spin);
+    } while (mock_now_ns() - t0 < spin);
     pthread_mutex_lock(&s->lock);
     for (;;) {   /* `sleeping`, then look again: a push that missed the node sees it (push), and takes it */
         atomic_store(&s->sleeping, 1);
@@ -497,10 +498,9 @@ static long long mock_op_ns(void) {
     return mock_env_number(&ns, "MOCK_CUDA_OP_NS", 0);
 }
 static void mock_op_time(long long ns) {   /* the stream's thread is busy meanwhile, as a GPU */
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    do clock_gettime(CLOCK_MONOTONIC, &t);
-    while ((t.tv_sec - t0.tv_sec) * 1000000000ll + (t.tv_nsec - t0.tv_nsec) < ns);
+    long long t0;
+    if (ns <= 0) return;
+    for (t0 = mock_now_ns(); mock_now_ns() - t0 < ns;) { }
 }
 static void* stream_main(void* arg) {
     mock_stream* s = (mock_stream*)arg;
@@ -510,7 +510,7 @@ static void* stream_main(void* arg) {
         atomic_fetch_add_explicit(&s->started, 1u, memory_order_relaxed);
         if (s->head != &s->stub) mock_stream_free(s, s->head);
         s->head = o;
-        if (mock_op_ns()) mock_op_time(mock_op_ns());
+        mock_op_time(mock_op_ns());
         run_op(o);
         atomic_fetch_add_explicit(&s->done, 1u, memory_order_release);
     }
