@@ -5878,12 +5878,11 @@ static accel_i_batch* accel_i_walker_take(accel_i_walker* w) {
     accel_i_w_head(w);
     return b;
 }
-/* b goes back to the front of the list, for the worker; the caller walks no more (the lock held). */
+/* b goes back to the front of the list, for the worker (the lock held; the caller drops ACTIVE next). */
 static void accel_i_walker_give_back(accel_i_walker* w, accel_i_batch* b) {
     if ((b->next = w->head) == NULL) w->tail = b;
     w->head = b;
     accel_i_w_head(w);
-    accel_i_w_set(w, ACCEL_I_W_ACTIVE, false);
 }
 
 /* Waits on the host for a gated wait (the worker only), published for the hang reports. */
@@ -5917,6 +5916,7 @@ static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal
     accel_i_retain(s);
     accel_i_mutex_lock(&w->lock);
     accel_i_walker_give_back(w, b);
+    accel_i_w_set(w, ACCEL_I_W_ACTIVE, false);
     w->gate_s = s;
     w->gate_v = v;
     accel_i_mutex_unlock(&w->lock);
@@ -6105,15 +6105,15 @@ static bool accel_i_walker_leave(accel_i_walker* w) {
 static accel_result accel_i_walker_run(accel_queue* q, accel_i_batch* b) {
     accel_i_walker* w = q->walker;
     int r = accel_i_walk(q, b, false);
+    uint32_t st;
     if (r != ACCEL_I_WOULD_BLOCK && accel_i_walker_leave(w)) return (accel_result)r;
     accel_i_mutex_lock(&w->lock);
     if (r == ACCEL_I_WOULD_BLOCK) {   /* the oldest work of the queue: to the front */
         accel_i_walker_give_back(w, b);
         r = ACCEL_OK;
-    } else {
-        accel_i_w_set(w, ACCEL_I_W_ACTIVE, false);
     }
-    if (w->head || accel_i_w_has(w, ACCEL_I_W_WAITERS) || (w->poke && accel_i_w_has(w, ACCEL_I_W_SLEEP)))
+    st = atomic_fetch_and(&w->state, ~(uint32_t)ACCEL_I_W_ACTIVE);
+    if (w->head || (st & ACCEL_I_W_WAITERS) || (w->poke && (st & ACCEL_I_W_SLEEP)))
         accel_i_cond_broadcast(&w->cond);
     w->poke = false;
     accel_i_mutex_unlock(&w->lock);
