@@ -2443,24 +2443,28 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
     bool entered = false;
     if (atomic_exchange_explicit(&q->reap_lock, 1u, memory_order_acquire)) return true;
     for (;;) {
-        accel_i_cu_point e;
-        bool lost = accel_i_cu_gone(q), reached = lost;
+        accel_i_cu_point e;   /* the oldest point, copied out once reached */
+        bool lost = accel_i_cu_gone(q), reached = lost, recorded;
+        uint64_t seq;
+        accel_cu_event ev;
         accel_i_spin_lock(&q->ring_lock);
         if (q->ring_count == 0) { accel_i_spin_unlock(&q->ring_lock); break; }
-        e = q->ring[q->ring_head];
+        seq = q->ring[q->ring_head].seq;
+        recorded = q->ring[q->ring_head].recorded;
+        ev = q->ring[q->ring_head].ev;
         accel_i_spin_unlock(&q->ring_lock);
         if (!reached && dev->memops) {
-            reached = atomic_load_explicit(q->progress.host, memory_order_acquire) >= e.seq;
+            reached = atomic_load_explicit(q->progress.host, memory_order_acquire) >= seq;
         } else if (!reached) {
-            reached = e.seq <= q->reached;
-            if (!reached && e.recorded) {
+            reached = seq <= q->reached;
+            if (!reached && recorded) {
                 accel_cu_result cr;
                 if (!entered) { accel_i_cu_enter(dev); entered = true; }
-                cr = accel_i_cu.EventQuery(e.ev);
+                cr = accel_i_cu.EventQuery(ev);
                 if (cr == ACCEL_CU_SUCCESS) {   /* the progress word reads it, as the GPU's writes do */
-                    q->reached = e.seq;
+                    q->reached = seq;
                     reached = true;
-                    accel_i_atomic_max(q->progress.host, e.seq);
+                    accel_i_atomic_max(q->progress.host, seq);
                 }
                 else if (cr != ACCEL_CU_ERROR_NOT_READY) {
                     accel_i_cu_check(dev, cr, "cuEventQuery");
@@ -2471,7 +2475,7 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
         if (!reached) break;
         atomic_thread_fence(memory_order_acquire);
         accel_i_spin_lock(&q->ring_lock);
-        e = q->ring[q->ring_head];   /* again: a batch may have joined it since (accel_i_cu_batch_joins) */
+        e = q->ring[q->ring_head];   /* now: a batch may have joined it (accel_i_cu_batch_joins) */
         q->ring[q->ring_head].signal = NULL;
         q->ring[q->ring_head].batch = NULL;
         q->ring[q->ring_head].staging = NULL;
