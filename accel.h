@@ -3457,17 +3457,23 @@ static void accel_i_holds_release(accel_i_object* list) {
         accel_i_release(list);
     }
 }
-/* q's teardown, its work done: drops every hold left, and the unheld list. */
+/* q's teardown, its work done: drops every hold left, and the unheld list. The held ones one at a time
+   under the lock: once its `holder` is 0, another queue may claim an object and link it into its own
+   list, so q's list is not followed after the lock is let go. */
 static void accel_i_holds_drop(accel_queue* q) {
     accel_device* dev = q->obj.device;
-    accel_i_object *held, *o;
-    accel_i_spin_lock(&dev->objects_lock);   /* after it, no unhold changes q's lists */
-    held = q->held;
-    for (o = held; o; o = o->hold_next) atomic_store_explicit(&o->holder, 0u, memory_order_relaxed);
-    q->held = NULL;
-    accel_i_spin_unlock(&dev->objects_lock);
-    accel_i_holds_release(held);
-    accel_i_holds_release(q->unheld);
+    accel_i_object* o;
+    do {
+        accel_i_spin_lock(&dev->objects_lock);
+        if ((o = q->held) != NULL) {
+            if ((q->held = o->hold_next) != NULL) q->held->hold_prev = NULL;
+            o->hold_next = NULL;
+            atomic_store_explicit(&o->holder, 0u, memory_order_relaxed);
+        }
+        accel_i_spin_unlock(&dev->objects_lock);
+        if (o) accel_i_release(o);
+    } while (o);
+    accel_i_holds_release(q->unheld);   /* no unhold reaches q any more; nobody claims these */
     q->unheld = NULL;
 }
 /* Recycling a batch of seq s: q's completed rises to s; returns the unheld objects now no batch's
@@ -5976,13 +5982,14 @@ static int accel_i_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment
     }
 }
 
-/* Walks b from b->pc, segment by segment (see above). may_block false: inside accel_queue_submit; at
-   a gated wait, a host step, or a backend that would block, returns ACCEL_I_WOULD_BLOCK with b->pc at
-   the segment the queue's worker must go on with. may_block true: the worker; where the backend would
-   block, it reaps a while (accel_i_walker_wait_room) and calls again. An error before anything of the
-   batch went to the device drops it and is returned (all or nothing); a later one fails the rest's
-   signals. */
-static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
+/* Walks b from b->pc, segment by segment (see above). may_block false: inside accel_queue_submit or a
+   raiser's accel_signal_set; at a gated wait, a host step, or a backend that would block, returns
+   ACCEL_I_WOULD_BLOCK with b->pc at the segment the queue's worker must go on with. may_block true: the
+   worker; where the backend would block, it reaps a while (accel_i_walker_wait_room) and calls again.
+   submitting: b's own accel_queue_submit, where an error before anything of the batch went to the
+   device drops it and is returned (all or nothing); elsewhere (the batch was accepted), and for a later
+   one, the error fails the rest's signals. */
+static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block, bool submitting) {
     accel_device* d = q->obj.device;
     int r = ACCEL_OK;
     while (b->pc < b->count) {
@@ -6020,7 +6027,7 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block) {
         if (r == ACCEL_I_WOULD_BLOCK && may_block) { accel_i_walker_wait_room(q); continue; }
         if (r == ACCEL_I_WOULD_BLOCK) return r;
         if (r != ACCEL_OK) {
-            if (!may_block && sg.wfrom == 0) break;     /* nothing ran: accel_queue_submit reports it */
+            if (submitting && sg.wfrom == 0) break;     /* nothing ran: accel_queue_submit reports it */
             accel_i_log(d, ACCEL_LOG_ERROR, "%s: %s while submitting the rest of a batch; its signals fail",
                         d->backend->name, accel_result_string((accel_result)r));
             accel_i_fail_rest(b, sg.from, accel_i_failed_value((accel_result)r));
@@ -6076,7 +6083,7 @@ static void accel_i_walker_main(void* arg) {
         }
         b = accel_i_walker_take(w);
         accel_i_mutex_unlock(&w->lock);
-        if (accel_i_walk(w->q, b, true) == ACCEL_I_TAKEN) {   /* the walk is the raiser's now */
+        if (accel_i_walk(w->q, b, true, false) == ACCEL_I_TAKEN) {   /* the walk is the raiser's now */
             accel_i_mutex_lock(&w->lock);
             continue;
         }
@@ -6101,10 +6108,10 @@ static bool accel_i_walker_leave(accel_i_walker* w) {
     return false;
 }
 /* Walks b, q's oldest batch (the caller set ACCEL_I_W_ACTIVE), on this thread without blocking: what
-   would block goes back to the front for the worker. */
-static accel_result accel_i_walker_run(accel_queue* q, accel_i_batch* b) {
+   would block goes back to the front for the worker. submitting: see accel_i_walk. */
+static accel_result accel_i_walker_run(accel_queue* q, accel_i_batch* b, bool submitting) {
     accel_i_walker* w = q->walker;
-    int r = accel_i_walk(q, b, false);
+    int r = accel_i_walk(q, b, false, submitting);
     uint32_t st;
     if (r != ACCEL_I_WOULD_BLOCK && accel_i_walker_leave(w)) return (accel_result)r;
     accel_i_mutex_lock(&w->lock);
@@ -6132,7 +6139,7 @@ static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
     b->next = NULL;
     while (!(st & busy))
         if (atomic_compare_exchange_weak(&w->state, &st, st | ACCEL_I_W_ACTIVE))
-            return accel_i_walker_run(q, b);
+            return accel_i_walker_run(q, b, true);
     accel_i_mutex_lock(&w->lock);
     for (;;) {   /* no wake-up: a worker with a head or a walk takes it when it is done */
         st = accel_i_w_state(w);
@@ -6147,7 +6154,7 @@ static accel_result accel_i_walker_submit(accel_queue* q, accel_i_batch* b) {
         if (!(st & busy) && atomic_compare_exchange_strong(&w->state, &st, st | ACCEL_I_W_ACTIVE)) break;
     }
     accel_i_mutex_unlock(&w->lock);
-    return accel_i_walker_run(q, b);
+    return accel_i_walker_run(q, b, true);
 }
 /* accel_signal_set reached a value: walks here the batches of workers gated on s at a value now
    reached (accel_i_gate_open). Claimed under s's device's gate lock, which the worker takes to leave
@@ -6173,7 +6180,7 @@ static void accel_i_gate_release(accel_signal* s) {
         accel_i_mutex_unlock(&w->lock);
     }
     accel_i_spin_unlock(&dev->gate_lock);
-    for (uint32_t i = 0; i < n; i++) accel_i_walker_run(took[i]->q, tb[i]);
+    for (uint32_t i = 0; i < n; i++) accel_i_walker_run(took[i]->q, tb[i], false);   /* errors: failed */
 }
 /* Wakes the worker when it sleeps with nothing to poll and the backend just put work in flight that
    it must watch (queue_poll backends): at the end of the walk (accel_i_walker_run), which takes the

@@ -558,10 +558,62 @@ TEST(alloc_sweep_report) {
 #endif
 }
 
+/* A batch waits for a host signal; by the time the signal is set, a GPU queue's worker waits for it on
+   the host, and the raising thread walks the batch (accel_signal_set). When that walk runs out of host
+   memory (the CUDA ring mode: the signal points of 200 commands), the batch's signal fails: its submit
+   returned OK, so it must not be dropped unsignalled (its waiters, and a device destroy that waits for a
+   queue behind it, would wait for ever). Every backend: where nothing is allocated there, it runs. */
+TEST(alloc_failure_in_a_walk_a_raise_makes_fails_the_batch) {
+    test_alloc_state st;
+    accel_device_desc desc;
+    accel_device* dev = NULL;
+    accel_queue* q = NULL;
+    accel_signal *gate = NULL, *done = NULL;
+    accel_buffer* buf = NULL;
+    accel_result w;
+    test_alloc_init(&st);
+    memset(&desc, 0, sizeof desc);
+    desc.allocator = test_allocator(&st);
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(test_buffer_create(dev, 4096, ACCEL_MEMORY_HOST, &buf));
+    accel_queue_wait(q, gate, 1);
+    for (uint32_t i = 0; i < 200; i++) accel_queue_fill(q, buf, 4u * (i % 1024u), 4, i);
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    /* 20 ms: the worker took the batch and waits for the gate */
+    CHECK_RESULT(accel_signal_wait(done, 1, SW_NO_THREADS ? 0u : 20000000u), ACCEL_TIMEOUT);
+    atomic_store(&st.fail_after, 0);
+    CHECK_OK(accel_signal_set(gate, 1));
+    atomic_store(&st.fail_after, -1);
+    w = accel_signal_wait(done, 1, 10ull * 1000000000ull);
+    if (!CHECK(w == ACCEL_OK || w == ACCEL_ERROR_SIGNAL_FAILED))
+        fprintf(stderr, "    the released batch's signal: %s, value %#llx (%ld allocations refused)\n",
+                accel_result_string(w), (unsigned long long)accel_signal_value(done),
+                (long)atomic_load(&st.failures));
+    if (w == ACCEL_OK) CHECK_EQ_U64(test_buffer_u32(buf, 199), 199);
+    if (test_g.verbose)
+        fprintf(stderr, "  released batch: %s, %ld allocations refused\n", accel_result_string(w),
+                (long)atomic_load(&st.failures));
+    CHECK(accel_queue_finish(q, 10ull * 1000000000ull) != ACCEL_TIMEOUT);
+    accel_queue_fill(q, buf, 0, 16, 0x77u);   /* the queue works on */
+    CHECK_OK(accel_queue_finish(q, 10ull * 1000000000ull));
+    CHECK_EQ_U64(test_buffer_u32(buf, 3), 0x77u);
+    accel_buffer_destroy(buf);
+    accel_signal_destroy(done);
+    accel_signal_destroy(gate);
+    accel_queue_destroy(q);
+    accel_device_destroy(dev);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
-    /* CPU and Vulkan: every allocation of a call happens inside it (Vulkan sets aside at submit what its
-       worker needs for a batch that waits on the host). CUDA keeps per-device caches (NVRTC results)
+    RUN(alloc_failure_in_a_walk_a_raise_makes_fails_the_batch);
+    /* the sweep, on the CPU and Vulkan: every allocation of a call happens inside it (Vulkan sets
+       aside at submit what its worker needs for a batch that waits on the host). CUDA keeps per-device caches (NVRTC results)
        and its GPU-side allocations are the driver's, so the sweep's counts do not apply there. */
     test_only_backends("cpu vulkan", "the sweep expects every allocation of a call inside it (see test_alloc.c main)");
     RUN(alloc_sweep_device_create);

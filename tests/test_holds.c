@@ -2,7 +2,8 @@
    the caller destroys is freed as soon as no submitted work uses it (at once when none does, once the
    last batch that uses it is done otherwise), never before; command lists keep references of their own;
    an object used by two queues, a queue destroyed before its objects, a device destroyed with objects
-   still held; many queues on many threads claiming and letting go of objects that others destroy. On
+   still held; many queues on many threads claiming and letting go of objects that others destroy; a
+   queue's teardown while another thread's queue claims the objects it let go. On
    every backend (CPU, Vulkan on lavapipe, CUDA through the mock). Memory is counted through the device's
    allocator: the buffers and signals under test carry a 1 MiB label, which the core keeps whole in the
    allocator's memory until the object is freed (the CPU backend's programs too, by their name). */
@@ -375,8 +376,84 @@ TEST(many_queues_claim_and_let_go_while_others_destroy) {
     CHECK(hold_bytes(&sc) - before < HOLD_MIB / 2);   /* no source left behind */
     hold_scene_end(&sc);
 }
+
+/* One queue's teardown lets go of the objects it holds while another thread's queue records with the
+   same objects and claims them (two queues on two threads, shared signals: nothing to synchronize).
+   The teardown must not follow its list into the other queue's: every allocation is freed at the end
+   (a teardown that followed the list released the other queue's holds: objects freed twice, or left). */
+enum { HT_SHARED = 256, HT_OWN = 32 };
+typedef struct hold_teardown {
+    accel_device* dev;
+    accel_signal* shared[HT_SHARED];
+    atomic_int ready;
+    atomic_int bad;
+} hold_teardown;
+static void hold_teardown_meet(hold_teardown* h) {
+    atomic_fetch_add(&h->ready, 1);
+    while (atomic_load(&h->ready) < 2) { }
+}
+static void hold_teardown_a(void* p) {   /* holds every shared signal, then lets go of them */
+    hold_teardown* h = (hold_teardown*)p;
+    accel_queue* q = NULL;
+    if (accel_queue_create(h->dev, ACCEL_QUEUE_COMPUTE, &q) != ACCEL_OK) {
+        atomic_fetch_add(&h->bad, 1);
+        hold_teardown_meet(h);
+        return;
+    }
+    for (int i = 0; i < HT_SHARED; i++) accel_queue_wait(q, h->shared[i], 0);
+    if (accel_queue_finish(q, ACCEL_WAIT_FOREVER) != ACCEL_OK) atomic_fetch_add(&h->bad, 1);
+    hold_teardown_meet(h);
+    accel_queue_destroy(q);
+}
+static void hold_teardown_b(void* p) {   /* holds signals of its own, then claims the shared ones */
+    hold_teardown* h = (hold_teardown*)p;
+    accel_queue* q = NULL;
+    accel_signal* own[HT_OWN];
+    int made = 0;
+    if (accel_queue_create(h->dev, ACCEL_QUEUE_COMPUTE, &q) != ACCEL_OK) {
+        atomic_fetch_add(&h->bad, 1);
+        hold_teardown_meet(h);
+        return;
+    }
+    for (; made < HT_OWN; made++) {
+        if (accel_signal_create(h->dev, 0, &own[made]) != ACCEL_OK) { atomic_fetch_add(&h->bad, 1); break; }
+        accel_queue_wait(q, own[made], 0);
+    }
+    if (accel_queue_finish(q, ACCEL_WAIT_FOREVER) != ACCEL_OK) atomic_fetch_add(&h->bad, 1);
+    hold_teardown_meet(h);
+    for (int round = 0; round < 4; round++) {
+        for (int i = HT_SHARED; i-- > 0;) accel_queue_wait(q, h->shared[i], 0);
+        if (accel_queue_submit(q) != ACCEL_OK) atomic_fetch_add(&h->bad, 1);
+    }
+    if (accel_queue_finish(q, ACCEL_WAIT_FOREVER) != ACCEL_OK) atomic_fetch_add(&h->bad, 1);
+    for (int i = 0; i < made; i++) accel_signal_destroy(own[i]);
+    accel_queue_destroy(q);
+}
+TEST(queue_teardown_while_another_queue_claims_its_objects) {
+    for (int it = 0; it < 20 && !TEST_FAILED_SO_FAR(); it++) {
+        static hold_teardown h;
+        test_alloc_state mem;
+        accel_device_desc desc;
+        test_thread ta, tb;
+        memset(&h, 0, sizeof h);
+        test_alloc_init(&mem);
+        memset(&desc, 0, sizeof desc);
+        desc.allocator = test_allocator(&mem);
+        REQUIRE_OK(test_device_create_desc(desc, &h.dev));
+        for (int i = 0; i < HT_SHARED; i++) REQUIRE_OK(accel_signal_create(h.dev, 0, &h.shared[i]));
+        REQUIRE(test_thread_start(&ta, hold_teardown_a, &h));
+        REQUIRE(test_thread_start(&tb, hold_teardown_b, &h));
+        test_thread_join(&ta);
+        test_thread_join(&tb);
+        CHECK_EQ_INT(atomic_load(&h.bad), 0);
+        for (int i = 0; i < HT_SHARED; i++) accel_signal_destroy(h.shared[i]);
+        accel_device_destroy(h.dev);
+        if (!CHECK_EQ_INT(atomic_load(&mem.outstanding), 0)) fprintf(stderr, "    round %d\n", it);
+    }
+}
 #else
 TEST(many_queues_claim_and_let_go_while_others_destroy) { SKIP("no threads in this configuration"); }
+TEST(queue_teardown_while_another_queue_claims_its_objects) { SKIP("no threads in this configuration"); }
 #endif
 
 int main(int argc, char** argv) {
@@ -389,5 +466,6 @@ int main(int argc, char** argv) {
     RUN(held_signals_and_programs_go_with_their_handles);
     RUN(device_destroy_with_held_objects);
     RUN(many_queues_claim_and_let_go_while_others_destroy);
+    RUN(queue_teardown_while_another_queue_claims_its_objects);
     return test_end();
 }
