@@ -2531,7 +2531,9 @@ static bool accel_i_cu_ring_room(accel_i_cu_queue* q, uint32_t n) {
    adding: a point is enqueued that is not in the ring yet, so something is). */
 static bool accel_i_cu_gate_held(const accel_i_cu_queue* q, uint32_t i, uint64_t passed) {
     const accel_i_a64* word = q->gates[i].word;
-    return (!word || atomic_load(word) < q->gates[i].value) && passed < q->gates[i].after;
+    /* the word only while the point after it is not passed: until then the batch of the wait holds its
+       signal, and the signal its device's words (afterwards they may be gone with another device) */
+    return passed < q->gates[i].after && (!word || atomic_load(word) < q->gates[i].value);
 }
 /* Gates on one word with values in order (a host gate raised step by step, the common case) are
    released in list order (`after` grows with the list too): the released ones are a prefix, and the

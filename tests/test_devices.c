@@ -1,8 +1,8 @@
 /* tests/test_devices.c — several devices in one process (issue 27, DESIGN 7.2): identity (uuid, PCI),
    accel_device_peer_info, peer copies in accel_queue_copy (every direction between the backend under
    test, a second device of it, and a CPU device; offsets, views, sizes up to 64 MiB, recorded lists),
-   ordered by the other device's signal, failures across devices, and destroying either device with
-   peer work pending. The second device of the backend is device 1 where the backend has two (the CUDA
+   ordered by the other device's signal, failures across devices, destroying either device with peer
+   work pending, and queues that go on after a device they waited on is destroyed. The second device of the backend is device 1 where the backend has two (the CUDA
    mock with MOCK_CUDA_DEVICES=2), else another accel device on device 0 (two accel devices on one
    GPU are two devices). With ACCEL_TEST_PEER=vulkan (a program built with both GPU backends, CUDA
    under test) the second device is a Vulkan device instead, on the same GPU: CUDA and Vulkan on one
@@ -523,6 +523,58 @@ TEST(destroy_either_device_with_peer_work_pending) {
         }
 }
 
+/* A queue of b waited for a signal of a (a host-raised value: on a GPU, a wait on a's word), and that
+   batch completed; then a goes (the signal, then the device). b's queues go on: a later point of the
+   same queue, and another queue's wait on the point that had waited for a, look at nothing of a's (on
+   two accel devices of one CUDA GPU a's pinned words are freed with it: the sanitizer configurations
+   read them as a use after free). Both orders of the pair. */
+TEST(queues_go_on_after_a_device_they_waited_on_is_destroyed) {
+    for (int dir = 0; dir < 2 && !TEST_FAILED_SO_FAR(); dir++) {
+        devices d;
+        accel_device *a, *b;
+        accel_queue *q = NULL, *q2 = NULL;
+        accel_signal *sa = NULL, *sb = NULL;
+        accel_buffer* out = NULL;
+        if (!devices_open(&d)) { devices_close(&d); return; }
+        a = dir == 0 ? d.b : d.a;
+        b = dir == 0 ? d.a : d.b;
+        if (CHECK_OK(accel_queue_create(b, ACCEL_QUEUE_COMPUTE, &q)) &&
+            CHECK_OK(accel_queue_create(b, ACCEL_QUEUE_COMPUTE, &q2)) &&
+            CHECK_OK(accel_signal_create(a, 0, &sa)) && CHECK_OK(accel_signal_create(b, 0, &sb)) &&
+            CHECK_OK(test_buffer_create(b, 4096, ACCEL_MEMORY_HOST, &out))) {
+            accel_queue_wait(q, sa, 1);
+            accel_queue_fill(q, out, 0, 4096, 1);
+            accel_queue_signal(q, sb, 1);
+            CHECK_OK(accel_queue_submit(q));
+            CHECK_OK(accel_signal_set(sa, 1));
+            CHECK_OK(accel_signal_wait(sb, 1, ACCEL_WAIT_FOREVER));
+            accel_signal_destroy(sa);
+            sa = NULL;
+            accel_device_destroy(a);
+            if (dir == 0) d.b = NULL; else d.a = NULL;
+            accel_queue_fill(q, out, 0, 4, 2);
+            accel_queue_signal(q, sb, 2);
+            CHECK_OK(accel_queue_submit(q));
+            accel_queue_wait(q2, sb, 1);   /* the point that waited for a's signal */
+            accel_queue_fill(q2, out, 4092, 4, 3);
+            accel_queue_wait(q2, sb, 2);
+            accel_queue_fill(q2, out, 4088, 4, 4);
+            CHECK_OK(accel_queue_finish(q2, ACCEL_WAIT_FOREVER));
+            CHECK_EQ_U64(accel_signal_value(sb), 2);
+            CHECK_EQ_U64(test_buffer_u32(out, 0), 2);
+            CHECK_EQ_U64(test_buffer_u32(out, 1), 1);
+            CHECK_EQ_U64(test_buffer_u32(out, 1022), 4);
+            CHECK_EQ_U64(test_buffer_u32(out, 1023), 3);
+        }
+        accel_signal_destroy(sa);
+        accel_buffer_destroy(out);
+        accel_queue_destroy(q);
+        accel_queue_destroy(q2);
+        accel_signal_destroy(sb);
+        devices_close(&d);
+    }
+}
+
 /* A recorded list with a peer copy replays it (GPU backends: in the generic form, since the copy is
    staged); a patch may bring another device's buffer where the list can take it. */
 /* A list recorded on a queue of q_dev copies 256 bytes from a buffer of `other` into q_dev's; replayed,
@@ -1013,6 +1065,7 @@ int main(int argc, char** argv) {
     RUN(failure_of_the_other_devices_signal_reaches_later_signals);
     RUN(two_device_chain_and_failure_across_devices);
     RUN(destroy_either_device_with_peer_work_pending);
+    RUN(queues_go_on_after_a_device_they_waited_on_is_destroyed);
     RUN(recorded_list_with_a_peer_copy);
     RUN(vulkan_copies_through_imported_memory);
     RUN(vulkan_recorded_list_with_a_direct_peer_copy);
