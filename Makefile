@@ -429,8 +429,9 @@ test-asan:
 
 # TSan of clang 14 cannot handle the mmap randomisation of newer kernels; run without it where allowed.
 # The CUDA mock's event-ring mode too, for the programs whose queues wait on each other's points (its GPU
-# waits are events there: accel_cuda.h, "cuda: GPU waits in the event-ring mode").
-TSAN_RING_BINS := $(addprefix $(BUILD)/tsan-cuda/,test_ordering test_queues test_signals test_stress test_teardown)
+# waits are events there: accel_cuda.h, "cuda: GPU waits in the event-ring mode"), and the recover, whose
+# gated waits on the host read the signals' words.
+TSAN_RING_BINS := $(addprefix $(BUILD)/tsan-cuda/,test_ordering test_queues test_signals test_stress test_teardown test_recover)
 test-tsan:
 	-@$(SUBMAKE) build-tsan
 	@echo "==== running the threaded tests under TSan, pthread shim (ACCEL_TEST_BACKEND=$(ACCEL_TEST_BACKEND))"

@@ -340,7 +340,8 @@
 
    ==== Thread safety ===========================================================================
    Devices, buffers, programs and signals may be used from any thread. A queue is recorded by one thread
-   at a time (external synchronisation); different queues on different threads need nothing.
+   at a time (external synchronisation): every accel_queue_* call that takes the queue counts, submit
+   and accel_queue_finish (which submits first) too; different queues on different threads need nothing.
    Destroys: while accel_device_destroy or accel_queue_destroy waits for a queue, other threads may call
    accel_signal_set, accel_signal_fail and accel_signal_value on the signals that queue waits for (that
    is how one unblocks it), and anything on other devices' objects. Each set or fail holds its own
@@ -674,7 +675,9 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
                                         accel_buffer** out);
 /* Ends buf (an accel_queue_alloc handle) at this point of q's order: its memory returns to the pool
    and its handle goes with it (do not destroy it afterwards; views of it must not be used past this
-   point either). Commands recorded before it, on q or ordered before it, still see the memory. q may be
+   point either: work ordered after it that uses the memory, a replayed list say, is undefined; the CPU
+   backend fails such a batch, GPU backends do not look). Commands recorded before it, on q or ordered
+   before it, still see the memory. q may be
    another queue of buf's device than the one that allocated it. accel_buffer_destroy instead of
    accel_queue_free is a free at no queue point: the memory returns once no submitted work uses the
    buffer. Recording errors (INVALID_ARGUMENT at the next submit, nothing freed): NULL buf, a buffer
@@ -1976,6 +1979,11 @@ ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel
                                      const char* label);
 ACCEL_I_KIT void accel_i_object_undo(accel_i_object* o);    /* a create that fails after object_init */
 ACCEL_I_KIT void accel_i_objects_hold(accel_device* dev);   /* device_recover: the object list, whole */
+/* a recover's parts before and after the backend's device_recover (core: device generations), for a
+   backend whose native device several accel devices share (CUDA: one primary context): begin returns
+   false, doing nothing, when a recover of dev is under way and wait is false */
+ACCEL_I_KIT bool accel_i_recover_begin(accel_device* dev, bool wait);
+ACCEL_I_KIT accel_result accel_i_recover_end(accel_device* dev, accel_result r);
 ACCEL_I_KIT bool accel_i_try_retain(accel_i_object* o);     /* a reference to a listed object (list held) */
 /* a reference to an object (a backend's callback that outlives the call that made it) */
 ACCEL_I_KIT void accel_i_retain(void* obj);
@@ -2727,10 +2735,13 @@ static bool accel_i_creates_enter(accel_device* dev, const char* fn) {
     return false;
 }
 static void accel_i_creates_leave(accel_device* dev) { atomic_fetch_sub(&dev->creates_in, 1u); }
-/* Also one recover at a time: a second one waits here until the first opened creates again. */
-static void accel_i_creates_close(accel_device* dev) {
-    while (atomic_exchange(&dev->creates_closed, 1u)) accel_i_yield();
+/* Also one recover at a time: a second one waits here until the first opened creates again (wait
+   false: returns false at once instead). */
+static bool accel_i_creates_close(accel_device* dev, bool wait) {
+    while (atomic_exchange(&dev->creates_closed, 1u))
+        if (wait) accel_i_yield(); else return false;
     while (atomic_load(&dev->creates_in) != 0) accel_i_yield();
+    return true;
 }
 
 /* A signal of dev made before generation g that is not failed, retained; NULL when none is left. */
@@ -2762,7 +2773,9 @@ static void accel_i_walker_settle(accel_queue* q);   /* core: batch walk */
 static void accel_i_qmem_recover(accel_device* dev);   /* core: queue-ordered memory */
 /* GPU backends: no thread walks a stale queue's batch into the native device any more (each walk drops
    what is left once its queue is stale; one that is gated on the host waits there, holding nothing
-   native, and drops its batch when the wait ends). Then the backend may take the native device down. */
+   native, and drops its batch when the wait ends), and no gated wait looks at a signal of dev any more
+   (they are failed: every such wait ends; a GPU backend's wait reads the signal's native word). Then
+   the backend may take the native device down. */
 static void accel_i_walkers_settle(accel_device* dev, uint64_t g) {
 #if !defined(ACCEL_NO_THREADS)
     accel_queue* q;
@@ -2771,20 +2784,15 @@ static void accel_i_walkers_settle(accel_device* dev, uint64_t g) {
         if (q->walker) accel_i_walker_settle(q);
         accel_i_release(q);
     }
+    while (atomic_load(&dev->gate_count) != 0) accel_i_yield();
 #else
     (void)dev; (void)g;
 #endif
 }
-ACCEL_API accel_result accel_device_recover(accel_device* dev) {
+ACCEL_I_KIT bool accel_i_recover_begin(accel_device* dev, bool wait) {
     accel_signal* s;
-    accel_result r;
     uint64_t g;
-    if (!dev) return accel_i_invalid(NULL, "accel_device_recover", "dev is NULL");
-    if (!dev->backend->device_recover || dev->no_recover)
-        return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED,
-                            "accel_device_recover: the %s backend cannot recreate this device%s",
-                            dev->backend->name, dev->no_recover ? " (it is not accel's own)" : "");
-    accel_i_creates_close(dev);
+    if (!accel_i_creates_close(dev, wait)) return false;
     accel_i_spin_lock(&dev->objects_lock);   /* every object from here on is of the new generation */
     g = atomic_fetch_add(&dev->generation, 1u) + 1u;
     accel_i_spin_unlock(&dev->objects_lock);
@@ -2799,13 +2807,24 @@ ACCEL_API accel_result accel_device_recover(accel_device* dev) {
     }
     accel_i_walkers_settle(dev, g);
     accel_i_qmem_recover(dev);
-    r = dev->backend->device_recover(dev);
+    return true;
+}
+ACCEL_I_KIT accel_result accel_i_recover_end(accel_device* dev, accel_result r) {
     atomic_store(&dev->lost, r == ACCEL_OK ? 0u : 1u);   /* the new generation is not lost */
     atomic_store(&dev->creates_closed, 0u);
     if (r != ACCEL_OK)
         accel_i_log(dev, ACCEL_LOG_ERROR, "accel_device_recover: %s; the device is lost (recover it again, "
                     "or destroy it)", accel_result_string(r));
     return r;
+}
+ACCEL_API accel_result accel_device_recover(accel_device* dev) {
+    if (!dev) return accel_i_invalid(NULL, "accel_device_recover", "dev is NULL");
+    if (!dev->backend->device_recover || dev->no_recover)
+        return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED,
+                            "accel_device_recover: the %s backend cannot recreate this device%s",
+                            dev->backend->name, dev->no_recover ? " (it is not accel's own)" : "");
+    accel_i_recover_begin(dev, true);
+    return accel_i_recover_end(dev, dev->backend->device_recover(dev));
 }
 
 /* ==== core: buffers ==== */
@@ -4649,7 +4668,7 @@ ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
     const char* fn = "accel_queue_free";
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     bool freed = buf && !atomic_load(&buf->obj.handle);
-    if (!buf || !(buf->qmem & ACCEL_I_QMEM_HANDLE) || freed || !accel_i_same_device(q, buf->obj.device)) {
+    if (!buf || !(buf->qmem & ACCEL_I_QMEM_HANDLE) || freed || buf->obj.device != q->obj.device) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: %s", fn,
                           !buf ? "buffer is NULL"
                           : !(buf->qmem & ACCEL_I_QMEM_HANDLE) ? "the buffer is not from accel_queue_alloc"

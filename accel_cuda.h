@@ -386,13 +386,17 @@
    at once, as failed, releasing their batches; a walk gated on the host drops its batch when the wait
    ends. Stale objects never call the driver again (their handles went with the context): destroying one
    frees its host memory only. The primary context is the CUDA device's, shared by every accel device
-   on it (and by other code of the process that retains it): a recover resets theirs too, so their
-   objects are dead; recover each such device as well (their next driver calls fail, sticky, which
-   makes them lost). The driver tears the context down only once its streams are idle, so first every
-   pinned word of the device is raised to ACCEL_SIGNAL_MAX (repeatedly, for up to 2 s, while a stream
-   still runs): a stream waiting on the GPU for a value that no stale object will raise goes on, and the
-   work behind it runs on the old context's memory before the reset frees it (a wait on another device's
-   word, or a long kernel, still holds the reset: a warning says so after 2 s).
+   on it (and by other code of the process that retains it, whose objects die with it): so a recover of
+   one accel device recovers every accel device on the same CUDA device, with one reset. Each gets a new
+   generation (its objects are stale, its signals not reached fail with ACCEL_ERROR_DEVICE_LOST) and
+   new native state, as if it had been recovered itself; recovers of two of them at once share one
+   reset. Creating or destroying an accel device on that CUDA device while such a recover runs is not
+   supported (the create may fail with ACCEL_ERROR_UNAVAILABLE). The driver tears the context down only
+   once its streams are idle, so first every pinned word of the device is raised to ACCEL_SIGNAL_MAX
+   (repeatedly, for up to 2 s, while a stream still runs): a stream waiting on the GPU for a value that
+   no stale object will raise goes on, and the work behind it runs on the old context's memory before
+   the reset frees it (a wait on another device's word, or a long kernel, still holds the reset: a
+   warning says so after 2 s).
    A device lost to a sticky error: on NVIDIA's driver (580, H200, measured by `make gpu-check`) the
    error outlives the reset, as NVIDIA documents for such errors ("the process must be terminated and
    relaunched"): cuDevicePrimaryCtxRetain returns it again, and accel_device_recover returns
@@ -1356,6 +1360,13 @@ typedef struct accel_i_cu_device {
     /* a point's mirror and progress writes go in one cuStreamBatchMemOp (cleared if the driver refuses it:
        separate writes from then on; see accel_i_cu_mirror_point) */
     accel_i_a32 batch_memops;
+    /* cuda: recovery: the next accel device of the domain (its recover_lock), the domain's epoch when
+       this device's native state was made, whether its own recover waits for the domain's lock */
+    struct accel_i_cu_device* domain_next;
+    uint64_t epoch;
+    accel_i_a32 recover_begun;
+    bool grouped;                  /* a recover of another accel device recovers it too (recover_lock) */
+    accel_result group_result;
 } accel_i_cu_device;
 /* An 8-byte word in pinned, device-mapped host memory: the host reads and writes it at `host`, a stream
    at `dptr` (cuStreamWaitValue64 / cuStreamWriteValue64). */
@@ -1562,6 +1573,11 @@ typedef struct accel_i_cu_domain {
     accel_i_mutex lock;            /* guards the rest */
     uint32_t waits_pending;        /* GPU waits enqueued whose queue has not reaped the point after them */
     accel_i_cu_grave* graves;
+    /* cuda: recovery: one recover at a time resets the primary context, which adds 1 to epoch; the
+       accel devices on it, once made (a list through domain_next) */
+    accel_i_mutex recover_lock;
+    uint64_t epoch;
+    struct accel_i_cu_device* members;
 } accel_i_cu_domain;
 
 static void accel_i_cu_release_now(accel_i_cu_release_kind kind, void* handle, accel_cu_deviceptr dptr) {
@@ -1598,6 +1614,10 @@ static bool accel_i_cu_domain_join(accel_i_cu_device* dev) {
         if (!accel_i_mutex_init(&dom->lock)) {
             accel_i_default_free(dom, sizeof *dom, NULL);
             dom = NULL;
+        } else if (!accel_i_mutex_init(&dom->recover_lock)) {
+            accel_i_mutex_destroy(&dom->lock);
+            accel_i_default_free(dom, sizeof *dom, NULL);
+            dom = NULL;
         } else {
             dom->next = accel_i_cu_g.domains;
             accel_i_cu_g.domains = dom;
@@ -1606,7 +1626,33 @@ static bool accel_i_cu_domain_join(accel_i_cu_device* dev) {
     if (dom) dom->refs++;
     accel_i_spin_unlock(&accel_i_cu_g.lock);
     dev->domain = dom;
+    if (dom) {   /* the epoch its native state is made in (see accel_i_cu_domain_enlist) */
+        accel_i_mutex_lock(&dom->recover_lock);
+        dev->epoch = dom->epoch;
+        accel_i_mutex_unlock(&dom->recover_lock);
+    }
     return dom != NULL;
+}
+/* The end of a create: dev joins the domain's list, unless a recover of another accel device on the
+   CUDA device reset the context since its native state was made (false: the create fails). */
+static bool accel_i_cu_domain_enlist(accel_i_cu_device* dev) {
+    accel_i_cu_domain* dom = dev->domain;
+    bool fresh;
+    accel_i_mutex_lock(&dom->recover_lock);
+    if ((fresh = dev->epoch == dom->epoch)) {
+        dev->domain_next = dom->members;
+        dom->members = dev;
+    }
+    accel_i_mutex_unlock(&dom->recover_lock);
+    return fresh;
+}
+/* dev leaves the list (where it joined it), once no recover of the domain is under way. */
+static void accel_i_cu_domain_delist(accel_i_cu_device* dev) {
+    accel_i_cu_domain* dom = dev->domain;
+    accel_i_mutex_lock(&dom->recover_lock);
+    for (accel_i_cu_device** p = &dom->members; *p; p = &(*p)->domain_next)
+        if (*p == dev) { *p = dev->domain_next; break; }
+    accel_i_mutex_unlock(&dom->recover_lock);
 }
 /* Leaves the domain (the device's queues are gone); the last device out runs what is left and frees it. */
 static void accel_i_cu_domain_leave(accel_i_cu_device* dev) {
@@ -1623,6 +1669,7 @@ static void accel_i_cu_domain_leave(accel_i_cu_device* dev) {
     dev->domain = NULL;
     if (!last) return;
     accel_i_cu_graves_run(dom);   /* no accel device left on it: no GPU wait can be pending */
+    accel_i_mutex_destroy(&dom->recover_lock);
     accel_i_mutex_destroy(&dom->lock);
     accel_i_default_free(dom, sizeof *dom, NULL);
 }
@@ -1974,6 +2021,7 @@ static void accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
 
 static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bool locks) {
     accel_allocator a = dev->base.allocator;
+    if (dev->domain) accel_i_cu_domain_delist(dev);   /* first: a recover of the domain may be using it */
     accel_i_cu_words_free(dev);
     while (dev->cache) {
         accel_i_cu_cache_entry* e = dev->cache;
@@ -1994,6 +2042,7 @@ static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bo
 }
 
 static bool accel_i_cu_can_import_any(const accel_i_cu_device* dev);   /* cuda: imported memory */
+static void accel_i_cu_forget_native(accel_i_cu_device* dev);             /* cuda: recovery */
 static accel_result accel_i_cu_device_create(const accel_backend* b, const accel_device_desc* d,
                                             accel_device** out) {
     accel_i_cu_device* dev;
@@ -2083,6 +2132,15 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     atomic_init(&dev->batch_memops, dev->memops && accel_i_cu.StreamBatchMemOp ? 1u : 0u);
     nvrtc = accel_i_nvrtc_load(&d->logger) == ACCEL_OK;
     accel_i_cu_fill_info(dev, nvrtc);
+    if (!accel_i_cu_domain_enlist(dev)) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: a recover of another accel device "
+                       "on CUDA device %u reset its primary context meanwhile; create the device again",
+                       d->device_index);
+        accel_i_cu_forget_native(dev);   /* its stream, words and pool went with the context */
+        dev->mempool = NULL;
+        accel_i_cu_device_free(dev, true, false, true);
+        return ACCEL_ERROR_UNAVAILABLE;
+    }
     if (accel_i_cu_can_import_any(dev))
         accel_i_sharers_update(&dev->base, true);   /* an importer (cuda: imported memory) */
     accel_i_log(&dev->base, ACCEL_LOG_INFO,
@@ -4170,11 +4228,11 @@ static void accel_i_cu_queue_destroy(accel_queue* base) {
 }
 
 /* ==== cuda: recovery ==== */
-/* accel_device_recover (see "Recovery" in the header). The core made every object stale, failed the
-   signals and settled the walks; here the old context's points apply (as failed: no driver call), the
+/* accel_device_recover (see "Recovery" in the header), for every accel device of the domain (one
+   primary context). The core made every object stale, failed the signals and settled the walks (for the
+   others: accel_i_recover_begin here); the old context's points apply (as failed: no driver call), each
    device's native state is forgotten (it goes with the context: nothing is released), the context is
-   reset and retained anew, and the device's stream and pinned blocks are made again. The io, cache and
-   domain locks keep buffer reads and writes, the copy kernel's loading and releases out meanwhile. */
+   reset and retained anew, and each device's stream and pinned blocks are made again. */
 static void accel_i_cu_cpu_forget(accel_i_cu_device* dev);
 static void accel_i_cu_forget_native(accel_i_cu_device* dev) {
     accel_i_cu_block* k;
@@ -4194,35 +4252,41 @@ static void accel_i_cu_forget_native(accel_i_cu_device* dev) {
     dev->copy_mod = NULL;
     dev->copy_fn = NULL;
     atomic_store(&dev->reap_needed, 0u);
-    while (dev->domain->graves) {   /* domain lock held: releases of the old context's handles */
-        accel_i_cu_grave* g = dev->domain->graves;
-        dev->domain->graves = g->next;
+}
+/* The releases the domain held back, of the old context's handles (gone with it; domain lock held). */
+static void accel_i_cu_graves_forget(accel_i_cu_domain* dom) {
+    while (dom->graves) {
+        accel_i_cu_grave* g = dom->graves;
+        dom->graves = g->next;
         accel_i_default_free(g, sizeof *g, NULL);
     }
-    dev->domain->waits_pending = 0;
+    dom->waits_pending = 0;
 }
-static accel_result accel_i_cu_context_anew(accel_i_cu_device* dev) {
-    accel_cu_context ctx = NULL;
+/* Resets the primary context (dev's retain released first: the last one gone, the context goes; if
+   others retain it, the reset takes it down) and retains it again: *ctx. */
+static accel_result accel_i_cu_context_reset(accel_i_cu_device* dev, accel_cu_context* ctx) {
     accel_cu_result cr;
-    if (dev->mempool) accel_i_cu.MemPoolDestroy(dev->mempool);   /* its memory goes with the context's */
-    dev->mempool = NULL;
-    accel_i_cu.DevicePrimaryCtxRelease(dev->cudev);   /* the last retain gone: the context goes */
-    cr = accel_i_cu.DevicePrimaryCtxReset(dev->cudev);   /* and if others retain it, it goes now */
+    accel_i_cu.DevicePrimaryCtxRelease(dev->cudev);
+    cr = accel_i_cu.DevicePrimaryCtxReset(dev->cudev);
     if (cr != ACCEL_CU_SUCCESS)
         accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_device_recover: cuDevicePrimaryCtxReset: %s (%d)",
                     accel_i_cu_error_name(cr), cr);
-    cr = accel_i_cu.DevicePrimaryCtxRetain(&ctx, dev->cudev);
+    cr = accel_i_cu.DevicePrimaryCtxRetain(ctx, dev->cudev);
     if (accel_i_cu_sticky(cr))   /* NVIDIA's drivers: the error outlives the context (see "Recovery") */
         return accel_i_fail(&dev->base, ACCEL_ERROR_DEVICE_LOST,
                             "accel_device_recover: CUDA device %s: the driver keeps the sticky error %s (%d) "
                             "after the primary context's reset: this process cannot use the GPU again "
                             "(end it and start a new one); destroy the device",
                             dev->base.info.name, accel_i_cu_error_name(cr), cr);
-    if (cr != ACCEL_CU_SUCCESS) {
+    if (cr != ACCEL_CU_SUCCESS)
         return accel_i_fail(&dev->base, ACCEL_ERROR_BACKEND,
                             "accel_device_recover: cuDevicePrimaryCtxRetain failed: %s (%d)",
                             accel_i_cu_error_name(cr), cr);
-    }
+    return ACCEL_OK;
+}
+/* dev's native state anew in the reset context ctx: its stream, its pinned blocks, its pool. */
+static accel_result accel_i_cu_native_make(accel_i_cu_device* dev, accel_cu_context ctx) {
+    accel_cu_result cr;
     /* the same handle on the drivers seen so far: then nobody sees a write (stale queues' threads may
        still read it, for calls their gone state then skips) */
     if (ctx != dev->ctx) dev->ctx = ctx;
@@ -4237,6 +4301,10 @@ static accel_result accel_i_cu_context_anew(accel_i_cu_device* dev) {
         return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
                             "accel_device_recover: out of memory for the device's pinned words");
     accel_i_cu_mempool_make(dev);
+    dev->epoch = dev->domain->epoch;
+    atomic_store(&dev->losing, 0u);   /* the new generation can be lost again */
+    accel_i_log(&dev->base, ACCEL_LOG_INFO, "accel_device_recover: CUDA device %s: the primary context is new",
+                dev->base.info.name);
     return ACCEL_OK;
 }
 /* Is a stream of dev (a queue's, the device's own) still running work? A lost context's read idle. */
@@ -4272,25 +4340,76 @@ static void accel_i_cu_words_release(accel_i_cu_device* dev) {
                 "after %llu ms (a long kernel, or a wait on another device's word): the reset waits for it",
                 dev->base.info.name, (unsigned long long)(ACCEL_I_CU_DRAIN_NS / 1000000u));
 }
+/* Before the reset: the stale queues' points apply (as failed: no driver call), the words are raised,
+   the imports go (the core made dev's objects stale). */
+static void accel_i_cu_native_drain(accel_i_cu_device* dev) {
+    while (accel_i_cu_reap_device(dev)) accel_i_yield();
+    accel_i_cu_words_release(dev);
+    accel_i_imports_drop_into(&dev->base);
+}
+/* The io and cache locks keep buffer reads and writes and the copy kernel's loading out while dev's
+   native state goes (and the domain's lock releases, taken after these). */
+static void accel_i_cu_native_lock(accel_i_cu_device* dev, bool lock) {
+    if (lock) { accel_i_mutex_lock(&dev->io_lock); accel_i_mutex_lock(&dev->cache_lock); }
+    else { accel_i_mutex_unlock(&dev->cache_lock); accel_i_mutex_unlock(&dev->io_lock); }
+}
+/* Another accel device of the domain recovers with this one (its objects made stale by the core's part
+   here), unless its own recover is under way: that one has made its objects stale once it waits for the
+   domain's lock (recover_begun), and makes its native state anew when it gets the lock. */
+static bool accel_i_cu_group_join(accel_i_cu_device* m) {
+    for (;;) {
+        if (accel_i_recover_begin(&m->base, false)) return true;
+        if (atomic_load(&m->recover_begun)) return false;
+        accel_i_yield();
+    }
+}
+/* The reset of the primary context takes down the native state of every accel device on the CUDA
+   device: so every one of them recovers (see "Recovery" in the header), one reset for all. */
+static accel_result accel_i_cu_group_recover(accel_i_cu_device* dev) {
+    accel_i_cu_domain* dom = dev->domain;
+    accel_cu_context ctx = NULL;
+    accel_i_cu_device* m;
+    accel_result r;
+    for (m = dom->members; m; m = m->domain_next) m->grouped = m != dev && accel_i_cu_group_join(m);
+    for (m = dom->members; m; m = m->domain_next) accel_i_cu_native_drain(m);
+    for (m = dom->members; m; m = m->domain_next) accel_i_cu_native_lock(m, true);
+    accel_i_mutex_lock(&dom->lock);
+    for (m = dom->members; m; m = m->domain_next) {
+        if (m->mempool) accel_i_cu.MemPoolDestroy(m->mempool);   /* its memory goes with the context's */
+        m->mempool = NULL;
+        accel_i_cu_forget_native(m);
+    }
+    accel_i_cu_graves_forget(dom);
+    r = accel_i_cu_context_reset(dev, &ctx);
+    if (r == ACCEL_OK) dom->epoch++;   /* else the next recover resets again */
+    for (m = dom->members; m; m = m->domain_next) {
+        if (m == dev || m->grouped) m->group_result = r == ACCEL_OK ? accel_i_cu_native_make(m, ctx) : r;
+        else if (r == ACCEL_OK && ctx != m->ctx) m->ctx = ctx;   /* its own recover makes the rest */
+    }
+    accel_i_mutex_unlock(&dom->lock);
+    for (m = dom->members; m; m = m->domain_next) accel_i_cu_native_lock(m, false);
+    for (m = dom->members; m; m = m->domain_next)
+        if (m->grouped) {
+            m->grouped = false;
+            accel_i_recover_end(&m->base, m->group_result);
+        }
+    return dev->group_result;
+}
 static accel_result accel_i_cu_device_recover(accel_device* d) {
     accel_i_cu_device* dev = accel_i_cu_dev(d);
+    accel_i_cu_domain* dom = dev->domain;
     accel_result r;
-    while (accel_i_cu_reap_device(dev)) accel_i_yield();   /* stale queues: at once, as failed */
-    accel_i_cu_words_release(dev);
-    accel_i_imports_drop_into(d);   /* cuda: imported memory: the old context's (made again when needed) */
-    accel_i_mutex_lock(&dev->io_lock);
-    accel_i_mutex_lock(&dev->cache_lock);
-    accel_i_mutex_lock(&dev->domain->lock);
-    accel_i_cu_forget_native(dev);
-    r = accel_i_cu_context_anew(dev);
-    accel_i_mutex_unlock(&dev->domain->lock);
-    accel_i_mutex_unlock(&dev->cache_lock);
-    accel_i_mutex_unlock(&dev->io_lock);
-    if (r == ACCEL_OK) {
-        atomic_store(&dev->losing, 0u);   /* the new generation can be lost again */
-        accel_i_log(d, ACCEL_LOG_INFO, "accel_device_recover: CUDA device %s: the primary context is new",
-                    d->info.name);
+    atomic_store(&dev->recover_begun, 1u);
+    accel_i_mutex_lock(&dom->recover_lock);
+    if (dev->epoch == dom->epoch) {
+        r = accel_i_cu_group_recover(dev);
+    } else {   /* a recover of another accel device on it reset the context meanwhile, and drained dev */
+        accel_i_cu_native_lock(dev, true);
+        r = accel_i_cu_native_make(dev, dev->ctx);
+        accel_i_cu_native_lock(dev, false);
     }
+    atomic_store(&dev->recover_begun, 0u);
+    accel_i_mutex_unlock(&dom->recover_lock);
     return r;
 }
 

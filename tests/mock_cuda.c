@@ -30,6 +30,9 @@
    it says so, and the process's CUDA is dead: a GPU hangs there), frees every object and clears a
    sticky error, as the driver destroys the context's resources: the context works again
    (accel_device_recover). MOCK_CUDA_STICKY_SURVIVES=1 keeps the sticky error, as NVIDIA's drivers do.
+   A simplification: the objects, the sticky error and the reset are the process's, not one device's,
+   so with MOCK_CUDA_DEVICES=2 a reset of one device's context ends the other's objects too (a driver
+   resets only that device's): a test that recovers with both open must not count on the other's.
    Vulkan memory of the same GPU imports as an opaque fd (cuImportExternalMemory: see "external
    memory"); MOCK_CUDA_UUID makes device 0 that GPU (see mDeviceGetUuid).
    It proves nothing about a real GPU: only that the backend's host side keeps the contract. */

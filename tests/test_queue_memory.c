@@ -634,6 +634,25 @@ TEST(qmem_recording_errors) {
         accel_queue_free(sc.q2, sc.out);
         CHECK_OK(accel_queue_submit(sc.q));
         CHECK_RESULT(accel_queue_submit(sc.q2), ACCEL_ERROR_INVALID_ARGUMENT);
+        {   /* another device's handle, even a CPU device's (whose buffers a CPU queue may use) */
+            accel_device* other = NULL;
+            accel_queue* oq = NULL;
+            accel_buffer* c = NULL;
+            accel_device_desc d;
+            memset(&d, 0, sizeof d);
+            d.backend = accel_cpu_backend();
+            d.label = "other";
+            if (CHECK_OK(test_device_create_desc(d, &other)) &&
+                CHECK_OK(accel_queue_create(other, ACCEL_QUEUE_COMPUTE, &oq)) &&
+                CHECK_OK(accel_queue_alloc(oq, 64, ACCEL_MEMORY_DEVICE, &c))) {
+                accel_queue_free(sc.q, c);
+                CHECK_RESULT(accel_queue_submit(sc.q), ACCEL_ERROR_INVALID_ARGUMENT);
+                accel_queue_free(oq, c);   /* still the other queue's to free */
+                CHECK_OK(accel_queue_finish(oq, ACCEL_WAIT_FOREVER));
+            }
+            accel_queue_destroy(oq);
+            accel_device_destroy(other);
+        }
     }
     qm_end(&sc);
 }

@@ -2,7 +2,8 @@
    device and of a lost one (where the backend can lose one: the mock driver's out-of-bounds kernel on
    CUDA, the test-only loss hook on Vulkan; a CPU device is never lost), every object kind stale for
    every call that takes it, batches and signals pending at the recover, waiters / recorders / callers on
-   other threads during it and two recovers at once (run it under TSan too), 100 recovers without
+   other threads during it and two recovers at once (run it under TSan too), two devices on one native
+   device (on CUDA one primary context: a recover of one recovers both), 100 recovers without
    growth of host memory (the counting allocator) or of driver objects (the mock's live counts and
    stale releases; on Vulkan the validation layer's object tracker, which reports any object left at
    each recover's vkDestroyDevice), no-threads builds. A backend that cannot recover (UNSUPPORTED)
@@ -702,6 +703,87 @@ TEST(concurrent_recovers) {
 #endif
 }
 
+/* Two accel devices on one native device (device 0 twice). On CUDA they share the CUDA device's primary
+   context, which a recover resets: a recover of one recovers the other too (accel_cuda.h, "Recovery"):
+   its generation moves on, its objects are stale (calls refused with DEVICE_LOST, no crash: their
+   native memory went with the context), its pending batch fails, and it works on with new objects.
+   Elsewhere the other device is untouched. Then recovers of both from two threads at once. */
+TEST(two_devices_on_one_native_device) {
+    accel_device *a = recover_device(NULL), *b = NULL;
+    accel_device_desc d;
+    accel_queue* qb = NULL;
+    accel_signal *gate = NULL, *done = NULL;
+    accel_buffer* buf = NULL;
+    uint32_t word = 0;
+    bool shared;
+    if (!a) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+#if defined(ACCEL_TEST_HAVE_CUDA)
+    shared = test_g.backend == accel_cuda_backend();
+#else
+    shared = false;
+#endif
+    memset(&d, 0, sizeof d);
+    d.label = "second on device 0";
+    REQUIRE_OK(test_device_create_desc(d, &b));
+    REQUIRE_OK(accel_queue_create(b, ACCEL_QUEUE_COMPUTE, &qb));
+    REQUIRE_OK(accel_signal_create(b, 0, &gate));
+    REQUIRE_OK(accel_signal_create(b, 0, &done));
+    REQUIRE_OK(test_buffer_create(b, 4096, ACCEL_MEMORY_HOST, &buf));
+    accel_queue_fill(qb, buf, 0, 4096, 7);
+    accel_queue_wait(qb, gate, 1);
+    accel_queue_fill(qb, buf, 0, 4096, 9);
+    accel_queue_signal(qb, done, 1);
+    CHECK_OK(accel_queue_submit(qb));
+    CHECK_RESULT(accel_signal_wait(done, 1, 0), ACCEL_TIMEOUT);
+    CHECK_OK(accel_device_recover(a));
+    CHECK_EQ_U64(recover_generation(a), 3);
+    if (shared) {
+        CHECK_EQ_U64(recover_generation(b), 2);
+        CHECK_RESULT(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_DEVICE_LOST);   /* stale */
+        CHECK_EQ_U64(accel_signal_value(done), lost_value());
+        CHECK_RESULT(accel_signal_set(gate, 1), ACCEL_ERROR_DEVICE_LOST);
+        CHECK_RESULT(accel_buffer_read(buf, 0, &word, 4), ACCEL_ERROR_DEVICE_LOST);
+        accel_queue_fill(qb, buf, 0, 4, 1);
+        CHECK_RESULT(accel_queue_submit(qb), ACCEL_ERROR_DEVICE_LOST);
+    } else {
+        CHECK_EQ_U64(recover_generation(b), 1);
+        CHECK_OK(accel_signal_set(gate, 1));
+        CHECK_OK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));
+        CHECK_OK(accel_buffer_read(buf, 4092, &word, 4));
+        CHECK_EQ_U64(word, 9);
+    }
+    accel_queue_destroy(qb);
+    accel_signal_destroy(gate);
+    accel_signal_destroy(done);
+    accel_buffer_destroy(buf);
+    CHECK(recover_saxpy(a));
+    CHECK(recover_saxpy(b));
+#if TEST_HAVE_THREADS
+    {
+        recover_side x, y;
+        test_thread tx, ty;
+        uint64_t ga = recover_generation(a), gb = recover_generation(b);
+        memset(&x, 0, sizeof x);
+        memset(&y, 0, sizeof y);
+        x.dev = a;
+        y.dev = b;
+        REQUIRE(test_thread_start(&tx, recover_twice, &x));
+        REQUIRE(test_thread_start(&ty, recover_twice, &y));
+        test_thread_join(&tx);
+        test_thread_join(&ty);
+        CHECK_EQ_INT(atomic_load(&x.result), 0);
+        CHECK_EQ_INT(atomic_load(&y.result), 0);
+        CHECK(recover_generation(a) >= ga + 3);   /* shared: also the other's recovers, some of them */
+        CHECK(recover_generation(b) >= gb + 3);
+        if (!shared) { CHECK_EQ_U64(recover_generation(a), ga + 3); CHECK_EQ_U64(recover_generation(b), gb + 3); }
+        CHECK(recover_saxpy(a));
+        CHECK(recover_saxpy(b));
+    }
+#endif
+    accel_device_destroy(b);
+    accel_device_destroy(a);
+}
+
 /* ==== no-threads builds ==== */
 /* Without threads a batch parks on its wait; the recover's failure of the signal runs it (inline), and
    it drops its rest. */
@@ -739,6 +821,7 @@ int main(int argc, char** argv) {
     RUN(hundred_recovers_without_growth);
     RUN(waiters_recorders_and_callers_during_the_recover);
     RUN(concurrent_recovers);
+    RUN(two_devices_on_one_native_device);
     RUN(parked_batch_at_the_recover);
 #if RECOVER_MOCK
     RUN(driver_that_keeps_a_sticky_error);
