@@ -1455,6 +1455,7 @@ struct accel_i_cu_queue {
     accel_queue base;
     accel_i_cu_queue* next_queue;  /* the device's list */
     accel_cu_stream stream;
+    uint64_t epoch;                /* its device's epoch at its create: the context its stream is of */
     accel_i_cu_word progress;      /* the last sequence number the GPU passed (cuda: pinned words) */
     /* the enqueuer (whoever walks the queue's batches: one thread at a time, see core: batch walk) */
     uint64_t issued;               /* last sequence number written to the stream */
@@ -2033,7 +2034,7 @@ static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bo
     if (io && dev->cal_ev) accel_i_cu.EventDestroy(dev->cal_ev);
     if (dev->mempool) accel_i_cu.MemPoolDestroy(dev->mempool);
     if (dev->copy_mod) accel_i_cu_release(dev, ACCEL_I_CU_MODULE, dev->copy_mod, 0);
-    if (io) accel_i_cu.StreamDestroy(dev->io);
+    if (io && dev->io) accel_i_cu.StreamDestroy(dev->io);   /* none after a recover that failed */
     accel_i_cu_domain_leave(dev);   /* with the context still retained: the last one out runs its releases */
     if (ctx) accel_i_cu.DevicePrimaryCtxRelease(dev->cudev);
     if (locks) { accel_i_mutex_destroy(&dev->io_lock); accel_i_mutex_destroy(&dev->cache_lock); }
@@ -4194,6 +4195,7 @@ static accel_result accel_i_cu_queue_create(accel_device* d, accel_queue_type ty
     if (r != ACCEL_OK) { accel_i_cu_queue_free(q, false, true); return r; }
     q->issued = atomic_load(q->progress.host);   /* a reused word counts on */
     q->reached = q->issued;
+    q->epoch = dev->epoch;
     if (!accel_i_event_init(&q->done, 0)) {
         accel_i_cu_queue_free(q, false, true);
         return ACCEL_ERROR_OUT_OF_MEMORY;
@@ -4303,36 +4305,45 @@ static accel_result accel_i_cu_native_make(accel_i_cu_device* dev, accel_cu_cont
     accel_i_cu_mempool_make(dev);
     dev->epoch = dev->domain->epoch;
     atomic_store(&dev->losing, 0u);   /* the new generation can be lost again */
-    accel_i_log(&dev->base, ACCEL_LOG_INFO, "accel_device_recover: CUDA device %s: the primary context is new",
-                dev->base.info.name);
+    accel_i_log(&dev->base, ACCEL_LOG_INFO,
+                "accel_device_recover: CUDA device %s: the primary context is new", dev->base.info.name);
     return ACCEL_OK;
 }
-/* Is a stream of dev (a queue's, the device's own) still running work? A lost context's read idle. */
+/* Is a stream of dev (a queue's, the device's own) still running work? A lost context's read idle; the
+   streams of queues made before an earlier reset are not asked (their handles went with it). */
 static bool accel_i_cu_streams_busy(accel_i_cu_device* dev) {
     bool busy = dev->io && accel_i_cu.StreamQuery(dev->io) == ACCEL_CU_ERROR_NOT_READY;
     accel_i_spin_lock(&dev->queues_lock);
     for (accel_i_cu_queue* q = dev->queues; q && !busy; q = q->next_queue)
-        busy = q->stream && accel_i_cu.StreamQuery(q->stream) == ACCEL_CU_ERROR_NOT_READY;
+        busy = q->stream && q->epoch == dev->epoch &&
+               accel_i_cu.StreamQuery(q->stream) == ACCEL_CU_ERROR_NOT_READY;
     accel_i_spin_unlock(&dev->queues_lock);
     return busy;
 }
 /* The driver tears a context down only once its streams are idle, and a stream that waits on the GPU
    for a word no stale object will raise again (its signal failed: a stale mirror is not written) waits
-   for ever: the reset would hang. So every word of the device reads ACCEL_SIGNAL_MAX, at or above
-   every value a GPU waits for, again while a stream still runs (the work a released wait lets through
-   writes its points' words lower), for up to ACCEL_I_CU_DRAIN_NS; the work left runs on the old
-   context's memory, which the reset then frees. */
+   for ever: the reset would hang. So every word of the domain's devices (dev's context: a stream of one
+   may wait on another's word) reads ACCEL_SIGNAL_MAX, at or above every value a GPU waits for, again
+   while a stream still runs (the work a released wait lets through writes its points' words lower),
+   for up to ACCEL_I_CU_DRAIN_NS; the work left runs on the old context's memory, which the reset then
+   frees. */
 #define ACCEL_I_CU_DRAIN_NS 2000000000ull
 static void accel_i_cu_words_release(accel_i_cu_device* dev) {
     uint64_t until = accel_i_now_ns() + ACCEL_I_CU_DRAIN_NS;
     accel_i_cu_enter(dev);
     for (;;) {
-        accel_i_spin_lock(&dev->words_lock);
-        for (accel_i_cu_block* k = dev->blocks; k; k = k->next)
-            for (uint32_t i = 0; i < ACCEL_I_CU_BLOCK_WORDS; i++)
-                atomic_store(accel_i_cu_block_word(k, i), (uint64_t)ACCEL_SIGNAL_MAX);
-        accel_i_spin_unlock(&dev->words_lock);
-        if (!accel_i_cu_streams_busy(dev)) return;
+        bool busy = false;
+        for (accel_i_cu_device* m = dev->domain->members; m; m = m->domain_next) {
+            if (m->epoch != dev->epoch) continue;   /* drained for an earlier reset (its own recover waits) */
+            accel_i_spin_lock(&m->words_lock);
+            for (accel_i_cu_block* k = m->blocks; k; k = k->next)
+                for (uint32_t i = 0; i < ACCEL_I_CU_BLOCK_WORDS; i++)
+                    atomic_store(accel_i_cu_block_word(k, i), (uint64_t)ACCEL_SIGNAL_MAX);
+            accel_i_spin_unlock(&m->words_lock);
+        }
+        for (accel_i_cu_device* m = dev->domain->members; m && !busy; m = m->domain_next)
+            busy = m->epoch == dev->epoch && accel_i_cu_streams_busy(m);
+        if (!busy) return;
         if (accel_i_now_ns() > until) break;
         accel_i_yield();
     }
@@ -4340,12 +4351,15 @@ static void accel_i_cu_words_release(accel_i_cu_device* dev) {
                 "after %llu ms (a long kernel, or a wait on another device's word): the reset waits for it",
                 dev->base.info.name, (unsigned long long)(ACCEL_I_CU_DRAIN_NS / 1000000u));
 }
-/* Before the reset: the stale queues' points apply (as failed: no driver call), the words are raised,
-   the imports go (the core made dev's objects stale). */
-static void accel_i_cu_native_drain(accel_i_cu_device* dev) {
-    while (accel_i_cu_reap_device(dev)) accel_i_yield();
+/* Before the reset (the core made the devices' objects stale): their stale queues' points apply (as
+   failed: no driver call), then the words of every device of the domain are raised until its streams
+   are idle (a stream of one may wait on another's word), then their imports go. */
+static void accel_i_cu_natives_drain(accel_i_cu_device* dev) {
+    accel_i_cu_device* m;
+    for (m = dev->domain->members; m; m = m->domain_next)
+        while (accel_i_cu_reap_device(m)) accel_i_yield();
     accel_i_cu_words_release(dev);
-    accel_i_imports_drop_into(&dev->base);
+    for (m = dev->domain->members; m; m = m->domain_next) accel_i_imports_drop_into(&m->base);
 }
 /* The io and cache locks keep buffer reads and writes and the copy kernel's loading out while dev's
    native state goes (and the domain's lock releases, taken after these). */
@@ -4371,7 +4385,7 @@ static accel_result accel_i_cu_group_recover(accel_i_cu_device* dev) {
     accel_i_cu_device* m;
     accel_result r;
     for (m = dom->members; m; m = m->domain_next) m->grouped = m != dev && accel_i_cu_group_join(m);
-    for (m = dom->members; m; m = m->domain_next) accel_i_cu_native_drain(m);
+    accel_i_cu_natives_drain(dev);
     for (m = dom->members; m; m = m->domain_next) accel_i_cu_native_lock(m, true);
     accel_i_mutex_lock(&dom->lock);
     for (m = dom->members; m; m = m->domain_next) {

@@ -711,10 +711,11 @@ TEST(concurrent_recovers) {
 TEST(two_devices_on_one_native_device) {
     accel_device *a = recover_device(NULL), *b = NULL;
     accel_device_desc d;
-    accel_queue* qb = NULL;
-    accel_signal *gate = NULL, *done = NULL;
+    accel_queue *qb = NULL, *qb2 = NULL;
+    accel_signal *gate = NULL, *done = NULL, *of_a = NULL;
     accel_buffer* buf = NULL;
     uint32_t word = 0;
+    uint64_t t0;
     bool shared;
     if (!a) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
 #if defined(ACCEL_TEST_HAVE_CUDA)
@@ -734,8 +735,18 @@ TEST(two_devices_on_one_native_device) {
     accel_queue_fill(qb, buf, 0, 4096, 9);
     accel_queue_signal(qb, done, 1);
     CHECK_OK(accel_queue_submit(qb));
+    /* a queue of b waits for a signal of a (on CUDA on the GPU, on a's word): the recover raises every
+       device's words before it waits for their streams (one at a time, b's stream held it 2 s) */
+    REQUIRE_OK(accel_queue_create(b, ACCEL_QUEUE_COMPUTE, &qb2));
+    REQUIRE_OK(accel_signal_create(a, 0, &of_a));
+    accel_queue_wait(qb2, of_a, 1);
+    accel_queue_fill(qb2, buf, 0, 4, 5);
+    CHECK_OK(accel_queue_submit(qb2));
     CHECK_RESULT(accel_signal_wait(done, 1, 0), ACCEL_TIMEOUT);
+    t0 = test_now_ns();
     CHECK_OK(accel_device_recover(a));
+    if (!CHECK(test_now_ns() - t0 < 1000000000ull))
+        fprintf(stderr, "    the recover took %.2f s\n", (double)(test_now_ns() - t0) / 1e9);
     CHECK_EQ_U64(recover_generation(a), 3);
     if (shared) {
         CHECK_EQ_U64(recover_generation(b), 2);
@@ -753,8 +764,10 @@ TEST(two_devices_on_one_native_device) {
         CHECK_EQ_U64(word, 9);
     }
     accel_queue_destroy(qb);
+    accel_queue_destroy(qb2);
     accel_signal_destroy(gate);
     accel_signal_destroy(done);
+    accel_signal_destroy(of_a);
     accel_buffer_destroy(buf);
     CHECK(recover_saxpy(a));
     CHECK(recover_saxpy(b));
