@@ -169,12 +169,15 @@
    Waits that help: a thread of yours that waits without a timeout (ACCEL_WAIT_FOREVER) in
    accel_signal_wait for one CPU signal, or in accel_queue_finish of a CPU queue, may run batches of that
    queue itself (for a signal: the queue of the signal's device that last submitted a signal command on it)
-   while its executor is not running them, instead of waiting for the executor to wake up: so a kernel or
-   host call may run on the thread that waits, taking a lane as an executor does. Exactly one thread runs a
-   queue's batches at a time, in order. A helping wait stops right after the signal command that reached
-   its value, and never waits inside a batch (a batch that waits for a signal not reached goes back to the
-   executor). An exec of more groups than ACCEL_CPU_INLINE_GROUPS that it runs goes to the pool as the
-   executor's would, the waiting thread working on it as one of the lanes. A wait with a timeout, a wait
+   while its executor is not running them, instead of waiting for the executor to wake up: so a kernel
+   may run on the thread that waits, taking a lane as an executor does. Exactly one thread runs a queue's
+   batches at a time, in order. A helping wait stops right after the signal command that reached its
+   value, and never waits inside a batch: a batch that waits for a signal not reached, and a host call
+   (it may wait for what your thread does after its wait), go back to the executor. A kernel it runs
+   returns first, though the value may come meanwhile from another queue: a kernel must not wait for what
+   a thread that waits for its queue's signals does afterwards. An exec of more groups than
+   ACCEL_CPU_INLINE_GROUPS that it runs goes to the pool as the executor's would, the waiting thread
+   working on it as one of the lanes. A wait with a timeout, a wait
    on several signals, and any wait inside a kernel or host call never runs work: those return when the
    executor has done it. Once waiting threads run a queue's batches, its executor leaves new batches to
    them and is not woken by submits; it looks at the queue every quarter of a millisecond (less often,
@@ -7209,6 +7212,9 @@ static bool accel_i_cpu_run_cmds(accel_i_cpu_queue* q, accel_i_batch* b, uint32_
             b->pc = b->count;
             return true;
         }
+        /* a helper leaves a host call (or native step) to the executor: it may wait for what the helping
+           thread does once its wait returns */
+        if (q->help && (c->kind == ACCEL_I_CMD_HOST_CALL || c->kind == ACCEL_I_CMD_NATIVE)) return false;
         if (b->qmem) {   /* queue-ordered memory at its point: a point runs here; a use of none fails */
             if (accel_i_cpu_failed_at(q, b, c, trace, t0, accel_i_qmem_step(&q->base, b, c))) return true;
             if (c->flags & ACCEL_I_CMD_QMEM_POINT) continue;
@@ -7406,7 +7412,8 @@ static void accel_i_cpu_executor_main(void* arg) {
    that queue's executor is not running them. Whoever takes the queue's turn runs its batches, so exactly
    one thread runs them, oldest first. A helper stops once what it waits for is reached (also within a
    batch, right after the signal command that reached it), and never waits inside a batch: at a wait
-   command not reached it leaves the batch to the executor (b->pc at the wait). Its kernels take a lane as
+   command not reached, and at a host call (which may wait for what the waiting thread does after its
+   wait), it leaves the batch to the executor (b->pc there). Its kernels take a lane as
    an executor's do (accel_dispatch.worker stays unique per concurrent kernel), an exec of many groups goes
    to the pool from it as from an executor, and it never moves (a user thread). While threads help, the
    executor keeps out of their way (accel_i_cpu_executor_wait). accel's own threads never

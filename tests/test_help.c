@@ -1,10 +1,11 @@
 /* tests/test_help.c — the CPU backend's waits that help (accel.h, "cpu: waits that help"): a host
    thread that waits without a timeout for a signal a CPU queue of the same device will reach, or
    finishes a CPU queue, may run that queue's batches itself; exactly one thread runs a queue's batches,
-   in order; a helper stops once its value is reached and never waits inside a batch; kernels and host
-   calls never help (no recursion); a wait with a timeout never helps; a waiter on another device's
-   signal helps nobody; failure and destroy while a helper runs a batch; after waits that helped, the
-   batches nobody helps with still run (on the executor, which leaves batches to helpers meanwhile).
+   in order; a helper stops once its value is reached, never waits inside a batch and leaves host calls
+   to the executor; kernels and host calls never help (no recursion); a wait with a timeout never helps;
+   a waiter on another device's signal helps nobody; failure and destroy while a helper runs a batch;
+   after waits that helped, the batches nobody helps with still run (on the executor, which leaves
+   batches to helpers meanwhile).
    Env ACCEL_TEST_STRESS_SCALE (percent, default 100) scales the rounds (e.g. 10 under TSan). */
 #if !defined(_WIN32) && !defined(__wasi__) && !defined(__EMSCRIPTEN__)
 #  define _POSIX_C_SOURCE 200809L   /* nanosleep */
@@ -520,6 +521,58 @@ static uintptr_t where_ran(where_rig* r) {
 }
 #endif
 
+#if TEST_HAVE_THREADS
+/* A host call that waits for what the waiting thread does after its wait (here: sets `gate`). */
+typedef struct gate_rig { accel_signal *s, *gate; uint64_t v; atomic_int waited; } gate_rig;
+static void gate_host_call(void* user) { accel_signal_wait(((gate_rig*)user)->gate, 1, ACCEL_WAIT_FOREVER); }
+static void gate_setter(void* user) {   /* the waited value comes by another route meanwhile */
+    gate_rig* g = (gate_rig*)user;
+    help_sleep_ms(50);
+    accel_signal_set(g->s, g->v);
+}
+static void gate_watchdog(void* user) {   /* a wait that did not return in 3 s: released, so the test ends */
+    gate_rig* g = (gate_rig*)user;
+    for (int i = 0; i < 300 && !atomic_load(&g->waited); i++) help_sleep_ms(10);
+    if (!atomic_load(&g->waited)) accel_signal_set(g->gate, 1);
+}
+#endif
+/* A helping wait leaves a host call to the executor: the host call may wait (as here) for what the
+   waiting thread does once its wait returned, and the value waited for comes by another route (a host
+   set) while the batch is held up there. Run on the waiting thread, the host call held the wait for ever. */
+TEST(a_helping_wait_leaves_host_calls_to_the_executor) {
+#if TEST_HAVE_THREADS
+    where_rig r;
+    gate_rig g;
+    test_thread setter, watchdog;
+    uint64_t v = 0, t0, took;
+    if (!where_rig_open(&r, 2)) return;
+    helped_trips(&r, &v);   /* waits help this queue from now on */
+    memset(&g, 0, sizeof g);
+    atomic_init(&g.waited, 0);
+    g.s = r.s;
+    g.v = v + 1;
+    REQUIRE_OK(accel_signal_create(r.dev, 0, &g.gate));
+    accel_queue_host_call(r.q, gate_host_call, &g);
+    accel_queue_signal(r.q, r.s, v + 2);
+    CHECK_OK(accel_queue_submit(r.q));
+    REQUIRE(test_thread_start(&setter, gate_setter, &g));
+    REQUIRE(test_thread_start(&watchdog, gate_watchdog, &g));
+    t0 = test_now_ns();
+    CHECK_OK(accel_signal_wait(r.s, v + 1, ACCEL_WAIT_FOREVER));
+    took = test_now_ns() - t0;
+    atomic_store(&g.waited, 1);
+    if (!CHECK(took < 2000000000ull)) fprintf(stderr, "    the wait took %.2f s\n", (double)took / 1e9);
+    CHECK_OK(accel_signal_set(g.gate, 1));
+    test_thread_join(&setter);
+    test_thread_join(&watchdog);
+    CHECK_OK(accel_queue_finish(r.q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(accel_signal_value(r.s), v + 2);
+    accel_device_destroy(r.dev);
+#else
+    SKIP("no threads: waits run parked work already");
+#endif
+}
+
 /* After waits that helped, the executor leaves new batches to waiting threads: batches that no thread
    helps with still run, on the executor: one the host only polls for, one a wait with a timeout waits
    for, one a finish with a timeout waits for, and one another queue's wait command waits for (the host
@@ -633,6 +686,7 @@ int main(int argc, char** argv) {
     RUN(failure_and_destroy_while_a_waiter_runs_a_batch);
     RUN(helper_stops_right_after_the_signal_it_waits_for);
     RUN(batches_nobody_helps_still_run_after_helping);
+    RUN(a_helping_wait_leaves_host_calls_to_the_executor);
     RUN(a_batch_submitted_to_overlap_runs_beside_the_host_after_helping);
     RUN(executor_looks_less_often_while_waits_help);
     return test_end();
