@@ -179,7 +179,8 @@
    ACCEL_CPU_INLINE_GROUPS that it runs goes to the pool as the executor's would, the waiting thread
    working on it as one of the lanes. A wait with a timeout, a wait
    on several signals, and any wait inside a kernel or host call never runs work: those return when the
-   executor has done it. Once waiting threads run a queue's batches, its executor leaves new batches to
+   executor has done it (an exec needs a lane: while every lane is held by kernels that wait for other
+   queues' execs, those waits end only at their timeouts). Once waiting threads run a queue's batches, its executor leaves new batches to
    them and is not woken by submits; it looks at the queue every quarter of a millisecond (less often,
    down to once a millisecond, while waiting threads run every batch) and runs a batch that no one took
    since its last look, so a batch that no thread waits for at once (submitted to overlap with the host's
@@ -7497,9 +7498,16 @@ static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64
 }
 #else
 /* ==== cpu: no-threads ==== */
-/* Waits run parked work already (accel_i_cpu_ready): nothing to help. */
+/* Waits run parked work already (accel_i_cpu_ready): nothing to help. A wait inside a host call (the
+   device's loop runs it) first runs the queues that became ready meanwhile (see accel_i_cpu_drain). */
+static void accel_i_cpu_drain(accel_i_cpu_device* dev);
 static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                             uint64_t timeout_ns, uint32_t* first) {
+    for (uint32_t i = 0; i < n; i++) {
+        accel_i_cpu_device* dev = accel_i_is_cpu_signal(s[i]) ? accel_i_cpu_dev(s[i]->obj.device) : NULL;
+        /* not inside a kernel: a queue's exec would wait for ever for the lane that kernel holds */
+        if (dev && !atomic_load_explicit(&dev->lanes[0].taken, memory_order_relaxed)) accel_i_cpu_drain(dev);
+    }
     return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
 }
 /* Runs the queue's batches until one parks (its signal will call back). */
@@ -7529,12 +7537,18 @@ static void accel_i_cpu_ready(accel_i_cpu_queue* q) {
     }
     if (dev->draining) return;
     dev->draining = true;
+    accel_i_cpu_drain(dev);
+    dev->draining = false;
+}
+/* Runs the device's ready list: its loop, and a wait inside a host call the loop runs (a queue the host
+   call submitted to or released goes on, as accel_queue_finish's settle runs it). */
+static void accel_i_cpu_drain(accel_i_cpu_device* dev) {
+    accel_i_cpu_queue* q;
     while ((q = dev->ready_head) != NULL) {
         if ((dev->ready_head = q->ready_next) == NULL) dev->ready_tail = NULL;
         q->ready = false;
         accel_i_cpu_pump(q);
     }
-    dev->draining = false;
 }
 static void accel_i_cpu_park_wake(accel_i_waiter* w) {
     accel_i_cpu_queue* q = (accel_i_cpu_queue*)(void*)((unsigned char*)w - offsetof(accel_i_cpu_queue, park));

@@ -350,6 +350,53 @@ TEST(nt_kernel_finish_of_other_queue_exec) {
     accel_device_destroy(dev);
 }
 
+/* A host call of q1 submits work to q2 (or sets the signal q2's parked batch waits for) and waits for
+   q2's signal: q2 runs inside that wait, as inside an accel_queue_finish of q2 (the device's loop runs
+   the host call, so q2 only went on its ready list): not DEADLOCK, for work that can run. */
+static accel_queue* nt_hc_q2;
+static accel_signal *nt_hc_s2, *nt_hc_gate;
+static accel_buffer* nt_hc_buf;
+static accel_result nt_hc_result;
+static void nt_hc_submit_and_wait(void* user) {
+    (void)user;
+    accel_queue_fill(nt_hc_q2, nt_hc_buf, 0, 4, 7);
+    accel_queue_signal(nt_hc_q2, nt_hc_s2, 1);
+    nt_hc_result = accel_queue_submit(nt_hc_q2);
+    if (nt_hc_result == ACCEL_OK) nt_hc_result = accel_signal_wait(nt_hc_s2, 1, ACCEL_WAIT_FOREVER);
+}
+static void nt_hc_release_and_wait(void* user) {
+    (void)user;
+    nt_hc_result = accel_signal_set(nt_hc_gate, 1);
+    if (nt_hc_result == ACCEL_OK) nt_hc_result = accel_signal_wait(nt_hc_s2, 2, 1000000000u);
+}
+TEST(nt_host_call_waits_on_work_it_submitted) {
+    NT_ONLY();
+    accel_device* dev;
+    accel_queue* q1;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q1));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &nt_hc_q2));
+    REQUIRE_OK(accel_signal_create(dev, 0, &nt_hc_s2));
+    REQUIRE_OK(accel_signal_create(dev, 0, &nt_hc_gate));
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &nt_hc_buf));
+    nt_hc_result = ACCEL_ERROR_BACKEND;
+    accel_queue_host_call(q1, nt_hc_submit_and_wait, NULL);
+    CHECK_OK(accel_queue_finish(q1, ACCEL_WAIT_FOREVER));
+    CHECK_OK(nt_hc_result);
+    CHECK_EQ_U64(test_buffer_u32(nt_hc_buf, 0), 7);
+    /* q2's batch parked on the gate; the host call releases it, then waits for it */
+    accel_queue_wait(nt_hc_q2, nt_hc_gate, 1);
+    accel_queue_fill(nt_hc_q2, nt_hc_buf, 0, 4, 9);
+    accel_queue_signal(nt_hc_q2, nt_hc_s2, 2);
+    CHECK_OK(accel_queue_submit(nt_hc_q2));
+    nt_hc_result = ACCEL_ERROR_BACKEND;
+    accel_queue_host_call(q1, nt_hc_release_and_wait, NULL);
+    CHECK_OK(accel_queue_finish(q1, ACCEL_WAIT_FOREVER));
+    CHECK_OK(nt_hc_result);
+    CHECK_EQ_U64(test_buffer_u32(nt_hc_buf, 0), 9);
+    accel_device_destroy(dev);
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(nt_submit_runs_batch_inline);
@@ -363,5 +410,6 @@ int main(int argc, char** argv) {
     RUN(nt_deep_chain_runs_in_a_loop);
     RUN(nt_kernel_set_releases_other_queue_exec);
     RUN(nt_kernel_finish_of_other_queue_exec);
+    RUN(nt_host_call_waits_on_work_it_submitted);
     return test_end();
 }
