@@ -177,11 +177,11 @@
    returns first, though the value may come meanwhile from another queue: a kernel must not wait for what
    a thread that waits for its queue's signals does afterwards. An exec of more groups than
    ACCEL_CPU_INLINE_GROUPS that it runs goes to the pool as the executor's would, the waiting thread
-   working on it as one of the lanes. A wait with a timeout, a wait
-   on several signals, and any wait inside a kernel or host call never runs work: those return when the
-   executor has done it (an exec needs a lane: while every lane is held by kernels that wait for other
-   queues' execs, those waits end only at their timeouts). Once waiting threads run a queue's batches, its executor leaves new batches to
-   them and is not woken by submits; it looks at the queue every quarter of a millisecond (less often,
+   working on it as one of the lanes. A wait with a timeout, a wait on several signals, and any wait
+   inside a kernel or host call never runs work: those return when the executor has done it (an exec
+   needs a lane: while every lane is held by kernels that wait for other queues' execs, those waits end
+   only at their timeouts). Once waiting threads run a queue's batches, its executor leaves new batches
+   to them and is not woken by submits; it looks at the queue every quarter of a millisecond (less often,
    down to once a millisecond, while waiting threads run every batch) and runs a batch that no one took
    since its last look, so a batch that no thread waits for at once (submitted to overlap with the host's
    own work, or only polled with accel_signal_value) starts up to about 1.25 ms late (the executor then
