@@ -1367,6 +1367,7 @@ typedef struct accel_i_cu_device {
     accel_i_a32 recover_begun;
     bool grouped;                  /* a recover of another accel device recovers it too (recover_lock) */
     accel_result group_result;
+    accel_i_a32 users;             /* buffer reads, writes and frees under way (accel_i_cu_use) */
 } accel_i_cu_device;
 /* An 8-byte word in pinned, device-mapped host memory: the host reads and writes it at `host`, a stream
    at `dptr` (cuStreamWaitValue64 / cuStreamWriteValue64). */
@@ -2081,6 +2082,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     atomic_init(&dev->losing, 0u);
     atomic_init(&dev->peers_tried, 0u);
     atomic_init(&dev->peers_on, 0u);
+    atomic_init(&dev->users, 0u);
     dev->cudev = cudev;
     if ((cr = accel_i_cu.DevicePrimaryCtxRetain(&dev->ctx, cudev)) != ACCEL_CU_SUCCESS) {
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR,
@@ -2209,13 +2211,29 @@ static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer
     *out = &buf->base;
     return ACCEL_OK;
 }
+/* A buffer read, write or free that passed the entry check may still be under way when a recover begins
+   (waiting for the io lock, say): it enters here, and goes on only if its buffer is not stale, while
+   the recover, once the objects are stale, waits until none is in before the reset frees their memory
+   (accel_i_cu_users_out). seq_cst on both sides: the count, then the generation; the generation, then
+   the count. */
+static bool accel_i_cu_use(accel_i_cu_device* dev, const accel_buffer* b) {
+    atomic_fetch_add(&dev->users, 1u);
+    if (b->obj.generation == atomic_load(&dev->base.generation)) return true;
+    atomic_fetch_sub(&dev->users, 1u);
+    return false;
+}
+static void accel_i_cu_unuse(accel_i_cu_device* dev) { atomic_fetch_sub(&dev->users, 1u); }
 static void accel_i_cu_buffer_free(accel_buffer* b) {
     accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
     accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
     accel_i_cu_enter(dev);
-    if (buf->borrowed || accel_i_stale(&b->obj)) { /* the caller's memory; the old context's */ }
-    else if (b->mapped) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, b->mapped, 0);
-    else accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
+    if (buf->borrowed || !accel_i_cu_use(dev, b)) {
+        /* the caller's memory; the old context's */
+    } else {
+        if (b->mapped) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, b->mapped, 0);
+        else accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
+        accel_i_cu_unuse(dev);
+    }
     accel_i_dev_free(&dev->base, buf, sizeof *buf);
 }
 static accel_result accel_i_cu_buffer_io(accel_buffer* b, size_t offset, void* host, size_t size,
@@ -2223,9 +2241,13 @@ static accel_result accel_i_cu_buffer_io(accel_buffer* b, size_t offset, void* h
     accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
     accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
     accel_cu_result cr;
+    if (!accel_i_cu_use(dev, b))
+        return accel_i_fail(&dev->base, ACCEL_ERROR_DEVICE_LOST, "accel_buffer_%s: buffer%s%s%s: the device "
+                            "was recovered meanwhile", write ? "write" : "read", ACCEL_I_LABEL(&b->obj));
     if (b->mapped) {
         unsigned char* p = (unsigned char*)b->mapped + offset;
         if (write) memmove(p, host, size); else memmove(host, p, size);
+        accel_i_cu_unuse(dev);
         return ACCEL_OK;
     }
     accel_i_cu_enter(dev);
@@ -2234,6 +2256,7 @@ static accel_result accel_i_cu_buffer_io(accel_buffer* b, size_t offset, void* h
                : accel_i_cu.MemcpyDtoHAsync(host, buf->dptr + offset, size, dev->io);
     if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.StreamSynchronize(dev->io);
     accel_i_mutex_unlock(&dev->io_lock);
+    accel_i_cu_unuse(dev);
     return accel_i_cu_check(dev, cr, write ? "accel_buffer_write: cuMemcpyHtoDAsync"
                                            : "accel_buffer_read: cuMemcpyDtoHAsync");
 }
@@ -4386,6 +4409,8 @@ static accel_result accel_i_cu_group_recover(accel_i_cu_device* dev) {
     accel_result r;
     for (m = dom->members; m; m = m->domain_next) m->grouped = m != dev && accel_i_cu_group_join(m);
     accel_i_cu_natives_drain(dev);
+    for (m = dom->members; m; m = m->domain_next)   /* buffer calls under way (accel_i_cu_use) */
+        while (atomic_load(&m->users) != 0) accel_i_yield();
     for (m = dom->members; m; m = m->domain_next) accel_i_cu_native_lock(m, true);
     accel_i_mutex_lock(&dom->lock);
     for (m = dom->members; m; m = m->domain_next) {

@@ -797,6 +797,68 @@ TEST(two_devices_on_one_native_device) {
     accel_device_destroy(a);
 }
 
+/* Buffer reads and writes under way when a recover begins: one long read holds the device's transfer
+   stream, three short ones queue behind it (past their entry check), then the recover, of that device
+   and of another on the same native device (on CUDA it recovers both). Each returns OK (it ran before
+   the reset) or DEVICE_LOST, and none touches the old context's memory after the reset (the sanitizer
+   configurations; on the mock, no release of a dead handle either). */
+#if TEST_HAVE_THREADS
+enum { RB_BIG = 128u << 20 };
+typedef struct recover_io { accel_buffer *big, *small; void* host; accel_result r[4]; } recover_io;
+static recover_io rio;
+static void recover_io_big(void* arg) {
+    (void)arg;
+    rio.r[0] = accel_buffer_read(rio.big, 0, rio.host, RB_BIG);
+}
+static void recover_io_small(void* arg) {
+    int i = (int)(intptr_t)arg;
+    uint32_t w[4] = { 1, 2, 3, 4 };
+    size_t at = 16u * (size_t)i;   /* bytes of its own: the calls do not race each other */
+    rio.r[i] = (i & 1) ? accel_buffer_write(rio.small, at, w, sizeof w) : accel_buffer_read(rio.small, at, w, sizeof w);
+}
+#endif
+TEST(buffer_calls_under_way_at_the_recover) {
+#if !TEST_HAVE_THREADS
+    SKIP("no threads in this build");
+#else
+    accel_device *dev = recover_device(NULL), *other = NULL;
+    long long stale = recover_mock_count("mock_cuda_stale_uses");
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    REQUIRE_OK(test_device_create(&other));
+    memset(&rio, 0, sizeof rio);
+    rio.host = malloc(RB_BIG);
+    REQUIRE(rio.host != NULL);
+    for (int round = 0; round < 2; round++) {   /* the recovered device's buffers, then the other's */
+        accel_device* owner = round == 0 ? dev : other;
+        accel_signal* nap = NULL;   /* never set: its timed waits sleep */
+        test_thread big, small[3];
+        REQUIRE_OK(accel_signal_create(dev, 0, &nap));
+        REQUIRE_OK(test_buffer_create(owner, RB_BIG, ACCEL_MEMORY_DEVICE, &rio.big));
+        REQUIRE_OK(test_buffer_create(owner, 4096, ACCEL_MEMORY_DEVICE, &rio.small));
+        REQUIRE(test_thread_start(&big, recover_io_big, NULL));
+        CHECK_RESULT(accel_signal_wait(nap, 1, 5000000u), ACCEL_TIMEOUT);   /* the long read is under way */
+        for (int i = 0; i < 3; i++)
+            REQUIRE(test_thread_start(&small[i], recover_io_small, (void*)(intptr_t)(i + 1)));
+        CHECK_RESULT(accel_signal_wait(nap, 1, 2000000u), ACCEL_TIMEOUT);   /* the short ones wait for it */
+        CHECK_OK(accel_device_recover(dev));
+        test_thread_join(&big);
+        for (int i = 0; i < 3; i++) test_thread_join(&small[i]);
+        for (int i = 0; i < 4; i++)
+            if (!CHECK(rio.r[i] == ACCEL_OK || rio.r[i] == ACCEL_ERROR_DEVICE_LOST))
+                fprintf(stderr, "    call %d: %s\n", i, accel_result_string(rio.r[i]));
+        accel_buffer_destroy(rio.big);
+        accel_buffer_destroy(rio.small);
+        accel_signal_destroy(nap);
+        if (stale >= 0) CHECK_EQ_INT(recover_mock_count("mock_cuda_stale_uses"), stale);
+    }
+    CHECK(recover_saxpy(dev));
+    CHECK(recover_saxpy(other));
+    accel_device_destroy(other);
+    accel_device_destroy(dev);
+    free(rio.host);
+#endif
+}
+
 /* ==== no-threads builds ==== */
 /* Without threads a batch parks on its wait; the recover's failure of the signal runs it (inline), and
    it drops its rest. */
@@ -835,6 +897,7 @@ int main(int argc, char** argv) {
     RUN(waiters_recorders_and_callers_during_the_recover);
     RUN(concurrent_recovers);
     RUN(two_devices_on_one_native_device);
+    RUN(buffer_calls_under_way_at_the_recover);
     RUN(parked_batch_at_the_recover);
 #if RECOVER_MOCK
     RUN(driver_that_keeps_a_sticky_error);
