@@ -520,8 +520,13 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
    enqueued; else one cuLaunchHostFunc whose function waits on the host until s reaches value or
    fails; it holds the driver's host-function thread meanwhile, so the value must come from the host, an
    accel queue or another device, not from a host function (accel_cuda_stream_signal) behind it.
-   Destroying s while a stream still waits on its mirror releases the stream (the mirror reads
-   ACCEL_SIGNAL_MAX). Destroy the device only after such streams passed the wait (cuStreamSynchronize). */
+   Destroying s while a stream still waits on it releases the stream (the mirror reads ACCEL_SIGNAL_MAX;
+   the host function of the event-ring mode returns within a millisecond), unless an
+   accel_cuda_stream_signal of s is enqueued behind the wait (it holds s until it ran): fail s first.
+   Destroy the device only after such streams passed the wait (cuStreamSynchronize). `stream` must not be
+   an accel queue's own (accel_cuda_queue_stream, a native step's cuda_stream): accel's signal points on
+   it would wait behind a wait for the host that accel does not know of, and GPU waits elsewhere that
+   watch those points with them; record accel_queue_wait on that queue instead. */
 ACCEL_API accel_result accel_cuda_stream_wait(void* stream, accel_signal* s, uint64_t value);
 /* When the stream gets there (everything enqueued on it before has completed), s = max(s, value), as
    accel_signal_set: host waiters wake, accel queues of any backend waiting for it go on, and a failed s
@@ -4941,13 +4946,17 @@ static void ACCEL_I_CUDAAPI accel_i_cu_foreign_raise(void* user) {
     accel_i_raise(s, v);
     accel_i_release(s);
 }
+/* The wait also ends once s's handle is destroyed (looked at every millisecond): that releases the
+   stream, as the mirror's ACCEL_SIGNAL_MAX does in the memops mode (accel_i_cu_foreign_orphan). */
+#define ACCEL_I_CU_HOLD_LOOK_NS 1000000u
 static void ACCEL_I_CUDAAPI accel_i_cu_foreign_hold(void* user) {
     accel_i_cu_foreign* f = (accel_i_cu_foreign*)user;
     accel_signal* s = f->s;
     uint64_t v = f->value;
     uint32_t first = 0;
     accel_i_dev_free(s->obj.device, f, sizeof *f);
-    accel_i_host_signal_wait(&s, &v, 1, true, ACCEL_WAIT_FOREVER, &first);   /* reached, or failed */
+    while (accel_i_host_signal_wait(&s, &v, 1, true, ACCEL_I_CU_HOLD_LOOK_NS, &first) == ACCEL_TIMEOUT &&
+           atomic_load(&s->obj.handle)) { }   /* reached, failed, or destroyed */
     accel_i_release(s);
 }
 /* Enqueues fn(s, value) on stream, holding a reference to s until it ran. */

@@ -1027,7 +1027,8 @@ static void test_foreign_signal_releases_queue(bool ring) {
     test_foreign_teardown(&c, dev, f);
 }
 /* A failure releases a foreign stream that waits on the signal (DESIGN 6.1: a failed signal never
-   leaves a device waiting for ever); waits and raises on a failed signal enqueue nothing. */
+   leaves a device waiting for ever); waits and raises on a failed signal enqueue nothing; so does a
+   destroy of the signal. */
 static void test_foreign_failure_releases_wait(bool ring) {
     test_raw_stream c;
     void* f;
@@ -1050,6 +1051,19 @@ static void test_foreign_failure_releases_wait(bool ring) {
     CHECK_RESULT(accel_cuda_stream_wait(f, s, 6), ACCEL_ERROR_SIGNAL_FAILED);
     CHECK_RESULT(accel_cuda_stream_signal(f, s, 6), ACCEL_ERROR_SIGNAL_FAILED);
     CHECK_RESULT(accel_signal_wait(s, 1, 0), ACCEL_ERROR_SIGNAL_FAILED);
+    {   /* destroying a signal releases a stream that waits on it (the ring mode's host function too) */
+        accel_signal* gone;
+        uint64_t t0;
+        REQUIRE_OK(accel_signal_create(dev, 0, &gone));
+        seen[0] = 0;
+        CHECK_OK(accel_cuda_stream_wait(f, gone, 5));
+        CHECK_EQ_INT(c.MemsetD32Async(accel_cuda_buffer_pointer(out), 6u, 64, f), 0);
+        test_spin_ms(10);
+        CHECK_EQ_U64(test_seen(seen, 0), 0u);
+        accel_signal_destroy(gone);
+        for (t0 = test_now_ns(); test_seen(seen, 0) == 0 && test_now_ns() - t0 < 3000000000ull;) accel_i_yield();
+        CHECK_EQ_U64(test_seen(seen, 0), 6u);
+    }
     test_foreign_teardown(&c, dev, f);
 }
 /* A foreign stream waits for a value an accel queue's signal point promised (GPU to GPU with stream
