@@ -1987,6 +1987,10 @@ ACCEL_I_KIT void accel_i_objects_hold(accel_device* dev);   /* device_recover: t
    backend whose native device several accel devices share (CUDA: one primary context): begin returns
    false, doing nothing, when a recover of dev is under way and wait is false */
 ACCEL_I_KIT bool accel_i_recover_begin(accel_device* dev, bool wait);
+/* around a call that makes native objects outside a create (Vulkan's pipelines at submit): false, and
+   logged as fn's, while a recover remakes the native device (core: device generations) */
+ACCEL_I_KIT bool accel_i_creates_enter(accel_device* dev, const char* fn);
+ACCEL_I_KIT void accel_i_creates_leave(accel_device* dev);
 ACCEL_I_KIT accel_result accel_i_recover_end(accel_device* dev, accel_result r);
 ACCEL_I_KIT bool accel_i_try_retain(accel_i_object* o);     /* a reference to a listed object (list held) */
 /* a reference to an object (a backend's callback that outlives the call that made it) */
@@ -2760,15 +2764,14 @@ static accel_signal* accel_i_next_unfailed(accel_device* dev, uint64_t g) {
     return (accel_signal*)(void*)o;
 }
 #if !defined(ACCEL_NO_THREADS)
-/* The k-th queue of dev made before generation g (k from 0), retained; NULL past the last. */
-static accel_queue* accel_i_stale_queue(accel_device* dev, uint64_t g, uint32_t k) {
+/* The next queue of dev made before generation g after `after` (NULL: the first), retained; NULL past
+   the last. The caller holds `after`, so it is still listed (an object leaves the list when it is freed),
+   and a queue destroyed meanwhile skips nothing (an index into the list would). */
+static accel_queue* accel_i_stale_queue(accel_device* dev, uint64_t g, accel_queue* after) {
     accel_i_object* o;
     accel_i_spin_lock(&dev->objects_lock);
-    for (o = dev->objects; o; o = o->next)
-        if (o->kind == ACCEL_I_QUEUE && o->generation < g && k-- == 0) {
-            if (!accel_i_try_retain(o)) k++;   /* being freed: skip it */
-            else break;
-        }
+    for (o = after ? after->obj.next : dev->objects; o; o = o->next)
+        if (o->kind == ACCEL_I_QUEUE && o->generation < g && accel_i_try_retain(o)) break;
     accel_i_spin_unlock(&dev->objects_lock);
     return (accel_queue*)(void*)o;
 }
@@ -2782,11 +2785,13 @@ static void accel_i_qmem_recover(accel_device* dev);   /* core: queue-ordered me
    the backend may take the native device down. */
 static void accel_i_walkers_settle(accel_device* dev, uint64_t g) {
 #if !defined(ACCEL_NO_THREADS)
-    accel_queue* q;
+    accel_queue *q = NULL, *next;
     if (!dev->backend->walk) return;
-    for (uint32_t k = 0; (q = accel_i_stale_queue(dev, g, k)) != NULL; k++) {
-        if (q->walker) accel_i_walker_settle(q);
-        accel_i_release(q);
+    for (;; q = next) {
+        next = accel_i_stale_queue(dev, g, q);
+        if (q) accel_i_release(q);
+        if (!next) break;
+        if (next->walker) accel_i_walker_settle(next);
     }
     while (atomic_load(&dev->gate_count) != 0) accel_i_yield();
 #else

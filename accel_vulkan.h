@@ -4368,8 +4368,14 @@ static accel_result accel_i_vk_validate(accel_i_vk_queue* q, const accel_i_batch
 
 static accel_result accel_i_vk_queue_submit(accel_queue* base, accel_i_batch* b) {
     accel_i_vk_queue* q = (accel_i_vk_queue*)base;
-    accel_result r = accel_i_vk_validate(q, b);
-    if (r == ACCEL_OK) r = accel_i_vk_plan_make(q, b);
+    accel_result r = ACCEL_ERROR_DEVICE_LOST;
+    /* pipelines and plans are made on the VkDevice: not while a recover makes it anew (a submit that
+       passed its entry check before the recover began is stale when it gets here after it) */
+    if (accel_i_creates_enter(base->obj.device, "accel_queue_submit")) {
+        if (!accel_i_stale(&base->obj)) r = accel_i_vk_validate(q, b);
+        if (r == ACCEL_OK) r = accel_i_vk_plan_make(q, b);
+        accel_i_creates_leave(base->obj.device);
+    }
     if (r != ACCEL_OK) { accel_i_batch_recycle(base, b); return r; }
     accel_i_vk_reclaim(q, false);
     return accel_i_walker_submit(base, b);
