@@ -1973,8 +1973,23 @@ static accel_result accel_i_vk_io_copy(accel_i_vk_device* dev, VkBuffer src, VkD
     return accel_i_vk_copy_run(dev, &dev->hwq[dev->io_hwq], dev->io_pool, src, src_off, dst, dst_off, size);
 }
 
+/* Inside accel_i_vk_enter: a read or write that passed its entry check before a recover began (waiting
+   for the io lock, say) goes on only on the VkDevice its buffer is of, and the recover waits for it. */
+static accel_result accel_i_vk_buffer_io_in(accel_buffer* base, size_t offset, void* host, size_t size,
+                                            bool write);
 static accel_result accel_i_vk_buffer_io(accel_buffer* base, size_t offset, void* host, size_t size,
                                          bool write) {
+    accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
+    accel_result r;
+    if (!accel_i_vk_enter(dev, &base->obj))
+        return accel_i_fail(&dev->base, ACCEL_ERROR_DEVICE_LOST, "accel_buffer_%s: buffer%s%s%s: the device "
+                            "was recovered meanwhile", write ? "write" : "read", ACCEL_I_LABEL(&base->obj));
+    r = accel_i_vk_buffer_io_in(base, offset, host, size, write);
+    accel_i_vk_leave(dev);
+    return r;
+}
+static accel_result accel_i_vk_buffer_io_in(accel_buffer* base, size_t offset, void* host, size_t size,
+                                            bool write) {
     accel_i_vk_buffer* b = (accel_i_vk_buffer*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
     const size_t chunk_max = (size_t)64 << 20;
