@@ -2219,7 +2219,7 @@ static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer
 /* A buffer read, write or free that passed the entry check may still be under way when a recover begins
    (waiting for the io lock, say): it enters here, and goes on only if its buffer is not stale, while
    the recover, once the objects are stale, waits until none is in before the reset frees their memory
-   (accel_i_cu_users_out). seq_cst on both sides: the count, then the generation; the generation, then
+   (accel_i_cu_group_recover). seq_cst on both sides: the count, then the generation; the generation, then
    the count. */
 static bool accel_i_cu_use(accel_i_cu_device* dev, const accel_buffer* b) {
     atomic_fetch_add(&dev->users, 1u);
@@ -2232,9 +2232,7 @@ static void accel_i_cu_buffer_free(accel_buffer* b) {
     accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
     accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
     accel_i_cu_enter(dev);
-    if (buf->borrowed || !accel_i_cu_use(dev, b)) {
-        /* the caller's memory; the old context's */
-    } else {
+    if (!buf->borrowed && accel_i_cu_use(dev, b)) {   /* else the caller's memory, or the old context's */
         if (b->mapped) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, b->mapped, 0);
         else accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
         accel_i_cu_unuse(dev);

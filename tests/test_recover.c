@@ -678,6 +678,20 @@ static void recover_twice(void* arg) {
     recover_side* t = (recover_side*)arg;
     for (int i = 0; i < 3; i++) if (accel_device_recover(t->dev) != ACCEL_OK) atomic_store(&t->result, -1);
 }
+/* Two threads recover a and b (maybe the same device) three times each, at once; each recover says OK. */
+static void recover_pair(accel_device* a, accel_device* b) {
+    recover_side x, y;
+    test_thread tx, ty;
+    memset(&x, 0, sizeof x);
+    memset(&y, 0, sizeof y);
+    x.dev = a;
+    y.dev = b;
+    if (!CHECK(test_thread_start(&tx, recover_twice, &x))) return;
+    if (CHECK(test_thread_start(&ty, recover_twice, &y))) test_thread_join(&ty);
+    test_thread_join(&tx);
+    CHECK_EQ_INT(atomic_load(&x.result), 0);
+    CHECK_EQ_INT(atomic_load(&y.result), 0);
+}
 #endif
 /* Recovers from two threads at once: one at a time, each adds 1. */
 TEST(concurrent_recovers) {
@@ -685,18 +699,8 @@ TEST(concurrent_recovers) {
     SKIP("no threads in this build");
 #else
     accel_device* dev = recover_device(NULL);
-    recover_side a, b;
-    test_thread ta, tb;
     if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
-    memset(&a, 0, sizeof a);
-    memset(&b, 0, sizeof b);
-    a.dev = b.dev = dev;
-    REQUIRE(test_thread_start(&ta, recover_twice, &a));
-    REQUIRE(test_thread_start(&tb, recover_twice, &b));
-    test_thread_join(&ta);
-    test_thread_join(&tb);
-    CHECK_EQ_INT(atomic_load(&a.result), 0);
-    CHECK_EQ_INT(atomic_load(&b.result), 0);
+    recover_pair(dev, dev);
     CHECK_EQ_U64(recover_generation(dev), 8);
     CHECK(recover_saxpy(dev));
     accel_device_destroy(dev);
@@ -773,19 +777,8 @@ TEST(two_devices_on_one_native_device) {
     CHECK(recover_saxpy(b));
 #if TEST_HAVE_THREADS
     {
-        recover_side x, y;
-        test_thread tx, ty;
         uint64_t ga = recover_generation(a), gb = recover_generation(b);
-        memset(&x, 0, sizeof x);
-        memset(&y, 0, sizeof y);
-        x.dev = a;
-        y.dev = b;
-        REQUIRE(test_thread_start(&tx, recover_twice, &x));
-        REQUIRE(test_thread_start(&ty, recover_twice, &y));
-        test_thread_join(&tx);
-        test_thread_join(&ty);
-        CHECK_EQ_INT(atomic_load(&x.result), 0);
-        CHECK_EQ_INT(atomic_load(&y.result), 0);
+        recover_pair(a, b);
         CHECK(recover_generation(a) >= ga + 3);   /* shared: also the other's recovers, some of them */
         CHECK(recover_generation(b) >= gb + 3);
         if (!shared) { CHECK_EQ_U64(recover_generation(a), ga + 3); CHECK_EQ_U64(recover_generation(b), gb + 3); }
