@@ -2217,13 +2217,14 @@ static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer
     return ACCEL_OK;
 }
 /* A buffer read, write or free that passed the entry check may still be under way when a recover begins
-   (waiting for the io lock, say): it enters here, and goes on only if its buffer is not stale, while
-   the recover, once the objects are stale, waits until none is in before the reset frees their memory
-   (accel_i_cu_group_recover). seq_cst on both sides: the count, then the generation; the generation, then
-   the count. */
-static bool accel_i_cu_use(accel_i_cu_device* dev, const accel_buffer* b) {
+   (waiting for the io lock, say), and a host thread reading a signal's words (a wait, accel_signal_value,
+   a raise) may be preempted between its look at the generation and the read: each enters here, and
+   goes on only if its object is not stale, while the recover, once the objects are stale, waits until
+   none is in before the reset frees their memory (accel_i_cu_group_recover). seq_cst on both sides: the
+   count, then the generation; the generation, then the count. */
+static bool accel_i_cu_use(accel_i_cu_device* dev, const accel_i_object* o) {
     atomic_fetch_add(&dev->users, 1u);
-    if (b->obj.generation == atomic_load(&dev->base.generation)) return true;
+    if (o->generation == atomic_load(&dev->base.generation)) return true;
     atomic_fetch_sub(&dev->users, 1u);
     return false;
 }
@@ -2232,7 +2233,7 @@ static void accel_i_cu_buffer_free(accel_buffer* b) {
     accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
     accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
     accel_i_cu_enter(dev);
-    if (!buf->borrowed && accel_i_cu_use(dev, b)) {   /* else the caller's memory, or the old context's */
+    if (!buf->borrowed && accel_i_cu_use(dev, &b->obj)) {   /* else the caller's memory, or the old context's */
         if (b->mapped) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, b->mapped, 0);
         else accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
         accel_i_cu_unuse(dev);
@@ -2244,7 +2245,7 @@ static accel_result accel_i_cu_buffer_io(accel_buffer* b, size_t offset, void* h
     accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
     accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
     accel_cu_result cr;
-    if (!accel_i_cu_use(dev, b))
+    if (!accel_i_cu_use(dev, &b->obj))
         return accel_i_fail(&dev->base, ACCEL_ERROR_DEVICE_LOST, "accel_buffer_%s: buffer%s%s%s: the device "
                             "was recovered meanwhile", write ? "write" : "read", ACCEL_I_LABEL(&b->obj));
     if (b->mapped) {
@@ -2992,22 +2993,27 @@ static accel_result accel_i_cu_signal_create(accel_device* d, uint64_t initial, 
     return ACCEL_OK;
 }
 static void accel_i_cu_signal_free(accel_signal* s) {
+    accel_i_cu_device* dev = accel_i_cu_dev(s->obj.device);
     /* a stale one's word went with the old context's blocks; one foreign streams may still read stays */
-    if (!accel_i_stale(&s->obj) && !accel_i_cu_foreign_orphan(s))
-        accel_i_cu_word_give(accel_i_cu_dev(s->obj.device), &((accel_i_cu_signal*)s)->mirror);
+    if (accel_i_cu_use(dev, &s->obj)) {
+        if (!accel_i_cu_foreign_orphan(s)) accel_i_cu_word_give(dev, &((accel_i_cu_signal*)s)->mirror);
+        accel_i_cu_unuse(dev);
+    }
     accel_i_host_signal_destroy(s, sizeof(accel_i_cu_signal));
 }
 /* signal_publish: the mirror takes the maximum. A failure writes ACCEL_SIGNAL_MAX, at or above every
    value a GPU waits for: cuStreamWaitValue64's GEQ compares as (int64_t)(*addr - value) >= 0, so a word
    with bit 63 set would read as below every value. */
 static void accel_i_cu_signal_publish(accel_signal* s, uint64_t v) {
+    accel_i_cu_device* dev = accel_i_cu_dev(s->obj.device);
     accel_i_a64* m = ((accel_i_cu_signal*)s)->mirror.host;
     uint64_t old;
-    if (accel_i_stale(&s->obj)) return;   /* its word went with the old context (no GPU waits on it) */
+    if (!accel_i_cu_use(dev, &s->obj)) return;   /* its word went with the old context (no GPU waits on it) */
     old = atomic_load(m);
     if (accel_i_failed(v)) v = ACCEL_SIGNAL_MAX;
     while (old < v && !atomic_compare_exchange_weak(m, &old, v)) {}
     if (atomic_load(&((accel_i_cu_signal*)s)->foreign_waits)) accel_i_cu_foreign_retire(s, v);
+    accel_i_cu_unuse(dev);
 }
 /* signal_settle (accel_signal_value): the host word is raised to what the GPU already reached: the
    mirror's value, and the value of each mark whose progress word passed its point (only while a mark
@@ -3028,15 +3034,18 @@ static uint64_t accel_i_cu_reached_mark(accel_i_cu_signal* cs, uint64_t v) {
 }
 static void accel_i_cu_signal_settle(accel_signal* s) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    accel_i_cu_device* dev = accel_i_cu_dev(s->obj.device);
     uint64_t v = accel_i_host_signal_value(s), r;
-    if (accel_i_failed(v) || accel_i_stale(&s->obj)) return;
+    if (accel_i_failed(v) || !accel_i_cu_use(dev, &s->obj)) return;
     r = atomic_load(cs->mirror.host);
     if (r < v) r = v;
     if (atomic_load_explicit(&cs->marked, memory_order_relaxed) > r) r = accel_i_cu_reached_mark(cs, r);
+    accel_i_cu_unuse(dev);
     if (r > v) accel_i_raise(s, r);
 }
 /* s's mirror: what the GPU wrote there (a point whose mirror it writes reaches the value before any thread
-   applies the point) or the host published; 0 for a stale signal, whose word went with the old context. */
+   applies the point) or the host published; 0 for a stale signal, whose word went with the old context.
+   The caller is in (accel_i_cu_signals_use). */
 static uint64_t accel_i_cu_mirror_value(accel_signal* s) {
     if (accel_i_stale(&s->obj)) return 0;
     return atomic_load_explicit(((accel_i_cu_signal*)s)->mirror.host, memory_order_acquire);
@@ -3123,6 +3132,20 @@ static accel_result accel_i_cu_wait_last(accel_signal* const* s, const uint64_t*
     for (uint32_t i = 0; i < n; i++) accel_i_cu_signal_settle(s[i]);
     return accel_i_wait_check(s, v, n, all, first);
 }
+/* The devices of s[0..n) entered for each signal (accel_i_cu_use): their words stay until
+   accel_i_cu_signals_unuse. False, with none entered, where one is stale (a recover is under way). */
+static void accel_i_cu_signals_unuse(accel_signal* const* s, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) accel_i_cu_unuse(accel_i_cu_dev(s[i]->obj.device));
+}
+static bool accel_i_cu_signals_use(accel_signal* const* s, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        if (!accel_i_cu_use(accel_i_cu_dev(s[i]->obj.device), &s[i]->obj)) {
+            accel_i_cu_signals_unuse(s, i);
+            return false;
+        }
+    return true;
+}
+/* A wait reads the signals' words only while it is in (a slice at most: a recover waits for it). */
 static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n,
                                                 bool all, uint64_t timeout_ns, uint32_t* first) {
     uint64_t deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();
@@ -3133,16 +3156,27 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
         uint64_t now, step, slice = accel_i_cu_poll_slice(since);
         uint64_t seen = atomic_load(&((accel_i_cu_signal*)s[0])->pointed);   /* before the reap */
         accel_result r;
+        if (!accel_i_cu_signals_use(s, n)) {   /* a recover under way fails the signals */
+            now = accel_i_now_ns();
+            return accel_i_host_signal_wait(s, v, n, all, now >= deadline ? 0 : deadline - now, first);
+        }
         pending = accel_i_cu_reap_devices(s, n);
         r = accel_i_cu_wait_check(s, v, n, all, first);
-        if (r != ACCEL_TIMEOUT) return r;
         now = timeout_ns == 0 ? deadline : accel_i_now_ns();
-        if (now >= deadline) return accel_i_cu_wait_last(s, v, n, all, first);
+        if (r == ACCEL_TIMEOUT && now >= deadline) r = accel_i_cu_wait_last(s, v, n, all, first);
+        if (r != ACCEL_TIMEOUT || now >= deadline) {
+            accel_i_cu_signals_unuse(s, n);
+            return r;
+        }
         step = deadline == ACCEL_I_FOREVER && !pending ? ACCEL_WAIT_FOREVER : deadline - now;
         if (pending && step > slice) step = slice;
         if (pending) {
             accel_i_cu_wait_slice(s, v, n, since, now, step, deadline, &nap);
-        } else if (n == 1) {   /* a host raise, or a point enqueued meanwhile (then a reap) */
+            accel_i_cu_signals_unuse(s, n);
+            continue;
+        }
+        accel_i_cu_signals_unuse(s, n);
+        if (n == 1) {   /* a host raise, or a point enqueued meanwhile (then a reap) */
             accel_i_event_wait_or(accel_i_host_signal_event(s[0]), v[0], &((accel_i_cu_signal*)s[0])->pointed,
                                   seen, step);
         } else if ((r = accel_i_host_signal_wait(s, v, n, all, step, first)) != ACCEL_TIMEOUT) {

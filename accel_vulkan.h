@@ -3096,14 +3096,17 @@ static void accel_i_vk_batches_join(accel_i_batch** list, accel_i_batch* more) {
 static void accel_i_vk_entry_clear(accel_i_vk_queue* q, accel_i_vk_entry* e) {
     accel_i_vk_batches_complete(q, accel_i_vk_entry_empty(q, e));
 }
-/* Releases every entry the GPU finished (all of them with force: the device is lost or idle). Nothing
-   once a recover takes the queue's VkDevice: it releases them (vulkan: recovery). */
+/* Releases every entry the GPU finished. Nothing once a recover takes the queue's VkDevice: it releases
+   them (vulkan: recovery). force: q's destroy (q unlisted), all of them once q's work is done: stale q's
+   drain did not wait, but a recover that has not taken q waits for this free (accel_i_objects_hold). */
 static void accel_i_vk_reclaim(accel_i_vk_queue* q, bool force) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     uint64_t done = force ? UINT64_MAX : 0;
     accel_i_vk_entry *list = NULL, **tail = &list;
     accel_i_batch* batches = NULL;
-    if (!accel_i_vk_enter(dev, &q->base.obj)) return;
+    if (force && q->first && !accel_i_lost(&dev->base))
+        accel_i_vk_wait_sem(dev, q->done, q->last, ACCEL_WAIT_FOREVER);
+    if (!force && !accel_i_vk_enter(dev, &q->base.obj)) return;
     if (!force) {
         bool any;
         accel_i_spin_lock(&q->list_lock);
@@ -3129,7 +3132,7 @@ static void accel_i_vk_reclaim(accel_i_vk_queue* q, bool force) {
         accel_i_vk_batches_join(&batches, accel_i_vk_entry_empty(q, e));
         accel_i_vk_entry_spare(q, e);
     }
-    accel_i_vk_leave(dev);
+    if (!force) accel_i_vk_leave(dev);
     accel_i_vk_batches_complete(q, batches);
 }
 /* The batch's plan (see accel_i_vk_plan), at the 16-byte boundary after its recorded data. */

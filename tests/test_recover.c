@@ -856,6 +856,152 @@ TEST(buffer_calls_under_way_at_the_recover) {
 #endif
 }
 
+#if TEST_HAVE_THREADS
+/* Reads, polls and sets a signal of the current generation until told to stop; a new signal after each
+   DEVICE_LOST. rounds: the signals lost. */
+static void recover_reader(void* arg) {
+    recover_side* t = (recover_side*)arg;
+    accel_signal* s = NULL;
+    uint64_t k = 0;
+    while (!atomic_load(&t->stop)) {
+        accel_result r;
+        if (!s && accel_signal_create(t->dev, 0, &s) != ACCEL_OK) { s = NULL; k = 0; continue; }
+        (void)accel_signal_value(s);
+        r = accel_signal_wait(s, k + 2, 0);
+        if (r == ACCEL_TIMEOUT) r = accel_signal_set(s, ++k);
+        if (r == ACCEL_ERROR_DEVICE_LOST) {
+            accel_signal_destroy(s);
+            s = NULL;
+            k = 0;
+            atomic_fetch_add(&t->rounds, 1);
+        } else if (r != ACCEL_OK) {
+            atomic_store(&t->result, (int)r);
+        }
+    }
+    accel_signal_destroy(s);
+}
+#endif
+/* Threads (more than cores) read, poll and set signals while the device recovers again and again: a read
+   that passed its check on a live signal may be preempted until the recover frees its words (CUDA: the
+   reset frees the pinned mirrors; asan-cuda saw it as a heap-use-after-free). */
+TEST(host_reads_race_the_recover) {
+#if !TEST_HAVE_THREADS
+    SKIP("no threads in this build");
+#else
+    enum { READERS = 6 };
+    accel_device* dev = recover_device(NULL);
+    recover_side t[READERS];
+    test_thread th[READERS];
+    int lost = 0, started = 0;
+    accel_device* napdev = NULL;   /* nap: a CPU signal nobody sets, to sleep 1 ms on */
+    accel_signal* nap = NULL;
+    uint64_t t0 = test_now_ns();
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    REQUIRE_OK(recover_cpu_device(&napdev));
+    REQUIRE_OK(accel_signal_create(napdev, 0, &nap));
+    for (int i = 0; i < READERS; i++) {
+        memset(&t[i], 0, sizeof t[i]);
+        t[i].dev = dev;
+        if (!CHECK(test_thread_start(&th[i], recover_reader, &t[i]))) break;
+        started++;
+    }
+    while (test_now_ns() - t0 < 1500000000ull) {   /* a millisecond between: the readers make signals */
+        CHECK_OK(accel_device_recover(dev));
+        CHECK_RESULT(accel_signal_wait(nap, 1, 1000000u), ACCEL_TIMEOUT);
+    }
+    for (int i = 0; i < started; i++) {
+        atomic_store(&t[i].stop, 1);
+        test_thread_join(&th[i]);
+        CHECK_EQ_INT(atomic_load(&t[i].result), 0);
+        lost += atomic_load(&t[i].rounds);
+    }
+    CHECK(lost > 0);
+    CHECK(recover_saxpy(dev));
+    accel_device_destroy(dev);
+    accel_device_destroy(napdev);
+#endif
+}
+
+#if TEST_HAVE_THREADS
+/* Makes a queue, runs a few batches on it (queue memory, a fill, a copy, an exec, a signal) and destroys
+   it, again and again until told to stop: many of its destroys come while a recover is under way.
+   result: the first result that is neither OK nor the recover's. */
+static void recover_churner(void* arg) {
+    recover_side* t = (recover_side*)arg;
+    while (!atomic_load(&t->stop)) {
+        accel_queue* q = NULL;
+        accel_signal* s = NULL;
+        accel_buffer* b = NULL;
+        accel_program* p = NULL;
+        accel_result r = accel_queue_create(t->dev, ACCEL_QUEUE_COMPUTE, &q);
+        if (r == ACCEL_OK) r = test_program_create(t->dev, TK_FILL_INDEX, &p);
+        if (r == ACCEL_OK) r = accel_signal_create(t->dev, 0, &s);
+        if (r == ACCEL_OK) r = test_buffer_create(t->dev, 1024, ACCEL_MEMORY_DEVICE, &b);
+        for (uint64_t it = 1; r == ACCEL_OK && it <= 8; it++) {
+            uint32_t k[2] = { 1, 64 };
+            accel_buffer* m = NULL;
+            if ((r = accel_queue_alloc(q, 512, ACCEL_MEMORY_DEVICE, &m)) != ACCEL_OK) break;
+            accel_queue_fill(q, m, 0, 512, (uint32_t)it);
+            accel_queue_copy(q, b, 4, m, 0, 256);
+            accel_queue_free(q, m);
+            accel_queue_exec(q, p, &b, 1, k, 2, accel_exec_1d(64, 64));
+            accel_queue_signal(q, s, it);
+            if ((r = accel_queue_submit(q)) == ACCEL_OK && it % 4 == 0) r = accel_signal_wait(s, it, 5000000000u);
+        }
+        if (r != ACCEL_OK && r != ACCEL_ERROR_DEVICE_LOST && r != ACCEL_ERROR_SIGNAL_FAILED)
+            atomic_store(&t->result, (int)r);
+        accel_queue_destroy(q);   /* with its last batches maybe still running */
+        accel_signal_destroy(s);
+        accel_buffer_destroy(b);
+        accel_program_destroy(p);
+        atomic_fetch_add(&t->rounds, 1);
+    }
+}
+#endif
+/* Queues destroyed, their work still running, while the device recovers: each destroy releases its work
+   whether or not the recover took the queue (Vulkan: a destroy between the recover's start and its look
+   at the object list released nothing: 70-270 host allocations leaked, and a command pool was destroyed
+   with its command buffers pending). Nothing leaks, the objects made after are whole. */
+TEST(queues_destroyed_during_recovers) {
+#if !TEST_HAVE_THREADS
+    SKIP("no threads in this build");
+#else
+    enum { CHURNERS = 3 };
+    test_alloc_state st;
+    accel_device *dev, *napdev = NULL;
+    accel_signal* nap = NULL;   /* a CPU signal nobody sets, to sleep on */
+    recover_side t[CHURNERS];
+    test_thread th[CHURNERS];
+    int started = 0;
+    test_alloc_init(&st);
+    dev = recover_device(&st);
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    REQUIRE_OK(recover_cpu_device(&napdev));
+    REQUIRE_OK(accel_signal_create(napdev, 0, &nap));
+    for (int i = 0; i < CHURNERS; i++) {
+        memset(&t[i], 0, sizeof t[i]);
+        t[i].dev = dev;
+    }
+    for (int i = 0; i < CHURNERS && CHECK(test_thread_start(&th[i], recover_churner, &t[i])); i++) started++;
+    for (int k = 0; k < 12; k++) {
+        CHECK_RESULT(accel_signal_wait(nap, 1, 40000000u), ACCEL_TIMEOUT);
+        CHECK_OK(accel_device_recover(dev));
+    }
+    for (int i = 0; i < started; i++) {
+        atomic_store(&t[i].stop, 1);
+        test_thread_join(&th[i]);
+        CHECK_EQ_INT(atomic_load(&t[i].result), 0);
+        CHECK(atomic_load(&t[i].rounds) > 0);
+    }
+    CHECK_EQ_U64(recover_generation(dev), 14);
+    CHECK(recover_saxpy(dev));
+    accel_device_destroy(dev);
+    accel_device_destroy(napdev);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+    CHECK_EQ_INT(atomic_load(&st.size_mismatch), 0);
+#endif
+}
+
 /* ==== no-threads builds ==== */
 /* Without threads a batch parks on its wait; the recover's failure of the signal runs it (inline), and
    it drops its rest. */
@@ -895,6 +1041,8 @@ int main(int argc, char** argv) {
     RUN(concurrent_recovers);
     RUN(two_devices_on_one_native_device);
     RUN(buffer_calls_under_way_at_the_recover);
+    RUN(host_reads_race_the_recover);
+    RUN(queues_destroyed_during_recovers);
     RUN(parked_batch_at_the_recover);
 #if RECOVER_MOCK
     RUN(driver_that_keeps_a_sticky_error);
