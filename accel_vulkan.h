@@ -483,12 +483,14 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
    signal they signal after it). */
 
 /* The VkBuffer behind b (whole size, offset 0; for a view, its root's: the view starts at the offset it
-   was made with, within the root's). 0 if b is NULL or not a Vulkan buffer, and for a buffer of
-   accel_queue_alloc before its alloc's point was reached (then the one lent to it: see "Memory"). */
+   was made with, within the root's). 0 if b is NULL, not a Vulkan buffer or stale (made before a
+   recover), and for a buffer of accel_queue_alloc before its alloc's point was reached (then the one lent
+   to it: see "Memory"). */
 ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b);
 /* The VkQueue q's work is submitted to (fixed for q's life; other accel queues, and an adopting engine,
    may submit to it too), and its family in *family (if not NULL). VK_NULL_HANDLE (and family 0) if q is
-   NULL or not a Vulkan queue. A native step (accel_queue_native) receives the same. */
+   NULL, not a Vulkan queue or stale (made before a recover). A native step (accel_queue_native) receives
+   the same. Any thread, also while another thread recovers the device. */
 ACCEL_API accel_vk_queue accel_vulkan_queue_handle(accel_queue* q, uint32_t* family);
 /* An engine's VkBuffer as an ACCEL_MEMORY_DEVICE accel buffer of `size` bytes (at most the VkBuffer's
    size). It must be a buffer of d's VkDevice (so d is normally an adopted device), bound to memory, with
@@ -507,7 +509,7 @@ ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer
    failure: a failed signal raises its semaphore to ACCEL_SIGNAL_MAX, at or above every value anyone can
    wait for, or as far toward it as the device's maxTimelineSemaphoreValueDifference allows, beyond which
    no valid wait can be; so an engine waiting on it is never stuck, while accel_signal_value reads the
-   failed value). 0 if s is NULL or not a Vulkan signal. */
+   failed value). 0 if s is NULL, not a Vulkan signal or stale (made before a recover). */
 ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s);
 /* An engine's own timeline semaphore (created on d's VkDevice) as an accel signal: its value is the
    semaphore's counter (at least its current value now); accel queues wait on it on the GPU, signal it,
@@ -5329,17 +5331,31 @@ ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_b
 
 /* ==== vulkan: interop ==== */
 static bool accel_i_vk_is(const accel_device* d) { return d && d->backend == &accel_i_vk_backend_table; }
+/* A getter's look at o's native handles, which a recover takes away (on another thread, maybe): o's
+   device, entered (accel_i_vk_leave after the look), where o is a live Vulkan object; else NULL. */
+static accel_i_vk_device* accel_i_vk_look(const accel_i_object* o) {
+    accel_i_vk_device* dev = o && accel_i_vk_is(o->device) ? accel_i_vk_dev(o->device) : NULL;
+    return dev && accel_i_vk_enter(dev, o) ? dev : NULL;
+}
 ACCEL_API accel_vk_buffer accel_vulkan_buffer_handle(accel_buffer* b) {
-    return b && accel_i_vk_is(b->obj.device) ? ((accel_i_vk_buffer*)accel_i_buffer_root(b))->buffer
-                                             : VK_NULL_HANDLE;
+    accel_i_vk_device* dev = accel_i_vk_look(b ? &b->obj : NULL);
+    accel_vk_buffer h = dev ? ((accel_i_vk_buffer*)accel_i_buffer_root(b))->buffer : VK_NULL_HANDLE;
+    if (dev) accel_i_vk_leave(dev);
+    return h;
 }
 ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s) {
-    return s && accel_i_vk_is(s->obj.device) ? ((accel_i_vk_signal*)s)->sem : VK_NULL_HANDLE;
+    accel_i_vk_device* dev = accel_i_vk_look(s ? &s->obj : NULL);
+    accel_vk_semaphore h = dev ? ((accel_i_vk_signal*)s)->sem : VK_NULL_HANDLE;
+    if (dev) accel_i_vk_leave(dev);
+    return h;
 }
 ACCEL_API accel_vk_queue accel_vulkan_queue_handle(accel_queue* q, uint32_t* family) {
-    bool vk = q && accel_i_vk_is(q->obj.device) && ((accel_i_vk_queue*)q)->hwq;   /* NULL: a recover's */
-    if (family) *family = vk ? ((accel_i_vk_queue*)q)->hwq->family : 0;
-    return vk ? ((accel_i_vk_queue*)q)->hwq->queue : VK_NULL_HANDLE;
+    accel_i_vk_device* dev = accel_i_vk_look(q ? &q->obj : NULL);
+    const accel_i_vk_hwq* h = dev ? ((accel_i_vk_queue*)q)->hwq : NULL;
+    accel_vk_queue vq = h ? h->queue : VK_NULL_HANDLE;
+    if (family) *family = h ? h->family : 0;
+    if (dev) accel_i_vk_leave(dev);
+    return vq;
 }
 /* The checks both wrap calls share; ACCEL_OK when d can take the engine's object. */
 static accel_result accel_i_vk_wrap_ok(accel_device* d, bool handle, void* out, const char* fn) {

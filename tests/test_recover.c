@@ -391,6 +391,17 @@ TEST(stale_objects_are_refused_everywhere) {
     REQUIRE_OK(accel_buffer_create(dev, &bd, &fresh2));
     REQUIRE_OK(test_program_create(dev, TK_FILL_INDEX, &fresh_prog));
     REQUIRE_OK(accel_signal_create(dev, 0, &fresh_sig));
+#if defined(ACCEL_TEST_HAVE_VULKAN)
+    if (test_g.backend == accel_vulkan_backend()) {   /* the native handles: none for a stale object */
+        uint32_t family = 7;
+        CHECK(accel_vulkan_queue_handle(q, &family) == VK_NULL_HANDLE && family == 0);
+        CHECK(accel_vulkan_buffer_handle(buf) == VK_NULL_HANDLE);
+        CHECK(accel_vulkan_signal_semaphore(sig) == VK_NULL_HANDLE);
+        CHECK(accel_vulkan_queue_handle(nq, NULL) != VK_NULL_HANDLE);
+        CHECK(accel_vulkan_buffer_handle(fresh) != VK_NULL_HANDLE);
+        CHECK(accel_vulkan_signal_semaphore(fresh_sig) != VK_NULL_HANDLE);
+    }
+#endif
 #define STALE_IN(record) \
     do { record; CHECK_RESULT(accel_queue_submit(nq), ACCEL_ERROR_DEVICE_LOST); } while (0)
     args[0] = buf;
@@ -857,21 +868,29 @@ TEST(buffer_calls_under_way_at_the_recover) {
 }
 
 #if TEST_HAVE_THREADS
-/* Reads, polls and sets a signal of the current generation until told to stop; a new signal after each
-   DEVICE_LOST. rounds: the signals lost. */
+/* Reads, polls and sets a signal of the current generation (and reads its native handles and a queue's)
+   until told to stop; a new signal after each DEVICE_LOST. rounds: the signals lost. */
 static void recover_reader(void* arg) {
     recover_side* t = (recover_side*)arg;
     accel_signal* s = NULL;
+    accel_queue* q = NULL;
     uint64_t k = 0;
     while (!atomic_load(&t->stop)) {
         accel_result r;
+        if (!q && accel_queue_create(t->dev, ACCEL_QUEUE_COMPUTE, &q) != ACCEL_OK) q = NULL;
         if (!s && accel_signal_create(t->dev, 0, &s) != ACCEL_OK) { s = NULL; k = 0; continue; }
+#if defined(ACCEL_TEST_HAVE_VULKAN)
+        (void)accel_vulkan_signal_semaphore(s);
+        (void)accel_vulkan_queue_handle(q, NULL);
+#endif
         (void)accel_signal_value(s);
         r = accel_signal_wait(s, k + 2, 0);
         if (r == ACCEL_TIMEOUT) r = accel_signal_set(s, ++k);
         if (r == ACCEL_ERROR_DEVICE_LOST) {
             accel_signal_destroy(s);
+            accel_queue_destroy(q);
             s = NULL;
+            q = NULL;
             k = 0;
             atomic_fetch_add(&t->rounds, 1);
         } else if (r != ACCEL_OK) {
@@ -879,11 +898,13 @@ static void recover_reader(void* arg) {
         }
     }
     accel_signal_destroy(s);
+    accel_queue_destroy(q);
 }
 #endif
 /* Threads (more than cores) read, poll and set signals while the device recovers again and again: a read
    that passed its check on a live signal may be preempted until the recover frees its words (CUDA: the
-   reset frees the pinned mirrors; asan-cuda saw it as a heap-use-after-free). */
+   reset frees the pinned mirrors; asan-cuda saw it as a heap-use-after-free; Vulkan: a queue's VkQueue
+   read while the recover took it, a crash). */
 TEST(host_reads_race_the_recover) {
 #if !TEST_HAVE_THREADS
     SKIP("no threads in this build");
