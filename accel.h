@@ -949,7 +949,9 @@ ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, 
    DEVICE_LOST where the driver keeps the loss for the rest of the process (NVIDIA's CUDA drivers after
    a sticky error such as an illegal address: accel_cuda.h "Recovery"; destroy the device). Any thread,
    also while other threads wait on the device's signals, record on its queues or call its functions:
-   those calls return (or record) ACCEL_ERROR_DEVICE_LOST. */
+   those calls return (or record) ACCEL_ERROR_DEVICE_LOST. Not from a host call, native step or kernel
+   of the device's queues: the recover waits until no queue runs any of them (a GPU device's never
+   returns). */
 ACCEL_API accel_result accel_device_recover(accel_device* dev);
 
 #ifdef __cplusplus
@@ -5792,6 +5794,7 @@ static accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at) {
    host work, and keeps the rule of failed waits). Only the waits since the last host step are read:
    those before it had completed then, reached before any later failure. */
 static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
+    uint64_t t0;
     accel_result r = q->obj.device->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER);
     accel_i_cmd* c = &b->cmds[b->pc];
     if (r == ACCEL_OK && accel_i_stale(&q->obj)) r = ACCEL_ERROR_DEVICE_LOST;   /* recovered meanwhile */
@@ -5804,7 +5807,9 @@ static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
     b->host_checked = b->pc;
     if (c->kind == ACCEL_I_CMD_EXEC) return accel_i_indirect_read(q, b, c);   /* stays at b->pc, direct */
     if (c->kind == ACCEL_I_CMD_COPY) return accel_i_peer_staged_cmd(q, c);
+    t0 = ACCEL_I_TRACING(q->obj.device) ? accel_i_now_ns() : 0;
     c->u.host.fn(c->u.host.user);
+    if (t0) accel_i_trace_cmd(q, c, t0, accel_i_now_ns());   /* its span, as on the CPU backend */
     return 0;
 }
 

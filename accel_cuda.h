@@ -1443,7 +1443,8 @@ typedef struct accel_i_cu_point {
     accel_cu_event ev;             /* event ring mode: this slot's event (kept for reuse) */
     bool recorded;                 /* event ring mode: ev was recorded for this point */
     const accel_i_cmd* stamp;      /* a timestamp, or (traced) any command: its end, which sev marks, */
-    uint64_t stamp_enq;            /* no earlier than when it was enqueued (see accel_i_cu_stamp_apply) */
+    uint64_t stamp_enq;            /* no earlier than when it was enqueued (see accel_i_cu_stamp_apply;
+                                      set where it has a stamp or the device traces) */
     accel_cu_event sev;            /* its timing event (this slot's, kept for reuse) */
     bool stamp_recorded;           /* sev was recorded for this point */
     bool mirrored;                 /* the GPU writes the signal's mirror here (accel_i_cu_mirror_by_gpu) */
@@ -2474,6 +2475,7 @@ static void accel_i_cu_stamp_apply(accel_i_cu_queue* q, const accel_i_cu_point* 
         c.kind = ACCEL_I_CMD_SIGNAL;
         c.u.sig.signal = e->signal;
         c.u.sig.value = e->value;
+        if (q->trace_t < e->stamp_enq) q->trace_t = e->stamp_enq;   /* after a host call, say */
         q->trace_t = accel_i_trace_cmd(&q->base, &c, q->trace_t, q->trace_t);
     }
 }
@@ -2841,7 +2843,8 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
     bool gone = accel_i_cu_gone(q);
     memset(&e, 0, sizeof e);
     e.signal = s; e.value = value; e.batch = batch; e.stamp = stamp;
-    if (stamp) { atomic_fetch_add(&q->stamps_pending, 1u); e.stamp_enq = accel_i_now_ns(); }
+    if (stamp) atomic_fetch_add(&q->stamps_pending, 1u);
+    if (stamp || dev->base.trace) e.stamp_enq = accel_i_now_ns();
     if (gone && accel_i_stale(&q->base.obj)) q->waits = q->holds = 0;   /* the recover dropped them */
     if (batch && !accel_i_stale(&q->base.obj)) {   /* a stale queue's went with the old context */
         e.staging = q->staging;

@@ -4254,6 +4254,14 @@ static void accel_i_vk_seg_count(const accel_i_vk_device* dev, const accel_i_bat
         *nstamps += b->cmds[i].kind == ACCEL_I_CMD_TIMESTAMP;
     }
 }
+/* Has the segment a native step? Its fn may call accel on this device (another queue's submit, a signal
+   set, a create): so it is recorded without the submit_lock, on the queue's worker (see
+   accel_i_vk_segment_submit). */
+static bool accel_i_vk_seg_native(const accel_i_batch* b, const accel_i_segment* sg) {
+    for (uint32_t i = sg->from; i < sg->to; i++)
+        if (b->cmds[i].kind == ACCEL_I_CMD_NATIVE) return true;
+    return false;
+}
 /* The segment's semaphore operations into o (submit_lock held); true when the host must raise some of
    its signals once it completed (the worker's: accel_queue_submit cannot wait for that). */
 static bool accel_i_vk_seg_ops(accel_i_vk_queue* q, const accel_i_batch* b, const accel_i_segment* sg,
@@ -4270,6 +4278,13 @@ static bool accel_i_vk_seg_ops(accel_i_vk_queue* q, const accel_i_batch* b, cons
     }
     return o->nlater || nstamps;
 }
+/* A wait of the operations on another device's signal without an imported semaphore: made where the
+   wait was classified; never dropped before. */
+static accel_result accel_i_vk_ops_check(accel_i_vk_device* dev, const accel_i_vk_ops* o) {
+    if (!o->lost_import) return ACCEL_OK;
+    return accel_i_fail(&dev->base, ACCEL_ERROR_BACKEND,
+                        "accel_queue_submit: a wait on another device's signal has no imported semaphore");
+}
 /* segment_submit (core: batch walk): one vkQueueSubmit with the segment's command buffer, its waits
    (device waits and reached GPU waits) and its signals. Signals that cannot be native operations are
    raised by the host once the segment completed: the worker does that (ACCEL_I_WOULD_BLOCK inside
@@ -4279,7 +4294,10 @@ static bool accel_i_vk_seg_ops(accel_i_vk_queue* q, const accel_i_batch* b, cons
    memory): once the segment is known to go now, its points run; one that fails (or a use of a handle
    without memory) cuts the segment there: the part before it is submitted (its operations made anew;
    in the rare case that part has a signal the host must raise where the whole had none, it goes to
-   the worker, which finds its points run already), and the rest of the batch is dropped. */
+   the worker, which finds its points run already), and the rest of the batch is dropped. A segment
+   with a native step is the worker's too: it records it with the submit_lock let go (an fn that calls
+   accel on this device took it again: a deadlock), then makes the operations anew (others' submits
+   may have moved the signals meanwhile; the worker may then wait for some, as always). */
 static int accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg,
                                      bool may_block) {
     accel_i_vk_queue* q = (accel_i_vk_queue*)base;
@@ -4290,8 +4308,9 @@ static int accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const 
     uint32_t ncmd, nstamps;
     uint64_t value, failed = 0;
     int r = ACCEL_OK;   /* or ACCEL_I_WOULD_BLOCK */
-    bool later;
+    bool later, native = accel_i_vk_seg_native(b, sg);
     VkResult vr;
+    if (native && !may_block) return ACCEL_I_WOULD_BLOCK;
     accel_i_vk_seg_count(dev, b, sg, &ncmd, &nstamps);
     if ((e = accel_i_vk_entry_take(b)) == NULL)   /* cannot happen: the plan holds one per segment */
         return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
@@ -4305,12 +4324,19 @@ static int accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const 
         later = accel_i_vk_seg_ops(q, b, &part, &o, nstamps);
         if (later && !may_block) r = ACCEL_I_WOULD_BLOCK;
     }
-    if (r == ACCEL_OK && o.lost_import)   /* made where the wait was classified; never dropped before */
-        r = accel_i_fail(&dev->base, ACCEL_ERROR_BACKEND, "accel_queue_submit: a wait on another device's "
-                         "signal has no imported semaphore");
+    if (r == ACCEL_OK) r = accel_i_vk_ops_check(dev, &o);
     if (r == ACCEL_OK && !nstamps && (e->cb = accel_i_vk_lone_replay(q, b, &part)) != VK_NULL_HANDLE)
         e->cb_lent = true;
-    else if (r == ACCEL_OK && (ncmd || nstamps)) r = accel_i_vk_record(q, e, b, part.from, part.to);
+    else if (r == ACCEL_OK && (ncmd || nstamps)) {
+        if (native) accel_i_mutex_unlock(&dev->submit_lock);
+        r = accel_i_vk_record(q, e, b, part.from, part.to);
+        if (native) {
+            accel_i_mutex_lock(&dev->submit_lock);
+            o = accel_i_vk_ops_of(b);
+            later = accel_i_vk_seg_ops(q, b, &part, &o, nstamps);
+            if (r == ACCEL_OK) r = accel_i_vk_ops_check(dev, &o);
+        }
+    }
     if (r != ACCEL_OK) {
         accel_i_mutex_unlock(&dev->submit_lock);
         accel_i_vk_entry_untake(q, b, e);

@@ -268,6 +268,58 @@ TEST(native_step_behind_a_host_gate) {
     accel_device_destroy(host);
 }
 
+/* What a native step's fn may do besides enqueueing: call accel on its own device (not on its queue). */
+typedef struct native_caller {
+    accel_device* dev;
+    accel_queue* other;   /* another queue of the device */
+    accel_signal *set, *failed, *by_other;
+    atomic_int runs;
+    int bad;
+} native_caller;
+static void native_calls_fn(const accel_native* n, void* user) {
+    native_caller* c = (native_caller*)user;
+    accel_signal* s = NULL;
+    accel_queue* q = NULL;
+    (void)n;
+    if (accel_signal_set(c->set, 1) != ACCEL_OK) c->bad++;
+    if (accel_signal_fail(c->failed, ACCEL_ERROR_BACKEND) != ACCEL_OK) c->bad++;
+    if (accel_signal_create(c->dev, 0, &s) != ACCEL_OK) c->bad++;
+    accel_signal_destroy(s);
+    if (accel_queue_create(c->dev, ACCEL_QUEUE_COMPUTE, &q) != ACCEL_OK) c->bad++;
+    accel_queue_destroy(q);
+    accel_queue_signal(c->other, c->by_other, 1);
+    if (accel_queue_submit(c->other) != ACCEL_OK) c->bad++;
+    atomic_fetch_add(&c->runs, 1);
+}
+/* fn sets and fails signals of the device, makes and destroys a signal and a queue, and submits to
+   another queue of it (Vulkan held its device's submit lock while fn ran: each of these hung). */
+TEST(native_fn_calls_accel_on_its_device) {
+    native_caller c;
+    accel_queue* q = NULL;
+    accel_signal* done = NULL;
+    memset(&c, 0, sizeof c);
+    REQUIRE_OK(test_device_create(&c.dev));
+    REQUIRE_OK(accel_queue_create(c.dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_queue_create(c.dev, ACCEL_QUEUE_COMPUTE, &c.other));
+    REQUIRE_OK(accel_signal_create(c.dev, 0, &c.set));
+    REQUIRE_OK(accel_signal_create(c.dev, 0, &c.failed));
+    REQUIRE_OK(accel_signal_create(c.dev, 0, &c.by_other));
+    REQUIRE_OK(accel_signal_create(c.dev, 0, &done));
+    for (uint64_t round = 1; round <= 3; round++) {   /* the first one alone in its batch */
+        if (round > 1) accel_queue_barrier(q);
+        accel_queue_native(q, native_calls_fn, &c);
+        accel_queue_signal(q, done, round);
+        CHECK_OK(accel_queue_submit(q));
+        CHECK_OK(accel_signal_wait(done, round, 10000000000ull));
+    }
+    CHECK_EQ_INT(atomic_load(&c.runs), 3);
+    CHECK_EQ_INT(c.bad, 0);
+    CHECK_EQ_U64(accel_signal_value(c.set), 1);
+    CHECK_RESULT(accel_signal_wait(c.failed, 1, 0), ACCEL_ERROR_SIGNAL_FAILED);
+    CHECK_OK(accel_signal_wait(c.by_other, 1, 10000000000ull));
+    accel_device_destroy(c.dev);
+}
+
 /* No-threads builds: the step runs inside accel_queue_submit, after the commands before it. */
 TEST(nothreads_step_runs_inside_submit) {
 #if !TEST_HAVE_THREADS
@@ -295,6 +347,7 @@ int main(int argc, char** argv) {
     RUN(native_recording_errors);
     RUN(failure_before_the_step_drops_it);
     RUN(native_step_behind_a_host_gate);
+    RUN(native_fn_calls_accel_on_its_device);
     RUN(nothreads_step_runs_inside_submit);
     return test_end();
 }

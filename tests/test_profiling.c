@@ -569,6 +569,42 @@ TEST(trace_of_host_sets_and_failures) {
     remove(path);
 }
 
+/* A host call is a span of its queue's track on every backend (the GPU backends' batch walk ran it
+   untraced), between the commands around it. */
+static void trace_host_fn(void* user) { atomic_fetch_add((atomic_int*)user, 1); }
+TEST(trace_of_host_calls) {
+    TEST_NEEDS_TRACE();
+    char path[96];
+    accel_device* dev;
+    accel_device_desc desc;
+    accel_queue* q;
+    accel_signal* done;
+    atomic_int calls;
+    static const char* const want[] = { "host call", "signal #1", "host call", "signal #1" };
+    atomic_init(&calls, 0);
+    trace_path(path, sizeof path, "hostcall");
+    memset(&desc, 0, sizeof desc);
+    desc.trace_path = path;
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));   /* #1 */
+    for (uint64_t v = 1; v <= 2; v++) {
+        accel_queue_host_call(q, trace_host_fn, &calls);
+        accel_queue_signal(q, done, v);
+    }
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_wait(done, 2, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_INT(atomic_load(&calls), 2);
+    accel_device_destroy(dev);
+    jval root;
+    if (!CHECK(jparse_file(path, &root))) { jfree(&root); remove(path); return; }
+    const jval* evs = jget(&root, "traceEvents");
+    REQUIRE(evs && evs->type == J_ARR);
+    check_track(evs, track_named(evs, 2, "compute queue 1"), want, 4);
+    jfree(&root);
+    remove(path);
+}
+
 /* More events than the buffer holds: written out as it fills (a "trace flush" span), still one valid
    file with every command in it. */
 TEST(trace_longer_than_its_buffer) {
@@ -872,6 +908,7 @@ int main(int argc, char** argv) {
     RUN(trace_labels_are_utf8);
     RUN(trace_names_are_whole);
     RUN(trace_open_failures);
+    RUN(trace_of_host_calls);
     RUN(trace_path_is_a_warning_in_a_no_trace_build);
     return test_end();
 }
