@@ -844,9 +844,10 @@ typedef struct accel_native {
    queue (not completed): what fn enqueues on n->cuda_stream, or records into n->vulkan_command_buffer,
    runs after those commands and before the ones after it (on Vulkan, between the same barriers accel
    puts between two of its own commands). fn may call any driver or library function that only
-   enqueues; it must not wait for the queue's own work, submit the command buffer, or call accel on q.
+   enqueues; it must not wait for the queue's own work, submit the command buffer, or call accel on q
+   (the rest of the device is fine: set or fail a signal, submit to another queue, create, destroy).
    Where it runs: CUDA, on the thread that puts the segment on the stream (accel_queue_submit's, or the
-   queue's worker after a host-gated wait); Vulkan, on the thread that records the segment (the same);
+   queue's worker after a host-gated wait); Vulkan, on the queue's worker, which records the segment;
    CPU backend, which has no native queue, once the commands before it have completed (on the
    executor, or on a thread that helps: see Queues), with the native pointers NULL; no-threads builds,
    where the batch runs. Runs at most once, and not at all when the batch is discarded or a failure
