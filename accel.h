@@ -308,8 +308,9 @@
    A gated wait keeps the rule of every failed wait: nothing behind it runs. So does every wait on the
    CPU backend, whose executor is its device.
    Hang diagnostics (device desc `debug = true`): a host wait (accel_signal_wait*, accel_queue_finish)
-   that times out, or ends in ACCEL_ERROR_DEADLOCK, logs a warning naming every queue of the device that
-   is blocked and the (signal, value) it waits for; a host wait for a value that no queue (of a debug
+   that times out, or ends in ACCEL_ERROR_DEADLOCK, logs a warning naming the queues of the device that
+   are blocked and the (signal, value) each waits for (as many as one log line holds, about 500 bytes:
+   a few queues); a host wait for a value that no queue (of a debug
    device) has been submitted to signal, and the signal has not reached, logs a warning when it starts.
    Neither changes what the wait returns. Without debug none of this costs anything but a branch.
    Every backend reports (CPU: the executor's wait; CUDA, Vulkan: the gated wait the queue's worker
