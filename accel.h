@@ -687,7 +687,8 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
    accel_queue_free is a free at no queue point: the memory returns once no submitted work uses the
    buffer. Recording errors (INVALID_ARGUMENT at the next submit, nothing freed): NULL buf, a buffer
    not from accel_queue_alloc or freed already, another device's, a call while q records a command
-   list. Recording thread. */
+   list. The handle ends when the free is recorded: where submit then discards the batch (a recording
+   error of another command), the buffer goes as by accel_buffer_destroy. Recording thread. */
 ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf);
 
 /* ==== programs ==== */
@@ -862,10 +863,11 @@ ACCEL_API void accel_queue_native(accel_queue* q, void (*fn)(const accel_native*
    clocks converted), at dst + offset.
    Any queue type. offset must be a multiple of 8, in dst and in a view's root (GPUs write the value
    as one 64-bit store), and offset + 8 within dst; dst a buffer this queue's device can use. Errors
-   (NULL, range, alignment, another device's buffer) are recording errors, returned by the next
-   submit; a Vulkan queue whose family has no timestamps refuses it at submit (UNSUPPORTED). On GPUs
-   the value is there once a signal recorded after it is reached (see "Profiling"). Recording thread
-   (as every recording call). */
+   (NULL, range, alignment, another device's buffer, a buffer of accel_queue_alloc: a GPU's value is
+   written from the host after the segment completed, when a free after it may have handed the memory
+   to another buffer) are recording errors, returned by the next submit; a Vulkan queue whose family
+   has no timestamps refuses it at submit (UNSUPPORTED). On GPUs the value is there once a signal
+   recorded after it is reached (see "Profiling"). Recording thread (as every recording call). */
 ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t offset);
 /* Now, in nanoseconds on the clock of timestamps and traces (see "Profiling"). Any thread. */
 ACCEL_API uint64_t accel_host_time_ns(void);
@@ -4044,17 +4046,12 @@ ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t o
     const char* fn = "accel_queue_timestamp";
     accel_i_cmd* c;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
+    size_t rel = offset;
     if (!accel_i_rec_buffer_ok(q, dst, offset, 8, fn)) return;
-    if (offset & 7u) {
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
-                          "%s: offset %zu must be a multiple of 8", fn, offset);
-        return;
-    }
     if (!accel_i_rec_target(q, &dst, &offset, fn)) return;   /* a view: its root and the offset in it */
-    if (offset & 7u) {   /* a view at an odd offset of its root (CPU views start at any byte) */
-        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
-                          "%s: the offset is at %zu in the view's root buffer, not a multiple of 8",
-                          fn, offset);
+    if ((rel | offset) & 7u || dst->qmem) {   /* a view may start at any byte of its root on the CPU */
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu (%zu in its root) is not a "
+                          "multiple of 8, or dst is queue memory", fn, rel, offset);
         return;
     }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_TIMESTAMP, 0, NULL, fn)) == NULL) return;

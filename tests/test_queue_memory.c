@@ -619,6 +619,16 @@ TEST(qmem_recording_errors) {
         CHECK_RESULT(accel_queue_submit(sc.q), ACCEL_ERROR_INVALID_ARGUMENT);
         accel_queue_free(sc.q, sc.out);                          /* not from accel_queue_alloc */
         CHECK_RESULT(accel_queue_submit(sc.q), ACCEL_ERROR_INVALID_ARGUMENT);
+        {   /* a timestamp into queue memory: a GPU writes it from the host once the segment completed,
+               when a free after it may have handed the memory to another buffer already */
+            accel_buffer* t = NULL;
+            REQUIRE_OK(accel_queue_alloc(sc.q, 64, ACCEL_MEMORY_DEVICE, &t));
+            CHECK_OK(accel_queue_submit(sc.q));
+            accel_queue_timestamp(sc.q, t, 0);
+            CHECK_RESULT(accel_queue_submit(sc.q), ACCEL_ERROR_INVALID_ARGUMENT);
+            accel_queue_free(sc.q, t);
+            CHECK_OK(accel_queue_submit(sc.q));
+        }
         /* nothing ran of those batches */
         CHECK_EQ_U64(test_buffer_u32(sc.out, 5), 0);
         /* in a command list: neither */
