@@ -450,7 +450,9 @@
    hanging; a poll returns ACCEL_TIMEOUT; accel_queue_finish likewise (also a finish, from inside a
    kernel, of another queue of the kernel's device: its batch runs after the kernel's). Destroying a
    queue whose batch is still parked drops it and fails the signals it would have signalled (reason
-   ACCEL_ERROR_DEADLOCK). cpu_threads is always 1.
+   ACCEL_ERROR_DEADLOCK). Destroying a device runs its queues' work first, dropping parked batches one
+   at a time in the same way (with what each drop releases running), and only then releases any queue,
+   so a host call that runs meanwhile may still use the device's objects. cpu_threads is always 1.
    A host call (accel_queue_host_call) runs inline when its batch reaches it: inside accel_queue_submit,
    or inside the accel_signal_set / accel_signal_fail that unblocks the batch.
    Build for WASI with: clang --target=wasm32-wasi (no threads, no dlopen: the CPU backend only).
@@ -1426,20 +1428,13 @@ static uint64_t accel_i_event_value(const accel_i_event* ev) {
     return atomic_load_explicit((accel_i_a64*)&ev->word, memory_order_acquire);
 }
 
+#if defined(ACCEL_NO_THREADS)
+static void accel_i_cpu_unpark(accel_i_event* ev);
+#endif
 static void accel_i_event_notify(accel_i_event* ev) {
     if (atomic_load(&ev->sleepers) == 0) return;
 #if defined(ACCEL_NO_THREADS)
-    {   /* one thread: waiters are one-shot; detach them first, since a wake may re-register */
-        accel_i_waiter* w = ev->waiters;
-        ev->waiters = NULL;
-        while (w) {
-            accel_i_waiter* next = w->next;
-            atomic_fetch_sub(&ev->sleepers, 1u);
-            w->next = NULL;
-            w->wake(w);
-            w = next;
-        }
-    }
+    accel_i_cpu_unpark(ev);   /* one thread: the waiters are parked queues (see cpu: no-threads) */
 #else
     atomic_store_explicit(&ev->waker_cpu, accel_i_cpu_id(), memory_order_relaxed);
     accel_i_mutex_lock(&ev->lock);
@@ -2664,9 +2659,15 @@ static void accel_i_fail_orphans(accel_device* dev) {
     }
 }
 static void accel_i_queue_settle(accel_queue* q, const char* fn);
+#if defined(ACCEL_NO_THREADS)
+static void accel_i_cpu_device_settle(accel_device* dev);
+#endif
 ACCEL_API void accel_device_destroy(accel_device* dev) {
     accel_i_object* o;
     if (!dev) return;
+#if defined(ACCEL_NO_THREADS)
+    accel_i_cpu_device_settle(dev);   /* every queue, before the first is released */
+#endif
     accel_i_qmem_close(dev, false);   /* its roots go with the other handles below */
     while ((o = accel_i_take_handle(dev, ACCEL_I_QUEUE)) != NULL) {   /* waits for each queue */
         accel_i_queue_settle((accel_queue*)(void*)o, "accel_device_destroy");
@@ -6394,6 +6395,8 @@ struct accel_i_cpu_device {
 #if defined(ACCEL_NO_THREADS)
     struct accel_i_cpu_queue *ready_head, *ready_tail;   /* queues that may run (see cpu: no-threads) */
     bool draining;                /* a loop is running the ready list */
+    bool unpark;                  /* on a raise's list of loops to run (accel_i_cpu_unpark) */
+    struct accel_i_cpu_device* unpark_next;
 #endif
 };
 typedef struct accel_i_cpu_buffer  { accel_buffer base; bool owned; } accel_i_cpu_buffer;
@@ -7536,18 +7539,24 @@ static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
    where it would wait forever for the device's one lane, which the kernel holds: the loop takes the
    queue once the kernel's batch is done or parked. Nesting only goes as deep as the number of devices
    a chain crosses. */
-static void accel_i_cpu_ready(accel_i_cpu_queue* q) {
+static void accel_i_cpu_enlist(accel_i_cpu_queue* q) {
     accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
-    if (!q->ready) {
-        q->ready = true;
-        q->ready_next = NULL;
-        if (dev->ready_tail) dev->ready_tail->ready_next = q; else dev->ready_head = q;
-        dev->ready_tail = q;
-    }
+    if (q->ready) return;
+    q->ready = true;
+    q->ready_next = NULL;
+    if (dev->ready_tail) dev->ready_tail->ready_next = q; else dev->ready_head = q;
+    dev->ready_tail = q;
+}
+/* Runs dev's loop, unless one is running already (it takes what was added to the list). */
+static void accel_i_cpu_loop(accel_i_cpu_device* dev) {
     if (dev->draining) return;
     dev->draining = true;
     accel_i_cpu_drain(dev);
     dev->draining = false;
+}
+static void accel_i_cpu_ready(accel_i_cpu_queue* q) {
+    accel_i_cpu_enlist(q);
+    accel_i_cpu_loop(accel_i_cpu_dev(q->base.obj.device));
 }
 /* Runs the device's ready list: its loop, and a wait inside a host call the loop runs (a queue the host
    call submitted to or released goes on, as accel_queue_finish's settle runs it). */
@@ -7559,10 +7568,39 @@ static void accel_i_cpu_drain(accel_i_cpu_device* dev) {
         accel_i_cpu_pump(q);
     }
 }
-static void accel_i_cpu_park_wake(accel_i_waiter* w) {
-    accel_i_cpu_queue* q = (accel_i_cpu_queue*)(void*)((unsigned char*)w - offsetof(accel_i_cpu_queue, park));
-    q->parked_on = NULL;
-    accel_i_cpu_ready(q);
+/* A raise of ev: the queues parked on it (one-shot waiters) all go on their devices' ready lists first,
+   and only then do those devices' loops run. A loop runs host calls, which may destroy a queue or wait
+   for its work: every woken queue must be where the destroy (accel_i_cpu_unready) and the wait's drain
+   find it by then, not on a list that only this raise holds (a freed queue's waiter, or a DEADLOCK for
+   work that could run, depending on which queue parked first). A woken queue that parks on ev again
+   registers anew, after the list was detached. The devices to run are chained through `unpark_next`
+   and referenced (a host call may destroy one). */
+static void accel_i_cpu_unpark(accel_i_event* ev) {
+    accel_i_cpu_device *todo = NULL, *dev;
+    accel_i_waiter* w = ev->waiters;
+    ev->waiters = NULL;
+    for (accel_i_waiter* next; w; w = next) {
+        accel_i_cpu_queue* q =
+            (accel_i_cpu_queue*)(void*)((unsigned char*)w - offsetof(accel_i_cpu_queue, park));
+        next = w->next;
+        atomic_fetch_sub(&ev->sleepers, 1u);
+        w->next = NULL;
+        q->parked_on = NULL;
+        accel_i_cpu_enlist(q);
+        dev = accel_i_cpu_dev(q->base.obj.device);
+        if (!dev->draining && !dev->unpark) {
+            dev->unpark = true;
+            dev->unpark_next = todo;
+            todo = dev;
+            accel_i_device_retain(&dev->base);
+        }
+    }
+    while ((dev = todo) != NULL) {
+        todo = dev->unpark_next;
+        dev->unpark = false;
+        accel_i_cpu_loop(dev);
+        accel_i_device_release(&dev->base);
+    }
 }
 /* Runs what of q can run now, here: a finish or destroy of q from inside another queue's host call
    (which the device's loop is running, so q waits on the ready list behind it). Not from inside a
@@ -7582,6 +7620,39 @@ static void accel_i_cpu_unready(accel_i_cpu_queue* q) {
     if (prev) prev->ready_next = q->ready_next; else dev->ready_head = q->ready_next;
     if (dev->ready_tail == q) dev->ready_tail = prev;
     q->ready = false;
+}
+/* accel_device_destroy waits for all queues before it releases any, since the work that still runs
+   (host calls) may use every object of the device: what can run runs, then, while a queue is parked
+   on a signal that nothing can set now, its parked batch is dropped (its signals fail, as a destroy of
+   the queue would fail them) and what that releases runs (the queue's later batches too), until no
+   queue is parked. */
+static void accel_i_cpu_device_settle(accel_device* base) {
+    accel_i_cpu_device* dev = accel_i_cpu_dev(base);
+    accel_i_object* o;
+    if (base->backend != accel_cpu_backend() || dev->draining) return;   /* (from its own host call) */
+    accel_i_cpu_loop(dev);
+    for (;;) {
+        accel_i_cpu_queue* q;
+        accel_i_batch* b;
+        accel_i_spin_lock(&base->objects_lock);
+        for (o = base->objects; o; o = o->next) {
+            q = (accel_i_cpu_queue*)(void*)o;
+            if (o->kind == ACCEL_I_QUEUE && q->parked_on && accel_i_try_retain(o)) break;
+        }
+        accel_i_spin_unlock(&base->objects_lock);
+        if (!o) return;
+        q = (accel_i_cpu_queue*)(void*)o;
+        accel_i_waiter_remove(q->parked_on, &q->park);
+        q->parked_on = NULL;
+        accel_i_log(base, ACCEL_LOG_WARN,
+                    "accel_device_destroy: dropping a batch of queue %p%s%s%s parked on a signal nothing "
+                    "can set; its signals fail", (void*)q, ACCEL_I_LABEL(o));
+        b = accel_i_fifo_pop(&q->fifo);
+        accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEADLOCK));
+        accel_i_cpu_batch_done(q, b);
+        accel_i_cpu_ready(q);
+        accel_i_release(q);
+    }
 }
 /* Destroying a queue whose batches can never run: drop them and fail what they would signal. */
 static void accel_i_cpu_drop_parked(accel_i_cpu_queue* q) {
@@ -7686,9 +7757,7 @@ static accel_result accel_i_cpu_queue_create(accel_device* dev, accel_queue_type
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
     q->lane_hint = atomic_fetch_add(&accel_i_cpu_dev(dev)->next_hint, 1u);
-#if defined(ACCEL_NO_THREADS)
-    q->park.wake = accel_i_cpu_park_wake;
-#else
+#if !defined(ACCEL_NO_THREADS)
     {
         accel_result r;
         atomic_init(&q->stop, 0u);

@@ -397,6 +397,128 @@ TEST(nt_host_call_waits_on_work_it_submitted) {
     accel_device_destroy(dev);
 }
 
+/* Two queues parked on one signal; its set wakes both, and the first to run (the one that parked last)
+   has a host call that destroys the other. Before: the set detached the signal's waiters and ran the
+   first queue's batch before the other was on any list, so the destroy dropped the other's batch as
+   "parked on signals nothing can set" (failing its signal although the gate was set) and freed the queue
+   while the set still held its waiter (ASan: heap-use-after-free in accel_i_event_notify). */
+static accel_queue* nt_pair_other;
+static void nt_hc_destroy_other(void* user) {
+    (void)user;
+    accel_queue_destroy(nt_pair_other);
+    nt_pair_other = NULL;
+}
+TEST(nt_host_call_destroys_queue_woken_by_same_set) {
+    NT_ONLY();
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* b;
+    accel_signal *gate, *s;
+    if (!test_queue_scene(16, &dev, &q, &b, &gate, &s)) { accel_device_destroy(dev); return; }
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &nt_pair_other));
+    accel_queue_wait(nt_pair_other, gate, 1);   /* parks first */
+    accel_queue_fill(nt_pair_other, b, 0, 4, 3);
+    accel_queue_signal(nt_pair_other, s, 1);
+    CHECK_OK(accel_queue_submit(nt_pair_other));
+    accel_queue_wait(q, gate, 1);
+    accel_queue_host_call(q, nt_hc_destroy_other, NULL);
+    CHECK_OK(accel_queue_submit(q));
+    test_log_reset();
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK(nt_pair_other == NULL);
+    CHECK_EQ_U64(accel_signal_value(s), 1);   /* the destroyed queue's batch ran: the gate was set */
+    CHECK_EQ_U64(test_buffer_u32(b, 0), 3);
+    CHECK_EQ_U64(test_log_count(ACCEL_LOG_WARN), 0);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(dev);
+}
+
+/* As above, but the host call waits for the other queue's work, a queue of another device (a signal's
+   set runs the released batches of every device) or of the same device (a finish). Before: DEADLOCK
+   when the other queue had parked first, OK when it had parked last. */
+static accel_queue* nt_woken_q;
+static accel_signal* nt_woken_s;
+static accel_result nt_woken_wait, nt_woken_finish;
+static void nt_hc_wait_woken(void* user) {
+    (void)user;
+    nt_woken_wait = accel_signal_wait(nt_woken_s, 1, ACCEL_WAIT_FOREVER);
+}
+static void nt_hc_finish_woken(void* user) {
+    (void)user;
+    nt_woken_finish = accel_queue_finish(nt_woken_q, ACCEL_WAIT_FOREVER);
+}
+TEST(nt_host_call_waits_on_queue_woken_by_same_set) {
+    NT_ONLY();
+    accel_device *dev, *dev2;
+    accel_queue *q, *other, *q2;
+    accel_buffer* b;
+    accel_signal *gate, *s;
+    if (!test_queue_scene(16, &dev, &q, &b, &gate, &s)) { accel_device_destroy(dev); return; }
+    REQUIRE_OK(test_device_create(&dev2));
+    REQUIRE_OK(accel_queue_create(dev2, ACCEL_QUEUE_COMPUTE, &other));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &nt_woken_q));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q2));
+    REQUIRE_OK(accel_signal_create(dev2, 0, &nt_woken_s));
+    /* parked first on the gate: other (device 2) and nt_woken_q; then q and q2 with the waits */
+    accel_queue_wait(other, gate, 1);
+    accel_queue_signal(other, nt_woken_s, 1);
+    CHECK_OK(accel_queue_submit(other));
+    accel_queue_wait(nt_woken_q, gate, 1);
+    accel_queue_fill(nt_woken_q, b, 0, 4, 4);
+    CHECK_OK(accel_queue_submit(nt_woken_q));
+    accel_queue_wait(q, gate, 1);
+    accel_queue_host_call(q, nt_hc_wait_woken, NULL);
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));
+    accel_queue_wait(q2, gate, 1);
+    accel_queue_host_call(q2, nt_hc_finish_woken, NULL);
+    CHECK_OK(accel_queue_submit(q2));
+    nt_woken_wait = nt_woken_finish = ACCEL_ERROR_BACKEND;
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(nt_woken_wait);
+    CHECK_OK(nt_woken_finish);
+    CHECK_EQ_U64(accel_signal_value(nt_woken_s), 1);
+    CHECK_EQ_U64(accel_signal_value(s), 1);
+    CHECK_EQ_U64(test_buffer_u32(b, 0), 4);
+    accel_device_destroy(dev);
+    accel_device_destroy(dev2);
+}
+
+/* A device destroy waits for all queues before it releases any. Here dropping qa's batch (parked on a
+   signal nothing sets) fails g and so releases qb, whose next batch's host call uses qc. Before: the
+   destroy released the queues one at a time (newest first: qc, then qa), so that host call ran on a
+   freed queue (ASan: heap-use-after-free). */
+static accel_queue* nt_dd_qc;
+static accel_result nt_dd_result;
+static void nt_hc_use_qc(void* user) {
+    (void)user;
+    nt_dd_result = accel_queue_finish(nt_dd_qc, 0);
+}
+TEST(nt_device_destroy_settles_every_queue_first) {
+    NT_ONLY();
+    accel_device* dev;
+    accel_queue *qa, *qb;
+    accel_signal *never, *g;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qb));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qa));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &nt_dd_qc));
+    REQUIRE_OK(accel_signal_create(dev, 0, &never));
+    REQUIRE_OK(accel_signal_create(dev, 0, &g));
+    accel_queue_wait(qa, never, 1);
+    accel_queue_signal(qa, g, 1);
+    CHECK_OK(accel_queue_submit(qa));
+    accel_queue_wait(qb, g, 1);
+    CHECK_OK(accel_queue_submit(qb));
+    accel_queue_host_call(qb, nt_hc_use_qc, NULL);
+    CHECK_OK(accel_queue_submit(qb));
+    nt_dd_result = ACCEL_ERROR_BACKEND;
+    test_log_reset();
+    accel_device_destroy(dev);
+    CHECK_OK(nt_dd_result);   /* the host call ran, with qc alive */
+    CHECK(test_log_contains("accel_device_destroy: dropping"));
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(nt_submit_runs_batch_inline);
@@ -411,5 +533,8 @@ int main(int argc, char** argv) {
     RUN(nt_kernel_set_releases_other_queue_exec);
     RUN(nt_kernel_finish_of_other_queue_exec);
     RUN(nt_host_call_waits_on_work_it_submitted);
+    RUN(nt_host_call_destroys_queue_woken_by_same_set);
+    RUN(nt_host_call_waits_on_queue_woken_by_same_set);
+    RUN(nt_device_destroy_settles_every_queue_first);
     return test_end();
 }
