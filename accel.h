@@ -2599,12 +2599,17 @@ ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backe
 }
 
 /* Takes the handle's reference of the first object of a kind (queues), or of any kind (kind < 0),
-   whose handle the caller has not destroyed; NULL when none is left. */
-static accel_i_object* accel_i_take_handle(accel_device* dev, int kind) {
+   whose handle the caller has not destroyed; NULL when none is left. With mark (2), the first whose
+   handle is not marked yet: marked, the reference stays the handle's (a later take takes it). */
+static accel_i_object* accel_i_take_handle(accel_device* dev, int kind, uint32_t mark) {
     accel_i_object* o;
+    uint32_t one;
     accel_i_spin_lock(&dev->objects_lock);
     for (o = dev->objects; o; o = o->next)
-        if ((kind < 0 || (int)o->kind == kind) && atomic_exchange(&o->handle, 0u)) break;
+        if ((kind < 0 || (int)o->kind == kind) &&
+            (mark ? (one = 1u, atomic_compare_exchange_strong(&o->handle, &one, mark))
+                  : atomic_exchange(&o->handle, 0u) != 0))
+            break;
     accel_i_spin_unlock(&dev->objects_lock);
     return o;
 }
@@ -2669,11 +2674,11 @@ ACCEL_API void accel_device_destroy(accel_device* dev) {
     accel_i_cpu_device_settle(dev);   /* every queue, before the first is released */
 #endif
     accel_i_qmem_close(dev, false);   /* its roots go with the other handles below */
-    while ((o = accel_i_take_handle(dev, ACCEL_I_QUEUE)) != NULL) {   /* waits for each queue */
+    /* every queue finished before the first one goes (a host call of one may use another) */
+    while ((o = accel_i_take_handle(dev, ACCEL_I_QUEUE, 2u)) != NULL)
         accel_i_queue_settle((accel_queue*)(void*)o, "accel_device_destroy");
-        accel_i_release(o);
-    }
-    while ((o = accel_i_take_handle(dev, -1)) != NULL) accel_i_handle_gone(o);
+    while ((o = accel_i_take_handle(dev, ACCEL_I_QUEUE, 0u)) != NULL) accel_i_release(o);
+    while ((o = accel_i_take_handle(dev, -1, 0u)) != NULL) accel_i_handle_gone(o);
     accel_i_fail_orphans(dev);
     accel_i_trace_close(dev);      /* its queues are gone, their events written */
     accel_i_device_release(dev);   /* now, or when other devices' work releases its last object */

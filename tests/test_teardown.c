@@ -256,6 +256,58 @@ static int teardown_orders(int* seq, int n, unsigned dead) {
     }
     return count;
 }
+#if TEST_HAVE_THREADS
+typedef struct late_setter { accel_signal* s; accel_device* napdev; } late_setter;
+static void late_set(void* arg) {   /* 100 ms after it starts (the destroy is under way), sets s */
+    late_setter* t = (late_setter*)arg;
+    accel_signal* nap = NULL;
+    if (accel_signal_create(t->napdev, 0, &nap) == ACCEL_OK) accel_signal_wait(nap, 1, 100000000u);
+    accel_signal_destroy(nap);
+    accel_signal_set(t->s, 1);
+}
+static accel_queue* late_other;
+static atomic_int late_result;
+static void late_host_call(void* user) {
+    (void)user;
+    atomic_store(&late_result, (int)accel_queue_finish(late_other, 0));
+}
+#endif
+/* accel_device_destroy waits for all queues before it lets any go: a queue it waits for (its batch
+   waits on a signal another thread sets meanwhile) runs a host call that uses another queue of the
+   device, released already before (ASan: heap-use-after-free in accel_queue_submit). */
+TEST(device_destroy_waits_for_every_queue_before_any_goes) {
+#if !TEST_HAVE_THREADS
+    SKIP("no threads in this build");
+#else
+    accel_device *dev = NULL, *napdev = NULL;
+    accel_queue *qa = NULL, *qb = NULL;
+    accel_signal *late = NULL, *g = NULL;
+    late_setter t;
+    test_thread th;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(cpu_device(NULL, &napdev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qb));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qa));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &late_other));   /* first in the list */
+    REQUIRE_OK(accel_signal_create(dev, 0, &late));
+    REQUIRE_OK(accel_signal_create(dev, 0, &g));
+    atomic_store(&late_result, 1000);
+    accel_queue_wait(qa, late, 1);
+    accel_queue_signal(qa, g, 1);
+    CHECK_OK(accel_queue_submit(qa));
+    accel_queue_wait(qb, g, 1);
+    accel_queue_host_call(qb, late_host_call, NULL);
+    CHECK_OK(accel_queue_submit(qb));
+    t.s = late;
+    t.napdev = napdev;
+    REQUIRE(test_thread_start(&th, late_set, &t));
+    accel_device_destroy(dev);
+    test_thread_join(&th);
+    CHECK_RESULT((accel_result)atomic_load(&late_result), ACCEL_OK);
+    accel_device_destroy(napdev);
+#endif
+}
+
 TEST(teardown_every_order) {
     int seq[T_N];
     if (!test_backend_is_cpu()) SKIP("CPU devices only (run by the cpu configurations)");
@@ -269,6 +321,7 @@ int main(int argc, char** argv) {
     RUN(xdev_wait_whose_only_setter_never_reaches_fails);
     RUN(xdev_signal_keeps_its_device_alive);
     RUN(xdev_copy_from_buffer_of_destroyed_device);
+    RUN(device_destroy_waits_for_every_queue_before_any_goes);
     RUN(teardown_every_order);
     return test_end();
 }
