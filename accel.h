@@ -5799,7 +5799,7 @@ static accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at) {
    host work, and keeps the rule of failed waits). Only the waits since the last host step are read:
    those before it had completed then, reached before any later failure. */
 static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
-    uint64_t t0;
+    uint64_t t0, failed = 0;
     accel_result r = q->obj.device->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER);
     accel_i_cmd* c = &b->cmds[b->pc];
     if (r == ACCEL_OK && accel_i_stale(&q->obj)) r = ACCEL_ERROR_DEVICE_LOST;   /* recovered meanwhile */
@@ -5811,11 +5811,11 @@ static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
     }
     b->host_checked = b->pc;
     if (c->kind == ACCEL_I_CMD_EXEC) return accel_i_indirect_read(q, b, c);   /* stays at b->pc, direct */
-    if (c->kind == ACCEL_I_CMD_COPY) return accel_i_peer_staged_cmd(q, c);
     t0 = ACCEL_I_TRACING(q->obj.device) ? accel_i_now_ns() : 0;
-    c->u.host.fn(c->u.host.user);
+    if (c->kind == ACCEL_I_CMD_COPY) failed = accel_i_peer_staged_cmd(q, c);
+    else c->u.host.fn(c->u.host.user);
     if (t0) accel_i_trace_cmd(q, c, t0, accel_i_now_ns());   /* its span, as on the CPU backend */
-    return 0;
+    return failed;
 }
 
 /* TAKEN: while the worker waited at a gate, a host raise took the batch (accel_i_gate_open) */

@@ -569,18 +569,21 @@ TEST(trace_of_host_sets_and_failures) {
     remove(path);
 }
 
-/* A host call is a span of its queue's track on every backend (the GPU backends' batch walk ran it
-   untraced), between the commands around it. */
+/* A host call, and a copy from another device's buffer (staged through the host on a GPU), is a span of
+   its queue's track on every backend (the GPU backends' batch walk ran both untraced), between the
+   commands around it. */
 static void trace_host_fn(void* user) { atomic_fetch_add((atomic_int*)user, 1); }
 TEST(trace_of_host_calls) {
     TEST_NEEDS_TRACE();
     char path[96];
     accel_device* dev;
     accel_device_desc desc;
+    accel_device* other;
     accel_queue* q;
     accel_signal* done;
+    accel_buffer *dst, *src;
     atomic_int calls;
-    static const char* const want[] = { "host call", "signal #1", "host call", "signal #1" };
+    static const char* const want[] = { "host call", "signal #1", "copy", "host call", "signal #1" };
     atomic_init(&calls, 0);
     trace_path(path, sizeof path, "hostcall");
     memset(&desc, 0, sizeof desc);
@@ -588,7 +591,11 @@ TEST(trace_of_host_calls) {
     REQUIRE_OK(test_device_create_desc(desc, &dev));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(accel_signal_create(dev, 0, &done));   /* #1 */
+    REQUIRE_OK(accel_device_create(NULL, &other));    /* a CPU device */
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_DEVICE, &dst));
+    REQUIRE_OK(test_buffer_create(other, 64, ACCEL_MEMORY_HOST, &src));
     for (uint64_t v = 1; v <= 2; v++) {
+        if (v == 2) accel_queue_copy(q, dst, 0, src, 0, 64);
         accel_queue_host_call(q, trace_host_fn, &calls);
         accel_queue_signal(q, done, v);
     }
@@ -596,11 +603,12 @@ TEST(trace_of_host_calls) {
     CHECK_OK(accel_signal_wait(done, 2, ACCEL_WAIT_FOREVER));
     CHECK_EQ_INT(atomic_load(&calls), 2);
     accel_device_destroy(dev);
+    accel_device_destroy(other);
     jval root;
     if (!CHECK(jparse_file(path, &root))) { jfree(&root); remove(path); return; }
     const jval* evs = jget(&root, "traceEvents");
     REQUIRE(evs && evs->type == J_ARR);
-    check_track(evs, track_named(evs, 2, "compute queue 1"), want, 4);
+    check_track(evs, track_named(evs, 2, "compute queue 1"), want, 5);
     jfree(&root);
     remove(path);
 }
