@@ -314,7 +314,8 @@
    device) has been submitted to signal, and the signal has not reached, logs a warning when it starts.
    Neither changes what the wait returns. Without debug none of this costs anything but a branch.
    Every backend reports (CPU: the executor's wait; CUDA, Vulkan: the gated wait the queue's worker
-   holds on the host, or else the first wait handed to the device that is not reached).
+   holds on the host, or else the first wait handed to the device that is not reached, where its signal
+   is the queue's device's: one handed over on another device's signal is not named).
 
    ==== Memory and ownership ====================================================================
    Every create call hands the caller one reference; destroy drops it. Objects that recorded or submitted
