@@ -2678,8 +2678,7 @@ ACCEL_API void accel_device_destroy(accel_device* dev) {
     /* every queue finished before the first one goes (a host call of one may use another) */
     while ((o = accel_i_take_handle(dev, ACCEL_I_QUEUE, 2u)) != NULL)
         accel_i_queue_settle((accel_queue*)(void*)o, "accel_device_destroy");
-    while ((o = accel_i_take_handle(dev, ACCEL_I_QUEUE, 0u)) != NULL) accel_i_release(o);
-    while ((o = accel_i_take_handle(dev, -1, 0u)) != NULL) accel_i_handle_gone(o);
+    while ((o = accel_i_take_handle(dev, -1, 0u)) != NULL) accel_i_handle_gone(o);   /* queues too */
     accel_i_fail_orphans(dev);
     accel_i_trace_close(dev);      /* its queues are gone, their events written */
     accel_i_device_release(dev);   /* now, or when other devices' work releases its last object */
@@ -5193,6 +5192,25 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
     cmd->u.replay.patch_count = patch_count;
 }
 
+/* kit (a GPU backend's submit): a native list replayed in b copies a buffer of another device that a
+   recover of that device made stale since the list was recorded: DEVICE_LOST, as for any stale object
+   (the native form would copy the old memory, which its import still holds; a generic list's copy finds
+   it stale where it runs). */
+ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count; i++) {
+        const accel_commands* l = b->cmds[i].u.replay.list;
+        if (b->cmds[i].kind != ACCEL_I_CMD_REPLAY || !l->native) continue;
+        for (uint32_t k = 0; k < l->list->count; k++) {
+            const accel_i_cmd* c = &l->list->cmds[k];
+            if (c->kind == ACCEL_I_CMD_COPY &&
+                (accel_i_stale(&c->u.copy.dst->obj) || accel_i_stale(&c->u.copy.src->obj)))
+                return accel_i_fail(l->obj.device, ACCEL_ERROR_DEVICE_LOST, "accel_queue_replay: a buffer the "
+                                    "list copies is stale (its device was recovered since)");
+        }
+    }
+    return ACCEL_OK;
+}
+
 /* ==== core: several devices ==== */
 /* DESIGN 7.2. A copy may take one buffer of another device (a peer copy). It runs in q's order, one of
    two ways, decided when it is recorded:
@@ -5244,8 +5262,6 @@ static accel_result accel_i_peer_copy_run(accel_device* dev, accel_buffer* dst, 
     size_t chunk = size < ACCEL_I_PEER_CHUNK ? size : ACCEL_I_PEER_CHUNK;
     unsigned char* bounce;
     accel_result r = ACCEL_OK;
-    /* a device recovered since the copy was recorded: its memory may be gone (core: device generations) */
-    if (accel_i_stale(&dst->obj) || accel_i_stale(&src->obj)) return ACCEL_ERROR_DEVICE_LOST;
     if (dst->mapped && src->mapped) {
         memmove((unsigned char*)dst->mapped + doff, (const unsigned char*)src->mapped + soff, size);
         return ACCEL_OK;
@@ -5276,13 +5292,25 @@ static uint64_t accel_i_peer_copy_fails(accel_device* dev, accel_result r) {
     return accel_i_failed_value(r);
 }
 static uint64_t accel_i_peer_copy_cmd(accel_device* dev, const accel_i_cmd* c) {
+    accel_buffer *dst = c->u.copy.dst, *src = c->u.copy.src;
+    accel_device *dd = dst->obj.device, *sd = src->obj.device;
+    accel_result r = ACCEL_ERROR_INVALID_ARGUMENT;
     /* CPU queue memory out of its stretch (core: queue-ordered memory at its point): refused, not read
-       through a NULL mapping */
-    if (accel_i_qmem_none(c->u.copy.dst) || accel_i_qmem_none(c->u.copy.src))
-        return accel_i_peer_copy_fails(dev, ACCEL_ERROR_INVALID_ARGUMENT);
-    return accel_i_peer_copy_fails(dev, accel_i_peer_copy_run(dev, c->u.copy.dst, c->u.copy.dst_offset,
-                                                              c->u.copy.src, c->u.copy.src_offset,
-                                                              c->u.copy.size));
+       through a NULL mapping. Else inside both devices' creates windows (core: device generations): a
+       recover of either waits until the copy is over before it frees the memory that the copy reads or
+       writes through a mapping (a look at the generations alone could pass just before it starts), and
+       one under way refuses it; so does a recover since the copy was recorded (its memory is gone). */
+    if (!accel_i_qmem_none(dst) && !accel_i_qmem_none(src)) {
+        bool in_d = accel_i_creates_enter(dd, "accel_queue_copy");
+        bool in_s = in_d && accel_i_creates_enter(sd, "accel_queue_copy");
+        r = !in_s || accel_i_stale(&dst->obj) || accel_i_stale(&src->obj)
+            ? ACCEL_ERROR_DEVICE_LOST
+            : accel_i_peer_copy_run(dev, dst, c->u.copy.dst_offset, src, c->u.copy.src_offset,
+                                    c->u.copy.size);
+        if (in_s) accel_i_creates_leave(sd);
+        if (in_d) accel_i_creates_leave(dd);
+    }
+    return accel_i_peer_copy_fails(dev, r);
 }
 
 /* ---- core: several devices: the staged pipeline ----

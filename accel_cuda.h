@@ -3790,7 +3790,13 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
     case ACCEL_I_CMD_WAIT: return 0;   /* the walk already took care of it (accel_i_cu_device_wait) */
     case ACCEL_I_CMD_SIGNAL: accel_i_cu_point_add(q, c->u.sig.signal, c->u.sig.value, NULL, NULL); return 0;
     case ACCEL_I_CMD_EXEC: cr = accel_i_cu_exec(q, b, c); call = "cuLaunchKernel"; break;
-    case ACCEL_I_CMD_COPY: cr = accel_i_cu_copy(q, c, &call); break;
+    case ACCEL_I_CMD_COPY:
+        /* a buffer of another device whose recover made it stale since: its memory is gone (imported
+           memory: the import is not looked up any more), DEVICE_LOST as for any stale object */
+        if (accel_i_stale(&c->u.copy.dst->obj) || accel_i_stale(&c->u.copy.src->obj))
+            return accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
+        cr = accel_i_cu_copy(q, c, &call);
+        break;
     case ACCEL_I_CMD_FILL:
         cr = accel_i_cu.MemsetD32Async(accel_i_cu_dptr(c->u.fill.dst) + c->u.fill.offset, c->u.fill.pattern,
                                        c->u.fill.size / 4, q->stream);
@@ -4194,6 +4200,8 @@ static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
 
 static accel_result accel_i_cu_queue_submit(accel_queue* base, accel_i_batch* b) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
+    accel_result r = accel_i_replays_live(b);   /* a native list's stale peer buffers */
+    if (r != ACCEL_OK) { accel_i_batch_recycle(base, b); return r; }
     atomic_fetch_add(&q->submitted, 1u);
     return accel_i_walker_submit(base, b);
 }

@@ -1677,6 +1677,10 @@ typedef struct accel_i_vk_block {
     uint32_t type;
     bool exportable;              /* allocated exportable (vulkan: peer copies) */
     accel_i_vk_range* free;       /* sorted by offset */
+    /* a recover's: the stale buffers still in it. Its memory went with the old VkDevice, but it stays,
+       out of the list, as the key of its imports into other devices until the last of them is freed:
+       their work and lists hold those buffers, and run over the imports (vulkan: recovery) */
+    uint32_t stale;
 } accel_i_vk_block;
 
 static bool accel_i_vk_block_empty(const accel_i_vk_block* k) {
@@ -1722,16 +1726,22 @@ static void accel_i_vk_block_give(accel_i_vk_device* dev, accel_i_vk_block* k, a
         accel_i_dev_free(&dev->base, r, sizeof *r);
     }
 }
+/* Its imports into other devices (vulkan: peer copies) and k. */
+static void accel_i_vk_block_gone(accel_i_vk_device* dev, accel_i_vk_block* k) {
+    accel_i_imports_evict(k);
+    accel_i_dev_free(&dev->base, k, sizeof *k);
+}
+/* Frees k's memory, and k unless stale buffers are still in it (see accel_i_vk_block.stale). */
 static void accel_i_vk_block_drop(accel_i_vk_device* dev, accel_i_vk_block* k) {
-    accel_i_imports_evict(k);   /* its imports into other devices (vulkan: peer copies) */
     while (k->free) {
         accel_i_vk_range* n = k->free;
         k->free = n->next;
         accel_i_dev_free(&dev->base, n, sizeof *n);
     }
     dev->vk.FreeMemory(dev->device, k->memory, NULL);   /* unmaps implicitly */
+    k->memory = VK_NULL_HANDLE;
     atomic_fetch_sub(&dev->memory_objects, 1u);
-    accel_i_dev_free(&dev->base, k, sizeof *k);
+    if (!k->stale) accel_i_vk_block_gone(dev, k);
 }
 /* A new empty block of `type`, mapped where host-visible; NULL when out of memory (logged by the caller:
    a buffer then gets memory of its own). */
@@ -1747,6 +1757,7 @@ static accel_i_vk_block* accel_i_vk_block_new(accel_i_vk_device* dev, uint32_t t
         k->free = all;
         k->type = type;
         k->next = NULL;
+        k->stale = 0;
         return k;
     }
     if (k) accel_i_dev_free(&dev->base, k, sizeof *k);
@@ -1851,12 +1862,17 @@ static accel_result accel_i_vk_buffer_memory(accel_i_vk_device* dev, accel_i_vk_
     b->base.mapped = map ? mapped : NULL;
     return ACCEL_OK;
 }
-/* Destroys b's VkBuffer and gives its memory back. */
-static void accel_i_vk_buffer_drop(accel_i_vk_device* dev, accel_i_vk_buffer* b) {
+/* Destroys b's VkBuffer and gives its memory back; a recover's (forget) keeps b's range taken in its
+   block (see accel_i_vk_block.stale). The imports of memory of b's own go at b's free. */
+static void accel_i_vk_buffer_drop(accel_i_vk_device* dev, accel_i_vk_buffer* b, bool forget) {
     dev->vk.DestroyBuffer(dev->device, b->buffer, NULL);
-    if (b->block) accel_i_vk_block_release(dev, b);
-    else if (b->memory) {
-        accel_i_imports_evict(b);
+    if (b->block && forget) {
+        b->block->stale++;   /* no other thread: creates and frees wait for the recover */
+        accel_i_dev_free(&dev->base, b->range, sizeof *b->range);
+        b->range = NULL;
+    } else if (b->block) {
+        accel_i_vk_block_release(dev, b);
+    } else if (b->memory) {
         dev->vk.FreeMemory(dev->device, b->memory, NULL);   /* unmaps implicitly */
         atomic_fetch_sub(&dev->memory_objects, 1u);
     }
@@ -1880,7 +1896,7 @@ static accel_result accel_i_vk_buffer_create(accel_device* d, const accel_buffer
         accel_i_mutex_lock(&dev->io_lock);
         r = accel_i_vk_io_copy(dev, VK_NULL_HANDLE, 0, b->buffer, 0, desc->size);
         accel_i_mutex_unlock(&dev->io_lock);
-        if (r != ACCEL_OK) accel_i_vk_buffer_drop(dev, b);
+        if (r != ACCEL_OK) accel_i_vk_buffer_drop(dev, b, false);
     }
     if (r != ACCEL_OK) { accel_i_dev_free(d, b, sizeof *b); return r; }
     b->base.size = desc->size;
@@ -1892,7 +1908,19 @@ static accel_result accel_i_vk_buffer_create(accel_device* d, const accel_buffer
 static void accel_i_vk_buffer_free(accel_buffer* base) {
     accel_i_vk_buffer* b = (accel_i_vk_buffer*)base;
     accel_i_vk_device* dev = accel_i_vk_dev(base->obj.device);
-    if (!b->borrowed) accel_i_vk_buffer_drop(dev, b);
+    accel_i_vk_block* k = b->range ? NULL : b->block;   /* stale: its range went with a recover */
+    bool last = false;
+    if (k) {
+        accel_i_mutex_lock(&dev->mem_lock);
+        last = --k->stale == 0;
+        accel_i_mutex_unlock(&dev->mem_lock);
+        if (last) accel_i_vk_block_gone(dev, k);
+    } else if (!b->borrowed) {
+        /* its memory's imports into other devices (vulkan: peer copies), kept while b lives even
+           after a recover freed that memory, for the same reason as a block's */
+        if (b->exportable) accel_i_imports_evict(b);
+        accel_i_vk_buffer_drop(dev, b, false);
+    }
     accel_i_dev_free(&dev->base, b, sizeof *b);
 }
 
@@ -2069,25 +2097,34 @@ static bool accel_i_vk_peer_copy(accel_device* d, accel_device* o, const accel_b
 }
 /* share: the exporter's side */
 static bool accel_i_vk_exports(const accel_device* d) { return accel_i_vk_dev((accel_device*)d)->ext_mem; }
+/* Both look inside accel_i_vk_enter: a stale buffer's memory is gone (or going: vulkan: recovery). What
+   memory_of gives stays valid after a recover, as the key's imports do (see accel_i_vk_block.stale). */
 static bool accel_i_vk_memory_of(const accel_buffer* root, accel_i_export* out) {
     const accel_i_vk_buffer* b = (const accel_i_vk_buffer*)root;
-    if (b->borrowed || !(b->block ? b->block->exportable : b->exportable)) return false;
+    accel_i_vk_device* from = accel_i_vk_dev(root->obj.device);
+    bool ok;
+    if (b->borrowed || !accel_i_vk_enter(from, &root->obj)) return false;
+    ok = b->block ? b->block->exportable : b->exportable;
     out->key = b->block ? (const void*)b->block : (const void*)b;
     out->size = b->block ? ACCEL_I_VK_BLOCK : b->memory_size;
-    out->offset = b->block ? b->range->at : 0;
+    out->offset = b->block && ok ? b->range->at : 0;
     out->type = b->block ? b->block->type : b->memory_type;
-    return true;
+    accel_i_vk_leave(from);
+    return ok;
 }
 static accel_result accel_i_vk_memory_export(const accel_buffer* root, int* fd) {
     const accel_i_vk_buffer* b = (const accel_i_vk_buffer*)root;
     accel_i_vk_device* from = accel_i_vk_dev(root->obj.device);
     VkMemoryGetFdInfoKHR gi;
     VkResult vr;
+    if (!accel_i_vk_enter(from, &root->obj)) return ACCEL_ERROR_DEVICE_LOST;
     memset(&gi, 0, sizeof gi);
     gi.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR;
     gi.memory = b->block ? b->block->memory : b->memory;
     gi.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
-    if ((vr = from->vk.GetMemoryFdKHR(from->device, &gi, fd)) != VK_SUCCESS)
+    vr = from->vk.GetMemoryFdKHR(from->device, &gi, fd);
+    accel_i_vk_leave(from);
+    if (vr != VK_SUCCESS)
         return accel_i_vk_fail(from, vr, "vkGetMemoryFdKHR", "accel_queue_copy (a peer copy's export)");
     return ACCEL_OK;
 }
@@ -2177,7 +2214,9 @@ static accel_result accel_i_vk_copy_side(accel_i_vk_device* dev, accel_buffer* b
     accel_result r;
     *out = ((accel_i_vk_buffer*)base)->buffer;
     if (base->obj.device == &dev->base) return ACCEL_OK;
-    if ((r = accel_i_import_get(&dev->base, base, &im, &at)) != ACCEL_OK) return r;
+    /* refused for a buffer its device's recover made stale: its memory is gone, not unexportable */
+    if ((r = accel_i_import_get(&dev->base, base, &im, &at)) != ACCEL_OK)
+        return accel_i_stale(&base->obj) ? ACCEL_ERROR_DEVICE_LOST : r;
     *off += at;
     *out = ((accel_i_vk_import*)im)->buffer;
     return ACCEL_OK;
@@ -4368,10 +4407,13 @@ static int accel_i_vk_segment_submit(accel_queue* base, accel_i_batch* b, const 
 
 /* ==== vulkan: queues ==== */
 /* Checks what only the backend can check before anything of the batch runs: work-group sizes against
-   the shaders, and the pipelines (created here, so that a compile failure fails the submit). */
+   the shaders, and the pipelines (created here, so that a compile failure fails the submit); a native
+   list's stale peer buffers (accel_i_replays_live). */
 static accel_result accel_i_vk_validate(accel_i_vk_queue* q, const accel_i_batch* b) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
     const accel_device_info* info = &dev->base.info;
+    accel_result lr = accel_i_replays_live(b);
+    if (lr != ACCEL_OK) return lr;
     for (uint32_t i = 0; i < b->count; i++) {
         const accel_i_cmd* c = &b->cmds[i];
         accel_i_vk_program* p;
@@ -5152,15 +5194,18 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
       (accel_i_vk_enter), and those under way end;
    2. with the object list held (no free under way or starting, accel_i_objects_hold), the VkDevice
       goes idle (vkDeviceWaitIdle; at once when lost) and every native object of the old generation is
-      destroyed and its handle cleared, so that a destroy of a stale object frees host memory only;
+      destroyed and its handle cleared, so that a destroy of a stale object frees host memory only
+      (and the imports of its buffer's memory into other devices, which other devices' work and lists
+      may still run over: they go with the last stale buffer of that memory, accel_i_vk_block.stale);
    3. vkDestroyDevice, then a VkDevice made as the first was, its VkQueues and io objects.
    The batches that the old queues' entries held complete after the list is let go (their release may
    free objects, which waits for the list). */
 static void accel_i_vk_buffer_forget(accel_i_vk_device* dev, accel_i_vk_buffer* b) {
     if (b->base.root) return;   /* a view: the core's, no native part */
-    /* its range back to its block (freed next); a queue-memory handle has neither a range nor memory of
-       its own (its VkBuffer is a lent root's: vulkan: queue-ordered memory) */
-    if (!b->borrowed && (b->block || b->memory)) accel_i_vk_buffer_drop(dev, b);
+    /* its memory freed (its block's next), its range kept taken (see accel_i_vk_block.stale); a
+       queue-memory handle has neither a range nor memory of its own (its VkBuffer is a lent root's:
+       vulkan: queue-ordered memory) */
+    if (!b->borrowed && (b->range || b->memory)) accel_i_vk_buffer_drop(dev, b, true);
     b->buffer = VK_NULL_HANDLE;
     b->memory = VK_NULL_HANDLE;
     b->base.mapped = NULL;

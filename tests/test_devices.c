@@ -1052,6 +1052,124 @@ TEST(cuda_recorded_list_with_a_vulkan_buffer) { SKIP("built without both CUDA an
 TEST(cuda_and_vulkan_imports_in_every_teardown_order) { SKIP("built without both CUDA and Vulkan"); }
 #endif
 
+/* accel_device_recover of the device whose buffer another device's queue copies (DESIGN 7.4 with 7.2):
+   the exporter's recover must not free what the other device's work runs over. The backend's device A
+   copies 24 MiB out of and into a buffer of B, and B recovers at once, while the copy is in flight: it
+   completes (the right bytes) or fails its signal with DEVICE_LOST. Direct copies run over A's import
+   of B's memory, which outlives the recover while B's stale buffers live; staged ones read B's mapping
+   on A's worker, which the recover waits for. Then a list A recorded over B's buffer is refused at its
+   replay (DEVICE_LOST), and a copy gated on the host behind the recover fails with DEVICE_LOST. B: a
+   second Vulkan device where Vulkan is under test; a Vulkan device where CUDA is (on its GPU, imported,
+   with ACCEL_TEST_PEER=vulkan; else staged). The imports go once B's stale buffers are destroyed. */
+static accel_result failure_reason(accel_signal* s) {
+    uint64_t v = accel_signal_value(s);
+    return v > ACCEL_SIGNAL_MAX ? (accel_result) - (int)(v - ACCEL_SIGNAL_MAX - 1u) : ACCEL_OK;
+}
+TEST(recover_of_the_device_a_peer_copy_uses) {
+    const size_t n = ((size_t)24 << 20) + 3;
+    devices d;
+    accel_queue* q = NULL;
+    accel_buffer *mine = NULL, *theirs = NULL;
+    accel_signal *done = NULL, *gate = NULL;
+    accel_commands* list = NULL;
+    unsigned char* pat = pattern_make(n, 9);
+    uint64_t v = 0;
+    memset(&d, 0, sizeof d);
+#ifdef ACCEL_TEST_HAVE_VULKAN
+    if (test_g.backend == accel_vulkan_backend()) {
+        if (!devices_open(&d)) { devices_close(&d); free(pat); return; }
+    } else
+#endif
+    if (PEER_VK && test_g.backend != accel_cpu_backend()) {   /* CUDA under test */
+        accel_device_desc desc;
+        memset(&desc, 0, sizeof desc);
+#ifdef ACCEL_TEST_HAVE_VULKAN
+        desc.backend = accel_vulkan_backend();
+#endif
+        desc.label = "second (vulkan)";
+        if (!(peer_vulkan() ? devices_open(&d)
+                            : CHECK_OK(test_device_create(&d.a)) &&
+                                  CHECK_OK(test_device_create_desc(desc, &d.b)))) {
+            devices_close(&d);
+            free(pat);
+            return;
+        }
+    } else {
+        free(pat);
+        SKIP("the other device is a Vulkan device: Vulkan, or CUDA built with Vulkan, only");
+    }
+    if (CHECK(pat != NULL) && CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_buffer_create(d.a, n, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(accel_signal_create(d.a, 0, &done)) && CHECK_OK(accel_signal_create(d.a, 0, &gate))) {
+        for (int round = 0; round < 4 && !TEST_FAILED_SO_FAR(); round++) {   /* out of B, into B */
+            accel_result r;
+            if (!CHECK_OK(test_buffer_create(d.b, n, ACCEL_MEMORY_DEVICE, &theirs)) ||
+                !CHECK_OK(accel_buffer_write(round % 2 ? mine : theirs, 0, pat, n)))
+                break;
+            if (round % 2) accel_queue_copy(q, theirs, 0, mine, 0, n);
+            else accel_queue_copy(q, mine, 0, theirs, 0, n);
+            accel_queue_signal(q, done, ++v);
+            CHECK_OK(accel_queue_submit(q));
+            CHECK_OK(accel_device_recover(d.b));
+            r = accel_signal_wait(done, v, ACCEL_WAIT_FOREVER);
+            if (r == ACCEL_OK && round % 2 == 0) expect_pattern(mine, 0, n, 0, 9);
+            else if (r != ACCEL_OK) CHECK_EQ_INT(failure_reason(done), ACCEL_ERROR_DEVICE_LOST);
+            CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+            if (r != ACCEL_OK) {   /* a failed signal stays failed: the next round signals a fresh one */
+                accel_signal_destroy(done);
+                done = NULL;
+                v = 0;
+                if (!CHECK_OK(accel_signal_create(d.a, 0, &done))) break;
+            }
+            accel_buffer_destroy(theirs);   /* stale: A's import of its memory goes with it */
+            theirs = NULL;
+            CHECK_EQ_INT(atomic_load(&d.a->imports), 0);
+        }
+        /* a list over B's buffer, replayed after B's recover: refused */
+        if (!TEST_FAILED_SO_FAR() && CHECK_OK(test_buffer_create(d.b, 4096, ACCEL_MEMORY_DEVICE, &theirs)) &&
+            CHECK_OK(accel_queue_record_begin(q))) {
+            accel_queue_copy(q, mine, 0, theirs, 0, 4096);
+            if (CHECK_OK(accel_queue_record_end(q, &list))) {
+                accel_queue_replay(q, list, NULL, 0);
+                CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+                CHECK_OK(accel_device_recover(d.b));
+                accel_queue_replay(q, list, NULL, 0);
+                CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_DEVICE_LOST);
+                CHECK(test_log_contains("is stale"));
+                CHECK_OK(accel_device_recover(d.b));   /* again, the stale buffer (and its import) alive */
+            }
+            accel_commands_destroy(list);
+            accel_buffer_destroy(theirs);
+            theirs = NULL;
+            CHECK_EQ_INT(atomic_load(&d.a->imports), 0);
+        }
+        /* a copy behind a wait, B recovered before the wait's signal is set: where the wait is gated on the
+           host (Vulkan), the copy is refused with DEVICE_LOST, not another reason; where it went to the
+           device with the copy before the recover (CUDA's waits on its own signals), the copy runs over
+           the import, which outlived the recover: B's bytes of before (a new buffer's zeros) */
+        if (!TEST_FAILED_SO_FAR() && CHECK_OK(test_buffer_create(d.b, 4096, ACCEL_MEMORY_DEVICE, &theirs)) &&
+            CHECK_OK(accel_buffer_write(mine, 0, pat, 4096))) {
+            accel_queue_wait(q, gate, 1);
+            accel_queue_copy(q, mine, 0, theirs, 0, 4096);
+            accel_queue_signal(q, done, ++v);
+            CHECK_OK(accel_queue_submit(q));
+            CHECK_OK(accel_device_recover(d.b));
+            CHECK_OK(accel_signal_set(gate, 1));
+            if (accel_signal_wait(done, v, ACCEL_WAIT_FOREVER) == ACCEL_OK) expect_ends(mine, 0);
+            else CHECK_EQ_INT(failure_reason(done), ACCEL_ERROR_DEVICE_LOST);
+            CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        }
+    }
+    accel_queue_destroy(q);
+    accel_buffer_destroy(mine);
+    accel_buffer_destroy(theirs);
+    accel_signal_destroy(done);
+    accel_signal_destroy(gate);
+    if (d.a) CHECK_EQ_INT(atomic_load(&d.a->imports), 0);
+    devices_close(&d);
+    free(pat);
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(identity_uuid_and_pci);
@@ -1076,5 +1194,6 @@ int main(int argc, char** argv) {
     RUN(cuda_and_vulkan_imports_in_every_teardown_order);
     RUN(cuda_import_refused_is_staged);
     RUN(cuda_copy_of_vulkan_queue_memory);
+    RUN(recover_of_the_device_a_peer_copy_uses);
     return test_end();
 }
