@@ -521,11 +521,13 @@ ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s);
    it, so do it when no engine signal operation on it is pending. A failure (accel_signal_fail, a failed
    wait upstream, device loss) raises the engine's semaphore as for accel's own (see
    accel_vulkan_signal_semaphore): the engine cannot signal it any further afterwards; it makes a new
-   one. A queue wait on it goes to the GPU where
+   one. A destroy of d does not fail it (the engine may still signal it: another device's queue waiting
+   on it waits for the engine). A queue wait on it goes to the GPU where
    accel's rules allow (also on a shared VkQueue, such as the one VkQueue of an adopted device: the engine
    raises it; accel queues sharing that VkQueue wait behind such a wait until it does), so on a
    VkQueue the engine shares with accel (an adopted device with one queue), submit the engine's signal
-   operation before the accel work that waits for it, as Vulkan requires of one queue's submissions.
+   operation before the accel work that waits for it, as Vulkan requires of one queue's submissions
+   (accel's buffer reads, writes and staged creates use that VkQueue too, and wait behind it as well).
    Returns INVALID_ARGUMENT (NULL d/out, no
    semaphore, d not a Vulkan device), BACKEND (not a timeline semaphore: its counter cannot be read),
    OUT_OF_MEMORY, DEVICE_LOST. Any thread. */
@@ -5492,8 +5494,12 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
     }
     s->sem = timeline;
     s->owned = false;
-    /* the engine may signal any value: debug hang reports must not call a wait on it unreachable */
+    /* the engine may signal any value: debug hang reports must not call a wait on it unreachable, and
+       a destroy of d must not fail it as an orphan that nobody can set (core: several devices): that
+       raised the engine's semaphore under it; other devices' queues waiting on it wait for the engine */
     atomic_init(&s->base.promised, ACCEL_SIGNAL_MAX);
+    atomic_init(&s->base.recorded, ACCEL_SIGNAL_MAX);
+    atomic_init(&s->base.foreign, 1u);
     accel_i_object_init(&s->base.obj, d, ACCEL_I_SIGNAL, "wrapped signal");
     *out = &s->base;
     return ACCEL_OK;

@@ -1067,6 +1067,41 @@ TEST(vulkan_wrapped_objects_outlive_their_wrappers) {
     e.FreeMemory(e.device, rmem, NULL);
     eng_close(&e);
 }
+/* A queue of another device waits on a wrapped engine semaphore while the adopted device is destroyed:
+   the engine can still signal it, so it is not failed as an orphan (that raised the engine's semaphore
+   to ACCEL_SIGNAL_MAX: the engine's next signal made lavapipe lose its VkDevice), and the waiting queue
+   goes on when the engine signals. */
+TEST(vulkan_engine_semaphore_outlives_the_adopted_device) {
+    VK_ONLY();
+    eng e;
+    accel_device *dev = NULL, *other = NULL;
+    accel_queue* q = NULL;
+    accel_signal *ws = NULL, *done = NULL;
+    VkSemaphore sem;
+    VkSemaphoreSignalInfo si;
+    ENG_OPEN(&e);
+    REQUIRE((sem = eng_timeline(&e, 0)) != VK_NULL_HANDLE);
+    REQUIRE_OK(eng_adopt(&e, &dev));
+    REQUIRE_OK(accel_vulkan_signal_wrap(dev, sem, &ws));
+    REQUIRE_OK(accel_device_create(NULL, &other));   /* a CPU device */
+    REQUIRE_OK(accel_queue_create(other, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(other, 0, &done));
+    accel_queue_wait(q, ws, 1);
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_RESULT(accel_signal_wait(done, 1, 20000000u), ACCEL_TIMEOUT);
+    accel_device_destroy(dev);
+    CHECK_EQ_U64(eng_value(&e, sem), 0);   /* untouched */
+    memset(&si, 0, sizeof si);
+    si.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
+    si.semaphore = sem;
+    si.value = 1;
+    CHECK(e.SignalSemaphore(e.device, &si) == VK_SUCCESS);
+    CHECK_OK(accel_signal_wait(done, 1, 10000000000ull));
+    accel_device_destroy(other);
+    e.DestroySemaphore(e.device, sem, NULL);
+    eng_close(&e);
+}
 #endif
 
 int main(int argc, char** argv) {
@@ -1093,6 +1128,7 @@ int main(int argc, char** argv) {
     RUN(vulkan_failed_signal_releases_engine_wait);
     RUN(vulkan_lower_values_on_an_engine_raised_semaphore_are_ignored);
     RUN(vulkan_wrapped_objects_outlive_their_wrappers);
+    RUN(vulkan_engine_semaphore_outlives_the_adopted_device);
 #endif
     return test_end();
 }
