@@ -4698,9 +4698,11 @@ ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
     /* its point (the handle's qmem stays as it is: see there) */
     if (accel_i_qmem_point_rec(q, buf, true, fn)) accel_i_handle_drop(buf);
 }
+/* Its root's qfail is set: the reason in it (out of memory, or the failed batch's reason). */
 static accel_result accel_i_qmem_no_memory(accel_buffer* buf, const char* fn) {
-    return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
-                        "%s: the buffer's accel_queue_alloc found no memory", fn);
+    accel_result why = (accel_result)(int32_t)(0u - (uint32_t)accel_i_buffer_root(buf)->qfail);
+    return accel_i_fail(buf->obj.device, why, "%s: the buffer's accel_queue_alloc has no memory (%s)", fn,
+                        accel_result_string(why));
 }
 /* Kept handles (a list linked by pool_next): freed as accel_i_object_free frees a view. */
 static void accel_i_qmem_views_free(accel_device* dev, accel_buffer* views) {

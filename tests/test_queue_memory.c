@@ -921,6 +921,42 @@ TEST(qmem_counts_of_an_indirect_exec) {
 /* accel_device_recover with queue memory in every state: a handle alive, roots free in the pool, a
    handle destroyed while its work was pending. After it, the old handles and the old queue are stale
    (DEVICE_LOST where used, destroying them is fine) and a new queue allocates from the new generation. */
+/* An alloc point behind a wait whose signal fails: the batch never reaches it (on the CPU and Vulkan;
+   a CUDA point is enqueued on the stream before the failure is known, and gets its memory), and the
+   handle's read, write and view return the batch's reason, not OUT_OF_MEMORY. */
+TEST(qmem_point_behind_a_failed_wait_has_the_batch_reason) {
+    qm_scene sc;
+    if (qm_make(&sc)) {
+        accel_signal* gate = NULL;
+        accel_buffer *a = NULL, *v = NULL;
+        uint32_t word = 0;
+        REQUIRE_OK(accel_signal_create(sc.dev, 0, &gate));
+        accel_queue_wait(sc.q, gate, 1);
+        REQUIRE_OK(accel_queue_alloc(sc.q, 256, ACCEL_MEMORY_DEVICE, &a));
+        accel_queue_fill(sc.q, a, 0, 256, 7);
+        accel_queue_signal(sc.q, sc.s, ++sc.next);
+        REQUIRE_OK(accel_queue_submit(sc.q));
+        CHECK_OK(accel_signal_fail(gate, ACCEL_ERROR_BACKEND));
+        CHECK_RESULT(accel_signal_wait(sc.s, sc.next, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_OK(accel_queue_finish(sc.q, ACCEL_WAIT_FOREVER));
+#if defined(ACCEL_TEST_HAVE_CUDA)
+        bool cuda = test_g.backend == accel_cuda_backend();
+#else
+        bool cuda = false;
+#endif
+        if (!cuda || accel_buffer_read(a, 0, &word, 4) != ACCEL_OK) {
+            CHECK_RESULT(accel_buffer_read(a, 0, &word, 4), ACCEL_ERROR_BACKEND);
+            CHECK_RESULT(accel_buffer_write(a, 0, &word, 4), ACCEL_ERROR_BACKEND);
+            CHECK_RESULT(accel_buffer_view_create(a, 0, 64, &v), ACCEL_ERROR_BACKEND);
+            CHECK(test_log_contains("ACCEL_ERROR_BACKEND"));
+        }
+        accel_queue_free(sc.q, a);
+        CHECK_OK(accel_queue_submit(sc.q));
+        accel_signal_destroy(gate);
+        qm_end(&sc);
+    }
+}
+
 TEST(qmem_recover_with_allocations) {
     qm_scene sc;
     if (qm_make(&sc)) {
@@ -1028,6 +1064,7 @@ int main(int argc, char** argv) {
     RUN(qmem_used_by_a_queue_submitted_before_the_alloc);
     RUN(qmem_views_and_patched_lists);
     RUN(qmem_counts_of_an_indirect_exec);
+    RUN(qmem_point_behind_a_failed_wait_has_the_batch_reason);
     RUN(qmem_recover_with_allocations);
 #if TEST_HAVE_THREADS
     RUN(qmem_threads_on_their_own_queues);
