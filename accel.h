@@ -8094,7 +8094,11 @@ static size_t accel_i_utf8_len(const unsigned char* s) {
     size_t n = s[0] >= 0xC2 && s[0] <= 0xDF ? 2
              : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
              : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : 0;
-    for (size_t i = 1; i < n; i++) if ((s[i] & 0xC0) != 0x80) return 0;
+    /* the second byte's range: no overlong form (E0, F0), no surrogate (ED), nothing past U+10FFFF (F4) */
+    unsigned lo = s[0] == 0xE0 ? 0xA0u : s[0] == 0xF0 ? 0x90u : 0x80u;
+    unsigned hi = s[0] == 0xED ? 0x9Fu : s[0] == 0xF4 ? 0x8Fu : 0xBFu;
+    if (n && (s[1] < lo || s[1] > hi)) return 0;
+    for (size_t i = 2; i < n; i++) if ((s[i] & 0xC0) != 0x80) return 0;
     return n;
 }
 static void accel_i_trace_str(accel_i_trace* t, const char* s) {   /* a JSON string body */

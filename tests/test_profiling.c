@@ -730,7 +730,10 @@ TEST(trace_labels_are_utf8) {
     desc.trace_path = path;
     REQUIRE_OK(test_device_create_desc(desc, &dev));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
-    CHECK_OK(accel_queue_set_label(q, "caf\xc3\xa9 \xff\xfe end \xe2\x82"));   /* valid, two stray bytes, a cut sequence */
+    /* valid, two stray bytes, an overlong form, a surrogate, past U+10FFFF, the last valid 3-byte form
+       before the surrogates and the first 4-byte one, a cut sequence */
+    CHECK_OK(accel_queue_set_label(q, "caf\xc3\xa9 \xff\xfe end \xe0\x80\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|"
+                                      "\xed\x9f\xbf\xf0\x90\x80\x80|\xe2\x82"));
     accel_queue_barrier(q);
     CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
     accel_device_destroy(dev);
@@ -738,7 +741,8 @@ TEST(trace_labels_are_utf8) {
     n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = 0;
-    CHECK(strstr(text, "caf\xc3\xa9 \\ufffd\\ufffd end \\ufffd\\ufffd") != NULL);
+    CHECK(strstr(text, "caf\xc3\xa9 \\ufffd\\ufffd end \\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd|"
+                       "\\ufffd\\ufffd\\ufffd\\ufffd|\xed\x9f\xbf\xf0\x90\x80\x80|\\ufffd\\ufffd") != NULL);
     CHECK(strchr(text, '\xff') == NULL);
     remove(path);
 }
