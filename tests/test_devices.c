@@ -1061,6 +1061,15 @@ TEST(cuda_and_vulkan_imports_in_every_teardown_order) { SKIP("built without both
    replay (DEVICE_LOST), and a copy gated on the host behind the recover fails with DEVICE_LOST. B: a
    second Vulkan device where Vulkan is under test; a Vulkan device where CUDA is (on its GPU, imported,
    with ACCEL_TEST_PEER=vulkan; else staged). The imports go once B's stale buffers are destroyed. */
+/* No import of another device's memory is left on d (accel.h's count; not where the implementation is
+   linked apart: the C++ configs). */
+static void no_imports_left(accel_device* d) {
+#if defined(ACCEL_I_KIT)
+    CHECK_EQ_INT(atomic_load(&d->imports), 0);
+#else
+    (void)d;
+#endif
+}
 static accel_result failure_reason(accel_signal* s) {
     uint64_t v = accel_signal_value(s);
     return v > ACCEL_SIGNAL_MAX ? (accel_result) - (int)(v - ACCEL_SIGNAL_MAX - 1u) : ACCEL_OK;
@@ -1123,7 +1132,7 @@ TEST(recover_of_the_device_a_peer_copy_uses) {
             }
             accel_buffer_destroy(theirs);   /* stale: A's import of its memory goes with it */
             theirs = NULL;
-            CHECK_EQ_INT(atomic_load(&d.a->imports), 0);
+            no_imports_left(d.a);
         }
         /* a list over B's buffer, replayed after B's recover: refused */
         if (!TEST_FAILED_SO_FAR() && CHECK_OK(test_buffer_create(d.b, 4096, ACCEL_MEMORY_DEVICE, &theirs)) &&
@@ -1141,7 +1150,7 @@ TEST(recover_of_the_device_a_peer_copy_uses) {
             accel_commands_destroy(list);
             accel_buffer_destroy(theirs);
             theirs = NULL;
-            CHECK_EQ_INT(atomic_load(&d.a->imports), 0);
+            no_imports_left(d.a);
         }
         /* a copy behind a wait, B recovered before the wait's signal is set: where the wait is gated on the
            host (Vulkan), the copy is refused with DEVICE_LOST, not another reason; where it went to the
@@ -1165,7 +1174,7 @@ TEST(recover_of_the_device_a_peer_copy_uses) {
     accel_buffer_destroy(theirs);
     accel_signal_destroy(done);
     accel_signal_destroy(gate);
-    if (d.a) CHECK_EQ_INT(atomic_load(&d.a->imports), 0);
+    if (d.a) no_imports_left(d.a);
     devices_close(&d);
     free(pat);
 }
