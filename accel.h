@@ -2599,18 +2599,12 @@ ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backe
     return all_unavailable ? ACCEL_ERROR_UNAVAILABLE : last;
 }
 
-/* Takes the handle's reference of the first object of a kind (queues), or of any kind (kind < 0),
-   whose handle the caller has not destroyed; NULL when none is left. With mark (2), the first whose
-   handle is not marked yet: marked, the reference stays the handle's (a later take takes it). */
-static accel_i_object* accel_i_take_handle(accel_device* dev, int kind, uint32_t mark) {
+/* Takes the handle's reference of the first object whose handle the caller has not destroyed; NULL
+   when none is left. */
+static accel_i_object* accel_i_take_handle(accel_device* dev) {
     accel_i_object* o;
-    uint32_t one;
     accel_i_spin_lock(&dev->objects_lock);
-    for (o = dev->objects; o; o = o->next)
-        if ((kind < 0 || (int)o->kind == kind) &&
-            (mark ? (one = 1u, atomic_compare_exchange_strong(&o->handle, &one, mark))
-                  : atomic_exchange(&o->handle, 0u) != 0))
-            break;
+    for (o = dev->objects; o; o = o->next) if (atomic_exchange(&o->handle, 0u)) break;
     accel_i_spin_unlock(&dev->objects_lock);
     return o;
 }
@@ -2675,10 +2669,20 @@ ACCEL_API void accel_device_destroy(accel_device* dev) {
     accel_i_cpu_device_settle(dev);   /* every queue, before the first is released */
 #endif
     accel_i_qmem_close(dev, false);   /* its roots go with the other handles below */
-    /* every queue finished before the first one goes (a host call of one may use another) */
-    while ((o = accel_i_take_handle(dev, ACCEL_I_QUEUE, 2u)) != NULL)
+    /* every queue finished before the first one goes (a host call of one may use another): each
+       queue whose handle lives, in list order, held while it is waited for (so it stays listed even
+       if a host call destroys it meanwhile) */
+    for (accel_i_object* prev = NULL;; prev = o) {
+        accel_i_spin_lock(&dev->objects_lock);
+        for (o = prev ? prev->next : dev->objects; o && (o->kind != ACCEL_I_QUEUE || !atomic_load(&o->handle));)
+            o = o->next;
+        if (o) accel_i_retain(o);
+        accel_i_spin_unlock(&dev->objects_lock);
+        if (prev) accel_i_release(prev);
+        if (!o) break;
         accel_i_queue_settle((accel_queue*)(void*)o, "accel_device_destroy");
-    while ((o = accel_i_take_handle(dev, -1, 0u)) != NULL) accel_i_handle_gone(o);   /* queues too */
+    }
+    while ((o = accel_i_take_handle(dev)) != NULL) accel_i_handle_gone(o);   /* queues too */
     accel_i_fail_orphans(dev);
     accel_i_trace_close(dev);      /* its queues are gone, their events written */
     accel_i_device_release(dev);   /* now, or when other devices' work releases its last object */
@@ -4701,8 +4705,8 @@ ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
 /* Its root's qfail is set: the reason in it (out of memory, or the failed batch's reason). */
 static accel_result accel_i_qmem_no_memory(accel_buffer* buf, const char* fn) {
     accel_result why = (accel_result)(int32_t)(0u - (uint32_t)accel_i_buffer_root(buf)->qfail);
-    return accel_i_fail(buf->obj.device, why, "%s: the buffer's accel_queue_alloc has no memory (%s)", fn,
-                        accel_result_string(why));
+    return accel_i_fail(buf->obj.device, why, "%s: the buffer's accel_queue_alloc has no memory (its "
+                        "point failed, or a failure before it dropped it)", fn);
 }
 /* Kept handles (a list linked by pool_next): freed as accel_i_object_free frees a view. */
 static void accel_i_qmem_views_free(accel_device* dev, accel_buffer* views) {
