@@ -642,8 +642,8 @@ ACCEL_API accel_result accel_buffer_read(accel_buffer* buf, size_t offset, void*
    sets where the binding starts (CPU: accel_dispatch.buffers[i], with buffer_sizes[i] the view's
    size; CUDA: the pointer; Vulkan: the descriptor offset, range to the end of the root); the
    kernel's bounds come from its constants as with any buffer. Errors: INVALID_ARGUMENT
-   (NULL, size 0, the range outside buf, a misaligned offset; logged), OUT_OF_MEMORY, DEVICE_LOST.
-   Any thread. */
+   (NULL, size 0, the range outside buf, a misaligned offset; logged), OUT_OF_MEMORY, DEVICE_LOST; a
+   handle of accel_queue_alloc without memory: its reason (see there). Any thread. */
 ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset, size_t size,
                                                 accel_buffer** out);
 

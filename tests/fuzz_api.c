@@ -201,7 +201,9 @@ static void fz_op_buffer_create(fz* f, fz_in* in) {
     } else {
         r = accel_buffer_create(f->dev, &d, &out);
     }
-    FZ_EXPECT(r == ACCEL_OK || r == ACCEL_ERROR_INVALID_ARGUMENT || r == ACCEL_ERROR_OUT_OF_MEMORY, r, 0);
+    /* a view of queue memory without memory: its handle's reason (the failed batch's, or OUT_OF_MEMORY) */
+    FZ_EXPECT(r == ACCEL_OK || r == ACCEL_ERROR_INVALID_ARGUMENT || r == ACCEL_ERROR_OUT_OF_MEMORY ||
+              (qm && r < 0), r, 0);
     FZ_EXPECT((r == ACCEL_OK) == (out != NULL), r, 0);
     if (r != ACCEL_OK) return;
     FZ_EXPECT(accel_buffer_size(out) == d.size, accel_buffer_size(out), d.size);
@@ -422,8 +424,9 @@ static void fz_op_wait_many(fz* f, fz_in* in) {
 static void fz_op_io(fz* f, fz_in* in) {
     uint8_t pick = fz_u8(in);
     accel_buffer* b = pick == 0xFFu ? NULL : f->b[pick % FZ_B];   /* as fz_pick_buffer */
-    /* queue memory: OUT_OF_MEMORY where none came (the contract); INVALID_ARGUMENT before its alloc's
-       point or after its free's where the memory is taken at the point (the CPU, CUDA) */
+    /* queue memory: where none came, the handle's reason (OUT_OF_MEMORY, or the failed batch's that
+       never reached its point: the contract); INVALID_ARGUMENT before its alloc's point or after its
+       free's where the memory is taken at the point (the CPU, CUDA) */
     int qmem = b && f->qm[pick % FZ_B];
     uint8_t k = fz_u8(in);
     size_t off = fz_size(in), size = fz_size(in);
@@ -431,10 +434,9 @@ static void fz_op_io(fz* f, fz_in* in) {
     accel_result r;
     if (size > sizeof fz_scratch && b && size <= accel_buffer_size(b)) size = sizeof fz_scratch;   /* host side */
     r = (k & 1u) ? accel_buffer_write(b, off, host, size) : accel_buffer_read(b, off, host, size);
-    FZ_EXPECT(r == ACCEL_OK || r == ACCEL_ERROR_INVALID_ARGUMENT || (qmem && r == ACCEL_ERROR_OUT_OF_MEMORY), r, 0);
+    FZ_EXPECT(r == ACCEL_OK || r == ACCEL_ERROR_INVALID_ARGUMENT || (qmem && r < 0), r, 0);
     if (b && host && size && off <= accel_buffer_size(b) && size <= accel_buffer_size(b) - off)
-        FZ_EXPECT(r == ACCEL_OK ||
-                  (qmem && (r == ACCEL_ERROR_OUT_OF_MEMORY || r == ACCEL_ERROR_INVALID_ARGUMENT)), r, 0);
+        FZ_EXPECT(r == ACCEL_OK || (qmem && r < 0), r, 0);
     if (b) (void)accel_buffer_map(b);
 }
 static void fz_op_misc(fz* f, fz_in* in) {
