@@ -1082,6 +1082,10 @@ using std::memory_order_acq_rel; using std::memory_order_seq_cst;
 typedef _Atomic(uint32_t) accel_i_a32;
 typedef _Atomic(uint64_t) accel_i_a64;
 #endif
+/* a count of the host threads inside a section, a slot per cache line (core: host threads) */
+#define ACCEL_I_INSIDE_SLOTS 16u
+typedef struct accel_i_inside_slot { accel_i_a32 n; char pad[60]; } accel_i_inside_slot;
+typedef struct accel_i_inside { accel_i_inside_slot slot[ACCEL_I_INSIDE_SLOTS]; } accel_i_inside;
 
 /* ==== platform: time and spinning ==== */
 /* Monotonic nanoseconds where the platform exposes a monotonic clock (POSIX with CLOCK_MONOTONIC
@@ -1977,8 +1981,12 @@ ACCEL_I_KIT void accel_i_event_wait_or(accel_i_event* ev, uint64_t v, const acce
     accel_i_mutex_unlock(&ev->lock);
 }
 #endif
-/* threads: a small number per host thread (a sharded counter's slot: Vulkan's native_users) */
+/* threads: a small number per host thread (a trace's host track, a slot of an accel_i_inside) */
 ACCEL_I_KIT uint32_t accel_i_host_thread(void);
+/* threads: the host threads inside a section that a recover waits out (core: host threads) */
+ACCEL_I_KIT bool accel_i_inside_enter(accel_i_inside* in, const accel_i_a64* bar, uint64_t mine);
+ACCEL_I_KIT void accel_i_inside_leave(accel_i_inside* in);
+ACCEL_I_KIT void accel_i_inside_drain(accel_i_inside* in);
 /* objects: the base part of a backend's object, and its release */
 ACCEL_I_KIT void accel_i_device_init(accel_device* dev, const accel_backend* b, const accel_device_desc* d);
 ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind,
@@ -2122,6 +2130,29 @@ static uint32_t accel_i_host_thread(void) {
     return mine;
 }
 #endif
+/* kit: an accel_i_inside counts the host threads inside a section that a recover must wait out before it
+   takes the native state away (CUDA's reads of pinned words and buffer io, Vulkan's native calls: every
+   signal value, wait and raise). enter counts the thread in, then goes on only while *bar is at most
+   `mine` (the caller's object is of the native device's generation), else counts it out: false. The
+   recover raises *bar, then drains: waits until no thread is inside. seq_cst on both sides (the count,
+   then the bar; the bar, then the count): one sees the other. A slot per cache line, by host thread, so
+   that threads on several cores do not contend on one line. (The creates of core: device generations
+   follow the same protocol on one counter: creates are rare, and the CPU-only builds stay smaller.) */
+ACCEL_I_KIT accel_i_a32* accel_i_inside_mine(accel_i_inside* in) {
+    return &in->slot[accel_i_host_thread() % ACCEL_I_INSIDE_SLOTS].n;
+}
+static bool accel_i_inside_enter(accel_i_inside* in, const accel_i_a64* bar, uint64_t mine) {
+    accel_i_a32* n = accel_i_inside_mine(in);
+    atomic_fetch_add(n, 1u);
+    if (atomic_load(bar) <= mine) return true;
+    atomic_fetch_sub(n, 1u);
+    return false;
+}
+static void accel_i_inside_leave(accel_i_inside* in) { atomic_fetch_sub(accel_i_inside_mine(in), 1u); }
+static void accel_i_inside_drain(accel_i_inside* in) {
+    for (uint32_t i = 0; i < ACCEL_I_INSIDE_SLOTS; i++)
+        while (atomic_load(&in->slot[i].n) != 0) accel_i_yield();
+}
 
 /* ==== core: allocation and logging ==== */
 static void* accel_i_default_alloc(size_t size, size_t align, void* user) {
@@ -2748,8 +2779,8 @@ static accel_result accel_i_live(const accel_i_object* o, const char* fn) {
    fn's: a recover is under way, the create returns DEVICE_LOST) and leaves around the backend's create;
    a recover closes creates (creates_closed) and waits for those under way. Refusing instead of
    waiting: a create inside a host call that the recover waits for must not wait for the recover.
-   seq_cst on both sides (store, then load): one of the two sees the other. No threads: nothing runs
-   beside a recover. */
+   accel_i_inside's protocol (core: host threads) on one counter. No threads: nothing runs beside a
+   recover. */
 static bool accel_i_creates_enter(accel_device* dev, const char* fn) {
     atomic_fetch_add(&dev->creates_in, 1u);
     if (!atomic_load(&dev->creates_closed)) return true;

@@ -1374,7 +1374,7 @@ typedef struct accel_i_cu_device {
     accel_i_a32 recover_begun;
     bool grouped;                  /* a recover of another accel device recovers it too (recover_lock) */
     accel_result group_result;
-    accel_i_a32 users;             /* buffer reads, writes and frees under way (accel_i_cu_use) */
+    accel_i_inside users;          /* host reads of its memory under way (accel_i_cu_use) */
 } accel_i_cu_device;
 /* An 8-byte word in pinned, device-mapped host memory: the host reads and writes it at `host`, a stream
    at `dptr` (cuStreamWaitValue64 / cuStreamWriteValue64). */
@@ -2090,7 +2090,6 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     atomic_init(&dev->losing, 0u);
     atomic_init(&dev->peers_tried, 0u);
     atomic_init(&dev->peers_on, 0u);
-    atomic_init(&dev->users, 0u);
     dev->cudev = cudev;
     if ((cr = accel_i_cu.DevicePrimaryCtxRetain(&dev->ctx, cudev)) != ACCEL_CU_SUCCESS) {
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR,
@@ -2223,15 +2222,12 @@ static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer
    (waiting for the io lock, say), and a host thread reading a signal's words (a wait, accel_signal_value,
    a raise) may be preempted between its look at the generation and the read: each enters here, and
    goes on only if its object is not stale, while the recover, once the objects are stale, waits until
-   none is in before the reset frees their memory (accel_i_cu_group_recover). seq_cst on both sides: the
-   count, then the generation; the generation, then the count. */
+   none is in before the reset frees their memory (accel_i_cu_group_recover): an accel_i_inside whose
+   bar is the device's generation. */
 static bool accel_i_cu_use(accel_i_cu_device* dev, const accel_i_object* o) {
-    atomic_fetch_add(&dev->users, 1u);
-    if (o->generation == atomic_load(&dev->base.generation)) return true;
-    atomic_fetch_sub(&dev->users, 1u);
-    return false;
+    return accel_i_inside_enter(&dev->users, &dev->base.generation, o->generation);
 }
-static void accel_i_cu_unuse(accel_i_cu_device* dev) { atomic_fetch_sub(&dev->users, 1u); }
+static void accel_i_cu_unuse(accel_i_cu_device* dev) { accel_i_inside_leave(&dev->users); }
 static void accel_i_cu_buffer_free(accel_buffer* b) {
     accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
     accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
@@ -4460,7 +4456,7 @@ static accel_result accel_i_cu_group_recover(accel_i_cu_device* dev) {
     for (m = dom->members; m; m = m->domain_next) m->grouped = m != dev && accel_i_cu_group_join(m);
     accel_i_cu_natives_drain(dev);
     for (m = dom->members; m; m = m->domain_next)   /* buffer calls under way (accel_i_cu_use) */
-        while (atomic_load(&m->users) != 0) accel_i_yield();
+        accel_i_inside_drain(&m->users);
     for (m = dom->members; m; m = m->domain_next) accel_i_cu_native_lock(m, true);
     accel_i_mutex_lock(&dom->lock);
     for (m = dom->members; m; m = m->domain_next) {

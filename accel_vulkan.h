@@ -809,12 +809,6 @@ typedef struct accel_i_vk_hwq {
     uint64_t flush_to;
 } accel_i_vk_hwq;
 
-/* Threads in a native call outside the object lock (accel_i_vk_enter), counted in slots by thread, each
-   on a cache line of its own: the count is taken on every signal value, raise and wait, by threads
-   that share nothing else. */
-#define ACCEL_I_VK_USER_SLOTS 16u
-typedef struct accel_i_vk_users { accel_i_a32 n; char pad[60]; } accel_i_vk_users;
-
 typedef struct accel_i_vk_device {
     accel_device base;
     accel_i_vk_itab vki;
@@ -866,7 +860,7 @@ typedef struct accel_i_vk_device {
     bool open_io_own, open_copy_own;
     const char* open_ext[6];
     accel_i_a64 vk_gen;
-    accel_i_vk_users native_users[ACCEL_I_VK_USER_SLOTS];
+    accel_i_inside native_users;   /* threads in a native call outside the object lock (accel_i_vk_enter) */
     accel_i_a32 recovering;
     uint32_t lose_at;             /* test only: ACCEL_VULKAN_TEST_DEVICE_LOST (which vkQueueSubmit fails) */
     accel_i_a32 submits;
@@ -988,23 +982,12 @@ typedef struct accel_i_vk_ops {
 static accel_i_vk_device* accel_i_vk_dev(accel_device* d) { return (accel_i_vk_device*)d; }
 /* A native call on object o outside the object lock (a signal's semaphore: value, wait, raise; a
    queue's completion and entries): false when o's VkDevice is gone or going (accel_device_recover:
-   vulkan: recovery), then the caller skips it. The recover stores vk_gen, then waits until no caller
-   is inside; a caller counts itself, then loads vk_gen (seq_cst both): one sees the other. */
-static accel_i_a32* accel_i_vk_users_of(accel_i_vk_device* dev) {
-    return &dev->native_users[accel_i_host_thread() % ACCEL_I_VK_USER_SLOTS].n;
-}
+   vulkan: recovery), then the caller skips it. An accel_i_inside whose bar is vk_gen: the recover
+   stores vk_gen, then waits until no caller is inside. */
 static bool accel_i_vk_enter(accel_i_vk_device* dev, const accel_i_object* o) {
-    atomic_fetch_add(accel_i_vk_users_of(dev), 1u);
-    if (o->generation >= atomic_load(&dev->vk_gen)) return true;
-    atomic_fetch_sub(accel_i_vk_users_of(dev), 1u);
-    return false;
+    return accel_i_inside_enter(&dev->native_users, &dev->vk_gen, o->generation);
 }
-static void accel_i_vk_leave(accel_i_vk_device* dev) { atomic_fetch_sub(accel_i_vk_users_of(dev), 1u); }
-/* A recover's wait for the callers inside (after it stored vk_gen) */
-static void accel_i_vk_users_out(accel_i_vk_device* dev) {
-    for (uint32_t i = 0; i < ACCEL_I_VK_USER_SLOTS; i++)
-        while (atomic_load(&dev->native_users[i].n) != 0) accel_i_yield();
-}
+static void accel_i_vk_leave(accel_i_vk_device* dev) { accel_i_inside_leave(&dev->native_users); }
 
 /* ==== vulkan: errors ==== */
 static const char* accel_i_vk_result_name(VkResult r) {
@@ -1452,12 +1435,10 @@ static void accel_i_vk_host_wait(accel_i_vk_signal* s, uint64_t v, uint64_t seen
 
 /* accel_i_vk_enter for every signal of a wait (one count). */
 static bool accel_i_vk_enter_all(accel_i_vk_device* dev, accel_signal* const* s, uint32_t n) {
-    uint64_t g;
-    atomic_fetch_add(accel_i_vk_users_of(dev), 1u);
-    g = atomic_load(&dev->vk_gen);
+    uint64_t oldest = UINT64_MAX;
     for (uint32_t i = 0; i < n; i++)
-        if (s[i]->obj.generation < g) { accel_i_vk_leave(dev); return false; }
-    return true;
+        if (s[i]->obj.generation < oldest) oldest = s[i]->obj.generation;
+    return accel_i_inside_enter(&dev->native_users, &dev->vk_gen, oldest);
 }
 /* Host wait over signals of one device, in slices of at most ACCEL_I_VK_SLICE_NS, re-checking the
    values after each: while a GPU signal operation is pending on an unreached signal, vkWaitSemaphores on
@@ -5203,10 +5184,11 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
    The batches that the old queues' entries held complete after the list is let go (their release may
    free objects, which waits for the list). */
 static void accel_i_vk_buffer_forget(accel_i_vk_device* dev, accel_i_vk_buffer* b) {
-    if (b->base.root) return;   /* a view: the core's, no native part */
-    /* its memory freed (its block's next), its range kept taken (see accel_i_vk_block.stale); a
-       queue-memory handle has neither a range nor memory of its own (its VkBuffer is a lent root's:
-       vulkan: queue-ordered memory) */
+    /* a view: the core's, no native part; a queue-memory handle: neither a range nor memory of its own
+       (its VkBuffer is a lent root's: vulkan: queue-ordered memory), and its last release may be giving
+       it back to the pool meanwhile (accel_i_qmem_late_keep, which stays listed): not touched */
+    if (b->base.root || b->base.qmem) return;
+    /* its memory freed (its block's next), its range kept taken (see accel_i_vk_block.stale) */
     if (!b->borrowed && (b->range || b->memory)) accel_i_vk_buffer_drop(dev, b, true);
     b->buffer = VK_NULL_HANDLE;
     b->memory = VK_NULL_HANDLE;
@@ -5327,7 +5309,7 @@ static accel_result accel_i_vk_device_recover(accel_device* d) {
     VkResult vr;
     atomic_store(&dev->recovering, 1u);
     atomic_store(&dev->vk_gen, atomic_load(&d->generation));
-    accel_i_vk_users_out(dev);
+    accel_i_inside_drain(&dev->native_users);
     accel_i_objects_hold(d);
     accel_i_mutex_lock(&dev->io_lock);
     accel_i_mutex_lock(&dev->submit_lock);

@@ -42,6 +42,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -700,15 +701,17 @@ static void mock_orphans_free(void) {   /* a reset: no free's point runs any mor
     pthread_mutex_unlock(&mock_orphans_lock);
 }
 /* Frees a pool and its blocks (the pool's lock not held); cuMemPoolDestroy, as the driver, waits for
-   no stream: a block whose free has yet to run goes when it runs. */
+   no stream: a block whose free has yet to run goes when it runs; one still allocated ("released once
+   there are no more outstanding allocations") at the context's reset, which drains the streams first
+   (accel's recover destroys its pool with buffers of the old generation alive, their work in flight). */
 static void mock_pool_free(mock_pool* pool) {
     while (pool->blocks) {
         mock_pool_block* b = pool->blocks;
         int orphan;
         pool->blocks = b->next;
         pthread_mutex_lock(&mock_orphans_lock);
-        if ((orphan = !b->used && atomic_load(&b->done_gen) != b->free_gen) != 0) {   /* its last free: to run */
-            b->orphan_gen = b->free_gen;
+        if ((orphan = b->used || atomic_load(&b->done_gen) != b->free_gen) != 0) {   /* in use, or freed later */
+            b->orphan_gen = b->used ? UINT_MAX : b->free_gen;   /* used: no free finds it any more */
             b->orphan_next = mock_orphans;
             mock_orphans = b;
             pool->bytes -= b->n;
