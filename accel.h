@@ -116,7 +116,7 @@
    |                           | then ignored with one warning                                       |
    | ACCEL_NO_DEBUG            | compile the debug checks and hang reports out: `debug = true` is    |
    |                           | then a warning, not an error. With both, a minimal CPU program is   |
-   |                           | about a quarter smaller (x86-64, -Os, stripped: 83 KB -> 62 KB)     |
+   |                           | about a quarter smaller (x86-64, -Os, stripped: 87 KB -> 67 KB)     |
    | ACCEL_CPU_SPIN_NS         | how long idle CPU-backend threads and host waits spin before they   |
    |                           | sleep (default 200000 ns; 0 sleeps at once). Keep it above the cost |
    |                           | of waking a sleeping thread (tens to hundreds of us on virtual      |
@@ -446,7 +446,9 @@
    otherwise parks it; setting a signal runs the parked batches it unblocks. Runnable queues go on
    their device's list and one loop runs them, so a chain of queues that unblock one another (of any
    length) runs without nesting, and a signal set inside a kernel runs the batches it unblocks on that
-   kernel's device after the kernel's batch has finished or parked (on another device, at once).
+   kernel's device after the kernel's batch has finished or parked (on another device, at once: a
+   chain of kernels that each set the next device's signal nests a level of the stack per device, about
+   70 devices deep in wasm-ld's default 64 KiB stack; link with -Wl,-z,stack-size=N for deeper ones).
    A host wait (timeout > 0) that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of
    hanging; a poll returns ACCEL_TIMEOUT; accel_queue_finish likewise (also a finish, from inside a
    kernel, of another queue of the kernel's device: its batch runs after the kernel's). Destroying a
@@ -457,6 +459,9 @@
    A host call (accel_queue_host_call) runs inline when its batch reaches it: inside accel_queue_submit,
    or inside the accel_signal_set / accel_signal_fail that unblocks the batch.
    Build for WASI with: clang --target=wasm32-wasi (no threads, no dlopen: the CPU backend only).
+   Build with Emscripten with -sALLOW_MEMORY_GROWTH=1 (or an -sINITIAL_MEMORY that holds every buffer):
+   without growth, Emscripten's own allocator aborts the program when its heap is full, before
+   accel could return ACCEL_ERROR_OUT_OF_MEMORY.
 
    ==== Allocators ==============================================================================
    `accel_device_desc.allocator` receives every host allocation the library makes for that device, with
@@ -1058,6 +1063,9 @@ use C++11"
 #elif !defined(__wasi__)
 #  include <unistd.h>
 #endif
+#if defined(__EMSCRIPTEN__)
+#  include <emscripten/emscripten.h>   /* emscripten_get_now: a fine clock in -std=c11 builds too */
+#endif
 #if defined(ACCEL_I_C11_THREADS)
 #  include <threads.h>
 #elif defined(ACCEL_I_PTHREADS)
@@ -1089,12 +1097,14 @@ typedef struct accel_i_inside { accel_i_inside_slot slot[ACCEL_I_INSIDE_SLOTS]; 
 
 /* ==== platform: time and spinning ==== */
 /* Monotonic nanoseconds where the platform exposes a monotonic clock (POSIX with CLOCK_MONOTONIC
-   visible, Win32); else the C11 wall clock. */
+   visible, Win32, Emscripten's performance.now); else the C11 wall clock. */
 static uint64_t accel_i_now_ns(void) {
 #if defined(_WIN32)
     LARGE_INTEGER f, c;
     QueryPerformanceFrequency(&f); QueryPerformanceCounter(&c);
     return (uint64_t)((double)c.QuadPart * (1e9 / (double)f.QuadPart));
+#elif defined(__EMSCRIPTEN__)
+    return (uint64_t)(emscripten_get_now() * 1e6);   /* milliseconds, fractional (performance.now) */
 #else
     struct timespec ts;
 #  if defined(CLOCK_MONOTONIC) && !defined(__wasi__)
@@ -3230,15 +3240,20 @@ static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const
         r = accel_i_live(&signals[first]->obj, fn);
     if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
     if (t0) accel_i_trace_host_wait(signals, values, count, t0);
-    if (r == ACCEL_ERROR_DEADLOCK)   /* no-threads builds: nothing submitted can end the wait */
-        accel_i_log(signals[0]->obj.device, ACCEL_LOG_WARN,
-                    "%s: no-threads build and nothing submitted can reach value %llu"
-                    " on signal %p%s%s%s%s: deadlock",
-                    fn, (unsigned long long)values[0], (void*)signals[0], ACCEL_I_LABEL(&signals[0]->obj),
-                    count > 1 ? " (and others)" : "");
-    if (((r == ACCEL_TIMEOUT && timeout_ns != 0) || r == ACCEL_ERROR_DEADLOCK) &&
-        ACCEL_I_DEBUGGING(signals[0]->obj.device))
-        accel_i_debug_hang(signals[0]->obj.device, fn, signals, values, count, timeout_ns, r);
+    if (r == ACCEL_TIMEOUT || r == ACCEL_ERROR_DEADLOCK) {   /* named: the first signal not reached */
+        uint32_t u = 0;
+        while (u + 1 < count && accel_i_signal_value(signals[u]) >= values[u]) u++;
+#if defined(ACCEL_NO_THREADS)
+        if (r == ACCEL_ERROR_DEADLOCK)   /* no-threads builds only: nothing submitted can end the wait */
+            accel_i_log(signals[u]->obj.device, ACCEL_LOG_WARN,
+                        "%s: no-threads build and nothing submitted can reach value %llu"
+                        " on signal %p%s%s%s%s: deadlock",
+                        fn, (unsigned long long)values[u], (void*)signals[u], ACCEL_I_LABEL(&signals[u]->obj),
+                        count > 1 ? " (and others)" : "");
+#endif
+        if ((r == ACCEL_ERROR_DEADLOCK || timeout_ns != 0) && ACCEL_I_DEBUGGING(signals[u]->obj.device))
+            accel_i_debug_hang(signals[u]->obj.device, fn, signals + u, values + u, count, timeout_ns, r);
+    }
     return r;
 }
 ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values,

@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#if defined(__EMSCRIPTEN__)
+#  include <emscripten/emscripten.h>
+#endif
 
 #ifdef ACCEL_EXAMPLE_HAVE_VULKAN
 #  define ACCEL_VULKAN_IMPLEMENTATION
@@ -119,11 +122,16 @@ static int ex_open_device(int argc, char** argv, const accel_device_desc* desc, 
     return 0;
 }
 
-/* Seconds from an arbitrary origin (C11 timespec_get; good to a microsecond or so). */
+/* Seconds from an arbitrary origin (C11 timespec_get, good to a microsecond or so; under Emscripten,
+   where that clock moves in milliseconds, performance.now). */
 static inline double ex_seconds(void) {
+#if defined(__EMSCRIPTEN__)
+    return emscripten_get_now() * 1e-3;
+#else
     struct timespec ts;
     timespec_get(&ts, TIME_UTC);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+#endif
 }
 
 /* A small integer hash, written the same way in the C, GLSL and CUDA kernels so that every backend

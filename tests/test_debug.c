@@ -148,6 +148,34 @@ TEST(debug_unreachable_wait_reported) {
     dbg_scene_close(&sc);
 }
 
+/* A wait for all of several signals that times out (or deadlocks) names the first one not reached, not
+   the first one waited for: here the gate waited for is at its value, out is not. */
+TEST(debug_wait_all_names_the_signal_not_reached) {
+    TEST_NEEDS_DEBUG();
+    dbg_scene sc;
+    char want[96];
+    accel_signal* two[2];
+    uint64_t values[2] = { 5, 2 };
+    if (!dbg_scene_open(&sc, true)) { accel_device_destroy(sc.dev); return; }
+    CHECK_OK(accel_signal_set(sc.gate, 5));
+    CHECK_OK(accel_signal_wait(sc.out, 1, 10000 * DBG_MS));
+    two[0] = sc.gate;
+    two[1] = sc.out;
+    test_log_reset();
+    CHECK_RESULT(accel_signal_wait_many(two, values, 2, true, 2 * DBG_MS, NULL), DBG_STUCK);
+    CHECK(test_log_contains("accel_signal_wait_many" DBG_ENDED));
+    snprintf(want, sizeof want, "waiting for signal %p 'signal' >= 2 (it is at 1) and others", (void*)sc.out);
+    CHECK(test_log_contains(want));
+    snprintf(want, sizeof want, "waiting for signal %p", (void*)sc.gate);
+    CHECK(!test_log_contains(want));
+    if (!DBG_THREADS) {   /* the deadlock's own line, debug or not */
+        snprintf(want, sizeof want, "reach value 2 on signal %p 'signal' (and others): deadlock",
+                 (void*)sc.out);
+        CHECK(test_log_contains(want));
+    }
+    dbg_scene_close(&sc);
+}
+
 /* Without debug: the same waits, the same results, none of the diagnostics. */
 TEST(debug_off_is_quiet) {
     dbg_scene sc;
@@ -251,6 +279,7 @@ int main(int argc, char** argv) {
     RUN(debug_wait_timeout_names_blocked_queue);
     RUN(debug_finish_timeout_names_blocked_queue);
     RUN(debug_unreachable_wait_reported);
+    RUN(debug_wait_all_names_the_signal_not_reached);
     RUN(debug_off_is_quiet);
     RUN(debug_device_runs_pipelines);
     return test_end();
