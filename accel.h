@@ -416,7 +416,8 @@
    that cannot be opened is a warning, and the device runs untraced. Two live devices never share a
    file: one whose path another device is writing (ACCEL_TRACE with two devices) writes
    "<path without extension>.2<extension>" (.3, ...) instead and says so in an info line; a device
-   created after the first one was destroyed writes the path anew. Off, tracing costs a branch per
+   created after the first one was destroyed writes the path anew. (Two ACCEL_STATIC copies of the
+   implementation in one program do not see each other's paths: give their devices paths of their own.) Off, tracing costs a branch per
    command and per host call. On, a command costs a clock reading and an append to its queue's buffer
    (a signal command no reading: it is an instant at the end of the command before it), a host call two
    readings and an append; a wait also reads where its signal was reached, for the flow. On a CPU
@@ -465,7 +466,9 @@
 
    ==== Allocators ==============================================================================
    `accel_device_desc.allocator` receives every host allocation the library makes for that device, with
-   size and alignment; free receives the size back. Zero means malloc/free.
+   size and alignment; free receives the size back. Zero means malloc/free. What belongs to the process
+   rather than to one device comes from malloc: a trace file's name on the process's list of the
+   names being written, and in accel_cuda.h what the accel devices on one CUDA device share.
 
    ==== Versioning ==============================================================================
    ACCEL_VERSION_MAJOR/MINOR/PATCH. Within a major version, new desc fields mean "old behaviour" at zero.
@@ -1116,6 +1119,12 @@ static uint64_t accel_i_now_ns(void) {
 #endif
 }
 
+/* ACCEL_CPU_SPIN_NS as a value, not a literal: 0 is a valid setting, and comparing an unsigned with a
+   literal 0 is what -Wtype-limits (in -Wextra) reports. */
+#if !defined(ACCEL_NO_THREADS)
+static uint64_t accel_i_spin_ns(void) { return ACCEL_CPU_SPIN_NS; }
+#endif
+
 /* now + timeout, saturating; ACCEL_I_FOREVER stays forever. */
 static uint64_t accel_i_deadline(uint64_t timeout_ns) {
     uint64_t now;
@@ -1370,7 +1379,7 @@ static void accel_i_own_settle(accel_i_own* own) {
     uint64_t now;
     if (!own->asked_ns) return;
     now = accel_i_now_ns();
-    if (now - own->asked_ns < ACCEL_CPU_SPIN_NS &&
+    if (now - own->asked_ns < accel_i_spin_ns() &&
         (!own->idle_sleepers ||
          atomic_load_explicit(own->idle_sleepers, memory_order_relaxed) >= own->idle_need)) {
         own->moved_ns = now;
@@ -1514,7 +1523,7 @@ static bool accel_i_event_spin(const accel_i_event* ev, uint64_t target, uint64_
         if ((i & 63u) == 0) {
             uint64_t now = accel_i_now_ns();
             if (start == 0) start = now;
-            else if (now - start >= ACCEL_CPU_SPIN_NS) return false;
+            else if (now - start >= accel_i_spin_ns()) return false;
             if (now >= deadline) return false;
             if (i >= 128u) {
                 accel_i_yield();
@@ -6555,7 +6564,7 @@ static void accel_i_cpu_lane_sleep(accel_i_cpu_device* dev, uint64_t* start) {
     uint64_t now = accel_i_now_ns();
     bool slept = false;
     if (!*start) *start = now;
-    if (now - *start < ACCEL_CPU_SPIN_NS) { accel_i_yield(); return; }
+    if (now - *start < accel_i_spin_ns()) { accel_i_yield(); return; }
     accel_i_event_block(&dev->lanes_given, accel_i_event_value(&dev->lanes_given) + 1u,
                         now + ACCEL_I_CPU_LANE_SLICE_NS, &slept);
 }

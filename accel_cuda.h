@@ -421,7 +421,9 @@
    ==== Thread safety, errors, allocation =======================================================
    As in accel.h: objects from any thread, one recording thread per queue. Nothing aborts; every driver
    error is logged with the CUDA call, the error name and code; every host allocation of the backend
-   goes through the device allocator (pinned memory comes from the driver).
+   goes through the device allocator (pinned memory comes from the driver), except what the accel
+   devices on one CUDA device share, which may outlive any one of them: that CUDA device's record
+   (its primary context's recover state, its deferred releases: cuda: releases) comes from malloc.
 
    ==== Testing =================================================================================
    Without a GPU (make test): the unavailable paths, NVRTC compiling the suite's kernels, and the whole
@@ -582,6 +584,9 @@ ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, u
 #endif
 #ifndef ACCEL_CUDA_MAX_BEHIND
 #  define ACCEL_CUDA_MAX_BEHIND 768u
+#endif
+#if (ACCEL_CUDA_POLL_MAX_NS) < 1 || (ACCEL_CUDA_MAX_BEHIND) < 1
+#  error "accel_cuda.h: ACCEL_CUDA_POLL_MAX_NS and ACCEL_CUDA_MAX_BEHIND must be at least 1"
 #endif
 
 /* how long a queue's worker keeps its backstop pace after the last enqueue (accel_i_cu_queue_poll) */

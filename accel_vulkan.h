@@ -137,8 +137,8 @@
    (Windows), libvulkan.1.dylib, libvulkan.dylib, libMoltenVK.dylib (macOS). The loader is opened by
    the first device and stays loaded for the life of the process (unloading it with the last device
    and loading it again made NVIDIA's driver stop loading after some dozens of cycles). With
-   `debug = true` (or ACCEL_VULKAN_VALIDATION=1) the validation layer is enabled when it is
-   installed; VK_EXT_debug_utils messages go to the device's logger, validation ones prefixed with
+   `debug = true` (not in an ACCEL_NO_DEBUG build) or ACCEL_VULKAN_VALIDATION=1 the validation layer is
+   enabled when it is installed; VK_EXT_debug_utils messages go to the device's logger, validation ones prefixed with
    "[vulkan-validation]" (errors at ACCEL_LOG_ERROR, warnings at ACCEL_LOG_WARN). Layers enabled from the
    environment (VK_INSTANCE_LAYERS) report the same way.
    accel_vulkan_device_adopt builds a device on an engine's own VkInstance / VkDevice / VkQueue.
@@ -646,6 +646,9 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
 #endif
 #ifndef ACCEL_VULKAN_MAX_QUEUES
 #  define ACCEL_VULKAN_MAX_QUEUES 4
+#endif
+#if (ACCEL_VULKAN_MAX_QUEUES) < 1
+#  error "accel_vulkan.h: ACCEL_VULKAN_MAX_QUEUES must be at least 1"
 #endif
 #define ACCEL_I_VK_MAX_BUFFERS 32u
 #define ACCEL_I_VK_PREFIX "[vulkan-validation]"
@@ -1402,9 +1405,10 @@ static bool accel_i_vk_wait_on_device(accel_queue* qb, accel_signal* base, uint6
     accel_i_mutex_lock(&dev->submit_lock);   /* a recover takes q's VkQueue under it */
     hwq = q->hwq;
     if (!hwq || base->obj.device != &dev->base) {
+        bool owned = hwq && hwq->owned;   /* read under the lock: a queue destroy gives VkQueues back */
         accel_i_mutex_unlock(&dev->submit_lock);
         if (!hwq) return true;   /* a recover took it (q is stale): the walk fails the segment */
-        return hwq->owned && accel_i_vk_wait_foreign(q, base, v);
+        return owned && accel_i_vk_wait_foreign(q, base, v);
     }
     c = accel_i_vk_counter(dev, s->sem);
     hi = atomic_load(&s->submitted);
@@ -2204,6 +2208,7 @@ static accel_result accel_i_vk_copy_side(accel_i_vk_device* dev, accel_buffer* b
     *out = ((accel_i_vk_import*)im)->buffer;
     return ACCEL_OK;
 }
+#if !defined(_WIN32)   /* opaque fds: POSIX only (their create-time checks below too) */
 /* At create: can buffers' memory be exported and imported as opaque fds (no dedicated allocation)? */
 static bool accel_i_vk_ext_mem_ok(accel_i_vk_device* dev) {
     VkPhysicalDeviceExternalBufferInfo bi;
@@ -2222,6 +2227,7 @@ static bool accel_i_vk_ext_mem_ok(accel_i_vk_device* dev) {
     has = bp.externalMemoryProperties.externalMemoryFeatures;
     return (has & need) == need && !(has & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT);
 }
+#endif
 
 /* ==== vulkan: signals waited on by other devices ====
    A queue's wait on another VkDevice's signal (two accel devices on one GPU, both with
@@ -2239,6 +2245,7 @@ static bool accel_i_vk_ext_mem_ok(accel_i_vk_device* dev) {
    releases this queue; the core fails what it signals (core: failure after hand-off). Both devices are
    on one physical device: a loss of it before the promise runs loses both (as for two CUDA devices on
    one GPU), and their recovers release what waits. */
+#if !defined(_WIN32)
 static bool accel_i_vk_ext_sem_ok(accel_i_vk_device* dev) {
     VkPhysicalDeviceExternalSemaphoreInfo si;
     VkSemaphoreTypeCreateInfo type;
@@ -2258,6 +2265,7 @@ static bool accel_i_vk_ext_sem_ok(accel_i_vk_device* dev) {
     dev->vki.GetPhysicalDeviceExternalSemaphoreProperties(dev->phys, &si, &sp);
     return (sp.externalSemaphoreFeatures & need) == need;
 }
+#endif
 /* share: the exporter's side */
 static bool accel_i_vk_signals_export(const accel_device* d) {
     const accel_i_vk_device* dev = accel_i_vk_dev((accel_device*)d);
@@ -5005,8 +5013,8 @@ static accel_result accel_i_vk_device_create(const accel_backend* b, const accel
     enabled = dev->open_ext;
     r = accel_i_vk_lib_open(&dev->base.logger, &dev->vki.GetInstanceProcAddr);
     if (r == ACCEL_OK)
-        r = accel_i_vk_make_instance(dev, &dev->base.logger,
-                                     d->debug || accel_i_vk_env_on("ACCEL_VULKAN_VALIDATION"));
+        r = accel_i_vk_make_instance(dev, &dev->base.logger, ACCEL_I_DEBUGGING(&dev->base) ||
+                                                             accel_i_vk_env_on("ACCEL_VULKAN_VALIDATION"));
     if (r == ACCEL_OK)
         r = accel_i_vk_pick(dev, &dev->base.logger, d->device_index, NULL, &dev->compute_family);
     if (r != ACCEL_OK) { accel_i_vk_device_free(dev); return r; }
