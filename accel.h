@@ -417,8 +417,8 @@
    file: one whose path another device is writing (ACCEL_TRACE with two devices) writes
    "<path without extension>.2<extension>" (.3, ...) instead and says so in an info line; a device
    created after the first one was destroyed writes the path anew. (Two ACCEL_STATIC copies of the
-   implementation in one program do not see each other's paths: give their devices paths of their own.) Off, tracing costs a branch per
-   command and per host call. On, a command costs a clock reading and an append to its queue's buffer
+   implementation in one program do not see each other's paths: give their devices paths of their own.)
+   Off, tracing costs a branch per command and per host call. On, a command costs a clock reading and an append to its queue's buffer
    (a signal command no reading: it is an instant at the end of the command before it), a host call two
    readings and an append; a wait also reads where its signal was reached, for the flow. On a CPU
    queue a command's span is appended after the raise of the signal that follows it, so the waiter

@@ -138,8 +138,8 @@
    the first device and stays loaded for the life of the process (unloading it with the last device
    and loading it again made NVIDIA's driver stop loading after some dozens of cycles). With
    `debug = true` (not in an ACCEL_NO_DEBUG build) or ACCEL_VULKAN_VALIDATION=1 the validation layer is
-   enabled when it is installed; VK_EXT_debug_utils messages go to the device's logger, validation ones prefixed with
-   "[vulkan-validation]" (errors at ACCEL_LOG_ERROR, warnings at ACCEL_LOG_WARN). Layers enabled from the
+   enabled when it is installed; VK_EXT_debug_utils messages go to the device's logger, validation ones
+   prefixed with "[vulkan-validation]" (errors at ACCEL_LOG_ERROR, warnings at ACCEL_LOG_WARN). Layers enabled from the
    environment (VK_INSTANCE_LAYERS) report the same way.
    accel_vulkan_device_adopt builds a device on an engine's own VkInstance / VkDevice / VkQueue.
 
