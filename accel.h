@@ -458,7 +458,11 @@
    at a time in the same way (with what each drop releases running), and only then releases any queue,
    so a host call that runs meanwhile may still use the device's objects. cpu_threads is always 1.
    A host call (accel_queue_host_call) runs inline when its batch reaches it: inside accel_queue_submit,
-   or inside the accel_signal_set / accel_signal_fail that unblocks the batch.
+   or inside the accel_signal_set / accel_signal_fail that unblocks the batch. One that destroys a queue
+   whose batch is running further up the stack (its own queue, or one whose host call or kernel set the
+   signal that released it), or that queue's device, takes the handle at once; the queue goes when that
+   batch returns, after the rest of it and what else of the queue can run (parked batches dropped as
+   above), and the device with it. A finish of such a queue there returns ACCEL_ERROR_DEADLOCK.
    Build for WASI with: clang --target=wasm32-wasi (no threads, no dlopen: the CPU backend only).
    Build with Emscripten with -sALLOW_MEMORY_GROWTH=1 (or an -sINITIAL_MEMORY that holds every buffer):
    without growth, Emscripten's own allocator aborts the program when its heap is full, before
@@ -4124,13 +4128,25 @@ ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t o
     c->u.stamp.dst = dst; c->u.stamp.offset = offset;
 }
 
-/* Submit with a host span (the batch is the backend's once handed over: its size is read before). */
+/* Submit with a host span (the batch is the backend's once handed over: its size is read before).
+   No threads: the batch runs inside the submit, and a host call of it may destroy q or its device
+   (which closes the trace): q is held over the submit, and the span written only to a trace still open. */
 static accel_result accel_i_submit_traced(accel_queue* q, accel_i_batch* b) {
     accel_device* dev = q->obj.device;
     uint32_t count = b->count;
     uint64_t t0 = accel_i_now_ns();
-    accel_result r = dev->backend->queue_submit(q, b);
+    accel_result r;
+#if defined(ACCEL_NO_THREADS)
+    accel_i_retain(q);
+    r = dev->backend->queue_submit(q, b);
+    if (ACCEL_I_TRACING(dev))
+        accel_i_trace_host_span(dev, "submit", accel_i_label(&q->obj), t0, accel_i_now_ns(), "commands",
+                                count);
+    accel_i_release(q);
+#else
+    r = dev->backend->queue_submit(q, b);
     accel_i_trace_host_span(dev, "submit", accel_i_label(&q->obj), t0, accel_i_now_ns(), "commands", count);
+#endif
     return r;
 }
 ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
@@ -7617,15 +7633,22 @@ static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64
     }
     return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
 }
-/* Runs the queue's batches until one parks (its signal will call back). */
+/* Runs the queue's batches until one parks (its signal will call back). A host call or kernel it runs
+   may destroy q or its device (inline, through a signal it sets): the pump holds a reference to q, and
+   so to its device, and the destroy only drops the handle; the last release, here, tears q down once
+   its batches ran or parked (accel_i_cpu_queue_destroy drops the parked ones). No reference is taken
+   in that teardown itself (none is left to take): its own pump is the last frame that uses q. */
 static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
+    bool held;
     if (q->pumping) return;   /* a host call of q recorded on q or waits for it: misuse, never a re-entry */
     q->pumping = true;
+    held = accel_i_try_retain(&q->base.obj);
     while (!q->parked_on && q->fifo.head) {
         if (!accel_i_cpu_run_batch(q, q->fifo.head)) break;
         accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
     }
     q->pumping = false;
+    if (held) accel_i_release(q);
 }
 /* A queue that may run (submitted to, or its parked batch unblocked) goes on its device's ready list,
    and one loop per device runs the list. So a chain of queues that unblock one another runs in that
@@ -7642,12 +7665,15 @@ static void accel_i_cpu_enlist(accel_i_cpu_queue* q) {
     if (dev->ready_tail) dev->ready_tail->ready_next = q; else dev->ready_head = q;
     dev->ready_tail = q;
 }
-/* Runs dev's loop, unless one is running already (it takes what was added to the list). */
+/* Runs dev's loop, unless one is running already (it takes what was added to the list). The loop holds
+   dev: a pump's release may be the last of dev's queues (a host call destroyed dev meanwhile). */
 static void accel_i_cpu_loop(accel_i_cpu_device* dev) {
     if (dev->draining) return;
+    accel_i_device_retain(&dev->base);
     dev->draining = true;
     accel_i_cpu_drain(dev);
     dev->draining = false;
+    accel_i_device_release(&dev->base);
 }
 static void accel_i_cpu_ready(accel_i_cpu_queue* q) {
     accel_i_cpu_enlist(q);
@@ -7720,12 +7746,18 @@ static void accel_i_cpu_unready(accel_i_cpu_queue* q) {
    (host calls) may use every object of the device: what can run runs, then, while a queue is parked
    on a signal that nothing can set now, its parked batch is dropped (its signals fail, as a destroy of
    the queue would fail them) and what that releases runs (the queue's later batches too), until no
-   queue is parked. */
+   queue is parked. From a host call that dev's loop runs, the queues run in a drain (as in a wait's);
+   not from inside a kernel of dev (a queue's exec would wait for ever for the lane the kernel holds):
+   then each queue's teardown settles it alone. */
+static void accel_i_cpu_run_ready(accel_i_cpu_device* dev) {
+    if (dev->draining) accel_i_cpu_drain(dev); else accel_i_cpu_loop(dev);
+}
 static void accel_i_cpu_device_settle(accel_device* base) {
     accel_i_cpu_device* dev = accel_i_cpu_dev(base);
     accel_i_object* o;
-    if (base->backend != accel_cpu_backend() || dev->draining) return;   /* (from its own host call) */
-    accel_i_cpu_loop(dev);
+    if (base->backend != accel_cpu_backend()) return;
+    if (atomic_load_explicit(&dev->lanes[0].taken, memory_order_relaxed)) return;
+    accel_i_cpu_run_ready(dev);
     for (;;) {
         accel_i_cpu_queue* q;
         accel_i_batch* b;
@@ -7745,7 +7777,8 @@ static void accel_i_cpu_device_settle(accel_device* base) {
         b = accel_i_fifo_pop(&q->fifo);
         accel_i_fail_rest(b, b->pc, accel_i_failed_value(ACCEL_ERROR_DEADLOCK));
         accel_i_cpu_batch_done(q, b);
-        accel_i_cpu_ready(q);
+        accel_i_cpu_enlist(q);
+        accel_i_cpu_run_ready(dev);
         accel_i_release(q);
     }
 }

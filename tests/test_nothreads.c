@@ -519,6 +519,394 @@ TEST(nt_device_destroy_settles_every_queue_first) {
     CHECK(test_log_contains("accel_device_destroy: dropping"));
 }
 
+/* ---- a destroy from a host call, of what runs further up the stack ----
+   A batch's host call or kernel sets a signal; the parked host call it releases runs inline (another
+   device: at once; the same device: inside a wait) and destroys the first batch's queue or device.
+   The destroy drops the handle and the teardown waits for the running batch: the rest of that batch
+   runs, so do later batches that can, and a batch parked on a signal nothing can set is dropped (its
+   signals fail with DEADLOCK); then the queue (and a destroyed device) is freed. Before: the destroy
+   freed the running batch and the queue under the frame that ran them (ASan: heap-use-after-free in
+   accel_i_cpu_run_cmds). */
+static struct {
+    accel_queue* q;          /* destroyed by nt_up_destroy_queue */
+    accel_device* dev;       /* destroyed by nt_up_destroy_device */
+    accel_signal* set;       /* set by nt_up_set and nt_up_kernel_set */
+    accel_signal* waited;    /* waited for (to 1) by nt_up_wait */
+    accel_result r;          /* nt_up_set's set, nt_up_wait's wait */
+    accel_result finish;     /* nt_up_finish's finish */
+    int ran;                 /* a bit per host call or kernel that ran */
+} nt_up;
+static void nt_up_mark(void* bit) { nt_up.ran |= (int)(intptr_t)bit; }
+static void nt_up_set(void* user) {
+    (void)user;
+    nt_up.ran |= 1;
+    nt_up.r = accel_signal_set(nt_up.set, 1);
+}
+static void nt_up_kernel_set(const accel_dispatch* d) {
+    ((uint32_t*)d->buffers[0])[3] = 9;
+    nt_up.ran |= 1;
+    nt_up.r = accel_signal_set(nt_up.set, 1);
+    ((uint32_t*)d->buffers[0])[4] = 10;   /* after the set: the destroy went, the kernel goes on */
+}
+static void nt_up_wait(void* user) {
+    (void)user;
+    nt_up.ran |= 1;
+    nt_up.r = accel_signal_wait(nt_up.waited, 1, ACCEL_WAIT_FOREVER);
+}
+static void nt_up_destroy_queue(void* user) {
+    (void)user;
+    nt_up.ran |= 2;
+    accel_queue_destroy(nt_up.q);
+    nt_up.q = NULL;
+}
+static void nt_up_destroy_device(void* user) {
+    (void)user;
+    nt_up.ran |= 2;
+    accel_device_destroy(nt_up.dev);
+    nt_up.dev = NULL;
+}
+static void nt_up_finish(void* user) {
+    (void)user;
+    nt_up.ran |= 2;
+    nt_up.finish = accel_queue_finish(nt_up.q, ACCEL_WAIT_FOREVER);
+}
+/* The batches of the queue that is destroyed under itself: (1) wait go, `first` (a host call, or with p
+   an exec of p on b), fill b[0] = 5, host call (bit 4), signal done 1; (2) fill b[1] = 6, signal done 2;
+   (3) wait never, host call (bit 8), fill b[2] = 7, signal dropped 1. */
+static int nt_up_victim(accel_queue* q, accel_buffer* b, accel_program* p, void (*first)(void*),
+                        accel_signal* go, accel_signal* never, accel_signal* done, accel_signal* dropped) {
+    accel_queue_wait(q, go, 1);
+    if (p) accel_queue_exec(q, p, &b, 1, NULL, 0, accel_exec_1d(1, 1));
+    else accel_queue_host_call(q, first, NULL);
+    accel_queue_fill(q, b, 0, 4, 5);
+    accel_queue_host_call(q, nt_up_mark, (void*)(intptr_t)4);
+    accel_queue_signal(q, done, 1);
+    if (!CHECK_OK(accel_queue_submit(q))) return 0;
+    accel_queue_fill(q, b, 4, 4, 6);
+    accel_queue_signal(q, done, 2);
+    if (!CHECK_OK(accel_queue_submit(q))) return 0;
+    accel_queue_wait(q, never, 1);
+    accel_queue_host_call(q, nt_up_mark, (void*)(intptr_t)8);
+    accel_queue_fill(q, b, 8, 4, 7);
+    accel_queue_signal(q, dropped, 1);
+    return CHECK_OK(accel_queue_submit(q));
+}
+/* What the victim's batches did: (1) and (2) ran, (3) was dropped (dropped failed with DEADLOCK). */
+static void nt_up_check(accel_signal* done, accel_signal* dropped, int ran) {
+    CHECK_EQ_INT(nt_up.ran, ran);
+    CHECK_EQ_U64(accel_signal_value(done), 2);
+    CHECK_EQ_U64(accel_signal_value(dropped), ACCEL_SIGNAL_MAX + 1 + (uint64_t)(-(int)ACCEL_ERROR_DEADLOCK));
+}
+static void nt_up_check_buffer(accel_buffer* b) {
+    CHECK_EQ_U64(test_buffer_u32(b, 0), 5);
+    CHECK_EQ_U64(test_buffer_u32(b, 1), 6);
+    CHECK_EQ_U64(test_buffer_u32(b, 2), 0);
+}
+/* A device with a counting allocator, a compute queue, a 64-byte buffer and two signals (go, never). */
+static int nt_up_scene(test_alloc_state* st, accel_device** dev, accel_queue** q, accel_buffer** b,
+                       accel_signal** go, accel_signal** never) {
+    accel_device_desc d;
+    memset(&d, 0, sizeof d);
+    test_alloc_init(st);
+    d.allocator = test_allocator(st);
+    *dev = NULL;
+    return CHECK_OK(test_device_create_desc(d, dev)) &&
+           CHECK_OK(accel_queue_create(*dev, ACCEL_QUEUE_COMPUTE, q)) &&
+           CHECK_OK(test_buffer_create(*dev, 64, ACCEL_MEMORY_HOST, b)) &&
+           CHECK_OK(accel_signal_create(*dev, 0, go)) && CHECK_OK(accel_signal_create(*dev, 0, never));
+}
+/* The destroying queue, on its own device: wait sA, host call fn. */
+static int nt_up_destroyer(accel_device* dev, accel_queue** qa, accel_signal** sa, void (*fn)(void*)) {
+    if (!CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, qa)) ||
+        !CHECK_OK(accel_signal_create(dev, 0, sa)))
+        return 0;
+    accel_queue_wait(*qa, *sa, 1);
+    accel_queue_host_call(*qa, fn, NULL);
+    return CHECK_OK(accel_queue_submit(*qa));
+}
+/* qB's host call sets device A's signal; qA's host call destroys qB. */
+static void nt_up_other_device_queue(accel_program* (*kernel)(accel_device*)) {
+    test_alloc_state st;
+    accel_device *devA, *devB;
+    accel_queue *qA, *qB;
+    accel_buffer* b;
+    accel_signal *go, *never, *sA, *done, *dropped;
+    memset(&nt_up, 0, sizeof nt_up);
+    if (!nt_up_scene(&st, &devB, &qB, &b, &go, &never)) { accel_device_destroy(devB); return; }
+    REQUIRE_OK(test_device_create(&devA));
+    REQUIRE_OK(accel_signal_create(devB, 0, &done));
+    REQUIRE_OK(accel_signal_create(devB, 0, &dropped));
+    REQUIRE(nt_up_destroyer(devA, &qA, &sA, nt_up_destroy_queue));
+    nt_up.q = qB;
+    nt_up.set = sA;
+    REQUIRE(nt_up_victim(qB, b, kernel ? kernel(devB) : NULL, nt_up_set, go, never, done, dropped));
+    CHECK_EQ_INT(nt_up.ran, 0);   /* parked */
+    test_log_reset();
+    CHECK_OK(accel_signal_set(go, 1));
+    CHECK(nt_up.q == NULL);
+    CHECK_OK(nt_up.r);
+    nt_up_check(done, dropped, 1 | 2 | 4);
+    nt_up_check_buffer(b);
+    if (kernel) {
+        CHECK_EQ_U64(test_buffer_u32(b, 3), 9);
+        CHECK_EQ_U64(test_buffer_u32(b, 4), 10);
+    }
+    CHECK(test_log_contains("accel_queue_destroy: dropping"));
+    CHECK_OK(accel_queue_finish(qA, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(devA);
+    accel_device_destroy(devB);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+}
+TEST(nt_host_call_destroys_queue_up_the_stack) {
+    NT_ONLY();
+    nt_up_other_device_queue(NULL);
+}
+static accel_program* nt_up_setter(accel_device* dev) {
+    accel_program_desc pd;
+    accel_program* p = NULL;
+    memset(&pd, 0, sizeof pd);
+    pd.name = "up_set";
+    pd.cpu = nt_up_kernel_set;
+    pd.buffer_count = 1;
+    CHECK_OK(accel_program_create(dev, &pd, &p));
+    return p;
+}
+TEST(nt_host_call_destroys_queue_of_running_kernel) {
+    NT_ONLY();
+    if (!test_backend_is_cpu()) SKIP("CPU kernels only");
+    nt_up_other_device_queue(nt_up_setter);
+}
+/* One device: qB's host call waits for y; the wait runs qA, which signals y and destroys qB. */
+TEST(nt_host_call_destroys_queue_waiting_up_the_stack) {
+    NT_ONLY();
+    test_alloc_state st;
+    accel_device* dev;
+    accel_queue *qA, *qB;
+    accel_buffer* b;
+    accel_signal *go, *never, *done, *dropped;
+    memset(&nt_up, 0, sizeof nt_up);
+    if (!nt_up_scene(&st, &dev, &qB, &b, &go, &never)) { accel_device_destroy(dev); return; }
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qA));
+    REQUIRE_OK(accel_signal_create(dev, 0, &nt_up.waited));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(accel_signal_create(dev, 0, &dropped));
+    accel_queue_wait(qA, go, 1);   /* parks first: qB, parked last, runs first */
+    accel_queue_signal(qA, nt_up.waited, 1);
+    accel_queue_host_call(qA, nt_up_destroy_queue, NULL);
+    CHECK_OK(accel_queue_submit(qA));
+    nt_up.q = qB;
+    REQUIRE(nt_up_victim(qB, b, NULL, nt_up_wait, go, never, done, dropped));
+    CHECK_OK(accel_signal_set(go, 1));
+    CHECK(nt_up.q == NULL);
+    CHECK_OK(nt_up.r);   /* the wait */
+    nt_up_check(done, dropped, 1 | 2 | 4);
+    nt_up_check_buffer(b);
+    CHECK_OK(accel_queue_finish(qA, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(dev);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+}
+/* qB's host call sets device A's signal; qA's host call destroys qB's device. qB's batches signal
+   device A's signals; the device is freed once qB's teardown is done. */
+TEST(nt_host_call_destroys_device_up_the_stack) {
+    NT_ONLY();
+    test_alloc_state st;
+    accel_device *devA, *devB;
+    accel_queue *qA, *qB;
+    accel_buffer* b;
+    accel_signal *go, *never, *sA, *done, *dropped;
+    memset(&nt_up, 0, sizeof nt_up);
+    if (!nt_up_scene(&st, &devB, &qB, &b, &go, &never)) { accel_device_destroy(devB); return; }
+    REQUIRE_OK(test_device_create(&devA));
+    REQUIRE_OK(accel_signal_create(devA, 0, &done));
+    REQUIRE_OK(accel_signal_create(devA, 0, &dropped));
+    REQUIRE(nt_up_destroyer(devA, &qA, &sA, nt_up_destroy_device));
+    nt_up.dev = devB;
+    nt_up.set = sA;
+    REQUIRE(nt_up_victim(qB, b, NULL, nt_up_set, go, never, done, dropped));
+    CHECK_OK(accel_signal_set(go, 1));
+    CHECK(nt_up.dev == NULL);
+    CHECK_OK(nt_up.r);
+    nt_up_check(done, dropped, 1 | 2 | 4);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);   /* device B is gone */
+    CHECK_OK(accel_queue_finish(qA, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(devA);
+}
+/* As above, with qB's batch run inside its submit: the submit's loop on device B is all that holds it. */
+TEST(nt_host_call_destroys_device_of_submitting_queue) {
+    NT_ONLY();
+    test_alloc_state st;
+    accel_device *devA, *devB;
+    accel_queue *qA, *qB;
+    accel_buffer* b;
+    accel_signal *go, *never, *sA, *done;
+    memset(&nt_up, 0, sizeof nt_up);
+    if (!nt_up_scene(&st, &devB, &qB, &b, &go, &never)) { accel_device_destroy(devB); return; }
+    REQUIRE_OK(test_device_create(&devA));
+    REQUIRE_OK(accel_signal_create(devA, 0, &done));
+    REQUIRE(nt_up_destroyer(devA, &qA, &sA, nt_up_destroy_device));
+    nt_up.dev = devB;
+    nt_up.set = sA;
+    accel_queue_host_call(qB, nt_up_set, NULL);
+    accel_queue_fill(qB, b, 0, 4, 5);
+    accel_queue_host_call(qB, nt_up_mark, (void*)(intptr_t)4);
+    accel_queue_signal(qB, done, 1);
+    CHECK_OK(accel_queue_submit(qB));
+    CHECK(nt_up.dev == NULL);
+    CHECK_OK(nt_up.r);
+    CHECK_EQ_INT(nt_up.ran, 1 | 2 | 4);
+    CHECK_EQ_U64(accel_signal_value(done), 1);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);   /* device B is gone */
+    CHECK_OK(accel_queue_finish(qA, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(devA);
+}
+/* A host call destroys its own queue: the handle goes, the rest runs as above. */
+TEST(nt_host_call_destroys_own_queue) {
+    NT_ONLY();
+    test_alloc_state st;
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* b;
+    accel_signal *go, *never, *done, *dropped;
+    memset(&nt_up, 0, sizeof nt_up);
+    if (!nt_up_scene(&st, &dev, &q, &b, &go, &never)) { accel_device_destroy(dev); return; }
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(accel_signal_create(dev, 0, &dropped));
+    nt_up.q = q;
+    REQUIRE(nt_up_victim(q, b, NULL, nt_up_destroy_queue, go, never, done, dropped));
+    test_log_reset();
+    CHECK_OK(accel_signal_set(go, 1));
+    CHECK(nt_up.q == NULL);
+    nt_up_check(done, dropped, 2 | 4);
+    nt_up_check_buffer(b);
+    CHECK(test_log_contains("accel_queue_destroy: dropping"));
+    accel_device_destroy(dev);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+}
+/* A host call destroys its own queue's device: every other queue's teardown runs now (a parked batch
+   dropped), its own queue's once its batch is done; then the device goes. */
+TEST(nt_host_call_destroys_own_device) {
+    NT_ONLY();
+    test_alloc_state st;
+    accel_device *dev, *obs;
+    accel_queue *q, *other;
+    accel_buffer* b;
+    accel_signal *go, *never, *done, *dropped, *other_dropped;
+    memset(&nt_up, 0, sizeof nt_up);
+    if (!nt_up_scene(&st, &dev, &q, &b, &go, &never)) { accel_device_destroy(dev); return; }
+    REQUIRE_OK(test_device_create(&obs));
+    REQUIRE_OK(accel_signal_create(obs, 0, &done));
+    REQUIRE_OK(accel_signal_create(obs, 0, &dropped));
+    REQUIRE_OK(accel_signal_create(obs, 0, &other_dropped));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &other));
+    accel_queue_wait(other, never, 1);
+    accel_queue_signal(other, other_dropped, 1);
+    CHECK_OK(accel_queue_submit(other));
+    nt_up.dev = dev;
+    REQUIRE(nt_up_victim(q, b, NULL, nt_up_destroy_device, go, never, done, dropped));
+    CHECK_OK(accel_signal_set(go, 1));
+    CHECK(nt_up.dev == NULL);
+    nt_up_check(done, dropped, 2 | 4);
+    CHECK_EQ_U64(accel_signal_value(other_dropped),
+                 ACCEL_SIGNAL_MAX + 1 + (uint64_t)(-(int)ACCEL_ERROR_DEADLOCK));
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);   /* the device is gone */
+    accel_device_destroy(obs);
+}
+/* As nt_device_destroy_settles_every_queue_first, from a host call of a queue of the device (its loop
+   runs the host call): the destroy drains the device's queues there. Before: it skipped that settle, and
+   the queues' teardowns (newest first) freed qc before qb's released host call used it. */
+TEST(nt_host_call_device_destroy_settles_every_queue_first) {
+    NT_ONLY();
+    test_alloc_state st;
+    accel_device* dev;
+    accel_queue *qa, *qb, *qd;
+    accel_buffer* b;
+    accel_signal *never, *g;
+    memset(&nt_up, 0, sizeof nt_up);
+    if (!nt_up_scene(&st, &dev, &qb, &b, &g, &never)) { accel_device_destroy(dev); return; }
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qa));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &nt_dd_qc));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qd));
+    accel_queue_wait(qa, never, 1);
+    accel_queue_signal(qa, g, 1);
+    CHECK_OK(accel_queue_submit(qa));
+    accel_queue_wait(qb, g, 1);
+    CHECK_OK(accel_queue_submit(qb));
+    accel_queue_host_call(qb, nt_hc_use_qc, NULL);
+    CHECK_OK(accel_queue_submit(qb));
+    nt_dd_result = ACCEL_ERROR_BACKEND;
+    nt_up.dev = dev;
+    test_log_reset();
+    accel_queue_host_call(qd, nt_up_destroy_device, NULL);
+    accel_queue_host_call(qd, nt_up_mark, (void*)(intptr_t)4);
+    CHECK_OK(accel_queue_submit(qd));
+    CHECK(nt_up.dev == NULL);
+    CHECK_EQ_INT(nt_up.ran, 2 | 4);
+    CHECK_OK(nt_dd_result);   /* the host call ran, with qc alive */
+    CHECK(test_log_contains("accel_device_destroy: dropping"));
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+}
+/* A traced submit whose batch, run inside it, destroys its queue and the queue's device (closing the
+   trace): the submit holds the queue over it and writes its span only to a trace still open. */
+TEST(nt_traced_submit_destroys_its_device) {
+    NT_ONLY();
+    test_alloc_state st;
+    accel_device_desc d;
+    accel_device* dev = NULL;
+    accel_queue* q;
+    char path[64];
+    snprintf(path, sizeof path, "accel_test_trace_nt_%llu.json",
+             (unsigned long long)(test_now_ns() % 1000000007u));
+    memset(&d, 0, sizeof d);
+    memset(&nt_up, 0, sizeof nt_up);
+    test_alloc_init(&st);
+    d.allocator = test_allocator(&st);
+    d.trace_path = path;
+    if (test_device_create_desc(d, &dev) != ACCEL_OK) SKIP("no trace file here");
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    nt_up.q = q;
+    nt_up.dev = dev;
+    accel_queue_host_call(q, nt_up_destroy_queue, NULL);
+    accel_queue_host_call(q, nt_up_mark, (void*)(intptr_t)4);
+    accel_queue_host_call(q, nt_up_destroy_device, NULL);
+    accel_queue_host_call(q, nt_up_mark, (void*)(intptr_t)8);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK(nt_up.q == NULL && nt_up.dev == NULL);
+    CHECK_EQ_INT(nt_up.ran, 2 | 4 | 8);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+    remove(path);
+}
+/* A host call finishes a queue whose batch runs further up the stack (its host call released this
+   one): that batch cannot end before the host call returns, so DEADLOCK at once (not a hang, nor a
+   re-entry); the batch then ends. */
+TEST(nt_host_call_finishes_queue_up_the_stack) {
+    NT_ONLY();
+    accel_device *devA, *devB;
+    accel_queue *qA, *qB;
+    accel_buffer* b;
+    accel_signal *go, *sA, *done;
+    memset(&nt_up, 0, sizeof nt_up);
+    if (!test_queue_scene(16, &devB, &qB, &b, &go, &done)) { accel_device_destroy(devB); return; }
+    REQUIRE_OK(test_device_create(&devA));
+    REQUIRE(nt_up_destroyer(devA, &qA, &sA, nt_up_finish));
+    nt_up.q = qB;
+    nt_up.set = sA;
+    accel_queue_wait(qB, go, 1);
+    accel_queue_host_call(qB, nt_up_set, NULL);
+    accel_queue_fill(qB, b, 0, 4, 5);
+    accel_queue_signal(qB, done, 1);
+    CHECK_OK(accel_queue_submit(qB));
+    nt_up.finish = ACCEL_ERROR_BACKEND;
+    CHECK_OK(accel_signal_set(go, 1));
+    CHECK_EQ_INT(nt_up.ran, 1 | 2);
+    CHECK_OK(nt_up.r);
+    CHECK_RESULT(nt_up.finish, ACCEL_ERROR_DEADLOCK);
+    CHECK_EQ_U64(accel_signal_value(done), 1);
+    CHECK_EQ_U64(test_buffer_u32(b, 0), 5);
+    CHECK_OK(accel_queue_finish(qB, 0));
+    accel_device_destroy(devA);
+    accel_device_destroy(devB);
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(nt_submit_runs_batch_inline);
@@ -536,5 +924,15 @@ int main(int argc, char** argv) {
     RUN(nt_host_call_destroys_queue_woken_by_same_set);
     RUN(nt_host_call_waits_on_queue_woken_by_same_set);
     RUN(nt_device_destroy_settles_every_queue_first);
+    RUN(nt_host_call_destroys_queue_up_the_stack);
+    RUN(nt_host_call_destroys_queue_of_running_kernel);
+    RUN(nt_host_call_destroys_queue_waiting_up_the_stack);
+    RUN(nt_host_call_destroys_device_up_the_stack);
+    RUN(nt_host_call_destroys_device_of_submitting_queue);
+    RUN(nt_host_call_destroys_own_queue);
+    RUN(nt_host_call_destroys_own_device);
+    RUN(nt_host_call_device_destroy_settles_every_queue_first);
+    RUN(nt_traced_submit_destroys_its_device);
+    RUN(nt_host_call_finishes_queue_up_the_stack);
     return test_end();
 }
