@@ -660,6 +660,7 @@ MPI_CHECKS = \
     --cmd mpi-halo-2-ranks-fail-signal '$(MPI_CHECK) 2 --fail signal:1:5' \
     --cmd mpi-halo-4-ranks-fail-mpi '$(MPI_CHECK) 4 $(MPI_SMALL) --fail mpi:0:7' \
     --cmd mpi-halo-4-ranks-fail-signal-late '$(MPI_CHECK) 4 $(MPI_SMALL) --fail signal:3:50' \
+    --cmd mpi-halo-2-ranks-fail-last-step '$(MPI_CHECK) 2 --cells 2000 --steps 30 --every 7 --fail mpi:1:29' \
     --cmd bench-mpi-omp.c-warnings '$(MPICC) -std=c11 -O2 -fopenmp -c -o $(CHK)/scratch.o $(WARN) bench/mpi_omp.c' \
     --cmd bench-mpi-smoke 'CELLS=65536 MPIRUN=$(MPIRUN) bench/mpi.sh --quick --rounds=1 > $(CHK)/bench_mpi.out 2>&1 && tail -n 1 $(CHK)/bench_mpi.out | grep -q "^mpi: ratio" || { cat $(CHK)/bench_mpi.out; exit 1; }',\
     --skip mpi-halo '$(MPICC) or $(MPIRUN) not found (Open MPI: libopenmpi-dev openmpi-bin)') \

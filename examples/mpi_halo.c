@@ -10,9 +10,10 @@
                                wait halo >= s + 1
                                exec boundary                 (cells 0 and n-1, from `recv`)
                                signal done = s + 1
-       copy queue, every K:    wait done >= s + 1
+       copy queue, every K:    wait done >= s + 1            (and after the last step, K or not)
                                native step: checksum of u[(s + 1) % 2], MPI_Iallreduce (a sum)
                                signal summed                 (step s + 2 overwrites that u: it waits)
+       compute queue, the end: wait reduced >= the all-reduces; signal finished
        main thread:            MPI progress: MPI_Test* the requests the native steps posted; on
                                completion, accel_signal_set(halo, s + 1) (and `reduced` for the sums)
 
@@ -37,11 +38,17 @@
    batches: the rank's queues stop at once. Its main thread sees the failed signal and sends an abort
    message (a point-to-point message with its own tag, no MPI_Abort) to every other rank, where a
    receive is always posted; each rank that gets it fails its own signals, so every rank's waiting
-   queues end with ACCEL_ERROR_SIGNAL_FAILED within milliseconds. Then each rank cancels its pending
+   queues end with ACCEL_ERROR_SIGNAL_FAILED within milliseconds. No rank can finish before the abort
+   message reaches it: the run ends with an all-reduce (the checksum after the last step, K or not),
+   which a failed rank posts only after the agreement below, which each rank joins only once its own
+   queues stopped: so every rank's end waits on every other rank. Then each rank cancels its pending
    receives, posts the all-reduces it did not reach (so that every collective is matched), agrees with
-   the others on the outcome (MPI_Allreduce on a second communicator), finalizes MPI and exits 1 with
-   a message naming the rank and step that failed. A watchdog (--timeout SEC, default 10) fails the
-   signals of a rank that sees no progress for that long, so no rank hangs even if a message is lost.
+   the others on the outcome (an all-reduce on a second communicator), finalizes MPI and exits 1 with a
+   message naming the rank and step that failed. A watchdog (--timeout SEC, default 10) fails the
+   signals of a rank that sees no progress for that long, so no rank hangs even if a message is lost;
+   and a rank whose agreement with the others does not complete within twice that time (a rank stopped
+   or gone) says so and calls MPI_Abort, which ends every rank. --timeout inf (or anything from 2^63
+   ns, about 292 years) turns both off: a rank then waits for the others as long as it takes.
 
    It checks every cell and every checksum against a serial computation of the whole rod (skip with
    --no-check), and prints how much of the exchange the interior hid.
@@ -51,10 +58,11 @@
 
    (as root, mpirun wants --allow-run-as-root, or the environment OMPI_ALLOW_RUN_AS_ROOT=1
    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1). OPTIONS: --cells N cells per rank (default 65536), --steps S
-   (100), --every K: the all-reduce period (10), --threads T accel lanes per rank (1: ranks share the
-   machine's cores), --fail signal|mpi:RANK:STEP, --no-check, --timeout SEC (10), --quiet: rank 0
-   prints one line, "mpi_halo accel wall_ms W exch_us E hidden_pct H wait_us B checksum C". Exit 0 when
-   every check passed, 1 on a failure, 2 on bad usage. */
+   (100), --every K: the all-reduce period (10; the last step always has one), --threads T accel lanes
+   per rank (1: ranks share the machine's cores), --fail signal|mpi:RANK:STEP (RANK < the ranks, STEP <
+   S), --no-check, --timeout SEC (10; inf: none), --quiet: rank 0 prints one line, "mpi_halo accel
+   wall_ms W exch_us E hidden_pct H wait_us B checksum C" (C: after the last step). Exit 0 when every
+   check passed, 1 on a failure, 2 on bad usage. */
 #define ACCEL_CPU_SPIN_NS 20000u   /* ranks share the cores: an idle executor spins 20 us, not 200 */
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
@@ -115,6 +123,14 @@ static int parse_fail(const char* s, options* o) {
     o->fail_kind = s[0] == 's' ? 1 : 2;
     return parse_u32(rank, &o->fail_rank) && parse_u32(colon + 1, &o->fail_step);
 }
+/* A positive number of seconds (inf allowed): 1 when good */
+static int parse_seconds(const char* s, double* out) {
+    char* end;
+    double v = strtod(s, &end);
+    if (!*s || *end || !(v > 0)) return 0;
+    *out = v;
+    return 1;
+}
 /* 1 when argv is good (and *o filled), else 0 */
 static int parse_options(int argc, char** argv, options* o) {
     memset(o, 0, sizeof *o);
@@ -132,7 +148,7 @@ static int parse_options(int argc, char** argv, options* o) {
         else if (!strcmp(a, "--every")) ok = parse_u32(v, &o->every);
         else if (!strcmp(a, "--threads")) ok = parse_u32(v, &o->threads);
         else if (!strcmp(a, "--fail")) ok = parse_fail(v, o);
-        else if (!strcmp(a, "--timeout")) ok = (o->timeout_s = atof(v)) > 0;
+        else if (!strcmp(a, "--timeout")) ok = parse_seconds(v, &o->timeout_s);
         else ok = 0;
         if (!ok) return 0;
         if (strcmp(a, "--no-check") && strcmp(a, "--quiet")) i++;
@@ -163,7 +179,7 @@ typedef struct rank_state {
     char xerror[MPI_MAX_ERROR_STRING + 64];
     /* the all-reduces of the checksum */
     reduction* red;
-    uint32_t nred;                     /* steps / every */
+    uint32_t nred;                     /* steps / every, rounded up (the last step has one) */
     atomic_uint nred_posted;
     uint32_t nred_done;                /* the prefix seen complete (main thread) */
     atomic_uint_fast64_t wakes;        /* posts so far: the native steps set `posted` to it */
@@ -175,6 +191,17 @@ typedef struct rank_state {
 } rank_state;
 
 static uint64_t now_ns(void) { return accel_host_time_ns(); }
+/* --timeout in ns; from 2^63 ns (about 292 years, inf included) UINT64_MAX: no time limit */
+static uint64_t limit_ns(const options* o) {
+    return o->timeout_s * 1e9 >= 0x1p63 ? UINT64_MAX : (uint64_t)(o->timeout_s * 1e9);
+}
+/* 1 when the time since `since` is past the limit (never for UINT64_MAX) */
+static int past(uint64_t since, uint64_t limit) { return limit != UINT64_MAX && now_ns() - since > limit; }
+/* Step s is followed by an all-reduce: every K steps, and after the last step (so that the run ends
+   with a collective: no rank finishes while another has failed). Its index is s / K. */
+static int reduces_after(const options* o, uint32_t s) {
+    return (s + 1) % o->every == 0 || s + 1 == o->steps;
+}
 static int failed(accel_signal* s) { return accel_signal_value(s) > ACCEL_SIGNAL_MAX; }
 /* Wakes the main thread after a post: `posted` counts the posts. */
 static void wake(rank_state* st) { accel_signal_set(st->posted, atomic_fetch_add(&st->wakes, 1) + 1); }
@@ -330,7 +357,7 @@ static accel_result setup(rank_state* st) {
     return ACCEL_OK;
 }
 
-/* Records and submits step s on both queues. */
+/* Records and submits step s on both queues (ra: the all-reduce's argument, when step s has one). */
 static accel_result submit_step(rank_state* st, uint32_t s, post_arg* pa, reduce_arg* ra) {
     uint32_t n = st->opt.cells, every = st->opt.every;
     accel_buffer* bind[3] = { st->u[s % 2], st->u[(s + 1) % 2], st->recv };
@@ -354,9 +381,9 @@ static accel_result submit_step(rank_state* st, uint32_t s, post_arg* pa, reduce
         accel_queue_signal(st->compute, st->finished, 1);
     }
     TRY(accel_queue_submit(st->compute));
-    if ((s + 1) % every == 0) {        /* the checksum of u[(s + 1) % 2], beside step s + 1 */
+    if (reduces_after(&st->opt, s)) {  /* the checksum of u[(s + 1) % 2], beside step s + 1 */
         ra->st = st;
-        ra->index = (s + 1) / every - 1;
+        ra->index = s / every;
         st->red[ra->index].step = s;
         accel_queue_wait(st->copy, st->done, (uint64_t)s + 1);
         accel_queue_native(st->copy, post_reduction, ra);
@@ -428,7 +455,7 @@ static int progress(rank_state* st) {
    is in flight it polls, backing off from 10 us to 200 us while nothing moves; otherwise it sleeps in
    a wait on `posted` (0.5 ms at most, for the abort message). A post wakes it either way. */
 static void drive(rank_state* st) {
-    uint64_t last = now_ns(), limit = (uint64_t)(st->opt.timeout_s * 1e9), pause = 10000;
+    uint64_t last = now_ns(), limit = limit_ns(&st->opt), pause = 10000;
     while (accel_signal_value(st->finished) < 1) {   /* a failed signal reads above it */
         uint64_t seen = accel_signal_value(st->posted);
         int busy;
@@ -437,7 +464,7 @@ static void drive(rank_state* st) {
             pause = 10000;
             continue;
         }
-        if (now_ns() - last > limit) {
+        if (past(last, limit)) {
             snprintf(st->xerror, sizeof st->xerror, "no progress for %.1f s (watchdog)", st->opt.timeout_s);
             fail_signals(st);
             continue;
@@ -461,20 +488,46 @@ static void cancel_pending(rank_state* st) {
         }
 }
 
-/* Every rank: match every all-reduce (post those this rank did not reach) and agree on the outcome.
+/* Polls a request until it completes (or MPI returns an error) or `since` is past `limit` (then 0); in
+   between it sleeps in a wait on `posted`, 0.2 ms at most. */
+static int complete_by(rank_state* st, MPI_Request* req, uint64_t since, uint64_t limit) {
+    int flag = 0;
+    while (MPI_Test(req, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) {
+        if (past(since, limit)) return 0;
+        accel_signal_wait(st->posted, accel_signal_value(st->posted) + 1, 200000);
+    }
+    return 1;
+}
+
+/* Every rank: agree on the outcome, then match every all-reduce (post those this rank did not reach).
    out[0] = all-reduces posted by the furthest rank, out[1] = 1 when some rank failed, out[2..3] = the
-   rank and step that failed (the highest, when several did). */
-static void agree(rank_state* st, long long out[4]) {
-    long long in[4] = { (long long)atomic_load(&st->nred_posted), st->failed_here || st->told,
-                        st->origin[0], st->origin[1] };
-    MPI_Allreduce(in, out, 4, MPI_LONG_LONG, MPI_MAX, st->ctl);
+   rank and step of a failure that happened: the highest step any rank heard of, and the highest rank
+   that failed at it (one key, step * size + rank, so that the pair is never mixed from two failures).
+   Nonblocking with a deadline, twice --timeout from now (a rank whose abort message was lost arrives
+   one watchdog later): 0 when the others did not take part by then (a rank stopped or gone). */
+static int agree(rank_state* st, long long out[4]) {
+    uint64_t t0 = now_ns(), limit = limit_ns(&st->opt);
+    long long in[3] = { (long long)atomic_load(&st->nred_posted), st->failed_here || st->told,
+                        st->origin[0] < 0 ? -1 : st->origin[1] * st->size + st->origin[0] };
+    long long all[3];
+    MPI_Request req;
+    limit = limit > UINT64_MAX / 2 ? UINT64_MAX : 2 * limit;
+    if (MPI_Iallreduce(in, all, 3, MPI_LONG_LONG, MPI_MAX, st->ctl, &req) != MPI_SUCCESS ||
+        !complete_by(st, &req, t0, limit))
+        return 0;
+    out[0] = all[0];
+    out[1] = all[1];
+    out[2] = all[2] < 0 ? -1 : all[2] % st->size;
+    out[3] = all[2] < 0 ? -1 : all[2] / st->size;
     for (uint32_t i = (uint32_t)in[0]; i < (uint32_t)out[0] && i < st->nred; i++) {
-        st->red[i].local = 0;
         reduction* r = &st->red[i];
-        MPI_Iallreduce(&r->local, &r->global, 1, MPI_DOUBLE, MPI_SUM, st->comm, &r->req);
+        r->local = 0;
+        if (MPI_Iallreduce(&r->local, &r->global, 1, MPI_DOUBLE, MPI_SUM, st->comm, &r->req) != MPI_SUCCESS)
+            r->req = MPI_REQUEST_NULL;
     }
     for (uint32_t i = 0; i < (uint32_t)out[0] && i < st->nred; i++)
-        MPI_Wait(&st->red[i].req, MPI_STATUS_IGNORE);
+        if (!complete_by(st, &st->red[i].req, t0, limit)) return 0;
+    return 1;
 }
 
 /* ==== the check: the whole rod, serially ==== */
@@ -494,7 +547,7 @@ static int check(rank_state* st, double* max_diff) {
     for (uint32_t s = 0; s < st->opt.steps; s++) {
         for (uint32_t i = 0; i < N; i++) b[i] = heat(i ? a[i - 1] : 0.0, a[i], i + 1 < N ? a[i + 1] : 0.0);
         double* t = a; a = b; b = t;
-        if ((s + 1) % st->opt.every == 0) {   /* the checksum: per rank's cells, then the ranks' sums */
+        if (reduces_after(&st->opt, s)) {   /* the checksum: per rank's cells, then the ranks' sums */
             double sum = 0, want = 0;
             for (int r = 0; r < st->size; r++) {
                 double part = 0;
@@ -593,7 +646,7 @@ static int run(rank_state* st) {
         tell_others(st, 0);
     } else {
         for (uint32_t s = 0; s < st->opt.steps && ok; s++)
-            ok = submit_step(st, s, &pa[s], &ra[(s + 1) / st->opt.every]) == ACCEL_OK;
+            ok = submit_step(st, s, &pa[s], &ra[s / st->opt.every]) == ACCEL_OK;
         if (!ok) snprintf(st->xerror, sizeof st->xerror, "recording the steps failed (see above)");
         if (!ok) fail_signals(st);
         drive(st);
@@ -609,7 +662,11 @@ static int run(rank_state* st) {
     }
     if (!st->told) MPI_Cancel(&st->abort_req);
     MPI_Wait(&st->abort_req, MPI_STATUS_IGNORE);
-    agree(st, outcome);
+    if (!agree(st, outcome)) {          /* a rank stopped or gone: MPI_Finalize would wait for it */
+        fprintf(stderr, "rank %d: the other ranks did not agree on the outcome within %.1f s (a rank stopped "
+                "or gone): MPI_Abort, exit 1\n", st->rank, 2 * st->opt.timeout_s);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     if (outcome[1]) {
         if (st->origin[2] > 0)         /* (the monotonic clock of the rank that failed: one machine) */
             fprintf(stderr, "rank %d: every request settled %.1f ms after the failure: exit 1\n", st->rank,
@@ -626,6 +683,17 @@ static int run(rank_state* st) {
     return ok ? 0 : 1;
 }
 
+/* --fail must name a rank and a step of this run (else it would do nothing): 1 when it does, else rank 0
+   says why (every rank decides alike, from the same arguments) */
+static int fail_in_run(const rank_state* st) {
+    const options* o = &st->opt;
+    if (!o->fail_kind || (o->fail_rank < (uint32_t)st->size && o->fail_step < o->steps)) return 1;
+    if (st->rank == 0)
+        fprintf(stderr, "mpi_halo: --fail %s:%u:%u is not in this run (ranks 0 .. %d, steps 0 .. %u)\n",
+                o->fail_kind == 1 ? "signal" : "mpi", o->fail_rank, o->fail_step, st->size - 1, o->steps - 1);
+    return 0;
+}
+
 int main(int argc, char** argv) {
     rank_state st;
     int provided = 0, code;
@@ -637,8 +705,12 @@ int main(int argc, char** argv) {
     if (!parse_options(argc, argv, &st.opt)) {
         if (st.rank == 0)
             fprintf(stderr, "usage: mpirun -np N %s [cpu] [--cells N>=4] [--steps S] [--every K] "
-                    "[--threads T] [--fail signal|mpi:RANK:STEP] [--no-check] [--timeout SEC] [--quiet]\n",
-                    argv[0]);
+                    "[--threads T] [--fail signal|mpi:RANK:STEP] [--no-check] [--timeout SEC|inf] "
+                    "[--quiet]\n", argv[0]);
+        MPI_Finalize();
+        return 2;
+    }
+    if (!fail_in_run(&st)) {
         MPI_Finalize();
         return 2;
     }
@@ -655,7 +727,7 @@ int main(int argc, char** argv) {
     MPI_Comm_set_errhandler(st.comm, MPI_ERRORS_RETURN);
     st.left = st.rank > 0 ? st.rank - 1 : MPI_PROC_NULL;
     st.right = st.rank + 1 < st.size ? st.rank + 1 : MPI_PROC_NULL;
-    st.nred = st.opt.steps / st.opt.every;
+    st.nred = (uint32_t)(((uint64_t)st.opt.steps + st.opt.every - 1) / st.opt.every);
     st.red = (reduction*)calloc(st.nred + 1, sizeof *st.red);
     st.xpost_ns = (uint64_t*)calloc(st.opt.steps, sizeof(uint64_t));
     st.xdone_ns = (uint64_t*)calloc(st.opt.steps, sizeof(uint64_t));

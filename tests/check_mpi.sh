@@ -7,8 +7,9 @@
 # limit (MPI_CHECK_TIMEOUT, default 60 s: the launch itself takes seconds on a busy machine). Without
 # --fail in the arguments it must exit 0 with "OK" and "cells match" (checked against the serial
 # computation). With --fail KIND:RANK:STEP it must exit non-zero, with one "rank R:
-# ACCEL_ERROR_SIGNAL_FAILED" line from every rank, rank 0's "mpi_halo: FAILED: rank RANK failed" line,
-# and every rank settled within 5 s of the failure (its own "settled N ms after the failure" line).
+# ACCEL_ERROR_SIGNAL_FAILED" line from every rank (a rank that finished its steps too: the run ends with
+# an all-reduce), rank 0's "mpi_halo: FAILED: rank RANK failed at step STEP" line, and every rank settled
+# within 5 s of the failure (its own "settled N ms after the failure" line).
 # Environment: MPIRUN (default mpirun).
 set -uo pipefail
 bin=${1:?usage: tests/check_mpi.sh BINARY NP [ARG ...]}
@@ -35,10 +36,13 @@ if [[ -z $fail_arg ]]; then
     exit 0
 fi
 (( rc != 0 )) || fail "exit 0 after --fail $fail_arg"
-rank=$(cut -d: -f2 <<<"$fail_arg")
+rank=$(cut -d: -f2 <<<"$fail_arg") step=$(cut -d: -f3 <<<"$fail_arg")
+# as the program prints them (no leading zeros)
+[[ $rank =~ ^[0-9]+$ && $step =~ ^[0-9]+$ ]] && rank=$((10#$rank)) step=$((10#$step))
 n=$(grep -c '^rank [0-9]*: ACCEL_ERROR_SIGNAL_FAILED' "$out")
 (( n == np )) || fail "$n of $np ranks reported ACCEL_ERROR_SIGNAL_FAILED"
-grep -q "^mpi_halo: FAILED: rank $rank failed" "$out" || fail "no 'mpi_halo: FAILED: rank $rank failed' line"
+grep -q "^mpi_halo: FAILED: rank $rank failed at step $step " "$out" ||
+    fail "no 'mpi_halo: FAILED: rank $rank failed at step $step' line"
 settled=$(sed -n 's/^rank [0-9]*: every request settled \([0-9.]*\) ms after the failure.*/\1/p' "$out")
 (( $(wc -l <<<"$settled") == np )) || fail "not every rank said when it settled"
 slowest=$(sort -g <<<"$settled" | tail -n 1)
