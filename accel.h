@@ -2360,9 +2360,6 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     dev->allocator = d->allocator;
     dev->logger = d->logger;
     dev->debug = d->debug;
-    if (dev->debug && !ACCEL_I_DEBUGGING(dev))
-        accel_i_log(dev, ACCEL_LOG_WARN,
-                    "accel_device_create: built with ACCEL_NO_DEBUG; debug = true has no effect");
     accel_i_copy_label(dev->label, sizeof dev->label, d->label);
     atomic_init(&dev->lost, 0u);
     atomic_init(&dev->generation, 1u);
@@ -2614,6 +2611,11 @@ ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_
     if (!d.backend) d.backend = accel_cpu_backend();
     if (accel_i_desc_allocator(&d, "accel_device_create") != ACCEL_OK) return ACCEL_ERROR_INVALID_ARGUMENT;
     r = d.backend->device_create(d.backend, &d, out);
+#if defined(ACCEL_NO_DEBUG)   /* once, for the device made (not for each backend create_any tries) */
+    if (r == ACCEL_OK && d.debug)
+        accel_i_log(*out, ACCEL_LOG_WARN,
+                    "accel_device_create: built with ACCEL_NO_DEBUG; debug = true has no effect");
+#endif
     if (r == ACCEL_OK && (r = accel_i_trace_open(*out, &d)) != ACCEL_OK) {
         accel_device_destroy(*out);
         *out = NULL;
