@@ -423,7 +423,7 @@
    error is logged with the CUDA call, the error name and code; every host allocation of the backend
    goes through the device allocator (pinned memory comes from the driver), except what the accel
    devices on one CUDA device share, which may outlive any one of them: that CUDA device's record
-   (its primary context's recover state, its deferred releases: cuda: releases) comes from malloc.
+   (its primary context's recover state) and the deferred releases (cuda: releases) come from malloc.
 
    ==== Testing =================================================================================
    Without a GPU (make test): the unavailable paths, NVRTC compiling the suite's kernels, and the whole
@@ -894,6 +894,11 @@ typedef struct accel_i_cu_state {
     /* an override could not be stored (out of memory): loads fail and say so */
     bool path_lost;
     struct accel_i_cu_domain* domains;   /* one per CUDA device in use (see cuda: releases) */
+    /* cuda: releases: made at the first load and kept; it guards the two after it */
+    accel_i_mutex release_lock;
+    bool release_lock_made;
+    uint32_t waits_all;            /* GPU waits pending in the process (and recovers under way) */
+    struct accel_i_cu_grave* graves;   /* the releases held back */
 } accel_i_cu_state;
 static accel_i_cu_state accel_i_cu_g;
 static accel_i_cu_lib accel_i_cu;      /* the driver's entry points: accel_i_cu.Init, ... */
@@ -1126,6 +1131,9 @@ static accel_result accel_i_cu_acquire(const accel_logger* lg) {
     accel_result r = ACCEL_OK;
     accel_i_spin_lock(&accel_i_cu_g.lock);
     if (!accel_i_cu_g.loaded) r = accel_i_cu_load_locked(lg);
+    if (r == ACCEL_OK && !accel_i_cu_g.release_lock_made &&
+        !(accel_i_cu_g.release_lock_made = accel_i_mutex_init(&accel_i_cu_g.release_lock)))
+        r = ACCEL_ERROR_OUT_OF_MEMORY;
     if (r == ACCEL_OK) accel_i_cu_g.refs++;
     accel_i_spin_unlock(&accel_i_cu_g.lock);
     return r;
@@ -1561,14 +1569,26 @@ static bool accel_i_cu_gone(accel_i_cu_queue* q) {
    cuMemFree, cuMemFreeHost and cuModuleUnload wait for the whole device to be idle (they block while
    another stream sits in cuStreamWaitValue64), and hold a driver lock meanwhile that stops other
    threads' enqueues. With a GPU wait pending for a value the host (or work a blocked thread would
-   enqueue) has yet to provide, that is a deadlock. So these releases, and graph
-   destruction, wait in a list (`graves`) while any GPU wait is pending on the CUDA device (waits_pending)
-   and run when the last such wait's point is reaped. The driver waits for every stream of the context,
-   and every accel device on a CUDA device uses its primary context, so the count and the list belong to
-   the CUDA device, shared by the accel devices on it (a domain: made by the first, freed by the last,
-   under accel_i_cu_g.lock). A domain and its graves are in the process's memory (the default allocator),
+   enqueue) has yet to provide, that is a deadlock. So these releases, and graph destruction, wait in a
+   list (`graves`) while any GPU wait is pending and run when the last such wait's point is reaped.
+   The rule is the process's, not a CUDA device's: a release waits while a GPU wait is pending on ANY
+   CUDA device. Whether a driver's release in one context waits for another context's streams is not
+   measured (pinned host memory is mapped into every context, so cuMemFreeHost plausibly does; the mock
+   waits for every stream), and a release that waits for a stream whose value a blocked host thread
+   has yet to set is a hang. So one process-wide lock (accel_i_cu_g.release_lock) guards the count of
+   GPU waits pending (waits_all) and the one list of graves; it orders every release against every new
+   GPU wait (a wait is not enqueued while a release runs), and is the only lock the count and the list
+   need: no lock order between CUDA devices. A grave keeps its context (the CUDA device's primary
+   context, which every accel device on it shares), made current for it when the list runs (then the
+   caller's again), on whatever thread retires the last wait.
+   Each CUDA device in use has a domain (made by the first accel device on it, freed by the last,
+   under accel_i_cu_g.lock) that counts its own share of waits_all: a recover forgets it (cuda:
+   recovery), a domain's last accel device takes it out (none of its streams is left to wait), and a
+   retire the count no longer holds (forgotten by a recover) is ignored. The last accel device of a
+   domain runs the graves when no wait is pending; else its context's graves each keep the primary
+   context retained until they run. The domain's lock keeps its releases out while a recover resets the
+   context (domain lock, then release_lock). Graves are in the process's memory (the default allocator),
    not a device's: an accel device may be destroyed while another's wait keeps its releases waiting.
-   The domain's lock orders releases against new GPU waits: a wait is not enqueued while a release runs.
    bench/cuda_blocking.c (make cuda-blocking) measures which calls block, on the driver at hand. */
 typedef enum accel_i_cu_release_kind {
     ACCEL_I_CU_MEM, ACCEL_I_CU_HOST_MEM, ACCEL_I_CU_MODULE, ACCEL_I_CU_GRAPH_EXEC, ACCEL_I_CU_GRAPH,
@@ -1580,14 +1600,18 @@ typedef struct accel_i_cu_grave {
     accel_i_cu_release_kind kind;
     void* handle;
     accel_cu_deviceptr dptr;
+    accel_cu_device cudev;         /* whose primary context ctx is */
+    accel_cu_context ctx;
+    bool retained;                 /* holds a retain of the primary context (its domain is gone) */
 } accel_i_cu_grave;
 typedef struct accel_i_cu_domain {
     struct accel_i_cu_domain* next;   /* accel_i_cu_g.domains */
     accel_cu_device cudev;
     uint32_t refs;                 /* accel devices on it (accel_i_cu_g.lock) */
-    accel_i_mutex lock;            /* guards the rest */
-    uint32_t waits_pending;        /* GPU waits enqueued whose queue has not reaped the point after them */
-    accel_i_cu_grave* graves;
+    accel_i_mutex lock;            /* its releases wait while a recover resets the context */
+    /* its share of accel_i_cu_g.waits_all (release_lock): GPU waits enqueued whose queue has not reaped
+       the point after them, and a recover under way (accel_i_cu_group_recover) */
+    uint32_t waits_pending;
     /* cuda: recovery: one recover at a time resets the primary context, which adds 1 to epoch; the
        accel devices on it, once made (a list through domain_next) */
     accel_i_mutex recover_lock;
@@ -1609,14 +1633,28 @@ static void accel_i_cu_release_now(accel_i_cu_release_kind kind, void* handle, a
     case ACCEL_I_CU_EXT_SEM: accel_i_cu.DestroyExternalSemaphore((accel_cu_extsem)handle); break;
     }
 }
-/* Runs the waiting releases (the domain's lock held; no GPU wait pending on the CUDA device). */
-static void accel_i_cu_graves_run(accel_i_cu_domain* dom) {
-    while (dom->graves) {
-        accel_i_cu_grave* g = dom->graves;
-        dom->graves = g->next;
+/* Runs the held releases (release_lock held; no GPU wait pending in the process), each with its
+   context current; then dev's context is current again (dev NULL: the last grave's stays). */
+static void accel_i_cu_graves_run(accel_i_cu_device* dev) {
+    accel_cu_context cur = NULL;
+    if (!accel_i_cu_g.graves) return;
+    while (accel_i_cu_g.graves) {
+        accel_i_cu_grave* g = accel_i_cu_g.graves;
+        accel_i_cu_g.graves = g->next;
+        if (g->ctx != cur) accel_i_cu.CtxSetCurrent(cur = g->ctx);
         accel_i_cu_release_now(g->kind, g->handle, g->dptr);
+        if (g->retained) accel_i_cu.DevicePrimaryCtxRelease(g->cudev);
         accel_i_default_free(g, sizeof *g, NULL);
     }
+    accel_i_cu_current = cur;   /* the thread's cache (cuda: the current context on the enqueue path) */
+    accel_i_cu_entered = true;
+    if (dev && cur != dev->ctx) accel_i_cu_enter(dev);
+}
+/* Adds n (< 0: takes away, no more than it holds) to dom's share of the waits pending (release_lock). */
+static void accel_i_cu_waits_count(accel_i_cu_domain* dom, int64_t n) {
+    if (n < 0 && (uint64_t)-n > dom->waits_pending) n = -(int64_t)dom->waits_pending;
+    dom->waits_pending = (uint32_t)((int64_t)dom->waits_pending + n);
+    accel_i_cu_g.waits_all = (uint32_t)((int64_t)accel_i_cu_g.waits_all + n);
 }
 /* Joins (or makes) the domain of dev->cudev; false when out of memory. */
 static bool accel_i_cu_domain_join(accel_i_cu_device* dev) {
@@ -1669,7 +1707,25 @@ static void accel_i_cu_domain_delist(accel_i_cu_device* dev) {
         if (*p == dev) { *p = dev->domain_next; break; }
     accel_i_mutex_unlock(&dom->recover_lock);
 }
-/* Leaves the domain (the device's queues are gone); the last device out runs what is left and frees it. */
+/* The graves of cudev's primary context keep it retained (its last accel device leaves while a GPU wait
+   of another CUDA device holds them: release_lock held). One the retain fails for is released now. */
+static void accel_i_cu_graves_keep(accel_cu_device cudev) {
+    for (accel_i_cu_grave **p = &accel_i_cu_g.graves, *g; (g = *p) != NULL;) {
+        accel_cu_context ctx = NULL;
+        if (g->cudev != cudev || g->retained) { p = &g->next; continue; }
+        if ((g->retained = accel_i_cu.DevicePrimaryCtxRetain(&ctx, cudev) == ACCEL_CU_SUCCESS)) {
+            p = &g->next;
+            continue;
+        }
+        *p = g->next;   /* may wait for the pending GPU waits */
+        accel_i_cu.CtxSetCurrent(g->ctx);
+        accel_i_cu_current = g->ctx;
+        accel_i_cu_release_now(g->kind, g->handle, g->dptr);
+        accel_i_default_free(g, sizeof *g, NULL);
+    }
+}
+/* Leaves the domain (the device's queues are gone); the last device out takes out its count (none of
+   its streams is left), runs the graves or keeps its context's retained (cuda: releases), and frees it. */
 static void accel_i_cu_domain_leave(accel_i_cu_device* dev) {
     accel_i_cu_domain *dom = dev->domain, **p;
     bool last;
@@ -1683,54 +1739,54 @@ static void accel_i_cu_domain_leave(accel_i_cu_device* dev) {
     accel_i_spin_unlock(&accel_i_cu_g.lock);
     dev->domain = NULL;
     if (!last) return;
-    accel_i_cu_graves_run(dom);   /* no accel device left on it: no GPU wait can be pending */
+    accel_i_mutex_lock(&accel_i_cu_g.release_lock);
+    accel_i_cu_waits_count(dom, -(int64_t)dom->waits_pending);
+    if (accel_i_cu_g.waits_all == 0) accel_i_cu_graves_run(NULL);
+    else accel_i_cu_graves_keep(dom->cudev);
+    accel_i_mutex_unlock(&accel_i_cu_g.release_lock);
     accel_i_mutex_destroy(&dom->recover_lock);
     accel_i_mutex_destroy(&dom->lock);
     accel_i_default_free(dom, sizeof *dom, NULL);
 }
-/* Releases now, or once no GPU wait is pending on the CUDA device (the device's context is current). */
+/* Releases now, or once no GPU wait is pending in the process (the device's context is current). */
 static void accel_i_cu_release(accel_i_cu_device* dev, accel_i_cu_release_kind kind, void* handle,
                                accel_cu_deviceptr dptr) {
-    accel_i_cu_domain* dom = dev->domain;
-    accel_i_cu_grave* g;
-    accel_i_mutex_lock(&dom->lock);
-    if (dom->waits_pending == 0) {
-        accel_i_cu_graves_run(dom);   /* any held back by foreign waits (cuda: foreign streams) */
+    accel_i_cu_grave* g = NULL;
+    bool now;
+    accel_i_mutex_lock(&dev->domain->lock);
+    accel_i_mutex_lock(&accel_i_cu_g.release_lock);
+    if ((now = accel_i_cu_g.waits_all == 0)) {
+        accel_i_cu_graves_run(dev);   /* any held back by foreign waits (cuda: foreign streams) */
         accel_i_cu_release_now(kind, handle, dptr);
-        accel_i_mutex_unlock(&dom->lock);
-        return;
-    }
-    g = (accel_i_cu_grave*)accel_i_default_alloc(sizeof *g, 16, NULL);
-    if (g) {
+    } else if ((g = (accel_i_cu_grave*)accel_i_default_alloc(sizeof *g, 16, NULL)) != NULL) {
         g->kind = kind; g->handle = handle; g->dptr = dptr;
-        g->next = dom->graves;
-        dom->graves = g;
+        g->cudev = dev->cudev; g->ctx = dev->ctx; g->retained = false;
+        g->next = accel_i_cu_g.graves;
+        accel_i_cu_g.graves = g;
     }
-    accel_i_mutex_unlock(&dom->lock);
-    if (!g) {   /* out of host memory for 32 bytes: release now, which may wait for the pending GPU waits */
+    accel_i_mutex_unlock(&accel_i_cu_g.release_lock);
+    accel_i_mutex_unlock(&dev->domain->lock);
+    if (!now && !g) {   /* out of host memory for a grave: release now, which may wait for the GPU waits */
         accel_i_log(&dev->base, ACCEL_LOG_WARN,
                     "accel_cuda: out of host memory to defer a release: it waits for the device");
         accel_i_cu_release_now(kind, handle, dptr);
     }
 }
-/* Is a GPU wait pending on the CUDA device? */
+/* Is a GPU wait (or a recover) pending on the CUDA device? */
 static bool accel_i_cu_waits_now(accel_i_cu_device* dev) {
     bool pending;
-    accel_i_mutex_lock(&dev->domain->lock);
+    accel_i_mutex_lock(&accel_i_cu_g.release_lock);
     pending = dev->domain->waits_pending != 0;
-    accel_i_mutex_unlock(&dev->domain->lock);
+    accel_i_mutex_unlock(&accel_i_cu_g.release_lock);
     return pending;
 }
-/* `n` GPU waits enqueued (n > 0) or retired (n < 0, their point reaped). */
+/* `n` GPU waits enqueued (n > 0) or retired (n < 0, their point reaped); the last one pending in the
+   process retired, the graves run (a reaper makes a context current only for such driver calls). */
 static void accel_i_cu_waits_add(accel_i_cu_device* dev, int n) {
-    accel_i_cu_domain* dom = dev->domain;
-    accel_i_mutex_lock(&dom->lock);
-    dom->waits_pending = (uint32_t)((int64_t)dom->waits_pending + n);
-    if (dom->waits_pending == 0 && dom->graves) {
-        accel_i_cu_enter(dev);   /* a reaper makes the context current only for such driver calls */
-        accel_i_cu_graves_run(dom);
-    }
-    accel_i_mutex_unlock(&dom->lock);
+    accel_i_mutex_lock(&accel_i_cu_g.release_lock);
+    accel_i_cu_waits_count(dev->domain, n);
+    if (accel_i_cu_g.waits_all == 0) accel_i_cu_graves_run(dev);
+    accel_i_mutex_unlock(&accel_i_cu_g.release_lock);
 }
 
 static bool accel_i_cu_sticky(accel_cu_result r) {
@@ -2489,7 +2545,10 @@ static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, boo
     for (uint32_t i = 0; i < e->nimplied && !lost; i++)   /* lost: the words may be gone with a context */
         accel_i_atomic_max(e->implied[i].word, e->implied[i].seq);
     accel_i_cu_stamp_apply(q, e, lost);
-    if (e->waits) accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), -(int)e->waits);
+    /* a stale queue's waits stay counted, reached or not: its stream may sit in one until the recover
+       releases the words, and the recover forgets the count after the reset (cuda: recovery) */
+    if (e->waits && !accel_i_stale(&q->base.obj))
+        accel_i_cu_waits_add(accel_i_cu_dev(q->base.obj.device), -(int)e->waits);
     if (e->holds) atomic_fetch_sub(&accel_i_cu_dev(q->base.obj.device)->reap_needed, e->holds);
     if (e->signal) accel_i_raise(e->signal, lost ? accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST) : e->value);
     if (e->mirrored)   /* the GPU's store may have lowered the mirror below a host raise */
@@ -4329,14 +4388,20 @@ static void accel_i_cu_forget_native(accel_i_cu_device* dev) {
     dev->copy_fn = NULL;
     atomic_store(&dev->reap_needed, 0u);
 }
-/* The releases the domain held back, of the old context's handles (gone with it; domain lock held). */
+/* After the reset: the releases held back of dom's context (its handles went with it: nothing runs;
+   a retain a grave kept goes) and dom's count, the recover's own included, are forgotten; the graves of
+   other CUDA devices run if that was the last wait pending (dom's lock held). */
 static void accel_i_cu_graves_forget(accel_i_cu_domain* dom) {
-    while (dom->graves) {
-        accel_i_cu_grave* g = dom->graves;
-        dom->graves = g->next;
+    accel_i_mutex_lock(&accel_i_cu_g.release_lock);
+    for (accel_i_cu_grave **p = &accel_i_cu_g.graves, *g; (g = *p) != NULL;) {
+        if (g->cudev != dom->cudev) { p = &g->next; continue; }
+        *p = g->next;
+        if (g->retained) accel_i_cu.DevicePrimaryCtxRelease(g->cudev);
         accel_i_default_free(g, sizeof *g, NULL);
     }
-    dom->waits_pending = 0;
+    accel_i_cu_waits_count(dom, -(int64_t)dom->waits_pending);
+    if (accel_i_cu_g.waits_all == 0) accel_i_cu_graves_run(NULL);
+    accel_i_mutex_unlock(&accel_i_cu_g.release_lock);
 }
 /* Resets the primary context (dev's retain released first: the last one gone, the context goes; if
    others retain it, the reset takes it down) and retains it again: *ctx. */
@@ -4459,6 +4524,9 @@ static accel_result accel_i_cu_group_recover(accel_i_cu_device* dev) {
     accel_i_cu_device* m;
     accel_result r;
     for (m = dom->members; m; m = m->domain_next) m->grouped = m != dev && accel_i_cu_group_join(m);
+    /* the recover counts as a GPU wait of the domain until the reset: the stale points apply before
+       their streams are released (accel_i_cu_natives_drain), and no release may wait for those */
+    accel_i_cu_waits_add(dev, 1);
     accel_i_cu_natives_drain(dev);
     for (m = dom->members; m; m = m->domain_next)   /* buffer calls under way (accel_i_cu_use) */
         accel_i_inside_drain(&m->users);
@@ -4469,8 +4537,8 @@ static accel_result accel_i_cu_group_recover(accel_i_cu_device* dev) {
         m->mempool = NULL;
         accel_i_cu_forget_native(m);
     }
-    accel_i_cu_graves_forget(dom);
     r = accel_i_cu_context_reset(dev, &ctx);
+    accel_i_cu_graves_forget(dom);
     if (r == ACCEL_OK) dom->epoch++;   /* else the next recover resets again */
     for (m = dom->members; m; m = m->domain_next) {
         if (m == dev || m->grouped) m->group_result = r == ACCEL_OK ? accel_i_cu_native_make(m, ctx) : r;
@@ -4923,9 +4991,9 @@ typedef struct accel_i_cu_foreign { accel_signal* s; uint64_t value; } accel_i_c
 /* n foreign waits retired by a raise, which may run on the driver's host-function thread, where no
    driver call may be made: the releases they held back run at the next release (accel_i_cu_release). */
 static void accel_i_cu_waits_drop(accel_i_cu_device* dev, uint32_t n) {
-    accel_i_mutex_lock(&dev->domain->lock);
-    dev->domain->waits_pending -= n;
-    accel_i_mutex_unlock(&dev->domain->lock);
+    accel_i_mutex_lock(&accel_i_cu_g.release_lock);
+    accel_i_cu_waits_count(dev->domain, -(int64_t)n);
+    accel_i_mutex_unlock(&accel_i_cu_g.release_lock);
 }
 /* s reached v (or failed): its foreign waits are retired once v reaches the largest they wait for (a
    wait for less is retired late: a release waits a little longer, nothing waits for ever). */

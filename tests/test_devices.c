@@ -575,6 +575,75 @@ TEST(queues_go_on_after_a_device_they_waited_on_is_destroyed) {
     }
 }
 
+/* A buffer of one device goes while a queue of the other waits on the GPU for a host-set signal. On
+   CUDA a release is held back while a GPU wait is pending on ANY CUDA device of the process (cuda:
+   releases; the mock's cuMemFree/cuMemFreeHost wait for every stream): the destroys return at once, not
+   once the signal is set (here by a thread that sets it when they have returned, else after 3 s), and
+   the wait's work completes. Host and device memory, then the other device itself; either direction. */
+typedef struct setter_arg { accel_signal *go, *s; } setter_arg;
+static void set_after_go(void* p) {
+    setter_arg* a = (setter_arg*)p;
+    accel_signal_wait(a->go, 1, 3000000000ull);   /* go, or 3 s (a destroy that waits for s) */
+    CHECK_OK(accel_signal_set(a->s, 1));
+}
+static void destroy_while_waiting_case(devices* d, int dir) {
+#if TEST_HAVE_THREADS
+    accel_device *w = dir ? d->b : d->a, *o = dir ? d->a : d->b;
+    accel_queue* q = NULL;
+    accel_signal *s = NULL, *done = NULL, *go = NULL;
+    accel_buffer *x = NULL, *host = NULL, *mem = NULL;
+    setter_arg arg;
+    test_thread t;
+    uint64_t t0, took;
+    if (!CHECK_OK(accel_queue_create(w, ACCEL_QUEUE_COMPUTE, &q)) ||
+        !CHECK_OK(accel_signal_create(w, 0, &s)) ||
+        !CHECK_OK(accel_signal_create(w, 0, &done)) || !CHECK_OK(accel_signal_create(d->cpu, 0, &go)) ||
+        !CHECK_OK(test_buffer_create(w, 4096, ACCEL_MEMORY_DEVICE, &x)) ||
+        !CHECK_OK(test_buffer_create(o, 4096, ACCEL_MEMORY_HOST, &host)) ||
+        !CHECK_OK(test_buffer_create(o, 4096, ACCEL_MEMORY_DEVICE, &mem)))
+        goto out;
+    accel_queue_wait(q, s, 1);   /* a host-set value: on a GPU, a wait on the signal's word */
+    accel_queue_fill(q, x, 0, 4096, 7);
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    arg.go = go;
+    arg.s = s;
+    if (!CHECK(test_thread_start(&t, set_after_go, &arg))) { accel_signal_set(s, 1); goto out; }
+    /* 0.2 s for the worker to hand the wait to the GPU */
+    CHECK_EQ_U64(accel_signal_wait(done, 1, 200000000ull), ACCEL_TIMEOUT);
+    t0 = test_now_ns();
+    accel_buffer_destroy(host);
+    accel_buffer_destroy(mem);
+    host = mem = NULL;
+    accel_device_destroy(o);   /* its pinned words too (on CUDA the last out of its context: kept retained) */
+    if (dir) d->a = NULL; else d->b = NULL;
+    took = test_now_ns() - t0;
+    CHECK_OK(accel_signal_set(go, 1));
+    test_thread_join(&t);
+    if (!CHECK(took < 1500000000ull))
+        fprintf(stderr, "  the destroys took %.2f s: they waited for the other's GPU wait\n", took / 1e9);
+    CHECK_OK(accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(x, 1023), 7);
+out:
+    accel_buffer_destroy(host);
+    accel_buffer_destroy(mem);
+    accel_queue_destroy(q);
+    accel_buffer_destroy(x);
+    accel_signal_destroy(s);
+    accel_signal_destroy(done);
+    accel_signal_destroy(go);
+#else
+    (void)d; (void)dir;
+#endif
+}
+TEST(destroy_on_one_device_while_the_other_waits_on_the_gpu) {
+    for (int dir = 0; dir < 2 && !TEST_FAILED_SO_FAR(); dir++) {
+        devices d;
+        if (devices_open(&d)) destroy_while_waiting_case(&d, dir);
+        devices_close(&d);
+    }
+}
+
 /* A recorded list with a peer copy replays it (GPU backends: in the generic form, since the copy is
    staged); a patch may bring another device's buffer where the list can take it. */
 /* A list recorded on a queue of q_dev copies 256 bytes from a buffer of `other` into q_dev's; replayed,
@@ -1193,6 +1262,7 @@ int main(int argc, char** argv) {
     RUN(two_device_chain_and_failure_across_devices);
     RUN(destroy_either_device_with_peer_work_pending);
     RUN(queues_go_on_after_a_device_they_waited_on_is_destroyed);
+    RUN(destroy_on_one_device_while_the_other_waits_on_the_gpu);
     RUN(recorded_list_with_a_peer_copy);
     RUN(vulkan_copies_through_imported_memory);
     RUN(vulkan_recorded_list_with_a_direct_peer_copy);

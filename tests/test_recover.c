@@ -801,6 +801,93 @@ TEST(two_devices_on_one_native_device) {
     accel_device_destroy(a);
 }
 
+/* Two accel devices on one native device: a queue of b waits on the GPU for a host-set signal, and
+   buffers of a destroyed meanwhile are held back (on CUDA: accel_cuda.h, "cuda: releases"). Then a
+   recover, of a and of b. On CUDA it applies b's stale points before it releases the word the stream
+   waits on: they must not retire the wait and run the held releases, which would wait for that stream
+   (the recover would hang). The recover returns promptly (the releases go with the old context), and
+   both devices work on. */
+#if TEST_HAVE_THREADS
+typedef struct recover_call { accel_device* dev; accel_signal* returned; accel_result r; } recover_call;
+static void recover_and_say(void* p) {
+    recover_call* c = (recover_call*)p;
+    c->r = accel_device_recover(c->dev);
+    accel_signal_set(c->returned, 1);
+}
+#endif
+static void held_release_case(accel_device* a, accel_device* b, accel_device* cpu, bool of_b) {
+#if TEST_HAVE_THREADS
+    accel_queue* q = NULL;
+    accel_signal *gate = NULL, *done = NULL;
+    accel_buffer *x = NULL, *h1 = NULL, *h2 = NULL;
+    recover_call call;
+    test_thread t;
+    uint64_t t0;
+    memset(&call, 0, sizeof call);
+    if (!CHECK_OK(accel_queue_create(b, ACCEL_QUEUE_COMPUTE, &q)) ||
+        !CHECK_OK(accel_signal_create(b, 0, &gate)) || !CHECK_OK(accel_signal_create(b, 0, &done)) ||
+        !CHECK_OK(accel_signal_create(cpu, 0, &call.returned)) ||
+        !CHECK_OK(test_buffer_create(b, 4096, ACCEL_MEMORY_DEVICE, &x)) ||
+        !CHECK_OK(test_buffer_create(a, 4096, ACCEL_MEMORY_HOST, &h1)) ||
+        !CHECK_OK(test_buffer_create(a, 4096, ACCEL_MEMORY_DEVICE, &h2)))
+        goto out;
+    accel_queue_wait(q, gate, 1);   /* on CUDA a GPU wait on gate's word */
+    accel_queue_fill(q, x, 0, 4096, 7);
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_RESULT(accel_signal_wait(done, 1, 200000000ull), ACCEL_TIMEOUT);   /* the wait reaches the GPU */
+    accel_buffer_destroy(h1);   /* held back */
+    accel_buffer_destroy(h2);
+    h1 = h2 = NULL;
+    call.dev = of_b ? b : a;
+    t0 = test_now_ns();
+    if (!CHECK(test_thread_start(&t, recover_and_say, &call))) goto out;
+    if (accel_signal_wait(call.returned, 1, 10000000000ull) != ACCEL_OK) {
+        fprintf(stderr, "    the recover of %s hangs (a held release waits for a stale stream)\n",
+                of_b ? "b" : "a");
+        CHECK(!"the recover returns");
+        fflush(NULL);
+        _Exit(1);   /* the recover thread cannot be joined */
+    }
+    test_thread_join(&t);
+    CHECK_OK(call.r);
+    if (!CHECK(test_now_ns() - t0 < 5000000000ull))
+        fprintf(stderr, "    the recover took %.2f s\n", (double)(test_now_ns() - t0) / 1e9);
+    accel_signal_set(gate, 1);   /* stale where the recover took b along: DEVICE_LOST */
+    accel_signal_wait(done, 1, ACCEL_WAIT_FOREVER);
+    CHECK(recover_saxpy(a));
+    CHECK(recover_saxpy(b));
+out:
+    accel_buffer_destroy(h1);
+    accel_buffer_destroy(h2);
+    accel_buffer_destroy(x);
+    accel_queue_destroy(q);
+    accel_signal_destroy(gate);
+    accel_signal_destroy(done);
+    accel_signal_destroy(call.returned);
+#else
+    (void)a; (void)b; (void)cpu; (void)of_b;
+#endif
+}
+TEST(held_release_and_a_gpu_wait_at_the_recover) {
+#if !TEST_HAVE_THREADS
+    SKIP("no threads in this build");
+#else
+    for (int of_b = 0; of_b < 2 && !TEST_FAILED_SO_FAR(); of_b++) {
+        accel_device *a = recover_device(NULL), *b = NULL, *cpu = NULL;
+        accel_device_desc d;
+        if (!a) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+        memset(&d, 0, sizeof d);
+        d.label = "second on device 0";
+        if (CHECK_OK(test_device_create_desc(d, &b)) && CHECK_OK(recover_cpu_device(&cpu)))
+            held_release_case(a, b, cpu, of_b == 1);
+        accel_device_destroy(b);
+        accel_device_destroy(a);
+        accel_device_destroy(cpu);
+    }
+#endif
+}
+
 /* Buffer reads and writes under way when a recover begins: one long read holds the device's transfer
    stream, three short ones queue behind it (past their entry check), then the recover, of that device
    and of another on the same native device (on CUDA it recovers both). Each returns OK (it ran before
@@ -1065,6 +1152,7 @@ int main(int argc, char** argv) {
     RUN(host_reads_race_the_recover);
     RUN(queues_destroyed_during_recovers);
     RUN(parked_batch_at_the_recover);
+    RUN(held_release_and_a_gpu_wait_at_the_recover);
 #if RECOVER_MOCK
     RUN(driver_that_keeps_a_sticky_error);
 #endif
