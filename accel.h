@@ -3267,6 +3267,7 @@ static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const
                         count > 1 ? " (and others)" : "");
 #endif
         if ((r == ACCEL_ERROR_DEADLOCK || timeout_ns != 0) && ACCEL_I_DEBUGGING(signals[u]->obj.device))
+            /* it reads the first of s and v only; count says whether the wait had others */
             accel_i_debug_hang(signals[u]->obj.device, fn, signals + u, values + u, count, timeout_ns, r);
     }
     return r;
@@ -4176,20 +4177,34 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     if (ACCEL_I_TRACING(q->obj.device)) return accel_i_submit_traced(q, b);
     return q->obj.device->backend->queue_submit(q, b);
 }
-ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
+static accel_result accel_i_queue_finish(accel_queue* q, uint64_t timeout_ns) {
     accel_result r, w;
     uint64_t t0;
-    if (!q) return accel_i_invalid(NULL, "accel_queue_finish", "queue is NULL");
     r = accel_queue_submit(q);
     t0 = ACCEL_I_TRACING(q->obj.device) ? accel_i_now_ns() : 0;
     w = q->obj.device->backend->queue_wait_idle(q, timeout_ns);
-    if (t0)
+    if (t0 && ACCEL_I_TRACING(q->obj.device))   /* still traced: see accel_queue_finish */
         accel_i_trace_host_span(q->obj.device, "finish", accel_i_label(&q->obj), t0, accel_i_now_ns(),
                                 NULL, 0);
     if (((w == ACCEL_TIMEOUT && timeout_ns != 0) || w == ACCEL_ERROR_DEADLOCK) &&
         ACCEL_I_DEBUGGING(q->obj.device))
         accel_i_debug_hang(q->obj.device, "accel_queue_finish", NULL, NULL, 0, timeout_ns, w);
     return r != ACCEL_OK ? r : w;
+}
+ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
+    if (!q) return accel_i_invalid(NULL, "accel_queue_finish", "queue is NULL");
+#if defined(ACCEL_NO_THREADS)
+    {   /* q's work runs here, and a host call of it may destroy q or its device (which closes the
+           trace): q, and so its device, held over the finish (see No-threads and WASM builds) */
+        accel_result r;
+        accel_i_retain(q);
+        r = accel_i_queue_finish(q, timeout_ns);
+        accel_i_release(q);
+        return r;
+    }
+#else
+    return accel_i_queue_finish(q, timeout_ns);
+#endif
 }
 
 ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label) {

@@ -423,7 +423,8 @@
    error is logged with the CUDA call, the error name and code; every host allocation of the backend
    goes through the device allocator (pinned memory comes from the driver), except what the accel
    devices on one CUDA device share, which may outlive any one of them: that CUDA device's record
-   (its primary context's recover state) and the deferred releases (cuda: releases) come from malloc.
+   (its primary context's recover state), the deferred releases (cuda: releases) and the library
+   paths accel_cuda_set_library saves come from malloc.
 
    ==== Testing =================================================================================
    Without a GPU (make test): the unavailable paths, NVRTC compiling the suite's kernels, and the whole

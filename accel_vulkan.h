@@ -5174,6 +5174,11 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
     if (r == ACCEL_OK && vk->queue_index != 0)
         dev->vk.GetDeviceQueue(dev->device, vk->queue_family, vk->queue_index, &dev->hwq[0].queue);
     if (r != ACCEL_OK) { accel_i_vk_device_free(dev); return r; }
+#if defined(ACCEL_NO_DEBUG)   /* as accel_device_create says it */
+    if (d.debug)
+        accel_i_log(&dev->base, ACCEL_LOG_WARN,
+                    "accel_vulkan_device_adopt: built with ACCEL_NO_DEBUG; debug = true has no effect");
+#endif
     *out = &dev->base;
     return ACCEL_OK;
 }

@@ -494,7 +494,8 @@ static int complete_by(rank_state* st, MPI_Request* req, uint64_t since, uint64_
     int flag = 0;
     while (MPI_Test(req, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) {
         if (past(since, limit)) return 0;
-        accel_signal_wait(st->posted, accel_signal_value(st->posted) + 1, 200000);
+        if (st->posted)   /* else setup failed before it was made: MPI_Test alone polls */
+            accel_signal_wait(st->posted, accel_signal_value(st->posted) + 1, 200000);
     }
     return 1;
 }

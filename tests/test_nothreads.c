@@ -907,9 +907,77 @@ TEST(nt_host_call_finishes_queue_up_the_stack) {
     accel_device_destroy(devB);
 }
 
+/* accel_queue_finish of a queue whose batch (run by that finish) destroys the queue, or its device: the
+   finish holds the queue until it returns (before: heap-use-after-free reading q after the wait). */
+static void nt_finish_destroys_under_itself(bool device) {
+    test_alloc_state st;
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* b;
+    accel_signal *go, *never;
+    memset(&nt_up, 0, sizeof nt_up);
+    if (!nt_up_scene(&st, &dev, &q, &b, &go, &never)) { accel_device_destroy(dev); return; }
+    nt_up.q = q;
+    nt_up.dev = dev;
+    accel_queue_host_call(q, device ? nt_up_destroy_device : nt_up_destroy_queue, NULL);
+    accel_queue_host_call(q, nt_up_mark, (void*)(intptr_t)4);
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_INT(nt_up.ran, 2 | 4);
+    if (!device) {
+        CHECK(nt_up.q == NULL);
+        accel_device_destroy(dev);
+    }
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+}
+TEST(nt_finish_of_a_queue_its_host_call_destroys) { NT_ONLY(); nt_finish_destroys_under_itself(false); }
+TEST(nt_finish_of_a_queue_whose_host_call_destroys_its_device) { NT_ONLY(); nt_finish_destroys_under_itself(true); }
+
+/* A host call of qA sets the signal qB waits for, then finishes qB, whose released batch destroys qB:
+   the finish runs it and returns OK, and qB is freed after. */
+static accel_queue* nt_fin_q;
+static void nt_up_set_then_finish(void* user) {
+    (void)user;
+    nt_up.ran |= 1;
+    nt_up.r = accel_signal_set(nt_up.set, 1);
+    nt_up.finish = accel_queue_finish(nt_fin_q, ACCEL_WAIT_FOREVER);
+}
+TEST(nt_finish_from_a_host_call_of_a_queue_that_destroys_itself) {
+    NT_ONLY();
+    test_alloc_state st;
+    accel_device* dev;
+    accel_queue *qA, *qB;
+    accel_buffer* b;
+    accel_signal *g, *never, *done;
+    memset(&nt_up, 0, sizeof nt_up);
+    if (!nt_up_scene(&st, &dev, &qB, &b, &g, &never)) { accel_device_destroy(dev); return; }
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qA));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    nt_up.q = nt_fin_q = qB;
+    nt_up.set = g;
+    nt_up.finish = ACCEL_ERROR_BACKEND;
+    accel_queue_wait(qB, g, 1);
+    accel_queue_host_call(qB, nt_up_destroy_queue, NULL);
+    accel_queue_fill(qB, b, 0, 4, 5);
+    accel_queue_signal(qB, done, 1);
+    CHECK_OK(accel_queue_submit(qB));
+    accel_queue_host_call(qA, nt_up_set_then_finish, NULL);
+    CHECK_OK(accel_queue_submit(qA));
+    CHECK_EQ_INT(nt_up.ran, 1 | 2);
+    CHECK_OK(nt_up.r);
+    CHECK_OK(nt_up.finish);
+    CHECK(nt_up.q == NULL);
+    CHECK_EQ_U64(accel_signal_value(done), 1);
+    CHECK_EQ_U64(test_buffer_u32(b, 0), 5);
+    accel_device_destroy(dev);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(nt_submit_runs_batch_inline);
+    RUN(nt_finish_of_a_queue_its_host_call_destroys);
+    RUN(nt_finish_of_a_queue_whose_host_call_destroys_its_device);
+    RUN(nt_finish_from_a_host_call_of_a_queue_that_destroys_itself);
     RUN(nt_cpu_threads_is_one);
     RUN(nt_parked_batch_runs_on_host_set);
     RUN(nt_parked_batch_keeps_queue_order);
