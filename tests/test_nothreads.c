@@ -930,7 +930,10 @@ static void nt_finish_destroys_under_itself(bool device) {
     CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
 }
 TEST(nt_finish_of_a_queue_its_host_call_destroys) { NT_ONLY(); nt_finish_destroys_under_itself(false); }
-TEST(nt_finish_of_a_queue_whose_host_call_destroys_its_device) { NT_ONLY(); nt_finish_destroys_under_itself(true); }
+TEST(nt_finish_of_a_queue_whose_host_call_destroys_its_device) {
+    NT_ONLY();
+    nt_finish_destroys_under_itself(true);
+}
 
 /* A host call of qA sets the signal qB waits for, then finishes qB, whose released batch destroys qB:
    the finish runs it and returns OK, and qB is freed after. */
