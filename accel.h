@@ -2717,6 +2717,7 @@ static void accel_i_fail_orphans(accel_device* dev) {
 static void accel_i_queue_settle(accel_queue* q, const char* fn);
 #if defined(ACCEL_NO_THREADS)
 static void accel_i_cpu_device_settle(accel_device* dev);
+static bool accel_i_cpu_orphans_later(accel_device* dev);
 #endif
 ACCEL_API void accel_device_destroy(accel_device* dev) {
     accel_i_object* o;
@@ -2739,7 +2740,10 @@ ACCEL_API void accel_device_destroy(accel_device* dev) {
         accel_i_queue_settle((accel_queue*)(void*)o, "accel_device_destroy");
     }
     while ((o = accel_i_take_handle(dev)) != NULL) accel_i_handle_gone(o);   /* queues too */
-    accel_i_fail_orphans(dev);
+#if defined(ACCEL_NO_THREADS)
+    if (!accel_i_cpu_orphans_later(dev))
+#endif
+        accel_i_fail_orphans(dev);
     accel_i_trace_close(dev);      /* its queues are gone, their events written */
     accel_i_device_release(dev);   /* now, or when other devices' work releases its last object */
 }
@@ -4376,15 +4380,16 @@ static void accel_i_qmem_put(accel_buffer* root, accel_queue* owner) {
     accel_i_qmem_pool* p = accel_i_qmem_pool_get(root->obj.device);
     size_t rounded;
     accel_buffer** head = &p->free[root->memory][accel_i_qmem_class(root->size, &rounded)];
-    bool stale = accel_i_stale(&root->obj);
+    bool keep = !accel_i_stale(&root->obj);
     accel_i_spin_lock(&p->lock);
-    if (!p->closed && !stale) {
+    if ((keep = keep && !p->closed)) {
         root->pool_owner = owner;
         root->pool_next = *head;
         *head = root;
     }
     accel_i_spin_unlock(&p->lock);
-    if (stale) accel_i_handle_drop(root);
+    /* a stale root, or one a no-threads batch made after its device's destroy closed the pool */
+    if (!keep) accel_i_handle_drop(root);
 }
 /* Takes a free root of the class for q, at least size bytes, off the pool: the newest that q freed,
    else the newest idle one (so that each queue keeps to its own roots); NULL when none may be. */
@@ -6523,6 +6528,8 @@ struct accel_i_cpu_device {
 #if defined(ACCEL_NO_THREADS)
     struct accel_i_cpu_queue *ready_head, *ready_tail;   /* queues that may run (see cpu: no-threads) */
     bool draining;                /* a loop is running the ready list */
+    uint32_t pumps;               /* queues of it running batches (accel_i_cpu_pump) */
+    bool orphans_later;           /* its destroy came from one: the last pump fails the orphans */
     bool unpark;                  /* on a raise's list of loops to run (accel_i_cpu_unpark) */
     struct accel_i_cpu_device* unpark_next;
 #endif
@@ -7656,16 +7663,30 @@ static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64
    its batches ran or parked (accel_i_cpu_queue_destroy drops the parked ones). No reference is taken
    in that teardown itself (none is left to take): its own pump is the last frame that uses q. */
 static void accel_i_cpu_pump(accel_i_cpu_queue* q) {
+    accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);   /* lives while q does */
     bool held;
     if (q->pumping) return;   /* a host call of q recorded on q or waits for it: misuse, never a re-entry */
     q->pumping = true;
+    dev->pumps++;
     held = accel_i_try_retain(&q->base.obj);
     while (!q->parked_on && q->fifo.head) {
         if (!accel_i_cpu_run_batch(q, q->fifo.head)) break;
         accel_i_cpu_batch_done(q, accel_i_fifo_pop(&q->fifo));
     }
     q->pumping = false;
+    if (--dev->pumps == 0 && dev->orphans_later) {   /* what the rest of the batches signalled counts */
+        dev->orphans_later = false;
+        accel_i_fail_orphans(&dev->base);
+    }
     if (held) accel_i_release(q);
+}
+/* accel_device_destroy from a batch of dev's own (a host call, or a signal its kernel set): the rest of
+   that batch may still signal what other devices wait for, so the orphans fail after it (true). */
+static bool accel_i_cpu_orphans_later(accel_device* base) {
+    accel_i_cpu_device* dev = accel_i_cpu_dev(base);
+    if (base->backend != accel_cpu_backend() || dev->pumps == 0) return false;
+    dev->orphans_later = true;
+    return true;
 }
 /* A queue that may run (submitted to, or its parked batch unblocked) goes on its device's ready list,
    and one loop per device runs the list. So a chain of queues that unblock one another runs in that

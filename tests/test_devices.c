@@ -581,11 +581,13 @@ TEST(queues_go_on_after_a_device_they_waited_on_is_destroyed) {
    once the signal is set (here by a thread that sets it when they have returned, else after 3 s), and
    the wait's work completes. Host and device memory, then the other device itself; either direction. */
 typedef struct setter_arg { accel_signal *go, *s; } setter_arg;
+#if TEST_HAVE_THREADS
 static void set_after_go(void* p) {
     setter_arg* a = (setter_arg*)p;
     accel_signal_wait(a->go, 1, 3000000000ull);   /* go, or 3 s (a destroy that waits for s) */
     CHECK_OK(accel_signal_set(a->s, 1));
 }
+#endif
 static void destroy_while_waiting_case(devices* d, int dir) {
 #if TEST_HAVE_THREADS
     accel_device *w = dir ? d->b : d->a, *o = dir ? d->a : d->b;

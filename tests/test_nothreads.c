@@ -975,9 +975,52 @@ TEST(nt_finish_from_a_host_call_of_a_queue_that_destroys_itself) {
     CHECK_EQ_INT(atomic_load(&st.outstanding), 0);
 }
 
+/* A host call destroys its own device; the rest of its batch signals what a queue of another device
+   waits for: that signal is not an orphan (the rest ran: the other queue runs), and a queue-memory
+   point after the destroy leaves nothing behind (the root it makes goes at its free point). */
+static accel_device* nt_own_dev;
+static void nt_destroy_own_device(void* user) { (void)user; accel_device_destroy(nt_own_dev); }
+TEST(nt_host_call_destroys_own_device_rest_of_batch_counts) {
+    NT_ONLY();
+    test_alloc_state st;
+    accel_device_desc d;
+    accel_device* devB;
+    accel_queue *qA, *qB;
+    accel_buffer* b;
+    accel_signal *go, *sA, *aDone, *bDone;
+    memset(&d, 0, sizeof d);
+    test_alloc_init(&st);
+    d.allocator = test_allocator(&st);
+    REQUIRE_OK(test_device_create_desc(d, &nt_own_dev));
+    REQUIRE_OK(test_device_create(&devB));
+    REQUIRE_OK(accel_queue_create(nt_own_dev, ACCEL_QUEUE_COMPUTE, &qA));
+    REQUIRE_OK(accel_queue_create(devB, ACCEL_QUEUE_COMPUTE, &qB));
+    REQUIRE_OK(accel_signal_create(nt_own_dev, 0, &go));
+    REQUIRE_OK(accel_signal_create(nt_own_dev, 0, &sA));
+    REQUIRE_OK(accel_signal_create(devB, 0, &aDone));
+    REQUIRE_OK(accel_signal_create(devB, 0, &bDone));
+    accel_queue_wait(qB, sA, 1);
+    accel_queue_signal(qB, bDone, 1);
+    CHECK_OK(accel_queue_submit(qB));   /* parks */
+    accel_queue_wait(qA, go, 1);
+    accel_queue_host_call(qA, nt_destroy_own_device, NULL);
+    CHECK_OK(accel_queue_alloc(qA, 64, ACCEL_MEMORY_HOST, &b));   /* its point comes after the destroy */
+    accel_queue_fill(qA, b, 0, 64, 3);
+    accel_queue_free(qA, b);
+    accel_queue_signal(qA, sA, 1);
+    accel_queue_signal(qA, aDone, 1);
+    CHECK_OK(accel_queue_submit(qA));
+    CHECK_OK(accel_signal_set(go, 1));
+    CHECK_EQ_U64(accel_signal_value(aDone), 1);
+    CHECK_EQ_U64(accel_signal_value(bDone), 1);   /* before: failed with DEVICE_LOST as an orphan */
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);   /* before: the root made after the destroy stayed */
+    accel_device_destroy(devB);
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(nt_submit_runs_batch_inline);
+    RUN(nt_host_call_destroys_own_device_rest_of_batch_counts);
     RUN(nt_finish_of_a_queue_its_host_call_destroys);
     RUN(nt_finish_of_a_queue_whose_host_call_destroys_its_device);
     RUN(nt_finish_from_a_host_call_of_a_queue_that_destroys_itself);

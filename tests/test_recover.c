@@ -814,9 +814,7 @@ static void recover_and_say(void* p) {
     c->r = accel_device_recover(c->dev);
     accel_signal_set(c->returned, 1);
 }
-#endif
 static void held_release_case(accel_device* a, accel_device* b, accel_device* cpu, bool of_b) {
-#if TEST_HAVE_THREADS
     accel_queue* q = NULL;
     accel_signal *gate = NULL, *done = NULL;
     accel_buffer *x = NULL, *h1 = NULL, *h2 = NULL;
@@ -865,10 +863,8 @@ out:
     accel_signal_destroy(gate);
     accel_signal_destroy(done);
     accel_signal_destroy(call.returned);
-#else
-    (void)a; (void)b; (void)cpu; (void)of_b;
-#endif
 }
+#endif
 TEST(held_release_and_a_gpu_wait_at_the_recover) {
 #if !TEST_HAVE_THREADS
     SKIP("no threads in this build");
