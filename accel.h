@@ -451,8 +451,9 @@
    chain of kernels that each set the next device's signal nests a level of the stack per device, about
    70 devices deep in wasm-ld's default 64 KiB stack; link with -Wl,-z,stack-size=N for deeper ones).
    A host wait (timeout > 0) that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of
-   hanging; a poll returns ACCEL_TIMEOUT; accel_queue_finish likewise (also a finish, from inside a
-   kernel, of another queue of the kernel's device: its batch runs after the kernel's). Destroying a
+   hanging; a poll returns ACCEL_TIMEOUT; accel_queue_finish likewise (also a finish or a wait, from
+   inside a kernel, on work of another queue of the kernel's device: that batch runs only after the
+   kernel's, so the kernel cannot see it done). Destroying a
    queue whose batch is still parked drops it and fails the signals it would have signalled (reason
    ACCEL_ERROR_DEADLOCK). Destroying a device runs its queues' work first, dropping parked batches one
    at a time in the same way (with what each drop releases running), and only then releases any queue,
