@@ -225,10 +225,15 @@
    behind a GPU wait runs even when its signal fails meanwhile, and what it signals reads failed
    with the same reason.
    Releases that wait for the whole device (cuMemFree, cuMemFreeHost, cuModuleUnload; graph
-   destruction too) are held in a list while any GPU wait is pending on the CUDA device, from any accel
-   device on it (they share its primary context), and run when the last one's point is reached (or when
-   the last accel device on it is destroyed): each of them blocks while another stream sits in
-   cuStreamWaitValue64, holding a driver lock that stops other threads' enqueues meanwhile.
+   destruction too) are held in a list while any GPU wait is pending on ANY CUDA device of the process
+   (whether a release in one context waits for another context's streams is not known; pinned host
+   memory is every context's), and run when the last one's point is reached (or when the last accel
+   device of a CUDA device is destroyed, with nothing pending): each of them blocks while another stream
+   sits in cuStreamWaitValue64, holding a driver lock that stops other threads' enqueues meanwhile. So
+   in a pipeline that always has a GPU wait pending (a frame loop that submits frame n + 1, whose first
+   command waits for the host, before it opens frame n) the memory of buffers destroyed meanwhile comes
+   back only when the pipeline drains: destroy them after a point where no such wait is pending (a
+   finish), or keep and reuse them (accel_queue_alloc's pool reuses its memory without any release).
 
    ==== Recorded command lists ==================================================================
    accel_queue_record_end makes a CUDA graph of the list: kernel, memset and memcpy nodes (unified
@@ -4989,11 +4994,15 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
    the queue worker's backstop poll, 8 ACCEL_CUDA_POLL_MAX_NS apart at most). */
 typedef struct accel_i_cu_foreign { accel_signal* s; uint64_t value; } accel_i_cu_foreign;
 
-/* n foreign waits retired by a raise, which may run on the driver's host-function thread, where no
-   driver call may be made: the releases they held back run at the next release (accel_i_cu_release). */
+/* Set while one of accel's host functions (below) runs on the driver's host-function thread, where no
+   driver call may be made. */
+static ACCEL_I_THREAD_LOCAL bool accel_i_cu_in_host_fn;
+/* n foreign waits retired by a raise: the last wait pending in the process gone, the releases they held
+   back run here, unless the raise runs in a host function (then at the next release or retire). */
 static void accel_i_cu_waits_drop(accel_i_cu_device* dev, uint32_t n) {
     accel_i_mutex_lock(&accel_i_cu_g.release_lock);
     accel_i_cu_waits_count(dev->domain, -(int64_t)n);
+    if (accel_i_cu_g.waits_all == 0 && !accel_i_cu_in_host_fn) accel_i_cu_graves_run(dev);
     accel_i_mutex_unlock(&accel_i_cu_g.release_lock);
 }
 /* s reached v (or failed): its foreign waits are retired once v reaches the largest they wait for (a
@@ -5057,9 +5066,11 @@ static void ACCEL_I_CUDAAPI accel_i_cu_foreign_raise(void* user) {
     accel_i_cu_foreign* f = (accel_i_cu_foreign*)user;
     accel_signal* s = f->s;
     uint64_t v = f->value;
+    accel_i_cu_in_host_fn = true;
     accel_i_dev_free(s->obj.device, f, sizeof *f);
     accel_i_raise(s, v);
     accel_i_release(s);
+    accel_i_cu_in_host_fn = false;
 }
 /* The wait also ends once s's handle is destroyed (looked at every millisecond): that releases the
    stream, as the mirror's ACCEL_SIGNAL_MAX does in the memops mode (accel_i_cu_foreign_orphan). */
@@ -5072,7 +5083,9 @@ static void ACCEL_I_CUDAAPI accel_i_cu_foreign_hold(void* user) {
     accel_i_dev_free(s->obj.device, f, sizeof *f);
     while (accel_i_host_signal_wait(&s, &v, 1, true, ACCEL_I_CU_HOLD_LOOK_NS, &first) == ACCEL_TIMEOUT &&
            atomic_load(&s->obj.handle)) { }   /* reached, failed, or destroyed */
+    accel_i_cu_in_host_fn = true;   /* the release may free s (accel_i_cu_foreign_orphan) */
     accel_i_release(s);
+    accel_i_cu_in_host_fn = false;
 }
 /* Enqueues fn(s, value) on stream, holding a reference to s until it ran. */
 static accel_result accel_i_cu_foreign_call(void* stream, accel_signal* s, uint64_t value,
