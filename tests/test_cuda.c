@@ -1138,7 +1138,42 @@ static void test_foreign_wait_gpu_to_gpu(bool ring) {
     CHECK_OK(accel_signal_wait(a, 1, 10000000000ull));
     test_foreign_teardown(&c, dev, f);
 }
+/* A release that a foreign wait held back runs when the wait is retired (the set, on this thread), not
+   at the next release of something else: counted on the mock (mock_cuda_live_memory; SKIP elsewhere). */
+static void test_foreign_retire_runs_held_releases(bool ring) {
+    test_raw_stream c;
+    void* f;
+    accel_device* dev = test_foreign_setup(&c, ring, &f);
+    const char* path = getenv("ACCEL_CUDA_LIBRARY");
+    void* lib = path && path[0] ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    void* sym = lib ? dlsym(lib, "mock_cuda_live_memory") : NULL;
+    long long (*live)(void), before;
+    accel_signal* s;
+    accel_buffer* b;
+    if (!dev) SKIP("no CUDA device (or no cuGetProcAddress_v2) here");
+    if (!sym) { test_foreign_teardown(&c, dev, f); SKIP("not the mock driver: no count of its memory"); }
+    memcpy(&live, &sym, sizeof sym);
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    before = live();
+    REQUIRE_OK(test_buffer_create(dev, 4096, ACCEL_MEMORY_DEVICE, &b));
+    CHECK_OK(accel_cuda_stream_wait(f, s, 1));
+    accel_buffer_destroy(b);              /* held back: a GPU wait is pending */
+    CHECK(live() > before);
+    CHECK_OK(accel_signal_set(s, 1));     /* retires the wait: the release runs now */
+    CHECK_EQ_INT(c.StreamSynchronize(f), 0);
+    CHECK_EQ_U64((uint64_t)live(), (uint64_t)before);
+    accel_signal_destroy(s);
+    test_foreign_teardown(&c, dev, f);
+}
 #endif
+TEST(foreign_wait_retired_runs_the_releases_it_held) {
+#if TEST_CUDA_LOADER
+    test_foreign_retire_runs_held_releases(false);
+    test_foreign_retire_runs_held_releases(true);
+#else
+    SKIP("no dlopen of the driver in this build");
+#endif
+}
 TEST(foreign_stream_waits_for_a_host_set) {
 #if TEST_CUDA_LOADER
     test_foreign_wait_host_set(false);
@@ -1271,6 +1306,7 @@ int main(int argc, char** argv) {
     RUN(foreign_stream_signal_releases_an_accel_queue);
     RUN(failed_signal_releases_a_foreign_wait);
     RUN(foreign_stream_between_two_queues);
+    RUN(foreign_wait_retired_runs_the_releases_it_held);
     RUN(out_of_bounds_kernel_loses_the_device);
     return test_end();
 }
