@@ -418,9 +418,9 @@
    "<path without extension>.2<extension>" (.3, ...) instead and says so in an info line; a device
    created after the first one was destroyed writes the path anew. (Two ACCEL_STATIC copies of the
    implementation in one program do not see each other's paths: give their devices paths of their own.)
-   Off, tracing costs a branch per command and per host call. On, a command costs a clock reading and an append to its queue's buffer
-   (a signal command no reading: it is an instant at the end of the command before it), a host call two
-   readings and an append; a wait also reads where its signal was reached, for the flow. On a CPU
+   Off, tracing costs a branch per command and per host call. On, a command costs a clock reading and
+   an append to its queue's buffer (a signal command no reading: it is an instant at the end of the
+   command before it), a host call two readings and an append; a wait also reads where its signal was reached, for the flow. On a CPU
    queue a command's span is appended after the raise of the signal that follows it, so the waiter
    it releases does not wait for the trace. The cheapest CPU round trip (one-group exec + signal,
    submit, wait) takes about 0.3 us more traced (bench/cpu.c, figure 2t); a dispatch with work in it,
@@ -2016,6 +2016,8 @@ ACCEL_I_KIT void accel_i_device_init(accel_device* dev, const accel_backend* b, 
 ACCEL_I_KIT void accel_i_object_init(accel_i_object* o, accel_device* dev, accel_i_kind kind,
                                      const char* label);
 ACCEL_I_KIT void accel_i_object_undo(accel_i_object* o);    /* a create that fails after object_init */
+/* a device made (by fn) with debug = true in an ACCEL_NO_DEBUG build: one warning, the flag no effect */
+ACCEL_I_KIT void accel_i_debug_off(accel_device* dev, const char* fn);
 ACCEL_I_KIT void accel_i_objects_hold(accel_device* dev);   /* device_recover: the object list, whole */
 /* a recover's parts before and after the backend's device_recover (core: device generations), for a
    backend whose native device several accel devices share (CUDA: one primary context): begin returns
@@ -2355,6 +2357,14 @@ static void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal
 #endif
 
 /* ==== core: objects ==== */
+#if defined(ACCEL_NO_DEBUG)
+static void accel_i_debug_off(accel_device* dev, const char* fn) {
+    if (dev->debug)
+        accel_i_log(dev, ACCEL_LOG_WARN, "%s: built with ACCEL_NO_DEBUG; debug = true has no effect", fn);
+}
+#else
+static void accel_i_debug_off(accel_device* dev, const char* fn) { (void)dev; (void)fn; }
+#endif
 static void accel_i_device_init(accel_device* dev, const accel_backend* b, const accel_device_desc* d) {
     memset((void*)dev, 0, sizeof *dev);
     dev->backend = b;
@@ -2612,11 +2622,7 @@ ACCEL_API accel_result accel_device_create(const accel_device_desc* desc, accel_
     if (!d.backend) d.backend = accel_cpu_backend();
     if (accel_i_desc_allocator(&d, "accel_device_create") != ACCEL_OK) return ACCEL_ERROR_INVALID_ARGUMENT;
     r = d.backend->device_create(d.backend, &d, out);
-#if defined(ACCEL_NO_DEBUG)   /* once, for the device made (not for each backend create_any tries) */
-    if (r == ACCEL_OK && d.debug)
-        accel_i_log(*out, ACCEL_LOG_WARN,
-                    "accel_device_create: built with ACCEL_NO_DEBUG; debug = true has no effect");
-#endif
+    if (r == ACCEL_OK) accel_i_debug_off(*out, "accel_device_create");   /* once: not per backend tried */
     if (r == ACCEL_OK && (r = accel_i_trace_open(*out, &d)) != ACCEL_OK) {
         accel_device_destroy(*out);
         *out = NULL;
@@ -2732,8 +2738,8 @@ ACCEL_API void accel_device_destroy(accel_device* dev) {
        if a host call destroys it meanwhile) */
     for (accel_i_object* prev = NULL;; prev = o) {
         accel_i_spin_lock(&dev->objects_lock);
-        for (o = prev ? prev->next : dev->objects; o && (o->kind != ACCEL_I_QUEUE || !atomic_load(&o->handle));)
-            o = o->next;
+        o = prev ? prev->next : dev->objects;
+        while (o && (o->kind != ACCEL_I_QUEUE || !atomic_load(&o->handle))) o = o->next;
         if (o) accel_i_retain(o);
         accel_i_spin_unlock(&dev->objects_lock);
         if (prev) accel_i_release(prev);
@@ -7649,12 +7655,16 @@ static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64
 /* Waits run parked work already (accel_i_cpu_ready): nothing to help. A wait inside a host call (the
    device's loop runs it) first runs the queues that became ready meanwhile (see accel_i_cpu_drain). */
 static void accel_i_cpu_drain(accel_i_cpu_device* dev);
+/* Inside a kernel of dev (its one lane taken)? Then none of dev's queues may run here: an exec would wait
+   for ever for the lane that kernel holds. */
+static bool accel_i_cpu_in_kernel(accel_i_cpu_device* dev) {
+    return atomic_load_explicit(&dev->lanes[0].taken, memory_order_relaxed) != 0;
+}
 static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                             uint64_t timeout_ns, uint32_t* first) {
     for (uint32_t i = 0; i < n; i++) {
         accel_i_cpu_device* dev = accel_i_is_cpu_signal(s[i]) ? accel_i_cpu_dev(s[i]->obj.device) : NULL;
-        /* not inside a kernel: a queue's exec would wait for ever for the lane that kernel holds */
-        if (dev && !atomic_load_explicit(&dev->lanes[0].taken, memory_order_relaxed)) accel_i_cpu_drain(dev);
+        if (dev && !accel_i_cpu_in_kernel(dev)) accel_i_cpu_drain(dev);
     }
     return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
 }
@@ -7768,7 +7778,7 @@ static void accel_i_cpu_unpark(accel_i_event* ev) {
    holds; q stays on the ready list (the finish reports DEADLOCK; the loop runs q after the kernel). */
 static void accel_i_cpu_settle(accel_i_cpu_queue* q) {
     accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
-    if (!q->ready || atomic_load_explicit(&dev->lanes[0].taken, memory_order_relaxed)) return;
+    if (!q->ready || accel_i_cpu_in_kernel(dev)) return;
     accel_i_cpu_pump(q);   /* the loop pumps it again later: a no-op */
 }
 /* Takes q off its device's ready list (it is being destroyed). */
@@ -7795,7 +7805,7 @@ static void accel_i_cpu_device_settle(accel_device* base) {
     accel_i_cpu_device* dev = accel_i_cpu_dev(base);
     accel_i_object* o;
     if (base->backend != accel_cpu_backend()) return;
-    if (atomic_load_explicit(&dev->lanes[0].taken, memory_order_relaxed)) return;
+    if (accel_i_cpu_in_kernel(dev)) return;
     accel_i_cpu_run_ready(dev);
     for (;;) {
         accel_i_cpu_queue* q;

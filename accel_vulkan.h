@@ -139,8 +139,8 @@
    and loading it again made NVIDIA's driver stop loading after some dozens of cycles). With
    `debug = true` (not in an ACCEL_NO_DEBUG build) or ACCEL_VULKAN_VALIDATION=1 the validation layer is
    enabled when it is installed; VK_EXT_debug_utils messages go to the device's logger, validation ones
-   prefixed with "[vulkan-validation]" (errors at ACCEL_LOG_ERROR, warnings at ACCEL_LOG_WARN). Layers enabled from the
-   environment (VK_INSTANCE_LAYERS) report the same way.
+   prefixed with "[vulkan-validation]" (errors at ACCEL_LOG_ERROR, warnings at ACCEL_LOG_WARN). Layers
+   enabled from the environment (VK_INSTANCE_LAYERS) report the same way.
    accel_vulkan_device_adopt builds a device on an engine's own VkInstance / VkDevice / VkQueue.
 
    ==== Memory ==================================================================================
@@ -5174,11 +5174,7 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
     if (r == ACCEL_OK && vk->queue_index != 0)
         dev->vk.GetDeviceQueue(dev->device, vk->queue_family, vk->queue_index, &dev->hwq[0].queue);
     if (r != ACCEL_OK) { accel_i_vk_device_free(dev); return r; }
-#if defined(ACCEL_NO_DEBUG)   /* as accel_device_create says it */
-    if (d.debug)
-        accel_i_log(&dev->base, ACCEL_LOG_WARN,
-                    "accel_vulkan_device_adopt: built with ACCEL_NO_DEBUG; debug = true has no effect");
-#endif
+    accel_i_debug_off(&dev->base, "accel_vulkan_device_adopt");
     *out = &dev->base;
     return ACCEL_OK;
 }
