@@ -1641,19 +1641,23 @@ static void accel_i_cu_release_now(accel_i_cu_release_kind kind, void* handle, a
 }
 /* Runs the held releases (release_lock held; no GPU wait pending in the process), each with its
    context current; then dev's context is current again (dev NULL: the last grave's stays). */
+/* Runs one grave, unlinked by the caller, with its context current (*cur: the one current now). */
+static void accel_i_cu_grave_run(accel_i_cu_grave* g, accel_cu_context* cur) {
+    if (g->ctx != *cur) accel_i_cu.CtxSetCurrent(*cur = g->ctx);
+    accel_i_cu_current = *cur;   /* the thread's cache (cuda: the current context on the enqueue path) */
+    accel_i_cu_entered = true;
+    accel_i_cu_release_now(g->kind, g->handle, g->dptr);
+    if (g->retained) accel_i_cu.DevicePrimaryCtxRelease(g->cudev);
+    accel_i_default_free(g, sizeof *g, NULL);
+}
 static void accel_i_cu_graves_run(accel_i_cu_device* dev) {
     accel_cu_context cur = NULL;
     if (!accel_i_cu_g.graves) return;
     while (accel_i_cu_g.graves) {
         accel_i_cu_grave* g = accel_i_cu_g.graves;
         accel_i_cu_g.graves = g->next;
-        if (g->ctx != cur) accel_i_cu.CtxSetCurrent(cur = g->ctx);
-        accel_i_cu_release_now(g->kind, g->handle, g->dptr);
-        if (g->retained) accel_i_cu.DevicePrimaryCtxRelease(g->cudev);
-        accel_i_default_free(g, sizeof *g, NULL);
+        accel_i_cu_grave_run(g, &cur);
     }
-    accel_i_cu_current = cur;   /* the thread's cache (cuda: the current context on the enqueue path) */
-    accel_i_cu_entered = true;
     if (dev && cur != dev->ctx) accel_i_cu_enter(dev);
 }
 /* Adds n (< 0: takes away, no more than it holds) to dom's share of the waits pending (release_lock). */
@@ -1724,10 +1728,7 @@ static void accel_i_cu_graves_keep(accel_cu_device cudev) {
             continue;
         }
         *p = g->next;   /* may wait for the pending GPU waits */
-        accel_i_cu.CtxSetCurrent(g->ctx);
-        accel_i_cu_current = g->ctx;
-        accel_i_cu_release_now(g->kind, g->handle, g->dptr);
-        accel_i_default_free(g, sizeof *g, NULL);
+        accel_i_cu_grave_run(g, &ctx);
     }
 }
 /* Leaves the domain (the device's queues are gone); the last device out takes out its count (none of
