@@ -3066,9 +3066,13 @@ static VkCommandBuffer accel_i_vk_cb_take(accel_i_vk_queue* q) {
     ai.commandPool = q->pool;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
+    VkCommandBuffer surplus[8];
+    uint32_t ns = 0;
     accel_i_spin_lock(&q->list_lock);
+    while (q->free_cb_count > 16u && ns < 8u) surplus[ns++] = q->free_cbs[--q->free_cb_count];
     if (q->free_cb_count) cb = q->free_cbs[--q->free_cb_count];
     accel_i_spin_unlock(&q->list_lock);
+    if (ns) dev->vk.FreeCommandBuffers(dev->device, q->pool, ns, surplus);   /* the burst's, here */
     if (cb) return cb;
     vr = dev->vk.AllocateCommandBuffers(dev->device, &ai, &cb);
     if (vr != VK_SUCCESS) {
@@ -3077,18 +3081,37 @@ static VkCommandBuffer accel_i_vk_cb_take(accel_i_vk_queue* q) {
     }
     return cb;
 }
-/* Keeps a command buffer for reuse, up to the room set aside at queue creation (16); frees the rest,
-   so that a burst of segments does not keep its command buffers for the life of the queue. */
+/* Gives a command buffer back for reuse. It never frees one: the pool is the walking thread's, which
+   records into it meanwhile (a free from the retiring thread raced that: the validation layer's
+   UNASSIGNED-Threading-MultipleThreads, vkFreeCommandBuffers against vkBeginCommandBuffer). The list
+   grows past the 16 set aside at queue creation in a burst; the walking thread frees what is over 16
+   when it takes the next one (accel_i_vk_cb_take). Out of host memory to grow: freed here, as before. */
 static void accel_i_vk_cb_give(accel_i_vk_queue* q, VkCommandBuffer cb) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
-    bool kept = false;
-    accel_i_spin_lock(&q->list_lock);
-    if ((q->free_cb_count + 1) * sizeof cb <= q->free_cbs_bytes) {
-        q->free_cbs[q->free_cb_count++] = cb;
-        kept = true;
+    for (;;) {
+        size_t have;
+        void* grown;
+        bool swapped = false;
+        accel_i_spin_lock(&q->list_lock);
+        if ((q->free_cb_count + 1) * sizeof cb <= q->free_cbs_bytes) {
+            q->free_cbs[q->free_cb_count++] = cb;
+            accel_i_spin_unlock(&q->list_lock);
+            return;
+        }
+        have = q->free_cbs_bytes;
+        accel_i_spin_unlock(&q->list_lock);
+        if ((grown = accel_i_dev_alloc(&dev->base, 2 * have)) == NULL) break;
+        accel_i_spin_lock(&q->list_lock);
+        if (q->free_cbs_bytes == have) {   /* else another thread grew it meanwhile: try again */
+            memcpy(grown, q->free_cbs, q->free_cb_count * sizeof cb);
+            { void* old = q->free_cbs; q->free_cbs = (VkCommandBuffer*)grown; grown = old; }
+            q->free_cbs_bytes = 2 * have;
+            swapped = true;
+        }
+        accel_i_spin_unlock(&q->list_lock);
+        accel_i_dev_free(&dev->base, grown, swapped ? have : 2 * have);   /* the old array, or ours */
     }
-    accel_i_spin_unlock(&q->list_lock);
-    if (!kept) dev->vk.FreeCommandBuffers(dev->device, q->pool, 1, &cb);
+    dev->vk.FreeCommandBuffers(dev->device, q->pool, 1, &cb);
 }
 /* Releases the native objects an entry holds (its GPU work is complete, or the device is gone, or it
    was never submitted), clears it and returns its batches (linked through next), which the caller
