@@ -19,12 +19,21 @@
    tests/mock_cuda.c emulates the same answers (CI checks that this program reads 5 on it), so that the
    suite on the mock hangs where accel would hang on a GPU.
    The last line is "cuda_blocking: N calls block".
+
+   --contexts asks the question accel_cuda.h's process-wide release rule leaves open (cuda: releases):
+   does a release in one context wait for a stream of ANOTHER context that sits in a GPU wait? The
+   other context is the second GPU's primary context where the machine has two, else a context of its
+   own on the same GPU (cuCtxCreate). It also asks whether a stream of the other context waits on a
+   pinned, portable word of this one and is released by a host write (what waits between two GPUs,
+   DESIGN.md 7.2, would rest on). The last line is then "cuda_blocking: across contexts: N calls block"
+   (the mock, with MOCK_CUDA_DEVICES=2, waits for every stream: 3).
 */
 #define _GNU_SOURCE 1
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
 #define ACCEL_CUDA_IMPLEMENTATION
 #include "accel_cuda.h"
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -61,25 +70,44 @@ static void* cb_thread(void* arg) {
     cb_done = 1;
     return NULL;
 }
-/* Runs op on a thread while cb.waiting sits in a GPU wait; true when op had not returned after 1 s. */
-static bool cb_blocks(cb_op op) {
+/* The stream parked in the GPU wait, its context and its word (cb_blocks: cb.waiting on cb.word). */
+typedef struct cb_park {
+    accel_cu_context ctx;
+    accel_cu_stream stream;
+    volatile uint64_t* word;
+    accel_cu_deviceptr dptr;
+} cb_park;
+/* Runs op on a thread (cb.ctx current) while pk's stream sits in a GPU wait; true when op had not
+   returned after 1 s. */
+static bool cb_blocks_behind(const cb_park* pk, cb_op op) {
     pthread_t t;
     uint64_t t0;
-    *cb.word = 0;
+    accel_cu_result cr;
+    *pk->word = 0;
     __sync_synchronize();
-    if (accel_i_cu.StreamWaitValue64(cb.waiting, cb.word_dptr, 1, ACCEL_CU_STREAM_WAIT_VALUE_GEQ) != ACCEL_CU_SUCCESS) return false;
+    accel_i_cu.CtxSetCurrent(pk->ctx);
+    cr = accel_i_cu.StreamWaitValue64(pk->stream, pk->dptr, 1, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
+    accel_i_cu.CtxSetCurrent(cb.ctx);
+    if (cr != ACCEL_CU_SUCCESS) return false;
     cb_done = 0;
     cb_current = op;
     if (pthread_create(&t, NULL, cb_thread, NULL) != 0) { *cb.word = 1; return false; }
     t0 = accel_i_now_ns();
     while (!cb_done && accel_i_now_ns() - t0 < 1000000000u) usleep(1000);
     bool blocked = !cb_done;
-    *cb.word = 1;
+    *pk->word = 1;
     __sync_synchronize();
     pthread_join(t, NULL);
+    accel_i_cu.CtxSetCurrent(pk->ctx);
+    accel_i_cu.StreamSynchronize(pk->stream);
+    accel_i_cu.CtxSetCurrent(cb.ctx);
     accel_i_cu.StreamSynchronize(cb.waiting);
     accel_i_cu.StreamSynchronize(cb.other);
     return blocked;
+}
+static bool cb_blocks(cb_op op) {
+    cb_park pk = { cb.ctx, cb.waiting, cb.word, cb.word_dptr };
+    return cb_blocks_behind(&pk, op);
 }
 
 static void op_mem_alloc(void) { accel_cu_deviceptr p; if (accel_i_cu.MemAlloc(&p, 1 << 20) == ACCEL_CU_SUCCESS) cb.spare_dbuf = p; }
@@ -156,7 +184,111 @@ static bool cb_setup(void) {
     return cr == ACCEL_CU_SUCCESS;
 }
 
-int main(void) {
+/* ==== --contexts: the calls of this context behind a wait in another ==== */
+typedef int (*cb_ctx_create_fn)(accel_cu_context* ctx, unsigned int flags, accel_cu_device dev);
+typedef int (*cb_ctx_destroy_fn)(accel_cu_context ctx);
+static void* cb_lib;   /* the driver again, for what accel does not load (cuCtxCreate, cuCtxDestroy) */
+static void* cb_sym(const char* name) {
+    const char* path = getenv("ACCEL_CUDA_LIBRARY");
+    if (!cb_lib) cb_lib = dlopen(path && path[0] ? path : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    return cb_lib ? dlsym(cb_lib, name) : NULL;
+}
+/* The other context: the second GPU's (an accel device of its own, *dev2), else one of its own on the
+   same GPU (*made, by cuCtxCreate); NULL when neither can be had. cb.ctx is current again after. */
+static accel_cu_context cb_other_context(accel_device** dev2, bool* made) {
+    int n = 0;
+    accel_cu_context c = NULL;
+    accel_cu_device d0;
+    cb_ctx_create_fn create;
+    if (accel_i_cu.DeviceGetCount(&n) == ACCEL_CU_SUCCESS && n >= 2 &&
+        accel_device_create(&(accel_device_desc){ .backend = accel_cuda_backend(), .device_index = 1 }, dev2) ==
+            ACCEL_OK) {
+        c = (accel_cu_context)accel_cuda_device_context(*dev2);
+    } else {
+        *(void**)&create = cb_sym("cuCtxCreate_v2");
+        if (create && accel_i_cu.DeviceGet(&d0, 0) == ACCEL_CU_SUCCESS && create(&c, 0, d0) == 0) *made = true;
+        else c = NULL;
+    }
+    accel_i_cu.CtxSetCurrent(cb.ctx);
+    return c;
+}
+/* Does a stream of pk's context, waiting on cb.word (this context's pinned, portable word) at cross,
+   pass once the host writes it? */
+static const char* cb_cross_word(const cb_park* pk, accel_cu_deviceptr cross, bool* stuck) {
+    accel_cu_result cr;
+    uint64_t t0;
+    *cb.word = 0;
+    __sync_synchronize();
+    accel_i_cu.CtxSetCurrent(pk->ctx);
+    cr = accel_i_cu.StreamWaitValue64(pk->stream, cross, 1, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
+    if (cr == ACCEL_CU_SUCCESS) {
+        usleep(10000);
+        *cb.word = 1;
+        __sync_synchronize();
+        t0 = accel_i_now_ns();
+        while ((cr = accel_i_cu.StreamQuery(pk->stream)) == ACCEL_CU_ERROR_NOT_READY &&
+               accel_i_now_ns() - t0 < 1000000000u)
+            usleep(1000);
+    }
+    accel_i_cu.CtxSetCurrent(cb.ctx);
+    *stuck = cr == ACCEL_CU_ERROR_NOT_READY;
+    return cr == ACCEL_CU_SUCCESS ? "released by a host write" : *stuck ? "NOT released in 1 s" : "refused";
+}
+static int cb_contexts(void) {
+    static const struct { const char* name; cb_op op; } calls[] = {
+        { "cuMemFree", op_mem_free }, { "cuMemFreeHost", op_host_free }, { "cuModuleUnload", op_module_unload },
+        { "cuMemAlloc (1 MiB)", op_mem_alloc }, { "cuMemHostAlloc (1 MiB)", op_host_alloc },
+        { "cuModuleLoadDataEx (PTX)", op_module_load },
+    };
+    accel_device* dev2 = NULL;
+    bool made = false, stuck = false;
+    void* word = NULL;
+    accel_cu_deviceptr cross = 0;
+    accel_cu_result cr = ACCEL_CU_SUCCESS;
+    cb_park pk;
+    int blocking = 0;
+    memset(&pk, 0, sizeof pk);
+    if ((pk.ctx = cb_other_context(&dev2, &made)) == NULL) {
+        printf("cuda_blocking: one GPU and no cuCtxCreate: no second context to probe\n");
+        return 0;
+    }
+    accel_i_cu.CtxSetCurrent(pk.ctx);
+    cr |= accel_i_cu.StreamCreate(&pk.stream, ACCEL_CU_STREAM_NON_BLOCKING);
+    cr |= accel_i_cu.MemHostAlloc(&word, 64, ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP);
+    if (cr == ACCEL_CU_SUCCESS) cr |= accel_i_cu.MemHostGetDevicePointer(&pk.dptr, word, 0);
+    if (cr == ACCEL_CU_SUCCESS) cr |= accel_i_cu.MemHostGetDevicePointer(&cross, (void*)cb.word, 0);
+    accel_i_cu.CtxSetCurrent(cb.ctx);
+    if (cr != ACCEL_CU_SUCCESS) {
+        printf("cuda_blocking: the other context's stream and word could not be made: nothing to probe\n");
+        return 1;
+    }
+    pk.word = (volatile uint64_t*)word;
+    printf("the other context: %s\n", made ? "cuCtxCreate on the same GPU" : "the second GPU's primary context");
+    printf("%-48s | %s\n", "call (in this context)", "a wait in the other context");
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        bool b;
+        cb_refill();
+        b = cb_blocks_behind(&pk, calls[i].op);
+        blocking += b;
+        printf("%-48s | %s\n", calls[i].name, b ? "BLOCKS" : "returns");
+        fflush(stdout);
+    }
+    printf("%-48s | %s\n", "its stream waits on this context's pinned word", cb_cross_word(&pk, cross, &stuck));
+    if (!stuck) {   /* else the stream may never leave its wait: the process ends with it */
+        cb_ctx_destroy_fn destroy;
+        accel_i_cu.CtxSetCurrent(pk.ctx);
+        accel_i_cu.StreamDestroy(pk.stream);
+        accel_i_cu.MemFreeHost(word);
+        accel_i_cu.CtxSetCurrent(cb.ctx);
+        *(void**)&destroy = made ? cb_sym("cuCtxDestroy_v2") : NULL;
+        if (destroy) destroy(pk.ctx);
+        if (dev2) accel_device_destroy(dev2);
+    }
+    printf("cuda_blocking: across contexts: %d calls block\n", blocking);
+    return stuck;
+}
+
+int main(int argc, char** argv) {
     static const struct { const char* name; cb_op op; bool on_stream; } calls[] = {
         { "cuMemAlloc (1 MiB)", op_mem_alloc, false }, { "cuMemFree", op_mem_free, false },
         { "cuMemHostAlloc (1 MiB)", op_host_alloc, false }, { "cuMemFreeHost", op_host_free, false },
@@ -181,6 +313,11 @@ int main(void) {
         printf("cuda_blocking: no 64-bit stream memory operations, or the setup failed: nothing to probe\n");
         accel_device_destroy(dev);
         return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--contexts") == 0) {
+        int r = cb_contexts();
+        if (r == 0) accel_device_destroy(dev);
+        return r;
     }
     printf("%-48s | %-26s | %s\n", "call", "a wait on another stream", "a wait on its own stream");
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {

@@ -17,7 +17,9 @@
 #      the recover then returns ACCEL_ERROR_DEVICE_LOST and says so, the test skips with that reason
 #      after checking it, the example says the device stayed lost; both count as ok, and say so
 #   3b. blocking: bench/cuda_blocking.c, which driver calls block the host while a stream waits on the
-#      GPU (what accel's "cuda: releases" and host-to-host copy kernel rest on; a table, for the note)
+#      GPU (what accel's "cuda: releases" and host-to-host copy kernel rest on; a table, for the note);
+#      then --contexts: the releases behind a wait in another context (the second GPU's, or a context of
+#      its own on the same GPU), and whether that context's stream waits on this one's pinned word
 #   4. compute-sanitizer (memcheck, racecheck, synccheck; SANITIZER_TOOLS picks, SANITIZER_TIMEOUT limits
 #      each program, default 1800 s) over the suite, when installed
 #   5. the examples with the `cuda` argument (examples/native.c: its GEMMs by cuBLAS where libcublas loads)
@@ -165,6 +167,8 @@ else bad "failure cuda (recovery)"; fi
 want blocking && {
 echo "==== cuda_blocking (which driver calls block while a stream waits on the GPU)"
 if timeout -k 10 120 build/cuda_blocking; then ok "cuda_blocking"; else bad "cuda_blocking (exit $?)"; fi
+echo "==== cuda_blocking --contexts (the same behind a wait in another context; a portable word across them)"
+if timeout -k 10 60 build/cuda_blocking --contexts; then ok "cuda_blocking --contexts"; else bad "cuda_blocking --contexts (exit $?)"; fi
 }
 
 sanitizer=$(command -v compute-sanitizer || echo "$cuda_home/bin/compute-sanitizer")
