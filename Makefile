@@ -544,6 +544,12 @@ $(EXAMPLE_BINS): $(BUILD)/%: examples/%.c $(wildcard accel*.h) $(wildcard exampl
 
 examples: $(EXAMPLE_BINS)
 
+# Open MPI (see mpi_halo below), defined before `run:`: a rule's prerequisites expand where it is read
+MPICC  ?= mpicc
+MPIRUN ?= mpirun
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && command -v $(MPIRUN) >/dev/null 2>&1 && echo 1)
+MPI_ROOT := $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
+
 run: examples $(if $(HAVE_MPI),$(BUILD)/mpi_halo)
 	@set -e; for e in $(EXAMPLES); do \
 	  echo "==== $(BUILD)/$$e cpu"; \
@@ -631,10 +637,6 @@ gpu-check-list:
 # on 2 ranks, `make test` on 2 and 4 ranks, with and without a failure (tests/check_mpi.sh), and
 # `make bench-mpi` (bench/mpi.sh) times it against plain MPI + OpenMP (bench/mpi_omp.c). nccl_allreduce
 # (CUDA: NCCL and cuBLAS loaded at run time) runs in `make gpu-check`; elsewhere it says why and exits 0.
-MPICC  ?= mpicc
-MPIRUN ?= mpirun
-HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && command -v $(MPIRUN) >/dev/null 2>&1 && echo 1)
-MPI_ROOT := $(if $(filter 0,$(shell id -u)),--allow-run-as-root)
 $(BUILD)/mpi_halo: examples/mpi_halo.c accel.h Makefile
 	@mkdir -p $(@D)
 	$(MPICC) -std=gnu11 -O2 -Wall -Wextra -I. -o $@ $< $(LIBS)

@@ -19,7 +19,7 @@
    tokens must equal each other and the host's own computation. It prints steps/s of both, both ways.
 
    Build and run (from the repository root):
-     gcc -std=c11 -O2 -I. examples/replay.c -o build/replay -lpthread -lm && ./build/replay [cpu|vulkan|cuda|any]
+     mkdir -p build && cc -std=c11 -O2 -I. examples/replay.c -o build/replay -lpthread -lm && ./build/replay [cpu|vulkan|cuda|any]
 
    The kernels: decode_*_cpu below, examples/kernels/decode_*.comp (GLSL), decode_cuda below (CUDA C). */
 #define ACCEL_IMPLEMENTATION

@@ -25,6 +25,7 @@ for src in examples/*.c; do
         continue
     fi
     echo "\$ $line cpu"
+    rm -rf "$out/build"   # each line in a fresh copy: no build/ an earlier line made
     (cd "$out" && bash -c "$line cpu" > "$out/$(basename "$src" .c).out" 2>&1) ||
         { cat "$out/$(basename "$src" .c).out"; echo "$src: the build line failed in a fresh copy"; exit 1; }
     tail -n 1 "$out/$(basename "$src" .c).out"
