@@ -368,6 +368,7 @@ CHECKS = \
   $(if $(HAVE_EMCC),--cmd emscripten-example-by-the-readme '$(EMCC_ENV) $(EMCC) -std=gnu11 -O2 -I. examples/saxpy.c -o $(CHK)/saxpy_em.js -sALLOW_MEMORY_GROWTH=1 && $(EM_RUN) $(CHK)/saxpy_em.js | grep "OK$$"',--skip emscripten-example-by-the-readme '$(EMCC) not found') \
   --cmd deps-script 'printf "make\naccel-no-such-package\n" > $(CHK)/packages.test && { env -u ACCEL_NO_INSTALL ACCEL_DEPS_PACKAGES=$(CHK)/packages.test ACCEL_DEPS_AS_USER=1 .ci/deps.sh --ensure > $(CHK)/deps.out; test $$? = 1; } && grep -qx "sudo apt-get install -y --no-install-recommends accel-no-such-package" $(CHK)/deps.out && .ci/deps.sh --list | grep -qx cmake' \
   --cmd readme-apt-line-is-.ci/packages 'tests/check_readme.sh' \
+  --cmd make-run-builds-mpi-halo-from-scratch '[ -z "$(HAVE_MPI)" ] || $(MAKE) --no-print-directory -n run BUILD=$(CHK)/fresh-run | grep -q "$(MPICC) .*mpi_halo"' \
   --cmd make-help '$(MAKE) --no-print-directory help | grep -q "make run-wasm"' \
   $(if $(HAVE_EMCC),--cmd emscripten-no-pthreads-impl '$(EMCC_ENV) $(EMCC) -std=c11 -c $(WARN) -I. $(CHK)/impl.c -o $(CHK)/scratch.o',--skip emscripten-no-pthreads-impl '$(EMCC) not found') \
   $(if $(TOOLS_WHY_NOT),--skip tools-of-.ci/packages '$(TOOLS_WHY_NOT)',--cmd tools-of-.ci/packages 'SPIRVVAL=$(SPIRVVAL) VALGRIND=$(VALGRIND) CLANG=$(CLANG) SCRATCH=$(CHK) tests/check_tools.sh $(TOOL_VARS)') \
