@@ -17,9 +17,11 @@
 #   make bench-mpi   bench/mpi.sh: examples/mpi_halo.c on 2 MPI ranks vs plain MPI + OpenMP (needs mpicc)
 #   make test-vulkan the suite on the Vulkan backend only (validation layer on, then sync validation)
 #   make run-vulkan  the examples on the Vulkan backend (built with -DACCEL_EXAMPLE_HAVE_VULKAN)
+#   make examples / examples-vulkan  build the examples only (build/NAME; build/vulkan/NAME)
 #   make bench-vulkan  bench/vulkan.c: accel vs raw Vulkan on the same device (BENCH_ARGS=--quick)
 #   make bench-devices bench/devices.c: peer copies between devices, direct and staged (BENCH_ARGS=--quick)
 #   make bench-shared-waits bench/shared_waits.c: waits across two devices of one GPU through a shared semaphore
+#   make bench-device-waits bench/device_waits.c: a CUDA queue's wait on a CPU signal, on the GPU vs gated
 #   make bench-cuda  build and run bench/cuda.c (the CUDA backend next to raw driver calls; needs a GPU,
 #                    prints why and exits 0 without one)
 #   make cuda-blocking  bench/cuda_blocking.c: which driver calls block while a stream waits on the GPU

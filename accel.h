@@ -364,7 +364,8 @@
    of memory is ACCEL_ERROR_OUT_OF_MEMORY with nothing leaked. Log lines and hang reports name objects by
    address and label: buffers take `.label` in their desc, programs their `.name`, queues and signals
    accel_queue_set_label / accel_signal_set_label (copied); an object without a label shows its address
-   and its kind ('signal', 'compute queue', ...). accel_device_create_any logs an unavailable backend as
+   and its kind ('signal', 'compute queue', ...), except a buffer in an offset or size error, which shows
+   its label where it has one and its size. accel_device_create_any logs an unavailable backend as
    a warning (the backend's reason) and an info line, never as an error: falling back is normal.
 
    ==== Device generations ======================================================================
@@ -420,11 +421,11 @@
    implementation in one program do not see each other's paths: give their devices paths of their own.)
    Off, tracing costs a branch per command and per host call. On, a command costs a clock reading and
    an append to its queue's buffer (a signal command no reading: it is an instant at the end of the
-   command before it), a host call two readings and an append; a wait also reads where its signal was reached, for the flow. On a CPU
-   queue a command's span is appended after the raise of the signal that follows it, so the waiter
-   it releases does not wait for the trace. The cheapest CPU round trip (one-group exec + signal,
-   submit, wait) takes about 0.3 us more traced (bench/cpu.c, figure 2t); a dispatch with work in it,
-   or a GPU round trip, hides the cost in its noise.
+   command before it), a host call two readings and an append; a wait also reads where its signal was
+   reached, for the flow. On a CPU queue a command's span is appended after the raise of the signal
+   that follows it, so the waiter it releases does not wait for the trace. The cheapest CPU round trip
+   (one-group exec + signal, submit, wait) takes about 0.3 us more traced (bench/cpu.c, figure 2t); a
+   dispatch with work in it, or a GPU round trip, hides the cost in its noise.
    GPU backends: device times (Vulkan timestamp queries, CUDA events) are converted to this clock by
    the host once the work completed, and written (timestamps) or recorded (the trace's spans) before
    any signal after them is raised; a command of the same queue right after a timestamp may run before
@@ -557,7 +558,7 @@ typedef struct accel_device_desc {
     const accel_backend* backend;   /* NULL: the CPU backend */
     uint32_t device_index;          /* which device of that backend */
     uint32_t cpu_threads;           /* CPU backend: worker lanes, 0 = one per CPU the process may use
-                                       (its affinity mask; 1 without threads) */
+                                       (its affinity mask; 1 without threads); above 4096: INVALID_ARGUMENT */
     accel_allocator allocator;      /* zero: malloc/free. Host-side allocations only */
     accel_logger logger;            /* zero: errors and warnings to stderr */
     bool debug;                     /* extra checks (Vulkan: the validation layer), hang diagnostics,
@@ -5310,8 +5311,8 @@ ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
             const accel_i_cmd* c = &l->list->cmds[k];
             if (c->kind == ACCEL_I_CMD_COPY &&
                 (accel_i_stale(&c->u.copy.dst->obj) || accel_i_stale(&c->u.copy.src->obj)))
-                return accel_i_fail(l->obj.device, ACCEL_ERROR_DEVICE_LOST, "accel_queue_replay: a buffer the "
-                                    "list copies is stale (its device was recovered since)");
+                return accel_i_fail(l->obj.device, ACCEL_ERROR_DEVICE_LOST, "accel_queue_replay: a buffer "
+                                    "the list copies is stale (its device was recovered since)");
         }
     }
     return ACCEL_OK;
@@ -5556,7 +5557,7 @@ static uint64_t accel_i_peer_staged_cmd(accel_queue* q, const accel_i_cmd* c) {
 
 ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, accel_peer_info* out) {
     bool same;
-    if (!a || !b || !out) return accel_i_invalid(a ? a : b, "accel_device_peer_info", "a NULL argument");
+    if (!a || !b || !out) return accel_i_invalid(a ? a : b, "accel_device_peer_info", "a, b or out is NULL");
     if (accel_i_lost(a) || accel_i_lost(b)) return ACCEL_ERROR_DEVICE_LOST;
     same = a == b || (a->backend == b->backend && accel_i_host_memory(a));
     out->copy = true;
@@ -6733,7 +6734,8 @@ static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job*
    keeps it over a run of such execs and gives it back before anything else (accel_i_cpu_run_batch),
    one exchange for the run instead of one an exec. */
 #define ACCEL_I_CPU_NO_LANE UINT32_MAX
-static void accel_i_cpu_run_one(accel_i_cpu_device* dev, accel_i_cpu_job* job, uint32_t hint, uint32_t* held) {
+static void accel_i_cpu_run_one(accel_i_cpu_device* dev, accel_i_cpu_job* job, uint32_t hint,
+                                uint32_t* held) {
     if (*held == ACCEL_I_CPU_NO_LANE) *held = accel_i_cpu_lane_take(dev, hint);
     job->tmpl.worker = *held;
     job->fn(&job->tmpl);

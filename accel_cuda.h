@@ -4957,7 +4957,7 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
                                               accel_buffer** out) {
     accel_i_cu_buffer* buf;
     if (out) *out = NULL;
-    if (!d || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!d || !out) return accel_i_invalid(d, "accel_cuda_buffer_wrap", !d ? "d is NULL" : "out is NULL");
     if (!accel_i_cu_is(d))
         return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
                             "accel_cuda_buffer_wrap: device %p%s%s%s is not a CUDA device",
@@ -5232,11 +5232,10 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
                                               accel_buffer** out) {
     (void)device_pointer; (void)size;
     if (out) *out = NULL;
-    if (d)
-        accel_i_log(d, ACCEL_LOG_ERROR,
-                    "accel_cuda_buffer_wrap: device %p%s%s%s is not a CUDA device "
-                    "(this build has no CUDA backend)", ACCEL_I_DEVICE_LABEL(d));
-    return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!d) return accel_i_invalid(NULL, "accel_cuda_buffer_wrap", "d is NULL");
+    return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
+                        "accel_cuda_buffer_wrap: device %p%s%s%s is not a CUDA device "
+                        "(this build has no CUDA backend)", ACCEL_I_DEVICE_LABEL(d));
 }
 static accel_result accel_i_cu_no_stream(const char* fn, const accel_signal* s) {
     accel_i_log_to(s ? &s->obj.device->logger : NULL, ACCEL_LOG_ERROR,

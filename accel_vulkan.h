@@ -614,11 +614,10 @@ ACCEL_API accel_vk_semaphore accel_vulkan_signal_semaphore(accel_signal* s) {
     return VK_NULL_HANDLE;
 }
 static accel_result accel_i_vk_stub_wrap(accel_device* d, const char* fn) {
-    if (d)
-        accel_i_log(d, ACCEL_LOG_ERROR,
-                    "%s: device %p%s%s%s is not a Vulkan device (this build has no Vulkan backend)", fn,
-                    ACCEL_I_DEVICE_LABEL(d));
-    return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!d) return accel_i_invalid(NULL, fn, "d is NULL");
+    return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
+                        "%s: device %p%s%s%s is not a Vulkan device (this build has no Vulkan backend)", fn,
+                        ACCEL_I_DEVICE_LABEL(d));
 }
 ACCEL_API accel_result accel_vulkan_buffer_wrap(accel_device* d, accel_vk_buffer buffer,
                                                 accel_vk_device_size size, accel_buffer** out) {
@@ -5142,14 +5141,17 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
     VkQueueFamilyProperties fam[32];
     uint32_t nfam = 32;
     accel_result r;
+    const char* missing;
     if (out) *out = NULL;
     if (desc) d = *desc; else memset(&d, 0, sizeof d);
     if (accel_i_desc_allocator(&d, "accel_vulkan_device_adopt") != ACCEL_OK)
         return ACCEL_ERROR_INVALID_ARGUMENT;
-    if (!vk || !out || !vk->instance || !vk->physical_device || !vk->device || !vk->get_instance_proc_addr) {
-        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR,
-                "accel_vulkan_device_adopt: instance, physical_device, device, get_instance_proc_addr "
-                "and out are required");
+    missing = !vk ? "vk" : !out ? "out" : !vk->instance ? "vk->instance" : !vk->physical_device ?
+              "vk->physical_device" : !vk->device ? "vk->device" : !vk->get_instance_proc_addr ?
+              "vk->get_instance_proc_addr" : NULL;
+    if (missing) {
+        accel_i_log_to(&d.logger, ACCEL_LOG_ERROR, "accel_vulkan_device_adopt: %s is NULL (instance, "
+                       "physical_device, device, get_instance_proc_addr and out are required)", missing);
         return ACCEL_ERROR_INVALID_ARGUMENT;
     }
     dev = (accel_i_vk_device*)accel_i_alloc(&d.allocator, sizeof *dev, 16);
@@ -5446,7 +5448,7 @@ ACCEL_API accel_vk_queue accel_vulkan_queue_handle(accel_queue* q, uint32_t* fam
 }
 /* The checks both wrap calls share; ACCEL_OK when d can take the engine's object. */
 static accel_result accel_i_vk_wrap_ok(accel_device* d, bool handle, void* out, const char* fn) {
-    if (!d || !out) return ACCEL_ERROR_INVALID_ARGUMENT;
+    if (!d || !out) return accel_i_invalid(d, fn, !d ? "d is NULL" : "out is NULL");
     if (!accel_i_vk_is(d))
         return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT, "%s: device %p%s%s%s is not a Vulkan device", fn,
                             ACCEL_I_DEVICE_LABEL(d));

@@ -369,7 +369,9 @@ TEST(cuda_getters_and_wrap_errors) {
     CHECK(w == NULL);
     CHECK_RESULT(accel_cuda_buffer_wrap(dev, accel_cuda_buffer_pointer(b), 0, &w), ACCEL_ERROR_INVALID_ARGUMENT);
     CHECK_RESULT(accel_cuda_buffer_wrap(NULL, accel_cuda_buffer_pointer(b), 16, &w), ACCEL_ERROR_INVALID_ARGUMENT);
+    test_log_reset();   /* every INVALID_ARGUMENT names the call and the argument */
     CHECK_RESULT(accel_cuda_buffer_wrap(dev, accel_cuda_buffer_pointer(b), 16, NULL), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_log_contains("accel_cuda_buffer_wrap: out is NULL"));
     accel_device_destroy(cpu);
     accel_device_destroy(dev);
     /* out of host memory: OUT_OF_MEMORY, *out NULL, nothing kept */
@@ -819,7 +821,11 @@ TEST(vulkan_getters_and_wrap_errors) {
     CHECK_RESULT(accel_vulkan_signal_wrap(dev, VK_NULL_HANDLE, &ws), ACCEL_ERROR_INVALID_ARGUMENT);
     CHECK(ws == NULL);
     CHECK_RESULT(accel_vulkan_signal_wrap(NULL, accel_vulkan_signal_semaphore(s), &ws), ACCEL_ERROR_INVALID_ARGUMENT);
+    test_log_reset();   /* every INVALID_ARGUMENT names the call and the argument */
     CHECK_RESULT(accel_vulkan_buffer_wrap(dev, accel_vulkan_buffer_handle(b), 256, NULL), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_log_contains("accel_vulkan_buffer_wrap: out is NULL"));
+    CHECK_RESULT(accel_vulkan_signal_wrap(dev, accel_vulkan_signal_semaphore(s), NULL), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_log_contains("accel_vulkan_signal_wrap: out is NULL"));
     /* a wrapped signal of accel's own semaphore reads its counter, and its handle is that semaphore */
     accel_signal_set(s, 4);
     REQUIRE_OK(accel_vulkan_signal_wrap(dev, accel_vulkan_signal_semaphore(s), &ws));

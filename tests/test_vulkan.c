@@ -631,6 +631,11 @@ TEST(adopt_engine_device) {
     /* bad arguments first */
     CHECK_RESULT(accel_vulkan_device_adopt(&d, NULL, &dev), ACCEL_ERROR_INVALID_ARGUMENT);
     accel_vulkan_adopt_desc bad = ad;
+    bad.device = VK_NULL_HANDLE;   /* the log names the missing field */
+    test_log_reset();
+    CHECK_RESULT(accel_vulkan_device_adopt(&d, &bad, &dev), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(test_log_contains("accel_vulkan_device_adopt: vk->device is NULL"));
+    bad = ad;
     bad.queue_family = 99;
     CHECK_RESULT(accel_vulkan_device_adopt(&d, &bad, &dev), ACCEL_ERROR_UNSUPPORTED);
     CHECK(dev == NULL);
