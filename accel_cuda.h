@@ -4114,10 +4114,11 @@ static bool accel_i_cu_wait_on_device(accel_queue* q, accel_signal* s, uint64_t 
 static uint64_t accel_i_cu_behind(const accel_i_cu_queue* q) {
     return q->ngates ? q->enqueued - q->gates[0].at : 0;
 }
-static bool accel_i_cu_stream_full(accel_i_cu_queue* q) {
-    if (accel_i_cu_behind(q) < ACCEL_CUDA_MAX_BEHIND) return false;
+/* more: operations the caller enqueues before it looks again (a traced segment's wait points) */
+static bool accel_i_cu_stream_full(accel_i_cu_queue* q, uint64_t more) {
+    if (accel_i_cu_behind(q) + more < ACCEL_CUDA_MAX_BEHIND) return false;
     accel_i_cu_gates_prune(q, false);
-    return accel_i_cu_behind(q) >= ACCEL_CUDA_MAX_BEHIND;
+    return accel_i_cu_behind(q) + more >= ACCEL_CUDA_MAX_BEHIND;
 }
 /* The stream is full: the rest goes to the worker. A point goes after what was enqueued since the last
    one (mid-batch: after a command or a wait), so that passing it tells the worker that the waits before
@@ -4156,7 +4157,14 @@ static uint64_t accel_i_cu_poll_since(accel_i_cu_queue* q, uint64_t now) {
     }
     return q->poll_since;
 }
-/* segment_submit: the segment's GPU waits, then its commands, into the queue's stream. */
+/* Waits wfrom..to of b went to the stream: on a traced device, a point after them for each (its span). */
+static void accel_i_cu_waits_traced(accel_i_cu_queue* q, accel_i_batch* b, uint32_t wfrom, uint32_t to) {
+    for (uint32_t i = wfrom; i < to && q->base.obj.device->trace; i++)
+        accel_i_cu_point_add(q, NULL, 0, NULL, &b->cmds[i]);
+}
+/* segment_submit: the segment's GPU waits, then its commands, into the queue's stream. A stream that
+   fills up among the waits (a batch of more waits for the host than the stream holds) or among the
+   commands hands the rest to the worker (b->pc: the next wait or command). */
 static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const accel_i_segment* sg,
                                      bool may_block) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
@@ -4165,7 +4173,7 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
     uint32_t points = (sg->to - sg->wfrom) * (dev->base.trace ? 2u : 1u) + 2u;
     bool room;
     (void)may_block;   /* inside accel_queue_submit or on the worker, a full stream is handed back alike */
-    if (accel_i_cu_stream_full(q)) return accel_i_cu_hand_back(q);   /* the worker reaps, then again */
+    if (accel_i_cu_stream_full(q, 0)) return accel_i_cu_hand_back(q);   /* the worker reaps, then again */
     /* ring room for every point the segment can add, and the batch's last (or a host step's): a point
        with no room makes the enqueuer wait for the stream, which a GPU wait may hold for ever */
     accel_i_spin_lock(&q->ring_lock);
@@ -4180,17 +4188,23 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
         accel_i_cmd* c = &b->cmds[i];
         accel_cu_result cr;
         if (!(c->flags & ACCEL_I_CMD_ON_DEVICE)) continue;
+        /* the rest of the waits to the worker, or later (traced: each wait's point is two operations) */
+        if (i > sg->wfrom && accel_i_cu_stream_full(q, dev->base.trace ? 2u * (i - sg->wfrom) : 0u)) {
+            accel_i_cu_waits_traced(q, b, sg->wfrom, i);
+            accel_i_cu_enqueued(q);
+            b->pc = i;
+            return accel_i_cu_hand_back(q);
+        }
         cr = accel_i_cu_device_wait(q, c->u.sig.signal, c->u.sig.value);
         if (cr != ACCEL_CU_SUCCESS)
             failed = accel_i_failed_value(accel_i_cu_check(dev, cr, "cuStreamWaitValue64"));
     }
-    for (uint32_t i = sg->wfrom; i < sg->from && !failed && dev->base.trace; i++)
-        accel_i_cu_point_add(q, NULL, 0, NULL, &b->cmds[i]);
+    if (!failed) accel_i_cu_waits_traced(q, b, sg->wfrom, sg->from);
     for (uint32_t pc = sg->from; pc < sg->to && !failed; pc++) {
         if (accel_i_lost(&dev->base)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         else failed = accel_i_cu_cmd(q, b, pc);
         if (failed) accel_i_fail_rest(b, pc + 1, failed);   /* drop the rest, pass the failure on */
-        else if (pc + 1 < sg->to && accel_i_cu_stream_full(q)) {   /* the rest to the worker, or later */
+        else if (pc + 1 < sg->to && accel_i_cu_stream_full(q, 0)) {   /* the rest to the worker, or later */
             accel_i_cu_enqueued(q);
             b->pc = pc + 1;
             return accel_i_cu_hand_back(q);

@@ -180,6 +180,48 @@ TEST(long_batch_behind_a_host_gate_does_not_block_submit) {
 #endif
 }
 
+/* One batch of 1,500 waits for values only the host sets, then a fill: accel_queue_submit returns before
+   the host sets them. On CUDA with stream memory operations each is a GPU wait on the signal's mirror,
+   and more of them than a stream holds (the mock's: 1,024) once blocked the submit in the driver: the
+   stream's budget was checked between commands, never between waits. */
+TEST(a_batch_of_more_host_waits_than_a_stream_holds_does_not_block_submit) {
+#if TEST_HAVE_THREADS
+    enum { WAITS = 1500 };
+    accel_device* dev;
+    accel_queue* q;
+    accel_buffer* buf;
+    accel_signal *gate, *done, *cancel;
+    late_set a;
+    test_thread th;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_DEVICE, &buf));
+    REQUIRE_OK(test_buffer_set_u32(buf, 16, 0));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    REQUIRE_OK(accel_signal_create(dev, 0, &cancel));
+    a.gate = gate;
+    a.cancel = cancel;
+    REQUIRE(test_thread_start(&th, late_set_main, &a));   /* sets gate to 1 after 5 s: the check fails */
+    for (uint32_t k = 1; k <= WAITS; k++) accel_queue_wait(q, gate, k);
+    accel_queue_fill(q, buf, 0, 64, 7);
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_EQ_U64(accel_signal_value(gate), 0);   /* submit returned before the late set */
+    CHECK_OK(accel_signal_set(cancel, 1));
+    test_thread_join(&th);
+    CHECK_OK(accel_signal_set(gate, WAITS - 1));
+    CHECK_RESULT(accel_signal_wait(done, 1, 1000000), ACCEL_TIMEOUT);   /* still held by the last wait */
+    CHECK_EQ_U64(test_buffer_u32(buf, 15), 0);
+    CHECK_OK(accel_signal_set(gate, WAITS));
+    CHECK_OK(accel_signal_wait(done, 1, 20000000000ull));
+    CHECK_EQ_U64(test_buffer_u32(buf, 15), 7);
+    accel_device_destroy(dev);
+#else
+    SKIP("no threads");
+#endif
+}
+
 /* Many small batches, each only a wait on a host gate, then one long batch behind the gate. On CUDA
    with stream memory operations each wait is a GPU wait on the gate's mirror that the queue lists
    until it is known passed (64 entries at most: the newest takes in the later ones, passed with the
@@ -1032,6 +1074,7 @@ int main(int argc, char** argv) {
     RUN(host_set_releases_a_queue_wait);
     RUN(host_memory_commands_behind_a_host_gate);
     RUN(long_batch_behind_a_host_gate_does_not_block_submit);
+    RUN(a_batch_of_more_host_waits_than_a_stream_holds_does_not_block_submit);
     RUN(many_waits_then_a_long_batch_behind_a_host_gate);
     RUN(gated_steps_past_the_list_and_the_budget_release_one_by_one);
     RUN(pipeline_submitted_ahead_behind_a_host_gate);
