@@ -1885,6 +1885,9 @@ struct accel_buffer  {
     /* ... 1: it has memory now (between its points; release-stored); 2 (GPU walks): its free point gave
        it back, the native fields stay for commands built later but ordered before that point */
     accel_i_a32 qhas;
+    /* ... its alloc point was reached (host access may start: read, write, map); a CUDA walk sets it
+       where the device passed the point, not where it enqueued it */
+    accel_i_a32 qreach;
     accel_buffer* qroot;                  /* ... a root of the core's pool lends it (a reference) */
 };
 /* accel_buffer.qmem: an accel_queue_alloc handle that is a root of the core's whose memory is taken at
@@ -3000,6 +3003,7 @@ static accel_result accel_i_qmem_no_memory(accel_buffer* buf, const char* fn);
 /* core: queue-ordered memory at its point */
 static void* accel_i_qmem_host(const accel_buffer* buf);
 static bool accel_i_qmem_none(const accel_buffer* buf);
+static bool accel_i_qmem_off_host(const accel_buffer* buf);
 static accel_result accel_i_qmem_io_none(accel_buffer* buf, const char* fn);
 static bool accel_i_qmem_late_use(accel_queue* q, accel_buffer* buf, const char* fn);
 static void accel_i_qmem_skipped(const accel_i_cmd* c, uint64_t failed);
@@ -3024,7 +3028,8 @@ ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_handle
 ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
 ACCEL_API void* accel_buffer_map(accel_buffer* buf) {
     if (buf && accel_i_stale(&buf->obj)) { accel_i_live(&buf->obj, "accel_buffer_map"); return NULL; }
-    return buf ? (buf->mapped ? buf->mapped : accel_i_qmem_host(buf)) : NULL;
+    if (!buf || accel_i_qmem_off_host(buf)) return NULL;   /* memory at its point: not before it */
+    return buf->mapped ? buf->mapped : accel_i_qmem_host(buf);
 }
 
 static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* host, size_t size, bool write) {
@@ -3040,7 +3045,7 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&buf->obj));
     if (accel_i_live(&buf->obj, fn) != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
-    if (accel_i_qmem_none(buf)) return accel_i_qmem_io_none(buf, fn);
+    if (accel_i_qmem_off_host(buf)) return accel_i_qmem_io_none(buf, fn);
     return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size,
                                                write);
 }
@@ -4545,6 +4550,7 @@ static accel_buffer* accel_i_qmem_late_new(accel_device* dev, accel_i_qmem_pool*
     r->pool_next = NULL;
     r->qfail = 0;
     atomic_store_explicit(&r->qhas, 0u, memory_order_relaxed);
+    atomic_store_explicit(&r->qreach, 0u, memory_order_relaxed);
     r->qroot = NULL;
     r->qmem = ACCEL_I_QMEM_HANDLE | ACCEL_I_QMEM_LATE;
     return r;
@@ -4599,6 +4605,13 @@ static bool accel_i_qmem_none(const accel_buffer* buf) {
     const accel_buffer* r = buf->root ? buf->root : buf;
     return (r->qmem & ACCEL_I_QMEM_LATE) && !accel_i_qmem_has(r);
 }
+/* Is buf (or its root) memory taken at its point that the host may not reach now: none, or its alloc
+   point not reached yet (a GPU walk enqueued it)? */
+static bool accel_i_qmem_off_host(const accel_buffer* buf) {
+    const accel_buffer* r = buf->root ? buf->root : buf;
+    return (r->qmem & ACCEL_I_QMEM_LATE) &&
+           (!accel_i_qmem_has(r) || !atomic_load_explicit(&r->qreach, memory_order_acquire));
+}
 static accel_result accel_i_qmem_io_none(accel_buffer* buf, const char* fn) {
     if (accel_i_buffer_root(buf)->qfail) return accel_i_qmem_no_memory(buf, fn);
     return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -4644,6 +4657,7 @@ static uint64_t accel_i_qmem_point_run(accel_queue* q, accel_i_cmd* c) {
     if ((lent = accel_i_qmem_lend(q, r, &failed)) == NULL) return failed;
     r->mapped = lent->mapped;
     atomic_store_explicit(&r->qhas, 1u, memory_order_release);
+    atomic_store_explicit(&r->qreach, 1u, memory_order_release);
     return 0;
 }
 /* buf's root when it is memory at its point with none now, else NULL. */

@@ -164,7 +164,8 @@
    UINT64_MAX), else (and HOST memory) from accel's own pool of cuMemAlloc'd / pinned buffers. Freed
    memory is reused at once by later allocs on the same queue; another queue reuses it once the free
    has run on the device (the driver cannot see accel's stream waits), so two queues that free each
-   other's memory far ahead of the device hold more of it.
+   other's memory far ahead of the device hold more of it. Host access (read, write, map) starts once
+   the stream passed the alloc's point (a signal point after it was reached), not where it was enqueued.
 
    ==== Programs ================================================================================
    A program desc may carry cubin/fatbin, PTX and CUDA C source; they are tried in that order and the
@@ -1472,6 +1473,8 @@ typedef struct accel_i_cu_point {
     uint32_t waits;                /* GPU waits enqueued before it (since the point before): retired
                                       with it */
     uint32_t holds;                /* its count in the device's reap_needed, dropped when it is applied */
+    accel_buffer* reach;           /* queue memory whose alloc point is before it: reached when it is
+                                      (accel_buffer.qreach; a list through pool_next) */
     /* event ring mode: the points of other queues whose events this queue's stream waited for before
        it (cuda: GPU waits in the event-ring mode): reached when it is, their progress words raised to
        their seq as it applies */
@@ -1490,6 +1493,7 @@ struct accel_i_cu_queue {
     bool dirty;                    /* GPU work (or a GPU wait) enqueued since the last point */
     uint32_t waits;                /* GPU waits enqueued since the last point (see cuda: releases) */
     uint32_t holds;                /* reap_needed counts taken since the last point (its `holds`) */
+    accel_buffer* reach;           /* queue memory whose alloc point was enqueued since (its `reach`) */
     uint32_t nimplied;             /* event ring mode: the waits' points since the last point (`implied`) */
     struct { accel_i_a64* word; uint64_t seq; } implied[ACCEL_I_CU_IMPLIED];
     /* the GPU waits on host-raised values (mirrors) enqueued and not known released, oldest first
@@ -2013,6 +2017,8 @@ static uint64_t accel_i_cu_qmem_point(accel_i_cu_queue* q, accel_i_cmd* c) {
         return cr == ACCEL_CU_SUCCESS ? 0 : accel_i_failed_value(accel_i_cu_check(dev, cr, "cuMemFreeAsync"));
     }
     if (accel_i_qmem_has(r)) return 0;
+    r->pool_next = q->reach;   /* host access once the stream passed the point (accel_i_cu_point_apply) */
+    q->reach = r;
     if (r->memory == ACCEL_MEMORY_DEVICE && dev->mempool) {
         cr = accel_i_cu.MemAllocFromPoolAsync(&b->dptr, r->size, dev->mempool, q->stream);
         if (cr != ACCEL_CU_SUCCESS) {
@@ -2551,6 +2557,11 @@ static void accel_i_cu_stamp_apply(accel_i_cu_queue* q, const accel_i_cu_point* 
 static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
     for (uint32_t i = 0; i < e->nimplied && !lost; i++)   /* lost: the words may be gone with a context */
         accel_i_atomic_max(e->implied[i].word, e->implied[i].seq);
+    for (accel_buffer *r = e->reach, *next; r; r = next) {   /* before the signal: its waiters may read */
+        next = r->pool_next;
+        r->pool_next = NULL;
+        atomic_store_explicit(&r->qreach, 1u, memory_order_release);
+    }
     accel_i_cu_stamp_apply(q, e, lost);
     /* a stale queue's waits stay counted, reached or not: its stream may sit in one until the recover
        releases the words, and the recover forgets the count after the reset (cuda: recovery) */
@@ -2636,6 +2647,7 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
         q->ring[q->ring_head].signal = NULL;
         q->ring[q->ring_head].batch = NULL;
         q->ring[q->ring_head].staging = NULL;
+        q->ring[q->ring_head].reach = NULL;
         q->ring[q->ring_head].recorded = false;
         q->ring[q->ring_head].stamp = NULL;
         q->ring[q->ring_head].stamp_recorded = false;
@@ -2897,6 +2909,8 @@ static void accel_i_cu_pointed(accel_signal* s) {
 static void accel_i_cu_point_takes(accel_i_cu_queue* q, accel_i_cu_point* e) {
     e->waits = q->waits;
     e->holds = q->holds;
+    e->reach = q->reach;
+    q->reach = NULL;
     e->nimplied = q->nimplied;
     if (q->nimplied) memcpy(e->implied, q->implied, sizeof e->implied);   /* the memops mode has none */
     q->waits = q->holds = q->nimplied = 0;
@@ -4220,7 +4234,7 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
    leaves no staging memory and no waits to retire. Under ring_lock, as the reaper takes the point. */
 static bool accel_i_cu_batch_joins(accel_i_cu_queue* q, accel_i_batch* b) {
     bool joined = false;
-    if (q->dirty || q->staging || q->waits || q->holds || accel_i_cu_gone(q)) return false;
+    if (q->dirty || q->staging || q->waits || q->holds || q->reach || accel_i_cu_gone(q)) return false;
     accel_i_spin_lock(&q->ring_lock);
     if (q->ring_count) {
         accel_i_cu_point* last = accel_i_cu_ring_at(q, q->ring_count - 1);

@@ -156,7 +156,10 @@
    segment is built; the queue's own later allocs reuse it at once (its segments run in order), another
    queue's once the free's batch completed. Batches of alloc / use / free submitted ahead of a wait hold
    one such buffer, not one each; accel_vulkan_buffer_handle of the handle is VK_NULL_HANDLE until its
-   alloc's segment was built. Out of memory there fails the batch's signals from the alloc on.
+   alloc's segment was built. Out of memory there fails the batch's signals from the alloc on. Host
+   access (read, write, map) is refused until that segment was built, not until the device ran it: on a
+   device whose queue waits on the GPU for a signal before the alloc (not lavapipe, which gates such
+   waits on the host), order host access after the point with a signal, as the contract asks.
 
    ==== Programs ================================================================================
    SPIR-V only. The entry point is `name` when the module has one of that name, else its only GLCompute
@@ -3301,6 +3304,7 @@ static uint64_t accel_i_vk_qmem_point(accel_i_vk_queue* q, accel_i_cmd* c) {
     ((accel_i_vk_buffer*)r)->buffer = ((accel_i_vk_buffer*)lent)->buffer;
     r->mapped = lent->mapped;
     atomic_store_explicit(&r->qhas, 1u, memory_order_release);
+    atomic_store_explicit(&r->qreach, 1u, memory_order_release);   /* where the walk submits it */
     return 0;
 }
 /* The commands of segment sg of b (a batch flagged qmem) in order: each point run, each other command's

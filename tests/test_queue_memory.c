@@ -400,6 +400,42 @@ TEST(qmem_vulkan_buffers_share_memory_blocks) {
 /* ==== other queues ==== */
 /* Allocated on q, written there, used on q2 after a signal of q, freed on q after a signal of q2; then
    q2 allocates once everything is idle: the freed memory, with no new allocation. */
+/* Host access (read, write, map) before the alloc point fails, also where the queue's wait before the
+   point is one the device watches (CUDA: the walk enqueues the point at submit, and the device passes
+   it only once the host set the gate); once a signal after the point was reached it works. */
+TEST(qmem_host_access_waits_for_the_point_not_its_enqueue) {
+    accel_device* dev;
+    accel_queue* q;
+    accel_signal *gate, *done;
+    accel_buffer *h = NULL, *d = NULL;
+    uint32_t w = 0;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(dev, 0, &done));
+    accel_queue_wait(q, gate, 1);
+    REQUIRE_OK(accel_queue_alloc(q, 256, ACCEL_MEMORY_HOST, &h));
+    REQUIRE_OK(accel_queue_alloc(q, 256, ACCEL_MEMORY_DEVICE, &d));
+    accel_queue_fill(q, h, 0, 256, 0x01010101u);
+    accel_queue_fill(q, d, 0, 256, 0x02020202u);
+    accel_queue_signal(q, done, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_RESULT(accel_buffer_read(h, 0, &w, 4), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK_RESULT(accel_buffer_write(d, 0, &w, 4), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(accel_buffer_map(h) == NULL);
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_signal_wait(done, 1, 20000000000ull));
+    CHECK_OK(accel_buffer_read(h, 0, &w, 4));
+    CHECK_EQ_U64(w, 0x01010101u);
+    CHECK_OK(accel_buffer_read(d, 0, &w, 4));
+    CHECK_EQ_U64(w, 0x02020202u);
+    CHECK(accel_buffer_map(h) != NULL);
+    accel_queue_free(q, h);
+    accel_queue_free(q, d);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(dev);
+}
 TEST(qmem_used_by_another_queue_between_signals) {
     qm_scene sc;
     accel_signal *s1 = NULL, *s2 = NULL;
@@ -1052,6 +1088,7 @@ int main(int argc, char** argv) {
     RUN(qmem_batches_submitted_ahead_hold_one_chunk);
     RUN(qmem_ten_thousand_steps_without_growth);
     RUN(qmem_vulkan_buffers_share_memory_blocks);
+    RUN(qmem_host_access_waits_for_the_point_not_its_enqueue);
     RUN(qmem_used_by_another_queue_between_signals);
     RUN(qmem_alloc_and_free_around_a_failed_wait);
     RUN(qmem_out_of_memory_when_the_command_runs);
