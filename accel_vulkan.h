@@ -1867,19 +1867,25 @@ static void accel_i_vk_buffer_drop(accel_i_vk_device* dev, accel_i_vk_buffer* b,
     }
 }
 
-/* New buffers read as zeros, as on the CPU backend. */
+/* New buffers read as zeros, as on the CPU backend. Its VkBuffer is the size rounded up to a multiple of
+   4: the zero fill without mapping is vkCmdFillBuffer with VK_WHOLE_SIZE, which fills whole words only,
+   so a size's last 1-3 bytes would keep what a freed buffer left in a reused range of a block. The
+   rounded VkBuffer's memory requirements cover those bytes, so the fill stays within b's own range. */
 static accel_result accel_i_vk_buffer_create(accel_device* d, const accel_buffer_desc* desc,
                                              accel_buffer** out) {
     accel_i_vk_device* dev = accel_i_vk_dev(d);
     accel_i_vk_buffer* b;
     accel_result r;
+    VkDeviceSize words = ((VkDeviceSize)desc->size + 3u) & ~(VkDeviceSize)3u;
     if (desc->host_ptr)
         return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED,
                             "accel_buffer_create: host_ptr wrapping is a CPU backend feature");
+    if (words < desc->size)   /* within 3 of 2^64: no device has that much */
+        return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: %zu bytes", desc->size);
     b = (accel_i_vk_buffer*)accel_i_dev_alloc(d, sizeof *b);
     if (!b) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_buffer_create: out of host memory");
     memset((void*)b, 0, sizeof *b);
-    r = accel_i_vk_buffer_memory(dev, b, desc->size, desc->memory == ACCEL_MEMORY_HOST);
+    r = accel_i_vk_buffer_memory(dev, b, words, desc->memory == ACCEL_MEMORY_HOST);
     if (r == ACCEL_OK && b->base.mapped) memset(b->base.mapped, 0, desc->size);
     else if (r == ACCEL_OK) {
         accel_i_mutex_lock(&dev->io_lock);
@@ -1959,7 +1965,8 @@ static accel_result accel_i_vk_io_begin(accel_i_vk_device* dev, VkCommandPool po
     dev->vk.BeginCommandBuffer(*cb, &bi);
     return ACCEL_OK;
 }
-/* A copy (src NULL: a zero fill of dst from dst_off) on hq with pool, waited for (io_lock held). */
+/* A copy (src NULL: a zero fill of dst from dst_off to its end, whole words: see accel_i_vk_buffer_create)
+   on hq with pool, waited for (io_lock held). */
 static accel_result accel_i_vk_copy_run(accel_i_vk_device* dev, accel_i_vk_hwq* hq, VkCommandPool pool,
                                         VkBuffer src, VkDeviceSize src_off, VkBuffer dst,
                                         VkDeviceSize dst_off, VkDeviceSize size) {
