@@ -479,14 +479,15 @@ ACCEL_API void accel_cuda_free_ptx(const accel_allocator* allocator, char* ptx, 
    object of another backend; they never fail otherwise and may be called from any thread. */
 
 /* The CUdeviceptr of b's memory (for a HOST buffer: the device address of its pinned mapping; for a
-   view: where the view starts); 0 if b is NULL or not a CUDA buffer. Valid until b is released. */
+   view: where the view starts); 0 if b is NULL, not a CUDA buffer, or stale (made before a recover).
+   Valid until b is released or the device recovered. */
 ACCEL_API uint64_t accel_cuda_buffer_pointer(accel_buffer* b);
 /* The CUstream q's commands run on (one non-blocking stream per queue, for the queue's life). Work the
    caller launches on it runs in stream order with accel's: after the commands accel has already put on
    the stream, before the ones it puts later. Which accel commands are on the stream at a given moment
    depends on waits that gate the rest of a batch on the host: to put work between two accel commands,
    use accel_queue_host_call (from it, the stream holds exactly the commands recorded before it).
-   NULL if q is NULL or not a CUDA queue. */
+   NULL if q is NULL, not a CUDA queue, or stale (made before a recover). */
 ACCEL_API void* accel_cuda_queue_stream(accel_queue* q);
 /* The CUcontext of d: the device's primary context (shared with the CUDA runtime in the process). Make it
    current (cuCtxSetCurrent) before driver calls on accel's memory or streams. accel makes it current on the
@@ -4972,11 +4973,13 @@ ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_bac
 
 /* ==== cuda: interop ==== */
 static bool accel_i_cu_is(const accel_device* d) { return d && d->backend == &accel_i_cu_backend_table; }
+/* A stale object's handles went with the old context (cuda: recovery): none is handed out. */
 ACCEL_API uint64_t accel_cuda_buffer_pointer(accel_buffer* b) {
-    return b && accel_i_cu_is(b->obj.device) ? (uint64_t)accel_i_cu_dptr(b) : 0;
+    return b && accel_i_cu_is(b->obj.device) && !accel_i_stale(&b->obj) ? (uint64_t)accel_i_cu_dptr(b) : 0;
 }
 ACCEL_API void* accel_cuda_queue_stream(accel_queue* q) {
-    return q && accel_i_cu_is(q->obj.device) ? (void*)((accel_i_cu_queue*)q)->stream : NULL;
+    return q && accel_i_cu_is(q->obj.device) && !accel_i_stale(&q->obj) ? (void*)((accel_i_cu_queue*)q)->stream
+                                                                          : NULL;
 }
 ACCEL_API void* accel_cuda_device_context(accel_device* d) {
     return accel_i_cu_is(d) ? (void*)accel_i_cu_dev(d)->ctx : NULL;

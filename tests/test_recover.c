@@ -402,6 +402,14 @@ TEST(stale_objects_are_refused_everywhere) {
         CHECK(accel_vulkan_signal_semaphore(fresh_sig) != VK_NULL_HANDLE);
     }
 #endif
+#if defined(ACCEL_TEST_HAVE_CUDA)
+    if (test_g.backend == accel_cuda_backend()) {   /* the same: the old context's handles are gone */
+        CHECK(accel_cuda_queue_stream(q) == NULL);
+        CHECK(accel_cuda_buffer_pointer(buf) == 0 && accel_cuda_buffer_pointer(view) == 0);
+        CHECK(accel_cuda_queue_stream(nq) != NULL);
+        CHECK(accel_cuda_buffer_pointer(fresh) != 0);
+    }
+#endif
 #define STALE_IN(record) \
     do { record; CHECK_RESULT(accel_queue_submit(nq), ACCEL_ERROR_DEVICE_LOST); } while (0)
     args[0] = buf;
