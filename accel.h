@@ -387,8 +387,9 @@
    and nothing of the old generation blocks the new one (a stale queue that waits on another device's
    signal drops its batch when that wait ends; destroying it waits for that, as ever). Record on a new
    queue. Per backend: CPU, nothing native is lost or made anew (the pool's threads serve both
-   generations; a kernel that is running when the recover comes finishes); a recover of a CPU device is
-   how a program tests its recovery path there. CUDA and Vulkan: see their headers.
+   generations; a kernel or host call that is running when the recover comes finishes, after the
+   recover returned); a recover of a CPU device is how a program tests its recovery path there. CUDA
+   and Vulkan: see their headers.
 
    ==== Profiling ===============================================================================
    accel_queue_timestamp records a command that writes the moment the commands before it completed, in
@@ -971,8 +972,8 @@ ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, 
    a sticky error such as an illegal address: accel_cuda.h "Recovery"; destroy the device). Any thread,
    also while other threads wait on the device's signals, record on its queues or call its functions:
    those calls return (or record) ACCEL_ERROR_DEVICE_LOST. Not from a host call, native step or kernel
-   of the device's queues: the recover waits until no queue runs any of them (a GPU device's never
-   returns). */
+   of the device's queues: a GPU device's recover waits until no queue runs any of them (from one, it
+   never returns); a CPU device's returns at once, and a kernel or host call running then finishes. */
 ACCEL_API accel_result accel_device_recover(accel_device* dev);
 
 #ifdef __cplusplus

@@ -277,9 +277,11 @@
      the host raise is signalled at once); for an engine's semaphore (accel_vulkan_signal_wrap) on any
      VkQueue, since the engine raises it. Everything else (another device's or backend's signal, a
      host-raised value on a shared VkQueue) is gated: the queue's worker waits on the host, then submits.
-     Several devices (accel.h, "Several devices"): a copy with another device's buffer is staged on
-     the queue's worker (a host step: the other device's read/write, or a memmove between mapped
-     memory); exporting memory and timeline semaphores between VkDevices is not done yet.
+     Several devices (accel.h, "Several devices"): a copy with another device's buffer is direct
+     where memory exports between the two VkDevices ("Peer copies between Vulkan devices" below), else
+     staged on the queue's worker (a host step: the other device's read/write, or a memmove between
+     mapped memory); a wait on another Vulkan device's signal runs on the GPU where the two share its
+     timeline semaphore (see the end of "Peer copies between Vulkan devices"), else it is gated as above.
      A COMPUTE queue owns a compute VkQueue that no other accel queue uses, for as long as it lives
      (another queue joining it later would be held up behind such a wait), while one is free; one
      compute VkQueue (the one COPY queues use, else the last; on lavapipe the only one) is never owned,
