@@ -2626,10 +2626,13 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
             reached = atomic_load_explicit(q->progress.host, memory_order_acquire) >= seq;
         } else if (!reached) {
             reached = seq <= q->reached;
-            if (!reached && recorded) {
+            if (!reached && recorded && !accel_i_cu_use(dev, &q->base.obj)) {
+                reached = true;   /* stale since the look above: applied as lost (a recover resets) */
+            } else if (!reached && recorded) {
                 accel_cu_result cr;
                 if (!entered) { accel_i_cu_enter(dev); entered = true; }
                 cr = accel_i_cu.EventQuery(ev);
+                accel_i_cu_unuse(dev);
                 if (cr == ACCEL_CU_SUCCESS) {   /* the progress word reads it, as the GPU's writes do */
                     q->reached = seq;
                     reached = true;
@@ -4282,12 +4285,15 @@ static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
         return 0;
     }
     slice = accel_i_cu_poll_slice(since);
-    if (slice >= 32000u && !accel_i_cu_gone(q)) {   /* waits over 1 ms: notice a dead device */
+    /* waits over 1 ms: notice a dead device; not a stale queue's stream (a recover on another thread
+       may be resetting its context: its error would lose the new generation) */
+    if (slice >= 32000u && !accel_i_lost(&dev->base) && accel_i_cu_use(dev, &q->base.obj)) {
         accel_cu_result cr;
         accel_i_cu_enter(dev);
         cr = accel_i_cu.StreamQuery(q->stream);
         if (cr != ACCEL_CU_SUCCESS && cr != ACCEL_CU_ERROR_NOT_READY)
             accel_i_cu_check(dev, cr, "cuStreamQuery");
+        accel_i_cu_unuse(dev);
     }
     if (atomic_load_explicit(&dev->reap_needed, memory_order_relaxed) == 0 &&
         !atomic_load_explicit(&q->full, memory_order_relaxed))
