@@ -1995,17 +1995,26 @@ ACCEL_I_KIT uint64_t accel_i_backoff(uint64_t pause, uint64_t max) {
 }
 #if !defined(ACCEL_NO_THREADS)
 /* events: a wait with a second condition (used by backends only) */
-/* Waits until ev's word reaches v, *other moves off `seen`, or ns pass: spin first (up to
-   ACCEL_CPU_SPIN_NS, yielding: a raise in the next few microseconds is caught without a sleep), then one
-   nap. `other` is a backend's "something to do instead" counter (a GPU operation now promises the value,
-   so the caller should watch it there), whose writer calls accel_i_event_notify(ev) after moving it. */
+/* Waits until ev's word reaches v, *other moves off `seen`, or ns pass: spin first (yielding: a raise in
+   the next few microseconds is caught without a sleep), then one nap that ends when the ns do (not ns
+   after the spin). `other` is a backend's "something to do instead" counter (a GPU operation now promises
+   the value, so the caller should watch it there), whose writer calls accel_i_event_notify(ev) after
+   moving it. A backend's wait calls this once per slice; `since` (accel_i_now_ns) is when that wait
+   began, and only its first ACCEL_CPU_SPIN_NS spin: a spin in every slice would burn a CPU share for as
+   long as the wait lasts. */
 ACCEL_I_KIT void accel_i_event_wait_or(accel_i_event* ev, uint64_t v, const accel_i_a64* other, uint64_t seen,
-                                       uint64_t ns) {
+                                       uint64_t ns, uint64_t since) {
+    uint64_t deadline = accel_i_deadline(ns), spin_end = since + accel_i_spin_ns(), now = accel_i_now_ns();
     bool counted = false;
-    if (accel_i_event_spin(ev, v, accel_i_deadline(ns), NULL, other, seen)) return;
+    if (now < spin_end) {
+        if (accel_i_event_spin(ev, v, deadline < spin_end ? deadline : spin_end, NULL, other, seen)) return;
+        now = accel_i_now_ns();
+    }
+    if (now >= deadline) return;
     accel_i_mutex_lock(&ev->lock);
     accel_i_event_count(ev, &counted);
-    if (atomic_load(&ev->word) < v && atomic_load(other) == seen) accel_i_event_nap(ev, ns, &counted);
+    if (atomic_load(&ev->word) < v && atomic_load(other) == seen)
+        accel_i_event_nap(ev, deadline == ACCEL_I_FOREVER ? ACCEL_I_FOREVER : deadline - now, &counted);
     accel_i_event_uncount(ev, &counted);
     accel_i_mutex_unlock(&ev->lock);
 }

@@ -3268,7 +3268,7 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
         accel_i_cu_signals_unuse(s, n);
         if (n == 1) {   /* a host raise, or a point enqueued meanwhile (then a reap) */
             accel_i_event_wait_or(accel_i_host_signal_event(s[0]), v[0], &((accel_i_cu_signal*)s[0])->pointed,
-                                  seen, step);
+                                  seen, step, since);
         } else if ((r = accel_i_host_signal_wait(s, v, n, all, step, first)) != ACCEL_TIMEOUT) {
             return r;   /* the host words */
         }

@@ -1436,9 +1436,21 @@ static bool accel_i_vk_native_ok(accel_i_vk_device* dev, accel_i_vk_signal* s, u
 }
 
 /* Sleeps on the signal's host event until its word reaches v, a GPU signal operation is submitted to
-   it (submitted grows past `seen`: the caller then waits on the semaphore), or `ns` pass. */
-static void accel_i_vk_host_wait(accel_i_vk_signal* s, uint64_t v, uint64_t seen, uint64_t ns) {
-    accel_i_event_wait_or(&s->host, v, &s->submitted, seen, ns);
+   it (submitted grows past `seen`: the caller then waits on the semaphore), or `ns` pass; it spins first
+   only within ACCEL_CPU_SPIN_NS of `since`, when the wait began (one spin per wait, not per slice). */
+static void accel_i_vk_host_wait(accel_i_vk_signal* s, uint64_t v, uint64_t seen, uint64_t ns,
+                                 uint64_t since) {
+    accel_i_event_wait_or(&s->host, v, &s->submitted, seen, ns, since);
+}
+
+/* How long a wait watches one part of its signals (a host event, or the GPU's semaphores) while another
+   unreached signal can move without waking it (a host set of a second host-only signal rings an event the
+   wait does not sleep on), so it polls: 200 us at first, then 1/32 of the time waited since `since` (so
+   noticing late adds at most ~3% to a long wait), at most ACCEL_I_VK_SLICE_NS. A 200 us poll for as long
+   as the wait lasts kept a CPU ~10% busy. */
+static uint64_t accel_i_vk_poll_slice(uint64_t since) {
+    uint64_t s = (accel_i_now_ns() - since) / 32u;
+    return s < 200000u ? 200000u : s > ACCEL_I_VK_SLICE_NS ? ACCEL_I_VK_SLICE_NS : s;
 }
 
 /* accel_i_vk_enter for every signal of a wait (one count). */
@@ -1457,7 +1469,7 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
                                     uint64_t timeout_ns, uint32_t* first) {
     accel_i_vk_device* dev = accel_i_vk_dev(s[0]->obj.device);
     VkSemaphore local_s[8], *sems = local_s;
-    uint64_t local_v[8], *vals = local_v, deadline = accel_i_deadline(timeout_ns);
+    uint64_t local_v[8], *vals = local_v, deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();
     accel_result r = ACCEL_TIMEOUT;
     if (n > 8) {
         sems = (VkSemaphore*)accel_i_dev_alloc(&dev->base, n * sizeof *sems);
@@ -1469,7 +1481,7 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
         }
     }
     for (;;) {
-        uint64_t now, slice;
+        uint64_t now, slice, poll;
         uint32_t k = 0, host_only = UINT32_MAX, unreached = 0;
         uint64_t host_sub = 0;
         VkSemaphoreWaitInfo wi;
@@ -1501,12 +1513,12 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
         if (host_only != UINT32_MAX && (k == 0 || all)) {
             /* wait-all: this one must be reached anyway; wait-any with nothing pending on the GPU */
             accel_i_vk_leave(dev);
-            if (k != 0 || unreached > 1) slice = slice < 200000u ? slice : 200000u;
-            accel_i_vk_host_wait((accel_i_vk_signal*)s[host_only], v[host_only], host_sub, slice);
+            if ((k != 0 || unreached > 1) && slice > (poll = accel_i_vk_poll_slice(since))) slice = poll;
+            accel_i_vk_host_wait((accel_i_vk_signal*)s[host_only], v[host_only], host_sub, slice, since);
             continue;
         }
         /* any: the host may move one meanwhile */
-        if (host_only != UINT32_MAX && slice > 200000u) slice = 200000u;
+        if (host_only != UINT32_MAX && slice > (poll = accel_i_vk_poll_slice(since))) slice = poll;
         memset(&wi, 0, sizeof wi);
         wi.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
         wi.flags = all ? 0 : VK_SEMAPHORE_WAIT_ANY_BIT;

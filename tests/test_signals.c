@@ -1,5 +1,8 @@
 /* tests/test_signals.c — timeline signals: values, max semantics, waits, timeouts, wait_many,
    failure and its propagation through queues, lifetime. */
+#if defined(__linux__)
+#  define _POSIX_C_SOURCE 200809L   /* CLOCK_THREAD_CPUTIME_ID (the long-wait test) */
+#endif
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
 #include "test.h"
@@ -650,6 +653,56 @@ TEST(signal_value_arrives_without_a_wait) {
     accel_device_destroy(dev);
 }
 
+/* A host wait that lasts burns no CPU after its first spin: a thread waits with no timeout on a signal the
+   host sets ~300 ms later, another in a wait-any on it and a second signal, and the CPU time of each
+   thread (not the process's: a noisy machine) stays under 5% of its wait. A GPU backend's wait comes in
+   slices (Vulkan: 2 ms, to re-check the GPU; 200 us polls over two host-only signals); a spin in every
+   slice, not once per wait, took 5-10% (the wait-any ~40%). */
+#if TEST_HAVE_THREADS && defined(__linux__) && defined(CLOCK_THREAD_CPUTIME_ID)
+typedef struct idle_arg {
+    accel_signal* s[2];
+    uint32_t n;
+    accel_result r;
+    uint64_t cpu, wall;
+} idle_arg;
+static void idle_waiter_main(void* p) {
+    idle_arg* a = (idle_arg*)p;
+    const uint64_t v[2] = { 1, 1 };
+    uint64_t wall = test_now_ns(), cpu = test_cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+    a->r = accel_signal_wait_many(a->s, v, a->n, false, ACCEL_WAIT_FOREVER, NULL);
+    a->cpu = test_cpu_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+    a->wall = test_now_ns() - wall;
+}
+#endif
+
+TEST(long_host_wait_sleeps) {
+#if TEST_HAVE_THREADS && defined(__linux__) && defined(CLOCK_THREAD_CPUTIME_ID)
+    accel_device* dev;
+    accel_signal *s, *other, *never;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(accel_signal_create(dev, 0, &other));
+    REQUIRE_OK(accel_signal_create(dev, 0, &never));
+    idle_arg a[2] = { { { s, NULL }, 1, ACCEL_ERROR_BACKEND, 0, 0 },
+                      { { other, s }, 2, ACCEL_ERROR_BACKEND, 0, 0 } };
+    test_thread th[2];
+    for (int i = 0; i < 2; i++) REQUIRE(test_thread_start(&th[i], idle_waiter_main, &a[i]));
+    CHECK_RESULT(accel_signal_wait(never, 1, 300000000u), ACCEL_TIMEOUT);   /* the pause */
+    CHECK_OK(accel_signal_set(s, 1));
+    for (int i = 0; i < 2; i++) {
+        test_thread_join(&th[i]);
+        CHECK_OK(a[i].r);
+        CHECK(a[i].wall >= 200000000u);
+        if (!CHECK(a[i].cpu * 20u < a[i].wall))   /* lavapipe: 0.5-2%; a spin per slice: 5-10%, 40% */
+            fprintf(stderr, "  waiter on %u signal(s): %llu us of CPU in %llu ms\n", (unsigned)a[i].n,
+                    (unsigned long long)(a[i].cpu / 1000u), (unsigned long long)(a[i].wall / 1000000u));
+    }
+    accel_device_destroy(dev);
+#else
+    SKIP("no threads or no thread CPU clock");
+#endif
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(signal_create_initial_values);
@@ -673,5 +726,6 @@ int main(int argc, char** argv) {
     RUN(sleeping_waiters_woken_one_value_at_a_time);
     RUN(many_values_in_order);
     RUN(signal_value_arrives_without_a_wait);
+    RUN(long_host_wait_sleeps);
     return test_end();
 }
