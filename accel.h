@@ -242,9 +242,9 @@
      staged copies (ACCEL_MEMORY_HOST buffers of its device, or of the other where only that one is
      CUDA: pinned memory), double-buffered: a helper thread writes one chunk while the worker reads
      the next, so both devices' transfers overlap. Recorded lists
-     take peer copies (and patches bring other devices' buffers to copies) on the CPU backend; on a
-     GPU backend a list whose copy is staged replays in the core's generic form (its commands recorded
-     anew each time), and a patch that would stage a copy of a natively built list is a bad patch.
+     take peer copies (and patches bring other devices' buffers to copies) on every backend; on a
+     GPU backend a list whose copy is staged, or a replay whose patch makes a copy staged, replays in
+     the core's generic form (its commands recorded anew each time).
      A copy that fails on the host (a lost device, out of memory) drops the rest of its batch and
      fails what it would signal, with that reason.
    - Waits across devices. A queue waits on any device's signals (see Signals). On the device
@@ -1886,9 +1886,6 @@ struct accel_buffer  {
     /* ... 1: it has memory now (between its points; release-stored); 2 (GPU walks): its free point gave
        it back, the native fields stay for commands built later but ordered before that point */
     accel_i_a32 qhas;
-    /* ... its alloc point was reached (host access may start: read, write, map); a CUDA walk sets it
-       where the device passed the point, not where it enqueued it */
-    accel_i_a32 qreach;
     accel_buffer* qroot;                  /* ... a root of the core's pool lends it (a reference) */
 };
 /* accel_buffer.qmem: an accel_queue_alloc handle that is a root of the core's whose memory is taken at
@@ -1934,6 +1931,8 @@ struct accel_queue {
     accel_i_batch* rec;            /* batch being recorded (NULL until the first command) */
     accel_result rec_error;        /* first recording error since the last submit */
     bool recording;                /* record_begin .. record_end: rec is the command list */
+    bool replay_stages;            /* accel_queue_replay's checks: a patch makes a copy of a native list
+                                      staged (the replay takes the generic form) */
     accel_i_a32 free_lock;
     accel_i_batch* free_batches;   /* recycled batches, capacity kept */
     uint32_t free_count;
@@ -3013,7 +3012,6 @@ static accel_result accel_i_qmem_no_memory(accel_buffer* buf, const char* fn);
 /* core: queue-ordered memory at its point */
 static void* accel_i_qmem_host(const accel_buffer* buf);
 static bool accel_i_qmem_none(const accel_buffer* buf);
-static bool accel_i_qmem_off_host(const accel_buffer* buf);
 static accel_result accel_i_qmem_io_none(accel_buffer* buf, const char* fn);
 static bool accel_i_qmem_late_use(accel_queue* q, accel_buffer* buf, const char* fn);
 static void accel_i_qmem_skipped(const accel_i_cmd* c, uint64_t failed);
@@ -3038,8 +3036,7 @@ ACCEL_API void accel_buffer_destroy(accel_buffer* buf) { if (buf) accel_i_handle
 ACCEL_API size_t accel_buffer_size(const accel_buffer* buf) { return buf ? buf->size : 0; }
 ACCEL_API void* accel_buffer_map(accel_buffer* buf) {
     if (buf && accel_i_stale(&buf->obj)) { accel_i_live(&buf->obj, "accel_buffer_map"); return NULL; }
-    if (!buf || accel_i_qmem_off_host(buf)) return NULL;   /* memory at its point: not before it */
-    return buf->mapped ? buf->mapped : accel_i_qmem_host(buf);
+    return buf ? (buf->mapped ? buf->mapped : accel_i_qmem_host(buf)) : NULL;
 }
 
 static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* host, size_t size, bool write) {
@@ -3055,7 +3052,7 @@ static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* ho
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
                             "%s: buffer%s%s%s is read_only", fn, ACCEL_I_LABEL(&buf->obj));
     if (accel_i_live(&buf->obj, fn) != ACCEL_OK) return ACCEL_ERROR_DEVICE_LOST;
-    if (accel_i_qmem_off_host(buf)) return accel_i_qmem_io_none(buf, fn);
+    if (accel_i_qmem_none(buf)) return accel_i_qmem_io_none(buf, fn);
     return buf->obj.device->backend->buffer_io(accel_i_buffer_root(buf), buf->offset + offset, host, size,
                                                write);
 }
@@ -4560,7 +4557,6 @@ static accel_buffer* accel_i_qmem_late_new(accel_device* dev, accel_i_qmem_pool*
     r->pool_next = NULL;
     r->qfail = 0;
     atomic_store_explicit(&r->qhas, 0u, memory_order_relaxed);
-    atomic_store_explicit(&r->qreach, 0u, memory_order_relaxed);
     r->qroot = NULL;
     r->qmem = ACCEL_I_QMEM_HANDLE | ACCEL_I_QMEM_LATE;
     return r;
@@ -4615,13 +4611,6 @@ static bool accel_i_qmem_none(const accel_buffer* buf) {
     const accel_buffer* r = buf->root ? buf->root : buf;
     return (r->qmem & ACCEL_I_QMEM_LATE) && !accel_i_qmem_has(r);
 }
-/* Is buf (or its root) memory taken at its point that the host may not reach now: none, or its alloc
-   point not reached yet (a GPU walk enqueued it)? */
-static bool accel_i_qmem_off_host(const accel_buffer* buf) {
-    const accel_buffer* r = buf->root ? buf->root : buf;
-    return (r->qmem & ACCEL_I_QMEM_LATE) &&
-           (!accel_i_qmem_has(r) || !atomic_load_explicit(&r->qreach, memory_order_acquire));
-}
 static accel_result accel_i_qmem_io_none(accel_buffer* buf, const char* fn) {
     if (accel_i_buffer_root(buf)->qfail) return accel_i_qmem_no_memory(buf, fn);
     return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -4667,7 +4656,6 @@ static uint64_t accel_i_qmem_point_run(accel_queue* q, accel_i_cmd* c) {
     if ((lent = accel_i_qmem_lend(q, r, &failed)) == NULL) return failed;
     r->mapped = lent->mapped;
     atomic_store_explicit(&r->qhas, 1u, memory_order_release);
-    atomic_store_explicit(&r->qreach, 1u, memory_order_release);
     return 0;
 }
 /* buf's root when it is memory at its point with none now, else NULL. */
@@ -5103,9 +5091,9 @@ static bool accel_i_range_patch_ok(accel_queue* q, const accel_patch* p, uint32_
     if (p->index == 0 && p->buffer->read_only) return accel_i_bad_patch(q, k, p, "the buffer is read_only");
     return true;
 }
-/* A copy's patch may bring a buffer of another device (a peer copy: core: several devices), except
-   one that a native list of a GPU backend would have to stage on the host (a list replays as one
-   piece of device work there). */
+/* A copy's patch may bring a buffer of another device (a peer copy: core: several devices); one that a
+   native list of a GPU backend would have to stage on the host (a list replays as one piece of device
+   work there) makes the replay take the generic form (q->replay_stages). */
 static bool accel_i_copy_patch_ok(accel_queue* q, const accel_commands* c, const accel_i_cmd* cmd,
                                   const accel_patch* all, uint32_t n, uint32_t k) {
     const accel_patch* p = &all[k];
@@ -5119,9 +5107,7 @@ static bool accel_i_copy_patch_ok(accel_queue* q, const accel_commands* c, const
     if (p->index == 0 && p->buffer->read_only) return accel_i_bad_patch(q, k, p, "the buffer is read_only");
     accel_i_copy_patched(cmd, p->command, all, n, &dst, &d, &src, &s);
     if (!accel_i_peer_rec_ok(q, dst, src, "accel_queue_replay")) return false;
-    if (c->native && accel_i_peer_flags(q, dst, src))
-        return accel_i_bad_patch(q, k, p, "this backend's recorded lists cannot stage a copy between devices "
-                                          "(record the copy with that buffer instead)");
+    if (c->native && accel_i_peer_flags(q, dst, src)) q->replay_stages = true;
     if (dst == src && d < s + size && s < d + size)
         return accel_i_bad_patch(q, k, p, "the copy would overlap itself");
     return true;
@@ -5309,8 +5295,9 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
     accel_i_patch* copy;
     accel_i_cmd* cmd;
     if (!q) { accel_i_invalid(NULL, "accel_queue_replay", "queue is NULL"); return; }
+    q->replay_stages = false;
     if (!accel_i_replay_ok(q, c, patches, patch_count)) return;
-    if (!c->native) { accel_i_replay_generic(q, c, patches, patch_count); return; }
+    if (!c->native || q->replay_stages) { accel_i_replay_generic(q, c, patches, patch_count); return; }
     if ((cmd = accel_i_rec_push(q, ACCEL_I_CMD_REPLAY, bytes, &off, "accel_queue_replay")) == NULL) return;
     if (bytes) {
         copy = (accel_i_patch*)(void*)(q->rec->arena + off);

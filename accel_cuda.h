@@ -1445,6 +1445,10 @@ typedef struct accel_i_cu_buffer {
     accel_buffer base;
     accel_cu_deviceptr dptr;
     bool borrowed;                 /* accel_cuda_buffer_wrap: the caller's memory, never freed here */
+    /* queue memory (accel_queue_alloc's handle): the stream passed its alloc point (host access may
+       start), and the mapping it gets then (HOST memory lent at the point) */
+    accel_i_a32 reached;
+    void* qmapped;
 } accel_i_cu_buffer;
 typedef struct accel_i_cu_program {
     accel_program base;
@@ -1475,7 +1479,7 @@ typedef struct accel_i_cu_point {
                                       with it */
     uint32_t holds;                /* its count in the device's reap_needed, dropped when it is applied */
     accel_buffer* reach;           /* queue memory whose alloc point is before it: reached when it is
-                                      (accel_buffer.qreach; a list through pool_next) */
+                                      (accel_i_cu_buffer.reached; a list through pool_next) */
     /* event ring mode: the points of other queues whose events this queue's stream waited for before
        it (cuda: GPU waits in the event-ring mode): reached when it is, their progress words raised to
        their seq as it applies */
@@ -2031,7 +2035,7 @@ static uint64_t accel_i_cu_qmem_point(accel_i_cu_queue* q, accel_i_cmd* c) {
     } else {
         if ((lent = accel_i_qmem_lend(&q->base, r, &failed)) == NULL) return failed;
         b->dptr = ((accel_i_cu_buffer*)lent)->dptr;
-        r->mapped = lent->mapped;
+        b->qmapped = lent->mapped;   /* mapped where the stream passed the point */
     }
     atomic_store_explicit(&r->qhas, 1u, memory_order_release);
     return 0;
@@ -2319,6 +2323,10 @@ static accel_result accel_i_cu_buffer_io(accel_buffer* b, size_t offset, void* h
     accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
     accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
     accel_cu_result cr;
+    /* queue memory: from where the stream passed its alloc point (not where the walk enqueued it: the
+       memory may be the pool's block an earlier buffer of the queue still uses until then) */
+    if ((b->qmem & ACCEL_I_QMEM_LATE) && !atomic_load_explicit(&buf->reached, memory_order_acquire))
+        return accel_i_qmem_io_none(b, write ? "accel_buffer_write" : "accel_buffer_read");
     if (!accel_i_cu_use(dev, &b->obj))
         return accel_i_fail(&dev->base, ACCEL_ERROR_DEVICE_LOST, "accel_buffer_%s: buffer%s%s%s: the device "
                             "was recovered meanwhile", write ? "write" : "read", ACCEL_I_LABEL(&b->obj));
@@ -2559,9 +2567,11 @@ static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, boo
     for (uint32_t i = 0; i < e->nimplied && !lost; i++)   /* lost: the words may be gone with a context */
         accel_i_atomic_max(e->implied[i].word, e->implied[i].seq);
     for (accel_buffer *r = e->reach, *next; r; r = next) {   /* before the signal: its waiters may read */
+        accel_i_cu_buffer* b = (accel_i_cu_buffer*)r;
         next = r->pool_next;
         r->pool_next = NULL;
-        atomic_store_explicit(&r->qreach, 1u, memory_order_release);
+        if (b->qmapped) r->mapped = b->qmapped;   /* accel_buffer_map's, from here */
+        atomic_store_explicit(&b->reached, 1u, memory_order_release);
     }
     accel_i_cu_stamp_apply(q, e, lost);
     /* a stale queue's waits stay counted, reached or not: its stream may sit in one until the recover

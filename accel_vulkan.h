@@ -3325,7 +3325,6 @@ static uint64_t accel_i_vk_qmem_point(accel_i_vk_queue* q, accel_i_cmd* c) {
     ((accel_i_vk_buffer*)r)->buffer = ((accel_i_vk_buffer*)lent)->buffer;
     r->mapped = lent->mapped;
     atomic_store_explicit(&r->qhas, 1u, memory_order_release);
-    atomic_store_explicit(&r->qreach, 1u, memory_order_release);   /* where the walk submits it */
     return 0;
 }
 /* The commands of segment sg of b (a batch flagged qmem) in order: each point run, each other command's

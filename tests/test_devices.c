@@ -694,6 +694,47 @@ TEST(recorded_list_with_a_peer_copy) {
     devices_close(&d);
 }
 
+/* A list built natively (a copy between two buffers of the queue's device), replayed with a patch that
+   brings another device's buffer whose copy is staged (a CPU device's, on a GPU queue): that replay
+   takes the generic form (DESIGN 7.2: patches take other devices' buffers; it was a bad patch), the
+   next one without the patch the native form again. */
+TEST(native_list_patched_with_a_buffer_that_stages) {
+    devices d;
+    accel_queue* q = NULL;
+    accel_buffer *mine = NULL, *src = NULL, *theirs = NULL;
+    accel_commands* list = NULL;
+    accel_patch patch;
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_buffer_create(d.a, 256, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(test_buffer_create(d.a, 256, ACCEL_MEMORY_DEVICE, &src)) &&
+        CHECK_OK(test_buffer_create(d.cpu, 256, ACCEL_MEMORY_DEVICE, &theirs)) &&
+        CHECK_OK(test_buffer_set_u32(src, 64, 11)) && CHECK_OK(test_buffer_set_u32(theirs, 64, 22)) &&
+        CHECK_OK(accel_queue_record_begin(q))) {
+        accel_queue_copy(q, mine, 0, src, 0, 256);
+        if (CHECK_OK(accel_queue_record_end(q, &list))) {
+            memset(&patch, 0, sizeof patch);
+            patch.index = 1;
+            patch.buffer = theirs;
+            accel_queue_replay(q, list, &patch, 1);
+            CHECK_OK(accel_queue_submit(q));
+            CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+            CHECK_EQ_U64(test_buffer_u32(mine, 0), 22);
+            CHECK_EQ_U64(test_buffer_u32(mine, 63), 22);
+            accel_queue_replay(q, list, NULL, 0);
+            CHECK_OK(accel_queue_submit(q));
+            CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+            CHECK_EQ_U64(test_buffer_u32(mine, 63), 11);
+        }
+    }
+    accel_commands_destroy(list);
+    accel_queue_destroy(q);
+    accel_buffer_destroy(mine);
+    accel_buffer_destroy(src);
+    accel_buffer_destroy(theirs);
+    devices_close(&d);
+}
+
 /* Vulkan to Vulkan (two accel devices on lavapipe, or on one GPU): direct copies through imported
    memory (accel_vulkan.h, "vulkan: peer copies"), counted by the importer's debug count; ranges of
    different blocks, a buffer with memory of its own, views, both directions, a native recorded list
@@ -1266,6 +1307,7 @@ int main(int argc, char** argv) {
     RUN(queues_go_on_after_a_device_they_waited_on_is_destroyed);
     RUN(destroy_on_one_device_while_the_other_waits_on_the_gpu);
     RUN(recorded_list_with_a_peer_copy);
+    RUN(native_list_patched_with_a_buffer_that_stages);
     RUN(vulkan_copies_through_imported_memory);
     RUN(vulkan_recorded_list_with_a_direct_peer_copy);
     RUN(vulkan_memory_made_before_the_peer_opened_is_staged);
