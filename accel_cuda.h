@@ -164,8 +164,10 @@
    UINT64_MAX), else (and HOST memory) from accel's own pool of cuMemAlloc'd / pinned buffers. Freed
    memory is reused at once by later allocs on the same queue; another queue reuses it once the free
    has run on the device (the driver cannot see accel's stream waits), so two queues that free each
-   other's memory far ahead of the device hold more of it. Host access (read, write, map) starts once
-   the stream passed the alloc's point (a signal point after it was reached), not where it was enqueued.
+   other's memory far ahead of the device hold more of it. Host access (read, write, map) is refused
+   until the walk enqueued the alloc's point, not until the stream passed it: where a wait before the
+   point runs on the GPU, order host access after the point with a signal, as the contract asks (before
+   it, the memory may still be an earlier buffer's of the queue).
 
    ==== Programs ================================================================================
    A program desc may carry cubin/fatbin, PTX and CUDA C source; they are tried in that order and the
@@ -1445,10 +1447,6 @@ typedef struct accel_i_cu_buffer {
     accel_buffer base;
     accel_cu_deviceptr dptr;
     bool borrowed;                 /* accel_cuda_buffer_wrap: the caller's memory, never freed here */
-    /* queue memory (accel_queue_alloc's handle): the stream passed its alloc point (host access may
-       start), and the mapping it gets then (HOST memory lent at the point) */
-    accel_i_a32 reached;
-    void* qmapped;
 } accel_i_cu_buffer;
 typedef struct accel_i_cu_program {
     accel_program base;
@@ -1478,8 +1476,6 @@ typedef struct accel_i_cu_point {
     uint32_t waits;                /* GPU waits enqueued before it (since the point before): retired
                                       with it */
     uint32_t holds;                /* its count in the device's reap_needed, dropped when it is applied */
-    accel_buffer* reach;           /* queue memory whose alloc point is before it: reached when it is
-                                      (accel_i_cu_buffer.reached; a list through pool_next) */
     /* event ring mode: the points of other queues whose events this queue's stream waited for before
        it (cuda: GPU waits in the event-ring mode): reached when it is, their progress words raised to
        their seq as it applies */
@@ -1498,7 +1494,6 @@ struct accel_i_cu_queue {
     bool dirty;                    /* GPU work (or a GPU wait) enqueued since the last point */
     uint32_t waits;                /* GPU waits enqueued since the last point (see cuda: releases) */
     uint32_t holds;                /* reap_needed counts taken since the last point (its `holds`) */
-    accel_buffer* reach;           /* queue memory whose alloc point was enqueued since (its `reach`) */
     uint32_t nimplied;             /* event ring mode: the waits' points since the last point (`implied`) */
     struct { accel_i_a64* word; uint64_t seq; } implied[ACCEL_I_CU_IMPLIED];
     /* the GPU waits on host-raised values (mirrors) enqueued and not known released, oldest first
@@ -2022,8 +2017,6 @@ static uint64_t accel_i_cu_qmem_point(accel_i_cu_queue* q, accel_i_cmd* c) {
         return cr == ACCEL_CU_SUCCESS ? 0 : accel_i_failed_value(accel_i_cu_check(dev, cr, "cuMemFreeAsync"));
     }
     if (accel_i_qmem_has(r)) return 0;
-    r->pool_next = q->reach;   /* host access once the stream passed the point (accel_i_cu_point_apply) */
-    q->reach = r;
     if (r->memory == ACCEL_MEMORY_DEVICE && dev->mempool) {
         cr = accel_i_cu.MemAllocFromPoolAsync(&b->dptr, r->size, dev->mempool, q->stream);
         if (cr != ACCEL_CU_SUCCESS) {
@@ -2035,7 +2028,7 @@ static uint64_t accel_i_cu_qmem_point(accel_i_cu_queue* q, accel_i_cmd* c) {
     } else {
         if ((lent = accel_i_qmem_lend(&q->base, r, &failed)) == NULL) return failed;
         b->dptr = ((accel_i_cu_buffer*)lent)->dptr;
-        b->qmapped = lent->mapped;   /* mapped where the stream passed the point */
+        r->mapped = lent->mapped;
     }
     atomic_store_explicit(&r->qhas, 1u, memory_order_release);
     return 0;
@@ -2323,10 +2316,6 @@ static accel_result accel_i_cu_buffer_io(accel_buffer* b, size_t offset, void* h
     accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
     accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
     accel_cu_result cr;
-    /* queue memory: from where the stream passed its alloc point (not where the walk enqueued it: the
-       memory may be the pool's block an earlier buffer of the queue still uses until then) */
-    if ((b->qmem & ACCEL_I_QMEM_LATE) && !atomic_load_explicit(&buf->reached, memory_order_acquire))
-        return accel_i_qmem_io_none(b, write ? "accel_buffer_write" : "accel_buffer_read");
     if (!accel_i_cu_use(dev, &b->obj))
         return accel_i_fail(&dev->base, ACCEL_ERROR_DEVICE_LOST, "accel_buffer_%s: buffer%s%s%s: the device "
                             "was recovered meanwhile", write ? "write" : "read", ACCEL_I_LABEL(&b->obj));
@@ -2566,13 +2555,6 @@ static void accel_i_cu_stamp_apply(accel_i_cu_queue* q, const accel_i_cu_point* 
 static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
     for (uint32_t i = 0; i < e->nimplied && !lost; i++)   /* lost: the words may be gone with a context */
         accel_i_atomic_max(e->implied[i].word, e->implied[i].seq);
-    for (accel_buffer *r = e->reach, *next; r; r = next) {   /* before the signal: its waiters may read */
-        accel_i_cu_buffer* b = (accel_i_cu_buffer*)r;
-        next = r->pool_next;
-        r->pool_next = NULL;
-        if (b->qmapped) r->mapped = b->qmapped;   /* accel_buffer_map's, from here */
-        atomic_store_explicit(&b->reached, 1u, memory_order_release);
-    }
     accel_i_cu_stamp_apply(q, e, lost);
     /* a stale queue's waits stay counted, reached or not: its stream may sit in one until the recover
        releases the words, and the recover forgets the count after the reset (cuda: recovery) */
@@ -2661,7 +2643,6 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
         q->ring[q->ring_head].signal = NULL;
         q->ring[q->ring_head].batch = NULL;
         q->ring[q->ring_head].staging = NULL;
-        q->ring[q->ring_head].reach = NULL;
         q->ring[q->ring_head].recorded = false;
         q->ring[q->ring_head].stamp = NULL;
         q->ring[q->ring_head].stamp_recorded = false;
@@ -2923,8 +2904,6 @@ static void accel_i_cu_pointed(accel_signal* s) {
 static void accel_i_cu_point_takes(accel_i_cu_queue* q, accel_i_cu_point* e) {
     e->waits = q->waits;
     e->holds = q->holds;
-    e->reach = q->reach;
-    q->reach = NULL;
     e->nimplied = q->nimplied;
     if (q->nimplied) memcpy(e->implied, q->implied, sizeof e->implied);   /* the memops mode has none */
     q->waits = q->holds = q->nimplied = 0;
@@ -4224,8 +4203,10 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
             return accel_i_cu_hand_back(q);
         }
         cr = accel_i_cu_device_wait(q, c->u.sig.signal, c->u.sig.value);
-        if (cr != ACCEL_CU_SUCCESS)
+        if (cr != ACCEL_CU_SUCCESS) {   /* the rest of the batch drops, its signals fail with the reason */
             failed = accel_i_failed_value(accel_i_cu_check(dev, cr, "cuStreamWaitValue64"));
+            accel_i_fail_rest(b, i + 1, failed);
+        }
     }
     if (!failed) accel_i_cu_waits_traced(q, b, sg->wfrom, sg->from);
     for (uint32_t pc = sg->from; pc < sg->to && !failed; pc++) {
@@ -4248,7 +4229,7 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
    leaves no staging memory and no waits to retire. Under ring_lock, as the reaper takes the point. */
 static bool accel_i_cu_batch_joins(accel_i_cu_queue* q, accel_i_batch* b) {
     bool joined = false;
-    if (q->dirty || q->staging || q->waits || q->holds || q->reach || accel_i_cu_gone(q)) return false;
+    if (q->dirty || q->staging || q->waits || q->holds || accel_i_cu_gone(q)) return false;
     accel_i_spin_lock(&q->ring_lock);
     if (q->ring_count) {
         accel_i_cu_point* last = accel_i_cu_ring_at(q, q->ring_count - 1);

@@ -91,7 +91,7 @@ static bool cb_blocks_behind(const cb_park* pk, cb_op op) {
     if (cr != ACCEL_CU_SUCCESS) return false;
     cb_done = 0;
     cb_current = op;
-    if (pthread_create(&t, NULL, cb_thread, NULL) != 0) { *cb.word = 1; return false; }
+    if (pthread_create(&t, NULL, cb_thread, NULL) != 0) { *pk->word = 1; return false; }
     t0 = accel_i_now_ns();
     while (!cb_done && accel_i_now_ns() - t0 < 1000000000u) usleep(1000);
     bool blocked = !cb_done;
@@ -260,6 +260,7 @@ static int cb_contexts(void) {
     accel_i_cu.CtxSetCurrent(cb.ctx);
     if (cr != ACCEL_CU_SUCCESS) {
         printf("cuda_blocking: the other context's stream and word could not be made: nothing to probe\n");
+        if (dev2) accel_device_destroy(dev2);   /* a context of its own goes with the process */
         return 1;
     }
     pk.word = (volatile uint64_t*)word;
