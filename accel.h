@@ -475,7 +475,10 @@
    `accel_device_desc.allocator` receives every host allocation the library makes for that device, with
    size and alignment; free receives the size back. Zero means malloc/free. What belongs to the process
    rather than to one device comes from malloc: a trace file's name on the process's list of the
-   names being written, and in accel_cuda.h what the accel devices on one CUDA device share.
+   names being written, and in accel_cuda.h what the accel devices on one CUDA device share. alloc_fn
+   and free_fn may be called from any thread, also while the library holds a lock of the device: they
+   must not call accel functions on that device (nor on another device of the same CUDA device; other
+   devices are fine), as with Vulkan's VkAllocationCallbacks.
 
    ==== Versioning ==============================================================================
    ACCEL_VERSION_MAJOR/MINOR/PATCH. Within a major version, new desc fields mean "old behaviour" at zero.
@@ -974,8 +977,9 @@ ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, 
    a sticky error such as an illegal address: accel_cuda.h "Recovery"; destroy the device). Any thread,
    also while other threads wait on the device's signals, record on its queues or call its functions:
    those calls return (or record) ACCEL_ERROR_DEVICE_LOST. Not from a host call, native step or kernel
-   of the device's queues: a GPU device's recover waits until no queue runs any of them (from one, it
-   never returns); a CPU device's returns at once, and a kernel or host call running then finishes. */
+   of the device's queues (on CUDA: of any accel device on the same CUDA device, which recovers with
+   it): a GPU device's recover waits until no queue runs any of them (from one, it never returns); a
+   CPU device's returns at once, and a kernel or host call running then finishes. */
 ACCEL_API accel_result accel_device_recover(accel_device* dev);
 
 #ifdef __cplusplus
