@@ -686,9 +686,9 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    submitted ahead hold one step's memory, not all of theirs; read/write/map before the point fail
    (INVALID_ARGUMENT; map NULL) where the point was not taken yet (a GPU queue takes it where it
    enqueues it, which may be before the device ran a GPU wait ahead of it: order host access after
-   the point with a signal, as for any memory the device uses). The pools keep memory until the device is destroyed, and give idle
-   memory back when a new allocation does not fit. A command list that uses such a buffer itself (not
-   through a patch) replays as its commands recorded anew. Errors: NULL q
+   the point with a signal, as for any memory the device uses). The pools keep memory until the device
+   is destroyed, and give idle memory back when a new allocation does not fit. A command list that uses
+   such a buffer itself (not through a patch) replays as its commands recorded anew. Errors: NULL q
    (logged, returned), NULL out, size 0, an unknown memory
    kind, a call while q records a command list, a lost device, out of host memory for the handle:
    recording errors (logged, returned here and by the next submit; *out NULL). Out of device memory is
