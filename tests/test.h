@@ -489,6 +489,29 @@ static inline accel_result test_buffer_create(accel_device* dev, size_t size, ac
     d.memory = memory;
     return accel_buffer_create(dev, &d, out);
 }
+/* A buffer of `size` bytes (at most 4096) made where a destroyed one of the same memory kind wrote 0xAB
+   (a GPU's memory blocks reuse ranges) reads zero to its last byte (accel_buffer_create's contract).
+   `unmapped`: the dirty buffer must not be host-mapped (a staging path under test). 0 when not
+   (checked, said on stderr). */
+static inline int test_fresh_buffer_reads_zero(accel_device* dev, size_t size, accel_memory memory,
+                                               int unmapped) {
+    unsigned char dirt[4096], got[4096];
+    size_t nonzero = 0;
+    accel_buffer *a = NULL, *b = NULL;
+    memset(dirt, 0xAB, sizeof dirt);
+    memset(got, 0x55, sizeof got);
+    if (!CHECK_OK(test_buffer_create(dev, size < 64 ? 64 : sizeof dirt, memory, &a))) return 0;
+    if (unmapped) CHECK(accel_buffer_map(a) == NULL);
+    CHECK_OK(accel_buffer_write(a, 0, dirt, accel_buffer_size(a)));
+    accel_buffer_destroy(a);
+    if (!CHECK_OK(test_buffer_create(dev, size, memory, &b))) return 0;
+    CHECK_OK(accel_buffer_read(b, 0, got, size));
+    for (size_t k = 0; k < size; k++) nonzero += got[k] != 0;
+    accel_buffer_destroy(b);
+    if (CHECK_EQ_U64(nonzero, 0)) return 1;
+    fprintf(stderr, "    a fresh buffer of %zu bytes, memory %d\n", size, (int)memory);
+    return 0;
+}
 /* The usual scene of a queue test: a device, a compute queue, a HOST buffer of `bytes`, a signal
    `gate` at 0 and, when s is not NULL, another at 0. 0 when a call failed (checked; *dev is then
    NULL or the device to destroy). */
