@@ -1998,6 +1998,13 @@ struct accel_queue {
 ACCEL_I_KIT uint64_t accel_i_backoff(uint64_t pause, uint64_t max) {
     return pause < max / 2u ? 2u * pause : max;
 }
+/* How long a poller pauses before it polls again, after waiting since `since`: 1/32 of the time waited
+   so far (so noticing late adds at most ~3% to any wait), within [min, max]. A pause that doubles each
+   time may notice late by as long as it has already waited (the GPU backends' waits and workers). */
+ACCEL_I_KIT uint64_t accel_i_poll_slice(uint64_t since, uint64_t min, uint64_t max) {
+    uint64_t s = (accel_i_now_ns() - since) / 32u;
+    return s < min ? min : s > max ? max : s;
+}
 #if !defined(ACCEL_NO_THREADS)
 /* events: a wait with a second condition (used by backends only) */
 /* Waits until ev's word reaches v, *other moves off `seen`, or ns pass: spin first (yielding: a raise in

@@ -2581,13 +2581,10 @@ static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, boo
     }
 }
 
-/* How long a poller of in-flight work pauses before it polls again, after waiting since `since`:
-   1/32 of the time waited so far (so noticing late adds at most ~3% to any wait), at least 0.25 us, at
-   most ACCEL_CUDA_POLL_MAX_NS. A pause that doubles each time may notice work late by as long as it
-   has already waited. */
+/* A poller of in-flight work: the core's pace (accel_i_poll_slice), at least 0.25 us, at most
+   ACCEL_CUDA_POLL_MAX_NS. */
 static uint64_t accel_i_cu_poll_slice(uint64_t since) {
-    uint64_t s = (accel_i_now_ns() - since) / 32u;
-    return s < 250u ? 250u : s > ACCEL_CUDA_POLL_MAX_NS ? ACCEL_CUDA_POLL_MAX_NS : s;
+    return accel_i_poll_slice(since, 250u, ACCEL_CUDA_POLL_MAX_NS);
 }
 
 /* Slot i of q's ring, 0 the oldest point (ring_lock held, or the enqueuer beyond the count). The ring's

@@ -1445,12 +1445,10 @@ static void accel_i_vk_host_wait(accel_i_vk_signal* s, uint64_t v, uint64_t seen
 
 /* How long a wait watches one part of its signals (a host event, or the GPU's semaphores) while another
    unreached signal can move without waking it (a host set of a second host-only signal rings an event the
-   wait does not sleep on), so it polls: 200 us at first, then 1/32 of the time waited since `since` (so
-   noticing late adds at most ~3% to a long wait), at most ACCEL_I_VK_SLICE_NS. A 200 us poll for as long
-   as the wait lasts kept a CPU ~10% busy. */
+   wait does not sleep on), so it polls at the core's pace (accel_i_poll_slice): 200 us at first, at most
+   ACCEL_I_VK_SLICE_NS. A 200 us poll for as long as the wait lasts kept a CPU ~10% busy. */
 static uint64_t accel_i_vk_poll_slice(uint64_t since) {
-    uint64_t s = (accel_i_now_ns() - since) / 32u;
-    return s < 200000u ? 200000u : s > ACCEL_I_VK_SLICE_NS ? ACCEL_I_VK_SLICE_NS : s;
+    return accel_i_poll_slice(since, 200000u, ACCEL_I_VK_SLICE_NS);
 }
 
 /* accel_i_vk_enter for every signal of a wait (one count). */
