@@ -1249,7 +1249,10 @@ TEST(out_of_bounds_kernel_loses_the_device) {
     accel_queue_wait(q3, done, 1);
     accel_queue_fill(q3, buf, 64, 64, 3);
     accel_queue_signal(q3, l3, 1);
-    CHECK_OK(accel_queue_submit(q3));
+    {   /* the kernel may already have lost the device (a driver runs it at once): then q3 is refused */
+        accel_result r3 = accel_queue_submit(q3);
+        CHECK(r3 == ACCEL_OK || r3 == ACCEL_ERROR_DEVICE_LOST);
+    }
     t0 = test_now_ns();
     CHECK_RESULT(accel_signal_wait(done, 1, 30000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
     CHECK(test_now_ns() - t0 < 30000000000ull);
