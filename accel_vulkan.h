@@ -258,11 +258,11 @@
      signal, vkWaitSemaphores on those semaphores (WAIT_ANY for wait-any; all in one call for wait-all
      when the signals share a device); otherwise on the signal's host event, which a host set, a
      failure, or the submission of a GPU signal operation to that signal wakes. Every wait is cut into
-     slices of 2 ms with a re-check in between (Mesa 22.3's lavapipe misses some wake-ups of
-     vkWaitSemaphores, and polls when WAIT_ANY spans semaphores). Known limit under the Khronos
-     validation layer 1.3.239: a vkWaitSemaphores for a value below the pending operation's (5 while 7
-     is pending) returns from the driver, then the layer holds it until its own bookkeeping marks the
-     value reached: at the device's next submission, else after its 10 s limit (its false positive
+     slices of 2 ms (up to 8 ms as a wait lasts) with a re-check in between (Mesa 22.3's lavapipe misses
+     some wake-ups of vkWaitSemaphores, and polls when WAIT_ANY spans semaphores). Known limit under the
+     Khronos validation layer 1.3.239: a vkWaitSemaphores for a value below the pending operation's (5
+     while 7 is pending) returns from the driver, then the layer holds it until its own bookkeeping marks
+     the value reached: at the device's next submission, else after its 10 s limit (its false positive
      UNASSIGNED-VkSemaphore-state-timeout). Seen where a queue's worker waits on the host for another
      queue's pending value and nothing else is submitted (tests/test_queues.c,
      wait_takes_the_first_point_that_reaches_it); the slices do not help there, lavapipe alone is fine.
@@ -330,7 +330,7 @@
    (accel_vulkan_signal_semaphore; accel_vulkan_buffer_handle for accel's buffers). The engine keeps
    ownership of what it wrapped: destroying a wrapper, or the accel device, never destroys the engine's
    object. A wrapped signal's value is max(its host word, the semaphore's counter); host waits on it
-   watch the semaphore itself (in 2 ms slices), since the engine may signal it at any time.
+   watch the semaphore itself (in slices of 2 to 8 ms), since the engine may signal it at any time.
    The public part of this header does not need the Vulkan headers (see "Vulkan types in the public
    part" below): code that only passes handles through can include it without them.
 
@@ -658,8 +658,11 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
 #define ACCEL_I_VK_PREFIX "[vulkan-validation]"
 /* Every blocking vkWaitSemaphores is cut into slices of this length and the values re-checked in
    between: Mesa 22.3's lavapipe misses about 1% of wake-ups when several threads wait on timelines, and
-   a wait must not hang on a driver's lost wake-up. */
+   a wait must not hang on a driver's lost wake-up. A wait that lasts takes longer slices, 1/32 of the time
+   waited up to ACCEL_I_VK_SLICE_MAX_NS (accel_i_vk_slice): a wake-up every 2 ms kept an idle waiter's CPU
+   ~1.4% busy, and a lost wake-up then costs at most ~3% of the wait. */
 #define ACCEL_I_VK_SLICE_NS 2000000u
+#define ACCEL_I_VK_SLICE_MAX_NS 8000000u
 
 /* ==== vulkan: entry points ==== */
 /* One list: G = global (loader), I = instance, D = device. The tables hold them as members (vk.Name). */
@@ -1113,10 +1116,14 @@ static uint64_t accel_i_vk_counter(accel_i_vk_device* dev, VkSemaphore sem) {
     }
     return v;
 }
+/* The longest slice of a blocking wait that began at `since` (ACCEL_I_VK_SLICE_NS). */
+static uint64_t accel_i_vk_slice(uint64_t since) {
+    return accel_i_poll_slice(since, ACCEL_I_VK_SLICE_NS, ACCEL_I_VK_SLICE_MAX_NS);
+}
 /* Waits until the timeline `sem` reaches `value` (sliced, see ACCEL_I_VK_SLICE_NS). */
 static VkResult accel_i_vk_wait_sem(accel_i_vk_device* dev, VkSemaphore sem, uint64_t value,
                                     uint64_t timeout_ns) {
-    uint64_t deadline = accel_i_deadline(timeout_ns);
+    uint64_t deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();
     VkSemaphoreWaitInfo wi;
     memset(&wi, 0, sizeof wi);
     wi.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
@@ -1125,8 +1132,8 @@ static VkResult accel_i_vk_wait_sem(accel_i_vk_device* dev, VkSemaphore sem, uin
     wi.pValues = &value;
     for (;;) {
         uint64_t now = accel_i_now_ns(), slice = deadline > now ? deadline - now : 0;
-        VkResult vr = dev->vk.WaitSemaphores(dev->device, &wi,
-                                             slice < ACCEL_I_VK_SLICE_NS ? slice : ACCEL_I_VK_SLICE_NS);
+        uint64_t most = accel_i_vk_slice(since);
+        VkResult vr = dev->vk.WaitSemaphores(dev->device, &wi, slice < most ? slice : most);
         if (vr != VK_TIMEOUT) return vr;
         if (accel_i_now_ns() >= deadline) return VK_TIMEOUT;
     }
@@ -1458,7 +1465,7 @@ static bool accel_i_vk_enter_all(accel_i_vk_device* dev, accel_signal* const* s,
         if (s[i]->obj.generation < oldest) oldest = s[i]->obj.generation;
     return accel_i_inside_enter(&dev->native_users, &dev->vk_gen, oldest);
 }
-/* Host wait over signals of one device, in slices of at most ACCEL_I_VK_SLICE_NS, re-checking the
+/* Host wait over signals of one device, in slices (accel_i_vk_slice), re-checking the
    values after each: while a GPU signal operation is pending on an unreached signal, vkWaitSemaphores on
    those semaphores (WAIT_ANY for wait-any; all of them for wait-all: one call); otherwise only the host
    can move the value, and the wait is on the first unreached signal's host event (spin, then condition
@@ -1490,8 +1497,8 @@ static accel_result accel_i_vk_wait(accel_signal* const* s, const uint64_t* v, u
         now = accel_i_now_ns();
         if (now >= deadline) break;
         if (!accel_i_vk_enter_all(dev, s, n)) { accel_i_yield(); continue; }   /* stale: failed soon */
-        slice = deadline == ACCEL_I_FOREVER ? ACCEL_I_VK_SLICE_NS : deadline - now;
-        if (slice > ACCEL_I_VK_SLICE_NS) slice = ACCEL_I_VK_SLICE_NS;
+        slice = deadline == ACCEL_I_FOREVER ? ACCEL_I_FOREVER : deadline - now;
+        if (slice > (poll = accel_i_vk_slice(since))) slice = poll;
         for (uint32_t i = 0; i < n; i++) {   /* submitted is read before the counter: no false "pending" */
             accel_i_vk_signal* vs = (accel_i_vk_signal*)s[i];
             uint64_t sub = atomic_load(&vs->submitted), h = accel_i_event_value(&vs->host), c;

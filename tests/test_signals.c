@@ -656,7 +656,7 @@ TEST(signal_value_arrives_without_a_wait) {
 /* A host wait that lasts burns no CPU after its first spin: a thread waits with no timeout on a signal the
    host sets ~300 ms later, another in a wait-any on it and a second signal, and the CPU time of each
    thread (not the process's: a noisy machine) stays under 5% of its wait. A GPU backend's wait comes in
-   slices (Vulkan: 2 ms, to re-check the GPU; 200 us polls over two host-only signals); a spin in every
+   slices (Vulkan: 2-8 ms, to re-check the GPU; 200 us polls over two host-only signals); a spin in every
    slice, not once per wait, took 5-10% (the wait-any ~40%). */
 #if TEST_HAVE_THREADS && defined(__linux__) && defined(CLOCK_THREAD_CPUTIME_ID)
 typedef struct idle_arg {
