@@ -833,8 +833,8 @@ TEST(long_wait_sleeps_between_polls) {
         accel_queue_signal(q, done[0], round);
         accel_queue_signal(q, done[1], round);
         REQUIRE_OK(accel_queue_submit(q));
+        wall = test_now_ns();   /* before the setter's start: it sets the gate 300 ms after it began */
         REQUIRE(test_thread_start(&t, test_late_set_main, &late));
-        wall = test_now_ns();
         cpu = test_cpu_ns(CLOCK_THREAD_CPUTIME_ID);
         if (round == 1) CHECK_OK(accel_signal_wait(done[0], round, 10000000000ull));
         else CHECK_OK(accel_signal_wait_many(done, want, 2, true, 10000000000ull, NULL));
