@@ -1116,8 +1116,10 @@ static accel_result accel_i_cu_load_locked(const accel_logger* lg) {
     } else if (r != ACCEL_CU_SUCCESS) {
         accel_i_log_to(lg, ACCEL_LOG_WARN,
                        "accel_cuda: unavailable: cuInit failed: %s (%d)", accel_i_cu_error_name(r), r);
-    } else if ((r = accel_i_cu.DriverGetVersion(&version)) != ACCEL_CU_SUCCESS ||
-               version < ACCEL_CUDA_MIN_DRIVER) {
+    } else if ((r = accel_i_cu.DriverGetVersion(&version)) != ACCEL_CU_SUCCESS) {
+        accel_i_log_to(lg, ACCEL_LOG_WARN, "accel_cuda: unavailable: cuDriverGetVersion failed: %s (%d)",
+                       accel_i_cu_error_name(r), r);
+    } else if (version < ACCEL_CUDA_MIN_DRIVER) {
         accel_i_log_to(lg, ACCEL_LOG_WARN,
                        "accel_cuda: unavailable: the CUDA driver is too old: it supports CUDA %d.%d, "
                        "accel_cuda needs %d.%d",
@@ -1837,6 +1839,13 @@ static accel_result accel_i_cu_check(accel_i_cu_device* dev, accel_cu_result r, 
                 "accel_cuda: %s failed: %s (%d)", call, accel_i_cu_error_name(r), r);
     return r == ACCEL_CU_ERROR_OUT_OF_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_BACKEND;
 }
+/* An operation enqueued on the io stream (cr), then the stream synchronized (io_lock held); *call names
+   the one that failed for accel_i_cu_check. */
+static accel_cu_result accel_i_cu_io_sync(accel_i_cu_device* dev, accel_cu_result cr, const char** call) {
+    if (cr == ACCEL_CU_SUCCESS && (cr = accel_i_cu.StreamSynchronize(dev->io)) != ACCEL_CU_SUCCESS)
+        *call = "cuStreamSynchronize (the io stream)";
+    return cr;
+}
 
 /* ==== cuda: pinned words ==== */
 /* Words in blocks of 512 (one cuMemHostAlloc each), handed out with a bitmap and kept until the device
@@ -2073,9 +2082,20 @@ static void accel_i_cu_fill_identity(accel_i_cu_device* dev, accel_device_info* 
                        ACCEL_CU_SUCCESS ? (uint32_t)v : UINT32_MAX;
 }
 
-static void accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
+/* A limit the validation needs (block and grid sizes): 0 when the driver cannot say, logged. */
+static uint32_t accel_i_cu_limit(accel_i_cu_device* dev, int attr) {
+    int v = 0;
+    accel_cu_result cr = accel_i_cu.DeviceGetAttribute(&v, attr, dev->cudev);
+    if (cr == ACCEL_CU_SUCCESS && v > 0) return (uint32_t)v;
+    accel_i_log(&dev->base, ACCEL_LOG_ERROR, "accel_device_create: cuDeviceGetAttribute(attribute %d) "
+                "gave no limit: %s (%d), value %d", attr, accel_i_cu_error_name(cr), cr, v);
+    return 0;
+}
+/* Fills the device info; false when a limit is unknown (every exec would be refused). */
+static bool accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
     accel_device_info* info = &dev->base.info;
     size_t mem = 0;
+    bool ok = true;
     memset((void*)info, 0, sizeof *info);
     info->backend = "cuda";
     if (accel_i_cu.DeviceGetName(info->name, (int)sizeof info->name, dev->cudev) != ACCEL_CU_SUCCESS)
@@ -2085,10 +2105,10 @@ static void accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
                                                                  : ACCEL_DEVICE_GPU_DISCRETE;
     if (accel_i_cu.DeviceTotalMem(&mem, dev->cudev) == ACCEL_CU_SUCCESS) info->memory_bytes = mem;
     for (int d = 0; d < 3; d++) {
-        info->max_group_size[d] = (uint32_t)accel_i_cu_attr(dev, ACCEL_CU_ATTR_MAX_BLOCK_DIM_X + d);
-        info->max_group_count[d] = (uint32_t)accel_i_cu_attr(dev, ACCEL_CU_ATTR_MAX_GRID_DIM_X + d);
+        ok = (info->max_group_size[d] = accel_i_cu_limit(dev, ACCEL_CU_ATTR_MAX_BLOCK_DIM_X + d)) && ok;
+        ok = (info->max_group_count[d] = accel_i_cu_limit(dev, ACCEL_CU_ATTR_MAX_GRID_DIM_X + d)) && ok;
     }
-    info->max_group_invocations = (uint32_t)accel_i_cu_attr(dev, ACCEL_CU_ATTR_MAX_THREADS_PER_BLOCK);
+    ok = (info->max_group_invocations = accel_i_cu_limit(dev, ACCEL_CU_ATTR_MAX_THREADS_PER_BLOCK)) && ok;
     info->max_buffers = 64;
     info->max_constants = 64;
     info->formats = (uint32_t)ACCEL_FORMAT_PTX | (uint32_t)ACCEL_FORMAT_CUBIN |
@@ -2099,6 +2119,7 @@ static void accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
     /* cuMemAlloc's alignment: any kernel argument type stays aligned */
     info->buffer_offset_alignment = 256;
     accel_i_cu_fill_identity(dev, info);
+    return ok;
 }
 
 static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bool locks) {
@@ -2176,9 +2197,10 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
         accel_i_cu_device_free(dev, true, false, false);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    if (!accel_i_cu_attr(dev, ACCEL_CU_ATTR_CAN_MAP_HOST_MEMORY)) {
-        accel_i_log_to(&d->logger, ACCEL_LOG_WARN,
-                       "accel_cuda: unavailable: device %u cannot map host memory", d->device_index);
+    n = 0;   /* whether it maps host memory */
+    if ((cr = accel_i_cu.DeviceGetAttribute(&n, ACCEL_CU_ATTR_CAN_MAP_HOST_MEMORY, cudev)) != 0 || !n) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_cuda: unavailable: device %u cannot map host memory "
+                       "(cuDeviceGetAttribute: %s (%d))", d->device_index, accel_i_cu_error_name(cr), cr);
         accel_i_cu_device_free(dev, true, false, false);
         return ACCEL_ERROR_UNAVAILABLE;
     }
@@ -2213,7 +2235,10 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     dev->base.qmem_ops = &accel_i_cu_qmem_ops;   /* queue memory at its point (cuda: queue-ordered memory) */
     atomic_init(&dev->batch_memops, dev->memops && accel_i_cu.StreamBatchMemOp ? 1u : 0u);
     nvrtc = accel_i_nvrtc_load(&d->logger) == ACCEL_OK;
-    accel_i_cu_fill_info(dev, nvrtc);
+    if (!accel_i_cu_fill_info(dev, nvrtc)) {
+        accel_i_cu_device_free(dev, true, true, true);
+        return ACCEL_ERROR_BACKEND;
+    }
     if (!accel_i_cu_domain_enlist(dev)) {
         accel_i_log_to(&d->logger, ACCEL_LOG_ERROR, "accel_device_create: a recover of another accel device "
                        "on CUDA device %u reset its primary context meanwhile; create the device again",
@@ -2269,11 +2294,11 @@ static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer
     } else {
         cr = accel_i_cu.MemAlloc(&buf->dptr, desc->size);
         if ((r = accel_i_cu_check(dev, cr, "cuMemAlloc")) == ACCEL_OK) {
+            const char* call = "cuMemsetD8Async";
             accel_i_mutex_lock(&dev->io_lock);
-            cr = accel_i_cu.MemsetD8Async(buf->dptr, 0, desc->size, dev->io);
-            if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.StreamSynchronize(dev->io);
+            cr = accel_i_cu_io_sync(dev, accel_i_cu.MemsetD8Async(buf->dptr, 0, desc->size, dev->io), &call);
             accel_i_mutex_unlock(&dev->io_lock);
-            if ((r = accel_i_cu_check(dev, cr, "cuMemsetD8Async")) != ACCEL_OK)
+            if ((r = accel_i_cu_check(dev, cr, call)) != ACCEL_OK)
                 accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
         }
     }
@@ -2316,6 +2341,7 @@ static accel_result accel_i_cu_buffer_io(accel_buffer* b, size_t offset, void* h
     accel_i_cu_buffer* buf = (accel_i_cu_buffer*)b;
     accel_i_cu_device* dev = accel_i_cu_dev(b->obj.device);
     accel_cu_result cr;
+    const char* call;
     if (!accel_i_cu_use(dev, &b->obj))
         return accel_i_fail(&dev->base, ACCEL_ERROR_DEVICE_LOST, "accel_buffer_%s: buffer%s%s%s: the device "
                             "was recovered meanwhile", write ? "write" : "read", ACCEL_I_LABEL(&b->obj));
@@ -2329,11 +2355,11 @@ static accel_result accel_i_cu_buffer_io(accel_buffer* b, size_t offset, void* h
     accel_i_mutex_lock(&dev->io_lock);
     cr = write ? accel_i_cu.MemcpyHtoDAsync(buf->dptr + offset, host, size, dev->io)
                : accel_i_cu.MemcpyDtoHAsync(host, buf->dptr + offset, size, dev->io);
-    if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.StreamSynchronize(dev->io);
+    call = write ? "accel_buffer_write: cuMemcpyHtoDAsync" : "accel_buffer_read: cuMemcpyDtoHAsync";
+    cr = accel_i_cu_io_sync(dev, cr, &call);
     accel_i_mutex_unlock(&dev->io_lock);
     accel_i_cu_unuse(dev);
-    return accel_i_cu_check(dev, cr, write ? "accel_buffer_write: cuMemcpyHtoDAsync"
-                                           : "accel_buffer_read: cuMemcpyDtoHAsync");
+    return accel_i_cu_check(dev, cr, call);
 }
 
 /* ==== cuda: programs ==== */
@@ -2511,16 +2537,17 @@ static uint64_t accel_i_cu_stamp_ns(accel_i_cu_device* dev, const accel_i_cu_poi
 /* Writes a timestamp's value into its buffer (HOST: the pinned mapping; DEVICE: a copy on the io stream). */
 static void accel_i_cu_stamp_write(accel_i_cu_device* dev, const accel_i_cmd* c, uint64_t ns) {
     accel_buffer* dst = c->u.stamp.dst;
+    const char* call = "accel_queue_timestamp (cuMemcpyHtoDAsync)";
     accel_cu_result cr;
     if (dst->memory == ACCEL_MEMORY_HOST) {
         memcpy((unsigned char*)dst->mapped + c->u.stamp.offset, &ns, 8);
         return;
     }
     accel_i_mutex_lock(&dev->io_lock);
-    cr = accel_i_cu.MemcpyHtoDAsync(accel_i_cu_dptr(dst) + c->u.stamp.offset, &ns, 8, dev->io);
-    if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.StreamSynchronize(dev->io);
+    cr = accel_i_cu_io_sync(dev, accel_i_cu.MemcpyHtoDAsync(accel_i_cu_dptr(dst) + c->u.stamp.offset, &ns, 8,
+                                                            dev->io), &call);
     accel_i_mutex_unlock(&dev->io_lock);
-    if (cr != ACCEL_CU_SUCCESS) accel_i_cu_check(dev, cr, "accel_queue_timestamp (cuMemcpyHtoDAsync)");
+    if (cr != ACCEL_CU_SUCCESS) accel_i_cu_check(dev, cr, call);
 }
 /* A reached point's timestamp (before any later point of the queue raises its signal) and trace: the
    command's span from where the queue's last one ended (or its enqueueing) to its end; a signal's span

@@ -34,7 +34,8 @@
    so with MOCK_CUDA_DEVICES=2 a reset of one device's context ends the other's objects too (a driver
    resets only that device's): a test that recovers with both open must not count on the other's.
    Vulkan memory of the same GPU imports as an opaque fd (cuImportExternalMemory: see "external
-   memory"); MOCK_CUDA_UUID makes device 0 that GPU (see mDeviceGetUuid).
+   memory"); MOCK_CUDA_UUID makes device 0 that GPU (see mDeviceGetUuid). MOCK_CUDA_ATTR_FAILS=N makes
+   cuDeviceGetAttribute of attribute N fail (CUDA_ERROR_INVALID_VALUE), read at each call.
    It proves nothing about a real GPU: only that the backend's host side keeps the contract. */
 #define _GNU_SOURCE 1
 #include <pthread.h>
@@ -904,6 +905,7 @@ static CUresult mDeviceGetName(char* name, int len, int d) {
 static CUresult mDeviceGetAttribute(int* v, int a, int d) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     if (d < 0 || d >= mock_devices()) return 101;
+    if (getenv("MOCK_CUDA_ATTR_FAILS") && atoi(getenv("MOCK_CUDA_ATTR_FAILS")) == a) return 1;
     switch (a) {
     case 1: *v = 1024; break; case 2: *v = 1024; break; case 3: *v = 1024; break; case 4: *v = 64; break;
     case 5: *v = 2147483647; break; case 6: *v = 65535; break; case 7: *v = 65535; break;

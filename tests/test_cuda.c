@@ -460,6 +460,43 @@ static unsigned long long test_mock_calls(int kind) {
     return calls(kind);
 }
 #endif
+/* A device whose driver cannot say its block and grid limits is not created (it would refuse every exec:
+   limits of 0): BACKEND, a log line naming the query, and no driver object left behind. On the mock only
+   (MOCK_CUDA_ATTR_FAILS: attributes 1 threads per block, 2 block x, 7 grid z). */
+TEST(device_without_its_limits_is_not_created) {
+#if !defined(ACCEL_I_CU_NO_LOADER) && !defined(_WIN32)
+    static const char* const attrs[] = { "1", "2", "7" };
+    accel_device* dev = test_cuda_device();
+    accel_device_desc d = test_cuda_desc();
+    void* f;
+    long long (*live)(void), before;
+    accel_device_info info;
+    if (!dev) SKIP("no CUDA device here");
+    f = accel_i_dl_sym(accel_i_cu_g.handle, "mock_cuda_live");
+    accel_device_destroy(dev);
+    if (!f) SKIP("on the mock only (MOCK_CUDA_ATTR_FAILS)");
+    memcpy(&live, &f, sizeof f);
+    before = live();
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+        char want[64];
+        dev = NULL;
+        test_log_reset();
+        setenv("MOCK_CUDA_ATTR_FAILS", attrs[i], 1);
+        CHECK_RESULT(accel_device_create(&d, &dev), ACCEL_ERROR_BACKEND);
+        unsetenv("MOCK_CUDA_ATTR_FAILS");
+        CHECK(dev == NULL);
+        snprintf(want, sizeof want, "cuDeviceGetAttribute(attribute %s)", attrs[i]);
+        CHECK(test_log_contains(want));
+        CHECK_EQ_U64((uint64_t)live(), (uint64_t)before);
+    }
+    REQUIRE_OK(accel_device_create(&d, &dev));
+    CHECK_OK(accel_device_info_get(dev, &info));
+    CHECK(info.max_group_invocations > 0 && info.max_group_size[0] > 0 && info.max_group_count[2] > 0);
+    accel_device_destroy(dev);
+#else
+    SKIP("no dynamic loading (or setenv) in this build");
+#endif
+}
 /* With points in flight and no GPU wait that needs the host to apply a point, a queue's worker is only
    the backstop, and its pauses double from ACCEL_CUDA_POLL_MAX_NS up to 8 times that
    (accel_i_cu_backstop). A chain over two queues (each step's GPU wait watches the other queue's
@@ -1293,6 +1330,7 @@ int main(int argc, char** argv) {
     RUN(long_library_path_is_kept_whole);   /* loads the driver, which stays: after the unavailable paths */
     RUN(ptx_jit_error_goes_to_the_log);
     RUN(cubin_from_the_desc_runs);
+    RUN(device_without_its_limits_is_not_created);
     RUN(nap_follows_the_fastest_pace_seen);
     RUN(workers_back_off_while_they_are_only_the_backstop);
     RUN(gated_hop_is_released_on_the_gpu);
