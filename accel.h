@@ -1825,6 +1825,9 @@ struct accel_backend {
     /* several devices: exporting memory as opaque fds and importing other devices' (core: imported
        memory of other devices). NULL: the backend does neither */
     const struct accel_i_share_ops* share;
+    /* accel_device_destroy, before the handles go: drops the references held by work the driver will
+       never run (CUDA: host functions of a lost context). NULL: nothing to drop */
+    void (*device_close)(accel_device* dev);
 };
 
 /* Tracing (see "core: trace"): where a signal last reached a value, so that a wait can draw its flow
@@ -2755,6 +2758,7 @@ static bool accel_i_cpu_orphans_later(accel_device* dev);
 ACCEL_API void accel_device_destroy(accel_device* dev) {
     accel_i_object* o;
     if (!dev) return;
+    if (dev->backend->device_close) dev->backend->device_close(dev);
 #if defined(ACCEL_NO_THREADS)
     accel_i_cpu_device_settle(dev);   /* every queue, before the first is released */
 #endif
@@ -8050,7 +8054,8 @@ static const accel_backend accel_i_cpu_backend_table = {
     accel_i_cpu_device_recover,         /* device_recover */
     NULL,                               /* peer_copy: the executor copies any buffer itself */
     NULL,                               /* peer_waits: the executor is the device (see peer_info) */
-    NULL                                /* share: buffers are host memory */
+    NULL,                               /* share: buffers are host memory */
+    NULL                                /* device_close */
 };
 ACCEL_API const accel_backend* accel_cpu_backend(void) { return &accel_i_cpu_backend_table; }
 

@@ -547,7 +547,11 @@ ACCEL_API accel_result accel_cuda_stream_wait(void* stream, accel_signal* s, uin
    stays failed. One cuLaunchHostFunc (a GPU cannot store a maximum; the host function makes no driver
    call); accel queues of s's device waiting on the GPU are released when it has raised the mirror.
    Nothing is enqueued when s already reached value. s is kept alive until the function ran; destroy the
-   device only after the stream passed it. UNSUPPORTED where the driver lacks cuLaunchHostFunc. */
+   device only after the stream passed it. A driver never runs the host functions of a failed context:
+   once the device is lost, accel_device_destroy and accel_device_recover drop the references of those
+   not run yet (a stream of another context must still pass them first; they then do nothing), and so
+   for the event-ring mode's host function of accel_cuda_stream_wait. UNSUPPORTED where the driver lacks
+   cuLaunchHostFunc. */
 ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, uint64_t value);
 
 #ifdef __cplusplus
@@ -1374,6 +1378,8 @@ typedef struct accel_i_cu_device {
        queues' workers poll at the waiters' pace while it is not 0, else only as a backstop */
     accel_i_a32 reap_needed;
     accel_i_a32 losing;            /* accel_i_cu_lose ran (once a generation) */
+    accel_i_a32 foreign_lock;      /* guards foreign (see cuda: foreign streams) */
+    struct accel_i_cu_foreign* foreign;
     struct accel_i_cu_block* blocks;
     /* timestamps (io_lock): an event recorded on the idle io stream at host time cal_host (taken at
        cal_at), the reference the timestamps' events are measured from */
@@ -2122,10 +2128,12 @@ static bool accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
     return ok;
 }
 
+static void accel_i_cu_foreign_forget(accel_i_cu_device* dev);   /* cuda: foreign streams */
 static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bool locks) {
     accel_allocator a = dev->base.allocator;
     if (dev->domain) accel_i_cu_domain_delist(dev);   /* first: a recover of the domain may be using it */
     accel_i_cu_words_free(dev);
+    accel_i_cu_foreign_forget(dev);
     while (dev->cache) {
         accel_i_cu_cache_entry* e = dev->cache;
         dev->cache = e->next;
@@ -2146,6 +2154,7 @@ static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bo
 
 static bool accel_i_cu_can_import_any(const accel_i_cu_device* dev);   /* cuda: imported memory */
 static void accel_i_cu_forget_native(accel_i_cu_device* dev);             /* cuda: recovery */
+static void accel_i_cu_foreign_drop(accel_i_cu_device* dev);              /* cuda: foreign streams */
 static accel_result accel_i_cu_device_create(const accel_backend* b, const accel_device_desc* d,
                                             accel_device** out) {
     accel_i_cu_device* dev;
@@ -2181,6 +2190,7 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
     atomic_init(&dev->words_lock, 0u);
     atomic_init(&dev->reap_needed, 0u);
     atomic_init(&dev->losing, 0u);
+    atomic_init(&dev->foreign_lock, 0u);
     atomic_init(&dev->peers_tried, 0u);
     atomic_init(&dev->peers_on, 0u);
     dev->cudev = cudev;
@@ -4625,7 +4635,12 @@ static accel_result accel_i_cu_device_recover(accel_device* d) {
     }
     atomic_store(&dev->recover_begun, 0u);
     accel_i_mutex_unlock(&dom->recover_lock);
+    accel_i_cu_foreign_drop(dev);   /* the reset context never runs its host functions */
     return r;
+}
+/* device_close: a lost device's foreign host functions never run (cuda: foreign streams). */
+static void accel_i_cu_device_close(accel_device* d) {
+    accel_i_cu_foreign_drop(accel_i_cu_dev(d));
 }
 
 /* ==== cuda: backend table ==== */
@@ -4988,7 +5003,8 @@ static const accel_backend accel_i_cu_backend_table = {
     accel_i_cu_device_recover,          /* device_recover: the primary context reset (cuda: recovery) */
     accel_i_cu_peer_copy,               /* peer_copy: one context, or peer access */
     accel_i_cu_peer_waits,              /* peer_waits: accel devices on one CUDA device */
-    &accel_i_cu_share                   /* share: imports another backend's memory (cuda: imported memory) */
+    &accel_i_cu_share,                  /* share: imports another backend's memory (cuda: imported memory) */
+    accel_i_cu_device_close             /* device_close: a lost context's host functions (foreign streams) */
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 
@@ -5044,8 +5060,18 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
    (GPU waiters go on), failure stays sticky. Host functions hold a reference to s. Unlike a queue's
    wait, a foreign one takes no `hold` (it has no point to retire it): a wait for a value whose point
    left s's ring watches the mirror, which the host raises when it applies that point (at the latest
-   the queue worker's backstop poll, 8 ACCEL_CUDA_POLL_MAX_NS apart at most). */
-typedef struct accel_i_cu_foreign { accel_signal* s; uint64_t value; } accel_i_cu_foreign;
+   the queue worker's backstop poll, 8 ACCEL_CUDA_POLL_MAX_NS apart at most).
+   A host function's record stays on its device's list (foreign_lock) until the function takes it. A
+   driver never runs the host functions of a context that failed (a lost device) or was reset (a recover):
+   accel_device_destroy and accel_device_recover take those (accel_i_cu_foreign_drop), dropping their
+   references, else the signal and the device were never freed; their records stay listed, the memory
+   freed with the device. */
+typedef struct accel_i_cu_foreign {
+    accel_signal* s;
+    uint64_t value, generation;                /* the device's generation at the enqueue */
+    accel_i_a32 taken;                         /* by the host function, or by accel_i_cu_foreign_drop */
+    struct accel_i_cu_foreign *prev, *next;    /* the device's list */
+} accel_i_cu_foreign;
 
 /* Set while one of accel's host functions (below) runs on the driver's host-function thread, where no
    driver call may be made. */
@@ -5115,12 +5141,49 @@ static accel_result accel_i_cu_foreign_check(const char* fn, void* stream, accel
 }
 /* The host functions: raise s (accel_cuda_stream_signal); wait on the host word (a wait without
    stream memory operations). Neither makes a driver call. */
+/* The device goes: the records left were taken by accel_i_cu_foreign_drop (no driver runs them). */
+static void accel_i_cu_foreign_forget(accel_i_cu_device* dev) {
+    while (dev->foreign) {
+        accel_i_cu_foreign* f = dev->foreign;
+        dev->foreign = f->next;
+        accel_i_dev_free(&dev->base, f, sizeof *f);
+    }
+}
+/* A host function takes its record (false: accel_i_cu_foreign_drop did, nothing to do): off the list and
+   freed, s and the value in *s, *v. */
+static bool accel_i_cu_foreign_take(accel_i_cu_foreign* f, accel_signal** s, uint64_t* v) {
+    accel_i_cu_device* dev;
+    if (atomic_exchange(&f->taken, 1u)) return false;
+    *s = f->s;
+    *v = f->value;
+    dev = accel_i_cu_dev(f->s->obj.device);
+    accel_i_spin_lock(&dev->foreign_lock);
+    if (f->prev) f->prev->next = f->next; else dev->foreign = f->next;
+    if (f->next) f->next->prev = f->prev;
+    accel_i_spin_unlock(&dev->foreign_lock);
+    accel_i_dev_free(&dev->base, f, sizeof *f);
+    return true;
+}
+/* The records of host functions no driver will run (their device is lost, or its context was reset
+   since their enqueue) drop their references (see the section's top). */
+static void accel_i_cu_foreign_drop(accel_i_cu_device* dev) {
+    uint64_t gen = atomic_load(&dev->base.generation);
+    bool lost = accel_i_lost(&dev->base);
+    for (;;) {
+        accel_i_cu_foreign* f;
+        accel_i_spin_lock(&dev->foreign_lock);
+        for (f = dev->foreign; f; f = f->next)
+            if ((lost || f->generation != gen) && !atomic_exchange(&f->taken, 1u)) break;
+        accel_i_spin_unlock(&dev->foreign_lock);
+        if (!f) return;
+        accel_i_release(f->s);
+    }
+}
 static void ACCEL_I_CUDAAPI accel_i_cu_foreign_raise(void* user) {
-    accel_i_cu_foreign* f = (accel_i_cu_foreign*)user;
-    accel_signal* s = f->s;
-    uint64_t v = f->value;
+    accel_signal* s;
+    uint64_t v;
+    if (!accel_i_cu_foreign_take((accel_i_cu_foreign*)user, &s, &v)) return;
     accel_i_cu_in_host_fn = true;
-    accel_i_dev_free(s->obj.device, f, sizeof *f);
     accel_i_raise(s, v);
     accel_i_release(s);
     accel_i_cu_in_host_fn = false;
@@ -5129,11 +5192,10 @@ static void ACCEL_I_CUDAAPI accel_i_cu_foreign_raise(void* user) {
    stream, as the mirror's ACCEL_SIGNAL_MAX does in the memops mode (accel_i_cu_foreign_orphan). */
 #define ACCEL_I_CU_HOLD_LOOK_NS 1000000u
 static void ACCEL_I_CUDAAPI accel_i_cu_foreign_hold(void* user) {
-    accel_i_cu_foreign* f = (accel_i_cu_foreign*)user;
-    accel_signal* s = f->s;
-    uint64_t v = f->value;
+    accel_signal* s;
+    uint64_t v;
     uint32_t first = 0;
-    accel_i_dev_free(s->obj.device, f, sizeof *f);
+    if (!accel_i_cu_foreign_take((accel_i_cu_foreign*)user, &s, &v)) return;
     while (accel_i_host_signal_wait(&s, &v, 1, true, ACCEL_I_CU_HOLD_LOOK_NS, &first) == ACCEL_TIMEOUT &&
            atomic_load(&s->obj.handle)) { }   /* reached, failed, or destroyed */
     accel_i_cu_in_host_fn = true;   /* the release may free s (accel_i_cu_foreign_orphan) */
@@ -5144,20 +5206,27 @@ static void ACCEL_I_CUDAAPI accel_i_cu_foreign_hold(void* user) {
 static accel_result accel_i_cu_foreign_call(void* stream, accel_signal* s, uint64_t value,
                                             accel_cu_host_fn fn, const char* call) {
     accel_device* d = s->obj.device;
+    accel_i_cu_device* dev = accel_i_cu_dev(d);
     accel_i_cu_foreign* f;
     accel_cu_result cr;
     if (!accel_i_cu.LaunchHostFunc)
         return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "%s: the driver has no cuLaunchHostFunc", call);
     if ((f = (accel_i_cu_foreign*)accel_i_dev_alloc(d, sizeof *f)) == NULL)
         return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory", call);
+    memset((void*)f, 0, sizeof *f);
     f->s = s;
     f->value = value;
+    f->generation = atomic_load(&d->generation);
     accel_i_retain(s);
+    accel_i_spin_lock(&dev->foreign_lock);
+    if ((f->next = dev->foreign) != NULL) f->next->prev = f;
+    dev->foreign = f;
+    accel_i_spin_unlock(&dev->foreign_lock);
     cr = accel_i_cu.LaunchHostFunc((accel_cu_stream)stream, fn, f);
     if (cr == ACCEL_CU_SUCCESS) return ACCEL_OK;
-    accel_i_dev_free(d, f, sizeof *f);
+    accel_i_cu_foreign_take(f, &s, &value);   /* never to run */
     accel_i_release(s);
-    return accel_i_cu_check(accel_i_cu_dev(d), cr, call);
+    return accel_i_cu_check(dev, cr, call);
 }
 /* Without stream memory operations: when a point of a queue promised v, the stream waits for that
    point's event, as a queue's wait does (cuda: GPU waits in the event-ring mode), or for nothing when it
@@ -5248,7 +5317,7 @@ static const accel_backend accel_i_cu_backend_table = {
     "cuda", false, false, false, accel_i_cu_device_count, accel_i_cu_device_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL   /* peer_copy, peer_waits, share */
+    NULL, NULL, NULL, NULL   /* peer_copy, peer_waits, share, device_close */
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) {

@@ -597,7 +597,7 @@ static const accel_backend accel_i_vk_backend_table = {
     "vulkan", false, false, false, accel_i_vk_stub_count, accel_i_vk_stub_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL,  /* a stub makes no device: nothing past device_create is called */
-    NULL, NULL, NULL         /* peer_copy, peer_waits, share */
+    NULL, NULL, NULL, NULL   /* peer_copy, peer_waits, share, device_close */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
@@ -5443,7 +5443,8 @@ static const accel_backend accel_i_vk_backend_table = {
     accel_i_vk_device_recover,          /* device_recover: a new VkDevice (vulkan: recovery) */
     accel_i_vk_peer_copy,               /* peer_copy: imported memory (vulkan: peer copies) */
     accel_i_vk_peer_waits,              /* peer_waits: another VkDevice's signals, imported */
-    &accel_i_vk_share                   /* share: memory exported as opaque fds, imported (peer copies) */
+    &accel_i_vk_share,                  /* share: memory exported as opaque fds, imported (peer copies) */
+    NULL                                /* device_close */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 

@@ -1254,17 +1254,46 @@ TEST(foreign_stream_between_two_queues) {
 #endif
 }
 
+/* The mock's count of its live driver objects (tests/mock_cuda.c, mock_cuda_live); -1 on a driver, or
+   before the library is loaded. */
+static long long test_mock_live(void) {
+#if TEST_CUDA_LOADER && !defined(_WIN32)
+    const char* path = getenv("ACCEL_CUDA_LIBRARY");
+    void* lib = path && path[0] ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    void* f = lib ? dlsym(lib, "mock_cuda_live") : NULL;
+    long long (*live)(void), n = -1;
+    if (f) { memcpy(&live, &f, sizeof f); n = live(); }
+    if (lib) dlclose(lib);
+    return n;
+#else
+    return -1;
+#endif
+}
+/* A native step's accel_cuda_stream_signal, behind a GPU wait the host never releases. */
+static void test_native_stream_signal(const accel_native* n, void* user) {
+    CHECK_OK(accel_cuda_stream_signal(n->cuda_stream, (accel_signal*)user, 1));
+}
 /* An out-of-bounds store: the device is lost, the pending signal fails, waits return (no hang), every
-   later call says DEVICE_LOST. Runs last: a lost primary context stays broken in this process. */
+   later call says DEVICE_LOST. Runs last: a lost primary context stays broken in this process. A host
+   function accel_cuda_stream_signal enqueued (from a native step) never runs on the failed context: the
+   destroy drops its reference to the signal, and every driver object of the device goes (on the mock,
+   which counts them: the device was never freed). */
 TEST(out_of_bounds_kernel_loses_the_device) {
     accel_device* dev = test_cuda_device();
     accel_program* p;
     accel_buffer* buf;
     accel_queue *q, *q2, *q3;
-    accel_signal *done, *later, *gate, *l2, *l3;
+    accel_signal *done, *later, *gate, *l2, *l3, *raised;
     accel_device_info info;
     uint64_t t0;
+    long long live0;
     if (!dev) SKIP("no CUDA device here");
+    live0 = test_mock_live();   /* the device's own objects are gone with it */
+    if (live0 >= 0) {
+        accel_device_destroy(dev);
+        live0 = test_mock_live();
+        REQUIRE((dev = test_cuda_device()) != NULL);
+    }
     REQUIRE_OK(accel_program_create(dev, &(accel_program_desc){ .name = "oob", .ptx = test_oob_ptx(), .buffer_count = 1 }, &p));
     REQUIRE_OK(test_buffer_create(dev, 4096, ACCEL_MEMORY_DEVICE, &buf));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
@@ -1278,7 +1307,9 @@ TEST(out_of_bounds_kernel_loses_the_device) {
     REQUIRE_OK(accel_signal_create(dev, 0, &gate));
     REQUIRE_OK(accel_signal_create(dev, 0, &l2));
     REQUIRE_OK(accel_signal_create(dev, 0, &l3));
+    REQUIRE_OK(accel_signal_create(dev, 0, &raised));
     accel_queue_wait(q2, gate, 1);
+    accel_queue_native(q2, test_native_stream_signal, raised);
     accel_queue_fill(q2, buf, 0, 64, 2);
     accel_queue_signal(q2, l2, 1);
     CHECK_OK(accel_queue_submit(q2));
@@ -1311,7 +1342,9 @@ TEST(out_of_bounds_kernel_loses_the_device) {
     accel_queue_fill(q, buf, 0, 64, 1);
     CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_DEVICE_LOST);
     CHECK_RESULT(accel_queue_finish(q, 30000000000ull), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_RESULT(accel_signal_wait(raised, 1, 30000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
     accel_device_destroy(dev);   /* must not hang */
+    if (live0 >= 0) CHECK_EQ_U64((uint64_t)test_mock_live(), (uint64_t)live0);
 }
 
 int main(int argc, char** argv) {

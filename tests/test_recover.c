@@ -108,8 +108,15 @@ static int recover_driver_keeps_the_error(accel_device* dev) {
     return 1;
 }
 
-/* Makes dev lost the way its backend can (see the top), with a GPU wait pending on another queue;
-   0 when this backend is never lost. */
+#if defined(ACCEL_TEST_HAVE_CUDA)
+/* A native step's accel_cuda_stream_signal: a host function the failed context never runs. */
+static void recover_stream_signal(const accel_native* n, void* user) {
+    CHECK_OK(accel_cuda_stream_signal(n->cuda_stream, (accel_signal*)user, 1));
+}
+#endif
+/* Makes dev lost the way its backend can (see the top), with a GPU wait pending on another queue (CUDA:
+   behind it, a host function of accel_cuda_stream_signal on a signal whose handle then goes); 0 when
+   this backend is never lost. */
 static int recover_lose(accel_device* dev) {
     int lost = 0;
 #if defined(ACCEL_TEST_HAVE_CUDA)
@@ -118,7 +125,7 @@ static int recover_lose(accel_device* dev) {
         accel_program* p = NULL;
         accel_buffer* buf = NULL;
         accel_queue *q = NULL, *q2 = NULL;
-        accel_signal *done = NULL, *gate = NULL, *after = NULL;
+        accel_signal *done = NULL, *gate = NULL, *after = NULL, *raised = NULL;
         accel_buffer_desc bd;
         memset(&pd, 0, sizeof pd);
         pd.name = "oob";
@@ -130,8 +137,9 @@ static int recover_lose(accel_device* dev) {
             CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) &&
             CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q2)) &&
             CHECK_OK(accel_signal_create(dev, 0, &done)) && CHECK_OK(accel_signal_create(dev, 0, &gate)) &&
-            CHECK_OK(accel_signal_create(dev, 0, &after))) {
+            CHECK_OK(accel_signal_create(dev, 0, &after)) && CHECK_OK(accel_signal_create(dev, 0, &raised))) {
             accel_queue_wait(q2, gate, 1);   /* a GPU wait nobody releases */
+            accel_queue_native(q2, recover_stream_signal, raised);
             accel_queue_fill(q2, buf, 0, 64, 2);
             accel_queue_signal(q2, after, 1);
             CHECK_OK(accel_queue_submit(q2));
@@ -146,6 +154,7 @@ static int recover_lose(accel_device* dev) {
         accel_signal_destroy(done);
         accel_signal_destroy(gate);
         accel_signal_destroy(after);
+        accel_signal_destroy(raised);
         accel_buffer_destroy(buf);
         accel_program_destroy(p);
     }
@@ -224,8 +233,10 @@ TEST(generation_counts_recovers) {
 TEST(recover_of_a_lost_device) {
     accel_device* dev;
     accel_signal* s = NULL;
+    test_alloc_state st;
+    test_alloc_init(&st);
     recover_arm_loss(1);
-    dev = recover_device(NULL);
+    dev = recover_device(&st);
     recover_arm_loss(0);
     if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
     REQUIRE_OK(accel_signal_create(dev, 0, &s));
@@ -259,6 +270,7 @@ TEST(recover_of_a_lost_device) {
     }
     accel_signal_destroy(s);
     accel_device_destroy(dev);
+    CHECK_EQ_INT(atomic_load(&st.outstanding), 0);   /* what the lost work held went too */
 }
 
 #if RECOVER_MOCK
