@@ -5139,8 +5139,6 @@ static accel_result accel_i_cu_foreign_check(const char* fn, void* stream, accel
     *pending = now < value;
     return ACCEL_OK;
 }
-/* The host functions: raise s (accel_cuda_stream_signal); wait on the host word (a wait without
-   stream memory operations). Neither makes a driver call. */
 /* The device goes: the records left were taken by accel_i_cu_foreign_drop (no driver runs them). */
 static void accel_i_cu_foreign_forget(accel_i_cu_device* dev) {
     while (dev->foreign) {
@@ -5179,6 +5177,8 @@ static void accel_i_cu_foreign_drop(accel_i_cu_device* dev) {
         accel_i_release(f->s);
     }
 }
+/* The host functions: raise s (accel_cuda_stream_signal); wait on the host word (a wait without
+   stream memory operations). Neither makes a driver call. */
 static void ACCEL_I_CUDAAPI accel_i_cu_foreign_raise(void* user) {
     accel_signal* s;
     uint64_t v;
