@@ -3023,7 +3023,9 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         }
         slot->ev = e.ev;
         slot->sev = e.sev;
-        accel_i_cu_check(dev, cr, dev->memops ? "cuStreamWriteValue64" : "cuEventRecord");
+        accel_i_cu_check(dev, cr, !dev->memops ? "cuEventRecord"
+                                  : atomic_load(&dev->batch_memops) ? "cuStreamBatchMemOp or cuStreamWriteValue64"
+                                  : "cuStreamWriteValue64");
     }
     /* fallback: everything before the point completes first (or the device is lost) */
     if (!gone) accel_i_cu_enter(dev);
