@@ -2758,7 +2758,6 @@ static bool accel_i_cpu_orphans_later(accel_device* dev);
 ACCEL_API void accel_device_destroy(accel_device* dev) {
     accel_i_object* o;
     if (!dev) return;
-    if (dev->backend->device_close) dev->backend->device_close(dev);
 #if defined(ACCEL_NO_THREADS)
     accel_i_cpu_device_settle(dev);   /* every queue, before the first is released */
 #endif
@@ -2776,6 +2775,7 @@ ACCEL_API void accel_device_destroy(accel_device* dev) {
         if (!o) break;
         accel_i_queue_settle((accel_queue*)(void*)o, "accel_device_destroy");
     }
+    if (dev->backend->device_close) dev->backend->device_close(dev);
     while ((o = accel_i_take_handle(dev)) != NULL) accel_i_handle_gone(o);   /* queues too */
 #if defined(ACCEL_NO_THREADS)
     if (!accel_i_cpu_orphans_later(dev))

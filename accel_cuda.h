@@ -549,9 +549,9 @@ ACCEL_API accel_result accel_cuda_stream_wait(void* stream, accel_signal* s, uin
    Nothing is enqueued when s already reached value. s is kept alive until the function ran; destroy the
    device only after the stream passed it. A driver never runs the host functions of a failed context:
    once the device is lost, accel_device_destroy and accel_device_recover drop the references of those
-   not run yet (a stream of another context must still pass them first; they then do nothing), and so
-   for the event-ring mode's host function of accel_cuda_stream_wait. UNSUPPORTED where the driver lacks
-   cuLaunchHostFunc. */
+   not run yet on streams of the device's context (cuStreamGetCtx; a stream of another context keeps
+   its function's, which runs as usual), and so for the event-ring mode's host function of
+   accel_cuda_stream_wait. UNSUPPORTED where the driver lacks cuLaunchHostFunc. */
 ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, uint64_t value);
 
 #ifdef __cplusplus
@@ -789,6 +789,7 @@ enum {
     X(StreamCreate, 2000, (accel_cu_stream* stream, unsigned int flags)) \
     X(StreamDestroy, 4000, (accel_cu_stream stream)) \
     X(StreamQuery, 2000, (accel_cu_stream stream)) \
+    X(StreamGetCtx, 9020, (accel_cu_stream stream, accel_cu_context* ctx)) \
     X(StreamSynchronize, 2000, (accel_cu_stream stream)) \
     X(EventCreate, 2000, (accel_cu_event* event, unsigned int flags)) \
     X(EventDestroy, 4000, (accel_cu_event event)) \
@@ -855,8 +856,9 @@ static const char* const accel_i_cu_optional[] = {
     "GraphCreate", "GraphDestroy", "GraphAddKernelNode", "GraphAddMemsetNode", "GraphAddMemcpyNode",
     "GraphInstantiateWithFlags", "GraphExecDestroy", "GraphExecKernelNodeSetParams",
     "GraphExecMemsetNodeSetParams", "GraphExecMemcpyNodeSetParams", "GraphLaunch",
-    /* foreign streams (accel_cuda_stream_signal; stream_wait without memops): UNSUPPORTED without it */
-    "LaunchHostFunc", "StreamWaitEvent",
+    /* foreign streams (accel_cuda_stream_signal; stream_wait without memops): UNSUPPORTED without it;
+       a stream's context (without it: taken as the device's, see accel_i_cu_foreign_drop) */
+    "LaunchHostFunc", "StreamWaitEvent", "StreamGetCtx",
     /* several devices: identity and peer access (without them: uuid zero, copies staged) */
     "DeviceGetUuid", "DeviceCanAccessPeer", "CtxEnablePeerAccess",
     /* queue-ordered memory from a stream-ordered pool (without them: accel's own pool) */
@@ -1378,8 +1380,8 @@ typedef struct accel_i_cu_device {
        queues' workers poll at the waiters' pace while it is not 0, else only as a backstop */
     accel_i_a32 reap_needed;
     accel_i_a32 losing;            /* accel_i_cu_lose ran (once a generation) */
-    accel_i_a32 foreign_lock;      /* guards foreign (see cuda: foreign streams) */
-    struct accel_i_cu_foreign* foreign;
+    accel_i_a32 foreign_lock;      /* guards foreign and dropped (see cuda: foreign streams) */
+    struct accel_i_cu_foreign *foreign, *dropped;
     struct accel_i_cu_block* blocks;
     /* timestamps (io_lock): an event recorded on the idle io stream at host time cal_host (taken at
        cal_at), the reference the timestamps' events are measured from */
@@ -1846,10 +1848,14 @@ static accel_result accel_i_cu_check(accel_i_cu_device* dev, accel_cu_result r, 
     return r == ACCEL_CU_ERROR_OUT_OF_MEMORY ? ACCEL_ERROR_OUT_OF_MEMORY : ACCEL_ERROR_BACKEND;
 }
 /* An operation enqueued on the io stream (cr), then the stream synchronized (io_lock held); *call names
-   the one that failed for accel_i_cu_check. */
+   the one that failed for accel_i_cu_check. A failed synchronize may leave the operation running (a copy
+   into the caller's memory): the stream is queried until it is idle or its context failed. */
 static accel_cu_result accel_i_cu_io_sync(accel_i_cu_device* dev, accel_cu_result cr, const char** call) {
-    if (cr == ACCEL_CU_SUCCESS && (cr = accel_i_cu.StreamSynchronize(dev->io)) != ACCEL_CU_SUCCESS)
+    if (cr == ACCEL_CU_SUCCESS && (cr = accel_i_cu.StreamSynchronize(dev->io)) != ACCEL_CU_SUCCESS) {
         *call = "cuStreamSynchronize (the io stream)";
+        while (!accel_i_cu_sticky(cr) && accel_i_cu.StreamQuery(dev->io) == ACCEL_CU_ERROR_NOT_READY)
+            accel_i_yield();
+    }
     return cr;
 }
 
@@ -2121,7 +2127,8 @@ static bool accel_i_cu_fill_info(accel_i_cu_device* dev, bool nvrtc) {
                     (nvrtc ? (uint32_t)ACCEL_FORMAT_CUDA_SOURCE : 0u);
     info->separate_copy_queue = true;
     info->host_mapped_device_memory = false;
-    info->compute_capability = dev->cc;
+    info->compute_capability = dev->cc;   /* 0 x 10 + minor: the major is unknown (logged) */
+    ok = dev->cc >= 10u && ok;
     /* cuMemAlloc's alignment: any kernel argument type stays aligned */
     info->buffer_offset_alignment = 256;
     accel_i_cu_fill_identity(dev, info);
@@ -2155,6 +2162,7 @@ static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bo
 static bool accel_i_cu_can_import_any(const accel_i_cu_device* dev);   /* cuda: imported memory */
 static void accel_i_cu_forget_native(accel_i_cu_device* dev);             /* cuda: recovery */
 static void accel_i_cu_foreign_drop(accel_i_cu_device* dev);              /* cuda: foreign streams */
+static void accel_i_cu_device_close(accel_device* d);                      /* cuda: foreign streams */
 static accel_result accel_i_cu_device_create(const accel_backend* b, const accel_device_desc* d,
                                             accel_device** out) {
     accel_i_cu_device* dev;
@@ -2208,9 +2216,12 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
     n = 0;   /* whether it maps host memory */
-    if ((cr = accel_i_cu.DeviceGetAttribute(&n, ACCEL_CU_ATTR_CAN_MAP_HOST_MEMORY, cudev)) != 0 || !n) {
-        accel_i_log_to(&d->logger, ACCEL_LOG_WARN, "accel_cuda: unavailable: device %u cannot map host memory "
-                       "(cuDeviceGetAttribute: %s (%d))", d->device_index, accel_i_cu_error_name(cr), cr);
+    cr = accel_i_cu.DeviceGetAttribute(&n, ACCEL_CU_ATTR_CAN_MAP_HOST_MEMORY, cudev);
+    if (cr != ACCEL_CU_SUCCESS || !n) {
+        accel_i_log_to(&d->logger, ACCEL_LOG_WARN,
+                       "accel_cuda: unavailable: device %u cannot map host memory "
+                       "(cuDeviceGetAttribute: %s (%d))",
+                       d->device_index, accel_i_cu_error_name(cr), cr);
         accel_i_cu_device_free(dev, true, false, false);
         return ACCEL_ERROR_UNAVAILABLE;
     }
@@ -2235,8 +2246,8 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
         accel_i_cu_device_free(dev, true, true, true);
         return ACCEL_ERROR_OUT_OF_MEMORY;
     }
-    dev->cc = (uint32_t)(accel_i_cu_attr(dev, ACCEL_CU_ATTR_CC_MAJOR) * 10 +
-                         accel_i_cu_attr(dev, ACCEL_CU_ATTR_CC_MINOR));
+    dev->cc = accel_i_cu_limit(dev, ACCEL_CU_ATTR_CC_MAJOR) * 10u +
+              (uint32_t)accel_i_cu_attr(dev, ACCEL_CU_ATTR_CC_MINOR);
     dev->memops = accel_i_cu.StreamWriteValue64 &&
                   accel_i_cu_attr(dev, ACCEL_CU_ATTR_CAN_USE_64_BIT_STREAM_MEM_OPS) &&
                   !(no_memops && no_memops[0] && strcmp(no_memops, "0") != 0);
@@ -3024,7 +3035,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         slot->ev = e.ev;
         slot->sev = e.sev;
         accel_i_cu_check(dev, cr, !dev->memops ? "cuEventRecord"
-                                  : atomic_load(&dev->batch_memops) ? "cuStreamBatchMemOp or cuStreamWriteValue64"
+                                  : atomic_load(&dev->batch_memops) ? "cuStreamBatchMemOp (a point)"
                                   : "cuStreamWriteValue64");
     }
     /* fallback: everything before the point completes first (or the device is lost) */
@@ -4640,10 +4651,6 @@ static accel_result accel_i_cu_device_recover(accel_device* d) {
     accel_i_cu_foreign_drop(dev);   /* the reset context never runs its host functions */
     return r;
 }
-/* device_close: a lost device's foreign host functions never run (cuda: foreign streams). */
-static void accel_i_cu_device_close(accel_device* d) {
-    accel_i_cu_foreign_drop(accel_i_cu_dev(d));
-}
 
 /* ==== cuda: backend table ==== */
 /* The batch walk's slots, in the order of accel_i_walk_ops. */
@@ -5065,14 +5072,16 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
    the queue worker's backstop poll, 8 ACCEL_CUDA_POLL_MAX_NS apart at most).
    A host function's record stays on its device's list (foreign_lock) until the function takes it. A
    driver never runs the host functions of a context that failed (a lost device) or was reset (a recover):
-   accel_device_destroy and accel_device_recover take those (accel_i_cu_foreign_drop), dropping their
-   references, else the signal and the device were never freed; their records stay listed, the memory
-   freed with the device. */
+   accel_device_destroy and accel_device_recover take those of streams of the device's context
+   (accel_i_cu_foreign_drop), dropping their references, else the signal and the device were never
+   freed; their records move to the dropped list, freed with the device (a function that still runs
+   finds its record taken). */
 typedef struct accel_i_cu_foreign {
     accel_signal* s;
-    uint64_t value, generation;                /* the device's generation at the enqueue */
+    uint64_t value;
+    bool own;                                  /* its stream is of the device's context */
     accel_i_a32 taken;                         /* by the host function, or by accel_i_cu_foreign_drop */
-    struct accel_i_cu_foreign *prev, *next;    /* the device's list */
+    struct accel_i_cu_foreign *prev, *next;    /* the device's list (foreign or dropped) */
 } accel_i_cu_foreign;
 
 /* Set while one of accel's host functions (below) runs on the driver's host-function thread, where no
@@ -5143,11 +5152,16 @@ static accel_result accel_i_cu_foreign_check(const char* fn, void* stream, accel
 }
 /* The device goes: the records left were taken by accel_i_cu_foreign_drop (no driver runs them). */
 static void accel_i_cu_foreign_forget(accel_i_cu_device* dev) {
-    while (dev->foreign) {
-        accel_i_cu_foreign* f = dev->foreign;
-        dev->foreign = f->next;
+    while (dev->dropped) {
+        accel_i_cu_foreign* f = dev->dropped;
+        dev->dropped = f->next;
         accel_i_dev_free(&dev->base, f, sizeof *f);
     }
+}
+/* Takes f off the device's list (foreign_lock held). */
+static void accel_i_cu_foreign_unlist(accel_i_cu_device* dev, accel_i_cu_foreign* f) {
+    if (f->prev) f->prev->next = f->next; else dev->foreign = f->next;
+    if (f->next) f->next->prev = f->prev;
 }
 /* A host function takes its record (false: accel_i_cu_foreign_drop did, nothing to do): off the list and
    freed, s and the value in *s, *v. */
@@ -5158,26 +5172,45 @@ static bool accel_i_cu_foreign_take(accel_i_cu_foreign* f, accel_signal** s, uin
     *v = f->value;
     dev = accel_i_cu_dev(f->s->obj.device);
     accel_i_spin_lock(&dev->foreign_lock);
-    if (f->prev) f->prev->next = f->next; else dev->foreign = f->next;
-    if (f->next) f->next->prev = f->prev;
+    accel_i_cu_foreign_unlist(dev, f);
     accel_i_spin_unlock(&dev->foreign_lock);
     accel_i_dev_free(&dev->base, f, sizeof *f);
     return true;
 }
-/* The records of host functions no driver will run (their device is lost, or its context was reset
-   since their enqueue) drop their references (see the section's top). */
+/* The records of host functions no driver will run drop their references (see the section's top): on
+   streams of the device's context, when the device is lost or their signal is stale (a recover reset
+   the context since). */
 static void accel_i_cu_foreign_drop(accel_i_cu_device* dev) {
-    uint64_t gen = atomic_load(&dev->base.generation);
     bool lost = accel_i_lost(&dev->base);
     for (;;) {
         accel_i_cu_foreign* f;
         accel_i_spin_lock(&dev->foreign_lock);
         for (f = dev->foreign; f; f = f->next)
-            if ((lost || f->generation != gen) && !atomic_exchange(&f->taken, 1u)) break;
+            if (f->own && (lost || accel_i_stale(&f->s->obj)) && !atomic_exchange(&f->taken, 1u)) break;
+        if (f) {
+            accel_i_cu_foreign_unlist(dev, f);
+            f->prev = NULL;
+            f->next = dev->dropped;
+            dev->dropped = f;
+        }
         accel_i_spin_unlock(&dev->foreign_lock);
         if (!f) return;
         accel_i_release(f->s);
     }
+}
+/* device_close: before the handles go, a loss no call noticed yet is found (the io stream's query says a
+   sticky error), then the records of host functions that will never run drop their references. */
+static void accel_i_cu_device_close(accel_device* d) {
+    accel_i_cu_device* dev = accel_i_cu_dev(d);
+    accel_cu_result cr;
+    if (!accel_i_lost(d) && dev->io &&
+        accel_i_inside_enter(&dev->users, &d->generation, atomic_load(&d->generation))) {
+        accel_i_cu_enter(dev);
+        cr = accel_i_cu.StreamQuery(dev->io);
+        accel_i_cu_unuse(dev);
+        if (accel_i_cu_sticky(cr)) accel_i_cu_lose(dev, cr, "cuStreamQuery (accel_device_destroy)");
+    }
+    accel_i_cu_foreign_drop(dev);
 }
 /* The host functions: raise s (accel_cuda_stream_signal); wait on the host word (a wait without
    stream memory operations). Neither makes a driver call. */
@@ -5210,15 +5243,18 @@ static accel_result accel_i_cu_foreign_call(void* stream, accel_signal* s, uint6
     accel_device* d = s->obj.device;
     accel_i_cu_device* dev = accel_i_cu_dev(d);
     accel_i_cu_foreign* f;
+    accel_cu_context ctx = NULL;
     accel_cu_result cr;
     if (!accel_i_cu.LaunchHostFunc)
         return accel_i_fail(d, ACCEL_ERROR_UNSUPPORTED, "%s: the driver has no cuLaunchHostFunc", call);
     if ((f = (accel_i_cu_foreign*)accel_i_dev_alloc(d, sizeof *f)) == NULL)
         return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "%s: out of host memory", call);
     memset((void*)f, 0, sizeof *f);
+    atomic_init(&f->taken, 0u);
     f->s = s;
     f->value = value;
-    f->generation = atomic_load(&d->generation);
+    f->own = !accel_i_cu.StreamGetCtx ||
+             accel_i_cu.StreamGetCtx((accel_cu_stream)stream, &ctx) != ACCEL_CU_SUCCESS || ctx == dev->ctx;
     accel_i_retain(s);
     accel_i_spin_lock(&dev->foreign_lock);
     if ((f->next = dev->foreign) != NULL) f->next->prev = f;
@@ -5226,8 +5262,7 @@ static accel_result accel_i_cu_foreign_call(void* stream, accel_signal* s, uint6
     accel_i_spin_unlock(&dev->foreign_lock);
     cr = accel_i_cu.LaunchHostFunc((accel_cu_stream)stream, fn, f);
     if (cr == ACCEL_CU_SUCCESS) return ACCEL_OK;
-    accel_i_cu_foreign_take(f, &s, &value);   /* never to run */
-    accel_i_release(s);
+    if (accel_i_cu_foreign_take(f, &s, &value)) accel_i_release(s);   /* never to run (unless dropped) */
     return accel_i_cu_check(dev, cr, call);
 }
 /* Without stream memory operations: when a point of a queue promised v, the stream waits for that

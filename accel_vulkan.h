@@ -660,7 +660,7 @@ ACCEL_API accel_result accel_vulkan_signal_wrap(accel_device* d, accel_vk_semaph
    between: Mesa 22.3's lavapipe misses about 1% of wake-ups when several threads wait on timelines, and
    a wait must not hang on a driver's lost wake-up. A wait that lasts takes longer slices, 1/32 of the time
    waited up to ACCEL_I_VK_SLICE_MAX_NS (accel_i_vk_slice): a wake-up every 2 ms kept an idle waiter's CPU
-   ~1.4% busy, and a lost wake-up then costs at most ~3% of the wait. */
+   ~1.8% busy (lavapipe, a 2 s wait), and a lost wake-up then costs at most ~3% of the wait. */
 #define ACCEL_I_VK_SLICE_NS 2000000u
 #define ACCEL_I_VK_SLICE_MAX_NS 8000000u
 

@@ -35,7 +35,9 @@
    resets only that device's): a test that recovers with both open must not count on the other's.
    Vulkan memory of the same GPU imports as an opaque fd (cuImportExternalMemory: see "external
    memory"); MOCK_CUDA_UUID makes device 0 that GPU (see mDeviceGetUuid). MOCK_CUDA_ATTR_FAILS=N makes
-   cuDeviceGetAttribute of attribute N fail (CUDA_ERROR_INVALID_VALUE), read at each call.
+   cuDeviceGetAttribute of attribute N fail (CUDA_ERROR_INVALID_VALUE), read at each call; while
+   MOCK_CUDA_SYNC_FAILS is set, cuStreamSynchronize fails at once (CUDA_ERROR_UNKNOWN) and the stream
+   runs on.
    It proves nothing about a real GPU: only that the backend's host side keeps the contract. */
 #define _GNU_SOURCE 1
 #include <pthread.h>
@@ -1247,6 +1249,11 @@ static CUresult mStreamDestroy(mock_stream* s) {
     stream_end(s);
     return 0;
 }
+static CUresult mStreamGetCtx(mock_stream* s, void** ctx) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    *ctx = (void*)(uintptr_t)s->ctx;
+    return 0;
+}
 static CUresult mStreamQuery(mock_stream* s) {
     MOCK_COUNT(MOCK_CALL_QUERY);
     int busy;
@@ -1367,6 +1374,7 @@ static CUresult mLaunchHostFunc(mock_stream* s, void (*fn)(void*), void* user) {
 static CUresult mStreamSynchronize(mock_stream* s) {
     unsigned target;
     MOCK_COUNT(MOCK_CALL_SYNC);
+    if (getenv("MOCK_CUDA_SYNC_FAILS")) return 999;   /* CUDA_ERROR_UNKNOWN, at once: the stream runs on */
     target = atomic_load_explicit(&s->pushes, memory_order_acquire);
     while ((int)(atomic_load_explicit(&s->done, memory_order_acquire) - target) < 0 && !atomic_load(&mock_sticky))
         sched_yield();
@@ -1625,6 +1633,7 @@ static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuGraphExecDestroy", (void*)mGraphDestroy }, { "cuGraphExecKernelNodeSetParams", (void*)mGraphExecKernelNodeSetParams },
     { "cuGraphExecMemsetNodeSetParams", (void*)mGraphExecMemsetNodeSetParams },
     { "cuGraphExecMemcpyNodeSetParams", (void*)mGraphExecMemcpyNodeSetParams }, { "cuGraphLaunch", (void*)mGraphLaunch }, { "cuStreamCreate", (void*)mStreamCreate }, { "cuStreamDestroy", (void*)mStreamDestroy },
+    { "cuStreamGetCtx", (void*)mStreamGetCtx },
     { "cuStreamQuery", (void*)mStreamQuery }, { "cuStreamSynchronize", (void*)mStreamSynchronize },
     { "cuEventCreate", (void*)mEventCreate }, { "cuEventDestroy", (void*)mEventDestroy }, { "cuEventRecord", (void*)mEventRecord },
     { "cuEventQuery", (void*)mEventQuery }, { "cuEventSynchronize", (void*)mEventSynchronize },

@@ -462,10 +462,11 @@ static unsigned long long test_mock_calls(int kind) {
 #endif
 /* A device whose driver cannot say its block and grid limits is not created (it would refuse every exec:
    limits of 0): BACKEND, a log line naming the query, and no driver object left behind. On the mock only
-   (MOCK_CUDA_ATTR_FAILS: attributes 1 threads per block, 2 block x, 7 grid z). */
+   (MOCK_CUDA_ATTR_FAILS: attributes 1 threads per block, 2 block x, 7 grid z, 75 compute capability
+   major). */
 TEST(device_without_its_limits_is_not_created) {
 #if !defined(ACCEL_I_CU_NO_LOADER) && !defined(_WIN32)
-    static const char* const attrs[] = { "1", "2", "7" };
+    static const char* const attrs[] = { "1", "2", "7", "75" };
     accel_device* dev = test_cuda_device();
     accel_device_desc d = test_cuda_desc();
     void* f;
@@ -492,6 +493,46 @@ TEST(device_without_its_limits_is_not_created) {
     REQUIRE_OK(accel_device_create(&d, &dev));
     CHECK_OK(accel_device_info_get(dev, &info));
     CHECK(info.max_group_invocations > 0 && info.max_group_size[0] > 0 && info.max_group_count[2] > 0);
+    accel_device_destroy(dev);
+#else
+    SKIP("no dynamic loading (or setenv) in this build");
+#endif
+}
+/* A read whose cuStreamSynchronize fails returns its error only once its copy no longer writes the
+   caller's memory: the io stream is queried until idle (the copy ran on into memory the caller had back,
+   corrupting its stack in a hunt). On the mock only (MOCK_CUDA_SYNC_FAILS: the synchronize fails at once). */
+TEST(failed_read_is_done_with_the_callers_memory) {
+#if !defined(ACCEL_I_CU_NO_LOADER) && !defined(_WIN32)
+    const size_t n = (size_t)32 << 20;
+    accel_device* dev = test_cuda_device();
+    accel_buffer* b = NULL;
+    unsigned char *host = NULL, *seen = NULL, last;
+    accel_result r;
+    struct timespec pause = { 0, 50000000 };
+    if (!dev) SKIP("no CUDA device here");
+    if (test_mock_calls(0) == ~0ull) {
+        accel_device_destroy(dev);
+        SKIP("on the mock only (MOCK_CUDA_SYNC_FAILS)");
+    }
+    host = (unsigned char*)malloc(n);
+    seen = (unsigned char*)malloc(n);
+    if (host && seen && CHECK_OK(test_buffer_create(dev, n, ACCEL_MEMORY_DEVICE, &b))) {
+        memset(host, 0x5a, n);
+        CHECK_OK(accel_buffer_write(b, 0, host, n));
+        memset(host, 0, n);
+        setenv("MOCK_CUDA_SYNC_FAILS", "1", 1);
+        r = accel_buffer_read(b, 0, host, n);
+        unsetenv("MOCK_CUDA_SYNC_FAILS");
+        last = host[n - 1];   /* at once: a copy still under way has not got there yet */
+        memcpy(seen, host, n);
+        nanosleep(&pause, NULL);
+        CHECK_EQ_INT(host[n - 1], last);
+        CHECK(memcmp(seen, host, n) == 0);   /* nothing landed after the return */
+        CHECK_RESULT(r, ACCEL_ERROR_BACKEND);
+        CHECK(test_log_contains("cuStreamSynchronize"));
+    }
+    free(host);
+    free(seen);
     accel_device_destroy(dev);
 #else
     SKIP("no dynamic loading (or setenv) in this build");
@@ -1364,6 +1405,7 @@ int main(int argc, char** argv) {
     RUN(ptx_jit_error_goes_to_the_log);
     RUN(cubin_from_the_desc_runs);
     RUN(device_without_its_limits_is_not_created);
+    RUN(failed_read_is_done_with_the_callers_memory);
     RUN(nap_follows_the_fastest_pace_seen);
     RUN(workers_back_off_while_they_are_only_the_backstop);
     RUN(gated_hop_is_released_on_the_gpu);
