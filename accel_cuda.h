@@ -105,8 +105,9 @@
      the host.
    - No registration of CPU-backend signal words with cuMemHostRegister: waits on foreign signals are
      host waits.
-   - No multi-GPU peer copies (a buffer is used by queues of its own device only), no
-     host_ptr wrapping (ACCEL_ERROR_UNSUPPORTED), no mapping of DEVICE buffers.
+   - No GPU waits between two GPUs: a queue's wait on a signal of another CUDA device (not the same GPU)
+     is gated on the host (copies between them go GPU to GPU where peer access is on, else staged: see
+     accel.h, "Several devices"). No host_ptr wrapping (ACCEL_ERROR_UNSUPPORTED), no mapping of DEVICE buffers.
    - No ACCEL_NO_THREADS, WASI or Emscripten support: there the backend reports UNAVAILABLE.
 
    ==== Config ==================================================================================
