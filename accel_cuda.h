@@ -107,7 +107,8 @@
      host waits.
    - No GPU waits between two GPUs: a queue's wait on a signal of another CUDA device (not the same GPU)
      is gated on the host (copies between them go GPU to GPU where peer access is on, else staged: see
-     accel.h, "Several devices"). No host_ptr wrapping (ACCEL_ERROR_UNSUPPORTED), no mapping of DEVICE buffers.
+     accel.h, "Several devices").
+   - No host_ptr wrapping (ACCEL_ERROR_UNSUPPORTED), no mapping of DEVICE buffers.
    - No ACCEL_NO_THREADS, WASI or Emscripten support: there the backend reports UNAVAILABLE.
 
    ==== Config ==================================================================================
