@@ -859,7 +859,7 @@ static const char* const accel_i_cu_optional[] = {
     "GraphInstantiateWithFlags", "GraphExecDestroy", "GraphExecKernelNodeSetParams",
     "GraphExecMemsetNodeSetParams", "GraphExecMemcpyNodeSetParams", "GraphLaunch",
     /* foreign streams (accel_cuda_stream_signal; stream_wait without memops): UNSUPPORTED without it;
-       a stream's context (without it: taken as the device's, see accel_i_cu_foreign_drop) */
+       a stream's context (without it: not taken as the device's, see accel_i_cu_foreign_drop) */
     "LaunchHostFunc", "StreamWaitEvent", "StreamGetCtx",
     /* several devices: identity and peer access (without them: uuid zero, copies staged) */
     "DeviceGetUuid", "DeviceCanAccessPeer", "CtxEnablePeerAccess",
@@ -1854,9 +1854,11 @@ static accel_result accel_i_cu_check(accel_i_cu_device* dev, accel_cu_result r, 
    into the caller's memory): the stream is queried until it is idle or its context failed. */
 static accel_cu_result accel_i_cu_io_sync(accel_i_cu_device* dev, accel_cu_result cr, const char** call) {
     if (cr == ACCEL_CU_SUCCESS && (cr = accel_i_cu.StreamSynchronize(dev->io)) != ACCEL_CU_SUCCESS) {
+        accel_cu_result q = ACCEL_CU_ERROR_NOT_READY;
         *call = "cuStreamSynchronize (the io stream)";
-        while (!accel_i_cu_sticky(cr) && accel_i_cu.StreamQuery(dev->io) == ACCEL_CU_ERROR_NOT_READY)
+        while (!accel_i_cu_sticky(cr) && (q = accel_i_cu.StreamQuery(dev->io)) == ACCEL_CU_ERROR_NOT_READY)
             accel_i_yield();
+        if (accel_i_cu_sticky(q)) cr = q;   /* the context failed meanwhile: the device is lost */
     }
     return cr;
 }
@@ -2163,7 +2165,7 @@ static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bo
 
 static bool accel_i_cu_can_import_any(const accel_i_cu_device* dev);   /* cuda: imported memory */
 static void accel_i_cu_forget_native(accel_i_cu_device* dev);             /* cuda: recovery */
-static void accel_i_cu_foreign_drop(accel_i_cu_device* dev);              /* cuda: foreign streams */
+static void accel_i_cu_foreign_drop(accel_i_cu_device* dev, bool failed); /* cuda: foreign streams */
 static void accel_i_cu_device_close(accel_device* d);                      /* cuda: foreign streams */
 static accel_result accel_i_cu_device_create(const accel_backend* b, const accel_device_desc* d,
                                             accel_device** out) {
@@ -4650,7 +4652,7 @@ static accel_result accel_i_cu_device_recover(accel_device* d) {
     }
     atomic_store(&dev->recover_begun, 0u);
     accel_i_mutex_unlock(&dom->recover_lock);
-    accel_i_cu_foreign_drop(dev);   /* the reset context never runs its host functions */
+    accel_i_cu_foreign_drop(dev, false);   /* the reset context never runs its host functions */
     return r;
 }
 
@@ -5180,15 +5182,15 @@ static bool accel_i_cu_foreign_take(accel_i_cu_foreign* f, accel_signal** s, uin
     return true;
 }
 /* The records of host functions no driver will run drop their references (see the section's top): on
-   streams of the device's context, when the device is lost or their signal is stale (a recover reset
-   the context since). */
-static void accel_i_cu_foreign_drop(accel_i_cu_device* dev) {
-    bool lost = accel_i_lost(&dev->base);
+   streams of the device's context, when that context failed (the io stream's query said so: a device
+   marked lost by a call on another context's stream may still run them) or their signal is stale (a
+   recover reset the context since). */
+static void accel_i_cu_foreign_drop(accel_i_cu_device* dev, bool failed) {
     for (;;) {
         accel_i_cu_foreign* f;
         accel_i_spin_lock(&dev->foreign_lock);
         for (f = dev->foreign; f; f = f->next)
-            if (f->own && (lost || accel_i_stale(&f->s->obj)) && !atomic_exchange(&f->taken, 1u)) break;
+            if (f->own && (failed || accel_i_stale(&f->s->obj)) && !atomic_exchange(&f->taken, 1u)) break;
         if (f) {
             accel_i_cu_foreign_unlist(dev, f);
             f->prev = NULL;
@@ -5200,19 +5202,20 @@ static void accel_i_cu_foreign_drop(accel_i_cu_device* dev) {
         accel_i_release(f->s);
     }
 }
-/* device_close: before the handles go, a loss no call noticed yet is found (the io stream's query says a
-   sticky error), then the records of host functions that will never run drop their references. */
+/* device_close: whether the device's context failed, from the io stream's query (a loss no call noticed
+   yet loses the device now); then the records of host functions that will never run drop their
+   references. */
 static void accel_i_cu_device_close(accel_device* d) {
     accel_i_cu_device* dev = accel_i_cu_dev(d);
-    accel_cu_result cr;
-    if (!accel_i_lost(d) && dev->io &&
-        accel_i_inside_enter(&dev->users, &d->generation, atomic_load(&d->generation))) {
+    accel_cu_result cr = ACCEL_CU_SUCCESS;
+    accel_i_mutex_lock(&dev->io_lock);   /* a recover remakes the io stream under it */
+    if (dev->io) {
         accel_i_cu_enter(dev);
         cr = accel_i_cu.StreamQuery(dev->io);
-        accel_i_cu_unuse(dev);
-        if (accel_i_cu_sticky(cr)) accel_i_cu_lose(dev, cr, "cuStreamQuery (accel_device_destroy)");
     }
-    accel_i_cu_foreign_drop(dev);
+    accel_i_mutex_unlock(&dev->io_lock);
+    if (accel_i_cu_sticky(cr)) accel_i_cu_lose(dev, cr, "cuStreamQuery (accel_device_destroy)");   /* once */
+    accel_i_cu_foreign_drop(dev, accel_i_cu_sticky(cr));
 }
 /* The host functions: raise s (accel_cuda_stream_signal); wait on the host word (a wait without
    stream memory operations). Neither makes a driver call. */
@@ -5255,8 +5258,9 @@ static accel_result accel_i_cu_foreign_call(void* stream, accel_signal* s, uint6
     atomic_init(&f->taken, 0u);
     f->s = s;
     f->value = value;
-    f->own = !accel_i_cu.StreamGetCtx ||
-             accel_i_cu.StreamGetCtx((accel_cu_stream)stream, &ctx) != ACCEL_CU_SUCCESS || ctx == dev->ctx;
+    /* unknown: not the device's (kept: a leak at worst, never a free too soon) */
+    f->own = accel_i_cu.StreamGetCtx &&
+             accel_i_cu.StreamGetCtx((accel_cu_stream)stream, &ctx) == ACCEL_CU_SUCCESS && ctx == dev->ctx;
     accel_i_retain(s);
     accel_i_spin_lock(&dev->foreign_lock);
     if ((f->next = dev->foreign) != NULL) f->next->prev = f;
