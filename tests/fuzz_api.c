@@ -106,13 +106,16 @@ static void fz_kernel_add(const accel_dispatch* d) {
     }
     uint32_t add = d->constant_count ? d->constants[0] : 1u;
     for (uint32_t b = 0; b < d->buffer_count; b++) {
-        uint32_t* p = (uint32_t*)d->buffers[b];
+        unsigned char* p = (unsigned char*)d->buffers[b];   /* a view may start at any byte on the CPU */
         size_t words = d->buffer_sizes[b] / 4u;
         FZ_EXPECT(p != NULL, b, 0);
         for (uint32_t l = 0; l < d->group_size[0]; l++) {
             uint64_t i = (uint64_t)d->group_id[0] * d->group_size[0] + l;
+            uint32_t v;
             if (i >= d->global_size[0] || i >= words) break;
-            p[i] += add;
+            memcpy(&v, p + 4u * i, 4);
+            v += add;
+            memcpy(p + 4u * i, &v, 4);
         }
     }
 }
