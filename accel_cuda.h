@@ -550,10 +550,10 @@ ACCEL_API accel_result accel_cuda_stream_wait(void* stream, accel_signal* s, uin
    call); accel queues of s's device waiting on the GPU are released when it has raised the mirror.
    Nothing is enqueued when s already reached value. s is kept alive until the function ran; destroy the
    device only after the stream passed it. A driver never runs the host functions of a failed context:
-   once the device is lost, accel_device_destroy and accel_device_recover drop the references of those
-   not run yet on streams of the device's context (cuStreamGetCtx; a stream of another context keeps
-   its function's, which runs as usual), and so for the event-ring mode's host function of
-   accel_cuda_stream_wait. UNSUPPORTED where the driver lacks cuLaunchHostFunc. */
+   once the device's context failed (the device is lost), accel_device_destroy and accel_device_recover
+   drop the references of those not run yet on streams of that context (cuStreamGetCtx; a stream of
+   another context keeps its function's, which runs as usual), and so for the event-ring mode's host
+   function of accel_cuda_stream_wait. UNSUPPORTED where the driver lacks cuLaunchHostFunc. */
 ACCEL_API accel_result accel_cuda_stream_signal(void* stream, accel_signal* s, uint64_t value);
 
 #ifdef __cplusplus

@@ -460,6 +460,21 @@ static unsigned long long test_mock_calls(int kind) {
     return calls(kind);
 }
 #endif
+/* The mock's count of its live driver objects (tests/mock_cuda.c, mock_cuda_live); -1 on a driver, or
+   before the library is loaded. */
+static long long test_mock_live(void) {
+#if TEST_CUDA_LOADER && !defined(_WIN32)
+    const char* path = getenv("ACCEL_CUDA_LIBRARY");
+    void* lib = path && path[0] ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    void* f = lib ? dlsym(lib, "mock_cuda_live") : NULL;
+    long long (*live)(void), n = -1;
+    if (f) { memcpy(&live, &f, sizeof f); n = live(); }
+    if (lib) dlclose(lib);
+    return n;
+#else
+    return -1;
+#endif
+}
 /* A device whose driver cannot say its block and grid limits is not created (it would refuse every exec:
    limits of 0): BACKEND, a log line naming the query, and no driver object left behind. On the mock only
    (MOCK_CUDA_ATTR_FAILS: attributes 1 threads per block, 2 block x, 7 grid z, 75 compute capability
@@ -469,15 +484,11 @@ TEST(device_without_its_limits_is_not_created) {
     static const char* const attrs[] = { "1", "2", "7", "75" };
     accel_device* dev = test_cuda_device();
     accel_device_desc d = test_cuda_desc();
-    void* f;
-    long long (*live)(void), before;
+    long long before;
     accel_device_info info;
     if (!dev) SKIP("no CUDA device here");
-    f = accel_i_dl_sym(accel_i_cu_g.handle, "mock_cuda_live");
     accel_device_destroy(dev);
-    if (!f) SKIP("on the mock only (MOCK_CUDA_ATTR_FAILS)");
-    memcpy(&live, &f, sizeof f);
-    before = live();
+    if ((before = test_mock_live()) < 0) SKIP("on the mock only (MOCK_CUDA_ATTR_FAILS)");
     for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
         char want[64];
         dev = NULL;
@@ -488,7 +499,7 @@ TEST(device_without_its_limits_is_not_created) {
         CHECK(dev == NULL);
         snprintf(want, sizeof want, "cuDeviceGetAttribute(attribute %s)", attrs[i]);
         CHECK(test_log_contains(want));
-        CHECK_EQ_U64((uint64_t)live(), (uint64_t)before);
+        CHECK_EQ_U64((uint64_t)test_mock_live(), (uint64_t)before);
     }
     REQUIRE_OK(accel_device_create(&d, &dev));
     CHECK_OK(accel_device_info_get(dev, &info));
@@ -1295,21 +1306,6 @@ TEST(foreign_stream_between_two_queues) {
 #endif
 }
 
-/* The mock's count of its live driver objects (tests/mock_cuda.c, mock_cuda_live); -1 on a driver, or
-   before the library is loaded. */
-static long long test_mock_live(void) {
-#if TEST_CUDA_LOADER && !defined(_WIN32)
-    const char* path = getenv("ACCEL_CUDA_LIBRARY");
-    void* lib = path && path[0] ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    void* f = lib ? dlsym(lib, "mock_cuda_live") : NULL;
-    long long (*live)(void), n = -1;
-    if (f) { memcpy(&live, &f, sizeof f); n = live(); }
-    if (lib) dlclose(lib);
-    return n;
-#else
-    return -1;
-#endif
-}
 /* A native step's accel_cuda_stream_signal, behind a GPU wait the host never releases. */
 static void test_native_stream_signal(const accel_native* n, void* user) {
     CHECK_OK(accel_cuda_stream_signal(n->cuda_stream, (accel_signal*)user, 1));
