@@ -1575,10 +1575,13 @@ static bool accel_i_cu_context_error(accel_cu_result r) {
 }
 /* After a call failed: true when it may have failed for a trusted context (call it again: the context is
    current now), false when the failure is the call's own. */
-static bool accel_i_cu_retry(accel_i_cu_device* dev, accel_cu_result r) {
+static bool accel_i_cu_retry_slow(accel_i_cu_device* dev, accel_cu_result r) {
     if (!accel_i_cu_context_error(r) || accel_i_cu_entered) return false;   /* the thread-local last */
     accel_i_cu_enter(dev);
     return true;
+}
+static inline bool accel_i_cu_retry(accel_i_cu_device* dev, accel_cu_result r) {   /* a success: no call */
+    return r != ACCEL_CU_SUCCESS && accel_i_cu_retry_slow(dev, r);
 }
 /* The queue's native work is over: its device is lost, or the queue is stale (accel_device_recover: its
    stream and events went with the old context, see cuda: recovery). Such a queue's points apply at once,
@@ -2645,7 +2648,72 @@ static uint64_t accel_i_cu_poll_slice(uint64_t since) {
 static accel_i_cu_point* accel_i_cu_ring_at(const accel_i_cu_queue* q, uint32_t i) {
     return &q->ring[(q->ring_head + i) & (q->ring_cap - 1u)];
 }
-/* Applies the queue's reached points in order. Returns true while points remain in flight. */
+/* The sequence number up to which q's oldest points are reached: all for a gone queue; the progress
+   word in the memops mode; in the event-ring mode the oldest point's event, asked outside ring_lock (a
+   driver call; *entered: the context was made current for it). */
+static uint64_t accel_i_cu_reached_upto(accel_i_cu_queue* q, bool* entered) {
+    accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
+    uint64_t seq;
+    bool recorded;
+    accel_cu_event ev;
+    accel_cu_result cr;
+    if (accel_i_cu_gone(q)) return UINT64_MAX;
+    if (dev->memops) return atomic_load_explicit(q->progress.host, memory_order_acquire);
+    accel_i_spin_lock(&q->ring_lock);
+    if (q->ring_count == 0) { accel_i_spin_unlock(&q->ring_lock); return q->reached; }
+    seq = q->ring[q->ring_head].seq;
+    recorded = q->ring[q->ring_head].recorded;
+    ev = q->ring[q->ring_head].ev;
+    accel_i_spin_unlock(&q->ring_lock);
+    if (seq <= q->reached || !recorded) return q->reached;
+    if (!accel_i_cu_use(dev, &q->base.obj)) return seq;   /* stale since the look above: applied as lost */
+    if (!*entered) { accel_i_cu_enter(dev); *entered = true; }
+    cr = accel_i_cu.EventQuery(ev);
+    accel_i_cu_unuse(dev);
+    if (cr == ACCEL_CU_SUCCESS) {   /* the progress word reads it, as the GPU's writes do */
+        q->reached = seq;
+        accel_i_atomic_max(q->progress.host, seq);
+    } else if (cr != ACCEL_CU_ERROR_NOT_READY) {
+        accel_i_cu_check(dev, cr, "cuEventQuery");
+    } else {
+        return q->reached;
+    }
+    return seq;
+}
+/* Takes up to `max` of the oldest points reached by `upto` out of the ring into run[] (their slots keep
+   only their events), under one ring_lock. Returns how many. */
+static uint32_t accel_i_cu_ring_take(accel_i_cu_queue* q, uint64_t upto, accel_i_cu_point* run, uint32_t max) {
+    uint32_t n = 0;
+    accel_i_spin_lock(&q->ring_lock);
+    while (n < max && n < q->ring_count) {
+        accel_i_cu_point* slot = &q->ring[q->ring_head];
+        if (slot->seq > upto) break;
+        run[n++] = *slot;   /* now: a batch may have joined it (accel_i_cu_batch_joins) */
+        slot->signal = NULL;
+        slot->batch = NULL;
+        slot->staging = NULL;
+        slot->recorded = false;
+        slot->stamp = NULL;
+        slot->stamp_recorded = false;
+        q->ring_head = (q->ring_head + 1) & (q->ring_cap - 1u);
+        q->ring_count--;
+    }
+    accel_i_spin_unlock(&q->ring_lock);
+    return n;
+}
+/* Does point e's raise fold into the next one's (`next`, applied right after it in the same reap)? When
+   both raise one signal, the next to at least e's value, and e has nothing the raise must come before
+   (a timestamp, the trace, a mirror write to publish again, a GPU wait's hold): a chain's signal is
+   raised once a reap, not once a point (what the raise wakes sees the larger value). Its signal stays
+   alive meanwhile: the next point's command holds it until that point applies. */
+static bool accel_i_cu_raise_folds(const accel_i_cu_queue* q, const accel_i_cu_point* e,
+                                   const accel_i_cu_point* next) {
+    return e->signal && e->signal == next->signal && next->value >= e->value && !e->stamp && !e->mirrored &&
+           !e->holds && !q->base.obj.device->trace;
+}
+/* Applies the queue's reached points in order, a run of them at a time. Returns true while points
+   remain in flight. */
+#define ACCEL_I_CU_REAP_RUN 16u
 static bool accel_i_cu_reap(accel_i_cu_queue* q) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     bool pending;
@@ -2653,56 +2721,19 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
     bool entered = false;
     if (atomic_exchange_explicit(&q->reap_lock, 1u, memory_order_acquire)) return true;
     for (;;) {
-        accel_i_cu_point e;   /* the oldest point, copied out once reached */
-        bool lost = accel_i_cu_gone(q), reached = lost, recorded;
-        uint64_t seq;
-        accel_cu_event ev;
-        accel_i_spin_lock(&q->ring_lock);
-        if (q->ring_count == 0) { accel_i_spin_unlock(&q->ring_lock); break; }
-        seq = q->ring[q->ring_head].seq;
-        recorded = q->ring[q->ring_head].recorded;
-        ev = q->ring[q->ring_head].ev;
-        accel_i_spin_unlock(&q->ring_lock);
-        if (!reached && dev->memops) {
-            reached = atomic_load_explicit(q->progress.host, memory_order_acquire) >= seq;
-        } else if (!reached) {
-            reached = seq <= q->reached;
-            if (!reached && recorded && !accel_i_cu_use(dev, &q->base.obj)) {
-                reached = true;   /* stale since the look above: applied as lost (a recover resets) */
-            } else if (!reached && recorded) {
-                accel_cu_result cr;
-                if (!entered) { accel_i_cu_enter(dev); entered = true; }
-                cr = accel_i_cu.EventQuery(ev);
-                accel_i_cu_unuse(dev);
-                if (cr == ACCEL_CU_SUCCESS) {   /* the progress word reads it, as the GPU's writes do */
-                    q->reached = seq;
-                    reached = true;
-                    accel_i_atomic_max(q->progress.host, seq);
-                }
-                else if (cr != ACCEL_CU_ERROR_NOT_READY) {
-                    accel_i_cu_check(dev, cr, "cuEventQuery");
-                    reached = true;
-                }
-            }
-        }
-        if (!reached) break;
+        accel_i_cu_point run[ACCEL_I_CU_REAP_RUN];   /* the oldest points, copied out once reached */
+        uint32_t n = accel_i_cu_ring_take(q, accel_i_cu_reached_upto(q, &entered), run, ACCEL_I_CU_REAP_RUN);
+        if (n == 0) break;
         atomic_thread_fence(memory_order_acquire);
-        accel_i_spin_lock(&q->ring_lock);
-        e = q->ring[q->ring_head];   /* now: a batch may have joined it (accel_i_cu_batch_joins) */
-        q->ring[q->ring_head].signal = NULL;
-        q->ring[q->ring_head].batch = NULL;
-        q->ring[q->ring_head].staging = NULL;
-        q->ring[q->ring_head].recorded = false;
-        q->ring[q->ring_head].stamp = NULL;
-        q->ring[q->ring_head].stamp_recorded = false;
-        q->ring_head = (q->ring_head + 1) & (q->ring_cap - 1u);
-        q->ring_count--;
-        accel_i_spin_unlock(&q->ring_lock);
-        if (!entered && (e.staging || e.stamp)) {   /* a release, a timestamp */
-            accel_i_cu_enter(dev);
-            entered = true;
+        for (uint32_t i = 0; i < n; i++) {
+            bool lost = accel_i_cu_gone(q);
+            if (!entered && (run[i].staging || run[i].stamp)) {   /* a release, a timestamp */
+                accel_i_cu_enter(dev);
+                entered = true;
+            }
+            if (i + 1 < n && !lost && accel_i_cu_raise_folds(q, &run[i], &run[i + 1])) run[i].signal = NULL;
+            accel_i_cu_point_apply(q, &run[i], lost);
         }
-        accel_i_cu_point_apply(q, &e, accel_i_cu_gone(q));
     }
     accel_i_spin_lock(&q->ring_lock);
     pending = q->ring_count > 0;
@@ -4220,6 +4251,21 @@ static void accel_i_cu_waits_traced(accel_i_cu_queue* q, accel_i_batch* b, uint3
     for (uint32_t i = wfrom; i < to && q->base.obj.device->trace; i++)
         accel_i_cu_point_add(q, NULL, 0, NULL, &b->cmds[i]);
 }
+/* Is the command at pc the batch's last, a signal? Its point then takes the batch too, as
+   batch_submitted would have it join that point (not with queue-ordered memory, whose commands the
+   dispatch checks: accel_i_cu_cmd). */
+static bool accel_i_cu_last_signal(const accel_i_batch* b, uint32_t pc) {
+    return pc + 1 == b->count && b->cmds[pc].kind == ACCEL_I_CMD_SIGNAL && !b->qmem;
+}
+/* The batch's last signal c: one point for it and the batch, which is the queue's from then on (its
+   apply may complete and recycle b at once): the walk ends without looking at b (ACCEL_I_HANDED). */
+static int accel_i_cu_hand_over(accel_i_cu_queue* q, accel_i_batch* b, const accel_i_cmd* c) {
+    accel_i_cu_point_add(q, c->u.sig.signal, c->u.sig.value, b, NULL);
+    accel_i_cu_enqueued(q);
+    if (atomic_load_explicit(&q->full, memory_order_relaxed)) atomic_store(&q->full, 0u);
+    accel_i_walker_poke(&q->base);
+    return ACCEL_I_HANDED;
+}
 /* segment_submit: the segment's GPU waits, then its commands, into the queue's stream. A stream that
    fills up among the waits (a batch of more waits for the host than the stream holds) or among the
    commands hands the rest to the worker (b->pc: the next wait or command). */
@@ -4262,6 +4308,7 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
     if (!failed) accel_i_cu_waits_traced(q, b, sg->wfrom, sg->from);
     for (uint32_t pc = sg->from; pc < sg->to && !failed; pc++) {
         if (accel_i_lost(&dev->base)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
+        else if (accel_i_cu_last_signal(b, pc)) return accel_i_cu_hand_over(q, b, &b->cmds[pc]);
         else failed = accel_i_cu_cmd(q, b, pc);
         if (failed) accel_i_fail_rest(b, pc + 1, failed);   /* drop the rest, pass the failure on */
         else if (pc + 1 < sg->to && accel_i_cu_stream_full(q, 0)) {   /* the rest to the worker, or later */
