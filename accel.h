@@ -1754,10 +1754,7 @@ typedef struct accel_i_walk_ops {
        an accel_result): the backend cannot take the segment, or the rest of it from b->pc where it set
        that to the first command it did not take, without blocking (may_block false: it must not block
        at all; may_block true: the device already holds as much work not started as it takes without
-       blocking the caller in the driver). The walk decides what follows (see accel_i_walk). Or
-       ACCEL_I_HANDED: it took the segment, the batch's last, and b with it (the backend completes b
-       once the device finished it, as after batch_submitted, and b may be gone already: the walk ends
-       without touching it; a batch's one segment of commands ending with a signal, say). */
+       blocking the caller in the driver). The walk decides what follows (see accel_i_walk). */
     int (*segment_submit)(accel_queue* q, accel_i_batch* b, const accel_i_segment* seg, bool may_block);
     /* b has no segment left to submit: call accel_i_batch_complete(q, b) once the device finished it */
     void (*batch_submitted)(accel_queue* q, accel_i_batch* b);
@@ -5942,7 +5939,6 @@ static bool accel_i_fail_handed_off(accel_signal* s, uint64_t before, uint64_t f
    C++, where an enum holds only the values its enumerators span) */
 #define ACCEL_I_WOULD_BLOCK 1000
 #define ACCEL_I_TAKEN 1001         /* accel_i_walk (the worker): a raiser took the batch at a gate */
-#define ACCEL_I_HANDED 1002        /* segment_submit: the batch is the backend's (see accel_i_walk_ops) */
 
 #if !defined(ACCEL_NO_THREADS)   /* GPU backends need threads: no-threads builds have none to walk */
 /* The one list of host-step command kinds (segment splitting here and in backends' plans uses it). */
@@ -6230,7 +6226,6 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block, bool s
             break;
         }
         r = d->backend->walk->segment_submit(q, b, &sg, may_block);
-        if (r == ACCEL_I_HANDED) return ACCEL_OK;   /* b may be complete, even recycled, already */
         if (r == ACCEL_I_WOULD_BLOCK && may_block) { accel_i_walker_wait_room(q); continue; }
         if (r == ACCEL_I_WOULD_BLOCK) return r;
         if (r != ACCEL_OK) {

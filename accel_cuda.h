@@ -1524,6 +1524,9 @@ struct accel_i_cu_queue {
     accel_i_a32 ring_lock;         /* guards ring, ring_cap, ring_head, ring_count */
     accel_i_cu_point* ring;
     uint32_t ring_cap, ring_head, ring_count;
+    /* the enqueuer's own look at the ring (accel_i_cu_ring_mine): the slot after the newest point, and
+       how many slots are free at least (the reaper only frees them): no ring_lock to find a slot */
+    uint32_t ring_tail, ring_free;
     accel_i_a32 reap_lock;         /* one reaper at a time, so points apply in order */
     uint64_t reached;              /* event ring mode: highest completed seq (reaper only) */
     accel_i_event done;            /* batches finished */
@@ -2765,10 +2768,20 @@ static bool accel_i_cu_ring_grow(accel_i_cu_queue* q) {
     return true;
 }
 
-/* Room in the ring for n more points (ring_lock held); false when out of host memory. */
+/* The enqueuer's look at the ring (ring_lock held): ring_tail and ring_free hold until it adds a point. */
+static void accel_i_cu_ring_mine(accel_i_cu_queue* q) {
+    q->ring_tail = (q->ring_head + q->ring_count) & (q->ring_cap - 1u);
+    q->ring_free = q->ring_cap - q->ring_count;
+}
+/* Room in the ring for n more points (the enqueuer); false when out of host memory. */
 static bool accel_i_cu_ring_room(accel_i_cu_queue* q, uint32_t n) {
-    while (q->ring_cap - q->ring_count < n) if (!accel_i_cu_ring_grow(q)) return false;
-    return true;
+    bool room = true;
+    if (q->ring_free >= n) return true;
+    accel_i_spin_lock(&q->ring_lock);
+    while (room && q->ring_cap - q->ring_count < n) room = accel_i_cu_ring_grow(q);
+    accel_i_cu_ring_mine(q);
+    accel_i_spin_unlock(&q->ring_lock);
+    return room;
 }
 
 /* Drops the queue's listed host-raised GPU waits that are reached (all, when nothing is in flight;
@@ -3008,10 +3021,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         q->staging = NULL;
         q->staging_size = q->staging_used = 0;
     }
-    accel_i_spin_lock(&q->ring_lock);
-    if (q->ring_count < q->ring_cap || accel_i_cu_ring_grow(q))
-        slot = accel_i_cu_ring_at(q, q->ring_count);
-    accel_i_spin_unlock(&q->ring_lock);
+    if (accel_i_cu_ring_room(q, 1)) slot = &q->ring[q->ring_tail];
     if (slot && !gone) {   /* only the enqueuer touches slots beyond the count */
         e.ev = slot->ev;
         e.sev = slot->sev;
@@ -3057,10 +3067,12 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         }
         if (cr == ACCEL_CU_SUCCESS) {
             accel_i_cu_point_takes(q, &e);
+            *slot = e;   /* the reaper and other queues look at it once it is counted */
             accel_i_spin_lock(&q->ring_lock);
-            *slot = e;
             q->ring_count++;
             accel_i_spin_unlock(&q->ring_lock);
+            q->ring_tail = (q->ring_tail + 1) & (q->ring_cap - 1u);
+            q->ring_free--;
             /* the event ring's mark once the ring holds the point: a GPU wait that finds the mark finds
                the point's event there, or the point reached (cuda: GPU waits in the event-ring mode) */
             if (s && !dev->memops && s->obj.device == q->base.obj.device) accel_i_cu_point_note(q, s, value, e.seq);
@@ -4218,11 +4230,7 @@ static bool accel_i_cu_stream_full(accel_i_cu_queue* q, uint64_t more) {
    idle, as before). */
 static int accel_i_cu_hand_back(accel_i_cu_queue* q) {
     if (q->dirty && !accel_i_cu_gone(q)) {
-        bool room;
-        accel_i_spin_lock(&q->ring_lock);
-        room = accel_i_cu_ring_room(q, 1);
-        accel_i_spin_unlock(&q->ring_lock);
-        if (room) {
+        if (accel_i_cu_ring_room(q, 1)) {
             accel_i_cu_enter_cached(accel_i_cu_dev(q->base.obj.device));
             accel_i_cu_point_add(q, NULL, 0, NULL, NULL);
         }
@@ -4251,21 +4259,6 @@ static void accel_i_cu_waits_traced(accel_i_cu_queue* q, accel_i_batch* b, uint3
     for (uint32_t i = wfrom; i < to && q->base.obj.device->trace; i++)
         accel_i_cu_point_add(q, NULL, 0, NULL, &b->cmds[i]);
 }
-/* Is the command at pc the batch's last, a signal? Its point then takes the batch too, as
-   batch_submitted would have it join that point (not with queue-ordered memory, whose commands the
-   dispatch checks: accel_i_cu_cmd). */
-static bool accel_i_cu_last_signal(const accel_i_batch* b, uint32_t pc) {
-    return pc + 1 == b->count && b->cmds[pc].kind == ACCEL_I_CMD_SIGNAL && !b->qmem;
-}
-/* The batch's last signal c: one point for it and the batch, which is the queue's from then on (its
-   apply may complete and recycle b at once): the walk ends without looking at b (ACCEL_I_HANDED). */
-static int accel_i_cu_hand_over(accel_i_cu_queue* q, accel_i_batch* b, const accel_i_cmd* c) {
-    accel_i_cu_point_add(q, c->u.sig.signal, c->u.sig.value, b, NULL);
-    accel_i_cu_enqueued(q);
-    if (atomic_load_explicit(&q->full, memory_order_relaxed)) atomic_store(&q->full, 0u);
-    accel_i_walker_poke(&q->base);
-    return ACCEL_I_HANDED;
-}
 /* segment_submit: the segment's GPU waits, then its commands, into the queue's stream. A stream that
    fills up among the waits (a batch of more waits for the host than the stream holds) or among the
    commands hands the rest to the worker (b->pc: the next wait or command). */
@@ -4275,15 +4268,11 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
     accel_i_cu_device* dev = accel_i_cu_dev(base->obj.device);
     uint64_t failed = 0;
     uint32_t points = (sg->to - sg->wfrom) * (dev->base.trace ? 2u : 1u) + 2u;
-    bool room;
     (void)may_block;   /* inside accel_queue_submit or on the worker, a full stream is handed back alike */
     if (accel_i_cu_stream_full(q, 0)) return accel_i_cu_hand_back(q);   /* the worker reaps, then again */
     /* ring room for every point the segment can add, and the batch's last (or a host step's): a point
        with no room makes the enqueuer wait for the stream, which a GPU wait may hold for ever */
-    accel_i_spin_lock(&q->ring_lock);
-    room = accel_i_cu_ring_room(q, points);
-    accel_i_spin_unlock(&q->ring_lock);
-    if (!room)
+    if (!accel_i_cu_ring_room(q, points))
         return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
                             "accel_queue_submit: out of host memory for the signal points of %s",
                             accel_i_label(&q->base.obj));
@@ -4308,7 +4297,6 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
     if (!failed) accel_i_cu_waits_traced(q, b, sg->wfrom, sg->from);
     for (uint32_t pc = sg->from; pc < sg->to && !failed; pc++) {
         if (accel_i_lost(&dev->base)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
-        else if (accel_i_cu_last_signal(b, pc)) return accel_i_cu_hand_over(q, b, &b->cmds[pc]);
         else failed = accel_i_cu_cmd(q, b, pc);
         if (failed) accel_i_fail_rest(b, pc + 1, failed);   /* drop the rest, pass the failure on */
         else if (pc + 1 < sg->to && accel_i_cu_stream_full(q, 0)) {   /* the rest to the worker, or later */

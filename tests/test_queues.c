@@ -571,6 +571,43 @@ TEST(in_order_slow_exec_then_copy) {
     accel_device_destroy(dev);
 }
 
+/* A burst of points: a slow exec holds the queue while batches that signal one signal, its values up
+   and down, queue behind it; they are reached together and applied in one go. The largest value wins
+   and later, smaller ones never lower it: 400, then more smaller values than the CUDA backend keeps
+   marks of a signal (16), so that only the points' raises can give it (the CUDA backend raises a run
+   of one signal's points once: with the largest value, not the last one). */
+TEST(a_burst_of_points_keeps_the_largest_value) {
+    enum { N = 2048, ITERS = 3000, SMALLER = 24 };
+    accel_device* dev;
+    accel_queue* q;
+    accel_program* p;
+    accel_buffer* out;
+    accel_signal* s;
+    uint32_t k[3] = { N, ITERS, 7 };
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_program_create(dev, TK_SLOW, &p));
+    REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &out));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    for (uint64_t round = 0; round < 3; round++) {
+        uint64_t base = round * 1000u;
+        accel_queue_exec(q, p, &out, 1, k, 3, accel_exec_1d(N, 32));
+        CHECK_OK(accel_queue_submit(q));
+        accel_queue_signal(q, s, base + 300);
+        accel_queue_signal(q, s, base + 250);   /* one batch: up, then down */
+        CHECK_OK(accel_queue_submit(q));
+        accel_queue_signal(q, s, base + 400);
+        CHECK_OK(accel_queue_submit(q));
+        for (uint64_t i = 1; i <= SMALLER; i++) {   /* a batch each */
+            accel_queue_signal(q, s, base + 300 + i);
+            CHECK_OK(accel_queue_submit(q));
+        }
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(accel_signal_value(s), base + 400);
+    }
+    accel_device_destroy(dev);
+}
+
 /* A batch that goes on after its signal: finishing the queue waits for the commands after the signal too
    (the CUDA backend lets a batch that ends with a signal complete with that signal's point: never one
    with work after it). Slow execs on both sides of the signal, so that the point is still in flight
@@ -1119,5 +1156,6 @@ int main(int argc, char** argv) {
     RUN(batch_of_gated_segments_with_many_signals);
     RUN(device_destroy_releases_live_objects);
     RUN(independent_queues_run_concurrently);
+    RUN(a_burst_of_points_keeps_the_largest_value);
     return test_end();
 }
