@@ -2608,9 +2608,9 @@ static void accel_i_cu_stamp_apply(accel_i_cu_queue* q, const accel_i_cu_point* 
     }
 }
 /* ---- signal points: the ring, reaping, the gates a queue's waits watch ---- */
-/* Applies one reached point: its timestamp and trace, then raise its signal (failed when the device is
-   lost), release its batch. */
-static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
+/* A reached point, but for its batch: its timestamp and trace, then raise its signal (failed when the
+   device is lost). */
+static void accel_i_cu_point_reach(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
     for (uint32_t i = 0; i < e->nimplied && !lost; i++)   /* lost: the words may be gone with a context */
         accel_i_atomic_max(e->implied[i].word, e->implied[i].seq);
     accel_i_cu_stamp_apply(q, e, lost);
@@ -2633,10 +2633,17 @@ static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, boo
         accel_i_spin_unlock(&q->ring_lock);
         if (drop) accel_i_cu_release(accel_i_cu_dev(q->base.obj.device), ACCEL_I_CU_HOST_MEM, drop, 0);
     }
-    if (e->batch) {
-        accel_i_batch_complete(&q->base, e->batch);
-        accel_i_event_add(&q->done, 1);
-    }
+}
+/* Then its batch completes (its references go: a release may wait for the device, see cuda: releases). */
+static void accel_i_cu_point_done(accel_i_cu_queue* q, accel_i_cu_point* e) {
+    if (!e->batch) return;
+    accel_i_batch_complete(&q->base, e->batch);
+    accel_i_event_add(&q->done, 1);
+}
+/* Applies one reached point: its timestamp and trace, then raise its signal, release its batch. */
+static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
+    accel_i_cu_point_reach(q, e, lost);
+    accel_i_cu_point_done(q, e);
 }
 
 /* A poller of in-flight work: the core's pace (accel_i_poll_slice), at least 0.25 us, at most
@@ -2705,14 +2712,16 @@ static uint32_t accel_i_cu_ring_take(accel_i_cu_queue* q, uint64_t upto, accel_i
     return n;
 }
 /* Does point e's raise fold into the next one's (`next`, applied right after it in the same reap)? When
-   both raise one signal, the next to at least e's value, and e has nothing the raise must come before
-   (a timestamp, the trace, a mirror write to publish again, a GPU wait's hold): a chain's signal is
-   raised once a reap, not once a point (what the raise wakes sees the larger value). Its signal stays
-   alive meanwhile: the next point's command holds it until that point applies. */
+   both raise one signal, the next to at least e's value: a chain's signal is raised once a reap, not
+   once a point (what the raise wakes sees the larger value). Only where nothing can make the folded
+   raise late: neither has a timestamp (the trace neither), e no mirror write to publish again, no GPU
+   wait's hold and no staging to release, the next no GPU waits to retire (a release may wait for the
+   device), and e's batch completes only after the raise (accel_i_cu_reap). Its signal stays alive
+   meanwhile: the next point's command holds it until that point applies. */
 static bool accel_i_cu_raise_folds(const accel_i_cu_queue* q, const accel_i_cu_point* e,
                                    const accel_i_cu_point* next) {
-    return e->signal && e->signal == next->signal && next->value >= e->value && !e->stamp && !e->mirrored &&
-           !e->holds && !q->base.obj.device->trace;
+    return e->signal && e->signal == next->signal && next->value >= e->value && !e->stamp && !next->stamp &&
+           !e->mirrored && !e->holds && !e->staging && !next->waits && !q->base.obj.device->trace;
 }
 /* Applies the queue's reached points in order, a run of them at a time. Returns true while points
    remain in flight. */
@@ -2728,14 +2737,17 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
         uint32_t n = accel_i_cu_ring_take(q, accel_i_cu_reached_upto(q, &entered), run, ACCEL_I_CU_REAP_RUN);
         if (n == 0) break;
         atomic_thread_fence(memory_order_acquire);
-        for (uint32_t i = 0; i < n; i++) {
-            bool lost = accel_i_cu_gone(q);
+        for (uint32_t i = 0, done = 0; i < n; i++) {
+            bool lost = accel_i_cu_gone(q), folds;
             if (!entered && (run[i].staging || run[i].stamp)) {   /* a release, a timestamp */
                 accel_i_cu_enter(dev);
                 entered = true;
             }
-            if (i + 1 < n && !lost && accel_i_cu_raise_folds(q, &run[i], &run[i + 1])) run[i].signal = NULL;
-            accel_i_cu_point_apply(q, &run[i], lost);
+            folds = i + 1 < n && !lost && accel_i_cu_raise_folds(q, &run[i], &run[i + 1]);
+            if (folds) run[i].signal = NULL;
+            accel_i_cu_point_reach(q, &run[i], lost);
+            if (folds) continue;   /* its batch completes after the raise it folded into */
+            for (; done <= i; done++) accel_i_cu_point_done(q, &run[done]);
         }
     }
     accel_i_spin_lock(&q->ring_lock);
@@ -3001,73 +3013,87 @@ static void accel_i_cu_point_takes(accel_i_cu_queue* q, accel_i_cu_point* e) {
     if (q->nimplied) memcpy(e->implied, q->implied, sizeof e->implied);   /* the memops mode has none */
     q->waits = q->holds = q->nimplied = 0;
 }
+/* Every field of point e but its events (a slot keeps those for reuse), for a point of s reaching
+   value (NULL: none) that completes batch (NULL: none) or ends command stamp (NULL: none). */
+static void accel_i_cu_point_init(accel_i_cu_point* e, accel_signal* s, uint64_t value, accel_i_batch* batch,
+                                  const accel_i_cmd* stamp) {
+    e->seq = 0;
+    e->signal = s;
+    e->value = value;
+    e->batch = batch;
+    e->staging = NULL;
+    e->staging_size = 0;
+    e->recorded = e->stamp_recorded = e->mirrored = false;
+    e->stamp = stamp;
+    e->stamp_enq = 0;
+    e->waits = e->holds = e->nimplied = 0;   /* implied[] is read up to nimplied */
+}
 /* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
    enqueued since the last point, else the last point's sequence number. When the ring cannot grow or
    the point cannot be enqueued, waits for the stream and applies the point at once. */
 static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t value, accel_i_batch* batch,
                                  const accel_i_cmd* stamp) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
-    accel_i_cu_point e, *slot = NULL;
+    accel_i_cu_point local, *e = &local;   /* the ring's next slot, filled in place, where there is one */
     accel_cu_result cr = ACCEL_CU_SUCCESS;
-    bool gone = accel_i_cu_gone(q);
-    memset(&e, 0, sizeof e);
-    e.signal = s; e.value = value; e.batch = batch; e.stamp = stamp;
+    bool gone = accel_i_cu_gone(q), slot = !gone && accel_i_cu_ring_room(q, 1);
+    uint64_t seq;
+    if (slot) e = &q->ring[q->ring_tail];   /* only the enqueuer touches slots beyond the count */
+    else local.ev = local.sev = NULL;
+    accel_i_cu_point_init(e, s, value, batch, stamp);
     if (stamp) atomic_fetch_add(&q->stamps_pending, 1u);
-    if (stamp || dev->base.trace) e.stamp_enq = accel_i_now_ns();
+    if (stamp || dev->base.trace) e->stamp_enq = accel_i_now_ns();
     if (gone && accel_i_stale(&q->base.obj)) q->waits = q->holds = 0;   /* the recover dropped them */
     if (batch && !accel_i_stale(&q->base.obj)) {   /* a stale queue's went with the old context */
-        e.staging = q->staging;
-        e.staging_size = q->staging_size;
+        e->staging = q->staging;
+        e->staging_size = q->staging_size;
         q->staging = NULL;
         q->staging_size = q->staging_used = 0;
     }
-    if (accel_i_cu_ring_room(q, 1)) slot = &q->ring[q->ring_tail];
-    if (slot && !gone) {   /* only the enqueuer touches slots beyond the count */
-        e.ev = slot->ev;
-        e.sev = slot->sev;
+    if (slot) {
         if (stamp) {   /* its timing event, then a point of its own after it */
             accel_i_cu_enter_sure(dev);
-            if (!e.sev) cr = accel_i_cu.EventCreate(&e.sev, 0);
-            if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventRecord(e.sev, q->stream);
-            e.stamp_recorded = cr == ACCEL_CU_SUCCESS;
+            if (!e->sev) cr = accel_i_cu.EventCreate(&e->sev, 0);
+            if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventRecord(e->sev, q->stream);
+            e->stamp_recorded = cr == ACCEL_CU_SUCCESS;
             q->dirty = true;
             q->enqueued++;
         }
-        /* e.mirrored once a mirror write may be enqueued: the apply publishes the host's value again */
+        /* e->mirrored once a mirror write may be enqueued: the apply publishes the host's value again */
         if (cr == ACCEL_CU_SUCCESS && s && accel_i_cu_mirror_by_gpu(q, s)) {
-            e.mirrored = true;
+            e->mirrored = true;
             cr = accel_i_cu_mirror_point(q, s, value, q->issued + 1);
         } else if (cr == ACCEL_CU_SUCCESS && s && dev->memops && s->obj.device == q->base.obj.device &&
                    !accel_i_cu_mirror_allowed(q, s)) {
             accel_i_cu_hold(q);   /* traced or timestamps pending: GPU waits on s go through the host */
         }
-        e.seq = q->issued;
+        e->seq = q->issued;
         if (q->dirty) {
-            e.seq = q->issued + 1;
+            e->seq = q->issued + 1;
             if (dev->memops) {
-                cr = accel_i_cu_write(q, q->progress.dptr, e.seq);
+                cr = accel_i_cu_write(q, q->progress.dptr, e->seq);
             } else {
-                if (!e.ev) {
+                if (!e->ev) {
                     accel_i_cu_enter_sure(dev);
-                    cr = accel_i_cu.EventCreate(&e.ev, ACCEL_CU_EVENT_DISABLE_TIMING);
+                    cr = accel_i_cu.EventCreate(&e->ev, ACCEL_CU_EVENT_DISABLE_TIMING);
                 }
-                if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventRecord(e.ev, q->stream);
-                if (accel_i_cu_retry(dev, cr)) cr = accel_i_cu.EventRecord(e.ev, q->stream);
-                e.recorded = cr == ACCEL_CU_SUCCESS;
+                if (cr == ACCEL_CU_SUCCESS) cr = accel_i_cu.EventRecord(e->ev, q->stream);
+                if (accel_i_cu_retry(dev, cr)) cr = accel_i_cu.EventRecord(e->ev, q->stream);
+                e->recorded = cr == ACCEL_CU_SUCCESS;
             }
-            if (cr == ACCEL_CU_SUCCESS) { q->issued = e.seq; q->dirty = false; q->enqueued++; }
+            if (cr == ACCEL_CU_SUCCESS) { q->issued = e->seq; q->dirty = false; q->enqueued++; }
         }
         /* a GPU wait on s's mirror enqueued since the look above missed the mark: the mirror write,
            and a point after it (the point applies after the write, see accel_i_cu_point_apply) */
         if (cr == ACCEL_CU_SUCCESS && s && dev->memops && s->obj.device == q->base.obj.device &&
-            accel_i_cu_point_note(q, s, value, e.seq) && !e.mirrored && accel_i_cu_mirror_allowed(q, s)) {
-            e.mirrored = true;
+            accel_i_cu_point_note(q, s, value, e->seq) && !e->mirrored && accel_i_cu_mirror_allowed(q, s)) {
+            e->mirrored = true;
             cr = accel_i_cu_mirror_point(q, s, value, q->issued + 1);
-            if (cr == ACCEL_CU_SUCCESS) e.seq = q->issued;
+            if (cr == ACCEL_CU_SUCCESS) e->seq = q->issued;
         }
         if (cr == ACCEL_CU_SUCCESS) {
-            accel_i_cu_point_takes(q, &e);
-            *slot = e;   /* the reaper and other queues look at it once it is counted */
+            accel_i_cu_point_takes(q, e);
+            seq = e->seq;   /* once counted, the slot is the reaper's */
             accel_i_spin_lock(&q->ring_lock);
             q->ring_count++;
             accel_i_spin_unlock(&q->ring_lock);
@@ -3075,25 +3101,24 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             q->ring_free--;
             /* the event ring's mark once the ring holds the point: a GPU wait that finds the mark finds
                the point's event there, or the point reached (cuda: GPU waits in the event-ring mode) */
-            if (s && !dev->memops && s->obj.device == q->base.obj.device) accel_i_cu_point_note(q, s, value, e.seq);
+            if (s && !dev->memops && s->obj.device == q->base.obj.device) accel_i_cu_point_note(q, s, value, seq);
             if (s && s->obj.device == q->base.obj.device) accel_i_cu_pointed(s);
             return;
         }
-        slot->ev = e.ev;
-        slot->sev = e.sev;
         accel_i_cu_check(dev, cr, !dev->memops ? "cuEventRecord"
                                   : atomic_load(&dev->batch_memops) ? "cuStreamBatchMemOp (a point)"
                                   : "cuStreamWriteValue64");
     }
-    /* fallback: everything before the point completes first (or the device is lost) */
+    /* fallback (an uncounted slot keeps its events): everything before the point completes first (or
+       the device is lost) */
     if (!gone) accel_i_cu_enter(dev);
     while (accel_i_cu_reap(q)) accel_i_yield();
     if (!gone) {
         cr = accel_i_cu.StreamSynchronize(q->stream);
         if (cr != ACCEL_CU_SUCCESS) accel_i_cu_check(dev, cr, "cuStreamSynchronize");
     }
-    accel_i_cu_point_takes(q, &e);
-    accel_i_cu_point_apply(q, &e, accel_i_cu_gone(q));
+    accel_i_cu_point_takes(q, e);
+    accel_i_cu_point_apply(q, e, accel_i_cu_gone(q));
 }
 
 /* ==== cuda: naps in long waits ====
