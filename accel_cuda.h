@@ -2691,13 +2691,15 @@ static uint64_t accel_i_cu_reached_upto(accel_i_cu_queue* q, bool* entered) {
     return seq;
 }
 /* Takes up to `max` of the oldest points reached by `upto` out of the ring into run[] (their slots keep
-   only their events), under one ring_lock. Returns how many. */
+   only their events), under one ring_lock. Returns how many. A point with a timestamp (or traced)
+   goes alone, first in its run: its apply reads the timing event its slot keeps, which the enqueuer
+   may record again for a new point as soon as the slot is free, so the apply follows the take at once. */
 static uint32_t accel_i_cu_ring_take(accel_i_cu_queue* q, uint64_t upto, accel_i_cu_point* run, uint32_t max) {
     uint32_t n = 0;
     accel_i_spin_lock(&q->ring_lock);
     while (n < max && n < q->ring_count) {
         accel_i_cu_point* slot = &q->ring[q->ring_head];
-        if (slot->seq > upto) break;
+        if (slot->seq > upto || (n && slot->stamp)) break;
         run[n++] = *slot;   /* now: a batch may have joined it (accel_i_cu_batch_joins) */
         slot->signal = NULL;
         slot->batch = NULL;
@@ -2707,6 +2709,7 @@ static uint32_t accel_i_cu_ring_take(accel_i_cu_queue* q, uint64_t upto, accel_i
         slot->stamp_recorded = false;
         q->ring_head = (q->ring_head + 1) & (q->ring_cap - 1u);
         q->ring_count--;
+        if (run[n - 1].stamp) break;
     }
     accel_i_spin_unlock(&q->ring_lock);
     return n;
@@ -3030,7 +3033,8 @@ static void accel_i_cu_point_init(accel_i_cu_point* e, accel_signal* s, uint64_t
 }
 /* Adds a point after everything enqueued so far: a progress write (or an event) when GPU work was
    enqueued since the last point, else the last point's sequence number. When the ring cannot grow or
-   the point cannot be enqueued, waits for the stream and applies the point at once. */
+   the point cannot be enqueued, waits for the stream and applies the point at once (from its uncounted
+   slot: nothing that fallback runs adds a point, which would take the same slot). */
 static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t value, accel_i_batch* batch,
                                  const accel_i_cmd* stamp) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
