@@ -2671,9 +2671,9 @@ static uint64_t accel_i_cu_reached_upto(accel_i_cu_queue* q, bool* entered) {
     if (dev->memops) return atomic_load_explicit(q->progress.host, memory_order_acquire);
     accel_i_spin_lock(&q->ring_lock);
     if (q->ring_count == 0) { accel_i_spin_unlock(&q->ring_lock); return q->reached; }
-    seq = q->ring[q->ring_head].seq;
-    recorded = q->ring[q->ring_head].recorded;
-    ev = q->ring[q->ring_head].ev;
+    seq = accel_i_cu_ring_at(q, 0)->seq;
+    recorded = accel_i_cu_ring_at(q, 0)->recorded;
+    ev = accel_i_cu_ring_at(q, 0)->ev;
     accel_i_spin_unlock(&q->ring_lock);
     if (seq <= q->reached || !recorded) return q->reached;
     if (!accel_i_cu_use(dev, &q->base.obj)) return seq;   /* stale since the look above: applied as lost */
@@ -2698,7 +2698,7 @@ static uint32_t accel_i_cu_ring_take(accel_i_cu_queue* q, uint64_t upto, accel_i
     uint32_t n = 0;
     accel_i_spin_lock(&q->ring_lock);
     while (n < max && n < q->ring_count) {
-        accel_i_cu_point* slot = &q->ring[q->ring_head];
+        accel_i_cu_point* slot = accel_i_cu_ring_at(q, 0);
         if (slot->seq > upto || (n && slot->stamp)) break;
         run[n++] = *slot;   /* now: a batch may have joined it (accel_i_cu_batch_joins) */
         slot->signal = NULL;
