@@ -239,6 +239,11 @@
    command waits for the host, before it opens frame n) the memory of buffers destroyed meanwhile comes
    back only when the pipeline drains: destroy them after a point where no such wait is pending (a
    finish), or keep and reuse them (accel_queue_alloc's pool reuses its memory without any release).
+   A thread that waits for a signal (accel_signal_wait*) never runs such a release itself, even where
+   it is what finds the work done: the last reference to a buffer destroyed while in use goes with the
+   batch, and its cuMemFree would keep the waiter until the whole device is idle, long after the value
+   it waited for. The queue's worker runs it at its next poll (within about 2 ms), and a buffer create
+   that finds the device out of memory runs such held releases first and tries again.
 
    ==== Recorded command lists ==================================================================
    accel_queue_record_end makes a CUDA graph of the list: kernel, memset and memcpy nodes (unified
@@ -917,6 +922,11 @@ typedef struct accel_i_cu_state {
     bool release_lock_made;
     uint32_t waits_all;            /* GPU waits pending in the process (and recovers under way) */
     struct accel_i_cu_grave* graves;   /* the releases held back */
+    /* releases that a host waiter held back (cuda: releases), listed under held_lock alone (never held
+       across a driver call), and joined to `graves` under release_lock (accel_i_cu_graves_gather) */
+    accel_i_a32 held_lock;
+    struct accel_i_cu_grave* held;
+    accel_i_a32 graves_held;       /* graves are due at a worker's next poll (accel_i_cu_graves_settle) */
 } accel_i_cu_state;
 static accel_i_cu_state accel_i_cu_g;
 static accel_i_cu_lib accel_i_cu;      /* the driver's entry points: accel_i_cu.Init, ... */
@@ -1617,6 +1627,19 @@ static bool accel_i_cu_gone(accel_i_cu_queue* q) {
    context retained until they run. The domain's lock keeps its releases out while a recover resets the
    context (domain lock, then release_lock). Graves are in the process's memory (the default allocator),
    not a device's: an accel device may be destroyed while another's wait keeps its releases waiting.
+   No release runs inside a reap, GPU wait or not: a batch it completes may drop the last reference of
+   a buffer destroyed while in use, and cuMemFree would hold the run's later raises (and the reap lock)
+   until the device is idle, long after those values (a later kernel of any queue). The reap lists the
+   grave on a list of its own (`held`, under a spin lock no driver call is made under, so it never
+   waits for the locks a running release holds either) and marks the graves due (graves_held); so does
+   the retire of the last GPU wait in a reap, a wait's failed enqueue, and a host function's raise. The
+   reap runs the due graves at its end (accel_i_cu_reap_end, accel_i_cu_graves_settle), except a host
+   waiter's (accel_signal_wait*), whose value would still wait for the device: its graves run at the
+   end of a worker's next reap. The reaped queue's worker reaps again, since it sleeps for good only
+   once its own reap found nothing (a waiter marks the graves while it holds the reap lock that reap
+   takes). An allocation that finds the device out of memory runs the due graves and tries again. The
+   worker is then the thread a driver's release holds up (and, on a driver whose release holds a lock
+   that other threads' enqueues take, them meanwhile).
    bench/cuda_blocking.c (make cuda-blocking) measures which calls block, on the driver at hand. */
 typedef enum accel_i_cu_release_kind {
     ACCEL_I_CU_MEM, ACCEL_I_CU_HOST_MEM, ACCEL_I_CU_MODULE, ACCEL_I_CU_GRAPH_EXEC, ACCEL_I_CU_GRAPH,
@@ -1672,8 +1695,23 @@ static void accel_i_cu_grave_run(accel_i_cu_grave* g, accel_cu_context* cur) {
     if (g->retained) accel_i_cu.DevicePrimaryCtxRelease(g->cudev);
     accel_i_default_free(g, sizeof *g, NULL);
 }
+/* The graves waiters held back join the list (release_lock held). */
+static void accel_i_cu_graves_gather(void) {
+    accel_i_cu_grave* h;
+    accel_i_spin_lock(&accel_i_cu_g.held_lock);
+    h = accel_i_cu_g.held;
+    accel_i_cu_g.held = NULL;
+    accel_i_spin_unlock(&accel_i_cu_g.held_lock);
+    while (h) {
+        accel_i_cu_grave* next = h->next;
+        h->next = accel_i_cu_g.graves;
+        accel_i_cu_g.graves = h;
+        h = next;
+    }
+}
 static void accel_i_cu_graves_run(accel_i_cu_device* dev) {
     accel_cu_context cur = NULL;
+    accel_i_cu_graves_gather();
     if (!accel_i_cu_g.graves) return;
     while (accel_i_cu_g.graves) {
         accel_i_cu_grave* g = accel_i_cu_g.graves;
@@ -1742,6 +1780,7 @@ static void accel_i_cu_domain_delist(accel_i_cu_device* dev) {
 /* The graves of cudev's primary context keep it retained (its last accel device leaves while a GPU wait
    of another CUDA device holds them: release_lock held). One the retain fails for is released now. */
 static void accel_i_cu_graves_keep(accel_cu_device cudev) {
+    accel_i_cu_graves_gather();
     for (accel_i_cu_grave **p = &accel_i_cu_g.graves, *g; (g = *p) != NULL;) {
         accel_cu_context ctx = NULL;
         if (g->cudev != cudev || g->retained) { p = &g->next; continue; }
@@ -1777,19 +1816,38 @@ static void accel_i_cu_domain_leave(accel_i_cu_device* dev) {
     accel_i_mutex_destroy(&dom->lock);
     accel_i_default_free(dom, sizeof *dom, NULL);
 }
-/* Releases now, or once no GPU wait is pending in the process (the device's context is current). */
+/* This thread is a host waiter reaping points (accel_i_cu_signal_wait_many), or it reaps (a release then
+   waits for the reap's end: accel_i_cu_reap): its releases are held back (see above). */
+static ACCEL_I_THREAD_LOCAL bool accel_i_cu_waiting, accel_i_cu_reaping;
+/* A grave for a release of dev's context; NULL when out of host memory. */
+static accel_i_cu_grave* accel_i_cu_grave_new(accel_i_cu_device* dev, accel_i_cu_release_kind kind,
+                                              void* handle, accel_cu_deviceptr dptr) {
+    accel_i_cu_grave* g = (accel_i_cu_grave*)accel_i_default_alloc(sizeof *g, 16, NULL);
+    if (!g) return NULL;
+    g->kind = kind; g->handle = handle; g->dptr = dptr;
+    g->cudev = dev->cudev; g->ctx = dev->ctx; g->retained = false;
+    return g;
+}
+/* Releases now, or once no GPU wait is pending in the process (the device's context is current); in a
+   reap, at its end, and on a waiter, at a worker's next reap (see above). */
 static void accel_i_cu_release(accel_i_cu_device* dev, accel_i_cu_release_kind kind, void* handle,
                                accel_cu_deviceptr dptr) {
     accel_i_cu_grave* g = NULL;
-    bool now;
+    bool now, later = accel_i_cu_waiting || accel_i_cu_reaping;
+    if (later && (g = accel_i_cu_grave_new(dev, kind, handle, dptr)) != NULL) {
+        accel_i_spin_lock(&accel_i_cu_g.held_lock);
+        g->next = accel_i_cu_g.held;
+        accel_i_cu_g.held = g;
+        accel_i_spin_unlock(&accel_i_cu_g.held_lock);
+        atomic_store(&accel_i_cu_g.graves_held, 1u);   /* under the reap lock: see above */
+        return;
+    }
     accel_i_mutex_lock(&dev->domain->lock);
     accel_i_mutex_lock(&accel_i_cu_g.release_lock);
     if ((now = accel_i_cu_g.waits_all == 0)) {
         accel_i_cu_graves_run(dev);   /* any held back by foreign waits (cuda: foreign streams) */
         accel_i_cu_release_now(kind, handle, dptr);
-    } else if ((g = (accel_i_cu_grave*)accel_i_default_alloc(sizeof *g, 16, NULL)) != NULL) {
-        g->kind = kind; g->handle = handle; g->dptr = dptr;
-        g->cudev = dev->cudev; g->ctx = dev->ctx; g->retained = false;
+    } else if ((g = accel_i_cu_grave_new(dev, kind, handle, dptr)) != NULL) {
         g->next = accel_i_cu_g.graves;
         accel_i_cu_g.graves = g;
     }
@@ -1809,13 +1867,54 @@ static bool accel_i_cu_waits_now(accel_i_cu_device* dev) {
     accel_i_mutex_unlock(&accel_i_cu_g.release_lock);
     return pending;
 }
-/* `n` GPU waits enqueued (n > 0) or retired (n < 0, their point reaped); the last one pending in the
-   process retired, the graves run (a reaper makes a context current only for such driver calls). */
+/* The count of GPU waits pending in the process fell (release_lock held): at 0, the graves are due at a
+   worker's next poll (see cuda: releases), or run here where `here` (a raise on the host, outside a
+   reap and a host function). */
+static void accel_i_cu_graves_due(accel_i_cu_device* dev, bool here) {
+    if (accel_i_cu_g.waits_all != 0) return;
+    if (here && !accel_i_cu_waiting && !accel_i_cu_reaping) accel_i_cu_graves_run(dev);
+    else if (accel_i_cu_g.graves) atomic_store(&accel_i_cu_g.graves_held, 1u);
+}
+/* `n` GPU waits enqueued (n > 0), not enqueued after all (-1), or retired (n < 0, their point reaped):
+   the last one pending in the process gone, the graves are due (not run here: a reap runs them after
+   its raises, an enqueuer never blocks in a release). */
 static void accel_i_cu_waits_add(accel_i_cu_device* dev, int n) {
     accel_i_mutex_lock(&accel_i_cu_g.release_lock);
     accel_i_cu_waits_count(dev->domain, n);
-    if (accel_i_cu_g.waits_all == 0) accel_i_cu_graves_run(dev);
+    if (n < 0) accel_i_cu_graves_due(dev, false);
     accel_i_mutex_unlock(&accel_i_cu_g.release_lock);
+}
+/* Runs the due graves (the end of a reap but a waiter's), unless a GPU wait is pending:
+   its retire makes them due again. `sure`: an allocation out of memory, which looks whatever the mark
+   says (a run under way on another thread ends first) and then tries again. True when it ran some or
+   was sure. */
+static bool accel_i_cu_graves_settle(accel_i_cu_device* dev, bool sure) {
+    bool ran = sure;
+    if (!sure && !atomic_load(&accel_i_cu_g.graves_held)) return false;
+    accel_i_mutex_lock(&dev->domain->lock);
+    accel_i_mutex_lock(&accel_i_cu_g.release_lock);
+    atomic_store(&accel_i_cu_g.graves_held, 0u);   /* before the gather: a waiter marks after it lists */
+    accel_i_cu_graves_gather();
+    if (accel_i_cu_g.waits_all == 0) {
+        ran |= accel_i_cu_g.graves != NULL;
+        accel_i_cu_graves_run(dev);
+    }
+    accel_i_mutex_unlock(&accel_i_cu_g.release_lock);
+    accel_i_mutex_unlock(&dev->domain->lock);
+    return ran;
+}
+/* A reap begins: the releases it makes wait for its end (after its raises). Returns whether this thread
+   reaped already (an outer reap ends it). */
+static bool accel_i_cu_reap_begin(void) {
+    bool reaping = accel_i_cu_reaping;
+    accel_i_cu_reaping = true;
+    return reaping;
+}
+/* A reap ends: the due graves run now, but on a waiter (a worker's next reap runs them: a waiter marks
+   them while it holds the reap lock that reap takes) or inside an outer reap. */
+static void accel_i_cu_reap_end(accel_i_cu_device* dev, bool reaping) {
+    accel_i_cu_reaping = reaping;
+    if (!reaping && !accel_i_cu_waiting) accel_i_cu_graves_settle(dev, false);
 }
 
 static bool accel_i_cu_sticky(accel_cu_result r) {
@@ -2314,8 +2413,10 @@ static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer
     accel_i_cu_enter(dev);
     if (desc->memory == ACCEL_MEMORY_HOST) {
         void* p = NULL;
-        cr = accel_i_cu.MemHostAlloc(&p, desc->size,
-                                     ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP);
+        const unsigned int flags = ACCEL_CU_MEMHOSTALLOC_PORTABLE | ACCEL_CU_MEMHOSTALLOC_DEVICEMAP;
+        cr = accel_i_cu.MemHostAlloc(&p, desc->size, flags);
+        if (cr == ACCEL_CU_ERROR_OUT_OF_MEMORY && accel_i_cu_graves_settle(dev, true))
+            cr = accel_i_cu.MemHostAlloc(&p, desc->size, flags);
         if ((r = accel_i_cu_check(dev, cr, "cuMemHostAlloc")) == ACCEL_OK) {
             cr = accel_i_cu.MemHostGetDevicePointer(&buf->dptr, p, 0);
             if ((r = accel_i_cu_check(dev, cr, "cuMemHostGetDevicePointer")) != ACCEL_OK)
@@ -2324,6 +2425,8 @@ static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer
         }
     } else {
         cr = accel_i_cu.MemAlloc(&buf->dptr, desc->size);
+        if (cr == ACCEL_CU_ERROR_OUT_OF_MEMORY && accel_i_cu_graves_settle(dev, true))
+            cr = accel_i_cu.MemAlloc(&buf->dptr, desc->size);
         if ((r = accel_i_cu_check(dev, cr, "cuMemAlloc")) == ACCEL_OK) {
             const char* call = "cuMemsetD8Async";
             accel_i_mutex_lock(&dev->io_lock);
@@ -2634,16 +2737,18 @@ static void accel_i_cu_point_reach(accel_i_cu_queue* q, accel_i_cu_point* e, boo
         if (drop) accel_i_cu_release(accel_i_cu_dev(q->base.obj.device), ACCEL_I_CU_HOST_MEM, drop, 0);
     }
 }
-/* Then its batch completes (its references go: a release may wait for the device, see cuda: releases). */
-static void accel_i_cu_point_done(accel_i_cu_queue* q, accel_i_cu_point* e) {
-    if (!e->batch) return;
+/* Then its batch completes (its references go: a release may wait for the device, see cuda: releases);
+   returns 1 if it had one, for the caller to count in q->done (a reap counts a run's batches at once:
+   one atomic add, not one a point). */
+static uint32_t accel_i_cu_point_done(accel_i_cu_queue* q, accel_i_cu_point* e) {
+    if (!e->batch) return 0;
     accel_i_batch_complete(&q->base, e->batch);
-    accel_i_event_add(&q->done, 1);
+    return 1;
 }
 /* Applies one reached point: its timestamp and trace, then raise its signal, release its batch. */
 static void accel_i_cu_point_apply(accel_i_cu_queue* q, accel_i_cu_point* e, bool lost) {
     accel_i_cu_point_reach(q, e, lost);
-    accel_i_cu_point_done(q, e);
+    if (accel_i_cu_point_done(q, e)) accel_i_event_add(&q->done, 1);
 }
 
 /* A poller of in-flight work: the core's pace (accel_i_poll_slice), at least 0.25 us, at most
@@ -2733,11 +2838,13 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     bool pending;
     /* the context, made current only for a driver call (reaping reads words) */
-    bool entered = false;
+    bool entered = false, reaping;
     if (atomic_exchange_explicit(&q->reap_lock, 1u, memory_order_acquire)) return true;
+    reaping = accel_i_cu_reap_begin();
     for (;;) {
         accel_i_cu_point run[ACCEL_I_CU_REAP_RUN];   /* the oldest points, copied out once reached */
-        uint32_t n = accel_i_cu_ring_take(q, accel_i_cu_reached_upto(q, &entered), run, ACCEL_I_CU_REAP_RUN);
+        uint32_t n = accel_i_cu_ring_take(q, accel_i_cu_reached_upto(q, &entered), run, ACCEL_I_CU_REAP_RUN),
+                 batches = 0;
         if (n == 0) break;
         atomic_thread_fence(memory_order_acquire);
         for (uint32_t i = 0, done = 0; i < n; i++) {
@@ -2750,21 +2857,24 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
             if (folds) run[i].signal = NULL;
             accel_i_cu_point_reach(q, &run[i], lost);
             if (folds) continue;   /* its batch completes after the raise it folded into */
-            for (; done <= i; done++) accel_i_cu_point_done(q, &run[done]);
+            for (; done <= i; done++) batches += accel_i_cu_point_done(q, &run[done]);
         }
+        if (batches) accel_i_event_add(&q->done, batches);
     }
     accel_i_spin_lock(&q->ring_lock);
     pending = q->ring_count > 0;
     accel_i_spin_unlock(&q->ring_lock);
     atomic_store_explicit(&q->reap_lock, 0u, memory_order_release);
+    accel_i_cu_reap_end(dev, reaping);
     return pending;
 }
 /* Reaps every queue of the device (waiters do this so that they see values as soon as they poll). */
 static bool accel_i_cu_reap_device(accel_i_cu_device* dev) {
-    bool pending = false;
+    bool pending = false, reaping = accel_i_cu_reap_begin();   /* the releases after queues_lock */
     accel_i_spin_lock(&dev->queues_lock);
     for (accel_i_cu_queue* q = dev->queues; q; q = q->next_queue) pending |= accel_i_cu_reap(q);
     accel_i_spin_unlock(&dev->queues_lock);
+    accel_i_cu_reap_end(dev, reaping);
     return pending;
 }
 
@@ -2935,13 +3045,14 @@ static bool accel_i_cu_mirror_allowed(accel_i_cu_queue* q, const accel_signal* s
 }
 /* The same holds for a point of s that a GPU wait on s's mirror may wait for (a wait enqueued before
    any point promised its value, e.g. on another thread: accel_i_cu_mirror_waited): the GPU writes the
-   mirror, and that waiter is released GPU to GPU instead of when some thread applies the point. */
-static bool accel_i_cu_mirror_by_gpu(accel_i_cu_queue* q, accel_signal* s) {
-    accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
-    if (!accel_i_cu_mirror_allowed(q, s)) return false;
+   mirror, and that waiter is released GPU to GPU instead of when some thread applies the point.
+   `allowed`: accel_i_cu_mirror_allowed, which the caller looked at once for the point. */
+static bool accel_i_cu_mirror_by_gpu(accel_i_cu_queue* q, accel_signal* s, bool allowed) {
+    if (!allowed) return false;
     /* not pruned: one already released only costs a needless write */
     if (q->ngates) return true;
-    return accel_i_cu_mirror_waited(cs);   /* a wait that comes meanwhile: accel_i_cu_point_note's look */
+    /* a wait that comes meanwhile: accel_i_cu_point_note's look */
+    return accel_i_cu_mirror_waited((accel_i_cu_signal*)s);
 }
 /* A point the host must apply before a GPU wait can go on (the GPU cannot write the mirror there):
    the device's workers poll at the waiters' pace until it is applied. */
@@ -3041,6 +3152,9 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
     accel_i_cu_point local, *e = &local;   /* the ring's next slot, filled in place, where there is one */
     accel_cu_result cr = ACCEL_CU_SUCCESS;
     bool gone = accel_i_cu_gone(q), slot = !gone && accel_i_cu_ring_room(q, 1);
+    /* s of this device, and whether the GPU may write its mirror: looked at once (a stamp only rises
+       on this thread, so a later look could only allow what this one did not: a hold covers that) */
+    bool mine = s && s->obj.device == q->base.obj.device, allowed;
     uint64_t seq;
     if (slot) e = &q->ring[q->ring_tail];   /* only the enqueuer touches slots beyond the count */
     else local.ev = local.sev = NULL;
@@ -3054,6 +3168,7 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         q->staging = NULL;
         q->staging_size = q->staging_used = 0;
     }
+    allowed = mine && accel_i_cu_mirror_allowed(q, s);
     if (slot) {
         if (stamp) {   /* its timing event, then a point of its own after it */
             accel_i_cu_enter_sure(dev);
@@ -3064,11 +3179,10 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             q->enqueued++;
         }
         /* e->mirrored once a mirror write may be enqueued: the apply publishes the host's value again */
-        if (cr == ACCEL_CU_SUCCESS && s && accel_i_cu_mirror_by_gpu(q, s)) {
+        if (cr == ACCEL_CU_SUCCESS && accel_i_cu_mirror_by_gpu(q, s, allowed)) {
             e->mirrored = true;
             cr = accel_i_cu_mirror_point(q, s, value, q->issued + 1);
-        } else if (cr == ACCEL_CU_SUCCESS && s && dev->memops && s->obj.device == q->base.obj.device &&
-                   !accel_i_cu_mirror_allowed(q, s)) {
+        } else if (cr == ACCEL_CU_SUCCESS && mine && dev->memops && !allowed) {
             accel_i_cu_hold(q);   /* traced or timestamps pending: GPU waits on s go through the host */
         }
         e->seq = q->issued;
@@ -3089,8 +3203,8 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
         }
         /* a GPU wait on s's mirror enqueued since the look above missed the mark: the mirror write,
            and a point after it (the point applies after the write, see accel_i_cu_point_apply) */
-        if (cr == ACCEL_CU_SUCCESS && s && dev->memops && s->obj.device == q->base.obj.device &&
-            accel_i_cu_point_note(q, s, value, e->seq) && !e->mirrored && accel_i_cu_mirror_allowed(q, s)) {
+        if (cr == ACCEL_CU_SUCCESS && mine && dev->memops && accel_i_cu_point_note(q, s, value, e->seq) &&
+            !e->mirrored && allowed) {
             e->mirrored = true;
             cr = accel_i_cu_mirror_point(q, s, value, q->issued + 1);
             if (cr == ACCEL_CU_SUCCESS) e->seq = q->issued;
@@ -3105,8 +3219,8 @@ static void accel_i_cu_point_add(accel_i_cu_queue* q, accel_signal* s, uint64_t 
             q->ring_free--;
             /* the event ring's mark once the ring holds the point: a GPU wait that finds the mark finds
                the point's event there, or the point reached (cuda: GPU waits in the event-ring mode) */
-            if (s && !dev->memops && s->obj.device == q->base.obj.device) accel_i_cu_point_note(q, s, value, seq);
-            if (s && s->obj.device == q->base.obj.device) accel_i_cu_pointed(s);
+            if (mine && !dev->memops) accel_i_cu_point_note(q, s, value, seq);
+            if (mine) accel_i_cu_pointed(s);
             return;
         }
         accel_i_cu_check(dev, cr, !dev->memops ? "cuEventRecord"
@@ -3354,7 +3468,7 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
     accel_i_cu_nap nap;
     memset(&nap, 0, sizeof nap);
     for (;;) {
-        bool pending;
+        bool pending, waiting;
         uint64_t now, step, slice = accel_i_cu_poll_slice(since);
         uint64_t seen = atomic_load(&((accel_i_cu_signal*)s[0])->pointed);   /* before the reap */
         accel_result r;
@@ -3362,7 +3476,10 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
             now = accel_i_now_ns();
             return accel_i_host_signal_wait(s, v, n, all, now >= deadline ? 0 : deadline - now, first);
         }
+        waiting = accel_i_cu_waiting;
+        accel_i_cu_waiting = true;   /* the releases of the batches it completes wait (cuda: releases) */
         pending = accel_i_cu_reap_devices(s, n);
+        accel_i_cu_waiting = waiting;
         r = accel_i_cu_wait_check(s, v, n, all, first);
         now = timeout_ns == 0 ? deadline : accel_i_now_ns();
         if (r == ACCEL_TIMEOUT && now >= deadline) r = accel_i_cu_wait_last(s, v, n, all, first);
@@ -4385,7 +4502,7 @@ static uint64_t accel_i_cu_queue_poll(accel_queue* base) {
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     accel_i_cu_device* dev = accel_i_cu_dev(base->obj.device);
     uint64_t slice, now = accel_i_now_ns(), since = accel_i_cu_poll_since(q, now);
-    if (!accel_i_cu_reap(q)) {   /* everything reached */
+    if (!accel_i_cu_reap(q)) {   /* everything reached (the reap ran the due graves) */
         if (now - since < ACCEL_I_CU_LINGER_NS) return accel_i_cu_backstop(q);
         q->backstop = 0;
         return 0;
@@ -4412,7 +4529,9 @@ static accel_result accel_i_cu_queue_submit(accel_queue* base, accel_i_batch* b)
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     accel_result r = accel_i_replays_live(b);   /* a native list's stale peer buffers */
     if (r != ACCEL_OK) { accel_i_batch_recycle(base, b); return r; }
-    atomic_fetch_add(&q->submitted, 1u);
+    /* one thread submits to a queue at a time (DESIGN: thread safety): a store, not a locked add */
+    atomic_store_explicit(&q->submitted, atomic_load_explicit(&q->submitted, memory_order_relaxed) + 1u,
+                          memory_order_release);
     return accel_i_walker_submit(base, b);
 }
 
@@ -4505,7 +4624,7 @@ static void accel_i_cu_queue_destroy(accel_queue* base) {
         if (*p == q) { *p = q->next_queue; break; }
     accel_i_spin_unlock(&dev->queues_lock);
     if (!accel_i_stale(&base->obj)) accel_i_cu_enter(dev);
-    while (accel_i_cu_reap(q)) accel_i_yield();   /* nothing is left; makes sure of it */
+    while (accel_i_cu_reap(q)) accel_i_yield();   /* nothing is left (the due graves ran); makes sure of it */
     accel_i_queue_fini(base);
     accel_i_cu_queue_free(q, true, !accel_i_stale(&base->obj));
 }
@@ -4541,6 +4660,7 @@ static void accel_i_cu_forget_native(accel_i_cu_device* dev) {
    other CUDA devices run if that was the last wait pending (dom's lock held). */
 static void accel_i_cu_graves_forget(accel_i_cu_domain* dom) {
     accel_i_mutex_lock(&accel_i_cu_g.release_lock);
+    accel_i_cu_graves_gather();
     for (accel_i_cu_grave **p = &accel_i_cu_g.graves, *g; (g = *p) != NULL;) {
         if (g->cudev != dom->cudev) { p = &g->next; continue; }
         *p = g->next;
@@ -5156,11 +5276,12 @@ typedef struct accel_i_cu_foreign {
    driver call may be made. */
 static ACCEL_I_THREAD_LOCAL bool accel_i_cu_in_host_fn;
 /* n foreign waits retired by a raise: the last wait pending in the process gone, the releases they held
-   back run here, unless the raise runs in a host function (then at the next release or retire). */
+   back run here, unless the raise runs in a host function or a waiter's reap (then they are due at a
+   worker's next poll). */
 static void accel_i_cu_waits_drop(accel_i_cu_device* dev, uint32_t n) {
     accel_i_mutex_lock(&accel_i_cu_g.release_lock);
     accel_i_cu_waits_count(dev->domain, -(int64_t)n);
-    if (accel_i_cu_g.waits_all == 0 && !accel_i_cu_in_host_fn) accel_i_cu_graves_run(dev);
+    accel_i_cu_graves_due(dev, !accel_i_cu_in_host_fn);
     accel_i_mutex_unlock(&accel_i_cu_g.release_lock);
 }
 /* s reached v (or failed): its foreign waits are retired once v reaches the largest they wait for (a

@@ -460,21 +460,23 @@ static unsigned long long test_mock_calls(int kind) {
     return calls(kind);
 }
 #endif
-/* The mock's count of its live driver objects (tests/mock_cuda.c, mock_cuda_live); -1 on a driver, or
-   before the library is loaded. */
-static long long test_mock_live(void) {
+/* One of the mock's counts (tests/mock_cuda.c): `name` is mock_cuda_live (its live driver objects) or
+   mock_cuda_live_memory (its live memory blocks); -1 on a driver, or before the library is loaded. */
+static long long test_mock_count(const char* name) {
 #if TEST_CUDA_LOADER && !defined(_WIN32)
     const char* path = getenv("ACCEL_CUDA_LIBRARY");
     void* lib = path && path[0] ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    void* f = lib ? dlsym(lib, "mock_cuda_live") : NULL;
-    long long (*live)(void), n = -1;
-    if (f) { memcpy(&live, &f, sizeof f); n = live(); }
+    void* f = lib ? dlsym(lib, name) : NULL;
+    long long (*count)(void), n = -1;
+    if (f) { memcpy(&count, &f, sizeof f); n = count(); }
     if (lib) dlclose(lib);
     return n;
 #else
+    (void)name;
     return -1;
 #endif
 }
+static long long test_mock_live(void) { return test_mock_count("mock_cuda_live"); }
 /* A device whose driver cannot say its block and grid limits is not created (it would refuse every exec:
    limits of 0): BACKEND, a log line naming the query, and no driver object left behind. On the mock only
    (MOCK_CUDA_ATTR_FAILS: attributes 1 threads per block, 2 block x, 7 grid z, 75 compute capability
@@ -1306,6 +1308,131 @@ TEST(foreign_stream_between_two_queues) {
 #endif
 }
 
+#if TEST_CUDA_LOADER
+static long long test_mock_live_memory(void) { return test_mock_count("mock_cuda_live_memory"); }
+/* A host waiter that reaps the point of a batch holding the last reference of a buffer destroyed while
+   in use returns at its value, not once the device is idle: the buffer's cuMemFree waits for every
+   stream (on a GPU, and on the mock), here for a long kernel queued after the batch. Each round: batch
+   A (a quick kernel on x1, then s) on queue a, x1 destroyed; a long kernel (then `late`) on queue a or a
+   queue of its own; batch C (a quick kernel on x2, then s3) on queue c, x2 destroyed. The waits for s,
+   then (after a pause in which a worker may start x1's release, holding the locks a release takes) for
+   s3, must each return well before `late`. `gated`: A and C wait for a host gate first, opened once all
+   is submitted; those GPU waits hold the releases back until they retire, and the reap that retires
+   the last one must not run them either. The memory still goes soon after, on a worker (the mock's
+   count of it). In the event-ring mode (ACCEL_CUDA_NO_MEMOPS) only that is checked: there a worker may
+   walk A or C (behind the gate, or behind a full stream), and a point's event create waits while
+   another thread runs a release (the mock's driver lock, as a driver's release stops other threads'
+   calls). Two rounds a case: a round where the worker reaps the points first passed before too. On the
+   mock only: a GPU's kernels are too fast to see it. */
+typedef struct test_held_scene {
+    accel_queue *a, *slow, *c;
+    accel_program* p;
+    accel_buffer* y;
+    accel_signal *s, *s3, *late, *gate;
+} test_held_scene;
+static bool test_held_make(accel_device* dev, test_held_scene* h, bool own_queue) {
+    memset(h, 0, sizeof *h);
+    if (!CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &h->a)) ||
+        !CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &h->c)) ||
+        (own_queue && !CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &h->slow))) ||
+        !CHECK_OK(test_program_create(dev, TK_SLOW, &h->p)) ||
+        !CHECK_OK(test_buffer_create(dev, 2048 * 4, ACCEL_MEMORY_DEVICE, &h->y)))
+        return false;
+    if (!own_queue) h->slow = h->a;
+    return CHECK_OK(accel_signal_create(dev, 0, &h->s)) && CHECK_OK(accel_signal_create(dev, 0, &h->s3)) &&
+           CHECK_OK(accel_signal_create(dev, 0, &h->late)) && CHECK_OK(accel_signal_create(dev, 0, &h->gate));
+}
+static void test_held_free(test_held_scene* h) {
+    accel_queue* q[3] = { h->a, h->c, h->slow != h->a ? h->slow : NULL };
+    accel_signal* sig[4] = { h->s, h->s3, h->late, h->gate };
+    for (int i = 0; i < 3; i++)
+        if (q[i]) CHECK_OK(accel_queue_finish(q[i], ACCEL_WAIT_FOREVER));
+    for (int i = 0; i < 4; i++) accel_signal_destroy(sig[i]);
+    accel_buffer_destroy(h->y);
+    accel_program_destroy(h->p);
+    for (int i = 0; i < 3; i++) accel_queue_destroy(q[i]);
+}
+/* (gated: a wait for the gate to reach v,) a quick kernel on x, then s reaches v, on q; x destroyed while
+   in use. */
+static bool test_held_quick(test_held_scene* h, accel_queue* q, accel_buffer* x, accel_signal* s, uint64_t v,
+                            bool gated) {
+    uint32_t k[3] = { 2048, 20, 7 };
+    if (gated) accel_queue_wait(q, h->gate, v);
+    accel_queue_exec(q, h->p, &x, 1, k, 3, accel_exec_1d(2048, 32));
+    accel_queue_signal(q, s, v);
+    accel_buffer_destroy(x);   /* the batch holds it: its completion releases it */
+    return CHECK_OK(accel_queue_submit(q));
+}
+/* Whether a wait that returned at `at` did so well before `late` (reached at `end`; all from t0). */
+static bool test_held_early(const char* what, uint64_t r, uint64_t t0, uint64_t at, uint64_t end) {
+    if (CHECK(end - at > (end - t0) / 2)) return true;
+    fprintf(stderr, "    round %llu: %s after %.1f ms, the long kernel's end after %.1f ms\n",
+            (unsigned long long)r, what, (double)(at - t0) / 1e6, (double)(end - t0) / 1e6);
+    return false;
+}
+static void test_waiter_not_held_by_release(accel_device* dev, bool own_queue, bool gated) {
+    const char* env = getenv("ACCEL_CUDA_NO_MEMOPS");
+    bool ring = env && env[0] && strcmp(env, "0") != 0;
+    test_held_scene h;
+    if (test_held_make(dev, &h, own_queue)) {
+        for (uint64_t r = 1; r <= 2 && !TEST_FAILED_SO_FAR(); r++) {
+            uint32_t slow[3] = { 2048, 100000, 9 };
+            long long before = test_mock_live_memory();
+            struct timespec pause = { 0, 10000000 };
+            uint64_t t0, t1, t3, t2;
+            accel_buffer *x1, *x2;
+            if (!CHECK_OK(test_buffer_create(dev, 2048 * 4, ACCEL_MEMORY_DEVICE, &x1))) break;
+            if (!CHECK_OK(test_buffer_create(dev, 2048 * 4, ACCEL_MEMORY_DEVICE, &x2))) {
+                accel_buffer_destroy(x1);
+                break;
+            }
+            t0 = test_now_ns();
+            if (!test_held_quick(&h, h.a, x1, h.s, r, gated)) break;
+            accel_queue_exec(h.slow, h.p, &h.y, 1, slow, 3, accel_exec_1d(2048, 32));
+            accel_queue_signal(h.slow, h.late, r);
+            CHECK_OK(accel_queue_submit(h.slow));
+            if (!test_held_quick(&h, h.c, x2, h.s3, r, gated)) break;
+            CHECK_OK(accel_signal_set(h.gate, r));
+            CHECK_OK(accel_signal_wait(h.s, r, ACCEL_WAIT_FOREVER));
+            t1 = test_now_ns();
+            nanosleep(&pause, NULL);   /* a worker may run x1's release meanwhile */
+            CHECK_OK(accel_signal_wait(h.s3, r, ACCEL_WAIT_FOREVER));
+            t3 = test_now_ns();
+            CHECK_OK(accel_signal_wait(h.late, r, ACCEL_WAIT_FOREVER));
+            t2 = test_now_ns();
+            /* before, a waiter that reaped A's or C's point freed x1 or x2 there, or ran the releases the
+               gate's waits held back where its reap retired them */
+            if (!ring) {
+                test_held_early("s", r, t0, t1, t2);
+                test_held_early("s3", r, t0, t3, t2);
+            }
+            for (t1 = test_now_ns(); test_mock_live_memory() > before && test_now_ns() - t1 < 5000000000ull;) {
+                struct timespec ms = { 0, 1000000 };
+                nanosleep(&ms, NULL);
+            }
+            CHECK_EQ_U64((uint64_t)test_mock_live_memory(), (uint64_t)before);
+        }
+    }
+    test_held_free(&h);
+}
+#endif
+TEST(waiter_is_not_held_by_a_release_it_reaps) {
+#if TEST_CUDA_LOADER
+    accel_device* dev = test_cuda_device();
+    if (!dev) SKIP("no CUDA device here");
+    if (test_mock_live_memory() < 0) {
+        accel_device_destroy(dev);
+        SKIP("on the mock only: a GPU's kernels are too fast to see it");
+    }
+    test_waiter_not_held_by_release(dev, false, false);
+    test_waiter_not_held_by_release(dev, true, false);
+    test_waiter_not_held_by_release(dev, true, true);
+    accel_device_destroy(dev);
+#else
+    SKIP("no dlopen of the driver in this build");
+#endif
+}
+
 /* A native step's accel_cuda_stream_signal, behind a GPU wait the host never releases. */
 static void test_native_stream_signal(const accel_native* n, void* user) {
     CHECK_OK(accel_cuda_stream_signal(n->cuda_stream, (accel_signal*)user, 1));
@@ -1420,6 +1547,7 @@ int main(int argc, char** argv) {
     RUN(foreign_stream_signal_releases_an_accel_queue);
     RUN(failed_signal_releases_a_foreign_wait);
     RUN(foreign_stream_between_two_queues);
+    RUN(waiter_is_not_held_by_a_release_it_reaps);
     RUN(foreign_wait_retired_runs_the_releases_it_held);
     RUN(out_of_bounds_kernel_loses_the_device);
     return test_end();
