@@ -1634,12 +1634,17 @@ static bool accel_i_cu_gone(accel_i_cu_queue* q) {
    waits for the locks a running release holds either) and marks the graves due (graves_held); so does
    the retire of the last GPU wait in a reap, a wait's failed enqueue, and a host function's raise. The
    reap runs the due graves at its end (accel_i_cu_reap_end, accel_i_cu_graves_settle), except a host
-   waiter's (accel_signal_wait*), whose value would still wait for the device: its graves run at the
-   end of a worker's next reap. The reaped queue's worker reaps again, since it sleeps for good only
-   once its own reap found nothing (a waiter marks the graves while it holds the reap lock that reap
-   takes). An allocation that finds the device out of memory runs the due graves and tries again. The
+   waiter's (accel_signal_wait*, which holds back whatever its reaps and raises release), whose value
+   would still wait for the device: its graves run at the end of a worker's next reap. The reaped
+   queue's worker reaps again, since it sleeps for good only once its own reap found nothing (a waiter
+   marks the graves while it holds the reap lock that reap takes; not for a foreign wait its raise
+   retired: those wait for the next reap's end, release, finish or device destroy). A finish (the
+   queue's drain) runs the due graves, after a run under way elsewhere, so the memory is back when it
+   returns; an allocation that finds the device out of memory does the same and tries again. The
    worker is then the thread a driver's release holds up (and, on a driver whose release holds a lock
-   that other threads' enqueues take, them meanwhile).
+   that other threads' enqueues take, them meanwhile). In a pipeline whose GPU waits leave only brief
+   gaps between them, the graves may miss every gap and wait for a finish, as in one that always has
+   a wait pending (above).
    bench/cuda_blocking.c (make cuda-blocking) measures which calls block, on the driver at hand. */
 typedef enum accel_i_cu_release_kind {
     ACCEL_I_CU_MEM, ACCEL_I_CU_HOST_MEM, ACCEL_I_CU_MODULE, ACCEL_I_CU_GRAPH_EXEC, ACCEL_I_CU_GRAPH,
@@ -1816,8 +1821,8 @@ static void accel_i_cu_domain_leave(accel_i_cu_device* dev) {
     accel_i_mutex_destroy(&dom->lock);
     accel_i_default_free(dom, sizeof *dom, NULL);
 }
-/* This thread is a host waiter reaping points (accel_i_cu_signal_wait_many), or it reaps (a release then
-   waits for the reap's end: accel_i_cu_reap): its releases are held back (see above). */
+/* This thread is a host waiter (accel_i_cu_signal_wait_many), or it reaps (a release then waits for the
+   reap's end: accel_i_cu_reap): its releases are held back (see above). */
 static ACCEL_I_THREAD_LOCAL bool accel_i_cu_waiting, accel_i_cu_reaping;
 /* A grave for a release of dev's context; NULL when out of host memory. */
 static accel_i_cu_grave* accel_i_cu_grave_new(accel_i_cu_device* dev, accel_i_cu_release_kind kind,
@@ -1885,9 +1890,9 @@ static void accel_i_cu_waits_add(accel_i_cu_device* dev, int n) {
     accel_i_mutex_unlock(&accel_i_cu_g.release_lock);
 }
 /* Runs the due graves (the end of a reap but a waiter's), unless a GPU wait is pending:
-   its retire makes them due again. `sure`: an allocation out of memory, which looks whatever the mark
-   says (a run under way on another thread ends first) and then tries again. True when it ran some or
-   was sure. */
+   its retire makes them due again. `sure` (an allocation out of memory, a finish): whatever the mark
+   says, and after a run under way on another thread ended. True when it ran some, or `sure`: the
+   allocation then tries again, whatever ran. */
 static bool accel_i_cu_graves_settle(accel_i_cu_device* dev, bool sure) {
     bool ran = sure;
     if (!sure && !atomic_load(&accel_i_cu_g.graves_held)) return false;
@@ -3462,13 +3467,13 @@ static bool accel_i_cu_signals_use(accel_signal* const* s, uint32_t n) {
     return true;
 }
 /* A wait reads the signals' words only while it is in (a slice at most: a recover waits for it). */
-static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n,
+static accel_result accel_i_cu_signal_wait_loop(accel_signal* const* s, const uint64_t* v, uint32_t n,
                                                 bool all, uint64_t timeout_ns, uint32_t* first) {
     uint64_t deadline = accel_i_deadline(timeout_ns), since = accel_i_now_ns();
     accel_i_cu_nap nap;
     memset(&nap, 0, sizeof nap);
     for (;;) {
-        bool pending, waiting;
+        bool pending;
         uint64_t now, step, slice = accel_i_cu_poll_slice(since);
         uint64_t seen = atomic_load(&((accel_i_cu_signal*)s[0])->pointed);   /* before the reap */
         accel_result r;
@@ -3476,10 +3481,7 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
             now = accel_i_now_ns();
             return accel_i_host_signal_wait(s, v, n, all, now >= deadline ? 0 : deadline - now, first);
         }
-        waiting = accel_i_cu_waiting;
-        accel_i_cu_waiting = true;   /* the releases of the batches it completes wait (cuda: releases) */
         pending = accel_i_cu_reap_devices(s, n);
-        accel_i_cu_waiting = waiting;
         r = accel_i_cu_wait_check(s, v, n, all, first);
         now = timeout_ns == 0 ? deadline : accel_i_now_ns();
         if (r == ACCEL_TIMEOUT && now >= deadline) r = accel_i_cu_wait_last(s, v, n, all, first);
@@ -3504,6 +3506,18 @@ static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const ui
     }
 }
 
+/* A host wait: what its reaps and raises release (a batch's buffer, a foreign wait's held releases) is
+   held back for a worker, so the wait returns at its values, not once the device is idle (cuda:
+   releases). */
+static accel_result accel_i_cu_signal_wait_many(accel_signal* const* s, const uint64_t* v, uint32_t n,
+                                                bool all, uint64_t timeout_ns, uint32_t* first) {
+    bool waiting = accel_i_cu_waiting;
+    accel_result r;
+    accel_i_cu_waiting = true;
+    r = accel_i_cu_signal_wait_loop(s, v, n, all, timeout_ns, first);
+    accel_i_cu_waiting = waiting;
+    return r;
+}
 /* ==== cuda: commands ==== */
 /* cuLaunchKernel on q's stream (again where the trusted context was not current: accel_i_cu_retry). */
 static accel_cu_result accel_i_cu_launch(accel_i_cu_queue* q, accel_cu_function fn, const uint32_t grid[3],
@@ -4551,8 +4565,12 @@ static accel_result accel_i_cu_queue_drain(accel_queue* base, uint64_t timeout_n
     for (;;) {
         bool pending = accel_i_cu_reap(q);
         uint64_t now, slice;
-        if (!pending || accel_i_event_value(&q->done) >= submitted)
+        if (!pending || accel_i_event_value(&q->done) >= submitted) {
+            /* what the batches released is freed too (a reap on another thread may have listed it, or
+               be running it: `sure` waits for that), as the header promises of a finish */
+            accel_i_cu_graves_settle(accel_i_cu_dev(base->obj.device), true);
             return accel_i_lost(base->obj.device) ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
+        }
         now = accel_i_now_ns();
         if (timeout_ns == 0 || now >= deadline) return ACCEL_TIMEOUT;
         slice = accel_i_cu_poll_slice(since);
