@@ -242,8 +242,10 @@
    A thread that waits for a signal (accel_signal_wait*) never runs such a release itself, even where
    it is what finds the work done: the last reference to a buffer destroyed while in use goes with the
    batch, and its cuMemFree would keep the waiter until the whole device is idle, long after the value
-   it waited for. The queue's worker runs it at its next poll (within about 2 ms), and a buffer create
-   that finds the device out of memory runs such held releases first and tries again.
+   it waited for. A worker runs it at the end of its next reap (within about 2 ms while its queue has
+   work in flight), accel_queue_finish runs it before it returns (unless a GPU wait is pending, as
+   above), and a buffer create that finds the device out of memory runs such held releases first and
+   tries again.
 
    ==== Recorded command lists ==================================================================
    accel_queue_record_end makes a CUDA graph of the list: kernel, memset and memcpy nodes (unified
@@ -926,7 +928,7 @@ typedef struct accel_i_cu_state {
        across a driver call), and joined to `graves` under release_lock (accel_i_cu_graves_gather) */
     accel_i_a32 held_lock;
     struct accel_i_cu_grave* held;
-    accel_i_a32 graves_held;       /* graves are due at a worker's next poll (accel_i_cu_graves_settle) */
+    accel_i_a32 graves_held;       /* graves are due at the next reap's end (accel_i_cu_graves_settle) */
 } accel_i_cu_state;
 static accel_i_cu_state accel_i_cu_g;
 static accel_i_cu_lib accel_i_cu;      /* the driver's entry points: accel_i_cu.Init, ... */
@@ -1872,9 +1874,9 @@ static bool accel_i_cu_waits_now(accel_i_cu_device* dev) {
     accel_i_mutex_unlock(&accel_i_cu_g.release_lock);
     return pending;
 }
-/* The count of GPU waits pending in the process fell (release_lock held): at 0, the graves are due at a
-   worker's next poll (see cuda: releases), or run here where `here` (a raise on the host, outside a
-   reap and a host function). */
+/* The count of GPU waits pending in the process fell (release_lock held): at 0, the graves are due at
+   the end of the next reap but a waiter's (see cuda: releases), or run here where `here` (a raise on
+   the host, outside a reap, a waiter and a host function). */
 static void accel_i_cu_graves_due(accel_i_cu_device* dev, bool here) {
     if (accel_i_cu_g.waits_all != 0) return;
     if (here && !accel_i_cu_waiting && !accel_i_cu_reaping) accel_i_cu_graves_run(dev);
@@ -4543,7 +4545,7 @@ static accel_result accel_i_cu_queue_submit(accel_queue* base, accel_i_batch* b)
     accel_i_cu_queue* q = (accel_i_cu_queue*)base;
     accel_result r = accel_i_replays_live(b);   /* a native list's stale peer buffers */
     if (r != ACCEL_OK) { accel_i_batch_recycle(base, b); return r; }
-    /* one thread submits to a queue at a time (DESIGN: thread safety): a store, not a locked add */
+    /* one thread submits to a queue at a time (accel.h: thread safety): a store, not a locked add */
     atomic_store_explicit(&q->submitted, atomic_load_explicit(&q->submitted, memory_order_relaxed) + 1u,
                           memory_order_release);
     return accel_i_walker_submit(base, b);
@@ -5294,8 +5296,8 @@ typedef struct accel_i_cu_foreign {
    driver call may be made. */
 static ACCEL_I_THREAD_LOCAL bool accel_i_cu_in_host_fn;
 /* n foreign waits retired by a raise: the last wait pending in the process gone, the releases they held
-   back run here, unless the raise runs in a host function or a waiter's reap (then they are due at a
-   worker's next poll). */
+   back run here, unless the raise runs in a host function, a reap or a waiter (then they are due at the
+   end of the next reap but a waiter's). */
 static void accel_i_cu_waits_drop(accel_i_cu_device* dev, uint32_t n) {
     accel_i_mutex_lock(&accel_i_cu_g.release_lock);
     accel_i_cu_waits_count(dev->domain, -(int64_t)n);
