@@ -6048,6 +6048,8 @@ struct accel_i_walker {
        (accel_i_walker_poke: the walking thread's) */
     accel_i_a32 state;
     bool stop, poke;
+    bool poked;                     /* a walk ended with a poke while SLEEP was up: the worker polls again
+                                       (under the lock) */
     accel_i_thread thread;
     accel_i_blocked blocked;        /* debug devices: the gated wait the worker is in */
     /* the gated wait the worker waits for on the host with its batch handed back (accel_i_gate_open),
@@ -6060,7 +6062,7 @@ struct accel_i_walker {
 };
 
 /* A worker's state word. ACTIVE: a thread walks a batch of the queue; HEAD: head is not NULL; SLEEP:
-   the worker sleeps untimed; above them, in units of ACCEL_I_W_WAITER, the threads that wait for the
+   the worker polls, or sleeps untimed; above them, in units of ACCEL_I_W_WAITER, the threads that wait for the
    worker to be idle (accel_i_walker_idle, _settle). Changed under the lock, except that a submit claims
    ACTIVE without it when neither ACTIVE nor HEAD is set (accel_i_walker_submit), and a walk that ends
    with no HEAD, no waiter and no poke for a sleeping worker drops it without it (accel_i_walker_leave):
@@ -6266,20 +6268,31 @@ static void accel_i_walker_main(void* arg) {
         if (!w->head || active) {
             uint64_t poll = 0;
             if (w->stop && !active) break;
+            /* SLEEP from before the poll: a walk that ends meanwhile with work in flight tells us (poked),
+               else we could sleep untimed with work the poll did not see */
+            accel_i_w_set(w, ACCEL_I_W_SLEEP, true);
             if (be->walk->queue_poll) {   /* reap completed work outside the lock */
+                bool again;
                 accel_i_mutex_unlock(&w->lock);
                 poll = be->walk->queue_poll(w->q);
                 accel_i_mutex_lock(&w->lock);
                 active = accel_i_w_has(w, ACCEL_I_W_ACTIVE);
-                if (w->head && !active) continue;
-                if (w->stop && !active && poll == 0) break;
+                /* a poll that returned a pause polls again after it anyway */
+                again = (w->poked && poll == 0) || (w->head && !active);
+                w->poked = false;
+                if (again || (w->stop && !active && poll == 0)) {
+                    accel_i_w_set(w, ACCEL_I_W_SLEEP, false);
+                    if (again) continue;
+                    break;
+                }
             }
             if (poll) {
+                accel_i_w_set(w, ACCEL_I_W_SLEEP, false);
                 accel_i_cond_timedwait(&w->cond, &w->lock, poll);
             } else {
-                accel_i_w_set(w, ACCEL_I_W_SLEEP, true);
                 accel_i_cond_wait(&w->cond, &w->lock);
                 accel_i_w_set(w, ACCEL_I_W_SLEEP, false);
+                w->poked = false;   /* the next poll sees that work */
             }
             continue;
         }
@@ -6299,7 +6312,7 @@ static void accel_i_walker_main(void* arg) {
 
 /* The end of a walk with nothing for the worker or a waiter: ACTIVE dropped without the lock (see
    ACCEL_I_W_ACTIVE); false when the worker must hear of it (a batch behind, an idle waiter, a poke
-   while it sleeps untimed). */
+   while it polls or sleeps untimed). */
 static bool accel_i_walker_leave(accel_i_walker* w) {
     uint32_t st = accel_i_w_state(w);
     bool poke = w->poke;
@@ -6315,16 +6328,19 @@ static accel_result accel_i_walker_run(accel_queue* q, accel_i_batch* b, bool su
     accel_i_walker* w = q->walker;
     int r = accel_i_walk(q, b, false, submitting);
     uint32_t st;
+    bool poke;
     if (r != ACCEL_I_WOULD_BLOCK && accel_i_walker_leave(w)) return (accel_result)r;
     accel_i_mutex_lock(&w->lock);
     if (r == ACCEL_I_WOULD_BLOCK) {   /* the oldest work of the queue: to the front */
         accel_i_walker_give_back(w, b);
         r = ACCEL_OK;
     }
-    st = atomic_fetch_and(&w->state, ~(uint32_t)ACCEL_I_W_ACTIVE);
-    if (w->head || (st & ACCEL_I_W_WAITERS) || (w->poke && (st & ACCEL_I_W_SLEEP)))
-        accel_i_cond_broadcast(&w->cond);
+    poke = w->poke;   /* before ACTIVE goes: a lock-free submit may claim the walk then */
     w->poke = false;
+    st = atomic_fetch_and(&w->state, ~(uint32_t)ACCEL_I_W_ACTIVE);
+    poke = poke && (st & ACCEL_I_W_SLEEP);
+    if (w->head || (st & ACCEL_I_W_WAITERS) || poke) accel_i_cond_broadcast(&w->cond);
+    if (poke) w->poked = true;   /* the worker may be polling: again */
     accel_i_mutex_unlock(&w->lock);
     return (accel_result)r;   /* ACCEL_I_WOULD_BLOCK went to the worker */
 }

@@ -1437,6 +1437,100 @@ TEST(waiter_is_not_held_by_a_release_it_reaps) {
 #endif
 }
 
+#if TEST_CUDA_LOADER
+/* A queue's worker that decides to sleep for good (nothing in flight for a while) hears of a batch
+   submitted while it polled: else the batch's completion waits for the next call that reaps, and so
+   does every release it holds. The window is made wide: the poll runs a held release (x1's, a buffer
+   destroyed while in use, whose batch a host waiter or the worker reaped), and its cuMemFree waits for
+   a long kernel on a raw stream of the test's (no accel worker watches that one). Batch 2 (a quick
+   kernel on x2, then s) is submitted meanwhile, x2 destroyed while in use; the test then only reads s
+   (accel_signal_value, which reaps nothing) and the mock's count of live memory, which must come back
+   to where the round began: x2's release needs a reap of batch 2, which only the worker makes here.
+   The ring's slots get their events first (in the event-ring mode a new slot's cuEventCreate would wait
+   for the release, as a driver's does). On the mock only: a GPU's kernels are too fast to see it. */
+static void test_worker_hears_poll_submit(accel_device* dev, accel_queue* q, accel_program* p, accel_buffer* y,
+                                          accel_signal* s, accel_cu_stream raw, uint64_t r) {
+    uint32_t slow_n = 2048, slow_it = 200000, slow_seed = 9;   /* ~0.8 s on the mock */
+    uint32_t mid[3] = { 2048, 2500, 3 }, quick[3] = { 2048, 20, 7 };
+    accel_cu_deviceptr yp = accel_i_cu_dptr(y);
+    void* params[4] = { &yp, &slow_n, &slow_it, &slow_seed };
+    struct timespec pause = { 0, 50000000 }, ms = { 0, 1000000 };
+    long long before = test_mock_live_memory();
+    accel_buffer *x1 = NULL, *x2 = NULL;
+    uint64_t t0;
+    bool ok = CHECK_OK(test_buffer_create(dev, 2048 * 4, ACCEL_MEMORY_DEVICE, &x1)) &&
+              CHECK_OK(test_buffer_create(dev, 2048 * 4, ACCEL_MEMORY_DEVICE, &x2));
+    if (ok) {
+        accel_i_cu_enter(accel_i_cu_dev(dev));
+        ok = CHECK(accel_i_cu.LaunchKernel(((accel_i_cu_program*)p)->fn, 64, 1, 1, 32, 1, 1, 0, raw, params,
+                                           NULL) == ACCEL_CU_SUCCESS);
+    }
+    if (!ok) {
+        accel_buffer_destroy(x1);
+        accel_buffer_destroy(x2);
+        return;
+    }
+    accel_queue_exec(q, p, &x1, 1, mid, 3, accel_exec_1d(2048, 32));   /* ~10 ms: the worker lingers */
+    accel_queue_signal(q, s, 2 * r - 1);
+    accel_buffer_destroy(x1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_wait(s, 2 * r - 1, 10000000000ull));
+    nanosleep(&pause, NULL);   /* a worker's poll runs x1's release now, until the long kernel ends */
+    accel_queue_exec(q, p, &x2, 1, quick, 3, accel_exec_1d(2048, 32));
+    accel_queue_signal(q, s, 2 * r);
+    accel_buffer_destroy(x2);
+    CHECK_OK(accel_queue_submit(q));
+    for (t0 = test_now_ns(); accel_signal_value(s) < 2 * r && test_now_ns() - t0 < 10000000000ull;)
+        nanosleep(&ms, NULL);
+    CHECK_EQ_U64(accel_signal_value(s), 2 * r);
+    for (t0 = test_now_ns(); test_mock_live_memory() > before && test_now_ns() - t0 < 3000000000ull;)
+        nanosleep(&ms, NULL);
+    if (!CHECK_EQ_U64((uint64_t)test_mock_live_memory(), (uint64_t)before))
+        fprintf(stderr, "    round %llu: the buffers' memory was not freed 3 s after the batch completed\n",
+                (unsigned long long)r);
+    CHECK(accel_i_cu.StreamSynchronize(raw) == ACCEL_CU_SUCCESS);
+}
+#endif
+TEST(worker_hears_of_a_submit_during_its_poll) {
+#if TEST_CUDA_LOADER
+    accel_device* dev = test_cuda_device();
+    accel_queue* q = NULL;
+    accel_program* p = NULL;
+    accel_buffer* y = NULL;
+    accel_signal *s = NULL, *warm = NULL;
+    accel_cu_stream raw = NULL;
+    if (!dev) SKIP("no CUDA device here");
+    if (test_mock_live_memory() < 0) {
+        accel_device_destroy(dev);
+        SKIP("on the mock only: a GPU's kernels are too fast to see it");
+    }
+    if (CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) && CHECK_OK(test_program_create(dev, TK_SLOW, &p)) &&
+        CHECK_OK(test_buffer_create(dev, 2048 * 4, ACCEL_MEMORY_DEVICE, &y)) &&
+        CHECK_OK(accel_signal_create(dev, 0, &s)) && CHECK_OK(accel_signal_create(dev, 0, &warm))) {
+        accel_i_cu_enter(accel_i_cu_dev(dev));
+        CHECK(accel_i_cu.StreamCreate(&raw, ACCEL_CU_STREAM_NON_BLOCKING) == ACCEL_CU_SUCCESS);
+        for (uint64_t i = 1; i <= 64; i++) {   /* every slot of the ring has its events */
+            accel_queue_fill(q, y, 0, 4, (uint32_t)i);
+            accel_queue_signal(q, warm, i);
+            CHECK_OK(accel_queue_submit(q));
+        }
+        CHECK_OK(accel_queue_finish(q, 10000000000ull));
+        for (uint64_t r = 1; r <= 2 && raw && !TEST_FAILED_SO_FAR(); r++)
+            test_worker_hears_poll_submit(dev, q, p, y, s, raw, r);
+    }
+    if (q) CHECK_OK(accel_queue_finish(q, 10000000000ull));
+    if (raw) accel_i_cu.StreamDestroy(raw);
+    accel_signal_destroy(s);
+    accel_signal_destroy(warm);
+    accel_buffer_destroy(y);
+    accel_program_destroy(p);
+    accel_queue_destroy(q);
+    accel_device_destroy(dev);
+#else
+    SKIP("no dlopen of the driver in this build");
+#endif
+}
+
 /* A native step's accel_cuda_stream_signal, behind a GPU wait the host never releases. */
 static void test_native_stream_signal(const accel_native* n, void* user) {
     CHECK_OK(accel_cuda_stream_signal(n->cuda_stream, (accel_signal*)user, 1));
@@ -1552,6 +1646,7 @@ int main(int argc, char** argv) {
     RUN(failed_signal_releases_a_foreign_wait);
     RUN(foreign_stream_between_two_queues);
     RUN(waiter_is_not_held_by_a_release_it_reaps);
+    RUN(worker_hears_of_a_submit_during_its_poll);
     RUN(foreign_wait_retired_runs_the_releases_it_held);
     RUN(out_of_bounds_kernel_loses_the_device);
     return test_end();
