@@ -246,7 +246,9 @@
      GPU backend a list whose copy is staged, or a replay whose patch makes a copy staged, replays in
      the core's generic form (its commands recorded anew each time).
      A copy that fails on the host (a lost device, out of memory) drops the rest of its batch and
-     fails what it would signal, with that reason.
+     fails what it would signal, with that reason. A copy with a lost device's buffer never runs (mapped
+     memory, imports and staged copies alike): DEVICE_LOST, from the submit or as the failure of its
+     batch's signals.
    - Waits across devices. A queue waits on any device's signals (see Signals). On the device
      (device_waits): a CUDA queue waiting on the signal of another accel device on the same CUDA
      device (the GPU watches the signal's pinned words, as for its own device's), a CUDA queue
@@ -825,11 +827,11 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
    local size) do not fit 32 bits, are over the limits: the exec is skipped and a debug device logs it
    (CPU, CUDA; Vulkan reads the counts on the device and cannot check them: there they must be within
    the limits, as in Vulkan). Recording errors, besides accel_queue_exec's: counts NULL or another
-   device's buffer, offset not a multiple of 4 (in counts and in a view's root), offset + 12 beyond
-   counts. In a command list the counts buffer is patch index buffer_count (after the bindings; the
-   offset stays as recorded). Where it runs: CPU, the executor reads the counts; Vulkan,
-   vkCmdDispatchIndirect; CUDA, which has no indirect launch, reads them on the host at the command's
-   turn (a device round trip: see accel_cuda.h). Recording thread. */
+   device's buffer (a CPU queue may take another CPU device's, as above), offset not a multiple of 4
+   (in counts and in a view's root), offset + 12 beyond counts. In a command list the counts buffer is
+   patch index buffer_count (after the bindings; the offset stays as recorded). Where it runs: CPU, the
+   executor reads the counts; Vulkan, vkCmdDispatchIndirect; CUDA, which has no indirect launch, reads
+   them on the host at the command's turn (a device round trip: see accel_cuda.h). Recording thread. */
 ACCEL_API void accel_queue_exec_indirect(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
                                          uint32_t buffer_count, const uint32_t* constants,
                                          uint32_t constant_count, const uint32_t local_size[3],
@@ -5397,11 +5399,11 @@ static accel_result accel_i_peer_copy_run(accel_device* dev, accel_buffer* dst, 
     size_t chunk = size < ACCEL_I_PEER_CHUNK ? size : ACCEL_I_PEER_CHUNK;
     unsigned char* bounce;
     accel_result r = ACCEL_OK;
+    if (accel_i_lost(dd) || accel_i_lost(sd)) return ACCEL_ERROR_DEVICE_LOST;   /* mapped or not */
     if (dst->mapped && src->mapped) {
         memmove((unsigned char*)dst->mapped + doff, (const unsigned char*)src->mapped + soff, size);
         return ACCEL_OK;
     }
-    if (accel_i_lost(dd) || accel_i_lost(sd)) return ACCEL_ERROR_DEVICE_LOST;
     if (src->mapped)
         return dd->backend->buffer_io(dst, doff, (unsigned char*)src->mapped + soff, size, true);
     if (dst->mapped)

@@ -1156,8 +1156,58 @@ TEST(cuda_import_refused_is_staged) {
     devices_close(&d);
     free(pat);
 }
+/* A CUDA queue's copy with a buffer of a lost Vulkan device of its GPU (over the import of its memory,
+   or staged) never runs: DEVICE_LOST, from the submit or as its batch's signal's failure (accel.h,
+   "Several devices"). The Vulkan device is lost on purpose (ACCEL_VULKAN_TEST_DEVICE_LOST: its first
+   vkQueueSubmit fails). Before, the copy over the import ran. */
+TEST(cuda_copy_with_a_lost_vulkan_devices_buffer) {
+    devices d;
+    accel_queue *q = NULL, *vq = NULL;
+    accel_buffer *mine = NULL, *theirs = NULL;
+    accel_signal* s[2] = { NULL, NULL };
+    unsigned char want[64], got[64];
+    bool opened;
+    if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
+    memset(want, 0x5a, sizeof want);
+    setenv("ACCEL_VULKAN_TEST_DEVICE_LOST", "1", 1);   /* armed for the Vulkan device only */
+    opened = devices_open(&d) != 0;
+    setenv("ACCEL_VULKAN_TEST_DEVICE_LOST", "0", 1);
+    if (!opened) { devices_close(&d); return; }
+    if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(accel_queue_create(d.b, ACCEL_QUEUE_COMPUTE, &vq)) &&
+        CHECK_OK(test_buffer_create(d.a, 4096, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(test_buffer_create(d.b, 4096, ACCEL_MEMORY_DEVICE, &theirs)) &&
+        CHECK_OK(accel_buffer_write(mine, 0, want, sizeof want)) &&
+        CHECK_OK(accel_signal_create(d.a, 0, &s[0])) && CHECK_OK(accel_signal_create(d.a, 0, &s[1]))) {
+        accel_queue_fill(vq, theirs, 0, 64, 1u);
+        CHECK_RESULT(accel_queue_submit(vq), ACCEL_ERROR_DEVICE_LOST);   /* the Vulkan device is lost */
+        for (int into = 0; into < 2; into++) {   /* out of the lost device's buffer, then into it */
+            accel_result r;
+            if (into) accel_queue_copy(q, theirs, 0, mine, 0, 64);
+            else accel_queue_copy(q, mine, 0, theirs, 0, 64);
+            accel_queue_signal(q, s[into], 1);
+            if ((r = accel_queue_submit(q)) == ACCEL_OK) {
+                CHECK_RESULT(accel_signal_wait(s[into], 1, 10000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+                CHECK_EQ_U64(accel_signal_value(s[into]),
+                             ACCEL_SIGNAL_MAX + 1 - (uint64_t)(int64_t)ACCEL_ERROR_DEVICE_LOST);
+            } else {
+                CHECK_RESULT(r, ACCEL_ERROR_DEVICE_LOST);
+            }
+            CHECK_OK(accel_queue_finish(q, 10000000000ull));
+            if (CHECK_OK(accel_buffer_read(mine, 0, got, sizeof got))) CHECK(memcmp(got, want, sizeof got) == 0);
+        }
+    }
+    accel_queue_destroy(q);
+    accel_queue_destroy(vq);
+    accel_signal_destroy(s[0]);
+    accel_signal_destroy(s[1]);
+    accel_buffer_destroy(mine);
+    accel_buffer_destroy(theirs);
+    devices_close(&d);
+}
 #else
 TEST(cuda_import_refused_is_staged) { SKIP("built without both CUDA and Vulkan"); }
+TEST(cuda_copy_with_a_lost_vulkan_devices_buffer) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_copy_of_vulkan_queue_memory) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_and_vulkan_copies_through_imported_memory) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_recorded_list_with_a_vulkan_buffer) { SKIP("built without both CUDA and Vulkan"); }
@@ -1316,6 +1366,7 @@ int main(int argc, char** argv) {
     RUN(cuda_recorded_list_with_a_vulkan_buffer);
     RUN(cuda_and_vulkan_imports_in_every_teardown_order);
     RUN(cuda_import_refused_is_staged);
+    RUN(cuda_copy_with_a_lost_vulkan_devices_buffer);
     RUN(cuda_copy_of_vulkan_queue_memory);
     RUN(recover_of_the_device_a_peer_copy_uses);
     return test_end();

@@ -542,6 +542,73 @@ TEST(other_devices_queues_are_released) {
     accel_device_destroy(other);
 }
 
+/* A copy between a lost device's buffer and another device's, on the other device's queue (DESIGN 7.2
+   with §4's sticky loss): it does not run, and says DEVICE_LOST, whichever way the copy goes (a mapped
+   buffer, the backend's io, another Vulkan device's import or its staged path): the submit returns it,
+   or the batch's signal fails with it. Before, a CPU queue's copy between two mapped buffers (lavapipe
+   maps DEVICE memory) and a Vulkan device's copy over its import of the lost device's memory ran. The
+   other device: a CPU device, and (Vulkan) a second Vulkan device; on the CUDA mock a second device
+   shares the lost context. */
+static void lost_peer_copy(accel_device* lost, accel_buffer* lb, accel_device* o, const char* what) {
+    accel_queue* oq = NULL;
+    accel_buffer* ob = NULL;
+    accel_signal *s[3] = { NULL, NULL, NULL };
+    unsigned char want[64], got[64];
+    (void)lost;
+    memset(want, 0x5a, sizeof want);
+    if (CHECK_OK(accel_queue_create(o, ACCEL_QUEUE_COMPUTE, &oq)) &&
+        CHECK_OK(test_buffer_create(o, 4096, ACCEL_MEMORY_DEVICE, &ob)) &&
+        CHECK_OK(accel_buffer_write(ob, 0, want, sizeof want)) && CHECK_OK(accel_signal_create(o, 0, &s[0])) &&
+        CHECK_OK(accel_signal_create(o, 0, &s[1])) && CHECK_OK(accel_signal_create(o, 0, &s[2]))) {
+        for (int into = 0; into < 2; into++) {   /* out of the lost device's buffer, then into it */
+            accel_result r;
+            if (into) accel_queue_copy(oq, lb, 0, ob, 0, 64);
+            else accel_queue_copy(oq, ob, 0, lb, 0, 64);
+            accel_queue_signal(oq, s[into], 1);
+            r = accel_queue_submit(oq);
+            if (r == ACCEL_OK) {
+                CHECK_RESULT(accel_signal_wait(s[into], 1, 10000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+                if (!CHECK_EQ_U64(accel_signal_value(s[into]), lost_value()))
+                    fprintf(stderr, "    %s, copy %s the lost device's buffer\n", what, into ? "into" : "out of");
+            } else if (!CHECK_RESULT(r, ACCEL_ERROR_DEVICE_LOST)) {
+                fprintf(stderr, "    %s, copy %s the lost device's buffer\n", what, into ? "into" : "out of");
+            }
+            CHECK_OK(accel_queue_finish(oq, 10000000000ull));
+            if (CHECK_OK(accel_buffer_read(ob, 0, got, sizeof got))) CHECK(memcmp(got, want, sizeof got) == 0);
+        }
+        accel_queue_fill(oq, ob, 0, 64, 7u);   /* the queue goes on */
+        accel_queue_signal(oq, s[2], 1);
+        CHECK_OK(accel_queue_submit(oq));
+        CHECK_OK(accel_signal_wait(s[2], 1, 10000000000ull));
+    }
+    accel_queue_destroy(oq);
+    for (int i = 0; i < 3; i++) accel_signal_destroy(s[i]);
+    accel_buffer_destroy(ob);
+}
+TEST(peer_copies_with_a_lost_devices_buffer) {
+    accel_device *dev, *cpu = NULL, *twin = NULL;
+    accel_buffer* lb = NULL;
+    recover_arm_loss(1);
+    dev = recover_device(NULL);
+    recover_arm_loss(0);
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    if (!CHECK_OK(test_buffer_create(dev, 4096, ACCEL_MEMORY_DEVICE, &lb)) || !recover_lose(dev)) {
+        accel_buffer_destroy(lb);
+        accel_device_destroy(dev);
+        if (TEST_FAILED_SO_FAR()) return;
+        SKIP("this backend is never lost (the CPU backend)");
+    }
+    if (CHECK_OK(recover_cpu_device(&cpu))) lost_peer_copy(dev, lb, cpu, "a CPU device's queue");
+#if defined(ACCEL_TEST_HAVE_VULKAN)
+    if (test_g.backend == accel_vulkan_backend() && CHECK_OK(test_device_create(&twin)))
+        lost_peer_copy(dev, lb, twin, "a second Vulkan device's queue");
+#endif
+    accel_buffer_destroy(lb);
+    accel_device_destroy(twin);
+    accel_device_destroy(cpu);
+    accel_device_destroy(dev);
+}
+
 /* ==== 100 recovers ==== */
 /* Each round builds a set of objects, runs saxpy, recovers with work pending and the old objects alive,
    then destroys them: host memory (the counting allocator) must not grow from round 2 on. */
@@ -1160,6 +1227,7 @@ int main(int argc, char** argv) {
     RUN(stale_objects_are_refused_everywhere);
     RUN(pending_batches_and_signals);
     RUN(other_devices_queues_are_released);
+    RUN(peer_copies_with_a_lost_devices_buffer);
     RUN(hundred_recovers_without_growth);
     RUN(waiters_recorders_and_callers_during_the_recover);
     RUN(concurrent_recovers);
