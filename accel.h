@@ -5329,21 +5329,33 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
     cmd->u.replay.patch_count = patch_count;
 }
 
-/* kit (a GPU backend's submit): a native list replayed in b copies a buffer of another device that a
-   recover of that device made stale since the list was recorded: DEVICE_LOST, as for any stale object
-   (the native form would copy the old memory, which its import still holds; a generic list's copy finds
-   it stale where it runs). */
+/* kit (a GPU backend's submit): a native list replayed in b copies a buffer (its own, or a patch's) of
+   another device that a recover of that device made stale since the list was recorded, or of a device
+   lost since: DEVICE_LOST, as for any stale object and as a plain copy with a lost device's buffer (the
+   native form would copy over an import the lost or old memory; a generic list's copy finds it stale
+   or lost where it runs). */
+static bool accel_i_copy_side_gone(const accel_buffer* x) {
+    return accel_i_stale(&x->obj) || accel_i_lost(x->obj.device);
+}
 ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
     for (uint32_t i = 0; i < b->count; i++) {
-        const accel_commands* l = b->cmds[i].u.replay.list;
-        if (b->cmds[i].kind != ACCEL_I_CMD_REPLAY || !l->native) continue;
-        for (uint32_t k = 0; k < l->list->count; k++) {
+        const accel_i_cmd* r = &b->cmds[i];
+        const accel_commands* l = r->u.replay.list;
+        bool gone = false;
+        if (r->kind != ACCEL_I_CMD_REPLAY || !l->native) continue;
+        for (uint32_t k = 0; k < l->list->count && !gone; k++) {
             const accel_i_cmd* c = &l->list->cmds[k];
-            if (c->kind == ACCEL_I_CMD_COPY &&
-                (accel_i_stale(&c->u.copy.dst->obj) || accel_i_stale(&c->u.copy.src->obj)))
-                return accel_i_fail(l->obj.device, ACCEL_ERROR_DEVICE_LOST, "accel_queue_replay: a buffer "
-                                    "the list copies is stale (its device was recovered since)");
+            gone = c->kind == ACCEL_I_CMD_COPY &&
+                   (accel_i_copy_side_gone(c->u.copy.dst) || accel_i_copy_side_gone(c->u.copy.src));
         }
+        for (uint32_t k = 0; k < r->u.replay.patch_count && !gone; k++) {
+            const accel_i_patch* p = (const accel_i_patch*)(const void*)(b->arena + r->u.replay.patches) + k;
+            gone = p->buffer && l->list->cmds[p->command].kind == ACCEL_I_CMD_COPY &&
+                   accel_i_copy_side_gone(p->buffer);
+        }
+        if (gone)
+            return accel_i_fail(l->obj.device, ACCEL_ERROR_DEVICE_LOST, "accel_queue_replay: a buffer the "
+                                "list copies is stale or its device lost (recovered or lost since)");
     }
     return ACCEL_OK;
 }
@@ -6064,11 +6076,11 @@ struct accel_i_walker {
 };
 
 /* A worker's state word. ACTIVE: a thread walks a batch of the queue; HEAD: head is not NULL; SLEEP:
-   the worker polls, or sleeps untimed; above them, in units of ACCEL_I_W_WAITER, the threads that wait for the
-   worker to be idle (accel_i_walker_idle, _settle). Changed under the lock, except that a submit claims
-   ACTIVE without it when neither ACTIVE nor HEAD is set (accel_i_walker_submit), and a walk that ends
-   with no HEAD, no waiter and no poke for a sleeping worker drops it without it (accel_i_walker_leave):
-   a batch walked inside accel_queue_submit takes no lock. HEAD goes up only while ACTIVE is (or under
+   the worker polls, or sleeps untimed; above them, in units of ACCEL_I_W_WAITER, the threads that wait
+   for the worker to be idle (accel_i_walker_idle, _settle). Changed under the lock, except that a
+   submit claims ACTIVE without it when neither ACTIVE nor HEAD is set (accel_i_walker_submit), and a
+   walk that ends with no HEAD, no waiter and no poke for a polling or sleeping worker drops it without
+   it (accel_i_walker_leave): a batch walked inside accel_queue_submit takes no lock. HEAD goes up only while ACTIVE is (or under
    the lock), so a walk's lock-free end and a batch queued behind it cannot miss each other. */
 enum { ACCEL_I_W_ACTIVE = 1u, ACCEL_I_W_HEAD = 2u, ACCEL_I_W_SLEEP = 4u, ACCEL_I_W_WAITER = 8u };
 #define ACCEL_I_W_WAITERS (~(uint32_t)(ACCEL_I_W_WAITER - 1u))
@@ -6404,8 +6416,8 @@ static void accel_i_gate_release(accel_signal* s) {
 }
 /* Wakes the worker when it sleeps with nothing to poll and the backend just put work in flight that
    it must watch (queue_poll backends): at the end of the walk (accel_i_walker_run), which takes the
-   worker's lock for it only while the worker sleeps untimed (SLEEP); a worker's own walk polls next,
-   awake. */
+   worker's lock for it only while the worker polls or sleeps untimed (SLEEP: a polling worker polls
+   again, `poked`); a worker's own walk polls next, awake. */
 static void accel_i_walker_poke(accel_queue* q) {
     q->walker->poke = true;   /* the walk's end wakes it (accel_i_walker_run, accel_i_walker_leave) */
 }

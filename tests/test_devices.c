@@ -1157,14 +1157,16 @@ TEST(cuda_import_refused_is_staged) {
     free(pat);
 }
 /* A CUDA queue's copy with a buffer of a lost Vulkan device of its GPU (over the import of its memory,
-   or staged) never runs: DEVICE_LOST, from the submit or as its batch's signal's failure (accel.h,
-   "Several devices"). The Vulkan device is lost on purpose (ACCEL_VULKAN_TEST_DEVICE_LOST: its first
-   vkQueueSubmit fails). Before, the copy over the import ran. */
+   or staged), plain or in a list recorded before the loss, never runs: DEVICE_LOST, from the submit or
+   as its batch's signal's failure (accel.h, "Several devices"). The Vulkan device is lost on purpose
+   (ACCEL_VULKAN_TEST_DEVICE_LOST: its first vkQueueSubmit fails). Before, the copy over the import ran,
+   plain and replayed. */
 TEST(cuda_copy_with_a_lost_vulkan_devices_buffer) {
     devices d;
     accel_queue *q = NULL, *vq = NULL;
     accel_buffer *mine = NULL, *theirs = NULL;
-    accel_signal* s[2] = { NULL, NULL };
+    accel_signal* s[3] = { NULL, NULL, NULL };
+    accel_commands* list = NULL;
     unsigned char want[64], got[64];
     bool opened;
     if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
@@ -1178,12 +1180,17 @@ TEST(cuda_copy_with_a_lost_vulkan_devices_buffer) {
         CHECK_OK(test_buffer_create(d.a, 4096, ACCEL_MEMORY_DEVICE, &mine)) &&
         CHECK_OK(test_buffer_create(d.b, 4096, ACCEL_MEMORY_DEVICE, &theirs)) &&
         CHECK_OK(accel_buffer_write(mine, 0, want, sizeof want)) &&
-        CHECK_OK(accel_signal_create(d.a, 0, &s[0])) && CHECK_OK(accel_signal_create(d.a, 0, &s[1]))) {
+        CHECK_OK(accel_signal_create(d.a, 0, &s[0])) && CHECK_OK(accel_signal_create(d.a, 0, &s[1])) &&
+        CHECK_OK(accel_signal_create(d.a, 0, &s[2]))) {
+        CHECK_OK(accel_queue_record_begin(q));   /* a list recorded before the loss (over the import) */
+        accel_queue_copy(q, mine, 0, theirs, 0, 64);
+        CHECK_OK(accel_queue_record_end(q, &list));
         accel_queue_fill(vq, theirs, 0, 64, 1u);
         CHECK_RESULT(accel_queue_submit(vq), ACCEL_ERROR_DEVICE_LOST);   /* the Vulkan device is lost */
-        for (int into = 0; into < 2; into++) {   /* out of the lost device's buffer, then into it */
+        for (int into = 0; into < 3 && list; into++) {   /* out of the lost device's buffer, into it, a replay */
             accel_result r;
-            if (into) accel_queue_copy(q, theirs, 0, mine, 0, 64);
+            if (into == 2) accel_queue_replay(q, list, NULL, 0);
+            else if (into) accel_queue_copy(q, theirs, 0, mine, 0, 64);
             else accel_queue_copy(q, mine, 0, theirs, 0, 64);
             accel_queue_signal(q, s[into], 1);
             if ((r = accel_queue_submit(q)) == ACCEL_OK) {
@@ -1199,8 +1206,8 @@ TEST(cuda_copy_with_a_lost_vulkan_devices_buffer) {
     }
     accel_queue_destroy(q);
     accel_queue_destroy(vq);
-    accel_signal_destroy(s[0]);
-    accel_signal_destroy(s[1]);
+    for (int i = 0; i < 3; i++) accel_signal_destroy(s[i]);
+    accel_commands_destroy(list);
     accel_buffer_destroy(mine);
     accel_buffer_destroy(theirs);
     devices_close(&d);
