@@ -6080,8 +6080,9 @@ struct accel_i_walker {
    for the worker to be idle (accel_i_walker_idle, _settle). Changed under the lock, except that a
    submit claims ACTIVE without it when neither ACTIVE nor HEAD is set (accel_i_walker_submit), and a
    walk that ends with no HEAD, no waiter and no poke for a polling or sleeping worker drops it without
-   it (accel_i_walker_leave): a batch walked inside accel_queue_submit takes no lock. HEAD goes up only while ACTIVE is (or under
-   the lock), so a walk's lock-free end and a batch queued behind it cannot miss each other. */
+   it (accel_i_walker_leave): a batch walked inside accel_queue_submit takes no lock. HEAD goes up only
+   while ACTIVE is (or under the lock), so a walk's lock-free end and a batch queued behind it cannot
+   miss each other. */
 enum { ACCEL_I_W_ACTIVE = 1u, ACCEL_I_W_HEAD = 2u, ACCEL_I_W_SLEEP = 4u, ACCEL_I_W_WAITER = 8u };
 #define ACCEL_I_W_WAITERS (~(uint32_t)(ACCEL_I_W_WAITER - 1u))
 static uint32_t accel_i_w_state(accel_i_walker* w) { return atomic_load(&w->state); }

@@ -1506,7 +1506,8 @@ TEST(worker_hears_of_a_submit_during_its_poll) {
         accel_device_destroy(dev);
         SKIP("on the mock only: a GPU's kernels are too fast to see it");
     }
-    if (CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) && CHECK_OK(test_program_create(dev, TK_SLOW, &p)) &&
+    if (CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_program_create(dev, TK_SLOW, &p)) &&
         CHECK_OK(test_buffer_create(dev, 2048 * 4, ACCEL_MEMORY_DEVICE, &y)) &&
         CHECK_OK(accel_signal_create(dev, 0, &s)) && CHECK_OK(accel_signal_create(dev, 0, &warm))) {
         accel_i_cu_enter(accel_i_cu_dev(dev));

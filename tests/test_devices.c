@@ -1187,7 +1187,7 @@ TEST(cuda_copy_with_a_lost_vulkan_devices_buffer) {
         CHECK_OK(accel_queue_record_end(q, &list));
         accel_queue_fill(vq, theirs, 0, 64, 1u);
         CHECK_RESULT(accel_queue_submit(vq), ACCEL_ERROR_DEVICE_LOST);   /* the Vulkan device is lost */
-        for (int into = 0; into < 3 && list; into++) {   /* out of the lost device's buffer, into it, a replay */
+        for (int into = 0; into < 3 && list; into++) {   /* out of the lost buffer, into it, a replay */
             accel_result r;
             if (into == 2) accel_queue_replay(q, list, NULL, 0);
             else if (into) accel_queue_copy(q, theirs, 0, mine, 0, 64);
@@ -1201,7 +1201,8 @@ TEST(cuda_copy_with_a_lost_vulkan_devices_buffer) {
                 CHECK_RESULT(r, ACCEL_ERROR_DEVICE_LOST);
             }
             CHECK_OK(accel_queue_finish(q, 10000000000ull));
-            if (CHECK_OK(accel_buffer_read(mine, 0, got, sizeof got))) CHECK(memcmp(got, want, sizeof got) == 0);
+            if (CHECK_OK(accel_buffer_read(mine, 0, got, sizeof got)))
+                CHECK(memcmp(got, want, sizeof got) == 0);
         }
     }
     accel_queue_destroy(q);

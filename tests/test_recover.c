@@ -563,7 +563,8 @@ static bool lost_side_make(lost_side* x, accel_buffer* lb) {
     memset(want, 0x5a, sizeof want);
     if (!CHECK_OK(accel_queue_create(x->o, ACCEL_QUEUE_COMPUTE, &x->q)) ||
         !CHECK_OK(test_buffer_create(x->o, 4096, ACCEL_MEMORY_DEVICE, &x->ob)) ||
-        !CHECK_OK(accel_buffer_write(x->ob, 0, want, sizeof want)) || !CHECK_OK(accel_queue_record_begin(x->q)))
+        !CHECK_OK(accel_buffer_write(x->ob, 0, want, sizeof want)) ||
+        !CHECK_OK(accel_queue_record_begin(x->q)))
         return false;
     accel_queue_copy(x->q, x->ob, 0, lb, 0, 64);
     return CHECK_OK(accel_queue_record_end(x->q, &x->list));
@@ -616,7 +617,7 @@ TEST(peer_copies_with_a_lost_devices_buffer) {
 #if defined(ACCEL_TEST_HAVE_VULKAN) && defined(__linux__)   /* the loss hook: recover_arm_loss */
     if (test_g.backend != accel_vulkan_backend())
 #endif
-        SKIP("Vulkan only: the CPU backend is never lost, and on CUDA a lost context stays lost for the process");
+        SKIP("Vulkan only: the CPU backend is never lost; on CUDA a lost context stays lost for the process");
     memset(side, 0, sizeof side);
     recover_arm_loss(1);
     dev = recover_device(NULL);
