@@ -246,9 +246,9 @@
      GPU backend a list whose copy is staged, or a replay whose patch makes a copy staged, replays in
      the core's generic form (its commands recorded anew each time).
      A copy that fails on the host (a lost device, out of memory) drops the rest of its batch and
-     fails what it would signal, with that reason. A copy with a lost device's buffer never runs (mapped
-     memory, imports and staged copies alike): DEVICE_LOST, from the submit or as the failure of its
-     batch's signals.
+     fails what it would signal, with that reason. A copy whose turn comes after its buffer's device was
+     lost never runs (mapped memory, imports, staged copies and replayed lists alike): DEVICE_LOST, from
+     the submit or as the failure of its batch's signals.
    - Waits across devices. A queue waits on any device's signals (see Signals). On the device
      (device_waits): a CUDA queue waiting on the signal of another accel device on the same CUDA
      device (the GPU watches the signal's pinned words, as for its own device's), a CUDA queue
@@ -5329,14 +5329,15 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
     cmd->u.replay.patch_count = patch_count;
 }
 
-/* kit (a GPU backend's submit): a native list replayed in b copies a buffer (its own, or a patch's) of
-   another device that a recover of that device made stale since the list was recorded, or of a device
-   lost since: DEVICE_LOST, as for any stale object and as a plain copy with a lost device's buffer (the
-   native form would copy over an import the lost or old memory; a generic list's copy finds it stale
-   or lost where it runs). */
-static bool accel_i_copy_side_gone(const accel_buffer* x) {
+/* kit (a GPU backend's copy, where its turn comes): x's device was recovered since x was made (x is
+   stale: its memory is gone) or is lost: the copy does not run, DEVICE_LOST (the CPU executor's copies:
+   accel_i_peer_copy_run). */
+ACCEL_I_KIT bool accel_i_copy_side_gone(const accel_buffer* x) {
     return accel_i_stale(&x->obj) || accel_i_lost(x->obj.device);
 }
+/* kit (a GPU backend's submit): a native list replayed in b copies a buffer (its own, or a patch's)
+   that accel_i_copy_side_gone refuses: DEVICE_LOST (the native form would copy over an import the old
+   or lost memory; a generic list's copy is refused where it runs). */
 ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
     for (uint32_t i = 0; i < b->count; i++) {
         const accel_i_cmd* r = &b->cmds[i];
@@ -6295,11 +6296,8 @@ static void accel_i_walker_main(void* arg) {
                 /* a poll that returned a pause polls again after it anyway */
                 again = (w->poked && poll == 0) || (w->head && !active);
                 w->poked = false;
-                if (again || (w->stop && !active && poll == 0)) {
-                    accel_i_w_set(w, ACCEL_I_W_SLEEP, false);
-                    if (again) continue;
-                    break;
-                }
+                if (again) { accel_i_w_set(w, ACCEL_I_W_SLEEP, false); continue; }
+                if (w->stop && !active && poll == 0) break;   /* SLEEP stays: it only costs a walk a lock */
             }
             if (poll) {
                 accel_i_w_set(w, ACCEL_I_W_SLEEP, false);

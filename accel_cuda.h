@@ -4123,11 +4123,9 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
     case ACCEL_I_CMD_SIGNAL: accel_i_cu_point_add(q, c->u.sig.signal, c->u.sig.value, NULL, NULL); return 0;
     case ACCEL_I_CMD_EXEC: cr = accel_i_cu_exec(q, b, c); call = "cuLaunchKernel"; break;
     case ACCEL_I_CMD_COPY:
-        /* a buffer of another device whose recover made it stale since: its memory is gone (imported
-           memory: the import is not looked up any more), DEVICE_LOST as for any stale object; a lost
-           device's buffer: DEVICE_LOST too, as on every path of a copy between devices */
-        if (accel_i_stale(&c->u.copy.dst->obj) || accel_i_stale(&c->u.copy.src->obj) ||
-            accel_i_lost(c->u.copy.dst->obj.device) || accel_i_lost(c->u.copy.src->obj.device))
+        /* a buffer of another device recovered (its memory is gone; imported memory: the import is not
+           looked up any more) or lost since: DEVICE_LOST */
+        if (accel_i_copy_side_gone(c->u.copy.dst) || accel_i_copy_side_gone(c->u.copy.src))
             return accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         cr = accel_i_cu_copy(q, c, &call);
         break;

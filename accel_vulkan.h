@@ -2229,10 +2229,8 @@ static accel_result accel_i_vk_copy_side(accel_i_vk_device* dev, accel_buffer* b
     accel_result r;
     *out = ((accel_i_vk_buffer*)base)->buffer;
     if (base->obj.device == &dev->base) return ACCEL_OK;
-    /* a lost device's buffer: its calls say DEVICE_LOST (sticky), and so does a copy with it, as on
-       every other path of a copy between devices (accel.h's accel_i_peer_copy_run) */
-    if (accel_i_lost(base->obj.device)) return ACCEL_ERROR_DEVICE_LOST;
-    /* refused for a buffer its device's recover made stale: its memory is gone, not unexportable */
+    if (accel_i_copy_side_gone(base)) return ACCEL_ERROR_DEVICE_LOST;   /* recovered or lost since */
+    /* a recover since the look: its memory is gone, not unexportable */
     if ((r = accel_i_import_get(&dev->base, base, &im, &at)) != ACCEL_OK)
         return accel_i_stale(&base->obj) ? ACCEL_ERROR_DEVICE_LOST : r;
     *off += at;

@@ -481,6 +481,19 @@ static inline int test_end(void) {
 }
 
 
+/* The batch just recorded on q, which signals s to 1, must not run for want of a device: its submit
+   returns DEVICE_LOST, or s fails with that reason. q is finished afterwards. Returns whether it held. */
+static inline int test_submit_lost(accel_queue* q, accel_signal* s) {
+    accel_result r = accel_queue_submit(q);
+    int ok = r == ACCEL_OK
+                 ? CHECK_RESULT(accel_signal_wait(s, 1, 10000000000ull), ACCEL_ERROR_SIGNAL_FAILED) &&
+                       CHECK_EQ_U64(accel_signal_value(s),
+                                    ACCEL_SIGNAL_MAX + 1 - (uint64_t)(int64_t)ACCEL_ERROR_DEVICE_LOST)
+                 : CHECK_RESULT(r, ACCEL_ERROR_DEVICE_LOST);
+    CHECK_OK(accel_queue_finish(q, 10000000000ull));
+    return ok;
+}
+
 /* ==== small helpers used by several programs ==== */
 static inline accel_result test_buffer_create(accel_device* dev, size_t size, accel_memory memory, accel_buffer** out) {
     accel_buffer_desc d;
