@@ -37,7 +37,8 @@
    memory"); MOCK_CUDA_UUID makes device 0 that GPU (see mDeviceGetUuid). MOCK_CUDA_ATTR_FAILS=N makes
    cuDeviceGetAttribute of attribute N fail (CUDA_ERROR_INVALID_VALUE), read at each call; while
    MOCK_CUDA_SYNC_FAILS is set, cuStreamSynchronize fails at once (CUDA_ERROR_UNKNOWN) and the stream
-   runs on.
+   runs on. mock_cuda_set_memory_limit gives the GPU a size, so that a test sees what a full one does
+   (see mMemAlloc).
    It proves nothing about a real GPU: only that the backend's host side keeps the contract. */
 #define _GNU_SOURCE 1
 #include <pthread.h>
@@ -962,12 +963,31 @@ static CUresult mCtxEnablePeerAccess(void* peer, unsigned f) {
     if (atomic_fetch_or(&mock_peer_enabled[c], 1u << p) & (1u << p)) return 704;
     return 0;
 }
+/* A memory limit (mock_cuda_set_memory_limit; 0, the default: none): cuMemAlloc refuses, with
+   CUDA_ERROR_OUT_OF_MEMORY as a full GPU does, an allocation that would take the bytes of its live
+   allocations past it, and cuMemHostAlloc likewise with its own (mapped imports and pools' blocks do
+   not count). Each refusal counts in mock_cuda_out_of_memory(). Under the driver's lock. */
+static atomic_llong mock_mem_limit, mock_oom;
+static int mock_over_limit_locked(int kind, size_t n) {
+    long long limit = atomic_load(&mock_mem_limit), used = (long long)n;
+    if (limit <= 0) return 0;
+    for (size_t i = 0; i < mock_nhosts && kind == MOCK_OBJ_HOST; i++) used += (long long)mock_hosts[i].n;
+    for (size_t i = 0; i < mock_nobjs && kind == MOCK_OBJ_MEM; i++)
+        if (mock_objs[i].kind == MOCK_OBJ_MEM && !mock_objs[i].mapped) used += (long long)mock_objs[i].n;
+    if (used <= limit) return 0;
+    atomic_fetch_add(&mock_oom, 1);
+    return 1;
+}
 static CUresult mMemAlloc(dptr_t* p, size_t n) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     void* m = NULL;
     if (n > MOCK_TOTAL_MEM || posix_memalign(&m, 256, n ? n : 1) != 0) return 2;   /* OUT_OF_MEMORY */
     pthread_mutex_lock(&mock_driver_lock);
-    if (!mock_obj_add_locked(m, MOCK_OBJ_MEM)) { pthread_mutex_unlock(&mock_driver_lock); free(m); return 2; }
+    if (mock_over_limit_locked(MOCK_OBJ_MEM, n) || !mock_obj_add_locked(m, MOCK_OBJ_MEM)) {
+        pthread_mutex_unlock(&mock_driver_lock);
+        free(m);
+        return 2;
+    }
     mock_objs[mock_nobjs - 1].n = n;
     pthread_mutex_unlock(&mock_driver_lock);
     mock_big(n, 1);
@@ -994,9 +1014,9 @@ static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
     if (posix_memalign(p, 4096, n ? n : 1) != 0) return 2;   /* the driver's pinned memory is page-aligned */
-    memset(*p, 0, n ? n : 1);
     pthread_mutex_lock(&mock_driver_lock);
-    if (!mock_grow((void**)&mock_hosts, &mock_hosts_cap, mock_nhosts + 1, sizeof *mock_hosts) ||
+    if (mock_over_limit_locked(MOCK_OBJ_HOST, n ? n : 1) ||
+        !mock_grow((void**)&mock_hosts, &mock_hosts_cap, mock_nhosts + 1, sizeof *mock_hosts) ||
         !mock_obj_add_locked(*p, MOCK_OBJ_HOST)) {
         pthread_mutex_unlock(&mock_driver_lock);
         free(*p);
@@ -1005,6 +1025,7 @@ static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) {
     mock_hosts[mock_nhosts].p = (const char*)*p;
     mock_hosts[mock_nhosts++].n = n ? n : 1;
     pthread_mutex_unlock(&mock_driver_lock);
+    memset(*p, 0, n ? n : 1);
     return 0;
 }
 static CUresult mMemFreeHost(void* p) {
@@ -1753,6 +1774,11 @@ MOCK_API void mock_cuda_big_reset(void);
 MOCK_API void mock_cuda_big_reset(void) { atomic_store(&mock_big_peak, atomic_load(&mock_big_live)); }
 MOCK_API long long mock_cuda_pool_blocks_made(void);
 MOCK_API long long mock_cuda_pool_blocks_made(void) { return atomic_load(&mock_pool_blocks_made); }
+/* The memory limit (see mMemAlloc; 0: none), and the allocations it refused so far. */
+MOCK_API void mock_cuda_set_memory_limit(long long bytes);
+MOCK_API void mock_cuda_set_memory_limit(long long bytes) { atomic_store(&mock_mem_limit, bytes); }
+MOCK_API long long mock_cuda_out_of_memory(void);
+MOCK_API long long mock_cuda_out_of_memory(void) { return atomic_load(&mock_oom); }
 MOCK_API long long mock_cuda_stale_uses(void);
 MOCK_API long long mock_cuda_stale_uses(void) { return atomic_load(&mock_stale); }
 MOCK_API long long mock_cuda_resets(void);

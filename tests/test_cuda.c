@@ -1534,6 +1534,103 @@ TEST(worker_hears_of_a_submit_during_its_poll) {
 #endif
 }
 
+#if TEST_CUDA_LOADER
+/* The mock's memory limit (mock_cuda_set_memory_limit: 0, none); false on a driver. */
+static bool test_mock_memory_limit(long long bytes) {
+#if !defined(_WIN32)
+    const char* path = getenv("ACCEL_CUDA_LIBRARY");
+    void* lib = path && path[0] ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    void* f = lib ? dlsym(lib, "mock_cuda_set_memory_limit") : NULL;
+    void (*set)(long long);
+    if (f) { memcpy(&set, &f, sizeof f); set(bytes); }
+    if (lib) dlclose(lib);
+    return f != NULL;
+#else
+    (void)bytes;
+    return false;
+#endif
+}
+/* The real race of test buffer_create_runs_held_releases_when_out_of_memory: x, most of the limit, used
+   by a batch and destroyed while in use; the host's wait for the batch reaps it, or a worker does (a
+   waiter holds x's release back for a worker's next reap); a buffer of x's size created at once must
+   be made either way. */
+static void test_oom_race(accel_device* dev, accel_queue* q, accel_program* p, accel_signal* s, uint64_t v,
+                          accel_memory mem, size_t size) {
+    uint32_t slow[3] = { 2048, 250, 3 }, word = 1;   /* about a millisecond */
+    accel_buffer *x = NULL, *y = NULL;
+    if (!CHECK_OK(test_buffer_create(dev, size, mem, &x))) return;
+    accel_queue_exec(q, p, &x, 1, slow, 3, accel_exec_1d(2048, 32));
+    accel_queue_signal(q, s, v);
+    CHECK_OK(accel_queue_submit(q));
+    accel_buffer_destroy(x);
+    CHECK_OK(accel_signal_wait(s, v, 10000000000ull));
+    if (CHECK_OK(test_buffer_create(dev, size, mem, &y))) {
+        CHECK_OK(accel_buffer_read(y, size - 4, &word, 4));   /* a new buffer reads as zeros */
+        CHECK_EQ_U64(word, 0);
+    }
+    accel_buffer_destroy(y);
+}
+/* The same with the release surely held (which the race above reaches only now and then): x is
+   released while this thread counts as a host waiter (accel_i_cu_waiting: its releases are held for a
+   worker's next reap, see cuda: releases), with no queue whose worker could run it. The create finds
+   the mock out of memory, must run the release and try again: a refusal counted, the create made, x's
+   memory gone. Then, with that buffer alive, a second one is refused: OUT_OF_MEMORY and a log line. */
+static void test_oom_held(accel_device* dev, accel_memory mem, size_t size) {
+    const char* kind = mem == ACCEL_MEMORY_HOST ? "host" : "device";
+    long long refused, live;
+    accel_buffer *x = NULL, *y = NULL, *z = NULL;
+    if (!CHECK_OK(test_buffer_create(dev, size, mem, &x))) return;
+    live = test_mock_live_memory();
+    accel_i_cu_waiting = true;
+    accel_buffer_destroy(x);
+    accel_i_cu_waiting = false;
+    CHECK_EQ_U64((uint64_t)test_mock_live_memory(), (uint64_t)live);   /* held: x's memory is still there */
+    refused = test_mock_count("mock_cuda_out_of_memory");
+    if (!CHECK_OK(test_buffer_create(dev, size, mem, &y)))
+        fprintf(stderr, "    %s memory: the create did not run the held release\n", kind);
+    CHECK_EQ_U64((uint64_t)(test_mock_count("mock_cuda_out_of_memory") - refused), 1);
+    CHECK_EQ_U64((uint64_t)test_mock_live_memory(), (uint64_t)(live - (y == NULL)));
+    test_log_reset();
+    CHECK_RESULT(test_buffer_create(dev, size, mem, &z), ACCEL_ERROR_OUT_OF_MEMORY);
+    CHECK(z == NULL);
+    CHECK(test_log_contains("accel_buffer_create: out of"));
+    accel_buffer_destroy(y);
+    CHECK_EQ_U64((uint64_t)test_mock_live_memory(), (uint64_t)(live - 1));
+}
+#endif
+/* accel_cuda.h ("cuda: releases"): "a buffer create that finds the device out of memory runs such held
+   releases first and tries again". On the mock with a memory limit, device and pinned host memory:
+   first with the release surely held (test_oom_held), then in rounds of the real race (test_oom_race,
+   whoever reaps). On the mock only: a GPU's size is its own. */
+TEST(buffer_create_runs_held_releases_when_out_of_memory) {
+#if TEST_CUDA_LOADER
+    const size_t size = (size_t)1 << 20;
+    accel_device* dev = test_cuda_device();
+    accel_queue* q = NULL;
+    accel_program* p = NULL;
+    accel_signal* s = NULL;
+    uint64_t v = 0;
+    if (!dev) SKIP("no CUDA device here");
+    if (test_mock_count("mock_cuda_out_of_memory") < 0 || !test_mock_memory_limit((long long)size * 3 / 2)) {
+        accel_device_destroy(dev);
+        SKIP("on the mock only: a GPU's memory is its own size");
+    }
+    test_oom_held(dev, ACCEL_MEMORY_DEVICE, size);
+    test_oom_held(dev, ACCEL_MEMORY_HOST, size);
+    if (CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_program_create(dev, TK_SLOW, &p)) && CHECK_OK(accel_signal_create(dev, 0, &s)))
+        for (int r = 0; r < 20 && !TEST_FAILED_SO_FAR(); r++)
+            test_oom_race(dev, q, p, s, ++v, r % 2 ? ACCEL_MEMORY_HOST : ACCEL_MEMORY_DEVICE, size);
+    test_mock_memory_limit(0);
+    accel_signal_destroy(s);
+    accel_program_destroy(p);
+    accel_queue_destroy(q);
+    accel_device_destroy(dev);
+#else
+    SKIP("no dlopen of the driver in this build");
+#endif
+}
+
 /* A native step's accel_cuda_stream_signal, behind a GPU wait the host never releases. */
 static void test_native_stream_signal(const accel_native* n, void* user) {
     CHECK_OK(accel_cuda_stream_signal(n->cuda_stream, (accel_signal*)user, 1));
@@ -1650,6 +1747,7 @@ int main(int argc, char** argv) {
     RUN(foreign_stream_between_two_queues);
     RUN(waiter_is_not_held_by_a_release_it_reaps);
     RUN(worker_hears_of_a_submit_during_its_poll);
+    RUN(buffer_create_runs_held_releases_when_out_of_memory);
     RUN(foreign_wait_retired_runs_the_releases_it_held);
     RUN(out_of_bounds_kernel_loses_the_device);
     return test_end();
