@@ -5216,8 +5216,8 @@ static bool accel_i_replay_ok(accel_queue* q, accel_commands* c, const accel_pat
 }
 
 /* Applies a validated patch to command c of batch b, recorded anew from list command lc (the generic
-   form): buffers swap references; an exec binds the patch's buffer (a view as it is), a copy or fill
-   points into the patch's root (accel_i_slot_at). */
+   form; a copy's were applied as it was recorded): buffers swap references; an exec binds the patch's
+   buffer (a view as it is), a fill points into the patch's root (accel_i_slot_at). */
 static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_i_cmd* lc,
                                 const accel_patch* p) {
     accel_buffer** slot = NULL;
@@ -5230,9 +5230,8 @@ static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_i_
     else if (c->kind == ACCEL_I_CMD_FILL && !p->buffer) c->u.fill.pattern = p->value;
     else {
         accel_i_slot_at(lc, p->index, p->buffer, &to, &at);
-        if (c->kind == ACCEL_I_CMD_FILL) { slot = &c->u.fill.dst; c->u.fill.offset = at; }
-        else if (p->index == 0) { slot = &c->u.copy.dst; c->u.copy.dst_offset = at; }
-        else { slot = &c->u.copy.src; c->u.copy.src_offset = at; }
+        slot = &c->u.fill.dst;
+        c->u.fill.offset = at;
     }
     if (!slot) return;
     if (c->flags & ACCEL_I_CMD_SHARED) {   /* references of its own before one is swapped */
@@ -5240,7 +5239,6 @@ static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_i_
             accel_i_retain_all(c->u.exec.program, NULL,
                                (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers),
                                c->u.exec.buffer_count + ((c->flags & ACCEL_I_CMD_INDIRECT) != 0));
-        else if (c->kind == ACCEL_I_CMD_COPY) accel_i_retain_all(c->u.copy.dst, c->u.copy.src, NULL, 0);
         else accel_i_retain_all(c->u.fill.dst, NULL, NULL, 0);
         c->flags &= ~ACCEL_I_CMD_SHARED;
     }
@@ -5248,8 +5246,12 @@ static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_i_
     accel_i_release(*slot);
     *slot = to;
 }
-/* Records command i of the list anew (it was validated when the list was recorded). */
-static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel_i_cmd* c) {
+/* Records command i of the list anew (it was validated when the list was recorded); a copy with the
+   buffers of these patches in place (the last of a slot wins), so that one may replace a buffer of
+   another device that went stale since (the patch's is checked instead, as one recorded now). */
+static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, uint32_t i, const accel_patch* all,
+                             uint32_t n) {
+    const accel_i_cmd* c = &l->cmds[i];
     switch (c->kind) {
     case ACCEL_I_CMD_EXEC: {
         accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(l->arena + c->u.exec.buffers);
@@ -5264,10 +5266,13 @@ static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel
                              c->u.exec.constant_count, c->u.exec.params);
         break;
     }
-    case ACCEL_I_CMD_COPY:
-        accel_queue_copy(q, c->u.copy.dst, c->u.copy.dst_offset, c->u.copy.src, c->u.copy.src_offset,
-                         c->u.copy.size);
+    case ACCEL_I_CMD_COPY: {
+        accel_buffer *dst, *src;
+        size_t d, s;
+        accel_i_copy_patched(c, i, all, n, &dst, &d, &src, &s);
+        accel_queue_copy(q, dst, d, src, s, c->u.copy.size);
         break;
+    }
     case ACCEL_I_CMD_FILL:
         accel_queue_fill(q, c->u.fill.dst, c->u.fill.offset, c->u.fill.size, c->u.fill.pattern);
         break;
@@ -5279,24 +5284,20 @@ static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, const accel
     default: break;
     }
 }
-/* The generic form: the list's commands recorded into the batch, then patched in place (an exec over
-   no work is left out, as outside a list: built as nothing). */
+/* The generic form: the list's commands recorded into the batch (a copy patched as it is recorded),
+   then patched in place (an exec over no work is left out, as outside a list: built as nothing). */
 static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, const accel_patch* patches,
                                    uint32_t n) {
     const accel_i_batch* l = c->list;
     for (uint32_t i = 0; i < l->count; i++) {
         uint32_t before = q->rec ? q->rec->count : 0;
         if (l->cmds[i].kind == ACCEL_I_CMD_EXEC && accel_i_no_work(&l->cmds[i].u.exec.params)) continue;
-        accel_i_rerecord(q, l, &l->cmds[i]);
-        if (!q->rec || q->rec->count == before) return;   /* out of memory: recorded as the batch's error */
-        for (uint32_t k = 0; k < n; k++)
+        accel_i_rerecord(q, l, i, patches, n);
+        /* out of memory, or a buffer stale: recorded as the batch's error */
+        if (!q->rec || q->rec->count == before) return;
+        for (uint32_t k = 0; k < n && l->cmds[i].kind != ACCEL_I_CMD_COPY; k++)
             if (patches[k].command == i)
                 accel_i_patch_apply(q->rec, &q->rec->cmds[q->rec->count - 1], &l->cmds[i], &patches[k]);
-        if (l->cmds[i].kind == ACCEL_I_CMD_COPY) {   /* a patch may have brought another device's buffer */
-            accel_i_cmd* cc = &q->rec->cmds[q->rec->count - 1];
-            cc->flags &= ~ACCEL_I_CMD_STAGED;
-            cc->flags |= accel_i_peer_flags(q, cc->u.copy.dst, cc->u.copy.src);
-        }
     }
 }
 /* Stable insertion sort by command (patches usually come sorted: linear then). */
@@ -5335,9 +5336,19 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
 ACCEL_I_KIT bool accel_i_copy_side_gone(const accel_buffer* x) {
     return accel_i_stale(&x->obj) || accel_i_lost(x->obj.device);
 }
-/* kit (a GPU backend's submit): a native list replayed in b copies a buffer (its own, or a patch's)
-   that accel_i_copy_side_gone refuses: DEVICE_LOST (the native form would copy over an import the old
-   or lost memory; a generic list's copy is refused where it runs). */
+/* Side `index` of copy k of replay r (of batch b) is gone (accel_i_copy_side_gone): the buffer of the
+   replay's last patch of that side, else the list's own (a patch may replace one that went stale). */
+static bool accel_i_replay_side_gone(const accel_i_batch* b, const accel_i_cmd* r, uint32_t k,
+                                     uint32_t index, const accel_buffer* own) {
+    const accel_i_patch* p = (const accel_i_patch*)(const void*)(b->arena + r->u.replay.patches);
+    for (uint32_t j = r->u.replay.patch_count; j-- > 0;)
+        if (p[j].command == k && p[j].index == index && p[j].buffer)
+            return accel_i_copy_side_gone(p[j].buffer);
+    return accel_i_copy_side_gone(own);
+}
+/* kit (a GPU backend's submit): a native list replayed in b copies a buffer that accel_i_copy_side_gone
+   refuses (its own, unless a patch replaces it, or a patch's): DEVICE_LOST (the native form would copy
+   over an import the old or lost memory; a generic list's copy is refused where it runs). */
 ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
     for (uint32_t i = 0; i < b->count; i++) {
         const accel_i_cmd* r = &b->cmds[i];
@@ -5346,13 +5357,8 @@ ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
         if (r->kind != ACCEL_I_CMD_REPLAY || !l->native) continue;
         for (uint32_t k = 0; k < l->list->count && !gone; k++) {
             const accel_i_cmd* c = &l->list->cmds[k];
-            gone = c->kind == ACCEL_I_CMD_COPY &&
-                   (accel_i_copy_side_gone(c->u.copy.dst) || accel_i_copy_side_gone(c->u.copy.src));
-        }
-        for (uint32_t k = 0; k < r->u.replay.patch_count && !gone; k++) {
-            const accel_i_patch* p = (const accel_i_patch*)(const void*)(b->arena + r->u.replay.patches) + k;
-            gone = p->buffer && l->list->cmds[p->command].kind == ACCEL_I_CMD_COPY &&
-                   accel_i_copy_side_gone(p->buffer);
+            gone = c->kind == ACCEL_I_CMD_COPY && (accel_i_replay_side_gone(b, r, k, 0, c->u.copy.dst) ||
+                                                   accel_i_replay_side_gone(b, r, k, 1, c->u.copy.src));
         }
         if (gone)
             return accel_i_fail(l->obj.device, ACCEL_ERROR_DEVICE_LOST, "accel_queue_replay: a buffer the "
@@ -6297,7 +6303,8 @@ static void accel_i_walker_main(void* arg) {
                 again = (w->poked && poll == 0) || (w->head && !active);
                 w->poked = false;
                 if (again) { accel_i_w_set(w, ACCEL_I_W_SLEEP, false); continue; }
-                if (w->stop && !active && poll == 0) break;   /* SLEEP stays: it only costs a walk a lock */
+                /* a stop (the queue idle: accel_i_walker_stop) heard during the poll: not after its pause */
+                if (w->stop && !active) break;   /* SLEEP stays: it only costs a walk a lock */
             }
             if (poll) {
                 accel_i_w_set(w, ACCEL_I_W_SLEEP, false);

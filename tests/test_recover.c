@@ -636,6 +636,75 @@ TEST(peer_copies_with_a_lost_devices_buffer) {
     accel_device_destroy(dev);
 }
 
+/* DESIGN 6.2 ("A patch may use any buffer that an exec or copy recorded at that moment could use"): a
+   list that copies another device's buffers replays with patches in their place after that device was
+   recovered (its buffers stale, the list not). Without the patches the replay says DEVICE_LOST; with
+   them it runs, both copies' bytes right. Pairs (list's device <- recovered one): the device under test
+   <- a CPU device; a CPU device <- the device under test; on Vulkan also a second Vulkan device <- the
+   device under test, whose list copies over an import of its memory (the native form). Before, the
+   generic form recorded the list's buffers before it patched them (a recording error), and the native
+   form's check looked at the list's buffers even where a patch replaced them. */
+static void stale_patch_case(accel_device* o, accel_device* r, const char* what) {
+    accel_queue* q = NULL;
+    accel_buffer *ob = NULL, *x = NULL, *y = NULL;
+    accel_commands* list = NULL;
+    accel_signal *lost = NULL, *done = NULL;
+    unsigned char pat[64], got[64];
+    for (int i = 0; i < 64; i++) pat[i] = (unsigned char)(i * 3 + 1);
+    if (!CHECK_OK(accel_queue_create(o, ACCEL_QUEUE_COMPUTE, &q)) ||
+        !CHECK_OK(test_buffer_create(o, 4096, ACCEL_MEMORY_DEVICE, &ob)) ||
+        !CHECK_OK(test_buffer_create(r, 4096, ACCEL_MEMORY_DEVICE, &x)) ||
+        !CHECK_OK(accel_signal_create(o, 0, &lost)) || !CHECK_OK(accel_signal_create(o, 0, &done)) ||
+        !CHECK_OK(accel_queue_record_begin(q)))
+        goto out;
+    accel_queue_copy(q, ob, 0, x, 0, 64);    /* command 0: into ob out of x */
+    accel_queue_copy(q, x, 64, ob, 0, 64);   /* command 1: out of ob into x */
+    if (!CHECK_OK(accel_queue_record_end(q, &list)) || !CHECK_OK(accel_device_recover(r)) ||
+        !CHECK_OK(test_buffer_create(r, 4096, ACCEL_MEMORY_DEVICE, &y)) ||
+        !CHECK_OK(accel_buffer_write(y, 0, pat, sizeof pat)))
+        goto out;
+    accel_queue_replay(q, list, NULL, 0);
+    accel_queue_signal(q, lost, 1);
+    if (!test_submit_lost(q, lost)) fprintf(stderr, "    %s: the replay without patches\n", what);
+    {
+        accel_patch p[2] = { { 0, 1, y, 0 }, { 1, 0, y, 0 } };   /* x's place in both copies */
+        accel_queue_replay(q, list, p, 2);
+        accel_queue_signal(q, done, 1);
+    }
+    if (!CHECK_OK(accel_queue_submit(q)) || !CHECK_OK(accel_signal_wait(done, 1, 10000000000ull))) {
+        fprintf(stderr, "    %s: the replay with x's place patched\n", what);
+        goto out;
+    }
+    if (CHECK_OK(accel_buffer_read(ob, 0, got, sizeof got)) && !CHECK(memcmp(got, pat, sizeof got) == 0))
+        fprintf(stderr, "    %s: command 0 did not copy the patch's bytes\n", what);
+    if (CHECK_OK(accel_buffer_read(y, 64, got, sizeof got)) && !CHECK(memcmp(got, pat, sizeof got) == 0))
+        fprintf(stderr, "    %s: command 1 did not copy into the patch\n", what);
+out:
+    if (q) CHECK_OK(accel_queue_finish(q, 10000000000ull));
+    accel_commands_destroy(list);
+    accel_signal_destroy(lost);
+    accel_signal_destroy(done);
+    accel_buffer_destroy(y);
+    accel_buffer_destroy(x);
+    accel_buffer_destroy(ob);
+    accel_queue_destroy(q);
+}
+TEST(patch_replaces_a_stale_peer_buffer) {
+    accel_device *dev = recover_device(NULL), *cpu = NULL, *twin = NULL;
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    if (CHECK_OK(recover_cpu_device(&cpu))) {
+        stale_patch_case(dev, cpu, "the device under test's list <- a CPU device");
+        stale_patch_case(cpu, dev, "a CPU device's list <- the device under test");
+    }
+#if defined(ACCEL_TEST_HAVE_VULKAN)
+    if (test_g.backend == accel_vulkan_backend() && CHECK_OK(test_device_create(&twin)))
+        stale_patch_case(twin, dev, "a second Vulkan device's list <- the device under test");
+#endif
+    accel_device_destroy(twin);
+    accel_device_destroy(cpu);
+    accel_device_destroy(dev);
+}
+
 /* ==== 100 recovers ==== */
 /* Each round builds a set of objects, runs saxpy, recovers with work pending and the old objects alive,
    then destroys them: host memory (the counting allocator) must not grow from round 2 on. */
@@ -1255,6 +1324,7 @@ int main(int argc, char** argv) {
     RUN(pending_batches_and_signals);
     RUN(other_devices_queues_are_released);
     RUN(peer_copies_with_a_lost_devices_buffer);
+    RUN(patch_replaces_a_stale_peer_buffer);
     RUN(hundred_recovers_without_growth);
     RUN(waiters_recorders_and_callers_during_the_recover);
     RUN(concurrent_recovers);
