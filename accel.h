@@ -1816,6 +1816,10 @@ struct accel_backend {
     /* accel_device_recover, after the core made the device's objects stale and failed its signals: makes
        the native device anew (see core: device generations). NULL: the backend cannot (UNSUPPORTED) */
     accel_result (*device_recover)(accel_device* dev);
+    /* device_recover recovers several accel devices together (CUDA: one primary context) and does the
+       core's part itself, under a lock of its own: all of them stale, then their signals failed (kit:
+       accel_i_recover_stale, _fail), so that no failure reaches a queue of one still current */
+    bool recover_whole;
     /* several devices (core: several devices): does a queue of dev copy to and from `buf` (a root),
        a buffer of `other` (another device), itself, in its own order on the device (CUDA: peer access
        or one context; Vulkan: imported memory)? buf NULL: other's buffers in general (peer_info).
@@ -2050,10 +2054,12 @@ ACCEL_I_KIT void accel_i_object_undo(accel_i_object* o);    /* a create that fai
 /* a device made (by fn) with debug = true in an ACCEL_NO_DEBUG build: one warning, the flag no effect */
 ACCEL_I_KIT void accel_i_debug_off(accel_device* dev, const char* fn);
 ACCEL_I_KIT void accel_i_objects_hold(accel_device* dev);   /* device_recover: the object list, whole */
-/* a recover's parts before and after the backend's device_recover (core: device generations), for a
-   backend whose native device several accel devices share (CUDA: one primary context): begin returns
-   false, doing nothing, when a recover of dev is under way and wait is false */
-ACCEL_I_KIT bool accel_i_recover_begin(accel_device* dev, bool wait);
+/* a recover's parts (core: device generations), for a backend whose native device several accel
+   devices share (recover_whole): stale closes creates and moves the generation on (false, doing
+   nothing, when a recover of dev is under way and wait is false); fail then fails the signals of the
+   old generation and settles its walks; end follows the backend's remake */
+ACCEL_I_KIT bool accel_i_recover_stale(accel_device* dev, bool wait);
+ACCEL_I_KIT void accel_i_recover_fail(accel_device* dev);
 /* around a call that makes native objects outside a create (Vulkan's pipelines at submit): false, and
    logged as fn's, while a recover remakes the native device (core: device generations) */
 ACCEL_I_KIT bool accel_i_creates_enter(accel_device* dev, const char* fn);
@@ -2913,8 +2919,7 @@ static void accel_i_walkers_settle(accel_device* dev, uint64_t g) {
     (void)dev; (void)g;
 #endif
 }
-ACCEL_I_KIT bool accel_i_recover_begin(accel_device* dev, bool wait) {
-    accel_signal* s;
+ACCEL_I_KIT bool accel_i_recover_stale(accel_device* dev, bool wait) {
     uint64_t g;
     if (!accel_i_creates_close(dev, wait)) return false;
     accel_i_spin_lock(&dev->objects_lock);   /* every object from here on is of the new generation */
@@ -2924,6 +2929,11 @@ ACCEL_I_KIT bool accel_i_recover_begin(accel_device* dev, bool wait) {
                 "accel_device_recover: device %p%s%s%s: generation %llu; the objects made before are stale "
                 "and every signal of theirs not failed fails with ACCEL_ERROR_DEVICE_LOST",
                 ACCEL_I_DEVICE_LABEL(dev), (unsigned long long)g);
+    return true;
+}
+ACCEL_I_KIT void accel_i_recover_fail(accel_device* dev) {
+    accel_signal* s;
+    uint64_t g = atomic_load(&dev->generation);   /* creates closed: only this recover moves it */
     /* outside the lock: a raise runs what it releases (no-threads builds run batches inline) */
     while ((s = accel_i_next_unfailed(dev, g)) != NULL) {
         accel_i_raise(s, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
@@ -2931,7 +2941,6 @@ ACCEL_I_KIT bool accel_i_recover_begin(accel_device* dev, bool wait) {
     }
     accel_i_walkers_settle(dev, g);
     accel_i_qmem_recover(dev);
-    return true;
 }
 ACCEL_I_KIT accel_result accel_i_recover_end(accel_device* dev, accel_result r) {
     atomic_store(&dev->lost, r == ACCEL_OK ? 0u : 1u);   /* the new generation is not lost */
@@ -2947,7 +2956,10 @@ ACCEL_API accel_result accel_device_recover(accel_device* dev) {
         return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED,
                             "accel_device_recover: the %s backend cannot recreate this device%s",
                             dev->backend->name, dev->no_recover ? " (it is not accel's own)" : "");
-    accel_i_recover_begin(dev, true);
+    if (!dev->backend->recover_whole) {   /* else the backend's device_recover does this part */
+        accel_i_recover_stale(dev, true);
+        accel_i_recover_fail(dev);
+    }
     return accel_i_recover_end(dev, dev->backend->device_recover(dev));
 }
 
@@ -8088,6 +8100,7 @@ static const accel_backend accel_i_cpu_backend_table = {
     accel_i_cpu_commands_build,         /* commands_build */
     accel_i_cpu_commands_free,          /* commands_free */
     accel_i_cpu_device_recover,         /* device_recover */
+    false,                              /* recover_whole: each CPU device recovers alone */
     NULL,                               /* peer_copy: the executor copies any buffer itself */
     NULL,                               /* peer_waits: the executor is the device (see peer_info) */
     NULL,                               /* share: buffers are host memory */

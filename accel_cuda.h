@@ -1415,11 +1415,11 @@ typedef struct accel_i_cu_device {
        separate writes from then on; see accel_i_cu_mirror_point) */
     accel_i_a32 batch_memops;
     /* cuda: recovery: the next accel device of the domain (its recover_lock), the domain's epoch when
-       this device's native state was made, whether its own recover waits for the domain's lock */
+       this device's native state was made; under recover_lock: the epoch of the last reset that a
+       recover of another accel device made (it recovered this one too), and the result of the last
+       group recover for this one */
     struct accel_i_cu_device* domain_next;
-    uint64_t epoch;
-    accel_i_a32 recover_begun;
-    bool grouped;                  /* a recover of another accel device recovers it too (recover_lock) */
+    uint64_t epoch, grouped_at;
     accel_result group_result;
     accel_i_inside users;          /* host reads of its memory under way (accel_i_cu_use) */
 } accel_i_cu_device;
@@ -1670,10 +1670,11 @@ typedef struct accel_i_cu_domain {
     /* its share of accel_i_cu_g.waits_all (release_lock): GPU waits enqueued whose queue has not reaped
        the point after them, and a recover under way (accel_i_cu_group_recover) */
     uint32_t waits_pending;
-    /* cuda: recovery: one recover at a time resets the primary context, which adds 1 to epoch; the
-       accel devices on it, once made (a list through domain_next) */
+    /* cuda: recovery: one recover at a time resets the primary context, which adds 1 to epoch (under
+       recover_lock; read without it where a recover begins); the accel devices on it, once made (a list
+       through domain_next) */
     accel_i_mutex recover_lock;
-    uint64_t epoch;
+    accel_i_a64 epoch;
     struct accel_i_cu_device* members;
 } accel_i_cu_domain;
 
@@ -1758,7 +1759,7 @@ static bool accel_i_cu_domain_join(accel_i_cu_device* dev) {
     dev->domain = dom;
     if (dom) {   /* the epoch its native state is made in (see accel_i_cu_domain_enlist) */
         accel_i_mutex_lock(&dom->recover_lock);
-        dev->epoch = dom->epoch;
+        dev->epoch = atomic_load(&dom->epoch);
         accel_i_mutex_unlock(&dom->recover_lock);
     }
     return dom != NULL;
@@ -1769,7 +1770,7 @@ static bool accel_i_cu_domain_enlist(accel_i_cu_device* dev) {
     accel_i_cu_domain* dom = dev->domain;
     bool fresh;
     accel_i_mutex_lock(&dom->recover_lock);
-    if ((fresh = dev->epoch == dom->epoch)) {
+    if ((fresh = dev->epoch == atomic_load(&dom->epoch))) {
         dev->domain_next = dom->members;
         dom->members = dev;
     }
@@ -4651,8 +4652,9 @@ static void accel_i_cu_queue_destroy(accel_queue* base) {
 
 /* ==== cuda: recovery ==== */
 /* accel_device_recover (see "Recovery" in the header), for every accel device of the domain (one
-   primary context). The core made every object stale, failed the signals and settled the walks (for the
-   others: accel_i_recover_begin here); the old context's points apply (as failed: no driver call), each
+   primary context). Every object made stale, then the signals failed and the walks settled (the core's
+   part, done here for all of them: accel_i_cu_group_recover); the old context's points apply (as
+   failed: no driver call), each
    device's native state is forgotten (it goes with the context: nothing is released), the context is
    reset and retained anew, and each device's stream and pinned blocks are made again. */
 static void accel_i_cu_cpu_forget(accel_i_cu_device* dev);
@@ -4730,7 +4732,7 @@ static accel_result accel_i_cu_native_make(accel_i_cu_device* dev, accel_cu_cont
         return accel_i_fail(&dev->base, ACCEL_ERROR_OUT_OF_MEMORY,
                             "accel_device_recover: out of memory for the device's pinned words");
     accel_i_cu_mempool_make(dev);
-    dev->epoch = dev->domain->epoch;
+    dev->epoch = atomic_load(&dev->domain->epoch);
     atomic_store(&dev->losing, 0u);   /* the new generation can be lost again */
     accel_i_log(&dev->base, ACCEL_LOG_INFO,
                 "accel_device_recover: CUDA device %s: the primary context is new", dev->base.info.name);
@@ -4761,7 +4763,7 @@ static void accel_i_cu_words_release(accel_i_cu_device* dev) {
     for (;;) {
         bool busy = false;
         for (accel_i_cu_device* m = dev->domain->members; m; m = m->domain_next) {
-            if (m->epoch != dev->epoch) continue;   /* drained for an earlier reset (its own recover waits) */
+            if (m->epoch != dev->epoch) continue;   /* its remake failed at an earlier reset: drained then */
             accel_i_spin_lock(&m->words_lock);
             for (accel_i_cu_block* k = m->blocks; k; k = k->next)
                 for (uint32_t i = 0; i < ACCEL_I_CU_BLOCK_WORDS; i++)
@@ -4794,24 +4796,18 @@ static void accel_i_cu_native_lock(accel_i_cu_device* dev, bool lock) {
     if (lock) { accel_i_mutex_lock(&dev->io_lock); accel_i_mutex_lock(&dev->cache_lock); }
     else { accel_i_mutex_unlock(&dev->cache_lock); accel_i_mutex_unlock(&dev->io_lock); }
 }
-/* Another accel device of the domain recovers with this one (its objects made stale by the core's part
-   here), unless its own recover is under way: that one has made its objects stale once it waits for the
-   domain's lock (recover_begun), and makes its native state anew when it gets the lock. */
-static bool accel_i_cu_group_join(accel_i_cu_device* m) {
-    for (;;) {
-        if (accel_i_recover_begin(&m->base, false)) return true;
-        if (atomic_load(&m->recover_begun)) return false;
-        accel_i_yield();
-    }
-}
 /* The reset of the primary context takes down the native state of every accel device on the CUDA
-   device: so every one of them recovers (see "Recovery" in the header), one reset for all. */
+   device: so every one of them recovers (see "Recovery" in the header), one reset for all. All of them
+   are made stale before any signal of one fails (the core's part of a recover, done here: the backend's
+   recover_whole): a failure that reaches a queue of another one finds it stale, and its waiters return
+   DEVICE_LOST as the header says, not SIGNAL_FAILED. Creates close under the domain's lock only. */
 static accel_result accel_i_cu_group_recover(accel_i_cu_device* dev) {
     accel_i_cu_domain* dom = dev->domain;
     accel_cu_context ctx = NULL;
     accel_i_cu_device* m;
     accel_result r;
-    for (m = dom->members; m; m = m->domain_next) m->grouped = m != dev && accel_i_cu_group_join(m);
+    for (m = dom->members; m; m = m->domain_next) accel_i_recover_stale(&m->base, true);
+    for (m = dom->members; m; m = m->domain_next) accel_i_recover_fail(&m->base);
     /* the recover counts as a GPU wait of the domain until the reset: the stale points apply before
        their streams are released (accel_i_cu_natives_drain), and no release may wait for those */
     accel_i_cu_waits_add(dev, 1);
@@ -4827,34 +4823,37 @@ static accel_result accel_i_cu_group_recover(accel_i_cu_device* dev) {
     }
     r = accel_i_cu_context_reset(dev, &ctx);
     accel_i_cu_graves_forget(dom);
-    if (r == ACCEL_OK) dom->epoch++;   /* else the next recover resets again */
+    if (r == ACCEL_OK) atomic_fetch_add(&dom->epoch, 1u);   /* else the next recover resets again */
     for (m = dom->members; m; m = m->domain_next) {
-        if (m == dev || m->grouped) m->group_result = r == ACCEL_OK ? accel_i_cu_native_make(m, ctx) : r;
-        else if (r == ACCEL_OK && ctx != m->ctx) m->ctx = ctx;   /* its own recover makes the rest */
+        m->group_result = r == ACCEL_OK ? accel_i_cu_native_make(m, ctx) : r;
+        if (m != dev && r == ACCEL_OK) m->grouped_at = atomic_load(&dom->epoch);
     }
     accel_i_mutex_unlock(&dom->lock);
     for (m = dom->members; m; m = m->domain_next) accel_i_cu_native_lock(m, false);
     for (m = dom->members; m; m = m->domain_next)
-        if (m->grouped) {
-            m->grouped = false;
-            accel_i_recover_end(&m->base, m->group_result);
-        }
+        if (m != dev) accel_i_recover_end(&m->base, m->group_result);
     return dev->group_result;
 }
+/* A recover of another accel device on the CUDA device that reset the context after this one began
+   recovered dev too: the two share it (its result). One whose remake of dev failed at the last reset
+   (dev is lost, of an older epoch) remakes dev only. Else a group recover. */
 static accel_result accel_i_cu_device_recover(accel_device* d) {
     accel_i_cu_device* dev = accel_i_cu_dev(d);
     accel_i_cu_domain* dom = dev->domain;
+    uint64_t began = atomic_load(&dom->epoch);
     accel_result r;
-    atomic_store(&dev->recover_begun, 1u);
     accel_i_mutex_lock(&dom->recover_lock);
-    if (dev->epoch == dom->epoch) {
+    if (dev->grouped_at > began) {
+        r = dev->group_result;
+    } else if (dev->epoch == atomic_load(&dom->epoch)) {
         r = accel_i_cu_group_recover(dev);
-    } else {   /* a recover of another accel device on it reset the context meanwhile, and drained dev */
+    } else {
+        accel_i_recover_stale(d, true);
+        accel_i_recover_fail(d);
         accel_i_cu_native_lock(dev, true);
         r = accel_i_cu_native_make(dev, dev->ctx);
         accel_i_cu_native_lock(dev, false);
     }
-    atomic_store(&dev->recover_begun, 0u);
     accel_i_mutex_unlock(&dom->recover_lock);
     accel_i_cu_foreign_drop(dev, false);   /* the reset context never runs its host functions */
     return r;
@@ -5218,6 +5217,7 @@ static const accel_backend accel_i_cu_backend_table = {
     accel_i_cu_commands_build,          /* commands_build: a CUDA graph (or pre-resolved launches) */
     accel_i_cu_commands_free,           /* commands_free */
     accel_i_cu_device_recover,          /* device_recover: the primary context reset (cuda: recovery) */
+    true,                               /* recover_whole: every accel device of one primary context */
     accel_i_cu_peer_copy,               /* peer_copy: one context, or peer access */
     accel_i_cu_peer_waits,              /* peer_waits: accel devices on one CUDA device */
     &accel_i_cu_share,                  /* share: imports another backend's memory (cuda: imported memory) */

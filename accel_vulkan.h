@@ -5442,6 +5442,7 @@ static const accel_backend accel_i_vk_backend_table = {
     accel_i_vk_commands_build,          /* commands_build: secondary command buffers */
     accel_i_vk_commands_free,           /* commands_free */
     accel_i_vk_device_recover,          /* device_recover: a new VkDevice (vulkan: recovery) */
+    false,                              /* recover_whole: each VkDevice recovers alone */
     accel_i_vk_peer_copy,               /* peer_copy: imported memory (vulkan: peer copies) */
     accel_i_vk_peer_waits,              /* peer_waits: another VkDevice's signals, imported */
     &accel_i_vk_share,                  /* share: memory exported as opaque fds, imported (peer copies) */

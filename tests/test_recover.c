@@ -901,6 +901,58 @@ TEST(concurrent_recovers) {
 #endif
 }
 
+#if TEST_HAVE_THREADS && defined(ACCEL_TEST_HAVE_CUDA)
+typedef struct grouped_waiter { accel_signal* s; accel_result r; } grouped_waiter;
+static void grouped_wait(void* arg) {
+    grouped_waiter* w = (grouped_waiter*)arg;
+    w->r = accel_signal_wait(w->s, 1, 10000000000ull);
+}
+#endif
+/* accel_cuda.h ("Recovery"): a recover of one accel device recovers every one on the same CUDA device,
+   and each one's signals not reached fail with ACCEL_ERROR_DEVICE_LOST (accel.h: threads waiting on
+   them return DEVICE_LOST). A queue of b waits for a's signal h, then signals s; a thread waits for s;
+   a is recovered. Before, a's signals failed before b was made stale, and h's failure could reach s
+   through b's queue first: the waiter returned SIGNAL_FAILED now and then (20 rounds, each with fresh
+   devices: it showed in a process's first recovers, most in the event-ring mode). CUDA only:
+   elsewhere b is a device of its own, which a's recover leaves current (SIGNAL_FAILED is right). */
+TEST(waiter_on_a_recovered_sibling_sees_device_lost) {
+#if !TEST_HAVE_THREADS || !defined(ACCEL_TEST_HAVE_CUDA)
+    SKIP("CUDA with threads only");
+#else
+    accel_device_desc d;
+    if (test_g.backend != accel_cuda_backend()) SKIP("CUDA only: elsewhere b is not recovered with a");
+    memset(&d, 0, sizeof d);
+    for (int round = 0; round < 20 && !TEST_FAILED_SO_FAR(); round++) {   /* fresh devices: a first recover */
+        accel_device *a = NULL, *b = NULL;
+        accel_queue* q = NULL;
+        accel_signal* h = NULL;
+        grouped_waiter w = { NULL, ACCEL_OK };
+        test_thread t;
+        d.label = "a";
+        if (!CHECK_OK(test_device_create_desc(d, &a))) break;
+        d.label = "b, on a's CUDA device";
+        if (CHECK_OK(test_device_create_desc(d, &b)) &&
+            CHECK_OK(accel_queue_create(b, ACCEL_QUEUE_COMPUTE, &q)) && CHECK_OK(accel_signal_create(a, 0, &h)) &&
+            CHECK_OK(accel_signal_create(b, 0, &w.s))) {
+            accel_queue_wait(q, h, 1);
+            accel_queue_signal(q, w.s, 1);
+            if (CHECK_OK(accel_queue_submit(q)) && CHECK(test_thread_start(&t, grouped_wait, &w))) {
+                CHECK_OK(accel_device_recover(a));
+                test_thread_join(&t);
+                if (!CHECK_RESULT(w.r, ACCEL_ERROR_DEVICE_LOST))
+                    fprintf(stderr, "    round %d: the waiter on b's signal\n", round);
+                CHECK_EQ_U64(accel_signal_value(w.s), lost_value());
+            }
+        }
+        accel_queue_destroy(q);
+        accel_signal_destroy(h);
+        accel_signal_destroy(w.s);
+        accel_device_destroy(b);
+        accel_device_destroy(a);
+    }
+#endif
+}
+
 /* Two accel devices on one native device (device 0 twice). On CUDA they share the CUDA device's primary
    context, which a recover resets: a recover of one recovers the other too (accel_cuda.h, "Recovery"):
    its generation moves on, its objects are stale (calls refused with DEVICE_LOST, no crash: their
@@ -1329,6 +1381,7 @@ int main(int argc, char** argv) {
     RUN(waiters_recorders_and_callers_during_the_recover);
     RUN(concurrent_recovers);
     RUN(two_devices_on_one_native_device);
+    RUN(waiter_on_a_recovered_sibling_sees_device_lost);
     RUN(buffer_calls_under_way_at_the_recover);
     RUN(host_reads_race_the_recover);
     RUN(queues_destroyed_during_recovers);
