@@ -1817,8 +1817,9 @@ struct accel_backend {
        the native device anew (see core: device generations). NULL: the backend cannot (UNSUPPORTED) */
     accel_result (*device_recover)(accel_device* dev);
     /* device_recover recovers several accel devices together (CUDA: one primary context) and does the
-       core's part itself, under a lock of its own: all of them stale, then their signals failed (kit:
-       accel_i_recover_stale, _fail), so that no failure reaches a queue of one still current */
+       whole recover itself, the core's parts included, under a lock of its own: all of them stale, then
+       their signals failed (kit: accel_i_recover_stale, _fail), so that no failure reaches a queue of
+       one still current; then each one's end (accel_i_recover_end) before the lock goes */
     bool recover_whole;
     /* several devices (core: several devices): does a queue of dev copy to and from `buf` (a root),
        a buffer of `other` (another device), itself, in its own order on the device (CUDA: peer access
@@ -2055,10 +2056,10 @@ ACCEL_I_KIT void accel_i_object_undo(accel_i_object* o);    /* a create that fai
 ACCEL_I_KIT void accel_i_debug_off(accel_device* dev, const char* fn);
 ACCEL_I_KIT void accel_i_objects_hold(accel_device* dev);   /* device_recover: the object list, whole */
 /* a recover's parts (core: device generations), for a backend whose native device several accel
-   devices share (recover_whole): stale closes creates and moves the generation on (false, doing
-   nothing, when a recover of dev is under way and wait is false); fail then fails the signals of the
-   old generation and settles its walks; end follows the backend's remake */
-ACCEL_I_KIT bool accel_i_recover_stale(accel_device* dev, bool wait);
+   devices share (recover_whole): stale closes creates (after a recover of dev under way) and moves
+   the generation on; fail then fails the signals of the old generation and settles its walks; end
+   (accel_i_recover_end) follows the backend's remake */
+ACCEL_I_KIT void accel_i_recover_stale(accel_device* dev);
 ACCEL_I_KIT void accel_i_recover_fail(accel_device* dev);
 /* around a call that makes native objects outside a create (Vulkan's pipelines at submit): false, and
    logged as fn's, while a recover remakes the native device (core: device generations) */
@@ -2864,13 +2865,10 @@ static bool accel_i_creates_enter(accel_device* dev, const char* fn) {
     return false;
 }
 static void accel_i_creates_leave(accel_device* dev) { atomic_fetch_sub(&dev->creates_in, 1u); }
-/* Also one recover at a time: a second one waits here until the first opened creates again (wait
-   false: returns false at once instead). */
-static bool accel_i_creates_close(accel_device* dev, bool wait) {
-    while (atomic_exchange(&dev->creates_closed, 1u))
-        if (wait) accel_i_yield(); else return false;
+/* Also one recover at a time: a second one waits here until the first opened creates again. */
+static void accel_i_creates_close(accel_device* dev) {
+    while (atomic_exchange(&dev->creates_closed, 1u)) accel_i_yield();
     while (atomic_load(&dev->creates_in) != 0) accel_i_yield();
-    return true;
 }
 
 /* A signal of dev made before generation g that is not failed, retained; NULL when none is left. */
@@ -2919,9 +2917,9 @@ static void accel_i_walkers_settle(accel_device* dev, uint64_t g) {
     (void)dev; (void)g;
 #endif
 }
-ACCEL_I_KIT bool accel_i_recover_stale(accel_device* dev, bool wait) {
+ACCEL_I_KIT void accel_i_recover_stale(accel_device* dev) {
     uint64_t g;
-    if (!accel_i_creates_close(dev, wait)) return false;
+    accel_i_creates_close(dev);
     accel_i_spin_lock(&dev->objects_lock);   /* every object from here on is of the new generation */
     g = atomic_fetch_add(&dev->generation, 1u) + 1u;
     accel_i_spin_unlock(&dev->objects_lock);
@@ -2929,7 +2927,6 @@ ACCEL_I_KIT bool accel_i_recover_stale(accel_device* dev, bool wait) {
                 "accel_device_recover: device %p%s%s%s: generation %llu; the objects made before are stale "
                 "and every signal of theirs not failed fails with ACCEL_ERROR_DEVICE_LOST",
                 ACCEL_I_DEVICE_LABEL(dev), (unsigned long long)g);
-    return true;
 }
 ACCEL_I_KIT void accel_i_recover_fail(accel_device* dev) {
     accel_signal* s;
@@ -2956,10 +2953,9 @@ ACCEL_API accel_result accel_device_recover(accel_device* dev) {
         return accel_i_fail(dev, ACCEL_ERROR_UNSUPPORTED,
                             "accel_device_recover: the %s backend cannot recreate this device%s",
                             dev->backend->name, dev->no_recover ? " (it is not accel's own)" : "");
-    if (!dev->backend->recover_whole) {   /* else the backend's device_recover does this part */
-        accel_i_recover_stale(dev, true);
-        accel_i_recover_fail(dev);
-    }
+    if (dev->backend->recover_whole) return dev->backend->device_recover(dev);   /* all of it, locked */
+    accel_i_recover_stale(dev);
+    accel_i_recover_fail(dev);
     return accel_i_recover_end(dev, dev->backend->device_recover(dev));
 }
 
@@ -5348,14 +5344,13 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
 ACCEL_I_KIT bool accel_i_copy_side_gone(const accel_buffer* x) {
     return accel_i_stale(&x->obj) || accel_i_lost(x->obj.device);
 }
-/* Side `index` of copy k of replay r (of batch b) is gone (accel_i_copy_side_gone): the buffer of the
-   replay's last patch of that side, else the list's own (a patch may replace one that went stale). */
-static bool accel_i_replay_side_gone(const accel_i_batch* b, const accel_i_cmd* r, uint32_t k,
-                                     uint32_t index, const accel_buffer* own) {
-    const accel_i_patch* p = (const accel_i_patch*)(const void*)(b->arena + r->u.replay.patches);
-    for (uint32_t j = r->u.replay.patch_count; j-- > 0;)
-        if (p[j].command == k && p[j].index == index && p[j].buffer)
-            return accel_i_copy_side_gone(p[j].buffer);
+/* Side `index` of a replayed copy is gone (accel_i_copy_side_gone): the buffer of the last of the n
+   patches of that copy (p, in order) that replaces the side, else the list's own (a patch may replace
+   one that went stale). */
+static bool accel_i_replay_side_gone(const accel_i_patch* p, uint32_t n, uint32_t index,
+                                     const accel_buffer* own) {
+    for (uint32_t j = n; j-- > 0;)
+        if (p[j].index == index && p[j].buffer) return accel_i_copy_side_gone(p[j].buffer);
     return accel_i_copy_side_gone(own);
 }
 /* kit (a GPU backend's submit): a native list replayed in b copies a buffer that accel_i_copy_side_gone
@@ -5365,12 +5360,20 @@ ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
     for (uint32_t i = 0; i < b->count; i++) {
         const accel_i_cmd* r = &b->cmds[i];
         const accel_commands* l = r->u.replay.list;
+        const accel_i_patch* p;
+        uint32_t n, j = 0;
         bool gone = false;
         if (r->kind != ACCEL_I_CMD_REPLAY || !l->native) continue;
+        p = (const accel_i_patch*)(const void*)(b->arena + r->u.replay.patches);   /* sorted by command */
+        n = r->u.replay.patch_count;
         for (uint32_t k = 0; k < l->list->count && !gone; k++) {
             const accel_i_cmd* c = &l->list->cmds[k];
-            gone = c->kind == ACCEL_I_CMD_COPY && (accel_i_replay_side_gone(b, r, k, 0, c->u.copy.dst) ||
-                                                   accel_i_replay_side_gone(b, r, k, 1, c->u.copy.src));
+            uint32_t from;
+            while (j < n && p[j].command < k) j++;
+            for (from = j; j < n && p[j].command == k; j++) {}
+            gone = c->kind == ACCEL_I_CMD_COPY &&
+                   (accel_i_replay_side_gone(p + from, j - from, 0, c->u.copy.dst) ||
+                    accel_i_replay_side_gone(p + from, j - from, 1, c->u.copy.src));
         }
         if (gone)
             return accel_i_fail(l->obj.device, ACCEL_ERROR_DEVICE_LOST, "accel_queue_replay: a buffer the "

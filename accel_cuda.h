@@ -1416,8 +1416,9 @@ typedef struct accel_i_cu_device {
     accel_i_a32 batch_memops;
     /* cuda: recovery: the next accel device of the domain (its recover_lock), the domain's epoch when
        this device's native state was made; under recover_lock: the epoch of the last reset that a
-       recover of another accel device made (it recovered this one too), and the result of the last
-       group recover for this one */
+       recover of another accel device made (its group recover took this one in too: its remake of
+       this one may have failed), 0 once a recover of this one shared it, and the result of the last
+       group recover's remake of this one */
     struct accel_i_cu_device* domain_next;
     uint64_t epoch, grouped_at;
     accel_result group_result;
@@ -4780,9 +4781,9 @@ static void accel_i_cu_words_release(accel_i_cu_device* dev) {
                 "after %llu ms (a long kernel, or a wait on another device's word): the reset waits for it",
                 dev->base.info.name, (unsigned long long)(ACCEL_I_CU_DRAIN_NS / 1000000u));
 }
-/* Before the reset (the core made the devices' objects stale): their stale queues' points apply (as
-   failed: no driver call), then the words of every device of the domain are raised until its streams
-   are idle (a stream of one may wait on another's word), then their imports go. */
+/* Before the reset (accel_i_cu_group_recover made the devices' objects stale): their stale queues'
+   points apply (as failed: no driver call), then the words of every device of the domain are raised
+   until its streams are idle (a stream of one may wait on another's word), then their imports go. */
 static void accel_i_cu_natives_drain(accel_i_cu_device* dev) {
     accel_i_cu_device* m;
     for (m = dev->domain->members; m; m = m->domain_next)
@@ -4800,13 +4801,14 @@ static void accel_i_cu_native_lock(accel_i_cu_device* dev, bool lock) {
    device: so every one of them recovers (see "Recovery" in the header), one reset for all. All of them
    are made stale before any signal of one fails (the core's part of a recover, done here: the backend's
    recover_whole): a failure that reaches a queue of another one finds it stale, and its waiters return
-   DEVICE_LOST as the header says, not SIGNAL_FAILED. Creates close under the domain's lock only. */
+   DEVICE_LOST as the header says, not SIGNAL_FAILED. Every recover of a CUDA device closes creates
+   under the domain's recover_lock, and ends (accel_i_recover_end) before it lets the lock go. */
 static accel_result accel_i_cu_group_recover(accel_i_cu_device* dev) {
     accel_i_cu_domain* dom = dev->domain;
     accel_cu_context ctx = NULL;
     accel_i_cu_device* m;
     accel_result r;
-    for (m = dom->members; m; m = m->domain_next) accel_i_recover_stale(&m->base, true);
+    for (m = dom->members; m; m = m->domain_next) accel_i_recover_stale(&m->base);
     for (m = dom->members; m; m = m->domain_next) accel_i_recover_fail(&m->base);
     /* the recover counts as a GPU wait of the domain until the reset: the stale points apply before
        their streams are released (accel_i_cu_natives_drain), and no release may wait for those */
@@ -4834,9 +4836,10 @@ static accel_result accel_i_cu_group_recover(accel_i_cu_device* dev) {
         if (m != dev) accel_i_recover_end(&m->base, m->group_result);
     return dev->group_result;
 }
-/* A recover of another accel device on the CUDA device that reset the context after this one began
-   recovered dev too: the two share it (its result). One whose remake of dev failed at the last reset
-   (dev is lost, of an older epoch) remakes dev only. Else a group recover. */
+/* The whole recover (the backend's recover_whole). A recover of another accel device on the CUDA
+   device that reset the context after this one began recovered dev too: the two share it (its result;
+   one sharer only: a second recover of dev from another thread makes its own). One whose remake of dev
+   failed at the last reset (dev is lost, of an older epoch) remakes dev only. Else a group recover. */
 static accel_result accel_i_cu_device_recover(accel_device* d) {
     accel_i_cu_device* dev = accel_i_cu_dev(d);
     accel_i_cu_domain* dom = dev->domain;
@@ -4844,16 +4847,18 @@ static accel_result accel_i_cu_device_recover(accel_device* d) {
     accel_result r;
     accel_i_mutex_lock(&dom->recover_lock);
     if (dev->grouped_at > began) {
+        dev->grouped_at = 0;
         r = dev->group_result;
     } else if (dev->epoch == atomic_load(&dom->epoch)) {
         r = accel_i_cu_group_recover(dev);
     } else {
-        accel_i_recover_stale(d, true);
+        accel_i_recover_stale(d);
         accel_i_recover_fail(d);
         accel_i_cu_native_lock(dev, true);
         r = accel_i_cu_native_make(dev, dev->ctx);
         accel_i_cu_native_lock(dev, false);
     }
+    r = accel_i_recover_end(d, r);
     accel_i_mutex_unlock(&dom->recover_lock);
     accel_i_cu_foreign_drop(dev, false);   /* the reset context never runs its host functions */
     return r;
