@@ -5223,55 +5223,35 @@ static bool accel_i_replay_ok(accel_queue* q, accel_commands* c, const accel_pat
     return true;
 }
 
-/* Applies a validated patch to command c of batch b, recorded anew from list command lc (the generic
-   form; a copy's were applied as it was recorded): buffers swap references; an exec binds the patch's
-   buffer (a view as it is), a fill points into the patch's root (accel_i_slot_at). */
-static void accel_i_patch_apply(accel_i_batch* b, accel_i_cmd* c, const accel_i_cmd* lc,
-                                const accel_patch* p) {
-    accel_buffer** slot = NULL;
-    accel_buffer* to = p->buffer;
-    size_t at = 0;
-    if (c->kind == ACCEL_I_CMD_EXEC && p->buffer)
-        slot = (accel_buffer**)(void*)(b->arena + c->u.exec.buffers) + p->index;
-    else if (c->kind == ACCEL_I_CMD_EXEC)
-        memcpy(b->arena + c->u.exec.constants + 4u * (size_t)p->index, &p->value, 4);
-    else if (c->kind == ACCEL_I_CMD_FILL && !p->buffer) c->u.fill.pattern = p->value;
-    else {
-        accel_i_slot_at(lc, p->index, p->buffer, &to, &at);
-        slot = &c->u.fill.dst;
-        c->u.fill.offset = at;
-    }
-    if (!slot) return;
-    if (c->flags & ACCEL_I_CMD_SHARED) {   /* references of its own before one is swapped */
-        if (c->kind == ACCEL_I_CMD_EXEC)
-            accel_i_retain_all(c->u.exec.program, NULL,
-                               (accel_buffer* const*)(const void*)(b->arena + c->u.exec.buffers),
-                               c->u.exec.buffer_count + ((c->flags & ACCEL_I_CMD_INDIRECT) != 0));
-        else accel_i_retain_all(c->u.fill.dst, NULL, NULL, 0);
-        c->flags &= ~ACCEL_I_CMD_SHARED;
-    }
-    accel_i_retain(to);
-    accel_i_release(*slot);
-    *slot = to;
-}
-/* Records command i of the list anew (it was validated when the list was recorded); a copy with the
-   buffers of these patches in place (the last of a slot wins), so that one may replace a buffer of
-   another device that went stale since (the patch's is checked instead, as one recorded now). */
+/* Records command i of the list anew (it was validated when the list was recorded), with the buffers
+   and the fill pattern of these patches in place (the last of a slot wins), so that a patch may replace
+   a buffer that went stale since (the patch's is checked instead, as one recorded now); an exec's
+   constant patches go in after (accel_i_replay_generic). */
 static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, uint32_t i, const accel_patch* all,
                              uint32_t n) {
     const accel_i_cmd* c = &l->cmds[i];
     switch (c->kind) {
-    case ACCEL_I_CMD_EXEC: {
-        accel_buffer* const* bufs = (accel_buffer* const*)(const void*)(l->arena + c->u.exec.buffers);
+    case ACCEL_I_CMD_EXEC: {   /* every backend's max_buffers is at most 64: the patched bindings fit */
+        accel_buffer* bufs[64];
+        accel_buffer* const* use = (accel_buffer* const*)(const void*)(l->arena + c->u.exec.buffers);
         const uint32_t* consts = (const uint32_t*)(const void*)(l->arena + c->u.exec.constants);
+        uint32_t nb = c->u.exec.buffer_count;
         size_t offset = 0;
         accel_buffer* counts = (c->flags & ACCEL_I_CMD_INDIRECT) ? accel_i_exec_counts(l, c, &offset) : NULL;
+        if (nb <= 64) {
+            memcpy(bufs, use, (size_t)nb * sizeof *bufs);
+            for (uint32_t k = 0; k < n; k++) {
+                if (all[k].command != i || !all[k].buffer) continue;
+                if (all[k].index == nb) counts = all[k].buffer; else bufs[all[k].index] = all[k].buffer;
+            }
+            use = bufs;
+        }
         if (counts)
-            accel_queue_exec_indirect(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts,
-                                      c->u.exec.constant_count, c->u.exec.params.local_size, counts, offset);
+            accel_queue_exec_indirect(q, c->u.exec.program, use, nb, consts, c->u.exec.constant_count,
+                                      c->u.exec.params.local_size, counts, offset);
         else
-            accel_queue_exec(q, c->u.exec.program, bufs, c->u.exec.buffer_count, consts,
-                             c->u.exec.constant_count, c->u.exec.params);
+            accel_queue_exec(q, c->u.exec.program, use, nb, consts, c->u.exec.constant_count,
+                             c->u.exec.params);
         break;
     }
     case ACCEL_I_CMD_COPY: {
@@ -5281,9 +5261,18 @@ static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, uint32_t i,
         accel_queue_copy(q, dst, d, src, s, c->u.copy.size);
         break;
     }
-    case ACCEL_I_CMD_FILL:
-        accel_queue_fill(q, c->u.fill.dst, c->u.fill.offset, c->u.fill.size, c->u.fill.pattern);
+    case ACCEL_I_CMD_FILL: {
+        accel_buffer *dst = NULL, *root;
+        uint32_t pattern = c->u.fill.pattern;
+        size_t at;
+        for (uint32_t k = 0; k < n; k++) {
+            if (all[k].command != i) continue;
+            if (all[k].buffer) dst = all[k].buffer; else pattern = all[k].value;
+        }
+        accel_i_slot_at(c, 0, dst, &root, &at);
+        accel_queue_fill(q, root, at, c->u.fill.size, pattern);
         break;
+    }
     case ACCEL_I_CMD_UPDATE:
         accel_queue_update(q, c->u.update.dst, c->u.update.offset, l->arena + c->u.update.data,
                            c->u.update.size);
@@ -5292,8 +5281,9 @@ static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, uint32_t i,
     default: break;
     }
 }
-/* The generic form: the list's commands recorded into the batch (a copy patched as it is recorded),
-   then patched in place (an exec over no work is left out, as outside a list: built as nothing). */
+/* The generic form: the list's commands recorded into the batch with their patches (an exec's
+   constants written into what it recorded; an exec over no work is left out, as outside a list: built
+   as nothing). */
 static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, const accel_patch* patches,
                                    uint32_t n) {
     const accel_i_batch* l = c->list;
@@ -5303,9 +5293,10 @@ static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, cons
         accel_i_rerecord(q, l, i, patches, n);
         /* out of memory, or a buffer stale: recorded as the batch's error */
         if (!q->rec || q->rec->count == before) return;
-        for (uint32_t k = 0; k < n && l->cmds[i].kind != ACCEL_I_CMD_COPY; k++)
-            if (patches[k].command == i)
-                accel_i_patch_apply(q->rec, &q->rec->cmds[q->rec->count - 1], &l->cmds[i], &patches[k]);
+        for (uint32_t k = 0; k < n && l->cmds[i].kind == ACCEL_I_CMD_EXEC; k++)
+            if (patches[k].command == i && !patches[k].buffer)
+                memcpy(q->rec->arena + q->rec->cmds[q->rec->count - 1].u.exec.constants +
+                       4u * (size_t)patches[k].index, &patches[k].value, 4);
     }
 }
 /* Stable insertion sort by command (patches usually come sorted: linear then). */
