@@ -935,15 +935,16 @@ typedef struct accel_patch {
     uint32_t value;         /* buffer NULL: replace that 32-bit constant for this replay */
 } accel_patch;
 /* A recording call like exec: appends one replay of c to the current batch, with the patches applied
-   to this replay only (the patch array is copied now; a later patch of the same slot wins). Waits
-   and signals go around it. Recording errors: c NULL, c of another device, a list with execs on a
-   COPY queue, and a bad patch: a command index out of range, an index the command does not have
-   (update, barrier and timestamp take no patches, copy no constants), a buffer an exec or copy on q
-   could not use (another device's, except another CPU device's on a CPU device: they share memory,
-   as in exec and copy), a read_only buffer as a copy's or fill's destination, or a copy / fill buffer
-   that does not hold the recorded offset + size (offsets stay where they were recorded: within a
-   view, from its start; or a copy that would then overlap itself). A list may be replayed by several
-   queues and threads at once, any number of times. */
+   to this replay only (the patch array is copied now; a later patch of the same slot wins, but every
+   patch is checked, one that a later one replaces too). Waits and signals go around it. Recording
+   errors: c NULL, c of another device, a list with execs on a COPY queue, and a bad patch: a command
+   index out of range, an index the command does not have (update, barrier and timestamp take no
+   patches, copy no constants), a buffer an exec or copy on q could not use (another device's, except
+   another CPU device's on a CPU device: they share memory, as in exec and copy), a read_only buffer
+   as a copy's or fill's destination, or a copy / fill buffer that does not hold the recorded offset +
+   size (offsets stay where they were recorded: within a view, from its start; or a copy that would
+   then overlap itself). A list may be replayed by several queues and threads at once, any number of
+   times. */
 ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches,
                                   uint32_t patch_count);
 
@@ -3862,7 +3863,8 @@ static bool accel_i_rec_buffer_ok(accel_queue* q, accel_buffer* buf, size_t offs
                                   const char* fn) {
     if (buf && !accel_i_same_device(q, buf->obj.device)) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
-                          "%s: buffer%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&buf->obj));
+                          "%s: buffer %p%s%s%s belongs to another device", fn, (void*)buf,
+                          ACCEL_I_LABEL(&buf->obj));
         return false;
     }
     return accel_i_rec_range_ok(q, buf, offset, size, fn);
@@ -3943,7 +3945,8 @@ static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer*
     if (!p) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: program is NULL", fn); return false; }
     if (!accel_i_same_device(q, p->obj.device)) {
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
-                          "%s: program%s%s%s belongs to another device", fn, ACCEL_I_LABEL(&p->obj));
+                          "%s: program %p%s%s%s belongs to another device", fn, (void*)p,
+                          ACCEL_I_LABEL(&p->obj));
         return false;
     }
     if (!accel_i_rec_live(q, &p->obj, fn)) return false;
