@@ -5570,7 +5570,7 @@ static const accel_backend accel_i_cu_backend_table = {
     "cuda", false, false, false, accel_i_cu_device_count, accel_i_cu_device_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL   /* peer_copy, peer_waits, share, device_close */
+    false, NULL, NULL, NULL, NULL   /* recover_whole, peer_copy, peer_waits, share, device_close */
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) {

@@ -597,7 +597,7 @@ static const accel_backend accel_i_vk_backend_table = {
     "vulkan", false, false, false, accel_i_vk_stub_count, accel_i_vk_stub_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL,  /* a stub makes no device: nothing past device_create is called */
-    NULL, NULL, NULL, NULL   /* peer_copy, peer_waits, share, device_close */
+    false, NULL, NULL, NULL, NULL   /* recover_whole, peer_copy, peer_waits, share, device_close */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
