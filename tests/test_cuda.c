@@ -460,21 +460,28 @@ static unsigned long long test_mock_calls(int kind) {
     return calls(kind);
 }
 #endif
-/* One of the mock's counts (tests/mock_cuda.c): `name` is mock_cuda_live (its live driver objects) or
-   mock_cuda_live_memory (its live memory blocks); -1 on a driver, or before the library is loaded. */
-static long long test_mock_count(const char* name) {
+/* A function the mock exports (tests/mock_cuda.c), or NULL on a driver or before the library is
+   loaded (which stays loaded: accel holds it). */
+static void* test_mock_fn(const char* name) {
 #if TEST_CUDA_LOADER && !defined(_WIN32)
     const char* path = getenv("ACCEL_CUDA_LIBRARY");
     void* lib = path && path[0] ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
     void* f = lib ? dlsym(lib, name) : NULL;
-    long long (*count)(void), n = -1;
-    if (f) { memcpy(&count, &f, sizeof f); n = count(); }
     if (lib) dlclose(lib);
-    return n;
+    return f;
 #else
     (void)name;
-    return -1;
+    return NULL;
 #endif
+}
+/* One of the mock's counts: `name` is mock_cuda_live (its live driver objects), mock_cuda_live_memory
+   (its live memory blocks) or mock_cuda_out_of_memory (allocations its limit refused); -1 on a driver. */
+static long long test_mock_count(const char* name) {
+    void* f = test_mock_fn(name);
+    long long (*count)(void);
+    if (!f) return -1;
+    memcpy(&count, &f, sizeof f);
+    return count();
 }
 static long long test_mock_live(void) { return test_mock_count("mock_cuda_live"); }
 /* A device whose driver cannot say its block and grid limits is not created (it would refuse every exec:
@@ -1537,18 +1544,12 @@ TEST(worker_hears_of_a_submit_during_its_poll) {
 #if TEST_CUDA_LOADER
 /* The mock's memory limit (mock_cuda_set_memory_limit: 0, none); false on a driver. */
 static bool test_mock_memory_limit(long long bytes) {
-#if !defined(_WIN32)
-    const char* path = getenv("ACCEL_CUDA_LIBRARY");
-    void* lib = path && path[0] ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    void* f = lib ? dlsym(lib, "mock_cuda_set_memory_limit") : NULL;
+    void* f = test_mock_fn("mock_cuda_set_memory_limit");
     void (*set)(long long);
-    if (f) { memcpy(&set, &f, sizeof f); set(bytes); }
-    if (lib) dlclose(lib);
-    return f != NULL;
-#else
-    (void)bytes;
-    return false;
-#endif
+    if (!f) return false;
+    memcpy(&set, &f, sizeof f);
+    set(bytes);
+    return true;
 }
 /* The real race of test buffer_create_runs_held_releases_when_out_of_memory: x, most of the limit, used
    by a batch and destroyed while in use; the host's wait for the batch reaps it, or a worker does (a
