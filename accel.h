@@ -5362,9 +5362,8 @@ ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
         n = r->u.replay.patch_count;
         for (uint32_t k = 0; k < l->list->count && !gone; k++) {
             const accel_i_cmd* c = &l->list->cmds[k];
-            uint32_t from;
-            while (j < n && p[j].command < k) j++;
-            for (from = j; j < n && p[j].command == k; j++) {}
+            uint32_t from = j;   /* sorted: the patches of commands before k were passed already */
+            while (j < n && p[j].command == k) j++;
             gone = c->kind == ACCEL_I_CMD_COPY &&
                    (accel_i_replay_side_gone(p + from, j - from, 0, c->u.copy.dst) ||
                     accel_i_replay_side_gone(p + from, j - from, 1, c->u.copy.src));
