@@ -24,7 +24,7 @@ config=default
 runner=""
 total_p=0 total_f=0 total_s=0
 configs=()
-declare -A cfg_p=() cfg_f=() cfg_s=() cfg_fails=()
+declare -A cfg_p=() cfg_f=() cfg_s=() cfg_fails=() cfg_t=()   # cfg_t: seconds its programs ran
 declare -A skip_n=() skip_where=()   # per skip reason: how many, and in which configurations
 summary_re='^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped[[:space:]]*$'
 tmp=$(mktemp "${TMPDIR:-/tmp}/accel-test.XXXXXX") || exit 2
@@ -36,7 +36,7 @@ use_config() {
     config=$1
     if [[ -z ${cfg_p[$config]+x} ]]; then
         configs+=("$config")
-        cfg_p[$config]=0 cfg_f[$config]=0 cfg_s[$config]=0 cfg_fails[$config]=""
+        cfg_p[$config]=0 cfg_f[$config]=0 cfg_s[$config]=0 cfg_fails[$config]="" cfg_t[$config]=0
     fi
 }
 
@@ -73,7 +73,7 @@ describe_rc() {
 }
 
 run_program() {
-    local prog=$1 name rc p=0 f=0 s=0 line have=0
+    local prog=$1 name rc p=0 f=0 s=0 line have=0 t0=$SECONDS secs
     name=$(basename "$prog")
     if [[ ! -f $prog ]]; then
         echo "[$config] $name: FAILED (not built: $prog is missing; see the build output above)"
@@ -84,6 +84,8 @@ run_program() {
     # shellcheck disable=SC2086  # the runner is a word list on purpose
     "${with_timeout[@]}" $runner "$prog" >"$tmp" 2>&1 </dev/null
     rc=$?
+    secs=$(( SECONDS - t0 ))
+    cfg_t[$config]=$(( ${cfg_t[$config]} + secs ))
     sed "s/^/[$config]   /" "$tmp"
     line=$(grep -E "$summary_re" "$tmp" | tail -n 1)
     if [[ -n $line && $line =~ $summary_re ]]; then
@@ -92,7 +94,7 @@ run_program() {
     case $rc in
         0)  if (( ! have )); then f=$(( f + 1 )); echo "[$config] $name: FAILED (exit 0 but no summary line)";
             elif (( f > 0 )); then echo "[$config] $name: FAILED ($line)";
-            else echo "[$config] $name: ok ($line)"; fi ;;
+            else echo "[$config] $name: ok ($line) ${secs}s"; fi ;;
         77) if (( ! have )); then s=$(( s + 1 )); fi
             if (( f > 0 )); then echo "[$config] $name: FAILED ($line, exit 77)";
             else echo "[$config] $name: skipped${line:+ ($line)}"; fi ;;
@@ -142,7 +144,8 @@ echo
 echo "==== summary ($(( SECONDS - started ))s)"
 for c in "${configs[@]}"; do
     if [[ $c == default ]] && (( cfg_p[$c] + cfg_f[$c] + cfg_s[$c] == 0 )); then continue; fi
-    printf '  %-15s %4d passed, %d failed, %d skipped%s\n' "$c" "${cfg_p[$c]}" "${cfg_f[$c]}" "${cfg_s[$c]}" \
+    printf '  %-15s %4d passed, %d failed, %d skipped  %5ss%s\n' "$c" "${cfg_p[$c]}" "${cfg_f[$c]}" "${cfg_s[$c]}" \
+        "${cfg_t[$c]}" \
         "${cfg_fails[$c]:+   FAILED:${cfg_fails[$c]}}"
 done
 if (( total_s > 0 )); then
