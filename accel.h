@@ -1685,8 +1685,7 @@ typedef enum accel_i_cmd_kind {
 #define ACCEL_I_CMD_QMEM_POINT 32u
 /* SHARED: a command that holds no references of its own: an exec with the program and buffers of an
    earlier exec of its batch, whose references hold them for both (accel_i_rec_exec), or a command whose
-   objects its queue holds (core: queue holds). A patch that swaps one of its buffers gives it references
-   of its own first (accel_i_patch_apply). */
+   objects its queue holds (core: queue holds). */
 #define ACCEL_I_CMD_SHARED     64u
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
@@ -7261,16 +7260,25 @@ static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, con
     default: break;
     }
 }
+/* A list whose exec, fill or update uses another CPU device's buffer is left in the generic form (c->native
+   NULL): each replay records it anew, so that a buffer gone stale since (that device recovered) is
+   refused as in any recording. A copy's buffers are checked where it runs (accel_i_cpu_op_copy). */
 static accel_result accel_i_cpu_commands_build(accel_queue* q, accel_commands* c) {
     const accel_i_batch* l = c->list;
-    (void)q;
     uint64_t nb = 0, nc = 0, bytes;
     accel_i_cpu_list* nat;
     void** ptrs; size_t* sizes; uint32_t* consts;
     for (uint32_t i = 0; i < l->count; i++) {
-        if (l->cmds[i].kind != ACCEL_I_CMD_EXEC) continue;
-        nb += l->cmds[i].u.exec.buffer_count;
-        nc += l->cmds[i].u.exec.constant_count;
+        const accel_i_cmd* x = &l->cmds[i];
+        bool exec = x->kind == ACCEL_I_CMD_EXEC;
+        accel_buffer* const* use = exec ? (accel_buffer* const*)(const void*)(l->arena + x->u.exec.buffers)
+                                        : x->kind == ACCEL_I_CMD_FILL ? &x->u.fill.dst : &x->u.update.dst;
+        uint32_t n = exec ? x->u.exec.buffer_count + ((x->flags & ACCEL_I_CMD_INDIRECT) != 0)   /* + counts */
+                          : x->kind == ACCEL_I_CMD_FILL || x->kind == ACCEL_I_CMD_UPDATE;
+        for (uint32_t k = 0; k < n; k++) if (use[k]->obj.device != q->obj.device) return ACCEL_OK;
+        if (!exec) continue;
+        nb += x->u.exec.buffer_count;
+        nc += x->u.exec.constant_count;
     }
     bytes = sizeof *nat + (uint64_t)l->count * sizeof(accel_i_cpu_op) +
             nb * (sizeof(void*) + sizeof(size_t)) + nc * 4u;

@@ -689,18 +689,72 @@ out:
     accel_buffer_destroy(ob);
     accel_queue_destroy(q);
 }
+/* The same on the CPU backend for an exec and a fill, which may bind another CPU device's buffer: a CPU
+   list (its native form) whose exec and fill write into x of a CPU device recovered since. Before, the
+   native form ran both over the stale x (only its copies were checked). */
+static void stale_exec_write(const accel_dispatch* d) { ((uint32_t*)d->buffers[0])[1] = d->constants[0]; }
+static void stale_exec_case(accel_device* o, accel_device* r) {
+    accel_queue* q = NULL;
+    accel_program* p = NULL;
+    accel_buffer *x = NULL, *y = NULL;
+    accel_commands* list = NULL;
+    accel_signal *lost = NULL, *done = NULL;
+    accel_program_desc pd;
+    uint32_t seven = 7, got[2] = { 0, 0 };
+    memset(&pd, 0, sizeof pd);
+    pd.name = "stale_exec_write";
+    pd.cpu = stale_exec_write;
+    pd.buffer_count = 1;
+    pd.constant_count = 1;
+    if (!CHECK_OK(accel_queue_create(o, ACCEL_QUEUE_COMPUTE, &q)) ||
+        !CHECK_OK(accel_program_create(o, &pd, &p)) ||
+        !CHECK_OK(test_buffer_create(r, 64, ACCEL_MEMORY_DEVICE, &x)) ||
+        !CHECK_OK(accel_signal_create(o, 0, &lost)) || !CHECK_OK(accel_signal_create(o, 0, &done)) ||
+        !CHECK_OK(accel_queue_record_begin(q)))
+        goto out;
+    accel_queue_fill(q, x, 0, 4, 0x01020304u);                          /* command 0 */
+    accel_queue_exec(q, p, &x, 1, &seven, 1, accel_exec_1d(1, 1));    /* command 1 */
+    if (!CHECK_OK(accel_queue_record_end(q, &list)) || !CHECK_OK(accel_device_recover(r)) ||
+        !CHECK_OK(test_buffer_create(r, 64, ACCEL_MEMORY_DEVICE, &y)))
+        goto out;
+    accel_queue_replay(q, list, NULL, 0);
+    accel_queue_signal(q, lost, 1);
+    if (!test_submit_lost(q, lost))
+        fprintf(stderr, "    a CPU list's exec and fill: the replay without patches\n");
+    {
+        accel_patch pt[2] = { { 0, 0, y, 0 }, { 1, 0, y, 0 } };   /* x's place in both */
+        accel_queue_replay(q, list, pt, 2);
+        accel_queue_signal(q, done, 1);
+    }
+    if (CHECK_OK(accel_queue_submit(q)) && CHECK_OK(accel_signal_wait(done, 1, 10000000000ull)) &&
+        CHECK_OK(accel_buffer_read(y, 0, got, sizeof got))) {
+        CHECK_EQ_U64(got[0], 0x01020304u);
+        CHECK_EQ_U64(got[1], 7);
+    }
+out:
+    if (q) CHECK_OK(accel_queue_finish(q, 10000000000ull));
+    accel_commands_destroy(list);
+    accel_signal_destroy(lost);
+    accel_signal_destroy(done);
+    accel_buffer_destroy(y);
+    accel_buffer_destroy(x);
+    accel_program_destroy(p);
+    accel_queue_destroy(q);
+}
 TEST(patch_replaces_a_stale_peer_buffer) {
-    accel_device *dev = recover_device(NULL), *cpu = NULL, *twin = NULL;
+    accel_device *dev = recover_device(NULL), *cpu = NULL, *cpu2 = NULL, *twin = NULL;
     if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
     if (CHECK_OK(recover_cpu_device(&cpu))) {
         stale_patch_case(dev, cpu, "the device under test's list <- a CPU device");
         stale_patch_case(cpu, dev, "a CPU device's list <- the device under test");
+        if (CHECK_OK(recover_cpu_device(&cpu2))) stale_exec_case(cpu, cpu2);
     }
 #if defined(ACCEL_TEST_HAVE_VULKAN)
     if (test_g.backend == accel_vulkan_backend() && CHECK_OK(test_device_create(&twin)))
         stale_patch_case(twin, dev, "a second Vulkan device's list <- the device under test");
 #endif
     accel_device_destroy(twin);
+    accel_device_destroy(cpu2);
     accel_device_destroy(cpu);
     accel_device_destroy(dev);
 }
