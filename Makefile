@@ -62,8 +62,8 @@ ifndef WASM_LD
 WASM_LD  := $(shell for p in wasm-ld wasm-ld-14 wasm-ld-15 wasm-ld-16; do command -v $$p && break; done)
 endif
 WASMFLAGS = --target=wasm32-wasi -nostdlibinc -isystem $(WASI_SYSROOT)/include/wasm32-wasi \
-            -std=c11 -O1 $(WARN) -I. -I$(BUILD)/kernels $(if $(WASM_LD),-fuse-ld=$(WASM_LD))
-WASMLIBS := -lm
+            -std=c11 -O1 $(WARN) -I. -I$(BUILD)/kernels
+WASMLIBS  = $(if $(WASM_LD),-fuse-ld=$(WASM_LD)) -lm
 NODE_WASI  = $(NODE) --no-warnings $(shell $(NODE) --experimental-wasi-unstable-preview1 -e 0 >/dev/null 2>&1 \
              && echo --experimental-wasi-unstable-preview1) tests/wasi_run.mjs
 
@@ -139,17 +139,29 @@ $(BUILD)/kernels/%.spv.inc: tests/kernels/%.comp $(BUILD)/kernels/%.spv
 .SECONDARY: $(KERNEL_INCS) $(KERNEL_INCS:.inc=)
 
 # ---- test configurations ------------------------------------------------------------------------
-# $(call test_config,NAME,COMPILER AND FLAGS,LIBS,SUFFIX,TESTS): rules for build/NAME/test_*SUFFIX
+# $(call test_config,NAME,COMPILER AND FLAGS,LIBS,SUFFIX,TESTS[,IMPL]): rules for build/NAME/test_*SUFFIX
 # build/NAME/flags holds the command line; it changes (and everything rebuilds) when the flags change.
+# The implementation is compiled once a configuration: IMPL (default build/NAME/impl.o, tests/impl.c with
+# the configuration's flags), linked into its programs, which are compiled with TEST_APART (they read
+# only the declarations). The programs of TESTS_OWN_IMPL look inside the implementation (its sizes,
+# structs, macros) and compile it in, as a single-file program does; with IMPL given, none does.
+TEST_APART := -DACCEL_IMPLEMENTATION_INCLUDED -DACCEL_VULKAN_IMPLEMENTATION_INCLUDED \
+              -DACCEL_CUDA_IMPLEMENTATION_INCLUDED
+TESTS_OWN_IMPL := test_alloc test_cuda test_device_waits test_devices test_fuzz_replay test_interop \
+                  test_queue_memory test_queues test_replay test_signals test_views
 define test_config
 $(1)_BINS := $$(patsubst %,$(BUILD)/$(1)/%$(4),$(5))
+$(1)_IMPL := $(if $(6),$(6),$(BUILD)/$(1)/impl.o)
 $(BUILD)/$(1)/flags: FORCE
 	@mkdir -p $$(@D)
 	@echo '$(2) $(3)' | cmp -s - $$@ || echo '$(2) $(3)' > $$@
-$(BUILD)/$(1)/%$(4): tests/%.c $$(HEADERS) $$(KERNEL_INCS) $(BUILD)/$(1)/flags
+$(if $(6),,$(BUILD)/$(1)/impl.o: tests/impl.c $$(wildcard accel*.h) $(BUILD)/$(1)/flags
+	@mkdir -p $$(@D)
+	$(2) -c -o $$@ $$<)
+$(BUILD)/$(1)/%$(4): tests/%.c $$(HEADERS) $$(KERNEL_INCS) $(BUILD)/$(1)/flags $$($(1)_IMPL)
 	@mkdir -p $$(@D)
 	@rm -f $$@
-	$(2) -o $$@ $$< $(3)
+	$(2) $$(if $(6)$$(filter-out $(TESTS_OWN_IMPL),$$*),$(TEST_APART) -o $$@ $$< $$($(1)_IMPL),-o $$@ $$<) $(3)
 endef
 FORCE:
 
@@ -219,8 +231,8 @@ endif
 # C++: the implementation compiled as C++17 (g++ / clang++, <atomic>), the C test programs linked against
 # it (they include accel.h with ACCEL_IMPLEMENTATION_INCLUDED, so only their declarations are used).
 CXX_IMPL_FLAGS := -x c++ -std=c++17 -O1 -g -Wall -Wextra -Wpedantic -Werror -I.
-$(eval $(call test_config,cxx,$(GCC) $(TESTFLAGS) -DACCEL_IMPLEMENTATION_INCLUDED,$(BUILD)/cxx/accel_impl.o $(LIBS) -lstdc++,,$(CORE_TESTS)))
-$(eval $(call test_config,clangxx,$(CLANG) $(TESTFLAGS) -DACCEL_IMPLEMENTATION_INCLUDED,$(BUILD)/clangxx/accel_impl.o $(LIBS) -lstdc++,,$(CORE_TESTS)))
+$(eval $(call test_config,cxx,$(GCC) $(TESTFLAGS),$(LIBS) -lstdc++,,$(CORE_TESTS),$(BUILD)/cxx/accel_impl.o))
+$(eval $(call test_config,clangxx,$(CLANG) $(TESTFLAGS),$(LIBS) -lstdc++,,$(CORE_TESTS),$(BUILD)/clangxx/accel_impl.o))
 # Windows: mingw-w64 cross build (Win32 thread shim), run under wine. Emscripten with -pthread (the
 # threaded CPU backend on Web Workers), run under node. Each is skipped when its tools are missing.
 MINGW_CC ?= x86_64-w64-mingw32-gcc
@@ -233,13 +245,13 @@ WINE_RUN   := env WINEPREFIX=$(abspath $(BUILD))/wine WINEDEBUG=-all tests/wine_
 # emscripten 3.1.6 finds its acorn module through NODE_PATH with a non-Debian node; a node with fetch()
 # (>= 18) makes its loader fetch the .wasm by path, which fails: --no-experimental-fetch
 EMCC_ENV   := env NODE_PATH=$${NODE_PATH:-/usr/share/nodejs}
-EMFLAGS    := -pthread -sPROXY_TO_PTHREAD -sEXIT_RUNTIME=1 -sNODERAWFS=1 -sINITIAL_MEMORY=268435456
+# (the -s settings are the linker's: the implementation object is compiled with EMFLAGS alone)
+EMFLAGS    := -pthread
+EMLDFLAGS  := -pthread -sPROXY_TO_PTHREAD -sEXIT_RUNTIME=1 -sNODERAWFS=1 -sINITIAL_MEMORY=268435456
 EM_RUN      = $(NODE) $(shell $(NODE) --no-experimental-fetch -e 0 >/dev/null 2>&1 && echo --no-experimental-fetch)
 $(eval $(call test_config,mingw,$(MINGW_CC) $(TESTFLAGS) -D_WIN32_WINNT=0x0600,-static-libgcc,.exe,$(CORE_TESTS) test_cuda))
-$(eval $(call test_config,emscripten,$(EMCC_ENV) $(EMCC) $(TESTFLAGS) $(EMFLAGS),,.js,$(TESTS)))
+$(eval $(call test_config,emscripten,$(EMCC_ENV) $(EMCC) $(TESTFLAGS) $(EMFLAGS),$(EMLDFLAGS),.js,$(TESTS)))
 
-$(cxx_BINS): $(BUILD)/cxx/accel_impl.o
-$(clangxx_BINS): $(BUILD)/clangxx/accel_impl.o
 $(BUILD)/cxx/accel_impl.o: $(BUILD)/checks/impl.c accel.h $(BUILD)/cxx/flags
 	$(GXX) $(CXX_IMPL_FLAGS) -c -o $@ $<
 $(BUILD)/clangxx/accel_impl.o: $(BUILD)/checks/impl.c accel.h $(BUILD)/clangxx/flags

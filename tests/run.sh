@@ -112,11 +112,13 @@ run_program() {
 }
 
 run_check() {
-    local name=$1 cmd=$2 rc
+    local name=$1 cmd=$2 rc t0=$SECONDS secs
     bash -c "$cmd" >"$tmp" 2>&1 </dev/null
     rc=$?
+    secs=$(( SECONDS - t0 ))
+    cfg_t[$config]=$(( ${cfg_t[$config]} + secs ))
     if (( rc == 0 )); then
-        echo "[$config] check $name: ok"
+        echo "[$config] check $name: ok ${secs}s"
         add 1 0 0 "$name"
     else
         echo "[$config] check $name: FAILED ($(describe_rc "$rc"))"

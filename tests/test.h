@@ -267,6 +267,13 @@ static inline int test_check_str(const char* a, const char* b, const char* file,
 
 /* ==== backends and devices ==== */
 static inline int test_backend_is_cpu(void) { return test_g.backend == accel_cpu_backend(); }
+/* Vulkan's synchronization validation is on (VK_LAYER_ENABLES: the vulkan-sync configuration). The layer
+   serialises semaphore calls under a lock it may hold while it sleeps, so a program that repeats a racing
+   pattern many times runs fewer rounds there; the vulkan configuration (the layer without it) runs all. */
+static inline int test_sync_validation(void) {
+    const char* e = getenv("VK_LAYER_ENABLES");
+    return e && strstr(e, "SYNCHRONIZATION") != NULL;
+}
 
 /* Fills the fields of *desc the tests always want (backend, capturing logger) where zero. */
 static inline void test_device_desc_fill(accel_device_desc* desc) {

@@ -571,12 +571,11 @@ static void stepper_main(void* p) {
 TEST(sleeping_waiters_woken_one_value_at_a_time) {
 #if TEST_HAVE_THREADS
     enum { WAITERS = 6, LAST = 90 };
-    const char* layers = getenv("VK_LAYER_ENABLES");
     accel_device* dev;
     accel_signal* s;
     stepper_arg args[WAITERS];
     test_thread th[WAITERS];
-    if (layers && strstr(layers, "SYNCHRONIZATION")) SKIP("synchronization validation (see above)");
+    if (test_sync_validation()) SKIP("synchronization validation (see above)");
     REQUIRE_OK(test_device_create(&dev));
     REQUIRE_OK(accel_signal_create(dev, 0, &s));
     for (int i = 0; i < WAITERS; i++) {

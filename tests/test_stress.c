@@ -254,7 +254,7 @@ TEST(stress_many_waiters_one_signal) {
     REQUIRE_OK(test_device_create(&dev));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(accel_signal_create(dev, 0, &s));
-    uint32_t n = stress_scaled(2000);
+    uint32_t n = stress_scaled(test_sync_validation() ? 300 : 2000);   /* 35 ms a value there */
     many_wait_arg args[STRESS_THREADS];
     test_thread th[STRESS_THREADS];
     int started[STRESS_THREADS];
@@ -338,10 +338,9 @@ TEST(stress_gated_batches_keep_order) {
     gated_arg ga;
     test_thread raiser;
     uint32_t* got;
-    const char* layers = getenv("VK_LAYER_ENABLES");
     /* under synchronization validation every semaphore call takes one lock of the layer's, which it may
        hold while it sleeps (see test_signals.c): fewer batches, or the test takes minutes */
-    if (layers && strstr(layers, "SYNCHRONIZATION")) n = n < 150 ? n : 150;
+    if (test_sync_validation()) n = n < 150 ? n : 150;
     if (n > WORDS_MAX - 1) n = WORDS_MAX - 1;
     REQUIRE_OK(test_device_create(&dev));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));

@@ -861,8 +861,7 @@ TEST(burst_memory_is_bounded) {
     CHECK_EQ_U64(test_buffer_u32(buf, 63), 25000);
     CHECK(after5 > 0 && after25 > 0);
     {
-        const char* enables = getenv("VK_LAYER_ENABLES");
-        bool sync_validation = enables && strstr(enables, "SYNCHRONIZATION") != NULL;
+        bool sync_validation = test_sync_validation();
         if (!sync_validation) CHECK(after25 - after5 < 24 * 1024);
         if (after25 - after5 >= 24 * 1024)
             fprintf(stderr, "    resident memory grew by %ld KB from burst 5 to 25%s\n", after25 - after5,
