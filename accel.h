@@ -244,7 +244,8 @@
      the next, so both devices' transfers overlap. Recorded lists
      take peer copies (and patches bring other devices' buffers to copies) on every backend; on a
      GPU backend a list whose copy is staged, or a replay whose patch makes a copy staged, replays in
-     the core's generic form (its commands recorded anew each time).
+     the core's generic form (its commands recorded anew each time); so does a CPU list whose exec,
+     fill or update uses another CPU device's buffer (a replay checks it as a recording would).
      A copy that fails on the host (a lost device, out of memory) drops the rest of its batch and
      fails what it would signal, with that reason. A copy whose turn comes after its buffer's device was
      lost never runs (mapped memory, imports, staged copies and replayed lists alike): DEVICE_LOST, from
