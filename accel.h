@@ -8262,7 +8262,8 @@ typedef struct accel_i_trace_event {
     uint64_t t0, t1, a[3];            /* ns on the host clock */
     const char* what;                 /* static */
     const char* key;                  /* static */
-    uint32_t track, from, aux;        /* aux: a signal's number ("#n" when unlabelled), EXEC's buffers */
+    uint32_t track, from, aux;        /* aux: a signal's number ("#n" when unlabelled), EXEC's buffers
+                                         (top bit: accel_i_trace_cmd_at) */
     uint8_t ev;
     char label[40];                   /* the name, when it fits (else cut, at a character's start) */
     /* NULL, or the whole name when it does not fit (accel_i_trace_intern) */
@@ -8399,11 +8400,15 @@ static void accel_i_trace_exec_out(accel_i_trace* t, const accel_i_trace_event* 
     accel_i_trace_head(t, name[0] ? NULL : "exec", name, 'X', e->track, e->t0);
     accel_i_trace_us(t, ",\"dur\":", e->t1 - e->t0);
     accel_i_trace_put_s(t, ",\"args\":{\"groups\":");
-    accel_i_trace_put_u(t, groups);
-    accel_i_trace_put_s(t, ",\"invocations\":");
-    accel_i_trace_put_u(t, items);
+    if (e->aux >> 31) {
+        accel_i_trace_put_s(t, "\"indirect\"");   /* read where it ran: not known here */
+    } else {
+        accel_i_trace_put_u(t, groups);
+        accel_i_trace_put_s(t, ",\"invocations\":");
+        accel_i_trace_put_u(t, items);
+    }
     accel_i_trace_put_s(t, ",\"buffers\":");
-    accel_i_trace_put_u(t, e->aux);
+    accel_i_trace_put_u(t, e->aux & 0x7fffffffu);
     accel_i_trace_put_s(t, "}}");
 }
 static void accel_i_trace_write(accel_i_trace* t, const accel_i_trace_event* e) {
@@ -8729,7 +8734,9 @@ static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint6
             e->a[0] = p->global_size[0] | (uint64_t)p->global_size[1] << 32;
             e->a[1] = p->global_size[2] | (uint64_t)p->local_size[0] << 32;
             e->a[2] = p->local_size[1] | (uint64_t)p->local_size[2] << 32;
-            e->aux = c->u.exec.buffer_count;
+            /* top bit: an indirect exec whose grid was read where it ran (its params: 1 x 1 x 1) */
+            e->aux = c->u.exec.buffer_count | ((c->flags & ACCEL_I_CMD_INDIRECT) && p->global_size[0] == 1 &&
+                                               p->global_size[1] == 1 && p->global_size[2] == 1 ? 1u << 31 : 0);
         }
         accel_i_spin_unlock(&b->lock);
     }

@@ -908,6 +908,62 @@ TEST(trace_path_is_a_warning_in_a_no_trace_build) {
 #endif
 }
 
+/* An indirect exec's trace event: its grid as read on the host (4 groups of 16), or "groups":"indirect"
+   where it was read where the exec ran (the CPU executor, a GPU). Before, the second showed the
+   recorded placeholder, 1 group and 1 invocation. A direct exec beside it keeps its numbers. */
+static const jval* trace_exec_args(const jval* evs, uint64_t buffers, int nth) {
+    for (int i = 0; i < evs->n; i++) {
+        const jval* a = jget(&evs->items[i], "args");
+        if (strcmp(jstr(&evs->items[i], "ph"), "X") == 0 && jarg(&evs->items[i], "buffers") == buffers &&
+            nth-- == 0)
+            return a;
+    }
+    return NULL;
+}
+TEST(trace_of_an_indirect_exec) {
+    TEST_NEEDS_TRACE();
+    char path[96];
+    accel_device* dev;
+    accel_device_desc desc;
+    accel_queue* q;
+    accel_buffer *data, *counts;
+    accel_program* add;
+    uint32_t n = 64, grid[3] = { 4, 1, 1 }, local[3] = { 16, 1, 1 };
+    trace_path(path, sizeof path, "indirect");
+    memset(&desc, 0, sizeof desc);
+    desc.trace_path = path;
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &data));
+    REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &counts));
+    REQUIRE_OK(test_buffer_set_u32(data, 64, 0));
+    REQUIRE_OK(accel_buffer_write(counts, 0, grid, sizeof grid));
+    REQUIRE_OK(test_program_create(dev, TK_ADD_ONE, &add));
+    accel_queue_exec_indirect(q, add, &data, 1, &n, 1, local, counts, 0);
+    accel_queue_exec(q, add, &data, 1, &n, 1, accel_exec_1d(64, 16));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(test_buffer_u32(data, 63), 2);
+    accel_device_destroy(dev);   /* writes the file */
+    {
+        jval root;
+        const jval *evs, *ind, *dir, *g;
+        if (!CHECK(jparse_file(path, &root))) { jfree(&root); remove(path); return; }
+        evs = jget(&root, "traceEvents");
+        ind = evs ? trace_exec_args(evs, 1, 0) : NULL;
+        dir = evs ? trace_exec_args(evs, 1, 1) : NULL;
+        if (CHECK(ind != NULL && dir != NULL)) {
+            g = jget(ind, "groups");
+            CHECK(g != NULL && ((g->type == J_STR && strcmp(g->str, "indirect") == 0) ||
+                                (g->type == J_NUM && g->num == 4)));
+            if (g && g->type == J_NUM) CHECK(jget(ind, "invocations") && jget(ind, "invocations")->num == 64);
+            CHECK(jget(dir, "groups") && jget(dir, "groups")->type == J_NUM && jget(dir, "groups")->num == 4);
+            CHECK(jget(dir, "invocations") && jget(dir, "invocations")->num == 64);
+        }
+        jfree(&root);
+        remove(path);
+    }
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(timestamps_monotonic_between_host_readings);
@@ -921,6 +977,7 @@ int main(int argc, char** argv) {
     RUN(trace_names_are_whole);
     RUN(trace_open_failures);
     RUN(trace_of_host_calls);
+    RUN(trace_of_an_indirect_exec);
     RUN(trace_path_is_a_warning_in_a_no_trace_build);
     return test_end();
 }
