@@ -8735,8 +8735,10 @@ static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint6
             e->a[1] = p->global_size[2] | (uint64_t)p->local_size[0] << 32;
             e->a[2] = p->local_size[1] | (uint64_t)p->local_size[2] << 32;
             /* top bit: an indirect exec whose grid was read where it ran (its params: 1 x 1 x 1) */
-            e->aux = c->u.exec.buffer_count | ((c->flags & ACCEL_I_CMD_INDIRECT) && p->global_size[0] == 1 &&
-                                               p->global_size[1] == 1 && p->global_size[2] == 1 ? 1u << 31 : 0);
+            e->aux = c->u.exec.buffer_count;
+            if ((c->flags & ACCEL_I_CMD_INDIRECT) && p->global_size[0] == 1 && p->global_size[1] == 1 &&
+                p->global_size[2] == 1)
+                e->aux |= 1u << 31;
         }
         accel_i_spin_unlock(&b->lock);
     }
