@@ -143,18 +143,21 @@ $(BUILD)/kernels/%.spv.inc: tests/kernels/%.comp $(BUILD)/kernels/%.spv
 # build/NAME/flags holds the command line; it changes (and everything rebuilds) when the flags change.
 # The implementation is compiled once a configuration: IMPL (default build/NAME/impl.o, tests/impl.c with
 # the configuration's flags), linked into its programs, which are compiled with TEST_APART (they read
-# only the declarations). The programs of TESTS_OWN_IMPL look inside the implementation (its sizes,
-# structs, macros) and compile it in, as a single-file program does; with IMPL given, none does.
+# only the declarations). The programs of TESTS_OWN_IMPL compile it in, as a single-file program does
+# (with IMPL given, none does): they look inside it (its sizes, structs, macros), or they define
+# _POSIX_C_SOURCE / _GNU_SOURCE first, which the implementation sees too (clock_gettime's monotonic
+# clock, Vulkan's calibrated timestamps), so that both clocks keep running in the suite (tests/impl.c
+# is strict C11: timespec_get).
 TEST_APART := -DACCEL_IMPLEMENTATION_INCLUDED -DACCEL_VULKAN_IMPLEMENTATION_INCLUDED \
               -DACCEL_CUDA_IMPLEMENTATION_INCLUDED
-TESTS_OWN_IMPL := test_alloc test_cuda test_device_waits test_devices test_fuzz_replay test_interop \
-                  test_queue_memory test_queues test_replay test_signals test_views
+TESTS_OWN_IMPL := test_alloc test_cuda test_device_waits test_devices test_help test_interop test_pool \
+                  test_queue_memory test_queues test_recover test_replay test_signals test_views test_vulkan
 define test_config
 $(1)_BINS := $$(patsubst %,$(BUILD)/$(1)/%$(4),$(5))
 $(1)_IMPL := $(if $(6),$(6),$(BUILD)/$(1)/impl.o)
 $(BUILD)/$(1)/flags: FORCE
 	@mkdir -p $$(@D)
-	@echo '$(2) $(3)' | cmp -s - $$@ || echo '$(2) $(3)' > $$@
+	@line='$(2) $(3) $(6) own: $(TESTS_OWN_IMPL)'; echo "$$$$line" | cmp -s - $$@ || echo "$$$$line" > $$@
 $(if $(6),,$(BUILD)/$(1)/impl.o: tests/impl.c $$(wildcard accel*.h) $(BUILD)/$(1)/flags
 	@mkdir -p $$(@D)
 	$(2) -c -o $$@ $$<)

@@ -245,7 +245,8 @@
      take peer copies (and patches bring other devices' buffers to copies) on every backend; on a
      GPU backend a list whose copy is staged, or a replay whose patch makes a copy staged, replays in
      the core's generic form (its commands recorded anew each time); so does a CPU list whose exec,
-     fill or update uses another CPU device's buffer (a replay checks it as a recording would).
+     fill or update uses another CPU device's buffer or program (a replay checks them as a recording
+     would).
      A copy that fails on the host (a lost device, out of memory) drops the rest of its batch and
      fails what it would signal, with that reason. A copy whose turn comes after its buffer's device was
      lost never runs (mapped memory, imports, staged copies and replayed lists alike): DEVICE_LOST, from
@@ -407,8 +408,8 @@
        accel_signal_set calls;
      - process "<backend> device": a track per queue, with each command's execution span, named by the
        program (exec) or the command (copy, fill, update, barrier, timestamp, wait, signal, replay, host
-       call), args with
-       groups, invocations and bytes;
+       call), args with groups, invocations and bytes (an indirect exec whose counts were read where
+       it ran, the device or the CPU executor: "groups":"indirect", no invocations);
      - an instant per signal value reached (args: value), and a flow arrow from the signal that reached
        a value to every wait (queue or host) it released.
    Signals without a label are named "#n" (n: creation order on the device). Times are microseconds of
@@ -488,6 +489,12 @@
 */
 #ifndef ACCEL_H_INCLUDED
 #define ACCEL_H_INCLUDED
+
+/* automatic here, so that every file of a program (not only the implementation's) sees it */
+#if !defined(ACCEL_NO_THREADS) && \
+    (defined(__wasi__) || (defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)))
+#  define ACCEL_NO_THREADS
+#endif
 
 #include <stddef.h>
 #include <stdint.h>
@@ -1037,10 +1044,6 @@ needs C11 atomics, which tcc lacks): implement it in a file built by gcc, clang 
 #if !defined(__cplusplus) && defined(__STDC_NO_ATOMICS__)
 #  error "accel.h: the implementation needs C11 atomics; this compiler has none (__STDC_NO_ATOMICS__): \
 use C++11"
-#endif
-#if !defined(ACCEL_NO_THREADS) && \
-    (defined(__wasi__) || (defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)))
-#  define ACCEL_NO_THREADS
 #endif
 #if !defined(ACCEL_NO_THREADS)
 #  if defined(_WIN32)
@@ -1688,6 +1691,8 @@ typedef enum accel_i_cmd_kind {
    earlier exec of its batch, whose references hold them for both (accel_i_rec_exec), or a command whose
    objects its queue holds (core: queue holds). */
 #define ACCEL_I_CMD_SHARED     64u
+/* GRID_READ: an INDIRECT exec whose params hold the grid its HOST_READ step read (a trace shows it) */
+#define ACCEL_I_CMD_GRID_READ  128u
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
     uint32_t flags;
@@ -2258,7 +2263,7 @@ static void accel_i_default_log(accel_log_level level, const char* message, void
 #  define ACCEL_I_VSNPRINTF vsnprintf
 #endif
 static void accel_i_vlog(const accel_logger* lg, accel_log_level level, const char* fmt, va_list ap) {
-    char msg[512];
+    char msg[2048];   /* a line names objects by their labels, which may be long */
     ACCEL_I_VSNPRINTF(msg, sizeof msg, fmt, ap);
     if (lg && lg->log_fn) lg->log_fn(level, msg, lg->user);
     else accel_i_default_log(level, msg, NULL);
@@ -2970,8 +2975,8 @@ static bool accel_i_range_ok(size_t total, size_t offset, size_t size) {
 static const char* accel_i_range_why(const accel_buffer* buf, size_t offset, size_t size, char* out,
                                      size_t cap) {
     const accel_buffer* root = buf->root ? buf->root : buf;
-    if (size == 0) snprintf(out, cap, "size is 0");
-    else if (buf->root)
+    if (size == 0) return "size is 0";
+    if (buf->root)
         snprintf(out, cap,
                  "offset %zu + size %zu outside a view of %zu bytes (at %zu in buffer%s%s%s of %zu bytes)",
                  offset, size, buf->size, buf->offset, ACCEL_I_LABEL(&root->obj), root->size);
@@ -3274,9 +3279,8 @@ static accel_result accel_i_check_wait_args(accel_signal* const* s, const uint64
         return accel_i_invalid(dev, fn, !s ? "signals is NULL" : !v ? "values is NULL" : "count is 0");
     for (uint32_t i = 0; i < n; i++) {
         if (!s[i]) {
-            if (n == 1) snprintf(what, sizeof what, "signal is NULL");
-            else snprintf(what, sizeof what, "signals[%u] is NULL", i);
-            return accel_i_invalid(dev, fn, what);
+            if (n > 1) snprintf(what, sizeof what, "signals[%u] is NULL", i);
+            return accel_i_invalid(dev, fn, n > 1 ? what : "signal is NULL");
         }
         if (v[i] > ACCEL_SIGNAL_MAX)
             return accel_i_fail(s[i]->obj.device, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -4332,7 +4336,7 @@ static void accel_i_queue_settle(accel_queue* q, const char* fn) {
     accel_device* dev = q->obj.device;
     uint64_t step = 1000000000u, waited = 0;
     while (dev->backend->queue_wait_idle(q, step) == ACCEL_TIMEOUT) {
-        char what[320];
+        char what[1536];
         size_t n = dev->backend->queue_describe ? dev->backend->queue_describe(q, what, sizeof what) : 0;
         waited += step;
         if (n == 0)
@@ -4982,7 +4986,7 @@ static uint64_t accel_i_indirect_read(accel_queue* q, accel_i_batch* b, accel_i_
     if (r != ACCEL_OK) return accel_i_failed_value(r);
     if (!accel_i_indirect_params(q, c->u.exec.program, counts, &c->u.exec.params))
         memset(c->u.exec.params.global_size, 0, sizeof c->u.exec.params.global_size);
-    c->flags &= ~ACCEL_I_CMD_HOST_READ;
+    c->flags = (c->flags & ~ACCEL_I_CMD_HOST_READ) | ACCEL_I_CMD_GRID_READ;
     return 0;
 }
 #endif
@@ -7261,9 +7265,10 @@ static void accel_i_cpu_op_build(accel_i_cpu_op* op, const accel_i_batch* l, con
     default: break;
     }
 }
-/* A list whose exec, fill or update uses another CPU device's buffer is left in the generic form (c->native
-   NULL): each replay records it anew, so that a buffer gone stale since (that device recovered) is
-   refused as in any recording. A copy's buffers are checked where it runs (accel_i_cpu_op_copy). */
+/* A list whose exec, fill or update uses another CPU device's buffer (or an exec its program) is left in
+   the generic form (c->native NULL): each replay records it anew, so that an object gone stale since
+   (that device recovered) is refused as in any recording. A copy's buffers are checked where it runs
+   (accel_i_cpu_op_copy). */
 static accel_result accel_i_cpu_commands_build(accel_queue* q, accel_commands* c) {
     const accel_i_batch* l = c->list;
     uint64_t nb = 0, nc = 0, bytes;
@@ -7272,11 +7277,14 @@ static accel_result accel_i_cpu_commands_build(accel_queue* q, accel_commands* c
     for (uint32_t i = 0; i < l->count; i++) {
         const accel_i_cmd* x = &l->cmds[i];
         bool exec = x->kind == ACCEL_I_CMD_EXEC;
-        accel_buffer* const* use = exec ? (accel_buffer* const*)(const void*)(l->arena + x->u.exec.buffers)
-                                        : x->kind == ACCEL_I_CMD_FILL ? &x->u.fill.dst : &x->u.update.dst;
-        uint32_t n = exec ? x->u.exec.buffer_count + ((x->flags & ACCEL_I_CMD_INDIRECT) != 0)   /* + counts */
-                          : x->kind == ACCEL_I_CMD_FILL || x->kind == ACCEL_I_CMD_UPDATE;
-        for (uint32_t k = 0; k < n; k++) if (use[k]->obj.device != q->obj.device) return ACCEL_OK;
+        accel_buffer* const* use = (accel_buffer* const*)(const void*)(l->arena + x->u.exec.buffers);
+        /* an exec's program, then its buffers (and an indirect one's counts); a fill's or an update's
+           dst (the first member of both: a common initial sequence of the union's structs) */
+        uint32_t n = exec ? x->u.exec.buffer_count + ((x->flags & ACCEL_I_CMD_INDIRECT) != 0) : 0;
+        bool dst = x->kind == ACCEL_I_CMD_FILL || x->kind == ACCEL_I_CMD_UPDATE;
+        const accel_i_object* o = exec ? &x->u.exec.program->obj : dst ? &x->u.fill.dst->obj : NULL;
+        for (uint32_t k = 0; o; o = k < n ? &use[k++]->obj : NULL)
+            if (o->device != q->obj.device) return ACCEL_OK;
         if (!exec) continue;
         nb += x->u.exec.buffer_count;
         nc += x->u.exec.constant_count;
@@ -8253,7 +8261,8 @@ static ACCEL_I_COLD void accel_i_debug_hang(accel_device* dev, const char* what,
 typedef enum accel_i_tev {
     ACCEL_I_TEV_NAME,     /* a track's name: label */
     ACCEL_I_TEV_SPAN,     /* "what label"; key: the name of arg a[0], NULL: no args */
-    ACCEL_I_TEV_EXEC,     /* program label; a: global and local sizes, 2 per word; aux: buffers */
+    ACCEL_I_TEV_EXEC,     /* program label; a: global and local sizes, 2 per word; aux: buffers (top
+                             bit: an indirect exec whose grid is not known here) */
     ACCEL_I_TEV_SIGNAL,   /* signal reached a[0]: the span "what <signal>" and the instant "<signal>" */
     ACCEL_I_TEV_WAIT,     /* the span "what <signal>" for a[0], and (a[2] != 0) a flow as FLOW's */
     ACCEL_I_TEV_FLOW      /* a flow with id a[2] from (from, a[1]) to the slice (track, t0 .. t1) */
@@ -8262,8 +8271,7 @@ typedef struct accel_i_trace_event {
     uint64_t t0, t1, a[3];            /* ns on the host clock */
     const char* what;                 /* static */
     const char* key;                  /* static */
-    uint32_t track, from, aux;        /* aux: a signal's number ("#n" when unlabelled), EXEC's buffers
-                                         (top bit: accel_i_trace_cmd_at) */
+    uint32_t track, from, aux;        /* aux: a signal's number ("#n" when unlabelled), EXEC's (above) */
     uint8_t ev;
     char label[40];                   /* the name, when it fits (else cut, at a character's start) */
     /* NULL, or the whole name when it does not fit (accel_i_trace_intern) */
@@ -8734,11 +8742,9 @@ static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint6
             e->a[0] = p->global_size[0] | (uint64_t)p->global_size[1] << 32;
             e->a[1] = p->global_size[2] | (uint64_t)p->local_size[0] << 32;
             e->a[2] = p->local_size[1] | (uint64_t)p->local_size[2] << 32;
-            /* top bit: an indirect exec whose grid was read where it ran (its params: 1 x 1 x 1) */
             e->aux = c->u.exec.buffer_count;
-            if ((c->flags & ACCEL_I_CMD_INDIRECT) && p->global_size[0] == 1 && p->global_size[1] == 1 &&
-                p->global_size[2] == 1)
-                e->aux |= 1u << 31;
+            if ((c->flags & (ACCEL_I_CMD_INDIRECT | ACCEL_I_CMD_GRID_READ)) == ACCEL_I_CMD_INDIRECT)
+                e->aux |= 1u << 31;   /* its grid read where it ran: params hold none */
         }
         accel_i_spin_unlock(&b->lock);
     }

@@ -1,6 +1,9 @@
 /* tests/test.h — the tiny harness of the accel test suite. Header-only, C11.
 
-   A test program is one translation unit:
+   A test program is one translation unit (the Makefile compiles most of them apart from the
+   implementation, with ACCEL_IMPLEMENTATION_INCLUDED, linking each configuration's tests/impl.c: such a
+   program must use no accel_i_* / ACCEL_I_* names and no macro the implementation sets; a program that
+   does goes in the Makefile's TESTS_OWN_IMPL):
 
        #define ACCEL_IMPLEMENTATION
        #include "accel.h"
@@ -156,7 +159,7 @@ typedef struct test_log_state {
     atomic_int count[4];              /* per accel_log_level */
     atomic_int validation;            /* Vulkan validation-layer messages */
     int next;
-    char messages[TEST_LOG_KEEP][256];
+    char messages[TEST_LOG_KEEP][2048];   /* a line with long labels whole (accel.h's lines: 2048) */
 } test_log_state;
 static test_log_state test_log_g = { ATOMIC_FLAG_INIT, { 0, 0, 0, 0 }, 0, 0, { { 0 } } };
 

@@ -10,6 +10,9 @@
 #include "accel.h"
 #include "test.h"
 #include "pool_check.h"
+#if !defined(_WIN32)
+#  include <unistd.h>   /* sysconf (the implementation's own includes are not seen here: Makefile) */
+#endif
 #if defined(__linux__) && TEST_HAVE_THREADS
 #  include <sched.h>
 #  define POOL_HAVE_AFFINITY 1

@@ -912,6 +912,12 @@ static uint64_t destroy_while_blocked(int device, int fail, uint64_t delay_ns, c
         accel_device_destroy(dev);
         return 0;
     }
+    if (device) {   /* a long label does not push the signal and the value out of the line */
+        char label[601];
+        memset(label, 'q', 600);
+        label[600] = '\0';
+        CHECK_OK(accel_queue_set_label(q, label));
+    }
     snprintf(gate_name, cap, "signal %p", (void*)gate);
     accel_queue_wait(q, gate, 5);
     CHECK_OK(accel_queue_submit(q));
@@ -935,7 +941,8 @@ static void blocked_device_main(void* p) {
 
 /* A destroy that waits for a queue blocked on a signal nobody sets says so after a second, in every
    build (not only on debug devices), with the queue, the signal, the value and the remedy, and again at
-   a growing interval. Before: it waited silently. */
+   a growing interval. Before: it waited silently. The device variant's queue has a 600-character
+   label: the line still names the signal (before, it was cut inside the label). */
 TEST(destroy_of_blocked_queue_logs_what_it_waits_for) {
 #if TEST_HAVE_THREADS
     char gate[64], dev_gate[64];

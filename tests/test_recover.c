@@ -691,14 +691,16 @@ out:
 }
 /* The same on the CPU backend for an exec and a fill, which may bind another CPU device's buffer: a CPU
    list (its native form) whose exec and fill write into x of a CPU device recovered since. Before, the
-   native form ran both over the stale x (only its copies were checked). */
+   native form ran both over the stale x (only its copies were checked). And a list that runs that
+   device's program (pr) over its own buffer: the replay says DEVICE_LOST too (a patch cannot replace a
+   program; before, it ran the stale program). */
 static void stale_exec_write(const accel_dispatch* d) { ((uint32_t*)d->buffers[0])[1] = d->constants[0]; }
 static void stale_exec_case(accel_device* o, accel_device* r) {
     accel_queue* q = NULL;
-    accel_program* p = NULL;
-    accel_buffer *x = NULL, *y = NULL;
-    accel_commands* list = NULL;
-    accel_signal *lost = NULL, *done = NULL;
+    accel_program *p = NULL, *pr = NULL;
+    accel_buffer *x = NULL, *y = NULL, *ob = NULL;
+    accel_commands *list = NULL, *runs_pr = NULL;
+    accel_signal *lost = NULL, *lost2 = NULL, *done = NULL;
     accel_program_desc pd;
     uint32_t seven = 7, got[2] = { 0, 0 };
     memset(&pd, 0, sizeof pd);
@@ -707,10 +709,14 @@ static void stale_exec_case(accel_device* o, accel_device* r) {
     pd.buffer_count = 1;
     pd.constant_count = 1;
     if (!CHECK_OK(accel_queue_create(o, ACCEL_QUEUE_COMPUTE, &q)) ||
-        !CHECK_OK(accel_program_create(o, &pd, &p)) ||
+        !CHECK_OK(accel_program_create(o, &pd, &p)) || !CHECK_OK(accel_program_create(r, &pd, &pr)) ||
         !CHECK_OK(test_buffer_create(r, 64, ACCEL_MEMORY_DEVICE, &x)) ||
+        !CHECK_OK(test_buffer_create(o, 64, ACCEL_MEMORY_DEVICE, &ob)) ||
         !CHECK_OK(accel_signal_create(o, 0, &lost)) || !CHECK_OK(accel_signal_create(o, 0, &done)) ||
-        !CHECK_OK(accel_queue_record_begin(q)))
+        !CHECK_OK(accel_signal_create(o, 0, &lost2)) || !CHECK_OK(accel_queue_record_begin(q)))
+        goto out;
+    accel_queue_exec(q, pr, &ob, 1, &seven, 1, accel_exec_1d(1, 1));
+    if (!CHECK_OK(accel_queue_record_end(q, &runs_pr)) || !CHECK_OK(accel_queue_record_begin(q)))
         goto out;
     accel_queue_fill(q, x, 0, 4, 0x01020304u);                          /* command 0 */
     accel_queue_exec(q, p, &x, 1, &seven, 1, accel_exec_1d(1, 1));    /* command 1 */
@@ -721,6 +727,10 @@ static void stale_exec_case(accel_device* o, accel_device* r) {
     accel_queue_signal(q, lost, 1);
     if (!test_submit_lost(q, lost))
         fprintf(stderr, "    a CPU list's exec and fill: the replay without patches\n");
+    accel_queue_replay(q, runs_pr, NULL, 0);
+    accel_queue_signal(q, lost2, 1);
+    if (!test_submit_lost(q, lost2))
+        fprintf(stderr, "    a CPU list that runs the recovered device's program\n");
     {
         accel_patch pt[2] = { { 0, 0, y, 0 }, { 1, 0, y, 0 } };   /* x's place in both */
         accel_queue_replay(q, list, pt, 2);
@@ -734,11 +744,15 @@ static void stale_exec_case(accel_device* o, accel_device* r) {
 out:
     if (q) CHECK_OK(accel_queue_finish(q, 10000000000ull));
     accel_commands_destroy(list);
+    accel_commands_destroy(runs_pr);
     accel_signal_destroy(lost);
+    accel_signal_destroy(lost2);
     accel_signal_destroy(done);
     accel_buffer_destroy(y);
     accel_buffer_destroy(x);
+    accel_buffer_destroy(ob);
     accel_program_destroy(p);
+    accel_program_destroy(pr);
     accel_queue_destroy(q);
 }
 TEST(patch_replaces_a_stale_peer_buffer) {
