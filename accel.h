@@ -7277,7 +7277,8 @@ static accel_result accel_i_cpu_commands_build(accel_queue* q, accel_commands* c
     for (uint32_t i = 0; i < l->count; i++) {
         const accel_i_cmd* x = &l->cmds[i];
         bool exec = x->kind == ACCEL_I_CMD_EXEC;
-        accel_buffer* const* use = (accel_buffer* const*)(const void*)(l->arena + x->u.exec.buffers);
+        accel_buffer* const* use =
+            exec ? (accel_buffer* const*)(const void*)(l->arena + x->u.exec.buffers) : NULL;   /* n: 0 */
         /* an exec's program, then its buffers (and an indirect one's counts); a fill's or an update's
            dst (the first member of both: a common initial sequence of the union's structs) */
         uint32_t n = exec ? x->u.exec.buffer_count + ((x->flags & ACCEL_I_CMD_INDIRECT) != 0) : 0;
