@@ -158,7 +158,7 @@ $(1)_IMPL := $(if $(6),$(6),$(BUILD)/$(1)/impl.o)
 $(BUILD)/$(1)/flags: FORCE
 	@mkdir -p $$(@D)
 	@line='$(2) $(3) $(6) own: $(TESTS_OWN_IMPL)'; echo "$$$$line" | cmp -s - $$@ || echo "$$$$line" > $$@
-$(if $(6),,$(BUILD)/$(1)/impl.o: tests/impl.c $$(wildcard accel*.h) $(BUILD)/$(1)/flags
+$(if $(6),,$(BUILD)/$(1)/impl.o: tests/impl.c tests/test_backends.h $$(wildcard accel*.h) $(BUILD)/$(1)/flags
 	@mkdir -p $$(@D)
 	$(2) -c -o $$@ $$<)
 $(BUILD)/$(1)/%$(4): tests/%.c $$(HEADERS) $$(KERNEL_INCS) $(BUILD)/$(1)/flags $$($(1)_IMPL)

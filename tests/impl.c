@@ -5,11 +5,4 @@
    declarations, as a program's other files do. */
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
-#ifdef ACCEL_TEST_HAVE_VULKAN
-#  define ACCEL_VULKAN_IMPLEMENTATION
-#  include "accel_vulkan.h"
-#endif
-#ifdef ACCEL_TEST_HAVE_CUDA
-#  define ACCEL_CUDA_IMPLEMENTATION
-#  include "accel_cuda.h"
-#endif
+#include "test_backends.h"

@@ -46,14 +46,7 @@
 #include <string.h>
 #include <time.h>
 
-#ifdef ACCEL_TEST_HAVE_VULKAN
-#  define ACCEL_VULKAN_IMPLEMENTATION
-#  include "accel_vulkan.h"
-#endif
-#ifdef ACCEL_TEST_HAVE_CUDA
-#  define ACCEL_CUDA_IMPLEMENTATION
-#  include "accel_cuda.h"
-#endif
+#include "test_backends.h"
 
 #if defined(_WIN32)
 #  ifndef WIN32_LEAN_AND_MEAN

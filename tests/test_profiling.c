@@ -326,6 +326,15 @@ static void trace_path(char* out, size_t cap, const char* what) {
     snprintf(out, cap, "accel_test_trace_%s_%llu.json", what, (unsigned long long)(test_now_ns() % 1000000007u));
 }
 
+/* A traced device writing to a fresh path ("what" in its name), and a COMPUTE queue on it. */
+static int trace_device(char* path, size_t cap, const char* what, accel_device** dev, accel_queue** q) {
+    accel_device_desc desc;
+    trace_path(path, cap, what);
+    memset(&desc, 0, sizeof desc);
+    desc.trace_path = path;
+    return CHECK_OK(test_device_create_desc(desc, dev)) &&
+           CHECK_OK(accel_queue_create(*dev, ACCEL_QUEUE_COMPUTE, q));
+}
 /* The events of one track (pid, tid) with phase ph, sorted by ts (stable). */
 static int track_events(const jval* evs, long long pid, long long tid, char ph, const jval** out, int cap) {
     int n = 0;
@@ -508,14 +517,9 @@ TEST(trace_of_host_sets_and_failures) {
     TEST_NEEDS_TRACE();
     char path[96];
     accel_device* dev;
-    accel_device_desc desc;
     accel_queue* q;
     accel_signal *gate, *bad, *done;
-    trace_path(path, sizeof path, "sets");
-    memset(&desc, 0, sizeof desc);
-    desc.trace_path = path;
-    REQUIRE_OK(test_device_create_desc(desc, &dev));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE(trace_device(path, sizeof path, "sets", &dev, &q));
     REQUIRE_OK(accel_signal_create(dev, 0, &gate));   /* #1 */
     REQUIRE_OK(accel_signal_create(dev, 0, &bad));    /* #2 */
     REQUIRE_OK(accel_signal_create(dev, 0, &done));   /* #3 */
@@ -577,7 +581,6 @@ TEST(trace_of_host_calls) {
     TEST_NEEDS_TRACE();
     char path[96];
     accel_device* dev;
-    accel_device_desc desc;
     accel_device* other;
     accel_queue* q;
     accel_signal* done;
@@ -585,11 +588,7 @@ TEST(trace_of_host_calls) {
     atomic_int calls;
     static const char* const want[] = { "host call", "signal #1", "copy", "host call", "signal #1" };
     atomic_init(&calls, 0);
-    trace_path(path, sizeof path, "hostcall");
-    memset(&desc, 0, sizeof desc);
-    desc.trace_path = path;
-    REQUIRE_OK(test_device_create_desc(desc, &dev));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE(trace_device(path, sizeof path, "hostcall", &dev, &q));
     REQUIRE_OK(accel_signal_create(dev, 0, &done));   /* #1 */
     REQUIRE_OK(accel_device_create(NULL, &other));    /* a CPU device */
     REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_DEVICE, &dst));
@@ -619,15 +618,10 @@ TEST(trace_longer_than_its_buffer) {
     TEST_NEEDS_TRACE();
     char path[96];
     accel_device* dev;
-    accel_device_desc desc;
     accel_queue* q;
     accel_buffer* b;
     const int batches = 1500;   /* 3 events each: submit (host), fill and barrier (queue) */
-    trace_path(path, sizeof path, "long");
-    memset(&desc, 0, sizeof desc);
-    desc.trace_path = path;
-    REQUIRE_OK(test_device_create_desc(desc, &dev));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE(trace_device(path, sizeof path, "long", &dev, &q));
     REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &b));
     for (int i = 0; i < batches; i++) {
         accel_queue_fill(q, b, 0, 64, (uint32_t)i);
@@ -721,15 +715,10 @@ TEST(trace_labels_are_utf8) {
     TEST_NEEDS_TRACE();
     char path[96], text[8192];
     accel_device* dev;
-    accel_device_desc desc;
     accel_queue* q;
     FILE* f;
     size_t n;
-    trace_path(path, sizeof path, "utf8");
-    memset(&desc, 0, sizeof desc);
-    desc.trace_path = path;
-    REQUIRE_OK(test_device_create_desc(desc, &dev));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE(trace_device(path, sizeof path, "utf8", &dev, &q));
     /* valid, two stray bytes, an overlong form, a surrogate, past U+10FFFF, the last valid 3-byte form
        before the surrogates and the first 4-byte one, a cut sequence */
     CHECK_OK(accel_queue_set_label(q, "caf\xc3\xa9 \xff\xfe end \xe0\x80\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|"
@@ -767,16 +756,11 @@ TEST(trace_names_are_whole) {
     static const char plabel[] = "physics_step_integrate_positions_and_velocities_v2";
     char path[96], slabel[80], want[96];
     accel_device* dev;
-    accel_device_desc desc;
     accel_queue* q;
     accel_signal *s, *plain;
     accel_program* prog = NULL;
     int host_threads = 0;
-    trace_path(path, sizeof path, "names");
-    memset(&desc, 0, sizeof desc);
-    desc.trace_path = path;
-    REQUIRE_OK(test_device_create_desc(desc, &dev));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE(trace_device(path, sizeof path, "names", &dev, &q));
     REQUIRE_OK(accel_signal_create(dev, 0, &s));
     REQUIRE_OK(accel_signal_create(dev, 0, &plain));
     strcpy(slabel, "xx");
@@ -924,16 +908,11 @@ TEST(trace_of_an_indirect_exec) {
     TEST_NEEDS_TRACE();
     char path[96];
     accel_device* dev;
-    accel_device_desc desc;
     accel_queue* q;
     accel_buffer *data, *counts;
     accel_program* add;
     uint32_t n = 64, grid[3] = { 4, 1, 1 }, local[3] = { 16, 1, 1 };
-    trace_path(path, sizeof path, "indirect");
-    memset(&desc, 0, sizeof desc);
-    desc.trace_path = path;
-    REQUIRE_OK(test_device_create_desc(desc, &dev));
-    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE(trace_device(path, sizeof path, "indirect", &dev, &q));
     REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &data));
     REQUIRE_OK(test_buffer_create(dev, 256, ACCEL_MEMORY_DEVICE, &counts));
     REQUIRE_OK(test_buffer_set_u32(data, 64, 0));
