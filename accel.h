@@ -719,9 +719,12 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
    another queue of buf's device than the one that allocated it. accel_buffer_destroy instead of
    accel_queue_free is a free at no queue point: the memory returns once no submitted work uses the
    buffer. Recording errors (INVALID_ARGUMENT at the next submit, nothing freed): NULL buf, a buffer
-   not from accel_queue_alloc or freed already, another device's, a call while q records a command
-   list. The handle ends when the free is recorded: where submit then discards the batch (a recording
-   error of another command), the buffer goes as by accel_buffer_destroy. Recording thread. */
+   not from accel_queue_alloc, one freed already while its handle is not reused (see below), another
+   device's, a call while q records a command list. The handle ends when the free is recorded: where
+   submit then discards the batch (a recording error of another command), the buffer goes as by
+   accel_buffer_destroy. An ended handle, like a destroyed object, must not be passed again: once its
+   free completed, a later accel_queue_alloc may return the same pointer (a second free would then end
+   the new buffer), or its memory may be gone. Recording thread. */
 ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf);
 
 /* ==== programs ==== */
@@ -4044,8 +4047,8 @@ static bool accel_i_exec_checked(accel_queue* q, accel_program* p, accel_buffer*
     if (accel_i_no_work(params)) {
         if (ACCEL_I_DEBUGGING(q->obj.device))
             accel_i_log(q->obj.device, ACCEL_LOG_WARN,
-                        "accel_queue_exec: global size %u x %u x %u of program%s%s%s is no work: the "
-                        "exec does nothing (an unused dimension takes 1)",
+                        "accel_queue_exec: global size %u x %u x %u of program%s%s%s is no work, nothing "
+                        "runs (an unused dimension takes 1)",
                         params->global_size[0], params->global_size[1], params->global_size[2],
                         ACCEL_I_LABEL(&p->obj));
         return q->recording;
@@ -6007,6 +6010,8 @@ static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
         if (accel_i_failed(cur = accel_i_signal_value(b->cmds[i].u.sig.signal))) return cur;
     }
     b->host_checked = b->pc;
+    /* a queue-memory handle it reads or copies with no memory: the batch fails as where it is built */
+    if (b->qmem && (failed = accel_i_qmem_use_failed(q, b, c)) != 0) return failed;
     if (c->kind == ACCEL_I_CMD_EXEC) return accel_i_indirect_read(q, b, c);   /* stays at b->pc, direct */
     t0 = ACCEL_I_TRACING(q->obj.device) ? accel_i_now_ns() : 0;
     if (c->kind == ACCEL_I_CMD_COPY) failed = accel_i_peer_staged_cmd(q, c);
@@ -8202,7 +8207,7 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
         else
             accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
                         "%s: nothing submitted can reach signal %p%s%s%s >= %llu: it is at %llu and the "
-                        "highest value a submitted queue signals it to is %llu; only accel_signal_set or "
+                        "highest value submitted work signals it to is %llu; only accel_signal_set or "
                         "later work can end this wait",
                         fn, (void*)s[i], ACCEL_I_LABEL(&s[i]->obj), (unsigned long long)v[i],
                         (unsigned long long)cur, (unsigned long long)promised);

@@ -3406,12 +3406,14 @@ static accel_i_vk_scope accel_i_vk_scope_of(const accel_i_batch* b, uint32_t fro
             sc.writes |= VK_ACCESS_SHADER_WRITE_BIT;
             sc.access |= VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
         }
-        /* an indirect exec's counts: read by the indirect-command stage */
+        /* an indirect exec's counts: read by the indirect-command stage (a replay's too, beside the
+           stages of its other commands, below) */
         if ((k == ACCEL_I_CMD_EXEC && (b->cmds[i].flags & ACCEL_I_CMD_INDIRECT)) ||
             (k == ACCEL_I_CMD_REPLAY && b->cmds[i].u.replay.list->has_indirect)) {
             sc.stages |= VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT;
             sc.access |= VK_ACCESS_INDIRECT_COMMAND_READ_BIT;
-        } else if (k == ACCEL_I_CMD_COPY || k == ACCEL_I_CMD_FILL || k == ACCEL_I_CMD_UPDATE) {
+        }
+        if (k == ACCEL_I_CMD_COPY || k == ACCEL_I_CMD_FILL || k == ACCEL_I_CMD_UPDATE) {
             sc.stages |= VK_PIPELINE_STAGE_TRANSFER_BIT;
             sc.writes |= VK_ACCESS_TRANSFER_WRITE_BIT;
             sc.access |= VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;

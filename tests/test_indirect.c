@@ -355,6 +355,29 @@ TEST(counts_read_when_the_command_runs) {
     accel_device_destroy(r.dev);
 }
 
+/* A replay of a list that ends with an indirect exec, then a copy of what it wrote, in one batch: the
+   copy sees the exec's writes (Vulkan: the barrier after the replay covered only the counts' read, so
+   the copy read the exec's output unordered; sync validation reports it, the vulkan-sync run). */
+TEST(a_copy_after_a_replayed_indirect_exec) {
+    ind_rig r;
+    accel_commands* list = NULL;
+    accel_buffer* out = NULL;
+    if (!ind_rig_open(&r)) { accel_device_destroy(r.dev); return; }
+    REQUIRE_OK(test_buffer_create(r.dev, NN * 4, ACCEL_MEMORY_HOST, &out));
+    REQUIRE(ind_host_counts(r.counts, 0, 4, 1, 1));
+    REQUIRE_OK(accel_queue_record_begin(r.q));
+    ind_add(&r, r.q, r.counts, 0);
+    REQUIRE_OK(accel_queue_record_end(r.q, &list));
+    for (uint32_t k = 1; k <= 4; k++) {
+        accel_queue_fill(r.q, out, 0, NN * 4, 0);
+        accel_queue_replay(r.q, list, NULL, 0);
+        accel_queue_copy(r.q, out, 0, r.buf, 0, NN * 4);
+        if (!CHECK_OK(ind_run(&r, r.q, k)) || !ind_expect(out, 256, k)) break;
+    }
+    accel_commands_destroy(list);
+    accel_device_destroy(r.dev);
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(counts_written_by_the_previous_command);
@@ -365,5 +388,6 @@ int main(int argc, char** argv) {
     RUN(patched_counts_in_a_list);
     RUN(many_indirect_execs_across_queues);
     RUN(counts_read_when_the_command_runs);
+    RUN(a_copy_after_a_replayed_indirect_exec);
     return test_end();
 }

@@ -572,6 +572,19 @@ TEST(qmem_out_of_memory_when_the_command_runs) {
         CHECK_RESULT(qm_run(&sc, sc.q), ACCEL_ERROR_SIGNAL_FAILED);
         CHECK_OK(accel_queue_finish(sc.q, ACCEL_WAIT_FOREVER));
         qm_check(sc.out, QM_N, 41);
+        /* as an indirect exec's counts, which CUDA reads on the host where the exec's turn comes: the
+           batch fails with the handle's reason (a read of no memory crashed the mock's stream) */
+        {
+            static const uint32_t local[3] = { 64, 1, 1 };
+            uint32_t n = QM_N;
+            accel_queue_exec_indirect(sc.q, sc.add, &sc.out, 1, &n, 1, local, a, 0);
+            CHECK_RESULT(qm_run(&sc, sc.q), ACCEL_ERROR_SIGNAL_FAILED);
+            if (qm_oom_is_out_of_memory(sc.dev))
+                CHECK_EQ_U64(accel_signal_value(sc.s),
+                             ACCEL_SIGNAL_MAX + 1 + (uint64_t)-(int64_t)ACCEL_ERROR_OUT_OF_MEMORY);
+            CHECK_OK(accel_queue_finish(sc.q, ACCEL_WAIT_FOREVER));
+            qm_check(sc.out, QM_N, 41);
+        }
         /* while recording a list: a recording error of the list */
         REQUIRE_OK(accel_queue_record_begin(sc.q));
         qm_fill(&sc, sc.q, a, 1, QM_N);
