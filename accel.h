@@ -719,12 +719,12 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
    another queue of buf's device than the one that allocated it. accel_buffer_destroy instead of
    accel_queue_free is a free at no queue point: the memory returns once no submitted work uses the
    buffer. Recording errors (INVALID_ARGUMENT at the next submit, nothing freed): NULL buf, a buffer
-   not from accel_queue_alloc, one freed already while its handle is not reused (see below), another
-   device's, a call while q records a command list. The handle ends when the free is recorded: where
-   submit then discards the batch (a recording error of another command), the buffer goes as by
-   accel_buffer_destroy. An ended handle, like a destroyed object, must not be passed again: once its
-   free completed, a later accel_queue_alloc may return the same pointer (a second free would then end
-   the new buffer), or its memory may be gone. Recording thread. */
+   not from accel_queue_alloc, one freed already (found for sure until that free completed; see below),
+   another device's, a call while q records a command list. The handle ends when the free is
+   recorded: where submit then discards the batch (a recording error of another command), the buffer
+   goes as by accel_buffer_destroy. An ended handle, like a destroyed object, must not be passed again:
+   once its free completed, a later accel_queue_alloc may return the same pointer (a second free would
+   then end the new buffer), or its memory may be gone. Recording thread. */
 ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf);
 
 /* ==== programs ==== */
