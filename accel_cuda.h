@@ -219,7 +219,9 @@
    once ACCEL_CUDA_MAX_BEHIND (768) stream operations (launches, copies, fills, waits, signal
    points' memory writes: each enqueuing driver call, a batch of writes once) wait behind the oldest
    such wait not known released, the rest (of the batch, and later batches) goes to the worker, so
-   accel_queue_submit does not block in the driver however long the batch. Such waits are tracked
+   accel_queue_submit does not block in the driver however long the batch. A native step
+   (accel_queue_native) may enqueue any number of operations, so it waits for no such wait to be
+   pending (on the worker, which then runs it). Such waits are tracked
    one by one, up to 64 of them; past that the newest entry takes in the later ones and is released
    with the point after the last it took in, so in a long pipeline of them the budget frees as the
    GPU passes each (not only once the stream has drained). The worker does not block there either:
@@ -502,7 +504,8 @@ ACCEL_API uint64_t accel_cuda_buffer_pointer(accel_buffer* b);
 ACCEL_API void* accel_cuda_queue_stream(accel_queue* q);
 /* The CUcontext of d: the device's primary context (shared with the CUDA runtime in the process). Make it
    current (cuCtxSetCurrent) before driver calls on accel's memory or streams. accel makes it current on the
-   threads that enqueue its work and leaves it current there; another context (or none) made current on such a
+   threads that enqueue its work (accel_queue_submit's, an accel_signal_set's that submits the work it
+   releases, the queue's worker) and leaves it current there; another context (or none) made current on such a
    thread since costs accel a second try of the call that needed it. accel retains it while d lives and
    releases it in accel_device_destroy: when no one else holds it (the CUDA runtime does once used), that
    destroys the context and everything allocated in it. Memory you allocate in it to outlive d needs a retain
@@ -4418,6 +4421,14 @@ static uint64_t accel_i_cu_poll_since(accel_i_cu_queue* q, uint64_t now) {
     }
     return q->poll_since;
 }
+/* A native step's fn enqueues what it likes, one operation or thousands: behind a GPU wait the host has
+   yet to release, that could fill the stream and block the thread in the driver (the submitting thread,
+   perhaps the one that would release the wait). So it runs only once no such wait is pending: until
+   then the rest of the batch goes to the worker, which reaps and tries again (as for a full stream). */
+static bool accel_i_cu_native_held(accel_i_cu_queue* q) {
+    if (q->ngates) accel_i_cu_gates_prune(q, false);
+    return q->ngates != 0;
+}
 /* Waits wfrom..to of b went to the stream: on a traced device, a point after them for each (its span). */
 static void accel_i_cu_waits_traced(accel_i_cu_queue* q, accel_i_batch* b, uint32_t wfrom, uint32_t to) {
     for (uint32_t i = wfrom; i < to && q->base.obj.device->trace; i++)
@@ -4460,6 +4471,11 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
     }
     if (!failed) accel_i_cu_waits_traced(q, b, sg->wfrom, sg->from);
     for (uint32_t pc = sg->from; pc < sg->to && !failed; pc++) {
+        if (b->cmds[pc].kind == ACCEL_I_CMD_NATIVE && accel_i_cu_native_held(q)) {   /* it, to the worker */
+            accel_i_cu_enqueued(q);
+            b->pc = pc;
+            return accel_i_cu_hand_back(q);
+        }
         if (accel_i_lost(&dev->base)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         else failed = accel_i_cu_cmd(q, b, pc);
         if (failed) accel_i_fail_rest(b, pc + 1, failed);   /* drop the rest, pass the failure on */

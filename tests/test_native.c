@@ -268,6 +268,64 @@ TEST(native_step_behind_a_host_gate) {
     accel_device_destroy(host);
 }
 
+#if TEST_HAVE_THREADS
+/* The native fill k times over: many driver calls for one step. */
+typedef struct native_many { native_fill f; uint32_t k; } native_many;
+static void native_many_fn(const accel_native* n, void* user) {
+    native_many* m = (native_many*)user;
+    for (uint32_t i = 0; i < m->k; i++) native_fill_fn(n, &m->f);
+}
+/* Sets gate unless done is set within 5 s (so that a submit that blocks cannot hang the test). */
+typedef struct native_watch { accel_signal *gate, *done; atomic_int fired; } native_watch;
+static void native_watch_fn(void* p) {
+    native_watch* w = (native_watch*)p;
+    if (accel_signal_wait(w->done, 1, 5000000000ull) == ACCEL_OK) return;
+    atomic_store(&w->fired, 1);
+    accel_signal_set(w->gate, 1);
+}
+#endif
+/* A native step that enqueues more than a stream holds (1,100 fills; the CUDA mock's stream takes 1,024
+   operations) behind a GPU wait the host has yet to release: accel_queue_submit returns at once, and
+   the step runs once the wait is released. CUDA counted a step as one operation of its budget, so the
+   step's own driver call blocked the submitting thread, the one that would release the wait (here a
+   watchdog released it after 5 s). */
+TEST(a_native_step_that_fills_the_stream_behind_a_host_gate) {
+#if !TEST_HAVE_THREADS
+    SKIP("needs threads (a watchdog)");
+#else
+    native_rig r;
+    accel_signal *gate, *done;
+    native_many m;
+    native_watch w;
+    test_thread t;
+    if (!native_raw_open()) SKIP("the driver's own calls for the native step are not reachable here");
+    if (!native_rig_open(&r)) return;
+    REQUIRE_OK(accel_signal_create(r.dev, 0, &gate));
+    REQUIRE_OK(accel_signal_create(r.dev, 0, &done));
+    memset(&m, 0, sizeof m);
+    m.f.buf = r.buf; m.f.value = 3; m.f.n = NN; m.k = 1100;
+    w.gate = gate;
+    w.done = done;
+    atomic_init(&w.fired, 0);
+    REQUIRE(test_thread_start(&t, native_watch_fn, &w));
+    accel_queue_wait(r.q, gate, 1);
+    accel_queue_native(r.q, native_many_fn, &m);
+    native_add(&r);
+    accel_queue_signal(r.q, r.s, 1);
+    CHECK_OK(accel_queue_submit(r.q));
+    CHECK_EQ_INT(atomic_load(&w.fired), 0);   /* the submit returned before the watchdog set the gate */
+    CHECK_OK(accel_signal_set(done, 1));
+    test_thread_join(&t);
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_signal_wait(r.s, 1, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_INT(atomic_load(&m.f.runs), 1100);
+    CHECK_EQ_INT(m.f.bad, 0);
+    CHECK_EQ_INT(test_buffer_u32(r.buf, 0), 4);
+    CHECK_EQ_INT(test_buffer_u32(r.buf, NN - 1), 4);
+    accel_device_destroy(r.dev);
+#endif
+}
+
 /* What a native step's fn may do besides enqueueing: call accel on its own device (not on its queue). */
 typedef struct native_caller {
     accel_device* dev;
@@ -347,6 +405,7 @@ int main(int argc, char** argv) {
     RUN(native_recording_errors);
     RUN(failure_before_the_step_drops_it);
     RUN(native_step_behind_a_host_gate);
+    RUN(a_native_step_that_fills_the_stream_behind_a_host_gate);
     RUN(native_fn_calls_accel_on_its_device);
     RUN(nothreads_step_runs_inside_submit);
     return test_end();
