@@ -885,9 +885,10 @@ typedef struct accel_native {
    enqueues; it must not wait for the queue's own work, submit the command buffer, or call accel on q
    (the rest of the device is fine: set or fail a signal, submit to another queue, create, destroy).
    Where it runs: CUDA, on the thread that puts the segment on the stream: accel_queue_submit's; the
-   queue's worker after a host-gated wait, and while a GPU wait before it waits for a value the host
-   has yet to set (fn may enqueue more than the stream holds); or the thread whose accel_signal_set
-   released a host-gated wait (see there). accel calls of fn that enqueue on another CUDA device (a
+   queue's worker after a host-gated wait, and while a GPU wait enqueued before it on the queue, for a
+   value the host sets or applies, is not known released (fn may enqueue more than the stream holds;
+   see accel_cuda.h for the waits this covers); or the thread whose accel_signal_set released a
+   host-gated wait (see there). accel calls of fn that enqueue on another CUDA device (a
    submit, or a set that releases that device's work) leave that device's context current: make
    accel_cuda_device_context(n->queue's device) current again before enqueuing more. Vulkan, on the
    queue's worker, which records the segment;

@@ -221,7 +221,9 @@
    such wait not known released, the rest (of the batch, and later batches) goes to the worker, so
    accel_queue_submit does not block in the driver however long the batch. A native step
    (accel_queue_native) may enqueue any number of operations, so it waits for no such wait to be
-   pending (on the worker, which then runs it). Such waits are tracked
+   pending (on the worker, which then runs it). A wait on a Vulkan device's semaphore (cuda: waits on
+   Vulkan signals) is not tracked as one: work behind such a wait whose value the host has yet to set
+   may block the caller in the driver once the stream is full. Such waits are tracked
    one by one, up to 64 of them; past that the newest entry takes in the later ones and is released
    with the point after the last it took in, so in a long pipeline of them the budget frees as the
    GPU passes each (not only once the stream has drained). The worker does not block there either:
@@ -4424,8 +4426,10 @@ static uint64_t accel_i_cu_poll_since(accel_i_cu_queue* q, uint64_t now) {
 /* A native step's fn enqueues what it likes, one operation or thousands: behind a GPU wait the host has
    yet to release, that could fill the stream and block the thread in the driver (the submitting thread,
    perhaps the one that would release the wait). So it runs only once no such wait is pending: until
-   then the rest of the batch goes to the worker, which reaps and tries again (as for a full stream). */
-static bool accel_i_cu_native_held(accel_i_cu_queue* q) {
+   then the rest of the batch goes to the worker, which reaps and tries again (as for a full stream).
+   Not a queue-memory point (a NATIVE command too): that is one operation, counted as any. */
+static bool accel_i_cu_native_held(accel_i_cu_queue* q, const accel_i_cmd* c) {
+    if (c->kind != ACCEL_I_CMD_NATIVE || (c->flags & ACCEL_I_CMD_QMEM_POINT)) return false;
     if (q->ngates) accel_i_cu_gates_prune(q, false);
     return q->ngates != 0;
 }
@@ -4443,6 +4447,7 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
     accel_i_cu_device* dev = accel_i_cu_dev(base->obj.device);
     uint64_t failed = 0;
     uint32_t points = (sg->to - sg->wfrom) * (dev->base.trace ? 2u : 1u) + 2u;
+    uint64_t enqueued = q->enqueued;
     (void)may_block;   /* inside accel_queue_submit or on the worker, a full stream is handed back alike */
     if (accel_i_cu_stream_full(q, 0)) return accel_i_cu_hand_back(q);   /* the worker reaps, then again */
     /* ring room for every point the segment can add, and the batch's last (or a host step's): a point
@@ -4471,8 +4476,8 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
     }
     if (!failed) accel_i_cu_waits_traced(q, b, sg->wfrom, sg->from);
     for (uint32_t pc = sg->from; pc < sg->to && !failed; pc++) {
-        if (b->cmds[pc].kind == ACCEL_I_CMD_NATIVE && accel_i_cu_native_held(q)) {   /* it, to the worker */
-            accel_i_cu_enqueued(q);
+        if (accel_i_cu_native_held(q, &b->cmds[pc])) {   /* it, to the worker */
+            if (q->enqueued != enqueued) accel_i_cu_enqueued(q);   /* else the worker's poll backs off */
             b->pc = pc;
             return accel_i_cu_hand_back(q);
         }

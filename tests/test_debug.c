@@ -109,7 +109,7 @@ TEST(debug_unreachable_wait_reported) {
     test_log_reset();
     CHECK_RESULT(accel_signal_wait(sc.out, 2, 1 * DBG_MS), DBG_STUCK);
     CHECK(test_log_contains(dbg_ptr("nothing submitted can reach signal ", (void*)sc.out, want, sizeof want)));
-    CHECK(test_log_contains(">= 2: it is at 0 and the highest value a submitted queue signals it to is 1"));
+    CHECK(test_log_contains(">= 2: it is at 0 and the highest value submitted work signals it to is 1"));
     /* a poll is not a wait: no report */
     test_log_reset();
     CHECK_RESULT(accel_signal_wait(sc.out, 2, 0), ACCEL_TIMEOUT);
