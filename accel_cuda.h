@@ -4476,7 +4476,8 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
     }
     if (!failed) accel_i_cu_waits_traced(q, b, sg->wfrom, sg->from);
     for (uint32_t pc = sg->from; pc < sg->to && !failed; pc++) {
-        if (accel_i_cu_native_held(q, &b->cmds[pc])) {   /* it, to the worker */
+        /* the rest to the worker, or later: a full stream, or a native step held */
+        if ((pc > sg->from && accel_i_cu_stream_full(q, 0)) || accel_i_cu_native_held(q, &b->cmds[pc])) {
             if (q->enqueued != enqueued) accel_i_cu_enqueued(q);   /* else the worker's poll backs off */
             b->pc = pc;
             return accel_i_cu_hand_back(q);
@@ -4484,11 +4485,6 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
         if (accel_i_lost(&dev->base)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         else failed = accel_i_cu_cmd(q, b, pc);
         if (failed) accel_i_fail_rest(b, pc + 1, failed);   /* drop the rest, pass the failure on */
-        else if (pc + 1 < sg->to && accel_i_cu_stream_full(q, 0)) {   /* the rest to the worker, or later */
-            accel_i_cu_enqueued(q);
-            b->pc = pc + 1;
-            return accel_i_cu_hand_back(q);
-        }
     }
     accel_i_cu_enqueued(q);
     if (atomic_load_explicit(&q->full, memory_order_relaxed)) atomic_store(&q->full, 0u);

@@ -369,7 +369,6 @@ TEST(a_copy_after_a_replayed_indirect_exec) {
     ind_add(&r, r.q, r.counts, 0);
     REQUIRE_OK(accel_queue_record_end(r.q, &list));
     for (uint32_t k = 1; k <= 4; k++) {
-        accel_queue_fill(r.q, out, 0, NN * 4, 0);
         accel_queue_replay(r.q, list, NULL, 0);
         accel_queue_copy(r.q, out, 0, r.buf, 0, NN * 4);
         if (!CHECK_OK(ind_run(&r, r.q, k)) || !ind_expect(out, 256, k)) break;
