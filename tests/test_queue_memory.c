@@ -696,6 +696,21 @@ TEST(qmem_recording_errors) {
         accel_queue_free(sc.q2, sc.out);
         CHECK_OK(accel_queue_submit(sc.q));
         CHECK_RESULT(accel_queue_submit(sc.q2), ACCEL_ERROR_INVALID_ARGUMENT);
+        {   /* freed already: found while that free has not completed (held here behind a gate) */
+            accel_signal* gate = NULL;
+            REQUIRE_OK(accel_signal_create(sc.dev, 0, &gate));
+            REQUIRE_OK(accel_queue_alloc(sc.q, 64, ACCEL_MEMORY_DEVICE, &a));
+            accel_queue_wait(sc.q, gate, 1);
+            accel_queue_free(sc.q, a);
+            CHECK_OK(accel_queue_submit(sc.q));
+            test_log_reset();
+            accel_queue_free(sc.q, a);
+            CHECK_RESULT(accel_queue_submit(sc.q), ACCEL_ERROR_INVALID_ARGUMENT);
+            CHECK(test_log_contains("freed already"));
+            CHECK_OK(accel_signal_set(gate, 1));
+            CHECK_OK(accel_queue_finish(sc.q, ACCEL_WAIT_FOREVER));
+            accel_signal_destroy(gate);
+        }
         {   /* another device's handle, even a CPU device's (whose buffers a CPU queue may use) */
             accel_device* other = NULL;
             accel_queue* oq = NULL;
