@@ -411,8 +411,12 @@
        call), args with groups, invocations and bytes (an indirect exec whose counts were read where
        it ran, the device or the CPU executor: "groups":"indirect", no invocations);
      - an instant per signal value reached (args: value), and a flow arrow from the signal that reached
-       a value to every wait (queue or host) it released.
-   Signals without a label are named "#n" (n: creation order on the device). Times are microseconds of
+       a value to every wait (queue or host) it released: none to a wait that failed or timed out. A
+       signal keeps its last two raises for the arrows: a wait that wakes after more raises than that
+       links to the older of the two.
+   Signals without a label are named "#n" (n: creation order on the device). Each device writes a file
+   of its own: a command or wait on another device's signal is a span without an arrow, named "signal
+   on another device" / "wait on another device" when that signal has no label. Times are microseconds of
    the clock above (3 decimals: nanoseconds). Events wait in fixed buffers (4096 for the host threads,
    1024 per queue, 120 bytes each); a full buffer is copied out raw to a temporary file (tmpfile()),
    and accel_device_destroy turns that file into the JSON (about 0.25 us an event, so a run of a
@@ -420,10 +424,12 @@
    (WASI), a full buffer is written as JSON at once. Either way a long run never grows memory, and a
    "trace flush" span on the track that filled a buffer shows what writing it out cost. A trace file
    that cannot be opened is a warning, and the device runs untraced. Two live devices never share a
-   file: one whose path another device is writing (ACCEL_TRACE with two devices) writes
+   file: one whose path another device is writing (ACCEL_TRACE with two devices; on POSIX also another
+   name of the same file, such as "./t.json" beside "t.json") writes
    "<path without extension>.2<extension>" (.3, ...) instead and says so in an info line; a device
    created after the first one was destroyed writes the path anew. (Two ACCEL_STATIC copies of the
-   implementation in one program do not see each other's paths: give their devices paths of their own.)
+   implementation in one program, and two processes, do not see each other's paths: give each its own
+   path, e.g. each MPI rank an ACCEL_TRACE of its own.)
    Off, tracing costs a branch per command and per host call. On, a command costs a clock reading and
    an append to its queue's buffer (a signal command no reading: it is an instant at the end of the
    command before it), a host call two readings and an append; a wait also reads where its signal was
@@ -459,7 +465,9 @@
    A host wait (timeout > 0) that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of
    hanging; a poll returns ACCEL_TIMEOUT; accel_queue_finish likewise (also a finish or a wait, from
    inside a kernel, on work of another queue of the kernel's device: that batch runs only after the
-   kernel's, so the kernel cannot see it done). Destroying a
+   kernel's, so the kernel cannot see it done). Inside a host call, a wait, finish or destroy first runs
+   what can run on every device whose loop the call is in (a queue of the call's own device may set what
+   another device's queue waits for), and only then gives up. Destroying a
    queue whose batch is still parked drops it and fails the signals it would have signalled (reason
    ACCEL_ERROR_DEADLOCK). Destroying a device runs its queues' work first, dropping parked batches one
    at a time in the same way (with what each drop releases running), and only then releases any queue,
@@ -1094,6 +1102,7 @@ use C++11"
 #  include <windows.h>
 #elif !defined(__wasi__)
 #  include <unistd.h>
+#  include <sys/stat.h>   /* stat: a trace file's identity */
 #endif
 #if defined(__EMSCRIPTEN__)
 #  include <emscripten/emscripten.h>   /* emscripten_get_now: a fine clock in -std=c11 builds too */
@@ -1887,9 +1896,12 @@ struct accel_device {
     /* batches in flight that handed a wait to the device (core: failure after hand-off) */
     accel_i_a32 dwait_lock, dwait_count;
     accel_i_batch* dwaits;
-    /* queue workers gated on the host for one of this device's signals (core: batch walk) */
+    /* queue workers gated on the host for one of this device's signals (core: batch walk), and what a
+       raise of one calls (accel_i_gate_release, set by the first gate: a program without GPU backends
+       then links no walk) */
     accel_i_a32 gate_lock, gate_count;
     accel_i_walker* gated;
+    void (*gate_release)(accel_signal* s);
     accel_i_trace* trace;          /* NULL: not tracing (the one branch tracing costs when off) */
     accel_i_a64 qmem;              /* accel_queue_alloc's pool (a pointer), made at the first alloc */
     const accel_i_qmem_ops* qmem_ops;   /* a GPU backend's, where its walk runs the points; else NULL */
@@ -2340,10 +2352,12 @@ static void accel_i_trace_signal(accel_signal* s);      /* signal create: its nu
 static void accel_i_trace_host_span(accel_device* dev, const char* what, const char* label,
                                     uint64_t t0, uint64_t t1, const char* key, uint64_t value);
 static void accel_i_trace_host_set(accel_signal* s, uint64_t value);   /* accel_signal_set, pre-raise */
-static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0);
+static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0,
+                                    bool released);
 static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1,
                                      bool mark);
-static void accel_i_trace_mark_set(accel_signal* s, uint64_t v, uint64_t t, uint32_t track);
+static void accel_i_trace_mark_set(accel_device* dev, accel_signal* s, uint64_t v, uint64_t t,
+                                   uint32_t track);
 #  if !defined(ACCEL_NO_THREADS)
 static void accel_i_trace_waits_failed(accel_queue* q, const accel_i_batch* b, const accel_i_segment* sg);
 #  endif
@@ -2366,8 +2380,9 @@ static void accel_i_trace_host_span(accel_device* dev, const char* what, const c
     (void)dev; (void)what; (void)label; (void)t0; (void)t1; (void)key; (void)value;
 }
 static void accel_i_trace_host_set(accel_signal* s, uint64_t value) { (void)s; (void)value; }
-static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0) {
-    (void)s; (void)v; (void)n; (void)t0;
+static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0,
+                                    bool released) {
+    (void)s; (void)v; (void)n; (void)t0; (void)released;
 }
 static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint64_t t0, uint64_t t1,
                                      bool mark) {
@@ -2378,8 +2393,9 @@ static uint64_t accel_i_trace_cmd(accel_queue* q, const accel_i_cmd* c, uint64_t
     (void)q; (void)c; (void)t0;
     return t1;
 }
-static void accel_i_trace_mark_set(accel_signal* s, uint64_t v, uint64_t t, uint32_t track) {
-    (void)s; (void)v; (void)t; (void)track;
+static void accel_i_trace_mark_set(accel_device* dev, accel_signal* s, uint64_t v, uint64_t t,
+                                   uint32_t track) {
+    (void)dev; (void)s; (void)v; (void)t; (void)track;
 }
 #  if !defined(ACCEL_NO_THREADS)
 static void accel_i_trace_waits_failed(accel_queue* q, const accel_i_batch* b, const accel_i_segment* sg) {
@@ -3048,6 +3064,7 @@ static accel_buffer* accel_i_view_make(accel_buffer* root, size_t offset, size_t
     view->mapped = !(root->qmem & ACCEL_I_QMEM_LATE) && root->mapped ? (unsigned char*)root->mapped + offset
                                                                      : NULL;
     accel_i_object_init(&view->obj, root->obj.device, ACCEL_I_BUFFER, label);
+    view->obj.generation = root->obj.generation;   /* its memory's: stale with it (a recover meanwhile) */
     return view;
 }
 static accel_result accel_i_qmem_no_memory(accel_buffer* buf, const char* fn);
@@ -3071,6 +3088,10 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
     if (!view)
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_OUT_OF_MEMORY,
                             "accel_buffer_view_create: out of host memory");
+    if (accel_i_stale(&view->obj)) {   /* a recover since the check above: none of a stale root */
+        accel_i_handle_drop(view);
+        return accel_i_live(&buf->obj, "accel_buffer_view_create");
+    }
     *out = view;
     return ACCEL_OK;
 }
@@ -3170,16 +3191,16 @@ ACCEL_API uint64_t accel_signal_value(const accel_signal* s) {
 /* A host set or fail may be what lets a destroy of the signal's queue or device go on (the documented
    remedy for a queue blocked on a signal nobody sets): the destroy may then drop the signal's last
    other reference while the raise still wakes its waiters. The raise holds its own reference. */
-#if !defined(ACCEL_NO_THREADS)
-static void accel_i_gate_release(accel_signal* s);   /* core: batch walk */
-#endif
 static uint64_t accel_i_signal_raise_held(accel_signal* s, uint64_t value) {
     uint64_t old;
+    void (*gates)(accel_signal*);
     accel_i_retain(s);
     old = accel_i_raise(s, value);
-#if !defined(ACCEL_NO_THREADS)
-    if (!accel_i_failed(value) && !accel_i_failed(old) && old < value) accel_i_gate_release(s);
-#endif
+    /* workers gated on s's device: a raise walks what it released (core: batch walk; the count first:
+       it orders the read after the one write of gate_release) */
+    if (!accel_i_failed(value) && !accel_i_failed(old) && old < value &&
+        atomic_load(&s->obj.device->gate_count) != 0 && (gates = s->obj.device->gate_release) != NULL)
+        gates(s);
     accel_i_release(s);
     return old;
 }
@@ -3319,7 +3340,7 @@ static accel_result accel_i_signal_wait_many(accel_signal* const* signals, const
     if (r == ACCEL_ERROR_SIGNAL_FAILED && accel_i_stale(&signals[first]->obj))
         r = accel_i_live(&signals[first]->obj, fn);
     if (first_reached && (r == ACCEL_OK || r == ACCEL_ERROR_SIGNAL_FAILED)) *first_reached = first;
-    if (t0) accel_i_trace_host_wait(signals, values, count, t0);
+    if (t0) accel_i_trace_host_wait(signals, values, count, t0, r == ACCEL_OK);
     if (r == ACCEL_TIMEOUT || r == ACCEL_ERROR_DEADLOCK) {   /* named: the first signal not reached */
         uint32_t u = 0;
         while (u + 1 < count && accel_i_signal_value(signals[u]) >= values[u]) u++;
@@ -5464,8 +5485,8 @@ static accel_result accel_i_peer_copy_run(accel_device* dev, accel_buffer* dst, 
    failed value that drops the rest of the batch. */
 static uint64_t accel_i_peer_copy_fails(accel_device* dev, accel_result r) {
     if (r == ACCEL_OK) return 0;
-    accel_i_log(dev, ACCEL_LOG_ERROR, "accel_queue_copy: a copy between devices failed (%s); the rest of "
-                "its batch is dropped and its signals fail", accel_result_string(r));
+    accel_i_log(dev, ACCEL_LOG_ERROR, "accel_queue_copy: a copy failed (%s); the rest of its batch is dropped "
+                "and its signals fail", accel_result_string(r));
     return accel_i_failed_value(r);
 }
 static uint64_t accel_i_peer_copy_cmd(accel_device* dev, const accel_i_cmd* c) {
@@ -5486,6 +5507,11 @@ static uint64_t accel_i_peer_copy_cmd(accel_device* dev, const accel_i_cmd* c) {
                                     c->u.copy.size);
         if (in_s) accel_i_creates_leave(sd);
         if (in_d) accel_i_creates_leave(dd);
+        /* refused by a recover under way: it makes the buffer stale as soon as the creates in it left
+           (this copy's too), and what fails next fails as its work (waits: DEVICE_LOST, not FAILED) */
+        for (const accel_i_object* o = in_d ? &src->obj : &dst->obj; !in_s && !accel_i_stale(o) &&
+             atomic_load(&o->device->creates_closed);)
+            accel_i_yield();
     }
     return accel_i_peer_copy_fails(dev, r);
 }
@@ -6163,6 +6189,7 @@ static uint64_t accel_i_gate(accel_queue* q, accel_signal* s, uint64_t v) {
    it releases. Afterwards the worker takes the batch back, unless a raiser took it (*taken: the walk
    is the raiser's now). The worker holds s meanwhile: a raiser's walk may complete the batch, whose
    command was what kept s alive. Returns accel_i_gate's result. */
+static void accel_i_gate_release(accel_signal* s);
 static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal* s, uint64_t v,
                                   bool* taken) {
     accel_i_walker* w = q->walker;
@@ -6178,6 +6205,7 @@ static uint64_t accel_i_gate_open(accel_queue* q, accel_i_batch* b, accel_signal
     accel_i_spin_lock(&sd->gate_lock);
     w->gate_next = sd->gated;
     sd->gated = w;
+    if (!sd->gate_release) sd->gate_release = accel_i_gate_release;   /* once; before the count */
     atomic_fetch_add(&sd->gate_count, 1u);
     accel_i_spin_unlock(&sd->gate_lock);
     failed = accel_i_gate(q, s, v);
@@ -6627,6 +6655,7 @@ struct accel_i_cpu_device {
     bool orphans_later;           /* its destroy came from one: the last pump fails the orphans */
     bool unpark;                  /* on a raise's list of loops to run (accel_i_cpu_unpark) */
     struct accel_i_cpu_device* unpark_next;
+    struct accel_i_cpu_device* loop_next;   /* the loop below its own on the stack (accel_i_cpu_loops) */
 #endif
 };
 typedef struct accel_i_cpu_buffer  { accel_buffer base; bool owned; } accel_i_cpu_buffer;
@@ -7435,7 +7464,7 @@ static uint64_t accel_i_cpu_traced(accel_i_cpu_queue* q, const accel_i_batch* b,
 static uint64_t accel_i_cpu_traced_signal(accel_i_cpu_queue* q, const accel_i_cmd* c, uint64_t t0,
                                           accel_i_cpu_trace* tr) {
     uint64_t t = t0;
-    accel_i_trace_mark_set(c->u.sig.signal, c->u.sig.value, t0, q->base.trace_track);
+    accel_i_trace_mark_set(q->base.obj.device, c->u.sig.signal, c->u.sig.value, t0, q->base.trace_track);
     accel_i_raise(c->u.sig.signal, c->u.sig.value);
     if (tr->held) {
         t = accel_i_trace_cmd(&q->base, tr->held, tr->t0, tr->t1);
@@ -7763,12 +7792,14 @@ static void accel_i_cpu_drain(accel_i_cpu_device* dev);
 static bool accel_i_cpu_in_kernel(accel_i_cpu_device* dev) {
     return atomic_load_explicit(&dev->lanes[0].taken, memory_order_relaxed) != 0;
 }
+static void accel_i_cpu_drain_loops(void);
 static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                             uint64_t timeout_ns, uint32_t* first) {
     for (uint32_t i = 0; i < n; i++) {
         accel_i_cpu_device* dev = accel_i_is_cpu_signal(s[i]) ? accel_i_cpu_dev(s[i]->obj.device) : NULL;
         if (dev && !accel_i_cpu_in_kernel(dev)) accel_i_cpu_drain(dev);
     }
+    accel_i_cpu_drain_loops();
     return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
 }
 /* Runs the queue's batches until one parks (its signal will call back). A host call or kernel it runs
@@ -7817,13 +7848,20 @@ static void accel_i_cpu_enlist(accel_i_cpu_queue* q) {
     if (dev->ready_tail) dev->ready_tail->ready_next = q; else dev->ready_head = q;
     dev->ready_tail = q;
 }
+/* The devices whose loops are on the stack, the innermost first: a wait, finish or destroy inside a host
+   call runs their ready queues (accel_i_cpu_drain_loops), since one of them may be what the call waits
+   for. The one thread of a no-threads build is the only user: the list is frames of its stack. */
+static accel_i_cpu_device* accel_i_cpu_loops;
 /* Runs dev's loop, unless one is running already (it takes what was added to the list). The loop holds
    dev: a pump's release may be the last of dev's queues (a host call destroyed dev meanwhile). */
 static void accel_i_cpu_loop(accel_i_cpu_device* dev) {
     if (dev->draining) return;
     accel_i_device_retain(&dev->base);
     dev->draining = true;
+    dev->loop_next = accel_i_cpu_loops;
+    accel_i_cpu_loops = dev;
     accel_i_cpu_drain(dev);
+    accel_i_cpu_loops = dev->loop_next;
     dev->draining = false;
     accel_i_device_release(&dev->base);
 }
@@ -7839,6 +7877,19 @@ static void accel_i_cpu_drain(accel_i_cpu_device* dev) {
         if ((dev->ready_head = q->ready_next) == NULL) dev->ready_tail = NULL;
         q->ready = false;
         accel_i_cpu_pump(q);
+    }
+}
+/* Inside a host call (a loop runs it), before a wait, finish or destroy concludes that nothing can end it:
+   runs the ready queues of every loop on the stack until none is left, but a device inside a kernel (the
+   lane it holds). A queue the call's own device runs later may set what another device waits for. */
+static void accel_i_cpu_drain_loops(void) {
+    for (bool ran = true; ran;) {
+        ran = false;
+        for (accel_i_cpu_device* d = accel_i_cpu_loops; d; d = d->loop_next)
+            if (d->ready_head && !accel_i_cpu_in_kernel(d)) {
+                accel_i_cpu_drain(d);
+                ran = true;
+            }
     }
 }
 /* A raise of ev: the queues parked on it (one-shot waiters) all go on their devices' ready lists first,
@@ -7881,6 +7932,7 @@ static void accel_i_cpu_unpark(accel_i_event* ev) {
    holds; q stays on the ready list (the finish reports DEADLOCK; the loop runs q after the kernel). */
 static void accel_i_cpu_settle(accel_i_cpu_queue* q) {
     accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
+    accel_i_cpu_drain_loops();   /* which may release q */
     if (!q->ready || accel_i_cpu_in_kernel(dev)) return;
     accel_i_cpu_pump(q);   /* the loop pumps it again later: a no-op */
 }
@@ -7913,6 +7965,7 @@ static void accel_i_cpu_device_settle(accel_device* base) {
     for (;;) {
         accel_i_cpu_queue* q;
         accel_i_batch* b;
+        accel_i_cpu_drain_loops();   /* a loop up the stack may release one */
         accel_i_spin_lock(&base->objects_lock);
         for (o = base->objects; o; o = o->next) {
             q = (accel_i_cpu_queue*)(void*)o;
@@ -8620,24 +8673,28 @@ static void accel_i_trace_host_span(accel_device* dev, const char* what, const c
     e->key = key; e->a[0] = value;
     accel_i_spin_unlock(&t->host.lock);
 }
-/* Lock of b held: an event about s reaching or waiting for v (the writer names it by the label the
-   user gave s, else by its number: "signal" is only the logs' default). */
-static accel_i_trace_event* accel_i_trace_put_signal(accel_i_trace* t, accel_i_trace_buf* b, accel_i_tev ev,
+/* Lock of b held: an event of dev's trace about s reaching or waiting for v (the writer names it by the
+   label the user gave s, else by its number: "signal" is only the logs' default; another device's signal
+   without a label: "on another device", its number being that device's). */
+static accel_i_trace_event* accel_i_trace_put_signal(accel_device* dev, accel_i_trace_buf* b, accel_i_tev ev,
                                                      uint32_t track, const char* what, const accel_signal* s,
                                                      uint64_t v, uint64_t t0, uint64_t t1) {
-    accel_i_trace_event* e =
-        accel_i_trace_put(t, b, ev, track, what, s->obj.label_set ? s->obj.label_set : "", t0, t1);
+    const char* name = s->obj.label_set ? s->obj.label_set : s->obj.device != dev ? "on another device" : "";
+    accel_i_trace_event* e = accel_i_trace_put(dev->trace, b, ev, track, what, name, t0, t1);
     /* aux: "#n", n past 2^32 wraps */
     e->key = "value"; e->a[0] = v; e->a[2] = 0; e->aux = (uint32_t)s->trace_id;
     return e;
 }
-/* s reaches v at t on a track: the mark the waits it releases link to. Call it BEFORE the raise is
+/* s reaches v at t on a track of dev: the mark the waits it releases link to. Call it BEFORE the raise is
    visible: a wait it releases looks for the mark as soon as it wakes. A writer claims the marks by
    making the sequence word odd; readers take nothing (they retry while it is odd or moved), so a
-   waiter's look-up does not pull the line away from the thread that raises next. */
-static void accel_i_trace_mark_set(accel_signal* s, uint64_t v, uint64_t t, uint32_t track) {
+   waiter's look-up does not pull the line away from the thread that raises next. None for a signal of
+   another device: its waits are in its own device's file, where dev's track numbers name other tracks. */
+static void accel_i_trace_mark_set(accel_device* dev, accel_signal* s, uint64_t v, uint64_t t,
+                                   uint32_t track) {
     uint32_t seq = atomic_load_explicit(&s->mark_seq, memory_order_relaxed);
     accel_i_trace_mark* m;
+    if (s->obj.device != dev) return;
     for (uint32_t n = 1;; n++) {
         if (!(seq & 1u) &&
             atomic_compare_exchange_weak_explicit(&s->mark_seq, &seq, seq + 1u, memory_order_acquire,
@@ -8659,9 +8716,9 @@ static void accel_i_trace_mark_set(accel_signal* s, uint64_t v, uint64_t t, uint
 static void accel_i_trace_reached(accel_device* dev, accel_i_trace_buf* b, uint32_t track, const char* what,
                                   accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1, bool mark) {
     accel_i_spin_lock(&b->lock);
-    accel_i_trace_put_signal(dev->trace, b, ACCEL_I_TEV_SIGNAL, track, what, s, v, t0, t1);
+    accel_i_trace_put_signal(dev, b, ACCEL_I_TEV_SIGNAL, track, what, s, v, t0, t1);
     accel_i_spin_unlock(&b->lock);
-    if (mark) accel_i_trace_mark_set(s, v, t0, track);
+    if (mark) accel_i_trace_mark_set(dev, s, v, t0, track);
 }
 /* The mark of the lowest value >= v that s reached on dev (false: none; s reached it untraced: its
    initial value, a set before the trace began, a signal of another device; or writers kept changing
@@ -8687,28 +8744,35 @@ static bool accel_i_trace_mark_of(accel_device* dev, accel_signal* s, uint64_t v
     }
     return false;
 }
-/* A wait for s >= v from t0 to t1 on a track (buffer b): its span, with the flow arrow from the mark. */
+/* A wait for s >= v from t0 to t1 on a track (buffer b): its span, with the flow arrow from the mark
+   when the value released it (released: false for a wait that failed or timed out, or whose signal
+   failed: no arrow, though s may have reached v before the failure). */
 static void accel_i_trace_waited(accel_device* dev, accel_i_trace_buf* b, uint32_t track, const char* what,
-                                 accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1) {
+                                 accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1, bool released) {
     accel_i_trace_spot m;
-    bool linked = accel_i_trace_mark_of(dev, s, v, &m);
+    bool linked = released && !accel_i_failed(accel_i_signal_value(s)) &&
+                  accel_i_trace_mark_of(dev, s, v, &m);
     accel_i_trace_event* e;
     accel_i_spin_lock(&b->lock);
-    e = accel_i_trace_put_signal(dev->trace, b, ACCEL_I_TEV_WAIT, track, what, s, v, t0, t1);
+    e = accel_i_trace_put_signal(dev, b, ACCEL_I_TEV_WAIT, track, what, s, v, t0, t1);
     if (linked) { e->from = m.track; e->a[1] = m.t; e->a[2] = ((uint64_t)b->index << 40) | ++b->flows; }
     accel_i_spin_unlock(&b->lock);
 }
-/* A host wait on signals[0..n) of the first one's device, from t0 to now: one span, a flow per signal. */
-static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0) {
+/* A host wait on signals[0..n) of the first one's device, from t0 to now: one span, a flow per signal
+   (none unless the wait returned OK: released). */
+static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, uint64_t t0,
+                                    bool released) {
     accel_device* dev = s[0]->obj.device;
     accel_i_trace* t = dev->trace;
     uint32_t track = accel_i_trace_host(dev);
     uint64_t t1 = accel_i_now_ns();
-    if (n == 1) { accel_i_trace_waited(dev, &t->host, track, "wait", s[0], v[0], t0, t1); return; }
+    if (n == 1) { accel_i_trace_waited(dev, &t->host, track, "wait", s[0], v[0], t0, t1, released); return; }
     accel_i_trace_host_span(dev, "wait many", NULL, t0, t1, "signals", n);
     for (uint32_t i = 0; i < n; i++) {
         accel_i_trace_spot m;
-        if (!accel_i_trace_mark_of(dev, s[i], v[i], &m)) continue;
+        if (!released || accel_i_failed(accel_i_signal_value(s[i])) ||
+            !accel_i_trace_mark_of(dev, s[i], v[i], &m))
+            continue;
         accel_i_spin_lock(&t->host.lock);
         accel_i_trace_event* e = accel_i_trace_put(t, &t->host, ACCEL_I_TEV_FLOW, track, NULL, NULL, t0, t1);
         e->from = m.track; e->a[1] = m.t; e->a[2] = ++t->host.flows;
@@ -8726,7 +8790,7 @@ static uint64_t accel_i_trace_cmd_at(accel_queue* q, const accel_i_cmd* c, uint6
     accel_i_trace_event* e;
     switch (c->kind) {
     case ACCEL_I_CMD_WAIT:
-        accel_i_trace_waited(dev, b, q->trace_track, "wait", c->u.sig.signal, c->u.sig.value, t0, t1);
+        accel_i_trace_waited(dev, b, q->trace_track, "wait", c->u.sig.signal, c->u.sig.value, t0, t1, true);
         break;
     case ACCEL_I_CMD_SIGNAL:
         accel_i_trace_reached(dev, b, q->trace_track, "signal", c->u.sig.signal, c->u.sig.value, t0, t1,
@@ -8800,15 +8864,36 @@ typedef struct accel_i_trace_path {
     struct accel_i_trace_path* next;
     size_t bytes;
     char* name;
+    uint64_t id[2];   /* the file's device and inode, where known (ided) */
+    bool ided;
 } accel_i_trace_path;
 static struct { accel_i_a32 lock; accel_i_trace_path* head; } accel_i_trace_paths;
+/* A file's identity, where the platform gives one (POSIX stat; not Windows, whose st_ino is 0, nor WASI):
+   two names of one file (a relative and an absolute path, a link) are then one path here. */
+static bool accel_i_trace_file_id(const char* name, uint64_t id[2]) {
+#if defined(_WIN32) || defined(__wasi__)
+    (void)name; (void)id;
+    return false;
+#else
+    struct stat st;
+    if (stat(name, &st) != 0) return false;
+    id[0] = (uint64_t)st.st_dev;
+    id[1] = (uint64_t)st.st_ino;
+    return true;
+#endif
+}
 static bool accel_i_trace_path_taken(const char* name) {
+    uint64_t id[2];
+    bool known = accel_i_trace_file_id(name, id);
     for (accel_i_trace_path* p = accel_i_trace_paths.head; p; p = p->next)
-        if (strcmp(p->name, name) == 0) return true;
+        if (strcmp(p->name, name) == 0 || (known && p->ided && p->id[0] == id[0] && p->id[1] == id[1]))
+            return true;
     return false;
 }
-/* Claims path, or its first free numbered variant; NULL when out of memory. */
-static accel_i_trace_path* accel_i_trace_claim(const char* path) {
+/* Claims path, or its first free numbered variant, and opens it for writing (*file; NULL: it would not
+   open, and nothing is claimed); NULL when out of memory. Opened under the lock, so that a device that
+   names the same file otherwise at the same time finds it taken. */
+static accel_i_trace_path* accel_i_trace_claim(const char* path, FILE** file) {
     size_t len = strlen(path), stem = len, bytes = sizeof(accel_i_trace_path) + len + 12;
     accel_i_trace_path* p = (accel_i_trace_path*)accel_i_default_alloc(bytes, 16, NULL);
     if (!p) return NULL;
@@ -8820,8 +8905,11 @@ static accel_i_trace_path* accel_i_trace_claim(const char* path) {
     accel_i_spin_lock(&accel_i_trace_paths.lock);
     for (unsigned n = 2; accel_i_trace_path_taken(p->name); n++)
         snprintf(p->name, len + 12, "%.*s.%u%s", (int)stem, path, n, path + stem);
-    p->next = accel_i_trace_paths.head;
-    accel_i_trace_paths.head = p;
+    if ((*file = fopen(p->name, "w")) != NULL) {
+        p->ided = accel_i_trace_file_id(p->name, p->id);
+        p->next = accel_i_trace_paths.head;
+        accel_i_trace_paths.head = p;
+    }
     accel_i_spin_unlock(&accel_i_trace_paths.lock);
     return p;
 }
@@ -8853,15 +8941,10 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
     atomic_init(&t->file_lock, 0u); atomic_init(&t->queues, 0u); atomic_init(&t->signals, 0u);
     atomic_init(&t->host_named, 0u); atomic_init(&t->names_lock, 0u);
     t->dev = dev;
-    if ((t->path = accel_i_trace_claim(path)) == NULL || (t->file = fopen(t->path->name, "w")) == NULL) {
-        if (t->path)
-            accel_i_log(dev, ACCEL_LOG_WARN,
-                        "accel_device_create: cannot open the trace file '%s'; tracing is off",
-                        t->path->name);
-        else
-            accel_i_log(dev, ACCEL_LOG_WARN,
-                        "accel_device_create: out of host memory for the trace file's name; tracing is off");
-        if (t->path) accel_i_trace_unclaim(t->path);
+    if ((t->path = accel_i_trace_claim(path, &t->file)) == NULL || t->file == NULL) {
+        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_create: cannot open the trace file '%s'%s; tracing is off",
+                    t->path ? t->path->name : path, t->path ? "" : " (out of host memory for its name)");
+        if (t->path) accel_i_default_free(t->path, t->path->bytes, NULL);   /* never listed */
         accel_i_dev_free(dev, t->host.events, (size_t)t->host.cap * sizeof *t->host.events);
         accel_i_dev_free(dev, t->out, ACCEL_I_TRACE_OUT);
         accel_i_dev_free(dev, t, sizeof *t);
@@ -8869,7 +8952,7 @@ static accel_result accel_i_trace_open(accel_device* dev, const accel_device_des
     }
     if (strcmp(t->path->name, path) != 0)
         accel_i_log(dev, ACCEL_LOG_INFO,
-                    "accel_device_create: another device writes a trace to '%s'; this one goes to '%s'",
+                    "accel_device_create: another device traces to '%s'; this one to '%s'",
                     path, t->path->name);
 #if defined(__wasi__)
     t->spill = NULL;        /* WASI has no temporary files: buffers are written as JSON */

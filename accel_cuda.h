@@ -1539,6 +1539,9 @@ struct accel_i_cu_queue {
     void* staging; size_t staging_size, staging_used;   /* the running batch's update staging */
     /* one finished batch's staging, kept for reuse (ring_lock) */
     void* staging_cache; size_t staging_cache_size;
+    /* a timing event given back once its time was read, for the next stamp's slot (ring_lock; see
+       accel_i_cu_ring_take) */
+    accel_cu_event sev_spare;
     accel_i_a32 ring_lock;         /* guards ring, ring_cap, ring_head, ring_count */
     accel_i_cu_point* ring;
     uint32_t ring_cap, ring_head, ring_count;
@@ -2811,8 +2814,10 @@ static uint64_t accel_i_cu_reached_upto(accel_i_cu_queue* q, bool* entered) {
 }
 /* Takes up to `max` of the oldest points reached by `upto` out of the ring into run[] (their slots keep
    only their events), under one ring_lock. Returns how many. A point with a timestamp (or traced)
-   goes alone, first in its run: its apply reads the timing event its slot keeps, which the enqueuer
-   may record again for a new point as soon as the slot is free, so the apply follows the take at once. */
+   goes alone, first in its run, and takes its timing event with it: its apply reads the event after
+   the slot is free, and the enqueuer may take the slot for a new stamp at once (a full ring), which
+   must not record the event being read. The slot gets the queue's spare instead (NULL: it makes one),
+   and the apply gives the event back (accel_i_cu_sev_give). */
 static uint32_t accel_i_cu_ring_take(accel_i_cu_queue* q, uint64_t upto, accel_i_cu_point* run, uint32_t max) {
     uint32_t n = 0;
     accel_i_spin_lock(&q->ring_lock);
@@ -2820,6 +2825,10 @@ static uint32_t accel_i_cu_ring_take(accel_i_cu_queue* q, uint64_t upto, accel_i
         accel_i_cu_point* slot = accel_i_cu_ring_at(q, 0);
         if (slot->seq > upto || (n && slot->stamp)) break;
         run[n++] = *slot;   /* now: a batch may have joined it (accel_i_cu_batch_joins) */
+        if (slot->stamp) {
+            slot->sev = q->sev_spare;
+            q->sev_spare = NULL;
+        }
         slot->signal = NULL;
         slot->batch = NULL;
         slot->staging = NULL;
@@ -2832,6 +2841,14 @@ static uint32_t accel_i_cu_ring_take(accel_i_cu_queue* q, uint64_t upto, accel_i
     }
     accel_i_spin_unlock(&q->ring_lock);
     return n;
+}
+/* A taken stamp's timing event, its time read: the queue's spare, else destroyed (the reap made the context
+   current for the stamp; a stale queue's went with the old context). */
+static void accel_i_cu_sev_give(accel_i_cu_queue* q, accel_cu_event ev) {
+    accel_i_spin_lock(&q->ring_lock);
+    if (!q->sev_spare) { q->sev_spare = ev; ev = NULL; }
+    accel_i_spin_unlock(&q->ring_lock);
+    if (ev && !accel_i_stale(&q->base.obj)) accel_i_cu.EventDestroy(ev);
 }
 /* Does point e's raise fold into the next one's (`next`, applied right after it in the same reap)? When
    both raise one signal, the next to at least e's value: a chain's signal is raised once a reap, not
@@ -2870,6 +2887,7 @@ static bool accel_i_cu_reap(accel_i_cu_queue* q) {
             folds = i + 1 < n && !lost && accel_i_cu_raise_folds(q, &run[i], &run[i + 1]);
             if (folds) run[i].signal = NULL;
             accel_i_cu_point_reach(q, &run[i], lost);
+            if (run[i].stamp && run[i].sev) accel_i_cu_sev_give(q, run[i].sev);
             if (folds) continue;   /* its batch completes after the raise it folded into */
             for (; done <= i; done++) batches += accel_i_cu_point_done(q, &run[done]);
         }
@@ -4607,6 +4625,7 @@ static void accel_i_cu_queue_free(accel_i_cu_queue* q, bool events, bool native)
         if (q->ring[i].ev) accel_i_cu.EventDestroy(q->ring[i].ev);
         if (q->ring[i].sev) accel_i_cu.EventDestroy(q->ring[i].sev);
     }
+    if (q->sev_spare && native) accel_i_cu.EventDestroy(q->sev_spare);
     accel_i_dev_free(d, q->ring, (size_t)q->ring_cap * sizeof *q->ring);
     if (q->stream && native) accel_i_cu.StreamDestroy(q->stream);
     /* keeps its value: see cuda: pinned words */

@@ -468,7 +468,8 @@ typedef struct accel_vulkan_adopt_desc {
 } accel_vulkan_adopt_desc;
 
 /* Builds an accel device on the engine's VkDevice. `desc` (may be NULL) gives the allocator, logger,
-   label and debug flag; its backend and device_index are ignored. Returns ACCEL_ERROR_INVALID_ARGUMENT for
+   label, debug flag and trace (trace_path, else ACCEL_TRACE, as accel_device_create); its backend and
+   device_index are ignored. Returns ACCEL_ERROR_INVALID_ARGUMENT for
    a missing handle, ACCEL_ERROR_UNSUPPORTED when the device lacks timeline semaphores or the family lacks
    compute, ACCEL_ERROR_OUT_OF_MEMORY / ACCEL_ERROR_BACKEND as their names say; *out is NULL on failure.
    accel_device_destroy on the result waits for accel's work and destroys only what accel created; when
@@ -5232,6 +5233,10 @@ ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
         dev->vk.GetDeviceQueue(dev->device, vk->queue_family, vk->queue_index, &dev->hwq[0].queue);
     if (r != ACCEL_OK) { accel_i_vk_device_free(dev); return r; }
     accel_i_debug_off(&dev->base, "accel_vulkan_device_adopt");
+    if ((r = accel_i_trace_open(&dev->base, &d)) != ACCEL_OK) {   /* as accel_device_create */
+        accel_device_destroy(&dev->base);
+        return r;
+    }
     *out = &dev->base;
     return ACCEL_OK;
 }

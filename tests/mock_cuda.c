@@ -1315,8 +1315,14 @@ static CUresult mEventSynchronize(mock_event* e) {
     return atomic_load(&mock_sticky);
 }
 /* Both recorded and completed (else CUDA_ERROR_NOT_READY, 600); milliseconds between them. */
+/* A test's hook, run at the start of every cuEventElapsedTime (mock_cuda_on_elapsed): what the host does
+   while a thread reads an event's time (tests/test_profiling.c records more work meanwhile). */
+static void (*_Atomic mock_elapsed_hook)(void* user);
+static void* _Atomic mock_elapsed_user;
 static CUresult mEventElapsedTime(float* ms, mock_event* a, mock_event* b) {
+    void (*hook)(void*) = atomic_load(&mock_elapsed_hook);
     MOCK_COUNT(MOCK_CALL_QUERY);
+    if (hook) hook(atomic_load(&mock_elapsed_user));
     if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
     if (!atomic_load(&a->recorded) || !atomic_load(&b->recorded) || event_query(a) || event_query(b)) return 600;
     *ms = (float)(((double)atomic_load(&b->at_ns) - (double)atomic_load(&a->at_ns)) / 1e6);
@@ -1766,6 +1772,11 @@ MOCK_API long long mock_cuda_live_memory(void) {
 }
 /* Allocations of 1 MiB or more alive (cuMemAlloc's and the pools' blocks), and the most at once since
    the last reset of the peak (mock_cuda_big_reset); blocks the pools made so far. */
+MOCK_API void mock_cuda_on_elapsed(void (*fn)(void* user), void* user);
+MOCK_API void mock_cuda_on_elapsed(void (*fn)(void* user), void* user) {
+    atomic_store(&mock_elapsed_user, user);
+    atomic_store(&mock_elapsed_hook, fn);
+}
 MOCK_API long long mock_cuda_big_live(void);
 MOCK_API long long mock_cuda_big_live(void) { return atomic_load(&mock_big_live); }
 MOCK_API long long mock_cuda_big_peak(void);

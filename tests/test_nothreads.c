@@ -397,6 +397,71 @@ TEST(nt_host_call_waits_on_work_it_submitted) {
     accel_device_destroy(dev);
 }
 
+/* A host call of device a's queue waits for (or finishes, or destroys) device b's queue, which is parked
+   on a's signal; a's other queue sets that signal, released (or submitted) just before by the host call's
+   own batch or by the host call itself. That queue waits on a's ready list behind the host call (a's loop
+   runs the host call): the wait must run it, and b's queue after it, not report DEADLOCK (or drop b's
+   batch as parked on a signal nothing can set: a destroy of b's queue or of b). Before: the wait ran
+   only its signal's device, b. */
+typedef struct nt_cross {
+    accel_queue *qa1, *qa2, *qb;
+    accel_signal *sa, *sb, *sa0, *done;   /* done: a's, which qb signals too */
+    accel_device* b;
+    /* 0: qa2 released before the host call; 1: submitted by it (wait); 2: finish; 3: queue destroy;
+       4: device destroy */
+    int variant;
+    accel_result r;
+} nt_cross;
+static nt_cross nt_x;
+static void nt_hc_cross(void* user) {
+    (void)user;
+    if (nt_x.variant > 0) {
+        accel_queue_signal(nt_x.qa2, nt_x.sa, 1);
+        nt_x.r = accel_queue_submit(nt_x.qa2);
+        if (nt_x.r != ACCEL_OK) return;
+    }
+    if (nt_x.variant == 3) { accel_queue_destroy(nt_x.qb); nt_x.qb = NULL; return; }
+    if (nt_x.variant == 4) { accel_device_destroy(nt_x.b); nt_x.b = NULL; return; }
+    nt_x.r = nt_x.variant == 2 ? accel_queue_finish(nt_x.qb, ACCEL_WAIT_FOREVER)
+                               : accel_signal_wait(nt_x.sb, 1, ACCEL_WAIT_FOREVER);
+}
+TEST(nt_host_call_waits_on_another_device_released_by_its_own) {
+    NT_ONLY();
+    for (int variant = 0; variant < 5; variant++) {
+        accel_device* a;
+        memset(&nt_x, 0, sizeof nt_x);
+        nt_x.variant = variant;
+        nt_x.r = ACCEL_ERROR_BACKEND;
+        REQUIRE_OK(test_device_create(&a));
+        REQUIRE_OK(test_device_create(&nt_x.b));
+        REQUIRE_OK(accel_queue_create(a, ACCEL_QUEUE_COMPUTE, &nt_x.qa1));
+        REQUIRE_OK(accel_queue_create(a, ACCEL_QUEUE_COMPUTE, &nt_x.qa2));
+        REQUIRE_OK(accel_queue_create(nt_x.b, ACCEL_QUEUE_COMPUTE, &nt_x.qb));
+        REQUIRE_OK(accel_signal_create(a, 0, &nt_x.sa));
+        REQUIRE_OK(accel_signal_create(a, 0, &nt_x.sa0));
+        REQUIRE_OK(accel_signal_create(a, 0, &nt_x.done));
+        REQUIRE_OK(accel_signal_create(nt_x.b, 0, &nt_x.sb));
+        accel_queue_wait(nt_x.qb, nt_x.sa, 1);
+        accel_queue_signal(nt_x.qb, nt_x.sb, 1);
+        accel_queue_signal(nt_x.qb, nt_x.done, 1);
+        CHECK_OK(accel_queue_submit(nt_x.qb));                 /* parked on sa */
+        if (variant == 0) {
+            accel_queue_wait(nt_x.qa2, nt_x.sa0, 1);
+            accel_queue_signal(nt_x.qa2, nt_x.sa, 1);
+            CHECK_OK(accel_queue_submit(nt_x.qa2));            /* parked on sa0 */
+            accel_queue_signal(nt_x.qa1, nt_x.sa0, 1);         /* releases it: on a's ready list */
+        }
+        accel_queue_host_call(nt_x.qa1, nt_hc_cross, NULL);
+        CHECK_OK(accel_queue_submit(nt_x.qa1));
+        if (variant < 3 && !CHECK_OK(nt_x.r)) fprintf(stderr, "    variant %d\n", variant);
+        CHECK_EQ_U64(accel_signal_value(nt_x.sa), 1);
+        if (!CHECK_EQ_U64(accel_signal_value(nt_x.done), 1)) fprintf(stderr, "    variant %d\n", variant);
+        if (nt_x.b) CHECK_EQ_U64(accel_signal_value(nt_x.sb), 1);
+        accel_device_destroy(a);
+        if (nt_x.b) accel_device_destroy(nt_x.b);
+    }
+}
+
 /* Two queues parked on one signal; its set wakes both, and the first to run (the one that parked last)
    has a host call that destroys the other. Before: the set detached the signal's waiters and ran the
    first queue's batch before the other was on any list, so the destroy dropped the other's batch as
@@ -1035,6 +1100,7 @@ int main(int argc, char** argv) {
     RUN(nt_kernel_set_releases_other_queue_exec);
     RUN(nt_kernel_finish_of_other_queue_exec);
     RUN(nt_host_call_waits_on_work_it_submitted);
+    RUN(nt_host_call_waits_on_another_device_released_by_its_own);
     RUN(nt_host_call_destroys_queue_woken_by_same_set);
     RUN(nt_host_call_waits_on_queue_woken_by_same_set);
     RUN(nt_device_destroy_settles_every_queue_first);

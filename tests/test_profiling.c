@@ -7,6 +7,13 @@
 #include "test.h"
 #include "kernels.h"
 
+#if defined(ACCEL_TEST_HAVE_CUDA) && defined(__linux__) && TEST_HAVE_THREADS
+#  include <dlfcn.h>
+#  define PROFILING_MOCK 1   /* the mock driver's hooks (tests/mock_cuda.c) */
+#else
+#  define PROFILING_MOCK 0
+#endif
+
 static uint64_t host_ns(void) { return accel_host_time_ns(); }
 
 /* A CPU kernel of known duration: spins until constants[0] microseconds have passed on the host clock. */
@@ -69,6 +76,77 @@ TEST(timestamps_monotonic_between_host_readings) {
     }
     CHECK(prev <= after);
     accel_device_destroy(dev);
+}
+
+/* CUDA: a timestamp's time is read from its timing event after its point left the queue's ring, while the
+   queue may already take that slot again for a newer timestamp: the newer one must not record the event the
+   older one is being read from (it did: the read found the new record not reached, logged
+   cuEventElapsedTime's NOT_READY, and gave the older timestamp the read's host time). The mock's hook runs
+   inside the read: four more timestamps, each behind a gate not set yet, which take the ring's free slots,
+   the one just read from last (14 points in its first 16 slots: a segment keeps two free). */
+#if PROFILING_MOCK
+typedef struct stamp_reuse {
+    accel_queue* q;
+    accel_buffer* b;
+    accel_signal* later;   /* the gate of the four: set once the read is over */
+    atomic_int fired;
+} stamp_reuse;
+static void stamp_reuse_hook(void* user) {
+    stamp_reuse* r = (stamp_reuse*)user;
+    if (atomic_fetch_add(&r->fired, 1) != 0) return;
+    for (unsigned i = 14; i < 18; i++) {
+        accel_queue_wait(r->q, r->later, 1);
+        accel_queue_timestamp(r->q, r->b, 8u * i);
+        CHECK_OK(accel_queue_submit(r->q));
+    }
+}
+#endif
+TEST(timestamp_event_kept_until_its_time_is_read) {
+#if PROFILING_MOCK
+    const char* path = getenv("ACCEL_CUDA_LIBRARY");
+    void *lib, *sym = NULL;
+    void (*on_elapsed)(void (*)(void*), void*);
+    accel_device* dev;
+    accel_signal* first;
+    stamp_reuse r;
+    if (test_g.backend != accel_cuda_backend() || !path || !strstr(path, "mock"))
+        SKIP("needs the CUDA backend on tests/mock_cuda.c");
+    REQUIRE_OK(test_device_create(&dev));   /* the driver loaded */
+    if ((lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD)) != NULL) sym = dlsym(lib, "mock_cuda_on_elapsed");
+    if (!sym) { accel_device_destroy(dev); SKIP("needs the CUDA backend on tests/mock_cuda.c"); }
+    memcpy(&on_elapsed, &sym, sizeof sym);
+    memset(&r, 0, sizeof r);
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &r.q));
+    REQUIRE_OK(test_buffer_create(dev, 8 * 18, ACCEL_MEMORY_HOST, &r.b));
+    REQUIRE_OK(accel_signal_create(dev, 0, &first));
+    REQUIRE_OK(accel_signal_create(dev, 0, &r.later));
+    uint64_t before = host_ns();
+    for (unsigned i = 0; i < 14; i++) {   /* one point each, the first behind the gate */
+        if (i == 0) accel_queue_wait(r.q, first, 1);
+        accel_queue_timestamp(r.q, r.b, 8u * i);
+        CHECK_OK(accel_queue_submit(r.q));
+    }
+    test_log_reset();
+    on_elapsed(stamp_reuse_hook, &r);
+    accel_signal_set(first, 1);
+    for (int i = 0; i < 100000 && !atomic_load(&r.fired); i++)   /* 10 s at most */
+        accel_signal_wait(first, 2, 100000);
+    on_elapsed(NULL, NULL);
+    CHECK(atomic_load(&r.fired) >= 1);   /* the four were submitted */
+    accel_signal_set(r.later, 1);
+    CHECK_OK(accel_queue_finish(r.q, ACCEL_WAIT_FOREVER));
+    uint64_t after = host_ns(), prev = before;
+    if (!CHECK(test_log_count(ACCEL_LOG_ERROR) == 0)) test_log_print_last();
+    for (unsigned i = 0; i < 18; i++) {
+        uint64_t t = read_u64(r.b, 8u * i);
+        if (!CHECK(t >= prev)) fprintf(stderr, "    timestamp %u: %llu < %llu\n", i, (unsigned long long)t, (unsigned long long)prev);
+        prev = t;
+    }
+    CHECK(prev <= after);
+    accel_device_destroy(dev);
+#else
+    SKIP("needs the CUDA backend on tests/mock_cuda.c");
+#endif
 }
 
 /* CPU: a kernel that spins a known time. GPU: the slow kernel, whose duration the host brackets from
@@ -658,6 +736,103 @@ TEST(trace_longer_than_its_buffer) {
 /* Two live devices asked for one trace path: each writes a whole file of its own (the second to
    "<stem>.2.json", said in an info line), both valid JSON, each with its device's commands only; a third
    device made after they are gone writes the path anew. */
+/* Events named `name` in a parsed trace, and flow starts ("s") in it. */
+static int trace_count(const jval* evs, const char* name) {
+    int n = 0;
+    for (int i = 0; i < evs->n; i++) n += strcmp(jstr(&evs->items[i], "name"), name) == 0;
+    return n;
+}
+static int trace_flows(const jval* evs) {
+    int n = 0;
+    for (int i = 0; i < evs->n; i++) n += strcmp(jstr(&evs->items[i], "ph"), "s") == 0;
+    return n;
+}
+/* Device a's queue signals b's signal, which b's queue waits for: each device writes its own file, so
+   neither has an arrow (b's used to start one on its own track with a's track number: an idle queue of
+   b's here), and a names b's signal "on another device" (it took b's "#1", which is a's own first signal
+   too; and "#0" for c's, whose device is not traced). */
+TEST(trace_of_a_signal_of_another_device) {
+    TEST_NEEDS_TRACE();
+    char pa[96], pb[96];
+    accel_device *a, *b, *c;
+    accel_queue *qa, *qb, *idle;
+    accel_signal *sa, *sb, *sc;
+    accel_buffer* buf;
+    REQUIRE(trace_device(pa, sizeof pa, "other_a", &a, &qa));
+    REQUIRE(trace_device(pb, sizeof pb, "other_b", &b, &idle));
+    REQUIRE_OK(test_device_create(&c));                  /* not traced */
+    REQUIRE_OK(accel_queue_create(b, ACCEL_QUEUE_COMPUTE, &qb));
+    REQUIRE_OK(accel_signal_create(a, 0, &sa));          /* a's #1 */
+    REQUIRE_OK(accel_signal_create(b, 0, &sb));          /* b's #1 */
+    REQUIRE_OK(accel_signal_create(c, 0, &sc));
+    REQUIRE_OK(test_buffer_create(b, 64, ACCEL_MEMORY_HOST, &buf));
+    accel_queue_wait(qb, sb, 1);
+    accel_queue_fill(qb, buf, 0, 64, 7);
+    CHECK_OK(accel_queue_submit(qb));
+    accel_queue_signal(qa, sa, 1);
+    accel_queue_signal(qa, sb, 1);
+    accel_queue_signal(qa, sc, 1);
+    CHECK_OK(accel_queue_submit(qa));
+    CHECK_OK(accel_queue_finish(qb, ACCEL_WAIT_FOREVER));
+    CHECK_OK(accel_queue_finish(qa, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(accel_signal_value(sc), 1);
+    accel_device_destroy(a);
+    accel_device_destroy(b);
+    accel_device_destroy(c);
+    jval ra, rb;
+    if (CHECK(jparse_file(pa, &ra))) {
+        const jval* evs = jget(&ra, "traceEvents");
+        if (CHECK(evs && evs->type == J_ARR)) {
+            CHECK_EQ_INT(trace_count(evs, "signal #1"), 1);                  /* a's own */
+            CHECK_EQ_INT(trace_count(evs, "signal on another device"), 2);   /* b's and c's */
+            CHECK_EQ_INT(trace_flows(evs), 0);
+        }
+    }
+    if (CHECK(jparse_file(pb, &rb))) {
+        const jval* evs = jget(&rb, "traceEvents");
+        if (CHECK(evs && evs->type == J_ARR)) {
+            CHECK_EQ_INT(trace_count(evs, "wait #1"), 1);
+            CHECK_EQ_INT(trace_flows(evs), 0);   /* its releaser is in a's file */
+        }
+    }
+    jfree(&ra);
+    jfree(&rb);
+    remove(pa);
+    remove(pb);
+}
+/* A signal that reached 5 and then failed: a host wait and a queue wait for 3 both fail, and neither is
+   drawn as released by the set (both were). */
+TEST(trace_of_waits_that_failed_has_no_arrow) {
+    TEST_NEEDS_TRACE();
+    char path[96];
+    accel_device* dev;
+    accel_queue* q;
+    accel_signal* s;
+    accel_buffer* buf;
+    REQUIRE(trace_device(path, sizeof path, "failed_waits", &dev, &q));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s));
+    REQUIRE_OK(test_buffer_create(dev, 64, ACCEL_MEMORY_HOST, &buf));
+    CHECK_OK(accel_signal_set(s, 5));
+    CHECK_OK(accel_signal_fail(s, ACCEL_ERROR_BACKEND));
+    CHECK_RESULT(accel_signal_wait(s, 3, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+    accel_queue_wait(q, s, 3);
+    accel_queue_fill(q, buf, 0, 64, 7);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    accel_device_destroy(dev);
+    jval root;
+    if (CHECK(jparse_file(path, &root))) {
+        const jval* evs = jget(&root, "traceEvents");
+        if (CHECK(evs && evs->type == J_ARR)) {
+            CHECK_EQ_INT(trace_count(evs, "set #1"), 1);
+            CHECK_EQ_INT(trace_count(evs, "wait #1"), 2);   /* the host's, the queue's */
+            CHECK_EQ_INT(trace_count(evs, "fill"), 0);      /* dropped */
+            CHECK_EQ_INT(trace_flows(evs), 0);
+        }
+    }
+    jfree(&root);
+    remove(path);
+}
 TEST(trace_two_devices_one_path) {
     TEST_NEEDS_TRACE();
     char path[96], second[112];
@@ -672,7 +847,13 @@ TEST(trace_two_devices_one_path) {
     desc.trace_path = path;
     test_log_reset();
     REQUIRE_OK(test_device_create_desc(desc, &a));
+#if !defined(_WIN32) && !defined(__wasi__)
+    char dotted[112];   /* where files have an identity (POSIX), another name of the same file counts too */
+    snprintf(dotted, sizeof dotted, "./%s", path);
+    desc.trace_path = dotted;
+#endif
     REQUIRE_OK(test_device_create_desc(desc, &b));
+    desc.trace_path = path;
     CHECK(test_log_contains(second));
     REQUIRE_OK(accel_queue_create(a, ACCEL_QUEUE_COMPUTE, &qa));
     REQUIRE_OK(accel_queue_create(b, ACCEL_QUEUE_COMPUTE, &qb));
@@ -947,10 +1128,13 @@ int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(timestamps_monotonic_between_host_readings);
     RUN(timestamps_bracket_a_kernel_of_known_duration);
+    RUN(timestamp_event_kept_until_its_time_is_read);
     RUN(timestamp_recording_errors);
     RUN(trace_of_a_two_queue_pipeline);
     RUN(trace_of_host_sets_and_failures);
     RUN(trace_longer_than_its_buffer);
+    RUN(trace_of_a_signal_of_another_device);
+    RUN(trace_of_waits_that_failed_has_no_arrow);
     RUN(trace_two_devices_one_path);
     RUN(trace_labels_are_utf8);
     RUN(trace_names_are_whole);

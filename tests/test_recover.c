@@ -878,6 +878,151 @@ static void recover_caller(void* arg) {
 }
 #endif
 
+/* ==== creates and copies caught across a recover ==== */
+#if TEST_HAVE_THREADS
+#  if defined(__cplusplus)
+#    define RECOVER_TLS thread_local
+#  else
+#    define RECOVER_TLS _Thread_local
+#  endif
+/* The allocator of recover_catch_device: the next allocation of a thread that armed it waits until the
+   test lets it go (a create caught inside it while another thread recovers the device). */
+static RECOVER_TLS int recover_arm;
+static atomic_int recover_held, recover_go;
+static accel_signal* recover_nap;   /* a CPU signal nobody sets: 1 ms sleeps */
+static void* recover_hold_alloc(size_t size, size_t align, void* user) {
+    if (recover_arm) {
+        recover_arm = 0;
+        atomic_store(&recover_held, 1);
+        while (!atomic_load(&recover_go)) accel_signal_wait(recover_nap, 1, 1000000);
+    }
+    return test_alloc_fn(size, align, user);
+}
+typedef struct recover_catch {
+    test_alloc_state st;
+    accel_device *dev, *napdev;
+    accel_buffer *root, *view;
+    accel_result r;
+} recover_catch;
+/* A device of the backend under test on the holding allocator, recovered once (false: it cannot be). */
+static bool recover_catch_device(recover_catch* c) {
+    accel_device_desc d;
+    accel_result r;
+    memset(c, 0, sizeof *c);
+    test_alloc_init(&c->st);
+    atomic_store(&recover_held, 0);
+    atomic_store(&recover_go, 0);
+    memset(&d, 0, sizeof d);
+    d.label = "recover";
+    d.allocator = test_allocator(&c->st);
+    d.allocator.alloc_fn = recover_hold_alloc;
+    if (!CHECK_OK(test_device_create_desc(d, &c->dev))) return false;
+    if ((r = accel_device_recover(c->dev)) != ACCEL_OK) {
+        CHECK_RESULT(r, ACCEL_ERROR_UNSUPPORTED);
+        accel_device_destroy(c->dev);
+        return false;
+    }
+    return CHECK_OK(recover_cpu_device(&c->napdev)) && CHECK_OK(accel_signal_create(c->napdev, 0, &recover_nap));
+}
+static void recover_catch_end(recover_catch* c) {
+    accel_device_destroy(c->dev);
+    CHECK_EQ_INT((int)atomic_load(&c->st.outstanding), 0);   /* nothing of the caught create left */
+    accel_signal_destroy(recover_nap);
+    accel_device_destroy(c->napdev);
+}
+static void recover_nap_until(atomic_int* flag) {
+    while (!atomic_load(flag)) accel_signal_wait(recover_nap, 1, 1000000);
+}
+static void recover_view_maker(void* arg) {
+    recover_catch* c = (recover_catch*)arg;
+    recover_arm = 1;
+    c->r = accel_buffer_view_create(c->root, 0, 64, &c->view);
+}
+static void recover_signal_maker(void* arg) {
+    recover_catch* c = (recover_catch*)arg;
+    accel_signal* s = NULL;
+    recover_arm = 1;
+    c->r = accel_signal_create(c->dev, 0, &s);
+    accel_signal_destroy(s);
+}
+static void recover_recoverer(void* arg) {
+    recover_catch* c = (recover_catch*)arg;
+    c->r = accel_device_recover(c->dev);
+}
+#endif
+/* A view create that passed its entry check before a recover and makes its view after it: the view of a
+   stale root is no view of the new generation (it was: map gave the old memory, freed on CUDA; its
+   commands ran on a destroyed VkBuffer on lavapipe). */
+TEST(a_view_made_across_a_recover) {
+#if !TEST_HAVE_THREADS
+    SKIP("no threads in this build");
+#else
+    recover_catch c;
+    test_thread t;
+    if (!recover_catch_device(&c)) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    REQUIRE_OK(test_buffer_create(c.dev, 256, ACCEL_MEMORY_HOST, &c.root));
+    REQUIRE(test_thread_start(&t, recover_view_maker, &c));
+    recover_nap_until(&recover_held);           /* inside the view's allocation */
+    CHECK_OK(accel_device_recover(c.dev));
+    atomic_store(&recover_go, 1);
+    test_thread_join(&t);
+    CHECK_RESULT(c.r, ACCEL_ERROR_DEVICE_LOST);
+    CHECK(c.view == NULL);
+    if (c.view) {
+        CHECK(accel_buffer_map(c.view) == NULL);
+        accel_buffer_destroy(c.view);
+    }
+    accel_buffer_destroy(c.root);
+    recover_catch_end(&c);
+#endif
+}
+/* CPU: a copy that runs after a recover closed creates (it waits for a create under way) but before it
+   moved the generation is refused: it waits for the generation to move, so the signals after it fail as
+   the recover's work (a wait returns DEVICE_LOST); it failed them at once, while they were current, and
+   the wait returned SIGNAL_FAILED. */
+TEST(a_copy_refused_by_a_recover_under_way) {
+#if !TEST_HAVE_THREADS
+    SKIP("no threads in this build");
+#else
+    recover_catch c, m;
+    test_thread tc, tr;
+    accel_buffer *a, *b;
+    accel_queue* q;
+    accel_signal* s;
+    if (!test_backend_is_cpu()) SKIP("the CPU executor's copies (a GPU queue's copy is the device's)");
+    if (!recover_catch_device(&c)) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    REQUIRE_OK(test_buffer_create(c.dev, 256, ACCEL_MEMORY_HOST, &a));
+    REQUIRE_OK(test_buffer_create(c.dev, 256, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(accel_queue_create(c.dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(accel_signal_create(c.dev, 0, &s));
+    memset(&m, 0, sizeof m);
+    m.dev = c.dev;
+    REQUIRE(test_thread_start(&tc, recover_signal_maker, &m));   /* held inside its create */
+    recover_nap_until(&recover_held);
+    REQUIRE(test_thread_start(&tr, recover_recoverer, &c));      /* closes creates, waits for it */
+    for (;;) {   /* until the recover closed creates: a create on this thread is refused */
+        accel_signal* probe = NULL;
+        if (accel_signal_create(c.dev, 0, &probe) != ACCEL_OK) break;
+        accel_signal_destroy(probe);
+        accel_signal_wait(recover_nap, 1, 1000000);
+    }
+    accel_queue_copy(q, b, 0, a, 0, 64);
+    accel_queue_signal(q, s, 1);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_RESULT(accel_signal_wait(s, 1, 50000000), ACCEL_TIMEOUT);   /* the copy waits for the recover */
+    atomic_store(&recover_go, 1);
+    test_thread_join(&tc);
+    test_thread_join(&tr);
+    CHECK_OK(c.r);
+    CHECK_RESULT(accel_signal_wait(s, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_DEVICE_LOST);
+    accel_queue_destroy(q);
+    accel_signal_destroy(s);
+    accel_buffer_destroy(a);
+    accel_buffer_destroy(b);
+    recover_catch_end(&c);
+#endif
+}
+
 TEST(waiters_recorders_and_callers_during_the_recover) {
 #if !TEST_HAVE_THREADS
     SKIP("no threads in this build");
@@ -1446,6 +1591,8 @@ int main(int argc, char** argv) {
     RUN(peer_copies_with_a_lost_devices_buffer);
     RUN(patch_replaces_a_stale_peer_buffer);
     RUN(hundred_recovers_without_growth);
+    RUN(a_view_made_across_a_recover);
+    RUN(a_copy_refused_by_a_recover_under_way);
     RUN(waiters_recorders_and_callers_during_the_recover);
     RUN(concurrent_recovers);
     RUN(two_devices_on_one_native_device);

@@ -657,6 +657,9 @@ TEST(adopt_engine_device) {
     bad.queue_family = 99;
     CHECK_RESULT(accel_vulkan_device_adopt(&d, &bad, &dev), ACCEL_ERROR_UNSUPPORTED);
     CHECK(dev == NULL);
+    char trace[96];   /* traced as a created device would be (the adopt ignored trace_path) */
+    snprintf(trace, sizeof trace, "accel_test_trace_adopt_%llu.json", (unsigned long long)(test_now_ns() % 1000000007u));
+    d.trace_path = trace;
     REQUIRE_OK(accel_vulkan_device_adopt(&d, &ad, &dev));
     accel_device_info info;
     /* the engine's VkDevice: accel cannot make it anew (DESIGN 7.4), and nothing changes */
@@ -688,6 +691,18 @@ TEST(adopt_engine_device) {
     CHECK_EQ_INT(bad_words, 0);
     accel_device_destroy(dev);
     raw_vk_close(&v);                                 /* the engine's objects are still the engine's */
+#if !defined(ACCEL_NO_TRACE)
+    {
+        static char text[1 << 16];
+        FILE* f = fopen(trace, "rb");
+        size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+        if (f) fclose(f);
+        text[n] = '\0';
+        CHECK(strstr(text, "\"traceEvents\"") != NULL);
+        CHECK(strstr(text, "\"name\":\"copy\"") != NULL);
+    }
+#endif
+    remove(trace);
 }
 
 /* ==== debug = true: the validation layer is enabled by accel itself ==== */
