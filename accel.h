@@ -4852,6 +4852,10 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
         accel_i_rec_error(q, ACCEL_ERROR_DEVICE_LOST, "%s: the device is lost or being recovered", fn);
         return ACCEL_ERROR_DEVICE_LOST;
     }
+    if (!accel_i_rec_live(q, &q->obj, fn)) {   /* a recover between the look above and the enter */
+        accel_i_creates_leave(q->obj.device);
+        return ACCEL_ERROR_DEVICE_LOST;
+    }
     r = accel_i_qmem_late_alloc(q, size, memory, &view);
     accel_i_creates_leave(q->obj.device);
     if (r != ACCEL_OK) {
@@ -5108,6 +5112,8 @@ ACCEL_API accel_result accel_queue_record_end(accel_queue* q, accel_commands** o
                          "accel_queue_record_end: out of host memory");
     if (r == ACCEL_OK && !accel_i_creates_enter(q->obj.device, "accel_queue_record_end"))
         r = ACCEL_ERROR_DEVICE_LOST;
+    else if (r == ACCEL_OK && (r = accel_i_live(&q->obj, "accel_queue_record_end")) != ACCEL_OK)
+        accel_i_creates_leave(q->obj.device);   /* a recover since the look above: its objects are stale */
     if (r != ACCEL_OK) {   /* all or nothing */
         if (b) accel_i_batch_recycle(q, b);
         return r;
