@@ -945,6 +945,18 @@ static void recover_signal_maker(void* arg) {
     c->r = accel_signal_create(c->dev, 0, &s);
     accel_signal_destroy(s);
 }
+static void recover_list_maker(void* arg) {   /* an empty list: record_end takes a batch, held */
+    recover_catch* c = (recover_catch*)arg;
+    accel_queue* q = NULL;
+    accel_commands* list = NULL;
+    c->r = accel_queue_create(c->dev, ACCEL_QUEUE_COMPUTE, &q);
+    if (c->r == ACCEL_OK) c->r = accel_queue_record_begin(q);
+    recover_arm = 1;
+    if (c->r == ACCEL_OK) c->r = accel_queue_record_end(q, &list);
+    else atomic_store(&recover_held, 1);
+    accel_commands_destroy(list);
+    accel_queue_destroy(q);
+}
 static void recover_recoverer(void* arg) {
     recover_catch* c = (recover_catch*)arg;
     c->r = accel_device_recover(c->dev);
@@ -973,6 +985,24 @@ TEST(a_view_made_across_a_recover) {
         accel_buffer_destroy(c.view);
     }
     accel_buffer_destroy(c.root);
+    recover_catch_end(&c);
+#endif
+}
+/* A list ended across a recover (record_end held in its batch's allocation while the device recovers):
+   DEVICE_LOST, no list of the new generation over the stale queue's commands. */
+TEST(a_list_ended_across_a_recover) {
+#if !TEST_HAVE_THREADS
+    SKIP("no threads in this build");
+#else
+    recover_catch c;
+    test_thread t;
+    if (!recover_catch_device(&c)) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    REQUIRE(test_thread_start(&t, recover_list_maker, &c));
+    recover_nap_until(&recover_held);
+    CHECK_OK(accel_device_recover(c.dev));
+    atomic_store(&recover_go, 1);
+    test_thread_join(&t);
+    CHECK_RESULT(c.r, ACCEL_ERROR_DEVICE_LOST);
     recover_catch_end(&c);
 #endif
 }
@@ -1593,6 +1623,7 @@ int main(int argc, char** argv) {
     RUN(hundred_recovers_without_growth);
     RUN(a_view_made_across_a_recover);
     RUN(a_copy_refused_by_a_recover_under_way);
+    RUN(a_list_ended_across_a_recover);
     RUN(waiters_recorders_and_callers_during_the_recover);
     RUN(concurrent_recovers);
     RUN(two_devices_on_one_native_device);
