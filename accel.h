@@ -416,7 +416,8 @@
        links to the older of the two.
    Signals without a label are named "#n" (n: creation order on the device). Each device writes a file
    of its own: a command or wait on another device's signal is a span without an arrow, named "signal
-   on another device" / "wait on another device" when that signal has no label. Times are microseconds of
+   on another device" / "wait on another device" when that signal has no label, and a wait on its own
+   signal that another device's queue raised has none either. Times are microseconds of
    the clock above (3 decimals: nanoseconds). Events wait in fixed buffers (4096 for the host threads,
    1024 per queue, 120 bytes each); a full buffer is copied out raw to a temporary file (tmpfile()),
    and accel_device_destroy turns that file into the JSON (about 0.25 us an event, so a run of a
@@ -465,9 +466,10 @@
    A host wait (timeout > 0) that nothing can satisfy returns ACCEL_ERROR_DEADLOCK at once instead of
    hanging; a poll returns ACCEL_TIMEOUT; accel_queue_finish likewise (also a finish or a wait, from
    inside a kernel, on work of another queue of the kernel's device: that batch runs only after the
-   kernel's, so the kernel cannot see it done). Inside a host call, a wait, finish or destroy first runs
-   what can run on every device whose loop the call is in (a queue of the call's own device may set what
-   another device's queue waits for), and only then gives up. Destroying a
+   kernel's, so the kernel cannot see it done). Inside a host call (or a kernel), a wait, finish or
+   destroy that cannot end yet first runs what can run on every device whose loop it is called from
+   (not one inside that kernel), since a queue of the call's own device may set what another device's
+   queue waits for, and only then gives up. Destroying a
    queue whose batch is still parked drops it and fails the signals it would have signalled (reason
    ACCEL_ERROR_DEADLOCK). Destroying a device runs its queues' work first, dropping parked batches one
    at a time in the same way (with what each drop releases running), and only then releases any queue,
@@ -3064,7 +3066,9 @@ static accel_buffer* accel_i_view_make(accel_buffer* root, size_t offset, size_t
     view->mapped = !(root->qmem & ACCEL_I_QMEM_LATE) && root->mapped ? (unsigned char*)root->mapped + offset
                                                                      : NULL;
     accel_i_object_init(&view->obj, root->obj.device, ACCEL_I_BUFFER, label);
+    accel_i_spin_lock(&root->obj.device->objects_lock);   /* as init wrote it */
     view->obj.generation = root->obj.generation;   /* its memory's: stale with it (a recover meanwhile) */
+    accel_i_spin_unlock(&root->obj.device->objects_lock);
     return view;
 }
 static accel_result accel_i_qmem_no_memory(accel_buffer* buf, const char* fn);
@@ -7798,14 +7802,14 @@ static void accel_i_cpu_drain(accel_i_cpu_device* dev);
 static bool accel_i_cpu_in_kernel(accel_i_cpu_device* dev) {
     return atomic_load_explicit(&dev->lanes[0].taken, memory_order_relaxed) != 0;
 }
-static void accel_i_cpu_drain_loops(void);
+static bool accel_i_cpu_drain_loops(void);
 static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                             uint64_t timeout_ns, uint32_t* first) {
     for (uint32_t i = 0; i < n; i++) {
         accel_i_cpu_device* dev = accel_i_is_cpu_signal(s[i]) ? accel_i_cpu_dev(s[i]->obj.device) : NULL;
         if (dev && !accel_i_cpu_in_kernel(dev)) accel_i_cpu_drain(dev);
     }
-    accel_i_cpu_drain_loops();
+    if (accel_i_wait_check(s, v, n, all, first) == ACCEL_TIMEOUT) accel_i_cpu_drain_loops();   /* not yet */
     return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
 }
 /* Runs the queue's batches until one parks (its signal will call back). A host call or kernel it runs
@@ -7885,11 +7889,14 @@ static void accel_i_cpu_drain(accel_i_cpu_device* dev) {
         accel_i_cpu_pump(q);
     }
 }
-/* Inside a host call (a loop runs it), before a wait, finish or destroy concludes that nothing can end it:
-   runs the ready queues of every loop on the stack until none is left, but a device inside a kernel (the
-   lane it holds). A queue the call's own device runs later may set what another device waits for. */
-static void accel_i_cpu_drain_loops(void) {
-    for (bool ran = true; ran;) {
+/* Inside a host call (a loop runs it), before a wait, finish or destroy that cannot end yet concludes
+   that nothing can end it: runs the ready queues of every loop on the stack until none is left, but a
+   device inside a kernel (the lane it holds). A queue the call's own device runs later may set what
+   another device waits for. Returns whether it ran any. Only then: each queue it runs may nest another
+   such wait one level deeper. */
+static bool accel_i_cpu_drain_loops(void) {
+    bool any = false;
+    for (bool ran = true; ran; any |= ran) {
         ran = false;
         for (accel_i_cpu_device* d = accel_i_cpu_loops; d; d = d->loop_next)
             if (d->ready_head && !accel_i_cpu_in_kernel(d)) {
@@ -7897,6 +7904,7 @@ static void accel_i_cpu_drain_loops(void) {
                 ran = true;
             }
     }
+    return any;
 }
 /* A raise of ev: the queues parked on it (one-shot waiters) all go on their devices' ready lists first,
    and only then do those devices' loops run. A loop runs host calls, which may destroy a queue or wait
@@ -7938,7 +7946,7 @@ static void accel_i_cpu_unpark(accel_i_event* ev) {
    holds; q stays on the ready list (the finish reports DEADLOCK; the loop runs q after the kernel). */
 static void accel_i_cpu_settle(accel_i_cpu_queue* q) {
     accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
-    accel_i_cpu_drain_loops();   /* which may release q */
+    if (q->parked_on) accel_i_cpu_drain_loops();   /* which may release it */
     if (!q->ready || accel_i_cpu_in_kernel(dev)) return;
     accel_i_cpu_pump(q);   /* the loop pumps it again later: a no-op */
 }
@@ -7971,7 +7979,6 @@ static void accel_i_cpu_device_settle(accel_device* base) {
     for (;;) {
         accel_i_cpu_queue* q;
         accel_i_batch* b;
-        accel_i_cpu_drain_loops();   /* a loop up the stack may release one */
         accel_i_spin_lock(&base->objects_lock);
         for (o = base->objects; o; o = o->next) {
             q = (accel_i_cpu_queue*)(void*)o;
@@ -7980,6 +7987,10 @@ static void accel_i_cpu_device_settle(accel_device* base) {
         accel_i_spin_unlock(&base->objects_lock);
         if (!o) return;
         q = (accel_i_cpu_queue*)(void*)o;
+        if (accel_i_cpu_drain_loops()) {   /* a loop up the stack may release it, or others: look again */
+            accel_i_release(q);
+            continue;
+        }
         accel_i_waiter_remove(q->parked_on, &q->park);
         q->parked_on = NULL;
         accel_i_log(base, ACCEL_LOG_WARN,
@@ -8756,7 +8767,7 @@ static bool accel_i_trace_mark_of(accel_device* dev, accel_signal* s, uint64_t v
 static void accel_i_trace_waited(accel_device* dev, accel_i_trace_buf* b, uint32_t track, const char* what,
                                  accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1, bool released) {
     accel_i_trace_spot m;
-    bool linked = released && !accel_i_failed(accel_i_signal_value(s)) &&
+    bool linked = released && s->obj.device == dev && !accel_i_failed(accel_i_signal_value(s)) &&
                   accel_i_trace_mark_of(dev, s, v, &m);
     accel_i_trace_event* e;
     accel_i_spin_lock(&b->lock);
@@ -8776,7 +8787,7 @@ static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, u
     accel_i_trace_host_span(dev, "wait many", NULL, t0, t1, "signals", n);
     for (uint32_t i = 0; i < n; i++) {
         accel_i_trace_spot m;
-        if (!released || accel_i_failed(accel_i_signal_value(s[i])) ||
+        if (!released || s[i]->obj.device != dev || accel_i_failed(accel_i_signal_value(s[i])) ||
             !accel_i_trace_mark_of(dev, s[i], v[i], &m))
             continue;
         accel_i_spin_lock(&t->host.lock);
