@@ -151,7 +151,8 @@ $(BUILD)/kernels/%.spv.inc: tests/kernels/%.comp $(BUILD)/kernels/%.spv
 TEST_APART := -DACCEL_IMPLEMENTATION_INCLUDED -DACCEL_VULKAN_IMPLEMENTATION_INCLUDED \
               -DACCEL_CUDA_IMPLEMENTATION_INCLUDED
 TESTS_OWN_IMPL := test_alloc test_cuda test_device_waits test_devices test_help test_interop test_pool \
-                  test_queue_memory test_queues test_recover test_replay test_signals test_views test_vulkan
+                  test_profiling test_queue_memory test_queues test_recover test_replay test_signals \
+                  test_views test_vulkan
 define test_config
 $(1)_BINS := $$(patsubst %,$(BUILD)/$(1)/%$(4),$(5))
 $(1)_IMPL := $(if $(6),$(6),$(BUILD)/$(1)/impl.o)

@@ -441,7 +441,8 @@
    GPU backends: device times (Vulkan timestamp queries, CUDA events) are converted to this clock by
    the host once the work completed, and written (timestamps) or recorded (the trace's spans) before
    any signal after them is raised; a command of the same queue right after a timestamp may run before
-   the value is written (read it after a signal that follows it). Per command spans on both; tracing a
+   the value is written (read it after a signal that follows it), and the value lands over what such a
+   command wrote to the same bytes (give a timestamp bytes of its own). Per command spans on both; tracing a
    GPU queue makes it complete each segment (Vulkan) or each command (CUDA) on the host before the next
    signal is raised, which costs host round trips. How accurate the conversion is, and what each costs:
    accel_vulkan.h and accel_cuda.h, "Timestamps and the trace".

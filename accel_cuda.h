@@ -377,11 +377,13 @@
    is there. A signal point that follows a timestamp not yet written is not one a GPU wait may watch (the
    wait watches the signal's mirror, which the host raises after the write). Commands of the same queue
    after the timestamp may run before the host wrote it: read the value after a signal that follows it
-   (on the host, or on a queue that waits for that signal). Conversion: cuEventElapsedTime from a
-   reference event recorded on the idle io stream between two host readings (their middle; recorded
-   again, up to 3 times, while they are 20 us or more apart; taken again once a second), clamped to
-   [when the timestamp was enqueued, when the host saw it reached]. Accuracy: half the reference's
-   bracket (a few us on a GPU; tens of us on the mock under load) plus the events' resolution (~0.5 us).
+   (on the host, or on a queue that waits for that signal); what they write to its bytes, the value
+   lands over. Conversion: cuEventElapsedTime from a reference event recorded on the idle io stream
+   between two host readings (their middle; recorded again, up to 3 times, while they are 20 us or more
+   apart; taken again once a second), clamped to [when the timestamp was enqueued, when the host saw it
+   reached] and to no earlier than the queue's timestamp before it (a new reference moves the
+   conversion by up to its error). Accuracy: half the reference's bracket (a few us on a GPU; tens of
+   us on the mock under load) plus the events' resolution (~0.5 us).
    Traced (accel_device_desc.trace_path / ACCEL_TRACE), every command and every wait of a segment gets
    such a timing event and point after it, and the reaper records its span (from where the queue's last
    span ended, or its enqueueing, to its end) and a signal's span and mark before raising it; while
@@ -1561,6 +1563,7 @@ struct accel_i_cu_queue {
     /* timestamp (or traced) points not applied yet: later points are not GPU-watchable */
     accel_i_a32 stamps_pending;
     uint64_t trace_t;              /* traced: where the queue's last span ended (reaper only) */
+    uint64_t stamp_t;              /* the queue's last timestamp's value (reaper only) */
 };
 
 static accel_i_cu_device* accel_i_cu_dev(accel_device* d) { return (accel_i_cu_device*)d; }
@@ -2703,12 +2706,17 @@ static void accel_i_cu_stamp_write(accel_i_cu_device* dev, const accel_i_cmd* c,
 /* A reached point's timestamp (before any later point of the queue raises its signal) and trace: the
    command's span from where the queue's last one ended (or its enqueueing) to its end; a signal's span
    at that end, before the raise (its mark must be there for the waits it releases); none for a signal
-   that failed meanwhile (a failed wait the device was handed). */
+   that failed meanwhile (a failed wait the device was handed). A time no earlier than the queue's last:
+   the reference a conversion uses is taken again each second (accel_i_cu_calibrate), and two stamps
+   either side of that, ns apart on the device, could come out in the wrong order by up to the half
+   brackets of the two references. */
 static void accel_i_cu_stamp_apply(accel_i_cu_queue* q, const accel_i_cu_point* e, bool lost) {
     accel_i_cu_device* dev = accel_i_cu_dev(q->base.obj.device);
     bool traced = dev->base.trace != NULL && !lost;
     if (e->stamp) {
         uint64_t t = lost ? 0 : accel_i_cu_stamp_ns(dev, e);
+        if (!lost && t < q->stamp_t) t = q->stamp_t;
+        if (!lost) q->stamp_t = t;
         if (!lost && e->stamp->kind == ACCEL_I_CMD_TIMESTAMP) accel_i_cu_stamp_write(dev, e->stamp, t);
         if (traced) {
             uint64_t t0 = q->trace_t > e->stamp_enq ? q->trace_t : e->stamp_enq;

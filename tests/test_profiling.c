@@ -149,6 +149,60 @@ TEST(timestamp_event_kept_until_its_time_is_read) {
 #endif
 }
 
+/* CUDA: the reference a stamp's event is converted with is taken again each second, each time off by up
+   to half its bracket: two stamps either side of a new one must still come out in queue order. The mock's
+   hook moves the reference 1 ms back halfway through the reads of 32 stamps enqueued before a gate (so
+   their enqueue times do not bound them): the later ones came out up to 1 ms before the earlier ones. */
+#if PROFILING_MOCK
+typedef struct stamp_jump { accel_device* dev; atomic_int reads; } stamp_jump;
+static void stamp_jump_hook(void* user) {   /* inside the conversion: its lock is held */
+    stamp_jump* j = (stamp_jump*)user;
+    if (atomic_fetch_add(&j->reads, 1) == 16) accel_i_cu_dev(j->dev)->cal_host -= 1000000u;
+}
+#endif
+TEST(timestamps_stay_in_order_across_a_new_reference) {
+#if PROFILING_MOCK
+    const char* path = getenv("ACCEL_CUDA_LIBRARY");
+    void *lib, *sym = NULL;
+    void (*on_elapsed)(void (*)(void*), void*);
+    accel_queue* q;
+    accel_buffer* b;
+    accel_signal* gate;
+    stamp_jump j;
+    if (test_g.backend != accel_cuda_backend() || !path || !strstr(path, "mock"))
+        SKIP("needs the CUDA backend on tests/mock_cuda.c");
+    memset(&j, 0, sizeof j);
+    REQUIRE_OK(test_device_create(&j.dev));
+    if ((lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD)) != NULL) sym = dlsym(lib, "mock_cuda_on_elapsed");
+    if (!sym) { accel_device_destroy(j.dev); SKIP("needs the CUDA backend on tests/mock_cuda.c"); }
+    memcpy(&on_elapsed, &sym, sizeof sym);
+    REQUIRE_OK(accel_queue_create(j.dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(j.dev, 8 * 32, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(accel_signal_create(j.dev, 0, &gate));
+    accel_queue_timestamp(q, b, 0);   /* the first reference, before the hook counts */
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    accel_queue_wait(q, gate, 1);
+    for (unsigned i = 0; i < 32; i++) accel_queue_timestamp(q, b, 8u * i);
+    CHECK_OK(accel_queue_submit(q));
+    on_elapsed(stamp_jump_hook, &j);
+    uint64_t open = host_ns();
+    CHECK_OK(accel_signal_set(gate, 1));
+    CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    on_elapsed(NULL, NULL);
+    CHECK(atomic_load(&j.reads) >= 17);
+    uint64_t prev = 0;
+    for (unsigned i = 0; i < 32; i++) {
+        uint64_t t = read_u64(b, 8u * i);
+        if (!CHECK(t >= prev)) fprintf(stderr, "    timestamp %u: %llu < %llu\n", i, (unsigned long long)t, (unsigned long long)prev);
+        prev = t;
+    }
+    CHECK(read_u64(b, 0) + 2000000u >= open);   /* within the reference's error of the gate's opening */
+    accel_device_destroy(j.dev);
+#else
+    SKIP("needs the CUDA backend on tests/mock_cuda.c");
+#endif
+}
+
 /* CPU: a kernel that spins a known time. GPU: the slow kernel, whose duration the host brackets from
    outside: the stamps around it lie within the host readings around the whole submission, and the span
    between them is much longer than the span between two stamps with nothing in between. Its iteration
@@ -1129,6 +1183,7 @@ int main(int argc, char** argv) {
     RUN(timestamps_monotonic_between_host_readings);
     RUN(timestamps_bracket_a_kernel_of_known_duration);
     RUN(timestamp_event_kept_until_its_time_is_read);
+    RUN(timestamps_stay_in_order_across_a_new_reference);
     RUN(timestamp_recording_errors);
     RUN(trace_of_a_two_queue_pipeline);
     RUN(trace_of_host_sets_and_failures);
