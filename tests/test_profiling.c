@@ -85,6 +85,20 @@ TEST(timestamps_monotonic_between_host_readings) {
    inside the read: four more timestamps, each behind a gate not set yet, which take the ring's free slots,
    the one just read from last (14 points in its first 16 slots: a segment keeps two free). */
 #if PROFILING_MOCK
+/* A device of the backend under test when that is CUDA on the mock driver, and the mock's hook into
+   cuEventElapsedTime (mock_cuda_on_elapsed) in *on; NULL elsewhere. */
+typedef void (*mock_on_elapsed_fn)(void (*fn)(void* user), void* user);
+static accel_device* mock_device(mock_on_elapsed_fn* on) {
+    const char* path = getenv("ACCEL_CUDA_LIBRARY");
+    accel_device* dev = NULL;
+    void *lib, *sym = NULL;
+    if (test_g.backend != accel_cuda_backend() || !path || !strstr(path, "mock")) return NULL;
+    if (!CHECK_OK(test_device_create(&dev))) return NULL;   /* the driver loaded */
+    if ((lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD)) != NULL) sym = dlsym(lib, "mock_cuda_on_elapsed");
+    if (!sym) { accel_device_destroy(dev); return NULL; }
+    memcpy(on, &sym, sizeof sym);
+    return dev;
+}
 typedef struct stamp_reuse {
     accel_queue* q;
     accel_buffer* b;
@@ -103,18 +117,11 @@ static void stamp_reuse_hook(void* user) {
 #endif
 TEST(timestamp_event_kept_until_its_time_is_read) {
 #if PROFILING_MOCK
-    const char* path = getenv("ACCEL_CUDA_LIBRARY");
-    void *lib, *sym = NULL;
-    void (*on_elapsed)(void (*)(void*), void*);
+    mock_on_elapsed_fn on_elapsed;
     accel_device* dev;
     accel_signal* first;
     stamp_reuse r;
-    if (test_g.backend != accel_cuda_backend() || !path || !strstr(path, "mock"))
-        SKIP("needs the CUDA backend on tests/mock_cuda.c");
-    REQUIRE_OK(test_device_create(&dev));   /* the driver loaded */
-    if ((lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD)) != NULL) sym = dlsym(lib, "mock_cuda_on_elapsed");
-    if (!sym) { accel_device_destroy(dev); SKIP("needs the CUDA backend on tests/mock_cuda.c"); }
-    memcpy(&on_elapsed, &sym, sizeof sym);
+    if (!(dev = mock_device(&on_elapsed))) SKIP("needs the CUDA backend on tests/mock_cuda.c");
     memset(&r, 0, sizeof r);
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &r.q));
     REQUIRE_OK(test_buffer_create(dev, 8 * 18, ACCEL_MEMORY_HOST, &r.b));
@@ -162,20 +169,13 @@ static void stamp_jump_hook(void* user) {   /* inside the conversion: its lock i
 #endif
 TEST(timestamps_stay_in_order_across_a_new_reference) {
 #if PROFILING_MOCK
-    const char* path = getenv("ACCEL_CUDA_LIBRARY");
-    void *lib, *sym = NULL;
-    void (*on_elapsed)(void (*)(void*), void*);
+    mock_on_elapsed_fn on_elapsed;
     accel_queue* q;
     accel_buffer* b;
     accel_signal* gate;
     stamp_jump j;
-    if (test_g.backend != accel_cuda_backend() || !path || !strstr(path, "mock"))
-        SKIP("needs the CUDA backend on tests/mock_cuda.c");
     memset(&j, 0, sizeof j);
-    REQUIRE_OK(test_device_create(&j.dev));
-    if ((lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD)) != NULL) sym = dlsym(lib, "mock_cuda_on_elapsed");
-    if (!sym) { accel_device_destroy(j.dev); SKIP("needs the CUDA backend on tests/mock_cuda.c"); }
-    memcpy(&on_elapsed, &sym, sizeof sym);
+    if (!(j.dev = mock_device(&on_elapsed))) SKIP("needs the CUDA backend on tests/mock_cuda.c");
     REQUIRE_OK(accel_queue_create(j.dev, ACCEL_QUEUE_COMPUTE, &q));
     REQUIRE_OK(test_buffer_create(j.dev, 8 * 32, ACCEL_MEMORY_HOST, &b));
     REQUIRE_OK(accel_signal_create(j.dev, 0, &gate));

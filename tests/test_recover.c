@@ -961,6 +961,15 @@ static void recover_recoverer(void* arg) {
     recover_catch* c = (recover_catch*)arg;
     c->r = accel_device_recover(c->dev);
 }
+/* fn(c) on a thread, held in its allocation while this thread recovers the device; then let go. */
+static void recover_across(recover_catch* c, void (*fn)(void*)) {
+    test_thread t;
+    if (!CHECK(test_thread_start(&t, fn, c))) return;
+    recover_nap_until(&recover_held);
+    CHECK_OK(accel_device_recover(c->dev));
+    atomic_store(&recover_go, 1);
+    test_thread_join(&t);
+}
 #endif
 /* A view create that passed its entry check before a recover and makes its view after it: the view of a
    stale root is no view of the new generation (it was: map gave the old memory, freed on CUDA; its
@@ -970,14 +979,9 @@ TEST(a_view_made_across_a_recover) {
     SKIP("no threads in this build");
 #else
     recover_catch c;
-    test_thread t;
     if (!recover_catch_device(&c)) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
     REQUIRE_OK(test_buffer_create(c.dev, 256, ACCEL_MEMORY_HOST, &c.root));
-    REQUIRE(test_thread_start(&t, recover_view_maker, &c));
-    recover_nap_until(&recover_held);           /* inside the view's allocation */
-    CHECK_OK(accel_device_recover(c.dev));
-    atomic_store(&recover_go, 1);
-    test_thread_join(&t);
+    recover_across(&c, recover_view_maker);   /* held inside the view's allocation */
     CHECK_RESULT(c.r, ACCEL_ERROR_DEVICE_LOST);
     CHECK(c.view == NULL);
     if (c.view) {
@@ -995,13 +999,8 @@ TEST(a_list_ended_across_a_recover) {
     SKIP("no threads in this build");
 #else
     recover_catch c;
-    test_thread t;
     if (!recover_catch_device(&c)) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
-    REQUIRE(test_thread_start(&t, recover_list_maker, &c));
-    recover_nap_until(&recover_held);
-    CHECK_OK(accel_device_recover(c.dev));
-    atomic_store(&recover_go, 1);
-    test_thread_join(&t);
+    recover_across(&c, recover_list_maker);
     CHECK_RESULT(c.r, ACCEL_ERROR_DEVICE_LOST);
     recover_catch_end(&c);
 #endif
