@@ -7947,9 +7947,10 @@ static void accel_i_cpu_unpark(accel_i_event* ev) {
    holds; q stays on the ready list (the finish reports DEADLOCK; the loop runs q after the kernel). */
 static void accel_i_cpu_settle(accel_i_cpu_queue* q) {
     accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
-    if (q->parked_on) accel_i_cpu_drain_loops();   /* which may release it */
-    if (!q->ready || accel_i_cpu_in_kernel(dev)) return;
-    accel_i_cpu_pump(q);   /* the loop pumps it again later: a no-op */
+    if (q->ready && !accel_i_cpu_in_kernel(dev)) accel_i_cpu_pump(q);   /* the loop's later pump: a no-op */
+    /* still parked (or waiting for its device's lane): the loops up the stack may release it, and then
+       run it, its device's loop or their drain */
+    if (q->parked_on || q->ready) accel_i_cpu_drain_loops();
 }
 /* Takes q off its device's ready list (it is being destroyed). */
 static void accel_i_cpu_unready(accel_i_cpu_queue* q) {

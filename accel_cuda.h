@@ -377,11 +377,11 @@
    is there. A signal point that follows a timestamp not yet written is not one a GPU wait may watch (the
    wait watches the signal's mirror, which the host raises after the write). Commands of the same queue
    after the timestamp may run before the host wrote it: read the value after a signal that follows it
-   (on the host, or on a queue that waits for that signal); what they write to its bytes, the value
-   lands over. Conversion: cuEventElapsedTime from a reference event recorded on the idle io stream
-   between two host readings (their middle; recorded again, up to 3 times, while they are 20 us or more
-   apart; taken again once a second), clamped to [when the timestamp was enqueued, when the host saw it
-   reached] and to no earlier than the queue's timestamp before it (a new reference moves the
+   (on the host, or on a queue that waits for that signal); the value lands over what such a command
+   wrote to its bytes. Conversion: cuEventElapsedTime from a reference event recorded on the idle io
+   stream between two host readings (their middle; recorded again, up to 3 times, while they are 20 us or
+   more apart; taken again once a second), clamped to [when the timestamp was enqueued, when the host saw
+   it reached] and to no earlier than the queue's timestamp before it (a new reference moves the
    conversion by up to its error). Accuracy: half the reference's bracket (a few us on a GPU; tens of
    us on the mock under load) plus the events' resolution (~0.5 us).
    Traced (accel_device_desc.trace_path / ACCEL_TRACE), every command and every wait of a segment gets
@@ -1563,7 +1563,7 @@ struct accel_i_cu_queue {
     /* timestamp (or traced) points not applied yet: later points are not GPU-watchable */
     accel_i_a32 stamps_pending;
     uint64_t trace_t;              /* traced: where the queue's last span ended (reaper only) */
-    uint64_t stamp_t;              /* the queue's last timestamp's value (reaper only) */
+    uint64_t stamp_t;              /* the time of its last stamp point (timestamp or traced; reaper only) */
 };
 
 static accel_i_cu_device* accel_i_cu_dev(accel_device* d) { return (accel_i_cu_device*)d; }

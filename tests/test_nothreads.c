@@ -462,6 +462,43 @@ TEST(nt_host_call_waits_on_another_device_released_by_its_own) {
     }
 }
 
+/* The same on one device: a host call of qa1 submits qa2 (which sets sa), then a batch of q that waits
+   for sa, and finishes or destroys q. q is on the ready list behind qa2 (the device's loop runs the host
+   call): its settle ran q alone, which parked on sa, and the finish said DEADLOCK (the destroy failed
+   q's signal) although qa2 would set sa. */
+static accel_queue *nt_s_qa2, *nt_s_q;
+static accel_signal *nt_s_sa, *nt_s_done;
+static accel_result nt_s_r;
+static void nt_hc_same(void* user) {
+    accel_queue_signal(nt_s_qa2, nt_s_sa, 1);
+    nt_s_r = accel_queue_submit(nt_s_qa2);
+    accel_queue_wait(nt_s_q, nt_s_sa, 1);
+    accel_queue_signal(nt_s_q, nt_s_done, 1);
+    if (nt_s_r == ACCEL_OK) nt_s_r = accel_queue_submit(nt_s_q);   /* on the ready list, behind qa2 */
+    if (nt_s_r != ACCEL_OK) return;
+    if (user) { accel_queue_destroy(nt_s_q); nt_s_q = NULL; return; }
+    nt_s_r = accel_queue_finish(nt_s_q, ACCEL_WAIT_FOREVER);
+}
+TEST(nt_host_call_finishes_a_queue_released_by_its_device) {
+    NT_ONLY();
+    for (int destroy = 0; destroy < 2; destroy++) {
+        accel_device* a;
+        accel_queue* qa1;
+        nt_s_r = ACCEL_ERROR_BACKEND;
+        REQUIRE_OK(test_device_create(&a));
+        REQUIRE_OK(accel_queue_create(a, ACCEL_QUEUE_COMPUTE, &qa1));
+        REQUIRE_OK(accel_queue_create(a, ACCEL_QUEUE_COMPUTE, &nt_s_qa2));
+        REQUIRE_OK(accel_queue_create(a, ACCEL_QUEUE_COMPUTE, &nt_s_q));
+        REQUIRE_OK(accel_signal_create(a, 0, &nt_s_sa));
+        REQUIRE_OK(accel_signal_create(a, 0, &nt_s_done));
+        accel_queue_host_call(qa1, nt_hc_same, destroy ? (void*)1 : NULL);
+        CHECK_OK(accel_queue_submit(qa1));
+        if (!CHECK_OK(nt_s_r)) fprintf(stderr, "    %s\n", destroy ? "destroy" : "finish");
+        if (!CHECK_EQ_U64(accel_signal_value(nt_s_done), 1)) fprintf(stderr, "    %s\n", destroy ? "destroy" : "finish");
+        accel_device_destroy(a);
+    }
+}
+
 /* Two queues parked on one signal; its set wakes both, and the first to run (the one that parked last)
    has a host call that destroys the other. Before: the set detached the signal's waiters and ran the
    first queue's batch before the other was on any list, so the destroy dropped the other's batch as
@@ -1101,6 +1138,7 @@ int main(int argc, char** argv) {
     RUN(nt_kernel_finish_of_other_queue_exec);
     RUN(nt_host_call_waits_on_work_it_submitted);
     RUN(nt_host_call_waits_on_another_device_released_by_its_own);
+    RUN(nt_host_call_finishes_a_queue_released_by_its_device);
     RUN(nt_host_call_destroys_queue_woken_by_same_set);
     RUN(nt_host_call_waits_on_queue_woken_by_same_set);
     RUN(nt_device_destroy_settles_every_queue_first);

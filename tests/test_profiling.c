@@ -185,7 +185,6 @@ TEST(timestamps_stay_in_order_across_a_new_reference) {
     for (unsigned i = 0; i < 32; i++) accel_queue_timestamp(q, b, 8u * i);
     CHECK_OK(accel_queue_submit(q));
     on_elapsed(stamp_jump_hook, &j);
-    uint64_t open = host_ns();
     CHECK_OK(accel_signal_set(gate, 1));
     CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
     on_elapsed(NULL, NULL);
@@ -196,7 +195,6 @@ TEST(timestamps_stay_in_order_across_a_new_reference) {
         if (!CHECK(t >= prev)) fprintf(stderr, "    timestamp %u: %llu < %llu\n", i, (unsigned long long)t, (unsigned long long)prev);
         prev = t;
     }
-    CHECK(read_u64(b, 0) + 2000000u >= open);   /* within the reference's error of the gate's opening */
     accel_device_destroy(j.dev);
 #else
     SKIP("needs the CUDA backend on tests/mock_cuda.c");
