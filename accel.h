@@ -8740,10 +8740,10 @@ static void accel_i_trace_reached(accel_device* dev, accel_i_trace_buf* b, uint3
     if (mark) accel_i_trace_mark_set(dev, s, v, t0, track);
 }
 /* The mark of the lowest value >= v that s reached on dev (false: none; s reached it untraced: its
-   initial value, a set before the trace began, a signal of another device; or writers kept changing
-   the marks for a few tries: no arrow then). */
+   initial value, a set before the trace began, a signal of another device; s failed since, so the wait
+   it released may not have been; or writers kept changing the marks for a few tries: no arrow then). */
 static bool accel_i_trace_mark_of(accel_device* dev, accel_signal* s, uint64_t v, accel_i_trace_spot* out) {
-    if (s->obj.device != dev) return false;
+    if (s->obj.device != dev || accel_i_failed(accel_i_signal_value(s))) return false;
     for (int attempt = 0; attempt < 8; attempt++) {
         uint32_t seq = atomic_load_explicit(&s->mark_seq, memory_order_acquire);
         bool found = false;
@@ -8769,8 +8769,7 @@ static bool accel_i_trace_mark_of(accel_device* dev, accel_signal* s, uint64_t v
 static void accel_i_trace_waited(accel_device* dev, accel_i_trace_buf* b, uint32_t track, const char* what,
                                  accel_signal* s, uint64_t v, uint64_t t0, uint64_t t1, bool released) {
     accel_i_trace_spot m;
-    bool linked = released && s->obj.device == dev && !accel_i_failed(accel_i_signal_value(s)) &&
-                  accel_i_trace_mark_of(dev, s, v, &m);
+    bool linked = released && accel_i_trace_mark_of(dev, s, v, &m);
     accel_i_trace_event* e;
     accel_i_spin_lock(&b->lock);
     e = accel_i_trace_put_signal(dev, b, ACCEL_I_TEV_WAIT, track, what, s, v, t0, t1);
@@ -8789,9 +8788,7 @@ static void accel_i_trace_host_wait(accel_signal* const* s, const uint64_t* v, u
     accel_i_trace_host_span(dev, "wait many", NULL, t0, t1, "signals", n);
     for (uint32_t i = 0; i < n; i++) {
         accel_i_trace_spot m;
-        if (!released || s[i]->obj.device != dev || accel_i_failed(accel_i_signal_value(s[i])) ||
-            !accel_i_trace_mark_of(dev, s[i], v[i], &m))
-            continue;
+        if (!released || !accel_i_trace_mark_of(dev, s[i], v[i], &m)) continue;
         accel_i_spin_lock(&t->host.lock);
         accel_i_trace_event* e = accel_i_trace_put(t, &t->host, ACCEL_I_TEV_FLOW, track, NULL, NULL, t0, t1);
         e->from = m.track; e->a[1] = m.t; e->a[2] = ++t->host.flows;
