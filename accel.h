@@ -5518,11 +5518,11 @@ static uint64_t accel_i_peer_copy_cmd(accel_device* dev, const accel_i_cmd* c) {
                                     c->u.copy.size);
         if (in_s) accel_i_creates_leave(sd);
         if (in_d) accel_i_creates_leave(dd);
-        /* refused by a recover under way: it makes the buffer stale as soon as the creates in it left
-           (this copy's too), and what fails next fails as its work (waits: DEVICE_LOST, not FAILED) */
-        for (const accel_i_object* o = in_d ? &src->obj : &dst->obj; !in_s && !accel_i_stale(o) &&
-             atomic_load(&o->device->creates_closed);)
-            accel_i_yield();
+        if (!in_s) {   /* refused by a recover under way: it makes the refusing side's buffer stale once
+                          the creates in it left (this copy's too); what fails next fails as its work */
+            const accel_i_object* o = in_d ? &src->obj : &dst->obj;
+            while (!accel_i_stale(o) && atomic_load(&o->device->creates_closed)) accel_i_yield();
+        }
     }
     return accel_i_peer_copy_fails(dev, r);
 }
