@@ -2850,13 +2850,12 @@ static uint32_t accel_i_cu_ring_take(accel_i_cu_queue* q, uint64_t upto, accel_i
     accel_i_spin_unlock(&q->ring_lock);
     return n;
 }
-/* A taken stamp's timing event, its time read: the queue's spare, else destroyed (the reap made the context
-   current for the stamp; a stale queue's went with the old context). */
+/* A taken stamp's timing event, its time read: the queue's spare again. The take emptied the spare and
+   a run holds one stamp at most, and reaps of a queue go one at a time (reap_lock): none is there. */
 static void accel_i_cu_sev_give(accel_i_cu_queue* q, accel_cu_event ev) {
     accel_i_spin_lock(&q->ring_lock);
-    if (!q->sev_spare) { q->sev_spare = ev; ev = NULL; }
+    q->sev_spare = ev;
     accel_i_spin_unlock(&q->ring_lock);
-    if (ev && !accel_i_stale(&q->base.obj)) accel_i_cu.EventDestroy(ev);
 }
 /* Does point e's raise fold into the next one's (`next`, applied right after it in the same reap)? When
    both raise one signal, the next to at least e's value: a chain's signal is raised once a reap, not
