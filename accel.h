@@ -799,9 +799,9 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
 ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values,
                                               uint32_t count, bool wait_all, uint64_t timeout_ns,
                                               uint32_t* first_reached /* may be NULL */);
-/* Names s in log lines and hang reports (signals have no label otherwise). The text is copied through
-   the device allocator; NULL or "" removes the label. OUT_OF_MEMORY keeps the old label;
-   INVALID_ARGUMENT for a NULL signal. Call it before other threads use s (log lines read the label). */
+/* Names s in log lines and hang reports (default: "signal", its kind). The text is copied through
+   the device allocator; NULL or "" removes the label, and the default shows again. OUT_OF_MEMORY keeps
+   the old label; INVALID_ARGUMENT for a NULL signal. Call it before other threads use s (log lines read the label). */
 ACCEL_API accel_result accel_signal_set_label(accel_signal* s, const char* label);
 /* Poisons s: every wait on it fails, now and later. reason must be an error (< 0); the first reason
    wins (failing a failed signal again returns OK and changes nothing). INVALID_ARGUMENT for NULL or
@@ -822,8 +822,8 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 /* INVALID_ARGUMENT (NULL, bad type), UNSUPPORTED, OUT_OF_MEMORY, BACKEND (thread creation), DEVICE_LOST. */
 ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out);
 /* Names q in log lines and hang reports (default: "compute queue" / "copy queue"), like
-   accel_signal_set_label: copied through the device allocator, NULL or "" removes it, OUT_OF_MEMORY
-   keeps the old one. From the thread that records q, before other threads wait on its work. */
+   accel_signal_set_label: copied through the device allocator, NULL or "" removes it (the default
+   shows again), OUT_OF_MEMORY keeps the old one. From the thread that records q, before other threads wait on its work. */
 ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label);
 /* Discards the unsubmitted batch, finishes submitted work (logging what it waits for after 1 s, then at
    a growing interval, as accel_device_destroy does), releases the queue. NULL is a no-op. No-threads
@@ -2286,9 +2286,33 @@ static void accel_i_default_log(accel_log_level level, const char* message, void
 #else
 #  define ACCEL_I_VSNPRINTF vsnprintf
 #endif
+/* Formats into out (cap bytes); a text cut at cap ends at a character's start, not inside a UTF-8
+   sequence (labels are the user's text). */
+static void accel_i_vformat(char* out, size_t cap, const char* fmt, va_list ap) {
+    int n = ACCEL_I_VSNPRINTF(out, cap, fmt, ap);
+    size_t end = cap - 1, lead = end;
+    if (n >= 0 && (size_t)n < cap) return;
+    while (lead > 0 && ((unsigned char)out[lead - 1] & 0xC0u) == 0x80u) lead--;   /* the last one's start */
+    if (lead > 0 && (unsigned char)out[lead - 1] >= 0xC0u) {   /* a lead byte: its length, from its bits */
+        unsigned char c = (unsigned char)out[lead - 1];
+        size_t len = c >= 0xF0u ? 4u : c >= 0xE0u ? 3u : 2u;
+        if (lead - 1 + len > end) out[lead - 1] = '\0';
+    }
+}
+static void accel_i_format(char* out, size_t cap, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
+static void accel_i_format(char* out, size_t cap, const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    accel_i_vformat(out, cap, fmt, ap);
+    va_end(ap);
+}
+/* A line names objects by their labels, which may be long: the facts around a label fit in a line
+   (and in ACCEL_I_WHY, the parts built before it) while the label is under about 900 bytes. */
+#define ACCEL_I_LINE 2048
+#define ACCEL_I_WHY 1024
 static void accel_i_vlog(const accel_logger* lg, accel_log_level level, const char* fmt, va_list ap) {
-    char msg[2048];   /* a line names objects by their labels, which may be long */
-    ACCEL_I_VSNPRINTF(msg, sizeof msg, fmt, ap);
+    char msg[ACCEL_I_LINE];
+    accel_i_vformat(msg, sizeof msg, fmt, ap);
     if (lg && lg->log_fn) lg->log_fn(level, msg, lg->user);
     else accel_i_default_log(level, msg, NULL);
 }
@@ -2865,7 +2889,7 @@ static const char* accel_i_kind_name(accel_i_kind k) {
 /* The log line of a stale object, for fn. */
 static const char* accel_i_stale_why(const accel_i_object* o, const char* fn, char* out, size_t cap) {
     const accel_device* d = o->device;
-    snprintf(out, cap,
+    accel_i_format(out, cap,
              "%s: %s %p%s%s%s is stale: made in generation %llu of device %p%s%s%s, which "
              "accel_device_recover took to generation %llu (destroy it and make it anew)",
              fn, accel_i_kind_name(o->kind), (const void*)o, ACCEL_I_LABEL(o),
@@ -2876,7 +2900,7 @@ static const char* accel_i_stale_why(const accel_i_object* o, const char* fn, ch
 /* The entry check of a call that takes object o: DEVICE_LOST for a stale object (logged as fn's) or a
    lost device, else OK. */
 static accel_result accel_i_live(const accel_i_object* o, const char* fn) {
-    char why[400];
+    char why[ACCEL_I_WHY];
     if (accel_i_stale(o))
         return accel_i_fail(o->device, ACCEL_ERROR_DEVICE_LOST, "%s",
                             accel_i_stale_why(o, fn, why, sizeof why));
@@ -3005,11 +3029,11 @@ static const char* accel_i_range_why(const accel_buffer* buf, size_t offset, siz
     const accel_buffer* root = buf->root ? buf->root : buf;
     if (size == 0) return "size is 0";
     if (buf->root)
-        snprintf(out, cap,
+        accel_i_format(out, cap,
                  "offset %zu + size %zu outside a view of %zu bytes (at %zu in buffer%s%s%s of %zu bytes)",
                  offset, size, buf->size, buf->offset, ACCEL_I_LABEL(&root->obj), root->size);
     else
-        snprintf(out, cap, "offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
+        accel_i_format(out, cap, "offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
                  offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
     return out;
 }
@@ -3037,7 +3061,7 @@ ACCEL_API accel_result accel_buffer_create(accel_device* dev, const accel_buffer
 static bool accel_i_view_args_ok(accel_buffer* buf, size_t offset, size_t size) {
     accel_device* dev = buf->obj.device;
     size_t align = dev->info.buffer_offset_alignment ? dev->info.buffer_offset_alignment : 1u;
-    char why[200];
+    char why[ACCEL_I_WHY];
     if (!accel_i_range_ok(buf->size, offset, size)) {
         accel_i_log(dev, ACCEL_LOG_ERROR,
                     "accel_buffer_view_create: %s", accel_i_range_why(buf, offset, size, why, sizeof why));
@@ -3109,7 +3133,7 @@ ACCEL_API void* accel_buffer_map(accel_buffer* buf) {
 
 static accel_result accel_i_buffer_io(accel_buffer* buf, size_t offset, void* host, size_t size, bool write) {
     const char* fn = write ? "accel_buffer_write" : "accel_buffer_read";
-    char why[200];
+    char why[ACCEL_I_WHY];
     if (!buf) return accel_i_invalid(NULL, fn, "buffer is NULL");
     if (!host)
         return accel_i_fail(buf->obj.device, ACCEL_ERROR_INVALID_ARGUMENT, "%s: host pointer is NULL", fn);
@@ -3221,7 +3245,8 @@ ACCEL_API accel_result accel_signal_set(accel_signal* s, uint64_t value) {
     /* failed: by a recover that came meanwhile, stale now (as a wait that a recover ends) */
     return accel_i_stale(&s->obj) ? accel_i_live(&s->obj, "accel_signal_set") : ACCEL_ERROR_SIGNAL_FAILED;
 }
-/* Replaces an object's label with a copy of `label` (device allocator); NULL or "" removes it. */
+/* Replaces an object's label with a copy of `label` (device allocator); NULL or "" removes it, and
+   the label given at creation (a queue's or signal's kind) shows again. */
 static accel_result accel_i_set_label(accel_i_object* o, const char* label, const char* fn) {
     char* copy = NULL;
     size_t n = label ? strlen(label) + 1 : 0;
@@ -3233,7 +3258,6 @@ static accel_result accel_i_set_label(accel_i_object* o, const char* label, cons
     }
     if (o->label_set) accel_i_free(&o->device->allocator, o->label_set, strlen(o->label_set) + 1);
     o->label_set = copy;
-    if (!copy) o->label[0] = '\0';
     return ACCEL_OK;
 }
 ACCEL_API accel_result accel_signal_set_label(accel_signal* s, const char* label) {
@@ -3803,10 +3827,10 @@ static accel_i_batch* accel_i_fifo_pop(accel_i_fifo* f) {
 /* Remembers the first recording error of the batch and logs every one. */
 static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
 static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, ...) {
-    char msg[400];
+    char msg[ACCEL_I_WHY];
     va_list ap;
     va_start(ap, fmt);
-    ACCEL_I_VSNPRINTF(msg, sizeof msg, fmt, ap);
+    accel_i_vformat(msg, sizeof msg, fmt, ap);
     va_end(ap);
     accel_i_log(q->obj.device, ACCEL_LOG_ERROR,
                 "%s (queue %p%s%s%s; %s returns %s)", msg, (void*)q, ACCEL_I_LABEL(&q->obj),
@@ -3817,7 +3841,7 @@ static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, .
 /* The recording calls' entry check of object o (accel_i_live's, see core: device generations): a stale
    one is a recording error (DEVICE_LOST). */
 static bool accel_i_rec_live(accel_queue* q, const accel_i_object* o, const char* fn) {
-    char why[400];
+    char why[ACCEL_I_WHY];
     if (!accel_i_stale(o)) return true;
     accel_i_rec_error(q, ACCEL_ERROR_DEVICE_LOST, "%s", accel_i_stale_why(o, fn, why, sizeof why));
     return false;
@@ -3891,7 +3915,7 @@ static bool accel_i_rec_range_ok(accel_queue* q, accel_buffer* buf, size_t offse
     if (!buf) { accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer is NULL", fn); return false; }
     if (!accel_i_rec_live(q, &buf->obj, fn)) return false;
     if (!accel_i_range_ok(buf->size, offset, size)) {
-        char why[200];
+        char why[ACCEL_I_WHY];
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT,
                           "%s: %s", fn, accel_i_range_why(buf, offset, size, why, sizeof why));
         return false;
