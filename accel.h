@@ -1758,6 +1758,7 @@ struct accel_i_batch {
     uint32_t pc;                   /* next command to run (a parked batch resumes here) */
     uint32_t host_checked;         /* GPU walk: device waits before this were checked by a host step */
     bool qmem;                     /* uses memory taken at its point (core: queue-ordered memory at ...) */
+    bool replays;                  /* holds a replay (accel_i_replays_live) */
     uint32_t last_exec;            /* the last direct exec recorded, + 1 (0: none) */
     uint64_t seq;                  /* its queue's submits when a backend accepted it (0: not accepted) */
     /* GPU backends (core: batch walk): in the device's list of batches with waits on the device */
@@ -1969,6 +1970,7 @@ struct accel_commands {            /* refs: the caller's handle + one per record
     accel_i_batch* list;           /* the commands, holding references to their objects; never changes */
     bool has_exec;                 /* cannot replay on a COPY queue */
     bool has_indirect;             /* holds an indirect exec (Vulkan: its barriers cover the counts' reads) */
+    bool has_copy;                 /* holds a copy (accel_i_replays_live looks at those of a native list) */
     void* native;                  /* the backend's replay form (commands_build); NULL in the generic form */
 };
 struct accel_queue {
@@ -3758,7 +3760,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
     b->count = 0;
     b->pc = 0;
     b->host_checked = 0;
-    b->qmem = false;
+    b->qmem = b->replays = false;
     b->last_exec = 0;
     b->arena_used = 0;
     b->seq = 0;
@@ -5103,6 +5105,7 @@ static accel_result accel_i_commands_make(accel_queue* q, accel_i_batch* b, acce
     for (uint32_t i = 0; i < b->count; i++) {
         c->has_exec |= b->cmds[i].kind == ACCEL_I_CMD_EXEC;
         c->has_indirect |= (b->cmds[i].flags & ACCEL_I_CMD_INDIRECT) != 0;
+        c->has_copy |= b->cmds[i].kind == ACCEL_I_CMD_COPY;
     }
     /* a staged copy between devices is a host step: such a list replays in the generic form; so does one
        that uses memory taken at its point (its commands resolve it where they run) */
@@ -5396,6 +5399,7 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
         accel_i_patches_sort(copy, patch_count);
     }
     accel_i_retain(c);
+    q->rec->replays = true;
     cmd->u.replay.list = c;
     cmd->u.replay.patches = off;
     cmd->u.replay.patch_count = patch_count;
@@ -5418,15 +5422,16 @@ static bool accel_i_replay_side_gone(const accel_i_patch* p, uint32_t n, uint32_
 }
 /* kit (a GPU backend's submit): a native list replayed in b copies a buffer that accel_i_copy_side_gone
    refuses (its own, unless a patch replaces it, or a patch's): DEVICE_LOST (the native form would copy
-   over an import the old or lost memory; a generic list's copy is refused where it runs). */
+   over an import the old or lost memory; a generic list's copy is refused where it runs). A batch
+   without a replay, a list without a copy: no look. */
 ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
-    for (uint32_t i = 0; i < b->count; i++) {
+    for (uint32_t i = 0; i < b->count && b->replays; i++) {
         const accel_i_cmd* r = &b->cmds[i];
-        const accel_commands* l = r->u.replay.list;
+        const accel_commands* l;
         const accel_i_patch* p;
         uint32_t n, j = 0;
         bool gone = false;
-        if (r->kind != ACCEL_I_CMD_REPLAY || !l->native) continue;
+        if (r->kind != ACCEL_I_CMD_REPLAY || !(l = r->u.replay.list)->native || !l->has_copy) continue;
         p = (const accel_i_patch*)(const void*)(b->arena + r->u.replay.patches);   /* sorted by command */
         n = r->u.replay.patch_count;
         for (uint32_t k = 0; k < l->list->count && !gone; k++) {
