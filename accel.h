@@ -799,7 +799,7 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
 ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values,
                                               uint32_t count, bool wait_all, uint64_t timeout_ns,
                                               uint32_t* first_reached /* may be NULL */);
-/* Names s in log lines and hang reports (default: "signal", its kind). The text is copied through
+/* Names s in log lines and hang reports (default: its kind, "signal" or "wrapped signal"). The text is copied through
    the device allocator; NULL or "" removes the label, and the default shows again. OUT_OF_MEMORY keeps
    the old label; INVALID_ARGUMENT for a NULL signal. Call it before other threads use s (log lines read the label). */
 ACCEL_API accel_result accel_signal_set_label(accel_signal* s, const char* label);
@@ -1989,6 +1989,10 @@ struct accel_queue {
        batch used them (under free_lock too) */
     uint64_t submits, completed;
     accel_i_object *held, *unheld;
+    /* core: recording: the (normalised) params of the last exec that passed the full checks on q, with
+       work (known_params: false until then); see accel_i_exec_known */
+    accel_exec_params known;
+    bool known_params;
     uint32_t trace_track;          /* tracing: the queue's track in the trace */
     struct accel_i_trace_buf* trace_buf;   /* tracing: where the queue's events go (NULL: the host's) */
     /* debug devices: the last signal commands recorded since the last submit, for the forgotten-submit
@@ -2291,9 +2295,10 @@ static void accel_i_default_log(accel_log_level level, const char* message, void
 /* Formats into out (cap bytes); a text cut at cap ends at a character's start, not inside a UTF-8
    sequence (labels are the user's text). */
 static void accel_i_vformat(char* out, size_t cap, const char* fmt, va_list ap) {
-    int n = ACCEL_I_VSNPRINTF(out, cap, fmt, ap);
+    int n = cap ? ACCEL_I_VSNPRINTF(out, cap, fmt, ap) : 0;
     size_t end = cap - 1, lead = end;
-    if (n >= 0 && (size_t)n < cap) return;
+    if (cap == 0 || (n >= 0 && (size_t)n < cap)) return;
+    out[end] = '\0';   /* a C library that returns -1 may leave it unterminated */
     while (lead > 0 && ((unsigned char)out[lead - 1] & 0xC0u) == 0x80u) lead--;   /* the last one's start */
     if (lead > 0 && (unsigned char)out[lead - 1] >= 0xC0u) {   /* a lead byte: its length, from its bits */
         unsigned char c = (unsigned char)out[lead - 1];
@@ -2309,7 +2314,7 @@ static void accel_i_format(char* out, size_t cap, const char* fmt, ...) {
     va_end(ap);
 }
 /* A line names objects by their labels, which may be long: the facts around a label fit in a line
-   (and in ACCEL_I_WHY, the parts built before it) while the label is under about 900 bytes. */
+   (and in ACCEL_I_WHY, the parts built before it) while the label is under about 750 bytes. */
 #define ACCEL_I_LINE 2048
 #define ACCEL_I_WHY 1024
 static void accel_i_vlog(const accel_logger* lg, accel_log_level level, const char* fmt, va_list ap) {
@@ -3571,20 +3576,18 @@ static void accel_i_fail_rest(accel_i_batch* b, uint32_t from, uint64_t failed_v
    from their queue_describe. */
 static size_t accel_i_describe_queue(char* out, size_t cap, const accel_queue* q, uint64_t pending,
                                      accel_signal* s, uint64_t v) {
-    int len;
+    out[0] = '\0';
     if (s)
-        len = snprintf(out, cap,
+        accel_i_format(out, cap,
                        " queue %p%s%s%s (%llu unfinished batches) waits for signal %p%s%s%s >= %llu "
                        "(it is at %llu);",
                        (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending,
                        (void*)s, ACCEL_I_LABEL(&s->obj),
                        (unsigned long long)v, (unsigned long long)accel_i_signal_value(s));
     else if (pending)
-        len = snprintf(out, cap, " queue %p%s%s%s (%llu unfinished batches) has not reached a wait;",
+        accel_i_format(out, cap, " queue %p%s%s%s (%llu unfinished batches) has not reached a wait;",
                        (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending);
-    else
-        len = 0;
-    return len < 0 ? 0 : (size_t)len < cap ? (size_t)len : cap - 1;
+    return strlen(out);
 }
 
 #if !defined(ACCEL_NO_THREADS)
@@ -4064,6 +4067,31 @@ static bool accel_i_exec_repeats(const accel_i_batch* b, const accel_i_cmd* t, c
     for (uint32_t i = 0; i < t->u.exec.buffer_count; i++) if (accel_i_stale(&had[i]->obj)) return false;
     return true;
 }
+/* Is o held by q (see "core: queue holds")? Then o is of q's device, its handle lives, it is no queue
+   memory, and a command of q recorded it after its checks: an exec's checks of it hold again but for its
+   generation (checked apart). */
+static bool accel_i_held_by(const accel_queue* q, const void* o) {
+    return atomic_load_explicit(&((const accel_i_object*)o)->holder, memory_order_relaxed) ==
+           (uint64_t)(uintptr_t)q;
+}
+/* May an exec skip the full checks (accel_i_exec_checked)? Where q holds its program and every buffer,
+   as many as the program takes, and its params are those of the last exec that passed them on q (the
+   device's limits do not change), the arguments need only their generations and arrays checked: a loop
+   of submits of one kernel (a chain a batch a step, a decode loop) records each exec at about half the
+   cost. Normalises params as the full checks do. */
+static bool accel_i_exec_known(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
+                               uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
+                               accel_exec_params* params) {
+    if (!q->known_params || !p || q->type != ACCEL_QUEUE_COMPUTE || !accel_i_held_by(q, p) ||
+        buffer_count != p->buffer_count || constant_count != p->constant_count ||
+        (buffer_count && !buffers) || (constant_count && !constants) || accel_i_stale(&p->obj))
+        return false;
+    for (int d = 0; d < 3; d++) if (params->local_size[d] == 0) params->local_size[d] = 1;
+    if (memcmp(&q->known, params, sizeof *params) != 0) return false;
+    for (uint32_t i = 0; i < buffer_count; i++)
+        if (!buffers[i] || !accel_i_held_by(q, buffers[i]) || accel_i_stale(&buffers[i]->obj)) return false;
+    return true;
+}
 /* Records a checked exec: its bindings, for an indirect exec (counts non-NULL) the counts buffer and
    offset after them (accel_i_exec_counts), then its constants; shared: it has a twin (accel_i_exec_twin). */
 static void accel_i_rec_exec(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
@@ -4100,9 +4128,12 @@ static bool accel_i_exec_checked(accel_queue* q, accel_program* p, accel_buffer*
                                  accel_exec_params* params, const char* fn) {
     if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count, fn)) return false;
     if (!accel_i_exec_params_ok(q, params, fn)) return false;
-    /* no work: a no-op, left out of a batch; a list keeps it (its commands' indices are the patches'
-       addresses, and its patches are still checked): every backend builds it as nothing */
-    if (accel_i_no_work(params)) {
+    if (!accel_i_no_work(params)) {   /* accel_i_exec_known's params from now on */
+        q->known = *params;
+        q->known_params = true;
+    } else {   /* no work: a no-op, left out of a batch; a list keeps it (its commands' indices are the
+                  patches' addresses, and its patches are still checked): every backend builds it as
+                  nothing */
         if (ACCEL_I_DEBUGGING(q->obj.device))
             accel_i_log(q->obj.device, ACCEL_LOG_WARN,
                         "accel_queue_exec: global size %u x %u x %u of program%s%s%s is no work, nothing "
@@ -4121,6 +4152,7 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     twin = accel_i_exec_twin(q->rec, p, buffers, buffer_count);
     if ((twin && accel_i_exec_repeats(q->rec, twin, constants, constant_count, &params)) ||
+        accel_i_exec_known(q, p, buffers, buffer_count, constants, constant_count, &params) ||
         accel_i_exec_checked(q, p, buffers, buffer_count, constants, constant_count, &params, fn))
         accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, NULL, 0,
                          twin != NULL, fn);
@@ -4359,6 +4391,7 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     q->free_count = 0;
     q->submits = q->completed = 0;
     q->held = q->unheld = NULL;
+    q->known_params = false;
     atomic_init(&q->unsubmitted_lock, 0u);
     q->unsubmitted_n = 0;
     q->stage[0] = q->stage[1] = NULL;
@@ -4401,8 +4434,8 @@ static void accel_i_queue_settle(accel_queue* q, const char* fn) {
         size_t n = dev->backend->queue_describe ? dev->backend->queue_describe(q, what, sizeof what) : 0;
         waited += step;
         if (n == 0)
-            snprintf(what, sizeof what, " queue %p%s%s%s has unfinished work",
-                     (void*)q, ACCEL_I_LABEL(&q->obj));
+            accel_i_format(what, sizeof what, " queue %p%s%s%s has unfinished work",
+                           (void*)q, ACCEL_I_LABEL(&q->obj));
         accel_i_log(dev, ACCEL_LOG_WARN,
                     "%s: still waiting after %llu s; fail (accel_signal_fail) or set from another "
                     "thread the signal it waits for:%s",
@@ -8277,9 +8310,9 @@ static void accel_i_debug_unsubmitted(accel_signal* s, uint64_t v, char* out, si
         accel_i_spin_lock(&q->unsubmitted_lock);
         for (uint32_t i = 0; i < q->unsubmitted_n && i < 4 && !out[0]; i++)
             if (q->unsubmitted_s[i] == s && q->unsubmitted_v[i] >= v)
-                snprintf(out, cap, "queue %p%s%s%s holds an unsubmitted accel_queue_signal(%llu) on it "
-                         "(forgotten accel_queue_submit?)",
-                         (void*)o, ACCEL_I_LABEL(o), (unsigned long long)q->unsubmitted_v[i]);
+                accel_i_format(out, cap, "queue %p%s%s%s holds an unsubmitted accel_queue_signal(%llu) on "
+                               "it (forgotten accel_queue_submit?)",
+                               (void*)o, ACCEL_I_LABEL(o), (unsigned long long)q->unsubmitted_v[i]);
         accel_i_spin_unlock(&q->unsubmitted_lock);
     }
     accel_i_spin_unlock(&dev->objects_lock);
@@ -8303,7 +8336,7 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
                         fn, unreachable > 8 ? unreachable - 8 : 1u);
             return;
         }
-        char held[200];
+        char held[ACCEL_I_WHY];
         accel_i_debug_unsubmitted(s[i], v[i], held, sizeof held);
         if (held[0])
             accel_i_log(s[i]->obj.device, ACCEL_LOG_WARN,
@@ -8327,7 +8360,7 @@ static ACCEL_I_COLD void accel_i_debug_unreachable(accel_signal* const* s, const
 static ACCEL_I_COLD void accel_i_debug_hang(accel_device* dev, const char* what, accel_signal* const* s,
                                             const uint64_t* v, uint32_t n, uint64_t timeout_ns,
                                             accel_result r) {
-    char blocked[400], ended[64];
+    char blocked[ACCEL_I_WHY], ended[64];
     size_t used = 0;
     if (r == ACCEL_ERROR_DEADLOCK) snprintf(ended, sizeof ended, "deadlock");
     else snprintf(ended, sizeof ended, "gave up after %llu ns", (unsigned long long)timeout_ns);

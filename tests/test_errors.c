@@ -314,6 +314,46 @@ TEST(bad_record_discards_whole_batch) {
     accel_device_destroy(c.dev);
 }
 
+/* The bad execs once more, each right after a good exec of the same program, buffer and params on the
+   same queue (in a batch that ran): the queue holds them and knows the params then, and an exec that
+   repeats them skips the full checks (accel.h, accel_i_exec_known): what changed is still refused. */
+TEST(bad_exec_after_a_good_one_still_fails) {
+    static void (*const execs[])(bad_ctx*) = {
+        bad_exec_null_buffers, bad_exec_null_buffer_entry, bad_exec_too_few_buffers, bad_exec_too_many_buffers,
+        bad_exec_too_few_constants, bad_exec_too_many_constants, bad_exec_null_constants, bad_exec_group_too_large,
+    };
+    bad_ctx c;
+    accel_signal* done;
+    uint64_t n = 0;
+    memset(&c, 0, sizeof c);
+    REQUIRE_OK(test_device_create(&c.dev));
+    REQUIRE_OK(accel_device_info_get(c.dev, &c.info));
+    REQUIRE_OK(accel_queue_create(c.dev, ACCEL_QUEUE_COMPUTE, &c.q));
+    REQUIRE_OK(test_buffer_create(c.dev, 64, ACCEL_MEMORY_HOST, &c.buf));
+    REQUIRE_OK(test_buffer_create(c.dev, 64, ACCEL_MEMORY_HOST, &c.other));
+    REQUIRE_OK(test_program_create(c.dev, TK_FILL_INDEX, &c.fill));
+    REQUIRE_OK(accel_signal_create(c.dev, 0, &done));
+    for (size_t i = 0; i < sizeof execs / sizeof execs[0]; i++) {
+        accel_queue_exec(c.q, c.fill, &c.buf, 1, bad_k2, 2, accel_exec_1d(4, 1));   /* good: 4 words */
+        accel_queue_signal(c.q, done, ++n);
+        if (!CHECK_OK(accel_queue_submit(c.q)) || !CHECK_OK(accel_signal_wait(done, n, 10000000000ull))) break;
+        test_log_reset();
+        execs[i](&c);
+        accel_queue_signal(c.q, done, n + 1);
+        if (!CHECK_RESULT(accel_queue_submit(c.q), ACCEL_ERROR_INVALID_ARGUMENT) ||
+            !CHECK(test_log_count(ACCEL_LOG_ERROR) > 0))
+            fprintf(stderr, "    ^ bad exec %u after a good one\n", (unsigned)i);
+        CHECK_OK(accel_queue_finish(c.q, 10000000000ull));
+        CHECK_EQ_U64(accel_signal_value(done), n);
+    }
+    /* and the good one again, still right */
+    accel_queue_exec(c.q, c.fill, &c.buf, 1, bad_k2, 2, accel_exec_1d(4, 1));
+    accel_queue_signal(c.q, done, ++n);
+    CHECK_OK(accel_queue_submit(c.q));
+    CHECK_OK(accel_signal_wait(done, n, 10000000000ull));
+    accel_device_destroy(c.dev);
+}
+
 /* The recording calls take a NULL queue without crashing; submit/finish report it. */
 TEST(null_queue_recording_does_not_crash) {
     accel_device* dev;
@@ -482,6 +522,7 @@ int main(int argc, char** argv) {
     RUN(device_create_errors);
     RUN(device_create_any);
     RUN(bad_record_discards_whole_batch);
+    RUN(bad_exec_after_a_good_one_still_fails);
     RUN(null_queue_recording_does_not_crash);
     RUN(out_of_memory_device_create);
     RUN(out_of_memory_object_create);

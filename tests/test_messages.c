@@ -35,6 +35,26 @@ static accel_result msg_device(bool debug, accel_device** dev) {
     return test_device_create_desc(d, dev);
 }
 
+/* Do the messages kept hold only whole UTF-8 characters (none cut at its end or inside)? */
+static bool msg_logged_is_utf8(void) {
+    for (int k = 0; k < TEST_LOG_KEEP; k++) {
+        const unsigned char* m = (const unsigned char*)test_log_g.messages[k];
+        while (*m) {
+            size_t len = *m < 0x80u ? 1u : *m >= 0xF0u ? 4u : *m >= 0xE0u ? 3u : *m >= 0xC0u ? 2u : 0u;
+            if (len == 0) return false;   /* a continuation byte where a character starts */
+            for (size_t i = 1; i < len; i++) if ((m[i] & 0xC0u) != 0x80u) return false;
+            m += len;
+        }
+    }
+    return true;
+}
+/* label: n bytes of U+00E9 (2 bytes each) after `off` bytes of 'a' */
+static void msg_wide_label(char* label, size_t n, size_t off) {
+    memset(label, 'a', off);
+    for (size_t i = off; i + 2 <= n; i += 2) memcpy(label + i, "\xC3\xA9", 2);
+    label[off + (n - off) / 2 * 2] = '\0';
+}
+
 TEST(invalid_arguments_name_the_call_and_the_argument) {
     accel_device *dev, *other = NULL;
     accel_buffer* b = NULL;
@@ -250,6 +270,15 @@ TEST(forgotten_submit_is_named) {
     CHECK(test_log_contains("nothing submitted can reach signal"));
     snprintf(want, sizeof want, "queue %p 'main' holds an unsubmitted accel_queue_signal(3)", (void*)q);
     CHECK(test_log_contains(want));
+    for (size_t off = 0; off < 2; off++) {   /* a long label: the hang report's parts keep their ends */
+        static char label[301];
+        msg_wide_label(label, 300, off);
+        REQUIRE_OK(accel_queue_set_label(q, label));
+        test_log_reset();
+        CHECK_RESULT(accel_signal_wait(done, 2, MSG_MS), MSG_STUCK);
+        CHECK(test_log_contains("(forgotten accel_queue_submit?)"));
+        CHECK(msg_logged_is_utf8());
+    }
     CHECK_OK(accel_queue_submit(q));
     /* 3, not 2: the Vulkan validation layer (1.3.239) holds a wait below the value signalled for 10 s */
     CHECK_OK(accel_signal_wait(done, 3, 10000 * MSG_MS));
@@ -319,17 +348,6 @@ TEST(long_create_label_is_kept_whole) {
     accel_device_destroy(dev);
 }
 
-/* Does the newest message end on a whole UTF-8 character (and hold only whole ones)? */
-static bool msg_last_is_utf8(void) {
-    const unsigned char* m = (const unsigned char*)test_log_g.messages[(test_log_g.next - 1) % TEST_LOG_KEEP];
-    while (*m) {
-        size_t len = *m < 0x80u ? 1u : *m >= 0xF0u ? 4u : *m >= 0xE0u ? 3u : *m >= 0xC0u ? 2u : 0u;
-        if (len == 0) return false;   /* a continuation byte where a character starts */
-        for (size_t i = 1; i < len; i++) if ((m[i] & 0xC0u) != 0x80u) return false;
-        m += len;
-    }
-    return true;
-}
 /* Long labels: the facts after a label of 800 bytes are in the line (a range error builds its part in
    a buffer of its own first), and a line cut at 2,047 bytes ends on a whole character. */
 TEST(long_labels_keep_the_facts_and_whole_characters) {
@@ -352,7 +370,7 @@ TEST(long_labels_keep_the_facts_and_whole_characters) {
     CHECK(test_log_contains(label));
     CHECK(test_log_contains("' of 64 bytes (queue"));
     CHECK(test_log_contains("the next accel_queue_submit returns"));
-    CHECK(msg_last_is_utf8());
+    CHECK(msg_logged_is_utf8());
     for (size_t off = 0; off < 3; off++) {   /* the cut at each byte of a 3-byte character */
         memset(label, 'a', off);
         for (size_t i = off; i + 3 <= 3000; i += 3) memcpy(label + i, "\xE2\x82\xAC", 3);   /* U+20AC */
@@ -362,7 +380,7 @@ TEST(long_labels_keep_the_facts_and_whole_characters) {
         accel_queue_fill(q, b, 0, 128, 0);
         CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_INVALID_ARGUMENT);
         CHECK(test_log_g.next > 0 && strlen(test_log_g.messages[0]) > 2000);
-        CHECK(msg_last_is_utf8());
+        CHECK(msg_logged_is_utf8());
     }
     accel_buffer_destroy(b);
     accel_queue_destroy(q);
