@@ -1989,8 +1989,8 @@ struct accel_queue {
        batch used them (under free_lock too) */
     uint64_t submits, completed;
     accel_i_object *held, *unheld;
-    /* core: recording: the (normalised) params of the last exec that passed the full checks on q, with
-       work (known_params: false until then); see accel_i_exec_known */
+    /* core: recording: the (normalised) params of the last exec that passed accel_i_exec_params_ok on q,
+       with work (known_params: false until then); see accel_i_params_known */
     accel_exec_params known;
     bool known_params;
     uint32_t trace_track;          /* tracing: the queue's track in the trace */
@@ -4074,23 +4074,25 @@ static bool accel_i_held_by(const accel_queue* q, const void* o) {
     return atomic_load_explicit(&((const accel_i_object*)o)->holder, memory_order_relaxed) ==
            (uint64_t)(uintptr_t)q;
 }
-/* May an exec skip the full checks (accel_i_exec_checked)? Where q holds its program and every buffer,
-   as many as the program takes, and its params are those of the last exec that passed them on q (the
-   device's limits do not change), the arguments need only their generations and arrays checked: a loop
-   of submits of one kernel (a chain a batch a step, a decode loop) records each exec at about half the
-   cost. Normalises params as the full checks do. */
-static bool accel_i_exec_known(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
-                               uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
-                               accel_exec_params* params) {
-    if (!q->known_params || !p || q->type != ACCEL_QUEUE_COMPUTE || !accel_i_held_by(q, p) ||
-        buffer_count != p->buffer_count || constant_count != p->constant_count ||
-        (buffer_count && !buffers) || (constant_count && !constants) || accel_i_stale(&p->obj))
+/* May an exec skip accel_i_exec_args_ok? Where q holds its program and every buffer, as many as the
+   program takes, the objects' checks hold again (accel_i_held_by), and only their generations, the
+   counts and the arrays are checked: a loop of submits of the same kernels (a chain a batch a step, a
+   decode loop) records each exec at a lower cost. */
+static bool accel_i_exec_held(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
+                              uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count) {
+    if (!p || q->type != ACCEL_QUEUE_COMPUTE || !accel_i_held_by(q, p) || buffer_count != p->buffer_count ||
+        constant_count != p->constant_count || (buffer_count && !buffers) || (constant_count && !constants) ||
+        accel_i_stale(&p->obj))
         return false;
-    for (int d = 0; d < 3; d++) if (params->local_size[d] == 0) params->local_size[d] = 1;
-    if (memcmp(&q->known, params, sizeof *params) != 0) return false;
     for (uint32_t i = 0; i < buffer_count; i++)
         if (!buffers[i] || !accel_i_held_by(q, buffers[i]) || accel_i_stale(&buffers[i]->obj)) return false;
     return true;
+}
+/* May an exec skip accel_i_exec_params_ok? Where its params, normalised (as that does), are those of
+   the last exec that passed it on q with work: the device's limits do not change. */
+static bool accel_i_params_known(accel_queue* q, accel_exec_params* params) {
+    for (int d = 0; d < 3; d++) if (params->local_size[d] == 0) params->local_size[d] = 1;
+    return q->known_params && memcmp(&q->known, params, sizeof *params) == 0;
 }
 /* Records a checked exec: its bindings, for an indirect exec (counts non-NULL) the counts buffer and
    offset after them (accel_i_exec_counts), then its constants; shared: it has a twin (accel_i_exec_twin). */
@@ -4126,9 +4128,12 @@ static void accel_i_rec_exec(accel_queue* q, accel_program* p, accel_buffer* con
 static bool accel_i_exec_checked(accel_queue* q, accel_program* p, accel_buffer* const* buffers,
                                  uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
                                  accel_exec_params* params, const char* fn) {
-    if (!accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count, fn)) return false;
+    if (!accel_i_exec_held(q, p, buffers, buffer_count, constants, constant_count) &&
+        !accel_i_exec_args_ok(q, p, buffers, buffer_count, constants, constant_count, fn))
+        return false;
+    if (accel_i_params_known(q, params)) return true;
     if (!accel_i_exec_params_ok(q, params, fn)) return false;
-    if (!accel_i_no_work(params)) {   /* accel_i_exec_known's params from now on */
+    if (!accel_i_no_work(params)) {   /* accel_i_params_known's from now on */
         q->known = *params;
         q->known_params = true;
     } else {   /* no work: a no-op, left out of a batch; a list keeps it (its commands' indices are the
@@ -4152,7 +4157,6 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
     twin = accel_i_exec_twin(q->rec, p, buffers, buffer_count);
     if ((twin && accel_i_exec_repeats(q->rec, twin, constants, constant_count, &params)) ||
-        accel_i_exec_known(q, p, buffers, buffer_count, constants, constant_count, &params) ||
         accel_i_exec_checked(q, p, buffers, buffer_count, constants, constant_count, &params, fn))
         accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, NULL, 0,
                          twin != NULL, fn);

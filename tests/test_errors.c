@@ -316,7 +316,8 @@ TEST(bad_record_discards_whole_batch) {
 
 /* The bad execs once more, each right after a good exec of the same program, buffer and params on the
    same queue (in a batch that ran): the queue holds them and knows the params then, and an exec that
-   repeats them skips the full checks (accel.h, accel_i_exec_known): what changed is still refused. */
+   repeats them skips the checks of both (accel.h, accel_i_exec_held, accel_i_params_known): what changed
+   is still refused. */
 TEST(bad_exec_after_a_good_one_still_fails) {
     static void (*const execs[])(bad_ctx*) = {
         bad_exec_null_buffers, bad_exec_null_buffer_entry, bad_exec_too_few_buffers, bad_exec_too_many_buffers,
