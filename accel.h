@@ -872,6 +872,10 @@ ACCEL_API void accel_queue_barrier(accel_queue* q);
    and not at all when the batch is discarded or dropped (a recording error, a failed wait before it, a
    lost device). fn must not block on this queue (a wait for a signal that this queue signals later, or
    accel_queue_finish of q) and must not record on q; it may submit to other queues and set signals.
+   With threads, accel_queue_finish(q), accel_queue_destroy(q) or accel_device_destroy of q's device
+   from fn (or from a native step's fn) would wait for fn itself: each is refused with an error line
+   (finish returns ACCEL_ERROR_DEADLOCK) and changes nothing; no-threads builds allow the destroys (see
+   "No-threads and WASM builds").
    Where it runs: CPU backend, the queue's executor thread; no-threads builds, inline when the batch
    reaches it, which is inside accel_queue_submit or inside the accel_signal_set / accel_signal_fail
    that unblocks the batch; CUDA and Vulkan, the queue's worker thread, once the device finished the
@@ -894,7 +898,8 @@ typedef struct accel_native {
    runs after those commands and before the ones after it (on Vulkan, between the same barriers accel
    puts between two of its own commands). fn may call any driver or library function that only
    enqueues; it must not wait for the queue's own work, submit the command buffer, or call accel on q
-   (the rest of the device is fine: set or fail a signal, submit to another queue, create, destroy).
+   (the rest of the device is fine: set or fail a signal, submit to another queue, create, destroy;
+   but not the device itself: as for a host call, that destroy is refused with threads).
    Where it runs: CUDA, on the thread that puts the segment on the stream: accel_queue_submit's; the
    queue's worker after a host-gated wait, and while a GPU wait enqueued before it on the queue, for a
    value the host sets or applies, is not known released (fn may enqueue more than the stream holds;
@@ -2216,6 +2221,10 @@ ACCEL_I_KIT accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeo
 ACCEL_I_KIT size_t accel_i_walker_describe(accel_queue* q, char* out, size_t cap);       /* queue_describe */
 ACCEL_I_KIT void accel_i_walker_poke(accel_queue* q);       /* new in-flight work for queue_poll to watch */
 #endif
+/* kit: a host call's or native step's fn runs between these (core: calls on this thread) */
+typedef struct accel_i_call { accel_queue* q; struct accel_i_call* up; } accel_i_call;
+ACCEL_I_KIT void accel_i_call_enter(accel_i_call* c, accel_queue* q);
+ACCEL_I_KIT void accel_i_call_leave(const accel_i_call* c);
 
 /* ==== core: host threads ==== */
 /* kit: a small number per host thread (1, 2, ...; 1 in no-threads builds), process-wide as threads are:
@@ -2829,9 +2838,48 @@ static void accel_i_queue_settle(accel_queue* q, const char* fn);
 static void accel_i_cpu_device_settle(accel_device* dev);
 static bool accel_i_cpu_orphans_later(accel_device* dev);
 #endif
+/* ---- core: calls on this thread ----
+   The host calls and native steps whose fn runs on this thread, innermost first (a fn may set a signal
+   whose waiters run another queue's batch here, with its own host calls). With threads, a fn that
+   destroys or finishes its own queue, or destroys that queue's device, would wait for the very call
+   it runs in: accel_queue_destroy, accel_queue_finish and accel_device_destroy refuse it
+   (accel_i_called_from). No-threads builds define those calls (see "No-threads and WASM builds"). */
+#if !defined(ACCEL_NO_THREADS)
+static ACCEL_I_THREAD_LOCAL accel_i_call* accel_i_calls;
+#endif
+ACCEL_I_KIT void accel_i_call_enter(accel_i_call* c, accel_queue* q) {
+    c->q = q;
+#if !defined(ACCEL_NO_THREADS)
+    c->up = accel_i_calls;
+    accel_i_calls = c;
+#endif
+}
+ACCEL_I_KIT void accel_i_call_leave(const accel_i_call* c) {
+#if !defined(ACCEL_NO_THREADS)
+    accel_i_calls = c->up;
+#else
+    (void)c;
+#endif
+}
+/* Is a fn of q (q: not NULL), or of a queue of dev (dev: not NULL), running on this thread? Then fn's
+   call is logged as refused, and the caller returns. */
+static bool accel_i_called_from(const accel_queue* q, const accel_device* dev, const char* fn) {
+#if !defined(ACCEL_NO_THREADS)
+    for (const accel_i_call* c = accel_i_calls; c; c = c->up) {
+        if (c->q != q && (!dev || c->q->obj.device != dev)) continue;
+        accel_i_log(c->q->obj.device, ACCEL_LOG_ERROR,
+                    "%s: called from a host call or native step of queue %p%s%s%s, which it would wait "
+                    "for (a deadlock): refused, nothing changes", fn, (void*)c->q, ACCEL_I_LABEL(&c->q->obj));
+        return true;
+    }
+#else
+    (void)q; (void)dev; (void)fn;
+#endif
+    return false;
+}
 ACCEL_API void accel_device_destroy(accel_device* dev) {
     accel_i_object* o;
-    if (!dev) return;
+    if (!dev || accel_i_called_from(NULL, dev, "accel_device_destroy")) return;
 #if defined(ACCEL_NO_THREADS)
     accel_i_cpu_device_settle(dev);   /* every queue, before the first is released */
 #endif
@@ -4348,6 +4396,7 @@ static accel_result accel_i_queue_finish(accel_queue* q, uint64_t timeout_ns) {
 }
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
     if (!q) return accel_i_invalid(NULL, "accel_queue_finish", "queue is NULL");
+    if (accel_i_called_from(q, NULL, "accel_queue_finish")) return ACCEL_ERROR_DEADLOCK;
 #if defined(ACCEL_NO_THREADS)
     {   /* q's work runs here, and a host call of it may destroy q or its device (which closes the
            trace): q, and so its device, held over the finish (see No-threads and WASM builds) */
@@ -4449,7 +4498,7 @@ static void accel_i_queue_settle(accel_queue* q, const char* fn) {
 #endif
 }
 ACCEL_API void accel_queue_destroy(accel_queue* q) {
-    if (!q) return;
+    if (!q || accel_i_called_from(q, NULL, "accel_queue_destroy")) return;
     accel_i_queue_settle(q, "accel_queue_destroy");
     accel_i_handle_drop(q);
 }
@@ -6123,8 +6172,14 @@ static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
     if (b->qmem && (failed = accel_i_qmem_use_failed(q, b, c)) != 0) return failed;
     if (c->kind == ACCEL_I_CMD_EXEC) return accel_i_indirect_read(q, b, c);   /* stays at b->pc, direct */
     t0 = ACCEL_I_TRACING(q->obj.device) ? accel_i_now_ns() : 0;
-    if (c->kind == ACCEL_I_CMD_COPY) failed = accel_i_peer_staged_cmd(q, c);
-    else c->u.host.fn(c->u.host.user);
+    if (c->kind == ACCEL_I_CMD_COPY) {
+        failed = accel_i_peer_staged_cmd(q, c);
+    } else {
+        accel_i_call call;
+        accel_i_call_enter(&call, q);
+        c->u.host.fn(c->u.host.user);
+        accel_i_call_leave(&call);
+    }
     if (t0) accel_i_trace_cmd(q, c, t0, accel_i_now_ns());   /* its span, as on the CPU backend */
     return failed;
 }
@@ -7627,13 +7682,15 @@ static bool accel_i_cpu_run_cmds(accel_i_cpu_queue* q, accel_i_batch* b, uint32_
             if (accel_i_cpu_failed_at(q, b, c, trace, t0, accel_i_cpu_replay(q, b, c))) return true;
             break;
         case ACCEL_I_CMD_HOST_CALL:   /* the commands before it ran on this thread (kernels: joined) */
-            c->u.host.fn(c->u.host.user);
-            break;
         case ACCEL_I_CMD_NATIVE: {    /* no native queue: the commands before it completed */
             accel_native n;
+            accel_i_call call;
             memset(&n, 0, sizeof n);
             n.queue = &q->base;
-            c->u.native.fn(&n, c->u.native.user);
+            accel_i_call_enter(&call, &q->base);
+            if (c->kind == ACCEL_I_CMD_HOST_CALL) c->u.host.fn(c->u.host.user);
+            else c->u.native.fn(&n, c->u.native.user);
+            accel_i_call_leave(&call);
             break;
         }
         }

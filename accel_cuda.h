@@ -4130,10 +4130,13 @@ static accel_cu_result accel_i_cu_replay(accel_i_cu_queue* q, const accel_i_batc
    after fn, which may change it). */
 static void accel_i_cu_native(accel_i_cu_queue* q, const accel_i_cmd* c) {
     accel_native n;
+    accel_i_call call;
     memset(&n, 0, sizeof n);
     n.queue = &q->base;
     n.cuda_stream = (void*)q->stream;
+    accel_i_call_enter(&call, &q->base);
     c->u.native.fn(&n, c->u.native.user);
+    accel_i_call_leave(&call);
     accel_i_cu_enter(accel_i_cu_dev(q->base.obj.device));
 }
 /* One command into stream work; returns the failed value that drops the rest of the batch, or 0. */

@@ -3386,12 +3386,15 @@ static accel_result accel_i_vk_record_copy(accel_i_vk_device* dev, VkCommandBuff
 /* A native step: the engine's commands recorded into cb, between accel's barriers (see the scope). */
 static void accel_i_vk_native(accel_i_vk_queue* q, VkCommandBuffer cb, const accel_i_cmd* c) {
     accel_native n;
+    accel_i_call call;
     memset(&n, 0, sizeof n);
     n.queue = &q->base;
     n.vulkan_command_buffer = (void*)cb;
     n.vulkan_queue = (void*)q->hwq->queue;
     n.vulkan_queue_family = q->hwq->family;
+    accel_i_call_enter(&call, &q->base);
     c->u.native.fn(&n, c->u.native.user);
+    accel_i_call_leave(&call);
 }
 typedef struct accel_i_vk_scope {
     VkPipelineStageFlags stages;

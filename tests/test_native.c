@@ -393,6 +393,55 @@ TEST(native_fn_calls_accel_on_its_device) {
     accel_device_destroy(c.dev);
 }
 
+/* A host call or native step that destroys or finishes its own queue, or destroys its device: with
+   threads each would wait for the very call it runs in (they hung); they are refused with an error
+   line and change nothing (accel.h: accel_queue_host_call). Another queue of the device is fine. */
+#if TEST_HAVE_THREADS
+typedef struct native_self { accel_device* dev; accel_queue *q, *other; int mode; accel_result finish; } native_self;
+static void native_self_calls(native_self* x) {
+    if (x->mode == 0) accel_queue_destroy(x->q);
+    else if (x->mode == 1) accel_device_destroy(x->dev);
+    else if (x->mode == 2) x->finish = accel_queue_finish(x->q, ACCEL_WAIT_FOREVER);
+    else { accel_queue_destroy(x->other); x->other = NULL; }   /* not refused: it has no work */
+}
+static void native_self_host(void* user) { native_self_calls((native_self*)user); }
+static void native_self_native(const accel_native* n, void* user) { (void)n; native_self_calls((native_self*)user); }
+#endif
+TEST(a_call_that_destroys_its_own_queue_or_device_is_refused) {
+#if TEST_HAVE_THREADS
+    native_self x;
+    accel_signal* done = NULL;
+    uint64_t v = 0;
+    memset(&x, 0, sizeof x);
+    REQUIRE_OK(test_device_create(&x.dev));
+    REQUIRE_OK(accel_queue_create(x.dev, ACCEL_QUEUE_COMPUTE, &x.q));
+    REQUIRE_OK(accel_signal_create(x.dev, 0, &done));
+    for (int native = 0; native < 2; native++) {
+        for (x.mode = 0; x.mode < 4; x.mode++) {
+            if (x.mode == 3) REQUIRE_OK(accel_queue_create(x.dev, ACCEL_QUEUE_COMPUTE, &x.other));
+            x.finish = ACCEL_OK;
+            test_log_reset();
+            if (native) accel_queue_native(x.q, native_self_native, &x);
+            else accel_queue_host_call(x.q, native_self_host, &x);
+            accel_queue_signal(x.q, done, ++v);
+            CHECK_OK(accel_queue_submit(x.q));
+            if (!CHECK_OK(accel_signal_wait(done, v, 10000000000ull))) {
+                fprintf(stderr, "    ^ %s, mode %d\n", native ? "native step" : "host call", x.mode);
+                return;   /* hung: leave the device */
+            }
+            CHECK_EQ_INT(test_log_contains("from a host call or native step of queue"), x.mode < 3);
+            if (x.mode == 2) CHECK_RESULT(x.finish, ACCEL_ERROR_DEADLOCK);
+            if (x.mode == 3) CHECK(x.other == NULL);
+        }
+    }
+    CHECK_OK(accel_queue_finish(x.q, 10000000000ull));   /* the queue still works, from here */
+    accel_queue_destroy(x.q);
+    accel_device_destroy(x.dev);
+#else
+    SKIP("no-threads builds define these calls (test_nothreads)");
+#endif
+}
+
 /* No-threads builds: the step runs inside accel_queue_submit, after the commands before it. */
 TEST(nothreads_step_runs_inside_submit) {
 #if !TEST_HAVE_THREADS
@@ -422,6 +471,7 @@ int main(int argc, char** argv) {
     RUN(native_step_behind_a_host_gate);
     RUN(a_native_step_that_fills_the_stream_behind_a_host_gate);
     RUN(native_fn_calls_accel_on_its_device);
+    RUN(a_call_that_destroys_its_own_queue_or_device_is_refused);
     RUN(nothreads_step_runs_inside_submit);
     return test_end();
 }
