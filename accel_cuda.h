@@ -520,7 +520,8 @@ ACCEL_API void* accel_cuda_device_context(accel_device* d);
    buffer does (exec, copy, fill, update, read/write, destroy while work uses it). accel never frees the
    memory: the caller keeps ownership and keeps it alive until the buffer is released, i.e. destroyed
    and no submitted work uses it any more (accel_queue_finish, or a signal the last user signals).
-   Returns INVALID_ARGUMENT (NULL d/out, d not a CUDA device, device_pointer 0, size 0) with *out NULL,
+   Returns INVALID_ARGUMENT (NULL d/out, d not a CUDA device, device_pointer 0 or not a multiple of 4:
+   a fill writes 32-bit words, as a kernel's loads do (allocators give 256), size 0) with *out NULL,
    OUT_OF_MEMORY (host), DEVICE_LOST. Any thread. */
 ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_pointer, size_t size,
                                               accel_buffer** out);
@@ -5299,10 +5300,11 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
                             "accel_cuda_buffer_wrap: device %p%s%s%s is not a CUDA device",
                             ACCEL_I_DEVICE_LABEL(d));
     if (accel_i_lost(d)) return ACCEL_ERROR_DEVICE_LOST;
-    if (device_pointer == 0 || size == 0 || (accel_cu_deviceptr)device_pointer != device_pointer)
+    if (device_pointer == 0 || size == 0 || (accel_cu_deviceptr)device_pointer != device_pointer ||
+        device_pointer % 4u != 0)
         return accel_i_fail(d, ACCEL_ERROR_INVALID_ARGUMENT,
-                            "accel_cuda_buffer_wrap: device_pointer 0x%llx / size %zu",
-                            (unsigned long long)device_pointer, size);
+                            "accel_cuda_buffer_wrap: device_pointer 0x%llx / size %zu (the pointer must be "
+                            "a multiple of 4)", (unsigned long long)device_pointer, size);
     buf = (accel_i_cu_buffer*)accel_i_dev_alloc(d, sizeof *buf);
     if (!buf) return accel_i_fail(d, ACCEL_ERROR_OUT_OF_MEMORY, "accel_cuda_buffer_wrap: out of host memory");
     memset((void*)buf, 0, sizeof *buf);

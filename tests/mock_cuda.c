@@ -849,7 +849,8 @@ static CUresult mGetErrorName(CUresult r, const char** s) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     *s = r == 0 ? "CUDA_SUCCESS" : r == 600 ? "CUDA_ERROR_NOT_READY" : r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" :
          r == 218 ? "CUDA_ERROR_INVALID_PTX" : r == 500 ? "CUDA_ERROR_NOT_FOUND" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" :
-         r == 201 ? "CUDA_ERROR_INVALID_CONTEXT" : r == 801 ? "CUDA_ERROR_NOT_SUPPORTED" : "CUDA_ERROR_UNKNOWN";
+         r == 201 ? "CUDA_ERROR_INVALID_CONTEXT" : r == 801 ? "CUDA_ERROR_NOT_SUPPORTED" :
+         r == 1 ? "CUDA_ERROR_INVALID_VALUE" : "CUDA_ERROR_UNKNOWN";
     return 0;
 }
 /* Devices: one, or MOCK_CUDA_DEVICES (1..4) for tests of several devices (tests/test_devices.c). Each

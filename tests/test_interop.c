@@ -368,6 +368,9 @@ TEST(cuda_getters_and_wrap_errors) {
     CHECK_RESULT(accel_cuda_buffer_wrap(dev, 0, 1024, &w), ACCEL_ERROR_INVALID_ARGUMENT);
     CHECK(w == NULL);
     CHECK_RESULT(accel_cuda_buffer_wrap(dev, accel_cuda_buffer_pointer(b), 0, &w), ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK_RESULT(accel_cuda_buffer_wrap(dev, accel_cuda_buffer_pointer(b) + 2, 64, &w),   /* fills: words */
+                 ACCEL_ERROR_INVALID_ARGUMENT);
+    CHECK(w == NULL && test_log_contains("must be a multiple of 4"));
     CHECK_RESULT(accel_cuda_buffer_wrap(NULL, accel_cuda_buffer_pointer(b), 16, &w), ACCEL_ERROR_INVALID_ARGUMENT);
     test_log_reset();   /* every INVALID_ARGUMENT names the call and the argument */
     CHECK_RESULT(accel_cuda_buffer_wrap(dev, accel_cuda_buffer_pointer(b), 16, NULL), ACCEL_ERROR_INVALID_ARGUMENT);
