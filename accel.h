@@ -690,9 +690,9 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
 /* A buffer whose memory belongs to a stretch of a queue's order (CUDA's cuMemAllocAsync, IREE's
    queue_alloca): per-step scratch and activations without a host wait and without keeping them all.
    accel_queue_alloc is a recording call of q: *out is a buffer handle at once, usable wherever a buffer
-   is (exec bindings, indirect counts, copy, fill, update, views, patches; read/write, and map with
-   memory HOST, once its point is reached: order them with signals), of exactly `size` bytes, contents
-   undefined. Its memory is the buffer's from this point of q's order until the point of
+   is but as a timestamp's destination (exec bindings, indirect counts, copy, fill, update, views,
+   patches; read/write, and map with memory HOST, once its point is reached: order them with signals),
+   of exactly `size` bytes, contents undefined. Its memory is the buffer's from this point of q's order until the point of
    accel_queue_free: commands recorded on q between the two may use it, and so may another queue's
    commands between a wait on a signal q signals after the alloc and a signal that q waits for before
    the free (the caller orders them, as with any memory shared by two queues). Freed memory goes back
@@ -4324,9 +4324,13 @@ ACCEL_API void accel_queue_timestamp(accel_queue* q, accel_buffer* dst, size_t o
     size_t rel = offset;
     if (!accel_i_rec_buffer_ok(q, dst, offset, 8, fn)) return;
     if (!accel_i_rec_target(q, &dst, &offset, fn)) return;   /* a view: its root and the offset in it */
-    if ((rel | offset) & 7u || dst->qmem) {   /* a view may start at any byte of its root on the CPU */
+    if (dst->qmem) {
+        accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: dst is queue memory (accel_queue_alloc)", fn);
+        return;
+    }
+    if ((rel | offset) & 7u) {   /* a view may start at any byte of its root on the CPU */
         accel_i_rec_error(q, ACCEL_ERROR_INVALID_ARGUMENT, "%s: offset %zu (%zu in its root) is not a "
-                          "multiple of 8, or dst is queue memory", fn, rel, offset);
+                          "multiple of 8", fn, rel, offset);
         return;
     }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_TIMESTAMP, 0, NULL, fn)) == NULL) return;

@@ -676,8 +676,11 @@ TEST(qmem_recording_errors) {
             accel_buffer* t = NULL;
             REQUIRE_OK(accel_queue_alloc(sc.q, 64, ACCEL_MEMORY_DEVICE, &t));
             CHECK_OK(accel_queue_submit(sc.q));
+            test_log_reset();
             accel_queue_timestamp(sc.q, t, 0);
             CHECK_RESULT(accel_queue_submit(sc.q), ACCEL_ERROR_INVALID_ARGUMENT);
+            CHECK(test_log_contains("accel_queue_timestamp: dst is queue memory"));   /* not its offset */
+            CHECK(!test_log_contains("multiple of 8"));
             accel_queue_free(sc.q, t);
             CHECK_OK(accel_queue_submit(sc.q));
         }
