@@ -549,11 +549,11 @@ ACCEL_API accel_result accel_cuda_buffer_wrap(accel_device* d, uint64_t device_p
    enqueued; else one cuLaunchHostFunc whose function waits on the host until s reaches value or
    fails; it holds the driver's host-function thread meanwhile, so the value must come from the host, an
    accel queue or another device, not from a host function (accel_cuda_stream_signal) behind it.
-   Destroying s while a stream still waits on it releases the stream (the mirror reads ACCEL_SIGNAL_MAX;
-   the host function of the event-ring mode returns within a millisecond), unless an
-   accel_cuda_stream_signal of s is enqueued behind the wait (it holds s until it ran), or, in the
-   stream-memory-operations mode, a submitted batch that waits on or signals s is not done yet (it holds
-   s, and the mirror is raised when the last holder lets go): fail s first.
+   Destroying s while a stream still waits on it releases the stream: the event-ring mode's host
+   function returns within a millisecond; with stream memory operations the mirror reads
+   ACCEL_SIGNAL_MAX once the last holder of s lets go, and until then the stream waits: an
+   accel_cuda_stream_signal of s not run yet, on any stream (it holds s until it ran), or a submitted
+   batch that waits on or signals s and is not done yet. Fail s first to release every waiter at once.
    Destroy the device only after such streams passed the wait (cuStreamSynchronize). `stream` must not be
    an accel queue's own (accel_cuda_queue_stream, a native step's cuda_stream): accel's signal points on
    it would wait behind a wait for the host that accel does not know of, and GPU waits elsewhere that
