@@ -607,7 +607,9 @@ ACCEL_API accel_result accel_device_create_any(const accel_backend* const* backe
    interval), then releases it and every object still alive on it; objects that other devices' batches
    still hold, and the device state they need, are freed when those batches are released. NULL is a
    no-op. Any thread; concurrently with it, only accel_signal_set / _fail / _value on the signals its
-   queues wait for (the remedy for a blocked queue; see Thread safety), not other calls on its objects. */
+   queues wait for (the remedy for a blocked queue; see Thread safety), not other calls on its objects.
+   With threads, from a host call or native step of one of its queues (it would wait for that call):
+   refused with an error line, nothing changes (see accel_queue_host_call). */
 ACCEL_API void accel_device_destroy(accel_device* dev);
 
 typedef enum accel_device_type {
@@ -828,7 +830,8 @@ ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label);
 /* Discards the unsubmitted batch, finishes submitted work (logging what it waits for after 1 s, then at
    a growing interval, as accel_device_destroy does), releases the queue. NULL is a no-op. No-threads
    builds: what can run runs; a batch parked on a signal nothing can set any more is dropped and what it
-   would signal fails (reason DEADLOCK): there is no other thread to wait for. */
+   would signal fails (reason DEADLOCK): there is no other thread to wait for. With threads, from a host
+   call or native step of q: refused with an error line, nothing changes (see accel_queue_host_call). */
 ACCEL_API void accel_queue_destroy(accel_queue* q);
 /* Recording calls: append to the current batch; errors are returned by the next submit.
    wait/signal: v <= ACCEL_SIGNAL_MAX. exec: COMPUTE queues only, exact buffer and constant counts,
@@ -872,10 +875,11 @@ ACCEL_API void accel_queue_barrier(accel_queue* q);
    and not at all when the batch is discarded or dropped (a recording error, a failed wait before it, a
    lost device). fn must not block on this queue (a wait for a signal that this queue signals later, or
    accel_queue_finish of q) and must not record on q; it may submit to other queues and set signals.
-   With threads, accel_queue_finish(q), accel_queue_destroy(q) or accel_device_destroy of q's device
-   from fn (or from a native step's fn) would wait for fn itself: each is refused with an error line
-   (finish returns ACCEL_ERROR_DEADLOCK) and changes nothing; no-threads builds allow the destroys (see
-   "No-threads and WASM builds").
+   With threads, accel_queue_finish(q, ACCEL_WAIT_FOREVER), accel_queue_destroy(q) or
+   accel_device_destroy of q's device from fn (or from a native step's fn) would wait for fn itself: each
+   is refused with an error line (finish returns ACCEL_ERROR_DEADLOCK) and changes nothing (a finish with
+   a timeout returns TIMEOUT, as before); no-threads builds allow the destroys (see "No-threads and WASM
+   builds").
    Where it runs: CPU backend, the queue's executor thread; no-threads builds, inline when the batch
    reaches it, which is inside accel_queue_submit or inside the accel_signal_set / accel_signal_fail
    that unblocks the batch; CUDA and Vulkan, the queue's worker thread, once the device finished the
@@ -909,7 +913,7 @@ typedef struct accel_native {
    accel_cuda_device_context(n->queue's device) current again before enqueuing more. Vulkan, on the
    queue's worker, which records the segment;
    CPU backend, which has no native queue, once the commands before it have completed (on the
-   executor, or on a thread that helps: see Queues), with the native pointers NULL; no-threads builds,
+   executor: a thread that helps hands a batch back to it there), with the native pointers NULL; no-threads builds,
    where the batch runs. Runs at most once, and not at all when the batch is discarded or a failure
    comes before it was enqueued (a failed wait before it, a lost device): once the commands before it
    were handed to the device it runs, since it only enqueues. Any queue type. A NULL fn, or a native step
@@ -934,7 +938,8 @@ ACCEL_API uint64_t accel_host_time_ns(void);
 ACCEL_API accel_result accel_queue_submit(accel_queue* q);
 /* Submits, then waits for everything submitted to this queue. Returns the submit error if any (after
    the wait for what was submitted before), else OK / TIMEOUT / DEADLOCK (no-threads: a parked batch
-   that nothing can unblock) / DEVICE_LOST. A batch whose rest was dropped behind a failed wait counts as
+   that nothing can unblock; with threads, ACCEL_WAIT_FOREVER from a host call or native step of q,
+   refused with an error line: it would wait for that call) / DEVICE_LOST. A batch whose rest was dropped behind a failed wait counts as
    finished (OK): its failure shows in the signals it would have signalled. Without a timeout, on a CPU
    queue, the waiting thread may run the queue's batches itself (see Queues: waits that help). */
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
@@ -1986,6 +1991,7 @@ struct accel_queue {
     bool recording;                /* record_begin .. record_end: rec is the command list */
     bool replay_stages;            /* accel_queue_replay's checks: a patch makes a copy of a native list
                                       staged (the replay takes the generic form) */
+    bool replay_sorted;            /* accel_queue_replay: its patches come sorted by command */
     accel_i_a32 free_lock;
     accel_i_batch* free_batches;   /* recycled batches, capacity kept */
     uint32_t free_count;
@@ -4400,7 +4406,8 @@ static accel_result accel_i_queue_finish(accel_queue* q, uint64_t timeout_ns) {
 }
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns) {
     if (!q) return accel_i_invalid(NULL, "accel_queue_finish", "queue is NULL");
-    if (accel_i_called_from(q, NULL, "accel_queue_finish")) return ACCEL_ERROR_DEADLOCK;
+    if (timeout_ns == ACCEL_WAIT_FOREVER && accel_i_called_from(q, NULL, "accel_queue_finish"))
+        return ACCEL_ERROR_DEADLOCK;
 #if defined(ACCEL_NO_THREADS)
     {   /* q's work runs here, and a host call of it may destroy q or its device (which closes the
            trace): q, and so its device, held over the finish (see No-threads and WASM builds) */
@@ -4442,7 +4449,7 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     q->rec = NULL;
     q->rec_aside = NULL;
     q->rec_error = ACCEL_OK;
-    q->recording = false;
+    q->recording = q->replay_stages = q->replay_sorted = false;
     atomic_init(&q->free_lock, 0u);
     q->free_batches = NULL;
     q->free_count = 0;
@@ -5265,11 +5272,25 @@ static void accel_i_slot_at(const accel_i_cmd* cmd, uint32_t index, accel_buffer
               (copy ? (index == 0 ? cmd->u.copy.dst_rel : cmd->u.copy.src_rel) : cmd->u.fill.rel);
     *root = accel_i_buffer_root(pb);
 }
+/* Where a replay's loops over its patches start for `command` (they stop at a later command when
+   `sorted`): the first of its patches where they come sorted by command (a binary search: a replay with
+   a patch per command stays linear), else 0 (they look at every patch). */
+static uint32_t accel_i_patches_of(const accel_patch* all, uint32_t n, uint32_t command, bool sorted) {
+    uint32_t lo = 0, hi = n;
+    while (sorted && lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (all[mid].command < command) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+#define ACCEL_I_PATCHES_OF(J, ALL, N, CMD, SORTED) \
+    for (uint32_t J = accel_i_patches_of(ALL, N, CMD, SORTED); \
+         J < (N) && (!(SORTED) || (ALL)[J].command == (CMD)); J++)
 /* Where a copy's two slots point with all these patches (the last of a slot wins). */
 static void accel_i_copy_patched(const accel_i_cmd* cmd, uint32_t command, const accel_patch* all, uint32_t n,
-                                 accel_buffer** dst, size_t* d, accel_buffer** src, size_t* s) {
+                                 bool sorted, accel_buffer** dst, size_t* d, accel_buffer** src, size_t* s) {
     accel_buffer *pd = NULL, *ps = NULL;
-    for (uint32_t j = 0; j < n; j++) {
+    ACCEL_I_PATCHES_OF(j, all, n, command, sorted) {
         if (all[j].command != command || !all[j].buffer) continue;
         if (all[j].index == 0) pd = all[j].buffer; else ps = all[j].buffer;
     }
@@ -5297,7 +5318,7 @@ static bool accel_i_copy_patch_ok(accel_queue* q, const accel_commands* c, const
                               "accel_queue_replay"))
         return false;
     if (p->index == 0 && p->buffer->read_only) return accel_i_bad_patch(q, k, p, "the buffer is read_only");
-    accel_i_copy_patched(cmd, p->command, all, n, &dst, &d, &src, &s);
+    accel_i_copy_patched(cmd, p->command, all, n, q->replay_sorted, &dst, &d, &src, &s);
     if (!accel_i_peer_rec_ok(q, dst, src, "accel_queue_replay")) return false;
     if (c->native && accel_i_peer_flags(q, dst, src)) q->replay_stages = true;
     if (dst == src && d < s + size && s < d + size)
@@ -5405,7 +5426,7 @@ static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, uint32_t i,
         accel_buffer* counts = (c->flags & ACCEL_I_CMD_INDIRECT) ? accel_i_exec_counts(l, c, &offset) : NULL;
         if (nb <= 64) {
             memcpy(bufs, use, (size_t)nb * sizeof *bufs);
-            for (uint32_t k = 0; k < n; k++) {
+            ACCEL_I_PATCHES_OF(k, all, n, i, q->replay_sorted) {
                 if (all[k].command != i || !all[k].buffer) continue;
                 if (all[k].index == nb) counts = all[k].buffer; else bufs[all[k].index] = all[k].buffer;
             }
@@ -5422,7 +5443,7 @@ static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, uint32_t i,
     case ACCEL_I_CMD_COPY: {
         accel_buffer *dst, *src;
         size_t d, s;
-        accel_i_copy_patched(c, i, all, n, &dst, &d, &src, &s);
+        accel_i_copy_patched(c, i, all, n, q->replay_sorted, &dst, &d, &src, &s);
         accel_queue_copy(q, dst, d, src, s, c->u.copy.size);
         break;
     }
@@ -5430,7 +5451,7 @@ static void accel_i_rerecord(accel_queue* q, const accel_i_batch* l, uint32_t i,
         accel_buffer *dst = NULL, *root;
         uint32_t pattern = c->u.fill.pattern;
         size_t at;
-        for (uint32_t k = 0; k < n; k++) {
+        ACCEL_I_PATCHES_OF(k, all, n, i, q->replay_sorted) {
             if (all[k].command != i) continue;
             if (all[k].buffer) dst = all[k].buffer; else pattern = all[k].value;
         }
@@ -5458,15 +5479,28 @@ static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, cons
         accel_i_rerecord(q, l, i, patches, n);
         /* out of memory, or a buffer stale: recorded as the batch's error */
         if (!q->rec || q->rec->count == before) return;
-        for (uint32_t k = 0; k < n && l->cmds[i].kind == ACCEL_I_CMD_EXEC; k++)
+        if (l->cmds[i].kind != ACCEL_I_CMD_EXEC) continue;
+        ACCEL_I_PATCHES_OF(k, patches, n, i, q->replay_sorted)
             if (patches[k].command == i && !patches[k].buffer)
                 memcpy(q->rec->arena + q->rec->cmds[q->rec->count - 1].u.exec.constants +
                        4u * (size_t)patches[k].index, &patches[k].value, 4);
     }
 }
-/* Stable insertion sort by command (patches usually come sorted: linear then). */
-static void accel_i_patches_sort(accel_i_patch* p, uint32_t n) {
-    for (uint32_t i = 1; i < n; i++) {
+/* Stable sort by command: none where they come sorted (as usual); a merge sort through a buffer of the
+   device allocator, else (out of memory) an insertion sort. */
+static void accel_i_patches_sort(accel_device* dev, accel_i_patch* p, uint32_t n, bool sorted) {
+    size_t bytes = (size_t)n * sizeof *p;
+    accel_i_patch* t = sorted || n < 2 ? NULL : (accel_i_patch*)accel_i_dev_alloc(dev, bytes);
+    for (uint32_t w = 1; t && w < n; w *= 2) {   /* runs of w, merged into t, copied back */
+        for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+            uint32_t mid = n - lo > w ? lo + w : n, hi = n - mid > w ? mid + w : n, i = lo, j = mid, k = lo;
+            while (i < mid || j < hi)
+                t[k++] = (j >= hi || (i < mid && p[i].command <= p[j].command)) ? p[i++] : p[j++];
+        }
+        memcpy(p, t, bytes);
+    }
+    if (t) { accel_i_dev_free(dev, t, bytes); return; }
+    for (uint32_t i = 1; i < n && !sorted; i++) {
         accel_i_patch x = p[i];
         uint32_t j = i;
         for (; j > 0 && p[j - 1].command > x.command; j--) p[j] = p[j - 1];
@@ -5480,13 +5514,16 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
     accel_i_cmd* cmd;
     if (!q) { accel_i_invalid(NULL, "accel_queue_replay", "queue is NULL"); return; }
     q->replay_stages = false;
+    q->replay_sorted = patches != NULL;
+    for (uint32_t k = 1; k < patch_count && q->replay_sorted; k++)
+        q->replay_sorted = patches[k - 1].command <= patches[k].command;
     if (!accel_i_replay_ok(q, c, patches, patch_count)) return;
     if (!c->native || q->replay_stages) { accel_i_replay_generic(q, c, patches, patch_count); return; }
     if ((cmd = accel_i_rec_push(q, ACCEL_I_CMD_REPLAY, bytes, &off, "accel_queue_replay")) == NULL) return;
     if (bytes) {
         copy = (accel_i_patch*)(void*)(q->rec->arena + off);
         for (uint32_t k = 0; k < patch_count; k++) copy[k] = accel_i_patch_resolve(c->list, &patches[k]);
-        accel_i_patches_sort(copy, patch_count);
+        accel_i_patches_sort(q->obj.device, copy, patch_count, q->replay_sorted);
     }
     accel_i_retain(c);
     q->rec->replays = true;

@@ -397,11 +397,19 @@ TEST(native_fn_calls_accel_on_its_device) {
    threads each would wait for the very call it runs in (they hung); they are refused with an error
    line and change nothing (accel.h: accel_queue_host_call). Another queue of the device is fine. */
 #if TEST_HAVE_THREADS
-typedef struct native_self { accel_device* dev; accel_queue *q, *other; int mode; accel_result finish; } native_self;
+typedef struct native_self {
+    accel_device* dev;
+    accel_queue *q, *other;
+    int mode;
+    accel_result finish, poll;
+} native_self;
 static void native_self_calls(native_self* x) {
     if (x->mode == 0) accel_queue_destroy(x->q);
     else if (x->mode == 1) accel_device_destroy(x->dev);
-    else if (x->mode == 2) x->finish = accel_queue_finish(x->q, ACCEL_WAIT_FOREVER);
+    else if (x->mode == 2) {
+        x->finish = accel_queue_finish(x->q, ACCEL_WAIT_FOREVER);
+        x->poll = accel_queue_finish(x->q, 0);   /* a poll: TIMEOUT (q runs this call), not refused */
+    }
     else { accel_queue_destroy(x->other); x->other = NULL; }   /* not refused: it has no work */
 }
 static void native_self_host(void* user) { native_self_calls((native_self*)user); }
@@ -431,6 +439,7 @@ TEST(a_call_that_destroys_its_own_queue_or_device_is_refused) {
             }
             CHECK_EQ_INT(test_log_contains("from a host call or native step of queue"), x.mode < 3);
             if (x.mode == 2) CHECK_RESULT(x.finish, ACCEL_ERROR_DEADLOCK);
+            if (x.mode == 2) CHECK_RESULT(x.poll, ACCEL_TIMEOUT);
             if (x.mode == 3) CHECK(x.other == NULL);
         }
     }

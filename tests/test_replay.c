@@ -125,6 +125,40 @@ TEST(later_patch_of_a_slot_wins_and_order_does_not_matter) {
     accel_device_destroy(s.dev);
 }
 
+/* 400 fills, one word each, patched in reverse order, twice each: the later patch of a slot wins
+   whatever the order (patches out of order are sorted, stably: a merge sort since the insertion sort was
+   quadratic, 6.5 s for 100,000 reversed patches), and a replay of sorted patches finds a command's own
+   by a binary search (copies scanned every patch for each: 3.9-7.5 s for 100,000). */
+TEST(many_patches_in_any_order) {
+    enum { WORDS = 400 };
+    accel_device* dev = NULL;
+    accel_queue* q = NULL;
+    accel_buffer* b = NULL;
+    accel_commands* list = NULL;
+    static accel_patch p[2 * WORDS];
+    uint32_t got[WORDS];
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+    REQUIRE_OK(test_buffer_create(dev, 4 * WORDS, ACCEL_MEMORY_HOST, &b));
+    REQUIRE_OK(accel_queue_record_begin(q));
+    for (uint32_t i = 0; i < WORDS; i++) accel_queue_fill(q, b, 4u * i, 4, 0);
+    REQUIRE_OK(accel_queue_record_end(q, &list));
+    for (int sorted = 0; sorted < 2; sorted++) {
+        for (uint32_t k = 0; k < WORDS; k++) {
+            uint32_t i = sorted ? k : WORDS - 1 - k;
+            p[sorted ? 2 * k : k] = (accel_patch){ i, 0, NULL, 1000u + i };
+            p[sorted ? 2 * k + 1 : WORDS + k] = (accel_patch){ i, 0, NULL, 2000u + i + 10000u * (uint32_t)sorted };
+        }
+        accel_queue_replay(q, list, p, 2 * WORDS);
+        REQUIRE_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        REQUIRE_OK(accel_buffer_read(b, 0, got, sizeof got));
+        for (uint32_t i = 0; i < WORDS && !TEST_FAILED_SO_FAR(); i++)
+            CHECK_EQ_U64(got[i], 2000u + i + 10000u * (uint32_t)sorted);
+    }
+    accel_commands_destroy(list);
+    accel_device_destroy(dev);
+}
+
 /* 100 commands (native forms split long lists: Vulkan into 32-command chunks): patches in the
    middle, unpatched runs around them, patches gone at the next replay. */
 TEST(long_list_patched_in_the_middle) {
@@ -613,6 +647,7 @@ int main(int argc, char** argv) {
     RUN(replay_runs_the_recorded_commands);
     RUN(replay_many_times_with_different_patches);
     RUN(later_patch_of_a_slot_wins_and_order_does_not_matter);
+    RUN(many_patches_in_any_order);
     RUN(long_list_patched_in_the_middle);
     RUN(unpatched_replay_alone_runs_every_command);
     RUN(generic_form_of_a_backend_without_native_lists);
