@@ -15,6 +15,9 @@
    (accel_queue_alloc into a buffer slot, accel_queue_free of such a slot), indirect execs with
    arbitrary offsets into a counts buffer of bounded values (small, or over the limits), peer copies with a second (CPU) device's buffers, native steps,
    accel_device_peer_info, and accel_device_recover (after which every object is stale and destroyed).
+   An input whose first byte has bit 6 set also records command lists (record_begin, a few commands of
+   any kind, record_end into a list slot) and replays them with arbitrary patches (commands, slots,
+   buffers, values; sorted or not), and destroys lists.
    At the end everything is unblocked and the device destroyed; no allocation may be outstanding.
 
    Bounded by construction: no call waits forever. The fuzzer remembers, per signal, the largest value a
@@ -139,6 +142,9 @@ typedef struct fz {
     accel_device* dev2;
     accel_buffer* pb[2];
     accel_buffer* counts;              /* indirect execs' counts: bounded values only (fz_op_indirect) */
+    /* command lists (bit 6 of the first byte) */
+    int lists;
+    accel_commands* l[4];
 } fz;
 static unsigned char fz_host_mem[FZ_B][FZ_BUF_MAX];    /* host_ptr buffers wrap these */
 #define FZ_ALLOC_MAX ((size_t)1 << 20)                 /* larger host allocations are refused (OOM) */
@@ -182,7 +188,8 @@ enum {
     OP_SIGNAL_DESTROY, OP_QUEUE_CREATE, OP_QUEUE_DESTROY, OP_WAIT, OP_SIGNAL, OP_EXEC, OP_COPY, OP_FILL,
     OP_UPDATE, OP_BARRIER, OP_SUBMIT, OP_FINISH, OP_SET, OP_FAIL, OP_HOST_WAIT, OP_WAIT_MANY, OP_IO,
     OP_OOM, OP_MISC, OP_COUNT,
-    OP_QALLOC = OP_COUNT, OP_QFREE, OP_INDIRECT, OP_PEER, OP_NATIVE, OP_RECOVER, OP_COUNT_V3   /* v3 inputs */
+    OP_QALLOC = OP_COUNT, OP_QFREE, OP_INDIRECT, OP_PEER, OP_NATIVE, OP_RECOVER, OP_COUNT_V3,  /* v3 inputs */
+    OP_RECORD = OP_COUNT_V3, OP_REPLAY, OP_LIST_DESTROY, OP_COUNT_LISTS   /* inputs with bit 6 */
 };
 
 static void fz_op_buffer_create(fz* f, fz_in* in) {
@@ -576,6 +583,7 @@ static void fz_op_recover(fz* f, fz_in* in) {
     for (int i = 0; i < FZ_Q; i++) { if (k & 1u) accel_queue_destroy(f->q[i]); f->q[i] = NULL; }
     for (int i = 0; i < FZ_B; i++) { if (k & 2u) accel_buffer_destroy(f->b[i]); f->b[i] = NULL; f->qm[i] = 0; }
     for (int i = 0; i < FZ_P; i++) { if (k & 4u) accel_program_destroy(f->p[i]); f->p[i] = NULL; }
+    for (int i = 0; i < 4; i++) { if (k & 16u) accel_commands_destroy(f->l[i]); f->l[i] = NULL; }
     if (f->counts) {   /* stale too: a new one (NULL where the allocator refuses it now) */
         if (k & 2u) accel_buffer_destroy(f->counts);
         f->counts = NULL;
@@ -587,6 +595,51 @@ static void fz_op_recover(fz* f, fz_in* in) {
         f->s[i] = NULL;
         memset(&f->m[i], 0, sizeof f->m[i]);
     }
+}
+/* ==== command lists (inputs with bit 6 of the first byte) ==== */
+/* record_begin on a queue, up to 7 commands of any kind (a wait or signal: a recording error of the
+   list), record_end into a slot (the slot's list goes first, or the new one is dropped). */
+static void fz_op_record(fz* f, fz_in* in) {
+    accel_queue* q = fz_pick_queue(f, in);
+    uint8_t k = fz_u8(in);
+    int i = k % 4;
+    accel_commands* out = NULL;
+    accel_result r = accel_queue_record_begin(q);
+    FZ_EXPECT(r == ACCEL_OK || r == ACCEL_ERROR_INVALID_ARGUMENT || r == ACCEL_ERROR_DEVICE_LOST, r, 0);
+    for (uint32_t n = (uint32_t)(k >> 2) & 7u; n > 0; n--) {
+        uint8_t op = fz_u8(in) % 8u;
+        accel_buffer* b = fz_pick_buffer(f, in);
+        size_t off = fz_size(in), size = fz_size(in);
+        int j = fz_u8(in) % FZ_P;
+        if (op == 0) accel_queue_copy(q, b, off, fz_pick_buffer(f, in), fz_size(in), size);
+        else if (op == 1) accel_queue_fill(q, b, off, size, fz_u32(in));
+        else if (op == 2) accel_queue_update(q, b, off, fz_scratch, size);
+        else if (op == 3) accel_queue_barrier(q);
+        else if (op == 4) accel_queue_signal(q, f->s[j], 1);   /* a recording error of the list */
+        else if (op == 5) fz_op_exec(f, in);   /* on any queue: others record it as usual */
+        else if (q && f->p[j]) fz_op_exec_exact(f, in, q, f->p[j], f->p_buffers[j], f->p_constants[j]);
+    }
+    r = accel_queue_record_end(q, (k & 0x40u) ? NULL : &out);
+    FZ_EXPECT(fz_is_error_or_ok(r) && (r == ACCEL_OK || out == NULL), r, 0);
+    if (!out) return;
+    if (k & 0x80u) { accel_commands_destroy(out); return; }
+    accel_commands_destroy(f->l[i]);
+    f->l[i] = out;
+}
+/* A replay of a slot's list (or NULL) with up to 15 patches of any command, slot, buffer and value. */
+static void fz_op_replay(fz* f, fz_in* in) {
+    accel_queue* q = fz_pick_queue(f, in);
+    uint8_t k = fz_u8(in);
+    accel_patch p[15];
+    uint32_t n = (uint32_t)(k >> 4) % 16u;
+    for (uint32_t j = 0; j < n; j++) {
+        uint8_t m = fz_u8(in);
+        p[j].command = (m & 0x80u) ? fz_u32(in) : (uint32_t)(m & 7u);
+        p[j].index = (m & 0x40u) ? fz_u32(in) : (uint32_t)((m >> 3) & 3u);
+        p[j].buffer = (m & 0x20u) ? NULL : fz_pick_buffer(f, in);
+        p[j].value = fz_u8(in);
+    }
+    accel_queue_replay(q, (k & 3u) == 3u ? NULL : f->l[k & 3u], (k & 4u) && n ? NULL : p, n);
 }
 /* The second device (v3 inputs): a CPU device on the same counting allocator, two buffers. */
 static void fz_dev2_make(fz* f, const accel_device_desc* d) {
@@ -626,8 +679,10 @@ static int fz_run(const uint8_t* data, size_t size) {
     if (f.v3) fz_dev2_make(&f, &d);
     if (f.v3 && accel_buffer_create(f.dev, &(accel_buffer_desc){ .size = 64 }, &f.counts) != ACCEL_OK)
         fz_violation("counts buffer create failed", 0, 0);
+    f.lists = (head & 0x40u) != 0;
     while (in.i < in.n && ops++ < 400) {
-        uint8_t op = fz_u8(&in) % (f.v3 ? OP_COUNT_V3 : OP_COUNT);
+        uint8_t op = fz_u8(&in) % (f.lists ? OP_COUNT_LISTS : f.v3 ? OP_COUNT_V3 : OP_COUNT);
+        if (!f.v3 && op >= OP_COUNT && op < OP_COUNT_V3) op = OP_MISC;   /* lists without v3's calls */
         switch (op) {
         case OP_BUFFER_CREATE: fz_op_buffer_create(&f, &in); break;
         case OP_BUFFER_DESTROY: { int i = fz_u8(&in) % FZ_B; accel_buffer_destroy(f.b[i]); f.b[i] = NULL; break; }
@@ -672,6 +727,9 @@ static int fz_run(const uint8_t* data, size_t size) {
         case OP_PEER: fz_op_peer(&f, &in); break;
         case OP_NATIVE: fz_op_native(&f, &in); break;
         case OP_RECOVER: fz_op_recover(&f, &in); break;
+        case OP_RECORD: fz_op_record(&f, &in); break;
+        case OP_REPLAY: fz_op_replay(&f, &in); break;
+        case OP_LIST_DESTROY: { int i = fz_u8(&in) % 4; accel_commands_destroy(f.l[i]); f.l[i] = NULL; break; }
         default: fz_op_misc(&f, &in); break;
         }
     }
@@ -683,6 +741,7 @@ static int fz_run(const uint8_t* data, size_t size) {
         for (int i = 0; i < FZ_B; i++) accel_buffer_destroy(f.b[i]);
         for (int i = 0; i < FZ_P; i++) accel_program_destroy(f.p[i]);
         for (int i = 0; i < FZ_S; i++) accel_signal_destroy(f.s[i]);
+        for (int i = 0; i < 4; i++) accel_commands_destroy(f.l[i]);
     }
     if (f.v3 && (in.n & 2u)) accel_device_destroy(f.dev2);   /* the peer device first, or last */
     accel_device_destroy(f.dev);   /* ... or leave them to the device */
