@@ -6895,28 +6895,33 @@ static bool accel_i_cpu_lane_try(accel_i_cpu_device* dev, uint32_t hint, uint32_
 /* A thread that found no free lane (more queues than lanes) for ACCEL_CPU_SPIN_NS (since *start)
    sleeps until a lane is given back, in slices of a millisecond: the giver raises lanes_given only when
    the event counts sleepers (a relaxed read, no fence on its path), so a wake it missed costs a slice,
-   not a hang; the caller tries the lanes again after each. Before that it yields. */
+   not a hang; the caller tries the lanes again after each, and sleeps again at once when none is free
+   (it spun 255 times between two slices: 4% of a CPU a waiting queue, 45% for 15), for twice as long
+   up to 8 slices (*slice: 0 at first). Before that it yields. Returns whether it is past its spin. */
 #define ACCEL_I_CPU_LANE_SLICE_NS 1000000u
-static void accel_i_cpu_lane_sleep(accel_i_cpu_device* dev, uint64_t* start) {
+static bool accel_i_cpu_lane_sleep(accel_i_cpu_device* dev, uint64_t* start, uint64_t* slice) {
     uint64_t now = accel_i_now_ns();
     bool slept = false;
     if (!*start) *start = now;
-    if (now - *start < accel_i_spin_ns()) { accel_i_yield(); return; }
-    accel_i_event_block(&dev->lanes_given, accel_i_event_value(&dev->lanes_given) + 1u,
-                        now + ACCEL_I_CPU_LANE_SLICE_NS, &slept);
+    if (now - *start < accel_i_spin_ns()) { accel_i_yield(); return false; }
+    *slice = *slice ? accel_i_backoff(*slice, 8u * ACCEL_I_CPU_LANE_SLICE_NS) : ACCEL_I_CPU_LANE_SLICE_NS;
+    accel_i_event_block(&dev->lanes_given, accel_i_event_value(&dev->lanes_given) + 1u, now + *slice,
+                        &slept);
+    return true;
 }
 #endif
 static uint32_t accel_i_cpu_lane_take(accel_i_cpu_device* dev, uint32_t hint) {
     uint32_t lane = 0;
-    uint64_t start = 0;
+    uint64_t start = 0, slice = 0;
+    bool sleeping = false;
     for (uint32_t n = 1; !accel_i_cpu_lane_try(dev, hint, &lane); n++) {
-        if ((n & 15u) != 0) ACCEL_I_RELAX();
 #if !defined(ACCEL_NO_THREADS)
-        else if ((n & 255u) == 0) accel_i_cpu_lane_sleep(dev, &start);
+        if (sleeping || (n & 255u) == 0) { sleeping = accel_i_cpu_lane_sleep(dev, &start, &slice); continue; }
 #endif
+        if ((n & 15u) != 0) ACCEL_I_RELAX();
         else accel_i_yield();
     }
-    (void)start;
+    (void)start; (void)slice; (void)sleeping;
     return lane;
 }
 static void accel_i_cpu_lane_give(accel_i_cpu_device* dev, uint32_t lane) {
@@ -6994,7 +6999,9 @@ static void accel_i_cpu_worker_main(void* arg) {
 #endif
 
 /* Publishes the job to the pool (the caller owns the slot): the job first, then each lane's range of
-   chunks with release (a claim acquires it); works on it, waits for the rest. A worker woken for an
+   chunks with release (a claim acquires it); works on it on `lane`, gives the lane back once no chunk is
+   left to claim (another queue's exec may take it: a chunk of the job that waits for that exec would
+   otherwise wait for ever with the lanes all held), then waits for the rest. A worker woken for an
    earlier job that has not run yet is not woken again (see core: events); a worker that sleeps through
    a job only leaves its chunks to the others, the owner first, which claims every chunk left. */
 static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job* job, uint32_t lane,
@@ -7014,6 +7021,7 @@ static void accel_i_cpu_pool_run(accel_i_cpu_device* dev, const accel_i_cpu_job*
     atomic_store(&dev->gen.word, gen);   /* only the slot's owner raises it (and a destroy, with no job) */
     accel_i_event_notify(&dev->gen);
     accel_i_cpu_job_work(dev, (uint32_t)gen, lane);
+    accel_i_cpu_lane_give(dev, lane);
     accel_i_event_wait_own(&dev->done, chunks, own);
 }
 
@@ -7043,11 +7051,11 @@ static void accel_i_cpu_run_grid(accel_i_cpu_device* dev, const accel_i_cpu_job*
     if (job->groups <= ACCEL_CPU_INLINE_GROUPS || dev->workers_n == 0 ||
         atomic_exchange_explicit(&dev->pool_owner, 1u, memory_order_acquire)) {
         accel_i_cpu_run_groups(job, 0, job->groups, lane);
+        accel_i_cpu_lane_give(dev, lane);
     } else {
-        accel_i_cpu_pool_run(dev, job, lane, own);
+        accel_i_cpu_pool_run(dev, job, lane, own);   /* gives the lane back */
         atomic_store_explicit(&dev->pool_owner, 0u, memory_order_release);
     }
-    accel_i_cpu_lane_give(dev, lane);
 }
 
 static void accel_i_cpu_fill_info(accel_i_cpu_device* dev) {
@@ -7736,6 +7744,13 @@ static bool accel_i_cpu_run_cmds(accel_i_cpu_queue* q, accel_i_batch* b, uint32_
         }
         }
         if (trace) t0 = accel_i_cpu_traced(q, b, c, t0, &tr);
+        /* a helper stops after a kernel once what it waits for came meanwhile (another queue, the host):
+           the executor runs the rest */
+        if (q->help && c->kind == ACCEL_I_CMD_EXEC && b->pc + 1 < b->count && !tr.held &&
+            accel_i_cpu_helped(q, q->help)) {
+            b->pc++;
+            return false;
+        }
     }
     return true;
 }
@@ -7970,7 +7985,9 @@ static bool accel_i_cpu_in_kernel(accel_i_cpu_device* dev) {
 static bool accel_i_cpu_drain_loops(void);
 static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                             uint64_t timeout_ns, uint32_t* first) {
-    for (uint32_t i = 0; i < n; i++) {
+    /* only a wait that cannot end yet runs other work: one that can returns at once (it ran queues
+       nested inside it, whose own waits then found their releasers behind them: DEADLOCK) */
+    for (uint32_t i = 0; i < n && accel_i_wait_check(s, v, n, all, first) == ACCEL_TIMEOUT; i++) {
         accel_i_cpu_device* dev = accel_i_is_cpu_signal(s[i]) ? accel_i_cpu_dev(s[i]->obj.device) : NULL;
         if (dev && !accel_i_cpu_in_kernel(dev)) accel_i_cpu_drain(dev);
     }

@@ -573,6 +573,46 @@ TEST(a_helping_wait_leaves_host_calls_to_the_executor) {
 #endif
 }
 
+#if TEST_HAVE_THREADS
+static void k_sleep_30ms(const accel_dispatch* d) { (void)d; help_sleep_ms(30); }
+static void late_setter(void* user) {   /* the value waited for comes by another route at ~45 ms */
+    gate_rig* g = (gate_rig*)user;
+    help_sleep_ms(45);
+    accel_signal_set(g->s, g->v);
+}
+#endif
+/* A helping wait stops after the kernel it runs once its value came by another route meanwhile
+   ("a kernel it runs returns first"): it ran the whole batch of ten 30 ms kernels (300 ms) before. */
+TEST(a_helping_wait_stops_after_a_kernel_once_its_value_came) {
+#if TEST_HAVE_THREADS
+    where_rig r;
+    gate_rig g;
+    test_thread setter;
+    accel_program* slow;
+    uint64_t v = 0, t0, took;
+    if (!where_rig_open(&r, 2)) return;
+    REQUIRE_OK(accel_program_create(r.dev, &(accel_program_desc){ .name = "30 ms", .cpu = k_sleep_30ms }, &slow));
+    helped_trips(&r, &v);   /* waits help this queue from now on */
+    memset(&g, 0, sizeof g);
+    g.s = r.s;
+    g.v = v + 1;
+    for (int i = 0; i < 10; i++) accel_queue_exec(r.q, slow, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_signal(r.q, r.s, v + 2);
+    CHECK_OK(accel_queue_submit(r.q));
+    REQUIRE(test_thread_start(&setter, late_setter, &g));
+    t0 = test_now_ns();
+    CHECK_OK(accel_signal_wait(r.s, v + 1, ACCEL_WAIT_FOREVER));
+    took = test_now_ns() - t0;
+    if (!CHECK(took < 200000000ull)) fprintf(stderr, "    the wait took %.0f ms\n", (double)took / 1e6);
+    test_thread_join(&setter);
+    CHECK_OK(accel_queue_finish(r.q, ACCEL_WAIT_FOREVER));
+    CHECK_EQ_U64(accel_signal_value(r.s), v + 2);   /* the executor ran the rest */
+    accel_device_destroy(r.dev);
+#else
+    SKIP("no threads: waits run parked work already");
+#endif
+}
+
 /* After waits that helped, the executor leaves new batches to waiting threads: batches that no thread
    helps with still run, on the executor: one the host only polls for, one a wait with a timeout waits
    for, one a finish with a timeout waits for, and one another queue's wait command waits for (the host
@@ -685,6 +725,7 @@ int main(int argc, char** argv) {
     RUN(waiter_on_another_devices_signal_helps_nobody);
     RUN(failure_and_destroy_while_a_waiter_runs_a_batch);
     RUN(helper_stops_right_after_the_signal_it_waits_for);
+    RUN(a_helping_wait_stops_after_a_kernel_once_its_value_came);
     RUN(batches_nobody_helps_still_run_after_helping);
     RUN(a_helping_wait_leaves_host_calls_to_the_executor);
     RUN(a_batch_submitted_to_overlap_runs_beside_the_host_after_helping);

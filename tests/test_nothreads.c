@@ -13,6 +13,54 @@
 #endif
 #define NT_ONLY() do { if (!NT_ACTIVE) SKIP("built with threads (define ACCEL_NO_THREADS)"); } while (0)
 
+/* A wait inside a host call for a value already reached returns at once: it ran the device's other
+   ready queues first (q0's host call, nested inside it), whose wait for what q1 signals after this very
+   host call then said DEADLOCK (helper 89). Both waits must return OK, q0's host call after q1's. */
+static accel_signal *nt_sat_s1, *nt_sat_x;
+static accel_result nt_sat_ra, nt_sat_rb;
+static int nt_sat_order, nt_sat_a_at, nt_sat_b_done_at;
+static void nt_sat_host_a(void* u) {
+    (void)u;
+    nt_sat_a_at = ++nt_sat_order;
+    nt_sat_ra = accel_signal_wait(nt_sat_s1, 1, ACCEL_WAIT_FOREVER);
+}
+static void nt_sat_host_b(void* u) {
+    (void)u;
+    nt_sat_rb = accel_signal_wait(nt_sat_x, 1, ACCEL_WAIT_FOREVER);   /* x is 1 already */
+    nt_sat_b_done_at = ++nt_sat_order;
+}
+TEST(nt_satisfied_wait_in_a_host_call_runs_nothing_else) {
+    NT_ONLY();
+    accel_device* dev;
+    accel_queue *q0, *q1;
+    accel_signal *g, *s0;
+    nt_sat_ra = nt_sat_rb = ACCEL_ERROR_BACKEND;
+    nt_sat_order = 0;
+    REQUIRE_OK(test_device_create(&dev));
+    REQUIRE_OK(accel_signal_create(dev, 0, &g));
+    REQUIRE_OK(accel_signal_create(dev, 0, &s0));
+    REQUIRE_OK(accel_signal_create(dev, 0, &nt_sat_s1));
+    REQUIRE_OK(accel_signal_create(dev, 1, &nt_sat_x));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q0));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q1));
+    accel_queue_wait(q0, g, 1);
+    accel_queue_host_call(q0, nt_sat_host_a, NULL);
+    accel_queue_signal(q0, s0, 1);
+    CHECK_OK(accel_queue_submit(q0));
+    accel_queue_wait(q1, g, 1);
+    accel_queue_host_call(q1, nt_sat_host_b, NULL);
+    accel_queue_signal(q1, nt_sat_s1, 1);
+    CHECK_OK(accel_queue_submit(q1));
+    CHECK_OK(accel_signal_set(g, 1));
+    CHECK_OK(accel_queue_finish(q0, ACCEL_WAIT_FOREVER));
+    CHECK_OK(accel_queue_finish(q1, ACCEL_WAIT_FOREVER));
+    CHECK_RESULT(nt_sat_rb, ACCEL_OK);
+    CHECK_RESULT(nt_sat_ra, ACCEL_OK);
+    CHECK_EQ_U64(accel_signal_value(s0), 1);
+    CHECK(nt_sat_a_at > nt_sat_b_done_at);   /* not nested inside host_b's wait */
+    accel_device_destroy(dev);
+}
+
 TEST(nt_submit_runs_batch_inline) {
     NT_ONLY();
     accel_device* dev;
@@ -1122,6 +1170,7 @@ TEST(nt_host_call_destroys_own_device_rest_of_batch_counts) {
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(nt_submit_runs_batch_inline);
+    RUN(nt_satisfied_wait_in_a_host_call_runs_nothing_else);
     RUN(nt_host_call_destroys_own_device_rest_of_batch_counts);
     RUN(nt_finish_of_a_queue_its_host_call_destroys);
     RUN(nt_finish_of_a_queue_whose_host_call_destroys_its_device);

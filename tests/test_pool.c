@@ -207,6 +207,93 @@ TEST(pool_queue_waiting_for_a_lane_sleeps) {
 #endif
 }
 
+/* A pooled exec's owner gives its lane back once no chunk of the job is left to claim: with 2 lanes, a
+   2-group exec whose group 1 (on the worker) waits for another queue's 1-group exec, while group 0 (the
+   owner's) takes 50 ms, ran: the owner held its lane idle until the job ended, and the other exec had
+   none (helper 89: TIMEOUT after 3 s; FOREVER hung). */
+#if TEST_HAVE_THREADS && defined(__linux__)
+static accel_signal* pool_lane_sb;
+static atomic_int pool_lane_result;
+static void pool_k_owner_or_wait(const accel_dispatch* d) {
+    if (d->group_id[0] == 0) { struct timespec ts = { 0, 50000000 }; nanosleep(&ts, NULL); return; }
+    atomic_store(&pool_lane_result, (int)accel_signal_wait(pool_lane_sb, 1, 5000000000ull));
+}
+#endif
+TEST(pool_owner_gives_its_lane_back_while_it_waits_for_the_job) {
+#if TEST_HAVE_THREADS && defined(__linux__)
+    accel_device_desc desc;
+    accel_device* dev;
+    accel_program_desc pd;
+    accel_program *pa, *pb;
+    accel_queue *qa, *qb;
+    struct timespec settle = { 0, 10000000 };
+    memset(&desc, 0, sizeof desc);
+    desc.cpu_threads = 2;
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    memset(&pd, 0, sizeof pd);
+    pd.cpu = pool_k_owner_or_wait; pd.name = "owner or wait";
+    REQUIRE_OK(accel_program_create(dev, &pd, &pa));
+    pd.cpu = pool_k_nop; pd.name = "nothing";
+    REQUIRE_OK(accel_program_create(dev, &pd, &pb));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qa));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qb));
+    REQUIRE_OK(accel_signal_create(dev, 0, &pool_lane_sb));
+    atomic_store(&pool_lane_result, 99);
+    accel_queue_exec(qa, pa, NULL, 0, NULL, 0, accel_exec_1d(2, 1));
+    CHECK_OK(accel_queue_submit(qa));
+    nanosleep(&settle, NULL);
+    accel_queue_exec(qb, pb, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+    accel_queue_signal(qb, pool_lane_sb, 1);
+    CHECK_OK(accel_queue_submit(qb));
+    CHECK_OK(accel_queue_finish(qa, 10000000000ull));
+    CHECK_EQ_INT(atomic_load(&pool_lane_result), ACCEL_OK);
+    accel_device_destroy(dev);
+#else
+    SKIP("threads (Linux: nanosleep)");
+#endif
+}
+
+/* Queues waiting for a lane while every lane is held sleep in growing slices, not a spin between them
+   (helper 89: 8 queues waiting cost 27% of a CPU, 15 cost 45%). */
+TEST(pool_many_queues_waiting_for_a_lane_sleep) {
+#if defined(__linux__) && TEST_HAVE_THREADS
+    enum { WAITERS = 8 };
+    accel_device_desc desc;
+    accel_device* dev;
+    accel_program_desc pd;
+    accel_program *slow, *nop;
+    accel_queue *q0, *q[WAITERS];
+    struct timespec settle = { 0, 100000000 }, measure = { 0, 500000000 };
+    memset(&desc, 0, sizeof desc);
+    desc.cpu_threads = 1;
+    REQUIRE_OK(test_device_create_desc(desc, &dev));
+    memset(&pd, 0, sizeof pd);
+    pd.cpu = pool_k_sleep; pd.name = "sleep 600 ms";
+    REQUIRE_OK(accel_program_create(dev, &pd, &slow));
+    pd.cpu = pool_k_nop; pd.name = "nothing";
+    REQUIRE_OK(accel_program_create(dev, &pd, &nop));
+    REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q0));
+    accel_queue_exec(q0, slow, NULL, 0, NULL, 0, accel_exec_1d(1, 1));   /* holds the one lane */
+    CHECK_OK(accel_queue_submit(q0));
+    for (int i = 0; i < WAITERS; i++) {
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q[i]));
+        accel_queue_exec(q[i], nop, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+        CHECK_OK(accel_queue_submit(q[i]));
+    }
+    nanosleep(&settle, NULL);   /* past their spin */
+    uint64_t c0 = test_cpu_ns(CLOCK_PROCESS_CPUTIME_ID), t0 = test_now_ns();
+    nanosleep(&measure, NULL);
+    uint64_t cpu = test_cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - c0, wall = test_now_ns() - t0;
+    if (!CHECK(cpu < wall / 10))
+        fprintf(stderr, "    %llu ns of CPU over %llu ns, %d queues waiting for a lane\n", (unsigned long long)cpu,
+                (unsigned long long)wall, WAITERS);
+    for (int i = 0; i < WAITERS; i++) CHECK_OK(accel_queue_finish(q[i], ACCEL_WAIT_FOREVER));
+    accel_device_destroy(dev);
+#else
+    SKIP("measures the process's CPU time: Linux with threads");
+#endif
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     test_only_backends("cpu", "the CPU backend's worker pool");
@@ -215,5 +302,7 @@ int main(int argc, char** argv) {
     RUN(pool_checker_counts_wrap);
     RUN(pool_default_lanes_follow_affinity_mask);
     RUN(pool_queue_waiting_for_a_lane_sleeps);
+    RUN(pool_owner_gives_its_lane_back_while_it_waits_for_the_job);
+    RUN(pool_many_queues_waiting_for_a_lane_sleep);
     return test_end();
 }
