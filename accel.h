@@ -310,7 +310,9 @@
    to ACCEL_SIGNAL_MAX), a waiter on a value GPU work promised when that work runs (it always runs: device
    commands behind a device wait are never dropped; host calls are, and a lost device drops everything).
    A gated wait keeps the rule of every failed wait: nothing behind it runs. So does every wait on the
-   CPU backend, whose executor is its device.
+   CPU backend, whose executor is its device. A segment whose waits are both handed to the device and
+   gated is submitted once the gated ones are reached: until then a failure of a handed one does not end
+   the batch (the CPU backend, which waits in order, drops it at that failed wait).
    Hang diagnostics (device desc `debug = true`): a host wait (accel_signal_wait*, accel_queue_finish)
    that times out, or ends in ACCEL_ERROR_DEADLOCK, logs a warning naming the queues of the device that
    are blocked and the (signal, value) each waits for (as many as one log line holds, about 500 bytes:
