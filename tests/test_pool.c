@@ -168,24 +168,29 @@ TEST(pool_default_lanes_follow_affinity_mask) {
 #if defined(__linux__) && TEST_HAVE_THREADS
 static void pool_k_sleep(const accel_dispatch* d) { struct timespec ts = { 0, 600000000 }; (void)d; nanosleep(&ts, NULL); }
 static void pool_k_nop(const accel_dispatch* d) { (void)d; }
+/* A device of `lanes` lanes with two programs of no bindings: fn's, and one that does nothing. */
+static bool pool_rig_make(uint32_t lanes, void (*fn)(const accel_dispatch*), const char* name,
+                          accel_device** dev, accel_program** prog, accel_program** nop) {
+    accel_device_desc desc;
+    accel_program_desc pd;
+    memset(&desc, 0, sizeof desc);
+    desc.cpu_threads = lanes;
+    if (!CHECK_OK(test_device_create_desc(desc, dev))) return false;
+    memset(&pd, 0, sizeof pd);
+    pd.cpu = fn; pd.name = name;
+    if (!CHECK_OK(accel_program_create(*dev, &pd, prog))) return false;
+    pd.cpu = pool_k_nop; pd.name = "nothing";
+    return CHECK_OK(accel_program_create(*dev, &pd, nop));
+}
 #endif
 TEST(pool_queue_waiting_for_a_lane_sleeps) {
 #if defined(__linux__) && TEST_HAVE_THREADS
-    accel_device_desc desc;
-    accel_device* dev;
-    accel_program_desc pd;
+    accel_device* dev = NULL;
     accel_program *slow, *nop;
     accel_queue *q0, *q1;
     accel_signal* done;
     struct timespec settle = { 0, 50000000 };
-    memset(&desc, 0, sizeof desc);
-    desc.cpu_threads = 1;
-    REQUIRE_OK(test_device_create_desc(desc, &dev));
-    memset(&pd, 0, sizeof pd);
-    pd.cpu = pool_k_sleep; pd.name = "sleep 600 ms";
-    REQUIRE_OK(accel_program_create(dev, &pd, &slow));
-    pd.cpu = pool_k_nop; pd.name = "nothing";
-    REQUIRE_OK(accel_program_create(dev, &pd, &nop));
+    if (!pool_rig_make(1, pool_k_sleep, "sleep 600 ms", &dev, &slow, &nop)) { accel_device_destroy(dev); return; }
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q0));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q1));
     REQUIRE_OK(accel_signal_create(dev, 0, &done));
@@ -221,20 +226,11 @@ static void pool_k_owner_or_wait(const accel_dispatch* d) {
 #endif
 TEST(pool_owner_gives_its_lane_back_while_it_waits_for_the_job) {
 #if TEST_HAVE_THREADS && defined(__linux__)
-    accel_device_desc desc;
-    accel_device* dev;
-    accel_program_desc pd;
+    accel_device* dev = NULL;
     accel_program *pa, *pb;
     accel_queue *qa, *qb;
     struct timespec settle = { 0, 10000000 };
-    memset(&desc, 0, sizeof desc);
-    desc.cpu_threads = 2;
-    REQUIRE_OK(test_device_create_desc(desc, &dev));
-    memset(&pd, 0, sizeof pd);
-    pd.cpu = pool_k_owner_or_wait; pd.name = "owner or wait";
-    REQUIRE_OK(accel_program_create(dev, &pd, &pa));
-    pd.cpu = pool_k_nop; pd.name = "nothing";
-    REQUIRE_OK(accel_program_create(dev, &pd, &pb));
+    if (!pool_rig_make(2, pool_k_owner_or_wait, "owner or wait", &dev, &pa, &pb)) { accel_device_destroy(dev); return; }
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qa));
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &qb));
     REQUIRE_OK(accel_signal_create(dev, 0, &pool_lane_sb));
@@ -258,20 +254,11 @@ TEST(pool_owner_gives_its_lane_back_while_it_waits_for_the_job) {
 TEST(pool_many_queues_waiting_for_a_lane_sleep) {
 #if defined(__linux__) && TEST_HAVE_THREADS
     enum { WAITERS = 8 };
-    accel_device_desc desc;
-    accel_device* dev;
-    accel_program_desc pd;
+    accel_device* dev = NULL;
     accel_program *slow, *nop;
     accel_queue *q0, *q[WAITERS];
     struct timespec settle = { 0, 100000000 }, measure = { 0, 500000000 };
-    memset(&desc, 0, sizeof desc);
-    desc.cpu_threads = 1;
-    REQUIRE_OK(test_device_create_desc(desc, &dev));
-    memset(&pd, 0, sizeof pd);
-    pd.cpu = pool_k_sleep; pd.name = "sleep 600 ms";
-    REQUIRE_OK(accel_program_create(dev, &pd, &slow));
-    pd.cpu = pool_k_nop; pd.name = "nothing";
-    REQUIRE_OK(accel_program_create(dev, &pd, &nop));
+    if (!pool_rig_make(1, pool_k_sleep, "sleep 600 ms", &dev, &slow, &nop)) { accel_device_destroy(dev); return; }
     REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q0));
     accel_queue_exec(q0, slow, NULL, 0, NULL, 0, accel_exec_1d(1, 1));   /* holds the one lane */
     CHECK_OK(accel_queue_submit(q0));
