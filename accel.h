@@ -694,10 +694,10 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
 /* A buffer whose memory belongs to a stretch of a queue's order (CUDA's cuMemAllocAsync, IREE's
    queue_alloca): per-step scratch and activations without a host wait and without keeping them all.
    accel_queue_alloc is a recording call of q: *out is a buffer handle at once, usable wherever a buffer
-   is but as a timestamp's destination (exec bindings, indirect counts, copy, fill, update, views,
-   patches; read/write, and map with memory HOST, once its point is reached: order them with signals),
-   of exactly `size` bytes, contents undefined. Its memory is the buffer's from this point of q's order until the point of
-   accel_queue_free: commands recorded on q between the two may use it, and so may another queue's
+   is but as a timestamp's destination (exec bindings, indirect counts, copy, fill, update, views, patches;
+   read/write, and map with memory HOST, once its point is reached: order them with signals), of exactly
+   `size` bytes, contents undefined. Its memory is the buffer's from this point of q's order until the point
+   of accel_queue_free: commands recorded on q between the two may use it, and so may another queue's
    commands between a wait on a signal q signals after the alloc and a signal that q waits for before
    the free (the caller orders them, as with any memory shared by two queues). Freed memory goes back
    to the device's pool (keyed by size class and memory kind) and a later accel_queue_alloc takes it
@@ -803,9 +803,10 @@ ACCEL_API accel_result accel_signal_wait(accel_signal* s, uint64_t value, uint64
 ACCEL_API accel_result accel_signal_wait_many(accel_signal* const* signals, const uint64_t* values,
                                               uint32_t count, bool wait_all, uint64_t timeout_ns,
                                               uint32_t* first_reached /* may be NULL */);
-/* Names s in log lines and hang reports (default: its kind, "signal" or "wrapped signal"). The text is copied through
-   the device allocator; NULL or "" removes the label, and the default shows again. OUT_OF_MEMORY keeps
-   the old label; INVALID_ARGUMENT for a NULL signal. Call it before other threads use s (log lines read the label). */
+/* Names s in log lines and hang reports (default: its kind, "signal" or "wrapped signal"). The text is copied
+   through the device allocator; NULL or "" removes the label, and the default shows again. OUT_OF_MEMORY
+   keeps the old label; INVALID_ARGUMENT for a NULL signal. Call it before other threads use s (log lines read
+   the label). */
 ACCEL_API accel_result accel_signal_set_label(accel_signal* s, const char* label);
 /* Poisons s: every wait on it fails, now and later. reason must be an error (< 0); the first reason
    wins (failing a failed signal again returns OK and changes nothing). INVALID_ARGUMENT for NULL or
@@ -826,8 +827,9 @@ ACCEL_API accel_exec_params accel_exec_3d(const uint32_t global[3], const uint32
 /* INVALID_ARGUMENT (NULL, bad type), UNSUPPORTED, OUT_OF_MEMORY, BACKEND (thread creation), DEVICE_LOST. */
 ACCEL_API accel_result accel_queue_create(accel_device* dev, accel_queue_type type, accel_queue** out);
 /* Names q in log lines and hang reports (default: "compute queue" / "copy queue"), like
-   accel_signal_set_label: copied through the device allocator, NULL or "" removes it (the default
-   shows again), OUT_OF_MEMORY keeps the old one. From the thread that records q, before other threads wait on its work. */
+   accel_signal_set_label: copied through the device allocator, NULL or "" removes it (the default shows
+   again), OUT_OF_MEMORY keeps the old one. From the thread that records q, before other threads wait on its
+   work. */
 ACCEL_API accel_result accel_queue_set_label(accel_queue* q, const char* label);
 /* Discards the unsubmitted batch, finishes submitted work (logging what it waits for after 1 s, then at
    a growing interval, as accel_device_destroy does), releases the queue. NULL is a no-op. No-threads
@@ -914,9 +916,9 @@ typedef struct accel_native {
    submit, or a set that releases that device's work) leave that device's context current: make
    accel_cuda_device_context(n->queue's device) current again before enqueuing more. Vulkan, on the
    queue's worker, which records the segment;
-   CPU backend, which has no native queue, once the commands before it have completed (on the
-   executor: a thread that helps hands a batch back to it there), with the native pointers NULL; no-threads builds,
-   where the batch runs. Runs at most once, and not at all when the batch is discarded or a failure
+   CPU backend, which has no native queue, once the commands before it have completed (on the executor: a
+   thread that helps hands a batch back to it there), with the native pointers NULL; no-threads builds, where
+   the batch runs. Runs at most once, and not at all when the batch is discarded or a failure
    comes before it was enqueued (a failed wait before it, a lost device): once the commands before it
    were handed to the device it runs, since it only enqueues. Any queue type. A NULL fn, or a native step
    while q records a command list (fn runs at enqueue time, a list is replayed later), is a recording
@@ -938,12 +940,12 @@ ACCEL_API uint64_t accel_host_time_ns(void);
 /* Hands the batch to the device and returns at once. Returns the first recording error (and discards
    the batch: nothing of it runs), OUT_OF_MEMORY, DEVICE_LOST, or OK (also for an empty batch). */
 ACCEL_API accel_result accel_queue_submit(accel_queue* q);
-/* Submits, then waits for everything submitted to this queue. Returns the submit error if any (after
-   the wait for what was submitted before), else OK / TIMEOUT / DEADLOCK (no-threads: a parked batch
-   that nothing can unblock; with threads, ACCEL_WAIT_FOREVER from a host call or native step of q,
-   refused with an error line: it would wait for that call) / DEVICE_LOST. A batch whose rest was dropped behind a failed wait counts as
-   finished (OK): its failure shows in the signals it would have signalled. Without a timeout, on a CPU
-   queue, the waiting thread may run the queue's batches itself (see Queues: waits that help). */
+/* Submits, then waits for everything submitted to this queue. Returns the submit error if any (after the wait
+   for what was submitted before), else OK / TIMEOUT / DEADLOCK (no-threads: a parked batch that nothing can
+   unblock; with threads, ACCEL_WAIT_FOREVER from a host call or native step of q, refused with an error line:
+   it would wait for that call) / DEVICE_LOST. A batch whose rest was dropped behind a failed wait counts as
+   finished (OK): its failure shows in the signals it would have signalled. Without a timeout, on a CPU queue,
+   the waiting thread may run the queue's batches itself (see Queues: waits that help). */
 ACCEL_API accel_result accel_queue_finish(accel_queue* q, uint64_t timeout_ns);
 
 /* ==== recorded command lists ==== */
@@ -2309,13 +2311,14 @@ static void accel_i_default_log(accel_log_level level, const char* message, void
 #else
 #  define ACCEL_I_VSNPRINTF vsnprintf
 #endif
-/* Formats into out (cap bytes); a text cut at cap ends at a character's start, not inside a UTF-8
-   sequence (labels are the user's text). */
-static void accel_i_vformat(char* out, size_t cap, const char* fmt, va_list ap) {
-    int n = cap ? ACCEL_I_VSNPRINTF(out, cap, fmt, ap) : 0;
-    size_t end = cap - 1, lead = end;
+/* out (cap bytes) after a printf of n characters into it: a text cut at cap ends at a character's start,
+   not inside a UTF-8 sequence (labels are the user's text), and is terminated (a C library that returns
+   -1 may leave it so). */
+static void accel_i_cut(char* out, size_t cap, int n) {
+    size_t end, lead;
     if (cap == 0 || (n >= 0 && (size_t)n < cap)) return;
-    out[end] = '\0';   /* a C library that returns -1 may leave it unterminated */
+    end = lead = cap - 1;
+    out[end] = '\0';
     while (lead > 0 && ((unsigned char)out[lead - 1] & 0xC0u) == 0x80u) lead--;   /* the last one's start */
     if (lead > 0 && (unsigned char)out[lead - 1] >= 0xC0u) {   /* a lead byte: its length, from its bits */
         unsigned char c = (unsigned char)out[lead - 1];
@@ -2323,20 +2326,13 @@ static void accel_i_vformat(char* out, size_t cap, const char* fmt, va_list ap) 
         if (lead - 1 + len > end) out[lead - 1] = '\0';
     }
 }
-static void accel_i_format(char* out, size_t cap, const char* fmt, ...) ACCEL_I_PRINTF(3, 4);
-static void accel_i_format(char* out, size_t cap, const char* fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    accel_i_vformat(out, cap, fmt, ap);
-    va_end(ap);
-}
 /* A line names objects by their labels, which may be long: the facts around a label fit in a line
    (and in ACCEL_I_WHY, the parts built before it) while the label is under about 750 bytes. */
 #define ACCEL_I_LINE 2048
 #define ACCEL_I_WHY 1024
 static void accel_i_vlog(const accel_logger* lg, accel_log_level level, const char* fmt, va_list ap) {
     char msg[ACCEL_I_LINE];
-    accel_i_vformat(msg, sizeof msg, fmt, ap);
+    accel_i_cut(msg, sizeof msg, ACCEL_I_VSNPRINTF(msg, sizeof msg, fmt, ap));
     if (lg && lg->log_fn) lg->log_fn(level, msg, lg->user);
     else accel_i_default_log(level, msg, NULL);
 }
@@ -2952,12 +2948,12 @@ static const char* accel_i_kind_name(accel_i_kind k) {
 /* The log line of a stale object, for fn. */
 static const char* accel_i_stale_why(const accel_i_object* o, const char* fn, char* out, size_t cap) {
     const accel_device* d = o->device;
-    accel_i_format(out, cap,
+    accel_i_cut(out, cap, snprintf(out, cap,
              "%s: %s %p%s%s%s is stale: made in generation %llu of device %p%s%s%s, which "
              "accel_device_recover took to generation %llu (destroy it and make it anew)",
              fn, accel_i_kind_name(o->kind), (const void*)o, ACCEL_I_LABEL(o),
              (unsigned long long)o->generation, ACCEL_I_DEVICE_LABEL(d),
-             (unsigned long long)atomic_load(&o->device->generation));
+             (unsigned long long)atomic_load(&o->device->generation)));
     return out;
 }
 /* The entry check of a call that takes object o: DEVICE_LOST for a stale object (logged as fn's) or a
@@ -3092,12 +3088,12 @@ static const char* accel_i_range_why(const accel_buffer* buf, size_t offset, siz
     const accel_buffer* root = buf->root ? buf->root : buf;
     if (size == 0) return "size is 0";
     if (buf->root)
-        accel_i_format(out, cap,
+        accel_i_cut(out, cap, snprintf(out, cap,
                  "offset %zu + size %zu outside a view of %zu bytes (at %zu in buffer%s%s%s of %zu bytes)",
-                 offset, size, buf->size, buf->offset, ACCEL_I_LABEL(&root->obj), root->size);
+                 offset, size, buf->size, buf->offset, ACCEL_I_LABEL(&root->obj), root->size));
     else
-        accel_i_format(out, cap, "offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
-                 offset, size, ACCEL_I_LABEL(&buf->obj), buf->size);
+        accel_i_cut(out, cap, snprintf(out, cap, "offset %zu + size %zu outside buffer%s%s%s of %zu bytes",
+                 offset, size, ACCEL_I_LABEL(&buf->obj), buf->size));
     return out;
 }
 
@@ -3634,15 +3630,16 @@ static size_t accel_i_describe_queue(char* out, size_t cap, const accel_queue* q
                                      accel_signal* s, uint64_t v) {
     out[0] = '\0';
     if (s)
-        accel_i_format(out, cap,
+        accel_i_cut(out, cap, snprintf(out, cap,
                        " queue %p%s%s%s (%llu unfinished batches) waits for signal %p%s%s%s >= %llu "
                        "(it is at %llu);",
                        (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending,
                        (void*)s, ACCEL_I_LABEL(&s->obj),
-                       (unsigned long long)v, (unsigned long long)accel_i_signal_value(s));
+                       (unsigned long long)v, (unsigned long long)accel_i_signal_value(s)));
     else if (pending)
-        accel_i_format(out, cap, " queue %p%s%s%s (%llu unfinished batches) has not reached a wait;",
-                       (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending);
+        accel_i_cut(out, cap, snprintf(out, cap,
+                                       " queue %p%s%s%s (%llu unfinished batches) has not reached a wait;",
+                                       (const void*)q, ACCEL_I_LABEL(&q->obj), (unsigned long long)pending));
     return strlen(out);
 }
 
@@ -3891,7 +3888,7 @@ static void accel_i_rec_error(accel_queue* q, accel_result r, const char* fmt, .
     char msg[ACCEL_I_WHY];
     va_list ap;
     va_start(ap, fmt);
-    accel_i_vformat(msg, sizeof msg, fmt, ap);
+    accel_i_cut(msg, sizeof msg, ACCEL_I_VSNPRINTF(msg, sizeof msg, fmt, ap));
     va_end(ap);
     accel_i_log(q->obj.device, ACCEL_LOG_ERROR,
                 "%s (queue %p%s%s%s; %s returns %s)", msg, (void*)q, ACCEL_I_LABEL(&q->obj),
@@ -4500,8 +4497,8 @@ static void accel_i_queue_settle(accel_queue* q, const char* fn) {
         size_t n = dev->backend->queue_describe ? dev->backend->queue_describe(q, what, sizeof what) : 0;
         waited += step;
         if (n == 0)
-            accel_i_format(what, sizeof what, " queue %p%s%s%s has unfinished work",
-                           (void*)q, ACCEL_I_LABEL(&q->obj));
+            accel_i_cut(what, sizeof what, snprintf(what, sizeof what, " queue %p%s%s%s has unfinished work",
+                           (void*)q, ACCEL_I_LABEL(&q->obj)));
         accel_i_log(dev, ACCEL_LOG_WARN,
                     "%s: still waiting after %llu s; fail (accel_signal_fail) or set from another "
                     "thread the signal it waits for:%s",
@@ -7989,11 +7986,13 @@ static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64
                                             uint64_t timeout_ns, uint32_t* first) {
     /* only a wait that cannot end yet runs other work: one that can returns at once (it ran queues
        nested inside it, whose own waits then found their releasers behind them: DEADLOCK) */
-    for (uint32_t i = 0; i < n && accel_i_wait_check(s, v, n, all, first) == ACCEL_TIMEOUT; i++) {
-        accel_i_cpu_device* dev = accel_i_is_cpu_signal(s[i]) ? accel_i_cpu_dev(s[i]->obj.device) : NULL;
-        if (dev && !accel_i_cpu_in_kernel(dev)) accel_i_cpu_drain(dev);
+    if (accel_i_wait_check(s, v, n, all, first) == ACCEL_TIMEOUT) {
+        for (uint32_t i = 0; i < n; i++) {
+            accel_i_cpu_device* dev = accel_i_is_cpu_signal(s[i]) ? accel_i_cpu_dev(s[i]->obj.device) : NULL;
+            if (dev && !accel_i_cpu_in_kernel(dev)) accel_i_cpu_drain(dev);
+        }
+        if (accel_i_wait_check(s, v, n, all, first) == ACCEL_TIMEOUT) accel_i_cpu_drain_loops();   /* still */
     }
-    if (accel_i_wait_check(s, v, n, all, first) == ACCEL_TIMEOUT) accel_i_cpu_drain_loops();   /* not yet */
     return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
 }
 /* Runs the queue's batches until one parks (its signal will call back). A host call or kernel it runs
@@ -8431,9 +8430,10 @@ static void accel_i_debug_unsubmitted(accel_signal* s, uint64_t v, char* out, si
         accel_i_spin_lock(&q->unsubmitted_lock);
         for (uint32_t i = 0; i < q->unsubmitted_n && i < 4 && !out[0]; i++)
             if (q->unsubmitted_s[i] == s && q->unsubmitted_v[i] >= v)
-                accel_i_format(out, cap, "queue %p%s%s%s holds an unsubmitted accel_queue_signal(%llu) on "
-                               "it (forgotten accel_queue_submit?)",
-                               (void*)o, ACCEL_I_LABEL(o), (unsigned long long)q->unsubmitted_v[i]);
+                accel_i_cut(out, cap, snprintf(out, cap, "queue %p%s%s%s holds an unsubmitted "
+                                               "accel_queue_signal(%llu) on it (forgotten "
+                                               "accel_queue_submit?)",
+                               (void*)o, ACCEL_I_LABEL(o), (unsigned long long)q->unsubmitted_v[i]));
         accel_i_spin_unlock(&q->unsubmitted_lock);
     }
     accel_i_spin_unlock(&dev->objects_lock);
