@@ -4511,7 +4511,8 @@ static int accel_i_cu_segment_submit(accel_queue* base, accel_i_batch* b, const 
             b->pc = pc;
             return accel_i_cu_hand_back(q);
         }
-        if (accel_i_lost(&dev->base)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
+        /* losing, not lost: a loss fails the signals (releasing a held step's gates) before lost shows */
+        if (atomic_load(&dev->losing)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         else failed = accel_i_cu_cmd(q, b, pc);
         if (failed) accel_i_fail_rest(b, pc + 1, failed);   /* drop the rest, pass the failure on */
     }

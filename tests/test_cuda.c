@@ -1641,8 +1641,11 @@ TEST(buffer_create_runs_held_releases_when_out_of_memory) {
 #endif
 }
 
-/* A native step's accel_cuda_stream_signal, behind a GPU wait the host never releases. */
+/* A native step's accel_cuda_stream_signal, behind a GPU wait the host never releases: it never runs
+   (counted in test_native_runs). */
+static atomic_int test_native_runs;
 static void test_native_stream_signal(const accel_native* n, void* user) {
+    atomic_fetch_add(&test_native_runs, 1);
     CHECK_OK(accel_cuda_stream_signal(n->cuda_stream, (accel_signal*)user, 1));
 }
 /* An out-of-bounds store: the device is lost, the pending signal fails, waits return (no hang), every
@@ -1715,6 +1718,9 @@ TEST(out_of_bounds_kernel_loses_the_device) {
     CHECK_RESULT(accel_queue_submit(q), ACCEL_ERROR_DEVICE_LOST);
     CHECK_RESULT(accel_queue_finish(q, 30000000000ull), ACCEL_ERROR_DEVICE_LOST);
     CHECK_RESULT(accel_signal_wait(raised, 1, 30000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+    /* a lost device drops everything not enqueued: its loss released the gate (every signal fails
+       first), and the step ran on the worker before the device read lost */
+    CHECK_EQ_INT(atomic_load(&test_native_runs), 0);
     accel_device_destroy(dev);   /* must not hang */
     if (live0 >= 0) CHECK_EQ_U64((uint64_t)test_mock_live(), (uint64_t)live0);
 }
