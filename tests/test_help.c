@@ -530,9 +530,9 @@ static void gate_setter(void* user) {   /* the waited value comes by another rou
     help_sleep_ms(50);
     accel_signal_set(g->s, g->v);
 }
-static void gate_watchdog(void* user) {   /* a wait that did not return in 3 s: released, so the test ends */
+static void gate_watchdog(void* user) {   /* a wait that did not return in 10 s: released, so the test ends */
     gate_rig* g = (gate_rig*)user;
-    for (int i = 0; i < 300 && !atomic_load(&g->waited); i++) help_sleep_ms(10);
+    for (int i = 0; i < 1000 && !atomic_load(&g->waited); i++) help_sleep_ms(10);
     if (!atomic_load(&g->waited)) accel_signal_set(g->gate, 1);
 }
 #endif
@@ -561,7 +561,7 @@ TEST(a_helping_wait_leaves_host_calls_to_the_executor) {
     CHECK_OK(accel_signal_wait(r.s, v + 1, ACCEL_WAIT_FOREVER));
     took = test_now_ns() - t0;
     atomic_store(&g.waited, 1);
-    if (!CHECK(took < 2000000000ull)) fprintf(stderr, "    the wait took %.2f s\n", (double)took / 1e9);
+    if (!CHECK(took < 8000000000ull)) fprintf(stderr, "    the wait took %.2f s\n", (double)took / 1e9);
     CHECK_OK(accel_signal_set(g.gate, 1));
     test_thread_join(&setter);
     test_thread_join(&watchdog);
@@ -574,7 +574,7 @@ TEST(a_helping_wait_leaves_host_calls_to_the_executor) {
 }
 
 #if TEST_HAVE_THREADS
-static void k_sleep_30ms(const accel_dispatch* d) { (void)d; help_sleep_ms(30); }
+static void k_sleep_100ms(const accel_dispatch* d) { (void)d; help_sleep_ms(100); }
 static void late_setter(void* user) {   /* the value waited for comes by another route at ~45 ms */
     gate_rig* g = (gate_rig*)user;
     help_sleep_ms(45);
@@ -582,7 +582,8 @@ static void late_setter(void* user) {   /* the value waited for comes by another
 }
 #endif
 /* A helping wait stops after the kernel it runs once its value came by another route meanwhile
-   ("a kernel it runs returns first"): it ran the whole batch of ten 30 ms kernels (300 ms) before. */
+   ("a kernel it runs returns first"): it ran the whole batch of five 100 ms kernels (500 ms) before; a
+   loaded machine's late setter still lands in the first or second kernel. */
 TEST(a_helping_wait_stops_after_a_kernel_once_its_value_came) {
 #if TEST_HAVE_THREADS
     where_rig r;
@@ -591,19 +592,19 @@ TEST(a_helping_wait_stops_after_a_kernel_once_its_value_came) {
     accel_program* slow;
     uint64_t v = 0, t0, took;
     if (!where_rig_open(&r, 2)) return;
-    REQUIRE_OK(accel_program_create(r.dev, &(accel_program_desc){ .name = "30 ms", .cpu = k_sleep_30ms }, &slow));
+    REQUIRE_OK(accel_program_create(r.dev, &(accel_program_desc){ .name = "100 ms", .cpu = k_sleep_100ms }, &slow));
     helped_trips(&r, &v);   /* waits help this queue from now on */
     memset(&g, 0, sizeof g);
     g.s = r.s;
     g.v = v + 1;
-    for (int i = 0; i < 10; i++) accel_queue_exec(r.q, slow, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
+    for (int i = 0; i < 5; i++) accel_queue_exec(r.q, slow, NULL, 0, NULL, 0, accel_exec_1d(1, 1));
     accel_queue_signal(r.q, r.s, v + 2);
     CHECK_OK(accel_queue_submit(r.q));
     REQUIRE(test_thread_start(&setter, late_setter, &g));
     t0 = test_now_ns();
     CHECK_OK(accel_signal_wait(r.s, v + 1, ACCEL_WAIT_FOREVER));
     took = test_now_ns() - t0;
-    if (!CHECK(took < 200000000ull)) fprintf(stderr, "    the wait took %.0f ms\n", (double)took / 1e6);
+    if (!CHECK(took < 350000000ull)) fprintf(stderr, "    the wait took %.0f ms\n", (double)took / 1e6);
     test_thread_join(&setter);
     CHECK_OK(accel_queue_finish(r.q, ACCEL_WAIT_FOREVER));
     CHECK_EQ_U64(accel_signal_value(r.s), v + 2);   /* the executor ran the rest */
