@@ -1762,6 +1762,7 @@ typedef struct accel_i_patch {
     accel_buffer* buffer;          /* a root; NULL: a constant patch */
     size_t offset, size;
     uint32_t value;                /* a constant patch's value */
+    uint32_t order;                /* its place among the caller's patches (their sort keeps it) */
 } accel_i_patch;
 
 typedef struct accel_i_batch accel_i_batch;
@@ -5485,26 +5486,11 @@ static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, cons
                        4u * (size_t)patches[k].index, &patches[k].value, 4);
     }
 }
-/* Stable sort by command: none where they come sorted (as usual); a merge sort through a buffer of the
-   device allocator, else (out of memory) an insertion sort. */
-static void accel_i_patches_sort(accel_device* dev, accel_i_patch* p, uint32_t n, bool sorted) {
-    size_t bytes = (size_t)n * sizeof *p;
-    accel_i_patch* t = sorted || n < 2 ? NULL : (accel_i_patch*)accel_i_dev_alloc(dev, bytes);
-    for (uint32_t w = 1; t && w < n; w *= 2) {   /* runs of w, merged into t, copied back */
-        for (uint32_t lo = 0; lo < n; lo += 2 * w) {
-            uint32_t mid = n - lo > w ? lo + w : n, hi = n - mid > w ? mid + w : n, i = lo, j = mid, k = lo;
-            while (i < mid || j < hi)
-                t[k++] = (j >= hi || (i < mid && p[i].command <= p[j].command)) ? p[i++] : p[j++];
-        }
-        memcpy(p, t, bytes);
-    }
-    if (t) { accel_i_dev_free(dev, t, bytes); return; }
-    for (uint32_t i = 1; i < n && !sorted; i++) {
-        accel_i_patch x = p[i];
-        uint32_t j = i;
-        for (; j > 0 && p[j - 1].command > x.command; j--) p[j] = p[j - 1];
-        p[j] = x;
-    }
+/* By command, then as the caller gave them (`order`: the last of a slot still wins), for qsort. */
+static int accel_i_patch_cmp(const void* a, const void* b) {
+    const accel_i_patch *x = (const accel_i_patch*)a, *y = (const accel_i_patch*)b;
+    if (x->command != y->command) return x->command < y->command ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
 }
 ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches,
                                   uint32_t patch_count) {
@@ -5521,8 +5507,11 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
     if ((cmd = accel_i_rec_push(q, ACCEL_I_CMD_REPLAY, bytes, &off, "accel_queue_replay")) == NULL) return;
     if (bytes) {
         copy = (accel_i_patch*)(void*)(q->rec->arena + off);
-        for (uint32_t k = 0; k < patch_count; k++) copy[k] = accel_i_patch_resolve(c->list, &patches[k]);
-        accel_i_patches_sort(q->obj.device, copy, patch_count, q->replay_sorted);
+        for (uint32_t k = 0; k < patch_count; k++) {
+            copy[k] = accel_i_patch_resolve(c->list, &patches[k]);
+            copy[k].order = k;
+        }
+        if (!q->replay_sorted) qsort(copy, patch_count, sizeof *copy, accel_i_patch_cmp);
     }
     accel_i_retain(c);
     q->rec->replays = true;
