@@ -2814,9 +2814,10 @@ static uint64_t accel_i_cu_reached_upto(accel_i_cu_queue* q, bool* entered) {
     if (cr == ACCEL_CU_SUCCESS) {   /* the progress word reads it, as the GPU's writes do */
         q->reached = seq;
         accel_i_atomic_max(q->progress.host, seq);
-    } else if (cr != ACCEL_CU_ERROR_NOT_READY) {
-        accel_i_cu_check(dev, cr, "cuEventQuery");
-    } else {
+    } else if (cr == ACCEL_CU_ERROR_NOT_READY ||
+               accel_i_cu_check(dev, cr, "cuEventQuery") == ACCEL_ERROR_DEVICE_LOST) {
+        /* a loss: its points apply as failed once it shows (gone). Not yet: another thread's
+           accel_i_cu_lose may still be failing the signals, lost not shown (the point read success) */
         return q->reached;
     }
     return seq;
