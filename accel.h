@@ -721,9 +721,9 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    uses it fails where it does (its own batch at the alloc), as a batch behind a failed wait does: its
    signals fail with the reason (OUT_OF_MEMORY, or the backend's error); read/write of the handle,
    and a view of it, return that error, and map returns NULL. That error is found at the point (logged
-   there); an alloc point a failed batch never reached leaves the handle without memory the same way,
-   with that batch's reason (on a GPU a point behind a wait that the device watches is built before
-   that wait's failure is known: it gets its memory). Recording thread. */
+   there); an alloc point a failed batch never reached (or one that submit discarded) leaves the handle
+   without memory the same way, with that batch's reason (on a GPU a point behind a wait that the
+   device watches is built before that wait's failure is known: it gets its memory). Recording thread. */
 ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
                                         accel_buffer** out);
 /* Ends buf (an accel_queue_alloc handle) at this point of q's order: its memory returns to the pool
@@ -4383,6 +4383,9 @@ ACCEL_API accel_result accel_queue_submit(accel_queue* q) {
     if (accel_i_stale(&q->obj)) r = accel_i_live(&q->obj, "accel_queue_submit");
     else if (r == ACCEL_OK && accel_i_lost(q->obj.device)) r = ACCEL_ERROR_DEVICE_LOST;
     if (r != ACCEL_OK || !b || b->count == 0) {   /* all or nothing: a bad batch runs nothing */
+        for (uint32_t i = 0; r != ACCEL_OK && b && b->qmem && i < b->count; i++)   /* its alloc points */
+            if (b->cmds[i].flags & ACCEL_I_CMD_QMEM_POINT)
+                accel_i_qmem_skipped(&b->cmds[i], accel_i_failed_value(r));
         if (b) accel_i_batch_recycle(q, b);
         return r;
     }
@@ -5486,11 +5489,27 @@ static void accel_i_replay_generic(accel_queue* q, const accel_commands* c, cons
                        4u * (size_t)patches[k].index, &patches[k].value, 4);
     }
 }
-/* By command, then as the caller gave them (`order`: the last of a slot still wins), for qsort. */
-static int accel_i_patch_cmp(const void* a, const void* b) {
-    const accel_i_patch *x = (const accel_i_patch*)a, *y = (const accel_i_patch*)b;
-    if (x->command != y->command) return x->command < y->command ? -1 : 1;
-    return (x->order > y->order) - (x->order < y->order);
+/* By command, then as the caller gave them (`order`: the last of a slot still wins). */
+static bool accel_i_patch_before(const accel_i_patch* x, const accel_i_patch* y) {
+    return x->command != y->command ? x->command < y->command : x->order < y->order;
+}
+/* Sorts p in place with no allocation (qsort may malloc, past the device allocator): a heap sort, which
+   needs no stability, the keys being unique. */
+static void accel_i_patches_sort(accel_i_patch* p, uint32_t n) {
+    for (uint32_t end = n, start = n / 2, root, child; end > 1;) {
+        accel_i_patch x;
+        if (start > 0) {
+            root = --start;   /* the heap built first, from the last parent up */
+        } else {
+            x = p[--end]; p[end] = p[0]; p[0] = x;   /* then the largest goes last, one at a time */
+            root = 0;
+        }
+        for (; (child = 2 * root + 1) < end; root = child) {   /* sift down */
+            if (child + 1 < end && accel_i_patch_before(&p[child], &p[child + 1])) child++;
+            if (!accel_i_patch_before(&p[root], &p[child])) break;
+            x = p[root]; p[root] = p[child]; p[child] = x;
+        }
+    }
 }
 ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel_patch* patches,
                                   uint32_t patch_count) {
@@ -5511,7 +5530,7 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
             copy[k] = accel_i_patch_resolve(c->list, &patches[k]);
             copy[k].order = k;
         }
-        if (!q->replay_sorted) qsort(copy, patch_count, sizeof *copy, accel_i_patch_cmp);
+        if (!q->replay_sorted) accel_i_patches_sort(copy, patch_count);
     }
     accel_i_retain(c);
     q->rec->replays = true;

@@ -1027,6 +1027,37 @@ TEST(qmem_point_behind_a_failed_wait_has_the_batch_reason) {
     }
 }
 
+/* An alloc point of a batch that submit discarded (a recording error of another command): the handle
+   never gets memory; its read, write and view return the batch's reason (the view was made, the read
+   said "not reached"); a later batch that uses it fails; its free still ends it. */
+TEST(qmem_point_of_a_discarded_batch_has_its_reason) {
+    qm_scene sc;
+    if (qm_make(&sc)) {
+        accel_buffer *a = NULL, *v = NULL;
+        uint32_t word = 0;
+        REQUIRE_OK(accel_queue_alloc(sc.q, 256, ACCEL_MEMORY_HOST, &a));
+        accel_queue_fill(sc.q, a, 0, 256, 7);
+        accel_queue_fill(sc.q, sc.out, 1, 4, 0);   /* offset not a multiple of 4: the batch is discarded */
+        CHECK_RESULT(accel_queue_submit(sc.q), ACCEL_ERROR_INVALID_ARGUMENT);
+        test_log_reset();
+        CHECK_RESULT(accel_buffer_read(a, 0, &word, 4), ACCEL_ERROR_INVALID_ARGUMENT);
+        CHECK(test_log_contains("has no memory"));
+        CHECK_RESULT(accel_buffer_write(a, 0, &word, 4), ACCEL_ERROR_INVALID_ARGUMENT);
+        CHECK_RESULT(accel_buffer_view_create(a, 0, 64, &v), ACCEL_ERROR_INVALID_ARGUMENT);
+        CHECK(v == NULL);
+        CHECK(accel_buffer_map(a) == NULL);
+        accel_queue_fill(sc.q, a, 0, 256, 9);
+        accel_queue_signal(sc.q, sc.s, ++sc.next);
+        CHECK_OK(accel_queue_submit(sc.q));
+        CHECK_RESULT(accel_signal_wait(sc.s, sc.next, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_EQ_U64(accel_signal_value(sc.s), ACCEL_SIGNAL_MAX + 1 + (uint64_t)-(int64_t)ACCEL_ERROR_INVALID_ARGUMENT);
+        accel_queue_free(sc.q, a);
+        CHECK_OK(accel_queue_finish(sc.q, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(test_buffer_u32(sc.out, 0), 0);   /* nothing ran of the discarded batch */
+        qm_end(&sc);
+    }
+}
+
 TEST(qmem_recover_with_allocations) {
     qm_scene sc;
     if (qm_make(&sc)) {
@@ -1136,6 +1167,7 @@ int main(int argc, char** argv) {
     RUN(qmem_views_and_patched_lists);
     RUN(qmem_counts_of_an_indirect_exec);
     RUN(qmem_point_behind_a_failed_wait_has_the_batch_reason);
+    RUN(qmem_point_of_a_discarded_batch_has_its_reason);
     RUN(qmem_recover_with_allocations);
 #if TEST_HAVE_THREADS
     RUN(qmem_threads_on_their_own_queues);

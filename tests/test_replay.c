@@ -126,7 +126,7 @@ TEST(later_patch_of_a_slot_wins_and_order_does_not_matter) {
 }
 
 /* 400 fills, one word each, patched in reverse order, twice each: the later patch of a slot wins
-   whatever the order (patches out of order are sorted, stably: by command and place, since the insertion
+   whatever the order (patches out of order are sorted by command and place, in place, since the insertion
    sort was quadratic, 6.5 s for 100,000 reversed patches), and a replay of sorted patches finds a command's own
    by a binary search (copies scanned every patch for each: 3.9-7.5 s for 100,000). */
 TEST(many_patches_in_any_order) {
