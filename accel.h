@@ -4091,34 +4091,18 @@ static bool accel_i_exec_args_ok(accel_queue* q, accel_program* p, accel_buffer*
 static bool accel_i_no_work(const accel_exec_params* p) {
     return !p->global_size[0] || !p->global_size[1] || !p->global_size[2];
 }
-/* The last direct exec of batch b (NULL: none) when it binds program p and these buffers: its references
-   then hold them for a new exec too (ACCEL_I_CMD_SHARED), so a chain or a loop of one kernel over the
-   same buffers takes no atomic reference count an exec (four, with the releases). */
-static const accel_i_cmd* accel_i_exec_twin(const accel_i_batch* b, const accel_program* p,
-                                            accel_buffer* const* buffers, uint32_t buffer_count) {
+/* Does the last direct exec of batch b (its twin) bind program p and these buffers? Its references then
+   hold them for a new exec too (ACCEL_I_CMD_SHARED), so a chain or a loop of one kernel over the same
+   buffers takes no atomic reference count an exec (four, with the releases). */
+static bool accel_i_exec_twin(const accel_i_batch* b, const accel_program* p, accel_buffer* const* buffers,
+                              uint32_t buffer_count) {
     const accel_i_cmd* l;
     accel_buffer* const* had;
-    if (!b || b->last_exec == 0 || (buffer_count && !buffers)) return NULL;
+    if (!b || b->last_exec == 0 || (buffer_count && !buffers)) return false;
     l = &b->cmds[b->last_exec - 1];
-    if (l->u.exec.program != p || l->u.exec.buffer_count != buffer_count) return NULL;
+    if (l->u.exec.program != p || l->u.exec.buffer_count != buffer_count) return false;
     had = (accel_buffer* const*)(const void*)(b->arena + l->u.exec.buffers);
-    for (uint32_t i = 0; i < buffer_count; i++) if (had[i] != buffers[i]) return NULL;   /* no memcmp */
-    return l;
-}
-/* Does an exec with twin t (accel_i_exec_twin) repeat it: t is the batch's newest command, with as many
-   constants and the same (normalised) params? Then the checks t passed hold for it too, but for device
-   generations, which move on their own (each object is checked again), and queue memory (a batch that
-   binds any takes the full checks). A chain of one kernel records at about half the cost. */
-static bool accel_i_exec_repeats(const accel_i_batch* b, const accel_i_cmd* t, const uint32_t* constants,
-                                 uint32_t constant_count, accel_exec_params* params) {
-    accel_buffer* const* had = (accel_buffer* const*)(const void*)(b->arena + t->u.exec.buffers);
-    if (t != &b->cmds[b->count - 1] || b->qmem || t->u.exec.constant_count != constant_count ||
-        (constant_count && !constants))
-        return false;
-    for (int d = 0; d < 3; d++) if (params->local_size[d] == 0) params->local_size[d] = 1;
-    if (memcmp(&t->u.exec.params, params, sizeof *params) != 0 || accel_i_stale(&t->u.exec.program->obj))
-        return false;
-    for (uint32_t i = 0; i < t->u.exec.buffer_count; i++) if (accel_i_stale(&had[i]->obj)) return false;
+    for (uint32_t i = 0; i < buffer_count; i++) if (had[i] != buffers[i]) return false;   /* no memcmp */
     return true;
 }
 /* Is o held by q (see "core: queue holds")? Then o is of q's device, its handle lives, it is no queue
@@ -4207,13 +4191,10 @@ ACCEL_API void accel_queue_exec(accel_queue* q, accel_program* p, accel_buffer* 
                                 uint32_t buffer_count, const uint32_t* constants, uint32_t constant_count,
                                 accel_exec_params params) {
     const char* fn = "accel_queue_exec";
-    const accel_i_cmd* twin;
     if (!q) { accel_i_invalid(NULL, fn, "queue is NULL"); return; }
-    twin = accel_i_exec_twin(q->rec, p, buffers, buffer_count);
-    if ((twin && accel_i_exec_repeats(q->rec, twin, constants, constant_count, &params)) ||
-        accel_i_exec_checked(q, p, buffers, buffer_count, constants, constant_count, &params, fn))
+    if (accel_i_exec_checked(q, p, buffers, buffer_count, constants, constant_count, &params, fn))
         accel_i_rec_exec(q, p, buffers, buffer_count, constants, constant_count, &params, NULL, 0,
-                         twin != NULL, fn);
+                         accel_i_exec_twin(q->rec, p, buffers, buffer_count), fn);
 }
 /* A view as its root and the offset in it: what copy/fill/update commands record. */
 static void accel_i_rec_resolve(accel_buffer** buf, size_t* offset) {

@@ -243,8 +243,9 @@ TEST(execs_of_one_kernel_share_references_and_let_them_go) {
     CHECK_EQ_INT(atomic_load(&mem.outstanding), 0);
 }
 
-/* A run of execs of one program over the same buffers records by a shorter path (accel_i_exec_repeats):
-   each keeps its own constants; a change of buffers or params inside the run (a local size of 0 is 1:
+/* A run of execs of one program over the same buffers records by a shorter path (the queue holds them
+   and knows the params: accel_i_exec_held, accel_i_params_known; the twin's references): each keeps its
+   own constants; a change of buffers or params inside the run (a local size of 0 is 1:
    still the same) takes the full checks and starts a new run; a bad repeat (constants missing, a buffer
    NULL) is still refused; in a list, a patch of one repeat moves that one only. */
 enum { RP_N = 300 };
