@@ -4049,9 +4049,10 @@ static accel_i_vk_ops accel_i_vk_ops_of(const accel_i_batch* b) {
 /* Wait operations: every device wait, and every wait a GPU signal operation of this device already
    reached (its memory order); one per semaphore, with the largest value. Linear: a signal remembers
    the segment (stamp) and slot it went into. A wait for more than what the semaphore was promised
-   before this queue's last segment promised it can only be released by that segment's signal
-   operation (or a host raise submitted behind it): after_last. Another device's signal waited on the
-   device: its imported semaphore (lost_import where there is none). submit_lock held. */
+   before this queue's last segment promised it becomes a wait for all that segment promised, which
+   only its signal operation (or a host raise submitted behind it) releases: after_last. Another
+   device's signal waited on the device: its imported semaphore (lost_import where there is none).
+   submit_lock held. */
 static void accel_i_vk_seg_wait_foreign(accel_i_vk_device* dev, const accel_i_cmd* c, accel_i_vk_ops* o);
 static void accel_i_vk_seg_waits(accel_i_vk_queue* q, const accel_i_batch* b, const accel_i_segment* sg,
                                  accel_i_vk_ops* o) {
@@ -4067,8 +4068,12 @@ static void accel_i_vk_seg_waits(accel_i_vk_queue* q, const accel_i_batch* b, co
         }
         /* reached by a host raise */
         if (!(c->flags & ACCEL_I_CMD_ON_DEVICE) && accel_i_vk_counter(dev, vs->sem) < v) continue;
-        if (vs->hi_q == q->uid && q->last != 0 && vs->hi_seg == q->last && v > vs->hi_prev)
+        if (vs->hi_q == q->uid && q->last != 0 && vs->hi_seg == q->last && v > vs->hi_prev) {
+            /* for all that segment promised: a host raise below it is signalled at once (publish), and
+               would release a wait for less before the segment completed */
             o->after_last = true;
+            if (v < atomic_load(&vs->submitted)) v = atomic_load(&vs->submitted);
+        }
         if (vs->mark == stamp) { if (o->vals[vs->slot] < v) o->vals[vs->slot] = v; continue; }
         vs->mark = stamp;
         vs->slot = o->nw;

@@ -550,6 +550,46 @@ TEST(device_wait_released_by_another_route) {
     }
 }
 
+/* A queue's next batch waits for s >= 5, which its own pending batch promises (10), and the host sets 5
+   meanwhile (before that batch's submit, or after it): the next batch still runs after the first
+   completed (in-order queue), reading all it wrote. Vulkan left out the wait on the queue's own
+   timeline there (the semaphore wait implied it), and a host raise below the pending promise is
+   signalled at once: on a GPU that runs submissions concurrently the copy overtook the slow kernel
+   (lavapipe runs one VkQueue's submissions one by one, so only a GPU shows it; helper 95). */
+TEST(own_promise_raised_below_by_the_host_keeps_queue_order) {
+    for (int after = 0; after < 2; after++) {
+        accel_device* dev;
+        accel_queue* q;
+        accel_program *slow, *copy;
+        accel_buffer *x, *y, *xy[2];
+        accel_signal* s;
+        uint32_t k[3] = { N, 4000, 11 }, n = N, bad = 0;
+        REQUIRE_OK(test_device_create(&dev));
+        REQUIRE_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q));
+        REQUIRE_OK(test_program_create(dev, TK_SLOW, &slow));
+        REQUIRE_OK(test_program_create(dev, TK_COPY_U32, &copy));
+        REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_DEVICE, &x));
+        REQUIRE_OK(test_buffer_create(dev, N * 4, ACCEL_MEMORY_HOST, &y));
+        REQUIRE_OK(accel_signal_create(dev, 0, &s));
+        accel_queue_exec(q, slow, &x, 1, k, 3, accel_exec_1d(N, 64));
+        accel_queue_signal(q, s, 10);
+        CHECK_OK(accel_queue_submit(q));
+        if (!after) CHECK_OK(accel_signal_set(s, 5));
+        xy[0] = y; xy[1] = x;
+        accel_queue_wait(q, s, 5);
+        accel_queue_exec(q, copy, xy, 2, &n, 1, accel_exec_1d(N, 64));
+        accel_queue_signal(q, s, 20);
+        CHECK_OK(accel_queue_submit(q));
+        if (after) CHECK_OK(accel_signal_set(s, 5));
+        CHECK_OK(accel_signal_wait(s, 20, 30000000000ull));
+        static uint32_t got[N];
+        CHECK_OK(accel_buffer_read(y, 0, got, sizeof got));
+        for (uint32_t i = 0; i < N; i++) bad += got[i] != test_slow_hash(i ^ 11u, 4000);
+        if (!CHECK_EQ_INT((int)bad, 0)) fprintf(stderr, "    set %s the second submit\n", after ? "after" : "before");
+        accel_device_destroy(dev);
+    }
+}
+
 /* Out of host memory while a queue waits on the device for a gate only this thread sets: submit returns
    at once (OK, or OUT_OF_MEMORY with nothing of the batch run), never waits for the stream (on CUDA the
    signal points' ring could not grow and the enqueuer synchronised with the parked stream: a hang). */
@@ -1084,6 +1124,7 @@ int main(int argc, char** argv) {
     RUN(second_device_releases_while_the_first_waits);
     RUN(out_of_memory_behind_a_device_wait_returns);
     RUN(device_wait_released_by_another_route);
+    RUN(own_promise_raised_below_by_the_host_keeps_queue_order);
     RUN(failure_after_hand_off_flows_down_with_its_reason);
     RUN(failure_after_hand_off_reaches_many_signals_of_another_device);
     RUN(failure_is_seen_before_the_work_it_released);
