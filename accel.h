@@ -315,8 +315,8 @@
    the batch (the CPU backend, which waits in order, drops it at that failed wait).
    Hang diagnostics (device desc `debug = true`): a host wait (accel_signal_wait*, accel_queue_finish)
    that times out, or ends in ACCEL_ERROR_DEADLOCK, logs a warning naming the queues of the device that
-   are blocked and the (signal, value) each waits for (as many as one log line holds, about 500 bytes:
-   a few queues); a host wait for a value that no queue (of a debug
+   are blocked and the (signal, value) each waits for (as many as fit in about 1,000 bytes: a few
+   queues, cut on a whole character); a host wait for a value that no queue (of a debug
    device) has been submitted to signal, and the signal has not reached, logs a warning when it starts.
    Neither changes what the wait returns. Without debug none of this costs anything but a branch.
    Every backend reports (CPU: the executor's wait; CUDA, Vulkan: the gated wait the queue's worker
@@ -429,7 +429,8 @@
    that cannot be opened is a warning, and the device runs untraced. Two live devices never share a
    file: one whose path another device is writing (ACCEL_TRACE with two devices; on POSIX also another
    name of the same file, such as "./t.json" beside "t.json") writes
-   "<path without extension>.2<extension>" (.3, ...) instead and says so in an info line; a device
+   "<path without extension>.2<extension>" (.3, ...; a name's leading dot starts no extension: ".t"
+   gives ".t.2") instead and says so in an info line; a device
    created after the first one was destroyed writes the path anew. (Two ACCEL_STATIC copies of the
    implementation in one program, and two processes, do not see each other's paths: give each its own
    path, e.g. each MPI rank an ACCEL_TRACE of its own.)
@@ -9046,8 +9047,8 @@ static void accel_i_trace_buf_fini(accel_device* dev, accel_i_trace_buf* b) {
 }
 /* The names of the trace files being written in this process, so that two devices asked for one path
    (ACCEL_TRACE and two devices, say) write two whole files, not one over the other: a later device
-   whose path is taken writes "<path without extension>.2<extension>" (.3, ...) and says so in an info
-   line. The one piece of process state in the core; names in the default allocator. */
+   whose path is taken writes "<path without extension>.2<extension>" (.3, ...; a name's leading dot
+   starts no extension) and says so in an info line. The one piece of process state in the core; names in the default allocator. */
 typedef struct accel_i_trace_path {
     struct accel_i_trace_path* next;
     size_t bytes;
@@ -9087,7 +9088,7 @@ static accel_i_trace_path* accel_i_trace_claim(const char* path, FILE** file) {
     if (!p) return NULL;
     p->bytes = bytes;
     p->name = (char*)(void*)(p + 1);
-    for (size_t i = len; i > 0 && path[i - 1] != '/' && path[i - 1] != '\\'; i--)
+    for (size_t i = len; i > 1 && path[i - 2] != '/' && path[i - 2] != '\\'; i--)   /* not a name's first dot */
         if (path[i - 1] == '.') { stem = i - 1; break; }
     memcpy(p->name, path, len + 1);
     accel_i_spin_lock(&accel_i_trace_paths.lock);

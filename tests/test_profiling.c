@@ -940,6 +940,22 @@ TEST(trace_two_devices_one_path) {
     }
     remove(path);
     CHECK(fopen(second, "r") == NULL);
+    {   /* a name whose only dot leads it has no extension: ".<name>.2" (it was ".2.<name>") */
+        char dot[112], dot2[120];
+        snprintf(dot, sizeof dot, ".%.*s", (int)(strlen(path) - 5), path);
+        snprintf(dot2, sizeof dot2, "%s.2", dot);
+        desc.trace_path = dot;
+        REQUIRE_OK(test_device_create_desc(desc, &a));
+        test_log_reset();
+        REQUIRE_OK(test_device_create_desc(desc, &b));
+        CHECK(test_log_contains(dot2));
+        accel_device_destroy(b);
+        accel_device_destroy(a);
+        FILE* f = fopen(dot2, "r");
+        if (CHECK(f != NULL)) fclose(f);
+        remove(dot);
+        remove(dot2);
+    }
 }
 
 /* JSON text is UTF-8: a label's valid UTF-8 goes in as it is, a byte that is not UTF-8 as \ufffd (strict
