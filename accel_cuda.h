@@ -4852,6 +4852,14 @@ static void accel_i_cu_native_lock(accel_i_cu_device* dev, bool lock) {
    recover_whole): a failure that reaches a queue of another one finds it stale, and its waiters return
    DEVICE_LOST as the header says, not SIGNAL_FAILED. Every recover of a CUDA device closes creates
    under the domain's recover_lock, and ends (accel_i_recover_end) before it lets the lock go. */
+/* The core's end of a recover, which clears the lost flag: a loss of the new context that began since
+   its remake (losing set again: accel_i_cu_native_make cleared it) shows still, and the recover says so. */
+static accel_result accel_i_cu_recover_end(accel_i_cu_device* dev, accel_result r) {
+    r = accel_i_recover_end(&dev->base, r);
+    if (r != ACCEL_OK || !atomic_load(&dev->losing)) return r;
+    atomic_store(&dev->base.lost, 1u);
+    return ACCEL_ERROR_DEVICE_LOST;
+}
 static accel_result accel_i_cu_group_recover(accel_i_cu_device* dev) {
     accel_i_cu_domain* dom = dev->domain;
     accel_cu_context ctx = NULL;
@@ -4882,7 +4890,7 @@ static accel_result accel_i_cu_group_recover(accel_i_cu_device* dev) {
     accel_i_mutex_unlock(&dom->lock);
     for (m = dom->members; m; m = m->domain_next) accel_i_cu_native_lock(m, false);
     for (m = dom->members; m; m = m->domain_next)
-        if (m != dev) accel_i_recover_end(&m->base, m->group_result);
+        if (m != dev) m->group_result = accel_i_cu_recover_end(m, m->group_result);
     return dev->group_result;
 }
 /* The whole recover (the backend's recover_whole). A recover of another accel device on the CUDA
@@ -4907,7 +4915,7 @@ static accel_result accel_i_cu_device_recover(accel_device* d) {
         r = accel_i_cu_native_make(dev, dev->ctx);
         accel_i_cu_native_lock(dev, false);
     }
-    r = accel_i_recover_end(d, r);
+    r = accel_i_cu_recover_end(dev, r);
     accel_i_mutex_unlock(&dom->recover_lock);
     accel_i_cu_foreign_drop(dev, false);   /* the reset context never runs its host functions */
     return r;
