@@ -4854,8 +4854,10 @@ static const accel_buffer* accel_i_qmem_cmd_none(const accel_i_batch* b, const a
     case ACCEL_I_CMD_FILL: return accel_i_qmem_none_of(c->u.fill.dst);
     case ACCEL_I_CMD_UPDATE: return accel_i_qmem_none_of(c->u.update.dst);
     case ACCEL_I_CMD_TIMESTAMP: return accel_i_qmem_none_of(c->u.stamp.dst);
-    case ACCEL_I_CMD_REPLAY: {
-        const accel_i_patch* p = (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches);
+    case ACCEL_I_CMD_REPLAY: {   /* no patches: maybe no arena either */
+        const accel_i_patch* p = c->u.replay.patch_count
+                                     ? (const accel_i_patch*)(const void*)(b->arena + c->u.replay.patches)
+                                     : NULL;
         for (uint32_t i = 0; i < c->u.replay.patch_count && !r; i++)
             if (p[i].buffer) r = accel_i_qmem_none_of(p[i].buffer);
         return r;
@@ -5548,15 +5550,15 @@ ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
         uint32_t n, j = 0;
         bool gone = false;
         if (r->kind != ACCEL_I_CMD_REPLAY || !(l = r->u.replay.list)->native || !l->has_copy) continue;
-        p = (const accel_i_patch*)(const void*)(b->arena + r->u.replay.patches);   /* sorted by command */
-        n = r->u.replay.patch_count;
+        n = r->u.replay.patch_count;   /* sorted by command; none: maybe no arena either */
+        p = n ? (const accel_i_patch*)(const void*)(b->arena + r->u.replay.patches) : NULL;
         for (uint32_t k = 0; k < l->list->count && !gone; k++) {
             const accel_i_cmd* c = &l->list->cmds[k];
             uint32_t from = j;   /* sorted: the patches of commands before k were passed already */
             while (j < n && p[j].command == k) j++;
             gone = c->kind == ACCEL_I_CMD_COPY &&
-                   (accel_i_replay_side_gone(p + from, j - from, 0, c->u.copy.dst) ||
-                    accel_i_replay_side_gone(p + from, j - from, 1, c->u.copy.src));
+                   (accel_i_replay_side_gone(j > from ? p + from : NULL, j - from, 0, c->u.copy.dst) ||
+                    accel_i_replay_side_gone(j > from ? p + from : NULL, j - from, 1, c->u.copy.src));
         }
         if (gone)
             return accel_i_fail(l->obj.device, ACCEL_ERROR_DEVICE_LOST, "accel_queue_replay: a buffer the "
@@ -9048,7 +9050,8 @@ static void accel_i_trace_buf_fini(accel_device* dev, accel_i_trace_buf* b) {
 /* The names of the trace files being written in this process, so that two devices asked for one path
    (ACCEL_TRACE and two devices, say) write two whole files, not one over the other: a later device
    whose path is taken writes "<path without extension>.2<extension>" (.3, ...; a name's leading dot
-   starts no extension) and says so in an info line. The one piece of process state in the core; names in the default allocator. */
+   starts no extension) and says so in an info line. The one piece of process state in the core; names
+   in the default allocator. */
 typedef struct accel_i_trace_path {
     struct accel_i_trace_path* next;
     size_t bytes;
@@ -9088,7 +9091,7 @@ static accel_i_trace_path* accel_i_trace_claim(const char* path, FILE** file) {
     if (!p) return NULL;
     p->bytes = bytes;
     p->name = (char*)(void*)(p + 1);
-    for (size_t i = len; i > 1 && path[i - 2] != '/' && path[i - 2] != '\\'; i--)   /* not a name's first dot */
+    for (size_t i = len; i > 1 && path[i - 2] != '/' && path[i - 2] != '\\'; i--)   /* not a name's 1st dot */
         if (path[i - 1] == '.') { stem = i - 1; break; }
     memcpy(p->name, path, len + 1);
     accel_i_spin_lock(&accel_i_trace_paths.lock);

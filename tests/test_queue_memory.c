@@ -1058,6 +1058,27 @@ TEST(qmem_point_of_a_discarded_batch_has_its_reason) {
     }
 }
 
+/* A replay with no patches in a batch that takes queue memory: its look for handles without memory
+   found the patches at the batch's arena, which a batch of no exec has not (UBSan, no-threads: a zero
+   offset applied to NULL; helper 98). */
+TEST(qmem_replay_without_patches_beside_an_alloc) {
+    qm_scene sc;
+    if (qm_make(&sc)) {
+        accel_commands* list = NULL;
+        accel_buffer* tmp = NULL;
+        REQUIRE_OK(accel_queue_record_begin(sc.q));
+        qm_fill(&sc, sc.q, sc.out, 7, QM_N);
+        REQUIRE_OK(accel_queue_record_end(sc.q, &list));
+        REQUIRE_OK(accel_queue_alloc(sc.q, 256, ACCEL_MEMORY_HOST, &tmp));
+        accel_queue_replay(sc.q, list, NULL, 0);
+        accel_queue_free(sc.q, tmp);
+        CHECK_OK(accel_queue_finish(sc.q, ACCEL_WAIT_FOREVER));
+        qm_check(sc.out, QM_N, 7);
+        accel_commands_destroy(list);
+        qm_end(&sc);
+    }
+}
+
 TEST(qmem_recover_with_allocations) {
     qm_scene sc;
     if (qm_make(&sc)) {
@@ -1168,6 +1189,7 @@ int main(int argc, char** argv) {
     RUN(qmem_counts_of_an_indirect_exec);
     RUN(qmem_point_behind_a_failed_wait_has_the_batch_reason);
     RUN(qmem_point_of_a_discarded_batch_has_its_reason);
+    RUN(qmem_replay_without_patches_beside_an_alloc);
     RUN(qmem_recover_with_allocations);
 #if TEST_HAVE_THREADS
     RUN(qmem_threads_on_their_own_queues);
