@@ -472,8 +472,12 @@
    inside a kernel, on work of another queue of the kernel's device: that batch runs only after the
    kernel's, so the kernel cannot see it done). Inside a host call (or a kernel), a wait, finish or
    destroy that cannot end yet first runs what can run on every device whose loop it is called from
-   (not one inside that kernel), since a queue of the call's own device may set what another device's
-   queue waits for, and only then gives up. Destroying a
+   (not one inside that kernel, and also a device whose queues the same raise woke but whose loop has
+   not run yet), since a queue of the call's own device may set what another device's queue waits
+   for, and only then gives up. Such a wait nests what it runs on the stack: a chain of host calls each
+   waiting for what the next queue's host call is followed by nests about 1 KiB a level, about 70 levels
+   in wasm-ld's default stack (some ten thousand in a native main thread's); as above, link with a
+   larger stack for deeper chains, or order such waits with queue waits instead. Destroying a
    queue whose batch is still parked drops it and fails the signals it would have signalled (reason
    ACCEL_ERROR_DEADLOCK). Destroying a device runs its queues' work first, dropping parked batches one
    at a time in the same way (with what each drop releases running), and only then releases any queue,
@@ -8069,6 +8073,7 @@ static void accel_i_cpu_drain(accel_i_cpu_device* dev) {
    device inside a kernel (the lane it holds). A queue the call's own device runs later may set what
    another device waits for. Returns whether it ran any. Only then: each queue it runs may nest another
    such wait one level deeper. */
+static accel_i_cpu_device* accel_i_cpu_unparked;   /* see accel_i_cpu_unpark */
 static bool accel_i_cpu_drain_loops(void) {
     bool any = false;
     for (bool ran = true; ran; any |= ran) {
@@ -8076,6 +8081,11 @@ static bool accel_i_cpu_drain_loops(void) {
         for (accel_i_cpu_device* d = accel_i_cpu_loops; d; d = d->loop_next)
             if (d->ready_head && !accel_i_cpu_in_kernel(d)) {
                 accel_i_cpu_drain(d);
+                ran = true;
+            }
+        for (accel_i_cpu_device* d = accel_i_cpu_unparked; d; d = d->unpark_next)   /* woken, loop not run */
+            if (d->ready_head && !d->draining && !accel_i_cpu_in_kernel(d)) {
+                accel_i_cpu_loop(d);
                 ran = true;
             }
     }
@@ -8086,10 +8096,13 @@ static bool accel_i_cpu_drain_loops(void) {
    for its work: every woken queue must be where the destroy (accel_i_cpu_unready) and the wait's drain
    find it by then, not on a list that only this raise holds (a freed queue's waiter, or a DEADLOCK for
    work that could run, depending on which queue parked first). A woken queue that parks on ev again
-   registers anew, after the list was detached. The devices to run are chained through `unpark_next`
-   and referenced (a host call may destroy one). */
+   registers anew, after the list was detached. The devices to run are referenced (a host call may
+   destroy one) and pushed on accel_i_cpu_unparked (through `unpark_next`), a stack of every raise's
+   devices still to run: a wait inside one of their host calls runs the others' ready queues too
+   (accel_i_cpu_drain_loops: one may set what it waits for, with no loop of its on the stack yet).
+   Each raise pops its own. */
 static void accel_i_cpu_unpark(accel_i_event* ev) {
-    accel_i_cpu_device *todo = NULL, *dev;
+    accel_i_cpu_device *below = accel_i_cpu_unparked, *dev;
     accel_i_waiter* w = ev->waiters;
     ev->waiters = NULL;
     for (accel_i_waiter* next; w; w = next) {
@@ -8103,13 +8116,13 @@ static void accel_i_cpu_unpark(accel_i_event* ev) {
         dev = accel_i_cpu_dev(q->base.obj.device);
         if (!dev->draining && !dev->unpark) {
             dev->unpark = true;
-            dev->unpark_next = todo;
-            todo = dev;
+            dev->unpark_next = accel_i_cpu_unparked;
+            accel_i_cpu_unparked = dev;
             accel_i_device_retain(&dev->base);
         }
     }
-    while ((dev = todo) != NULL) {
-        todo = dev->unpark_next;
+    while ((dev = accel_i_cpu_unparked) != below) {
+        accel_i_cpu_unparked = dev->unpark_next;
         dev->unpark = false;
         accel_i_cpu_loop(dev);
         accel_i_device_release(&dev->base);

@@ -1167,10 +1167,72 @@ TEST(nt_host_call_destroys_own_device_rest_of_batch_counts) {
     accel_device_destroy(devB);
 }
 
+/* One raise (a set of g) wakes a queue of device 1 and one of device 2. Device 1's loop runs first; its
+   host call waits (wait, finish, wait_many, destroy) for what device 1's other queue signals once device
+   2's woken queue has run. Device 2 was on the raise's list of loops still to run, not on the stack, so
+   the wait's drain did not run it: a false DEADLOCK (or, for the destroy, a dropped batch and a failed
+   signal), in one order of submits of the two (helper 98). */
+static accel_signal* nt_two_sa;
+static accel_queue* nt_two_q1b;
+static accel_result nt_two_r;
+static int nt_two_how;
+static void nt_two_host(void* u) {
+    accel_signal* ss[1];
+    uint64_t v[1] = { 1 };
+    (void)u;
+    ss[0] = nt_two_sa;
+    if (nt_two_how == 0) nt_two_r = accel_signal_wait(nt_two_sa, 1, ACCEL_WAIT_FOREVER);
+    else if (nt_two_how == 1) nt_two_r = accel_queue_finish(nt_two_q1b, ACCEL_WAIT_FOREVER);
+    else if (nt_two_how == 2) nt_two_r = accel_signal_wait_many(ss, v, 1, false, 1000000000ull, NULL);
+    else { accel_queue_destroy(nt_two_q1b); nt_two_r = ACCEL_OK; }
+}
+TEST(nt_wait_runs_a_device_a_raise_woke_before_its_loop) {
+    NT_ONLY();
+    for (int how = 0; how < 4; how++)
+        for (int order = 0; order < 2; order++) {
+            accel_device *d1, *d2;
+            accel_queue *q1a, *q2;
+            accel_signal *g, *sb, *done;
+            REQUIRE_OK(test_device_create(&d1));
+            REQUIRE_OK(test_device_create(&d2));
+            REQUIRE_OK(accel_queue_create(d1, ACCEL_QUEUE_COMPUTE, &q1a));
+            REQUIRE_OK(accel_queue_create(d1, ACCEL_QUEUE_COMPUTE, &nt_two_q1b));
+            REQUIRE_OK(accel_queue_create(d2, ACCEL_QUEUE_COMPUTE, &q2));
+            REQUIRE_OK(accel_signal_create(d1, 0, &g));
+            REQUIRE_OK(accel_signal_create(d1, 0, &nt_two_sa));
+            REQUIRE_OK(accel_signal_create(d1, 0, &done));
+            REQUIRE_OK(accel_signal_create(d2, 0, &sb));
+            nt_two_how = how;
+            nt_two_r = ACCEL_ERROR_BACKEND;
+            accel_queue_wait(nt_two_q1b, sb, 1);
+            accel_queue_signal(nt_two_q1b, nt_two_sa, 1);
+            CHECK_OK(accel_queue_submit(nt_two_q1b));
+            for (int k = 0; k < 2; k++) {
+                if (k == order) {
+                    accel_queue_wait(q2, g, 1);
+                    accel_queue_signal(q2, sb, 1);
+                    CHECK_OK(accel_queue_submit(q2));
+                } else {
+                    accel_queue_wait(q1a, g, 1);
+                    accel_queue_host_call(q1a, nt_two_host, NULL);
+                    accel_queue_signal(q1a, done, 1);
+                    CHECK_OK(accel_queue_submit(q1a));
+                }
+            }
+            CHECK_OK(accel_signal_set(g, 1));
+            if (!CHECK_RESULT(nt_two_r, ACCEL_OK)) fprintf(stderr, "    call %d, order %d\n", how, order);
+            CHECK_EQ_U64(accel_signal_value(done), 1);
+            CHECK_EQ_U64(accel_signal_value(nt_two_sa), 1);   /* the destroy ran its batch, not dropped it */
+            accel_device_destroy(d1);
+            accel_device_destroy(d2);
+        }
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(nt_submit_runs_batch_inline);
     RUN(nt_satisfied_wait_in_a_host_call_runs_nothing_else);
+    RUN(nt_wait_runs_a_device_a_raise_woke_before_its_loop);
     RUN(nt_host_call_destroys_own_device_rest_of_batch_counts);
     RUN(nt_finish_of_a_queue_its_host_call_destroys);
     RUN(nt_finish_of_a_queue_whose_host_call_destroys_its_device);
