@@ -474,10 +474,10 @@
    destroy that cannot end yet first runs what can run on every device whose loop it is called from
    (not one inside that kernel, and also a device whose queues the same raise woke but whose loop has
    not run yet), since a queue of the call's own device may set what another device's queue waits
-   for, and only then gives up. Such a wait nests what it runs on the stack: a chain of host calls each
-   waiting for what the next queue's host call is followed by nests about 1 KiB a level, about 70 levels
-   in wasm-ld's default stack (some ten thousand in a native main thread's); as above, link with a
-   larger stack for deeper chains, or order such waits with queue waits instead. Destroying a
+   for, and only then gives up. Such a wait nests what it runs on the stack: a chain of host calls, each
+   waiting for a signal that the next queue sets after its own host call, takes about 1 KiB a level:
+   about 70 levels in wasm-ld's default stack, some ten thousand in a native main thread's; link with a
+   larger stack for deeper chains, or order such steps with queue waits instead. Destroying a
    queue whose batch is still parked drops it and fails the signals it would have signalled (reason
    ACCEL_ERROR_DEADLOCK). Destroying a device runs its queues' work first, dropping parked batches one
    at a time in the same way (with what each drop releases running), and only then releases any queue,
