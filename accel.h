@@ -472,9 +472,9 @@
    inside a kernel, on work of another queue of the kernel's device: that batch runs only after the
    kernel's, so the kernel cannot see it done). Inside a host call (or a kernel), a wait, finish or
    destroy that cannot end yet first runs what can run on every device whose loop it is called from
-   (not one inside that kernel, and also a device whose queues the same raise woke but whose loop has
-   not run yet), since a queue of the call's own device may set what another device's queue waits
-   for, and only then gives up. Such a wait nests what it runs on the stack: a chain of host calls, each
+   or that a raise further up the stack woke and has not looped yet (but not a device inside that
+   kernel), since a queue of the call's own device may set what another device's queue waits for, and
+   only then gives up. Such a wait nests what it runs on the stack: a chain of host calls, each
    waiting for a signal that the next queue sets after its own host call, takes about 1 KiB a level:
    about 70 levels in wasm-ld's default stack, some ten thousand in a native main thread's; link with a
    larger stack for deeper chains, or order such steps with queue waits instead. Destroying a
@@ -8068,12 +8068,13 @@ static void accel_i_cpu_drain(accel_i_cpu_device* dev) {
         accel_i_cpu_pump(q);
     }
 }
+static accel_i_cpu_device* accel_i_cpu_unparked;   /* see accel_i_cpu_unpark */
 /* Inside a host call (a loop runs it), before a wait, finish or destroy that cannot end yet concludes
-   that nothing can end it: runs the ready queues of every loop on the stack until none is left, but a
-   device inside a kernel (the lane it holds). A queue the call's own device runs later may set what
+   that nothing can end it: runs the ready queues of every loop on the stack, and of every device a raise
+   up the stack woke and has not looped yet (accel_i_cpu_unparked), until none is left, but a device
+   inside a kernel (the lane it holds). A queue the call's own device runs later may set what
    another device waits for. Returns whether it ran any. Only then: each queue it runs may nest another
    such wait one level deeper. */
-static accel_i_cpu_device* accel_i_cpu_unparked;   /* see accel_i_cpu_unpark */
 static bool accel_i_cpu_drain_loops(void) {
     bool any = false;
     for (bool ran = true; ran; any |= ran) {
