@@ -474,7 +474,9 @@
    destroy that cannot end yet first runs what can run on every device whose loop it is called from
    or that a raise further up the stack woke and has not looped yet (but not a device inside that
    kernel), since a queue of the call's own device may set what another device's queue waits for, and
-   only then gives up. Such a wait nests what it runs on the stack: a chain of host calls, each
+   only then gives up. It runs those queues one at a time, and only until it can end: a host call it
+   runs whose own wait needs the outer one to return first gets ACCEL_ERROR_DEADLOCK (order such steps
+   with queue waits). Such a wait nests what it runs on the stack: a chain of host calls, each
    waiting for a signal that the next queue sets after its own host call, takes about 1 KiB a level:
    about 70 levels in wasm-ld's default stack, some ten thousand in a native main thread's; link with a
    larger stack for deeper chains, or order such steps with queue waits instead. Destroying a
@@ -7972,23 +7974,28 @@ static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64
 /* Waits run parked work already (accel_i_cpu_ready): nothing to help. A wait inside a host call (the
    device's loop runs it) first runs the queues that became ready meanwhile (see accel_i_cpu_drain). */
 static void accel_i_cpu_drain(accel_i_cpu_device* dev);
+static void accel_i_cpu_drain_one(accel_i_cpu_device* dev);
 /* Inside a kernel of dev (its one lane taken)? Then none of dev's queues may run here: an exec would wait
    for ever for the lane that kernel holds. */
 static bool accel_i_cpu_in_kernel(accel_i_cpu_device* dev) {
     return atomic_load_explicit(&dev->lanes[0].taken, memory_order_relaxed) != 0;
 }
-static bool accel_i_cpu_drain_loops(void);
+/* What a nested drain runs until (accel_i_cpu_drain_loops): a wait's values reached, a queue run. */
+typedef struct accel_i_cpu_until {
+    accel_signal* const* s;
+    const uint64_t* v;
+    uint32_t n;
+    bool all;
+    uint32_t* first;
+    accel_i_cpu_queue* q;          /* else: until q ran every batch */
+} accel_i_cpu_until;
+static bool accel_i_cpu_drain_loops(const accel_i_cpu_until* until);
 static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
                                             uint64_t timeout_ns, uint32_t* first) {
-    /* only a wait that cannot end yet runs other work: one that can returns at once (it ran queues
-       nested inside it, whose own waits then found their releasers behind them: DEADLOCK) */
-    if (accel_i_wait_check(s, v, n, all, first) == ACCEL_TIMEOUT) {
-        for (uint32_t i = 0; i < n; i++) {
-            accel_i_cpu_device* dev = accel_i_is_cpu_signal(s[i]) ? accel_i_cpu_dev(s[i]->obj.device) : NULL;
-            if (dev && !accel_i_cpu_in_kernel(dev)) accel_i_cpu_drain(dev);
-        }
-        if (accel_i_wait_check(s, v, n, all, first) == ACCEL_TIMEOUT) accel_i_cpu_drain_loops();   /* still */
-    }
+    /* only a wait that cannot end yet runs other work, and only until it can end: a queue run nested
+       inside it whose own wait finds its releaser behind it (this frame) gets DEADLOCK */
+    accel_i_cpu_until until = { s, v, n, all, first, NULL };
+    accel_i_cpu_drain_loops(&until);
     return accel_i_host_signal_wait(s, v, n, all, timeout_ns, first);
 }
 /* Runs the queue's batches until one parks (its signal will call back). A host call or kernel it runs
@@ -8042,53 +8049,68 @@ static void accel_i_cpu_enlist(accel_i_cpu_queue* q) {
    for. The one thread of a no-threads build is the only user: the list is frames of its stack. */
 static accel_i_cpu_device* accel_i_cpu_loops;
 /* Runs dev's loop, unless one is running already (it takes what was added to the list). The loop holds
-   dev: a pump's release may be the last of dev's queues (a host call destroyed dev meanwhile). */
-static void accel_i_cpu_loop(accel_i_cpu_device* dev) {
+   dev: a pump's release may be the last of dev's queues (a host call destroyed dev meanwhile). A loop
+   of a nested drain runs one queue (accel_i_cpu_drain_loops). */
+static void accel_i_cpu_loop_run(accel_i_cpu_device* dev, void (*drain)(accel_i_cpu_device*)) {
     if (dev->draining) return;
     accel_i_device_retain(&dev->base);
     dev->draining = true;
     dev->loop_next = accel_i_cpu_loops;
     accel_i_cpu_loops = dev;
-    accel_i_cpu_drain(dev);
+    drain(dev);
     accel_i_cpu_loops = dev->loop_next;
     dev->draining = false;
     accel_i_device_release(&dev->base);
 }
+static void accel_i_cpu_loop(accel_i_cpu_device* dev) { accel_i_cpu_loop_run(dev, accel_i_cpu_drain); }
 static void accel_i_cpu_ready(accel_i_cpu_queue* q) {
     accel_i_cpu_enlist(q);
     accel_i_cpu_loop(accel_i_cpu_dev(q->base.obj.device));
 }
 /* Runs the device's ready list: its loop, and a wait inside a host call the loop runs (a queue the host
    call submitted to or released goes on, as accel_queue_finish's settle runs it). */
+static void accel_i_cpu_drain_one(accel_i_cpu_device* dev) {
+    accel_i_cpu_queue* q = dev->ready_head;
+    if ((dev->ready_head = q->ready_next) == NULL) dev->ready_tail = NULL;
+    q->ready = false;
+    accel_i_cpu_pump(q);
+}
 static void accel_i_cpu_drain(accel_i_cpu_device* dev) {
-    accel_i_cpu_queue* q;
-    while ((q = dev->ready_head) != NULL) {
-        if ((dev->ready_head = q->ready_next) == NULL) dev->ready_tail = NULL;
-        q->ready = false;
-        accel_i_cpu_pump(q);
-    }
+    while (dev->ready_head) accel_i_cpu_drain_one(dev);
 }
 static accel_i_cpu_device* accel_i_cpu_unparked;   /* see accel_i_cpu_unpark */
+static bool accel_i_cpu_until_met(const accel_i_cpu_until* u) {
+    if (u->q) return !u->q->parked_on && !u->q->fifo.head;   /* a batch mid-run: its host call's finish */
+    return accel_i_wait_check(u->s, u->v, u->n, u->all, u->first) != ACCEL_TIMEOUT;
+}
+/* The next device whose ready queue a nested drain runs: the waited signals' own devices first, then
+   the loops on the stack (the innermost first), then the devices a raise up the stack woke and has
+   not looped yet (accel_i_cpu_unparked); never one inside a kernel (the lane it holds). */
+static accel_i_cpu_device* accel_i_cpu_drain_next(const accel_i_cpu_until* u, bool* looped) {
+    accel_i_cpu_device* d;
+    for (uint32_t i = 0; i < u->n; i++) {
+        d = accel_i_is_cpu_signal(u->s[i]) ? accel_i_cpu_dev(u->s[i]->obj.device) : NULL;
+        if (d && d->ready_head && !accel_i_cpu_in_kernel(d)) return *looped = d->draining, d;
+    }
+    for (d = accel_i_cpu_loops; d; d = d->loop_next)
+        if (d->ready_head && !accel_i_cpu_in_kernel(d)) return *looped = true, d;
+    for (d = accel_i_cpu_unparked; d; d = d->unpark_next)
+        if (d->ready_head && !d->draining && !accel_i_cpu_in_kernel(d)) return *looped = false, d;
+    return NULL;
+}
 /* Inside a host call (a loop runs it), before a wait, finish or destroy that cannot end yet concludes
-   that nothing can end it: runs the ready queues of every loop on the stack, and of every device a raise
-   up the stack woke and has not looped yet (accel_i_cpu_unparked), until none is left, but a device
-   inside a kernel (the lane it holds). A queue the call's own device runs later may set what
-   another device waits for. Returns whether it ran any. Only then: each queue it runs may nest another
-   such wait one level deeper. */
-static bool accel_i_cpu_drain_loops(void) {
-    bool any = false;
-    for (bool ran = true; ran; any |= ran) {
-        ran = false;
-        for (accel_i_cpu_device* d = accel_i_cpu_loops; d; d = d->loop_next)
-            if (d->ready_head && !accel_i_cpu_in_kernel(d)) {
-                accel_i_cpu_drain(d);
-                ran = true;
-            }
-        for (accel_i_cpu_device* d = accel_i_cpu_unparked; d; d = d->unpark_next)   /* woken, loop not run */
-            if (d->ready_head && !d->draining && !accel_i_cpu_in_kernel(d)) {
-                accel_i_cpu_loop(d);
-                ran = true;
-            }
+   that nothing can end it: runs ready queues one at a time (accel_i_cpu_drain_next) until what it
+   waits for is met (`until`) or none is left. A queue the call's own device runs later may set what
+   another device waits for. Returns whether it ran any. Each queue it runs may nest another such
+   wait one level deeper, so it runs no more than the wait needs: a host call run here whose wait
+   needs this frame to return first gets DEADLOCK, even where a queue run before it would have
+   satisfied this wait. */
+static bool accel_i_cpu_drain_loops(const accel_i_cpu_until* until) {
+    bool any = false, looped;
+    accel_i_cpu_device* d;
+    while (!accel_i_cpu_until_met(until) && (d = accel_i_cpu_drain_next(until, &looped)) != NULL) {
+        if (looped) accel_i_cpu_drain_one(d); else accel_i_cpu_loop_run(d, accel_i_cpu_drain_one);
+        any = true;
     }
     return any;
 }
@@ -8135,10 +8157,11 @@ static void accel_i_cpu_unpark(accel_i_event* ev) {
    holds; q stays on the ready list (the finish reports DEADLOCK; the loop runs q after the kernel). */
 static void accel_i_cpu_settle(accel_i_cpu_queue* q) {
     accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
+    accel_i_cpu_until until = { NULL, NULL, 0, false, NULL, q };
     if (q->ready && !accel_i_cpu_in_kernel(dev)) accel_i_cpu_pump(q);   /* the loop's later pump: a no-op */
     /* still parked (or waiting for its device's lane): the loops up the stack may release it, and then
        run it, its device's loop or their drain */
-    if (q->parked_on || q->ready) accel_i_cpu_drain_loops();
+    accel_i_cpu_drain_loops(&until);
 }
 /* Takes q off its device's ready list (it is being destroyed). */
 static void accel_i_cpu_unready(accel_i_cpu_queue* q) {
@@ -8162,6 +8185,7 @@ static void accel_i_cpu_run_ready(accel_i_cpu_device* dev) {
 }
 static void accel_i_cpu_device_settle(accel_device* base) {
     accel_i_cpu_device* dev = accel_i_cpu_dev(base);
+    accel_i_cpu_until until = { NULL, NULL, 0, false, NULL, NULL };
     accel_i_object* o;
     if (base->backend != accel_cpu_backend()) return;
     if (accel_i_cpu_in_kernel(dev)) return;
@@ -8177,7 +8201,8 @@ static void accel_i_cpu_device_settle(accel_device* base) {
         accel_i_spin_unlock(&base->objects_lock);
         if (!o) return;
         q = (accel_i_cpu_queue*)(void*)o;
-        if (accel_i_cpu_drain_loops()) {   /* a loop up the stack may release it, or others: look again */
+        until.q = q;
+        if (accel_i_cpu_drain_loops(&until)) {   /* a loop up the stack may release it: look again */
             accel_i_release(q);
             continue;
         }

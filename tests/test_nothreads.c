@@ -1228,11 +1228,63 @@ TEST(nt_wait_runs_a_device_a_raise_woke_before_its_loop) {
         }
 }
 
+/* A host call's wait runs no more than it needs: hA (device A) waits for sy, which A's other queue sets;
+   hB (device B, woken by the same set) waits for sa2, which A sets after hA. Run inside hA's wait, hB
+   could only end after hA returns (its frame is below): a drain that ran hB once sy was set already
+   gave it DEADLOCK, in one of the six submit orders. The threaded build gives OK in all. */
+static accel_signal *nt_need_sy, *nt_need_sa2;
+static accel_result nt_need_ra, nt_need_rb;
+static void nt_need_ha(void* u) {
+    (void)u;
+    nt_need_ra = accel_signal_wait(nt_need_sy, 1, ACCEL_WAIT_FOREVER);
+}
+static void nt_need_hb(void* u) {
+    (void)u;
+    nt_need_rb = accel_signal_wait(nt_need_sa2, 1, ACCEL_WAIT_FOREVER);
+}
+TEST(nt_nested_wait_runs_only_what_it_needs) {
+    static const int seq[6][3] = { { 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 },
+                                   { 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 } };
+    NT_ONLY();
+    for (int order = 0; order < 6; order++) {
+        accel_device *a, *b, *s;
+        accel_queue *qa, *qa2, *qb;
+        accel_signal* g;
+        REQUIRE_OK(test_device_create(&a));
+        REQUIRE_OK(test_device_create(&b));
+        REQUIRE_OK(test_device_create(&s));
+        REQUIRE_OK(accel_queue_create(a, ACCEL_QUEUE_COMPUTE, &qa));
+        REQUIRE_OK(accel_queue_create(a, ACCEL_QUEUE_COMPUTE, &qa2));
+        REQUIRE_OK(accel_queue_create(b, ACCEL_QUEUE_COMPUTE, &qb));
+        REQUIRE_OK(accel_signal_create(s, 0, &g));
+        REQUIRE_OK(accel_signal_create(s, 0, &nt_need_sy));
+        REQUIRE_OK(accel_signal_create(s, 0, &nt_need_sa2));
+        nt_need_ra = nt_need_rb = ACCEL_ERROR_BACKEND;
+        for (int k = 0; k < 3; k++) {
+            accel_queue* q = seq[order][k] == 0 ? qa : seq[order][k] == 1 ? qa2 : qb;
+            accel_queue_wait(q, g, 1);
+            if (q == qa) accel_queue_host_call(qa, nt_need_ha, NULL);
+            if (q == qb) accel_queue_host_call(qb, nt_need_hb, NULL);
+            accel_queue_signal(q, q == qa ? nt_need_sa2 : q == qa2 ? nt_need_sy : g, q == qb ? 2 : 1);
+            CHECK_OK(accel_queue_submit(q));
+        }
+        CHECK_OK(accel_signal_set(g, 1));
+        if (!CHECK_RESULT(nt_need_ra, ACCEL_OK) || !CHECK_RESULT(nt_need_rb, ACCEL_OK))
+            fprintf(stderr, "    order %d\n", order);
+        CHECK_EQ_U64(accel_signal_value(g), 2);
+        CHECK_EQ_U64(accel_signal_value(nt_need_sa2), 1);
+        accel_device_destroy(a);
+        accel_device_destroy(b);
+        accel_device_destroy(s);
+    }
+}
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(nt_submit_runs_batch_inline);
     RUN(nt_satisfied_wait_in_a_host_call_runs_nothing_else);
     RUN(nt_wait_runs_a_device_a_raise_woke_before_its_loop);
+    RUN(nt_nested_wait_runs_only_what_it_needs);
     RUN(nt_host_call_destroys_own_device_rest_of_batch_counts);
     RUN(nt_finish_of_a_queue_its_host_call_destroys);
     RUN(nt_finish_of_a_queue_whose_host_call_destroys_its_device);
