@@ -1009,9 +1009,11 @@ typedef struct accel_peer_info {
                                 it (a and b the same device; a CPU device waiting on another CPU
                                 device's signal, exactly as on its own; two CUDA devices on one GPU
                                 with stream memory operations; a CUDA device with them waiting on a
-                                CPU device's signals; a Vulkan or CUDA device waiting on a Vulkan
-                                device's signals through shared timeline semaphores, where the
-                                drivers export them: see "Waits across devices" for the values) */
+                                CPU device's signals, but for a signal that a queue of another GPU
+                                waited on first: its device word is that GPU's; a Vulkan or CUDA
+                                device waiting on a Vulkan device's signals through shared timeline
+                                semaphores, where the drivers export them: see "Waits across
+                                devices" for the values) */
 } accel_peer_info;
 /* Fills *out for a's queues using b's buffers and signals (a == b is fine: all true). INVALID_ARGUMENT
    for NULL; DEVICE_LOST when either is lost. Any thread. */
