@@ -7989,7 +7989,7 @@ typedef struct accel_i_cpu_until {
     uint32_t n;
     bool all;
     uint32_t* first;
-    accel_i_cpu_queue* q;          /* else: until q ran every batch */
+    accel_i_cpu_queue* q;          /* else: until q is neither parked nor ready */
 } accel_i_cpu_until;
 static bool accel_i_cpu_drain_loops(const accel_i_cpu_until* until);
 static accel_result accel_i_cpu_signal_wait(accel_signal* const* s, const uint64_t* v, uint32_t n, bool all,
@@ -8082,7 +8082,7 @@ static void accel_i_cpu_drain(accel_i_cpu_device* dev) {
 }
 static accel_i_cpu_device* accel_i_cpu_unparked;   /* see accel_i_cpu_unpark */
 static bool accel_i_cpu_until_met(const accel_i_cpu_until* u) {
-    if (u->q) return !u->q->parked_on && !u->q->fifo.head;   /* a batch mid-run: its host call's finish */
+    if (u->q) return !u->q->parked_on && !u->q->ready;   /* ran (or mid-run up the stack: no help) */
     return accel_i_wait_check(u->s, u->v, u->n, u->all, u->first) != ACCEL_TIMEOUT;
 }
 /* The next device whose ready queue a nested drain runs: the waited signals' own devices first, then
