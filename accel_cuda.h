@@ -419,7 +419,9 @@
    (repeatedly, for up to 2 s, while a stream still runs): a stream waiting on the GPU for a value that
    no stale object will raise goes on, and the work behind it runs on the old context's memory before
    the reset frees it (a wait on another device's word, or a long kernel, still holds the reset: a
-   warning says so after 2 s).
+   warning says so after 2 s). Not covered yet: a peer copy with a buffer of this device that a queue
+   of another GPU (peer access) handed to its stream behind a GPU wait not reached yet runs after the
+   reset, on freed memory (a fault there); finish such queues before a recover.
    A device lost to a sticky error: on NVIDIA's driver (580, H200, measured by `make gpu-check`) the
    error outlives the reset, as NVIDIA documents for such errors ("the process must be terminated and
    relaunched"): cuDevicePrimaryCtxRetain returns it again, and accel_device_recover returns

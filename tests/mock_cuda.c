@@ -30,9 +30,11 @@
    it says so, and the process's CUDA is dead: a GPU hangs there), frees every object and clears a
    sticky error, as the driver destroys the context's resources: the context works again
    (accel_device_recover). MOCK_CUDA_STICKY_SURVIVES=1 keeps the sticky error, as NVIDIA's drivers do.
-   A simplification: the objects, the sticky error and the reset are the process's, not one device's,
-   so with MOCK_CUDA_DEVICES=2 a reset of one device's context ends the other's objects too (a driver
-   resets only that device's): a test that recovers with both open must not count on the other's.
+   As the driver's, the objects, the sticky error and the reset are one device's (its primary
+   context's): an object belongs to the context current at its creation (device 0's when none), a
+   stream's operations see its own context's sticky error only (a wait on a word that another device's
+   work writes goes on when that device fails), and a reset ends that device's objects alone. Host
+   calls that wait for the whole GPU (cuMemFree and the like) still wait for every device's streams.
    Vulkan memory of the same GPU imports as an opaque fd (cuImportExternalMemory: see "external
    memory"); MOCK_CUDA_UUID makes device 0 that GPU (see mDeviceGetUuid). MOCK_CUDA_ATTR_FAILS=N makes
    cuDeviceGetAttribute of attribute N fail (CUDA_ERROR_INVALID_VALUE), read at each call; while
@@ -60,7 +62,17 @@
 typedef int CUresult;
 typedef unsigned long long dptr_t;
 
-static atomic_int mock_sticky;   /* a sticky context error, 0 when none */
+#define MOCK_MAX_DEVICES 4
+static atomic_int mock_sticky[MOCK_MAX_DEVICES];   /* each context's sticky error, 0 when none */
+static atomic_int mock_hung;   /* a reset found a stream that never went idle: the "GPU" hangs */
+static int mock_ctx_token[MOCK_MAX_DEVICES];
+static _Thread_local int* mock_current;   /* the calling thread's current context */
+static _Thread_local int mock_running;    /* a stream's thread: its context's device */
+/* The device of a context (device 0 for none), of the calling thread's current one. */
+static int mock_ctx_dev(const int* ctx) { return ctx ? (int)(ctx - mock_ctx_token) : 0; }
+static int mock_cur_dev(void) { return mock_ctx_dev(mock_current); }
+/* Device d's sticky error (999 for every device once the GPU hangs), 0 when none. */
+static int mock_dead(int d) { return atomic_load(&mock_hung) ? 999 : atomic_load(&mock_sticky[d]); }
 
 /* Driver calls by kind, counted where a caller enters the mock (calls it makes itself are not):
    bench/cuda.c reads them through mock_cuda_calls (looked up with dlsym) to print driver calls per
@@ -235,7 +247,7 @@ static void k_copy_bytes(const mock_thread_ctx* t, void* const* b, const uint32_
 static void k_oob(const mock_thread_ctx* t, void* const* b, const uint32_t* c) {
     (void)t; (void)b; (void)c;
     int zero = 0;
-    atomic_compare_exchange_strong(&mock_sticky, &zero, 700);   /* CUDA_ERROR_ILLEGAL_ADDRESS */
+    atomic_compare_exchange_strong(&mock_sticky[mock_running], &zero, 700);   /* CUDA_ERROR_ILLEGAL_ADDRESS */
 }
 static const mock_kernel mock_kernels[] = {
     { "saxpy", 2, 2, k_saxpy }, { "fill_index", 1, 2, k_fill_index }, { "add_one", 1, 1, k_add_one },
@@ -260,7 +272,7 @@ typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_
    `refs`: on lines of their own (mock_alloc64), as a GPU writes an event's completion to memory of its
    own. */
 typedef struct mock_event {
-    atomic_ullong recorded; int owned;
+    atomic_ullong recorded; int owned; int dev;   /* dev: its context's */
     _Alignas(64) atomic_ullong completed, at_ns;
     _Alignas(64) atomic_int refs;
 } mock_event;
@@ -296,6 +308,7 @@ typedef struct mock_stream {
     op* tail;                 /* the last node pushed (push_lock) */
     unsigned seen_started;    /* `started` as a push last read it (push_lock) */
     const int* ctx;           /* the context current at its creation (device 0's when none) */
+    int dev;                  /* its device */
     pthread_t thread;
     _Alignas(64) atomic_uint pushes;   /* operations pushed so far (the host's) */
     _Alignas(64) atomic_uint started;  /* taken by the stream's thread, */
@@ -334,7 +347,7 @@ static size_t mock_depth(void) {
 
 static void mock_pool_freed(void* block, unsigned gen);
 static void mock_wait64(void* word, uint64_t v) {
-    while ((int64_t)(atomic_load((_Atomic uint64_t*)word) - v) < 0 && !atomic_load(&mock_sticky)) sched_yield();
+    while ((int64_t)(atomic_load((_Atomic uint64_t*)word) - v) < 0 && !mock_dead(mock_running)) sched_yield();
 }
 static void mock_write64(void* word, uint64_t v) {
     atomic_thread_fence(memory_order_seq_cst);
@@ -430,7 +443,7 @@ static long long mock_now_ns(void) {
     return (long long)t.tv_sec * 1000000000ll + t.tv_nsec;
 }
 static void run_op(op* o) {
-    if (atomic_load(&mock_sticky)) return;   /* a dead context runs nothing more */
+    if (mock_dead(mock_running)) return;   /* a dead context runs nothing more */
     switch (o->kind) {
     case OP_COPY: memmove(o->dst, o->src, o->n); break;
     case OP_SET8: memset(o->dst, (int)o->value, o->n); break;
@@ -459,7 +472,7 @@ static void run_op(op* o) {
         break;
     }
     case OP_WAIT_EVENT:   /* the event's record that was the latest when the wait was enqueued */
-        while (atomic_load(&o->ev->completed) < o->ev_gen && !atomic_load(&mock_sticky)) sched_yield();
+        while (atomic_load(&o->ev->completed) < o->ev_gen && !mock_dead(mock_running)) sched_yield();
         break;
     case OP_HOST: o->host_fn(o->host_user); break;   /* cuLaunchHostFunc: on the stream's thread, in order */
     case OP_POOL_FREE: mock_pool_freed(o->dst, (unsigned)o->v64); break;   /* cuMemFreeAsync's point */
@@ -512,6 +525,7 @@ static void mock_op_time(long long ns) {   /* the stream's thread is busy meanwh
 }
 static void* stream_main(void* arg) {
     mock_stream* s = (mock_stream*)arg;
+    mock_running = s->dev;
     for (;;) {
         op* o = mock_next(s);
         if (!o && (o = mock_idle_wait(s)) == NULL) break;   /* stopped, and nothing left */
@@ -527,7 +541,7 @@ static void* stream_main(void* arg) {
     return NULL;
 }
 static CUresult push(mock_stream* s, op* o) {
-    if (atomic_load(&mock_sticky)) { op_free(o); return atomic_load(&mock_sticky); }
+    if (mock_dead(s->dev)) { op_free(o); return mock_dead(s->dev); }
     atomic_store_explicit(&o->snext, NULL, memory_order_relaxed);
     pthread_mutex_lock(&s->push_lock);
     /* full: as the driver, the enqueue waits for room (`started` read again only then: its line is the
@@ -560,7 +574,7 @@ static int stream_busy(mock_stream* s) {
 static pthread_mutex_t mock_driver_lock = PTHREAD_MUTEX_INITIALIZER;   /* the lists below */
 static mock_stream** mock_streams;
 static size_t mock_nstreams, mock_streams_cap;
-typedef struct mock_block { const char* p; size_t n; } mock_block;
+typedef struct mock_block { const char* p; size_t n; int dev; } mock_block;
 static mock_block* mock_hosts;                                        /* cuMemHostAlloc's blocks */
 static size_t mock_nhosts, mock_hosts_cap;
 
@@ -576,7 +590,7 @@ static int mock_grow(void** a, size_t* cap, size_t need, size_t size) {
 enum { MOCK_OBJ_MEM, MOCK_OBJ_HOST, MOCK_OBJ_STREAM, MOCK_OBJ_EVENT, MOCK_OBJ_MODULE, MOCK_OBJ_GRAPH,
        MOCK_OBJ_POOL, MOCK_OBJ_EXTMEM };
 /* n: cuMemAlloc's size; mapped: a buffer mapped from external memory (cuMemFree frees nothing) */
-typedef struct mock_obj { void* h; int kind; size_t n; int mapped; } mock_obj;
+typedef struct mock_obj { void* h; int kind; size_t n; int mapped; int dev; } mock_obj;
 static mock_obj* mock_objs;
 static size_t mock_nobjs, mock_objs_cap;
 static atomic_llong mock_stale;   /* releases of handles that were not live */
@@ -585,6 +599,7 @@ static int mock_obj_add_locked(void* h, int kind) {
     mock_objs[mock_nobjs].h = h;
     mock_objs[mock_nobjs].n = 0;
     mock_objs[mock_nobjs].mapped = 0;
+    mock_objs[mock_nobjs].dev = kind == MOCK_OBJ_STREAM ? ((mock_stream*)h)->dev : mock_cur_dev();
     mock_objs[mock_nobjs++].kind = kind;
     return 1;
 }
@@ -652,6 +667,7 @@ typedef struct mock_pool_block {
     unsigned free_gen;           /* cuMemFreeAsync calls on it so far (the pool's lock) */
     atomic_uint done_gen;        /* ... of which the last whose point has run (free for all once equal) */
     unsigned orphan_gen;         /* its pool is gone: the point of this free frees it (0: no); orphans lock */
+    int dev;                     /* its pool's device */
     struct mock_pool_block* orphan_next;
 } mock_pool_block;
 struct mock_pool {
@@ -659,6 +675,7 @@ struct mock_pool {
     mock_pool_block* blocks;
     uint64_t threshold;
     size_t bytes;                /* all its blocks */
+    int dev;                     /* the device it is made on */
 };
 static atomic_llong mock_pool_blocks_made, mock_big_live, mock_big_peak;   /* big: blocks of 1 MiB or more */
 static int mock_no_pools(void) {
@@ -699,9 +716,12 @@ static void mock_pool_freed(void* block, unsigned gen) {
     if (b->orphan_gen == gen) mock_orphan_drop_locked(b);
     pthread_mutex_unlock(&mock_orphans_lock);
 }
-static void mock_orphans_free(void) {   /* a reset: no free's point runs any more */
+static void mock_orphans_free(int d) {   /* device d's reset: no free's point of its runs any more */
     pthread_mutex_lock(&mock_orphans_lock);
-    while (mock_orphans) mock_orphan_drop_locked(mock_orphans);
+    for (mock_pool_block *b = mock_orphans, *next; b; b = next) {
+        next = b->orphan_next;
+        if (b->dev == d) mock_orphan_drop_locked(b);
+    }
     pthread_mutex_unlock(&mock_orphans_lock);
 }
 /* Frees a pool and its blocks (the pool's lock not held); cuMemPoolDestroy, as the driver, waits for
@@ -752,6 +772,7 @@ static CUresult mMemPoolCreate(mock_pool** out, const mock_pool_props* props) {
         return 1;   /* CUDA_ERROR_INVALID_VALUE (pinned device memory of a device is all it makes) */
     if (!(pool = (mock_pool*)calloc(1, sizeof *pool))) return 2;
     pthread_mutex_init(&pool->lock, NULL);
+    pool->dev = props->location_id;
     if (!mock_obj_add(pool, MOCK_OBJ_POOL)) { mock_pool_free(pool); return 2; }
     *out = pool;
     return 0;
@@ -775,8 +796,8 @@ static CUresult mMemPoolSetAttribute(mock_pool* pool, int attr, void* value) {
 static CUresult mMemAllocFromPoolAsync(dptr_t* out, size_t n, mock_pool* pool, mock_stream* s) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     mock_pool_block* b = NULL;
-    if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
     if (!out || !pool || !s || n == 0) return 1;
+    if (mock_dead(s->dev)) return mock_dead(s->dev);
     if (n > MOCK_TOTAL_MEM) return 2;   /* CUDA_ERROR_OUT_OF_MEMORY */
     pthread_mutex_lock(&pool->lock);
     for (int pass = 0; pass < 2 && !b; pass++)   /* one its stream freed first, then one free for all */
@@ -789,6 +810,7 @@ static CUresult mMemAllocFromPoolAsync(dptr_t* out, size_t n, mock_pool* pool, m
         if (posix_memalign(&b->p, 256, size) != 0) { free(b); b = NULL; }
         else {
             b->n = size;
+            b->dev = pool->dev;
             b->next = pool->blocks;
             pool->blocks = b;
             pool->bytes += size;
@@ -858,7 +880,6 @@ static CUresult mGetErrorName(CUresult r, const char** s) {
    ordinal):0, unified addressing, and peer access to every other one (cuDeviceCanAccessPeer 1;
    cuCtxEnablePeerAccess once per pair, then CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, as the driver), or
    none with MOCK_CUDA_NO_PEER=1 (cuDeviceCanAccessPeer 0: GPUs without it, whose copies are staged). */
-#define MOCK_MAX_DEVICES 4
 static int mock_devices(void) {
     const char* e = getenv("MOCK_CUDA_DEVICES");
     int n = e ? atoi(e) : 1;
@@ -929,8 +950,6 @@ static CUresult mDeviceTotalMem(size_t* b, int d) {
     *b = MOCK_TOTAL_MEM;
     return 0;
 }
-static int mock_ctx_token[MOCK_MAX_DEVICES];
-static _Thread_local int* mock_current;                       /* the calling thread's current context */
 static atomic_uint mock_peer_enabled[MOCK_MAX_DEVICES];       /* bit p of [c]: context c reaches p */
 /* MOCK_CUDA_STICKY_SURVIVES=1: a sticky error outlives the reset, and cuDevicePrimaryCtxRetain returns
    it, as NVIDIA's driver does (580 on an H200: "the process must be terminated and relaunched"). */
@@ -938,10 +957,9 @@ static int mock_sticky_survives(void) {
     const char* e = getenv("MOCK_CUDA_STICKY_SURVIVES");
     return e && e[0] == '1';
 }
-static atomic_int mock_hung;   /* a reset found a stream that never went idle: the "GPU" hangs */
 static CUresult mPrimaryCtxRetain(void** ctx, int d) {
     MOCK_COUNT(MOCK_CALL_CONTEXT);
-    int sticky = atomic_load(&mock_sticky);
+    int sticky = d >= 0 && d < MOCK_MAX_DEVICES ? atomic_load(&mock_sticky[d]) : 0;
     if (d < 0 || d >= mock_devices()) return 101;
     if (atomic_load(&mock_hung)) return 999;
     if (sticky && sticky != 709 && mock_sticky_survives()) return sticky;   /* NVIDIA's drivers */
@@ -965,16 +983,17 @@ static CUresult mCtxEnablePeerAccess(void* peer, unsigned f) {
     return 0;
 }
 /* A memory limit (mock_cuda_set_memory_limit; 0, the default: none): cuMemAlloc refuses, with
-   CUDA_ERROR_OUT_OF_MEMORY as a full GPU does, an allocation that would take the bytes of its live
-   allocations past it, and cuMemHostAlloc likewise with its own (mapped imports and pools' blocks do
-   not count). Each refusal counts in mock_cuda_out_of_memory(). Under the driver's lock. */
+   CUDA_ERROR_OUT_OF_MEMORY as a full GPU does, an allocation that would take the bytes of its device's
+   live allocations past it (each device has that size), and cuMemHostAlloc likewise with all pinned
+   memory (mapped imports and pools' blocks do not count). Each refusal counts in mock_cuda_out_of_memory(). Under the driver's lock. */
 static atomic_llong mock_mem_limit, mock_oom;
 static int mock_over_limit_locked(int kind, size_t n) {
     long long limit = atomic_load(&mock_mem_limit), used = (long long)n;
     if (limit <= 0) return 0;
     for (size_t i = 0; i < mock_nhosts && kind == MOCK_OBJ_HOST; i++) used += (long long)mock_hosts[i].n;
     for (size_t i = 0; i < mock_nobjs && kind == MOCK_OBJ_MEM; i++)
-        if (mock_objs[i].kind == MOCK_OBJ_MEM && !mock_objs[i].mapped) used += (long long)mock_objs[i].n;
+        if (mock_objs[i].kind == MOCK_OBJ_MEM && !mock_objs[i].mapped && mock_objs[i].dev == mock_cur_dev())
+            used += (long long)mock_objs[i].n;
     if (used <= limit) return 0;
     atomic_fetch_add(&mock_oom, 1);
     return 1;
@@ -997,19 +1016,20 @@ static CUresult mMemAlloc(dptr_t* p, size_t n) {
 }
 static CUresult mMemFree(dptr_t p) {
     MOCK_COUNT(MOCK_CALL_OTHER);
-    int live, mapped = 0;
+    int live, mapped = 0, dev = mock_cur_dev();
     pthread_mutex_lock(&mock_driver_lock);
     mock_device_sync();
     for (size_t i = 0; i < mock_nobjs; i++)
         if (mock_objs[i].h == (void*)(uintptr_t)p && mock_objs[i].kind == MOCK_OBJ_MEM) {
             mapped = mock_objs[i].mapped;
+            dev = mock_objs[i].dev;
             if (!mapped) mock_big(mock_objs[i].n, -1);
         }
     live = mock_obj_remove_locked((void*)(uintptr_t)p, MOCK_OBJ_MEM);
     pthread_mutex_unlock(&mock_driver_lock);
     if (!live) return 1;   /* CUDA_ERROR_INVALID_VALUE */
     if (!mapped) free((void*)(uintptr_t)p);
-    return atomic_load(&mock_sticky);
+    return mock_dead(dev);
 }
 static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
@@ -1023,6 +1043,7 @@ static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) {
         free(*p);
         return 2;
     }
+    mock_hosts[mock_nhosts].dev = mock_cur_dev();
     mock_hosts[mock_nhosts].p = (const char*)*p;
     mock_hosts[mock_nhosts++].n = n ? n : 1;
     pthread_mutex_unlock(&mock_driver_lock);
@@ -1133,7 +1154,7 @@ static CUresult copy_op(void* dst, const void* src, size_t n, mock_stream* s) {
     if (mock_is_host(dst) && mock_is_host(src)) {   /* done on the CPU once the stream gets there */
         stream_sync(s);
         memmove(dst, src, n);
-        return atomic_load(&mock_sticky);
+        return mock_dead(s->dev);
     }
     if (!(o = new_op(OP_COPY))) return 2;
     o->dst = dst; o->src = src; o->n = n;
@@ -1230,6 +1251,7 @@ static CUresult mStreamCreate(mock_stream** ps, unsigned f) {
     pthread_mutex_init(&s->push_lock, NULL); pthread_mutex_init(&s->lock, NULL); pthread_cond_init(&s->cond, NULL);
     s->head = s->tail = &s->stub;
     s->ctx = mock_current ? mock_current : &mock_ctx_token[0];
+    s->dev = mock_ctx_dev(s->ctx);
     if (pthread_create(&s->thread, NULL, stream_main, s) != 0) { free(s); return 2; }
     if (mock_gpu_cpu >= 0) {
         cpu_set_t one;
@@ -1247,7 +1269,7 @@ static CUresult mStreamCreate(mock_stream** ps, unsigned f) {
 }
 static CUresult stream_sync(mock_stream* s) {
     while (stream_busy(s)) sched_yield();
-    return atomic_load(&mock_sticky);
+    return mock_dead(s->dev);
 }
 /* Stops the stream's thread once it ran (or, on a dead context, skipped) what it holds; frees it. */
 static void stream_end(mock_stream* s) {
@@ -1279,7 +1301,7 @@ static CUresult mStreamGetCtx(mock_stream* s, void** ctx) {
 static CUresult mStreamQuery(mock_stream* s) {
     MOCK_COUNT(MOCK_CALL_QUERY);
     int busy;
-    if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
+    if (mock_dead(s->dev)) return mock_dead(s->dev);
     busy = stream_busy(s);
     return busy ? 600 : 0;
 }
@@ -1289,6 +1311,7 @@ static CUresult mEventCreate(mock_event** e, unsigned f) {
     *e = (mock_event*)mock_alloc64(sizeof **e);
     if (!*e) return 2;
     (*e)->owned = 1;
+    (*e)->dev = mock_cur_dev();
     atomic_init(&(*e)->refs, 1);
     if (!mock_obj_add(*e, MOCK_OBJ_EVENT)) { free(*e); return 2; }
     return 0;
@@ -1306,14 +1329,14 @@ static CUresult event_record(mock_event* e, mock_stream* s) {
     return push(s, o);
 }
 static CUresult event_query(mock_event* e) {
-    if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
+    if (mock_dead(e->dev)) return mock_dead(e->dev);
     return atomic_load(&e->completed) >= atomic_load(&e->recorded) ? 0 : 600;
 }
 static CUresult mEventSynchronize(mock_event* e) {
     MOCK_COUNT(MOCK_CALL_SYNC);
-    while (atomic_load(&e->completed) < atomic_load(&e->recorded) && !atomic_load(&mock_sticky)) sched_yield();
+    while (atomic_load(&e->completed) < atomic_load(&e->recorded) && !mock_dead(e->dev)) sched_yield();
     mock_pools_trim();
-    return atomic_load(&mock_sticky);
+    return mock_dead(e->dev);
 }
 /* Both recorded and completed (else CUDA_ERROR_NOT_READY, 600); milliseconds between them. */
 /* A test's hook, run at the start of every cuEventElapsedTime (mock_cuda_on_elapsed): what the host does
@@ -1324,7 +1347,7 @@ static CUresult mEventElapsedTime(float* ms, mock_event* a, mock_event* b) {
     void (*hook)(void*) = atomic_load(&mock_elapsed_hook);
     MOCK_COUNT(MOCK_CALL_QUERY);
     if (hook) hook(atomic_load(&mock_elapsed_user));
-    if (atomic_load(&mock_sticky)) return atomic_load(&mock_sticky);
+    if (mock_dead(a->dev)) return mock_dead(a->dev);
     if (!atomic_load(&a->recorded) || !atomic_load(&b->recorded) || event_query(a) || event_query(b)) return 600;
     *ms = (float)(((double)atomic_load(&b->at_ns) - (double)atomic_load(&a->at_ns)) / 1e6);
     return 0;
@@ -1404,10 +1427,10 @@ static CUresult mStreamSynchronize(mock_stream* s) {
     MOCK_COUNT(MOCK_CALL_SYNC);
     if (getenv("MOCK_CUDA_SYNC_FAILS")) return 999;   /* CUDA_ERROR_UNKNOWN, at once: the stream runs on */
     target = atomic_load_explicit(&s->pushes, memory_order_acquire);
-    while ((int)(atomic_load_explicit(&s->done, memory_order_acquire) - target) < 0 && !atomic_load(&mock_sticky))
+    while ((int)(atomic_load_explicit(&s->done, memory_order_acquire) - target) < 0 && !mock_dead(s->dev))
         sched_yield();
     mock_pools_trim();
-    return atomic_load(&mock_sticky);
+    return mock_dead(s->dev);
 }
 static CUresult mEventRecord(mock_event* e, mock_stream* s) {
     MOCK_COUNT(MOCK_CALL_EVENT);
@@ -1468,6 +1491,7 @@ static CUresult mGraphCreate(mock_graph** g, unsigned f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
     *g = (mock_graph*)mock_alloc64(sizeof **g);
+    if (*g) (*g)->done.dev = mock_cur_dev();
     if (*g && !mock_obj_add(*g, MOCK_OBJ_GRAPH)) { free(*g); return 2; }
     return *g ? 0 : 2;
 }
@@ -1500,6 +1524,7 @@ static CUresult mGraphInstantiateWithFlags(mock_graph** e, mock_graph* g, unsign
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
     if (!(*e = (mock_graph*)mock_alloc64(sizeof **e))) return 2;
+    (*e)->done.dev = mock_cur_dev();
     if ((g->n && !((*e)->ops = (op*)malloc(g->n * sizeof(op)))) || !mock_obj_add(*e, MOCK_OBJ_GRAPH)) {
         free((*e)->ops);
         free(*e);
@@ -1615,28 +1640,35 @@ static int mock_streams_drain(int d) {
 /* Destroys every resource of the context: first its streams go idle (see above); then streams end
    (their work is dropped: the context reads dead meanwhile), the rest is freed; then the context works
    again, with no sticky error (unless MOCK_CUDA_STICKY_SURVIVES). Handles made before are no longer
-   live. */
+   live. Only device d's: the other devices' contexts, streams and objects go on. */
 static CUresult mPrimaryCtxReset(int d) {
     MOCK_COUNT(MOCK_CALL_CONTEXT);
-    int kept = atomic_load(&mock_sticky);
+    int kept;
     if (d < 0 || d >= mock_devices()) return 101;
+    kept = atomic_load(&mock_sticky[d]);
     if (!mock_streams_drain(d)) {
         fprintf(stderr, "mock_cuda: cuDevicePrimaryCtxReset(%d): a stream of the context is still busy after "
                 "5 s (a GPU hangs here: a stream waits for a word nobody writes); CUDA is dead from now on\n", d);
         atomic_store(&mock_hung, 1);
-        atomic_store(&mock_sticky, 999);
         return 999;
     }
-    atomic_store(&mock_sticky, 709);   /* CUDA_ERROR_CONTEXT_IS_DESTROYED while it goes */
+    atomic_store(&mock_sticky[d], 709);   /* CUDA_ERROR_CONTEXT_IS_DESTROYED while it goes */
     pthread_mutex_lock(&mock_driver_lock);
-    for (size_t i = 0; i < mock_nstreams; i++) stream_end(mock_streams[i]);
-    mock_nstreams = 0;
-    mock_nhosts = 0;
-    for (size_t i = 0; i < mock_nobjs; i++) mock_obj_free(&mock_objs[i]);
-    mock_nobjs = 0;
-    mock_orphans_free();
+    for (size_t i = 0; i < mock_nstreams;)
+        if (mock_streams[i]->dev == d) {
+            stream_end(mock_streams[i]);
+            mock_streams[i] = mock_streams[--mock_nstreams];
+        } else {
+            i++;
+        }
+    for (size_t i = 0; i < mock_nhosts;)
+        if (mock_hosts[i].dev == d) mock_hosts[i] = mock_hosts[--mock_nhosts]; else i++;
+    for (size_t i = 0; i < mock_nobjs;)
+        if (mock_objs[i].dev == d) { mock_obj_free(&mock_objs[i]); mock_objs[i] = mock_objs[--mock_nobjs]; }
+        else i++;
+    mock_orphans_free(d);
     pthread_mutex_unlock(&mock_driver_lock);
-    atomic_store(&mock_sticky, kept && kept != 709 && mock_sticky_survives() ? kept : 0);
+    atomic_store(&mock_sticky[d], kept && kept != 709 && mock_sticky_survives() ? kept : 0);
     atomic_fetch_add(&mock_resets, 1);
     return 0;
 }
@@ -1697,7 +1729,7 @@ MOCK_API CUresult cuMemFree_v2(dptr_t p) { return mMemFree(p); }
 MOCK_API CUresult cuCtxSetCurrent(void* ctx);
 MOCK_API CUresult cuCtxSetCurrent(void* ctx) { return mCtxSetCurrent(ctx); }
 MOCK_API CUresult cuCtxGetDevice(int* d);
-MOCK_API CUresult cuCtxGetDevice(int* d) { *d = 0; return 0; }
+MOCK_API CUresult cuCtxGetDevice(int* d) { *d = mock_cur_dev(); return 0; }
 MOCK_API CUresult cuDevicePrimaryCtxRetain(void** ctx, int d);
 MOCK_API CUresult cuDevicePrimaryCtxRetain(void** ctx, int d) { return mPrimaryCtxRetain(ctx, d); }
 MOCK_API CUresult cuDevicePrimaryCtxRelease_v2(int d);

@@ -1610,6 +1610,94 @@ TEST(parked_batch_at_the_recover) {
     accel_device_destroy(dev);
 }
 
+#if RECOVER_MOCK
+/* Two GPUs (the mock's two devices, MOCK_CUDA_DEVICES=2): a loss of one and its recover leave the other
+   alone, as the driver keeps a sticky error, a reset and the objects per device (primary context). The
+   healthy device's objects made before the loss keep their contents and work after the loss and after
+   the lost one's recover; a queue of it that waits (on the host: another GPU) for a signal of the lost
+   one is released with the failure (DEVICE_LOST, nothing behind it runs); the lost one recovers. The
+   mock kept all three process-wide before: the healthy device read lost, and the reset ended its
+   streams. */
+static void beside_fill(accel_queue* q, accel_buffer* b, uint32_t v, accel_signal* s, uint64_t at) {
+    accel_queue_fill(q, b, 0, 256, v);
+    accel_queue_signal(q, s, at);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_OK(accel_signal_wait(s, at, 10000000000ull));
+}
+static void beside_expect(accel_buffer* b, uint32_t v, const char* when) {
+    uint32_t got[64];
+    int ok = 1;
+    if (!CHECK_OK(accel_buffer_read(b, 0, got, sizeof got))) return;
+    for (int i = 0; i < 64; i++) ok &= got[i] == v;
+    if (!CHECK(ok)) fprintf(stderr, "    the healthy device's buffer %s: %u, want %u\n", when, got[0], v);
+}
+TEST(a_lost_device_beside_a_healthy_one) {
+    accel_device *d0 = NULL, *d1 = NULL;
+    accel_device_desc dd;
+    accel_buffer *b1 = NULL, *gated_buf = NULL;
+    accel_queue *q1 = NULL, *qg = NULL;
+    accel_signal *s1 = NULL, *x0 = NULL, *after = NULL;
+    accel_device_info info;
+    int set_env = getenv("MOCK_CUDA_DEVICES") == NULL;
+    long long stale;
+    if (test_g.backend != accel_cuda_backend() || recover_mock_count("mock_cuda_live") < 0)
+        SKIP("the CUDA mock driver only (two GPUs, one lost)");
+    if (set_env) setenv("MOCK_CUDA_DEVICES", "2", 1);
+    memset(&dd, 0, sizeof dd);
+    dd.backend = accel_cuda_backend();
+    dd.device_index = 1;
+    if (!(d0 = recover_device(NULL)) || test_device_create_desc(dd, &d1) != ACCEL_OK) {
+        accel_device_destroy(d0);
+        if (set_env) unsetenv("MOCK_CUDA_DEVICES");
+        SKIP("fewer than two CUDA devices (MOCK_CUDA_DEVICES)");
+    }
+    stale = recover_mock_count("mock_cuda_stale_uses");
+    REQUIRE_OK(test_buffer_create(d1, 256, ACCEL_MEMORY_DEVICE, &b1));
+    REQUIRE_OK(test_buffer_create(d1, 256, ACCEL_MEMORY_DEVICE, &gated_buf));
+    REQUIRE_OK(accel_queue_create(d1, ACCEL_QUEUE_COMPUTE, &q1));
+    REQUIRE_OK(accel_queue_create(d1, ACCEL_QUEUE_COMPUTE, &qg));
+    REQUIRE_OK(accel_signal_create(d1, 0, &s1));
+    REQUIRE_OK(accel_signal_create(d1, 0, &after));
+    REQUIRE_OK(accel_signal_create(d0, 0, &x0));
+    beside_fill(q1, b1, 0x11u, s1, 1);
+    beside_fill(q1, gated_buf, 0x22u, s1, 2);
+    accel_queue_wait(qg, x0, 1);   /* another GPU's signal: gated on the host */
+    accel_queue_fill(qg, gated_buf, 0, 256, 0x33u);
+    accel_queue_signal(qg, after, 1);
+    CHECK_OK(accel_queue_submit(qg));
+    if (!CHECK(recover_lose(d0))) goto out;
+    CHECK_RESULT(accel_device_info_get(d0, &info), ACCEL_ERROR_DEVICE_LOST);
+    CHECK_OK(accel_device_info_get(d1, &info));   /* the other GPU is not lost */
+    CHECK_RESULT(accel_signal_wait(after, 1, 10000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+    CHECK_EQ_U64(accel_signal_value(after), lost_value());
+    beside_expect(gated_buf, 0x22u, "behind the failed wait");   /* the fill behind it never ran */
+    beside_expect(b1, 0x11u, "after the loss");
+    beside_fill(q1, b1, 0x44u, s1, 3);
+    beside_expect(b1, 0x44u, "after the loss, filled again");
+    CHECK(recover_saxpy(d1));
+    CHECK_OK(accel_device_recover(d0));   /* resets device 0's context only */
+    CHECK_EQ_U64(recover_generation(d0), 3);
+    CHECK(recover_saxpy(d0));
+    beside_expect(b1, 0x44u, "after the other's recover");
+    beside_fill(q1, b1, 0x55u, s1, 4);
+    beside_expect(b1, 0x55u, "after the other's recover, filled again");
+    CHECK(recover_saxpy(d1));
+    CHECK_EQ_U64(recover_generation(d1), 1);
+    CHECK_EQ_INT((int)(recover_mock_count("mock_cuda_stale_uses") - stale), 0);
+out:
+    accel_queue_destroy(q1);
+    accel_queue_destroy(qg);
+    accel_signal_destroy(s1);
+    accel_signal_destroy(after);
+    accel_signal_destroy(x0);
+    accel_buffer_destroy(b1);
+    accel_buffer_destroy(gated_buf);
+    accel_device_destroy(d0);
+    accel_device_destroy(d1);
+    if (set_env) unsetenv("MOCK_CUDA_DEVICES");
+}
+#endif
+
 int main(int argc, char** argv) {
     test_begin(argc, argv);
     RUN(generation_counts_recovers);
@@ -1634,6 +1722,7 @@ int main(int argc, char** argv) {
     RUN(held_release_and_a_gpu_wait_at_the_recover);
 #if RECOVER_MOCK
     RUN(driver_that_keeps_a_sticky_error);
+    RUN(a_lost_device_beside_a_healthy_one);
 #endif
     RUN(recover_of_a_lost_device);   /* last: on NVIDIA's drivers the process cannot use the GPU after it */
     return test_end();
