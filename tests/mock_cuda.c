@@ -594,12 +594,14 @@ typedef struct mock_obj { void* h; int kind; size_t n; int mapped; int dev; } mo
 static mock_obj* mock_objs;
 static size_t mock_nobjs, mock_objs_cap;
 static atomic_llong mock_stale;   /* releases of handles that were not live */
+static int mock_pool_dev(const void* pool);   /* a pool's device (its location's, not the current one) */
 static int mock_obj_add_locked(void* h, int kind) {
     if (!mock_grow((void**)&mock_objs, &mock_objs_cap, mock_nobjs + 1, sizeof *mock_objs)) return 0;
     mock_objs[mock_nobjs].h = h;
     mock_objs[mock_nobjs].n = 0;
     mock_objs[mock_nobjs].mapped = 0;
-    mock_objs[mock_nobjs].dev = kind == MOCK_OBJ_STREAM ? ((mock_stream*)h)->dev : mock_cur_dev();
+    mock_objs[mock_nobjs].dev = kind == MOCK_OBJ_STREAM ? ((mock_stream*)h)->dev
+                                : kind == MOCK_OBJ_POOL ? mock_pool_dev(h) : mock_cur_dev();
     mock_objs[mock_nobjs++].kind = kind;
     return 1;
 }
@@ -764,6 +766,7 @@ static void mock_pools_trim(void) {
     pthread_mutex_unlock(&mock_driver_lock);
 }
 typedef struct mock_pool_props { int alloc_type, handle_types, location_type, location_id; } mock_pool_props;
+static int mock_pool_dev(const void* pool) { return ((const mock_pool*)pool)->dev; }
 static CUresult mMemPoolCreate(mock_pool** out, const mock_pool_props* props) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     mock_pool* pool;
@@ -985,7 +988,8 @@ static CUresult mCtxEnablePeerAccess(void* peer, unsigned f) {
 /* A memory limit (mock_cuda_set_memory_limit; 0, the default: none): cuMemAlloc refuses, with
    CUDA_ERROR_OUT_OF_MEMORY as a full GPU does, an allocation that would take the bytes of its device's
    live allocations past it (each device has that size), and cuMemHostAlloc likewise with all pinned
-   memory (mapped imports and pools' blocks do not count). Each refusal counts in mock_cuda_out_of_memory(). Under the driver's lock. */
+   memory (mapped imports and pools' blocks do not count). Each refusal counts in
+   mock_cuda_out_of_memory(). Under the driver's lock. */
 static atomic_llong mock_mem_limit, mock_oom;
 static int mock_over_limit_locked(int kind, size_t n) {
     long long limit = atomic_load(&mock_mem_limit), used = (long long)n;
@@ -1667,6 +1671,7 @@ static CUresult mPrimaryCtxReset(int d) {
         if (mock_objs[i].dev == d) { mock_obj_free(&mock_objs[i]); mock_objs[i] = mock_objs[--mock_nobjs]; }
         else i++;
     mock_orphans_free(d);
+    atomic_store(&mock_peer_enabled[d], 0u);   /* the new context has enabled no peer yet */
     pthread_mutex_unlock(&mock_driver_lock);
     atomic_store(&mock_sticky[d], kept && kept != 709 && mock_sticky_survives() ? kept : 0);
     atomic_fetch_add(&mock_resets, 1);
