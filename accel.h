@@ -737,7 +737,10 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
    and its handle goes with it (do not destroy it afterwards; views of it must not be used past this
    point either: work ordered after it that uses the memory, a replayed list say, is undefined; the CPU
    backend fails such a batch, GPU backends do not look). Commands recorded before it, on q or ordered
-   before it, still see the memory. q may be
+   before it, still see the memory; not yet on a GPU: a free behind a wait that the device watches
+   (see Signals) runs when that wait's signal fails (the failure releases the device), so work of
+   another queue ordered before the free only by that signal may find the memory reused or gone (a
+   known bug: free on the queue that used the memory last, whose own order holds). q may be
    another queue of buf's device than the one that allocated it. accel_buffer_destroy instead of
    accel_queue_free is a free at no queue point: the memory returns once no submitted work uses the
    buffer. Recording errors (INVALID_ARGUMENT at the next submit, nothing freed): NULL buf, a buffer
