@@ -737,9 +737,10 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
    and its handle goes with it (do not destroy it afterwards; views of it must not be used past this
    point either: work ordered after it that uses the memory, a replayed list say, is undefined; the CPU
    backend fails such a batch, GPU backends do not look). Commands recorded before it, on q or ordered
-   before it, still see the memory; not yet on a GPU: a free behind a wait that the device watches
-   (see Signals) runs when that wait's signal fails (the failure releases the device), so work of
-   another queue ordered before the free only by that signal may find the memory reused or gone (a
+   before it, still see the memory; not yet on CUDA with stream memory operations (and, unmeasured,
+   probably not on a Vulkan queue with a VkQueue of its own): a free behind a wait that the device
+   watches (see Signals) runs when that wait's signal fails (the failure releases the device), so work
+   of another queue ordered before the free only by that signal may find the memory reused or gone (a
    known bug: free on the queue that used the memory last, whose own order holds). q may be
    another queue of buf's device than the one that allocated it. accel_buffer_destroy instead of
    accel_queue_free is a free at no queue point: the memory returns once no submitted work uses the
@@ -8072,14 +8073,15 @@ static void accel_i_cpu_ready(accel_i_cpu_queue* q) {
     accel_i_cpu_enlist(q);
     accel_i_cpu_loop(accel_i_cpu_dev(q->base.obj.device));
 }
-/* Runs the device's ready list: its loop, and a wait inside a host call the loop runs (a queue the host
-   call submitted to or released goes on, as accel_queue_finish's settle runs it). */
+/* Runs the first queue of the device's ready list (a nested drain's step). */
 static void accel_i_cpu_drain_one(accel_i_cpu_device* dev) {
     accel_i_cpu_queue* q = dev->ready_head;
     if ((dev->ready_head = q->ready_next) == NULL) dev->ready_tail = NULL;
     q->ready = false;
     accel_i_cpu_pump(q);
 }
+/* Runs the device's ready list: its loop, and a wait inside a host call the loop runs (a queue the host
+   call submitted to or released goes on, as accel_queue_finish's settle runs it). */
 static void accel_i_cpu_drain(accel_i_cpu_device* dev) {
     while (dev->ready_head) accel_i_cpu_drain_one(dev);
 }
@@ -8091,16 +8093,16 @@ static bool accel_i_cpu_until_met(const accel_i_cpu_until* u) {
 /* The next device whose ready queue a nested drain runs: the waited signals' own devices first, then
    the loops on the stack (the innermost first), then the devices a raise up the stack woke and has
    not looped yet (accel_i_cpu_unparked); never one inside a kernel (the lane it holds). */
-static accel_i_cpu_device* accel_i_cpu_drain_next(const accel_i_cpu_until* u, bool* looped) {
+static accel_i_cpu_device* accel_i_cpu_drain_next(const accel_i_cpu_until* u) {
     accel_i_cpu_device* d;
     for (uint32_t i = 0; i < u->n; i++) {
         d = accel_i_is_cpu_signal(u->s[i]) ? accel_i_cpu_dev(u->s[i]->obj.device) : NULL;
-        if (d && d->ready_head && !accel_i_cpu_in_kernel(d)) return *looped = d->draining, d;
+        if (d && d->ready_head && !accel_i_cpu_in_kernel(d)) return d;
     }
     for (d = accel_i_cpu_loops; d; d = d->loop_next)
-        if (d->ready_head && !accel_i_cpu_in_kernel(d)) return *looped = true, d;
+        if (d->ready_head && !accel_i_cpu_in_kernel(d)) return d;
     for (d = accel_i_cpu_unparked; d; d = d->unpark_next)
-        if (d->ready_head && !d->draining && !accel_i_cpu_in_kernel(d)) return *looped = false, d;
+        if (d->ready_head && !d->draining && !accel_i_cpu_in_kernel(d)) return d;
     return NULL;
 }
 /* Inside a host call (a loop runs it), before a wait, finish or destroy that cannot end yet concludes
@@ -8111,10 +8113,11 @@ static accel_i_cpu_device* accel_i_cpu_drain_next(const accel_i_cpu_until* u, bo
    needs this frame to return first gets DEADLOCK, even where a queue run before it would have
    satisfied this wait. */
 static bool accel_i_cpu_drain_loops(const accel_i_cpu_until* until) {
-    bool any = false, looped;
+    bool any = false;
     accel_i_cpu_device* d;
-    while (!accel_i_cpu_until_met(until) && (d = accel_i_cpu_drain_next(until, &looped)) != NULL) {
-        if (looped) accel_i_cpu_drain_one(d); else accel_i_cpu_loop_run(d, accel_i_cpu_drain_one);
+    while (!accel_i_cpu_until_met(until) && (d = accel_i_cpu_drain_next(until)) != NULL) {
+        if (d->draining) accel_i_cpu_drain_one(d);   /* its loop is up the stack */
+        else accel_i_cpu_loop_run(d, accel_i_cpu_drain_one);
         any = true;
     }
     return any;
@@ -8160,13 +8163,16 @@ static void accel_i_cpu_unpark(accel_i_event* ev) {
    (which the device's loop is running, so q waits on the ready list behind it). Not from inside a
    kernel of q's device: q's exec would wait for ever for the device's one lane, which that kernel
    holds; q stays on the ready list (the finish reports DEADLOCK; the loop runs q after the kernel). */
+/* The loops up the stack may release q (parked, or ready behind its device's lane), and then run it:
+   a nested drain until q is neither. Returns whether it ran any queue. */
+static bool accel_i_cpu_settle_drain(accel_i_cpu_queue* q) {
+    accel_i_cpu_until until = { NULL, NULL, 0, false, NULL, q };
+    return accel_i_cpu_drain_loops(&until);
+}
 static void accel_i_cpu_settle(accel_i_cpu_queue* q) {
     accel_i_cpu_device* dev = accel_i_cpu_dev(q->base.obj.device);
-    accel_i_cpu_until until = { NULL, NULL, 0, false, NULL, q };
     if (q->ready && !accel_i_cpu_in_kernel(dev)) accel_i_cpu_pump(q);   /* the loop's later pump: a no-op */
-    /* still parked (or waiting for its device's lane): the loops up the stack may release it, and then
-       run it, its device's loop or their drain */
-    accel_i_cpu_drain_loops(&until);
+    accel_i_cpu_settle_drain(q);
 }
 /* Takes q off its device's ready list (it is being destroyed). */
 static void accel_i_cpu_unready(accel_i_cpu_queue* q) {
@@ -8190,7 +8196,6 @@ static void accel_i_cpu_run_ready(accel_i_cpu_device* dev) {
 }
 static void accel_i_cpu_device_settle(accel_device* base) {
     accel_i_cpu_device* dev = accel_i_cpu_dev(base);
-    accel_i_cpu_until until = { NULL, NULL, 0, false, NULL, NULL };
     accel_i_object* o;
     if (base->backend != accel_cpu_backend()) return;
     if (accel_i_cpu_in_kernel(dev)) return;
@@ -8206,8 +8211,7 @@ static void accel_i_cpu_device_settle(accel_device* base) {
         accel_i_spin_unlock(&base->objects_lock);
         if (!o) return;
         q = (accel_i_cpu_queue*)(void*)o;
-        until.q = q;
-        if (accel_i_cpu_drain_loops(&until)) {   /* a loop up the stack may release it: look again */
+        if (accel_i_cpu_settle_drain(q)) {   /* a loop up the stack may release it: look again */
             accel_i_release(q);
             continue;
         }

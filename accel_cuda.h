@@ -421,7 +421,8 @@
    the reset frees it (a wait on another device's word, or a long kernel, still holds the reset: a
    warning says so after 2 s). Not covered yet: a peer copy with a buffer of this device that a queue
    of another GPU (peer access) handed to its stream behind a GPU wait not reached yet runs after the
-   reset, on freed memory (a fault there); finish such queues before a recover.
+   reset, on freed memory (tests/mock_cuda.c crashes; a GPU would fault there); finish such queues
+   before a recover.
    A device lost to a sticky error: on NVIDIA's driver (580, H200, measured by `make gpu-check`) the
    error outlives the reset, as NVIDIA documents for such errors ("the process must be terminated and
    relaunched"): cuDevicePrimaryCtxRetain returns it again, and accel_device_recover returns

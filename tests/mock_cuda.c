@@ -962,9 +962,10 @@ static int mock_sticky_survives(void) {
 }
 static CUresult mPrimaryCtxRetain(void** ctx, int d) {
     MOCK_COUNT(MOCK_CALL_CONTEXT);
-    int sticky = d >= 0 && d < MOCK_MAX_DEVICES ? atomic_load(&mock_sticky[d]) : 0;
+    int sticky;
     if (d < 0 || d >= mock_devices()) return 101;
     if (atomic_load(&mock_hung)) return 999;
+    sticky = atomic_load(&mock_sticky[d]);
     if (sticky && sticky != 709 && mock_sticky_survives()) return sticky;   /* NVIDIA's drivers */
     *ctx = &mock_ctx_token[d];
     return 0;
