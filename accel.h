@@ -709,7 +709,9 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    the free (the caller orders them, as with any memory shared by two queues). Freed memory goes back
    to the device's pool (keyed by size class and memory kind) and a later accel_queue_alloc takes it
    with no host wait: at once on q itself (q's order puts it after the free), on another queue once no
-   submitted command uses it.
+   submitted command uses it. On a GPU, memory that another queue used (or freed) goes back once no
+   submitted command uses it, for q too: the free's queue may pass its point early (see
+   accel_queue_free).
    When the memory is taken: at the alloc's point of q's order, on every backend: on the CPU the
    executor takes it from the pool when it gets there, and the free's point gives it back; on CUDA
    where the point is enqueued on the queue's stream (cuMemAllocFromPoolAsync / cuMemFreeAsync where
@@ -733,24 +735,24 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    device watches is built before that wait's failure is known: it gets its memory). Recording thread. */
 ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
                                         accel_buffer** out);
-/* Ends buf (an accel_queue_alloc handle) at this point of q's order: its memory returns to the pool
-   and its handle goes with it (do not destroy it afterwards; views of it must not be used past this
-   point either: work ordered after it that uses the memory, a replayed list say, is undefined; the CPU
-   backend fails such a batch, GPU backends do not look). Commands recorded before it, on q or ordered
-   before it, still see the memory; not yet on CUDA with stream memory operations (and, unmeasured,
-   probably not on a Vulkan queue with a VkQueue of its own): a free behind a wait that the device
-   watches (see Signals) runs when that wait's signal fails (the failure releases the device), so work
-   of another queue ordered before the free only by that signal may find the memory reused or gone (a
-   known bug: free on the queue that used the memory last, whose own order holds). q may be
-   another queue of buf's device than the one that allocated it. accel_buffer_destroy instead of
-   accel_queue_free is a free at no queue point: the memory returns once no submitted work uses the
-   buffer. Recording errors (INVALID_ARGUMENT at the next submit, nothing freed): NULL buf, a buffer
+/* Ends buf (an accel_queue_alloc handle) at this point of q's order: its memory returns to the pool and
+   its handle goes with it (do not destroy it afterwards; views of it must not be used past this point
+   either: work ordered after it that uses the memory, a replayed list say, is undefined; the CPU backend
+   fails such a batch, GPU backends do not look). Commands recorded before it, on q or ordered before it,
+   still see the memory, failures or not: on a GPU a free behind a wait that the device watches (see
+   Signals) is passed when that wait's signal fails (the failure releases the device), so where another
+   queue recorded a use (or the alloc) before the free point was built, the memory stays until no submitted
+   command uses it. Not covered: a use another queue records after q built its free point (q submitted
+   first, the use ordered before the free by a signal alone) still loses the memory early if that signal
+   fails. q may be another queue of buf's device than the one that allocated it. accel_buffer_destroy
+   instead of accel_queue_free is a free at no queue point: the memory returns once no submitted work uses
+   the buffer. Recording errors (INVALID_ARGUMENT at the next submit, nothing freed): NULL buf, a buffer
    not from accel_queue_alloc, one freed already (found for sure until that free completed; see below),
-   another device's, a call while q records a command list. The handle ends when the free is
-   recorded: where submit then discards the batch (a recording error of another command), the buffer
-   goes as by accel_buffer_destroy. An ended handle, like a destroyed object, must not be passed again:
-   once its free completed, a later accel_queue_alloc may return the same pointer (a second free would
-   then end the new buffer), or its memory may be gone. Recording thread. */
+   another device's, a call while q records a command list. The handle ends when the free is recorded:
+   where submit then discards the batch (a recording error of another command), the buffer goes as by
+   accel_buffer_destroy. An ended handle, like a destroyed object, must not be passed again: once its free
+   completed, a later accel_queue_alloc may return the same pointer (a second free would then end the new
+   buffer), or its memory may be gone. Recording thread. */
 ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf);
 
 /* ==== programs ==== */
@@ -1962,6 +1964,10 @@ struct accel_buffer  {
        it back, the native fields stay for commands built later but ordered before that point */
     accel_i_a32 qhas;
     accel_buffer* qroot;                  /* ... a root of the core's pool lends it (a reference) */
+    /* ... the queue of its alloc (compared, never used), and whether another queue (or a command list)
+       recorded a use or the free (accel_i_qmem_shared) */
+    accel_queue* qowner;
+    accel_i_a32 qshared;
 };
 /* accel_buffer.qmem: an accel_queue_alloc handle that is a root of the core's whose memory is taken at
    its point (see "core: queue-ordered memory at its point"); its `mapped` is NULL until then */
@@ -2198,9 +2204,12 @@ ACCEL_I_KIT accel_result accel_i_host_signal_wait(accel_signal* const* s, const 
    memory at its point"): where its walk builds command c of a batch flagged qmem, a point is the
    backend's to run (ACCEL_I_CMD_QMEM_POINT: its memory of its own, or a root of the core's pool lent
    and given back below; it publishes the handle's qhas after its native fields, and reports an alloc
-   point without memory with accel_i_qmem_point_failed); any other command is checked first with
-   accel_i_qmem_use_failed (0, or the failed value that drops the rest of the batch) */
+   point without memory with accel_i_qmem_point_failed; a free point of a handle accel_i_qmem_shared
+   keeps the memory, which the handle's last reference gives back: give_back does nothing then); any
+   other command is checked first with accel_i_qmem_use_failed (0, or the failed value that drops the
+   rest of the batch) */
 ACCEL_I_KIT bool accel_i_qmem_has(const accel_buffer* r);
+ACCEL_I_KIT bool accel_i_qmem_shared(const accel_buffer* r);
 ACCEL_I_KIT uint64_t accel_i_qmem_use_failed(accel_queue* q, const accel_i_batch* b, const accel_i_cmd* c);
 ACCEL_I_KIT uint64_t accel_i_qmem_point_failed(accel_queue* q, accel_buffer* r, accel_result why);
 ACCEL_I_KIT accel_buffer* accel_i_qmem_lend(accel_queue* q, accel_buffer* r, uint64_t* failed);
@@ -4701,7 +4710,8 @@ static accel_result accel_i_qmem_root(accel_queue* q, accel_i_qmem_pool* p, size
    another queue takes it once the batch of the free completed on the device). Its free point leaves
    the handle's native fields in place (qhas 2): a command of another queue built after that point may
    still be ordered before it on the device, so a use after the free is not caught there (undefined,
-   as any use of freed memory).
+   as any use of freed memory). A handle another queue used keeps its memory past its free point there,
+   to its last reference (accel_i_qmem_shared).
    A segment that uses a handle whose alloc point its queue's walk has not reached yet (another queue
    submitted first, its waits watched by the device) has its waits gated on the host instead
    (accel_i_classify, accel_i_qmem_waits_on_host): they are reached only after that point. */
@@ -4709,6 +4719,15 @@ static accel_result accel_i_qmem_root(accel_queue* q, accel_i_qmem_pool* p, size
    native fields, written before, are there) */
 static bool accel_i_qmem_has(const accel_buffer* r) {
     return atomic_load_explicit(&r->qhas, memory_order_acquire) != 0;
+}
+/* kit: did a queue other than handle r's alloc's (or a command list) record a use or the free of r?
+   A GPU walk's free point of such a handle keeps the memory, which goes back with the handle's last
+   reference instead (every batch that used it holds it until it completed): the other queue's use is
+   ordered before the free by a signal only, and a failure of that signal releases the free's queue on
+   the device (6.1) before that use ran; memory reused or trimmed then would be under it. A handle of
+   one queue keeps the stream order: its uses come before the free in that queue's own order. */
+static bool accel_i_qmem_shared(const accel_buffer* r) {
+    return atomic_load_explicit(&r->qshared, memory_order_relaxed) != 0;
 }
 /* The bytes of a handle of dev's (a GPU backend's buffer struct where its walk runs the points). */
 static size_t accel_i_qmem_bytes(const accel_device* dev) {
@@ -4747,6 +4766,8 @@ static accel_buffer* accel_i_qmem_late_new(accel_device* dev, accel_i_qmem_pool*
     r->qfail = 0;
     atomic_store_explicit(&r->qhas, 0u, memory_order_relaxed);
     r->qroot = NULL;
+    r->qowner = NULL;
+    atomic_store_explicit(&r->qshared, 0u, memory_order_relaxed);
     r->qmem = ACCEL_I_QMEM_HANDLE | ACCEL_I_QMEM_LATE;
     return r;
 }
@@ -4767,6 +4788,7 @@ static accel_result accel_i_qmem_late_alloc(accel_queue* q, size_t size, accel_m
     accel_i_qmem_pool* p = accel_i_qmem_pool_of(q->obj.device);
     accel_buffer* r = p ? accel_i_qmem_late_new(q->obj.device, p, size, memory) : NULL;
     if (!r) return ACCEL_ERROR_OUT_OF_MEMORY;
+    r->qowner = q;
     if (!accel_i_qmem_point_rec(q, r, false, "accel_queue_alloc")) {
         accel_i_handle_drop(r);
         return ACCEL_ERROR_OUT_OF_MEMORY;
@@ -4774,8 +4796,15 @@ static accel_result accel_i_qmem_late_alloc(accel_queue* q, size_t size, accel_m
     *out = r;
     return ACCEL_OK;
 }
+/* A use or the free of handle r recorded on q (or into a list q records): is it another queue's than
+   the alloc's? Then r is shared (accel_i_qmem_shared). */
+static void accel_i_qmem_note_queue(accel_queue* q, accel_buffer* r) {
+    if ((q->recording || q != r->qowner) && !atomic_load_explicit(&r->qshared, memory_order_relaxed))
+        atomic_store_explicit(&r->qshared, 1u, memory_order_relaxed);
+}
 /* A use of buf (memory at its point) recorded on q: the batch checks its commands where they run. */
 static bool accel_i_qmem_late_use(accel_queue* q, accel_buffer* buf, const char* fn) {
+    accel_i_qmem_note_queue(q, accel_i_buffer_root(buf));
     if (q->recording && accel_i_buffer_root(buf)->qfail) {   /* known to have none: the list's error */
         accel_i_rec_error(q, ACCEL_ERROR_OUT_OF_MEMORY, "%s: the buffer's accel_queue_alloc found no memory",
                           fn);
@@ -4931,7 +4960,9 @@ static accel_buffer* accel_i_qmem_lend(accel_queue* q, accel_buffer* r, uint64_t
    command of another queue built after this point may still be ordered before it. */
 static void accel_i_qmem_give_back(accel_queue* q, accel_i_cmd* c) {
     accel_buffer* r = c->u.qmem.buf;
-    if (atomic_load_explicit(&r->qhas, memory_order_relaxed) != 1u || !r->qroot) return;
+    if (atomic_load_explicit(&r->qhas, memory_order_relaxed) != 1u || !r->qroot ||
+        (q->obj.device->qmem_ops && accel_i_qmem_shared(r)))   /* a GPU walk's: kept (see there) */
+        return;
     accel_i_qmem_put(r->qroot, q);
     c->u.qmem.held = r->qroot;
     r->qroot = NULL;
@@ -5008,6 +5039,7 @@ ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
         !accel_i_rec_live(q, &buf->obj, fn))
         return;
     /* its point (the handle's qmem stays as it is: see there) */
+    accel_i_qmem_note_queue(q, buf);
     if (accel_i_qmem_point_rec(q, buf, true, fn)) accel_i_handle_drop(buf);
 }
 /* Its root's qfail is set: the reason in it (out of memory, or the failed batch's reason). */

@@ -2113,8 +2113,10 @@ static void accel_i_cu_words_free(accel_i_cu_device* dev) {
    without pools: a root of the core's pool lent at the alloc point (made by cuMemAlloc /
    cuMemHostAlloc when none is free) and given back at the free point, reused at once on the same
    stream and by another queue once the free's batch completed. A handle whose free point never ran
-   (destroyed instead, or its batch failed) gives pool memory back at its last reference with
-   cuMemFreeAsync on the device's io stream (its work is done). */
+   (destroyed instead, or its batch failed), or one another queue used (accel_i_qmem_shared: its free
+   point keeps the memory, since a failed signal may release the stream before that use ran), gives
+   pool memory back at its last reference with cuMemFreeAsync on the device's io stream (its work is
+   done). */
 static void accel_i_cu_qmem_drop(accel_buffer* r) {
     accel_i_cu_device* dev = accel_i_cu_dev(r->obj.device);
     accel_i_cu_buffer* b = (accel_i_cu_buffer*)r;
@@ -2164,7 +2166,10 @@ static uint64_t accel_i_cu_qmem_point(accel_i_cu_queue* q, accel_i_cmd* c) {
     uint64_t failed = 0;
     if (c->u.qmem.free) {   /* dptr stays: another queue's command built later may come before it */
         bool own = atomic_load_explicit(&r->qhas, memory_order_relaxed) == 1u && !r->qroot;   /* the pool's */
-        if (!own) { accel_i_qmem_give_back(&q->base, c); return 0; }   /* a root lent (or none) */
+        if (!own || accel_i_qmem_shared(r)) {   /* a root lent (or none), or kept to the last reference */
+            accel_i_qmem_give_back(&q->base, c);
+            return 0;
+        }
         atomic_store_explicit(&r->qhas, 2u, memory_order_release);
         q->dirty = true;
         cr = accel_i_cu.MemFreeAsync(b->dptr, q->stream);

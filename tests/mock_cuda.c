@@ -1039,7 +1039,7 @@ static CUresult mMemFree(dptr_t p) {
 static CUresult mMemHostAlloc(void** p, size_t n, unsigned f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     (void)f;
-    if (posix_memalign(p, 4096, n ? n : 1) != 0) return 2;   /* the driver's pinned memory is page-aligned */
+    if (n > MOCK_TOTAL_MEM || posix_memalign(p, 4096, n ? n : 1) != 0) return 2;   /* pinned: page-aligned */
     pthread_mutex_lock(&mock_driver_lock);
     if (mock_over_limit_locked(MOCK_OBJ_HOST, n ? n : 1) ||
         !mock_grow((void**)&mock_hosts, &mock_hosts_cap, mock_nhosts + 1, sizeof *mock_hosts) ||

@@ -519,6 +519,67 @@ TEST(qmem_alloc_and_free_around_a_failed_wait) {
     qm_end(&sc);
 }
 
+/* A free on another queue than the one whose work uses the memory, behind a wait that the device
+   watches (on the CPU and in CUDA's ring mode the host holds it), ordered after that work only by a
+   signal that a third queue then fails: the failure releases the free's queue, yet the memory stays
+   the work's until that work ran (it waits for a gate set only afterwards). Then another queue takes
+   memory of the same size class and writes other counts into it (reuse), or asks for memory no device
+   has, which gives idle memory back first (trim): the work must still read its own counts and fill
+   all QM_N words (a reused block gives it 5 groups; a trimmed one is a use after free under ASan). */
+static void qm_free_behind_failed_signal(qm_scene* sc, accel_memory kind, int trim) {
+    static const uint32_t local[3] = { 64, 1, 1 };
+    uint32_t counts[3] = { QM_N / 64, 1, 1 }, other[3] = { 5, 1, 1 }, k[2] = { 500, QM_N };
+    accel_signal *g1 = NULL, *g2 = NULL, *c = NULL;
+    accel_queue* z = NULL;
+    accel_buffer *a = NULL, *b = NULL;
+    REQUIRE_OK(accel_signal_create(sc->dev, 0, &g1));
+    REQUIRE_OK(accel_signal_create(sc->dev, 0, &g2));
+    REQUIRE_OK(accel_signal_create(sc->dev, 0, &c));
+    REQUIRE_OK(accel_queue_create(sc->dev, ACCEL_QUEUE_COMPUTE, &z));
+    accel_queue_fill(sc->q, sc->out, 0, QM_N * 4, 0);
+    REQUIRE_OK(accel_queue_alloc(sc->q, QM_STEP, kind, &a));
+    accel_queue_update(sc->q, a, 0, counts, sizeof counts);
+    accel_queue_wait(sc->q, g1, 1);
+    accel_queue_exec_indirect(sc->q, sc->fill, &sc->out, 1, k, 2, local, a, 0);
+    accel_queue_signal(sc->q, c, 1);
+    REQUIRE_OK(accel_queue_submit(sc->q));
+    accel_queue_wait(sc->q2, c, 1);
+    accel_queue_free(sc->q2, a);
+    REQUIRE_OK(accel_queue_submit(sc->q2));
+    accel_queue_wait(z, g2, 1);
+    accel_queue_signal(z, c, 5);
+    REQUIRE_OK(accel_queue_submit(z));
+    REQUIRE_OK(accel_signal_fail(g2, ACCEL_ERROR_BACKEND));
+    (void)accel_queue_finish(sc->q2, ACCEL_WAIT_FOREVER);
+    (void)accel_queue_finish(z, ACCEL_WAIT_FOREVER);
+    if (trim) {   /* the CPU backend's memory through the scene's allocator: refused there */
+        sc->mem.refuse_above = (size_t)1 << 29;
+        CHECK_OK(accel_queue_alloc(z, sizeof(size_t) >= 8 ? (size_t)1 << 46 : (size_t)1 << 30, kind, &b));
+    } else {
+        CHECK_OK(accel_queue_alloc(z, QM_STEP, kind, &b));
+        accel_queue_update(z, b, 0, other, sizeof other);
+    }
+    if (b) accel_queue_free(z, b);
+    (void)accel_queue_submit(z);
+    (void)accel_queue_finish(z, ACCEL_WAIT_FOREVER);
+    sc->mem.refuse_above = 0;
+    REQUIRE_OK(accel_signal_set(g1, 1));
+    CHECK_OK(accel_queue_finish(sc->q, ACCEL_WAIT_FOREVER));
+    qm_check(sc->out, QM_N, 500);
+    accel_queue_destroy(z);
+    accel_signal_destroy(c);
+    accel_signal_destroy(g2);
+    accel_signal_destroy(g1);
+}
+TEST(qmem_free_behind_a_failed_signal_keeps_the_memory_for_its_users) {
+    qm_scene sc;
+    if (qm_make(&sc)) {
+        for (int i = 0; i < 4; i++)
+            qm_free_behind_failed_signal(&sc, i & 1 ? ACCEL_MEMORY_HOST : ACCEL_MEMORY_DEVICE, i >> 1);
+    }
+    qm_end(&sc);
+}
+
 /* Does a size no device has fail with OUT_OF_MEMORY here? The CPU backend, the CUDA mock and lavapipe
    say so; a real driver may refuse such a buffer with another error. */
 static int qm_is_lavapipe(accel_device* dev) {
@@ -1177,6 +1238,7 @@ int main(int argc, char** argv) {
     RUN(qmem_host_access_from_the_point);
     RUN(qmem_used_by_another_queue_between_signals);
     RUN(qmem_alloc_and_free_around_a_failed_wait);
+    RUN(qmem_free_behind_a_failed_signal_keeps_the_memory_for_its_users);
     RUN(qmem_out_of_memory_when_the_command_runs);
     RUN(qmem_recording_errors);
     RUN(qmem_host_allocation_failures);
