@@ -741,18 +741,16 @@ ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memo
    fails such a batch, GPU backends do not look). Commands recorded before it, on q or ordered before it,
    still see the memory, failures or not: on a GPU a free behind a wait that the device watches (see
    Signals) is passed when that wait's signal fails (the failure releases the device), so where another
-   queue recorded a use (or the alloc) before the free point was built, the memory stays until no submitted
-   command uses it. Not covered: a use another queue records after q built its free point (q submitted
-   first, the use ordered before the free by a signal alone) still loses the memory early if that signal
-   fails. q may be another queue of buf's device than the one that allocated it. accel_buffer_destroy
-   instead of accel_queue_free is a free at no queue point: the memory returns once no submitted work uses
-   the buffer. Recording errors (INVALID_ARGUMENT at the next submit, nothing freed): NULL buf, a buffer
-   not from accel_queue_alloc, one freed already (found for sure until that free completed; see below),
-   another device's, a call while q records a command list. The handle ends when the free is recorded:
-   where submit then discards the batch (a recording error of another command), the buffer goes as by
-   accel_buffer_destroy. An ended handle, like a destroyed object, must not be passed again: once its free
-   completed, a later accel_queue_alloc may return the same pointer (a second free would then end the new
-   buffer), or its memory may be gone. Recording thread. */
+   queue recorded a use (or the alloc), the memory stays until no submitted command uses it (such a use is
+   recorded before the free: the handle ends there). q may be another queue of buf's device than the one
+   that allocated it. accel_buffer_destroy instead of accel_queue_free is a free at no queue point: the
+   memory returns once no submitted work uses the buffer. Recording errors (INVALID_ARGUMENT at the next
+   submit, nothing freed): NULL buf, a buffer not from accel_queue_alloc, one freed already (found for sure
+   until that free completed; see below), another device's, a call while q records a command list. The
+   handle ends when the free is recorded: where submit then discards the batch (a recording error of
+   another command), the buffer goes as by accel_buffer_destroy. An ended handle, like a destroyed object,
+   must not be passed again: once its free completed, a later accel_queue_alloc may return the same pointer
+   (a second free would then end the new buffer), or its memory may be gone. Recording thread. */
 ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf);
 
 /* ==== programs ==== */

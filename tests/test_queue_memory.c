@@ -525,20 +525,28 @@ TEST(qmem_alloc_and_free_around_a_failed_wait) {
    the work's until that work ran (it waits for a gate set only afterwards). Then another queue takes
    memory of the same size class and writes other counts into it (reuse), or asks for memory no device
    has, which gives idle memory back first (trim): the work must still read its own counts and fill
-   all QM_N words (a reused block gives it 5 groups; a trimmed one is a use after free under ASan). */
-static void qm_free_behind_failed_signal(qm_scene* sc, accel_memory kind, int trim) {
+   all QM_N words (a reused block gives it 5 groups; a trimmed one is a use after free under ASan).
+   mine: the memory is allocated on the free's queue (the work's queue waits for a signal after the
+   alloc), else on the work's queue. */
+static void qm_free_behind_failed_signal(qm_scene* sc, accel_memory kind, int trim, int mine) {
     static const uint32_t local[3] = { 64, 1, 1 };
     uint32_t counts[3] = { QM_N / 64, 1, 1 }, other[3] = { 5, 1, 1 }, k[2] = { 500, QM_N };
-    accel_signal *g1 = NULL, *g2 = NULL, *c = NULL;
+    accel_signal *g1 = NULL, *g2 = NULL, *c = NULL, *made = NULL;
     accel_queue* z = NULL;
     accel_buffer *a = NULL, *b = NULL;
     REQUIRE_OK(accel_signal_create(sc->dev, 0, &g1));
     REQUIRE_OK(accel_signal_create(sc->dev, 0, &g2));
     REQUIRE_OK(accel_signal_create(sc->dev, 0, &c));
+    REQUIRE_OK(accel_signal_create(sc->dev, 0, &made));
     REQUIRE_OK(accel_queue_create(sc->dev, ACCEL_QUEUE_COMPUTE, &z));
     accel_queue_fill(sc->q, sc->out, 0, QM_N * 4, 0);
-    REQUIRE_OK(accel_queue_alloc(sc->q, QM_STEP, kind, &a));
-    accel_queue_update(sc->q, a, 0, counts, sizeof counts);
+    REQUIRE_OK(accel_queue_alloc(mine ? sc->q2 : sc->q, QM_STEP, kind, &a));
+    accel_queue_update(mine ? sc->q2 : sc->q, a, 0, counts, sizeof counts);
+    if (mine) {
+        accel_queue_signal(sc->q2, made, 1);
+        REQUIRE_OK(accel_queue_submit(sc->q2));
+        accel_queue_wait(sc->q, made, 1);
+    }
     accel_queue_wait(sc->q, g1, 1);
     accel_queue_exec_indirect(sc->q, sc->fill, &sc->out, 1, k, 2, local, a, 0);
     accel_queue_signal(sc->q, c, 1);
@@ -567,6 +575,7 @@ static void qm_free_behind_failed_signal(qm_scene* sc, accel_memory kind, int tr
     CHECK_OK(accel_queue_finish(sc->q, ACCEL_WAIT_FOREVER));
     qm_check(sc->out, QM_N, 500);
     accel_queue_destroy(z);
+    accel_signal_destroy(made);
     accel_signal_destroy(c);
     accel_signal_destroy(g2);
     accel_signal_destroy(g1);
@@ -574,8 +583,8 @@ static void qm_free_behind_failed_signal(qm_scene* sc, accel_memory kind, int tr
 TEST(qmem_free_behind_a_failed_signal_keeps_the_memory_for_its_users) {
     qm_scene sc;
     if (qm_make(&sc)) {
-        for (int i = 0; i < 4; i++)
-            qm_free_behind_failed_signal(&sc, i & 1 ? ACCEL_MEMORY_HOST : ACCEL_MEMORY_DEVICE, i >> 1);
+        for (int i = 0; i < 8; i++)
+            qm_free_behind_failed_signal(&sc, i & 1 ? ACCEL_MEMORY_HOST : ACCEL_MEMORY_DEVICE, (i >> 1) & 1, i >> 2);
     }
     qm_end(&sc);
 }
