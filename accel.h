@@ -735,22 +735,24 @@ ACCEL_API accel_result accel_buffer_view_create(accel_buffer* buf, size_t offset
    device watches is built before that wait's failure is known: it gets its memory). Recording thread. */
 ACCEL_API accel_result accel_queue_alloc(accel_queue* q, size_t size, accel_memory memory,
                                         accel_buffer** out);
-/* Ends buf (an accel_queue_alloc handle) at this point of q's order: its memory returns to the pool and
-   its handle goes with it (do not destroy it afterwards; views of it must not be used past this point
-   either: work ordered after it that uses the memory, a replayed list say, is undefined; the CPU backend
-   fails such a batch, GPU backends do not look). Commands recorded before it, on q or ordered before it,
-   still see the memory, failures or not: on a GPU a free behind a wait that the device watches (see
-   Signals) is passed when that wait's signal fails (the failure releases the device), so where another
-   queue recorded a use (or the alloc), the memory stays until no submitted command uses it (such a use is
-   recorded before the free: the handle ends there). q may be another queue of buf's device than the one
-   that allocated it. accel_buffer_destroy instead of accel_queue_free is a free at no queue point: the
-   memory returns once no submitted work uses the buffer. Recording errors (INVALID_ARGUMENT at the next
+/* Ends buf (an accel_queue_alloc handle) at this point of q's order: its memory returns to the pool and its
+   handle goes with it (do not destroy it afterwards; views of it must not be used past this point either:
+   work ordered after it that uses the memory, a replayed list say, is undefined; the CPU backend fails such
+   a batch, GPU backends do not look). Commands recorded before it, on q or ordered before it, still see the
+   memory, failures or not: on a GPU a free behind a wait that the device watches (see Signals) is passed
+   when that wait's signal fails (the failure releases the device), so where another queue recorded a use (or
+   the alloc; a command list that uses it counts as another queue, and keeps the memory until it is
+   destroyed), or q a wait between the alloc and the free, the memory stays until no submitted command uses
+   it (a use recorded later, ordered before the free by that wait, included); a handle used only on q with no
+   wait between its alloc and its free goes back in q's order. q may be another queue of buf's device than
+   the one that allocated it. accel_buffer_destroy instead of accel_queue_free is a free at no queue point:
+   the memory returns once no submitted work uses the buffer. Recording errors (INVALID_ARGUMENT at the next
    submit, nothing freed): NULL buf, a buffer not from accel_queue_alloc, one freed already (found for sure
-   until that free completed; see below), another device's, a call while q records a command list. The
-   handle ends when the free is recorded: where submit then discards the batch (a recording error of
-   another command), the buffer goes as by accel_buffer_destroy. An ended handle, like a destroyed object,
-   must not be passed again: once its free completed, a later accel_queue_alloc may return the same pointer
-   (a second free would then end the new buffer), or its memory may be gone. Recording thread. */
+   until that free completed; see below), another device's, a call while q records a command list. The handle
+   ends when the free is recorded: where submit then discards the batch (a recording error of another
+   command), the buffer goes as by accel_buffer_destroy. An ended handle, like a destroyed object, must not
+   be passed again: once its free completed, a later accel_queue_alloc may return the same pointer (a second
+   free would then end the new buffer), or its memory may be gone. Recording thread. */
 ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf);
 
 /* ==== programs ==== */
@@ -1963,9 +1965,10 @@ struct accel_buffer  {
     accel_i_a32 qhas;
     accel_buffer* qroot;                  /* ... a root of the core's pool lends it (a reference) */
     /* ... the queue of its alloc (compared, never used), and whether another queue (or a command list)
-       recorded a use or the free (accel_i_qmem_shared) */
+       recorded a use or the free, or its queue a wait between its points (accel_i_qmem_shared) */
     accel_queue* qowner;
     accel_i_a32 qshared;
+    uint64_t qwaits;                      /* ... qowner's qmem_waits when the alloc was recorded */
 };
 /* accel_buffer.qmem: an accel_queue_alloc handle that is a root of the core's whose memory is taken at
    its point (see "core: queue-ordered memory at its point"); its `mapped` is NULL until then */
@@ -2011,6 +2014,9 @@ struct accel_queue {
     accel_i_batch* rec;            /* batch being recorded (NULL until the first command) */
     accel_result rec_error;        /* first recording error since the last submit */
     bool recording;                /* record_begin .. record_end: rec is the command list */
+    /* core: waits recorded on q so far (the recording thread's; a list holds none): accel_queue_free
+       compares it with the handle's qwaits */
+    uint64_t qmem_waits;
     bool replay_stages;            /* accel_queue_replay's checks: a patch makes a copy of a native list
                                       staged (the replay takes the generic form) */
     bool replay_sorted;            /* accel_queue_replay: its patches come sorted by command */
@@ -4028,6 +4034,7 @@ static void accel_i_rec_signal(accel_queue* q, accel_i_cmd_kind kind, accel_sign
     }
     if ((c = accel_i_rec_push(q, kind, 0, NULL, fn)) == NULL) return;
     accel_i_rec_refs(q, c, s, NULL, NULL, 0);
+    q->qmem_waits += kind == ACCEL_I_CMD_WAIT;
     if (s->obj.device != q->obj.device) {   /* only other devices' batches outlive the signal's device */
         accel_i_atomic_max(kind == ACCEL_I_CMD_WAIT ? &s->wanted : &s->recorded, value);
         if (kind == ACCEL_I_CMD_SIGNAL) {
@@ -4718,12 +4725,13 @@ static accel_result accel_i_qmem_root(accel_queue* q, accel_i_qmem_pool* p, size
 static bool accel_i_qmem_has(const accel_buffer* r) {
     return atomic_load_explicit(&r->qhas, memory_order_acquire) != 0;
 }
-/* kit: did a queue other than handle r's alloc's (or a command list) record a use or the free of r?
-   A GPU walk's free point of such a handle keeps the memory, which goes back with the handle's last
-   reference instead (every batch that used it holds it until it completed): the other queue's use is
-   ordered before the free by a signal only, and a failure of that signal releases the free's queue on
-   the device (6.1) before that use ran; memory reused or trimmed then would be under it. A handle of
-   one queue keeps the stream order: its uses come before the free in that queue's own order. */
+/* kit: did a queue other than handle r's alloc's (or a command list) record a use or the free of r, or
+   its own queue a wait between its points (accel_i_qmem_note_queue)? A GPU walk's free point of
+   such a handle keeps the memory, which goes back with the handle's last reference instead (every batch
+   that used it holds it until it completed): the other queue's use is ordered before the free by a
+   signal only, and a failure of that signal releases the free's queue on the device (6.1) before that
+   use ran; memory reused or trimmed then would be under it. A handle of one queue with no wait between
+   its points keeps the stream order: its uses come before the free in that queue's own order. */
 static bool accel_i_qmem_shared(const accel_buffer* r) {
     return atomic_load_explicit(&r->qshared, memory_order_relaxed) != 0;
 }
@@ -4787,6 +4795,7 @@ static accel_result accel_i_qmem_late_alloc(accel_queue* q, size_t size, accel_m
     accel_buffer* r = p ? accel_i_qmem_late_new(q->obj.device, p, size, memory) : NULL;
     if (!r) return ACCEL_ERROR_OUT_OF_MEMORY;
     r->qowner = q;
+    r->qwaits = q->qmem_waits;
     if (!accel_i_qmem_point_rec(q, r, false, "accel_queue_alloc")) {
         accel_i_handle_drop(r);
         return ACCEL_ERROR_OUT_OF_MEMORY;
@@ -4795,14 +4804,17 @@ static accel_result accel_i_qmem_late_alloc(accel_queue* q, size_t size, accel_m
     return ACCEL_OK;
 }
 /* A use or the free of handle r recorded on q (or into a list q records): is it another queue's than
-   the alloc's? Then r is shared (accel_i_qmem_shared). */
-static void accel_i_qmem_note_queue(accel_queue* q, accel_buffer* r) {
-    if ((q->recording || q != r->qowner) && !atomic_load_explicit(&r->qshared, memory_order_relaxed))
+   the alloc's, or a free on the alloc's queue with a wait between the two points? Then r is shared
+   (accel_i_qmem_shared): through that wait's signal alone, another queue's work may be ordered before
+   the free and yet be recorded after it was built (a use of the handle, or of a view). */
+static void accel_i_qmem_note_queue(accel_queue* q, accel_buffer* r, bool at_free) {
+    bool other = q->recording || q != r->qowner || (at_free && q->qmem_waits != r->qwaits);
+    if (other && !atomic_load_explicit(&r->qshared, memory_order_relaxed))
         atomic_store_explicit(&r->qshared, 1u, memory_order_relaxed);
 }
 /* A use of buf (memory at its point) recorded on q: the batch checks its commands where they run. */
 static bool accel_i_qmem_late_use(accel_queue* q, accel_buffer* buf, const char* fn) {
-    accel_i_qmem_note_queue(q, accel_i_buffer_root(buf));
+    accel_i_qmem_note_queue(q, accel_i_buffer_root(buf), false);
     if (q->recording && accel_i_buffer_root(buf)->qfail) {   /* known to have none: the list's error */
         accel_i_rec_error(q, ACCEL_ERROR_OUT_OF_MEMORY, "%s: the buffer's accel_queue_alloc found no memory",
                           fn);
@@ -5037,7 +5049,7 @@ ACCEL_API void accel_queue_free(accel_queue* q, accel_buffer* buf) {
         !accel_i_rec_live(q, &buf->obj, fn))
         return;
     /* its point (the handle's qmem stays as it is: see there) */
-    accel_i_qmem_note_queue(q, buf);
+    accel_i_qmem_note_queue(q, buf, true);
     if (accel_i_qmem_point_rec(q, buf, true, fn)) accel_i_handle_drop(buf);
 }
 /* Its root's qfail is set: the reason in it (out of memory, or the failed batch's reason). */

@@ -2113,8 +2113,9 @@ static void accel_i_cu_words_free(accel_i_cu_device* dev) {
    without pools: a root of the core's pool lent at the alloc point (made by cuMemAlloc /
    cuMemHostAlloc when none is free) and given back at the free point, reused at once on the same
    stream and by another queue once the free's batch completed. A handle whose free point never ran
-   (destroyed instead, or its batch failed), or one another queue used (accel_i_qmem_shared: its free
-   point keeps the memory, since a failed signal may release the stream before that use ran), gives
+   (destroyed instead, or its batch failed), or a shared one (another queue used it, or its queue
+   waited between its points: accel_i_qmem_shared; its free point keeps the memory, since a failed
+   signal may release the stream before that use ran), gives
    pool memory back at its last reference with cuMemFreeAsync on the device's io stream (its work is
    done). */
 static void accel_i_cu_qmem_drop(accel_buffer* r) {

@@ -3306,11 +3306,12 @@ static void accel_i_vk_batch_submitted(accel_queue* base, accel_i_batch* b) {
    queue's own later allocs take a freed root at once (its segments run in order: each waits for the
    one before on the queue's completion timeline, and the commands of one segment are separated by
    memory barriers over all the memory they touch), another queue's once the batch of the free
-   completed there (the free command holds the root until then). A handle another queue used
-   (accel_i_qmem_shared) keeps its root past the free point, to its last reference: a failed signal may
-   release the queue on the device before that use ran. An alloc point without memory (or a
-   use of a handle without memory) cuts its segment there: the commands before it go to the device,
-   the rest of the batch is dropped and its signals fail with the reason. */
+   completed there (the free command holds the root until then). A shared handle (another queue used
+   it, or its queue waited between its points: accel_i_qmem_shared) keeps its root past the free
+   point, to its last reference: a failed signal may release the queue on the device before that use
+   ran. An alloc point without memory (or a use of a handle without memory) cuts its segment there:
+   the commands before it go to the device, the rest of the batch is dropped and its signals fail with
+   the reason. */
 static void accel_i_vk_qmem_drop(accel_buffer* r) {   /* a handle's memory is always a lent root's */
     ((accel_i_vk_buffer*)r)->buffer = VK_NULL_HANDLE;
 }

@@ -526,34 +526,48 @@ TEST(qmem_alloc_and_free_around_a_failed_wait) {
    memory of the same size class and writes other counts into it (reuse), or asks for memory no device
    has, which gives idle memory back first (trim): the work must still read its own counts and fill
    all QM_N words (a reused block gives it 5 groups; a trimmed one is a use after free under ASan).
-   mine: the memory is allocated on the free's queue (the work's queue waits for a signal after the
-   alloc), else on the work's queue. */
-static void qm_free_behind_failed_signal(qm_scene* sc, accel_memory kind, int trim, int mine) {
+   how: where the memory is allocated, and when the free is recorded (qm_free_order). */
+typedef enum qm_free_order {
+    QM_ALLOC_ON_USER,       /* on the work's queue; the free recorded after the work */
+    QM_ALLOC_ON_FREER,      /* on the free's queue (the work's waits for a signal after the alloc) */
+    QM_FREE_FIRST,          /* ... and the free recorded and submitted before the work is recorded */
+    QM_FREE_FIRST_VIEW,     /* ... the work using a view made before the free */
+    QM_FREE_ORDERS
+} qm_free_order;
+static void qm_free_behind_failed_signal(qm_scene* sc, accel_memory kind, int trim, qm_free_order how) {
     static const uint32_t local[3] = { 64, 1, 1 };
     uint32_t counts[3] = { QM_N / 64, 1, 1 }, other[3] = { 5, 1, 1 }, k[2] = { 500, QM_N };
     accel_signal *g1 = NULL, *g2 = NULL, *c = NULL, *made = NULL;
     accel_queue* z = NULL;
-    accel_buffer *a = NULL, *b = NULL;
+    accel_queue* at = how == QM_ALLOC_ON_USER ? sc->q : sc->q2;
+    accel_buffer *a = NULL, *b = NULL, *v = NULL;
     REQUIRE_OK(accel_signal_create(sc->dev, 0, &g1));
     REQUIRE_OK(accel_signal_create(sc->dev, 0, &g2));
     REQUIRE_OK(accel_signal_create(sc->dev, 0, &c));
     REQUIRE_OK(accel_signal_create(sc->dev, 0, &made));
     REQUIRE_OK(accel_queue_create(sc->dev, ACCEL_QUEUE_COMPUTE, &z));
     accel_queue_fill(sc->q, sc->out, 0, QM_N * 4, 0);
-    REQUIRE_OK(accel_queue_alloc(mine ? sc->q2 : sc->q, QM_STEP, kind, &a));
-    accel_queue_update(mine ? sc->q2 : sc->q, a, 0, counts, sizeof counts);
-    if (mine) {
-        accel_queue_signal(sc->q2, made, 1);
+    REQUIRE_OK(accel_queue_alloc(at, QM_STEP, kind, &a));
+    if (how == QM_FREE_FIRST_VIEW) REQUIRE_OK(accel_buffer_view_create(a, 0, sizeof counts, &v));
+    accel_queue_update(at, a, 0, counts, sizeof counts);
+    if (how != QM_ALLOC_ON_USER) accel_queue_signal(sc->q2, made, 1);
+    if (how >= QM_FREE_FIRST) {
+        accel_queue_wait(sc->q2, c, 1);
+        accel_queue_free(sc->q2, a);
+    }
+    if (how != QM_ALLOC_ON_USER) {
         REQUIRE_OK(accel_queue_submit(sc->q2));
         accel_queue_wait(sc->q, made, 1);
     }
     accel_queue_wait(sc->q, g1, 1);
-    accel_queue_exec_indirect(sc->q, sc->fill, &sc->out, 1, k, 2, local, a, 0);
+    accel_queue_exec_indirect(sc->q, sc->fill, &sc->out, 1, k, 2, local, v ? v : a, 0);
     accel_queue_signal(sc->q, c, 1);
     REQUIRE_OK(accel_queue_submit(sc->q));
-    accel_queue_wait(sc->q2, c, 1);
-    accel_queue_free(sc->q2, a);
-    REQUIRE_OK(accel_queue_submit(sc->q2));
+    if (how < QM_FREE_FIRST) {
+        accel_queue_wait(sc->q2, c, 1);
+        accel_queue_free(sc->q2, a);
+        REQUIRE_OK(accel_queue_submit(sc->q2));
+    }
     accel_queue_wait(z, g2, 1);
     accel_queue_signal(z, c, 5);
     REQUIRE_OK(accel_queue_submit(z));
@@ -574,6 +588,7 @@ static void qm_free_behind_failed_signal(qm_scene* sc, accel_memory kind, int tr
     REQUIRE_OK(accel_signal_set(g1, 1));
     CHECK_OK(accel_queue_finish(sc->q, ACCEL_WAIT_FOREVER));
     qm_check(sc->out, QM_N, 500);
+    if (v) accel_buffer_destroy(v);
     accel_queue_destroy(z);
     accel_signal_destroy(made);
     accel_signal_destroy(c);
@@ -583,8 +598,124 @@ static void qm_free_behind_failed_signal(qm_scene* sc, accel_memory kind, int tr
 TEST(qmem_free_behind_a_failed_signal_keeps_the_memory_for_its_users) {
     qm_scene sc;
     if (qm_make(&sc)) {
-        for (int i = 0; i < 8; i++)
-            qm_free_behind_failed_signal(&sc, i & 1 ? ACCEL_MEMORY_HOST : ACCEL_MEMORY_DEVICE, (i >> 1) & 1, i >> 2);
+        for (int i = 0; i < 4 * QM_FREE_ORDERS; i++)
+            qm_free_behind_failed_signal(&sc, i & 1 ? ACCEL_MEMORY_HOST : ACCEL_MEMORY_DEVICE, (i >> 1) & 1,
+                                         (qm_free_order)(i >> 2));
+    }
+    qm_end(&sc);
+}
+
+/* Shared handles (alloc on q, use on q2, free on q; views of two kept): their free points keep the
+   memory; the device is destroyed while q2's uses may still wait for a gate set just before. Nothing
+   leaks (the host allocator, and on the mock its live memory is back to what it was before). */
+TEST(qmem_shared_handle_pending_when_the_device_is_destroyed) {
+    qm_scene sc;
+    long cu0 = qm_cuda_live_allocations();
+    if (qm_make(&sc)) {
+        accel_signal *g = NULL, *c = NULL;
+        accel_buffer *a = NULL, *v = NULL;
+        REQUIRE_OK(accel_signal_create(sc.dev, 0, &g));
+        REQUIRE_OK(accel_signal_create(sc.dev, 0, &c));
+        for (int i = 0; i < 4; i++) {
+            REQUIRE_OK(accel_queue_alloc(sc.q, QM_STEP, i & 1 ? ACCEL_MEMORY_HOST : ACCEL_MEMORY_DEVICE, &a));
+            if (i & 2) REQUIRE_OK(accel_buffer_view_create(a, 0, 64, &v));   /* kept past the device */
+            qm_fill(&sc, sc.q, a, 1, QM_N);
+            accel_queue_signal(sc.q, c, 2 * (uint64_t)i + 1);
+            REQUIRE_OK(accel_queue_submit(sc.q));
+            accel_queue_wait(sc.q2, c, 2 * (uint64_t)i + 1);
+            accel_queue_wait(sc.q2, g, 1);
+            qm_add(&sc, sc.q2, a, QM_N);
+            accel_queue_signal(sc.q2, c, 2 * (uint64_t)i + 2);
+            REQUIRE_OK(accel_queue_submit(sc.q2));
+            accel_queue_wait(sc.q, c, 2 * (uint64_t)i + 2);
+            accel_queue_free(sc.q, a);
+            REQUIRE_OK(accel_queue_submit(sc.q));
+        }
+        (void)v;
+        REQUIRE_OK(accel_signal_set(g, 1));   /* right before the destroy: the work still pending */
+    }
+    qm_end(&sc);
+    if (cu0 >= 0) CHECK_EQ_INT(qm_cuda_live_allocations(), cu0);
+}
+
+/* A shared handle whose free completed, kept alive by a view past accel_device_recover, then the view
+   destroyed (the handle's last reference: late_keep on a stale handle); and one still pending. */
+TEST(qmem_shared_handle_kept_by_a_view_across_recover) {
+    qm_scene sc;
+    long cu0 = qm_cuda_live_allocations();
+    if (qm_make(&sc)) {
+        accel_buffer *a = NULL, *b = NULL, *va = NULL, *vb = NULL;
+        accel_signal* c = NULL;
+        accel_result r;
+        REQUIRE_OK(accel_signal_create(sc.dev, 0, &c));
+        REQUIRE_OK(accel_queue_alloc(sc.q, QM_STEP, ACCEL_MEMORY_DEVICE, &a));
+        REQUIRE_OK(accel_queue_alloc(sc.q, QM_STEP, ACCEL_MEMORY_HOST, &b));
+        REQUIRE_OK(accel_buffer_view_create(a, 0, 64, &va));
+        REQUIRE_OK(accel_buffer_view_create(b, 0, 64, &vb));
+        qm_fill(&sc, sc.q, a, 1, QM_N);
+        qm_fill(&sc, sc.q, b, 1, QM_N);
+        accel_queue_signal(sc.q, c, 1);
+        REQUIRE_OK(accel_queue_submit(sc.q));
+        accel_queue_wait(sc.q2, c, 1);
+        qm_add(&sc, sc.q2, a, QM_N);
+        qm_add(&sc, sc.q2, b, QM_N);
+        accel_queue_signal(sc.q2, c, 2);
+        REQUIRE_OK(accel_queue_submit(sc.q2));
+        accel_queue_wait(sc.q, c, 2);
+        accel_queue_free(sc.q, a);
+        accel_queue_free(sc.q, b);
+        REQUIRE_OK(qm_run(&sc, sc.q));
+        qm_live(&sc);
+        r = accel_device_recover(sc.dev);
+        if (r == ACCEL_ERROR_UNSUPPORTED) { qm_end(&sc); SKIP("accel_device_recover is unsupported here"); }
+        REQUIRE_OK(r);
+        accel_buffer_destroy(va);
+        accel_buffer_destroy(vb);
+    }
+    qm_end(&sc);
+    if (cu0 >= 0) CHECK_EQ_INT(qm_cuda_live_allocations(), cu0);
+}
+
+/* Many steps of the common cross-queue pattern: alloc on q, fill on q, use on q2 (after a signal), free
+   on q (after q2's signal). Every handle is shared: its memory returns at its last reference. Memory
+   must stay bounded (host allocations and, on the mock, its live memory). */
+static void qm_cross_steps(qm_scene* sc, accel_signal* c, uint64_t* cv, int steps, accel_memory kind) {
+    for (int i = 0; i < steps; i++) {
+        accel_buffer* a = NULL;
+        if (accel_queue_alloc(sc->q, QM_STEP, kind, &a) != ACCEL_OK) { CHECK(0); return; }
+        qm_fill(sc, sc->q, a, (uint32_t)i, QM_N);
+        accel_queue_signal(sc->q, c, ++*cv);
+        if (!CHECK_OK(accel_queue_submit(sc->q))) return;
+        accel_queue_wait(sc->q2, c, *cv);
+        qm_add(sc, sc->q2, a, QM_N);
+        accel_queue_copy(sc->q2, sc->out, 0, a, 0, QM_N * 4);
+        accel_queue_signal(sc->q2, c, ++*cv);
+        if (!CHECK_OK(accel_queue_submit(sc->q2))) return;
+        accel_queue_wait(sc->q, c, *cv);
+        accel_queue_free(sc->q, a);
+        if (i % 10 == 9 && !CHECK_OK(accel_signal_wait(c, *cv - 10, ACCEL_WAIT_FOREVER))) return;
+    }
+}
+TEST(qmem_shared_handles_stay_bounded) {
+    qm_scene sc;
+    if (qm_make(&sc)) {
+        accel_signal* c = NULL;
+        uint64_t cv = 0;
+        REQUIRE_OK(accel_signal_create(sc.dev, 0, &c));
+        for (int kind = 0; kind < 2; kind++) {
+            accel_memory m = kind ? ACCEL_MEMORY_HOST : ACCEL_MEMORY_DEVICE;
+            long warm, cu;
+            qm_cross_steps(&sc, c, &cv, 100, m);
+            CHECK_OK(accel_signal_wait(c, cv, ACCEL_WAIT_FOREVER));
+            warm = qm_live(&sc);
+            cu = qm_cuda_live_allocations();
+            qm_cross_steps(&sc, c, &cv, 300, m);
+            CHECK_OK(accel_signal_wait(c, cv, ACCEL_WAIT_FOREVER));
+            CHECK(qm_live(&sc) <= warm + 8);
+            if (cu >= 0) CHECK(qm_cuda_live_allocations() <= cu + 4);
+            qm_check(sc.out, QM_N, 299 + 1);
+        }
+        accel_signal_destroy(c);
     }
     qm_end(&sc);
 }
@@ -1235,6 +1366,90 @@ TEST(qmem_threads_on_their_own_queues) {
     }
     qm_end(&sc);
 }
+/* Two threads, each recording on its own queue: T0 allocates on q, fills the memory and hands it to T1
+   (after signal s0), which adds one on q2, copies it to its own out and signals s1; T0 frees each handle
+   on q behind a wait for s1, once T1 recorded its use (the handles are all shared). */
+enum { QM_X_STEPS = 300, QM_X_SLOTS = 8 };
+typedef struct qm_xshare {
+    qm_scene* sc;
+    accel_signal *s0, *s1;
+    accel_buffer* slot[QM_X_SLOTS];
+    atomic_int made, used;
+    atomic_int bad;
+} qm_xshare;
+static void qm_x_producer(void* arg) {
+    qm_xshare* x = (qm_xshare*)arg;
+    accel_buffer* mine[QM_X_SLOTS] = { 0 };
+    for (int i = 0; i < QM_X_STEPS && !x->bad; i++) {
+        accel_buffer* a = NULL;
+        while (atomic_load(&x->made) - atomic_load(&x->used) >= QM_X_SLOTS / 2 && !x->bad) {}
+        if (i >= QM_X_SLOTS / 2) {   /* T1 recorded its use of i - QM_X_SLOTS/2 already */
+            accel_queue_wait(x->sc->q, x->s1, (uint64_t)(i - QM_X_SLOTS / 2) + 1);
+            accel_queue_free(x->sc->q, mine[(i - QM_X_SLOTS / 2) % QM_X_SLOTS]);
+        }
+        accel_memory kind = i % 2 ? ACCEL_MEMORY_HOST : ACCEL_MEMORY_DEVICE;
+        if (accel_queue_alloc(x->sc->q, QM_STEP, kind, &a) != ACCEL_OK) {
+            x->bad = 1;
+            break;
+        }
+        qm_fill(x->sc, x->sc->q, a, (uint32_t)i, QM_N);
+        accel_queue_signal(x->sc->q, x->s0, (uint64_t)i + 1);
+        if (accel_queue_submit(x->sc->q) != ACCEL_OK) x->bad = 2;
+        mine[i % QM_X_SLOTS] = a;
+        x->slot[i % QM_X_SLOTS] = a;
+        atomic_store(&x->made, i + 1);
+    }
+    while (atomic_load(&x->used) < atomic_load(&x->made) && !x->bad) {}
+    for (int i = QM_X_STEPS - QM_X_SLOTS / 2; i < QM_X_STEPS && !x->bad; i++) {
+        accel_queue_wait(x->sc->q, x->s1, (uint64_t)i + 1);
+        accel_queue_free(x->sc->q, mine[i % QM_X_SLOTS]);
+    }
+    if (accel_queue_submit(x->sc->q) != ACCEL_OK) x->bad = 3;
+}
+static void qm_x_consumer(void* arg) {
+    qm_xshare* x = (qm_xshare*)arg;
+    accel_buffer* out = NULL;
+    if (test_buffer_create(x->sc->dev, QM_N * 4, ACCEL_MEMORY_HOST, &out) != ACCEL_OK) {
+        x->bad = 10;
+        return;
+    }
+    for (int i = 0; i < QM_X_STEPS && !x->bad; i++) {
+        accel_buffer* a;
+        while (atomic_load(&x->made) <= i && !x->bad) {}
+        a = x->slot[i % QM_X_SLOTS];
+        accel_queue_wait(x->sc->q2, x->s0, (uint64_t)i + 1);
+        qm_add(x->sc, x->sc->q2, a, QM_N);
+        accel_queue_copy(x->sc->q2, out, 0, a, 0, QM_N * 4);
+        accel_queue_signal(x->sc->q2, x->s1, (uint64_t)i + 1);
+        if (accel_queue_submit(x->sc->q2) != ACCEL_OK) x->bad = 11;
+        atomic_store(&x->used, i + 1);
+        if (i % 25 == 24) {
+            if (accel_signal_wait(x->s1, (uint64_t)i + 1, ACCEL_WAIT_FOREVER) != ACCEL_OK) x->bad = 12;
+            else if (test_buffer_u32(out, 7) != (uint32_t)i + 8) x->bad = 13;
+        }
+    }
+    accel_buffer_destroy(out);
+}
+TEST(qmem_threads_share_handles_across_queues) {
+    qm_scene sc;
+    if (qm_make(&sc)) {
+        static qm_xshare x;
+        test_thread t[2];
+        memset(&x, 0, sizeof x);
+        x.sc = &sc;
+        REQUIRE_OK(accel_signal_create(sc.dev, 0, &x.s0));
+        REQUIRE_OK(accel_signal_create(sc.dev, 0, &x.s1));
+        REQUIRE(test_thread_start(&t[0], qm_x_producer, &x));
+        REQUIRE(test_thread_start(&t[1], qm_x_consumer, &x));
+        test_thread_join(&t[0]);
+        test_thread_join(&t[1]);
+        CHECK_EQ_INT(x.bad, 0);
+        qm_live(&sc);
+        accel_signal_destroy(x.s0);
+        accel_signal_destroy(x.s1);
+    }
+    qm_end(&sc);
+}
 #endif
 
 int main(int argc, char** argv) {
@@ -1249,6 +1464,9 @@ int main(int argc, char** argv) {
     RUN(qmem_alloc_and_free_around_a_failed_wait);
     RUN(qmem_free_behind_a_failed_signal_keeps_the_memory_for_its_users);
     RUN(qmem_out_of_memory_when_the_command_runs);
+    RUN(qmem_shared_handle_pending_when_the_device_is_destroyed);
+    RUN(qmem_shared_handle_kept_by_a_view_across_recover);
+    RUN(qmem_shared_handles_stay_bounded);
     RUN(qmem_recording_errors);
     RUN(qmem_host_allocation_failures);
     RUN(qmem_destroy_instead_of_free);
@@ -1264,6 +1482,7 @@ int main(int argc, char** argv) {
     RUN(qmem_recover_with_allocations);
 #if TEST_HAVE_THREADS
     RUN(qmem_threads_on_their_own_queues);
+    RUN(qmem_threads_share_handles_across_queues);
 #endif
     return test_end();
 }
