@@ -1743,6 +1743,12 @@ typedef enum accel_i_cmd_kind {
 #define ACCEL_I_CMD_SHARED     64u
 /* GRID_READ: an INDIRECT exec whose params hold the grid its HOST_READ step read (a trace shows it) */
 #define ACCEL_I_CMD_GRID_READ  128u
+/* PEER_HOST: a copy that q's device does itself with a buffer of another device whose recover frees that
+   memory (backend->peer_frees): the waits of its segment go to the host (core: several devices) */
+#define ACCEL_I_CMD_PEER_HOST  256u
+/* PEER_COUNTED: a PEER_HOST copy counted in its other device's peer_copies since the walk built it (until
+   its batch is recycled: accel_i_peer_count) */
+#define ACCEL_I_CMD_PEER_COUNTED 512u
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
     uint32_t flags;
@@ -1789,6 +1795,7 @@ struct accel_i_batch {
     uint32_t host_checked;         /* GPU walk: device waits before this were checked by a host step */
     bool qmem;                     /* uses memory taken at its point (core: queue-ordered memory at ...) */
     bool replays;                  /* holds a replay (accel_i_replays_live) */
+    bool peer_host;                /* holds a copy flagged ACCEL_I_CMD_PEER_HOST */
     uint32_t last_exec;            /* the last direct exec recorded, + 1 (0: none) */
     uint64_t seq;                  /* its queue's submits when a backend accepted it (0: not accepted) */
     /* GPU backends (core: batch walk): in the device's list of batches with waits on the device */
@@ -1887,6 +1894,10 @@ struct accel_backend {
     /* several devices: does a queue of dev take waits on `other`'s signals on the device (its
        walk->wait_on_device says yes to them)? NULL: never (they are gated on the host) */
     bool (*peer_waits)(accel_device* dev, accel_device* other);
+    /* several devices: may a recover of `other` free the memory of its buffers that a queue of dev copies
+       itself (peer_copy yes) while dev still holds the copy (CUDA: another GPU's context)? Then the
+       waits of such a copy's segment go to the host (ACCEL_I_CMD_PEER_HOST). NULL: never */
+    bool (*peer_frees)(accel_device* dev, accel_device* other);
     /* several devices: exporting memory as opaque fds and importing other devices' (core: imported
        memory of other devices). NULL: the backend does neither */
     const struct accel_i_share_ops* share;
@@ -1930,6 +1941,9 @@ struct accel_device {
     /* batches in flight that handed a wait to the device (core: failure after hand-off) */
     accel_i_a32 dwait_lock, dwait_count;
     accel_i_batch* dwaits;
+    /* copies of other devices' queues with this device's memory that a recover of it frees (flagged
+       ACCEL_I_CMD_PEER_HOST), built and not yet done: its recover waits for them (core: several devices) */
+    accel_i_a32 peer_copies;
     /* queue workers gated on the host for one of this device's signals (core: batch walk), and what a
        raise of one calls (accel_i_gate_release, set by the first gate: a program without GPU backends
        then links no walk) */
@@ -2017,6 +2031,7 @@ struct accel_queue {
     /* core: waits recorded on q so far (the recording thread's; a list holds none): accel_queue_free
        compares it with the handle's qwaits */
     uint64_t qmem_waits;
+    accel_i_a32 dlisted;           /* GPU walk: its batches in a dwaits list (core: failure after hand-off) */
     bool replay_stages;            /* accel_queue_replay's checks: a patch makes a copy of a native list
                                       staged (the replay takes the generic form) */
     bool replay_sorted;            /* accel_queue_replay: its patches come sorted by command */
@@ -2525,6 +2540,7 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     atomic_init(&dev->objects_lock, 0u);
     atomic_init(&dev->dwait_lock, 0u);
     atomic_init(&dev->dwait_count, 0u);
+    atomic_init(&dev->peer_copies, 0u);
     atomic_init(&dev->qmem, 0u);
     atomic_init(&dev->exporting, 0u);
     atomic_init(&dev->imports, 0u);
@@ -3843,7 +3859,7 @@ static void accel_i_batch_release(accel_i_batch* b) {
     b->count = 0;
     b->pc = 0;
     b->host_checked = 0;
-    b->qmem = b->replays = false;
+    b->qmem = b->replays = b->peer_host = false;
     b->last_exec = 0;
     b->arena_used = 0;
     b->seq = 0;
@@ -3855,12 +3871,14 @@ static void accel_i_batch_release(accel_i_batch* b) {
    flight (a GPU queue's points are applied by whoever waits, often for the last of many batches):
    with only 4 kept, a chain of one-kernel batches would allocate 2-3 times a step. Any thread:
    executors recycle while the recording thread takes. */
+static void accel_i_peer_uncount(accel_queue* q, accel_i_batch* b);
 static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
     accel_device* dev = q->obj.device;
     uint64_t seq = b->seq;
     bool small = b->arena_cap <= 4096u && b->cmds_bytes <= 4096u;
     bool tiny = b->arena_cap + b->cmds_bytes <= 1024u;
     accel_i_object* done;
+    if (b->peer_host) accel_i_peer_uncount(q, b);
     accel_i_batch_release(b);
     accel_i_spin_lock(&q->free_lock);
     done = accel_i_holds_done(q, seq);
@@ -4255,7 +4273,7 @@ ACCEL_API void accel_queue_copy(accel_queue* q, accel_buffer* dst, size_t dst_of
         return;
     }
     if ((c = accel_i_rec_push(q, ACCEL_I_CMD_COPY, 0, NULL, fn)) == NULL) return;
-    c->flags = accel_i_peer_flags(q, dst, src);
+    if ((c->flags = accel_i_peer_flags(q, dst, src)) & ACCEL_I_CMD_PEER_HOST) q->rec->peer_host = true;
     accel_i_rec_refs(q, c, dst, src, NULL, 0);
     c->u.copy.dst = dst; c->u.copy.src = src;
     c->u.copy.dst_offset = dst_offset; c->u.copy.src_offset = src_offset; c->u.copy.size = size;
@@ -4462,6 +4480,7 @@ static void accel_i_queue_init(accel_queue* q, accel_device* dev, accel_queue_ty
     q->rec_error = ACCEL_OK;
     q->recording = q->replay_stages = q->replay_sorted = false;
     atomic_init(&q->free_lock, 0u);
+    atomic_init(&q->dlisted, 0u);
     q->free_batches = NULL;
     q->free_count = 0;
     q->submits = q->completed = 0;
@@ -5361,7 +5380,7 @@ static bool accel_i_copy_patch_ok(accel_queue* q, const accel_commands* c, const
     if (p->index == 0 && p->buffer->read_only) return accel_i_bad_patch(q, k, p, "the buffer is read_only");
     accel_i_copy_patched(cmd, p->command, all, n, q->replay_sorted, &dst, &d, &src, &s);
     if (!accel_i_peer_rec_ok(q, dst, src, "accel_queue_replay")) return false;
-    if (c->native && accel_i_peer_flags(q, dst, src)) q->replay_stages = true;
+    if (c->native && (accel_i_peer_flags(q, dst, src) & ACCEL_I_CMD_STAGED)) q->replay_stages = true;
     if (dst == src && d < s + size && s < d + size)
         return accel_i_bad_patch(q, k, p, "the copy would overlap itself");
     return true;
@@ -5634,7 +5653,15 @@ ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
      honest fallback, reported by accel_device_peer_info.direct_copy / device_waits).
    Waits on another device's signals keep the rule of core: batch walk (host-gated on GPU queues,
    unless the backend's peer_waits says yes: CUDA devices on one GPU; a CUDA queue on a CPU signal,
-   through the signal's device word, core: device words). */
+   through the signal's device word, core: device words). A copy of the first kind whose other buffer
+   a recover of its device frees (peer_frees: CUDA, another GPU) is flagged ACCEL_I_CMD_PEER_HOST, so
+   that it is never left in q's stream behind a GPU wait across that reset: the waits of its segment go
+   to the host (accel_i_peer_waits_on_host), and q's worker drains q first where a wait handed to the
+   device before them may not be reached (accel_i_peer_ready). Then the copy is counted in the other
+   device's peer_copies until its batch is recycled, before the backend checks its side
+   (accel_i_copy_side_gone): the check sees a recover, or the recover (which raised the generation
+   first) sees the count and waits for it (CUDA: accel_i_cu_words_release). A list's copies are
+   neither gated nor counted (accel_cuda.h, Recovery). */
 /* A device whose buffers are all host memory that any thread may read and write (the CPU backend). */
 static bool accel_i_host_memory(const accel_device* d) { return d->backend->shares_host_memory; }
 /* The device of a copy's buffer that is not q's (NULL: none). */
@@ -5654,8 +5681,19 @@ static uint32_t accel_i_peer_flags(accel_queue* q, const accel_buffer* dst, cons
     accel_device* other = accel_i_peer_of(q, dst, src);
     const accel_buffer* ob = other == dst->obj.device ? dst : src;   /* the other device's buffer */
     if (!other || !dev->backend->walk) return 0;   /* the CPU executor copies itself */
-    if (dev->backend->peer_copy && dev->backend->peer_copy(dev, other, ob->root ? ob->root : ob)) return 0;
-    return ACCEL_I_CMD_STAGED;
+    if (!dev->backend->peer_copy || !dev->backend->peer_copy(dev, other, ob->root ? ob->root : ob))
+        return ACCEL_I_CMD_STAGED;
+    return dev->backend->peer_frees && dev->backend->peer_frees(dev, other) ? ACCEL_I_CMD_PEER_HOST : 0;
+}
+/* The device of PEER_HOST copy c's other buffer (a root), whose peer_copies count it. */
+static accel_device* accel_i_peer_counter(accel_queue* q, const accel_i_cmd* c) {
+    return accel_i_peer_of(q, c->u.copy.dst, c->u.copy.src);
+}
+/* The batch goes (accel_i_batch_recycle): its counted copies leave their devices' peer_copies. */
+static void accel_i_peer_uncount(accel_queue* q, accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count; i++)
+        if (b->cmds[i].flags & ACCEL_I_CMD_PEER_COUNTED)
+            atomic_fetch_sub(&accel_i_peer_counter(q, &b->cmds[i])->peer_copies, 1u);
 }
 static bool accel_i_peer_staged_any(const accel_i_batch* b) {
     for (uint32_t i = 0; i < b->count; i++) if (b->cmds[i].flags & ACCEL_I_CMD_STAGED) return true;
@@ -6089,6 +6127,7 @@ static void accel_i_dwait_add(accel_i_batch* b, accel_queue* q, accel_device* de
     dev->dwaits = b;
     b->dlisted = true;
     atomic_fetch_add(&dev->dwait_count, 1u);
+    atomic_fetch_add(&q->dlisted, 1u);
     accel_i_spin_unlock(&dev->dwait_lock);
     atomic_thread_fence(memory_order_seq_cst);   /* the protocol (above): then accel_i_recheck */
 }
@@ -6109,6 +6148,7 @@ static void accel_i_dwait_remove(accel_i_batch* b, accel_device* dev) {
     if (b->dnext) b->dnext->dprev = b->dprev;
     b->dlisted = false;
     atomic_fetch_sub(&dev->dwait_count, 1u);
+    atomic_fetch_sub(&b->dqueue->dlisted, 1u);
     accel_i_spin_unlock(&dev->dwait_lock);
 }
 /* The first command of b after a device wait on s that s had not reached at `before`; b->count if none. */
@@ -6284,6 +6324,65 @@ static void accel_i_wait_flag(accel_queue* q, accel_i_batch* b, accel_i_cmd* c, 
     c->flags = f;
     accel_i_spin_unlock(&b->ddev->dwait_lock);
 }
+/* Does segment sg of a batch flagged peer_host copy with a buffer of another device whose recover frees
+   that memory (ACCEL_I_CMD_PEER_HOST)? Its waits then go to the host (accel_i_classify): the copy is
+   built only once they are reached, where its side check (accel_i_copy_side_gone) sees a recover of
+   that device meanwhile; a GPU wait would hold the copy in q's stream across the other's reset. */
+static bool accel_i_peer_waits_on_host(const accel_i_batch* b, const accel_i_segment* sg) {
+    for (uint32_t i = sg->from; i < sg->to; i++)
+        if (b->cmds[i].flags & ACCEL_I_CMD_PEER_HOST) return true;
+    return false;
+}
+/* The first wait among b's first n commands handed to the device whose signal is below its value (not
+   failed); NULL if none. */
+static const accel_i_cmd* accel_i_dwait_unreached(const accel_i_batch* b, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        const accel_i_cmd* c = &b->cmds[i];
+        uint64_t cur;
+        if (c->kind != ACCEL_I_CMD_WAIT || !(c->flags & ACCEL_I_CMD_ON_DEVICE)) continue;
+        cur = accel_i_signal_value(c->u.sig.signal);
+        if (!accel_i_failed(cur) && cur < c->u.sig.value) return c;
+    }
+    return NULL;
+}
+/* Does q hold, ahead of segment sg of b, a wait handed to the device that may not be reached: an
+   earlier wait of b on the device whose signal is below its value, or another batch of q in a dwaits
+   list (in flight: its waits may be reached, then the answer is only cautious)? */
+static bool accel_i_dwaits_ahead(accel_queue* q, const accel_i_batch* b, const accel_i_segment* sg) {
+    return atomic_load(&q->dlisted) > (b->dlisted ? 1u : 0u) || accel_i_dwait_unreached(b, sg->wfrom);
+}
+/* Counts the PEER_HOST copies of segment sg in their other devices' peer_copies before the backend
+   builds them (once each: a segment may be built again after ACCEL_I_WOULD_BLOCK). The count, a fence,
+   then the backend's side check (accel_i_copy_side_gone) against a recover's generation raise, a fence,
+   then its look at the count: the copy sees the buffer stale, or the recover waits for it. */
+static void accel_i_peer_count(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg) {
+    for (uint32_t i = sg->from; i < sg->to; i++) {
+        accel_i_cmd* c = &b->cmds[i];
+        uint32_t f = c->flags & (ACCEL_I_CMD_PEER_HOST | ACCEL_I_CMD_PEER_COUNTED);
+        if (f != ACCEL_I_CMD_PEER_HOST) continue;
+        atomic_fetch_add(&accel_i_peer_counter(q, c)->peer_copies, 1u);
+        c->flags |= ACCEL_I_CMD_PEER_COUNTED;
+    }
+    atomic_thread_fence(memory_order_seq_cst);
+}
+/* A segment with a PEER_HOST copy, its waits reached (accel_i_classify took them to the host): a wait
+   of q ahead still on the device (accel_i_dwaits_ahead) could hold the copy in q's stream across the
+   other device's reset, so the worker first drains q (as before a host step), then the copies are
+   counted (accel_i_peer_count). Returns READY, GATED (may_block false: the worker goes on) or FAILED. */
+static int accel_i_peer_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool may_block,
+                              uint64_t* failed) {
+    if (!b->peer_host || !accel_i_peer_waits_on_host(b, sg)) return ACCEL_I_SEG_READY;
+    if (accel_i_dwaits_ahead(q, b, sg)) {
+        accel_result r;
+        if (!may_block) return ACCEL_I_SEG_GATED;
+        if ((r = q->obj.device->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER)) != ACCEL_OK) {
+            *failed = accel_i_failed_value(r);
+            return ACCEL_I_SEG_FAILED;
+        }
+    }
+    accel_i_peer_count(q, b, sg);
+    return ACCEL_I_SEG_READY;
+}
 /* Classifies the segment's waits in order (see above). READY: every wait reached or on the device
    (*device: any on the device); GATED: wait *at is neither, or it is the first wait not reached before
    a failed one (the queue reaches the failure only after it: waited for on the host, so that nothing
@@ -6295,7 +6394,8 @@ static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segm
                             uint32_t* at, uint64_t* failed, accel_device** list) {
     const accel_backend* be = q->obj.device->backend;
     uint32_t unreached = sg->from;
-    int host = -1;   /* queue memory: the waits go to the host (accel_i_qmem_waits_on_host); -1: unknown */
+    /* the waits go to the host (accel_i_qmem_waits_on_host, accel_i_peer_waits_on_host); -1: unknown */
+    int host = -1;
     *device = false;
     *list = b->dlisted ? b->ddev : NULL;
     for (uint32_t i = sg->wfrom; i < sg->from; i++) {
@@ -6310,7 +6410,9 @@ static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segm
             return ACCEL_I_SEG_FAILED;
         }
         if (cur < c->u.sig.value) {
-            if (host < 0) host = b->qmem && accel_i_qmem_waits_on_host(b, sg);
+            if (host < 0)
+                host = (b->qmem && accel_i_qmem_waits_on_host(b, sg)) ||
+                       (b->peer_host && accel_i_peer_waits_on_host(b, sg));
             if (host || (*list && *list != s->obj.device) ||
                 !be->walk->wait_on_device(q, s, c->u.sig.value)) {
                 accel_i_wait_flag(q, b, c, false);
@@ -6500,6 +6602,7 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block, bool s
         }
         sg = accel_i_segment_at(b, b->pc);
         k = accel_i_ready(q, b, &sg, may_block, &failed);
+        if (k == ACCEL_I_SEG_READY) k = accel_i_peer_ready(q, b, &sg, may_block, &failed);
         if (k == ACCEL_I_SEG_GATED) return ACCEL_I_WOULD_BLOCK;
         if (k == ACCEL_I_SEG_TAKEN) return ACCEL_I_TAKEN;
         /* the queue gets there once all before it completed (a lost device, or a stale queue, never) */
@@ -6736,14 +6839,8 @@ static accel_result accel_i_walker_wait_idle(accel_queue* q, uint64_t timeout_ns
 /* The first device wait of q's batches in flight that is not reached yet (dwait_lock held). */
 static const accel_i_cmd* accel_i_dwait_pending(accel_device* dev, const accel_queue* q) {
     for (const accel_i_batch* b = dev->dwaits; b; b = b->dnext) {
-        if (b->dqueue != q) continue;
-        for (uint32_t i = 0; i < b->count; i++) {
-            const accel_i_cmd* c = &b->cmds[i];
-            uint64_t cur;
-            if (c->kind != ACCEL_I_CMD_WAIT || !(c->flags & ACCEL_I_CMD_ON_DEVICE)) continue;
-            cur = accel_i_signal_value(c->u.sig.signal);
-            if (!accel_i_failed(cur) && cur < c->u.sig.value) return c;
-        }
+        const accel_i_cmd* c = b->dqueue == q ? accel_i_dwait_unreached(b, b->count) : NULL;
+        if (c) return c;
     }
     return NULL;
 }
@@ -8464,6 +8561,7 @@ static const accel_backend accel_i_cpu_backend_table = {
     false,                              /* recover_whole: each CPU device recovers alone */
     NULL,                               /* peer_copy: the executor copies any buffer itself */
     NULL,                               /* peer_waits: the executor is the device (see peer_info) */
+    NULL,                               /* peer_frees: the executor copies where its turn comes */
     NULL,                               /* share: buffers are host memory */
     NULL                                /* device_close */
 };

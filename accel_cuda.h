@@ -419,10 +419,16 @@
    (repeatedly, for up to 2 s, while a stream still runs): a stream waiting on the GPU for a value that
    no stale object will raise goes on, and the work behind it runs on the old context's memory before
    the reset frees it (a wait on another device's word, or a long kernel, still holds the reset: a
-   warning says so after 2 s). Not covered yet: a peer copy with a buffer of this device that a queue
-   of another GPU (peer access) handed to its stream behind a GPU wait not reached yet runs after the
-   reset, on freed memory (tests/mock_cuda.c crashes; a GPU would fault there); finish such queues
-   before a recover.
+   warning says so after 2 s). A queue of another GPU (peer access) that copies with a buffer of this
+   device (peer_frees) builds that copy only once every wait before it is reached: the waits of its
+   segment go to the host, and its worker first drains the queue where a wait handed to that GPU may
+   not be reached yet (an earlier segment or batch); the copy fails with DEVICE_LOST where this device
+   was recovered meanwhile (core: several devices). A copy built is counted on this device
+   (peer_copies) before that check, and its recover waits for the copy's batch to complete, for up to
+   the same 2 s (a copy behind long work; a batch that waits for later work after its copy holds the
+   recover that long): then a warning says that a copy not run yet would run on freed memory
+   (tests/mock_cuda.c crashes; a GPU would fault). Not covered: a copy in a command list (replayed in
+   either form); finish such queues before a recover.
    A device lost to a sticky error: on NVIDIA's driver (580, H200, measured by `make gpu-check`) the
    error outlives the reset, as NVIDIA documents for such errors ("the process must be terminated and
    relaunched"): cuDevicePrimaryCtxRetain returns it again, and accel_device_recover returns
@@ -4808,6 +4814,11 @@ static bool accel_i_cu_streams_busy(accel_i_cu_device* dev) {
     accel_i_spin_unlock(&dev->queues_lock);
     return busy;
 }
+/* Does a queue of another GPU hold a copy with dev's memory (core: several devices, peer_copies)? The
+   driver's reset of dev's context waits for no other context's stream. */
+static bool accel_i_cu_peer_copying(accel_i_cu_device* dev) {
+    return atomic_load(&dev->base.peer_copies) != 0;
+}
 /* The driver tears a context down only once its streams are idle, and a stream that waits on the GPU
    for a word no stale object will raise again (its signal failed: a stale mirror is not written) waits
    for ever: the reset would hang. So every word of the domain's devices (dev's context: a stream of one
@@ -4816,6 +4827,26 @@ static bool accel_i_cu_streams_busy(accel_i_cu_device* dev) {
    for up to ACCEL_I_CU_DRAIN_NS; the work left runs on the old context's memory, which the reset then
    frees. */
 #define ACCEL_I_CU_DRAIN_NS 2000000000ull
+/* What still runs after ACCEL_I_CU_DRAIN_NS: a stream of the domain (the reset waits for it) or another
+   GPU's copy with the domain's memory (which the reset frees under it). */
+static void accel_i_cu_drain_warn(accel_i_cu_device* dev) {
+    bool streams = false, peers = false;
+    for (accel_i_cu_device* m = dev->domain->members; m; m = m->domain_next) {
+        if (m->epoch != dev->epoch) continue;
+        streams = streams || accel_i_cu_streams_busy(m);
+        peers = peers || accel_i_cu_peer_copying(m);
+    }
+    if (streams)
+        accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_device_recover: a stream of CUDA device %s still runs "
+                    "after %llu ms (a long kernel, or a wait on another device's word): the reset waits for "
+                    "it",
+                    dev->base.info.name, (unsigned long long)(ACCEL_I_CU_DRAIN_NS / 1000000u));
+    if (peers)
+        accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_device_recover: a batch of another GPU's queue that "
+                    "copies with memory of CUDA device %s has not completed after %llu ms (long work, or a "
+                    "wait after the copy): the reset goes on; a copy not run yet would run on freed memory",
+                    dev->base.info.name, (unsigned long long)(ACCEL_I_CU_DRAIN_NS / 1000000u));
+}
 static void accel_i_cu_words_release(accel_i_cu_device* dev) {
     uint64_t until = accel_i_now_ns() + ACCEL_I_CU_DRAIN_NS;
     accel_i_cu_enter(dev);
@@ -4830,14 +4861,12 @@ static void accel_i_cu_words_release(accel_i_cu_device* dev) {
             accel_i_spin_unlock(&m->words_lock);
         }
         for (accel_i_cu_device* m = dev->domain->members; m && !busy; m = m->domain_next)
-            busy = m->epoch == dev->epoch && accel_i_cu_streams_busy(m);
+            busy = m->epoch == dev->epoch && (accel_i_cu_streams_busy(m) || accel_i_cu_peer_copying(m));
         if (!busy) return;
         if (accel_i_now_ns() > until) break;
         accel_i_yield();
     }
-    accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_device_recover: a stream of CUDA device %s still runs "
-                "after %llu ms (a long kernel, or a wait on another device's word): the reset waits for it",
-                dev->base.info.name, (unsigned long long)(ACCEL_I_CU_DRAIN_NS / 1000000u));
+    accel_i_cu_drain_warn(dev);
 }
 /* Before the reset (accel_i_cu_group_recover made the devices' objects stale): their stale queues'
    points apply (as failed: no driver call), then the words of every device of the domain are raised
@@ -4986,6 +5015,12 @@ static bool accel_i_cu_peer_waits(accel_device* d, accel_device* o) {
     if (o->backend != d->backend) return accel_i_cu_sems() && accel_i_signal_shared(d, o);   /* Vulkan's */
     return accel_i_cu_dev(o)->cudev == accel_i_cu_dev(d)->cudev && accel_i_cu_dev(d)->memops &&
            accel_i_cu_dev(o)->memops;
+}
+/* peer_frees: a direct copy of d's queue with o's buffer where o is another GPU: o's recover resets
+   its own primary context, which frees the buffer's memory while d's stream may still hold the copy
+   (cuda: recovery). Two accel devices on one CUDA device share the context and recover together. */
+static bool accel_i_cu_peer_frees(accel_device* d, accel_device* o) {
+    return o->backend == d->backend && accel_i_cu_dev(o)->cudev != accel_i_cu_dev(d)->cudev;
 }
 /* In the event-ring mode (both devices), the same CUDA device: a value of o's signal that a point of o's
    queues promised is waited for on the GPU as the device's own are (cuda: GPU waits in the event-ring
@@ -5291,6 +5326,7 @@ static const accel_backend accel_i_cu_backend_table = {
     true,                               /* recover_whole: every accel device of one primary context */
     accel_i_cu_peer_copy,               /* peer_copy: one context, or peer access */
     accel_i_cu_peer_waits,              /* peer_waits: accel devices on one CUDA device */
+    accel_i_cu_peer_frees,              /* peer_frees: another GPU (its own primary context) */
     &accel_i_cu_share,                  /* share: imports another backend's memory (cuda: imported memory) */
     accel_i_cu_device_close             /* device_close: a lost context's host functions (foreign streams) */
 };
@@ -5637,7 +5673,7 @@ static const accel_backend accel_i_cu_backend_table = {
     "cuda", false, false, false, accel_i_cu_device_count, accel_i_cu_device_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    false, NULL, NULL, NULL, NULL   /* recover_whole, peer_copy, peer_waits, share, device_close */
+    false, NULL, NULL, NULL, NULL, NULL   /* recover_whole, peer_copy, _waits, _frees, share, device_close */
 };
 ACCEL_API const accel_backend* accel_cuda_backend(void) { return &accel_i_cu_backend_table; }
 ACCEL_API void accel_cuda_set_library(const char* cuda_path, const char* nvrtc_path) {

@@ -598,7 +598,7 @@ static const accel_backend accel_i_vk_backend_table = {
     "vulkan", false, false, false, accel_i_vk_stub_count, accel_i_vk_stub_create,
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL,  /* a stub makes no device: nothing past device_create is called */
-    false, NULL, NULL, NULL, NULL   /* recover_whole, peer_copy, peer_waits, share, device_close */
+    false, NULL, NULL, NULL, NULL, NULL   /* recover_whole, peer_copy, _waits, _frees, share, device_close */
 };
 ACCEL_API const accel_backend* accel_vulkan_backend(void) { return &accel_i_vk_backend_table; }
 ACCEL_API accel_result accel_vulkan_device_adopt(const accel_device_desc* desc,
@@ -5463,6 +5463,7 @@ static const accel_backend accel_i_vk_backend_table = {
     false,                              /* recover_whole: each VkDevice recovers alone */
     accel_i_vk_peer_copy,               /* peer_copy: imported memory (vulkan: peer copies) */
     accel_i_vk_peer_waits,              /* peer_waits: another VkDevice's signals, imported */
+    NULL,                               /* peer_frees: an import keeps the memory past its owner's recover */
     &accel_i_vk_share,                  /* share: memory exported as opaque fds, imported (peer copies) */
     NULL                                /* device_close */
 };

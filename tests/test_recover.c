@@ -3,7 +3,8 @@
    CUDA, the test-only loss hook on Vulkan; a CPU device is never lost), every object kind stale for
    every call that takes it, batches and signals pending at the recover, waiters / recorders / callers on
    other threads during it and two recovers at once (run it under TSan too), two devices on one native
-   device (on CUDA one primary context: a recover of one recovers both), 100 recovers without
+   device (on CUDA one primary context: a recover of one recovers both), another GPU's peer copies with
+   a recovered device's buffer (behind waits, behind long work, racing the recover), 100 recovers without
    growth of host memory (the counting allocator) or of driver objects (the mock's live counts and
    stale releases; on Vulkan the validation layer's object tracker, which reports any object left at
    each recover's vkDestroyDevice), no-threads builds. A backend that cannot recover (UNSUPPORTED)
@@ -1752,6 +1753,232 @@ out:
     /* no release of device 1's objects found them gone (a reset of the other device ended none) */
     CHECK_EQ_INT((int)(recover_mock_count("mock_cuda_stale_uses") - stale), 0);
 }
+
+/* Two GPUs with peer access: a queue of device 1 copies from or to a buffer of device 0 (a direct peer
+   copy, in its own stream) while device 0 recovers, whose primary context's reset frees that buffer's
+   memory (accel_cuda.h "Recovery"; core: several devices). Rounds (peer_round):
+   - OWN_WAIT: the copy's segment waits for a signal of device 1 (a GPU wait, were it alone): its waits
+     go to the host, the copy is built only after them;
+   - EARLIER_BATCH / EARLIER_SEGMENT: the wait (on the GPU in the memory-op mode) is in an earlier batch,
+     or an earlier segment of the copy's batch: the worker drains the queue before it builds the copy;
+   so in these the signal is set after the recover, the copy's side check finds the buffer stale, its
+   batch fails with DEVICE_LOST and device 1's buffers keep their words;
+   - LONG_WORK: no wait, the copy sits in the stream behind a slow kernel at the recover: the recover
+     waits for it (device 0's peer_copies), so it copies device 0's words before the reset.
+   Before, each copy ran after the reset, on freed memory (ASan: heap-use-after-free in the mock). Then
+   device 1 works on. Two accel devices on one CUDA device (one context, recovered together) keep the
+   wait on the GPU: the copy is in the stream at submit (the mock's count of copies). */
+static unsigned long long peer_mock_copies(void) {
+    const char* path = getenv("ACCEL_CUDA_LIBRARY");
+    void *lib, *sym;
+    unsigned long long (*fn)(int);
+    if (!path || !(lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD)) || !(sym = dlsym(lib, "mock_cuda_calls")))
+        return 0;
+    memcpy(&fn, &sym, sizeof sym);
+    return fn(3);   /* MOCK_CALL_COPY: copies and fills enqueued */
+}
+static bool peer_memops(void) {
+    const char* ring = getenv("ACCEL_CUDA_NO_MEMOPS");
+    return !(ring && ring[0] && strcmp(ring, "0") != 0);
+}
+enum { PEER_OWN_WAIT, PEER_EARLIER_BATCH, PEER_EARLIER_SEGMENT, PEER_LONG_WORK, PEER_ROUNDS };
+typedef struct peer_ctx {
+    accel_device *d0, *d1;
+    accel_buffer *a0, *own, *out;
+    accel_queue* q;
+    accel_program* slow;
+    accel_signal *gate, *mid, *one, *done;
+} peer_ctx;
+/* q (device 1) copies a0's words into own (to_own) or own's into a0, arranged as round `how` says, then
+   signals done 1. */
+static void peer_copy_behind(peer_ctx* x, int how, bool to_own) {
+    uint32_t k[3] = { 2048, 50000, 5 };   /* ~0.2 s on the mock */
+    if (how == PEER_LONG_WORK) accel_queue_exec(x->q, x->slow, &x->out, 1, k, 3, accel_exec_1d(2048, 32));
+    else accel_queue_wait(x->q, x->gate, 1);
+    if (how == PEER_EARLIER_BATCH || how == PEER_EARLIER_SEGMENT) accel_queue_signal(x->q, x->mid, 1);
+    if (how == PEER_EARLIER_BATCH) CHECK_OK(accel_queue_submit(x->q));
+    if (how == PEER_EARLIER_SEGMENT) accel_queue_wait(x->q, x->one, 1);   /* set already */
+    if (to_own) accel_queue_copy(x->q, x->own, 0, x->a0, 0, BESIDE_WORDS * 4);
+    else accel_queue_copy(x->q, x->a0, 0, x->own, 0, BESIDE_WORDS * 4);
+    accel_queue_signal(x->q, x->done, 1);
+    CHECK_OK(accel_queue_submit(x->q));
+}
+static void peer_round_run(peer_ctx* x, int how, bool to_own) {
+    uint32_t w[BESIDE_WORDS];
+    unsigned long long copies;
+    for (int i = 0; i < BESIDE_WORDS; i++) w[i] = 0xa0a0a0a0u;
+    if (!CHECK_OK(accel_buffer_write(x->a0, 0, w, sizeof w)) ||
+        !beside_fill(x->q, x->own, 0x11111111u, x->one, 1))
+        return;
+    copies = peer_mock_copies();
+    peer_copy_behind(x, how, to_own);
+    if (how != PEER_LONG_WORK) {   /* gated on the host, or held by the worker: nothing in the stream */
+        CHECK_EQ_U64(peer_mock_copies() - copies, 0);
+        CHECK_RESULT(accel_signal_wait(x->done, 1, 0), ACCEL_TIMEOUT);
+    }
+    CHECK_OK(accel_device_recover(x->d0));
+    if (how == PEER_LONG_WORK) {   /* ran before the reset */
+        CHECK_OK(accel_signal_wait(x->done, 1, 0));
+        if (to_own) CHECK(beside_holds(x->own, 0xa0a0a0a0u, "copied before the reset"));
+        else CHECK(beside_holds(x->own, 0x11111111u, "the source of the copy"));
+    } else {
+        CHECK_OK(accel_signal_set(x->gate, 1));
+        CHECK_RESULT(accel_signal_wait(x->done, 1, 10000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_EQ_U64(accel_signal_value(x->done), lost_value());
+        CHECK(beside_holds(x->own, 0x11111111u, to_own ? "behind the copy from the recovered buffer"
+                                                       : "the source of the copy to the recovered buffer"));
+    }
+    CHECK(beside_fill(x->q, x->own, 0x33333333u, x->one, 2));   /* device 1 works on */
+    CHECK(beside_holds(x->own, 0x33333333u, "filled after the copy"));
+}
+/* The mock's second GPU, as an accel device. */
+static accel_result peer_gpu1(accel_device** out) {
+    accel_device_desc dd;
+    memset(&dd, 0, sizeof dd);
+    dd.backend = accel_cuda_backend();
+    dd.device_index = 1;
+    dd.label = "peer";
+    return test_device_create_desc(dd, out);
+}
+static void peer_round(int how, bool to_own) {
+    peer_ctx x;
+    memset(&x, 0, sizeof x);
+    if (!(x.d0 = recover_device(NULL))) return;
+    if (CHECK_OK(peer_gpu1(&x.d1)) &&
+        CHECK_OK(test_buffer_create(x.d0, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &x.a0)) &&
+        CHECK_OK(test_buffer_create(x.d1, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &x.own)) &&
+        CHECK_OK(test_buffer_create(x.d1, 2048 * 4, ACCEL_MEMORY_DEVICE, &x.out)) &&
+        CHECK_OK(test_program_create(x.d1, TK_SLOW, &x.slow)) &&
+        CHECK_OK(accel_queue_create(x.d1, ACCEL_QUEUE_COMPUTE, &x.q)) &&
+        CHECK_OK(accel_signal_create(x.d1, 0, &x.gate)) && CHECK_OK(accel_signal_create(x.d1, 0, &x.mid)) &&
+        CHECK_OK(accel_signal_create(x.d1, 0, &x.one)) && CHECK_OK(accel_signal_create(x.d1, 0, &x.done)))
+        peer_round_run(&x, how, to_own);
+    if (x.gate) accel_signal_set(x.gate, 1);
+    if (x.q) accel_queue_finish(x.q, 10000000000ull);
+    if (!TEST_FAILED_SO_FAR()) CHECK(recover_saxpy(x.d1));
+    accel_queue_destroy(x.q);
+    accel_signal_destroy(x.gate);
+    accel_signal_destroy(x.mid);
+    accel_signal_destroy(x.one);
+    accel_signal_destroy(x.done);
+    accel_program_destroy(x.slow);
+    accel_buffer_destroy(x.a0);
+    accel_buffer_destroy(x.own);
+    accel_buffer_destroy(x.out);
+    accel_device_destroy(x.d0);
+    accel_device_destroy(x.d1);
+}
+/* Two accel devices on one CUDA device: the wait stays on the GPU, the copy is in the stream at submit. */
+static void peer_one_context(void) {
+    accel_device *d0 = NULL, *d0b = NULL;
+    accel_device_desc dd;
+    accel_buffer *a0 = NULL, *ab = NULL;
+    accel_queue* q = NULL;
+    accel_signal *g = NULL, *done = NULL;
+    memset(&dd, 0, sizeof dd);
+    dd.backend = accel_cuda_backend();
+    dd.label = "second on device 0";
+    if (CHECK_OK(test_device_create_desc(dd, &d0)) && CHECK_OK(test_device_create_desc(dd, &d0b)) &&
+        CHECK_OK(test_buffer_create(d0, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &a0)) &&
+        CHECK_OK(test_buffer_create(d0b, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &ab)) &&
+        CHECK_OK(accel_queue_create(d0b, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(accel_signal_create(d0b, 0, &g)) && CHECK_OK(accel_signal_create(d0b, 0, &done)) &&
+        CHECK_OK(test_buffer_set_u32(a0, BESIDE_WORDS, 0xa0a0a0a0u))) {
+        unsigned long long copies = peer_mock_copies();
+        accel_queue_wait(q, g, 1);
+        accel_queue_copy(q, ab, 0, a0, 0, BESIDE_WORDS * 4);
+        accel_queue_signal(q, done, 1);
+        CHECK_OK(accel_queue_submit(q));
+        if (peer_memops()) CHECK_EQ_U64(peer_mock_copies() - copies, 1);
+        CHECK_RESULT(accel_signal_wait(done, 1, 0), ACCEL_TIMEOUT);
+        CHECK_OK(accel_signal_set(g, 1));
+        CHECK_OK(accel_signal_wait(done, 1, 10000000000ull));
+        CHECK(beside_holds(ab, 0xa0a0a0a0u, "copied from the other accel device on its CUDA device"));
+    }
+    if (g) accel_signal_set(g, 1);
+    accel_queue_destroy(q);
+    accel_signal_destroy(g);
+    accel_signal_destroy(done);
+    accel_buffer_destroy(a0);
+    accel_buffer_destroy(ab);
+    accel_device_destroy(d0b);
+    accel_device_destroy(d0);
+}
+/* The race of the count and the check: a thread submits copies from device 0's buffer into device 1's,
+   one batch each, while this thread recovers device 0. Each copy completes before the reset (device 0's
+   words) or fails with DEVICE_LOST (its check saw the recover); one that ran on freed memory is found by
+   ASan, or reads other words. 24 rounds, a fresh buffer of device 0 each. */
+typedef struct peer_race {
+    accel_device* d1;
+    accel_queue* q;
+    accel_buffer *own, *a0;
+    accel_signal* done;
+    atomic_int stop, submits;
+    uint64_t n;
+} peer_race;
+static void peer_racer(void* arg) {
+    peer_race* r = (peer_race*)arg;
+    while (!atomic_load(&r->stop) && r->n < 100000) {
+        accel_queue_copy(r->q, r->own, 0, r->a0, 0, BESIDE_WORDS * 4);
+        accel_queue_signal(r->q, r->done, ++r->n);
+        if (accel_queue_submit(r->q) != ACCEL_OK) break;   /* a0 is stale: the recover came */
+        atomic_fetch_add(&r->submits, 1);
+    }
+}
+static void peer_race_round(accel_device* d0, peer_race* r) {
+    test_thread t;
+    uint64_t v;
+    r->n = 0;
+    atomic_store(&r->stop, 0);
+    atomic_store(&r->submits, 0);
+    if (!CHECK_OK(test_buffer_create(d0, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &r->a0)) ||
+        !CHECK_OK(test_buffer_set_u32(r->a0, BESIDE_WORDS, 0xa0a0a0a0u)) ||
+        !CHECK_OK(accel_signal_create(r->d1, 0, &r->done)) ||
+        !CHECK(test_thread_start(&t, peer_racer, r)))
+        goto out;
+    while (atomic_load(&r->submits) < 3) accel_i_yield();
+    CHECK_OK(accel_device_recover(d0));
+    atomic_store(&r->stop, 1);
+    test_thread_join(&t);
+    accel_queue_finish(r->q, 10000000000ull);
+    v = accel_signal_value(r->done);
+    CHECK(v >= 3 || v == lost_value());
+    CHECK(beside_holds(r->own, 0xa0a0a0a0u, "copied before the reset"));
+out:
+    accel_signal_destroy(r->done);
+    accel_buffer_destroy(r->a0);
+    r->done = NULL;
+    r->a0 = NULL;
+}
+static void peer_race_rounds(void) {
+    accel_device *d0 = recover_device(NULL), *d1 = NULL;
+    peer_race r;
+    memset(&r, 0, sizeof r);
+    if (d0 && CHECK_OK(peer_gpu1(&d1)) && (r.d1 = d1) != NULL &&
+        CHECK_OK(test_buffer_create(d1, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &r.own)) &&
+        CHECK_OK(accel_queue_create(d1, ACCEL_QUEUE_COMPUTE, &r.q)))
+        for (int i = 0; i < 24 && !TEST_FAILED_SO_FAR(); i++) peer_race_round(d0, &r);
+    accel_queue_destroy(r.q);
+    accel_buffer_destroy(r.own);
+    accel_device_destroy(d0);
+    accel_device_destroy(d1);
+}
+TEST(a_peer_copy_at_the_recover_of_its_other_gpu) {
+    uint32_t n = 0;
+    accel_device* probe;
+    if (test_g.backend != accel_cuda_backend() || recover_mock_count("mock_cuda_live") < 0)
+        SKIP("the CUDA mock driver only (two GPUs with peer access)");
+    if (accel_backend_device_count(accel_cuda_backend(), &n) != ACCEL_OK || n < 2)
+        SKIP("fewer than two CUDA devices (the mock's MOCK_CUDA_DEVICES, 2 unless set otherwise)");
+    if (!(probe = recover_device(NULL))) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    accel_device_destroy(probe);
+    peer_one_context();
+    for (int how = 0; how < PEER_ROUNDS && !TEST_FAILED_SO_FAR(); how++) {
+        peer_round(how, true);
+        peer_round(how, false);
+    }
+    if (!TEST_FAILED_SO_FAR()) peer_race_rounds();
+}
 #endif
 
 int main(int argc, char** argv) {
@@ -1784,6 +2011,7 @@ int main(int argc, char** argv) {
 #if RECOVER_MOCK
     RUN(driver_that_keeps_a_sticky_error);
     RUN(a_lost_device_beside_a_healthy_one);
+    RUN(a_peer_copy_at_the_recover_of_its_other_gpu);
 #endif
     RUN(recover_of_a_lost_device);   /* last: on NVIDIA's drivers the process cannot use the GPU after it */
     return test_end();
