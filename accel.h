@@ -5247,6 +5247,10 @@ static void accel_i_commands_free(accel_commands* c) {
 }
 
 static bool accel_i_peer_staged_any(const accel_i_batch* b);   /* core: several devices */
+typedef bool (*accel_i_copy_visit)(void* x, const accel_buffer* dst, const accel_buffer* src);
+static bool accel_i_replay_copies(const accel_i_batch* b, const accel_i_cmd* r, accel_i_copy_visit fn,
+                                  void* x);
+static bool accel_i_peer_freed_any(void* x, const accel_buffer* dst, const accel_buffer* src);
 /* Makes the list from the recorded batch b (taken, also on failure). */
 static accel_result accel_i_commands_make(accel_queue* q, accel_i_batch* b, accel_commands** out) {
     accel_device* dev = q->obj.device;
@@ -5594,6 +5598,11 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
     cmd->u.replay.list = c;
     cmd->u.replay.patches = off;
     cmd->u.replay.patch_count = patch_count;
+    /* a copy with another GPU's memory: gated and counted as a direct one (core: several devices) */
+    if (c->has_copy && accel_i_replay_copies(q->rec, cmd, accel_i_peer_freed_any, q)) {
+        cmd->flags |= ACCEL_I_CMD_PEER_HOST;
+        q->rec->peer_host = true;
+    }
 }
 
 /* kit (a GPU backend's copy, where its turn comes): x's device was recovered since x was made (x is
@@ -5602,41 +5611,55 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
 ACCEL_I_KIT bool accel_i_copy_side_gone(const accel_buffer* x) {
     return accel_i_stale(&x->obj) || accel_i_lost(x->obj.device);
 }
-/* Side `index` of a replayed copy is gone (accel_i_copy_side_gone): the buffer of the last of the n
-   patches of that copy (p, in order) that replaces the side, else the list's own (a patch may replace
-   one that went stale). */
-static bool accel_i_replay_side_gone(const accel_i_patch* p, uint32_t n, uint32_t index,
-                                     const accel_buffer* own) {
+/* Side `index` of a replayed copy: the buffer of the last of the n patches of that copy (p, in order)
+   that replaces the side, else the list's own (a patch may replace one that went stale). */
+static const accel_buffer* accel_i_replay_side(const accel_i_patch* p, uint32_t n, uint32_t index,
+                                               const accel_buffer* own) {
     for (uint32_t j = n; j-- > 0;)
-        if (p[j].index == index && p[j].buffer) return accel_i_copy_side_gone(p[j].buffer);
-    return accel_i_copy_side_gone(own);
+        if (p[j].index == index && p[j].buffer) return p[j].buffer;
+    return own;
 }
-/* kit (a GPU backend's submit): a native list replayed in b copies a buffer that accel_i_copy_side_gone
-   refuses (its own, unless a patch replaces it, or a patch's): DEVICE_LOST (the native form would copy
-   over an import the old or lost memory; a generic list's copy is refused where it runs). A batch
-   without a replay, a list without a copy: no look. */
-ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
-    for (uint32_t i = 0; i < b->count && b->replays; i++) {
-        const accel_i_cmd* r = &b->cmds[i];
-        const accel_commands* l;
-        const accel_i_patch* p;
-        uint32_t n, j = 0;
-        bool gone = false;
-        if (r->kind != ACCEL_I_CMD_REPLAY || !(l = r->u.replay.list)->native || !l->has_copy) continue;
-        n = r->u.replay.patch_count;   /* sorted by command; none: maybe no arena either */
-        p = n ? (const accel_i_patch*)(const void*)(b->arena + r->u.replay.patches) : NULL;
-        for (uint32_t k = 0; k < l->list->count && !gone; k++) {
-            const accel_i_cmd* c = &l->list->cmds[k];
-            uint32_t from = j;   /* sorted: the patches of commands before k were passed already */
-            while (j < n && p[j].command == k) j++;
-            gone = c->kind == ACCEL_I_CMD_COPY &&
-                   (accel_i_replay_side_gone(j > from ? p + from : NULL, j - from, 0, c->u.copy.dst) ||
-                    accel_i_replay_side_gone(j > from ? p + from : NULL, j - from, 1, c->u.copy.src));
-        }
-        if (gone)
-            return accel_i_fail(l->obj.device, ACCEL_ERROR_DEVICE_LOST, "accel_queue_replay: a buffer the "
-                                "list copies is stale or its device lost (recovered or lost since)");
+/* Calls fn(x, dst, src) for each copy of the native list that command r of b replays, with the buffers
+   its patches put there; stops at the first true, and returns it. */
+static bool accel_i_replay_copies(const accel_i_batch* b, const accel_i_cmd* r, accel_i_copy_visit fn,
+                                  void* x) {
+    const accel_commands* l = r->u.replay.list;
+    uint32_t n = r->u.replay.patch_count, j = 0;   /* sorted by command; none: maybe no arena either */
+    const accel_i_patch* p = n ? (const accel_i_patch*)(const void*)(b->arena + r->u.replay.patches) : NULL;
+    for (uint32_t k = 0; k < l->list->count; k++) {
+        const accel_i_cmd* c = &l->list->cmds[k];
+        uint32_t from = j;   /* sorted: the patches of commands before k were passed already */
+        const accel_i_patch* mine;
+        while (j < n && p[j].command == k) j++;
+        mine = j > from ? p + from : NULL;
+        if (c->kind == ACCEL_I_CMD_COPY &&
+            fn(x, accel_i_replay_side(mine, j - from, 0, c->u.copy.dst),
+               accel_i_replay_side(mine, j - from, 1, c->u.copy.src)))
+            return true;
     }
+    return false;
+}
+static bool accel_i_copy_gone(void* x, const accel_buffer* dst, const accel_buffer* src) {
+    (void)x;
+    return accel_i_copy_side_gone(dst) || accel_i_copy_side_gone(src);
+}
+/* kit: command r of b replays a native list that copies a buffer accel_i_copy_side_gone refuses (its
+   own, unless a patch replaces it, or a patch's). A GPU backend looks where it builds the replay too
+   (as at a copy), where the list copies with another GPU's memory (ACCEL_I_CMD_PEER_HOST: its waits
+   went to the host, and a recover may have come meanwhile). */
+ACCEL_I_KIT bool accel_i_replay_gone(const accel_i_batch* b, const accel_i_cmd* r) {
+    const accel_commands* l = r->kind == ACCEL_I_CMD_REPLAY ? r->u.replay.list : NULL;
+    return l && l->native && l->has_copy && accel_i_replay_copies(b, r, accel_i_copy_gone, NULL);
+}
+/* kit (a GPU backend's submit): a native list replayed in b copies a buffer that accel_i_replay_gone
+   refuses: DEVICE_LOST (the native form would copy over an import the old or lost memory; a generic
+   list's copy is refused where it runs). A batch without a replay, a list without a copy: no look. */
+ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count && b->replays; i++)
+        if (accel_i_replay_gone(b, &b->cmds[i]))
+            return accel_i_fail(b->cmds[i].u.replay.list->obj.device, ACCEL_ERROR_DEVICE_LOST,
+                                "accel_queue_replay: a buffer the list copies is stale or its device lost "
+                                "(recovered or lost since)");
     return ACCEL_OK;
 }
 
@@ -5660,8 +5683,9 @@ ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
    device before them may not be reached (accel_i_peer_ready). Then the copy is counted in the other
    device's peer_copies until its batch is recycled, before the backend checks its side
    (accel_i_copy_side_gone): the check sees a recover, or the recover (which raised the generation
-   first) sees the count and waits for it (CUDA: accel_i_cu_words_release). A list's copies are
-   neither gated nor counted (accel_cuda.h, Recovery). */
+   first) sees the count and waits for it (CUDA: accel_i_cu_words_release). A replay of a native list
+   with such a copy (as patched) is flagged too: its copies are counted, and the backend looks at their
+   sides where it builds the replay (accel_i_replay_gone); a generic replay records the copies. */
 /* A device whose buffers are all host memory that any thread may read and write (the CPU backend). */
 static bool accel_i_host_memory(const accel_device* d) { return d->backend->shares_host_memory; }
 /* The device of a copy's buffer that is not q's (NULL: none). */
@@ -5676,6 +5700,38 @@ static bool accel_i_peer_rec_ok(accel_queue* q, accel_buffer* dst, accel_buffer*
                       "%s: both buffers belong to other devices (one must be the queue's device's)", fn);
     return false;
 }
+/* The other device of a copy by q whose recover frees that buffer's memory while q's device may still
+   hold the copy (backend->peer_frees: then a direct copy is flagged ACCEL_I_CMD_PEER_HOST); else NULL. */
+static accel_device* accel_i_peer_freed(accel_queue* q, const accel_buffer* dst, const accel_buffer* src) {
+    accel_device *dev = q->obj.device, *other = accel_i_peer_of(q, dst, src);
+    return other && dev->backend->peer_frees && dev->backend->peer_frees(dev, other) ? other : NULL;
+}
+/* Adds delta to the peer_copies of the other device of each copy of command c of b with one
+   (accel_i_peer_freed): a PEER_HOST copy, or a replay of a native list (its copies, as patched). */
+typedef struct accel_i_peer_tally { accel_queue* q; bool add; } accel_i_peer_tally;
+static bool accel_i_peer_tally_copy(void* x, const accel_buffer* dst, const accel_buffer* src) {
+    accel_i_peer_tally* t = (accel_i_peer_tally*)x;
+    accel_device* other = accel_i_peer_freed(t->q, dst, src);
+    if (other && t->add) atomic_fetch_add(&other->peer_copies, 1u);
+    else if (other) atomic_fetch_sub(&other->peer_copies, 1u);
+    return false;
+}
+static void accel_i_peer_tally_cmd(accel_queue* q, const accel_i_batch* b, const accel_i_cmd* c, bool add) {
+    accel_i_peer_tally t;
+    t.q = q;
+    t.add = add;
+    if (c->kind == ACCEL_I_CMD_REPLAY) accel_i_replay_copies(b, c, accel_i_peer_tally_copy, &t);
+    else accel_i_peer_tally_copy(&t, c->u.copy.dst, c->u.copy.src);
+}
+/* Does a copy by q (x) have a buffer whose recover frees it under q (accel_i_peer_freed)? */
+static bool accel_i_peer_freed_any(void* x, const accel_buffer* dst, const accel_buffer* src) {
+    return accel_i_peer_freed((accel_queue*)x, dst, src) != NULL;
+}
+/* The batch goes (accel_i_batch_recycle): its counted copies leave their devices' peer_copies. */
+static void accel_i_peer_uncount(accel_queue* q, accel_i_batch* b) {
+    for (uint32_t i = 0; i < b->count; i++)
+        if (b->cmds[i].flags & ACCEL_I_CMD_PEER_COUNTED) accel_i_peer_tally_cmd(q, b, &b->cmds[i], false);
+}
 static uint32_t accel_i_peer_flags(accel_queue* q, const accel_buffer* dst, const accel_buffer* src) {
     accel_device* dev = q->obj.device;
     accel_device* other = accel_i_peer_of(q, dst, src);
@@ -5683,17 +5739,7 @@ static uint32_t accel_i_peer_flags(accel_queue* q, const accel_buffer* dst, cons
     if (!other || !dev->backend->walk) return 0;   /* the CPU executor copies itself */
     if (!dev->backend->peer_copy || !dev->backend->peer_copy(dev, other, ob->root ? ob->root : ob))
         return ACCEL_I_CMD_STAGED;
-    return dev->backend->peer_frees && dev->backend->peer_frees(dev, other) ? ACCEL_I_CMD_PEER_HOST : 0;
-}
-/* The device of PEER_HOST copy c's other buffer (a root), whose peer_copies count it. */
-static accel_device* accel_i_peer_counter(accel_queue* q, const accel_i_cmd* c) {
-    return accel_i_peer_of(q, c->u.copy.dst, c->u.copy.src);
-}
-/* The batch goes (accel_i_batch_recycle): its counted copies leave their devices' peer_copies. */
-static void accel_i_peer_uncount(accel_queue* q, accel_i_batch* b) {
-    for (uint32_t i = 0; i < b->count; i++)
-        if (b->cmds[i].flags & ACCEL_I_CMD_PEER_COUNTED)
-            atomic_fetch_sub(&accel_i_peer_counter(q, &b->cmds[i])->peer_copies, 1u);
+    return accel_i_peer_freed(q, dst, src) ? ACCEL_I_CMD_PEER_HOST : 0;
 }
 static bool accel_i_peer_staged_any(const accel_i_batch* b) {
     for (uint32_t i = 0; i < b->count; i++) if (b->cmds[i].flags & ACCEL_I_CMD_STAGED) return true;
@@ -6360,7 +6406,7 @@ static void accel_i_peer_count(accel_queue* q, accel_i_batch* b, const accel_i_s
         accel_i_cmd* c = &b->cmds[i];
         uint32_t f = c->flags & (ACCEL_I_CMD_PEER_HOST | ACCEL_I_CMD_PEER_COUNTED);
         if (f != ACCEL_I_CMD_PEER_HOST) continue;
-        atomic_fetch_add(&accel_i_peer_counter(q, c)->peer_copies, 1u);
+        accel_i_peer_tally_cmd(q, b, c, true);
         c->flags |= ACCEL_I_CMD_PEER_COUNTED;
     }
     atomic_thread_fence(memory_order_seq_cst);

@@ -427,8 +427,8 @@
    (peer_copies) before that check, and its recover waits for the copy's batch to complete, for up to
    the same 2 s (a copy behind long work; a batch that waits for later work after its copy holds the
    recover that long): then a warning says that a copy not run yet would run on freed memory
-   (tests/mock_cuda.c crashes; a GPU would fault). Not covered: a copy in a command list (replayed in
-   either form); finish such queues before a recover.
+   (tests/mock_cuda.c crashes; a GPU would fault). The same holds for such a copy in a command list,
+   replayed in either form (a native replay is checked where it is built).
    A device lost to a sticky error: on NVIDIA's driver (580, H200, measured by `make gpu-check`) the
    error outlives the reset, as NVIDIA documents for such errors ("the process must be terminated and
    relaunched"): cuDevicePrimaryCtxRetain returns it again, and accel_device_recover returns
@@ -4195,7 +4195,12 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
         cr = accel_i_cu_update(q, c->u.update.dst, c->u.update.offset, stage, c->u.update.size, &call);
         break;
     }
-    case ACCEL_I_CMD_REPLAY: cr = accel_i_cu_replay(q, b, c, &call); break;
+    case ACCEL_I_CMD_REPLAY:
+        /* a native list's copy with another GPU's memory, recovered since: as at a copy */
+        if ((c->flags & ACCEL_I_CMD_PEER_HOST) && accel_i_replay_gone(b, c))
+            return accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
+        cr = accel_i_cu_replay(q, b, c, &call);
+        break;
     case ACCEL_I_CMD_BARRIER:   /* stream order, and the points' fences, already give it */
         if (dev->base.trace) accel_i_cu_point_add(q, NULL, 0, NULL, c);
         return 0;

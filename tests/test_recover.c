@@ -1764,7 +1764,9 @@ out:
    so in these the signal is set after the recover, the copy's side check finds the buffer stale, its
    batch fails with DEVICE_LOST and device 1's buffers keep their words;
    - LONG_WORK: no wait, the copy sits in the stream behind a slow kernel at the recover: the recover
-     waits for it (device 0's peer_copies), so it copies device 0's words before the reset.
+     waits for it (device 0's peer_copies), so it copies device 0's words before the reset;
+   - LIST_WAIT, LIST_LONG_WORK, PATCHED_WAIT: the copy replayed from a native list (recorded with it,
+     or with a copy on device 1 that patches turn into it), as OWN_WAIT and LONG_WORK.
    Before, each copy ran after the reset, on freed memory (ASan: heap-use-after-free in the mock). Then
    device 1 works on. Two accel devices on one CUDA device (one context, recovered together) keep the
    wait on the GPU: the copy is in the stream at submit (the mock's count of copies). */
@@ -1781,25 +1783,49 @@ static bool peer_memops(void) {
     const char* ring = getenv("ACCEL_CUDA_NO_MEMOPS");
     return !(ring && ring[0] && strcmp(ring, "0") != 0);
 }
-enum { PEER_OWN_WAIT, PEER_EARLIER_BATCH, PEER_EARLIER_SEGMENT, PEER_LONG_WORK, PEER_ROUNDS };
+enum { PEER_OWN_WAIT, PEER_EARLIER_BATCH, PEER_EARLIER_SEGMENT, PEER_LONG_WORK, PEER_LIST_WAIT,
+       PEER_LIST_LONG_WORK, PEER_PATCHED_WAIT, PEER_ROUNDS };
+static bool peer_long(int how) { return how == PEER_LONG_WORK || how == PEER_LIST_LONG_WORK; }
 typedef struct peer_ctx {
     accel_device *d0, *d1;
     accel_buffer *a0, *own, *out;
     accel_queue* q;
     accel_program* slow;
     accel_signal *gate, *mid, *one, *done;
+    accel_commands* list;
 } peer_ctx;
-/* q (device 1) copies a0's words into own (to_own) or own's into a0, arranged as round `how` says, then
-   signals done 1. */
+/* The copy of round `how`: a0's words into own (to_own) or own's into a0, recorded in place, or replayed
+   from a list recorded with it (native on the mock), or from a list recorded with a copy on device 1
+   alone (own into out) that patches turn into it. A list is recorded first
+   (list true: a queue records one only between batches). */
+static void peer_copy(peer_ctx* x, int how, bool to_own, bool list) {
+    size_t n = BESIDE_WORDS * 4;
+    accel_patch p[2];
+    bool patched = how == PEER_PATCHED_WAIT;
+    if (list && !patched && how != PEER_LIST_WAIT && how != PEER_LIST_LONG_WORK) return;
+    if (list && !CHECK_OK(accel_queue_record_begin(x->q))) return;
+    if (list || !x->list) {
+        if (patched) accel_queue_copy(x->q, x->out, 0, x->own, 0, n);
+        else if (to_own) accel_queue_copy(x->q, x->own, 0, x->a0, 0, n);
+        else accel_queue_copy(x->q, x->a0, 0, x->own, 0, n);
+    }
+    if (list) { CHECK_OK(accel_queue_record_end(x->q, &x->list)); return; }
+    memset(p, 0, sizeof p);
+    p[1].index = 1;
+    p[0].buffer = to_own ? x->own : x->a0;
+    p[1].buffer = to_own ? x->a0 : x->own;
+    if (x->list) accel_queue_replay(x->q, x->list, patched ? p : NULL, patched ? 2 : 0);
+}
+/* q (device 1) does round `how`'s copy (peer_copy) behind what the round says, then signals done 1. */
 static void peer_copy_behind(peer_ctx* x, int how, bool to_own) {
     uint32_t k[3] = { 2048, 50000, 5 };   /* ~0.2 s on the mock */
-    if (how == PEER_LONG_WORK) accel_queue_exec(x->q, x->slow, &x->out, 1, k, 3, accel_exec_1d(2048, 32));
+    peer_copy(x, how, to_own, true);
+    if (peer_long(how)) accel_queue_exec(x->q, x->slow, &x->out, 1, k, 3, accel_exec_1d(2048, 32));
     else accel_queue_wait(x->q, x->gate, 1);
     if (how == PEER_EARLIER_BATCH || how == PEER_EARLIER_SEGMENT) accel_queue_signal(x->q, x->mid, 1);
     if (how == PEER_EARLIER_BATCH) CHECK_OK(accel_queue_submit(x->q));
     if (how == PEER_EARLIER_SEGMENT) accel_queue_wait(x->q, x->one, 1);   /* set already */
-    if (to_own) accel_queue_copy(x->q, x->own, 0, x->a0, 0, BESIDE_WORDS * 4);
-    else accel_queue_copy(x->q, x->a0, 0, x->own, 0, BESIDE_WORDS * 4);
+    peer_copy(x, how, to_own, false);
     accel_queue_signal(x->q, x->done, 1);
     CHECK_OK(accel_queue_submit(x->q));
 }
@@ -1812,12 +1838,12 @@ static void peer_round_run(peer_ctx* x, int how, bool to_own) {
         return;
     copies = peer_mock_copies();
     peer_copy_behind(x, how, to_own);
-    if (how != PEER_LONG_WORK) {   /* gated on the host, or held by the worker: nothing in the stream */
+    if (!peer_long(how)) {   /* gated on the host, or held by the worker: nothing in the stream */
         CHECK_EQ_U64(peer_mock_copies() - copies, 0);
         CHECK_RESULT(accel_signal_wait(x->done, 1, 0), ACCEL_TIMEOUT);
     }
     CHECK_OK(accel_device_recover(x->d0));
-    if (how == PEER_LONG_WORK) {   /* ran before the reset */
+    if (peer_long(how)) {   /* ran before the reset */
         CHECK_OK(accel_signal_wait(x->done, 1, 0));
         if (to_own) CHECK(beside_holds(x->own, 0xa0a0a0a0u, "copied before the reset"));
         else CHECK(beside_holds(x->own, 0x11111111u, "the source of the copy"));
@@ -1856,6 +1882,7 @@ static void peer_round(int how, bool to_own) {
     if (x.gate) accel_signal_set(x.gate, 1);
     if (x.q) accel_queue_finish(x.q, 10000000000ull);
     if (!TEST_FAILED_SO_FAR()) CHECK(recover_saxpy(x.d1));
+    accel_commands_destroy(x.list);
     accel_queue_destroy(x.q);
     accel_signal_destroy(x.gate);
     accel_signal_destroy(x.mid);
