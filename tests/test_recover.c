@@ -1766,7 +1766,8 @@ out:
    - LONG_WORK: no wait, the copy sits in the stream behind a slow kernel at the recover: the recover
      waits for it (device 0's peer_copies), so it copies device 0's words before the reset;
    - LIST_WAIT, LIST_LONG_WORK, PATCHED_WAIT: the copy replayed from a native list (recorded with it,
-     or with a copy on device 1 that patches turn into it), as OWN_WAIT and LONG_WORK.
+     or with a copy on device 1 that patches turn into it), as OWN_WAIT and LONG_WORK;
+   - COPIER_RECOVERS: as EARLIER_BATCH, but device 1 recovers while its worker drains the queue.
    Before, each copy ran after the reset, on freed memory (ASan: heap-use-after-free in the mock). Then
    device 1 works on. Two accel devices on one CUDA device (one context, recovered together) keep the
    wait on the GPU: the copy is in the stream at submit (the mock's count of copies). */
@@ -1784,7 +1785,7 @@ static bool peer_memops(void) {
     return !(ring && ring[0] && strcmp(ring, "0") != 0);
 }
 enum { PEER_OWN_WAIT, PEER_EARLIER_BATCH, PEER_EARLIER_SEGMENT, PEER_LONG_WORK, PEER_LIST_WAIT,
-       PEER_LIST_LONG_WORK, PEER_PATCHED_WAIT, PEER_ROUNDS };
+       PEER_LIST_LONG_WORK, PEER_PATCHED_WAIT, PEER_COPIER_RECOVERS, PEER_ROUNDS };
 static bool peer_long(int how) { return how == PEER_LONG_WORK || how == PEER_LIST_LONG_WORK; }
 typedef struct peer_ctx {
     accel_device *d0, *d1;
@@ -1822,8 +1823,9 @@ static void peer_copy_behind(peer_ctx* x, int how, bool to_own) {
     peer_copy(x, how, to_own, true);
     if (peer_long(how)) accel_queue_exec(x->q, x->slow, &x->out, 1, k, 3, accel_exec_1d(2048, 32));
     else accel_queue_wait(x->q, x->gate, 1);
-    if (how == PEER_EARLIER_BATCH || how == PEER_EARLIER_SEGMENT) accel_queue_signal(x->q, x->mid, 1);
-    if (how == PEER_EARLIER_BATCH) CHECK_OK(accel_queue_submit(x->q));
+    if (how == PEER_EARLIER_BATCH || how == PEER_EARLIER_SEGMENT || how == PEER_COPIER_RECOVERS)
+        accel_queue_signal(x->q, x->mid, 1);
+    if (how == PEER_EARLIER_BATCH || how == PEER_COPIER_RECOVERS) CHECK_OK(accel_queue_submit(x->q));
     if (how == PEER_EARLIER_SEGMENT) accel_queue_wait(x->q, x->one, 1);   /* set already */
     peer_copy(x, how, to_own, false);
     accel_queue_signal(x->q, x->done, 1);
@@ -1841,6 +1843,11 @@ static void peer_round_run(peer_ctx* x, int how, bool to_own) {
     if (!peer_long(how)) {   /* gated on the host, or held by the worker: nothing in the stream */
         CHECK_EQ_U64(peer_mock_copies() - copies, 0);
         CHECK_RESULT(accel_signal_wait(x->done, 1, 0), ACCEL_TIMEOUT);
+    }
+    if (how == PEER_COPIER_RECOVERS) {   /* its worker drains q for the copy: the recover ends that */
+        CHECK_OK(accel_device_recover(x->d1));
+        CHECK_RESULT(accel_signal_wait(x->done, 1, 10000000000ull), ACCEL_ERROR_DEVICE_LOST);
+        return;
     }
     CHECK_OK(accel_device_recover(x->d0));
     if (peer_long(how)) {   /* ran before the reset */
