@@ -1029,7 +1029,9 @@ ACCEL_API accel_result accel_device_peer_info(accel_device* a, accel_device* b, 
    Vulkan: the VkDevice) and adds 1 to accel_device_info.generation. First every signal of the device
    that is not failed is failed with ACCEL_ERROR_DEVICE_LOST (so every waiter returns and every batch
    that waits on one drops its rest), and every object of the device becomes stale: queues drop what
-   they have not started. Works on a lost device (its lost state is cleared for the new generation) and
+   they have not started (what it would signal, on other devices too, fails with DEVICE_LOST, also
+   where a wait on another device's signal holds it until that signal is set or fails for another
+   reason). Works on a lost device (its lost state is cleared for the new generation) and
    on a healthy one (a reset). Returns OK; INVALID_ARGUMENT (NULL); UNSUPPORTED (a backend or device
    accel cannot recreate, e.g. an adopted Vulkan device: nothing changed); or the backend's error when
    the new native device cannot be made (the device stays lost: try again, or destroy it);
@@ -6658,7 +6660,9 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block, bool s
             if ((dr = d->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER)) != ACCEL_OK)
                 failed = accel_i_failed_value(dr);
         }
-        if (k == ACCEL_I_SEG_READY && (accel_i_lost(d) || accel_i_stale(&q->obj))) {
+        /* a stale queue drops the rest with DEVICE_LOST, whatever ended its wait (core: device
+           generations); a lost device too, where no wait failed */
+        if (accel_i_stale(&q->obj) || (k == ACCEL_I_SEG_READY && accel_i_lost(d))) {
             k = ACCEL_I_SEG_FAILED;
             failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         }
@@ -7879,9 +7883,11 @@ static bool accel_i_cpu_run_cmds(accel_i_cpu_queue* q, accel_i_batch* b, uint32_
         case ACCEL_I_CMD_WAIT: {
             accel_result r = accel_i_cpu_wait_cmd(q, c->u.sig.signal, c->u.sig.value);
             if (r == ACCEL_TIMEOUT) return false;
-            if (r != ACCEL_OK) {   /* drop the rest, pass the failure on */
+            if (r != ACCEL_OK) {   /* drop the rest, pass the failure on (recovered: DEVICE_LOST) */
                 if (trace) accel_i_trace_cmd(&q->base, c, t0, accel_i_now_ns());
-                accel_i_fail_rest(b, b->pc + 1, accel_i_signal_value(c->u.sig.signal));
+                accel_i_fail_rest(b, b->pc + 1, accel_i_stale(&q->base.obj)
+                                                    ? accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST)
+                                                    : accel_i_signal_value(c->u.sig.signal));
                 b->pc = b->count;
                 return true;
             }

@@ -514,6 +514,41 @@ TEST(pending_batches_and_signals) {
     accel_device_destroy(other);
 }
 
+/* A batch of a queue made stale while it waits on another device's signal: when that wait ends, failed
+   with another reason or set, the batch is dropped, and its signal on the other device reads
+   DEVICE_LOST either way (its queue was recovered), not the wait's reason (helper 92 saw either,
+   depending on timing). 24 rounds, half failed, half set; the fail or set at once or a little later. */
+TEST(a_stale_batch_drops_with_device_lost) {
+    accel_device *dev = recover_device(NULL), *other = NULL;
+    if (!dev) SKIP("this backend cannot recover its devices (UNSUPPORTED)");
+    REQUIRE_OK(recover_cpu_device(&other));
+    for (int i = 0; i < 24 && !TEST_FAILED_SO_FAR(); i++) {
+        accel_signal *g = NULL, *out = NULL;
+        accel_queue* q = NULL;
+        if (!CHECK_OK(accel_signal_create(other, 0, &g)) || !CHECK_OK(accel_signal_create(other, 0, &out)) ||
+            !CHECK_OK(accel_queue_create(dev, ACCEL_QUEUE_COMPUTE, &q))) {
+            accel_signal_destroy(g);
+            accel_signal_destroy(out);
+            break;
+        }
+        accel_queue_wait(q, g, 1);
+        accel_queue_signal(q, out, 1);
+        CHECK_OK(accel_queue_submit(q));
+        CHECK_OK(accel_device_recover(dev));
+        if (TEST_HAVE_THREADS && i % 4 >= 2)   /* 1 ms later (no-threads builds: a wait would be DEADLOCK) */
+            CHECK_RESULT(accel_signal_wait(g, 1, 1000000), ACCEL_TIMEOUT);
+        if (i % 2) CHECK_OK(accel_signal_set(g, 1));
+        else CHECK_OK(accel_signal_fail(g, ACCEL_ERROR_BACKEND));
+        CHECK_RESULT(accel_signal_wait(out, 1, 10000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_EQ_U64(accel_signal_value(out), lost_value());
+        accel_queue_destroy(q);
+        accel_signal_destroy(g);
+        accel_signal_destroy(out);
+    }
+    accel_device_destroy(dev);
+    accel_device_destroy(other);
+}
+
 /* A queue of another device waits on a signal of dev and signals one of dev: the recover fails both,
    so the other device's queue drops its rest instead of waiting for ever. */
 TEST(other_devices_queues_are_released) {
@@ -2026,6 +2061,7 @@ int main(int argc, char** argv) {
     RUN(unsupported_changes_nothing);
     RUN(stale_objects_are_refused_everywhere);
     RUN(pending_batches_and_signals);
+    RUN(a_stale_batch_drops_with_device_lost);
     RUN(other_devices_queues_are_released);
     RUN(peer_copies_with_a_lost_devices_buffer);
     RUN(patch_replaces_a_stale_peer_buffer);
