@@ -3873,14 +3873,14 @@ static void accel_i_batch_release(accel_i_batch* b) {
    flight (a GPU queue's points are applied by whoever waits, often for the last of many batches):
    with only 4 kept, a chain of one-kernel batches would allocate 2-3 times a step. Any thread:
    executors recycle while the recording thread takes. */
-static void accel_i_peer_uncount(accel_queue* q, accel_i_batch* b);
+static void accel_i_peer_uncount(accel_queue* q, accel_i_batch* b, uint32_t n);
 static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
     accel_device* dev = q->obj.device;
     uint64_t seq = b->seq;
     bool small = b->arena_cap <= 4096u && b->cmds_bytes <= 4096u;
     bool tiny = b->arena_cap + b->cmds_bytes <= 1024u;
     accel_i_object* done;
-    if (b->peer_host) accel_i_peer_uncount(q, b);
+    if (b->peer_host) accel_i_peer_uncount(q, b, b->count);
     accel_i_batch_release(b);
     accel_i_spin_lock(&q->free_lock);
     done = accel_i_holds_done(q, seq);
@@ -5683,11 +5683,12 @@ ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
    that it is never left in q's stream behind a GPU wait across that reset: the waits of its segment go
    to the host (accel_i_peer_waits_on_host), and q's worker drains q first where a wait handed to the
    device before them may not be reached (accel_i_peer_ready). Then the copy is counted in the other
-   device's peer_copies until its batch is recycled, before the backend checks its side
-   (accel_i_copy_side_gone): the check sees a recover, or the recover (which raised the generation
-   first) sees the count and waits for it (CUDA: accel_i_cu_words_release). A replay of a native list
-   with such a copy (as patched) is flagged too: its copies are counted, and the backend looks at their
-   sides where it builds the replay (accel_i_replay_gone); a generic replay records the copies. */
+   device's peer_copies until its batch is recycled (or q drained past it), before the backend checks
+   its side (accel_i_copy_side_gone): the check sees a recover, or the recover (which raised the
+   generation first) sees the count and waits for it (CUDA: accel_i_cu_words_release). A replay of a
+   native list with such a copy (as patched) is flagged too: its copies are counted, and the backend
+   looks at their sides where it builds the replay (accel_i_replay_gone); a generic replay records the
+   copies. */
 /* A device whose buffers are all host memory that any thread may read and write (the CPU backend). */
 static bool accel_i_host_memory(const accel_device* d) { return d->backend->shares_host_memory; }
 /* The device of a copy's buffer that is not q's (NULL: none). */
@@ -5729,10 +5730,14 @@ static void accel_i_peer_tally_cmd(accel_queue* q, const accel_i_batch* b, const
 static bool accel_i_peer_freed_any(void* x, const accel_buffer* dst, const accel_buffer* src) {
     return accel_i_peer_freed((accel_queue*)x, dst, src) != NULL;
 }
-/* The batch goes (accel_i_batch_recycle): its counted copies leave their devices' peer_copies. */
-static void accel_i_peer_uncount(accel_queue* q, accel_i_batch* b) {
-    for (uint32_t i = 0; i < b->count; i++)
-        if (b->cmds[i].flags & ACCEL_I_CMD_PEER_COUNTED) accel_i_peer_tally_cmd(q, b, &b->cmds[i], false);
+/* The counted copies among b's first n commands completed: they leave their devices' peer_copies (the
+   batch goes, accel_i_batch_recycle; or the walk drained q before command n, ahead of a host step). */
+static void accel_i_peer_uncount(accel_queue* q, accel_i_batch* b, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        if (!(b->cmds[i].flags & ACCEL_I_CMD_PEER_COUNTED)) continue;
+        accel_i_peer_tally_cmd(q, b, &b->cmds[i], false);
+        b->cmds[i].flags &= ~ACCEL_I_CMD_PEER_COUNTED;
+    }
 }
 static uint32_t accel_i_peer_flags(accel_queue* q, const accel_buffer* dst, const accel_buffer* src) {
     accel_device* dev = q->obj.device;
@@ -6336,6 +6341,7 @@ static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
     accel_i_cmd* c = &b->cmds[b->pc];
     if (r == ACCEL_OK && accel_i_stale(&q->obj)) r = ACCEL_ERROR_DEVICE_LOST;   /* recovered meanwhile */
     if (r != ACCEL_OK) return accel_i_failed_value(r);
+    if (b->peer_host) accel_i_peer_uncount(q, b, b->pc);   /* a recover need not wait for the call */
     for (uint32_t i = b->host_checked; i < b->pc; i++) {
         uint64_t cur;
         if (b->cmds[i].kind != ACCEL_I_CMD_WAIT || !(b->cmds[i].flags & ACCEL_I_CMD_ON_DEVICE)) continue;
@@ -6427,6 +6433,7 @@ static int accel_i_peer_ready(accel_queue* q, accel_i_batch* b, const accel_i_se
             *failed = accel_i_failed_value(r);
             return ACCEL_I_SEG_FAILED;
         }
+        accel_i_peer_uncount(q, b, sg->from);   /* completed */
     }
     accel_i_peer_count(q, b, sg);
     return ACCEL_I_SEG_READY;

@@ -426,7 +426,8 @@
    was recovered meanwhile (core: several devices). A copy built is counted on this device
    (peer_copies) before that check, and its recover waits for the copy's batch to complete, for up to
    the same 2 s (a copy behind long work; a batch that waits for later work after its copy holds the
-   recover that long): then a warning says that a copy not run yet would run on freed memory
+   recover that long, unless a host call comes between, before which the queue drained): then a
+   warning says that a copy not run yet would run on freed memory
    (tests/mock_cuda.c crashes; a GPU would fault). The same holds for such a copy in a command list,
    replayed in either form (a native replay is checked where it is built).
    A device lost to a sticky error: on NVIDIA's driver (580, H200, measured by `make gpu-check`) the

@@ -1802,7 +1802,9 @@ out:
      waits for it (device 0's peer_copies), so it copies device 0's words before the reset;
    - LIST_WAIT, LIST_LONG_WORK, PATCHED_WAIT: the copy replayed from a native list (recorded with it,
      or with a copy on device 1 that patches turn into it), as OWN_WAIT and LONG_WORK;
-   - COPIER_RECOVERS: as EARLIER_BATCH, but device 1 recovers while its worker drains the queue.
+   - COPIER_RECOVERS: as EARLIER_BATCH, but device 1 recovers while its worker drains the queue;
+   - HOST_CALL_RECOVERS: a host call after the copy recovers device 0: the copy completed before the call
+     (a host step drains the queue), so the recover does not wait for the call's batch.
    Before, each copy ran after the reset, on freed memory (ASan: heap-use-after-free in the mock). Then
    device 1 works on. Two accel devices on one CUDA device (one context, recovered together) keep the
    wait on the GPU: the copy is in the stream at submit (the mock's count of copies). */
@@ -1820,7 +1822,7 @@ static bool peer_memops(void) {
     return !(ring && ring[0] && strcmp(ring, "0") != 0);
 }
 enum { PEER_OWN_WAIT, PEER_EARLIER_BATCH, PEER_EARLIER_SEGMENT, PEER_LONG_WORK, PEER_LIST_WAIT,
-       PEER_LIST_LONG_WORK, PEER_PATCHED_WAIT, PEER_COPIER_RECOVERS, PEER_ROUNDS };
+       PEER_LIST_LONG_WORK, PEER_PATCHED_WAIT, PEER_COPIER_RECOVERS, PEER_HOST_CALL_RECOVERS, PEER_ROUNDS };
 static bool peer_long(int how) { return how == PEER_LONG_WORK || how == PEER_LIST_LONG_WORK; }
 typedef struct peer_ctx {
     accel_device *d0, *d1;
@@ -1852,6 +1854,16 @@ static void peer_copy(peer_ctx* x, int how, bool to_own, bool list) {
     p[1].buffer = to_own ? x->a0 : x->own;
     if (x->list) accel_queue_replay(x->q, x->list, patched ? p : NULL, patched ? 2 : 0);
 }
+/* HOST_CALL_RECOVERS: a host call of q after its copy recovers device 0 (its queues' host calls may);
+   how long that took, in ns. */
+typedef struct peer_call { accel_device* d0; accel_result r; uint64_t ns; } peer_call;
+static peer_call peer_call_g;
+static void peer_call_recover(void* user) {
+    peer_call* c = (peer_call*)user;
+    uint64_t t0 = test_now_ns();
+    c->r = accel_device_recover(c->d0);
+    c->ns = test_now_ns() - t0;
+}
 /* q (device 1) does round `how`'s copy (peer_copy) behind what the round says, then signals done 1. */
 static void peer_copy_behind(peer_ctx* x, int how, bool to_own) {
     uint32_t k[3] = { 2048, 50000, 5 };   /* ~0.2 s on the mock */
@@ -1863,6 +1875,11 @@ static void peer_copy_behind(peer_ctx* x, int how, bool to_own) {
     if (how == PEER_EARLIER_BATCH || how == PEER_COPIER_RECOVERS) CHECK_OK(accel_queue_submit(x->q));
     if (how == PEER_EARLIER_SEGMENT) accel_queue_wait(x->q, x->one, 1);   /* set already */
     peer_copy(x, how, to_own, false);
+    if (how == PEER_HOST_CALL_RECOVERS) {
+        peer_call_g.d0 = x->d0;
+        peer_call_g.r = ACCEL_ERROR_BACKEND;
+        accel_queue_host_call(x->q, peer_call_recover, &peer_call_g);
+    }
     accel_queue_signal(x->q, x->done, 1);
     CHECK_OK(accel_queue_submit(x->q));
 }
@@ -1878,6 +1895,16 @@ static void peer_round_run(peer_ctx* x, int how, bool to_own) {
     if (!peer_long(how)) {   /* gated on the host, or held by the worker: nothing in the stream */
         CHECK_EQ_U64(peer_mock_copies() - copies, 0);
         CHECK_RESULT(accel_signal_wait(x->done, 1, 0), ACCEL_TIMEOUT);
+    }
+    if (how == PEER_HOST_CALL_RECOVERS) {   /* the copy completed before the call: no wait for it */
+        test_log_reset();
+        CHECK_OK(accel_signal_set(x->gate, 1));
+        CHECK_OK(accel_signal_wait(x->done, 1, 10000000000ull));
+        CHECK_OK(peer_call_g.r);
+        CHECK(peer_call_g.ns < 1000000000ull);   /* the recover waited 2 s for the call's batch before */
+        CHECK(!test_log_contains("copies with memory"));
+        if (to_own) CHECK(beside_holds(x->own, 0xa0a0a0a0u, "copied before the host call"));
+        return;
     }
     if (how == PEER_COPIER_RECOVERS) {   /* its worker drains q for the copy: the recover ends that */
         CHECK_OK(accel_device_recover(x->d1));
