@@ -2059,6 +2059,45 @@ static void peer_race_rounds(void) {
     accel_device_destroy(d0);
     accel_device_destroy(d1);
 }
+/* A queue of device 1 with a counted copy of device 0's memory behind a slow kernel is destroyed at
+   once, then device 1 itself: the copies leave device 0's count with their batches, so a recover of
+   device 0 afterwards neither waits nor warns. */
+static void peer_destroyed_then_recover(void) {
+    accel_device *d0 = recover_device(NULL), *d1 = NULL;
+    accel_buffer *a0 = NULL, *own = NULL, *out = NULL;
+    accel_program* slow = NULL;
+    accel_queue* q = NULL;
+    uint32_t k[3] = { 2048, 50000, 5 };
+    uint64_t t0;
+    if (d0 && CHECK_OK(peer_gpu1(&d1)) &&
+        CHECK_OK(test_buffer_create(d0, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &a0)) &&
+        CHECK_OK(test_buffer_create(d1, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &own)) &&
+        CHECK_OK(test_buffer_create(d1, 2048 * 4, ACCEL_MEMORY_DEVICE, &out)) &&
+        CHECK_OK(test_program_create(d1, TK_SLOW, &slow)) &&
+        CHECK_OK(accel_queue_create(d1, ACCEL_QUEUE_COMPUTE, &q))) {
+        accel_queue_exec(q, slow, &out, 1, k, 3, accel_exec_1d(2048, 32));
+        accel_queue_copy(q, own, 0, a0, 0, BESIDE_WORDS * 4);
+        CHECK_OK(accel_queue_submit(q));
+        accel_queue_destroy(q);
+        accel_program_destroy(slow);
+        accel_buffer_destroy(own);
+        accel_buffer_destroy(out);
+        accel_device_destroy(d1);
+        q = NULL; slow = NULL; own = out = NULL; d1 = NULL;
+        test_log_reset();
+        t0 = test_now_ns();
+        CHECK_OK(accel_device_recover(d0));
+        CHECK(test_now_ns() - t0 < 1000000000ull);
+        CHECK(!test_log_contains("copies with memory"));
+    }
+    accel_queue_destroy(q);
+    accel_program_destroy(slow);
+    accel_buffer_destroy(own);
+    accel_buffer_destroy(out);
+    accel_buffer_destroy(a0);
+    accel_device_destroy(d1);
+    accel_device_destroy(d0);
+}
 TEST(a_peer_copy_at_the_recover_of_its_other_gpu) {
     uint32_t n = 0;
     accel_device* probe;
@@ -2074,6 +2113,7 @@ TEST(a_peer_copy_at_the_recover_of_its_other_gpu) {
         peer_round(how, false);
     }
     if (!TEST_FAILED_SO_FAR()) peer_race_rounds();
+    if (!TEST_FAILED_SO_FAR()) peer_destroyed_then_recover();
 }
 #endif
 
