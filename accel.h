@@ -3873,14 +3873,12 @@ static void accel_i_batch_release(accel_i_batch* b) {
    flight (a GPU queue's points are applied by whoever waits, often for the last of many batches):
    with only 4 kept, a chain of one-kernel batches would allocate 2-3 times a step. Any thread:
    executors recycle while the recording thread takes. */
-static void accel_i_peer_uncount(accel_queue* q, accel_i_batch* b, uint32_t n);
 static void accel_i_batch_recycle(accel_queue* q, accel_i_batch* b) {
     accel_device* dev = q->obj.device;
     uint64_t seq = b->seq;
     bool small = b->arena_cap <= 4096u && b->cmds_bytes <= 4096u;
     bool tiny = b->arena_cap + b->cmds_bytes <= 1024u;
     accel_i_object* done;
-    if (b->peer_host) accel_i_peer_uncount(q, b, b->count);
     accel_i_batch_release(b);
     accel_i_spin_lock(&q->free_lock);
     done = accel_i_holds_done(q, seq);
@@ -5249,10 +5247,6 @@ static void accel_i_commands_free(accel_commands* c) {
 }
 
 static bool accel_i_peer_staged_any(const accel_i_batch* b);   /* core: several devices */
-typedef bool (*accel_i_copy_visit)(void* x, const accel_buffer* dst, const accel_buffer* src);
-static bool accel_i_replay_copies(const accel_i_batch* b, const accel_i_cmd* r, accel_i_copy_visit fn,
-                                  void* x);
-static bool accel_i_peer_freed_any(void* x, const accel_buffer* dst, const accel_buffer* src);
 /* Makes the list from the recorded batch b (taken, also on failure). */
 static accel_result accel_i_commands_make(accel_queue* q, accel_i_batch* b, accel_commands** out) {
     accel_device* dev = q->obj.device;
@@ -5600,11 +5594,6 @@ ACCEL_API void accel_queue_replay(accel_queue* q, accel_commands* c, const accel
     cmd->u.replay.list = c;
     cmd->u.replay.patches = off;
     cmd->u.replay.patch_count = patch_count;
-    /* a copy with another GPU's memory: gated and counted as a direct one (core: several devices) */
-    if (c->has_copy && accel_i_replay_copies(q->rec, cmd, accel_i_peer_freed_any, q)) {
-        cmd->flags |= ACCEL_I_CMD_PEER_HOST;
-        q->rec->peer_host = true;
-    }
 }
 
 /* kit (a GPU backend's copy, where its turn comes): x's device was recovered since x was made (x is
@@ -5623,6 +5612,7 @@ static const accel_buffer* accel_i_replay_side(const accel_i_patch* p, uint32_t 
 }
 /* Calls fn(x, dst, src) for each copy of the native list that command r of b replays, with the buffers
    its patches put there; stops at the first true, and returns it. */
+typedef bool (*accel_i_copy_visit)(void* x, const accel_buffer* dst, const accel_buffer* src);
 static bool accel_i_replay_copies(const accel_i_batch* b, const accel_i_cmd* r, accel_i_copy_visit fn,
                                   void* x) {
     const accel_commands* l = r->u.replay.list;
@@ -5683,12 +5673,12 @@ ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
    that it is never left in q's stream behind a GPU wait across that reset: the waits of its segment go
    to the host (accel_i_peer_waits_on_host), and q's worker drains q first where a wait handed to the
    device before them may not be reached (accel_i_peer_ready). Then the copy is counted in the other
-   device's peer_copies until its batch is recycled (or q drained past it), before the backend checks
+   device's peer_copies until its batch completes (or q drained past it), before the backend checks
    its side (accel_i_copy_side_gone): the check sees a recover, or the recover (which raised the
    generation first) sees the count and waits for it (CUDA: accel_i_cu_words_release). A replay of a
-   native list with such a copy (as patched) is flagged too: its copies are counted, and the backend
-   looks at their sides where it builds the replay (accel_i_replay_gone); a generic replay records the
-   copies. */
+   native list with such a copy (as patched) is flagged too, where the walk meets it (CPU-only programs
+   keep none of this): its copies are counted, and the backend looks at their sides where it builds the
+   replay (accel_i_replay_gone); a generic replay records the copies. */
 /* A device whose buffers are all host memory that any thread may read and write (the CPU backend). */
 static bool accel_i_host_memory(const accel_device* d) { return d->backend->shares_host_memory; }
 /* The device of a copy's buffer that is not q's (NULL: none). */
@@ -5726,12 +5716,8 @@ static void accel_i_peer_tally_cmd(accel_queue* q, const accel_i_batch* b, const
     if (c->kind == ACCEL_I_CMD_REPLAY) accel_i_replay_copies(b, c, accel_i_peer_tally_copy, &t);
     else accel_i_peer_tally_copy(&t, c->u.copy.dst, c->u.copy.src);
 }
-/* Does a copy by q (x) have a buffer whose recover frees it under q (accel_i_peer_freed)? */
-static bool accel_i_peer_freed_any(void* x, const accel_buffer* dst, const accel_buffer* src) {
-    return accel_i_peer_freed((accel_queue*)x, dst, src) != NULL;
-}
 /* The counted copies among b's first n commands completed: they leave their devices' peer_copies (the
-   batch goes, accel_i_batch_recycle; or the walk drained q before command n, ahead of a host step). */
+   batch completed, accel_i_batch_complete; or the walk drained q before command n). */
 static void accel_i_peer_uncount(accel_queue* q, accel_i_batch* b, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
         if (!(b->cmds[i].flags & ACCEL_I_CMD_PEER_COUNTED)) continue;
@@ -6378,14 +6364,29 @@ static void accel_i_wait_flag(accel_queue* q, accel_i_batch* b, accel_i_cmd* c, 
     c->flags = f;
     accel_i_spin_unlock(&b->ddev->dwait_lock);
 }
-/* Does segment sg of a batch flagged peer_host copy with a buffer of another device whose recover frees
-   that memory (ACCEL_I_CMD_PEER_HOST)? Its waits then go to the host (accel_i_classify): the copy is
-   built only once they are reached, where its side check (accel_i_copy_side_gone) sees a recover of
-   that device meanwhile; a GPU wait would hold the copy in q's stream across the other's reset. */
-static bool accel_i_peer_waits_on_host(const accel_i_batch* b, const accel_i_segment* sg) {
-    for (uint32_t i = sg->from; i < sg->to; i++)
-        if (b->cmds[i].flags & ACCEL_I_CMD_PEER_HOST) return true;
-    return false;
+/* Does a copy by q (x) have a buffer whose recover frees it under q (accel_i_peer_freed)? */
+static bool accel_i_peer_freed_any(void* x, const accel_buffer* dst, const accel_buffer* src) {
+    return accel_i_peer_freed((accel_queue*)x, dst, src) != NULL;
+}
+/* Does segment sg of b copy with a buffer of another device whose recover frees that memory (a copy
+   flagged ACCEL_I_CMD_PEER_HOST at its recording, or a replay of a native list whose copies, as
+   patched, do: flagged here, the first time, with b->peer_host)? Its waits then go to the host
+   (accel_i_classify): the copy is built only once they are reached, where its side check
+   (accel_i_copy_side_gone) sees a recover of that device meanwhile; a GPU wait would hold the copy in
+   q's stream across the other's reset. */
+static bool accel_i_peer_waits_on_host(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg) {
+    bool any = false;
+    if (!b->peer_host && !b->replays) return false;
+    for (uint32_t i = sg->from; i < sg->to; i++) {
+        accel_i_cmd* c = &b->cmds[i];
+        const accel_commands* l = c->kind == ACCEL_I_CMD_REPLAY ? c->u.replay.list : NULL;
+        if (l && l->native && l->has_copy && !(c->flags & ACCEL_I_CMD_PEER_HOST) &&
+            accel_i_replay_copies(b, c, accel_i_peer_freed_any, q))
+            c->flags |= ACCEL_I_CMD_PEER_HOST;
+        any = any || (c->flags & ACCEL_I_CMD_PEER_HOST) != 0;
+    }
+    b->peer_host = b->peer_host || any;
+    return any;
 }
 /* The first wait among b's first n commands handed to the device whose signal is below its value (not
    failed); NULL if none. */
@@ -6425,7 +6426,7 @@ static void accel_i_peer_count(accel_queue* q, accel_i_batch* b, const accel_i_s
    counted (accel_i_peer_count). Returns READY, GATED (may_block false: the worker goes on) or FAILED. */
 static int accel_i_peer_ready(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg, bool may_block,
                               uint64_t* failed) {
-    if (!b->peer_host || !accel_i_peer_waits_on_host(b, sg)) return ACCEL_I_SEG_READY;
+    if (!accel_i_peer_waits_on_host(q, b, sg)) return ACCEL_I_SEG_READY;
     if (accel_i_dwaits_ahead(q, b, sg)) {
         accel_result r;
         if (!may_block) return ACCEL_I_SEG_GATED;
@@ -6467,7 +6468,7 @@ static int accel_i_classify(accel_queue* q, accel_i_batch* b, const accel_i_segm
         if (cur < c->u.sig.value) {
             if (host < 0)
                 host = (b->qmem && accel_i_qmem_waits_on_host(b, sg)) ||
-                       (b->peer_host && accel_i_peer_waits_on_host(b, sg));
+                       accel_i_peer_waits_on_host(q, b, sg);
             if (host || (*list && *list != s->obj.device) ||
                 !be->walk->wait_on_device(q, s, c->u.sig.value)) {
                 accel_i_wait_flag(q, b, c, false);
@@ -6703,6 +6704,7 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block, bool s
 
 /* The device finished b (or b never reached it): its references go, and it leaves the dwaits list. */
 static void accel_i_batch_complete(accel_queue* q, accel_i_batch* b) {
+    if (b->peer_host) accel_i_peer_uncount(q, b, b->count);   /* core: several devices */
     accel_i_dwait_remove(b, b->ddev);
     accel_i_batch_recycle(q, b);
 }
