@@ -1946,6 +1946,12 @@ struct accel_device {
     /* copies of other devices' queues with this device's memory that a recover of it frees (flagged
        ACCEL_I_CMD_PEER_HOST), built and not yet done: its recover waits for them (core: several devices) */
     accel_i_a32 peer_copies;
+    /* a recover of this device under way (recover_stale .. recover_end): a stale queue's batch that
+       completes meanwhile leaves its copies counted on their other devices until the end, in
+       peer_held (under peer_lock): this device's streams may still run them (accel_i_peer_defer) */
+    accel_i_a32 peer_lock;
+    bool recovering;
+    struct accel_i_peer_held* peer_held;
     /* queue workers gated on the host for one of this device's signals (core: batch walk), and what a
        raise of one calls (accel_i_gate_release, set by the first gate: a program without GPU backends
        then links no walk) */
@@ -2158,6 +2164,9 @@ ACCEL_I_KIT void accel_i_recover_fail(accel_device* dev);
 ACCEL_I_KIT bool accel_i_creates_enter(accel_device* dev, const char* fn);
 ACCEL_I_KIT void accel_i_creates_leave(accel_device* dev);
 ACCEL_I_KIT accel_result accel_i_recover_end(accel_device* dev, accel_result r);
+/* several devices: a recover's hold on the counts of its stale batches' peer copies, and its end */
+ACCEL_I_KIT void accel_i_peer_hold(accel_device* dev);
+ACCEL_I_KIT void accel_i_peer_release_held(accel_device* dev);
 ACCEL_I_KIT bool accel_i_try_retain(accel_i_object* o);     /* a reference to a listed object (list held) */
 /* a reference to an object (a backend's callback that outlives the call that made it) */
 ACCEL_I_KIT void accel_i_retain(void* obj);
@@ -2543,6 +2552,7 @@ static void accel_i_device_init(accel_device* dev, const accel_backend* b, const
     atomic_init(&dev->dwait_lock, 0u);
     atomic_init(&dev->dwait_count, 0u);
     atomic_init(&dev->peer_copies, 0u);
+    atomic_init(&dev->peer_lock, 0u);
     atomic_init(&dev->qmem, 0u);
     atomic_init(&dev->exporting, 0u);
     atomic_init(&dev->imports, 0u);
@@ -5702,11 +5712,57 @@ static accel_device* accel_i_peer_freed(accel_queue* q, const accel_buffer* dst,
 /* Adds delta to the peer_copies of the other device of each copy of command c of b with one
    (accel_i_peer_freed): a PEER_HOST copy, or a replay of a native list (its copies, as patched). */
 typedef struct accel_i_peer_tally { accel_queue* q; bool add; } accel_i_peer_tally;
+/* A copy's count left on other until the recover of dev, whose stale queue's batch held it, ends. */
+typedef struct accel_i_peer_held { accel_device* other; struct accel_i_peer_held* next; } accel_i_peer_held;
+/* Does a recover of dev hold the count of a copy with other's memory (accel_device.recovering)? The
+   recover's reap completes a stale queue's batches before dev's streams are idle (CUDA: the stale
+   points apply at once), so the copy may not have run yet: its count stays until the recover's end
+   (accel_i_peer_release_held), and a recover of other meanwhile still waits for it. False (the caller
+   uncounts now): no recover under way (accel_i_peer_hold), or no host memory for the note (logged). */
+static bool accel_i_peer_defer(accel_device* dev, accel_device* other) {
+    accel_i_peer_held* h = NULL;
+    bool want;
+    accel_i_spin_lock(&dev->peer_lock);
+    if ((want = dev->recovering) && (h = (accel_i_peer_held*)accel_i_dev_alloc(dev, sizeof *h)) != NULL) {
+        accel_i_device_retain(other);
+        h->other = other;
+        h->next = dev->peer_held;
+        dev->peer_held = h;
+    }
+    accel_i_spin_unlock(&dev->peer_lock);
+    if (want && !h)
+        accel_i_log(dev, ACCEL_LOG_WARN, "accel_device_recover: out of host memory: a copy with another "
+                    "GPU's memory is uncounted before this device's streams are idle");
+    return h != NULL;
+}
+/* kit (a backend whose peer_frees says yes, at its recover of dev): from before the recover makes dev's
+   objects stale (accel_i_recover_stale) to after dev's old streams are gone, a stale queue's batch
+   that completes leaves its copies counted (accel_i_peer_defer); the end lets the counts go. */
+ACCEL_I_KIT void accel_i_peer_hold(accel_device* dev) {
+    accel_i_spin_lock(&dev->peer_lock);
+    dev->recovering = true;
+    accel_i_spin_unlock(&dev->peer_lock);
+}
+ACCEL_I_KIT void accel_i_peer_release_held(accel_device* dev) {
+    accel_i_peer_held* h;
+    accel_i_spin_lock(&dev->peer_lock);
+    h = dev->peer_held;
+    dev->peer_held = NULL;
+    dev->recovering = false;
+    accel_i_spin_unlock(&dev->peer_lock);
+    while (h) {
+        accel_i_peer_held* next = h->next;
+        atomic_fetch_sub(&h->other->peer_copies, 1u);
+        accel_i_device_release(h->other);
+        accel_i_dev_free(dev, h, sizeof *h);
+        h = next;
+    }
+}
 static bool accel_i_peer_tally_copy(void* x, const accel_buffer* dst, const accel_buffer* src) {
     accel_i_peer_tally* t = (accel_i_peer_tally*)x;
     accel_device* other = accel_i_peer_freed(t->q, dst, src);
     if (other && t->add) atomic_fetch_add(&other->peer_copies, 1u);
-    else if (other) atomic_fetch_sub(&other->peer_copies, 1u);
+    else if (other && !accel_i_peer_defer(t->q->obj.device, other)) atomic_fetch_sub(&other->peer_copies, 1u);
     return false;
 }
 static void accel_i_peer_tally_cmd(accel_queue* q, const accel_i_batch* b, const accel_i_cmd* c, bool add) {

@@ -428,7 +428,9 @@
    the same 2 s (a copy behind long work; a batch that waits for later work after its copy holds the
    recover that long, unless a host call comes between, before which the queue drained): then a
    warning says that a copy not run yet would run on freed memory
-   (tests/mock_cuda.c crashes; a GPU would fault). The same holds for such a copy in a command list,
+   (tests/mock_cuda.c crashes; a GPU would fault). A recover of the copying GPU meanwhile keeps its
+   copies counted until its own reset (its stale batches complete before its streams are idle:
+   accel_i_peer_hold). The same holds for such a copy in a command list,
    replayed in either form (a native replay is checked where it is built).
    A device lost to a sticky error: on NVIDIA's driver (580, H200, measured by `make gpu-check`) the
    error outlives the reset, as NVIDIA documents for such errors ("the process must be terminated and
@@ -4899,6 +4901,7 @@ static void accel_i_cu_native_lock(accel_i_cu_device* dev, bool lock) {
 /* The core's end of a recover, which clears the lost flag: a loss of the new context that began since
    its remake (losing set again: accel_i_cu_native_make cleared it) shows still, and the recover says so. */
 static accel_result accel_i_cu_recover_end(accel_i_cu_device* dev, accel_result r) {
+    accel_i_peer_release_held(&dev->base);   /* its old streams are gone (core: several devices) */
     r = accel_i_recover_end(&dev->base, r);
     if (r != ACCEL_OK || !atomic_load(&dev->losing)) return r;
     atomic_store(&dev->base.lost, 1u);
@@ -4909,6 +4912,7 @@ static accel_result accel_i_cu_group_recover(accel_i_cu_device* dev) {
     accel_cu_context ctx = NULL;
     accel_i_cu_device* m;
     accel_result r;
+    for (m = dom->members; m; m = m->domain_next) accel_i_peer_hold(&m->base);
     for (m = dom->members; m; m = m->domain_next) accel_i_recover_stale(&m->base);
     for (m = dom->members; m; m = m->domain_next) accel_i_recover_fail(&m->base);
     /* the recover counts as a GPU wait of the domain until the reset: the stale points apply before
@@ -4953,6 +4957,7 @@ static accel_result accel_i_cu_device_recover(accel_device* d) {
     } else if (dev->epoch == atomic_load(&dom->epoch)) {
         r = accel_i_cu_group_recover(dev);
     } else {
+        accel_i_peer_hold(d);
         accel_i_recover_stale(d);
         accel_i_recover_fail(d);
         accel_i_cu_native_lock(dev, true);

@@ -1804,7 +1804,9 @@ out:
      or with a copy on device 1 that patches turn into it), as OWN_WAIT and LONG_WORK;
    - COPIER_RECOVERS: as EARLIER_BATCH, but device 1 recovers while its worker drains the queue;
    - HOST_CALL_RECOVERS: a host call after the copy recovers device 0: the copy completed before the call
-     (a host step drains the queue), so the recover does not wait for the call's batch.
+     (a host step drains the queue), so the recover does not wait for the call's batch;
+   and (after the rounds) a queue and device destroyed with a counted copy pending, and the copying GPU
+   recovering while device 0 does (helper 107).
    Before, each copy ran after the reset, on freed memory (ASan: heap-use-after-free in the mock). Then
    device 1 works on. Two accel devices on one CUDA device (one context, recovered together) keep the
    wait on the GPU: the copy is in the stream at submit (the mock's count of copies). */
@@ -1935,34 +1937,47 @@ static accel_result peer_gpu1(accel_device** out) {
     dd.label = "peer";
     return test_device_create_desc(dd, out);
 }
+/* Devices 0 (recovers) and 1 (peer), device 0's buffer a0, device 1's own and out, a slow program, a
+   queue and four signals of device 1; false (checked) if any is missing. */
+static bool peer_ctx_make(peer_ctx* x) {
+    memset(x, 0, sizeof *x);
+    return (x->d0 = recover_device(NULL)) != NULL && CHECK_OK(peer_gpu1(&x->d1)) &&
+           CHECK_OK(test_buffer_create(x->d0, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &x->a0)) &&
+           CHECK_OK(test_buffer_create(x->d1, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &x->own)) &&
+           CHECK_OK(test_buffer_create(x->d1, 2048 * 4, ACCEL_MEMORY_DEVICE, &x->out)) &&
+           CHECK_OK(test_program_create(x->d1, TK_SLOW, &x->slow)) &&
+           CHECK_OK(accel_queue_create(x->d1, ACCEL_QUEUE_COMPUTE, &x->q)) &&
+           CHECK_OK(accel_signal_create(x->d1, 0, &x->gate)) &&
+           CHECK_OK(accel_signal_create(x->d1, 0, &x->mid)) &&
+           CHECK_OK(accel_signal_create(x->d1, 0, &x->one)) &&
+           CHECK_OK(accel_signal_create(x->d1, 0, &x->done));
+}
+/* Destroys what x holds: device 1's objects first, so that a destroy with work pending waits for it. */
+static void peer_ctx_free(peer_ctx* x) {
+    if (x->gate) accel_signal_set(x->gate, 1);
+    accel_commands_destroy(x->list);
+    accel_queue_destroy(x->q);
+    accel_signal_destroy(x->gate);
+    accel_signal_destroy(x->mid);
+    accel_signal_destroy(x->one);
+    accel_signal_destroy(x->done);
+    accel_program_destroy(x->slow);
+    accel_buffer_destroy(x->own);
+    accel_buffer_destroy(x->out);
+    accel_device_destroy(x->d1);
+    accel_buffer_destroy(x->a0);
+    accel_device_destroy(x->d0);
+    memset(x, 0, sizeof *x);
+}
 static void peer_round(int how, bool to_own) {
     peer_ctx x;
-    memset(&x, 0, sizeof x);
-    if (!(x.d0 = recover_device(NULL))) return;
-    if (CHECK_OK(peer_gpu1(&x.d1)) &&
-        CHECK_OK(test_buffer_create(x.d0, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &x.a0)) &&
-        CHECK_OK(test_buffer_create(x.d1, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &x.own)) &&
-        CHECK_OK(test_buffer_create(x.d1, 2048 * 4, ACCEL_MEMORY_DEVICE, &x.out)) &&
-        CHECK_OK(test_program_create(x.d1, TK_SLOW, &x.slow)) &&
-        CHECK_OK(accel_queue_create(x.d1, ACCEL_QUEUE_COMPUTE, &x.q)) &&
-        CHECK_OK(accel_signal_create(x.d1, 0, &x.gate)) && CHECK_OK(accel_signal_create(x.d1, 0, &x.mid)) &&
-        CHECK_OK(accel_signal_create(x.d1, 0, &x.one)) && CHECK_OK(accel_signal_create(x.d1, 0, &x.done)))
+    if (peer_ctx_make(&x)) {
         peer_round_run(&x, how, to_own);
-    if (x.gate) accel_signal_set(x.gate, 1);
-    if (x.q) accel_queue_finish(x.q, 10000000000ull);
-    if (!TEST_FAILED_SO_FAR()) CHECK(recover_saxpy(x.d1));
-    accel_commands_destroy(x.list);
-    accel_queue_destroy(x.q);
-    accel_signal_destroy(x.gate);
-    accel_signal_destroy(x.mid);
-    accel_signal_destroy(x.one);
-    accel_signal_destroy(x.done);
-    accel_program_destroy(x.slow);
-    accel_buffer_destroy(x.a0);
-    accel_buffer_destroy(x.own);
-    accel_buffer_destroy(x.out);
-    accel_device_destroy(x.d0);
-    accel_device_destroy(x.d1);
+        if (x.gate) accel_signal_set(x.gate, 1);
+        accel_queue_finish(x.q, 10000000000ull);
+        if (!TEST_FAILED_SO_FAR()) CHECK(recover_saxpy(x.d1));
+    }
+    peer_ctx_free(&x);
 }
 /* Two accel devices on one CUDA device: the wait stays on the GPU, the copy is in the stream at submit. */
 static void peer_one_context(void) {
@@ -2063,40 +2078,55 @@ static void peer_race_rounds(void) {
    once, then device 1 itself: the copies leave device 0's count with their batches, so a recover of
    device 0 afterwards neither waits nor warns. */
 static void peer_destroyed_then_recover(void) {
-    accel_device *d0 = recover_device(NULL), *d1 = NULL;
-    accel_buffer *a0 = NULL, *own = NULL, *out = NULL;
-    accel_program* slow = NULL;
-    accel_queue* q = NULL;
+    peer_ctx x;
     uint32_t k[3] = { 2048, 50000, 5 };
-    uint64_t t0;
-    if (d0 && CHECK_OK(peer_gpu1(&d1)) &&
-        CHECK_OK(test_buffer_create(d0, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &a0)) &&
-        CHECK_OK(test_buffer_create(d1, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &own)) &&
-        CHECK_OK(test_buffer_create(d1, 2048 * 4, ACCEL_MEMORY_DEVICE, &out)) &&
-        CHECK_OK(test_program_create(d1, TK_SLOW, &slow)) &&
-        CHECK_OK(accel_queue_create(d1, ACCEL_QUEUE_COMPUTE, &q))) {
-        accel_queue_exec(q, slow, &out, 1, k, 3, accel_exec_1d(2048, 32));
-        accel_queue_copy(q, own, 0, a0, 0, BESIDE_WORDS * 4);
-        CHECK_OK(accel_queue_submit(q));
-        accel_queue_destroy(q);
-        accel_program_destroy(slow);
-        accel_buffer_destroy(own);
-        accel_buffer_destroy(out);
-        accel_device_destroy(d1);
-        q = NULL; slow = NULL; own = out = NULL; d1 = NULL;
+    if (peer_ctx_make(&x)) {
+        accel_device* d0 = x.d0;
+        accel_buffer* a0 = x.a0;
+        uint64_t t0;
+        accel_queue_exec(x.q, x.slow, &x.out, 1, k, 3, accel_exec_1d(2048, 32));
+        accel_queue_copy(x.q, x.own, 0, x.a0, 0, BESIDE_WORDS * 4);
+        CHECK_OK(accel_queue_submit(x.q));
+        x.d0 = NULL;   /* kept; the rest goes, device 1 with it */
+        x.a0 = NULL;
+        peer_ctx_free(&x);
+        x.d0 = d0;
+        x.a0 = a0;
         test_log_reset();
         t0 = test_now_ns();
         CHECK_OK(accel_device_recover(d0));
         CHECK(test_now_ns() - t0 < 1000000000ull);
         CHECK(!test_log_contains("copies with memory"));
     }
-    accel_queue_destroy(q);
-    accel_program_destroy(slow);
-    accel_buffer_destroy(own);
-    accel_buffer_destroy(out);
-    accel_buffer_destroy(a0);
-    accel_device_destroy(d1);
-    accel_device_destroy(d0);
+    peer_ctx_free(&x);
+}
+/* helper 107's case: device 1 (with a counted copy of device 0's memory behind a slow kernel) recovers
+   on a thread while this thread recovers device 0. Device 1's recover completes its stale batches
+   before its stream is idle; the copy stays counted on device 0 until device 1's reset (it was
+   uncounted there, device 0's recover did not wait, the copy ran on freed memory: ASan). */
+static void peer_recover_thread(void* arg) {
+    peer_call* c = (peer_call*)arg;
+    c->r = accel_device_recover(c->d0);
+}
+static void peer_recovers_at_once(void) {
+    peer_ctx x;
+    uint32_t k[3] = { 2048, 50000, 5 };
+    peer_call c;
+    test_thread t;
+    if (peer_ctx_make(&x)) {
+        c.d0 = x.d1;   /* the copier */
+        c.r = ACCEL_ERROR_BACKEND;
+        accel_queue_exec(x.q, x.slow, &x.out, 1, k, 3, accel_exec_1d(2048, 32));
+        accel_queue_copy(x.q, x.own, 0, x.a0, 0, BESIDE_WORDS * 4);
+        CHECK_OK(accel_queue_submit(x.q));
+        if (CHECK(test_thread_start(&t, peer_recover_thread, &c))) {
+            (void)accel_signal_wait(x.gate, 1, 20000000);   /* 20 ms (DEVICE_LOST once device 1 is stale) */
+            CHECK_OK(accel_device_recover(x.d0));
+            test_thread_join(&t);
+            CHECK_OK(c.r);
+        }
+    }
+    peer_ctx_free(&x);
 }
 TEST(a_peer_copy_at_the_recover_of_its_other_gpu) {
     uint32_t n = 0;
@@ -2114,6 +2144,7 @@ TEST(a_peer_copy_at_the_recover_of_its_other_gpu) {
     }
     if (!TEST_FAILED_SO_FAR()) peer_race_rounds();
     if (!TEST_FAILED_SO_FAR()) peer_destroyed_then_recover();
+    if (!TEST_FAILED_SO_FAR()) peer_recovers_at_once();
 }
 #endif
 
