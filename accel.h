@@ -1748,9 +1748,11 @@ typedef enum accel_i_cmd_kind {
 /* PEER_HOST: a copy that q's device does itself with a buffer of another device whose recover frees that
    memory (backend->peer_frees): the waits of its segment go to the host (core: several devices) */
 #define ACCEL_I_CMD_PEER_HOST  256u
-/* PEER_COUNTED: a PEER_HOST copy counted in its other device's peer_copies since the walk built it (until
-   its batch is recycled: accel_i_peer_count) */
+/* PEER_COUNTED: a PEER_HOST copy counted in its other device's peer_copies since the walk built it,
+   until it is known done (accel_i_peer_count, accel_i_peer_uncount); PEER_SEEN: a replay of a native
+   list whose copies the walk looked at for PEER_HOST (accel_i_peer_waits_on_host) */
 #define ACCEL_I_CMD_PEER_COUNTED 512u
+#define ACCEL_I_CMD_PEER_SEEN  1024u
 typedef struct accel_i_cmd {
     accel_i_cmd_kind kind;
     uint32_t flags;
@@ -5709,9 +5711,6 @@ static accel_device* accel_i_peer_freed(accel_queue* q, const accel_buffer* dst,
     accel_device *dev = q->obj.device, *other = accel_i_peer_of(q, dst, src);
     return other && dev->backend->peer_frees && dev->backend->peer_frees(dev, other) ? other : NULL;
 }
-/* Adds delta to the peer_copies of the other device of each copy of command c of b with one
-   (accel_i_peer_freed): a PEER_HOST copy, or a replay of a native list (its copies, as patched). */
-typedef struct accel_i_peer_tally { accel_queue* q; bool add; } accel_i_peer_tally;
 /* A copy's count left on other until the recover of dev, whose stale queue's batch held it, ends. */
 typedef struct accel_i_peer_held { accel_device* other; struct accel_i_peer_held* next; } accel_i_peer_held;
 /* Does a recover of dev hold the count of a copy with other's memory (accel_device.recovering)? The
@@ -5758,6 +5757,9 @@ ACCEL_I_KIT void accel_i_peer_release_held(accel_device* dev) {
         h = next;
     }
 }
+/* Counts (add) or uncounts the copies of command c of b in the peer_copies of their other devices
+   (accel_i_peer_freed): a PEER_HOST copy, or a replay of a native list (its copies, as patched). */
+typedef struct accel_i_peer_tally { accel_queue* q; bool add; } accel_i_peer_tally;
 static bool accel_i_peer_tally_copy(void* x, const accel_buffer* dst, const accel_buffer* src) {
     accel_i_peer_tally* t = (accel_i_peer_tally*)x;
     accel_device* other = accel_i_peer_freed(t->q, dst, src);
@@ -6372,18 +6374,26 @@ static accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at) {
     }
     return sg;
 }
+/* The walking thread (may_block) waits until everything q enqueued so far completed (backend
+   queue_drain): before a host step, the rest of a failed segment, a PEER_HOST copy with device waits
+   ahead. Then b's counted copies before b->pc are done (core: several devices): a recover need not wait
+   for them. Returns 0, or the failed value of the drain's error. */
+static uint64_t accel_i_drained(accel_queue* q, accel_i_batch* b) {
+    accel_result r = q->obj.device->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER);
+    if (r != ACCEL_OK) return accel_i_failed_value(r);
+    if (b->peer_host) accel_i_peer_uncount(q, b, b->pc);
+    return 0;
+}
 /* Runs the host step at b->pc once backend->queue_drain says everything before it completed. Returns 0,
    or the failed value that drops the rest of the batch: a drain error, or a wait before it that the
    device passed because its signal failed (device work behind such a wait may run; a host step is
    host work, and keeps the rule of failed waits). Only the waits since the last host step are read:
    those before it had completed then, reached before any later failure. */
 static uint64_t accel_i_host_step(accel_queue* q, accel_i_batch* b) {
-    uint64_t t0, failed = 0;
-    accel_result r = q->obj.device->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER);
+    uint64_t t0, failed = accel_i_drained(q, b);
     accel_i_cmd* c = &b->cmds[b->pc];
-    if (r == ACCEL_OK && accel_i_stale(&q->obj)) r = ACCEL_ERROR_DEVICE_LOST;   /* recovered meanwhile */
-    if (r != ACCEL_OK) return accel_i_failed_value(r);
-    if (b->peer_host) accel_i_peer_uncount(q, b, b->pc);   /* a recover need not wait for the call */
+    if (!failed && accel_i_stale(&q->obj)) failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
+    if (failed) return failed;   /* a drain error, or recovered meanwhile */
     for (uint32_t i = b->host_checked; i < b->pc; i++) {
         uint64_t cur;
         if (b->cmds[i].kind != ACCEL_I_CMD_WAIT || !(b->cmds[i].flags & ACCEL_I_CMD_ON_DEVICE)) continue;
@@ -6431,14 +6441,14 @@ static bool accel_i_peer_freed_any(void* x, const accel_buffer* dst, const accel
    (accel_i_copy_side_gone) sees a recover of that device meanwhile; a GPU wait would hold the copy in
    q's stream across the other's reset. */
 static bool accel_i_peer_waits_on_host(accel_queue* q, accel_i_batch* b, const accel_i_segment* sg) {
-    bool any = false;
-    if (!b->peer_host && !b->replays) return false;
+    bool any = false, lists = b->replays && q->obj.device->backend->peer_frees;
+    if (!b->peer_host && !lists) return false;
     for (uint32_t i = sg->from; i < sg->to; i++) {
         accel_i_cmd* c = &b->cmds[i];
         const accel_commands* l = c->kind == ACCEL_I_CMD_REPLAY ? c->u.replay.list : NULL;
-        if (l && l->native && l->has_copy && !(c->flags & ACCEL_I_CMD_PEER_HOST) &&
-            accel_i_replay_copies(b, c, accel_i_peer_freed_any, q))
-            c->flags |= ACCEL_I_CMD_PEER_HOST;
+        if (lists && l && l->native && l->has_copy && !(c->flags & ACCEL_I_CMD_PEER_SEEN))
+            c->flags |= ACCEL_I_CMD_PEER_SEEN |
+                        (accel_i_replay_copies(b, c, accel_i_peer_freed_any, q) ? ACCEL_I_CMD_PEER_HOST : 0u);
         any = any || (c->flags & ACCEL_I_CMD_PEER_HOST) != 0;
     }
     b->peer_host = b->peer_host || any;
@@ -6484,13 +6494,8 @@ static int accel_i_peer_ready(accel_queue* q, accel_i_batch* b, const accel_i_se
                               uint64_t* failed) {
     if (!accel_i_peer_waits_on_host(q, b, sg)) return ACCEL_I_SEG_READY;
     if (accel_i_dwaits_ahead(q, b, sg)) {
-        accel_result r;
         if (!may_block) return ACCEL_I_SEG_GATED;
-        if ((r = q->obj.device->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER)) != ACCEL_OK) {
-            *failed = accel_i_failed_value(r);
-            return ACCEL_I_SEG_FAILED;
-        }
-        accel_i_peer_uncount(q, b, sg->from);   /* completed */
+        if ((*failed = accel_i_drained(q, b)) != 0) return ACCEL_I_SEG_FAILED;
     }
     accel_i_peer_count(q, b, sg);
     return ACCEL_I_SEG_READY;
@@ -6719,10 +6724,9 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block, bool s
         if (k == ACCEL_I_SEG_TAKEN) return ACCEL_I_TAKEN;
         /* the queue gets there once all before it completed (a lost device, or a stale queue, never) */
         if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d) && !accel_i_stale(&q->obj)) {
-            accel_result dr;
+            uint64_t dr;
             if (!may_block) return ACCEL_I_WOULD_BLOCK;
-            if ((dr = d->backend->walk->queue_drain(q, ACCEL_WAIT_FOREVER)) != ACCEL_OK)
-                failed = accel_i_failed_value(dr);
+            if ((dr = accel_i_drained(q, b)) != 0) failed = dr;
         }
         /* a stale queue drops the rest with DEVICE_LOST, whatever ended its wait (core: device
            generations); a lost device too, where no wait failed */

@@ -1940,17 +1940,19 @@ static accel_result peer_gpu1(accel_device** out) {
 /* Devices 0 (recovers) and 1 (peer), device 0's buffer a0, device 1's own and out, a slow program, a
    queue and four signals of device 1; false (checked) if any is missing. */
 static bool peer_ctx_make(peer_ctx* x) {
+    accel_signal** sigs[4];
     memset(x, 0, sizeof *x);
-    return (x->d0 = recover_device(NULL)) != NULL && CHECK_OK(peer_gpu1(&x->d1)) &&
-           CHECK_OK(test_buffer_create(x->d0, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &x->a0)) &&
-           CHECK_OK(test_buffer_create(x->d1, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &x->own)) &&
-           CHECK_OK(test_buffer_create(x->d1, 2048 * 4, ACCEL_MEMORY_DEVICE, &x->out)) &&
-           CHECK_OK(test_program_create(x->d1, TK_SLOW, &x->slow)) &&
-           CHECK_OK(accel_queue_create(x->d1, ACCEL_QUEUE_COMPUTE, &x->q)) &&
-           CHECK_OK(accel_signal_create(x->d1, 0, &x->gate)) &&
-           CHECK_OK(accel_signal_create(x->d1, 0, &x->mid)) &&
-           CHECK_OK(accel_signal_create(x->d1, 0, &x->one)) &&
-           CHECK_OK(accel_signal_create(x->d1, 0, &x->done));
+    sigs[0] = &x->gate; sigs[1] = &x->mid; sigs[2] = &x->one; sigs[3] = &x->done;
+    if ((x->d0 = recover_device(NULL)) == NULL || !CHECK_OK(peer_gpu1(&x->d1)) ||
+        !CHECK_OK(test_buffer_create(x->d0, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &x->a0)) ||
+        !CHECK_OK(test_buffer_create(x->d1, BESIDE_WORDS * 4, ACCEL_MEMORY_DEVICE, &x->own)) ||
+        !CHECK_OK(test_buffer_create(x->d1, 2048 * 4, ACCEL_MEMORY_DEVICE, &x->out)) ||
+        !CHECK_OK(test_program_create(x->d1, TK_SLOW, &x->slow)) ||
+        !CHECK_OK(accel_queue_create(x->d1, ACCEL_QUEUE_COMPUTE, &x->q)))
+        return false;
+    for (int i = 0; i < 4; i++)
+        if (!CHECK_OK(accel_signal_create(x->d1, 0, sigs[i]))) return false;
+    return true;
 }
 /* Destroys what x holds: device 1's objects first, so that a destroy with work pending waits for it. */
 static void peer_ctx_free(peer_ctx* x) {
