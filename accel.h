@@ -233,9 +233,10 @@
      opaque fd and imported once (buffers made while both devices are open: accel_vulkan.h, "Peer
      copies between Vulkan devices"); CUDA queues copy buffers of a Vulkan device on the same GPU (the
      same uuid) in their stream, through that memory imported once with cuImportExternalMemory (buffers
-     made while both devices are open: accel_cuda.h, "Signals and signal points"). Otherwise (other
-     Vulkan devices, a Vulkan queue with a CUDA buffer: cuMemAlloc memory does not export, CUDA devices
-     without peer access) the copy is staged: the queue's worker thread runs it when the
+     made while both devices are open: accel_cuda.h, "Signals and signal points"), and Vulkan queues
+     copy CUDA buffers of the same GPU through that CUDA memory imported once (buffers of at least 1
+     MiB made while both are open). Otherwise (other Vulkan devices, smaller CUDA buffers, CUDA
+     devices without peer access) the copy is staged: the queue's worker thread runs it when the
      queue gets there (after the commands before it completed), through host memory in chunks of at
      most 4 MiB, and the queue goes on after it; no caller waits on the host for it. Where neither
      buffer is mapped, the chunks go through two slots of 4 MiB that the queue keeps for its later
@@ -2272,7 +2273,8 @@ ACCEL_I_KIT void accel_i_imports_evict(const void* key);
 ACCEL_I_KIT void accel_i_imports_drop_into(accel_device* to);
 ACCEL_I_KIT accel_result accel_i_import_get(accel_device* to, const accel_buffer* root, accel_i_import** out,
                                             uint64_t* at);
-ACCEL_I_KIT bool accel_i_import_late(const accel_buffer* root);   /* its memory known only where it runs */
+ACCEL_I_KIT bool accel_i_exports_to(const accel_device* to, const accel_device* from);   /* another driver */
+ACCEL_I_KIT bool accel_i_imports_from(accel_device* to, accel_device* from, const accel_buffer* buf);
 ACCEL_I_KIT bool accel_i_signal_shared(const accel_device* to, const accel_device* from);
 ACCEL_I_KIT accel_i_import* accel_i_signal_import(accel_device* to, accel_signal* s, uint64_t v);
 ACCEL_I_KIT accel_i_import* accel_i_import_of(const void* key, const accel_device* to);
@@ -6030,8 +6032,10 @@ struct accel_i_export {
     const void* key;     /* the exported memory's owner on its device (a block, a buffer) */
     uint64_t size;       /* the memory's bytes */
     uint64_t offset;     /* where the buffer (a root) lies in it */
-    uint32_t type;       /* the exporter's memory type (Vulkan: its index, which the same driver takes) */
+    uint32_t type;       /* the exporter's memory type (Vulkan: its index, which the same driver takes);
+                            ACCEL_I_TYPE_ANY: another driver's memory, the importer picks one that holds it */
 };
+#define ACCEL_I_TYPE_ANY UINT32_MAX
 /* An import: a backend's (share->import_bytes) embeds this as its first member. */
 struct accel_i_import {
     struct accel_i_import* next;
@@ -6164,6 +6168,24 @@ static accel_result accel_i_import_get(accel_device* to, const accel_buffer* roo
         return ACCEL_ERROR_UNSUPPORTED;
     *at = ex.offset;
     return accel_i_import_keyed(to, ex.key, root, &ex, NULL, out);
+}
+/* Another backend's device whose memory `to` could import: it exports, on the same GPU (the same
+   non-zero uuid; two drivers of one GPU, CUDA's and Vulkan's). */
+static bool accel_i_exports_to(const accel_device* to, const accel_device* from) {
+    static const uint8_t zero[16] = { 0 };
+    const accel_i_share_ops* fs = from->backend->share;
+    return from->backend != to->backend && fs && fs->exports && fs->exports(from) &&
+           memcmp(to->info.uuid, zero, 16) != 0 && memcmp(to->info.uuid, from->info.uuid, 16) == 0;
+}
+/* A backend's peer_copy with another backend's device: buf NULL, could `to` import from it (peer_info);
+   else does buf's memory import (made now, so that a copy that cannot import is staged, as is one of
+   memory taken at its point, whose memory is known only where the copy runs). */
+static bool accel_i_imports_from(accel_device* to, accel_device* from, const accel_buffer* buf) {
+    accel_i_import* im;
+    uint64_t at;
+    if (!accel_i_can_import(to, from)) return false;
+    if (!buf) return true;
+    return !accel_i_import_late(buf) && accel_i_import_get(to, buf, &im, &at) == ACCEL_OK;
 }
 
 /* ==== core: signals waited on by other devices ====

@@ -363,7 +363,12 @@
    the Vulkan memory (exported as an opaque fd) is imported with cuImportExternalMemory and mapped once
    per 32 MiB block or large buffer, and kept until that memory goes or this device is destroyed; the
    Vulkan device exports the memory it makes while such a CUDA device is open, so buffers made before
-   are staged. A Vulkan queue's copies with CUDA buffers are staged (cuMemAlloc memory does not export).
+   are staged. A Vulkan queue's copies with CUDA buffers are vkCmdCopyBuffer in its command buffer
+   where the CUDA memory exports (cuda: exported memory): while a Vulkan device of the same GPU is open,
+   DEVICE buffers of at least half the driver's granularity (1 MiB on current GPUs) are made with
+   cuMemCreate, exportable as a POSIX fd, and rounded up to the granularity; the Vulkan device imports
+   each once. Smaller buffers, and those made while no such Vulkan device was open, are cuMemAlloc's,
+   and a Vulkan queue's copies of them are staged.
    A Vulkan signal of the same GPU whose semaphore exports (accel_vulkan.h, "Peer copies between Vulkan
    devices") is waited for on the GPU too, imported with cuImportExternalSemaphore and waited on with
    cuWaitExternalSemaphoresAsync (cuda: waits on Vulkan signals); a Vulkan queue's waits on CUDA
@@ -746,7 +751,26 @@ enum {
     /* several devices: where the GPU sits, and whether one address space spans host and devices */
     ACCEL_CU_ATTR_PCI_BUS_ID = 33, ACCEL_CU_ATTR_PCI_DEVICE_ID = 34, ACCEL_CU_ATTR_UNIFIED_ADDRESSING = 41,
     ACCEL_CU_ATTR_PCI_DOMAIN_ID = 50,
-    ACCEL_CU_ATTR_MEMORY_POOLS_SUPPORTED = 115   /* cuMemAllocFromPoolAsync / cuMemFreeAsync */
+    ACCEL_CU_ATTR_MEMORY_POOLS_SUPPORTED = 115,  /* cuMemAllocFromPoolAsync / cuMemFreeAsync */
+    /* cuMemCreate and its kin, and their memory exported as a POSIX fd (cuda: exported memory) */
+    ACCEL_CU_ATTR_VMM_SUPPORTED = 102, ACCEL_CU_ATTR_POSIX_FD_SUPPORTED = 103
+};
+/* CUmemAllocationProp (pinned device memory, exportable as a POSIX fd) and CUmemAccessDesc */
+typedef struct accel_cu_mem_location { int type; int id; } accel_cu_mem_location;
+typedef struct accel_cu_mem_prop {
+    int type;                      /* CU_MEM_ALLOCATION_TYPE_PINNED */
+    int handle_types;              /* CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR */
+    accel_cu_mem_location location;
+    void* win32_meta;
+    unsigned char compression, rdma;
+    unsigned short usage;
+    unsigned char reserved[4];
+} accel_cu_mem_prop;
+typedef struct accel_cu_mem_access { accel_cu_mem_location location; int flags; } accel_cu_mem_access;
+typedef unsigned long long accel_cu_mem_handle;   /* CUmemGenericAllocationHandle */
+enum {
+    ACCEL_CU_MEM_PINNED = 1, ACCEL_CU_MEM_HANDLE_POSIX_FD = 1, ACCEL_CU_MEM_LOCATION_DEVICE = 1,
+    ACCEL_CU_MEM_ACCESS_READWRITE = 3, ACCEL_CU_MEM_GRANULARITY_MINIMUM = 0
 };
 enum {   /* CUmemPool_attribute */
     ACCEL_CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES = 3, ACCEL_CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4
@@ -872,7 +896,22 @@ enum {
     X(ImportExternalSemaphore, 10000, (accel_cu_extsem* sem, const accel_cu_extsem_desc* desc)) \
     X(WaitExternalSemaphoresAsync, 10000, (const accel_cu_extsem* sems, const accel_cu_extsem_wait* params, \
                                            unsigned int n, accel_cu_stream stream)) \
-    X(DestroyExternalSemaphore, 10000, (accel_cu_extsem sem))
+    X(DestroyExternalSemaphore, 10000, (accel_cu_extsem sem)) \
+    X(MemGetAllocationGranularity, 10020, (size_t* bytes, const accel_cu_mem_prop* prop, int option)) \
+    X(MemCreate, 10020, (accel_cu_mem_handle* handle, size_t bytes, const accel_cu_mem_prop* prop, \
+                         unsigned long long flags)) \
+    X(MemRelease, 10020, (accel_cu_mem_handle handle)) \
+    X(MemAddressReserve, 10020, (accel_cu_deviceptr* ptr, size_t bytes, size_t align, accel_cu_deviceptr at, \
+                                 unsigned long long flags)) \
+    X(MemAddressFree, 10020, (accel_cu_deviceptr ptr, size_t bytes)) \
+    X(MemMap, 10020, (accel_cu_deviceptr ptr, size_t bytes, size_t offset, accel_cu_mem_handle handle, \
+                      unsigned long long flags)) \
+    X(MemUnmap, 10020, (accel_cu_deviceptr ptr, size_t bytes)) \
+    X(MemSetAccess, 10020, (accel_cu_deviceptr ptr, size_t bytes, const accel_cu_mem_access* desc, \
+                            size_t n)) \
+    X(MemRetainAllocationHandle, 11000, (accel_cu_mem_handle* handle, void* addr)) \
+    X(MemExportToShareableHandle, 10020, (void* out, accel_cu_mem_handle handle, int type, \
+                                          unsigned long long flags))
 
 typedef struct accel_i_cu_lib {
 #define ACCEL_I_CU_MEMBER(name, version, params) accel_cu_result (ACCEL_I_CUDAAPI *name) params;
@@ -895,7 +934,10 @@ static const char* const accel_i_cu_optional[] = {
     /* several devices: Vulkan memory of the same GPU imported (without them: such copies staged) */
     "ImportExternalMemory", "ExternalMemoryGetMappedBuffer", "DestroyExternalMemory",
     /* several devices: waits on Vulkan signals of the same GPU on the GPU (without them: gated) */
-    "ImportExternalSemaphore", "WaitExternalSemaphoresAsync", "DestroyExternalSemaphore"
+    "ImportExternalSemaphore", "WaitExternalSemaphoresAsync", "DestroyExternalSemaphore",
+    /* several devices: memory a Vulkan device of the same GPU imports (without them: such copies staged) */
+    "MemGetAllocationGranularity", "MemCreate", "MemRelease", "MemAddressReserve", "MemAddressFree", "MemMap",
+    "MemUnmap", "MemSetAccess", "MemRetainAllocationHandle", "MemExportToShareableHandle"
 };
 
 /* NVRTC, looked up by name (it has no versioned lookup). */
@@ -1424,6 +1466,7 @@ typedef struct accel_i_cu_device {
     /* several devices: bit n: peer access to CUDA device n was tried / is on (see accel_i_cu_peer_copy) */
     accel_i_a32 peers_tried, peers_on;
     bool unified;                  /* unified addressing (peer copies need it) */
+    size_t vmm_grain;              /* exportable memory's granularity; 0: none (cuda: exported memory) */
     /* CPU signals holding a word of this device's mirror pool (cuda: CPU signals on the GPU), each
        holding a reference to the device (cpu_lock guards the array) */
     accel_i_a32 cpu_lock;
@@ -1491,6 +1534,7 @@ typedef struct accel_i_cu_signal {
 typedef struct accel_i_cu_buffer {
     accel_buffer base;
     accel_cu_deviceptr dptr;
+    size_t vmm_size;               /* exportable memory's bytes (cuda: exported memory); 0: cuMemAlloc's */
     bool borrowed;                 /* accel_cuda_buffer_wrap: the caller's memory, never freed here */
 } accel_i_cu_buffer;
 typedef struct accel_i_cu_program {
@@ -1676,7 +1720,8 @@ static bool accel_i_cu_gone(accel_i_cu_queue* q) {
 typedef enum accel_i_cu_release_kind {
     ACCEL_I_CU_MEM, ACCEL_I_CU_HOST_MEM, ACCEL_I_CU_MODULE, ACCEL_I_CU_GRAPH_EXEC, ACCEL_I_CU_GRAPH,
     ACCEL_I_CU_EXT_MEM,  /* an import (cuda: several devices): its mapped buffer, then the memory */
-    ACCEL_I_CU_EXT_SEM   /* an imported semaphore (cuda: signals of Vulkan) */
+    ACCEL_I_CU_EXT_SEM,  /* an imported semaphore (cuda: signals of Vulkan) */
+    ACCEL_I_CU_VMM       /* exportable memory (cuda: exported memory): unmapped, freed (bytes in handle) */
 } accel_i_cu_release_kind;
 typedef struct accel_i_cu_grave {
     struct accel_i_cu_grave* next;
@@ -1715,6 +1760,10 @@ static void accel_i_cu_release_now(accel_i_cu_release_kind kind, void* handle, a
         accel_i_cu.DestroyExternalMemory((accel_cu_extmem)handle);
         break;
     case ACCEL_I_CU_EXT_SEM: accel_i_cu.DestroyExternalSemaphore((accel_cu_extsem)handle); break;
+    case ACCEL_I_CU_VMM:
+        accel_i_cu.MemUnmap(dptr, (size_t)(uintptr_t)handle);
+        accel_i_cu.MemAddressFree(dptr, (size_t)(uintptr_t)handle);
+        break;
     }
 }
 /* Runs the held releases (release_lock held; no GPU wait pending in the process), each with its
@@ -2308,6 +2357,7 @@ static void accel_i_cu_device_free(accel_i_cu_device* dev, bool ctx, bool io, bo
 }
 
 static bool accel_i_cu_can_import_any(const accel_i_cu_device* dev);   /* cuda: imported memory */
+static void accel_i_cu_vmm_init(accel_i_cu_device* dev);                 /* cuda: exported memory */
 static void accel_i_cu_forget_native(accel_i_cu_device* dev);             /* cuda: recovery */
 static void accel_i_cu_foreign_drop(accel_i_cu_device* dev, bool failed); /* cuda: foreign streams */
 static void accel_i_cu_device_close(accel_device* d);                      /* cuda: foreign streams */
@@ -2417,8 +2467,9 @@ static accel_result accel_i_cu_device_create(const accel_backend* b, const accel
         accel_i_cu_device_free(dev, true, false, true);
         return ACCEL_ERROR_UNAVAILABLE;
     }
-    if (accel_i_cu_can_import_any(dev))
-        accel_i_sharers_update(&dev->base, true);   /* an importer (cuda: imported memory) */
+    accel_i_cu_vmm_init(dev);
+    if (accel_i_cu_can_import_any(dev) || dev->vmm_grain)   /* an importer, an exporter (cuda: imported */
+        accel_i_sharers_update(&dev->base, true);           /* memory, exported memory) */
     accel_i_log(&dev->base, ACCEL_LOG_INFO,
                 "accel_cuda: device %u: %s, sm_%u, driver CUDA %d.%d, signal points by %s%s",
                 d->device_index, dev->base.info.name, dev->cc,
@@ -2437,6 +2488,9 @@ static void accel_i_cu_device_destroy(accel_device* d) {
 }
 
 /* ==== cuda: buffers ==== */
+static accel_cu_result accel_i_cu_memory_new(accel_i_cu_device* dev, accel_i_cu_buffer* buf, size_t size,
+                                             const char** call);   /* cuda: exported memory */
+static void accel_i_cu_memory_release(accel_i_cu_device* dev, accel_i_cu_buffer* buf);
 static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer_desc* desc,
                                              accel_buffer** out) {
     accel_i_cu_device* dev = accel_i_cu_dev(d);
@@ -2463,16 +2517,14 @@ static accel_result accel_i_cu_buffer_create(accel_device* d, const accel_buffer
             else { memset(p, 0, desc->size); buf->base.mapped = p; }
         }
     } else {
-        cr = accel_i_cu.MemAlloc(&buf->dptr, desc->size);
-        if (cr == ACCEL_CU_ERROR_OUT_OF_MEMORY && accel_i_cu_graves_settle(dev, true))
-            cr = accel_i_cu.MemAlloc(&buf->dptr, desc->size);
-        if ((r = accel_i_cu_check(dev, cr, "cuMemAlloc")) == ACCEL_OK) {
-            const char* call = "cuMemsetD8Async";
+        const char* call;
+        cr = accel_i_cu_memory_new(dev, buf, desc->size, &call);
+        if ((r = accel_i_cu_check(dev, cr, call)) == ACCEL_OK) {
+            call = "cuMemsetD8Async";
             accel_i_mutex_lock(&dev->io_lock);
             cr = accel_i_cu_io_sync(dev, accel_i_cu.MemsetD8Async(buf->dptr, 0, desc->size, dev->io), &call);
             accel_i_mutex_unlock(&dev->io_lock);
-            if ((r = accel_i_cu_check(dev, cr, call)) != ACCEL_OK)
-                accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
+            if ((r = accel_i_cu_check(dev, cr, call)) != ACCEL_OK) accel_i_cu_memory_release(dev, buf);
         }
     }
     if (r != ACCEL_OK) {
@@ -2504,9 +2556,10 @@ static void accel_i_cu_buffer_free(accel_buffer* b) {
     accel_i_cu_enter(dev);
     if (!buf->borrowed && accel_i_cu_use(dev, &b->obj)) {   /* else the caller's memory, or the old context's */
         if (b->mapped) accel_i_cu_release(dev, ACCEL_I_CU_HOST_MEM, b->mapped, 0);
-        else accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
+        else accel_i_cu_memory_release(dev, buf);
         accel_i_cu_unuse(dev);
     }
+    if (buf->vmm_size) accel_i_imports_evict(buf);   /* a recovered one's too: the key is about to go */
     accel_i_dev_free(&dev->base, buf, sizeof *buf);
 }
 static accel_result accel_i_cu_buffer_io(accel_buffer* b, size_t offset, void* host, size_t size,
@@ -5006,10 +5059,9 @@ static bool accel_i_cu_peer_on(accel_i_cu_device* dev, accel_i_cu_device* other)
     atomic_fetch_or(&dev->peers_tried, bit);
     return (atomic_load(&dev->peers_on) & bit) != 0;
 }
-static bool accel_i_cu_imports_from(accel_device* d, accel_device* o, const accel_buffer* buf);
 static bool accel_i_cu_peer_copy(accel_device* d, accel_device* o, const accel_buffer* buf) {
     accel_i_cu_device *dev = accel_i_cu_dev(d), *other;
-    if (o->backend != d->backend) return accel_i_cu_imports_from(d, o, buf);   /* cuda: imported memory */
+    if (o->backend != d->backend) return accel_i_imports_from(d, o, buf);   /* cuda: imported memory */
     other = accel_i_cu_dev(o);
     if (!dev->unified || !other->unified) return false;
     if (other->cudev == dev->cudev) return true;
@@ -5053,12 +5105,12 @@ static bool accel_i_cu_peer_events(accel_device* d, accel_signal* s, uint64_t v)
    (its block, or its own) is imported once with cuImportExternalMemory (CU_EXTERNAL_MEMORY_HANDLE_TYPE_
    OPAQUE_FD) and mapped whole with cuExternalMemoryGetMappedBuffer, and the copy is a cuMemcpyAsync
    between unified addresses. The import is accel.h's (core: imported memory of other devices): made at
-   the copy's record (accel_i_cu_peer_copy; a copy whose import fails, or whose memory was not made
+   the copy's record (accel_i_imports_from; a copy whose import fails, or whose memory was not made
    exportable, is staged), found again where the copy is issued, freed (cuMemFree of the mapping, then
    cuDestroyExternalMemory, as a release: cuda: releases) when the Vulkan memory goes, or when this
    device is destroyed or recovered. A CUDA device joins the sharers where the driver has the three
    calls and unified addressing, so that a Vulkan device of its GPU allocates exportable memory.
-   The other way (a Vulkan queue with a CUDA buffer) is staged: cuMemAlloc memory does not export. */
+   The other way (a Vulkan queue with a CUDA buffer): cuda: exported memory. */
 typedef struct accel_i_cu_import {
     accel_i_import base;
     accel_cu_extmem mem;
@@ -5069,25 +5121,10 @@ static bool accel_i_cu_can_import_any(const accel_i_cu_device* dev) {
     return dev->unified && accel_i_cu.ImportExternalMemory && accel_i_cu.ExternalMemoryGetMappedBuffer &&
            accel_i_cu.DestroyExternalMemory;
 }
-/* share->can_import: another backend's device that exports, with this device's (non-zero) uuid */
+/* share->can_import: another backend's device of the same GPU that exports */
 static bool accel_i_cu_can_import(const accel_device* to, const accel_device* from) {
-    static const uint8_t zero[16] = { 0 };
-    const accel_i_share_ops* fs = from->backend->share;
-    return from->backend != to->backend && fs && fs->exports && fs->exports(from) &&
-           memcmp(to->info.uuid, zero, 16) != 0 && memcmp(to->info.uuid, from->info.uuid, 16) == 0 &&
-           accel_i_cu_can_import_any((const accel_i_cu_device*)to);
+    return accel_i_exports_to(to, from) && accel_i_cu_can_import_any((const accel_i_cu_device*)to);
 }
-/* peer_copy with another backend's device: buf NULL, could it be imported (peer_info); else is it (made
-   now, so that a copy that cannot import is staged, as is one of memory taken at its point, whose
-   memory is known only where the copy runs) */
-static bool accel_i_cu_imports_from(accel_device* d, accel_device* o, const accel_buffer* buf) {
-    accel_i_import* im;
-    uint64_t at;
-    if (!accel_i_cu_can_import(d, o)) return false;
-    if (!buf) return true;
-    return !accel_i_import_late(buf) && accel_i_import_get(d, buf, &im, &at) == ACCEL_OK;
-}
-/* An import the driver refused: a warning (the copy that asked for it is staged), BACKEND. */
 /* An import the driver refused: fd closed (the driver takes it only on success; -1: none), a warning
    naming the call, what it imported and what happens instead. */
 static accel_result accel_i_cu_import_refused(accel_device* to, int fd, const char* call, const char* what,
@@ -5133,8 +5170,11 @@ static void accel_i_cu_import_free(accel_i_import* base) {
     else accel_i_cu_release(dev, ACCEL_I_CU_EXT_MEM, im->mem, im->dptr);
 }
 static accel_result accel_i_cu_signal_import(accel_device* to, accel_signal* s, int fd, accel_i_import* base);
+static bool accel_i_cu_exports(const accel_device* d);   /* cuda: exported memory */
+static bool accel_i_cu_memory_of(const accel_buffer* root, accel_i_export* out);
+static accel_result accel_i_cu_memory_export(const accel_buffer* root, int* fd);
 static const accel_i_share_ops accel_i_cu_share = {
-    sizeof(accel_i_cu_import), NULL, NULL, NULL,   /* exports nothing (cuMemAlloc memory) */
+    sizeof(accel_i_cu_import), accel_i_cu_exports, accel_i_cu_memory_of, accel_i_cu_memory_export,
     accel_i_cu_can_import, accel_i_cu_memory_import, accel_i_cu_import_free,
     NULL, NULL, NULL,                              /* nor signals (their words are not semaphores) */
     accel_i_cu_signal_import
@@ -5158,6 +5198,127 @@ static accel_cu_result accel_i_cu_copy_imported(accel_i_cu_queue* q, const accel
     *call = "cuMemcpyAsync (imported memory)";
     if (!d || !s) return 1;   /* CUDA_ERROR_INVALID_VALUE: the import is gone */
     return accel_i_cu.MemcpyAsync(d + dst_offset, s + src_offset, n, q->stream);
+}
+
+/* ==== cuda: exported memory ====
+   A Vulkan queue's copy with a CUDA buffer of the same GPU runs in its own command buffer (DESIGN 7.2)
+   where that buffer's memory exports: made with cuMemCreate (pinned device memory that exports as a
+   POSIX fd), mapped at an address of its own (cuMemAddressReserve, cuMemMap, cuMemSetAccess) and
+   exported with cuMemExportToShareableHandle for the Vulkan device to import (accel_vulkan.h, "Peer
+   copies between Vulkan devices"; the import is accel.h's, keyed by the buffer, evicted when the buffer
+   goes). A device makes its buffers so only while a device that could import them is open (the
+   sharers' `exporting`, as Vulkan does), and only those of at least half the driver's granularity (2 MiB
+   on current GPUs): the memory is rounded up to it. Others, and buffers made while the device was
+   alone, are cuMemAlloc's, and such copies are staged. An import holds the memory by itself: after a
+   recover of this device (the reset frees the mapping) a stale buffer's copies fail with DEVICE_LOST
+   before they reach it, and its memory is freed when the buffer and its import go. */
+static bool accel_i_cu_exports(const accel_device* d) {
+    return accel_i_cu_dev((accel_device*)d)->vmm_grain != 0;
+}
+static void accel_i_cu_vmm_prop(const accel_i_cu_device* dev, accel_cu_mem_prop* prop) {
+    memset(prop, 0, sizeof *prop);
+    prop->type = ACCEL_CU_MEM_PINNED;
+    prop->handle_types = ACCEL_CU_MEM_HANDLE_POSIX_FD;
+    prop->location.type = ACCEL_CU_MEM_LOCATION_DEVICE;
+    prop->location.id = (int)dev->cudev;
+}
+/* At create: vmm_grain where the driver has the calls, and the device the two attributes */
+static void accel_i_cu_vmm_init(accel_i_cu_device* dev) {
+    accel_cu_mem_prop prop;
+    size_t grain = 0;
+#if !defined(_WIN32)
+    if (!dev->unified || !accel_i_cu.MemGetAllocationGranularity || !accel_i_cu.MemCreate ||
+        !accel_i_cu.MemRelease || !accel_i_cu.MemAddressReserve || !accel_i_cu.MemAddressFree ||
+        !accel_i_cu.MemMap || !accel_i_cu.MemUnmap || !accel_i_cu.MemSetAccess ||
+        !accel_i_cu.MemRetainAllocationHandle || !accel_i_cu.MemExportToShareableHandle ||
+        !accel_i_cu_attr(dev, ACCEL_CU_ATTR_VMM_SUPPORTED) ||
+        !accel_i_cu_attr(dev, ACCEL_CU_ATTR_POSIX_FD_SUPPORTED))
+        return;
+    accel_i_cu_vmm_prop(dev, &prop);
+    if (accel_i_cu.MemGetAllocationGranularity(&grain, &prop, ACCEL_CU_MEM_GRANULARITY_MINIMUM) ==
+        ACCEL_CU_SUCCESS)
+        dev->vmm_grain = grain;
+#else
+    (void)dev; (void)prop; (void)grain;
+#endif
+}
+/* size bytes, rounded up to the granularity (*bytes), of exportable memory mapped at *dptr */
+static accel_cu_result accel_i_cu_vmm_alloc(accel_i_cu_device* dev, size_t size, accel_cu_deviceptr* dptr,
+                                            size_t* bytes) {
+    accel_cu_mem_prop prop;
+    accel_cu_mem_access access;
+    accel_cu_mem_handle h;
+    accel_cu_result cr;
+    size_t n = size + (dev->vmm_grain - 1);
+    if (n < size) return ACCEL_CU_ERROR_OUT_OF_MEMORY;
+    n -= n % dev->vmm_grain;
+    accel_i_cu_vmm_prop(dev, &prop);
+    if ((cr = accel_i_cu.MemCreate(&h, n, &prop, 0)) != ACCEL_CU_SUCCESS) return cr;
+    if ((cr = accel_i_cu.MemAddressReserve(dptr, n, 0, 0, 0)) == ACCEL_CU_SUCCESS) {
+        if ((cr = accel_i_cu.MemMap(*dptr, n, 0, h, 0)) == ACCEL_CU_SUCCESS) {
+            access.location = prop.location;
+            access.flags = ACCEL_CU_MEM_ACCESS_READWRITE;
+            if ((cr = accel_i_cu.MemSetAccess(*dptr, n, &access, 1)) != ACCEL_CU_SUCCESS)
+                accel_i_cu.MemUnmap(*dptr, n);
+        }
+        if (cr != ACCEL_CU_SUCCESS) accel_i_cu.MemAddressFree(*dptr, n);
+    }
+    accel_i_cu.MemRelease(h);   /* the mapping holds the memory from here on */
+    *bytes = cr == ACCEL_CU_SUCCESS ? n : 0;
+    return cr;
+}
+/* A DEVICE buffer's memory: exportable where a device that could import it is open and it is large
+   enough, else (or where the driver refuses it, with a warning) cuMemAlloc's; out of memory, once more
+   after the graves settled. *call: the call that failed. */
+static accel_cu_result accel_i_cu_memory_try(accel_i_cu_device* dev, accel_i_cu_buffer* buf, size_t size,
+                                             bool vmm) {
+    if (vmm) return accel_i_cu_vmm_alloc(dev, size, &buf->dptr, &buf->vmm_size);
+    return accel_i_cu.MemAlloc(&buf->dptr, size);
+}
+static accel_cu_result accel_i_cu_memory_new(accel_i_cu_device* dev, accel_i_cu_buffer* buf, size_t size,
+                                             const char** call) {
+    bool vmm = dev->vmm_grain && size >= dev->vmm_grain / 2 && accel_i_exporting(&dev->base);
+    accel_cu_result cr = accel_i_cu_memory_try(dev, buf, size, vmm);
+    if (vmm && cr != ACCEL_CU_SUCCESS && cr != ACCEL_CU_ERROR_OUT_OF_MEMORY) {
+        accel_i_log(&dev->base, ACCEL_LOG_WARN, "accel_buffer_create: exportable memory (cuMemCreate and its "
+                    "mapping) failed: %s (%d); the buffer is cuMemAlloc's, and a Vulkan queue's copies of it "
+                    "are staged", accel_i_cu_error_name(cr), cr);
+        cr = accel_i_cu_memory_try(dev, buf, size, vmm = false);
+    }
+    if (cr == ACCEL_CU_ERROR_OUT_OF_MEMORY && accel_i_cu_graves_settle(dev, true))
+        cr = accel_i_cu_memory_try(dev, buf, size, vmm);
+    *call = vmm ? "cuMemCreate" : "cuMemAlloc";
+    return cr;
+}
+static void accel_i_cu_memory_release(accel_i_cu_device* dev, accel_i_cu_buffer* buf) {
+    if (buf->vmm_size) accel_i_cu_release(dev, ACCEL_I_CU_VMM, (void*)(uintptr_t)buf->vmm_size, buf->dptr);
+    else accel_i_cu_release(dev, ACCEL_I_CU_MEM, NULL, buf->dptr);
+}
+/* share: the exporter's side. memory_of: a live buffer's exportable memory, all of it its own. */
+static bool accel_i_cu_memory_of(const accel_buffer* root, accel_i_export* out) {
+    const accel_i_cu_buffer* b = (const accel_i_cu_buffer*)root;
+    if (!b->vmm_size || accel_i_stale(&root->obj)) return false;
+    out->key = b;
+    out->size = b->vmm_size;
+    out->offset = 0;
+    out->type = ACCEL_I_TYPE_ANY;
+    return true;
+}
+static accel_result accel_i_cu_memory_export(const accel_buffer* root, int* fd) {
+    const accel_i_cu_buffer* b = (const accel_i_cu_buffer*)root;
+    accel_i_cu_device* dev = accel_i_cu_dev(root->obj.device);
+    accel_cu_mem_handle h;
+    accel_cu_result cr;
+    accel_i_cu_enter(dev);
+    if (!accel_i_cu_use(dev, &root->obj)) return ACCEL_ERROR_DEVICE_LOST;   /* recovered: its memory went */
+    if ((cr = accel_i_cu.MemRetainAllocationHandle(&h, (void*)(uintptr_t)b->dptr)) == ACCEL_CU_SUCCESS) {
+        cr = accel_i_cu.MemExportToShareableHandle(fd, h, ACCEL_CU_MEM_HANDLE_POSIX_FD, 0);
+        accel_i_cu.MemRelease(h);
+    }
+    accel_i_cu_unuse(dev);
+    if (cr == ACCEL_CU_SUCCESS) return ACCEL_OK;
+    return accel_i_cu_import_refused(&dev->base, -1, "accel_queue_copy: cuMemExportToShareableHandle",
+                                     "a CUDA buffer for a Vulkan device", cr, "the copy is staged");
 }
 
 /* ==== cuda: waits on Vulkan signals ====

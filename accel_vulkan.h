@@ -315,7 +315,9 @@
    worker (accel.h, "Several devices").
    A CUDA device of the same GPU (the same uuid) counts as such a second device: its queues copy this
    device's buffers through the memory imported into CUDA (accel_cuda.h); this device's queues copy
-   CUDA buffers staged (cuMemAlloc memory does not export).
+   CUDA buffers through the CUDA memory imported here where the driver exports it (cuMemCreate memory
+   as a POSIX fd: buffers of at least 1 MiB made while both devices are open, accel_cuda.h "Several
+   devices"), others staged.
    Waits on another Vulkan device's signals go to the device where both export and import timeline
    semaphores as opaque fds (VK_KHR_external_semaphore_fd): the signal's semaphore, made exportable
    while such a device is open, is imported once and waited on in the segment's vkQueueSubmit, for a
@@ -2083,11 +2085,13 @@ static accel_result accel_i_vk_buffer_io_in(accel_buffer* base, size_t offset, v
    only while another device of the process can import it (accel.h's sharers: another Vulkan device of
    the same device and driver, or a CUDA device of the same GPU, which imports it with
    cuImportExternalMemory: accel_cuda.h, "cuda: several devices"), and then takes ranges of exportable
-   blocks only; a buffer whose memory is not exportable is copied staged.
+   blocks only; a buffer whose memory is not exportable is copied staged. The other way, a CUDA buffer's
+   memory (accel_cuda.h, "cuda: exported memory") is imported as well, into a memory type the buffer
+   over it takes (another driver's types are not ours to name).
    The imports are accel.h's (core: imported memory of other devices: one list for the process, keyed by
    the exported memory's owner, a block or a buffer with memory of its own, and the importer; evicted
    when that memory goes, dropped when the importer goes); this section is the share slots: what the
-   memory of a buffer is, its export, its import into another Vulkan device. Wrapped buffers
+   memory of a buffer is, its export, its import into another device. Wrapped buffers
    (accel_vulkan_buffer_wrap: memory not accel's) keep the staged path. */
 typedef struct accel_i_vk_import {
     accel_i_import base;
@@ -2102,11 +2106,12 @@ static bool accel_i_vk_shares_memory(const accel_i_vk_device* dev, const accel_i
            !memcmp(dev->driver_uuid, other->driver_uuid, VK_UUID_SIZE);
 }
 /* peer_copy: a queue of d copies o's buffer buf (NULL: o's buffers made by accel) itself: another Vulkan
-   device's, imported. A CUDA device's memory (cuMemAlloc) does not export: staged. */
+   device's, imported; a CUDA device's of the same GPU, imported where it exports (accel_cuda.h, "cuda:
+   exported memory"; checked, and the import made, now, as the CUDA backend does the other way). */
 static bool accel_i_vk_peer_copy(accel_device* d, accel_device* o, const accel_buffer* buf) {
     const accel_i_vk_buffer* b;
-    if (o->backend != d->backend || !accel_i_vk_shares_memory(accel_i_vk_dev(d), accel_i_vk_dev(o)))
-        return false;
+    if (o->backend != d->backend) return accel_i_imports_from(d, o, buf);
+    if (!accel_i_vk_shares_memory(accel_i_vk_dev(d), accel_i_vk_dev(o))) return false;
     if (!buf) return true;
     b = (const accel_i_vk_buffer*)buf;
     return !b->borrowed && (b->block ? b->block->exportable : b->exportable);
@@ -2144,10 +2149,12 @@ static accel_result accel_i_vk_memory_export(const accel_buffer* root, int* fd) 
         return accel_i_vk_fail(from, vr, "vkGetMemoryFdKHR", "accel_queue_copy (a peer copy's export)");
     return ACCEL_OK;
 }
-/* share: the importer's side (another Vulkan device of the same device and driver) */
+/* share: the importer's side (another Vulkan device of the same device and driver; another driver's of
+   the same GPU that exports: CUDA's) */
 static bool accel_i_vk_can_import(const accel_device* to, const accel_device* from) {
-    return from->backend == to->backend &&
-           accel_i_vk_shares_memory(accel_i_vk_dev((accel_device*)to), accel_i_vk_dev((accel_device*)from));
+    const accel_i_vk_device* dev = accel_i_vk_dev((accel_device*)to);
+    if (from->backend != to->backend) return dev->ext_mem && accel_i_exports_to(to, from);
+    return accel_i_vk_shares_memory(dev, accel_i_vk_dev((accel_device*)from));
 }
 static void accel_i_vk_import_free(accel_i_import* base) {
     accel_i_vk_import* im = (accel_i_vk_import*)base;
@@ -2171,7 +2178,8 @@ static void accel_i_vk_fd_close(int fd) {
     (void)fd;
 #endif
 }
-/* Imports fd (ex: its size and memory type) into `to` as im's memory and a buffer over all of it. */
+/* Imports fd (ex: its size and memory type; another driver's: the device-local type the buffer takes)
+   into `to` as im's memory and a buffer over all of it. */
 static accel_result accel_i_vk_import_make(accel_i_vk_device* to, const accel_i_export* ex, int fd,
                                            accel_i_vk_import* im) {
     const char* what = "accel_queue_copy (a peer copy's import)";
@@ -2182,10 +2190,11 @@ static accel_result accel_i_vk_import_make(accel_i_vk_device* to, const accel_i_
     VkResult vr;
     accel_result r = accel_i_vk_buffer_new(to, ex->size, false, what, &im->buffer, &req, &t);
     if (r != ACCEL_OK) { accel_i_vk_fd_close(fd); return r; }
-    if (!(req.memoryTypeBits & (1u << ex->type)) || req.size > ex->size) {
+    if (ex->type != ACCEL_I_TYPE_ANY) t = ex->type;
+    if (t >= 32 || !(req.memoryTypeBits & (1u << t)) || req.size > ex->size) {
         accel_i_vk_fd_close(fd);
         return accel_i_fail(&to->base, ACCEL_ERROR_UNSUPPORTED,
-                            "vulkan: %s: memory type %u does not hold the buffer", what, ex->type);
+                            "vulkan: %s: memory type %u does not hold the buffer", what, t);
     }
     memset(&ii, 0, sizeof ii);
     ii.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR;
@@ -2195,7 +2204,7 @@ static accel_result accel_i_vk_import_make(accel_i_vk_device* to, const accel_i_
     ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
     ai.pNext = &ii;
     ai.allocationSize = ex->size;
-    ai.memoryTypeIndex = ex->type;
+    ai.memoryTypeIndex = t;
     if ((vr = to->vk.AllocateMemory(to->device, &ai, NULL, &im->memory)) != VK_SUCCESS) {
         im->memory = VK_NULL_HANDLE;
         accel_i_vk_fd_close(fd);   /* a failed import leaves the fd to the caller */

@@ -16,8 +16,9 @@
                                                 reading chunk k + 1 while another writes chunk k
      8 CUDA queue, a Vulkan device's buffer on the same GPU (direct: the Vulkan memory imported with
        cuImportExternalMemory, cuMemcpyAsync)  | raw: the same fd imported, cuMemcpyAsync on a stream
-     9 Vulkan queue, a CUDA device's buffer on the same GPU (staged: cuMemAlloc memory does not export)
-                                              | the same double-buffered through two host buffers
+     9 Vulkan queue, a CUDA device's buffer on the same GPU (direct: its cuMemCreate memory exported as a
+       POSIX fd and imported; staged where the driver cannot)
+                                              | raw: cuMemCreate memory exported, imported, vkCmdCopyBuffer
    and the factor imported (5) / staged (6, 7), in time. Row 5's baseline is the raw floor: a minimal
    Vulkan program of its own (two VkDevices, memory exported as an opaque fd and imported, one
    vkCmdCopyBuffer recorded once, a submit and a fence wait per copy). Each row warms both sides up,
@@ -254,6 +255,9 @@ typedef struct rvk {
     VkCommandPool pool;
     VkCommandBuffer cb;
     VkFence fence;
+    VkBuffer src_c;                        /* row 9: CUDA memory imported into A, and its copy */
+    VkDeviceMemory mem_c;
+    VkCommandBuffer cb_c;
 } rvk;
 static void rvk_load(rvk* r, VkDevice d) {
 #define RVK_LOAD(n) BENCH_VK_LOAD(r, d, n)
@@ -287,7 +291,8 @@ static int rvk_buffer(rvk* r, VkDevice d, int export_it, int fd, VkBuffer* b, Vk
     VkMemoryAllocateInfo ai = { VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, NULL, 0, 0 };
     if (r->CreateBuffer(d, &bi, NULL, b) != VK_SUCCESS) return 0;
     r->GetBufferMemoryRequirements(d, *b, &req);
-    if (fd < 0) *type = rvk_type(r, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (fd < 0 || *type == UINT32_MAX)   /* made here, or another driver's import: device-local */
+        *type = rvk_type(r, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     if (*type == UINT32_MAX) return 0;
     ai.pNext = export_it ? (const void*)&ex : fd >= 0 ? (const void*)&im : NULL;
     ai.allocationSize = req.size;
@@ -322,6 +327,8 @@ static void rvk_close(rvk* r) {
         if (r->fence) r->DestroyFence(r->da, r->fence, NULL);
         if (r->pool) r->DestroyCommandPool(r->da, r->pool, NULL);
         if (r->dst_a) r->DestroyBuffer(r->da, r->dst_a, NULL);
+        if (r->src_c) r->DestroyBuffer(r->da, r->src_c, NULL);
+        if (r->mem_c) r->FreeMemory(r->da, r->mem_c, NULL);
         if (r->src_a) r->DestroyBuffer(r->da, r->src_a, NULL);
         if (r->mem_a) r->FreeMemory(r->da, r->mem_a, NULL);
         if (r->mem_imp) r->FreeMemory(r->da, r->mem_imp, NULL);
@@ -380,10 +387,34 @@ static int rvk_open(rvk* r) {
     rvk_fill(r);
     return 1;
 }
-/* One copy: submit the recorded command buffer, wait for its fence. */
-static double rvk_copy(void* p) {
-    rvk* r = (rvk*)p;
-    VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, NULL, 0, NULL, NULL, 1, &r->cb, 0, NULL };
+/* Row 9's raw floor, the Vulkan side: fd (CUDA memory of the same GPU, BYTES) imported on A into the
+   device-local type its buffer takes, and a command buffer recorded once that copies it into A's own
+   buffer (cleared first, where it is host-visible, so that rvk_check sees this copy's bytes). */
+static int rvk_import_cuda(rvk* r, int fd) {
+    VkCommandBufferAllocateInfo cai = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, NULL, r->pool,
+                                        VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+    VkCommandBufferBeginInfo bi = { VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, NULL, 0, NULL };
+    VkBufferCopy region = { 0, 0, BYTES };
+    uint32_t type = UINT32_MAX;
+    void* p = NULL;
+    if (!rvk_buffer(r, r->da, 0, fd, &r->src_c, &r->mem_c, &type)) {
+        if (!r->mem_c) close(fd);   /* the driver's once imported */
+        return 0;
+    }
+    if (r->AllocateCommandBuffers(r->da, &cai, &r->cb_c) != VK_SUCCESS) return 0;
+    r->BeginCommandBuffer(r->cb_c, &bi);
+    r->CmdCopyBuffer(r->cb_c, r->src_c, r->dst_a, 1, &region);
+    if (r->EndCommandBuffer(r->cb_c) != VK_SUCCESS) return 0;
+    if ((r->props.memoryTypes[r->type_a].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) &&
+        r->MapMemory(r->da, r->mem_a, 0, BYTES, 0, &p) == VK_SUCCESS) {
+        memset(p, 0, BYTES);
+        r->UnmapMemory(r->da, r->mem_a);
+    }
+    return 1;
+}
+/* One copy: submit a recorded command buffer (row 5's, or row 9's), wait for the fence. */
+static double rvk_submit(rvk* r, VkCommandBuffer cb) {
+    VkSubmitInfo si = { VK_STRUCTURE_TYPE_SUBMIT_INFO, NULL, 0, NULL, NULL, 1, &cb, 0, NULL };
     double t0 = now_s();
     if (r->QueueSubmit(r->qa, 1, &si, r->fence) != VK_SUCCESS ||
         r->WaitForFences(r->da, 1, &r->fence, VK_TRUE, UINT64_MAX) != VK_SUCCESS)
@@ -392,6 +423,8 @@ static double rvk_copy(void* p) {
     r->ResetFences(r->da, 1, &r->fence);
     return t0;
 }
+static double rvk_copy(void* p) { return rvk_submit((rvk*)p, ((rvk*)p)->cb); }
+static double rvk_copy_cuda(void* p) { return rvk_submit((rvk*)p, ((rvk*)p)->cb_c); }
 #endif
 
 /* ==== the raw floor of row 8: the same exported memory imported into CUDA by hand ====
@@ -405,7 +438,13 @@ typedef unsigned long long rcu_ptr;   /* CUdeviceptr */
     X(StreamDestroy, (void*)) X(StreamSynchronize, (void*)) X(MemAlloc, (rcu_ptr*, size_t)) X(MemFree, (rcu_ptr)) \
     X(MemcpyAsync, (rcu_ptr, rcu_ptr, size_t, void*)) X(MemcpyDtoHAsync, (void*, rcu_ptr, size_t, void*)) \
     X(ImportExternalMemory, (void**, const void*)) X(ExternalMemoryGetMappedBuffer, (rcu_ptr*, void*, const void*)) \
-    X(DestroyExternalMemory, (void*))
+    X(DestroyExternalMemory, (void*)) X(MemcpyHtoDAsync, (rcu_ptr, const void*, size_t, void*)) \
+    X(MemCreate, (unsigned long long*, size_t, const accel_cu_mem_prop*, unsigned long long)) \
+    X(MemRelease, (unsigned long long)) X(MemAddressFree, (rcu_ptr, size_t)) \
+    X(MemAddressReserve, (rcu_ptr*, size_t, size_t, rcu_ptr, unsigned long long)) \
+    X(MemMap, (rcu_ptr, size_t, size_t, unsigned long long, unsigned long long)) \
+    X(MemUnmap, (rcu_ptr, size_t)) X(MemSetAccess, (rcu_ptr, size_t, const accel_cu_mem_access*, size_t)) \
+    X(MemExportToShareableHandle, (void*, unsigned long long, int, unsigned long long))
 typedef struct rcu {
     void* lib;
 #define RCU_MEMBER(n, params) int (*n) params;
@@ -413,6 +452,7 @@ typedef struct rcu {
     int dev;
     void *ctx, *stream, *ext;
     rcu_ptr src, dst;              /* the mapped import; cuMemAlloc's */
+    rcu_ptr vmm;                   /* row 9: exportable memory (cuMemCreate), mapped */
 } rcu;
 static int rcu_load(rcu* c) {
     bench_cu_gpa gpa = bench_cu_open(&c->lib);
@@ -426,6 +466,7 @@ static void rcu_close(rcu* c) {
         c->CtxSetCurrent(c->ctx);
         if (c->dst) c->MemFree(c->dst);
         if (c->src) c->MemFree(c->src);
+        if (c->vmm) { c->MemUnmap(c->vmm, BYTES); c->MemAddressFree(c->vmm, BYTES); }
         if (c->ext) c->DestroyExternalMemory(c->ext);
         if (c->stream) c->StreamDestroy(c->stream);
         c->DevicePrimaryCtxRelease(c->dev);
@@ -457,6 +498,35 @@ static int rcu_open(rcu* c, rvk* r) {
     bd.size = BYTES;
     return c->ExternalMemoryGetMappedBuffer(&c->src, c->ext, &bd) == 0;
 }
+/* Row 9's raw floor, the CUDA side: 64 MiB of cuMemCreate memory (exportable as a POSIX fd) mapped and
+   holding the pattern; *fd: its export (-1 where the driver cannot). */
+static int rcu_export(rcu* c, int* fd) {
+    accel_cu_mem_prop prop;
+    accel_cu_mem_access acc;
+    unsigned long long h = 0;
+    uint32_t* w = (uint32_t*)malloc(BYTES);
+    int ok;
+    *fd = -1;
+    memset(&prop, 0, sizeof prop);
+    prop.type = ACCEL_CU_MEM_PINNED;
+    prop.handle_types = ACCEL_CU_MEM_HANDLE_POSIX_FD;
+    prop.location.type = ACCEL_CU_MEM_LOCATION_DEVICE;
+    prop.location.id = c->dev;
+    acc.location = prop.location;
+    acc.flags = ACCEL_CU_MEM_ACCESS_READWRITE;
+    ok = w && c->MemCreate && c->MemCreate(&h, BYTES, &prop, 0) == 0;
+    if (ok && c->MemAddressReserve(&c->vmm, BYTES, 0, 0, 0) != 0) c->vmm = 0;
+    if (ok && c->vmm && (c->MemMap(c->vmm, BYTES, 0, h, 0) != 0 ||
+                         c->MemSetAccess(c->vmm, BYTES, &acc, 1) != 0))
+        ok = 0;   /* rcu_close unmaps and frees the range */
+    ok = ok && c->vmm && c->MemExportToShareableHandle(fd, h, ACCEL_CU_MEM_HANDLE_POSIX_FD, 0) == 0;
+    for (size_t i = 0; ok && i < BYTES / 4; i++) w[i] = (uint32_t)(i * 2654435761u);
+    ok = ok && c->MemcpyHtoDAsync(c->vmm, w, BYTES, c->stream) == 0 && c->StreamSynchronize(c->stream) == 0;
+    if (h) c->MemRelease(h);
+    free(w);
+    if (!ok && *fd >= 0) { close(*fd); *fd = -1; }
+    return ok;
+}
 static double rcu_copy(void* p) {
     rcu* c = (rcu*)p;
     double t0 = now_s();
@@ -476,8 +546,28 @@ static int rcu_check(rcu* c, rvk* r) {
     return bad == 0;
 }
 
+/* Row 9: a Vulkan queue copies a CUDA buffer: imported where the CUDA device exports its memory (beside
+   the raw program's own import: rcu_export, rvk_import_cuda), else staged (beside a double-buffered
+   copy through the host). */
+static void cuda_to_vulkan_row(accel_device* vk, accel_device* cu, rvk* raw, rcu* c) {
+    accel_peer_info pi;
+    int fd = -1, raw_ok = c && rcu_export(c, &fd) && rvk_import_cuda(raw, fd);
+    if (raw_ok && (rvk_copy_cuda(raw) < 0 || !rvk_check(raw))) {
+        printf("bench_devices: the raw Vulkan import of CUDA memory: WRONG bytes\n");
+        failures++;
+    }
+    if (accel_device_peer_info(vk, cu, &pi) != ACCEL_OK || !pi.direct_copy) {
+        printf("bench_devices: row 9: direct_copy 0 (the CUDA device exports no memory): staged\n");
+        row("9 vulkan queue <- cuda device, one GPU (staged)", vk, vk, cu, 5, "double-buffered via host");
+        return;
+    }
+    if (!raw_ok)
+        printf("bench_devices: no raw import of CUDA memory here: row 9 without a raw side\n");
+    row_with("9 vulkan queue <- cuda device, one GPU (imported)", vk, vk, cu, 0,
+             raw_ok ? rvk_copy_cuda : NULL, raw, "raw imported vkCmdCopyBuffer");
+}
 /* CUDA and Vulkan on one GPU: rows 8 (a CUDA queue, the Vulkan buffer imported) and 9 (a Vulkan queue,
-   the CUDA buffer staged). On the mock, it is made to claim the Vulkan device's uuid first. */
+   the CUDA buffer). On the mock, it is made to claim the Vulkan device's uuid first. */
 static void cuda_vulkan_pairs(accel_device* vk, rvk* raw, int raw_ok) {
     accel_device_desc cd = { .backend = accel_cuda_backend() };
     accel_device* cu = NULL;
@@ -509,7 +599,7 @@ static void cuda_vulkan_pairs(accel_device* vk, rvk* raw, int raw_ok) {
     if (!c_ok) printf("bench_devices: the raw CUDA import could not be set up here: row 8 without a raw side\n");
     row_with("8 cuda queue <- vulkan device, one GPU (imported)", cu, cu, vk, 0, c_ok ? rcu_copy : NULL, &c,
              "raw imported cuMemcpyAsync");
-    row("9 vulkan queue <- cuda device, one GPU (staged)", vk, vk, cu, 5, "double-buffered via host");
+    cuda_to_vulkan_row(vk, cu, raw, c_ok ? &c : NULL);
     if (c_ok || c.lib) rcu_close(&c);
     accel_device_destroy(cu);
 }

@@ -36,11 +36,12 @@
    work writes goes on when that device fails), and a reset ends that device's objects alone. Host
    calls that wait for the whole GPU (cuMemFree and the like) still wait for every device's streams.
    Vulkan memory of the same GPU imports as an opaque fd (cuImportExternalMemory: see "external
-   memory"); MOCK_CUDA_UUID makes device 0 that GPU (see mDeviceGetUuid). MOCK_CUDA_ATTR_FAILS=N makes
-   cuDeviceGetAttribute of attribute N fail (CUDA_ERROR_INVALID_VALUE), read at each call; while
-   MOCK_CUDA_SYNC_FAILS is set, cuStreamSynchronize fails at once (CUDA_ERROR_UNKNOWN) and the stream
-   runs on. mock_cuda_set_memory_limit gives the GPU a size, so that a test sees what a full one does
-   (see mMemAlloc).
+   memory"); MOCK_CUDA_UUID makes device 0 that GPU (see mDeviceGetUuid). Its VMM memory (cuMemCreate,
+   cuMemMap, ...) exports as an opaque fd that lavapipe imports (see "virtual memory management").
+   MOCK_CUDA_ATTR_FAILS=N makes cuDeviceGetAttribute of attribute N fail (CUDA_ERROR_INVALID_VALUE),
+   read at each call; while MOCK_CUDA_SYNC_FAILS is set, cuStreamSynchronize fails at once
+   (CUDA_ERROR_UNKNOWN) and the stream runs on. mock_cuda_set_memory_limit gives the GPU a size, so
+   that a test sees what a full one does (see mMemAlloc).
    It proves nothing about a real GPU: only that the backend's host side keeps the contract. */
 #define _GNU_SOURCE 1
 #include <pthread.h>
@@ -588,9 +589,11 @@ static int mock_grow(void** a, size_t* cap, size_t need, size_t size) {
 }
 /* ==== the context's objects (see the top), under mock_driver_lock ==== */
 enum { MOCK_OBJ_MEM, MOCK_OBJ_HOST, MOCK_OBJ_STREAM, MOCK_OBJ_EVENT, MOCK_OBJ_MODULE, MOCK_OBJ_GRAPH,
-       MOCK_OBJ_POOL, MOCK_OBJ_EXTMEM };
-/* n: cuMemAlloc's size; mapped: a buffer mapped from external memory (cuMemFree frees nothing) */
-typedef struct mock_obj { void* h; int kind; size_t n; int mapped; int dev; } mock_obj;
+       MOCK_OBJ_POOL, MOCK_OBJ_EXTMEM, MOCK_OBJ_VMM, MOCK_OBJ_VRANGE, MOCK_OBJ_VMAP };
+/* n: cuMemAlloc's size (a reservation's, a mapping's, a VMM allocation's); mapped: a buffer mapped
+   from external memory (1) or a VMM mapping given access (2): cuMemFree frees nothing; of a VMM
+   mapping (MOCK_OBJ_VMAP), the devices given access (a bit each) and `of` its allocation */
+typedef struct mock_obj { void* h; int kind; size_t n; int mapped; int dev; void* of; } mock_obj;
 static mock_obj* mock_objs;
 static size_t mock_nobjs, mock_objs_cap;
 static atomic_llong mock_stale;   /* releases of handles that were not live */
@@ -600,6 +603,7 @@ static int mock_obj_add_locked(void* h, int kind) {
     mock_objs[mock_nobjs].h = h;
     mock_objs[mock_nobjs].n = 0;
     mock_objs[mock_nobjs].mapped = 0;
+    mock_objs[mock_nobjs].of = NULL;
     mock_objs[mock_nobjs].dev = kind == MOCK_OBJ_STREAM ? ((mock_stream*)h)->dev
                                 : kind == MOCK_OBJ_POOL ? mock_pool_dev(h) : mock_cur_dev();
     mock_objs[mock_nobjs++].kind = kind;
@@ -682,6 +686,10 @@ struct mock_pool {
 static atomic_llong mock_pool_blocks_made, mock_big_live, mock_big_peak;   /* big: blocks of 1 MiB or more */
 static int mock_no_pools(void) {
     const char* e = getenv("MOCK_CUDA_NO_POOLS");
+    return e && e[0] && strcmp(e, "0") != 0;
+}
+static int mock_env_set(const char* name) {   /* a switch read at each call: set, and not "0" */
+    const char* e = getenv(name);
     return e && e[0] && strcmp(e, "0") != 0;
 }
 static void mock_big(size_t n, int add) {
@@ -943,6 +951,7 @@ static CUresult mDeviceGetAttribute(int* v, int a, int d) {
                                                                                      /* domain */
     case 41: *v = 1; break;                                                          /* unified addressing */
     case 115: *v = !mock_no_pools(); break;                                          /* memory pools */
+    case 102: case 103: *v = !mock_env_set("MOCK_CUDA_NO_VMM"); break;            /* VMM, as a POSIX fd */
     default: *v = 0; break;
     }
     return 0;
@@ -988,13 +997,15 @@ static CUresult mCtxEnablePeerAccess(void* peer, unsigned f) {
 }
 /* A memory limit (mock_cuda_set_memory_limit; 0, the default: none): cuMemAlloc refuses, with
    CUDA_ERROR_OUT_OF_MEMORY as a full GPU does, an allocation that would take the bytes of its device's
-   live allocations past it (each device has that size), and cuMemHostAlloc likewise with all pinned
-   memory (mapped imports and pools' blocks do not count). Each refusal counts in
-   mock_cuda_out_of_memory(). Under the driver's lock. */
+   live allocations (cuMemCreate's too, and cuMemCreate likewise) past it (each device has that size),
+   and cuMemHostAlloc likewise with all pinned memory (mapped imports and pools' blocks do not count).
+   Each refusal counts in mock_cuda_out_of_memory(). Under the driver's lock. */
 static atomic_llong mock_mem_limit, mock_oom;
+static size_t mock_vmm_bytes[MOCK_MAX_DEVICES];   /* each device's live cuMemCreate memory (the lock) */
 static int mock_over_limit_locked(int kind, size_t n) {
     long long limit = atomic_load(&mock_mem_limit), used = (long long)n;
     if (limit <= 0) return 0;
+    if (kind == MOCK_OBJ_MEM) used += (long long)mock_vmm_bytes[mock_cur_dev()];
     for (size_t i = 0; i < mock_nhosts && kind == MOCK_OBJ_HOST; i++) used += (long long)mock_hosts[i].n;
     for (size_t i = 0; i < mock_nobjs && kind == MOCK_OBJ_MEM; i++)
         if (mock_objs[i].kind == MOCK_OBJ_MEM && !mock_objs[i].mapped && mock_objs[i].dev == mock_cur_dev())
@@ -1030,6 +1041,10 @@ static CUresult mMemFree(dptr_t p) {
             dev = mock_objs[i].dev;
             if (!mapped) mock_big(mock_objs[i].n, -1);
         }
+    if (mapped == 2) {   /* a VMM mapping: cuMemUnmap's, not cuMemFree's (the driver refuses it) */
+        pthread_mutex_unlock(&mock_driver_lock);
+        return 1;
+    }
     live = mock_obj_remove_locked((void*)(uintptr_t)p, MOCK_OBJ_MEM);
     pthread_mutex_unlock(&mock_driver_lock);
     if (!live) return 1;   /* CUDA_ERROR_INVALID_VALUE */
@@ -1152,6 +1167,317 @@ static CUresult mDestroyExternalMemory(mock_extmem* m) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     if (!mock_obj_remove(m, MOCK_OBJ_EXTMEM)) return 1;
     mock_extmem_free(m);
+    return 0;
+}
+/* ==== virtual memory management (cuMemCreate, cuMemAddressReserve, cuMemMap, cuMemSetAccess, ...) ====
+   The driver's VMM calls split an allocation in three: physical memory (cuMemCreate: a handle), a
+   range of addresses (cuMemAddressReserve) and the mapping of one into the other (cuMemMap), usable
+   once cuMemSetAccess gives a device access. The physical memory is exportable as a POSIX fd
+   (cuMemExportToShareableHandle, when cuMemCreate asked for that handle type) that a Vulkan driver of
+   the same GPU imports (VK_KHR_external_memory_fd, opaque fd). The mock stands for the GPU of
+   lavapipe's device (the CPU): its physical memory is a memfd laid out as Mesa lays out its own
+   (util/os_memory_fd.c: the whole size and the data's offset, two size_t, then the first 16 bytes of
+   the SHA-1 of "llvmpipe", the offset again just before the data; the data at 4096), so that
+   lavapipe's vkAllocateMemory imports the fd (a memfd without the fd handle type has no header: the
+   mock's alone). A reservation is PROT_NONE anonymous memory; cuMemMap maps the memfd's data over
+   part of it (MAP_SHARED: an importer's pages themselves), with no access; cuMemSetAccess READWRITE
+   makes it readable and writable and a device allocation (copies, fills, kernels take it like
+   cuMemAlloc's; cuMemFree refuses it); cuMemUnmap waits for the device (as cuMemFree), puts PROT_NONE
+   anonymous memory back over it, so that a use after it faults, as on a GPU. A handle holds its
+   memory while the caller holds it (cuMemCreate, cuMemRetainAllocationHandle; each cuMemRelease drops
+   one) or a mapping uses it, as the driver documents; an exported fd is the caller's and keeps the
+   pages by itself. The granularity is 2 MiB; sizes, alignments, ranges, locations, handle types and
+   flags that the driver refuses fail with CUDA_ERROR_INVALID_VALUE; a release (cuMemRelease,
+   cuMemUnmap, cuMemAddressFree) or a use of a handle that is not live counts in
+   mock_cuda_stale_uses(). MOCK_CUDA_NO_VMM=1: the device has no
+   VMM (attributes 102, 103 are 0; cuMemCreate, cuMemAddressReserve, cuMemGetAllocationGranularity fail
+   with CUDA_ERROR_NOT_SUPPORTED); MOCK_CUDA_EXPORT_FAILS=1: every export fails (a driver that
+   refuses); both read at each call. The handles, reservations and mappings are the current context's
+   device's objects (a mapping its reservation's), listed with the rest (mock_cuda_live; a handle and
+   a mapping given access count in mock_cuda_live_memory, not as imports): its reset unmaps, frees and
+   releases them. */
+#define MOCK_VMM_GRAIN ((size_t)2 << 20)
+#define MOCK_VMM_HEAD ((size_t)4096)   /* the memfd's header page; the data after it */
+typedef struct mock_vmm { int fd; int exportable; size_t size; int held; int maps; int dev; } mock_vmm;
+typedef struct mock_mem_location { int type, id; } mock_mem_location;   /* CUmemLocation */
+typedef unsigned long long mock_handle;                                 /* CUmemGenericAllocationHandle */
+typedef struct mock_mem_prop {                                          /* CUmemAllocationProp */
+    int type, handle_types;
+    mock_mem_location location;
+    void* win32_metadata;
+    struct { unsigned char compression, rdma; unsigned short usage; unsigned char reserved[4]; } flags;
+} mock_mem_prop;
+/* CUmemAccessDesc */
+typedef struct mock_mem_access { mock_mem_location location; int flags; } mock_mem_access;
+/* PINNED memory on a device, with no handle type or a POSIX fd */
+static int mock_vmm_prop_ok(const mock_mem_prop* p) {
+    return p && p->type == 1 && p->location.type == 1 && p->location.id >= 0 &&
+           p->location.id < mock_devices() && (p->handle_types == 0 || p->handle_types == 1);
+}
+/* The list's index of the live object of that kind whose range holds [p, p + n) (exactly, when exact),
+   or -1. Under the driver's lock. */
+static long mock_vmm_find_locked(int kind, const void* p, size_t n, int exact) {
+    for (size_t i = 0; i < mock_nobjs; i++) {
+        const char *h = (const char*)mock_objs[i].h, *at = (const char*)p;
+        size_t hn = mock_objs[i].n;
+        if (mock_objs[i].kind != kind) continue;
+        if (exact ? h == at && hn == n : at >= h && n <= hn && (size_t)(at - h) <= hn - n) return (long)i;
+    }
+    return -1;
+}
+static long mock_vmm_handle_locked(mock_handle handle) {   /* a live handle's index, or -1 */
+    for (size_t i = 0; i < mock_nobjs; i++)
+        if (mock_objs[i].kind == MOCK_OBJ_VMM && mock_objs[i].h == (void*)(uintptr_t)handle) return (long)i;
+    return -1;
+}
+static void mock_obj_take_locked(long i) { mock_objs[i] = mock_objs[--mock_nobjs]; }
+/* Whether a mapping lies (in part) in [p, p + n). */
+static int mock_vmap_in_locked(const char* p, size_t n) {
+    for (size_t i = 0; i < mock_nobjs; i++)
+        if (mock_objs[i].kind == MOCK_OBJ_VMAP && (const char*)mock_objs[i].h < p + n &&
+            p < (const char*)mock_objs[i].h + mock_objs[i].n)
+            return 1;
+    return 0;
+}
+/* The memory goes once nobody holds or maps it (its memfd closed: exported fds keep their pages). */
+static void mock_vmm_put_locked(mock_vmm* v) {
+    if (v->held || v->maps) return;
+    close(v->fd);
+    mock_vmm_bytes[v->dev] -= v->size;
+    mock_big(v->size, -1);
+    free(v);
+}
+/* A mapping goes: its addresses PROT_NONE again (still reserved), its allocation one use less. */
+static void mock_vmap_free_locked(const mock_obj* o) {
+    mock_vmm* v = (mock_vmm*)o->of;
+    mmap(o->h, o->n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+    v->maps--;
+    mock_vmm_put_locked(v);
+}
+static CUresult mMemGetAllocationGranularity(size_t* g, const mock_mem_prop* prop, int option) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    if (mock_env_set("MOCK_CUDA_NO_VMM")) return 801;   /* CUDA_ERROR_NOT_SUPPORTED */
+    if (!g || !mock_vmm_prop_ok(prop) || (option != 0 && option != 1)) return 1;
+    *g = MOCK_VMM_GRAIN;   /* minimum and recommended alike */
+    return 0;
+}
+static CUresult mMemCreate(mock_handle* out, size_t size, const mock_mem_prop* prop, unsigned long long fl) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    static const unsigned char llvmpipe_uuid[16] = {   /* SHA-1("llvmpipe")[0..15]: Mesa's driver id */
+        0x6c, 0xb9, 0xee, 0x07, 0x4a, 0x0b, 0xad, 0x7b, 0x01, 0x2e, 0x1b, 0xe9, 0x69, 0x7e, 0x53, 0x0f };
+    struct { size_t total, offset; unsigned char uuid[16]; } head =
+        { MOCK_VMM_HEAD + size, MOCK_VMM_HEAD, {0} };
+    size_t tail = MOCK_VMM_HEAD;   /* just before the data: Mesa's os_free_fd finds the header by it */
+    mock_vmm* v;
+    int fd;
+    if (mock_env_set("MOCK_CUDA_NO_VMM")) return 801;
+    if (!out || !mock_vmm_prop_ok(prop) || !size || size % MOCK_VMM_GRAIN || fl) return 1;
+    if (size > MOCK_TOTAL_MEM) return 2;   /* CUDA_ERROR_OUT_OF_MEMORY */
+    memcpy(head.uuid, llvmpipe_uuid, sizeof head.uuid);
+    if ((fd = memfd_create("mock_cuda_vmm", MFD_CLOEXEC)) < 0) return 2;
+    if (ftruncate(fd, (off_t)(MOCK_VMM_HEAD + size)) != 0 ||
+        (prop->handle_types == 1 &&
+         (pwrite(fd, &head, sizeof head, 0) != (ssize_t)sizeof head ||
+          pwrite(fd, &tail, sizeof tail, (off_t)(MOCK_VMM_HEAD - sizeof tail)) != (ssize_t)sizeof tail)) ||
+        !(v = (mock_vmm*)malloc(sizeof *v))) {
+        close(fd);
+        return 2;
+    }
+    v->fd = fd;
+    v->exportable = prop->handle_types == 1;
+    v->size = size;
+    v->held = 1;
+    v->maps = 0;
+    v->dev = mock_cur_dev();
+    pthread_mutex_lock(&mock_driver_lock);
+    if (mock_over_limit_locked(MOCK_OBJ_MEM, size) || !mock_obj_add_locked(v, MOCK_OBJ_VMM)) {
+        pthread_mutex_unlock(&mock_driver_lock);
+        close(fd);
+        free(v);
+        return 2;
+    }
+    mock_objs[mock_nobjs - 1].n = size;
+    mock_vmm_bytes[v->dev] += size;
+    pthread_mutex_unlock(&mock_driver_lock);
+    mock_big(size, 1);
+    *out = (mock_handle)(uintptr_t)v;
+    return 0;
+}
+static CUresult mMemRelease(mock_handle handle) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    long i;
+    mock_vmm* v;
+    pthread_mutex_lock(&mock_driver_lock);
+    if ((i = mock_vmm_handle_locked(handle)) < 0) {
+        pthread_mutex_unlock(&mock_driver_lock);
+        atomic_fetch_add(&mock_stale, 1);
+        return 1;
+    }
+    v = (mock_vmm*)mock_objs[i].h;
+    if (--v->held == 0) mock_obj_take_locked(i);   /* no longer the caller's: its mappings may hold it */
+    mock_vmm_put_locked(v);
+    pthread_mutex_unlock(&mock_driver_lock);
+    return 0;
+}
+static CUresult mMemAddressReserve(dptr_t* p, size_t size, size_t align, dptr_t addr, unsigned long long f) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    char *m, *at;
+    (void)addr;   /* a hint: the mock takes what mmap gives */
+    if (mock_env_set("MOCK_CUDA_NO_VMM")) return 801;
+    if (!p || !size || size % MOCK_VMM_GRAIN || (align & (align - 1)) || f) return 1;
+    if (align < MOCK_VMM_GRAIN) align = MOCK_VMM_GRAIN;
+    if (size > SIZE_MAX - align) return 2;
+    m = (char*)mmap(NULL, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return 2;
+    at = (char*)(((uintptr_t)m + align - 1) & ~(uintptr_t)(align - 1));   /* aligned: the rest let go */
+    if (at > m) munmap(m, (size_t)(at - m));
+    if (at + size < m + size + align) munmap(at + size, (size_t)(m + size + align - (at + size)));
+    pthread_mutex_lock(&mock_driver_lock);
+    if (!mock_obj_add_locked(at, MOCK_OBJ_VRANGE)) {
+        pthread_mutex_unlock(&mock_driver_lock);
+        munmap(at, size);
+        return 2;
+    }
+    mock_objs[mock_nobjs - 1].n = size;
+    pthread_mutex_unlock(&mock_driver_lock);
+    *p = (dptr_t)(uintptr_t)at;
+    return 0;
+}
+static CUresult mMemAddressFree(dptr_t p, size_t size) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    long i;
+    char* at = (char*)(uintptr_t)p;
+    pthread_mutex_lock(&mock_driver_lock);
+    if ((i = mock_vmm_find_locked(MOCK_OBJ_VRANGE, at, size, 1)) < 0 || mock_vmap_in_locked(at, size)) {
+        pthread_mutex_unlock(&mock_driver_lock);   /* a whole reservation, nothing mapped in it */
+        if (i < 0) atomic_fetch_add(&mock_stale, 1);
+        return 1;
+    }
+    mock_obj_take_locked(i);
+    munmap(at, size);
+    pthread_mutex_unlock(&mock_driver_lock);
+    return 0;
+}
+static CUresult mMemMap(dptr_t p, size_t size, size_t offset, mock_handle handle, unsigned long long f) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    long r, h;
+    char* at = (char*)(uintptr_t)p;
+    mock_vmm* v;
+    if (offset || f || !size) return 1;
+    pthread_mutex_lock(&mock_driver_lock);
+    r = mock_vmm_find_locked(MOCK_OBJ_VRANGE, at, size, 0);   /* in one reservation, not mapped yet */
+    h = mock_vmm_handle_locked(handle);
+    v = h < 0 ? NULL : (mock_vmm*)mock_objs[h].h;
+    if (r < 0 || !v || mock_vmap_in_locked(at, size) || size != v->size ||
+        mmap(at, size, PROT_NONE, MAP_SHARED | MAP_FIXED, v->fd, (off_t)MOCK_VMM_HEAD) == MAP_FAILED) {
+        pthread_mutex_unlock(&mock_driver_lock);
+        if (h < 0) atomic_fetch_add(&mock_stale, 1);
+        return 1;
+    }
+    if (!mock_obj_add_locked(at, MOCK_OBJ_VMAP)) {
+        mmap(at, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+        pthread_mutex_unlock(&mock_driver_lock);
+        return 2;
+    }
+    mock_objs[mock_nobjs - 1].n = size;
+    mock_objs[mock_nobjs - 1].of = v;
+    mock_objs[mock_nobjs - 1].dev = mock_objs[r].dev;   /* its reservation's: one reset ends both */
+    v->maps++;
+    pthread_mutex_unlock(&mock_driver_lock);
+    return 0;
+}
+/* The devices given access: READWRITE for one of them makes the range readable and writable (the
+   mock's one memory), device memory from then on; none of them, PROT_NONE again and not device memory. */
+static CUresult mMemSetAccess(dptr_t p, size_t size, const mock_mem_access* desc, size_t count) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    long m, mem;
+    int access;
+    char* at = (char*)(uintptr_t)p;
+    if (!desc || !count) return 1;
+    for (size_t k = 0; k < count; k++)   /* READWRITE or none (read-only is not for a device) */
+        if (desc[k].location.type != 1 || desc[k].location.id < 0 || desc[k].location.id >= mock_devices() ||
+            (desc[k].flags != 0 && desc[k].flags != 3))
+            return 1;
+    pthread_mutex_lock(&mock_driver_lock);
+    if ((m = mock_vmm_find_locked(MOCK_OBJ_VMAP, at, size, 1)) < 0) {   /* exactly a mapping */
+        pthread_mutex_unlock(&mock_driver_lock);
+        return 1;
+    }
+    access = mock_objs[m].mapped;
+    for (size_t k = 0; k < count; k++)
+        access = desc[k].flags ? access | 1 << desc[k].location.id : access & ~(1 << desc[k].location.id);
+    mem = mock_vmm_find_locked(MOCK_OBJ_MEM, at, size, 1);
+    if (access && mem < 0) {
+        if (!mock_obj_add_locked(at, MOCK_OBJ_MEM)) {
+            pthread_mutex_unlock(&mock_driver_lock);
+            return 2;
+        }
+        mock_objs[mock_nobjs - 1].n = size;
+        mock_objs[mock_nobjs - 1].mapped = 2;
+        mock_objs[mock_nobjs - 1].dev = mock_objs[m].dev;
+    } else if (!access && mem >= 0) {
+        mock_obj_take_locked(mem);
+    }
+    mock_objs[m].mapped = access;
+    mprotect(at, size, access ? PROT_READ | PROT_WRITE : PROT_NONE);
+    pthread_mutex_unlock(&mock_driver_lock);
+    return 0;
+}
+static CUresult mMemUnmap(dptr_t p, size_t size) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    long m, mem;
+    mock_obj o;
+    char* at = (char*)(uintptr_t)p;
+    pthread_mutex_lock(&mock_driver_lock);
+    mock_device_sync();   /* as cuMemFree: no stream uses it any more */
+    if ((m = mock_vmm_find_locked(MOCK_OBJ_VMAP, at, size, 1)) < 0) {   /* exactly a mapping */
+        pthread_mutex_unlock(&mock_driver_lock);
+        atomic_fetch_add(&mock_stale, 1);
+        return 1;
+    }
+    o = mock_objs[m];
+    mock_obj_take_locked(m);
+    if ((mem = mock_vmm_find_locked(MOCK_OBJ_MEM, at, size, 1)) >= 0) mock_obj_take_locked(mem);
+    mock_vmap_free_locked(&o);
+    pthread_mutex_unlock(&mock_driver_lock);
+    return 0;
+}
+static CUresult mMemRetainAllocationHandle(mock_handle* handle, void* addr) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    long m;
+    mock_vmm* v;
+    if (!handle) return 1;
+    pthread_mutex_lock(&mock_driver_lock);
+    if ((m = mock_vmm_find_locked(MOCK_OBJ_VMAP, addr, 1, 0)) < 0) {   /* an address in a mapping */
+        pthread_mutex_unlock(&mock_driver_lock);
+        return 1;
+    }
+    v = (mock_vmm*)mock_objs[m].of;
+    if (!v->held) {   /* released while mapped: the caller's again */
+        if (!mock_obj_add_locked(v, MOCK_OBJ_VMM)) {
+            pthread_mutex_unlock(&mock_driver_lock);
+            return 2;
+        }
+        mock_objs[mock_nobjs - 1].n = v->size;
+        mock_objs[mock_nobjs - 1].dev = v->dev;
+    }
+    v->held++;
+    pthread_mutex_unlock(&mock_driver_lock);
+    *handle = (mock_handle)(uintptr_t)v;
+    return 0;
+}
+static CUresult mMemExportToShareableHandle(void* out, mock_handle handle, int type, unsigned long long f) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    long h;
+    int fd = -1, ok = 0;
+    if (!out || type != 1 || f || mock_env_set("MOCK_CUDA_EXPORT_FAILS")) return 1;
+    pthread_mutex_lock(&mock_driver_lock);
+    if ((h = mock_vmm_handle_locked(handle)) < 0) atomic_fetch_add(&mock_stale, 1);
+    else if ((ok = ((mock_vmm*)mock_objs[h].h)->exportable)) fd = dup(((mock_vmm*)mock_objs[h].h)->fd);
+    pthread_mutex_unlock(&mock_driver_lock);
+    if (!ok) return 1;   /* no such handle, or made without the POSIX fd handle type */
+    if (fd < 0) return 2;
+    *(int*)out = fd;   /* the caller's: it keeps the pages by itself */
     return 0;
 }
 static CUresult copy_op(void* dst, const void* src, size_t n, mock_stream* s) {
@@ -1613,6 +1939,9 @@ static void mock_obj_free(const mock_obj* o) {
     case MOCK_OBJ_POOL: mock_pool_free((mock_pool*)o->h); break;
     case MOCK_OBJ_MEM: if (!o->mapped) { mock_big(o->n, -1); free(o->h); } break;
     case MOCK_OBJ_EXTMEM: mock_extmem_free((mock_extmem*)o->h); break;
+    case MOCK_OBJ_VMAP: mock_vmap_free_locked(o); break;   /* before its reservation: see the reset */
+    case MOCK_OBJ_VRANGE: munmap(o->h, o->n); break;
+    case MOCK_OBJ_VMM: ((mock_vmm*)o->h)->held = 0; mock_vmm_put_locked((mock_vmm*)o->h); break;
     case MOCK_OBJ_HOST: free(o->h); break;
     case MOCK_OBJ_EVENT: mock_event_put((mock_event*)o->h); break;
     case MOCK_OBJ_MODULE: free(((mock_module*)o->h)->text); free(o->h); break;
@@ -1668,9 +1997,14 @@ static CUresult mPrimaryCtxReset(int d) {
         }
     for (size_t i = 0; i < mock_nhosts;)
         if (mock_hosts[i].dev == d) mock_hosts[i] = mock_hosts[--mock_nhosts]; else i++;
-    for (size_t i = 0; i < mock_nobjs;)
-        if (mock_objs[i].dev == d) { mock_obj_free(&mock_objs[i]); mock_objs[i] = mock_objs[--mock_nobjs]; }
-        else i++;
+    for (int vmaps = 1; vmaps >= 0; vmaps--)   /* VMM mappings first, then their reservations with the rest */
+        for (size_t i = 0; i < mock_nobjs;)
+            if (mock_objs[i].dev == d && (!vmaps || mock_objs[i].kind == MOCK_OBJ_VMAP)) {
+                mock_obj_free(&mock_objs[i]);
+                mock_objs[i] = mock_objs[--mock_nobjs];
+            } else {
+                i++;
+            }
     mock_orphans_free(d);
     atomic_store(&mock_peer_enabled[d], 0u);   /* the new context has enabled no peer yet */
     pthread_mutex_unlock(&mock_driver_lock);
@@ -1715,6 +2049,13 @@ static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuImportExternalMemory", (void*)mImportExternalMemory },
     { "cuExternalMemoryGetMappedBuffer", (void*)mExternalMemoryGetMappedBuffer },
     { "cuDestroyExternalMemory", (void*)mDestroyExternalMemory },
+    { "cuMemGetAllocationGranularity", (void*)mMemGetAllocationGranularity },
+    { "cuMemCreate", (void*)mMemCreate }, { "cuMemRelease", (void*)mMemRelease },
+    { "cuMemAddressReserve", (void*)mMemAddressReserve }, { "cuMemAddressFree", (void*)mMemAddressFree },
+    { "cuMemMap", (void*)mMemMap }, { "cuMemUnmap", (void*)mMemUnmap },
+    { "cuMemSetAccess", (void*)mMemSetAccess },
+    { "cuMemRetainAllocationHandle", (void*)mMemRetainAllocationHandle },
+    { "cuMemExportToShareableHandle", (void*)mMemExportToShareableHandle },
 };
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status);
 MOCK_API CUresult cuGetProcAddress_v2(const char* name, void** fn, int version, unsigned long long flags, int* status) {
@@ -1786,19 +2127,21 @@ MOCK_API long long mock_cuda_live_imports(int which) {
     long long n = 0;
     pthread_mutex_lock(&mock_driver_lock);
     for (size_t i = 0; i < mock_nobjs; i++)
-        n += which ? mock_objs[i].kind == MOCK_OBJ_MEM && mock_objs[i].mapped
+        n += which ? mock_objs[i].kind == MOCK_OBJ_MEM && mock_objs[i].mapped == 1
                    : mock_objs[i].kind == MOCK_OBJ_EXTMEM;
     pthread_mutex_unlock(&mock_driver_lock);
     return n;
 }
-/* Of those, device and pinned memory (cuMemAlloc, cuMemHostAlloc): tests/test_queue_memory.c counts
-   them over 10,000 steps (events come and go with the ring of signal points). */
+/* Of those, device and pinned memory (cuMemAlloc, cuMemHostAlloc; cuMemCreate's handles and their
+   mappings given access, each one): tests/test_queue_memory.c counts them over 10,000 steps (events
+   come and go with the ring of signal points). */
 MOCK_API long long mock_cuda_live_memory(void);
 MOCK_API long long mock_cuda_live_memory(void) {
     long long n = 0;
     pthread_mutex_lock(&mock_driver_lock);
     for (size_t i = 0; i < mock_nobjs; i++) {
-        n += mock_objs[i].kind == MOCK_OBJ_MEM || mock_objs[i].kind == MOCK_OBJ_HOST;
+        n += mock_objs[i].kind == MOCK_OBJ_MEM || mock_objs[i].kind == MOCK_OBJ_HOST ||
+             mock_objs[i].kind == MOCK_OBJ_VMM;
         if (mock_objs[i].kind == MOCK_OBJ_POOL) {   /* and the pools' blocks */
             mock_pool* pool = (mock_pool*)mock_objs[i].h;
             pthread_mutex_lock(&pool->lock);
@@ -1809,8 +2152,8 @@ MOCK_API long long mock_cuda_live_memory(void) {
     pthread_mutex_unlock(&mock_driver_lock);
     return n;
 }
-/* Allocations of 1 MiB or more alive (cuMemAlloc's and the pools' blocks), and the most at once since
-   the last reset of the peak (mock_cuda_big_reset); blocks the pools made so far. */
+/* Allocations of 1 MiB or more alive (cuMemAlloc's, cuMemCreate's and the pools' blocks), and the
+   most at once since the last reset of the peak (mock_cuda_big_reset); blocks the pools made so far. */
 MOCK_API void mock_cuda_on_elapsed(void (*fn)(void* user), void* user);
 MOCK_API void mock_cuda_on_elapsed(void (*fn)(void* user), void* user) {
     atomic_store(&mock_elapsed_user, user);

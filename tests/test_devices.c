@@ -211,9 +211,10 @@ TEST(peer_info) {
         /* an imported timeline semaphore, where the Vulkan device exports them (not lavapipe 22.3) */
         CHECK(pi.device_waits == (accel_i_vk_dev(d.b)->ext_sem && accel_i_vk_dev(d.b)->ext_mem &&
                                   accel_i_cu.WaitExternalSemaphoresAsync != NULL));
-        /* ... a Vulkan queue stages (cuMemAlloc memory does not export) */
+        /* ... a Vulkan queue imports the CUDA memory where the CUDA device exports it (cuMemCreate) */
         CHECK_OK(accel_device_peer_info(d.b, d.a, &pi));
-        CHECK(pi.copy && !pi.direct_copy && !pi.device_waits);   /* a CUDA signal is a word */
+        CHECK(pi.copy && !pi.device_waits);   /* a CUDA signal is a word */
+        CHECK(pi.direct_copy == (accel_i_cu_dev(d.a)->vmm_grain != 0 && accel_i_vk_dev(d.b)->ext_mem));
     } else
 #endif
 #ifdef ACCEL_TEST_HAVE_CUDA
@@ -1205,7 +1206,190 @@ TEST(cuda_copy_with_a_lost_vulkan_devices_buffer) {
     accel_buffer_destroy(theirs);
     devices_close(&d);
 }
+/* The other way (accel_cuda.h, "cuda: exported memory"): a Vulkan queue's copies with CUDA buffers of
+   its GPU go through the CUDA memory (cuMemCreate, exported as a POSIX fd; on the mock a memfd laid out
+   as lavapipe's own) imported into the Vulkan device, for buffers of at least half the granularity made
+   while both devices are open: offsets to the last byte, views, one byte, a recorded list with a patch.
+   Smaller buffers, and those made while the CUDA device was alone, are staged: no import. An import
+   goes with its buffer, with the Vulkan device, and a recover of the CUDA device fails the copies of its
+   stale buffers (DEVICE_LOST) while a buffer made after imports again. */
+static size_t cu_vmm_bytes(const accel_buffer* b) { return ((const accel_i_cu_buffer*)b)->vmm_size; }
+/* a CUDA buffer of n bytes holding pattern `seed` from its start */
+static accel_buffer* cu_pattern_buffer(accel_device* cu, size_t n, uint32_t seed) {
+    accel_buffer* b = NULL;
+    unsigned char* pat = pattern_make(n, seed);
+    if (CHECK(pat != NULL) && CHECK_OK(test_buffer_create(cu, n, ACCEL_MEMORY_DEVICE, &b)) &&
+        !CHECK_OK(accel_buffer_write(b, 0, pat, n))) {
+        accel_buffer_destroy(b);
+        b = NULL;
+    }
+    free(pat);
+    return b;
+}
+/* A native list of q (Vulkan) copies 256 bytes of theirs (an exported CUDA buffer) into a buffer of its
+   own; a patch brings another exported CUDA buffer, imported at that replay. */
+static void exported_list_case(accel_device* vk, accel_queue* q, accel_buffer* theirs) {
+    accel_buffer *mine = NULL, *theirs2 = NULL;
+    accel_commands* list = NULL;
+    accel_patch patch;
+    if (CHECK_OK(test_buffer_create(vk, 256, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(test_buffer_create(theirs->obj.device, (size_t)2 << 20, ACCEL_MEMORY_DEVICE, &theirs2)) &&
+        CHECK_OK(test_buffer_set_u32(theirs, 64, 11)) && CHECK_OK(test_buffer_set_u32(theirs2, 64, 22)) &&
+        CHECK_OK(accel_queue_record_begin(q))) {
+        accel_queue_copy(q, mine, 0, theirs, 0, 256);
+        if (CHECK_OK(accel_queue_record_end(q, &list))) {
+            CHECK(list->native != NULL);   /* a direct copy: the list is Vulkan's own */
+            accel_queue_replay(q, list, NULL, 0);
+            CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+            CHECK_EQ_U64(test_buffer_u32(mine, 63), 11);
+            CHECK_EQ_INT(vk_imports(vk), 1);
+            memset(&patch, 0, sizeof patch);
+            patch.command = 0;
+            patch.index = 1;
+            patch.buffer = theirs2;
+            accel_queue_replay(q, list, &patch, 1);
+            CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+            CHECK_EQ_U64(test_buffer_u32(mine, 63), 22);
+            CHECK_EQ_INT(vk_imports(vk), 2);
+        }
+    }
+    accel_commands_destroy(list);
+    accel_buffer_destroy(mine);
+    accel_buffer_destroy(theirs2);
+}
+TEST(vulkan_copies_through_exported_cuda_memory) {
+    devices d;
+    accel_peer_info pi;
+    accel_queue* q = NULL;
+    accel_buffer *big = NULL, *small = NULL, *early = NULL, *late = NULL;
+    if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    accel_device_destroy(d.b);   /* the CUDA device alone: its buffers do not export */
+    d.b = NULL;
+    early = cu_pattern_buffer(d.a, (size_t)4 << 20, 10);
+    CHECK_EQ_INT(atomic_load(&d.a->exporting), 0);
+    if (!CHECK(peer_vulkan_open(&d.b)) || !CHECK_OK(accel_device_peer_info(d.b, d.a, &pi)) ||
+        !pi.direct_copy) {
+        if (mock_imports(0) >= 0) CHECK(!"the mock exports CUDA memory, lavapipe imports it");
+        accel_buffer_destroy(early);
+        devices_close(&d);
+        SKIP("the CUDA device exports no memory (no cuMemCreate with POSIX fds), or Vulkan imports none");
+    }
+    CHECK(pi.copy && !pi.device_waits);   /* a CUDA signal is a word */
+    CHECK_EQ_INT(atomic_load(&d.a->exporting), 1);   /* a Vulkan device of its GPU could import */
+    CHECK_EQ_INT(accel_i_cu_dev(d.a)->vmm_grain, (size_t)2 << 20);   /* the driver's (the mock's: 2 MiB) */
+    big = cu_pattern_buffer(d.a, NINE_MIB, 9);
+    small = cu_pattern_buffer(d.a, 8192 + 5, 9);
+    late = cu_pattern_buffer(d.a, (size_t)1 << 20, 11);   /* half the granularity: exported */
+    if (big && small && late && early && CHECK_OK(accel_queue_create(d.b, ACCEL_QUEUE_COMPUTE, &q))) {
+        CHECK_EQ_INT(cu_vmm_bytes(big), (size_t)10 << 20);   /* rounded up to the granularity */
+        CHECK_EQ_INT(cu_vmm_bytes(late), (size_t)2 << 20);
+        CHECK_EQ_INT(cu_vmm_bytes(small), 0);
+        CHECK_EQ_INT(cu_vmm_bytes(early), 0);
+        vk_round_trip(d.b, q, big, 4096, (size_t)3 << 20, (size_t)2 << 20, 9, true);
+        CHECK_EQ_INT(vk_imports(d.b), 1);
+        vk_round_trip(d.b, q, big, NINE_MIB - 4099, 8195, 4099, 9, false);   /* to its last byte */
+        vk_round_trip(d.b, q, big, 77, 78, 1, 9, false);
+        CHECK_EQ_INT(vk_imports(d.b), 1);
+        vk_round_trip(d.b, q, small, 1, 4096, 3000, 9, false);   /* staged */
+        vk_round_trip(d.b, q, early, 5, 3 << 20, 4096, 10, false);
+        CHECK_EQ_INT(vk_imports(d.b), 1);
+        vk_round_trip(d.b, q, late, 0, 4096, (size_t)1 << 19, 11, true);
+        CHECK_EQ_INT(vk_imports(d.b), 2);
+        CHECK_EQ_INT(vk_imports(d.a), 0);   /* nothing of Vulkan's imported into CUDA */
+        accel_buffer_destroy(big);          /* its memory goes, and its import with it */
+        big = NULL;
+        CHECK_EQ_INT(vk_imports(d.b), 1);
+        exported_list_case(d.b, q, late);
+        CHECK_EQ_INT(vk_imports(d.b), 1);   /* the patch's buffer went, and its import */
+    }
+    accel_queue_destroy(q);
+    accel_buffer_destroy(big);
+    accel_buffer_destroy(small);
+    accel_buffer_destroy(early);
+    accel_buffer_destroy(late);
+    CHECK_EQ_INT(vk_imports(d.b), 0);
+    devices_close(&d);
+}
+/* Each teardown and recover order with an import of CUDA memory alive: the Vulkan device first (its
+   imports dropped, the CUDA buffer still right), the CUDA buffer first (evicted), a recover of the CUDA
+   device (the stale buffer's copies fail; the import goes with the buffer; a new buffer imports), a
+   recover of the Vulkan device (its imports dropped; the next copy imports again). The driver refusing
+   the export (MOCK_CUDA_EXPORT_FAILS=1, on the mock): staged, right bytes, no fd left open. */
+TEST(vulkan_imports_of_cuda_memory_in_every_order) {
+    for (int order = 0; order < 5 && !TEST_FAILED_SO_FAR(); order++) {
+        devices d;
+        accel_peer_info pi;
+        accel_queue* q = NULL;
+        accel_buffer* theirs = NULL;
+        int fds;
+        if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
+        if (order == 4 && mock_imports(0) < 0) break;   /* MOCK_CUDA_EXPORT_FAILS: the mock's */
+        if (!devices_open(&d)) { devices_close(&d); return; }
+        if (!CHECK_OK(accel_device_peer_info(d.b, d.a, &pi)) || !pi.direct_copy) {
+            if (mock_imports(0) >= 0) CHECK(!"the mock exports CUDA memory, lavapipe imports it");
+            devices_close(&d);
+            SKIP("the CUDA device exports no memory, or Vulkan imports none");
+        }
+        if ((theirs = cu_pattern_buffer(d.a, (size_t)2 << 20, 12)) != NULL &&
+            CHECK_OK(accel_queue_create(d.b, ACCEL_QUEUE_COMPUTE, &q))) {
+            if (order == 4) setenv("MOCK_CUDA_EXPORT_FAILS", "1", 1);
+            vk_round_trip(d.b, q, theirs, 16, 4096, 3000, 12, false);
+            fds = open_fds();   /* with the Vulkan device's block (a memfd on lavapipe) made */
+            if (order == 4) vk_round_trip(d.b, q, theirs, 32, 8192, 3000, 12, false);
+            setenv("MOCK_CUDA_EXPORT_FAILS", "0", 1);
+            CHECK_EQ_INT(vk_imports(d.b), order == 4 ? 0 : 1);
+            CHECK_EQ_INT(open_fds(), fds);   /* a refused export leaves no fd open */
+        }
+        if (order == 0) {            /* the Vulkan device first: its import dropped */
+            accel_queue_destroy(q);
+            q = NULL;
+            accel_device_destroy(d.b);
+            d.b = NULL;
+            expect_pattern(theirs, 4096, 3000, 16, 12);
+        } else if (order == 1) {     /* the CUDA buffer first: its import evicted */
+            accel_buffer_destroy(theirs);
+            theirs = NULL;
+            CHECK_EQ_INT(vk_imports(d.b), 0);
+        } else if (order == 2 && q) {   /* a recover of the CUDA device (the exporter) */
+            accel_buffer* mine = NULL;
+            accel_signal* s = NULL;
+            CHECK_OK(accel_device_recover(d.a));
+            if (CHECK_OK(test_buffer_create(d.b, 4096, ACCEL_MEMORY_DEVICE, &mine)) &&
+                CHECK_OK(accel_signal_create(d.b, 0, &s))) {
+                accel_queue_copy(q, mine, 0, theirs, 0, 4096);
+                accel_queue_signal(q, s, 1);
+                test_submit_lost(q, s);   /* the stale buffer's copy fails: DEVICE_LOST */
+            }
+            accel_signal_destroy(s);
+            accel_buffer_destroy(mine);
+            accel_buffer_destroy(theirs);   /* the import goes with it */
+            CHECK_EQ_INT(vk_imports(d.b), 0);
+            if ((theirs = cu_pattern_buffer(d.a, (size_t)2 << 20, 13)) != NULL) {
+                CHECK_EQ_INT(cu_vmm_bytes(theirs), (size_t)2 << 20);
+                vk_round_trip(d.b, q, theirs, 256, 8192, 5000, 13, true);
+                CHECK_EQ_INT(vk_imports(d.b), 1);
+            }
+        } else if (order == 3 && q) {   /* a recover of the Vulkan device (the importer) */
+            CHECK_OK(accel_device_recover(d.b));
+            CHECK_EQ_INT(vk_imports(d.b), 0);
+            accel_queue_destroy(q);
+            q = NULL;
+            if (CHECK_OK(accel_queue_create(d.b, ACCEL_QUEUE_COMPUTE, &q))) {
+                vk_round_trip(d.b, q, theirs, 100, 8192, 3000, 12, false);
+                CHECK_EQ_INT(vk_imports(d.b), 1);
+            }
+        }
+        accel_queue_destroy(q);
+        accel_buffer_destroy(theirs);
+        if (d.b) CHECK_EQ_INT(vk_imports(d.b), 0);
+        devices_close(&d);
+        if (TEST_FAILED_SO_FAR()) fprintf(stderr, "  order %d\n", order);
+    }
+}
 #else
+TEST(vulkan_copies_through_exported_cuda_memory) { SKIP("built without both CUDA and Vulkan"); }
+TEST(vulkan_imports_of_cuda_memory_in_every_order) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_import_refused_is_staged) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_copy_with_a_lost_vulkan_devices_buffer) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_copy_of_vulkan_queue_memory) { SKIP("built without both CUDA and Vulkan"); }
@@ -1368,6 +1552,8 @@ int main(int argc, char** argv) {
     RUN(cuda_import_refused_is_staged);
     RUN(cuda_copy_with_a_lost_vulkan_devices_buffer);
     RUN(cuda_copy_of_vulkan_queue_memory);
+    RUN(vulkan_copies_through_exported_cuda_memory);
+    RUN(vulkan_imports_of_cuda_memory_in_every_order);
     RUN(recover_of_the_device_a_peer_copy_uses);
     return test_end();
 }
