@@ -652,37 +652,43 @@ TEST(destroy_on_one_device_while_the_other_waits_on_the_gpu) {
 /* A list recorded on a queue of q_dev copies 256 bytes from a buffer of `other` into q_dev's; replayed,
    then patched with another buffer of `other` (size2 bytes). native: 1 the list must be built natively,
    0 must not be, -1 either. */
+/* On q: a list copying 256 bytes of theirs (word 63: 11) into mine, replayed, then with a patch that
+   brings theirs2 (word 63: 22); native: whether the list must be the backend's own (-1: either). */
+static void list_replays(accel_queue* q, accel_buffer* mine, accel_buffer* theirs, accel_buffer* theirs2,
+                         int native) {
+    accel_commands* list = NULL;
+    accel_patch patch;
+    if (!CHECK_OK(test_buffer_set_u32(theirs, 64, 11)) || !CHECK_OK(test_buffer_set_u32(theirs2, 64, 22)) ||
+        !CHECK_OK(accel_queue_record_begin(q)))
+        return;
+    accel_queue_copy(q, mine, 0, theirs, 0, 256);
+    if (CHECK_OK(accel_queue_record_end(q, &list))) {
+#if defined(ACCEL_I_KIT)   /* the implementation is in this unit (the C++ configs link it apart) */
+        if (native >= 0) CHECK((list->native != NULL) == (native == 1));
+#else
+        (void)native;
+#endif
+        accel_queue_replay(q, list, NULL, 0);
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(test_buffer_u32(mine, 63), 11);
+        memset(&patch, 0, sizeof patch);
+        patch.command = 0;
+        patch.index = 1;
+        patch.buffer = theirs2;
+        accel_queue_replay(q, list, &patch, 1);
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(test_buffer_u32(mine, 63), 22);
+    }
+    accel_commands_destroy(list);
+}
 static void list_case(accel_device* q_dev, accel_device* other, size_t size2, int native) {
     accel_queue* q = NULL;
     accel_buffer *mine = NULL, *theirs = NULL, *theirs2 = NULL;
-    accel_commands* list = NULL;
     if (CHECK_OK(accel_queue_create(q_dev, ACCEL_QUEUE_COMPUTE, &q)) &&
         CHECK_OK(test_buffer_create(q_dev, 256, ACCEL_MEMORY_DEVICE, &mine)) &&
         CHECK_OK(test_buffer_create(other, 256, ACCEL_MEMORY_DEVICE, &theirs)) &&
-        CHECK_OK(test_buffer_create(other, size2, ACCEL_MEMORY_DEVICE, &theirs2)) &&
-        CHECK_OK(test_buffer_set_u32(theirs, 64, 11)) && CHECK_OK(test_buffer_set_u32(theirs2, 64, 22)) &&
-        CHECK_OK(accel_queue_record_begin(q))) {
-        accel_patch patch;
-        accel_queue_copy(q, mine, 0, theirs, 0, 256);
-        if (CHECK_OK(accel_queue_record_end(q, &list))) {
-#if defined(ACCEL_I_KIT)   /* the implementation is in this unit (the C++ configs link it apart) */
-            if (native >= 0) CHECK((list->native != NULL) == (native == 1));
-#else
-            (void)native;
-#endif
-            accel_queue_replay(q, list, NULL, 0);
-            CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
-            CHECK_EQ_U64(test_buffer_u32(mine, 63), 11);
-            memset(&patch, 0, sizeof patch);
-            patch.command = 0;
-            patch.index = 1;
-            patch.buffer = theirs2;
-            accel_queue_replay(q, list, &patch, 1);
-            CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
-            CHECK_EQ_U64(test_buffer_u32(mine, 63), 22);
-        }
-    }
-    accel_commands_destroy(list);
+        CHECK_OK(test_buffer_create(other, size2, ACCEL_MEMORY_DEVICE, &theirs2)))
+        list_replays(q, mine, theirs, theirs2, native);
     accel_queue_destroy(q);
     accel_buffer_destroy(mine);
     accel_buffer_destroy(theirs);
@@ -1226,34 +1232,15 @@ static accel_buffer* cu_pattern_buffer(accel_device* cu, size_t n, uint32_t seed
     free(pat);
     return b;
 }
-/* A native list of q (Vulkan) copies 256 bytes of theirs (an exported CUDA buffer) into a buffer of its
-   own; a patch brings another exported CUDA buffer, imported at that replay. */
+/* A native list of q (Vulkan) copies from theirs (an exported CUDA buffer); a patch brings another
+   exported CUDA buffer, imported at that replay. */
 static void exported_list_case(accel_device* vk, accel_queue* q, accel_buffer* theirs) {
     accel_buffer *mine = NULL, *theirs2 = NULL;
-    accel_commands* list = NULL;
-    accel_patch patch;
     if (CHECK_OK(test_buffer_create(vk, 256, ACCEL_MEMORY_DEVICE, &mine)) &&
-        CHECK_OK(test_buffer_create(theirs->obj.device, (size_t)2 << 20, ACCEL_MEMORY_DEVICE, &theirs2)) &&
-        CHECK_OK(test_buffer_set_u32(theirs, 64, 11)) && CHECK_OK(test_buffer_set_u32(theirs2, 64, 22)) &&
-        CHECK_OK(accel_queue_record_begin(q))) {
-        accel_queue_copy(q, mine, 0, theirs, 0, 256);
-        if (CHECK_OK(accel_queue_record_end(q, &list))) {
-            CHECK(list->native != NULL);   /* a direct copy: the list is Vulkan's own */
-            accel_queue_replay(q, list, NULL, 0);
-            CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
-            CHECK_EQ_U64(test_buffer_u32(mine, 63), 11);
-            CHECK_EQ_INT(vk_imports(vk), 1);
-            memset(&patch, 0, sizeof patch);
-            patch.command = 0;
-            patch.index = 1;
-            patch.buffer = theirs2;
-            accel_queue_replay(q, list, &patch, 1);
-            CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
-            CHECK_EQ_U64(test_buffer_u32(mine, 63), 22);
-            CHECK_EQ_INT(vk_imports(vk), 2);
-        }
+        CHECK_OK(test_buffer_create(theirs->obj.device, (size_t)2 << 20, ACCEL_MEMORY_DEVICE, &theirs2))) {
+        list_replays(q, mine, theirs, theirs2, 1);   /* a direct copy: the list is Vulkan's own */
+        CHECK_EQ_INT(vk_imports(vk), 2);
     }
-    accel_commands_destroy(list);
     accel_buffer_destroy(mine);
     accel_buffer_destroy(theirs2);
 }
