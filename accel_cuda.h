@@ -5209,9 +5209,10 @@ static accel_cu_result accel_i_cu_copy_imported(accel_i_cu_queue* q, const accel
    goes). A device makes its buffers so only while a device that could import them is open (the
    sharers' `exporting`, as Vulkan does), and only those of at least half the driver's granularity (2 MiB
    on current GPUs): the memory is rounded up to it. Others, and buffers made while the device was
-   alone, are cuMemAlloc's, and such copies are staged. An import holds the memory by itself: after a
-   recover of this device (the reset frees the mapping) a stale buffer's copies fail with DEVICE_LOST
-   before they reach it, and its memory is freed when the buffer and its import go. */
+   alone, are cuMemAlloc's, and such copies are staged (making exportable memory takes four driver
+   calls where cuMemAlloc takes one; its cost on a GPU is unmeasured). An import holds the memory by
+   itself: after a recover of this device (the reset frees the mapping) a stale buffer's copies fail
+   with DEVICE_LOST before they reach it, and its memory is freed when the buffer and its import go. */
 static bool accel_i_cu_exports(const accel_device* d) {
     return accel_i_cu_dev((accel_device*)d)->vmm_grain != 0;
 }
