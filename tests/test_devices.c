@@ -1345,15 +1345,24 @@ TEST(vulkan_imports_of_cuda_memory_in_every_order) {
             CHECK_EQ_INT(vk_imports(d.b), 0);
         } else if (order == 2 && q) {   /* a recover of the CUDA device (the exporter) */
             accel_buffer* mine = NULL;
-            accel_signal* s = NULL;
-            CHECK_OK(accel_device_recover(d.a));
+            accel_signal* s[2] = { NULL, NULL };
+            accel_commands* list = NULL;
             if (CHECK_OK(test_buffer_create(d.b, 4096, ACCEL_MEMORY_DEVICE, &mine)) &&
-                CHECK_OK(accel_signal_create(d.b, 0, &s))) {
+                CHECK_OK(accel_signal_create(d.b, 0, &s[0])) &&
+                CHECK_OK(accel_signal_create(d.b, 0, &s[1])) && CHECK_OK(accel_queue_record_begin(q))) {   /* a native list over the import, before */
                 accel_queue_copy(q, mine, 0, theirs, 0, 4096);
-                accel_queue_signal(q, s, 1);
-                test_submit_lost(q, s);   /* the stale buffer's copy fails: DEVICE_LOST */
+                CHECK_OK(accel_queue_record_end(q, &list));
+                CHECK_OK(accel_device_recover(d.a));
+                accel_queue_copy(q, mine, 0, theirs, 0, 4096);
+                accel_queue_signal(q, s[0], 1);
+                test_submit_lost(q, s[0]);   /* the stale buffer's copy fails: DEVICE_LOST */
+                accel_queue_replay(q, list, NULL, 0);
+                accel_queue_signal(q, s[1], 1);
+                test_submit_lost(q, s[1]);   /* and so does the list's */
             }
-            accel_signal_destroy(s);
+            accel_commands_destroy(list);
+            accel_signal_destroy(s[0]);
+            accel_signal_destroy(s[1]);
             accel_buffer_destroy(mine);
             accel_buffer_destroy(theirs);   /* the import goes with it */
             CHECK_EQ_INT(vk_imports(d.b), 0);
