@@ -46,10 +46,11 @@
 #      build/ in (bench_devices: peer copies between two Vulkan devices on the GPU, imported memory vs
 #      staged, and rows 8-9: CUDA and Vulkan on one GPU, a CUDA queue's copy of Vulkan memory imported
 #      with cuImportExternalMemory vs a raw program importing the same memory, target >= 0.9x; a Vulkan
-#      queue's copy of a CUDA buffer, staged); cuda-vulkan: tests/test_devices.c with CUDA under test and
+#      queue's copy of a CUDA buffer imported likewise (its cuMemCreate memory exported as a POSIX fd) vs a
+#      raw program's own export, target >= 0.9x); cuda-vulkan: tests/test_devices.c with CUDA under test and
 #      a Vulkan device of the same GPU as the second device (ACCEL_TEST_PEER=vulkan: its
-#      cuda_and_vulkan_* tests must run, not skip; its pair tests wait across the two devices on the
-#      GPU through the Vulkan signals' imported timeline semaphores); both again with
+#      cuda_and_vulkan_* and vulkan_*_cuda_memory tests must run, not skip; its pair tests wait across
+#      the two devices on the GPU through the Vulkan signals' imported timeline semaphores); both again with
 #      ACCEL_VULKAN_NO_EXTERNAL_SEMAPHORE=1 (test_devices and test_ordering: those waits gated on the
 #      host, the fallback); bench_shared_waits: a Vulkan signal waited on by a CUDA queue and by another
 #      Vulkan device's queue through the shared semaphore vs raw programs (target <= 1.2x); the loader
@@ -256,6 +257,10 @@ else
         suite cuda-vulkan-gpu "${vk_env[@]}" ACCEL_TEST_BACKEND=cuda ACCEL_TEST_PEER=vulkan
         if grep -q 'SKIP cuda_and_vulkan_copies_through_imported_memory' "$log"; then
             bad "cuda-vulkan-gpu: the imported-memory tests skipped ($(grep -m1 -o 'SKIP cuda_and_vulkan_copies.*' "$log"))"
+        fi
+        if grep -q 'SKIP vulkan_copies_through_exported_cuda_memory' "$log"; then   # the other way
+            why=$(grep -m1 -o 'SKIP vulkan_copies_through.*' "$log")
+            bad "cuda-vulkan-gpu: the exported CUDA memory tests skipped ($why)"
         fi
         suite cuda-vulkan-gpu-gated "${vk_env[@]}" ACCEL_TEST_BACKEND=cuda ACCEL_TEST_PEER=vulkan ACCEL_VULKAN_NO_EXTERNAL_SEMAPHORE=1
     fi
