@@ -5268,14 +5268,14 @@ static accel_cu_result accel_i_cu_vmm_alloc(accel_i_cu_device* dev, size_t size,
     *bytes = cr == ACCEL_CU_SUCCESS ? n : 0;
     return cr;
 }
-/* A DEVICE buffer's memory: exportable where a device that could import it is open and it is large
-   enough, else (or where the driver refuses it, with a warning) cuMemAlloc's; out of memory, once more
-   after the graves settled. *call: the call that failed. */
 static accel_cu_result accel_i_cu_memory_try(accel_i_cu_device* dev, accel_i_cu_buffer* buf, size_t size,
                                              bool vmm) {
     if (vmm) return accel_i_cu_vmm_alloc(dev, size, &buf->dptr, &buf->vmm_size);
     return accel_i_cu.MemAlloc(&buf->dptr, size);
 }
+/* A DEVICE buffer's memory: exportable where a device that could import it is open and it is large
+   enough, else (or where the driver refuses it, with a warning) cuMemAlloc's; out of memory, once more
+   after the graves settled. *call: the call that failed. */
 static accel_cu_result accel_i_cu_memory_new(accel_i_cu_device* dev, accel_i_cu_buffer* buf, size_t size,
                                              const char** call) {
     bool vmm = dev->vmm_grain && size >= dev->vmm_grain / 2 && accel_i_exporting(&dev->base);

@@ -2237,8 +2237,8 @@ static accel_result accel_i_vk_copy_side(accel_i_vk_device* dev, accel_buffer* b
     accel_i_import* im;
     uint64_t at = 0;
     accel_result r;
-    *out = ((accel_i_vk_buffer*)base)->buffer;
-    if (base->obj.device == &dev->base) return ACCEL_OK;
+    if (base->obj.device == &dev->base) { *out = ((accel_i_vk_buffer*)base)->buffer; return ACCEL_OK; }
+    *out = VK_NULL_HANDLE;   /* base may be another backend's (a CUDA buffer: cuda: exported memory) */
     if (accel_i_copy_side_gone(base)) return ACCEL_ERROR_DEVICE_LOST;   /* recovered or lost since */
     /* a recover since the look: its memory is gone, not unexportable */
     if ((r = accel_i_import_get(&dev->base, base, &im, &at)) != ACCEL_OK)
