@@ -5657,16 +5657,23 @@ ACCEL_I_KIT bool accel_i_replay_gone(const accel_i_batch* b, const accel_i_cmd* 
     const accel_commands* l = r->kind == ACCEL_I_CMD_REPLAY ? r->u.replay.list : NULL;
     return l && l->native && l->has_copy && accel_i_replay_copies(b, r, accel_i_copy_gone, NULL);
 }
-/* kit (a GPU backend's submit): a native list replayed in b copies a buffer that accel_i_replay_gone
-   refuses: DEVICE_LOST (the native form would copy over an import the old or lost memory; a generic
-   list's copy is refused where it runs). A batch without a replay, a list without a copy: no look. */
+/* Does a native list replayed in commands [from, to) of b copy a buffer that accel_i_replay_gone
+   refuses? Logged (when): the native form would copy over an import the old or lost memory; a generic
+   list's copy is refused where it runs. A batch without a replay, a list without a copy: no look. */
+static bool accel_i_replays_gone(const accel_i_batch* b, uint32_t from, uint32_t to, const char* when) {
+    for (uint32_t i = from; i < to && b->replays; i++)
+        if (accel_i_replay_gone(b, &b->cmds[i])) {
+            accel_i_log(b->cmds[i].u.replay.list->obj.device, ACCEL_LOG_ERROR, "accel_queue_replay: a buffer "
+                        "the list copies is stale or its device lost (recovered or lost %s): DEVICE_LOST",
+                        when);
+            return true;
+        }
+    return false;
+}
+/* kit (a GPU backend's submit): DEVICE_LOST where a native list replayed in b copies a buffer that
+   accel_i_replay_gone refuses (the walk looks again at a segment it builds later: accel_i_walk) */
 ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
-    for (uint32_t i = 0; i < b->count && b->replays; i++)
-        if (accel_i_replay_gone(b, &b->cmds[i]))
-            return accel_i_fail(b->cmds[i].u.replay.list->obj.device, ACCEL_ERROR_DEVICE_LOST,
-                                "accel_queue_replay: a buffer the list copies is stale or its device lost "
-                                "(recovered or lost since)");
-    return ACCEL_OK;
+    return accel_i_replays_gone(b, 0, b->count, "since") ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
 }
 
 /* ==== core: several devices ==== */
@@ -6744,6 +6751,12 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block, bool s
         if (k == ACCEL_I_SEG_READY) k = accel_i_peer_ready(q, b, &sg, may_block, &failed);
         if (k == ACCEL_I_SEG_GATED) return ACCEL_I_WOULD_BLOCK;
         if (k == ACCEL_I_SEG_TAKEN) return ACCEL_I_TAKEN;
+        /* built after the submit looked (accel_i_replays_live): a recover may have come meanwhile */
+        if (k == ACCEL_I_SEG_READY && !submitting &&
+            accel_i_replays_gone(b, sg.from, sg.to, "after the submit")) {
+            k = ACCEL_I_SEG_FAILED;
+            failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
+        }
         /* the queue gets there once all before it completed (a lost device, or a stale queue, never) */
         if (k == ACCEL_I_SEG_FAILED && !accel_i_lost(d) && !accel_i_stale(&q->obj)) {
             uint64_t dr;

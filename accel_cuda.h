@@ -1467,6 +1467,7 @@ typedef struct accel_i_cu_device {
     accel_i_a32 peers_tried, peers_on;
     bool unified;                  /* unified addressing (peer copies need it) */
     size_t vmm_grain;              /* exportable memory's granularity; 0: none (cuda: exported memory) */
+    uint32_t vmm_peers;            /* bit n: CUDA device n may copy this one's memory by peer access */
     /* CPU signals holding a word of this device's mirror pool (cuda: CPU signals on the GPU), each
        holding a reference to the device (cpu_lock guards the array) */
     accel_i_a32 cpu_lock;
@@ -1535,6 +1536,7 @@ typedef struct accel_i_cu_buffer {
     accel_buffer base;
     accel_cu_deviceptr dptr;
     size_t vmm_size;               /* exportable memory's bytes (cuda: exported memory); 0: cuMemAlloc's */
+    uint32_t vmm_access;           /* ... bit n: CUDA device n was given access to it (cuMemSetAccess) */
     bool borrowed;                 /* accel_cuda_buffer_wrap: the caller's memory, never freed here */
 } accel_i_cu_buffer;
 typedef struct accel_i_cu_program {
@@ -5065,6 +5067,10 @@ static bool accel_i_cu_peer_copy(accel_device* d, accel_device* o, const accel_b
     other = accel_i_cu_dev(o);
     if (!dev->unified || !other->unified) return false;
     if (other->cudev == dev->cudev) return true;
+    if (buf && ((const accel_i_cu_buffer*)buf)->vmm_size &&   /* exportable memory: where given access */
+        (dev->cudev < 0 || dev->cudev >= 32 ||
+         !(((const accel_i_cu_buffer*)buf)->vmm_access & (1u << (uint32_t)dev->cudev))))
+        return false;
     return other->cudev >= 0 && other->cudev < 32 && accel_i_cu_peer_on(dev, other);
 }
 
@@ -5207,12 +5213,17 @@ static accel_cu_result accel_i_cu_copy_imported(accel_i_cu_queue* q, const accel
    exported with cuMemExportToShareableHandle for the Vulkan device to import (accel_vulkan.h, "Peer
    copies between Vulkan devices"; the import is accel.h's, keyed by the buffer, evicted when the buffer
    goes). A device makes its buffers so only while a device that could import them is open (the
-   sharers' `exporting`, as Vulkan does), and only those of at least half the driver's granularity (2 MiB
-   on current GPUs): the memory is rounded up to it. Others, and buffers made while the device was
-   alone, are cuMemAlloc's, and such copies are staged (making exportable memory takes four driver
-   calls where cuMemAlloc takes one; its cost on a GPU is unmeasured). An import holds the memory by
-   itself: after a recover of this device (the reset frees the mapping) a stale buffer's copies fail
-   with DEVICE_LOST before they reach it, and its memory is freed when the buffer and its import go. */
+   sharers' `exporting`, as Vulkan does), and only those of at least half the driver's granularity
+   (which is 2 MiB on current GPUs): the memory is rounded up to it, and where the rounded size does not
+   fit (out of memory) the buffer is cuMemAlloc's after all. Others, and buffers made while the device
+   was alone, are cuMemAlloc's, and such copies are staged (making exportable memory takes four driver
+   calls where cuMemAlloc takes one; its cost on a GPU is unmeasured). Such memory is usable only by
+   the GPUs cuMemSetAccess names (peer access does not reach it): its own, and those that could copy
+   it by peer access (vmm_peers), or its own alone where the driver refuses them (vmm_access; another
+   GPU's copies of it are then staged). An import holds the memory by itself: after a recover of this
+   device (the reset frees the mapping) a stale buffer's copies fail with DEVICE_LOST before they reach
+   it (a native list's too, where the walk builds its segment: accel_i_walk), and its memory is freed
+   when the buffer and its import go. */
 static bool accel_i_cu_exports(const accel_device* d) {
     return accel_i_cu_dev((accel_device*)d)->vmm_grain != 0;
 }
@@ -5239,28 +5250,56 @@ static void accel_i_cu_vmm_init(accel_i_cu_device* dev) {
     if (accel_i_cu.MemGetAllocationGranularity(&grain, &prop, ACCEL_CU_MEM_GRANULARITY_MINIMUM) ==
         ACCEL_CU_SUCCESS)
         dev->vmm_grain = grain;
+    /* peer access (cuCtxEnablePeerAccess) does not reach cuMemCreate memory: the GPUs that could copy
+       it so are named at each allocation (accel_i_cu_vmm_access) */
+    if (dev->vmm_grain && accel_i_cu.DeviceCanAccessPeer) {
+        int n = 0, can;
+        if (accel_i_cu.DeviceGetCount(&n) != ACCEL_CU_SUCCESS) n = 0;
+        for (int i = 0; i < n && i < 32; i++)
+            if (i != (int)dev->cudev && accel_i_cu.DeviceCanAccessPeer(&can, i, dev->cudev) ==
+                ACCEL_CU_SUCCESS && can)
+                dev->vmm_peers |= 1u << i;
+    }
 #else
     (void)dev; (void)prop; (void)grain;
 #endif
 }
-/* size bytes, rounded up to the granularity (*bytes), of exportable memory mapped at *dptr */
+/* Access to exportable memory for its own GPU and, with `peers`, for those that may copy it by peer
+   access: the descriptors (a), their count, and the GPUs given it (*granted) */
+static size_t accel_i_cu_vmm_access(const accel_i_cu_device* dev, bool peers, accel_cu_mem_access* a,
+                                    uint32_t* granted) {
+    size_t n = 0;
+    *granted = 0;
+    for (int i = -1; i < 32; i++) {   /* -1: its own */
+        if (i == (int)dev->cudev || (i >= 0 && !(peers && (dev->vmm_peers & (1u << i))))) continue;
+        a[n].location.type = ACCEL_CU_MEM_LOCATION_DEVICE;
+        a[n].location.id = i < 0 ? (int)dev->cudev : i;
+        a[n++].flags = ACCEL_CU_MEM_ACCESS_READWRITE;
+        if (a[n - 1].location.id >= 0 && a[n - 1].location.id < 32) *granted |= 1u << a[n - 1].location.id;
+    }
+    return n;
+}
+/* size bytes, rounded up to the granularity (*bytes), of exportable memory mapped at *dptr, which the
+   GPUs in *granted may use (its own, and those with peer access where the driver takes them) */
 static accel_cu_result accel_i_cu_vmm_alloc(accel_i_cu_device* dev, size_t size, accel_cu_deviceptr* dptr,
-                                            size_t* bytes) {
+                                            size_t* bytes, uint32_t* granted) {
     accel_cu_mem_prop prop;
-    accel_cu_mem_access access;
+    accel_cu_mem_access access[33];   /* its own, and 32 others at most */
     accel_cu_mem_handle h;
     accel_cu_result cr;
-    size_t n = size + (dev->vmm_grain - 1);
+    size_t n = size + (dev->vmm_grain - 1), na;
     if (n < size) return ACCEL_CU_ERROR_OUT_OF_MEMORY;
     n -= n % dev->vmm_grain;
     accel_i_cu_vmm_prop(dev, &prop);
     if ((cr = accel_i_cu.MemCreate(&h, n, &prop, 0)) != ACCEL_CU_SUCCESS) return cr;
     if ((cr = accel_i_cu.MemAddressReserve(dptr, n, 0, 0, 0)) == ACCEL_CU_SUCCESS) {
         if ((cr = accel_i_cu.MemMap(*dptr, n, 0, h, 0)) == ACCEL_CU_SUCCESS) {
-            access.location = prop.location;
-            access.flags = ACCEL_CU_MEM_ACCESS_READWRITE;
-            if ((cr = accel_i_cu.MemSetAccess(*dptr, n, &access, 1)) != ACCEL_CU_SUCCESS)
-                accel_i_cu.MemUnmap(*dptr, n);
+            na = accel_i_cu_vmm_access(dev, true, access, granted);
+            if ((cr = accel_i_cu.MemSetAccess(*dptr, n, access, na)) != ACCEL_CU_SUCCESS && dev->vmm_peers) {
+                na = accel_i_cu_vmm_access(dev, false, access, granted);   /* other GPUs' copies: staged */
+                cr = accel_i_cu.MemSetAccess(*dptr, n, access, na);
+            }
+            if (cr != ACCEL_CU_SUCCESS) accel_i_cu.MemUnmap(*dptr, n);
         }
         if (cr != ACCEL_CU_SUCCESS) accel_i_cu.MemAddressFree(*dptr, n);
     }
@@ -5270,7 +5309,7 @@ static accel_cu_result accel_i_cu_vmm_alloc(accel_i_cu_device* dev, size_t size,
 }
 static accel_cu_result accel_i_cu_memory_try(accel_i_cu_device* dev, accel_i_cu_buffer* buf, size_t size,
                                              bool vmm) {
-    if (vmm) return accel_i_cu_vmm_alloc(dev, size, &buf->dptr, &buf->vmm_size);
+    if (vmm) return accel_i_cu_vmm_alloc(dev, size, &buf->dptr, &buf->vmm_size, &buf->vmm_access);
     return accel_i_cu.MemAlloc(&buf->dptr, size);
 }
 /* A DEVICE buffer's memory: exportable where a device that could import it is open and it is large
@@ -5288,7 +5327,9 @@ static accel_cu_result accel_i_cu_memory_new(accel_i_cu_device* dev, accel_i_cu_
     }
     if (cr == ACCEL_CU_ERROR_OUT_OF_MEMORY && accel_i_cu_graves_settle(dev, true))
         cr = accel_i_cu_memory_try(dev, buf, size, vmm);
-    *call = vmm ? "cuMemCreate" : "cuMemAlloc";
+    if (vmm && cr == ACCEL_CU_ERROR_OUT_OF_MEMORY && size % dev->vmm_grain)   /* what the rounding added */
+        cr = accel_i_cu_memory_try(dev, buf, size, vmm = false);
+    *call = vmm ? "cuMemCreate and its mapping" : "cuMemAlloc";
     return cr;
 }
 static void accel_i_cu_memory_release(accel_i_cu_device* dev, accel_i_cu_buffer* buf) {

@@ -1466,6 +1466,21 @@ static CUresult mMemRetainAllocationHandle(mock_handle* handle, void* addr) {
     *handle = (mock_handle)(uintptr_t)v;
     return 0;
 }
+/* A VMM mapping is reachable only from the devices cuMemSetAccess named (peer access, cuCtxEnablePeerAccess,
+   does not reach cuMemCreate memory): a copy on another device's stream fails with
+   CUDA_ERROR_ILLEGAL_ADDRESS (700), counted in mock_cuda_vmm_denials(). */
+static atomic_llong mock_vmm_denials;
+static int mock_vmm_denied(const void* p, int dev) {
+    long m;
+    int denied = 0;
+    pthread_mutex_lock(&mock_driver_lock);
+    if ((m = mock_vmm_find_locked(MOCK_OBJ_VMAP, p, 1, 0)) >= 0) denied = !(mock_objs[m].mapped & (1 << dev));
+    pthread_mutex_unlock(&mock_driver_lock);
+    if (denied) atomic_fetch_add(&mock_vmm_denials, 1);
+    return denied;
+}
+MOCK_API long long mock_cuda_vmm_denials(void);
+MOCK_API long long mock_cuda_vmm_denials(void) { return atomic_load(&mock_vmm_denials); }
 static CUresult mMemExportToShareableHandle(void* out, mock_handle handle, int type, unsigned long long f) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     long h;
@@ -1480,8 +1495,10 @@ static CUresult mMemExportToShareableHandle(void* out, mock_handle handle, int t
     *(int*)out = fd;   /* the caller's: it keeps the pages by itself */
     return 0;
 }
+static int mock_vmm_denied(const void* p, int dev);
 static CUresult copy_op(void* dst, const void* src, size_t n, mock_stream* s) {
     op* o;
+    if (mock_vmm_denied(dst, s->dev) || mock_vmm_denied(src, s->dev)) return 700;   /* no access */
     if (mock_is_host(dst) && mock_is_host(src)) {   /* done on the CPU once the stream gets there */
         stream_sync(s);
         memmove(dst, src, n);

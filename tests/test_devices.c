@@ -953,16 +953,28 @@ TEST(vulkan_recorded_list_with_a_direct_peer_copy) { SKIP("built without Vulkan"
    directions, a native recorded list with a patch; an import goes with its memory (eviction), and
    with either device in either order. */
 #if PEER_VK
+/* The mock's function `name`; NULL where the driver is not the mock. */
+static void* mock_sym(const char* name) {
+    const char* path = getenv("ACCEL_CUDA_LIBRARY");
+    void* lib;
+    if (!path || !strstr(path, "mock") || !(lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD))) return NULL;
+    return dlsym(lib, name);
+}
 /* the mock's live imports (which 0) or mapped buffers (1); -1 where the driver is not the mock */
 static long long mock_imports(int which) {
-    const char* path = getenv("ACCEL_CUDA_LIBRARY");
-    void *lib, *sym;
+    void* sym = mock_sym("mock_cuda_live_imports");
     long long (*fn)(int);
-    if (!path || !strstr(path, "mock")) return -1;
-    if (!(lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD)) || !(sym = dlsym(lib, "mock_cuda_live_imports")))
-        return -1;
+    if (!sym) return -1;
     memcpy(&fn, &sym, sizeof sym);
     return fn(which);
+}
+/* the mock's count `name` (a function of no argument); -1 where the driver is not the mock */
+static long long mock_fn0(const char* name) {
+    void* sym = mock_sym(name);
+    long long (*fn)(void);
+    if (!sym) return -1;
+    memcpy(&fn, &sym, sizeof sym);
+    return fn();
 }
 static void expect_mock_imports(long long n) {
     if (mock_imports(0) < 0) return;
@@ -1388,7 +1400,139 @@ TEST(vulkan_imports_of_cuda_memory_in_every_order) {
         if (TEST_FAILED_SO_FAR()) fprintf(stderr, "  order %d\n", order);
     }
 }
+/* Exportable CUDA memory names the GPUs that may use it (cuMemSetAccess: peer access does not reach
+   it): another CUDA GPU with peer access copies such a buffer directly, in its own stream, given access
+   at the allocation (on the mock, a copy from a GPU not given access fails with ILLEGAL_ADDRESS). The
+   mock's second device is asked for from the start (MOCK_CUDA_DEVICES=2, read at each driver call). */
+TEST(another_gpu_copies_exported_cuda_memory) {
+    devices d;
+    accel_device* c1 = NULL;
+    accel_device_desc desc;
+    accel_queue* q = NULL;
+    accel_buffer *theirs = NULL, *mine = NULL;
+    uint32_t n = 0;
+    const bool mock = mock_imports(0) >= 0;
+    if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
+    if (mock) setenv("MOCK_CUDA_DEVICES", "2", 1);
+    if (accel_backend_device_count(accel_cuda_backend(), &n) != ACCEL_OK || n < 2) {
+        if (mock) setenv("MOCK_CUDA_DEVICES", "1", 1);
+        SKIP("one CUDA GPU");
+    }
+    memset(&desc, 0, sizeof desc);
+    desc.backend = accel_cuda_backend();
+    desc.device_index = 1;
+    desc.label = "cuda 1";
+    if (devices_open(&d) && CHECK_OK(test_device_create_desc(desc, &c1)) &&
+        (theirs = cu_pattern_buffer(d.a, (size_t)4 << 20, 21)) != NULL &&
+        CHECK_OK(accel_queue_create(c1, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_buffer_create(c1, (size_t)4 << 20, ACCEL_MEMORY_DEVICE, &mine))) {
+        CHECK(cu_vmm_bytes(theirs) != 0);
+        /* direct where the two GPUs have peer access (the mock's have), and given access then */
+        CHECK_EQ_INT(c1->backend->peer_copy(c1, d.a, theirs), c1->backend->peer_copy(c1, d.a, NULL));
+        CHECK_EQ_INT((((accel_i_cu_buffer*)theirs)->vmm_access >> 1) & 1u,
+                     (uint32_t)c1->backend->peer_copy(c1, d.a, NULL));
+        accel_queue_copy(q, mine, 0, theirs, 0, (size_t)4 << 20);
+        accel_queue_copy(q, theirs, (size_t)2 << 20, mine, 4096, 4096);
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        expect_pattern(mine, 0, (size_t)4 << 20, 0, 21);
+        expect_pattern(theirs, (size_t)2 << 20, 4096, 4096, 21);
+        if (mock) CHECK_EQ_INT(mock_fn0("mock_cuda_vmm_denials"), 0);
+    }
+    accel_queue_destroy(q);
+    accel_buffer_destroy(mine);
+    accel_buffer_destroy(theirs);
+    accel_device_destroy(c1);
+    devices_close(&d);
+    if (mock) setenv("MOCK_CUDA_DEVICES", "1", 1);
+}
+/* A Vulkan batch held at a host gate copies an exported CUDA buffer (imported at the record), plainly or
+   through a native list; the CUDA device recovers and the buffer is destroyed (the batch holds it) before
+   the gate opens: the copies drop with DEVICE_LOST, never run on the old memory the import kept. */
+static void gated_copies_case(bool native) {
+    devices d;
+    accel_queue* q = NULL;
+    accel_buffer *theirs = NULL, *mine = NULL;
+    accel_signal *gate = NULL, *s = NULL;
+    accel_commands* list = NULL;
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    if ((theirs = cu_pattern_buffer(d.a, accel_i_cu_dev(d.a)->vmm_grain, 25)) != NULL &&
+        CHECK_OK(accel_queue_create(d.b, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_buffer_create(d.b, 4096, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(accel_signal_create(d.cpu, 0, &gate)) && CHECK_OK(accel_signal_create(d.b, 0, &s))) {
+        if (native && CHECK_OK(accel_queue_record_begin(q))) {
+            accel_queue_copy(q, mine, 0, theirs, 0, 4096);
+            accel_queue_copy(q, theirs, 8192, mine, 0, 4096);
+            CHECK_OK(accel_queue_record_end(q, &list));
+        }
+        accel_queue_wait(q, gate, 1);
+        if (native) {
+            accel_queue_replay(q, list, NULL, 0);
+        } else {
+            accel_queue_copy(q, mine, 0, theirs, 0, 4096);
+            accel_queue_copy(q, theirs, 8192, mine, 0, 4096);
+        }
+        accel_queue_signal(q, s, 1);
+        if (CHECK_OK(accel_queue_submit(q))) {
+            CHECK_EQ_INT(vk_imports(d.b), 1);
+            CHECK_OK(accel_device_recover(d.a));
+            accel_buffer_destroy(theirs);
+            theirs = NULL;
+            CHECK_OK(accel_signal_set(gate, 1));
+            CHECK_RESULT(accel_signal_wait(s, 1, 10000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+            CHECK_EQ_U64(accel_signal_value(s),
+                         ACCEL_SIGNAL_MAX + 1 - (uint64_t)(int64_t)ACCEL_ERROR_DEVICE_LOST);
+            expect_ends(mine, 0);   /* nothing copied */
+        }
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+    }
+    accel_signal_destroy(s);
+    accel_signal_destroy(gate);
+    accel_commands_destroy(list);
+    accel_queue_destroy(q);
+    accel_buffer_destroy(mine);
+    accel_buffer_destroy(theirs);
+    CHECK_EQ_INT(vk_imports(d.b), 0);
+    devices_close(&d);
+    if (TEST_FAILED_SO_FAR()) fprintf(stderr, "  native %d\n", (int)native);
+}
+TEST(gated_vulkan_copies_of_cuda_memory_across_its_recover) {
+    accel_peer_info pi;
+    devices d;
+    if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
+    if (!devices_open(&d) || !CHECK_OK(accel_device_peer_info(d.b, d.a, &pi)) || !pi.direct_copy) {
+        devices_close(&d);
+        SKIP("the CUDA device exports no memory, or Vulkan imports none");
+    }
+    devices_close(&d);
+    gated_copies_case(false);
+    gated_copies_case(true);
+}
+/* Near a full GPU (the mock's memory limit), a buffer that fits as cuMemAlloc's but not rounded up to
+   the granularity is still made while a Vulkan device of its GPU is open: cuMemAlloc's (staged copies). */
+TEST(exportable_memory_that_does_not_fit_falls_back) {
+    devices d;
+    accel_buffer* b = NULL;
+    void (*set_limit)(long long) = NULL;
+    void* sym = mock_sym("mock_cuda_set_memory_limit");
+    if (!peer_vulkan() || !sym) SKIP("ACCEL_TEST_PEER=vulkan on the CUDA mock only");
+    memcpy(&set_limit, &sym, sizeof sym);
+    if (devices_open(&d) && CHECK_EQ_INT(atomic_load(&d.a->exporting), 1)) {
+        set_limit((long long)5 << 20);   /* 4 MiB + 4 KiB fits, its 6 MiB rounded up does not */
+        if (CHECK_OK(test_buffer_create(d.a, ((size_t)4 << 20) + 4096, ACCEL_MEMORY_DEVICE, &b)))
+            CHECK_EQ_INT(cu_vmm_bytes(b), 0);
+        accel_buffer_destroy(b);
+        b = NULL;
+        if (CHECK_OK(test_buffer_create(d.a, (size_t)4 << 20, ACCEL_MEMORY_DEVICE, &b)))   /* no rounding */
+            CHECK_EQ_INT(cu_vmm_bytes(b), (size_t)4 << 20);
+        accel_buffer_destroy(b);
+        set_limit(0);
+    }
+    devices_close(&d);
+}
 #else
+TEST(another_gpu_copies_exported_cuda_memory) { SKIP("built without both CUDA and Vulkan"); }
+TEST(gated_vulkan_copies_of_cuda_memory_across_its_recover) { SKIP("built without both CUDA and Vulkan"); }
+TEST(exportable_memory_that_does_not_fit_falls_back) { SKIP("built without both CUDA and Vulkan"); }
 TEST(vulkan_copies_through_exported_cuda_memory) { SKIP("built without both CUDA and Vulkan"); }
 TEST(vulkan_imports_of_cuda_memory_in_every_order) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_import_refused_is_staged) { SKIP("built without both CUDA and Vulkan"); }
@@ -1555,6 +1699,9 @@ int main(int argc, char** argv) {
     RUN(cuda_copy_of_vulkan_queue_memory);
     RUN(vulkan_copies_through_exported_cuda_memory);
     RUN(vulkan_imports_of_cuda_memory_in_every_order);
+    RUN(another_gpu_copies_exported_cuda_memory);
+    RUN(gated_vulkan_copies_of_cuda_memory_across_its_recover);
+    RUN(exportable_memory_that_does_not_fit_falls_back);
     RUN(recover_of_the_device_a_peer_copy_uses);
     return test_end();
 }
