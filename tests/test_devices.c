@@ -1529,7 +1529,100 @@ TEST(exportable_memory_that_does_not_fit_falls_back) {
     }
     devices_close(&d);
 }
+/* Races (TSan in tsan-cuda-vulkan): a Vulkan queue copies out of exported CUDA buffers, each made,
+   written, copied and destroyed in its round, while a thread makes and frees exported CUDA buffers and
+   another recovers the CUDA device six times. A round's copy either brings that round's words or
+   drops with DEVICE_LOST (a recover came between); no import is left, nor an fd. */
+typedef struct churn { devices* d; atomic_int stop, recovers; } churn;
+static void churn_buffers(void* x) {
+    churn* c = (churn*)x;
+    while (!atomic_load(&c->stop)) {
+        accel_buffer* b = NULL;
+        if (test_buffer_create(c->d->a, (size_t)2 << 20, ACCEL_MEMORY_DEVICE, &b) == ACCEL_OK)
+            accel_buffer_destroy(b);
+    }
+}
+static void churn_recovers(void* x) {
+    churn* c = (churn*)x;
+    accel_signal* nap = NULL;   /* nobody sets it: 15 ms naps */
+    if (!CHECK_OK(accel_signal_create(c->d->cpu, 0, &nap))) { atomic_store(&c->recovers, 6); return; }
+    for (int i = 0; i < 6 && !atomic_load(&c->stop); i++) {
+        CHECK_RESULT(accel_signal_wait(nap, 1, 15000000u), ACCEL_TIMEOUT);
+        CHECK_OK(accel_device_recover(c->d->a));
+        atomic_fetch_add(&c->recovers, 1);
+    }
+    accel_signal_destroy(nap);
+}
+static void churn_round(devices* d, accel_queue* q, accel_buffer* mine, accel_signal* s, uint32_t round,
+                        int* ok, int* lost) {
+    accel_buffer* theirs = NULL;
+    uint32_t words[1024], got[1024];
+    for (int i = 0; i < 1024; i++) words[i] = round * 2654435761u + (uint32_t)i;
+    if (test_buffer_create(d->a, (size_t)2 << 20, ACCEL_MEMORY_DEVICE, &theirs) != ACCEL_OK) return;
+    if (accel_buffer_write(theirs, 4096, words, sizeof words) == ACCEL_OK) {
+        accel_queue_copy(q, mine, 0, theirs, 4096, sizeof words);
+        accel_queue_signal(q, s, round);
+        if (accel_queue_submit(q) != ACCEL_OK) {
+            ++*lost;
+        } else if (accel_signal_wait(s, round, 10000000000ull) == ACCEL_OK) {
+            ++*ok;
+            if (CHECK_OK(accel_buffer_read(mine, 0, got, sizeof got)))
+                CHECK(memcmp(got, words, sizeof got) == 0);
+        } else {
+            ++*lost;
+            CHECK_EQ_U64(accel_signal_value(s),
+                         ACCEL_SIGNAL_MAX + 1 - (uint64_t)(int64_t)ACCEL_ERROR_DEVICE_LOST);
+        }
+    }
+    accel_buffer_destroy(theirs);
+}
+TEST(exported_cuda_memory_under_churn_and_recovers) {
+    devices d;
+    accel_queue* q = NULL;
+    accel_buffer* mine = NULL;
+    accel_signal* s = NULL;
+    churn c;
+    test_thread t[2];
+    int ok = 0, lost = 0, fds;
+    if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    c.d = &d;
+    atomic_init(&c.stop, 0);
+    atomic_init(&c.recovers, 0);
+    fds = open_fds();
+    if (CHECK_OK(accel_queue_create(d.b, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(test_buffer_create(d.b, 4096, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(accel_signal_create(d.b, 0, &s)) && CHECK(test_thread_start(&t[0], churn_buffers, &c)) &&
+        CHECK(test_thread_start(&t[1], churn_recovers, &c))) {
+        /* until the six recovers are done (a create fails while one is under way), then four more rounds,
+           which must all copy */
+        uint32_t after = 0;
+        for (uint32_t round = 1; round <= 1000000 && after < 4 && !TEST_FAILED_SO_FAR(); round++) {
+            int was = ok;
+            bool done = atomic_load(&c.recovers) == 6;
+            accel_signal_destroy(s);   /* a new one each round: a failed signal stays failed */
+            s = NULL;
+            if (!CHECK_OK(accel_signal_create(d.b, 0, &s))) break;
+            churn_round(&d, q, mine, s, round, &ok, &lost);
+            if (done && CHECK_EQ_INT(ok, was + 1)) after++;
+        }
+        atomic_store(&c.stop, 1);
+        test_thread_join(&t[0]);
+        test_thread_join(&t[1]);
+        CHECK_EQ_INT(after, 4);
+        CHECK_EQ_INT(atomic_load(&c.recovers), 6);
+        if (TEST_FAILED_SO_FAR() || getenv("ACCEL_TEST_VERBOSE"))
+            fprintf(stderr, "  rounds: %d copied, %d dropped (DEVICE_LOST)\n", ok, lost);
+    }
+    accel_signal_destroy(s);
+    accel_queue_destroy(q);
+    accel_buffer_destroy(mine);
+    CHECK_EQ_INT(vk_imports(d.b), 0);
+    devices_close(&d);
+    CHECK(open_fds() <= fds);
+}
 #else
+TEST(exported_cuda_memory_under_churn_and_recovers) { SKIP("built without both CUDA and Vulkan"); }
 TEST(another_gpu_copies_exported_cuda_memory) { SKIP("built without both CUDA and Vulkan"); }
 TEST(gated_vulkan_copies_of_cuda_memory_across_its_recover) { SKIP("built without both CUDA and Vulkan"); }
 TEST(exportable_memory_that_does_not_fit_falls_back) { SKIP("built without both CUDA and Vulkan"); }
@@ -1702,6 +1795,7 @@ int main(int argc, char** argv) {
     RUN(another_gpu_copies_exported_cuda_memory);
     RUN(gated_vulkan_copies_of_cuda_memory_across_its_recover);
     RUN(exportable_memory_that_does_not_fit_falls_back);
+    RUN(exported_cuda_memory_under_churn_and_recovers);
     RUN(recover_of_the_device_a_peer_copy_uses);
     return test_end();
 }
