@@ -514,7 +514,9 @@ ACCEL_API void accel_cuda_free_ptx(const accel_allocator* allocator, char* ptx, 
 
 /* The CUdeviceptr of b's memory (for a HOST buffer: the device address of its pinned mapping; for a
    view: where the view starts); 0 if b is NULL, not a CUDA buffer, or stale (made before a recover).
-   Valid until b is released or the device recovered. */
+   Valid until b is released or the device recovered. A DEVICE buffer made while a Vulkan device of the
+   same GPU is open may be cuMemCreate memory ("cuda: exported memory"): kernels, copies and libraries
+   take it as they take cuMemAlloc's; cuIpcGetMemHandle does not (legacy IPC takes cuMemAlloc's alone). */
 ACCEL_API uint64_t accel_cuda_buffer_pointer(accel_buffer* b);
 /* The CUstream q's commands run on (one non-blocking stream per queue, for the queue's life). Work the
    caller launches on it runs in stream order with accel's: after the commands accel has already put on
