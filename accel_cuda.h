@@ -120,6 +120,8 @@
    | env ACCEL_NVRTC_LIBRARY     | path of the NVRTC library to open instead of the default search  |
    | env ACCEL_CUDA_NO_MEMOPS=1  | use the event ring for queue signal points even where the device |
    |                             | has 64-bit stream memory operations (to test the fallback)       |
+   | env ACCEL_CUDA_NO_EXPORT=1  | buffers never take exportable memory (cuMemCreate): a Vulkan     |
+   |                             | queue's copies of them are staged (read at device create)        |
    | env ACCEL_CUDA_REPLAY=launches | recorded lists replay as pre-resolved launches, not as CUDA    |
    |                             | graphs (read when a list is recorded; bench/cuda.c compares both) |
    | accel_cuda_set_library()    | the same overrides from code (take precedence over the env)      |
@@ -5217,8 +5219,9 @@ static accel_cu_result accel_i_cu_copy_imported(accel_i_cu_queue* q, const accel
    goes). A device makes its buffers so only while a device that could import them is open (the
    sharers' `exporting`, as Vulkan does), and only those of at least half the driver's granularity
    (which is 2 MiB on current GPUs): the memory is rounded up to it, and where the rounded size does not
-   fit (out of memory) the buffer is cuMemAlloc's after all. Others, and buffers made while the device
-   was alone, are cuMemAlloc's, and such copies are staged (making exportable memory takes four driver
+   fit (out of memory) the buffer is cuMemAlloc's after all. Others, buffers made while the device was
+   alone, and all with ACCEL_CUDA_NO_EXPORT=1 (at create), are cuMemAlloc's, and such copies are staged
+   (making exportable memory takes four driver
    calls where cuMemAlloc takes one; its cost on a GPU is unmeasured). Such memory is usable only by
    the GPUs cuMemSetAccess names (peer access does not reach it): its own, and those that could copy
    it by peer access (vmm_peers), or its own alone where the driver refuses them (vmm_access; another
@@ -5241,7 +5244,9 @@ static void accel_i_cu_vmm_init(accel_i_cu_device* dev) {
     accel_cu_mem_prop prop;
     size_t grain = 0;
 #if !defined(_WIN32)
-    if (!dev->unified || !accel_i_cu.MemGetAllocationGranularity || !accel_i_cu.MemCreate ||
+    const char* off = getenv("ACCEL_CUDA_NO_EXPORT");
+    if ((off && off[0] && strcmp(off, "0") != 0) || !dev->unified ||
+        !accel_i_cu.MemGetAllocationGranularity || !accel_i_cu.MemCreate ||
         !accel_i_cu.MemRelease || !accel_i_cu.MemAddressReserve || !accel_i_cu.MemAddressFree ||
         !accel_i_cu.MemMap || !accel_i_cu.MemUnmap || !accel_i_cu.MemSetAccess ||
         !accel_i_cu.MemRetainAllocationHandle || !accel_i_cu.MemExportToShareableHandle ||

@@ -1621,7 +1621,34 @@ TEST(exported_cuda_memory_under_churn_and_recovers) {
     devices_close(&d);
     CHECK(open_fds() <= fds);
 }
+/* ACCEL_CUDA_NO_EXPORT=1 (read at the CUDA device's create): its buffers never take exportable memory,
+   and a Vulkan queue's copies of them are staged, with the right bytes and no import. */
+TEST(no_export_stages_vulkan_copies_of_cuda_memory) {
+    devices d;
+    accel_peer_info pi;
+    accel_queue* q = NULL;
+    accel_buffer* theirs = NULL;
+    bool opened;
+    if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
+    setenv("ACCEL_CUDA_NO_EXPORT", "1", 1);
+    opened = devices_open(&d) != 0;
+    setenv("ACCEL_CUDA_NO_EXPORT", "0", 1);
+    if (opened && CHECK_OK(accel_device_peer_info(d.b, d.a, &pi))) {
+        CHECK(pi.copy && !pi.direct_copy);
+        CHECK_EQ_INT(atomic_load(&d.a->exporting), 0);   /* it exports nothing: no sharer imports it */
+        if ((theirs = cu_pattern_buffer(d.a, (size_t)4 << 20, 14)) != NULL &&
+            CHECK_OK(accel_queue_create(d.b, ACCEL_QUEUE_COMPUTE, &q))) {
+            CHECK_EQ_INT(cu_vmm_bytes(theirs), 0);
+            vk_round_trip(d.b, q, theirs, 256, 8192, 5000, 14, true);
+            CHECK_EQ_INT(vk_imports(d.b), 0);
+        }
+    }
+    accel_queue_destroy(q);
+    accel_buffer_destroy(theirs);
+    devices_close(&d);
+}
 #else
+TEST(no_export_stages_vulkan_copies_of_cuda_memory) { SKIP("built without both CUDA and Vulkan"); }
 TEST(exported_cuda_memory_under_churn_and_recovers) { SKIP("built without both CUDA and Vulkan"); }
 TEST(another_gpu_copies_exported_cuda_memory) { SKIP("built without both CUDA and Vulkan"); }
 TEST(gated_vulkan_copies_of_cuda_memory_across_its_recover) { SKIP("built without both CUDA and Vulkan"); }
@@ -1796,6 +1823,7 @@ int main(int argc, char** argv) {
     RUN(gated_vulkan_copies_of_cuda_memory_across_its_recover);
     RUN(exportable_memory_that_does_not_fit_falls_back);
     RUN(exported_cuda_memory_under_churn_and_recovers);
+    RUN(no_export_stages_vulkan_copies_of_cuda_memory);
     RUN(recover_of_the_device_a_peer_copy_uses);
     return test_end();
 }
