@@ -19,12 +19,15 @@
      9 Vulkan queue, a CUDA device's buffer on the same GPU (direct: its cuMemCreate memory exported as a
        POSIX fd and imported; staged where the driver cannot)
                                               | raw: cuMemCreate memory exported, imported, vkCmdCopyBuffer
+    10 a CUDA buffer of 4 MiB made and freed while that Vulkan device is open (exportable memory), in us
+                                              | raw: cuMemCreate, reserve, map, access, zero, and back;
+                                                the plain cuMemAlloc pair printed beside it
    and the factor imported (5) / staged (6, 7), in time. Row 5's baseline is the raw floor: a minimal
    Vulkan program of its own (two VkDevices, memory exported as an opaque fd and imported, one
    vkCmdCopyBuffer recorded once, a submit and a fence wait per copy). Each row warms both sides up,
    then alternates them round by round; the last column is the median of the rounds' paired ratios.
    Rows 2-7 need the Vulkan backend (built with -DBENCH_HAVE_VULKAN; lavapipe in CI: a CPU driver, so
-   the figures say what the host paths cost, not what a GPU's DMA engines do). Rows 8-9 need a CUDA
+   the figures say what the host paths cost, not what a GPU's DMA engines do). Rows 8-10 need a CUDA
    device with the Vulkan device's uuid: a GPU's (bench/gpu_check.sh runs them with the NVIDIA Vulkan
    driver), or the mock CUDA driver beside lavapipe (ACCEL_CUDA_LIBRARY=build/mock/libcuda_mock.so: the
    bench then sets MOCK_CUDA_UUID to lavapipe's uuid; memcpy on both sides there, so row 8's figure is
@@ -444,7 +447,8 @@ typedef unsigned long long rcu_ptr;   /* CUdeviceptr */
     X(MemAddressReserve, (rcu_ptr*, size_t, size_t, rcu_ptr, unsigned long long)) \
     X(MemMap, (rcu_ptr, size_t, size_t, unsigned long long, unsigned long long)) \
     X(MemUnmap, (rcu_ptr, size_t)) X(MemSetAccess, (rcu_ptr, size_t, const accel_cu_mem_access*, size_t)) \
-    X(MemExportToShareableHandle, (void*, unsigned long long, int, unsigned long long))
+    X(MemExportToShareableHandle, (void*, unsigned long long, int, unsigned long long)) \
+    X(MemsetD8Async, (rcu_ptr, unsigned char, size_t, void*))
 typedef struct rcu {
     void* lib;
 #define RCU_MEMBER(n, params) int (*n) params;
@@ -546,6 +550,80 @@ static int rcu_check(rcu* c, rvk* r) {
     return bad == 0;
 }
 
+/* Row 10: what a CUDA buffer costs to make and free while a Vulkan device of its GPU is open (4 MiB,
+   exportable: cuMemCreate memory, mapped, zeroed), beside a raw program's own exportable allocation
+   (cuMemCreate, cuMemAddressReserve, cuMemMap, cuMemSetAccess, a zeroing cuMemsetD8Async and its
+   sync, then cuMemUnmap, cuMemAddressFree, cuMemRelease); the plain cuMemAlloc pair, zeroed the same
+   way, is printed beside it (what the device costs alone). Times per buffer, 20 a round. */
+#define ALLOC_BYTES ((size_t)4 << 20)
+typedef struct alloc_ctx { accel_device* cu; rcu* c; int exportable; } alloc_ctx;
+static double alloc_accel(void* p) {
+    alloc_ctx* x = (alloc_ctx*)p;
+    accel_buffer_desc d = { .size = ALLOC_BYTES, .memory = ACCEL_MEMORY_DEVICE };
+    double t0 = now_s();
+    for (int i = 0; i < 20; i++) {
+        accel_buffer* b = NULL;
+        if (accel_buffer_create(x->cu, &d, &b) != ACCEL_OK) return -1;
+        accel_buffer_destroy(b);
+    }
+    return (now_s() - t0) / 20;
+}
+static int alloc_raw_one(rcu* c, int exportable) {
+    accel_cu_mem_prop prop;
+    accel_cu_mem_access acc;
+    unsigned long long h = 0;
+    rcu_ptr p = 0;
+    int ok;
+    if (!exportable)
+        return c->MemAlloc(&p, ALLOC_BYTES) == 0 && c->MemsetD8Async(p, 0, ALLOC_BYTES, c->stream) == 0 &&
+               c->StreamSynchronize(c->stream) == 0 && c->MemFree(p) == 0;
+    memset(&prop, 0, sizeof prop);
+    prop.type = ACCEL_CU_MEM_PINNED;
+    prop.handle_types = ACCEL_CU_MEM_HANDLE_POSIX_FD;
+    prop.location.type = ACCEL_CU_MEM_LOCATION_DEVICE;
+    prop.location.id = c->dev;
+    acc.location = prop.location;
+    acc.flags = ACCEL_CU_MEM_ACCESS_READWRITE;
+    if (c->MemCreate(&h, ALLOC_BYTES, &prop, 0) != 0) return 0;
+    ok = c->MemAddressReserve(&p, ALLOC_BYTES, 0, 0, 0) == 0;
+    ok = ok && c->MemMap(p, ALLOC_BYTES, 0, h, 0) == 0 && c->MemSetAccess(p, ALLOC_BYTES, &acc, 1) == 0 &&
+         c->MemsetD8Async(p, 0, ALLOC_BYTES, c->stream) == 0 && c->StreamSynchronize(c->stream) == 0 &&
+         c->MemUnmap(p, ALLOC_BYTES) == 0;
+    if (p) c->MemAddressFree(p, ALLOC_BYTES);
+    c->MemRelease(h);
+    return ok;
+}
+static double alloc_raw(void* p) {
+    alloc_ctx* x = (alloc_ctx*)p;
+    double t0 = now_s();
+    x->c->CtxSetCurrent(x->c->ctx);
+    for (int i = 0; i < 20; i++)
+        if (!alloc_raw_one(x->c, x->exportable)) return -1;
+    return (now_s() - t0) / 20;
+}
+static void alloc_row(accel_device* cu, rcu* c) {
+    alloc_ctx a = { cu, c, 1 }, plain = { cu, c, 0 };
+    double ta, tr, paired, tp, tq, pq;
+    accel_buffer_desc d = { .size = ALLOC_BYTES, .memory = ACCEL_MEMORY_DEVICE };
+    accel_buffer* b = NULL;
+    if (!c || accel_buffer_create(cu, &d, &b) != ACCEL_OK) {
+        printf("bench_devices: row 10: no raw side\n");
+        return;
+    }
+    if (((accel_i_cu_buffer*)b)->vmm_size == 0)
+        printf("bench_devices: row 10: the buffer is not exportable\n");
+    accel_buffer_destroy(b);
+    alternate(alloc_accel, &a, alloc_raw, &a, &ta, &tr, &paired);
+    alternate(alloc_raw, &plain, NULL, NULL, &tp, &tq, &pq);
+    if (ta < 0 || tr < 0 || tp < 0) { printf("bench_devices: row 10: a call failed\n"); failures++; return; }
+    printf("%-52s | %7.1f us   | %-26s %7.1f us   | %5.2f | %5.2f\n",
+           "10 cuda buffer make+free, 4 MiB, exportable", ta * 1e6, "raw cuMemCreate+map+zero", tr * 1e6,
+           tr / ta, paired);
+    printf("   (raw cuMemAlloc+zero+cuMemFree: %.1f us)\n", tp * 1e6);
+    printf("BENCH {\"figure\":\"10 cuda buffer make+free, exportable\",\"accel_us\":%.2f,\"baseline\":"
+           "\"raw cuMemCreate+map+zero\",\"baseline_us\":%.2f,\"ratio\":%.3f,\"paired_ratio\":%.3f,"
+           "\"raw_cuMemAlloc_us\":%.2f}\n", ta * 1e6, tr * 1e6, tr / ta, paired, tp * 1e6);
+}
 /* Row 9: a Vulkan queue copies a CUDA buffer: imported where the CUDA device exports its memory (beside
    the raw program's own import: rcu_export, rvk_import_cuda), else staged (beside a double-buffered
    copy through the host). */
@@ -600,6 +678,7 @@ static void cuda_vulkan_pairs(accel_device* vk, rvk* raw, int raw_ok) {
     row_with("8 cuda queue <- vulkan device, one GPU (imported)", cu, cu, vk, 0, c_ok ? rcu_copy : NULL, &c,
              "raw imported cuMemcpyAsync");
     cuda_to_vulkan_row(vk, cu, raw, c_ok ? &c : NULL);
+    alloc_row(cu, c_ok ? &c : NULL);
     if (c_ok || c.lib) rcu_close(&c);
     accel_device_destroy(cu);
 }

@@ -47,7 +47,8 @@
 #      staged, and rows 8-9: CUDA and Vulkan on one GPU, a CUDA queue's copy of Vulkan memory imported
 #      with cuImportExternalMemory vs a raw program importing the same memory, target >= 0.9x; a Vulkan
 #      queue's copy of a CUDA buffer imported likewise (its cuMemCreate memory exported as a POSIX fd) vs a
-#      raw program's own export, target >= 0.9x); cuda-vulkan: tests/test_devices.c with CUDA under test and
+#      raw program's own export, target >= 0.9x; row 10, what such a buffer costs to make, beside a raw
+#      cuMemCreate and the plain cuMemAlloc); cuda-vulkan: tests/test_devices.c with CUDA under test and
 #      a Vulkan device of the same GPU as the second device (ACCEL_TEST_PEER=vulkan: its
 #      cuda_and_vulkan_* and vulkan_*_cuda_memory tests must run, not skip; its pair tests wait across
 #      the two devices on the GPU through the Vulkan signals' imported timeline semaphores); both again with
