@@ -5663,9 +5663,10 @@ ACCEL_I_KIT bool accel_i_replay_gone(const accel_i_batch* b, const accel_i_cmd* 
 static bool accel_i_replays_gone(const accel_i_batch* b, uint32_t from, uint32_t to, const char* when) {
     for (uint32_t i = from; i < to && b->replays; i++)
         if (accel_i_replay_gone(b, &b->cmds[i])) {
-            accel_i_log(b->cmds[i].u.replay.list->obj.device, ACCEL_LOG_ERROR, "accel_queue_replay: a buffer "
-                        "the list copies is stale or its device lost (recovered or lost %s): DEVICE_LOST",
-                        when);
+            if (when)   /* NULL: the worker fails it, and logs then */
+                accel_i_log(b->cmds[i].u.replay.list->obj.device, ACCEL_LOG_ERROR, "accel_queue_replay: a "
+                            "buffer the list copies is stale or its device lost (recovered or lost %s): "
+                            "DEVICE_LOST", when);
             return true;
         }
     return false;
@@ -6753,7 +6754,9 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block, bool s
         if (k == ACCEL_I_SEG_TAKEN) return ACCEL_I_TAKEN;
         /* built after the submit looked (accel_i_replays_live): a recover may have come meanwhile */
         if (k == ACCEL_I_SEG_READY && !submitting &&
-            accel_i_replays_gone(b, sg.from, sg.to, "after the submit")) {
+            accel_i_replays_gone(b, sg.from, sg.to,
+                                 may_block || accel_i_lost(d) || accel_i_stale(&q->obj) ? "after the submit"
+                                                                                      : NULL)) {
             k = ACCEL_I_SEG_FAILED;
             failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         }

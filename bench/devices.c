@@ -574,9 +574,11 @@ static int alloc_raw_one(rcu* c, int exportable) {
     unsigned long long h = 0;
     rcu_ptr p = 0;
     int ok;
-    if (!exportable)
-        return c->MemAlloc(&p, ALLOC_BYTES) == 0 && c->MemsetD8Async(p, 0, ALLOC_BYTES, c->stream) == 0 &&
-               c->StreamSynchronize(c->stream) == 0 && c->MemFree(p) == 0;
+    if (!exportable) {
+        if (c->MemAlloc(&p, ALLOC_BYTES) != 0) return 0;
+        ok = c->MemsetD8Async(p, 0, ALLOC_BYTES, c->stream) == 0 && c->StreamSynchronize(c->stream) == 0;
+        return c->MemFree(p) == 0 && ok;
+    }
     memset(&prop, 0, sizeof prop);
     prop.type = ACCEL_CU_MEM_PINNED;
     prop.handle_types = ACCEL_CU_MEM_HANDLE_POSIX_FD;
@@ -586,9 +588,13 @@ static int alloc_raw_one(rcu* c, int exportable) {
     acc.flags = ACCEL_CU_MEM_ACCESS_READWRITE;
     if (c->MemCreate(&h, ALLOC_BYTES, &prop, 0) != 0) return 0;
     ok = c->MemAddressReserve(&p, ALLOC_BYTES, 0, 0, 0) == 0;
-    ok = ok && c->MemMap(p, ALLOC_BYTES, 0, h, 0) == 0 && c->MemSetAccess(p, ALLOC_BYTES, &acc, 1) == 0 &&
-         c->MemsetD8Async(p, 0, ALLOC_BYTES, c->stream) == 0 && c->StreamSynchronize(c->stream) == 0 &&
-         c->MemUnmap(p, ALLOC_BYTES) == 0;
+    if (ok && c->MemMap(p, ALLOC_BYTES, 0, h, 0) == 0) {   /* unmapped whatever failed after the map */
+        ok = c->MemSetAccess(p, ALLOC_BYTES, &acc, 1) == 0 &&
+             c->MemsetD8Async(p, 0, ALLOC_BYTES, c->stream) == 0 && c->StreamSynchronize(c->stream) == 0;
+        ok = c->MemUnmap(p, ALLOC_BYTES) == 0 && ok;
+    } else {
+        ok = 0;
+    }
     if (p) c->MemAddressFree(p, ALLOC_BYTES);
     c->MemRelease(h);
     return ok;

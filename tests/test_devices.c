@@ -16,6 +16,7 @@
 #  define PEER_VK 1
 #  if !defined(__cplusplus)
 int setenv(const char* name, const char* value, int overwrite);   /* POSIX; <stdlib.h> hides it in C11 */
+int unsetenv(const char* name);                                     /* likewise */
 #  endif
 /* ACCEL_TEST_PEER=vulkan, CUDA under test */
 static bool peer_vulkan(void) {
@@ -1412,10 +1413,13 @@ TEST(another_gpu_copies_exported_cuda_memory) {
     accel_buffer *theirs = NULL, *mine = NULL;
     uint32_t n = 0;
     const bool mock = mock_imports(0) >= 0;
+    char was[16] = "";   /* the caller's MOCK_CUDA_DEVICES, put back at the end ("": unset) */
     if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
+    if (mock && getenv("MOCK_CUDA_DEVICES")) snprintf(was, sizeof was, "%s", getenv("MOCK_CUDA_DEVICES"));
     if (mock) setenv("MOCK_CUDA_DEVICES", "2", 1);
     if (accel_backend_device_count(accel_cuda_backend(), &n) != ACCEL_OK || n < 2) {
-        if (mock) setenv("MOCK_CUDA_DEVICES", "1", 1);
+        if (mock && was[0]) setenv("MOCK_CUDA_DEVICES", was, 1);
+        else if (mock) unsetenv("MOCK_CUDA_DEVICES");
         SKIP("one CUDA GPU");
     }
     memset(&desc, 0, sizeof desc);
@@ -1443,7 +1447,8 @@ TEST(another_gpu_copies_exported_cuda_memory) {
     accel_buffer_destroy(theirs);
     accel_device_destroy(c1);
     devices_close(&d);
-    if (mock) setenv("MOCK_CUDA_DEVICES", "1", 1);
+    if (mock && was[0]) setenv("MOCK_CUDA_DEVICES", was, 1);
+    else if (mock) unsetenv("MOCK_CUDA_DEVICES");
 }
 /* A Vulkan batch held at a host gate copies an exported CUDA buffer (imported at the record), plainly or
    through a native list; the CUDA device recovers and the buffer is destroyed (the batch holds it) before
@@ -1629,10 +1634,11 @@ TEST(no_export_stages_vulkan_copies_of_cuda_memory) {
     accel_queue* q = NULL;
     accel_buffer* theirs = NULL;
     bool opened;
+    char was[16] = "";   /* the caller's ACCEL_CUDA_NO_EXPORT, put back once the devices are gone */
     if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
+    if (getenv("ACCEL_CUDA_NO_EXPORT")) snprintf(was, sizeof was, "%s", getenv("ACCEL_CUDA_NO_EXPORT"));
     setenv("ACCEL_CUDA_NO_EXPORT", "1", 1);
     opened = devices_open(&d) != 0;
-    setenv("ACCEL_CUDA_NO_EXPORT", "0", 1);
     if (opened && CHECK_OK(accel_device_peer_info(d.b, d.a, &pi))) {
         CHECK(pi.copy && !pi.direct_copy);
         CHECK_EQ_INT(atomic_load(&d.a->exporting), 0);   /* it exports nothing: no sharer imports it */
@@ -1646,6 +1652,8 @@ TEST(no_export_stages_vulkan_copies_of_cuda_memory) {
     accel_queue_destroy(q);
     accel_buffer_destroy(theirs);
     devices_close(&d);
+    if (was[0]) setenv("ACCEL_CUDA_NO_EXPORT", was, 1);   /* read at create only: no device is open now */
+    else unsetenv("ACCEL_CUDA_NO_EXPORT");
 }
 #else
 TEST(no_export_stages_vulkan_copies_of_cuda_memory) { SKIP("built without both CUDA and Vulkan"); }
