@@ -5657,24 +5657,24 @@ ACCEL_I_KIT bool accel_i_replay_gone(const accel_i_batch* b, const accel_i_cmd* 
     const accel_commands* l = r->kind == ACCEL_I_CMD_REPLAY ? r->u.replay.list : NULL;
     return l && l->native && l->has_copy && accel_i_replay_copies(b, r, accel_i_copy_gone, NULL);
 }
-/* Does a native list replayed in commands [from, to) of b copy a buffer that accel_i_replay_gone
-   refuses? Logged (when): the native form would copy over an import the old or lost memory; a generic
-   list's copy is refused where it runs. A batch without a replay, a list without a copy: no look. */
-static bool accel_i_replays_gone(const accel_i_batch* b, uint32_t from, uint32_t to, const char* when) {
+/* The first replay among commands [from, to) of b of a native list that copies a buffer
+   accel_i_replay_gone refuses (NULL: none): the native form would copy over an import the old or lost
+   memory; a generic list's copy is refused where it runs. A batch without a replay, a list without a
+   copy: no look. */
+static const accel_i_cmd* accel_i_replays_gone(const accel_i_batch* b, uint32_t from, uint32_t to) {
     for (uint32_t i = from; i < to && b->replays; i++)
-        if (accel_i_replay_gone(b, &b->cmds[i])) {
-            if (when)   /* NULL: the worker fails it, and logs then */
-                accel_i_log(b->cmds[i].u.replay.list->obj.device, ACCEL_LOG_ERROR, "accel_queue_replay: a "
-                            "buffer the list copies is stale or its device lost (recovered or lost %s): "
-                            "DEVICE_LOST", when);
-            return true;
-        }
-    return false;
+        if (accel_i_replay_gone(b, &b->cmds[i])) return &b->cmds[i];
+    return NULL;
+}
+static accel_result accel_i_replay_lost(const accel_i_cmd* r, const char* when) {
+    return accel_i_fail(r->u.replay.list->obj.device, ACCEL_ERROR_DEVICE_LOST, "accel_queue_replay: a buffer "
+                        "the list copies is stale or its device lost (recovered or lost %s)", when);
 }
 /* kit (a GPU backend's submit): DEVICE_LOST where a native list replayed in b copies a buffer that
    accel_i_replay_gone refuses (the walk looks again at a segment it builds later: accel_i_walk) */
 ACCEL_I_KIT accel_result accel_i_replays_live(const accel_i_batch* b) {
-    return accel_i_replays_gone(b, 0, b->count, "since") ? ACCEL_ERROR_DEVICE_LOST : ACCEL_OK;
+    const accel_i_cmd* r = accel_i_replays_gone(b, 0, b->count);
+    return r ? accel_i_replay_lost(r, "since") : ACCEL_OK;
 }
 
 /* ==== core: several devices ==== */
@@ -6738,6 +6738,7 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block, bool s
     int r = ACCEL_OK;
     while (b->pc < b->count) {
         accel_i_segment sg;
+        const accel_i_cmd* gone = NULL;   /* a replay of a stale buffer's list */
         uint64_t failed = 0;
         int k;
         if (accel_i_cmd_is_host_step(&b->cmds[b->pc])) {   /* on the worker, after the device drained */
@@ -6754,9 +6755,7 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block, bool s
         if (k == ACCEL_I_SEG_TAKEN) return ACCEL_I_TAKEN;
         /* built after the submit looked (accel_i_replays_live): a recover may have come meanwhile */
         if (k == ACCEL_I_SEG_READY && !submitting &&
-            accel_i_replays_gone(b, sg.from, sg.to,
-                                 may_block || accel_i_lost(d) || accel_i_stale(&q->obj) ? "after the submit"
-                                                                                      : NULL)) {
+            (gone = accel_i_replays_gone(b, sg.from, sg.to)) != NULL) {
             k = ACCEL_I_SEG_FAILED;
             failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         }
@@ -6773,6 +6772,7 @@ static int accel_i_walk(accel_queue* q, accel_i_batch* b, bool may_block, bool s
             failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
         }
         if (k == ACCEL_I_SEG_FAILED) {
+            if (gone) accel_i_replay_lost(gone, "after the submit");
             if (ACCEL_I_TRACING(d)) accel_i_trace_waits_failed(q, b, &sg);
             accel_i_fail_rest(b, sg.from, failed);
             break;

@@ -502,6 +502,16 @@ static int rcu_open(rcu* c, rvk* r) {
     bd.size = BYTES;
     return c->ExternalMemoryGetMappedBuffer(&c->src, c->ext, &bd) == 0;
 }
+/* Pinned memory of c's device, exportable as a POSIX fd, and read-write access to it for that device */
+static void rcu_vmm_desc(const rcu* c, accel_cu_mem_prop* prop, accel_cu_mem_access* acc) {
+    memset(prop, 0, sizeof *prop);
+    prop->type = ACCEL_CU_MEM_PINNED;
+    prop->handle_types = ACCEL_CU_MEM_HANDLE_POSIX_FD;
+    prop->location.type = ACCEL_CU_MEM_LOCATION_DEVICE;
+    prop->location.id = c->dev;
+    acc->location = prop->location;
+    acc->flags = ACCEL_CU_MEM_ACCESS_READWRITE;
+}
 /* Row 9's raw floor, the CUDA side: 64 MiB of cuMemCreate memory (exportable as a POSIX fd) mapped and
    holding the pattern; *fd: its export (-1 where the driver cannot). */
 static int rcu_export(rcu* c, int* fd) {
@@ -511,13 +521,7 @@ static int rcu_export(rcu* c, int* fd) {
     uint32_t* w = (uint32_t*)malloc(BYTES);
     int ok;
     *fd = -1;
-    memset(&prop, 0, sizeof prop);
-    prop.type = ACCEL_CU_MEM_PINNED;
-    prop.handle_types = ACCEL_CU_MEM_HANDLE_POSIX_FD;
-    prop.location.type = ACCEL_CU_MEM_LOCATION_DEVICE;
-    prop.location.id = c->dev;
-    acc.location = prop.location;
-    acc.flags = ACCEL_CU_MEM_ACCESS_READWRITE;
+    rcu_vmm_desc(c, &prop, &acc);
     ok = w && c->MemCreate && c->MemCreate(&h, BYTES, &prop, 0) == 0;
     if (ok && c->MemAddressReserve(&c->vmm, BYTES, 0, 0, 0) != 0) c->vmm = 0;
     if (ok && c->vmm && (c->MemMap(c->vmm, BYTES, 0, h, 0) != 0 ||
@@ -579,13 +583,7 @@ static int alloc_raw_one(rcu* c, int exportable) {
         ok = c->MemsetD8Async(p, 0, ALLOC_BYTES, c->stream) == 0 && c->StreamSynchronize(c->stream) == 0;
         return c->MemFree(p) == 0 && ok;
     }
-    memset(&prop, 0, sizeof prop);
-    prop.type = ACCEL_CU_MEM_PINNED;
-    prop.handle_types = ACCEL_CU_MEM_HANDLE_POSIX_FD;
-    prop.location.type = ACCEL_CU_MEM_LOCATION_DEVICE;
-    prop.location.id = c->dev;
-    acc.location = prop.location;
-    acc.flags = ACCEL_CU_MEM_ACCESS_READWRITE;
+    rcu_vmm_desc(c, &prop, &acc);
     if (c->MemCreate(&h, ALLOC_BYTES, &prop, 0) != 0) return 0;
     ok = c->MemAddressReserve(&p, ALLOC_BYTES, 0, 0, 0) == 0;
     if (ok && c->MemMap(p, ALLOC_BYTES, 0, h, 0) == 0) {   /* unmapped whatever failed after the map */
