@@ -5226,9 +5226,9 @@ static accel_cu_result accel_i_cu_copy_imported(accel_i_cu_queue* q, const accel
    the GPUs cuMemSetAccess names (peer access does not reach it): its own, and those that could copy
    it by peer access (vmm_peers), or its own alone where the driver refuses them (vmm_access; another
    GPU's copies of it are then staged). An import holds the memory by itself: after a recover of this
-   device (the reset frees the mapping) a stale buffer's copies fail with DEVICE_LOST before they reach
-   it (a native list's too, where the walk builds its segment: accel_i_walk), and its memory is freed
-   when the buffer and its import go. */
+   device (the reset frees the mapping) a stale buffer's copies built since fail with DEVICE_LOST (a
+   native list's too, where the walk builds its segment: accel_i_walk); one the Vulkan queue had already
+   built runs on the old memory, which the import keeps alive until the buffer and its import go. */
 static bool accel_i_cu_exports(const accel_device* d) {
     return accel_i_cu_dev((accel_device*)d)->vmm_grain != 0;
 }
