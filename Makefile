@@ -216,6 +216,10 @@ CUVK_ENV  = $(VK_SYNC_ENV) ASAN_OPTIONS=detect_leaks=0 ACCEL_TEST_BACKEND=cuda A
 $(CUVK_BIN): tests/test_devices.c $(HEADERS) $(KERNEL_INCS)
 	@mkdir -p $(@D)
 	$(GCC) $(TESTFLAGS) $(SAN_ASAN) -DACCEL_TEST_HAVE_VULKAN -DACCEL_TEST_HAVE_CUDA -o $@ $< $(LIBS)
+# cuda-vulkan-sems: the same with the test's stand-in for a Vulkan driver that exports timeline semaphores
+# (lavapipe 22.3 exports none; tests/test_devices.c, ACCEL_TEST_VK_SEM_EXPORT): a CUDA queue's waits on
+# Vulkan signals go to the mock's streams, through its cuWaitExternalSemaphoresAsync
+CUVK_SEMS = ACCEL_TEST_VK_SEM_EXPORT=1
 ifeq ($(HAVE_VULKAN),1)
 VK_BUILD := $(vulkan_BINS) $(CUVK_BIN) $(MOCK_LIB)
 # vulkan-nomap: tests/test_devices.c with device memory not mapped and no external memory, so that copies
@@ -224,12 +228,14 @@ VK_BUILD := $(vulkan_BINS) $(CUVK_BIN) $(MOCK_LIB)
 VK_NOMAP  = ACCEL_VULKAN_NO_MAP_DEVICE=1 ACCEL_VULKAN_NO_EXTERNAL_MEMORY=1
 VK_RUNS   = $(call config_args,vulkan,$(VK_ENV)) --config vulkan-sync --runner "$(VK_SYNC_ENV)" $(vulkan_BINS) \
             --config vulkan-nomap --runner "$(VK_SYNC_ENV) $(VK_NOMAP)" $(BUILD)/vulkan/test_devices \
-            --config cuda-vulkan --runner "$(CUVK_ENV)" $(CUVK_BIN)
+            --config cuda-vulkan --runner "$(CUVK_ENV)" $(CUVK_BIN) \
+            --config cuda-vulkan-sems --runner "$(CUVK_ENV) $(CUVK_SEMS)" $(CUVK_BIN)
 else
 VK_BUILD :=
 VK_RUNS   = --config vulkan --skip vulkan-suite 'no Vulkan headers or no glslc' \
             --config vulkan-sync --skip vulkan-sync-suite 'no Vulkan headers or no glslc' \
-            --config cuda-vulkan --skip cuda-vulkan-one-gpu 'no Vulkan headers or no glslc'
+            --config cuda-vulkan --skip cuda-vulkan-one-gpu 'no Vulkan headers or no glslc' \
+            --config cuda-vulkan-sems --skip cuda-vulkan-shared-semaphores 'no Vulkan headers or no glslc'
 endif
 
 # C++: the implementation compiled as C++17 (g++ / clang++, <atomic>), the C test programs linked against
@@ -463,7 +469,8 @@ test-tsan:
 	   --config tsan-cuda --runner "$$norand env ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_TSAN_LIB)" $(tsan-cuda_BINS) \
 	   --config tsan-cuda-ring --runner "$$norand env ACCEL_TEST_BACKEND=cuda ACCEL_CUDA_NO_MEMOPS=1 ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB) ACCEL_NVRTC_LIBRARY=$(MOCK_TSAN_LIB)" $(TSAN_RING_BINS) \
 	   --config tsan-cuda-mock --runner "$$norand env ACCEL_CUDA_LIBRARY=$(MOCK_TSAN_LIB)" $(TSAN_CUDA_OWN) \
-	   $(if $(HAVE_VULKAN),--config tsan-cuda-vulkan --runner "$$norand $(CUVK_TSAN_ENV)" $(CUVK_TSAN_BIN))
+	   $(if $(HAVE_VULKAN),--config tsan-cuda-vulkan --runner "$$norand $(CUVK_TSAN_ENV)" $(CUVK_TSAN_BIN) \
+	     --config tsan-cuda-vulkan-sems --runner "$$norand $(CUVK_TSAN_ENV) $(CUVK_SEMS)" $(CUVK_TSAN_BIN))
 
 # ---- valgrind memcheck: the failure-path tests (allocation sweep, fuzz replay, regressions, hang
 # diagnostics) with the pthread shim and without threads; a memcheck error or a definite leak fails.

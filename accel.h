@@ -2278,6 +2278,11 @@ ACCEL_I_KIT bool accel_i_imports_from(accel_device* to, accel_device* from, cons
 ACCEL_I_KIT bool accel_i_signal_shared(const accel_device* to, const accel_device* from);
 ACCEL_I_KIT accel_i_import* accel_i_signal_import(accel_device* to, accel_signal* s, uint64_t v);
 ACCEL_I_KIT accel_i_import* accel_i_import_of(const void* key, const accel_device* to);
+ACCEL_I_KIT bool accel_i_relays_to(const accel_device* to, const accel_device* from);
+ACCEL_I_KIT accel_i_import* accel_i_relay_import(accel_device* to, accel_signal* r);
+ACCEL_I_KIT void accel_i_relays_end(accel_device* from);
+ACCEL_I_KIT void accel_i_imports_hold(bool take);
+ACCEL_I_KIT accel_i_import* accel_i_import_find(const void* key, const accel_device* to);   /* held */
 #if !defined(ACCEL_NO_THREADS)
 ACCEL_I_KIT bool accel_i_cmd_is_host_step(const accel_i_cmd* c);          /* ends a segment (host_call) */
 ACCEL_I_KIT accel_i_segment accel_i_segment_at(const accel_i_batch* b, uint32_t at);   /* the segment rule */
@@ -6049,6 +6054,8 @@ struct accel_i_import {
     struct accel_i_import* next;
     const void* key;
     accel_device* to;    /* the importer */
+    /* a relay's semaphore (core: relays), and whether `to` ended it (under the lock) */
+    bool relay, relay_ended;
 };
 typedef struct accel_i_share_ops {
     size_t import_bytes;   /* the importer's struct (accel_i_import first) */
@@ -6073,6 +6080,15 @@ typedef struct accel_i_share_ops {
     bool (*signal_waitable)(accel_signal* s, uint64_t v);
     accel_result (*signal_export)(accel_signal* s, int* fd);
     accel_result (*signal_import)(accel_device* to, accel_signal* s, int fd, accel_i_import* im);
+    /* relays (core: relays), the signal's device's side: can dev raise another device's semaphore at
+       all (with `to` of the same GPU)? raise r (a signal of the waiting device, imported here as a
+       signal) to `ticket` on s's device once s >= v: true where it enqueued that, false where it cannot
+       for v (the wait is gated on the host) */
+    bool (*relays)(const accel_device* dev, const accel_device* to);
+    bool (*relay)(accel_signal* s, uint64_t v, accel_signal* r, uint64_t ticket);
+    /* the import of a relay im ends (accel_i_relays_end, under the lock): what s's device enqueued to
+       raise it has run, or never will */
+    void (*relay_settle)(accel_i_import* im);
 } accel_i_share_ops;
 
 static accel_i_import* accel_i_imports;
@@ -6220,6 +6236,57 @@ static accel_i_import* accel_i_signal_import(accel_device* to, accel_signal* s, 
     accel_i_import* im = NULL;
     if (!accel_i_signal_shared(to, s->obj.device) || !fs->signal_waitable(s, v)) return NULL;
     return accel_i_import_keyed(to, s, NULL, NULL, s, &im) == ACCEL_OK ? im : NULL;
+}
+
+/* ==== core: relays ====
+   The other way, where the signal's device has no semaphore to export (a CUDA signal is a word): the
+   waiting device lends one. A queue of it that waits on the device for s >= v keeps a signal of its own
+   per device it waits on this way (a relay: accel_vulkan.h, "vulkan: waits on CUDA signals"), which
+   s's device imports once as it imports any signal of that device (the imports' list, keyed by the
+   relay: accel_i_relay_import) and raises to a ticket once s >= v (share->relay, which enqueues under
+   the imports' lock, so that the import stays meanwhile: accel_i_imports_hold). Whether two devices
+   can: accel_i_relays_to. When s's device recovers or is lost, accel_i_relays_end settles the relays
+   imported there (share->relay_settle: what was enqueued has run, or never will) and fails them (their
+   semaphores go past every wait, which releases whatever a dead stream will not), once; the queue
+   makes a new relay for its next wait. */
+static bool accel_i_relays_to(const accel_device* to, const accel_device* from) {
+    const accel_i_share_ops* fs = from->backend->share;
+    return fs && fs->relays && fs->relay && fs->relays(from, to) && accel_i_signal_shared(from, to);
+}
+/* The import of relay r (a signal of another device) into `to`, made the first time (NULL: none). */
+static accel_i_import* accel_i_relay_import(accel_device* to, accel_signal* r) {
+    accel_i_import* im = NULL;
+    if (accel_i_import_keyed(to, r, NULL, NULL, r, &im) != ACCEL_OK) return NULL;
+    accel_i_spin_lock(&accel_i_imports_lock);
+    im->relay = true;
+    accel_i_spin_unlock(&accel_i_imports_lock);
+    return im;
+}
+/* The imports' lock, taken (true) or given back, for a backend's short use of an import it found. */
+static void accel_i_imports_hold(bool take) {
+    if (take) accel_i_spin_lock(&accel_i_imports_lock);
+    else accel_i_spin_unlock(&accel_i_imports_lock);
+}
+/* `from` recovers or is lost: every relay imported into it settles and fails, once. */
+static void accel_i_relays_end(accel_device* from) {
+    for (;;) {
+        accel_signal* r = NULL;
+        bool found = false;
+        accel_i_spin_lock(&accel_i_imports_lock);
+        for (accel_i_import* im = accel_i_imports; im && !found; im = im->next)
+            if (im->to == from && im->relay && !im->relay_ended) {
+                found = im->relay_ended = true;
+                from->backend->share->relay_settle(im);
+                if (accel_i_try_retain((accel_i_object*)(void*)(uintptr_t)im->key))   /* not being freed */
+                    r = (accel_signal*)(void*)(uintptr_t)im->key;
+            }
+        accel_i_spin_unlock(&accel_i_imports_lock);
+        if (!found) return;
+        if (r) {
+            accel_signal_fail(r, ACCEL_ERROR_DEVICE_LOST);
+            accel_i_release(r);
+        }
+    }
 }
 
 /* ==== core: failure after hand-off ==== */

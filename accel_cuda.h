@@ -714,6 +714,16 @@ typedef struct accel_cu_extsem_wait {      /* CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAM
     unsigned int flags;
     unsigned int reserved[16];
 } accel_cu_extsem_wait;
+typedef struct accel_cu_extsem_signal {    /* CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS */
+    struct {
+        struct { unsigned long long value; } fence;
+        union { void* fence; unsigned long long reserved; } sci;
+        struct { unsigned long long key; } keyed_mutex;
+        unsigned int reserved[12];
+    } params;
+    unsigned int flags;
+    unsigned int reserved[16];
+} accel_cu_extsem_signal;
 typedef struct accel_cu_kernel_node_params {   /* CUDA_KERNEL_NODE_PARAMS (v1) */
     accel_cu_function func;
     unsigned int grid[3], block[3], shared_bytes;
@@ -901,6 +911,9 @@ enum {
     X(WaitExternalSemaphoresAsync, 10000, (const accel_cu_extsem* sems, const accel_cu_extsem_wait* params, \
                                            unsigned int n, accel_cu_stream stream)) \
     X(DestroyExternalSemaphore, 10000, (accel_cu_extsem sem)) \
+    X(SignalExternalSemaphoresAsync, 10000, (const accel_cu_extsem* sems, \
+                                             const accel_cu_extsem_signal* params, unsigned int n, \
+                                             accel_cu_stream stream)) \
     X(MemGetAllocationGranularity, 10020, (size_t* bytes, const accel_cu_mem_prop* prop, int option)) \
     X(MemCreate, 10020, (accel_cu_mem_handle* handle, size_t bytes, const accel_cu_mem_prop* prop, \
                          unsigned long long flags)) \
@@ -939,6 +952,8 @@ static const char* const accel_i_cu_optional[] = {
     "ImportExternalMemory", "ExternalMemoryGetMappedBuffer", "DestroyExternalMemory",
     /* several devices: waits on Vulkan signals of the same GPU on the GPU (without them: gated) */
     "ImportExternalSemaphore", "WaitExternalSemaphoresAsync", "DestroyExternalSemaphore",
+    /* several devices: a Vulkan queue's waits on CUDA signals of the same GPU on the GPU (else gated) */
+    "SignalExternalSemaphoresAsync",
     /* several devices: memory a Vulkan device of the same GPU imports (without them: such copies staged) */
     "MemGetAllocationGranularity", "MemCreate", "MemRelease", "MemAddressReserve", "MemAddressFree", "MemMap",
     "MemUnmap", "MemSetAccess", "MemRetainAllocationHandle", "MemExportToShareableHandle"
@@ -1727,7 +1742,9 @@ typedef enum accel_i_cu_release_kind {
     ACCEL_I_CU_MEM, ACCEL_I_CU_HOST_MEM, ACCEL_I_CU_MODULE, ACCEL_I_CU_GRAPH_EXEC, ACCEL_I_CU_GRAPH,
     ACCEL_I_CU_EXT_MEM,  /* an import (cuda: several devices): its mapped buffer, then the memory */
     ACCEL_I_CU_EXT_SEM,  /* an imported semaphore (cuda: signals of Vulkan) */
-    ACCEL_I_CU_VMM       /* exportable memory (cuda: exported memory): unmapped, freed (bytes in handle) */
+    ACCEL_I_CU_VMM,      /* exportable memory (cuda: exported memory): unmapped, freed (bytes in handle) */
+    ACCEL_I_CU_RELAY     /* a relay (cuda: Vulkan waits): its stream (handle) run and destroyed, then its
+                            semaphore (in dptr) */
 } accel_i_cu_release_kind;
 typedef struct accel_i_cu_grave {
     struct accel_i_cu_grave* next;
@@ -1769,6 +1786,11 @@ static void accel_i_cu_release_now(accel_i_cu_release_kind kind, void* handle, a
     case ACCEL_I_CU_VMM:
         accel_i_cu.MemUnmap(dptr, (size_t)(uintptr_t)handle);
         accel_i_cu.MemAddressFree(dptr, (size_t)(uintptr_t)handle);
+        break;
+    case ACCEL_I_CU_RELAY:   /* the raises it enqueued run before their semaphore goes */
+        accel_i_cu.StreamSynchronize((accel_cu_stream)handle);
+        accel_i_cu.StreamDestroy((accel_cu_stream)handle);
+        accel_i_cu.DestroyExternalSemaphore((accel_cu_extsem)(uintptr_t)dptr);
         break;
     }
 }
@@ -2028,11 +2050,16 @@ static void accel_i_cu_lose(accel_i_cu_device* dev, accel_cu_result r, const cha
     accel_i_spin_lock(&d->objects_lock);
     for (accel_i_object* o = d->objects; o; o = o->next)
         if (o->kind == ACCEL_I_SIGNAL) {   /* the mirror too: no stream waits on a lost device */
-            accel_i_host_signal_raise((accel_signal*)o, failed);
-            accel_i_cu_signal_publish((accel_signal*)o, failed);
+            accel_signal* s = (accel_signal*)o;
+            uint64_t before = accel_i_host_signal_value(s);
+            /* batches (of other devices too) whose GPU waits watch it fail what they signal first (core:
+               failure after hand-off), as for any failure */
+            if (accel_i_failed(accel_i_host_signal_raise(s, failed)) || !accel_i_fail_handed_off(s, before, failed))
+                accel_i_cu_signal_publish(s, failed);
         }
     atomic_store(&d->lost, 1u);
     accel_i_spin_unlock(&d->objects_lock);
+    accel_i_relays_end(d);   /* what Vulkan queues wait on that its streams would have raised */
 }
 /* Maps a failed driver call to an accel_result, logging it; sticky errors lose the device. */
 static accel_result accel_i_cu_check(accel_i_cu_device* dev, accel_cu_result r, const char* call) {
@@ -4937,12 +4964,14 @@ static void accel_i_cu_words_release(accel_i_cu_device* dev) {
 }
 /* Before the reset (accel_i_cu_group_recover made the devices' objects stale): their stale queues'
    points apply (as failed: no driver call), then the words of every device of the domain are raised
-   until its streams are idle (a stream of one may wait on another's word), then their imports go. */
+   until its streams are idle (a stream of one may wait on another's word), then their relays end
+   (cuda: Vulkan waits on CUDA signals) and their imports go. */
 static void accel_i_cu_natives_drain(accel_i_cu_device* dev) {
     accel_i_cu_device* m;
     for (m = dev->domain->members; m; m = m->domain_next)
         while (accel_i_cu_reap_device(m)) accel_i_yield();
     accel_i_cu_words_release(dev);
+    for (m = dev->domain->members; m; m = m->domain_next) accel_i_relays_end(&m->base);
     for (m = dev->domain->members; m; m = m->domain_next) accel_i_imports_drop_into(&m->base);
 }
 /* The io and cache locks keep buffer reads and writes and the copy kernel's loading out while dev's
@@ -5126,6 +5155,7 @@ typedef struct accel_i_cu_import {
     accel_cu_extmem mem;
     accel_cu_deviceptr dptr;       /* the whole memory, mapped */
     accel_cu_extsem sem;           /* or a signal's semaphore (cuda: waits on Vulkan signals) */
+    accel_cu_stream stream;        /* a relay's (cuda: Vulkan waits on CUDA signals) */
 } accel_i_cu_import;
 static bool accel_i_cu_can_import_any(const accel_i_cu_device* dev) {
     return dev->unified && accel_i_cu.ImportExternalMemory && accel_i_cu.ExternalMemoryGetMappedBuffer &&
@@ -5176,18 +5206,24 @@ static void accel_i_cu_import_free(accel_i_import* base) {
     accel_i_cu_import* im = (accel_i_cu_import*)base;
     accel_i_cu_device* dev = accel_i_cu_dev(base->to);
     accel_i_cu_enter(dev);
-    if (im->sem) accel_i_cu_release(dev, ACCEL_I_CU_EXT_SEM, im->sem, 0);
+    if (im->stream)
+        accel_i_cu_release(dev, ACCEL_I_CU_RELAY, im->stream, (accel_cu_deviceptr)(uintptr_t)im->sem);
+    else if (im->sem) accel_i_cu_release(dev, ACCEL_I_CU_EXT_SEM, im->sem, 0);
     else accel_i_cu_release(dev, ACCEL_I_CU_EXT_MEM, im->mem, im->dptr);
 }
 static accel_result accel_i_cu_signal_import(accel_device* to, accel_signal* s, int fd, accel_i_import* base);
 static bool accel_i_cu_exports(const accel_device* d);   /* cuda: exported memory */
 static bool accel_i_cu_memory_of(const accel_buffer* root, accel_i_export* out);
 static accel_result accel_i_cu_memory_export(const accel_buffer* root, int* fd);
+static bool accel_i_cu_relays(const accel_device* d, const accel_device* to);
+static bool accel_i_cu_relay(accel_signal* s, uint64_t v, accel_signal* r, uint64_t ticket);
+static void accel_i_cu_relay_settle(accel_i_import* im);
 static const accel_i_share_ops accel_i_cu_share = {
     sizeof(accel_i_cu_import), accel_i_cu_exports, accel_i_cu_memory_of, accel_i_cu_memory_export,
     accel_i_cu_can_import, accel_i_cu_memory_import, accel_i_cu_import_free,
     NULL, NULL, NULL,                              /* nor signals (their words are not semaphores) */
-    accel_i_cu_signal_import
+    accel_i_cu_signal_import,
+    accel_i_cu_relays, accel_i_cu_relay, accel_i_cu_relay_settle   /* but it raises lent ones */
 };
 /* The device pointer of b for a command of dev: its own, or in the import of another backend's memory
    (0 where that cannot be made: the command fails) */
@@ -5407,6 +5443,87 @@ static accel_cu_result accel_i_cu_sem_wait(accel_i_cu_queue* q, accel_signal* s,
     accel_i_import* im = accel_i_import_of(s, q->base.obj.device);
     if (!im) return 1;
     return accel_i_cu_gpu_wait(q, 0, v, ((accel_i_cu_import*)im)->sem);
+}
+
+/* ==== cuda: Vulkan waits on CUDA signals ====
+   A Vulkan queue's wait on a CUDA signal of the same GPU runs on the GPU where the Vulkan device lends
+   a semaphore (core: relays; accel_vulkan.h, "vulkan: waits on CUDA signals"): imported once as a
+   Vulkan signal is (cuda: waits on Vulkan signals), with a stream of its own, in which each wait
+   enqueues cuStreamWaitValue64 on the progress word of the CUDA point that first promised the value
+   (as a GPU wait of another queue of this device would: cuda: signal points) and then
+   cuSignalExternalSemaphoresAsync to the wait's ticket. Only in the memops mode, and only where that
+   point's word is one the GPU writes by itself (not behind a wait the host must release, whose release
+   a driver call of the host could then wait for: cuda: releases): else the wait is gated on the host.
+   The stream's waits are not counted as the queues' are: the point they watch comes without the host.
+   The enqueue runs under the imports' lock (accel_i_imports_hold), so that a recover's drop of the
+   import waits for it. The import goes as the others do (the relay's signal goes with its queue; this
+   device's destroy or recover), as a release that lets the stream run first (ACCEL_I_CU_RELAY). A loss
+   or a recover ends the relays first (accel_i_relays_end: the stream synchronized, which returns at
+   once on a lost context; then the Vulkan signal fails, which releases what its raise would have). */
+static bool accel_i_cu_relays(const accel_device* d, const accel_device* to) {
+    (void)to;   /* the core checked that it imports to's signals */
+    return accel_i_cu_dev((accel_device*)(uintptr_t)d)->memops && accel_i_cu.SignalExternalSemaphoresAsync &&
+           accel_i_cu_sems();
+}
+/* The progress word and seq of the point that first promised s >= v, where the GPU writes it by itself
+   (0: none). */
+static accel_cu_deviceptr accel_i_cu_gpu_promise(accel_i_cu_signal* cs, uint64_t v, uint64_t* seq) {
+    const accel_i_cu_mark* m;
+    accel_cu_deviceptr word = 0;
+    accel_i_spin_lock(&cs->point_lock);
+    m = accel_i_cu_first_mark(cs, v);
+    if (m && !m->opaque && !(m->gate && atomic_load(m->gate) < m->gate_value)) {
+        word = m->word;
+        *seq = m->seq;
+    }
+    accel_i_spin_unlock(&cs->point_lock);
+    return word;
+}
+/* The relay's stream waits for word >= seq, then raises its semaphore to ticket (imports' lock held: no
+   accel_i_cu_check here, whose loss would take it). */
+static accel_cu_result accel_i_cu_relay_enqueue(accel_i_cu_import* im, accel_cu_deviceptr word, uint64_t seq,
+                                                uint64_t ticket) {
+    accel_cu_extsem_signal sp;
+    accel_cu_result cr = ACCEL_CU_SUCCESS;
+    if (!im->stream) cr = accel_i_cu.StreamCreate(&im->stream, ACCEL_CU_STREAM_NON_BLOCKING);
+    if (cr != ACCEL_CU_SUCCESS) {
+        im->stream = NULL;
+        return cr;
+    }
+    memset(&sp, 0, sizeof sp);
+    sp.params.fence.value = ticket;
+    cr = accel_i_cu.StreamWaitValue64(im->stream, word, seq, ACCEL_CU_STREAM_WAIT_VALUE_GEQ);
+    if (cr != ACCEL_CU_SUCCESS) return cr;
+    return accel_i_cu.SignalExternalSemaphoresAsync(&im->sem, &sp, 1, im->stream);
+}
+/* share->relay */
+static bool accel_i_cu_relay(accel_signal* s, uint64_t v, accel_signal* r, uint64_t ticket) {
+    accel_i_cu_device* dev = accel_i_cu_dev(s->obj.device);
+    accel_i_import* im;
+    accel_cu_deviceptr word;
+    accel_cu_result cr = ACCEL_CU_ERROR_NOT_READY;
+    uint64_t seq = 0;
+    if (!accel_i_cu_use(dev, &s->obj)) return false;   /* recovered meanwhile */
+    word = accel_i_cu_gpu_promise((accel_i_cu_signal*)s, v, &seq);
+    if (word && accel_i_relay_import(&dev->base, r)) {
+        accel_i_cu_enter(dev);
+        accel_i_imports_hold(true);
+        if ((im = accel_i_import_find(r, &dev->base)) != NULL && !im->relay_ended)
+            cr = accel_i_cu_relay_enqueue((accel_i_cu_import*)im, word, seq, ticket);
+        accel_i_imports_hold(false);
+        if (cr != ACCEL_CU_SUCCESS && cr != ACCEL_CU_ERROR_NOT_READY)
+            accel_i_cu_check(dev, cr, "a relay's cuStreamWaitValue64 + cuSignalExternalSemaphoresAsync (a "
+                             "Vulkan queue's wait: gated on the host instead)");
+    }
+    accel_i_cu_unuse(dev);
+    return cr == ACCEL_CU_SUCCESS;
+}
+/* share->relay_settle (imports' lock held) */
+static void accel_i_cu_relay_settle(accel_i_import* base) {
+    accel_i_cu_import* im = (accel_i_cu_import*)base;
+    if (!im->stream) return;
+    accel_i_cu_enter(accel_i_cu_dev(base->to));
+    accel_i_cu.StreamSynchronize(im->stream);
 }
 
 /* ==== cuda: CPU signals on the GPU ====

@@ -323,7 +323,10 @@
    while such a device is open, is imported once and waited on in the segment's vkQueueSubmit, for a
    value already promised there, on a queue that owns its VkQueue (a CUDA queue of the same GPU imports
    it as well); elsewhere (lavapipe 22.3 exports none, ACCEL_VULKAN_NO_EXTERNAL_SEMAPHORE) they stay
-   host-gated, as do waits on CUDA signals.
+   host-gated. Waits on signals of a CUDA device of the same GPU go to the device the other way round:
+   the queue lends the CUDA device a timeline semaphore of its own, which CUDA raises once the CUDA
+   work that promised the value ran (accel_cuda.h, "Signals and signal points"), under the same
+   conditions (an exporting driver, a promised value, an owned VkQueue); else they are host-gated.
 
    ==== Interop: an engine's buffers and semaphores =============================================
    For an engine that owns its Vulkan objects (examples/engine.c does all of this): build accel on its
@@ -969,6 +972,7 @@ typedef struct accel_i_vk_queue {
        or by the queue's destroy; its list of the queues it holds */
     accel_i_batch* forgotten;
     struct accel_i_vk_queue* recover_next;
+    struct accel_i_vk_relay* relays;   /* vulkan: waits on CUDA signals (the walking thread's) */
 } accel_i_vk_queue;
 
 /* What a submitted batch needs to run to its end, set aside by accel_queue_submit before anything of
@@ -2227,7 +2231,8 @@ static accel_result accel_i_vk_signal_import(accel_device* to, accel_signal* s, 
 static const accel_i_share_ops accel_i_vk_share = {
     sizeof(accel_i_vk_import), accel_i_vk_exports, accel_i_vk_memory_of, accel_i_vk_memory_export,
     accel_i_vk_can_import, accel_i_vk_memory_import, accel_i_vk_import_free,
-    accel_i_vk_signals_export, accel_i_vk_signal_waitable, accel_i_vk_signal_export, accel_i_vk_signal_import
+    accel_i_vk_signals_export, accel_i_vk_signal_waitable, accel_i_vk_signal_export, accel_i_vk_signal_import,
+    NULL, NULL, NULL                               /* nor relays (its signals are semaphores) */
 };
 /* The VkBuffer that a command of dev's queue names for buffer base (a root), and *off moved to where
    base is in it: base's own where dev's, else the import of its memory into dev (made the first time;
@@ -2363,24 +2368,114 @@ static accel_result accel_i_vk_signal_import(accel_device* to, accel_signal* s, 
     return accel_i_vk_fail(dev, vr, "vkImportSemaphoreFdKHR",
                            "accel_queue_submit (a wait on another device)");
 }
-/* peer_waits: o's signals, imported (another VkDevice of the same device and driver) */
+
+/* ==== vulkan: waits on CUDA signals ====
+   DESIGN 7.2, the CUDA to Vulkan way: a CUDA signal is a word, not a semaphore, so the waiting queue
+   lends the CUDA device one (core: relays). Per CUDA device it waits on this way, the queue keeps a
+   relay: a signal of this device (its semaphore made exportable: made while the CUDA device is open)
+   and a count of tickets. A wait the walk hands to the device takes the next ticket, and the CUDA
+   device enqueues, in a stream of that relay's own, a wait for the CUDA point that promised the value
+   and then the semaphore's raise to the ticket (share->relay: cuStreamWaitValue64 on the point's
+   progress word, cuSignalExternalSemaphoresAsync); it says no where it cannot (the value is not yet
+   promised by a point the GPU will reach by itself: gated on the host). The segment waits for the
+   relay's latest ticket: a segment is classified and then built on the walking thread, one at a time,
+   and the relay stream raises tickets in order, so the latest covers this segment's waits and every
+   earlier one's. Tickets taken by a classification that gated or failed afterwards are raised in
+   their turn and waited for by nobody. Only on a queue that owns its VkQueue, as for other devices'
+   signals (a relay's semaphore is raised by CUDA alone). A failure of the CUDA signal fails what the
+   batch signals (core: failure after hand-off), and its ticket still comes once the CUDA point ran; a
+   loss of the CUDA device fails its relays (accel_i_relays_fail: their semaphores go past every
+   wait), and the queue then makes a new one. The relays go with the queue. */
+typedef struct accel_i_vk_relay {
+    struct accel_i_vk_relay* next;
+    const accel_device* from;   /* the CUDA device (compared, never read: it may be gone) */
+    accel_signal* sem;          /* this device's signal it raises (the queue holds a reference) */
+    uint64_t ticket;            /* the latest ticket taken */
+} accel_i_vk_relay;
+static const accel_i_vk_relay* accel_i_vk_relay_of(const accel_i_vk_queue* q, const accel_device* from) {
+    const accel_i_vk_relay* r = q->relays;
+    while (r && r->from != from) r = r->next;
+    return r;
+}
+static void accel_i_vk_relay_point(const accel_i_vk_relay* r, VkSemaphore* sem, uint64_t* v) {
+    *sem = ((const accel_i_vk_signal*)r->sem)->sem;
+    *v = r->ticket;
+}
+static void accel_i_vk_relay_free(accel_i_vk_queue* q, accel_i_vk_relay* r) {
+    accel_signal_destroy(r->sem);   /* once: a device destroy may have taken the handle first */
+    accel_i_release(r->sem);
+    accel_i_dev_free(q->base.obj.device, r, sizeof *r);
+}
+/* q's relay for `from`: a failed one (its device was lost) is replaced; NULL where none can be made. */
+static accel_i_vk_relay* accel_i_vk_relay_take(accel_i_vk_queue* q, const accel_device* from) {
+    accel_i_vk_relay **link = &q->relays, *r;
+    while ((r = *link) != NULL && r->from != from) link = &r->next;
+    if (r && !accel_i_failed(accel_i_signal_value(r->sem))) return r;
+    if (r) {
+        *link = r->next;
+        accel_i_vk_relay_free(q, r);
+    }
+    if ((r = (accel_i_vk_relay*)accel_i_dev_alloc(q->base.obj.device, sizeof *r)) == NULL) return NULL;
+    memset(r, 0, sizeof *r);
+    if (accel_signal_create(q->base.obj.device, 0, &r->sem) != ACCEL_OK ||
+        !((accel_i_vk_signal*)r->sem)->exportable) {
+        if (r->sem) accel_signal_destroy(r->sem);
+        accel_i_dev_free(q->base.obj.device, r, sizeof *r);
+        return NULL;
+    }
+    accel_i_retain(r->sem);
+    r->from = from;
+    r->next = q->relays;
+    q->relays = r;
+    return r;
+}
+static bool accel_i_vk_relay_wait(accel_i_vk_queue* q, accel_signal* s, uint64_t v) {
+    accel_device* from = s->obj.device;
+    accel_i_vk_relay* r;
+    if (!accel_i_relays_to(q->base.obj.device, from) || (r = accel_i_vk_relay_take(q, from)) == NULL ||
+        !from->backend->share->relay(s, v, r->sem, r->ticket + 1u))
+        return false;
+    r->ticket++;
+    return true;
+}
+static void accel_i_vk_relays_free(accel_i_vk_queue* q) {
+    while (q->relays) {
+        accel_i_vk_relay* r = q->relays;
+        q->relays = r->next;
+        accel_i_vk_relay_free(q, r);
+    }
+}
+
+/* peer_waits: o's signals, imported (another VkDevice of the same device and driver), or raised by o in
+   a semaphore lent to it (vulkan: waits on CUDA signals) */
 static bool accel_i_vk_peer_waits(accel_device* d, accel_device* o) {
-    return accel_i_vk_dev(d)->ext_sem && accel_i_signal_shared(d, o);
+    return accel_i_vk_dev(d)->ext_sem && (accel_i_signal_shared(d, o) || accel_i_relays_to(d, o));
 }
 /* wait_on_device for another device's signal s >= v, on a queue that owns its VkQueue (the caller
-   checked): for a value promised there (see above); the import made here */
+   checked): for a value promised there (see above); the import made here, or a relay's ticket taken */
 static bool accel_i_vk_wait_foreign(accel_i_vk_queue* q, accel_signal* s, uint64_t v) {
     accel_device* d = q->base.obj.device;
-    return accel_i_vk_peer_waits(d, s->obj.device) && accel_i_signal_import(d, s, v) != NULL;
+    if (!accel_i_vk_dev(d)->ext_sem) return false;
+    if (accel_i_signal_shared(d, s->obj.device)) return accel_i_signal_import(d, s, v) != NULL;
+    return accel_i_vk_relay_wait(q, s, v);
 }
-/* seg_waits: the wait operation of c (another device's signal, on the device) on its import */
-static void accel_i_vk_seg_wait_foreign(accel_i_vk_device* dev, const accel_i_cmd* c, accel_i_vk_ops* o) {
-    accel_i_import* im = accel_i_import_of(c->u.sig.signal, &dev->base);
-    if (!im) { o->lost_import = true; return; }
-    o->sems[o->nw] = ((accel_i_vk_import*)im)->sem;
-    o->vals[o->nw] = c->u.sig.value;
+/* seg_waits: the wait operation of c (another device's signal, on the device) on its import, or on the
+   relay's semaphore for its latest ticket (one operation a semaphore) */
+static void accel_i_vk_seg_wait_foreign(accel_i_vk_queue* q, const accel_i_cmd* c, accel_i_vk_ops* o) {
+    accel_i_import* im = accel_i_import_of(c->u.sig.signal, q->base.obj.device);
+    const accel_i_vk_relay* r = im ? NULL : accel_i_vk_relay_of(q, c->u.sig.signal->obj.device);
+    VkSemaphore sem;
+    uint64_t v = c->u.sig.value;
+    if (im) sem = ((accel_i_vk_import*)im)->sem;
+    else if (r) accel_i_vk_relay_point(r, &sem, &v);
+    else { o->lost_import = true; return; }
+    for (uint32_t i = 0; i < o->nw; i++)
+        if (o->sems[i] == sem) { if (o->vals[i] < v) o->vals[i] = v; return; }
+    o->sems[o->nw] = sem;
+    o->vals[o->nw] = v;
     o->stages[o->nw++] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
 }
+
 
 /* ==== vulkan: SPIR-V checks ==== */
 /* No module reaches the driver before these pass (a driver may crash on a malformed one): the header
@@ -4065,7 +4160,7 @@ static accel_i_vk_ops accel_i_vk_ops_of(const accel_i_batch* b) {
    only its signal operation (or a host raise submitted behind it) releases: after_last. Another
    device's signal waited on the device: its imported semaphore (lost_import where there is none).
    submit_lock held. */
-static void accel_i_vk_seg_wait_foreign(accel_i_vk_device* dev, const accel_i_cmd* c, accel_i_vk_ops* o);
+static void accel_i_vk_seg_wait_foreign(accel_i_vk_queue* q, const accel_i_cmd* c, accel_i_vk_ops* o);
 static void accel_i_vk_seg_waits(accel_i_vk_queue* q, const accel_i_batch* b, const accel_i_segment* sg,
                                  accel_i_vk_ops* o) {
     accel_i_vk_device* dev = accel_i_vk_dev(q->base.obj.device);
@@ -4075,7 +4170,7 @@ static void accel_i_vk_seg_waits(accel_i_vk_queue* q, const accel_i_batch* b, co
         accel_i_vk_signal* vs = (accel_i_vk_signal*)c->u.sig.signal;
         uint64_t v = c->u.sig.value;
         if (c->u.sig.signal->obj.device != &dev->base) {   /* on the device: an imported semaphore */
-            if (c->flags & ACCEL_I_CMD_ON_DEVICE) accel_i_vk_seg_wait_foreign(dev, c, o);
+            if (c->flags & ACCEL_I_CMD_ON_DEVICE) accel_i_vk_seg_wait_foreign(q, c, o);
             continue;
         }
         /* reached by a host raise */
@@ -4648,6 +4743,7 @@ static void accel_i_vk_queue_destroy(accel_queue* base) {
     accel_i_walker_stop(base);     /* waits for everything submitted */
     accel_i_vk_reclaim(q, true);   /* everything completed (or the device is lost) */
     accel_i_vk_forgotten_complete(q);   /* a recover took its entries (vulkan: recovery) */
+    accel_i_vk_relays_free(q);          /* nothing waits on them now */
     accel_i_queue_fini(base);
     accel_i_vk_queue_release(q);
 }

@@ -38,6 +38,8 @@
    Vulkan memory of the same GPU imports as an opaque fd (cuImportExternalMemory: see "external
    memory"); MOCK_CUDA_UUID makes device 0 that GPU (see mDeviceGetUuid). Its VMM memory (cuMemCreate,
    cuMemMap, ...) exports as an opaque fd that lavapipe imports (see "virtual memory management").
+   A Vulkan timeline semaphore imports as an opaque fd through a provider that a test registers, and a
+   stream waits on it and raises it in order (cuImportExternalSemaphore: see "external semaphores").
    MOCK_CUDA_ATTR_FAILS=N makes cuDeviceGetAttribute of attribute N fail (CUDA_ERROR_INVALID_VALUE),
    read at each call; while MOCK_CUDA_SYNC_FAILS is set, cuStreamSynchronize fails at once
    (CUDA_ERROR_UNKNOWN) and the stream runs on. mock_cuda_set_memory_limit gives the GPU a size, so
@@ -264,7 +266,7 @@ static const mock_kernel mock_kernels[] = {
 
 /* ==== streams: a worker thread running operations in order ==== */
 typedef enum { OP_COPY, OP_SET8, OP_SET32, OP_LAUNCH, OP_WRITE64, OP_WAIT64, OP_BATCH, OP_EVENT, OP_WAIT_EVENT,
-               OP_HOST, OP_POOL_FREE } op_kind;
+               OP_HOST, OP_POOL_FREE, OP_SEM_WAIT, OP_SEM_SIGNAL } op_kind;
 /* at_ns: when it last completed. One cuEventCreate made (owned) lives until cuEventDestroy and every
    operation recorded on it or waiting for it went (refs), as the driver keeps a destroyed event that a
    stream still waits for: a queue of one accel device may wait for an event of another one's queue
@@ -291,6 +293,7 @@ typedef struct op {
     unsigned nmemops;                                /* OP_BATCH: its memops follow the op */
     int pooled;                                      /* from the operations' free list (new_op) */
     int ev_ref;                                      /* holds a reference of ev (op_on_event) */
+    struct mock_sem* sem;                            /* OP_SEM_*: its import, a reference held */
     void* bufs[64]; uint32_t consts[64];             /* OP_LAUNCH: k->buffers and k->constants of them */
 } op;
 /* A stream's operations are a queue the host appends to and the stream's thread takes from with no lock
@@ -387,6 +390,16 @@ static op* new_op(op_kind k) { return new_op_sized(k, 0); }
 static void mock_event_put(mock_event* e) {
     if (e && e->owned && atomic_fetch_sub(&e->refs, 1) == 1) free(e);
 }
+static void mock_sem_put(struct mock_sem* m);
+/* An operation's import goes once it ran (or was skipped): a stream's last node stays (see mock_stream). */
+static void op_sem_drop(op* o) {
+    if (o->sem) mock_sem_put(o->sem);
+    o->sem = NULL;
+}
+static void op_refs_drop(op* o) {   /* what an operation that goes held */
+    if (o->ev_ref) mock_event_put(o->ev);
+    op_sem_drop(o);
+}
 static op* op_on_event(op_kind k, mock_event* e) {   /* OP_EVENT, OP_WAIT_EVENT: e stays until it goes */
     op* o = new_op(k);
     if (!o) return NULL;
@@ -397,8 +410,7 @@ static op* op_on_event(op_kind k, mock_event* e) {   /* OP_EVENT, OP_WAIT_EVENT:
 /* Gives pooled operations back (linked through next), their event references dropped: kept up to
    MOCK_OPS_KEPT, the rest freed; the free list's lock once for the lot. */
 static void mock_ops_back(op* list) {
-    for (op* o = list; o; o = o->next)
-        if (o->ev_ref) mock_event_put(o->ev);
+    for (op* o = list; o; o = o->next) op_refs_drop(o);
     mock_ops_take();
     while (list && mock_ops_kept < MOCK_OPS_KEPT) {
         op* o = list;
@@ -421,7 +433,7 @@ static void op_free(op* o) {
         mock_ops_back(o);
         return;
     }
-    if (o->ev_ref) mock_event_put(o->ev);
+    op_refs_drop(o);
     free(o);
 }
 /* A stream's thread frees into its spares, given back MOCK_SPARES at a time and whenever it runs dry:
@@ -438,6 +450,7 @@ static void mock_stream_free(mock_stream* s, op* o) {
     if (++s->nspare == MOCK_SPARES) mock_spare_flush(s);
 }
 static void mock_batch_run(const op* o);
+static void mock_sem_run(const op* o);
 static long long mock_now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -477,6 +490,7 @@ static void run_op(op* o) {
         break;
     case OP_HOST: o->host_fn(o->host_user); break;   /* cuLaunchHostFunc: on the stream's thread, in order */
     case OP_POOL_FREE: mock_pool_freed(o->dst, (unsigned)o->v64); break;   /* cuMemFreeAsync's point */
+    case OP_SEM_WAIT: case OP_SEM_SIGNAL: mock_sem_run(o); break;
     }
 }
 /* A stream that ran dry looks for more for MOCK_IDLE_SPIN_NS before its thread sleeps, as a GPU's
@@ -535,6 +549,7 @@ static void* stream_main(void* arg) {
         s->head = o;
         mock_op_time(mock_op_ns());
         run_op(o);
+        op_sem_drop(o);
         atomic_fetch_add_explicit(&s->done, 1u, memory_order_release);
     }
     if (s->head != &s->stub) op_free(s->head);
@@ -589,7 +604,7 @@ static int mock_grow(void** a, size_t* cap, size_t need, size_t size) {
 }
 /* ==== the context's objects (see the top), under mock_driver_lock ==== */
 enum { MOCK_OBJ_MEM, MOCK_OBJ_HOST, MOCK_OBJ_STREAM, MOCK_OBJ_EVENT, MOCK_OBJ_MODULE, MOCK_OBJ_GRAPH,
-       MOCK_OBJ_POOL, MOCK_OBJ_EXTMEM, MOCK_OBJ_VMM, MOCK_OBJ_VRANGE, MOCK_OBJ_VMAP };
+       MOCK_OBJ_POOL, MOCK_OBJ_EXTMEM, MOCK_OBJ_VMM, MOCK_OBJ_VRANGE, MOCK_OBJ_VMAP, MOCK_OBJ_EXTSEM };
 /* n: cuMemAlloc's size (a reservation's, a mapping's, a VMM allocation's); mapped: a buffer mapped
    from external memory (1) or a VMM mapping given access (2): cuMemFree frees nothing; of a VMM
    mapping (MOCK_OBJ_VMAP), the devices given access (a bit each) and `of` its allocation */
@@ -1167,6 +1182,151 @@ static CUresult mDestroyExternalMemory(mock_extmem* m) {
     MOCK_COUNT(MOCK_CALL_OTHER);
     if (!mock_obj_remove(m, MOCK_OBJ_EXTMEM)) return 1;
     mock_extmem_free(m);
+    return 0;
+}
+/* ==== external semaphores (cuImportExternalSemaphore: a Vulkan timeline semaphore's opaque fd) ====
+   Only a driver of the GPU that exported an opaque fd reads what semaphore it is: a test registers a
+   provider instead (mock_cuda_sem_provider, a copy kept; NULL, or one without resolve or reached, takes
+   it away) that resolves an fd to a handle of its own and answers for it (mock_cuda_sem_ops). Only
+   CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD (9) is taken; another type, or no provider,
+   is CUDA_ERROR_NOT_SUPPORTED; an fd the provider refuses, CUDA_ERROR_INVALID_HANDLE; on a failure the
+   fd stays the caller's, on success the driver takes it (closed: the handle names the semaphore). An
+   import is the current context's device's object (none current: CUDA_ERROR_INVALID_CONTEXT), listed
+   with the rest (mock_cuda_live; mock_cuda_live_sems counts them alone). cuWaitExternalSemaphoresAsync
+   enqueues an operation a semaphore that waits on its stream until the provider says the semaphore
+   reached the fence value (asked again and again, for up to MOCK_SEM_SLICE_NS each time, yielding
+   between) or the context dies, as a wait on a word does; cuSignalExternalSemaphoresAsync one that has
+   the provider raise it. An operation holds its import until it ran or was skipped (before its stream
+   counts it done): the provider's release (once an import) runs when the import is destroyed and no
+   operation holds it any more, on whichever thread lets it go last, so that one destroyed with
+   operations queued is not freed under them. A destroy, wait or signal of a
+   handle that is not live (destroyed, made before a reset, never made) fails with
+   CUDA_ERROR_INVALID_HANDLE, enqueues nothing and counts in mock_cuda_sem_misuse() (and, as other
+   objects' stale uses, in mock_cuda_stale_uses()). A reset destroys its device's imports with the rest
+   of the context's objects, as the driver does (the provider's release then, under the driver's lock);
+   a sticky error alone destroys none: their operations are skipped and a pending wait gives up.
+   mock_cuda_sem_waits() and mock_cuda_sem_signals() count the operations that ran (a wait from its
+   start). The provider is called from streams' threads and the host at once. */
+#define MOCK_SEM_SLICE_NS 1000000ull
+typedef struct mock_cuda_sem_ops {   /* a test's provider (it copies the declaration) */
+    void* user;
+    int (*resolve)(void* user, int fd, void** handle);     /* 0: ok; the fd's semaphore */
+    /* 1: the semaphore's value >= value; 0: not yet (after waiting up to timeout_ns, or at once) */
+    int (*reached)(void* user, void* handle, uint64_t value, uint64_t timeout_ns);
+    void (*signal)(void* user, void* handle, uint64_t value);
+    void (*release)(void* user, void* handle);
+} mock_cuda_sem_ops;
+/* An import: the provider that resolved it, its handle; refs: the list's (until destroyed) and ops'. */
+typedef struct mock_sem { mock_cuda_sem_ops ops; void* handle; atomic_int refs; } mock_sem;
+typedef struct mock_extsem_desc {   /* CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC */
+    int type;
+    union { int fd; struct { void* handle; const void* name; } win32; const void* sci; } handle;
+    unsigned flags, reserved[16];
+} mock_extsem_desc;
+typedef struct mock_extsem_params {   /* CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS; _WAIT_PARAMS alike */
+    struct {
+        struct { unsigned long long value; } fence;
+        unsigned long long sci, key;   /* nvSciSync, keyedMutex: not the mock's */
+        unsigned reserved[12];
+    } params;
+    unsigned flags, reserved[16];
+} mock_extsem_params;
+_Static_assert(sizeof(mock_extsem_params) == 144, "CUDA_EXTERNAL_SEMAPHORE_*_PARAMS are 144 bytes");
+static mock_cuda_sem_ops mock_sem_provider_ops;   /* resolve NULL: none (mock_driver_lock) */
+static atomic_llong mock_sem_waits, mock_sem_signals, mock_sem_misuses;
+static void mock_sem_put(mock_sem* m) {
+    if (atomic_fetch_sub(&m->refs, 1) != 1) return;
+    if (m->ops.release) m->ops.release(m->ops.user, m->handle);
+    free(m);
+}
+static CUresult mock_sem_misused(void) {
+    atomic_fetch_add(&mock_sem_misuses, 1);
+    return 400;   /* CUDA_ERROR_INVALID_HANDLE */
+}
+static int mock_sem_live_locked(const mock_sem* m) {   /* 0 (a stale use) when not live */
+    for (size_t i = 0; i < mock_nobjs; i++)
+        if (mock_objs[i].h == m && mock_objs[i].kind == MOCK_OBJ_EXTSEM) return 1;
+    atomic_fetch_add(&mock_stale, 1);
+    return 0;
+}
+static CUresult mImportExternalSemaphore(mock_sem** out, const mock_extsem_desc* d) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    mock_sem* m;
+    void* handle = NULL;
+    if (!out || !d) return 1;
+    if (d->type != 9) return 801;   /* CUDA_ERROR_NOT_SUPPORTED */
+    if (!mock_current) return 201;  /* CUDA_ERROR_INVALID_CONTEXT */
+    if (mock_dead(mock_cur_dev())) return mock_dead(mock_cur_dev());
+    if (!(m = (mock_sem*)calloc(1, sizeof *m))) return 2;
+    pthread_mutex_lock(&mock_driver_lock);
+    m->ops = mock_sem_provider_ops;
+    pthread_mutex_unlock(&mock_driver_lock);
+    if (!m->ops.resolve || m->ops.resolve(m->ops.user, d->handle.fd, &handle) != 0) {
+        CUresult r = m->ops.resolve ? 400 : 801;   /* refused; no provider */
+        free(m);
+        return r;
+    }
+    m->handle = handle;
+    atomic_init(&m->refs, 1);
+    if (!mock_obj_add(m, MOCK_OBJ_EXTSEM)) {
+        mock_sem_put(m);
+        return 2;
+    }
+    close(d->handle.fd);   /* the driver's now */
+    *out = m;
+    return 0;
+}
+/* One operation a semaphore, each holding its import, in the array's order; all or none enqueued. */
+static CUresult mock_sems_enqueue(op_kind k, mock_sem* const* sems, const mock_extsem_params* p, unsigned n,
+                                  mock_stream* s) {
+    op* list = NULL;
+    CUresult r = 0;
+    MOCK_COUNT(MOCK_CALL_MEMOP);
+    if (!s || (n && (!sems || !p))) return 1;
+    pthread_mutex_lock(&mock_driver_lock);
+    for (unsigned i = 0; i < n && !r; i++)
+        if (!mock_sem_live_locked(sems[i])) r = mock_sem_misused();
+    for (unsigned i = n; i-- > 0 && !r;) {   /* last to first: the list in order */
+        op* o = new_op(k);
+        if (!o) { r = 2; break; }
+        o->sem = sems[i];
+        atomic_fetch_add(&o->sem->refs, 1);
+        o->v64 = p[i].params.fence.value;
+        o->next = list;
+        list = o;
+    }
+    pthread_mutex_unlock(&mock_driver_lock);
+    while (list) {
+        op* o = list;
+        list = o->next;
+        if (r) op_free(o);
+        else r = push(s, o);
+    }
+    return r;
+}
+static CUresult mWaitExternalSemaphoresAsync(mock_sem* const* sems, const mock_extsem_params* p, unsigned n,
+                                             mock_stream* s) {
+    return mock_sems_enqueue(OP_SEM_WAIT, sems, p, n, s);
+}
+static CUresult mSignalExternalSemaphoresAsync(mock_sem* const* sems, const mock_extsem_params* p, unsigned n,
+                                               mock_stream* s) {
+    return mock_sems_enqueue(OP_SEM_SIGNAL, sems, p, n, s);
+}
+static void mock_sem_run(const op* o) {   /* on the stream's thread */
+    const mock_sem* m = o->sem;
+    if (o->kind == OP_SEM_SIGNAL) {
+        atomic_fetch_add(&mock_sem_signals, 1);
+        if (m->ops.signal) m->ops.signal(m->ops.user, m->handle, o->v64);
+        return;
+    }
+    atomic_fetch_add(&mock_sem_waits, 1);
+    while (!m->ops.reached(m->ops.user, m->handle, o->v64, MOCK_SEM_SLICE_NS) && !mock_dead(mock_running))
+        sched_yield();
+}
+static CUresult mDestroyExternalSemaphore(mock_sem* m) {
+    MOCK_COUNT(MOCK_CALL_OTHER);
+    if (!mock_obj_remove(m, MOCK_OBJ_EXTSEM)) return mock_sem_misused();
+    mock_sem_put(m);
     return 0;
 }
 /* ==== virtual memory management (cuMemCreate, cuMemAddressReserve, cuMemMap, cuMemSetAccess, ...) ====
@@ -1956,6 +2116,7 @@ static void mock_obj_free(const mock_obj* o) {
     case MOCK_OBJ_POOL: mock_pool_free((mock_pool*)o->h); break;
     case MOCK_OBJ_MEM: if (!o->mapped) { mock_big(o->n, -1); free(o->h); } break;
     case MOCK_OBJ_EXTMEM: mock_extmem_free((mock_extmem*)o->h); break;
+    case MOCK_OBJ_EXTSEM: mock_sem_put((mock_sem*)o->h); break;   /* gone once no operation holds it */
     case MOCK_OBJ_VMAP: mock_vmap_free_locked(o); break;   /* before its reservation: see the reset */
     case MOCK_OBJ_VRANGE: munmap(o->h, o->n); break;
     case MOCK_OBJ_VMM: ((mock_vmm*)o->h)->held = 0; mock_vmm_put_locked((mock_vmm*)o->h); break;
@@ -2066,6 +2227,10 @@ static const struct { const char* name; void* fn; } mock_table[] = {
     { "cuImportExternalMemory", (void*)mImportExternalMemory },
     { "cuExternalMemoryGetMappedBuffer", (void*)mExternalMemoryGetMappedBuffer },
     { "cuDestroyExternalMemory", (void*)mDestroyExternalMemory },
+    { "cuImportExternalSemaphore", (void*)mImportExternalSemaphore },
+    { "cuWaitExternalSemaphoresAsync", (void*)mWaitExternalSemaphoresAsync },
+    { "cuSignalExternalSemaphoresAsync", (void*)mSignalExternalSemaphoresAsync },
+    { "cuDestroyExternalSemaphore", (void*)mDestroyExternalSemaphore },
     { "cuMemGetAllocationGranularity", (void*)mMemGetAllocationGranularity },
     { "cuMemCreate", (void*)mMemCreate }, { "cuMemRelease", (void*)mMemRelease },
     { "cuMemAddressReserve", (void*)mMemAddressReserve }, { "cuMemAddressFree", (void*)mMemAddressFree },
@@ -2116,6 +2281,24 @@ MOCK_API CUresult cuStreamCreate(mock_stream** ps, unsigned flags);   /* example
 MOCK_API CUresult cuStreamCreate(mock_stream** ps, unsigned flags) { return mStreamCreate(ps, flags); }
 MOCK_API CUresult cuStreamDestroy_v2(mock_stream* s);
 MOCK_API CUresult cuStreamDestroy_v2(mock_stream* s) { return mStreamDestroy(s); }
+MOCK_API CUresult cuImportExternalSemaphore(mock_sem** out, const mock_extsem_desc* d);
+MOCK_API CUresult cuImportExternalSemaphore(mock_sem** out, const mock_extsem_desc* d) {
+    return mImportExternalSemaphore(out, d);
+}
+MOCK_API CUresult cuWaitExternalSemaphoresAsync(mock_sem* const* sems, const mock_extsem_params* p,
+                                                unsigned n, mock_stream* s);
+MOCK_API CUresult cuWaitExternalSemaphoresAsync(mock_sem* const* sems, const mock_extsem_params* p,
+                                                unsigned n, mock_stream* s) {
+    return mWaitExternalSemaphoresAsync(sems, p, n, s);
+}
+MOCK_API CUresult cuSignalExternalSemaphoresAsync(mock_sem* const* sems, const mock_extsem_params* p,
+                                                  unsigned n, mock_stream* s);
+MOCK_API CUresult cuSignalExternalSemaphoresAsync(mock_sem* const* sems, const mock_extsem_params* p,
+                                                  unsigned n, mock_stream* s) {
+    return mSignalExternalSemaphoresAsync(sems, p, n, s);
+}
+MOCK_API CUresult cuDestroyExternalSemaphore(mock_sem* m);
+MOCK_API CUresult cuDestroyExternalSemaphore(mock_sem* m) { return mDestroyExternalSemaphore(m); }
 
 /* Driver calls so far: kind 0 launches (cuLaunchKernel, cuGraphLaunch), 1 stream memory operations,
    2 event records and stream waits on events, 3 copies and fills, 4 context calls, 5 queries, 6
@@ -2193,6 +2376,29 @@ MOCK_API long long mock_cuda_stale_uses(void);
 MOCK_API long long mock_cuda_stale_uses(void) { return atomic_load(&mock_stale); }
 MOCK_API long long mock_cuda_resets(void);
 MOCK_API long long mock_cuda_resets(void) { return atomic_load(&mock_resets); }
+/* External semaphores (see "external semaphores"): the provider a test hands the mock (NULL: none);
+   imports live; wait and signal operations that ran; destroys and uses of handles that were not live. */
+MOCK_API void mock_cuda_sem_provider(const mock_cuda_sem_ops* ops);
+MOCK_API void mock_cuda_sem_provider(const mock_cuda_sem_ops* ops) {
+    pthread_mutex_lock(&mock_driver_lock);
+    memset(&mock_sem_provider_ops, 0, sizeof mock_sem_provider_ops);
+    if (ops && ops->resolve && ops->reached) mock_sem_provider_ops = *ops;
+    pthread_mutex_unlock(&mock_driver_lock);
+}
+MOCK_API long long mock_cuda_live_sems(void);
+MOCK_API long long mock_cuda_live_sems(void) {
+    long long n = 0;
+    pthread_mutex_lock(&mock_driver_lock);
+    for (size_t i = 0; i < mock_nobjs; i++) n += mock_objs[i].kind == MOCK_OBJ_EXTSEM;
+    pthread_mutex_unlock(&mock_driver_lock);
+    return n;
+}
+MOCK_API long long mock_cuda_sem_waits(void);
+MOCK_API long long mock_cuda_sem_waits(void) { return atomic_load(&mock_sem_waits); }
+MOCK_API long long mock_cuda_sem_signals(void);
+MOCK_API long long mock_cuda_sem_signals(void) { return atomic_load(&mock_sem_signals); }
+MOCK_API long long mock_cuda_sem_misuse(void);
+MOCK_API long long mock_cuda_sem_misuse(void) { return atomic_load(&mock_sem_misuses); }
 
 /* ==== NVRTC: "compiles" by keeping the source; fails on sources that mention undeclared_thing ==== */
 typedef struct mock_prog { char* src; char* name; int failed; } mock_prog;

@@ -10,14 +10,20 @@
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
 #include "test.h"
+#include "kernels.h"
 #if defined(ACCEL_TEST_HAVE_CUDA) && defined(ACCEL_TEST_HAVE_VULKAN) && !defined(_WIN32)
 #  include <dirent.h>
 #  include <dlfcn.h>
+#  include <sys/stat.h>
+#  include <unistd.h>
 #  define PEER_VK 1
 #  if !defined(__cplusplus)
 int setenv(const char* name, const char* value, int overwrite);   /* POSIX; <stdlib.h> hides it in C11 */
 int unsetenv(const char* name);                                     /* likewise */
 #  endif
+static void vk_sems_patch(accel_device* vk);
+static void vk_sems_provide(void);
+static int vk_sems_held(void);
 /* ACCEL_TEST_PEER=vulkan, CUDA under test */
 static bool peer_vulkan(void) {
     const char* e = getenv("ACCEL_TEST_PEER");
@@ -33,6 +39,7 @@ static int peer_vulkan_open(accel_device** out) {
     desc.backend = accel_vulkan_backend();
     desc.label = "second (vulkan)";
     if (!CHECK_OK(test_device_create_desc(desc, out))) return 0;
+    vk_sems_patch(*out);
     if (!getenv("MOCK_CUDA_UUID") && CHECK_OK(accel_device_info_get(*out, &info))) {
         for (int i = 0; i < 16; i++) snprintf(hex + 2 * i, 3, "%02x", info.uuid[i]);
         setenv("MOCK_CUDA_UUID", hex, 1);
@@ -41,6 +48,8 @@ static int peer_vulkan_open(accel_device** out) {
 }
 #else
 #  define PEER_VK 0
+static int vk_sems_held(void) { return 0; }
+static void vk_sems_provide(void) {}
 static bool peer_vulkan(void) { return false; }
 static int peer_vulkan_open(accel_device** out) { *out = NULL; return 0; }
 #endif
@@ -55,6 +64,7 @@ static int devices_open(devices* d) {
     memset(&desc, 0, sizeof desc);
     if (peer_vulkan()) {   /* the Vulkan device first: the CUDA mock takes its uuid */
         if (!peer_vulkan_open(&d->b) || !CHECK_OK(test_device_create(&d->a))) return 0;
+        vk_sems_provide();
     } else {
         if (!CHECK_OK(test_device_create(&d->a))) return 0;
         if (accel_backend_device_count(test_g.backend, &n) == ACCEL_OK && n > 1) d->b_index = 1;
@@ -71,6 +81,7 @@ static void devices_close(devices* d) {
     accel_device_destroy(d->a);
     accel_device_destroy(d->b);
     accel_device_destroy(d->cpu);
+    if (peer_vulkan()) CHECK_EQ_INT(vk_sems_held(), 0);   /* the driver's imports of semaphores went */
 }
 /* every ordered pair: the queue's device, the other buffer's device */
 static uint32_t devices_pairs(const devices* d, pair* out) {
@@ -214,7 +225,10 @@ TEST(peer_info) {
                                   accel_i_cu.WaitExternalSemaphoresAsync != NULL));
         /* ... a Vulkan queue imports the CUDA memory where the CUDA device exports it (cuMemCreate) */
         CHECK_OK(accel_device_peer_info(d.b, d.a, &pi));
-        CHECK(pi.copy && !pi.device_waits);   /* a CUDA signal is a word */
+        /* a CUDA signal is a word: the Vulkan queue lends CUDA a semaphore, where it exports them */
+        CHECK(pi.copy && pi.device_waits == (accel_i_vk_dev(d.b)->ext_sem && accel_i_vk_dev(d.b)->ext_mem &&
+                                             accel_i_cu_dev(d.a)->memops &&
+                                             accel_i_cu.SignalExternalSemaphoresAsync != NULL));
         CHECK(pi.direct_copy == (accel_i_cu_dev(d.a)->vmm_grain != 0 && accel_i_vk_dev(d.b)->ext_mem));
     } else
 #endif
@@ -977,6 +991,178 @@ static long long mock_fn0(const char* name) {
     memcpy(&fn, &sym, sizeof sym);
     return fn();
 }
+
+/* ---- a stand-in for a Vulkan driver that exports timeline semaphores ----
+   Lavapipe 22.3 exports none, so without a GPU a CUDA queue's wait on a Vulkan signal never takes the
+   GPU path (accel_cuda.h, "cuda: waits on Vulkan signals"). With ACCEL_TEST_VK_SEM_EXPORT=1 the test
+   stands in for the export, on the Vulkan device peer_vulkan_open makes: its entry points are patched
+   so that its semaphores are made as before (lavapipe's, the export request taken out),
+   vkGetSemaphoreFdKHR hands out a memfd that names the semaphore, and the CUDA mock, given the provider
+   below (mock_cuda_sem_provider), waits on the semaphore, and raises it, through lavapipe's host calls
+   in its streams. A semaphore destroyed while the mock still holds it keeps its last value, as an
+   exported payload outlives its VkSemaphore. The device's own imports are untouched (lavapipe's). */
+int memfd_create(const char* name, unsigned int flags);   /* glibc; <sys/mman.h> hides it in C11 */
+typedef struct vk_sem_entry {
+    VkDevice dev; VkSemaphore sem;
+    uint64_t ino;         /* the memfd handed out for it */
+    uint64_t last;        /* its value when it went (gone) */
+    int gone, refs;       /* refs: the mock's imports of it */
+} vk_sem_entry;
+typedef struct mock_cuda_sem_ops {   /* tests/mock_cuda.c's */
+    void* user;
+    int (*resolve)(void* user, int fd, void** handle);
+    int (*reached)(void* user, void* handle, uint64_t value, uint64_t timeout_ns);
+    void (*signal)(void* user, void* handle, uint64_t value);
+    void (*release)(void* user, void* handle);
+} mock_cuda_sem_ops;
+enum { VK_SEMS_MAX = 512 };
+static struct {
+    accel_i_a32 lock;
+    vk_sem_entry e[VK_SEMS_MAX];
+    accel_i_vk_dtab real;   /* the device's own entry points */
+    long long exports;
+} vk_sems;
+static bool vk_sems_on(void) {
+    const char* e = getenv("ACCEL_TEST_VK_SEM_EXPORT");
+    return e && e[0] && strcmp(e, "0") != 0;
+}
+static VkResult VKAPI_CALL vk_sems_create(VkDevice dev, const VkSemaphoreCreateInfo* ci,
+                                          const VkAllocationCallbacks* cb, VkSemaphore* out) {
+    VkSemaphoreCreateInfo c = *ci;
+    VkSemaphoreTypeCreateInfo type;
+    c.pNext = NULL;
+    for (const VkBaseInStructure* n = (const VkBaseInStructure*)ci->pNext; n; n = n->pNext)
+        if (n->sType == VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO) {   /* the export request goes */
+            memcpy(&type, n, sizeof type);
+            type.pNext = NULL;
+            c.pNext = &type;
+        }
+    return vk_sems.real.CreateSemaphore(dev, &c, cb, out);
+}
+/* The entry's semaphore is going (lock held): it keeps its value. */
+static void vk_sems_retire(vk_sem_entry* e) {
+    uint64_t v = 0;
+    if (vk_sems.real.GetSemaphoreCounterValue(e->dev, e->sem, &v) == VK_SUCCESS) e->last = v;
+    e->gone = 1;
+}
+static void VKAPI_CALL vk_sems_destroy(VkDevice dev, VkSemaphore sem, const VkAllocationCallbacks* cb) {
+    accel_i_spin_lock(&vk_sems.lock);
+    for (int i = 0; i < VK_SEMS_MAX; i++) {
+        vk_sem_entry* e = &vk_sems.e[i];
+        if (e->sem == sem && e->dev == dev && !e->gone) vk_sems_retire(e);
+    }
+    vk_sems.real.DestroySemaphore(dev, sem, cb);
+    accel_i_spin_unlock(&vk_sems.lock);
+}
+static void VKAPI_CALL vk_sems_destroy_device(VkDevice dev, const VkAllocationCallbacks* cb) {
+    accel_i_spin_lock(&vk_sems.lock);
+    for (int i = 0; i < VK_SEMS_MAX; i++) {
+        vk_sem_entry* e = &vk_sems.e[i];
+        if (e->dev == dev && e->sem && !e->gone) vk_sems_retire(e);
+    }
+    vk_sems.real.DestroyDevice(dev, cb);
+    accel_i_spin_unlock(&vk_sems.lock);
+}
+static VkResult VKAPI_CALL vk_sems_get_fd(VkDevice dev, const VkSemaphoreGetFdInfoKHR* gi, int* fd) {
+    struct stat st;
+    VkResult vr = VK_ERROR_TOO_MANY_OBJECTS;
+    int f = memfd_create("accel-test-semaphore", 1u /* MFD_CLOEXEC */);
+    if (f < 0 || fstat(f, &st) != 0) {
+        if (f >= 0) close(f);
+        return VK_ERROR_TOO_MANY_OBJECTS;
+    }
+    accel_i_spin_lock(&vk_sems.lock);
+    for (int i = 0; i < VK_SEMS_MAX; i++) {
+        vk_sem_entry* e = &vk_sems.e[i];
+        if (e->sem && !(e->gone && e->refs == 0)) continue;   /* a free slot */
+        memset(e, 0, sizeof *e);
+        e->dev = dev;
+        e->sem = gi->semaphore;
+        e->ino = (uint64_t)st.st_ino;
+        vk_sems.exports++;
+        vr = VK_SUCCESS;
+        break;
+    }
+    accel_i_spin_unlock(&vk_sems.lock);
+    if (vr == VK_SUCCESS) *fd = f;
+    else close(f);
+    return vr;
+}
+/* the provider: the mock's side */
+static int vk_sems_resolve(void* user, int fd, void** handle) {
+    struct stat st;
+    int r = -1;
+    (void)user;
+    if (fstat(fd, &st) != 0) return -1;
+    accel_i_spin_lock(&vk_sems.lock);
+    for (int i = 0; i < VK_SEMS_MAX && r; i++)
+        if (vk_sems.e[i].sem && !vk_sems.e[i].gone && vk_sems.e[i].ino == (uint64_t)st.st_ino) {
+            vk_sems.e[i].refs++;
+            *handle = &vk_sems.e[i];
+            r = 0;
+        }
+    accel_i_spin_unlock(&vk_sems.lock);
+    return r;
+}
+static int vk_sems_reached(void* user, void* handle, uint64_t value, uint64_t timeout_ns) {
+    vk_sem_entry* e = (vk_sem_entry*)handle;
+    uint64_t v = 0;
+    (void)user;
+    (void)timeout_ns;
+    accel_i_spin_lock(&vk_sems.lock);
+    if (e->gone) v = e->last;
+    else if (vk_sems.real.GetSemaphoreCounterValue(e->dev, e->sem, &v) != VK_SUCCESS) v = 0;
+    accel_i_spin_unlock(&vk_sems.lock);
+    if (v >= value) return 1;
+    return 0;   /* the mock yields and asks again */
+}
+static void vk_sems_signal(void* user, void* handle, uint64_t value) {
+    vk_sem_entry* e = (vk_sem_entry*)handle;
+    VkSemaphoreSignalInfo si;
+    (void)user;
+    memset(&si, 0, sizeof si);
+    si.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO;
+    si.semaphore = e->sem;
+    si.value = value;
+    accel_i_spin_lock(&vk_sems.lock);
+    if (e->gone) e->last = value > e->last ? value : e->last;
+    else vk_sems.real.SignalSemaphore(e->dev, &si);
+    accel_i_spin_unlock(&vk_sems.lock);
+}
+static void vk_sems_release(void* user, void* handle) {
+    (void)user;
+    accel_i_spin_lock(&vk_sems.lock);
+    ((vk_sem_entry*)handle)->refs--;
+    accel_i_spin_unlock(&vk_sems.lock);
+}
+/* The mock's imports of the stand-in's semaphores not given back (its cuDestroyExternalSemaphore). */
+static int vk_sems_held(void) {
+    int n = 0;
+    accel_i_spin_lock(&vk_sems.lock);
+    for (int i = 0; i < VK_SEMS_MAX; i++) n += vk_sems.e[i].refs;
+    accel_i_spin_unlock(&vk_sems.lock);
+    return n;
+}
+/* Hands the mock the provider, once it is loaded (after the first CUDA device). */
+static void vk_sems_provide(void) {
+    static const mock_cuda_sem_ops ops = { NULL, vk_sems_resolve, vk_sems_reached, vk_sems_signal,
+                                           vk_sems_release };
+    void* sym = vk_sems_on() ? mock_sym("mock_cuda_sem_provider") : NULL;
+    void (*fn)(const mock_cuda_sem_ops*);
+    if (!sym) return;
+    memcpy(&fn, &sym, sizeof sym);
+    fn(&ops);
+}
+static void vk_sems_patch(accel_device* vk) {
+    accel_i_vk_device* dev = accel_i_vk_dev(vk);
+    if (!vk_sems_on() || dev->ext_sem) return;   /* a driver that exports them needs no stand-in */
+    vk_sems.real = dev->vk;
+    dev->vk.CreateSemaphore = vk_sems_create;
+    dev->vk.DestroySemaphore = vk_sems_destroy;
+    dev->vk.DestroyDevice = vk_sems_destroy_device;
+    dev->vk.GetSemaphoreFdKHR = vk_sems_get_fd;
+    dev->ext_sem = true;
+}
 static void expect_mock_imports(long long n) {
     if (mock_imports(0) < 0) return;
     CHECK_EQ_INT(mock_imports(0), n);
@@ -1098,6 +1284,260 @@ TEST(cuda_and_vulkan_imports_in_every_teardown_order) {
 /* A CUDA queue copies out of a Vulkan queue's accel_queue_alloc memory between the Vulkan queue's signal
    after a fill and the free behind the CUDA queue's signal: the bytes of that use (direct or staged, as
    the handle's memory allows). */
+/* Lavapipe has one VkQueue, which no accel queue owns (the device's own transfers share it), so a wait of
+   a Vulkan queue on the device is for a value already promised there or for an engine's semaphore
+   (accel_vulkan.h, "Signals: design"). The tests below hold a Vulkan queue on such a semaphore, raised by
+   the host when they say go, so that everything after it is submitted, and promised, before it runs. */
+typedef struct engine_gate { accel_signal* s; VkSemaphore sem; accel_device* vk; } engine_gate;
+static int engine_gate_open(accel_device* vk, engine_gate* g) {
+    g->vk = vk;
+    g->s = NULL;
+    if (!CHECK_EQ_INT(accel_i_vk_timeline(accel_i_vk_dev(vk), 0, &g->sem), VK_SUCCESS)) return 0;
+    return CHECK_OK(accel_vulkan_signal_wrap(vk, g->sem, &g->s));
+}
+static void engine_gate_close(engine_gate* g) {
+    accel_signal_destroy(g->s);   /* not the semaphore, the engine's: after accel's work on it is done */
+    accel_i_vk_dev(g->vk)->vk.DestroySemaphore(accel_i_vk_dev(g->vk)->device, g->sem, NULL);
+}
+
+/* A CUDA queue's wait on a Vulkan signal of the same GPU runs on the GPU where the Vulkan device exports
+   its semaphores (on the mock: ACCEL_TEST_VK_SEM_EXPORT=1, the stand-in above): the stream waits on the
+   semaphore imported once (the mock counts the waits its streams ran), and the copy behind the wait
+   sees the Vulkan queue's fill, rounds in a row; a failure of the Vulkan signal releases the stream and
+   reaches the CUDA queue's later signal with its reason; the import goes with the signal. */
+static void sem_round(accel_queue* q, accel_queue* oq, accel_buffer* mine, accel_buffer* theirs,
+                      accel_signal* gate, accel_signal* filled, accel_signal* copied, uint32_t r) {
+    accel_queue_wait(oq, gate, r);   /* an engine's semaphore: on the device */
+    accel_queue_fill(oq, theirs, 0, 4096, 0x3C000000u + r);
+    accel_queue_signal(oq, filled, r);
+    CHECK_OK(accel_queue_submit(oq));
+    accel_queue_wait(q, filled, r);   /* promised by the Vulkan queue's submit: on the GPU */
+    accel_queue_copy(q, mine, 0, theirs, 0, 4096);
+    accel_queue_signal(q, copied, r);
+    CHECK_OK(accel_queue_submit(q));
+    CHECK_EQ_U64(accel_signal_value(copied), r - 1);
+    CHECK_OK(accel_signal_set(gate, r));
+    CHECK_OK(accel_signal_wait(copied, r, ACCEL_WAIT_FOREVER));
+    expect_ends(mine, 0x3C000000u + r);
+}
+TEST(cuda_waits_on_vulkan_signals_on_the_gpu) {
+    devices d;
+    accel_peer_info pi;
+    accel_queue *q = NULL, *oq = NULL;
+    accel_buffer *mine = NULL, *theirs = NULL;
+    accel_signal *filled = NULL, *copied = NULL, *after = NULL;
+    engine_gate gate = { NULL, VK_NULL_HANDLE, NULL };
+    long long waits0;
+    if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    waits0 = mock_fn0("mock_cuda_sem_waits");
+    if (!CHECK_OK(accel_device_peer_info(d.a, d.b, &pi)) || !pi.device_waits) {
+        devices_close(&d);
+        if (vk_sems_on() && mock_sym("mock_cuda_live_imports")) {   /* the stand-in, on the mock: a must */
+            CHECK(!"a CUDA queue's waits on the stand-in's semaphores go to the GPU");
+            return;
+        }
+        SKIP("the Vulkan device exports no timeline semaphores (lavapipe 22.3: ACCEL_TEST_VK_SEM_EXPORT=1 "
+             "stands in for one on the mock)");
+    }
+    if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q)) &&
+        CHECK_OK(accel_queue_create(d.b, ACCEL_QUEUE_COMPUTE, &oq)) &&
+        CHECK_OK(test_buffer_create(d.a, 4096, ACCEL_MEMORY_DEVICE, &mine)) &&
+        CHECK_OK(test_buffer_create(d.b, 4096, ACCEL_MEMORY_DEVICE, &theirs)) && engine_gate_open(d.b, &gate) &&
+        CHECK_OK(accel_signal_create(d.b, 0, &filled)) && CHECK_OK(accel_signal_create(d.a, 0, &copied)) &&
+        CHECK_OK(accel_signal_create(d.a, 0, &after))) {
+        for (uint32_t r = 1; r <= 3 && !TEST_FAILED_SO_FAR(); r++) {
+            sem_round(q, oq, mine, theirs, gate.s, filled, copied, r);
+            CHECK(accel_i_import_of(filled, d.a) != NULL);   /* imported once, kept */
+        }
+        if (waits0 >= 0) {   /* the mock's streams waited on the semaphore, once a round */
+            CHECK(mock_fn0("mock_cuda_sem_waits") - waits0 >= 3);
+            CHECK_EQ_INT(mock_fn0("mock_cuda_live_sems"), 1);
+        }
+        /* the failure: the CUDA queue waits on the GPU for a value the Vulkan queue promised */
+        accel_queue_wait(oq, gate.s, 4);
+        accel_queue_signal(oq, filled, 4);
+        CHECK_OK(accel_queue_submit(oq));
+        accel_queue_wait(q, filled, 4);
+        accel_queue_signal(q, after, 1);
+        CHECK_OK(accel_queue_submit(q));
+        CHECK_EQ_U64(accel_signal_value(after), 0);
+        CHECK_OK(accel_signal_fail(filled, ACCEL_ERROR_DEVICE_LOST));
+        CHECK_RESULT(accel_signal_wait(after, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_EQ_U64(accel_signal_value(after), accel_signal_value(filled));
+        /* the semaphore goes past the stream's wait once the Vulkan signal operation pending on it ran
+           (a semaphore with one pending is not raised from the host) */
+        CHECK_OK(accel_signal_set(gate.s, 4));
+        CHECK_OK(accel_queue_finish(q, ACCEL_WAIT_FOREVER));
+        CHECK_OK(accel_queue_finish(oq, ACCEL_WAIT_FOREVER));
+        accel_signal_destroy(filled);   /* its import goes (freed as a release of the CUDA device) */
+        filled = NULL;
+        CHECK(vk_sems.exports >= 1);
+    }
+    accel_queue_destroy(q);
+    accel_queue_destroy(oq);
+    accel_buffer_destroy(mine);
+    accel_buffer_destroy(theirs);
+    if (gate.s) engine_gate_close(&gate);
+    accel_signal_destroy(filled);
+    accel_signal_destroy(copied);
+    accel_signal_destroy(after);
+    devices_close(&d);   /* and the stand-in's count of the driver's imports reads 0 */
+}
+/* A Vulkan queue's wait on a CUDA signal of the same GPU runs on the GPU where the Vulkan device exports
+   timeline semaphores (the stand-in, on the mock): the queue lends CUDA a semaphore (a relay), which
+   the CUDA device raises in a stream of its own once the CUDA point that promised the value ran (the
+   mock counts the raises). A relay needs a queue that owns its VkQueue; lavapipe's one VkQueue is
+   shared with the device's transfers, so the test marks the queue's as owned, as on a GPU with
+   several (no transfer of the Vulkan device runs while a relay is pending here). Rounds of a chain that
+   runs on the GPUs alone once the engine's gate opens: the Vulkan queue signals `ready`, the CUDA
+   queue waits for it (on its imported semaphore), fills and signals `filled`, and the Vulkan queue waits
+   for that (the relay) and copies; every copy sees the fill. Then a failure of the CUDA signal reaches
+   the Vulkan queue's later signal with its reason; then a loss of the CUDA device (an out-of-bounds
+   kernel) releases the Vulkan queue's wait that its streams will never raise now; after a recover the
+   next wait relays again, through a new relay. */
+typedef struct relay_case {
+    accel_queue *cq, *vq;
+    accel_buffer *theirs, *mine;
+    accel_signal *ready, *filled, *copied;
+    engine_gate gate;
+} relay_case;
+static void relay_round(relay_case* c, uint32_t r) {
+    accel_queue_wait(c->vq, c->gate.s, r);
+    accel_queue_signal(c->vq, c->ready, r);
+    CHECK_OK(accel_queue_submit(c->vq));
+    accel_queue_wait(c->cq, c->ready, r);   /* on the GPU: the Vulkan signal's semaphore */
+    accel_queue_fill(c->cq, c->theirs, 0, 4096, 0x5E000000u + r);
+    accel_queue_signal(c->cq, c->filled, r);
+    CHECK_OK(accel_queue_submit(c->cq));
+    accel_queue_wait(c->vq, c->filled, r);   /* promised by the CUDA point above: relayed */
+    accel_queue_copy(c->vq, c->mine, 0, c->theirs, 0, 4096);
+    accel_queue_signal(c->vq, c->copied, r);
+    CHECK_OK(accel_queue_submit(c->vq));
+    CHECK(accel_signal_value(c->copied) < r);   /* nothing ran before the gate */
+    CHECK_OK(accel_signal_set(c->gate.s, r));
+    CHECK_OK(accel_signal_wait(c->copied, r, ACCEL_WAIT_FOREVER));
+    expect_ends(c->mine, 0x5E000000u + r);
+}
+/* The Vulkan queue waits (relayed) for filled = v, which the CUDA queue promises behind `ready`. */
+static void relay_pending(relay_case* c, uint64_t v, accel_signal* after) {
+    accel_queue_wait(c->vq, c->gate.s, v);
+    accel_queue_signal(c->vq, c->ready, v);
+    CHECK_OK(accel_queue_submit(c->vq));
+    accel_queue_wait(c->cq, c->ready, v);
+    accel_queue_signal(c->cq, c->filled, v);
+    CHECK_OK(accel_queue_submit(c->cq));
+    accel_queue_wait(c->vq, c->filled, v);
+    accel_queue_signal(c->vq, after, 1);
+    CHECK_OK(accel_queue_submit(c->vq));
+    CHECK_EQ_U64(accel_signal_value(after), 0);
+}
+/* The CUDA device is lost (an out-of-bounds kernel on a queue of its own) while the Vulkan queue waits
+   for filled = v on the GPU, and the gate is still shut: only the loss releases that wait. */
+static void relay_loss(devices* d, relay_case* c, uint64_t v) {
+    accel_program_desc pd;
+    accel_program* p = NULL;
+    accel_queue* lq = NULL;
+    accel_buffer* buf = NULL;
+    accel_signal *after = NULL, *dead = NULL;
+    memset(&pd, 0, sizeof pd);
+    pd.name = "oob";
+    pd.ptx = test_oob_ptx();
+    pd.buffer_count = 1;
+    if (CHECK_OK(accel_program_create(d->a, &pd, &p)) && CHECK_OK(accel_queue_create(d->a, 0, &lq)) &&
+        CHECK_OK(test_buffer_create(d->a, 4096, ACCEL_MEMORY_DEVICE, &buf)) &&
+        CHECK_OK(accel_signal_create(d->b, 0, &after)) && CHECK_OK(accel_signal_create(d->a, 0, &dead))) {
+        relay_pending(c, v, after);
+        accel_queue_exec(lq, p, &buf, 1, NULL, 0, accel_exec_1d(1, 1));
+        accel_queue_signal(lq, dead, 1);
+        CHECK_OK(accel_queue_submit(lq));
+        CHECK_RESULT(accel_signal_wait(dead, 1, 30000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+        /* the Vulkan queue's wait is released, its signal failed as filled did */
+        CHECK_RESULT(accel_signal_wait(after, 1, 30000000000ull), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_EQ_U64(accel_signal_value(after), accel_signal_value(c->filled));
+        CHECK_OK(accel_signal_set(c->gate.s, v));
+        CHECK_OK(accel_queue_finish(c->vq, 30000000000ull));
+    }
+    accel_queue_destroy(lq);
+    accel_buffer_destroy(buf);
+    accel_program_destroy(p);
+    accel_signal_destroy(after);
+    accel_signal_destroy(dead);
+}
+static int relay_case_open(devices* d, relay_case* c) {
+    accel_i_vk_device* vk = accel_i_vk_dev(d->b);
+    memset(c, 0, sizeof *c);
+    if (!CHECK_OK(accel_queue_create(d->a, ACCEL_QUEUE_COMPUTE, &c->cq)) ||
+        !CHECK_OK(accel_queue_create(d->b, ACCEL_QUEUE_COMPUTE, &c->vq)) ||
+        !CHECK_OK(test_buffer_create(d->a, 2u << 20, ACCEL_MEMORY_DEVICE, &c->theirs)) ||   /* exported */
+        !CHECK_OK(test_buffer_create(d->b, 4096, ACCEL_MEMORY_DEVICE, &c->mine)) ||
+        !engine_gate_open(d->b, &c->gate) || !CHECK_OK(accel_signal_create(d->b, 0, &c->ready)) ||
+        !CHECK_OK(accel_signal_create(d->a, 0, &c->filled)) || !CHECK_OK(accel_signal_create(d->b, 0, &c->copied)))
+        return 0;
+    accel_i_mutex_lock(&vk->submit_lock);   /* see above */
+    ((accel_i_vk_queue*)c->vq)->hwq->owned = true;
+    accel_i_mutex_unlock(&vk->submit_lock);
+    return 1;
+}
+static void relay_case_close(relay_case* c) {
+    accel_queue_destroy(c->cq);
+    accel_queue_destroy(c->vq);
+    accel_buffer_destroy(c->theirs);
+    accel_buffer_destroy(c->mine);
+    if (c->gate.s) engine_gate_close(&c->gate);
+    accel_signal_destroy(c->ready);
+    accel_signal_destroy(c->filled);
+    accel_signal_destroy(c->copied);
+}
+TEST(vulkan_waits_on_cuda_signals_on_the_gpu) {
+    devices d;
+    accel_peer_info pi;
+    relay_case c;
+    accel_signal* after = NULL;
+    long long raises0;
+    if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    raises0 = mock_fn0("mock_cuda_sem_signals");
+    if (!CHECK_OK(accel_device_peer_info(d.b, d.a, &pi)) || !pi.device_waits) {
+        devices_close(&d);
+        if (vk_sems_on() && mock_sym("mock_cuda_live_imports") && cuda_memops()) {   /* a must there */
+            CHECK(!"a Vulkan queue's waits on CUDA signals go to the GPU with the stand-in");
+            return;
+        }
+        SKIP("the Vulkan device exports no timeline semaphores, or CUDA cannot raise them (lavapipe 22.3, "
+             "the event-ring mode)");
+    }
+    if (relay_case_open(&d, &c) && CHECK_OK(accel_signal_create(d.b, 0, &after))) {
+        for (uint32_t r = 1; r <= 4 && !TEST_FAILED_SO_FAR(); r++) relay_round(&c, r);
+        CHECK(((accel_i_vk_queue*)c.vq)->relays != NULL && ((accel_i_vk_queue*)c.vq)->relays->next == NULL);
+        if (raises0 >= 0) CHECK(mock_fn0("mock_cuda_sem_signals") - raises0 >= 4);
+        /* the failure of the CUDA signal while the Vulkan queue waits for it on the GPU */
+        relay_pending(&c, 5, after);
+        CHECK_OK(accel_signal_fail(c.filled, ACCEL_ERROR_DEVICE_LOST));
+        CHECK_RESULT(accel_signal_wait(after, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
+        CHECK_EQ_U64(accel_signal_value(after), accel_signal_value(c.filled));
+        CHECK_OK(accel_signal_set(c.gate.s, 5));   /* the CUDA point runs, and its ticket comes */
+        CHECK_OK(accel_queue_finish(c.cq, ACCEL_WAIT_FOREVER));
+        CHECK_OK(accel_queue_finish(c.vq, ACCEL_WAIT_FOREVER));
+        accel_signal_destroy(c.filled);
+        c.filled = NULL;
+        if (CHECK_OK(accel_signal_create(d.a, 0, &c.filled))) relay_loss(&d, &c, 6);
+        /* after a recover: a new CUDA queue, signal and buffer, relayed again through a new relay */
+        accel_queue_destroy(c.cq);
+        accel_signal_destroy(c.filled);
+        accel_buffer_destroy(c.theirs);
+        c.cq = NULL;
+        c.filled = NULL;
+        c.theirs = NULL;
+        if (CHECK_OK(accel_device_recover(d.a)) && CHECK_OK(accel_queue_create(d.a, 0, &c.cq)) &&
+            CHECK_OK(test_buffer_create(d.a, 2u << 20, ACCEL_MEMORY_DEVICE, &c.theirs)) &&
+            CHECK_OK(accel_signal_create(d.a, 0, &c.filled)))
+            relay_round(&c, 7);
+    }
+    relay_case_close(&c);
+    accel_signal_destroy(after);
+    devices_close(&d);
+}
 TEST(cuda_copy_of_vulkan_queue_memory) {
     devices d;
     accel_queue *vq = NULL, *cq = NULL;
@@ -1276,7 +1716,7 @@ TEST(vulkan_copies_through_exported_cuda_memory) {
         devices_close(&d);
         SKIP("the CUDA device exports no memory (no cuMemCreate with POSIX fds), or Vulkan imports none");
     }
-    CHECK(pi.copy && !pi.device_waits);   /* a CUDA signal is a word */
+    CHECK(pi.copy);   /* (device_waits: test peer_info) */
     CHECK_EQ_INT(atomic_load(&d.a->exporting), 1);   /* a Vulkan device of its GPU could import */
     g = accel_i_cu_dev(d.a)->vmm_grain;   /* the driver's granularity (the mock's: 2 MiB) */
     CHECK(g >= ((size_t)64 << 10) && (g & (g - 1)) == 0 && g <= ((size_t)8 << 20));
@@ -1666,6 +2106,8 @@ TEST(vulkan_imports_of_cuda_memory_in_every_order) { SKIP("built without both CU
 TEST(cuda_import_refused_is_staged) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_copy_with_a_lost_vulkan_devices_buffer) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_copy_of_vulkan_queue_memory) { SKIP("built without both CUDA and Vulkan"); }
+TEST(cuda_waits_on_vulkan_signals_on_the_gpu) { SKIP("built without both CUDA and Vulkan"); }
+TEST(vulkan_waits_on_cuda_signals_on_the_gpu) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_and_vulkan_copies_through_imported_memory) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_recorded_list_with_a_vulkan_buffer) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_and_vulkan_imports_in_every_teardown_order) { SKIP("built without both CUDA and Vulkan"); }
@@ -1825,6 +2267,8 @@ int main(int argc, char** argv) {
     RUN(cuda_import_refused_is_staged);
     RUN(cuda_copy_with_a_lost_vulkan_devices_buffer);
     RUN(cuda_copy_of_vulkan_queue_memory);
+    RUN(cuda_waits_on_vulkan_signals_on_the_gpu);
+    RUN(vulkan_waits_on_cuda_signals_on_the_gpu);
     RUN(vulkan_copies_through_exported_cuda_memory);
     RUN(vulkan_imports_of_cuda_memory_in_every_order);
     RUN(another_gpu_copies_exported_cuda_memory);
