@@ -265,9 +265,13 @@
      submission, on a queue that owns its VkQueue; a CUDA device of the same GPU:
      cuWaitExternalSemaphoresAsync), for a value already promised by work handed to the signal's
      device (a value only a later host set could bring is gated), on signals made while both devices
-     are open. Everything else (other GPUs, a Vulkan queue on a CUDA signal, Vulkan drivers without
-     exportable timeline semaphores such as lavapipe) is gated on the host by the queue's worker
-     thread, as before. The
+     are open; and a Vulkan queue that owns its VkQueue waiting on a CUDA signal of the same GPU the
+     other way round: it lends the CUDA device a timeline semaphore of its own, which a stream of the
+     CUDA device raises (cuSignalExternalSemaphoresAsync) once the CUDA signal point that promised the
+     value ran, for a value such a point already promised and the GPU reaches by itself (CUDA with
+     stream memory operations; accel_vulkan.h, "vulkan: waits on CUDA signals"). Everything else
+     (other GPUs, Vulkan drivers without exportable timeline semaphores such as lavapipe) is gated
+     on the host by the queue's worker thread, as before. The
      failure rule of "Waits on the device" holds across devices: a batch whose waits went to the
      device watching another device's signals is listed with that device, so a failure there fails
      the rest of its signals (with the same reason) before the waits are released. The signals of

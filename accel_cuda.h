@@ -373,8 +373,13 @@
    and a Vulkan queue's copies of them are staged.
    A Vulkan signal of the same GPU whose semaphore exports (accel_vulkan.h, "Peer copies between Vulkan
    devices") is waited for on the GPU too, imported with cuImportExternalSemaphore and waited on with
-   cuWaitExternalSemaphoresAsync (cuda: waits on Vulkan signals); a Vulkan queue's waits on CUDA
-   signals are gated on the host (a CUDA signal is a word, not a semaphore).
+   cuWaitExternalSemaphoresAsync (cuda: waits on Vulkan signals). A CUDA signal is a word, not a
+   semaphore, so a Vulkan queue's wait on one goes to the GPU the other way round: the Vulkan queue
+   lends this device a timeline semaphore, imported the same way, and a stream of its own raises it
+   (cuSignalExternalSemaphoresAsync) once the signal point that promised the value ran, where that
+   point's progress word is one the GPU writes by itself (with stream memory operations; else, and
+   where the Vulkan device exports no semaphores, the wait is gated on the host): cuda: Vulkan waits
+   on CUDA signals. A loss or recover of this device releases such waits (the semaphore fails).
 
    ==== Timestamps and the trace ================================================================
    accel_queue_timestamp records a timing event on the stream (cuEventRecord), then a signal point of
@@ -403,7 +408,8 @@
    call, from a stream query or from an event query makes the device lost: accel's lost flag is set
    (every later call returns ACCEL_ERROR_DEVICE_LOST), every signal of the device is failed with
    ACCEL_ERROR_DEVICE_LOST, queued batches are dropped (their signals fail) and in-flight ones are
-   released, so every wait returns. Errors that are not sticky (e.g. a launch with too many resources)
+   released, so every wait returns; so do other devices' queues waiting on the GPU for its signals
+   (their later signals read failed first). Errors that are not sticky (e.g. a launch with too many resources)
    are logged with the call name and the driver's error name, fail the rest of that batch with
    ACCEL_ERROR_BACKEND, and leave the device usable.
 
@@ -5416,8 +5422,7 @@ static accel_result accel_i_cu_memory_export(const accel_buffer* root, int* fd) 
    the host, as before); freed (cuDestroyExternalSemaphore, as a release) when the signal goes, or when
    this device is destroyed or recovered. A failed Vulkan signal's semaphore is raised past every wait
    (accel_vulkan.h, "Signals: design"), which releases the stream; the core fails what the batch signals
-   (core: failure after hand-off). The other way (a Vulkan queue on a CUDA signal) is gated on the host:
-   a CUDA signal is a word, not a semaphore. */
+   (core: failure after hand-off). The other way: cuda: Vulkan waits on CUDA signals. */
 static bool accel_i_cu_sems(void) {
     return accel_i_cu.ImportExternalSemaphore && accel_i_cu.WaitExternalSemaphoresAsync &&
            accel_i_cu.DestroyExternalSemaphore;

@@ -50,11 +50,15 @@
 #      raw program's own export, target >= 0.9x; row 10, what such a buffer costs to make, beside a raw
 #      cuMemCreate and the plain cuMemAlloc); cuda-vulkan: tests/test_devices.c with CUDA under test and
 #      a Vulkan device of the same GPU as the second device (ACCEL_TEST_PEER=vulkan: its
-#      cuda_and_vulkan_* and vulkan_*_cuda_memory tests must run, not skip; its pair tests wait across
+#      cuda_and_vulkan_*, vulkan_*_cuda_memory and *_waits_on_*_signals_on_the_gpu tests must run, not
+#      skip (the last two: a CUDA queue waits on a Vulkan signal's imported semaphore, a Vulkan queue on a
+#      CUDA signal through a semaphore it lends CUDA, which a CUDA stream raises); its pair tests wait across
 #      the two devices on the GPU through the Vulkan signals' imported timeline semaphores); both again with
 #      ACCEL_VULKAN_NO_EXTERNAL_SEMAPHORE=1 (test_devices and test_ordering: those waits gated on the
 #      host, the fallback); bench_shared_waits: a Vulkan signal waited on by a CUDA queue and by another
-#      Vulkan device's queue through the shared semaphore vs raw programs (target <= 1.2x); the loader
+#      Vulkan device's queue through the shared semaphore vs raw programs, and a CUDA signal waited on
+#      by a Vulkan queue through the semaphore it lends CUDA (row 5) vs a raw
+#      cuSignalExternalSemaphoresAsync (targets <= 1.2x); the loader
 #      libvulkan.so.1 must be
 #      installed). NV_ICD names the driver's manifest (default: the NVIDIA one under /usr/local/nvidia,
 #      else the loader's own search).
@@ -263,6 +267,11 @@ else
             why=$(grep -m1 -o 'SKIP vulkan_copies_through.*' "$log")
             bad "cuda-vulkan-gpu: the exported CUDA memory tests skipped ($why)"
         fi
+        for t in cuda_waits_on_vulkan_signals_on_the_gpu vulkan_waits_on_cuda_signals_on_the_gpu; do
+            if grep -q "SKIP $t" "$log"; then   # the shared semaphores, both ways
+                bad "cuda-vulkan-gpu: $t skipped ($(grep -m1 -o "SKIP $t.*" "$log"))"
+            fi
+        done
         suite cuda-vulkan-gpu-gated "${vk_env[@]}" ACCEL_TEST_BACKEND=cuda ACCEL_TEST_PEER=vulkan ACCEL_VULKAN_NO_EXTERNAL_SEMAPHORE=1
     fi
     if [[ -x build/bench_shared_waits ]]; then   # waits across devices of the GPU: shared timeline semaphores

@@ -14,6 +14,13 @@
      4 raw: two VkDevices, the first one's exportable timeline semaphore imported into the second;
        per step an empty submit signals it, the second device's submit waits for it and signals its
        own, the host waits for that with vkWaitSemaphores
+     5 accel, CUDA -> Vulkan, the other way: a CUDA queue signals s = i, and the Vulkan queue waits
+       for it on the GPU through a semaphore it lends CUDA (a relay: a stream of the CUDA device
+       waits for the point's progress word, then cuSignalExternalSemaphoresAsync), where the Vulkan
+       driver exports timeline semaphores; the host waits for the Vulkan queue's signal
+     6 raw: the VkDevice's exportable timeline semaphore imported into CUDA; per step
+       cuSignalExternalSemaphoresAsync on a stream, a vkQueueSubmit that waits for it and signals a
+       semaphore of its own, the host waits for that with vkWaitSemaphores     target: row 5 <= 1.2x
 
    Rounds alternate accel and raw (who goes first rotating); "paired" is the median over rounds of each
    round's ratio. Where the Vulkan driver exports no timeline semaphores (lavapipe 22.3), there is no
@@ -39,18 +46,19 @@ static int runs = 7, steps = 2000, failures = 0;
 
 /* ==== accel's side ==== */
 typedef struct acc {
-    accel_queue *vq, *oq;          /* the Vulkan queue that signals, the other device's that waits */
+    accel_queue *vq, *oq;          /* the queue that signals (Vulkan; row 5: CUDA), the other's that waits */
     accel_signal *s, *t;
     uint64_t v;
     bool device_waits;
 } acc;
-static int acc_open(acc* a, accel_device* vk, accel_device* other) {
+/* from's queue signals, other's waits (rows 1 and 3: from is the Vulkan device; row 5: the CUDA one) */
+static int acc_open(acc* a, accel_device* from, accel_device* other) {
     accel_peer_info pi;
     memset(a, 0, sizeof *a);
-    if (accel_queue_create(vk, ACCEL_QUEUE_COMPUTE, &a->vq) != ACCEL_OK ||
+    if (accel_queue_create(from, ACCEL_QUEUE_COMPUTE, &a->vq) != ACCEL_OK ||
         accel_queue_create(other, ACCEL_QUEUE_COMPUTE, &a->oq) != ACCEL_OK ||
-        accel_signal_create(vk, 0, &a->s) != ACCEL_OK || accel_signal_create(other, 0, &a->t) != ACCEL_OK ||
-        accel_device_peer_info(other, vk, &pi) != ACCEL_OK)
+        accel_signal_create(from, 0, &a->s) != ACCEL_OK || accel_signal_create(other, 0, &a->t) != ACCEL_OK ||
+        accel_device_peer_info(other, from, &pi) != ACCEL_OK)
         return 0;
     a->device_waits = pi.device_waits;
     return 1;
@@ -94,7 +102,7 @@ typedef struct rvk {
     VkPhysicalDevice phys;
     VkDevice da, db;
     VkQueue qa, qb;
-    VkSemaphore sa, imp, sb;       /* A's exported; its import into B; B's own */
+    VkSemaphore sa, imp, sb, sa2;  /* A's exported; its import into B; B's own; A's own */
     uint64_t v;
 } rvk;
 static void rvk_load(rvk* r, VkDevice d) {
@@ -135,6 +143,7 @@ static void rvk_close(rvk* r) {
     if (r->db) r->DeviceWaitIdle(r->db);
     if (r->imp) r->DestroySemaphore(r->db, r->imp, NULL);
     if (r->sb) r->DestroySemaphore(r->db, r->sb, NULL);
+    if (r->sa2) r->DestroySemaphore(r->da, r->sa2, NULL);
     if (r->sa) r->DestroySemaphore(r->da, r->sa, NULL);
     if (r->db) r->DestroyDevice(r->db, NULL);
     if (r->da) r->DestroyDevice(r->da, NULL);
@@ -177,6 +186,7 @@ static int rvk_open(rvk* r, const char** why) {
     if (family == UINT32_MAX || !(r->da = rvk_device(r, family, &r->qa)) || !(r->db = rvk_device(r, family, &r->qb)))
         return 0;
     if (!(r->sa = rvk_timeline(r, r->da, 1)) || !(r->sb = rvk_timeline(r, r->db, 0)) ||
+        !(r->sa2 = rvk_timeline(r, r->da, 0)) ||
         !(r->imp = rvk_timeline(r, r->db, 0)) || (fd = rvk_fd(r)) < 0)
         return 0;
     {
@@ -220,6 +230,7 @@ typedef unsigned long long rcu_ptr;   /* CUdeviceptr */
     X(StreamWriteValue64, (void*, rcu_ptr, unsigned long long, unsigned)) \
     X(ImportExternalSemaphore, (void**, const accel_cu_extsem_desc*)) \
     X(WaitExternalSemaphoresAsync, (void* const*, const accel_cu_extsem_wait*, unsigned, void*)) \
+    X(SignalExternalSemaphoresAsync, (void* const*, const accel_cu_extsem_signal*, unsigned, void*)) \
     X(DestroyExternalSemaphore, (void*))
 typedef struct rcu {
     void* lib;
@@ -283,6 +294,28 @@ static double rcu_run(void* p) {
         }
         for (uint32_t n = 1; *word < v; n++)
             if (n % 64u == 0) sched_yield(); else bench_cpu_relax();
+    }
+    return (double)(bench_now_ns() - t0) / steps;
+}
+
+/* Row 6's raw step, steps times: CUDA raises A's semaphore, A's queue waits for it and signals its own. */
+static double rcu_raise_run(void* p) {
+    rcu* c = (rcu*)p;
+    rvk* r = c->vk;
+    uint64_t t0 = bench_now_ns();
+    c->CtxSetCurrent(c->ctx);
+    for (int i = 0; i < steps; i++) {
+        uint64_t v = ++r->v;
+        VkSemaphoreWaitInfo wi = { VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, NULL, 0, 1, &r->sa2, &v };
+        accel_cu_extsem_signal sg;
+        memset(&sg, 0, sizeof sg);
+        sg.params.fence.value = v;
+        if (c->SignalExternalSemaphoresAsync(&c->sem, &sg, 1, c->stream) != 0 ||
+            !rvk_submit(r, r->qa, r->sa, v, r->sa2, v) ||
+            r->WaitSemaphores(r->da, &wi, UINT64_MAX) != VK_SUCCESS) {
+            failures++;
+            return -1;
+        }
     }
     return (double)(bench_now_ns() - t0) / steps;
 }
@@ -354,9 +387,13 @@ int main(int argc, char** argv) {
     if (raw_ok && cu && !(cu_ok = rcu_open(&c, &r)))
         printf("shared_waits: the raw CUDA import of the semaphore failed here: row 2 skipped\n");
     printf("%-46s %10s\n", "a Vulkan signal -> other device's queue -> host", "ns/step");
-    if (!cu) printf("shared_waits: no CUDA device with the Vulkan device's uuid: rows 1-2 skipped\n");
+    if (!cu) printf("shared_waits: no CUDA device with the Vulkan device's uuid: rows 1-2 and 5-6 skipped\n");
     else if (acc_open(&a, vk, cu)) pair_rows("accel, Vulkan -> CUDA", acc_run, &a, a.device_waits,
                                              cu_ok ? rcu_run : NULL, &c, "raw cuWaitExternalSemaphoresAsync", 1);
+    if (cu) acc_close(&a);
+    if (cu && acc_open(&a, cu, vk))   /* the other way: the Vulkan queue lends CUDA a semaphore */
+        pair_rows("accel, CUDA -> Vulkan", acc_run, &a, a.device_waits, cu_ok ? rcu_raise_run : NULL, &c,
+                  "raw cuSignalExternalSemaphoresAsync", 5);
     if (cu) acc_close(&a);
     if (acc_open(&a, vk, vk2)) pair_rows("accel, Vulkan -> Vulkan (another VkDevice)", acc_run, &a, a.device_waits,
                                          raw_ok ? rvk_run : NULL, &r, "raw imported timeline semaphore", 3);

@@ -1021,6 +1021,7 @@ static struct {
     vk_sem_entry e[VK_SEMS_MAX];
     accel_i_vk_dtab real;   /* the device's own entry points */
     long long exports;
+    int patched;            /* a device was patched (not where its driver exports semaphores) */
 } vk_sems;
 static bool vk_sems_on(void) {
     const char* e = getenv("ACCEL_TEST_VK_SEM_EXPORT");
@@ -1162,6 +1163,7 @@ static void vk_sems_patch(accel_device* vk) {
     dev->vk.DestroyDevice = vk_sems_destroy_device;
     dev->vk.GetSemaphoreFdKHR = vk_sems_get_fd;
     dev->ext_sem = true;
+    vk_sems.patched = 1;
 }
 static void expect_mock_imports(long long n) {
     if (mock_imports(0) < 0) return;
@@ -1372,7 +1374,7 @@ TEST(cuda_waits_on_vulkan_signals_on_the_gpu) {
         CHECK_OK(accel_queue_finish(oq, ACCEL_WAIT_FOREVER));
         accel_signal_destroy(filled);   /* its import goes (freed as a release of the CUDA device) */
         filled = NULL;
-        CHECK(vk_sems.exports >= 1);
+        if (vk_sems.patched) CHECK(vk_sems.exports >= 1);   /* the stand-in's exports */
     }
     accel_queue_destroy(q);
     accel_queue_destroy(oq);
@@ -1393,9 +1395,10 @@ TEST(cuda_waits_on_vulkan_signals_on_the_gpu) {
    runs on the GPUs alone once the engine's gate opens: the Vulkan queue signals `ready`, the CUDA
    queue waits for it (on its imported semaphore), fills and signals `filled`, and the Vulkan queue waits
    for that (the relay) and copies; every copy sees the fill. Then a failure of the CUDA signal reaches
-   the Vulkan queue's later signal with its reason; then a loss of the CUDA device (an out-of-bounds
-   kernel) releases the Vulkan queue's wait that its streams will never raise now; after a recover the
-   next wait relays again, through a new relay. */
+   the Vulkan queue's later signal with its reason; then (on the mock: NVIDIA's driver keeps a lost
+   context's error for the rest of the process) a loss of the CUDA device (an out-of-bounds kernel)
+   releases the Vulkan queue's wait that its streams will never raise now; after a recover the next
+   wait relays again, through a new relay. */
 typedef struct relay_case {
     accel_queue *cq, *vq;
     accel_buffer *theirs, *mine;
@@ -1521,6 +1524,13 @@ TEST(vulkan_waits_on_cuda_signals_on_the_gpu) {
         CHECK_OK(accel_queue_finish(c.vq, ACCEL_WAIT_FOREVER));
         accel_signal_destroy(c.filled);
         c.filled = NULL;
+        if (!mock_sym("mock_cuda_live_imports")) {   /* a real driver's loss lasts the process */
+            fprintf(stderr, "  (the loss and recover part runs on the mock only)\n");
+            relay_case_close(&c);
+            accel_signal_destroy(after);
+            devices_close(&d);
+            return;
+        }
         if (CHECK_OK(accel_signal_create(d.a, 0, &c.filled))) relay_loss(&d, &c, 6);
         /* after a recover: a new CUDA queue, signal and buffer, relayed again through a new relay */
         accel_queue_destroy(c.cq);
