@@ -1548,6 +1548,120 @@ TEST(vulkan_waits_on_cuda_signals_on_the_gpu) {
     accel_signal_destroy(after);
     devices_close(&d);
 }
+/* Relays in numbers and in every teardown order (the stand-in, on the mock): three Vulkan queues wait
+   on the same CUDA signal in each of 40 rounds (fan_rounds) (a relay each, made once; every round's copies see
+   that round's fill, exactly once); then the relays go with their queue (order 0), or the CUDA device
+   goes first while the Vulkan queues keep their relays (order 1: a new CUDA device's signal is relayed
+   again afterwards), or the Vulkan device recovers first (order 2: the stale queues' relays go at their
+   destroy). No driver import of a semaphore is left, nor a stand-in's reference. */
+enum { FAN_QUEUES = 3 };
+/* 40 rounds; 6 under the validation layer, whose tracking makes each host raise of a semaphore slow */
+static uint32_t fan_rounds(void) { return getenv("VK_INSTANCE_LAYERS") ? 6u : 40u; }
+typedef struct fan_sigs { accel_signal *gate, *ready, *filled; } fan_sigs;
+static void fan_round(accel_queue* cq, accel_queue* const* vq, const fan_sigs* f, accel_buffer* theirs,
+                      accel_buffer* const* mine, accel_signal* const* copied, uint32_t r) {
+    accel_signal *gate = f->gate, *filled = f->filled;
+    accel_queue_wait(vq[0], gate, r);   /* held until the host says go (an engine's semaphore) */
+    accel_queue_signal(vq[0], f->ready, r);
+    CHECK_OK(accel_queue_submit(vq[0]));
+    accel_queue_wait(cq, f->ready, r);   /* and so is the CUDA queue, on the GPU */
+    accel_queue_fill(cq, theirs, 0, 4096, 0x7A000000u + r);
+    accel_queue_signal(cq, filled, r);
+    CHECK_OK(accel_queue_submit(cq));
+    for (int k = 0; k < FAN_QUEUES; k++) {
+        accel_queue_wait(vq[k], filled, r);
+        accel_queue_copy(vq[k], mine[k], 0, theirs, 0, 4096);
+        accel_queue_signal(vq[k], copied[k], r);
+        CHECK_OK(accel_queue_submit(vq[k]));
+    }
+    CHECK_OK(accel_signal_set(gate, r));
+    for (int k = 0; k < FAN_QUEUES; k++) {
+        CHECK_OK(accel_signal_wait(copied[k], r, ACCEL_WAIT_FOREVER));
+        CHECK_EQ_U64(accel_signal_value(copied[k]), r);
+        expect_ends(mine[k], 0x7A000000u + r);
+    }
+}
+static void relays_order_case(int order) {
+    devices d;
+    accel_queue *cq = NULL, *vq[FAN_QUEUES] = { NULL };
+    accel_buffer *theirs = NULL, *mine[FAN_QUEUES] = { NULL };
+    accel_signal *filled = NULL, *ready = NULL, *copied[FAN_QUEUES] = { NULL };
+    engine_gate gate = { NULL, VK_NULL_HANDLE, NULL };
+    fan_sigs f;
+    long long raises0;
+    bool ok;
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    raises0 = mock_fn0("mock_cuda_sem_signals");
+    ok = CHECK_OK(accel_queue_create(d.a, 0, &cq)) && engine_gate_open(d.b, &gate) &&
+         CHECK_OK(test_buffer_create(d.a, 2u << 20, ACCEL_MEMORY_DEVICE, &theirs)) &&
+         CHECK_OK(accel_signal_create(d.a, 0, &filled)) && CHECK_OK(accel_signal_create(d.b, 0, &ready));
+    f.gate = gate.s;
+    f.ready = ready;
+    f.filled = filled;
+    for (int k = 0; k < FAN_QUEUES && ok; k++)
+        ok = CHECK_OK(accel_queue_create(d.b, 0, &vq[k])) &&
+             CHECK_OK(test_buffer_create(d.b, 4096, ACCEL_MEMORY_DEVICE, &mine[k])) &&
+             CHECK_OK(accel_signal_create(d.b, 0, &copied[k]));
+    if (ok) ((accel_i_vk_queue*)vq[0])->hwq->owned = true;   /* all share it (see relay_case_open) */
+    for (uint32_t r = 1; ok && r <= fan_rounds() && !TEST_FAILED_SO_FAR(); r++)
+        fan_round(cq, vq, &f, theirs, mine, copied, r);
+    if (ok && raises0 >= 0) CHECK(mock_fn0("mock_cuda_sem_signals") - raises0 >= FAN_QUEUES * fan_rounds());
+    for (int k = 0; k < FAN_QUEUES && ok; k++)
+        CHECK(((accel_i_vk_queue*)vq[k])->relays && !((accel_i_vk_queue*)vq[k])->relays->next);
+    if (ok && order == 0) {   /* the relays go with their queues: the driver's imports go too */
+        for (int k = 0; k < FAN_QUEUES; k++) { accel_queue_destroy(vq[k]); vq[k] = NULL; }
+        CHECK_OK(accel_queue_finish(cq, ACCEL_WAIT_FOREVER));
+    }
+    if (ok && order == 1) {   /* the CUDA device first; a new one's signal is relayed through the old relay */
+        accel_queue_destroy(cq);
+        accel_signal_destroy(filled);
+        accel_buffer_destroy(theirs);
+        cq = NULL, filled = NULL, theirs = NULL;
+        accel_device_destroy(d.a);
+        d.a = NULL;
+        if (CHECK_OK(test_device_create(&d.a)) && CHECK_OK(accel_queue_create(d.a, 0, &cq)) &&
+            CHECK_OK(test_buffer_create(d.a, 2u << 20, ACCEL_MEMORY_DEVICE, &theirs)) &&
+            CHECK_OK(accel_signal_create(d.a, 0, &filled))) {
+            f.filled = filled;
+            fan_round(cq, vq, &f, theirs, mine, copied, fan_rounds() + 1);
+        }
+    }
+    if (ok && order == 2) {   /* the queues are stale now (the engine's semaphore goes before its device) */
+        for (int k = 0; k < FAN_QUEUES; k++) CHECK_OK(accel_queue_finish(vq[k], ACCEL_WAIT_FOREVER));
+        engine_gate_close(&gate);
+        gate.s = NULL;
+        CHECK_OK(accel_device_recover(d.b));
+    }
+    for (int k = 0; k < FAN_QUEUES; k++) {
+        accel_queue_destroy(vq[k]);
+        accel_buffer_destroy(mine[k]);
+        accel_signal_destroy(copied[k]);
+    }
+    accel_queue_destroy(cq);
+    accel_buffer_destroy(theirs);
+    accel_signal_destroy(filled);
+    accel_signal_destroy(ready);
+    if (gate.s) engine_gate_close(&gate);
+    devices_close(&d);
+    if (mock_fn0("mock_cuda_live_sems") >= 0) CHECK_EQ_INT(mock_fn0("mock_cuda_live_sems"), 0);
+}
+TEST(relays_in_numbers_and_every_teardown_order) {
+    accel_peer_info pi;
+    devices d;
+    if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
+    if (!devices_open(&d)) { devices_close(&d); return; }
+    if (!CHECK_OK(accel_device_peer_info(d.b, d.a, &pi)) || !pi.device_waits || !vk_sems.patched) {
+        devices_close(&d);
+        if (vk_sems_on() && mock_sym("mock_cuda_live_imports") && cuda_memops()) {
+            CHECK(!"a Vulkan queue's waits on CUDA signals go to the GPU with the stand-in");
+            return;
+        }
+        SKIP("on the mock with the stand-in only (ACCEL_TEST_VK_SEM_EXPORT=1): it recovers the Vulkan "
+             "device");
+    }
+    devices_close(&d);
+    for (int order = 0; order < 3 && !TEST_FAILED_SO_FAR(); order++) relays_order_case(order);
+}
 TEST(cuda_copy_of_vulkan_queue_memory) {
     devices d;
     accel_queue *vq = NULL, *cq = NULL;
@@ -2118,6 +2232,7 @@ TEST(cuda_copy_with_a_lost_vulkan_devices_buffer) { SKIP("built without both CUD
 TEST(cuda_copy_of_vulkan_queue_memory) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_waits_on_vulkan_signals_on_the_gpu) { SKIP("built without both CUDA and Vulkan"); }
 TEST(vulkan_waits_on_cuda_signals_on_the_gpu) { SKIP("built without both CUDA and Vulkan"); }
+TEST(relays_in_numbers_and_every_teardown_order) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_and_vulkan_copies_through_imported_memory) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_recorded_list_with_a_vulkan_buffer) { SKIP("built without both CUDA and Vulkan"); }
 TEST(cuda_and_vulkan_imports_in_every_teardown_order) { SKIP("built without both CUDA and Vulkan"); }
@@ -2279,6 +2394,7 @@ int main(int argc, char** argv) {
     RUN(cuda_copy_of_vulkan_queue_memory);
     RUN(cuda_waits_on_vulkan_signals_on_the_gpu);
     RUN(vulkan_waits_on_cuda_signals_on_the_gpu);
+    RUN(relays_in_numbers_and_every_teardown_order);
     RUN(vulkan_copies_through_exported_cuda_memory);
     RUN(vulkan_imports_of_cuda_memory_in_every_order);
     RUN(another_gpu_copies_exported_cuda_memory);
