@@ -6155,7 +6155,8 @@ static accel_i_import* accel_i_import_of(const void* key, const accel_device* to
 /* The import of key (another device's memory, ex of root; or else signal s) into `to`, made the first
    time: exported by its device and imported by `to` outside the lock; a thread that came first wins. */
 static accel_result accel_i_import_keyed(accel_device* to, const void* key, const accel_buffer* root,
-                                         const accel_i_export* ex, accel_signal* s, accel_i_import** out) {
+                                         const accel_i_export* ex, accel_signal* s, bool relay,
+                                         accel_i_import** out) {
     const accel_i_share_ops* fs = (root ? root->obj.device : s->obj.device)->backend->share;
     const accel_i_share_ops* ts = to->backend->share;
     accel_i_import *im, *fresh;
@@ -6168,6 +6169,7 @@ static accel_result accel_i_import_keyed(accel_device* to, const void* key, cons
     memset((void*)fresh, 0, ts->import_bytes);
     fresh->key = key;
     fresh->to = to;
+    fresh->relay = relay;   /* listed with it (core: relays) */
     r = root ? fs->memory_export(root, &fd) : fs->signal_export(s, &fd);
     if (r == ACCEL_OK) r = root ? ts->memory_import(to, ex, fd, fresh) : ts->signal_import(to, s, fd, fresh);
     if (r != ACCEL_OK) { accel_i_dev_free(to, fresh, ts->import_bytes); return r; }
@@ -6195,7 +6197,7 @@ static accel_result accel_i_import_get(accel_device* to, const accel_buffer* roo
     if (!fs || !ts || !fs->memory_of || !ts->memory_import || !fs->memory_of(root, &ex))
         return ACCEL_ERROR_UNSUPPORTED;
     *at = ex.offset;
-    return accel_i_import_keyed(to, ex.key, root, &ex, NULL, out);
+    return accel_i_import_keyed(to, ex.key, root, &ex, NULL, false, out);
 }
 /* Another backend's device whose memory `to` could import: it exports, on the same GPU (the same
    non-zero uuid; two drivers of one GPU, CUDA's and Vulkan's). */
@@ -6239,7 +6241,7 @@ static accel_i_import* accel_i_signal_import(accel_device* to, accel_signal* s, 
     const accel_i_share_ops* fs = s->obj.device->backend->share;
     accel_i_import* im = NULL;
     if (!accel_i_signal_shared(to, s->obj.device) || !fs->signal_waitable(s, v)) return NULL;
-    return accel_i_import_keyed(to, s, NULL, NULL, s, &im) == ACCEL_OK ? im : NULL;
+    return accel_i_import_keyed(to, s, NULL, NULL, s, false, &im) == ACCEL_OK ? im : NULL;
 }
 
 /* ==== core: relays ====
@@ -6260,11 +6262,7 @@ static bool accel_i_relays_to(const accel_device* to, const accel_device* from) 
 /* The import of relay r (a signal of another device) into `to`, made the first time (NULL: none). */
 static accel_i_import* accel_i_relay_import(accel_device* to, accel_signal* r) {
     accel_i_import* im = NULL;
-    if (accel_i_import_keyed(to, r, NULL, NULL, r, &im) != ACCEL_OK) return NULL;
-    accel_i_spin_lock(&accel_i_imports_lock);
-    im->relay = true;
-    accel_i_spin_unlock(&accel_i_imports_lock);
-    return im;
+    return accel_i_import_keyed(to, r, NULL, NULL, r, true, &im) == ACCEL_OK ? im : NULL;
 }
 /* The imports' lock, taken (true) or given back, for a backend's short use of an import it found. */
 static void accel_i_imports_hold(bool take) {
@@ -6287,7 +6285,8 @@ static void accel_i_relays_end(accel_device* from) {
         accel_i_spin_unlock(&accel_i_imports_lock);
         if (!found) return;
         if (r) {
-            accel_signal_fail(r, ACCEL_ERROR_DEVICE_LOST);
+            if (!accel_i_stale(&r->obj))   /* else its semaphore went with a recover, which released them */
+                accel_i_signal_raise_held(r, accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST));
             accel_i_release(r);
         }
     }

@@ -1556,6 +1556,9 @@ typedef struct accel_i_cu_signal {
     /* signal points enqueued on it: a host waiter that found none in flight sleeps until this moves (the
        enqueuer then notifies the host event), and then reaps (see accel_i_cu_signal_wait_many) */
     accel_i_a64 pointed;
+    /* cuda: device loss: the lost device's signals to fail across devices, and what each had reached */
+    struct accel_i_cu_signal* lost_next;
+    uint64_t lost_before;
 } accel_i_cu_signal;
 typedef struct accel_i_cu_buffer {
     accel_buffer base;
@@ -2044,9 +2047,11 @@ static bool accel_i_cu_sticky(accel_cu_result r) {
 /* ==== cuda: device loss ==== */
 static void accel_i_cu_signal_publish(accel_signal* s, uint64_t v);
 /* Marks the device lost (once), logs why, and fails every signal of the device so that waits return. */
+static uint64_t accel_i_cu_reached(accel_signal* s);
 static void accel_i_cu_lose(accel_i_cu_device* dev, accel_cu_result r, const char* call) {
     accel_device* d = &dev->base;
     uint64_t failed = accel_i_failed_value(ACCEL_ERROR_DEVICE_LOST);
+    accel_i_cu_signal* lost = NULL;
     if (atomic_exchange(&dev->losing, 1u)) return;
     accel_i_log(d, ACCEL_LOG_ERROR,
                 "accel_cuda: device lost: %s returned %s (%d); every pending signal of the device fails",
@@ -2056,15 +2061,29 @@ static void accel_i_cu_lose(accel_i_cu_device* dev, accel_cu_result r, const cha
     accel_i_spin_lock(&d->objects_lock);
     for (accel_i_object* o = d->objects; o; o = o->next)
         if (o->kind == ACCEL_I_SIGNAL) {   /* the mirror too: no stream waits on a lost device */
-            accel_signal* s = (accel_signal*)o;
-            uint64_t before = accel_i_host_signal_value(s);
-            /* batches (of other devices too) whose GPU waits watch it fail what they signal first (core:
-               failure after hand-off), as for any failure */
-            if (accel_i_failed(accel_i_host_signal_raise(s, failed)) || !accel_i_fail_handed_off(s, before, failed))
-                accel_i_cu_signal_publish(s, failed);
+            accel_i_cu_signal* cs = (accel_i_cu_signal*)o;
+            uint64_t before = accel_i_cu_reached((accel_signal*)o);
+            bool walk = !accel_i_failed(accel_i_host_signal_raise((accel_signal*)o, failed));
+            if (!walk || !accel_i_try_retain(o)) {
+                accel_i_cu_signal_publish((accel_signal*)o, failed);
+                continue;
+            }
+            cs->lost_before = before;
+            cs->lost_next = lost;
+            lost = cs;
         }
     atomic_store(&d->lost, 1u);
     accel_i_spin_unlock(&d->objects_lock);
+    /* then batches (of other devices too) whose GPU waits watch them fail what they signal, before the
+       failures are published (core: failure after hand-off), outside the lock (a last reference dropped
+       there unlists its object) */
+    while (lost) {
+        accel_i_cu_signal* cs = lost;
+        lost = cs->lost_next;
+        if (!accel_i_fail_handed_off((accel_signal*)cs, cs->lost_before, failed))
+            accel_i_cu_signal_publish((accel_signal*)cs, failed);
+        accel_i_release(cs);
+    }
     accel_i_relays_end(d);   /* what Vulkan queues wait on that its streams would have raised */
 }
 /* Maps a failed driver call to an accel_result, logging it; sticky errors lose the device. */
@@ -3499,14 +3518,22 @@ static uint64_t accel_i_cu_reached_mark(accel_i_cu_signal* cs, uint64_t v) {
     accel_i_spin_unlock(&cs->point_lock);
     return v;
 }
-static void accel_i_cu_signal_settle(accel_signal* s) {
+static uint64_t accel_i_cu_mirror_value(accel_signal* s);
+/* What s reached on the GPU (signal_settle; and a loss's failure after hand-off, for which a batch of
+   another device whose wait the GPU passed completed fine): the host word, the mirror, the marks whose
+   progress word passed (pinned memory, read after a loss too); the host word of a stale signal. */
+static uint64_t accel_i_cu_reached(accel_signal* s) {
     accel_i_cu_signal* cs = (accel_i_cu_signal*)s;
+    uint64_t v = accel_i_host_signal_value(s), m;
+    if (accel_i_failed(v) || accel_i_stale(&s->obj)) return v;
+    if ((m = accel_i_cu_mirror_value(s)) > v) v = m;
+    return atomic_load_explicit(&cs->marked, memory_order_relaxed) > v ? accel_i_cu_reached_mark(cs, v) : v;
+}
+static void accel_i_cu_signal_settle(accel_signal* s) {
     accel_i_cu_device* dev = accel_i_cu_dev(s->obj.device);
     uint64_t v = accel_i_host_signal_value(s), r;
     if (accel_i_failed(v) || !accel_i_cu_use(dev, &s->obj)) return;
-    r = atomic_load(cs->mirror.host);
-    if (r < v) r = v;
-    if (atomic_load_explicit(&cs->marked, memory_order_relaxed) > r) r = accel_i_cu_reached_mark(cs, r);
+    r = accel_i_cu_reached(s);
     accel_i_cu_unuse(dev);
     if (r > v) accel_i_raise(s, r);
 }
@@ -4970,13 +4997,16 @@ static void accel_i_cu_words_release(accel_i_cu_device* dev) {
 }
 /* Before the reset (accel_i_cu_group_recover made the devices' objects stale): their stale queues'
    points apply (as failed: no driver call), then the words of every device of the domain are raised
-   until its streams are idle (a stream of one may wait on another's word), then their relays end
-   (cuda: Vulkan waits on CUDA signals) and their imports go. */
+   until its streams are idle (a stream of one may wait on another's word), and the calls under way
+   (accel_i_cu_use: buffer calls, a relay's enqueue) return; then the relays end (cuda: Vulkan waits on
+   CUDA signals: their streams wait on words raised now, so each synchronize is brief) and the imports
+   go, none made since. */
 static void accel_i_cu_natives_drain(accel_i_cu_device* dev) {
     accel_i_cu_device* m;
     for (m = dev->domain->members; m; m = m->domain_next)
         while (accel_i_cu_reap_device(m)) accel_i_yield();
     accel_i_cu_words_release(dev);
+    for (m = dev->domain->members; m; m = m->domain_next) accel_i_inside_drain(&m->users);
     for (m = dev->domain->members; m; m = m->domain_next) accel_i_relays_end(&m->base);
     for (m = dev->domain->members; m; m = m->domain_next) accel_i_imports_drop_into(&m->base);
 }
@@ -5013,8 +5043,6 @@ static accel_result accel_i_cu_group_recover(accel_i_cu_device* dev) {
        their streams are released (accel_i_cu_natives_drain), and no release may wait for those */
     accel_i_cu_waits_add(dev, 1);
     accel_i_cu_natives_drain(dev);
-    for (m = dom->members; m; m = m->domain_next)   /* buffer calls under way (accel_i_cu_use) */
-        accel_i_inside_drain(&m->users);
     for (m = dom->members; m; m = m->domain_next) accel_i_cu_native_lock(m, true);
     accel_i_mutex_lock(&dom->lock);
     for (m = dom->members; m; m = m->domain_next) {

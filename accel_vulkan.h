@@ -2384,7 +2384,7 @@ static accel_result accel_i_vk_signal_import(accel_device* to, accel_signal* s, 
    their turn and waited for by nobody. Only on a queue that owns its VkQueue, as for other devices'
    signals (a relay's semaphore is raised by CUDA alone). A failure of the CUDA signal fails what the
    batch signals (core: failure after hand-off), and its ticket still comes once the CUDA point ran; a
-   loss of the CUDA device fails its relays (accel_i_relays_fail: their semaphores go past every
+   loss of the CUDA device fails its relays (accel_i_relays_end: their semaphores go past every
    wait), and the queue then makes a new one. The relays go with the queue. */
 typedef struct accel_i_vk_relay {
     struct accel_i_vk_relay* next;

@@ -1301,6 +1301,24 @@ static void engine_gate_close(engine_gate* g) {
     accel_signal_destroy(g->s);   /* not the semaphore, the engine's: after accel's work on it is done */
     accel_i_vk_dev(g->vk)->vk.DestroySemaphore(accel_i_vk_dev(g->vk)->device, g->sem, NULL);
 }
+/* Opens the devices for a test of GPU waits between CUDA and Vulkan: a Vulkan queue's on CUDA signals
+   (vulkan_waits), else a CUDA queue's on Vulkan signals. 1: they go to the GPU; -1: not here (skip);
+   0: not, where they must (the stand-in, on the mock: a failed check). Closed unless 1. */
+static int sems_open(devices* d, bool vulkan_waits) {
+    accel_peer_info pi;
+    if (!peer_vulkan()) return -1;
+    if (!devices_open(d)) { devices_close(d); return 0; }
+    if (CHECK_OK(accel_device_peer_info(vulkan_waits ? d->b : d->a, vulkan_waits ? d->a : d->b, &pi)) &&
+        pi.device_waits)
+        return 1;
+    devices_close(d);
+    if (!vk_sems_on() || !mock_sym("mock_cuda_live_imports") || (vulkan_waits && !cuda_memops())) return -1;
+    CHECK(!"waits between CUDA and Vulkan go to the GPU with the stand-in, on the mock");
+    return 0;
+}
+#define SEMS_SKIP "ACCEL_TEST_PEER=vulkan with CUDA under test, where the Vulkan device exports timeline " \
+    "semaphores (lavapipe 22.3 exports none: ACCEL_TEST_VK_SEM_EXPORT=1 stands in for one on the mock) " \
+    "and, for a Vulkan queue's waits, CUDA has stream memory operations"
 
 /* A CUDA queue's wait on a Vulkan signal of the same GPU runs on the GPU where the Vulkan device exports
    its semaphores (on the mock: ACCEL_TEST_VK_SEM_EXPORT=1, the stand-in above): the stream waits on the
@@ -1324,24 +1342,15 @@ static void sem_round(accel_queue* q, accel_queue* oq, accel_buffer* mine, accel
 }
 TEST(cuda_waits_on_vulkan_signals_on_the_gpu) {
     devices d;
-    accel_peer_info pi;
     accel_queue *q = NULL, *oq = NULL;
     accel_buffer *mine = NULL, *theirs = NULL;
     accel_signal *filled = NULL, *copied = NULL, *after = NULL;
     engine_gate gate = { NULL, VK_NULL_HANDLE, NULL };
     long long waits0;
-    if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
-    if (!devices_open(&d)) { devices_close(&d); return; }
+    int open = sems_open(&d, false);
+    if (open < 0) SKIP(SEMS_SKIP);
+    if (!open) return;
     waits0 = mock_fn0("mock_cuda_sem_waits");
-    if (!CHECK_OK(accel_device_peer_info(d.a, d.b, &pi)) || !pi.device_waits) {
-        devices_close(&d);
-        if (vk_sems_on() && mock_sym("mock_cuda_live_imports")) {   /* the stand-in, on the mock: a must */
-            CHECK(!"a CUDA queue's waits on the stand-in's semaphores go to the GPU");
-            return;
-        }
-        SKIP("the Vulkan device exports no timeline semaphores (lavapipe 22.3: ACCEL_TEST_VK_SEM_EXPORT=1 "
-             "stands in for one on the mock)");
-    }
     if (CHECK_OK(accel_queue_create(d.a, ACCEL_QUEUE_COMPUTE, &q)) &&
         CHECK_OK(accel_queue_create(d.b, ACCEL_QUEUE_COMPUTE, &oq)) &&
         CHECK_OK(test_buffer_create(d.a, 4096, ACCEL_MEMORY_DEVICE, &mine)) &&
@@ -1494,22 +1503,13 @@ static void relay_case_close(relay_case* c) {
 }
 TEST(vulkan_waits_on_cuda_signals_on_the_gpu) {
     devices d;
-    accel_peer_info pi;
     relay_case c;
     accel_signal* after = NULL;
     long long raises0;
-    if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
-    if (!devices_open(&d)) { devices_close(&d); return; }
+    int open = sems_open(&d, true);
+    if (open < 0) SKIP(SEMS_SKIP);
+    if (!open) return;
     raises0 = mock_fn0("mock_cuda_sem_signals");
-    if (!CHECK_OK(accel_device_peer_info(d.b, d.a, &pi)) || !pi.device_waits) {
-        devices_close(&d);
-        if (vk_sems_on() && mock_sym("mock_cuda_live_imports") && cuda_memops()) {   /* a must there */
-            CHECK(!"a Vulkan queue's waits on CUDA signals go to the GPU with the stand-in");
-            return;
-        }
-        SKIP("the Vulkan device exports no timeline semaphores, or CUDA cannot raise them (lavapipe 22.3, "
-             "the event-ring mode)");
-    }
     if (relay_case_open(&d, &c) && CHECK_OK(accel_signal_create(d.b, 0, &after))) {
         for (uint32_t r = 1; r <= 4 && !TEST_FAILED_SO_FAR(); r++) relay_round(&c, r);
         CHECK(((accel_i_vk_queue*)c.vq)->relays != NULL && ((accel_i_vk_queue*)c.vq)->relays->next == NULL);
@@ -1646,20 +1646,12 @@ static void relays_order_case(int order) {
     if (mock_fn0("mock_cuda_live_sems") >= 0) CHECK_EQ_INT(mock_fn0("mock_cuda_live_sems"), 0);
 }
 TEST(relays_in_numbers_and_every_teardown_order) {
-    accel_peer_info pi;
     devices d;
-    if (!peer_vulkan()) SKIP("ACCEL_TEST_PEER=vulkan with the CUDA backend under test only");
-    if (!devices_open(&d)) { devices_close(&d); return; }
-    if (!CHECK_OK(accel_device_peer_info(d.b, d.a, &pi)) || !pi.device_waits || !vk_sems.patched) {
-        devices_close(&d);
-        if (vk_sems_on() && mock_sym("mock_cuda_live_imports") && cuda_memops()) {
-            CHECK(!"a Vulkan queue's waits on CUDA signals go to the GPU with the stand-in");
-            return;
-        }
-        SKIP("on the mock with the stand-in only (ACCEL_TEST_VK_SEM_EXPORT=1): it recovers the Vulkan "
-             "device");
-    }
+    int open = sems_open(&d, true);
+    if (open < 0) SKIP(SEMS_SKIP);
+    if (!open) return;
     devices_close(&d);
+    if (!vk_sems.patched) SKIP("on the mock with the stand-in only (it recovers the Vulkan device)");
     for (int order = 0; order < 3 && !TEST_FAILED_SO_FAR(); order++) relays_order_case(order);
 }
 TEST(cuda_copy_of_vulkan_queue_memory) {
