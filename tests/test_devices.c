@@ -2,11 +2,13 @@
    accel_device_peer_info, peer copies in accel_queue_copy (every direction between the backend under
    test, a second device of it, and a CPU device; offsets, views, sizes up to 64 MiB, recorded lists),
    ordered by the other device's signal, failures across devices, destroying either device with peer
-   work pending, and queues that go on after a device they waited on is destroyed. The second device of the backend is device 1 where the backend has two (the CUDA
-   mock with MOCK_CUDA_DEVICES=2), else another accel device on device 0 (two accel devices on one
-   GPU are two devices). With ACCEL_TEST_PEER=vulkan (a program built with both GPU backends, CUDA
-   under test) the second device is a Vulkan device instead, on the same GPU: CUDA and Vulkan on one
-   GPU (a CUDA queue's copies import the Vulkan memory; a Vulkan queue's are staged). */
+   work pending, and queues that go on after a device they waited on is destroyed. The second device
+   of the backend is device 1 where the backend has two (the CUDA mock with MOCK_CUDA_DEVICES=2), else
+   another accel device on device 0 (two accel devices on one GPU are two devices). With
+   ACCEL_TEST_PEER=vulkan (a program built with both GPU backends, CUDA under test) the second device
+   is a Vulkan device instead, on the same GPU: CUDA and Vulkan on one GPU (each imports the other's
+   memory where it exports; GPU waits both ways through shared timeline semaphores where the Vulkan
+   driver exports them: ACCEL_TEST_VK_SEM_EXPORT=1 stands in for such a driver on lavapipe, below). */
 #define ACCEL_IMPLEMENTATION
 #include "accel.h"
 #include "test.h"
