@@ -2391,7 +2391,17 @@ typedef struct accel_i_vk_relay {
     const accel_device* from;   /* the CUDA device (compared, never read: it may be gone) */
     accel_signal* sem;          /* this device's signal it raises (the queue holds a reference) */
     uint64_t ticket;            /* the latest ticket taken */
+    uint64_t seen;              /* the semaphore's value when last read (accel_i_vk_relay_room) */
 } accel_i_vk_relay;
+/* At most ACCEL_I_VK_RELAY_AHEAD tickets not yet raised: a relay's two stream operations each, so that
+   the CUDA stream never fills (its enqueue would then block the walk in the driver); past that the
+   wait is gated on the host until the stream caught up. */
+#define ACCEL_I_VK_RELAY_AHEAD 256u
+static bool accel_i_vk_relay_room(accel_i_vk_device* dev, accel_i_vk_relay* r) {
+    if (r->ticket - r->seen < ACCEL_I_VK_RELAY_AHEAD) return true;
+    r->seen = accel_i_vk_counter(dev, ((accel_i_vk_signal*)r->sem)->sem);
+    return r->seen >= r->ticket || r->ticket - r->seen < ACCEL_I_VK_RELAY_AHEAD;
+}
 static const accel_i_vk_relay* accel_i_vk_relay_of(const accel_i_vk_queue* q, const accel_device* from) {
     const accel_i_vk_relay* r = q->relays;
     while (r && r->from != from) r = r->next;
@@ -2433,6 +2443,7 @@ static bool accel_i_vk_relay_wait(accel_i_vk_queue* q, accel_signal* s, uint64_t
     accel_device* from = s->obj.device;
     accel_i_vk_relay* r;
     if (!accel_i_relays_to(q->base.obj.device, from) || (r = accel_i_vk_relay_take(q, from)) == NULL ||
+        !accel_i_vk_relay_room(accel_i_vk_dev(q->base.obj.device), r) ||
         !from->backend->share->relay(s, v, r->sem, r->ticket + 1u))
         return false;
     r->ticket++;
