@@ -1303,6 +1303,12 @@ static void engine_gate_close(engine_gate* g) {
     accel_signal_destroy(g->s);   /* not the semaphore, the engine's: after accel's work on it is done */
     accel_i_vk_dev(g->vk)->vk.DestroySemaphore(accel_i_vk_dev(g->vk)->device, g->sem, NULL);
 }
+/* One batch on q: wait for w >= wv, signal s = sv, submitted. */
+static void wait_signal(accel_queue* q, accel_signal* w, uint64_t wv, accel_signal* s, uint64_t sv) {
+    accel_queue_wait(q, w, wv);
+    accel_queue_signal(q, s, sv);
+    CHECK_OK(accel_queue_submit(q));
+}
 /* Opens the devices for a test of GPU waits between CUDA and Vulkan: a Vulkan queue's on CUDA signals
    (vulkan_waits), else a CUDA queue's on Vulkan signals. 1: they go to the GPU; -1: not here (skip);
    0: not, where they must (the stand-in, on the mock: a failed check). Closed unless 1. */
@@ -1368,12 +1374,8 @@ TEST(cuda_waits_on_vulkan_signals_on_the_gpu) {
             CHECK_EQ_INT(mock_fn0("mock_cuda_live_sems"), 1);
         }
         /* the failure: the CUDA queue waits on the GPU for a value the Vulkan queue promised */
-        accel_queue_wait(oq, gate.s, 4);
-        accel_queue_signal(oq, filled, 4);
-        CHECK_OK(accel_queue_submit(oq));
-        accel_queue_wait(q, filled, 4);
-        accel_queue_signal(q, after, 1);
-        CHECK_OK(accel_queue_submit(q));
+        wait_signal(oq, gate.s, 4, filled, 4);
+        wait_signal(q, filled, 4, after, 1);
         CHECK_EQ_U64(accel_signal_value(after), 0);
         CHECK_OK(accel_signal_fail(filled, ACCEL_ERROR_DEVICE_LOST));
         CHECK_RESULT(accel_signal_wait(after, 1, ACCEL_WAIT_FOREVER), ACCEL_ERROR_SIGNAL_FAILED);
@@ -1417,9 +1419,7 @@ typedef struct relay_case {
     engine_gate gate;
 } relay_case;
 static void relay_round(relay_case* c, uint32_t r) {
-    accel_queue_wait(c->vq, c->gate.s, r);
-    accel_queue_signal(c->vq, c->ready, r);
-    CHECK_OK(accel_queue_submit(c->vq));
+    wait_signal(c->vq, c->gate.s, r, c->ready, r);
     accel_queue_wait(c->cq, c->ready, r);   /* on the GPU: the Vulkan signal's semaphore */
     accel_queue_fill(c->cq, c->theirs, 0, 4096, 0x5E000000u + r);
     accel_queue_signal(c->cq, c->filled, r);
@@ -1435,15 +1435,9 @@ static void relay_round(relay_case* c, uint32_t r) {
 }
 /* The Vulkan queue waits (relayed) for filled = v, which the CUDA queue promises behind `ready`. */
 static void relay_pending(relay_case* c, uint64_t v, accel_signal* after) {
-    accel_queue_wait(c->vq, c->gate.s, v);
-    accel_queue_signal(c->vq, c->ready, v);
-    CHECK_OK(accel_queue_submit(c->vq));
-    accel_queue_wait(c->cq, c->ready, v);
-    accel_queue_signal(c->cq, c->filled, v);
-    CHECK_OK(accel_queue_submit(c->cq));
-    accel_queue_wait(c->vq, c->filled, v);
-    accel_queue_signal(c->vq, after, 1);
-    CHECK_OK(accel_queue_submit(c->vq));
+    wait_signal(c->vq, c->gate.s, v, c->ready, v);
+    wait_signal(c->cq, c->ready, v, c->filled, v);
+    wait_signal(c->vq, c->filled, v, after, 1);
     CHECK_EQ_U64(accel_signal_value(after), 0);
 }
 /* The CUDA device is lost (an out-of-bounds kernel on a queue of its own) while the Vulkan queue waits
@@ -1563,9 +1557,7 @@ typedef struct fan_sigs { accel_signal *gate, *ready, *filled; } fan_sigs;
 static void fan_round(accel_queue* cq, accel_queue* const* vq, const fan_sigs* f, accel_buffer* theirs,
                       accel_buffer* const* mine, accel_signal* const* copied, uint32_t r) {
     accel_signal *gate = f->gate, *filled = f->filled;
-    accel_queue_wait(vq[0], gate, r);   /* held until the host says go (an engine's semaphore) */
-    accel_queue_signal(vq[0], f->ready, r);
-    CHECK_OK(accel_queue_submit(vq[0]));
+    wait_signal(vq[0], gate, r, f->ready, r);   /* held until the host says go (an engine's semaphore) */
     accel_queue_wait(cq, f->ready, r);   /* and so is the CUDA queue, on the GPU */
     accel_queue_fill(cq, theirs, 0, 4096, 0x7A000000u + r);
     accel_queue_signal(cq, filled, r);
@@ -1661,17 +1653,9 @@ static void relays_ahead_case(devices* d) {
         engine_gate_open(d->b, &gate) && CHECK_OK(accel_signal_create(d->b, 0, &ready)) &&
         CHECK_OK(accel_signal_create(d->a, 0, &filled)) && CHECK_OK(accel_signal_create(d->b, 0, &done))) {
         ((accel_i_vk_queue*)vq)->hwq->owned = true;   /* see relay_case_open */
-        accel_queue_wait(vq, gate.s, 1);
-        accel_queue_signal(vq, ready, 1);
-        CHECK_OK(accel_queue_submit(vq));
-        accel_queue_wait(cq, ready, 1);
-        accel_queue_signal(cq, filled, 1);
-        CHECK_OK(accel_queue_submit(cq));
-        for (uint32_t i = 1; i <= n; i++) {   /* a ticket each */
-            accel_queue_wait(vq, filled, 1);
-            accel_queue_signal(vq, done, i);
-            CHECK_OK(accel_queue_submit(vq));
-        }
+        wait_signal(vq, gate.s, 1, ready, 1);
+        wait_signal(cq, ready, 1, filled, 1);
+        for (uint32_t i = 1; i <= n; i++) wait_signal(vq, filled, 1, done, i);   /* a ticket each */
         CHECK_EQ_U64(accel_signal_value(done), 0);
         CHECK_OK(accel_signal_set(gate.s, 1));
         CHECK_OK(accel_signal_wait(done, n, ACCEL_WAIT_FOREVER));
