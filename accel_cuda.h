@@ -4345,6 +4345,11 @@ static uint64_t accel_i_cu_cmd(accel_i_cu_queue* q, accel_i_batch* b, uint32_t p
     return accel_i_failed_value(accel_i_cu_check(dev, cr, call));
 }
 
+/* Does the GPU reach mark m's point by itself: it is not held up by a host-raised wait (see
+   accel_i_cu_mark)? Another stream may then watch its progress word. */
+static bool accel_i_cu_mark_free(const accel_i_cu_mark* m) {
+    return !m->opaque && !(m->gate && atomic_load(m->gate) < m->gate_value);
+}
 /* The word and value a GPU wait for s >= v watches (s's point_lock held; see accel_i_cu_device_wait):
    a promising point's progress word and sequence number, else the mirror (and v goes into
    mirror_wanted: later points write it). `own`: the waiting stream's progress word (0: a stream of no
@@ -4357,7 +4362,7 @@ static bool accel_i_cu_wait_target(accel_i_cu_signal* cs, uint64_t v, accel_cu_d
     *value = v;
     /* unless held up by a host-raised wait (not this stream's: stream order): the mirror then, which
        the host raises however v comes (a host set, any queue's point reaped, a failure) */
-    if (m && (m->word == own || (!m->opaque && !(m->gate && atomic_load(m->gate) < m->gate_value)))) {
+    if (m && (m->word == own || accel_i_cu_mark_free(m))) {
         *addr = m->word;
         *value = m->seq;
     }
@@ -5505,7 +5510,7 @@ static accel_cu_deviceptr accel_i_cu_gpu_promise(accel_i_cu_signal* cs, uint64_t
     accel_cu_deviceptr word = 0;
     accel_i_spin_lock(&cs->point_lock);
     m = accel_i_cu_first_mark(cs, v);
-    if (m && !m->opaque && !(m->gate && atomic_load(m->gate) < m->gate_value)) {
+    if (m && accel_i_cu_mark_free(m)) {   /* as another queue's GPU wait would watch it */
         word = m->word;
         *seq = m->seq;
     }
